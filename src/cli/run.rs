@@ -1,0 +1,286 @@
+//! Flags of `run` and `preflight`, and their resolution into a [`RunConfig`].
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::{ArgGroup, Args, ValueEnum};
+
+use super::FormatArg;
+use crate::config::{CandidateSource, ExecConfig, RunConfig};
+use crate::error::bad_input;
+use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
+use crate::evaluator::http::HttpSpec;
+use crate::evaluator::judge::JudgeSpec;
+use crate::evaluator::EvaluatorSpec;
+use crate::protocol::ScoreRange;
+
+/// Flags shared by `run` and `preflight`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("evaluator").required(true).multiple(false)
+    .args(["evaluator_command", "evaluator_url", "judge_model", "checks"])))]
+pub struct RunArgs {
+    /// Candidate files: each file's whole text is one candidate, its id the path as given
+    /// (`-` = stdin). With nothing given and stdin not a terminal, stdin is the candidate.
+    #[arg(value_name = "CANDIDATE_FILE", conflicts_with_all = ["candidate", "candidates"])]
+    pub candidate_files: Vec<String>,
+
+    /// A candidate given inline (repeatable); ids cand-1, cand-2, ...
+    #[arg(long, value_name = "TEXT", conflicts_with = "candidates")]
+    pub candidate: Vec<String>,
+
+    /// A JSONL file of {"candidate": str, "id"?: str} lines (`-` = stdin); ids default to line-N.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub candidates: Option<String>,
+
+    /// Command evaluator, run without a shell: payload on stdin, JSON on stdout. Takes several
+    /// words (`bash eval.sh`) or one shell-quoted string (`"python3 eval.py --strict"`).
+    #[arg(long, value_name = "CMD", num_args = 1..)]
+    pub evaluator_command: Option<Vec<String>>,
+
+    /// Working directory of the command evaluator.
+    #[arg(long, value_name = "DIR", requires = "evaluator_command")]
+    pub evaluator_cwd: Option<PathBuf>,
+
+    /// HTTP evaluator: the payload is POSTed as application/json; the body is the JSON result.
+    #[arg(long, value_name = "URL")]
+    pub evaluator_url: Option<String>,
+
+    /// Extra HTTP header "Name: value" for the HTTP evaluator (repeatable).
+    #[arg(long, value_name = "NAME: VALUE", requires = "evaluator_url")]
+    pub header: Vec<String>,
+
+    /// LLM judge over an OpenAI-compatible chat API, as PROVIDER/MODEL (e.g. openai/gpt-4o-mini).
+    #[arg(long, value_name = "PROVIDER/MODEL", requires = "objective")]
+    pub judge_model: Option<String>,
+
+    /// What the judge scores the candidate against (required with --judge-model).
+    #[arg(long, value_name = "TEXT", requires = "judge_model")]
+    pub objective: Option<String>,
+
+    /// Judge rubric JSON: {"quality_dimensions": [{"name", "weight"}], "hard_constraints": [..]}.
+    #[arg(long, value_name = "FILE.json", requires = "judge_model")]
+    pub rubric: Option<PathBuf>,
+
+    /// Judge API base URL (else EVALCTL_JUDGE_BASE_URL, else OPENAI_BASE_URL for openai, else the
+    /// provider's default).
+    #[arg(long, value_name = "URL", requires = "judge_model")]
+    pub judge_base_url: Option<String>,
+
+    /// Name of the environment variable holding the judge API key (default <PROVIDER>_API_KEY).
+    #[arg(long, value_name = "NAME", requires = "judge_model")]
+    pub judge_api_key_env: Option<String>,
+
+    /// Judge sampling temperature.
+    #[arg(
+        long,
+        value_name = "T",
+        default_value_t = 0.0,
+        requires = "judge_model"
+    )]
+    pub judge_temperature: f64,
+
+    /// Judge completion token limit.
+    #[arg(long, value_name = "N", requires = "judge_model")]
+    pub judge_max_tokens: Option<u32>,
+
+    /// During preflight, send one real judge call (costs tokens).
+    #[arg(long, requires = "judge_model")]
+    pub probe_judge: bool,
+
+    /// Built-in deterministic checks: a JSON file {"checks": [FEP check objects]}.
+    #[arg(long, value_name = "FILE.json")]
+    pub checks: Option<PathBuf>,
+
+    /// Dataset JSONL: one call per candidate × example.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub dataset: Option<PathBuf>,
+
+    /// Validation set JSONL (requires --dataset): the candidate's score is the val mean.
+    #[arg(long, value_name = "FILE.jsonl", requires = "dataset")]
+    pub valset: Option<PathBuf>,
+
+    /// The model under optimisation, as metadata: payload key task_model and env var
+    /// OPTIMIZE_ANYTHING_TASK_MODEL for command evaluators.
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    pub task_model: Option<String>,
+
+    /// Which scores are valid: unit = finite number in [0, 1]; any = any finite number.
+    #[arg(long, value_enum, default_value_t = ScoreRangeArg::Unit)]
+    pub score_range: ScoreRangeArg,
+
+    /// Evaluator calls in flight (1 = strictly sequential, in order).
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    pub concurrency: u32,
+
+    /// Per-call time limit in seconds; a command evaluator past it is killed with its children.
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds)]
+    pub timeout: Duration,
+
+    /// Retries for transport failures, HTTP 429 and 5xx (never for a bad score or non-zero exit).
+    #[arg(long, value_name = "N", default_value_t = 2)]
+    pub retries: u32,
+
+    /// Only the first N examples of each split.
+    #[arg(long, value_name = "N")]
+    pub limit: Option<usize>,
+
+    /// Do not probe the evaluator before the run (inputs are still validated).
+    #[arg(long)]
+    pub skip_preflight: bool,
+
+    /// Append one JSON result line per evaluator call to this file, as each call finishes.
+    #[arg(long, value_name = "FILE.jsonl")]
+    pub output: Option<PathBuf>,
+
+    /// Summary format on stdout (default: text on a terminal, json otherwise).
+    #[arg(long, value_enum)]
+    pub format: Option<FormatArg>,
+
+    /// Exit 1 when any candidate's score is below X.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    pub fail_under: Option<f64>,
+}
+
+/// `--score-range` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ScoreRangeArg {
+    /// A finite number in [0, 1].
+    Unit,
+    /// Any finite number.
+    Any,
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 * 365.0 {
+        return Err(format!("'{text}' must be a positive number of seconds"));
+    }
+    Ok(Duration::from_secs_f64(seconds))
+}
+
+impl RunArgs {
+    /// Resolve the flags into a typed config; `color` comes from the global flag.
+    pub fn into_config(self, color: bool) -> anyhow::Result<RunConfig> {
+        let mut candidate_files = self.candidate_files;
+        let evaluator = if let Some(words) = self.evaluator_command {
+            let argv = resolve_command_words(words, &mut candidate_files)?;
+            EvaluatorSpec::Command(CommandSpec {
+                argv,
+                cwd: self.evaluator_cwd,
+            })
+        } else if let Some(url) = self.evaluator_url {
+            EvaluatorSpec::Http(HttpSpec::new(url, &self.header)?)
+        } else if let Some(model) = self.judge_model {
+            EvaluatorSpec::Judge(JudgeSpec {
+                model,
+                objective: self.objective.unwrap_or_default(),
+                rubric: self.rubric,
+                base_url: self.judge_base_url,
+                api_key_env: self.judge_api_key_env,
+                temperature: self.judge_temperature,
+                max_tokens: self.judge_max_tokens,
+                probe: self.probe_judge,
+            })
+        } else if let Some(path) = self.checks {
+            EvaluatorSpec::Checks(path)
+        } else {
+            unreachable!("clap requires exactly one evaluator")
+        };
+
+        let candidates = if let Some(file) = self.candidates {
+            CandidateSource::Jsonl(file)
+        } else if !self.candidate.is_empty() {
+            if !candidate_files.is_empty() {
+                return Err(bad_input(format!(
+                    "error: candidate files ({}) cannot be combined with --candidate",
+                    candidate_files.join(", ")
+                )));
+            }
+            CandidateSource::Texts(self.candidate)
+        } else if !candidate_files.is_empty() {
+            CandidateSource::Files(candidate_files)
+        } else if !std::io::stdin().is_terminal() {
+            CandidateSource::Stdin
+        } else {
+            return Err(bad_input(
+                "error: no candidate given: pass candidate files, --candidate TEXT, \
+                 --candidates FILE.jsonl, or pipe the candidate on stdin",
+            ));
+        };
+
+        let fail_under = match self.fail_under {
+            Some(x) if !x.is_finite() => {
+                return Err(bad_input("error: --fail-under must be a finite number"))
+            }
+            other => other,
+        };
+
+        Ok(RunConfig {
+            candidates,
+            evaluator,
+            dataset: self.dataset,
+            valset: self.valset,
+            task_model: self.task_model,
+            score_range: match self.score_range {
+                ScoreRangeArg::Unit => ScoreRange::Unit,
+                ScoreRangeArg::Any => ScoreRange::Any,
+            },
+            exec: ExecConfig {
+                concurrency: self.concurrency as usize,
+                timeout: self.timeout,
+                retries: self.retries,
+                limit: self.limit,
+                skip_preflight: self.skip_preflight,
+            },
+            output: self.output,
+            format: self.format.map(Into::into),
+            fail_under,
+            color,
+        })
+    }
+}
+
+/// Turn the values of `--evaluator-command` into an argv.
+///
+/// One value is the single-string form, split by POSIX shell-word rules (no shell runs). Several
+/// values are the multi-word form. In the multi-word form, for `INTERPRETER SCRIPT` commands
+/// (bash, sh, zsh, python, python3, node, ruby, perl), the words after the script are candidate
+/// files, so `--evaluator-command bash eval.sh prompt.txt` scores `prompt.txt`; arguments for the
+/// script go inside the single-string form.
+fn resolve_command_words(
+    words: Vec<String>,
+    candidate_files: &mut Vec<String>,
+) -> anyhow::Result<Vec<String>> {
+    let argv = if let [single] = words.as_slice() {
+        shell_words::split(single).map_err(|err| {
+            bad_input(format!(
+                "error: --evaluator-command {single:?}: cannot split into words: {err}"
+            ))
+        })?
+    } else {
+        split_interpreter_candidates(words, candidate_files)
+    };
+    if argv.is_empty() || argv[0].is_empty() {
+        return Err(bad_input("error: --evaluator-command is empty"));
+    }
+    Ok(argv)
+}
+
+fn split_interpreter_candidates(
+    mut words: Vec<String>,
+    candidate_files: &mut Vec<String>,
+) -> Vec<String> {
+    let program = std::path::Path::new(&words[0])
+        .file_name()
+        .map(|name| name.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if words.len() > 2 && SCRIPT_INTERPRETERS.contains(&program.as_str()) {
+        let trailing = words.split_off(2);
+        candidate_files.splice(0..0, trailing);
+    }
+    words
+}

@@ -1,0 +1,66 @@
+//! The typed configuration of `run` and `preflight`, resolved once from the command line.
+//!
+//! The core never sees clap: `cli` builds a [`RunConfig`] and everything downstream reads it.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use crate::evaluator::EvaluatorSpec;
+use crate::protocol::ScoreRange;
+use crate::report::Format;
+
+/// Where the candidates come from (exactly one kind per invocation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CandidateSource {
+    /// Positional files: each file's whole text is one candidate, id = the path as given
+    /// (`-` = stdin, id `stdin`).
+    Files(Vec<String>),
+    /// `--candidate TEXT`, repeatable: ids `cand-1`, `cand-2`, ...
+    Texts(Vec<String>),
+    /// `--candidates FILE.jsonl` (`-` = stdin): one `{"candidate", "id"?}` object per line.
+    Jsonl(String),
+    /// Nothing given and stdin is not a terminal: the whole of stdin, id `stdin`.
+    Stdin,
+}
+
+/// How calls are executed.
+#[derive(Debug, Clone)]
+pub struct ExecConfig {
+    /// Evaluator calls in flight at once (1 = strictly sequential, in order).
+    pub concurrency: usize,
+    /// Per-call time limit; a command evaluator past it is killed with its children.
+    pub timeout: Duration,
+    /// Extra attempts for transport failures, HTTP 429 and 5xx.
+    pub retries: u32,
+    /// Only the first N examples of each split.
+    pub limit: Option<usize>,
+    /// Skip the preflight probe call (inputs are still validated).
+    pub skip_preflight: bool,
+}
+
+/// Everything `run` and `preflight` need.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The candidates to score.
+    pub candidates: CandidateSource,
+    /// The evaluator that scores them.
+    pub evaluator: EvaluatorSpec,
+    /// `--dataset FILE.jsonl`: one call per candidate × example.
+    pub dataset: Option<PathBuf>,
+    /// `--valset FILE.jsonl`: validation calls (requires a dataset).
+    pub valset: Option<PathBuf>,
+    /// `--task-model`: payload metadata and the `OPTIMIZE_ANYTHING_TASK_MODEL` env var.
+    pub task_model: Option<String>,
+    /// `--score-range`: which scores the shared validator accepts.
+    pub score_range: ScoreRange,
+    /// Concurrency, timeouts, retries, limits.
+    pub exec: ExecConfig,
+    /// `--output FILE.jsonl`: one result line per call, appended as each call finishes.
+    pub output: Option<PathBuf>,
+    /// `--format`; `None` = text on a terminal, json otherwise.
+    pub format: Option<Format>,
+    /// `--fail-under X`: exit 1 when any candidate's score is below X.
+    pub fail_under: Option<f64>,
+    /// Whether stderr diagnostics and the text summary use colour.
+    pub color: bool,
+}

@@ -1,0 +1,406 @@
+//! The command adapter: one child process per call, run without a shell, payload on stdin, JSON
+//! on stdout, stderr kept (bounded) for the error record.
+//!
+//! Each child leads its own process group, so a timeout or an interrupted run kills the evaluator
+//! together with everything it started.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{ExitStatus, Stdio};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
+use tokio::process::Command;
+
+use super::{Call, Evaluator};
+use crate::protocol::{
+    clip, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
+};
+
+/// The most stdout an evaluator may print; more is an `invalid_output` error.
+pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
+/// How much stderr is kept for error messages (the rest is read and dropped).
+const MAX_STDERR_BYTES: usize = 16 * 1024;
+/// How much of the kept stderr an error message quotes (its tail).
+const STDERR_IN_MESSAGE: usize = 500;
+/// Interpreters whose first argument is the script they run: preflight checks that the script
+/// exists, and the multi-word `--evaluator-command` form ends after the script.
+pub const SCRIPT_INTERPRETERS: &[&str] = &[
+    "bash", "sh", "zsh", "python", "python3", "node", "ruby", "perl",
+];
+/// The environment variable that carries `--task-model` to command evaluators.
+pub const TASK_MODEL_ENV: &str = "OPTIMIZE_ANYTHING_TASK_MODEL";
+
+/// `--evaluator-command` and `--evaluator-cwd`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CommandSpec {
+    /// Program and arguments (never run through a shell).
+    pub argv: Vec<String>,
+    /// Working directory of the child; the current one when absent.
+    pub cwd: Option<PathBuf>,
+}
+
+/// Runs a command per call.
+pub struct CommandEvaluator {
+    spec: CommandSpec,
+    program: PathBuf,
+    timeout: Duration,
+    score_range: ScoreRange,
+}
+
+impl CommandEvaluator {
+    /// A command evaluator with a per-call `timeout`.
+    pub fn new(spec: CommandSpec, timeout: Duration, score_range: ScoreRange) -> Self {
+        let program = resolve_program(&spec.argv[0], spec.cwd.as_deref());
+        CommandEvaluator {
+            spec,
+            program,
+            timeout,
+            score_range,
+        }
+    }
+
+    fn command_line(&self) -> String {
+        shell_words::join(&self.spec.argv)
+    }
+
+    fn cwd_display(&self) -> String {
+        let cwd = match &self.spec.cwd {
+            Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+            None => std::env::current_dir().unwrap_or_default(),
+        };
+        cwd.display().to_string()
+    }
+
+    async fn run_child(&self, call: &Call<'_>) -> Attempt {
+        let mut command = Command::new(&self.program);
+        command
+            .args(&self.spec.argv[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .kill_on_drop(true);
+        if let Some(dir) = &self.spec.cwd {
+            command.current_dir(dir);
+        }
+        if let Some(model) = call.task_model {
+            command.env(TASK_MODEL_ENV, model);
+        }
+        let mut child = match command.spawn() {
+            Ok(child) => child,
+            Err(err) => {
+                return Attempt::failed(CallError::new(ErrorKind::Spawn, self.spawn_reason(&err)))
+            }
+        };
+        let group = GroupKiller::new(child.id());
+        let payload = serde_json::to_vec(&call.payload()).expect("a JSON value serialises");
+        let mut stdin = child.stdin.take().expect("stdin is piped");
+        let mut stdout = child.stdout.take().expect("stdout is piped");
+        let mut stderr = child.stderr.take().expect("stderr is piped");
+
+        let exchange = async {
+            let write = async {
+                // An evaluator that never reads stdin closes the pipe: that is not an error.
+                let _ = stdin.write_all(&payload).await;
+                drop(stdin);
+            };
+            let (_, out, err) = tokio::join!(
+                write,
+                read_capped(&mut stdout, MAX_OUTPUT_BYTES),
+                read_capped(&mut stderr, MAX_STDERR_BYTES)
+            );
+            (out, err)
+        };
+        let (stdout_bytes, stderr_bytes) = match tokio::time::timeout(self.timeout, exchange).await
+        {
+            Ok(result) => result,
+            Err(_) => {
+                group.kill();
+                let _ = child.wait().await;
+                return Attempt::failed(CallError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "no answer within {}; the evaluator and its children were killed",
+                        seconds(self.timeout)
+                    ),
+                ));
+            }
+        };
+        let stderr_text = String::from_utf8_lossy(&stderr_bytes.bytes).into_owned();
+        if stdout_bytes.overflowed {
+            group.kill();
+            let _ = child.wait().await;
+            return Attempt::failed(CallError::new(
+                ErrorKind::InvalidOutput,
+                format!(
+                    "stdout exceeded {} MiB; the evaluator was killed",
+                    MAX_OUTPUT_BYTES / (1024 * 1024)
+                ),
+            ));
+        }
+        // stdout is closed; the process is exiting or about to. Bound the wait all the same.
+        let status = match tokio::time::timeout(self.timeout, child.wait()).await {
+            Ok(Ok(status)) => status,
+            Ok(Err(err)) => {
+                return Attempt::failed(CallError::new(
+                    ErrorKind::Spawn,
+                    format!("cannot wait for the evaluator: {err}"),
+                ))
+            }
+            Err(_) => {
+                group.kill();
+                let _ = child.wait().await;
+                return Attempt::failed(CallError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "the evaluator closed stdout but did not exit within {}; it was killed",
+                        seconds(self.timeout)
+                    ),
+                ));
+            }
+        };
+        group.disarm();
+        let (score, side_info) = parse_evaluator_output(&stdout_bytes.bytes, self.score_range);
+        let score = if status.success() {
+            score.map_err(|err| with_stderr(err, &stderr_text))
+        } else {
+            Err(CallError::new(
+                ErrorKind::ExitStatus,
+                format!("{}{}", exit_reason(status), stderr_suffix(&stderr_text)),
+            ))
+        };
+        Attempt {
+            score,
+            side_info,
+            retry: Retry::Never,
+        }
+    }
+
+    fn spawn_reason(&self, err: &std::io::Error) -> String {
+        let program = &self.spec.argv[0];
+        match err.raw_os_error() {
+            Some(libc::ENOENT) if !program.contains('/') => format!("cannot start '{program}': not found on PATH"),
+            Some(libc::ENOENT) => format!("cannot start '{program}': no such file (cwd: {})", self.cwd_display()),
+            Some(libc::EACCES) => format!("cannot start '{program}': permission denied (is the run bit set? chmod +x {program})"),
+            Some(libc::ENOEXEC) => format!(
+                "cannot start '{program}': exec format error (a script needs a shebang line such as #!/bin/sh, or run it as 'sh {program}')"
+            ),
+            _ => format!("cannot start '{program}': {err}"),
+        }
+    }
+}
+
+#[async_trait]
+impl Evaluator for CommandEvaluator {
+    fn kind(&self) -> &'static str {
+        "command"
+    }
+
+    fn target(&self) -> String {
+        self.command_line()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "command '{}' (cwd: {})",
+            self.command_line(),
+            self.cwd_display()
+        )
+    }
+
+    fn check_setup(&self) -> Result<(), String> {
+        if let Some(dir) = &self.spec.cwd {
+            if !dir.is_dir() {
+                return Err(format!(
+                    "--evaluator-cwd {}: no such directory",
+                    dir.display()
+                ));
+            }
+        }
+        check_program(&self.spec.argv[0], &self.program)?;
+        check_script_argument(&self.spec.argv, self.spec.cwd.as_deref())
+    }
+
+    async fn evaluate(&self, call: &Call<'_>) -> Attempt {
+        self.run_child(call).await
+    }
+}
+
+/// Kills a child's whole process group when dropped, unless disarmed after the child was reaped.
+struct GroupKiller {
+    pgid: Option<u32>,
+}
+
+impl GroupKiller {
+    fn new(pid: Option<u32>) -> Self {
+        GroupKiller { pgid: pid }
+    }
+
+    fn kill(&self) {
+        if let Some(pgid) = self.pgid {
+            // SAFETY: killpg has no memory-safety preconditions; a stale group id yields ESRCH.
+            unsafe {
+                libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
+            }
+        }
+    }
+
+    fn disarm(mut self) {
+        self.pgid = None;
+    }
+}
+
+impl Drop for GroupKiller {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+struct Captured {
+    bytes: Vec<u8>,
+    overflowed: bool,
+}
+
+/// Read a pipe to its end, keeping at most `cap` bytes. Stops at the cap when `cap` is the stdout
+/// limit (the caller kills the child); the rest of a stderr stream is drained and dropped.
+async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize) -> Captured {
+    let mut bytes = Vec::new();
+    let mut overflowed = false;
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        match pipe.read(&mut chunk).await {
+            Ok(0) | Err(_) => break,
+            Ok(n) => {
+                let room = cap.saturating_sub(bytes.len());
+                bytes.extend_from_slice(&chunk[..n.min(room)]);
+                if n > room {
+                    overflowed = true;
+                    if cap == MAX_OUTPUT_BYTES {
+                        break;
+                    }
+                }
+            }
+        }
+    }
+    Captured { bytes, overflowed }
+}
+
+fn exit_reason(status: ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("command exited with code {code}"),
+        (None, Some(signal)) => format!("command was killed by signal {signal}"),
+        (None, None) => "command failed".to_string(),
+    }
+}
+
+fn stderr_suffix(stderr: &str) -> String {
+    let trimmed = stderr.trim();
+    if trimmed.is_empty() {
+        return String::new();
+    }
+    let chars: Vec<char> = trimmed.chars().collect();
+    let tail: String = if chars.len() > STDERR_IN_MESSAGE {
+        format!(
+            "…{}",
+            chars[chars.len() - STDERR_IN_MESSAGE..]
+                .iter()
+                .collect::<String>()
+        )
+    } else {
+        trimmed.to_string()
+    };
+    format!("; stderr: {}", tail.replace('\n', " ⏎ "))
+}
+
+fn with_stderr(mut error: CallError, stderr: &str) -> CallError {
+    if matches!(
+        error.kind,
+        ErrorKind::InvalidJson | ErrorKind::InvalidOutput
+    ) {
+        error.message.push_str(&stderr_suffix(stderr));
+    }
+    error
+}
+
+fn seconds(duration: Duration) -> String {
+    format!("{}s", clip(&format!("{}", duration.as_secs_f64()), 8))
+}
+
+/// The program to run: a relative path with a slash is taken relative to the evaluator's cwd (as
+/// a shell in that directory would); a bare name is looked up on PATH by the OS.
+fn resolve_program(program: &str, cwd: Option<&Path>) -> PathBuf {
+    let path = PathBuf::from(program);
+    match cwd {
+        Some(dir) if program.contains('/') && path.is_relative() => {
+            let joined = dir.join(path);
+            std::path::absolute(&joined).unwrap_or(joined)
+        }
+        _ => path,
+    }
+}
+
+fn check_program(program: &str, resolved: &Path) -> Result<(), String> {
+    if !program.contains('/') {
+        return match find_on_path(program) {
+            Some(_) => Ok(()),
+            None => Err(format!("executable '{program}' not found on PATH")),
+        };
+    }
+    let metadata = std::fs::metadata(resolved).map_err(|_| format!("'{program}': no such file"))?;
+    if metadata.is_dir() {
+        return Err(format!("'{program}' is a directory, not an executable"));
+    }
+    if metadata.permissions().mode() & 0o111 == 0 {
+        return Err(format!(
+            "'{program}' is not executable (the run bit is not set): chmod +x {program}, or run it as 'sh {program}'"
+        ));
+    }
+    let mut head = [0u8; 4];
+    let read = std::fs::File::open(resolved)
+        .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
+        .map_err(|err| format!("'{program}': cannot read: {err}"))?;
+    let head = &head[..read];
+    if !head.starts_with(b"#!") && !head.starts_with(b"\x7fELF") {
+        return Err(format!(
+            "'{program}' has no shebang line: start it with a line such as #!/bin/sh, or run it as 'sh {program}'"
+        ));
+    }
+    Ok(())
+}
+
+fn check_script_argument(argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
+    let interpreter = Path::new(&argv[0])
+        .file_name()
+        .and_then(|name| name.to_str())
+        .unwrap_or_default();
+    let Some(script) = argv.get(1) else {
+        return Ok(());
+    };
+    if !SCRIPT_INTERPRETERS.contains(&interpreter) || script.starts_with('-') {
+        return Ok(());
+    }
+    let path = resolve_program(&format!("./{script}"), cwd);
+    let path = if Path::new(script).is_absolute() {
+        PathBuf::from(script)
+    } else {
+        path
+    };
+    if path.is_file() {
+        Ok(())
+    } else {
+        Err(format!("script '{script}' not found"))
+    }
+}
+
+fn find_on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| {
+            std::fs::metadata(candidate)
+                .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
+        })
+}

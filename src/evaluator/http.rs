@@ -1,0 +1,262 @@
+//! The HTTP adapter: `POST` the payload as `application/json` over one reused (keep-alive)
+//! client; the response body is the evaluator's JSON result.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
+use reqwest::{StatusCode, Url};
+
+use super::command::MAX_OUTPUT_BYTES;
+use super::{Call, Evaluator};
+use crate::config::ExecConfig;
+use crate::error::bad_input;
+use crate::protocol::{
+    clip, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
+};
+
+/// `--evaluator-url` and `--header`, validated.
+#[derive(Debug, Clone)]
+pub struct HttpSpec {
+    /// Where to POST.
+    pub url: Url,
+    /// Extra headers (values may be secrets: never printed).
+    pub headers: HeaderMap,
+}
+
+impl HttpSpec {
+    /// Validate the URL and the `Name: value` headers.
+    pub fn new(url: String, headers: &[String]) -> anyhow::Result<Self> {
+        let parsed = Url::parse(&url)
+            .map_err(|err| bad_input(format!("error: --evaluator-url {url:?}: {err}")))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(bad_input(format!(
+                "error: --evaluator-url {url:?}: the scheme must be http or https"
+            )));
+        }
+        let mut map = HeaderMap::new();
+        for header in headers {
+            let (name, value) = header.split_once(':').ok_or_else(|| {
+                bad_input(format!(
+                    "error: --header {:?}: expected \"Name: value\"",
+                    header_name_only(header)
+                ))
+            })?;
+            let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
+                bad_input(format!(
+                    "error: --header {:?}: invalid header name",
+                    name.trim()
+                ))
+            })?;
+            let mut value = HeaderValue::from_str(value.trim())
+                .map_err(|_| bad_input(format!("error: --header {name}: invalid header value")))?;
+            value.set_sensitive(true);
+            map.append(name, value);
+        }
+        Ok(HttpSpec {
+            url: parsed,
+            headers: map,
+        })
+    }
+}
+
+/// What to show of a header argument in an error: its name only, never its value.
+fn header_name_only(header: &str) -> &str {
+    header.split([':', '=', ' ']).next().unwrap_or_default()
+}
+
+/// The URL as shown to users: user info (a possible secret) removed.
+pub fn display_url(url: &Url) -> String {
+    let mut shown = url.clone();
+    let _ = shown.set_username("");
+    let _ = shown.set_password(None);
+    shown.to_string()
+}
+
+/// POSTs each call to a URL.
+pub struct HttpEvaluator {
+    spec: HttpSpec,
+    client: reqwest::Client,
+    timeout: Duration,
+    score_range: ScoreRange,
+}
+
+impl HttpEvaluator {
+    /// One client for the whole run: its connection pool keeps connections alive between calls.
+    pub fn new(spec: HttpSpec, exec: &ExecConfig, score_range: ScoreRange) -> anyhow::Result<Self> {
+        let client = build_client(exec.timeout, exec.concurrency)?;
+        Ok(HttpEvaluator {
+            spec,
+            client,
+            timeout: exec.timeout,
+            score_range,
+        })
+    }
+}
+
+/// The reqwest client every HTTP-speaking adapter uses: keep-alive pool sized for `-j`,
+/// `--timeout` per request.
+pub fn build_client(timeout: Duration, concurrency: usize) -> anyhow::Result<reqwest::Client> {
+    Ok(reqwest::Client::builder()
+        .timeout(timeout)
+        .connect_timeout(timeout.min(Duration::from_secs(10)))
+        .pool_max_idle_per_host(concurrency.max(1))
+        .pool_idle_timeout(Duration::from_secs(90))
+        .tcp_nodelay(true)
+        .user_agent(concat!("evalctl/", env!("CARGO_PKG_VERSION")))
+        .build()?)
+}
+
+/// A transport-level failure as a call error, with the cause people can act on.
+pub fn transport_error(err: &reqwest::Error, timeout: Duration) -> Attempt {
+    if err.is_timeout() {
+        return Attempt::failed(CallError::new(
+            ErrorKind::Timeout,
+            format!("no answer within {}s", timeout.as_secs_f64()),
+        ));
+    }
+    let reason = root_cause(err);
+    let message = if reason.to_lowercase().contains("connection refused") {
+        "connection refused — is the evaluator server running?".to_string()
+    } else if err.is_connect() {
+        format!("cannot connect: {reason}")
+    } else {
+        format!("request failed: {reason}")
+    };
+    Attempt::transient(CallError::new(ErrorKind::Transport, message), None)
+}
+
+fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
+    let mut cause: &dyn std::error::Error = err;
+    while let Some(next) = cause.source() {
+        cause = next;
+    }
+    let message = cause.to_string();
+    match message.find(" (os error") {
+        Some(cut) => message[..cut].to_string(),
+        None => message,
+    }
+}
+
+/// `Retry-After` as a delay: delta-seconds or an HTTP date.
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
+    if let Ok(seconds) = value.parse::<f64>() {
+        return (seconds.is_finite() && seconds >= 0.0)
+            .then(|| Duration::from_secs_f64(seconds.min(3600.0)));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    )
+}
+
+/// Read a response body, failing past [`MAX_OUTPUT_BYTES`].
+pub async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, CallError> {
+    let mut body = Vec::new();
+    loop {
+        match response.chunk().await {
+            Ok(Some(chunk)) => {
+                if body.len() + chunk.len() > MAX_OUTPUT_BYTES {
+                    return Err(CallError::new(
+                        ErrorKind::InvalidOutput,
+                        format!(
+                            "response body exceeded {} MiB",
+                            MAX_OUTPUT_BYTES / (1024 * 1024)
+                        ),
+                    ));
+                }
+                body.extend_from_slice(&chunk);
+            }
+            Ok(None) => return Ok(body),
+            Err(err) => {
+                let kind = if err.is_timeout() {
+                    ErrorKind::Timeout
+                } else {
+                    ErrorKind::Transport
+                };
+                return Err(CallError::new(
+                    kind,
+                    format!("reading the response failed: {}", root_cause(&err)),
+                ));
+            }
+        }
+    }
+}
+
+/// Whether an HTTP status is worth retrying (429 and 5xx).
+pub fn is_retryable(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
+}
+
+#[async_trait]
+impl Evaluator for HttpEvaluator {
+    fn kind(&self) -> &'static str {
+        "http"
+    }
+
+    fn target(&self) -> String {
+        display_url(&self.spec.url)
+    }
+
+    fn describe(&self) -> String {
+        format!("url {}", display_url(&self.spec.url))
+    }
+
+    async fn evaluate(&self, call: &Call<'_>) -> Attempt {
+        let body = serde_json::to_vec(&call.payload()).expect("a JSON value serialises");
+        let request = self
+            .client
+            .post(self.spec.url.clone())
+            .headers(self.spec.headers.clone())
+            .header(CONTENT_TYPE, "application/json")
+            .body(body);
+        let response = match request.send().await {
+            Ok(response) => response,
+            Err(err) => return transport_error(&err, self.timeout),
+        };
+        let status = response.status();
+        let after = retry_after(response.headers());
+        let body = match read_body(response).await {
+            Ok(body) => body,
+            Err(error) => {
+                let retry = if error.kind == ErrorKind::Transport {
+                    Retry::Allowed { after: None }
+                } else {
+                    Retry::Never
+                };
+                return Attempt {
+                    score: Err(error),
+                    side_info: Default::default(),
+                    retry,
+                };
+            }
+        };
+        if !status.is_success() {
+            let excerpt = clip(String::from_utf8_lossy(&body).trim(), 300);
+            let error = CallError::new(
+                ErrorKind::HttpStatus,
+                format!(
+                    "HTTP {status}{}",
+                    if excerpt.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {excerpt}")
+                    }
+                ),
+            );
+            return if is_retryable(status) {
+                Attempt::transient(error, after)
+            } else {
+                Attempt::failed(error)
+            };
+        }
+        let (score, side_info) = parse_evaluator_output(&body, self.score_range);
+        Attempt {
+            score,
+            side_info,
+            retry: Retry::Never,
+        }
+    }
+}

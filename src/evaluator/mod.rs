@@ -1,0 +1,98 @@
+//! Evaluators: one trait, one adapter per kind (command, HTTP, LLM judge, built-in checks), and
+//! preflight.
+//!
+//! An adapter makes one attempt at a call; retries, concurrency and timeouts of the whole run are
+//! the runner's. Each adapter enforces `--timeout` on its own attempt, so a command evaluator can
+//! kill its process group.
+
+pub mod checks;
+pub mod command;
+pub mod http;
+pub mod judge;
+pub mod preflight;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::config::ExecConfig;
+use crate::protocol::{build_payload, Attempt, ScoreRange};
+
+/// Which evaluator to build, as resolved from the command line.
+#[derive(Debug, Clone)]
+pub enum EvaluatorSpec {
+    /// `--evaluator-command`: a child process per call.
+    Command(command::CommandSpec),
+    /// `--evaluator-url`: a POST per call.
+    Http(http::HttpSpec),
+    /// `--judge-model`: an OpenAI-compatible chat-completions call per call.
+    Judge(judge::JudgeSpec),
+    /// `--checks FILE.json`: built-in checks evaluated in process.
+    Checks(PathBuf),
+}
+
+/// The inputs of one evaluator call.
+#[derive(Debug, Clone, Copy)]
+pub struct Call<'a> {
+    /// The candidate text.
+    pub candidate: &'a str,
+    /// `--task-model`, when given.
+    pub task_model: Option<&'a str>,
+    /// The dataset or valset record, in dataset-backed calls.
+    pub example: Option<&'a Value>,
+}
+
+impl Call<'_> {
+    /// The protocol-v2 payload of this call, from the one shared builder.
+    pub fn payload(&self) -> Value {
+        build_payload(self.candidate, self.task_model, self.example)
+    }
+}
+
+/// An evaluator adapter.
+#[async_trait]
+pub trait Evaluator: Send + Sync {
+    /// The adapter kind for summaries: `command`, `http`, `judge` or `checks`.
+    fn kind(&self) -> &'static str;
+
+    /// What it is, for summaries: the command line, URL, model or checks file (never a secret).
+    fn target(&self) -> String;
+
+    /// How preflight messages name it, e.g. `command 'bash eval.sh' (cwd: /x)`.
+    fn describe(&self) -> String;
+
+    /// Checks that need no call (command found, script present, key configured, ...).
+    fn check_setup(&self) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Whether preflight sends a probe call.
+    fn probes(&self) -> bool {
+        true
+    }
+
+    /// One attempt at scoring `call`, within the configured timeout.
+    async fn evaluate(&self, call: &Call<'_>) -> Attempt;
+}
+
+/// Build the evaluator `spec` names. Configuration problems are bad input (exit 2).
+pub fn build(
+    spec: &EvaluatorSpec,
+    exec: &ExecConfig,
+    score_range: ScoreRange,
+) -> anyhow::Result<Arc<dyn Evaluator>> {
+    Ok(match spec {
+        EvaluatorSpec::Command(spec) => Arc::new(command::CommandEvaluator::new(
+            spec.clone(),
+            exec.timeout,
+            score_range,
+        )),
+        EvaluatorSpec::Http(spec) => {
+            Arc::new(http::HttpEvaluator::new(spec.clone(), exec, score_range)?)
+        }
+        EvaluatorSpec::Judge(spec) => judge::build(spec, exec)?,
+        EvaluatorSpec::Checks(path) => checks::build(path)?,
+    })
+}

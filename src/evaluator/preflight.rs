@@ -1,0 +1,49 @@
+//! Preflight: static checks of the evaluator's setup, then one probe call with
+//! `{"_protocol_version": 2, "candidate": "__evalctl_preflight__"}` (+ `task_model`, + the first
+//! dataset record), validated by the same score validator as every call.
+
+use serde_json::Value;
+
+use super::{Call, Evaluator};
+use crate::error::Fatal;
+use crate::protocol::PREFLIGHT_CANDIDATE;
+
+/// What a passed preflight learned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Probe {
+    /// The probe call answered with this valid score.
+    Answered(f64),
+    /// No probe was sent (`--skip-preflight`, or a judge without `--probe-judge`).
+    Skipped,
+}
+
+/// Check the setup and, when `probe` is true and the evaluator probes, make the probe call.
+/// A failure is a [`Fatal::Preflight`] (exit 3) naming the evaluator and the cause.
+pub async fn preflight(
+    evaluator: &dyn Evaluator,
+    task_model: Option<&str>,
+    first_example: Option<&Value>,
+    probe: bool,
+) -> anyhow::Result<Probe> {
+    let fail = |cause: String| -> anyhow::Error {
+        Fatal::Preflight(format!(
+            "error: evaluator preflight failed for {}: {cause}",
+            evaluator.describe()
+        ))
+        .into()
+    };
+    evaluator.check_setup().map_err(fail)?;
+    if !probe || !evaluator.probes() {
+        return Ok(Probe::Skipped);
+    }
+    let call = Call {
+        candidate: PREFLIGHT_CANDIDATE,
+        task_model,
+        example: first_example,
+    };
+    let attempt = evaluator.evaluate(&call).await;
+    match attempt.score {
+        Ok(score) => Ok(Probe::Answered(score)),
+        Err(error) => Err(fail(error.message)),
+    }
+}

@@ -1,0 +1,22 @@
+//! Exit codes with documented meanings: "the evaluation failed" is not "the tool broke".
+
+/// The process exit status, as the contract's table defines it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Exit {
+    /// Every call succeeded and every gate passed.
+    Success = 0,
+    /// The run finished, but a call errored or a `--fail-under` gate failed.
+    EvaluationFailed = 1,
+    /// Bad usage or invalid input files; nothing was evaluated.
+    BadInput = 2,
+    /// The evaluator failed preflight; nothing was evaluated.
+    PreflightFailed = 3,
+    /// Interrupted (Ctrl-C): results so far were flushed.
+    Interrupted = 130,
+}
+
+impl From<Exit> for std::process::ExitCode {
+    fn from(exit: Exit) -> Self {
+        std::process::ExitCode::from(exit as u8)
+    }
+}

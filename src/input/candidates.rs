@@ -1,0 +1,155 @@
+//! Candidates: positional files, `--candidate TEXT`, `--candidates FILE.jsonl`, or stdin.
+
+use std::collections::HashMap;
+use std::io::Read;
+
+use serde_json::Value;
+
+use super::jsonl::{io_reason, read_jsonl, read_jsonl_bytes};
+use crate::config::CandidateSource;
+
+/// One candidate to score.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Candidate {
+    /// Its id in results and summaries.
+    pub id: String,
+    /// The text sent as the payload's `candidate`.
+    pub text: String,
+}
+
+/// Load the candidates of `source`, appending every problem found to `problems`.
+pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candidate> {
+    match source {
+        CandidateSource::Texts(texts) => texts
+            .iter()
+            .enumerate()
+            .map(|(index, text)| Candidate {
+                id: format!("cand-{}", index + 1),
+                text: text.clone(),
+            })
+            .collect(),
+        CandidateSource::Stdin => read_stdin(problems)
+            .and_then(|bytes| whole_text("<stdin>", bytes, problems))
+            .map(|text| {
+                vec![Candidate {
+                    id: "stdin".into(),
+                    text,
+                }]
+            })
+            .unwrap_or_default(),
+        CandidateSource::Files(paths) => paths
+            .iter()
+            .filter_map(|path| load_file(path, problems))
+            .collect(),
+        CandidateSource::Jsonl(path) => load_jsonl(path, problems),
+    }
+}
+
+fn load_file(path: &str, problems: &mut Vec<String>) -> Option<Candidate> {
+    if path == "-" {
+        let text = whole_text("<stdin>", read_stdin(problems)?, problems)?;
+        return Some(Candidate {
+            id: "stdin".into(),
+            text,
+        });
+    }
+    if std::path::Path::new(path).is_dir() {
+        problems.push(format!("{path}: is a directory, expected a candidate file"));
+        return None;
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => whole_text(path, bytes, problems).map(|text| Candidate {
+            id: path.to_string(),
+            text,
+        }),
+        Err(err) => {
+            problems.push(format!(
+                "{path}: cannot read candidate file: {}",
+                io_reason(&err)
+            ));
+            None
+        }
+    }
+}
+
+fn whole_text(display: &str, bytes: Vec<u8>, problems: &mut Vec<String>) -> Option<String> {
+    match String::from_utf8(bytes) {
+        Ok(text) => Some(text),
+        Err(err) => {
+            let offset = err.utf8_error().valid_up_to();
+            let line = err.as_bytes()[..offset]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count()
+                + 1;
+            problems.push(format!(
+                "{display}:{line}: invalid UTF-8 (candidate text must be UTF-8)"
+            ));
+            None
+        }
+    }
+}
+
+fn read_stdin(problems: &mut Vec<String>) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    match std::io::stdin().lock().read_to_end(&mut bytes) {
+        Ok(_) => Some(bytes),
+        Err(err) => {
+            problems.push(format!("<stdin>: cannot read: {}", io_reason(&err)));
+            None
+        }
+    }
+}
+
+fn load_jsonl(path: &str, problems: &mut Vec<String>) -> Vec<Candidate> {
+    let (display, records) = if path == "-" {
+        let Some(bytes) = read_stdin(problems) else {
+            return Vec::new();
+        };
+        ("<stdin>".to_string(), read_jsonl_bytes("<stdin>", &bytes))
+    } else {
+        (path.to_string(), read_jsonl(std::path::Path::new(path)))
+    };
+    let records = match records {
+        Ok(records) => records,
+        Err(mut file_problems) => {
+            problems.append(&mut file_problems);
+            return Vec::new();
+        }
+    };
+    let mut first_line_of_id: HashMap<String, usize> = HashMap::new();
+    let mut candidates = Vec::with_capacity(records.len());
+    for record in records {
+        let line = record.line;
+        let text = match record.value.get("candidate") {
+            Some(Value::String(text)) => text.clone(),
+            Some(_) => {
+                problems.push(format!("{display}:{line}: \"candidate\" must be a string"));
+                continue;
+            }
+            None => {
+                problems.push(format!(
+                    "{display}:{line}: missing \"candidate\" (a string)"
+                ));
+                continue;
+            }
+        };
+        let id = match record.value.get("id") {
+            None | Some(Value::Null) => format!("line-{line}"),
+            Some(Value::String(id)) => id.clone(),
+            Some(_) => {
+                problems.push(format!("{display}:{line}: \"id\" must be a string"));
+                continue;
+            }
+        };
+        if let Some(first) = first_line_of_id.get(&id) {
+            problems.push(format!(
+                "{display}:{line}: duplicate candidate id {id:?} (first on line {first})"
+            ));
+            continue;
+        }
+        first_line_of_id.insert(id.clone(), line);
+        candidates.push(Candidate { id, text });
+    }
+    candidates
+}

@@ -1,0 +1,155 @@
+//! The one line-numbered JSONL reader: UTF-8, one JSON object per non-blank line, blank lines
+//! skipped and not counted, at most [`MAX_RECORDS`] records, every bad line reported.
+
+use std::path::Path;
+
+use serde_json::Value;
+
+use crate::protocol::json_type;
+
+/// The most records one JSONL input may hold.
+pub const MAX_RECORDS: usize = 10_000;
+
+/// One record of a JSONL file, with the physical line it came from (1-based).
+#[derive(Debug, Clone)]
+pub struct Record {
+    /// 1-based line number in the file.
+    pub line: usize,
+    /// The parsed object, key order and number spelling as in the file.
+    pub value: Value,
+}
+
+/// Read a JSONL file. On failure, returns one `PATH:LINE: reason` (or `PATH: reason`) line per
+/// problem found anywhere in the file.
+pub fn read_jsonl(path: &Path) -> Result<Vec<Record>, Vec<String>> {
+    let display = path.display().to_string();
+    if path.is_dir() {
+        return Err(vec![format!(
+            "{display}: is a directory, expected a JSONL file"
+        )]);
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => read_jsonl_bytes(&display, &bytes),
+        Err(err) => Err(vec![format!("{display}: cannot read: {}", io_reason(&err))]),
+    }
+}
+
+/// Parse JSONL from memory; `display` names the source in messages.
+pub fn read_jsonl_bytes(display: &str, bytes: &[u8]) -> Result<Vec<Record>, Vec<String>> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    let mut non_blank = 0usize;
+    for (index, raw_line) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line_number = index + 1;
+        let raw_line = raw_line.strip_suffix(b"\r").unwrap_or(raw_line);
+        let line = match std::str::from_utf8(raw_line) {
+            Ok(line) => line,
+            Err(err) => {
+                non_blank += 1;
+                problems.push(format!(
+                    "{display}:{line_number}: invalid UTF-8 (bad byte at column {})",
+                    err.valid_up_to() + 1
+                ));
+                continue;
+            }
+        };
+        if line.trim().is_empty() {
+            continue;
+        }
+        non_blank += 1;
+        match serde_json::from_str::<Value>(line) {
+            Ok(value @ Value::Object(_)) => records.push(Record {
+                line: line_number,
+                value,
+            }),
+            Ok(other) => problems.push(format!(
+                "{display}:{line_number}: expected a JSON object, found {}",
+                json_type(&other)
+            )),
+            Err(err) => problems.push(format!("{display}:{line_number}: {}", json_reason(&err))),
+        }
+    }
+    if non_blank == 0 {
+        problems.push(format!("{display}: no records"));
+    } else if non_blank > MAX_RECORDS {
+        problems.push(format!(
+            "{display}: too many records: {non_blank} (maximum {MAX_RECORDS})"
+        ));
+    }
+    if problems.is_empty() {
+        Ok(records)
+    } else {
+        Err(problems)
+    }
+}
+
+/// A serde_json error as a reason for a single line: "invalid JSON: <what> at column N".
+pub fn json_reason(err: &serde_json::Error) -> String {
+    let message = err.to_string();
+    let what = message
+        .rfind(" at line ")
+        .map_or(message.as_str(), |cut| &message[..cut]);
+    format!("invalid JSON: {what} at column {}", err.column())
+}
+
+/// An I/O error's reason without Rust's "(os error N)" suffix.
+pub fn io_reason(err: &std::io::Error) -> String {
+    let message = err.to_string();
+    match message.find(" (os error") {
+        Some(cut) => message[..cut].to_string(),
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reports_every_bad_line_and_keeps_line_numbers() {
+        let text = b"\xEF\xBB\xBF{\"a\":1}\n\n[1]\n{bad\n\xff\n  \n{\"b\":2}\r\n";
+        let problems = read_jsonl_bytes("d.jsonl", text).unwrap_err();
+        assert_eq!(problems.len(), 3, "{problems:?}");
+        assert_eq!(
+            problems[0],
+            "d.jsonl:3: expected a JSON object, found array"
+        );
+        assert!(
+            problems[1].starts_with("d.jsonl:4: invalid JSON: key must be a string at column 2"),
+            "{}",
+            problems[1]
+        );
+        assert!(
+            problems[2].starts_with("d.jsonl:5: invalid UTF-8"),
+            "{}",
+            problems[2]
+        );
+    }
+
+    #[test]
+    fn blank_lines_are_skipped_and_numbers_preserved() {
+        let records = read_jsonl_bytes("d", b"\n{\"x\": 1.50, \"a\": 2}\n\n{}\n").unwrap();
+        assert_eq!(records.len(), 2);
+        assert_eq!(records[0].line, 2);
+        assert_eq!(records[0].value.to_string(), r#"{"x":1.50,"a":2}"#);
+        assert_eq!(records[1].line, 4);
+    }
+
+    #[test]
+    fn empty_and_oversized_inputs() {
+        assert_eq!(
+            read_jsonl_bytes("e", b"\n \n").unwrap_err(),
+            vec!["e: no records"]
+        );
+        let big = "{}\n".repeat(MAX_RECORDS + 1);
+        assert_eq!(
+            read_jsonl_bytes("b", big.as_bytes()).unwrap_err(),
+            vec![format!(
+                "b: too many records: {} (maximum 10000)",
+                MAX_RECORDS + 1
+            )]
+        );
+        assert!(read_jsonl_bytes("ok", "{}\n".repeat(MAX_RECORDS).as_bytes()).is_ok());
+    }
+}

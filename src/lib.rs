@@ -1,0 +1,71 @@
+//! evalctl: an evaluation harness. Loads and validates JSONL datasets, builds protocol-v2
+//! payloads, dispatches them to command, HTTP, LLM-judge or built-in evaluators, validates every
+//! score with one shared validator, and reports per-call results and aggregates.
+//!
+//! Data flows one way: `input` → `runner` (plan, dispatch) → `evaluator` adapters →
+//! `protocol` (payload, score validation) → `report` (results file, summary).
+
+pub mod checks;
+pub mod cli;
+pub mod config;
+pub mod error;
+pub mod evaluator;
+pub mod exit;
+pub mod fep;
+pub mod input;
+pub mod metrics;
+pub mod protocol;
+pub mod report;
+pub mod run;
+pub mod runner;
+pub mod tasks;
+
+use std::io::IsTerminal;
+
+use clap::Parser;
+
+use cli::{Cli, ColorChoice, Command};
+use error::Fatal;
+use exit::Exit;
+
+/// The whole program: parse, dispatch, print any error, return the exit code.
+pub fn main_entry() -> std::process::ExitCode {
+    let cli = Cli::parse();
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+        }
+    };
+    let outcome = match cli.command {
+        Command::Run(args) => args.into_config(color).and_then(run::run),
+        Command::Preflight(args) => args.into_config(color).and_then(run::preflight_only),
+        Command::Tasks(command) => command.execute(),
+        Command::Fep(command) => command.execute(),
+    };
+    match outcome {
+        Ok(exit) => exit.into(),
+        Err(error) => {
+            print_error(&error, color);
+            error
+                .downcast_ref::<Fatal>()
+                .map_or(Exit::BadInput, Fatal::exit)
+                .into()
+        }
+    }
+}
+
+fn print_error(error: &anyhow::Error, color: bool) {
+    let text = match error.downcast_ref::<Fatal>() {
+        Some(fatal) => fatal.to_string(),
+        None => format!("error: {error:#}"),
+    };
+    let text = if color {
+        text.replacen("error:", "\x1b[1;31merror:\x1b[0m", 1)
+    } else {
+        text
+    };
+    eprintln!("{text}");
+}

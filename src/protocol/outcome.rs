@@ -1,0 +1,98 @@
+//! What one attempt at an evaluator call produced: a score or a typed error, the side information,
+//! and whether the runner may retry it.
+
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+/// The error kinds of the contract; each failed call carries exactly one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// The evaluator process could not be started.
+    Spawn,
+    /// The evaluator process exited non-zero (or was killed by a signal).
+    ExitStatus,
+    /// The call did not finish within `--timeout`.
+    Timeout,
+    /// The output is not JSON.
+    InvalidJson,
+    /// The output is JSON but not a usable result (not an object, too large, ...).
+    InvalidOutput,
+    /// The output object has no `score`.
+    MissingScore,
+    /// `score` is a string, bool, null, array or object.
+    NonNumericScore,
+    /// `score` is NaN, ±Infinity or overflows f64.
+    NonFiniteScore,
+    /// `score` is outside [0, 1] under `--score-range unit`.
+    OutOfRange,
+    /// The HTTP evaluator answered with a non-2xx status.
+    HttpStatus,
+    /// The HTTP request failed below HTTP (connect, reset, ...).
+    Transport,
+}
+
+/// A failed call: its kind and a human-readable reason.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct CallError {
+    /// Which of the contract's kinds this is.
+    pub kind: ErrorKind,
+    /// What went wrong, for the user (never contains a secret).
+    pub message: String,
+}
+
+impl CallError {
+    /// A new error of `kind`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        CallError {
+            kind,
+            message: message.into(),
+        }
+    }
+}
+
+/// Whether an attempt may be retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Retry {
+    /// Final: a score, a bad score, a non-zero exit, a timeout of a command.
+    Never,
+    /// Transient (transport failure, HTTP 429 or 5xx): retry, after the server's `Retry-After`
+    /// when it gave one, else after the runner's backoff.
+    Allowed {
+        /// The server's `Retry-After`, if any.
+        after: Option<Duration>,
+    },
+}
+
+/// One attempt at an evaluator call.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    /// The validated score, or why there is none.
+    pub score: Result<f64, CallError>,
+    /// Every key of the evaluator's answer except `score`, verbatim (also on errors).
+    pub side_info: Map<String, Value>,
+    /// May the runner try again?
+    pub retry: Retry,
+}
+
+impl Attempt {
+    /// A final failed attempt with no side information.
+    pub fn failed(error: CallError) -> Self {
+        Attempt {
+            score: Err(error),
+            side_info: Map::new(),
+            retry: Retry::Never,
+        }
+    }
+
+    /// A failed attempt the runner may retry.
+    pub fn transient(error: CallError, after: Option<Duration>) -> Self {
+        Attempt {
+            score: Err(error),
+            side_info: Map::new(),
+            retry: Retry::Allowed { after },
+        }
+    }
+}

@@ -1,0 +1,223 @@
+//! The one score validator: used by the command and HTTP parse paths and by preflight alike, so
+//! parse-time and preflight-time rules cannot drift apart.
+
+use serde_json::{Map, Value};
+
+use super::lenient_json::{parse_with_nonfinite_tokens, restore_tokens, sentinel_token};
+use super::outcome::{CallError, ErrorKind};
+
+/// Which scores are valid (`--score-range`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ScoreRange {
+    /// A finite JSON number in [0.0, 1.0] (the default, the legacy behaviour).
+    Unit,
+    /// Any finite JSON number.
+    Any,
+}
+
+/// Validate a `score` value under `range`.
+pub fn validate_score(value: &Value, range: ScoreRange) -> Result<f64, CallError> {
+    let score = match value {
+        Value::Number(number) => match number.as_f64() {
+            Some(score) if score.is_finite() => score,
+            _ => {
+                return Err(CallError::new(
+                    ErrorKind::NonFiniteScore,
+                    format!("score {number} is not a finite number (it overflows f64)"),
+                ))
+            }
+        },
+        other => {
+            if let Some(token) = sentinel_token(other) {
+                return Err(CallError::new(
+                    ErrorKind::NonFiniteScore,
+                    format!("score is {token}; scores must be finite numbers"),
+                ));
+            }
+            return Err(CallError::new(
+                ErrorKind::NonNumericScore,
+                format!(
+                    "score must be a JSON number, found {} {}",
+                    json_type(other),
+                    clip(&other.to_string(), 80)
+                ),
+            ));
+        }
+    };
+    if range == ScoreRange::Unit && !(0.0..=1.0).contains(&score) {
+        return Err(CallError::new(
+            ErrorKind::OutOfRange,
+            format!("score {score} is outside [0, 1]; pass --score-range any to accept unbounded scores"),
+        ));
+    }
+    Ok(score)
+}
+
+/// Parse an evaluator's raw answer (stdout or HTTP body) into a validated score and side info.
+///
+/// Every key other than `score` is returned as side information, also when the score is invalid.
+pub fn parse_evaluator_output(
+    raw: &[u8],
+    range: ScoreRange,
+) -> (Result<f64, CallError>, Map<String, Value>) {
+    let value = match parse_json(raw) {
+        Ok(value) => value,
+        Err(error) => return (Err(error), Map::new()),
+    };
+    let mut object = match value {
+        Value::Object(object) => object,
+        other => {
+            return (
+                Err(CallError::new(
+                    ErrorKind::InvalidOutput,
+                    format!(
+                        "expected a JSON object with a score, found {}",
+                        json_type(&other)
+                    ),
+                )),
+                Map::new(),
+            )
+        }
+    };
+    let score = match object.shift_remove("score") {
+        None => Err(CallError::new(
+            ErrorKind::MissingScore,
+            "output has no \"score\" key",
+        )),
+        Some(value) => validate_score(&value, range),
+    };
+    let mut side_info = Value::Object(object);
+    restore_tokens(&mut side_info);
+    let Value::Object(side_info) = side_info else {
+        unreachable!("an object stays an object")
+    };
+    (score, side_info)
+}
+
+fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
+    let text = std::str::from_utf8(raw).map_err(|err| {
+        CallError::new(
+            ErrorKind::InvalidJson,
+            format!("output is not valid UTF-8: {err}"),
+        )
+    })?;
+    if text.trim().is_empty() {
+        return Err(CallError::new(
+            ErrorKind::InvalidJson,
+            "output is empty; expected a JSON object with a score",
+        ));
+    }
+    serde_json::from_str(text).or_else(|err| {
+        parse_with_nonfinite_tokens(text).ok_or_else(|| {
+            CallError::new(
+                ErrorKind::InvalidJson,
+                format!(
+                    "output is not valid JSON ({err}): {}",
+                    clip(text.trim(), 200)
+                ),
+            )
+        })
+    })
+}
+
+/// The JSON type name of `value`, for messages.
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// At most `max` characters of `text`, with an ellipsis when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(raw: &str, range: ScoreRange) -> Result<f64, ErrorKind> {
+        parse_evaluator_output(raw.as_bytes(), range)
+            .0
+            .map_err(|err| err.kind)
+    }
+
+    #[test]
+    fn score_range_matrix() {
+        use ErrorKind::*;
+        use ScoreRange::*;
+        type Expected = Result<f64, ErrorKind>;
+        let cases: &[(&str, Expected, Expected)] = &[
+            (r#"{"score": 0.5}"#, Ok(0.5), Ok(0.5)),
+            (r#"{"score": 0}"#, Ok(0.0), Ok(0.0)),
+            (r#"{"score": 1}"#, Ok(1.0), Ok(1.0)),
+            (r#"{"score": 1.5}"#, Err(OutOfRange), Ok(1.5)),
+            (r#"{"score": -0.1}"#, Err(OutOfRange), Ok(-0.1)),
+            (
+                r#"{"score": "0.5"}"#,
+                Err(NonNumericScore),
+                Err(NonNumericScore),
+            ),
+            (
+                r#"{"score": true}"#,
+                Err(NonNumericScore),
+                Err(NonNumericScore),
+            ),
+            (
+                r#"{"score": null}"#,
+                Err(NonNumericScore),
+                Err(NonNumericScore),
+            ),
+            (
+                r#"{"score": NaN}"#,
+                Err(NonFiniteScore),
+                Err(NonFiniteScore),
+            ),
+            (
+                r#"{"score": Infinity}"#,
+                Err(NonFiniteScore),
+                Err(NonFiniteScore),
+            ),
+            (
+                r#"{"score": -Infinity}"#,
+                Err(NonFiniteScore),
+                Err(NonFiniteScore),
+            ),
+            (
+                r#"{"score": 1e400}"#,
+                Err(NonFiniteScore),
+                Err(NonFiniteScore),
+            ),
+            (r#"{"reason": "x"}"#, Err(MissingScore), Err(MissingScore)),
+            (r#"[0.5]"#, Err(InvalidOutput), Err(InvalidOutput)),
+            (r#"{"score": 0.5"#, Err(InvalidJson), Err(InvalidJson)),
+            ("", Err(InvalidJson), Err(InvalidJson)),
+        ];
+        for (raw, unit, any) in cases {
+            assert_eq!(&kind(raw, Unit), unit, "unit: {raw}");
+            assert_eq!(&kind(raw, Any), any, "any: {raw}");
+        }
+    }
+
+    #[test]
+    fn side_info_is_kept_on_errors_and_tokens_restored() {
+        let (score, side) = parse_evaluator_output(
+            br#"{"score": NaN, "why": "x", "v": Infinity}"#,
+            ScoreRange::Unit,
+        );
+        assert_eq!(score.unwrap_err().kind, ErrorKind::NonFiniteScore);
+        assert_eq!(
+            Value::Object(side).to_string(),
+            r#"{"why":"x","v":"Infinity"}"#
+        );
+    }
+}

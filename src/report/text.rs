@@ -1,0 +1,90 @@
+//! The text summary: one header and one table row per candidate, readable at a glance.
+
+use super::summary::{Aggregate, Summary};
+
+/// Render `summary` as a table.
+pub fn render(summary: &Summary, color: bool) -> String {
+    let paint = |code: &str, text: String| {
+        if color {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text
+        }
+    };
+    let mut out = String::new();
+    let calls = &summary.calls;
+    out.push_str(&format!(
+        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {})   elapsed: {:.2}s{}\n\n",
+        summary.evaluator.kind,
+        summary.evaluator.target,
+        match summary.score_range {
+            crate::protocol::ScoreRange::Unit => "unit",
+            crate::protocol::ScoreRange::Any => "any",
+        },
+        calls.total,
+        calls.ok,
+        calls.errors,
+        if calls.errors == 1 { "error" } else { "errors" },
+        summary.elapsed_ms / 1000.0,
+        if summary.interrupted {
+            "   (interrupted: partial results)"
+        } else {
+            ""
+        },
+    ));
+
+    let has_train = summary.candidates.iter().any(|c| c.train.is_some());
+    let has_val = summary.candidates.iter().any(|c| c.val.is_some());
+    let mut header = vec!["candidate".to_string(), "score".to_string()];
+    if has_train {
+        header.push("train mean".into());
+        header.push("n / errors".into());
+    }
+    if has_val {
+        header.push("val mean".into());
+        header.push("n / errors".into());
+    }
+    if !has_train {
+        header.push("n / errors".into());
+    }
+    let mut rows = vec![header];
+    for candidate in &summary.candidates {
+        let mut row = vec![candidate.id.clone(), number(candidate.score)];
+        let mut push = |aggregate: &Option<Aggregate>, with_mean: bool| {
+            if let Some(aggregate) = aggregate {
+                if with_mean {
+                    row.push(number(aggregate.mean));
+                }
+                row.push(format!("{} / {}", aggregate.n, aggregate.errors));
+            }
+        };
+        push(&candidate.train, true);
+        push(&candidate.val, true);
+        push(&candidate.single, false);
+        rows.push(row);
+    }
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|col| {
+            rows.iter()
+                .map(|row| row.get(col).map_or(0, |cell| cell.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (index, row) in rows.iter().enumerate() {
+        let line = row
+            .iter()
+            .enumerate()
+            .map(|(col, cell)| format!("{cell:<width$}", width = widths[col]))
+            .collect::<Vec<_>>()
+            .join("  ");
+        let line = line.trim_end().to_string();
+        out.push_str(&if index == 0 { paint("1", line) } else { line });
+        out.push('\n');
+    }
+    out
+}
+
+fn number(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_string(), |value| format!("{value:.4}"))
+}

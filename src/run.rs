@@ -1,0 +1,152 @@
+//! The `run` and `preflight` commands: load and validate inputs, build the evaluator, preflight
+//! it, make the calls, report, and decide the exit code.
+
+use std::sync::Arc;
+
+use serde_json::json;
+
+use crate::config::RunConfig;
+use crate::evaluator::preflight::{preflight, Probe};
+use crate::evaluator::{self, Evaluator};
+use crate::exit::Exit;
+use crate::input::{load_inputs, Inputs};
+use crate::report::{self, EvaluatorInfo, Format, ResultsFile, Summary};
+use crate::runner::{self, plan_calls, RunContext};
+
+/// `evalctl run`.
+pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
+    let (inputs, evaluator) = prepare(&config)?;
+    let results = config
+        .output
+        .as_deref()
+        .map(ResultsFile::open)
+        .transpose()?;
+    let format = Format::resolve(config.format);
+    let inputs = Arc::new(inputs);
+    let plan = plan_calls(&inputs, config.exec.limit);
+    let progress = report::progress_bar(plan.len() as u64);
+    let context = Arc::new(RunContext {
+        evaluator: Arc::clone(&evaluator),
+        inputs: Arc::clone(&inputs),
+        task_model: config.task_model.as_deref().map(Arc::from),
+        retries: config.exec.retries,
+    });
+    let finished = runner::block_on(async {
+        preflight(
+            evaluator.as_ref(),
+            config.task_model.as_deref(),
+            first_example(&inputs),
+            !config.exec.skip_preflight,
+        )
+        .await?;
+        runner::execute(context, plan, config.exec.concurrency, results, |_| {
+            progress.inc(1)
+        })
+        .await
+    })??;
+    progress.finish_and_clear();
+
+    let candidate_ids: Vec<String> = inputs.candidates.iter().map(|c| c.id.clone()).collect();
+    let summary = Summary::build(
+        evaluator_info(evaluator.as_ref()),
+        config.score_range,
+        &candidate_ids,
+        report::Splits {
+            train: inputs.dataset.is_some(),
+            val: inputs.valset.is_some(),
+        },
+        &finished.records,
+        finished.elapsed.as_secs_f64() * 1000.0,
+        finished.interrupted,
+    );
+    report::print_call_errors(&finished.records, config.color);
+    report::print_summary(&summary, format, config.color)?;
+
+    if finished.interrupted {
+        return Ok(Exit::Interrupted);
+    }
+    let gate_failed = config.fail_under.is_some_and(|threshold| {
+        let below = summary.below(threshold);
+        for candidate in &below {
+            eprintln!(
+                "fail-under: candidate {} scored {:.4}, below {threshold}",
+                candidate.id,
+                candidate.score.unwrap_or_default()
+            );
+        }
+        !below.is_empty()
+    });
+    Ok(if summary.calls.errors > 0 || gate_failed {
+        Exit::EvaluationFailed
+    } else {
+        Exit::Success
+    })
+}
+
+/// `evalctl preflight`: validate every input, probe the evaluator once, score nothing.
+pub fn preflight_only(config: RunConfig) -> anyhow::Result<Exit> {
+    let (inputs, evaluator) = prepare(&config)?;
+    let probe = runner::block_on(preflight(
+        evaluator.as_ref(),
+        config.task_model.as_deref(),
+        first_example(&inputs),
+        !config.exec.skip_preflight,
+    ))??;
+    let count = |records: &Option<Vec<crate::input::Record>>| records.as_ref().map(Vec::len);
+    let probe_score = match probe {
+        Probe::Answered(score) => Some(score),
+        Probe::Skipped => None,
+    };
+    let report = json!({
+        "ok": true,
+        "evaluator": evaluator_info(evaluator.as_ref()),
+        "candidates": inputs.candidates.len(),
+        "dataset_records": count(&inputs.dataset),
+        "valset_records": count(&inputs.valset),
+        "probe": match probe_score { Some(score) => json!({"score": score}), None => json!(null) },
+    });
+    match Format::resolve(config.format) {
+        Format::Json => {
+            report::print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?
+        }
+        Format::Text => {
+            let mut line = format!("preflight ok: {} candidate(s)", inputs.candidates.len());
+            if let Some(n) = count(&inputs.dataset) {
+                line.push_str(&format!(", dataset {n} records"));
+            }
+            if let Some(n) = count(&inputs.valset) {
+                line.push_str(&format!(", valset {n} records"));
+            }
+            line.push_str(&match probe_score {
+                Some(score) => format!(
+                    "; {} answered the probe with score {score}\n",
+                    evaluator.describe()
+                ),
+                None => format!("; {} set up (no probe sent)\n", evaluator.describe()),
+            });
+            report::print_stdout(&line)?;
+        }
+    }
+    Ok(Exit::Success)
+}
+
+fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
+    let inputs = load_inputs(config)?;
+    let evaluator = evaluator::build(&config.evaluator, &config.exec, config.score_range)?;
+    Ok((inputs, evaluator))
+}
+
+fn first_example(inputs: &Inputs) -> Option<&serde_json::Value> {
+    inputs
+        .dataset
+        .as_ref()
+        .and_then(|records| records.first())
+        .map(|record| &record.value)
+}
+
+fn evaluator_info(evaluator: &dyn Evaluator) -> EvaluatorInfo {
+    EvaluatorInfo {
+        kind: evaluator.kind().to_string(),
+        target: evaluator.target(),
+    }
+}

@@ -1,0 +1,134 @@
+//! The runner: the plan of calls and their async dispatch. This module owns the tokio runtime;
+//! work in flight is bounded by `-j`, retries are applied per call, Ctrl-C stops the run and
+//! keeps what finished.
+
+mod plan;
+mod retry;
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::task::JoinSet;
+
+pub use plan::{plan_calls, PlannedCall, Split};
+pub use retry::{backoff, call_with_retries};
+
+use crate::evaluator::{Call, Evaluator};
+use crate::input::{Inputs, Record};
+use crate::report::{CallRecord, ResultsFile};
+
+/// Run `future` to completion on the one runtime of this process.
+pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    Ok(runtime.block_on(future))
+}
+
+/// What a run produced.
+pub struct Finished {
+    /// The records of every finished call, in completion order.
+    pub records: Vec<CallRecord>,
+    /// Ctrl-C stopped the run before every call finished.
+    pub interrupted: bool,
+    /// Wall time of the calls.
+    pub elapsed: Duration,
+}
+
+/// Everything one call needs, shared by all calls of the run.
+pub struct RunContext {
+    /// The evaluator.
+    pub evaluator: Arc<dyn Evaluator>,
+    /// Candidates and examples.
+    pub inputs: Arc<Inputs>,
+    /// `--task-model`.
+    pub task_model: Option<Arc<str>>,
+    /// `--retries`.
+    pub retries: u32,
+}
+
+/// Make every call of `plan`, at most `concurrency` at once; each finished call is appended to
+/// `results` and reported to `on_finished` as it completes. Ctrl-C aborts the calls in flight
+/// (killing command evaluators) and returns what finished.
+pub async fn execute(
+    context: Arc<RunContext>,
+    plan: Vec<PlannedCall>,
+    concurrency: usize,
+    mut results: Option<ResultsFile>,
+    on_finished: impl Fn(&CallRecord),
+) -> anyhow::Result<Finished> {
+    let started = Instant::now();
+    let mut pending = plan.into_iter();
+    let mut in_flight = JoinSet::new();
+    let mut records = Vec::new();
+    let mut interrupted = false;
+    let ctrl_c = tokio::signal::ctrl_c();
+    tokio::pin!(ctrl_c);
+    loop {
+        while in_flight.len() < concurrency {
+            let Some(call) = pending.next() else { break };
+            in_flight.spawn(perform(Arc::clone(&context), call));
+        }
+        if in_flight.is_empty() {
+            break;
+        }
+        tokio::select! {
+            biased;
+            _ = &mut ctrl_c => {
+                interrupted = true;
+                in_flight.shutdown().await;
+                break;
+            }
+            Some(joined) = in_flight.join_next() => {
+                let record = joined?;
+                if let Some(results) = results.as_mut() {
+                    results.append(&record)?;
+                }
+                on_finished(&record);
+                records.push(record);
+            }
+        }
+    }
+    Ok(Finished {
+        records,
+        interrupted,
+        elapsed: started.elapsed(),
+    })
+}
+
+async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
+    let inputs = &context.inputs;
+    let candidate = &inputs.candidates[planned.candidate];
+    let example: Option<&Record> = planned.example.and_then(|index| {
+        let split = match planned.split {
+            Split::Train => inputs.dataset.as_ref(),
+            Split::Val => inputs.valset.as_ref(),
+            Split::Single => None,
+        };
+        split.map(|records| &records[index])
+    });
+    let call = Call {
+        candidate: &candidate.text,
+        task_model: context.task_model.as_deref(),
+        example: example.map(|record| &record.value),
+    };
+    let started = Instant::now();
+    let (attempt, attempts) =
+        call_with_retries(context.evaluator.as_ref(), &call, context.retries).await;
+    let (score, error) = match attempt.score {
+        Ok(score) => (score, None),
+        Err(error) => (0.0, Some(error)),
+    };
+    CallRecord {
+        candidate_id: candidate.id.clone(),
+        split: planned.split,
+        example_index: planned.example,
+        example_line: example.map(|record| record.line),
+        score,
+        side_info: attempt.side_info,
+        error,
+        attempts,
+        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+    }
+}
