@@ -42,6 +42,9 @@ pub struct Call<'a> {
     pub task_model: Option<&'a str>,
     /// The dataset or valset record, in dataset-backed calls.
     pub example: Option<&'a Value>,
+    /// The 1-based line of `example` in its file (built-in checks default a test case's `id` to
+    /// `line-N`).
+    pub example_line: Option<usize>,
 }
 
 impl Call<'_> {

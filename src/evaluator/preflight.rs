@@ -2,10 +2,9 @@
 //! `{"_protocol_version": 2, "candidate": "__evalctl_preflight__"}` (+ `task_model`, + the first
 //! dataset record), validated by the same score validator as every call.
 
-use serde_json::Value;
-
 use super::{Call, Evaluator};
 use crate::error::Fatal;
+use crate::input::Record;
 use crate::protocol::PREFLIGHT_CANDIDATE;
 
 /// What a passed preflight learned.
@@ -22,7 +21,7 @@ pub enum Probe {
 pub async fn preflight(
     evaluator: &dyn Evaluator,
     task_model: Option<&str>,
-    first_example: Option<&Value>,
+    first_example: Option<&Record>,
     probe: bool,
 ) -> anyhow::Result<Probe> {
     let fail = |cause: String| -> anyhow::Error {

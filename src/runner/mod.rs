@@ -112,6 +112,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         candidate: &candidate.text,
         task_model: context.task_model.as_deref(),
         example: example.map(|record| &record.value),
+        example_line: example.map(|record| record.line),
     };
     let started = Instant::now();
     let (attempt, attempts) =
