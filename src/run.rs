@@ -136,12 +136,8 @@ fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
     Ok((inputs, evaluator))
 }
 
-fn first_example(inputs: &Inputs) -> Option<&serde_json::Value> {
-    inputs
-        .dataset
-        .as_ref()
-        .and_then(|records| records.first())
-        .map(|record| &record.value)
+fn first_example(inputs: &Inputs) -> Option<&crate::input::Record> {
+    inputs.dataset.as_ref().and_then(|records| records.first())
 }
 
 fn evaluator_info(evaluator: &dyn Evaluator) -> EvaluatorInfo {

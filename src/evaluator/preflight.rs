@@ -38,7 +38,8 @@ pub async fn preflight(
     let call = Call {
         candidate: PREFLIGHT_CANDIDATE,
         task_model,
-        example: first_example,
+        example: first_example.map(|record| &record.value),
+        example_line: first_example.map(|record| record.line),
     };
     let attempt = evaluator.evaluate(&call).await;
     match attempt.score {
