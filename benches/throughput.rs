@@ -1,0 +1,241 @@
+//! Throughput benchmark of `evalctl run` against the floors it cannot beat.
+//!
+//! Run with `cargo bench --bench throughput`. Each scenario makes 2,000 evaluator calls through
+//! the release binary and prints calls per second beside its floor:
+//! - a trivial `sh` evaluator at `-j 1`, `-j 2`, `-j 8`: floor = the same evaluator spawned 2,000
+//!   times from a tight loop with the same number of threads (target: within 15%);
+//! - an evaluator that sleeps 50 ms at `-j 64`: floor = the ideal calls × latency / concurrency
+//!   (target: within 20%);
+//! - a local keep-alive HTTP evaluator at `-j 32`: floor = 32 threads looping on raw keep-alive
+//!   connections to the same server;
+//! - preflight of a 10,000-record dataset plus valset (target: under 50 ms).
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const CALLS: usize = 2_000;
+const PAYLOAD: &str = r#"{"_protocol_version":2,"candidate":"x","example":{"input":"q","expected":"a"}}"#;
+
+fn main() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let dir = dir.path();
+    let trivial = write_script(dir, "trivial.sh", "#!/bin/sh\ncat >/dev/null\necho '{\"score\": 1}'\n");
+    let sleepy = write_script(dir, "sleepy.sh", "#!/bin/sh\ncat >/dev/null\nsleep 0.05\necho '{\"score\": 1}'\n");
+    let dataset = write_dataset(dir, "dataset.jsonl", CALLS);
+
+    println!("{:<42} {:>12} {:>12} {:>8} {:>8}", "scenario (2,000 calls)", "evalctl/s", "floor/s", "ratio", "target");
+    for jobs in [1, 2, 8] {
+        let floor = spawn_floor(&trivial, jobs);
+        let measured = evalctl_run(&dataset, &["--evaluator-command", "sh", path_str(&trivial)], jobs);
+        report(&format!("trivial sh evaluator, -j {jobs}"), measured, floor, 0.85);
+    }
+    let ideal = CALLS as f64 / (CALLS as f64 * 0.05 / 64.0);
+    let measured = evalctl_run(&dataset, &["--evaluator-command", "sh", path_str(&sleepy)], 64);
+    report("sleeping (50 ms) sh evaluator, -j 64", measured, ideal, 0.80);
+
+    let server = HttpServer::start();
+    let floor = http_floor(server.port, 32);
+    let url = format!("http://127.0.0.1:{}/score", server.port);
+    let measured = evalctl_run(&dataset, &["--evaluator-url", &url], 32);
+    report("local HTTP evaluator, -j 32", measured, floor, 0.0);
+    println!("  (HTTP: {} connections opened for all runs)", server.connections.load(Ordering::Relaxed));
+
+    let big_train = write_dataset(dir, "big_train.jsonl", 10_000);
+    let big_val = write_dataset(dir, "big_val.jsonl", 10_000);
+    let mut times: Vec<f64> = (0..7)
+        .map(|_| {
+            let started = Instant::now();
+            let status = evalctl()
+                .args(["preflight", "--candidate", "x", "--format", "json", "--dataset"])
+                .arg(&big_train)
+                .arg("--valset")
+                .arg(&big_val)
+                .args(["--evaluator-command", "sh", path_str(&trivial)])
+                .stdout(Stdio::null())
+                .status()
+                .expect("evalctl runs");
+            assert!(status.success(), "preflight failed");
+            started.elapsed().as_secs_f64() * 1000.0
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let median = times[times.len() / 2];
+    println!(
+        "{:<42} {:>10.1}ms {:>12} {:>8} {:>8}  {}",
+        "preflight, 10,000-record dataset + valset",
+        median,
+        "",
+        "",
+        "<50ms",
+        if median < 50.0 { "ok" } else { "MISS" }
+    );
+}
+
+fn evalctl() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_evalctl"))
+}
+
+fn path_str(path: &Path) -> &str {
+    path.to_str().expect("temp paths are UTF-8")
+}
+
+/// Run evalctl over `dataset` with one candidate and return calls per second.
+fn evalctl_run(dataset: &Path, evaluator: &[&str], jobs: usize) -> f64 {
+    let started = Instant::now();
+    let output = evalctl()
+        .args(["run", "--candidate", "x", "--skip-preflight", "--format", "json", "-j", &jobs.to_string(), "--dataset"])
+        .arg(dataset)
+        .args(evaluator)
+        .output()
+        .expect("evalctl runs");
+    let elapsed = started.elapsed().as_secs_f64();
+    assert!(output.status.success(), "evalctl failed: {}", String::from_utf8_lossy(&output.stderr));
+    let summary: serde_json::Value = serde_json::from_slice(&output.stdout).expect("JSON summary");
+    assert_eq!(summary["calls"]["ok"], CALLS, "every call succeeded");
+    CALLS as f64 / elapsed
+}
+
+fn report(name: &str, measured: f64, floor: f64, min_ratio: f64) {
+    let ratio = measured / floor;
+    let verdict = if min_ratio == 0.0 { "" } else if ratio >= min_ratio { "ok" } else { "MISS" };
+    let target = if min_ratio == 0.0 { "-".to_string() } else { format!("≥{min_ratio:.2}") };
+    println!("{name:<42} {measured:>12.0} {floor:>12.0} {ratio:>8.2} {target:>8}  {verdict}");
+}
+
+/// Calls per second of spawning `script` with `sh` CALLS times from `threads` tight loops.
+fn spawn_floor(script: &Path, threads: usize) -> f64 {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let next = Arc::clone(&next);
+            let script = script.to_path_buf();
+            std::thread::spawn(move || {
+                while next.fetch_add(1, Ordering::Relaxed) < CALLS {
+                    let mut child = Command::new("sh")
+                        .arg(&script)
+                        .stdin(Stdio::piped())
+                        .stdout(Stdio::piped())
+                        .spawn()
+                        .expect("sh starts");
+                    let _ = child.stdin.take().expect("piped").write_all(PAYLOAD.as_bytes());
+                    let mut out = String::new();
+                    child.stdout.take().expect("piped").read_to_string(&mut out).expect("stdout");
+                    child.wait().expect("sh exits");
+                }
+            })
+        })
+        .collect();
+    workers.into_iter().for_each(|worker| worker.join().expect("worker"));
+    CALLS as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Calls per second of `threads` raw keep-alive connections POSTing to the server.
+fn http_floor(port: u16, threads: usize) -> f64 {
+    let next = Arc::new(AtomicUsize::new(0));
+    let started = Instant::now();
+    let workers: Vec<_> = (0..threads)
+        .map(|_| {
+            let next = Arc::clone(&next);
+            std::thread::spawn(move || {
+                let stream = TcpStream::connect(("127.0.0.1", port)).expect("connect");
+                stream.set_nodelay(true).expect("nodelay");
+                let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+                let mut writer = stream;
+                let request = format!(
+                    "POST /score HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{PAYLOAD}",
+                    PAYLOAD.len()
+                );
+                while next.fetch_add(1, Ordering::Relaxed) < CALLS {
+                    writer.write_all(request.as_bytes()).expect("send");
+                    read_message(&mut reader).expect("response");
+                }
+            })
+        })
+        .collect();
+    workers.into_iter().for_each(|worker| worker.join().expect("worker"));
+    CALLS as f64 / started.elapsed().as_secs_f64()
+}
+
+/// Read one HTTP/1.1 message (head + Content-Length body); `None` at end of stream.
+fn read_message(reader: &mut impl BufRead) -> Option<Vec<u8>> {
+    let mut length = 0usize;
+    let mut line = String::new();
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let trimmed = line.trim_end();
+        if trimmed.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = trimmed.split_once(':') {
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.trim().parse().ok()?;
+            }
+        }
+    }
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).ok()?;
+    Some(body)
+}
+
+/// A keep-alive HTTP/1.1 evaluator on 127.0.0.1:0 answering `{"score": 1}`, a thread per connection.
+struct HttpServer {
+    port: u16,
+    connections: Arc<AtomicUsize>,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let connections = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&connections);
+        std::thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                counter.fetch_add(1, Ordering::Relaxed);
+                std::thread::spawn(move || serve(stream));
+            }
+        });
+        HttpServer { port, connections }
+    }
+}
+
+fn serve(stream: TcpStream) {
+    let _ = stream.set_nodelay(true);
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
+    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+    let mut writer = stream;
+    let body = r#"{"score": 1}"#;
+    let response = format!(
+        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    while read_message(&mut reader).is_some() {
+        if writer.write_all(response.as_bytes()).is_err() {
+            return;
+        }
+    }
+}
+
+fn write_script(dir: &Path, name: &str, text: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, text).expect("write script");
+    path
+}
+
+fn write_dataset(dir: &Path, name: &str, records: usize) -> PathBuf {
+    let path = dir.join(name);
+    let text: String = (0..records)
+        .map(|i| format!("{{\"input\": \"question {i}\", \"expected\": \"answer {i}\", \"meta\": {{\"n\": {i}.0}}}}\n"))
+        .collect();
+    std::fs::write(&path, text).expect("write dataset");
+    path
+}
