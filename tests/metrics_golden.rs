@@ -7,10 +7,12 @@ use serde_json::Value;
 const GOLDEN: &str = include_str!("golden/metrics_golden.jsonl");
 const TOLERANCE: f64 = 1e-9;
 
+/// A metric on (output, reference).
+type Metric = fn(&str, &str) -> f64;
+
 #[test]
 fn every_golden_pair_matches_the_reference_scores() {
-    let metrics: [(&str, fn(&str, &str) -> f64); 3] =
-        [("f1", squad_f1), ("bleu_4", bleu_4), ("rouge_l", rouge_l)];
+    let metrics: [(&str, Metric); 3] = [("f1", squad_f1), ("bleu_4", bleu_4), ("rouge_l", rouge_l)];
     let mut pairs = 0;
     let mut mismatches = Vec::new();
     for (index, line) in GOLDEN.lines().enumerate() {
