@@ -1,16 +1,23 @@
-//! Flags of `evalctl tasks validate|render|score`.
+//! Flags of `evalctl tasks validate|render|score`, turned into the typed configs of
+//! [`crate::tasks`].
 
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Subcommand;
 
 use super::FormatArg;
+use crate::error::bad_input;
 use crate::exit::Exit;
+use crate::tasks::{self, OutputsSource, RenderConfig, ScoreConfig, ValidateConfig};
 
 /// `evalctl tasks ...`
 #[derive(Debug, Subcommand)]
 pub enum TasksCommand {
     /// Strictly validate a task-spec JSONL file; report every error.
+    ///
+    /// Each error is one line `FILE:LINE: task_id: rule: field: detail` on stdout (or a JSON array
+    /// with --format json); a tally goes to stderr. Exit 0 when clean, 2 on any error.
     Validate {
         /// The tasks JSONL file.
         file: PathBuf,
@@ -25,8 +32,14 @@ pub enum TasksCommand {
     Render {
         /// The tasks JSONL file.
         file: PathBuf,
+        /// Render the valid tasks even when others are invalid (reported on stderr).
+        #[arg(long)]
+        allow_bad_tasks: bool,
     },
     /// Post-process and score model outputs against each task's targets.
+    ///
+    /// Exit 0 when every task was scored, 1 when a task has no output or an output names no task,
+    /// 2 on invalid input.
     Score {
         /// The tasks JSONL file.
         file: PathBuf,
@@ -39,12 +52,65 @@ pub enum TasksCommand {
         /// Report format.
         #[arg(long, value_enum, default_value_t = FormatArg::Text)]
         format: FormatArg,
+        /// Score the valid tasks even when others are invalid (reported on stderr).
+        #[arg(long)]
+        allow_bad_tasks: bool,
+        /// Time limit of each code_exec assertion, in seconds.
+        #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
+        code_timeout: f64,
     },
 }
 
 impl TasksCommand {
     /// Run the subcommand.
     pub fn execute(self) -> anyhow::Result<Exit> {
-        anyhow::bail!("`evalctl tasks` is not implemented yet")
+        match self {
+            TasksCommand::Validate {
+                file,
+                format,
+                allow_bad_tasks,
+            } => tasks::validate(&ValidateConfig {
+                file,
+                format: format.into(),
+                allow_bad_tasks,
+            }),
+            TasksCommand::Render {
+                file,
+                allow_bad_tasks,
+            } => tasks::render(&RenderConfig {
+                file,
+                allow_bad_tasks,
+            }),
+            TasksCommand::Score {
+                file,
+                outputs,
+                output,
+                format,
+                allow_bad_tasks,
+                code_timeout,
+            } => {
+                let code_timeout = Duration::try_from_secs_f64(code_timeout)
+                    .ok()
+                    .filter(|timeout| !timeout.is_zero())
+                    .ok_or_else(|| {
+                        bad_input(format!(
+                            "error: --code-timeout must be a positive number of seconds, got {code_timeout}"
+                        ))
+                    })?;
+                let outputs = if outputs == "-" {
+                    OutputsSource::Stdin
+                } else {
+                    OutputsSource::File(outputs.into())
+                };
+                tasks::score(&ScoreConfig {
+                    file,
+                    outputs,
+                    output,
+                    format: format.into(),
+                    allow_bad_tasks,
+                    code_timeout,
+                })
+            }
+        }
     }
 }

@@ -1,1 +1,69 @@
-//! Placeholder: filled in by its issue.
+//! Task specs (`evalctl tasks validate|render|score`): the frozen JSONL task contract, its strict
+//! validator, few-shot rendering, the post-process rules and task scoring with the shared text
+//! metrics of [`crate::metrics`]. The contract is documented in `docs/tasks.md`.
+
+mod code_exec;
+mod command;
+mod postprocess;
+mod render;
+mod report;
+mod score;
+mod spec;
+mod validate;
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+pub use command::{render, score, validate};
+pub use render::render_prompt;
+pub use score::{score_task, Aggregate, Assertions, ScoreSummary, Status, TaskScore};
+pub use spec::{Category, FewShotExample, MetricName, PostProcess, Task};
+pub use validate::{load_tasks, validate_bytes, Rule, TaskError, TaskFile, MAX_FEW_SHOT};
+
+use crate::report::Format;
+
+/// `evalctl tasks validate`.
+#[derive(Debug, Clone)]
+pub struct ValidateConfig {
+    /// The tasks JSONL file.
+    pub file: PathBuf,
+    /// How errors are reported on stdout.
+    pub format: Format,
+    /// Exit 0 even when some records are invalid.
+    pub allow_bad_tasks: bool,
+}
+
+/// `evalctl tasks render`.
+#[derive(Debug, Clone)]
+pub struct RenderConfig {
+    /// The tasks JSONL file.
+    pub file: PathBuf,
+    /// Render the valid tasks even when others are invalid (they are reported on stderr).
+    pub allow_bad_tasks: bool,
+}
+
+/// Where `tasks score` reads model outputs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum OutputsSource {
+    /// Standard input (`--outputs -`).
+    Stdin,
+    /// A JSONL file.
+    File(PathBuf),
+}
+
+/// `evalctl tasks score`.
+#[derive(Debug, Clone)]
+pub struct ScoreConfig {
+    /// The tasks JSONL file.
+    pub file: PathBuf,
+    /// The model outputs, `{"task_id", "output"}` per line.
+    pub outputs: OutputsSource,
+    /// Where to write one result line per task, if anywhere.
+    pub output: Option<PathBuf>,
+    /// How the summary is printed on stdout.
+    pub format: Format,
+    /// Score the valid tasks even when others are invalid (they are reported on stderr).
+    pub allow_bad_tasks: bool,
+    /// The time limit of each `code_exec` assertion script.
+    pub code_timeout: Duration,
+}

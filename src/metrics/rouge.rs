@@ -1,0 +1,97 @@
+//! ROUGE-L exactly as rouge-score's `RougeScorer(["rougeL"]).score(reference, output)` F-measure
+//! with the default tokeniser and no stemmer.
+
+/// rouge-score's default tokeniser: lowercase, then every maximal run of `[a-z0-9]` is a token;
+/// everything else (including non-ASCII letters) separates tokens.
+pub fn rouge_tokenize(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
+        .filter(|token| !token.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The length of the longest common subsequence of two token lists.
+fn lcs_length(a: &[String], b: &[String]) -> usize {
+    let mut previous = vec![0usize; b.len() + 1];
+    let mut current = vec![0usize; b.len() + 1];
+    for x in a {
+        for (j, y) in b.iter().enumerate() {
+            current[j + 1] = if x == y {
+                previous[j] + 1
+            } else {
+                previous[j + 1].max(current[j])
+            };
+        }
+        std::mem::swap(&mut previous, &mut current);
+    }
+    previous[b.len()]
+}
+
+/// ROUGE-L F-measure of `output` against `reference`, in [0, 1]: LCS over the tokens, precision
+/// against the output, recall against the reference. 0.0 when either side has no token.
+pub fn rouge_l(output: &str, reference: &str) -> f64 {
+    let output = rouge_tokenize(output);
+    let reference = rouge_tokenize(reference);
+    if output.is_empty() || reference.is_empty() {
+        return 0.0;
+    }
+    let lcs = lcs_length(&reference, &output) as f64;
+    let precision = lcs / output.len() as f64;
+    let recall = lcs / reference.len() as f64;
+    if precision + recall > 0.0 {
+        2.0 * precision * recall / (precision + recall)
+    } else {
+        0.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn close(a: f64, b: f64) -> bool {
+        (a - b).abs() < 1e-12
+    }
+
+    #[test]
+    fn tokenizer_keeps_ascii_alphanumerics_only() {
+        assert_eq!(
+            rouge_tokenize("The Café's 2nd-best—crème!"),
+            ["the", "caf", "s", "2nd", "best", "cr", "me"]
+        );
+        assert_eq!(
+            rouge_tokenize("İstanbul KELVIN"),
+            ["i", "stanbul", "kelvin"]
+        );
+        assert!(rouge_tokenize("東京 …").is_empty());
+    }
+
+    #[test]
+    fn empty_and_no_overlap_score_zero() {
+        assert_eq!(rouge_l("", ""), 0.0);
+        assert_eq!(rouge_l("", "a"), 0.0);
+        assert_eq!(rouge_l("a", ""), 0.0);
+        assert_eq!(rouge_l("東京", "東京"), 0.0);
+        assert_eq!(rouge_l("red fox", "blue whale"), 0.0);
+    }
+
+    #[test]
+    fn lcs_is_order_sensitive() {
+        assert!(close(rouge_l("A B C D", "a b c d"), 1.0));
+        // LCS of "a b c d" and "d c b a" is 1.
+        assert!(close(rouge_l("a b c d", "d c b a"), 0.25));
+        // LCS("police killed the gunman", "the gunman police killed") = 2.
+        assert!(close(
+            rouge_l("police killed the gunman", "the gunman police killed"),
+            0.5
+        ));
+    }
+
+    #[test]
+    fn repeated_tokens() {
+        // output a a a (3) vs reference a b (2): LCS 1, P 1/3, R 1/2.
+        let expected = 2.0 * (1.0 / 3.0) * 0.5 / (1.0 / 3.0 + 0.5);
+        assert!(close(rouge_l("a a a", "a b"), expected));
+    }
+}

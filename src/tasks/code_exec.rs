@@ -1,0 +1,201 @@
+//! The `code_exec` metric's runner: the extracted code plus one target assertion per script, run
+//! with `python3` in a fresh temporary directory under a timeout; the score is the fraction of
+//! assertions whose script exits 0.
+
+use std::io::ErrorKind;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::error::bad_input;
+
+/// The interpreter `code_exec` runs, looked up on `PATH`.
+pub const PYTHON: &str = "python3";
+
+/// How often a running script is polled for exit.
+const POLL: Duration = Duration::from_millis(5);
+
+/// What running one task's assertions gave.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CodeOutcome {
+    /// Assertions whose script exited 0.
+    pub passed: usize,
+    /// Assertions run.
+    pub total: usize,
+    /// Why the first failing assertion failed (last stderr line, or the timeout), if any did.
+    pub first_failure: Option<String>,
+}
+
+impl CodeOutcome {
+    /// The fraction of assertions that passed (0.0 when there were none).
+    pub fn score(&self) -> f64 {
+        if self.total == 0 {
+            0.0
+        } else {
+            self.passed as f64 / self.total as f64
+        }
+    }
+}
+
+/// Fail with a clear message when `python3` cannot be started.
+pub fn ensure_python() -> anyhow::Result<()> {
+    match Command::new(PYTHON)
+        .arg("--version")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+    {
+        Ok(_) => Ok(()),
+        Err(err) => Err(missing_python(&err)),
+    }
+}
+
+fn missing_python(err: &std::io::Error) -> anyhow::Error {
+    let why = if err.kind() == ErrorKind::NotFound {
+        "it was not found on PATH".to_string()
+    } else {
+        format!("it cannot be started: {err}")
+    };
+    bad_input(format!(
+        "error: code_exec tasks run their assertions with {PYTHON}, but {why}"
+    ))
+}
+
+/// Run `code` followed by each assertion, one script per assertion, each under `timeout`.
+pub fn run_assertions(
+    code: &str,
+    assertions: &[String],
+    timeout: Duration,
+) -> anyhow::Result<CodeOutcome> {
+    let dir = TempDir::create()?;
+    let mut outcome = CodeOutcome {
+        passed: 0,
+        total: assertions.len(),
+        first_failure: None,
+    };
+    for (index, assertion) in assertions.iter().enumerate() {
+        let script = dir.path().join(format!("assertion_{index}.py"));
+        std::fs::write(&script, format!("{code}\n\n{assertion}\n"))?;
+        match run_script(dir.path(), &script, timeout)? {
+            None => outcome.passed += 1,
+            Some(failure) => {
+                outcome.first_failure.get_or_insert(failure);
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+/// Run one script; `None` when it exits 0, else why it failed.
+fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Option<String>> {
+    let stderr_path = script.with_extension("stderr");
+    let stderr = std::fs::File::create(&stderr_path)?;
+    let mut child = Command::new(PYTHON)
+        .arg(script)
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(stderr)
+        .process_group(0)
+        .spawn()
+        .map_err(|err| missing_python(&err))?;
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait()? {
+            break status;
+        }
+        if started.elapsed() >= timeout {
+            // SAFETY: killpg has no memory-safety preconditions; a stale group id yields ESRCH.
+            unsafe {
+                libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
+            }
+            child.wait()?;
+            return Ok(Some(format!("timed out after {}s", timeout.as_secs_f64())));
+        }
+        std::thread::sleep(POLL);
+    };
+    if status.success() {
+        return Ok(None);
+    }
+    let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
+    Ok(Some(
+        stderr
+            .lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+            .map_or_else(|| format!("python3 exited with {status}"), str::to_string),
+    ))
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn create() -> anyhow::Result<TempDir> {
+        let base = std::env::temp_dir();
+        loop {
+            let path = base.join(format!(
+                "evalctl-code-{}-{:016x}",
+                std::process::id(),
+                fastrand::u64(..)
+            ));
+            match std::fs::create_dir(&path) {
+                Ok(()) => return Ok(TempDir(path)),
+                Err(err) if err.kind() == ErrorKind::AlreadyExists => continue,
+                Err(err) => {
+                    return Err(anyhow::anyhow!(
+                        "cannot create a temporary directory in {}: {err}",
+                        base.display()
+                    ))
+                }
+            }
+        }
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn score_is_the_passing_fraction() {
+        let outcome = CodeOutcome {
+            passed: 2,
+            total: 3,
+            first_failure: None,
+        };
+        assert!((outcome.score() - 2.0 / 3.0).abs() < 1e-12);
+        assert_eq!(
+            CodeOutcome {
+                passed: 0,
+                total: 0,
+                first_failure: None
+            }
+            .score(),
+            0.0
+        );
+    }
+
+    #[test]
+    fn temp_dirs_are_fresh_and_removed() {
+        let first = TempDir::create().unwrap();
+        let second = TempDir::create().unwrap();
+        assert_ne!(first.path(), second.path());
+        let kept = first.path().to_path_buf();
+        assert!(kept.is_dir());
+        drop(first);
+        assert!(!kept.exists());
+    }
+}

@@ -1,0 +1,110 @@
+//! The post-process rules: one deterministic, stateless normalisation of a model output before
+//! its metric sees it.
+
+use super::spec::PostProcess;
+
+impl PostProcess {
+    /// Apply this rule to a model output.
+    pub fn apply(self, output: &str) -> String {
+        match self {
+            PostProcess::None => output.to_string(),
+            PostProcess::StripWhitespace => output.trim().to_string(),
+            PostProcess::Lower => output.to_lowercase(),
+            PostProcess::ExtractLetter => {
+                extract_letter(output).map(String::from).unwrap_or_default()
+            }
+            PostProcess::ExtractCodeBlock => extract_code_block(output).to_string(),
+            PostProcess::ExtractFirstLine => output
+                .lines()
+                .map(str::trim)
+                .find(|line| !line.is_empty())
+                .unwrap_or_default()
+                .to_string(),
+        }
+    }
+}
+
+fn is_choice(c: char) -> bool {
+    ('A'..='E').contains(&c)
+}
+
+/// The first A–E with no letter or digit on either side, else the first A–E anywhere.
+fn extract_letter(output: &str) -> Option<char> {
+    let chars: Vec<char> = output.chars().collect();
+    let alone = |i: usize| {
+        let apart = |c: Option<&char>| !c.is_some_and(|c| c.is_alphanumeric());
+        apart(i.checked_sub(1).and_then(|j| chars.get(j))) && apart(chars.get(i + 1))
+    };
+    (0..chars.len())
+        .find(|&i| is_choice(chars[i]) && alone(i))
+        .or_else(|| chars.iter().position(|&c| is_choice(c)))
+        .map(|i| chars[i])
+}
+
+/// The body of the first fenced block: after the opening ``` and its language tag up to the
+/// closing ``` (or the end of the text), without the newline before the closing fence. The text
+/// itself when it has no fence.
+fn extract_code_block(output: &str) -> &str {
+    const FENCE: &str = "```";
+    let Some(open) = output.find(FENCE) else {
+        return output;
+    };
+    let after = &output[open + FENCE.len()..];
+    // A language tag is one word on the fence line; anything else there is already code.
+    let body = match after.split_once('\n') {
+        Some((tag, rest)) if !tag.trim().contains(char::is_whitespace) && !tag.contains(FENCE) => {
+            rest
+        }
+        _ => after,
+    };
+    let body = body.find(FENCE).map_or(body, |close| &body[..close]);
+    body.strip_suffix('\n')
+        .map(|body| body.strip_suffix('\r').unwrap_or(body))
+        .unwrap_or(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simple_rules() {
+        assert_eq!(PostProcess::None.apply(" X \n"), " X \n");
+        assert_eq!(PostProcess::StripWhitespace.apply("\u{a0} 41\n\t"), "41");
+        assert_eq!(PostProcess::Lower.apply("ÀB Straße"), "àb straße");
+        assert_eq!(
+            PostProcess::ExtractFirstLine.apply("\n  \n  first one \nsecond"),
+            "first one"
+        );
+        assert_eq!(PostProcess::ExtractFirstLine.apply(" \n\n"), "");
+        assert_eq!(PostProcess::ExtractFirstLine.apply("only\r\nnext"), "only");
+    }
+
+    #[test]
+    fn extract_letter_prefers_a_standalone_letter() {
+        let letter = |text| PostProcess::ExtractLetter.apply(text);
+        assert_eq!(letter("Answer: (C)"), "C");
+        assert_eq!(letter("The answer is B."), "B");
+        assert_eq!(letter("ABSOLUTELY"), "A");
+        assert_eq!(letter("I think D"), "D");
+        assert_eq!(letter("Bad E1 answer"), "B");
+        assert_eq!(letter("none here, f g h"), "");
+        assert_eq!(letter(""), "");
+        assert_eq!(letter("é C"), "C");
+    }
+
+    #[test]
+    fn extract_code_block_takes_the_first_fence() {
+        let code = |text| PostProcess::ExtractCodeBlock.apply(text);
+        assert_eq!(
+            code("Here:\n```python\ndef f():\n    return 1\n```\nmore ```x```"),
+            "def f():\n    return 1"
+        );
+        assert_eq!(code("```\nx = 1\n```"), "x = 1");
+        assert_eq!(code("```\r\nx = 1\r\n```"), "x = 1");
+        assert_eq!(code("```x = 1```"), "x = 1");
+        assert_eq!(code("```py\nunclosed = True\n"), "unclosed = True");
+        assert_eq!(code("no fence at all"), "no fence at all");
+        assert_eq!(code(""), "");
+    }
+}

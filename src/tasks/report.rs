@@ -1,0 +1,133 @@
+//! How `evalctl tasks` reports: validation errors (text lines or a JSON array), rendered prompts
+//! (JSON lines), the score summary (text table or JSON) and the per-task results file.
+
+use std::io::Write;
+use std::path::Path;
+
+use serde::Serialize;
+
+use super::render::render_prompt;
+use super::score::{Aggregate, ScoreSummary, TaskScore};
+use super::spec::Task;
+use super::validate::{TaskError, TaskFile};
+use crate::report::Format;
+
+/// The validation report: one `FILE:LINE: task_id: rule: field: detail` line per error, or a JSON
+/// array of `{line, task_id, rule, field, detail}` objects.
+pub fn validation_report(file: &TaskFile, format: Format) -> anyhow::Result<String> {
+    Ok(match format {
+        Format::Text => file
+            .errors
+            .iter()
+            .map(|error| format!("{}\n", error.to_line(&file.display)))
+            .collect(),
+        Format::Json => format!("{}\n", serde_json::to_string_pretty(&file.errors)?),
+    })
+}
+
+/// The one-line tally for stderr: `FILE: N valid tasks, M errors`.
+pub fn validation_tally(file: &TaskFile) -> String {
+    let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
+    format!(
+        "{}: {}, {}",
+        file.display,
+        plural(file.tasks.len(), "valid task"),
+        plural(file.errors.len(), "error")
+    )
+}
+
+/// Every error as a text line, for stderr when `render` or `score` meets invalid tasks.
+pub fn task_error_lines(file: &TaskFile) -> Vec<String> {
+    file.errors
+        .iter()
+        .map(|error: &TaskError| error.to_line(&file.display))
+        .collect()
+}
+
+/// One `{"task_id", "prompt"}` JSON line per task.
+pub fn rendered_prompts(tasks: &[Task]) -> anyhow::Result<String> {
+    #[derive(Serialize)]
+    struct Rendered<'a> {
+        task_id: &'a str,
+        prompt: String,
+    }
+    let mut text = String::new();
+    for task in tasks {
+        let line = Rendered {
+            task_id: &task.task_id,
+            prompt: render_prompt(task),
+        };
+        text.push_str(&serde_json::to_string(&line)?);
+        text.push('\n');
+    }
+    Ok(text)
+}
+
+/// Write one JSON line per task result to `path` (created or truncated).
+pub fn write_task_scores(path: &Path, scores: &[TaskScore]) -> anyhow::Result<()> {
+    let write = || -> std::io::Result<()> {
+        let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
+        for score in scores {
+            serde_json::to_writer(&mut file, score)?;
+            file.write_all(b"\n")?;
+        }
+        file.flush()
+    };
+    write().map_err(|err| {
+        crate::error::bad_input(format!(
+            "error: --output {}: cannot write: {err}",
+            path.display()
+        ))
+    })
+}
+
+/// The score summary in `format`.
+pub fn score_report(summary: &ScoreSummary, format: Format) -> anyhow::Result<String> {
+    match format {
+        Format::Json => Ok(format!("{}\n", serde_json::to_string_pretty(summary)?)),
+        Format::Text => Ok(score_text(summary)),
+    }
+}
+
+fn score_text(summary: &ScoreSummary) -> String {
+    let row = |name: &str, agg: &Aggregate| {
+        format!(
+            "  {name:<16} {:>6} {:>7} {:>8} {:>8.4}\n",
+            agg.tasks, agg.scored, agg.missing, agg.mean
+        )
+    };
+    let header = format!(
+        "  {:<16} {:>6} {:>7} {:>8} {:>8}\n",
+        "", "tasks", "scored", "missing", "mean"
+    );
+    let mut text = format!(
+        "tasks {} scored against outputs {}\n\n",
+        summary.tasks_file, summary.outputs_file
+    );
+    text.push_str(&header);
+    text.push_str(&row("all", &summary.overall));
+    text.push_str("\nby category\n");
+    for (category, agg) in &summary.by_category {
+        text.push_str(&row(category.name(), agg));
+    }
+    text.push_str("\nby metric\n");
+    for (metric, agg) in &summary.by_metric {
+        text.push_str(&row(metric.name(), agg));
+    }
+    if !summary.missing.is_empty() {
+        text.push_str(&format!(
+            "\nmissing outputs (scored 0): {}\n",
+            summary.missing.join(", ")
+        ));
+    }
+    if !summary.unknown_outputs.is_empty() {
+        text.push_str("\noutputs naming no task:\n");
+        for unknown in &summary.unknown_outputs {
+            text.push_str(&format!(
+                "  {}:{}: {}\n",
+                summary.outputs_file, unknown.line, unknown.task_id
+            ));
+        }
+    }
+    text
+}

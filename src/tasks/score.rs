@@ -1,0 +1,369 @@
+//! Scoring model outputs against tasks: read the outputs JSONL, post-process each output with its
+//! task's rule, score it with its task's metric, and aggregate per category and per metric.
+//! Tasks without an output and outputs naming no task are reported, never dropped.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::io::Read;
+use std::time::Duration;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use super::code_exec::{self, CodeOutcome};
+use super::spec::{Category, MetricName, PostProcess, Task};
+use super::OutputsSource;
+use crate::error::bad_input;
+use crate::input::{read_jsonl, read_jsonl_bytes};
+use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
+use crate::protocol::json_type;
+
+/// One model output, as read from the outputs file.
+#[derive(Debug, Clone)]
+pub struct ModelOutput {
+    /// The 1-based line of the outputs file.
+    pub line: usize,
+    /// The task it answers.
+    pub task_id: String,
+    /// The raw model output.
+    pub output: String,
+}
+
+/// Read `{"task_id", "output"}` lines. Any unreadable line, missing or non-string field, or task
+/// id answered twice is a bad-input error listing every problem.
+pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<ModelOutput>)> {
+    let (display, records) = match source {
+        OutputsSource::Stdin => {
+            let mut bytes = Vec::new();
+            std::io::stdin()
+                .lock()
+                .read_to_end(&mut bytes)
+                .map_err(|err| bad_input(format!("error: <stdin>: cannot read: {err}")))?;
+            ("<stdin>".to_string(), read_jsonl_bytes("<stdin>", &bytes))
+        }
+        OutputsSource::File(path) => (path.display().to_string(), read_jsonl(path)),
+    };
+    let records = records.map_err(|problems| bad_input(error_message(&problems)))?;
+    let mut problems = Vec::new();
+    let mut outputs = Vec::with_capacity(records.len());
+    let mut first_line: HashMap<String, usize> = HashMap::new();
+    for record in records {
+        let field = |name: &str| match record.value.get(name) {
+            Some(Value::String(text)) => Ok(text.clone()),
+            Some(other) => Err(format!(
+                "\"{name}\" must be a string, found {}",
+                json_type(other)
+            )),
+            None => Err(format!("\"{name}\" is missing")),
+        };
+        match (field("task_id"), field("output")) {
+            (Ok(task_id), Ok(output)) => {
+                if let Some(first) = first_line.get(&task_id) {
+                    problems.push(format!(
+                        "{display}:{}: task {task_id:?} already has an output on line {first}",
+                        record.line
+                    ));
+                    continue;
+                }
+                first_line.insert(task_id.clone(), record.line);
+                outputs.push(ModelOutput {
+                    line: record.line,
+                    task_id,
+                    output,
+                });
+            }
+            (id, output) => {
+                for reason in [id.err(), output.err()].into_iter().flatten() {
+                    problems.push(format!("{display}:{}: {reason}", record.line));
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok((display, outputs))
+    } else {
+        Err(bad_input(error_message(&problems)))
+    }
+}
+
+/// Problems as one message, each line starting with `error: `.
+pub fn error_message(problems: &[String]) -> String {
+    problems
+        .iter()
+        .map(|problem| format!("error: {problem}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// Whether a task was scored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The task had an output and was scored.
+    Scored,
+    /// No output named the task; it scores 0 in aggregates.
+    Missing,
+}
+
+/// The per-task result line (`--output FILE.jsonl`).
+#[derive(Debug, Clone, Serialize)]
+pub struct TaskScore {
+    /// The task.
+    pub task_id: String,
+    /// Its category.
+    pub category: Category,
+    /// Its metric.
+    pub metric_name: MetricName,
+    /// Its post-process rule.
+    pub post_process: PostProcess,
+    /// Scored or missing.
+    pub status: Status,
+    /// The score in [0, 1]; `null` when missing.
+    pub score: Option<f64>,
+    /// The output after post-processing; `null` when missing.
+    pub processed_output: Option<String>,
+    /// For `code_exec`: assertions passed and run, and the first failure.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub assertions: Option<Assertions>,
+}
+
+/// The assertion counts of a `code_exec` task.
+#[derive(Debug, Clone, Serialize)]
+pub struct Assertions {
+    /// Assertions that passed.
+    pub passed: usize,
+    /// Assertions run.
+    pub total: usize,
+    /// Why the first failing assertion failed.
+    pub first_failure: Option<String>,
+}
+
+impl From<CodeOutcome> for Assertions {
+    fn from(outcome: CodeOutcome) -> Self {
+        Assertions {
+            passed: outcome.passed,
+            total: outcome.total,
+            first_failure: outcome.first_failure,
+        }
+    }
+}
+
+/// Score one raw output against its task: post-process, then the metric (best target, or the
+/// fraction of passing assertions for `code_exec`).
+pub fn score_task(task: &Task, output: &str, code_timeout: Duration) -> anyhow::Result<TaskScore> {
+    let processed = task.post_process.apply(output);
+    let mut assertions = None;
+    let score = match task.metric {
+        MetricName::ExactMatch | MetricName::Accuracy => {
+            max_over(exact_match, &processed, &task.targets)
+        }
+        MetricName::F1 => max_over(squad_f1, &processed, &task.targets),
+        MetricName::Bleu4 => max_over(bleu_4, &processed, &task.targets),
+        MetricName::RougeL => max_over(rouge_l, &processed, &task.targets),
+        MetricName::CodeExec => {
+            let outcome = code_exec::run_assertions(&processed, &task.targets, code_timeout)?;
+            let score = outcome.score();
+            assertions = Some(outcome.into());
+            score
+        }
+    };
+    Ok(TaskScore {
+        status: Status::Scored,
+        score: Some(score),
+        processed_output: Some(processed),
+        assertions,
+        ..missing(task)
+    })
+}
+
+/// The result line of a task no output answered.
+fn missing(task: &Task) -> TaskScore {
+    TaskScore {
+        task_id: task.task_id.clone(),
+        category: task.category,
+        metric_name: task.metric,
+        post_process: task.post_process,
+        status: Status::Missing,
+        score: None,
+        processed_output: None,
+        assertions: None,
+    }
+}
+
+/// Counts and mean of a group of tasks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Aggregate {
+    /// Tasks in the group.
+    pub tasks: usize,
+    /// Tasks scored.
+    pub scored: usize,
+    /// Tasks without an output.
+    pub missing: usize,
+    /// Mean score over all tasks of the group, a missing task counting as 0.
+    pub mean: f64,
+    #[serde(skip)]
+    sum: f64,
+}
+
+impl Aggregate {
+    fn add(&mut self, score: &TaskScore) {
+        self.tasks += 1;
+        match score.score {
+            Some(value) => {
+                self.scored += 1;
+                self.sum += value;
+            }
+            None => self.missing += 1,
+        }
+        self.mean = self.sum / self.tasks as f64;
+    }
+}
+
+/// An output whose task id names no valid task.
+#[derive(Debug, Clone, Serialize)]
+pub struct UnknownOutput {
+    /// Its line in the outputs file.
+    pub line: usize,
+    /// The task id it names.
+    pub task_id: String,
+}
+
+/// Everything `tasks score` reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct ScoreSummary {
+    /// The tasks file as given.
+    pub tasks_file: String,
+    /// The outputs file as given (`<stdin>` for `-`).
+    pub outputs_file: String,
+    /// All tasks.
+    pub overall: Aggregate,
+    /// Per category, in vocabulary order (categories without tasks are left out).
+    pub by_category: BTreeMap<Category, Aggregate>,
+    /// Per metric, in vocabulary order.
+    pub by_metric: BTreeMap<MetricName, Aggregate>,
+    /// Ids of the tasks without an output, in file order.
+    pub missing: Vec<String>,
+    /// Outputs naming no valid task.
+    pub unknown_outputs: Vec<UnknownOutput>,
+    /// The per-task results (not part of the JSON summary; see `--output`).
+    #[serde(skip)]
+    pub tasks: Vec<TaskScore>,
+}
+
+/// Score every task against its output.
+pub fn score_all(
+    tasks_file: &str,
+    tasks: &[Task],
+    outputs_file: String,
+    outputs: Vec<ModelOutput>,
+    code_timeout: Duration,
+) -> anyhow::Result<ScoreSummary> {
+    let by_id: HashMap<&str, &ModelOutput> = outputs
+        .iter()
+        .map(|output| (output.task_id.as_str(), output))
+        .collect();
+    let needs_python = tasks.iter().any(|task| {
+        task.metric == MetricName::CodeExec && by_id.contains_key(task.task_id.as_str())
+    });
+    if needs_python {
+        code_exec::ensure_python()?;
+    }
+    let mut summary = ScoreSummary {
+        tasks_file: tasks_file.to_string(),
+        outputs_file,
+        overall: Aggregate::default(),
+        by_category: BTreeMap::new(),
+        by_metric: BTreeMap::new(),
+        missing: Vec::new(),
+        unknown_outputs: Vec::new(),
+        tasks: Vec::with_capacity(tasks.len()),
+    };
+    for task in tasks {
+        let result = match by_id.get(task.task_id.as_str()) {
+            Some(output) => score_task(task, &output.output, code_timeout)?,
+            None => {
+                summary.missing.push(task.task_id.clone());
+                missing(task)
+            }
+        };
+        summary.overall.add(&result);
+        summary
+            .by_category
+            .entry(task.category)
+            .or_default()
+            .add(&result);
+        summary
+            .by_metric
+            .entry(task.metric)
+            .or_default()
+            .add(&result);
+        summary.tasks.push(result);
+    }
+    let known: HashSet<&str> = tasks.iter().map(|task| task.task_id.as_str()).collect();
+    summary.unknown_outputs = outputs
+        .iter()
+        .filter(|output| !known.contains(output.task_id.as_str()))
+        .map(|output| UnknownOutput {
+            line: output.line,
+            task_id: output.task_id.clone(),
+        })
+        .collect();
+    Ok(summary)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tasks::validate::validate_bytes;
+
+    fn task(line: &str) -> Task {
+        let (mut tasks, errors) = validate_bytes(line.as_bytes());
+        assert!(errors.is_empty(), "{errors:?}");
+        tasks.remove(0)
+    }
+
+    #[test]
+    fn post_process_then_best_target() {
+        let mcq = task(
+            r#"{"task_id":"m","category":"mcq","prompt":"Pick","targets":["C"],"metric_name":"accuracy","post_process":"extract_letter"}"#,
+        );
+        let result = score_task(&mcq, "The answer is (C).", Duration::from_secs(1)).unwrap();
+        assert_eq!(result.score, Some(1.0));
+        assert_eq!(result.processed_output.as_deref(), Some("C"));
+        let summary = task(
+            r#"{"task_id":"s","category":"summary","prompt":"Sum","targets":["cats sleep a lot","dogs bark"],"metric_name":"f1","post_process":"lower"}"#,
+        );
+        let result = score_task(&summary, "Dogs BARK", Duration::from_secs(1)).unwrap();
+        assert_eq!(result.score, Some(1.0));
+    }
+
+    #[test]
+    fn aggregates_count_missing_as_zero() {
+        let a = task(
+            r#"{"task_id":"a","category":"arithmetic","prompt":"1+1","targets":["2"],"metric_name":"exact_match","post_process":"none"}"#,
+        );
+        let b = Task {
+            task_id: "b".into(),
+            ..a.clone()
+        };
+        let outputs = vec![
+            ModelOutput {
+                line: 1,
+                task_id: "a".into(),
+                output: "2".into(),
+            },
+            ModelOutput {
+                line: 2,
+                task_id: "zz".into(),
+                output: "?".into(),
+            },
+        ];
+        let summary = score_all("t", &[a, b], "o".into(), outputs, Duration::from_secs(1)).unwrap();
+        assert_eq!(summary.overall.tasks, 2);
+        assert_eq!(summary.overall.scored, 1);
+        assert_eq!(summary.overall.missing, 1);
+        assert_eq!(summary.overall.mean, 0.5);
+        assert_eq!(summary.missing, ["b"]);
+        assert_eq!(summary.unknown_outputs[0].task_id, "zz");
+        assert_eq!(summary.by_category[&Category::Arithmetic].mean, 0.5);
+    }
+}

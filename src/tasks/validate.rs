@@ -1,0 +1,674 @@
+//! The strict task-spec validator: every non-blank line of a tasks file is checked on its own, a
+//! bad line drops that record only, and every problem becomes one [`TaskError`] naming its line,
+//! task id, rule, field and detail.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use super::spec::{Category, FewShotExample, MetricName, PostProcess, Task};
+use crate::error::bad_input;
+use crate::protocol::{clip, json_type};
+
+/// The most few-shot examples a task may carry.
+pub const MAX_FEW_SHOT: usize = 8;
+
+const REQUIRED: [&str; 6] = [
+    "task_id",
+    "category",
+    "prompt",
+    "targets",
+    "metric_name",
+    "post_process",
+];
+const OPTIONAL: [&str; 2] = ["few_shot_examples", "metadata"];
+const FEW_SHOT_MARKERS: [&str; 3] = ["question:", "q:", "example:"];
+
+/// The rule a task record broke. The names are part of the contract (docs/tasks.md).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Rule {
+    /// The line is not JSON (or not UTF-8).
+    BadJson,
+    /// The line is JSON but not an object.
+    BadType,
+    /// A required field is absent.
+    MissingField,
+    /// A top-level field outside the spec.
+    UnknownField,
+    /// `task_id` is not a string matching `[A-Za-z0-9_-]+`.
+    BadTaskId,
+    /// `task_id` already used on an earlier line.
+    DuplicateTaskId,
+    /// `category` is not one of the five categories.
+    BadCategory,
+    /// `prompt` is not a non-empty string.
+    BadPrompt,
+    /// `prompt` ends with whitespace.
+    PromptTrailingWhitespace,
+    /// `prompt` already holds a few-shot block while `few_shot_examples` is empty.
+    EmbeddedFewShot,
+    /// `targets` is not a non-empty list of strings.
+    BadTargets,
+    /// `metric_name` is not in the metric vocabulary.
+    BadMetric,
+    /// `post_process` is not in the post-process vocabulary.
+    BadPostProcess,
+    /// The metric is not legal for the category.
+    IllegalMetricForCategory,
+    /// An `mcq` task does not have exactly one single-letter A–E target.
+    BadMcqTarget,
+    /// `few_shot_examples` is not a list of `{prompt, completion}` string pairs.
+    BadFewShot,
+    /// More than [`MAX_FEW_SHOT`] few-shot examples.
+    TooManyFewShot,
+    /// `metadata` is not an object.
+    BadMetadata,
+}
+
+impl Rule {
+    /// The rule's name as reported.
+    pub fn name(self) -> &'static str {
+        match self {
+            Rule::BadJson => "bad_json",
+            Rule::BadType => "bad_type",
+            Rule::MissingField => "missing_field",
+            Rule::UnknownField => "unknown_field",
+            Rule::BadTaskId => "bad_task_id",
+            Rule::DuplicateTaskId => "duplicate_task_id",
+            Rule::BadCategory => "bad_category",
+            Rule::BadPrompt => "bad_prompt",
+            Rule::PromptTrailingWhitespace => "prompt_trailing_whitespace",
+            Rule::EmbeddedFewShot => "embedded_few_shot",
+            Rule::BadTargets => "bad_targets",
+            Rule::BadMetric => "bad_metric",
+            Rule::BadPostProcess => "bad_post_process",
+            Rule::IllegalMetricForCategory => "illegal_metric_for_category",
+            Rule::BadMcqTarget => "bad_mcq_target",
+            Rule::BadFewShot => "bad_few_shot",
+            Rule::TooManyFewShot => "too_many_few_shot",
+            Rule::BadMetadata => "bad_metadata",
+        }
+    }
+}
+
+/// One validation problem.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskError {
+    /// The 1-based line of the tasks file.
+    pub line: usize,
+    /// The record's task id when it has a valid one (`?` in text reports, `null` in JSON).
+    pub task_id: Option<String>,
+    /// The rule broken.
+    pub rule: Rule,
+    /// The field at fault (`targets[2]`, `few_shot_examples[0].prompt`), `None` for the line.
+    pub field: Option<String>,
+    /// What is wrong, for people.
+    pub detail: String,
+}
+
+impl TaskError {
+    /// The text-report line: `FILE:LINE: task_id: rule: field: detail`.
+    pub fn to_line(&self, file: &str) -> String {
+        format!(
+            "{file}:{}: {}: {}: {}: {}",
+            self.line,
+            self.task_id.as_deref().unwrap_or("?"),
+            self.rule.name(),
+            self.field.as_deref().unwrap_or("-"),
+            self.detail
+        )
+    }
+}
+
+/// A validated tasks file: the records that passed and every problem found.
+#[derive(Debug)]
+pub struct TaskFile {
+    /// The path as given, for messages.
+    pub display: String,
+    /// The valid tasks, in file order.
+    pub tasks: Vec<Task>,
+    /// Every problem, in line order.
+    pub errors: Vec<TaskError>,
+}
+
+/// Read and validate a tasks file. A missing or unreadable file, a directory or a file without a
+/// single record is a bad-input error (exit 2); problems in records are returned in the file.
+pub fn load_tasks(path: &Path) -> anyhow::Result<TaskFile> {
+    let display = path.display().to_string();
+    if path.is_dir() {
+        return Err(bad_input(format!(
+            "error: tasks file {display}: is a directory, expected a JSONL file"
+        )));
+    }
+    let bytes = std::fs::read(path).map_err(|err| {
+        bad_input(format!(
+            "error: tasks file {display}: cannot read: {}",
+            io_reason(&err)
+        ))
+    })?;
+    let (tasks, errors) = validate_bytes(&bytes);
+    if tasks.is_empty() && errors.is_empty() {
+        return Err(bad_input(format!(
+            "error: tasks file {display}: no tasks (the file is empty)"
+        )));
+    }
+    Ok(TaskFile {
+        display,
+        tasks,
+        errors,
+    })
+}
+
+fn io_reason(err: &std::io::Error) -> String {
+    let message = err.to_string();
+    message
+        .find(" (os error")
+        .map_or(message.clone(), |cut| message[..cut].to_string())
+}
+
+/// Validate JSONL task records from memory: a UTF-8 BOM is ignored, blank lines are skipped (and
+/// still counted for line numbers), `\r\n` endings are accepted.
+pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    let mut tasks = Vec::new();
+    let mut errors = Vec::new();
+    let mut seen_ids = HashMap::new();
+    for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
+        let line = index + 1;
+        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+        let line_error = |rule, detail| TaskError {
+            line,
+            task_id: None,
+            rule,
+            field: None,
+            detail,
+        };
+        let text = match std::str::from_utf8(raw) {
+            Ok(text) => text,
+            Err(err) => {
+                errors.push(line_error(
+                    Rule::BadJson,
+                    format!(
+                        "invalid UTF-8 (bad byte at column {})",
+                        err.valid_up_to() + 1
+                    ),
+                ));
+                continue;
+            }
+        };
+        if text.trim().is_empty() {
+            continue;
+        }
+        match serde_json::from_str::<Value>(text) {
+            Ok(Value::Object(record)) => {
+                let mut check = RecordCheck::new(line, &record);
+                if let Some(task) = check.task(&record, &mut seen_ids) {
+                    tasks.push(task);
+                }
+                errors.append(&mut check.errors);
+            }
+            Ok(other) => errors.push(line_error(
+                Rule::BadType,
+                format!("expected a JSON object, found {}", json_type(&other)),
+            )),
+            Err(err) => errors.push(line_error(
+                Rule::BadJson,
+                format!(
+                    "invalid JSON at column {}: {}",
+                    err.column(),
+                    json_what(&err)
+                ),
+            )),
+        }
+    }
+    (tasks, errors)
+}
+
+/// serde_json's message without its " at line L column C" suffix.
+fn json_what(err: &serde_json::Error) -> String {
+    let message = err.to_string();
+    message
+        .rfind(" at line ")
+        .map_or(message.clone(), |cut| message[..cut].to_string())
+}
+
+/// The checks of one JSON object, collecting every problem.
+struct RecordCheck {
+    line: usize,
+    task_id: Option<String>,
+    errors: Vec<TaskError>,
+}
+
+impl RecordCheck {
+    fn new(line: usize, record: &Map<String, Value>) -> Self {
+        let task_id = record
+            .get("task_id")
+            .and_then(Value::as_str)
+            .filter(|id| is_valid_task_id(id))
+            .map(str::to_string);
+        RecordCheck {
+            line,
+            task_id,
+            errors: Vec::new(),
+        }
+    }
+
+    fn fail(&mut self, rule: Rule, field: impl Into<String>, detail: impl Into<String>) {
+        self.errors.push(TaskError {
+            line: self.line,
+            task_id: self.task_id.clone(),
+            rule,
+            field: Some(field.into()),
+            detail: detail.into(),
+        });
+    }
+
+    /// Check every field; the task when nothing failed.
+    fn task(
+        &mut self,
+        record: &Map<String, Value>,
+        seen_ids: &mut HashMap<String, usize>,
+    ) -> Option<Task> {
+        for key in record.keys() {
+            if !REQUIRED.contains(&key.as_str()) && !OPTIONAL.contains(&key.as_str()) {
+                self.fail(
+                    Rule::UnknownField,
+                    key.as_str(),
+                    format!(
+                        "not a task field (allowed: {}, {})",
+                        REQUIRED.join(", "),
+                        OPTIONAL.join(", ")
+                    ),
+                );
+            }
+        }
+        for field in REQUIRED {
+            if !record.contains_key(field) {
+                self.fail(Rule::MissingField, field, "required field is absent");
+            }
+        }
+        self.check_task_id(record.get("task_id"), seen_ids);
+        let category = self.check_vocabulary(
+            record.get("category"),
+            "category",
+            Rule::BadCategory,
+            Category::parse,
+            Category::names,
+        );
+        let metric = self.check_vocabulary(
+            record.get("metric_name"),
+            "metric_name",
+            Rule::BadMetric,
+            MetricName::parse,
+            MetricName::names,
+        );
+        let post_process = self.check_vocabulary(
+            record.get("post_process"),
+            "post_process",
+            Rule::BadPostProcess,
+            PostProcess::parse,
+            PostProcess::names,
+        );
+        let few_shot_examples = self.check_few_shot(record.get("few_shot_examples"));
+        let prompt = self.check_prompt(record.get("prompt"), few_shot_examples.as_deref());
+        let targets = self.check_targets(record.get("targets"));
+        if let Some(metadata) = record.get("metadata") {
+            if !metadata.is_object() {
+                self.fail(
+                    Rule::BadMetadata,
+                    "metadata",
+                    format!("expected an object, found {}", json_type(metadata)),
+                );
+            }
+        }
+        if let (Some(category), Some(metric)) = (category, metric) {
+            if !category.legal_metrics().contains(&metric) {
+                let legal: Vec<&str> = category.legal_metrics().iter().map(|m| m.name()).collect();
+                self.fail(
+                    Rule::IllegalMetricForCategory,
+                    "metric_name",
+                    format!(
+                        "{} is not legal for category {} (legal: {})",
+                        metric.name(),
+                        category.name(),
+                        legal.join(", ")
+                    ),
+                );
+            }
+        }
+        if let (Some(Category::Mcq), Some(targets)) = (category, &targets) {
+            let single_letter = matches!(targets.as_slice(), [only] if is_mcq_letter(only));
+            if !single_letter {
+                self.fail(
+                    Rule::BadMcqTarget,
+                    "targets",
+                    format!(
+                        "an mcq task needs exactly one target that is a single letter A-E, found {}",
+                        clip(&serde_json::to_string(targets).unwrap_or_default(), 80)
+                    ),
+                );
+            }
+        }
+        if !self.errors.is_empty() {
+            return None;
+        }
+        Some(Task {
+            line: self.line,
+            task_id: self.task_id.clone()?,
+            category: category?,
+            prompt: prompt?,
+            targets: targets?,
+            metric: metric?,
+            post_process: post_process?,
+            few_shot_examples: few_shot_examples.unwrap_or_default(),
+        })
+    }
+
+    fn check_task_id(&mut self, value: Option<&Value>, seen_ids: &mut HashMap<String, usize>) {
+        let Some(value) = value else { return };
+        match (value.as_str(), &self.task_id) {
+            (_, Some(id)) => {
+                if let Some(first) = seen_ids.get(id) {
+                    let detail = format!("{id:?} was already used on line {first}");
+                    self.fail(Rule::DuplicateTaskId, "task_id", detail);
+                } else {
+                    seen_ids.insert(id.clone(), self.line);
+                }
+            }
+            (Some(id), None) => self.fail(
+                Rule::BadTaskId,
+                "task_id",
+                format!(
+                    "{} does not match [A-Za-z0-9_-]+",
+                    clip(&Value::from(id).to_string(), 80)
+                ),
+            ),
+            (None, None) => self.fail(
+                Rule::BadTaskId,
+                "task_id",
+                format!("expected a string, found {}", json_type(value)),
+            ),
+        }
+    }
+
+    /// A string field that must name one value of a closed vocabulary.
+    fn check_vocabulary<T>(
+        &mut self,
+        value: Option<&Value>,
+        field: &str,
+        rule: Rule,
+        parse: fn(&str) -> Option<T>,
+        names: fn() -> String,
+    ) -> Option<T> {
+        let value = value?;
+        let parsed = value.as_str().and_then(parse);
+        if parsed.is_none() {
+            let found = match value.as_str() {
+                Some(text) => clip(&Value::from(text).to_string(), 80),
+                None => json_type(value).to_string(),
+            };
+            self.fail(
+                rule,
+                field,
+                format!("expected one of {}, found {found}", names()),
+            );
+        }
+        parsed
+    }
+
+    fn check_prompt(
+        &mut self,
+        value: Option<&Value>,
+        few_shot: Option<&[FewShotExample]>,
+    ) -> Option<String> {
+        let value = value?;
+        let Some(prompt) = value.as_str() else {
+            let detail = format!("expected a non-empty string, found {}", json_type(value));
+            self.fail(Rule::BadPrompt, "prompt", detail);
+            return None;
+        };
+        if prompt.is_empty() {
+            self.fail(Rule::BadPrompt, "prompt", "the prompt is empty");
+            return None;
+        }
+        if prompt.ends_with(char::is_whitespace) {
+            self.fail(
+                Rule::PromptTrailingWhitespace,
+                "prompt",
+                "the prompt ends with whitespace",
+            );
+            return None;
+        }
+        let markers = count_few_shot_markers(prompt);
+        if markers > 1 && few_shot.is_some_and(<[_]>::is_empty) {
+            self.fail(
+                Rule::EmbeddedFewShot,
+                "prompt",
+                format!(
+                    "the prompt holds {markers} question:/q:/example: markers, a few-shot block; \
+                     move the examples to few_shot_examples"
+                ),
+            );
+            return None;
+        }
+        Some(prompt.to_string())
+    }
+
+    fn check_targets(&mut self, value: Option<&Value>) -> Option<Vec<String>> {
+        let value = value?;
+        let Some(items) = value.as_array() else {
+            let detail = format!(
+                "expected a non-empty list of strings, found {}",
+                json_type(value)
+            );
+            self.fail(Rule::BadTargets, "targets", detail);
+            return None;
+        };
+        if items.is_empty() {
+            self.fail(Rule::BadTargets, "targets", "the list is empty");
+            return None;
+        }
+        let mut targets = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            match item.as_str() {
+                Some(target) => targets.push(target.to_string()),
+                None => self.fail(
+                    Rule::BadTargets,
+                    format!("targets[{index}]"),
+                    format!("expected a string, found {}", json_type(item)),
+                ),
+            }
+        }
+        (targets.len() == items.len()).then_some(targets)
+    }
+
+    /// The examples (empty when absent); `None` when the field is malformed.
+    fn check_few_shot(&mut self, value: Option<&Value>) -> Option<Vec<FewShotExample>> {
+        let Some(value) = value else {
+            return Some(Vec::new());
+        };
+        let field = "few_shot_examples";
+        let Some(items) = value.as_array() else {
+            let detail = format!(
+                "expected a list of {{prompt, completion}} objects, found {}",
+                json_type(value)
+            );
+            self.fail(Rule::BadFewShot, field, detail);
+            return None;
+        };
+        if items.len() > MAX_FEW_SHOT {
+            let detail = format!("{} examples, at most {MAX_FEW_SHOT} allowed", items.len());
+            self.fail(Rule::TooManyFewShot, field, detail);
+        }
+        let before = self.errors.len();
+        let mut examples = Vec::with_capacity(items.len());
+        for (index, item) in items.iter().enumerate() {
+            let at = format!("{field}[{index}]");
+            let Some(object) = item.as_object() else {
+                let detail = format!(
+                    "expected a {{prompt, completion}} object, found {}",
+                    json_type(item)
+                );
+                self.fail(Rule::BadFewShot, at, detail);
+                continue;
+            };
+            for key in object.keys() {
+                if key != "prompt" && key != "completion" {
+                    self.fail(
+                        Rule::BadFewShot,
+                        format!("{at}.{key}"),
+                        "unknown field (allowed: prompt, completion)",
+                    );
+                }
+            }
+            let mut text = |key: &str| match object.get(key) {
+                Some(Value::String(text)) => Some(text.clone()),
+                Some(other) => {
+                    let detail = format!("expected a string, found {}", json_type(other));
+                    self.fail(Rule::BadFewShot, format!("{at}.{key}"), detail);
+                    None
+                }
+                None => {
+                    self.fail(
+                        Rule::BadFewShot,
+                        format!("{at}.{key}"),
+                        "required field is absent",
+                    );
+                    None
+                }
+            };
+            if let (Some(prompt), Some(completion)) = (text("prompt"), text("completion")) {
+                examples.push(FewShotExample { prompt, completion });
+            }
+        }
+        (self.errors.len() == before).then_some(examples)
+    }
+}
+
+/// `[A-Za-z0-9_-]+`.
+fn is_valid_task_id(id: &str) -> bool {
+    !id.is_empty()
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// A single capital letter A–E.
+fn is_mcq_letter(target: &str) -> bool {
+    matches!(target, "A" | "B" | "C" | "D" | "E")
+}
+
+/// How many `question:` / `q:` / `example:` markers (case-insensitive, each starting a word) the
+/// prompt holds.
+fn count_few_shot_markers(prompt: &str) -> usize {
+    let lower = prompt.to_ascii_lowercase();
+    FEW_SHOT_MARKERS
+        .iter()
+        .map(|marker| {
+            lower
+                .match_indices(marker)
+                .filter(|(at, _)| {
+                    !lower[..*at]
+                        .chars()
+                        .next_back()
+                        .is_some_and(char::is_alphanumeric)
+                })
+                .count()
+        })
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn errors_of(line: &str) -> Vec<(Rule, Option<String>)> {
+        let (_, errors) = validate_bytes(line.as_bytes());
+        errors.into_iter().map(|e| (e.rule, e.field)).collect()
+    }
+
+    const GOOD: &str = r#"{"task_id":"t1","category":"arithmetic","prompt":"Q: 1+1\nA:","targets":["2"],"metric_name":"exact_match","post_process":"strip_whitespace"}"#;
+
+    #[test]
+    fn a_good_record_becomes_a_task() {
+        let (tasks, errors) = validate_bytes(GOOD.as_bytes());
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(tasks[0].task_id, "t1");
+        assert_eq!(tasks[0].metric, MetricName::ExactMatch);
+        assert!(tasks[0].few_shot_examples.is_empty());
+    }
+
+    #[test]
+    fn every_problem_of_a_record_is_reported() {
+        let line = r#"{"task_id":"a b","category":"poetry","prompt":"","targets":[1],"metric_name":"bleu","post_process":"upper","extra":1}"#;
+        let rules: Vec<Rule> = errors_of(line).into_iter().map(|(rule, _)| rule).collect();
+        assert_eq!(
+            rules,
+            [
+                Rule::UnknownField,
+                Rule::BadTaskId,
+                Rule::BadCategory,
+                Rule::BadMetric,
+                Rule::BadPostProcess,
+                Rule::BadPrompt,
+                Rule::BadTargets
+            ]
+        );
+    }
+
+    #[test]
+    fn duplicates_are_found_across_lines() {
+        let text = format!("{GOOD}\n\n{GOOD}\n");
+        let (tasks, errors) = validate_bytes(text.as_bytes());
+        assert_eq!(tasks.len(), 1);
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].line, 3);
+        assert_eq!(errors[0].rule, Rule::DuplicateTaskId);
+        assert_eq!(errors[0].detail, "\"t1\" was already used on line 1");
+    }
+
+    #[test]
+    fn few_shot_markers_need_word_starts() {
+        assert_eq!(count_few_shot_markers("Question: a\nQ: b\nexample: c"), 3);
+        assert_eq!(count_few_shot_markers("FAQ: what? Question: x"), 1);
+        assert_eq!(count_few_shot_markers("(q: 1) (Q: 2)"), 2);
+    }
+
+    #[test]
+    fn embedded_few_shot_only_without_examples() {
+        let prompt = r#""Q: 1+1\nA: 2\n\nQ: 2+2\nA:""#;
+        let base = GOOD.replace(r#""Q: 1+1\nA:""#, prompt);
+        assert_eq!(
+            errors_of(&base),
+            [(Rule::EmbeddedFewShot, Some("prompt".into()))]
+        );
+        let with_examples = base.replace(
+            r#""post_process""#,
+            r#""few_shot_examples":[{"prompt":"Q: 3+3\nA:","completion":"6"}],"post_process""#,
+        );
+        assert!(errors_of(&with_examples).is_empty());
+    }
+
+    #[test]
+    fn line_level_errors() {
+        assert_eq!(errors_of("[1]"), [(Rule::BadType, None)]);
+        assert_eq!(errors_of("{oops"), [(Rule::BadJson, None)]);
+        let (_, errors) = validate_bytes(b"\xff{}");
+        assert_eq!(errors[0].detail, "invalid UTF-8 (bad byte at column 1)");
+    }
+
+    #[test]
+    fn text_line_format() {
+        let error = TaskError {
+            line: 4,
+            task_id: None,
+            rule: Rule::BadJson,
+            field: None,
+            detail: "x".into(),
+        };
+        assert_eq!(error.to_line("f.jsonl"), "f.jsonl:4: ?: bad_json: -: x");
+    }
+}

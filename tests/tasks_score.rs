@@ -1,0 +1,300 @@
+//! `evalctl tasks score` end to end: post-processing and every metric on the fixtures, the
+//! per-task file, aggregates, stdin, missing and unknown outputs, bad outputs files and the
+//! `code_exec` runner's timeout and missing-python3 error.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::{json, Value};
+
+const TASKS: &str = "fixtures/tasks/tasks.jsonl";
+const OUTPUTS: &str = "fixtures/tasks/outputs.jsonl";
+
+fn evalctl() -> Command {
+    Command::cargo_bin("evalctl").expect("the binary is built")
+}
+
+fn read_lines(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect()
+}
+
+fn write_jsonl(path: &Path, records: &[Value]) {
+    let text: String = records.iter().map(|r| format!("{r}\n")).collect();
+    std::fs::write(path, text).unwrap();
+}
+
+#[test]
+fn scores_every_fixture_task_with_its_rule_and_metric() {
+    let dir = tempfile::tempdir().unwrap();
+    let per_task = dir.path().join("per_task.jsonl");
+    let out = evalctl()
+        .args([
+            "tasks",
+            "score",
+            TASKS,
+            "--outputs",
+            OUTPUTS,
+            "--format",
+            "json",
+            "--output",
+        ])
+        .arg(&per_task)
+        .assert()
+        .success()
+        .stderr("");
+    // Reference values: sum_001 from sacrebleu 2.6.0, sum_002 from rouge-score 0.1.2.
+    let expected = [
+        ("arith_001", 1.0, "41"),
+        ("arith_002", 2.0 / 3.0, "He has 12 apples."),
+        ("mcq_001", 1.0, "B"),
+        ("mcq_002", 0.0, "C"),
+        ("code_001", 1.0, "def add(a, b):\n    return a + b"),
+        (
+            "code_002",
+            2.0 / 3.0,
+            "def is_even(n):\n    return n > 0 and n % 2 == 0",
+        ),
+        ("cls_001", 1.0, "positive"),
+        ("cls_002", 1.0, "Science"),
+        (
+            "sum_001",
+            0.6262844962765469,
+            "The cat sat on the mat all afternoon, watching the birds.",
+        ),
+        (
+            "sum_002",
+            0.6250000000000001,
+            "Heavy rain flooded the road on Monday.",
+        ),
+    ];
+    let lines = read_lines(&per_task);
+    assert_eq!(lines.len(), expected.len());
+    for (line, (id, score, processed)) in lines.iter().zip(expected) {
+        assert_eq!(line["task_id"], id);
+        assert_eq!(line["status"], "scored");
+        let actual = line["score"].as_f64().unwrap();
+        assert!((actual - score).abs() < 1e-9, "{id}: {actual} != {score}");
+        assert_eq!(line["processed_output"], processed, "{id}");
+    }
+    assert_eq!(
+        lines[5]["assertions"],
+        json!({"passed": 2, "total": 3, "first_failure": "AssertionError"})
+    );
+    assert!(lines[0].get("assertions").is_none());
+
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["overall"]["tasks"], 10);
+    assert_eq!(summary["overall"]["scored"], 10);
+    assert_eq!(summary["overall"]["missing"], 0);
+    let categories: Vec<&String> = summary["by_category"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        categories,
+        [
+            "arithmetic",
+            "mcq",
+            "code_exec",
+            "classification",
+            "summary"
+        ]
+    );
+    let metrics: Vec<&String> = summary["by_metric"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        metrics,
+        [
+            "exact_match",
+            "f1",
+            "bleu_4",
+            "rouge_l",
+            "accuracy",
+            "code_exec"
+        ]
+    );
+    assert_eq!(summary["by_category"]["mcq"]["mean"], 0.5);
+    assert_eq!(summary["by_metric"]["accuracy"]["mean"], 1.0);
+    assert_eq!(summary["missing"], json!([]));
+    assert_eq!(summary["unknown_outputs"], json!([]));
+}
+
+#[test]
+fn text_summary_and_stdin_outputs() {
+    evalctl()
+        .args(["tasks", "score", TASKS, "--outputs", "-"])
+        .write_stdin(std::fs::read(OUTPUTS).unwrap())
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("scored against outputs <stdin>"))
+        .stdout(predicate::str::contains(
+            "  all                  10      10        0   0.7585\n",
+        ))
+        .stdout(predicate::str::contains(
+            "  summary               2       2        0   0.6256\n",
+        ));
+}
+
+#[test]
+fn missing_and_unknown_outputs_are_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs.jsonl");
+    write_jsonl(
+        &outputs,
+        &[
+            json!({"task_id": "arith_001", "output": "41"}),
+            json!({"task_id": "nope", "output": "?"}),
+            json!({"task_id": "cls_001", "output": "positive", "model": "m"}),
+        ],
+    );
+    let per_task = dir.path().join("per_task.jsonl");
+    let out = evalctl()
+        .args(["tasks", "score", TASKS, "--format", "json", "--outputs"])
+        .arg(&outputs)
+        .arg("--output")
+        .arg(&per_task)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "warning: 8 of 10 tasks have no output and score 0: arith_002, mcq_001",
+        ))
+        .stderr(predicate::str::contains(":2: no task has id \"nope\""));
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["overall"]["scored"], 2);
+    assert_eq!(summary["overall"]["missing"], 8);
+    assert_eq!(summary["overall"]["mean"], 0.2);
+    assert_eq!(summary["missing"].as_array().unwrap().len(), 8);
+    assert_eq!(
+        summary["unknown_outputs"],
+        json!([{"line": 2, "task_id": "nope"}])
+    );
+    let lines = read_lines(&per_task);
+    assert_eq!(lines.len(), 10);
+    assert_eq!(lines[1]["status"], "missing");
+    assert_eq!(lines[1]["score"], Value::Null);
+    assert_eq!(lines[1]["processed_output"], Value::Null);
+}
+
+#[test]
+fn bad_outputs_files_are_rejected_with_every_problem() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs.jsonl");
+    std::fs::write(
+        &outputs,
+        "{\"task_id\": \"arith_001\", \"output\": 41}\n\
+         {\"output\": \"x\"}\n\
+         {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
+         {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n",
+    )
+    .unwrap();
+    let shown = outputs.display().to_string();
+    evalctl()
+        .args(["tasks", "score", TASKS, "--outputs"])
+        .arg(&outputs)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(format!(
+            "error: {shown}:1: \"output\" must be a string, found number\n\
+             error: {shown}:2: \"task_id\" is missing\n\
+             error: {shown}:4: task \"mcq_001\" already has an output on line 3\n"
+        ));
+    evalctl()
+        .args(["tasks", "score", TASKS, "--outputs", "missing.jsonl"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("missing.jsonl: cannot read"));
+    evalctl()
+        .args([
+            "tasks",
+            "score",
+            "fixtures/tasks/tasks_bad.jsonl",
+            "--outputs",
+            OUTPUTS,
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("18 task-spec errors"));
+}
+
+fn code_task_files(dir: &Path, output: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let tasks = dir.join("tasks.jsonl");
+    write_jsonl(
+        &tasks,
+        &[
+            json!({"task_id": "loop", "category": "code_exec", "prompt": "Write f.",
+                 "targets": ["assert f() == 1", "assert True"], "metric_name": "code_exec",
+                 "post_process": "extract_code_block"}),
+        ],
+    );
+    let outputs = dir.join("outputs.jsonl");
+    write_jsonl(&outputs, &[json!({"task_id": "loop", "output": output})]);
+    (tasks, outputs)
+}
+
+#[test]
+fn code_exec_assertions_run_under_a_timeout() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tasks, outputs) = code_task_files(
+        dir.path(),
+        "```python\ndef f():\n    while True:\n        pass\n```",
+    );
+    let per_task = dir.path().join("per_task.jsonl");
+    evalctl()
+        .args([
+            "tasks",
+            "score",
+            "--code-timeout",
+            "0.3",
+            "--format",
+            "json",
+        ])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .arg("--output")
+        .arg(&per_task)
+        .assert()
+        .success();
+    let line = &read_lines(&per_task)[0];
+    assert_eq!(line["score"], 0.5);
+    assert_eq!(line["assertions"]["first_failure"], "timed out after 0.3s");
+}
+
+#[test]
+fn a_missing_python3_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let (tasks, outputs) = code_task_files(dir.path(), "def f():\n    return 1");
+    let empty_path = dir.path().join("empty-bin");
+    std::fs::create_dir(&empty_path).unwrap();
+    evalctl()
+        .env("PATH", &empty_path)
+        .args(["tasks", "score"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("error: code_exec tasks run their assertions with python3, but it was not found on PATH\n");
+}
+
+#[test]
+fn a_bad_code_timeout_is_rejected() {
+    evalctl()
+        .args([
+            "tasks",
+            "score",
+            TASKS,
+            "--outputs",
+            OUTPUTS,
+            "--code-timeout",
+            "0",
+        ])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--code-timeout must be a positive number",
+        ));
+}

@@ -1,0 +1,166 @@
+//! `evalctl tasks validate` end to end: the clean and the bad fixture, both report formats,
+//! `--allow-bad-tasks`, and file-level problems.
+
+use assert_cmd::Command;
+use predicates::prelude::*;
+use serde_json::Value;
+
+const GOOD: &str = "fixtures/tasks/tasks.jsonl";
+const BAD: &str = "fixtures/tasks/tasks_bad.jsonl";
+
+/// Every rule the validator knows, as documented in docs/tasks.md.
+const RULES: [&str; 18] = [
+    "bad_json",
+    "bad_type",
+    "missing_field",
+    "unknown_field",
+    "bad_task_id",
+    "duplicate_task_id",
+    "bad_category",
+    "bad_prompt",
+    "prompt_trailing_whitespace",
+    "embedded_few_shot",
+    "bad_targets",
+    "bad_metric",
+    "bad_post_process",
+    "illegal_metric_for_category",
+    "bad_mcq_target",
+    "bad_few_shot",
+    "too_many_few_shot",
+    "bad_metadata",
+];
+
+fn evalctl() -> Command {
+    Command::cargo_bin("evalctl").expect("the binary is built")
+}
+
+#[test]
+fn the_clean_fixture_validates() {
+    evalctl()
+        .args(["tasks", "validate", GOOD])
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(format!("{GOOD}: 10 valid tasks, 0 errors\n"));
+    let out = evalctl()
+        .args(["tasks", "validate", GOOD, "--format", "json"])
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&out.get_output().stdout).trim(),
+        "[]"
+    );
+}
+
+#[test]
+fn the_bad_fixture_trips_every_rule_once_per_line() {
+    let bad_lines = std::fs::read_to_string(BAD)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .count();
+    let out = evalctl()
+        .args(["tasks", "validate", BAD])
+        .assert()
+        .code(2)
+        .stderr(format!("{BAD}: 0 valid tasks, {bad_lines} errors\n"));
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines.len(), bad_lines, "{stdout}");
+    assert_eq!(lines.len(), RULES.len());
+    for (index, (line, rule)) in lines.iter().zip(RULES).enumerate() {
+        let parts: Vec<&str> = line.splitn(5, ": ").collect();
+        assert_eq!(
+            parts.len(),
+            5,
+            "FILE:LINE: task_id: rule: field: detail in {line}"
+        );
+        assert_eq!(parts[0], format!("{BAD}:{}", index + 1));
+        assert_eq!(parts[2], rule, "{line}");
+    }
+    assert_eq!(
+        lines[5],
+        format!(
+            "{BAD}:6: missing_post_process: duplicate_task_id: task_id: \
+             \"missing_post_process\" was already used on line 3"
+        )
+    );
+    assert!(lines[0].starts_with(&format!("{BAD}:1: ?: bad_json: -: invalid JSON")));
+}
+
+#[test]
+fn json_report_is_an_array_of_error_objects() {
+    let out = evalctl()
+        .args(["tasks", "validate", BAD, "--format", "json"])
+        .assert()
+        .code(2);
+    let errors: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let errors = errors.as_array().unwrap();
+    assert_eq!(errors.len(), RULES.len());
+    let rules: Vec<&str> = errors.iter().map(|e| e["rule"].as_str().unwrap()).collect();
+    assert_eq!(rules, RULES);
+    let first = errors[0].as_object().unwrap();
+    let keys: Vec<&str> = first.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["line", "task_id", "rule", "field", "detail"]);
+    assert_eq!(first["task_id"], Value::Null);
+    assert_eq!(first["field"], Value::Null);
+    assert_eq!(errors[15]["field"], "few_shot_examples[0].completion");
+    assert_eq!(errors[15]["task_id"], "bad_few_shot");
+    assert_eq!(errors[15]["line"], 16);
+}
+
+#[test]
+fn allow_bad_tasks_still_reports_but_exits_zero() {
+    evalctl()
+        .args(["tasks", "validate", BAD, "--allow-bad-tasks"])
+        .assert()
+        .success()
+        .stdout(predicate::str::contains("bad_metadata"));
+}
+
+#[test]
+fn file_level_problems_name_the_path() {
+    evalctl()
+        .args(["tasks", "validate", "no/such/tasks.jsonl"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("error: tasks file no/such/tasks.jsonl: cannot read: No such file or directory\n");
+    evalctl()
+        .args(["tasks", "validate", "fixtures/tasks"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "fixtures/tasks: is a directory, expected a JSONL file",
+        ));
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "\n  \n").unwrap();
+    evalctl()
+        .args(["tasks", "validate"])
+        .arg(&empty)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("empty.jsonl: no tasks"));
+}
+
+#[test]
+fn invalid_utf8_blank_lines_and_crlf() {
+    let good = std::fs::read_to_string(GOOD).unwrap();
+    let first = good.lines().next().unwrap();
+    let mut bytes = format!("\u{feff}{first}\r\n\n").into_bytes();
+    bytes.extend_from_slice(b"{\"task_id\": \"caf\xe9\"}\n");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("mixed.jsonl");
+    std::fs::write(&path, bytes).unwrap();
+    evalctl()
+        .args(["tasks", "validate"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stdout(format!(
+            "{}:3: ?: bad_json: -: invalid UTF-8 (bad byte at column 17)\n",
+            path.display()
+        ))
+        .stderr(predicate::str::contains("1 valid task, 1 error"));
+}
