@@ -10,6 +10,7 @@ use serde_json::{Map, Value};
 
 use super::spec::{Category, FewShotExample, MetricName, PostProcess, Task};
 use crate::error::bad_input;
+use crate::input::{io_reason, json_reason};
 use crate::protocol::{clip, json_type};
 
 /// The most few-shot examples a task may carry.
@@ -162,13 +163,6 @@ pub fn load_tasks(path: &Path) -> anyhow::Result<TaskFile> {
     })
 }
 
-fn io_reason(err: &std::io::Error) -> String {
-    let message = err.to_string();
-    message
-        .find(" (os error")
-        .map_or(message.clone(), |cut| message[..cut].to_string())
-}
-
 /// Validate JSONL task records from memory: a UTF-8 BOM is ignored, blank lines are skipped (and
 /// still counted for line numbers), `\r\n` endings are accepted.
 pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
@@ -214,25 +208,10 @@ pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
                 Rule::BadType,
                 format!("expected a JSON object, found {}", json_type(&other)),
             )),
-            Err(err) => errors.push(line_error(
-                Rule::BadJson,
-                format!(
-                    "invalid JSON at column {}: {}",
-                    err.column(),
-                    json_what(&err)
-                ),
-            )),
+            Err(err) => errors.push(line_error(Rule::BadJson, json_reason(&err))),
         }
     }
     (tasks, errors)
-}
-
-/// serde_json's message without its " at line L column C" suffix.
-fn json_what(err: &serde_json::Error) -> String {
-    let message = err.to_string();
-    message
-        .rfind(" at line ")
-        .map_or(message.clone(), |cut| message[..cut].to_string())
 }
 
 /// The checks of one JSON object, collecting every problem.
