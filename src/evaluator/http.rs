@@ -190,6 +190,57 @@ pub fn is_retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
 }
 
+/// Send `request` with a JSON body (`Content-Type: application/json` is set here) and read a
+/// successful (2xx) response body.
+///
+/// Anything else is the failed attempt: a transport failure (retryable), an unreadable or
+/// oversized body, or an HTTP error status with an excerpt of its body (429 and 5xx retryable,
+/// after the server's `Retry-After` when it sent one).
+pub async fn send_json(
+    request: reqwest::RequestBuilder,
+    timeout: Duration,
+) -> Result<Vec<u8>, Attempt> {
+    let response = request
+        .header(CONTENT_TYPE, "application/json")
+        .send()
+        .await
+        .map_err(|err| transport_error(&err, timeout))?;
+    let status = response.status();
+    let after = retry_after(response.headers());
+    let body = read_body(response).await.map_err(|error| {
+        let retry = if error.kind == ErrorKind::Transport {
+            Retry::Allowed { after: None }
+        } else {
+            Retry::Never
+        };
+        Attempt {
+            score: Err(error),
+            side_info: Default::default(),
+            retry,
+        }
+    })?;
+    if status.is_success() {
+        return Ok(body);
+    }
+    let excerpt = clip(String::from_utf8_lossy(&body).trim(), 300);
+    let error = CallError::new(
+        ErrorKind::HttpStatus,
+        format!(
+            "HTTP {status}{}",
+            if excerpt.is_empty() {
+                String::new()
+            } else {
+                format!(": {excerpt}")
+            }
+        ),
+    );
+    Err(if is_retryable(status) {
+        Attempt::transient(error, after)
+    } else {
+        Attempt::failed(error)
+    })
+}
+
 #[async_trait]
 impl Evaluator for HttpEvaluator {
     fn kind(&self) -> &'static str {
@@ -210,48 +261,11 @@ impl Evaluator for HttpEvaluator {
             .client
             .post(self.spec.url.clone())
             .headers(self.spec.headers.clone())
-            .header(CONTENT_TYPE, "application/json")
             .body(body);
-        let response = match request.send().await {
-            Ok(response) => response,
-            Err(err) => return transport_error(&err, self.timeout),
-        };
-        let status = response.status();
-        let after = retry_after(response.headers());
-        let body = match read_body(response).await {
+        let body = match send_json(request, self.timeout).await {
             Ok(body) => body,
-            Err(error) => {
-                let retry = if error.kind == ErrorKind::Transport {
-                    Retry::Allowed { after: None }
-                } else {
-                    Retry::Never
-                };
-                return Attempt {
-                    score: Err(error),
-                    side_info: Default::default(),
-                    retry,
-                };
-            }
+            Err(failed) => return failed,
         };
-        if !status.is_success() {
-            let excerpt = clip(String::from_utf8_lossy(&body).trim(), 300);
-            let error = CallError::new(
-                ErrorKind::HttpStatus,
-                format!(
-                    "HTTP {status}{}",
-                    if excerpt.is_empty() {
-                        String::new()
-                    } else {
-                        format!(": {excerpt}")
-                    }
-                ),
-            );
-            return if is_retryable(status) {
-                Attempt::transient(error, after)
-            } else {
-                Attempt::failed(error)
-            };
-        }
         let (score, side_info) = parse_evaluator_output(&body, self.score_range);
         Attempt {
             score,

@@ -10,7 +10,7 @@ mod text;
 pub use progress::progress_bar;
 pub use record::CallRecord;
 pub use results_file::ResultsFile;
-pub use summary::{Aggregate, Calls, CandidateSummary, EvaluatorInfo, Splits, Summary};
+pub use summary::{Aggregate, Calls, CandidateSummary, EvaluatorInfo, Splits, Summary, Usage};
 
 use std::io::{IsTerminal, Write};
 

@@ -26,6 +26,40 @@ pub struct Calls {
     pub errors: usize,
 }
 
+/// Tokens spent by the run, summed from each record's `side_info.usage` (the LLM judge reports
+/// it; any evaluator may).
+#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+pub struct Usage {
+    /// Sum of `usage.prompt_tokens`.
+    pub prompt_tokens: u64,
+    /// Sum of `usage.completion_tokens`.
+    pub completion_tokens: u64,
+}
+
+impl Usage {
+    /// The total over `records`, or `None` when no record reports usage.
+    fn of(records: &[CallRecord]) -> Option<Usage> {
+        let tokens = |usage: &serde_json::Value, key: &str| usage.get(key)?.as_u64();
+        records
+            .iter()
+            .filter_map(|record| record.side_info.get("usage"))
+            .filter_map(|usage| {
+                let prompt = tokens(usage, "prompt_tokens");
+                let completion = tokens(usage, "completion_tokens");
+                (prompt.is_some() || completion.is_some()).then(|| Usage {
+                    prompt_tokens: prompt.unwrap_or(0),
+                    completion_tokens: completion.unwrap_or(0),
+                })
+            })
+            .reduce(|total, usage| Usage {
+                prompt_tokens: total.prompt_tokens.saturating_add(usage.prompt_tokens),
+                completion_tokens: total
+                    .completion_tokens
+                    .saturating_add(usage.completion_tokens),
+            })
+    }
+}
+
 /// Aggregate of one candidate over one split. Failed calls count as 0.0.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Aggregate {
@@ -68,6 +102,9 @@ pub struct Summary {
     pub score_range: ScoreRange,
     /// Call counts.
     pub calls: Calls,
+    /// Tokens spent, when any call reported `usage`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
     /// Wall time of the run (preflight excluded).
     pub elapsed_ms: f64,
     /// True when Ctrl-C stopped the run early; the aggregates cover finished calls only.
@@ -142,6 +179,7 @@ impl Summary {
                 ok: records.len() - errors,
                 errors,
             },
+            usage: Usage::of(records),
             elapsed_ms,
             interrupted,
             candidates,
@@ -186,5 +224,46 @@ impl Aggregate {
             aggregate.mean = Some(sum / aggregate.n as f64);
         }
         aggregate
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(side_info: serde_json::Value) -> CallRecord {
+        let serde_json::Value::Object(side_info) = side_info else {
+            panic!("side info is an object")
+        };
+        CallRecord {
+            candidate_id: "c".into(),
+            split: Split::Single,
+            example_index: None,
+            example_line: None,
+            score: 0.5,
+            side_info,
+            error: None,
+            attempts: 1,
+            latency_ms: 1.0,
+        }
+    }
+
+    #[test]
+    fn usage_is_summed_only_when_reported() {
+        assert_eq!(Usage::of(&[record(json!({"why": "x"}))]), None);
+        let records = [
+            record(json!({"usage": {"prompt_tokens": 10, "completion_tokens": 3}})),
+            record(json!({"usage": {"prompt_tokens": 7}})),
+            record(json!({"usage": "n/a"})),
+            record(json!({})),
+        ];
+        assert_eq!(
+            Usage::of(&records),
+            Some(Usage {
+                prompt_tokens: 17,
+                completion_tokens: 3
+            })
+        );
     }
 }

@@ -14,7 +14,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
     let mut out = String::new();
     let calls = &summary.calls;
     out.push_str(&format!(
-        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {})   elapsed: {:.2}s{}\n\n",
+        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {})   elapsed: {:.2}s{}\n",
         summary.evaluator.kind,
         summary.evaluator.target,
         match summary.score_range {
@@ -32,6 +32,13 @@ pub fn render(summary: &Summary, color: bool) -> String {
             ""
         },
     ));
+    if let Some(usage) = &summary.usage {
+        out.push_str(&format!(
+            "tokens: {} prompt, {} completion\n",
+            usage.prompt_tokens, usage.completion_tokens
+        ));
+    }
+    out.push('\n');
 
     let has_train = summary.candidates.iter().any(|c| c.train.is_some());
     let has_val = summary.candidates.iter().any(|c| c.val.is_some());

@@ -1,0 +1,269 @@
+//! Where the judge sends its requests and with which key: the `PROVIDER/MODEL` split, the base URL
+//! (`--judge-base-url`, else `EVALCTL_JUDGE_BASE_URL`, else `OPENAI_BASE_URL` for `openai`, else
+//! the provider's public default) and the API key (`--judge-api-key-env NAME`, else
+//! `<PROVIDER>_API_KEY`).
+
+use std::fmt;
+use std::net::IpAddr;
+
+use reqwest::Url;
+
+use crate::error::bad_input;
+
+/// Providers with a default endpoint, as `(name, base URL)`. Any other provider needs a base URL.
+pub const PROVIDERS: &[(&str, &str)] = &[
+    ("openai", "https://api.openai.com/v1"),
+    ("openrouter", "https://openrouter.ai/api/v1"),
+    ("together", "https://api.together.xyz/v1"),
+    ("groq", "https://api.groq.com/openai/v1"),
+    ("fireworks", "https://api.fireworks.ai/inference/v1"),
+    ("deepseek", "https://api.deepseek.com/v1"),
+    ("mistral", "https://api.mistral.ai/v1"),
+    ("xai", "https://api.x.ai/v1"),
+    (
+        "gemini",
+        "https://generativelanguage.googleapis.com/v1beta/openai",
+    ),
+    ("anthropic", "https://api.anthropic.com/v1"),
+    ("ollama", "http://localhost:11434/v1"),
+    ("vllm", "http://localhost:8000/v1"),
+    ("llamacpp", "http://localhost:8080/v1"),
+    ("lmstudio", "http://localhost:1234/v1"),
+    ("litellm", "http://localhost:4000/v1"),
+];
+
+/// The environment variable that overrides the base URL for every provider.
+pub const BASE_URL_ENV: &str = "EVALCTL_JUDGE_BASE_URL";
+
+/// An API key. Its `Debug` form never shows the value.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    /// The key itself, for the `Authorization` header only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+
+    /// `text` with every occurrence of the key replaced by `[redacted]`.
+    pub fn redact(&self, text: &str) -> String {
+        text.replace(&self.0, "[redacted]")
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Secret([redacted])")
+    }
+}
+
+/// A resolved judge endpoint.
+#[derive(Debug, Clone)]
+pub struct Endpoint {
+    /// The model id sent to the API (everything after the first `/`).
+    pub model: String,
+    /// The base URL (ends before `/chat/completions`).
+    pub base: Url,
+    /// `{base}/chat/completions`, with the base's query string kept.
+    pub chat_url: Url,
+    /// The environment variable the key is read from.
+    pub key_env: String,
+    /// The key, when that variable is set and non-empty.
+    pub key: Option<Secret>,
+}
+
+impl Endpoint {
+    /// Resolve `--judge-model`, `--judge-base-url` and `--judge-api-key-env` against the
+    /// environment (`env` looks a variable up). Problems are bad input (exit 2).
+    pub fn resolve(
+        judge_model: &str,
+        base_url: Option<&str>,
+        api_key_env: Option<&str>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Endpoint> {
+        let (provider, model) = judge_model
+            .split_once('/')
+            .filter(|(provider, model)| !provider.trim().is_empty() && !model.trim().is_empty())
+            .ok_or_else(|| {
+                bad_input(format!(
+                    "error: --judge-model {judge_model:?}: expected PROVIDER/MODEL, e.g. openai/gpt-4o-mini"
+                ))
+            })?;
+        let provider_lower = provider.to_ascii_lowercase();
+        let env_nonempty = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+
+        let (source, url) = if let Some(url) = base_url {
+            ("--judge-base-url".to_string(), url.to_string())
+        } else if let Some(url) = env_nonempty(BASE_URL_ENV) {
+            (BASE_URL_ENV.to_string(), url)
+        } else if let Some(url) = (provider_lower == "openai")
+            .then(|| env_nonempty("OPENAI_BASE_URL"))
+            .flatten()
+        {
+            ("OPENAI_BASE_URL".to_string(), url)
+        } else if let Some((_, url)) = PROVIDERS.iter().find(|(name, _)| *name == provider_lower) {
+            (format!("the {provider_lower} default"), url.to_string())
+        } else {
+            let known: Vec<&str> = PROVIDERS.iter().map(|(name, _)| *name).collect();
+            return Err(bad_input(format!(
+                "error: --judge-model {judge_model:?}: provider {provider:?} has no default endpoint; \
+                 pass --judge-base-url URL or set {BASE_URL_ENV} (providers with a default: {})",
+                known.join(", ")
+            )));
+        };
+        let base = parse_base_url(&url)
+            .map_err(|reason| bad_input(format!("error: {source} {url:?}: {reason}")))?;
+        let mut chat_url = base.clone();
+        chat_url.set_path(&format!(
+            "{}/chat/completions",
+            base.path().trim_end_matches('/')
+        ));
+
+        let key_env = match api_key_env {
+            Some(name) => {
+                if name.is_empty() || name.contains(['=', '\0']) {
+                    return Err(bad_input(format!(
+                        "error: --judge-api-key-env {name:?}: not a valid environment variable name"
+                    )));
+                }
+                name.to_string()
+            }
+            None => default_key_env(provider),
+        };
+        let key = env_nonempty(&key_env).map(|key| Secret(key.trim().to_string()));
+        Ok(Endpoint {
+            model: model.to_string(),
+            base,
+            chat_url,
+            key_env,
+            key,
+        })
+    }
+
+    /// Whether the base URL points at this machine (`localhost`, `127.x.x.x`, `::1`), where a
+    /// server usually needs no key.
+    pub fn is_local(&self) -> bool {
+        let Some(host) = self.base.host_str() else {
+            return false;
+        };
+        let host = host.trim_start_matches('[').trim_end_matches(']');
+        host.eq_ignore_ascii_case("localhost")
+            || host.to_ascii_lowercase().ends_with(".localhost")
+            || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
+    }
+}
+
+/// `<PROVIDER>_API_KEY`: the provider upper-cased, other characters than letters and digits as `_`.
+fn default_key_env(provider: &str) -> String {
+    let stem: String = provider
+        .chars()
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() {
+                ch.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stem}_API_KEY")
+}
+
+fn parse_base_url(url: &str) -> Result<Url, String> {
+    let parsed = Url::parse(url.trim()).map_err(|err| err.to_string())?;
+    if !matches!(parsed.scheme(), "http" | "https") {
+        return Err("the scheme must be http or https".into());
+    }
+    if parsed.host_str().is_none_or(str::is_empty) {
+        return Err("the URL has no host".into());
+    }
+    Ok(parsed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn resolve(
+        model: &str,
+        base: Option<&str>,
+        key_env: Option<&str>,
+        vars: &[(&str, &str)],
+    ) -> anyhow::Result<Endpoint> {
+        let vars: Vec<(String, String)> = vars
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Endpoint::resolve(model, base, key_env, |name| {
+            vars.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+        })
+    }
+
+    #[test]
+    fn splits_at_the_first_slash() {
+        let endpoint = resolve("openrouter/anthropic/claude-3.5-sonnet", None, None, &[]).unwrap();
+        assert_eq!(endpoint.model, "anthropic/claude-3.5-sonnet");
+        assert_eq!(
+            endpoint.chat_url.as_str(),
+            "https://openrouter.ai/api/v1/chat/completions"
+        );
+        assert_eq!(endpoint.key_env, "OPENROUTER_API_KEY");
+        for bad in ["gpt-4o", "/gpt-4o", "openai/", " /x"] {
+            assert!(resolve(bad, None, None, &[]).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn base_url_precedence() {
+        let chat = |model, base, vars: &[(&str, &str)]| {
+            resolve(model, base, None, vars)
+                .unwrap()
+                .chat_url
+                .to_string()
+        };
+        let vars = [
+            ("EVALCTL_JUDGE_BASE_URL", "http://a.example/v1/"),
+            ("OPENAI_BASE_URL", "http://b.example/v1"),
+        ];
+        assert_eq!(
+            chat("openai/m", Some("http://c.example/x?api-version=1"), &vars),
+            "http://c.example/x/chat/completions?api-version=1"
+        );
+        assert_eq!(
+            chat("openai/m", None, &vars),
+            "http://a.example/v1/chat/completions"
+        );
+        assert_eq!(
+            chat("openai/m", None, &vars[1..]),
+            "http://b.example/v1/chat/completions"
+        );
+        assert_eq!(
+            chat("groq/m", None, &vars[1..]),
+            "https://api.groq.com/openai/v1/chat/completions"
+        );
+        assert!(resolve("acme/m", None, None, &[]).is_err());
+        assert!(resolve("acme/m", Some("ftp://x"), None, &[]).is_err());
+        assert!(resolve("acme/m", Some("not a url"), None, &[]).is_err());
+    }
+
+    #[test]
+    fn key_lookup_and_locality() {
+        let endpoint = resolve("my-llm/m", Some("http://127.0.0.1:9/v1"), None, &[]).unwrap();
+        assert_eq!(endpoint.key_env, "MY_LLM_API_KEY");
+        assert!(endpoint.key.is_none());
+        assert!(endpoint.is_local());
+        let endpoint = resolve(
+            "openai/m",
+            Some("http://[::1]:8000/v1"),
+            Some("MY_KEY"),
+            &[("MY_KEY", "sk-1")],
+        )
+        .unwrap();
+        assert_eq!(endpoint.key.as_ref().map(Secret::expose), Some("sk-1"));
+        assert!(endpoint.is_local());
+        assert!(!format!("{endpoint:?}").contains("sk-1"));
+        let remote = resolve("openai/m", None, None, &[("OPENAI_API_KEY", " ")]).unwrap();
+        assert!(remote.key.is_none());
+        assert!(!remote.is_local());
+        assert!(resolve("openai/m", None, Some("A=B"), &[]).is_err());
+    }
+}

@@ -1,0 +1,232 @@
+//! The LLM-judge adapter over OpenAI-compatible chat-completions APIs (`--judge-model
+//! PROVIDER/MODEL`): one `POST {base}/chat/completions` per call, scored from the judge's JSON
+//! reply and always clamped to [0, 1], whatever `--score-range` says.
+//!
+//! `endpoint` resolves where to send and with which key, `rubric` reads `--rubric`, `prompt`
+//! writes the messages, `reply` reads the answer. The API key never leaves the `Authorization`
+//! header: every message and side-info string is scrubbed of it before it leaves this module.
+
+mod endpoint;
+mod prompt;
+mod reply;
+mod rubric;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use reqwest::header::{HeaderValue, AUTHORIZATION};
+use serde_json::{json, Map, Value};
+
+use super::http::{build_client, display_url, send_json};
+use super::{Call, Evaluator};
+use crate::config::ExecConfig;
+use crate::error::bad_input;
+use crate::protocol::{Attempt, ErrorKind, Retry};
+use endpoint::{Endpoint, Secret};
+use rubric::Rubric;
+
+/// `--judge-model` and its companion flags.
+#[derive(Debug, Clone)]
+pub struct JudgeSpec {
+    /// `PROVIDER/MODEL`.
+    pub model: String,
+    /// `--objective`.
+    pub objective: String,
+    /// `--rubric FILE.json`.
+    pub rubric: Option<PathBuf>,
+    /// `--judge-base-url`.
+    pub base_url: Option<String>,
+    /// `--judge-api-key-env`.
+    pub api_key_env: Option<String>,
+    /// `--judge-temperature`.
+    pub temperature: f64,
+    /// `--judge-max-tokens`.
+    pub max_tokens: Option<u32>,
+    /// `--probe-judge`.
+    pub probe: bool,
+}
+
+/// Build the judge evaluator: resolve the endpoint and key from the flags and the environment,
+/// load the rubric. Configuration problems are bad input (exit 2); a missing key is reported by
+/// preflight's setup check (exit 3).
+pub fn build(spec: &JudgeSpec, exec: &ExecConfig) -> anyhow::Result<Arc<dyn Evaluator>> {
+    if spec.objective.trim().is_empty() {
+        return Err(bad_input("error: --objective must not be empty"));
+    }
+    if !spec.temperature.is_finite() || spec.temperature < 0.0 {
+        return Err(bad_input(format!(
+            "error: --judge-temperature {}: must be a finite number >= 0",
+            spec.temperature
+        )));
+    }
+    if spec.max_tokens == Some(0) {
+        return Err(bad_input("error: --judge-max-tokens must be at least 1"));
+    }
+    let endpoint = Endpoint::resolve(
+        &spec.model,
+        spec.base_url.as_deref(),
+        spec.api_key_env.as_deref(),
+        |name| std::env::var(name).ok(),
+    )?;
+    let rubric = spec.rubric.as_deref().map(Rubric::load).transpose()?;
+    let authorization = endpoint
+        .key
+        .as_ref()
+        .map(|key| {
+            HeaderValue::from_str(&format!("Bearer {}", key.expose())).map(|mut value| {
+                value.set_sensitive(true);
+                value
+            })
+        })
+        .transpose()
+        .map_err(|_| {
+            bad_input(format!(
+                "error: the API key in {} is not usable in an HTTP header",
+                endpoint.key_env
+            ))
+        })?;
+    Ok(Arc::new(JudgeEvaluator {
+        system_message: prompt::system_message(rubric.as_ref()),
+        client: build_client(exec.timeout, exec.concurrency)?,
+        timeout: exec.timeout,
+        objective: spec.objective.clone(),
+        temperature: spec.temperature,
+        max_tokens: spec.max_tokens,
+        probe: spec.probe,
+        model_flag: spec.model.clone(),
+        endpoint,
+        rubric,
+        authorization,
+    }))
+}
+
+/// Scores each call with one chat-completions request.
+pub struct JudgeEvaluator {
+    endpoint: Endpoint,
+    /// `--judge-model` as given, for summaries.
+    model_flag: String,
+    objective: String,
+    rubric: Option<Rubric>,
+    system_message: String,
+    temperature: f64,
+    max_tokens: Option<u32>,
+    probe: bool,
+    /// `Bearer KEY`, marked sensitive; `None` without a key.
+    authorization: Option<HeaderValue>,
+    client: reqwest::Client,
+    timeout: Duration,
+}
+
+impl JudgeEvaluator {
+    /// The chat-completions request body for `call`.
+    fn request_body(&self, call: &Call<'_>) -> Value {
+        let mut body = json!({
+            "model": self.endpoint.model,
+            "messages": [
+                {"role": "system", "content": self.system_message},
+                {"role": "user", "content": prompt::user_message(&self.objective, self.rubric.as_ref(), call)},
+            ],
+            "temperature": self.temperature,
+            "response_format": {"type": "json_object"},
+        });
+        if let Some(max_tokens) = self.max_tokens {
+            body["max_tokens"] = Value::from(max_tokens);
+        }
+        body
+    }
+
+    /// One request, before scrubbing.
+    async fn attempt(&self, call: &Call<'_>) -> Attempt {
+        let body = serde_json::to_vec(&self.request_body(call)).expect("a JSON value serialises");
+        let mut request = self.client.post(self.endpoint.chat_url.clone()).body(body);
+        if let Some(authorization) = &self.authorization {
+            request = request.header(AUTHORIZATION, authorization.clone());
+        }
+        match send_json(request, self.timeout).await {
+            Ok(body) => reply::read_response(&body, &self.endpoint.model, self.rubric.as_ref()),
+            Err(mut failed) => {
+                // A judge that did not answer in time is retried like a 5xx.
+                if failed
+                    .score
+                    .as_ref()
+                    .is_err_and(|error| error.kind == ErrorKind::Timeout)
+                {
+                    failed.retry = Retry::Allowed { after: None };
+                }
+                failed
+            }
+        }
+    }
+
+    /// Remove the key from everything an attempt carries to reports.
+    fn scrub(&self, mut attempt: Attempt) -> Attempt {
+        let Some(key) = &self.endpoint.key else {
+            return attempt;
+        };
+        if let Err(error) = &mut attempt.score {
+            error.message = key.redact(&error.message);
+        }
+        attempt.side_info = redact_map(std::mem::take(&mut attempt.side_info), key);
+        attempt
+    }
+}
+
+fn redact_map(map: Map<String, Value>, key: &Secret) -> Map<String, Value> {
+    map.into_iter()
+        .map(|(name, value)| (key.redact(&name), redact_value(value, key)))
+        .collect()
+}
+
+fn redact_value(value: Value, key: &Secret) -> Value {
+    match value {
+        Value::String(text) => Value::String(key.redact(&text)),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| redact_value(item, key))
+                .collect(),
+        ),
+        Value::Object(map) => Value::Object(redact_map(map, key)),
+        other => other,
+    }
+}
+
+#[async_trait]
+impl Evaluator for JudgeEvaluator {
+    fn kind(&self) -> &'static str {
+        "judge"
+    }
+
+    fn target(&self) -> String {
+        self.model_flag.clone()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "judge {} at {}",
+            self.model_flag,
+            display_url(&self.endpoint.base)
+        )
+    }
+
+    fn check_setup(&self) -> Result<(), String> {
+        if self.endpoint.key.is_none() && !self.endpoint.is_local() {
+            return Err(format!(
+                "no API key: {} is not set (export it, or name another variable with \
+                 --judge-api-key-env; only a local --judge-base-url works without a key)",
+                self.endpoint.key_env
+            ));
+        }
+        Ok(())
+    }
+
+    fn probes(&self) -> bool {
+        self.probe
+    }
+
+    async fn evaluate(&self, call: &Call<'_>) -> Attempt {
+        self.scrub(self.attempt(call).await)
+    }
+}

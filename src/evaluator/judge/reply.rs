@@ -1,0 +1,345 @@
+//! Reading a chat-completions response: the envelope (`choices[0].message.content`, the `model`
+//! that answered, `usage`), the judge's JSON object inside the content (plain, fenced or wrapped in
+//! prose), and the score — the rubric dimensions' weighted mean or the judge's `score`, 0.0 when a
+//! hard constraint is violated, always clamped to [0, 1] whatever `--score-range` says.
+
+use serde_json::{Map, Value};
+
+use super::rubric::Rubric;
+use crate::protocol::{clip, validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange};
+
+/// How many characters of a raw reply an error message carries.
+pub const REPLY_EXCERPT_CHARS: usize = 500;
+
+/// At most this many `{` positions are tried when looking for the JSON object in a reply.
+const MAX_OBJECT_STARTS: usize = 64;
+
+/// Turn the body of a successful (2xx) chat-completions response into a final attempt.
+///
+/// Side info: the judge object's keys except `score` (verbatim), `judge_score` (the score as the
+/// judge gave it), `dimension_scores` and `missing_dimensions` with a rubric, `model` (the id that
+/// answered, else `requested_model`) and `usage` — also when the reply is unusable.
+pub fn read_response(body: &[u8], requested_model: &str, rubric: Option<&Rubric>) -> Attempt {
+    let envelope: Value = match serde_json::from_slice(body) {
+        Ok(envelope) => envelope,
+        Err(err) => {
+            return Attempt::failed(CallError::new(
+                ErrorKind::InvalidJson,
+                format!(
+                    "the API's response is not JSON ({err}): {}",
+                    excerpt(&String::from_utf8_lossy(body))
+                ),
+            ))
+        }
+    };
+    let (mut score, mut side_info) = match message_content(&envelope) {
+        Ok(content) => judge_reply(&content, rubric),
+        Err(error) => (Err(error), Map::new()),
+    };
+    if let Err(error) = &mut score {
+        if envelope.pointer("/choices/0/finish_reason") == Some(&Value::from("length")) {
+            error
+                .message
+                .push_str(" (the reply was cut off at the token limit: raise --judge-max-tokens)");
+        }
+    }
+    let model = envelope
+        .get("model")
+        .and_then(Value::as_str)
+        .unwrap_or(requested_model);
+    side_info.insert("model".into(), Value::from(model));
+    if let Some(usage) = envelope.get("usage").filter(|usage| usage.is_object()) {
+        side_info.insert("usage".into(), usage.clone());
+    }
+    Attempt {
+        score,
+        side_info,
+        retry: Retry::Never,
+    }
+}
+
+/// The text of `choices[0].message.content` (a string, or an array of text parts).
+fn message_content(envelope: &Value) -> Result<String, CallError> {
+    let message = envelope.pointer("/choices/0/message");
+    match message.and_then(|message| message.get("content")) {
+        Some(Value::String(text)) => return Ok(text.clone()),
+        Some(Value::Array(parts)) => {
+            return Ok(parts
+                .iter()
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect())
+        }
+        _ => {}
+    }
+    let shown = |value: &Value| excerpt(value.as_str().map_or(&value.to_string(), |text| text));
+    Err(
+        if let Some(refusal) = message.and_then(|message| message.get("refusal")) {
+            CallError::new(
+                ErrorKind::InvalidOutput,
+                format!("the judge refused: {}", shown(refusal)),
+            )
+        } else if let Some(error) = envelope.get("error") {
+            CallError::new(
+                ErrorKind::InvalidOutput,
+                format!("the API answered with an error: {}", shown(error)),
+            )
+        } else if message.is_some() {
+            CallError::new(ErrorKind::InvalidJson, "the judge's reply is empty")
+        } else {
+            CallError::new(
+                ErrorKind::InvalidOutput,
+                format!(
+                    "the response has no choices[0].message: {}",
+                    shown(envelope)
+                ),
+            )
+        },
+    )
+}
+
+/// Score the judge's reply text; the second value is its side info.
+fn judge_reply(
+    content: &str,
+    rubric: Option<&Rubric>,
+) -> (Result<f64, CallError>, Map<String, Value>) {
+    let raw = content.trim();
+    if raw.is_empty() {
+        return (
+            Err(CallError::new(
+                ErrorKind::InvalidJson,
+                "the judge's reply is empty",
+            )),
+            Map::new(),
+        );
+    }
+    let Some(mut object) = find_object(raw) else {
+        return (
+            Err(CallError::new(
+                ErrorKind::InvalidJson,
+                format!(
+                    "the judge's reply holds no valid JSON object: {}",
+                    excerpt(raw)
+                ),
+            )),
+            Map::new(),
+        );
+    };
+    let judge_score = object.shift_remove("score");
+    let violated = object.get("hard_constraints_satisfied") == Some(&Value::Bool(false));
+    let mut extra = Map::new();
+    let score = match rubric.filter(|rubric| !rubric.dimensions.is_empty()) {
+        Some(rubric) => weighted_dimensions(rubric, &object, &mut extra),
+        None => match &judge_score {
+            None => Err("the judge's reply has no \"score\"".to_string()),
+            Some(value) => validate_score(value, ScoreRange::Any)
+                .map_err(|error| format!("the judge's {}", error.message)),
+        },
+    };
+    let score = match score {
+        _ if violated => Ok(0.0),
+        Ok(score) => Ok(score.clamp(0.0, 1.0)),
+        Err(reason) => Err(CallError::new(
+            ErrorKind::InvalidOutput,
+            format!("{reason}; judge reply: {}", excerpt(raw)),
+        )),
+    };
+    if let Some(value) = judge_score {
+        object.insert("judge_score".into(), value);
+    }
+    object.extend(extra);
+    (score, object)
+}
+
+/// The first JSON object in `text` (preferring one with a `score`, `dimensions` or
+/// `hard_constraints_satisfied` key), wherever it starts and whatever follows it.
+fn find_object(text: &str) -> Option<Map<String, Value>> {
+    let mut first = None;
+    for (start, _) in text.match_indices('{').take(MAX_OBJECT_STARTS) {
+        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        if let Some(Ok(Value::Object(object))) = values.next() {
+            if ["score", "dimensions", "hard_constraints_satisfied"]
+                .iter()
+                .any(|key| object.contains_key(*key))
+            {
+                return Some(object);
+            }
+            first.get_or_insert(object);
+        }
+    }
+    first
+}
+
+/// The weighted mean of the rubric's dimensions, each clamped to [0, 1]; a missing dimension
+/// counts 0. Records `dimension_scores` and `missing_dimensions` in `extra`.
+fn weighted_dimensions(
+    rubric: &Rubric,
+    object: &Map<String, Value>,
+    extra: &mut Map<String, Value>,
+) -> Result<f64, String> {
+    let mut total = 0.0;
+    let mut values = Map::new();
+    let mut missing = Vec::new();
+    for dimension in &rubric.dimensions {
+        let Some(value) = dimension_value(object, &dimension.name) else {
+            missing.push(Value::from(dimension.name.as_str()));
+            continue;
+        };
+        let value = validate_score(value, ScoreRange::Any)
+            .map_err(|error| {
+                format!(
+                    "the judge's value for dimension {:?} is unusable: {}",
+                    dimension.name, error.message
+                )
+            })?
+            .clamp(0.0, 1.0);
+        total += dimension.weight * value;
+        values.insert(dimension.name.clone(), Value::from(value));
+    }
+    extra.insert("dimension_scores".into(), Value::Object(values));
+    if !missing.is_empty() {
+        extra.insert("missing_dimensions".into(), Value::Array(missing));
+    }
+    Ok(total)
+}
+
+/// A dimension's value in the reply: under `dimensions` (an object of values or of
+/// `{"score": ...}`, or an array of `{"name", "score"}`), else a top-level key; names match
+/// case-insensitively.
+fn dimension_value<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a Value> {
+    let by_name = |map: &'a Map<String, Value>| {
+        map.get(name).or_else(|| {
+            map.iter()
+                .find(|(key, _)| key.eq_ignore_ascii_case(name))
+                .map(|(_, value)| value)
+        })
+    };
+    let found = match object.get("dimensions") {
+        Some(Value::Object(map)) => by_name(map),
+        Some(Value::Array(items)) => items
+            .iter()
+            .find(|item| {
+                item.get("name")
+                    .and_then(Value::as_str)
+                    .is_some_and(|item_name| item_name.eq_ignore_ascii_case(name))
+            })
+            .map(|item| {
+                item.get("score")
+                    .or_else(|| item.get("value"))
+                    .unwrap_or(&Value::Null)
+            }),
+        _ => None,
+    }
+    .or_else(|| by_name(object))?;
+    match found {
+        Value::Object(inner) => inner.get("score").or_else(|| inner.get("value")),
+        other => Some(other),
+    }
+}
+
+fn excerpt(text: &str) -> String {
+    clip(text.trim(), REPLY_EXCERPT_CHARS)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn completion(content: &str) -> Vec<u8> {
+        json!({
+            "model": "judge-1",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        })
+        .to_string()
+        .into_bytes()
+    }
+
+    fn score(content: &str, rubric: Option<&Rubric>) -> Result<f64, ErrorKind> {
+        read_response(&completion(content), "m", rubric)
+            .score
+            .map_err(|error| error.kind)
+    }
+
+    #[test]
+    fn finds_the_object_and_clamps() {
+        use ErrorKind::*;
+        let cases: &[(&str, Result<f64, ErrorKind>)] = &[
+            (r#"{"score": 0.7, "reasoning": "ok"}"#, Ok(0.7)),
+            ("```json\n{\"score\": 0.6}\n```", Ok(0.6)),
+            (
+                "Sure! {not json} Here it is: {\"score\": 0.4} Hope that helps.",
+                Ok(0.4),
+            ),
+            (r#"{"score": 1.7}"#, Ok(1.0)),
+            (r#"{"score": -2}"#, Ok(0.0)),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": false}"#,
+                Ok(0.0),
+            ),
+            (r#"{"score": "high"}"#, Err(InvalidOutput)),
+            (r#"{"score": 1e400}"#, Err(InvalidOutput)),
+            (r#"{"reasoning": "no score"}"#, Err(InvalidOutput)),
+            (r#"{"score": 0.5"#, Err(InvalidJson)),
+            ("  ", Err(InvalidJson)),
+            ("I cannot judge this.", Err(InvalidJson)),
+        ];
+        for (content, expected) in cases {
+            assert_eq!(&score(content, None), expected, "{content}");
+        }
+    }
+
+    #[test]
+    fn dimensions_weighted_missing_named() {
+        let rubric = Rubric::from_value(&json!({"quality_dimensions": [
+            {"name": "clarity", "weight": 0.5}, {"name": "accuracy", "weight": 0.3}, {"name": "tone", "weight": 0.2}
+        ]}))
+        .unwrap();
+        let attempt = read_response(
+            &completion(
+                r#"{"dimensions": {"Clarity": 0.8, "accuracy": {"score": 1.5}}, "reasoning": "r"}"#,
+            ),
+            "m",
+            Some(&rubric),
+        );
+        assert!((attempt.score.unwrap() - 0.7).abs() < 1e-9);
+        let side = Value::Object(attempt.side_info);
+        assert_eq!(
+            side["dimension_scores"],
+            json!({"clarity": 0.8, "accuracy": 1.0})
+        );
+        assert_eq!(side["missing_dimensions"], json!(["tone"]));
+        assert_eq!(side["reasoning"], "r");
+        assert_eq!(side["model"], "judge-1");
+        assert_eq!(side["usage"]["completion_tokens"], 5);
+        let listed = r#"{"dimensions": [{"name": "clarity", "score": 1}, {"name": "tone", "score": 1}, {"name": "accuracy", "score": 1}]}"#;
+        assert_eq!(score(listed, Some(&rubric)), Ok(1.0));
+        let bad = r#"{"dimensions": {"clarity": "great"}}"#;
+        assert_eq!(score(bad, Some(&rubric)), Err(ErrorKind::InvalidOutput));
+    }
+
+    #[test]
+    fn envelope_problems_and_excerpts() {
+        let attempt = read_response(b"<html>", "m", None);
+        assert_eq!(attempt.score.unwrap_err().kind, ErrorKind::InvalidJson);
+        let refusal = json!({"choices": [{"message": {"content": null, "refusal": "no"}}]});
+        let error = read_response(refusal.to_string().as_bytes(), "m", None)
+            .score
+            .unwrap_err();
+        assert_eq!(error.message, "the judge refused: no");
+        let long = format!("{{\"score\": \"x\", \"pad\": \"{}\"}}", "a".repeat(2000));
+        let error = read_response(&completion(&long), "m", None)
+            .score
+            .unwrap_err();
+        assert!(error.message.ends_with('…'));
+        assert!(error.message.len() < 700);
+        let cut = json!({"choices": [{"message": {"content": "{\"score\": 0."}, "finish_reason": "length"}]});
+        let attempt = read_response(cut.to_string().as_bytes(), "asked", None);
+        assert!(attempt
+            .score
+            .unwrap_err()
+            .message
+            .contains("--judge-max-tokens"));
+        assert_eq!(attempt.side_info["model"], "asked");
+    }
+}

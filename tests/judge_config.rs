@@ -1,0 +1,142 @@
+//! Judge configuration through the real binary: usage errors (exit 2) name the flag, variable or
+//! rubric field; a missing API key fails preflight (exit 3) without any request.
+
+mod judge_support;
+
+use judge_support::{evalctl, fixture};
+use predicates::prelude::*;
+
+fn judge(model: &str) -> assert_cmd::Command {
+    let mut command = evalctl();
+    command.args(["run", "--judge-model", model, "--candidate", "c"]);
+    command
+}
+
+#[test]
+fn objective_is_required() {
+    judge("openai/gpt-4o-mini")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--objective"));
+    judge("openai/gpt-4o-mini")
+        .args(["--objective", "  "])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "error: --objective must not be empty",
+        ));
+}
+
+#[test]
+fn model_must_be_provider_slash_model() {
+    judge("gpt-4o-mini")
+        .args(["--objective", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "error: --judge-model \"gpt-4o-mini\": expected PROVIDER/MODEL",
+        ));
+}
+
+#[test]
+fn unknown_provider_needs_a_base_url() {
+    judge("acme/judge-1")
+        .args(["--objective", "x"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "provider \"acme\" has no default endpoint; pass --judge-base-url URL",
+        ));
+}
+
+#[test]
+fn invalid_base_urls_name_their_source() {
+    judge("acme/judge-1")
+        .args(["--objective", "x", "--judge-base-url", "ftp://example.com"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "error: --judge-base-url \"ftp://example.com\": the scheme must be http or https",
+        ));
+    judge("acme/judge-1")
+        .args(["--objective", "x"])
+        .env("EVALCTL_JUDGE_BASE_URL", "localhost:8000")
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with("error: EVALCTL_JUDGE_BASE_URL"));
+}
+
+#[test]
+fn rubric_problems_name_the_file_and_field() {
+    let bad = fixture("rubric_bad_weight.json");
+    judge("ollama/llama3")
+        .args(["--objective", "x", "--rubric", &bad])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(format!(
+            "error: --rubric {bad}: quality_dimensions[1].weight: must be a positive finite number"
+        )));
+    let dir = tempfile::tempdir().unwrap();
+    let not_json = dir.path().join("rubric.json");
+    std::fs::write(&not_json, "{\"quality_dimensions\": [").unwrap();
+    judge("ollama/llama3")
+        .args(["--objective", "x", "--rubric"])
+        .arg(&not_json)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("not valid JSON"));
+    judge("ollama/llama3")
+        .args(["--objective", "x", "--rubric", "/nonexistent/rubric.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains(
+            "--rubric /nonexistent/rubric.json: cannot read",
+        ));
+}
+
+#[test]
+fn a_missing_key_fails_preflight_for_a_remote_endpoint() {
+    for command in ["run", "preflight"] {
+        evalctl()
+            .args([
+                command,
+                "--judge-model",
+                "openai/gpt-4o-mini",
+                "--objective",
+                "x",
+            ])
+            .args(["--candidate", "c", "--skip-preflight"])
+            .assert()
+            .code(3)
+            .stderr(predicate::str::starts_with(
+                "error: evaluator preflight failed for judge openai/gpt-4o-mini at \
+                 https://api.openai.com/v1: no API key: OPENAI_API_KEY is not set",
+            ));
+    }
+    judge("groq/llama-3.1-8b-instant")
+        .args(["--objective", "x", "--judge-api-key-env", "MY_GROQ_KEY"])
+        .assert()
+        .code(3)
+        .stderr(predicate::str::contains(
+            "no API key: MY_GROQ_KEY is not set",
+        ));
+}
+
+#[test]
+fn preflight_without_probe_judge_sends_nothing() {
+    // A remote default endpoint with a key: no probe, so no network and no tokens are spent.
+    evalctl()
+        .args([
+            "preflight",
+            "--judge-model",
+            "openai/gpt-4o-mini",
+            "--objective",
+            "x",
+        ])
+        .args(["--candidate", "c", "--format", "json"])
+        .env("OPENAI_API_KEY", "sk-not-used")
+        .assert()
+        .code(0)
+        .stdout(predicate::str::contains("\"probe\": null"))
+        .stdout(predicate::str::contains("sk-not-used").not());
+}

@@ -1,0 +1,391 @@
+//! The LLM judge through the real binary against a fake OpenAI-compatible server: the wire
+//! format, reply parsing and clamping, rubrics, retries, and that the API key never leaks.
+
+mod judge_support;
+
+use std::time::Instant;
+
+use judge_support::{
+    evalctl, finish, fixture, judge_run, record, FakeJudge, ANSWERING_MODEL, COMPLETION_TOKENS,
+    PROMPT_TOKENS,
+};
+use serde_json::json;
+
+const KEY: &str = "sk-evalctl-test-5f1d9c2b7a";
+
+#[test]
+fn plain_fenced_and_prose_replies_score_with_side_info_and_usage() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["-j", "1"]);
+    for scenario in ["plain", "fenced", "prose"] {
+        command.args(["--candidate", &format!("scenario:{scenario}")]);
+    }
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    for (id, score, reasoning) in [
+        ("cand-1", 0.8, "clear and correct"),
+        ("cand-2", 0.6, "fenced"),
+        ("cand-3", 0.4, "prose around"),
+    ] {
+        let record = record(&result, id);
+        assert_eq!(record["score"], json!(score), "{id}");
+        assert_eq!(record["error"], json!(null));
+        assert_eq!(record["side_info"]["reasoning"], reasoning);
+        assert_eq!(record["side_info"]["model"], ANSWERING_MODEL);
+        assert_eq!(record["side_info"]["usage"]["prompt_tokens"], PROMPT_TOKENS);
+    }
+    assert_eq!(
+        result.summary["evaluator"],
+        json!({"kind": "judge", "target": "fake/judge-model"})
+    );
+    assert_eq!(
+        result.summary["usage"],
+        json!({"prompt_tokens": 3 * PROMPT_TOKENS, "completion_tokens": 3 * COMPLETION_TOKENS})
+    );
+
+    // No probe without --probe-judge: exactly one request per candidate.
+    let received = server.received();
+    assert_eq!(received.len(), 3);
+    let request = &received[0];
+    assert_eq!(request.body["temperature"], json!(0.0));
+    assert!(request.body.get("max_tokens").is_none());
+    let user = request.user_message();
+    assert!(
+        user.contains("Answer the user's question correctly and briefly."),
+        "{user}"
+    );
+    assert!(user.contains("```text\nscenario:plain\n```"), "{user}");
+    assert!(
+        !user.contains("Task model") && !user.contains("Dataset example"),
+        "{user}"
+    );
+}
+
+#[test]
+fn out_of_range_scores_are_clamped_whatever_the_score_range() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    for range in ["unit", "any"] {
+        let mut command = judge_run(&server, Some(KEY));
+        command.args([
+            "--score-range",
+            range,
+            "--candidate",
+            "scenario:high",
+            "--candidate",
+            "scenario:low",
+        ]);
+        let result = finish(command, dir.path());
+        assert_eq!(result.code, 0, "{range}: {}", result.stderr);
+        let high = record(&result, "cand-1");
+        assert_eq!(high["score"], json!(1.0), "{range}");
+        assert_eq!(high["side_info"]["judge_score"], json!(1.7));
+        assert_eq!(record(&result, "cand-2")["score"], json!(0.0), "{range}");
+        assert_eq!(result.summary["calls"]["errors"], 0);
+    }
+}
+
+#[test]
+fn rubric_dimensions_missing_dimension_and_hard_constraint_violation() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args([
+        "--rubric",
+        &fixture("rubric.json"),
+        "--candidate",
+        "scenario:dims",
+        "--candidate",
+        "scenario:violation",
+    ]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    let dims = record(&result, "cand-1");
+    // clarity 0.8 × 0.6 + accuracy (missing) 0 × 0.4
+    let score = dims["score"].as_f64().unwrap();
+    assert!((score - 0.48).abs() < 1e-9, "{score}");
+    assert_eq!(
+        dims["side_info"]["dimension_scores"],
+        json!({"clarity": 0.8})
+    );
+    assert_eq!(dims["side_info"]["missing_dimensions"], json!(["accuracy"]));
+    let violation = record(&result, "cand-2");
+    assert_eq!(violation["score"], json!(0.0));
+    assert_eq!(
+        violation["side_info"]["hard_constraints_satisfied"],
+        json!(false)
+    );
+
+    let request = &server.received()[0];
+    let user = request.user_message();
+    assert!(
+        user.contains("- clarity (weight 0.60): easy to follow on first read"),
+        "{user}"
+    );
+    assert!(user.contains("- accuracy (weight 0.40)"), "{user}");
+    assert!(
+        user.contains("1. must be under 200 words\n2. must not mention competitors"),
+        "{user}"
+    );
+    let system = request.body["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("\"dimensions\"") && system.contains("hard_constraints_satisfied"));
+}
+
+#[test]
+fn dataset_example_task_model_and_sampling_flags_reach_the_request() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args([
+        "-j",
+        "1",
+        "--dataset",
+        &fixture("dataset.jsonl"),
+        "--task-model",
+        "openai/gpt-4o-mini",
+        "--judge-temperature",
+        "0.25",
+        "--judge-max-tokens",
+        "300",
+        "--candidate",
+        "scenario:plain",
+    ]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    assert_eq!(result.records.len(), 2);
+    let received = server.received();
+    assert_eq!(received.len(), 2);
+    assert_eq!(received[0].body["temperature"], json!(0.25));
+    assert_eq!(received[0].body["max_tokens"], json!(300));
+    let user = received[0].user_message();
+    assert!(user.contains("the model openai/gpt-4o-mini"), "{user}");
+    assert!(user.contains("\"input\": \"What is 2+2?\""), "{user}");
+    assert!(received[1].user_message().contains("Capital of France?"));
+}
+
+#[test]
+fn malformed_json_is_an_invalid_json_error_with_the_raw_reply() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["--retries", "2", "--candidate", "scenario:malformed"]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 1);
+    let record = record(&result, "cand-1");
+    assert_eq!(record["score"], json!(0.0));
+    assert_eq!(record["attempts"], 1);
+    assert_eq!(record["error"]["kind"], "invalid_json");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains(r#"{"score": 0.5, "reasoning": "unterminated"#),
+        "{message}"
+    );
+    // Tokens were spent even though the reply was unusable.
+    assert_eq!(result.summary["usage"]["prompt_tokens"], PROMPT_TOKENS);
+}
+
+#[test]
+fn rate_limit_honours_retry_after_then_succeeds() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["--retries", "1", "--candidate", "scenario:ratelimited"]);
+    let started = Instant::now();
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    assert!(
+        started.elapsed().as_secs_f64() >= 1.0,
+        "Retry-After: 1 was not honoured"
+    );
+    let record = record(&result, "cand-1");
+    assert_eq!(record["score"], json!(0.7));
+    assert_eq!(record["attempts"], 2);
+}
+
+#[test]
+fn server_errors_are_retried_and_client_errors_are_not() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args([
+        "--retries",
+        "2",
+        "--candidate",
+        "scenario:down",
+        "--candidate",
+        "scenario:unauthorized",
+    ]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 1);
+    let down = record(&result, "cand-1");
+    assert_eq!(down["attempts"], 3);
+    assert_eq!(down["error"]["kind"], "http_status");
+    assert!(down["error"]["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("HTTP 500"));
+    let unauthorized = record(&result, "cand-2");
+    assert_eq!(unauthorized["attempts"], 1);
+    assert_eq!(unauthorized["error"]["kind"], "http_status");
+    let message = unauthorized["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("401") && message.contains("Incorrect API key provided"),
+        "{message}"
+    );
+    assert!(
+        result.stderr.contains("Incorrect API key provided"),
+        "{}",
+        result.stderr
+    );
+}
+
+#[test]
+fn timeouts_are_retried() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args([
+        "--timeout",
+        "0.3",
+        "--retries",
+        "1",
+        "--candidate",
+        "scenario:slow",
+    ]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 1);
+    let record = record(&result, "cand-1");
+    assert_eq!(record["error"]["kind"], "timeout");
+    assert_eq!(record["attempts"], 2);
+}
+
+#[test]
+fn the_api_key_never_appears_in_any_output() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut outputs = Vec::new();
+    for format in ["json", "text"] {
+        let mut command = judge_run(&server, Some(KEY));
+        command.args(["--format", format, "--retries", "1", "--timeout", "0.5"]);
+        for scenario in ["echo", "unauthorized", "down", "malformed", "slow", "plain"] {
+            command.args(["--candidate", &format!("scenario:{scenario}")]);
+        }
+        let result = finish(command, dir.path());
+        assert_eq!(result.code, 1, "{format}: {}", result.stderr);
+        // The server did echo the key back; the redaction is what keeps it out.
+        let echoed = record(&result, "cand-1");
+        assert_eq!(
+            echoed["side_info"]["reasoning"],
+            "you sent Bearer [redacted]"
+        );
+        outputs.extend([result.stdout, result.stderr, result.output]);
+    }
+    // A preflight probe that fails with the key in the server's message.
+    let preflight = evalctl()
+        .args([
+            "preflight",
+            "--judge-model",
+            "fake/judge-model",
+            "--judge-base-url",
+            &server.base_url(),
+            "--objective",
+            "scenario:unauthorized (the probe's candidate is fixed, so the objective steers)",
+            "--probe-judge",
+            "--candidate",
+            "c",
+        ])
+        .env("FAKE_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(preflight.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&preflight.stderr).into_owned();
+    assert!(
+        stderr.contains("Incorrect API key provided: Bearer [redacted]"),
+        "{stderr}"
+    );
+    outputs.extend([
+        String::from_utf8_lossy(&preflight.stdout).into_owned(),
+        stderr,
+    ]);
+    for output in &outputs {
+        assert!(!output.contains(KEY), "the key leaked into:\n{output}");
+        assert!(
+            !output.contains("5f1d9c2b7a"),
+            "part of the key leaked into:\n{output}"
+        );
+    }
+}
+
+#[test]
+fn probe_judge_sends_one_real_call_in_preflight() {
+    let server = FakeJudge::start(Some(KEY));
+    let done = evalctl()
+        .args([
+            "preflight",
+            "--judge-model",
+            "fake/judge-model",
+            "--judge-base-url",
+            &server.base_url(),
+            "--objective",
+            "x",
+            "--probe-judge",
+            "--format",
+            "json",
+            "--candidate",
+            "scenario:plain",
+        ])
+        .env("FAKE_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(
+        done.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let report: serde_json::Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(report["probe"], json!({"score": 0.8}));
+    let received = server.received();
+    assert_eq!(received.len(), 1);
+    assert!(received[0].user_message().contains("__evalctl_preflight__"));
+}
+
+#[test]
+fn a_local_base_url_needs_no_key_and_sends_no_authorization() {
+    let server = FakeJudge::start(None);
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, None);
+    command.args(["--candidate", "scenario:plain"]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    assert_eq!(record(&result, "cand-1")["score"], json!(0.8));
+}
+
+#[test]
+fn evalctl_judge_base_url_and_api_key_env_are_honoured() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = evalctl();
+    command
+        .args([
+            "run",
+            "--judge-model",
+            "openai/judge-model",
+            "--judge-api-key-env",
+            "MY_JUDGE_KEY",
+            "--objective",
+            "x",
+            "--format",
+            "json",
+            "--candidate",
+            "scenario:plain",
+        ])
+        .env("EVALCTL_JUDGE_BASE_URL", server.base_url())
+        .env("OPENAI_BASE_URL", "http://127.0.0.1:9/v1")
+        .env("MY_JUDGE_KEY", KEY);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    assert_eq!(record(&result, "cand-1")["score"], json!(0.8));
+}

@@ -1,0 +1,346 @@
+//! Test support for the judge: a fake OpenAI-compatible chat-completions server on `127.0.0.1:0`
+//! speaking plain HTTP/1.1, and a command builder for the real binary with a clean environment.
+//!
+//! The server checks every request (method, path, `Content-Type`, `Authorization`, `model`,
+//! `response_format`, the two messages) and answers 400 with the reason when one is wrong. It
+//! picks its answer from the `scenario:NAME` marker in the candidate text.
+
+#![allow(dead_code)] // each test crate uses its own part of this module
+
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::{json, Value};
+
+/// The model id the fake server expects in every request.
+pub const MODEL: &str = "judge-model";
+/// What the server reports as the model that answered.
+pub const ANSWERING_MODEL: &str = "judge-model-2024-01-01";
+/// Tokens the server reports per completion.
+pub const PROMPT_TOKENS: u64 = 100;
+/// Completion tokens the server reports per completion.
+pub const COMPLETION_TOKENS: u64 = 20;
+
+/// One request the server received.
+#[derive(Debug, Clone)]
+pub struct Received {
+    /// Header names lower-cased.
+    pub headers: HashMap<String, String>,
+    /// The JSON body.
+    pub body: Value,
+}
+
+impl Received {
+    /// The user message's text.
+    pub fn user_message(&self) -> &str {
+        self.body["messages"][1]["content"]
+            .as_str()
+            .unwrap_or_default()
+    }
+}
+
+/// A running fake server. It lives until the test process ends.
+pub struct FakeJudge {
+    port: u16,
+    received: Arc<Mutex<Vec<Received>>>,
+}
+
+struct Shared {
+    expected_key: Option<String>,
+    received: Arc<Mutex<Vec<Received>>>,
+    seen: Mutex<HashMap<String, usize>>,
+}
+
+impl FakeJudge {
+    /// Start a server that requires `Authorization: Bearer KEY` when `expected_key` is given,
+    /// and no `Authorization` header otherwise.
+    pub fn start(expected_key: Option<&str>) -> FakeJudge {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let port = listener.local_addr().expect("local addr").port();
+        let received = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::new(Shared {
+            expected_key: expected_key.map(str::to_string),
+            received: Arc::clone(&received),
+            seen: Mutex::new(HashMap::new()),
+        });
+        thread::spawn(move || {
+            for stream in listener.incoming().flatten() {
+                let shared = Arc::clone(&shared);
+                thread::spawn(move || {
+                    let _ = serve(stream, &shared);
+                });
+            }
+        });
+        FakeJudge { port, received }
+    }
+
+    /// The base URL to pass as `--judge-base-url`.
+    pub fn base_url(&self) -> String {
+        format!("http://127.0.0.1:{}/v1", self.port)
+    }
+
+    /// Every request received so far, in arrival order.
+    pub fn received(&self) -> Vec<Received> {
+        self.received.lock().expect("lock").clone()
+    }
+}
+
+/// Read one request, answer it, close the connection.
+fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
+    let mut reader = BufReader::new(stream.try_clone()?);
+    let mut request_line = String::new();
+    reader.read_line(&mut request_line)?;
+    let mut headers = HashMap::new();
+    loop {
+        let mut line = String::new();
+        reader.read_line(&mut line)?;
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = line.split_once(':') {
+            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_string());
+        }
+    }
+    let length: usize = headers
+        .get("content-length")
+        .and_then(|value| value.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body)?;
+    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let request = Received { headers, body };
+    shared.received.lock().expect("lock").push(request.clone());
+
+    let (status, extra_headers, response) = match check(&request_line, &request, shared) {
+        Err(problem) => (
+            400,
+            String::new(),
+            json!({"error": {"message": problem}}).to_string(),
+        ),
+        Ok(()) => answer(&request, shared),
+    };
+    let reason = match status {
+        200 => "OK",
+        400 => "Bad Request",
+        401 => "Unauthorized",
+        429 => "Too Many Requests",
+        _ => "Internal Server Error",
+    };
+    let mut stream = stream;
+    write!(
+        stream,
+        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{response}",
+        response.len()
+    )?;
+    stream.flush()
+}
+
+/// The wire-format checks; `Err` names the first problem.
+fn check(request_line: &str, request: &Received, shared: &Shared) -> Result<(), String> {
+    if request_line.split_whitespace().take(2).collect::<Vec<_>>()
+        != ["POST", "/v1/chat/completions"]
+    {
+        return Err(format!("unexpected request line {:?}", request_line.trim()));
+    }
+    if request.headers.get("content-type").map(String::as_str) != Some("application/json") {
+        return Err("Content-Type must be application/json".into());
+    }
+    let authorization = request.headers.get("authorization").cloned();
+    let expected = shared
+        .expected_key
+        .as_ref()
+        .map(|key| format!("Bearer {key}"));
+    if authorization != expected {
+        return Err(format!(
+            "Authorization header {}",
+            if expected.is_some() {
+                "missing or wrong"
+            } else {
+                "sent without a key"
+            }
+        ));
+    }
+    let body = &request.body;
+    if body["model"] != MODEL {
+        return Err(format!("model must be {MODEL:?}, found {}", body["model"]));
+    }
+    if body["response_format"] != json!({"type": "json_object"}) {
+        return Err("response_format must be {\"type\": \"json_object\"}".into());
+    }
+    if body["messages"][0]["role"] != "system" || body["messages"][1]["role"] != "user" {
+        return Err("messages must be [system, user]".into());
+    }
+    if !body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .contains("JSON")
+    {
+        return Err("the system message must ask for JSON".into());
+    }
+    if !body["temperature"].is_number() {
+        return Err("temperature must be a number".into());
+    }
+    Ok(())
+}
+
+/// The canned answer for the request's scenario: status, extra header lines, body.
+fn answer(request: &Received, shared: &Shared) -> (u16, String, String) {
+    let message = request.user_message();
+    let scenario = message
+        .split("scenario:")
+        .nth(1)
+        .and_then(|rest| rest.split_whitespace().next())
+        .unwrap_or("plain")
+        .to_string();
+    let seen = {
+        let mut seen = shared.seen.lock().expect("lock");
+        let count = seen.entry(scenario.clone()).or_insert(0);
+        *count += 1;
+        *count
+    };
+    let echoed_key = request
+        .headers
+        .get("authorization")
+        .cloned()
+        .unwrap_or_default();
+    let completion = |content: &str| (200, String::new(), completion(content));
+    match scenario.as_str() {
+        "plain" => completion(r#"{"score": 0.8, "reasoning": "clear and correct"}"#),
+        "fenced" => completion("```json\n{\"score\": 0.6, \"reasoning\": \"fenced\"}\n```"),
+        "prose" => completion(
+            "Here is my verdict.\n{\"score\": 0.4, \"reasoning\": \"prose around\"}\nHope this helps!",
+        ),
+        "high" => completion(r#"{"score": 1.7, "reasoning": "too generous"}"#),
+        "low" => completion(r#"{"score": -2, "reasoning": "too harsh"}"#),
+        "dims" => completion(r#"{"dimensions": {"clarity": 0.8}, "hard_constraints_satisfied": true, "reasoning": "accuracy forgotten"}"#),
+        "violation" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": false, "reasoning": "too long"}"#),
+        "malformed" => completion(r#"{"score": 0.5, "reasoning": "unterminated"#),
+        "echo" => completion(&format!(r#"{{"score": 0.5, "reasoning": "you sent {echoed_key}"}}"#)),
+        "ratelimited" if seen == 1 => (
+            429,
+            "Retry-After: 1\r\n".to_string(),
+            json!({"error": {"message": "Rate limit reached", "type": "requests"}}).to_string(),
+        ),
+        "ratelimited" => completion(r#"{"score": 0.7, "reasoning": "after waiting"}"#),
+        "down" => (500, String::new(), json!({"error": {"message": "The server had an error"}}).to_string()),
+        "unauthorized" => (
+            401,
+            String::new(),
+            json!({"error": {"message": format!("Incorrect API key provided: {echoed_key}"), "code": "invalid_api_key"}}).to_string(),
+        ),
+        "slow" => {
+            thread::sleep(Duration::from_secs(3));
+            completion(r#"{"score": 0.9}"#)
+        }
+        other => (400, String::new(), json!({"error": {"message": format!("unknown scenario {other}")}}).to_string()),
+    }
+}
+
+/// A chat-completions response whose message content is `content`.
+fn completion(content: &str) -> String {
+    json!({
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1_700_000_000,
+        "model": ANSWERING_MODEL,
+        "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+        "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS, "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}
+    })
+    .to_string()
+}
+
+/// `evalctl` with every judge-related variable of the caller's environment removed.
+pub fn evalctl() -> Command {
+    let mut command = Command::cargo_bin("evalctl").expect("the evalctl binary");
+    for name in [
+        "EVALCTL_JUDGE_BASE_URL",
+        "OPENAI_BASE_URL",
+        "OPENAI_API_KEY",
+        "FAKE_API_KEY",
+        "NO_COLOR",
+    ] {
+        command.env_remove(name);
+    }
+    command
+}
+
+/// `evalctl run` against `server` as provider `fake` (key from `FAKE_API_KEY` when given). The
+/// summary is JSON: stdout is not a terminal.
+pub fn judge_run(server: &FakeJudge, key: Option<&str>) -> Command {
+    let mut command = evalctl();
+    command.args([
+        "run",
+        "--judge-model",
+        &format!("fake/{MODEL}"),
+        "--judge-base-url",
+        &server.base_url(),
+        "--objective",
+        "Answer the user's question correctly and briefly.",
+    ]);
+    if let Some(key) = key {
+        command.env("FAKE_API_KEY", key);
+    }
+    command
+}
+
+/// What a finished run left behind.
+pub struct RunResult {
+    /// The exit code.
+    pub code: i32,
+    /// The summary on stdout, parsed.
+    pub summary: Value,
+    /// The `--output` lines, parsed.
+    pub records: Vec<Value>,
+    /// Raw stdout.
+    pub stdout: String,
+    /// Raw stderr.
+    pub stderr: String,
+    /// Raw `--output` file.
+    pub output: String,
+}
+
+/// Run `command` with `--output` in `dir` and collect everything it produced.
+pub fn finish(mut command: Command, dir: &Path) -> RunResult {
+    let output_path = dir.join("out.jsonl");
+    let _ = std::fs::remove_file(&output_path);
+    let done = command
+        .arg("--output")
+        .arg(&output_path)
+        .output()
+        .expect("run evalctl");
+    let stdout = String::from_utf8_lossy(&done.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&done.stderr).into_owned();
+    let output = std::fs::read_to_string(&output_path).unwrap_or_default();
+    RunResult {
+        code: done.status.code().unwrap_or(-1),
+        summary: serde_json::from_str(&stdout).unwrap_or(Value::Null),
+        records: output
+            .lines()
+            .map(|line| serde_json::from_str(line).expect("a JSON result line"))
+            .collect(),
+        stdout,
+        stderr,
+        output,
+    }
+}
+
+/// The record of candidate `id`.
+pub fn record<'a>(result: &'a RunResult, id: &str) -> &'a Value {
+    result
+        .records
+        .iter()
+        .find(|record| record["candidate_id"] == id)
+        .unwrap_or_else(|| panic!("no record for {id}; stderr: {}", result.stderr))
+}
+
+/// The path of a judge fixture.
+pub fn fixture(name: &str) -> String {
+    format!("{}/fixtures/judge/{name}", env!("CARGO_MANIFEST_DIR"))
+}
