@@ -4,7 +4,7 @@
 
 use std::io::ErrorKind;
 use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -69,7 +69,12 @@ pub fn run_assertions(
     assertions: &[String],
     timeout: Duration,
 ) -> anyhow::Result<CodeOutcome> {
-    let dir = TempDir::create()?;
+    let dir = tempfile::Builder::new()
+        .prefix("evalctl-code-")
+        .tempdir()
+        .map_err(|err| {
+            anyhow::anyhow!("cannot create a temporary directory for code_exec: {err}")
+        })?;
     let mut outcome = CodeOutcome {
         passed: 0,
         total: assertions.len(),
@@ -129,42 +134,6 @@ fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Op
     ))
 }
 
-/// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn create() -> anyhow::Result<TempDir> {
-        let base = std::env::temp_dir();
-        loop {
-            let path = base.join(format!(
-                "evalctl-code-{}-{:016x}",
-                std::process::id(),
-                fastrand::u64(..)
-            ));
-            match std::fs::create_dir(&path) {
-                Ok(()) => return Ok(TempDir(path)),
-                Err(err) if err.kind() == ErrorKind::AlreadyExists => continue,
-                Err(err) => {
-                    return Err(anyhow::anyhow!(
-                        "cannot create a temporary directory in {}: {err}",
-                        base.display()
-                    ))
-                }
-            }
-        }
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,16 +155,5 @@ mod tests {
             .score(),
             0.0
         );
-    }
-
-    #[test]
-    fn temp_dirs_are_fresh_and_removed() {
-        let first = TempDir::create().unwrap();
-        let second = TempDir::create().unwrap();
-        assert_ne!(first.path(), second.path());
-        let kept = first.path().to_path_buf();
-        assert!(kept.is_dir());
-        drop(first);
-        assert!(!kept.exists());
     }
 }
