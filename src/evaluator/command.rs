@@ -106,9 +106,18 @@ impl CommandEvaluator {
                 let _ = stdin.write_all(&payload).await;
                 drop(stdin);
             };
+            let read_stdout = async {
+                let out = read_capped(&mut stdout, MAX_OUTPUT_BYTES).await;
+                if out.overflowed {
+                    // Stop the evaluator now: it holds stderr (and maybe stdin) open, so waiting
+                    // for them would wait for the timeout.
+                    group.kill();
+                }
+                out
+            };
             let (_, out, err) = tokio::join!(
                 write,
-                read_capped(&mut stdout, MAX_OUTPUT_BYTES),
+                read_stdout,
                 read_capped(&mut stderr, MAX_STDERR_BYTES)
             );
             (out, err)
