@@ -20,7 +20,7 @@ use crate::protocol::{
 
 /// The most stdout an evaluator may print; more is an `invalid_output` error.
 pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
-/// How much stderr is kept for error messages (the rest is read and dropped).
+/// How much stderr is kept for error messages: its last bytes (the rest is read and dropped).
 const MAX_STDERR_BYTES: usize = 16 * 1024;
 /// How much of the kept stderr an error message quotes (its tail).
 const STDERR_IN_MESSAGE: usize = 500;
@@ -273,7 +273,8 @@ struct Captured {
 }
 
 /// Read a pipe to its end, keeping at most `cap` bytes. Stops at the cap when `cap` is the stdout
-/// limit (the caller kills the child); the rest of a stderr stream is drained and dropped.
+/// limit (the caller kills the child); a stderr stream is drained to its end and its **last**
+/// `cap` bytes are kept, since the end of stderr (the final error line) says what went wrong.
 async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize) -> Captured {
     let mut bytes = Vec::new();
     let mut overflowed = false;
@@ -281,14 +282,19 @@ async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize) -> Capture
     loop {
         match pipe.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
+            Ok(n) if cap == MAX_OUTPUT_BYTES => {
                 let room = cap.saturating_sub(bytes.len());
                 bytes.extend_from_slice(&chunk[..n.min(room)]);
                 if n > room {
                     overflowed = true;
-                    if cap == MAX_OUTPUT_BYTES {
-                        break;
-                    }
+                    break;
+                }
+            }
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if bytes.len() > cap {
+                    overflowed = true;
+                    bytes.drain(..bytes.len() - cap);
                 }
             }
         }
