@@ -37,6 +37,7 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
             config.task_model.as_deref(),
             first_example(&inputs),
             !config.exec.skip_preflight,
+            config.exec.retries,
         )
         .await?;
         runner::execute(context, plan, config.exec.concurrency, results, |_| {
@@ -91,6 +92,7 @@ pub fn preflight_only(config: RunConfig) -> anyhow::Result<Exit> {
         config.task_model.as_deref(),
         first_example(&inputs),
         !config.exec.skip_preflight,
+        config.exec.retries,
     ))??;
     let count = |records: &Option<Vec<crate::input::Record>>| records.as_ref().map(Vec::len);
     let probe_score = match probe {
