@@ -385,6 +385,7 @@ impl Server {
 }
 
 fn serve_connection(stream: TcpStream, connection: usize, state: &ServerState) {
+    let _ = stream.set_nodelay(true);
     let mut writer = match stream.try_clone() {
         Ok(writer) => writer,
         Err(_) => return,
@@ -421,10 +422,10 @@ fn serve_connection(stream: TcpStream, connection: usize, state: &ServerState) {
             head.push_str(&format!("{name}: {value}\r\n"));
         }
         head.push_str("\r\n");
-        if writer.write_all(head.as_bytes()).is_err()
-            || writer.write_all(&reply.body).is_err()
-            || writer.flush().is_err()
-        {
+        // One write per response (no Nagle / delayed-ACK stall between head and body).
+        let mut response = head.into_bytes();
+        response.extend_from_slice(&reply.body);
+        if writer.write_all(&response).is_err() || writer.flush().is_err() {
             return;
         }
     }
