@@ -191,6 +191,13 @@ impl CommandEvaluator {
         let program = &self.spec.argv[0];
         match err.raw_os_error() {
             Some(libc::ENOENT) if !program.contains('/') => format!("cannot start '{program}': not found on PATH"),
+            // The file exists, so what is missing is the interpreter its shebang line names.
+            Some(libc::ENOENT) if self.program.is_file() => match shebang_interpreter(&self.program) {
+                Some(interpreter) => format!(
+                    "cannot start '{program}': its interpreter '{interpreter}' (shebang line) was not found"
+                ),
+                None => format!("cannot start '{program}': no such file or interpreter"),
+            },
             Some(libc::ENOENT) => format!("cannot start '{program}': no such file (cwd: {})", self.cwd_display()),
             Some(libc::EACCES) => format!("cannot start '{program}': permission denied (is the run bit set? chmod +x {program})"),
             Some(libc::ENOEXEC) => format!(
@@ -384,6 +391,19 @@ fn check_program(program: &str, resolved: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The interpreter a script's `#!` line names, if it has one.
+fn shebang_interpreter(path: &Path) -> Option<String> {
+    let mut head = [0u8; 256];
+    let read = std::io::Read::read(&mut std::fs::File::open(path).ok()?, &mut head).ok()?;
+    let line = head[..read].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+    let interpreter = String::from_utf8_lossy(line)
+        .split_whitespace()
+        .next()?
+        .to_string();
+    Some(interpreter)
 }
 
 fn check_script_argument(argv: &[String], cwd: Option<&Path>) -> Result<(), String> {
