@@ -37,10 +37,22 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
                 }]
             })
             .unwrap_or_default(),
-        CandidateSource::Files(paths) => paths
-            .iter()
-            .filter_map(|path| load_file(path, problems))
-            .collect(),
+        CandidateSource::Files(paths) => {
+            // Ids are the paths; a path given twice would merge two candidates' aggregates.
+            let mut seen = std::collections::HashSet::new();
+            for path in paths {
+                let id = if path == "-" { "stdin" } else { path.as_str() };
+                if !seen.insert(id) {
+                    problems.push(format!(
+                        "{path}: candidate given twice (candidate ids must be unique)"
+                    ));
+                }
+            }
+            paths
+                .iter()
+                .filter_map(|path| load_file(path, problems))
+                .collect()
+        }
         CandidateSource::Jsonl(path) => load_jsonl(path, problems),
     }
 }
