@@ -278,51 +278,29 @@ fn ctrl_c_flushes_results_prints_the_summary_and_exits_130() {
         "eval.sh",
         "p=$(cat)\ncase \"$p\" in *slow*) sleep 30 &\necho $! > slow.pid\nwait;; esac\nprintf '{\"score\": 1}'\n",
     );
-    let mut child = std::process::Command::new(common::bin())
-        .current_dir(sb.path())
-        .args(["run", "--format", "json", "-j", "1", "--skip-preflight"])
-        .args(["--evaluator-command", "sh eval.sh", "--output", "out.jsonl"])
-        .args([
+    let (status, stdout) = interrupt(
+        &sb,
+        &[
+            "run",
+            "--format",
+            "json",
+            "-j",
+            "1",
+            "--skip-preflight",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--output",
+            "out.jsonl",
             "--candidate",
             "fast",
             "--candidate",
             "slow",
             "--candidate",
             "never",
-        ])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let ready = wait_until(Duration::from_secs(10), || {
-        sb.lines("out.jsonl").len() == 1 && !sb.read("slow.pid").trim().is_empty()
-    });
-    if !ready {
-        let _ = child.kill();
-        panic!("the first call did not finish / the slow call did not start");
-    }
+        ],
+        || sb.lines("out.jsonl").len() == 1 && !sb.read("slow.pid").trim().is_empty(),
+    );
     let slow_pid: u32 = sb.read("slow.pid").trim().parse().unwrap();
-    let status = std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let finished = wait_until(Duration::from_secs(10), || {
-        child.try_wait().unwrap().is_some()
-    });
-    if !finished {
-        let _ = child.kill();
-        panic!("evalctl did not stop on SIGINT");
-    }
-    let status = child.wait().unwrap();
-    let mut stdout = String::new();
-    child
-        .stdout
-        .take()
-        .unwrap()
-        .read_to_string(&mut stdout)
-        .unwrap();
     assert_eq!(status.code(), Some(130), "{status:?}");
     let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary on stdout");
     assert_eq!(summary["interrupted"], true);
@@ -336,4 +314,80 @@ fn ctrl_c_flushes_results_prints_the_summary_and_exits_130() {
         wait_until(Duration::from_secs(3), || !process_alive(slow_pid)),
         "the in-flight evaluator's child survived Ctrl-C"
     );
+}
+
+/// Start `evalctl` with `args` in `sb`, wait for `ready`, send SIGINT; returns (status, stdout).
+fn interrupt(
+    sb: &Sandbox,
+    args: &[&str],
+    ready: impl Fn() -> bool,
+) -> (std::process::ExitStatus, String) {
+    let mut child = std::process::Command::new(common::bin())
+        .current_dir(sb.path())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if !wait_until(Duration::from_secs(10), &ready) {
+        let _ = child.kill();
+        panic!("not ready to interrupt");
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    if !wait_until(Duration::from_secs(10), || {
+        child.try_wait().unwrap().is_some()
+    }) {
+        let _ = child.kill();
+        panic!("evalctl did not stop on SIGINT");
+    }
+    let status = child.wait().unwrap();
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    (status, stdout)
+}
+
+#[test]
+fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\nsleep 30 &\necho $! > slow.pid\nwait\n",
+    );
+    let ready = || !sb.read("slow.pid").trim().is_empty();
+    for command in ["run", "preflight"] {
+        let _ = std::fs::remove_file(sb.join("slow.pid"));
+        let (status, stdout) = interrupt(
+            &sb,
+            &[
+                command,
+                "--format",
+                "json",
+                "--evaluator-command",
+                "sh eval.sh",
+                "--candidate",
+                "c",
+            ],
+            ready,
+        );
+        assert_eq!(status.code(), Some(130), "{command}: {status:?}");
+        if command == "run" {
+            let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+            assert_eq!(summary["interrupted"], true);
+            assert_eq!(summary["calls"]["total"], 0);
+        }
+        let pid: u32 = sb.read("slow.pid").trim().parse().unwrap();
+        assert!(
+            wait_until(Duration::from_secs(3), || !process_alive(pid)),
+            "{command}: the probe's child survived Ctrl-C"
+        );
+    }
 }

@@ -521,3 +521,22 @@ fn usage_errors_exit_2_without_calling_the_evaluator() {
     }
     assert!(!sb.exists("called"));
 }
+
+#[test]
+fn a_candidate_file_given_twice_is_rejected() {
+    // Ids are paths: the same path twice would merge both candidates' aggregates.
+    let sb = Sandbox::new();
+    sb.write("a.txt", "a");
+    let out = sb
+        .run_with(MARKING)
+        .args(["a.txt", "a.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr_text(&out));
+    assert!(
+        stderr_text(&out).contains("a.txt: candidate given twice"),
+        "{}",
+        stderr_text(&out)
+    );
+    assert!(!sb.exists("called"));
+}
