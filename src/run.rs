@@ -32,17 +32,28 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         retries: config.exec.retries,
     });
     let finished = runner::block_on(async {
-        preflight(
+        let probed = unless_interrupted(preflight(
             evaluator.as_ref(),
             config.task_model.as_deref(),
             first_example(&inputs),
             !config.exec.skip_preflight,
-        )
-        .await?;
-        runner::execute(context, plan, config.exec.concurrency, results, |_| {
-            progress.inc(1)
-        })
-        .await
+            config.exec.retries,
+        ))
+        .await;
+        match probed {
+            None => Ok(runner::Finished {
+                records: Vec::new(),
+                interrupted: true,
+                elapsed: std::time::Duration::ZERO,
+            }),
+            Some(result) => {
+                result?;
+                runner::execute(context, plan, config.exec.concurrency, results, |_| {
+                    progress.inc(1)
+                })
+                .await
+            }
+        }
     })??;
     progress.finish_and_clear();
 
@@ -86,12 +97,18 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
 /// `evalctl preflight`: validate every input, probe the evaluator once, score nothing.
 pub fn preflight_only(config: RunConfig) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config)?;
-    let probe = runner::block_on(preflight(
+    let Some(probe) = runner::block_on(unless_interrupted(preflight(
         evaluator.as_ref(),
         config.task_model.as_deref(),
         first_example(&inputs),
         !config.exec.skip_preflight,
-    ))??;
+        config.exec.retries,
+    )))?
+    else {
+        eprintln!("interrupted: preflight stopped before the evaluator answered");
+        return Ok(Exit::Interrupted);
+    };
+    let probe = probe?;
     let count = |records: &Option<Vec<crate::input::Record>>| records.as_ref().map(Vec::len);
     let probe_score = match probe {
         Probe::Answered(score) => Some(score),
@@ -128,6 +145,16 @@ pub fn preflight_only(config: RunConfig) -> anyhow::Result<Exit> {
         }
     }
     Ok(Exit::Success)
+}
+
+/// Run `future`, or return `None` when Ctrl-C comes first. Dropping the future stops the probe
+/// (a command evaluator's process group is killed), so nothing is left running; without this,
+/// Ctrl-C during preflight killed evalctl and orphaned the evaluator in its own process group.
+async fn unless_interrupted<F: std::future::Future>(future: F) -> Option<F::Output> {
+    tokio::select! {
+        output = future => Some(output),
+        _ = tokio::signal::ctrl_c() => None,
+    }
 }
 
 fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {

@@ -192,6 +192,12 @@ impl RunArgs {
         };
 
         let candidates = if let Some(file) = self.candidates {
+            if !candidate_files.is_empty() {
+                return Err(bad_input(format!(
+                    "error: candidate files ({}) cannot be combined with --candidates",
+                    candidate_files.join(", ")
+                )));
+            }
             CandidateSource::Jsonl(file)
         } else if !self.candidate.is_empty() {
             if !candidate_files.is_empty() {
@@ -246,21 +252,30 @@ impl RunArgs {
 
 /// Turn the values of `--evaluator-command` into an argv.
 ///
-/// One value is the single-string form, split by POSIX shell-word rules (no shell runs). Several
-/// values are the multi-word form. In the multi-word form, for `INTERPRETER SCRIPT` commands
-/// (bash, sh, zsh, python, python3, node, ruby, perl), the words after the script are candidate
-/// files, so `--evaluator-command bash eval.sh prompt.txt` scores `prompt.txt`; arguments for the
-/// script go inside the single-string form.
+/// One value is the single-string form, split by POSIX shell-word rules (no shell runs). A first
+/// value that splits into several words is the single-string form too, and the values after it
+/// are candidate files (clap cannot tell where `--evaluator-command "sh eval.sh" prompt.txt`
+/// ends). Several single-word values are the multi-word form. In the multi-word form, for
+/// `INTERPRETER SCRIPT` commands (bash, sh, zsh, python, python3, node, ruby, perl), the words
+/// after the script are candidate files, so `--evaluator-command bash eval.sh prompt.txt` scores
+/// `prompt.txt`; arguments for the script go inside the single-string form.
 fn resolve_command_words(
-    words: Vec<String>,
+    mut words: Vec<String>,
     candidate_files: &mut Vec<String>,
 ) -> anyhow::Result<Vec<String>> {
-    let argv = if let [single] = words.as_slice() {
+    let split = |single: &str| {
         shell_words::split(single).map_err(|err| {
             bad_input(format!(
                 "error: --evaluator-command {single:?}: cannot split into words: {err}"
             ))
-        })?
+        })
+    };
+    let argv = if let [single] = words.as_slice() {
+        split(single)?
+    } else if split(&words[0]).is_ok_and(|first| first.len() > 1) {
+        let trailing = words.split_off(1);
+        candidate_files.splice(0..0, trailing);
+        split(&words[0])?
     } else {
         split_interpreter_candidates(words, candidate_files)
     };

@@ -20,7 +20,7 @@ use crate::protocol::{
 
 /// The most stdout an evaluator may print; more is an `invalid_output` error.
 pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
-/// How much stderr is kept for error messages (the rest is read and dropped).
+/// How much stderr is kept for error messages: its last bytes (the rest is read and dropped).
 const MAX_STDERR_BYTES: usize = 16 * 1024;
 /// How much of the kept stderr an error message quotes (its tail).
 const STDERR_IN_MESSAGE: usize = 500;
@@ -106,9 +106,18 @@ impl CommandEvaluator {
                 let _ = stdin.write_all(&payload).await;
                 drop(stdin);
             };
+            let read_stdout = async {
+                let out = read_capped(&mut stdout, MAX_OUTPUT_BYTES).await;
+                if out.overflowed {
+                    // Stop the evaluator now: it holds stderr (and maybe stdin) open, so waiting
+                    // for them would wait for the timeout.
+                    group.kill();
+                }
+                out
+            };
             let (_, out, err) = tokio::join!(
                 write,
-                read_capped(&mut stdout, MAX_OUTPUT_BYTES),
+                read_stdout,
                 read_capped(&mut stderr, MAX_STDERR_BYTES)
             );
             (out, err)
@@ -182,6 +191,13 @@ impl CommandEvaluator {
         let program = &self.spec.argv[0];
         match err.raw_os_error() {
             Some(libc::ENOENT) if !program.contains('/') => format!("cannot start '{program}': not found on PATH"),
+            // The file exists, so what is missing is the interpreter its shebang line names.
+            Some(libc::ENOENT) if self.program.is_file() => match shebang_interpreter(&self.program) {
+                Some(interpreter) => format!(
+                    "cannot start '{program}': its interpreter '{interpreter}' (shebang line) was not found"
+                ),
+                None => format!("cannot start '{program}': no such file or interpreter"),
+            },
             Some(libc::ENOENT) => format!("cannot start '{program}': no such file (cwd: {})", self.cwd_display()),
             Some(libc::EACCES) => format!("cannot start '{program}': permission denied (is the run bit set? chmod +x {program})"),
             Some(libc::ENOEXEC) => format!(
@@ -264,7 +280,8 @@ struct Captured {
 }
 
 /// Read a pipe to its end, keeping at most `cap` bytes. Stops at the cap when `cap` is the stdout
-/// limit (the caller kills the child); the rest of a stderr stream is drained and dropped.
+/// limit (the caller kills the child); a stderr stream is drained to its end and its **last**
+/// `cap` bytes are kept, since the end of stderr (the final error line) says what went wrong.
 async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize) -> Captured {
     let mut bytes = Vec::new();
     let mut overflowed = false;
@@ -272,14 +289,19 @@ async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize) -> Capture
     loop {
         match pipe.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => {
+            Ok(n) if cap == MAX_OUTPUT_BYTES => {
                 let room = cap.saturating_sub(bytes.len());
                 bytes.extend_from_slice(&chunk[..n.min(room)]);
                 if n > room {
                     overflowed = true;
-                    if cap == MAX_OUTPUT_BYTES {
-                        break;
-                    }
+                    break;
+                }
+            }
+            Ok(n) => {
+                bytes.extend_from_slice(&chunk[..n]);
+                if bytes.len() > cap {
+                    overflowed = true;
+                    bytes.drain(..bytes.len() - cap);
                 }
             }
         }
@@ -369,6 +391,19 @@ fn check_program(program: &str, resolved: &Path) -> Result<(), String> {
         ));
     }
     Ok(())
+}
+
+/// The interpreter a script's `#!` line names, if it has one.
+fn shebang_interpreter(path: &Path) -> Option<String> {
+    let mut head = [0u8; 256];
+    let read = std::io::Read::read(&mut std::fs::File::open(path).ok()?, &mut head).ok()?;
+    let line = head[..read].strip_prefix(b"#!")?;
+    let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
+    let interpreter = String::from_utf8_lossy(line)
+        .split_whitespace()
+        .next()?
+        .to_string();
+    Some(interpreter)
 }
 
 fn check_script_argument(argv: &[String], cwd: Option<&Path>) -> Result<(), String> {

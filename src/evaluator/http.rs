@@ -12,7 +12,7 @@ use super::{Call, Evaluator};
 use crate::config::ExecConfig;
 use crate::error::bad_input;
 use crate::protocol::{
-    clip, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
+    clip, one_line, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
 };
 
 /// `--evaluator-url` and `--header`, validated.
@@ -222,7 +222,7 @@ pub async fn send_json(
     if status.is_success() {
         return Ok(body);
     }
-    let excerpt = clip(String::from_utf8_lossy(&body).trim(), 300);
+    let excerpt = clip(&one_line(String::from_utf8_lossy(&body).trim()), 300);
     let error = CallError::new(
         ErrorKind::HttpStatus,
         format!(

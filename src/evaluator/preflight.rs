@@ -6,6 +6,7 @@ use super::{Call, Evaluator};
 use crate::error::Fatal;
 use crate::input::Record;
 use crate::protocol::PREFLIGHT_CANDIDATE;
+use crate::runner::call_with_retries;
 
 /// What a passed preflight learned.
 #[derive(Debug, Clone, PartialEq)]
@@ -17,12 +18,15 @@ pub enum Probe {
 }
 
 /// Check the setup and, when `probe` is true and the evaluator probes, make the probe call.
+/// The probe is retried like any call (`retries` extra attempts for transport failures, 429 and
+/// 5xx), so a server that is still warming up does not fail a run that `--retries` would carry.
 /// A failure is a [`Fatal::Preflight`] (exit 3) naming the evaluator and the cause.
 pub async fn preflight(
     evaluator: &dyn Evaluator,
     task_model: Option<&str>,
     first_example: Option<&Record>,
     probe: bool,
+    retries: u32,
 ) -> anyhow::Result<Probe> {
     let fail = |cause: String| -> anyhow::Error {
         Fatal::Preflight(format!(
@@ -41,7 +45,7 @@ pub async fn preflight(
         example: first_example.map(|record| &record.value),
         example_line: first_example.map(|record| record.line),
     };
-    let attempt = evaluator.evaluate(&call).await;
+    let (attempt, _) = call_with_retries(evaluator, &call, retries).await;
     match attempt.score {
         Ok(score) => Ok(Probe::Answered(score)),
         Err(error) => Err(fail(error.message)),

@@ -5,7 +5,7 @@ use std::io::Read;
 
 use serde_json::Value;
 
-use super::jsonl::{io_reason, read_jsonl, read_jsonl_bytes};
+use super::jsonl::{io_reason, scan_jsonl, scan_jsonl_bytes};
 use crate::config::CandidateSource;
 
 /// One candidate to score.
@@ -37,10 +37,22 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
                 }]
             })
             .unwrap_or_default(),
-        CandidateSource::Files(paths) => paths
-            .iter()
-            .filter_map(|path| load_file(path, problems))
-            .collect(),
+        CandidateSource::Files(paths) => {
+            // Ids are the paths; a path given twice would merge two candidates' aggregates.
+            let mut seen = std::collections::HashSet::new();
+            for path in paths {
+                let id = if path == "-" { "stdin" } else { path.as_str() };
+                if !seen.insert(id) {
+                    problems.push(format!(
+                        "{path}: candidate given twice (candidate ids must be unique)"
+                    ));
+                }
+            }
+            paths
+                .iter()
+                .filter_map(|path| load_file(path, problems))
+                .collect()
+        }
         CandidateSource::Jsonl(path) => load_jsonl(path, problems),
     }
 }
@@ -102,21 +114,16 @@ fn read_stdin(problems: &mut Vec<String>) -> Option<Vec<u8>> {
 }
 
 fn load_jsonl(path: &str, problems: &mut Vec<String>) -> Vec<Candidate> {
-    let (display, records) = if path == "-" {
+    let (display, (records, mut file_problems)) = if path == "-" {
         let Some(bytes) = read_stdin(problems) else {
             return Vec::new();
         };
-        ("<stdin>".to_string(), read_jsonl_bytes("<stdin>", &bytes))
+        ("<stdin>".to_string(), scan_jsonl_bytes("<stdin>", &bytes))
     } else {
-        (path.to_string(), read_jsonl(std::path::Path::new(path)))
+        (path.to_string(), scan_jsonl(std::path::Path::new(path)))
     };
-    let records = match records {
-        Ok(records) => records,
-        Err(mut file_problems) => {
-            problems.append(&mut file_problems);
-            return Vec::new();
-        }
-    };
+    // Problems of the lines that are not objects, then those of the objects: all in one pass.
+    problems.append(&mut file_problems);
     let mut first_line_of_id: HashMap<String, usize> = HashMap::new();
     let mut candidates = Vec::with_capacity(records.len());
     for record in records {

@@ -22,20 +22,45 @@ pub struct Record {
 /// Read a JSONL file. On failure, returns one `PATH:LINE: reason` (or `PATH: reason`) line per
 /// problem found anywhere in the file.
 pub fn read_jsonl(path: &Path) -> Result<Vec<Record>, Vec<String>> {
-    let display = path.display().to_string();
-    if path.is_dir() {
-        return Err(vec![format!(
-            "{display}: is a directory, expected a JSONL file"
-        )]);
-    }
-    match std::fs::read(path) {
-        Ok(bytes) => read_jsonl_bytes(&display, &bytes),
-        Err(err) => Err(vec![format!("{display}: cannot read: {}", io_reason(&err))]),
-    }
+    into_result(scan_jsonl(path))
 }
 
 /// Parse JSONL from memory; `display` names the source in messages.
 pub fn read_jsonl_bytes(display: &str, bytes: &[u8]) -> Result<Vec<Record>, Vec<String>> {
+    into_result(scan_jsonl_bytes(display, bytes))
+}
+
+fn into_result(
+    (records, problems): (Vec<Record>, Vec<String>),
+) -> Result<Vec<Record>, Vec<String>> {
+    if problems.is_empty() {
+        Ok(records)
+    } else {
+        Err(problems)
+    }
+}
+
+/// Like [`read_jsonl`], but returns the good records alongside the problems, so a caller that
+/// checks the records further (the candidates file) can report those problems in the same pass.
+pub fn scan_jsonl(path: &Path) -> (Vec<Record>, Vec<String>) {
+    let display = path.display().to_string();
+    if path.is_dir() {
+        return (
+            Vec::new(),
+            vec![format!("{display}: is a directory, expected a JSONL file")],
+        );
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => scan_jsonl_bytes(&display, &bytes),
+        Err(err) => (
+            Vec::new(),
+            vec![format!("{display}: cannot read: {}", io_reason(&err))],
+        ),
+    }
+}
+
+/// Like [`read_jsonl_bytes`], but returns the good records alongside the problems.
+pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
     let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut records = Vec::new();
     let mut problems = Vec::new();
@@ -77,11 +102,7 @@ pub fn read_jsonl_bytes(display: &str, bytes: &[u8]) -> Result<Vec<Record>, Vec<
             "{display}: too many records: {non_blank} (maximum {MAX_RECORDS})"
         ));
     }
-    if problems.is_empty() {
-        Ok(records)
-    } else {
-        Err(problems)
-    }
+    (records, problems)
 }
 
 /// A serde_json error as a reason for a single line: "invalid JSON: <what> at column N".

@@ -114,7 +114,7 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
                 ErrorKind::InvalidJson,
                 format!(
                     "output is not valid JSON ({err}): {}",
-                    clip(text.trim(), 200)
+                    clip(&one_line(text.trim()), 200)
                 ),
             )
         })
@@ -131,6 +131,12 @@ pub fn json_type(value: &Value) -> &'static str {
         Value::Array(_) => "array",
         Value::Object(_) => "object",
     }
+}
+
+/// `text` on one line: each line break becomes ` ⏎ `, so an excerpt of an evaluator's output
+/// cannot break the one-line messages of preflight and the call warnings.
+pub fn one_line(text: &str) -> String {
+    text.lines().collect::<Vec<_>>().join(" ⏎ ")
 }
 
 /// At most `max` characters of `text`, with an ellipsis when cut.

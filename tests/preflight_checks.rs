@@ -1,0 +1,530 @@
+//! `evalctl preflight` and the preflight `run` does first: the probe payload, the setup checks
+//! (cwd, executable on PATH, interpreter script, shebang, run bit), the score-range matrix through
+//! the probe for both adapters, and the one-line exit-3 message naming the command and cwd (or
+//! URL) and the cause.
+
+mod common;
+
+use common::{
+    code, json_stdout, refused_url, stderr_text, stdout_text, Expect, Reply, Sandbox, Server,
+    LOG_PAYLOAD, PRINT_EVAL_OUT, SCORE_MATRIX,
+};
+use serde_json::Value;
+
+const PREFIX: &str = "error: evaluator preflight failed for ";
+
+/// `evalctl preflight --format json --candidate c` with the given evaluator arguments.
+fn preflight(sb: &Sandbox, evaluator: &[&str]) -> assert_cmd::Command {
+    let mut command = sb.evalctl();
+    command
+        .args(["preflight", "--format", "json", "--candidate", "c"])
+        .args(evaluator);
+    command
+}
+
+/// Assert exit 3 with exactly one stderr line that starts with `start` and contains `cause`.
+fn assert_fails(out: &std::process::Output, start: &str, cause: &str) {
+    let err = stderr_text(out);
+    assert_eq!(code(out), 3, "{err}");
+    assert_eq!(err.lines().count(), 1, "one line expected:\n{err}");
+    assert!(err.starts_with(start), "{err:?} should start {start:?}");
+    assert!(
+        err.contains(cause),
+        "{err:?} should name the cause {cause:?}"
+    );
+    assert!(out.stdout.is_empty(), "stdout: {}", stdout_text(out));
+}
+
+fn canonical(sb: &Sandbox) -> String {
+    sb.path().display().to_string()
+}
+
+#[test]
+fn probe_payload_and_report() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", LOG_PAYLOAD);
+    let out = preflight(&sb, &["--evaluator-command", "sh eval.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        sb.lines("payloads.log"),
+        [r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__"}"#]
+    );
+    let report = json_stdout(&out);
+    assert_eq!(report["ok"], true);
+    assert_eq!(report["probe"]["score"].as_f64(), Some(1.0));
+    assert_eq!(report["candidates"], 1);
+
+    // + task_model, + the first dataset record; the valset is validated but not probed.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", LOG_PAYLOAD);
+    sb.write(
+        "d.jsonl",
+        "\n{\"first\": 1.50, \"a\": [true]}\n{\"second\": 2}\n",
+    );
+    sb.write("v.jsonl", "{\"val\": 1}\n");
+    let out = preflight(&sb, &["--evaluator-command", "sh eval.sh"])
+        .args([
+            "--task-model",
+            "p/m",
+            "--dataset",
+            "d.jsonl",
+            "--valset",
+            "v.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        sb.lines("payloads.log"),
+        [
+            r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__","task_model":"p/m","example":{"first":1.50,"a":[true]}}"#
+        ]
+    );
+    let report = json_stdout(&out);
+    assert_eq!(report["dataset_records"], 2);
+    assert_eq!(report["valset_records"], 1);
+
+    let text = sb
+        .evalctl()
+        .args(["preflight", "--format", "text", "--candidate", "c"])
+        .args(["--evaluator-command", "sh eval.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&text), 0);
+    assert!(
+        stdout_text(&text).starts_with("preflight ok"),
+        "{}",
+        stdout_text(&text)
+    );
+}
+
+#[test]
+fn preflight_never_scores_candidates() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", LOG_PAYLOAD);
+    let out = sb
+        .evalctl()
+        .args([
+            "preflight",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args([
+            "--candidate",
+            "a",
+            "--candidate",
+            "b",
+            "--output",
+            "out.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(sb.lines("payloads.log").len(), 1);
+    assert!(sb.read("out.jsonl").is_empty());
+}
+
+#[test]
+fn run_probes_first_and_skip_preflight_does_not() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["--candidate", "c"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let payloads = sb.lines("payloads.log");
+    assert_eq!(payloads.len(), 2);
+    assert!(payloads[0].contains("__evalctl_preflight__"));
+    assert!(!payloads[1].contains("__evalctl_preflight__"));
+
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["--candidate", "c", "--skip-preflight"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        sb.lines("payloads.log"),
+        [r#"{"_protocol_version":2,"candidate":"c"}"#]
+    );
+}
+
+#[test]
+fn a_failing_probe_stops_run_with_exit_3_before_any_call() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\necho call >> calls.log\necho 'config missing' >&2\nexit 1\n")
+        .args([
+            "--candidate",
+            "a",
+            "--candidate",
+            "b",
+            "--output",
+            "out.jsonl",
+        ])
+        .output()
+        .unwrap();
+    let expected = format!(
+        "{PREFIX}command 'sh eval.sh' (cwd: {}): command exited with code 1; stderr: config missing",
+        canonical(&sb)
+    );
+    assert_eq!(stderr_text(&out).trim_end(), expected);
+    assert_fails(&out, PREFIX, "code 1");
+    assert_eq!(sb.lines("calls.log").len(), 1, "only the probe ran");
+    assert!(sb.read("out.jsonl").is_empty());
+}
+
+#[test]
+fn inputs_are_validated_before_the_probe() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "touch called\ncat >/dev/null\nexit 1\n");
+    sb.write("d.jsonl", "[]\n");
+    let out = preflight(
+        &sb,
+        &["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr_text(&out));
+    assert!(stderr_text(&out).starts_with("d.jsonl:1: expected a JSON object"));
+    assert!(!sb.exists("called"));
+}
+
+#[test]
+fn missing_cwd() {
+    let sb = Sandbox::new();
+    let out = preflight(
+        &sb,
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--evaluator-cwd",
+            "no-such-dir",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command 'sh eval.sh' (cwd: "),
+        "no-such-dir",
+    );
+    assert!(
+        stderr_text(&out).contains("no such directory"),
+        "{}",
+        stderr_text(&out)
+    );
+}
+
+#[test]
+fn executable_not_found_on_path() {
+    let sb = Sandbox::new();
+    let out = preflight(
+        &sb,
+        &["--evaluator-command", "evalctl-no-such-program --flag"],
+    )
+    .output()
+    .unwrap();
+    assert_fails(
+        &out,
+        &format!(
+            "{PREFIX}command 'evalctl-no-such-program --flag' (cwd: {})",
+            canonical(&sb)
+        ),
+        "'evalctl-no-such-program' not found on PATH",
+    );
+}
+
+#[test]
+fn executable_path_that_does_not_exist() {
+    let sb = Sandbox::new();
+    let out = preflight(&sb, &["--evaluator-command", "./bin/eval"])
+        .output()
+        .unwrap();
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command './bin/eval'"),
+        "no such file",
+    );
+}
+
+#[test]
+fn interpreter_script_must_exist_relative_to_the_cwd() {
+    let sb = Sandbox::new();
+    for interpreter in ["sh", "bash", "python3", "/bin/sh"] {
+        let command = format!("{interpreter} missing.sh");
+        let out = preflight(&sb, &["--evaluator-command", &command])
+            .output()
+            .unwrap();
+        assert_fails(
+            &out,
+            &format!("{PREFIX}command '{command}'"),
+            "script 'missing.sh' not found",
+        );
+    }
+    // Present in --evaluator-cwd (and not in the current directory): fine.
+    sb.write("sub/eval.sh", PRINT_EVAL_OUT);
+    let out = preflight(
+        &sb,
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--evaluator-cwd",
+            "sub",
+        ],
+    )
+    .env("EVAL_OUT", r#"{"score": 1}"#)
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    // Present in the current directory but not in --evaluator-cwd: not found.
+    sb.write("eval.sh", PRINT_EVAL_OUT);
+    std::fs::create_dir(sb.join("empty")).unwrap();
+    let out = preflight(
+        &sb,
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--evaluator-cwd",
+            "empty",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_fails(&out, PREFIX, "script 'eval.sh' not found");
+    assert!(
+        stderr_text(&out).contains("/empty)"),
+        "names the cwd: {}",
+        stderr_text(&out)
+    );
+}
+
+#[test]
+fn script_without_shebang_or_run_bit_is_explained() {
+    let sb = Sandbox::new();
+    sb.write_executable("noshebang.sh", "printf '{\"score\": 1}'\n");
+    let out = preflight(&sb, &["--evaluator-command", "./noshebang.sh"])
+        .output()
+        .unwrap();
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command './noshebang.sh'"),
+        "shebang",
+    );
+
+    sb.write("norun.sh", "#!/bin/sh\nprintf '{\"score\": 1}'\n");
+    let out = preflight(&sb, &["--evaluator-command", "./norun.sh"])
+        .output()
+        .unwrap();
+    assert_fails(&out, &format!("{PREFIX}command './norun.sh'"), "run bit");
+    assert!(
+        stderr_text(&out).contains("chmod +x"),
+        "{}",
+        stderr_text(&out)
+    );
+
+    // The same script with both is fine.
+    sb.write_executable(
+        "good.sh",
+        "#!/bin/sh\ncat >/dev/null\nprintf '{\"score\": 1}'\n",
+    );
+    let out = preflight(&sb, &["--evaluator-command", "./good.sh"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+}
+
+#[test]
+fn an_interpreter_that_does_not_exist_is_named() {
+    let sb = Sandbox::new();
+    sb.write_executable("eval", "#!/no/such/interpreter\n");
+    let out = preflight(&sb, &["--evaluator-command", "./eval"])
+        .output()
+        .unwrap();
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command './eval'"),
+        "/no/such/interpreter",
+    );
+}
+
+#[test]
+fn setup_checks_run_even_with_skip_preflight() {
+    let sb = Sandbox::new();
+    let out = preflight(
+        &sb,
+        &["--evaluator-command", "sh missing.sh", "--skip-preflight"],
+    )
+    .output()
+    .unwrap();
+    assert_fails(&out, PREFIX, "script 'missing.sh' not found");
+
+    sb.write("eval.sh", "touch called\nexit 1\n");
+    let out = preflight(
+        &sb,
+        &["--evaluator-command", "sh eval.sh", "--skip-preflight"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(json_stdout(&out)["probe"], Value::Null);
+    assert!(!sb.exists("called"));
+}
+
+#[test]
+fn probe_timeout_is_a_preflight_failure() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\nsleep 30\n");
+    let started = std::time::Instant::now();
+    let out = preflight(
+        &sb,
+        &["--evaluator-command", "sh eval.sh", "--timeout", "0.3"],
+    )
+    .output()
+    .unwrap();
+    assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    assert_fails(&out, PREFIX, "0.3s");
+}
+
+#[test]
+fn connection_refused_names_the_url() {
+    let sb = Sandbox::new();
+    let url = refused_url("/score");
+    let out = preflight(&sb, &["--evaluator-url", &url, "--retries", "0"])
+        .output()
+        .unwrap();
+    assert_fails(&out, PREFIX, "connection refused");
+    assert_eq!(
+        stderr_text(&out).trim_end(),
+        format!("{PREFIX}url {url}: connection refused — is the evaluator server running?")
+    );
+}
+
+#[test]
+fn http_error_status_fails_preflight_on_one_line() {
+    let server = Server::fixed(Reply::status(401, "unauthorized\nsee the docs\n"));
+    let sb = Sandbox::new();
+    let out = preflight(&sb, &["--evaluator-url", &server.url("/score")])
+        .output()
+        .unwrap();
+    assert_fails(
+        &out,
+        &format!("{PREFIX}url {}: ", server.url("/score")),
+        "401",
+    );
+    assert_eq!(server.request_count(), 1, "a 4xx is not retried");
+}
+
+#[test]
+fn multi_line_bad_output_fails_preflight_on_one_line() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", PRINT_EVAL_OUT);
+    let out = preflight(&sb, &["--evaluator-command", "sh eval.sh"])
+        .env(
+            "EVAL_OUT",
+            "Traceback (most recent call last):\n  File \"eval.py\"\nValueError: x\n",
+        )
+        .output()
+        .unwrap();
+    assert_fails(&out, PREFIX, "not valid JSON");
+    assert!(
+        stderr_text(&out).contains("ValueError"),
+        "{}",
+        stderr_text(&out)
+    );
+}
+
+/// The cause text each error kind's preflight message must contain.
+fn cause_of(kind: &str) -> &'static str {
+    match kind {
+        "out_of_range" => "outside [0, 1]",
+        "non_numeric_score" => "must be a JSON number",
+        "missing_score" => "no \"score\"",
+        "non_finite_score" => "finite",
+        "invalid_output" => "expected a JSON object",
+        "invalid_json" => "JSON",
+        other => panic!("unexpected kind {other}"),
+    }
+}
+
+fn check_probe(
+    out: &std::process::Output,
+    expected: Expect,
+    label: &str,
+    failures: &mut Vec<String>,
+) {
+    let err = stderr_text(out);
+    match expected {
+        Expect::Score(score) => {
+            if code(out) != 0 {
+                failures.push(format!("{label}: exit {}: {err}", code(out)));
+                return;
+            }
+            let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+            let got = report["probe"]["score"].as_f64();
+            if got.is_none_or(|got| (got - score).abs() > score.abs() * 1e-12) {
+                failures.push(format!("{label}: probe score {got:?}, expected {score}"));
+            }
+        }
+        Expect::Error(kind) => {
+            if code(out) != 3 {
+                failures.push(format!("{label}: exit {}, expected 3", code(out)));
+            } else if err.lines().count() != 1 || !err.starts_with(PREFIX) {
+                failures.push(format!("{label}: not one preflight line: {err:?}"));
+            } else if !err.contains(cause_of(kind)) {
+                failures.push(format!(
+                    "{label}: {err:?} does not say {:?}",
+                    cause_of(kind)
+                ));
+            }
+        }
+    }
+}
+
+#[test]
+fn score_range_matrix_through_the_command_probe() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", PRINT_EVAL_OUT);
+    let mut failures = Vec::new();
+    for (raw, unit, any) in SCORE_MATRIX {
+        for (range, expected) in [("unit", *unit), ("any", *any)] {
+            let out = preflight(
+                &sb,
+                &["--evaluator-command", "sh eval.sh", "--score-range", range],
+            )
+            .env("EVAL_OUT", raw)
+            .output()
+            .unwrap();
+            check_probe(&out, expected, &format!("{range} {raw:?}"), &mut failures);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn score_range_matrix_through_the_http_probe() {
+    let server = Server::start(|request, _| {
+        let case: usize = request.header("x-case").unwrap().parse().unwrap();
+        Reply::json(SCORE_MATRIX[case].0)
+    });
+    let sb = Sandbox::new();
+    let url = server.url("/");
+    let mut failures = Vec::new();
+    for (index, (raw, unit, any)) in SCORE_MATRIX.iter().enumerate() {
+        for (range, expected) in [("unit", *unit), ("any", *any)] {
+            let header = format!("X-Case: {index}");
+            let out = preflight(&sb, &["--evaluator-url", &url, "--score-range", range])
+                .args(["--header", &header])
+                .output()
+                .unwrap();
+            check_probe(&out, expected, &format!("{range} {raw:?}"), &mut failures);
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

@@ -1,0 +1,393 @@
+//! The command adapter under `evalctl run`: the score-range matrix through real `sh` evaluators,
+//! errors that keep side information and score 0.0, non-zero exits with a stderr excerpt,
+//! timeouts that kill the whole process group, the 8 MiB stdout cap, spawn failures, and Ctrl-C
+//! (exit 130, results flushed, summary printed, no evaluator left behind).
+
+mod common;
+
+use std::io::Read;
+use std::process::Stdio;
+use std::time::{Duration, Instant};
+
+use common::{
+    check_record, code, json_stdout, process_alive, stderr_text, wait_until, Expect, Sandbox,
+    PRINT_EVAL_OUT, SCORE_MATRIX,
+};
+use serde_json::{json, Value};
+
+/// Run one call whose evaluator prints `raw`; returns (exit code, the result record).
+fn run_once(sb: &Sandbox, raw: &str, range: &str, extra: &[&str]) -> (i32, Value) {
+    let _ = std::fs::remove_file(sb.join("out.jsonl"));
+    let out = sb
+        .run_with(PRINT_EVAL_OUT)
+        .args([
+            "--skip-preflight",
+            "--candidate",
+            "c",
+            "--output",
+            "out.jsonl",
+        ])
+        .args(["--score-range", range])
+        .args(extra)
+        .env("EVAL_OUT", raw)
+        .output()
+        .unwrap();
+    let records = sb.jsonl("out.jsonl");
+    assert_eq!(records.len(), 1, "{raw:?}: {}", stderr_text(&out));
+    (code(&out), records[0].clone())
+}
+
+#[test]
+fn score_range_matrix_for_the_command_adapter() {
+    let sb = Sandbox::new();
+    let mut failures = Vec::new();
+    for (raw, unit, any) in SCORE_MATRIX {
+        for (range, expected) in [("unit", *unit), ("any", *any)] {
+            let (exit, record) = run_once(&sb, raw, range, &[]);
+            let want_exit = if matches!(expected, Expect::Score(_)) {
+                0
+            } else {
+                1
+            };
+            if exit != want_exit {
+                failures.push(format!(
+                    "{range} {raw:?}: exit {exit}, expected {want_exit}"
+                ));
+            }
+            if let Err(why) = check_record(&record, expected) {
+                failures.push(format!("{range} {raw:?}: {why}"));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn errors_keep_side_info_and_score_zero() {
+    let sb = Sandbox::new();
+    let (exit, record) = run_once(
+        &sb,
+        r#"{"why": "too high", "score": 2, "detail": {"b": [1.50], "a": NaN}}"#,
+        "unit",
+        &[],
+    );
+    assert_eq!(exit, 1);
+    assert_eq!(record["error"]["kind"], "out_of_range");
+    assert_eq!(record["score"].as_f64(), Some(0.0));
+    // NaN in side info comes back as a plain string; the rest verbatim and in order.
+    assert_eq!(
+        serde_json::to_string(&record["side_info"]).unwrap(),
+        r#"{"why":"too high","detail":{"b":[1.50],"a":"NaN"}}"#
+    );
+
+    let (_, record) = run_once(&sb, r#"{"score": "high", "reasoning": "r"}"#, "any", &[]);
+    assert_eq!(record["error"]["kind"], "non_numeric_score");
+    assert_eq!(record["side_info"], json!({"reasoning": "r"}));
+}
+
+#[test]
+fn non_zero_exit_is_exit_status_with_a_stderr_excerpt_and_side_info() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\necho 'something broke' >&2\nprintf '{\"score\": 0.9, \"why\": \"partial\"}'\nexit 3\n")
+        .args(["--skip-preflight", "--candidate", "c", "--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "exit_status");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(message.contains("code 3"), "{message}");
+    assert!(message.contains("something broke"), "{message}");
+    assert_eq!(record["score"].as_f64(), Some(0.0));
+    assert_eq!(record["side_info"], json!({"why": "partial"}));
+    assert_eq!(record["attempts"], 1, "a non-zero exit is never retried");
+    assert_eq!(json_stdout(&out)["calls"]["errors"], 1);
+}
+
+#[test]
+fn stderr_excerpt_is_bounded_and_a_signal_is_named() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\nhead -c 200000 /dev/zero | tr '\\0' e >&2\necho END-OF-STDERR >&2\nexit 1\n")
+        .args(["--skip-preflight", "--candidate", "c", "--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let message = sb.jsonl("out.jsonl")[0]["error"]["message"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    assert!(message.len() < 4000, "unbounded: {} bytes", message.len());
+    assert!(
+        message.contains("END-OF-STDERR"),
+        "the tail is kept: {message}"
+    );
+
+    let out = sb
+        .run_with("cat >/dev/null\nkill -9 $$\n")
+        .args([
+            "--skip-preflight",
+            "--candidate",
+            "c",
+            "--output",
+            "sig.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("sig.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "exit_status");
+    assert!(
+        record["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("signal 9"),
+        "{record}"
+    );
+}
+
+#[test]
+fn invalid_output_errors_quote_stderr() {
+    let sb = Sandbox::new();
+    let (_, record) = run_once(&sb, "Traceback: oops", "unit", &[]);
+    assert_eq!(record["error"]["kind"], "invalid_json");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(message.contains("Traceback: oops"), "{message}");
+}
+
+#[test]
+fn timeout_kills_the_whole_process_group() {
+    let sb = Sandbox::new();
+    let started = Instant::now();
+    let out = sb
+        .run_with("cat >/dev/null\necho $$ > sh.pid\nsleep 30 &\necho $! > child.pid\nwait\nprintf '{\"score\": 1}'\n")
+        .args(["--skip-preflight", "--candidate", "c", "--output", "out.jsonl"])
+        .args(["--timeout", "0.3"])
+        .output()
+        .unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "timeout");
+    assert_eq!(record["attempts"], 1, "a command timeout is not retried");
+    for file in ["sh.pid", "child.pid"] {
+        let pid: u32 = sb.read(file).trim().parse().unwrap();
+        assert!(
+            wait_until(Duration::from_secs(3), || !process_alive(pid)),
+            "{file} ({pid}) still running after the timeout"
+        );
+    }
+}
+
+#[test]
+fn stdout_over_8_mib_is_invalid_output() {
+    let sb = Sandbox::new();
+    let started = Instant::now();
+    let out = sb
+        .run_with("cat >/dev/null\nhead -c 9000000 /dev/zero | tr '\\0' a\n")
+        .args([
+            "--skip-preflight",
+            "--candidate",
+            "c",
+            "--output",
+            "out.jsonl",
+        ])
+        .args(["--timeout", "20"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "invalid_output", "{record}");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "must not wait for the timeout: {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn stdout_just_under_the_cap_is_fine() {
+    let sb = Sandbox::new();
+    // {"score": 1, "pad": "aaa…"} of 8 MiB - 64 bytes
+    let pad = 8 * 1024 * 1024 - 64;
+    let script = format!(
+        "cat >/dev/null\nprintf '{{\"score\": 1, \"pad\": \"'\nhead -c {pad} /dev/zero | tr '\\0' a\nprintf '\"}}'\n"
+    );
+    let out = sb
+        .run_with(&script)
+        .args(["--skip-preflight", "--candidate", "c"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+}
+
+#[test]
+fn spawn_failure_is_its_own_error_kind() {
+    let sb = Sandbox::new();
+    // Executable with a shebang (so the setup checks pass) whose interpreter does not exist.
+    sb.write_executable("eval", "#!/no/such/interpreter\n");
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--skip-preflight",
+            "--evaluator-command",
+            "./eval",
+        ])
+        .args(["--candidate", "c", "--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "spawn");
+    assert!(
+        record["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("./eval"),
+        "{record}"
+    );
+}
+
+#[test]
+fn many_calls_with_concurrency_all_finish() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"i\": 1}\n".repeat(60));
+    let out = sb
+        .run_with("cat >/dev/null\nprintf '{\"score\": 0.5}'\n")
+        .args(["-j", "16", "--candidate", "a", "--candidate", "b"])
+        .args(["--dataset", "d.jsonl", "--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(sb.jsonl("out.jsonl").len(), 120);
+    assert_eq!(json_stdout(&out)["calls"]["ok"], 120);
+}
+
+#[test]
+fn ctrl_c_flushes_results_prints_the_summary_and_exits_130() {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *slow*) sleep 30 &\necho $! > slow.pid\nwait;; esac\nprintf '{\"score\": 1}'\n",
+    );
+    let (status, stdout) = interrupt(
+        &sb,
+        &[
+            "run",
+            "--format",
+            "json",
+            "-j",
+            "1",
+            "--skip-preflight",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--output",
+            "out.jsonl",
+            "--candidate",
+            "fast",
+            "--candidate",
+            "slow",
+            "--candidate",
+            "never",
+        ],
+        || sb.lines("out.jsonl").len() == 1 && !sb.read("slow.pid").trim().is_empty(),
+    );
+    let slow_pid: u32 = sb.read("slow.pid").trim().parse().unwrap();
+    assert_eq!(status.code(), Some(130), "{status:?}");
+    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary on stdout");
+    assert_eq!(summary["interrupted"], true);
+    assert_eq!(summary["calls"]["total"], 1);
+    assert_eq!(summary["candidates"].as_array().unwrap().len(), 3);
+    assert_eq!(summary["candidates"][0]["score"].as_f64(), Some(1.0));
+    let results = sb.jsonl("out.jsonl");
+    assert_eq!(results.len(), 1);
+    assert_eq!(results[0]["candidate_id"], "cand-1");
+    assert!(
+        wait_until(Duration::from_secs(3), || !process_alive(slow_pid)),
+        "the in-flight evaluator's child survived Ctrl-C"
+    );
+}
+
+/// Start `evalctl` with `args` in `sb`, wait for `ready`, send SIGINT; returns (status, stdout).
+fn interrupt(
+    sb: &Sandbox,
+    args: &[&str],
+    ready: impl Fn() -> bool,
+) -> (std::process::ExitStatus, String) {
+    let mut child = std::process::Command::new(common::bin())
+        .current_dir(sb.path())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    if !wait_until(Duration::from_secs(10), &ready) {
+        let _ = child.kill();
+        panic!("not ready to interrupt");
+    }
+    std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    if !wait_until(Duration::from_secs(10), || {
+        child.try_wait().unwrap().is_some()
+    }) {
+        let _ = child.kill();
+        panic!("evalctl did not stop on SIGINT");
+    }
+    let status = child.wait().unwrap();
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    (status, stdout)
+}
+
+#[test]
+fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\nsleep 30 &\necho $! > slow.pid\nwait\n",
+    );
+    let ready = || !sb.read("slow.pid").trim().is_empty();
+    for command in ["run", "preflight"] {
+        let _ = std::fs::remove_file(sb.join("slow.pid"));
+        let (status, stdout) = interrupt(
+            &sb,
+            &[
+                command,
+                "--format",
+                "json",
+                "--evaluator-command",
+                "sh eval.sh",
+                "--candidate",
+                "c",
+            ],
+            ready,
+        );
+        assert_eq!(status.code(), Some(130), "{command}: {status:?}");
+        if command == "run" {
+            let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
+            assert_eq!(summary["interrupted"], true);
+            assert_eq!(summary["calls"]["total"], 0);
+        }
+        let pid: u32 = sb.read("slow.pid").trim().parse().unwrap();
+        assert!(
+            wait_until(Duration::from_secs(3), || !process_alive(pid)),
+            "{command}: the probe's child survived Ctrl-C"
+        );
+    }
+}

@@ -1,0 +1,478 @@
+//! The HTTP adapter under `evalctl run`, against the scriptable server of `common`: the request
+//! (POST, JSON content type, payload body, repeatable `--header`), keep-alive reuse, retries
+//! (5xx, 429 with `Retry-After`, transport failures; never 404 or a bad score), timeouts, the
+//! body cap, the score-range matrix, and that a header secret never shows up in any output.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{
+    check_record, code, json_stdout, refused_url, stderr_text, stdout_text, Expect, Reply, Sandbox,
+    Server, SCORE_MATRIX,
+};
+use serde_json::{json, Value};
+
+/// `evalctl run --format json` against `url`, results in out.jsonl.
+fn run_http(sb: &Sandbox, url: &str) -> assert_cmd::Command {
+    let _ = std::fs::remove_file(sb.join("out.jsonl"));
+    let mut command = sb.evalctl();
+    command.args([
+        "run",
+        "--format",
+        "json",
+        "--evaluator-url",
+        url,
+        "--output",
+        "out.jsonl",
+    ]);
+    command
+}
+
+#[test]
+fn posts_the_payload_as_json_with_the_given_headers() {
+    let server = Server::fixed(Reply::json(r#"{"score": 0.5, "why": "ok", "n": 1.50}"#));
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &server.url("/score"))
+        .args(["--candidate", "hello", "--task-model", "m/x"])
+        .args([
+            "--header",
+            "X-Tag: one",
+            "--header",
+            "X-Tag: two",
+            "--header",
+            "X-Other:   spaced value  ",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "probe + one call");
+    assert_eq!(
+        requests[0].body_text(),
+        r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__","task_model":"m/x"}"#
+    );
+    let call = &requests[1];
+    assert_eq!(call.method, "POST");
+    assert_eq!(call.path, "/score");
+    assert_eq!(call.header("content-type"), Some("application/json"));
+    assert_eq!(call.headers_named("x-tag"), ["one", "two"]);
+    assert_eq!(call.header("x-other"), Some("spaced value"));
+    assert_eq!(
+        call.body_text(),
+        r#"{"_protocol_version":2,"candidate":"hello","task_model":"m/x"}"#
+    );
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["score"].as_f64(), Some(0.5));
+    assert_eq!(record["attempts"], 1);
+    assert!(sb.lines("out.jsonl")[0].contains(r#""side_info":{"why":"ok","n":1.50}"#));
+    let summary = json_stdout(&out);
+    assert_eq!(
+        summary["evaluator"],
+        json!({"kind": "http", "target": server.url("/score")})
+    );
+}
+
+#[test]
+fn dataset_calls_carry_the_example() {
+    let server = Server::fixed(Reply::json(r#"{"score": 1}"#));
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": \"a\", \"w\": 1.10}\n");
+    let out = run_http(&sb, &server.url("/"))
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--skip-preflight",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1, "--skip-preflight sends no probe");
+    assert_eq!(
+        requests[0].body_text(),
+        r#"{"_protocol_version":2,"candidate":"c","example":{"q":"a","w":1.10}}"#
+    );
+}
+
+#[test]
+fn connections_are_kept_alive_and_reused() {
+    let server = Server::fixed(Reply::json(r#"{"score": 1}"#));
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{}\n".repeat(30));
+    let out = run_http(&sb, &server.url("/"))
+        .args(["-j", "1", "--candidate", "c", "--dataset", "d.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(server.request_count(), 31);
+    // One connection carries every call; hyper may race a spare one while the previous
+    // response's connection returns to the pool, hence "at most 2", not "exactly 1".
+    assert!(
+        server.connection_count() <= 2,
+        "-j 1: 31 requests over one kept-alive connection, got {}",
+        server.connection_count()
+    );
+
+    let server = Server::fixed(Reply::json(r#"{"score": 1}"#).after(Duration::from_millis(5)));
+    sb.write("d.jsonl", "{}\n".repeat(60));
+    let out = run_http(&sb, &server.url("/"))
+        .args(["-j", "4", "--candidate", "c", "--dataset", "d.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(server.request_count(), 61);
+    // hyper may open a spare connection while racing for an idle one: a few, never one per call.
+    assert!(
+        server.connection_count() <= 8,
+        "-j 4: 61 requests over a few connections, got {}",
+        server.connection_count()
+    );
+}
+
+#[test]
+fn fails_twice_with_503_then_answers() {
+    let server = Server::fail_then(
+        2,
+        Reply::status(503, "warming up"),
+        Reply::json(r#"{"score": 0.8}"#),
+    );
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c", "--skip-preflight"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["attempts"], 3);
+    assert_eq!(record["score"].as_f64(), Some(0.8));
+    assert_eq!(record["error"], Value::Null);
+    assert_eq!(server.request_count(), 3);
+}
+
+#[test]
+fn the_preflight_probe_is_retried_like_any_call() {
+    // A server that is still warming up must not fail preflight when --retries would cover it.
+    let server = Server::fail_then(
+        2,
+        Reply::status(503, "warming up"),
+        Reply::json(r#"{"score": 0.8}"#),
+    );
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(server.request_count(), 4, "3 probe attempts + 1 call");
+    assert_eq!(sb.jsonl("out.jsonl")[0]["attempts"], 1);
+}
+
+#[test]
+fn retries_give_up_after_the_limit() {
+    let server = Server::fixed(Reply::status(500, "boom"));
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c", "--skip-preflight", "--retries", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["attempts"], 2);
+    assert_eq!(record["error"]["kind"], "http_status");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("500") && message.contains("boom"),
+        "{message}"
+    );
+    assert_eq!(server.request_count(), 2);
+}
+
+#[test]
+fn retries_zero_makes_one_attempt() {
+    let server = Server::fixed(Reply::status(503, ""));
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c", "--skip-preflight", "--retries", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert_eq!(sb.jsonl("out.jsonl")[0]["attempts"], 1);
+    assert_eq!(server.request_count(), 1);
+}
+
+#[test]
+fn status_429_honours_retry_after() {
+    let server = Server::fail_then(
+        1,
+        Reply::status(429, "slow down").header("Retry-After", "1"),
+        Reply::json(r#"{"score": 1}"#),
+    );
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c", "--skip-preflight"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(sb.jsonl("out.jsonl")[0]["attempts"], 2);
+    let requests = server.requests();
+    let gap = requests[1].at - requests[0].at;
+    assert!(
+        gap >= Duration::from_millis(950),
+        "Retry-After: 1 not honoured: {gap:?}"
+    );
+}
+
+#[test]
+fn client_errors_and_bad_scores_are_not_retried() {
+    let sb = Sandbox::new();
+    let server = Server::fixed(Reply::status(404, "no such route"));
+    let out = run_http(&sb, &server.url("/nope"))
+        .args(["--candidate", "c", "--skip-preflight"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "http_status");
+    assert!(record["error"]["message"].as_str().unwrap().contains("404"));
+    assert_eq!(record["attempts"], 1);
+    assert_eq!(server.request_count(), 1);
+
+    let server = Server::fixed(Reply::json(r#"{"score": 7, "k": "v"}"#));
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c", "--skip-preflight"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "out_of_range");
+    assert_eq!(record["side_info"], json!({"k": "v"}));
+    assert_eq!(record["attempts"], 1);
+    assert_eq!(server.request_count(), 1);
+}
+
+#[test]
+fn transport_failures_are_retried_then_reported() {
+    let sb = Sandbox::new();
+    let server = Server::fixed(Reply::hang_up());
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c", "--skip-preflight", "--retries", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "transport", "{record}");
+    assert_eq!(record["attempts"], 3);
+    assert_eq!(server.request_count(), 3);
+
+    let out = run_http(&sb, &refused_url("/score"))
+        .args(["--candidate", "c", "--skip-preflight", "--retries", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "transport");
+    assert_eq!(record["attempts"], 2);
+    assert!(record["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("connection refused"));
+}
+
+#[test]
+fn a_slow_server_times_out() {
+    let server = Server::fixed(Reply::json(r#"{"score": 1}"#).after(Duration::from_secs(3)));
+    let sb = Sandbox::new();
+    let started = Instant::now();
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c", "--skip-preflight", "--timeout", "0.3"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert!(
+        started.elapsed() < Duration::from_millis(2500),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(sb.jsonl("out.jsonl")[0]["error"]["kind"], "timeout");
+}
+
+#[test]
+fn a_body_over_8_mib_is_invalid_output() {
+    let mut body = br#"{"score": 1, "pad": ""#.to_vec();
+    body.extend(std::iter::repeat_n(b'a', 9 * 1024 * 1024));
+    body.extend_from_slice(br#""}"#);
+    let server = Server::fixed(Reply::json(body));
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &server.url("/"))
+        .args(["--candidate", "c", "--skip-preflight"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "invalid_output", "{record}");
+    assert_eq!(record["attempts"], 1);
+}
+
+#[test]
+fn score_range_matrix_for_the_http_adapter() {
+    // The answer is chosen by the X-Case header the test sends.
+    let server = Server::start(|request, _| {
+        let case: usize = request.header("x-case").unwrap().parse().unwrap();
+        Reply::json(SCORE_MATRIX[case].0)
+    });
+    let sb = Sandbox::new();
+    let mut failures = Vec::new();
+    for (index, (raw, unit, any)) in SCORE_MATRIX.iter().enumerate() {
+        for (range, expected) in [("unit", *unit), ("any", *any)] {
+            let out = run_http(&sb, &server.url("/"))
+                .args([
+                    "--candidate",
+                    "c",
+                    "--skip-preflight",
+                    "--score-range",
+                    range,
+                ])
+                .args(["--header", &format!("X-Case: {index}")])
+                .output()
+                .unwrap();
+            let want_exit = if matches!(expected, Expect::Score(_)) {
+                0
+            } else {
+                1
+            };
+            if code(&out) != want_exit {
+                failures.push(format!(
+                    "{range} {raw:?}: exit {}, expected {want_exit}",
+                    code(&out)
+                ));
+            }
+            let records = sb.jsonl("out.jsonl");
+            match records.as_slice() {
+                [record] => {
+                    if let Err(why) = check_record(record, expected) {
+                        failures.push(format!("{range} {raw:?}: {why}"));
+                    }
+                    if record["attempts"] != 1 {
+                        failures.push(format!("{range} {raw:?}: a bad score was retried"));
+                    }
+                }
+                other => failures.push(format!("{range} {raw:?}: {} result lines", other.len())),
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn header_secrets_never_appear_in_any_output() {
+    let secret = "SECRET123";
+    let sb = Sandbox::new();
+    let server = Server::fixed(Reply::status(500, "internal error"));
+    let url = server.url("/score");
+    let mut outputs = Vec::new();
+    // A failing run (with and without retries, json and text), a failing preflight, a bad header.
+    for extra in [
+        &["--skip-preflight", "--retries", "1"][..],
+        &["--skip-preflight", "--retries", "0", "--format", "text"],
+        &[],
+    ] {
+        let out = run_http(&sb, &url)
+            .args([
+                "--candidate",
+                "c",
+                "--header",
+                &format!("Authorization: Bearer {secret}"),
+            ])
+            .args(["--header", &format!("X-Api-Key: {secret}")])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_ne!(code(&out), 0);
+        outputs.push(out);
+    }
+    let out = run_http(&sb, &refused_url("/"))
+        .args([
+            "--candidate",
+            "c",
+            "--header",
+            &format!("Authorization: Bearer {secret}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3);
+    outputs.push(out);
+    let out = run_http(&sb, &url)
+        .args([
+            "--candidate",
+            "c",
+            "--header",
+            &format!("Authorization=Bearer {secret}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    outputs.push(out);
+    let out = run_http(&sb, &url)
+        .args([
+            "--candidate",
+            "c",
+            "--header",
+            &format!("Authorization: Bearer {secret}\u{1}"),
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    outputs.push(out);
+    // The header did reach the server.
+    assert!(server
+        .requests()
+        .iter()
+        .any(|r| r.header("authorization") == Some("Bearer SECRET123")));
+    for out in &outputs {
+        assert!(
+            !stdout_text(out).contains(secret),
+            "stdout: {}",
+            stdout_text(out)
+        );
+        assert!(
+            !stderr_text(out).contains(secret),
+            "stderr: {}",
+            stderr_text(out)
+        );
+    }
+    assert!(!sb.read("out.jsonl").contains(secret));
+}
+
+#[test]
+fn url_credentials_are_not_shown() {
+    let server = Server::fixed(Reply::status(500, "no"));
+    let sb = Sandbox::new();
+    let url = server
+        .url("/")
+        .replace("http://", "http://user:PASSWORD42@");
+    let out = run_http(&sb, &url)
+        .args(["--candidate", "c", "--retries", "0", "--skip-preflight"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let out2 = run_http(&sb, &url)
+        .args(["--candidate", "c", "--retries", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out2), 3);
+    for out in [&out, &out2] {
+        assert!(
+            !stdout_text(out).contains("PASSWORD42"),
+            "{}",
+            stdout_text(out)
+        );
+        assert!(
+            !stderr_text(out).contains("PASSWORD42"),
+            "{}",
+            stderr_text(out)
+        );
+    }
+}

@@ -1,0 +1,542 @@
+//! Inputs of `evalctl run`: where candidates come from and which ids they get, the JSONL loader's
+//! one-pass error report (dataset, valset, candidates file), and usage errors. Every input
+//! problem exits 2 before any evaluator call — asserted through a marker file the evaluator would
+//! create.
+
+mod common;
+
+use common::{code, json_stdout, stderr_text, Sandbox, LOG_PAYLOAD};
+use serde_json::{json, Value};
+
+/// An evaluator that leaves `called` behind and logs its payload.
+const MARKING: &str =
+    "touch called\np=$(cat)\nprintf '%s\\n' \"$p\" >> payloads.log\nprintf '{\"score\": 1}'\n";
+
+fn ids(summary: &Value) -> Vec<String> {
+    summary["candidates"]
+        .as_array()
+        .expect("candidates array")
+        .iter()
+        .map(|c| c["id"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// The `candidate` of every logged payload, the preflight probe excluded.
+fn logged_candidates(sb: &Sandbox) -> Vec<String> {
+    sb.lines("payloads.log")
+        .iter()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .map(|p| p["candidate"].as_str().unwrap().to_string())
+        .filter(|c| c != "__evalctl_preflight__")
+        .collect()
+}
+
+// ----- candidates ------------------------------------------------------------------------------
+
+#[test]
+fn positional_files_are_candidates_with_their_path_as_id() {
+    let sb = Sandbox::new();
+    sb.write("a.txt", "first prompt\n");
+    sb.write("sub/b.txt", "second\nprompt");
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["-j", "1", "a.txt", "sub/b.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(ids(&json_stdout(&out)), ["a.txt", "sub/b.txt"]);
+    assert_eq!(logged_candidates(&sb), ["first prompt\n", "second\nprompt"]);
+}
+
+#[test]
+fn inline_candidates_are_numbered_cand_n() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["-j", "1", "--candidate", "x", "--candidate", "y y"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(ids(&json_stdout(&out)), ["cand-1", "cand-2"]);
+    assert_eq!(logged_candidates(&sb), ["x", "y y"]);
+}
+
+#[test]
+fn candidates_file_ids_default_to_physical_line_numbers() {
+    let sb = Sandbox::new();
+    sb.write(
+        "c.jsonl",
+        "{\"candidate\": \"A\", \"id\": \"alpha\"}\n\n{\"candidate\": \"B\"}\n{\"id\": null, \"candidate\": \"C\"}\n",
+    );
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["-j", "1", "--candidates", "c.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(ids(&json_stdout(&out)), ["alpha", "line-3", "line-4"]);
+    assert_eq!(logged_candidates(&sb), ["A", "B", "C"]);
+}
+
+#[test]
+fn candidates_file_from_stdin() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["-j", "1", "--candidates", "-"])
+        .write_stdin("{\"candidate\": \"one\"}\n{\"candidate\": \"two\", \"id\": \"t\"}\n")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(ids(&json_stdout(&out)), ["line-1", "t"]);
+    assert_eq!(logged_candidates(&sb), ["one", "two"]);
+}
+
+#[test]
+fn bad_candidate_lines_are_all_reported_and_nothing_runs() {
+    let sb = Sandbox::new();
+    sb.write(
+        "c.jsonl",
+        "{\"candidate\": 1}\n[\"x\"]\n{\"id\": \"only-id\"}\n{\"candidate\": \"a\", \"id\": \"d\"}\n{\"candidate\": \"b\", \"id\": \"d\"}\n{\"candidate\": \"c\", \"id\": 7}\n{oops\n",
+    );
+    let out = sb
+        .run_with(MARKING)
+        .args(["--candidates", "c.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = stderr_text(&out);
+    for prefix in [
+        "c.jsonl:1: ",
+        "c.jsonl:2: expected a JSON object, found array",
+        "c.jsonl:3: ",
+        "c.jsonl:5: duplicate candidate id",
+        "c.jsonl:6: ",
+        "c.jsonl:7: invalid JSON",
+    ] {
+        assert!(
+            err.lines().any(|line| line.starts_with(prefix)),
+            "no line starting {prefix:?} in:\n{err}"
+        );
+    }
+    assert!(!err.contains("c.jsonl:4:"), "line 4 is fine:\n{err}");
+    assert!(!sb.exists("called"), "the evaluator must not be called");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn piped_stdin_is_one_candidate_with_id_stdin() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .write_stdin("piped text\nline two\n")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(ids(&json_stdout(&out)), ["stdin"]);
+    assert_eq!(logged_candidates(&sb), ["piped text\nline two\n"]);
+}
+
+#[test]
+fn positional_dash_reads_stdin() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .arg("-")
+        .write_stdin("dash text")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(ids(&json_stdout(&out)), ["stdin"]);
+    assert_eq!(logged_candidates(&sb), ["dash text"]);
+}
+
+#[test]
+fn multi_word_command_words_after_the_script_are_candidate_files() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", LOG_PAYLOAD);
+    sb.write("prompt.txt", "from prompt.txt");
+    sb.write("other.txt", "from other.txt");
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "json", "-j", "1"])
+        .args(["--evaluator-command", "sh", "eval.sh", "prompt.txt"])
+        .arg("other.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(ids(&json_stdout(&out)), ["prompt.txt", "other.txt"]);
+    assert_eq!(
+        logged_candidates(&sb),
+        ["from prompt.txt", "from other.txt"]
+    );
+}
+
+#[test]
+fn candidate_kinds_conflict_with_exit_2() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", MARKING);
+    sb.write("a.txt", "a");
+    sb.write("c.jsonl", "{\"candidate\": \"c\"}\n");
+    let cases: &[&[&str]] = &[
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "a.txt",
+            "--candidate",
+            "x",
+        ],
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "x",
+            "--candidates",
+            "c.jsonl",
+        ],
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "a.txt",
+            "--candidates",
+            "c.jsonl",
+        ],
+        &[
+            "--evaluator-command",
+            "sh",
+            "eval.sh",
+            "a.txt",
+            "--candidate",
+            "x",
+        ],
+        // Candidate files given through the multi-word command form must not be dropped silently.
+        &[
+            "--evaluator-command",
+            "sh",
+            "eval.sh",
+            "a.txt",
+            "--candidates",
+            "c.jsonl",
+        ],
+    ];
+    for args in cases {
+        let out = sb.evalctl().arg("run").args(*args).output().unwrap();
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr_text(&out));
+        assert!(!sb.exists("called"), "{args:?}: the evaluator ran");
+    }
+}
+
+#[test]
+fn unreadable_candidate_files_exit_2() {
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.join("adir")).unwrap();
+    sb.write("bad.txt", b"ok\n\xff\xfe\n");
+    let out = sb
+        .run_with(MARKING)
+        .args(["missing.txt", "adir", "bad.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = stderr_text(&out);
+    assert!(err.contains("missing.txt: "), "{err}");
+    assert!(err.contains("adir: is a directory"), "{err}");
+    assert!(err.contains("bad.txt:2: invalid UTF-8"), "{err}");
+    assert!(!sb.exists("called"));
+}
+
+// ----- the JSONL loader ------------------------------------------------------------------------
+
+#[test]
+fn every_bad_line_of_dataset_and_valset_is_reported_in_one_pass() {
+    let sb = Sandbox::new();
+    sb.write(
+        "d.jsonl",
+        "{\"ok\": 1}\n\n[1, 2]\n{bad\n{\"ok\": 2}\n\"str\"\n",
+    );
+    sb.write(
+        "v.jsonl",
+        b"{}\n\xff\xfe{}\n{\"a\": }\n42\n\n\n{\"x\": null}\n",
+    );
+    let out = sb
+        .run_with(MARKING)
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--valset",
+            "v.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = stderr_text(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    let expected_prefixes = [
+        "d.jsonl:3: expected a JSON object, found array",
+        "d.jsonl:4: invalid JSON",
+        "d.jsonl:6: expected a JSON object, found string",
+        "v.jsonl:2: invalid UTF-8",
+        "v.jsonl:3: invalid JSON",
+        "v.jsonl:4: expected a JSON object, found number",
+    ];
+    assert_eq!(lines.len(), expected_prefixes.len(), "{err}");
+    for (line, prefix) in lines.iter().zip(expected_prefixes) {
+        assert!(
+            line.starts_with(prefix),
+            "{line:?} should start {prefix:?}\n{err}"
+        );
+    }
+    assert!(!sb.exists("called"), "the evaluator must not be called");
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn candidates_file_and_dataset_problems_are_reported_together() {
+    let sb = Sandbox::new();
+    sb.write("c.jsonl", "{\"candidate\": \"ok\"}\nnope\n");
+    sb.write("d.jsonl", "{}\n[]\n");
+    let out = sb
+        .run_with(MARKING)
+        .args(["--candidates", "c.jsonl", "--dataset", "d.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = stderr_text(&out);
+    assert!(err.contains("c.jsonl:2: invalid JSON"), "{err}");
+    assert!(
+        err.contains("d.jsonl:2: expected a JSON object, found array"),
+        "{err}"
+    );
+    assert!(!sb.exists("called"));
+}
+
+#[test]
+fn bom_crlf_and_blank_lines_are_accepted_with_physical_line_numbers() {
+    let sb = Sandbox::new();
+    sb.write(
+        "d.jsonl",
+        b"\xEF\xBB\xBF{\"n\": 1}\r\n\r\n   \n{\"n\": 2}\r\n",
+    );
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["-j", "1", "--candidate", "c", "--dataset", "d.jsonl"])
+        .args(["--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let results = sb.jsonl("out.jsonl");
+    let lines: Vec<&Value> = results.iter().map(|r| &r["example_line"]).collect();
+    assert_eq!(lines, [&json!(1), &json!(4)]);
+    let payloads = sb.lines("payloads.log");
+    assert_eq!(
+        payloads[1],
+        r#"{"_protocol_version":2,"candidate":"c","example":{"n":1}}"#
+    );
+    assert_eq!(json_stdout(&out)["candidates"][0]["train"]["n"], 2);
+}
+
+#[test]
+fn missing_file_and_directory_each_get_one_line() {
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.join("vdir")).unwrap();
+    let out = sb
+        .run_with(MARKING)
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "nope.jsonl",
+            "--valset",
+            "vdir",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let err = stderr_text(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[0].starts_with("nope.jsonl: "), "{err}");
+    assert!(lines[0].contains("No such file"), "{err}");
+    assert!(lines[1].starts_with("vdir: "), "{err}");
+    assert!(lines[1].contains("directory"), "{err}");
+    assert!(!sb.exists("called"));
+}
+
+#[test]
+fn empty_files_have_no_records() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "");
+    sb.write("v.jsonl", "\n  \n\n");
+    let out = sb
+        .run_with(MARKING)
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--valset",
+            "v.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out).lines().collect::<Vec<_>>(),
+        ["d.jsonl: no records", "v.jsonl: no records"]
+    );
+    assert!(!sb.exists("called"));
+}
+
+#[test]
+fn more_than_10000_records_is_an_error_blank_lines_do_not_count() {
+    let sb = Sandbox::new();
+    sb.write("big.jsonl", "{}\n".repeat(10_001));
+    sb.write("ok.jsonl", "{}\n\n".repeat(10_000));
+    let out = sb
+        .run_with(MARKING)
+        .args(["--candidate", "c", "--dataset", "big.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out).trim_end(),
+        "big.jsonl: too many records: 10001 (maximum 10000)"
+    );
+    assert!(!sb.exists("called"));
+
+    // Exactly 10,000 records (with as many blank lines) is fine: preflight validates it.
+    let out = sb
+        .evalctl()
+        .args([
+            "preflight",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args(["--candidate", "c", "--dataset", "ok.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(json_stdout(&out)["dataset_records"], 10_000);
+}
+
+// ----- usage ------------------------------------------------------------------------------------
+
+#[test]
+fn usage_errors_exit_2_without_calling_the_evaluator() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", MARKING);
+    sb.write("d.jsonl", "{}\n");
+    let cases: &[&[&str]] = &[
+        // valset requires a dataset
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+            "--valset",
+            "d.jsonl",
+        ],
+        // no evaluator
+        &["--candidate", "c"],
+        // two evaluators
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--evaluator-url",
+            "http://127.0.0.1:9/",
+            "--candidate",
+            "c",
+        ],
+        // unknown flag
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+            "--no-such-flag",
+        ],
+        // bad numbers
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+            "--timeout",
+            "0",
+        ],
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+            "--timeout",
+            "soon",
+        ],
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+            "-j",
+            "0",
+        ],
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+            "--fail-under",
+            "NaN",
+        ],
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+            "--score-range",
+            "percent",
+        ],
+        // an unsplittable single-string command
+        &["--evaluator-command", "sh 'eval.sh", "--candidate", "c"],
+        // a malformed URL and a malformed header
+        &["--evaluator-url", "not a url", "--candidate", "c"],
+        &[
+            "--evaluator-url",
+            "http://127.0.0.1:9/",
+            "--header",
+            "NoColonHere",
+            "--candidate",
+            "c",
+        ],
+    ];
+    for args in cases {
+        for command in ["run", "preflight"] {
+            let out = sb.evalctl().arg(command).args(*args).output().unwrap();
+            assert_eq!(code(&out), 2, "{command} {args:?}: {}", stderr_text(&out));
+            assert!(!stderr_text(&out).is_empty(), "{command} {args:?}: silent");
+        }
+    }
+    assert!(!sb.exists("called"));
+}
+
+#[test]
+fn a_candidate_file_given_twice_is_rejected() {
+    // Ids are paths: the same path twice would merge both candidates' aggregates.
+    let sb = Sandbox::new();
+    sb.write("a.txt", "a");
+    let out = sb
+        .run_with(MARKING)
+        .args(["a.txt", "a.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr_text(&out));
+    assert!(
+        stderr_text(&out).contains("a.txt: candidate given twice"),
+        "{}",
+        stderr_text(&out)
+    );
+    assert!(!sb.exists("called"));
+}

@@ -1,0 +1,687 @@
+//! What `evalctl run` sends and reports: the protocol-v2 payload per mode (single, dataset,
+//! generalization) read back byte for byte from an `sh` evaluator's log, `task_model` and its
+//! env var, `--evaluator-cwd`, both `--evaluator-command` forms, aggregates and the candidate
+//! score per mode, and the execution flags (`-j 1` order, `--limit`, `--fail-under`, `--output`
+//! appending, `--format`).
+
+mod common;
+
+use common::{code, json_stdout, stderr_text, stdout_text, Sandbox, LOG_PAYLOAD};
+use serde_json::{json, Value};
+
+/// Scores each call with the example's `s` (1 in single mode); exits 1 when the example has
+/// `"fail": true`. Logs `candidate|s` lines to calls.log.
+const SCORE_FROM_EXAMPLE: &str = r#"p=$(cat)
+case "$p" in *'"fail":true'*) echo "asked to fail" >&2; exit 1;; esac
+s=$(printf '%s' "$p" | sed -n 's/.*"s":\([-0-9.e]*\).*/\1/p')
+[ -n "$s" ] || s=1
+c=$(printf '%s' "$p" | sed -n 's/.*"candidate":"\([^"]*\)".*/\1/p')
+printf '%s|%s\n' "$c" "$s" >> calls.log
+printf '{"score": %s, "seen": "%s"}' "$s" "$c"
+"#;
+
+fn approx(value: &Value, expected: f64) -> bool {
+    value.as_f64().is_some_and(|v| (v - expected).abs() < 1e-9)
+}
+
+// ----- payloads ---------------------------------------------------------------------------------
+
+#[test]
+fn single_mode_payload_has_only_version_and_candidate() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["--candidate", "hello \"world\"\n"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        sb.lines("payloads.log"),
+        [
+            r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__"}"#,
+            r#"{"_protocol_version":2,"candidate":"hello \"world\"\n"}"#,
+        ]
+    );
+}
+
+#[test]
+fn dataset_payload_carries_the_record_exactly_as_loaded() {
+    let sb = Sandbox::new();
+    sb.write(
+        "d.jsonl",
+        "{\"z\": 1.10, \"a\": 100, \"big\": 123456789012345678901234567890, \"m\": {\"y\": [1.0, -0.0, 0.1000], \"b\": \"\\u00e9\"}}\n{\"k\": 2, \"e\": 1e2, \"E\": 2.5E-3}\n",
+    );
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["-j", "1", "--candidate", "c", "--dataset", "d.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let first = r#"{"z":1.10,"a":100,"big":123456789012345678901234567890,"m":{"y":[1.0,-0.0,0.1000],"b":"é"}}"#;
+    let payloads = sb.lines("payloads.log");
+    assert_eq!(payloads.len(), 3, "{payloads:?}");
+    // the probe carries the first dataset record
+    assert_eq!(
+        payloads[0],
+        format!(
+            r#"{{"_protocol_version":2,"candidate":"__evalctl_preflight__","example":{first}}}"#
+        )
+    );
+    assert_eq!(
+        payloads[1],
+        format!(r#"{{"_protocol_version":2,"candidate":"c","example":{first}}}"#)
+    );
+    // Exponent numbers keep their value and key order (serde_json spells 1e2 as 1e+2).
+    let second: Value = serde_json::from_str(&payloads[2]).unwrap();
+    let example = second["example"].as_object().unwrap();
+    assert_eq!(example.keys().collect::<Vec<_>>(), ["k", "e", "E"]);
+    assert_eq!(example["e"].as_f64(), Some(100.0));
+    assert_eq!(example["E"].as_f64(), Some(0.0025));
+}
+
+#[test]
+fn generalization_payloads_use_dataset_then_valset_examples() {
+    let sb = Sandbox::new();
+    sb.write(
+        "d.jsonl",
+        "{\"split\": \"train\", \"i\": 0}\n{\"split\": \"train\", \"i\": 1}\n",
+    );
+    sb.write("v.jsonl", "{\"split\": \"val\", \"i\": 0}\n");
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args([
+            "-j",
+            "1",
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--valset",
+            "v.jsonl",
+        ])
+        .args([
+            "--task-model",
+            "openai/gpt-4o-mini",
+            "--output",
+            "out.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let tm = r#""task_model":"openai/gpt-4o-mini""#;
+    assert_eq!(
+        sb.lines("payloads.log"),
+        [
+            format!(
+                r#"{{"_protocol_version":2,"candidate":"__evalctl_preflight__",{tm},"example":{{"split":"train","i":0}}}}"#
+            ),
+            format!(
+                r#"{{"_protocol_version":2,"candidate":"c",{tm},"example":{{"split":"train","i":0}}}}"#
+            ),
+            format!(
+                r#"{{"_protocol_version":2,"candidate":"c",{tm},"example":{{"split":"train","i":1}}}}"#
+            ),
+            format!(
+                r#"{{"_protocol_version":2,"candidate":"c",{tm},"example":{{"split":"val","i":0}}}}"#
+            ),
+        ]
+    );
+    let splits: Vec<(Value, Value, Value)> = sb
+        .jsonl("out.jsonl")
+        .iter()
+        .map(|r| {
+            (
+                r["split"].clone(),
+                r["example_index"].clone(),
+                r["example_line"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        splits,
+        [
+            (json!("train"), json!(0), json!(1)),
+            (json!("train"), json!(1), json!(2)),
+            (json!("val"), json!(0), json!(1)),
+        ]
+    );
+}
+
+#[test]
+fn task_model_is_in_the_payload_and_the_environment_only_when_given() {
+    let script = "p=$(cat)\nprintf '%s\\n' \"$p\" >> payloads.log\nprintf '%s\\n' \"${OPTIMIZE_ANYTHING_TASK_MODEL-unset}\" >> env.log\nprintf '{\"score\": 1}'\n";
+
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(script)
+        .args(["--candidate", "c", "--task-model", "anthropic/claude-x"])
+        .env("EXISTING_VAR", "kept")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        sb.lines("env.log"),
+        ["anthropic/claude-x", "anthropic/claude-x"]
+    );
+    assert_eq!(
+        sb.lines("payloads.log")[1],
+        r#"{"_protocol_version":2,"candidate":"c","task_model":"anthropic/claude-x"}"#
+    );
+
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(script)
+        .args(["--candidate", "c"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(sb.lines("env.log"), ["unset", "unset"]);
+    assert!(!sb.read("payloads.log").contains("task_model"));
+}
+
+#[test]
+fn environment_is_inherited() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\nprintf '{\"score\": 1, \"v\": \"%s\"}' \"$MY_EVAL_SETTING\"\n")
+        .args([
+            "--candidate",
+            "c",
+            "--task-model",
+            "m",
+            "--output",
+            "out.jsonl",
+        ])
+        .env("MY_EVAL_SETTING", "inherited")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(sb.jsonl("out.jsonl")[0]["side_info"]["v"], "inherited");
+}
+
+#[test]
+fn evaluator_cwd_sets_the_working_directory() {
+    let sb = Sandbox::new();
+    sb.write(
+        "evaldir/eval.sh",
+        "cat >/dev/null\nread -r word < data.txt\nprintf '{\"score\": 1, \"word\": \"%s\", \"pwd\": \"%s\"}' \"$word\" \"$(pwd -P)\"\n",
+    );
+    sb.write("evaldir/data.txt", "found\n");
+    sb.write_executable(
+        "evaldir/run.sh",
+        "#!/bin/sh\ncat >/dev/null\nprintf '{\"score\": 1, \"word\": \"exec\"}'\n",
+    );
+    let dir = std::fs::canonicalize(sb.join("evaldir")).unwrap();
+    for command in [&["sh eval.sh"][..], &["sh", "eval.sh"], &["./run.sh"]] {
+        let _ = std::fs::remove_file(sb.join("out.jsonl"));
+        let out = sb
+            .evalctl()
+            .args(["run", "--format", "json", "--evaluator-cwd", "evaldir"])
+            .arg("--evaluator-command")
+            .args(command)
+            .args(["--candidate", "c", "--output", "out.jsonl"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{command:?}: {}", stderr_text(&out));
+        let side = &sb.jsonl("out.jsonl")[0]["side_info"];
+        if command == ["./run.sh"] {
+            assert_eq!(side["word"], "exec");
+        } else {
+            assert_eq!(side["word"], "found", "{command:?}");
+            assert_eq!(side["pwd"], dir.to_str().unwrap(), "{command:?}");
+        }
+    }
+}
+
+#[test]
+fn single_string_and_multi_word_forms_run_the_same_argv_without_a_shell() {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\nfor a in \"$@\"; do printf '[%s]' \"$a\" >> args.log; done\necho >> args.log\nprintf '{\"score\": 1}'\n",
+    );
+    let forms: &[&[&str]] = &[
+        &["sh eval.sh"],
+        &["sh", "eval.sh"],
+        // shell-word rules: quotes group, no expansion of $HOME or globs, no shell operators
+        &["sh eval.sh --strict 'two words' $HOME * ;"],
+    ];
+    for form in forms {
+        let out = sb
+            .evalctl()
+            .args([
+                "run",
+                "--format",
+                "json",
+                "--skip-preflight",
+                "--evaluator-command",
+            ])
+            .args(*form)
+            .args(["--candidate", "c"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{form:?}: {}", stderr_text(&out));
+    }
+    assert_eq!(
+        sb.read("args.log"),
+        "\n\n[--strict][two words][$HOME][*][;]\n"
+    );
+}
+
+#[test]
+fn an_evaluator_that_never_reads_stdin_still_works_with_a_large_payload() {
+    let sb = Sandbox::new();
+    sb.write("big.txt", "x".repeat(4 * 1024 * 1024));
+    let out = sb
+        .run_with("printf '{\"score\": 0.25}'\n")
+        .args(["big.txt", "--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let results = sb.jsonl("out.jsonl");
+    assert_eq!(results[0]["error"], Value::Null);
+    assert!(approx(&results[0]["score"], 0.25));
+}
+
+// ----- modes and aggregates ---------------------------------------------------------------------
+
+#[test]
+fn single_mode_summary_and_result_line() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\nprintf '{\"reason\": \"ok\", \"score\": 0.75, \"n\": {\"b\": 1, \"a\": 2.50}}'\n")
+        .args(["--candidate", "c", "--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert!(
+        out.stderr.is_empty(),
+        "stderr not empty: {}",
+        stderr_text(&out)
+    );
+    let summary = json_stdout(&out);
+    assert_eq!(
+        summary["evaluator"],
+        json!({"kind": "command", "target": "sh eval.sh"})
+    );
+    assert_eq!(summary["score_range"], "unit");
+    assert_eq!(summary["calls"], json!({"total": 1, "ok": 1, "errors": 0}));
+    assert!(summary["elapsed_ms"].is_number());
+    let candidate = &summary["candidates"][0];
+    assert_eq!(candidate["id"], "cand-1");
+    assert!(approx(&candidate["score"], 0.75));
+    assert_eq!(
+        candidate["single"],
+        json!({"n": 1, "mean": 0.75, "min": 0.75, "max": 0.75, "errors": 0})
+    );
+    assert!(candidate.get("train").is_none() && candidate.get("val").is_none());
+
+    let lines = sb.lines("out.jsonl");
+    assert_eq!(lines.len(), 1);
+    let record: Value = serde_json::from_str(&lines[0]).unwrap();
+    let keys: Vec<&str> = record
+        .as_object()
+        .unwrap()
+        .keys()
+        .map(String::as_str)
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "candidate_id",
+            "split",
+            "example_index",
+            "example_line",
+            "score",
+            "side_info",
+            "error",
+            "attempts",
+            "latency_ms"
+        ]
+    );
+    assert_eq!(record["split"], "single");
+    assert_eq!(record["example_index"], Value::Null);
+    assert_eq!(record["example_line"], Value::Null);
+    assert_eq!(record["attempts"], 1);
+    assert!(record["latency_ms"].as_f64().unwrap() >= 0.0);
+    // side info verbatim: key order and number spelling
+    assert!(
+        lines[0].contains(r#""side_info":{"reason":"ok","n":{"b":1,"a":2.50}}"#),
+        "{}",
+        lines[0]
+    );
+}
+
+#[test]
+fn dataset_only_score_is_the_train_mean() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\":0.2}\n{\"s\":0.4}\n{\"s\":0.9}\n");
+    let out = sb
+        .run_with(SCORE_FROM_EXAMPLE)
+        .args(["--candidate", "c", "--dataset", "d.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let candidate = &json_stdout(&out)["candidates"][0];
+    assert!(approx(&candidate["score"], 0.5), "{candidate}");
+    let train = &candidate["train"];
+    assert_eq!(train["n"], 3);
+    assert!(approx(&train["mean"], 0.5));
+    assert!(approx(&train["min"], 0.2));
+    assert!(approx(&train["max"], 0.9));
+    assert_eq!(train["errors"], 0);
+    assert!(candidate.get("val").is_none() && candidate.get("single").is_none());
+}
+
+#[test]
+fn generalization_score_is_the_val_mean_and_failed_calls_count_as_zero() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\":0.2}\n{\"s\":0.4}\n{\"s\":0.6}\n");
+    sb.write("v.jsonl", "{\"s\":1.0}\n{\"fail\":true}\n{\"s\":0.5}\n");
+    let out = sb
+        .run_with(SCORE_FROM_EXAMPLE)
+        .args([
+            "--candidate",
+            "a",
+            "--candidate",
+            "b",
+            "--dataset",
+            "d.jsonl",
+        ])
+        .args(["--valset", "v.jsonl", "--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "a failed call makes the exit code 1");
+    let summary = json_stdout(&out);
+    assert_eq!(
+        summary["calls"],
+        json!({"total": 12, "ok": 10, "errors": 2})
+    );
+    for candidate in summary["candidates"].as_array().unwrap() {
+        assert!(approx(&candidate["score"], 0.5), "{candidate}");
+        assert!(approx(&candidate["train"]["mean"], 0.4));
+        assert_eq!(candidate["train"]["errors"], 0);
+        let val = &candidate["val"];
+        assert_eq!(val["n"], 3);
+        assert_eq!(val["errors"], 1);
+        assert!(approx(&val["min"], 0.0));
+        assert!(approx(&val["max"], 1.0));
+    }
+    let failed: Vec<Value> = sb
+        .jsonl("out.jsonl")
+        .into_iter()
+        .filter(|r| !r["error"].is_null())
+        .collect();
+    assert_eq!(failed.len(), 2);
+    for record in &failed {
+        assert_eq!(record["split"], "val");
+        assert_eq!(record["example_line"], 2);
+        assert_eq!(record["score"].as_f64(), Some(0.0));
+        assert_eq!(record["error"]["kind"], "exit_status");
+        let message = record["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("asked to fail"),
+            "stderr excerpt: {message}"
+        );
+    }
+    assert!(
+        stderr_text(&out).contains("exit_status"),
+        "{}",
+        stderr_text(&out)
+    );
+}
+
+// ----- execution flags --------------------------------------------------------------------------
+
+#[test]
+fn concurrency_one_is_sequential_in_plan_order() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\":0.1}\n{\"s\":0.2}\n{\"s\":0.3}\n");
+    sb.write("v.jsonl", "{\"s\":0.4}\n{\"s\":0.5}\n");
+    // Each call records its start and end; a sleep makes overlap visible if there is any.
+    let script =
+        format!("echo start >> order.log\nsleep 0.02\n{SCORE_FROM_EXAMPLE}echo end >> order.log\n");
+    let out = sb
+        .run_with(&script)
+        .args([
+            "-j",
+            "1",
+            "--candidate",
+            "A",
+            "--candidate",
+            "B",
+            "--skip-preflight",
+        ])
+        .args([
+            "--dataset",
+            "d.jsonl",
+            "--valset",
+            "v.jsonl",
+            "--output",
+            "out.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let order: Vec<String> = sb
+        .jsonl("out.jsonl")
+        .iter()
+        .map(|r| {
+            format!(
+                "{} {} {}",
+                r["candidate_id"].as_str().unwrap(),
+                r["split"].as_str().unwrap(),
+                r["example_index"]
+            )
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "cand-1 train 0",
+            "cand-1 train 1",
+            "cand-1 train 2",
+            "cand-1 val 0",
+            "cand-1 val 1",
+            "cand-2 train 0",
+            "cand-2 train 1",
+            "cand-2 train 2",
+            "cand-2 val 0",
+            "cand-2 val 1",
+        ]
+    );
+    assert_eq!(
+        sb.lines("calls.log"),
+        [
+            "A|0.1", "A|0.2", "A|0.3", "A|0.4", "A|0.5", "B|0.1", "B|0.2", "B|0.3", "B|0.4",
+            "B|0.5"
+        ]
+    );
+    let starts_ends = sb.lines("order.log");
+    assert_eq!(starts_ends.len(), 20);
+    for pair in starts_ends.chunks(2) {
+        assert_eq!(pair, ["start", "end"], "calls overlapped: {starts_ends:?}");
+    }
+}
+
+#[test]
+fn concurrency_runs_calls_in_parallel() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{}\n".repeat(8));
+    // 8 calls of 0.3 s each: sequential would take 2.4 s.
+    let started = std::time::Instant::now();
+    let out = sb
+        .run_with("cat >/dev/null\nsleep 0.3\nprintf '{\"score\": 1}'\n")
+        .args([
+            "-j",
+            "8",
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--skip-preflight",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(1800),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn limit_keeps_the_first_n_examples_of_each_split() {
+    let sb = Sandbox::new();
+    sb.write(
+        "d.jsonl",
+        "{\"s\":0.1}\n{\"s\":0.2}\n{\"s\":0.3}\n{\"s\":0.4}\n",
+    );
+    sb.write("v.jsonl", "{\"s\":0.5}\n\n{\"s\":0.7}\n{\"s\":0.9}\n");
+    let out = sb
+        .run_with(SCORE_FROM_EXAMPLE)
+        .args([
+            "-j",
+            "1",
+            "--limit",
+            "2",
+            "--candidate",
+            "c",
+            "--skip-preflight",
+        ])
+        .args([
+            "--dataset",
+            "d.jsonl",
+            "--valset",
+            "v.jsonl",
+            "--output",
+            "out.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(sb.lines("calls.log"), ["c|0.1", "c|0.2", "c|0.5", "c|0.7"]);
+    let summary = json_stdout(&out);
+    assert_eq!(summary["candidates"][0]["train"]["n"], 2);
+    assert_eq!(summary["candidates"][0]["val"]["n"], 2);
+    assert!(approx(&summary["candidates"][0]["score"], 0.6));
+    let lines: Vec<Value> = sb
+        .jsonl("out.jsonl")
+        .iter()
+        .map(|r| r["example_line"].clone())
+        .collect();
+    assert_eq!(lines, [json!(1), json!(2), json!(1), json!(3)]);
+}
+
+#[test]
+fn fail_under_gates_on_the_candidate_score() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 0.5}'\n");
+    let run = |threshold: &str| {
+        sb.evalctl()
+            .args([
+                "run",
+                "--format",
+                "json",
+                "--evaluator-command",
+                "sh eval.sh",
+            ])
+            .args(["--candidate", "c", "--fail-under", threshold])
+            .output()
+            .unwrap()
+    };
+    let out = run("0.6");
+    assert_eq!(code(&out), 1);
+    assert!(
+        stderr_text(&out).contains("cand-1"),
+        "{}",
+        stderr_text(&out)
+    );
+    json_stdout(&out); // the summary is still printed
+    assert_eq!(code(&run("0.5")), 0);
+    assert_eq!(code(&run("0.1")), 0);
+    assert_eq!(code(&run("-1")), 0);
+}
+
+#[test]
+fn output_appends_and_never_truncates() {
+    let sb = Sandbox::new();
+    sb.write("out.jsonl", "{\"earlier\": true}\n");
+    for _ in 0..2 {
+        let out = sb
+            .run_with(LOG_PAYLOAD)
+            .args(["--candidate", "c", "--output", "out.jsonl"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    }
+    let lines = sb.jsonl("out.jsonl");
+    assert_eq!(lines.len(), 3);
+    assert_eq!(lines[0], json!({"earlier": true}));
+    assert_eq!(lines[1]["candidate_id"], "cand-1");
+    assert_eq!(lines[2]["candidate_id"], "cand-1");
+}
+
+#[test]
+fn output_into_a_missing_directory_is_bad_input() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("touch called\ncat >/dev/null\nprintf '{\"score\": 1}'\n")
+        .args(["--candidate", "c", "--output", "no/such/dir/out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr_text(&out));
+    assert!(stderr_text(&out).contains("no/such/dir/out.jsonl"));
+    assert!(!sb.exists("called"));
+}
+
+#[test]
+fn formats_text_and_json() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\":0.25}\n");
+    sb.write("v.jsonl", "{\"s\":0.75}\n");
+    sb.write("eval.sh", SCORE_FROM_EXAMPLE);
+    let base = |format: Option<&str>| {
+        let mut cmd = sb.evalctl();
+        cmd.args([
+            "run",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "good one",
+        ]);
+        cmd.args(["--dataset", "d.jsonl", "--valset", "v.jsonl"]);
+        if let Some(format) = format {
+            cmd.args(["--format", format]);
+        }
+        cmd.output().unwrap()
+    };
+    let text = base(Some("text"));
+    assert_eq!(code(&text), 0, "{}", stderr_text(&text));
+    let stdout = stdout_text(&text);
+    assert!(
+        serde_json::from_str::<Value>(&stdout).is_err(),
+        "text, not JSON: {stdout}"
+    );
+    assert!(stdout.contains("candidate"), "{stdout}");
+    assert!(stdout.contains("cand-1"), "{stdout}");
+    assert!(stdout.contains("0.7500"), "val mean shown: {stdout}");
+    assert!(stdout.contains("0.2500"), "train mean shown: {stdout}");
+    assert!(
+        !stdout.contains('\x1b'),
+        "no colour when not asked: {stdout:?}"
+    );
+
+    let json_out = base(Some("json"));
+    assert!(approx(
+        &json_stdout(&json_out)["candidates"][0]["score"],
+        0.75
+    ));
+    // Not a terminal: the default is JSON.
+    let default = base(None);
+    assert!(approx(
+        &json_stdout(&default)["candidates"][0]["score"],
+        0.75
+    ));
+}
