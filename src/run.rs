@@ -79,11 +79,16 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
     let gate_failed = config.fail_under.is_some_and(|threshold| {
         let below = summary.below(threshold);
         for candidate in &below {
-            eprintln!(
-                "fail-under: candidate {} scored {:.4}, below {threshold}",
-                candidate.id,
-                candidate.score.unwrap_or_default()
-            );
+            match candidate.score {
+                Some(score) => eprintln!(
+                    "fail-under: candidate {} scored {score:.4}, below {threshold}",
+                    candidate.id
+                ),
+                None => eprintln!(
+                    "fail-under: candidate {} has no score (no call finished)",
+                    candidate.id
+                ),
+            }
         }
         !below.is_empty()
     });
@@ -159,6 +164,13 @@ async fn unless_interrupted<F: std::future::Future>(future: F) -> Option<F::Outp
 
 fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
     let inputs = load_inputs(config)?;
+    if inputs
+        .candidates
+        .iter()
+        .any(|c| c.id == "stdin" && c.text.is_empty())
+    {
+        eprintln!("warning: the candidate read from stdin is empty (pass candidate files, --candidate or --candidates to score something else)");
+    }
     let evaluator = evaluator::build(&config.evaluator, &config.exec, config.score_range)?;
     Ok((inputs, evaluator))
 }

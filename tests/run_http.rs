@@ -463,7 +463,37 @@ fn url_credentials_are_not_shown() {
         .output()
         .unwrap();
     assert_eq!(code(&out2), 3);
-    for out in [&out, &out2] {
+    // A URL rejected at parse time or for its scheme is not echoed with its credentials either.
+    let malformed = sb
+        .evalctl()
+        .args([
+            "run",
+            "--candidate",
+            "c",
+            "--evaluator-url",
+            "http://user:PASSWORD42@[::1",
+        ])
+        .output()
+        .unwrap();
+    let bad_scheme = sb
+        .evalctl()
+        .args([
+            "run",
+            "--candidate",
+            "c",
+            "--evaluator-url",
+            "ftp://user:PASSWORD42@host/",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&malformed), 2);
+    assert_eq!(code(&bad_scheme), 2);
+    assert!(
+        stderr_text(&bad_scheme).contains("ftp://host/"),
+        "{}",
+        stderr_text(&bad_scheme)
+    );
+    for out in [&out, &out2, &malformed, &bad_scheme] {
         assert!(
             !stdout_text(out).contains("PASSWORD42"),
             "{}",

@@ -138,6 +138,19 @@ fn piped_stdin_is_one_candidate_with_id_stdin() {
 }
 
 #[test]
+fn empty_stdin_is_scored_with_a_warning() {
+    let sb = Sandbox::new();
+    let out = sb.run_with(LOG_PAYLOAD).write_stdin("").output().unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(ids(&json_stdout(&out)), ["stdin"]);
+    assert!(
+        stderr_text(&out).contains("warning: the candidate read from stdin is empty"),
+        "{}",
+        stderr_text(&out)
+    );
+}
+
+#[test]
 fn positional_dash_reads_stdin() {
     let sb = Sandbox::new();
     let out = sb

@@ -602,6 +602,40 @@ fn fail_under_gates_on_the_candidate_score() {
     assert_eq!(code(&run("0.5")), 0);
     assert_eq!(code(&run("0.1")), 0);
     assert_eq!(code(&run("-1")), 0);
+
+    // A candidate with no score (no call finished) does not pass the gate.
+    sb.write("d.jsonl", "{\"q\": 1}\n");
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--limit",
+            "0",
+            "--fail-under",
+            "0",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    assert!(
+        stderr_text(&out).contains("has no score"),
+        "{}",
+        stderr_text(&out)
+    );
+    assert_eq!(
+        json_stdout(&out)["candidates"][0]["score"],
+        serde_json::Value::Null
+    );
 }
 
 #[test]

@@ -28,10 +28,11 @@ impl HttpSpec {
     /// Validate the URL and the `Name: value` headers.
     pub fn new(url: String, headers: &[String]) -> anyhow::Result<Self> {
         let parsed = Url::parse(&url)
-            .map_err(|err| bad_input(format!("error: --evaluator-url {url:?}: {err}")))?;
+            .map_err(|err| bad_input(format!("error: --evaluator-url: not a valid URL: {err}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(bad_input(format!(
-                "error: --evaluator-url {url:?}: the scheme must be http or https"
+                "error: --evaluator-url {}: the scheme must be http or https",
+                display_url(&parsed)
             )));
         }
         let mut map = HeaderMap::new();

@@ -186,11 +186,12 @@ impl Summary {
         }
     }
 
-    /// Ids of candidates whose score is below `threshold` (`--fail-under`).
+    /// Candidates that fail `--fail-under threshold`: scored below it, or not scored at all (no
+    /// call finished, e.g. `--limit 0`), since a gate must not pass on nothing.
     pub fn below(&self, threshold: f64) -> Vec<&CandidateSummary> {
         self.candidates
             .iter()
-            .filter(|c| c.score.is_some_and(|score| score < threshold))
+            .filter(|c| c.score.is_none_or(|score| score < threshold))
             .collect()
     }
 }
