@@ -8,6 +8,7 @@
 //! `validation_error` when it runs, and never stop the other checks.
 
 pub mod args;
+pub mod file;
 pub mod result;
 pub mod standard;
 pub mod timestamp;
@@ -19,6 +20,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 pub use args::PathCache;
+pub use file::{load_checks_file, render_problems};
 pub use result::{CheckError, CheckResult, ErrorType, Resolved, Status};
 pub use standard::CheckKind;
 pub use timestamp::Timestamp;
