@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use jsonpath_rust::parser::model::JpQuery;
+use jsonpath_rust::parser::model::{JpQuery, Segment, Selector};
 use jsonpath_rust::parser::parse_json_path;
 use jsonpath_rust::query::js_path_process;
 use serde_json::Value;
@@ -26,7 +26,60 @@ pub enum ArgSource {
 #[derive(Debug, Clone)]
 pub struct CompiledPath {
     text: Arc<str>,
-    query: Arc<JpQuery>,
+    plan: Arc<Plan>,
+}
+
+/// How a compiled path is evaluated. Paths made only of name and index selectors (`$.a.b[0]`,
+/// `$['a']`, by far the most common) are walked directly, with the RFC 9535 semantics of those
+/// selectors; every other path runs through jsonpath-rust's query engine.
+#[derive(Debug)]
+enum Plan {
+    Walk(Vec<Step>),
+    Query(JpQuery),
+}
+
+/// One step of a direct walk.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// An object member (nothing on other values).
+    Name(String),
+    /// An array element; negative counts from the end (nothing on other values).
+    Index(i64),
+}
+
+impl Plan {
+    fn of(query: JpQuery) -> Plan {
+        let steps: Option<Vec<Step>> = query
+            .segments
+            .iter()
+            .map(|segment| match segment {
+                Segment::Selector(Selector::Name(name)) => Some(Step::Name(name.clone())),
+                Segment::Selector(Selector::Index(index)) => Some(Step::Index(*index)),
+                _ => None,
+            })
+            .collect();
+        match steps {
+            Some(steps) => Plan::Walk(steps),
+            None => Plan::Query(query),
+        }
+    }
+}
+
+impl Step {
+    fn select<'a>(&self, value: &'a Value) -> Option<&'a Value> {
+        match (self, value) {
+            (Step::Name(name), Value::Object(object)) => object.get(name),
+            (Step::Index(index), Value::Array(items)) => {
+                let position = if *index < 0 {
+                    i64::try_from(items.len()).ok()? + index
+                } else {
+                    *index
+                };
+                items.get(usize::try_from(position).ok()?)
+            }
+            _ => None,
+        }
+    }
 }
 
 impl CompiledPath {
@@ -37,18 +90,26 @@ impl CompiledPath {
 
     /// The first value the path selects in `context`, or why there is none.
     pub fn first<'a>(&self, context: &'a Value) -> Result<&'a Value, String> {
-        match js_path_process(&self.query, context) {
-            Ok(found) => found.into_iter().next().map(|hit| hit.val).ok_or_else(|| {
-                format!(
-                    "JSONPath `{}` matched nothing in the evaluation context",
-                    self.text
-                )
-            }),
-            Err(err) => Err(format!(
-                "JSONPath `{}` could not be evaluated: {err}",
+        let found = match self.plan.as_ref() {
+            Plan::Walk(steps) => steps
+                .iter()
+                .try_fold(context, |value, step| step.select(value)),
+            Plan::Query(query) => match js_path_process(query, context) {
+                Ok(found) => found.into_iter().next().map(|hit| hit.val),
+                Err(err) => {
+                    return Err(format!(
+                        "JSONPath `{}` could not be evaluated: {err}",
+                        self.text
+                    ))
+                }
+            },
+        };
+        found.ok_or_else(|| {
+            format!(
+                "JSONPath `{}` matched nothing in the evaluation context",
                 self.text
-            )),
-        }
+            )
+        })
     }
 }
 
@@ -93,7 +154,7 @@ impl PathCache {
         let compiled = parse_json_path(text)
             .map(|query| CompiledPath {
                 text: Arc::from(text),
-                query: Arc::new(query),
+                plan: Arc::new(Plan::of(query)),
             })
             .map_err(|err| one_line(&err.to_string()));
         self.compiled.insert(text.to_string(), compiled.clone());
@@ -144,6 +205,42 @@ mod tests {
         );
         assert_eq!(classify(&json!("\\$x")), Classified::Literal(json!("\\$x")));
         assert_eq!(classify(&json!(3)), Classified::Literal(json!(3)));
+    }
+
+    #[test]
+    fn direct_walks_agree_with_the_query_engine() {
+        let context = json!({"test_case": {"id": "t", "a b": [1, {"x": [true]}], "it's": 1},
+                             "output": {"value": ["p", "q", "r"], "n": null}});
+        let paths = [
+            "$",
+            "$.test_case",
+            "$.test_case.id",
+            "$.test_case['a b'][1].x[0]",
+            "$['test_case']['it\\'s']",
+            "$.output.value[-1]",
+            "$.output.value[-3]",
+            "$.output.value[-4]",
+            "$.output.value[3]",
+            "$.output.value[0].x",
+            "$.output.n",
+            "$.output.n.x",
+            "$.missing",
+            "$.test_case.id[0]",
+            "$.test_case[0]",
+        ];
+        let mut cache = PathCache::new();
+        for text in paths {
+            let compiled = cache.compile(text).unwrap();
+            assert!(matches!(*compiled.plan, Plan::Walk(_)), "{text} is walked");
+            let engine = js_path_process(&parse_json_path(text).unwrap(), &context)
+                .unwrap()
+                .first()
+                .map(|hit| hit.val);
+            assert_eq!(compiled.first(&context).ok(), engine, "{text}");
+        }
+        let general = cache.compile("$.output.value[1:]").unwrap();
+        assert!(matches!(*general.plan, Plan::Query(_)));
+        assert_eq!(general.first(&context).unwrap(), &json!("q"));
     }
 
     #[test]

@@ -23,27 +23,44 @@ impl From<SystemTime> for Timestamp {
     }
 }
 
-impl fmt::Display for Timestamp {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl Timestamp {
+    /// The ISO 8601 text, written into a fixed buffer (this runs for every check result).
+    fn render(&self) -> [u8; 24] {
         // Times before 1970 do not occur on a working clock; they show as the epoch.
         let since_epoch = self.0.duration_since(UNIX_EPOCH).unwrap_or_default();
         let seconds = since_epoch.as_secs();
         let (year, month, day) = civil_from_days((seconds / 86_400) as i64);
         let of_day = seconds % 86_400;
-        write!(
-            f,
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}.{:03}Z",
-            of_day / 3600,
-            of_day % 3600 / 60,
-            of_day % 60,
-            since_epoch.subsec_millis()
-        )
+        let mut text = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut number: u64| {
+            for index in (at..at + width).rev() {
+                text[index] = b'0' + (number % 10) as u8;
+                number /= 10;
+            }
+        };
+        put(0, 4, year.clamp(0, 9999) as u64);
+        put(5, 2, u64::from(month));
+        put(8, 2, u64::from(day));
+        put(11, 2, of_day / 3600);
+        put(14, 2, of_day % 3600 / 60);
+        put(17, 2, of_day % 60);
+        put(20, 3, u64::from(since_epoch.subsec_millis()));
+        text
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.render();
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
 
 impl Serialize for Timestamp {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.collect_str(self)
+        let text = self.render();
+        let text = std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?;
+        serializer.serialize_str(text)
     }
 }
 
