@@ -47,15 +47,17 @@ with open(f"{work}/request.json", "w") as req:
 PY
 }
 
-measure() { # LABEL N CMD... -> one line
-  local label=$1 n=$2; shift 2
-  local start end
+measure() { # LABEL N CMD... -> one line: wall time, and CPU time (user + sys: less noisy on a
+  local label=$1 n=$2; shift 2 # busy machine)
+  local start end cpu
   start=$(date +%s%N)
-  "${pin[@]}" "$@" >"$work/result.json" || [ $? -eq 1 ]
+  /usr/bin/time -o "$work/cpu" -f "%U %S" "${pin[@]}" "$@" >"$work/result.json" || [ $? -eq 1 ]
+  cpu=$(tail -1 "$work/cpu")
   end=$(date +%s%N)
-  awk -v l="$label" -v n="$n" -v ns=$((end - start)) -v bytes="$(wc -c <"$work/result.json")" 'BEGIN {
-    s = ns / 1e9
-    printf "%-10s %8d cases  %7.3f s  %9.0f cases/s  %6.2f us/case  %6.1f MB out\n", l, n, s, n / s, s * 1e6 / n, bytes / 1e6 }'
+  awk -v l="$label" -v n="$n" -v ns=$((end - start)) -v cpu="$cpu" -v bytes="$(wc -c <"$work/result.json")" 'BEGIN {
+    split(cpu, t, " "); c = t[1] + t[2]; s = ns / 1e9
+    printf "%-8s %7d cases  wall %6.3f s %8.0f cases/s  cpu %6.3f s %8.0f cases/s %6.2f us/case  %6.1f MB out\n",
+      l, n, s, n / s, c, n / c, c * 1e6 / n, bytes / 1e6 }'
 }
 
 for n in "${sizes[@]}"; do

@@ -279,7 +279,7 @@ impl ArgType {
 }
 
 /// A text argument: a string as is, any other value as compact JSON.
-pub fn as_text(value: &Value) -> Cow<'_, str> {
+fn as_text(value: &Value) -> Cow<'_, str> {
     match value {
         Value::String(text) => Cow::Borrowed(text),
         other => Cow::Owned(other.to_string()),
@@ -359,7 +359,7 @@ fn as_flags(value: &Value) -> Result<RegexFlags, String> {
 }
 
 /// Compile `pattern` with `flags`; the error names the `pattern` argument.
-pub fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
+fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
     RegexBuilder::new(pattern)
         .case_insensitive(flags.case_insensitive)
         .multi_line(flags.multiline)
