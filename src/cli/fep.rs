@@ -1,25 +1,30 @@
-//! Flags of `evalctl fep evaluate`.
+//! Flags of `evalctl fep evaluate`, turned into a [`FepConfig`].
 
 use std::path::PathBuf;
 
 use clap::Subcommand;
 
 use crate::exit::Exit;
+use crate::fep::{self, FepConfig};
 
 /// `evalctl fep ...`
 #[derive(Debug, Subcommand)]
 pub enum FepCommand {
     /// EvaluationRequest in (file or `-` for stdin), EvaluationRunResult out on stdout.
+    ///
+    /// Exit 0 when every check ran (passed or not), 1 when a check errored, 2 on an invalid
+    /// request (every problem is listed with its JSON location; nothing is evaluated).
     Evaluate {
         /// The EvaluationRequest JSON file (`-` = stdin).
+        #[arg(required_unless_present = "test_cases")]
         request: Option<String>,
-        /// Streaming mode: test cases JSONL (line i pairs with line i of --outputs).
+        /// Streaming mode: test cases JSONL (record i pairs with record i of --outputs).
         #[arg(long, value_name = "FILE.jsonl", requires_all = ["outputs", "checks"], conflicts_with = "request")]
         test_cases: Option<PathBuf>,
         /// Streaming mode: outputs JSONL.
         #[arg(long, value_name = "FILE.jsonl", requires = "test_cases")]
         outputs: Option<PathBuf>,
-        /// Streaming mode: checks JSON file {"checks": [...]}.
+        /// Streaming mode: checks JSON file {"checks": [...]}, shared by every test case.
         #[arg(long, value_name = "FILE.json", requires = "test_cases")]
         checks: Option<PathBuf>,
     },
@@ -28,6 +33,24 @@ pub enum FepCommand {
 impl FepCommand {
     /// Run the subcommand.
     pub fn execute(self) -> anyhow::Result<Exit> {
-        anyhow::bail!("`evalctl fep` is not implemented yet")
+        fep::evaluate(&self.into_config())
+    }
+
+    fn into_config(self) -> FepConfig {
+        let FepCommand::Evaluate {
+            request,
+            test_cases,
+            outputs,
+            checks,
+        } = self;
+        match (request, test_cases, outputs, checks) {
+            (_, Some(test_cases), Some(outputs), Some(checks)) => FepConfig::Stream {
+                test_cases,
+                outputs,
+                checks,
+            },
+            // clap requires the request unless the three streaming flags are given.
+            (request, ..) => FepConfig::Request(request.unwrap_or_else(|| "-".to_string())),
+        }
     }
 }

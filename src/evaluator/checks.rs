@@ -1,13 +1,136 @@
-//! The built-in checks adapter (`--checks FILE.json`): FEP checks evaluated in process.
+//! The built-in checks adapter (`--checks FILE.json`): FEP checks evaluated in process, no
+//! process spawned and no payload built.
+//!
+//! For each call the evaluation context is `test_case` = the dataset example as loaded, with `id`
+//! defaulting to `line-N` (its line in the dataset file), and `output` = `{"value": candidate}`.
+//! A call without a dataset example has the test case `{"id": "single"}`. The score is the
+//! fraction of checks that passed; a check that errored counts as failed. Side information holds
+//! the check results (`check_results`) and the names of the checks that failed (`failed_checks`,
+//! errors included) and errored (`errored_checks`). A check's name is its type, with `#k` (1-based)
+//! when the file has several checks of that type.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::Evaluator;
+use async_trait::async_trait;
+use serde_json::{json, Map, Value};
 
-/// Load and validate the checks file and build the evaluator.
-pub fn build(_path: &Path) -> anyhow::Result<Arc<dyn Evaluator>> {
-    Err(crate::error::bad_input(
-        "error: --checks is not implemented yet",
-    ))
+use super::{Call, Evaluator};
+use crate::checks::{context, load_checks_file, Check, PathCache, Status};
+use crate::error::bad_input;
+use crate::protocol::{Attempt, Retry};
+
+/// Load and validate the checks file and build the evaluator. Every problem in the file is
+/// reported before anything runs (exit 2).
+pub fn build(path: &Path) -> anyhow::Result<Arc<dyn Evaluator>> {
+    let checks = load_checks_file(path, &mut PathCache::new())?;
+    if checks.is_empty() {
+        return Err(bad_input(format!(
+            "error: {}: checks: no checks (the score is the fraction of checks passed, so at least one is needed)",
+            path.display()
+        )));
+    }
+    let names = check_names(&checks);
+    Ok(Arc::new(ChecksEvaluator {
+        path: path.to_path_buf(),
+        checks,
+        names,
+    }))
+}
+
+/// Built-in checks as an evaluator.
+pub struct ChecksEvaluator {
+    path: PathBuf,
+    checks: Vec<Check>,
+    names: Vec<String>,
+}
+
+#[async_trait]
+impl Evaluator for ChecksEvaluator {
+    fn kind(&self) -> &'static str {
+        "checks"
+    }
+
+    fn target(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn describe(&self) -> String {
+        format!("checks file {}", self.path.display())
+    }
+
+    /// The checks were validated when the file was loaded; a probe would add nothing.
+    fn probes(&self) -> bool {
+        false
+    }
+
+    async fn evaluate(&self, call: &Call<'_>) -> Attempt {
+        self.score(call)
+    }
+}
+
+impl ChecksEvaluator {
+    fn score(&self, call: &Call<'_>) -> Attempt {
+        let context = context(test_case(call), json!({ "value": call.candidate }));
+        let mut check_results = Vec::with_capacity(self.checks.len());
+        let mut failed = Vec::new();
+        let mut errored = Vec::new();
+        for (check, name) in self.checks.iter().zip(&self.names) {
+            let result = check.evaluate(&context);
+            if result.status() == Status::Error {
+                errored.push(Value::from(name.as_str()));
+            }
+            if !result.passed() {
+                failed.push(Value::from(name.as_str()));
+            }
+            check_results.push(serde_json::to_value(&result).unwrap_or(Value::Null));
+        }
+        let passed = self.checks.len() - failed.len();
+        let mut side_info = Map::new();
+        side_info.insert("check_results".into(), Value::Array(check_results));
+        side_info.insert("failed_checks".into(), Value::Array(failed));
+        side_info.insert("errored_checks".into(), Value::Array(errored));
+        Attempt {
+            score: Ok(passed as f64 / self.checks.len() as f64),
+            side_info,
+            retry: Retry::Never,
+        }
+    }
+}
+
+/// The test case of a call: the example with `id` defaulting to `line-N`, or `{"id": "single"}`.
+fn test_case(call: &Call<'_>) -> Value {
+    let Some(example) = call.example.and_then(Value::as_object) else {
+        return json!({ "id": "single" });
+    };
+    let mut test_case = example.clone();
+    if !test_case.contains_key("id") {
+        let id = call
+            .example_line
+            .map_or_else(|| "example".to_string(), |line| format!("line-{line}"));
+        test_case.insert("id".into(), Value::String(id));
+    }
+    Value::Object(test_case)
+}
+
+/// Each check's name: its type, plus `#k` when several checks share that type.
+fn check_names(checks: &[Check]) -> Vec<String> {
+    let mut seen = std::collections::HashMap::new();
+    checks
+        .iter()
+        .map(|check| {
+            let name = check.kind().name();
+            let shared = checks
+                .iter()
+                .filter(|other| other.kind() == check.kind())
+                .count()
+                > 1;
+            let occurrence = seen.entry(name).and_modify(|n| *n += 1).or_insert(1);
+            if shared {
+                format!("{name}#{occurrence}")
+            } else {
+                name.to_string()
+            }
+        })
+        .collect()
 }

@@ -1,1 +1,105 @@
-//! Placeholder: filled in by its issue.
+//! The Flexible Evaluation Protocol's EVALUATE interface (FEP 0.0.1, sections 3–4):
+//! `evalctl fep evaluate REQUEST.json` and its streaming JSONL mode.
+//!
+//! Everything is validated before the first test case is evaluated: request-level problems (a
+//! malformed request, test case or output, an unknown check type, mismatched lengths) are all
+//! reported at once with their JSON locations, exit 2. A check whose arguments are invalid is not
+//! a request problem: it yields a `validation_error` result wherever it runs and the other checks
+//! still run. The result is written as a stream (see [`writer`]).
+
+mod case;
+mod request;
+mod stream;
+pub mod writer;
+
+use std::io::{BufWriter, Read};
+use std::path::PathBuf;
+
+use serde_json::Value;
+
+use crate::checks::{context, load_checks_file, render_problems, PathCache, Status};
+use crate::error::bad_input;
+use crate::exit::Exit;
+use request::parse_request;
+use writer::RunWriter;
+
+/// What `evalctl fep evaluate` reads.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FepConfig {
+    /// An EvaluationRequest JSON document from a file, or stdin when the path is `-`.
+    Request(String),
+    /// Streaming mode: test cases and outputs as JSONL (record i of each belongs together) and
+    /// shared checks from a checks file `{"checks": [...]}`.
+    Stream {
+        /// The test cases JSONL file.
+        test_cases: PathBuf,
+        /// The outputs JSONL file.
+        outputs: PathBuf,
+        /// The checks file; it is validated in full first, like `run --checks`.
+        checks: PathBuf,
+    },
+}
+
+/// Run `evalctl fep evaluate`: the EvaluationRunResult goes to stdout. Exit 0 when the run's
+/// status is `completed` or `skip`, 1 when it is `error` (a check errored), 2 on bad input.
+pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
+    let mut paths = PathCache::new();
+    let stdout = std::io::stdout().lock();
+    let out = BufWriter::with_capacity(1 << 16, stdout);
+    let outcome = match config {
+        FepConfig::Request(source) => {
+            let name = if source == "-" { "stdin" } else { source };
+            let document = read_request(source, name)?;
+            let request = parse_request(document, &mut paths).map_err(|problems| {
+                bad_input(render_problems(
+                    problems
+                        .into_iter()
+                        .map(|problem| format!("{name}: {problem}")),
+                ))
+            })?;
+            evaluate_request(request, out)
+        }
+        FepConfig::Stream {
+            test_cases,
+            outputs,
+            checks,
+        } => {
+            let shared = load_checks_file(checks, &mut paths)?;
+            stream::evaluate_stream(test_cases, outputs, &shared, &mut paths, out)
+        }
+    };
+    match outcome {
+        Ok(Status::Error) => Ok(Exit::EvaluationFailed),
+        Ok(_) => Ok(Exit::Success),
+        Err(err) if is_broken_pipe(&err) => Ok(Exit::Success),
+        Err(err) => Err(err),
+    }
+}
+
+fn evaluate_request(request: request::Request, out: impl std::io::Write) -> anyhow::Result<Status> {
+    let mut writer = RunWriter::begin(out, request.experiment.as_ref())?;
+    let pairs = request.test_cases.into_iter().zip(request.outputs);
+    for (index, ((test_case, output), own)) in pairs.zip(&request.own_checks).enumerate() {
+        let shared = request.checks.for_case(index);
+        writer.case(&context(test_case, output), shared.iter().chain(own))?;
+    }
+    Ok(writer.finish()?)
+}
+
+/// Read and parse the request from `source` (`-` = stdin), called `name` in messages.
+fn read_request(source: &str, name: &str) -> anyhow::Result<Value> {
+    let mut text = String::new();
+    let read = if source == "-" {
+        std::io::stdin().read_to_string(&mut text).map(drop)
+    } else {
+        std::fs::File::open(source).and_then(|mut file| file.read_to_string(&mut text).map(drop))
+    };
+    read.map_err(|err| bad_input(format!("error: {name}: cannot read: {err}")))?;
+    serde_json::from_str(&text)
+        .map_err(|err| bad_input(format!("error: {name}: invalid JSON: {err}")))
+}
+
+fn is_broken_pipe(err: &anyhow::Error) -> bool {
+    err.downcast_ref::<std::io::Error>()
+        .is_some_and(|err| err.kind() == std::io::ErrorKind::BrokenPipe)
+}

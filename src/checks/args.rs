@@ -1,0 +1,260 @@
+//! Check arguments: the literal-or-JSONPath rule, the escape rule, compiling each distinct
+//! JSONPath once per run, and resolving arguments against an evaluation context.
+//!
+//! A string argument that starts with `$.` (or is exactly `$`) is a JSONPath (RFC 9535) over the
+//! evaluation context `{"test_case": {...}, "output": {...}}`; a string that starts with `\$.` is
+//! the literal `$.…` without the backslash; every other value is a literal.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use jsonpath_rust::parser::model::{JpQuery, Segment, Selector};
+use jsonpath_rust::parser::parse_json_path;
+use jsonpath_rust::query::js_path_process;
+use serde_json::Value;
+
+/// Where an argument's value comes from.
+#[derive(Debug, Clone)]
+pub enum ArgSource {
+    /// A literal value (after the escape rule).
+    Literal(Value),
+    /// A compiled JSONPath and its text.
+    Path(CompiledPath),
+}
+
+/// A JSONPath compiled once and shared by every check of the run that uses the same text.
+#[derive(Debug, Clone)]
+pub struct CompiledPath {
+    text: Arc<str>,
+    plan: Arc<Plan>,
+}
+
+/// How a compiled path is evaluated. Paths made only of name and index selectors (`$.a.b[0]`,
+/// `$['a']`, by far the most common) are walked directly, with the RFC 9535 semantics of those
+/// selectors; every other path runs through jsonpath-rust's query engine.
+#[derive(Debug)]
+enum Plan {
+    Walk(Vec<Step>),
+    Query(JpQuery),
+}
+
+/// One step of a direct walk.
+#[derive(Debug, PartialEq)]
+enum Step {
+    /// An object member (nothing on other values).
+    Name(String),
+    /// An array element; negative counts from the end (nothing on other values).
+    Index(i64),
+}
+
+impl Plan {
+    fn of(query: JpQuery) -> Plan {
+        let steps: Option<Vec<Step>> = query
+            .segments
+            .iter()
+            .map(|segment| match segment {
+                Segment::Selector(Selector::Name(name)) => Some(Step::Name(name.clone())),
+                Segment::Selector(Selector::Index(index)) => Some(Step::Index(*index)),
+                _ => None,
+            })
+            .collect();
+        match steps {
+            Some(steps) => Plan::Walk(steps),
+            None => Plan::Query(query),
+        }
+    }
+}
+
+impl Step {
+    fn select<'a>(&self, value: &'a Value) -> Option<&'a Value> {
+        match (self, value) {
+            (Step::Name(name), Value::Object(object)) => object.get(name),
+            (Step::Index(index), Value::Array(items)) => {
+                let position = if *index < 0 {
+                    i64::try_from(items.len()).ok()? + index
+                } else {
+                    *index
+                };
+                items.get(usize::try_from(position).ok()?)
+            }
+            _ => None,
+        }
+    }
+}
+
+impl CompiledPath {
+    /// The path as written.
+    pub fn text(&self) -> &str {
+        &self.text
+    }
+
+    /// The first value the path selects in `context`, or why there is none.
+    pub fn first<'a>(&self, context: &'a Value) -> Result<&'a Value, String> {
+        let found = match self.plan.as_ref() {
+            Plan::Walk(steps) => steps
+                .iter()
+                .try_fold(context, |value, step| step.select(value)),
+            Plan::Query(query) => match js_path_process(query, context) {
+                Ok(found) => found.into_iter().next().map(|hit| hit.val),
+                Err(err) => {
+                    return Err(format!(
+                        "JSONPath `{}` could not be evaluated: {err}",
+                        self.text
+                    ))
+                }
+            },
+        };
+        found.ok_or_else(|| {
+            format!(
+                "JSONPath `{}` matched nothing in the evaluation context",
+                self.text
+            )
+        })
+    }
+}
+
+/// How a raw argument value is to be read, before any path is compiled.
+#[derive(Debug, PartialEq)]
+pub enum Classified<'a> {
+    /// A JSONPath expression.
+    Path(&'a str),
+    /// A literal; for an escaped `\$.…` string, the unescaped text.
+    Literal(Value),
+}
+
+/// Apply the literal-or-JSONPath rule and the escape rule to one argument value.
+pub fn classify(value: &Value) -> Classified<'_> {
+    match value {
+        Value::String(text) if text == "$" || text.starts_with("$.") => Classified::Path(text),
+        Value::String(text) if text.starts_with("\\$.") => {
+            Classified::Literal(Value::String(text[1..].to_string()))
+        }
+        other => Classified::Literal(other.clone()),
+    }
+}
+
+/// Every distinct JSONPath of a run, compiled once.
+#[derive(Debug, Default)]
+pub struct PathCache {
+    compiled: HashMap<String, Result<CompiledPath, String>>,
+}
+
+impl PathCache {
+    /// An empty cache.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The compiled form of `text`, compiling it on first use; an invalid path gives the
+    /// parser's reason.
+    pub fn compile(&mut self, text: &str) -> Result<CompiledPath, String> {
+        if let Some(known) = self.compiled.get(text) {
+            return known.clone();
+        }
+        let compiled = parse_json_path(text)
+            .map(|query| CompiledPath {
+                text: Arc::from(text),
+                plan: Arc::new(Plan::of(query)),
+            })
+            .map_err(|err| one_line(&err.to_string()));
+        self.compiled.insert(text.to_string(), compiled.clone());
+        compiled
+    }
+
+    /// How many distinct paths were seen.
+    pub fn len(&self) -> usize {
+        self.compiled.len()
+    }
+
+    /// Whether no path was seen.
+    pub fn is_empty(&self) -> bool {
+        self.compiled.is_empty()
+    }
+}
+
+/// A multi-line message (parser and regex errors draw carets) folded into one line.
+pub fn one_line(message: &str) -> String {
+    message
+        .lines()
+        .map(str::trim)
+        .filter(|line| !line.is_empty())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn classification_follows_the_prefix_and_escape_rules() {
+        assert_eq!(
+            classify(&json!("$.output.value")),
+            Classified::Path("$.output.value")
+        );
+        assert_eq!(classify(&json!("$")), Classified::Path("$"));
+        assert_eq!(classify(&json!("$..value")), Classified::Path("$..value"));
+        assert_eq!(
+            classify(&json!("\\$.literal")),
+            Classified::Literal(json!("$.literal"))
+        );
+        assert_eq!(
+            classify(&json!("$5.00")),
+            Classified::Literal(json!("$5.00"))
+        );
+        assert_eq!(classify(&json!("\\$x")), Classified::Literal(json!("\\$x")));
+        assert_eq!(classify(&json!(3)), Classified::Literal(json!(3)));
+    }
+
+    #[test]
+    fn direct_walks_agree_with_the_query_engine() {
+        let context = json!({"test_case": {"id": "t", "a b": [1, {"x": [true]}], "it's": 1},
+                             "output": {"value": ["p", "q", "r"], "n": null}});
+        let paths = [
+            "$",
+            "$.test_case",
+            "$.test_case.id",
+            "$.test_case['a b'][1].x[0]",
+            "$['test_case']['it\\'s']",
+            "$.output.value[-1]",
+            "$.output.value[-3]",
+            "$.output.value[-4]",
+            "$.output.value[3]",
+            "$.output.value[0].x",
+            "$.output.n",
+            "$.output.n.x",
+            "$.missing",
+            "$.test_case.id[0]",
+            "$.test_case[0]",
+        ];
+        let mut cache = PathCache::new();
+        for text in paths {
+            let compiled = cache.compile(text).unwrap();
+            assert!(matches!(*compiled.plan, Plan::Walk(_)), "{text} is walked");
+            let engine = js_path_process(&parse_json_path(text).unwrap(), &context)
+                .unwrap()
+                .first()
+                .map(|hit| hit.val);
+            assert_eq!(compiled.first(&context).ok(), engine, "{text}");
+        }
+        let general = cache.compile("$.output.value[1:]").unwrap();
+        assert!(matches!(*general.plan, Plan::Query(_)));
+        assert_eq!(general.first(&context).unwrap(), &json!("q"));
+    }
+
+    #[test]
+    fn paths_compile_once_and_resolve_to_the_first_match() {
+        let mut cache = PathCache::new();
+        let path = cache.compile("$.output.value[*]").unwrap();
+        cache.compile("$.output.value[*]").unwrap();
+        assert_eq!(cache.len(), 1);
+        let context = json!({"output": {"value": ["a", "b"]}});
+        assert_eq!(path.first(&context).unwrap(), &json!("a"));
+        let empty = json!({"output": {"value": []}});
+        assert!(path.first(&empty).unwrap_err().contains("matched nothing"));
+        assert!(cache.compile("$.output[").is_err());
+        assert!(cache.compile("$.output[").is_err());
+        assert_eq!(cache.len(), 2);
+    }
+}

@@ -1,0 +1,384 @@
+//! The four standard checks of FEP 2.3.5 — `exact_match`, `contains`, `regex`, `threshold` — as
+//! argument schemas and pass/fail rules over resolved argument values.
+//!
+//! Text arguments accept any JSON value: a string is used as is, anything else by its compact JSON
+//! text. Every other argument type is strict; a mismatch is a `validation_error` naming the
+//! argument (and its JSONPath when it came from one).
+
+use std::borrow::Cow;
+
+use regex::{Regex, RegexBuilder};
+use serde_json::Value;
+
+use super::args::one_line;
+use super::result::CheckError;
+use crate::protocol::json_type;
+
+/// The most arguments any standard check takes.
+pub const MAX_ARGS: usize = 6;
+
+/// The semantic version of every standard check implemented here.
+pub const CHECK_VERSION: &str = "1.0.0";
+
+/// A standard check type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CheckKind {
+    /// Two texts are equal (optionally ignoring case; optionally negated).
+    ExactMatch,
+    /// A text contains all phrases (or, negated, none of them).
+    Contains,
+    /// A text matches a regular expression (optionally negated).
+    Regex,
+    /// A number lies within bounds (optionally negated).
+    Threshold,
+}
+
+/// The type an argument must have.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ArgType {
+    /// Any JSON value, read as text.
+    Text,
+    /// A boolean.
+    Bool,
+    /// A JSON number.
+    Number,
+    /// A non-empty array of strings.
+    Phrases,
+    /// A string holding a regular expression.
+    Pattern,
+    /// An object of boolean regex flags.
+    Flags,
+}
+
+/// One argument of a check's schema.
+#[derive(Debug, Clone, Copy)]
+pub struct ArgSpec {
+    /// The argument name.
+    pub name: &'static str,
+    /// Its type.
+    pub ty: ArgType,
+    /// Whether it must be given.
+    pub required: bool,
+}
+
+const fn arg(name: &'static str, ty: ArgType, required: bool) -> ArgSpec {
+    ArgSpec { name, ty, required }
+}
+
+const EXACT_MATCH: [ArgSpec; 4] = [
+    arg("actual", ArgType::Text, true),
+    arg("expected", ArgType::Text, true),
+    arg("case_sensitive", ArgType::Bool, false),
+    arg("negate", ArgType::Bool, false),
+];
+const CONTAINS: [ArgSpec; 4] = [
+    arg("text", ArgType::Text, true),
+    arg("phrases", ArgType::Phrases, true),
+    arg("case_sensitive", ArgType::Bool, false),
+    arg("negate", ArgType::Bool, false),
+];
+const REGEX: [ArgSpec; 4] = [
+    arg("text", ArgType::Text, true),
+    arg("pattern", ArgType::Pattern, true),
+    arg("negate", ArgType::Bool, false),
+    arg("flags", ArgType::Flags, false),
+];
+const THRESHOLD: [ArgSpec; 6] = [
+    arg("value", ArgType::Number, true),
+    arg("min_value", ArgType::Number, false),
+    arg("max_value", ArgType::Number, false),
+    arg("min_inclusive", ArgType::Bool, false),
+    arg("max_inclusive", ArgType::Bool, false),
+    arg("negate", ArgType::Bool, false),
+];
+
+/// Slots of `regex` whose literal values let the pattern be compiled before the run.
+pub const REGEX_PATTERN: usize = 1;
+/// See [`REGEX_PATTERN`].
+pub const REGEX_FLAGS: usize = 3;
+
+impl CheckKind {
+    /// Every standard check type.
+    pub const ALL: [CheckKind; 4] = [
+        CheckKind::ExactMatch,
+        CheckKind::Contains,
+        CheckKind::Regex,
+        CheckKind::Threshold,
+    ];
+
+    /// The check type named `name`.
+    pub fn from_name(name: &str) -> Option<CheckKind> {
+        Self::ALL.into_iter().find(|kind| kind.name() == name)
+    }
+
+    /// The type's name in FEP documents.
+    pub fn name(self) -> &'static str {
+        match self {
+            CheckKind::ExactMatch => "exact_match",
+            CheckKind::Contains => "contains",
+            CheckKind::Regex => "regex",
+            CheckKind::Threshold => "threshold",
+        }
+    }
+
+    /// The argument schema; an argument's slot is its index here.
+    pub fn schema(self) -> &'static [ArgSpec] {
+        match self {
+            CheckKind::ExactMatch => &EXACT_MATCH,
+            CheckKind::Contains => &CONTAINS,
+            CheckKind::Regex => &REGEX,
+            CheckKind::Threshold => &THRESHOLD,
+        }
+    }
+
+    /// A rule across arguments that the schema alone does not state, given which slots are set.
+    pub fn cross_argument_problem(self, given: &[bool; MAX_ARGS]) -> Option<&'static str> {
+        (self == CheckKind::Threshold && !given[1] && !given[2])
+            .then_some("threshold needs at least one of `min_value` and `max_value`")
+    }
+
+    /// Evaluate the check over resolved arguments; `compiled` is the regex compiled before the
+    /// run, when pattern and flags were literals.
+    pub fn run(self, args: &Args<'_>, compiled: Option<&Regex>) -> Result<bool, CheckError> {
+        match self {
+            CheckKind::ExactMatch => {
+                let actual = args.text(0);
+                let expected = args.text(1);
+                let equal = if args.flag(2, true)? {
+                    actual == expected
+                } else {
+                    actual.to_lowercase() == expected.to_lowercase()
+                };
+                Ok(equal != args.flag(3, false)?)
+            }
+            CheckKind::Contains => {
+                let phrases = args.get(1, as_phrases)?.unwrap_or_default();
+                let case_sensitive = args.flag(2, true)?;
+                let negate = args.flag(3, false)?;
+                let text = args.text(0);
+                let haystack = if case_sensitive {
+                    text
+                } else {
+                    Cow::Owned(text.to_lowercase())
+                };
+                let present = |phrase: &&str| {
+                    if case_sensitive {
+                        haystack.contains(*phrase)
+                    } else {
+                        haystack.contains(&phrase.to_lowercase())
+                    }
+                };
+                Ok(if negate {
+                    !phrases.iter().any(present)
+                } else {
+                    phrases.iter().all(present)
+                })
+            }
+            CheckKind::Regex => {
+                let matched = match compiled {
+                    Some(regex) => regex.is_match(&args.text(0)),
+                    None => {
+                        let pattern = args.get(REGEX_PATTERN, as_pattern)?.unwrap_or_default();
+                        let flags = args.get(REGEX_FLAGS, as_flags)?.unwrap_or_default();
+                        compile_regex(pattern, flags)
+                            .map_err(CheckError::validation)?
+                            .is_match(&args.text(0))
+                    }
+                };
+                Ok(matched != args.flag(2, false)?)
+            }
+            CheckKind::Threshold => {
+                let value = args.get(0, as_number)?.unwrap_or(f64::NAN);
+                let above_min = match args.get(1, as_number)? {
+                    None => true,
+                    Some(min) if args.flag(3, true)? => value >= min,
+                    Some(min) => value > min,
+                };
+                let below_max = match args.get(2, as_number)? {
+                    None => true,
+                    Some(max) if args.flag(4, true)? => value <= max,
+                    Some(max) => value < max,
+                };
+                Ok((above_min && below_max) != args.flag(5, false)?)
+            }
+        }
+    }
+}
+
+/// The resolved arguments of one check evaluation, by schema slot.
+#[derive(Debug)]
+pub struct Args<'a> {
+    schema: &'static [ArgSpec],
+    slots: [Option<Slot<'a>>; MAX_ARGS],
+}
+
+/// One resolved argument value and the JSONPath it came from, if any.
+#[derive(Debug, Clone, Copy)]
+pub struct Slot<'a> {
+    /// The value.
+    pub value: &'a Value,
+    /// The JSONPath it was selected by.
+    pub jsonpath: Option<&'a str>,
+}
+
+impl<'a> Args<'a> {
+    /// Arguments for `kind` with nothing resolved yet.
+    pub fn new(kind: CheckKind) -> Self {
+        Args {
+            schema: kind.schema(),
+            slots: [None; MAX_ARGS],
+        }
+    }
+
+    /// Set slot `slot`.
+    pub fn set(&mut self, slot: usize, value: Slot<'a>) {
+        self.slots[slot] = Some(value);
+    }
+
+    /// The text of slot `slot` (empty when absent; required slots are always present).
+    fn text(&self, slot: usize) -> Cow<'a, str> {
+        self.slots[slot].map_or(Cow::Borrowed(""), |slot| as_text(slot.value))
+    }
+
+    /// The boolean in slot `slot`, or `default` when it was not given.
+    fn flag(&self, slot: usize, default: bool) -> Result<bool, CheckError> {
+        Ok(self.get(slot, as_bool)?.unwrap_or(default))
+    }
+
+    /// Slot `slot` converted by `convert`, or `None` when it was not given.
+    fn get<T>(
+        &self,
+        slot: usize,
+        convert: fn(&'a Value) -> Result<T, String>,
+    ) -> Result<Option<T>, CheckError> {
+        let Some(given) = self.slots[slot] else {
+            return Ok(None);
+        };
+        convert(given.value).map(Some).map_err(|reason| {
+            let name = self.schema[slot].name;
+            CheckError::validation(match given.jsonpath {
+                Some(path) => format!("argument `{name}` (from `{path}`) {reason}"),
+                None => format!("argument `{name}` {reason}"),
+            })
+        })
+    }
+}
+
+impl ArgType {
+    /// Why `value` does not have this type, if it does not.
+    pub fn check(self, value: &Value) -> Result<(), String> {
+        match self {
+            ArgType::Text => Ok(()),
+            ArgType::Bool => as_bool(value).map(drop),
+            ArgType::Number => as_number(value).map(drop),
+            ArgType::Phrases => as_phrases(value).map(drop),
+            ArgType::Pattern => as_pattern(value).map(drop),
+            ArgType::Flags => as_flags(value).map(drop),
+        }
+    }
+}
+
+/// A text argument: a string as is, any other value as compact JSON.
+fn as_text(value: &Value) -> Cow<'_, str> {
+    match value {
+        Value::String(text) => Cow::Borrowed(text),
+        other => Cow::Owned(other.to_string()),
+    }
+}
+
+fn as_bool(value: &Value) -> Result<bool, String> {
+    value.as_bool().ok_or_else(|| expected("a boolean", value))
+}
+
+fn as_number(value: &Value) -> Result<f64, String> {
+    match value {
+        Value::Number(number) => number
+            .as_f64()
+            .filter(|number| number.is_finite())
+            .ok_or_else(|| format!("must be a finite number, got {number}")),
+        other => Err(expected("a number", other)),
+    }
+}
+
+fn as_phrases(value: &Value) -> Result<Vec<&str>, String> {
+    let items = value
+        .as_array()
+        .ok_or_else(|| expected("an array of strings", value))?;
+    if items.is_empty() {
+        return Err("must hold at least one phrase".to_string());
+    }
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, item)| {
+            item.as_str()
+                .ok_or_else(|| format!("must hold strings, got {} at [{index}]", json_type(item)))
+        })
+        .collect()
+}
+
+fn as_pattern(value: &Value) -> Result<&str, String> {
+    value.as_str().ok_or_else(|| expected("a string", value))
+}
+
+/// The flags of a `regex` check.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RegexFlags {
+    /// Ignore case.
+    pub case_insensitive: bool,
+    /// `^` and `$` also match at line boundaries.
+    pub multiline: bool,
+    /// `.` also matches a newline.
+    pub dot_all: bool,
+}
+
+fn as_flags(value: &Value) -> Result<RegexFlags, String> {
+    let object = value
+        .as_object()
+        .ok_or_else(|| expected("an object", value))?;
+    let mut flags = RegexFlags::default();
+    for (name, setting) in object {
+        let field = match name.as_str() {
+            "case_insensitive" => &mut flags.case_insensitive,
+            "multiline" => &mut flags.multiline,
+            "dot_all" => &mut flags.dot_all,
+            other => {
+                return Err(format!(
+                    "has an unknown flag `{other}` (expected case_insensitive, multiline, dot_all)"
+                ))
+            }
+        };
+        *field = setting.as_bool().ok_or_else(|| {
+            format!(
+                "flag `{name}` must be a boolean, got {}",
+                json_type(setting)
+            )
+        })?;
+    }
+    Ok(flags)
+}
+
+/// Compile `pattern` with `flags`; the error names the `pattern` argument.
+fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
+    RegexBuilder::new(pattern)
+        .case_insensitive(flags.case_insensitive)
+        .multi_line(flags.multiline)
+        .dot_matches_new_line(flags.dot_all)
+        .build()
+        .map_err(|err| {
+            format!(
+                "argument `pattern` is not a valid regular expression: {}",
+                one_line(&err.to_string())
+            )
+        })
+}
+
+/// Compile a `regex` check's literal pattern and flags before the run.
+pub fn precompile_regex(pattern: &Value, flags: Option<&Value>) -> Result<Regex, String> {
+    let flags = flags.map(as_flags).transpose()?.unwrap_or_default();
+    compile_regex(as_pattern(pattern)?, flags)
+}
+
+fn expected(what: &str, value: &Value) -> String {
+    format!("must be {what}, got {}", json_type(value))
+}

@@ -1,0 +1,111 @@
+//! UTC timestamps in ISO 8601 (`2025-06-26T19:04:23.123Z`) for check results and FEP runs,
+//! formatted without allocating and without a date-time dependency.
+
+use std::fmt;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Serialize, Serializer};
+
+/// A moment, shown as a UTC ISO 8601 date-time with millisecond precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Timestamp(SystemTime);
+
+impl Timestamp {
+    /// The current time.
+    pub fn now() -> Self {
+        Timestamp(SystemTime::now())
+    }
+}
+
+impl From<SystemTime> for Timestamp {
+    fn from(time: SystemTime) -> Self {
+        Timestamp(time)
+    }
+}
+
+impl Timestamp {
+    /// The ISO 8601 text, written into a fixed buffer (this runs for every check result).
+    fn render(&self) -> [u8; 24] {
+        // Times before 1970 do not occur on a working clock; they show as the epoch.
+        let since_epoch = self.0.duration_since(UNIX_EPOCH).unwrap_or_default();
+        let seconds = since_epoch.as_secs();
+        let (year, month, day) = civil_from_days((seconds / 86_400) as i64);
+        let of_day = seconds % 86_400;
+        let mut text = *b"0000-00-00T00:00:00.000Z";
+        let mut put = |at: usize, width: usize, mut number: u64| {
+            for index in (at..at + width).rev() {
+                text[index] = b'0' + (number % 10) as u8;
+                number /= 10;
+            }
+        };
+        put(0, 4, year.clamp(0, 9999) as u64);
+        put(5, 2, u64::from(month));
+        put(8, 2, u64::from(day));
+        put(11, 2, of_day / 3600);
+        put(14, 2, of_day % 3600 / 60);
+        put(17, 2, of_day % 60);
+        put(20, 3, u64::from(since_epoch.subsec_millis()));
+        text
+    }
+}
+
+impl fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let text = self.render();
+        f.write_str(std::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl Serialize for Timestamp {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let text = self.render();
+        let text = std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?;
+        serializer.serialize_str(text)
+    }
+}
+
+/// The proleptic Gregorian (year, month, day) of a count of days since 1970-01-01
+/// (H. Hinnant's `civil_from_days`).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let day_of_era = z - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let shifted_month = (5 * day_of_year + 2) / 153;
+    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
+    let month = if shifted_month < 10 {
+        shifted_month + 3
+    } else {
+        shifted_month - 9
+    } as u32;
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn at(seconds: u64, millis: u64) -> String {
+        Timestamp(UNIX_EPOCH + Duration::from_secs(seconds) + Duration::from_millis(millis))
+            .to_string()
+    }
+
+    #[test]
+    fn formats_known_instants() {
+        assert_eq!(at(0, 0), "1970-01-01T00:00:00.000Z");
+        assert_eq!(at(951_782_400, 5), "2000-02-29T00:00:00.005Z");
+        assert_eq!(at(1_750_964_663, 999), "2025-06-26T19:04:23.999Z");
+        assert_eq!(at(4_107_542_399, 0), "2100-02-28T23:59:59.000Z");
+        assert_eq!(at(4_107_542_400, 0), "2100-03-01T00:00:00.000Z");
+    }
+
+    #[test]
+    fn serializes_as_a_json_string() {
+        let json = serde_json::to_string(&Timestamp(UNIX_EPOCH)).unwrap();
+        assert_eq!(json, "\"1970-01-01T00:00:00.000Z\"");
+    }
+}

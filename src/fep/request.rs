@@ -1,0 +1,270 @@
+//! The EvaluationRequest (FEP 3.1, 5.1): validated in full — every problem with its JSON location —
+//! before anything is evaluated, then turned into prepared checks per test case.
+
+use serde_json::{Map, Value};
+
+use super::case::{output_problems, prepare_test_case};
+use crate::checks::{parse_check, Check, PathCache, Problem};
+use crate::protocol::json_type;
+
+/// A request whose every part is valid and whose checks are prepared.
+pub struct Request {
+    /// The test cases, in order.
+    pub test_cases: Vec<Value>,
+    /// `outputs[i]` belongs to `test_cases[i]`.
+    pub outputs: Vec<Value>,
+    /// The checks given in `checks`: shared by all test cases, or one list per test case.
+    pub checks: CheckSets,
+    /// Each test case's own `checks`, run after those of [`Request::checks`].
+    pub own_checks: Vec<Vec<Check>>,
+    /// `experiment_metadata`, reported as the result's `experiment`.
+    pub experiment: Option<Value>,
+}
+
+/// The request's `checks`, in one of the two patterns of FEP 2.3.3.
+pub enum CheckSets {
+    /// Pattern 1: one list applied to every test case.
+    Shared(Vec<Check>),
+    /// Pattern 2: `checks[i]` applies to `test_cases[i]`.
+    PerCase(Vec<Vec<Check>>),
+}
+
+impl CheckSets {
+    /// The checks from `checks` that apply to test case `index`.
+    pub fn for_case(&self, index: usize) -> &[Check] {
+        match self {
+            CheckSets::Shared(checks) => checks,
+            CheckSets::PerCase(lists) => lists.get(index).map_or(&[], Vec::as_slice),
+        }
+    }
+}
+
+/// Validate `document` as an EvaluationRequest and prepare its checks. On failure, every problem
+/// as `location: reason` (`test_cases[3]: missing required field `id``).
+pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, Vec<String>> {
+    let mut problems = Vec::new();
+    let Value::Object(mut object) = document else {
+        return Err(vec![format!(
+            "an EvaluationRequest must be an object, got {}",
+            json_type(&document)
+        )]);
+    };
+    for key in object.keys() {
+        if !matches!(
+            key.as_str(),
+            "test_cases" | "outputs" | "checks" | "experiment_metadata"
+        ) {
+            problems.push(format!(
+                "{key}: unknown field (expected test_cases, outputs, checks, experiment_metadata)"
+            ));
+        }
+    }
+    let test_cases = take_array(&mut object, "test_cases", true, &mut problems);
+    let outputs = take_array(&mut object, "outputs", true, &mut problems);
+    let raw_checks = take_array(&mut object, "checks", false, &mut problems).unwrap_or_default();
+    if let (Some(test_cases), Some(outputs)) = (&test_cases, &outputs) {
+        if test_cases.len() != outputs.len() {
+            problems.push(format!(
+                "outputs: {} outputs for {} test cases (outputs[i] belongs to test_cases[i])",
+                outputs.len(),
+                test_cases.len()
+            ));
+        }
+    }
+    let (test_cases, outputs) = (test_cases.unwrap_or_default(), outputs.unwrap_or_default());
+    let own_checks = test_cases
+        .iter()
+        .enumerate()
+        .map(|(index, test_case)| {
+            prepare_test_case(test_case, paths).unwrap_or_else(|found| {
+                located(&mut problems, &format!("test_cases[{index}]"), found);
+                Vec::new()
+            })
+        })
+        .collect();
+    for (index, output) in outputs.iter().enumerate() {
+        located(
+            &mut problems,
+            &format!("outputs[{index}]"),
+            output_problems(output),
+        );
+    }
+    let checks = prepare_check_sets(&raw_checks, test_cases.len(), paths, &mut problems);
+    let experiment = object.remove("experiment_metadata");
+    if let Some(experiment) = &experiment {
+        experiment_problems(experiment, &mut problems);
+    }
+    if problems.is_empty() {
+        Ok(Request {
+            test_cases,
+            outputs,
+            checks,
+            own_checks,
+            experiment,
+        })
+    } else {
+        Err(problems)
+    }
+}
+
+/// Remove `key` from `object` as an array (an absent optional key is an empty array); `None`
+/// after reporting a missing required key or a non-array.
+fn take_array(
+    object: &mut Map<String, Value>,
+    key: &str,
+    required: bool,
+    problems: &mut Vec<String>,
+) -> Option<Vec<Value>> {
+    match object.remove(key) {
+        Some(Value::Array(items)) => Some(items),
+        None if !required => Some(Vec::new()),
+        None => {
+            problems.push(format!("missing required field `{key}`"));
+            None
+        }
+        Some(other) => {
+            problems.push(format!(
+                "{key}: must be an array, got {}",
+                json_type(&other)
+            ));
+            None
+        }
+    }
+}
+
+fn prepare_check_sets(
+    raw: &[Value],
+    test_cases: usize,
+    paths: &mut PathCache,
+    problems: &mut Vec<String>,
+) -> CheckSets {
+    let mut prepare_list = |list: &[Value], at: &str, problems: &mut Vec<String>| -> Vec<Check> {
+        list.iter()
+            .enumerate()
+            .filter_map(|(index, raw)| match parse_check(raw) {
+                Ok(def) => Some(Check::prepare(def, paths)),
+                Err(found) => {
+                    located(problems, &format!("{at}[{index}]"), found);
+                    None
+                }
+            })
+            .collect()
+    };
+    if !raw.iter().any(Value::is_array) {
+        return CheckSets::Shared(prepare_list(raw, "checks", problems));
+    }
+    if raw.len() != test_cases {
+        problems.push(format!(
+            "checks: {} check lists for {} test cases (checks[i] applies to test_cases[i])",
+            raw.len(),
+            test_cases
+        ));
+    }
+    let lists = raw
+        .iter()
+        .enumerate()
+        .map(|(index, list)| match list {
+            Value::Array(list) => prepare_list(list, &format!("checks[{index}]"), problems),
+            other => {
+                problems.push(format!(
+                    "checks[{index}]: must be an array of checks like the other items of `checks`, got {}",
+                    json_type(other)
+                ));
+                Vec::new()
+            }
+        })
+        .collect();
+    CheckSets::PerCase(lists)
+}
+
+fn experiment_problems(experiment: &Value, problems: &mut Vec<String>) {
+    let Some(object) = experiment.as_object() else {
+        problems.push(format!(
+            "experiment_metadata: must be an object, got {}",
+            json_type(experiment)
+        ));
+        return;
+    };
+    if let Some(name) = object.get("name").filter(|name| !name.is_string()) {
+        problems.push(format!(
+            "experiment_metadata.name: must be a string, got {}",
+            json_type(name)
+        ));
+    }
+    if let Some(metadata) = object.get("metadata").filter(|m| !m.is_object()) {
+        problems.push(format!(
+            "experiment_metadata.metadata: must be an object, got {}",
+            json_type(metadata)
+        ));
+    }
+}
+
+/// Add `found`, located under `prefix`, to `problems`.
+fn located(problems: &mut Vec<String>, prefix: &str, found: Vec<Problem>) {
+    problems.extend(
+        found
+            .into_iter()
+            .map(|problem| format!("{prefix}{}: {}", problem.at, problem.reason)),
+    );
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn problems(request: Value) -> Vec<String> {
+        match parse_request(request, &mut PathCache::new()) {
+            Ok(_) => Vec::new(),
+            Err(problems) => problems,
+        }
+    }
+
+    #[test]
+    fn every_request_problem_is_reported_with_its_location() {
+        let found = problems(json!({
+            "test_cases": [{"id": "a", "input": "q"}, {"input": "q"}],
+            "outputs": [{"value": "x"}],
+            "checks": [{"type": "fuzzy", "arguments": {}}],
+            "experiment": {}
+        }));
+        assert_eq!(
+            found,
+            [
+                "experiment: unknown field (expected test_cases, outputs, checks, experiment_metadata)",
+                "outputs: 1 outputs for 2 test cases (outputs[i] belongs to test_cases[i])",
+                "test_cases[1]: missing required field `id`",
+                "checks[0].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)",
+            ]
+        );
+    }
+
+    #[test]
+    fn per_case_check_lists_must_match_the_test_cases() {
+        let found = problems(json!({
+            "test_cases": [{"id": "a", "input": "q"}, {"id": "b", "input": "q"}],
+            "outputs": [{"value": "x"}, {"value": "y"}],
+            "checks": [[], {"type": "regex", "arguments": {}}],
+        }));
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("checks[1]: must be an array of checks"));
+        assert_eq!(
+            problems(
+                json!({"test_cases": [{"id": "a", "input": "q"}], "outputs": [{"value": 1}],
+                            "checks": [[], []]})
+            ),
+            ["checks: 2 check lists for 1 test cases (checks[i] applies to test_cases[i])"]
+        );
+    }
+
+    #[test]
+    fn missing_arrays_are_reported_once() {
+        assert_eq!(
+            problems(json!({"outputs": 3})),
+            [
+                "missing required field `test_cases`",
+                "outputs: must be an array, got number"
+            ]
+        );
+    }
+}

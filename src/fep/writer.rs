@@ -1,0 +1,212 @@
+//! Writing an EvaluationRunResult (FEP 4.2) as a stream: the header, then each test case result
+//! (FEP 4.1) as soon as it is evaluated, one per line inside `results`, then `completed_at`,
+//! `status` and `summary`. The document is one valid JSON object whatever its size, and memory
+//! does not grow with the number of test cases.
+
+use std::io::{self, Write};
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::checks::{Check, CheckResult, Status, Timestamp};
+
+/// Check counts of a test case (FEP 4.1 `summary`) or of a whole run.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct CheckCounts {
+    /// Checks run.
+    pub total_checks: usize,
+    /// Checks with status `completed`.
+    pub completed_checks: usize,
+    /// Checks with status `error`.
+    pub error_checks: usize,
+    /// Checks with status `skip`.
+    pub skipped_checks: usize,
+}
+
+impl CheckCounts {
+    fn add(&mut self, other: CheckCounts) {
+        self.total_checks += other.total_checks;
+        self.completed_checks += other.completed_checks;
+        self.error_checks += other.error_checks;
+        self.skipped_checks += other.skipped_checks;
+    }
+
+    fn count(&mut self, status: Status) {
+        self.total_checks += 1;
+        match status {
+            Status::Completed => self.completed_checks += 1,
+            Status::Error => self.error_checks += 1,
+            Status::Skip => self.skipped_checks += 1,
+        }
+    }
+}
+
+/// The run's `summary`: test cases by status, and every check of the run by status.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct RunSummary {
+    /// Test cases evaluated.
+    pub total_test_cases: usize,
+    /// Test cases whose status is `completed`.
+    pub completed_test_cases: usize,
+    /// Test cases whose status is `error`.
+    pub error_test_cases: usize,
+    /// Test cases whose status is `skip`.
+    pub skipped_test_cases: usize,
+    /// All checks of the run.
+    #[serde(flatten)]
+    pub checks: CheckCounts,
+}
+
+#[derive(Serialize)]
+struct TestCaseResult<'a> {
+    status: Status,
+    execution_context: &'a Value,
+    check_results: &'a [CheckResult<'a>],
+    summary: CheckCounts,
+}
+
+/// An EvaluationRunResult being written.
+pub struct RunWriter<W: Write> {
+    out: W,
+    summary: RunSummary,
+    status: Status,
+}
+
+impl<W: Write> RunWriter<W> {
+    /// Start the document: `evaluation_id`, `started_at`, `experiment` (when given), `results`.
+    pub fn begin(mut out: W, experiment: Option<&Value>) -> io::Result<Self> {
+        write!(
+            out,
+            "{{\"evaluation_id\":\"{}\",\"started_at\":\"{}\",",
+            evaluation_id(),
+            Timestamp::now()
+        )?;
+        if let Some(experiment) = experiment {
+            out.write_all(b"\"experiment\":")?;
+            serde_json::to_writer(&mut out, experiment)?;
+            out.write_all(b",")?;
+        }
+        out.write_all(b"\"results\":[")?;
+        Ok(RunWriter {
+            out,
+            summary: RunSummary::default(),
+            status: Status::Completed,
+        })
+    }
+
+    /// Evaluate `checks` over `context` (`{"test_case", "output"}`) and write the test case
+    /// result.
+    pub fn case<'c>(
+        &mut self,
+        context: &Value,
+        checks: impl IntoIterator<Item = &'c Check>,
+    ) -> io::Result<()> {
+        let results: Vec<CheckResult<'_>> = checks
+            .into_iter()
+            .map(|check| check.evaluate(context))
+            .collect();
+        let mut counts = CheckCounts::default();
+        for result in &results {
+            counts.count(result.status());
+        }
+        let status = Status::combine(results.iter().map(CheckResult::status));
+        self.out.write_all(if self.summary.total_test_cases == 0 {
+            b"\n"
+        } else {
+            b",\n"
+        })?;
+        serde_json::to_writer(
+            &mut self.out,
+            &TestCaseResult {
+                status,
+                execution_context: context,
+                check_results: &results,
+                summary: counts,
+            },
+        )?;
+        self.summary.total_test_cases += 1;
+        match status {
+            Status::Completed => self.summary.completed_test_cases += 1,
+            Status::Error => self.summary.error_test_cases += 1,
+            Status::Skip => self.summary.skipped_test_cases += 1,
+        }
+        self.summary.checks.add(counts);
+        self.status = self.status.max(status);
+        Ok(())
+    }
+
+    /// End the document with `completed_at`, `status` and `summary`; returns the run status.
+    pub fn finish(mut self) -> io::Result<Status> {
+        write!(
+            self.out,
+            "\n],\"completed_at\":\"{}\",\"status\":",
+            Timestamp::now()
+        )?;
+        serde_json::to_writer(&mut self.out, &self.status)?;
+        self.out.write_all(b",\"summary\":")?;
+        serde_json::to_writer(&mut self.out, &self.summary)?;
+        self.out.write_all(b"}\n")?;
+        self.out.flush()?;
+        Ok(self.status)
+    }
+}
+
+/// A random (version 4) UUID.
+fn evaluation_id() -> String {
+    let bits = fastrand::u128(..);
+    let bits = (bits & !(0xF << 76)) | (0x4 << 76);
+    let bits = (bits & !(0x3 << 62)) | (0x2 << 62);
+    let hex = format!("{bits:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &hex[..8],
+        &hex[8..12],
+        &hex[12..16],
+        &hex[16..20],
+        &hex[20..]
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::checks::{context, parse_check, PathCache};
+    use serde_json::json;
+
+    #[test]
+    fn evaluation_ids_are_version_4_uuids() {
+        let id = evaluation_id();
+        assert_eq!(id.len(), 36);
+        assert_eq!(&id[14..15], "4");
+        assert!(matches!(&id[19..20], "8" | "9" | "a" | "b"), "{id}");
+        assert_ne!(id, evaluation_id());
+    }
+
+    #[test]
+    fn the_document_is_one_json_object_with_counts() {
+        let mut paths = PathCache::new();
+        let ok = json!({"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "a"}});
+        let bad = json!({"type": "exact_match", "arguments": {"actual": "$.output.nope", "expected": "a"}});
+        let checks: Vec<Check> = [ok, bad]
+            .iter()
+            .map(|raw| Check::prepare(parse_check(raw).unwrap(), &mut paths))
+            .collect();
+        let mut buffer = Vec::new();
+        let mut writer = RunWriter::begin(&mut buffer, Some(&json!({"name": "x"}))).unwrap();
+        let ctx = context(json!({"id": "1", "input": "q"}), json!({"value": "a"}));
+        writer.case(&ctx, &checks[..1]).unwrap();
+        writer.case(&ctx, &checks).unwrap();
+        assert_eq!(writer.finish().unwrap(), Status::Error);
+        let document: Value = serde_json::from_slice(&buffer).unwrap();
+        assert_eq!(document["experiment"], json!({"name": "x"}));
+        assert_eq!(
+            document["summary"],
+            json!({"total_test_cases": 2, "completed_test_cases": 1, "error_test_cases": 1,
+                   "skipped_test_cases": 0, "total_checks": 3, "completed_checks": 2,
+                   "error_checks": 1, "skipped_checks": 0})
+        );
+        assert_eq!(document["results"][1]["status"], "error");
+        assert_eq!(document["results"][1]["summary"]["error_checks"], 1);
+        assert_eq!(document["status"], "error");
+    }
+}

@@ -1,0 +1,208 @@
+//! Check arguments through `evalctl fep evaluate`: literals vs JSONPath, the escape rule, zero-
+//! and multi-match paths, and validation errors that name the argument.
+
+mod fep_support;
+
+use fep_support::{check, check_results, error_of, passed};
+use serde_json::{json, Value};
+
+fn case() -> Value {
+    json!({"id": "t", "input": "q", "expected": "Paris", "tags": ["a", "b"]})
+}
+
+#[test]
+fn an_escaped_dollar_is_a_literal() {
+    let results = check_results(
+        case(),
+        json!({"value": "$.this.is.literal"}),
+        vec![
+            check(
+                "exact_match",
+                json!({"actual": "$.output.value", "expected": "\\$.this.is.literal"}),
+            ),
+            check(
+                "regex",
+                json!({"text": "\\$.output.value", "pattern": "^\\$\\.output"}),
+            ),
+        ],
+    );
+    assert_eq!(passed(&results), [Some(true), Some(true)]);
+    assert_eq!(
+        results[0]["resolved_arguments"]["expected"],
+        json!({"value": "$.this.is.literal"})
+    );
+    assert_eq!(
+        results[1]["resolved_arguments"]["text"],
+        json!({"value": "$.output.value"})
+    );
+}
+
+#[test]
+fn whole_context_and_first_of_several_matches() {
+    let results = check_results(
+        case(),
+        json!({"value": "x"}),
+        vec![
+            check(
+                "exact_match",
+                json!({"actual": "$.test_case.tags[*]", "expected": "a"}),
+            ),
+            check(
+                "contains",
+                json!({"text": "$", "phrases": ["\"test_case\"", "\"output\""]}),
+            ),
+            check(
+                "exact_match",
+                json!({"actual": "$..expected", "expected": "Paris"}),
+            ),
+        ],
+    );
+    assert_eq!(passed(&results), [Some(true), Some(true), Some(true)]);
+    assert_eq!(
+        results[0]["resolved_arguments"]["actual"],
+        json!({"jsonpath": "$.test_case.tags[*]", "value": "a"})
+    );
+}
+
+#[test]
+fn a_path_that_matches_nothing_is_a_jsonpath_error_and_others_still_run() {
+    let results = check_results(
+        case(),
+        json!({"value": "Paris"}),
+        vec![
+            check(
+                "exact_match",
+                json!({"actual": "$.output.answer", "expected": "$.test_case.expected"}),
+            ),
+            check(
+                "exact_match",
+                json!({"actual": "$.output.value", "expected": "$.test_case.expected"}),
+            ),
+        ],
+    );
+    let (kind, message) = error_of(&results[0]);
+    assert_eq!(kind, "jsonpath_error");
+    assert!(message.contains("`$.output.answer`"), "{message}");
+    assert!(message.contains("`actual`"), "{message}");
+    assert_eq!(results[0]["results"], json!({}));
+    assert_eq!(results[0]["error"]["recoverable"], false);
+    assert_eq!(passed(&results)[1], Some(true));
+}
+
+#[test]
+fn invalid_arguments_are_validation_errors_naming_the_argument() {
+    let cases = [
+        (
+            check("exact_match", json!({"actual": "$.output.value"})),
+            "missing required argument `expected`",
+        ),
+        (
+            check(
+                "exact_match",
+                json!({"actual": "a", "expected": "a", "negate": "yes"}),
+            ),
+            "argument `negate` must be a boolean, got string",
+        ),
+        (
+            check("contains", json!({"text": "a", "phrases": "a"})),
+            "argument `phrases` must be an array of strings, got string",
+        ),
+        (
+            check("contains", json!({"text": "a", "phrases": []})),
+            "argument `phrases` must hold at least one phrase",
+        ),
+        (
+            check("contains", json!({"text": "a", "phrases": ["a", 1]})),
+            "argument `phrases` must hold strings, got number at [1]",
+        ),
+        (
+            check("regex", json!({"text": "a", "pattern": "("})),
+            "argument `pattern` is not a valid regular expression",
+        ),
+        (
+            check(
+                "regex",
+                json!({"text": "a", "pattern": "a", "flags": {"global": true}}),
+            ),
+            "argument `flags` has an unknown flag `global`",
+        ),
+        (
+            check("threshold", json!({"value": 1})),
+            "threshold needs at least one of `min_value` and `max_value`",
+        ),
+        (
+            check("threshold", json!({"value": "high", "min_value": 1})),
+            "argument `value` must be a number, got string",
+        ),
+        (
+            check(
+                "threshold",
+                json!({"value": "$.output.value", "min_value": 1}),
+            ),
+            "argument `value` (from `$.output.value`) must be a number, got string",
+        ),
+        (
+            check(
+                "exact_match",
+                json!({"actual": "a", "expected": "a", "ignore_case": true}),
+            ),
+            "unknown argument `ignore_case` for exact_match",
+        ),
+        (
+            check(
+                "exact_match",
+                json!({"actual": "$.output[", "expected": "a"}),
+            ),
+            "argument `actual` is not a valid JSONPath `$.output[`",
+        ),
+        (
+            json!({"type": "exact_match", "version": "latest", "arguments": {"actual": "a", "expected": "a"}}),
+            "version `latest` is not a semantic version",
+        ),
+    ];
+    let checks = cases.iter().map(|(check, _)| check.clone()).collect();
+    let results = check_results(case(), json!({"value": "text"}), checks);
+    for ((_, expected), result) in cases.iter().zip(&results) {
+        let (kind, message) = error_of(result);
+        assert_eq!(kind, "validation_error", "{message}");
+        assert!(
+            message.starts_with(expected),
+            "{message:?} should start with {expected:?}"
+        );
+    }
+}
+
+#[test]
+fn a_semver_version_is_accepted() {
+    let results = check_results(
+        case(),
+        json!({"value": "Paris"}),
+        vec![json!({"type": "exact_match", "version": "1.0.0",
+                    "arguments": {"actual": "$.output.value", "expected": "Paris"}})],
+    );
+    assert_eq!(passed(&results), [Some(true)]);
+    assert_eq!(results[0]["metadata"]["check_version"], "1.0.0");
+}
+
+#[test]
+fn arguments_other_than_text_can_come_from_paths() {
+    let results = check_results(
+        json!({"id": "t", "input": "q", "phrases": ["Par", "is"], "pattern": "^P", "min": 0.5}),
+        json!({"value": {"text": "Paris", "score": 0.7}}),
+        vec![
+            check(
+                "contains",
+                json!({"text": "$.output.value.text", "phrases": "$.test_case.phrases"}),
+            ),
+            check(
+                "regex",
+                json!({"text": "$.output.value.text", "pattern": "$.test_case.pattern"}),
+            ),
+            check(
+                "threshold",
+                json!({"value": "$.output.value.score", "min_value": "$.test_case.min"}),
+            ),
+        ],
+    );
+    assert_eq!(passed(&results), [Some(true); 3]);
+}

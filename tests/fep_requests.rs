@@ -1,0 +1,200 @@
+//! `evalctl fep evaluate`: request-level validation (every problem, located, exit 2, nothing
+//! evaluated) and the streaming JSONL mode.
+
+mod fep_support;
+
+use std::fs;
+
+use fep_support::{check, evalctl, evaluate};
+use predicates::prelude::*;
+use serde_json::{json, Value};
+
+#[test]
+fn every_request_problem_is_reported_at_once_and_nothing_runs() {
+    let request = json!({
+        "test_cases": [
+            {"id": "a", "input": "q"},
+            {"input": "q"},
+            {"id": 7, "input": 1, "checks": [{"type": "similarity", "arguments": {}}]}
+        ],
+        "outputs": [{"value": "x"}, {"id": "o"}],
+        "checks": [{"type": "exact_match"}, {"type": "regex", "arguments": {"text": "a", "pattern": "("}}]
+    });
+    evalctl()
+        .args(["fep", "evaluate", "-"])
+        .write_stdin(request.to_string())
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: stdin: outputs: 2 outputs for 3 test cases (outputs[i] belongs to test_cases[i])\n\
+             error: stdin: test_cases[1]: missing required field `id`\n\
+             error: stdin: test_cases[2].id: must be a string, got number\n\
+             error: stdin: test_cases[2].input: must be a string or an object, got number\n\
+             error: stdin: test_cases[2].checks[0].type: unknown check type `similarity` (known: exact_match, contains, regex, threshold)\n\
+             error: stdin: outputs[1]: missing required field `value`\n\
+             error: stdin: checks[0]: missing required field `arguments`\n",
+        );
+}
+
+#[test]
+fn bad_json_and_unreadable_files_are_bad_input() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("request.json");
+    fs::write(&path, "{\"test_cases\": [").unwrap();
+    evalctl()
+        .args(["fep", "evaluate"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(format!(
+            "error: {}: invalid JSON:",
+            path.display()
+        )));
+    evalctl()
+        .args(["fep", "evaluate", "/nonexistent/request.json"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::starts_with(
+            "error: /nonexistent/request.json: cannot read",
+        ));
+}
+
+#[test]
+fn an_empty_request_is_a_completed_run() {
+    let (document, code) = evaluate(&json!({"test_cases": [], "outputs": [], "checks": []}));
+    assert_eq!(code, 0);
+    assert_eq!(document["results"], json!([]));
+    assert_eq!(document["summary"]["total_test_cases"], 0);
+    assert_eq!(document["status"], "completed");
+}
+
+fn write_stream_inputs(dir: &std::path::Path) {
+    fs::write(
+        dir.join("cases.jsonl"),
+        "{\"id\": \"a\", \"input\": \"q\", \"expected\": \"Paris\"}\n\n\
+         {\"id\": \"b\", \"input\": \"q\", \"expected\": \"Rome\", \"checks\": [{\"type\": \"regex\", \"arguments\": {\"text\": \"$.output.value\", \"pattern\": \"^R\"}}]}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("outputs.jsonl"),
+        "{\"value\": \"Paris\"}\n{\"value\": \"Roma\"}\n",
+    )
+    .unwrap();
+    fs::write(
+        dir.join("checks.json"),
+        json!({"checks": [check("exact_match", json!({"actual": "$.output.value", "expected": "$.test_case.expected"}))]})
+            .to_string(),
+    )
+    .unwrap();
+}
+
+fn without_times(mut document: Value) -> Value {
+    for key in ["evaluation_id", "started_at", "completed_at"] {
+        document.as_object_mut().unwrap().remove(key);
+    }
+    for result in document["results"].as_array_mut().unwrap() {
+        for check in result["check_results"].as_array_mut().unwrap() {
+            check.as_object_mut().unwrap().remove("evaluated_at");
+            check["metadata"]
+                .as_object_mut()
+                .unwrap()
+                .remove("execution_time_ms");
+        }
+    }
+    document
+}
+
+#[test]
+fn streaming_mode_gives_the_request_modes_result() {
+    let dir = tempfile::tempdir().unwrap();
+    write_stream_inputs(dir.path());
+    let output = evalctl()
+        .current_dir(dir.path())
+        .args([
+            "fep",
+            "evaluate",
+            "--test-cases",
+            "cases.jsonl",
+            "--outputs",
+            "outputs.jsonl",
+            "--checks",
+            "checks.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let streamed: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let read = |name: &str| -> Vec<Value> {
+        fs::read_to_string(dir.path().join(name))
+            .unwrap()
+            .lines()
+            .filter(|line| !line.trim().is_empty())
+            .map(|line| serde_json::from_str(line).unwrap())
+            .collect()
+    };
+    let checks: Value =
+        serde_json::from_str(&fs::read_to_string(dir.path().join("checks.json")).unwrap()).unwrap();
+    let (requested, _) = evaluate(&json!({
+        "test_cases": read("cases.jsonl"), "outputs": read("outputs.jsonl"), "checks": checks["checks"]
+    }));
+    assert_eq!(without_times(streamed.clone()), without_times(requested));
+    assert_eq!(streamed["summary"]["total_checks"], 3);
+    // One test case result per line inside `results`.
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(text.lines().count(), 4, "{text}");
+}
+
+#[test]
+fn streaming_problems_name_file_and_line() {
+    let dir = tempfile::tempdir().unwrap();
+    write_stream_inputs(dir.path());
+    fs::write(
+        dir.path().join("cases.jsonl"),
+        "{\"input\": \"q\"}\n\n[1]\n{\"id\": \"c\", \"input\": \"q\"}\n",
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args(["fep", "evaluate", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: cases.jsonl:1: missing required field `id`\n\
+             error: cases.jsonl:3: expected a JSON object, found array\n\
+             error: outputs.jsonl: 2 outputs for 3 test cases in cases.jsonl (record i of each belongs together)\n",
+        );
+}
+
+#[test]
+fn a_bad_checks_file_stops_the_streaming_mode_before_it_runs() {
+    let dir = tempfile::tempdir().unwrap();
+    write_stream_inputs(dir.path());
+    fs::write(
+        dir.path().join("checks.json"),
+        r#"{"checks": [{"type": "threshold", "arguments": {"value": "$.output.value["}}]}"#,
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args(["fep", "evaluate", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(predicate::str::starts_with(
+            "error: checks.json: checks[0].arguments.value: argument `value` is not a valid JSONPath `$.output.value[`",
+        ))
+        .stderr(predicate::str::contains(
+            "error: checks.json: checks[0].arguments: threshold needs at least one of `min_value` and `max_value`",
+        ));
+}
+
+#[test]
+fn streaming_mode_needs_all_three_files() {
+    evalctl()
+        .args(["fep", "evaluate", "--test-cases", "cases.jsonl"])
+        .assert()
+        .code(2)
+        .stderr(predicate::str::contains("--outputs"));
+}
