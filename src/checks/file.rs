@@ -17,8 +17,12 @@ pub const MAX_LISTED_PROBLEMS: usize = 50;
 /// file and the JSON location, e.g. `error: c.json: checks[1].arguments.pattern: ...`.
 pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Vec<Check>> {
     let display = path.display();
-    let text = std::fs::read_to_string(path)
-        .map_err(|err| bad_input(format!("error: {display}: cannot read checks file: {err}")))?;
+    let text = std::fs::read_to_string(path).map_err(|err| {
+        bad_input(format!(
+            "error: {display}: cannot read checks file: {}",
+            crate::input::io_reason(&err)
+        ))
+    })?;
     let document: Value = serde_json::from_str(&text)
         .map_err(|err| bad_input(format!("error: {display}: invalid JSON: {err}")))?;
     let mut problems = Vec::new();

@@ -94,7 +94,12 @@ fn read_request(source: &str, name: &str) -> anyhow::Result<Value> {
     } else {
         std::fs::File::open(source).and_then(|mut file| file.read_to_string(&mut text).map(drop))
     };
-    read.map_err(|err| bad_input(format!("error: {name}: cannot read: {err}")))?;
+    read.map_err(|err| {
+        bad_input(format!(
+            "error: {name}: cannot read: {}",
+            crate::input::io_reason(&err)
+        ))
+    })?;
     serde_json::from_str(&text)
         .map_err(|err| bad_input(format!("error: {name}: invalid JSON: {err}")))
 }

@@ -121,8 +121,12 @@ struct Records {
 impl Records {
     fn open(path: &Path) -> anyhow::Result<Records> {
         let display = path.display().to_string();
-        let file = File::open(path)
-            .map_err(|err| bad_input(format!("error: {display}: cannot read: {err}")))?;
+        let file = File::open(path).map_err(|err| {
+            bad_input(format!(
+                "error: {display}: cannot read: {}",
+                crate::input::io_reason(&err)
+            ))
+        })?;
         Ok(Records {
             reader: BufReader::with_capacity(1 << 16, file),
             display,
