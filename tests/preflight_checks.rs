@@ -79,7 +79,7 @@ fn probe_payload_and_report() {
     assert_eq!(
         sb.lines("payloads.log"),
         [
-            r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__","task_model":"p/m","example":{"first":1.50,"a":[true]}}"#
+            r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__","task_model":"p/m","example":{"first": 1.50, "a": [true]}}"#
         ]
     );
     let report = json_stdout(&out);

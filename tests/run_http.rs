@@ -93,7 +93,7 @@ fn dataset_calls_carry_the_example() {
     assert_eq!(requests.len(), 1, "--skip-preflight sends no probe");
     assert_eq!(
         requests[0].body_text(),
-        r#"{"_protocol_version":2,"candidate":"c","example":{"q":"a","w":1.10}}"#
+        r#"{"_protocol_version":2,"candidate":"c","example":{"q": "a", "w": 1.10}}"#
     );
 }
 

@@ -100,15 +100,15 @@ impl ChecksEvaluator {
 
 /// The test case of a call: the example with `id` defaulting to `line-N`, or `{"id": "single"}`.
 fn test_case(call: &Call<'_>) -> Value {
-    let Some(example) = call.example.and_then(Value::as_object) else {
+    let Some((line, Some(example))) = call
+        .example
+        .map(|record| (record.line, record.value.as_object()))
+    else {
         return json!({ "id": "single" });
     };
     let mut test_case = example.clone();
     if !test_case.contains_key("id") {
-        let id = call
-            .example_line
-            .map_or_else(|| "example".to_string(), |line| format!("line-{line}"));
-        test_case.insert("id".into(), Value::String(id));
+        test_case.insert("id".into(), Value::String(format!("line-{line}")));
     }
     Value::Object(test_case)
 }

@@ -95,7 +95,7 @@ impl CommandEvaluator {
             }
         };
         let group = GroupKiller::new(child.id());
-        let payload = serde_json::to_vec(&call.payload()).expect("a JSON value serialises");
+        let payload = call.payload();
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let mut stdout = child.stdout.take().expect("stdout is piped");
         let mut stderr = child.stderr.take().expect("stderr is piped");

@@ -257,7 +257,7 @@ impl Evaluator for HttpEvaluator {
     }
 
     async fn evaluate(&self, call: &Call<'_>) -> Attempt {
-        let body = serde_json::to_vec(&call.payload()).expect("a JSON value serialises");
+        let body = call.payload();
         let request = self
             .client
             .post(self.spec.url.clone())

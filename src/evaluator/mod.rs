@@ -18,6 +18,7 @@ use async_trait::async_trait;
 use serde_json::Value;
 
 use crate::config::ExecConfig;
+use crate::input::Record;
 use crate::protocol::{build_payload, Attempt, ScoreRange};
 
 /// Which evaluator to build, as resolved from the command line.
@@ -40,17 +41,23 @@ pub struct Call<'a> {
     pub candidate: &'a str,
     /// `--task-model`, when given.
     pub task_model: Option<&'a str>,
-    /// The dataset or valset record, in dataset-backed calls.
-    pub example: Option<&'a Value>,
-    /// The 1-based line of `example` in its file (built-in checks default a test case's `id` to
-    /// `line-N`).
-    pub example_line: Option<usize>,
+    /// The dataset or valset record (with its line and exact text), in dataset-backed calls.
+    pub example: Option<&'a Record>,
 }
 
-impl Call<'_> {
+impl<'a> Call<'a> {
     /// The protocol-v2 payload of this call, from the one shared builder.
-    pub fn payload(&self) -> Value {
-        build_payload(self.candidate, self.task_model, self.example)
+    pub fn payload(&self) -> Vec<u8> {
+        build_payload(
+            self.candidate,
+            self.task_model,
+            self.example.map(|record| record.text.as_ref()),
+        )
+    }
+
+    /// The example record as a JSON value, in dataset-backed calls.
+    pub fn example_value(&self) -> Option<&'a Value> {
+        self.example.map(|record| &record.value)
     }
 }
 

@@ -42,8 +42,7 @@ pub async fn preflight(
     let call = Call {
         candidate: PREFLIGHT_CANDIDATE,
         task_model,
-        example: first_example.map(|record| &record.value),
-        example_line: first_example.map(|record| record.line),
+        example: first_example,
     };
     let (attempt, _) = call_with_retries(evaluator, &call, retries).await;
     match attempt.score {

@@ -17,6 +17,17 @@ pub struct Record {
     pub line: usize,
     /// The parsed object, key order and number spelling as in the file.
     pub value: Value,
+    /// The record's JSON text exactly as in the file (surrounding white space trimmed): what
+    /// payloads carry as `example`.
+    pub text: Box<str>,
+}
+
+impl Record {
+    /// A record for `value`, its text being the value's compact JSON (for records made in code).
+    pub fn from_value(line: usize, value: Value) -> Record {
+        let text = value.to_string().into_boxed_str();
+        Record { line, value, text }
+    }
 }
 
 /// Read a JSONL file. On failure, returns one `PATH:LINE: reason` (or `PATH: reason`) line per
@@ -87,6 +98,7 @@ pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String
             Ok(value @ Value::Object(_)) => records.push(Record {
                 line: line_number,
                 value,
+                text: line.trim().into(),
             }),
             Ok(other) => problems.push(format!(
                 "{display}:{line_number}: expected a JSON object, found {}",

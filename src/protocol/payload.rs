@@ -1,43 +1,64 @@
 //! The one protocol-v2 payload builder every adapter uses.
 
-use serde_json::{Map, Value};
-
 /// The candidate text preflight probes with.
 pub const PREFLIGHT_CANDIDATE: &str = "__evalctl_preflight__";
 
-/// Build `{"_protocol_version": 2, "candidate", "task_model"?, "example"?}`.
+/// Build the bytes of `{"_protocol_version": 2, "candidate", "task_model"?, "example"?}`.
 ///
-/// `task_model` appears only when given; `example` only in dataset-backed calls, as the record
-/// exactly as loaded (key order and number spelling preserved).
-pub fn build_payload(candidate: &str, task_model: Option<&str>, example: Option<&Value>) -> Value {
-    let mut payload = Map::with_capacity(4);
-    payload.insert("_protocol_version".into(), Value::from(2));
-    payload.insert("candidate".into(), Value::from(candidate));
+/// `task_model` appears only when given; `example` only in dataset-backed calls. The example is
+/// the record's JSON text exactly as it stands in its file (already validated as a JSON object by
+/// the loader), so key order, number spelling and string escapes reach the evaluator unchanged.
+pub fn build_payload(candidate: &str, task_model: Option<&str>, example: Option<&str>) -> Vec<u8> {
+    let mut payload = Vec::with_capacity(
+        64 + candidate.len() + example.map_or(0, str::len) + task_model.map_or(0, str::len),
+    );
+    payload.extend_from_slice(br#"{"_protocol_version":2,"candidate":"#);
+    write_json_string(&mut payload, candidate);
     if let Some(model) = task_model {
-        payload.insert("task_model".into(), Value::from(model));
+        payload.extend_from_slice(br#","task_model":"#);
+        write_json_string(&mut payload, model);
     }
     if let Some(example) = example {
-        payload.insert("example".into(), example.clone());
+        payload.extend_from_slice(br#","example":"#);
+        payload.extend_from_slice(example.as_bytes());
     }
-    Value::Object(payload)
+    payload.push(b'}');
+    payload
+}
+
+fn write_json_string(out: &mut Vec<u8>, text: &str) {
+    serde_json::to_writer(out, text).expect("writing a string to memory cannot fail");
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn text(bytes: Vec<u8>) -> String {
+        String::from_utf8(bytes).unwrap()
+    }
+
     #[test]
     fn keys_appear_only_when_given() {
-        let bare = build_payload("c", None, None);
         assert_eq!(
-            bare.to_string(),
+            text(build_payload("c", None, None)),
             r#"{"_protocol_version":2,"candidate":"c"}"#
         );
-        let example: Value = serde_json::from_str(r#"{"z":1.10,"a":[1]}"#).unwrap();
-        let full = build_payload("c", Some("openai/gpt-4o-mini"), Some(&example));
         assert_eq!(
-            full.to_string(),
-            r#"{"_protocol_version":2,"candidate":"c","task_model":"openai/gpt-4o-mini","example":{"z":1.10,"a":[1]}}"#
+            text(build_payload(
+                "say \"hi\"\n",
+                Some("openai/gpt-4o-mini"),
+                Some(r#"{"z": 1.10, "a": 1e2}"#)
+            )),
+            r#"{"_protocol_version":2,"candidate":"say \"hi\"\n","task_model":"openai/gpt-4o-mini","example":{"z": 1.10, "a": 1e2}}"#
         );
+    }
+
+    #[test]
+    fn the_payload_is_valid_json() {
+        let bytes = build_payload("\u{0}é\t", Some("m"), Some(r#"{"k": [1, {"x": null}]}"#));
+        let value: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        assert_eq!(value["candidate"], "\u{0}é\t");
+        assert_eq!(value["example"]["k"][1]["x"], serde_json::Value::Null);
     }
 }

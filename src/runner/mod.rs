@@ -111,8 +111,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
     let call = Call {
         candidate: &candidate.text,
         task_model: context.task_model.as_deref(),
-        example: example.map(|record| &record.value),
-        example_line: example.map(|record| record.line),
+        example,
     };
     let started = Instant::now();
     let (attempt, attempts) =

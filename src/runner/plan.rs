@@ -69,10 +69,7 @@ mod tests {
     fn records(n: usize) -> Option<Vec<Record>> {
         Some(
             (0..n)
-                .map(|i| Record {
-                    line: i + 1,
-                    value: serde_json::json!({}),
-                })
+                .map(|i| Record::from_value(i + 1, serde_json::json!({})))
                 .collect(),
         )
     }

@@ -81,7 +81,7 @@ pub fn user_message(objective: &str, rubric: Option<&Rubric>, call: &Call<'_>) -
             }
         }
     }
-    if let Some(example) = call.example {
+    if let Some(example) = call.example_value() {
         let example = serde_json::to_string_pretty(example).unwrap_or_else(|_| example.to_string());
         message.push_str(&format!(
             "\n## Dataset example\nJudge the candidate on this example:\n{}\n",
@@ -106,14 +106,14 @@ fn fenced(text: &str, info: &str) -> String {
 mod tests {
     use super::*;
     use crate::evaluator::judge::rubric::Rubric;
+    use crate::input::Record;
     use serde_json::json;
 
-    fn call<'a>(candidate: &'a str, example: Option<&'a Value>) -> Call<'a> {
+    fn call<'a>(candidate: &'a str, example: Option<&'a Record>) -> Call<'a> {
         Call {
             candidate,
             task_model: Some("openai/gpt-4o-mini"),
             example,
-            example_line: None,
         }
     }
 
@@ -130,7 +130,7 @@ mod tests {
             "hard_constraints": ["under 200 words"]
         }))
         .unwrap();
-        let example = json!({"input": "2+2"});
+        let example = Record::from_value(1, json!({"input": "2+2"}));
         let message = user_message(
             "Be helpful.",
             Some(&rubric),
