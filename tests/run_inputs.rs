@@ -344,7 +344,7 @@ fn bom_crlf_and_blank_lines_are_accepted_with_physical_line_numbers() {
     let payloads = sb.lines("payloads.log");
     assert_eq!(
         payloads[1],
-        r#"{"_protocol_version":2,"candidate":"c","example":{"n":1}}"#
+        r#"{"_protocol_version":2,"candidate":"c","example":{"n": 1}}"#
     );
     assert_eq!(json_stdout(&out)["candidates"][0]["train"]["n"], 2);
 }
