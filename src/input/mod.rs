@@ -6,7 +6,7 @@
 mod candidates;
 mod jsonl;
 
-use std::path::Path;
+use std::path::PathBuf;
 
 pub use candidates::Candidate;
 pub use jsonl::{io_reason, json_reason, read_jsonl, read_jsonl_bytes, Record, MAX_RECORDS};
@@ -25,21 +25,32 @@ pub struct Inputs {
     pub valset: Option<Vec<Record>>,
 }
 
-/// Load and validate every input named by `config`, reporting all problems at once.
+/// Load and validate every input named by `config`, reporting all problems at once. The dataset
+/// and valset are read on their own threads, beside the candidates.
 pub fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
-    let mut problems = Vec::new();
-    let candidates = candidates::load(&config.candidates, &mut problems);
-    let mut load_split = |path: &Option<std::path::PathBuf>| {
-        path.as_deref().map(|path: &Path| match read_jsonl(path) {
-            Ok(records) => records,
-            Err(mut file_problems) => {
-                problems.append(&mut file_problems);
+    let read_split = |path: &Option<PathBuf>| path.as_deref().map(read_jsonl);
+    let (candidates, dataset, valset, mut problems) = std::thread::scope(|scope| {
+        let dataset = scope.spawn(|| read_split(&config.dataset));
+        let valset = scope.spawn(|| read_split(&config.valset));
+        let mut problems = Vec::new();
+        let candidates = candidates::load(&config.candidates, &mut problems);
+        let joined = |handle: std::thread::ScopedJoinHandle<'_, _>| {
+            handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        };
+        (candidates, joined(dataset), joined(valset), problems)
+    });
+    let mut keep_records = |split: Option<Result<Vec<Record>, Vec<String>>>| {
+        split.map(|result| {
+            result.unwrap_or_else(|mut split_problems| {
+                problems.append(&mut split_problems);
                 Vec::new()
-            }
+            })
         })
     };
-    let dataset = load_split(&config.dataset);
-    let valset = load_split(&config.valset);
+    let dataset = keep_records(dataset);
+    let valset = keep_records(valset);
     if !problems.is_empty() {
         return Err(bad_input(problems.join("\n")));
     }
