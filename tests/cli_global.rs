@@ -1,0 +1,114 @@
+//! Global behaviour of the command line: `--version`, `--help` on every command, `--color`, and
+//! usage errors (exit 2) for unknown commands and flags.
+
+mod common;
+
+use common::{code, evalctl, stderr_text, stdout_text, Sandbox};
+
+#[test]
+fn version_names_the_package_version() {
+    let out = evalctl().arg("--version").output().unwrap();
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        stdout_text(&out).trim(),
+        format!("evalctl {}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn every_command_has_help() {
+    let commands: &[&[&str]] = &[
+        &[],
+        &["run"],
+        &["preflight"],
+        &["tasks"],
+        &["tasks", "validate"],
+        &["tasks", "render"],
+        &["tasks", "score"],
+        &["fep"],
+        &["fep", "evaluate"],
+    ];
+    for command in commands {
+        let out = evalctl().args(*command).arg("--help").output().unwrap();
+        assert_eq!(code(&out), 0, "{command:?}: {}", stderr_text(&out));
+        let help = stdout_text(&out);
+        assert!(help.contains("Usage: evalctl"), "{command:?}: {help}");
+    }
+    let run_help = stdout_text(&evalctl().args(["run", "--help"]).output().unwrap());
+    for flag in [
+        "--evaluator-command",
+        "--evaluator-url",
+        "--judge-model",
+        "--checks",
+        "--dataset",
+        "--valset",
+        "--task-model",
+        "--score-range",
+        "--concurrency",
+        "--timeout",
+        "--retries",
+        "--limit",
+        "--skip-preflight",
+        "--output",
+        "--format",
+        "--fail-under",
+        "--color",
+    ] {
+        assert!(run_help.contains(flag), "run --help lacks {flag}");
+    }
+}
+
+#[test]
+fn unknown_commands_and_flags_are_usage_errors() {
+    for args in [&["frobnicate"][..], &["run", "--no-such-flag"], &[]] {
+        let out = evalctl().args(args).output().unwrap();
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert!(
+            stdout_text(&out).is_empty(),
+            "{args:?}: usage errors go to stderr"
+        );
+    }
+}
+
+fn text_summary(color: &str, no_color_env: bool) -> (String, String) {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\necho '{\"score\": 0.5}'\n");
+    sb.write("bad.sh", "cat >/dev/null\necho 'not json'\n");
+    let mut command = sb.evalctl();
+    command.args([
+        "--color",
+        color,
+        "run",
+        "--format",
+        "text",
+        "--evaluator-command",
+        "sh bad.sh",
+    ]);
+    command.args(["--candidate", "c", "--skip-preflight"]);
+    if no_color_env {
+        command.env("NO_COLOR", "1");
+    } else {
+        command.env_remove("NO_COLOR");
+    }
+    let out = command.output().unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    (stdout_text(&out), stderr_text(&out))
+}
+
+#[test]
+fn color_always_paints_never_and_auto_off_a_terminal_do_not() {
+    let (stdout, stderr) = text_summary("always", false);
+    assert!(
+        stdout.contains('\u{1b}'),
+        "--color always paints the summary: {stdout:?}"
+    );
+    assert!(
+        stderr.contains('\u{1b}'),
+        "--color always paints warnings: {stderr:?}"
+    );
+    for (choice, no_color) in [("never", false), ("auto", false), ("auto", true)] {
+        let (stdout, stderr) = text_summary(choice, no_color);
+        assert!(!stdout.contains('\u{1b}'), "--color {choice}: {stdout:?}");
+        assert!(!stderr.contains('\u{1b}'), "--color {choice}: {stderr:?}");
+    }
+}
