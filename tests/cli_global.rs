@@ -112,3 +112,32 @@ fn color_always_paints_never_and_auto_off_a_terminal_do_not() {
         assert!(!stderr.contains('\u{1b}'), "--color {choice}: {stderr:?}");
     }
 }
+
+#[test]
+fn on_a_terminal_the_summary_is_text_with_a_progress_display() {
+    // `script` (util-linux) gives evalctl a pseudo-terminal for stdout and stderr.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\necho '{\"score\": 1}'\n");
+    sb.write("d.jsonl", "{\"n\": 1}\n{\"n\": 2}\n");
+    let command = format!(
+        "{} run -j 1 --dataset d.jsonl --evaluator-command 'sh eval.sh' --candidate c",
+        common::bin()
+    );
+    let out = std::process::Command::new("script")
+        .args(["-qec", &command, "/dev/null"])
+        .current_dir(sb.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("script (util-linux) runs");
+    assert_eq!(code(&out), 0, "{}", stdout_text(&out));
+    let screen = stdout_text(&out);
+    assert!(screen.contains("/2 calls"), "progress display: {screen:?}");
+    assert!(
+        screen.contains("candidate") && screen.contains("train mean"),
+        "text summary: {screen:?}"
+    );
+    assert!(
+        !screen.contains("\"candidates\""),
+        "not the JSON summary: {screen:?}"
+    );
+}

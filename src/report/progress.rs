@@ -12,7 +12,7 @@ pub fn progress_bar(total: u64) -> ProgressBar {
     let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
     bar.set_style(
         ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} calls ({per_sec}, eta {eta})",
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} calls, eta {eta}",
         )
         .expect("the template is valid"),
     );
