@@ -11,6 +11,7 @@ use super::command::MAX_OUTPUT_BYTES;
 use super::{Call, Evaluator};
 use crate::config::ExecConfig;
 use crate::error::bad_input;
+use crate::input::strip_os_error;
 use crate::protocol::{
     clip, one_line, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
 };
@@ -132,11 +133,7 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = cause.source() {
         cause = next;
     }
-    let message = cause.to_string();
-    match message.find(" (os error") {
-        Some(cut) => message[..cut].to_string(),
-        None => message,
-    }
+    strip_os_error(&cause.to_string())
 }
 
 /// `Retry-After` as a delay: delta-seconds or an HTTP date.
