@@ -6,12 +6,13 @@ mod judge_support;
 use std::time::Instant;
 
 use judge_support::{
-    evalctl, finish, fixture, judge_run, record, FakeJudge, ANSWERING_MODEL, COMPLETION_TOKENS,
-    PROMPT_TOKENS,
+    evalctl, finish, fixture, judge_run, record, refused_base_url, FakeJudge, ANSWERING_MODEL,
+    COMPLETION_TOKENS, PROMPT_TOKENS,
 };
 use serde_json::json;
 
-const KEY: &str = "sk-evalctl-test-5f1d9c2b7a";
+/// Random-looking, so no 8-character piece of it occurs in an output by chance.
+const KEY: &str = "sk-Zq7xW9pL3mK8vT2nR5bYd4";
 
 #[test]
 fn plain_fenced_and_prose_replies_score_with_side_info_and_usage() {
@@ -269,7 +270,17 @@ fn the_api_key_never_appears_in_any_output() {
     for format in ["json", "text"] {
         let mut command = judge_run(&server, Some(KEY));
         command.args(["--format", format, "--retries", "1", "--timeout", "0.5"]);
-        for scenario in ["echo", "unauthorized", "down", "malformed", "slow", "plain"] {
+        for scenario in [
+            "echo",
+            "unauthorized",
+            "down",
+            "malformed",
+            "slow",
+            "leak401",
+            "leak500",
+            "leakmalformed",
+            "plain",
+        ] {
             command.args(["--candidate", &format!("scenario:{scenario}")]);
         }
         let result = finish(command, dir.path());
@@ -280,41 +291,83 @@ fn the_api_key_never_appears_in_any_output() {
             echoed["side_info"]["reasoning"],
             "you sent Bearer [redacted]"
         );
+        for (id, kind) in [
+            ("cand-6", "http_status"),
+            ("cand-7", "http_status"),
+            ("cand-8", "invalid_json"),
+        ] {
+            let error = &record(&result, id)["error"];
+            assert_eq!(error["kind"], kind, "{id}: {error}");
+            // The key straddled the excerpt's cut: it was redacted before the cut.
+            assert!(
+                error["message"].as_str().unwrap().contains("Bearer [red"),
+                "{id}: {error}"
+            );
+        }
         outputs.extend([result.stdout, result.stderr, result.output]);
     }
-    // A preflight probe that fails with the key in the server's message.
-    let preflight = evalctl()
+    // Nothing listens at the base URL: every call is refused.
+    let mut refused = evalctl();
+    refused
         .args([
-            "preflight",
+            "run",
             "--judge-model",
             "fake/judge-model",
             "--judge-base-url",
-            &server.base_url(),
+            &refused_base_url(),
             "--objective",
-            "scenario:unauthorized (the probe's candidate is fixed, so the objective steers)",
-            "--probe-judge",
+            "x",
+            "--retries",
+            "0",
             "--candidate",
             "c",
         ])
-        .env("FAKE_API_KEY", KEY)
-        .output()
-        .unwrap();
-    assert_eq!(preflight.status.code(), Some(3));
-    let stderr = String::from_utf8_lossy(&preflight.stderr).into_owned();
+        .env("FAKE_API_KEY", KEY);
+    let result = finish(refused, dir.path());
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    assert_eq!(record(&result, "cand-1")["error"]["kind"], "transport");
     assert!(
-        stderr.contains("Incorrect API key provided: Bearer [redacted]"),
-        "{stderr}"
+        result.stderr.contains("connection refused"),
+        "{}",
+        result.stderr
     );
-    outputs.extend([
-        String::from_utf8_lossy(&preflight.stdout).into_owned(),
-        stderr,
-    ]);
+    outputs.extend([result.stdout, result.stderr, result.output]);
+    // Preflight probes that fail with the key in the server's message.
+    for scenario in ["unauthorized", "leak401"] {
+        let preflight = evalctl()
+            .args([
+                "preflight",
+                "--judge-model",
+                "fake/judge-model",
+                "--judge-base-url",
+                &server.base_url(),
+                "--objective",
+                &format!(
+                    "scenario:{scenario} (the probe's candidate is fixed, so the objective steers)"
+                ),
+                "--probe-judge",
+                "--candidate",
+                "c",
+            ])
+            .env("FAKE_API_KEY", KEY)
+            .output()
+            .unwrap();
+        assert_eq!(preflight.status.code(), Some(3));
+        let stderr = String::from_utf8_lossy(&preflight.stderr).into_owned();
+        assert!(stderr.contains("Bearer [red"), "{stderr}");
+        outputs.extend([
+            String::from_utf8_lossy(&preflight.stdout).into_owned(),
+            stderr,
+        ]);
+    }
+    let pieces: Vec<&str> = (0..=KEY.len() - 8).map(|at| &KEY[at..at + 8]).collect();
     for output in &outputs {
-        assert!(!output.contains(KEY), "the key leaked into:\n{output}");
-        assert!(
-            !output.contains("5f1d9c2b7a"),
-            "part of the key leaked into:\n{output}"
-        );
+        for piece in &pieces {
+            assert!(
+                !output.contains(piece),
+                "{piece:?}, part of the key, leaked into:\n{output}"
+            );
+        }
     }
 }
 

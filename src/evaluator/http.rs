@@ -204,10 +204,12 @@ pub fn is_retryable(status: StatusCode) -> bool {
 ///
 /// Anything else is the failed attempt: a transport failure (retryable), an unreadable or
 /// oversized body, or an HTTP error status with an excerpt of its body (429 and 5xx retryable,
-/// after the server's `Retry-After` when it sent one).
+/// after the server's `Retry-After` when it sent one). `scrub` removes secrets from the body's
+/// text before the excerpt is cut from it, so no part of a secret the server echoed survives.
 pub async fn send_json(
     request: reqwest::RequestBuilder,
     timeout: Duration,
+    scrub: impl Fn(&str) -> String,
 ) -> Result<Vec<u8>, Attempt> {
     let response = request
         .header(CONTENT_TYPE, "application/json")
@@ -231,7 +233,10 @@ pub async fn send_json(
     if status.is_success() {
         return Ok(body);
     }
-    let excerpt = clip(&one_line(String::from_utf8_lossy(&body).trim()), 300);
+    let excerpt = clip(
+        &one_line(&scrub(String::from_utf8_lossy(&body).trim())),
+        300,
+    );
     let error = CallError::new(
         ErrorKind::HttpStatus,
         format!(
@@ -271,7 +276,7 @@ impl Evaluator for HttpEvaluator {
             .post(self.spec.url.clone())
             .headers(self.spec.headers.clone())
             .body(body);
-        let body = match send_json(request, self.timeout).await {
+        let body = match send_json(request, self.timeout, str::to_string).await {
             Ok(body) => body,
             Err(failed) => return failed,
         };
