@@ -372,6 +372,34 @@ fn the_api_key_never_appears_in_any_output() {
 }
 
 #[test]
+fn a_multi_line_reply_stays_on_one_line_in_the_preflight_message() {
+    let server = FakeJudge::start(Some(KEY));
+    let done = evalctl()
+        .args([
+            "preflight",
+            "--judge-model",
+            "fake/judge-model",
+            "--judge-base-url",
+            &server.base_url(),
+            "--objective",
+            "scenario:nojson",
+            "--probe-judge",
+            "--candidate",
+            "c",
+        ])
+        .env("FAKE_API_KEY", KEY)
+        .output()
+        .unwrap();
+    assert_eq!(done.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("I would rather not. ⏎ There is no JSON here. ⏎ Goodbye."),
+        "{stderr}"
+    );
+}
+
+#[test]
 fn probe_judge_sends_one_real_call_in_preflight() {
     let server = FakeJudge::start(Some(KEY));
     let done = evalctl()

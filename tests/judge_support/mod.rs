@@ -221,6 +221,7 @@ fn answer(request: &Received, shared: &Shared) -> (u16, String, String) {
         "low" => completion(r#"{"score": -2, "reasoning": "too harsh"}"#),
         "dims" => completion(r#"{"dimensions": {"clarity": 0.8}, "hard_constraints_satisfied": true, "reasoning": "accuracy forgotten"}"#),
         "violation" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": false, "reasoning": "too long"}"#),
+        "nojson" => completion("I would rather not.\nThere is no JSON here.\nGoodbye."),
         "malformed" => completion(r#"{"score": 0.5, "reasoning": "unterminated"#),
         "echo" => completion(&format!(r#"{{"score": 0.5, "reasoning": "you sent {echoed_key}"}}"#)),
         "ratelimited" if seen == 1 => (

@@ -6,7 +6,9 @@
 use serde_json::{Map, Value};
 
 use super::rubric::Rubric;
-use crate::protocol::{clip, validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange};
+use crate::protocol::{
+    clip, one_line, validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange,
+};
 
 /// Removes secrets from a text before an excerpt is cut from it.
 pub type Redact<'a> = &'a dyn Fn(&str) -> String;
@@ -22,7 +24,7 @@ const MAX_OBJECT_STARTS: usize = 64;
 /// Side info: the judge object's keys except `score` (verbatim), `judge_score` (the score as the
 /// judge gave it), `dimension_scores` and `missing_dimensions` with a rubric, `model` (the id that
 /// answered, else `requested_model`) and `usage` — also when the reply is unusable. Error
-/// messages carry excerpts of the reply, `redact`ed before they are cut.
+/// messages carry one-line excerpts of the reply, `redact`ed before they are cut.
 pub fn read_response(
     body: &[u8],
     requested_model: &str,
@@ -251,9 +253,9 @@ fn dimension_value<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a
     }
 }
 
-/// The first [`REPLY_EXCERPT_CHARS`] characters of `text`, redacted before the cut.
+/// The first [`REPLY_EXCERPT_CHARS`] characters of `text` on one line, redacted before the cut.
 fn excerpt(text: &str, redact: Redact<'_>) -> String {
-    clip(&redact(text.trim()), REPLY_EXCERPT_CHARS)
+    clip(&one_line(&redact(text.trim())), REPLY_EXCERPT_CHARS)
 }
 
 #[cfg(test)]
@@ -366,18 +368,23 @@ mod tests {
     }
 
     #[test]
-    fn excerpts_are_redacted_before_the_cut() {
+    fn excerpts_are_redacted_before_the_cut_and_on_one_line() {
         let key = "sk-0123456789abcdef";
         let redact = |text: &str| text.replace(key, "[redacted]");
         let raw = format!(
             "{}\nBearer {key} and more",
-            "x".repeat(REPLY_EXCERPT_CHARS - 12)
+            "x".repeat(REPLY_EXCERPT_CHARS - 16)
         );
         let error = read_response(&completion(&raw), "m", None, &redact)
             .score
             .unwrap_err();
         assert_eq!(error.kind, ErrorKind::InvalidJson);
         assert!(!error.message.contains("sk-0"), "{}", error.message);
-        assert!(error.message.contains("\nBearer [red"), "{}", error.message);
+        assert!(
+            error.message.contains(" ⏎ Bearer [red"),
+            "{}",
+            error.message
+        );
+        assert!(!error.message.contains('\n'), "{}", error.message);
     }
 }
