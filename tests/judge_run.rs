@@ -135,6 +135,40 @@ fn rubric_dimensions_missing_dimension_and_hard_constraint_violation() {
 }
 
 #[test]
+fn hard_constraints_unchecked_given_as_a_string_or_unusable() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["--rubric", &fixture("rubric.json")]);
+    for scenario in ["unchecked", "constraintstring", "constraintbad"] {
+        command.args(["--candidate", &format!("scenario:{scenario}")]);
+    }
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 1, "stderr: {}", result.stderr);
+    // Not reported: the constraints count as met, and the record says they went unchecked.
+    let unchecked = record(&result, "cand-1");
+    let score = unchecked["score"].as_f64().unwrap();
+    assert!((score - 0.8).abs() < 1e-9, "{score}");
+    assert_eq!(unchecked["side_info"]["hard_constraints_unchecked"], true);
+    // "False" is read case-insensitively as false: the score is forced to 0.
+    let string = record(&result, "cand-2");
+    assert_eq!(string["score"], json!(0.0));
+    assert_eq!(string["error"], json!(null));
+    assert!(string["side_info"]
+        .get("hard_constraints_unchecked")
+        .is_none());
+    let bad = record(&result, "cand-3");
+    assert_eq!(bad["error"]["kind"], "invalid_output");
+    let message = bad["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "the judge's \"hard_constraints_satisfied\" must be true or false, found string \"mostly\""
+        ),
+        "{message}"
+    );
+}
+
+#[test]
 fn dataset_example_task_model_and_sampling_flags_reach_the_request() {
     let server = FakeJudge::start(Some(KEY));
     let dir = tempfile::tempdir().unwrap();

@@ -222,6 +222,9 @@ fn answer(request: &Received, shared: &Shared) -> (u16, String, String) {
         "dims" => completion(r#"{"dimensions": {"clarity": 0.8}, "hard_constraints_satisfied": true, "reasoning": "accuracy forgotten"}"#),
         "violation" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": false, "reasoning": "too long"}"#),
         "nojson" => completion("I would rather not.\nThere is no JSON here.\nGoodbye."),
+        "unchecked" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 0.5}, "reasoning": "constraints not mentioned"}"#),
+        "constraintstring" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": "False", "reasoning": "stringly"}"#),
+        "constraintbad" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": "mostly", "reasoning": "hedging"}"#),
         "malformed" => completion(r#"{"score": 0.5, "reasoning": "unterminated"#),
         "echo" => completion(&format!(r#"{{"score": 0.5, "reasoning": "you sent {echoed_key}"}}"#)),
         "ratelimited" if seen == 1 => (

@@ -7,7 +7,7 @@ use serde_json::{Map, Value};
 
 use super::rubric::Rubric;
 use crate::protocol::{
-    clip, one_line, validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange,
+    clip, json_type, one_line, validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange,
 };
 
 /// Removes secrets from a text before an excerpt is cut from it.
@@ -142,8 +142,8 @@ fn judge_reply(
         );
     };
     let judge_score = object.shift_remove("score");
-    let violated = object.get("hard_constraints_satisfied") == Some(&Value::Bool(false));
     let mut extra = Map::new();
+    let constraints_met = constraints_met(&object, rubric, &mut extra);
     let score = match rubric.filter(|rubric| !rubric.dimensions.is_empty()) {
         Some(rubric) => weighted_dimensions(rubric, &object, &mut extra),
         None => match &judge_score {
@@ -152,19 +152,46 @@ fn judge_reply(
                 .map_err(|error| format!("the judge's {}", error.message)),
         },
     };
-    let score = match score {
-        _ if violated => Ok(0.0),
-        Ok(score) => Ok(score.clamp(0.0, 1.0)),
-        Err(reason) => Err(CallError::new(
+    let score = match (constraints_met, score) {
+        (Ok(false), _) => Ok(0.0),
+        (Err(reason), _) | (Ok(true), Err(reason)) => Err(CallError::new(
             ErrorKind::InvalidOutput,
             format!("{reason}; judge reply: {}", excerpt(raw, redact)),
         )),
+        (Ok(true), Ok(score)) => Ok(score.clamp(0.0, 1.0)),
     };
     if let Some(value) = judge_score {
         object.insert("judge_score".into(), value);
     }
     object.extend(extra);
     (score, object)
+}
+
+/// Whether the judge says the hard constraints are met: `hard_constraints_satisfied` as a boolean
+/// or as the string `"true"`/`"false"` in any case; anything else is an error. When it is missing
+/// they count as met, and with a rubric that has hard constraints `extra` records
+/// `hard_constraints_unchecked: true`.
+fn constraints_met(
+    object: &Map<String, Value>,
+    rubric: Option<&Rubric>,
+    extra: &mut Map<String, Value>,
+) -> Result<bool, String> {
+    match object.get("hard_constraints_satisfied") {
+        None => {
+            if rubric.is_some_and(|rubric| !rubric.hard_constraints.is_empty()) {
+                extra.insert("hard_constraints_unchecked".into(), Value::Bool(true));
+            }
+            Ok(true)
+        }
+        Some(Value::Bool(met)) => Ok(*met),
+        Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("true") => Ok(true),
+        Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("false") => Ok(false),
+        Some(other) => Err(format!(
+            "the judge's \"hard_constraints_satisfied\" must be true or false, found {} {}",
+            json_type(other),
+            clip(&other.to_string(), 40)
+        )),
+    }
 }
 
 /// The first JSON object in `text` (preferring one with a `score`, `dimensions` or
@@ -340,6 +367,65 @@ mod tests {
         assert_eq!(score(listed, Some(&rubric)), Ok(1.0));
         let bad = r#"{"dimensions": {"clarity": "great"}}"#;
         assert_eq!(score(bad, Some(&rubric)), Err(ErrorKind::InvalidOutput));
+    }
+
+    #[test]
+    fn hard_constraints_missing_stringly_or_invalid() {
+        let rubric = Rubric::from_value(&json!({"hard_constraints": ["short"]})).unwrap();
+        let unchecked = read_response(&completion(r#"{"score": 0.9}"#), "m", Some(&rubric), &keep);
+        assert_eq!(unchecked.score.unwrap(), 0.9);
+        assert_eq!(unchecked.side_info["hard_constraints_unchecked"], true);
+        let without_constraints = read_response(&completion(r#"{"score": 0.9}"#), "m", None, &keep);
+        assert!(!without_constraints
+            .side_info
+            .contains_key("hard_constraints_unchecked"));
+        let cases: &[(&str, Result<f64, ErrorKind>)] = &[
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": true}"#,
+                Ok(0.9),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": "FALSE"}"#,
+                Ok(0.0),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": " true "}"#,
+                Ok(0.9),
+            ),
+            (
+                r#"{"score": "x", "hard_constraints_satisfied": "false"}"#,
+                Ok(0.0),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": "no"}"#,
+                Err(ErrorKind::InvalidOutput),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": 0}"#,
+                Err(ErrorKind::InvalidOutput),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": null}"#,
+                Err(ErrorKind::InvalidOutput),
+            ),
+        ];
+        for (content, expected) in cases {
+            assert_eq!(&score(content, Some(&rubric)), expected, "{content}");
+        }
+        let error = score_error(r#"{"score": 1, "hard_constraints_satisfied": "no"}"#);
+        assert!(
+            error.starts_with(
+                "the judge's \"hard_constraints_satisfied\" must be true or false, found string \"no\""
+            ),
+            "{error}"
+        );
+    }
+
+    fn score_error(content: &str) -> String {
+        read_response(&completion(content), "m", None, &keep)
+            .score
+            .unwrap_err()
+            .message
     }
 
     #[test]
