@@ -194,10 +194,39 @@ fn dataset_example_task_model_and_sampling_flags_reach_the_request() {
     assert_eq!(received.len(), 2);
     assert_eq!(received[0].body["temperature"], json!(0.25));
     assert_eq!(received[0].body["max_tokens"], json!(300));
+    assert!(received[0].body.get("max_completion_tokens").is_none());
     let user = received[0].user_message();
     assert!(user.contains("the model openai/gpt-4o-mini"), "{user}");
     assert!(user.contains("\"input\": \"What is 2+2?\""), "{user}");
     assert!(received[1].user_message().contains("Capital of France?"));
+}
+
+#[test]
+fn the_openai_provider_sends_max_completion_tokens() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = evalctl();
+    command
+        .args([
+            "run",
+            "--judge-model",
+            "openai/judge-model",
+            "--judge-base-url",
+            &server.base_url(),
+            "--objective",
+            "x",
+            "--judge-max-tokens",
+            "300",
+            "--candidate",
+            "scenario:plain",
+        ])
+        .env("OPENAI_API_KEY", KEY);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    let received = server.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].body["max_completion_tokens"], json!(300));
+    assert!(received[0].body.get("max_tokens").is_none());
 }
 
 #[test]

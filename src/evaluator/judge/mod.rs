@@ -132,7 +132,7 @@ impl JudgeEvaluator {
             "response_format": {"type": "json_object"},
         });
         if let Some(max_tokens) = self.max_tokens {
-            body["max_tokens"] = Value::from(max_tokens);
+            body[self.endpoint.max_tokens_field()] = Value::from(max_tokens);
         }
         body
     }
