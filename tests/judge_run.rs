@@ -7,12 +7,9 @@ use std::time::Instant;
 
 use judge_support::{
     evalctl, finish, fixture, judge_run, record, refused_base_url, FakeJudge, ANSWERING_MODEL,
-    COMPLETION_TOKENS, PROMPT_TOKENS,
+    COMPLETION_TOKENS, KEY, PROMPT_TOKENS,
 };
 use serde_json::json;
-
-/// Random-looking, so no 8-character piece of it occurs in an output by chance.
-const KEY: &str = "sk-Zq7xW9pL3mK8vT2nR5bYd4";
 
 #[test]
 fn plain_fenced_and_prose_replies_score_with_side_info_and_usage() {

@@ -18,6 +18,9 @@ use std::time::Duration;
 use assert_cmd::Command;
 use serde_json::{json, Value};
 
+/// The API key the tests use. Random-looking, so no 8-character piece of it occurs in an output
+/// by chance.
+pub const KEY: &str = "sk-Zq7xW9pL3mK8vT2nR5bYd4";
 /// The model id the fake server expects in every request.
 pub const MODEL: &str = "judge-model";
 /// What the server reports as the model that answered.
