@@ -145,3 +145,33 @@ fn preflight_without_probe_judge_sends_nothing() {
         .stdout(predicate::str::contains(KEY).not());
     assert_eq!(server.received().len(), 0);
 }
+
+#[test]
+fn probe_judge_conflicts_with_skip_preflight() {
+    let server = FakeJudge::start(Some(KEY));
+    for command in ["run", "preflight"] {
+        evalctl()
+            .args([
+                command,
+                "--judge-model",
+                "fake/judge-model",
+                "--judge-base-url",
+                &server.base_url(),
+                "--objective",
+                "x",
+                "--probe-judge",
+                "--skip-preflight",
+                "--candidate",
+                "c",
+            ])
+            .env("FAKE_API_KEY", KEY)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::starts_with("error: "))
+            .stderr(
+                predicate::str::contains("--probe-judge")
+                    .and(predicate::str::contains("--skip-preflight")),
+            );
+    }
+    assert_eq!(server.received().len(), 0);
+}
