@@ -62,6 +62,29 @@ fn plain_fenced_and_prose_replies_score_with_side_info_and_usage() {
 }
 
 #[test]
+fn the_text_summary_totals_tokens() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args([
+        "--format",
+        "text",
+        "--candidate",
+        "scenario:plain",
+        "--candidate",
+        "scenario:fenced",
+    ]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    let expected = format!(
+        "\ntokens: {} prompt, {} completion\n",
+        2 * PROMPT_TOKENS,
+        2 * COMPLETION_TOKENS
+    );
+    assert!(result.stdout.contains(&expected), "{}", result.stdout);
+}
+
+#[test]
 fn out_of_range_scores_are_clamped_whatever_the_score_range() {
     let server = FakeJudge::start(Some(KEY));
     let dir = tempfile::tempdir().unwrap();
