@@ -3,7 +3,7 @@
 
 mod judge_support;
 
-use judge_support::{evalctl, fixture};
+use judge_support::{evalctl, fixture, FakeJudge, KEY};
 use predicates::prelude::*;
 
 fn judge(model: &str) -> assert_cmd::Command {
@@ -115,6 +115,7 @@ fn a_missing_key_fails_preflight_for_a_remote_endpoint() {
     }
     judge("groq/llama-3.1-8b-instant")
         .args(["--objective", "x", "--judge-api-key-env", "MY_GROQ_KEY"])
+        .env_remove("MY_GROQ_KEY")
         .assert()
         .code(3)
         .stderr(predicate::str::contains(
@@ -124,19 +125,53 @@ fn a_missing_key_fails_preflight_for_a_remote_endpoint() {
 
 #[test]
 fn preflight_without_probe_judge_sends_nothing() {
-    // A remote default endpoint with a key: no probe, so no network and no tokens are spent.
+    // A key and a listening server: without --probe-judge no request and no tokens are spent.
+    let server = FakeJudge::start(Some(KEY));
     evalctl()
         .args([
             "preflight",
             "--judge-model",
-            "openai/gpt-4o-mini",
+            "fake/judge-model",
+            "--judge-base-url",
+            &server.base_url(),
             "--objective",
             "x",
         ])
         .args(["--candidate", "c", "--format", "json"])
-        .env("OPENAI_API_KEY", "sk-not-used")
+        .env("FAKE_API_KEY", KEY)
         .assert()
         .code(0)
         .stdout(predicate::str::contains("\"probe\": null"))
-        .stdout(predicate::str::contains("sk-not-used").not());
+        .stdout(predicate::str::contains(KEY).not());
+    assert_eq!(server.received().len(), 0);
+}
+
+#[test]
+fn probe_judge_conflicts_with_skip_preflight() {
+    let server = FakeJudge::start(Some(KEY));
+    for command in ["run", "preflight"] {
+        evalctl()
+            .args([
+                command,
+                "--judge-model",
+                "fake/judge-model",
+                "--judge-base-url",
+                &server.base_url(),
+                "--objective",
+                "x",
+                "--probe-judge",
+                "--skip-preflight",
+                "--candidate",
+                "c",
+            ])
+            .env("FAKE_API_KEY", KEY)
+            .assert()
+            .code(2)
+            .stderr(predicate::str::starts_with("error: "))
+            .stderr(
+                predicate::str::contains("--probe-judge")
+                    .and(predicate::str::contains("--skip-preflight")),
+            );
+    }
+    assert_eq!(server.received().len(), 0);
 }

@@ -6,12 +6,10 @@ mod judge_support;
 use std::time::Instant;
 
 use judge_support::{
-    evalctl, finish, fixture, judge_run, record, FakeJudge, ANSWERING_MODEL, COMPLETION_TOKENS,
-    PROMPT_TOKENS,
+    evalctl, finish, fixture, judge_run, record, refused_base_url, FakeJudge, ANSWERING_MODEL,
+    COMPLETION_TOKENS, KEY, PROMPT_TOKENS,
 };
 use serde_json::json;
-
-const KEY: &str = "sk-evalctl-test-5f1d9c2b7a";
 
 #[test]
 fn plain_fenced_and_prose_replies_score_with_side_info_and_usage() {
@@ -61,6 +59,29 @@ fn plain_fenced_and_prose_replies_score_with_side_info_and_usage() {
         !user.contains("Task model") && !user.contains("Dataset example"),
         "{user}"
     );
+}
+
+#[test]
+fn the_text_summary_totals_tokens() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args([
+        "--format",
+        "text",
+        "--candidate",
+        "scenario:plain",
+        "--candidate",
+        "scenario:fenced",
+    ]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    let expected = format!(
+        "\ntokens: {} prompt, {} completion\n",
+        2 * PROMPT_TOKENS,
+        2 * COMPLETION_TOKENS
+    );
+    assert!(result.stdout.contains(&expected), "{}", result.stdout);
 }
 
 #[test]
@@ -134,6 +155,40 @@ fn rubric_dimensions_missing_dimension_and_hard_constraint_violation() {
 }
 
 #[test]
+fn hard_constraints_unchecked_given_as_a_string_or_unusable() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["--rubric", &fixture("rubric.json")]);
+    for scenario in ["unchecked", "constraintstring", "constraintbad"] {
+        command.args(["--candidate", &format!("scenario:{scenario}")]);
+    }
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 1, "stderr: {}", result.stderr);
+    // Not reported: the constraints count as met, and the record says they went unchecked.
+    let unchecked = record(&result, "cand-1");
+    let score = unchecked["score"].as_f64().unwrap();
+    assert!((score - 0.8).abs() < 1e-9, "{score}");
+    assert_eq!(unchecked["side_info"]["hard_constraints_unchecked"], true);
+    // "False" is read case-insensitively as false: the score is forced to 0.
+    let string = record(&result, "cand-2");
+    assert_eq!(string["score"], json!(0.0));
+    assert_eq!(string["error"], json!(null));
+    assert!(string["side_info"]
+        .get("hard_constraints_unchecked")
+        .is_none());
+    let bad = record(&result, "cand-3");
+    assert_eq!(bad["error"]["kind"], "invalid_output");
+    let message = bad["error"]["message"].as_str().unwrap();
+    assert!(
+        message.starts_with(
+            "the judge's \"hard_constraints_satisfied\" must be true or false, found string \"mostly\""
+        ),
+        "{message}"
+    );
+}
+
+#[test]
 fn dataset_example_task_model_and_sampling_flags_reach_the_request() {
     let server = FakeJudge::start(Some(KEY));
     let dir = tempfile::tempdir().unwrap();
@@ -159,10 +214,39 @@ fn dataset_example_task_model_and_sampling_flags_reach_the_request() {
     assert_eq!(received.len(), 2);
     assert_eq!(received[0].body["temperature"], json!(0.25));
     assert_eq!(received[0].body["max_tokens"], json!(300));
+    assert!(received[0].body.get("max_completion_tokens").is_none());
     let user = received[0].user_message();
     assert!(user.contains("the model openai/gpt-4o-mini"), "{user}");
     assert!(user.contains("\"input\": \"What is 2+2?\""), "{user}");
     assert!(received[1].user_message().contains("Capital of France?"));
+}
+
+#[test]
+fn the_openai_provider_sends_max_completion_tokens() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = evalctl();
+    command
+        .args([
+            "run",
+            "--judge-model",
+            "openai/judge-model",
+            "--judge-base-url",
+            &server.base_url(),
+            "--objective",
+            "x",
+            "--judge-max-tokens",
+            "300",
+            "--candidate",
+            "scenario:plain",
+        ])
+        .env("OPENAI_API_KEY", KEY);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    let received = server.received();
+    assert_eq!(received.len(), 1);
+    assert_eq!(received[0].body["max_completion_tokens"], json!(300));
+    assert!(received[0].body.get("max_tokens").is_none());
 }
 
 #[test]
@@ -269,7 +353,17 @@ fn the_api_key_never_appears_in_any_output() {
     for format in ["json", "text"] {
         let mut command = judge_run(&server, Some(KEY));
         command.args(["--format", format, "--retries", "1", "--timeout", "0.5"]);
-        for scenario in ["echo", "unauthorized", "down", "malformed", "slow", "plain"] {
+        for scenario in [
+            "echo",
+            "unauthorized",
+            "down",
+            "malformed",
+            "slow",
+            "leak401",
+            "leak500",
+            "leakmalformed",
+            "plain",
+        ] {
             command.args(["--candidate", &format!("scenario:{scenario}")]);
         }
         let result = finish(command, dir.path());
@@ -280,10 +374,90 @@ fn the_api_key_never_appears_in_any_output() {
             echoed["side_info"]["reasoning"],
             "you sent Bearer [redacted]"
         );
+        for (id, kind) in [
+            ("cand-6", "http_status"),
+            ("cand-7", "http_status"),
+            ("cand-8", "invalid_json"),
+        ] {
+            let error = &record(&result, id)["error"];
+            assert_eq!(error["kind"], kind, "{id}: {error}");
+            // The key straddled the excerpt's cut: it was redacted before the cut.
+            assert!(
+                error["message"].as_str().unwrap().contains("Bearer [red"),
+                "{id}: {error}"
+            );
+        }
         outputs.extend([result.stdout, result.stderr, result.output]);
     }
-    // A preflight probe that fails with the key in the server's message.
-    let preflight = evalctl()
+    // Nothing listens at the base URL: every call is refused.
+    let mut refused = evalctl();
+    refused
+        .args([
+            "run",
+            "--judge-model",
+            "fake/judge-model",
+            "--judge-base-url",
+            &refused_base_url(),
+            "--objective",
+            "x",
+            "--retries",
+            "0",
+            "--candidate",
+            "c",
+        ])
+        .env("FAKE_API_KEY", KEY);
+    let result = finish(refused, dir.path());
+    assert_eq!(result.code, 1, "{}", result.stderr);
+    assert_eq!(record(&result, "cand-1")["error"]["kind"], "transport");
+    assert!(
+        result.stderr.contains("connection refused"),
+        "{}",
+        result.stderr
+    );
+    outputs.extend([result.stdout, result.stderr, result.output]);
+    // Preflight probes that fail with the key in the server's message.
+    for scenario in ["unauthorized", "leak401"] {
+        let preflight = evalctl()
+            .args([
+                "preflight",
+                "--judge-model",
+                "fake/judge-model",
+                "--judge-base-url",
+                &server.base_url(),
+                "--objective",
+                &format!(
+                    "scenario:{scenario} (the probe's candidate is fixed, so the objective steers)"
+                ),
+                "--probe-judge",
+                "--candidate",
+                "c",
+            ])
+            .env("FAKE_API_KEY", KEY)
+            .output()
+            .unwrap();
+        assert_eq!(preflight.status.code(), Some(3));
+        let stderr = String::from_utf8_lossy(&preflight.stderr).into_owned();
+        assert!(stderr.contains("Bearer [red"), "{stderr}");
+        outputs.extend([
+            String::from_utf8_lossy(&preflight.stdout).into_owned(),
+            stderr,
+        ]);
+    }
+    let pieces: Vec<&str> = (0..=KEY.len() - 8).map(|at| &KEY[at..at + 8]).collect();
+    for output in &outputs {
+        for piece in &pieces {
+            assert!(
+                !output.contains(piece),
+                "{piece:?}, part of the key, leaked into:\n{output}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_multi_line_reply_stays_on_one_line_in_the_preflight_message() {
+    let server = FakeJudge::start(Some(KEY));
+    let done = evalctl()
         .args([
             "preflight",
             "--judge-model",
@@ -291,7 +465,7 @@ fn the_api_key_never_appears_in_any_output() {
             "--judge-base-url",
             &server.base_url(),
             "--objective",
-            "scenario:unauthorized (the probe's candidate is fixed, so the objective steers)",
+            "scenario:nojson",
             "--probe-judge",
             "--candidate",
             "c",
@@ -299,23 +473,13 @@ fn the_api_key_never_appears_in_any_output() {
         .env("FAKE_API_KEY", KEY)
         .output()
         .unwrap();
-    assert_eq!(preflight.status.code(), Some(3));
-    let stderr = String::from_utf8_lossy(&preflight.stderr).into_owned();
+    assert_eq!(done.status.code(), Some(3));
+    let stderr = String::from_utf8_lossy(&done.stderr);
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
     assert!(
-        stderr.contains("Incorrect API key provided: Bearer [redacted]"),
+        stderr.contains("I would rather not. ⏎ There is no JSON here. ⏎ Goodbye."),
         "{stderr}"
     );
-    outputs.extend([
-        String::from_utf8_lossy(&preflight.stdout).into_owned(),
-        stderr,
-    ]);
-    for output in &outputs {
-        assert!(!output.contains(KEY), "the key leaked into:\n{output}");
-        assert!(
-            !output.contains("5f1d9c2b7a"),
-            "part of the key leaked into:\n{output}"
-        );
-    }
 }
 
 #[test]

@@ -85,7 +85,7 @@ pub struct RunArgs {
     pub judge_max_tokens: Option<u32>,
 
     /// During preflight, send one real judge call (costs tokens).
-    #[arg(long, requires = "judge_model")]
+    #[arg(long, requires = "judge_model", conflicts_with = "skip_preflight")]
     pub probe_judge: bool,
 
     /// Built-in deterministic checks: a JSON file {"checks": [FEP check objects]}.

@@ -1,7 +1,7 @@
 //! The HTTP adapter: `POST` the payload as `application/json` over one reused (keep-alive)
 //! client; the response body is the evaluator's JSON result.
 
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
@@ -11,6 +11,7 @@ use super::command::MAX_OUTPUT_BYTES;
 use super::{Call, Evaluator};
 use crate::config::ExecConfig;
 use crate::error::bad_input;
+use crate::input::strip_os_error;
 use crate::protocol::{
     clip, one_line, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
 };
@@ -132,25 +133,32 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
     while let Some(next) = cause.source() {
         cause = next;
     }
-    let message = cause.to_string();
-    match message.find(" (os error") {
-        Some(cut) => message[..cut].to_string(),
-        None => message,
-    }
+    strip_os_error(&cause.to_string())
 }
 
-/// `Retry-After` as a delay: delta-seconds or an HTTP date.
+/// The longest a server's `Retry-After` may make a call wait, in seconds; a longer delay (or a
+/// far-future date) is cut to this, so a misbehaving server cannot stall a run for hours.
+pub const MAX_RETRY_AFTER_SECS: u64 = 60;
+
+/// `Retry-After` as a delay: delta-seconds or an HTTP date (a past date is no delay), capped at
+/// [`MAX_RETRY_AFTER_SECS`]. `None` when absent or unreadable.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    retry_after_at(headers, SystemTime::now())
+}
+
+/// [`retry_after`] as seen at `now`.
+fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
     let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    if let Ok(seconds) = value.parse::<f64>() {
-        return (seconds.is_finite() && seconds >= 0.0)
-            .then(|| Duration::from_secs_f64(seconds.min(3600.0)));
-    }
-    let when = httpdate::parse_http_date(value).ok()?;
-    Some(
-        when.duration_since(std::time::SystemTime::now())
-            .unwrap_or_default(),
-    )
+    let delay = if let Ok(seconds) = value.parse::<f64>() {
+        if !seconds.is_finite() || seconds < 0.0 {
+            return None;
+        }
+        Duration::from_secs_f64(seconds.min(MAX_RETRY_AFTER_SECS as f64))
+    } else {
+        let when = httpdate::parse_http_date(value).ok()?;
+        when.duration_since(now).unwrap_or_default()
+    };
+    Some(delay.min(Duration::from_secs(MAX_RETRY_AFTER_SECS)))
 }
 
 /// Read a response body, failing past [`MAX_OUTPUT_BYTES`].
@@ -196,10 +204,12 @@ pub fn is_retryable(status: StatusCode) -> bool {
 ///
 /// Anything else is the failed attempt: a transport failure (retryable), an unreadable or
 /// oversized body, or an HTTP error status with an excerpt of its body (429 and 5xx retryable,
-/// after the server's `Retry-After` when it sent one).
+/// after the server's `Retry-After` when it sent one). `scrub` removes secrets from the body's
+/// text before the excerpt is cut from it, so no part of a secret the server echoed survives.
 pub async fn send_json(
     request: reqwest::RequestBuilder,
     timeout: Duration,
+    scrub: impl Fn(&str) -> String,
 ) -> Result<Vec<u8>, Attempt> {
     let response = request
         .header(CONTENT_TYPE, "application/json")
@@ -223,7 +233,10 @@ pub async fn send_json(
     if status.is_success() {
         return Ok(body);
     }
-    let excerpt = clip(&one_line(String::from_utf8_lossy(&body).trim()), 300);
+    let excerpt = clip(
+        &one_line(&scrub(String::from_utf8_lossy(&body).trim())),
+        300,
+    );
     let error = CallError::new(
         ErrorKind::HttpStatus,
         format!(
@@ -263,7 +276,7 @@ impl Evaluator for HttpEvaluator {
             .post(self.spec.url.clone())
             .headers(self.spec.headers.clone())
             .body(body);
-        let body = match send_json(request, self.timeout).await {
+        let body = match send_json(request, self.timeout, str::to_string).await {
             Ok(body) => body,
             Err(failed) => return failed,
         };
@@ -273,5 +286,47 @@ impl Evaluator for HttpEvaluator {
             side_info,
             retry: Retry::Never,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn after(value: &str, now: SystemTime) -> Option<Duration> {
+        let mut headers = HeaderMap::new();
+        headers.insert(RETRY_AFTER, HeaderValue::from_str(value).unwrap());
+        retry_after_at(&headers, now)
+    }
+
+    #[test]
+    fn retry_after_delta_seconds_capped() {
+        let now = SystemTime::now();
+        assert_eq!(after("1", now), Some(Duration::from_secs(1)));
+        assert_eq!(after(" 2.5 ", now), Some(Duration::from_millis(2500)));
+        assert_eq!(after("0", now), Some(Duration::ZERO));
+        let cap = Some(Duration::from_secs(MAX_RETRY_AFTER_SECS));
+        assert_eq!(after("3600", now), cap);
+        assert_eq!(after("1e300", now), cap);
+        assert_eq!(after("-1", now), None);
+        assert_eq!(after("soon", now), None);
+        assert_eq!(retry_after(&HeaderMap::new()), None);
+    }
+
+    #[test]
+    fn retry_after_http_dates_past_near_and_far() {
+        let now = httpdate::parse_http_date("Wed, 01 Jan 2025 00:00:00 GMT").unwrap();
+        assert_eq!(
+            after("Tue, 31 Dec 2024 23:59:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            after("Wed, 01 Jan 2025 00:00:10 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(
+            after("Fri, 01 Jan 2100 00:00:00 GMT", now),
+            Some(Duration::from_secs(MAX_RETRY_AFTER_SECS))
+        );
     }
 }

@@ -128,11 +128,15 @@ pub fn json_reason(err: &serde_json::Error) -> String {
 
 /// An I/O error's reason without Rust's "(os error N)" suffix.
 pub fn io_reason(err: &std::io::Error) -> String {
-    let message = err.to_string();
-    match message.find(" (os error") {
-        Some(cut) => message[..cut].to_string(),
-        None => message,
-    }
+    strip_os_error(&err.to_string())
+}
+
+/// `message` without Rust's " (os error N)" suffix (and anything after it).
+pub fn strip_os_error(message: &str) -> String {
+    message
+        .find(" (os error")
+        .map_or(message, |cut| &message[..cut])
+        .to_string()
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ mod jsonl;
 use std::path::PathBuf;
 
 pub use candidates::Candidate;
-pub use jsonl::{io_reason, json_reason, read_jsonl, read_jsonl_bytes, Record, MAX_RECORDS};
+pub use jsonl::{
+    io_reason, json_reason, read_jsonl, read_jsonl_bytes, strip_os_error, Record, MAX_RECORDS,
+};
 
 use crate::config::RunConfig;
 use crate::error::bad_input;

@@ -18,6 +18,9 @@ use std::time::Duration;
 use assert_cmd::Command;
 use serde_json::{json, Value};
 
+/// The API key the tests use. Random-looking, so no 8-character piece of it occurs in an output
+/// by chance.
+pub const KEY: &str = "sk-Zq7xW9pL3mK8vT2nR5bYd4";
 /// The model id the fake server expects in every request.
 pub const MODEL: &str = "judge-model";
 /// What the server reports as the model that answered.
@@ -221,6 +224,10 @@ fn answer(request: &Received, shared: &Shared) -> (u16, String, String) {
         "low" => completion(r#"{"score": -2, "reasoning": "too harsh"}"#),
         "dims" => completion(r#"{"dimensions": {"clarity": 0.8}, "hard_constraints_satisfied": true, "reasoning": "accuracy forgotten"}"#),
         "violation" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": false, "reasoning": "too long"}"#),
+        "nojson" => completion("I would rather not.\nThere is no JSON here.\nGoodbye."),
+        "unchecked" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 0.5}, "reasoning": "constraints not mentioned"}"#),
+        "constraintstring" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": "False", "reasoning": "stringly"}"#),
+        "constraintbad" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": "mostly", "reasoning": "hedging"}"#),
         "malformed" => completion(r#"{"score": 0.5, "reasoning": "unterminated"#),
         "echo" => completion(&format!(r#"{{"score": 0.5, "reasoning": "you sent {echoed_key}"}}"#)),
         "ratelimited" if seen == 1 => (
@@ -235,12 +242,50 @@ fn answer(request: &Received, shared: &Shared) -> (u16, String, String) {
             String::new(),
             json!({"error": {"message": format!("Incorrect API key provided: {echoed_key}"), "code": "invalid_api_key"}}).to_string(),
         ),
+        // The key echoed just before the 300-character excerpt of an HTTP error body ends.
+        "leak401" | "leak500" => (
+            if scenario == "leak401" { 401 } else { 500 },
+            String::new(),
+            padded_to(r#"{"error": {"message": ""#, LEAK_AT_STATUS, &echoed_key, r#""}}"#),
+        ),
+        // The key echoed just before the 500-character excerpt of an unusable reply ends.
+        "leakmalformed" => completion(&padded_to(
+            r#"{"score": 0.5, "reasoning": ""#,
+            LEAK_AT_REPLY,
+            &echoed_key,
+            "",
+        )),
         "slow" => {
             thread::sleep(Duration::from_secs(3));
             completion(r#"{"score": 0.9}"#)
         }
         other => (400, String::new(), json!({"error": {"message": format!("unknown scenario {other}")}}).to_string()),
     }
+}
+
+/// Where the `leak401`/`leak500` scenarios put the echoed `Bearer KEY` in the body: the key
+/// itself starts a few characters before the 300th, where an HTTP error excerpt is cut.
+const LEAK_AT_STATUS: usize = 281;
+/// Where the `leakmalformed` scenario puts the echoed `Bearer KEY` in the reply: the key starts a
+/// few characters before the 500th, where a reply excerpt is cut.
+const LEAK_AT_REPLY: usize = 483;
+
+/// `head`, filler text up to character `at`, `echoed`, then `tail`.
+fn padded_to(head: &str, at: usize, echoed: &str, tail: &str) -> String {
+    let filler: String = "the server explains at length why it will not answer; "
+        .chars()
+        .cycle()
+        .take(at - head.chars().count())
+        .collect();
+    format!("{head}{filler}{echoed}{tail}")
+}
+
+/// A base URL on 127.0.0.1 where nothing listens: connecting is refused.
+pub fn refused_base_url() -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+    let port = listener.local_addr().expect("local addr").port();
+    drop(listener);
+    format!("http://127.0.0.1:{port}/v1")
 }
 
 /// A chat-completions response whose message content is `content`.

@@ -60,6 +60,8 @@ impl fmt::Debug for Secret {
 /// A resolved judge endpoint.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
+    /// The provider, lower-cased (the part of `--judge-model` before the first `/`).
+    pub provider: String,
     /// The model id sent to the API (everything after the first `/`).
     pub model: String,
     /// The base URL (ends before `/chat/completions`).
@@ -132,12 +134,24 @@ impl Endpoint {
         };
         let key = env_nonempty(&key_env).map(|key| Secret(key.trim().to_string()));
         Ok(Endpoint {
+            provider: provider_lower,
             model: model.to_string(),
             base,
             chat_url,
             key_env,
             key,
         })
+    }
+
+    /// The request field that carries `--judge-max-tokens`: OpenAI's own API wants
+    /// `max_completion_tokens` (its o-series and gpt-5 models reject `max_tokens`); every other
+    /// provider gets the classic `max_tokens`.
+    pub fn max_tokens_field(&self) -> &'static str {
+        if self.provider == "openai" {
+            "max_completion_tokens"
+        } else {
+            "max_tokens"
+        }
     }
 
     /// Whether the base URL points at this machine (`localhost`, `127.x.x.x`, `::1`), where a
@@ -265,5 +279,19 @@ mod tests {
         assert!(remote.key.is_none());
         assert!(!remote.is_local());
         assert!(resolve("openai/m", None, Some("A=B"), &[]).is_err());
+    }
+
+    #[test]
+    fn max_tokens_field_by_provider() {
+        let field = |model| resolve(model, Some("http://127.0.0.1:9/v1"), None, &[]).unwrap();
+        assert_eq!(
+            field("OpenAI/o3-mini").max_tokens_field(),
+            "max_completion_tokens"
+        );
+        assert_eq!(
+            field("openrouter/openai/o3").max_tokens_field(),
+            "max_tokens"
+        );
+        assert_eq!(field("ollama/llama3").max_tokens_field(), "max_tokens");
     }
 }

@@ -132,20 +132,23 @@ impl JudgeEvaluator {
             "response_format": {"type": "json_object"},
         });
         if let Some(max_tokens) = self.max_tokens {
-            body["max_tokens"] = Value::from(max_tokens);
+            body[self.endpoint.max_tokens_field()] = Value::from(max_tokens);
         }
         body
     }
 
-    /// One request, before scrubbing.
+    /// One request; excerpts are already scrubbed, side info not yet.
     async fn attempt(&self, call: &Call<'_>) -> Attempt {
         let body = serde_json::to_vec(&self.request_body(call)).expect("a JSON value serialises");
         let mut request = self.client.post(self.endpoint.chat_url.clone()).body(body);
         if let Some(authorization) = &self.authorization {
             request = request.header(AUTHORIZATION, authorization.clone());
         }
-        match send_json(request, self.timeout).await {
-            Ok(body) => reply::read_response(&body, &self.endpoint.model, self.rubric.as_ref()),
+        let redact = |text: &str| self.redact(text);
+        match send_json(request, self.timeout, redact).await {
+            Ok(body) => {
+                reply::read_response(&body, &self.endpoint.model, self.rubric.as_ref(), &redact)
+            }
             Err(mut failed) => {
                 // A judge that did not answer in time is retried like a 5xx.
                 if failed
@@ -160,7 +163,17 @@ impl JudgeEvaluator {
         }
     }
 
-    /// Remove the key from everything an attempt carries to reports.
+    /// `text` without the key. Applied to a server's text before any excerpt is cut from it
+    /// (a cut through the key would leave a piece of it that no later pass recognises).
+    fn redact(&self, text: &str) -> String {
+        match &self.endpoint.key {
+            Some(key) => key.redact(text),
+            None => text.to_string(),
+        }
+    }
+
+    /// Remove the key from everything an attempt carries to reports: verbatim side info, and
+    /// messages as a second line of defence.
     fn scrub(&self, mut attempt: Attempt) -> Attempt {
         let Some(key) = &self.endpoint.key else {
             return attempt;

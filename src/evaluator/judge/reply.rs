@@ -6,7 +6,12 @@
 use serde_json::{Map, Value};
 
 use super::rubric::Rubric;
-use crate::protocol::{clip, validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange};
+use crate::protocol::{
+    clip, json_type, one_line, validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange,
+};
+
+/// Removes secrets from a text before an excerpt is cut from it.
+pub type Redact<'a> = &'a dyn Fn(&str) -> String;
 
 /// How many characters of a raw reply an error message carries.
 pub const REPLY_EXCERPT_CHARS: usize = 500;
@@ -18,8 +23,14 @@ const MAX_OBJECT_STARTS: usize = 64;
 ///
 /// Side info: the judge object's keys except `score` (verbatim), `judge_score` (the score as the
 /// judge gave it), `dimension_scores` and `missing_dimensions` with a rubric, `model` (the id that
-/// answered, else `requested_model`) and `usage` — also when the reply is unusable.
-pub fn read_response(body: &[u8], requested_model: &str, rubric: Option<&Rubric>) -> Attempt {
+/// answered, else `requested_model`) and `usage` — also when the reply is unusable. Error
+/// messages carry one-line excerpts of the reply, `redact`ed before they are cut.
+pub fn read_response(
+    body: &[u8],
+    requested_model: &str,
+    rubric: Option<&Rubric>,
+    redact: Redact<'_>,
+) -> Attempt {
     let envelope: Value = match serde_json::from_slice(body) {
         Ok(envelope) => envelope,
         Err(err) => {
@@ -27,13 +38,13 @@ pub fn read_response(body: &[u8], requested_model: &str, rubric: Option<&Rubric>
                 ErrorKind::InvalidJson,
                 format!(
                     "the API's response is not JSON ({err}): {}",
-                    excerpt(&String::from_utf8_lossy(body))
+                    excerpt(&String::from_utf8_lossy(body), redact)
                 ),
             ))
         }
     };
-    let (mut score, mut side_info) = match message_content(&envelope) {
-        Ok(content) => judge_reply(&content, rubric),
+    let (mut score, mut side_info) = match message_content(&envelope, redact) {
+        Ok(content) => judge_reply(&content, rubric, redact),
         Err(error) => (Err(error), Map::new()),
     };
     if let Err(error) = &mut score {
@@ -59,7 +70,7 @@ pub fn read_response(body: &[u8], requested_model: &str, rubric: Option<&Rubric>
 }
 
 /// The text of `choices[0].message.content` (a string, or an array of text parts).
-fn message_content(envelope: &Value) -> Result<String, CallError> {
+fn message_content(envelope: &Value, redact: Redact<'_>) -> Result<String, CallError> {
     let message = envelope.pointer("/choices/0/message");
     match message.and_then(|message| message.get("content")) {
         Some(Value::String(text)) => return Ok(text.clone()),
@@ -71,7 +82,12 @@ fn message_content(envelope: &Value) -> Result<String, CallError> {
         }
         _ => {}
     }
-    let shown = |value: &Value| excerpt(value.as_str().map_or(&value.to_string(), |text| text));
+    let shown = |value: &Value| {
+        excerpt(
+            value.as_str().map_or(&value.to_string(), |text| text),
+            redact,
+        )
+    };
     Err(
         if let Some(refusal) = message.and_then(|message| message.get("refusal")) {
             CallError::new(
@@ -101,6 +117,7 @@ fn message_content(envelope: &Value) -> Result<String, CallError> {
 fn judge_reply(
     content: &str,
     rubric: Option<&Rubric>,
+    redact: Redact<'_>,
 ) -> (Result<f64, CallError>, Map<String, Value>) {
     let raw = content.trim();
     if raw.is_empty() {
@@ -118,15 +135,15 @@ fn judge_reply(
                 ErrorKind::InvalidJson,
                 format!(
                     "the judge's reply holds no valid JSON object: {}",
-                    excerpt(raw)
+                    excerpt(raw, redact)
                 ),
             )),
             Map::new(),
         );
     };
     let judge_score = object.shift_remove("score");
-    let violated = object.get("hard_constraints_satisfied") == Some(&Value::Bool(false));
     let mut extra = Map::new();
+    let constraints_met = constraints_met(&object, rubric, &mut extra);
     let score = match rubric.filter(|rubric| !rubric.dimensions.is_empty()) {
         Some(rubric) => weighted_dimensions(rubric, &object, &mut extra),
         None => match &judge_score {
@@ -135,19 +152,46 @@ fn judge_reply(
                 .map_err(|error| format!("the judge's {}", error.message)),
         },
     };
-    let score = match score {
-        _ if violated => Ok(0.0),
-        Ok(score) => Ok(score.clamp(0.0, 1.0)),
-        Err(reason) => Err(CallError::new(
+    let score = match (constraints_met, score) {
+        (Ok(false), _) => Ok(0.0),
+        (Err(reason), _) | (Ok(true), Err(reason)) => Err(CallError::new(
             ErrorKind::InvalidOutput,
-            format!("{reason}; judge reply: {}", excerpt(raw)),
+            format!("{reason}; judge reply: {}", excerpt(raw, redact)),
         )),
+        (Ok(true), Ok(score)) => Ok(score.clamp(0.0, 1.0)),
     };
     if let Some(value) = judge_score {
         object.insert("judge_score".into(), value);
     }
     object.extend(extra);
     (score, object)
+}
+
+/// Whether the judge says the hard constraints are met: `hard_constraints_satisfied` as a boolean
+/// or as the string `"true"`/`"false"` in any case; anything else is an error. When it is missing
+/// they count as met, and with a rubric that has hard constraints `extra` records
+/// `hard_constraints_unchecked: true`.
+fn constraints_met(
+    object: &Map<String, Value>,
+    rubric: Option<&Rubric>,
+    extra: &mut Map<String, Value>,
+) -> Result<bool, String> {
+    match object.get("hard_constraints_satisfied") {
+        None => {
+            if rubric.is_some_and(|rubric| !rubric.hard_constraints.is_empty()) {
+                extra.insert("hard_constraints_unchecked".into(), Value::Bool(true));
+            }
+            Ok(true)
+        }
+        Some(Value::Bool(met)) => Ok(*met),
+        Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("true") => Ok(true),
+        Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("false") => Ok(false),
+        Some(other) => Err(format!(
+            "the judge's \"hard_constraints_satisfied\" must be true or false, found {} {}",
+            json_type(other),
+            clip(&other.to_string(), 40)
+        )),
+    }
 }
 
 /// The first JSON object in `text` (preferring one with a `score`, `dimensions` or
@@ -236,14 +280,20 @@ fn dimension_value<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a
     }
 }
 
-fn excerpt(text: &str) -> String {
-    clip(text.trim(), REPLY_EXCERPT_CHARS)
+/// The first [`REPLY_EXCERPT_CHARS`] characters of `text` on one line, redacted before the cut.
+fn excerpt(text: &str, redact: Redact<'_>) -> String {
+    clip(&one_line(&redact(text.trim())), REPLY_EXCERPT_CHARS)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// No secret to redact.
+    fn keep(text: &str) -> String {
+        text.to_string()
+    }
 
     fn completion(content: &str) -> Vec<u8> {
         json!({
@@ -256,7 +306,7 @@ mod tests {
     }
 
     fn score(content: &str, rubric: Option<&Rubric>) -> Result<f64, ErrorKind> {
-        read_response(&completion(content), "m", rubric)
+        read_response(&completion(content), "m", rubric, &keep)
             .score
             .map_err(|error| error.kind)
     }
@@ -301,6 +351,7 @@ mod tests {
             ),
             "m",
             Some(&rubric),
+            &keep,
         );
         assert!((attempt.score.unwrap() - 0.7).abs() < 1e-9);
         let side = Value::Object(attempt.side_info);
@@ -319,27 +370,107 @@ mod tests {
     }
 
     #[test]
+    fn hard_constraints_missing_stringly_or_invalid() {
+        let rubric = Rubric::from_value(&json!({"hard_constraints": ["short"]})).unwrap();
+        let unchecked = read_response(&completion(r#"{"score": 0.9}"#), "m", Some(&rubric), &keep);
+        assert_eq!(unchecked.score.unwrap(), 0.9);
+        assert_eq!(unchecked.side_info["hard_constraints_unchecked"], true);
+        let without_constraints = read_response(&completion(r#"{"score": 0.9}"#), "m", None, &keep);
+        assert!(!without_constraints
+            .side_info
+            .contains_key("hard_constraints_unchecked"));
+        let cases: &[(&str, Result<f64, ErrorKind>)] = &[
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": true}"#,
+                Ok(0.9),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": "FALSE"}"#,
+                Ok(0.0),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": " true "}"#,
+                Ok(0.9),
+            ),
+            (
+                r#"{"score": "x", "hard_constraints_satisfied": "false"}"#,
+                Ok(0.0),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": "no"}"#,
+                Err(ErrorKind::InvalidOutput),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": 0}"#,
+                Err(ErrorKind::InvalidOutput),
+            ),
+            (
+                r#"{"score": 0.9, "hard_constraints_satisfied": null}"#,
+                Err(ErrorKind::InvalidOutput),
+            ),
+        ];
+        for (content, expected) in cases {
+            assert_eq!(&score(content, Some(&rubric)), expected, "{content}");
+        }
+        let error = score_error(r#"{"score": 1, "hard_constraints_satisfied": "no"}"#);
+        assert!(
+            error.starts_with(
+                "the judge's \"hard_constraints_satisfied\" must be true or false, found string \"no\""
+            ),
+            "{error}"
+        );
+    }
+
+    fn score_error(content: &str) -> String {
+        read_response(&completion(content), "m", None, &keep)
+            .score
+            .unwrap_err()
+            .message
+    }
+
+    #[test]
     fn envelope_problems_and_excerpts() {
-        let attempt = read_response(b"<html>", "m", None);
+        let attempt = read_response(b"<html>", "m", None, &keep);
         assert_eq!(attempt.score.unwrap_err().kind, ErrorKind::InvalidJson);
         let refusal = json!({"choices": [{"message": {"content": null, "refusal": "no"}}]});
-        let error = read_response(refusal.to_string().as_bytes(), "m", None)
+        let error = read_response(refusal.to_string().as_bytes(), "m", None, &keep)
             .score
             .unwrap_err();
         assert_eq!(error.message, "the judge refused: no");
         let long = format!("{{\"score\": \"x\", \"pad\": \"{}\"}}", "a".repeat(2000));
-        let error = read_response(&completion(&long), "m", None)
+        let error = read_response(&completion(&long), "m", None, &keep)
             .score
             .unwrap_err();
         assert!(error.message.ends_with('…'));
         assert!(error.message.len() < 700);
         let cut = json!({"choices": [{"message": {"content": "{\"score\": 0."}, "finish_reason": "length"}]});
-        let attempt = read_response(cut.to_string().as_bytes(), "asked", None);
+        let attempt = read_response(cut.to_string().as_bytes(), "asked", None, &keep);
         assert!(attempt
             .score
             .unwrap_err()
             .message
             .contains("--judge-max-tokens"));
         assert_eq!(attempt.side_info["model"], "asked");
+    }
+
+    #[test]
+    fn excerpts_are_redacted_before_the_cut_and_on_one_line() {
+        let key = "sk-0123456789abcdef";
+        let redact = |text: &str| text.replace(key, "[redacted]");
+        let raw = format!(
+            "{}\nBearer {key} and more",
+            "x".repeat(REPLY_EXCERPT_CHARS - 16)
+        );
+        let error = read_response(&completion(&raw), "m", None, &redact)
+            .score
+            .unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidJson);
+        assert!(!error.message.contains("sk-0"), "{}", error.message);
+        assert!(
+            error.message.contains(" ⏎ Bearer [red"),
+            "{}",
+            error.message
+        );
+        assert!(!error.message.contains('\n'), "{}", error.message);
     }
 }

@@ -2,6 +2,7 @@
 //! strictly (every problem names the file and the offending field) and with weights normalised to
 //! sum to 1.
 
+use std::collections::HashSet;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -51,16 +52,17 @@ impl Rubric {
         };
         reject_unknown_keys(object, "", &["quality_dimensions", "hard_constraints"])?;
         let mut dimensions = Vec::new();
+        let mut names = HashSet::new();
         for (index, item) in array(object, "quality_dimensions")?.iter().enumerate() {
             let field = format!("quality_dimensions[{index}]");
-            dimensions.push(dimension(item, &field)?);
-            let name = &dimensions[dimensions.len() - 1].name;
-            if dimensions[..dimensions.len() - 1]
-                .iter()
-                .any(|other| &other.name == name)
-            {
-                return Err(format!("{field}.name: duplicate dimension {name:?}"));
+            let dimension = dimension(item, &field)?;
+            if !names.insert(dimension.name.clone()) {
+                return Err(format!(
+                    "{field}.name: duplicate dimension {:?}",
+                    dimension.name
+                ));
             }
+            dimensions.push(dimension);
         }
         let total: f64 = dimensions.iter().map(|d| d.weight).sum();
         for dimension in &mut dimensions {
