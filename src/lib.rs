@@ -18,6 +18,7 @@ pub mod protocol;
 pub mod report;
 pub mod run;
 pub mod runner;
+pub mod secrets;
 pub mod tasks;
 
 use std::io::IsTerminal;

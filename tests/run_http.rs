@@ -506,3 +506,50 @@ fn url_credentials_are_not_shown() {
         );
     }
 }
+
+#[test]
+fn header_secrets_echoed_by_the_server_are_redacted() {
+    let secret = "tok-ECHOED-7f3a9c";
+    // The server echoes the Authorization header: in a 500 body (where the 300-character excerpt
+    // would cut through it) and in the side info of a valid answer.
+    let server = Server::start(|request, _| {
+        let echoed = request
+            .header("authorization")
+            .unwrap_or_default()
+            .to_string();
+        if request.body_text().contains("\"candidate\":\"fail\"") {
+            Reply::status(500, format!("{}{echoed} was rejected", "x".repeat(285)))
+        } else {
+            Reply::json(format!(
+                r#"{{"score": 1, "echo": "{echoed}", "nested": [{{"k": "{echoed}"}}]}}"#
+            ))
+        }
+    });
+    let sb = Sandbox::new();
+    let mut outputs = Vec::new();
+    for candidate in ["fail", "ok"] {
+        let out = run_http(&sb, &server.url("/score"))
+            .args([
+                "--candidate",
+                candidate,
+                "--retries",
+                "0",
+                "--skip-preflight",
+            ])
+            .args(["--header", &format!("Authorization: Bearer {secret}")])
+            .output()
+            .unwrap();
+        outputs.push((out, sb.read("out.jsonl")));
+    }
+    assert_eq!(code(&outputs[0].0), 1);
+    assert_eq!(code(&outputs[1].0), 0);
+    assert!(outputs[1].1.contains("[redacted]"), "{}", outputs[1].1);
+    for (out, results) in &outputs {
+        for text in [stdout_text(out), stderr_text(out), results.clone()] {
+            for piece in secret.as_bytes().windows(8) {
+                let piece = std::str::from_utf8(piece).unwrap();
+                assert!(!text.contains(piece), "{piece:?} leaked: {text}");
+            }
+        }
+    }
+}

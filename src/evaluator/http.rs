@@ -15,6 +15,7 @@ use crate::input::strip_os_error;
 use crate::protocol::{
     clip, one_line, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
 };
+use crate::secrets::Secrets;
 
 /// `--evaluator-url` and `--header`, validated.
 #[derive(Debug, Clone)]
@@ -81,17 +82,26 @@ pub struct HttpEvaluator {
     client: reqwest::Client,
     timeout: Duration,
     score_range: ScoreRange,
+    /// `--header` values and URL credentials, removed from everything reported.
+    secrets: Secrets,
 }
 
 impl HttpEvaluator {
     /// One client for the whole run: its connection pool keeps connections alive between calls.
     pub fn new(spec: HttpSpec, exec: &ExecConfig, score_range: ScoreRange) -> anyhow::Result<Self> {
         let client = build_client(exec.timeout, exec.concurrency)?;
+        let header_values = spec
+            .headers
+            .values()
+            .filter_map(|value| value.to_str().ok());
+        let password = spec.url.password().unwrap_or_default();
+        let secrets = Secrets::from_header_values(header_values.chain([password]));
         Ok(HttpEvaluator {
             spec,
             client,
             timeout: exec.timeout,
             score_range,
+            secrets,
         })
     }
 }
@@ -276,16 +286,19 @@ impl Evaluator for HttpEvaluator {
             .post(self.spec.url.clone())
             .headers(self.spec.headers.clone())
             .body(body);
-        let body = match send_json(request, self.timeout, str::to_string).await {
-            Ok(body) => body,
-            Err(failed) => return failed,
+        let redact = |text: &str| self.secrets.redact(text);
+        let attempt = match send_json(request, self.timeout, redact).await {
+            Ok(body) => {
+                let (score, side_info) = parse_evaluator_output(&body, self.score_range);
+                Attempt {
+                    score,
+                    side_info,
+                    retry: Retry::Never,
+                }
+            }
+            Err(failed) => failed,
         };
-        let (score, side_info) = parse_evaluator_output(&body, self.score_range);
-        Attempt {
-            score,
-            side_info,
-            retry: Retry::Never,
-        }
+        self.secrets.scrub(attempt)
     }
 }
 

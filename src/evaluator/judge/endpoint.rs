@@ -44,11 +44,6 @@ impl Secret {
     pub fn expose(&self) -> &str {
         &self.0
     }
-
-    /// `text` with every occurrence of the key replaced by `[redacted]`.
-    pub fn redact(&self, text: &str) -> String {
-        text.replace(&self.0, "[redacted]")
-    }
 }
 
 impl fmt::Debug for Secret {

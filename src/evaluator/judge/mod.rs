@@ -17,14 +17,15 @@ use std::time::Duration;
 
 use async_trait::async_trait;
 use reqwest::header::{HeaderValue, AUTHORIZATION};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::http::{build_client, display_url, send_json};
 use super::{Call, Evaluator};
 use crate::config::ExecConfig;
 use crate::error::bad_input;
 use crate::protocol::{Attempt, ErrorKind, Retry};
-use endpoint::{Endpoint, Secret};
+use crate::secrets::Secrets;
+use endpoint::Endpoint;
 use rubric::Rubric;
 
 /// `--judge-model` and its companion flags.
@@ -87,7 +88,9 @@ pub fn build(spec: &JudgeSpec, exec: &ExecConfig) -> anyhow::Result<Arc<dyn Eval
                 endpoint.key_env
             ))
         })?;
+    let secrets = Secrets::new(endpoint.key.iter().map(|key| key.expose().to_string()));
     Ok(Arc::new(JudgeEvaluator {
+        secrets,
         system_message: prompt::system_message(rubric.as_ref()),
         client: build_client(exec.timeout, exec.concurrency)?,
         timeout: exec.timeout,
@@ -115,6 +118,8 @@ pub struct JudgeEvaluator {
     probe: bool,
     /// `Bearer KEY`, marked sensitive; `None` without a key.
     authorization: Option<HeaderValue>,
+    /// The key, removed from every excerpt, message and side-info string.
+    secrets: Secrets,
     client: reqwest::Client,
     timeout: Duration,
 }
@@ -144,7 +149,7 @@ impl JudgeEvaluator {
         if let Some(authorization) = &self.authorization {
             request = request.header(AUTHORIZATION, authorization.clone());
         }
-        let redact = |text: &str| self.redact(text);
+        let redact = |text: &str| self.secrets.redact(text);
         match send_json(request, self.timeout, redact).await {
             Ok(body) => {
                 reply::read_response(&body, &self.endpoint.model, self.rubric.as_ref(), &redact)
@@ -161,48 +166,6 @@ impl JudgeEvaluator {
                 failed
             }
         }
-    }
-
-    /// `text` without the key. Applied to a server's text before any excerpt is cut from it
-    /// (a cut through the key would leave a piece of it that no later pass recognises).
-    fn redact(&self, text: &str) -> String {
-        match &self.endpoint.key {
-            Some(key) => key.redact(text),
-            None => text.to_string(),
-        }
-    }
-
-    /// Remove the key from everything an attempt carries to reports: verbatim side info, and
-    /// messages as a second line of defence.
-    fn scrub(&self, mut attempt: Attempt) -> Attempt {
-        let Some(key) = &self.endpoint.key else {
-            return attempt;
-        };
-        if let Err(error) = &mut attempt.score {
-            error.message = key.redact(&error.message);
-        }
-        attempt.side_info = redact_map(std::mem::take(&mut attempt.side_info), key);
-        attempt
-    }
-}
-
-fn redact_map(map: Map<String, Value>, key: &Secret) -> Map<String, Value> {
-    map.into_iter()
-        .map(|(name, value)| (key.redact(&name), redact_value(value, key)))
-        .collect()
-}
-
-fn redact_value(value: Value, key: &Secret) -> Value {
-    match value {
-        Value::String(text) => Value::String(key.redact(&text)),
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|item| redact_value(item, key))
-                .collect(),
-        ),
-        Value::Object(map) => Value::Object(redact_map(map, key)),
-        other => other,
     }
 }
 
@@ -240,6 +203,6 @@ impl Evaluator for JudgeEvaluator {
     }
 
     async fn evaluate(&self, call: &Call<'_>) -> Attempt {
-        self.scrub(self.attempt(call).await)
+        self.secrets.scrub(self.attempt(call).await)
     }
 }

@@ -1,0 +1,135 @@
+//! Secrets (API keys, HTTP header values) and their removal from everything evalctl reports:
+//! error messages, excerpts of server replies, and side information.
+//!
+//! A server may echo what it was sent; redaction is applied to its text before any excerpt is cut
+//! from it (a cut through a secret would leave a piece that no later pass recognises), and again
+//! to every attempt an adapter returns.
+
+use std::fmt;
+
+use serde_json::{Map, Value};
+
+use crate::protocol::Attempt;
+
+/// What a secret is replaced by.
+pub const REDACTED: &str = "[redacted]";
+
+/// Header values and their parts shorter than this are not redacted (redacting `1` or `gzip`
+/// everywhere would garble messages without protecting anything).
+const MIN_SECRET_PART: usize = 6;
+
+/// The secrets one evaluator sends. Its `Debug` form never shows them.
+#[derive(Clone, Default)]
+pub struct Secrets(Vec<String>);
+
+impl Secrets {
+    /// The given secrets (empty ones dropped), longest first so a secret containing another is
+    /// redacted whole.
+    pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
+        let mut values: Vec<String> = values
+            .into_iter()
+            .filter(|value| !value.is_empty())
+            .collect();
+        values.sort_by_key(|value| std::cmp::Reverse(value.len()));
+        values.dedup();
+        Secrets(values)
+    }
+
+    /// The secrets in HTTP header values: each whole value and each of its white-space separated
+    /// parts (the token of `Bearer TOKEN`), when at least [`MIN_SECRET_PART`] characters long.
+    pub fn from_header_values<'a>(values: impl IntoIterator<Item = &'a str>) -> Secrets {
+        Secrets::new(values.into_iter().flat_map(|value| {
+            let value = value.trim();
+            std::iter::once(value)
+                .chain(value.split_whitespace())
+                .filter(|part| part.len() >= MIN_SECRET_PART)
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        }))
+    }
+
+    /// `text` with every secret replaced by [`REDACTED`].
+    pub fn redact(&self, text: &str) -> String {
+        self.0.iter().fold(text.to_string(), |text, secret| {
+            text.replace(secret.as_str(), REDACTED)
+        })
+    }
+
+    /// `attempt` with every secret removed from its error message and side information.
+    pub fn scrub(&self, mut attempt: Attempt) -> Attempt {
+        if self.0.is_empty() {
+            return attempt;
+        }
+        if let Err(error) = &mut attempt.score {
+            error.message = self.redact(&error.message);
+        }
+        attempt.side_info = self.redact_map(std::mem::take(&mut attempt.side_info));
+        attempt
+    }
+
+    fn redact_map(&self, map: Map<String, Value>) -> Map<String, Value> {
+        map.into_iter()
+            .map(|(name, value)| (self.redact(&name), self.redact_value(value)))
+            .collect()
+    }
+
+    fn redact_value(&self, value: Value) -> Value {
+        match value {
+            Value::String(text) => Value::String(self.redact(&text)),
+            Value::Array(items) => Value::Array(
+                items
+                    .into_iter()
+                    .map(|item| self.redact_value(item))
+                    .collect(),
+            ),
+            Value::Object(map) => Value::Object(self.redact_map(map)),
+            other => other,
+        }
+    }
+}
+
+impl fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secrets({} {REDACTED})", self.0.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::{CallError, ErrorKind};
+
+    #[test]
+    fn header_values_and_their_tokens_are_redacted() {
+        let secrets = Secrets::from_header_values(["Bearer tok-123456", "1"]);
+        assert_eq!(
+            secrets.redact("got Bearer tok-123456 then tok-123456, score 1"),
+            "got [redacted] then [redacted], score 1"
+        );
+        assert_eq!(
+            Secrets::from_header_values(["Bearer ab"]).redact("ab Bearer ab"),
+            "ab [redacted]"
+        );
+    }
+
+    #[test]
+    fn scrub_cleans_messages_and_side_info_keys_and_values() {
+        let secrets = Secrets::new(["s3cr3t".to_string()]);
+        let mut attempt = Attempt::failed(CallError::new(
+            ErrorKind::HttpStatus,
+            "HTTP 401: bad key s3cr3t",
+        ));
+        attempt.side_info =
+            serde_json::from_str(r#"{"echo": ["s3cr3t", {"s3cr3t": 1}], "n": 2}"#).unwrap();
+        let attempt = secrets.scrub(attempt);
+        assert_eq!(
+            attempt.score.unwrap_err().message,
+            "HTTP 401: bad key [redacted]"
+        );
+        assert_eq!(
+            Value::Object(attempt.side_info).to_string(),
+            r#"{"echo":["[redacted]",{"[redacted]":1}],"n":2}"#
+        );
+        assert!(!format!("{secrets:?}").contains("s3cr3t"));
+    }
+}
