@@ -9,7 +9,10 @@ mod jsonl;
 use std::path::Path;
 
 pub use candidates::Candidate;
-pub use jsonl::{io_reason, json_reason, read_jsonl, read_jsonl_bytes, Record, MAX_RECORDS};
+pub use jsonl::{
+    io_reason, json_reason, jsonl_lines, read_input_file, read_jsonl, read_jsonl_bytes, Record,
+    MAX_RECORDS,
+};
 
 use crate::config::RunConfig;
 use crate::error::bad_input;

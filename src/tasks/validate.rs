@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use super::spec::{Category, FewShotExample, MetricName, PostProcess, Task};
 use crate::error::bad_input;
-use crate::input::{io_reason, json_reason};
+use crate::input::{json_reason, jsonl_lines, read_input_file};
 use crate::protocol::{clip, json_type};
 
 /// The most few-shot examples a task may carry.
@@ -139,17 +139,8 @@ pub struct TaskFile {
 /// single record is a bad-input error (exit 2); problems in records are returned in the file.
 pub fn load_tasks(path: &Path) -> anyhow::Result<TaskFile> {
     let display = path.display().to_string();
-    if path.is_dir() {
-        return Err(bad_input(format!(
-            "error: tasks file {display}: is a directory, expected a JSONL file"
-        )));
-    }
-    let bytes = std::fs::read(path).map_err(|err| {
-        bad_input(format!(
-            "error: tasks file {display}: cannot read: {}",
-            io_reason(&err)
-        ))
-    })?;
+    let bytes = read_input_file(path)
+        .map_err(|reason| bad_input(format!("error: tasks file {display}: {reason}")))?;
     let (tasks, errors) = validate_bytes(&bytes);
     if tasks.is_empty() && errors.is_empty() {
         return Err(bad_input(format!(
@@ -163,16 +154,14 @@ pub fn load_tasks(path: &Path) -> anyhow::Result<TaskFile> {
     })
 }
 
-/// Validate JSONL task records from memory: a UTF-8 BOM is ignored, blank lines are skipped (and
-/// still counted for line numbers), `\r\n` endings are accepted.
+/// Validate JSONL task records from memory, line by line as [`jsonl_lines`] yields them: a UTF-8
+/// BOM is ignored, blank lines are skipped (and still counted for line numbers), `\r\n` endings
+/// are accepted.
 pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     let mut tasks = Vec::new();
     let mut errors = Vec::new();
     let mut seen_ids = HashMap::new();
-    for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = index + 1;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    for (line, text) in jsonl_lines(bytes) {
         let line_error = |rule, detail| TaskError {
             line,
             task_id: None,
@@ -180,22 +169,13 @@ pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
             field: None,
             detail,
         };
-        let text = match std::str::from_utf8(raw) {
+        let text = match text {
             Ok(text) => text,
-            Err(err) => {
-                errors.push(line_error(
-                    Rule::BadJson,
-                    format!(
-                        "invalid UTF-8 (bad byte at column {})",
-                        err.valid_up_to() + 1
-                    ),
-                ));
+            Err(reason) => {
+                errors.push(line_error(Rule::BadJson, reason));
                 continue;
             }
         };
-        if text.trim().is_empty() {
-            continue;
-        }
         match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(record)) => {
                 let mut check = RecordCheck::new(line, &record);
