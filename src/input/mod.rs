@@ -6,6 +6,7 @@
 mod candidates;
 mod jsonl;
 
+use std::io::Read;
 use std::path::Path;
 
 pub use candidates::Candidate;
@@ -51,4 +52,14 @@ pub fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
         dataset,
         valset,
     })
+}
+
+/// All of standard input, or the problem `<stdin>: cannot read: <reason>`.
+pub fn read_stdin() -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map(|_| bytes)
+        .map_err(|err| format!("<stdin>: cannot read: {}", io_reason(&err)))
 }

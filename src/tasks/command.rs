@@ -73,19 +73,18 @@ pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
 /// of them, unless `allow_bad_tasks`, which reports them as warnings and keeps the valid ones.
 fn load_valid(path: &Path, allow_bad_tasks: bool) -> anyhow::Result<TaskFile> {
     let file = load_tasks(path)?;
-    let lines = report::task_error_lines(&file);
+    let mut lines = report::task_error_lines(&file);
     if lines.is_empty() {
         return Ok(file);
     }
     if !allow_bad_tasks {
-        let mut message: Vec<String> = lines.iter().map(|line| format!("error: {line}")).collect();
-        message.push(format!(
-            "error: {}: {} task-spec errors; fix them (see `evalctl tasks validate`) or pass \
+        lines.push(format!(
+            "{}: {} task-spec errors; fix them (see `evalctl tasks validate`) or pass \
              --allow-bad-tasks to skip them",
             file.display,
             file.errors.len()
         ));
-        return Err(bad_input(message.join("\n")));
+        return Err(bad_input(report::error_message(&lines)));
     }
     for line in lines {
         eprintln!("warning: skipped: {line}");

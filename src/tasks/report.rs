@@ -25,6 +25,15 @@ pub fn validation_report(file: &TaskFile, format: Format) -> anyhow::Result<Stri
     })
 }
 
+/// Problems as one message, each line starting with `error: `.
+pub fn error_message(problems: &[String]) -> String {
+    problems
+        .iter()
+        .map(|problem| format!("error: {problem}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The one-line tally for stderr: `FILE: N valid tasks, M errors`.
 pub fn validation_tally(file: &TaskFile) -> String {
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });

@@ -3,17 +3,17 @@
 //! Tasks without an output and outputs naming no task are reported, never dropped.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Read;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::code_exec::{self, CodeOutcome};
+use super::report::error_message;
 use super::spec::{Category, MetricName, PostProcess, Task};
 use super::OutputsSource;
 use crate::error::bad_input;
-use crate::input::{read_jsonl, read_jsonl_bytes};
+use crate::input::{read_jsonl, read_jsonl_bytes, read_stdin};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 use crate::protocol::json_type;
 
@@ -33,11 +33,7 @@ pub struct ModelOutput {
 pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<ModelOutput>)> {
     let (display, records) = match source {
         OutputsSource::Stdin => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map_err(|err| bad_input(format!("error: <stdin>: cannot read: {err}")))?;
+            let bytes = read_stdin().map_err(|problem| bad_input(error_message(&[problem])))?;
             ("<stdin>".to_string(), read_jsonl_bytes("<stdin>", &bytes))
         }
         OutputsSource::File(path) => (path.display().to_string(), read_jsonl(path)),
@@ -83,15 +79,6 @@ pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<Model
     } else {
         Err(bad_input(error_message(&problems)))
     }
-}
-
-/// Problems as one message, each line starting with `error: `.
-pub fn error_message(problems: &[String]) -> String {
-    problems
-        .iter()
-        .map(|problem| format!("error: {problem}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Whether a task was scored.
