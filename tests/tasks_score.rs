@@ -1,6 +1,6 @@
 //! `evalctl tasks score` end to end: post-processing and every metric on the fixtures, the
-//! per-task file, aggregates, stdin, missing and unknown outputs, bad outputs files and the
-//! `code_exec` runner's timeout and missing-python3 error.
+//! per-task file, aggregates, stdin, missing and unknown outputs, empty and large outputs files,
+//! bad outputs files and the `code_exec` runner's timeout and missing-python3 error.
 
 use std::path::Path;
 
@@ -185,7 +185,8 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         "{\"task_id\": \"arith_001\", \"output\": 41}\n\
          {\"output\": \"x\"}\n\
          {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
-         {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n",
+         {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n\
+         {bad\n",
     )
     .unwrap();
     let shown = outputs.display().to_string();
@@ -196,7 +197,8 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "error: {shown}:1: \"output\" must be a string, found number\n\
+            "error: {shown}:5: invalid JSON: key must be a string at column 2\n\
+             error: {shown}:1: \"output\" must be a string, found number\n\
              error: {shown}:2: \"task_id\" is missing\n\
              error: {shown}:4: task \"mcq_001\" already has an output on line 3\n"
         ));
@@ -216,6 +218,64 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("18 task-spec errors"));
+}
+
+#[test]
+fn an_empty_outputs_file_leaves_every_task_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs.jsonl");
+    std::fs::write(&outputs, "\n  \n").unwrap();
+    let out = evalctl()
+        .args(["tasks", "score", TASKS, "--format", "json", "--outputs"])
+        .arg(&outputs)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "warning: 10 of 10 tasks have no output and score 0: arith_001, arith_002",
+        ))
+        .stderr(predicate::str::contains("no records").not());
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["overall"]["missing"], 10);
+    assert_eq!(summary["overall"]["mean"], 0.0);
+    evalctl()
+        .args(["tasks", "score", TASKS, "--outputs", "-"])
+        .write_stdin("")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "  all                  10       0       10",
+        ));
+}
+
+#[test]
+fn outputs_have_no_record_cap() {
+    const COUNT: usize = 10_001;
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    let outputs = dir.path().join("outputs.jsonl");
+    let mut task_lines = String::new();
+    let mut output_lines = String::new();
+    for index in 0..COUNT {
+        let task = json!({"task_id": format!("t{index}"), "category": "arithmetic",
+                          "prompt": "1+1", "targets": ["2"], "metric_name": "exact_match",
+                          "post_process": "none"});
+        task_lines.push_str(&format!("{task}\n"));
+        let output = json!({"task_id": format!("t{index}"), "output": "2"});
+        output_lines.push_str(&format!("{output}\n"));
+    }
+    std::fs::write(&tasks, task_lines).unwrap();
+    std::fs::write(&outputs, output_lines).unwrap();
+    let out = evalctl()
+        .args(["tasks", "score", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .success()
+        .stderr("");
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["overall"]["scored"], COUNT);
+    assert_eq!(summary["overall"]["mean"], 1.0);
 }
 
 fn code_task_files(dir: &Path, output: &str) -> (std::path::PathBuf, std::path::PathBuf) {

@@ -11,8 +11,8 @@ use std::path::Path;
 
 pub use candidates::Candidate;
 pub use jsonl::{
-    io_reason, json_reason, jsonl_lines, read_input_file, read_jsonl, read_jsonl_bytes, Record,
-    MAX_RECORDS,
+    io_reason, json_reason, jsonl_lines, read_input_file, read_jsonl, read_jsonl_bytes,
+    scan_jsonl_objects, Record, MAX_RECORDS,
 };
 
 use crate::config::RunConfig;

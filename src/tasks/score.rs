@@ -13,7 +13,7 @@ use super::report::error_message;
 use super::spec::{Category, MetricName, PostProcess, Task};
 use super::OutputsSource;
 use crate::error::bad_input;
-use crate::input::{read_jsonl, read_jsonl_bytes, read_stdin};
+use crate::input::{read_input_file, read_stdin, scan_jsonl_objects};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 use crate::protocol::json_type;
 
@@ -29,17 +29,20 @@ pub struct ModelOutput {
 }
 
 /// Read `{"task_id", "output"}` lines. Any unreadable line, missing or non-string field, or task
-/// id answered twice is a bad-input error listing every problem.
+/// id answered twice is a bad-input error listing every problem (those of the lines that are not
+/// objects first). Unlike a dataset, an outputs file may hold any number of lines, none included:
+/// then every task is missing.
 pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<ModelOutput>)> {
-    let (display, records) = match source {
-        OutputsSource::Stdin => {
-            let bytes = read_stdin().map_err(|problem| bad_input(error_message(&[problem])))?;
-            ("<stdin>".to_string(), read_jsonl_bytes("<stdin>", &bytes))
+    let (display, bytes) = match source {
+        OutputsSource::Stdin => ("<stdin>".to_string(), read_stdin()),
+        OutputsSource::File(path) => {
+            let display = path.display().to_string();
+            let bytes = read_input_file(path).map_err(|reason| format!("{display}: {reason}"));
+            (display, bytes)
         }
-        OutputsSource::File(path) => (path.display().to_string(), read_jsonl(path)),
     };
-    let records = records.map_err(|problems| bad_input(error_message(&problems)))?;
-    let mut problems = Vec::new();
+    let bytes = bytes.map_err(|problem| bad_input(error_message(&[problem])))?;
+    let (records, mut problems) = scan_jsonl_objects(&display, &bytes);
     let mut outputs = Vec::with_capacity(records.len());
     let mut first_line: HashMap<String, usize> = HashMap::new();
     for record in records {
