@@ -1,6 +1,7 @@
 //! `evalctl tasks score` end to end: post-processing and every metric on the fixtures, the
-//! per-task file, aggregates, stdin, missing and unknown outputs, empty and large outputs files,
-//! bad outputs files and the `code_exec` runner's timeout and missing-python3 error.
+//! per-task file, aggregates, stdin, missing, unknown and ignored outputs, empty and large
+//! outputs files, bad outputs files and the `code_exec` runner's timeout and missing-python3
+//! error.
 
 use std::path::Path;
 
@@ -118,6 +119,7 @@ fn scores_every_fixture_task_with_its_rule_and_metric() {
     assert_eq!(summary["by_metric"]["accuracy"]["mean"], 1.0);
     assert_eq!(summary["missing"], json!([]));
     assert_eq!(summary["unknown_outputs"], json!([]));
+    assert_eq!(summary["ignored_outputs"], json!([]));
 }
 
 #[test]
@@ -174,6 +176,56 @@ fn missing_and_unknown_outputs_are_reported() {
     assert_eq!(lines[1]["status"], "missing");
     assert_eq!(lines[1]["score"], Value::Null);
     assert_eq!(lines[1]["processed_output"], Value::Null);
+}
+
+#[test]
+fn an_output_for_a_skipped_invalid_task_is_ignored_not_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    let mut text = std::fs::read_to_string(TASKS).unwrap();
+    text.push_str(
+        &json!({"task_id": "broken_001", "category": "poetry", "prompt": "Rhyme.",
+                "targets": ["x"], "metric_name": "exact_match", "post_process": "none"})
+        .to_string(),
+    );
+    text.push('\n');
+    std::fs::write(&tasks, text).unwrap();
+    let outputs = dir.path().join("outputs.jsonl");
+    let mut text = std::fs::read_to_string(OUTPUTS).unwrap();
+    text.push_str("{\"task_id\": \"broken_001\", \"output\": \"x\"}\n");
+    std::fs::write(&outputs, text).unwrap();
+    let shown = outputs.display().to_string();
+    let out = evalctl()
+        .args(["tasks", "score", "--allow-bad-tasks", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            ": broken_001: bad_category: category:",
+        ))
+        .stderr(predicate::str::contains(format!(
+            "warning: {shown}:11: output for invalid task \"broken_001\" ignored\n"
+        )))
+        .stderr(predicate::str::contains("no task has id").not());
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["overall"]["scored"], 10);
+    assert_eq!(summary["unknown_outputs"], json!([]));
+    assert_eq!(
+        summary["ignored_outputs"],
+        json!([{"line": 11, "task_id": "broken_001"}])
+    );
+    evalctl()
+        .args(["tasks", "score", "--allow-bad-tasks"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "\noutputs for invalid tasks (ignored):\n  {shown}:11: broken_001\n"
+        )));
 }
 
 #[test]

@@ -31,17 +31,12 @@ pub fn render(config: &RenderConfig) -> anyhow::Result<Exit> {
 }
 
 /// `evalctl tasks score`: score every task's output, write per-task lines to `--output`, print
-/// the summary. Exit 1 when a task has no output or an output names no task.
+/// the summary. Exit 1 when a task has no output or an output names no task; an output for a task
+/// skipped as invalid (`--allow-bad-tasks`) is only warned about.
 pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
     let file = load_valid(&config.file, config.allow_bad_tasks)?;
     let (outputs_display, outputs) = read_outputs(&config.outputs)?;
-    let summary = score_all(
-        &file.display,
-        &file.tasks,
-        outputs_display,
-        outputs,
-        config.code_timeout,
-    )?;
+    let summary = score_all(&file, outputs_display, outputs, config.code_timeout)?;
     if let Some(path) = &config.output {
         report::write_task_scores(path, &summary.tasks)?;
     }
@@ -58,6 +53,12 @@ pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
         eprintln!(
             "warning: {}:{}: no task has id {:?}",
             summary.outputs_file, unknown.line, unknown.task_id
+        );
+    }
+    for ignored in &summary.ignored_outputs {
+        eprintln!(
+            "warning: {}:{}: output for invalid task {:?} ignored",
+            summary.outputs_file, ignored.line, ignored.task_id
         );
     }
     Ok(

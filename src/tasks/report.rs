@@ -129,12 +129,22 @@ fn score_text(summary: &ScoreSummary) -> String {
             summary.missing.join(", ")
         ));
     }
-    if !summary.unknown_outputs.is_empty() {
-        text.push_str("\noutputs naming no task:\n");
-        for unknown in &summary.unknown_outputs {
+    let unmatched = [
+        ("outputs naming no task", &summary.unknown_outputs),
+        (
+            "outputs for invalid tasks (ignored)",
+            &summary.ignored_outputs,
+        ),
+    ];
+    for (title, outputs) in unmatched {
+        if outputs.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("\n{title}:\n"));
+        for output in outputs {
             text.push_str(&format!(
                 "  {}:{}: {}\n",
-                summary.outputs_file, unknown.line, unknown.task_id
+                summary.outputs_file, output.line, output.task_id
             ));
         }
     }

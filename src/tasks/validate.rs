@@ -2,7 +2,7 @@
 //! bad line drops that record only, and every problem becomes one [`TaskError`] naming its line,
 //! task id, rule, field and detail.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -133,6 +133,9 @@ pub struct TaskFile {
     pub tasks: Vec<Task>,
     /// Every problem, in line order.
     pub errors: Vec<TaskError>,
+    /// The `task_id` strings of the records that failed validation (whatever their spelling), so
+    /// an output naming one is recognised as an output for a skipped task.
+    pub skipped_ids: HashSet<String>,
 }
 
 /// Read and validate a tasks file. A missing or unreadable file, a directory or a file without a
@@ -141,25 +144,23 @@ pub fn load_tasks(path: &Path) -> anyhow::Result<TaskFile> {
     let display = path.display().to_string();
     let bytes = read_input_file(path)
         .map_err(|reason| bad_input(format!("error: tasks file {display}: {reason}")))?;
-    let (tasks, errors) = validate_bytes(&bytes);
-    if tasks.is_empty() && errors.is_empty() {
+    let file = validate_bytes(display, &bytes);
+    if file.tasks.is_empty() && file.errors.is_empty() {
         return Err(bad_input(format!(
-            "error: tasks file {display}: no tasks (the file is empty)"
+            "error: tasks file {}: no tasks (the file is empty)",
+            file.display
         )));
     }
-    Ok(TaskFile {
-        display,
-        tasks,
-        errors,
-    })
+    Ok(file)
 }
 
 /// Validate JSONL task records from memory, line by line as [`jsonl_lines`] yields them: a UTF-8
 /// BOM is ignored, blank lines are skipped (and still counted for line numbers), `\r\n` endings
-/// are accepted.
-pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
+/// are accepted. `display` names the source in the result.
+pub fn validate_bytes(display: String, bytes: &[u8]) -> TaskFile {
     let mut tasks = Vec::new();
     let mut errors = Vec::new();
+    let mut skipped_ids = HashSet::new();
     let mut seen_ids = HashMap::new();
     for (line, text) in jsonl_lines(bytes) {
         let line_error = |rule, detail| TaskError {
@@ -179,8 +180,13 @@ pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
         match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(record)) => {
                 let mut check = RecordCheck::new(line, &record);
-                if let Some(task) = check.task(&record, &mut seen_ids) {
-                    tasks.push(task);
+                match check.task(&record, &mut seen_ids) {
+                    Some(task) => tasks.push(task),
+                    None => {
+                        if let Some(Value::String(id)) = record.get("task_id") {
+                            skipped_ids.insert(id.clone());
+                        }
+                    }
                 }
                 errors.append(&mut check.errors);
             }
@@ -191,7 +197,12 @@ pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
             Err(err) => errors.push(line_error(Rule::BadJson, json_reason(&err))),
         }
     }
-    (tasks, errors)
+    TaskFile {
+        display,
+        tasks,
+        errors,
+        skipped_ids,
+    }
 }
 
 /// The checks of one JSON object, collecting every problem.
@@ -545,7 +556,7 @@ mod tests {
     use super::*;
 
     fn errors_of(line: &str) -> Vec<(Rule, Option<String>)> {
-        let (_, errors) = validate_bytes(line.as_bytes());
+        let errors = validate_bytes("t".into(), line.as_bytes()).errors;
         errors.into_iter().map(|e| (e.rule, e.field)).collect()
     }
 
@@ -553,7 +564,7 @@ mod tests {
 
     #[test]
     fn a_good_record_becomes_a_task() {
-        let (tasks, errors) = validate_bytes(GOOD.as_bytes());
+        let TaskFile { tasks, errors, .. } = validate_bytes("t".into(), GOOD.as_bytes());
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(tasks[0].task_id, "t1");
         assert_eq!(tasks[0].metric, MetricName::ExactMatch);
@@ -581,12 +592,24 @@ mod tests {
     #[test]
     fn duplicates_are_found_across_lines() {
         let text = format!("{GOOD}\n\n{GOOD}\n");
-        let (tasks, errors) = validate_bytes(text.as_bytes());
+        let TaskFile { tasks, errors, .. } = validate_bytes("t".into(), text.as_bytes());
         assert_eq!(tasks.len(), 1);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].line, 3);
         assert_eq!(errors[0].rule, Rule::DuplicateTaskId);
         assert_eq!(errors[0].detail, "\"t1\" was already used on line 1");
+    }
+
+    #[test]
+    fn ids_of_failed_records_are_remembered() {
+        let bad_category = GOOD.replace("arithmetic", "poetry").replace("t1", "t2");
+        let bad_id = GOOD.replace(r#""t1""#, r#""a b""#);
+        let text = format!("{GOOD}\n{bad_category}\n{bad_id}\n{GOOD}\n[1]\n");
+        let file = validate_bytes("t".into(), text.as_bytes());
+        assert_eq!(file.tasks.len(), 1);
+        let mut skipped: Vec<&str> = file.skipped_ids.iter().map(String::as_str).collect();
+        skipped.sort_unstable();
+        assert_eq!(skipped, ["a b", "t1", "t2"]);
     }
 
     #[test]
@@ -615,7 +638,7 @@ mod tests {
     fn line_level_errors() {
         assert_eq!(errors_of("[1]"), [(Rule::BadType, None)]);
         assert_eq!(errors_of("{oops"), [(Rule::BadJson, None)]);
-        let (_, errors) = validate_bytes(b"\xff{}");
+        let errors = validate_bytes("t".into(), b"\xff{}").errors;
         assert_eq!(errors[0].detail, "invalid UTF-8 (bad byte at column 1)");
     }
 
