@@ -2,6 +2,7 @@
 //! bad line drops that record only, and every problem becomes one [`TaskError`] naming its line,
 //! task id, rule, field and detail.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
@@ -111,16 +112,33 @@ pub struct TaskError {
 }
 
 impl TaskError {
-    /// The text-report line: `FILE:LINE: task_id: rule: field: detail`.
+    /// The text-report line: `FILE:LINE: task_id: rule: field: detail`. A field name from the
+    /// record (an unknown key) that is not plain `[A-Za-z0-9_.\[\]]+` is JSON-quoted, so it can
+    /// neither break the line nor fake its `: ` separators.
     pub fn to_line(&self, file: &str) -> String {
         format!(
             "{file}:{}: {}: {}: {}: {}",
             self.line,
             self.task_id.as_deref().unwrap_or("?"),
             self.rule.name(),
-            self.field.as_deref().unwrap_or("-"),
+            self.field
+                .as_deref()
+                .map_or(Cow::Borrowed("-"), quoted_field),
             self.detail
         )
+    }
+}
+
+/// `field` as is when it is plain `[A-Za-z0-9_.\[\]]+`, else as a JSON string.
+fn quoted_field(field: &str) -> Cow<'_, str> {
+    let plain = !field.is_empty()
+        && field
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'[' | b']'));
+    if plain {
+        Cow::Borrowed(field)
+    } else {
+        Cow::Owned(Value::from(field).to_string())
     }
 }
 
@@ -652,5 +670,18 @@ mod tests {
             detail: "x".into(),
         };
         assert_eq!(error.to_line("f.jsonl"), "f.jsonl:4: ?: bad_json: -: x");
+        let field = |name: &str| TaskError {
+            field: Some(name.into()),
+            ..error.clone()
+        };
+        assert_eq!(
+            field("few_shot_examples[0].prompt").to_line("f"),
+            "f:4: ?: bad_json: few_shot_examples[0].prompt: x"
+        );
+        assert_eq!(
+            field("a\nb: c").to_line("f"),
+            "f:4: ?: bad_json: \"a\\nb: c\": x"
+        );
+        assert_eq!(field("").to_line("f"), "f:4: ?: bad_json: \"\": x");
     }
 }
