@@ -375,6 +375,31 @@ fn code_exec_assertions_run_under_a_timeout() {
 }
 
 #[test]
+fn code_exec_kills_what_a_script_leaves_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("survivor");
+    let code = format!(
+        "import subprocess\n\
+         subprocess.Popen(['sh', '-c', 'sleep 0.5; touch {}'])\n\
+         def f():\n    return 1",
+        marker.display()
+    );
+    let (tasks, outputs) = code_task_files(dir.path(), &code);
+    evalctl()
+        .args(["tasks", "score"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .success();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        !marker.exists(),
+        "a process started by the assertion script outlived it"
+    );
+}
+
+#[test]
 fn a_missing_python3_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
     let (tasks, outputs) = code_task_files(dir.path(), "def f():\n    return 1");

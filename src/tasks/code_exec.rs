@@ -5,10 +5,11 @@
 use std::io::ErrorKind;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::error::bad_input;
+use crate::process_group::GroupKiller;
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
 pub const PYTHON: &str = "python3";
@@ -106,20 +107,18 @@ fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Op
         .process_group(0)
         .spawn()
         .map_err(|err| missing_python(&err))?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
+    let group = GroupKiller::new(Some(child.id()));
+    let waited = wait_for(&mut child, &group, timeout);
+    // Whatever happened, nothing the script started outlives it: the group is killed even after a
+    // normal exit (the group id is not reused while any member lives) or a failed wait.
+    drop(group);
+    let status = match waited {
+        Ok(Some(status)) => status,
+        Ok(None) => return Ok(Some(format!("timed out after {}s", timeout.as_secs_f64()))),
+        Err(err) => {
+            let _ = child.wait();
+            return Err(err.into());
         }
-        if started.elapsed() >= timeout {
-            // SAFETY: killpg has no memory-safety preconditions; a stale group id yields ESRCH.
-            unsafe {
-                libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
-            }
-            child.wait()?;
-            return Ok(Some(format!("timed out after {}s", timeout.as_secs_f64())));
-        }
-        std::thread::sleep(POLL);
     };
     if status.success() {
         return Ok(None);
@@ -132,6 +131,27 @@ fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Op
             .find(|line| !line.trim().is_empty())
             .map_or_else(|| format!("python3 exited with {status}"), str::to_string),
     ))
+}
+
+/// Wait for `child` for at most `timeout`: its exit status, or `None` when it ran out of time (its
+/// group is then killed and the child reaped).
+fn wait_for(
+    child: &mut Child,
+    group: &GroupKiller,
+    timeout: Duration,
+) -> std::io::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() >= timeout {
+            group.kill();
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 #[cfg(test)]
