@@ -1,7 +1,7 @@
 //! `evalctl tasks score` end to end: post-processing and every metric on the fixtures, the
 //! per-task file, aggregates, stdin, missing, unknown and ignored outputs, empty and large
-//! outputs files, bad outputs files and the `code_exec` runner's timeout and missing-python3
-//! error.
+//! outputs files, bad outputs files and the `code_exec` runner's timeout, leftover processes
+//! and missing or unusable python3.
 
 use std::path::Path;
 
@@ -415,6 +415,31 @@ fn a_missing_python3_is_a_clear_error() {
         .code(2)
         .stdout("")
         .stderr("error: code_exec tasks run their assertions with python3, but it was not found on PATH\n");
+}
+
+#[test]
+fn an_unusable_python3_is_a_clear_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (tasks, outputs) = code_task_files(dir.path(), "def f():\n    return 1");
+    let shim_dir = dir.path().join("shim-bin");
+    std::fs::create_dir(&shim_dir).unwrap();
+    let shim = shim_dir.join("python3");
+    std::fs::write(&shim, "#!/bin/sh\nexit 127\n").unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    evalctl()
+        .env("PATH", &shim_dir)
+        .args(["tasks", "score"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: code_exec tasks run their assertions with python3, but it is unusable \
+             (`python3 --version` failed with exit status: 127)\n",
+        );
 }
 
 #[test]

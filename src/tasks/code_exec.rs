@@ -9,6 +9,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::error::bad_input;
+use crate::input::io_reason;
 use crate::process_group::GroupKiller;
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
@@ -39,29 +40,24 @@ impl CodeOutcome {
     }
 }
 
-/// Fail with a clear message when `python3` cannot be started.
+/// Fail with a clear message when `python3` is missing or unusable: `python3 --version` must start
+/// and exit 0 (a shim that exits 127 is as good as no python3).
 pub fn ensure_python() -> anyhow::Result<()> {
-    match Command::new(PYTHON)
+    let status = Command::new(PYTHON)
         .arg("--version")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-    {
-        Ok(_) => Ok(()),
-        Err(err) => Err(missing_python(&err)),
-    }
-}
-
-fn missing_python(err: &std::io::Error) -> anyhow::Error {
-    let why = if err.kind() == ErrorKind::NotFound {
-        "it was not found on PATH".to_string()
-    } else {
-        format!("it cannot be started: {err}")
+        .status();
+    let why = match status {
+        Ok(status) if status.success() => return Ok(()),
+        Ok(status) => format!("it is unusable (`{PYTHON} --version` failed with {status})"),
+        Err(err) if err.kind() == ErrorKind::NotFound => "it was not found on PATH".to_string(),
+        Err(err) => format!("it cannot be started: {}", io_reason(&err)),
     };
-    bad_input(format!(
+    Err(bad_input(format!(
         "error: code_exec tasks run their assertions with {PYTHON}, but {why}"
-    ))
+    )))
 }
 
 /// Run `code` followed by each assertion, one script per assertion, each under `timeout`.
@@ -74,7 +70,11 @@ pub fn run_assertions(
         .prefix("evalctl-code-")
         .tempdir()
         .map_err(|err| {
-            anyhow::anyhow!("cannot create a temporary directory for code_exec: {err}")
+            anyhow::anyhow!(
+                "code_exec: cannot create a temporary directory in {}: {}",
+                std::env::temp_dir().display(),
+                io_reason(&err)
+            )
         })?;
     let mut outcome = CodeOutcome {
         passed: 0,
@@ -83,7 +83,8 @@ pub fn run_assertions(
     };
     for (index, assertion) in assertions.iter().enumerate() {
         let script = dir.path().join(format!("assertion_{index}.py"));
-        std::fs::write(&script, format!("{code}\n\n{assertion}\n"))?;
+        std::fs::write(&script, format!("{code}\n\n{assertion}\n"))
+            .map_err(|err| file_error("write", &script, &err))?;
         match run_script(dir.path(), &script, timeout)? {
             None => outcome.passed += 1,
             Some(failure) => {
@@ -97,7 +98,8 @@ pub fn run_assertions(
 /// Run one script; `None` when it exits 0, else why it failed.
 fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Option<String>> {
     let stderr_path = script.with_extension("stderr");
-    let stderr = std::fs::File::create(&stderr_path)?;
+    let stderr = std::fs::File::create(&stderr_path)
+        .map_err(|err| file_error("create", &stderr_path, &err))?;
     let mut child = Command::new(PYTHON)
         .arg(script)
         .current_dir(dir)
@@ -106,7 +108,13 @@ fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Op
         .stderr(stderr)
         .process_group(0)
         .spawn()
-        .map_err(|err| missing_python(&err))?;
+        .map_err(|err| {
+            anyhow::anyhow!(
+                "code_exec: cannot start {PYTHON} on {}: {}",
+                script.display(),
+                io_reason(&err)
+            )
+        })?;
     let group = GroupKiller::new(Some(child.id()));
     let waited = wait_for(&mut child, &group, timeout);
     // Whatever happened, nothing the script started outlives it: the group is killed even after a
@@ -117,7 +125,11 @@ fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Op
         Ok(None) => return Ok(Some(format!("timed out after {}s", timeout.as_secs_f64()))),
         Err(err) => {
             let _ = child.wait();
-            return Err(err.into());
+            return Err(anyhow::anyhow!(
+                "code_exec: cannot wait for {PYTHON} running {}: {}",
+                script.display(),
+                io_reason(&err)
+            ));
         }
     };
     if status.success() {
@@ -131,6 +143,15 @@ fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Op
             .find(|line| !line.trim().is_empty())
             .map_or_else(|| format!("python3 exited with {status}"), str::to_string),
     ))
+}
+
+/// A failed file operation of the runner, naming the file.
+fn file_error(action: &str, path: &Path, err: &std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "code_exec: cannot {action} {}: {}",
+        path.display(),
+        io_reason(err)
+    )
 }
 
 /// Wait for `child` for at most `timeout`: its exit status, or `None` when it ran out of time (its
