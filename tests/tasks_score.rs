@@ -1,7 +1,7 @@
 //! `evalctl tasks score` end to end: post-processing and every metric on the fixtures, the
 //! per-task file, aggregates, stdin, missing, unknown and ignored outputs, empty and large
-//! outputs files, bad outputs files and the `code_exec` runner's timeout, leftover processes
-//! and missing or unusable python3.
+//! outputs files, bad outputs files and the `code_exec` runner's timeout, leftover processes,
+//! early exits, environment and missing or unusable python3.
 
 use std::path::Path;
 
@@ -372,6 +372,56 @@ fn code_exec_assertions_run_under_a_timeout() {
     let line = &read_lines(&per_task)[0];
     assert_eq!(line["score"], 0.5);
     assert_eq!(line["assertions"]["first_failure"], "timed out after 0.3s");
+}
+
+/// Score one `loop` task (targets `assert f() == 1`, `assert True`) against `output`; the per-task
+/// line.
+fn score_code(dir: &Path, output: &str, env: &[(&str, &str)]) -> Value {
+    let (tasks, outputs) = code_task_files(dir, output);
+    let per_task = dir.join("per_task.jsonl");
+    evalctl()
+        .envs(env.iter().copied())
+        .args(["tasks", "score", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .arg("--output")
+        .arg(&per_task)
+        .assert()
+        .success();
+    read_lines(&per_task).remove(0)
+}
+
+#[test]
+fn code_exec_code_cannot_force_a_pass_by_exiting_early() {
+    let dir = tempfile::tempdir().unwrap();
+    for exit in ["import os\nos._exit(0)", "import sys\nsys.exit(0)"] {
+        let output = format!("def f():\n    return 2\n{exit}");
+        let line = score_code(dir.path(), &output, &[]);
+        assert_eq!(line["score"], 0.0, "{exit}");
+        assert_eq!(line["assertions"]["passed"], 0);
+        assert_eq!(
+            line["assertions"]["first_failure"],
+            "the script exited 0 without completing its assertion (did the code exit early?)"
+        );
+    }
+    // Output of its own does not get in the way of an honest pass.
+    let line = score_code(dir.path(), "print('hi')\ndef f():\n    return 1", &[]);
+    assert_eq!(line["score"], 1.0);
+}
+
+#[test]
+fn code_exec_code_does_not_see_evalctl_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = "import os\n\
+                  def f():\n    \
+                  return 0 if 'EVALCTL_TEST_API_KEY' in os.environ else 1";
+    let line = score_code(dir.path(), output, &[("EVALCTL_TEST_API_KEY", "sk-secret")]);
+    assert_eq!(line["score"], 1.0, "{line}");
+    // The allowlist still passes PATH and friends through.
+    let output = "import os\ndef f():\n    return 1 if os.environ.get('LANG') == 'C.UTF-8' else 0";
+    let line = score_code(dir.path(), output, &[("LANG", "C.UTF-8")]);
+    assert_eq!(line["score"], 1.0, "{line}");
 }
 
 #[test]

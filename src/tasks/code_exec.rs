@@ -1,6 +1,12 @@
 //! The `code_exec` metric's runner: the extracted code plus one target assertion per script, run
 //! with `python3` in a fresh temporary directory under a timeout; the score is the fraction of
-//! assertions whose script exits 0.
+//! assertions that pass.
+//!
+//! An assertion passes when its script exits 0 **and** prints the random nonce appended after the
+//! assertion, so code that ends the interpreter early (`os._exit(0)`, `sys.exit(0)`) fails. The
+//! script sees only an allowlisted environment ([`INHERITED_ENV`]), never evalctl's own (API keys).
+//! This guards against accidents and casual cheating, not against code that reads its own script
+//! to find the nonce: it is not a sandbox.
 
 use std::io::ErrorKind;
 use std::os::unix::process::CommandExt;
@@ -15,13 +21,16 @@ use crate::process_group::GroupKiller;
 /// The interpreter `code_exec` runs, looked up on `PATH`.
 pub const PYTHON: &str = "python3";
 
+/// The only environment variables a script inherits.
+pub const INHERITED_ENV: [&str; 6] = ["PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "TMPDIR"];
+
 /// How often a running script is polled for exit.
 const POLL: Duration = Duration::from_millis(5);
 
 /// What running one task's assertions gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeOutcome {
-    /// Assertions whose script exited 0.
+    /// Assertions whose script exited 0 after printing its nonce.
     pub passed: usize,
     /// Assertions run.
     pub total: usize,
@@ -43,9 +52,8 @@ impl CodeOutcome {
 /// Fail with a clear message when `python3` is missing or unusable: `python3 --version` must start
 /// and exit 0 (a shim that exits 127 is as good as no python3).
 pub fn ensure_python() -> anyhow::Result<()> {
-    let status = Command::new(PYTHON)
+    let status = python()
         .arg("--version")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status();
@@ -58,6 +66,20 @@ pub fn ensure_python() -> anyhow::Result<()> {
     Err(bad_input(format!(
         "error: code_exec tasks run their assertions with {PYTHON}, but {why}"
     )))
+}
+
+/// `python3` with the allowlisted environment and no stdin.
+fn python() -> Command {
+    let mut command = Command::new(PYTHON);
+    command
+        .env_clear()
+        .envs(
+            INHERITED_ENV
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|value| (name, value))),
+        )
+        .stdin(Stdio::null());
+    command
 }
 
 /// Run `code` followed by each assertion, one script per assertion, each under `timeout`.
@@ -83,9 +105,10 @@ pub fn run_assertions(
     };
     for (index, assertion) in assertions.iter().enumerate() {
         let script = dir.path().join(format!("assertion_{index}.py"));
-        std::fs::write(&script, format!("{code}\n\n{assertion}\n"))
-            .map_err(|err| file_error("write", &script, &err))?;
-        match run_script(dir.path(), &script, timeout)? {
+        let nonce = format!("evalctl-assertion-passed-{:032x}", fastrand::u128(..));
+        let text = format!("{code}\n\n{assertion}\nprint(\"{nonce}\", flush=True)\n");
+        std::fs::write(&script, text).map_err(|err| file_error("write", &script, &err))?;
+        match run_script(dir.path(), &script, &nonce, timeout)? {
             None => outcome.passed += 1,
             Some(failure) => {
                 outcome.first_failure.get_or_insert(failure);
@@ -95,16 +118,26 @@ pub fn run_assertions(
     Ok(outcome)
 }
 
-/// Run one script; `None` when it exits 0, else why it failed.
-fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Option<String>> {
-    let stderr_path = script.with_extension("stderr");
-    let stderr = std::fs::File::create(&stderr_path)
-        .map_err(|err| file_error("create", &stderr_path, &err))?;
-    let mut child = Command::new(PYTHON)
+/// Run one script; `None` when it exits 0 having printed `nonce` on a line of its own, else why it
+/// failed.
+fn run_script(
+    dir: &Path,
+    script: &Path,
+    nonce: &str,
+    timeout: Duration,
+) -> anyhow::Result<Option<String>> {
+    let capture = |extension| {
+        let path = script.with_extension(extension);
+        std::fs::File::create(&path)
+            .map(|file| (path.clone(), file))
+            .map_err(|err| file_error("create", &path, &err))
+    };
+    let (stdout_path, stdout) = capture("stdout")?;
+    let (stderr_path, stderr) = capture("stderr")?;
+    let mut child = python()
         .arg(script)
         .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(stderr)
         .process_group(0)
         .spawn()
@@ -133,7 +166,15 @@ fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Op
         }
     };
     if status.success() {
-        return Ok(None);
+        // The script's files are the code's to tamper with: an unreadable one is a failure.
+        let printed = std::fs::read(&stdout_path).unwrap_or_default();
+        let completed = printed
+            .split(|&b| b == b'\n')
+            .any(|line| line == nonce.as_bytes());
+        return Ok((!completed).then(|| {
+            "the script exited 0 without completing its assertion (did the code exit early?)"
+                .to_string()
+        }));
     }
     let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
     Ok(Some(
