@@ -10,7 +10,7 @@ const MAX_ORDER: usize = 4;
 
 /// sacrebleu's `13a` tokeniser (mteval-v13a), applied as `sentence_bleu` applies it: to the text
 /// with trailing whitespace removed. Returns the tokens.
-pub fn tokenize_13a(text: &str) -> Vec<String> {
+fn tokenize_13a(text: &str) -> Vec<String> {
     let mut line = pytext::rstrip(text)
         .replace("<skipped>", "")
         .replace("-\n", "")

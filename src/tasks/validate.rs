@@ -344,7 +344,6 @@ impl RecordCheck {
             return None;
         }
         Some(Task {
-            line: self.line,
             task_id: self.task_id.clone()?,
             category: category?,
             prompt: prompt?,
