@@ -1,5 +1,6 @@
 //! `evalctl tasks validate` end to end: the clean and the bad fixture, both report formats,
-//! `--allow-bad-tasks`, file-level problems and field names that need quoting.
+//! `--allow-bad-tasks`, file-level problems, field names that need quoting, and the clean
+//! fixture's coverage of every category, metric and post-process rule.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -195,4 +196,44 @@ fn odd_field_names_are_quoted_in_text_lines() {
         .code(2);
     let errors: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(errors[0]["field"], "a\nb: c");
+}
+
+#[test]
+fn the_clean_fixture_covers_every_category_metric_and_rule() {
+    use evalctl::tasks::{Category, MetricName, PostProcess};
+    use std::collections::BTreeMap;
+    let records: Vec<Value> = std::fs::read_to_string(GOOD)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let count = |field: &str| {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for record in &records {
+            let name = record[field].as_str().unwrap().to_string();
+            *counts.entry(name).or_default() += 1;
+        }
+        counts
+    };
+    let categories = count("category");
+    let expected: BTreeMap<String, usize> = Category::ALL
+        .iter()
+        .map(|category| (category.name().to_string(), 2))
+        .collect();
+    assert_eq!(categories, expected, "exactly two tasks per category");
+    let metrics = count("metric_name");
+    for metric in MetricName::ALL {
+        assert!(
+            metrics.contains_key(metric.name()),
+            "{} unused",
+            metric.name()
+        );
+    }
+    assert_eq!(metrics.len(), MetricName::ALL.len(), "{metrics:?}");
+    let rules = count("post_process");
+    for rule in PostProcess::ALL {
+        assert!(rules.contains_key(rule.name()), "{} unused", rule.name());
+    }
+    assert_eq!(rules.len(), PostProcess::ALL.len(), "{rules:?}");
 }
