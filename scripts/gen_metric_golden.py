@@ -2,7 +2,7 @@
 """Regenerate tests/golden/metrics_golden.jsonl: (output, targets) pairs with the scores the
 reference implementations give. evalctl's `f1`, `bleu_4` and `rouge_l` must match each to 1e-9.
 
-    pip install sacrebleu rouge-score
+    pip install sacrebleu==2.6.0 rouge-score==0.1.2
     python3 scripts/gen_metric_golden.py > tests/golden/metrics_golden.jsonl
 
 Each line: {"output", "targets", "f1", "bleu_4", "rouge_l"}; every score is the maximum over the

@@ -14,6 +14,7 @@ pub mod exit;
 pub mod fep;
 pub mod input;
 pub mod metrics;
+pub mod process_group;
 pub mod protocol;
 pub mod report;
 pub mod run;

@@ -1,6 +1,7 @@
 //! `evalctl tasks score` end to end: post-processing and every metric on the fixtures, the
-//! per-task file, aggregates, stdin, missing and unknown outputs, bad outputs files and the
-//! `code_exec` runner's timeout and missing-python3 error.
+//! per-task file, aggregates, stdin, missing, unknown and ignored outputs, empty and large
+//! outputs files, bad outputs files and the `code_exec` runner's timeout, leftover processes,
+//! early exits, environment and missing or unusable python3.
 
 use std::path::Path;
 
@@ -118,6 +119,7 @@ fn scores_every_fixture_task_with_its_rule_and_metric() {
     assert_eq!(summary["by_metric"]["accuracy"]["mean"], 1.0);
     assert_eq!(summary["missing"], json!([]));
     assert_eq!(summary["unknown_outputs"], json!([]));
+    assert_eq!(summary["ignored_outputs"], json!([]));
 }
 
 #[test]
@@ -177,6 +179,56 @@ fn missing_and_unknown_outputs_are_reported() {
 }
 
 #[test]
+fn an_output_for_a_skipped_invalid_task_is_ignored_not_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    let mut text = std::fs::read_to_string(TASKS).unwrap();
+    text.push_str(
+        &json!({"task_id": "broken_001", "category": "poetry", "prompt": "Rhyme.",
+                "targets": ["x"], "metric_name": "exact_match", "post_process": "none"})
+        .to_string(),
+    );
+    text.push('\n');
+    std::fs::write(&tasks, text).unwrap();
+    let outputs = dir.path().join("outputs.jsonl");
+    let mut text = std::fs::read_to_string(OUTPUTS).unwrap();
+    text.push_str("{\"task_id\": \"broken_001\", \"output\": \"x\"}\n");
+    std::fs::write(&outputs, text).unwrap();
+    let shown = outputs.display().to_string();
+    let out = evalctl()
+        .args(["tasks", "score", "--allow-bad-tasks", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .success()
+        .stderr(predicate::str::contains(
+            ": broken_001: bad_category: category:",
+        ))
+        .stderr(predicate::str::contains(format!(
+            "warning: {shown}:11: output for invalid task \"broken_001\" ignored\n"
+        )))
+        .stderr(predicate::str::contains("no task has id").not());
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["overall"]["scored"], 10);
+    assert_eq!(summary["unknown_outputs"], json!([]));
+    assert_eq!(
+        summary["ignored_outputs"],
+        json!([{"line": 11, "task_id": "broken_001"}])
+    );
+    evalctl()
+        .args(["tasks", "score", "--allow-bad-tasks"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .success()
+        .stdout(predicate::str::contains(format!(
+            "\noutputs for invalid tasks (ignored):\n  {shown}:11: broken_001\n"
+        )));
+}
+
+#[test]
 fn bad_outputs_files_are_rejected_with_every_problem() {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs.jsonl");
@@ -185,7 +237,8 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         "{\"task_id\": \"arith_001\", \"output\": 41}\n\
          {\"output\": \"x\"}\n\
          {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
-         {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n",
+         {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n\
+         {bad\n",
     )
     .unwrap();
     let shown = outputs.display().to_string();
@@ -196,7 +249,8 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "error: {shown}:1: \"output\" must be a string, found number\n\
+            "error: {shown}:5: invalid JSON: key must be a string at column 2\n\
+             error: {shown}:1: \"output\" must be a string, found number\n\
              error: {shown}:2: \"task_id\" is missing\n\
              error: {shown}:4: task \"mcq_001\" already has an output on line 3\n"
         ));
@@ -216,6 +270,64 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains("18 task-spec errors"));
+}
+
+#[test]
+fn an_empty_outputs_file_leaves_every_task_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs.jsonl");
+    std::fs::write(&outputs, "\n  \n").unwrap();
+    let out = evalctl()
+        .args(["tasks", "score", TASKS, "--format", "json", "--outputs"])
+        .arg(&outputs)
+        .assert()
+        .code(1)
+        .stderr(predicate::str::contains(
+            "warning: 10 of 10 tasks have no output and score 0: arith_001, arith_002",
+        ))
+        .stderr(predicate::str::contains("no records").not());
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["overall"]["missing"], 10);
+    assert_eq!(summary["overall"]["mean"], 0.0);
+    evalctl()
+        .args(["tasks", "score", TASKS, "--outputs", "-"])
+        .write_stdin("")
+        .assert()
+        .code(1)
+        .stdout(predicate::str::contains(
+            "  all                  10       0       10",
+        ));
+}
+
+#[test]
+fn outputs_have_no_record_cap() {
+    const COUNT: usize = 10_001;
+    let dir = tempfile::tempdir().unwrap();
+    let tasks = dir.path().join("tasks.jsonl");
+    let outputs = dir.path().join("outputs.jsonl");
+    let mut task_lines = String::new();
+    let mut output_lines = String::new();
+    for index in 0..COUNT {
+        let task = json!({"task_id": format!("t{index}"), "category": "arithmetic",
+                          "prompt": "1+1", "targets": ["2"], "metric_name": "exact_match",
+                          "post_process": "none"});
+        task_lines.push_str(&format!("{task}\n"));
+        let output = json!({"task_id": format!("t{index}"), "output": "2"});
+        output_lines.push_str(&format!("{output}\n"));
+    }
+    std::fs::write(&tasks, task_lines).unwrap();
+    std::fs::write(&outputs, output_lines).unwrap();
+    let out = evalctl()
+        .args(["tasks", "score", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .success()
+        .stderr("");
+    let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(summary["overall"]["scored"], COUNT);
+    assert_eq!(summary["overall"]["mean"], 1.0);
 }
 
 fn code_task_files(dir: &Path, output: &str) -> (std::path::PathBuf, std::path::PathBuf) {
@@ -262,6 +374,81 @@ fn code_exec_assertions_run_under_a_timeout() {
     assert_eq!(line["assertions"]["first_failure"], "timed out after 0.3s");
 }
 
+/// Score one `loop` task (targets `assert f() == 1`, `assert True`) against `output`; the per-task
+/// line.
+fn score_code(dir: &Path, output: &str, env: &[(&str, &str)]) -> Value {
+    let (tasks, outputs) = code_task_files(dir, output);
+    let per_task = dir.join("per_task.jsonl");
+    evalctl()
+        .envs(env.iter().copied())
+        .args(["tasks", "score", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .arg("--output")
+        .arg(&per_task)
+        .assert()
+        .success();
+    read_lines(&per_task).remove(0)
+}
+
+#[test]
+fn code_exec_code_cannot_force_a_pass_by_exiting_early() {
+    let dir = tempfile::tempdir().unwrap();
+    for exit in ["import os\nos._exit(0)", "import sys\nsys.exit(0)"] {
+        let output = format!("def f():\n    return 2\n{exit}");
+        let line = score_code(dir.path(), &output, &[]);
+        assert_eq!(line["score"], 0.0, "{exit}");
+        assert_eq!(line["assertions"]["passed"], 0);
+        assert_eq!(
+            line["assertions"]["first_failure"],
+            "the script exited 0 without completing its assertion (did the code exit early?)"
+        );
+    }
+    // Output of its own does not get in the way of an honest pass.
+    let line = score_code(dir.path(), "print('hi')\ndef f():\n    return 1", &[]);
+    assert_eq!(line["score"], 1.0);
+}
+
+#[test]
+fn code_exec_code_does_not_see_evalctl_environment() {
+    let dir = tempfile::tempdir().unwrap();
+    let output = "import os\n\
+                  def f():\n    \
+                  return 0 if 'EVALCTL_TEST_API_KEY' in os.environ else 1";
+    let line = score_code(dir.path(), output, &[("EVALCTL_TEST_API_KEY", "sk-secret")]);
+    assert_eq!(line["score"], 1.0, "{line}");
+    // The allowlist still passes PATH and friends through.
+    let output = "import os\ndef f():\n    return 1 if os.environ.get('LANG') == 'C.UTF-8' else 0";
+    let line = score_code(dir.path(), output, &[("LANG", "C.UTF-8")]);
+    assert_eq!(line["score"], 1.0, "{line}");
+}
+
+#[test]
+fn code_exec_kills_what_a_script_leaves_running() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("survivor");
+    let code = format!(
+        "import subprocess\n\
+         subprocess.Popen(['sh', '-c', 'sleep 0.5; touch {}'])\n\
+         def f():\n    return 1",
+        marker.display()
+    );
+    let (tasks, outputs) = code_task_files(dir.path(), &code);
+    evalctl()
+        .args(["tasks", "score"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .success();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(
+        !marker.exists(),
+        "a process started by the assertion script outlived it"
+    );
+}
+
 #[test]
 fn a_missing_python3_is_a_clear_error() {
     let dir = tempfile::tempdir().unwrap();
@@ -278,6 +465,31 @@ fn a_missing_python3_is_a_clear_error() {
         .code(2)
         .stdout("")
         .stderr("error: code_exec tasks run their assertions with python3, but it was not found on PATH\n");
+}
+
+#[test]
+fn an_unusable_python3_is_a_clear_error() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let (tasks, outputs) = code_task_files(dir.path(), "def f():\n    return 1");
+    let shim_dir = dir.path().join("shim-bin");
+    std::fs::create_dir(&shim_dir).unwrap();
+    let shim = shim_dir.join("python3");
+    std::fs::write(&shim, "#!/bin/sh\nexit 127\n").unwrap();
+    std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
+    evalctl()
+        .env("PATH", &shim_dir)
+        .args(["tasks", "score"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: code_exec tasks run their assertions with python3, but it is unusable \
+             (`python3 --version` failed with exit status: 127)\n",
+        );
 }
 
 #[test]

@@ -1,5 +1,6 @@
 //! `evalctl tasks validate` end to end: the clean and the bad fixture, both report formats,
-//! `--allow-bad-tasks`, and file-level problems.
+//! `--allow-bad-tasks`, file-level problems, field names that need quoting, and the clean
+//! fixture's coverage of every category, metric and post-process rule.
 
 use assert_cmd::Command;
 use predicates::prelude::*;
@@ -163,4 +164,76 @@ fn invalid_utf8_blank_lines_and_crlf() {
             path.display()
         ))
         .stderr(predicate::str::contains("1 valid task, 1 error"));
+}
+
+#[test]
+fn odd_field_names_are_quoted_in_text_lines() {
+    let record = serde_json::json!({
+        "task_id": "odd", "category": "arithmetic", "prompt": "1+1", "targets": ["2"],
+        "metric_name": "exact_match", "post_process": "none", "a\nb: c": 1,
+        "few_shot_examples": [{"prompt": "2+2", "completion": "4", "x y": "z"}]
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("odd.jsonl");
+    std::fs::write(&path, format!("{record}\n")).unwrap();
+    let shown = path.display();
+    evalctl()
+        .args(["tasks", "validate"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stdout(format!(
+            "{shown}:1: odd: unknown_field: \"a\\nb: c\": not a task field (allowed: task_id, \
+             category, prompt, targets, metric_name, post_process, few_shot_examples, metadata)\n\
+             {shown}:1: odd: bad_few_shot: \"few_shot_examples[0].x y\": unknown field \
+             (allowed: prompt, completion)\n"
+        ));
+    // JSON reports carry the field as a plain string: JSON already escapes it.
+    let out = evalctl()
+        .args(["tasks", "validate", "--format", "json"])
+        .arg(&path)
+        .assert()
+        .code(2);
+    let errors: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(errors[0]["field"], "a\nb: c");
+}
+
+#[test]
+fn the_clean_fixture_covers_every_category_metric_and_rule() {
+    use evalctl::tasks::{Category, MetricName, PostProcess};
+    use std::collections::BTreeMap;
+    let records: Vec<Value> = std::fs::read_to_string(GOOD)
+        .unwrap()
+        .lines()
+        .filter(|line| !line.trim().is_empty())
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let count = |field: &str| {
+        let mut counts: BTreeMap<String, usize> = BTreeMap::new();
+        for record in &records {
+            let name = record[field].as_str().unwrap().to_string();
+            *counts.entry(name).or_default() += 1;
+        }
+        counts
+    };
+    let categories = count("category");
+    let expected: BTreeMap<String, usize> = Category::ALL
+        .iter()
+        .map(|category| (category.name().to_string(), 2))
+        .collect();
+    assert_eq!(categories, expected, "exactly two tasks per category");
+    let metrics = count("metric_name");
+    for metric in MetricName::ALL {
+        assert!(
+            metrics.contains_key(metric.name()),
+            "{} unused",
+            metric.name()
+        );
+    }
+    assert_eq!(metrics.len(), MetricName::ALL.len(), "{metrics:?}");
+    let rules = count("post_process");
+    for rule in PostProcess::ALL {
+        assert!(rules.contains_key(rule.name()), "{} unused", rule.name());
+    }
+    assert_eq!(rules.len(), PostProcess::ALL.len(), "{rules:?}");
 }

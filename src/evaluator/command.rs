@@ -14,6 +14,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{Call, Evaluator};
+use crate::process_group::GroupKiller;
 use crate::protocol::{
     clip, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
 };
@@ -241,36 +242,6 @@ impl Evaluator for CommandEvaluator {
 
     async fn evaluate(&self, call: &Call<'_>) -> Attempt {
         self.run_child(call).await
-    }
-}
-
-/// Kills a child's whole process group when dropped, unless disarmed after the child was reaped.
-struct GroupKiller {
-    pgid: Option<u32>,
-}
-
-impl GroupKiller {
-    fn new(pid: Option<u32>) -> Self {
-        GroupKiller { pgid: pid }
-    }
-
-    fn kill(&self) {
-        if let Some(pgid) = self.pgid {
-            // SAFETY: killpg has no memory-safety preconditions; a stale group id yields ESRCH.
-            unsafe {
-                libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
-            }
-        }
-    }
-
-    fn disarm(mut self) {
-        self.pgid = None;
-    }
-}
-
-impl Drop for GroupKiller {
-    fn drop(&mut self) {
-        self.kill();
     }
 }
 

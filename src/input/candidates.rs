@@ -1,7 +1,6 @@
 //! Candidates: positional files, `--candidate TEXT`, `--candidates FILE.jsonl`, or stdin.
 
 use std::collections::HashMap;
-use std::io::Read;
 
 use serde_json::Value;
 
@@ -28,7 +27,7 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
                 text: text.clone(),
             })
             .collect(),
-        CandidateSource::Stdin => read_stdin(problems)
+        CandidateSource::Stdin => stdin_or_problem(problems)
             .and_then(|bytes| whole_text("<stdin>", bytes, problems))
             .map(|text| {
                 vec![Candidate {
@@ -59,7 +58,7 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
 
 fn load_file(path: &str, problems: &mut Vec<String>) -> Option<Candidate> {
     if path == "-" {
-        let text = whole_text("<stdin>", read_stdin(problems)?, problems)?;
+        let text = whole_text("<stdin>", stdin_or_problem(problems)?, problems)?;
         return Some(Candidate {
             id: "stdin".into(),
             text,
@@ -102,20 +101,15 @@ fn whole_text(display: &str, bytes: Vec<u8>, problems: &mut Vec<String>) -> Opti
     }
 }
 
-fn read_stdin(problems: &mut Vec<String>) -> Option<Vec<u8>> {
-    let mut bytes = Vec::new();
-    match std::io::stdin().lock().read_to_end(&mut bytes) {
-        Ok(_) => Some(bytes),
-        Err(err) => {
-            problems.push(format!("<stdin>: cannot read: {}", io_reason(&err)));
-            None
-        }
-    }
+fn stdin_or_problem(problems: &mut Vec<String>) -> Option<Vec<u8>> {
+    super::read_stdin()
+        .map_err(|problem| problems.push(problem))
+        .ok()
 }
 
 fn load_jsonl(path: &str, problems: &mut Vec<String>) -> Vec<Candidate> {
     let (display, (records, mut file_problems)) = if path == "-" {
-        let Some(bytes) = read_stdin(problems) else {
+        let Some(bytes) = stdin_or_problem(problems) else {
             return Vec::new();
         };
         ("<stdin>".to_string(), scan_jsonl_bytes("<stdin>", &bytes))

@@ -55,58 +55,26 @@ fn into_result(
 /// checks the records further (the candidates file) can report those problems in the same pass.
 pub fn scan_jsonl(path: &Path) -> (Vec<Record>, Vec<String>) {
     let display = path.display().to_string();
-    if path.is_dir() {
-        return (
-            Vec::new(),
-            vec![format!("{display}: is a directory, expected a JSONL file")],
-        );
-    }
-    match std::fs::read(path) {
+    match read_input_file(path) {
         Ok(bytes) => scan_jsonl_bytes(&display, &bytes),
-        Err(err) => (
-            Vec::new(),
-            vec![format!("{display}: cannot read: {}", io_reason(&err))],
-        ),
+        Err(reason) => (Vec::new(), vec![format!("{display}: {reason}")]),
     }
+}
+
+/// The bytes of an input file, or why not: `is a directory, expected a JSONL file` or
+/// `cannot read: <reason>` (the caller prefixes the file).
+pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
+    if path.is_dir() {
+        return Err("is a directory, expected a JSONL file".to_string());
+    }
+    std::fs::read(path).map_err(|err| format!("cannot read: {}", io_reason(&err)))
 }
 
 /// Like [`read_jsonl_bytes`], but returns the good records alongside the problems.
 pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-    let mut records = Vec::new();
-    let mut problems = Vec::new();
-    let mut non_blank = 0usize;
-    for (index, raw_line) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line_number = index + 1;
-        let raw_line = raw_line.strip_suffix(b"\r").unwrap_or(raw_line);
-        let line = match std::str::from_utf8(raw_line) {
-            Ok(line) => line,
-            Err(err) => {
-                non_blank += 1;
-                problems.push(format!(
-                    "{display}:{line_number}: invalid UTF-8 (bad byte at column {})",
-                    err.valid_up_to() + 1
-                ));
-                continue;
-            }
-        };
-        if line.trim().is_empty() {
-            continue;
-        }
-        non_blank += 1;
-        match serde_json::from_str::<Value>(line) {
-            Ok(value @ Value::Object(_)) => records.push(Record {
-                line: line_number,
-                value,
-                text: line.trim().into(),
-            }),
-            Ok(other) => problems.push(format!(
-                "{display}:{line_number}: expected a JSON object, found {}",
-                json_type(&other)
-            )),
-            Err(err) => problems.push(format!("{display}:{line_number}: {}", json_reason(&err))),
-        }
-    }
+    let (records, mut problems) = scan_jsonl_objects(display, bytes);
+    // Every non-blank line gave either a record or exactly one problem.
+    let non_blank = records.len() + problems.len();
     if non_blank == 0 {
         problems.push(format!("{display}: no records"));
     } else if non_blank > MAX_RECORDS {
@@ -115,6 +83,54 @@ pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String
         ));
     }
     (records, problems)
+}
+
+/// One JSON object per non-blank line, with one `DISPLAY:LINE: reason` problem per line that is
+/// not one — without the record-count rules of [`scan_jsonl_bytes`] (any number, including none).
+pub fn scan_jsonl_objects(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
+    let mut records = Vec::new();
+    let mut problems = Vec::new();
+    for (line_number, line) in jsonl_lines(bytes) {
+        let parsed = line.and_then(|line| match serde_json::from_str::<Value>(line) {
+            Ok(value @ Value::Object(_)) => Ok((value, line.trim())),
+            Ok(other) => Err(format!(
+                "expected a JSON object, found {}",
+                json_type(&other)
+            )),
+            Err(err) => Err(json_reason(&err)),
+        });
+        match parsed {
+            Ok((value, text)) => records.push(Record {
+                line: line_number,
+                value,
+                text: text.into(),
+            }),
+            Err(reason) => problems.push(format!("{display}:{line_number}: {reason}")),
+        }
+    }
+    (records, problems)
+}
+
+/// The non-blank lines of JSONL bytes with their 1-based physical line numbers (blank lines are
+/// skipped but still counted): a leading UTF-8 BOM is ignored, lines end at `\n` with an optional
+/// `\r` before it, and a line that is not UTF-8 yields `invalid UTF-8 (bad byte at column N)`.
+pub fn jsonl_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, Result<&str, String>)> {
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+    bytes
+        .split(|&b| b == b'\n')
+        .enumerate()
+        .filter_map(|(index, raw)| {
+            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+            let line = match std::str::from_utf8(raw) {
+                Ok(text) if text.trim().is_empty() => return None,
+                Ok(text) => Ok(text),
+                Err(err) => Err(format!(
+                    "invalid UTF-8 (bad byte at column {})",
+                    err.valid_up_to() + 1
+                )),
+            };
+            Some((index + 1, line))
+        })
 }
 
 /// A serde_json error as a reason for a single line: "invalid JSON: <what> at column N".

@@ -6,11 +6,13 @@
 mod candidates;
 mod jsonl;
 
+use std::io::Read;
 use std::path::PathBuf;
 
 pub use candidates::Candidate;
 pub use jsonl::{
-    io_reason, json_reason, read_jsonl, read_jsonl_bytes, strip_os_error, Record, MAX_RECORDS,
+    io_reason, json_reason, jsonl_lines, read_input_file, read_jsonl, read_jsonl_bytes,
+    scan_jsonl_objects, strip_os_error, Record, MAX_RECORDS,
 };
 
 use crate::config::RunConfig;
@@ -61,4 +63,14 @@ pub fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
         dataset,
         valset,
     })
+}
+
+/// All of standard input, or the problem `<stdin>: cannot read: <reason>`.
+pub fn read_stdin() -> Result<Vec<u8>, String> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map(|_| bytes)
+        .map_err(|err| format!("<stdin>: cannot read: {}", io_reason(&err)))
 }

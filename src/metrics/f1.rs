@@ -7,7 +7,7 @@ use super::pytext;
 
 /// SQuAD's `normalize_answer`: lowercase, remove `string.punctuation`, replace each standalone
 /// `a`/`an`/`the` (a whole `\w` run) with a space, collapse whitespace.
-pub fn squad_normalize(text: &str) -> String {
+fn squad_normalize(text: &str) -> String {
     let lowered: String = text
         .to_lowercase()
         .chars()

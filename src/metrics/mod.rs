@@ -11,9 +11,9 @@ mod f1;
 mod pytext;
 mod rouge;
 
-pub use bleu::{bleu_4, tokenize_13a};
-pub use f1::{squad_f1, squad_normalize};
-pub use rouge::{rouge_l, rouge_tokenize};
+pub use bleu::bleu_4;
+pub use f1::squad_f1;
+pub use rouge::rouge_l;
 
 /// 1.0 when `output` and `reference` are the same string, else 0.0. No normalisation.
 pub fn exact_match(output: &str, reference: &str) -> f64 {

@@ -3,7 +3,7 @@
 
 /// rouge-score's default tokeniser: lowercase, then every maximal run of `[a-z0-9]` is a token;
 /// everything else (including non-ASCII letters) separates tokens.
-pub fn rouge_tokenize(text: &str) -> Vec<String> {
+fn rouge_tokenize(text: &str) -> Vec<String> {
     text.to_lowercase()
         .split(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit()))
         .filter(|token| !token.is_empty())

@@ -1,17 +1,28 @@
 //! The `code_exec` metric's runner: the extracted code plus one target assertion per script, run
 //! with `python3` in a fresh temporary directory under a timeout; the score is the fraction of
-//! assertions whose script exits 0.
+//! assertions that pass.
+//!
+//! An assertion passes when its script exits 0 **and** prints the random nonce appended after the
+//! assertion, so code that ends the interpreter early (`os._exit(0)`, `sys.exit(0)`) fails. The
+//! script sees only an allowlisted environment ([`INHERITED_ENV`]), never evalctl's own (API keys).
+//! This guards against accidents and casual cheating, not against code that reads its own script
+//! to find the nonce: it is not a sandbox.
 
 use std::io::ErrorKind;
 use std::os::unix::process::CommandExt;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::error::bad_input;
+use crate::input::io_reason;
+use crate::process_group::GroupKiller;
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
 pub const PYTHON: &str = "python3";
+
+/// The only environment variables a script inherits.
+pub const INHERITED_ENV: [&str; 6] = ["PATH", "HOME", "LANG", "LC_ALL", "PYTHONPATH", "TMPDIR"];
 
 /// How often a running script is polled for exit.
 const POLL: Duration = Duration::from_millis(5);
@@ -19,7 +30,7 @@ const POLL: Duration = Duration::from_millis(5);
 /// What running one task's assertions gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeOutcome {
-    /// Assertions whose script exited 0.
+    /// Assertions whose script exited 0 after printing its nonce.
     pub passed: usize,
     /// Assertions run.
     pub total: usize,
@@ -38,29 +49,37 @@ impl CodeOutcome {
     }
 }
 
-/// Fail with a clear message when `python3` cannot be started.
+/// Fail with a clear message when `python3` is missing or unusable: `python3 --version` must start
+/// and exit 0 (a shim that exits 127 is as good as no python3).
 pub fn ensure_python() -> anyhow::Result<()> {
-    match Command::new(PYTHON)
+    let status = python()
         .arg("--version")
-        .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-    {
-        Ok(_) => Ok(()),
-        Err(err) => Err(missing_python(&err)),
-    }
+        .status();
+    let why = match status {
+        Ok(status) if status.success() => return Ok(()),
+        Ok(status) => format!("it is unusable (`{PYTHON} --version` failed with {status})"),
+        Err(err) if err.kind() == ErrorKind::NotFound => "it was not found on PATH".to_string(),
+        Err(err) => format!("it cannot be started: {}", io_reason(&err)),
+    };
+    Err(bad_input(format!(
+        "error: code_exec tasks run their assertions with {PYTHON}, but {why}"
+    )))
 }
 
-fn missing_python(err: &std::io::Error) -> anyhow::Error {
-    let why = if err.kind() == ErrorKind::NotFound {
-        "it was not found on PATH".to_string()
-    } else {
-        format!("it cannot be started: {err}")
-    };
-    bad_input(format!(
-        "error: code_exec tasks run their assertions with {PYTHON}, but {why}"
-    ))
+/// `python3` with the allowlisted environment and no stdin.
+fn python() -> Command {
+    let mut command = Command::new(PYTHON);
+    command
+        .env_clear()
+        .envs(
+            INHERITED_ENV
+                .iter()
+                .filter_map(|name| std::env::var_os(name).map(|value| (name, value))),
+        )
+        .stdin(Stdio::null());
+    command
 }
 
 /// Run `code` followed by each assertion, one script per assertion, each under `timeout`.
@@ -73,7 +92,11 @@ pub fn run_assertions(
         .prefix("evalctl-code-")
         .tempdir()
         .map_err(|err| {
-            anyhow::anyhow!("cannot create a temporary directory for code_exec: {err}")
+            anyhow::anyhow!(
+                "code_exec: cannot create a temporary directory in {}: {}",
+                std::env::temp_dir().display(),
+                io_reason(&err)
+            )
         })?;
     let mut outcome = CodeOutcome {
         passed: 0,
@@ -82,8 +105,10 @@ pub fn run_assertions(
     };
     for (index, assertion) in assertions.iter().enumerate() {
         let script = dir.path().join(format!("assertion_{index}.py"));
-        std::fs::write(&script, format!("{code}\n\n{assertion}\n"))?;
-        match run_script(dir.path(), &script, timeout)? {
+        let nonce = format!("evalctl-assertion-passed-{:032x}", fastrand::u128(..));
+        let text = format!("{code}\n\n{assertion}\nprint(\"{nonce}\", flush=True)\n");
+        std::fs::write(&script, text).map_err(|err| file_error("write", &script, &err))?;
+        match run_script(dir.path(), &script, &nonce, timeout)? {
             None => outcome.passed += 1,
             Some(failure) => {
                 outcome.first_failure.get_or_insert(failure);
@@ -93,36 +118,63 @@ pub fn run_assertions(
     Ok(outcome)
 }
 
-/// Run one script; `None` when it exits 0, else why it failed.
-fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Option<String>> {
-    let stderr_path = script.with_extension("stderr");
-    let stderr = std::fs::File::create(&stderr_path)?;
-    let mut child = Command::new(PYTHON)
+/// Run one script; `None` when it exits 0 having printed `nonce` on a line of its own, else why it
+/// failed.
+fn run_script(
+    dir: &Path,
+    script: &Path,
+    nonce: &str,
+    timeout: Duration,
+) -> anyhow::Result<Option<String>> {
+    let capture = |extension| {
+        let path = script.with_extension(extension);
+        std::fs::File::create(&path)
+            .map(|file| (path.clone(), file))
+            .map_err(|err| file_error("create", &path, &err))
+    };
+    let (stdout_path, stdout) = capture("stdout")?;
+    let (stderr_path, stderr) = capture("stderr")?;
+    let mut child = python()
         .arg(script)
         .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
+        .stdout(stdout)
         .stderr(stderr)
         .process_group(0)
         .spawn()
-        .map_err(|err| missing_python(&err))?;
-    let started = Instant::now();
-    let status = loop {
-        if let Some(status) = child.try_wait()? {
-            break status;
+        .map_err(|err| {
+            anyhow::anyhow!(
+                "code_exec: cannot start {PYTHON} on {}: {}",
+                script.display(),
+                io_reason(&err)
+            )
+        })?;
+    let group = GroupKiller::new(Some(child.id()));
+    let waited = wait_for(&mut child, &group, timeout);
+    // Whatever happened, nothing the script started outlives it: the group is killed even after a
+    // normal exit (the group id is not reused while any member lives) or a failed wait.
+    drop(group);
+    let status = match waited {
+        Ok(Some(status)) => status,
+        Ok(None) => return Ok(Some(format!("timed out after {}s", timeout.as_secs_f64()))),
+        Err(err) => {
+            let _ = child.wait();
+            return Err(anyhow::anyhow!(
+                "code_exec: cannot wait for {PYTHON} running {}: {}",
+                script.display(),
+                io_reason(&err)
+            ));
         }
-        if started.elapsed() >= timeout {
-            // SAFETY: killpg has no memory-safety preconditions; a stale group id yields ESRCH.
-            unsafe {
-                libc::killpg(child.id() as libc::pid_t, libc::SIGKILL);
-            }
-            child.wait()?;
-            return Ok(Some(format!("timed out after {}s", timeout.as_secs_f64())));
-        }
-        std::thread::sleep(POLL);
     };
     if status.success() {
-        return Ok(None);
+        // The script's files are the code's to tamper with: an unreadable one is a failure.
+        let printed = std::fs::read(&stdout_path).unwrap_or_default();
+        let completed = printed
+            .split(|&b| b == b'\n')
+            .any(|line| line == nonce.as_bytes());
+        return Ok((!completed).then(|| {
+            "the script exited 0 without completing its assertion (did the code exit early?)"
+                .to_string()
+        }));
     }
     let stderr = std::fs::read_to_string(&stderr_path).unwrap_or_default();
     Ok(Some(
@@ -132,6 +184,36 @@ fn run_script(dir: &Path, script: &Path, timeout: Duration) -> anyhow::Result<Op
             .find(|line| !line.trim().is_empty())
             .map_or_else(|| format!("python3 exited with {status}"), str::to_string),
     ))
+}
+
+/// A failed file operation of the runner, naming the file.
+fn file_error(action: &str, path: &Path, err: &std::io::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "code_exec: cannot {action} {}: {}",
+        path.display(),
+        io_reason(err)
+    )
+}
+
+/// Wait for `child` for at most `timeout`: its exit status, or `None` when it ran out of time (its
+/// group is then killed and the child reaped).
+fn wait_for(
+    child: &mut Child,
+    group: &GroupKiller,
+    timeout: Duration,
+) -> std::io::Result<Option<ExitStatus>> {
+    let started = Instant::now();
+    loop {
+        if let Some(status) = child.try_wait()? {
+            return Ok(Some(status));
+        }
+        if started.elapsed() >= timeout {
+            group.kill();
+            child.wait()?;
+            return Ok(None);
+        }
+        std::thread::sleep(POLL);
+    }
 }
 
 #[cfg(test)]

@@ -31,17 +31,12 @@ pub fn render(config: &RenderConfig) -> anyhow::Result<Exit> {
 }
 
 /// `evalctl tasks score`: score every task's output, write per-task lines to `--output`, print
-/// the summary. Exit 1 when a task has no output or an output names no task.
+/// the summary. Exit 1 when a task has no output or an output names no task; an output for a task
+/// skipped as invalid (`--allow-bad-tasks`) is only warned about.
 pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
     let file = load_valid(&config.file, config.allow_bad_tasks)?;
     let (outputs_display, outputs) = read_outputs(&config.outputs)?;
-    let summary = score_all(
-        &file.display,
-        &file.tasks,
-        outputs_display,
-        outputs,
-        config.code_timeout,
-    )?;
+    let summary = score_all(&file, outputs_display, outputs, config.code_timeout)?;
     if let Some(path) = &config.output {
         report::write_task_scores(path, &summary.tasks)?;
     }
@@ -60,6 +55,12 @@ pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
             summary.outputs_file, unknown.line, unknown.task_id
         );
     }
+    for ignored in &summary.ignored_outputs {
+        eprintln!(
+            "warning: {}:{}: output for invalid task {:?} ignored",
+            summary.outputs_file, ignored.line, ignored.task_id
+        );
+    }
     Ok(
         if summary.missing.is_empty() && summary.unknown_outputs.is_empty() {
             Exit::Success
@@ -73,19 +74,18 @@ pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
 /// of them, unless `allow_bad_tasks`, which reports them as warnings and keeps the valid ones.
 fn load_valid(path: &Path, allow_bad_tasks: bool) -> anyhow::Result<TaskFile> {
     let file = load_tasks(path)?;
-    let lines = report::task_error_lines(&file);
+    let mut lines = report::task_error_lines(&file);
     if lines.is_empty() {
         return Ok(file);
     }
     if !allow_bad_tasks {
-        let mut message: Vec<String> = lines.iter().map(|line| format!("error: {line}")).collect();
-        message.push(format!(
-            "error: {}: {} task-spec errors; fix them (see `evalctl tasks validate`) or pass \
+        lines.push(format!(
+            "{}: {} task-spec errors; fix them (see `evalctl tasks validate`) or pass \
              --allow-bad-tasks to skip them",
             file.display,
             file.errors.len()
         ));
-        return Err(bad_input(message.join("\n")));
+        return Err(bad_input(report::error_message(&lines)));
     }
     for line in lines {
         eprintln!("warning: skipped: {line}");

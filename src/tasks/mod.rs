@@ -15,10 +15,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use command::{render, score, validate};
-pub use render::render_prompt;
-pub use score::{score_task, Aggregate, Assertions, ScoreSummary, Status, TaskScore};
+pub use score::{Aggregate, Assertions, ScoreSummary, Status, TaskScore};
 pub use spec::{Category, FewShotExample, MetricName, PostProcess, Task};
-pub use validate::{load_tasks, validate_bytes, Rule, TaskError, TaskFile, MAX_FEW_SHOT};
+pub use validate::{load_tasks, Rule, TaskError, TaskFile};
 
 use crate::report::Format;
 

@@ -22,7 +22,6 @@ mod tests {
     #[test]
     fn examples_come_first_separated_by_blank_lines() {
         let mut task = Task {
-            line: 1,
             task_id: "t".into(),
             category: Category::Arithmetic,
             prompt: "Question: 17 + 24\nAnswer:".into(),

@@ -25,6 +25,15 @@ pub fn validation_report(file: &TaskFile, format: Format) -> anyhow::Result<Stri
     })
 }
 
+/// Problems as one message, each line starting with `error: `.
+pub fn error_message(problems: &[String]) -> String {
+    problems
+        .iter()
+        .map(|problem| format!("error: {problem}"))
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
 /// The one-line tally for stderr: `FILE: N valid tasks, M errors`.
 pub fn validation_tally(file: &TaskFile) -> String {
     let plural = |n: usize, word: &str| format!("{n} {word}{}", if n == 1 { "" } else { "s" });
@@ -120,12 +129,22 @@ fn score_text(summary: &ScoreSummary) -> String {
             summary.missing.join(", ")
         ));
     }
-    if !summary.unknown_outputs.is_empty() {
-        text.push_str("\noutputs naming no task:\n");
-        for unknown in &summary.unknown_outputs {
+    let unmatched = [
+        ("outputs naming no task", &summary.unknown_outputs),
+        (
+            "outputs for invalid tasks (ignored)",
+            &summary.ignored_outputs,
+        ),
+    ];
+    for (title, outputs) in unmatched {
+        if outputs.is_empty() {
+            continue;
+        }
+        text.push_str(&format!("\n{title}:\n"));
+        for output in outputs {
             text.push_str(&format!(
                 "  {}:{}: {}\n",
-                summary.outputs_file, unknown.line, unknown.task_id
+                summary.outputs_file, output.line, output.task_id
             ));
         }
     }

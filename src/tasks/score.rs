@@ -3,17 +3,18 @@
 //! Tasks without an output and outputs naming no task are reported, never dropped.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::io::Read;
 use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
 use super::code_exec::{self, CodeOutcome};
+use super::report::error_message;
 use super::spec::{Category, MetricName, PostProcess, Task};
+use super::validate::TaskFile;
 use super::OutputsSource;
 use crate::error::bad_input;
-use crate::input::{read_jsonl, read_jsonl_bytes};
+use crate::input::{read_input_file, read_stdin, scan_jsonl_objects};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 use crate::protocol::json_type;
 
@@ -29,21 +30,20 @@ pub struct ModelOutput {
 }
 
 /// Read `{"task_id", "output"}` lines. Any unreadable line, missing or non-string field, or task
-/// id answered twice is a bad-input error listing every problem.
+/// id answered twice is a bad-input error listing every problem (those of the lines that are not
+/// objects first). Unlike a dataset, an outputs file may hold any number of lines, none included:
+/// then every task is missing.
 pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<ModelOutput>)> {
-    let (display, records) = match source {
-        OutputsSource::Stdin => {
-            let mut bytes = Vec::new();
-            std::io::stdin()
-                .lock()
-                .read_to_end(&mut bytes)
-                .map_err(|err| bad_input(format!("error: <stdin>: cannot read: {err}")))?;
-            ("<stdin>".to_string(), read_jsonl_bytes("<stdin>", &bytes))
+    let (display, bytes) = match source {
+        OutputsSource::Stdin => ("<stdin>".to_string(), read_stdin()),
+        OutputsSource::File(path) => {
+            let display = path.display().to_string();
+            let bytes = read_input_file(path).map_err(|reason| format!("{display}: {reason}"));
+            (display, bytes)
         }
-        OutputsSource::File(path) => (path.display().to_string(), read_jsonl(path)),
     };
-    let records = records.map_err(|problems| bad_input(error_message(&problems)))?;
-    let mut problems = Vec::new();
+    let bytes = bytes.map_err(|problem| bad_input(error_message(&[problem])))?;
+    let (records, mut problems) = scan_jsonl_objects(&display, &bytes);
     let mut outputs = Vec::with_capacity(records.len());
     let mut first_line: HashMap<String, usize> = HashMap::new();
     for record in records {
@@ -83,15 +83,6 @@ pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<Model
     } else {
         Err(bad_input(error_message(&problems)))
     }
-}
-
-/// Problems as one message, each line starting with `error: `.
-pub fn error_message(problems: &[String]) -> String {
-    problems
-        .iter()
-        .map(|problem| format!("error: {problem}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// Whether a task was scored.
@@ -218,9 +209,9 @@ impl Aggregate {
     }
 }
 
-/// An output whose task id names no valid task.
+/// An output that scored no task: its id names no task at all, or a task skipped as invalid.
 #[derive(Debug, Clone, Serialize)]
-pub struct UnknownOutput {
+pub struct UnmatchedOutput {
     /// Its line in the outputs file.
     pub line: usize,
     /// The task id it names.
@@ -242,21 +233,23 @@ pub struct ScoreSummary {
     pub by_metric: BTreeMap<MetricName, Aggregate>,
     /// Ids of the tasks without an output, in file order.
     pub missing: Vec<String>,
-    /// Outputs naming no valid task.
-    pub unknown_outputs: Vec<UnknownOutput>,
+    /// Outputs naming no task in the tasks file.
+    pub unknown_outputs: Vec<UnmatchedOutput>,
+    /// Outputs naming a task skipped as invalid (`--allow-bad-tasks`); ignored, not an error.
+    pub ignored_outputs: Vec<UnmatchedOutput>,
     /// The per-task results (not part of the JSON summary; see `--output`).
     #[serde(skip)]
     pub tasks: Vec<TaskScore>,
 }
 
-/// Score every task against its output.
+/// Score every valid task of `file` against its output.
 pub fn score_all(
-    tasks_file: &str,
-    tasks: &[Task],
+    file: &TaskFile,
     outputs_file: String,
     outputs: Vec<ModelOutput>,
     code_timeout: Duration,
 ) -> anyhow::Result<ScoreSummary> {
+    let tasks = &file.tasks;
     let by_id: HashMap<&str, &ModelOutput> = outputs
         .iter()
         .map(|output| (output.task_id.as_str(), output))
@@ -268,13 +261,14 @@ pub fn score_all(
         code_exec::ensure_python()?;
     }
     let mut summary = ScoreSummary {
-        tasks_file: tasks_file.to_string(),
+        tasks_file: file.display.clone(),
         outputs_file,
         overall: Aggregate::default(),
         by_category: BTreeMap::new(),
         by_metric: BTreeMap::new(),
         missing: Vec::new(),
         unknown_outputs: Vec::new(),
+        ignored_outputs: Vec::new(),
         tasks: Vec::with_capacity(tasks.len()),
     };
     for task in tasks {
@@ -299,14 +293,20 @@ pub fn score_all(
         summary.tasks.push(result);
     }
     let known: HashSet<&str> = tasks.iter().map(|task| task.task_id.as_str()).collect();
-    summary.unknown_outputs = outputs
+    for output in outputs
         .iter()
         .filter(|output| !known.contains(output.task_id.as_str()))
-        .map(|output| UnknownOutput {
+    {
+        let unmatched = UnmatchedOutput {
             line: output.line,
             task_id: output.task_id.clone(),
-        })
-        .collect();
+        };
+        if file.skipped_ids.contains(&output.task_id) {
+            summary.ignored_outputs.push(unmatched);
+        } else {
+            summary.unknown_outputs.push(unmatched);
+        }
+    }
     Ok(summary)
 }
 
@@ -316,9 +316,9 @@ mod tests {
     use crate::tasks::validate::validate_bytes;
 
     fn task(line: &str) -> Task {
-        let (mut tasks, errors) = validate_bytes(line.as_bytes());
-        assert!(errors.is_empty(), "{errors:?}");
-        tasks.remove(0)
+        let mut file = validate_bytes("t".into(), line.as_bytes());
+        assert!(file.errors.is_empty(), "{:?}", file.errors);
+        file.tasks.remove(0)
     }
 
     #[test]
@@ -338,32 +338,31 @@ mod tests {
 
     #[test]
     fn aggregates_count_missing_as_zero() {
-        let a = task(
-            r#"{"task_id":"a","category":"arithmetic","prompt":"1+1","targets":["2"],"metric_name":"exact_match","post_process":"none"}"#,
+        let good = r#"{"task_id":"a","category":"arithmetic","prompt":"1+1","targets":["2"],"metric_name":"exact_match","post_process":"none"}"#;
+        let text = format!(
+            "{good}\n{}\n{}\n",
+            good.replace(r#""a""#, r#""b""#),
+            good.replace(r#""a""#, r#""c""#)
+                .replace("arithmetic", "poetry")
         );
-        let b = Task {
-            task_id: "b".into(),
-            ..a.clone()
+        let file = validate_bytes("t".into(), text.as_bytes());
+        assert_eq!(file.tasks.len(), 2);
+        let output = |line, task_id: &str| ModelOutput {
+            line,
+            task_id: task_id.into(),
+            output: "2".into(),
         };
-        let outputs = vec![
-            ModelOutput {
-                line: 1,
-                task_id: "a".into(),
-                output: "2".into(),
-            },
-            ModelOutput {
-                line: 2,
-                task_id: "zz".into(),
-                output: "?".into(),
-            },
-        ];
-        let summary = score_all("t", &[a, b], "o".into(), outputs, Duration::from_secs(1)).unwrap();
+        let outputs = vec![output(1, "a"), output(2, "zz"), output(3, "c")];
+        let summary = score_all(&file, "o".into(), outputs, Duration::from_secs(1)).unwrap();
         assert_eq!(summary.overall.tasks, 2);
         assert_eq!(summary.overall.scored, 1);
         assert_eq!(summary.overall.missing, 1);
         assert_eq!(summary.overall.mean, 0.5);
         assert_eq!(summary.missing, ["b"]);
+        assert_eq!(summary.unknown_outputs.len(), 1);
         assert_eq!(summary.unknown_outputs[0].task_id, "zz");
+        assert_eq!(summary.ignored_outputs.len(), 1);
+        assert_eq!(summary.ignored_outputs[0].task_id, "c");
         assert_eq!(summary.by_category[&Category::Arithmetic].mean, 0.5);
     }
 }

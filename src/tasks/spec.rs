@@ -119,8 +119,6 @@ pub struct FewShotExample {
 /// A task record that passed validation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Task {
-    /// The 1-based line of the tasks file it came from.
-    pub line: usize,
     /// Unique id, `[A-Za-z0-9_-]+`.
     pub task_id: String,
     /// The category.

@@ -2,7 +2,8 @@
 //! bad line drops that record only, and every problem becomes one [`TaskError`] naming its line,
 //! task id, rule, field and detail.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
 use serde::Serialize;
@@ -10,7 +11,7 @@ use serde_json::{Map, Value};
 
 use super::spec::{Category, FewShotExample, MetricName, PostProcess, Task};
 use crate::error::bad_input;
-use crate::input::{io_reason, json_reason};
+use crate::input::{json_reason, jsonl_lines, read_input_file};
 use crate::protocol::{clip, json_type};
 
 /// The most few-shot examples a task may carry.
@@ -111,16 +112,33 @@ pub struct TaskError {
 }
 
 impl TaskError {
-    /// The text-report line: `FILE:LINE: task_id: rule: field: detail`.
+    /// The text-report line: `FILE:LINE: task_id: rule: field: detail`. A field name from the
+    /// record (an unknown key) that is not plain `[A-Za-z0-9_.\[\]]+` is JSON-quoted, so it can
+    /// neither break the line nor fake its `: ` separators.
     pub fn to_line(&self, file: &str) -> String {
         format!(
             "{file}:{}: {}: {}: {}: {}",
             self.line,
             self.task_id.as_deref().unwrap_or("?"),
             self.rule.name(),
-            self.field.as_deref().unwrap_or("-"),
+            self.field
+                .as_deref()
+                .map_or(Cow::Borrowed("-"), quoted_field),
             self.detail
         )
+    }
+}
+
+/// `field` as is when it is plain `[A-Za-z0-9_.\[\]]+`, else as a JSON string.
+fn quoted_field(field: &str) -> Cow<'_, str> {
+    let plain = !field.is_empty()
+        && field
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'[' | b']'));
+    if plain {
+        Cow::Borrowed(field)
+    } else {
+        Cow::Owned(Value::from(field).to_string())
     }
 }
 
@@ -133,46 +151,36 @@ pub struct TaskFile {
     pub tasks: Vec<Task>,
     /// Every problem, in line order.
     pub errors: Vec<TaskError>,
+    /// The `task_id` strings of the records that failed validation (whatever their spelling), so
+    /// an output naming one is recognised as an output for a skipped task.
+    pub skipped_ids: HashSet<String>,
 }
 
 /// Read and validate a tasks file. A missing or unreadable file, a directory or a file without a
 /// single record is a bad-input error (exit 2); problems in records are returned in the file.
 pub fn load_tasks(path: &Path) -> anyhow::Result<TaskFile> {
     let display = path.display().to_string();
-    if path.is_dir() {
+    let bytes = read_input_file(path)
+        .map_err(|reason| bad_input(format!("error: tasks file {display}: {reason}")))?;
+    let file = validate_bytes(display, &bytes);
+    if file.tasks.is_empty() && file.errors.is_empty() {
         return Err(bad_input(format!(
-            "error: tasks file {display}: is a directory, expected a JSONL file"
+            "error: tasks file {}: no tasks (the file is empty)",
+            file.display
         )));
     }
-    let bytes = std::fs::read(path).map_err(|err| {
-        bad_input(format!(
-            "error: tasks file {display}: cannot read: {}",
-            io_reason(&err)
-        ))
-    })?;
-    let (tasks, errors) = validate_bytes(&bytes);
-    if tasks.is_empty() && errors.is_empty() {
-        return Err(bad_input(format!(
-            "error: tasks file {display}: no tasks (the file is empty)"
-        )));
-    }
-    Ok(TaskFile {
-        display,
-        tasks,
-        errors,
-    })
+    Ok(file)
 }
 
-/// Validate JSONL task records from memory: a UTF-8 BOM is ignored, blank lines are skipped (and
-/// still counted for line numbers), `\r\n` endings are accepted.
-pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+/// Validate JSONL task records from memory, line by line as [`jsonl_lines`] yields them: a UTF-8
+/// BOM is ignored, blank lines are skipped (and still counted for line numbers), `\r\n` endings
+/// are accepted. `display` names the source in the result.
+pub fn validate_bytes(display: String, bytes: &[u8]) -> TaskFile {
     let mut tasks = Vec::new();
     let mut errors = Vec::new();
+    let mut skipped_ids = HashSet::new();
     let mut seen_ids = HashMap::new();
-    for (index, raw) in bytes.split(|&b| b == b'\n').enumerate() {
-        let line = index + 1;
-        let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    for (line, text) in jsonl_lines(bytes) {
         let line_error = |rule, detail| TaskError {
             line,
             task_id: None,
@@ -180,27 +188,23 @@ pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
             field: None,
             detail,
         };
-        let text = match std::str::from_utf8(raw) {
+        let text = match text {
             Ok(text) => text,
-            Err(err) => {
-                errors.push(line_error(
-                    Rule::BadJson,
-                    format!(
-                        "invalid UTF-8 (bad byte at column {})",
-                        err.valid_up_to() + 1
-                    ),
-                ));
+            Err(reason) => {
+                errors.push(line_error(Rule::BadJson, reason));
                 continue;
             }
         };
-        if text.trim().is_empty() {
-            continue;
-        }
         match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(record)) => {
                 let mut check = RecordCheck::new(line, &record);
-                if let Some(task) = check.task(&record, &mut seen_ids) {
-                    tasks.push(task);
+                match check.task(&record, &mut seen_ids) {
+                    Some(task) => tasks.push(task),
+                    None => {
+                        if let Some(Value::String(id)) = record.get("task_id") {
+                            skipped_ids.insert(id.clone());
+                        }
+                    }
                 }
                 errors.append(&mut check.errors);
             }
@@ -211,7 +215,12 @@ pub fn validate_bytes(bytes: &[u8]) -> (Vec<Task>, Vec<TaskError>) {
             Err(err) => errors.push(line_error(Rule::BadJson, json_reason(&err))),
         }
     }
-    (tasks, errors)
+    TaskFile {
+        display,
+        tasks,
+        errors,
+        skipped_ids,
+    }
 }
 
 /// The checks of one JSON object, collecting every problem.
@@ -335,7 +344,6 @@ impl RecordCheck {
             return None;
         }
         Some(Task {
-            line: self.line,
             task_id: self.task_id.clone()?,
             category: category?,
             prompt: prompt?,
@@ -565,7 +573,7 @@ mod tests {
     use super::*;
 
     fn errors_of(line: &str) -> Vec<(Rule, Option<String>)> {
-        let (_, errors) = validate_bytes(line.as_bytes());
+        let errors = validate_bytes("t".into(), line.as_bytes()).errors;
         errors.into_iter().map(|e| (e.rule, e.field)).collect()
     }
 
@@ -573,7 +581,7 @@ mod tests {
 
     #[test]
     fn a_good_record_becomes_a_task() {
-        let (tasks, errors) = validate_bytes(GOOD.as_bytes());
+        let TaskFile { tasks, errors, .. } = validate_bytes("t".into(), GOOD.as_bytes());
         assert!(errors.is_empty(), "{errors:?}");
         assert_eq!(tasks[0].task_id, "t1");
         assert_eq!(tasks[0].metric, MetricName::ExactMatch);
@@ -601,12 +609,24 @@ mod tests {
     #[test]
     fn duplicates_are_found_across_lines() {
         let text = format!("{GOOD}\n\n{GOOD}\n");
-        let (tasks, errors) = validate_bytes(text.as_bytes());
+        let TaskFile { tasks, errors, .. } = validate_bytes("t".into(), text.as_bytes());
         assert_eq!(tasks.len(), 1);
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].line, 3);
         assert_eq!(errors[0].rule, Rule::DuplicateTaskId);
         assert_eq!(errors[0].detail, "\"t1\" was already used on line 1");
+    }
+
+    #[test]
+    fn ids_of_failed_records_are_remembered() {
+        let bad_category = GOOD.replace("arithmetic", "poetry").replace("t1", "t2");
+        let bad_id = GOOD.replace(r#""t1""#, r#""a b""#);
+        let text = format!("{GOOD}\n{bad_category}\n{bad_id}\n{GOOD}\n[1]\n");
+        let file = validate_bytes("t".into(), text.as_bytes());
+        assert_eq!(file.tasks.len(), 1);
+        let mut skipped: Vec<&str> = file.skipped_ids.iter().map(String::as_str).collect();
+        skipped.sort_unstable();
+        assert_eq!(skipped, ["a b", "t1", "t2"]);
     }
 
     #[test]
@@ -635,7 +655,7 @@ mod tests {
     fn line_level_errors() {
         assert_eq!(errors_of("[1]"), [(Rule::BadType, None)]);
         assert_eq!(errors_of("{oops"), [(Rule::BadJson, None)]);
-        let (_, errors) = validate_bytes(b"\xff{}");
+        let errors = validate_bytes("t".into(), b"\xff{}").errors;
         assert_eq!(errors[0].detail, "invalid UTF-8 (bad byte at column 1)");
     }
 
@@ -649,5 +669,18 @@ mod tests {
             detail: "x".into(),
         };
         assert_eq!(error.to_line("f.jsonl"), "f.jsonl:4: ?: bad_json: -: x");
+        let field = |name: &str| TaskError {
+            field: Some(name.into()),
+            ..error.clone()
+        };
+        assert_eq!(
+            field("few_shot_examples[0].prompt").to_line("f"),
+            "f:4: ?: bad_json: few_shot_examples[0].prompt: x"
+        );
+        assert_eq!(
+            field("a\nb: c").to_line("f"),
+            "f:4: ?: bad_json: \"a\\nb: c\": x"
+        );
+        assert_eq!(field("").to_line("f"), "f:4: ?: bad_json: \"\": x");
     }
 }
