@@ -10,13 +10,13 @@ use crate::evaluator::preflight::{preflight, Probe};
 use crate::evaluator::{self, Evaluator};
 use crate::exit::Exit;
 use crate::input::{load_inputs, Inputs};
-use crate::report::{self, EvaluatorInfo, Format, ResultsFile, Summary};
+use crate::report::{self, CallRecord, EvaluatorInfo, Format, ResultsFile, Tally};
 use crate::runner::{self, plan_calls, RunContext};
 
 /// `evalctl run`.
 pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config)?;
-    let results = config
+    let mut results = config
         .output
         .as_deref()
         .map(ResultsFile::open)
@@ -25,12 +25,33 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
     let inputs = Arc::new(inputs);
     let plan = plan_calls(&inputs, config.exec.limit);
     let progress = report::progress_bar(plan.len() as u64);
+    let candidate_ids = inputs.candidates.iter().map(|c| c.id.clone()).collect();
+    let splits = report::Splits {
+        train: inputs.dataset.is_some(),
+        val: inputs.valset.is_some(),
+    };
+    let mut tally = Tally::new(candidate_ids, splits);
+    let mut results_failed = false;
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),
         task_model: config.task_model.as_deref().map(Arc::from),
         retries: config.exec.retries,
     });
+    let on_finished = |record: CallRecord| {
+        if let Some(file) = results.as_mut() {
+            if let Err(error) = file.append(&record) {
+                // Keep scoring: the summary still covers every call, and the exit code says 1.
+                progress.suspend(|| {
+                    eprintln!("error: {error:#}; the remaining results are not written")
+                });
+                results = None;
+                results_failed = true;
+            }
+        }
+        tally.add(&record);
+        progress.inc(1);
+    };
     let finished = runner::block_on(async {
         let probed = unless_interrupted(preflight(
             evaluator.as_ref(),
@@ -41,36 +62,26 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         ))
         .await;
         match probed {
-            None => Ok(runner::Finished {
-                records: Vec::new(),
-                interrupted: true,
-                elapsed: std::time::Duration::ZERO,
-            }),
-            Some(result) => {
-                result?;
-                runner::execute(context, plan, config.exec.concurrency, results, |_| {
-                    progress.inc(1)
+            None => {
+                return Ok(runner::Finished {
+                    interrupted: true,
+                    elapsed: std::time::Duration::ZERO,
                 })
-                .await
             }
-        }
+            Some(result) => result?,
+        };
+        anyhow::Ok(runner::execute(context, plan, config.exec.concurrency, on_finished).await)
     })??;
     progress.finish_and_clear();
 
-    let candidate_ids: Vec<String> = inputs.candidates.iter().map(|c| c.id.clone()).collect();
-    let summary = Summary::build(
+    let (summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),
         config.score_range,
-        &candidate_ids,
-        report::Splits {
-            train: inputs.dataset.is_some(),
-            val: inputs.valset.is_some(),
-        },
-        &finished.records,
         finished.elapsed.as_secs_f64() * 1000.0,
         finished.interrupted,
     );
-    report::print_call_errors(&finished.records, config.color);
+    let kept_output = config.output.as_deref().filter(|_| !results_failed);
+    report::print_diagnostics(&diagnostics, kept_output, config.color);
     report::print_summary(&summary, format, config.color)?;
 
     if finished.interrupted {
@@ -92,11 +103,13 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         }
         !below.is_empty()
     });
-    Ok(if summary.calls.errors > 0 || gate_failed {
-        Exit::EvaluationFailed
-    } else {
-        Exit::Success
-    })
+    Ok(
+        if summary.calls.errors > 0 || gate_failed || results_failed {
+            Exit::EvaluationFailed
+        } else {
+            Exit::Success
+        },
+    )
 }
 
 /// `evalctl preflight`: validate every input, probe the evaluator once, score nothing.

@@ -34,6 +34,25 @@ pub enum ErrorKind {
     Transport,
 }
 
+impl ErrorKind {
+    /// The kind's name as it appears in result lines (`non_finite_score`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::Spawn => "spawn",
+            ErrorKind::ExitStatus => "exit_status",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::InvalidJson => "invalid_json",
+            ErrorKind::InvalidOutput => "invalid_output",
+            ErrorKind::MissingScore => "missing_score",
+            ErrorKind::NonNumericScore => "non_numeric_score",
+            ErrorKind::NonFiniteScore => "non_finite_score",
+            ErrorKind::OutOfRange => "out_of_range",
+            ErrorKind::HttpStatus => "http_status",
+            ErrorKind::Transport => "transport",
+        }
+    }
+}
+
 /// A failed call: its kind and a human-readable reason.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct CallError {

@@ -10,7 +10,9 @@ mod text;
 pub use progress::progress_bar;
 pub use record::CallRecord;
 pub use results_file::ResultsFile;
-pub use summary::{Aggregate, Calls, CandidateSummary, EvaluatorInfo, Splits, Summary, Usage};
+pub use summary::{
+    Aggregate, Calls, CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally, Usage,
+};
 
 use std::io::{IsTerminal, Write};
 
@@ -54,38 +56,29 @@ pub fn print_summary(summary: &Summary, format: Format, color: bool) -> anyhow::
     }
 }
 
-/// Tell the user, on stderr, about the first few failed calls.
-pub fn print_call_errors(records: &[CallRecord], color: bool) {
-    const SHOWN: usize = 5;
-    let failed: Vec<&CallRecord> = records
-        .iter()
-        .filter(|record| record.error.is_some())
-        .collect();
+/// Tell the user, on stderr, about the first failed calls and the built-in checks that errored.
+/// `output` is the `--output` file, if any, where every call can be read in full.
+pub fn print_diagnostics(diagnostics: &Diagnostics, output: Option<&std::path::Path>, color: bool) {
     let prefix = if color {
         "\x1b[33mwarning\x1b[0m"
     } else {
         "warning"
     };
-    for record in failed.iter().take(SHOWN) {
-        let error = record.error.as_ref().expect("filtered on errors");
+    for failure in &diagnostics.failures {
+        eprintln!("{prefix}: {failure}");
+    }
+    if diagnostics.more_failures > 0 {
+        let more = diagnostics.more_failures;
+        match output {
+            Some(path) => eprintln!("{prefix}: … and {more} more failed calls (every call is in {})", path.display()),
+            None => eprintln!("{prefix}: … and {more} more failed calls (pass --output FILE.jsonl to keep every call)"),
+        }
+    }
+    for (check, errored) in &diagnostics.errored_checks {
         eprintln!(
-            "{prefix}: {}: {}: {}",
-            record.call_label(),
-            kind_name(error.kind),
-            error.message
+            "{prefix}: check {check} errored in {errored} of {} calls and counted as failed (see side_info.check_results{})",
+            diagnostics.calls,
+            output.map_or(String::new(), |path| format!(" in {}", path.display()))
         );
     }
-    if failed.len() > SHOWN {
-        eprintln!(
-            "{prefix}: … and {} more failed calls (every call is in --output FILE.jsonl)",
-            failed.len() - SHOWN
-        );
-    }
-}
-
-fn kind_name(kind: crate::protocol::ErrorKind) -> String {
-    serde_json::to_value(kind)
-        .ok()
-        .and_then(|value| value.as_str().map(str::to_string))
-        .unwrap_or_default()
 }

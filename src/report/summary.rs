@@ -1,5 +1,7 @@
 //! The run summary: per-candidate aggregates over each split, and the call counts.
 
+use std::collections::{BTreeMap, HashMap};
+
 use serde::Serialize;
 
 use super::CallRecord;
@@ -37,26 +39,24 @@ pub struct Usage {
 }
 
 impl Usage {
-    /// The total over `records`, or `None` when no record reports usage.
-    fn of(records: &[CallRecord]) -> Option<Usage> {
-        let tokens = |usage: &serde_json::Value, key: &str| usage.get(key)?.as_u64();
-        records
-            .iter()
-            .filter_map(|record| record.side_info.get("usage"))
-            .filter_map(|usage| {
-                let prompt = tokens(usage, "prompt_tokens");
-                let completion = tokens(usage, "completion_tokens");
-                (prompt.is_some() || completion.is_some()).then(|| Usage {
-                    prompt_tokens: prompt.unwrap_or(0),
-                    completion_tokens: completion.unwrap_or(0),
-                })
-            })
-            .reduce(|total, usage| Usage {
-                prompt_tokens: total.prompt_tokens.saturating_add(usage.prompt_tokens),
-                completion_tokens: total
-                    .completion_tokens
-                    .saturating_add(usage.completion_tokens),
-            })
+    /// The tokens a record's `side_info.usage` reports, if any.
+    fn of(record: &CallRecord) -> Option<Usage> {
+        let usage = record.side_info.get("usage")?;
+        let tokens = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
+        let (prompt, completion) = (tokens("prompt_tokens"), tokens("completion_tokens"));
+        (prompt.is_some() || completion.is_some()).then(|| Usage {
+            prompt_tokens: prompt.unwrap_or(0),
+            completion_tokens: completion.unwrap_or(0),
+        })
+    }
+
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
+            completion_tokens: self
+                .completion_tokens
+                .saturating_add(other.completion_tokens),
+        }
     }
 }
 
@@ -124,30 +124,142 @@ pub struct Splits {
 }
 
 impl Summary {
-    /// Aggregate `records` for `candidate_ids` (in order).
-    pub fn build(
+    /// Candidates that fail `--fail-under threshold`: scored below it, or not scored at all (no
+    /// call finished, e.g. `--limit 0`), since a gate must not pass on nothing.
+    pub fn below(&self, threshold: f64) -> Vec<&CandidateSummary> {
+        self.candidates
+            .iter()
+            .filter(|c| c.score.is_none_or(|score| score < threshold))
+            .collect()
+    }
+}
+
+/// How many failed calls are described one by one on stderr.
+const FAILURES_SHOWN: usize = 5;
+
+/// Running totals of a run, updated as each call finishes: the summary and the diagnostics need
+/// nothing else, so memory does not grow with the number of calls.
+pub struct Tally {
+    candidate_ids: Vec<String>,
+    candidate_index: HashMap<String, usize>,
+    splits: Splits,
+    /// Per candidate, per split (indexed by [`split_slot`]).
+    sums: Vec<[Running; 3]>,
+    calls: Calls,
+    usage: Option<Usage>,
+    diagnostics: Diagnostics,
+}
+
+/// What stderr is told after a run: the first failed calls, and the built-in checks that errored.
+#[derive(Debug, Default)]
+pub struct Diagnostics {
+    /// `label: kind: message` of the first failed calls.
+    pub failures: Vec<String>,
+    /// Failed calls not in `failures`.
+    pub more_failures: usize,
+    /// Check name → calls in which it errored (from `side_info.errored_checks`).
+    pub errored_checks: BTreeMap<String, usize>,
+    /// Calls made.
+    pub calls: usize,
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Running {
+    n: usize,
+    errors: usize,
+    sum: f64,
+    min: f64,
+    max: f64,
+}
+
+fn split_slot(split: Split) -> usize {
+    match split {
+        Split::Single => 0,
+        Split::Train => 1,
+        Split::Val => 2,
+    }
+}
+
+impl Tally {
+    /// An empty tally for `candidate_ids` (in order) over `splits`.
+    pub fn new(candidate_ids: Vec<String>, splits: Splits) -> Tally {
+        let candidate_index = candidate_ids
+            .iter()
+            .enumerate()
+            .map(|(index, id)| (id.clone(), index))
+            .collect();
+        let sums = vec![[Running::default(); 3]; candidate_ids.len()];
+        Tally {
+            candidate_ids,
+            candidate_index,
+            splits,
+            sums,
+            calls: Calls {
+                total: 0,
+                ok: 0,
+                errors: 0,
+            },
+            usage: None,
+            diagnostics: Diagnostics::default(),
+        }
+    }
+
+    /// Count one finished call.
+    pub fn add(&mut self, record: &CallRecord) {
+        self.calls.total += 1;
+        if let Some(error) = &record.error {
+            self.calls.errors += 1;
+            if self.diagnostics.failures.len() < FAILURES_SHOWN {
+                self.diagnostics.failures.push(format!(
+                    "{}: {}: {}",
+                    record.call_label(),
+                    error.kind.as_str(),
+                    error.message
+                ));
+            } else {
+                self.diagnostics.more_failures += 1;
+            }
+        } else {
+            self.calls.ok += 1;
+        }
+        if let Some(usage) = Usage::of(record) {
+            self.usage = Some(self.usage.map_or(usage, |total| total.add(usage)));
+        }
+        let errored = record
+            .side_info
+            .get("errored_checks")
+            .and_then(serde_json::Value::as_array);
+        for name in errored
+            .into_iter()
+            .flatten()
+            .filter_map(serde_json::Value::as_str)
+        {
+            *self
+                .diagnostics
+                .errored_checks
+                .entry(name.to_string())
+                .or_default() += 1;
+        }
+        if let Some(&index) = self.candidate_index.get(&record.candidate_id) {
+            self.sums[index][split_slot(record.split)].add(record.score, record.error.is_some());
+        }
+    }
+
+    /// The summary of everything counted, and the diagnostics for stderr.
+    pub fn finish(
+        self,
         evaluator: EvaluatorInfo,
         score_range: ScoreRange,
-        candidate_ids: &[String],
-        splits: Splits,
-        records: &[CallRecord],
         elapsed_ms: f64,
         interrupted: bool,
-    ) -> Summary {
-        let errors = records
-            .iter()
-            .filter(|record| record.error.is_some())
-            .count();
-        let candidates = candidate_ids
-            .iter()
-            .map(|id| {
-                let aggregate = |split| {
-                    Aggregate::of(
-                        records
-                            .iter()
-                            .filter(|r| r.split == split && &r.candidate_id == id),
-                    )
-                };
+    ) -> (Summary, Diagnostics) {
+        let splits = self.splits;
+        let candidates = self
+            .candidate_ids
+            .into_iter()
+            .zip(self.sums)
+            .map(|(id, sums)| {
+                let aggregate = |split| sums[split_slot(split)].aggregate();
                 let (train, val, single) = if splits.train {
                     (
                         Some(aggregate(Split::Train)),
@@ -163,7 +275,7 @@ impl Summary {
                     .or(single.as_ref())
                     .and_then(|agg| agg.mean);
                 CandidateSummary {
-                    id: id.clone(),
+                    id,
                     score,
                     train,
                     val,
@@ -171,60 +283,42 @@ impl Summary {
                 }
             })
             .collect();
-        Summary {
+        let mut diagnostics = self.diagnostics;
+        diagnostics.calls = self.calls.total;
+        let summary = Summary {
             evaluator,
             score_range,
-            calls: Calls {
-                total: records.len(),
-                ok: records.len() - errors,
-                errors,
-            },
-            usage: Usage::of(records),
+            calls: self.calls,
+            usage: self.usage,
             elapsed_ms,
             interrupted,
             candidates,
-        }
-    }
-
-    /// Candidates that fail `--fail-under threshold`: scored below it, or not scored at all (no
-    /// call finished, e.g. `--limit 0`), since a gate must not pass on nothing.
-    pub fn below(&self, threshold: f64) -> Vec<&CandidateSummary> {
-        self.candidates
-            .iter()
-            .filter(|c| c.score.is_none_or(|score| score < threshold))
-            .collect()
+        };
+        (summary, diagnostics)
     }
 }
 
-impl Aggregate {
-    fn of<'a>(records: impl Iterator<Item = &'a CallRecord>) -> Aggregate {
-        let mut aggregate = Aggregate {
-            n: 0,
-            mean: None,
-            min: None,
-            max: None,
-            errors: 0,
-        };
-        let mut sum = 0.0;
-        for record in records {
-            aggregate.n += 1;
-            aggregate.errors += usize::from(record.error.is_some());
-            sum += record.score;
-            aggregate.min = Some(
-                aggregate
-                    .min
-                    .map_or(record.score, |min: f64| min.min(record.score)),
-            );
-            aggregate.max = Some(
-                aggregate
-                    .max
-                    .map_or(record.score, |max: f64| max.max(record.score)),
-            );
+impl Running {
+    fn add(&mut self, score: f64, failed: bool) {
+        if self.n == 0 {
+            (self.min, self.max) = (score, score);
         }
-        if aggregate.n > 0 {
-            aggregate.mean = Some(sum / aggregate.n as f64);
+        self.n += 1;
+        self.errors += usize::from(failed);
+        self.sum += score;
+        self.min = self.min.min(score);
+        self.max = self.max.max(score);
+    }
+
+    fn aggregate(&self) -> Aggregate {
+        let finished = self.n > 0;
+        Aggregate {
+            n: self.n,
+            mean: finished.then(|| self.sum / self.n as f64),
+            min: finished.then_some(self.min),
+            max: finished.then_some(self.max),
+            errors: self.errors,
         }
-        aggregate
     }
 }
 
@@ -250,9 +344,25 @@ mod tests {
         }
     }
 
+    fn tally(records: &[CallRecord]) -> (Summary, Diagnostics) {
+        let mut tally = Tally::new(
+            vec!["c".into()],
+            Splits {
+                train: false,
+                val: false,
+            },
+        );
+        records.iter().for_each(|record| tally.add(record));
+        let evaluator = EvaluatorInfo {
+            kind: "command".into(),
+            target: "t".into(),
+        };
+        tally.finish(evaluator, ScoreRange::Unit, 1.0, false)
+    }
+
     #[test]
     fn usage_is_summed_only_when_reported() {
-        assert_eq!(Usage::of(&[record(json!({"why": "x"}))]), None);
+        assert_eq!(tally(&[record(json!({"why": "x"}))]).0.usage, None);
         let records = [
             record(json!({"usage": {"prompt_tokens": 10, "completion_tokens": 3}})),
             record(json!({"usage": {"prompt_tokens": 7}})),
@@ -260,11 +370,44 @@ mod tests {
             record(json!({})),
         ];
         assert_eq!(
-            Usage::of(&records),
+            tally(&records).0.usage,
             Some(Usage {
                 prompt_tokens: 17,
                 completion_tokens: 3
             })
         );
+    }
+
+    #[test]
+    fn aggregates_count_failures_as_zero_and_errored_checks_are_tallied() {
+        let mut failed = record(json!({"errored_checks": ["regex#1"]}));
+        failed.score = 0.0;
+        failed.error = Some(crate::protocol::CallError::new(
+            crate::protocol::ErrorKind::Timeout,
+            "slow",
+        ));
+        let (summary, diagnostics) = tally(&[
+            record(json!({"errored_checks": ["regex#1", "contains"]})),
+            failed,
+        ]);
+        let single = summary.candidates[0].single.clone().unwrap();
+        assert_eq!(
+            single,
+            Aggregate {
+                n: 2,
+                mean: Some(0.25),
+                min: Some(0.0),
+                max: Some(0.5),
+                errors: 1
+            }
+        );
+        assert_eq!(summary.candidates[0].score, Some(0.25));
+        assert_eq!(
+            (summary.calls.total, summary.calls.ok, summary.calls.errors),
+            (2, 1, 1)
+        );
+        assert_eq!(diagnostics.failures, ["c: timeout: slow"]);
+        assert_eq!(diagnostics.errored_checks.get("regex#1"), Some(&2));
+        assert_eq!(diagnostics.errored_checks.get("contains"), Some(&1));
     }
 }

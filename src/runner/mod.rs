@@ -16,7 +16,7 @@ pub use retry::{backoff, call_with_retries};
 
 use crate::evaluator::{Call, Evaluator};
 use crate::input::{Inputs, Record};
-use crate::report::{CallRecord, ResultsFile};
+use crate::report::CallRecord;
 
 /// Run `future` to completion on the one runtime of this process.
 pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
@@ -26,10 +26,8 @@ pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
     Ok(runtime.block_on(future))
 }
 
-/// What a run produced.
+/// How a run ended.
 pub struct Finished {
-    /// The records of every finished call, in completion order.
-    pub records: Vec<CallRecord>,
     /// Ctrl-C stopped the run before every call finished.
     pub interrupted: bool,
     /// Wall time of the calls.
@@ -48,20 +46,18 @@ pub struct RunContext {
     pub retries: u32,
 }
 
-/// Make every call of `plan`, at most `concurrency` at once; each finished call is appended to
-/// `results` and reported to `on_finished` as it completes. Ctrl-C aborts the calls in flight
-/// (killing command evaluators) and returns what finished.
+/// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
+/// `on_finished` as it completes (nothing is kept here, so memory does not grow with the plan).
+/// Ctrl-C aborts the calls in flight (killing command evaluators) and ends the run.
 pub async fn execute(
     context: Arc<RunContext>,
     plan: Vec<PlannedCall>,
     concurrency: usize,
-    mut results: Option<ResultsFile>,
-    on_finished: impl Fn(&CallRecord),
-) -> anyhow::Result<Finished> {
+    mut on_finished: impl FnMut(CallRecord),
+) -> Finished {
     let started = Instant::now();
     let mut pending = plan.into_iter();
     let mut in_flight = JoinSet::new();
-    let mut records = Vec::new();
     let mut interrupted = false;
     let ctrl_c = tokio::signal::ctrl_c();
     tokio::pin!(ctrl_c);
@@ -80,21 +76,18 @@ pub async fn execute(
                 in_flight.shutdown().await;
                 break;
             }
-            Some(joined) = in_flight.join_next() => {
-                let record = joined?;
-                if let Some(results) = results.as_mut() {
-                    results.append(&record)?;
-                }
-                on_finished(&record);
-                records.push(record);
-            }
+            Some(joined) = in_flight.join_next() => match joined {
+                Ok(record) => on_finished(record),
+                // A panicking adapter is a bug: report it as the panic it is.
+                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+                Err(_) => {}
+            },
         }
     }
-    Ok(Finished {
-        records,
+    Finished {
         interrupted,
         elapsed: started.elapsed(),
-    })
+    }
 }
 
 async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {

@@ -1,0 +1,157 @@
+//! What a run reports besides its summary: the stderr diagnostics (failed calls, errored
+//! built-in checks), an `--output` file that stops accepting writes, and the `-j` bound.
+
+mod common;
+
+use common::{code, json_stdout, stderr_text, Sandbox};
+
+#[test]
+fn an_output_file_that_fails_mid_run_still_gets_a_summary_and_exit_1() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"n\": 1}\n{\"n\": 2}\n{\"n\": 3}\n");
+    let out = sb
+        .run_with("cat >/dev/null\nprintf '{\"score\": 1}'\n")
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--output",
+            "/dev/full",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    let stderr = stderr_text(&out);
+    assert!(stderr.contains("/dev/full"), "{stderr}");
+    assert_eq!(
+        stderr.matches("results are not written").count(),
+        1,
+        "{stderr}"
+    );
+    let summary = json_stdout(&out);
+    assert_eq!(summary["calls"]["total"], 3, "every call still counted");
+    assert_eq!(summary["candidates"][0]["score"], 1.0);
+}
+
+#[test]
+fn failed_calls_are_listed_on_stderr_up_to_five() {
+    let sb = Sandbox::new();
+    let rows: String = (0..8).map(|i| format!("{{\"n\": {i}}}\n")).collect();
+    sb.write("d.jsonl", rows);
+    let run = |extra: &[&str]| {
+        sb.run_with("cat >/dev/null\necho oops >&2\nexit 4\n")
+            .args([
+                "--skip-preflight",
+                "-j",
+                "1",
+                "--candidate",
+                "c",
+                "--dataset",
+                "d.jsonl",
+            ])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = run(&[]);
+    assert_eq!(code(&out), 1);
+    let stderr = stderr_text(&out);
+    assert_eq!(
+        stderr
+            .matches("exit_status: command exited with code 4; stderr: oops")
+            .count(),
+        5,
+        "{stderr}"
+    );
+    assert!(stderr.contains("cand-1 train #0 (line 1)"), "{stderr}");
+    assert!(
+        stderr.contains("… and 3 more failed calls (pass --output FILE.jsonl to keep every call)"),
+        "{stderr}"
+    );
+    let stderr = stderr_text(&run(&["--output", "out.jsonl"]));
+    assert!(
+        stderr.contains("… and 3 more failed calls (every call is in out.jsonl)"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn built_in_checks_that_error_are_named_on_stderr() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"expected\": \"Paris\"}\n{\"other\": 1}\n");
+    sb.write(
+        "checks.json",
+        r#"{"checks": [{"type": "contains", "arguments": {"text": "$.test_case.expected", "phrases": ["Paris"]}}]}"#,
+    );
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--checks",
+            "checks.json",
+            "--dataset",
+            "d.jsonl",
+        ])
+        .args(["--candidate", "Paris is nice"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        code(&out),
+        0,
+        "a check error is a failed check, not a failed call"
+    );
+    let stderr = stderr_text(&out);
+    assert!(
+        stderr.contains("check contains errored in 1 of 2 calls"),
+        "{stderr}"
+    );
+    assert_eq!(json_stdout(&out)["candidates"][0]["score"], 0.5);
+}
+
+#[test]
+fn concurrency_never_exceeds_j() {
+    let sb = Sandbox::new();
+    let rows: String = (0..8).map(|i| format!("{{\"n\": {i}}}\n")).collect();
+    sb.write("d.jsonl", rows);
+    // Each call logs its start and end (nanoseconds) around a short sleep.
+    let script = "cat >/dev/null\nstart=$(date +%s%N)\nsleep 0.1\nend=$(date +%s%N)\necho \"$start $end\" >> spans.log\nprintf '{\"score\": 1}'\n";
+    for jobs in [1usize, 3] {
+        let _ = std::fs::remove_file(sb.join("spans.log"));
+        let out = sb
+            .run_with(script)
+            .args([
+                "--skip-preflight",
+                "-j",
+                &jobs.to_string(),
+                "--candidate",
+                "c",
+                "--dataset",
+                "d.jsonl",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        let mut events: Vec<(u128, i32)> = Vec::new();
+        for line in sb.lines("spans.log") {
+            let (start, end) = line.split_once(' ').unwrap();
+            events.push((start.parse().unwrap(), 1));
+            events.push((end.parse().unwrap(), -1));
+        }
+        events.sort();
+        let mut running = 0;
+        let most = events
+            .iter()
+            .map(|(_, step)| {
+                running += step;
+                running
+            })
+            .max()
+            .unwrap();
+        assert_eq!(events.len(), 16);
+        assert!(most as usize <= jobs, "-j {jobs}: {most} calls overlapped");
+        assert!(most >= 1);
+    }
+}
