@@ -3,7 +3,7 @@
 //! timeout, an error or an early return never leaves the child or anything it started running.
 //! Used by the command evaluator and the `code_exec` task runner.
 
-/// Kills a child's whole process group when dropped, unless disarmed.
+/// Kills a child's whole process group when dropped.
 #[derive(Debug)]
 pub struct GroupKiller {
     pgid: Option<u32>,
@@ -24,11 +24,6 @@ impl GroupKiller {
                 libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
             }
         }
-    }
-
-    /// Drop the guard without killing (the caller has reaped the child and lets its group be).
-    pub fn disarm(mut self) {
-        self.pgid = None;
     }
 }
 

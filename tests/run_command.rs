@@ -391,3 +391,19 @@ fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
         );
     }
 }
+
+#[test]
+fn processes_an_evaluator_leaves_behind_are_killed_when_it_exits() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\nsleep 30 >/dev/null 2>&1 &\necho $! > straggler.pid\nprintf '{\"score\": 1}'\n")
+        .args(["--skip-preflight", "--candidate", "c"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let pid: u32 = sb.read("straggler.pid").trim().parse().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || !process_alive(pid)),
+        "the background sleep {pid} outlived its evaluator"
+    );
+}

@@ -1,8 +1,9 @@
 //! The command adapter: one child process per call, run without a shell, payload on stdin, JSON
 //! on stdout, stderr kept (bounded) for the error record.
 //!
-//! Each child leads its own process group, so a timeout or an interrupted run kills the evaluator
-//! together with everything it started.
+//! Each child leads its own process group: a timeout or an interrupted run kills the evaluator
+//! together with everything it started, and whatever it leaves running after it exits is killed
+//! too, so no call leaves a process behind.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,14 @@ pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 const MAX_STDERR_BYTES: usize = 16 * 1024;
 /// How much of the kept stderr an error message quotes (its tail).
 const STDERR_IN_MESSAGE: usize = 500;
+/// How a child's exchange ended within the deadline.
+enum Ended {
+    /// It closed stdout and exited: stdout, stderr, and its status.
+    Exited(Captured, Captured, std::io::Result<ExitStatus>),
+    /// It printed more than [`MAX_OUTPUT_BYTES`] on stdout (it has been killed).
+    Overflowed,
+}
+
 /// Interpreters whose first argument is the script they run: preflight checks that the script
 /// exists, and the multi-word `--evaluator-command` form ends after the script.
 pub const SCRIPT_INTERPRETERS: &[&str] = &[
@@ -101,14 +110,15 @@ impl CommandEvaluator {
         let mut stdout = child.stdout.take().expect("stdout is piped");
         let mut stderr = child.stderr.take().expect("stderr is piped");
 
-        let exchange = async {
+        // One deadline covers writing the payload, reading the answer and the exit.
+        let ended = tokio::time::timeout(self.timeout, async {
             let write = async {
                 // An evaluator that never reads stdin closes the pipe: that is not an error.
                 let _ = stdin.write_all(&payload).await;
                 drop(stdin);
             };
             let read_stdout = async {
-                let out = read_capped(&mut stdout, MAX_OUTPUT_BYTES).await;
+                let out = read_capped(&mut stdout, MAX_OUTPUT_BYTES, Keep::Head).await;
                 if out.overflowed {
                     // Stop the evaluator now: it holds stderr (and maybe stdin) open, so waiting
                     // for them would wait for the timeout.
@@ -116,63 +126,47 @@ impl CommandEvaluator {
                 }
                 out
             };
-            let (_, out, err) = tokio::join!(
-                write,
-                read_stdout,
-                read_capped(&mut stderr, MAX_STDERR_BYTES)
-            );
-            (out, err)
-        };
-        let (stdout_bytes, stderr_bytes) = match tokio::time::timeout(self.timeout, exchange).await
-        {
-            Ok(result) => result,
-            Err(_) => {
-                group.kill();
-                let _ = child.wait().await;
-                return Attempt::failed(CallError::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "no answer within {}; the evaluator and its children were killed",
-                        seconds(self.timeout)
-                    ),
-                ));
+            let read_stderr = read_capped(&mut stderr, MAX_STDERR_BYTES, Keep::Tail);
+            let (_, out, err) = tokio::join!(write, read_stdout, read_stderr);
+            if out.overflowed {
+                return Ended::Overflowed;
             }
-        };
-        let stderr_text = String::from_utf8_lossy(&stderr_bytes.bytes).into_owned();
-        if stdout_bytes.overflowed {
-            group.kill();
-            let _ = child.wait().await;
-            return Attempt::failed(CallError::new(
+            Ended::Exited(out, err, child.wait().await)
+        })
+        .await;
+        let failure = match ended {
+            // Dropping `group` kills anything the evaluator left running in its group.
+            Ok(Ended::Exited(out, err, Ok(status))) => {
+                return self.answer(&out.bytes, &err.bytes, status)
+            }
+            Ok(Ended::Exited(_, _, Err(err))) => CallError::new(
+                ErrorKind::Spawn,
+                format!("cannot wait for the evaluator: {err}"),
+            ),
+            Ok(Ended::Overflowed) => CallError::new(
                 ErrorKind::InvalidOutput,
                 format!(
                     "stdout exceeded {} MiB; the evaluator was killed",
                     MAX_OUTPUT_BYTES / (1024 * 1024)
                 ),
-            ));
-        }
-        // stdout is closed; the process is exiting or about to. Bound the wait all the same.
-        let status = match tokio::time::timeout(self.timeout, child.wait()).await {
-            Ok(Ok(status)) => status,
-            Ok(Err(err)) => {
-                return Attempt::failed(CallError::new(
-                    ErrorKind::Spawn,
-                    format!("cannot wait for the evaluator: {err}"),
-                ))
-            }
-            Err(_) => {
-                group.kill();
-                let _ = child.wait().await;
-                return Attempt::failed(CallError::new(
-                    ErrorKind::Timeout,
-                    format!(
-                        "the evaluator closed stdout but did not exit within {}; it was killed",
-                        seconds(self.timeout)
-                    ),
-                ));
-            }
+            ),
+            Err(_) => CallError::new(
+                ErrorKind::Timeout,
+                format!(
+                    "no answer within {}; the evaluator and its children were killed",
+                    seconds(self.timeout)
+                ),
+            ),
         };
-        group.disarm();
-        let (score, side_info) = parse_evaluator_output(&stdout_bytes.bytes, self.score_range);
+        group.kill();
+        let _ = child.wait().await;
+        Attempt::failed(failure)
+    }
+
+    /// The attempt for an evaluator that exited with `status` after printing `stdout`.
+    fn answer(&self, stdout: &[u8], stderr: &[u8], status: ExitStatus) -> Attempt {
+        let stderr_text = String::from_utf8_lossy(stderr);
+        let (score, side_info) = parse_evaluator_output(stdout, self.score_range);
         let score = if status.success() {
             score.map_err(|err| with_stderr(err, &stderr_text))
         } else {
@@ -245,33 +239,43 @@ impl Evaluator for CommandEvaluator {
     }
 }
 
+/// What was read from a pipe.
 struct Captured {
     bytes: Vec<u8>,
+    /// More than the cap arrived.
     overflowed: bool,
 }
 
-/// Read a pipe to its end, keeping at most `cap` bytes. Stops at the cap when `cap` is the stdout
-/// limit (the caller kills the child); a stderr stream is drained to its end and its **last**
-/// `cap` bytes are kept, since the end of stderr (the final error line) says what went wrong.
-async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize) -> Captured {
+/// Which part of a pipe's output [`read_capped`] keeps.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    /// The first `cap` bytes, and stop reading there (stdout: past the cap the answer is invalid
+    /// and the caller kills the child).
+    Head,
+    /// The last `cap` bytes of a stream read to its end (stderr: its final line says what went
+    /// wrong).
+    Tail,
+}
+
+/// Read a pipe, keeping at most `cap` bytes as `keep` says.
+async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize, keep: Keep) -> Captured {
     let mut bytes = Vec::new();
     let mut overflowed = false;
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
-        match pipe.read(&mut chunk).await {
+        let n = match pipe.read(&mut chunk).await {
             Ok(0) | Err(_) => break,
-            Ok(n) if cap == MAX_OUTPUT_BYTES => {
-                let room = cap.saturating_sub(bytes.len());
-                bytes.extend_from_slice(&chunk[..n.min(room)]);
-                if n > room {
-                    overflowed = true;
+            Ok(n) => n,
+        };
+        bytes.extend_from_slice(&chunk[..n]);
+        if bytes.len() > cap {
+            overflowed = true;
+            match keep {
+                Keep::Head => {
+                    bytes.truncate(cap);
                     break;
                 }
-            }
-            Ok(n) => {
-                bytes.extend_from_slice(&chunk[..n]);
-                if bytes.len() > cap {
-                    overflowed = true;
+                Keep::Tail => {
                     bytes.drain(..bytes.len() - cap);
                 }
             }
