@@ -35,17 +35,19 @@ impl Secrets {
         Secrets(values)
     }
 
-    /// The secrets in HTTP header values: each whole value and each of its white-space separated
-    /// parts (the token of `Bearer TOKEN`), when at least [`MIN_SECRET_PART`] characters long.
-    pub fn from_header_values<'a>(values: impl IntoIterator<Item = &'a str>) -> Secrets {
-        Secrets::new(values.into_iter().flat_map(|value| {
-            let value = value.trim();
-            std::iter::once(value)
-                .chain(value.split_whitespace())
-                .filter(|part| part.len() >= MIN_SECRET_PART)
-                .map(str::to_string)
-                .collect::<Vec<_>>()
-        }))
+    /// The secrets in values sent with requests (HTTP header values, URL passwords and query
+    /// values): each whole value and each of its white-space separated parts (the token of
+    /// `Bearer TOKEN`), when at least [`MIN_SECRET_PART`] characters long.
+    pub fn sent_values<'a>(values: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        values
+            .into_iter()
+            .flat_map(|value| {
+                let value = value.trim();
+                std::iter::once(value).chain(value.split_whitespace())
+            })
+            .filter(|part| part.len() >= MIN_SECRET_PART)
+            .map(str::to_string)
+            .collect()
     }
 
     /// `text` with every secret replaced by [`REDACTED`].
@@ -101,13 +103,13 @@ mod tests {
 
     #[test]
     fn header_values_and_their_tokens_are_redacted() {
-        let secrets = Secrets::from_header_values(["Bearer tok-123456", "1"]);
+        let secrets = Secrets::new(Secrets::sent_values(["Bearer tok-123456", "1"]));
         assert_eq!(
             secrets.redact("got Bearer tok-123456 then tok-123456, score 1"),
             "got [redacted] then [redacted], score 1"
         );
         assert_eq!(
-            Secrets::from_header_values(["Bearer ab"]).redact("ab Bearer ab"),
+            Secrets::new(Secrets::sent_values(["Bearer ab"])).redact("ab Bearer ab"),
             "ab [redacted]"
         );
     }

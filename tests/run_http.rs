@@ -553,3 +553,39 @@ fn header_secrets_echoed_by_the_server_are_redacted() {
         }
     }
 }
+
+#[test]
+fn url_query_values_are_hidden_and_redacted() {
+    // The server echoes its request line's query back in an error body and in side info.
+    let server = Server::start(|request, _| {
+        let echoed = request.path.clone();
+        if request.body_text().contains("\"candidate\":\"fail\"") {
+            Reply::status(500, format!("bad request {echoed}"))
+        } else {
+            Reply::json(r#"{"score": 1, "note": "key=QUERYSECRET77 accepted"}"#)
+        }
+    });
+    let sb = Sandbox::new();
+    let url = format!("{}?api_key=QUERYSECRET77&v=1", server.url("/score"));
+    for candidate in ["fail", "ok"] {
+        let out = run_http(&sb, &url)
+            .args(["--candidate", candidate, "--retries", "0"])
+            .output()
+            .unwrap();
+        let summary = json_stdout(&out);
+        assert!(
+            summary["evaluator"]["target"]
+                .as_str()
+                .unwrap()
+                .ends_with("/score?…"),
+            "{summary}"
+        );
+        for text in [stdout_text(&out), stderr_text(&out), sb.read("out.jsonl")] {
+            assert!(!text.contains("QUERYSECRET77"), "leaked: {text}");
+        }
+    }
+    assert!(server
+        .requests()
+        .iter()
+        .all(|r| r.path.contains("api_key=QUERYSECRET77")));
+}

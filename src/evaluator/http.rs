@@ -68,12 +68,27 @@ fn header_name_only(header: &str) -> &str {
     header.split([':', '=', ' ']).next().unwrap_or_default()
 }
 
-/// The URL as shown to users: user info (a possible secret) removed.
+/// The URL as shown to users: user info and the query (where APIs put keys) hidden.
 pub fn display_url(url: &Url) -> String {
     let mut shown = url.clone();
     let _ = shown.set_username("");
     let _ = shown.set_password(None);
-    shown.to_string()
+    shown.set_query(None);
+    shown.set_fragment(None);
+    match url.query() {
+        Some(_) => format!("{shown}?…"),
+        None => shown.to_string(),
+    }
+}
+
+/// The parts of a URL that may be secrets: its password and its query values.
+pub fn url_secrets(url: &Url) -> Vec<String> {
+    let query = url.query_pairs().map(|(_, value)| value.into_owned());
+    url.password()
+        .map(str::to_string)
+        .into_iter()
+        .chain(query)
+        .collect()
 }
 
 /// POSTs each call to a URL.
@@ -94,8 +109,9 @@ impl HttpEvaluator {
             .headers
             .values()
             .filter_map(|value| value.to_str().ok());
-        let password = spec.url.password().unwrap_or_default();
-        let secrets = Secrets::from_header_values(header_values.chain([password]));
+        let url_secrets = url_secrets(&spec.url);
+        let sent = header_values.chain(url_secrets.iter().map(String::as_str));
+        let secrets = Secrets::new(Secrets::sent_values(sent));
         Ok(HttpEvaluator {
             spec,
             client,

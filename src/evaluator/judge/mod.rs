@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::http::{build_client, display_url, send_json};
+use super::http::{build_client, display_url, send_json, url_secrets};
 use super::{Call, Evaluator};
 use crate::config::ExecConfig;
 use crate::error::bad_input;
@@ -88,7 +88,14 @@ pub fn build(spec: &JudgeSpec, exec: &ExecConfig) -> anyhow::Result<Arc<dyn Eval
                 endpoint.key_env
             ))
         })?;
-    let secrets = Secrets::new(endpoint.key.iter().map(|key| key.expose().to_string()));
+    let url_secrets = url_secrets(&endpoint.base);
+    let secrets = Secrets::new(
+        endpoint
+            .key
+            .iter()
+            .map(|key| key.expose().to_string())
+            .chain(Secrets::sent_values(url_secrets.iter().map(String::as_str))),
+    );
     Ok(Arc::new(JudgeEvaluator {
         secrets,
         system_message: prompt::system_message(rubric.as_ref()),
