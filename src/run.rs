@@ -6,12 +6,13 @@ use std::sync::Arc;
 use serde_json::json;
 
 use crate::config::RunConfig;
+use crate::error::Fatal;
 use crate::evaluator::preflight::{preflight, Probe};
 use crate::evaluator::{self, Evaluator};
 use crate::exit::Exit;
 use crate::input::{load_inputs, Inputs};
 use crate::report::{self, CallRecord, EvaluatorInfo, Format, ResultsFile, Tally};
-use crate::runner::{self, plan_calls, RunContext};
+use crate::runner::{self, plan_calls, unless_interrupted, RunContext};
 
 /// `evalctl run`.
 pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
@@ -24,6 +25,7 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
     let format = Format::resolve(config.format);
     let inputs = Arc::new(inputs);
     let plan = plan_calls(&inputs, config.exec.limit);
+    let planned = plan.len();
     let progress = report::progress_bar(plan.len() as u64);
     let candidate_ids = inputs.candidates.iter().map(|c| c.id.clone()).collect();
     let splits = report::Splits {
@@ -85,6 +87,10 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
     report::print_summary(&summary, format, config.color)?;
 
     if finished.interrupted {
+        eprintln!(
+            "interrupted: {} of {planned} calls finished; the summary covers them",
+            summary.calls.total
+        );
         return Ok(Exit::Interrupted);
     }
     let gate_failed = config.fail_under.is_some_and(|threshold| {
@@ -165,26 +171,27 @@ pub fn preflight_only(config: RunConfig) -> anyhow::Result<Exit> {
     Ok(Exit::Success)
 }
 
-/// Run `future`, or return `None` when Ctrl-C comes first. Dropping the future stops the probe
-/// (a command evaluator's process group is killed), so nothing is left running; without this,
-/// Ctrl-C during preflight killed evalctl and orphaned the evaluator in its own process group.
-async fn unless_interrupted<F: std::future::Future>(future: F) -> Option<F::Output> {
-    tokio::select! {
-        output = future => Some(output),
-        _ = tokio::signal::ctrl_c() => None,
-    }
-}
-
+/// Load the inputs and build the evaluator. Problems in both (a bad dataset and a bad checks
+/// file, say) are reported together, so one run shows everything to fix.
 fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
-    let inputs = load_inputs(config)?;
-    if inputs
-        .candidates
-        .iter()
-        .any(|c| c.id == "stdin" && c.text.is_empty())
-    {
-        eprintln!("warning: the candidate read from stdin is empty (pass candidate files, --candidate or --candidates to score something else)");
+    let inputs = load_inputs(config);
+    let evaluator = evaluator::build(&config.evaluator, &config.exec, config.score_range);
+    let (inputs, evaluator) = match (inputs, evaluator) {
+        (Ok(inputs), Ok(evaluator)) => (inputs, evaluator),
+        (Err(first), Err(second)) => match (
+            first.downcast_ref::<Fatal>(),
+            second.downcast_ref::<Fatal>(),
+        ) {
+            (Some(Fatal::BadInput(first)), Some(Fatal::BadInput(second))) => {
+                return Err(Fatal::BadInput(format!("{first}\n{second}")).into())
+            }
+            _ => return Err(first),
+        },
+        (Err(error), _) | (_, Err(error)) => return Err(error),
+    };
+    for candidate in inputs.candidates.iter().filter(|c| c.text.is_empty()) {
+        eprintln!("warning: candidate {} is empty", candidate.id);
     }
-    let evaluator = evaluator::build(&config.evaluator, &config.exec, config.score_range)?;
     Ok((inputs, evaluator))
 }
 

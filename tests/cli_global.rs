@@ -141,3 +141,125 @@ fn on_a_terminal_the_summary_is_text_with_a_progress_display() {
         "not the JSON summary: {screen:?}"
     );
 }
+
+#[test]
+fn flags_of_another_evaluator_are_usage_errors() {
+    let cases: [(&[&str], &str); 6] = [
+        (
+            &["--evaluator-command", "sh e.sh", "--header", "X: y"],
+            "error: --header only applies to --evaluator-url",
+        ),
+        (
+            &[
+                "--evaluator-url",
+                "http://127.0.0.1:9/",
+                "--evaluator-cwd",
+                ".",
+            ],
+            "error: --evaluator-cwd only applies to --evaluator-command",
+        ),
+        (
+            &["--evaluator-url", "http://127.0.0.1:9/", "--objective", "x"],
+            "error: --objective only applies to --judge-model",
+        ),
+        (
+            &["--checks", "c.json", "--rubric", "r.json"],
+            "error: --rubric only applies to --judge-model",
+        ),
+        (
+            &["--checks", "c.json", "--judge-temperature", "0.5"],
+            "error: --judge-temperature only applies to --judge-model",
+        ),
+        (
+            &["--judge-model", "openai/m"],
+            "error: --judge-model needs --objective TEXT",
+        ),
+    ];
+    for (args, message) in cases {
+        for command in ["run", "preflight"] {
+            let out = evalctl()
+                .arg(command)
+                .args(args)
+                .args(["--candidate", "c"])
+                .output()
+                .unwrap();
+            assert_eq!(code(&out), 2, "{command} {args:?}");
+            assert!(
+                stderr_text(&out).contains(message),
+                "{command} {args:?}: {}",
+                stderr_text(&out)
+            );
+        }
+    }
+}
+
+#[test]
+fn an_unterminated_quote_in_the_command_is_a_usage_error() {
+    let out = evalctl()
+        .args([
+            "preflight",
+            "--evaluator-command",
+            "sh 'eval.sh",
+            "prompt.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr_text(&out).contains("missing closing quote"),
+        "{}",
+        stderr_text(&out)
+    );
+}
+
+#[test]
+fn input_and_checks_file_problems_are_reported_in_one_pass() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "[1]\n");
+    sb.write(
+        "checks.json",
+        r#"{"checks": [{"type": "fuzzy", "arguments": {}}]}"#,
+    );
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--checks",
+            "checks.json",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let stderr = stderr_text(&out);
+    assert!(
+        stderr.contains("d.jsonl:1: expected a JSON object, found array"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("checks.json"), "{stderr}");
+}
+
+#[test]
+fn an_evaluator_argument_starting_with_a_dash_gets_a_hint() {
+    let out = evalctl()
+        .args([
+            "run",
+            "--candidate",
+            "c",
+            "--evaluator-command",
+            "python3",
+            "eval.py",
+            "--strict",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr_text(&out).contains(r#"--evaluator-command "python3 eval.py --strict""#),
+        "{}",
+        stderr_text(&out)
+    );
+}

@@ -272,56 +272,65 @@ fn many_calls_with_concurrency_all_finish() {
 }
 
 #[test]
-fn ctrl_c_flushes_results_prints_the_summary_and_exits_130() {
-    let sb = Sandbox::new();
-    sb.write(
+fn ctrl_c_term_and_hup_flush_results_print_the_summary_and_exit_130() {
+    for signal in ["-INT", "-TERM", "-HUP"] {
+        let sb = Sandbox::new();
+        sb.write(
         "eval.sh",
         "p=$(cat)\ncase \"$p\" in *slow*) sleep 30 &\necho $! > slow.pid\nwait;; esac\nprintf '{\"score\": 1}'\n",
     );
-    let (status, stdout) = interrupt(
-        &sb,
-        &[
-            "run",
-            "--format",
-            "json",
-            "-j",
-            "1",
-            "--skip-preflight",
-            "--evaluator-command",
-            "sh eval.sh",
-            "--output",
-            "out.jsonl",
-            "--candidate",
-            "fast",
-            "--candidate",
-            "slow",
-            "--candidate",
-            "never",
-        ],
-        || sb.lines("out.jsonl").len() == 1 && !sb.read("slow.pid").trim().is_empty(),
-    );
-    let slow_pid: u32 = sb.read("slow.pid").trim().parse().unwrap();
-    assert_eq!(status.code(), Some(130), "{status:?}");
-    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary on stdout");
-    assert_eq!(summary["interrupted"], true);
-    assert_eq!(summary["calls"]["total"], 1);
-    assert_eq!(summary["candidates"].as_array().unwrap().len(), 3);
-    assert_eq!(summary["candidates"][0]["score"].as_f64(), Some(1.0));
-    let results = sb.jsonl("out.jsonl");
-    assert_eq!(results.len(), 1);
-    assert_eq!(results[0]["candidate_id"], "cand-1");
-    assert!(
-        wait_until(Duration::from_secs(3), || !process_alive(slow_pid)),
-        "the in-flight evaluator's child survived Ctrl-C"
-    );
+        let (status, stdout, stderr) = interrupt(
+            &sb,
+            &[
+                "run",
+                "--format",
+                "json",
+                "-j",
+                "1",
+                "--skip-preflight",
+                "--evaluator-command",
+                "sh eval.sh",
+                "--output",
+                "out.jsonl",
+                "--candidate",
+                "fast",
+                "--candidate",
+                "slow",
+                "--candidate",
+                "never",
+            ],
+            || sb.lines("out.jsonl").len() == 1 && !sb.read("slow.pid").trim().is_empty(),
+            signal,
+        );
+        let slow_pid: u32 = sb.read("slow.pid").trim().parse().unwrap();
+        assert_eq!(status.code(), Some(130), "{signal}: {status:?}");
+        let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary on stdout");
+        assert_eq!(summary["interrupted"], true);
+        assert_eq!(summary["calls"]["total"], 1);
+        assert_eq!(summary["candidates"].as_array().unwrap().len(), 3);
+        assert_eq!(summary["candidates"][0]["score"].as_f64(), Some(1.0));
+        let results = sb.jsonl("out.jsonl");
+        assert_eq!(results.len(), 1);
+        assert_eq!(results[0]["candidate_id"], "cand-1");
+        assert!(
+            wait_until(Duration::from_secs(3), || !process_alive(slow_pid)),
+            "{signal}: the in-flight evaluator's child survived"
+        );
+        assert!(
+            stderr.contains("interrupted: 1 of 3 calls finished"),
+            "{signal}: {stderr}"
+        );
+    }
 }
 
-/// Start `evalctl` with `args` in `sb`, wait for `ready`, send SIGINT; returns (status, stdout).
+/// Start `evalctl` with `args` in `sb`, wait for `ready`, send `signal` (a `kill` option such as
+/// `-INT`); returns (status, stdout, stderr).
 fn interrupt(
     sb: &Sandbox,
     args: &[&str],
     ready: impl Fn() -> bool,
-) -> (std::process::ExitStatus, String) {
+    signal: &str,
+) -> (std::process::ExitStatus, String, String) {
     let mut child = std::process::Command::new(common::bin())
         .current_dir(sb.path())
         .args(args)
@@ -335,14 +344,14 @@ fn interrupt(
         panic!("not ready to interrupt");
     }
     std::process::Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args([signal, &child.id().to_string()])
         .status()
         .unwrap();
     if !wait_until(Duration::from_secs(10), || {
         child.try_wait().unwrap().is_some()
     }) {
         let _ = child.kill();
-        panic!("evalctl did not stop on SIGINT");
+        panic!("evalctl did not stop on {signal}");
     }
     let status = child.wait().unwrap();
     let mut stdout = String::new();
@@ -352,7 +361,14 @@ fn interrupt(
         .unwrap()
         .read_to_string(&mut stdout)
         .unwrap();
-    (status, stdout)
+    let mut stderr = String::new();
+    child
+        .stderr
+        .take()
+        .unwrap()
+        .read_to_string(&mut stderr)
+        .unwrap();
+    (status, stdout, stderr)
 }
 
 #[test]
@@ -365,7 +381,7 @@ fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
     let ready = || !sb.read("slow.pid").trim().is_empty();
     for command in ["run", "preflight"] {
         let _ = std::fs::remove_file(sb.join("slow.pid"));
-        let (status, stdout) = interrupt(
+        let (status, stdout, _) = interrupt(
             &sb,
             &[
                 command,
@@ -377,6 +393,7 @@ fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
                 "c",
             ],
             ready,
+            "-TERM",
         );
         assert_eq!(status.code(), Some(130), "{command}: {status:?}");
         if command == "run" {

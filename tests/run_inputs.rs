@@ -138,13 +138,49 @@ fn piped_stdin_is_one_candidate_with_id_stdin() {
 }
 
 #[test]
-fn empty_stdin_is_scored_with_a_warning() {
+fn empty_stdin_is_an_error_that_says_what_to_do() {
     let sb = Sandbox::new();
-    let out = sb.run_with(LOG_PAYLOAD).write_stdin("").output().unwrap();
+    sb.write("prompt.txt", "a candidate");
+    sb.write(
+        "eval",
+        "#!/bin/sh\ntouch called\ncat >/dev/null\necho '{\"score\": 1}'\n",
+    );
+    std::fs::set_permissions(
+        sb.join("eval"),
+        std::os::unix::fs::PermissionsExt::from_mode(0o755),
+    )
+    .unwrap();
+    // Nothing given and empty stdin; and the classic slip: a candidate file swallowed as an
+    // argument of a non-interpreter evaluator command.
+    let attempts: [&[&str]; 3] = [
+        &["run", "--evaluator-command", "./eval"],
+        &["run", "--evaluator-command", "./eval", "prompt.txt"],
+        &["run", "--evaluator-command", "./eval", "-"],
+    ];
+    for args in attempts {
+        let out = sb.evalctl().args(args).write_stdin("").output().unwrap();
+        assert_eq!(code(&out), 2, "{args:?}");
+        let stderr = stderr_text(&out);
+        assert!(
+            stderr.contains("<stdin>: no candidate: stdin is empty"),
+            "{stderr}"
+        );
+        assert!(
+            stderr.contains("put candidate files before it, or quote the command"),
+            "{stderr}"
+        );
+        assert!(!sb.exists("called"), "{args:?}: the evaluator ran");
+    }
+}
+
+#[test]
+fn empty_candidates_are_scored_with_a_warning() {
+    let sb = Sandbox::new();
+    sb.write("empty.txt", "");
+    let out = sb.run_with(LOG_PAYLOAD).arg("empty.txt").output().unwrap();
     assert_eq!(code(&out), 0, "{}", stderr_text(&out));
-    assert_eq!(ids(&json_stdout(&out)), ["stdin"]);
     assert!(
-        stderr_text(&out).contains("warning: the candidate read from stdin is empty"),
+        stderr_text(&out).contains("warning: candidate empty.txt is empty"),
         "{}",
         stderr_text(&out)
     );

@@ -39,7 +39,7 @@ pub struct RunArgs {
     pub evaluator_command: Option<Vec<String>>,
 
     /// Working directory of the command evaluator.
-    #[arg(long, value_name = "DIR", requires = "evaluator_command")]
+    #[arg(long, value_name = "DIR")]
     pub evaluator_cwd: Option<PathBuf>,
 
     /// HTTP evaluator: the payload is POSTed as application/json; the body is the JSON result.
@@ -47,45 +47,40 @@ pub struct RunArgs {
     pub evaluator_url: Option<String>,
 
     /// Extra HTTP header "Name: value" for the HTTP evaluator (repeatable).
-    #[arg(long, value_name = "NAME: VALUE", requires = "evaluator_url")]
+    #[arg(long, value_name = "NAME: VALUE")]
     pub header: Vec<String>,
 
     /// LLM judge over an OpenAI-compatible chat API, as PROVIDER/MODEL (e.g. openai/gpt-4o-mini).
-    #[arg(long, value_name = "PROVIDER/MODEL", requires = "objective")]
+    #[arg(long, value_name = "PROVIDER/MODEL")]
     pub judge_model: Option<String>,
 
     /// What the judge scores the candidate against (required with --judge-model).
-    #[arg(long, value_name = "TEXT", requires = "judge_model")]
+    #[arg(long, value_name = "TEXT")]
     pub objective: Option<String>,
 
     /// Judge rubric JSON: {"quality_dimensions": [{"name", "weight"}], "hard_constraints": [..]}.
-    #[arg(long, value_name = "FILE.json", requires = "judge_model")]
+    #[arg(long, value_name = "FILE.json")]
     pub rubric: Option<PathBuf>,
 
     /// Judge API base URL (else EVALCTL_JUDGE_BASE_URL, else OPENAI_BASE_URL for openai, else the
     /// provider's default).
-    #[arg(long, value_name = "URL", requires = "judge_model")]
+    #[arg(long, value_name = "URL")]
     pub judge_base_url: Option<String>,
 
     /// Name of the environment variable holding the judge API key (default <PROVIDER>_API_KEY).
-    #[arg(long, value_name = "NAME", requires = "judge_model")]
+    #[arg(long, value_name = "NAME")]
     pub judge_api_key_env: Option<String>,
 
-    /// Judge sampling temperature.
-    #[arg(
-        long,
-        value_name = "T",
-        default_value_t = 0.0,
-        requires = "judge_model"
-    )]
-    pub judge_temperature: f64,
+    /// Judge sampling temperature [default: 0].
+    #[arg(long, value_name = "T")]
+    pub judge_temperature: Option<f64>,
 
     /// Judge completion token limit.
-    #[arg(long, value_name = "N", requires = "judge_model")]
+    #[arg(long, value_name = "N")]
     pub judge_max_tokens: Option<u32>,
 
     /// During preflight, send one real judge call (costs tokens).
-    #[arg(long, requires = "judge_model", conflicts_with = "skip_preflight")]
+    #[arg(long, conflicts_with = "skip_preflight")]
     pub probe_judge: bool,
 
     /// Built-in deterministic checks: a JSON file {"checks": [FEP check objects]}.
@@ -165,6 +160,7 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 impl RunArgs {
     /// Resolve the flags into a typed config; `color` comes from the global flag.
     pub fn into_config(self, color: bool) -> anyhow::Result<RunConfig> {
+        self.check_evaluator_flags()?;
         let mut candidate_files = self.candidate_files;
         let evaluator = if let Some(words) = self.evaluator_command {
             let argv = resolve_command_words(words, &mut candidate_files)?;
@@ -181,7 +177,7 @@ impl RunArgs {
                 rubric: self.rubric,
                 base_url: self.judge_base_url,
                 api_key_env: self.judge_api_key_env,
-                temperature: self.judge_temperature,
+                temperature: self.judge_temperature.unwrap_or(0.0),
                 max_tokens: self.judge_max_tokens,
                 probe: self.probe_judge,
             })
@@ -250,6 +246,68 @@ impl RunArgs {
     }
 }
 
+impl RunArgs {
+    /// Reject flags that belong to an evaluator other than the chosen one (they would be ignored).
+    fn check_evaluator_flags(&self) -> anyhow::Result<()> {
+        let command = self.evaluator_command.is_some();
+        let url = self.evaluator_url.is_some();
+        let judge = self.judge_model.is_some();
+        let scoped = [
+            (
+                self.evaluator_cwd.is_some(),
+                "--evaluator-cwd",
+                command,
+                "--evaluator-command",
+            ),
+            (!self.header.is_empty(), "--header", url, "--evaluator-url"),
+            (
+                self.objective.is_some(),
+                "--objective",
+                judge,
+                "--judge-model",
+            ),
+            (self.rubric.is_some(), "--rubric", judge, "--judge-model"),
+            (
+                self.judge_base_url.is_some(),
+                "--judge-base-url",
+                judge,
+                "--judge-model",
+            ),
+            (
+                self.judge_api_key_env.is_some(),
+                "--judge-api-key-env",
+                judge,
+                "--judge-model",
+            ),
+            (
+                self.judge_temperature.is_some(),
+                "--judge-temperature",
+                judge,
+                "--judge-model",
+            ),
+            (
+                self.judge_max_tokens.is_some(),
+                "--judge-max-tokens",
+                judge,
+                "--judge-model",
+            ),
+            (self.probe_judge, "--probe-judge", judge, "--judge-model"),
+        ];
+        if let Some((_, flag, _, owner)) = scoped
+            .iter()
+            .find(|(given, _, applies, _)| *given && !applies)
+        {
+            return Err(bad_input(format!("error: {flag} only applies to {owner}")));
+        }
+        if judge && self.objective.is_none() {
+            return Err(bad_input(
+                "error: --judge-model needs --objective TEXT: what the judge scores candidates against",
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// Turn the values of `--evaluator-command` into an argv.
 ///
 /// One value is the single-string form, split by POSIX shell-word rules (no shell runs). A first
@@ -270,12 +328,14 @@ fn resolve_command_words(
             ))
         })
     };
-    let argv = if let [single] = words.as_slice() {
-        split(single)?
-    } else if split(&words[0]).is_ok_and(|first| first.len() > 1) {
+    // A quoting mistake in the first value is a usage error in either form.
+    let first = split(&words[0])?;
+    let argv = if words.len() == 1 {
+        first
+    } else if first.len() > 1 {
         let trailing = words.split_off(1);
         candidate_files.splice(0..0, trailing);
-        split(&words[0])?
+        first
     } else {
         split_interpreter_candidates(words, candidate_files)
     };

@@ -27,15 +27,7 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
                 text: text.clone(),
             })
             .collect(),
-        CandidateSource::Stdin => stdin_or_problem(problems)
-            .and_then(|bytes| whole_text("<stdin>", bytes, problems))
-            .map(|text| {
-                vec![Candidate {
-                    id: "stdin".into(),
-                    text,
-                }]
-            })
-            .unwrap_or_default(),
+        CandidateSource::Stdin => stdin_candidate(problems).into_iter().collect(),
         CandidateSource::Files(paths) => {
             // Ids are the paths; a path given twice would merge two candidates' aggregates.
             let mut seen = std::collections::HashSet::new();
@@ -58,11 +50,7 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
 
 fn load_file(path: &str, problems: &mut Vec<String>) -> Option<Candidate> {
     if path == "-" {
-        let text = whole_text("<stdin>", stdin_or_problem(problems)?, problems)?;
-        return Some(Candidate {
-            id: "stdin".into(),
-            text,
-        });
+        return stdin_candidate(problems);
     }
     if std::path::Path::new(path).is_dir() {
         problems.push(format!("{path}: is a directory, expected a candidate file"));
@@ -99,6 +87,25 @@ fn whole_text(display: &str, bytes: Vec<u8>, problems: &mut Vec<String>) -> Opti
             None
         }
     }
+}
+
+/// The whole of stdin as the candidate `stdin`. Empty stdin is a problem: in a script or CI job
+/// it means the candidate was never given (or was taken for an evaluator argument).
+fn stdin_candidate(problems: &mut Vec<String>) -> Option<Candidate> {
+    let text = whole_text("<stdin>", stdin_or_problem(problems)?, problems)?;
+    if text.is_empty() {
+        problems.push(
+            "<stdin>: no candidate: stdin is empty. Pass candidate files, --candidate TEXT or \
+             --candidates FILE.jsonl (values right after --evaluator-command belong to the \
+             evaluator: put candidate files before it, or quote the command)"
+                .to_string(),
+        );
+        return None;
+    }
+    Some(Candidate {
+        id: "stdin".into(),
+        text,
+    })
 }
 
 fn stdin_or_problem(problems: &mut Vec<String>) -> Option<Vec<u8>> {

@@ -1,7 +1,8 @@
 //! The runner: the plan of calls and their async dispatch. This module owns the tokio runtime;
-//! work in flight is bounded by `-j`, retries are applied per call, Ctrl-C stops the run and
-//! keeps what finished.
+//! work in flight is bounded by `-j`, retries are applied per call, and an interruption (Ctrl-C,
+//! SIGTERM, SIGHUP) stops the run and keeps what finished.
 
+mod interrupt;
 mod plan;
 mod retry;
 
@@ -11,12 +12,14 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
+pub use interrupt::unless_interrupted;
 pub use plan::{plan_calls, PlannedCall, Split};
 pub use retry::{backoff, call_with_retries};
 
 use crate::evaluator::{Call, Evaluator};
 use crate::input::{Inputs, Record};
 use crate::report::CallRecord;
+use interrupt::interruption;
 
 /// Run `future` to completion on the one runtime of this process.
 pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
@@ -28,7 +31,7 @@ pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
 
 /// How a run ended.
 pub struct Finished {
-    /// Ctrl-C stopped the run before every call finished.
+    /// An interruption (Ctrl-C, SIGTERM, SIGHUP) stopped the run before every call finished.
     pub interrupted: bool,
     /// Wall time of the calls.
     pub elapsed: Duration,
@@ -48,7 +51,7 @@ pub struct RunContext {
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
 /// `on_finished` as it completes (nothing is kept here, so memory does not grow with the plan).
-/// Ctrl-C aborts the calls in flight (killing command evaluators) and ends the run.
+/// An interruption aborts the calls in flight (killing command evaluators) and ends the run.
 pub async fn execute(
     context: Arc<RunContext>,
     plan: Vec<PlannedCall>,
@@ -59,8 +62,8 @@ pub async fn execute(
     let mut pending = plan.into_iter();
     let mut in_flight = JoinSet::new();
     let mut interrupted = false;
-    let ctrl_c = tokio::signal::ctrl_c();
-    tokio::pin!(ctrl_c);
+    let interrupted_by_signal = interruption();
+    tokio::pin!(interrupted_by_signal);
     loop {
         while in_flight.len() < concurrency {
             let Some(call) = pending.next() else { break };
@@ -71,7 +74,7 @@ pub async fn execute(
         }
         tokio::select! {
             biased;
-            _ = &mut ctrl_c => {
+            _ = &mut interrupted_by_signal => {
                 interrupted = true;
                 in_flight.shutdown().await;
                 break;
