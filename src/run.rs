@@ -119,8 +119,29 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
 }
 
 /// `evalctl preflight`: validate every input, probe the evaluator once, score nothing.
+/// With `--format json` a failure is reported on stdout too, as `{"ok": false, "exit", "errors"}`,
+/// so a CI job can parse either outcome.
 pub fn preflight_only(config: RunConfig) -> anyhow::Result<Exit> {
-    let (inputs, evaluator) = prepare(&config)?;
+    let outcome = check_everything(&config);
+    if let (Err(error), Format::Json) = (&outcome, Format::resolve(config.format)) {
+        if let Some(fatal) = error.downcast_ref::<Fatal>() {
+            let message = fatal.to_string();
+            let errors: Vec<&str> = message
+                .lines()
+                .map(|line| line.strip_prefix("error: ").unwrap_or(line))
+                .collect();
+            let report = json!({"ok": false, "exit": fatal.exit() as u8, "errors": errors});
+            report::print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
+        }
+    }
+    outcome
+}
+
+fn check_everything(config: &RunConfig) -> anyhow::Result<Exit> {
+    let (inputs, evaluator) = prepare(config)?;
+    if let Some(path) = &config.output {
+        ResultsFile::check_writable(path)?;
+    }
     let Some(probe) = runner::block_on(unless_interrupted(preflight(
         evaluator.as_ref(),
         config.task_model.as_deref(),

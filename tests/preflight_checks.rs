@@ -22,8 +22,23 @@ fn preflight(sb: &Sandbox, evaluator: &[&str]) -> assert_cmd::Command {
     command
 }
 
-/// Assert exit 3 with exactly one stderr line that starts with `start` and contains `cause`.
+/// Assert exit 3 with exactly one stderr line that starts with `start` and contains `cause`, and
+/// the same failure as `preflight --format json`'s report on stdout.
 fn assert_fails(out: &std::process::Output, start: &str, cause: &str) {
+    let err = assert_fails_on_stderr(out, start, cause);
+    // With --format json, stdout carries the same failure for CI to parse.
+    let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON failure report");
+    assert_eq!(report["ok"], false);
+    assert_eq!(report["exit"], 3);
+    assert_eq!(
+        report["errors"][0].as_str(),
+        err.trim_end().strip_prefix("error: ")
+    );
+}
+
+/// Assert exit 3 with exactly one stderr line that starts with `start` and contains `cause`;
+/// returns stderr.
+fn assert_fails_on_stderr(out: &std::process::Output, start: &str, cause: &str) -> String {
     let err = stderr_text(out);
     assert_eq!(code(out), 3, "{err}");
     assert_eq!(err.lines().count(), 1, "one line expected:\n{err}");
@@ -32,7 +47,7 @@ fn assert_fails(out: &std::process::Output, start: &str, cause: &str) {
         err.contains(cause),
         "{err:?} should name the cause {cause:?}"
     );
-    assert!(out.stdout.is_empty(), "stdout: {}", stdout_text(out));
+    err
 }
 
 fn canonical(sb: &Sandbox) -> String {
@@ -175,7 +190,11 @@ fn a_failing_probe_stops_run_with_exit_3_before_any_call() {
         canonical(&sb)
     );
     assert_eq!(stderr_text(&out).trim_end(), expected);
-    assert_fails(&out, PREFIX, "code 1");
+    assert_fails_on_stderr(&out, PREFIX, "code 1");
+    assert!(
+        out.stdout.is_empty(),
+        "run prints no summary: nothing was evaluated"
+    );
     assert_eq!(sb.lines("calls.log").len(), 1, "only the probe ran");
     assert!(sb.read("out.jsonl").is_empty());
 }
@@ -527,4 +546,38 @@ fn score_range_matrix_through_the_http_probe() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+#[test]
+fn preflight_checks_the_output_file_without_creating_it() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", LOG_PAYLOAD);
+    std::fs::create_dir(sb.join("adir")).unwrap();
+    for (output, reason) in [
+        ("missing/out.jsonl", "no directory missing"),
+        ("adir", "it is a directory"),
+    ] {
+        let out = preflight(
+            &sb,
+            &["--evaluator-command", "sh eval.sh", "--output", output],
+        )
+        .output()
+        .unwrap();
+        assert_eq!(code(&out), 2, "{output}");
+        let stderr = stderr_text(&out);
+        assert!(
+            stderr.contains(&format!(
+                "error: --output {output}: cannot open for writing: {reason}"
+            )),
+            "{stderr}"
+        );
+    }
+    let out = preflight(
+        &sb,
+        &["--evaluator-command", "sh eval.sh", "--output", "new.jsonl"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert!(!sb.exists("new.jsonl"), "preflight creates nothing");
 }

@@ -424,3 +424,29 @@ fn processes_an_evaluator_leaves_behind_are_killed_when_it_exits() {
         "the background sleep {pid} outlived its evaluator"
     );
 }
+
+#[test]
+fn a_background_process_holding_stdout_is_named_in_the_timeout() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\nprintf '{\"score\": 1}'\nsleep 30 &\n")
+        .args([
+            "--skip-preflight",
+            "--candidate",
+            "c",
+            "--timeout",
+            "0.5",
+            "--output",
+            "out.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let record = &sb.jsonl("out.jsonl")[0];
+    assert_eq!(record["error"]["kind"], "timeout");
+    let message = record["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("the evaluator exited, but a process it started kept its stdout open"),
+        "{message}"
+    );
+}

@@ -589,3 +589,40 @@ fn a_candidate_file_given_twice_is_rejected() {
     );
     assert!(!sb.exists("called"));
 }
+
+#[test]
+fn stdin_datasets_pretty_printed_json_and_bad_ids_are_explained() {
+    let sb = Sandbox::new();
+    sb.write("pretty.json", "[\n  {\"a\": 1},\n  {\"a\": 2}\n]\n");
+    sb.write(
+        "cands.jsonl",
+        "{\"candidate\": \"x\", \"id\": \"\"}\n{\"candidate\": \"y\", \"id\": \"a\\u001b[31mb\"}\n",
+    );
+    let out = sb
+        .run_with(MARKING)
+        .args([
+            "--candidates",
+            "cands.jsonl",
+            "--dataset",
+            "pretty.json",
+            "--valset",
+            "-",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let stderr = stderr_text(&out);
+    for expected in [
+        "pretty.json: this looks like a pretty-printed JSON document; JSONL needs one JSON object per line",
+        "-: --dataset and --valset read files, not stdin",
+        "cands.jsonl:1: \"id\" must be a non-empty string without control characters",
+        "cands.jsonl:2: \"id\" must be a non-empty string without control characters",
+    ] {
+        assert!(stderr.contains(expected), "{expected:?} missing from:\n{stderr}");
+    }
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "escape codes reach the terminal: {stderr:?}"
+    );
+    assert!(!sb.exists("called"));
+}

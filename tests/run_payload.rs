@@ -598,7 +598,7 @@ fn fail_under_gates_on_the_candidate_score() {
     assert_eq!(code(&run("0.1")), 0);
     assert_eq!(code(&run("-1")), 0);
 
-    // A candidate with no score (no call finished) does not pass the gate.
+    // --limit 0 would evaluate nothing (and pass any gate): it is a usage error.
     sb.write("d.jsonl", "{\"q\": 1}\n");
     let out = sb
         .evalctl()
@@ -621,15 +621,11 @@ fn fail_under_gates_on_the_candidate_score() {
         ])
         .output()
         .unwrap();
-    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    assert_eq!(code(&out), 2, "{}", stderr_text(&out));
     assert!(
-        stderr_text(&out).contains("has no score"),
+        stderr_text(&out).contains("--limit"),
         "{}",
         stderr_text(&out)
-    );
-    assert_eq!(
-        json_stdout(&out)["candidates"][0]["score"],
-        serde_json::Value::Null
     );
 }
 

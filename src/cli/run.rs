@@ -118,8 +118,8 @@ pub struct RunArgs {
     pub retries: u32,
 
     /// Only the first N examples of each split.
-    #[arg(long, value_name = "N")]
-    pub limit: Option<usize>,
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    pub limit: Option<u64>,
 
     /// Do not probe the evaluator before the run (inputs are still validated).
     #[arg(long)]
@@ -147,12 +147,17 @@ pub enum ScoreRangeArg {
     Any,
 }
 
+/// The longest `--timeout` accepted: a day.
+const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
 fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("'{text}' is not a number of seconds"))?;
-    if !seconds.is_finite() || seconds <= 0.0 || seconds > 86_400.0 * 365.0 {
-        return Err(format!("'{text}' must be a positive number of seconds"));
+    if !(0.001..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
+        return Err(format!(
+            "'{text}' must be between 0.001 and {MAX_TIMEOUT_SECONDS} seconds"
+        ));
     }
     Ok(Duration::from_secs_f64(seconds))
 }
@@ -235,7 +240,9 @@ impl RunArgs {
                 concurrency: self.concurrency as usize,
                 timeout: self.timeout,
                 retries: self.retries,
-                limit: self.limit,
+                limit: self
+                    .limit
+                    .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
                 skip_preflight: self.skip_preflight,
             },
             output: self.output,

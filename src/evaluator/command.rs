@@ -150,13 +150,23 @@ impl CommandEvaluator {
                     MAX_OUTPUT_BYTES / (1024 * 1024)
                 ),
             ),
-            Err(_) => CallError::new(
-                ErrorKind::Timeout,
-                format!(
-                    "no answer within {}; the evaluator and its children were killed",
-                    seconds(self.timeout)
+            Err(_) => match child.try_wait() {
+                Ok(Some(_)) => CallError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "the evaluator exited, but a process it started kept its stdout open past {}; \
+                         it was killed (redirect background processes' output away from stdout)",
+                        seconds(self.timeout)
+                    ),
                 ),
-            ),
+                _ => CallError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "no answer within {}; the evaluator and its children were killed",
+                        seconds(self.timeout)
+                    ),
+                ),
+            },
         };
         group.kill();
         let _ = child.wait().await;

@@ -51,8 +51,11 @@ impl HttpSpec {
                     name.trim()
                 ))
             })?;
-            let mut value = HeaderValue::from_str(value.trim())
-                .map_err(|_| bad_input(format!("error: --header {name}: invalid header value")))?;
+            let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
+                bad_input(format!(
+                    "error: --header {name}: the value contains a control character (a newline?)"
+                ))
+            })?;
             value.set_sensitive(true);
             map.append(name, value);
         }

@@ -144,9 +144,13 @@ fn load_jsonl(path: &str, problems: &mut Vec<String>) -> Vec<Candidate> {
         };
         let id = match record.value.get("id") {
             None | Some(Value::Null) => format!("line-{line}"),
-            Some(Value::String(id)) => id.clone(),
+            Some(Value::String(id)) if !id.is_empty() && !id.chars().any(char::is_control) => {
+                id.clone()
+            }
             Some(_) => {
-                problems.push(format!("{display}:{line}: \"id\" must be a string"));
+                problems.push(format!(
+                    "{display}:{line}: \"id\" must be a non-empty string without control characters"
+                ));
                 continue;
             }
         };

@@ -75,6 +75,16 @@ pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String
     let (records, mut problems) = scan_jsonl_objects(display, bytes);
     // Every non-blank line gave either a record or exactly one problem.
     let non_blank = records.len() + problems.len();
+    let first_line = jsonl_lines(bytes)
+        .next()
+        .and_then(|(_, line)| line.ok())
+        .map(str::trim);
+    if !problems.is_empty() && matches!(first_line, Some("[" | "{")) {
+        problems.push(format!(
+            "{display}: this looks like a pretty-printed JSON document; JSONL needs one JSON \
+             object per line (e.g. jq -c '.[]' {display})"
+        ));
+    }
     if non_blank == 0 {
         problems.push(format!("{display}: no records"));
     } else if non_blank > MAX_RECORDS {

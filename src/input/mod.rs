@@ -32,7 +32,15 @@ pub struct Inputs {
 /// Load and validate every input named by `config`, reporting all problems at once. The dataset
 /// and valset are read on their own threads, beside the candidates.
 pub fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
-    let read_split = |path: &Option<PathBuf>| path.as_deref().map(read_jsonl);
+    let read_split = |path: &Option<PathBuf>| {
+        path.as_deref().map(|path| match path.to_str() {
+            Some("-") => Err(vec![
+                "-: --dataset and --valset read files, not stdin (candidates can come from stdin)"
+                    .to_string(),
+            ]),
+            _ => read_jsonl(path),
+        })
+    };
     let (candidates, dataset, valset, mut problems) = std::thread::scope(|scope| {
         let dataset = scope.spawn(|| read_split(&config.dataset));
         let valset = scope.spawn(|| read_split(&config.valset));

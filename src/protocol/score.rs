@@ -37,11 +37,14 @@ pub fn validate_score(value: &Value, range: ScoreRange) -> Result<f64, CallError
             }
             return Err(CallError::new(
                 ErrorKind::NonNumericScore,
-                format!(
-                    "score must be a JSON number, found {} {}",
-                    json_type(other),
-                    clip(&other.to_string(), 80)
-                ),
+                match other {
+                    Value::Null => "score must be a JSON number, found null".to_string(),
+                    _ => format!(
+                        "score must be a JSON number, found {} {}",
+                        json_type(other),
+                        clip(&other.to_string(), 80)
+                    ),
+                },
             ));
         }
     };
@@ -136,7 +139,16 @@ pub fn json_type(value: &Value) -> &'static str {
 /// `text` on one line: each line break becomes ` ⏎ `, so an excerpt of an evaluator's output
 /// cannot break the one-line messages of preflight and the call warnings.
 pub fn one_line(text: &str) -> String {
-    text.lines().collect::<Vec<_>>().join(" ⏎ ")
+    let joined = text.lines().collect::<Vec<_>>().join(" ⏎ ");
+    // Control characters (terminal escape sequences among them) are shown, not obeyed.
+    joined
+        .chars()
+        .flat_map(|ch| match ch {
+            '\t' => vec![' '],
+            ch if ch.is_control() => ch.escape_default().collect(),
+            ch => vec![ch],
+        })
+        .collect()
 }
 
 /// At most `max` characters of `text`, with an ellipsis when cut.
@@ -150,6 +162,18 @@ pub fn clip(text: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_are_one_line_and_show_control_characters() {
+        assert_eq!(one_line("a\nb\tc\u{1b}[2J"), "a ⏎ b c\\u{1b}[2J");
+        let null = validate_score(&Value::Null, ScoreRange::Unit).unwrap_err();
+        assert_eq!(null.message, "score must be a JSON number, found null");
+        let text = validate_score(&Value::from("0.5"), ScoreRange::Unit).unwrap_err();
+        assert_eq!(
+            text.message,
+            "score must be a JSON number, found string \"0.5\""
+        );
+    }
 
     fn kind(raw: &str, range: ScoreRange) -> Result<f64, ErrorKind> {
         parse_evaluator_output(raw.as_bytes(), range)

@@ -11,6 +11,13 @@ use anyhow::Context;
 use super::CallRecord;
 use crate::error::bad_input;
 
+fn cannot_open(path: &Path, reason: &str) -> anyhow::Error {
+    bad_input(format!(
+        "error: --output {}: cannot open for writing: {reason}",
+        path.display()
+    ))
+}
+
 /// An open results file.
 pub struct ResultsFile {
     path: PathBuf,
@@ -24,16 +31,35 @@ impl ResultsFile {
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|err| {
-                bad_input(format!(
-                    "error: --output {}: cannot open for writing: {err}",
-                    path.display()
-                ))
-            })?;
+            .map_err(|err| cannot_open(path, &crate::input::io_reason(&err)))?;
         Ok(ResultsFile {
             path: path.to_path_buf(),
             file,
         })
+    }
+
+    /// Check, without creating or changing anything, that `open` would succeed (for preflight).
+    pub fn check_writable(path: &Path) -> anyhow::Result<()> {
+        let fail = |reason: String| cannot_open(path, &reason);
+        match std::fs::metadata(path) {
+            Ok(metadata) if metadata.is_dir() => Err(fail("it is a directory".into())),
+            Ok(_) => std::fs::OpenOptions::new()
+                .append(true)
+                .open(path)
+                .map(drop)
+                .map_err(|err| fail(crate::input::io_reason(&err))),
+            Err(_) => {
+                let parent = path
+                    .parent()
+                    .filter(|parent| !parent.as_os_str().is_empty());
+                match parent {
+                    Some(dir) if !dir.is_dir() => {
+                        Err(fail(format!("no directory {}", dir.display())))
+                    }
+                    _ => Ok(()),
+                }
+            }
+        }
     }
 
     /// Append one record as a JSON line.
