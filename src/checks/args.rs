@@ -13,6 +13,8 @@ use jsonpath_rust::parser::parse_json_path;
 use jsonpath_rust::query::js_path_process;
 use serde_json::Value;
 
+use crate::protocol::one_line;
+
 /// Where an argument's value comes from.
 #[derive(Debug, Clone)]
 pub enum ArgSource {
@@ -170,16 +172,6 @@ impl PathCache {
     pub fn is_empty(&self) -> bool {
         self.compiled.is_empty()
     }
-}
-
-/// A multi-line message (parser and regex errors draw carets) folded into one line.
-pub fn one_line(message: &str) -> String {
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]

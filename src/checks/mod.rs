@@ -390,7 +390,7 @@ mod tests {
             [
                 (".arguments.negate", "argument `negate` must be a boolean, got string"),
                 (".arguments.extra", "unknown argument `extra` for regex (expected one of: text, pattern, negate, flags)"),
-                (".arguments.pattern", "argument `pattern` is not a valid regular expression: regex parse error: ( ^ error: unclosed group"),
+                (".arguments.pattern", "argument `pattern` is not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group"),
                 (".version", "version `1.x` is not a semantic version (MAJOR.MINOR.PATCH)"),
             ]
         );
