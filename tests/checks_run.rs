@@ -206,3 +206,26 @@ fn the_shipped_capitals_fixture_runs() {
     assert_eq!(candidate["val"]["n"], 2);
     assert_eq!(candidate["score"], 0.75);
 }
+
+#[test]
+fn every_problem_of_a_checks_file_is_listed_without_a_cap() {
+    let dir = setup();
+    let checks: Vec<Value> = (0..60)
+        .map(|_| json!({"type": "fuzzy", "arguments": {}}))
+        .collect();
+    write(
+        dir.path(),
+        "many.json",
+        &json!({ "checks": checks }).to_string(),
+    );
+    let output = evalctl()
+        .current_dir(dir.path())
+        .args(["run", "--checks", "many.json", "--candidate", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 60, "{stderr}");
+    assert!(lines[59].starts_with("error: many.json: checks[59].type: unknown check type `fuzzy`"));
+}
