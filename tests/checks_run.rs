@@ -143,7 +143,8 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         "bad.json",
         r#"{"checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value"}},
                        {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "(", "flags": {"i": true}}},
-                       {"type": "fuzzy", "arguments": {}}]}"#,
+                       {"type": "fuzzy", "arguments": {}},
+                       {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "[", "flags": "$.test_case.flags"}}]}"#,
     );
     evalctl()
         .current_dir(dir.path())
@@ -154,7 +155,9 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         .stderr(
             "error: bad.json: checks[0].arguments: missing required argument `expected`\n\
              error: bad.json: checks[1].arguments.flags: argument `flags` has an unknown flag `i` (expected case_insensitive, multiline, dot_all)\n\
-             error: bad.json: checks[2].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)\n",
+             error: bad.json: checks[1].arguments.pattern: argument `pattern` is not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
+             error: bad.json: checks[2].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)\n\
+             error: bad.json: checks[3].arguments.pattern: argument `pattern` is not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",
         );
     assert!(!dir.path().join("out.jsonl").exists());
     for (text, expected) in [

@@ -212,20 +212,11 @@ impl Check {
         if let Some(reason) = def.kind.cross_argument_problem(&given) {
             problems.push(Problem::new(".arguments", reason));
         }
-        let regex_args_typed = !problems
-            .iter()
-            .any(|p| p.at == ".arguments.pattern" || p.at == ".arguments.flags");
-        let mut regex = None;
-        if def.kind == CheckKind::Regex && regex_args_typed {
-            if let (Some(Some(pattern)), Some(flags)) =
-                (literal(&args, REGEX_PATTERN), literal(&args, REGEX_FLAGS))
-            {
-                match precompile_regex(pattern, flags) {
-                    Ok(compiled) => regex = Some(compiled),
-                    Err(reason) => problems.push(Problem::new(".arguments.pattern", reason)),
-                }
-            }
-        }
+        let regex = if def.kind == CheckKind::Regex {
+            prepare_regex(&args, &mut problems)
+        } else {
+            None
+        };
         if let Some(reason) = version_problem(def.version) {
             problems.push(Problem::new(".version", reason));
         }
@@ -307,6 +298,33 @@ impl Check {
         match path_error {
             Some(error) => Err(error),
             None => self.kind.run(&args, self.regex.as_ref()),
+        }
+    }
+}
+
+/// Compile a `regex` check's literal `pattern` before the run. With literal (or absent) valid
+/// flags the compiled regex is kept for every evaluation; when `flags` is a JSONPath or invalid,
+/// the pattern is still compiled with the default flags, so a syntax error is reported in the
+/// same pass as any problem with `flags` (the flags never change whether a pattern parses).
+fn prepare_regex(args: &[PreparedArg], problems: &mut Vec<Problem>) -> Option<Regex> {
+    let has_problem = |at: &str| problems.iter().any(|p| p.at == at);
+    if has_problem(".arguments.pattern") {
+        return None;
+    }
+    let Some(Some(pattern)) = literal(args, REGEX_PATTERN) else {
+        return None;
+    };
+    let flags = match literal(args, REGEX_FLAGS) {
+        // Absent, or a valid literal: the regex compiled now serves every evaluation.
+        Some(flags) if !has_problem(".arguments.flags") => Some(flags),
+        // A JSONPath, or invalid: compiled with the default flags only to check the syntax.
+        _ => None,
+    };
+    match precompile_regex(pattern, flags.flatten()) {
+        Ok(compiled) => flags.map(|_| compiled),
+        Err(reason) => {
+            problems.push(Problem::new(".arguments.pattern", reason));
+            None
         }
     }
 }
@@ -403,6 +421,24 @@ mod tests {
         assert!(check.problems()[0]
             .reason
             .starts_with("argument `pattern` is not a valid regular expression"));
+    }
+
+    #[test]
+    fn a_bad_literal_regex_is_found_whatever_the_flags() {
+        for flags in [json!("$.test_case.flags"), json!({"i": true}), json!(3)] {
+            let check = prepare(json!({"type": "regex",
+                "arguments": {"text": "a", "pattern": "(", "flags": flags}}));
+            let at: Vec<&str> = check.problems().iter().map(|p| p.at.as_str()).collect();
+            let expected: &[&str] = if flags.is_string() {
+                &[".arguments.pattern"]
+            } else {
+                &[".arguments.flags", ".arguments.pattern"]
+            };
+            assert_eq!(at, expected, "flags {flags}");
+        }
+        let by_path = prepare(json!({"type": "regex",
+            "arguments": {"text": "a", "pattern": "a", "flags": "$.test_case.flags"}}));
+        assert!(by_path.problems().is_empty() && by_path.regex.is_none());
     }
 
     #[test]
