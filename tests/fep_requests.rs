@@ -198,3 +198,17 @@ fn streaming_mode_needs_all_three_files() {
         .code(2)
         .stderr(predicate::str::contains("--outputs"));
 }
+
+#[test]
+fn streaming_flags_conflict_with_a_request_file() {
+    for flag in ["--checks", "--outputs", "--test-cases"] {
+        evalctl()
+            .args(["fep", "evaluate", "request.json", flag, "x.json"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::starts_with(format!(
+                "error: the argument '[REQUEST]' cannot be used with '{flag} <"
+            )));
+    }
+}

@@ -17,12 +17,6 @@ impl Timestamp {
     }
 }
 
-impl From<SystemTime> for Timestamp {
-    fn from(time: SystemTime) -> Self {
-        Timestamp(time)
-    }
-}
-
 impl Timestamp {
     /// The ISO 8601 text, written into a fixed buffer (this runs for every check result).
     fn render(&self) -> [u8; 24] {
