@@ -67,9 +67,16 @@ impl Plan {
     }
 }
 
+/// Objects up to this many members are searched key by key rather than by hash.
+const SMALL_OBJECT: usize = 8;
+
 impl Step {
     fn select<'a>(&self, value: &'a Value) -> Option<&'a Value> {
         match (self, value) {
+            // Hashing the name costs more than comparing it with each key of a small object.
+            (Step::Name(name), Value::Object(object)) if object.len() <= SMALL_OBJECT => object
+                .iter()
+                .find_map(|(key, value)| (key == name).then_some(value)),
             (Step::Name(name), Value::Object(object)) => object.get(name),
             (Step::Index(index), Value::Array(items)) => {
                 let position = if *index < 0 {

@@ -16,7 +16,7 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::{Call, Evaluator};
-use crate::checks::{context, load_checks_file, Check, PathCache, Status};
+use crate::checks::{load_checks_file, CaseClock, Check, Context, PathCache, Status};
 use crate::error::bad_input;
 use crate::protocol::{Attempt, Retry};
 
@@ -71,12 +71,13 @@ impl Evaluator for ChecksEvaluator {
 
 impl ChecksEvaluator {
     fn score(&self, call: &Call<'_>) -> Attempt {
-        let context = context(test_case(call), json!({ "value": call.candidate }));
+        let context = Context::new(test_case(call), json!({ "value": call.candidate }));
+        let mut clock = CaseClock::start();
         let mut check_results = Vec::with_capacity(self.checks.len());
         let mut failed = Vec::new();
         let mut errored = Vec::new();
         for (check, name) in self.checks.iter().zip(&self.names) {
-            let result = check.evaluate(&context);
+            let result = check.evaluate(context.value(), &mut clock);
             if result.status() == Status::Error {
                 errored.push(Value::from(name.as_str()));
             }

@@ -13,7 +13,7 @@ use serde_json::Value;
 
 use super::case::{output_problems, prepare_test_case};
 use super::writer::RunWriter;
-use crate::checks::{context, Check, PathCache, Problem, Status};
+use crate::checks::{Check, Context, PathCache, Problem, Status};
 use crate::error::bad_input;
 use crate::protocol::json_type;
 
@@ -35,7 +35,8 @@ pub fn evaluate_stream<W: Write>(
             (None, None) => break,
             (Some(Ok((_, test_case))), Some(Ok((_, output)))) => {
                 let own = prepare_test_case(&test_case, paths).map_err(|_| changed(test_cases))?;
-                writer.case(&context(test_case, output), shared.iter().chain(&own))?;
+                let context = Context::new(test_case, output);
+                writer.case(context.value(), shared.iter().chain(&own))?;
             }
             _ => return Err(changed(test_cases)),
         }
