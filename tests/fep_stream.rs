@@ -1,4 +1,5 @@
-//! `evalctl fep evaluate --test-cases --outputs --checks` read from pipes, and its line messages.
+//! `evalctl fep evaluate --test-cases --outputs --checks` read from pipes, its line messages, and
+//! the exit code when stdout's reader goes away (both modes).
 
 mod fep_support;
 
@@ -162,4 +163,67 @@ fn unreadable_inputs_are_all_named() {
             "error: nope.jsonl: cannot read: No such file or directory\n\
              error: gone.jsonl: cannot read: No such file or directory\n",
         );
+}
+
+/// Run `args` with stdout's read end closed before anything is written; returns the exit code.
+fn exit_with_stdout_closed(dir: &Path, args: &[&str], stdin: &[u8]) -> Option<i32> {
+    let mut child = command(dir, args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    drop(child.stdout.take());
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let output = child.wait_with_output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        "",
+        "a closed stdout is not an error"
+    );
+    output.status.code()
+}
+
+#[test]
+fn a_closed_stdout_still_exits_with_the_runs_status() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    // The stream: exact_match fails on "b" but completes.
+    assert_eq!(
+        exit_with_stdout_closed(dir.path(), &STREAM_FROM_STDIN, CASES.as_bytes()),
+        Some(0)
+    );
+    // A request whose check errors on its second test case.
+    let request = json!({
+        "test_cases": [{"id": "a", "input": "q"}, {"id": "b", "input": "q"}],
+        "outputs": [{"value": {"x": 1}}, {"value": {}}],
+        "checks": [check("threshold", json!({"value": "$.output.value.x", "min_value": 0}))],
+    });
+    let args = ["fep", "evaluate", "-"];
+    let stdin = request.to_string();
+    assert_eq!(
+        exit_with_stdout_closed(dir.path(), &args, stdin.as_bytes()),
+        Some(1)
+    );
+    fs::write(
+        dir.path().join("cases.jsonl"),
+        "{\"id\": \"a\", \"input\": \"q\"}\n",
+    )
+    .unwrap();
+    fs::write(dir.path().join("outputs.jsonl"), "{\"value\": {}}\n").unwrap();
+    fs::write(
+        dir.path().join("checks.json"),
+        json!({"checks": [check("threshold", json!({"value": "$.output.value.x", "min_value": 0}))]})
+            .to_string(),
+    )
+    .unwrap();
+    let stream = ["fep", "evaluate", "--test-cases", "cases.jsonl"];
+    assert_eq!(
+        exit_with_stdout_closed(
+            dir.path(),
+            &[&stream[..], &STREAM_FROM_STDIN[4..]].concat(),
+            b""
+        ),
+        Some(1)
+    );
 }
