@@ -142,7 +142,13 @@ pub fn classify(value: &Value) -> Classified<'_> {
     }
 }
 
-/// Every distinct JSONPath of a run, compiled once.
+/// The most compiled paths a [`PathCache`] keeps.
+const MAX_CACHED_PATHS: usize = 1024;
+
+/// The distinct JSONPaths of a run, each compiled once. The cache is bounded: the checks file's
+/// paths come first and are kept; once it holds [`MAX_CACHED_PATHS`] paths (a stream of test
+/// cases with their own checks can bring new ones without end), a new path is compiled for its
+/// check alone.
 #[derive(Debug, Default)]
 pub struct PathCache {
     compiled: HashMap<String, Result<CompiledPath, String>>,
@@ -166,7 +172,9 @@ impl PathCache {
                 plan: Arc::new(Plan::of(query)),
             })
             .map_err(|err| one_line(&err.to_string()));
-        self.compiled.insert(text.to_string(), compiled.clone());
+        if self.compiled.len() < MAX_CACHED_PATHS {
+            self.compiled.insert(text.to_string(), compiled.clone());
+        }
         compiled
     }
 }
@@ -230,6 +238,19 @@ mod tests {
         let general = cache.compile("$.output.value[1:]").unwrap();
         assert!(matches!(*general.plan, Plan::Query(_)));
         assert_eq!(general.first(&context).unwrap(), &json!("q"));
+    }
+
+    #[test]
+    fn the_cache_is_bounded_and_keeps_its_first_paths() {
+        let mut cache = PathCache::new();
+        let first = cache.compile("$.output.value").unwrap();
+        for index in 0..MAX_CACHED_PATHS + 10 {
+            let text = format!("$.test_case.item{index}");
+            assert_eq!(cache.compile(&text).unwrap().text(), text);
+        }
+        assert_eq!(cache.compiled.len(), MAX_CACHED_PATHS);
+        let again = cache.compile("$.output.value").unwrap();
+        assert!(Arc::ptr_eq(&first.plan, &again.plan), "still cached");
     }
 
     #[test]
