@@ -91,6 +91,9 @@ fn each_call_scores_the_fraction_of_checks_passed() {
         "line-4"
     );
     assert_eq!(lines[2]["side_info"]["failed_checks"], json!(["regex#1"]));
+    // The report layer reads `errored_checks` of every call: always there, an array of names.
+    assert_eq!(lines[1]["side_info"]["errored_checks"], json!(["regex#2"]));
+    assert_eq!(lines[2]["side_info"]["errored_checks"], json!([]));
     assert!(lines
         .iter()
         .all(|line| line["error"].is_null() && line["attempts"] == 1));

@@ -7,7 +7,9 @@
 //! fraction of checks that passed; a check that errored counts as failed. Side information holds
 //! the check results (`check_results`) and the names of the checks that failed (`failed_checks`,
 //! errors included) and errored (`errored_checks`). A check's name is its type, with `#k` (1-based)
-//! when the file has several checks of that type.
+//! when the file has several checks of that type. `errored_checks` is read by the report layer
+//! (a warning per check that errored): it is always present, an array of names in file order,
+//! empty when no check errored.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
