@@ -165,6 +165,21 @@ fn unreadable_inputs_are_all_named() {
         );
 }
 
+#[test]
+fn a_directory_is_one_problem_without_a_count_mismatch() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    fs::create_dir(dir.path().join("cases")).unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args(["fep", "evaluate", "--test-cases", "cases"])
+        .args(&STREAM_FROM_STDIN[4..])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("error: cases: cannot read: Is a directory\n");
+}
+
 /// Run `args` with stdout's read end closed before anything is written; returns the exit code.
 fn exit_with_stdout_closed(dir: &Path, args: &[&str], stdin: &[u8]) -> Option<i32> {
     let mut child = command(dir, args)

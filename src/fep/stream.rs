@@ -76,7 +76,8 @@ pub fn evaluate_stream<W: Write>(
                 .map_err(spool_error)?;
         }
     }
-    if case_count != output_count {
+    // A file that could not be read to its end has no meaningful count.
+    if case_count != output_count && !cases.unreadable && !answers.unreadable {
         problems.push(format!(
             "{}: {output_count} outputs for {case_count} test cases in {} (record i of each belongs together)",
             answers.display, cases.display
@@ -119,6 +120,8 @@ struct Records {
     line: usize,
     buffer: Vec<u8>,
     done: bool,
+    /// Reading failed before the end (its problem has been returned).
+    unreadable: bool,
 }
 
 impl Records {
@@ -133,6 +136,7 @@ impl Records {
                 line: 0,
                 buffer: Vec::new(),
                 done: false,
+                unreadable: false,
             }),
             Err(reason) => Err(format!("{display}: {reason}")),
         }
@@ -160,6 +164,7 @@ impl Records {
                 }
                 Err(err) => {
                     self.done = true;
+                    self.unreadable = true;
                     return Some(Err(format!(
                         "{}: cannot read: {}",
                         self.display,
