@@ -91,6 +91,9 @@ fn each_call_scores_the_fraction_of_checks_passed() {
         "line-4"
     );
     assert_eq!(lines[2]["side_info"]["failed_checks"], json!(["regex#1"]));
+    // The report layer reads `errored_checks` of every call: always there, an array of names.
+    assert_eq!(lines[1]["side_info"]["errored_checks"], json!(["regex#2"]));
+    assert_eq!(lines[2]["side_info"]["errored_checks"], json!([]));
     assert!(lines
         .iter()
         .all(|line| line["error"].is_null() && line["attempts"] == 1));
@@ -143,7 +146,8 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         "bad.json",
         r#"{"checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value"}},
                        {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "(", "flags": {"i": true}}},
-                       {"type": "fuzzy", "arguments": {}}]}"#,
+                       {"type": "fuzzy", "arguments": {}},
+                       {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "[", "flags": "$.test_case.flags"}}]}"#,
     );
     evalctl()
         .current_dir(dir.path())
@@ -154,7 +158,9 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         .stderr(
             "error: bad.json: checks[0].arguments: missing required argument `expected`\n\
              error: bad.json: checks[1].arguments.flags: argument `flags` has an unknown flag `i` (expected case_insensitive, multiline, dot_all)\n\
-             error: bad.json: checks[2].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)\n",
+             error: bad.json: checks[1].arguments.pattern: argument `pattern` is not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
+             error: bad.json: checks[2].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)\n\
+             error: bad.json: checks[3].arguments.pattern: argument `pattern` is not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",
         );
     assert!(!dir.path().join("out.jsonl").exists());
     for (text, expected) in [
@@ -205,4 +211,27 @@ fn the_shipped_capitals_fixture_runs() {
     assert_eq!(candidate["train"]["n"], 3);
     assert_eq!(candidate["val"]["n"], 2);
     assert_eq!(candidate["score"], 0.75);
+}
+
+#[test]
+fn every_problem_of_a_checks_file_is_listed_without_a_cap() {
+    let dir = setup();
+    let checks: Vec<Value> = (0..60)
+        .map(|_| json!({"type": "fuzzy", "arguments": {}}))
+        .collect();
+    write(
+        dir.path(),
+        "many.json",
+        &json!({ "checks": checks }).to_string(),
+    );
+    let output = evalctl()
+        .current_dir(dir.path())
+        .args(["run", "--checks", "many.json", "--candidate", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(lines.len(), 60, "{stderr}");
+    assert!(lines[59].starts_with("error: many.json: checks[59].type: unknown check type `fuzzy`"));
 }

@@ -198,3 +198,58 @@ fn streaming_mode_needs_all_three_files() {
         .code(2)
         .stderr(predicate::str::contains("--outputs"));
 }
+
+#[test]
+fn streaming_flags_conflict_with_a_request_file() {
+    for flag in ["--checks", "--outputs", "--test-cases"] {
+        evalctl()
+            .args(["fep", "evaluate", "request.json", flag, "x.json"])
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(predicate::str::starts_with(format!(
+                "error: the argument '[REQUEST]' cannot be used with '{flag} <"
+            )));
+    }
+}
+
+#[test]
+fn the_checks_of_a_test_case_share_one_evaluated_at_and_see_only_their_own_context() {
+    let checks = vec![
+        check(
+            "exact_match",
+            json!({"actual": "$.output.value", "expected": "$.test_case.expected"}),
+        ),
+        check("threshold", json!({"value": "$.output.n", "min_value": 1})),
+        check(
+            "contains",
+            json!({"text": "$.test_case.input", "phrases": ["q"]}),
+        ),
+    ];
+    let (document, code) = evaluate(&json!({
+        "test_cases": [{"id": "a", "input": "q1", "expected": "x"}, {"id": "b", "input": "q2", "expected": "y"}],
+        "outputs": [{"value": "x", "n": 2}, {"value": "x"}],
+        "checks": checks,
+    }));
+    assert_eq!(code, 1);
+    let first = &document["results"][0];
+    let second = &document["results"][1];
+    let stamps: Vec<&Value> = first["check_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|result| &result["evaluated_at"])
+        .collect();
+    assert!(stamps.iter().all(|stamp| *stamp == stamps[0]), "{stamps:?}");
+    assert_eq!(first["status"], "completed");
+    assert_eq!(second["execution_context"]["test_case"]["id"], "b");
+    assert_eq!(second["check_results"][0]["results"]["passed"], false);
+    assert_eq!(
+        second["check_results"][1]["error"]["type"],
+        "jsonpath_error"
+    );
+    assert_eq!(
+        second["check_results"][2]["resolved_arguments"]["text"]["value"],
+        "q2"
+    );
+}

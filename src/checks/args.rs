@@ -13,6 +13,8 @@ use jsonpath_rust::parser::parse_json_path;
 use jsonpath_rust::query::js_path_process;
 use serde_json::Value;
 
+use crate::protocol::one_line;
+
 /// Where an argument's value comes from.
 #[derive(Debug, Clone)]
 pub enum ArgSource {
@@ -65,9 +67,16 @@ impl Plan {
     }
 }
 
+/// Objects up to this many members are searched key by key rather than by hash.
+const SMALL_OBJECT: usize = 8;
+
 impl Step {
     fn select<'a>(&self, value: &'a Value) -> Option<&'a Value> {
         match (self, value) {
+            // Hashing the name costs more than comparing it with each key of a small object.
+            (Step::Name(name), Value::Object(object)) if object.len() <= SMALL_OBJECT => object
+                .iter()
+                .find_map(|(key, value)| (key == name).then_some(value)),
             (Step::Name(name), Value::Object(object)) => object.get(name),
             (Step::Index(index), Value::Array(items)) => {
                 let position = if *index < 0 {
@@ -133,7 +142,13 @@ pub fn classify(value: &Value) -> Classified<'_> {
     }
 }
 
-/// Every distinct JSONPath of a run, compiled once.
+/// The most compiled paths a [`PathCache`] keeps.
+const MAX_CACHED_PATHS: usize = 1024;
+
+/// The distinct JSONPaths of a run, each compiled once. The cache is bounded: the checks file's
+/// paths come first and are kept; once it holds [`MAX_CACHED_PATHS`] paths (a stream of test
+/// cases with their own checks can bring new ones without end), a new path is compiled for its
+/// check alone.
 #[derive(Debug, Default)]
 pub struct PathCache {
     compiled: HashMap<String, Result<CompiledPath, String>>,
@@ -157,29 +172,11 @@ impl PathCache {
                 plan: Arc::new(Plan::of(query)),
             })
             .map_err(|err| one_line(&err.to_string()));
-        self.compiled.insert(text.to_string(), compiled.clone());
+        if self.compiled.len() < MAX_CACHED_PATHS {
+            self.compiled.insert(text.to_string(), compiled.clone());
+        }
         compiled
     }
-
-    /// How many distinct paths were seen.
-    pub fn len(&self) -> usize {
-        self.compiled.len()
-    }
-
-    /// Whether no path was seen.
-    pub fn is_empty(&self) -> bool {
-        self.compiled.is_empty()
-    }
-}
-
-/// A multi-line message (parser and regex errors draw carets) folded into one line.
-pub fn one_line(message: &str) -> String {
-    message
-        .lines()
-        .map(str::trim)
-        .filter(|line| !line.is_empty())
-        .collect::<Vec<_>>()
-        .join(" ")
 }
 
 #[cfg(test)]
@@ -244,17 +241,30 @@ mod tests {
     }
 
     #[test]
+    fn the_cache_is_bounded_and_keeps_its_first_paths() {
+        let mut cache = PathCache::new();
+        let first = cache.compile("$.output.value").unwrap();
+        for index in 0..MAX_CACHED_PATHS + 10 {
+            let text = format!("$.test_case.item{index}");
+            assert_eq!(cache.compile(&text).unwrap().text(), text);
+        }
+        assert_eq!(cache.compiled.len(), MAX_CACHED_PATHS);
+        let again = cache.compile("$.output.value").unwrap();
+        assert!(Arc::ptr_eq(&first.plan, &again.plan), "still cached");
+    }
+
+    #[test]
     fn paths_compile_once_and_resolve_to_the_first_match() {
         let mut cache = PathCache::new();
         let path = cache.compile("$.output.value[*]").unwrap();
-        cache.compile("$.output.value[*]").unwrap();
-        assert_eq!(cache.len(), 1);
+        let again = cache.compile("$.output.value[*]").unwrap();
+        assert!(Arc::ptr_eq(&path.plan, &again.plan), "compiled once");
         let context = json!({"output": {"value": ["a", "b"]}});
         assert_eq!(path.first(&context).unwrap(), &json!("a"));
         let empty = json!({"output": {"value": []}});
         assert!(path.first(&empty).unwrap_err().contains("matched nothing"));
         assert!(cache.compile("$.output[").is_err());
-        assert!(cache.compile("$.output[").is_err());
-        assert_eq!(cache.len(), 2);
+        let reason = cache.compile("$.output[").unwrap_err();
+        assert_eq!(cache.compile("$.output[").unwrap_err(), reason);
     }
 }

@@ -9,9 +9,6 @@ use super::{parse_check, Check, PathCache, Problem};
 use crate::error::bad_input;
 use crate::protocol::json_type;
 
-/// At most this many problems are listed; the rest are counted.
-pub const MAX_LISTED_PROBLEMS: usize = 50;
-
 /// Load the checks file at `path` and prepare its checks, compiling paths through `paths`.
 /// Any problem — unreadable file, bad JSON, a malformed or invalid check — is bad input naming the
 /// file and the JSON location, e.g. `error: c.json: checks[1].arguments.pattern: ...`.
@@ -83,19 +80,11 @@ pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Ve
     }
 }
 
-/// One `error: ...` line per located problem, at most [`MAX_LISTED_PROBLEMS`] of them, then a
-/// count of the rest.
-pub fn render_problems(problems: impl ExactSizeIterator<Item = String>) -> String {
-    let total = problems.len();
-    let mut lines: Vec<String> = problems
-        .take(MAX_LISTED_PROBLEMS)
+/// One `error: ...` line per located problem, every one of them (the issue asks for all
+/// problems at once, like the run's input loader).
+pub fn render_problems(problems: impl Iterator<Item = String>) -> String {
+    let lines: Vec<String> = problems
         .map(|problem| format!("error: {problem}"))
         .collect();
-    if total > MAX_LISTED_PROBLEMS {
-        lines.push(format!(
-            "error: … and {} more problems",
-            total - MAX_LISTED_PROBLEMS
-        ));
-    }
     lines.join("\n")
 }

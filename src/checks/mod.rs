@@ -14,7 +14,6 @@ pub mod standard;
 pub mod timestamp;
 
 use std::sync::LazyLock;
-use std::time::Instant;
 
 use regex::Regex;
 use serde_json::{Map, Value};
@@ -23,7 +22,7 @@ pub use args::PathCache;
 pub use file::{load_checks_file, render_problems};
 pub use result::{CheckError, CheckResult, ErrorType, Resolved, Status};
 pub use standard::CheckKind;
-pub use timestamp::Timestamp;
+pub use timestamp::{CaseClock, Timestamp};
 
 use args::{classify, ArgSource, Classified};
 use standard::{precompile_regex, Args, Slot, CHECK_VERSION, MAX_ARGS, REGEX_FLAGS, REGEX_PATTERN};
@@ -212,20 +211,11 @@ impl Check {
         if let Some(reason) = def.kind.cross_argument_problem(&given) {
             problems.push(Problem::new(".arguments", reason));
         }
-        let regex_args_typed = !problems
-            .iter()
-            .any(|p| p.at == ".arguments.pattern" || p.at == ".arguments.flags");
-        let mut regex = None;
-        if def.kind == CheckKind::Regex && regex_args_typed {
-            if let (Some(Some(pattern)), Some(flags)) =
-                (literal(&args, REGEX_PATTERN), literal(&args, REGEX_FLAGS))
-            {
-                match precompile_regex(pattern, flags) {
-                    Ok(compiled) => regex = Some(compiled),
-                    Err(reason) => problems.push(Problem::new(".arguments.pattern", reason)),
-                }
-            }
-        }
+        let regex = if def.kind == CheckKind::Regex {
+            prepare_regex(&args, &mut problems)
+        } else {
+            None
+        };
         if let Some(reason) = version_problem(def.version) {
             problems.push(Problem::new(".version", reason));
         }
@@ -252,19 +242,18 @@ impl Check {
         &self.problems
     }
 
-    /// Run the check over an evaluation context `{"test_case": ..., "output": ...}`.
-    pub fn evaluate<'a>(&'a self, context: &'a Value) -> CheckResult<'a> {
-        let evaluated_at = Timestamp::now();
-        let started = Instant::now();
+    /// Run the check over an evaluation context `{"test_case": ..., "output": ...}`; `clock` is
+    /// the test case's (see [`CaseClock`]).
+    pub fn evaluate<'a>(&'a self, context: &'a Value, clock: &mut CaseClock) -> CheckResult<'a> {
         let mut resolved = Vec::with_capacity(self.args.len());
         let outcome = self.run(context, &mut resolved);
         CheckResult {
             check_type: self.kind.name(),
             outcome,
             resolved,
-            evaluated_at,
+            evaluated_at: clock.at(),
             check_version: CHECK_VERSION,
-            execution_time_ms: started.elapsed().as_secs_f64() * 1000.0,
+            execution_time_ms: clock.lap_ms(),
         }
     }
 
@@ -311,6 +300,33 @@ impl Check {
     }
 }
 
+/// Compile a `regex` check's literal `pattern` before the run. With literal (or absent) valid
+/// flags the compiled regex is kept for every evaluation; when `flags` is a JSONPath or invalid,
+/// the pattern is still compiled with the default flags, so a syntax error is reported in the
+/// same pass as any problem with `flags` (the flags never change whether a pattern parses).
+fn prepare_regex(args: &[PreparedArg], problems: &mut Vec<Problem>) -> Option<Regex> {
+    let has_problem = |at: &str| problems.iter().any(|p| p.at == at);
+    if has_problem(".arguments.pattern") {
+        return None;
+    }
+    let Some(Some(pattern)) = literal(args, REGEX_PATTERN) else {
+        return None;
+    };
+    let flags = match literal(args, REGEX_FLAGS) {
+        // Absent, or a valid literal: the regex compiled now serves every evaluation.
+        Some(flags) if !has_problem(".arguments.flags") => Some(flags),
+        // A JSONPath, or invalid: compiled with the default flags only to check the syntax.
+        _ => None,
+    };
+    match precompile_regex(pattern, flags.flatten()) {
+        Ok(compiled) => flags.map(|_| compiled),
+        Err(reason) => {
+            problems.push(Problem::new(".arguments.pattern", reason));
+            None
+        }
+    }
+}
+
 /// For a slot: `None` when it is a JSONPath, `Some(None)` when it was not given, and
 /// `Some(Some(value))` for a literal.
 fn literal(args: &[PreparedArg], slot: usize) -> Option<Option<&Value>> {
@@ -351,12 +367,53 @@ fn version_problem(version: Option<&Value>) -> Option<String> {
     })
 }
 
-/// The evaluation context of FEP 2.3.1: `{"test_case": test_case, "output": output}`.
-pub fn context(test_case: Value, output: Value) -> Value {
-    let mut object = Map::with_capacity(2);
-    object.insert("test_case".to_string(), test_case);
-    object.insert("output".to_string(), output);
-    Value::Object(object)
+/// The evaluation context of FEP 2.3.1: `{"test_case": test_case, "output": output}`. A run
+/// builds one and lends each test case and output to it in turn (see [`Context::with`]).
+#[derive(Debug)]
+pub struct Context(Value);
+
+impl Context {
+    /// The context of `test_case` and `output`.
+    pub fn new(test_case: Value, output: Value) -> Self {
+        let mut object = Map::with_capacity(2);
+        object.insert("test_case".to_string(), test_case);
+        object.insert("output".to_string(), output);
+        Context(Value::Object(object))
+    }
+
+    /// The context as JSON, what JSONPaths select from.
+    pub fn value(&self) -> &Value {
+        &self.0
+    }
+
+    /// Run `evaluate` on the context of `test_case` and `output`, which are moved in for the
+    /// call and back out after it: no context is built per test case and nothing is cloned.
+    pub fn with<T>(
+        &mut self,
+        test_case: &mut Value,
+        output: &mut Value,
+        evaluate: impl FnOnce(&Value) -> T,
+    ) -> T {
+        self.swap(test_case, output);
+        let result = evaluate(&self.0);
+        self.swap(test_case, output);
+        result
+    }
+
+    fn swap(&mut self, test_case: &mut Value, output: &mut Value) {
+        if let Value::Object(object) = &mut self.0 {
+            for (key, value) in object.iter_mut() {
+                std::mem::swap(
+                    value,
+                    if key == "test_case" {
+                        &mut *test_case
+                    } else {
+                        &mut *output
+                    },
+                );
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -390,7 +447,7 @@ mod tests {
             [
                 (".arguments.negate", "argument `negate` must be a boolean, got string"),
                 (".arguments.extra", "unknown argument `extra` for regex (expected one of: text, pattern, negate, flags)"),
-                (".arguments.pattern", "argument `pattern` is not a valid regular expression: regex parse error: ( ^ error: unclosed group"),
+                (".arguments.pattern", "argument `pattern` is not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group"),
                 (".version", "version `1.x` is not a semantic version (MAJOR.MINOR.PATCH)"),
             ]
         );
@@ -403,6 +460,24 @@ mod tests {
         assert!(check.problems()[0]
             .reason
             .starts_with("argument `pattern` is not a valid regular expression"));
+    }
+
+    #[test]
+    fn a_bad_literal_regex_is_found_whatever_the_flags() {
+        for flags in [json!("$.test_case.flags"), json!({"i": true}), json!(3)] {
+            let check = prepare(json!({"type": "regex",
+                "arguments": {"text": "a", "pattern": "(", "flags": flags}}));
+            let at: Vec<&str> = check.problems().iter().map(|p| p.at.as_str()).collect();
+            let expected: &[&str] = if flags.is_string() {
+                &[".arguments.pattern"]
+            } else {
+                &[".arguments.flags", ".arguments.pattern"]
+            };
+            assert_eq!(at, expected, "flags {flags}");
+        }
+        let by_path = prepare(json!({"type": "regex",
+            "arguments": {"text": "a", "pattern": "a", "flags": "$.test_case.flags"}}));
+        assert!(by_path.problems().is_empty() && by_path.regex.is_none());
     }
 
     #[test]
@@ -424,11 +499,11 @@ mod tests {
     fn evaluation_resolves_literals_and_paths_in_order() {
         let check = prepare(json!({"type": "exact_match", "arguments": {
             "expected": "$.test_case.expected", "actual": "Paris", "case_sensitive": false}}));
-        let ctx = context(
+        let ctx = Context::new(
             json!({"id": "t", "expected": "paris"}),
             json!({"value": "x"}),
         );
-        let result = check.evaluate(&ctx);
+        let result = check.evaluate(ctx.value(), &mut CaseClock::start());
         assert_eq!(result.outcome, Ok(true));
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(

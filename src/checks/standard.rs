@@ -10,9 +10,8 @@ use std::borrow::Cow;
 use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
-use super::args::one_line;
 use super::result::CheckError;
-use crate::protocol::json_type;
+use crate::protocol::{json_type, one_line};
 
 /// The most arguments any standard check takes.
 pub const MAX_ARGS: usize = 6;

@@ -1,8 +1,9 @@
 //! UTC timestamps in ISO 8601 (`2025-06-26T19:04:23.123Z`) for check results and FEP runs,
-//! formatted without allocating and without a date-time dependency.
+//! formatted without allocating and without a date-time dependency, and the clock of one test
+//! case's checks.
 
 use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Serialize, Serializer};
 
@@ -17,9 +18,35 @@ impl Timestamp {
     }
 }
 
-impl From<SystemTime> for Timestamp {
-    fn from(time: SystemTime) -> Self {
-        Timestamp(time)
+/// The clock of one test case: one wall-clock reading, the `evaluated_at` of each of its checks
+/// (they run within microseconds of each other), and one monotonic reading per check for its
+/// `execution_time_ms`, each check's time running from the end of the previous one.
+#[derive(Debug)]
+pub struct CaseClock {
+    at: Timestamp,
+    lap_start: Instant,
+}
+
+impl CaseClock {
+    /// Read the clocks at the start of a test case.
+    pub fn start() -> Self {
+        CaseClock {
+            at: Timestamp::now(),
+            lap_start: Instant::now(),
+        }
+    }
+
+    /// When the test case's checks ran.
+    pub fn at(&self) -> Timestamp {
+        self.at
+    }
+
+    /// Milliseconds since the previous lap (or the start); the next lap starts now.
+    pub fn lap_ms(&mut self) -> f64 {
+        let now = Instant::now();
+        let elapsed = now.duration_since(self.lap_start);
+        self.lap_start = now;
+        elapsed.as_secs_f64() * 1000.0
     }
 }
 

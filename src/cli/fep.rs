@@ -22,10 +22,20 @@ pub enum FepCommand {
         #[arg(long, value_name = "FILE.jsonl", requires_all = ["outputs", "checks"], conflicts_with = "request")]
         test_cases: Option<PathBuf>,
         /// Streaming mode: outputs JSONL.
-        #[arg(long, value_name = "FILE.jsonl", requires = "test_cases")]
+        #[arg(
+            long,
+            value_name = "FILE.jsonl",
+            requires = "test_cases",
+            conflicts_with = "request"
+        )]
         outputs: Option<PathBuf>,
         /// Streaming mode: checks JSON file {"checks": [...]}, shared by every test case.
-        #[arg(long, value_name = "FILE.json", requires = "test_cases")]
+        #[arg(
+            long,
+            value_name = "FILE.json",
+            requires = "test_cases",
+            conflicts_with = "request"
+        )]
         checks: Option<PathBuf>,
     },
 }

@@ -7,7 +7,9 @@
 //! fraction of checks that passed; a check that errored counts as failed. Side information holds
 //! the check results (`check_results`) and the names of the checks that failed (`failed_checks`,
 //! errors included) and errored (`errored_checks`). A check's name is its type, with `#k` (1-based)
-//! when the file has several checks of that type.
+//! when the file has several checks of that type. `errored_checks` is read by the report layer
+//! (a warning per check that errored): it is always present, an array of names in file order,
+//! empty when no check errored.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -16,7 +18,7 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::{Call, Evaluator};
-use crate::checks::{context, load_checks_file, Check, PathCache, Status};
+use crate::checks::{load_checks_file, CaseClock, Check, Context, PathCache, Status};
 use crate::error::bad_input;
 use crate::protocol::{Attempt, Retry};
 
@@ -71,12 +73,13 @@ impl Evaluator for ChecksEvaluator {
 
 impl ChecksEvaluator {
     fn score(&self, call: &Call<'_>) -> Attempt {
-        let context = context(test_case(call), json!({ "value": call.candidate }));
+        let context = Context::new(test_case(call), json!({ "value": call.candidate }));
+        let mut clock = CaseClock::start();
         let mut check_results = Vec::with_capacity(self.checks.len());
         let mut failed = Vec::new();
         let mut errored = Vec::new();
         for (check, name) in self.checks.iter().zip(&self.names) {
-            let result = check.evaluate(&context);
+            let result = check.evaluate(context.value(), &mut clock);
             if result.status() == Status::Error {
                 errored.push(Value::from(name.as_str()));
             }

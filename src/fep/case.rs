@@ -15,41 +15,69 @@ pub fn prepare_test_case(
     let Some(object) = test_case.as_object() else {
         return Err(vec![not_an_object("a test case", test_case)]);
     };
-    let mut problems = Vec::new();
-    match object.get("id") {
-        None => problems.push(missing("id")),
-        Some(Value::String(_)) => {}
-        Some(other) => problems.push(wrong_type(".id", "a string", other)),
-    }
-    match object.get("input") {
-        None => problems.push(missing("input")),
-        Some(Value::String(_) | Value::Object(_)) => {}
-        Some(other) => problems.push(wrong_type(".input", "a string or an object", other)),
-    }
-    if let Some(metadata) = object.get("metadata").filter(|m| !m.is_object()) {
-        problems.push(wrong_type(".metadata", "an object", metadata));
-    }
-    let mut own = Vec::new();
-    match object.get("checks") {
-        None => {}
-        Some(Value::Array(checks)) => {
-            for (index, raw) in checks.iter().enumerate() {
-                match parse_check(raw) {
-                    Ok(def) => own.push(Check::prepare(def, paths)),
-                    Err(found) => problems.extend(found.into_iter().map(|problem| Problem {
-                        at: format!(".checks[{index}]{}", problem.at),
-                        reason: problem.reason,
-                    })),
+    // One pass over the members (a lookup per field would hash each name: this runs for every
+    // test case of a run). Problems are ranked by field so they read in a fixed order.
+    let mut ranked: Vec<(u8, Problem)> = Vec::new();
+    let (mut id, mut input, mut own) = (false, false, Vec::new());
+    for (key, value) in object {
+        match (key.as_str(), value) {
+            ("id", value) => {
+                id = true;
+                if !value.is_string() {
+                    ranked.push((0, wrong_type(".id", "a string", value)));
                 }
             }
+            ("input", value) => {
+                input = true;
+                if !(value.is_string() || value.is_object()) {
+                    ranked.push((1, wrong_type(".input", "a string or an object", value)));
+                }
+            }
+            ("metadata", metadata) if !metadata.is_object() => {
+                ranked.push((2, wrong_type(".metadata", "an object", metadata)));
+            }
+            ("checks", Value::Array(checks)) => {
+                let mut found = Vec::new();
+                own = prepare_own_checks(checks, paths, &mut found);
+                ranked.extend(found.into_iter().map(|problem| (3, problem)));
+            }
+            ("checks", other) => {
+                ranked.push((3, wrong_type(".checks", "an array of checks", other)));
+            }
+            _ => {}
         }
-        Some(other) => problems.push(wrong_type(".checks", "an array of checks", other)),
     }
+    if !id {
+        ranked.push((0, missing("id")));
+    }
+    if !input {
+        ranked.push((1, missing("input")));
+    }
+    let problems = by_rank(ranked);
     if problems.is_empty() {
         Ok(own)
     } else {
         Err(problems)
     }
+}
+
+/// Prepare a test case's own `checks`, adding the problems of malformed ones to `problems`.
+fn prepare_own_checks(
+    checks: &[Value],
+    paths: &mut PathCache,
+    problems: &mut Vec<Problem>,
+) -> Vec<Check> {
+    let mut own = Vec::with_capacity(checks.len());
+    for (index, raw) in checks.iter().enumerate() {
+        match parse_check(raw) {
+            Ok(def) => own.push(Check::prepare(def, paths)),
+            Err(found) => problems.extend(found.into_iter().map(|problem| Problem {
+                at: format!(".checks[{index}]{}", problem.at),
+                reason: problem.reason,
+            })),
+        }
+    }
+    own
 }
 
 /// Validate an output: an object with a `value` (any JSON: FEP names strings and objects; numbers,
@@ -58,17 +86,28 @@ pub fn output_problems(output: &Value) -> Vec<Problem> {
     let Some(object) = output.as_object() else {
         return vec![not_an_object("an output", output)];
     };
-    let mut problems = Vec::new();
-    if !object.contains_key("value") {
-        problems.push(missing("value"));
+    let mut ranked = Vec::new();
+    let mut value = false;
+    for (key, member) in object {
+        match key.as_str() {
+            "value" => value = true,
+            "id" if !member.is_string() => ranked.push((1, wrong_type(".id", "a string", member))),
+            "metadata" if !member.is_object() => {
+                ranked.push((2, wrong_type(".metadata", "an object", member)));
+            }
+            _ => {}
+        }
     }
-    if let Some(id) = object.get("id").filter(|id| !id.is_string()) {
-        problems.push(wrong_type(".id", "a string", id));
+    if !value {
+        ranked.push((0, missing("value")));
     }
-    if let Some(metadata) = object.get("metadata").filter(|m| !m.is_object()) {
-        problems.push(wrong_type(".metadata", "an object", metadata));
-    }
-    problems
+    by_rank(ranked)
+}
+
+/// The problems in rank order (a stable sort: equal ranks keep the order they were found in).
+fn by_rank(mut ranked: Vec<(u8, Problem)>) -> Vec<Problem> {
+    ranked.sort_by_key(|(rank, _)| *rank);
+    ranked.into_iter().map(|(_, problem)| problem).collect()
 }
 
 fn missing(field: &str) -> Problem {

@@ -1,52 +1,43 @@
 //! The streaming mode: `--test-cases FILE.jsonl --outputs FILE.jsonl --checks FILE.json`.
 //!
 //! Record i of the test cases pairs with record i of the outputs (blank lines are skipped and not
-//! counted; there is no record limit). A first pass validates both files in full, so problems are
-//! reported before anything is evaluated; a second pass evaluates pair by pair and writes each
-//! result at once. Memory stays flat in the number of test cases.
+//! counted; there is no record limit). Both files are read once, line by line, so pipes and
+//! `/dev/stdin` work: each pair is validated and, while no problem has been found, evaluated at
+//! once, its result written to a spool file (an unnamed temporary file). Every problem of both
+//! files is reported at the end, with nothing on stdout; without problems the spool is copied to
+//! stdout. Memory stays flat in the number of test cases.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, Write};
+use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
 use std::path::Path;
 
 use serde_json::Value;
 
 use super::case::{output_problems, prepare_test_case};
 use super::writer::RunWriter;
-use crate::checks::{context, Check, PathCache, Problem, Status};
+use crate::checks::{render_problems, Check, Context, PathCache, Problem, Status};
 use crate::error::bad_input;
-use crate::protocol::json_type;
+use crate::input::{io_reason, jsonl_line, parse_object_line};
 
-/// Validate the two JSONL files, then evaluate `shared` (plus each test case's own checks) on
-/// every pair, writing the EvaluationRunResult to `out`.
+/// Validate and evaluate the two JSONL files in one pass, `shared` (plus each test case's own
+/// checks) on every pair, and write the EvaluationRunResult to `out` once all is well.
 pub fn evaluate_stream<W: Write>(
     test_cases: &Path,
     outputs: &Path,
     shared: &[Check],
     paths: &mut PathCache,
-    out: W,
+    mut out: W,
 ) -> anyhow::Result<Status> {
-    validate(test_cases, outputs, paths)?;
-    let mut cases = Records::open(test_cases)?;
-    let mut answers = Records::open(outputs)?;
-    let mut writer = RunWriter::begin(out, None)?;
-    loop {
-        match (cases.next(), answers.next()) {
-            (None, None) => break,
-            (Some(Ok((_, test_case))), Some(Ok((_, output)))) => {
-                let own = prepare_test_case(&test_case, paths).map_err(|_| changed(test_cases))?;
-                writer.case(&context(test_case, output), shared.iter().chain(&own))?;
-            }
-            _ => return Err(changed(test_cases)),
+    let (mut cases, mut answers) = match (Records::open(test_cases), Records::open(outputs)) {
+        (Ok(cases), Ok(answers)) => (cases, answers),
+        (cases, answers) => {
+            let problems = [cases.err(), answers.err()].into_iter().flatten();
+            return Err(bad_input(render_problems(problems)));
         }
-    }
-    Ok(writer.finish()?)
-}
-
-/// The first pass: every problem of both files, one `FILE:LINE: reason` each.
-fn validate(test_cases: &Path, outputs: &Path, paths: &mut PathCache) -> anyhow::Result<()> {
-    let mut cases = Records::open(test_cases)?;
-    let mut answers = Records::open(outputs)?;
+    };
+    let mut spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(spool_error)?);
+    let mut writer = RunWriter::begin(&mut spool, None).map_err(spool_error)?;
+    let mut context = Context::new(Value::Null, Value::Null);
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
     loop {
@@ -54,43 +45,62 @@ fn validate(test_cases: &Path, outputs: &Path, paths: &mut PathCache) -> anyhow:
         if case.is_none() && answer.is_none() {
             break;
         }
-        if let Some(case) = case {
-            case_count += 1;
-            match case {
-                Ok((line, test_case)) => {
-                    if let Err(found) = prepare_test_case(&test_case, paths) {
-                        locate(&mut problems, &cases.display, line, found);
-                    }
+        case_count += usize::from(case.is_some());
+        output_count += usize::from(answer.is_some());
+        let case = case.and_then(|record| {
+            let (line, test_case) = record.map_err(|problem| problems.push(problem)).ok()?;
+            match prepare_test_case(&test_case, paths) {
+                Ok(own) => Some((test_case, own)),
+                Err(found) => {
+                    locate(&mut problems, &cases.display, line, found);
+                    None
                 }
-                Err(problem) => problems.push(problem),
             }
-        }
-        if let Some(answer) = answer {
-            output_count += 1;
-            match answer {
-                Ok((line, output)) => locate(
-                    &mut problems,
-                    &answers.display,
-                    line,
-                    output_problems(&output),
-                ),
-                Err(problem) => problems.push(problem),
-            }
+        });
+        let answer = answer.and_then(|record| {
+            let (line, output) = record.map_err(|problem| problems.push(problem)).ok()?;
+            let found = output_problems(&output);
+            let valid = found.is_empty();
+            locate(&mut problems, &answers.display, line, found);
+            valid.then_some(output)
+        });
+        // After the first problem nothing more is evaluated: the rest is only validated.
+        if let (Some((mut test_case, own)), Some(mut output), true) =
+            (case, answer, problems.is_empty())
+        {
+            let checks = shared.iter().chain(&own);
+            context
+                .with(&mut test_case, &mut output, |context| {
+                    writer.case(context, checks)
+                })
+                .map_err(spool_error)?;
         }
     }
-    if case_count != output_count {
+    // A file that could not be read to its end has no meaningful count.
+    if case_count != output_count && !cases.unreadable && !answers.unreadable {
         problems.push(format!(
             "{}: {output_count} outputs for {case_count} test cases in {} (record i of each belongs together)",
             answers.display, cases.display
         ));
     }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(bad_input(crate::checks::render_problems(
-            problems.into_iter(),
-        )))
+    if !problems.is_empty() {
+        return Err(bad_input(render_problems(problems.into_iter())));
     }
+    let status = writer.finish().map_err(spool_error)?;
+    let mut spool = spool
+        .into_inner()
+        .map_err(|err| spool_error(err.into_error()))?;
+    spool.rewind().map_err(spool_error)?;
+    io::copy(&mut spool, &mut out)?;
+    out.flush()?;
+    Ok(status)
+}
+
+fn spool_error(err: io::Error) -> anyhow::Error {
+    anyhow::anyhow!(
+        "cannot write the results to a temporary file (in $TMPDIR or /tmp): {}",
+        io_reason(&err)
+    )
 }
 
 fn locate(problems: &mut Vec<String>, display: &str, line: usize, found: Vec<Problem>) {
@@ -102,41 +112,38 @@ fn locate(problems: &mut Vec<String>, display: &str, line: usize, found: Vec<Pro
     }));
 }
 
-fn changed(path: &Path) -> anyhow::Error {
-    anyhow::anyhow!(
-        "{} or its outputs file changed while it was being evaluated",
-        path.display()
-    )
-}
-
-/// The non-blank records of a JSONL file, read one at a time.
+/// The non-blank records of a JSONL file (or pipe), read one line at a time with the shared
+/// line reader of `crate::input`.
 struct Records {
     reader: BufReader<File>,
     display: String,
     line: usize,
     buffer: Vec<u8>,
     done: bool,
+    /// Reading failed before the end (its problem has been returned).
+    unreadable: bool,
 }
 
 impl Records {
-    fn open(path: &Path) -> anyhow::Result<Records> {
+    /// Open `path`, or the problem `PATH: reason`.
+    fn open(path: &Path) -> Result<Records, String> {
         let display = path.display().to_string();
-        let file = File::open(path).map_err(|err| {
-            bad_input(format!(
-                "error: {display}: cannot read: {}",
-                crate::input::io_reason(&err)
-            ))
-        })?;
-        Ok(Records {
-            reader: BufReader::with_capacity(1 << 16, file),
-            display,
-            line: 0,
-            buffer: Vec::new(),
-            done: false,
-        })
+        let file = File::open(path).map_err(|err| format!("cannot read: {}", io_reason(&err)));
+        match file {
+            Ok(file) => Ok(Records {
+                reader: BufReader::with_capacity(1 << 16, file),
+                display,
+                line: 0,
+                buffer: Vec::new(),
+                done: false,
+                unreadable: false,
+            }),
+            Err(reason) => Err(format!("{display}: {reason}")),
+        }
     }
 
-    /// The next record and its 1-based line, a `FILE:LINE: reason` problem, or `None` at the end.
+    /// The next record and its 1-based line, a `FILE:LINE: reason` (or `FILE: reason`) problem,
+    /// or `None` at the end.
     fn next(&mut self) -> Option<Result<(usize, Value), String>> {
         while !self.done {
             self.buffer.clear();
@@ -144,39 +151,28 @@ impl Records {
                 Ok(0) => self.done = true,
                 Ok(_) => {
                     self.line += 1;
-                    if let Some(record) = self.parse_line() {
-                        return Some(record);
+                    let raw = self.buffer.strip_suffix(b"\n").unwrap_or(&self.buffer);
+                    if let Some(line) = jsonl_line(self.line, raw) {
+                        return Some(
+                            line.and_then(parse_object_line)
+                                .map(|value| (self.line, value))
+                                .map_err(|reason| {
+                                    format!("{}:{}: {reason}", self.display, self.line)
+                                }),
+                        );
                     }
                 }
                 Err(err) => {
                     self.done = true;
-                    return Some(Err(format!("{}: read error: {err}", self.display)));
+                    self.unreadable = true;
+                    return Some(Err(format!(
+                        "{}: cannot read: {}",
+                        self.display,
+                        io_reason(&err)
+                    )));
                 }
             }
         }
         None
-    }
-
-    /// The current line as a record, or `None` when it is blank.
-    fn parse_line(&self) -> Option<Result<(usize, Value), String>> {
-        let mut bytes = self.buffer.as_slice();
-        if self.line == 1 {
-            bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        }
-        let bytes = bytes.strip_suffix(b"\n").unwrap_or(bytes);
-        let bytes = bytes.strip_suffix(b"\r").unwrap_or(bytes);
-        if bytes.iter().all(u8::is_ascii_whitespace) {
-            return None;
-        }
-        let problem =
-            |reason: String| Some(Err(format!("{}:{}: {reason}", self.display, self.line)));
-        match serde_json::from_slice::<Value>(bytes) {
-            Ok(value @ Value::Object(_)) => Some(Ok((self.line, value))),
-            Ok(other) => problem(format!(
-                "expected a JSON object, found {}",
-                json_type(&other)
-            )),
-            Err(err) => problem(format!("invalid JSON: {err}")),
-        }
     }
 }

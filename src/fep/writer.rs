@@ -8,7 +8,7 @@ use std::io::{self, Write};
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::checks::{Check, CheckResult, Status, Timestamp};
+use crate::checks::{CaseClock, Check, CheckResult, Status, Timestamp};
 
 /// Check counts of a test case (FEP 4.1 `summary`) or of a whole run.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -101,9 +101,10 @@ impl<W: Write> RunWriter<W> {
         context: &Value,
         checks: impl IntoIterator<Item = &'c Check>,
     ) -> io::Result<()> {
+        let mut clock = CaseClock::start();
         let results: Vec<CheckResult<'_>> = checks
             .into_iter()
-            .map(|check| check.evaluate(context))
+            .map(|check| check.evaluate(context, &mut clock))
             .collect();
         let mut counts = CheckCounts::default();
         for result in &results {
@@ -170,7 +171,7 @@ fn evaluation_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{context, parse_check, PathCache};
+    use crate::checks::{parse_check, Context, PathCache};
     use serde_json::json;
 
     #[test]
@@ -193,9 +194,9 @@ mod tests {
             .collect();
         let mut buffer = Vec::new();
         let mut writer = RunWriter::begin(&mut buffer, Some(&json!({"name": "x"}))).unwrap();
-        let ctx = context(json!({"id": "1", "input": "q"}), json!({"value": "a"}));
-        writer.case(&ctx, &checks[..1]).unwrap();
-        writer.case(&ctx, &checks).unwrap();
+        let ctx = Context::new(json!({"id": "1", "input": "q"}), json!({"value": "a"}));
+        writer.case(ctx.value(), &checks[..1]).unwrap();
+        writer.case(ctx.value(), &checks).unwrap();
         assert_eq!(writer.finish().unwrap(), Status::Error);
         let document: Value = serde_json::from_slice(&buffer).unwrap();
         assert_eq!(document["experiment"], json!({"name": "x"}));

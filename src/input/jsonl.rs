@@ -101,14 +101,7 @@ pub fn scan_jsonl_objects(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<Stri
     let mut records = Vec::new();
     let mut problems = Vec::new();
     for (line_number, line) in jsonl_lines(bytes) {
-        let parsed = line.and_then(|line| match serde_json::from_str::<Value>(line) {
-            Ok(value @ Value::Object(_)) => Ok((value, line.trim())),
-            Ok(other) => Err(format!(
-                "expected a JSON object, found {}",
-                json_type(&other)
-            )),
-            Err(err) => Err(json_reason(&err)),
-        });
+        let parsed = line.and_then(|line| Ok((parse_object_line(line)?, line.trim())));
         match parsed {
             Ok((value, text)) => records.push(Record {
                 line: line_number,
@@ -122,25 +115,45 @@ pub fn scan_jsonl_objects(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<Stri
 }
 
 /// The non-blank lines of JSONL bytes with their 1-based physical line numbers (blank lines are
-/// skipped but still counted): a leading UTF-8 BOM is ignored, lines end at `\n` with an optional
-/// `\r` before it, and a line that is not UTF-8 yields `invalid UTF-8 (bad byte at column N)`.
+/// skipped but still counted), each as [`jsonl_line`] reads it.
 pub fn jsonl_lines(bytes: &[u8]) -> impl Iterator<Item = (usize, Result<&str, String>)> {
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
     bytes
         .split(|&b| b == b'\n')
         .enumerate()
-        .filter_map(|(index, raw)| {
-            let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-            let line = match std::str::from_utf8(raw) {
-                Ok(text) if text.trim().is_empty() => return None,
-                Ok(text) => Ok(text),
-                Err(err) => Err(format!(
-                    "invalid UTF-8 (bad byte at column {})",
-                    err.valid_up_to() + 1
-                )),
-            };
-            Some((index + 1, line))
-        })
+        .filter_map(|(index, raw)| Some((index + 1, jsonl_line(index + 1, raw)?)))
+}
+
+/// Physical line `number` (1-based) of a JSONL input, without its `\n`: `None` when it is blank,
+/// else its text, or `invalid UTF-8 (bad byte at column N)`. A `\r` before the `\n` and, on line
+/// 1, a UTF-8 BOM are ignored. This is the one line reader of every JSONL input, whether it is
+/// read whole or streamed line by line.
+pub fn jsonl_line(number: usize, raw: &[u8]) -> Option<Result<&str, String>> {
+    let raw = match number {
+        1 => raw.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(raw),
+        _ => raw,
+    };
+    let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
+    match std::str::from_utf8(raw) {
+        Ok(text) if text.trim().is_empty() => None,
+        Ok(text) => Some(Ok(text)),
+        Err(err) => Some(Err(format!(
+            "invalid UTF-8 (bad byte at column {})",
+            err.valid_up_to() + 1
+        ))),
+    }
+}
+
+/// The JSON object on a non-blank JSONL line, or why it is not one: `invalid JSON: <what> at
+/// column N` or `expected a JSON object, found <type>`.
+pub fn parse_object_line(line: &str) -> Result<Value, String> {
+    match serde_json::from_str::<Value>(line) {
+        Ok(value @ Value::Object(_)) => Ok(value),
+        Ok(other) => Err(format!(
+            "expected a JSON object, found {}",
+            json_type(&other)
+        )),
+        Err(err) => Err(json_reason(&err)),
+    }
 }
 
 /// A serde_json error as a reason for a single line: "invalid JSON: <what> at column N".

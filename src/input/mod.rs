@@ -11,8 +11,8 @@ use std::path::PathBuf;
 
 pub use candidates::Candidate;
 pub use jsonl::{
-    io_reason, json_reason, jsonl_lines, read_input_file, read_jsonl, read_jsonl_bytes,
-    scan_jsonl_objects, strip_os_error, Record, MAX_RECORDS,
+    io_reason, json_reason, jsonl_line, jsonl_lines, parse_object_line, read_input_file,
+    read_jsonl, read_jsonl_bytes, scan_jsonl_objects, strip_os_error, Record, MAX_RECORDS,
 };
 
 use crate::config::RunConfig;
