@@ -69,6 +69,19 @@ fn an_empty_request_is_a_completed_run() {
     assert_eq!(document["status"], "completed");
 }
 
+#[test]
+fn a_request_with_no_check_at_all_is_rejected() {
+    let output = evalctl()
+        .args(["fep", "evaluate", "-"])
+        .write_stdin(r#"{"test_cases": [{"id": "a", "input": "x"}], "outputs": [{"value": "x"}]}"#)
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    assert!(output.stdout.is_empty());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("checks: no checks to run"), "{stderr}");
+}
+
 fn write_stream_inputs(dir: &std::path::Path) {
     fs::write(
         dir.join("cases.jsonl"),

@@ -81,7 +81,7 @@ pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, 
                 Vec::new()
             })
         })
-        .collect();
+        .collect::<Vec<Vec<Check>>>();
     for (index, output) in outputs.iter().enumerate() {
         located(
             &mut problems,
@@ -90,6 +90,14 @@ pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, 
         );
     }
     let checks = prepare_check_sets(&raw_checks, test_cases.len(), paths, &mut problems);
+    let own_check_count: usize = own_checks.iter().map(Vec::len).sum();
+    if raw_checks.is_empty() && own_check_count == 0 && !test_cases.is_empty() {
+        problems.push(
+            "checks: no checks to run: give `checks` (shared, or one list per test case) or \
+             per-test-case `checks`"
+                .to_string(),
+        );
+    }
     let experiment = object.remove("experiment_metadata");
     if let Some(experiment) = &experiment {
         experiment_problems(experiment, &mut problems);
