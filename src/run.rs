@@ -3,15 +3,15 @@
 
 use std::sync::Arc;
 
-use serde_json::json;
-
 use crate::config::RunConfig;
 use crate::error::Fatal;
 use crate::evaluator::preflight::{preflight, Probe};
 use crate::evaluator::{self, Evaluator};
 use crate::exit::Exit;
 use crate::input::{load_inputs, Inputs};
-use crate::report::{self, CallRecord, EvaluatorInfo, Format, ResultsFile, Tally};
+use crate::report::{
+    self, CallRecord, EvaluatorInfo, Format, PreflightReport, ProbeAnswer, ResultsFile, Tally,
+};
 use crate::runner::{self, plan_calls, unless_interrupted, RunContext};
 
 /// `evalctl run`.
@@ -22,7 +22,6 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         .as_deref()
         .map(ResultsFile::open)
         .transpose()?;
-    let format = Format::resolve(config.format);
     let inputs = Arc::new(inputs);
     let plan = plan_calls(&inputs, config.exec.limit);
     let planned = plan.len();
@@ -33,7 +32,6 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         val: inputs.valset.is_some(),
     };
     let mut tally = Tally::new(candidate_ids, splits);
-    let mut results_failed = false;
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),
@@ -48,33 +46,27 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
                     eprintln!("error: {error:#}; the remaining results are not written")
                 });
                 results = None;
-                results_failed = true;
             }
         }
         tally.add(&record);
         progress.inc(1);
     };
     let finished = runner::block_on(async {
-        let probed = unless_interrupted(preflight(
-            evaluator.as_ref(),
-            config.task_model.as_deref(),
-            first_example(&inputs),
-            !config.exec.skip_preflight,
-            config.exec.retries,
-        ))
-        .await;
-        match probed {
-            None => {
-                return Ok(runner::Finished {
-                    interrupted: true,
-                    elapsed: std::time::Duration::ZERO,
-                })
+        match probe(&config, &inputs, evaluator.as_ref()).await {
+            Some(probed) => {
+                probed?;
+                anyhow::Ok(
+                    runner::execute(context, plan, config.exec.concurrency, on_finished).await,
+                )
             }
-            Some(result) => result?,
-        };
-        anyhow::Ok(runner::execute(context, plan, config.exec.concurrency, on_finished).await)
+            None => Ok(runner::Finished {
+                interrupted: true,
+                elapsed: std::time::Duration::ZERO,
+            }),
+        }
     })??;
     progress.finish_and_clear();
+    let results_failed = config.output.is_some() && results.is_none();
 
     let (summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),
@@ -83,32 +75,20 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         finished.interrupted,
     );
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
-    report::print_diagnostics(&diagnostics, kept_output, config.color);
-    report::print_summary(&summary, format, config.color)?;
+    report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, config.color);
+    report::print_summary(&summary, Format::resolve(config.format), config.color)?;
 
     if finished.interrupted {
-        eprintln!(
-            "interrupted: {} of {planned} calls finished; the summary covers them",
-            summary.calls.total
-        );
+        report::print_interrupted(summary.calls.total, planned);
         return Ok(Exit::Interrupted);
     }
-    let gate_failed = config.fail_under.is_some_and(|threshold| {
-        let below = summary.below(threshold);
-        for candidate in &below {
-            match candidate.score {
-                Some(score) => eprintln!(
-                    "fail-under: candidate {} scored {score:.4}, below {threshold}",
-                    candidate.id
-                ),
-                None => eprintln!(
-                    "fail-under: candidate {} has no score (no call finished)",
-                    candidate.id
-                ),
-            }
-        }
-        !below.is_empty()
-    });
+    let below = config
+        .fail_under
+        .map(|threshold| (threshold, summary.below(threshold)));
+    if let Some((threshold, failed)) = &below {
+        report::print_gate_failures(failed, *threshold);
+    }
+    let gate_failed = below.is_some_and(|(_, failed)| !failed.is_empty());
     Ok(
         if summary.calls.errors > 0 || gate_failed || results_failed {
             Exit::EvaluationFailed
@@ -125,13 +105,7 @@ pub fn preflight_only(config: RunConfig) -> anyhow::Result<Exit> {
     let outcome = check_everything(&config);
     if let (Err(error), Format::Json) = (&outcome, Format::resolve(config.format)) {
         if let Some(fatal) = error.downcast_ref::<Fatal>() {
-            let message = fatal.to_string();
-            let errors: Vec<&str> = message
-                .lines()
-                .map(|line| line.strip_prefix("error: ").unwrap_or(line))
-                .collect();
-            let report = json!({"ok": false, "exit": fatal.exit() as u8, "errors": errors});
-            report::print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?;
+            report::print_preflight_failure(&fatal.to_string(), fatal.exit() as u8)?;
         }
     }
     outcome
@@ -142,54 +116,42 @@ fn check_everything(config: &RunConfig) -> anyhow::Result<Exit> {
     if let Some(path) = &config.output {
         ResultsFile::check_writable(path)?;
     }
-    let Some(probe) = runner::block_on(unless_interrupted(preflight(
-        evaluator.as_ref(),
-        config.task_model.as_deref(),
-        first_example(&inputs),
-        !config.exec.skip_preflight,
-        config.exec.retries,
-    )))?
-    else {
+    let Some(probed) = runner::block_on(probe(config, &inputs, evaluator.as_ref()))? else {
         eprintln!("interrupted: preflight stopped before the evaluator answered");
         return Ok(Exit::Interrupted);
     };
-    let probe = probe?;
     let count = |records: &Option<Vec<crate::input::Record>>| records.as_ref().map(Vec::len);
-    let probe_score = match probe {
-        Probe::Answered(score) => Some(score),
-        Probe::Skipped => None,
+    let report = PreflightReport {
+        ok: true,
+        evaluator: evaluator_info(evaluator.as_ref()),
+        candidates: inputs.candidates.len(),
+        dataset_records: count(&inputs.dataset),
+        valset_records: count(&inputs.valset),
+        probe: match probed? {
+            Probe::Answered(score) => Some(ProbeAnswer { score }),
+            Probe::Skipped => None,
+        },
+        description: evaluator.describe(),
     };
-    let report = json!({
-        "ok": true,
-        "evaluator": evaluator_info(evaluator.as_ref()),
-        "candidates": inputs.candidates.len(),
-        "dataset_records": count(&inputs.dataset),
-        "valset_records": count(&inputs.valset),
-        "probe": match probe_score { Some(score) => json!({"score": score}), None => json!(null) },
-    });
-    match Format::resolve(config.format) {
-        Format::Json => {
-            report::print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?
-        }
-        Format::Text => {
-            let mut line = format!("preflight ok: {} candidate(s)", inputs.candidates.len());
-            if let Some(n) = count(&inputs.dataset) {
-                line.push_str(&format!(", dataset {n} records"));
-            }
-            if let Some(n) = count(&inputs.valset) {
-                line.push_str(&format!(", valset {n} records"));
-            }
-            line.push_str(&match probe_score {
-                Some(score) => format!(
-                    "; {} answered the probe with score {score}\n",
-                    evaluator.describe()
-                ),
-                None => format!("; {} set up (no probe sent)\n", evaluator.describe()),
-            });
-            report::print_stdout(&line)?;
-        }
-    }
+    report::print_preflight(&report, Format::resolve(config.format))?;
     Ok(Exit::Success)
+}
+
+/// The preflight of `config` (setup checks, then the probe unless `--skip-preflight`), or `None`
+/// when an interruption came first.
+async fn probe(
+    config: &RunConfig,
+    inputs: &Inputs,
+    evaluator: &dyn Evaluator,
+) -> Option<anyhow::Result<Probe>> {
+    unless_interrupted(preflight(
+        evaluator,
+        config.task_model.as_deref(),
+        inputs.dataset.as_ref().and_then(|records| records.first()),
+        !config.exec.skip_preflight,
+        config.exec.retries,
+    ))
+    .await
 }
 
 /// Load the inputs and build the evaluator. Problems in both (a bad dataset and a bad checks
@@ -214,10 +176,6 @@ fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
         eprintln!("warning: candidate {} is empty", candidate.id);
     }
     Ok((inputs, evaluator))
-}
-
-fn first_example(inputs: &Inputs) -> Option<&crate::input::Record> {
-    inputs.dataset.as_ref().and_then(|records| records.first())
 }
 
 fn evaluator_info(evaluator: &dyn Evaluator) -> EvaluatorInfo {

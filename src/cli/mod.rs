@@ -7,7 +7,11 @@ mod fep;
 mod run;
 mod tasks;
 
+use std::io::IsTerminal;
+
 use clap::{Parser, Subcommand, ValueEnum};
+
+use crate::exit::Exit;
 
 pub use fep::FepCommand;
 pub use run::RunArgs;
@@ -72,6 +76,63 @@ impl From<FormatArg> for crate::report::Format {
         match format {
             FormatArg::Text => crate::report::Format::Text,
             FormatArg::Json => crate::report::Format::Json,
+        }
+    }
+}
+
+/// Parse the command line into the command to run and whether to use colour (`--color`, with
+/// `auto` meaning stderr is a terminal and NO_COLOR is unset). A usage error, `--help` or
+/// `--version` has been printed when this returns the exit code instead.
+pub fn parse() -> Result<(Command, bool), std::process::ExitCode> {
+    let cli = Cli::try_parse().map_err(usage_error)?;
+    let color = match cli.color {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            std::io::stderr().is_terminal()
+                && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+        }
+    };
+    Ok((cli.command, color))
+}
+
+/// Print a clap error and return its exit code (2 for usage errors, 0 for --help/--version). An
+/// unknown option right after `--evaluator-command` is almost always an evaluator argument: the
+/// hint says how to pass it, instead of clap's `-- --flag` tip, which does not apply.
+fn usage_error(error: clap::Error) -> std::process::ExitCode {
+    let args: Vec<String> = std::env::args().collect();
+    let unknown = error
+        .get(clap::error::ContextKind::InvalidArg)
+        .map(|value| value.to_string());
+    let evaluator_words = args
+        .iter()
+        .position(|arg| arg == "--evaluator-command")
+        .zip(unknown.as_ref())
+        .and_then(|(start, unknown)| {
+            let end = args.iter().skip(start).position(|arg| arg == unknown)? + start;
+            Some(&args[start + 1..=end])
+        });
+    match (error.kind(), evaluator_words) {
+        (clap::error::ErrorKind::UnknownArgument, Some(words)) => {
+            let rendered = error.render().to_string();
+            let without_tip: Vec<&str> = rendered
+                .lines()
+                .filter(|line| !line.trim_start().starts_with("tip:"))
+                .collect();
+            eprintln!(
+                "{}",
+                without_tip.join("\n").replace("\n\n\n", "\n\n").trim_end()
+            );
+            eprintln!(
+                "hint: evaluator arguments that start with '-' go inside one quoted string: \
+                 --evaluator-command {:?}",
+                words.join(" ")
+            );
+            Exit::BadInput.into()
+        }
+        _ => {
+            let _ = error.print();
+            std::process::ExitCode::from(error.exit_code() as u8)
         }
     }
 }

@@ -1,12 +1,14 @@
 //! Everything a run reports: the per-call result records and their `--output` file, the summary
 //! (text or JSON), and the progress display. Only this layer prints run results.
 
+mod preflight;
 mod progress;
 mod record;
 mod results_file;
 mod summary;
 mod text;
 
+pub use preflight::{print_preflight, print_preflight_failure, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use record::CallRecord;
 pub use results_file::ResultsFile;
@@ -15,6 +17,31 @@ pub use summary::{
 };
 
 use std::io::{IsTerminal, Write};
+
+/// The styles evalctl paints with, when colour is on.
+#[derive(Debug, Clone, Copy)]
+pub enum Paint {
+    /// Bold red: `error:`.
+    Error,
+    /// Yellow: `warning:`.
+    Warning,
+    /// Bold: table headers.
+    Heading,
+}
+
+/// `text` in `style` when `color` is on (decided once, from `--color` and NO_COLOR), else as is.
+pub fn paint(style: Paint, text: &str, color: bool) -> String {
+    let code = match style {
+        Paint::Error => "1;31",
+        Paint::Warning => "33",
+        Paint::Heading => "1",
+    };
+    if color {
+        format!("\x1b[{code}m{text}\x1b[0m")
+    } else {
+        text.to_string()
+    }
+}
 
 /// How a report is printed on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,14 +83,37 @@ pub fn print_summary(summary: &Summary, format: Format, color: bool) -> anyhow::
     }
 }
 
+/// Tell the user, on stderr, which candidates failed `--fail-under threshold`.
+pub fn print_gate_failures(failed: &[&CandidateSummary], threshold: f64) {
+    for candidate in failed {
+        match candidate.score {
+            Some(score) => eprintln!(
+                "fail-under: candidate {} scored {score:.4}, below {threshold}",
+                candidate.id
+            ),
+            None => eprintln!(
+                "fail-under: candidate {} has no score (no call finished)",
+                candidate.id
+            ),
+        }
+    }
+}
+
+/// Tell the user, on stderr, how far an interrupted run got.
+pub fn print_interrupted(finished: usize, planned: usize) {
+    eprintln!("interrupted: {finished} of {planned} calls finished; the summary covers them");
+}
+
 /// Tell the user, on stderr, about the first failed calls and the built-in checks that errored.
-/// `output` is the `--output` file, if any, where every call can be read in full.
-pub fn print_diagnostics(diagnostics: &Diagnostics, output: Option<&std::path::Path>, color: bool) {
-    let prefix = if color {
-        "\x1b[33mwarning\x1b[0m"
-    } else {
-        "warning"
-    };
+/// `calls` is how many calls finished; `output` is the `--output` file, if any, where every call
+/// can be read in full.
+pub fn print_diagnostics(
+    diagnostics: &Diagnostics,
+    calls: usize,
+    output: Option<&std::path::Path>,
+    color: bool,
+) {
+    let prefix = paint(Paint::Warning, "warning", color);
     for failure in &diagnostics.failures {
         eprintln!("{prefix}: {failure}");
     }
@@ -77,7 +127,7 @@ pub fn print_diagnostics(diagnostics: &Diagnostics, output: Option<&std::path::P
     for (check, errored) in &diagnostics.errored_checks {
         eprintln!(
             "{prefix}: check {check} errored in {errored} of {} calls and counted as failed (see side_info.check_results{})",
-            diagnostics.calls,
+            calls,
             output.map_or(String::new(), |path| format!(" in {}", path.display()))
         );
     }

@@ -159,8 +159,6 @@ pub struct Diagnostics {
     pub more_failures: usize,
     /// Check name → calls in which it errored (from `side_info.errored_checks`).
     pub errored_checks: BTreeMap<String, usize>,
-    /// Calls made.
-    pub calls: usize,
 }
 
 #[derive(Debug, Clone, Copy, Default)]
@@ -283,8 +281,7 @@ impl Tally {
                 }
             })
             .collect();
-        let mut diagnostics = self.diagnostics;
-        diagnostics.calls = self.calls.total;
+        let diagnostics = self.diagnostics;
         let summary = Summary {
             evaluator,
             score_range,

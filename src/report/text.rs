@@ -1,16 +1,10 @@
 //! The text summary: one header and one table row per candidate, readable at a glance.
 
 use super::summary::{Aggregate, Summary};
+use super::{paint, Paint};
 
 /// Render `summary` as a table.
 pub fn render(summary: &Summary, color: bool) -> String {
-    let paint = |code: &str, text: String| {
-        if color {
-            format!("\x1b[{code}m{text}\x1b[0m")
-        } else {
-            text
-        }
-    };
     let mut out = String::new();
     let calls = &summary.calls;
     out.push_str(&format!(
@@ -86,7 +80,11 @@ pub fn render(summary: &Summary, color: bool) -> String {
             .collect::<Vec<_>>()
             .join("  ");
         let line = line.trim_end().to_string();
-        out.push_str(&if index == 0 { paint("1", line) } else { line });
+        out.push_str(&if index == 0 {
+            paint(Paint::Heading, &line, color)
+        } else {
+            line
+        });
         out.push('\n');
     }
     out
