@@ -11,7 +11,7 @@ pub enum Exit {
     BadInput = 2,
     /// The evaluator failed preflight; nothing was evaluated.
     PreflightFailed = 3,
-    /// Interrupted (Ctrl-C): results so far were flushed.
+    /// Interrupted (SIGINT, SIGTERM or SIGHUP): results so far were flushed and summarised.
     Interrupted = 130,
 }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::config::RunConfig;
 use crate::error::Fatal;
 use crate::evaluator::preflight::{preflight, Probe};
-use crate::evaluator::{self, Evaluator};
+use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::input::{load_inputs, Inputs};
 use crate::report::{
@@ -31,7 +31,8 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
     };
-    let mut tally = Tally::new(candidate_ids, splits);
+    let built_in_checks = matches!(config.evaluator, EvaluatorSpec::Checks(_));
+    let mut tally = Tally::new(candidate_ids, splits, built_in_checks);
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),

@@ -22,6 +22,9 @@ use crate::checks::{load_checks_file, CaseClock, Check, Context, PathCache, Stat
 use crate::error::bad_input;
 use crate::protocol::{Attempt, Retry};
 
+/// The side-info key listing the checks that errored in a call (read by the report layer).
+pub const ERRORED_CHECKS: &str = "errored_checks";
+
 /// Load and validate the checks file and build the evaluator. Every problem in the file is
 /// reported before anything runs (exit 2).
 pub fn build(path: &Path) -> anyhow::Result<Arc<dyn Evaluator>> {
@@ -92,7 +95,7 @@ impl ChecksEvaluator {
         let mut side_info = Map::new();
         side_info.insert("check_results".into(), Value::Array(check_results));
         side_info.insert("failed_checks".into(), Value::Array(failed));
-        side_info.insert("errored_checks".into(), Value::Array(errored));
+        side_info.insert(ERRORED_CHECKS.into(), Value::Array(errored));
         Attempt {
             score: Ok(passed as f64 / self.checks.len() as f64),
             side_info,

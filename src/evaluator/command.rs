@@ -83,6 +83,9 @@ impl CommandEvaluator {
         cwd.display().to_string()
     }
 
+    /// One attempt: spawn the child in its own process group, exchange payload and answer within
+    /// the deadline, and judge the answer. The group guard kills the child and everything it
+    /// started on every way out (a dropped child is reaped by tokio).
     async fn run_child(&self, call: &Call<'_>) -> Attempt {
         let mut command = Command::new(&self.program);
         command
@@ -90,8 +93,7 @@ impl CommandEvaluator {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
-            .kill_on_drop(true);
+            .process_group(0);
         if let Some(dir) = &self.spec.cwd {
             command.current_dir(dir);
         }

@@ -1,4 +1,4 @@
-//! Pure text metrics shared by task scoring and the built-in checks: exact match, SQuAD v1.1 token
+//! Pure text metrics for task scoring, kept free of I/O so any scorer can share them: exact match, SQuAD v1.1 token
 //! F1, sentence BLEU (sacrebleu's `sentence_bleu` defaults) and ROUGE-L (rouge-score's `rougeL`).
 //!
 //! Every function takes the model output first and one reference second, returns a score in

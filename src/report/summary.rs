@@ -5,6 +5,7 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::CallRecord;
+use crate::evaluator::checks::ERRORED_CHECKS;
 use crate::protocol::ScoreRange;
 use crate::runner::Split;
 
@@ -107,7 +108,8 @@ pub struct Summary {
     pub usage: Option<Usage>,
     /// Wall time of the run (preflight excluded).
     pub elapsed_ms: f64,
-    /// True when Ctrl-C stopped the run early; the aggregates cover finished calls only.
+    /// True when an interruption (SIGINT, SIGTERM, SIGHUP) stopped the run early; the
+    /// aggregates cover finished calls only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
     /// Per candidate, in the order given.
@@ -148,6 +150,9 @@ pub struct Tally {
     calls: Calls,
     usage: Option<Usage>,
     diagnostics: Diagnostics,
+    /// The evaluator is the built-in checks, whose side info names the checks that errored
+    /// (another evaluator's side info is its own business).
+    built_in_checks: bool,
 }
 
 /// What stderr is told after a run: the first failed calls, and the built-in checks that errored.
@@ -180,7 +185,7 @@ fn split_slot(split: Split) -> usize {
 
 impl Tally {
     /// An empty tally for `candidate_ids` (in order) over `splits`.
-    pub fn new(candidate_ids: Vec<String>, splits: Splits) -> Tally {
+    pub fn new(candidate_ids: Vec<String>, splits: Splits, built_in_checks: bool) -> Tally {
         let candidate_index = candidate_ids
             .iter()
             .enumerate()
@@ -199,6 +204,7 @@ impl Tally {
             },
             usage: None,
             diagnostics: Diagnostics::default(),
+            built_in_checks,
         }
     }
 
@@ -225,7 +231,8 @@ impl Tally {
         }
         let errored = record
             .side_info
-            .get("errored_checks")
+            .get(ERRORED_CHECKS)
+            .filter(|_| self.built_in_checks)
             .and_then(serde_json::Value::as_array);
         for name in errored
             .into_iter()
@@ -348,6 +355,7 @@ mod tests {
                 train: false,
                 val: false,
             },
+            true,
         );
         records.iter().for_each(|record| tally.add(record));
         let evaluator = EvaluatorInfo {
