@@ -84,7 +84,7 @@ fn scores_every_fixture_task_with_its_rule_and_metric() {
     }
     assert_eq!(
         lines[5]["assertions"],
-        json!({"passed": 2, "total": 3, "first_failure": "AssertionError"})
+        json!({"passed": 2, "total": 3, "first_failure": "assert is_even(0) is True: AssertionError"})
     );
     assert!(lines[0].get("assertions").is_none());
 
@@ -372,7 +372,10 @@ fn code_exec_assertions_run_under_a_timeout() {
         .success();
     let line = &read_lines(&per_task)[0];
     assert_eq!(line["score"], 0.5);
-    assert_eq!(line["assertions"]["first_failure"], "timed out after 2s");
+    assert_eq!(
+        line["assertions"]["first_failure"],
+        "assert f() == 1: timed out after 2s"
+    );
 }
 
 /// Score one `loop` task (targets `assert f() == 1`, `assert True`) against `output`; the per-task
@@ -403,12 +406,46 @@ fn code_exec_code_cannot_force_a_pass_by_exiting_early() {
         assert_eq!(line["assertions"]["passed"], 0);
         assert_eq!(
             line["assertions"]["first_failure"],
-            "the script exited 0 without completing its assertion (did the code exit early?)"
+            "assert f() == 1: the script exited 0 without completing its assertion \
+             (did the code exit early?)"
         );
     }
     // Output of its own does not get in the way of an honest pass.
     let line = score_code(dir.path(), "print('hi')\ndef f():\n    return 1", &[]);
     assert_eq!(line["score"], 1.0);
+}
+
+#[test]
+fn code_exec_failure_quotes_a_long_target_on_one_clipped_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("values = [\n{}]\nassert values == []", "1, ".repeat(100));
+    let tasks = dir.path().join("tasks.jsonl");
+    write_jsonl(
+        &tasks,
+        &[
+            json!({"task_id": "long", "category": "code_exec", "prompt": "Write f.",
+                 "targets": [long], "metric_name": "code_exec", "post_process": "none"}),
+        ],
+    );
+    let outputs = dir.path().join("outputs.jsonl");
+    write_jsonl(&outputs, &[json!({"task_id": "long", "output": "pass"})]);
+    let per_task = dir.path().join("per_task.jsonl");
+    evalctl()
+        .args(["tasks", "score", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .arg("--output")
+        .arg(&per_task)
+        .assert()
+        .success();
+    let line = &read_lines(&per_task)[0];
+    let quoted = format!("values = [ ⏎ {}", "1, ".repeat(100));
+    let clipped: String = quoted.chars().take(200).collect();
+    assert_eq!(
+        line["assertions"]["first_failure"],
+        format!("{clipped}…: AssertionError")
+    );
 }
 
 #[test]
