@@ -234,11 +234,18 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
     let outputs = dir.path().join("outputs.jsonl");
     std::fs::write(
         &outputs,
-        "{\"task_id\": \"arith_001\", \"output\": 41}\n\
-         {\"output\": \"x\"}\n\
-         {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
-         {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n\
-         {bad\n",
+        b"{\"task_id\": \"arith_001\", \"output\": 41}\n\
+          {\"output\": \"x\"}\n\
+          [1]\n\
+          {\"task_id\": 4}\n\
+          {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
+          {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
+          {bad\n\
+          \n\
+          {\"task_id\": \"arith_002\", \"output\": \"12\"}\n\
+          \n\
+          \xff\n\
+          {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n",
     )
     .unwrap();
     let shown = outputs.display().to_string();
@@ -249,10 +256,15 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "error: {shown}:5: invalid JSON: key must be a string at column 2\n\
-             error: {shown}:1: \"output\" must be a string, found number\n\
+            "error: {shown}:1: \"output\" must be a string, found number\n\
              error: {shown}:2: \"task_id\" is missing\n\
-             error: {shown}:4: task \"mcq_001\" already has an output on line 3\n"
+             error: {shown}:3: expected a JSON object, found array\n\
+             error: {shown}:4: \"task_id\" must be a string, found number\n\
+             error: {shown}:4: \"output\" is missing\n\
+             error: {shown}:6: task \"mcq_001\" already has an output on line 5\n\
+             error: {shown}:7: invalid JSON: key must be a string at column 2\n\
+             error: {shown}:11: invalid UTF-8 (bad byte at column 1)\n\
+             error: {shown}:12: task \"mcq_001\" already has an output on line 5\n"
         ));
     evalctl()
         .args(["tasks", "score", TASKS, "--outputs", "missing.jsonl"])
