@@ -170,6 +170,14 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
             "error: empty.json: expected an object {\"checks\": [...]}, got array",
         ),
         ("{\"checks\": [", "error: empty.json: invalid JSON"),
+        (
+            "",
+            "error: empty.json: the checks file is empty (expected {\"checks\": [...]})\n",
+        ),
+        (
+            " \n\t\n",
+            "error: empty.json: the checks file is empty (expected {\"checks\": [...]})\n",
+        ),
     ] {
         write(dir.path(), "empty.json", text);
         evalctl()

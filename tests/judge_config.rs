@@ -95,6 +95,30 @@ fn rubric_problems_name_the_file_and_field() {
 }
 
 #[test]
+fn every_rubric_problem_is_reported_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let rubric = dir.path().join("rubric.json");
+    std::fs::write(
+        &rubric,
+        r#"{"quality_dimensions":[{"name":"a","wieght":1},{"name":"a"}],"hard_constraints":[""],"x":1}"#,
+    )
+    .unwrap();
+    let file = rubric.display();
+    judge("ollama/llama3")
+        .args(["--objective", "x", "--rubric"])
+        .arg(&rubric)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(format!(
+            "error: --rubric {file}: x: unknown key (expected quality_dimensions, hard_constraints)\n\
+             error: --rubric {file}: quality_dimensions[0].wieght: unknown key (expected name, weight, description)\n\
+             error: --rubric {file}: quality_dimensions[1].name: duplicate dimension \"a\"\n\
+             error: --rubric {file}: hard_constraints[0]: must not be empty\n"
+        ));
+}
+
+#[test]
 fn a_missing_key_fails_preflight_for_a_remote_endpoint() {
     for command in ["run", "preflight"] {
         evalctl()

@@ -59,3 +59,24 @@ fn invalid_records_stop_rendering_unless_allowed() {
         )
         .stderr(predicate::str::contains("warning: skipped:"));
 }
+
+#[test]
+fn skipping_every_record_warns_that_nothing_was_rendered() {
+    evalctl()
+        .args([
+            "tasks",
+            "render",
+            "--allow-bad-tasks",
+            "fixtures/tasks/tasks_bad.jsonl",
+        ])
+        .assert()
+        .success()
+        .stdout("")
+        .stderr(
+            predicate::str::contains("warning: skipped: fixtures/tasks/tasks_bad.jsonl:18:").and(
+                predicate::str::ends_with(
+                    "\nwarning: fixtures/tasks/tasks_bad.jsonl: no valid tasks to render\n",
+                ),
+            ),
+        );
+}

@@ -84,7 +84,7 @@ fn scores_every_fixture_task_with_its_rule_and_metric() {
     }
     assert_eq!(
         lines[5]["assertions"],
-        json!({"passed": 2, "total": 3, "first_failure": "AssertionError"})
+        json!({"passed": 2, "total": 3, "first_failure": "assert is_even(0) is True: AssertionError"})
     );
     assert!(lines[0].get("assertions").is_none());
 
@@ -234,11 +234,18 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
     let outputs = dir.path().join("outputs.jsonl");
     std::fs::write(
         &outputs,
-        "{\"task_id\": \"arith_001\", \"output\": 41}\n\
-         {\"output\": \"x\"}\n\
-         {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
-         {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n\
-         {bad\n",
+        b"{\"task_id\": \"arith_001\", \"output\": 41}\n\
+          {\"output\": \"x\"}\n\
+          [1]\n\
+          {\"task_id\": 4}\n\
+          {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
+          {\"task_id\": \"mcq_001\", \"output\": \"B\"}\n\
+          {bad\n\
+          \n\
+          {\"task_id\": \"arith_002\", \"output\": \"12\"}\n\
+          \n\
+          \xff\n\
+          {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n",
     )
     .unwrap();
     let shown = outputs.display().to_string();
@@ -249,10 +256,15 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "error: {shown}:5: invalid JSON: key must be a string at column 2\n\
-             error: {shown}:1: \"output\" must be a string, found number\n\
+            "error: {shown}:1: \"output\" must be a string, found number\n\
              error: {shown}:2: \"task_id\" is missing\n\
-             error: {shown}:4: task \"mcq_001\" already has an output on line 3\n"
+             error: {shown}:3: expected a JSON object, found array\n\
+             error: {shown}:4: \"task_id\" must be a string, found number\n\
+             error: {shown}:4: \"output\" is missing\n\
+             error: {shown}:6: task \"mcq_001\" already has an output on line 5\n\
+             error: {shown}:7: invalid JSON: key must be a string at column 2\n\
+             error: {shown}:11: invalid UTF-8 (bad byte at column 1)\n\
+             error: {shown}:12: task \"mcq_001\" already has an output on line 5\n"
         ));
     evalctl()
         .args(["tasks", "score", TASKS, "--outputs", "missing.jsonl"])
@@ -372,7 +384,10 @@ fn code_exec_assertions_run_under_a_timeout() {
         .success();
     let line = &read_lines(&per_task)[0];
     assert_eq!(line["score"], 0.5);
-    assert_eq!(line["assertions"]["first_failure"], "timed out after 2s");
+    assert_eq!(
+        line["assertions"]["first_failure"],
+        "assert f() == 1: timed out after 2s"
+    );
 }
 
 /// Score one `loop` task (targets `assert f() == 1`, `assert True`) against `output`; the per-task
@@ -403,12 +418,46 @@ fn code_exec_code_cannot_force_a_pass_by_exiting_early() {
         assert_eq!(line["assertions"]["passed"], 0);
         assert_eq!(
             line["assertions"]["first_failure"],
-            "the script exited 0 without completing its assertion (did the code exit early?)"
+            "assert f() == 1: the script exited 0 without completing its assertion \
+             (did the code exit early?)"
         );
     }
     // Output of its own does not get in the way of an honest pass.
     let line = score_code(dir.path(), "print('hi')\ndef f():\n    return 1", &[]);
     assert_eq!(line["score"], 1.0);
+}
+
+#[test]
+fn code_exec_failure_quotes_a_long_target_on_one_clipped_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let long = format!("values = [\n{}]\nassert values == []", "1, ".repeat(100));
+    let tasks = dir.path().join("tasks.jsonl");
+    write_jsonl(
+        &tasks,
+        &[
+            json!({"task_id": "long", "category": "code_exec", "prompt": "Write f.",
+                 "targets": [long], "metric_name": "code_exec", "post_process": "none"}),
+        ],
+    );
+    let outputs = dir.path().join("outputs.jsonl");
+    write_jsonl(&outputs, &[json!({"task_id": "long", "output": "pass"})]);
+    let per_task = dir.path().join("per_task.jsonl");
+    evalctl()
+        .args(["tasks", "score", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .arg("--output")
+        .arg(&per_task)
+        .assert()
+        .success();
+    let line = &read_lines(&per_task)[0];
+    let quoted = format!("values = [ ⏎ {}", "1, ".repeat(100));
+    let clipped: String = quoted.chars().take(200).collect();
+    assert_eq!(
+        line["assertions"]["first_failure"],
+        format!("{clipped}…: AssertionError")
+    );
 }
 
 #[test]

@@ -10,8 +10,9 @@ use crate::error::bad_input;
 use crate::protocol::json_type;
 
 /// Load the checks file at `path` and prepare its checks, compiling paths through `paths`.
-/// Any problem — unreadable file, bad JSON, a malformed or invalid check — is bad input naming the
-/// file and the JSON location, e.g. `error: c.json: checks[1].arguments.pattern: ...`.
+/// Any problem — unreadable, empty or blank file, bad JSON, a malformed or invalid check — is bad
+/// input naming the file and the JSON location, e.g. `error: c.json: checks[1].arguments.pattern:
+/// ...`.
 pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Vec<Check>> {
     let display = path.display();
     let text = std::fs::read_to_string(path).map_err(|err| {
@@ -20,6 +21,11 @@ pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Ve
             crate::input::io_reason(&err)
         ))
     })?;
+    if text.trim().is_empty() {
+        return Err(bad_input(format!(
+            "error: {display}: the checks file is empty (expected {{\"checks\": [...]}})"
+        )));
+    }
     let document: Value = serde_json::from_str(&text)
         .map_err(|err| bad_input(format!("error: {display}: invalid JSON: {err}")))?;
     let mut problems = Vec::new();

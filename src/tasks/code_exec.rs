@@ -17,6 +17,7 @@ use std::time::{Duration, Instant};
 use crate::error::bad_input;
 use crate::input::io_reason;
 use crate::process_group::GroupKiller;
+use crate::protocol::{clip, one_line};
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
 pub const PYTHON: &str = "python3";
@@ -27,6 +28,9 @@ pub const INHERITED_ENV: [&str; 6] = ["PATH", "HOME", "LANG", "LC_ALL", "PYTHONP
 /// How often a running script is polled for exit.
 const POLL: Duration = Duration::from_millis(5);
 
+/// The most characters of a failing assertion that [`CodeOutcome::first_failure`] quotes.
+const TARGET_CLIP: usize = 200;
+
 /// What running one task's assertions gave.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeOutcome {
@@ -34,7 +38,8 @@ pub struct CodeOutcome {
     pub passed: usize,
     /// Assertions run.
     pub total: usize,
-    /// Why the first failing assertion failed (last stderr line, or the timeout), if any did.
+    /// The first failing assertion, on one line and clipped, and why it failed (last stderr
+    /// line, or the timeout), e.g. `assert f() == 2: AssertionError`; `None` when all passed.
     pub first_failure: Option<String>,
 }
 
@@ -111,7 +116,12 @@ pub fn run_assertions(
         match run_script(dir.path(), &script, &nonce, timeout)? {
             None => outcome.passed += 1,
             Some(failure) => {
-                outcome.first_failure.get_or_insert(failure);
+                outcome.first_failure.get_or_insert_with(|| {
+                    format!(
+                        "{}: {failure}",
+                        clip(&one_line(assertion.trim()), TARGET_CLIP)
+                    )
+                });
             }
         }
     }

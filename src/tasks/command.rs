@@ -23,9 +23,13 @@ pub fn validate(config: &ValidateConfig) -> anyhow::Result<Exit> {
     })
 }
 
-/// `evalctl tasks render`: one `{"task_id", "prompt"}` JSON line per valid task.
+/// `evalctl tasks render`: one `{"task_id", "prompt"}` JSON line per valid task. When
+/// `--allow-bad-tasks` skipped every record, stdout stays empty and a warning says so (exit 0).
 pub fn render(config: &RenderConfig) -> anyhow::Result<Exit> {
     let file = load_valid(&config.file, config.allow_bad_tasks)?;
+    if file.tasks.is_empty() {
+        eprintln!("warning: {}: no valid tasks to render", file.display);
+    }
     print_stdout(&report::rendered_prompts(&file.tasks)?)?;
     Ok(Exit::Success)
 }

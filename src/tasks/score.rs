@@ -30,8 +30,7 @@ pub struct ModelOutput {
 }
 
 /// Read `{"task_id", "output"}` lines. Any unreadable line, missing or non-string field, or task
-/// id answered twice is a bad-input error listing every problem (those of the lines that are not
-/// objects first). Unlike a dataset, an outputs file may hold any number of lines, none included:
+/// id answered twice is a bad-input error listing every problem, in line order. Unlike a dataset, an outputs file may hold any number of lines, none included:
 /// then every task is missing.
 pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<ModelOutput>)> {
     let (display, bytes) = match source {
@@ -81,8 +80,20 @@ pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<Model
     if problems.is_empty() {
         Ok((display, outputs))
     } else {
+        // Lines that are not objects were reported by the scan, before the others: merge them in.
+        problems.sort_by_key(|problem| problem_line(&display, problem));
         Err(bad_input(error_message(&problems)))
     }
+}
+
+/// The line number of a `DISPLAY:LINE: reason` problem (0 if it names none), to sort by.
+fn problem_line(display: &str, problem: &str) -> usize {
+    problem
+        .strip_prefix(display)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .and_then(|rest| rest.split(':').next())
+        .and_then(|line| line.parse().ok())
+        .unwrap_or(0)
 }
 
 /// Whether a task was scored.

@@ -1,6 +1,6 @@
 //! The `--rubric FILE.json` format: weighted quality dimensions and hard constraints, validated
-//! strictly (every problem names the file and the offending field) and with weights normalised to
-//! sum to 1.
+//! strictly and in full (every problem, each naming the file and the offending field, in one
+//! report) and with weights normalised to sum to 1.
 
 use std::collections::HashSet;
 use std::path::Path;
@@ -31,48 +31,64 @@ pub struct Dimension {
 }
 
 impl Rubric {
-    /// Read and validate a rubric file. Problems are bad input (exit 2) naming the file and field.
+    /// Read and validate a rubric file. Problems are bad input (exit 2), one
+    /// `error: --rubric FILE: field: reason` line each, all of them at once.
     pub fn load(path: &Path) -> anyhow::Result<Rubric> {
-        let fail =
-            |reason: String| bad_input(format!("error: --rubric {}: {reason}", path.display()));
-        let text =
-            std::fs::read_to_string(path).map_err(|err| fail(format!("cannot read: {err}")))?;
-        let value: Value =
-            serde_json::from_str(&text).map_err(|err| fail(format!("not valid JSON: {err}")))?;
-        Rubric::from_value(&value).map_err(fail)
+        let line = |reason: &str| format!("error: --rubric {}: {reason}", path.display());
+        let text = std::fs::read_to_string(path)
+            .map_err(|err| bad_input(line(&format!("cannot read: {err}"))))?;
+        let value: Value = serde_json::from_str(&text)
+            .map_err(|err| bad_input(line(&format!("not valid JSON: {err}"))))?;
+        Rubric::from_value(&value).map_err(|problems| {
+            let lines: Vec<String> = problems.iter().map(|problem| line(problem)).collect();
+            bad_input(lines.join("\n"))
+        })
     }
 
-    /// Validate a parsed rubric; the error names the offending field.
-    pub fn from_value(value: &Value) -> Result<Rubric, String> {
+    /// Validate a parsed rubric; on failure, every problem found, each naming its field.
+    pub fn from_value(value: &Value) -> Result<Rubric, Vec<String>> {
         let Value::Object(object) = value else {
-            return Err(format!(
+            return Err(vec![format!(
                 "expected a JSON object, found {}",
                 json_type(value)
-            ));
+            )]);
         };
-        reject_unknown_keys(object, "", &["quality_dimensions", "hard_constraints"])?;
+        let mut problems = Vec::new();
+        reject_unknown_keys(
+            object,
+            "",
+            &["quality_dimensions", "hard_constraints"],
+            &mut problems,
+        );
         let mut dimensions = Vec::new();
         let mut names = HashSet::new();
-        for (index, item) in array(object, "quality_dimensions")?.iter().enumerate() {
+        for (index, item) in array(object, "quality_dimensions", &mut problems)
+            .iter()
+            .enumerate()
+        {
             let field = format!("quality_dimensions[{index}]");
-            let dimension = dimension(item, &field)?;
-            if !names.insert(dimension.name.clone()) {
-                return Err(format!(
-                    "{field}.name: duplicate dimension {:?}",
-                    dimension.name
-                ));
-            }
+            let Some(dimension) = dimension(item, &field, &mut names, &mut problems) else {
+                continue;
+            };
             dimensions.push(dimension);
+        }
+        let hard_constraints: Vec<String> = array(object, "hard_constraints", &mut problems)
+            .iter()
+            .enumerate()
+            .filter_map(|(index, item)| {
+                kept(
+                    non_empty_string(item, &format!("hard_constraints[{index}]")),
+                    &mut problems,
+                )
+            })
+            .collect();
+        if !problems.is_empty() {
+            return Err(problems);
         }
         let total: f64 = dimensions.iter().map(|d| d.weight).sum();
         for dimension in &mut dimensions {
             dimension.weight /= total;
         }
-        let hard_constraints = array(object, "hard_constraints")?
-            .iter()
-            .enumerate()
-            .map(|(index, item)| non_empty_string(item, &format!("hard_constraints[{index}]")))
-            .collect::<Result<_, _>>()?;
         Ok(Rubric {
             dimensions,
             hard_constraints,
@@ -80,61 +96,94 @@ impl Rubric {
     }
 }
 
-/// The array under `key`, or an empty slice when the key is absent.
-fn array<'a>(object: &'a Map<String, Value>, key: &str) -> Result<&'a [Value], String> {
+/// The value of `result`, or `None` with its problem recorded.
+fn kept<T>(result: Result<T, String>, problems: &mut Vec<String>) -> Option<T> {
+    result.map_err(|problem| problems.push(problem)).ok()
+}
+
+/// The array under `key`, or an empty slice when the key is absent or (a recorded problem) not an
+/// array.
+fn array<'a>(object: &'a Map<String, Value>, key: &str, problems: &mut Vec<String>) -> &'a [Value] {
     match object.get(key) {
-        None => Ok(&[]),
-        Some(Value::Array(items)) => Ok(items),
-        Some(other) => Err(format!(
-            "{key}: expected an array, found {}",
-            json_type(other)
-        )),
+        None => &[],
+        Some(Value::Array(items)) => items,
+        Some(other) => {
+            problems.push(format!(
+                "{key}: expected an array, found {}",
+                json_type(other)
+            ));
+            &[]
+        }
     }
 }
 
-fn dimension(item: &Value, field: &str) -> Result<Dimension, String> {
+/// One dimension, checking every field of it (and its name against the `names` seen before);
+/// `None` when any of them has a problem, all of which are recorded.
+fn dimension(
+    item: &Value,
+    field: &str,
+    names: &mut HashSet<String>,
+    problems: &mut Vec<String>,
+) -> Option<Dimension> {
     let Value::Object(object) = item else {
-        return Err(format!(
+        problems.push(format!(
             "{field}: expected an object {{\"name\", \"weight\"}}, found {}",
             json_type(item)
         ));
+        return None;
     };
+    let before = problems.len();
     reject_unknown_keys(
         object,
         &format!("{field}."),
         &["name", "weight", "description"],
-    )?;
+        problems,
+    );
     let name = match object.get("name") {
-        None => return Err(format!("{field}.name: missing")),
-        Some(name) => non_empty_string(name, &format!("{field}.name"))?,
-    };
-    let weight = match object.get("weight") {
-        None => 1.0,
-        Some(Value::Number(number)) => match number.as_f64() {
-            Some(weight) if weight.is_finite() && weight > 0.0 => weight,
-            _ => {
-                return Err(format!(
-                    "{field}.weight: must be a positive finite number, found {number}"
-                ))
-            }
-        },
-        Some(other) => {
-            return Err(format!(
-                "{field}.weight: must be a positive finite number, found {} {}",
-                json_type(other),
-                clip(&other.to_string(), 40)
-            ))
+        None => {
+            problems.push(format!("{field}.name: missing"));
+            None
         }
+        Some(name) => kept(non_empty_string(name, &format!("{field}.name")), problems),
     };
-    let description = object
-        .get("description")
-        .map(|text| non_empty_string(text, &format!("{field}.description")))
-        .transpose()?;
-    Ok(Dimension {
-        name,
-        weight,
-        description,
-    })
+    if let Some(name) = &name {
+        if !names.insert(name.clone()) {
+            problems.push(format!("{field}.name: duplicate dimension {name:?}"));
+        }
+    }
+    let weight = kept(weight(object.get("weight"), field), problems);
+    let description = object.get("description").and_then(|text| {
+        kept(
+            non_empty_string(text, &format!("{field}.description")),
+            problems,
+        )
+    });
+    match (name, weight) {
+        (Some(name), Some(weight)) if problems.len() == before => Some(Dimension {
+            name,
+            weight,
+            description,
+        }),
+        _ => None,
+    }
+}
+
+/// A dimension's weight: 1 when absent, else a positive finite number.
+fn weight(value: Option<&Value>, field: &str) -> Result<f64, String> {
+    match value {
+        None => Ok(1.0),
+        Some(Value::Number(number)) => match number.as_f64() {
+            Some(weight) if weight.is_finite() && weight > 0.0 => Ok(weight),
+            _ => Err(format!(
+                "{field}.weight: must be a positive finite number, found {number}"
+            )),
+        },
+        Some(other) => Err(format!(
+            "{field}.weight: must be a positive finite number, found {} {}",
+            json_type(other),
+            clip(&other.to_string(), 40)
+        )),
+    }
 }
 
 fn non_empty_string(value: &Value, field: &str) -> Result<String, String> {
@@ -148,17 +197,18 @@ fn non_empty_string(value: &Value, field: &str) -> Result<String, String> {
     }
 }
 
+/// Record one problem per key of `object` that is not in `known`.
 fn reject_unknown_keys(
     object: &Map<String, Value>,
     prefix: &str,
     known: &[&str],
-) -> Result<(), String> {
-    match object.keys().find(|key| !known.contains(&key.as_str())) {
-        Some(key) => Err(format!(
+    problems: &mut Vec<String>,
+) {
+    for key in object.keys().filter(|key| !known.contains(&key.as_str())) {
+        problems.push(format!(
             "{prefix}{key}: unknown key (expected {})",
             known.join(", ")
-        )),
-        None => Ok(()),
+        ));
     }
 }
 
@@ -229,8 +279,36 @@ mod tests {
             ),
         ];
         for (value, expected) in cases {
-            let error = Rubric::from_value(&value).unwrap_err();
-            assert!(error.starts_with(expected), "{value}: {error}");
+            let problems = Rubric::from_value(&value).unwrap_err();
+            assert_eq!(problems.len(), 1, "{value}: {problems:?}");
+            assert!(problems[0].starts_with(expected), "{value}: {problems:?}");
         }
+    }
+
+    #[test]
+    fn every_problem_is_reported() {
+        let problems = Rubric::from_value(&json!({
+            "quality_dimensions": [{"name": "a", "wieght": 1}, {"name": "a"}, {"weight": -1}],
+            "hard_constraints": ["", 3],
+            "x": 1
+        }))
+        .unwrap_err();
+        let fields: Vec<&str> = problems
+            .iter()
+            .map(|problem| problem.split(": ").next().unwrap())
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "x",
+                "quality_dimensions[0].wieght",
+                "quality_dimensions[1].name",
+                "quality_dimensions[2].name",
+                "quality_dimensions[2].weight",
+                "hard_constraints[0]",
+                "hard_constraints[1]",
+            ],
+            "{problems:?}"
+        );
     }
 }
