@@ -36,11 +36,6 @@ pub fn read_jsonl(path: &Path) -> Result<Vec<Record>, Vec<String>> {
     into_result(scan_jsonl(path))
 }
 
-/// Parse JSONL from memory; `display` names the source in messages.
-pub fn read_jsonl_bytes(display: &str, bytes: &[u8]) -> Result<Vec<Record>, Vec<String>> {
-    into_result(scan_jsonl_bytes(display, bytes))
-}
-
 fn into_result(
     (records, problems): (Vec<Record>, Vec<String>),
 ) -> Result<Vec<Record>, Vec<String>> {
@@ -70,7 +65,8 @@ pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|err| format!("cannot read: {}", io_reason(&err)))
 }
 
-/// Like [`read_jsonl_bytes`], but returns the good records alongside the problems.
+/// Parse JSONL from memory (`display` names the source in messages): the good records, and
+/// every problem.
 pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
     let (records, mut problems) = scan_jsonl_objects(display, bytes);
     // Every non-blank line gave either a record or exactly one problem.
@@ -97,7 +93,7 @@ pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String
 
 /// One JSON object per non-blank line, with one `DISPLAY:LINE: reason` problem per line that is
 /// not one — without the record-count rules of [`scan_jsonl_bytes`] (any number, including none).
-pub fn scan_jsonl_objects(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
+fn scan_jsonl_objects(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
     let mut records = Vec::new();
     let mut problems = Vec::new();
     for (line_number, line) in jsonl_lines(bytes) {
@@ -181,6 +177,10 @@ pub fn strip_os_error(message: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn read_jsonl_bytes(display: &str, bytes: &[u8]) -> Result<Vec<Record>, Vec<String>> {
+        into_result(scan_jsonl_bytes(display, bytes))
+    }
 
     #[test]
     fn reports_every_bad_line_and_keeps_line_numbers() {

@@ -10,9 +10,10 @@ use std::io::Read;
 use std::path::PathBuf;
 
 pub use candidates::Candidate;
+use jsonl::read_jsonl;
 pub use jsonl::{
     io_reason, json_reason, jsonl_line, jsonl_lines, parse_object_line, read_input_file,
-    read_jsonl, read_jsonl_bytes, scan_jsonl_objects, strip_os_error, Record, MAX_RECORDS,
+    strip_os_error, Record,
 };
 
 use crate::config::RunConfig;

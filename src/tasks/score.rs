@@ -14,7 +14,7 @@ use super::spec::{Category, MetricName, PostProcess, Task};
 use super::validate::TaskFile;
 use super::OutputsSource;
 use crate::error::bad_input;
-use crate::input::{read_input_file, read_stdin, scan_jsonl_objects};
+use crate::input::{jsonl_lines, parse_object_line, read_input_file, read_stdin};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 use crate::protocol::json_type;
 
@@ -42,11 +42,19 @@ pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<Model
         }
     };
     let bytes = bytes.map_err(|problem| bad_input(error_message(&[problem])))?;
-    let (records, mut problems) = scan_jsonl_objects(&display, &bytes);
-    let mut outputs = Vec::with_capacity(records.len());
+    // One pass over the lines in order, so problems come out in line order.
+    let mut problems = Vec::new();
+    let mut outputs = Vec::new();
     let mut first_line: HashMap<String, usize> = HashMap::new();
-    for record in records {
-        let field = |name: &str| match record.value.get(name) {
+    for (line, text) in jsonl_lines(&bytes) {
+        let record = match text.and_then(parse_object_line) {
+            Ok(record) => record,
+            Err(reason) => {
+                problems.push(format!("{display}:{line}: {reason}"));
+                continue;
+            }
+        };
+        let field = |name: &str| match record.get(name) {
             Some(Value::String(text)) => Ok(text.clone()),
             Some(other) => Err(format!(
                 "\"{name}\" must be a string, found {}",
@@ -58,21 +66,20 @@ pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<Model
             (Ok(task_id), Ok(output)) => {
                 if let Some(first) = first_line.get(&task_id) {
                     problems.push(format!(
-                        "{display}:{}: task {task_id:?} already has an output on line {first}",
-                        record.line
+                        "{display}:{line}: task {task_id:?} already has an output on line {first}"
                     ));
                     continue;
                 }
-                first_line.insert(task_id.clone(), record.line);
+                first_line.insert(task_id.clone(), line);
                 outputs.push(ModelOutput {
-                    line: record.line,
+                    line,
                     task_id,
                     output,
                 });
             }
             (id, output) => {
                 for reason in [id.err(), output.err()].into_iter().flatten() {
-                    problems.push(format!("{display}:{}: {reason}", record.line));
+                    problems.push(format!("{display}:{line}: {reason}"));
                 }
             }
         }
@@ -80,20 +87,8 @@ pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<Model
     if problems.is_empty() {
         Ok((display, outputs))
     } else {
-        // Lines that are not objects were reported by the scan, before the others: merge them in.
-        problems.sort_by_key(|problem| problem_line(&display, problem));
         Err(bad_input(error_message(&problems)))
     }
-}
-
-/// The line number of a `DISPLAY:LINE: reason` problem (0 if it names none), to sort by.
-fn problem_line(display: &str, problem: &str) -> usize {
-    problem
-        .strip_prefix(display)
-        .and_then(|rest| rest.strip_prefix(':'))
-        .and_then(|rest| rest.split(':').next())
-        .and_then(|line| line.parse().ok())
-        .unwrap_or(0)
 }
 
 /// Whether a task was scored.
