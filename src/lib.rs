@@ -21,6 +21,7 @@ pub mod run;
 pub mod runner;
 pub mod secrets;
 pub mod tasks;
+pub mod text;
 
 use cli::Command;
 use error::Fatal;

@@ -13,7 +13,7 @@ use jsonpath_rust::parser::parse_json_path;
 use jsonpath_rust::query::js_path_process;
 use serde_json::Value;
 
-use crate::protocol::one_line;
+use crate::text::one_line;
 
 /// Where an argument's value comes from.
 #[derive(Debug, Clone)]

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::{parse_check, Check, PathCache, Problem};
 use crate::error::bad_input;
-use crate::protocol::json_type;
+use crate::text::json_type;
 
 /// Load the checks file at `path` and prepare its checks, compiling paths through `paths`.
 /// Any problem — unreadable, empty or blank file, bad JSON, a malformed or invalid check — is bad
@@ -18,7 +18,7 @@ pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Ve
     let text = std::fs::read_to_string(path).map_err(|err| {
         bad_input(format!(
             "error: {display}: cannot read checks file: {}",
-            crate::input::io_reason(&err)
+            crate::text::io_reason(&err)
         ))
     })?;
     if text.trim().is_empty() {

@@ -64,7 +64,7 @@ pub fn parse_check(value: &Value) -> Result<CheckDef<'_>, Vec<Problem>> {
             "",
             format!(
                 "a check must be an object, got {}",
-                crate::protocol::json_type(value)
+                crate::text::json_type(value)
             ),
         )]);
     };
@@ -98,10 +98,7 @@ pub fn parse_check(value: &Value) -> Result<CheckDef<'_>, Vec<Problem>> {
         Some(other) => {
             problems.push(Problem::new(
                 ".type",
-                format!(
-                    "must be a string, got {}",
-                    crate::protocol::json_type(other)
-                ),
+                format!("must be a string, got {}", crate::text::json_type(other)),
             ));
             None
         }
@@ -115,10 +112,7 @@ pub fn parse_check(value: &Value) -> Result<CheckDef<'_>, Vec<Problem>> {
         Some(other) => {
             problems.push(Problem::new(
                 ".arguments",
-                format!(
-                    "must be an object, got {}",
-                    crate::protocol::json_type(other)
-                ),
+                format!("must be an object, got {}", crate::text::json_type(other)),
             ));
             None
         }
@@ -353,7 +347,7 @@ fn version_problem(version: Option<&Value>) -> Option<String> {
     let Some(text) = version.as_str() else {
         return Some(format!(
             "version must be a semantic version string, got {}",
-            crate::protocol::json_type(version)
+            crate::text::json_type(version)
         ));
     };
     let Some(parts) = SEMVER.captures(text) else {

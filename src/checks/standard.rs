@@ -11,7 +11,7 @@ use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
 use super::result::CheckError;
-use crate::protocol::{json_type, one_line};
+use crate::text::{json_type, one_line};
 
 /// The most arguments any standard check takes.
 pub const MAX_ARGS: usize = 6;

@@ -16,9 +16,8 @@ use tokio::process::Command;
 
 use super::{Call, Evaluator};
 use crate::process_group::GroupKiller;
-use crate::protocol::{
-    clip, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
-};
+use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
+use crate::text::{clip_tail, one_line, seconds};
 
 /// The most stdout an evaluator may print; more is an `invalid_output` error.
 pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
@@ -310,18 +309,10 @@ fn stderr_suffix(stderr: &str) -> String {
     if trimmed.is_empty() {
         return String::new();
     }
-    let chars: Vec<char> = trimmed.chars().collect();
-    let tail: String = if chars.len() > STDERR_IN_MESSAGE {
-        format!(
-            "…{}",
-            chars[chars.len() - STDERR_IN_MESSAGE..]
-                .iter()
-                .collect::<String>()
-        )
-    } else {
-        trimmed.to_string()
-    };
-    format!("; stderr: {}", tail.replace('\n', " ⏎ "))
+    format!(
+        "; stderr: {}",
+        one_line(&clip_tail(trimmed, STDERR_IN_MESSAGE))
+    )
 }
 
 fn with_stderr(mut error: CallError, stderr: &str) -> CallError {
@@ -332,10 +323,6 @@ fn with_stderr(mut error: CallError, stderr: &str) -> CallError {
         error.message.push_str(&stderr_suffix(stderr));
     }
     error
-}
-
-fn seconds(duration: Duration) -> String {
-    format!("{}s", clip(&format!("{}", duration.as_secs_f64()), 8))
 }
 
 /// The program to run: a relative path with a slash is taken relative to the evaluator's cwd (as

@@ -11,11 +11,9 @@ use super::command::MAX_OUTPUT_BYTES;
 use super::{Call, Evaluator};
 use crate::config::ExecConfig;
 use crate::error::bad_input;
-use crate::input::strip_os_error;
-use crate::protocol::{
-    clip, one_line, parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange,
-};
+use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::secrets::Secrets;
+use crate::text::{clip, one_line, seconds, strip_os_error};
 
 /// `--evaluator-url` and `--header`, validated.
 #[derive(Debug, Clone)]
@@ -143,7 +141,7 @@ pub fn transport_error(err: &reqwest::Error, timeout: Duration) -> Attempt {
     if err.is_timeout() {
         return Attempt::failed(CallError::new(
             ErrorKind::Timeout,
-            format!("no answer within {}s", timeout.as_secs_f64()),
+            format!("no answer within {}", seconds(timeout)),
         ));
     }
     let reason = root_cause(err);

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::checks::{parse_check, Check, PathCache, Problem};
-use crate::protocol::json_type;
+use crate::text::json_type;
 
 /// Validate a test case and prepare its own `checks`. Problems are located relative to the test
 /// case (`.id`, `.checks[0].type`, ...).

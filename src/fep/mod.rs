@@ -103,7 +103,7 @@ fn read_request(source: &str, name: &str) -> anyhow::Result<Value> {
     read.map_err(|err| {
         bad_input(format!(
             "error: {name}: cannot read: {}",
-            crate::input::io_reason(&err)
+            crate::text::io_reason(&err)
         ))
     })?;
     serde_json::from_str(&text)

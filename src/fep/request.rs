@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use super::case::{output_problems, prepare_test_case};
 use crate::checks::{parse_check, Check, PathCache, Problem};
-use crate::protocol::json_type;
+use crate::text::json_type;
 
 /// A request whose every part is valid and whose checks are prepared.
 pub struct Request {

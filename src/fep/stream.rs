@@ -17,7 +17,8 @@ use super::case::{output_problems, prepare_test_case};
 use super::writer::RunWriter;
 use crate::checks::{render_problems, Check, Context, PathCache, Problem, Status};
 use crate::error::bad_input;
-use crate::input::{io_reason, jsonl_line, parse_object_line};
+use crate::input::{jsonl_line, parse_object_line};
+use crate::text::io_reason;
 
 /// Validate and evaluate the two JSONL files in one pass, `shared` (plus each test case's own
 /// checks) on every pair, and write the EvaluationRunResult to `out` once all is well.

@@ -4,8 +4,9 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::jsonl::{io_reason, scan_jsonl, scan_jsonl_bytes};
+use super::jsonl::{scan_jsonl, scan_jsonl_bytes};
 use crate::config::CandidateSource;
+use crate::text::io_reason;
 
 /// One candidate to score.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -5,7 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::protocol::json_type;
+use crate::text::{io_reason, json_type};
 
 /// The most records one JSONL input may hold.
 pub const MAX_RECORDS: usize = 10_000;
@@ -159,19 +159,6 @@ pub fn json_reason(err: &serde_json::Error) -> String {
         .rfind(" at line ")
         .map_or(message.as_str(), |cut| &message[..cut]);
     format!("invalid JSON: {what} at column {}", err.column())
-}
-
-/// An I/O error's reason without Rust's "(os error N)" suffix.
-pub fn io_reason(err: &std::io::Error) -> String {
-    strip_os_error(&err.to_string())
-}
-
-/// `message` without Rust's " (os error N)" suffix (and anything after it).
-pub fn strip_os_error(message: &str) -> String {
-    message
-        .find(" (os error")
-        .map_or(message, |cut| &message[..cut])
-        .to_string()
 }
 
 #[cfg(test)]

@@ -11,13 +11,11 @@ use std::path::PathBuf;
 
 pub use candidates::Candidate;
 use jsonl::read_jsonl;
-pub use jsonl::{
-    io_reason, json_reason, jsonl_line, jsonl_lines, parse_object_line, read_input_file,
-    strip_os_error, Record,
-};
+pub use jsonl::{json_reason, jsonl_line, jsonl_lines, parse_object_line, read_input_file, Record};
 
 use crate::config::RunConfig;
 use crate::error::bad_input;
+use crate::text::io_reason;
 
 /// Everything loaded and validated for one run.
 #[derive(Debug)]

@@ -8,4 +8,4 @@ mod score;
 
 pub use outcome::{Attempt, CallError, ErrorKind, Retry};
 pub use payload::{build_payload, PREFLIGHT_CANDIDATE};
-pub use score::{clip, json_type, one_line, parse_evaluator_output, validate_score, ScoreRange};
+pub use score::{parse_evaluator_output, validate_score, ScoreRange};

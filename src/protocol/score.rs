@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::lenient_json::{parse_with_nonfinite_tokens, restore_tokens, sentinel_token};
 use super::outcome::{CallError, ErrorKind};
+use crate::text::{clip, json_type, one_line};
 
 /// Which scores are valid (`--score-range`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -124,48 +125,12 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
     })
 }
 
-/// The JSON type name of `value`, for messages.
-pub fn json_type(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
-/// `text` on one line: each line break becomes ` ⏎ `, so an excerpt of an evaluator's output
-/// cannot break the one-line messages of preflight and the call warnings.
-pub fn one_line(text: &str) -> String {
-    let joined = text.lines().collect::<Vec<_>>().join(" ⏎ ");
-    // Control characters (terminal escape sequences among them) are shown, not obeyed.
-    joined
-        .chars()
-        .flat_map(|ch| match ch {
-            '\t' => vec![' '],
-            ch if ch.is_control() => ch.escape_default().collect(),
-            ch => vec![ch],
-        })
-        .collect()
-}
-
-/// At most `max` characters of `text`, with an ellipsis when cut.
-pub fn clip(text: &str, max: usize) -> String {
-    match text.char_indices().nth(max) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None => text.to_string(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn messages_are_one_line_and_show_control_characters() {
-        assert_eq!(one_line("a\nb\tc\u{1b}[2J"), "a ⏎ b c\\u{1b}[2J");
+    fn non_numeric_messages_name_the_type_once() {
         let null = validate_score(&Value::Null, ScoreRange::Unit).unwrap_err();
         assert_eq!(null.message, "score must be a JSON number, found null");
         let text = validate_score(&Value::from("0.5"), ScoreRange::Unit).unwrap_err();

@@ -31,7 +31,7 @@ impl ResultsFile {
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|err| cannot_open(path, &crate::input::io_reason(&err)))?;
+            .map_err(|err| cannot_open(path, &crate::text::io_reason(&err)))?;
         Ok(ResultsFile {
             path: path.to_path_buf(),
             file,
@@ -47,7 +47,7 @@ impl ResultsFile {
                 .append(true)
                 .open(path)
                 .map(drop)
-                .map_err(|err| fail(crate::input::io_reason(&err))),
+                .map_err(|err| fail(crate::text::io_reason(&err))),
             Err(_) => {
                 let parent = path
                     .parent()

@@ -15,9 +15,8 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::error::bad_input;
-use crate::input::io_reason;
 use crate::process_group::GroupKiller;
-use crate::protocol::{clip, one_line};
+use crate::text::{clip, io_reason, one_line, seconds};
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
 pub const PYTHON: &str = "python3";
@@ -165,7 +164,7 @@ fn run_script(
     drop(group);
     let status = match waited {
         Ok(Some(status)) => status,
-        Ok(None) => return Ok(Some(format!("timed out after {}s", timeout.as_secs_f64()))),
+        Ok(None) => return Ok(Some(format!("timed out after {}", seconds(timeout)))),
         Err(err) => {
             let _ = child.wait();
             return Err(anyhow::anyhow!(

@@ -16,7 +16,7 @@ use super::OutputsSource;
 use crate::error::bad_input;
 use crate::input::{jsonl_lines, parse_object_line, read_input_file, read_stdin};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
-use crate::protocol::json_type;
+use crate::text::json_type;
 
 /// One model output, as read from the outputs file.
 #[derive(Debug, Clone)]

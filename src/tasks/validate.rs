@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 use super::spec::{Category, FewShotExample, MetricName, PostProcess, Task};
 use crate::error::bad_input;
 use crate::input::{json_reason, jsonl_lines, read_input_file};
-use crate::protocol::{clip, json_type};
+use crate::text::{clip, json_type};
 
 /// The most few-shot examples a task may carry.
 pub const MAX_FEW_SHOT: usize = 8;

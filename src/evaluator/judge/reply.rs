@@ -6,9 +6,8 @@
 use serde_json::{Map, Value};
 
 use super::rubric::Rubric;
-use crate::protocol::{
-    clip, json_type, one_line, validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange,
-};
+use crate::protocol::{validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange};
+use crate::text::{clip, json_type, one_line};
 
 /// Removes secrets from a text before an excerpt is cut from it.
 pub type Redact<'a> = &'a dyn Fn(&str) -> String;

@@ -8,7 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::bad_input;
-use crate::protocol::{clip, json_type};
+use crate::text::{clip, json_type};
 
 /// A validated rubric.
 #[derive(Debug, Clone, PartialEq)]

@@ -1,0 +1,102 @@
+//! Small text helpers every message shares: JSON type names, one-line excerpts with control
+//! characters shown rather than obeyed, clipping, I/O reasons without Rust's "(os error N)",
+//! and durations as people write them.
+
+use std::time::Duration;
+
+use serde_json::Value;
+
+/// The JSON type name of `value`, for messages.
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+/// `text` on one line: each line break becomes ` ⏎ `, so an excerpt of an evaluator's output
+/// cannot break one-line messages; control characters (terminal escape sequences among them)
+/// are shown escaped, not obeyed.
+pub fn one_line(text: &str) -> String {
+    let joined = text.lines().collect::<Vec<_>>().join(" ⏎ ");
+    joined
+        .chars()
+        .flat_map(|ch| match ch {
+            '\t' => vec![' '],
+            ch if ch.is_control() => ch.escape_default().collect(),
+            ch => vec![ch],
+        })
+        .collect()
+}
+
+/// At most `max` characters of `text`, with an ellipsis when cut.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_string(),
+    }
+}
+
+/// At most the last `max` characters of `text`, with an ellipsis when cut (the end of a log says
+/// what went wrong).
+pub fn clip_tail(text: &str, max: usize) -> String {
+    let count = text.chars().count();
+    if count <= max {
+        return text.to_string();
+    }
+    let cut = text
+        .char_indices()
+        .nth(count - max)
+        .map_or(0, |(index, _)| index);
+    format!("…{}", &text[cut..])
+}
+
+/// An I/O error's reason without Rust's "(os error N)" suffix.
+pub fn io_reason(err: &std::io::Error) -> String {
+    strip_os_error(&err.to_string())
+}
+
+/// `message` without Rust's " (os error N)" suffix (and anything after it).
+pub fn strip_os_error(message: &str) -> String {
+    message
+        .find(" (os error")
+        .map_or(message, |cut| &message[..cut])
+        .to_string()
+}
+
+/// A duration as people write it in flags and messages: `0.3s`, `30s`, `2.25s`.
+pub fn seconds(duration: Duration) -> String {
+    format!("{}s", duration.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_line_folds_lines_and_shows_control_characters() {
+        assert_eq!(one_line("a\nb\tc\u{1b}[2J"), "a ⏎ b c\\u{1b}[2J");
+    }
+
+    #[test]
+    fn clipping_keeps_the_head_or_the_tail() {
+        assert_eq!(clip("abcdef", 3), "abc…");
+        assert_eq!(clip("abc", 3), "abc");
+        assert_eq!(clip_tail("abcdef", 3), "…def");
+        assert_eq!(clip_tail("éé", 3), "éé");
+    }
+
+    #[test]
+    fn os_error_suffixes_and_durations() {
+        assert_eq!(
+            strip_os_error("No such file or directory (os error 2)"),
+            "No such file or directory"
+        );
+        assert_eq!(seconds(Duration::from_millis(300)), "0.3s");
+        assert_eq!(seconds(Duration::from_secs(30)), "30s");
+    }
+}
