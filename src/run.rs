@@ -5,14 +5,14 @@ use std::sync::Arc;
 
 use crate::config::RunConfig;
 use crate::error::Fatal;
-use crate::evaluator::preflight::{preflight, Probe};
 use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::input::{load_inputs, Inputs};
 use crate::report::{
-    self, CallRecord, EvaluatorInfo, Format, PreflightReport, ProbeAnswer, ResultsFile, Tally,
+    self, EvaluatorInfo, Format, PreflightReport, ProbeAnswer, ResultsFile, Tally,
 };
-use crate::runner::{self, plan_calls, unless_interrupted, RunContext};
+use crate::runner::preflight::{preflight, Probe};
+use crate::runner::{self, plan_calls, unless_interrupted, CallRecord, RunContext};
 
 /// `evalctl run`.
 pub fn run(config: RunConfig) -> anyhow::Result<Exit> {

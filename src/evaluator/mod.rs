@@ -1,7 +1,6 @@
-//! Evaluators: one trait, one adapter per kind (command, HTTP, LLM judge, built-in checks), and
-//! preflight.
+//! Evaluators: one trait, one adapter per kind (command, HTTP, LLM judge, built-in checks).
 //!
-//! An adapter makes one attempt at a call; retries, concurrency and timeouts of the whole run are
+//! An adapter makes one attempt at a call; retries, concurrency, preflight and the run itself are
 //! the runner's. Each adapter enforces `--timeout` on its own attempt, so a command evaluator can
 //! kill its process group.
 
@@ -9,7 +8,6 @@ pub mod checks;
 pub mod command;
 pub mod http;
 pub mod judge;
-pub mod preflight;
 
 use std::path::PathBuf;
 use std::sync::Arc;

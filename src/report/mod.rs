@@ -3,14 +3,12 @@
 
 mod preflight;
 mod progress;
-mod record;
 mod results_file;
 mod summary;
 mod text;
 
 pub use preflight::{print_preflight, print_preflight_failure, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
-pub use record::CallRecord;
 pub use results_file::ResultsFile;
 pub use summary::{
     Aggregate, Calls, CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally, Usage,

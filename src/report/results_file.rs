@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 
-use super::CallRecord;
 use crate::error::bad_input;
+use crate::runner::CallRecord;
 
 fn cannot_open(path: &Path, reason: &str) -> anyhow::Error {
     bad_input(format!(

@@ -4,10 +4,9 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use super::CallRecord;
 use crate::evaluator::checks::ERRORED_CHECKS;
 use crate::protocol::ScoreRange;
-use crate::runner::Split;
+use crate::runner::{CallRecord, Split};
 
 /// Which evaluator ran.
 #[derive(Debug, Clone, Serialize)]

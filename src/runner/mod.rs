@@ -1,9 +1,12 @@
-//! The runner: the plan of calls and their async dispatch. This module owns the tokio runtime;
-//! work in flight is bounded by `-j`, retries are applied per call, and an interruption (Ctrl-C,
-//! SIGTERM, SIGHUP) stops the run and keeps what finished.
+//! The runner: the plan of calls, the preflight probe, their async dispatch and the record of
+//! each finished call. This module owns the tokio runtime; work in flight is bounded by `-j`,
+//! retries are applied per call, and an interruption (Ctrl-C, SIGTERM, SIGHUP) stops the run and
+//! keeps what finished.
 
 mod interrupt;
 mod plan;
+pub mod preflight;
+mod record;
 mod retry;
 
 use std::future::Future;
@@ -14,11 +17,11 @@ use tokio::task::JoinSet;
 
 pub use interrupt::unless_interrupted;
 pub use plan::{plan_calls, PlannedCall, Split};
+pub use record::CallRecord;
 pub use retry::{backoff, call_with_retries};
 
 use crate::evaluator::{Call, Evaluator};
 use crate::input::{Inputs, Record};
-use crate::report::CallRecord;
 use interrupt::interruption;
 
 /// Run `future` to completion on the one runtime of this process.

@@ -3,8 +3,8 @@
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::Split;
 use crate::protocol::CallError;
-use crate::runner::Split;
 
 /// One finished call, as written to `--output`.
 #[derive(Debug, Clone, Serialize)]

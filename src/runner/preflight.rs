@@ -2,11 +2,11 @@
 //! `{"_protocol_version": 2, "candidate": "__evalctl_preflight__"}` (+ `task_model`, + the first
 //! dataset record), validated by the same score validator as every call.
 
-use super::{Call, Evaluator};
+use super::call_with_retries;
 use crate::error::Fatal;
+use crate::evaluator::{Call, Evaluator};
 use crate::input::Record;
 use crate::protocol::PREFLIGHT_CANDIDATE;
-use crate::runner::call_with_retries;
 
 /// What a passed preflight learned.
 #[derive(Debug, Clone, PartialEq)]
