@@ -2,26 +2,29 @@
 //! payloads, dispatches them to command, HTTP, LLM-judge or built-in evaluators, validates every
 //! score with one shared validator, and reports per-call results and aggregates.
 //!
-//! Data flows one way: `input` → `runner` (plan, dispatch) → `evaluator` adapters →
+//! Data flows one way: `input` → `runner` (plan, preflight, dispatch) → `evaluator` adapters →
 //! `protocol` (payload, score validation) → `report` (results file, summary).
+//!
+//! The binary's entry point is [`main_entry`]. Modules are private, so the compiler reports any
+//! code nothing uses; `metrics` and `tasks` are public for the golden-file and fixture tests.
 
-pub mod checks;
-pub mod cli;
-pub mod config;
-pub mod error;
-pub mod evaluator;
-pub mod exit;
-pub mod fep;
-pub mod input;
+mod checks;
+mod cli;
+mod config;
+mod error;
+mod evaluator;
+mod exit;
+mod fep;
+mod input;
 pub mod metrics;
-pub mod process_group;
-pub mod protocol;
-pub mod report;
-pub mod run;
-pub mod runner;
-pub mod secrets;
+mod process_group;
+mod protocol;
+mod report;
+mod run;
+mod runner;
+mod secrets;
 pub mod tasks;
-pub mod text;
+mod text;
 
 use cli::Command;
 use error::Fatal;

@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 
 pub use args::PathCache;
 pub use file::{load_checks_file, render_problems};
-pub use result::{CheckError, CheckResult, ErrorType, Resolved, Status};
+pub use result::{CheckError, CheckResult, Resolved, Status};
 pub use standard::CheckKind;
 pub use timestamp::{CaseClock, Timestamp};
 

@@ -22,8 +22,9 @@ pub struct Record {
     pub text: Box<str>,
 }
 
+#[cfg(test)]
 impl Record {
-    /// A record for `value`, its text being the value's compact JSON (for records made in code).
+    /// A record for `value`, its text being the value's compact JSON (for records made in tests).
     pub fn from_value(line: usize, value: Value) -> Record {
         let text = value.to_string().into_boxed_str();
         Record { line, value, text }

@@ -10,9 +10,7 @@ mod text;
 pub use preflight::{print_preflight, print_preflight_failure, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use results_file::ResultsFile;
-pub use summary::{
-    Aggregate, Calls, CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally, Usage,
-};
+pub use summary::{CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
 
 use std::io::{IsTerminal, Write};
 

@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 pub use interrupt::unless_interrupted;
 pub use plan::{plan_calls, PlannedCall, Split};
 pub use record::CallRecord;
-pub use retry::{backoff, call_with_retries};
+pub use retry::call_with_retries;
 
 use crate::evaluator::{Call, Evaluator};
 use crate::input::{Inputs, Record};

@@ -15,9 +15,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use command::{render, score, validate};
-pub use score::{Aggregate, Assertions, ScoreSummary, Status, TaskScore};
-pub use spec::{Category, FewShotExample, MetricName, PostProcess, Task};
-pub use validate::{load_tasks, Rule, TaskError, TaskFile};
+pub use spec::{Category, MetricName, PostProcess};
 
 use crate::report::Format;
 
