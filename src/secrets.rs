@@ -18,6 +18,28 @@ pub const REDACTED: &str = "[redacted]";
 /// everywhere would garble messages without protecting anything).
 const MIN_SECRET_PART: usize = 6;
 
+/// One secret value (an API key). Its `Debug` form never shows it.
+#[derive(Clone)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wrap `value`.
+    pub fn new(value: String) -> Secret {
+        Secret(value)
+    }
+
+    /// The value itself, for the request header that carries it only.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "Secret({REDACTED})")
+    }
+}
+
 /// The secrets one evaluator sends. Its `Debug` form never shows them.
 #[derive(Clone, Default)]
 pub struct Secrets(Vec<String>);

@@ -231,12 +231,12 @@ pub fn is_retryable(status: StatusCode) -> bool {
 ///
 /// Anything else is the failed attempt: a transport failure (retryable), an unreadable or
 /// oversized body, or an HTTP error status with an excerpt of its body (429 and 5xx retryable,
-/// after the server's `Retry-After` when it sent one). `scrub` removes secrets from the body's
+/// after the server's `Retry-After` when it sent one). `secrets` are removed from the body's
 /// text before the excerpt is cut from it, so no part of a secret the server echoed survives.
 pub async fn send_json(
     request: reqwest::RequestBuilder,
     timeout: Duration,
-    scrub: impl Fn(&str) -> String,
+    secrets: &Secrets,
 ) -> Result<Vec<u8>, Attempt> {
     let response = request
         .header(CONTENT_TYPE, "application/json")
@@ -261,7 +261,7 @@ pub async fn send_json(
         return Ok(body);
     }
     let excerpt = clip(
-        &one_line(&scrub(String::from_utf8_lossy(&body).trim())),
+        &one_line(&secrets.redact(String::from_utf8_lossy(&body).trim())),
         300,
     );
     let error = CallError::new(
@@ -303,8 +303,7 @@ impl Evaluator for HttpEvaluator {
             .post(self.spec.url.clone())
             .headers(self.spec.headers.clone())
             .body(body);
-        let redact = |text: &str| self.secrets.redact(text);
-        let attempt = match send_json(request, self.timeout, redact).await {
+        let attempt = match send_json(request, self.timeout, &self.secrets).await {
             Ok(body) => {
                 let (score, side_info) = parse_evaluator_output(&body, self.score_range);
                 Attempt {

@@ -3,7 +3,7 @@
 //! the provider's public default) and the API key (`--judge-api-key-env NAME`, else
 //! `<PROVIDER>_API_KEY`).
 
-use std::fmt;
+use crate::secrets::Secret;
 use std::net::IpAddr;
 
 use reqwest::Url;
@@ -34,23 +34,6 @@ pub const PROVIDERS: &[(&str, &str)] = &[
 
 /// The environment variable that overrides the base URL for every provider.
 pub const BASE_URL_ENV: &str = "EVALCTL_JUDGE_BASE_URL";
-
-/// An API key. Its `Debug` form never shows the value.
-#[derive(Clone)]
-pub struct Secret(String);
-
-impl Secret {
-    /// The key itself, for the `Authorization` header only.
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl fmt::Debug for Secret {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Secret([redacted])")
-    }
-}
 
 /// A resolved judge endpoint.
 #[derive(Debug, Clone)]
@@ -127,7 +110,7 @@ impl Endpoint {
             }
             None => default_key_env(provider),
         };
-        let key = env_nonempty(&key_env).map(|key| Secret(key.trim().to_string()));
+        let key = env_nonempty(&key_env).map(|key| Secret::new(key.trim().to_string()));
         Ok(Endpoint {
             provider: provider_lower,
             model: model.to_string(),

@@ -156,11 +156,13 @@ impl JudgeEvaluator {
         if let Some(authorization) = &self.authorization {
             request = request.header(AUTHORIZATION, authorization.clone());
         }
-        let redact = |text: &str| self.secrets.redact(text);
-        match send_json(request, self.timeout, redact).await {
-            Ok(body) => {
-                reply::read_response(&body, &self.endpoint.model, self.rubric.as_ref(), &redact)
-            }
+        match send_json(request, self.timeout, &self.secrets).await {
+            Ok(body) => reply::read_response(
+                &body,
+                &self.endpoint.model,
+                self.rubric.as_ref(),
+                &self.secrets,
+            ),
             Err(mut failed) => {
                 // A judge that did not answer in time is retried like a 5xx.
                 if failed

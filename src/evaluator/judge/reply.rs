@@ -3,14 +3,12 @@
 //! prose), and the score — the rubric dimensions' weighted mean or the judge's `score`, 0.0 when a
 //! hard constraint is violated, always clamped to [0, 1] whatever `--score-range` says.
 
+use crate::secrets::Secrets;
 use serde_json::{Map, Value};
 
 use super::rubric::Rubric;
 use crate::protocol::{validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::text::{clip, json_type, one_line};
-
-/// Removes secrets from a text before an excerpt is cut from it.
-pub type Redact<'a> = &'a dyn Fn(&str) -> String;
 
 /// How many characters of a raw reply an error message carries.
 pub const REPLY_EXCERPT_CHARS: usize = 500;
@@ -28,7 +26,7 @@ pub fn read_response(
     body: &[u8],
     requested_model: &str,
     rubric: Option<&Rubric>,
-    redact: Redact<'_>,
+    secrets: &Secrets,
 ) -> Attempt {
     let envelope: Value = match serde_json::from_slice(body) {
         Ok(envelope) => envelope,
@@ -37,13 +35,13 @@ pub fn read_response(
                 ErrorKind::InvalidJson,
                 format!(
                     "the API's response is not JSON ({err}): {}",
-                    excerpt(&String::from_utf8_lossy(body), redact)
+                    excerpt(&String::from_utf8_lossy(body), secrets)
                 ),
             ))
         }
     };
-    let (mut score, mut side_info) = match message_content(&envelope, redact) {
-        Ok(content) => judge_reply(&content, rubric, redact),
+    let (mut score, mut side_info) = match message_content(&envelope, secrets) {
+        Ok(content) => judge_reply(&content, rubric, secrets),
         Err(error) => (Err(error), Map::new()),
     };
     if let Err(error) = &mut score {
@@ -69,7 +67,7 @@ pub fn read_response(
 }
 
 /// The text of `choices[0].message.content` (a string, or an array of text parts).
-fn message_content(envelope: &Value, redact: Redact<'_>) -> Result<String, CallError> {
+fn message_content(envelope: &Value, secrets: &Secrets) -> Result<String, CallError> {
     let message = envelope.pointer("/choices/0/message");
     match message.and_then(|message| message.get("content")) {
         Some(Value::String(text)) => return Ok(text.clone()),
@@ -84,7 +82,7 @@ fn message_content(envelope: &Value, redact: Redact<'_>) -> Result<String, CallE
     let shown = |value: &Value| {
         excerpt(
             value.as_str().map_or(&value.to_string(), |text| text),
-            redact,
+            secrets,
         )
     };
     Err(
@@ -116,7 +114,7 @@ fn message_content(envelope: &Value, redact: Redact<'_>) -> Result<String, CallE
 fn judge_reply(
     content: &str,
     rubric: Option<&Rubric>,
-    redact: Redact<'_>,
+    secrets: &Secrets,
 ) -> (Result<f64, CallError>, Map<String, Value>) {
     let raw = content.trim();
     if raw.is_empty() {
@@ -134,7 +132,7 @@ fn judge_reply(
                 ErrorKind::InvalidJson,
                 format!(
                     "the judge's reply holds no valid JSON object: {}",
-                    excerpt(raw, redact)
+                    excerpt(raw, secrets)
                 ),
             )),
             Map::new(),
@@ -155,7 +153,7 @@ fn judge_reply(
         (Ok(false), _) => Ok(0.0),
         (Err(reason), _) | (Ok(true), Err(reason)) => Err(CallError::new(
             ErrorKind::InvalidOutput,
-            format!("{reason}; judge reply: {}", excerpt(raw, redact)),
+            format!("{reason}; judge reply: {}", excerpt(raw, secrets)),
         )),
         (Ok(true), Ok(score)) => Ok(score.clamp(0.0, 1.0)),
     };
@@ -280,8 +278,8 @@ fn dimension_value<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a
 }
 
 /// The first [`REPLY_EXCERPT_CHARS`] characters of `text` on one line, redacted before the cut.
-fn excerpt(text: &str, redact: Redact<'_>) -> String {
-    clip(&one_line(&redact(text.trim())), REPLY_EXCERPT_CHARS)
+fn excerpt(text: &str, secrets: &Secrets) -> String {
+    clip(&one_line(&secrets.redact(text.trim())), REPLY_EXCERPT_CHARS)
 }
 
 #[cfg(test)]
@@ -290,8 +288,8 @@ mod tests {
     use serde_json::json;
 
     /// No secret to redact.
-    fn keep(text: &str) -> String {
-        text.to_string()
+    fn keep() -> Secrets {
+        Secrets::default()
     }
 
     fn completion(content: &str) -> Vec<u8> {
@@ -305,7 +303,7 @@ mod tests {
     }
 
     fn score(content: &str, rubric: Option<&Rubric>) -> Result<f64, ErrorKind> {
-        read_response(&completion(content), "m", rubric, &keep)
+        read_response(&completion(content), "m", rubric, &keep())
             .score
             .map_err(|error| error.kind)
     }
@@ -350,7 +348,7 @@ mod tests {
             ),
             "m",
             Some(&rubric),
-            &keep,
+            &keep(),
         );
         assert!((attempt.score.unwrap() - 0.7).abs() < 1e-9);
         let side = Value::Object(attempt.side_info);
@@ -371,10 +369,16 @@ mod tests {
     #[test]
     fn hard_constraints_missing_stringly_or_invalid() {
         let rubric = Rubric::from_value(&json!({"hard_constraints": ["short"]})).unwrap();
-        let unchecked = read_response(&completion(r#"{"score": 0.9}"#), "m", Some(&rubric), &keep);
+        let unchecked = read_response(
+            &completion(r#"{"score": 0.9}"#),
+            "m",
+            Some(&rubric),
+            &keep(),
+        );
         assert_eq!(unchecked.score.unwrap(), 0.9);
         assert_eq!(unchecked.side_info["hard_constraints_unchecked"], true);
-        let without_constraints = read_response(&completion(r#"{"score": 0.9}"#), "m", None, &keep);
+        let without_constraints =
+            read_response(&completion(r#"{"score": 0.9}"#), "m", None, &keep());
         assert!(!without_constraints
             .side_info
             .contains_key("hard_constraints_unchecked"));
@@ -421,7 +425,7 @@ mod tests {
     }
 
     fn score_error(content: &str) -> String {
-        read_response(&completion(content), "m", None, &keep)
+        read_response(&completion(content), "m", None, &keep())
             .score
             .unwrap_err()
             .message
@@ -429,21 +433,21 @@ mod tests {
 
     #[test]
     fn envelope_problems_and_excerpts() {
-        let attempt = read_response(b"<html>", "m", None, &keep);
+        let attempt = read_response(b"<html>", "m", None, &keep());
         assert_eq!(attempt.score.unwrap_err().kind, ErrorKind::InvalidJson);
         let refusal = json!({"choices": [{"message": {"content": null, "refusal": "no"}}]});
-        let error = read_response(refusal.to_string().as_bytes(), "m", None, &keep)
+        let error = read_response(refusal.to_string().as_bytes(), "m", None, &keep())
             .score
             .unwrap_err();
         assert_eq!(error.message, "the judge refused: no");
         let long = format!("{{\"score\": \"x\", \"pad\": \"{}\"}}", "a".repeat(2000));
-        let error = read_response(&completion(&long), "m", None, &keep)
+        let error = read_response(&completion(&long), "m", None, &keep())
             .score
             .unwrap_err();
         assert!(error.message.ends_with('…'));
         assert!(error.message.len() < 700);
         let cut = json!({"choices": [{"message": {"content": "{\"score\": 0."}, "finish_reason": "length"}]});
-        let attempt = read_response(cut.to_string().as_bytes(), "asked", None, &keep);
+        let attempt = read_response(cut.to_string().as_bytes(), "asked", None, &keep());
         assert!(attempt
             .score
             .unwrap_err()
@@ -455,7 +459,7 @@ mod tests {
     #[test]
     fn excerpts_are_redacted_before_the_cut_and_on_one_line() {
         let key = "sk-0123456789abcdef";
-        let redact = |text: &str| text.replace(key, "[redacted]");
+        let redact = Secrets::new([key.to_string()]);
         let raw = format!(
             "{}\nBearer {key} and more",
             "x".repeat(REPLY_EXCERPT_CHARS - 16)
