@@ -14,13 +14,11 @@ use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
-use super::{Call, Evaluator};
+use super::{Call, Evaluator, MAX_OUTPUT_BYTES};
 use crate::process_group::GroupKiller;
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::text::{clip_tail, one_line, seconds};
 
-/// The most stdout an evaluator may print; more is an `invalid_output` error.
-pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 /// How much stderr is kept for error messages: its last bytes (the rest is read and dropped).
 const MAX_STDERR_BYTES: usize = 16 * 1024;
 /// How much of the kept stderr an error message quotes (its tail).

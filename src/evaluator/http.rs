@@ -7,7 +7,7 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 
-use super::command::MAX_OUTPUT_BYTES;
+use super::MAX_OUTPUT_BYTES;
 use super::{Call, Evaluator};
 use crate::config::ExecConfig;
 use crate::error::bad_input;

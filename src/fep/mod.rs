@@ -12,7 +12,7 @@ mod request;
 mod stream;
 pub mod writer;
 
-use std::io::{self, BufWriter, Read, Write};
+use std::io::{BufWriter, Read};
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -45,11 +45,7 @@ pub enum FepConfig {
 /// same when stdout's reader has gone before the end.
 pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
     let mut paths = PathCache::new();
-    let stdout = UntilClosed {
-        inner: std::io::stdout().lock(),
-        closed: false,
-    };
-    let out = BufWriter::with_capacity(1 << 16, stdout);
+    let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
         FepConfig::Request(source) => {
             let name = if source == "-" { "stdin" } else { source };
@@ -108,41 +104,4 @@ fn read_request(source: &str, name: &str) -> anyhow::Result<Value> {
     })?;
     serde_json::from_str(&text)
         .map_err(|err| bad_input(format!("error: {name}: invalid JSON: {err}")))
-}
-
-/// Standard output that takes a reader going away (a broken pipe, as with `| head`) as the end of
-/// the output: the rest is discarded, so the run still completes and the exit code reports its
-/// status.
-struct UntilClosed<W> {
-    inner: W,
-    closed: bool,
-}
-
-impl<W: Write> UntilClosed<W> {
-    fn unless_closed<T>(
-        &mut self,
-        done: T,
-        op: impl FnOnce(&mut W) -> io::Result<T>,
-    ) -> io::Result<T> {
-        if self.closed {
-            return Ok(done);
-        }
-        match op(&mut self.inner) {
-            Err(err) if err.kind() == io::ErrorKind::BrokenPipe => {
-                self.closed = true;
-                Ok(done)
-            }
-            other => other,
-        }
-    }
-}
-
-impl<W: Write> Write for UntilClosed<W> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        self.unless_closed(buf.len(), |inner| inner.write(buf))
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        self.unless_closed((), Write::flush)
-    }
 }

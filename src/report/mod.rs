@@ -4,15 +4,17 @@
 mod preflight;
 mod progress;
 mod results_file;
+mod stdout;
 mod summary;
 mod text;
 
 pub use preflight::{print_preflight, print_preflight_failure, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use results_file::ResultsFile;
+pub use stdout::{print_stdout, stdout_until_closed};
 pub use summary::{CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 
 /// The styles evalctl paints with, when colour is on.
 #[derive(Debug, Clone, Copy)]
@@ -56,18 +58,6 @@ impl Format {
         } else {
             Format::Json
         })
-    }
-}
-
-/// Print `text` on stdout. A closed pipe (`evalctl ... | head`) is a normal end, not an error.
-pub fn print_stdout(text: &str) -> anyhow::Result<()> {
-    let mut stdout = std::io::stdout().lock();
-    match stdout
-        .write_all(text.as_bytes())
-        .and_then(|()| stdout.flush())
-    {
-        Err(err) if err.kind() != std::io::ErrorKind::BrokenPipe => Err(err.into()),
-        _ => Ok(()),
     }
 }
 
