@@ -63,8 +63,8 @@ pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Ve
     };
     let mut prepared = Vec::with_capacity(checks.len());
     for (index, raw) in checks.iter().enumerate() {
-        let located =
-            |problem: &Problem| format!("checks[{index}]{}: {}", problem.at, problem.reason);
+        let base = format!("checks[{index}]");
+        let located = |problem: &Problem| problem.describe(&base);
         match parse_check(raw) {
             Ok(def) => {
                 let check = Check::prepare(def, paths);

@@ -38,6 +38,20 @@ pub struct Problem {
 }
 
 impl Problem {
+    /// `LOCATION: reason`, the location being `base` (e.g. `checks[2]`) followed by `at`; with no
+    /// base, `at` loses its leading `.`, and with no location at all only the reason remains.
+    pub fn describe(&self, base: &str) -> String {
+        let at = if base.is_empty() {
+            self.at.strip_prefix('.').unwrap_or(&self.at)
+        } else {
+            &self.at
+        };
+        match format!("{base}{at}") {
+            location if location.is_empty() => self.reason.clone(),
+            location => format!("{location}: {}", self.reason),
+        }
+    }
+
     fn new(at: impl Into<String>, reason: impl Into<String>) -> Self {
         Problem {
             at: at.into(),

@@ -209,11 +209,7 @@ fn experiment_problems(experiment: &Value, problems: &mut Vec<String>) {
 
 /// Add `found`, located under `prefix`, to `problems`.
 fn located(problems: &mut Vec<String>, prefix: &str, found: Vec<Problem>) {
-    problems.extend(
-        found
-            .into_iter()
-            .map(|problem| format!("{prefix}{}: {}", problem.at, problem.reason)),
-    );
+    problems.extend(found.iter().map(|problem| problem.describe(prefix)));
 }
 
 #[cfg(test)]

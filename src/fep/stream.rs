@@ -105,12 +105,11 @@ fn spool_error(err: io::Error) -> anyhow::Error {
 }
 
 fn locate(problems: &mut Vec<String>, display: &str, line: usize, found: Vec<Problem>) {
-    problems.extend(found.into_iter().map(|problem| {
-        match problem.at.strip_prefix('.').unwrap_or(&problem.at) {
-            "" => format!("{display}:{line}: {}", problem.reason),
-            at => format!("{display}:{line}: {at}: {}", problem.reason),
-        }
-    }));
+    problems.extend(
+        found
+            .iter()
+            .map(|problem| format!("{display}:{line}: {}", problem.describe(""))),
+    );
 }
 
 /// The non-blank records of a JSONL file (or pipe), read one line at a time with the shared
