@@ -5,10 +5,10 @@
 //! - a trivial `sh` evaluator at `-j 1`, `-j 2`, `-j 8`: floor = the same evaluator spawned 2,000
 //!   times from a tight loop with the same number of threads (target: within 15%);
 //! - an evaluator that sleeps 50 ms at `-j 64`: floor = the ideal calls × latency / concurrency
-//!   (target: within 20%). The sleeper is this bench executable itself, re-run in the evaluator
-//!   role (see [`SLEEPER_ROLE`]): a native program, so on a small machine the evaluator's own
-//!   start-up CPU does not hide evalctl's dispatch. The same wait in `sh` (sh, cat and sleep: three
-//!   processes a call) is measured too, against 64 tight spawn loops;
+//!   (target: within 20%). The sleeper is a static C program built with the system's `cc` (see
+//!   [`native_sleeper`]), so on a small machine the evaluator's own start-up CPU does not hide
+//!   evalctl's dispatch. The same wait in `sh` (sh, cat and sleep: three processes a call) is
+//!   measured too, against 64 tight spawn loops;
 //! - a local keep-alive HTTP evaluator at `-j 32`: floor = 32 threads looping on raw keep-alive
 //!   connections to the same server;
 //! - preflight of a 10,000-record dataset plus valset (target: under 50 ms).
@@ -27,6 +27,38 @@ const PAYLOAD: &str =
 
 /// Environment variable that makes this executable act as the 50 ms evaluator.
 const SLEEPER_ROLE: &str = "EVALCTL_BENCH_SLEEPER";
+
+/// The cheapest 50 ms evaluator there is: a static C program (read the payload, sleep, answer).
+/// Its start-up costs a fraction of a millisecond, so the run measures evalctl's dispatch.
+const SLEEPER_C: &str = r#"#include <time.h>
+#include <unistd.h>
+int main(void) {
+    char buffer[4096];
+    while (read(0, buffer, sizeof buffer) > 0) {}
+    struct timespec wait = {0, 50000000};
+    nanosleep(&wait, 0);
+    return write(1, "{\"score\": 1}\n", 13) == 13 ? 0 : 1;
+}
+"#;
+
+/// The 50 ms evaluator: [`SLEEPER_C`] built with the system's `cc`, or, without one, this bench
+/// executable re-run in the [`SLEEPER_ROLE`] (a Rust start-up costs more CPU).
+fn native_sleeper(dir: &Path) -> (Vec<String>, Option<(&'static str, &'static str)>) {
+    let source = dir.join("sleeper.c");
+    let binary = dir.join("sleeper");
+    std::fs::write(&source, SLEEPER_C).expect("write sleeper.c");
+    let built = Command::new("cc")
+        .args(["-O2", "-static", "-o"])
+        .arg(&binary)
+        .arg(&source)
+        .status()
+        .is_ok_and(|status| status.success());
+    if built {
+        return (vec![path_str(&binary).to_string()], None);
+    }
+    let me = std::env::current_exe().expect("the bench knows its executable");
+    (vec![path_str(&me).to_string()], Some((SLEEPER_ROLE, "1")))
+}
 
 /// The evaluator role: read the payload, wait 50 ms, answer.
 fn sleeper() {
@@ -73,15 +105,29 @@ fn main() {
         );
     }
     let ideal = CALLS as f64 / (CALLS as f64 * 0.05 / 64.0);
-    let me = std::env::current_exe().expect("the bench knows its executable");
-    std::env::set_var(SLEEPER_ROLE, "1");
-    let measured = evalctl_run(&dataset, &["--evaluator-command", path_str(&me)], 64);
-    let floor = spawn_floor(&[path_str(&me)], 64);
-    std::env::remove_var(SLEEPER_ROLE);
-    report("sleeping (50 ms) evaluator, -j 64", measured, ideal, 0.80);
-    // Each call still starts a process (about 1.3 ms of CPU here); on two cores that, not the
-    // dispatch, can be the limit: the same evaluator from 64 tight spawn loops shows it.
+    let (sleeper, role) = native_sleeper(dir);
+    if let Some((name, value)) = role {
+        std::env::set_var(name, value);
+    }
+    let sleeper_words: Vec<&str> = sleeper.iter().map(String::as_str).collect();
+    let measured = evalctl_run(
+        &dataset,
+        &[&["--evaluator-command"][..], &sleeper_words].concat(),
+        64,
+    );
+    let floor = spawn_floor(&sleeper_words, 64);
+    report(
+        "sleeping (50 ms) native evaluator, -j 64",
+        measured,
+        ideal,
+        0.80,
+    );
+    // Each call still starts a process; on two cores that, not the dispatch, can be the limit:
+    // the same evaluator from 64 tight spawn loops shows what the machine allows.
     report("  same, against its spawn floor", measured, floor, 0.85);
+    if let Some((name, _)) = role {
+        std::env::remove_var(name);
+    }
     // In sh the evaluator's own processes (sh, cat, sleep) can cost more CPU than the ideal
     // leaves room for on a small machine; its spawn floor shows what the machine allows.
     let measured = evalctl_run(
