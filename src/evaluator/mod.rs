@@ -8,6 +8,7 @@ pub mod checks;
 pub mod command;
 pub mod http;
 pub mod judge;
+mod transport;
 
 use std::path::PathBuf;
 use std::sync::Arc;

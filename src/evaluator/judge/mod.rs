@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::http::{build_client, display_url, send_json, url_secrets};
+use super::transport::{build_client, display_url, send_json, url_secrets};
 use super::{Call, Evaluator};
 use crate::config::ExecConfig;
 use crate::error::bad_input;
