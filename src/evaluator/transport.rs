@@ -197,6 +197,7 @@ pub async fn send_json(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use reqwest::header::HeaderValue;
 
     fn after(value: &str, now: SystemTime) -> Option<Duration> {
         let mut headers = HeaderMap::new();
