@@ -7,8 +7,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 /// The error kinds of the contract; each failed call carries exactly one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// The evaluator process could not be started.
     Spawn,
@@ -50,6 +49,12 @@ impl ErrorKind {
             ErrorKind::HttpStatus => "http_status",
             ErrorKind::Transport => "transport",
         }
+    }
+}
+
+impl Serialize for ErrorKind {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
     }
 }
 

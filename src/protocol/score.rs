@@ -8,13 +8,28 @@ use super::outcome::{CallError, ErrorKind};
 use crate::text::{clip, json_type, one_line};
 
 /// Which scores are valid (`--score-range`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
-#[serde(rename_all = "snake_case")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ScoreRange {
     /// A finite JSON number in [0.0, 1.0] (the default, the legacy behaviour).
     Unit,
     /// Any finite JSON number.
     Any,
+}
+
+impl ScoreRange {
+    /// The name of the mode, as `--score-range` spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScoreRange::Unit => "unit",
+            ScoreRange::Any => "any",
+        }
+    }
+}
+
+impl serde::Serialize for ScoreRange {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.as_str())
+    }
 }
 
 /// Validate a `score` value under `range`.

@@ -11,10 +11,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
         "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {})   elapsed: {:.2}s{}\n",
         summary.evaluator.kind,
         summary.evaluator.target,
-        match summary.score_range {
-            crate::protocol::ScoreRange::Unit => "unit",
-            crate::protocol::ScoreRange::Any => "any",
-        },
+        summary.score_range.as_str(),
         calls.total,
         calls.ok,
         calls.errors,
