@@ -6,6 +6,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::evaluator::EvaluatorSpec;
+use crate::input::Source;
 use crate::protocol::ScoreRange;
 use crate::report::Format;
 
@@ -18,7 +19,7 @@ pub enum CandidateSource {
     /// `--candidate TEXT`, repeatable: ids `cand-1`, `cand-2`, ...
     Texts(Vec<String>),
     /// `--candidates FILE.jsonl` (`-` = stdin): one `{"candidate", "id"?}` object per line.
-    Jsonl(String),
+    Jsonl(Source),
     /// Nothing given and stdin is not a terminal: the whole of stdin, id `stdin`.
     Stdin,
 }

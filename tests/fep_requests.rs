@@ -27,13 +27,13 @@ fn every_request_problem_is_reported_at_once_and_nothing_runs() {
         .code(2)
         .stdout("")
         .stderr(
-            "error: stdin: outputs: 2 outputs for 3 test cases (outputs[i] belongs to test_cases[i])\n\
-             error: stdin: test_cases[1]: missing required field `id`\n\
-             error: stdin: test_cases[2].id: must be a string, got number\n\
-             error: stdin: test_cases[2].input: must be a string or an object, got number\n\
-             error: stdin: test_cases[2].checks[0].type: unknown check type `similarity` (known: exact_match, contains, regex, threshold)\n\
-             error: stdin: outputs[1]: missing required field `value`\n\
-             error: stdin: checks[0]: missing required field `arguments`\n",
+            "error: <stdin>: outputs: 2 outputs for 3 test cases (outputs[i] belongs to test_cases[i])\n\
+             error: <stdin>: test_cases[1]: missing required field `id`\n\
+             error: <stdin>: test_cases[2].id: must be a string, got number\n\
+             error: <stdin>: test_cases[2].input: must be a string or an object, got number\n\
+             error: <stdin>: test_cases[2].checks[0].type: unknown check type `similarity` (known: exact_match, contains, regex, threshold)\n\
+             error: <stdin>: outputs[1]: missing required field `value`\n\
+             error: <stdin>: checks[0]: missing required field `arguments`\n",
         );
 }
 

@@ -132,7 +132,7 @@ fn file_level_problems_name_the_path() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "fixtures/tasks: is a directory, expected a JSONL file",
+            "fixtures/tasks: is a directory, not a file",
         ));
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.jsonl");

@@ -6,6 +6,7 @@ use clap::Subcommand;
 
 use crate::exit::Exit;
 use crate::fep::{self, FepConfig};
+use crate::input::Source;
 
 /// `evalctl fep ...`
 #[derive(Debug, Subcommand)]
@@ -60,7 +61,9 @@ impl FepCommand {
                 checks,
             },
             // clap requires the request unless the three streaming flags are given.
-            (request, ..) => FepConfig::Request(request.unwrap_or_else(|| "-".to_string())),
+            (request, ..) => {
+                FepConfig::Request(Source::from_arg(request.as_deref().unwrap_or("-")))
+            }
         }
     }
 }

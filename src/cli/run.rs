@@ -13,6 +13,7 @@ use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
 use crate::evaluator::http::HttpSpec;
 use crate::evaluator::judge::JudgeSpec;
 use crate::evaluator::EvaluatorSpec;
+use crate::input::Source;
 use crate::protocol::ScoreRange;
 
 /// Flags shared by `run` and `preflight`.
@@ -199,7 +200,7 @@ impl RunArgs {
                     candidate_files.join(", ")
                 )));
             }
-            CandidateSource::Jsonl(file)
+            CandidateSource::Jsonl(Source::from_arg(&file))
         } else if !self.candidate.is_empty() {
             if !candidate_files.is_empty() {
                 return Err(bad_input(format!(

@@ -9,7 +9,8 @@ use clap::Subcommand;
 use super::FormatArg;
 use crate::error::bad_input;
 use crate::exit::Exit;
-use crate::tasks::{self, OutputsSource, RenderConfig, ScoreConfig, ValidateConfig};
+use crate::input::Source;
+use crate::tasks::{self, RenderConfig, ScoreConfig, ValidateConfig};
 
 /// `evalctl tasks ...`
 #[derive(Debug, Subcommand)]
@@ -97,11 +98,7 @@ impl TasksCommand {
                             "error: --code-timeout must be a positive number of seconds, got {code_timeout}"
                         ))
                     })?;
-                let outputs = if outputs == "-" {
-                    OutputsSource::Stdin
-                } else {
-                    OutputsSource::File(outputs.into())
-                };
+                let outputs = Source::from_arg(&outputs);
                 tasks::score(&ScoreConfig {
                     file,
                     outputs,

@@ -12,7 +12,7 @@ mod request;
 mod stream;
 pub mod writer;
 
-use std::io::{BufWriter, Read};
+use std::io::BufWriter;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -20,14 +20,15 @@ use serde_json::Value;
 use crate::checks::{load_checks_file, render_problems, Context, PathCache, Status};
 use crate::error::bad_input;
 use crate::exit::Exit;
+use crate::input::Source;
 use request::parse_request;
 use writer::RunWriter;
 
 /// What `evalctl fep evaluate` reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum FepConfig {
-    /// An EvaluationRequest JSON document from a file, or stdin when the path is `-`.
-    Request(String),
+    /// An EvaluationRequest JSON document from a file or stdin.
+    Request(Source),
     /// Streaming mode: test cases and outputs as JSONL (record i of each belongs together) and
     /// shared checks from a checks file `{"checks": [...]}`.
     Stream {
@@ -48,8 +49,8 @@ pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
     let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
         FepConfig::Request(source) => {
-            let name = if source == "-" { "stdin" } else { source };
-            let document = read_request(source, name)?;
+            let name = source.display();
+            let document = read_request(source, &name)?;
             let request = parse_request(document, &mut paths).map_err(|problems| {
                 bad_input(render_problems(
                     problems
@@ -89,19 +90,10 @@ fn evaluate_request(
 }
 
 /// Read and parse the request from `source` (`-` = stdin), called `name` in messages.
-fn read_request(source: &str, name: &str) -> anyhow::Result<Value> {
-    let mut text = String::new();
-    let read = if source == "-" {
-        std::io::stdin().read_to_string(&mut text).map(drop)
-    } else {
-        std::fs::File::open(source).and_then(|mut file| file.read_to_string(&mut text).map(drop))
-    };
-    read.map_err(|err| {
-        bad_input(format!(
-            "error: {name}: cannot read: {}",
-            crate::text::io_reason(&err)
-        ))
-    })?;
-    serde_json::from_str(&text)
+fn read_request(source: &Source, name: &str) -> anyhow::Result<Value> {
+    let bytes = source
+        .read()
+        .map_err(|problem| bad_input(format!("error: {problem}")))?;
+    serde_json::from_slice(&bytes)
         .map_err(|err| bad_input(format!("error: {name}: invalid JSON: {err}")))
 }

@@ -4,7 +4,8 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::jsonl::{scan_jsonl, scan_jsonl_bytes};
+use super::jsonl::scan_jsonl_bytes;
+use super::Source;
 use crate::config::CandidateSource;
 use crate::text::io_reason;
 
@@ -110,20 +111,22 @@ fn stdin_candidate(problems: &mut Vec<String>) -> Option<Candidate> {
 }
 
 fn stdin_or_problem(problems: &mut Vec<String>) -> Option<Vec<u8>> {
-    super::read_stdin()
+    Source::Stdin
+        .read()
         .map_err(|problem| problems.push(problem))
         .ok()
 }
 
-fn load_jsonl(path: &str, problems: &mut Vec<String>) -> Vec<Candidate> {
-    let (display, (records, mut file_problems)) = if path == "-" {
-        let Some(bytes) = stdin_or_problem(problems) else {
+fn load_jsonl(source: &Source, problems: &mut Vec<String>) -> Vec<Candidate> {
+    let display = source.display();
+    let bytes = match source.read() {
+        Ok(bytes) => bytes,
+        Err(problem) => {
+            problems.push(problem);
             return Vec::new();
-        };
-        ("<stdin>".to_string(), scan_jsonl_bytes("<stdin>", &bytes))
-    } else {
-        (path.to_string(), scan_jsonl(std::path::Path::new(path)))
+        }
     };
+    let (records, mut file_problems) = scan_jsonl_bytes(&display, &bytes);
     // Problems of the lines that are not objects, then those of the objects: all in one pass.
     problems.append(&mut file_problems);
     let mut first_line_of_id: HashMap<String, usize> = HashMap::new();

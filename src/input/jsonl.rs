@@ -61,7 +61,7 @@ pub fn scan_jsonl(path: &Path) -> (Vec<Record>, Vec<String>) {
 /// `cannot read: <reason>` (the caller prefixes the file).
 pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
     if path.is_dir() {
-        return Err("is a directory, expected a JSONL file".to_string());
+        return Err("is a directory, not a file".to_string());
     }
     std::fs::read(path).map_err(|err| format!("cannot read: {}", io_reason(&err)))
 }

@@ -5,17 +5,17 @@
 
 mod candidates;
 mod jsonl;
+mod source;
 
-use std::io::Read;
 use std::path::PathBuf;
 
 pub use candidates::Candidate;
 use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_line, jsonl_lines, parse_object_line, read_input_file, Record};
+pub use source::Source;
 
 use crate::config::RunConfig;
 use crate::error::bad_input;
-use crate::text::io_reason;
 
 /// Everything loaded and validated for one run.
 #[derive(Debug)]
@@ -70,14 +70,4 @@ pub fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
         dataset,
         valset,
     })
-}
-
-/// All of standard input, or the problem `<stdin>: cannot read: <reason>`.
-pub fn read_stdin() -> Result<Vec<u8>, String> {
-    let mut bytes = Vec::new();
-    std::io::stdin()
-        .lock()
-        .read_to_end(&mut bytes)
-        .map(|_| bytes)
-        .map_err(|err| format!("<stdin>: cannot read: {}", io_reason(&err)))
 }

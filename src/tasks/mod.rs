@@ -39,22 +39,13 @@ pub struct RenderConfig {
     pub allow_bad_tasks: bool,
 }
 
-/// Where `tasks score` reads model outputs.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum OutputsSource {
-    /// Standard input (`--outputs -`).
-    Stdin,
-    /// A JSONL file.
-    File(PathBuf),
-}
-
 /// `evalctl tasks score`.
 #[derive(Debug, Clone)]
 pub struct ScoreConfig {
     /// The tasks JSONL file.
     pub file: PathBuf,
     /// The model outputs, `{"task_id", "output"}` per line.
-    pub outputs: OutputsSource,
+    pub outputs: crate::input::Source,
     /// Where to write one result line per task, if anywhere.
     pub output: Option<PathBuf>,
     /// How the summary is printed on stdout.

@@ -12,9 +12,8 @@ use super::code_exec::{self, CodeOutcome};
 use super::report::error_message;
 use super::spec::{Category, MetricName, PostProcess, Task};
 use super::validate::TaskFile;
-use super::OutputsSource;
 use crate::error::bad_input;
-use crate::input::{jsonl_lines, parse_object_line, read_input_file, read_stdin};
+use crate::input::{jsonl_lines, parse_object_line, Source};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 use crate::text::json_type;
 
@@ -32,16 +31,11 @@ pub struct ModelOutput {
 /// Read `{"task_id", "output"}` lines. Any unreadable line, missing or non-string field, or task
 /// id answered twice is a bad-input error listing every problem, in line order. Unlike a dataset, an outputs file may hold any number of lines, none included:
 /// then every task is missing.
-pub fn read_outputs(source: &OutputsSource) -> anyhow::Result<(String, Vec<ModelOutput>)> {
-    let (display, bytes) = match source {
-        OutputsSource::Stdin => ("<stdin>".to_string(), read_stdin()),
-        OutputsSource::File(path) => {
-            let display = path.display().to_string();
-            let bytes = read_input_file(path).map_err(|reason| format!("{display}: {reason}"));
-            (display, bytes)
-        }
-    };
-    let bytes = bytes.map_err(|problem| bad_input(error_message(&[problem])))?;
+pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>)> {
+    let display = source.display();
+    let bytes = source
+        .read()
+        .map_err(|problem| bad_input(error_message(&[problem])))?;
     // One pass over the lines in order, so problems come out in line order.
     let mut problems = Vec::new();
     let mut outputs = Vec::new();
