@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::evaluator::EvaluatorSpec;
-use crate::input::Source;
 use crate::protocol::ScoreRange;
 use crate::report::Format;
+use crate::source::Source;
 
 /// Where the candidates come from (exactly one kind per invocation).
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -23,6 +23,7 @@ mod report;
 mod run;
 mod runner;
 mod secrets;
+mod source;
 pub mod tasks;
 mod text;
 

@@ -6,7 +6,7 @@ use clap::Subcommand;
 
 use crate::exit::Exit;
 use crate::fep::{self, FepConfig};
-use crate::input::Source;
+use crate::source::Source;
 
 /// `evalctl fep ...`
 #[derive(Debug, Subcommand)]

@@ -100,7 +100,9 @@ pub fn parse() -> Result<(Command, bool), std::process::ExitCode> {
 /// unknown option right after `--evaluator-command` is almost always an evaluator argument: the
 /// hint says how to pass it, instead of clap's `-- --flag` tip, which does not apply.
 fn usage_error(error: clap::Error) -> std::process::ExitCode {
-    let args: Vec<String> = std::env::args().collect();
+    let args: Vec<String> = std::env::args_os()
+        .map(|arg| arg.to_string_lossy().into_owned())
+        .collect();
     let unknown = error
         .get(clap::error::ContextKind::InvalidArg)
         .map(|value| value.to_string());
@@ -110,7 +112,10 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         .zip(unknown.as_ref())
         .and_then(|(start, unknown)| {
             let end = args.iter().skip(start).position(|arg| arg == unknown)? + start;
-            Some(&args[start + 1..=end])
+            let words = &args[start + 1..=end];
+            // Only when the unknown option is the first option after the command's words.
+            let first_option = words.iter().position(|word| word.starts_with('-'));
+            (first_option == Some(words.len() - 1)).then_some(words)
         });
     match (error.kind(), evaluator_words) {
         (clap::error::ErrorKind::UnknownArgument, Some(words)) => {

@@ -13,8 +13,8 @@ use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
 use crate::evaluator::http::HttpSpec;
 use crate::evaluator::judge::JudgeSpec;
 use crate::evaluator::EvaluatorSpec;
-use crate::input::Source;
 use crate::protocol::ScoreRange;
+use crate::source::Source;
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]

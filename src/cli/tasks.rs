@@ -9,7 +9,7 @@ use clap::Subcommand;
 use super::FormatArg;
 use crate::error::bad_input;
 use crate::exit::Exit;
-use crate::input::Source;
+use crate::source::Source;
 use crate::tasks::{self, RenderConfig, ScoreConfig, ValidateConfig};
 
 /// `evalctl tasks ...`

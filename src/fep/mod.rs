@@ -20,7 +20,7 @@ use serde_json::Value;
 use crate::checks::{load_checks_file, render_problems, Context, PathCache, Status};
 use crate::error::bad_input;
 use crate::exit::Exit;
-use crate::input::Source;
+use crate::source::Source;
 use request::parse_request;
 use writer::RunWriter;
 
@@ -50,7 +50,7 @@ pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
     let outcome = match config {
         FepConfig::Request(source) => {
             let name = source.display();
-            let document = read_request(source, &name)?;
+            let document = read_request(source)?;
             let request = parse_request(document, &mut paths).map_err(|problems| {
                 bad_input(render_problems(
                     problems
@@ -89,11 +89,11 @@ fn evaluate_request(
     Ok(writer.finish()?)
 }
 
-/// Read and parse the request from `source` (`-` = stdin), called `name` in messages.
-fn read_request(source: &Source, name: &str) -> anyhow::Result<Value> {
+/// Read and parse the request from `source`.
+fn read_request(source: &Source) -> anyhow::Result<Value> {
     let bytes = source
         .read()
         .map_err(|problem| bad_input(format!("error: {problem}")))?;
     serde_json::from_slice(&bytes)
-        .map_err(|err| bad_input(format!("error: {name}: invalid JSON: {err}")))
+        .map_err(|err| bad_input(format!("error: {}: invalid JSON: {err}", source.display())))
 }

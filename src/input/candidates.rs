@@ -5,9 +5,8 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::jsonl::scan_jsonl_bytes;
-use super::Source;
 use crate::config::CandidateSource;
-use crate::text::io_reason;
+use crate::source::Source;
 
 /// One candidate to score.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -54,20 +53,13 @@ fn load_file(path: &str, problems: &mut Vec<String>) -> Option<Candidate> {
     if path == "-" {
         return stdin_candidate(problems);
     }
-    if std::path::Path::new(path).is_dir() {
-        problems.push(format!("{path}: is a directory, expected a candidate file"));
-        return None;
-    }
-    match std::fs::read(path) {
+    match Source::from_arg(path).read() {
         Ok(bytes) => whole_text(path, bytes, problems).map(|text| Candidate {
             id: path.to_string(),
             text,
         }),
-        Err(err) => {
-            problems.push(format!(
-                "{path}: cannot read candidate file: {}",
-                io_reason(&err)
-            ));
+        Err(problem) => {
+            problems.push(problem);
             None
         }
     }

@@ -57,7 +57,7 @@ pub fn scan_jsonl(path: &Path) -> (Vec<Record>, Vec<String>) {
     }
 }
 
-/// The bytes of an input file, or why not: `is a directory, expected a JSONL file` or
+/// The bytes of an input file, or why not: `is a directory, not a file` or
 /// `cannot read: <reason>` (the caller prefixes the file).
 pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
     if path.is_dir() {

@@ -5,14 +5,12 @@
 
 mod candidates;
 mod jsonl;
-mod source;
 
 use std::path::PathBuf;
 
 pub use candidates::Candidate;
 use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_line, jsonl_lines, parse_object_line, read_input_file, Record};
-pub use source::Source;
 
 use crate::config::RunConfig;
 use crate::error::bad_input;

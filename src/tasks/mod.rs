@@ -45,7 +45,7 @@ pub struct ScoreConfig {
     /// The tasks JSONL file.
     pub file: PathBuf,
     /// The model outputs, `{"task_id", "output"}` per line.
-    pub outputs: crate::input::Source,
+    pub outputs: crate::source::Source,
     /// Where to write one result line per task, if anywhere.
     pub output: Option<PathBuf>,
     /// How the summary is printed on stdout.

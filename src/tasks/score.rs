@@ -13,8 +13,9 @@ use super::report::error_message;
 use super::spec::{Category, MetricName, PostProcess, Task};
 use super::validate::TaskFile;
 use crate::error::bad_input;
-use crate::input::{jsonl_lines, parse_object_line, Source};
+use crate::input::{jsonl_lines, parse_object_line};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
+use crate::source::Source;
 use crate::text::json_type;
 
 /// One model output, as read from the outputs file.

@@ -4,7 +4,7 @@
 use std::io::Read;
 use std::path::PathBuf;
 
-use super::jsonl::read_input_file;
+use crate::input::read_input_file;
 use crate::text::io_reason;
 
 /// A file, or standard input.
