@@ -118,7 +118,11 @@ fn check_everything(config: &RunConfig) -> anyhow::Result<Exit> {
         ResultsFile::check_writable(path)?;
     }
     let Some(probed) = runner::block_on(probe(config, &inputs, evaluator.as_ref()))? else {
-        eprintln!("interrupted: preflight stopped before the evaluator answered");
+        let message = "interrupted: preflight stopped before the evaluator answered";
+        report::print_warning(message, config.color);
+        if Format::resolve(config.format) == Format::Json {
+            report::print_preflight_failure(message, Exit::Interrupted as u8)?;
+        }
         return Ok(Exit::Interrupted);
     };
     let count = |records: &Option<Vec<crate::input::Record>>| records.as_ref().map(Vec::len);
@@ -174,7 +178,10 @@ fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
         (Err(error), _) | (_, Err(error)) => return Err(error),
     };
     for candidate in inputs.candidates.iter().filter(|c| c.text.is_empty()) {
-        eprintln!("warning: candidate {} is empty", candidate.id);
+        report::print_warning(
+            &format!("warning: candidate {} is empty", candidate.id),
+            config.color,
+        );
     }
     Ok((inputs, evaluator))
 }

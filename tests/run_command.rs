@@ -450,3 +450,42 @@ fn a_background_process_holding_stdout_is_named_in_the_timeout() {
         "{message}"
     );
 }
+
+#[test]
+fn a_signal_ignored_at_start_stays_ignored() {
+    // Like `nohup evalctl ...`: SIGHUP is ignored when evalctl starts, so a closed terminal does
+    // not stop the run.
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\ntouch started\nsleep 0.5\nprintf '{\"score\": 1}'\n",
+    );
+    let command = format!(
+        "trap '' HUP; exec {} run --format json --skip-preflight --evaluator-command 'sh eval.sh' --candidate c",
+        common::bin()
+    );
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", &command])
+        .current_dir(sb.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(wait_until(Duration::from_secs(10), || sb.exists("started")));
+    std::process::Command::new("kill")
+        .args(["-HUP", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    assert_eq!(status.code(), Some(0), "{stdout}");
+    let summary: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(summary["calls"]["ok"], 1);
+}

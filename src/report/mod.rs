@@ -69,6 +69,14 @@ pub fn print_summary(summary: &Summary, format: Format, color: bool) -> anyhow::
     }
 }
 
+/// Print a diagnostic line on stderr, its `warning:` prefix painted.
+pub fn print_warning(line: &str, color: bool) {
+    match line.strip_prefix("warning:") {
+        Some(rest) => eprintln!("{}{rest}", paint(Paint::Warning, "warning", color) + ":"),
+        None => eprintln!("{line}"),
+    }
+}
+
 /// Tell the user, on stderr, which candidates failed `--fail-under threshold`.
 pub fn print_gate_failures(failed: &[&CandidateSummary], threshold: f64) {
     for candidate in failed {

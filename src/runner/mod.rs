@@ -32,7 +32,10 @@ pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
-    Ok(runtime.block_on(future))
+    let output = runtime.block_on(future);
+    drop(runtime);
+    interrupt::restore_default_actions();
+    Ok(output)
 }
 
 /// How a run ended.
