@@ -489,3 +489,21 @@ fn a_signal_ignored_at_start_stays_ignored() {
     let summary: Value = serde_json::from_str(&stdout).unwrap();
     assert_eq!(summary["calls"]["ok"], 1);
 }
+
+#[test]
+fn a_background_process_holding_only_stderr_does_not_delay_the_answer() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\necho starting >&2\nsleep 30 >/dev/null &\necho $! > bg.pid\nprintf '{\"score\": 1}'\n")
+        .args(["--skip-preflight", "--candidate", "c", "--timeout", "10", "--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    // Without the grace period the call would wait for the 10 s deadline and fail as a timeout.
+    assert_eq!(sb.jsonl("out.jsonl")[0]["score"], 1.0);
+    let pid: u32 = sb.read("bg.pid").trim().parse().unwrap();
+    assert!(
+        wait_until(Duration::from_secs(5), || !process_alive(pid)),
+        "the background sleep survived"
+    );
+}

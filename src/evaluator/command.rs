@@ -19,14 +19,17 @@ use crate::process_group::GroupKiller;
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::text::{clip_tail, one_line, seconds};
 
+/// How long stderr may stay open after the evaluator answered and exited (a process it left
+/// behind may hold it); then the answer is judged with the stderr read so far.
+const STDERR_GRACE: Duration = Duration::from_millis(100);
 /// How much stderr is kept for error messages: its last bytes (the rest is read and dropped).
 const MAX_STDERR_BYTES: usize = 16 * 1024;
 /// How much of the kept stderr an error message quotes (its tail).
 const STDERR_IN_MESSAGE: usize = 500;
 /// How a child's exchange ended within the deadline.
 enum Ended {
-    /// It closed stdout and exited: stdout, stderr, and its status.
-    Exited(Captured, Captured, std::io::Result<ExitStatus>),
+    /// It closed stdout and exited: stdout and its status.
+    Exited(Captured, std::io::Result<ExitStatus>),
     /// It printed more than [`MAX_OUTPUT_BYTES`] on stdout (it has been killed).
     Overflowed,
 }
@@ -109,36 +112,55 @@ impl CommandEvaluator {
         let mut stdout = child.stdout.take().expect("stdout is piped");
         let mut stderr = child.stderr.take().expect("stderr is piped");
 
-        // One deadline covers writing the payload, reading the answer and the exit.
+        // One deadline covers writing the payload, reading the answer and the exit. stderr is
+        // drained all along (a full pipe would block the evaluator); once the answer is in and
+        // the evaluator has exited, a process it left behind holding stderr gets a moment, not
+        // the whole deadline.
+        let mut stderr_bytes = Captured::default();
         let ended = tokio::time::timeout(self.timeout, async {
-            let write = async {
-                // An evaluator that never reads stdin closes the pipe: that is not an error.
-                let _ = stdin.write_all(&payload).await;
-                drop(stdin);
-            };
-            let read_stdout = async {
-                let out = read_capped(&mut stdout, MAX_OUTPUT_BYTES, Keep::Head).await;
+            let answer = async {
+                let write = async {
+                    // An evaluator that never reads stdin closes the pipe: that is not an error.
+                    let _ = stdin.write_all(&payload).await;
+                    drop(stdin);
+                };
+                let read_stdout = async {
+                    let mut out = Captured::default();
+                    read_capped(&mut stdout, &mut out, MAX_OUTPUT_BYTES, Keep::Head).await;
+                    if out.overflowed {
+                        // Stop the evaluator now: it holds stderr (and maybe stdin) open, so
+                        // waiting for them would wait for the timeout.
+                        group.kill();
+                    }
+                    out
+                };
+                let (_, out) = tokio::join!(write, read_stdout);
                 if out.overflowed {
-                    // Stop the evaluator now: it holds stderr (and maybe stdin) open, so waiting
-                    // for them would wait for the timeout.
-                    group.kill();
+                    return Ended::Overflowed;
                 }
-                out
+                Ended::Exited(out, child.wait().await)
             };
-            let read_stderr = read_capped(&mut stderr, MAX_STDERR_BYTES, Keep::Tail);
-            let (_, out, err) = tokio::join!(write, read_stdout, read_stderr);
-            if out.overflowed {
-                return Ended::Overflowed;
+            let drain = read_capped(&mut stderr, &mut stderr_bytes, MAX_STDERR_BYTES, Keep::Tail);
+            tokio::pin!(answer, drain);
+            let mut drained = false;
+            let ended = loop {
+                tokio::select! {
+                    ended = &mut answer => break ended,
+                    () = &mut drain, if !drained => drained = true,
+                }
+            };
+            if !drained {
+                let _ = tokio::time::timeout(STDERR_GRACE, &mut drain).await;
             }
-            Ended::Exited(out, err, child.wait().await)
+            ended
         })
         .await;
         let failure = match ended {
             // Dropping `group` kills anything the evaluator left running in its group.
-            Ok(Ended::Exited(out, err, Ok(status))) => {
-                return self.answer(&out.bytes, &err.bytes, status)
+            Ok(Ended::Exited(out, Ok(status))) => {
+                return self.answer(&out.bytes, &stderr_bytes.bytes, status)
             }
-            Ok(Ended::Exited(_, _, Err(err))) => CallError::new(
+            Ok(Ended::Exited(_, Err(err))) => CallError::new(
                 ErrorKind::Spawn,
                 format!("cannot wait for the evaluator: {err}"),
             ),
@@ -249,6 +271,7 @@ impl Evaluator for CommandEvaluator {
 }
 
 /// What was read from a pipe.
+#[derive(Default)]
 struct Captured {
     bytes: Vec<u8>,
     /// More than the cap arrived.
@@ -266,10 +289,15 @@ enum Keep {
     Tail,
 }
 
-/// Read a pipe, keeping at most `cap` bytes as `keep` says.
-async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize, keep: Keep) -> Captured {
-    let mut bytes = Vec::new();
-    let mut overflowed = false;
+/// Read a pipe into `into`, keeping at most `cap` bytes as `keep` says. What was read is in `into`
+/// even when the read is abandoned half-way.
+async fn read_capped(
+    pipe: &mut (impl AsyncRead + Unpin),
+    into: &mut Captured,
+    cap: usize,
+    keep: Keep,
+) {
+    let Captured { bytes, overflowed } = into;
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
         let n = match pipe.read(&mut chunk).await {
@@ -278,19 +306,19 @@ async fn read_capped(pipe: &mut (impl AsyncRead + Unpin), cap: usize, keep: Keep
         };
         bytes.extend_from_slice(&chunk[..n]);
         if bytes.len() > cap {
-            overflowed = true;
+            *overflowed = true;
             match keep {
                 Keep::Head => {
                     bytes.truncate(cap);
                     break;
                 }
                 Keep::Tail => {
-                    bytes.drain(..bytes.len() - cap);
+                    let excess = bytes.len() - cap;
+                    bytes.drain(..excess);
                 }
             }
         }
     }
-    Captured { bytes, overflowed }
 }
 
 fn exit_reason(status: ExitStatus) -> String {
