@@ -15,6 +15,9 @@ pub enum Fatal {
     /// The evaluator failed preflight: exit 3.
     #[error("{0}")]
     Preflight(String),
+    /// A signal stopped the command (SIGINT, SIGTERM, SIGHUP): exit 130.
+    #[error("{0}")]
+    Interrupted(String),
 }
 
 impl Fatal {
@@ -23,6 +26,7 @@ impl Fatal {
         match self {
             Fatal::BadInput(_) => Exit::BadInput,
             Fatal::Preflight(_) => Exit::PreflightFailed,
+            Fatal::Interrupted(_) => Exit::Interrupted,
         }
     }
 }

@@ -560,3 +560,61 @@ fn a_bad_code_timeout_is_rejected() {
             "--code-timeout must be a positive number",
         ));
 }
+
+#[test]
+fn a_signal_stops_code_exec_kills_the_script_and_cleans_up() {
+    let dir = tempfile::tempdir().unwrap();
+    let marker = dir.path().join("running.pid");
+    // The code records its pid, then hangs.
+    let output = format!(
+        "```python\nimport os, time\nopen({:?}, 'w').write(str(os.getpid()))\ntime.sleep(300)\ndef f():\n    return 1\n```",
+        marker.display().to_string()
+    );
+    let (tasks, outputs) = code_task_files(dir.path(), &output);
+    let tmp = dir.path().join("tmp");
+    std::fs::create_dir(&tmp).unwrap();
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalctl"))
+        .args([
+            "tasks",
+            "score",
+            "--code-timeout",
+            "100",
+            "--format",
+            "json",
+        ])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .env("TMPDIR", &tmp)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let started = std::time::Instant::now();
+    while !marker.exists() || std::fs::read_to_string(&marker).unwrap().is_empty() {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the script never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let script_pid = std::fs::read_to_string(&marker).unwrap();
+    std::process::Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status()
+        .unwrap();
+    let status = child.wait().unwrap();
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
+    assert_eq!(status.code(), Some(130), "{stderr}");
+    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        !Path::new(&format!("/proc/{}", script_pid.trim())).exists(),
+        "the script survived"
+    );
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "temporary files left behind"
+    );
+}

@@ -7,6 +7,7 @@
 //! interrupted.
 
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::OnceLock;
 
 use tokio::signal::unix::{signal, SignalKind};
@@ -62,6 +63,36 @@ pub async fn unless_interrupted<F: Future>(future: F) -> Option<F::Output> {
         _ = interruption() => None,
         output = future => Some(output),
     }
+}
+
+/// Set by [`note_signal`] when a signal arrives during synchronous work; read by
+/// [`interrupt_requested`].
+static REQUESTED: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn note_signal(_: libc::c_int) {
+    REQUESTED.store(true, Ordering::SeqCst);
+}
+
+/// For synchronous work with no runtime (`tasks score` running code): from now on the signals
+/// (those not ignored at start) only set a flag that [`interrupt_requested`] reads, so the work can stop
+/// its children and clean up.
+pub fn catch_in_flag() {
+    for ((number, _), ignored) in SIGNALS.iter().zip(ignored_at_start()) {
+        if !ignored {
+            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+            unsafe {
+                libc::signal(
+                    *number,
+                    note_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
+                );
+            }
+        }
+    }
+}
+
+/// Whether a signal arrived since [`catch_in_flag`].
+pub fn interrupt_requested() -> bool {
+    REQUESTED.load(Ordering::SeqCst)
 }
 
 /// Give the signals back their default actions (those not ignored at start): called when the

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
-pub use interrupt::unless_interrupted;
+pub use interrupt::{catch_in_flag, interrupt_requested, unless_interrupted};
 pub use plan::{plan_calls, PlannedCall, Split};
 pub use record::CallRecord;
 pub use retry::call_with_retries;

@@ -15,6 +15,7 @@ use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::error::bad_input;
+use crate::error::Fatal;
 use crate::process_group::GroupKiller;
 use crate::text::{clip, io_reason, one_line, seconds};
 
@@ -165,6 +166,12 @@ fn run_script(
     let status = match waited {
         Ok(Some(status)) => status,
         Ok(None) => return Ok(Some(format!("timed out after {}", seconds(timeout)))),
+        Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {
+            return Err(Fatal::Interrupted(
+                "interrupted: code_exec stopped; the running script was killed".into(),
+            )
+            .into())
+        }
         Err(err) => {
             let _ = child.wait();
             return Err(anyhow::anyhow!(
@@ -215,6 +222,14 @@ fn wait_for(
     loop {
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));
+        }
+        if crate::runner::interrupt_requested() {
+            group.kill();
+            child.wait()?;
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::Interrupted,
+                "interrupted",
+            ));
         }
         if started.elapsed() >= timeout {
             group.kill();

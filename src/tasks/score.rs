@@ -260,6 +260,8 @@ pub fn score_all(
     });
     if needs_python {
         code_exec::ensure_python()?;
+        // Ctrl-C, SIGTERM or SIGHUP now stop the running script and clean up (exit 130).
+        crate::runner::catch_in_flag();
     }
     let mut summary = ScoreSummary {
         tasks_file: file.display.clone(),
