@@ -626,3 +626,29 @@ fn stdin_datasets_pretty_printed_json_and_bad_ids_are_explained() {
     );
     assert!(!sb.exists("called"));
 }
+
+#[test]
+fn candidates_file_problems_come_in_line_order() {
+    let sb = Sandbox::new();
+    sb.write(
+        "c.jsonl",
+        "{\"id\": \"a\"}\n{bad\n{\"candidate\": \"x\", \"id\": 3}\n[1]\n{\"candidate\": \"y\", \"id\": \"a\"}\n{\"candidate\": \"z\", \"id\": \"a\"}\n",
+    );
+    let out = sb
+        .run_with(MARKING)
+        .args(["--candidates", "c.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let lines: Vec<String> = stderr_text(&out).lines().map(str::to_string).collect();
+    let numbers: Vec<&str> = lines
+        .iter()
+        .map(|line| line.split(':').nth(1).unwrap_or_default())
+        .collect();
+    assert_eq!(numbers, ["1", "2", "3", "4", "6"], "{lines:#?}");
+    assert!(
+        lines[4].ends_with("duplicate candidate id \"a\" (first on line 5)"),
+        "{lines:#?}"
+    );
+    assert!(!sb.exists("called"));
+}

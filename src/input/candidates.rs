@@ -4,7 +4,7 @@ use std::collections::HashMap;
 
 use serde_json::Value;
 
-use super::jsonl::scan_jsonl_bytes;
+use super::jsonl::scan_jsonl_checked;
 use crate::config::CandidateSource;
 use crate::source::Source;
 
@@ -118,25 +118,14 @@ fn load_jsonl(source: &Source, problems: &mut Vec<String>) -> Vec<Candidate> {
             return Vec::new();
         }
     };
-    let (records, mut file_problems) = scan_jsonl_bytes(&display, &bytes);
-    // Problems of the lines that are not objects, then those of the objects: all in one pass.
-    problems.append(&mut file_problems);
     let mut first_line_of_id: HashMap<String, usize> = HashMap::new();
-    let mut candidates = Vec::with_capacity(records.len());
-    for record in records {
+    let mut candidates = Vec::new();
+    let (_, mut file_problems) = scan_jsonl_checked(&display, &bytes, |record| {
         let line = record.line;
         let text = match record.value.get("candidate") {
             Some(Value::String(text)) => text.clone(),
-            Some(_) => {
-                problems.push(format!("{display}:{line}: \"candidate\" must be a string"));
-                continue;
-            }
-            None => {
-                problems.push(format!(
-                    "{display}:{line}: missing \"candidate\" (a string)"
-                ));
-                continue;
-            }
+            Some(_) => return Some("\"candidate\" must be a string".to_string()),
+            None => return Some("missing \"candidate\" (a string)".to_string()),
         };
         let id = match record.value.get("id") {
             None | Some(Value::Null) => format!("line-{line}"),
@@ -144,20 +133,21 @@ fn load_jsonl(source: &Source, problems: &mut Vec<String>) -> Vec<Candidate> {
                 id.clone()
             }
             Some(_) => {
-                problems.push(format!(
-                    "{display}:{line}: \"id\" must be a non-empty string without control characters"
-                ));
-                continue;
+                return Some(
+                    "\"id\" must be a non-empty string without control characters".to_string(),
+                )
             }
         };
         if let Some(first) = first_line_of_id.get(&id) {
-            problems.push(format!(
-                "{display}:{line}: duplicate candidate id {id:?} (first on line {first})"
+            return Some(format!(
+                "duplicate candidate id {id:?} (first on line {first})"
             ));
-            continue;
         }
         first_line_of_id.insert(id.clone(), line);
         candidates.push(Candidate { id, text });
-    }
+        None
+    });
+    // Every problem of the file, in line order, in one pass.
+    problems.append(&mut file_problems);
     candidates
 }

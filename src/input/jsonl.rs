@@ -69,7 +69,18 @@ pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
 /// Parse JSONL from memory (`display` names the source in messages): the good records, and
 /// every problem.
 pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
-    let (records, mut problems) = scan_jsonl_objects(display, bytes);
+    scan_jsonl_checked(display, bytes, |_| None)
+}
+
+/// [`scan_jsonl_bytes`], with `check` run on each good record as it is read: a problem it returns
+/// is reported at that record's line, so every problem comes out in line order. A record that
+/// fails its check is not returned.
+pub fn scan_jsonl_checked(
+    display: &str,
+    bytes: &[u8],
+    check: impl FnMut(&Record) -> Option<String>,
+) -> (Vec<Record>, Vec<String>) {
+    let (records, mut problems) = scan_jsonl_objects(display, bytes, check);
     // Every non-blank line gave either a record or exactly one problem.
     let non_blank = records.len() + problems.len();
     let first_line = jsonl_lines(bytes)
@@ -94,17 +105,22 @@ pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String
 
 /// One JSON object per non-blank line, with one `DISPLAY:LINE: reason` problem per line that is
 /// not one — without the record-count rules of [`scan_jsonl_bytes`] (any number, including none).
-fn scan_jsonl_objects(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
+fn scan_jsonl_objects(
+    display: &str,
+    bytes: &[u8],
+    mut check: impl FnMut(&Record) -> Option<String>,
+) -> (Vec<Record>, Vec<String>) {
     let mut records = Vec::new();
     let mut problems = Vec::new();
     for (line_number, line) in jsonl_lines(bytes) {
         let parsed = line.and_then(|line| Ok((parse_object_line(line)?, line.trim())));
-        match parsed {
-            Ok((value, text)) => records.push(Record {
-                line: line_number,
-                value,
-                text: text.into(),
-            }),
+        let record = parsed.map(|(value, text)| Record {
+            line: line_number,
+            value,
+            text: text.into(),
+        });
+        match record.and_then(|record| check(&record).map_or(Ok(record), Err)) {
+            Ok(record) => records.push(record),
             Err(reason) => problems.push(format!("{display}:{line_number}: {reason}")),
         }
     }
