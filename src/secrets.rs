@@ -18,6 +18,27 @@ pub const REDACTED: &str = "[redacted]";
 /// everywhere would garble messages without protecting anything).
 const MIN_SECRET_PART: usize = 6;
 
+/// `bytes` in standard base64 (with padding), as HTTP Basic credentials are sent.
+pub fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
+    for chunk in bytes.chunks(3) {
+        let word = chunk.iter().enumerate().fold(0u32, |word, (index, byte)| {
+            word | u32::from(*byte) << (16 - 8 * index)
+        });
+        for index in 0..4 {
+            if index <= chunk.len() {
+                out.push(char::from(
+                    ALPHABET[(word >> (18 - 6 * index) & 63) as usize],
+                ));
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
+}
+
 /// One secret value (an API key). Its `Debug` form never shows it.
 #[derive(Clone)]
 pub struct Secret(String);
@@ -47,9 +68,17 @@ pub struct Secrets(Vec<String>);
 impl Secrets {
     /// The given secrets (empty ones dropped), longest first so a secret containing another is
     /// redacted whole.
+    /// Each is also redacted as it appears inside a JSON string (a server echoing it in JSON
+    /// escapes `"` and `\`).
     pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
         let mut values: Vec<String> = values
             .into_iter()
+            .filter(|value| !value.is_empty())
+            .flat_map(|value| {
+                let quoted = serde_json::to_string(&value).unwrap_or_default();
+                let escaped = quoted[1..quoted.len().saturating_sub(1).max(1)].to_string();
+                [value, escaped]
+            })
             .filter(|value| !value.is_empty())
             .collect();
         values.sort_by_key(|value| std::cmp::Reverse(value.len()));
@@ -155,5 +184,21 @@ mod tests {
             r#"{"echo":["[redacted]",{"[redacted]":1}],"n":2}"#
         );
         assert!(!format!("{secrets:?}").contains("s3cr3t"));
+    }
+
+    #[test]
+    fn base64_matches_the_standard_alphabet() {
+        assert_eq!(base64(b"user:PWSECRET13"), "dXNlcjpQV1NFQ1JFVDEz");
+        assert_eq!(base64(b"a"), "YQ==");
+        assert_eq!(base64(b"ab"), "YWI=");
+        assert_eq!(base64(b"abc"), "YWJj");
+        assert_eq!(base64(b""), "");
+    }
+
+    #[test]
+    fn secrets_are_also_redacted_as_json_escapes_them() {
+        let secrets = Secrets::new([r#"HS"EC\RET9"#.to_string()]);
+        let echoed = serde_json::json!({"x-api-key": r#"HS"EC\RET9"#}).to_string();
+        assert_eq!(secrets.redact(&echoed), r#"{"x-api-key":"[redacted]"}"#);
     }
 }

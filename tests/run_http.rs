@@ -589,3 +589,53 @@ fn url_query_values_are_hidden_and_redacted() {
         .iter()
         .all(|r| r.path.contains("api_key=QUERYSECRET77")));
 }
+
+#[test]
+fn redirects_are_not_followed_and_encoded_secrets_are_redacted() {
+    // A redirect would carry the headers elsewhere: it is an http_status error instead.
+    let server = Server::start(|request, _| {
+        if request.path.starts_with("/moved") {
+            Reply::status(307, "").header("Location", "/elsewhere")
+        } else {
+            let echoed: Vec<String> = request
+                .headers
+                .iter()
+                .map(|(n, v)| format!("{n}={v}"))
+                .collect();
+            Reply::status(500, format!("{} {}", request.path, echoed.join(" ")))
+        }
+    });
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &server.url("/moved"))
+        .args(["--candidate", "c", "--retries", "0", "--skip-preflight"])
+        .args(["--header", "X-Api-Key: REDIRSECRET1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert_eq!(sb.jsonl("out.jsonl")[0]["error"]["kind"], "http_status");
+    assert_eq!(server.request_count(), 1, "the redirect was followed");
+
+    // Percent-encoded query values and URL credentials (sent as Basic auth) never show.
+    let url = server
+        .url("/echo?key=Q%2FSECRET12")
+        .replace("http://", "http://user:PWSECRET13@");
+    let out = run_http(&sb, &url)
+        .args(["--candidate", "c", "--retries", "0", "--skip-preflight"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let text = format!(
+        "{}{}{}",
+        stdout_text(&out),
+        stderr_text(&out),
+        sb.read("out.jsonl")
+    );
+    for secret in [
+        "Q%2FSECRET12",
+        "Q/SECRET12",
+        "PWSECRET13",
+        "dXNlcjpQV1NFQ1JFVDEz",
+    ] {
+        assert!(!text.contains(secret), "{secret} leaked: {text}");
+    }
+}

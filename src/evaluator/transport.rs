@@ -25,18 +25,31 @@ pub fn display_url(url: &Url) -> String {
     }
 }
 
-/// The parts of a URL that may be secrets: its password and its query values.
+/// The parts of a URL that may be secrets: its password (and the Basic credentials made from
+/// it) and its query values, decoded and as written.
 pub fn url_secrets(url: &Url) -> Vec<String> {
-    let query = url.query_pairs().map(|(_, value)| value.into_owned());
-    url.password()
-        .map(str::to_string)
+    let decoded = url.query_pairs().map(|(_, value)| value.into_owned());
+    // As written in the URL too: a server echoing its request line shows them percent-encoded.
+    let raw = url
+        .query()
         .into_iter()
-        .chain(query)
+        .flat_map(|query| query.split('&'))
+        .filter_map(|pair| pair.split_once('=').map(|(_, value)| value.to_string()));
+    let password = url.password().map(|password| {
+        // The credentials as sent: `Authorization: Basic base64(user:password)`.
+        let basic = crate::secrets::base64(format!("{}:{password}", url.username()).as_bytes());
+        [password.to_string(), basic]
+    });
+    password
+        .into_iter()
+        .flatten()
+        .chain(decoded)
+        .chain(raw)
         .collect()
 }
 
 /// The reqwest client every HTTP-speaking adapter uses: keep-alive pool sized for `-j`,
-/// `--timeout` per request.
+/// `--timeout` per request, no redirects followed.
 pub fn build_client(timeout: Duration, concurrency: usize) -> anyhow::Result<reqwest::Client> {
     Ok(reqwest::Client::builder()
         .timeout(timeout)
@@ -45,6 +58,10 @@ pub fn build_client(timeout: Duration, concurrency: usize) -> anyhow::Result<req
         .pool_idle_timeout(Duration::from_secs(90))
         .tcp_nodelay(true)
         .user_agent(concat!("evalctl/", env!("CARGO_PKG_VERSION")))
+        // A redirect would carry headers and the URL (secrets among them) to another place; a
+        // 3xx is reported as an `http_status` error instead.
+        .redirect(reqwest::redirect::Policy::none())
+        .referer(false)
         .build()?)
 }
 
