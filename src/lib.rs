@@ -8,6 +8,15 @@
 //! The binary's entry point is [`main_entry`]. Modules are private, so the compiler reports any
 //! code nothing uses; `metrics` and `tasks` are public for the golden-file and fixture tests.
 
+/// `eprintln!` that cannot panic: when stderr is closed or full, the diagnostic is lost, not the
+/// run (its exit code still tells the outcome).
+macro_rules! diag {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod checks;
 mod cli;
 mod config;
@@ -67,5 +76,5 @@ fn print_error(error: &anyhow::Error, color: bool) {
         ),
         None => text,
     };
-    eprintln!("{text}");
+    diag!("{text}");
 }

@@ -43,9 +43,8 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         if let Some(file) = results.as_mut() {
             if let Err(error) = file.append(&record) {
                 // Keep scoring: the summary still covers every call, and the exit code says 1.
-                progress.suspend(|| {
-                    eprintln!("error: {error:#}; the remaining results are not written")
-                });
+                progress
+                    .suspend(|| diag!("error: {error:#}; the remaining results are not written"));
                 results = None;
             }
         }

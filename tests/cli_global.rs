@@ -263,3 +263,120 @@ fn an_evaluator_argument_starting_with_a_dash_gets_a_hint() {
         stderr_text(&out)
     );
 }
+
+#[test]
+fn a_full_or_closed_stderr_never_turns_into_a_panic() {
+    let sb = Sandbox::new();
+    sb.write("fail.sh", "cat >/dev/null\necho oops >&2\nexit 4\n");
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = std::process::Command::new(common::bin())
+        .current_dir(sb.path())
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--skip-preflight",
+            "--evaluator-command",
+            "sh fail.sh",
+            "--candidate",
+            "c",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert_eq!(
+        status.code(),
+        Some(1),
+        "the call failed; the warnings could not be written"
+    );
+    let full = std::fs::OpenOptions::new()
+        .write(true)
+        .open("/dev/full")
+        .unwrap();
+    let status = std::process::Command::new(common::bin())
+        .args([
+            "run",
+            "--evaluator-command",
+            "python3",
+            "eval.py",
+            "--strict",
+        ])
+        .stdin(std::process::Stdio::null())
+        .stderr(full)
+        .status()
+        .unwrap();
+    assert_eq!(
+        status.code(),
+        Some(2),
+        "a usage error, whatever happens to its message"
+    );
+}
+
+#[test]
+fn preflight_format_json_reports_usage_errors_on_stdout_too() {
+    for args in [
+        &[
+            "preflight",
+            "--format",
+            "json",
+            "--candidate",
+            "a",
+            "--checks",
+            "c.json",
+            "--bogus",
+        ][..],
+        &[
+            "preflight",
+            "--format=json",
+            "--candidate",
+            "a",
+            "--checks",
+            "c.json",
+            "--valset",
+            "v.jsonl",
+        ],
+    ] {
+        let out = evalctl().args(args).output().unwrap();
+        assert_eq!(code(&out), 2, "{args:?}");
+        let report: serde_json::Value =
+            serde_json::from_slice(&out.stdout).expect("JSON on stdout");
+        assert_eq!(report["ok"], false);
+        assert_eq!(report["exit"], 2);
+        assert!(!report["errors"][0].as_str().unwrap().is_empty());
+    }
+    // Other commands keep stdout for data only.
+    let out = evalctl()
+        .args(["run", "--format", "json", "--bogus"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(out.stdout.is_empty());
+}
+
+#[test]
+fn evaluator_command_given_twice_is_a_usage_error() {
+    let out = evalctl()
+        .args([
+            "run",
+            "--evaluator-command",
+            "sh a.sh",
+            "--evaluator-command",
+            "sh",
+            "b.sh",
+            "--candidate",
+            "c",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr_text(&out).contains("cannot be used multiple times"),
+        "{}",
+        stderr_text(&out)
+    );
+}

@@ -117,6 +117,18 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
             let first_option = words.iter().position(|word| word.starts_with('-'));
             (first_option == Some(words.len() - 1)).then_some(words)
         });
+    // `preflight --format json` promises CI a JSON outcome on stdout, usage errors included.
+    let preflight = args.iter().any(|arg| arg == "preflight");
+    let json = args.iter().any(|arg| arg == "--format=json")
+        || args
+            .windows(2)
+            .any(|pair| pair[0] == "--format" && pair[1] == "json");
+    let json_preflight = preflight && json;
+    if json_preflight && error.exit_code() == Exit::BadInput as i32 {
+        let rendered = error.render().to_string();
+        let first = rendered.lines().next().unwrap_or_default();
+        let _ = crate::report::print_preflight_failure(first, Exit::BadInput as u8);
+    }
     match (error.kind(), evaluator_words) {
         (clap::error::ErrorKind::UnknownArgument, Some(words)) => {
             let rendered = error.render().to_string();
@@ -124,11 +136,11 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
                 .lines()
                 .filter(|line| !line.trim_start().starts_with("tip:"))
                 .collect();
-            eprintln!(
+            diag!(
                 "{}",
                 without_tip.join("\n").replace("\n\n\n", "\n\n").trim_end()
             );
-            eprintln!(
+            diag!(
                 "hint: evaluator arguments that start with '-' go inside one quoted string: \
                  --evaluator-command {:?}",
                 words.join(" ")

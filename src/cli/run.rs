@@ -36,7 +36,7 @@ pub struct RunArgs {
 
     /// Command evaluator, run without a shell: payload on stdin, JSON on stdout. Takes several
     /// words (`bash eval.sh`) or one shell-quoted string (`"python3 eval.py --strict"`).
-    #[arg(long, value_name = "CMD", num_args = 1..)]
+    #[arg(long, value_name = "CMD", num_args = 1.., action = clap::ArgAction::Set)]
     pub evaluator_command: Option<Vec<String>>,
 
     /// Working directory of the command evaluator.

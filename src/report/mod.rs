@@ -72,8 +72,8 @@ pub fn print_summary(summary: &Summary, format: Format, color: bool) -> anyhow::
 /// Print a diagnostic line on stderr, its `warning:` prefix painted.
 pub fn print_warning(line: &str, color: bool) {
     match line.strip_prefix("warning:") {
-        Some(rest) => eprintln!("{}{rest}", paint(Paint::Warning, "warning", color) + ":"),
-        None => eprintln!("{line}"),
+        Some(rest) => diag!("{}{rest}", paint(Paint::Warning, "warning", color) + ":"),
+        None => diag!("{line}"),
     }
 }
 
@@ -81,11 +81,11 @@ pub fn print_warning(line: &str, color: bool) {
 pub fn print_gate_failures(failed: &[&CandidateSummary], threshold: f64) {
     for candidate in failed {
         match candidate.score {
-            Some(score) => eprintln!(
+            Some(score) => diag!(
                 "fail-under: candidate {} scored {score:.4}, below {threshold}",
                 candidate.id
             ),
-            None => eprintln!(
+            None => diag!(
                 "fail-under: candidate {} has no score (no call finished)",
                 candidate.id
             ),
@@ -95,7 +95,7 @@ pub fn print_gate_failures(failed: &[&CandidateSummary], threshold: f64) {
 
 /// Tell the user, on stderr, how far an interrupted run got.
 pub fn print_interrupted(finished: usize, planned: usize) {
-    eprintln!("interrupted: {finished} of {planned} calls finished; the summary covers them");
+    diag!("interrupted: {finished} of {planned} calls finished; the summary covers them");
 }
 
 /// Tell the user, on stderr, about the first failed calls and the built-in checks that errored.
@@ -109,17 +109,17 @@ pub fn print_diagnostics(
 ) {
     let prefix = paint(Paint::Warning, "warning", color);
     for failure in &diagnostics.failures {
-        eprintln!("{prefix}: {failure}");
+        diag!("{prefix}: {failure}");
     }
     if diagnostics.more_failures > 0 {
         let more = diagnostics.more_failures;
         match output {
-            Some(path) => eprintln!("{prefix}: … and {more} more failed calls (every call is in {})", path.display()),
-            None => eprintln!("{prefix}: … and {more} more failed calls (pass --output FILE.jsonl to keep every call)"),
+            Some(path) => diag!("{prefix}: … and {more} more failed calls (every call is in {})", path.display()),
+            None => diag!("{prefix}: … and {more} more failed calls (pass --output FILE.jsonl to keep every call)"),
         }
     }
     for (check, errored) in &diagnostics.errored_checks {
-        eprintln!(
+        diag!(
             "{prefix}: check {check} errored in {errored} of {} calls and counted as failed (see side_info.check_results{})",
             calls,
             output.map_or(String::new(), |path| format!(" in {}", path.display()))

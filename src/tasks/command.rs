@@ -15,7 +15,7 @@ use crate::report::print_stdout;
 pub fn validate(config: &ValidateConfig) -> anyhow::Result<Exit> {
     let file = load_tasks(&config.file)?;
     print_stdout(&report::validation_report(&file, config.format)?)?;
-    eprintln!("{}", report::validation_tally(&file));
+    diag!("{}", report::validation_tally(&file));
     Ok(if file.errors.is_empty() || config.allow_bad_tasks {
         Exit::Success
     } else {
@@ -28,7 +28,7 @@ pub fn validate(config: &ValidateConfig) -> anyhow::Result<Exit> {
 pub fn render(config: &RenderConfig) -> anyhow::Result<Exit> {
     let file = load_valid(&config.file, config.allow_bad_tasks)?;
     if file.tasks.is_empty() {
-        eprintln!("warning: {}: no valid tasks to render", file.display);
+        diag!("warning: {}: no valid tasks to render", file.display);
     }
     print_stdout(&report::rendered_prompts(&file.tasks)?)?;
     Ok(Exit::Success)
@@ -46,7 +46,7 @@ pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
     }
     print_stdout(&report::score_report(&summary, config.format)?)?;
     if !summary.missing.is_empty() {
-        eprintln!(
+        diag!(
             "warning: {} of {} tasks have no output and score 0: {}",
             summary.missing.len(),
             summary.overall.tasks,
@@ -54,15 +54,19 @@ pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
         );
     }
     for unknown in &summary.unknown_outputs {
-        eprintln!(
+        diag!(
             "warning: {}:{}: no task has id {:?}",
-            summary.outputs_file, unknown.line, unknown.task_id
+            summary.outputs_file,
+            unknown.line,
+            unknown.task_id
         );
     }
     for ignored in &summary.ignored_outputs {
-        eprintln!(
+        diag!(
             "warning: {}:{}: output for invalid task {:?} ignored",
-            summary.outputs_file, ignored.line, ignored.task_id
+            summary.outputs_file,
+            ignored.line,
+            ignored.task_id
         );
     }
     Ok(
@@ -92,7 +96,7 @@ fn load_valid(path: &Path, allow_bad_tasks: bool) -> anyhow::Result<TaskFile> {
         return Err(bad_input(report::error_message(&lines)));
     }
     for line in lines {
-        eprintln!("warning: skipped: {line}");
+        diag!("warning: skipped: {line}");
     }
     Ok(file)
 }
