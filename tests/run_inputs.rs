@@ -652,3 +652,21 @@ fn candidates_file_problems_come_in_line_order() {
     );
     assert!(!sb.exists("called"));
 }
+
+#[test]
+fn stdin_given_twice_is_reported_once_as_a_duplicate() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(MARKING)
+        .args(["-", "-"])
+        .write_stdin("hi")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let stderr = stderr_text(&out);
+    assert_eq!(
+        stderr.trim(),
+        "-: candidate given twice (candidate ids must be unique)"
+    );
+    assert!(!sb.exists("called"));
+}

@@ -31,19 +31,20 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
         CandidateSource::Stdin => stdin_candidate(problems).into_iter().collect(),
         CandidateSource::Files(paths) => {
             // Ids are the paths; a path given twice would merge two candidates' aggregates.
+            // Each is read once (stdin cannot be read twice).
             let mut seen = std::collections::HashSet::new();
+            let mut candidates = Vec::with_capacity(paths.len());
             for path in paths {
                 let id = if path == "-" { "stdin" } else { path.as_str() };
                 if !seen.insert(id) {
                     problems.push(format!(
                         "{path}: candidate given twice (candidate ids must be unique)"
                     ));
+                } else if let Some(candidate) = load_file(path, problems) {
+                    candidates.push(candidate);
                 }
             }
-            paths
-                .iter()
-                .filter_map(|path| load_file(path, problems))
-                .collect()
+            candidates
         }
         CandidateSource::Jsonl(path) => load_jsonl(path, problems),
     }
