@@ -61,6 +61,45 @@ const STREAM_FROM_STDIN: [&str; 8] = [
 ];
 
 #[test]
+fn a_dash_reads_either_stream_from_stdin_but_not_both() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    let args = [
+        "fep",
+        "evaluate",
+        "--test-cases",
+        "cases.jsonl",
+        "--outputs",
+        "-",
+        "--checks",
+        "checks.json",
+    ];
+    let outputs = fs::read(dir.path().join("outputs.jsonl")).unwrap();
+    let piped = run_piped(dir.path(), &args, &outputs);
+    assert_eq!(
+        piped.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&piped.stderr)
+    );
+    let document: Value = serde_json::from_slice(&piped.stdout).unwrap();
+    assert_eq!(document["summary"]["total_test_cases"], 2);
+    let both = [
+        "fep",
+        "evaluate",
+        "--test-cases",
+        "-",
+        "--outputs",
+        "-",
+        "--checks",
+        "checks.json",
+    ];
+    let refused = run_piped(dir.path(), &both, b"");
+    assert_eq!(refused.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("cannot both read stdin"));
+}
+
+#[test]
 fn test_cases_from_a_pipe_are_read_once_and_evaluated() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path());

@@ -21,7 +21,7 @@ pub enum FepCommand {
         request: Option<String>,
         /// Streaming mode: test cases JSONL (record i pairs with record i of --outputs).
         #[arg(long, value_name = "FILE.jsonl", requires_all = ["outputs", "checks"], conflicts_with = "request")]
-        test_cases: Option<PathBuf>,
+        test_cases: Option<String>,
         /// Streaming mode: outputs JSONL.
         #[arg(
             long,
@@ -29,7 +29,7 @@ pub enum FepCommand {
             requires = "test_cases",
             conflicts_with = "request"
         )]
-        outputs: Option<PathBuf>,
+        outputs: Option<String>,
         /// Streaming mode: checks JSON file {"checks": [...]}, shared by every test case.
         #[arg(
             long,
@@ -44,26 +44,33 @@ pub enum FepCommand {
 impl FepCommand {
     /// Run the subcommand.
     pub fn execute(self) -> anyhow::Result<Exit> {
-        fep::evaluate(&self.into_config())
+        fep::evaluate(&self.into_config()?)
     }
 
-    fn into_config(self) -> FepConfig {
+    fn into_config(self) -> anyhow::Result<FepConfig> {
         let FepCommand::Evaluate {
             request,
             test_cases,
             outputs,
             checks,
         } = self;
-        match (request, test_cases, outputs, checks) {
-            (_, Some(test_cases), Some(outputs), Some(checks)) => FepConfig::Stream {
-                test_cases,
-                outputs,
-                checks,
-            },
+        Ok(match (request, test_cases, outputs, checks) {
+            (_, Some(test_cases), Some(outputs), Some(checks)) => {
+                if test_cases == "-" && outputs == "-" {
+                    return Err(crate::error::bad_input(
+                        "error: --test-cases and --outputs cannot both read stdin (-)",
+                    ));
+                }
+                FepConfig::Stream {
+                    test_cases: Source::from_arg(&test_cases),
+                    outputs: Source::from_arg(&outputs),
+                    checks,
+                }
+            }
             // clap requires the request unless the three streaming flags are given.
             (request, ..) => {
                 FepConfig::Request(Source::from_arg(request.as_deref().unwrap_or("-")))
             }
-        }
+        })
     }
 }

@@ -32,10 +32,10 @@ pub enum FepConfig {
     /// Streaming mode: test cases and outputs as JSONL (record i of each belongs together) and
     /// shared checks from a checks file `{"checks": [...]}`.
     Stream {
-        /// The test cases JSONL file.
-        test_cases: PathBuf,
-        /// The outputs JSONL file.
-        outputs: PathBuf,
+        /// The test cases JSONL (a file, or stdin).
+        test_cases: Source,
+        /// The outputs JSONL (a file, or stdin).
+        outputs: Source,
         /// The checks file; it is validated in full first, like `run --checks`.
         checks: PathBuf,
     },

@@ -9,7 +9,6 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
-use std::path::Path;
 
 use serde_json::Value;
 
@@ -18,13 +17,14 @@ use super::writer::RunWriter;
 use crate::checks::{render_problems, Check, Context, PathCache, Problem, Status};
 use crate::error::bad_input;
 use crate::input::{jsonl_line, parse_object_line};
+use crate::source::Source;
 use crate::text::io_reason;
 
 /// Validate and evaluate the two JSONL files in one pass, `shared` (plus each test case's own
 /// checks) on every pair, and write the EvaluationRunResult to `out` once all is well.
 pub fn evaluate_stream<W: Write>(
-    test_cases: &Path,
-    outputs: &Path,
+    test_cases: &Source,
+    outputs: &Source,
     shared: &[Check],
     paths: &mut PathCache,
     mut out: W,
@@ -115,7 +115,7 @@ fn locate(problems: &mut Vec<String>, display: &str, line: usize, found: Vec<Pro
 /// The non-blank records of a JSONL file (or pipe), read one line at a time with the shared
 /// line reader of `crate::input`.
 struct Records {
-    reader: BufReader<File>,
+    reader: Box<dyn BufRead>,
     display: String,
     line: usize,
     buffer: Vec<u8>,
@@ -125,13 +125,21 @@ struct Records {
 }
 
 impl Records {
-    /// Open `path`, or the problem `PATH: reason`.
-    fn open(path: &Path) -> Result<Records, String> {
-        let display = path.display().to_string();
-        let file = File::open(path).map_err(|err| format!("cannot read: {}", io_reason(&err)));
-        match file {
-            Ok(file) => Ok(Records {
-                reader: BufReader::with_capacity(1 << 16, file),
+    /// Open `source`, or the problem `SOURCE: reason`.
+    fn open(source: &Source) -> Result<Records, String> {
+        let display = source.display();
+        let reader: Result<Box<dyn BufRead>, String> = match source {
+            Source::Stdin => Ok(Box::new(BufReader::with_capacity(
+                1 << 16,
+                std::io::stdin().lock(),
+            ))),
+            Source::File(path) => File::open(path)
+                .map(|file| Box::new(BufReader::with_capacity(1 << 16, file)) as Box<dyn BufRead>)
+                .map_err(|err| format!("cannot read: {}", io_reason(&err))),
+        };
+        match reader {
+            Ok(reader) => Ok(Records {
+                reader,
                 display,
                 line: 0,
                 buffer: Vec::new(),
