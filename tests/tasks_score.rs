@@ -586,7 +586,7 @@ fn a_signal_stops_code_exec_kills_the_script_and_cleans_up() {
         .arg("--outputs")
         .arg(&outputs)
         .env("TMPDIR", &tmp)
-        .stdout(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
@@ -607,7 +607,14 @@ fn a_signal_stops_code_exec_kills_the_script_and_cleans_up() {
     let mut stderr = String::new();
     std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
     assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(stderr.contains("interrupted"), "{stderr}");
+    assert!(
+        stderr.contains("interrupted: 0 of 1 tasks scored"),
+        "{stderr}"
+    );
+    let mut stdout = String::new();
+    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
+    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary of what was scored");
+    assert_eq!(summary["interrupted"], true);
     assert!(
         !Path::new(&format!("/proc/{}", script_pid.trim())).exists(),
         "the script survived"

@@ -45,6 +45,14 @@ pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
         report::write_task_scores(path, &summary.tasks)?;
     }
     print_stdout(&report::score_report(&summary, config.format)?)?;
+    if summary.interrupted {
+        diag!(
+            "interrupted: {} of {} tasks scored; the results so far are written and summarised",
+            summary.tasks.len(),
+            file.tasks.len()
+        );
+        return Ok(Exit::Interrupted);
+    }
     if !summary.missing.is_empty() {
         diag!(
             "warning: {} of {} tasks have no output and score 0: {}",

@@ -110,8 +110,14 @@ fn score_text(summary: &ScoreSummary) -> String {
         "", "tasks", "scored", "missing", "mean"
     );
     let mut text = format!(
-        "tasks {} scored against outputs {}\n\n",
-        summary.tasks_file, summary.outputs_file
+        "tasks {} scored against outputs {}{}\n\n",
+        summary.tasks_file,
+        summary.outputs_file,
+        if summary.interrupted {
+            " (interrupted: partial results)"
+        } else {
+            ""
+        }
     );
     text.push_str(&header);
     text.push_str(&row("all", &summary.overall));

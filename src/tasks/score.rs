@@ -12,7 +12,7 @@ use super::code_exec::{self, CodeOutcome};
 use super::report::error_message;
 use super::spec::{Category, MetricName, PostProcess, Task};
 use super::validate::TaskFile;
-use crate::error::bad_input;
+use crate::error::{bad_input, Fatal};
 use crate::input::{jsonl_lines, parse_object_line};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 use crate::source::Source;
@@ -241,6 +241,9 @@ pub struct ScoreSummary {
     /// The per-task results (not part of the JSON summary; see `--output`).
     #[serde(skip)]
     pub tasks: Vec<TaskScore>,
+    /// A signal stopped scoring: the aggregates cover the tasks scored before it.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 /// Score every valid task of `file` against its output.
@@ -273,14 +276,28 @@ pub fn score_all(
         unknown_outputs: Vec::new(),
         ignored_outputs: Vec::new(),
         tasks: Vec::with_capacity(tasks.len()),
+        interrupted: false,
     };
     for task in tasks {
-        let result = match by_id.get(task.task_id.as_str()) {
-            Some(output) => score_task(task, &output.output, code_timeout)?,
-            None => {
-                summary.missing.push(task.task_id.clone());
-                missing(task)
+        if crate::runner::interrupt_requested() {
+            summary.interrupted = true;
+            return Ok(summary);
+        }
+        let scored = match by_id.get(task.task_id.as_str()) {
+            Some(output) => score_task(task, &output.output, code_timeout),
+            None => Ok(missing(task)),
+        };
+        let result = match scored {
+            Err(error) if matches!(error.downcast_ref(), Some(Fatal::Interrupted(_))) => {
+                summary.interrupted = true;
+                return Ok(summary);
             }
+            Err(error) => return Err(error),
+            Ok(result) if result.status == Status::Missing => {
+                summary.missing.push(task.task_id.clone());
+                result
+            }
+            Ok(result) => result,
         };
         summary.overall.add(&result);
         summary
