@@ -17,11 +17,10 @@ use crate::runner::{self, plan_calls, unless_interrupted, CallRecord, RunContext
 /// `evalctl run`.
 pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config)?;
-    let mut results = config
-        .output
-        .as_deref()
-        .map(ResultsFile::open)
-        .transpose()?;
+    if let Some(path) = &config.output {
+        // Checked now (exit 2 before any call); created only once preflight has passed.
+        ResultsFile::check_writable(path)?;
+    }
     let inputs = Arc::new(inputs);
     let plan = plan_calls(&inputs, config.exec.limit);
     let planned = plan.len();
@@ -39,34 +38,47 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         task_model: config.task_model.as_deref().map(Arc::from),
         retries: config.exec.retries,
     });
-    let on_finished = |record: CallRecord| {
-        if let Some(file) = results.as_mut() {
-            if let Err(error) = file.append(&record) {
-                // Keep scoring: the summary still covers every call, and the exit code says 1.
-                progress
-                    .suspend(|| diag!("error: {error:#}; the remaining results are not written"));
-                results = None;
-            }
-        }
-        tally.add(&record);
-        progress.inc(1);
-    };
-    let finished = runner::block_on(async {
+    let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
         match probe(&config, &inputs, evaluator.as_ref()).await {
-            Some(probed) => {
-                probed?;
-                anyhow::Ok(
-                    runner::execute(context, plan, config.exec.concurrency, on_finished).await,
-                )
+            Some(probed) => probed?,
+            None => {
+                report::print_warning(
+                    "interrupted during preflight: no call was made",
+                    config.color,
+                );
+                let nothing = runner::Finished {
+                    interrupted: true,
+                    elapsed: std::time::Duration::ZERO,
+                };
+                return Ok((nothing, false, true));
             }
-            None => Ok(runner::Finished {
-                interrupted: true,
-                elapsed: std::time::Duration::ZERO,
-            }),
-        }
+        };
+        let mut results = config
+            .output
+            .as_deref()
+            .map(ResultsFile::open)
+            .transpose()?;
+        let on_finished = |record: CallRecord| {
+            if let Some(file) = results.as_mut() {
+                if let Err(error) = file.append(&record) {
+                    // Keep scoring: the summary still covers every call, and the exit code says 1.
+                    progress.suspend(|| {
+                        diag!("error: {error:#}; the remaining results are not written")
+                    });
+                    results = None;
+                }
+            }
+            tally.add(&record);
+            progress.inc(1);
+        };
+        let finished = runner::execute(context, plan, config.exec.concurrency, on_finished).await;
+        anyhow::Ok((
+            finished,
+            config.output.is_some() && results.is_none(),
+            false,
+        ))
     })??;
     progress.finish_and_clear();
-    let results_failed = config.output.is_some() && results.is_none();
 
     let (summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),
@@ -79,7 +91,9 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
     report::print_summary(&summary, Format::resolve(config.format), config.color)?;
 
     if finished.interrupted {
-        report::print_interrupted(summary.calls.total, planned);
+        if !stopped_in_preflight {
+            report::print_interrupted(summary.calls.total, planned);
+        }
         return Ok(Exit::Interrupted);
     }
     let below = config

@@ -581,3 +581,28 @@ fn preflight_checks_the_output_file_without_creating_it() {
     assert_eq!(code(&out), 0, "{}", stderr_text(&out));
     assert!(!sb.exists("new.jsonl"), "preflight creates nothing");
 }
+
+#[test]
+fn a_run_that_fails_preflight_creates_no_output_file() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\nexit 1\n");
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+        ])
+        .args(["--output", "out.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 3, "{}", stderr_text(&out));
+    assert!(
+        !sb.exists("out.jsonl"),
+        "nothing was evaluated, so no results file"
+    );
+}
