@@ -243,6 +243,27 @@ fn input_and_checks_file_problems_are_reported_in_one_pass() {
 }
 
 #[test]
+fn an_interpreter_option_keeps_its_script_in_the_hint() {
+    let out = evalctl()
+        .args([
+            "run",
+            "--evaluator-command",
+            "python3",
+            "-u",
+            "eval.py",
+            "prompt.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr_text(&out).contains(r#"--evaluator-command "python3 -u eval.py""#),
+        "{}",
+        stderr_text(&out)
+    );
+}
+
+#[test]
 fn an_evaluator_argument_starting_with_a_dash_gets_a_hint() {
     let out = evalctl()
         .args([

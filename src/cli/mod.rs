@@ -115,7 +115,16 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
             let words = &args[start + 1..=end];
             // Only when the unknown option is the first option after the command's words.
             let first_option = words.iter().position(|word| word.starts_with('-'));
-            (first_option == Some(words.len() - 1)).then_some(words)
+            if first_option != Some(words.len() - 1) {
+                return None;
+            }
+            // `python3 -u eval.py`: an interpreter's option comes before its script; keep it.
+            let interpreter_option = words.len() == 2
+                && crate::evaluator::command::SCRIPT_INTERPRETERS.contains(&words[0].as_str());
+            let script = args
+                .get(end + 1)
+                .filter(|next| interpreter_option && !next.starts_with('-'));
+            Some(&args[start + 1..=end + usize::from(script.is_some())])
         });
     // `preflight --format json` promises CI a JSON outcome on stdout, usage errors included.
     let preflight = args.iter().any(|arg| arg == "preflight");
