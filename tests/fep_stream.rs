@@ -281,3 +281,28 @@ fn a_closed_stdout_still_exits_with_the_runs_status() {
         Some(1)
     );
 }
+
+#[test]
+fn a_stream_with_no_check_at_all_is_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    write_inputs(dir.path());
+    fs::write(dir.path().join("none.json"), r#"{"checks": []}"#).unwrap();
+    let out = command(
+        dir.path(),
+        &[
+            "fep",
+            "evaluate",
+            "--test-cases",
+            "cases.jsonl",
+            "--outputs",
+            "outputs.jsonl",
+            "--checks",
+            "none.json",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout.is_empty());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no checks to run"));
+}

@@ -41,6 +41,7 @@ pub fn evaluate_stream<W: Write>(
     let mut context = Context::new(Value::Null, Value::Null);
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
+    let mut checks_run = 0usize;
     loop {
         let (case, answer) = (cases.next(), answers.next());
         if case.is_none() && answer.is_none() {
@@ -69,6 +70,7 @@ pub fn evaluate_stream<W: Write>(
         if let (Some((mut test_case, own)), Some(mut output), true) =
             (case, answer, problems.is_empty())
         {
+            checks_run += shared.len() + own.len();
             let checks = shared.iter().chain(&own);
             context
                 .with(&mut test_case, &mut output, |context| {
@@ -83,6 +85,12 @@ pub fn evaluate_stream<W: Write>(
             "{}: {output_count} outputs for {case_count} test cases in {} (record i of each belongs together)",
             answers.display, cases.display
         ));
+    }
+    if problems.is_empty() && case_count > 0 && checks_run == 0 {
+        problems.push(
+            "checks: no checks to run: the checks file is empty and no test case carries its own"
+                .to_string(),
+        );
     }
     if !problems.is_empty() {
         return Err(bad_input(render_problems(problems.into_iter())));
