@@ -6,8 +6,8 @@
 mod common;
 
 use common::{
-    code, json_stdout, refused_url, stderr_text, stdout_text, Expect, Reply, Sandbox, Server,
-    LOG_PAYLOAD, PRINT_EVAL_OUT, SCORE_MATRIX,
+    code, json_stdout, refused_url, stderr_text, stdout_text, succeeded, Expect, Reply, Sandbox,
+    Server, LOG_PAYLOAD, PRINT_EVAL_OUT, SCORE_MATRIX,
 };
 use serde_json::Value;
 
@@ -58,10 +58,7 @@ fn canonical(sb: &Sandbox) -> String {
 fn probe_payload_and_report() {
     let sb = Sandbox::new();
     sb.write("eval.sh", LOG_PAYLOAD);
-    let out = preflight(&sb, &["--evaluator-command", "sh eval.sh"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(preflight(&sb, &["--evaluator-command", "sh eval.sh"]));
     assert_eq!(
         sb.lines("payloads.log"),
         [r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__"}"#]
@@ -79,18 +76,16 @@ fn probe_payload_and_report() {
         "\n{\"first\": 1.50, \"a\": [true]}\n{\"second\": 2}\n",
     );
     sb.write("v.jsonl", "{\"val\": 1}\n");
-    let out = preflight(&sb, &["--evaluator-command", "sh eval.sh"])
-        .args([
+    let out = succeeded(
+        preflight(&sb, &["--evaluator-command", "sh eval.sh"]).args([
             "--task-model",
             "p/m",
             "--dataset",
             "d.jsonl",
             "--valset",
             "v.jsonl",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        ]),
+    );
     assert_eq!(
         sb.lines("payloads.log"),
         [
@@ -119,26 +114,24 @@ fn probe_payload_and_report() {
 fn preflight_never_scores_candidates() {
     let sb = Sandbox::new();
     sb.write("eval.sh", LOG_PAYLOAD);
-    let out = sb
-        .evalctl()
-        .args([
-            "preflight",
-            "--format",
-            "json",
-            "--evaluator-command",
-            "sh eval.sh",
-        ])
-        .args([
-            "--candidate",
-            "a",
-            "--candidate",
-            "b",
-            "--output",
-            "out.jsonl",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        sb.evalctl()
+            .args([
+                "preflight",
+                "--format",
+                "json",
+                "--evaluator-command",
+                "sh eval.sh",
+            ])
+            .args([
+                "--candidate",
+                "a",
+                "--candidate",
+                "b",
+                "--output",
+                "out.jsonl",
+            ]),
+    );
     assert_eq!(sb.lines("payloads.log").len(), 1);
     assert!(sb.read("out.jsonl").is_empty());
 }
@@ -146,24 +139,17 @@ fn preflight_never_scores_candidates() {
 #[test]
 fn run_probes_first_and_skip_preflight_does_not() {
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["--candidate", "c"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(sb.run_with(LOG_PAYLOAD).args(["--candidate", "c"]));
     let payloads = sb.lines("payloads.log");
     assert_eq!(payloads.len(), 2);
     assert!(payloads[0].contains("__evalctl_preflight__"));
     assert!(!payloads[1].contains("__evalctl_preflight__"));
 
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["--candidate", "c", "--skip-preflight"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        sb.run_with(LOG_PAYLOAD)
+            .args(["--candidate", "c", "--skip-preflight"]),
+    );
     assert_eq!(
         sb.lines("payloads.log"),
         [r#"{"_protocol_version":2,"candidate":"c"}"#]
@@ -289,19 +275,18 @@ fn interpreter_script_must_exist_relative_to_the_cwd() {
     }
     // Present in --evaluator-cwd (and not in the current directory): fine.
     sb.write("sub/eval.sh", PRINT_EVAL_OUT);
-    let out = preflight(
-        &sb,
-        &[
-            "--evaluator-command",
-            "sh eval.sh",
-            "--evaluator-cwd",
-            "sub",
-        ],
-    )
-    .env("EVAL_OUT", r#"{"score": 1}"#)
-    .output()
-    .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        preflight(
+            &sb,
+            &[
+                "--evaluator-command",
+                "sh eval.sh",
+                "--evaluator-cwd",
+                "sub",
+            ],
+        )
+        .env("EVAL_OUT", r#"{"score": 1}"#),
+    );
     // Present in the current directory but not in --evaluator-cwd: not found.
     sb.write("eval.sh", PRINT_EVAL_OUT);
     std::fs::create_dir(sb.join("empty")).unwrap();
@@ -353,10 +338,7 @@ fn script_without_shebang_or_run_bit_is_explained() {
         "good.sh",
         "#!/bin/sh\ncat >/dev/null\nprintf '{\"score\": 1}'\n",
     );
-    let out = preflight(&sb, &["--evaluator-command", "./good.sh"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(preflight(&sb, &["--evaluator-command", "./good.sh"]));
 }
 
 #[test]
@@ -385,13 +367,10 @@ fn setup_checks_run_even_with_skip_preflight() {
     assert_fails(&out, PREFIX, "script 'missing.sh' not found");
 
     sb.write("eval.sh", "touch called\nexit 1\n");
-    let out = preflight(
+    let out = succeeded(preflight(
         &sb,
         &["--evaluator-command", "sh eval.sh", "--skip-preflight"],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    ));
     assert_eq!(json_stdout(&out)["probe"], Value::Null);
     assert!(!sb.exists("called"));
 }
@@ -572,13 +551,10 @@ fn preflight_checks_the_output_file_without_creating_it() {
             "{stderr}"
         );
     }
-    let out = preflight(
+    succeeded(preflight(
         &sb,
         &["--evaluator-command", "sh eval.sh", "--output", "new.jsonl"],
-    )
-    .output()
-    .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    ));
     assert!(!sb.exists("new.jsonl"), "preflight creates nothing");
 }
 

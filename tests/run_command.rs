@@ -10,8 +10,8 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use common::{
-    check_record, code, json_stdout, process_alive, stderr_text, wait_until, Expect, Sandbox,
-    PRINT_EVAL_OUT, SCORE_MATRIX,
+    check_record, code, json_stdout, process_alive, stderr_text, succeeded, wait_until, Expect,
+    Sandbox, PRINT_EVAL_OUT, SCORE_MATRIX,
 };
 use serde_json::{json, Value};
 
@@ -218,12 +218,10 @@ fn stdout_just_under_the_cap_is_fine() {
     let script = format!(
         "cat >/dev/null\nprintf '{{\"score\": 1, \"pad\": \"'\nhead -c {pad} /dev/zero | tr '\\0' a\nprintf '\"}}'\n"
     );
-    let out = sb
-        .run_with(&script)
-        .args(["--skip-preflight", "--candidate", "c"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        sb.run_with(&script)
+            .args(["--skip-preflight", "--candidate", "c"]),
+    );
 }
 
 #[test]
@@ -260,13 +258,11 @@ fn spawn_failure_is_its_own_error_kind() {
 fn many_calls_with_concurrency_all_finish() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"i\": 1}\n".repeat(60));
-    let out = sb
-        .run_with("cat >/dev/null\nprintf '{\"score\": 0.5}'\n")
-        .args(["-j", "16", "--candidate", "a", "--candidate", "b"])
-        .args(["--dataset", "d.jsonl", "--output", "out.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.run_with("cat >/dev/null\nprintf '{\"score\": 0.5}'\n")
+            .args(["-j", "16", "--candidate", "a", "--candidate", "b"])
+            .args(["--dataset", "d.jsonl", "--output", "out.jsonl"]),
+    );
     assert_eq!(sb.jsonl("out.jsonl").len(), 120);
     assert_eq!(json_stdout(&out)["calls"]["ok"], 120);
 }
@@ -412,12 +408,9 @@ fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
 #[test]
 fn processes_an_evaluator_leaves_behind_are_killed_when_it_exits() {
     let sb = Sandbox::new();
-    let out = sb
+    succeeded(sb
         .run_with("cat >/dev/null\nsleep 30 >/dev/null 2>&1 &\necho $! > straggler.pid\nprintf '{\"score\": 1}'\n")
-        .args(["--skip-preflight", "--candidate", "c"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        .args(["--skip-preflight", "--candidate", "c"]));
     let pid: u32 = sb.read("straggler.pid").trim().parse().unwrap();
     assert!(
         wait_until(Duration::from_secs(5), || !process_alive(pid)),
@@ -493,12 +486,9 @@ fn a_signal_ignored_at_start_stays_ignored() {
 #[test]
 fn a_background_process_holding_only_stderr_does_not_delay_the_answer() {
     let sb = Sandbox::new();
-    let out = sb
+    succeeded(sb
         .run_with("cat >/dev/null\necho starting >&2\nsleep 30 >/dev/null &\necho $! > bg.pid\nprintf '{\"score\": 1}'\n")
-        .args(["--skip-preflight", "--candidate", "c", "--timeout", "10", "--output", "out.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        .args(["--skip-preflight", "--candidate", "c", "--timeout", "10", "--output", "out.jsonl"]));
     // Without the grace period the call would wait for the 10 s deadline and fail as a timeout.
     assert_eq!(sb.jsonl("out.jsonl")[0]["score"], 1.0);
     let pid: u32 = sb.read("bg.pid").trim().parse().unwrap();

@@ -8,8 +8,8 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::{
-    check_record, code, json_stdout, refused_url, stderr_text, stdout_text, Expect, Reply, Sandbox,
-    Server, SCORE_MATRIX,
+    check_record, code, json_stdout, refused_url, stderr_text, stdout_text, succeeded, Expect,
+    Reply, Sandbox, Server, SCORE_MATRIX,
 };
 use serde_json::{json, Value};
 
@@ -33,19 +33,18 @@ fn run_http(sb: &Sandbox, url: &str) -> assert_cmd::Command {
 fn posts_the_payload_as_json_with_the_given_headers() {
     let server = Server::fixed(Reply::json(r#"{"score": 0.5, "why": "ok", "n": 1.50}"#));
     let sb = Sandbox::new();
-    let out = run_http(&sb, &server.url("/score"))
-        .args(["--candidate", "hello", "--task-model", "m/x"])
-        .args([
-            "--header",
-            "X-Tag: one",
-            "--header",
-            "X-Tag: two",
-            "--header",
-            "X-Other:   spaced value  ",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        run_http(&sb, &server.url("/score"))
+            .args(["--candidate", "hello", "--task-model", "m/x"])
+            .args([
+                "--header",
+                "X-Tag: one",
+                "--header",
+                "X-Tag: two",
+                "--header",
+                "X-Other:   spaced value  ",
+            ]),
+    );
     let requests = server.requests();
     assert_eq!(requests.len(), 2, "probe + one call");
     assert_eq!(
@@ -78,17 +77,13 @@ fn dataset_calls_carry_the_example() {
     let server = Server::fixed(Reply::json(r#"{"score": 1}"#));
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"q\": \"a\", \"w\": 1.10}\n");
-    let out = run_http(&sb, &server.url("/"))
-        .args([
-            "--candidate",
-            "c",
-            "--dataset",
-            "d.jsonl",
-            "--skip-preflight",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(run_http(&sb, &server.url("/")).args([
+        "--candidate",
+        "c",
+        "--dataset",
+        "d.jsonl",
+        "--skip-preflight",
+    ]));
     let requests = server.requests();
     assert_eq!(requests.len(), 1, "--skip-preflight sends no probe");
     assert_eq!(
@@ -102,11 +97,14 @@ fn connections_are_kept_alive_and_reused() {
     let server = Server::fixed(Reply::json(r#"{"score": 1}"#));
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{}\n".repeat(30));
-    let out = run_http(&sb, &server.url("/"))
-        .args(["-j", "1", "--candidate", "c", "--dataset", "d.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(run_http(&sb, &server.url("/")).args([
+        "-j",
+        "1",
+        "--candidate",
+        "c",
+        "--dataset",
+        "d.jsonl",
+    ]));
     assert_eq!(server.request_count(), 31);
     // One connection carries every call; hyper may race a spare one while the previous
     // response's connection returns to the pool, hence "at most 2", not "exactly 1".
@@ -118,11 +116,14 @@ fn connections_are_kept_alive_and_reused() {
 
     let server = Server::fixed(Reply::json(r#"{"score": 1}"#).after(Duration::from_millis(5)));
     sb.write("d.jsonl", "{}\n".repeat(60));
-    let out = run_http(&sb, &server.url("/"))
-        .args(["-j", "4", "--candidate", "c", "--dataset", "d.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(run_http(&sb, &server.url("/")).args([
+        "-j",
+        "4",
+        "--candidate",
+        "c",
+        "--dataset",
+        "d.jsonl",
+    ]));
     assert_eq!(server.request_count(), 61);
     // hyper may open a spare connection while racing for an idle one: a few, never one per call.
     assert!(
@@ -140,11 +141,8 @@ fn fails_twice_with_503_then_answers() {
         Reply::json(r#"{"score": 0.8}"#),
     );
     let sb = Sandbox::new();
-    let out = run_http(&sb, &server.url("/"))
-        .args(["--candidate", "c", "--skip-preflight"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+
+    succeeded(run_http(&sb, &server.url("/")).args(["--candidate", "c", "--skip-preflight"]));
     let record = &sb.jsonl("out.jsonl")[0];
     assert_eq!(record["attempts"], 3);
     assert_eq!(record["score"].as_f64(), Some(0.8));
@@ -161,11 +159,7 @@ fn the_preflight_probe_is_retried_like_any_call() {
         Reply::json(r#"{"score": 0.8}"#),
     );
     let sb = Sandbox::new();
-    let out = run_http(&sb, &server.url("/"))
-        .args(["--candidate", "c"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(run_http(&sb, &server.url("/")).args(["--candidate", "c"]));
     assert_eq!(server.request_count(), 4, "3 probe attempts + 1 call");
     assert_eq!(sb.jsonl("out.jsonl")[0]["attempts"], 1);
 }
@@ -211,11 +205,8 @@ fn status_429_honours_retry_after() {
         Reply::json(r#"{"score": 1}"#),
     );
     let sb = Sandbox::new();
-    let out = run_http(&sb, &server.url("/"))
-        .args(["--candidate", "c", "--skip-preflight"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+
+    succeeded(run_http(&sb, &server.url("/")).args(["--candidate", "c", "--skip-preflight"]));
     assert_eq!(sb.jsonl("out.jsonl")[0]["attempts"], 2);
     let requests = server.requests();
     let gap = requests[1].at - requests[0].at;

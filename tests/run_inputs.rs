@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{code, json_stdout, stderr_text, Sandbox, LOG_PAYLOAD};
+use common::{code, json_stdout, stderr_text, succeeded, Sandbox, LOG_PAYLOAD};
 use serde_json::{json, Value};
 
 /// An evaluator that leaves `called` behind and logs its payload.
@@ -38,12 +38,10 @@ fn positional_files_are_candidates_with_their_path_as_id() {
     let sb = Sandbox::new();
     sb.write("a.txt", "first prompt\n");
     sb.write("sub/b.txt", "second\nprompt");
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["-j", "1", "a.txt", "sub/b.txt"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.run_with(LOG_PAYLOAD)
+            .args(["-j", "1", "a.txt", "sub/b.txt"]),
+    );
     assert_eq!(ids(&json_stdout(&out)), ["a.txt", "sub/b.txt"]);
     assert_eq!(logged_candidates(&sb), ["first prompt\n", "second\nprompt"]);
 }
@@ -51,12 +49,14 @@ fn positional_files_are_candidates_with_their_path_as_id() {
 #[test]
 fn inline_candidates_are_numbered_cand_n() {
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["-j", "1", "--candidate", "x", "--candidate", "y y"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(sb.run_with(LOG_PAYLOAD).args([
+        "-j",
+        "1",
+        "--candidate",
+        "x",
+        "--candidate",
+        "y y",
+    ]));
     assert_eq!(ids(&json_stdout(&out)), ["cand-1", "cand-2"]);
     assert_eq!(logged_candidates(&sb), ["x", "y y"]);
 }
@@ -68,12 +68,10 @@ fn candidates_file_ids_default_to_physical_line_numbers() {
         "c.jsonl",
         "{\"candidate\": \"A\", \"id\": \"alpha\"}\n\n{\"candidate\": \"B\"}\n{\"id\": null, \"candidate\": \"C\"}\n",
     );
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["-j", "1", "--candidates", "c.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.run_with(LOG_PAYLOAD)
+            .args(["-j", "1", "--candidates", "c.jsonl"]),
+    );
     assert_eq!(ids(&json_stdout(&out)), ["alpha", "line-3", "line-4"]);
     assert_eq!(logged_candidates(&sb), ["A", "B", "C"]);
 }
@@ -81,13 +79,11 @@ fn candidates_file_ids_default_to_physical_line_numbers() {
 #[test]
 fn candidates_file_from_stdin() {
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["-j", "1", "--candidates", "-"])
-        .write_stdin("{\"candidate\": \"one\"}\n{\"candidate\": \"two\", \"id\": \"t\"}\n")
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.run_with(LOG_PAYLOAD)
+            .args(["-j", "1", "--candidates", "-"])
+            .write_stdin("{\"candidate\": \"one\"}\n{\"candidate\": \"two\", \"id\": \"t\"}\n"),
+    );
     assert_eq!(ids(&json_stdout(&out)), ["line-1", "t"]);
     assert_eq!(logged_candidates(&sb), ["one", "two"]);
 }
@@ -127,12 +123,10 @@ fn bad_candidate_lines_are_all_reported_and_nothing_runs() {
 #[test]
 fn piped_stdin_is_one_candidate_with_id_stdin() {
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .write_stdin("piped text\nline two\n")
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.run_with(LOG_PAYLOAD)
+            .write_stdin("piped text\nline two\n"),
+    );
     assert_eq!(ids(&json_stdout(&out)), ["stdin"]);
     assert_eq!(logged_candidates(&sb), ["piped text\nline two\n"]);
 }
@@ -177,8 +171,7 @@ fn empty_stdin_is_an_error_that_says_what_to_do() {
 fn empty_candidates_are_scored_with_a_warning() {
     let sb = Sandbox::new();
     sb.write("empty.txt", "");
-    let out = sb.run_with(LOG_PAYLOAD).arg("empty.txt").output().unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(sb.run_with(LOG_PAYLOAD).arg("empty.txt"));
     assert!(
         stderr_text(&out).contains("warning: candidate empty.txt is empty"),
         "{}",
@@ -189,13 +182,7 @@ fn empty_candidates_are_scored_with_a_warning() {
 #[test]
 fn positional_dash_reads_stdin() {
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .arg("-")
-        .write_stdin("dash text")
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(sb.run_with(LOG_PAYLOAD).arg("-").write_stdin("dash text"));
     assert_eq!(ids(&json_stdout(&out)), ["stdin"]);
     assert_eq!(logged_candidates(&sb), ["dash text"]);
 }
@@ -206,14 +193,12 @@ fn multi_word_command_words_after_the_script_are_candidate_files() {
     sb.write("eval.sh", LOG_PAYLOAD);
     sb.write("prompt.txt", "from prompt.txt");
     sb.write("other.txt", "from other.txt");
-    let out = sb
-        .evalctl()
-        .args(["run", "--format", "json", "-j", "1"])
-        .args(["--evaluator-command", "sh", "eval.sh", "prompt.txt"])
-        .arg("other.txt")
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.evalctl()
+            .args(["run", "--format", "json", "-j", "1"])
+            .args(["--evaluator-command", "sh", "eval.sh", "prompt.txt"])
+            .arg("other.txt"),
+    );
     assert_eq!(ids(&json_stdout(&out)), ["prompt.txt", "other.txt"]);
     assert_eq!(
         logged_candidates(&sb),
@@ -367,13 +352,11 @@ fn bom_crlf_and_blank_lines_are_accepted_with_physical_line_numbers() {
         "d.jsonl",
         b"\xEF\xBB\xBF{\"n\": 1}\r\n\r\n   \n{\"n\": 2}\r\n",
     );
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["-j", "1", "--candidate", "c", "--dataset", "d.jsonl"])
-        .args(["--output", "out.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.run_with(LOG_PAYLOAD)
+            .args(["-j", "1", "--candidate", "c", "--dataset", "d.jsonl"])
+            .args(["--output", "out.jsonl"]),
+    );
     let results = sb.jsonl("out.jsonl");
     let lines: Vec<&Value> = results.iter().map(|r| &r["example_line"]).collect();
     assert_eq!(lines, [&json!(1), &json!(4)]);
@@ -455,19 +438,17 @@ fn more_than_10000_records_is_an_error_blank_lines_do_not_count() {
     assert!(!sb.exists("called"));
 
     // Exactly 10,000 records (with as many blank lines) is fine: preflight validates it.
-    let out = sb
-        .evalctl()
-        .args([
-            "preflight",
-            "--format",
-            "json",
-            "--evaluator-command",
-            "sh eval.sh",
-        ])
-        .args(["--candidate", "c", "--dataset", "ok.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.evalctl()
+            .args([
+                "preflight",
+                "--format",
+                "json",
+                "--evaluator-command",
+                "sh eval.sh",
+            ])
+            .args(["--candidate", "c", "--dataset", "ok.jsonl"]),
+    );
     assert_eq!(json_stdout(&out)["dataset_records"], 10_000);
 }
 

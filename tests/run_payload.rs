@@ -6,7 +6,7 @@
 
 mod common;
 
-use common::{code, json_stdout, stderr_text, stdout_text, Sandbox, LOG_PAYLOAD};
+use common::{code, json_stdout, stderr_text, stdout_text, succeeded, Sandbox, LOG_PAYLOAD};
 use serde_json::{json, Value};
 
 /// Scores each call with the example's `s` (1 in single mode); exits 1 when the example has
@@ -29,12 +29,10 @@ fn approx(value: &Value, expected: f64) -> bool {
 #[test]
 fn single_mode_payload_has_only_version_and_candidate() {
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["--candidate", "hello \"world\"\n"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        sb.run_with(LOG_PAYLOAD)
+            .args(["--candidate", "hello \"world\"\n"]),
+    );
     assert_eq!(
         sb.lines("payloads.log"),
         [
@@ -51,12 +49,14 @@ fn dataset_payload_carries_the_record_exactly_as_loaded() {
         "d.jsonl",
         "{\"z\": 1.10, \"a\": 100, \"big\": 123456789012345678901234567890, \"m\": {\"y\": [1.0, -0.0, 0.1000], \"b\": \"\\u00e9\"}}\n{\"k\": 2, \"e\": 1e2, \"E\": 2.5E-3}\n",
     );
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args(["-j", "1", "--candidate", "c", "--dataset", "d.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(sb.run_with(LOG_PAYLOAD).args([
+        "-j",
+        "1",
+        "--candidate",
+        "c",
+        "--dataset",
+        "d.jsonl",
+    ]));
     // The record's text exactly as in the file: spacing, escapes, number spelling, key order.
     let first = r#"{"z": 1.10, "a": 100, "big": 123456789012345678901234567890, "m": {"y": [1.0, -0.0, 0.1000], "b": "\u00e9"}}"#;
     let second = r#"{"k": 2, "e": 1e2, "E": 2.5E-3}"#;
@@ -82,27 +82,25 @@ fn generalization_payloads_use_dataset_then_valset_examples() {
         "{\"split\": \"train\", \"i\": 0}\n{\"split\": \"train\", \"i\": 1}\n",
     );
     sb.write("v.jsonl", "{\"split\": \"val\", \"i\": 0}\n");
-    let out = sb
-        .run_with(LOG_PAYLOAD)
-        .args([
-            "-j",
-            "1",
-            "--candidate",
-            "c",
-            "--dataset",
-            "d.jsonl",
-            "--valset",
-            "v.jsonl",
-        ])
-        .args([
-            "--task-model",
-            "openai/gpt-4o-mini",
-            "--output",
-            "out.jsonl",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        sb.run_with(LOG_PAYLOAD)
+            .args([
+                "-j",
+                "1",
+                "--candidate",
+                "c",
+                "--dataset",
+                "d.jsonl",
+                "--valset",
+                "v.jsonl",
+            ])
+            .args([
+                "--task-model",
+                "openai/gpt-4o-mini",
+                "--output",
+                "out.jsonl",
+            ]),
+    );
     let tm = r#""task_model":"openai/gpt-4o-mini""#;
     assert_eq!(
         sb.lines("payloads.log"),
@@ -147,13 +145,11 @@ fn task_model_is_in_the_payload_and_the_environment_only_when_given() {
     let script = "p=$(cat)\nprintf '%s\\n' \"$p\" >> payloads.log\nprintf '%s\\n' \"${OPTIMIZE_ANYTHING_TASK_MODEL-unset}\" >> env.log\nprintf '{\"score\": 1}'\n";
 
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(script)
-        .args(["--candidate", "c", "--task-model", "anthropic/claude-x"])
-        .env("EXISTING_VAR", "kept")
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        sb.run_with(script)
+            .args(["--candidate", "c", "--task-model", "anthropic/claude-x"])
+            .env("EXISTING_VAR", "kept"),
+    );
     assert_eq!(
         sb.lines("env.log"),
         ["anthropic/claude-x", "anthropic/claude-x"]
@@ -164,12 +160,7 @@ fn task_model_is_in_the_payload_and_the_environment_only_when_given() {
     );
 
     let sb = Sandbox::new();
-    let out = sb
-        .run_with(script)
-        .args(["--candidate", "c"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(sb.run_with(script).args(["--candidate", "c"]));
     assert_eq!(sb.lines("env.log"), ["unset", "unset"]);
     assert!(!sb.read("payloads.log").contains("task_model"));
 }
@@ -177,8 +168,10 @@ fn task_model_is_in_the_payload_and_the_environment_only_when_given() {
 #[test]
 fn environment_is_inherited() {
     let sb = Sandbox::new();
-    let out = sb
-        .run_with("cat >/dev/null\nprintf '{\"score\": 1, \"v\": \"%s\"}' \"$MY_EVAL_SETTING\"\n")
+    succeeded(
+        sb.run_with(
+            "cat >/dev/null\nprintf '{\"score\": 1, \"v\": \"%s\"}' \"$MY_EVAL_SETTING\"\n",
+        )
         .args([
             "--candidate",
             "c",
@@ -187,10 +180,8 @@ fn environment_is_inherited() {
             "--output",
             "out.jsonl",
         ])
-        .env("MY_EVAL_SETTING", "inherited")
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        .env("MY_EVAL_SETTING", "inherited"),
+    );
     assert_eq!(sb.jsonl("out.jsonl")[0]["side_info"]["v"], "inherited");
 }
 
@@ -267,12 +258,11 @@ fn single_string_and_multi_word_forms_run_the_same_argv_without_a_shell() {
 fn an_evaluator_that_never_reads_stdin_still_works_with_a_large_payload() {
     let sb = Sandbox::new();
     sb.write("big.txt", "x".repeat(4 * 1024 * 1024));
-    let out = sb
-        .run_with("printf '{\"score\": 0.25}'\n")
-        .args(["big.txt", "--output", "out.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(sb.run_with("printf '{\"score\": 0.25}'\n").args([
+        "big.txt",
+        "--output",
+        "out.jsonl",
+    ]));
     let results = sb.jsonl("out.jsonl");
     assert_eq!(results[0]["error"], Value::Null);
     assert!(approx(&results[0]["score"], 0.25));
@@ -283,12 +273,9 @@ fn an_evaluator_that_never_reads_stdin_still_works_with_a_large_payload() {
 #[test]
 fn single_mode_summary_and_result_line() {
     let sb = Sandbox::new();
-    let out = sb
+    let out = succeeded(sb
         .run_with("cat >/dev/null\nprintf '{\"reason\": \"ok\", \"score\": 0.75, \"n\": {\"b\": 1, \"a\": 2.50}}'\n")
-        .args(["--candidate", "c", "--output", "out.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        .args(["--candidate", "c", "--output", "out.jsonl"]));
     assert!(
         out.stderr.is_empty(),
         "stderr not empty: {}",
@@ -351,12 +338,12 @@ fn single_mode_summary_and_result_line() {
 fn dataset_only_score_is_the_train_mean() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\":0.2}\n{\"s\":0.4}\n{\"s\":0.9}\n");
-    let out = sb
-        .run_with(SCORE_FROM_EXAMPLE)
-        .args(["--candidate", "c", "--dataset", "d.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(sb.run_with(SCORE_FROM_EXAMPLE).args([
+        "--candidate",
+        "c",
+        "--dataset",
+        "d.jsonl",
+    ]));
     let candidate = &json_stdout(&out)["candidates"][0];
     assert!(approx(&candidate["score"], 0.5), "{candidate}");
     let train = &candidate["train"];
@@ -436,28 +423,26 @@ fn concurrency_one_is_sequential_in_plan_order() {
     // Each call records its start and end; a sleep makes overlap visible if there is any.
     let script =
         format!("echo start >> order.log\nsleep 0.02\n{SCORE_FROM_EXAMPLE}echo end >> order.log\n");
-    let out = sb
-        .run_with(&script)
-        .args([
-            "-j",
-            "1",
-            "--candidate",
-            "A",
-            "--candidate",
-            "B",
-            "--skip-preflight",
-        ])
-        .args([
-            "--dataset",
-            "d.jsonl",
-            "--valset",
-            "v.jsonl",
-            "--output",
-            "out.jsonl",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        sb.run_with(&script)
+            .args([
+                "-j",
+                "1",
+                "--candidate",
+                "A",
+                "--candidate",
+                "B",
+                "--skip-preflight",
+            ])
+            .args([
+                "--dataset",
+                "d.jsonl",
+                "--valset",
+                "v.jsonl",
+                "--output",
+                "out.jsonl",
+            ]),
+    );
     let order: Vec<String> = sb
         .jsonl("out.jsonl")
         .iter()
@@ -505,20 +490,18 @@ fn concurrency_runs_calls_in_parallel() {
     sb.write("d.jsonl", "{}\n".repeat(8));
     // 8 calls of 0.3 s each: sequential would take 2.4 s.
     let started = std::time::Instant::now();
-    let out = sb
-        .run_with("cat >/dev/null\nsleep 0.3\nprintf '{\"score\": 1}'\n")
-        .args([
-            "-j",
-            "8",
-            "--candidate",
-            "c",
-            "--dataset",
-            "d.jsonl",
-            "--skip-preflight",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    succeeded(
+        sb.run_with("cat >/dev/null\nsleep 0.3\nprintf '{\"score\": 1}'\n")
+            .args([
+                "-j",
+                "8",
+                "--candidate",
+                "c",
+                "--dataset",
+                "d.jsonl",
+                "--skip-preflight",
+            ]),
+    );
     assert!(
         started.elapsed() < std::time::Duration::from_millis(1800),
         "took {:?}",
@@ -534,28 +517,26 @@ fn limit_keeps_the_first_n_examples_of_each_split() {
         "{\"s\":0.1}\n{\"s\":0.2}\n{\"s\":0.3}\n{\"s\":0.4}\n",
     );
     sb.write("v.jsonl", "{\"s\":0.5}\n\n{\"s\":0.7}\n{\"s\":0.9}\n");
-    let out = sb
-        .run_with(SCORE_FROM_EXAMPLE)
-        .args([
-            "-j",
-            "1",
-            "--limit",
-            "2",
-            "--candidate",
-            "c",
-            "--skip-preflight",
-        ])
-        .args([
-            "--dataset",
-            "d.jsonl",
-            "--valset",
-            "v.jsonl",
-            "--output",
-            "out.jsonl",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = succeeded(
+        sb.run_with(SCORE_FROM_EXAMPLE)
+            .args([
+                "-j",
+                "1",
+                "--limit",
+                "2",
+                "--candidate",
+                "c",
+                "--skip-preflight",
+            ])
+            .args([
+                "--dataset",
+                "d.jsonl",
+                "--valset",
+                "v.jsonl",
+                "--output",
+                "out.jsonl",
+            ]),
+    );
     assert_eq!(sb.lines("calls.log"), ["c|0.1", "c|0.2", "c|0.5", "c|0.7"]);
     let summary = json_stdout(&out);
     assert_eq!(summary["candidates"][0]["train"]["n"], 2);
@@ -634,12 +615,10 @@ fn output_appends_and_never_truncates() {
     let sb = Sandbox::new();
     sb.write("out.jsonl", "{\"earlier\": true}\n");
     for _ in 0..2 {
-        let out = sb
-            .run_with(LOG_PAYLOAD)
-            .args(["--candidate", "c", "--output", "out.jsonl"])
-            .output()
-            .unwrap();
-        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        succeeded(
+            sb.run_with(LOG_PAYLOAD)
+                .args(["--candidate", "c", "--output", "out.jsonl"]),
+        );
     }
     let lines = sb.jsonl("out.jsonl");
     assert_eq!(lines.len(), 3);

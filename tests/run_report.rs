@@ -3,7 +3,7 @@
 
 mod common;
 
-use common::{code, json_stdout, stderr_text, Sandbox};
+use common::{code, json_stdout, stderr_text, succeeded, Sandbox};
 
 #[test]
 fn an_output_file_that_fails_mid_run_still_gets_a_summary_and_exit_1() {
@@ -120,20 +120,15 @@ fn concurrency_never_exceeds_j() {
     let script = "cat >/dev/null\nstart=$(date +%s%N)\nsleep 0.1\nend=$(date +%s%N)\necho \"$start $end\" >> spans.log\nprintf '{\"score\": 1}'\n";
     for jobs in [1usize, 3] {
         let _ = std::fs::remove_file(sb.join("spans.log"));
-        let out = sb
-            .run_with(script)
-            .args([
-                "--skip-preflight",
-                "-j",
-                &jobs.to_string(),
-                "--candidate",
-                "c",
-                "--dataset",
-                "d.jsonl",
-            ])
-            .output()
-            .unwrap();
-        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        succeeded(sb.run_with(script).args([
+            "--skip-preflight",
+            "-j",
+            &jobs.to_string(),
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+        ]));
         let mut events: Vec<(u128, i32)> = Vec::new();
         for line in sb.lines("spans.log") {
             let (start, end) = line.split_once(' ').unwrap();

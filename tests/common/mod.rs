@@ -151,6 +151,15 @@ pub fn json_stdout(output: &std::process::Output) -> Value {
     })
 }
 
+/// Run `command` and require exit 0 (the failure shows stderr); returns its output.
+pub fn succeeded(
+    mut command: impl std::borrow::BorrowMut<assert_cmd::Command>,
+) -> std::process::Output {
+    let out = command.borrow_mut().output().expect("evalctl runs");
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    out
+}
+
 /// stderr as text.
 pub fn stderr_text(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
