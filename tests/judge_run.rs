@@ -6,8 +6,8 @@ mod judge_support;
 use std::time::Instant;
 
 use judge_support::{
-    evalctl, finish, fixture, judge_run, record, refused_base_url, FakeJudge, ANSWERING_MODEL,
-    COMPLETION_TOKENS, KEY, PROMPT_TOKENS,
+    evalctl, finish, fixture, judge_probe, judge_run, record, refused_base_url, FakeJudge,
+    ANSWERING_MODEL, COMPLETION_TOKENS, KEY, PROMPT_TOKENS,
 };
 use serde_json::json;
 
@@ -417,22 +417,8 @@ fn the_api_key_never_appears_in_any_output() {
     outputs.extend([result.stdout, result.stderr, result.output]);
     // Preflight probes that fail with the key in the server's message.
     for scenario in ["unauthorized", "leak401"] {
-        let preflight = evalctl()
-            .args([
-                "preflight",
-                "--judge-model",
-                "fake/judge-model",
-                "--judge-base-url",
-                &server.base_url(),
-                "--objective",
-                &format!(
-                    "scenario:{scenario} (the probe's candidate is fixed, so the objective steers)"
-                ),
-                "--probe-judge",
-                "--candidate",
-                "c",
-            ])
-            .env("FAKE_API_KEY", KEY)
+        let preflight = judge_probe(&server, &format!("scenario:{scenario}"))
+            .args(["--candidate", "c"])
             .output()
             .unwrap();
         assert_eq!(preflight.status.code(), Some(3));
@@ -457,20 +443,8 @@ fn the_api_key_never_appears_in_any_output() {
 #[test]
 fn a_multi_line_reply_stays_on_one_line_in_the_preflight_message() {
     let server = FakeJudge::start(Some(KEY));
-    let done = evalctl()
-        .args([
-            "preflight",
-            "--judge-model",
-            "fake/judge-model",
-            "--judge-base-url",
-            &server.base_url(),
-            "--objective",
-            "scenario:nojson",
-            "--probe-judge",
-            "--candidate",
-            "c",
-        ])
-        .env("FAKE_API_KEY", KEY)
+    let done = judge_probe(&server, "scenario:nojson")
+        .args(["--candidate", "c"])
         .output()
         .unwrap();
     assert_eq!(done.status.code(), Some(3));
@@ -485,22 +459,8 @@ fn a_multi_line_reply_stays_on_one_line_in_the_preflight_message() {
 #[test]
 fn probe_judge_sends_one_real_call_in_preflight() {
     let server = FakeJudge::start(Some(KEY));
-    let done = evalctl()
-        .args([
-            "preflight",
-            "--judge-model",
-            "fake/judge-model",
-            "--judge-base-url",
-            &server.base_url(),
-            "--objective",
-            "x",
-            "--probe-judge",
-            "--format",
-            "json",
-            "--candidate",
-            "scenario:plain",
-        ])
-        .env("FAKE_API_KEY", KEY)
+    let done = judge_probe(&server, "x")
+        .args(["--format", "json", "--candidate", "scenario:plain"])
         .output()
         .unwrap();
     assert_eq!(

@@ -319,15 +319,37 @@ pub fn evalctl() -> Command {
 /// `evalctl run` against `server` as provider `fake` (key from `FAKE_API_KEY` when given). The
 /// summary is JSON: stdout is not a terminal.
 pub fn judge_run(server: &FakeJudge, key: Option<&str>) -> Command {
+    judge_command(
+        server,
+        key,
+        "run",
+        "Answer the user's question correctly and briefly.",
+    )
+}
+
+/// `evalctl preflight --probe-judge` against `server` with `objective` (the probe's candidate is
+/// fixed, so a `scenario:` in the objective steers the fake), the key in `FAKE_API_KEY`.
+pub fn judge_probe(server: &FakeJudge, objective: &str) -> Command {
+    let mut command = judge_command(server, Some(KEY), "preflight", objective);
+    command.arg("--probe-judge");
+    command
+}
+
+fn judge_command(
+    server: &FakeJudge,
+    key: Option<&str>,
+    subcommand: &str,
+    objective: &str,
+) -> Command {
     let mut command = evalctl();
     command.args([
-        "run",
+        subcommand,
         "--judge-model",
         &format!("fake/{MODEL}"),
         "--judge-base-url",
         &server.base_url(),
         "--objective",
-        "Answer the user's question correctly and briefly.",
+        objective,
     ]);
     if let Some(key) = key {
         command.env("FAKE_API_KEY", key);
