@@ -33,6 +33,7 @@ mod run;
 mod runner;
 mod secrets;
 mod source;
+pub mod spec;
 pub mod tasks;
 mod text;
 
