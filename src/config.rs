@@ -6,23 +6,8 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::evaluator::EvaluatorSpec;
+use crate::input::CandidateSource;
 use crate::protocol::ScoreRange;
-use crate::report::Format;
-use crate::source::Source;
-
-/// Where the candidates come from (exactly one kind per invocation).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum CandidateSource {
-    /// Positional files: each file's whole text is one candidate, id = the path as given
-    /// (`-` = stdin, id `stdin`).
-    Files(Vec<String>),
-    /// `--candidate TEXT`, repeatable: ids `cand-1`, `cand-2`, ...
-    Texts(Vec<String>),
-    /// `--candidates FILE.jsonl` (`-` = stdin): one `{"candidate", "id"?}` object per line.
-    Jsonl(Source),
-    /// Nothing given and stdin is not a terminal: the whole of stdin, id `stdin`.
-    Stdin,
-}
 
 /// How calls are executed.
 #[derive(Debug, Clone)]
@@ -58,10 +43,6 @@ pub struct RunConfig {
     pub exec: ExecConfig,
     /// `--output FILE.jsonl`: one result line per call, appended as each call finishes.
     pub output: Option<PathBuf>,
-    /// `--format`; `None` = text on a terminal, json otherwise.
-    pub format: Option<Format>,
     /// `--fail-under X`: exit 1 when any candidate's score is below X.
     pub fail_under: Option<f64>,
-    /// Whether stderr diagnostics and the text summary use colour.
-    pub color: bool,
 }

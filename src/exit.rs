@@ -11,6 +11,9 @@ pub enum Exit {
     BadInput = 2,
     /// The evaluator failed preflight; nothing was evaluated.
     PreflightFailed = 3,
+    /// evalctl itself failed after evaluation began (a results write, a full disk, an internal
+    /// error); what finished is kept.
+    Internal = 4,
     /// Interrupted (SIGINT, SIGTERM or SIGHUP): results so far were flushed and summarised.
     Interrupted = 130,
 }

@@ -32,50 +32,33 @@ mod report;
 mod run;
 mod runner;
 mod secrets;
-mod source;
 pub mod spec;
 pub mod tasks;
 mod text;
 
 use cli::Command;
-use error::Fatal;
-use exit::Exit;
 
-/// The whole program: parse, dispatch, print any error, return the exit code.
+/// The whole program: parse, dispatch, report any error, return the exit code.
 pub fn main_entry() -> std::process::ExitCode {
-    let (command, color) = match cli::parse() {
+    let (command, reporter) = match cli::parse() {
         Ok(parsed) => parsed,
         Err(exit) => return exit,
     };
     let outcome = match command {
-        Command::Run(args) => args.into_config(color).and_then(run::run),
-        Command::Preflight(args) => args.into_config(color).and_then(run::preflight_only),
-        Command::Tasks(command) => command.execute(),
+        Command::Run(args) => args
+            .into_config(false)
+            .and_then(|config| run::run(config, reporter)),
+        Command::Preflight(args) => args
+            .into_config(true)
+            .and_then(|config| run::preflight_only(config, reporter)),
+        Command::Tasks(command) => command.execute(reporter),
         Command::Fep(command) => command.execute(),
     };
     match outcome {
         Ok(exit) => exit.into(),
         Err(error) => {
-            print_error(&error, color);
-            error
-                .downcast_ref::<Fatal>()
-                .map_or(Exit::BadInput, Fatal::exit)
-                .into()
+            reporter.error(&error);
+            error::Fatal::exit_of(&error).into()
         }
     }
-}
-
-fn print_error(error: &anyhow::Error, color: bool) {
-    let text = match error.downcast_ref::<Fatal>() {
-        Some(fatal) => fatal.to_string(),
-        None => format!("error: {error:#}"),
-    };
-    let text = match text.strip_prefix("error:") {
-        Some(rest) => format!(
-            "{}{rest}",
-            report::paint(report::Paint::Error, "error:", color)
-        ),
-        None => text,
-    };
-    diag!("{text}");
 }

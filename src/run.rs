@@ -9,18 +9,14 @@ use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::input::{load_inputs, Inputs};
 use crate::report::{
-    self, EvaluatorInfo, Format, PreflightReport, ProbeAnswer, ResultsFile, Tally,
+    self, EvaluatorInfo, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
 use crate::runner::preflight::{preflight, Probe};
 use crate::runner::{self, plan_calls, unless_interrupted, CallRecord, RunContext};
 
 /// `evalctl run`.
-pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
-    let (inputs, evaluator) = prepare(&config)?;
-    if let Some(path) = &config.output {
-        // Checked now (exit 2 before any call); created only once preflight has passed.
-        ResultsFile::check_writable(path)?;
-    }
+pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let (inputs, evaluator) = prepare(&config, reporter)?;
     let inputs = Arc::new(inputs);
     let plan = plan_calls(&inputs, config.exec.limit);
     let planned = plan.len();
@@ -42,10 +38,7 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         match probe(&config, &inputs, evaluator.as_ref()).await {
             Some(probed) => probed?,
             None => {
-                report::print_warning(
-                    "interrupted during preflight: no call was made",
-                    config.color,
-                );
+                reporter.warning("interrupted during preflight: no call was made");
                 let nothing = runner::Finished {
                     interrupted: true,
                     elapsed: std::time::Duration::ZERO,
@@ -58,25 +51,21 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
             .as_deref()
             .map(ResultsFile::open)
             .transpose()?;
+        let mut write_failure = None;
         let on_finished = |record: CallRecord| {
             if let Some(file) = results.as_mut() {
                 if let Err(error) = file.append(&record) {
-                    // Keep scoring: the summary still covers every call, and the exit code says 1.
-                    progress.suspend(|| {
-                        diag!("error: {error:#}; the remaining results are not written")
-                    });
+                    // Keep scoring: the summary still covers every call; the exit code says 4.
+                    progress.suspend(|| reporter.diagnose(&error));
                     results = None;
+                    write_failure = Some(error);
                 }
             }
             tally.add(&record);
             progress.inc(1);
         };
         let finished = runner::execute(context, plan, config.exec.concurrency, on_finished).await;
-        anyhow::Ok((
-            finished,
-            config.output.is_some() && results.is_none(),
-            false,
-        ))
+        anyhow::Ok((finished, write_failure.is_some(), false))
     })??;
     progress.finish_and_clear();
 
@@ -87,12 +76,12 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         finished.interrupted,
     );
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
-    report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, config.color);
-    report::print_summary(&summary, Format::resolve(config.format), config.color)?;
+    report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
+    report::print_summary(&summary, reporter)?;
 
     if finished.interrupted {
         if !stopped_in_preflight {
-            report::print_interrupted(summary.calls.total, planned);
+            report::print_interrupted(summary.calls.total, planned, reporter);
         }
         return Ok(Exit::Interrupted);
     }
@@ -100,42 +89,28 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
         .fail_under
         .map(|threshold| (threshold, summary.below(threshold)));
     if let Some((threshold, failed)) = &below {
-        report::print_gate_failures(failed, *threshold);
+        report::print_gate_failures(failed, *threshold, reporter);
     }
     let gate_failed = below.is_some_and(|(_, failed)| !failed.is_empty());
-    Ok(
-        if summary.calls.errors > 0 || gate_failed || results_failed {
-            Exit::EvaluationFailed
-        } else {
-            Exit::Success
-        },
-    )
+    Ok(if results_failed {
+        Exit::Internal
+    } else if summary.calls.errors > 0 || gate_failed {
+        Exit::EvaluationFailed
+    } else {
+        Exit::Success
+    })
 }
 
-/// `evalctl preflight`: validate every input, probe the evaluator once, score nothing.
-/// With `--format json` a failure is reported on stdout too, as `{"ok": false, "exit", "errors"}`,
-/// so a CI job can parse either outcome.
-pub fn preflight_only(config: RunConfig) -> anyhow::Result<Exit> {
-    let outcome = check_everything(&config);
-    if let (Err(error), Format::Json) = (&outcome, Format::resolve(config.format)) {
-        if let Some(fatal) = error.downcast_ref::<Fatal>() {
-            report::print_preflight_failure(&fatal.to_string(), fatal.exit() as u8)?;
-        }
-    }
-    outcome
-}
-
-fn check_everything(config: &RunConfig) -> anyhow::Result<Exit> {
-    let (inputs, evaluator) = prepare(config)?;
-    if let Some(path) = &config.output {
-        ResultsFile::check_writable(path)?;
-    }
-    let Some(probed) = runner::block_on(probe(config, &inputs, evaluator.as_ref()))? else {
-        let message = "interrupted: preflight stopped before the evaluator answered";
-        report::print_warning(message, config.color);
-        if Format::resolve(config.format) == Format::Json {
-            report::print_preflight_failure(message, Exit::Interrupted as u8)?;
-        }
+/// `evalctl preflight`: validate every input, probe the evaluator once, score nothing. A
+/// failure is reported by the reporter like any command's (with `--format json`, as
+/// `{"ok": false, "exit", "errors"}` on stdout), so a CI job can parse either outcome.
+pub fn preflight_only(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let (inputs, evaluator) = prepare(&config, reporter)?;
+    let Some(probed) = runner::block_on(probe(&config, &inputs, evaluator.as_ref()))? else {
+        reporter.stopped(
+            "interrupted: preflight stopped before the evaluator answered",
+            Exit::Interrupted,
+        );
         return Ok(Exit::Interrupted);
     };
     let count = |records: &Option<Vec<crate::input::Record>>| records.as_ref().map(Vec::len);
@@ -151,7 +126,7 @@ fn check_everything(config: &RunConfig) -> anyhow::Result<Exit> {
         },
         description: evaluator.describe(),
     };
-    report::print_preflight(&report, Format::resolve(config.format))?;
+    report::print_preflight(&report, reporter.format)?;
     Ok(Exit::Success)
 }
 
@@ -172,29 +147,35 @@ async fn probe(
     .await
 }
 
-/// Load the inputs and build the evaluator. Problems in both (a bad dataset and a bad checks
-/// file, say) are reported together, so one run shows everything to fix.
-fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
-    let inputs = load_inputs(config);
-    let evaluator = evaluator::build(&config.evaluator, &config.exec, config.score_range);
-    let (inputs, evaluator) = match (inputs, evaluator) {
-        (Ok(inputs), Ok(evaluator)) => (inputs, evaluator),
-        (Err(first), Err(second)) => match (
-            first.downcast_ref::<Fatal>(),
-            second.downcast_ref::<Fatal>(),
-        ) {
-            (Some(Fatal::BadInput(first)), Some(Fatal::BadInput(second))) => {
-                return Err(Fatal::BadInput(format!("{first}\n{second}")).into())
-            }
-            _ => return Err(first),
-        },
-        (Err(error), _) | (_, Err(error)) => return Err(error),
+/// Load the inputs, build the evaluator and check `--output` can be written. Problems in all
+/// three (a bad dataset, a bad checks file and an unwritable output, say) are reported together,
+/// so one run shows everything to fix. `--output` is only checked here: it is created once
+/// preflight has passed.
+fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
+    let inputs = load_inputs(
+        &config.candidates,
+        config.dataset.as_deref(),
+        config.valset.as_deref(),
+    );
+    let evaluator = evaluator::build(
+        &config.evaluator,
+        config.exec.timeout,
+        config.exec.concurrency,
+        config.score_range,
+    );
+    let output = config
+        .output
+        .as_deref()
+        .map_or(Ok(()), ResultsFile::check_writable);
+    let (inputs, evaluator) = match (inputs, evaluator, output) {
+        (Ok(inputs), Ok(evaluator), Ok(())) => (inputs, evaluator),
+        (inputs, evaluator, output) => {
+            let errors = [inputs.err(), evaluator.err(), output.err()];
+            return Err(Fatal::merge(errors.into_iter().flatten()));
+        }
     };
     for candidate in inputs.candidates.iter().filter(|c| c.text.is_empty()) {
-        report::print_warning(
-            &format!("warning: candidate {} is empty", candidate.id),
-            config.color,
-        );
+        reporter.warning(format!("candidate {} is empty", candidate.id));
     }
     Ok((inputs, evaluator))
 }

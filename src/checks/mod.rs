@@ -19,7 +19,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 pub use args::PathCache;
-pub use file::{load_checks_file, render_problems};
+pub use file::load_checks_file;
 pub use result::{CheckError, CheckResult, Resolved, Status};
 pub use standard::CheckKind;
 pub use timestamp::{CaseClock, Timestamp};
@@ -41,14 +41,33 @@ impl Problem {
     /// `LOCATION: reason`, the location being `base` (e.g. `checks[2]`) followed by `at`; with no
     /// base, `at` loses its leading `.`, and with no location at all only the reason remains.
     pub fn describe(&self, base: &str) -> String {
+        match self.location(base) {
+            location if location.is_empty() => self.reason.clone(),
+            location => format!("{location}: {}", self.reason),
+        }
+    }
+
+    fn location(&self, base: &str) -> String {
         let at = if base.is_empty() {
             self.at.strip_prefix('.').unwrap_or(&self.at)
         } else {
             &self.at
         };
-        match format!("{base}{at}") {
-            location if location.is_empty() => self.reason.clone(),
-            location => format!("{location}: {}", self.reason),
+        format!("{base}{at}")
+    }
+
+    /// This problem as a located input problem in `source` (at `line`, when it has lines), the
+    /// JSON location being `base` followed by `at` (see [`Problem::describe`]).
+    pub fn locate(&self, source: &str, line: Option<usize>, base: &str) -> crate::error::Problem {
+        let problem = crate::error::Problem {
+            source: source.to_string(),
+            line,
+            location: None,
+            message: self.reason.clone(),
+        };
+        match self.location(base) {
+            location if location.is_empty() => problem,
+            location => problem.at(location),
         }
     }
 

@@ -6,7 +6,7 @@ use clap::Subcommand;
 
 use crate::exit::Exit;
 use crate::fep::{self, FepConfig};
-use crate::source::Source;
+use crate::input::Source;
 
 /// `evalctl fep ...`
 #[derive(Debug, Subcommand)]
@@ -57,8 +57,9 @@ impl FepCommand {
         Ok(match (request, test_cases, outputs, checks) {
             (_, Some(test_cases), Some(outputs), Some(checks)) => {
                 if test_cases == "-" && outputs == "-" {
-                    return Err(crate::error::bad_input(
-                        "error: --test-cases and --outputs cannot both read stdin (-)",
+                    return Err(crate::error::bad_flag(
+                        "--test-cases",
+                        "--test-cases and --outputs cannot both read stdin (-)",
                     ));
                 }
                 FepConfig::Stream {

@@ -1,17 +1,18 @@
 //! Command-line definitions (clap) and their conversion into typed configs.
 //!
 //! No other module sees clap types: each subcommand's arguments are turned into the config type the
-//! library module that does the work defines.
+//! library module that does the work defines. Usage errors are reported here, from clap's own
+//! parse (never by scanning argv by hand).
 
 mod fep;
 mod run;
 mod tasks;
 
-use std::io::IsTerminal;
+use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
 
-use clap::{Parser, Subcommand, ValueEnum};
-
+use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::exit::Exit;
+use crate::report::{ColorWhen, Format, Reporter};
 
 pub use fep::FepCommand;
 pub use run::RunArgs;
@@ -28,9 +29,14 @@ pub use tasks::TasksCommand;
     max_term_width = 100
 )]
 pub struct Cli {
-    /// When to use colour on stderr and in the text summary (NO_COLOR is honoured by `auto`).
+    /// When to use colour, judged for stdout and stderr each (auto: a terminal, NO_COLOR unset).
     #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
+
+    /// Report format on stdout (default: text on a terminal, json otherwise). With json, every
+    /// outcome is one JSON document, failures included.
+    #[arg(long, global = true, value_enum)]
+    pub format: Option<FormatArg>,
 
     #[command(subcommand)]
     pub command: Command,
@@ -54,7 +60,7 @@ pub enum Command {
 /// `--color` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum ColorChoice {
-    /// Colour when stderr is a terminal and NO_COLOR is unset.
+    /// Colour where the stream is a terminal and NO_COLOR is unset.
     Auto,
     /// Always colour.
     Always,
@@ -62,7 +68,7 @@ pub enum ColorChoice {
     Never,
 }
 
-/// `--format` values shared by every command that prints a report.
+/// `--format` values shared by every command.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum FormatArg {
     /// A human-readable table.
@@ -71,76 +77,102 @@ pub enum FormatArg {
     Json,
 }
 
-impl From<FormatArg> for crate::report::Format {
+impl From<FormatArg> for Format {
     fn from(format: FormatArg) -> Self {
         match format {
-            FormatArg::Text => crate::report::Format::Text,
-            FormatArg::Json => crate::report::Format::Json,
+            FormatArg::Text => Format::Text,
+            FormatArg::Json => Format::Json,
         }
     }
 }
 
-/// Parse the command line into the command to run and whether to use colour (`--color`, with
-/// `auto` meaning stderr is a terminal and NO_COLOR is unset). A usage error, `--help` or
-/// `--version` has been printed when this returns the exit code instead.
-pub fn parse() -> Result<(Command, bool), std::process::ExitCode> {
+impl From<ColorChoice> for ColorWhen {
+    fn from(choice: ColorChoice) -> Self {
+        match choice {
+            ColorChoice::Auto => ColorWhen::Auto,
+            ColorChoice::Always => ColorWhen::Always,
+            ColorChoice::Never => ColorWhen::Never,
+        }
+    }
+}
+
+/// Parse the command line into the command to run and how it reports. A usage error, `--help`
+/// or `--version` has been printed when this returns the exit code instead.
+pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     let cli = Cli::try_parse().map_err(usage_error)?;
-    let color = match cli.color {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            std::io::stderr().is_terminal()
-                && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
-        }
-    };
-    Ok((cli.command, color))
+    let reporter = Reporter::new(cli.format.map(Into::into), cli.color.into());
+    Ok((cli.command, reporter))
 }
 
-/// Print a clap error and return its exit code (2 for usage errors, 0 for --help/--version). An
-/// unknown option right after `--evaluator-command` is almost always an evaluator argument: the
-/// hint says how to pass it, instead of clap's `-- --flag` tip, which does not apply.
-fn usage_error(error: clap::Error) -> std::process::ExitCode {
-    let args: Vec<String> = std::env::args_os()
-        .map(|arg| arg.to_string_lossy().into_owned())
-        .collect();
-    let unknown = error
-        .get(clap::error::ContextKind::InvalidArg)
-        .map(|value| value.to_string());
-    let evaluator_words = args
-        .iter()
-        .position(|arg| arg == "--evaluator-command")
-        .zip(unknown.as_ref())
-        .and_then(|(start, unknown)| {
-            let end = args.iter().skip(start).position(|arg| arg == unknown)? + start;
-            let words = &args[start + 1..=end];
-            // Only when the unknown option is the first option after the command's words.
-            let first_option = words.iter().position(|word| word.starts_with('-'));
-            if first_option != Some(words.len() - 1) {
-                return None;
-            }
-            // `python3 -u eval.py`: an interpreter's option comes before its script; keep it.
-            let interpreter_option = words.len() == 2
-                && crate::evaluator::command::SCRIPT_INTERPRETERS.contains(&words[0].as_str());
-            let script = args
-                .get(end + 1)
-                .filter(|next| interpreter_option && !next.starts_with('-'));
-            Some(&args[start + 1..=end + usize::from(script.is_some())])
-        });
-    // `preflight --format json` promises CI a JSON outcome on stdout, usage errors included.
-    let preflight = args.iter().any(|arg| arg == "preflight");
-    let json = args.iter().any(|arg| arg == "--format=json")
-        || args
-            .windows(2)
-            .any(|pair| pair[0] == "--format" && pair[1] == "json");
-    let json_preflight = preflight && json;
-    if json_preflight && error.exit_code() == Exit::BadInput as i32 {
-        let rendered = error.render().to_string();
-        let first = rendered.lines().next().unwrap_or_default();
-        let _ = crate::report::print_preflight_failure(first, Exit::BadInput as u8);
+/// What a lenient second parse (clap's `ignore_errors`) learns of a command line clap rejected:
+/// how to report, and the values `--evaluator-command` took.
+struct Lenient {
+    reporter: Reporter,
+    evaluator_words: Option<Vec<String>>,
+}
+
+fn lenient_parse() -> Lenient {
+    let matches = Cli::command()
+        .ignore_errors(true)
+        .try_get_matches_from(std::env::args_os())
+        .ok();
+    let format = matches
+        .as_ref()
+        .and_then(|m| m.try_get_one::<FormatArg>("format").ok().flatten().copied());
+    let color = matches
+        .as_ref()
+        .and_then(|m| {
+            m.try_get_one::<ColorChoice>("color")
+                .ok()
+                .flatten()
+                .copied()
+        })
+        .unwrap_or(ColorChoice::Auto);
+    let evaluator_words = matches.as_ref().and_then(|m| {
+        let (_, sub) = m.subcommand()?;
+        let words = sub.try_get_many::<String>("evaluator_command").ok()??;
+        Some(words.cloned().collect())
+    });
+    // Only a --format given explicitly turns the failure into JSON: a usage error on a pipe
+    // without it stays a message for the person who typed it.
+    Lenient {
+        reporter: Reporter::new(Some(format.map_or(Format::Text, Into::into)), color.into()),
+        evaluator_words,
     }
-    match (error.kind(), evaluator_words) {
-        (clap::error::ErrorKind::UnknownArgument, Some(words)) => {
-            let rendered = error.render().to_string();
+}
+
+/// Print a clap error and return its exit code (2 for usage errors, 0 for --help/--version).
+/// With `--format json` a usage error is also one JSON failure document on stdout. An unknown
+/// option that clap has no suggestion for, given after `--evaluator-command`, is almost always an
+/// evaluator argument: the hint says how to pass it, instead of clap's `-- --flag` tip, which
+/// does not apply.
+fn usage_error(error: clap::Error) -> std::process::ExitCode {
+    use clap::error::{ContextKind, ErrorKind};
+    if !error.use_stderr() {
+        // --help, --version: their output is the document.
+        let _ = error.print();
+        return std::process::ExitCode::from(error.exit_code() as u8);
+    }
+    let lenient = lenient_parse();
+    let rendered = error.render().to_string();
+    let first_line = rendered.lines().next().unwrap_or_default();
+    let reason = first_line.strip_prefix("error: ").unwrap_or(first_line);
+    if lenient.reporter.format == Format::Json {
+        let _ = crate::report::print_failure(&[reason.to_string()], Exit::BadInput as u8);
+    }
+    let unknown = error
+        .get(ContextKind::InvalidArg)
+        .map(|value| value.to_string());
+    let suggested = error.get(ContextKind::SuggestedArg).is_some();
+    match (error.kind(), lenient.evaluator_words, unknown) {
+        (ErrorKind::UnknownArgument, Some(words), Some(unknown)) if !suggested => {
+            // `python3 -u eval.py`: an interpreter's option comes before its script, which
+            // clap never reached; the hint keeps the script (the word after the option) too.
+            let interpreter = words.len() == 1 && SCRIPT_INTERPRETERS.contains(&words[0].as_str());
+            let script = std::env::args()
+                .skip_while(|arg| *arg != unknown)
+                .nth(1)
+                .filter(|next| interpreter && !next.starts_with('-'));
             let without_tip: Vec<&str> = rendered
                 .lines()
                 .filter(|line| !line.trim_start().starts_with("tip:"))
@@ -152,24 +184,42 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
             diag!(
                 "hint: evaluator arguments that start with '-' go inside one quoted string: \
                  --evaluator-command {:?}",
-                words.join(" ")
+                words
+                    .into_iter()
+                    .chain([unknown])
+                    .chain(script)
+                    .collect::<Vec<_>>()
+                    .join(" ")
             );
-            Exit::BadInput.into()
         }
         _ => {
             let _ = error.print();
-            std::process::ExitCode::from(error.exit_code() as u8)
         }
     }
+    Exit::BadInput.into()
+}
+
+/// Parse `args` (for the tests of this module).
+#[cfg(test)]
+fn parse_from(args: &[&str]) -> Result<Cli, clap::Error> {
+    Cli::try_parse_from(args)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn clap_definitions_are_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn format_is_global() {
+        let cli = parse_from(&[
+            "evalctl", "tasks", "validate", "t.jsonl", "--format", "json",
+        ])
+        .expect("parses");
+        assert_eq!(cli.format, Some(FormatArg::Json));
     }
 }

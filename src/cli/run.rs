@@ -6,15 +6,15 @@ use std::time::Duration;
 
 use clap::{ArgGroup, Args, ValueEnum};
 
-use super::FormatArg;
-use crate::config::{CandidateSource, ExecConfig, RunConfig};
-use crate::error::bad_input;
+use crate::config::{ExecConfig, RunConfig};
+use crate::error::bad_flag;
 use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
 use crate::evaluator::http::HttpSpec;
 use crate::evaluator::judge::JudgeSpec;
 use crate::evaluator::EvaluatorSpec;
+use crate::input::CandidateSource;
+use crate::input::Source;
 use crate::protocol::ScoreRange;
-use crate::source::Source;
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
@@ -130,10 +130,6 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.jsonl")]
     pub output: Option<PathBuf>,
 
-    /// Summary format on stdout (default: text on a terminal, json otherwise).
-    #[arg(long, value_enum)]
-    pub format: Option<FormatArg>,
-
     /// Exit 1 when any candidate's score is below X.
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub fail_under: Option<f64>,
@@ -164,12 +160,19 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
 }
 
 impl RunArgs {
-    /// Resolve the flags into a typed config; `color` comes from the global flag.
-    pub fn into_config(self, color: bool) -> anyhow::Result<RunConfig> {
+    /// Resolve the flags into a typed config. For `preflight`, no candidate is needed: with none
+    /// given, stdin is not read (the probe uses its own sentinel candidate).
+    pub fn into_config(self, preflight: bool) -> anyhow::Result<RunConfig> {
         self.check_evaluator_flags()?;
         let mut candidate_files = self.candidate_files;
         let evaluator = if let Some(words) = self.evaluator_command {
             let argv = resolve_command_words(words, &mut candidate_files)?;
+            if let Some(dir) = self.evaluator_cwd.as_ref().filter(|dir| !dir.is_dir()) {
+                return Err(bad_flag(
+                    "--evaluator-cwd",
+                    format!("{}: no such directory", dir.display()),
+                ));
+            }
             EvaluatorSpec::Command(CommandSpec {
                 argv,
                 cwd: self.evaluator_cwd,
@@ -195,34 +198,53 @@ impl RunArgs {
 
         let candidates = if let Some(file) = self.candidates {
             if !candidate_files.is_empty() {
-                return Err(bad_input(format!(
-                    "error: candidate files ({}) cannot be combined with --candidates",
-                    candidate_files.join(", ")
-                )));
+                return Err(bad_flag(
+                    "--candidates",
+                    format!(
+                        "cannot be combined with candidate files ({})",
+                        candidate_files.join(", ")
+                    ),
+                ));
             }
             CandidateSource::Jsonl(Source::from_arg(&file))
         } else if !self.candidate.is_empty() {
             if !candidate_files.is_empty() {
-                return Err(bad_input(format!(
-                    "error: candidate files ({}) cannot be combined with --candidate",
-                    candidate_files.join(", ")
-                )));
+                return Err(bad_flag(
+                    "--candidate",
+                    format!(
+                        "cannot be combined with candidate files ({})",
+                        candidate_files.join(", ")
+                    ),
+                ));
             }
             CandidateSource::Texts(self.candidate)
         } else if !candidate_files.is_empty() {
             CandidateSource::Files(candidate_files)
+        } else if preflight {
+            CandidateSource::None
         } else if !std::io::stdin().is_terminal() {
             CandidateSource::Stdin
         } else {
-            return Err(bad_input(
-                "error: no candidate given: pass candidate files, --candidate TEXT, \
-                 --candidates FILE.jsonl, or pipe the candidate on stdin",
-            ));
+            return Err(no_candidate(&evaluator));
         };
 
+        let score_range = match self.score_range {
+            ScoreRangeArg::Unit => ScoreRange::Unit,
+            ScoreRangeArg::Any => ScoreRange::Any,
+        };
         let fail_under = match self.fail_under {
             Some(x) if !x.is_finite() => {
-                return Err(bad_input("error: --fail-under must be a finite number"))
+                return Err(bad_flag("--fail-under", "must be a finite number"))
+            }
+            Some(x) if score_range == ScoreRange::Unit && !(0.0..=1.0).contains(&x) => {
+                return Err(bad_flag(
+                    "--fail-under",
+                    format!(
+                        "{x} is outside the unit score range [0, 1], so the gate could never \
+                         {}; pass --score-range any for scores outside [0, 1]",
+                        if x > 1.0 { "pass" } else { "fail" }
+                    ),
+                ))
             }
             other => other,
         };
@@ -233,10 +255,7 @@ impl RunArgs {
             dataset: self.dataset,
             valset: self.valset,
             task_model: self.task_model,
-            score_range: match self.score_range {
-                ScoreRangeArg::Unit => ScoreRange::Unit,
-                ScoreRangeArg::Any => ScoreRange::Any,
-            },
+            score_range,
             exec: ExecConfig {
                 concurrency: self.concurrency as usize,
                 timeout: self.timeout,
@@ -247,9 +266,7 @@ impl RunArgs {
                 skip_preflight: self.skip_preflight,
             },
             output: self.output,
-            format: self.format.map(Into::into),
             fail_under,
-            color,
         })
     }
 }
@@ -305,11 +322,12 @@ impl RunArgs {
             .iter()
             .find(|(given, _, applies, _)| *given && !applies)
         {
-            return Err(bad_input(format!("error: {flag} only applies to {owner}")));
+            return Err(bad_flag(flag, format!("only applies to {owner}")));
         }
         if judge && self.objective.is_none() {
-            return Err(bad_input(
-                "error: --judge-model needs --objective TEXT: what the judge scores candidates against",
+            return Err(bad_flag(
+                "--judge-model",
+                "needs --objective TEXT: what the judge scores candidates against",
             ));
         }
         Ok(())
@@ -331,9 +349,10 @@ fn resolve_command_words(
 ) -> anyhow::Result<Vec<String>> {
     let split = |single: &str| {
         shell_words::split(single).map_err(|err| {
-            bad_input(format!(
-                "error: --evaluator-command {single:?}: cannot split into words: {err}"
-            ))
+            bad_flag(
+                "--evaluator-command",
+                format!("{single:?}: cannot split into words: {err}"),
+            )
         })
     };
     // A quoting mistake in the first value is a usage error in either form.
@@ -348,7 +367,7 @@ fn resolve_command_words(
         split_interpreter_candidates(words, candidate_files)
     };
     if argv.is_empty() || argv[0].is_empty() {
-        return Err(bad_input("error: --evaluator-command is empty"));
+        return Err(bad_flag("--evaluator-command", "is empty"));
     }
     Ok(argv)
 }
@@ -366,4 +385,29 @@ fn split_interpreter_candidates(
         candidate_files.splice(0..0, trailing);
     }
     words
+}
+
+/// The problem when `run` is given no candidate on a terminal. When every word after
+/// `--evaluator-command` went to the evaluator (`pyhton3 eval.py cand.txt`), say where the
+/// candidate went, and name the command when it is not an executable on PATH.
+fn no_candidate(evaluator: &EvaluatorSpec) -> anyhow::Error {
+    let mut message = "no candidate given: pass candidate files, --candidate TEXT, \
+                       --candidates FILE.jsonl, or pipe the candidate on stdin"
+        .to_string();
+    if let EvaluatorSpec::Command(spec) = evaluator {
+        if spec.argv.len() > 1 {
+            message.push_str(&format!(
+                ". Every word after --evaluator-command was taken for the evaluator ({}): put \
+                 candidate files before --evaluator-command, or quote the command",
+                shell_words::join(&spec.argv)
+            ));
+        }
+        if !crate::evaluator::command::on_path(&spec.argv[0]) {
+            message.push_str(&format!(
+                ". Note: {:?} is not an executable on PATH",
+                spec.argv[0]
+            ));
+        }
+    }
+    bad_flag("run", message)
 }

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use clap::Subcommand;
 
-use super::FormatArg;
-use crate::error::bad_input;
+use crate::error::bad_flag;
 use crate::exit::Exit;
-use crate::source::Source;
+use crate::input::Source;
+use crate::report::Reporter;
 use crate::tasks::{self, RenderConfig, ScoreConfig, ValidateConfig};
 
 /// `evalctl tasks ...`
@@ -22,9 +22,6 @@ pub enum TasksCommand {
     Validate {
         /// The tasks JSONL file.
         file: PathBuf,
-        /// Report format.
-        #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-        format: FormatArg,
         /// Exit 0 even when some tasks are invalid (errors are still reported).
         #[arg(long)]
         allow_bad_tasks: bool,
@@ -50,9 +47,6 @@ pub enum TasksCommand {
         /// Write one JSON line per task to this file.
         #[arg(long, value_name = "FILE.jsonl")]
         output: Option<PathBuf>,
-        /// Report format.
-        #[arg(long, value_enum, default_value_t = FormatArg::Text)]
-        format: FormatArg,
         /// Score the valid tasks even when others are invalid (reported on stderr).
         #[arg(long)]
         allow_bad_tasks: bool,
@@ -64,29 +58,32 @@ pub enum TasksCommand {
 
 impl TasksCommand {
     /// Run the subcommand.
-    pub fn execute(self) -> anyhow::Result<Exit> {
+    pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
         match self {
             TasksCommand::Validate {
                 file,
-                format,
                 allow_bad_tasks,
-            } => tasks::validate(&ValidateConfig {
-                file,
-                format: format.into(),
-                allow_bad_tasks,
-            }),
+            } => tasks::validate(
+                &ValidateConfig {
+                    file,
+                    allow_bad_tasks,
+                },
+                reporter,
+            ),
             TasksCommand::Render {
                 file,
                 allow_bad_tasks,
-            } => tasks::render(&RenderConfig {
-                file,
-                allow_bad_tasks,
-            }),
+            } => tasks::render(
+                &RenderConfig {
+                    file,
+                    allow_bad_tasks,
+                },
+                reporter,
+            ),
             TasksCommand::Score {
                 file,
                 outputs,
                 output,
-                format,
                 allow_bad_tasks,
                 code_timeout,
             } => {
@@ -94,19 +91,22 @@ impl TasksCommand {
                     .ok()
                     .filter(|timeout| !timeout.is_zero())
                     .ok_or_else(|| {
-                        bad_input(format!(
-                            "error: --code-timeout must be a positive number of seconds, got {code_timeout}"
-                        ))
+                        bad_flag(
+                            "--code-timeout",
+                            format!("must be a positive number of seconds, got {code_timeout}"),
+                        )
                     })?;
                 let outputs = Source::from_arg(&outputs);
-                tasks::score(&ScoreConfig {
-                    file,
-                    outputs,
-                    output,
-                    format: format.into(),
-                    allow_bad_tasks,
-                    code_timeout,
-                })
+                tasks::score(
+                    &ScoreConfig {
+                        file,
+                        outputs,
+                        output,
+                        allow_bad_tasks,
+                        code_timeout,
+                    },
+                    reporter,
+                )
             }
         }
     }

@@ -19,7 +19,7 @@ use serde_json::{json, Map, Value};
 
 use super::{Call, Evaluator};
 use crate::checks::{load_checks_file, CaseClock, Check, Context, PathCache, Status};
-use crate::error::bad_input;
+use crate::error::{bad_input, Problem};
 use crate::protocol::{Attempt, Retry};
 
 /// The side-info key listing the checks that errored in a call (read by the report layer).
@@ -30,10 +30,13 @@ pub const ERRORED_CHECKS: &str = "errored_checks";
 pub fn build(path: &Path) -> anyhow::Result<Arc<dyn Evaluator>> {
     let checks = load_checks_file(path, &mut PathCache::new())?;
     if checks.is_empty() {
-        return Err(bad_input(format!(
-            "error: {}: checks: no checks (the score is the fraction of checks passed, so at least one is needed)",
-            path.display()
-        )));
+        return Err(bad_input(
+            Problem::new(
+                path.display().to_string(),
+                "no checks (the score is the fraction of checks passed, so at least one is needed)",
+            )
+            .at("checks"),
+        ));
     }
     let names = check_names(&checks);
     Ok(Arc::new(ChecksEvaluator {

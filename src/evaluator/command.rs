@@ -430,6 +430,12 @@ fn check_script_argument(argv: &[String], cwd: Option<&Path>) -> Result<(), Stri
     }
 }
 
+/// Whether `program` names something to run: a path (checked when the command starts), or a bare
+/// name found on PATH.
+pub fn on_path(program: &str) -> bool {
+    program.contains('/') || find_on_path(program).is_some()
+}
+
 fn find_on_path(program: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)

@@ -10,8 +10,7 @@ use reqwest::Url;
 
 use super::transport::{build_client, display_url, send_json, url_secrets};
 use super::{Call, Evaluator};
-use crate::config::ExecConfig;
-use crate::error::bad_input;
+use crate::error::bad_flag;
 use crate::protocol::{parse_evaluator_output, Attempt, Retry, ScoreRange};
 use crate::secrets::Secrets;
 
@@ -28,31 +27,32 @@ impl HttpSpec {
     /// Validate the URL and the `Name: value` headers.
     pub fn new(url: String, headers: &[String]) -> anyhow::Result<Self> {
         let parsed = Url::parse(&url)
-            .map_err(|err| bad_input(format!("error: --evaluator-url: not a valid URL: {err}")))?;
+            .map_err(|err| bad_flag("--evaluator-url", format!("not a valid URL: {err}")))?;
         if !matches!(parsed.scheme(), "http" | "https") {
-            return Err(bad_input(format!(
-                "error: --evaluator-url {}: the scheme must be http or https",
-                display_url(&parsed)
-            )));
+            return Err(bad_flag(
+                "--evaluator-url",
+                format!("{}: the scheme must be http or https", display_url(&parsed)),
+            ));
         }
         let mut map = HeaderMap::new();
         for header in headers {
             let (name, value) = header.split_once(':').ok_or_else(|| {
-                bad_input(format!(
-                    "error: --header {:?}: expected \"Name: value\"",
-                    header_name_only(header)
-                ))
+                bad_flag(
+                    "--header",
+                    format!("{:?}: expected \"Name: value\"", header_name_only(header)),
+                )
             })?;
             let name = HeaderName::from_bytes(name.trim().as_bytes()).map_err(|_| {
-                bad_input(format!(
-                    "error: --header {:?}: invalid header name",
-                    name.trim()
-                ))
+                bad_flag(
+                    "--header",
+                    format!("{:?}: invalid header name", name.trim()),
+                )
             })?;
             let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
-                bad_input(format!(
-                    "error: --header {name}: the value contains a control character (a newline?)"
-                ))
+                bad_flag(
+                    "--header",
+                    format!("{name}: the value contains a control character (a newline?)"),
+                )
             })?;
             value.set_sensitive(true);
             map.append(name, value);
@@ -81,8 +81,13 @@ pub struct HttpEvaluator {
 
 impl HttpEvaluator {
     /// One client for the whole run: its connection pool keeps connections alive between calls.
-    pub fn new(spec: HttpSpec, exec: &ExecConfig, score_range: ScoreRange) -> anyhow::Result<Self> {
-        let client = build_client(exec.timeout, exec.concurrency)?;
+    pub fn new(
+        spec: HttpSpec,
+        timeout: Duration,
+        concurrency: usize,
+        score_range: ScoreRange,
+    ) -> anyhow::Result<Self> {
+        let client = build_client(timeout, concurrency)?;
         let header_values = spec
             .headers
             .values()
@@ -93,7 +98,7 @@ impl HttpEvaluator {
         Ok(HttpEvaluator {
             spec,
             client,
-            timeout: exec.timeout,
+            timeout,
             score_range,
             secrets,
         })

@@ -16,7 +16,6 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::config::ExecConfig;
 use crate::input::Record;
 use crate::protocol::{build_payload, Attempt, ScoreRange};
 
@@ -90,22 +89,27 @@ pub trait Evaluator: Send + Sync {
     async fn evaluate(&self, call: &Call<'_>) -> Attempt;
 }
 
-/// Build the evaluator `spec` names. Configuration problems are bad input (exit 2).
+/// Build the evaluator `spec` names: each call within `timeout`, with up to `concurrency` calls
+/// in flight. Configuration problems are bad input (exit 2).
 pub fn build(
     spec: &EvaluatorSpec,
-    exec: &ExecConfig,
+    timeout: std::time::Duration,
+    concurrency: usize,
     score_range: ScoreRange,
 ) -> anyhow::Result<Arc<dyn Evaluator>> {
     Ok(match spec {
         EvaluatorSpec::Command(spec) => Arc::new(command::CommandEvaluator::new(
             spec.clone(),
-            exec.timeout,
+            timeout,
             score_range,
         )),
-        EvaluatorSpec::Http(spec) => {
-            Arc::new(http::HttpEvaluator::new(spec.clone(), exec, score_range)?)
-        }
-        EvaluatorSpec::Judge(spec) => judge::build(spec, exec)?,
+        EvaluatorSpec::Http(spec) => Arc::new(http::HttpEvaluator::new(
+            spec.clone(),
+            timeout,
+            concurrency,
+            score_range,
+        )?),
+        EvaluatorSpec::Judge(spec) => judge::build(spec, timeout, concurrency)?,
         EvaluatorSpec::Checks(path) => checks::build(path)?,
     })
 }

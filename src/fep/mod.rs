@@ -17,10 +17,10 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::checks::{load_checks_file, render_problems, Context, PathCache, Status};
-use crate::error::bad_input;
+use crate::checks::{load_checks_file, Context, PathCache, Status};
+use crate::error::{bad_input, invalid, Problem};
 use crate::exit::Exit;
-use crate::source::Source;
+use crate::input::Source;
 use request::parse_request;
 use writer::RunWriter;
 
@@ -52,11 +52,12 @@ pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
             let name = source.display();
             let document = read_request(source)?;
             let request = parse_request(document, &mut paths).map_err(|problems| {
-                bad_input(render_problems(
+                invalid(
                     problems
                         .into_iter()
-                        .map(|problem| format!("{name}: {problem}")),
-                ))
+                        .map(|problem| Problem::new(name.as_str(), problem))
+                        .collect(),
+                )
             })?;
             evaluate_request(request, out)
         }
@@ -91,9 +92,7 @@ fn evaluate_request(
 
 /// Read and parse the request from `source`.
 fn read_request(source: &Source) -> anyhow::Result<Value> {
-    let bytes = source
-        .read()
-        .map_err(|problem| bad_input(format!("error: {problem}")))?;
-    serde_json::from_slice(&bytes)
-        .map_err(|err| bad_input(format!("error: {}: invalid JSON: {err}", source.display())))
+    source
+        .read_json("an EvaluationRequest object")
+        .map_err(bad_input)
 }

@@ -7,17 +7,15 @@
 //! files is reported at the end, with nothing on stdout; without problems the spool is copied to
 //! stdout. Memory stays flat in the number of test cases.
 
-use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
+use std::io::{self, BufWriter, Seek, Write};
 
 use serde_json::Value;
 
 use super::case::{output_problems, prepare_test_case};
 use super::writer::RunWriter;
-use crate::checks::{render_problems, Check, Context, PathCache, Problem, Status};
-use crate::error::bad_input;
-use crate::input::{jsonl_line, parse_object_line};
-use crate::source::Source;
+use crate::checks::{Check, Context, PathCache, Problem, Status};
+use crate::error::{invalid, Fatal};
+use crate::input::{JsonlStream, Source};
 use crate::text::io_reason;
 
 /// Validate and evaluate the two JSONL files in one pass, `shared` (plus each test case's own
@@ -29,11 +27,13 @@ pub fn evaluate_stream<W: Write>(
     paths: &mut PathCache,
     mut out: W,
 ) -> anyhow::Result<Status> {
-    let (mut cases, mut answers) = match (Records::open(test_cases), Records::open(outputs)) {
+    let (mut cases, mut answers) = match (JsonlStream::open(test_cases), JsonlStream::open(outputs))
+    {
         (Ok(cases), Ok(answers)) => (cases, answers),
         (cases, answers) => {
-            let problems = [cases.err(), answers.err()].into_iter().flatten();
-            return Err(bad_input(render_problems(problems)));
+            return Err(invalid(
+                [cases.err(), answers.err()].into_iter().flatten().collect(),
+            ));
         }
     };
     let mut spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(spool_error)?);
@@ -43,7 +43,7 @@ pub fn evaluate_stream<W: Write>(
     let (mut case_count, mut output_count) = (0usize, 0usize);
     let mut checks_run = 0usize;
     loop {
-        let (case, answer) = (cases.next(), answers.next());
+        let (case, answer) = (cases.next_record(), answers.next_record());
         if case.is_none() && answer.is_none() {
             break;
         }
@@ -81,19 +81,23 @@ pub fn evaluate_stream<W: Write>(
     }
     // A file that could not be read to its end has no meaningful count.
     if case_count != output_count && !cases.unreadable && !answers.unreadable {
-        problems.push(format!(
-            "{}: {output_count} outputs for {case_count} test cases in {} (record i of each belongs together)",
-            answers.display, cases.display
+        problems.push(crate::error::Problem::new(
+            answers.display.as_str(),
+            format!(
+                "{output_count} outputs for {case_count} test cases in {} (record i of each \
+                 belongs together)",
+                cases.display
+            ),
         ));
     }
     if problems.is_empty() && case_count > 0 && checks_run == 0 {
-        problems.push(
-            "checks: no checks to run: the checks file is empty and no test case carries its own"
-                .to_string(),
-        );
+        problems.push(crate::error::Problem::new(
+            "checks",
+            "no checks to run: the checks file is empty and no test case carries its own",
+        ));
     }
     if !problems.is_empty() {
-        return Err(bad_input(render_problems(problems.into_iter())));
+        return Err(invalid(problems));
     }
     let status = writer.finish().map_err(spool_error)?;
     let mut spool = spool
@@ -106,89 +110,22 @@ pub fn evaluate_stream<W: Write>(
 }
 
 fn spool_error(err: io::Error) -> anyhow::Error {
-    anyhow::anyhow!(
+    Fatal::Internal(format!(
         "cannot write the results to a temporary file (in $TMPDIR or /tmp): {}",
         io_reason(&err)
-    )
+    ))
+    .into()
 }
 
-fn locate(problems: &mut Vec<String>, display: &str, line: usize, found: Vec<Problem>) {
+fn locate(
+    problems: &mut Vec<crate::error::Problem>,
+    display: &str,
+    line: usize,
+    found: Vec<Problem>,
+) {
     problems.extend(
         found
             .iter()
-            .map(|problem| format!("{display}:{line}: {}", problem.describe(""))),
+            .map(|problem| problem.locate(display, Some(line), "")),
     );
-}
-
-/// The non-blank records of a JSONL file (or pipe), read one line at a time with the shared
-/// line reader of `crate::input`.
-struct Records {
-    reader: Box<dyn BufRead>,
-    display: String,
-    line: usize,
-    buffer: Vec<u8>,
-    done: bool,
-    /// Reading failed before the end (its problem has been returned).
-    unreadable: bool,
-}
-
-impl Records {
-    /// Open `source`, or the problem `SOURCE: reason`.
-    fn open(source: &Source) -> Result<Records, String> {
-        let display = source.display();
-        let reader: Result<Box<dyn BufRead>, String> = match source {
-            Source::Stdin => Ok(Box::new(BufReader::with_capacity(
-                1 << 16,
-                std::io::stdin().lock(),
-            ))),
-            Source::File(path) => File::open(path)
-                .map(|file| Box::new(BufReader::with_capacity(1 << 16, file)) as Box<dyn BufRead>)
-                .map_err(|err| format!("cannot read: {}", io_reason(&err))),
-        };
-        match reader {
-            Ok(reader) => Ok(Records {
-                reader,
-                display,
-                line: 0,
-                buffer: Vec::new(),
-                done: false,
-                unreadable: false,
-            }),
-            Err(reason) => Err(format!("{display}: {reason}")),
-        }
-    }
-
-    /// The next record and its 1-based line, a `FILE:LINE: reason` (or `FILE: reason`) problem,
-    /// or `None` at the end.
-    fn next(&mut self) -> Option<Result<(usize, Value), String>> {
-        while !self.done {
-            self.buffer.clear();
-            match self.reader.read_until(b'\n', &mut self.buffer) {
-                Ok(0) => self.done = true,
-                Ok(_) => {
-                    self.line += 1;
-                    let raw = self.buffer.strip_suffix(b"\n").unwrap_or(&self.buffer);
-                    if let Some(line) = jsonl_line(self.line, raw) {
-                        return Some(
-                            line.and_then(parse_object_line)
-                                .map(|value| (self.line, value))
-                                .map_err(|reason| {
-                                    format!("{}:{}: {reason}", self.display, self.line)
-                                }),
-                        );
-                    }
-                }
-                Err(err) => {
-                    self.done = true;
-                    self.unreadable = true;
-                    return Some(Err(format!(
-                        "{}: cannot read: {}",
-                        self.display,
-                        io_reason(&err)
-                    )));
-                }
-            }
-        }
-        None
-    }
 }

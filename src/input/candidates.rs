@@ -5,8 +5,25 @@ use std::collections::HashMap;
 use serde_json::Value;
 
 use super::jsonl::scan_jsonl_checked;
-use crate::config::CandidateSource;
-use crate::source::Source;
+use super::source::Source;
+use crate::error::Problem;
+
+/// Where the candidates come from (exactly one kind per invocation).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CandidateSource {
+    /// Positional files: each file's whole text is one candidate, id = the path as given
+    /// (`-` = stdin, id `stdin`).
+    Files(Vec<String>),
+    /// `--candidate TEXT`, repeatable: ids `cand-1`, `cand-2`, ...
+    Texts(Vec<String>),
+    /// `--candidates FILE.jsonl` (`-` = stdin): one `{"candidate", "id"?}` object per line.
+    Jsonl(Source),
+    /// Nothing given and stdin is not a terminal: the whole of stdin, id `stdin`.
+    Stdin,
+    /// Nothing given to `preflight`, which probes with its own sentinel: no candidate, and stdin
+    /// is not read.
+    None,
+}
 
 /// One candidate to score.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -18,7 +35,7 @@ pub struct Candidate {
 }
 
 /// Load the candidates of `source`, appending every problem found to `problems`.
-pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candidate> {
+pub fn load(source: &CandidateSource, problems: &mut Vec<Problem>) -> Vec<Candidate> {
     match source {
         CandidateSource::Texts(texts) => texts
             .iter()
@@ -29,6 +46,7 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
             })
             .collect(),
         CandidateSource::Stdin => stdin_candidate(problems).into_iter().collect(),
+        CandidateSource::None => Vec::new(),
         CandidateSource::Files(paths) => {
             // Ids are the paths; a path given twice would merge two candidates' aggregates.
             // Each is read once (stdin cannot be read twice).
@@ -37,8 +55,9 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
             for path in paths {
                 let id = if path == "-" { "stdin" } else { path.as_str() };
                 if !seen.insert(id) {
-                    problems.push(format!(
-                        "{path}: candidate given twice (candidate ids must be unique)"
+                    problems.push(Problem::new(
+                        path.as_str(),
+                        "candidate given twice (candidate ids must be unique)",
                     ));
                 } else if let Some(candidate) = load_file(path, problems) {
                     candidates.push(candidate);
@@ -50,7 +69,7 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<String>) -> Vec<Candida
     }
 }
 
-fn load_file(path: &str, problems: &mut Vec<String>) -> Option<Candidate> {
+fn load_file(path: &str, problems: &mut Vec<Problem>) -> Option<Candidate> {
     if path == "-" {
         return stdin_candidate(problems);
     }
@@ -66,7 +85,7 @@ fn load_file(path: &str, problems: &mut Vec<String>) -> Option<Candidate> {
     }
 }
 
-fn whole_text(display: &str, bytes: Vec<u8>, problems: &mut Vec<String>) -> Option<String> {
+fn whole_text(display: &str, bytes: Vec<u8>, problems: &mut Vec<Problem>) -> Option<String> {
     match String::from_utf8(bytes) {
         Ok(text) => Some(text),
         Err(err) => {
@@ -76,8 +95,10 @@ fn whole_text(display: &str, bytes: Vec<u8>, problems: &mut Vec<String>) -> Opti
                 .filter(|&&b| b == b'\n')
                 .count()
                 + 1;
-            problems.push(format!(
-                "{display}:{line}: invalid UTF-8 (candidate text must be UTF-8)"
+            problems.push(Problem::at_line(
+                display,
+                line,
+                "invalid UTF-8 (candidate text must be UTF-8)",
             ));
             None
         }
@@ -86,15 +107,15 @@ fn whole_text(display: &str, bytes: Vec<u8>, problems: &mut Vec<String>) -> Opti
 
 /// The whole of stdin as the candidate `stdin`. Empty stdin is a problem: in a script or CI job
 /// it means the candidate was never given (or was taken for an evaluator argument).
-fn stdin_candidate(problems: &mut Vec<String>) -> Option<Candidate> {
+fn stdin_candidate(problems: &mut Vec<Problem>) -> Option<Candidate> {
     let text = whole_text("<stdin>", stdin_or_problem(problems)?, problems)?;
     if text.is_empty() {
-        problems.push(
-            "<stdin>: no candidate: stdin is empty. Pass candidate files, --candidate TEXT or \
+        problems.push(Problem::new(
+            "<stdin>",
+            "no candidate: stdin is empty. Pass candidate files, --candidate TEXT or \
              --candidates FILE.jsonl (values right after --evaluator-command belong to the \
-             evaluator: put candidate files before it, or quote the command)"
-                .to_string(),
-        );
+             evaluator: put candidate files before it, or quote the command)",
+        ));
         return None;
     }
     Some(Candidate {
@@ -103,14 +124,14 @@ fn stdin_candidate(problems: &mut Vec<String>) -> Option<Candidate> {
     })
 }
 
-fn stdin_or_problem(problems: &mut Vec<String>) -> Option<Vec<u8>> {
+fn stdin_or_problem(problems: &mut Vec<Problem>) -> Option<Vec<u8>> {
     Source::Stdin
         .read()
         .map_err(|problem| problems.push(problem))
         .ok()
 }
 
-fn load_jsonl(source: &Source, problems: &mut Vec<String>) -> Vec<Candidate> {
+fn load_jsonl(source: &Source, problems: &mut Vec<Problem>) -> Vec<Candidate> {
     let display = source.display();
     let bytes = match source.read() {
         Ok(bytes) => bytes,

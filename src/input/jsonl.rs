@@ -5,7 +5,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use crate::text::{io_reason, json_type};
+use super::source::{json_error_what, read_input_file};
+use crate::error::Problem;
+use crate::text::json_type;
 
 /// The most records one JSONL input may hold.
 pub const MAX_RECORDS: usize = 10_000;
@@ -31,15 +33,14 @@ impl Record {
     }
 }
 
-/// Read a JSONL file. On failure, returns one `PATH:LINE: reason` (or `PATH: reason`) line per
-/// problem found anywhere in the file.
-pub fn read_jsonl(path: &Path) -> Result<Vec<Record>, Vec<String>> {
+/// Read a JSONL file. On failure, returns every problem found anywhere in the file.
+pub fn read_jsonl(path: &Path) -> Result<Vec<Record>, Vec<Problem>> {
     into_result(scan_jsonl(path))
 }
 
 fn into_result(
-    (records, problems): (Vec<Record>, Vec<String>),
-) -> Result<Vec<Record>, Vec<String>> {
+    (records, problems): (Vec<Record>, Vec<Problem>),
+) -> Result<Vec<Record>, Vec<Problem>> {
     if problems.is_empty() {
         Ok(records)
     } else {
@@ -49,26 +50,17 @@ fn into_result(
 
 /// Like [`read_jsonl`], but returns the good records alongside the problems, so a caller that
 /// checks the records further (the candidates file) can report those problems in the same pass.
-pub fn scan_jsonl(path: &Path) -> (Vec<Record>, Vec<String>) {
+pub fn scan_jsonl(path: &Path) -> (Vec<Record>, Vec<Problem>) {
     let display = path.display().to_string();
     match read_input_file(path) {
         Ok(bytes) => scan_jsonl_bytes(&display, &bytes),
-        Err(reason) => (Vec::new(), vec![format!("{display}: {reason}")]),
+        Err(reason) => (Vec::new(), vec![Problem::new(display, reason)]),
     }
-}
-
-/// The bytes of an input file, or why not: `is a directory, not a file` or
-/// `cannot read: <reason>` (the caller prefixes the file).
-pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
-    if path.is_dir() {
-        return Err("is a directory, not a file".to_string());
-    }
-    std::fs::read(path).map_err(|err| format!("cannot read: {}", io_reason(&err)))
 }
 
 /// Parse JSONL from memory (`display` names the source in messages): the good records, and
 /// every problem.
-pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<String>) {
+pub fn scan_jsonl_bytes(display: &str, bytes: &[u8]) -> (Vec<Record>, Vec<Problem>) {
     scan_jsonl_checked(display, bytes, |_| None)
 }
 
@@ -79,7 +71,7 @@ pub fn scan_jsonl_checked(
     display: &str,
     bytes: &[u8],
     check: impl FnMut(&Record) -> Option<String>,
-) -> (Vec<Record>, Vec<String>) {
+) -> (Vec<Record>, Vec<Problem>) {
     let (records, mut problems) = scan_jsonl_objects(display, bytes, check);
     // Every non-blank line gave either a record or exactly one problem.
     let non_blank = records.len() + problems.len();
@@ -88,28 +80,31 @@ pub fn scan_jsonl_checked(
         .and_then(|(_, line)| line.ok())
         .map(str::trim);
     if !problems.is_empty() && matches!(first_line, Some("[" | "{")) {
-        problems.push(format!(
-            "{display}: this looks like a pretty-printed JSON document; JSONL needs one JSON \
-             object per line (e.g. jq -c '.[]' {display})"
+        problems.push(Problem::new(
+            display,
+            format!(
+                "this looks like a pretty-printed JSON document; JSONL needs one JSON object per \
+                 line (e.g. jq -c '.[]' {display})"
+            ),
         ));
     }
     if non_blank == 0 {
-        problems.push(format!("{display}: no records"));
+        problems.push(Problem::new(display, "no records"));
     } else if non_blank > MAX_RECORDS {
-        problems.push(format!(
-            "{display}: too many records: {non_blank} (maximum {MAX_RECORDS})"
+        problems.push(Problem::new(
+            display,
+            format!("too many records: {non_blank} (maximum {MAX_RECORDS})"),
         ));
     }
     (records, problems)
 }
 
-/// One JSON object per non-blank line, with one `DISPLAY:LINE: reason` problem per line that is
-/// not one — without the record-count rules of [`scan_jsonl_bytes`] (any number, including none).
+/// One JSON object per non-blank line, with one problem per line that is not one — without the record-count rules of [`scan_jsonl_bytes`] (any number, including none).
 fn scan_jsonl_objects(
     display: &str,
     bytes: &[u8],
     mut check: impl FnMut(&Record) -> Option<String>,
-) -> (Vec<Record>, Vec<String>) {
+) -> (Vec<Record>, Vec<Problem>) {
     let mut records = Vec::new();
     let mut problems = Vec::new();
     for (line_number, line) in jsonl_lines(bytes) {
@@ -121,7 +116,7 @@ fn scan_jsonl_objects(
         });
         match record.and_then(|record| check(&record).map_or(Ok(record), Err)) {
             Ok(record) => records.push(record),
-            Err(reason) => problems.push(format!("{display}:{line_number}: {reason}")),
+            Err(reason) => problems.push(Problem::at_line(display, line_number, reason)),
         }
     }
     (records, problems)
@@ -171,11 +166,11 @@ pub fn parse_object_line(line: &str) -> Result<Value, String> {
 
 /// A serde_json error as a reason for a single line: "invalid JSON: <what> at column N".
 pub fn json_reason(err: &serde_json::Error) -> String {
-    let message = err.to_string();
-    let what = message
-        .rfind(" at line ")
-        .map_or(message.as_str(), |cut| &message[..cut]);
-    format!("invalid JSON: {what} at column {}", err.column())
+    format!(
+        "invalid JSON: {} at column {}",
+        json_error_what(err),
+        err.column()
+    )
 }
 
 #[cfg(test)]
@@ -184,6 +179,7 @@ mod tests {
 
     fn read_jsonl_bytes(display: &str, bytes: &[u8]) -> Result<Vec<Record>, Vec<String>> {
         into_result(scan_jsonl_bytes(display, bytes))
+            .map_err(|problems| problems.iter().map(Problem::to_string).collect())
     }
 
     #[test]

@@ -5,15 +5,18 @@
 
 mod candidates;
 mod jsonl;
+mod source;
+mod stream;
 
-use std::path::PathBuf;
+use std::path::Path;
 
-pub use candidates::Candidate;
+pub use candidates::{Candidate, CandidateSource};
 use jsonl::read_jsonl;
-pub use jsonl::{json_reason, jsonl_line, jsonl_lines, parse_object_line, read_input_file, Record};
+pub use jsonl::{json_reason, jsonl_lines, parse_object_line, Record};
+pub use source::{read_input_file, Source};
+pub use stream::JsonlStream;
 
-use crate::config::RunConfig;
-use crate::error::bad_input;
+use crate::error::{invalid, Problem};
 
 /// Everything loaded and validated for one run.
 #[derive(Debug)]
@@ -26,23 +29,27 @@ pub struct Inputs {
     pub valset: Option<Vec<Record>>,
 }
 
-/// Load and validate every input named by `config`, reporting all problems at once. The dataset
-/// and valset are read on their own threads, beside the candidates.
-pub fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
-    let read_split = |path: &Option<PathBuf>| {
-        path.as_deref().map(|path| match path.to_str() {
-            Some("-") => Err(vec![
-                "-: --dataset and --valset read files, not stdin (candidates can come from stdin)"
-                    .to_string(),
-            ]),
+/// Load and validate the candidates, dataset and valset, reporting all problems at once. The
+/// dataset and valset are read on their own threads, beside the candidates.
+pub fn load_inputs(
+    candidates: &CandidateSource,
+    dataset: Option<&Path>,
+    valset: Option<&Path>,
+) -> anyhow::Result<Inputs> {
+    let read_split = |path: Option<&Path>| {
+        path.map(|path| match path.to_str() {
+            Some("-") => Err(vec![Problem::new(
+                "-",
+                "--dataset and --valset read files, not stdin (candidates can come from stdin)",
+            )]),
             _ => read_jsonl(path),
         })
     };
     let (candidates, dataset, valset, mut problems) = std::thread::scope(|scope| {
-        let dataset = scope.spawn(|| read_split(&config.dataset));
-        let valset = scope.spawn(|| read_split(&config.valset));
+        let dataset = scope.spawn(|| read_split(dataset));
+        let valset = scope.spawn(|| read_split(valset));
         let mut problems = Vec::new();
-        let candidates = candidates::load(&config.candidates, &mut problems);
+        let candidates = candidates::load(candidates, &mut problems);
         let joined = |handle: std::thread::ScopedJoinHandle<'_, _>| {
             handle
                 .join()
@@ -50,7 +57,7 @@ pub fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
         };
         (candidates, joined(dataset), joined(valset), problems)
     });
-    let mut keep_records = |split: Option<Result<Vec<Record>, Vec<String>>>| {
+    let mut keep_records = |split: Option<Result<Vec<Record>, Vec<Problem>>>| {
         split.map(|result| {
             result.unwrap_or_else(|mut split_problems| {
                 problems.append(&mut split_problems);
@@ -61,7 +68,7 @@ pub fn load_inputs(config: &RunConfig) -> anyhow::Result<Inputs> {
     let dataset = keep_records(dataset);
     let valset = keep_records(valset);
     if !problems.is_empty() {
-        return Err(bad_input(problems.join("\n")));
+        return Err(invalid(problems));
     }
     Ok(Inputs {
         candidates,

@@ -8,13 +8,15 @@ mod stdout;
 mod summary;
 mod text;
 
-pub use preflight::{print_preflight, print_preflight_failure, PreflightReport, ProbeAnswer};
+pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use results_file::ResultsFile;
 pub use stdout::{print_stdout, stdout_until_closed};
 pub use summary::{CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
 
 use std::io::IsTerminal;
+
+use crate::error::Fatal;
 
 /// The styles evalctl paints with, when colour is on.
 #[derive(Debug, Clone, Copy)]
@@ -27,7 +29,7 @@ pub enum Paint {
     Heading,
 }
 
-/// `text` in `style` when `color` is on (decided once, from `--color` and NO_COLOR), else as is.
+/// `text` in `style` when `color` is on, else as is.
 pub fn paint(style: Paint, text: &str, color: bool) -> String {
     let code = match style {
         Paint::Error => "1;31",
@@ -50,52 +52,134 @@ pub enum Format {
     Json,
 }
 
-impl Format {
-    /// The explicit choice, else text on a terminal and JSON otherwise.
-    pub fn resolve(choice: Option<Format>) -> Format {
-        choice.unwrap_or(if std::io::stdout().is_terminal() {
-            Format::Text
-        } else {
-            Format::Json
-        })
-    }
+/// When to colour (`--color`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ColorWhen {
+    /// On a terminal, unless NO_COLOR is set (non-empty) or TERM is `dumb`.
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
 }
 
-/// Print the run summary in `format`.
-pub fn print_summary(summary: &Summary, format: Format, color: bool) -> anyhow::Result<()> {
-    match format {
-        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(summary)?)),
-        Format::Text => print_stdout(&text::render(summary, color)),
-    }
+/// How one command reports, resolved once from `--format` and `--color`: the format of its
+/// stdout document, and whether each stream is painted (each judged on its own, so a table
+/// redirected to a file carries no colour codes while errors on a terminal still do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reporter {
+    /// The stdout document's format: the explicit choice, else text on a terminal and JSON
+    /// otherwise — the same default for every command.
+    pub format: Format,
+    /// Whether stdout's text is painted.
+    pub color_stdout: bool,
+    /// Whether stderr's diagnostics are painted.
+    pub color_stderr: bool,
 }
 
-/// Print a diagnostic line on stderr, its `warning:` prefix painted.
-pub fn print_warning(line: &str, color: bool) {
-    match line.strip_prefix("warning:") {
-        Some(rest) => diag!("{}{rest}", paint(Paint::Warning, "warning", color) + ":"),
-        None => diag!("{line}"),
+impl Reporter {
+    /// Resolve `format` and `color` for this process's streams.
+    pub fn new(format: Option<Format>, color: ColorWhen) -> Reporter {
+        let stdout_terminal = std::io::stdout().is_terminal();
+        let painted = |terminal: bool| match color {
+            ColorWhen::Always => true,
+            ColorWhen::Never => false,
+            ColorWhen::Auto => {
+                terminal
+                    && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
+                    && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
+            }
+        };
+        Reporter {
+            format: format.unwrap_or(if stdout_terminal {
+                Format::Text
+            } else {
+                Format::Json
+            }),
+            color_stdout: painted(stdout_terminal),
+            color_stderr: painted(std::io::stderr().is_terminal()),
+        }
     }
-}
 
-/// Tell the user, on stderr, which candidates failed `--fail-under threshold`.
-pub fn print_gate_failures(failed: &[&CandidateSummary], threshold: f64) {
-    for candidate in failed {
-        match candidate.score {
-            Some(score) => diag!(
-                "fail-under: candidate {} scored {score:.4}, below {threshold}",
-                candidate.id
-            ),
-            None => diag!(
-                "fail-under: candidate {} has no score (no call finished)",
-                candidate.id
-            ),
+    /// `warning: MESSAGE` on stderr, the prefix painted.
+    pub fn warning(&self, message: impl std::fmt::Display) {
+        diag!(
+            "{}: {message}",
+            paint(Paint::Warning, "warning", self.color_stderr)
+        );
+    }
+
+    /// A plain diagnostic line on stderr (a tally, a note on how far a run got).
+    pub fn note(&self, message: impl std::fmt::Display) {
+        diag!("{message}");
+    }
+
+    /// Report the error that ended a command: every line `error: ...` on stderr (the prefix
+    /// painted on each), and with JSON output the failure document on stdout, so a program
+    /// reading stdout always gets one JSON document.
+    pub fn error(&self, error: &anyhow::Error) {
+        self.diagnose(error);
+        if self.format == Format::Json {
+            let _ = print_failure(&Fatal::messages(error), Fatal::exit_of(error) as u8);
+        }
+    }
+
+    /// An error on stderr only, every line `error: ...`: for a failure the command carries on
+    /// from (a results write), whose stdout document still follows.
+    pub fn diagnose(&self, error: &anyhow::Error) {
+        let prefix = paint(Paint::Error, "error", self.color_stderr);
+        for message in Fatal::messages(error) {
+            diag!("{prefix}: {message}");
+        }
+    }
+
+    /// The same as [`Reporter::error`] for a failure that is not an error value (an
+    /// interruption before any result): `message` on stderr as a warning, and the JSON failure
+    /// document with `exit`.
+    pub fn stopped(&self, message: &str, exit: crate::exit::Exit) {
+        self.warning(message);
+        if self.format == Format::Json {
+            let _ = print_failure(&[message.to_string()], exit as u8);
         }
     }
 }
 
+/// Print `{"ok": false, "exit", "errors"}` on stdout: what a command prints instead of its
+/// normal JSON document when it fails.
+pub fn print_failure(errors: &[String], exit: u8) -> anyhow::Result<()> {
+    let failure = serde_json::json!({"ok": false, "exit": exit, "errors": errors});
+    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&failure)?))
+}
+
+/// Print the run summary in the reporter's format.
+pub fn print_summary(summary: &Summary, reporter: Reporter) -> anyhow::Result<()> {
+    match reporter.format {
+        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(summary)?)),
+        Format::Text => print_stdout(&text::render(summary, reporter.color_stdout)),
+    }
+}
+
+/// Tell the user, on stderr, which candidates failed `--fail-under threshold`.
+pub fn print_gate_failures(failed: &[&CandidateSummary], threshold: f64, reporter: Reporter) {
+    for candidate in failed {
+        reporter.note(match candidate.score {
+            Some(score) => format!(
+                "fail-under: candidate {} scored {score:.4}, below {threshold}",
+                candidate.id
+            ),
+            None => format!(
+                "fail-under: candidate {} has no score (no call finished)",
+                candidate.id
+            ),
+        });
+    }
+}
+
 /// Tell the user, on stderr, how far an interrupted run got.
-pub fn print_interrupted(finished: usize, planned: usize) {
-    diag!("interrupted: {finished} of {planned} calls finished; the summary covers them");
+pub fn print_interrupted(finished: usize, planned: usize, reporter: Reporter) {
+    reporter.note(format!(
+        "interrupted: {finished} of {planned} calls finished; the summary covers them"
+    ));
 }
 
 /// Tell the user, on stderr, about the first failed calls and the built-in checks that errored.
@@ -105,24 +189,28 @@ pub fn print_diagnostics(
     diagnostics: &Diagnostics,
     calls: usize,
     output: Option<&std::path::Path>,
-    color: bool,
+    reporter: Reporter,
 ) {
-    let prefix = paint(Paint::Warning, "warning", color);
     for failure in &diagnostics.failures {
-        diag!("{prefix}: {failure}");
+        reporter.warning(failure);
     }
     if diagnostics.more_failures > 0 {
         let more = diagnostics.more_failures;
-        match output {
-            Some(path) => diag!("{prefix}: … and {more} more failed calls (every call is in {})", path.display()),
-            None => diag!("{prefix}: … and {more} more failed calls (pass --output FILE.jsonl to keep every call)"),
-        }
+        reporter.warning(match output {
+            Some(path) => format!(
+                "… and {more} more failed calls (every call is in {})",
+                path.display()
+            ),
+            None => format!(
+                "… and {more} more failed calls (pass --output FILE.jsonl to keep every call)"
+            ),
+        });
     }
     for (check, errored) in &diagnostics.errored_checks {
-        diag!(
-            "{prefix}: check {check} errored in {errored} of {} calls and counted as failed (see side_info.check_results{})",
+        reporter.warning(format!(
+            "check {check} errored in {errored} of {} calls and counted as failed (see side_info.check_results{})",
             calls,
             output.map_or(String::new(), |path| format!(" in {}", path.display()))
-        );
+        ));
     }
 }

@@ -1,5 +1,5 @@
 //! The `evalctl preflight` report: what was validated and how the evaluator answered, as one text
-//! line or a JSON document; and, for `--format json`, the failure document CI can parse.
+//! line or a JSON document.
 
 use serde::Serialize;
 
@@ -8,7 +8,7 @@ use super::{print_stdout, EvaluatorInfo, Format};
 /// What a passed preflight checked.
 #[derive(Debug, Clone, Serialize)]
 pub struct PreflightReport {
-    /// Always true (a failed preflight prints [`print_preflight_failure`] instead).
+    /// Always true (a failed preflight prints [`super::print_failure`]'s document instead).
     pub ok: bool,
     /// Which evaluator was checked.
     pub evaluator: EvaluatorInfo,
@@ -54,15 +54,4 @@ pub fn print_preflight(report: &PreflightReport, format: Format) -> anyhow::Resu
             print_stdout(&line)
         }
     }
-}
-
-/// Print `{"ok": false, "exit", "errors"}` for a failed preflight (`--format json`): `message` is
-/// what stderr shows, one problem a line.
-pub fn print_preflight_failure(message: &str, exit: u8) -> anyhow::Result<()> {
-    let errors: Vec<&str> = message
-        .lines()
-        .map(|line| line.strip_prefix("error: ").unwrap_or(line))
-        .collect();
-    let failure = serde_json::json!({"ok": false, "exit": exit, "errors": errors});
-    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&failure)?))
 }

@@ -30,7 +30,7 @@ pub async fn preflight(
 ) -> anyhow::Result<Probe> {
     let fail = |cause: String| -> anyhow::Error {
         Fatal::Preflight(format!(
-            "error: evaluator preflight failed for {}: {cause}",
+            "evaluator preflight failed for {}: {cause}",
             evaluator.describe()
         ))
         .into()

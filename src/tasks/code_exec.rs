@@ -14,8 +14,8 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::error::bad_input;
 use crate::error::Fatal;
+use crate::error::{bad_input, Problem};
 use crate::process_group::GroupKiller;
 use crate::text::{clip, io_reason, one_line, seconds};
 
@@ -68,8 +68,9 @@ pub fn ensure_python() -> anyhow::Result<()> {
         Err(err) if err.kind() == ErrorKind::NotFound => "it was not found on PATH".to_string(),
         Err(err) => format!("it cannot be started: {}", io_reason(&err)),
     };
-    Err(bad_input(format!(
-        "error: code_exec tasks run their assertions with {PYTHON}, but {why}"
+    Err(bad_input(Problem::new(
+        "code_exec",
+        format!("tasks run their assertions with {PYTHON}, but {why}"),
     )))
 }
 

@@ -6,16 +6,16 @@ use super::report;
 use super::score::{read_outputs, score_all};
 use super::validate::{load_tasks, TaskFile};
 use super::{RenderConfig, ScoreConfig, ValidateConfig};
-use crate::error::bad_input;
+use crate::error::{invalid, Problem};
 use crate::exit::Exit;
-use crate::report::print_stdout;
+use crate::report::{print_stdout, Reporter, ResultsFile};
 
 /// `evalctl tasks validate`: report every error on stdout, a tally on stderr; exit 2 on any
 /// error unless `--allow-bad-tasks`.
-pub fn validate(config: &ValidateConfig) -> anyhow::Result<Exit> {
+pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let file = load_tasks(&config.file)?;
-    print_stdout(&report::validation_report(&file, config.format)?)?;
-    diag!("{}", report::validation_tally(&file));
+    print_stdout(&report::validation_report(&file, reporter.format)?)?;
+    reporter.note(report::validation_tally(&file));
     Ok(if file.errors.is_empty() || config.allow_bad_tasks {
         Exit::Success
     } else {
@@ -25,10 +25,10 @@ pub fn validate(config: &ValidateConfig) -> anyhow::Result<Exit> {
 
 /// `evalctl tasks render`: one `{"task_id", "prompt"}` JSON line per valid task. When
 /// `--allow-bad-tasks` skipped every record, stdout stays empty and a warning says so (exit 0).
-pub fn render(config: &RenderConfig) -> anyhow::Result<Exit> {
-    let file = load_valid(&config.file, config.allow_bad_tasks)?;
+pub fn render(config: &RenderConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let file = load_valid(&config.file, config.allow_bad_tasks, reporter)?;
     if file.tasks.is_empty() {
-        diag!("warning: {}: no valid tasks to render", file.display);
+        reporter.warning(format!("{}: no valid tasks to render", file.display));
     }
     print_stdout(&report::rendered_prompts(&file.tasks)?)?;
     Ok(Exit::Success)
@@ -37,74 +37,98 @@ pub fn render(config: &RenderConfig) -> anyhow::Result<Exit> {
 /// `evalctl tasks score`: score every task's output, write per-task lines to `--output`, print
 /// the summary. Exit 1 when a task has no output or an output names no task; an output for a task
 /// skipped as invalid (`--allow-bad-tasks`) is only warned about.
-pub fn score(config: &ScoreConfig) -> anyhow::Result<Exit> {
-    let file = load_valid(&config.file, config.allow_bad_tasks)?;
-    let (outputs_display, outputs) = read_outputs(&config.outputs)?;
+pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
+    let outputs = read_outputs(&config.outputs);
+    let output = config
+        .output
+        .as_deref()
+        .map_or(Ok(()), ResultsFile::check_writable);
+    let (file, (outputs_display, outputs)) = match (file, outputs, output) {
+        (Ok(file), Ok(outputs), Ok(())) => (file, outputs),
+        (file, outputs, output) => {
+            let errors = [file.err(), outputs.err(), output.err()];
+            return Err(crate::error::Fatal::merge(errors.into_iter().flatten()));
+        }
+    };
     let summary = score_all(&file, outputs_display, outputs, config.code_timeout)?;
+    let mut write_failed = false;
     if let Some(path) = &config.output {
-        report::write_task_scores(path, &summary.tasks)?;
+        let written = ResultsFile::open(path).and_then(|mut results| {
+            summary
+                .tasks
+                .iter()
+                .try_for_each(|score| results.append(score))
+        });
+        if let Err(error) = written {
+            reporter.diagnose(&error);
+            write_failed = true;
+        }
     }
-    print_stdout(&report::score_report(&summary, config.format)?)?;
+    print_stdout(&report::score_report(&summary, reporter)?)?;
     if summary.interrupted {
-        diag!(
+        reporter.note(format!(
             "interrupted: {} of {} tasks scored; the results so far are written and summarised",
             summary.tasks.len(),
             file.tasks.len()
-        );
+        ));
         return Ok(Exit::Interrupted);
     }
     if !summary.missing.is_empty() {
-        diag!(
-            "warning: {} of {} tasks have no output and score 0: {}",
+        reporter.warning(format!(
+            "{} of {} tasks have no output and score 0: {}",
             summary.missing.len(),
             summary.overall.tasks,
             summary.missing.join(", ")
-        );
+        ));
     }
     for unknown in &summary.unknown_outputs {
-        diag!(
-            "warning: {}:{}: no task has id {:?}",
-            summary.outputs_file,
-            unknown.line,
-            unknown.task_id
-        );
+        reporter.warning(format!(
+            "{}:{}: no task has id {:?}",
+            summary.outputs_file, unknown.line, unknown.task_id
+        ));
     }
     for ignored in &summary.ignored_outputs {
-        diag!(
-            "warning: {}:{}: output for invalid task {:?} ignored",
-            summary.outputs_file,
-            ignored.line,
-            ignored.task_id
-        );
+        reporter.warning(format!(
+            "{}:{}: output for invalid task {:?} ignored",
+            summary.outputs_file, ignored.line, ignored.task_id
+        ));
     }
-    Ok(
-        if summary.missing.is_empty() && summary.unknown_outputs.is_empty() {
-            Exit::Success
-        } else {
-            Exit::EvaluationFailed
-        },
-    )
+    Ok(if write_failed {
+        Exit::Internal
+    } else if summary.missing.is_empty() && summary.unknown_outputs.is_empty() {
+        Exit::Success
+    } else {
+        Exit::EvaluationFailed
+    })
 }
 
 /// Load a tasks file for `render` or `score`: any invalid record is a bad-input error listing all
 /// of them, unless `allow_bad_tasks`, which reports them as warnings and keeps the valid ones.
-fn load_valid(path: &Path, allow_bad_tasks: bool) -> anyhow::Result<TaskFile> {
+fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow::Result<TaskFile> {
     let file = load_tasks(path)?;
-    let mut lines = report::task_error_lines(&file);
+    let lines = report::task_error_lines(&file);
     if lines.is_empty() {
         return Ok(file);
     }
     if !allow_bad_tasks {
-        lines.push(format!(
-            "{}: {} task-spec errors; fix them (see `evalctl tasks validate`) or pass \
-             --allow-bad-tasks to skip them",
-            file.display,
-            file.errors.len()
+        let mut problems: Vec<Problem> = file
+            .errors
+            .iter()
+            .map(|error| error.to_problem(&file.display))
+            .collect();
+        problems.push(Problem::new(
+            file.display.as_str(),
+            format!(
+                "{} task-spec errors; fix them (see `evalctl tasks validate`) or pass \
+                 --allow-bad-tasks to skip them",
+                file.errors.len()
+            ),
         ));
-        return Err(bad_input(report::error_message(&lines)));
+        return Err(invalid(problems));
     }
     for line in lines {
-        diag!("warning: skipped: {line}");
+        reporter.warning(format!("skipped: {line}"));
     }
     Ok(file)
 }

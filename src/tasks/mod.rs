@@ -17,15 +17,11 @@ use std::time::Duration;
 pub use command::{render, score, validate};
 pub use spec::{Category, MetricName, PostProcess};
 
-use crate::report::Format;
-
 /// `evalctl tasks validate`.
 #[derive(Debug, Clone)]
 pub struct ValidateConfig {
     /// The tasks JSONL file.
     pub file: PathBuf,
-    /// How errors are reported on stdout.
-    pub format: Format,
     /// Exit 0 even when some records are invalid.
     pub allow_bad_tasks: bool,
 }
@@ -45,11 +41,9 @@ pub struct ScoreConfig {
     /// The tasks JSONL file.
     pub file: PathBuf,
     /// The model outputs, `{"task_id", "output"}` per line.
-    pub outputs: crate::source::Source,
+    pub outputs: crate::input::Source,
     /// Where to write one result line per task, if anywhere.
     pub output: Option<PathBuf>,
-    /// How the summary is printed on stdout.
-    pub format: Format,
     /// Score the valid tasks even when others are invalid (they are reported on stderr).
     pub allow_bad_tasks: bool,
     /// The time limit of each `code_exec` assertion script.

@@ -1,37 +1,25 @@
 //! How `evalctl tasks` reports: validation errors (text lines or a JSON array), rendered prompts
 //! (JSON lines), the score summary (text table or JSON) and the per-task results file.
 
-use std::io::Write;
-use std::path::Path;
-
 use serde::Serialize;
 
 use super::render::render_prompt;
-use super::score::{Aggregate, ScoreSummary, TaskScore};
+use super::score::{Aggregate, ScoreSummary};
 use super::spec::Task;
 use super::validate::{TaskError, TaskFile};
-use crate::report::Format;
+use crate::report::{Format, Reporter};
 
-/// The validation report: one `FILE:LINE: task_id: rule: field: detail` line per error, or a JSON
+/// The validation report: one `FILE:LINE: task ID, field F: rule: detail` line per error, or a JSON
 /// array of `{line, task_id, rule, field, detail}` objects.
 pub fn validation_report(file: &TaskFile, format: Format) -> anyhow::Result<String> {
     Ok(match format {
         Format::Text => file
             .errors
             .iter()
-            .map(|error| format!("{}\n", error.to_line(&file.display)))
+            .map(|error| format!("{}\n", error.to_problem(&file.display)))
             .collect(),
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&file.errors)?),
     })
-}
-
-/// Problems as one message, each line starting with `error: `.
-pub fn error_message(problems: &[String]) -> String {
-    problems
-        .iter()
-        .map(|problem| format!("error: {problem}"))
-        .collect::<Vec<_>>()
-        .join("\n")
 }
 
 /// The one-line tally for stderr: `FILE: N valid tasks, M errors`.
@@ -49,7 +37,7 @@ pub fn validation_tally(file: &TaskFile) -> String {
 pub fn task_error_lines(file: &TaskFile) -> Vec<String> {
     file.errors
         .iter()
-        .map(|error: &TaskError| error.to_line(&file.display))
+        .map(|error: &TaskError| error.to_problem(&file.display).to_string())
         .collect()
 }
 
@@ -72,27 +60,9 @@ pub fn rendered_prompts(tasks: &[Task]) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// Write one JSON line per task result to `path` (created or truncated).
-pub fn write_task_scores(path: &Path, scores: &[TaskScore]) -> anyhow::Result<()> {
-    let write = || -> std::io::Result<()> {
-        let mut file = std::io::BufWriter::new(std::fs::File::create(path)?);
-        for score in scores {
-            serde_json::to_writer(&mut file, score)?;
-            file.write_all(b"\n")?;
-        }
-        file.flush()
-    };
-    write().map_err(|err| {
-        crate::error::bad_input(format!(
-            "error: --output {}: cannot write: {err}",
-            path.display()
-        ))
-    })
-}
-
-/// The score summary in `format`.
-pub fn score_report(summary: &ScoreSummary, format: Format) -> anyhow::Result<String> {
-    match format {
+/// The score summary in the reporter's format.
+pub fn score_report(summary: &ScoreSummary, reporter: Reporter) -> anyhow::Result<String> {
+    match reporter.format {
         Format::Json => Ok(format!("{}\n", serde_json::to_string_pretty(summary)?)),
         Format::Text => Ok(score_text(summary)),
     }

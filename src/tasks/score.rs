@@ -9,13 +9,12 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::code_exec::{self, CodeOutcome};
-use super::report::error_message;
 use super::spec::{Category, MetricName, PostProcess, Task};
 use super::validate::TaskFile;
-use crate::error::{bad_input, Fatal};
+use crate::error::{bad_input, invalid, Fatal, Problem};
+use crate::input::Source;
 use crate::input::{jsonl_lines, parse_object_line};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
-use crate::source::Source;
 use crate::text::json_type;
 
 /// One model output, as read from the outputs file.
@@ -34,9 +33,7 @@ pub struct ModelOutput {
 /// then every task is missing.
 pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>)> {
     let display = source.display();
-    let bytes = source
-        .read()
-        .map_err(|problem| bad_input(error_message(&[problem])))?;
+    let bytes = source.read().map_err(bad_input)?;
     // One pass over the lines in order, so problems come out in line order.
     let mut problems = Vec::new();
     let mut outputs = Vec::new();
@@ -45,7 +42,7 @@ pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>
         let record = match text.and_then(parse_object_line) {
             Ok(record) => record,
             Err(reason) => {
-                problems.push(format!("{display}:{line}: {reason}"));
+                problems.push(Problem::at_line(display.as_str(), line, reason));
                 continue;
             }
         };
@@ -60,8 +57,10 @@ pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>
         match (field("task_id"), field("output")) {
             (Ok(task_id), Ok(output)) => {
                 if let Some(first) = first_line.get(&task_id) {
-                    problems.push(format!(
-                        "{display}:{line}: task {task_id:?} already has an output on line {first}"
+                    problems.push(Problem::at_line(
+                        display.as_str(),
+                        line,
+                        format!("task {task_id:?} already has an output on line {first}"),
                     ));
                     continue;
                 }
@@ -74,7 +73,7 @@ pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>
             }
             (id, output) => {
                 for reason in [id.err(), output.err()].into_iter().flatten() {
-                    problems.push(format!("{display}:{line}: {reason}"));
+                    problems.push(Problem::at_line(display.as_str(), line, reason));
                 }
             }
         }
@@ -82,7 +81,7 @@ pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>
     if problems.is_empty() {
         Ok((display, outputs))
     } else {
-        Err(bad_input(error_message(&problems)))
+        Err(invalid(problems))
     }
 }
 

@@ -10,7 +10,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::spec::{Category, FewShotExample, MetricName, PostProcess, Task};
-use crate::error::bad_input;
+use crate::error::{bad_input, Problem};
 use crate::input::{json_reason, jsonl_lines, read_input_file};
 use crate::text::{clip, json_type};
 
@@ -112,20 +112,30 @@ pub struct TaskError {
 }
 
 impl TaskError {
-    /// The text-report line: `FILE:LINE: task_id: rule: field: detail`. A field name from the
-    /// record (an unknown key) that is not plain `[A-Za-z0-9_.\[\]]+` is JSON-quoted, so it can
-    /// neither break the line nor fake its `: ` separators.
-    pub fn to_line(&self, file: &str) -> String {
-        format!(
-            "{file}:{}: {}: {}: {}: {}",
+    /// The problem as every command reports it: `FILE:LINE: task ID, field F: RULE: detail`
+    /// (the task and field only when known). A field name from the record (an unknown key) that
+    /// is not plain `[A-Za-z0-9_.\[\]-]+` is JSON-quoted, so it can neither break the line nor
+    /// fake its `: ` separators.
+    pub fn to_problem(&self, file: &str) -> Problem {
+        let task = self
+            .task_id
+            .as_deref()
+            .map(|id| format!("task {}", quoted_field(id)));
+        let field = self
+            .field
+            .as_deref()
+            .map(|field| format!("field {}", quoted_field(field)));
+        let location: Vec<String> = task.into_iter().chain(field).collect();
+        let problem = Problem::at_line(
+            file,
             self.line,
-            self.task_id.as_deref().unwrap_or("?"),
-            self.rule.name(),
-            self.field
-                .as_deref()
-                .map_or(Cow::Borrowed("-"), quoted_field),
-            self.detail
-        )
+            format!("{}: {}", self.rule.name(), self.detail),
+        );
+        if location.is_empty() {
+            problem
+        } else {
+            problem.at(location.join(", "))
+        }
     }
 }
 
@@ -134,7 +144,7 @@ fn quoted_field(field: &str) -> Cow<'_, str> {
     let plain = !field.is_empty()
         && field
             .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'[' | b']'));
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.' | b'[' | b']'));
     if plain {
         Cow::Borrowed(field)
     } else {
@@ -161,12 +171,12 @@ pub struct TaskFile {
 pub fn load_tasks(path: &Path) -> anyhow::Result<TaskFile> {
     let display = path.display().to_string();
     let bytes = read_input_file(path)
-        .map_err(|reason| bad_input(format!("error: tasks file {display}: {reason}")))?;
+        .map_err(|reason| bad_input(Problem::new(display.as_str(), reason)))?;
     let file = validate_bytes(display, &bytes);
     if file.tasks.is_empty() && file.errors.is_empty() {
-        return Err(bad_input(format!(
-            "error: tasks file {}: no tasks (the file is empty)",
-            file.display
+        return Err(bad_input(Problem::new(
+            file.display,
+            "no tasks (the file is empty)",
         )));
     }
     Ok(file)
@@ -668,19 +678,28 @@ mod tests {
             field: None,
             detail: "x".into(),
         };
-        assert_eq!(error.to_line("f.jsonl"), "f.jsonl:4: ?: bad_json: -: x");
+        let line = |error: &TaskError, file: &str| error.to_problem(file).to_string();
+        assert_eq!(line(&error, "f.jsonl"), "f.jsonl:4: bad_json: x");
         let field = |name: &str| TaskError {
             field: Some(name.into()),
             ..error.clone()
         };
         assert_eq!(
-            field("few_shot_examples[0].prompt").to_line("f"),
-            "f:4: ?: bad_json: few_shot_examples[0].prompt: x"
+            line(&field("few_shot_examples[0].prompt"), "f"),
+            "f:4: field few_shot_examples[0].prompt: bad_json: x"
         );
         assert_eq!(
-            field("a\nb: c").to_line("f"),
-            "f:4: ?: bad_json: \"a\\nb: c\": x"
+            line(&field("a\nb: c"), "f"),
+            "f:4: field \"a\\nb: c\": bad_json: x"
         );
-        assert_eq!(field("").to_line("f"), "f:4: ?: bad_json: \"\": x");
+        assert_eq!(line(&field(""), "f"), "f:4: field \"\": bad_json: x");
+        let with_id = TaskError {
+            task_id: Some("t-1".into()),
+            ..field("targets")
+        };
+        assert_eq!(
+            line(&with_id, "f"),
+            "f:4: task t-1, field targets: bad_json: x"
+        );
     }
 }

@@ -8,7 +8,7 @@ use std::net::IpAddr;
 
 use reqwest::Url;
 
-use crate::error::bad_input;
+use crate::error::bad_flag;
 
 /// Providers with a default endpoint, as `(name, base URL)`. Any other provider needs a base URL.
 pub const PROVIDERS: &[(&str, &str)] = &[
@@ -65,9 +65,10 @@ impl Endpoint {
             .split_once('/')
             .filter(|(provider, model)| !provider.trim().is_empty() && !model.trim().is_empty())
             .ok_or_else(|| {
-                bad_input(format!(
-                    "error: --judge-model {judge_model:?}: expected PROVIDER/MODEL, e.g. openai/gpt-4o-mini"
-                ))
+                bad_flag(
+                    "--judge-model",
+                    format!("{judge_model:?}: expected PROVIDER/MODEL, e.g. openai/gpt-4o-mini"),
+                )
             })?;
         let provider_lower = provider.to_ascii_lowercase();
         let env_nonempty = |name: &str| env(name).filter(|value| !value.trim().is_empty());
@@ -85,14 +86,17 @@ impl Endpoint {
             (format!("the {provider_lower} default"), url.to_string())
         } else {
             let known: Vec<&str> = PROVIDERS.iter().map(|(name, _)| *name).collect();
-            return Err(bad_input(format!(
-                "error: --judge-model {judge_model:?}: provider {provider:?} has no default endpoint; \
-                 pass --judge-base-url URL or set {BASE_URL_ENV} (providers with a default: {})",
-                known.join(", ")
-            )));
+            return Err(bad_flag(
+                "--judge-model",
+                format!(
+                    "{judge_model:?}: provider {provider:?} has no default endpoint; pass \
+                     --judge-base-url URL or set {BASE_URL_ENV} (providers with a default: {})",
+                    known.join(", ")
+                ),
+            ));
         };
         let base = parse_base_url(&url)
-            .map_err(|reason| bad_input(format!("error: {source} {url:?}: {reason}")))?;
+            .map_err(|reason| bad_flag(&source, format!("{url:?}: {reason}")))?;
         let mut chat_url = base.clone();
         chat_url.set_path(&format!(
             "{}/chat/completions",
@@ -102,9 +106,10 @@ impl Endpoint {
         let key_env = match api_key_env {
             Some(name) => {
                 if name.is_empty() || name.contains(['=', '\0']) {
-                    return Err(bad_input(format!(
-                        "error: --judge-api-key-env {name:?}: not a valid environment variable name"
-                    )));
+                    return Err(bad_flag(
+                        "--judge-api-key-env",
+                        format!("{name:?}: not a valid environment variable name"),
+                    ));
                 }
                 name.to_string()
             }

@@ -21,8 +21,7 @@ use serde_json::{json, Value};
 
 use super::transport::{build_client, display_url, send_json, url_secrets};
 use super::{Call, Evaluator};
-use crate::config::ExecConfig;
-use crate::error::bad_input;
+use crate::error::bad_flag;
 use crate::protocol::{Attempt, ErrorKind, Retry};
 use crate::secrets::Secrets;
 use endpoint::Endpoint;
@@ -52,18 +51,22 @@ pub struct JudgeSpec {
 /// Build the judge evaluator: resolve the endpoint and key from the flags and the environment,
 /// load the rubric. Configuration problems are bad input (exit 2); a missing key is reported by
 /// preflight's setup check (exit 3).
-pub fn build(spec: &JudgeSpec, exec: &ExecConfig) -> anyhow::Result<Arc<dyn Evaluator>> {
+pub fn build(
+    spec: &JudgeSpec,
+    timeout: Duration,
+    concurrency: usize,
+) -> anyhow::Result<Arc<dyn Evaluator>> {
     if spec.objective.trim().is_empty() {
-        return Err(bad_input("error: --objective must not be empty"));
+        return Err(bad_flag("--objective", "must not be empty"));
     }
     if !spec.temperature.is_finite() || spec.temperature < 0.0 {
-        return Err(bad_input(format!(
-            "error: --judge-temperature {}: must be a finite number >= 0",
-            spec.temperature
-        )));
+        return Err(bad_flag(
+            "--judge-temperature",
+            format!("{}: must be a finite number >= 0", spec.temperature),
+        ));
     }
     if spec.max_tokens == Some(0) {
-        return Err(bad_input("error: --judge-max-tokens must be at least 1"));
+        return Err(bad_flag("--judge-max-tokens", "must be at least 1"));
     }
     let endpoint = Endpoint::resolve(
         &spec.model,
@@ -83,10 +86,10 @@ pub fn build(spec: &JudgeSpec, exec: &ExecConfig) -> anyhow::Result<Arc<dyn Eval
         })
         .transpose()
         .map_err(|_| {
-            bad_input(format!(
-                "error: the API key in {} is not usable in an HTTP header",
-                endpoint.key_env
-            ))
+            bad_flag(
+                &endpoint.key_env,
+                "the API key is not usable in an HTTP header",
+            )
         })?;
     let url_secrets = url_secrets(&endpoint.base);
     let secrets = Secrets::new(
@@ -99,8 +102,8 @@ pub fn build(spec: &JudgeSpec, exec: &ExecConfig) -> anyhow::Result<Arc<dyn Eval
     Ok(Arc::new(JudgeEvaluator {
         secrets,
         system_message: prompt::system_message(rubric.as_ref()),
-        client: build_client(exec.timeout, exec.concurrency)?,
-        timeout: exec.timeout,
+        client: build_client(timeout, concurrency)?,
+        timeout,
         objective: spec.objective.clone(),
         temperature: spec.temperature,
         max_tokens: spec.max_tokens,

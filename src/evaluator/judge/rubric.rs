@@ -7,7 +7,8 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::bad_input;
+use crate::error::{invalid, Problem};
+use crate::input::Source;
 use crate::text::{clip, json_type};
 
 /// A validated rubric.
@@ -31,17 +32,20 @@ pub struct Dimension {
 }
 
 impl Rubric {
-    /// Read and validate a rubric file. Problems are bad input (exit 2), one
-    /// `error: --rubric FILE: field: reason` line each, all of them at once.
+    /// Read and validate a rubric file. Problems are bad input (exit 2), one `FILE: field:
+    /// reason` problem each, all of them at once.
     pub fn load(path: &Path) -> anyhow::Result<Rubric> {
-        let line = |reason: &str| format!("error: --rubric {}: {reason}", path.display());
-        let text = std::fs::read_to_string(path)
-            .map_err(|err| bad_input(line(&format!("cannot read: {err}"))))?;
-        let value: Value = serde_json::from_str(&text)
-            .map_err(|err| bad_input(line(&format!("not valid JSON: {err}"))))?;
+        let source = Source::File(path.to_path_buf());
+        let value = source
+            .read_json("a rubric object {\"dimensions\": [...]}")
+            .map_err(|problem| invalid(vec![problem]))?;
         Rubric::from_value(&value).map_err(|problems| {
-            let lines: Vec<String> = problems.iter().map(|problem| line(problem)).collect();
-            bad_input(lines.join("\n"))
+            invalid(
+                problems
+                    .into_iter()
+                    .map(|problem| Problem::new(source.display(), problem))
+                    .collect(),
+            )
         })
     }
 

@@ -1,0 +1,99 @@
+//! Where a file-or-stdin argument reads from (`-` means standard input), and the one way any
+//! input file is opened and read: a directory, a missing file and an OS error are worded the same
+//! for every command (`PATH: is a directory, not a file`, `PATH: cannot read: REASON`), stdin is
+//! named `<stdin>`, and a whole JSON document is decoded the same everywhere (a UTF-8 BOM is
+//! ignored, as in JSONL inputs).
+
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use crate::error::Problem;
+use crate::text::io_reason;
+
+/// A file, or standard input.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Source {
+    /// Standard input (`-`).
+    Stdin,
+    /// A file.
+    File(PathBuf),
+}
+
+impl Source {
+    /// `-` is standard input; anything else is a file path.
+    pub fn from_arg(arg: &str) -> Source {
+        match arg {
+            "-" => Source::Stdin,
+            path => Source::File(PathBuf::from(path)),
+        }
+    }
+
+    /// How messages name it: the path as given, or `<stdin>`.
+    pub fn display(&self) -> String {
+        match self {
+            Source::Stdin => "<stdin>".to_string(),
+            Source::File(path) => path.display().to_string(),
+        }
+    }
+
+    /// All of it, or the problem (a directory, a missing file, ...).
+    pub fn read(&self) -> Result<Vec<u8>, Problem> {
+        let read = match self {
+            Source::Stdin => {
+                let mut bytes = Vec::new();
+                std::io::stdin()
+                    .lock()
+                    .read_to_end(&mut bytes)
+                    .map(|_| bytes)
+                    .map_err(|err| format!("cannot read: {}", io_reason(&err)))
+            }
+            Source::File(path) => read_input_file(path),
+        };
+        read.map_err(|reason| Problem::new(self.display(), reason))
+    }
+
+    /// The one JSON document it holds (a checks file, an FEP request, a rubric): read whole, a
+    /// leading UTF-8 BOM ignored; an empty file is a problem that says what `expected` is.
+    pub fn read_json(&self, expected: &str) -> Result<Value, Problem> {
+        let bytes = self.read()?;
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        if bytes.iter().all(u8::is_ascii_whitespace) {
+            return Err(Problem::new(
+                self.display(),
+                format!("the file is empty (expected {expected})"),
+            ));
+        }
+        serde_json::from_slice(bytes)
+            .map_err(|err| Problem::new(self.display(), document_json_reason(&err)))
+    }
+}
+
+/// The bytes of an input file, or why not: `is a directory, not a file` or
+/// `cannot read: <reason>` (the caller names the file).
+pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
+    if path.is_dir() {
+        return Err("is a directory, not a file".to_string());
+    }
+    std::fs::read(path).map_err(|err| format!("cannot read: {}", io_reason(&err)))
+}
+
+/// A serde_json error in a whole document: "invalid JSON: <what> at line L, column C".
+pub fn document_json_reason(err: &serde_json::Error) -> String {
+    format!(
+        "invalid JSON: {} at line {}, column {}",
+        json_error_what(err),
+        err.line(),
+        err.column()
+    )
+}
+
+/// A serde_json error's description without its position.
+pub fn json_error_what(err: &serde_json::Error) -> String {
+    let message = err.to_string();
+    message
+        .rfind(" at line ")
+        .map_or(message.as_str(), |cut| &message[..cut])
+        .to_string()
+}

@@ -1,0 +1,85 @@
+//! The streaming JSONL reader: records read one line at a time from a file or a pipe, so memory
+//! does not grow with the input. Lines are read by the same [`jsonl_line`] as whole-file inputs
+//! and problems are worded the same.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader};
+
+use serde_json::Value;
+
+use super::jsonl::{jsonl_line, parse_object_line};
+use super::source::Source;
+use crate::error::Problem;
+use crate::text::io_reason;
+
+/// The non-blank records of a JSONL file or stdin, in order.
+pub struct JsonlStream {
+    reader: Box<dyn BufRead>,
+    /// How messages name the source.
+    pub display: String,
+    line: usize,
+    buffer: Vec<u8>,
+    done: bool,
+    /// Reading failed before the end (its problem has been returned).
+    pub unreadable: bool,
+}
+
+impl JsonlStream {
+    /// Open `source`, or the problem (a directory, a missing file, ...).
+    pub fn open(source: &Source) -> Result<JsonlStream, Problem> {
+        let reader: Box<dyn BufRead> = match source {
+            Source::Stdin => Box::new(BufReader::with_capacity(1 << 16, std::io::stdin().lock())),
+            Source::File(path) if path.is_dir() => {
+                return Err(Problem::new(source.display(), "is a directory, not a file"))
+            }
+            Source::File(path) => File::open(path)
+                .map(|file| Box::new(BufReader::with_capacity(1 << 16, file)) as Box<dyn BufRead>)
+                .map_err(|err| {
+                    Problem::new(
+                        source.display(),
+                        format!("cannot read: {}", io_reason(&err)),
+                    )
+                })?,
+        };
+        Ok(JsonlStream {
+            reader,
+            display: source.display(),
+            line: 0,
+            buffer: Vec::new(),
+            done: false,
+            unreadable: false,
+        })
+    }
+
+    /// The next record and its 1-based line, the problem of its line, or `None` at the end.
+    pub fn next_record(&mut self) -> Option<Result<(usize, Value), Problem>> {
+        while !self.done {
+            self.buffer.clear();
+            match self.reader.read_until(b'\n', &mut self.buffer) {
+                Ok(0) => self.done = true,
+                Ok(_) => {
+                    self.line += 1;
+                    let raw = self.buffer.strip_suffix(b"\n").unwrap_or(&self.buffer);
+                    if let Some(line) = jsonl_line(self.line, raw) {
+                        return Some(
+                            line.and_then(parse_object_line)
+                                .map(|value| (self.line, value))
+                                .map_err(|reason| {
+                                    Problem::at_line(self.display.as_str(), self.line, reason)
+                                }),
+                        );
+                    }
+                }
+                Err(err) => {
+                    self.done = true;
+                    self.unreadable = true;
+                    return Some(Err(Problem::new(
+                        self.display.as_str(),
+                        format!("cannot read: {}", io_reason(&err)),
+                    )));
+                }
+            }
+        }
+        None
+    }
+}
