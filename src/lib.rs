@@ -6,16 +6,10 @@
 //! `protocol` (payload, score validation) → `report` (results file, summary).
 //!
 //! The binary's entry point is [`main_entry`]. Modules are private, so the compiler reports any
-//! code nothing uses; `metrics` and `tasks` are public for the golden-file and fixture tests.
+//! code nothing uses; `metrics`, `tasks` and `spec` are public for the golden-file, fixture and
+//! conformance tests. Only `report` prints: the print lints below enforce it.
 
-/// `eprintln!` that cannot panic: when stderr is closed or full, the diagnostic is lost, not the
-/// run (its exit code still tells the outcome).
-macro_rules! diag {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        let _ = writeln!(std::io::stderr(), $($arg)*);
-    }};
-}
+#![warn(clippy::print_stdout, clippy::print_stderr)]
 
 mod checks;
 mod cli;

@@ -177,6 +177,10 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     for candidate in inputs.candidates.iter().filter(|c| c.text.is_empty()) {
         reporter.warning(format!("candidate {} is empty", candidate.id));
     }
+    let first_example = inputs.dataset.as_ref().and_then(|records| records.first());
+    for warning in evaluator.setup_warnings(first_example) {
+        reporter.warning(warning);
+    }
     Ok((inputs, evaluator))
 }
 

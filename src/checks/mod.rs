@@ -264,6 +264,17 @@ impl Check {
         self.kind
     }
 
+    /// The JSONPaths among this check's arguments that select nothing in `context`.
+    pub fn unmatched_paths(&self, context: &Value) -> Vec<&str> {
+        self.args
+            .iter()
+            .filter_map(|arg| match &arg.source {
+                ArgSource::Path(path) if path.first(context).is_err() => Some(path.text()),
+                _ => None,
+            })
+            .collect()
+    }
+
     /// What makes this check invalid; empty when it is valid.
     pub fn problems(&self) -> &[Problem] {
         &self.problems

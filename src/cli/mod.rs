@@ -177,11 +177,10 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
                 .lines()
                 .filter(|line| !line.trim_start().starts_with("tip:"))
                 .collect();
-            diag!(
-                "{}",
-                without_tip.join("\n").replace("\n\n\n", "\n\n").trim_end()
-            );
-            diag!(
+            lenient
+                .reporter
+                .note(without_tip.join("\n").replace("\n\n\n", "\n\n").trim_end());
+            lenient.reporter.note(format!(
                 "hint: evaluator arguments that start with '-' go inside one quoted string: \
                  --evaluator-command {:?}",
                 words
@@ -190,7 +189,7 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
                     .chain(script)
                     .collect::<Vec<_>>()
                     .join(" ")
-            );
+            ));
         }
         _ => {
             let _ = error.print();

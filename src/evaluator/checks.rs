@@ -20,7 +20,8 @@ use serde_json::{json, Map, Value};
 use super::{Call, Evaluator};
 use crate::checks::{load_checks_file, CaseClock, Check, Context, PathCache, Status};
 use crate::error::{bad_input, Problem};
-use crate::protocol::{Attempt, Retry};
+use crate::input::Record;
+use crate::protocol::{Attempt, Retry, PREFLIGHT_CANDIDATE};
 
 /// The side-info key listing the checks that errored in a call (read by the report layer).
 pub const ERRORED_CHECKS: &str = "errored_checks";
@@ -65,6 +66,37 @@ impl Evaluator for ChecksEvaluator {
 
     fn describe(&self) -> String {
         format!("checks file {}", self.path.display())
+    }
+
+    /// A JSONPath that matches nothing in the first dataset record would make its check error
+    /// on every call: most likely a misspelt field.
+    fn setup_warnings(&self, first_example: Option<&Record>) -> Vec<String> {
+        let Some(example) = first_example else {
+            return Vec::new();
+        };
+        let call = Call {
+            candidate: PREFLIGHT_CANDIDATE,
+            task_model: None,
+            example: Some(example),
+        };
+        let context = Context::new(test_case(&call), json!({ "value": call.candidate }));
+        self.checks
+            .iter()
+            .zip(&self.names)
+            .flat_map(|(check, name)| {
+                check
+                    .unmatched_paths(context.value())
+                    .into_iter()
+                    .map(move |path| {
+                        format!(
+                            "{}: check {name}: JSONPath `{path}` matches nothing in the first \
+                             dataset record (line {}); the check will error on such records",
+                            self.path.display(),
+                            example.line
+                        )
+                    })
+            })
+            .collect()
     }
 
     /// The checks were validated when the file was loaded; a probe would add nothing.

@@ -80,6 +80,12 @@ pub trait Evaluator: Send + Sync {
         Ok(())
     }
 
+    /// What preflight should warn about, given the first dataset record (if any): things that
+    /// are not errors but likely mistakes, such as a check's JSONPath that matches nothing in it.
+    fn setup_warnings(&self, _first_example: Option<&crate::input::Record>) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether preflight sends a probe call.
     fn probes(&self) -> bool {
         true

@@ -1,6 +1,15 @@
 //! Everything a run reports: the per-call result records and their `--output` file, the summary
 //! (text or JSON), and the progress display. Only this layer prints run results.
 
+/// `eprintln!` that cannot panic: when stderr is closed or full, the diagnostic is lost, not the
+/// run (its exit code still tells the outcome). Only the report layer has it.
+macro_rules! diag {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod preflight;
 mod progress;
 mod results_file;

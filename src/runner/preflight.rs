@@ -47,6 +47,15 @@ pub async fn preflight(
     let (attempt, _) = call_with_retries(evaluator, &call, retries).await;
     match attempt.score {
         Ok(score) => Ok(Probe::Answered(score)),
-        Err(error) => Err(fail(error.message)),
+        Err(error) => Err(fail(format!(
+            "the probe call (candidate {PREFLIGHT_CANDIDATE:?}{}) failed: {} — an evaluator \
+             that cannot score this sentinel candidate can be run with --skip-preflight",
+            if first_example.is_some() {
+                ", the first dataset record as example"
+            } else {
+                ""
+            },
+            error.message
+        ))),
     }
 }
