@@ -80,6 +80,12 @@ pub trait Evaluator: Send + Sync {
         Ok(())
     }
 
+    /// Checks that need a request but spend nothing (a judge's key against the models
+    /// endpoint); run by preflight unless `--skip-preflight`.
+    async fn check_access(&self) -> Result<(), String> {
+        Ok(())
+    }
+
     /// What preflight should warn about, given the first dataset record (if any): things that
     /// are not errors but likely mistakes, such as a check's JSONPath that matches nothing in it.
     fn setup_warnings(&self, _first_example: Option<&crate::input::Record>) -> Vec<String> {

@@ -36,7 +36,11 @@ pub async fn preflight(
         .into()
     };
     evaluator.check_setup().map_err(fail)?;
-    if !probe || !evaluator.probes() {
+    if !probe {
+        return Ok(Probe::Skipped);
+    }
+    evaluator.check_access().await.map_err(fail)?;
+    if !evaluator.probes() {
         return Ok(Probe::Skipped);
     }
     let call = Call {

@@ -19,7 +19,7 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde_json::{json, Value};
 
-use super::transport::{build_client, display_url, send_json, url_secrets};
+use super::transport::{build_client, display_url, send_json, transport_error, url_secrets};
 use super::{Call, Evaluator};
 use crate::error::bad_flag;
 use crate::protocol::{Attempt, ErrorKind, Retry};
@@ -208,6 +208,35 @@ impl Evaluator for JudgeEvaluator {
             ));
         }
         Ok(())
+    }
+
+    /// `GET {base}/models` with the key: free, and a rejected key (401, 403) or an unreachable
+    /// server shows before any call. Any other answer (some compatible servers have no models
+    /// endpoint) says nothing against the judge.
+    async fn check_access(&self) -> Result<(), String> {
+        let mut models_url = self.endpoint.base.clone();
+        models_url.set_path(&format!(
+            "{}/models",
+            self.endpoint.base.path().trim_end_matches('/')
+        ));
+        let mut request = self.client.get(models_url).timeout(self.timeout);
+        if let Some(authorization) = &self.authorization {
+            request = request.header(AUTHORIZATION, authorization.clone());
+        }
+        match request.send().await {
+            Ok(response) if matches!(response.status().as_u16(), 401 | 403) => Err(format!(
+                "the API rejected the key in {} (HTTP {} from the models endpoint)",
+                self.endpoint.key_env,
+                response.status().as_u16()
+            )),
+            Ok(_) => Ok(()),
+            Err(err) => Err(self.secrets.redact(
+                &transport_error(&err, self.timeout)
+                    .score
+                    .err()
+                    .map_or_else(String::new, |error| error.message),
+            )),
+        }
     }
 
     fn probes(&self) -> bool {
