@@ -151,7 +151,7 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
     );
     evalctl()
         .current_dir(dir.path())
-        .args(["run", "--dataset", "data.jsonl", "--checks", "bad.json", "--candidate", "x", "--output", "out.jsonl"])
+        .args(["run", "--format", "text", "--dataset", "data.jsonl", "--checks", "bad.json", "--candidate", "x", "--output", "out.jsonl"])
         .assert()
         .code(2)
         .stdout("")
@@ -167,16 +167,16 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         ("{\"checks\": []}", "error: empty.json: checks: no checks"),
         (
             "[]",
-            "error: empty.json: expected an object {\"checks\": [...]}, got array",
+            "error: empty.json: expected an object {\"checks\": [...]}, found array",
         ),
         ("{\"checks\": [", "error: empty.json: invalid JSON"),
         (
             "",
-            "error: empty.json: the checks file is empty (expected {\"checks\": [...]})\n",
+            "error: empty.json: the file is empty (expected {\"checks\": [...]})\n",
         ),
         (
             " \n\t\n",
-            "error: empty.json: the checks file is empty (expected {\"checks\": [...]})\n",
+            "error: empty.json: the file is empty (expected {\"checks\": [...]})\n",
         ),
     ] {
         write(dir.path(), "empty.json", text);

@@ -147,7 +147,7 @@ fn flags_of_another_evaluator_are_usage_errors() {
     let cases: [(&[&str], &str); 6] = [
         (
             &["--evaluator-command", "sh e.sh", "--header", "X: y"],
-            "error: --header only applies to --evaluator-url",
+            "error: --header: only applies to --evaluator-url",
         ),
         (
             &[
@@ -156,23 +156,23 @@ fn flags_of_another_evaluator_are_usage_errors() {
                 "--evaluator-cwd",
                 ".",
             ],
-            "error: --evaluator-cwd only applies to --evaluator-command",
+            "error: --evaluator-cwd: only applies to --evaluator-command",
         ),
         (
             &["--evaluator-url", "http://127.0.0.1:9/", "--objective", "x"],
-            "error: --objective only applies to --judge-model",
+            "error: --objective: only applies to --judge-model",
         ),
         (
             &["--checks", "c.json", "--rubric", "r.json"],
-            "error: --rubric only applies to --judge-model",
+            "error: --rubric: only applies to --judge-model",
         ),
         (
             &["--checks", "c.json", "--judge-temperature", "0.5"],
-            "error: --judge-temperature only applies to --judge-model",
+            "error: --judge-temperature: only applies to --judge-model",
         ),
         (
             &["--judge-model", "openai/m"],
-            "error: --judge-model needs --objective TEXT",
+            "error: --judge-model: needs --objective TEXT",
         ),
     ];
     for (args, message) in cases {
@@ -370,13 +370,20 @@ fn preflight_format_json_reports_usage_errors_on_stdout_too() {
         assert_eq!(report["exit"], 2);
         assert!(!report["errors"][0].as_str().unwrap().is_empty());
     }
-    // Other commands keep stdout for data only.
+    // Every other command prints the same failure document.
     let out = evalctl()
         .args(["run", "--format", "json", "--bogus"])
         .output()
         .unwrap();
     assert_eq!(code(&out), 2);
-    assert!(out.stdout.is_empty());
+    assert_eq!(
+        common::json_stdout(&out),
+        serde_json::json!({
+            "ok": false,
+            "exit": 2,
+            "errors": ["unexpected argument '--bogus' found"]
+        })
+    );
 }
 
 #[test]

@@ -5,7 +5,7 @@ mod fep_support;
 
 use std::fs;
 
-use fep_support::{check, evalctl, evaluate};
+use fep_support::{bad_input_report, check, evalctl, evaluate};
 use predicates::prelude::*;
 use serde_json::{json, Value};
 
@@ -20,21 +20,32 @@ fn every_request_problem_is_reported_at_once_and_nothing_runs() {
         "outputs": [{"value": "x"}, {"id": "o"}],
         "checks": [{"type": "exact_match"}, {"type": "regex", "arguments": {"text": "a", "pattern": "("}}]
     });
-    evalctl()
+    let errors = [
+        "<stdin>: outputs: 2 outputs for 3 test cases (outputs[i] belongs to test_cases[i])",
+        "<stdin>: test_cases[1]: missing required field `id`",
+        "<stdin>: test_cases[2].id: must be a string, got number",
+        "<stdin>: test_cases[2].input: must be a string or an object, got number",
+        "<stdin>: test_cases[2].checks[0].type: unknown check type `similarity` (known: exact_match, contains, regex, threshold)",
+        "<stdin>: outputs[1]: missing required field `value`",
+        "<stdin>: checks[0]: missing required field `arguments`",
+    ];
+    let (document, stderr) = bad_input_report(&errors);
+    // On a pipe the output is JSON: the failure document on stdout, the same lines on stderr.
+    let assert = evalctl()
         .args(["fep", "evaluate", "-"])
         .write_stdin(request.to_string())
         .assert()
         .code(2)
+        .stderr(stderr.clone());
+    let printed: Value = serde_json::from_slice(&assert.get_output().stdout).unwrap();
+    assert_eq!(printed, document);
+    evalctl()
+        .args(["fep", "evaluate", "--format", "text", "-"])
+        .write_stdin(request.to_string())
+        .assert()
+        .code(2)
         .stdout("")
-        .stderr(
-            "error: <stdin>: outputs: 2 outputs for 3 test cases (outputs[i] belongs to test_cases[i])\n\
-             error: <stdin>: test_cases[1]: missing required field `id`\n\
-             error: <stdin>: test_cases[2].id: must be a string, got number\n\
-             error: <stdin>: test_cases[2].input: must be a string or an object, got number\n\
-             error: <stdin>: test_cases[2].checks[0].type: unknown check type `similarity` (known: exact_match, contains, regex, threshold)\n\
-             error: <stdin>: outputs[1]: missing required field `value`\n\
-             error: <stdin>: checks[0]: missing required field `arguments`\n",
-        );
+        .stderr(stderr);
 }
 
 #[test]
@@ -72,7 +83,7 @@ fn an_empty_request_is_a_completed_run() {
 #[test]
 fn a_request_with_no_check_at_all_is_rejected() {
     let output = evalctl()
-        .args(["fep", "evaluate", "-"])
+        .args(["fep", "evaluate", "--format", "text", "-"])
         .write_stdin(r#"{"test_cases": [{"id": "a", "input": "x"}], "outputs": [{"value": "x"}]}"#)
         .output()
         .unwrap();
@@ -169,7 +180,7 @@ fn streaming_problems_name_file_and_line() {
     .unwrap();
     evalctl()
         .current_dir(dir.path())
-        .args(["fep", "evaluate", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"])
+        .args(["fep", "evaluate", "--format", "text", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"])
         .assert()
         .code(2)
         .stdout("")
@@ -191,7 +202,7 @@ fn a_bad_checks_file_stops_the_streaming_mode_before_it_runs() {
     .unwrap();
     evalctl()
         .current_dir(dir.path())
-        .args(["fep", "evaluate", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"])
+        .args(["fep", "evaluate", "--format", "text", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"])
         .assert()
         .code(2)
         .stdout("")

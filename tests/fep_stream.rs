@@ -8,7 +8,7 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use fep_support::{check, evalctl};
+use fep_support::{bad_input_report, check, evalctl};
 use serde_json::{json, Value};
 
 const CASES: &str = "{\"id\": \"a\", \"input\": \"q\", \"expected\": \"Paris\"}\n\n\
@@ -140,18 +140,23 @@ fn a_problem_late_in_a_pipe_leaves_stdout_empty() {
         .collect();
     let outputs = "{\"value\": \"Paris\"}\n".repeat(3000);
     fs::write(dir.path().join("outputs.jsonl"), outputs).unwrap();
-    let piped = run_piped(
-        dir.path(),
-        &STREAM_FROM_STDIN,
-        format!("{cases}{{\"input\": \"q\"}}\n").as_bytes(),
-    );
+    let stdin = format!("{cases}{{\"input\": \"q\"}}\n");
+    let errors = [
+        "/dev/stdin:3001: missing required field `id`",
+        "outputs.jsonl: 3000 outputs for 3001 test cases in /dev/stdin (record i of each belongs together)",
+    ];
+    let (document, stderr) = bad_input_report(&errors);
+    let text = [&["--format", "text"][..], &STREAM_FROM_STDIN[..]].concat();
+    let piped = run_piped(dir.path(), &text, stdin.as_bytes());
     assert_eq!(piped.status.code(), Some(2));
     assert!(piped.stdout.is_empty(), "nothing half-written on stdout");
-    assert_eq!(
-        String::from_utf8(piped.stderr).unwrap(),
-        "error: /dev/stdin:3001: missing required field `id`\n\
-         error: outputs.jsonl: 3000 outputs for 3001 test cases in /dev/stdin (record i of each belongs together)\n"
-    );
+    assert_eq!(String::from_utf8(piped.stderr).unwrap(), stderr);
+    // With JSON output (the default on a pipe) stdout holds the failure document and nothing else.
+    let piped = run_piped(dir.path(), &STREAM_FROM_STDIN, stdin.as_bytes());
+    assert_eq!(piped.status.code(), Some(2));
+    let printed: Value = serde_json::from_slice(&piped.stdout).expect("one JSON document");
+    assert_eq!(printed, document);
+    assert_eq!(String::from_utf8(piped.stderr).unwrap(), stderr);
 }
 
 #[test]
@@ -168,7 +173,14 @@ fn line_problems_read_like_the_run_inputs() {
     .unwrap();
     evalctl()
         .current_dir(dir.path())
-        .args(["fep", "evaluate", "--test-cases", "cases.jsonl"])
+        .args([
+            "fep",
+            "evaluate",
+            "--format",
+            "text",
+            "--test-cases",
+            "cases.jsonl",
+        ])
         .args(&STREAM_FROM_STDIN[4..])
         .assert()
         .code(2)
@@ -188,6 +200,8 @@ fn unreadable_inputs_are_all_named() {
         .args([
             "fep",
             "evaluate",
+            "--format",
+            "text",
             "--test-cases",
             "nope.jsonl",
             "--outputs",
@@ -211,12 +225,19 @@ fn a_directory_is_one_problem_without_a_count_mismatch() {
     fs::create_dir(dir.path().join("cases")).unwrap();
     evalctl()
         .current_dir(dir.path())
-        .args(["fep", "evaluate", "--test-cases", "cases"])
+        .args([
+            "fep",
+            "evaluate",
+            "--format",
+            "text",
+            "--test-cases",
+            "cases",
+        ])
         .args(&STREAM_FROM_STDIN[4..])
         .assert()
         .code(2)
         .stdout("")
-        .stderr("error: cases: cannot read: Is a directory\n");
+        .stderr("error: cases: is a directory, not a file\n");
 }
 
 /// Run `args` with stdout's read end closed before anything is written; returns the exit code.
@@ -292,6 +313,8 @@ fn a_stream_with_no_check_at_all_is_rejected() {
         &[
             "fep",
             "evaluate",
+            "--format",
+            "text",
             "--test-cases",
             "cases.jsonl",
             "--outputs",

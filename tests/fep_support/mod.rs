@@ -69,3 +69,14 @@ pub fn error_of(result: &Value) -> (String, String) {
             .to_string(),
     )
 }
+
+/// What a command reports when it stops on bad input (exit 2) with `errors`: the JSON failure
+/// document printed on stdout with JSON output, and the `error: ` lines printed on stderr.
+pub fn bad_input_report(errors: &[&str]) -> (Value, String) {
+    let document = json!({"ok": false, "exit": 2, "errors": errors});
+    let stderr = errors
+        .iter()
+        .map(|error| format!("error: {error}\n"))
+        .collect();
+    (document, stderr)
+}
