@@ -7,7 +7,7 @@ use crate::config::RunConfig;
 use crate::error::Fatal;
 use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
-use crate::input::{load_inputs, Inputs};
+use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::report::{
     self, EvaluatorInfo, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
@@ -72,7 +72,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),
         config.score_range,
-        finished.elapsed.as_secs_f64() * 1000.0,
+        crate::text::milliseconds(finished.elapsed),
         finished.interrupted,
     );
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
@@ -94,7 +94,13 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let gate_failed = below.is_some_and(|(_, failed)| !failed.is_empty());
     Ok(if results_failed {
         Exit::Internal
-    } else if summary.calls.errors > 0 || gate_failed {
+    } else if summary.calls.errors > 0 {
+        reporter.note(format!(
+            "exit 1: {} of {} calls failed",
+            summary.calls.errors, summary.calls.total
+        ));
+        Exit::EvaluationFailed
+    } else if gate_failed {
         Exit::EvaluationFailed
     } else {
         Exit::Success
@@ -177,11 +183,34 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     for candidate in inputs.candidates.iter().filter(|c| c.text.is_empty()) {
         reporter.warning(format!("candidate {} is empty", candidate.id));
     }
+    if let CandidateSource::Files(_) = &config.candidates {
+        for candidate in inputs
+            .candidates
+            .iter()
+            .filter(|c| looks_like_jsonl(&c.text))
+        {
+            reporter.warning(format!(
+                "candidate file {} looks like JSONL (a JSON object on its first line); it is \
+                 scored as one candidate text. Did you mean --dataset {0} or --candidates {0}?",
+                candidate.id
+            ));
+        }
+    }
     let first_example = inputs.dataset.as_ref().and_then(|records| records.first());
     for warning in evaluator.setup_warnings(first_example) {
         reporter.warning(warning);
     }
     Ok((inputs, evaluator))
+}
+
+/// Whether a candidate file's text looks like JSONL: its first non-blank line is a JSON object
+/// and so is its second, if it has one.
+fn looks_like_jsonl(text: &str) -> bool {
+    let mut lines = text.lines().filter(|line| !line.trim().is_empty());
+    let is_object = |line: &str| {
+        serde_json::from_str::<serde_json::Value>(line).is_ok_and(|value| value.is_object())
+    };
+    lines.next().is_some_and(is_object) && lines.next().is_none_or(is_object)
 }
 
 fn evaluator_info(evaluator: &dyn Evaluator) -> EvaluatorInfo {

@@ -73,6 +73,11 @@ pub fn seconds(duration: Duration) -> String {
     format!("{}s", duration.as_secs_f64())
 }
 
+/// A duration in milliseconds, to the microsecond (no float noise such as `239.77047000000002`).
+pub fn milliseconds(duration: std::time::Duration) -> f64 {
+    duration.as_micros() as f64 / 1000.0
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -36,7 +36,8 @@ pub struct RunArgs {
 
     /// Command evaluator, run without a shell: payload on stdin, JSON on stdout. Takes several
     /// words (`bash eval.sh`) or one shell-quoted string (`"python3 eval.py --strict"`).
-    #[arg(long, value_name = "CMD", num_args = 1.., action = clap::ArgAction::Set)]
+    #[arg(long, value_name = "CMD", num_args = 1.., action = clap::ArgAction::Set,
+          visible_alias = "evaluator-cmd")]
     pub evaluator_command: Option<Vec<String>>,
 
     /// Working directory of the command evaluator.
@@ -115,11 +116,12 @@ pub struct RunArgs {
     pub timeout: Duration,
 
     /// Retries for transport failures, HTTP 429 and 5xx (never for a bad score or non-zero exit).
-    #[arg(long, value_name = "N", default_value_t = 2)]
+    #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
+          value_parser = parse_count)]
     pub retries: u32,
 
     /// Only the first N examples of each split.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", value_parser = parse_limit)]
     pub limit: Option<u64>,
 
     /// Do not probe the evaluator before the run (inputs are still validated).
@@ -146,6 +148,20 @@ pub enum ScoreRangeArg {
 
 /// The longest `--timeout` accepted: a day.
 const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// A whole number of 0 or more (`--retries`).
+fn parse_count(text: &str) -> Result<u32, String> {
+    text.parse()
+        .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
+}
+
+/// A whole number of 1 or more (`--limit`).
+fn parse_limit(text: &str) -> Result<u64, String> {
+    match text.parse() {
+        Ok(0) | Err(_) => Err(format!("'{text}' is not a whole number of 1 or more")),
+        Ok(limit) => Ok(limit),
+    }
+}
 
 fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text

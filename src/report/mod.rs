@@ -118,6 +118,15 @@ impl Reporter {
         );
     }
 
+    /// `failed: MESSAGE` on stderr, the prefix painted like an error: a failed call, which
+    /// makes the run exit 1 but does not stop it.
+    pub fn failure(&self, message: impl std::fmt::Display) {
+        diag!(
+            "{}: {message}",
+            paint(Paint::Error, "failed", self.color_stderr)
+        );
+    }
+
     /// A plain diagnostic line on stderr (a tally, a note on how far a run got).
     pub fn note(&self, message: impl std::fmt::Display) {
         diag!("{message}");
@@ -201,11 +210,11 @@ pub fn print_diagnostics(
     reporter: Reporter,
 ) {
     for failure in &diagnostics.failures {
-        reporter.warning(failure);
+        reporter.failure(failure);
     }
     if diagnostics.more_failures > 0 {
         let more = diagnostics.more_failures;
-        reporter.warning(match output {
+        reporter.failure(match output {
             Some(path) => format!(
                 "… and {more} more failed calls (every call is in {})",
                 path.display()

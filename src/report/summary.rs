@@ -149,6 +149,8 @@ pub struct Tally {
     calls: Calls,
     usage: Option<Usage>,
     diagnostics: Diagnostics,
+    /// The first failed calls in plan order, keyed by (candidate, split, example).
+    first_failures: BTreeMap<(usize, usize, usize), String>,
     /// The evaluator is the built-in checks, whose side info names the checks that errored
     /// (another evaluator's side info is its own business).
     built_in_checks: bool,
@@ -157,7 +159,8 @@ pub struct Tally {
 /// What stderr is told after a run: the first failed calls, and the built-in checks that errored.
 #[derive(Debug, Default)]
 pub struct Diagnostics {
-    /// `label: kind: message` of the first failed calls.
+    /// `label: kind: message` of the first failed calls in plan order (candidate, split,
+    /// example), whatever order they finished in.
     pub failures: Vec<String>,
     /// Failed calls not in `failures`.
     pub more_failures: usize,
@@ -203,6 +206,7 @@ impl Tally {
             },
             usage: None,
             diagnostics: Diagnostics::default(),
+            first_failures: BTreeMap::new(),
             built_in_checks,
         }
     }
@@ -212,14 +216,25 @@ impl Tally {
         self.calls.total += 1;
         if let Some(error) = &record.error {
             self.calls.errors += 1;
-            if self.diagnostics.failures.len() < FAILURES_SHOWN {
-                self.diagnostics.failures.push(format!(
+            let key = (
+                self.candidate_index
+                    .get(&record.candidate_id)
+                    .copied()
+                    .unwrap_or(usize::MAX),
+                split_slot(record.split),
+                record.example_index.unwrap_or(0),
+            );
+            self.first_failures.insert(
+                key,
+                format!(
                     "{}: {}: {}",
                     record.call_label(),
                     error.kind.as_str(),
                     error.message
-                ));
-            } else {
+                ),
+            );
+            if self.first_failures.len() > FAILURES_SHOWN {
+                self.first_failures.pop_last();
                 self.diagnostics.more_failures += 1;
             }
         } else {
@@ -287,7 +302,8 @@ impl Tally {
                 }
             })
             .collect();
-        let diagnostics = self.diagnostics;
+        let mut diagnostics = self.diagnostics;
+        diagnostics.failures = self.first_failures.into_values().collect();
         let summary = Summary {
             evaluator,
             score_range,

@@ -134,6 +134,6 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         side_info: attempt.side_info,
         error,
         attempts,
-        latency_ms: started.elapsed().as_secs_f64() * 1000.0,
+        latency_ms: crate::text::milliseconds(started.elapsed()),
     }
 }
