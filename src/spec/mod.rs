@@ -5,6 +5,7 @@
 //! semantics this module follows. The entry points are [`load_spec`] (decode, normalise, validate)
 //! and `evaluate_run` (one run record → one evaluation record).
 
+pub mod command;
 pub mod decode;
 pub mod evidence;
 pub mod judges;
