@@ -23,6 +23,7 @@ mod files;
 mod generation;
 mod gofmt;
 mod json;
+mod math;
 mod numeric;
 mod postcondition;
 mod text;
@@ -125,6 +126,7 @@ pub fn check_config(kind: &str, config: Option<&Value>) -> Vec<ConfigProblem> {
         "bleu_score" => generation::check_bleu(config),
         "rouge_score" => generation::check_rouge(config),
         "chrf_score" => generation::check_chrf(config),
+        "math_equivalence" => math::check(config),
         "code_execution" => code_execution::check(config),
         "tool_call_assertion" => tool_calls::check(config),
         "postcondition" => postcondition::check(config),
@@ -294,6 +296,7 @@ enum Prepared {
     BleuScore(Result<generation::BleuConfig, String>),
     RougeScore(Result<generation::RougeConfig, String>),
     ChrfScore(Result<generation::ChrfConfig, String>),
+    MathEquivalence(Result<math::MathConfig, String>),
     JsonSchema(json::SchemaCache),
     JsonPathMatch,
     FileExists(Result<files::FileExistsConfig, String>),
@@ -321,6 +324,7 @@ impl Prepared {
             "bleu_score" => Prepared::BleuScore(config::decode(config).map_err(strict)),
             "rouge_score" => Prepared::RougeScore(config::decode(config).map_err(strict)),
             "chrf_score" => Prepared::ChrfScore(config::decode(config).map_err(strict)),
+            "math_equivalence" => Prepared::MathEquivalence(config::decode(config).map_err(strict)),
             "json_schema" => Prepared::JsonSchema(json::SchemaCache::default()),
             "json_path_match" => Prepared::JsonPathMatch,
             "file_exists" => Prepared::FileExists(files::prepare_file_exists(config)),
@@ -395,6 +399,9 @@ impl Validator {
             }),
             Prepared::ChrfScore(config) => with_config(config, |config| {
                 generation::chrf_score(config, actual, expected)
+            }),
+            Prepared::MathEquivalence(config) => with_config(config, |config| {
+                math::math_equivalence(config, actual, expected)
             }),
             Prepared::JsonSchema(cache) => json::json_schema(cache, actual, expected),
             Prepared::JsonPathMatch => json::json_path_match(actual, expected),
