@@ -133,7 +133,7 @@ pub(super) fn compile_schema(schema: &Value) -> Result<CompiledSchema, String> {
 }
 
 /// Compile schema text (the `expected` of json_schema).
-fn compile_schema_text(text: &str) -> Result<CompiledSchema, String> {
+pub(super) fn compile_schema_text(text: &str) -> Result<CompiledSchema, String> {
     let schema = parse_document(text).map_err(|err| format!("parse JSON schema: {err}"))?;
     compile_schema(&schema)
 }
@@ -514,6 +514,24 @@ mod tests {
         let outcome = json_schema(&SchemaCache::default(), &actual, schema);
         assert_eq!(outcome.verdict, Verdict::Fail);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn draft_07_definitions_and_integer_floats_validate() {
+        let schema = r##"{"$schema":"http://json-schema.org/draft-07/schema#",
+            "definitions":{"n":{"type":"integer","minimum":1}},
+            "type":"object","properties":{"n":{"$ref":"#/definitions/n"}}}"##;
+        let cache = SchemaCache::default();
+        assert_eq!(
+            json_schema(&cache, r#"{"n": 2.0}"#, schema).verdict,
+            Verdict::Pass
+        );
+        let outcome = json_schema(&cache, r#"{"n": 0}"#, schema);
+        assert_eq!(outcome.verdict, Verdict::Fail);
+        assert_eq!(outcome.reason, "json schema validation failed");
+        assert!(outcome.evidence.contains_key("validation_error"));
+        let big = json_schema(&cache, r#"{"n": 123456789012345678901234567890}"#, schema);
+        assert_eq!(big.verdict, Verdict::Pass);
     }
 
     #[test]

@@ -476,6 +476,12 @@ impl Validator {
     }
 }
 
+/// Why `schema` (JSON text) is not a usable JSON Schema for the `json_schema` validator
+/// (`parse JSON schema: …` / `resolve JSON schema: …`), or `None` when it is one.
+pub fn json_schema_problem(schema: &str) -> Option<String> {
+    json::compile_schema_text(schema).err()
+}
+
 /// Run `compare` with a decoded config, or turn the config error into the result.
 fn with_config<T>(
     config: &Result<T, String>,
@@ -558,4 +564,78 @@ fn is_pack_error(reason: &str) -> bool {
         || STRICT_CONFIG_TYPES
             .iter()
             .any(|kind| reason.starts_with(&format!("parse {kind} config")))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_type_is_registered() {
+        for kind in VALIDATOR_TYPES {
+            let prepared = Prepared::new(kind, RawConfig::Absent);
+            assert!(!matches!(prepared, Prepared::Unsupported), "{kind}");
+        }
+        let made_up = Validator::new("made_up", None).compare("a", "a");
+        assert_eq!(made_up.reason, "unsupported validator type \"made_up\"");
+        let class = outcome_class("made_up", ResultState::Error, None, None, &made_up.reason);
+        assert_eq!(class, "pack_error");
+    }
+
+    #[test]
+    fn null_config_values_mean_absent() {
+        let config = json!({"max_ngram": null, "smoothing": null, "threshold": null});
+        assert!(check_config("bleu_score", Some(&config)).is_empty());
+        let outcome = Validator::new("bleu_score", Some(&config)).compare("a b c d", "a b c d");
+        assert_eq!(outcome.verdict, Verdict::Pass);
+        assert_eq!(outcome.evidence["max_ngram"], json!(4));
+        let chrf = json!({"char_order": null, "beta": null});
+        assert!(check_config("chrf_score", Some(&chrf)).is_empty());
+        let required = check_config("postcondition", Some(&Value::Null));
+        assert_eq!(required[0].message, "is required");
+        let tool = json!({"tool_name": "search", "count": null, "must_call": null});
+        assert!(check_config("tool_call_assertion", Some(&tool)).is_empty());
+        let exists = json!({"must_exist": null});
+        assert_eq!(
+            Validator::new("file_exists", Some(&exists))
+                .file_missing()
+                .reason,
+            "file does not exist"
+        );
+    }
+
+    #[test]
+    fn load_time_checks_name_the_field() {
+        let config = json!({"threshold": 1.5, "typo": 1});
+        let problems = check_config("fuzzy_match", Some(&config));
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0]
+            .message
+            .starts_with("invalid JSON: unknown field `typo`"));
+        let config = json!({"threshold": 1.5});
+        let problems = check_config("token_f1", Some(&config));
+        assert_eq!(
+            problems,
+            vec![ConfigProblem {
+                at: ".threshold".into(),
+                message: "must be between 0 and 1".into()
+            }]
+        );
+        let config = json!({"pipeline": ["trim", "shout"]});
+        let problems = check_config("normalized_match", Some(&config));
+        assert_eq!(problems[0].at, ".pipeline[1]");
+        assert_eq!(
+            problems[0].message,
+            "\"shout\" is not a supported normalization step"
+        );
+    }
+
+    #[test]
+    fn schema_problems_for_other_modules() {
+        assert_eq!(json_schema_problem(r#"{"type":"object"}"#), None);
+        assert!(json_schema_problem(r#"{"type":12}"#)
+            .is_some_and(|p| p.starts_with("parse JSON schema")));
+    }
 }
