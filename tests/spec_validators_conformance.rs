@@ -1,17 +1,16 @@
 //! The validator cases of the agentclash conformance file (`kind: "validator"`), run through the
 //! public validator API. Every failing case id is reported at once.
 //!
-//! Run-mode cases (a whole recorded run) belong to the spec module's scorer; here they are reduced
-//! to what the validators see — the last `code_executed` payload, the tool-call trace, the captured
-//! file — by a small stand-in for evidence resolution, so the comparisons are pinned too.
+//! Direct cases call [`Validator`] on already-resolved strings; run-mode cases (a whole recorded
+//! run) go through the spec module's `evaluate_run`, so evidence resolution, the tool-call trace
+//! and source pointers are pinned together with the comparisons.
 
 use std::path::Path;
 
-use serde_json::{Map, Value};
+use serde_json::{json, Value};
 
-use evalctl::spec::validators::{
-    outcome_class, ResultState, TargetValue, ToolCall, Validator, ValidatorOutcome, Verdict,
-};
+use evalctl::spec::validators::{outcome_class, ResultState, Validator, ValidatorOutcome, Verdict};
+use evalctl::spec::{evaluate_run, EvaluationSpec, RunRecord, SpecDefinition};
 
 fn cases() -> Vec<Value> {
     let path =
@@ -36,13 +35,27 @@ fn validator(kind: &str, input: &Value) -> Validator {
     }
 }
 
-/// One validator result to check, with the key it is matched by in run cases.
-struct Produced {
-    kind: String,
-    outcome: ValidatorOutcome,
+/// A validator result as the checks see it: the record's field names (`verdict` "" when absent,
+/// `normalized_score`, `raw_output` for the evidence).
+fn outcome_view(kind: &str, outcome: &ValidatorOutcome) -> Value {
+    let class = outcome_class(
+        kind,
+        outcome.state,
+        outcome.verdict,
+        outcome.score,
+        &outcome.reason,
+    );
+    json!({
+        "state": outcome.state.as_str(),
+        "verdict": outcome.verdict.map(Verdict::as_str).unwrap_or(""),
+        "normalized_score": outcome.score,
+        "reason": outcome.reason,
+        "outcome_class": class,
+        "raw_output": outcome.evidence,
+    })
 }
 
-fn direct(input: &Value) -> Vec<(String, Produced)> {
+fn direct(input: &Value) -> Value {
     let kind = text(input, "type");
     let validator = validator(kind, input);
     let actual = match input.get("actual_repeat") {
@@ -53,108 +66,21 @@ fn direct(input: &Value) -> Vec<(String, Produced)> {
         "direct_missing_target" => validator.file_missing().into(),
         _ => validator.compare(&actual, text(input, "expected")).into(),
     };
-    vec![(
-        String::new(),
-        Produced {
-            kind: kind.to_string(),
-            outcome,
-        },
-    )]
+    outcome_view(kind, &outcome)
 }
 
-/// Events in scoring order: positive sequence numbers first (ascending), then by time.
-fn ordered_events(input: &Value) -> Vec<Value> {
-    let mut events = input["events"].as_array().cloned().unwrap_or_default();
-    events.sort_by_key(|event| {
-        let sequence = event["sequence_number"].as_i64().filter(|n| *n > 0);
-        (
-            sequence.is_none(),
-            sequence.unwrap_or(0),
-            text(event, "occurred_at").to_string(),
-        )
-    });
-    events
-}
-
-fn run(input: &Value) -> Vec<(String, Produced)> {
-    let events = ordered_events(input);
-    let of_type = |kind: &'static str| {
-        events
-            .iter()
-            .filter(move |event| event["type"] == kind)
-            .map(|event| &event["payload"])
-    };
-    let trace: Vec<ToolCall> = events
-        .iter()
-        .filter(|event| {
-            event["type"] == "tool.call.completed" || event["type"] == "tool.call.failed"
-        })
-        .map(|event| ToolCall {
-            name: text(&event["payload"], "tool_name").to_string(),
-            arguments: event["payload"]
-                .get("arguments")
-                .cloned()
-                .unwrap_or_else(|| Value::Object(Map::new())),
-            failed: event["type"] == "tool.call.failed"
-                || event["payload"]["result"]["is_error"] == true,
-        })
-        .collect();
-    let validators = input["evaluation_spec"]["validators"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    validators
-        .iter()
-        .map(|declared| {
-            let key = text(declared, "key");
-            let kind = text(declared, "type");
-            let validator = Validator::new(kind, declared.get("config"));
-            let outcome = match kind {
-                "code_execution" => {
-                    let payload = of_type("grader.verification.code_executed")
-                        .rfind(|payload| payload["validator_key"] == key);
-                    validator.code_execution(key, payload)
-                }
-                "tool_call_assertion" => validator.tool_call_assertion(&trace),
-                "postcondition" => {
-                    let capture_key = text(declared, "target").trim_start_matches("file:");
-                    let capture = of_type("grader.verification.file_captured")
-                        .rfind(|payload| payload["key"] == capture_key);
-                    let missing_reason;
-                    let target = match capture {
-                        Some(payload) if payload["exists"] == true => {
-                            TargetValue::Present(text(payload, "content"))
-                        }
-                        Some(payload) => {
-                            missing_reason = format!(
-                                "captured file {capture_key:?} does not exist at path {:?}",
-                                text(payload, "path")
-                            );
-                            TargetValue::Missing {
-                                reason: &missing_reason,
-                            }
-                        }
-                        None => {
-                            missing_reason =
-                                format!("file capture key {capture_key:?} is unavailable");
-                            TargetValue::Missing {
-                                reason: &missing_reason,
-                            }
-                        }
-                    };
-                    validator.postcondition(target)
-                }
-                other => panic!("run case with validator type {other} is not reduced here"),
-            };
-            (
-                key.to_string(),
-                Produced {
-                    kind: kind.to_string(),
-                    outcome,
-                },
-            )
-        })
-        .collect()
+/// A whole run through the spec module: the evaluation record as JSON.
+fn run(input: &Value) -> Result<Value, String> {
+    let definition: SpecDefinition = serde_json::from_value(input["evaluation_spec"].clone())
+        .map_err(|err| format!("spec does not decode: {err}"))?;
+    let spec = EvaluationSpec::from_definition(definition)
+        .map_err(|problems| format!("spec rejected: {problems:?}"))?;
+    let run: RunRecord = serde_json::from_value(json!({
+        "challenge_inputs": input["challenge_inputs"],
+        "events": input["events"],
+    }))
+    .map_err(|err| format!("run does not decode: {err}"))?;
+    serde_json::to_value(evaluate_run(&spec, &run)).map_err(|err| err.to_string())
 }
 
 fn numbers_close(expected: &Value, actual: &Value, tolerance: f64) -> bool {
@@ -173,91 +99,74 @@ fn numbers_close(expected: &Value, actual: &Value, tolerance: f64) -> bool {
     }
 }
 
-/// Every mismatch between `expected` and the produced result.
-fn mismatches(expected: &Value, produced: &Produced, tolerance: f64) -> Vec<String> {
-    let outcome = &produced.outcome;
+/// Every mismatch between `expected` and a result view.
+fn mismatches(expected: &Value, got: &Value, tolerance: f64) -> Vec<String> {
     let mut problems = Vec::new();
-    let verdict = outcome.verdict.map(Verdict::as_str).unwrap_or("");
-    let class = outcome_class(
-        &produced.kind,
-        outcome.state,
-        outcome.verdict,
-        outcome.score,
-        &outcome.reason,
-    );
-    let mut check = |what: &str, ok: bool, got: String| {
+    let reason = got["reason"].as_str().unwrap_or("");
+    let mut check = |what: &str, ok: bool, shown: &Value| {
         if !ok {
-            problems.push(format!("{what}: expected {}, got {got}", expected[what]));
+            problems.push(format!("{what}: expected {}, got {shown}", expected[what]));
         }
     };
-    if let Some(want) = expected.get("verdict") {
-        check("verdict", want == verdict, verdict.to_string());
-    }
-    if let Some(want) = expected.get("score") {
-        let ok = match (want.as_f64(), outcome.score) {
-            (Some(want), Some(got)) => (want - got).abs() <= tolerance,
-            (None, None) => true,
-            _ => false,
-        };
-        check("score", ok, format!("{:?}", outcome.score));
-    }
-    if let Some(want) = expected.get("state") {
-        check(
-            "state",
-            want == outcome.state.as_str(),
-            outcome.state.as_str().into(),
-        );
-    }
-    if let Some(want) = expected.get("reason") {
-        check(
-            "reason",
-            want == outcome.reason.as_str(),
-            format!("{:?}", outcome.reason),
-        );
-    }
-    if let Some(want) = expected.get("reason_prefix").and_then(Value::as_str) {
-        check(
-            "reason_prefix",
-            outcome.reason.starts_with(want),
-            format!("{:?}", outcome.reason),
-        );
-    }
-    if let Some(want) = expected.get("reason_contains").and_then(Value::as_str) {
-        check(
-            "reason_contains",
-            outcome.reason.contains(want),
-            format!("{:?}", outcome.reason),
-        );
-    }
-    if let Some(want) = expected
-        .get("reason_must_not_contain")
-        .and_then(Value::as_str)
-    {
-        check(
-            "reason_must_not_contain",
-            !outcome.reason.contains(want),
-            format!("{:?}", outcome.reason),
-        );
-    }
-    if let Some(want) = expected.get("outcome_class") {
-        check("outcome_class", want == class, class.to_string());
-    }
-    let evidence = Value::Object(outcome.evidence.clone());
-    for field in ["evidence", "raw_output_fields"] {
-        if let Some(want) = expected.get(field) {
-            check(
+    for (field, want) in expected.as_object().into_iter().flatten() {
+        match field.as_str() {
+            // The record leaves out the verdict of a validator that never ran; the case says "".
+            "verdict" if want == "" => check(
                 field,
-                numbers_close(want, &evidence, tolerance),
-                evidence.to_string(),
-            );
+                got[field].as_str().unwrap_or("").is_empty(),
+                &got[field],
+            ),
+            "verdict" | "state" | "reason" | "outcome_class" => {
+                check(field, &got[field] == want, &got[field])
+            }
+            "score" => {
+                let got = &got["normalized_score"];
+                let ok = match (want.as_f64(), got.as_f64()) {
+                    (Some(want), Some(got)) => (want - got).abs() <= tolerance,
+                    (None, None) => true,
+                    _ => false,
+                };
+                check(field, ok, got);
+            }
+            "reason_prefix" => check(
+                field,
+                reason.starts_with(want.as_str().unwrap_or("")),
+                &got["reason"],
+            ),
+            "reason_contains" => check(
+                field,
+                reason.contains(want.as_str().unwrap_or("")),
+                &got["reason"],
+            ),
+            "reason_must_not_contain" => check(
+                field,
+                !reason.contains(want.as_str().unwrap_or("\u{0}")),
+                &got["reason"],
+            ),
+            "evidence" | "raw_output_fields" => check(
+                field,
+                numbers_close(want, &got["raw_output"], tolerance),
+                &got["raw_output"],
+            ),
+            "evidence_keys" => {
+                let ok = want.as_array().into_iter().flatten().all(|key| {
+                    key.as_str()
+                        .is_some_and(|key| got["raw_output"].get(key).is_some())
+                });
+                check(field, ok, &got["raw_output"]);
+            }
+            "source" => check(
+                field,
+                numbers_close(want, &got["source"], tolerance),
+                &got["source"],
+            ),
+            "key" | "tolerance" => {}
+            _ => check(
+                field,
+                false,
+                &json!("an expectation this test does not check"),
+            ),
         }
-    }
-    if let Some(keys) = expected.get("evidence_keys").and_then(Value::as_array) {
-        let ok = keys.iter().all(|key| {
-            key.as_str()
-                .is_some_and(|key| outcome.evidence.contains_key(key))
-        });
-        check("evidence_keys", ok, evidence.to_string());
     }
     problems
 }
@@ -288,32 +197,43 @@ fn every_validator_case_passes() {
                     ));
                 }
             }
-            "run" => {
-                let produced = run(input);
-                for want in expected["validator_results"]
-                    .as_array()
-                    .into_iter()
-                    .flatten()
-                {
-                    let key = text(want, "key");
-                    match produced
-                        .iter()
-                        .find(|(produced_key, _)| produced_key == key)
-                    {
-                        Some((_, result)) => {
-                            for problem in mismatches(want, result, tolerance) {
-                                failures.push(format!("{id} [{key}]: {problem}"));
-                            }
+            "run" => match run(input) {
+                Err(err) => failures.push(format!("{id}: {err}")),
+                Ok(record) => {
+                    for (field, want) in expected.as_object().into_iter().flatten() {
+                        if field == "validator_results" {
+                            continue;
                         }
-                        None => failures.push(format!("{id}: no result for {key}")),
+                        if &record[field] != want {
+                            failures.push(format!(
+                                "{id}: {field}: expected {want}, got {}",
+                                record[field]
+                            ));
+                        }
+                    }
+                    for want in expected["validator_results"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                    {
+                        let key = &want["key"];
+                        let found = record["validator_results"].as_array().and_then(|results| {
+                            results.iter().find(|result| &result["key"] == key)
+                        });
+                        match found {
+                            Some(result) => {
+                                for problem in mismatches(want, result, tolerance) {
+                                    failures.push(format!("{id} [{key}]: {problem}"));
+                                }
+                            }
+                            None => failures.push(format!("{id}: no result for {key}")),
+                        }
                     }
                 }
-            }
+            },
             _ => {
-                for (_, result) in direct(input) {
-                    for problem in mismatches(expected, &result, tolerance) {
-                        failures.push(format!("{id}: {problem}"));
-                    }
+                for problem in mismatches(expected, &direct(input), tolerance) {
+                    failures.push(format!("{id}: {problem}"));
                 }
             }
         }
