@@ -79,7 +79,11 @@ fn unknown_commands_and_flags_are_usage_errors() {
         let document: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
         assert_eq!(document["ok"], false, "{args:?}");
         assert_eq!(document["exit"], 2, "{args:?}");
-        assert_eq!(document["errors"].as_array().map(Vec::len), Some(1), "{args:?}");
+        assert_eq!(
+            document["errors"].as_array().map(Vec::len),
+            Some(1),
+            "{args:?}"
+        );
     }
 }
 
