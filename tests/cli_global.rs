@@ -293,7 +293,7 @@ fn a_full_or_closed_stderr_never_turns_into_a_panic() {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let status = std::process::Command::new(common::bin())
+    let status = common::evalctl_process()
         .current_dir(sb.path())
         .args([
             "run",
@@ -319,7 +319,7 @@ fn a_full_or_closed_stderr_never_turns_into_a_panic() {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let status = std::process::Command::new(common::bin())
+    let status = common::evalctl_process()
         .args([
             "run",
             "--evaluator-command",

@@ -327,7 +327,7 @@ fn interrupt(
     ready: impl Fn() -> bool,
     signal: &str,
 ) -> (std::process::ExitStatus, String, String) {
-    let mut child = std::process::Command::new(common::bin())
+    let mut child = common::evalctl_process()
         .current_dir(sb.path())
         .args(args)
         .stdin(Stdio::null())
