@@ -457,7 +457,7 @@ fn a_signal_ignored_at_start_stays_ignored() {
         "trap '' HUP; exec {} run --format json --skip-preflight --evaluator-command 'sh eval.sh' --candidate c",
         common::bin()
     );
-    let mut child = std::process::Command::new("sh")
+    let mut child = common::clean_environment(&mut std::process::Command::new("sh"))
         .args(["-c", &command])
         .current_dir(sb.path())
         .stdin(Stdio::null())

@@ -41,14 +41,20 @@ pub fn inherited_variables_evalctl_reads() -> Vec<OsString> {
         .collect()
 }
 
-/// `evalctl` as a plain process (for tests that spawn, signal or pipe it), with every variable
-/// evalctl reads removed and `NO_COLOR=1`; a test that needs one sets it after this.
-pub fn evalctl_process() -> std::process::Command {
-    let mut command = std::process::Command::new(bin());
+/// Remove from `command`'s environment every variable evalctl reads and set `NO_COLOR=1`: for
+/// [`evalctl_process`], and for a wrapper (`sh -c`, `script`) that runs evalctl itself.
+pub fn clean_environment(command: &mut std::process::Command) -> &mut std::process::Command {
     for name in inherited_variables_evalctl_reads() {
         command.env_remove(name);
     }
-    command.env("NO_COLOR", "1");
+    command.env("NO_COLOR", "1")
+}
+
+/// `evalctl` as a plain process (for tests that spawn, signal or pipe it), with a clean
+/// environment (see [`clean_environment`]); a test that needs a variable sets it after this.
+pub fn evalctl_process() -> std::process::Command {
+    let mut command = std::process::Command::new(bin());
+    clean_environment(&mut command);
     command
 }
 
