@@ -3,7 +3,8 @@
 //!
 //! Each child leads its own process group: a timeout or an interrupted run kills the evaluator
 //! together with everything it started, and whatever it leaves running after it exits is killed
-//! too, so no call leaves a process behind.
+//! too, so no call leaves a process behind. On Linux the child is also killed by the kernel when
+//! evalctl dies without a chance to clean up (`kill -9`).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{Call, Evaluator, MAX_OUTPUT_BYTES};
-use crate::process_group::GroupKiller;
+use crate::process_group::{die_with_parent, GroupKiller};
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::text::{clip_tail, one_line, seconds};
 
@@ -94,6 +95,10 @@ impl CommandEvaluator {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        // SAFETY: the hook makes only async-signal-safe calls (see `die_with_parent`).
+        unsafe {
+            command.pre_exec(die_with_parent());
+        }
         if let Some(dir) = &self.spec.cwd {
             command.current_dir(dir);
         }

@@ -22,7 +22,7 @@ use serde_json::Value;
 
 use crate::error::bad_input;
 use crate::error::Fatal;
-use crate::process_group::GroupKiller;
+use crate::process_group::{die_with_parent, GroupKiller};
 use crate::text::{clip, io_reason, one_line, seconds};
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
@@ -168,21 +168,25 @@ fn run_script(
     let stderr = std::fs::File::create(&stderr_path)
         .map_err(|err| file_error("create", &stderr_path, &err))?;
     let done_path = script.with_extension("done");
-    let mut child = python()
+    let mut command = python();
+    command
         .arg(script)
         .arg(&done_path)
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(stderr)
-        .process_group(0)
-        .spawn()
-        .map_err(|err| {
-            anyhow::anyhow!(
-                "code_exec: cannot start {PYTHON} on {}: {}",
-                script.display(),
-                io_reason(&err)
-            )
-        })?;
+        .process_group(0);
+    // SAFETY: the hook makes only async-signal-safe calls (see `die_with_parent`).
+    unsafe {
+        command.pre_exec(die_with_parent());
+    }
+    let mut child = command.spawn().map_err(|err| {
+        anyhow::anyhow!(
+            "code_exec: cannot start {PYTHON} on {}: {}",
+            script.display(),
+            io_reason(&err)
+        )
+    })?;
     let group = GroupKiller::new(Some(child.id()));
     let waited = wait_for(&mut child, &group, timeout);
     // Whatever happened, nothing the script started outlives it: the group is killed even after a
