@@ -24,6 +24,12 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
     let inputs = Arc::new(inputs);
     let plan = plan_calls(&inputs, config.exec.limit);
     let planned = plan.len();
+    let concurrency = runner::calls_in_flight(
+        config.exec.concurrency,
+        planned,
+        evaluator.kind(),
+        config.color,
+    );
     let progress = report::progress_bar(plan.len() as u64);
     let candidate_ids = inputs.candidates.iter().map(|c| c.id.clone()).collect();
     let splits = report::Splits {
@@ -71,7 +77,7 @@ pub fn run(config: RunConfig) -> anyhow::Result<Exit> {
             tally.add(&record);
             progress.inc(1);
         };
-        let finished = runner::execute(context, plan, config.exec.concurrency, on_finished).await;
+        let finished = runner::execute(context, plan, concurrency, on_finished).await;
         anyhow::Ok((
             finished,
             config.output.is_some() && results.is_none(),

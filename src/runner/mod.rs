@@ -3,6 +3,7 @@
 //! retries are applied per call, and an interruption (Ctrl-C, SIGTERM, SIGHUP) stops the run and
 //! keeps what finished.
 
+mod fd_limit;
 mod interrupt;
 mod plan;
 pub mod preflight;
@@ -15,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
+pub use fd_limit::calls_in_flight;
 pub use interrupt::{catch_in_flag, interrupt_requested, unless_interrupted};
 pub use plan::{plan_calls, PlannedCall, Split};
 pub use record::CallRecord;
