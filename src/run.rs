@@ -181,7 +181,8 @@ async fn probe(
 /// Load the inputs and build the evaluator. Problems in both (a bad dataset and a bad checks
 /// file, say) are reported together, so one run shows everything to fix.
 fn prepare(config: &RunConfig) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
-    let inputs = load_inputs(config);
+    let loading = config.clone();
+    let inputs = runner::read_interruptibly(move || load_inputs(&loading));
     let evaluator = evaluator::build(&config.evaluator, &config.exec, config.score_range);
     let (inputs, evaluator) = match (inputs, evaluator) {
         (Ok(inputs), Ok(evaluator)) => (inputs, evaluator),

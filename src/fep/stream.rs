@@ -6,6 +6,10 @@
 //! once, its result written to a spool file (an unnamed temporary file). Every problem of both
 //! files is reported at the end, with nothing on stdout; without problems the spool is copied to
 //! stdout. Memory stays flat in the number of test cases.
+//!
+//! SIGINT, SIGTERM or SIGHUP stops the run, also while a read blocks (a pipe held open, a FIFO
+//! with no writer): the results evaluated so far are written as a complete document, and the
+//! command ends with exit 130.
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Seek, Write};
@@ -15,22 +19,50 @@ use serde_json::Value;
 use super::case::{output_problems, prepare_test_case};
 use super::writer::RunWriter;
 use crate::checks::{render_problems, Check, Context, PathCache, Problem, Status};
-use crate::error::bad_input;
+use crate::error::{bad_input, Fatal};
 use crate::input::{jsonl_line, parse_object_line};
+use crate::runner::{
+    catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
+    unless_interrupted_blocking, InterruptibleRead,
+};
 use crate::source::Source;
 use crate::text::io_reason;
 
 /// Validate and evaluate the two JSONL files in one pass, `shared` (plus each test case's own
-/// checks) on every pair, and write the EvaluationRunResult to `out` once all is well.
+/// checks) on every pair, and write the EvaluationRunResult to `out` once all is well (or, when a
+/// signal stops the run, with the results evaluated so far: then the error is
+/// [`Fatal::Interrupted`]).
 pub fn evaluate_stream<W: Write>(
+    test_cases: &Source,
+    outputs: &Source,
+    shared: &[Check],
+    paths: &mut PathCache,
+    out: W,
+) -> anyhow::Result<Status> {
+    catch_in_flag();
+    let evaluated = evaluate_pairs(test_cases, outputs, shared, paths, out);
+    restore_default_actions();
+    evaluated
+}
+
+/// [`evaluate_stream`] with the signals caught in the flag.
+fn evaluate_pairs<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
     paths: &mut PathCache,
     mut out: W,
 ) -> anyhow::Result<Status> {
-    let (mut cases, mut answers) = match (Records::open(test_cases), Records::open(outputs)) {
-        (Ok(cases), Ok(answers)) => (cases, answers),
+    // Opening a FIFO blocks until it has a writer, and std retries an interrupted open.
+    let sources = (test_cases.clone(), outputs.clone());
+    let opened =
+        unless_interrupted_blocking(move || (open_file(&sources.0), open_file(&sources.1)))
+            .ok_or_else(interrupted_reading)?;
+    let (mut cases, mut answers) = match opened {
+        (Ok(cases), Ok(answers)) => (
+            Records::new(test_cases, cases),
+            Records::new(outputs, answers),
+        ),
         (cases, answers) => {
             let problems = [cases.err(), answers.err()].into_iter().flatten();
             return Err(bad_input(render_problems(problems)));
@@ -42,10 +74,14 @@ pub fn evaluate_stream<W: Write>(
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
     let mut checks_run = 0usize;
-    loop {
+    let mut evaluated = 0usize;
+    let stopped = loop {
         let (case, answer) = (cases.next(), answers.next());
+        if interrupt_requested() {
+            break true;
+        }
         if case.is_none() && answer.is_none() {
-            break;
+            break false;
         }
         case_count += usize::from(case.is_some());
         output_count += usize::from(answer.is_some());
@@ -71,6 +107,7 @@ pub fn evaluate_stream<W: Write>(
             (case, answer, problems.is_empty())
         {
             checks_run += shared.len() + own.len();
+            evaluated += 1;
             let checks = shared.iter().chain(&own);
             context
                 .with(&mut test_case, &mut output, |context| {
@@ -78,6 +115,23 @@ pub fn evaluate_stream<W: Write>(
                 })
                 .map_err(spool_error)?;
         }
+    };
+    // Stopped by a signal: what was evaluated is written (unless there were problems).
+    if stopped {
+        if !problems.is_empty() {
+            return Err(Fatal::Interrupted(format!(
+                "{}\ninterrupted: nothing was written",
+                render_problems(problems.into_iter())
+            ))
+            .into());
+        }
+        writer.finish().map_err(spool_error)?;
+        copy_spool(spool, &mut out)?;
+        return Err(Fatal::Interrupted(format!(
+            "interrupted: the results so far ({evaluated} test case{}) were written",
+            if evaluated == 1 { "" } else { "s" }
+        ))
+        .into());
     }
     // A file that could not be read to its end has no meaningful count.
     if case_count != output_count && !cases.unreadable && !answers.unreadable {
@@ -96,13 +150,29 @@ pub fn evaluate_stream<W: Write>(
         return Err(bad_input(render_problems(problems.into_iter())));
     }
     let status = writer.finish().map_err(spool_error)?;
+    copy_spool(spool, &mut out)?;
+    Ok(status)
+}
+
+/// Copy the finished spool to `out`.
+fn copy_spool(spool: BufWriter<File>, out: &mut impl Write) -> anyhow::Result<()> {
     let mut spool = spool
         .into_inner()
         .map_err(|err| spool_error(err.into_error()))?;
     spool.rewind().map_err(spool_error)?;
-    io::copy(&mut spool, &mut out)?;
+    io::copy(&mut spool, out)?;
     out.flush()?;
-    Ok(status)
+    Ok(())
+}
+
+/// The file behind `source` opened (`None` for stdin), or the problem `SOURCE: reason`.
+fn open_file(source: &Source) -> Result<Option<File>, String> {
+    match source {
+        Source::Stdin => Ok(None),
+        Source::File(path) => File::open(path)
+            .map(Some)
+            .map_err(|err| format!("{}: cannot read: {}", source.display(), io_reason(&err))),
+    }
 }
 
 fn spool_error(err: io::Error) -> anyhow::Error {
@@ -133,28 +203,23 @@ struct Records {
 }
 
 impl Records {
-    /// Open `source`, or the problem `SOURCE: reason`.
-    fn open(source: &Source) -> Result<Records, String> {
-        let display = source.display();
-        let reader: Result<Box<dyn BufRead>, String> = match source {
-            Source::Stdin => Ok(Box::new(BufReader::with_capacity(
+    /// Read `file` (already opened by [`open_file`]), or stdin when there is none. A read that a
+    /// signal interrupts gives up.
+    fn new(source: &Source, file: Option<File>) -> Records {
+        let reader: Box<dyn BufRead> = match file {
+            Some(file) => Box::new(BufReader::with_capacity(1 << 16, InterruptibleRead(file))),
+            None => Box::new(BufReader::with_capacity(
                 1 << 16,
-                std::io::stdin().lock(),
-            ))),
-            Source::File(path) => File::open(path)
-                .map(|file| Box::new(BufReader::with_capacity(1 << 16, file)) as Box<dyn BufRead>)
-                .map_err(|err| format!("cannot read: {}", io_reason(&err))),
+                InterruptibleRead(std::io::stdin().lock()),
+            )),
         };
-        match reader {
-            Ok(reader) => Ok(Records {
-                reader,
-                display,
-                line: 0,
-                buffer: Vec::new(),
-                done: false,
-                unreadable: false,
-            }),
-            Err(reason) => Err(format!("{display}: {reason}")),
+        Records {
+            reader,
+            display: source.display(),
+            line: 0,
+            buffer: Vec::new(),
+            done: false,
+            unreadable: false,
         }
     }
 

@@ -68,10 +68,7 @@ fn raise_soft_limit() -> Option<u64> {
     if unsafe { libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) } != 0 {
         return None;
     }
-    for target in [
-        limit.rlim_max,
-        limit.rlim_max.min(MACOS_OPEN_MAX),
-    ] {
+    for target in [limit.rlim_max, limit.rlim_max.min(MACOS_OPEN_MAX)] {
         if target <= limit.rlim_cur {
             break;
         }

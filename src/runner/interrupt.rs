@@ -5,10 +5,21 @@
 //! A signal evalctl was started with ignored (`nohup`, a background job) stays ignored, and once
 //! the runtime is gone the default actions are back, so a stuck write of the summary can still be
 //! interrupted.
+//!
+//! Reading that may block (a large dataset, a FIFO with no writer yet, a pipe held open) must not
+//! outlast a signal: [`read_interruptibly`] and [`unless_interrupted_blocking`] run it on a thread
+//! of its own while the calling thread waits for its result or a signal, whichever comes first; a
+//! reader that streams on the calling thread wraps its source in [`InterruptibleRead`], whose
+//! blocked `read` gives up when a signal caught by [`catch_in_flag`] interrupts it.
 
 use std::future::Future;
+use std::io::{self, Read};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::RecvTimeoutError;
 use std::sync::OnceLock;
+use std::time::Duration;
+
+use crate::error::Fatal;
 
 use tokio::signal::unix::{signal, SignalKind};
 
@@ -73,18 +84,41 @@ extern "C" fn note_signal(_: libc::c_int) {
     REQUESTED.store(true, Ordering::SeqCst);
 }
 
-/// For synchronous work with no runtime (`tasks score` running code): from now on the signals
-/// (those not ignored at start) only set a flag that [`interrupt_requested`] reads, so the work can stop
-/// its children and clean up.
+/// For synchronous work with no runtime (`tasks score` running code, the inputs being read): from
+/// now on the signals (those not ignored at start) only set a flag that [`interrupt_requested`]
+/// reads, so the work can stop its children and clean up. A system call they interrupt is not
+/// restarted: it fails with `EINTR` (std retries its own, [`InterruptibleRead`] gives up).
 pub fn catch_in_flag() {
     for ((number, _), ignored) in SIGNALS.iter().zip(ignored_at_start()) {
         if !ignored {
-            // SAFETY: the handler only stores to an atomic, which is async-signal-safe.
+            // SAFETY: a zeroed sigaction with an empty mask is valid; the handler only stores to
+            // an atomic, which is async-signal-safe.
             unsafe {
-                libc::signal(
-                    *number,
-                    note_signal as extern "C" fn(libc::c_int) as libc::sighandler_t,
-                );
+                let mut action: libc::sigaction = std::mem::zeroed();
+                action.sa_sigaction =
+                    note_signal as extern "C" fn(libc::c_int) as libc::sighandler_t;
+                libc::sigemptyset(&mut action.sa_mask);
+                libc::sigaction(*number, &action, std::ptr::null_mut());
+            }
+        }
+    }
+}
+
+/// A reader whose `read`, blocked when a signal caught by [`catch_in_flag`] arrives, fails with
+/// [`io::ErrorKind::Other`] "interrupted" instead of waiting on (`BufRead` retries the plain
+/// `Interrupted` kind).
+pub struct InterruptibleRead<R>(pub R);
+
+impl<R: Read> Read for InterruptibleRead<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        loop {
+            match self.0.read(buf) {
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {
+                    if interrupt_requested() {
+                        return Err(io::Error::other("interrupted"));
+                    }
+                }
+                read => return read,
             }
         }
     }
@@ -93,6 +127,50 @@ pub fn catch_in_flag() {
 /// Whether a signal arrived since [`catch_in_flag`].
 pub fn interrupt_requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
+}
+
+/// How often a thread waiting for a reader looks at the signal flag.
+const SIGNAL_POLL: Duration = Duration::from_millis(10);
+
+/// Run `work` on a thread of its own and return what it gives, or `None` when a signal caught by
+/// [`catch_in_flag`] comes first (the thread is left blocked wherever it is until the process
+/// ends; a result that arrives with a signal counts as interrupted).
+pub fn unless_interrupted_blocking<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Option<T> {
+    let (sender, receiver) = std::sync::mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let _ = sender.send(work());
+    });
+    while !interrupt_requested() {
+        match receiver.recv_timeout(SIGNAL_POLL) {
+            Ok(_) if interrupt_requested() => break,
+            Ok(output) => return Some(output),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => match worker.join() {
+                Err(panic) => std::panic::resume_unwind(panic),
+                Ok(()) => unreachable!("the worker sends its result before it ends"),
+            },
+        }
+    }
+    None
+}
+
+/// Run `read` on a thread of its own and return what it gives, unless SIGINT, SIGTERM or SIGHUP
+/// comes first: then [`interrupted_reading`]. The signals get their default actions back
+/// afterwards.
+pub fn read_interruptibly<T: Send + 'static>(
+    read: impl FnOnce() -> anyhow::Result<T> + Send + 'static,
+) -> anyhow::Result<T> {
+    catch_in_flag();
+    let read = unless_interrupted_blocking(read);
+    restore_default_actions();
+    read.unwrap_or_else(|| Err(interrupted_reading()))
+}
+
+/// The error of a command stopped while it read its inputs (exit 130).
+pub fn interrupted_reading() -> anyhow::Error {
+    Fatal::Interrupted("interrupted while reading inputs: nothing was evaluated".to_string()).into()
 }
 
 /// Give the signals back their default actions (those not ignored at start): called when the

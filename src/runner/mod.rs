@@ -17,7 +17,10 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 pub use fd_limit::calls_in_flight;
-pub use interrupt::{catch_in_flag, interrupt_requested, unless_interrupted};
+pub use interrupt::{
+    catch_in_flag, interrupt_requested, interrupted_reading, read_interruptibly,
+    restore_default_actions, unless_interrupted, unless_interrupted_blocking, InterruptibleRead,
+};
 pub use plan::{plan_calls, PlannedCall, Split};
 pub use record::CallRecord;
 pub use retry::call_with_retries;
@@ -36,7 +39,7 @@ pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
         .build()?;
     let output = runtime.block_on(future);
     drop(runtime);
-    interrupt::restore_default_actions();
+    restore_default_actions();
     Ok(output)
 }
 
