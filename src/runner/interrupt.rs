@@ -19,9 +19,9 @@ use std::sync::mpsc::RecvTimeoutError;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use crate::error::Fatal;
-
 use tokio::signal::unix::{signal, SignalKind};
+
+use crate::error::Fatal;
 
 /// The signals that interrupt a run.
 const SIGNALS: [(libc::c_int, fn() -> SignalKind); 3] = [
@@ -104,20 +104,19 @@ pub fn catch_in_flag() {
     }
 }
 
-/// A reader whose `read`, blocked when a signal caught by [`catch_in_flag`] arrives, fails with
-/// [`io::ErrorKind::Other`] "interrupted" instead of waiting on (`BufRead` retries the plain
-/// `Interrupted` kind).
+/// A reader whose `read` fails with [`io::ErrorKind::Other`] "interrupted" once a signal caught
+/// by [`catch_in_flag`] has arrived, also when the signal comes while it is blocked (`BufRead`
+/// retries the plain `Interrupted` kind, so the wait would go on).
 pub struct InterruptibleRead<R>(pub R);
 
 impl<R: Read> Read for InterruptibleRead<R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         loop {
+            if interrupt_requested() {
+                return Err(io::Error::other("interrupted"));
+            }
             match self.0.read(buf) {
-                Err(err) if err.kind() == io::ErrorKind::Interrupted => {
-                    if interrupt_requested() {
-                        return Err(io::Error::other("interrupted"));
-                    }
-                }
+                Err(err) if err.kind() == io::ErrorKind::Interrupted => {}
                 read => return read,
             }
         }
