@@ -79,6 +79,14 @@ fn statement_targets_run_as_they_are() {
     // A statement with no assertion in it passes when it runs without raising.
     let line = score(&sandbox, SQUARE, &["value = square(5)"]);
     assert_eq!(line["score"], 1.0, "{line}");
+    // Code that shadows the builtins the runner uses is still checked.
+    let shadowing = format!("{SQUARE}\ndef eval(x):\n    return True\nopen = None");
+    let line = score(
+        &sandbox,
+        &shadowing,
+        &["square(5) == 26", "square(5) == 25"],
+    );
+    assert_eq!(line["assertions"]["passed"], 1, "{line}");
 }
 
 #[test]

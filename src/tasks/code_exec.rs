@@ -36,19 +36,20 @@ const POLL: Duration = Duration::from_millis(5);
 
 /// Appended after the code: runs the target (its own script's `sys.argv[1]` names the completion
 /// file) in the code's globals, asserting it when it parses as an expression, then writes the
-/// nonce to the completion file.
+/// nonce to the completion file. Builtins are reached through `builtins`, so code that defines
+/// its own `compile`, `eval` or `open` does not get in the way.
 const CHECK_TARGET: &str = r#"
 def __evalctl_check(target, nonce, scope):
-    import sys
+    import builtins, sys
     done = sys.argv[1]
     try:
-        expression = compile(target, "<target>", "eval")
+        expression = builtins.compile(target, "<target>", "eval")
     except SyntaxError:
-        exec(compile(target, "<target>", "exec"), scope)
+        builtins.exec(builtins.compile(target, "<target>", "exec"), scope)
     else:
-        if not eval(expression, scope):
+        if not builtins.eval(expression, scope):
             raise AssertionError
-    with open(done, "w") as file:
+    with builtins.open(done, "w") as file:
         file.write(nonce)
 "#;
 
