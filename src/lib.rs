@@ -19,6 +19,7 @@ mod evaluator;
 mod exit;
 mod fep;
 mod input;
+mod interrupt;
 pub mod metrics;
 mod process_group;
 mod protocol;
@@ -46,7 +47,7 @@ pub fn main_entry() -> std::process::ExitCode {
             .into_config(true)
             .and_then(|config| run::preflight_only(config, reporter)),
         Command::Tasks(command) => command.execute(reporter),
-        Command::Fep(command) => command.execute(),
+        Command::Fep(command) => command.execute(reporter),
         Command::Spec(command) => command.execute(reporter),
     };
     match outcome {

@@ -8,11 +8,12 @@ use crate::error::Fatal;
 use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
+use crate::interrupt::{read_interruptibly, unless_interrupted};
 use crate::report::{
     self, EvaluatorInfo, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
 use crate::runner::preflight::{preflight, Probe};
-use crate::runner::{self, plan_calls, unless_interrupted, CallRecord, RunContext};
+use crate::runner::{self, plan_calls, CallRecord, RunContext};
 
 /// `evalctl run`.
 pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
@@ -20,6 +21,11 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let inputs = Arc::new(inputs);
     let plan = plan_calls(&inputs, config.exec.limit);
     let planned = plan.len();
+    let (concurrency, limited) =
+        runner::calls_in_flight(config.exec.concurrency, planned, evaluator.kind());
+    if let Some(warning) = limited {
+        reporter.warning(warning);
+    }
     let progress = report::progress_bar(plan.len() as u64);
     let candidate_ids = inputs.candidates.iter().map(|c| c.id.clone()).collect();
     let splits = report::Splits {
@@ -64,7 +70,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             tally.add(&record);
             progress.inc(1);
         };
-        let finished = runner::execute(context, plan, config.exec.concurrency, on_finished).await;
+        let finished = runner::execute(context, plan, concurrency, on_finished).await;
         anyhow::Ok((finished, write_failure.is_some(), false))
     })??;
     progress.finish_and_clear();
@@ -158,11 +164,13 @@ async fn probe(
 /// so one run shows everything to fix. `--output` is only checked here: it is created once
 /// preflight has passed.
 fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
-    let inputs = load_inputs(
-        &config.candidates,
-        config.dataset.as_deref(),
-        config.valset.as_deref(),
+    let (candidates, dataset, valset) = (
+        config.candidates.clone(),
+        config.dataset.clone(),
+        config.valset.clone(),
     );
+    let inputs =
+        read_interruptibly(move || load_inputs(&candidates, dataset.as_deref(), valset.as_deref()));
     let evaluator = evaluator::build(
         &config.evaluator,
         config.exec.timeout,

@@ -124,11 +124,11 @@ fn rubric_dimensions_missing_dimension_and_hard_constraint_violation() {
         "scenario:violation",
     ]);
     let result = finish(command, dir.path());
-    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    assert_eq!(result.code, 1, "stderr: {}", result.stderr);
     let dims = record(&result, "cand-1");
-    // clarity 0.8 × 0.6 + accuracy (missing) 0 × 0.4
-    let score = dims["score"].as_f64().unwrap();
-    assert!((score - 0.48).abs() < 1e-9, "{score}");
+    // A missing dimension is an error naming it, not a silent 0.
+    assert_eq!(dims["score"], json!(0.0));
+    assert_eq!(dims["error"]["kind"], "invalid_output");
     assert_eq!(
         dims["side_info"]["dimension_scores"],
         json!({"clarity": 0.8})

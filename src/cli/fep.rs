@@ -7,6 +7,7 @@ use clap::Subcommand;
 use crate::exit::Exit;
 use crate::fep::{self, FepConfig};
 use crate::input::Source;
+use crate::report::Reporter;
 
 /// `evalctl fep ...`
 #[derive(Debug, Subcommand)]
@@ -43,8 +44,8 @@ pub enum FepCommand {
 
 impl FepCommand {
     /// Run the subcommand.
-    pub fn execute(self) -> anyhow::Result<Exit> {
-        fep::evaluate(&self.into_config()?)
+    pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
+        fep::evaluate(&self.into_config()?, reporter)
     }
 
     fn into_config(self) -> anyhow::Result<FepConfig> {

@@ -3,7 +3,8 @@
 //!
 //! Each child leads its own process group: a timeout or an interrupted run kills the evaluator
 //! together with everything it started, and whatever it leaves running after it exits is killed
-//! too, so no call leaves a process behind.
+//! too, so no call leaves a process behind. On Linux the child is also killed by the kernel when
+//! evalctl dies without a chance to clean up (`kill -9`).
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -15,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{Call, Evaluator, MAX_OUTPUT_BYTES};
-use crate::process_group::GroupKiller;
+use crate::process_group::{die_with_parent, GroupKiller};
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::text::{clip_tail, one_line, seconds};
 
@@ -94,6 +95,10 @@ impl CommandEvaluator {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
+        // SAFETY: the hook makes only async-signal-safe calls (see `die_with_parent`).
+        unsafe {
+            command.pre_exec(die_with_parent());
+        }
         if let Some(dir) = &self.spec.cwd {
             command.current_dir(dir);
         }
@@ -226,9 +231,13 @@ impl CommandEvaluator {
             },
             Some(libc::ENOENT) => format!("cannot start '{program}': no such file (cwd: {})", self.cwd_display()),
             Some(libc::EACCES) => format!("cannot start '{program}': permission denied (is the run bit set? chmod +x {program})"),
-            Some(libc::ENOEXEC) => format!(
-                "cannot start '{program}': exec format error (a script needs a shebang line such as #!/bin/sh, or run it as 'sh {program}')"
-            ),
+            Some(libc::ENOEXEC) => {
+                let interpreter = script_interpreter(&self.program);
+                format!(
+                    "cannot start '{program}': exec format error (a script needs a shebang line such as {}, or run it as '{interpreter} {program}')",
+                    shebang_for(&interpreter)
+                )
+            }
             _ => format!("cannot start '{program}': {err}"),
         }
     }
@@ -377,7 +386,8 @@ fn check_program(program: &str, resolved: &Path) -> Result<(), String> {
     }
     if metadata.permissions().mode() & 0o111 == 0 {
         return Err(format!(
-            "'{program}' is not executable (the run bit is not set): chmod +x {program}, or run it as 'sh {program}'"
+            "'{program}' is not executable (the run bit is not set): chmod +x {program}, or run it as '{} {program}'",
+            script_interpreter(resolved)
         ));
     }
     let mut head = [0u8; 4];
@@ -386,24 +396,68 @@ fn check_program(program: &str, resolved: &Path) -> Result<(), String> {
         .map_err(|err| format!("'{program}': cannot read: {err}"))?;
     let head = &head[..read];
     if !head.starts_with(b"#!") && !head.starts_with(b"\x7fELF") {
+        let interpreter = script_interpreter(resolved);
         return Err(format!(
-            "'{program}' has no shebang line: start it with a line such as #!/bin/sh, or run it as 'sh {program}'"
+            "'{program}' has no shebang line: start it with a line such as {}, or run it as '{interpreter} {program}'",
+            shebang_for(&interpreter)
         ));
     }
     Ok(())
 }
 
+/// The interpreter to suggest for running the script at `path` by hand: the one its `#!` line
+/// names (through `env`, its first operand), else the usual one for its extension (`python3`
+/// for `.py`, `node` `.js`, `ruby` `.rb`, `perl` `.pl`, `bash` `.bash`), else `sh`.
+fn script_interpreter(path: &Path) -> String {
+    if let Some(named) = shebang_command(path) {
+        return named;
+    }
+    let by_extension = match path.extension().and_then(|extension| extension.to_str()) {
+        Some("py") => "python3",
+        Some("js" | "mjs" | "cjs") => "node",
+        Some("rb") => "ruby",
+        Some("pl") => "perl",
+        Some("bash") => "bash",
+        _ => "sh",
+    };
+    by_extension.to_string()
+}
+
+/// The shebang line to suggest for `interpreter`.
+fn shebang_for(interpreter: &str) -> String {
+    match interpreter {
+        "sh" => "#!/bin/sh".to_string(),
+        other => format!("#!/usr/bin/env {other}"),
+    }
+}
+
+/// The command a script's `#!` line runs, by name: `python3` for `#!/usr/bin/python3` and for
+/// `#!/usr/bin/env -S python3 -u`.
+fn shebang_command(path: &Path) -> Option<String> {
+    let line = shebang_line(path)?;
+    let mut words = line.split_whitespace();
+    let interpreter = words.next()?;
+    let name = |word: &str| word.rsplit('/').next().unwrap_or(word).to_string();
+    if name(interpreter) != "env" {
+        return Some(name(interpreter));
+    }
+    words
+        .find(|word| !word.starts_with('-') && !word.contains('='))
+        .map(name)
+}
+
 /// The interpreter a script's `#!` line names, if it has one.
 fn shebang_interpreter(path: &Path) -> Option<String> {
+    Some(shebang_line(path)?.split_whitespace().next()?.to_string())
+}
+
+/// A script's `#!` line, without the `#!`.
+fn shebang_line(path: &Path) -> Option<String> {
     let mut head = [0u8; 256];
     let read = std::io::Read::read(&mut std::fs::File::open(path).ok()?, &mut head).ok()?;
     let line = head[..read].strip_prefix(b"#!")?;
     let line = line.split(|&b| b == b'\n').next().unwrap_or_default();
-    let interpreter = String::from_utf8_lossy(line)
-        .split_whitespace()
-        .next()?
-        .to_string();
-    Some(interpreter)
+    Some(String::from_utf8_lossy(line).into_owned())
 }
 
 fn check_script_argument(argv: &[String], cwd: Option<&Path>) -> Result<(), String> {

@@ -26,12 +26,20 @@ pub struct HttpSpec {
 impl HttpSpec {
     /// Validate the URL and the `Name: value` headers.
     pub fn new(url: String, headers: &[String]) -> anyhow::Result<Self> {
-        let parsed = Url::parse(&url)
-            .map_err(|err| bad_flag("--evaluator-url", format!("not a valid URL: {err}")))?;
+        let parsed = Url::parse(&url).map_err(|err| {
+            bad_flag(
+                "--evaluator-url",
+                format!("not a valid URL: {err}{}", missing_scheme_hint(&url)),
+            )
+        })?;
         if !matches!(parsed.scheme(), "http" | "https") {
             return Err(bad_flag(
                 "--evaluator-url",
-                format!("{}: the scheme must be http or https", display_url(&parsed)),
+                format!(
+                    "{}: the scheme must be http or https{}",
+                    display_url(&parsed),
+                    missing_scheme_hint(&url)
+                ),
             ));
         }
         let mut map = HeaderMap::new();
@@ -61,6 +69,24 @@ impl HttpSpec {
             url: parsed,
             headers: map,
         })
+    }
+}
+
+/// `; did you mean http://URL?` when `url` has no scheme but starts with what looks like a host
+/// (`127.0.0.1:8000/score`, `localhost:8000/score`, `example.com/score`) and reads as a URL with
+/// one; else nothing. Credentials and the query
+/// are not shown.
+fn missing_scheme_hint(url: &str) -> String {
+    let authority = url.split('/').next().unwrap_or_default();
+    let looks_like_a_host = authority == "localhost" || authority.contains(['.', ':']);
+    if url.contains("://") || !looks_like_a_host {
+        return String::new();
+    }
+    match Url::parse(&format!("http://{url}")) {
+        Ok(with_scheme) if with_scheme.host().is_some() => {
+            format!("; did you mean {}?", display_url(&with_scheme))
+        }
+        _ => String::new(),
     }
 }
 

@@ -21,7 +21,9 @@ use crate::checks::{load_checks_file, Context, PathCache, Status};
 use crate::error::{bad_input, invalid, Problem};
 use crate::exit::Exit;
 use crate::input::Source;
+use crate::report::Reporter;
 use request::parse_request;
+use stream::StreamEnd;
 use writer::RunWriter;
 
 /// What `evalctl fep evaluate` reads.
@@ -44,7 +46,7 @@ pub enum FepConfig {
 /// Run `evalctl fep evaluate`: the EvaluationRunResult goes to stdout. Exit 0 when the run's
 /// status is `completed` or `skip`, 1 when it is `error` (a check errored), 2 on bad input; the
 /// same when stdout's reader has gone before the end.
-pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
+pub fn evaluate(config: &FepConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let mut paths = PathCache::new();
     let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
@@ -59,7 +61,7 @@ pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
                         .collect(),
                 )
             })?;
-            evaluate_request(request, out)
+            evaluate_request(request, out).map(StreamEnd::Finished)
         }
         FepConfig::Stream {
             test_cases,
@@ -76,8 +78,15 @@ pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
         Err(other) => other,
     });
     Ok(match outcome? {
-        Status::Error => Exit::EvaluationFailed,
-        Status::Completed | Status::Skip => Exit::Success,
+        StreamEnd::Finished(Status::Error) => Exit::EvaluationFailed,
+        StreamEnd::Finished(Status::Completed | Status::Skip) => Exit::Success,
+        StreamEnd::Interrupted { written } => {
+            reporter.note(format!(
+                "interrupted: the results so far ({written} test case{}) were written",
+                if written == 1 { "" } else { "s" }
+            ));
+            Exit::Interrupted
+        }
     })
 }
 

@@ -6,7 +6,12 @@
 //! once, its result written to a spool file (an unnamed temporary file). Every problem of both
 //! files is reported at the end, with nothing on stdout; without problems the spool is copied to
 //! stdout. Memory stays flat in the number of test cases.
+//!
+//! SIGINT, SIGTERM or SIGHUP stops the run, also while a read blocks (a pipe held open, a FIFO
+//! with no writer): the results evaluated so far are written as a complete document, and the
+//! command ends with exit 130.
 
+use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
 
 use serde_json::Value;
@@ -16,20 +21,63 @@ use super::writer::RunWriter;
 use crate::checks::{Check, Context, PathCache, Problem, Status};
 use crate::error::{invalid, Fatal};
 use crate::input::{JsonlStream, Source};
+use crate::interrupt::{
+    catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
+    unless_interrupted_blocking,
+};
 use crate::text::io_reason;
 
+/// How a streaming evaluation ended, once its result document was written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StreamEnd {
+    /// Every pair was evaluated; the run's status.
+    Finished(Status),
+    /// A signal stopped the run; the document holds the `written` test cases evaluated so far.
+    Interrupted {
+        /// How many test cases the document holds.
+        written: usize,
+    },
+}
+
 /// Validate and evaluate the two JSONL files in one pass, `shared` (plus each test case's own
-/// checks) on every pair, and write the EvaluationRunResult to `out` once all is well.
+/// checks) on every pair, and write the EvaluationRunResult to `out` once all is well (or, when a
+/// signal stops the run, with the results evaluated so far). A signal before anything could be
+/// written (problems were found) is [`Fatal::Interrupted`].
 pub fn evaluate_stream<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
     paths: &mut PathCache,
+    out: W,
+) -> anyhow::Result<StreamEnd> {
+    catch_in_flag();
+    let evaluated = evaluate_pairs(test_cases, outputs, shared, paths, out);
+    restore_default_actions();
+    evaluated
+}
+
+/// [`evaluate_stream`] with the signals caught in the flag.
+fn evaluate_pairs<W: Write>(
+    test_cases: &Source,
+    outputs: &Source,
+    shared: &[Check],
+    paths: &mut PathCache,
     mut out: W,
-) -> anyhow::Result<Status> {
-    let (mut cases, mut answers) = match (JsonlStream::open(test_cases), JsonlStream::open(outputs))
-    {
-        (Ok(cases), Ok(answers)) => (cases, answers),
+) -> anyhow::Result<StreamEnd> {
+    // Opening a FIFO blocks until it has a writer, and std retries an interrupted open.
+    let sources = (test_cases.clone(), outputs.clone());
+    let opened = unless_interrupted_blocking(move || {
+        (
+            JsonlStream::open_file(&sources.0),
+            JsonlStream::open_file(&sources.1),
+        )
+    })
+    .ok_or_else(interrupted_reading)?;
+    let (mut cases, mut answers) = match opened {
+        (Ok(cases), Ok(answers)) => (
+            JsonlStream::new(test_cases, cases),
+            JsonlStream::new(outputs, answers),
+        ),
         (cases, answers) => {
             return Err(invalid(
                 [cases.err(), answers.err()].into_iter().flatten().collect(),
@@ -42,10 +90,14 @@ pub fn evaluate_stream<W: Write>(
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
     let mut checks_run = 0usize;
-    loop {
+    let mut evaluated = 0usize;
+    let stopped = loop {
         let (case, answer) = (cases.next_record(), answers.next_record());
+        if interrupt_requested() {
+            break true;
+        }
         if case.is_none() && answer.is_none() {
-            break;
+            break false;
         }
         case_count += usize::from(case.is_some());
         output_count += usize::from(answer.is_some());
@@ -71,6 +123,7 @@ pub fn evaluate_stream<W: Write>(
             (case, answer, problems.is_empty())
         {
             checks_run += shared.len() + own.len();
+            evaluated += 1;
             let checks = shared.iter().chain(&own);
             context
                 .with(&mut test_case, &mut output, |context| {
@@ -78,6 +131,20 @@ pub fn evaluate_stream<W: Write>(
                 })
                 .map_err(spool_error)?;
         }
+    };
+    // Stopped by a signal: what was evaluated is written (unless there were problems).
+    if stopped {
+        if !problems.is_empty() {
+            let found: Vec<String> = problems.iter().map(ToString::to_string).collect();
+            return Err(Fatal::Interrupted(format!(
+                "{}\ninterrupted: nothing was written",
+                found.join("\n")
+            ))
+            .into());
+        }
+        writer.finish().map_err(spool_error)?;
+        copy_spool(spool, &mut out)?;
+        return Ok(StreamEnd::Interrupted { written: evaluated });
     }
     // A file that could not be read to its end has no meaningful count.
     if case_count != output_count && !cases.unreadable && !answers.unreadable {
@@ -100,13 +167,19 @@ pub fn evaluate_stream<W: Write>(
         return Err(invalid(problems));
     }
     let status = writer.finish().map_err(spool_error)?;
+    copy_spool(spool, &mut out)?;
+    Ok(StreamEnd::Finished(status))
+}
+
+/// Copy the finished spool to `out`.
+fn copy_spool(spool: BufWriter<File>, out: &mut impl Write) -> anyhow::Result<()> {
     let mut spool = spool
         .into_inner()
         .map_err(|err| spool_error(err.into_error()))?;
     spool.rewind().map_err(spool_error)?;
-    io::copy(&mut spool, &mut out)?;
+    io::copy(&mut spool, out)?;
     out.flush()?;
-    Ok(status)
+    Ok(())
 }
 
 fn spool_error(err: io::Error) -> anyhow::Error {

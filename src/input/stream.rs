@@ -1,6 +1,7 @@
 //! The streaming JSONL reader: records read one line at a time from a file or a pipe, so memory
 //! does not grow with the input. Lines are read by the same [`jsonl_line`] as whole-file inputs
-//! and problems are worded the same.
+//! and problems are worded the same. A read blocked on a pipe gives up when a signal caught by
+//! [`crate::interrupt::catch_in_flag`] arrives.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader};
@@ -10,6 +11,7 @@ use serde_json::Value;
 use super::jsonl::{jsonl_line, parse_object_line};
 use super::source::Source;
 use crate::error::Problem;
+use crate::interrupt::InterruptibleRead;
 use crate::text::io_reason;
 
 /// The non-blank records of a JSONL file or stdin, in order.
@@ -25,30 +27,41 @@ pub struct JsonlStream {
 }
 
 impl JsonlStream {
-    /// Open `source`, or the problem (a directory, a missing file, ...).
-    pub fn open(source: &Source) -> Result<JsonlStream, Problem> {
-        let reader: Box<dyn BufRead> = match source {
-            Source::Stdin => Box::new(BufReader::with_capacity(1 << 16, std::io::stdin().lock())),
+    /// The file behind `source` opened (`None` for stdin), or the problem. Opening a FIFO blocks
+    /// until it has a writer: a caller that must stay interruptible opens on another thread
+    /// (`crate::interrupt::unless_interrupted_blocking`), then reads with [`JsonlStream::new`].
+    pub fn open_file(source: &Source) -> Result<Option<File>, Problem> {
+        match source {
+            Source::Stdin => Ok(None),
             Source::File(path) if path.is_dir() => {
-                return Err(Problem::new(source.display(), "is a directory, not a file"))
+                Err(Problem::new(source.display(), "is a directory, not a file"))
             }
-            Source::File(path) => File::open(path)
-                .map(|file| Box::new(BufReader::with_capacity(1 << 16, file)) as Box<dyn BufRead>)
-                .map_err(|err| {
-                    Problem::new(
-                        source.display(),
-                        format!("cannot read: {}", io_reason(&err)),
-                    )
-                })?,
+            Source::File(path) => File::open(path).map(Some).map_err(|err| {
+                Problem::new(
+                    source.display(),
+                    format!("cannot read: {}", io_reason(&err)),
+                )
+            }),
+        }
+    }
+
+    /// Read `file` (from [`JsonlStream::open_file`]), or stdin when there is none.
+    pub fn new(source: &Source, file: Option<File>) -> JsonlStream {
+        let reader: Box<dyn BufRead> = match file {
+            Some(file) => Box::new(BufReader::with_capacity(1 << 16, InterruptibleRead(file))),
+            None => Box::new(BufReader::with_capacity(
+                1 << 16,
+                InterruptibleRead(std::io::stdin().lock()),
+            )),
         };
-        Ok(JsonlStream {
+        JsonlStream {
             reader,
             display: source.display(),
             line: 0,
             buffer: Vec::new(),
             done: false,
             unreadable: false,
-        })
+        }
     }
 
     /// The next record and its 1-based line, the problem of its line, or `None` at the end.

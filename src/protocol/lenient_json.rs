@@ -16,6 +16,12 @@ const TOKENS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
 /// Returns `None` when the text has no such token (the strict parse error stands) or is still
 /// invalid with them replaced.
 pub fn parse_with_nonfinite_tokens(text: &str) -> Option<Value> {
+    serde_json::from_str(&replace_nonfinite_tokens(text)?).ok()
+}
+
+/// `text` with every bare `NaN`/`Infinity`/`-Infinity` token outside strings replaced by its
+/// sentinel string, ready for a strict JSON parser; `None` when there is no such token.
+pub fn replace_nonfinite_tokens(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len() + 16);
     let mut replaced = false;
     let mut in_string = false;
@@ -45,10 +51,7 @@ pub fn parse_with_nonfinite_tokens(text: &str) -> Option<Value> {
         out.push(ch);
         rest = &rest[ch.len_utf8()..];
     }
-    if !replaced {
-        return None;
-    }
-    serde_json::from_str(&out).ok()
+    replaced.then_some(out)
 }
 
 /// If `value` is a sentinel, the token it stands for.
@@ -89,6 +92,7 @@ mod tests {
 
     #[test]
     fn text_without_tokens_is_left_to_the_strict_error() {
+        assert!(replace_nonfinite_tokens("{\"score\": 1} plain").is_none());
         assert!(parse_with_nonfinite_tokens("{\"score\": }").is_none());
         assert!(parse_with_nonfinite_tokens("{\"score\": NaN,}").is_none());
     }

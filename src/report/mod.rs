@@ -144,10 +144,16 @@ impl Reporter {
 
     /// An error on stderr only, every line `error: ...`: for a failure the command carries on
     /// from (a results write), whose stdout document still follows.
+    /// An interruption is not an error: its lines carry no prefix.
     pub fn diagnose(&self, error: &anyhow::Error) {
+        let interrupted = matches!(error.downcast_ref(), Some(Fatal::Interrupted(_)));
         let prefix = paint(Paint::Error, "error", self.color_stderr);
         for message in Fatal::messages(error) {
-            diag!("{prefix}: {message}");
+            if interrupted {
+                diag!("{message}");
+            } else {
+                diag!("{prefix}: {message}");
+            }
         }
     }
 

@@ -3,7 +3,7 @@
 //! retries are applied per call, and an interruption (Ctrl-C, SIGTERM, SIGHUP) stops the run and
 //! keeps what finished.
 
-mod interrupt;
+mod fd_limit;
 mod plan;
 pub mod preflight;
 mod record;
@@ -15,14 +15,14 @@ use std::time::{Duration, Instant};
 
 use tokio::task::JoinSet;
 
-pub use interrupt::{catch_in_flag, interrupt_requested, unless_interrupted};
+pub use fd_limit::calls_in_flight;
 pub use plan::{plan_calls, PlannedCall, Split};
 pub use record::CallRecord;
 pub use retry::call_with_retries;
 
 use crate::evaluator::{Call, Evaluator};
 use crate::input::{Inputs, Record};
-use interrupt::interruption;
+use crate::interrupt::{interruption, restore_default_actions};
 
 /// Run `future` to completion on the one runtime of this process. It is single-threaded: calls
 /// in flight wait on children and sockets, and one thread spares every finished call a
@@ -34,7 +34,7 @@ pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
         .build()?;
     let output = runtime.block_on(future);
     drop(runtime);
-    interrupt::restore_default_actions();
+    restore_default_actions();
     Ok(output)
 }
 

@@ -1,12 +1,16 @@
-//! The `code_exec` metric's runner: the extracted code plus one target assertion per script, run
-//! with `python3` in a fresh temporary directory under a timeout; the score is the fraction of
-//! assertions that pass.
+//! The `code_exec` metric's runner: the extracted code plus one target per script, run with
+//! `python3` in a fresh temporary directory under a timeout; the score is the fraction of targets
+//! that pass.
 //!
-//! An assertion passes when its script exits 0 **and** prints the random nonce appended after the
-//! assertion, so code that ends the interpreter early (`os._exit(0)`, `sys.exit(0)`) fails. The
-//! script sees only an allowlisted environment ([`INHERITED_ENV`]), never evalctl's own (API keys).
-//! This guards against accidents and casual cheating, not against code that reads its own script
-//! to find the nonce: it is not a sandbox.
+//! After the code, the script hands the target to [`CHECK_TARGET`], which decides in Python itself
+//! whether it is an expression (`compile(target, "<target>", "eval")` succeeds: it is asserted, as
+//! `assert (TARGET)` would) or statements (run as they are). A target passes when its script exits
+//! 0 **and** wrote the random nonce to its completion file after the target ran, so code that ends
+//! the interpreter early (`os._exit(0)`, `sys.exit(0)`) fails, and whatever the code printed
+//! (with or without a trailing newline) plays no part. The script sees only an allowlisted
+//! environment ([`INHERITED_ENV`]), never evalctl's own (API keys). This guards against accidents
+//! and casual cheating, not against code that reads its own script to find the nonce: it is not a
+//! sandbox.
 
 use std::io::ErrorKind;
 use std::os::unix::process::CommandExt;
@@ -14,9 +18,10 @@ use std::path::Path;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::error::Fatal;
-use crate::error::{bad_input, Problem};
-use crate::process_group::GroupKiller;
+use serde_json::Value;
+
+use crate::error::{bad_input, Fatal, Problem};
+use crate::process_group::{die_with_parent, GroupKiller};
 use crate::text::{clip, io_reason, one_line, seconds};
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
@@ -27,6 +32,25 @@ pub const INHERITED_ENV: [&str; 6] = ["PATH", "HOME", "LANG", "LC_ALL", "PYTHONP
 
 /// How often a running script is polled for exit.
 const POLL: Duration = Duration::from_millis(5);
+
+/// Appended after the code: runs the target (its own script's `sys.argv[1]` names the completion
+/// file) in the code's globals, asserting it when it parses as an expression, then writes the
+/// nonce to the completion file. Builtins are reached through `builtins`, so code that defines
+/// its own `compile`, `eval` or `open` does not get in the way.
+const CHECK_TARGET: &str = r#"
+def __evalctl_check(target, nonce, scope):
+    import builtins, sys
+    done = sys.argv[1]
+    try:
+        expression = builtins.compile(target, "<target>", "eval")
+    except SyntaxError:
+        builtins.exec(builtins.compile(target, "<target>", "exec"), scope)
+    else:
+        if not builtins.eval(expression, scope):
+            raise AssertionError
+    with builtins.open(done, "w") as file:
+        file.write(nonce)
+"#;
 
 /// The most characters of a failing assertion that [`CodeOutcome::first_failure`] quotes.
 const TARGET_CLIP: usize = 200;
@@ -112,7 +136,11 @@ pub fn run_assertions(
     for (index, assertion) in assertions.iter().enumerate() {
         let script = dir.path().join(format!("assertion_{index}.py"));
         let nonce = format!("evalctl-assertion-passed-{:032x}", fastrand::u128(..));
-        let text = format!("{code}\n\n{assertion}\nprint(\"{nonce}\", flush=True)\n");
+        // A JSON string literal is a valid Python string literal.
+        let text = format!(
+            "{code}\n\n{CHECK_TARGET}\n__evalctl_check({}, \"{nonce}\", globals())\n",
+            Value::from(assertion.as_str())
+        );
         std::fs::write(&script, text).map_err(|err| file_error("write", &script, &err))?;
         match run_script(dir.path(), &script, &nonce, timeout)? {
             None => outcome.passed += 1,
@@ -129,36 +157,37 @@ pub fn run_assertions(
     Ok(outcome)
 }
 
-/// Run one script; `None` when it exits 0 having printed `nonce` on a line of its own, else why it
-/// failed.
+/// Run one script; `None` when it exits 0 having written `nonce` to its completion file, else why
+/// it failed.
 fn run_script(
     dir: &Path,
     script: &Path,
     nonce: &str,
     timeout: Duration,
 ) -> anyhow::Result<Option<String>> {
-    let capture = |extension| {
-        let path = script.with_extension(extension);
-        std::fs::File::create(&path)
-            .map(|file| (path.clone(), file))
-            .map_err(|err| file_error("create", &path, &err))
-    };
-    let (stdout_path, stdout) = capture("stdout")?;
-    let (stderr_path, stderr) = capture("stderr")?;
-    let mut child = python()
+    let stderr_path = script.with_extension("stderr");
+    let stderr = std::fs::File::create(&stderr_path)
+        .map_err(|err| file_error("create", &stderr_path, &err))?;
+    let done_path = script.with_extension("done");
+    let mut command = python();
+    command
         .arg(script)
+        .arg(&done_path)
         .current_dir(dir)
-        .stdout(stdout)
+        .stdout(Stdio::null())
         .stderr(stderr)
-        .process_group(0)
-        .spawn()
-        .map_err(|err| {
-            anyhow::anyhow!(
-                "code_exec: cannot start {PYTHON} on {}: {}",
-                script.display(),
-                io_reason(&err)
-            )
-        })?;
+        .process_group(0);
+    // SAFETY: the hook makes only async-signal-safe calls (see `die_with_parent`).
+    unsafe {
+        command.pre_exec(die_with_parent());
+    }
+    let mut child = command.spawn().map_err(|err| {
+        anyhow::anyhow!(
+            "code_exec: cannot start {PYTHON} on {}: {}",
+            script.display(),
+            io_reason(&err)
+        )
+    })?;
     let group = GroupKiller::new(Some(child.id()));
     let waited = wait_for(&mut child, &group, timeout);
     // Whatever happened, nothing the script started outlives it: the group is killed even after a
@@ -184,10 +213,7 @@ fn run_script(
     };
     if status.success() {
         // The script's files are the code's to tamper with: an unreadable one is a failure.
-        let printed = std::fs::read(&stdout_path).unwrap_or_default();
-        let completed = printed
-            .split(|&b| b == b'\n')
-            .any(|line| line == nonce.as_bytes());
+        let completed = std::fs::read(&done_path).unwrap_or_default() == nonce.as_bytes();
         return Ok((!completed).then(|| {
             "the script exited 0 without completing its assertion (did the code exit early?)"
                 .to_string()
@@ -224,7 +250,7 @@ fn wait_for(
         if let Some(status) = child.try_wait()? {
             return Ok(Some(status));
         }
-        if crate::runner::interrupt_requested() {
+        if crate::interrupt::interrupt_requested() {
             group.kill();
             child.wait()?;
             return Err(std::io::Error::new(

@@ -263,7 +263,7 @@ pub fn score_all(
     if needs_python {
         code_exec::ensure_python()?;
         // Ctrl-C, SIGTERM or SIGHUP now stop the running script and clean up (exit 130).
-        crate::runner::catch_in_flag();
+        crate::interrupt::catch_in_flag();
     }
     let mut summary = ScoreSummary {
         tasks_file: file.display.clone(),
@@ -278,7 +278,7 @@ pub fn score_all(
         interrupted: false,
     };
     for task in tasks {
-        if crate::runner::interrupt_requested() {
+        if crate::interrupt::interrupt_requested() {
             summary.interrupted = true;
             return Ok(summary);
         }

@@ -1,13 +1,17 @@
 //! Reading a chat-completions response: the envelope (`choices[0].message.content`, the `model`
 //! that answered, `usage`), the judge's JSON object inside the content (plain, fenced or wrapped in
 //! prose), and the score — the rubric dimensions' weighted mean or the judge's `score`, 0.0 when a
-//! hard constraint is violated, always clamped to [0, 1] whatever `--score-range` says.
+//! hard constraint is violated, always clamped to [0, 1] whatever `--score-range` says. Score and
+//! dimension values go through the one score validator, so `NaN` is `non_finite_score` here too.
 
 use crate::secrets::Secrets;
 use serde_json::{Map, Value};
 
 use super::rubric::Rubric;
-use crate::protocol::{validate_score, Attempt, CallError, ErrorKind, Retry, ScoreRange};
+use crate::protocol::{
+    replace_nonfinite_tokens, restore_tokens, validate_score, Attempt, CallError, ErrorKind, Retry,
+    ScoreRange,
+};
 use crate::text::{clip, json_type, one_line};
 
 /// How many characters of a raw reply an error message carries.
@@ -144,16 +148,20 @@ fn judge_reply(
     let score = match rubric.filter(|rubric| !rubric.dimensions.is_empty()) {
         Some(rubric) => weighted_dimensions(rubric, &object, &mut extra),
         None => match &judge_score {
-            None => Err("the judge's reply has no \"score\"".to_string()),
-            Some(value) => validate_score(value, ScoreRange::Any)
-                .map_err(|error| format!("the judge's {}", error.message)),
+            None => Err(CallError::new(
+                ErrorKind::InvalidOutput,
+                "the judge's reply has no \"score\"",
+            )),
+            Some(value) => validate_score(value, ScoreRange::Any).map_err(|error| {
+                CallError::new(error.kind, format!("the judge's {}", error.message))
+            }),
         },
     };
     let score = match (constraints_met, score) {
         (Ok(false), _) => Ok(0.0),
-        (Err(reason), _) | (Ok(true), Err(reason)) => Err(CallError::new(
-            ErrorKind::InvalidOutput,
-            format!("{reason}; judge reply: {}", excerpt(raw, secrets)),
+        (Err(error), _) | (Ok(true), Err(error)) => Err(CallError::new(
+            error.kind,
+            format!("{}; judge reply: {}", error.message, excerpt(raw, secrets)),
         )),
         (Ok(true), Ok(score)) => Ok(score.clamp(0.0, 1.0)),
     };
@@ -161,7 +169,12 @@ fn judge_reply(
         object.insert("judge_score".into(), value);
     }
     object.extend(extra);
-    (score, object)
+    let mut side_info = Value::Object(object);
+    restore_tokens(&mut side_info);
+    let Value::Object(side_info) = side_info else {
+        unreachable!("an object stays an object")
+    };
+    (score, side_info)
 }
 
 /// Whether the judge says the hard constraints are met: `hard_constraints_satisfied` as a boolean
@@ -172,7 +185,7 @@ fn constraints_met(
     object: &Map<String, Value>,
     rubric: Option<&Rubric>,
     extra: &mut Map<String, Value>,
-) -> Result<bool, String> {
+) -> Result<bool, CallError> {
     match object.get("hard_constraints_satisfied") {
         None => {
             if rubric.is_some_and(|rubric| !rubric.hard_constraints.is_empty()) {
@@ -183,21 +196,29 @@ fn constraints_met(
         Some(Value::Bool(met)) => Ok(*met),
         Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("true") => Ok(true),
         Some(Value::String(text)) if text.trim().eq_ignore_ascii_case("false") => Ok(false),
-        Some(other) => Err(format!(
-            "the judge's \"hard_constraints_satisfied\" must be true or false, found {} {}",
-            json_type(other),
-            clip(&other.to_string(), 40)
+        Some(other) => Err(CallError::new(
+            ErrorKind::InvalidOutput,
+            format!(
+                "the judge's \"hard_constraints_satisfied\" must be true or false, found {} {}",
+                json_type(other),
+                clip(&other.to_string(), 40)
+            ),
         )),
     }
 }
 
 /// The first JSON object in `text` (preferring one with a `score`, `dimensions` or
-/// `hard_constraints_satisfied` key), wherever it starts and whatever follows it.
+/// `hard_constraints_satisfied` key), wherever it starts and whatever follows it. Bare `NaN` and
+/// `Infinity` tokens are read as the shared lenient reader does, so the score validator reports
+/// them as non-finite scores.
 fn find_object(text: &str) -> Option<Map<String, Value>> {
     let mut first = None;
     for (start, _) in text.match_indices('{').take(MAX_OBJECT_STARTS) {
-        let mut values = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-        if let Some(Ok(Value::Object(object))) = values.next() {
+        let rest = &text[start..];
+        let object = leading_object(rest).or_else(|| {
+            replace_nonfinite_tokens(rest).and_then(|replaced| leading_object(&replaced))
+        });
+        if let Some(object) = object {
             if ["score", "dimensions", "hard_constraints_satisfied"]
                 .iter()
                 .any(|key| object.contains_key(*key))
@@ -210,26 +231,42 @@ fn find_object(text: &str) -> Option<Map<String, Value>> {
     first
 }
 
-/// The weighted mean of the rubric's dimensions, each clamped to [0, 1]; a missing dimension
-/// counts 0. Records `dimension_scores` and `missing_dimensions` in `extra`.
+/// The JSON object `text` starts with, whatever follows it.
+fn leading_object(text: &str) -> Option<Map<String, Value>> {
+    match serde_json::Deserializer::from_str(text)
+        .into_iter::<Value>()
+        .next()
+    {
+        Some(Ok(Value::Object(object))) => Some(object),
+        _ => None,
+    }
+}
+
+/// The weighted mean of the rubric's dimensions, each clamped to [0, 1]. Records
+/// `dimension_scores` and, when the reply lacks any, `missing_dimensions` in `extra`; a missing
+/// dimension is an `invalid_output` error naming every one missing (the prompt asks for each, and
+/// no overall score stands in for them).
 fn weighted_dimensions(
     rubric: &Rubric,
     object: &Map<String, Value>,
     extra: &mut Map<String, Value>,
-) -> Result<f64, String> {
+) -> Result<f64, CallError> {
     let mut total = 0.0;
     let mut values = Map::new();
     let mut missing = Vec::new();
     for dimension in &rubric.dimensions {
         let Some(value) = dimension_value(object, &dimension.name) else {
-            missing.push(Value::from(dimension.name.as_str()));
+            missing.push(dimension.name.as_str());
             continue;
         };
         let value = validate_score(value, ScoreRange::Any)
             .map_err(|error| {
-                format!(
-                    "the judge's value for dimension {:?} is unusable: {}",
-                    dimension.name, error.message
+                CallError::new(
+                    error.kind,
+                    format!(
+                        "the judge's value for dimension {:?} is unusable: {}",
+                        dimension.name, error.message
+                    ),
                 )
             })?
             .clamp(0.0, 1.0);
@@ -237,10 +274,19 @@ fn weighted_dimensions(
         values.insert(dimension.name.clone(), Value::from(value));
     }
     extra.insert("dimension_scores".into(), Value::Object(values));
-    if !missing.is_empty() {
-        extra.insert("missing_dimensions".into(), Value::Array(missing));
+    if missing.is_empty() {
+        return Ok(total);
     }
-    Ok(total)
+    extra.insert("missing_dimensions".into(), Value::from(missing.clone()));
+    let names: Vec<String> = missing.iter().map(|name| format!("{name:?}")).collect();
+    Err(CallError::new(
+        ErrorKind::InvalidOutput,
+        format!(
+            "the judge's reply lacks the rubric dimension{} {}",
+            if missing.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        ),
+    ))
 }
 
 /// A dimension's value in the reply: under `dimensions` (an object of values or of
@@ -324,8 +370,10 @@ mod tests {
                 r#"{"score": 0.9, "hard_constraints_satisfied": false}"#,
                 Ok(0.0),
             ),
-            (r#"{"score": "high"}"#, Err(InvalidOutput)),
-            (r#"{"score": 1e400}"#, Err(InvalidOutput)),
+            (r#"{"score": "high"}"#, Err(NonNumericScore)),
+            (r#"{"score": 1e400}"#, Err(NonFiniteScore)),
+            (r#"{"score": NaN, "reasoning": "NaN"}"#, Err(NonFiniteScore)),
+            ("Verdict: {\"score\": -Infinity} done", Err(NonFiniteScore)),
             (r#"{"reasoning": "no score"}"#, Err(InvalidOutput)),
             (r#"{"score": 0.5"#, Err(InvalidJson)),
             ("  ", Err(InvalidJson)),
@@ -350,7 +398,15 @@ mod tests {
             Some(&rubric),
             &keep(),
         );
-        assert!((attempt.score.unwrap() - 0.7).abs() < 1e-9);
+        let error = attempt.score.unwrap_err();
+        assert_eq!(error.kind, ErrorKind::InvalidOutput);
+        assert!(
+            error.message.starts_with(
+                "the judge's reply lacks the rubric dimension \"tone\"; judge reply: {"
+            ),
+            "{}",
+            error.message
+        );
         let side = Value::Object(attempt.side_info);
         assert_eq!(
             side["dimension_scores"],
@@ -362,8 +418,29 @@ mod tests {
         assert_eq!(side["usage"]["completion_tokens"], 5);
         let listed = r#"{"dimensions": [{"name": "clarity", "score": 1}, {"name": "tone", "score": 1}, {"name": "accuracy", "score": 1}]}"#;
         assert_eq!(score(listed, Some(&rubric)), Ok(1.0));
+        let weighted = r#"{"dimensions": {"Clarity": 0.8, "accuracy": 1.5, "tone": 0.5}}"#;
+        assert!((score(weighted, Some(&rubric)).unwrap() - 0.8).abs() < 1e-9);
         let bad = r#"{"dimensions": {"clarity": "great"}}"#;
-        assert_eq!(score(bad, Some(&rubric)), Err(ErrorKind::InvalidOutput));
+        assert_eq!(score(bad, Some(&rubric)), Err(ErrorKind::NonNumericScore));
+        let nan = r#"{"dimensions": {"clarity": NaN, "accuracy": 1, "tone": 1}}"#;
+        assert_eq!(score(nan, Some(&rubric)), Err(ErrorKind::NonFiniteScore));
+        let overall_only = read_response(
+            &completion(r#"{"score": 0.7, "reasoning": "overall"}"#),
+            "m",
+            Some(&rubric),
+            &keep(),
+        )
+        .score
+        .unwrap_err();
+        assert!(
+            overall_only
+                .message
+                .starts_with("the judge's reply lacks the rubric dimensions \"clarity\", \"accuracy\", \"tone\";"),
+            "{}",
+            overall_only.message
+        );
+        let violated = r#"{"dimensions": {}, "hard_constraints_satisfied": false}"#;
+        assert_eq!(score(violated, Some(&rubric)), Ok(0.0));
     }
 
     #[test]
