@@ -4,9 +4,10 @@
 use serde::Serialize;
 
 use super::render::render_prompt;
+use super::rules::TaskError;
 use super::score::{Aggregate, ScoreSummary};
 use super::spec::Task;
-use super::validate::{TaskError, TaskFile};
+use super::validate::TaskFile;
 use crate::report::{Format, Reporter};
 
 /// The validation report: one `FILE:LINE: task ID, field F: rule: detail` line per error, or a JSON
