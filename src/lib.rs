@@ -47,6 +47,7 @@ pub fn main_entry() -> std::process::ExitCode {
             .and_then(|config| run::preflight_only(config, reporter)),
         Command::Tasks(command) => command.execute(reporter),
         Command::Fep(command) => command.execute(),
+        Command::Spec(command) => command.execute(reporter),
     };
     match outcome {
         Ok(exit) => exit.into(),

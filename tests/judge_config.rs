@@ -23,7 +23,7 @@ fn objective_is_required() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "error: --objective must not be empty",
+            "error: --objective: must not be empty",
         ));
 }
 
@@ -34,7 +34,7 @@ fn model_must_be_provider_slash_model() {
         .assert()
         .code(2)
         .stderr(predicate::str::starts_with(
-            "error: --judge-model \"gpt-4o-mini\": expected PROVIDER/MODEL",
+            "error: --judge-model: \"gpt-4o-mini\": expected PROVIDER/MODEL",
         ));
 }
 
@@ -56,7 +56,7 @@ fn invalid_base_urls_name_their_source() {
         .assert()
         .code(2)
         .stderr(predicate::str::starts_with(
-            "error: --judge-base-url \"ftp://example.com\": the scheme must be http or https",
+            "error: --judge-base-url: \"ftp://example.com\": the scheme must be http or https",
         ));
     judge("acme/judge-1")
         .args(["--objective", "x"])
@@ -74,7 +74,7 @@ fn rubric_problems_name_the_file_and_field() {
         .assert()
         .code(2)
         .stderr(predicate::str::starts_with(format!(
-            "error: --rubric {bad}: quality_dimensions[1].weight: must be a positive finite number"
+            "error: {bad}: quality_dimensions[1].weight: must be a positive finite number"
         )));
     let dir = tempfile::tempdir().unwrap();
     let not_json = dir.path().join("rubric.json");
@@ -84,13 +84,16 @@ fn rubric_problems_name_the_file_and_field() {
         .arg(&not_json)
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("not valid JSON"));
+        .stderr(predicate::str::starts_with(format!(
+            "error: {}: invalid JSON:",
+            not_json.display()
+        )));
     judge("ollama/llama3")
         .args(["--objective", "x", "--rubric", "/nonexistent/rubric.json"])
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--rubric /nonexistent/rubric.json: cannot read",
+            "error: /nonexistent/rubric.json: cannot read",
         ));
 }
 
@@ -105,16 +108,16 @@ fn every_rubric_problem_is_reported_at_once() {
     .unwrap();
     let file = rubric.display();
     judge("ollama/llama3")
-        .args(["--objective", "x", "--rubric"])
+        .args(["--format", "text", "--objective", "x", "--rubric"])
         .arg(&rubric)
         .assert()
         .code(2)
         .stdout("")
         .stderr(format!(
-            "error: --rubric {file}: x: unknown key (expected quality_dimensions, hard_constraints)\n\
-             error: --rubric {file}: quality_dimensions[0].wieght: unknown key (expected name, weight, description)\n\
-             error: --rubric {file}: quality_dimensions[1].name: duplicate dimension \"a\"\n\
-             error: --rubric {file}: hard_constraints[0]: must not be empty\n"
+            "error: {file}: x: unknown key (expected quality_dimensions, hard_constraints)\n\
+             error: {file}: quality_dimensions[0].wieght: unknown key (expected name, weight, description)\n\
+             error: {file}: quality_dimensions[1].name: duplicate dimension \"a\"\n\
+             error: {file}: hard_constraints[0]: must not be empty\n"
         ));
 }
 

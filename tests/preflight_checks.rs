@@ -172,14 +172,21 @@ fn a_failing_probe_stops_run_with_exit_3_before_any_call() {
         .output()
         .unwrap();
     let expected = format!(
-        "{PREFIX}command 'sh eval.sh' (cwd: {}): command exited with code 1; stderr: config missing",
+        "{PREFIX}command 'sh eval.sh' (cwd: {}): the probe call (candidate \"__evalctl_preflight__\") \
+         failed: command exited with code 1; stderr: config missing — an evaluator that cannot score \
+         this sentinel candidate can be run with --skip-preflight",
         canonical(&sb)
     );
     assert_eq!(stderr_text(&out).trim_end(), expected);
     assert_fails_on_stderr(&out, PREFIX, "code 1");
-    assert!(
-        out.stdout.is_empty(),
-        "run prints no summary: nothing was evaluated"
+    // No summary (nothing was evaluated): the failure document only.
+    assert_eq!(
+        json_stdout(&out),
+        serde_json::json!({
+            "ok": false,
+            "exit": 3,
+            "errors": [expected.strip_prefix("error: ")]
+        })
     );
     assert_eq!(sb.lines("calls.log").len(), 1, "only the probe ran");
     assert!(sb.read("out.jsonl").is_empty());
@@ -197,7 +204,11 @@ fn inputs_are_validated_before_the_probe() {
     .output()
     .unwrap();
     assert_eq!(code(&out), 2, "{}", stderr_text(&out));
-    assert!(stderr_text(&out).starts_with("d.jsonl:1: expected a JSON object"));
+    assert!(
+        stderr_text(&out).starts_with("error: d.jsonl:1: expected a JSON object"),
+        "{}",
+        stderr_text(&out)
+    );
     assert!(!sb.exists("called"));
 }
 
@@ -215,15 +226,19 @@ fn missing_cwd() {
     )
     .output()
     .unwrap();
-    assert_fails(
-        &out,
-        &format!("{PREFIX}command 'sh eval.sh' (cwd: "),
-        "no-such-dir",
+    // A directory that does not exist is bad usage (exit 2), found before any probe.
+    assert_eq!(code(&out), 2, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "error: --evaluator-cwd: no-such-dir: no such directory\n"
     );
-    assert!(
-        stderr_text(&out).contains("no such directory"),
-        "{}",
-        stderr_text(&out)
+    assert_eq!(
+        json_stdout(&out),
+        serde_json::json!({
+            "ok": false,
+            "exit": 2,
+            "errors": ["--evaluator-cwd: no-such-dir: no such directory"]
+        })
     );
 }
 
@@ -400,7 +415,11 @@ fn connection_refused_names_the_url() {
     assert_fails(&out, PREFIX, "connection refused");
     assert_eq!(
         stderr_text(&out).trim_end(),
-        format!("{PREFIX}url {url}: connection refused — is the evaluator server running?")
+        format!(
+            "{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: \
+             connection refused — is the evaluator server running? — an evaluator that cannot \
+             score this sentinel candidate can be run with --skip-preflight"
+        )
     );
 }
 
@@ -546,7 +565,7 @@ fn preflight_checks_the_output_file_without_creating_it() {
         let stderr = stderr_text(&out);
         assert!(
             stderr.contains(&format!(
-                "error: --output {output}: cannot open for writing: {reason}"
+                "error: {output}: cannot open --output for writing: {reason}"
             )),
             "{stderr}"
         );

@@ -31,6 +31,23 @@ fn logged_candidates(sb: &Sandbox) -> Vec<String> {
         .collect()
 }
 
+/// Assert that stdout is the JSON failure document of a bad-input exit (2): its errors are the
+/// stderr lines, in order, each without its `error: ` prefix.
+fn assert_failure_document(out: &std::process::Output) {
+    let stderr = stderr_text(out);
+    let errors: Vec<&str> = stderr
+        .lines()
+        .map(|line| {
+            line.strip_prefix("error: ")
+                .unwrap_or_else(|| panic!("{line:?} lacks the error: prefix"))
+        })
+        .collect();
+    assert_eq!(
+        json_stdout(out),
+        json!({"ok": false, "exit": 2, "errors": errors})
+    );
+}
+
 // ----- candidates ------------------------------------------------------------------------------
 
 #[test]
@@ -103,12 +120,12 @@ fn bad_candidate_lines_are_all_reported_and_nothing_runs() {
     assert_eq!(code(&out), 2);
     let err = stderr_text(&out);
     for prefix in [
-        "c.jsonl:1: ",
-        "c.jsonl:2: expected a JSON object, found array",
-        "c.jsonl:3: ",
-        "c.jsonl:5: duplicate candidate id",
-        "c.jsonl:6: ",
-        "c.jsonl:7: invalid JSON",
+        "error: c.jsonl:1: ",
+        "error: c.jsonl:2: expected a JSON object, found array",
+        "error: c.jsonl:3: ",
+        "error: c.jsonl:5: duplicate candidate id",
+        "error: c.jsonl:6: ",
+        "error: c.jsonl:7: invalid JSON",
     ] {
         assert!(
             err.lines().any(|line| line.starts_with(prefix)),
@@ -117,7 +134,7 @@ fn bad_candidate_lines_are_all_reported_and_nothing_runs() {
     }
     assert!(!err.contains("c.jsonl:4:"), "line 4 is fine:\n{err}");
     assert!(!sb.exists("called"), "the evaluator must not be called");
-    assert!(out.stdout.is_empty());
+    assert_failure_document(&out);
 }
 
 #[test]
@@ -307,12 +324,12 @@ fn every_bad_line_of_dataset_and_valset_is_reported_in_one_pass() {
     let err = stderr_text(&out);
     let lines: Vec<&str> = err.lines().collect();
     let expected_prefixes = [
-        "d.jsonl:3: expected a JSON object, found array",
-        "d.jsonl:4: invalid JSON",
-        "d.jsonl:6: expected a JSON object, found string",
-        "v.jsonl:2: invalid UTF-8",
-        "v.jsonl:3: invalid JSON",
-        "v.jsonl:4: expected a JSON object, found number",
+        "error: d.jsonl:3: expected a JSON object, found array",
+        "error: d.jsonl:4: invalid JSON",
+        "error: d.jsonl:6: expected a JSON object, found string",
+        "error: v.jsonl:2: invalid UTF-8",
+        "error: v.jsonl:3: invalid JSON",
+        "error: v.jsonl:4: expected a JSON object, found number",
     ];
     assert_eq!(lines.len(), expected_prefixes.len(), "{err}");
     for (line, prefix) in lines.iter().zip(expected_prefixes) {
@@ -322,7 +339,7 @@ fn every_bad_line_of_dataset_and_valset_is_reported_in_one_pass() {
         );
     }
     assert!(!sb.exists("called"), "the evaluator must not be called");
-    assert!(out.stdout.is_empty());
+    assert_failure_document(&out);
 }
 
 #[test]
@@ -388,9 +405,9 @@ fn missing_file_and_directory_each_get_one_line() {
     let err = stderr_text(&out);
     let lines: Vec<&str> = err.lines().collect();
     assert_eq!(lines.len(), 2, "{err}");
-    assert!(lines[0].starts_with("nope.jsonl: "), "{err}");
+    assert!(lines[0].starts_with("error: nope.jsonl: "), "{err}");
     assert!(lines[0].contains("No such file"), "{err}");
-    assert!(lines[1].starts_with("vdir: "), "{err}");
+    assert!(lines[1].starts_with("error: vdir: "), "{err}");
     assert!(lines[1].contains("directory"), "{err}");
     assert!(!sb.exists("called"));
 }
@@ -415,7 +432,7 @@ fn empty_files_have_no_records() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr_text(&out).lines().collect::<Vec<_>>(),
-        ["d.jsonl: no records", "v.jsonl: no records"]
+        ["error: d.jsonl: no records", "error: v.jsonl: no records"]
     );
     assert!(!sb.exists("called"));
 }
@@ -433,7 +450,7 @@ fn more_than_10000_records_is_an_error_blank_lines_do_not_count() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr_text(&out).trim_end(),
-        "big.jsonl: too many records: 10001 (maximum 10000)"
+        "error: big.jsonl: too many records: 10001 (maximum 10000)"
     );
     assert!(!sb.exists("called"));
 
@@ -622,9 +639,13 @@ fn candidates_file_problems_come_in_line_order() {
         .unwrap();
     assert_eq!(code(&out), 2);
     let lines: Vec<String> = stderr_text(&out).lines().map(str::to_string).collect();
+    assert!(
+        lines.iter().all(|line| line.starts_with("error: c.jsonl:")),
+        "{lines:#?}"
+    );
     let numbers: Vec<&str> = lines
         .iter()
-        .map(|line| line.split(':').nth(1).unwrap_or_default())
+        .map(|line| line.split(':').nth(2).unwrap_or_default())
         .collect();
     assert_eq!(numbers, ["1", "2", "3", "4", "6"], "{lines:#?}");
     assert!(
@@ -647,7 +668,7 @@ fn stdin_given_twice_is_reported_once_as_a_duplicate() {
     let stderr = stderr_text(&out);
     assert_eq!(
         stderr.trim(),
-        "-: candidate given twice (candidate ids must be unique)"
+        "error: -: candidate given twice (candidate ids must be unique)"
     );
     assert!(!sb.exists("called"));
 }

@@ -554,7 +554,7 @@ fn limit_keeps_the_first_n_examples_of_each_split() {
 fn fail_under_gates_on_the_candidate_score() {
     let sb = Sandbox::new();
     sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 0.5}'\n");
-    let run = |threshold: &str| {
+    let run_in = |range: &str, threshold: &str| {
         sb.evalctl()
             .args([
                 "run",
@@ -563,10 +563,12 @@ fn fail_under_gates_on_the_candidate_score() {
                 "--evaluator-command",
                 "sh eval.sh",
             ])
-            .args(["--candidate", "c", "--fail-under", threshold])
+            .args(["--candidate", "c", "--score-range", range])
+            .args(["--fail-under", threshold])
             .output()
             .unwrap()
     };
+    let run = |threshold: &str| run_in("unit", threshold);
     let out = run("0.6");
     assert_eq!(code(&out), 1);
     assert!(
@@ -577,7 +579,18 @@ fn fail_under_gates_on_the_candidate_score() {
     json_stdout(&out); // the summary is still printed
     assert_eq!(code(&run("0.5")), 0);
     assert_eq!(code(&run("0.1")), 0);
-    assert_eq!(code(&run("-1")), 0);
+    // With the unit score range a threshold outside [0, 1] is a gate that can never fail (or
+    // never pass): a usage error. With --score-range any it gates as given.
+    let out = run("-1");
+    assert_eq!(code(&out), 2);
+    let message = "--fail-under: -1 is outside the unit score range [0, 1], so the gate could \
+                   never fail; pass --score-range any for scores outside [0, 1]";
+    assert_eq!(stderr_text(&out), format!("error: {message}\n"));
+    assert_eq!(
+        json_stdout(&out),
+        serde_json::json!({"ok": false, "exit": 2, "errors": [message]})
+    );
+    assert_eq!(code(&run_in("any", "-1")), 0);
 
     // --limit 0 would evaluate nothing (and pass any gate): it is a usage error.
     sb.write("d.jsonl", "{\"q\": 1}\n");

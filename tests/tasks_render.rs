@@ -41,12 +41,14 @@ fn invalid_records_stop_rendering_unless_allowed() {
     let first = good.lines().next().unwrap();
     std::fs::write(&path, format!("{first}\n[1]\n")).unwrap();
     evalctl()
-        .args(["tasks", "render"])
+        .args(["tasks", "render", "--format", "text"])
         .arg(&path)
         .assert()
         .code(2)
         .stdout("")
-        .stderr(predicate::str::contains("mixed.jsonl:2: ?: bad_type: -:"))
+        .stderr(predicate::str::contains(
+            "mixed.jsonl:2: bad_type: expected a JSON object, found array\n",
+        ))
         .stderr(predicate::str::contains("--allow-bad-tasks"));
     evalctl()
         .args(["tasks", "render", "--allow-bad-tasks"])

@@ -125,7 +125,15 @@ fn scores_every_fixture_task_with_its_rule_and_metric() {
 #[test]
 fn text_summary_and_stdin_outputs() {
     evalctl()
-        .args(["tasks", "score", TASKS, "--outputs", "-"])
+        .args([
+            "tasks",
+            "score",
+            TASKS,
+            "--format",
+            "text",
+            "--outputs",
+            "-",
+        ])
         .write_stdin(std::fs::read(OUTPUTS).unwrap())
         .assert()
         .success()
@@ -203,7 +211,7 @@ fn an_output_for_a_skipped_invalid_task_is_ignored_not_unknown() {
         .assert()
         .success()
         .stderr(predicate::str::contains(
-            ": broken_001: bad_category: category:",
+            ":11: task broken_001, field category: bad_category: ",
         ))
         .stderr(predicate::str::contains(format!(
             "warning: {shown}:11: output for invalid task \"broken_001\" ignored\n"
@@ -217,7 +225,7 @@ fn an_output_for_a_skipped_invalid_task_is_ignored_not_unknown() {
         json!([{"line": 11, "task_id": "broken_001"}])
     );
     evalctl()
-        .args(["tasks", "score", "--allow-bad-tasks"])
+        .args(["tasks", "score", "--allow-bad-tasks", "--format", "text"])
         .arg(&tasks)
         .arg("--outputs")
         .arg(&outputs)
@@ -226,6 +234,24 @@ fn an_output_for_a_skipped_invalid_task_is_ignored_not_unknown() {
         .stdout(predicate::str::contains(format!(
             "\noutputs for invalid tasks (ignored):\n  {shown}:11: broken_001\n"
         )));
+}
+
+#[test]
+fn per_task_output_appends_and_never_truncates() {
+    let dir = tempfile::tempdir().unwrap();
+    let per_task = dir.path().join("per_task.jsonl");
+    std::fs::write(&per_task, "{\"earlier\": true}\n").unwrap();
+    for _ in 0..2 {
+        evalctl()
+            .args(["tasks", "score", TASKS, "--outputs", OUTPUTS, "--output"])
+            .arg(&per_task)
+            .assert()
+            .success();
+    }
+    let lines = read_lines(&per_task);
+    assert_eq!(lines.len(), 21, "the earlier line and 10 per run");
+    assert_eq!(lines[0], json!({"earlier": true}));
+    assert_eq!(lines[1]["task_id"], lines[11]["task_id"]);
 }
 
 #[test]
@@ -250,7 +276,7 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
     .unwrap();
     let shown = outputs.display().to_string();
     evalctl()
-        .args(["tasks", "score", TASKS, "--outputs"])
+        .args(["tasks", "score", TASKS, "--format", "text", "--outputs"])
         .arg(&outputs)
         .assert()
         .code(2)
@@ -302,7 +328,15 @@ fn an_empty_outputs_file_leaves_every_task_missing() {
     assert_eq!(summary["overall"]["missing"], 10);
     assert_eq!(summary["overall"]["mean"], 0.0);
     evalctl()
-        .args(["tasks", "score", TASKS, "--outputs", "-"])
+        .args([
+            "tasks",
+            "score",
+            TASKS,
+            "--format",
+            "text",
+            "--outputs",
+            "-",
+        ])
         .write_stdin("")
         .assert()
         .code(1)
@@ -395,6 +429,8 @@ fn code_exec_assertions_run_under_a_timeout() {
 fn score_code(dir: &Path, output: &str, env: &[(&str, &str)]) -> Value {
     let (tasks, outputs) = code_task_files(dir, output);
     let per_task = dir.join("per_task.jsonl");
+    // --output appends: start each score from an empty file.
+    let _ = std::fs::remove_file(&per_task);
     evalctl()
         .envs(env.iter().copied())
         .args(["tasks", "score", "--format", "json"])
@@ -507,14 +543,14 @@ fn a_missing_python3_is_a_clear_error() {
     std::fs::create_dir(&empty_path).unwrap();
     evalctl()
         .env("PATH", &empty_path)
-        .args(["tasks", "score"])
+        .args(["tasks", "score", "--format", "text"])
         .arg(&tasks)
         .arg("--outputs")
         .arg(&outputs)
         .assert()
         .code(2)
         .stdout("")
-        .stderr("error: code_exec tasks run their assertions with python3, but it was not found on PATH\n");
+        .stderr("error: code_exec: tasks run their assertions with python3, but it was not found on PATH\n");
 }
 
 #[test]
@@ -529,7 +565,7 @@ fn an_unusable_python3_is_a_clear_error() {
     std::fs::set_permissions(&shim, std::fs::Permissions::from_mode(0o755)).unwrap();
     evalctl()
         .env("PATH", &shim_dir)
-        .args(["tasks", "score"])
+        .args(["tasks", "score", "--format", "text"])
         .arg(&tasks)
         .arg("--outputs")
         .arg(&outputs)
@@ -537,7 +573,7 @@ fn an_unusable_python3_is_a_clear_error() {
         .code(2)
         .stdout("")
         .stderr(
-            "error: code_exec tasks run their assertions with python3, but it is unusable \
+            "error: code_exec: tasks run their assertions with python3, but it is unusable \
              (`python3 --version` failed with exit status: 127)\n",
         );
 }
@@ -557,7 +593,7 @@ fn a_bad_code_timeout_is_rejected() {
         .assert()
         .code(2)
         .stderr(predicate::str::contains(
-            "--code-timeout must be a positive number",
+            "error: --code-timeout: must be a positive number of seconds, got 0",
         ));
 }
 

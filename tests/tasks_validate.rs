@@ -38,7 +38,7 @@ fn evalctl() -> Command {
 #[test]
 fn the_clean_fixture_validates() {
     evalctl()
-        .args(["tasks", "validate", GOOD])
+        .args(["tasks", "validate", GOOD, "--format", "text"])
         .assert()
         .success()
         .stdout("")
@@ -61,7 +61,7 @@ fn the_bad_fixture_trips_every_rule_once_per_line() {
         .filter(|line| !line.trim().is_empty())
         .count();
     let out = evalctl()
-        .args(["tasks", "validate", BAD])
+        .args(["tasks", "validate", BAD, "--format", "text"])
         .assert()
         .code(2)
         .stderr(format!("{BAD}: 0 valid tasks, {bad_lines} errors\n"));
@@ -70,23 +70,32 @@ fn the_bad_fixture_trips_every_rule_once_per_line() {
     assert_eq!(lines.len(), bad_lines, "{stdout}");
     assert_eq!(lines.len(), RULES.len());
     for (index, (line, rule)) in lines.iter().zip(RULES).enumerate() {
-        let parts: Vec<&str> = line.splitn(5, ": ").collect();
-        assert_eq!(
-            parts.len(),
-            5,
-            "FILE:LINE: task_id: rule: field: detail in {line}"
-        );
-        assert_eq!(parts[0], format!("{BAD}:{}", index + 1));
-        assert_eq!(parts[2], rule, "{line}");
+        // FILE:LINE: [task ID, field F: ]rule: detail (task and field only when known)
+        let rest = line
+            .strip_prefix(&format!("{BAD}:{}: ", index + 1))
+            .unwrap_or_else(|| panic!("FILE:LINE: in {line}"));
+        let after_location = if rest.starts_with("task ") || rest.starts_with("field ") {
+            rest.split_once(": ").map_or("", |(_, after)| after)
+        } else {
+            rest
+        };
+        assert!(after_location.starts_with(&format!("{rule}: ")), "{line}");
     }
     assert_eq!(
         lines[5],
         format!(
-            "{BAD}:6: missing_post_process: duplicate_task_id: task_id: \
+            "{BAD}:6: task missing_post_process, field task_id: duplicate_task_id: \
              \"missing_post_process\" was already used on line 3"
         )
     );
-    assert!(lines[0].starts_with(&format!("{BAD}:1: ?: bad_json: -: invalid JSON")));
+    assert_eq!(
+        lines[4],
+        format!(
+            "{BAD}:5: field task_id: bad_task_id: \"task id with spaces\" does not match \
+             [A-Za-z0-9_-]+"
+        )
+    );
+    assert!(lines[0].starts_with(&format!("{BAD}:1: bad_json: invalid JSON")));
 }
 
 #[test]
@@ -122,11 +131,17 @@ fn allow_bad_tasks_still_reports_but_exits_zero() {
 #[test]
 fn file_level_problems_name_the_path() {
     evalctl()
-        .args(["tasks", "validate", "no/such/tasks.jsonl"])
+        .args([
+            "tasks",
+            "validate",
+            "--format",
+            "text",
+            "no/such/tasks.jsonl",
+        ])
         .assert()
         .code(2)
         .stdout("")
-        .stderr("error: tasks file no/such/tasks.jsonl: cannot read: No such file or directory\n");
+        .stderr("error: no/such/tasks.jsonl: cannot read: No such file or directory\n");
     evalctl()
         .args(["tasks", "validate", "fixtures/tasks"])
         .assert()
@@ -155,12 +170,12 @@ fn invalid_utf8_blank_lines_and_crlf() {
     let path = dir.path().join("mixed.jsonl");
     std::fs::write(&path, bytes).unwrap();
     evalctl()
-        .args(["tasks", "validate"])
+        .args(["tasks", "validate", "--format", "text"])
         .arg(&path)
         .assert()
         .code(2)
         .stdout(format!(
-            "{}:3: ?: bad_json: -: invalid UTF-8 (bad byte at column 17)\n",
+            "{}:3: bad_json: invalid UTF-8 (bad byte at column 17)\n",
             path.display()
         ))
         .stderr(predicate::str::contains("1 valid task, 1 error"));
@@ -178,14 +193,15 @@ fn odd_field_names_are_quoted_in_text_lines() {
     std::fs::write(&path, format!("{record}\n")).unwrap();
     let shown = path.display();
     evalctl()
-        .args(["tasks", "validate"])
+        .args(["tasks", "validate", "--format", "text"])
         .arg(&path)
         .assert()
         .code(2)
         .stdout(format!(
-            "{shown}:1: odd: unknown_field: \"a\\nb: c\": not a task field (allowed: task_id, \
-             category, prompt, targets, metric_name, post_process, few_shot_examples, metadata)\n\
-             {shown}:1: odd: bad_few_shot: \"few_shot_examples[0].x y\": unknown field \
+            "{shown}:1: task odd, field \"a\\nb: c\": unknown_field: not a task field (allowed: \
+             task_id, category, prompt, targets, metric_name, post_process, few_shot_examples, \
+             metadata)\n\
+             {shown}:1: task odd, field \"few_shot_examples[0].x y\": bad_few_shot: unknown field \
              (allowed: prompt, completion)\n"
         ));
     // JSON reports carry the field as a plain string: JSON already escapes it.

@@ -6,6 +6,7 @@
 
 mod fep;
 mod run;
+mod spec;
 mod tasks;
 
 use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
@@ -16,6 +17,7 @@ use crate::report::{ColorWhen, Format, Reporter};
 
 pub use fep::FepCommand;
 pub use run::RunArgs;
+pub use spec::SpecCommand;
 pub use tasks::TasksCommand;
 
 /// evalctl — score candidates (prompts, answers, any text) with command, HTTP, LLM-judge or
@@ -55,6 +57,9 @@ pub enum Command {
     /// The Flexible Evaluation Protocol (FEP) EVALUATE interface.
     #[command(subcommand)]
     Fep(FepCommand),
+    /// Evaluation specs (challenge packs' `evaluation_spec`): strict validation, scoring runs.
+    #[command(subcommand)]
+    Spec(SpecCommand),
 }
 
 /// `--color` values.

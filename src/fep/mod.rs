@@ -70,6 +70,11 @@ pub fn evaluate(config: &FepConfig) -> anyhow::Result<Exit> {
             stream::evaluate_stream(test_cases, outputs, &shared, &mut paths, out)
         }
     };
+    // Every write of the result goes to stdout (the streaming mode's spool reports its own).
+    let outcome = outcome.map_err(|error| match error.downcast::<std::io::Error>() {
+        Ok(err) => crate::report::stdout_error(&err),
+        Err(other) => other,
+    });
     Ok(match outcome? {
         Status::Error => Exit::EvaluationFailed,
         Status::Completed | Status::Skip => Exit::Success,

@@ -20,7 +20,7 @@ mod text;
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use results_file::ResultsFile;
-pub use stdout::{print_stdout, stdout_until_closed};
+pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
 pub use summary::{CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
 
 use std::io::IsTerminal;

@@ -52,6 +52,18 @@ pub fn stdout_until_closed() -> UntilClosed<io::StdoutLock<'static>> {
 /// Print `text` on stdout (see the module doc for a closed pipe).
 pub fn print_stdout(text: &str) -> anyhow::Result<()> {
     let mut stdout = stdout_until_closed();
-    stdout.write_all(text.as_bytes())?;
-    Ok(stdout.flush()?)
+    stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .map_err(|err| stdout_error(&err))
+}
+
+/// A failed write to stdout (a full disk, say) as evalctl's own failure (exit 4), saying it was
+/// stdout that could not be written.
+pub fn stdout_error(err: &io::Error) -> anyhow::Error {
+    crate::error::Fatal::Internal(format!(
+        "cannot write to stdout: {}",
+        crate::text::io_reason(err)
+    ))
+    .into()
 }

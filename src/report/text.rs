@@ -84,6 +84,16 @@ pub fn render(summary: &Summary, color: bool) -> String {
         });
         out.push('\n');
     }
+    let meaning = if has_val {
+        Some("score = the candidate's val mean; failed calls count as 0")
+    } else if has_train {
+        Some("score = the candidate's train mean; failed calls count as 0")
+    } else {
+        None
+    };
+    if let Some(meaning) = meaning {
+        out.push_str(&format!("\n{meaning}\n"));
+    }
     out
 }
 

@@ -2,6 +2,48 @@
 //! validation, evidence resolution, validators, metrics, behavioral signals and scorecards.
 //!
 //! See `docs/spec.md` for the user-facing description and the design page for the reference
-//! semantics this module follows.
+//! semantics this module follows. The entry points are [`load_spec`] (decode, normalise, validate)
+//! and `evaluate_run` (one run record → one evaluation record).
 
+pub mod command;
+pub mod decode;
+pub mod evidence;
+pub mod judges;
+pub mod model;
+pub mod normalize;
+pub mod validate;
 pub mod validators;
+
+pub use decode::SpecProblem;
+pub use model::SpecDefinition;
+
+/// A loaded spec: decoded strictly, normalised and valid.
+#[derive(Debug, Clone)]
+pub struct EvaluationSpec {
+    definition: SpecDefinition,
+}
+
+impl EvaluationSpec {
+    /// The normalised definition (serialise it for `spec validate --print`).
+    pub fn definition(&self) -> &SpecDefinition {
+        &self.definition
+    }
+
+    /// A valid spec from a definition: normalise it, then validate it.
+    pub fn from_definition(mut definition: SpecDefinition) -> Result<Self, Vec<SpecProblem>> {
+        normalize::normalize(&mut definition);
+        let problems = validate::validate(&definition);
+        if problems.is_empty() {
+            Ok(EvaluationSpec { definition })
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// Decode (JSON or YAML; a manifest's `evaluation_spec` or a bare spec), normalise and validate a
+/// spec file's bytes. `display` names the file (its extension picks the format when it has one).
+/// Every problem is returned at once.
+pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<SpecProblem>> {
+    EvaluationSpec::from_definition(decode::decode(bytes, display)?)
+}

@@ -1,0 +1,259 @@
+//! Strict decoding of an evaluation spec from JSON or YAML (design page §1.1–1.2): a challenge-pack
+//! manifest (only its `evaluation_spec` member — top level or under `version:` as real packs have
+//! it — is decoded strictly, the rest of the envelope is ignored) or a bare spec. Both formats go
+//! through the same serde types, so the same keys are rejected with the same paths; the line of
+//! the offending key is reported when the parser gives one.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
+use serde::Deserialize;
+
+use super::model::SpecDefinition;
+
+/// One problem with a spec: the field path (`evaluation_spec.validators[2].config.threshold`), the
+/// message, and the file's line when the format gives one.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpecProblem {
+    /// Dotted field path, `evaluation_spec` first.
+    pub path: String,
+    /// What is wrong, in the reference's words where it has them.
+    pub message: String,
+    /// 1-based line in the spec file, when known.
+    pub line: Option<usize>,
+}
+
+impl SpecProblem {
+    /// A problem without a line.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        SpecProblem {
+            path: path.into(),
+            message: message.into(),
+            line: None,
+        }
+    }
+}
+
+impl fmt::Display for SpecProblem {
+    /// `<field path> <message>`, the reference's wording.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} {}", self.path, self.message)
+    }
+}
+
+/// The serialisation a spec file is written in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Json,
+    Yaml,
+}
+
+/// JSON for `.json` files and for content starting with `{`; YAML otherwise (`.yaml`, `.yml`).
+fn detect_format(bytes: &[u8], display: &str) -> Format {
+    let lower = display.to_ascii_lowercase();
+    if lower.ends_with(".json") {
+        return Format::Json;
+    }
+    if lower.ends_with(".yaml") || lower.ends_with(".yml") {
+        return Format::Yaml;
+    }
+    match bytes.iter().find(|b| !b.is_ascii_whitespace()) {
+        Some(b'{') | Some(b'[') => Format::Json,
+        _ => Format::Yaml,
+    }
+}
+
+/// Where in a file a spec sits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// A challenge-pack manifest with an `evaluation_spec` member.
+    Manifest,
+    /// A bare spec object.
+    Definition,
+}
+
+/// Decode a spec strictly, finding it in a manifest or taking the document as a bare spec (a
+/// document whose top level has `evaluation_spec`, `pack` or `version` is a manifest).
+pub fn decode(bytes: &[u8], display: &str) -> Result<SpecDefinition, Vec<SpecProblem>> {
+    let format = detect_format(bytes, display);
+    let probe: EnvelopeProbe = parse(bytes, format, "")?;
+    let shape =
+        if probe.evaluation_spec.is_some() || probe.pack.is_some() || probe.version.is_some() {
+            Shape::Manifest
+        } else {
+            Shape::Definition
+        };
+    decode_as(bytes, display, shape)
+}
+
+/// Decode a spec strictly from a document of the given shape.
+pub fn decode_as(
+    bytes: &[u8],
+    display: &str,
+    shape: Shape,
+) -> Result<SpecDefinition, Vec<SpecProblem>> {
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(vec![SpecProblem::new("evaluation_spec", "is required")]);
+    }
+    let format = detect_format(bytes, display);
+    match shape {
+        Shape::Definition => parse(bytes, format, "evaluation_spec"),
+        Shape::Manifest => {
+            let envelope: Envelope = parse(bytes, format, "")?;
+            envelope
+                .evaluation_spec
+                .or(envelope.version.and_then(|version| version.0))
+                .ok_or_else(|| vec![SpecProblem::new("evaluation_spec", "is required")])
+        }
+    }
+}
+
+/// Deserialize `T` from the whole document, tracking the path of a failure; `prefix` is put in
+/// front of the path (the bare spec's members are `evaluation_spec.<member>`).
+fn parse<T: DeserializeOwned>(
+    bytes: &[u8],
+    format: Format,
+    prefix: &str,
+) -> Result<T, Vec<SpecProblem>> {
+    let result = match format {
+        Format::Json => {
+            let json_failure = |path: String, inner: serde_json::Error| {
+                let line = (inner.line() > 0).then_some(inner.line());
+                let message = without_position(&inner.to_string(), line, Some(inner.column()));
+                (path, message, line)
+            };
+            let mut deserializer = serde_json::Deserializer::from_slice(bytes);
+            serde_path_to_error::deserialize(&mut deserializer)
+                .map_err(|err| {
+                    let path = err.path().to_string();
+                    json_failure(path, err.into_inner())
+                })
+                .and_then(|value| {
+                    deserializer
+                        .end()
+                        .map(|()| value)
+                        .map_err(|err| json_failure(String::new(), err))
+                })
+        }
+        Format::Yaml => {
+            let deserializer = serde_norway::Deserializer::from_slice(bytes);
+            serde_path_to_error::deserialize(deserializer).map_err(|err| {
+                let path = err.path().to_string();
+                let inner = err.into_inner();
+                let location = inner.location();
+                let line = location.as_ref().map(|at| at.line());
+                let column = location.as_ref().map(|at| at.column());
+                let message = without_position(&inner.to_string(), line, column);
+                (path, message, line)
+            })
+        }
+    };
+    result.map_err(|(path, message, line)| {
+        vec![SpecProblem {
+            path: join_path(prefix, &path),
+            message,
+            line,
+        }]
+    })
+}
+
+/// `prefix.path`, with serde_path_to_error's `.` (the root) meaning no path.
+fn join_path(prefix: &str, path: &str) -> String {
+    let path = if path == "." { "" } else { path };
+    match (prefix.is_empty(), path.is_empty()) {
+        (true, true) => "evaluation_spec".to_string(),
+        (true, false) => path.to_string(),
+        (false, true) => prefix.to_string(),
+        (false, false) => format!("{prefix}.{path}"),
+    }
+}
+
+/// A parser message without its trailing " at line L column C" (the line is reported apart).
+fn without_position(message: &str, line: Option<usize>, column: Option<usize>) -> String {
+    let trimmed = match (line, column) {
+        (Some(line), Some(column)) => message
+            .strip_suffix(&format!(" at line {line} column {column}"))
+            .unwrap_or(message),
+        _ => message,
+    };
+    format!("could not be decoded: {trimmed}")
+}
+
+/// The top-level keys that tell a manifest from a bare spec.
+#[derive(Deserialize)]
+struct EnvelopeProbe {
+    #[serde(default)]
+    evaluation_spec: Option<IgnoredAny>,
+    #[serde(default)]
+    pack: Option<IgnoredAny>,
+    #[serde(default)]
+    version: Option<IgnoredAny>,
+}
+
+/// A manifest: everything but the spec is ignored.
+#[derive(Deserialize)]
+struct Envelope {
+    #[serde(default)]
+    evaluation_spec: Option<SpecDefinition>,
+    #[serde(default)]
+    version: Option<VersionMember>,
+}
+
+/// A manifest's `version:` member: a map whose `evaluation_spec` is the spec (other members and
+/// non-map values are ignored).
+struct VersionMember(Option<SpecDefinition>);
+
+impl<'de> Deserialize<'de> for VersionMember {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct VersionVisitor;
+
+        impl<'de> Visitor<'de> for VersionVisitor {
+            type Value = VersionMember;
+
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a version block")
+            }
+
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<VersionMember, A::Error> {
+                let mut spec = None;
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "evaluation_spec" {
+                        spec = map.next_value::<Option<SpecDefinition>>()?;
+                    } else {
+                        map.next_value::<IgnoredAny>()?;
+                    }
+                }
+                Ok(VersionMember(spec))
+            }
+
+            fn visit_seq<A: de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<VersionMember, A::Error> {
+                while seq.next_element::<IgnoredAny>()?.is_some() {}
+                Ok(VersionMember(None))
+            }
+
+            fn visit_bool<E: de::Error>(self, _: bool) -> Result<VersionMember, E> {
+                Ok(VersionMember(None))
+            }
+            fn visit_i64<E: de::Error>(self, _: i64) -> Result<VersionMember, E> {
+                Ok(VersionMember(None))
+            }
+            fn visit_u64<E: de::Error>(self, _: u64) -> Result<VersionMember, E> {
+                Ok(VersionMember(None))
+            }
+            fn visit_f64<E: de::Error>(self, _: f64) -> Result<VersionMember, E> {
+                Ok(VersionMember(None))
+            }
+            fn visit_str<E: de::Error>(self, _: &str) -> Result<VersionMember, E> {
+                Ok(VersionMember(None))
+            }
+            fn visit_unit<E: de::Error>(self) -> Result<VersionMember, E> {
+                Ok(VersionMember(None))
+            }
+        }
+
+        deserializer.deserialize_any(VersionVisitor)
+    }
+}
