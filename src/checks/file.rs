@@ -45,9 +45,9 @@ pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Ve
 /// The `checks` array of a checks file document (empty when it has a problem), and the problems
 /// of the document's shape: not an object, an unknown key, `checks` missing or not an array.
 fn checks_array(document: &Value) -> (&[Value], Vec<JsonProblem>) {
-    let object = match strict::as_object(document) {
-        Ok(object) => object,
-        Err(reason) => return (&[], vec![JsonProblem::new("", reason)]),
+    let Some(object) = document.as_object() else {
+        let reason = strict::wrong_type("an object {\"checks\": [...]}", document);
+        return (&[], vec![JsonProblem::new("", reason)]);
     };
     let mut problems: Vec<JsonProblem> = strict::unknown_keys(object, &["checks"])
         .map(|(key, reason)| JsonProblem::at_key(key, reason))

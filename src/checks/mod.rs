@@ -137,7 +137,7 @@ impl Check {
                     Err(reason) => {
                         problems.push(Problem::new(
                             at,
-                            format!("argument `{name}` is not a valid JSONPath `{text}`: {reason}"),
+                            format!("not a valid JSONPath `{text}`: {reason}"),
                         ));
                         continue;
                     }
@@ -319,12 +319,12 @@ fn version_problem(version: Option<&Value>) -> Option<String> {
     };
     let Some(parts) = SEMVER.captures(text) else {
         return Some(format!(
-            "version `{text}` is not a semantic version (MAJOR.MINOR.PATCH)"
+            "`{text}` is not a semantic version (MAJOR.MINOR.PATCH)"
         ));
     };
     let implemented = CHECK_VERSION.split('.').next().unwrap_or_default();
     (&parts[1] != implemented).then(|| {
-        format!("version `{text}` is not available: evalctl implements {CHECK_VERSION} (any {implemented}.x.y is accepted)")
+        format!("`{text}` is not available: evalctl implements {CHECK_VERSION} (any {implemented}.x.y is accepted)")
     })
 }
 
@@ -413,8 +413,8 @@ mod tests {
             [
                 (".arguments.negate", "expected a boolean, found string"),
                 (".arguments.extra", "unknown key `extra` (expected one of text, pattern, negate, flags)"),
-                (".arguments.pattern", "argument `pattern` is not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group"),
-                (".version", "version `1.x` is not a semantic version (MAJOR.MINOR.PATCH)"),
+                (".arguments.pattern", "not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group"),
+                (".version", "`1.x` is not a semantic version (MAJOR.MINOR.PATCH)"),
             ]
         );
     }
@@ -425,7 +425,7 @@ mod tests {
         assert_eq!(check.problems()[0].at, ".arguments.pattern");
         assert!(check.problems()[0]
             .reason
-            .starts_with("argument `pattern` is not a valid regular expression"));
+            .starts_with("not a valid regular expression"));
     }
 
     #[test]

@@ -181,7 +181,9 @@ impl CheckKind {
                         let pattern = args.get(REGEX_PATTERN, as_pattern)?.unwrap_or_default();
                         let flags = args.get(REGEX_FLAGS, as_flags)?.unwrap_or_default();
                         compile_regex(pattern, flags)
-                            .map_err(CheckError::validation)?
+                            .map_err(|reason| {
+                                CheckError::validation(format!("argument `pattern`: {reason}"))
+                            })?
                             .is_match(&args.text(0))
                     }
                 };
@@ -314,7 +316,7 @@ fn as_phrases(value: &Value) -> Result<Vec<&str>, String> {
         .enumerate()
         .map(|(index, item)| {
             item.as_str()
-                .ok_or_else(|| format!("[{index}]: {}", wrong_type("a string", item)))
+                .ok_or_else(|| format!("{} at [{index}]", wrong_type("an array of strings", item)))
         })
         .collect()
 }
@@ -353,7 +355,7 @@ fn as_flags(value: &Value) -> Result<RegexFlags, String> {
     Ok(flags)
 }
 
-/// Compile `pattern` with `flags`; the error names the `pattern` argument.
+/// Compile `pattern` with `flags`; the error says why the pattern is not a regular expression.
 fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
     RegexBuilder::new(pattern)
         .case_insensitive(flags.case_insensitive)
@@ -362,7 +364,7 @@ fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
         .build()
         .map_err(|err| {
             format!(
-                "argument `pattern` is not a valid regular expression: {}",
+                "not a valid regular expression: {}",
                 one_line(&err.to_string())
             )
         })
