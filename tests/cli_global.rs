@@ -61,11 +61,28 @@ fn every_command_has_help() {
 #[test]
 fn unknown_commands_and_flags_are_usage_errors() {
     for args in [&["frobnicate"][..], &["run", "--no-such-flag"], &[]] {
-        let out = evalctl().args(args).output().unwrap();
+        // Asked for text: the usage error is on stderr only.
+        let out = evalctl()
+            .args(["--format", "text"])
+            .args(args)
+            .output()
+            .unwrap();
         assert_eq!(code(&out), 2, "{args:?}");
         assert!(
             stdout_text(&out).is_empty(),
             "{args:?}: usage errors go to stderr"
+        );
+        assert!(stderr_text(&out).starts_with("error: "), "{args:?}");
+        // On a pipe, JSON is the default: stdout is the failure document.
+        let out = evalctl().args(args).output().unwrap();
+        assert_eq!(code(&out), 2, "{args:?}");
+        let document: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(document["ok"], false, "{args:?}");
+        assert_eq!(document["exit"], 2, "{args:?}");
+        assert_eq!(
+            document["errors"].as_array().map(Vec::len),
+            Some(1),
+            "{args:?}"
         );
     }
 }

@@ -227,7 +227,15 @@ fn streaming_mode_needs_all_three_files() {
 fn streaming_flags_conflict_with_a_request_file() {
     for flag in ["--checks", "--outputs", "--test-cases"] {
         evalctl()
-            .args(["fep", "evaluate", "request.json", flag, "x.json"])
+            .args([
+                "--format",
+                "text",
+                "fep",
+                "evaluate",
+                "request.json",
+                flag,
+                "x.json",
+            ])
             .assert()
             .code(2)
             .stdout("")

@@ -152,7 +152,8 @@ fn a_missing_key_fails_preflight_for_a_remote_endpoint() {
 
 #[test]
 fn preflight_without_probe_judge_sends_nothing() {
-    // A key and a listening server: without --probe-judge no request and no tokens are spent.
+    // A key and a listening server: without --probe-judge no completion is requested and no
+    // tokens are spent; only the free models endpoint checks the key.
     let server = FakeJudge::start(Some(KEY));
     evalctl()
         .args([
@@ -171,6 +172,7 @@ fn preflight_without_probe_judge_sends_nothing() {
         .stdout(predicate::str::contains("\"probe\": null"))
         .stdout(predicate::str::contains(KEY).not());
     assert_eq!(server.received().len(), 0);
+    assert_eq!(server.model_lists(), 1);
 }
 
 #[test]

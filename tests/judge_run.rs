@@ -389,24 +389,38 @@ fn the_api_key_never_appears_in_any_output() {
         }
         outputs.extend([result.stdout, result.stderr, result.output]);
     }
-    // Nothing listens at the base URL: every call is refused.
-    let mut refused = evalctl();
-    refused
-        .args([
-            "run",
-            "--judge-model",
-            "fake/judge-model",
-            "--judge-base-url",
-            &refused_base_url(),
-            "--objective",
-            "x",
-            "--retries",
-            "0",
-            "--candidate",
-            "c",
-        ])
-        .env("FAKE_API_KEY", KEY);
-    let result = finish(refused, dir.path());
+    // Nothing listens at the base URL: preflight's key check is refused (exit 3), and past
+    // preflight every call is.
+    let refused_url = refused_base_url();
+    let refused = |extra: &[&str]| {
+        let mut command = evalctl();
+        command
+            .args([
+                "run",
+                "--judge-model",
+                "fake/judge-model",
+                "--judge-base-url",
+                &refused_url,
+                "--objective",
+                "x",
+                "--retries",
+                "0",
+                "--candidate",
+                "c",
+            ])
+            .args(extra)
+            .env("FAKE_API_KEY", KEY);
+        finish(command, dir.path())
+    };
+    let result = refused(&[]);
+    assert_eq!(result.code, 3, "{}", result.stderr);
+    assert!(
+        result.stderr.contains("connection refused"),
+        "{}",
+        result.stderr
+    );
+    outputs.extend([result.stdout, result.stderr, result.output]);
+    let result = refused(&["--skip-preflight"]);
     assert_eq!(result.code, 1, "{}", result.stderr);
     assert_eq!(record(&result, "cand-1")["error"]["kind"], "transport");
     assert!(

@@ -417,8 +417,7 @@ fn connection_refused_names_the_url() {
         stderr_text(&out).trim_end(),
         format!(
             "{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: \
-             connection refused — is the evaluator server running? — an evaluator that cannot \
-             score this sentinel candidate can be run with --skip-preflight"
+             connection refused — is the evaluator server running?"
         )
     );
 }

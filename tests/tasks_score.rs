@@ -550,7 +550,7 @@ fn a_missing_python3_is_a_clear_error() {
         .assert()
         .code(2)
         .stdout("")
-        .stderr("error: code_exec: tasks run their assertions with python3, but it was not found on PATH\n");
+        .stderr("error: python3: code_exec tasks run their assertions with it, but it was not found on PATH\n");
 }
 
 #[test]
@@ -573,7 +573,7 @@ fn an_unusable_python3_is_a_clear_error() {
         .code(2)
         .stdout("")
         .stderr(
-            "error: code_exec: tasks run their assertions with python3, but it is unusable \
+            "error: python3: code_exec tasks run their assertions with it, but it is unusable \
              (`python3 --version` failed with exit status: 127)\n",
         );
 }

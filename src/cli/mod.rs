@@ -138,16 +138,15 @@ fn lenient_parse() -> Lenient {
         let words = sub.try_get_many::<String>("evaluator_command").ok()??;
         Some(words.cloned().collect())
     });
-    // Only a --format given explicitly turns the failure into JSON: a usage error on a pipe
-    // without it stays a message for the person who typed it.
     Lenient {
-        reporter: Reporter::new(Some(format.map_or(Format::Text, Into::into)), color.into()),
+        reporter: Reporter::new(format.map(Into::into), color.into()),
         evaluator_words,
     }
 }
 
 /// Print a clap error and return its exit code (2 for usage errors, 0 for --help/--version).
-/// With `--format json` a usage error is also one JSON failure document on stdout. An unknown
+/// With JSON output (`--format json`, or stdout not a terminal) a usage error is also one JSON
+/// failure document on stdout. An unknown
 /// option that clap has no suggestion for, given after `--evaluator-command`, is almost always an
 /// evaluator argument: the hint says how to pass it, instead of clap's `-- --flag` tip, which
 /// does not apply.
@@ -160,9 +159,16 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
     }
     let lenient = lenient_parse();
     let rendered = error.render().to_string();
-    let first_line = rendered.lines().next().unwrap_or_default();
-    let reason = first_line.strip_prefix("error: ").unwrap_or(first_line);
     if lenient.reporter.format == Format::Json {
+        // clap's first paragraph is the reason (a missing-arguments error lists them on the
+        // lines after its first); the usage and tips follow a blank line.
+        let reason: Vec<&str> = rendered
+            .lines()
+            .take_while(|line| !line.trim().is_empty())
+            .map(str::trim)
+            .collect();
+        let reason = reason.join(" ");
+        let reason = reason.strip_prefix("error: ").unwrap_or(&reason);
         let _ = crate::report::print_failure(&[reason.to_string()], Exit::BadInput as u8);
     }
     let unknown = error

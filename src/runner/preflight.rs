@@ -6,7 +6,7 @@ use super::call_with_retries;
 use crate::error::Fatal;
 use crate::evaluator::{Call, Evaluator};
 use crate::input::Record;
-use crate::protocol::PREFLIGHT_CANDIDATE;
+use crate::protocol::{ErrorKind, PREFLIGHT_CANDIDATE};
 
 /// What a passed preflight learned.
 #[derive(Debug, Clone, PartialEq)]
@@ -51,15 +51,28 @@ pub async fn preflight(
     let (attempt, _) = call_with_retries(evaluator, &call, retries).await;
     match attempt.score {
         Ok(score) => Ok(Probe::Answered(score)),
-        Err(error) => Err(fail(format!(
-            "the probe call (candidate {PREFLIGHT_CANDIDATE:?}{}) failed: {} — an evaluator \
-             that cannot score this sentinel candidate can be run with --skip-preflight",
-            if first_example.is_some() {
-                ", the first dataset record as example"
-            } else {
-                ""
-            },
-            error.message
-        ))),
+        Err(error) => {
+            // An evaluator that answered, but not with a score, may just not understand the
+            // sentinel; one that could not be reached would fail every call the same way.
+            let answered = !matches!(
+                error.kind,
+                ErrorKind::Spawn | ErrorKind::Timeout | ErrorKind::Transport
+            );
+            Err(fail(format!(
+                "the probe call (candidate {PREFLIGHT_CANDIDATE:?}{}) failed: {}{}",
+                if first_example.is_some() {
+                    ", the first dataset record as example"
+                } else {
+                    ""
+                },
+                error.message,
+                if answered {
+                    " — an evaluator that cannot score this sentinel candidate can be run with \
+                     --skip-preflight"
+                } else {
+                    ""
+                }
+            )))
+        }
     }
 }

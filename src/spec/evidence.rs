@@ -2,6 +2,17 @@
 //! forms accepted at load time, the run record (challenge inputs and events), the evidence built
 //! from the ordered events, and the resolution of a reference to a string, "missing" or an error.
 
+use std::collections::HashMap;
+
+use serde::de::{self, Deserializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::gostr::{go_json, json_string, loose_string, stringify};
+use super::judges::JudgeResult;
+use super::model::null_default;
+use super::validators::ToolCall;
+
 /// Whether `reference` is an evidence reference validation accepts (§3.1). `tool_calls` is not
 /// one: it is only a `tool_call_assertion` target.
 pub fn is_supported_reference(reference: &str) -> bool {
@@ -36,4 +47,1227 @@ pub fn is_supported_reference(reference: &str) -> bool {
         return count.trim().parse::<i64>().is_ok_and(|n| n > 0);
     }
     false
+}
+
+/// One recorded run, the scoring input (design page §3.2): `{"id"?, "challenge_inputs": [...],
+/// "events": [...], "llm_judge_results"?: [...], "human_preference_score"?: x}`. Unknown members
+/// are ignored; events need a `type` and an `occurred_at`.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct RunRecord {
+    /// The run's id (any JSON value), echoed into its evaluation record.
+    #[serde(default)]
+    pub id: Option<Value>,
+    /// The challenge inputs in scope (one for `challenge_input`/`case.*` references to resolve).
+    #[serde(default, deserialize_with = "null_default")]
+    pub challenge_inputs: Vec<ChallengeInput>,
+    /// The run's events, in any order.
+    #[serde(default, deserialize_with = "null_default")]
+    pub events: Vec<Event>,
+    /// Precomputed judge results.
+    #[serde(default, deserialize_with = "null_default")]
+    pub llm_judge_results: Vec<JudgeResult>,
+    /// A human preference score for the `human_preference` source.
+    #[serde(default)]
+    pub human_preference_score: Option<f64>,
+}
+
+/// One challenge input (case) of a run.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct ChallengeInput {
+    /// The challenge's id.
+    #[serde(default, deserialize_with = "null_default")]
+    pub challenge_identity_id: String,
+    /// The regression case's id.
+    #[serde(default)]
+    pub regression_case_id: Option<String>,
+    /// The challenge key.
+    #[serde(default, deserialize_with = "null_default")]
+    pub challenge_key: String,
+    /// The case key.
+    #[serde(default, deserialize_with = "null_default")]
+    pub case_key: String,
+    /// The item key.
+    #[serde(default, deserialize_with = "null_default")]
+    pub item_key: String,
+    /// The case payload (`null` = none).
+    #[serde(default)]
+    pub payload: Value,
+    /// Named case inputs.
+    #[serde(default, deserialize_with = "null_default")]
+    pub inputs: HashMap<String, CaseValue>,
+    /// Named case expectations.
+    #[serde(default, deserialize_with = "null_default")]
+    pub expectations: HashMap<String, CaseValue>,
+    /// Named artifacts.
+    #[serde(default, deserialize_with = "null_default")]
+    pub artifacts: HashMap<String, Artifact>,
+}
+
+/// A case input or expectation: an inline value, a reference to another input or an artifact,
+/// or a path.
+#[derive(Debug, Clone, Default, Deserialize)]
+pub struct CaseValue {
+    /// Free-form kind.
+    #[serde(default, deserialize_with = "null_default")]
+    pub kind: String,
+    /// The inline JSON value (`null` = none).
+    #[serde(default)]
+    pub value: Value,
+    /// An artifact key.
+    #[serde(default, deserialize_with = "null_default")]
+    pub artifact_key: String,
+    /// `input:<key>` or `artifact:<key>`.
+    #[serde(default, deserialize_with = "null_default")]
+    pub source: String,
+    /// A path string.
+    #[serde(default, deserialize_with = "null_default")]
+    pub path: String,
+}
+
+/// A case artifact.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Artifact {
+    /// Its key.
+    #[serde(default, deserialize_with = "null_default")]
+    pub key: String,
+    /// Its kind.
+    #[serde(default, deserialize_with = "null_default")]
+    pub kind: String,
+    /// Its path.
+    #[serde(default, deserialize_with = "null_default")]
+    pub path: String,
+    /// Its media type.
+    #[serde(default, deserialize_with = "null_default")]
+    pub media_type: String,
+}
+
+/// One run event.
+#[derive(Debug, Clone, Deserialize)]
+pub struct Event {
+    /// The event type (`system.run.completed`, `tool.call.failed`, …).
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// Who emitted it.
+    #[serde(default, deserialize_with = "null_default")]
+    pub source: String,
+    /// Position in the run's event stream (positive values order first).
+    #[serde(default, deserialize_with = "null_default")]
+    pub sequence_number: i64,
+    /// When it happened (RFC 3339).
+    pub occurred_at: Timestamp,
+    /// Its payload (`null` = none).
+    #[serde(default)]
+    pub payload: Value,
+}
+
+/// An RFC 3339 instant.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Timestamp {
+    /// Nanoseconds since the Unix epoch, UTC.
+    pub nanos: i128,
+}
+
+impl Timestamp {
+    /// The instant in RFC 3339 UTC with the fraction's trailing zeros dropped, as the reference
+    /// writes times (`2026-03-16T09:00:02.5Z`).
+    pub fn rfc3339(self) -> String {
+        let seconds = self.nanos.div_euclid(1_000_000_000) as i64;
+        let fraction = self.nanos.rem_euclid(1_000_000_000);
+        let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
+        let of_day = seconds.rem_euclid(86_400);
+        let mut text = format!(
+            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
+            of_day / 3600,
+            of_day / 60 % 60,
+            of_day % 60
+        );
+        if fraction > 0 {
+            let digits = format!("{fraction:09}");
+            text.push('.');
+            text.push_str(digits.trim_end_matches('0'));
+        }
+        text.push('Z');
+        text
+    }
+}
+
+/// The proleptic Gregorian date of a day count from 1970-01-01.
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
+    let days = days + 719_468;
+    let era = days.div_euclid(146_097);
+    let day_of_era = days - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    (year, month, day)
+}
+
+impl<'de> Deserialize<'de> for Timestamp {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        parse_rfc3339(&text)
+            .map(|nanos| Timestamp { nanos })
+            .ok_or_else(|| de::Error::custom(format!("invalid RFC 3339 timestamp {text:?}")))
+    }
+}
+
+/// Days from 1970-01-01 to a proleptic Gregorian date.
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month_index = (month + 9) % 12;
+    let day_of_year = (153 * month_index + 2) / 5 + day - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)` as nanoseconds since the epoch.
+pub fn parse_rfc3339(text: &str) -> Option<i128> {
+    let bytes = text.as_bytes();
+    let number = |range: std::ops::Range<usize>| -> Option<i64> {
+        let part = text.get(range)?;
+        part.bytes()
+            .all(|b| b.is_ascii_digit())
+            .then(|| part.parse().ok())?
+    };
+    if bytes.len() < 20
+        || bytes[4] != b'-'
+        || bytes[7] != b'-'
+        || bytes[13] != b':'
+        || bytes[16] != b':'
+    {
+        return None;
+    }
+    if !matches!(bytes[10], b'T' | b't' | b' ') {
+        return None;
+    }
+    let (year, month, day) = (number(0..4)?, number(5..7)?, number(8..10)?);
+    let (hour, minute, second) = (number(11..13)?, number(14..16)?, number(17..19)?);
+    if !(1..=12).contains(&month)
+        || !(1..=31).contains(&day)
+        || hour > 23
+        || minute > 59
+        || second > 60
+    {
+        return None;
+    }
+    let mut rest = &text[19..];
+    let mut fraction_nanos: i128 = 0;
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let digits = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return None;
+        }
+        let kept = &fraction[..digits.min(9)];
+        fraction_nanos = kept.parse::<i128>().ok()? * 10_i128.pow(9 - kept.len() as u32);
+        rest = &fraction[digits..];
+    }
+    let offset_seconds: i64 = match rest {
+        "Z" | "z" => 0,
+        _ => {
+            let sign = match rest.as_bytes().first()? {
+                b'+' => 1,
+                b'-' => -1,
+                _ => return None,
+            };
+            let (h, m) = rest[1..].split_once(':')?;
+            if h.len() != 2 || m.len() != 2 {
+                return None;
+            }
+            sign * (h.parse::<i64>().ok()? * 3600 + m.parse::<i64>().ok()? * 60)
+        }
+    };
+    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
+        - offset_seconds;
+    Some(i128::from(seconds) * 1_000_000_000 + fraction_nanos)
+}
+
+/// The events in scoring order: positive sequence numbers first, ascending; then the others by
+/// `occurred_at`, ties by type (stable).
+pub fn order_events(events: &[Event]) -> Vec<&Event> {
+    let mut ordered: Vec<&Event> = events.iter().collect();
+    ordered.sort_by(|left, right| {
+        let left_seq = left.sequence_number > 0;
+        let right_seq = right.sequence_number > 0;
+        right_seq
+            .cmp(&left_seq)
+            .then_with(|| {
+                if left_seq {
+                    left.sequence_number.cmp(&right.sequence_number)
+                } else {
+                    std::cmp::Ordering::Equal
+                }
+            })
+            .then_with(|| left.occurred_at.nanos.cmp(&right.occurred_at.nanos))
+            .then_with(|| left.kind.cmp(&right.kind))
+    });
+    ordered
+}
+
+/// An event a value was read from: the source pointer of a validator result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct SourcePointer {
+    /// `final_output`, `model_call`, `tool_call` or `run_event`.
+    pub kind: &'static str,
+    /// The event's sequence number.
+    pub sequence: i64,
+    /// The event's type.
+    pub event_type: String,
+    /// What was read.
+    pub field_path: String,
+}
+
+/// A positive-sequence event's (sequence, type), the raw material of a [`SourcePointer`].
+#[derive(Debug, Clone, PartialEq)]
+struct EventRef {
+    sequence: i64,
+    event_type: String,
+}
+
+impl EventRef {
+    fn of(event: &Event) -> Option<EventRef> {
+        (event.sequence_number > 0).then(|| EventRef {
+            sequence: event.sequence_number,
+            event_type: event.kind.clone(),
+        })
+    }
+
+    fn pointer(&self, kind: &'static str, field_path: &str) -> SourcePointer {
+        SourcePointer {
+            kind,
+            sequence: self.sequence,
+            event_type: self.event_type.clone(),
+            field_path: field_path.to_string(),
+        }
+    }
+}
+
+/// One entry of the tool-call trace (§3.5).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TraceEntry {
+    /// Trimmed tool name.
+    pub tool_name: String,
+    /// Canonical (sorted-key, compact) JSON of the arguments (`{}` when absent).
+    pub arguments_canonical: String,
+    /// `tool.call.failed`, or `result.is_error` true.
+    pub failed: bool,
+    /// The payload's `failure_origin`, trimmed.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub failure_origin: String,
+    /// The result's error message (its JSON `error` member, else its content), trimmed.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub error_message: String,
+    /// The event's sequence number (0 when none).
+    #[serde(skip)]
+    pub sequence: i64,
+    /// The event's type.
+    #[serde(skip)]
+    pub event_type: String,
+}
+
+impl TraceEntry {
+    /// Name and canonical arguments: two calls with the same signature are the same call.
+    pub fn signature(&self) -> (&str, &str) {
+        (&self.tool_name, &self.arguments_canonical)
+    }
+}
+
+/// The trace entry of a `tool.call.completed`/`failed` event, `None` without a tool name.
+fn trace_entry(event: &Event, payload: &Map<String, Value>) -> Option<(TraceEntry, Value)> {
+    let name = payload.get("tool_name").and_then(loose_string)?.trim();
+    if name.is_empty() {
+        return None;
+    }
+    let arguments = match payload.get("arguments") {
+        None | Some(Value::Null) => Value::Object(Map::new()),
+        Some(arguments) => arguments.clone(),
+    };
+    let mut entry = TraceEntry {
+        tool_name: name.to_string(),
+        arguments_canonical: go_json(&arguments),
+        failed: event.kind == "tool.call.failed",
+        failure_origin: String::new(),
+        error_message: String::new(),
+        sequence: event.sequence_number,
+        event_type: event.kind.clone(),
+    };
+    if let Some(origin) = payload.get("failure_origin").and_then(loose_string) {
+        entry.failure_origin = origin.trim().to_string();
+    }
+    if let Some(Value::Object(result)) = payload.get("result") {
+        if let Some(Value::Bool(is_error)) = result.get("is_error") {
+            entry.failed |= *is_error;
+        }
+        if let Some(content) = result.get("content").and_then(loose_string) {
+            entry.error_message = tool_error_message(content);
+        }
+    }
+    Some((entry, arguments))
+}
+
+/// A tool result's error text: its JSON `error` member when it is such an object, else itself.
+fn tool_error_message(content: &str) -> String {
+    match serde_json::from_str::<Value>(content) {
+        Ok(Value::Object(map)) => match map.get("error").and_then(loose_string) {
+            Some(error) => error.trim().to_string(),
+            None => content.trim().to_string(),
+        },
+        _ => content.trim().to_string(),
+    }
+}
+
+/// The tool-call trace of events already in scoring order.
+pub fn tool_trace<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<TraceEntry> {
+    events
+        .into_iter()
+        .filter(|event| {
+            matches!(
+                event.kind.as_str(),
+                "tool.call.completed" | "tool.call.failed"
+            )
+        })
+        .filter_map(|event| trace_entry(event, payload_object(&event.payload)?))
+        .map(|(entry, _)| entry)
+        .collect()
+}
+
+/// One conversation turn (multi-turn runs).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Turn {
+    /// The turn's index.
+    pub turn_index: i64,
+    /// Its phase id.
+    pub phase_id: String,
+    /// Who spoke for the user.
+    pub actor: String,
+    /// The user message.
+    pub user_message: String,
+    /// The assistant message.
+    pub assistant_message: String,
+    /// Whether the turn mismatched its script.
+    pub mismatch: bool,
+}
+
+/// A file captured after the run.
+#[derive(Debug, Clone, Default)]
+struct FileCapture {
+    path: String,
+    exists: bool,
+    content: String,
+}
+
+/// Token usage of one (provider, model).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelUsage {
+    /// Provider key.
+    pub provider_key: String,
+    /// Model id.
+    pub provider_model_id: String,
+    /// Input tokens.
+    pub input_tokens: f64,
+    /// Output tokens.
+    pub output_tokens: f64,
+    /// Total tokens.
+    pub total_tokens: f64,
+}
+
+/// One completed step's duration.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct StepDuration {
+    /// The step's index.
+    pub step_index: i64,
+    /// Whole milliseconds.
+    pub duration_ms: f64,
+    /// Start time as recorded.
+    pub started_at: String,
+    /// Completion time as recorded.
+    pub completed_at: String,
+}
+
+/// Everything scoring reads from one run, built once from its ordered events.
+#[derive(Debug, Default)]
+pub struct Evidence<'a> {
+    final_output: Option<String>,
+    final_output_source: Option<EventRef>,
+    last_model_call_source: Option<EventRef>,
+    challenge_input: Option<String>,
+    challenge_id: Option<&'a str>,
+    regression_case_id: Option<&'a str>,
+    case_input: Option<&'a ChallengeInput>,
+    case_reason: &'static str,
+    /// First `system.run.started`.
+    pub started_at: Option<&'a Timestamp>,
+    /// First output event.
+    pub first_output_at: Option<&'a Timestamp>,
+    /// Terminal time (nanoseconds) and its text.
+    pub terminal_at: Option<Timestamp>,
+    /// Whether the last terminal event was `system.run.completed`.
+    pub completed_successfully: Option<bool>,
+    /// Failed runs, tool calls and sandbox commands.
+    pub failure_count: u64,
+    /// Input tokens.
+    pub input_tokens: Option<f64>,
+    /// Output tokens.
+    pub output_tokens: Option<f64>,
+    /// Total tokens.
+    pub total_tokens: Option<f64>,
+    /// Tool calls.
+    pub tool_call_count: Option<f64>,
+    /// Tokens injected by race standings.
+    pub race_context_tokens: f64,
+    /// Usage per (provider, model), sorted.
+    pub model_usage: Vec<ModelUsage>,
+    /// Models seen on model-call events, sorted.
+    pub observed_models: Vec<(String, String)>,
+    /// Completed steps.
+    pub step_durations: Vec<StepDuration>,
+    files: HashMap<&'a str, (FileCapture, Option<EventRef>)>,
+    listings: HashMap<&'a str, (String, Option<EventRef>)>,
+    code_results: HashMap<&'a str, (&'a Value, Option<EventRef>)>,
+    /// The tool-call trace.
+    pub trace: Vec<TraceEntry>,
+    /// The trace as the validators take it.
+    pub tool_calls: Vec<ToolCall>,
+    /// Conversation turns, by index.
+    pub turns: Vec<Turn>,
+    /// The run's human preference score.
+    pub human_preference_score: Option<f64>,
+    /// Evidence warnings (§6.5).
+    pub warnings: Vec<&'static str>,
+}
+
+/// The object every payload that is not one reads as.
+fn empty_object() -> &'static Map<String, Value> {
+    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(Map::new)
+}
+
+fn payload_object(payload: &Value) -> Option<&Map<String, Value>> {
+    payload.as_object()
+}
+
+fn number(payload: &Map<String, Value>, key: &str) -> Option<f64> {
+    payload.get(key)?.as_f64()
+}
+
+fn usage(payload: &Map<String, Value>, key: &str) -> Option<f64> {
+    number(payload.get("usage")?.as_object()?, key)
+}
+
+fn text<'v>(payload: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
+    payload.get(key).and_then(loose_string)
+}
+
+/// A non-empty id, as the reference treats the zero UUID as none.
+fn id(text: &str) -> Option<&str> {
+    (!text.is_empty() && text != "00000000-0000-0000-0000-000000000000").then_some(text)
+}
+
+impl<'a> Evidence<'a> {
+    /// Build the evidence of one run.
+    pub fn build(run: &'a RunRecord) -> Evidence<'a> {
+        let events = order_events(&run.events);
+        let mut evidence = Evidence {
+            human_preference_score: run.human_preference_score,
+            ..Evidence::default()
+        };
+        evidence.read_challenge_inputs(&run.challenge_inputs);
+        let mut from_calls = (0.0, 0.0, 0.0);
+        let mut usage_from_calls = false;
+        let mut step_started: HashMap<i64, &Timestamp> = HashMap::new();
+        let mut usage_by_model: Vec<ModelUsage> = Vec::new();
+        let mut seen_models: Vec<(String, String)> = Vec::new();
+        for event in &events {
+            let payload = payload_object(&event.payload).unwrap_or_else(|| empty_object());
+            match event.kind.as_str() {
+                "system.run.started" => {
+                    evidence.started_at.get_or_insert(&event.occurred_at);
+                }
+                "system.step.started" => {
+                    if let Some(index) = number(payload, "step_index") {
+                        step_started.insert(index as i64, &event.occurred_at);
+                    }
+                }
+                "system.step.completed" => {
+                    let index = number(payload, "step_index").map(|index| index as i64);
+                    if let Some((index, started)) =
+                        index.and_then(|index| Some((index, *step_started.get(&index)?)))
+                    {
+                        evidence.step_durations.push(StepDuration {
+                            step_index: index,
+                            duration_ms: ((event.occurred_at.nanos - started.nanos) / 1_000_000)
+                                as f64,
+                            started_at: started.rfc3339(),
+                            completed_at: event.occurred_at.rfc3339(),
+                        });
+                    }
+                }
+                "model.output.delta" | "system.output.finalized" => {
+                    evidence.first_output_at.get_or_insert(&event.occurred_at);
+                    if event.kind == "system.output.finalized" && evidence.final_output.is_none() {
+                        if let Some(output) =
+                            text(payload, "final_output").or_else(|| text(payload, "output"))
+                        {
+                            evidence.final_output = Some(output.to_string());
+                            evidence.final_output_source = EventRef::of(event);
+                        }
+                    }
+                }
+                "system.run.completed" => {
+                    evidence.terminal_at = Some(event.occurred_at);
+                    evidence.completed_successfully = Some(true);
+                    if let Some(output) = text(payload, "final_output") {
+                        evidence.final_output = Some(output.to_string());
+                    }
+                    let read = |key| number(payload, key).or_else(|| usage(payload, key));
+                    if let Some(value) = read("input_tokens") {
+                        evidence.input_tokens = Some(value);
+                    }
+                    if let Some(value) = read("output_tokens") {
+                        evidence.output_tokens = Some(value);
+                    }
+                    if let Some(value) = read("total_tokens") {
+                        evidence.total_tokens = Some(value);
+                    }
+                    if let Some(value) = number(payload, "tool_call_count") {
+                        evidence.tool_call_count = Some(value);
+                    }
+                    if let (Some(latency), Some(started)) =
+                        (number(payload, "latency_ms"), evidence.started_at)
+                    {
+                        let nanos = started.nanos + (latency as i128) * 1_000_000;
+                        evidence.terminal_at = Some(Timestamp { nanos });
+                    }
+                }
+                "system.run.failed" => {
+                    evidence.terminal_at = Some(event.occurred_at);
+                    evidence.completed_successfully = Some(false);
+                    evidence.failure_count += 1;
+                }
+                "tool.call.completed" | "tool.call.failed" => match trace_entry(event, payload) {
+                    Some((entry, arguments)) => {
+                        if entry.failed {
+                            evidence.failure_count += 1;
+                        }
+                        evidence.tool_calls.push(ToolCall {
+                            name: entry.tool_name.clone(),
+                            arguments,
+                            failed: entry.failed,
+                        });
+                        evidence.trace.push(entry);
+                    }
+                    None if event.kind == "tool.call.failed" => evidence.failure_count += 1,
+                    None => {}
+                },
+                "sandbox.command.failed" => evidence.failure_count += 1,
+                "model.call.completed" | "model.call.started" => {
+                    let provider = text(payload, "provider_key").unwrap_or("");
+                    let (first, second) = if event.kind == "model.call.completed" {
+                        ("provider_model_id", "model")
+                    } else {
+                        ("model", "provider_model_id")
+                    };
+                    let model = text(payload, first)
+                        .filter(|model| !model.is_empty())
+                        .or_else(|| text(payload, second))
+                        .unwrap_or("");
+                    if !provider.is_empty() || !model.is_empty() {
+                        let pair = (provider.to_string(), model.to_string());
+                        if !seen_models.contains(&pair) {
+                            seen_models.push(pair);
+                        }
+                    }
+                    if event.kind == "model.call.completed" {
+                        if let Some(source) = EventRef::of(event) {
+                            evidence.last_model_call_source = Some(source);
+                        }
+                        let counts = [
+                            usage(payload, "input_tokens"),
+                            usage(payload, "output_tokens"),
+                            usage(payload, "total_tokens"),
+                        ];
+                        if counts.iter().any(Option::is_some) {
+                            usage_from_calls = true;
+                            let index = match usage_by_model.iter().position(|row| {
+                                row.provider_key == provider && row.provider_model_id == model
+                            }) {
+                                Some(index) => index,
+                                None => {
+                                    usage_by_model.push(ModelUsage {
+                                        provider_key: provider.to_string(),
+                                        provider_model_id: model.to_string(),
+                                        ..ModelUsage::default()
+                                    });
+                                    usage_by_model.len() - 1
+                                }
+                            };
+                            let row = &mut usage_by_model[index];
+                            let [input, output, total] = counts.map(|count| count.unwrap_or(0.0));
+                            row.input_tokens += input;
+                            row.output_tokens += output;
+                            row.total_tokens += total;
+                            from_calls.0 += input;
+                            from_calls.1 += output;
+                            from_calls.2 += total;
+                        }
+                    }
+                }
+                "race.standings.injected" => {
+                    if let Some(added) = number(payload, "tokens_added") {
+                        evidence.race_context_tokens += added;
+                    }
+                }
+                "grader.verification.file_captured" => {
+                    if let Some(key) = payload
+                        .get("key")
+                        .and_then(Value::as_str)
+                        .filter(|k| !k.is_empty())
+                    {
+                        let capture = FileCapture {
+                            path: text(payload, "path").unwrap_or("").to_string(),
+                            exists: payload
+                                .get("exists")
+                                .and_then(Value::as_bool)
+                                .unwrap_or(false),
+                            content: payload
+                                .get("content")
+                                .and_then(Value::as_str)
+                                .unwrap_or("")
+                                .to_string(),
+                        };
+                        evidence.files.insert(key, (capture, EventRef::of(event)));
+                    }
+                }
+                "grader.verification.directory_listed" => {
+                    if let Some(key) = payload
+                        .get("key")
+                        .and_then(Value::as_str)
+                        .filter(|k| !k.is_empty())
+                    {
+                        evidence
+                            .listings
+                            .insert(key, (listing_json(key, payload), EventRef::of(event)));
+                    }
+                }
+                "grader.verification.code_executed" => {
+                    if let Some(key) = payload
+                        .get("validator_key")
+                        .and_then(Value::as_str)
+                        .filter(|k| !k.is_empty())
+                    {
+                        evidence
+                            .code_results
+                            .insert(key, (&event.payload, EventRef::of(event)));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if usage_from_calls {
+            evidence.input_tokens.get_or_insert(from_calls.0);
+            evidence.output_tokens.get_or_insert(from_calls.1);
+            if evidence.total_tokens.is_none() {
+                if from_calls.2 > 0.0 {
+                    evidence.total_tokens = Some(from_calls.2);
+                } else if let (Some(input), Some(output)) =
+                    (evidence.input_tokens, evidence.output_tokens)
+                {
+                    evidence.total_tokens = Some(input + output);
+                }
+            }
+        }
+        if evidence.tool_call_count.is_none() && !evidence.trace.is_empty() {
+            evidence.tool_call_count = Some(evidence.trace.len() as f64);
+        }
+        for row in &mut usage_by_model {
+            if row.total_tokens == 0.0 && (row.input_tokens > 0.0 || row.output_tokens > 0.0) {
+                row.total_tokens = row.input_tokens + row.output_tokens;
+            }
+        }
+        usage_by_model.sort_by(|a, b| {
+            (&a.provider_key, &a.provider_model_id).cmp(&(&b.provider_key, &b.provider_model_id))
+        });
+        seen_models.sort();
+        evidence.model_usage = usage_by_model;
+        evidence.observed_models = seen_models;
+        if evidence.final_output.is_none() {
+            evidence
+                .warnings
+                .push("final output evidence is unavailable");
+        }
+        if evidence.completed_successfully.is_none() {
+            evidence
+                .warnings
+                .push("terminal run evidence is unavailable");
+        }
+        evidence.turns = turns(&events);
+        evidence
+    }
+
+    fn read_challenge_inputs(&mut self, inputs: &'a [ChallengeInput]) {
+        match inputs {
+            [] => {
+                self.warnings.push("challenge input set is unavailable");
+                self.case_reason = "case evidence is unavailable";
+            }
+            [input] => {
+                self.case_input = Some(input);
+                self.challenge_id = id(&input.challenge_identity_id);
+                self.regression_case_id = input.regression_case_id.as_deref().and_then(id);
+                self.challenge_input = match &input.payload {
+                    Value::Null => {
+                        self.warnings.push("challenge input payload is empty");
+                        None
+                    }
+                    payload => Some(
+                        loose_string(payload)
+                            .map(str::to_string)
+                            .unwrap_or_else(|| payload.to_string()),
+                    ),
+                };
+            }
+            _ => {
+                self.warnings
+                    .push("challenge input is ambiguous across multiple items");
+                self.case_reason = "case evidence is ambiguous across multiple cases";
+            }
+        }
+    }
+
+    /// The single challenge input's id (the validators' and metrics' `challenge_identity_id`).
+    pub fn challenge_id(&self) -> Option<&'a str> {
+        self.challenge_id
+    }
+
+    /// The regression case id that goes with `challenge_id`.
+    pub fn regression_case_for(&self, challenge_id: Option<&str>) -> Option<&'a str> {
+        challenge_id
+            .filter(|wanted| Some(*wanted) == self.challenge_id)
+            .and(self.regression_case_id)
+    }
+
+    /// The payload of the last `grader.verification.code_executed` event for `validator_key`, and
+    /// its source pointer (field path = the validator's target).
+    pub fn code_execution(
+        &self,
+        validator_key: &str,
+        target: &str,
+    ) -> (Option<&'a Value>, Option<SourcePointer>) {
+        match self.code_results.get(validator_key) {
+            Some((payload, source)) => (
+                Some(payload),
+                source
+                    .as_ref()
+                    .map(|source| source.pointer("tool_call", target)),
+            ),
+            None => (None, None),
+        }
+    }
+
+    /// The source pointer of a tool-call trace entry.
+    pub fn tool_call_source(&self, index: usize) -> Option<SourcePointer> {
+        let entry = self.trace.get(index)?;
+        (entry.sequence > 0).then(|| SourcePointer {
+            kind: "tool_call",
+            sequence: entry.sequence,
+            event_type: entry.event_type.clone(),
+            field_path: "tool_calls".to_string(),
+        })
+    }
+
+    /// The source pointer of a validator target: the event its value was read from.
+    pub fn source_of(&self, target: &str) -> Option<SourcePointer> {
+        if target == "final_output" || target == "run.final_output" {
+            if let Some(source) = &self.final_output_source {
+                return Some(source.pointer("final_output", "final_output"));
+            }
+            return self
+                .last_model_call_source
+                .as_ref()
+                .map(|source| source.pointer("model_call", "final_output"));
+        }
+        let key = target.strip_prefix("file:")?;
+        let source = match self.files.get(key) {
+            Some((_, source)) => source.as_ref(),
+            None => self.listings.get(key)?.1.as_ref(),
+        };
+        source.map(|source| source.pointer("tool_call", target))
+    }
+
+    /// Resolve an evidence reference against this run (§3.3), with the challenge id the value
+    /// belongs to.
+    pub fn resolve(&self, reference: &str) -> (Resolved, Option<&'a str>) {
+        let challenge = self.challenge_id;
+        let missing = |reason: &str| Resolved::Missing(reason.to_string());
+        match reference {
+            "final_output" | "run.final_output" => (
+                self.final_output.clone().map_or_else(
+                    || missing("final output evidence is unavailable"),
+                    Resolved::Value,
+                ),
+                challenge,
+            ),
+            "challenge_input" => (
+                self.challenge_input.clone().map_or_else(
+                    || missing("challenge input evidence is unavailable"),
+                    Resolved::Value,
+                ),
+                challenge,
+            ),
+            "transcript.full" | "transcript.from_mismatch" | "turn.expectations" => {
+                (resolve_transcript(reference, &self.turns), None)
+            }
+            _ if reference.starts_with("case.") || reference.starts_with("artifact.") => {
+                match self.case_input {
+                    None => (missing(self.case_reason), challenge),
+                    Some(input) => {
+                        let resolved = if reference.starts_with("case.") {
+                            resolve_case(reference, input)
+                        } else {
+                            resolve_artifact_reference(reference, input)
+                        };
+                        (resolved, id(&input.challenge_identity_id))
+                    }
+                }
+            }
+            _ => {
+                if let Some(key) = reference.strip_prefix("file:") {
+                    (self.resolve_file(key), None)
+                } else if let Some(value) = reference.strip_prefix("literal:") {
+                    (Resolved::Value(value.to_string()), None)
+                } else if reference.starts_with("transcript.last_n:") {
+                    (resolve_transcript(reference, &self.turns), None)
+                } else {
+                    (unsupported(reference), None)
+                }
+            }
+        }
+    }
+
+    fn resolve_file(&self, key: &str) -> Resolved {
+        if let Some((capture, _)) = self.files.get(key) {
+            return if capture.exists {
+                Resolved::Value(capture.content.clone())
+            } else {
+                Resolved::Missing(format!(
+                    "captured file {key:?} does not exist at path {:?}",
+                    capture.path
+                ))
+            };
+        }
+        match self.listings.get(key) {
+            Some((listing, _)) => Resolved::Value(listing.clone()),
+            None => Resolved::Missing(format!("file capture key {key:?} is unavailable")),
+        }
+    }
+}
+
+/// What a reference resolved to.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Resolved {
+    /// The value.
+    Value(String),
+    /// No value, and why (the validator becomes `unavailable`).
+    Missing(String),
+    /// The reference cannot be resolved (the validator becomes `error`).
+    Error(String),
+}
+
+impl Resolved {
+    /// The value, if any.
+    pub fn value(&self) -> Option<&str> {
+        match self {
+            Resolved::Value(value) => Some(value),
+            _ => None,
+        }
+    }
+}
+
+fn unsupported(source: &str) -> Resolved {
+    Resolved::Error(format!("unsupported evidence source {source:?}"))
+}
+
+/// The directory listing of a `directory_listed` payload as the reference serialises it:
+/// `{"key","path","entries":[{"path","size","is_dir"?}]}`.
+fn listing_json(key: &str, payload: &Map<String, Value>) -> String {
+    let mut out = String::from("{\"key\":");
+    json_string(key, &mut out);
+    out.push_str(",\"path\":");
+    json_string(text(payload, "path").unwrap_or(""), &mut out);
+    out.push_str(",\"entries\":");
+    match payload.get("entries").and_then(Value::as_array) {
+        None => out.push_str("null"),
+        Some(entries) => {
+            out.push('[');
+            for (i, entry) in entries.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str("{\"path\":");
+                json_string(
+                    entry.get("path").and_then(Value::as_str).unwrap_or(""),
+                    &mut out,
+                );
+                let size = entry.get("size").and_then(Value::as_i64).unwrap_or(0);
+                out.push_str(&format!(",\"size\":{size}"));
+                if entry.get("is_dir").and_then(Value::as_bool) == Some(true) {
+                    out.push_str(",\"is_dir\":true");
+                }
+                out.push('}');
+            }
+            out.push(']');
+        }
+    }
+    out.push('}');
+    out
+}
+
+/// Walk a dotted path through objects (by member) and arrays (by decimal index).
+fn walk<'v>(value: &'v Value, segments: &[&str]) -> Option<&'v Value> {
+    segments
+        .iter()
+        .try_fold(value, |current, segment| match current {
+            Value::Object(map) => map.get(*segment),
+            Value::Array(items) => segment
+                .parse::<i64>()
+                .ok()
+                .and_then(|index| usize::try_from(index).ok())
+                .and_then(|index| items.get(index)),
+            _ => None,
+        })
+}
+
+/// A JSON value resolved with an optional further path.
+fn resolve_json(value: &Value, rest: &[&str]) -> Resolved {
+    if value.is_null() {
+        return Resolved::Missing("evidence is unavailable".to_string());
+    }
+    match walk(value, rest) {
+        Some(found) => Resolved::Value(stringify(found)),
+        None => Resolved::Missing("evidence path is unavailable".to_string()),
+    }
+}
+
+/// A string value (a case value's `path`) with an optional further path: a path cannot be
+/// walked into a string.
+fn resolve_string(text: &str, rest: &[&str]) -> Resolved {
+    resolve_json(&Value::String(text.to_string()), rest)
+}
+
+fn resolve_case(reference: &str, input: &ChallengeInput) -> Resolved {
+    let segments: Vec<&str> = reference.split('.').collect();
+    match segments.get(1).copied() {
+        Some("payload") => resolve_json(&input.payload, &segments[2..]),
+        Some(group @ ("inputs" | "expectations")) => {
+            let Some(key) = segments.get(2).filter(|key| !key.trim().is_empty()) else {
+                return unsupported(reference);
+            };
+            let (values, noun) = if group == "inputs" {
+                (&input.inputs, "input")
+            } else {
+                (&input.expectations, "expectation")
+            };
+            match values.get(*key) {
+                Some(value) => resolve_case_value(value, input, &segments[3..], 0),
+                None => Resolved::Missing(format!("case {noun} {key:?} is unavailable")),
+            }
+        }
+        _ => unsupported(reference),
+    }
+}
+
+/// The deepest `input:` chain a case value may follow.
+const MAX_REFERENCE_DEPTH: usize = 8;
+
+fn resolve_case_value(
+    value: &CaseValue,
+    input: &ChallengeInput,
+    rest: &[&str],
+    depth: usize,
+) -> Resolved {
+    if depth > MAX_REFERENCE_DEPTH {
+        return Resolved::Error("evidence reference chain exceeds maximum depth".to_string());
+    }
+    if !value.value.is_null() {
+        return resolve_json(&value.value, rest);
+    }
+    if !value.source.is_empty() {
+        if let Some(key) = value.source.strip_prefix("input:") {
+            let key = key.trim();
+            if key.is_empty() {
+                return Resolved::Missing("referenced input is unavailable".to_string());
+            }
+            return match input.inputs.get(key) {
+                Some(next) => resolve_case_value(next, input, rest, depth + 1),
+                None => Resolved::Missing(format!("case input {key:?} is unavailable")),
+            };
+        }
+        if let Some(key) = value.source.strip_prefix("artifact:") {
+            let key = key.trim();
+            if key.is_empty() {
+                return Resolved::Missing("referenced artifact is unavailable".to_string());
+            }
+            return resolve_artifact(key, input, rest);
+        }
+        return unsupported(&value.source);
+    }
+    if !value.artifact_key.is_empty() {
+        return resolve_artifact(&value.artifact_key, input, rest);
+    }
+    if !value.path.trim().is_empty() {
+        return resolve_string(&value.path, rest);
+    }
+    Resolved::Missing("evidence is unavailable".to_string())
+}
+
+fn resolve_artifact_reference(reference: &str, input: &ChallengeInput) -> Resolved {
+    let segments: Vec<&str> = reference.split('.').collect();
+    match segments.get(1).filter(|key| !key.trim().is_empty()) {
+        Some(key) => resolve_artifact(key, input, &segments[2..]),
+        None => unsupported(reference),
+    }
+}
+
+fn resolve_artifact(key: &str, input: &ChallengeInput, rest: &[&str]) -> Resolved {
+    let Some(artifact) = input.artifacts.get(key) else {
+        return Resolved::Missing(format!("artifact {key:?} is unavailable"));
+    };
+    if rest.is_empty() {
+        return Resolved::Value(artifact.path.clone());
+    }
+    let object = serde_json::json!({
+        "key": artifact.key,
+        "kind": artifact.kind,
+        "path": artifact.path,
+        "media_type": artifact.media_type,
+    });
+    resolve_json(&object, rest)
+}
+
+/// The conversation turns carried by events with a payload `turn_index`, by index.
+fn turns(events: &[&Event]) -> Vec<Turn> {
+    let mut turns: Vec<Turn> = Vec::new();
+    for event in events {
+        let Some(payload) = payload_object(&event.payload) else {
+            continue;
+        };
+        let Some(index) = number(payload, "turn_index").map(|index| index as i64) else {
+            continue;
+        };
+        let position = match turns.iter().position(|turn| turn.turn_index == index) {
+            Some(position) => position,
+            None => {
+                turns.push(Turn {
+                    turn_index: index,
+                    ..Turn::default()
+                });
+                turns.len() - 1
+            }
+        };
+        let turn = &mut turns[position];
+        if let Some(phase) = text(payload, "phase_id") {
+            turn.phase_id = phase.to_string();
+        }
+        match event.kind.as_str() {
+            "turn.user.message" => {
+                if let Some(content) = text(payload, "content") {
+                    turn.user_message = content.to_string();
+                }
+                if let Some(actor) = text(payload, "actor") {
+                    turn.actor = actor.to_string();
+                }
+            }
+            "turn.assistant.message" => {
+                if let Some(content) = text(payload, "content") {
+                    turn.assistant_message = content.to_string();
+                }
+            }
+            "turn.completed" => {
+                if let Some(Value::Bool(mismatch)) = payload.get("mismatch") {
+                    turn.mismatch = *mismatch;
+                }
+                if turn.actor.is_empty() {
+                    if let Some(actor) = text(payload, "actor") {
+                        turn.actor = actor.to_string();
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    turns.sort_by_key(|turn| turn.turn_index);
+    turns
+}
+
+fn transcript(turns: &[Turn]) -> Resolved {
+    if turns.is_empty() {
+        return Resolved::Missing("transcript evidence is unavailable".to_string());
+    }
+    let mut lines = Vec::with_capacity(turns.len() * 2);
+    for turn in turns {
+        if !turn.user_message.trim().is_empty() {
+            lines.push(format!("user[{}]: {}", turn.turn_index, turn.user_message));
+        }
+        if !turn.assistant_message.trim().is_empty() {
+            lines.push(format!(
+                "assistant[{}]: {}",
+                turn.turn_index, turn.assistant_message
+            ));
+        }
+    }
+    Resolved::Value(lines.join("\n"))
+}
+
+fn resolve_transcript(reference: &str, turns: &[Turn]) -> Resolved {
+    match reference {
+        "transcript.full" => transcript(turns),
+        "transcript.from_mismatch" => match turns.iter().position(|turn| turn.mismatch) {
+            Some(first) => transcript(&turns[first..]),
+            None => Resolved::Missing("transcript mismatch evidence is unavailable".to_string()),
+        },
+        "turn.expectations" => {
+            if turns.is_empty() {
+                return Resolved::Missing("turn expectations evidence is unavailable".to_string());
+            }
+            let mut out = String::from("[");
+            for (i, turn) in turns.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&format!("{{\"turn_index\":{}", turn.turn_index));
+                if !turn.phase_id.is_empty() {
+                    out.push_str(",\"phase_id\":");
+                    json_string(&turn.phase_id, &mut out);
+                }
+                out.push_str(&format!(",\"mismatch\":{}}}", turn.mismatch));
+            }
+            out.push(']');
+            Resolved::Value(out)
+        }
+        _ => {
+            let count = reference
+                .strip_prefix("transcript.last_n:")
+                .and_then(|count| count.trim().parse::<i64>().ok())
+                .filter(|count| *count > 0);
+            match count {
+                None => unsupported(reference),
+                Some(_) if turns.is_empty() => {
+                    Resolved::Missing("transcript evidence is unavailable".to_string())
+                }
+                Some(count) => {
+                    let start = turns.len().saturating_sub(count as usize);
+                    transcript(&turns[start..])
+                }
+            }
+        }
+    }
 }

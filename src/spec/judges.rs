@@ -5,6 +5,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use super::model::null_default;
+
 /// The provider a judge model id maps to by prefix (`claude-` → anthropic, `gpt-`/`o1`/`o3`/`o4`/
 /// `text-embedding` → openai, `gemini-`, `grok-` → xai, `mistral-`, any id with `/` → openrouter),
 /// case-insensitively after trimming; `None` for anything else.
@@ -37,10 +39,10 @@ pub fn judge_provider(model: &str) -> Option<&'static str> {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct JudgeResult {
     /// The judge's key.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub judge_key: String,
     /// The judge's mode.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub mode: String,
     /// The score in [0,1]; absent when the judge could not score.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -55,12 +57,16 @@ pub struct JudgeResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub variance: Option<f64>,
     /// Successful samples.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub sample_count: i64,
     /// Models consulted.
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub model_count: i64,
     /// Why there is no score, when there is none.
-    #[serde(default, skip_serializing_if = "String::is_empty")]
+    #[serde(
+        default,
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub reason: String,
 }

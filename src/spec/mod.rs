@@ -7,20 +7,29 @@
 
 pub mod command;
 pub mod decode;
+pub mod evaluate;
 pub mod evidence;
+pub mod gostr;
 pub mod judges;
+pub mod metrics;
 pub mod model;
 pub mod normalize;
+pub mod scorecard;
+pub mod signals;
 pub mod validate;
 pub mod validators;
 
 pub use decode::SpecProblem;
+pub use evaluate::{evaluate_run, EvaluationRecord};
+pub use evidence::RunRecord;
 pub use model::SpecDefinition;
 
-/// A loaded spec: decoded strictly, normalised and valid.
-#[derive(Debug, Clone)]
+/// A loaded spec: decoded strictly, normalised and valid, with its validators built (configs
+/// decoded, patterns compiled) once for every run it scores.
+#[derive(Debug)]
 pub struct EvaluationSpec {
     definition: SpecDefinition,
+    validators: Vec<validators::Validator>,
 }
 
 impl EvaluationSpec {
@@ -34,7 +43,11 @@ impl EvaluationSpec {
         normalize::normalize(&mut definition);
         let problems = validate::validate(&definition);
         if problems.is_empty() {
-            Ok(EvaluationSpec { definition })
+            let validators = evaluate::build_validators(&definition);
+            Ok(EvaluationSpec {
+                definition,
+                validators,
+            })
         } else {
             Err(problems)
         }

@@ -10,7 +10,7 @@ use serde_json::Value;
 
 /// `Option<T>` where `null` is `None`, collapsed to `T::default()`: the "null means absent" rule
 /// for members that are plain values in the model.
-fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Deserialize<'de> + Default,

@@ -69,8 +69,8 @@ pub fn ensure_python() -> anyhow::Result<()> {
         Err(err) => format!("it cannot be started: {}", io_reason(&err)),
     };
     Err(bad_input(Problem::new(
-        "code_exec",
-        format!("tasks run their assertions with {PYTHON}, but {why}"),
+        PYTHON,
+        format!("code_exec tasks run their assertions with it, but {why}"),
     )))
 }
 

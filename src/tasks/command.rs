@@ -116,9 +116,12 @@ fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow:
         problems.push(Problem::new(
             file.display.as_str(),
             format!(
-                "{} task-spec errors; fix them (see `evalctl tasks validate`) or pass \
-                 --allow-bad-tasks to skip them",
-                file.errors.len()
+                "{} task-spec error{}; fix {} (see `evalctl tasks validate`) or pass \
+                 --allow-bad-tasks to skip {}",
+                file.errors.len(),
+                if file.errors.len() == 1 { "" } else { "s" },
+                if file.errors.len() == 1 { "it" } else { "them" },
+                if file.errors.len() == 1 { "it" } else { "them" },
             ),
         ));
         return Err(invalid(problems));

@@ -3,7 +3,9 @@
 //!
 //! The server checks every request (method, path, `Content-Type`, `Authorization`, `model`,
 //! `response_format`, the two messages) and answers 400 with the reason when one is wrong. It
-//! picks its answer from the `scenario:NAME` marker in the candidate text.
+//! picks its answer from the `scenario:NAME` marker in the candidate text. It also answers the
+//! free `GET /v1/models` key check preflight makes (401 for a wrong or missing key), counted
+//! apart from the completions.
 
 #![allow(dead_code)] // each test crate uses its own part of this module
 
@@ -52,11 +54,13 @@ impl Received {
 pub struct FakeJudge {
     port: u16,
     received: Arc<Mutex<Vec<Received>>>,
+    model_lists: Arc<Mutex<usize>>,
 }
 
 struct Shared {
     expected_key: Option<String>,
     received: Arc<Mutex<Vec<Received>>>,
+    model_lists: Arc<Mutex<usize>>,
     seen: Mutex<HashMap<String, usize>>,
 }
 
@@ -67,9 +71,11 @@ impl FakeJudge {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let port = listener.local_addr().expect("local addr").port();
         let received = Arc::new(Mutex::new(Vec::new()));
+        let model_lists = Arc::new(Mutex::new(0));
         let shared = Arc::new(Shared {
             expected_key: expected_key.map(str::to_string),
             received: Arc::clone(&received),
+            model_lists: Arc::clone(&model_lists),
             seen: Mutex::new(HashMap::new()),
         });
         thread::spawn(move || {
@@ -80,7 +86,11 @@ impl FakeJudge {
                 });
             }
         });
-        FakeJudge { port, received }
+        FakeJudge {
+            port,
+            received,
+            model_lists,
+        }
     }
 
     /// The base URL to pass as `--judge-base-url`.
@@ -88,9 +98,15 @@ impl FakeJudge {
         format!("http://127.0.0.1:{}/v1", self.port)
     }
 
-    /// Every request received so far, in arrival order.
+    /// Every chat-completions request received so far (each one spends tokens), in arrival
+    /// order.
     pub fn received(&self) -> Vec<Received> {
         self.received.lock().expect("lock").clone()
+    }
+
+    /// How many `GET /v1/models` key checks (free) were received so far.
+    pub fn model_lists(&self) -> usize {
+        *self.model_lists.lock().expect("lock")
     }
 }
 
@@ -119,15 +135,24 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     reader.read_exact(&mut body)?;
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let request = Received { headers, body };
-    shared.received.lock().expect("lock").push(request.clone());
 
-    let (status, extra_headers, response) = match check(&request_line, &request, shared) {
-        Err(problem) => (
-            400,
-            String::new(),
-            json!({"error": {"message": problem}}).to_string(),
-        ),
-        Ok(()) => answer(&request, shared),
+    let (status, extra_headers, response) = if request_line
+        .split_whitespace()
+        .take(2)
+        .eq(["GET", "/v1/models"])
+    {
+        *shared.model_lists.lock().expect("lock") += 1;
+        list_models(&request, shared)
+    } else {
+        shared.received.lock().expect("lock").push(request.clone());
+        match check(&request_line, &request, shared) {
+            Err(problem) => (
+                400,
+                String::new(),
+                json!({"error": {"message": problem}}).to_string(),
+            ),
+            Ok(()) => answer(&request, shared),
+        }
     };
     let reason = match status {
         200 => "OK",
@@ -145,6 +170,27 @@ fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
     stream.flush()
 }
 
+/// `Authorization: Bearer KEY` when the server expects a key, none otherwise.
+fn authorized(request: &Received, shared: &Shared) -> bool {
+    let expected = shared
+        .expected_key
+        .as_ref()
+        .map(|key| format!("Bearer {key}"));
+    request.headers.get("authorization") == expected.as_ref()
+}
+
+/// The answer to `GET /v1/models`: the model list, or 401 for a wrong or missing key.
+fn list_models(request: &Received, shared: &Shared) -> (u16, String, String) {
+    if authorized(request, shared) {
+        let models = json!({"object": "list", "data": [{"id": MODEL, "object": "model"}]});
+        (200, String::new(), models.to_string())
+    } else {
+        let error =
+            json!({"error": {"message": "Incorrect API key provided", "code": "invalid_api_key"}});
+        (401, String::new(), error.to_string())
+    }
+}
+
 /// The wire-format checks; `Err` names the first problem.
 fn check(request_line: &str, request: &Received, shared: &Shared) -> Result<(), String> {
     if request_line.split_whitespace().take(2).collect::<Vec<_>>()
@@ -155,15 +201,10 @@ fn check(request_line: &str, request: &Received, shared: &Shared) -> Result<(), 
     if request.headers.get("content-type").map(String::as_str) != Some("application/json") {
         return Err("Content-Type must be application/json".into());
     }
-    let authorization = request.headers.get("authorization").cloned();
-    let expected = shared
-        .expected_key
-        .as_ref()
-        .map(|key| format!("Bearer {key}"));
-    if authorization != expected {
+    if !authorized(request, shared) {
         return Err(format!(
             "Authorization header {}",
-            if expected.is_some() {
+            if shared.expected_key.is_some() {
                 "missing or wrong"
             } else {
                 "sent without a key"

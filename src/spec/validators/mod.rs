@@ -16,7 +16,22 @@
 //!
 //! [`outcome_class`] classifies any finished result (§2.8).
 
+mod cache;
+mod code_execution;
+mod config;
+mod files;
+mod generation;
+mod gofmt;
+mod json;
+mod math;
+mod numeric;
+mod postcondition;
+mod text;
+mod tool_calls;
+
 use serde_json::{Map, Value};
+
+use config::RawConfig;
 
 /// Every validator type, in the order of the design page.
 pub const VALIDATOR_TYPES: &[&str] = &[
@@ -102,8 +117,21 @@ pub struct ConfigProblem {
 /// The load-time config checks of §2 for one validator. `config` is the decoded `config` member;
 /// `None` and JSON `null` both mean "absent". Types without load-time checks return no problems.
 pub fn check_config(kind: &str, config: Option<&Value>) -> Vec<ConfigProblem> {
-    let _ = (kind, config);
-    Vec::new()
+    let config = RawConfig::from_value(config);
+    match kind {
+        "fuzzy_match" => text::check_fuzzy(config),
+        "numeric_match" => numeric::check(config),
+        "normalized_match" => text::check_normalized(config),
+        "token_f1" => generation::check_token_f1(config),
+        "bleu_score" => generation::check_bleu(config),
+        "rouge_score" => generation::check_rouge(config),
+        "chrf_score" => generation::check_chrf(config),
+        "math_equivalence" => math::check(config),
+        "code_execution" => code_execution::check(config),
+        "tool_call_assertion" => tool_calls::check(config),
+        "postcondition" => postcondition::check(config),
+        _ => Vec::new(),
+    }
 }
 
 /// A validator's verdict.
@@ -155,6 +183,42 @@ pub struct Comparison {
     /// Type-specific evidence keys (the caller adds the base keys and renames collisions to
     /// `evidence_<key>`).
     pub evidence: Map<String, Value>,
+}
+
+impl Comparison {
+    /// Score 1 on a pass, 0 and `fail_reason` on a failure.
+    fn binary(passed: bool, fail_reason: &str) -> Comparison {
+        Comparison::scored(
+            passed,
+            if passed { 1.0 } else { 0.0 },
+            fail_reason.to_string(),
+        )
+    }
+
+    /// A scored outcome; the reason is kept only on a failure.
+    fn scored(passed: bool, score: f64, fail_reason: String) -> Comparison {
+        Comparison {
+            verdict: if passed { Verdict::Pass } else { Verdict::Fail },
+            score: Some(score),
+            reason: if passed { String::new() } else { fail_reason },
+            evidence: Map::new(),
+        }
+    }
+
+    /// An error outcome with `reason`.
+    fn error(reason: String) -> Comparison {
+        Comparison {
+            verdict: Verdict::Error,
+            score: None,
+            reason,
+            evidence: Map::new(),
+        }
+    }
+
+    fn with_evidence(mut self, evidence: Map<String, Value>) -> Comparison {
+        self.evidence = evidence;
+        self
+    }
 }
 
 /// A finished validator result (before `outcome_class`, which [`outcome_class`] computes).
@@ -215,6 +279,67 @@ pub enum TargetValue<'a> {
 #[derive(Debug)]
 pub struct Validator {
     kind: String,
+    prepared: Prepared,
+}
+
+/// A type with its decoded config (or the run-time error its config yields).
+#[derive(Debug)]
+enum Prepared {
+    ExactMatch,
+    Contains,
+    RegexMatch(text::RegexCache),
+    BooleanAssert,
+    FuzzyMatch(Result<text::FuzzyConfig, String>),
+    NumericMatch(Result<numeric::NumericSettings, String>),
+    NormalizedMatch(Result<text::NormalizedConfig, String>),
+    TokenF1(Result<generation::TokenF1Config, String>),
+    BleuScore(Result<generation::BleuConfig, String>),
+    RougeScore(Result<generation::RougeConfig, String>),
+    ChrfScore(Result<generation::ChrfConfig, String>),
+    MathEquivalence(Result<math::MathConfig, String>),
+    JsonSchema(json::SchemaCache),
+    JsonPathMatch,
+    FileExists(Result<files::FileExistsConfig, String>),
+    FileContentMatch(Result<files::FileContentConfig, String>, text::RegexCache),
+    FileJsonSchema(Result<json::CompiledSchema, String>),
+    DirectoryStructure(Result<files::DirectoryConfig, String>),
+    CodeExecution(Result<code_execution::CodeExecutionConfig, String>),
+    ToolCallAssertion(Result<tool_calls::ToolCallConfig, String>),
+    Postcondition(Result<postcondition::Condition, String>),
+    Unsupported,
+}
+
+impl Prepared {
+    fn new(kind: &str, config: RawConfig<'_>) -> Prepared {
+        let strict = |err: String| format!("parse {kind} config: {err}");
+        match kind {
+            "exact_match" => Prepared::ExactMatch,
+            "contains" => Prepared::Contains,
+            "regex_match" => Prepared::RegexMatch(text::RegexCache::default()),
+            "boolean_assert" => Prepared::BooleanAssert,
+            "fuzzy_match" => Prepared::FuzzyMatch(config::decode(config).map_err(strict)),
+            "numeric_match" => Prepared::NumericMatch(numeric::prepare(config)),
+            "normalized_match" => Prepared::NormalizedMatch(config::decode(config).map_err(strict)),
+            "token_f1" => Prepared::TokenF1(config::decode(config).map_err(strict)),
+            "bleu_score" => Prepared::BleuScore(config::decode(config).map_err(strict)),
+            "rouge_score" => Prepared::RougeScore(config::decode(config).map_err(strict)),
+            "chrf_score" => Prepared::ChrfScore(config::decode(config).map_err(strict)),
+            "math_equivalence" => Prepared::MathEquivalence(config::decode(config).map_err(strict)),
+            "json_schema" => Prepared::JsonSchema(json::SchemaCache::default()),
+            "json_path_match" => Prepared::JsonPathMatch,
+            "file_exists" => Prepared::FileExists(files::prepare_file_exists(config)),
+            "file_content_match" => Prepared::FileContentMatch(
+                files::prepare_file_content(config),
+                text::RegexCache::default(),
+            ),
+            "file_json_schema" => Prepared::FileJsonSchema(files::prepare_file_json_schema(config)),
+            "directory_structure" => Prepared::DirectoryStructure(files::prepare_directory(config)),
+            "code_execution" => Prepared::CodeExecution(code_execution::prepare(config)),
+            "tool_call_assertion" => Prepared::ToolCallAssertion(tool_calls::prepare(config)),
+            "postcondition" => Prepared::Postcondition(postcondition::prepare(config)),
+            _ => Prepared::Unsupported,
+        }
+    }
 }
 
 impl Validator {
@@ -222,17 +347,23 @@ impl Validator {
     /// fails: config problems the load-time checks do not catch surface as `error` results when the
     /// validator runs, as in the reference.
     pub fn new(kind: &str, config: Option<&Value>) -> Validator {
-        let _ = config;
+        Validator::with_raw(kind, RawConfig::from_value(config))
+    }
+
+    fn with_raw(kind: &str, config: RawConfig<'_>) -> Validator {
         Validator {
             kind: kind.to_string(),
+            prepared: Prepared::new(kind, config),
         }
     }
 
     /// Like [`Validator::new`], from config text that may not even be JSON (the text is decoded
     /// when the validator is built; a syntax error becomes the type's config error at run time).
     pub fn from_config_text(kind: &str, text: &str) -> Validator {
-        let _ = text;
-        Validator::new(kind, None)
+        match serde_json::from_str::<Value>(text) {
+            Ok(value) => Validator::new(kind, Some(&value)),
+            Err(err) => Validator::with_raw(kind, RawConfig::Unparsable(&err.to_string())),
+        }
     }
 
     /// The validator's type.
@@ -243,45 +374,122 @@ impl Validator {
     /// Compare the resolved target `actual` with the resolved `expected` (pass `""` for types that
     /// do not need `expected_from`). For `file_exists` this is the "target present" path.
     pub fn compare(&self, actual: &str, expected: &str) -> Comparison {
-        let _ = (actual, expected);
-        error(format!("unsupported validator type {:?}", self.kind))
+        match &self.prepared {
+            Prepared::ExactMatch => text::exact_match(actual, expected),
+            Prepared::Contains => text::contains(actual, expected),
+            Prepared::RegexMatch(cache) => text::regex_match(cache, actual, expected),
+            Prepared::BooleanAssert => text::boolean_assert(actual, expected),
+            Prepared::FuzzyMatch(config) => {
+                with_config(config, |config| text::fuzzy_match(config, actual, expected))
+            }
+            Prepared::NumericMatch(settings) => with_config(settings, |settings| {
+                numeric::numeric_match(settings, actual, expected)
+            }),
+            Prepared::NormalizedMatch(config) => with_config(config, |config| {
+                text::normalized_match(config, actual, expected)
+            }),
+            Prepared::TokenF1(config) => with_config(config, |config| {
+                generation::token_f1(config, actual, expected)
+            }),
+            Prepared::BleuScore(config) => with_config(config, |config| {
+                generation::bleu_score(config, actual, expected)
+            }),
+            Prepared::RougeScore(config) => with_config(config, |config| {
+                generation::rouge_score(config, actual, expected)
+            }),
+            Prepared::ChrfScore(config) => with_config(config, |config| {
+                generation::chrf_score(config, actual, expected)
+            }),
+            Prepared::MathEquivalence(config) => with_config(config, |config| {
+                math::math_equivalence(config, actual, expected)
+            }),
+            Prepared::JsonSchema(cache) => json::json_schema(cache, actual, expected),
+            Prepared::JsonPathMatch => json::json_path_match(actual, expected),
+            Prepared::FileExists(config) => with_config(config, files::file_present),
+            Prepared::FileContentMatch(config, cache) => with_config(config, |config| {
+                files::file_content_match(config, cache, actual, expected)
+            }),
+            Prepared::FileJsonSchema(schema) => {
+                with_config(schema, |schema| files::file_json_schema(schema, actual))
+            }
+            Prepared::DirectoryStructure(config) => {
+                with_config(config, |config| files::directory_structure(config, actual))
+            }
+            Prepared::CodeExecution(_)
+            | Prepared::ToolCallAssertion(_)
+            | Prepared::Postcondition(_)
+            | Prepared::Unsupported => self.unsupported(),
+        }
+    }
+
+    /// The error of a type that cannot run this way.
+    fn unsupported(&self) -> Comparison {
+        Comparison::error(format!(
+            "unsupported validator type {}",
+            text::go_quote(&self.kind)
+        ))
     }
 
     /// `file_exists` when the target resolved to "missing" (no capture, or `exists: false`):
     /// always state `available` (§2.4).
     pub fn file_missing(&self) -> Comparison {
-        error(format!("unsupported validator type {:?}", self.kind))
+        match &self.prepared {
+            Prepared::FileExists(config) => files::file_missing(config.as_ref().ok()),
+            _ => self.unsupported(),
+        }
     }
 
     /// `code_execution` (§2.5). `key` is the validator's key; `event_payload` is the payload of the
     /// **last** `grader.verification.code_executed` event whose `validator_key` equals `key`
     /// (`None` when there is none).
     pub fn code_execution(&self, key: &str, event_payload: Option<&Value>) -> ValidatorOutcome {
-        let _ = (key, event_payload);
-        error(format!("unsupported validator type {:?}", self.kind)).into()
+        match &self.prepared {
+            Prepared::CodeExecution(Ok(config)) => {
+                code_execution::code_execution(config, key, event_payload)
+            }
+            Prepared::CodeExecution(Err(err)) => Comparison::error(err.clone()).into(),
+            _ => self.unsupported().into(),
+        }
     }
 
     /// `tool_call_assertion` (§2.6) over the whole trace, failed calls included (they are counted
     /// and otherwise ignored here). `source_call` of the outcome indexes `trace`.
     pub fn tool_call_assertion(&self, trace: &[ToolCall]) -> ValidatorOutcome {
-        let _ = trace;
-        error(format!("unsupported validator type {:?}", self.kind)).into()
+        match &self.prepared {
+            Prepared::ToolCallAssertion(Ok(config)) => {
+                tool_calls::tool_call_assertion(config, trace)
+            }
+            Prepared::ToolCallAssertion(Err(err)) => Comparison::error(err.clone()).into(),
+            _ => self.unsupported().into(),
+        }
     }
 
     /// `postcondition` (§2.7) over its resolved `file:` target.
     pub fn postcondition(&self, target: TargetValue<'_>) -> ValidatorOutcome {
-        let _ = target;
-        error(format!("unsupported validator type {:?}", self.kind)).into()
+        match &self.prepared {
+            Prepared::Postcondition(Ok(condition)) => {
+                postcondition::postcondition(condition, target)
+            }
+            Prepared::Postcondition(Err(err)) => Comparison::error(err.clone()).into(),
+            _ => self.unsupported().into(),
+        }
     }
 }
 
-/// An error comparison with `reason`.
-fn error(reason: String) -> Comparison {
-    Comparison {
-        verdict: Verdict::Error,
-        score: None,
-        reason,
-        evidence: Map::new(),
+/// Why `schema` (JSON text) is not a usable JSON Schema for the `json_schema` validator
+/// (`parse JSON schema: …` / `resolve JSON schema: …`), or `None` when it is one.
+pub fn json_schema_problem(schema: &str) -> Option<String> {
+    json::compile_schema_text(schema).err()
+}
+
+/// Run `compare` with a decoded config, or turn the config error into the result.
+fn with_config<T>(
+    config: &Result<T, String>,
+    compare: impl FnOnce(&T) -> Comparison,
+) -> Comparison {
+    match config {
+        Ok(config) => compare(config),
+        Err(err) => Comparison::error(err.clone()),
     }
 }
 
@@ -294,13 +502,140 @@ pub fn outcome_class(
     score: Option<f64>,
     reason: &str,
 ) -> &'static str {
-    let _ = (kind, reason);
     match (state, verdict) {
         (ResultState::Available, Some(Verdict::Pass)) => "pass",
         (ResultState::Available, Some(Verdict::Fail)) => "fail",
         (ResultState::Available, Some(Verdict::Error)) => "evaluator_error",
         (ResultState::Available, None) if score.is_some() => "fail",
         (ResultState::Available, None) | (ResultState::Unavailable, _) => "unavailable",
+        (ResultState::Error, _) if kind == "code_execution" => {
+            if reason.starts_with("parse code_execution config")
+                || reason.contains("pass_at_k requires")
+            {
+                "pack_error"
+            } else {
+                "infra_error"
+            }
+        }
+        (ResultState::Error, _) if is_pack_error(reason) => "pack_error",
         (ResultState::Error, _) => "evaluator_error",
+    }
+}
+
+/// Whether an error reason blames the pack (its config, pattern, schema or expectation) rather
+/// than the evaluated output.
+fn is_pack_error(reason: &str) -> bool {
+    const STRICT_CONFIG_TYPES: &[&str] = &[
+        "fuzzy_match",
+        "numeric_match",
+        "normalized_match",
+        "token_f1",
+        "math_equivalence",
+        "bleu_score",
+        "rouge_score",
+        "chrf_score",
+        "tool_call_assertion",
+    ];
+    const CONTAINED: &[&str] = &[
+        "invalid regex pattern",
+        "unsupported comparator",
+        " config is required",
+        "unsupported match_mode",
+        "unsupported validator type",
+    ];
+    const PREFIXES: &[&str] = &[
+        "parse expected boolean assertion value",
+        "parse expected numeric value",
+        "parse expected as json",
+        "parse bleu_score references",
+        "parse rouge_score references",
+        "parse chrf_score references",
+        "parse json schema",
+        "resolve json schema",
+        "parse json_path_match expectation",
+        "evaluate jsonpath expression",
+        "compare jsonpath value",
+    ];
+    let reason = reason.to_lowercase();
+    CONTAINED.iter().any(|part| reason.contains(part))
+        || (reason.contains("invalid ") && reason.contains(" config"))
+        || (reason.contains(" config.") && reason.contains(" is required"))
+        || PREFIXES.iter().any(|prefix| reason.starts_with(prefix))
+        || STRICT_CONFIG_TYPES
+            .iter()
+            .any(|kind| reason.starts_with(&format!("parse {kind} config")))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn every_type_is_registered() {
+        for kind in VALIDATOR_TYPES {
+            let prepared = Prepared::new(kind, RawConfig::Absent);
+            assert!(!matches!(prepared, Prepared::Unsupported), "{kind}");
+        }
+        let made_up = Validator::new("made_up", None).compare("a", "a");
+        assert_eq!(made_up.reason, "unsupported validator type \"made_up\"");
+        let class = outcome_class("made_up", ResultState::Error, None, None, &made_up.reason);
+        assert_eq!(class, "pack_error");
+    }
+
+    #[test]
+    fn null_config_values_mean_absent() {
+        let config = json!({"max_ngram": null, "smoothing": null, "threshold": null});
+        assert!(check_config("bleu_score", Some(&config)).is_empty());
+        let outcome = Validator::new("bleu_score", Some(&config)).compare("a b c d", "a b c d");
+        assert_eq!(outcome.verdict, Verdict::Pass);
+        assert_eq!(outcome.evidence["max_ngram"], json!(4));
+        let chrf = json!({"char_order": null, "beta": null});
+        assert!(check_config("chrf_score", Some(&chrf)).is_empty());
+        let required = check_config("postcondition", Some(&Value::Null));
+        assert_eq!(required[0].message, "is required");
+        let tool = json!({"tool_name": "search", "count": null, "must_call": null});
+        assert!(check_config("tool_call_assertion", Some(&tool)).is_empty());
+        let exists = json!({"must_exist": null});
+        assert_eq!(
+            Validator::new("file_exists", Some(&exists))
+                .file_missing()
+                .reason,
+            "file does not exist"
+        );
+    }
+
+    #[test]
+    fn load_time_checks_name_the_field() {
+        let config = json!({"threshold": 1.5, "typo": 1});
+        let problems = check_config("fuzzy_match", Some(&config));
+        assert_eq!(problems.len(), 1);
+        assert!(problems[0]
+            .message
+            .starts_with("invalid JSON: unknown field `typo`"));
+        let config = json!({"threshold": 1.5});
+        let problems = check_config("token_f1", Some(&config));
+        assert_eq!(
+            problems,
+            vec![ConfigProblem {
+                at: ".threshold".into(),
+                message: "must be between 0 and 1".into()
+            }]
+        );
+        let config = json!({"pipeline": ["trim", "shout"]});
+        let problems = check_config("normalized_match", Some(&config));
+        assert_eq!(problems[0].at, ".pipeline[1]");
+        assert_eq!(
+            problems[0].message,
+            "\"shout\" is not a supported normalization step"
+        );
+    }
+
+    #[test]
+    fn schema_problems_for_other_modules() {
+        assert_eq!(json_schema_problem(r#"{"type":"object"}"#), None);
+        assert!(json_schema_problem(r#"{"type":12}"#)
+            .is_some_and(|p| p.starts_with("parse JSON schema")));
     }
 }

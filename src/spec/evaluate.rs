@@ -1,0 +1,442 @@
+//! One run record → one evaluation record (design page §2.1, §6.5): resolve each validator's
+//! evidence and run it, collect the metrics, score the dimensions, apply the strategy, and derive
+//! status, validity and warnings.
+
+use serde::Serialize;
+use serde_json::{json, Map, Value};
+
+use super::evidence::{Evidence, Resolved, RunRecord, SourcePointer};
+use super::judges::JudgeResult;
+use super::metrics::{collect_metrics, MetricResult};
+use super::model::{SpecDefinition, ValidatorDecl};
+use super::scorecard::{
+    dimension_result, overall, serialize_state, DimensionInputs, DimensionResult, ValidatorSummary,
+};
+use super::signals::ValidatorScore;
+use super::validators::{
+    self, outcome_class, Comparison, ResultState, TargetValue, Validator, ValidatorOutcome, Verdict,
+};
+use super::EvaluationSpec;
+
+/// One validator's result in the evaluation record.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct ValidatorResult {
+    /// The validator's key.
+    pub key: String,
+    /// Its type.
+    #[serde(rename = "type")]
+    pub kind: String,
+    /// `available`, `unavailable` or `error`.
+    #[serde(serialize_with = "serialize_state")]
+    pub state: ResultState,
+    /// `pass`, `fail`, `unavailable`, `evaluator_error`, `pack_error` or `infra_error`.
+    pub outcome_class: &'static str,
+    /// `pass`, `fail` or `error`; absent when the validator never ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<&'static str>,
+    /// The score in [0,1].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub normalized_score: Option<f64>,
+    /// The target reference.
+    pub target: String,
+    /// The expected-value reference.
+    pub expected_from: String,
+    /// The resolved target.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub actual_value: Option<String>,
+    /// The resolved expected value.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub expected_value: Option<String>,
+    /// The challenge the values belong to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub challenge_identity_id: Option<String>,
+    /// The regression case the values belong to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub regression_case_id: Option<String>,
+    /// Why it failed, errored or is unavailable.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reason: String,
+    /// The event the target value was read from.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub source: Option<SourcePointer>,
+    /// Everything the validator recorded, type-specific evidence included.
+    pub raw_output: Map<String, Value>,
+}
+
+/// The evaluation of one run.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct EvaluationRecord {
+    /// The run record's `id`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub id: Option<Value>,
+    /// `complete` when every dimension is available with a score, else `partial`.
+    pub status: &'static str,
+    /// One result per validator, in declaration order.
+    pub validator_results: Vec<ValidatorResult>,
+    /// The judge results scoring used.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub llm_judge_results: Vec<JudgeResult>,
+    /// One result per metric, in declaration order.
+    pub metric_results: Vec<MetricResult>,
+    /// One result per dimension, in declaration order.
+    pub dimension_results: Vec<DimensionResult>,
+    /// Dimension key → score (`null` when it has none).
+    pub dimension_scores: Map<String, Value>,
+    /// The strategy's overall score.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub overall_score: Option<f64>,
+    /// The verdict.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+    /// Why the verdict is what it is.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub overall_reason: String,
+    /// `valid`, `degraded` or `invalid`.
+    pub validity: &'static str,
+    /// The first error or unavailable result behind the validity.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub validity_reason: String,
+    /// The scorecard strategy.
+    pub strategy: String,
+    /// Evidence warnings and unavailable-dimension reasons, sorted and de-duplicated.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
+}
+
+/// The validators of a spec, built once per spec.
+pub(super) fn build_validators(definition: &SpecDefinition) -> Vec<Validator> {
+    definition
+        .validators
+        .iter()
+        .map(|decl| Validator::new(&decl.kind, decl.config.as_ref()))
+        .collect()
+}
+
+fn verdict_text(verdict: Option<Verdict>) -> Option<&'static str> {
+    verdict.map(Verdict::as_str)
+}
+
+/// A result that never reached the comparison (unavailable or errored evidence).
+fn early_result(decl: &ValidatorDecl, state: ResultState, reason: String) -> ValidatorResult {
+    let mut raw_output = Map::new();
+    raw_output.insert("state".into(), json!(state.as_str()));
+    raw_output.insert("reason".into(), json!(reason));
+    ValidatorResult {
+        key: decl.key.clone(),
+        kind: decl.kind.clone(),
+        state,
+        outcome_class: "",
+        verdict: None,
+        normalized_score: None,
+        target: decl.target.clone(),
+        expected_from: decl.expected_from.clone(),
+        actual_value: None,
+        expected_value: None,
+        challenge_identity_id: None,
+        regression_case_id: None,
+        reason,
+        source: None,
+        raw_output,
+    }
+}
+
+/// The base raw-output keys with the type's evidence merged in (a colliding key becomes
+/// `evidence_<key>`).
+fn raw_output(result: &ValidatorResult, evidence: Map<String, Value>) -> Map<String, Value> {
+    let mut raw = Map::new();
+    raw.insert("state".into(), json!(result.state.as_str()));
+    raw.insert("verdict".into(), json!(result.verdict.unwrap_or("")));
+    raw.insert("normalized_score".into(), json!(result.normalized_score));
+    raw.insert("reason".into(), json!(result.reason));
+    raw.insert("target".into(), json!(result.target));
+    if !result.expected_from.is_empty() {
+        raw.insert("expected_from".into(), json!(result.expected_from));
+    }
+    raw.insert("actual_value".into(), json!(result.actual_value));
+    raw.insert("expected_value".into(), json!(result.expected_value));
+    for (key, value) in evidence {
+        if raw.contains_key(&key) {
+            raw.insert(format!("evidence_{key}"), value);
+        } else {
+            raw.insert(key, value);
+        }
+    }
+    raw
+}
+
+fn apply_outcome(result: &mut ValidatorResult, outcome: ValidatorOutcome) {
+    result.state = outcome.state;
+    result.verdict = verdict_text(outcome.verdict);
+    result.normalized_score = outcome.score;
+    result.reason = outcome.reason;
+    result.raw_output = raw_output(result, outcome.evidence);
+}
+
+/// Run one validator against the run's evidence.
+fn run_validator(
+    decl: &ValidatorDecl,
+    validator: &Validator,
+    evidence: &Evidence,
+) -> ValidatorResult {
+    let mut result = early_result(decl, ResultState::Available, String::new());
+    match decl.kind.as_str() {
+        "code_execution" => {
+            let (payload, source) = evidence.code_execution(&decl.key, &decl.target);
+            result.source = source;
+            apply_outcome(&mut result, validator.code_execution(&decl.key, payload));
+            return result;
+        }
+        "tool_call_assertion" => {
+            let outcome = validator.tool_call_assertion(&evidence.tool_calls);
+            result.source = outcome
+                .source_call
+                .and_then(|index| evidence.tool_call_source(index));
+            apply_outcome(&mut result, outcome);
+            return result;
+        }
+        _ => {}
+    }
+    let (actual, actual_challenge) = evidence.resolve(&decl.target);
+    if let Resolved::Error(reason) = actual {
+        return early_result(decl, ResultState::Error, reason);
+    }
+    let set_ids = |result: &mut ValidatorResult, challenge: Option<&str>| {
+        result.challenge_identity_id = challenge.map(str::to_string);
+        result.regression_case_id = evidence.regression_case_for(challenge).map(str::to_string);
+    };
+    if decl.kind == "postcondition" {
+        set_ids(&mut result, actual_challenge);
+        result.source = evidence.source_of(&decl.target);
+        result.actual_value = actual.value().map(str::to_string);
+        let target = match &actual {
+            Resolved::Value(value) => TargetValue::Present(value),
+            Resolved::Missing(reason) | Resolved::Error(reason) => TargetValue::Missing { reason },
+        };
+        apply_outcome(&mut result, validator.postcondition(target));
+        return result;
+    }
+    if decl.kind == "file_exists" && actual.value().is_none() {
+        set_ids(&mut result, actual_challenge);
+        result.source = evidence.source_of(&decl.target);
+        apply_comparison(&mut result, validator.file_missing());
+        return result;
+    }
+    let needs_expected = validators::needs_expected(&decl.kind);
+    let (expected, expected_challenge) = if needs_expected {
+        evidence.resolve(&decl.expected_from)
+    } else {
+        (Resolved::Value(String::new()), None)
+    };
+    if let Resolved::Error(reason) = expected {
+        return early_result(decl, ResultState::Error, reason);
+    }
+    let challenge = actual_challenge.or(expected_challenge);
+    let (Resolved::Value(actual), Resolved::Value(expected)) = (&actual, &expected) else {
+        let reason = [&actual, &expected]
+            .iter()
+            .find_map(|resolved| match resolved {
+                Resolved::Missing(reason) if !reason.trim().is_empty() => Some(reason.clone()),
+                _ => None,
+            })
+            .unwrap_or_else(|| "evidence is unavailable".to_string());
+        let mut result = early_result(decl, ResultState::Unavailable, reason);
+        set_ids(&mut result, challenge);
+        return result;
+    };
+    result.actual_value = Some(actual.clone());
+    result.expected_value = needs_expected.then(|| expected.clone());
+    set_ids(&mut result, challenge);
+    result.source = evidence.source_of(&decl.target);
+    apply_comparison(&mut result, validator.compare(actual, expected));
+    result
+}
+
+fn apply_comparison(result: &mut ValidatorResult, comparison: Comparison) {
+    apply_outcome(result, ValidatorOutcome::from(comparison));
+}
+
+/// The first error (validators, then metrics, then dimensions), else the first unavailable
+/// result (dimensions, then validators, then metrics).
+fn validity(
+    validators: &[ValidatorResult],
+    metrics: &[MetricResult],
+    dimensions: &[DimensionResult],
+) -> (&'static str, String) {
+    let or = |reason: &str, fallback: &str| {
+        if reason.trim().is_empty() {
+            fallback.to_string()
+        } else {
+            reason.to_string()
+        }
+    };
+    if let Some(v) = validators.iter().find(|v| v.state == ResultState::Error) {
+        let reason = or(&v.reason, "validator error");
+        return (
+            "invalid",
+            format!("validator {:?} errored: {reason}", v.key),
+        );
+    }
+    if let Some(m) = metrics.iter().find(|m| m.state == "error") {
+        let reason = or(&m.reason, "metric error");
+        return ("invalid", format!("metric {:?} errored: {reason}", m.key));
+    }
+    if let Some(d) = dimensions.iter().find(|d| d.state == ResultState::Error) {
+        let reason = or(&d.reason, "dimension error");
+        return (
+            "invalid",
+            format!("dimension {:?} errored: {reason}", d.dimension),
+        );
+    }
+    if let Some(d) = dimensions
+        .iter()
+        .find(|d| d.state == ResultState::Unavailable)
+    {
+        let reason = or(&d.reason, "missing scoring evidence");
+        return (
+            "degraded",
+            format!("dimension {:?} unavailable: {reason}", d.dimension),
+        );
+    }
+    if let Some(v) = validators
+        .iter()
+        .find(|v| v.state == ResultState::Unavailable)
+    {
+        let reason = or(&v.reason, "missing validator evidence");
+        return (
+            "degraded",
+            format!("validator {:?} unavailable: {reason}", v.key),
+        );
+    }
+    if let Some(m) = metrics.iter().find(|m| m.state == "unavailable") {
+        let reason = or(&m.reason, "missing metric evidence");
+        return (
+            "degraded",
+            format!("metric {:?} unavailable: {reason}", m.key),
+        );
+    }
+    ("valid", String::new())
+}
+
+/// Score one run with a loaded spec. Judge results come from the run record; a judge dimension
+/// without one is unavailable.
+pub fn evaluate_run(spec: &EvaluationSpec, run: &RunRecord) -> EvaluationRecord {
+    let definition = &spec.definition;
+    let evidence = Evidence::build(run);
+    let mut validator_results: Vec<ValidatorResult> = definition
+        .validators
+        .iter()
+        .zip(&spec.validators)
+        .map(|(decl, validator)| run_validator(decl, validator, &evidence))
+        .collect();
+    for result in &mut validator_results {
+        result.outcome_class = outcome_class(
+            &result.kind,
+            result.state,
+            match result.verdict {
+                Some("pass") => Some(Verdict::Pass),
+                Some("fail") => Some(Verdict::Fail),
+                Some(_) => Some(Verdict::Error),
+                None => None,
+            },
+            result.normalized_score,
+            &result.reason,
+        );
+        result
+            .raw_output
+            .insert("outcome_class".into(), json!(result.outcome_class));
+    }
+    let scores: Vec<ValidatorScore> = validator_results
+        .iter()
+        .map(|result| ValidatorScore {
+            state: result.state,
+            score: result.normalized_score,
+        })
+        .collect();
+    let summaries: Vec<ValidatorSummary> = validator_results
+        .iter()
+        .zip(&scores)
+        .map(|(result, score)| ValidatorSummary {
+            key: &result.key,
+            score: *score,
+            reason: &result.reason,
+        })
+        .collect();
+    let pricing = definition
+        .pricing
+        .as_ref()
+        .map_or(&[][..], |pricing| &pricing.models[..]);
+    let metric_results = collect_metrics(&definition.metrics, &evidence, &scores, pricing);
+    let inputs = DimensionInputs {
+        spec: definition,
+        evidence: &evidence,
+        validators: &summaries,
+        validator_scores: &scores,
+        metrics: &metric_results,
+        judges: &run.llm_judge_results,
+    };
+    let dimension_results: Vec<DimensionResult> = definition
+        .scorecard
+        .dimensions
+        .iter()
+        .map(|dimension| dimension_result(dimension, &inputs))
+        .collect();
+    let mut warnings: Vec<String> = evidence.warnings.iter().map(|w| w.to_string()).collect();
+    for (dimension, result) in definition
+        .scorecard
+        .dimensions
+        .iter()
+        .zip(&dimension_results)
+    {
+        let warns = matches!(
+            dimension.source.as_str(),
+            "latency" | "cost" | "behavioral" | "metric" | "llm_judge"
+        );
+        if warns && result.state == ResultState::Unavailable && !result.reason.is_empty() {
+            warnings.push(result.reason.clone());
+        }
+    }
+    warnings.sort();
+    warnings.dedup();
+    let dimension_scores: Map<String, Value> = dimension_results
+        .iter()
+        .map(|result| (result.dimension.clone(), json!(result.score)))
+        .collect();
+    let complete = !dimension_results.is_empty()
+        && dimension_results
+            .iter()
+            .all(|result| result.state == ResultState::Available)
+        && dimension_results
+            .iter()
+            .any(|result| result.score.is_some());
+    let verdict = overall(definition, &dimension_results);
+    let (validity, validity_reason) =
+        validity(&validator_results, &metric_results, &dimension_results);
+    EvaluationRecord {
+        id: run.id.clone(),
+        status: if complete { "complete" } else { "partial" },
+        validator_results,
+        llm_judge_results: run.llm_judge_results.clone(),
+        metric_results,
+        dimension_results,
+        dimension_scores,
+        overall_score: verdict.score,
+        passed: verdict.passed,
+        overall_reason: verdict.reason,
+        validity,
+        validity_reason,
+        strategy: definition.scorecard.strategy.clone(),
+        warnings,
+    }
+}
+
+/// The reference's legacy deterministic-only entry point: refuses a spec whose `judge_mode` is
+/// not `deterministic` (judge results cannot be taken into account there).
+pub fn evaluate_run_deterministic(
+    spec: &EvaluationSpec,
+    run: &RunRecord,
+) -> Result<EvaluationRecord, String> {
+    if spec.definition.judge_mode != "deterministic" {
+        return Err("only deterministic evaluation specs are supported".to_string());
+    }
+    Ok(evaluate_run(spec, run))
+}

@@ -1,0 +1,219 @@
+//! The reference's stringification of JSON evidence values (design page §3.3), so resolved
+//! values compare and print as they do there: numbers as Go's `%v` of a float64, objects and
+//! arrays as compact JSON with sorted keys, HTML-escaped, numbers inside them in Go's JSON float
+//! format. Everything passes through f64, as the reference decodes numbers.
+
+use serde_json::Value;
+
+/// The shortest round-trip digits of a finite `x` and the position of the decimal point relative
+/// to them (`0.0125` → ("125", -1); `1500` → ("15", 4)).
+fn shortest_digits(x: f64) -> (String, i32) {
+    let scientific = format!("{:e}", x.abs());
+    let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    (digits, exponent + 1)
+}
+
+/// `digits` with the decimal point at `point`, in plain decimal notation.
+fn plain(digits: &str, point: i32) -> String {
+    let len = digits.len() as i32;
+    if point <= 0 {
+        format!("0.{}{}", "0".repeat((-point) as usize), digits)
+    } else if point >= len {
+        format!("{}{}", digits, "0".repeat((point - len) as usize))
+    } else {
+        let (whole, fraction) = digits.split_at(point as usize);
+        format!("{whole}.{fraction}")
+    }
+}
+
+/// `d.ddde±XX` with at least `min_exponent_digits` exponent digits.
+fn exponential(digits: &str, point: i32, min_exponent_digits: usize) -> String {
+    let exponent = point - 1;
+    let (first, rest) = digits.split_at(1);
+    let mantissa = if rest.is_empty() {
+        first.to_string()
+    } else {
+        format!("{first}.{rest}")
+    };
+    let sign = if exponent < 0 { '-' } else { '+' };
+    format!(
+        "{mantissa}e{sign}{:0width$}",
+        exponent.abs(),
+        width = min_exponent_digits
+    )
+}
+
+fn non_finite(x: f64) -> Option<String> {
+    if x.is_nan() {
+        Some("NaN".to_string())
+    } else if x.is_infinite() {
+        Some(if x > 0.0 { "+Inf" } else { "-Inf" }.to_string())
+    } else {
+        None
+    }
+}
+
+/// Go's `%v` of a float64: shortest digits, exponent form when the exponent is < -4 or ≥ 21.
+pub fn go_number(x: f64) -> String {
+    if let Some(text) = non_finite(x) {
+        return text;
+    }
+    if x == 0.0 {
+        return if x.is_sign_negative() { "-0" } else { "0" }.to_string();
+    }
+    let (digits, point) = shortest_digits(x);
+    let exponent = point - 1;
+    let body = if !(-4..21).contains(&exponent) {
+        exponential(&digits, point, 2)
+    } else {
+        plain(&digits, point)
+    };
+    if x < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// Go's `encoding/json` float format: plain digits unless |x| < 1e-6 or ≥ 1e21.
+fn json_number(x: f64) -> String {
+    if !x.is_finite() {
+        return "null".to_string();
+    }
+    if x == 0.0 {
+        return "0".to_string();
+    }
+    let (digits, point) = shortest_digits(x);
+    let body = if x.abs() < 1e-6 || x.abs() >= 1e21 {
+        exponential(&digits, point, 1)
+    } else {
+        plain(&digits, point)
+    };
+    if x < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
+/// A JSON string literal as Go's encoder writes it (HTML characters escaped).
+pub fn json_string(text: &str, out: &mut String) {
+    out.push('"');
+    for c in text.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '<' => out.push_str("\\u003c"),
+            '>' => out.push_str("\\u003e"),
+            '&' => out.push_str("\\u0026"),
+            '\u{2028}' => out.push_str("\\u2028"),
+            '\u{2029}' => out.push_str("\\u2029"),
+            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+}
+
+/// Compact JSON with sorted object keys, as Go marshals a decoded `any`.
+pub fn go_json(value: &Value) -> String {
+    let mut out = String::new();
+    write_go_json(value, &mut out);
+    out
+}
+
+fn write_go_json(value: &Value, out: &mut String) {
+    match value {
+        Value::Null => out.push_str("null"),
+        Value::Bool(b) => out.push_str(if *b { "true" } else { "false" }),
+        Value::Number(n) => out.push_str(&json_number(n.as_f64().unwrap_or(f64::NAN))),
+        Value::String(s) => json_string(s, out),
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_go_json(item, out);
+            }
+            out.push(']');
+        }
+        Value::Object(map) => {
+            let mut entries: Vec<_> = map.iter().collect();
+            entries.sort_by(|a, b| a.0.cmp(b.0));
+            out.push('{');
+            for (i, (key, item)) in entries.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_string(key, out);
+                out.push(':');
+                write_go_json(item, out);
+            }
+            out.push('}');
+        }
+    }
+}
+
+/// Loose string extraction: a string is itself; an object yields the first of its `value`,
+/// `content`, `text`, `answer` members that extracts; a one-element array its element's.
+pub fn loose_string(value: &Value) -> Option<&str> {
+    match value {
+        Value::String(text) => Some(text),
+        Value::Object(map) => ["value", "content", "text", "answer"]
+            .iter()
+            .find_map(|key| map.get(*key).and_then(loose_string)),
+        Value::Array(items) if items.len() == 1 => loose_string(&items[0]),
+        _ => None,
+    }
+}
+
+/// A JSON evidence value as a string: its loose string, `true`/`false`, a number as `%v`,
+/// `null`, or Go-style compact JSON.
+pub fn stringify(value: &Value) -> String {
+    if let Some(text) = loose_string(value) {
+        return text.to_string();
+    }
+    match value {
+        Value::Bool(b) => b.to_string(),
+        Value::Number(n) => go_number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::Null => "null".to_string(),
+        other => go_json(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_print_like_go() {
+        assert_eq!(go_number(42.0), "42");
+        assert_eq!(go_number(0.1), "0.1");
+        assert_eq!(go_number(1e21), "1e+21");
+        assert_eq!(go_number(1e-5), "1e-05");
+        assert_eq!(go_number(123456.5), "123456.5");
+        assert_eq!(go_number(-0.0001), "-0.0001");
+        assert_eq!(json_number(1e-7), "1e-7");
+        assert_eq!(json_number(2.5), "2.5");
+    }
+
+    #[test]
+    fn objects_sort_keys_and_escape_html() {
+        let value = json!({"b": [1, 2.5], "a": "<x & y>"});
+        assert_eq!(
+            stringify(&value),
+            r#"{"a":"\u003cx \u0026 y\u003e","b":[1,2.5]}"#
+        );
+        assert_eq!(
+            stringify(&json!({"text": "t", "value": {"answer": "v"}})),
+            "v"
+        );
+    }
+}

@@ -1,0 +1,84 @@
+//! Decoding validator configs: strict (unknown keys rejected) for the scored and assertion types,
+//! lenient for the file types. JSON `null` anywhere in a config means "absent" (design page §0).
+
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::ConfigProblem;
+
+/// A validator's config as given: absent, a JSON value, or text that is not JSON at all.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum RawConfig<'a> {
+    Absent,
+    Json(&'a Value),
+    Unparsable(&'a str),
+}
+
+impl<'a> RawConfig<'a> {
+    /// `None` and JSON `null` are both absent.
+    pub(super) fn from_value(config: Option<&'a Value>) -> RawConfig<'a> {
+        match config {
+            None | Some(Value::Null) => RawConfig::Absent,
+            Some(value) => RawConfig::Json(value),
+        }
+    }
+
+    pub(super) fn is_absent(self) -> bool {
+        matches!(self, RawConfig::Absent)
+    }
+}
+
+/// Decode a config into `T` (absent ⇒ `T::default()`); the error is the decoder's own message.
+/// Strictness comes from `T` (`#[serde(deny_unknown_fields)]` or not).
+pub(super) fn decode<T: DeserializeOwned + Default>(config: RawConfig<'_>) -> Result<T, String> {
+    match config {
+        RawConfig::Absent => Ok(T::default()),
+        RawConfig::Json(value) => T::deserialize(value).map_err(|err| err.to_string()),
+        RawConfig::Unparsable(message) => Err(message.to_string()),
+    }
+}
+
+/// Collects load-time config problems.
+#[derive(Debug, Default)]
+pub(super) struct Problems(pub(super) Vec<ConfigProblem>);
+
+impl Problems {
+    /// A problem at `at` (empty, or starting with `.`).
+    pub(super) fn add(&mut self, at: &str, message: impl Into<String>) {
+        self.0.push(ConfigProblem {
+            at: at.to_string(),
+            message: message.into(),
+        });
+    }
+
+    /// A config that does not decode at all: reported at `config` as `invalid JSON: …`.
+    pub(super) fn undecodable(err: String) -> Vec<ConfigProblem> {
+        let mut problems = Problems::default();
+        problems.add("", format!("invalid JSON: {err}"));
+        problems.0
+    }
+}
+
+/// Decode a strict config for its load-time check: absent ⇒ no checks at all; undecodable ⇒ one
+/// `invalid JSON` problem; otherwise `check` runs on the decoded value.
+pub(super) fn check_strict<T: DeserializeOwned + Default>(
+    config: RawConfig<'_>,
+    check: impl FnOnce(&T, &mut Problems),
+) -> Vec<ConfigProblem> {
+    if config.is_absent() {
+        return Vec::new();
+    }
+    match decode::<T>(config) {
+        Ok(decoded) => {
+            let mut problems = Problems::default();
+            check(&decoded, &mut problems);
+            problems.0
+        }
+        Err(err) => Problems::undecodable(err),
+    }
+}
+
+/// Whether an optional threshold-like value lies in [0, 1] (absent is fine).
+pub(super) fn in_unit_range(value: Option<f64>) -> bool {
+    value.is_none_or(|value| (0.0..=1.0).contains(&value))
+}

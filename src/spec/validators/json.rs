@@ -1,0 +1,548 @@
+//! The JSON validators (§2.3): json_schema (2020-12, draft-07 accepted; through the `jsonschema`
+//! crate with the linear-time `regex` engine for `pattern`) and json_path_match (the reference's
+//! small path language and comparators), plus the JSON equality rules other validators share.
+//!
+//! Documents are decoded with serde_json, whose nesting limit (128) turns a 10,000-deep document
+//! into a clear `recursion limit exceeded` error instead of a stack overflow.
+
+use serde::Deserialize;
+use serde_json::{json, Value};
+
+use super::cache::LastCompiled;
+use super::text::{evidence, go_quote};
+use super::Comparison;
+
+const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
+const DRAFTS_07: &[&str] = &[
+    "http://json-schema.org/draft-07/schema#",
+    "https://json-schema.org/draft-07/schema#",
+];
+
+/// Decode exactly one JSON value.
+pub(super) fn parse_document(text: &str) -> Result<Value, String> {
+    serde_json::from_str(text).map_err(|err| err.to_string())
+}
+
+// ---- equality rules -------------------------------------------------------------------------
+
+/// Deep equality with every number compared as an f64 (file_content_match `json_equal`,
+/// tool-call argument fragments).
+pub(super) fn equal_as_f64(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64() && a.as_f64().is_some(),
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal_as_f64(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(key, a)| b.get(key).is_some_and(|b| equal_as_f64(a, b)))
+        }
+        _ => a == b,
+    }
+}
+
+/// A number as the reference normalises it: an integer literal, or a float.
+#[derive(PartialEq)]
+enum TypedNumber {
+    Integer(i64),
+    Float(f64),
+}
+
+fn typed_number(number: &serde_json::Number) -> Option<TypedNumber> {
+    let literal = number.to_string();
+    if !literal.contains(['.', 'e', 'E']) {
+        if let Ok(integer) = literal.parse::<i64>() {
+            return Some(TypedNumber::Integer(integer));
+        }
+    }
+    number.as_f64().map(TypedNumber::Float)
+}
+
+/// Deep equality where an integer literal and a float literal differ (`1` ≠ `1.0`).
+fn equal_typed(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::Number(a), Value::Number(b)) => {
+            let a = typed_number(a);
+            a.is_some() && a == typed_number(b)
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal_typed(a, b))
+        }
+        (Value::Object(a), Value::Object(b)) => {
+            a.len() == b.len()
+                && a.iter()
+                    .all(|(key, a)| b.get(key).is_some_and(|b| equal_typed(a, b)))
+        }
+        _ => a == b,
+    }
+}
+
+/// json_path_match's `equals`: a top-level number compares by value (10 == 10.0); anything else
+/// by typed deep equality.
+pub(super) fn path_equals(actual: &Value, expected: &Value) -> bool {
+    match (actual, expected) {
+        (Value::Number(a), Value::Number(b)) => a.as_f64().is_some() && a.as_f64() == b.as_f64(),
+        (Value::Number(_), _) => false,
+        _ => equal_typed(actual, expected),
+    }
+}
+
+// ---- json_schema ----------------------------------------------------------------------------
+
+/// A compiled schema with the draft URL it declared (or 2020-12).
+#[derive(Debug)]
+pub(super) struct CompiledSchema {
+    validator: jsonschema::Validator,
+    draft: String,
+}
+
+/// Compile a schema value; errors are complete reasons (`parse JSON schema: …`,
+/// `resolve JSON schema: …`).
+pub(super) fn compile_schema(schema: &Value) -> Result<CompiledSchema, String> {
+    if !schema.is_object() {
+        return Err("parse JSON schema: schema must be a JSON object".to_string());
+    }
+    let draft = match schema.get("$schema") {
+        None | Some(Value::Null) => DRAFT_2020_12.to_string(),
+        Some(Value::String(url)) if url == DRAFT_2020_12 || DRAFTS_07.contains(&url.as_str()) => {
+            url.clone()
+        }
+        Some(other) => {
+            let shown = other
+                .as_str()
+                .map_or_else(|| other.to_string(), String::from);
+            return Err(format!(
+                "parse JSON schema: unsupported JSON schema draft {}",
+                go_quote(&shown)
+            ));
+        }
+    };
+    jsonschema::options()
+        .with_draft(jsonschema::Draft::Draft202012)
+        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .build(schema)
+        .map(|validator| CompiledSchema { validator, draft })
+        .map_err(|err| {
+            let stage = match err.kind() {
+                jsonschema::error::ValidationErrorKind::Referencing(_) => "resolve",
+                _ => "parse",
+            };
+            format!("{stage} JSON schema: {err}")
+        })
+}
+
+/// Compile schema text (the `expected` of json_schema).
+pub(super) fn compile_schema_text(text: &str) -> Result<CompiledSchema, String> {
+    let schema = parse_document(text).map_err(|err| format!("parse JSON schema: {err}"))?;
+    compile_schema(&schema)
+}
+
+/// The last schema compiled from an evidence string.
+pub(super) type SchemaCache = LastCompiled<CompiledSchema>;
+
+/// Validate `actual` (a JSON document) against a compiled schema.
+pub(super) fn validate_against(schema: &CompiledSchema, actual: &str) -> Comparison {
+    let document = match parse_document(actual) {
+        Ok(document) => document,
+        Err(err) => return Comparison::error(format!("parse actual JSON document: {err}")),
+    };
+    match schema.validator.validate(&document) {
+        Ok(()) => Comparison::binary(true, "")
+            .with_evidence(evidence([("schema_draft", json!(schema.draft))])),
+        Err(err) => {
+            Comparison::binary(false, "json schema validation failed").with_evidence(evidence([
+                ("validation_error", json!(err.to_string())),
+                ("schema_draft", json!(schema.draft)),
+            ]))
+        }
+    }
+}
+
+pub(super) fn json_schema(cache: &SchemaCache, actual: &str, expected: &str) -> Comparison {
+    match cache.get(expected, compile_schema_text) {
+        Ok(schema) => validate_against(&schema, actual),
+        Err(err) => Comparison::error(err),
+    }
+}
+
+// ---- json_path_match ------------------------------------------------------------------------
+
+/// One step of a path.
+#[derive(Debug, PartialEq)]
+enum Step {
+    Property(String),
+    /// A negative index never resolves.
+    Index(i64),
+}
+
+/// Parse the reference's path subset: `$`, then `.name`, `[N]`, `["name"]`, `[name]`.
+fn parse_path(path: &str) -> Result<Vec<Step>, String> {
+    let chars: Vec<char> = path.chars().collect();
+    if chars.first() != Some(&'$') {
+        return Err("path must start with $".to_string());
+    }
+    let mut steps = Vec::new();
+    let mut index = 1;
+    while index < chars.len() {
+        match chars[index] {
+            '.' => {
+                let start = index + 1;
+                let mut end = start;
+                while end < chars.len()
+                    && (chars[end].is_ascii_alphanumeric() || matches!(chars[end], '_' | '-'))
+                {
+                    end += 1;
+                }
+                if end == start {
+                    return Err(format!("missing property name at position {start}"));
+                }
+                steps.push(Step::Property(chars[start..end].iter().collect()));
+                index = end;
+            }
+            '[' => {
+                let Some(close) = chars[index + 1..].iter().position(|ch| *ch == ']') else {
+                    return Err("unterminated bracket expression".to_string());
+                };
+                let content: String = chars[index + 1..index + 1 + close].iter().collect();
+                if content.is_empty() {
+                    return Err("empty bracket expression".to_string());
+                }
+                steps.push(bracket_step(&content)?);
+                index += close + 2;
+            }
+            other => {
+                return Err(format!(
+                    "unexpected token {} at position {index}",
+                    go_quote(&other.to_string())
+                ))
+            }
+        }
+    }
+    Ok(steps)
+}
+
+/// The step inside `[…]`.
+fn bracket_step(content: &str) -> Result<Step, String> {
+    if content.starts_with('"') {
+        return serde_json::from_str::<String>(content)
+            .map(Step::Property)
+            .map_err(|_| format!("invalid quoted property {content}"));
+    }
+    if let Some(inner) = content
+        .strip_prefix('\'')
+        .and_then(|rest| rest.strip_suffix('\''))
+    {
+        let mut chars = inner.chars();
+        return match (chars.next(), chars.next()) {
+            (Some(only), None) if only != '\'' && only != '\\' => {
+                Ok(Step::Property(only.to_string()))
+            }
+            _ => Err(format!("invalid quoted property {content}")),
+        };
+    }
+    if content.starts_with('\'') {
+        return Err(format!("invalid quoted property {content}"));
+    }
+    match content.parse::<i64>() {
+        Ok(number) => Ok(Step::Index(number)),
+        Err(_) => Ok(Step::Property(content.to_string())),
+    }
+}
+
+/// Walk a parsed path; a missing member or a type mismatch is "not found".
+fn walk<'a>(document: &'a Value, steps: &[Step]) -> Option<&'a Value> {
+    steps.iter().try_fold(document, |current, step| match step {
+        Step::Property(name) => current.as_object()?.get(name),
+        Step::Index(index) => current.as_array()?.get(usize::try_from(*index).ok()?),
+    })
+}
+
+/// The comparators of json_path_match.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Comparator {
+    Equals,
+    Contains,
+    GreaterThan,
+    LessThan,
+    Exists,
+}
+
+impl Comparator {
+    fn parse(name: &str) -> Result<Comparator, String> {
+        Ok(match name {
+            "equals" => Comparator::Equals,
+            "contains" => Comparator::Contains,
+            "greater_than" => Comparator::GreaterThan,
+            "less_than" => Comparator::LessThan,
+            "exists" => Comparator::Exists,
+            other => return Err(format!("unsupported comparator {}", go_quote(other))),
+        })
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Comparator::Equals => "equals",
+            Comparator::Contains => "contains",
+            Comparator::GreaterThan => "greater_than",
+            Comparator::LessThan => "less_than",
+            Comparator::Exists => "exists",
+        }
+    }
+}
+
+/// The object form of an expectation (keys matched leniently: unknown keys are ignored).
+#[derive(Debug, Default, Deserialize)]
+struct ExpectationObject {
+    path: Option<String>,
+    comparator: Option<String>,
+    value: Option<Value>,
+}
+
+/// A decoded expectation.
+struct Expectation {
+    path: String,
+    comparator: Comparator,
+    value: Value,
+}
+
+fn parse_expectation(expected: &str) -> Result<Expectation, String> {
+    let trimmed = expected.trim();
+    if trimmed.is_empty() {
+        return Err("expectation is empty".to_string());
+    }
+    if trimmed.starts_with('$') {
+        return Ok(Expectation {
+            path: trimmed.to_string(),
+            comparator: Comparator::Exists,
+            value: Value::Null,
+        });
+    }
+    let object: ExpectationObject = serde_json::from_str(trimmed).map_err(|err| err.to_string())?;
+    let path = object
+        .path
+        .filter(|path| !path.trim().is_empty())
+        .ok_or("path is required")?;
+    let value = object.value.unwrap_or(Value::Null);
+    let comparator = match object.comparator.as_deref().map(str::trim) {
+        None | Some("") if value.is_null() => Comparator::Exists,
+        None | Some("") => Comparator::Equals,
+        Some(name) => Comparator::parse(name)?,
+    };
+    Ok(Expectation {
+        path: path.trim().to_string(),
+        comparator,
+        value,
+    })
+}
+
+/// Apply a comparator to a found (or missing) value.
+fn compare_found(comparator: Comparator, actual: Option<&Value>, expected: &Value) -> Comparison {
+    let Some(actual) = actual else {
+        return Comparison::binary(false, "json path did not resolve to a value");
+    };
+    match comparator {
+        Comparator::Exists => Comparison::binary(true, ""),
+        Comparator::Equals => Comparison::binary(
+            path_equals(actual, expected),
+            "json path value did not equal expected value",
+        ),
+        Comparator::Contains => match actual {
+            Value::String(text) => match expected.as_str() {
+                Some(needle) => Comparison::binary(
+                    text.contains(needle),
+                    "json path value did not contain expected substring",
+                ),
+                None => Comparison::error(
+                    "compare JSONPath value: expected value must be a string for contains \
+                     comparator"
+                        .to_string(),
+                ),
+            },
+            Value::Array(items) => Comparison::binary(
+                items.iter().any(|item| path_equals(item, expected)),
+                "json path array did not contain expected value",
+            ),
+            other => Comparison::binary(
+                other.to_string().contains(&expected.to_string()),
+                "json path value did not contain expected value",
+            ),
+        },
+        Comparator::GreaterThan | Comparator::LessThan => {
+            let Some(actual) = actual.as_f64() else {
+                return Comparison::error(
+                    "compare JSONPath value: actual value is not numeric".to_string(),
+                );
+            };
+            let Some(expected) = expected.as_f64() else {
+                return Comparison::error(
+                    "compare JSONPath value: expected value is not numeric".to_string(),
+                );
+            };
+            if comparator == Comparator::GreaterThan {
+                Comparison::binary(
+                    actual > expected,
+                    "json path value was not greater than expected value",
+                )
+            } else {
+                Comparison::binary(
+                    actual < expected,
+                    "json path value was not less than expected value",
+                )
+            }
+        }
+    }
+}
+
+/// Evaluate `path` with `comparator` against a parsed document (shared with postcondition).
+pub(super) fn evaluate_path(
+    document: &Value,
+    path: &str,
+    comparator_name: &str,
+    expected: &Value,
+) -> Comparison {
+    let comparator = match Comparator::parse(comparator_name) {
+        Ok(comparator) => comparator,
+        Err(err) => return Comparison::error(format!("parse json_path_match expectation: {err}")),
+    };
+    let steps = match parse_path(path) {
+        Ok(steps) => steps,
+        Err(err) => return Comparison::error(format!("evaluate JSONPath expression: {err}")),
+    };
+    let found = walk(document, &steps);
+    compare_found(comparator, found, expected).with_evidence(evidence([
+        ("path", json!(path)),
+        ("comparator", json!(comparator.name())),
+        ("expected", expected.clone()),
+        ("actual", found.cloned().unwrap_or(Value::Null)),
+        ("exists", json!(found.is_some())),
+    ]))
+}
+
+pub(super) fn json_path_match(actual: &str, expected: &str) -> Comparison {
+    let document = match parse_document(actual) {
+        Ok(document) => document,
+        Err(err) => return Comparison::error(format!("parse actual JSON document: {err}")),
+    };
+    match parse_expectation(expected) {
+        Ok(expectation) => evaluate_path(
+            &document,
+            &expectation.path,
+            expectation.comparator.name(),
+            &expectation.value,
+        ),
+        Err(err) => Comparison::error(format!("parse json_path_match expectation: {err}")),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::validators::Verdict;
+
+    #[test]
+    fn path_forms() {
+        assert_eq!(
+            parse_path("$.a[0][\"b c\"][d]['e']"),
+            Ok(vec![
+                Step::Property("a".into()),
+                Step::Index(0),
+                Step::Property("b c".into()),
+                Step::Property("d".into()),
+                Step::Property("e".into()),
+            ])
+        );
+        assert!(parse_path("$['ab']").is_err_and(|err| err.starts_with("invalid quoted property")));
+        assert_eq!(
+            parse_path("$["),
+            Err("unterminated bracket expression".into())
+        );
+        assert_eq!(parse_path("$[]"), Err("empty bracket expression".into()));
+        assert_eq!(
+            parse_path("$."),
+            Err("missing property name at position 2".into())
+        );
+        assert!(parse_path("$x").is_err_and(|err| err.starts_with("unexpected token")));
+    }
+
+    #[test]
+    fn negative_index_is_not_found() {
+        let outcome = json_path_match("[1,2]", "$[-1]");
+        assert_eq!(outcome.verdict, Verdict::Fail);
+    }
+
+    #[test]
+    fn nested_numbers_distinguish_integer_and_float_literals() {
+        let doc = r#"{"a":[1],"b":10.0}"#;
+        let nested = json_path_match(doc, r#"{"path":"$.a","value":[1.0]}"#);
+        assert_eq!(nested.verdict, Verdict::Fail);
+        let top = json_path_match(doc, r#"{"path":"$.b","value":10}"#);
+        assert_eq!(top.verdict, Verdict::Pass);
+        let contains = json_path_match(
+            r#"{"n":42}"#,
+            r#"{"path":"$.n","comparator":"contains","value":4}"#,
+        );
+        assert_eq!(contains.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn ten_thousand_deep_documents_are_a_clear_error() {
+        let deep = "[".repeat(10_000) + &"]".repeat(10_000);
+        let outcome = json_path_match(&deep, "$[0]");
+        assert_eq!(outcome.verdict, Verdict::Error);
+        assert!(
+            outcome.reason.contains("recursion limit exceeded"),
+            "{}",
+            outcome.reason
+        );
+        let schema = json_schema(&SchemaCache::default(), &deep, r#"{"type":"array"}"#);
+        assert!(schema
+            .reason
+            .starts_with("parse actual JSON document: recursion limit"));
+        let deep_schema = "{\"items\":".repeat(10_000) + "{}" + &"}".repeat(10_000);
+        let outcome = json_schema(&SchemaCache::default(), "[]", &deep_schema);
+        assert!(outcome
+            .reason
+            .starts_with("parse JSON schema: recursion limit"));
+    }
+
+    #[test]
+    fn schema_patterns_use_the_linear_engine() {
+        let schema = r#"{"type":"string","pattern":"^(a+)+$"}"#;
+        let actual = format!("\"{}!\"", "a".repeat(50_000));
+        let started = std::time::Instant::now();
+        let outcome = json_schema(&SchemaCache::default(), &actual, schema);
+        assert_eq!(outcome.verdict, Verdict::Fail);
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+
+    #[test]
+    fn draft_07_definitions_and_integer_floats_validate() {
+        let schema = r##"{"$schema":"http://json-schema.org/draft-07/schema#",
+            "definitions":{"n":{"type":"integer","minimum":1}},
+            "type":"object","properties":{"n":{"$ref":"#/definitions/n"}}}"##;
+        let cache = SchemaCache::default();
+        assert_eq!(
+            json_schema(&cache, r#"{"n": 2.0}"#, schema).verdict,
+            Verdict::Pass
+        );
+        let outcome = json_schema(&cache, r#"{"n": 0}"#, schema);
+        assert_eq!(outcome.verdict, Verdict::Fail);
+        assert_eq!(outcome.reason, "json schema validation failed");
+        assert!(outcome.evidence.contains_key("validation_error"));
+        let big = json_schema(&cache, r#"{"n": 123456789012345678901234567890}"#, schema);
+        assert_eq!(big.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn unsupported_drafts_are_schema_errors() {
+        let outcome = json_schema(
+            &SchemaCache::default(),
+            "{}",
+            r#"{"$schema":"http://json-schema.org/draft-04/schema#"}"#,
+        );
+        assert!(outcome
+            .reason
+            .starts_with("parse JSON schema: unsupported JSON schema draft"));
+    }
+}

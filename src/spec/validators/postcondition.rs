@@ -1,0 +1,272 @@
+//! postcondition (§2.7): one condition over a captured file — exists, not_exists, contains,
+//! not_contains, regex_match, json_path_match, equals.
+
+use regex::Regex;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::config::{decode, Problems, RawConfig};
+use super::json::{evaluate_path, parse_document, path_equals};
+use super::text::compile_regex;
+use super::{Comparison, ConfigProblem, ResultState, TargetValue, ValidatorOutcome, Verdict};
+
+const CONDITIONS: &str =
+    "exists, not_exists, contains, not_contains, regex_match, json_path_match, equals";
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PostconditionConfig {
+    condition: Option<String>,
+    value: Option<Value>,
+    json_path: Option<String>,
+}
+
+/// A checked postcondition.
+#[derive(Debug)]
+pub(super) enum Condition {
+    Exists,
+    NotExists,
+    Contains(String),
+    NotContains(String),
+    RegexMatch(Regex),
+    JsonPathMatch { path: String, value: Value },
+    Equals(Value),
+}
+
+/// Check a decoded config, returning the condition or every problem found.
+fn condition(config: &PostconditionConfig) -> Result<Condition, Problems> {
+    let mut problems = Problems::default();
+    let name = config.condition.as_deref().map(str::trim).unwrap_or("");
+    let json_path = config
+        .json_path
+        .as_deref()
+        .map(str::trim)
+        .filter(|path| !path.is_empty());
+    if name != "json_path_match" && json_path.is_some() {
+        problems.add(".json_path", format!("must be omitted for {name}"));
+    }
+    let string_value = |problems: &mut Problems, message: &str| match &config.value {
+        Some(Value::String(text)) => Some(text.clone()),
+        _ => {
+            problems.add(".value", message);
+            None
+        }
+    };
+    let condition =
+        match name {
+            "" => {
+                problems.add(".condition", "is required");
+                None
+            }
+            "exists" | "not_exists" => {
+                if config.value.is_some() {
+                    problems.add(".value", format!("must be omitted for {name}"));
+                }
+                Some(if name == "exists" {
+                    Condition::Exists
+                } else {
+                    Condition::NotExists
+                })
+            }
+            "contains" => string_value(&mut problems, "must be a string").map(Condition::Contains),
+            "not_contains" => {
+                string_value(&mut problems, "must be a string").map(Condition::NotContains)
+            }
+            "regex_match" => string_value(&mut problems, "must be a string regex pattern")
+                .and_then(|pattern| match compile_regex(&pattern) {
+                    Ok(regex) => Some(Condition::RegexMatch(regex)),
+                    Err(err) => {
+                        problems.add(".value", format!("must be a valid regex: {err}"));
+                        None
+                    }
+                }),
+            "json_path_match" => {
+                if json_path.is_none() {
+                    problems.add(".json_path", "is required");
+                }
+                if config.value.is_none() {
+                    problems.add(".value", "is required");
+                }
+                match (json_path, &config.value) {
+                    (Some(path), Some(value)) => Some(Condition::JsonPathMatch {
+                        path: path.to_string(),
+                        value: value.clone(),
+                    }),
+                    _ => None,
+                }
+            }
+            "equals" => match &config.value {
+                Some(value) => Some(Condition::Equals(value.clone())),
+                None => {
+                    problems.add(".value", "is required");
+                    None
+                }
+            },
+            _ => {
+                problems.add(".condition", format!("must be one of {CONDITIONS}"));
+                None
+            }
+        };
+    match condition {
+        Some(condition) if problems.0.is_empty() => Ok(condition),
+        _ => Err(problems),
+    }
+}
+
+pub(super) fn check(config: RawConfig<'_>) -> Vec<ConfigProblem> {
+    if config.is_absent() {
+        let mut problems = Problems::default();
+        problems.add("", "is required");
+        return problems.0;
+    }
+    match decode::<PostconditionConfig>(config) {
+        Ok(config) => condition(&config)
+            .err()
+            .map(|problems| problems.0)
+            .unwrap_or_default(),
+        Err(err) => Problems::undecodable(err),
+    }
+}
+
+/// Decode and check the config; errors are run-time reasons.
+pub(super) fn prepare(config: RawConfig<'_>) -> Result<Condition, String> {
+    if config.is_absent() {
+        return Err("postcondition config is required".to_string());
+    }
+    let decoded: PostconditionConfig =
+        decode(config).map_err(|err| format!("invalid postcondition config: {err}"))?;
+    condition(&decoded).map_err(|problems| {
+        let details: Vec<String> = problems
+            .0
+            .iter()
+            .map(|problem| {
+                format!("{} {}", problem.at.trim_start_matches('.'), problem.message)
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        format!("invalid postcondition config: {}", details.join("; "))
+    })
+}
+
+/// Pass or fail, with a reason either way.
+fn decided(passed: bool, pass_reason: &str, fail_reason: &str) -> Comparison {
+    Comparison {
+        verdict: if passed { Verdict::Pass } else { Verdict::Fail },
+        score: Some(if passed { 1.0 } else { 0.0 }),
+        reason: if passed { pass_reason } else { fail_reason }.to_string(),
+        evidence: Default::default(),
+    }
+}
+
+fn unavailable(reason: &str) -> ValidatorOutcome {
+    ValidatorOutcome {
+        state: ResultState::Unavailable,
+        verdict: None,
+        score: None,
+        reason: reason.to_string(),
+        evidence: Default::default(),
+        source_call: None,
+    }
+}
+
+pub(super) fn postcondition(condition: &Condition, target: TargetValue<'_>) -> ValidatorOutcome {
+    let content = match target {
+        TargetValue::Missing { reason } if reason.contains("unavailable") => {
+            return unavailable(reason)
+        }
+        TargetValue::Missing { reason } => {
+            const GONE: &str = "postcondition target does not exist";
+            return match condition {
+                Condition::Exists => decided(false, GONE, GONE).into(),
+                Condition::NotExists => decided(true, GONE, GONE).into(),
+                _ => unavailable(reason),
+            };
+        }
+        TargetValue::Present(content) => content,
+    };
+    const PRESENT: &str = "postcondition target exists";
+    let comparison = match condition {
+        Condition::Exists => decided(true, PRESENT, PRESENT),
+        Condition::NotExists => decided(false, PRESENT, PRESENT),
+        Condition::Contains(text) => decided(
+            content.contains(text.as_str()),
+            "target contains expected text",
+            "target does not contain expected text",
+        ),
+        Condition::NotContains(text) => decided(
+            !content.contains(text.as_str()),
+            "target does not contain forbidden text",
+            "target contains forbidden text",
+        ),
+        Condition::RegexMatch(regex) => decided(
+            regex.is_match(content),
+            "target matches regex pattern",
+            "target does not match regex pattern",
+        ),
+        Condition::Equals(Value::String(text)) => decided(
+            content == text,
+            "target equals expected value",
+            "target does not equal expected value",
+        ),
+        Condition::Equals(value) => match parse_document(content) {
+            Ok(document) => decided(
+                path_equals(&document, value),
+                "target equals expected value",
+                "target does not equal expected value",
+            ),
+            Err(err) => Comparison::error(format!("parse actual JSON document: {err}")),
+        },
+        Condition::JsonPathMatch { path, value } => match parse_document(content) {
+            Ok(document) => evaluate_path(&document, path, "equals", value),
+            Err(err) => Comparison::error(format!("parse actual JSON document: {err}")),
+        },
+    };
+    comparison.into()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn prepared(config: Value) -> Condition {
+        prepare(RawConfig::Json(&config)).unwrap_or(Condition::Exists)
+    }
+
+    #[test]
+    fn config_rules() {
+        let problems = check(RawConfig::Json(&json!({"condition": "exists", "value": 1})));
+        assert_eq!(problems[0].at, ".value");
+        assert_eq!(problems[0].message, "must be omitted for exists");
+        let problems = check(RawConfig::Json(
+            &json!({"condition": "regex_match", "value": "("}),
+        ));
+        assert!(problems[0].message.starts_with("must be a valid regex: "));
+        assert_eq!(check(RawConfig::Absent)[0].message, "is required");
+        assert!(
+            prepare(RawConfig::Json(&json!({"condition": "sometimes"}))).is_err_and(
+                |err| err.starts_with("invalid postcondition config: condition must be one of")
+            )
+        );
+    }
+
+    #[test]
+    fn conditions_over_present_and_missing_targets() {
+        let equals = prepared(json!({"condition": "equals", "value": {"a": 1}}));
+        let outcome = postcondition(&equals, TargetValue::Present("{\"a\": 1}"));
+        assert_eq!(outcome.verdict, Some(Verdict::Pass));
+        let outcome = postcondition(&equals, TargetValue::Present("not json"));
+        assert_eq!(outcome.state, ResultState::Error);
+        let contains = prepared(json!({"condition": "contains", "value": "ok"}));
+        let missing = TargetValue::Missing {
+            reason: "captured file \"k\" does not exist at path \"p\"",
+        };
+        assert_eq!(
+            postcondition(&contains, missing).state,
+            ResultState::Unavailable
+        );
+        let exists = prepared(json!({"condition": "exists"}));
+        assert_eq!(postcondition(&exists, missing).verdict, Some(Verdict::Fail));
+    }
+}
