@@ -95,70 +95,70 @@ fn invalid_arguments_are_validation_errors_naming_the_argument() {
     let cases = [
         (
             check("exact_match", json!({"actual": "$.output.value"})),
-            "missing required argument `expected`",
+            "arguments: missing required key `expected`",
         ),
         (
             check(
                 "exact_match",
                 json!({"actual": "a", "expected": "a", "negate": "yes"}),
             ),
-            "argument `negate` must be a boolean, got string",
+            "arguments.negate: expected a boolean, found string",
         ),
         (
             check("contains", json!({"text": "a", "phrases": "a"})),
-            "argument `phrases` must be an array of strings, got string",
+            "arguments.phrases: expected an array of strings, found string",
         ),
         (
             check("contains", json!({"text": "a", "phrases": []})),
-            "argument `phrases` must hold at least one phrase",
+            "arguments.phrases: must hold at least one phrase",
         ),
         (
             check("contains", json!({"text": "a", "phrases": ["a", 1]})),
-            "argument `phrases` must hold strings, got number at [1]",
+            "arguments.phrases: expected an array of strings, found number at [1]",
         ),
         (
             check("regex", json!({"text": "a", "pattern": "("})),
-            "argument `pattern` is not a valid regular expression",
+            "arguments.pattern: not a valid regular expression",
         ),
         (
             check(
                 "regex",
                 json!({"text": "a", "pattern": "a", "flags": {"global": true}}),
             ),
-            "argument `flags` has an unknown flag `global`",
+            "arguments.flags: unknown key `global` (expected one of case_insensitive, multiline, dot_all)",
         ),
         (
             check("threshold", json!({"value": 1})),
-            "threshold needs at least one of `min_value` and `max_value`",
+            "arguments: threshold needs at least one of `min_value` and `max_value`",
         ),
         (
             check("threshold", json!({"value": "high", "min_value": 1})),
-            "argument `value` must be a number, got string",
+            "arguments.value: expected a number, found string",
         ),
         (
             check(
                 "threshold",
                 json!({"value": "$.output.value", "min_value": 1}),
             ),
-            "argument `value` (from `$.output.value`) must be a number, got string",
+            "argument `value` (from `$.output.value`): expected a number, found string",
         ),
         (
             check(
                 "exact_match",
                 json!({"actual": "a", "expected": "a", "ignore_case": true}),
             ),
-            "unknown argument `ignore_case` for exact_match",
+            "arguments.ignore_case: unknown key `ignore_case` (expected one of actual, expected, case_sensitive",
         ),
         (
             check(
                 "exact_match",
                 json!({"actual": "$.output[", "expected": "a"}),
             ),
-            "argument `actual` is not a valid JSONPath `$.output[`",
+            "arguments.actual: not a valid JSONPath `$.output[`",
         ),
         (
             json!({"type": "exact_match", "version": "latest", "arguments": {"actual": "a", "expected": "a"}}),
-            "version `latest` is not a semantic version",
+            "version: `latest` is not a semantic version",
         ),
     ];
     let checks = cases.iter().map(|(check, _)| check.clone()).collect();

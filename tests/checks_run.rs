@@ -157,11 +157,11 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         .code(2)
         .stdout("")
         .stderr(
-            "error: bad.json: checks[0].arguments: missing required argument `expected`\n\
-             error: bad.json: checks[1].arguments.flags: argument `flags` has an unknown flag `i` (expected case_insensitive, multiline, dot_all)\n\
-             error: bad.json: checks[1].arguments.pattern: argument `pattern` is not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
+            "error: bad.json: checks[0].arguments: missing required key `expected`\n\
+             error: bad.json: checks[1].arguments.flags: unknown key `i` (expected one of case_insensitive, multiline, dot_all)\n\
+             error: bad.json: checks[1].arguments.pattern: not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
              error: bad.json: checks[2].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)\n\
-             error: bad.json: checks[3].arguments.pattern: argument `pattern` is not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",
+             error: bad.json: checks[3].arguments.pattern: not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",
         );
     assert!(!dir.path().join("out.jsonl").exists());
     for (text, expected) in [

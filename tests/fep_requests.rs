@@ -24,12 +24,12 @@ fn every_request_problem_is_reported_at_once_and_nothing_runs() {
     });
     let errors = [
         "<stdin>: outputs: 2 outputs for 3 test cases (outputs[i] belongs to test_cases[i])",
-        "<stdin>: test_cases[1]: missing required field `id`",
-        "<stdin>: test_cases[2].id: must be a string, got number",
-        "<stdin>: test_cases[2].input: must be a string or an object, got number",
+        "<stdin>: test_cases[1]: missing required key `id`",
+        "<stdin>: test_cases[2].id: expected a string, found number",
+        "<stdin>: test_cases[2].input: expected a string or an object, found number",
         "<stdin>: test_cases[2].checks[0].type: unknown check type `similarity` (known: exact_match, contains, regex, threshold)",
-        "<stdin>: outputs[1]: missing required field `value`",
-        "<stdin>: checks[0]: missing required field `arguments`",
+        "<stdin>: outputs[1]: missing required key `value`",
+        "<stdin>: checks[0]: missing required key `arguments`",
     ];
     let (document, stderr) = bad_input_report(&errors);
     // On a pipe the output is JSON: the failure document on stdout, the same lines on stderr.
@@ -187,7 +187,7 @@ fn streaming_problems_name_file_and_line() {
         .code(2)
         .stdout("")
         .stderr(
-            "error: cases.jsonl:1: missing required field `id`\n\
+            "error: cases.jsonl:1: missing required key `id`\n\
              error: cases.jsonl:3: expected a JSON object, found array\n\
              error: outputs.jsonl: 2 outputs for 3 test cases in cases.jsonl (record i of each belongs together)\n",
         );
@@ -209,7 +209,7 @@ fn a_bad_checks_file_stops_the_streaming_mode_before_it_runs() {
         .code(2)
         .stdout("")
         .stderr(predicate::str::starts_with(
-            "error: checks.json: checks[0].arguments.value: argument `value` is not a valid JSONPath `$.output.value[`",
+            "error: checks.json: checks[0].arguments.value: not a valid JSONPath `$.output.value[`",
         ))
         .stderr(predicate::str::contains(
             "error: checks.json: checks[0].arguments: threshold needs at least one of `min_value` and `max_value`",

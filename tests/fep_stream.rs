@@ -144,7 +144,7 @@ fn a_problem_late_in_a_pipe_leaves_stdout_empty() {
     fs::write(dir.path().join("outputs.jsonl"), outputs).unwrap();
     let stdin = format!("{cases}{{\"input\": \"q\"}}\n");
     let errors = [
-        "/dev/stdin:3001: missing required field `id`",
+        "/dev/stdin:3001: missing required key `id`",
         "outputs.jsonl: 3000 outputs for 3001 test cases in /dev/stdin (record i of each belongs together)",
     ];
     let (document, stderr) = bad_input_report(&errors);

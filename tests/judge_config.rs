@@ -76,7 +76,7 @@ fn rubric_problems_name_the_file_and_field() {
         .assert()
         .code(2)
         .stderr(predicate::str::starts_with(format!(
-            "error: {bad}: quality_dimensions[1].weight: must be a positive finite number"
+            "error: {bad}: quality_dimensions[1].weight: expected a positive finite number"
         )));
     let dir = tempfile::tempdir().unwrap();
     let not_json = dir.path().join("rubric.json");
@@ -116,8 +116,8 @@ fn every_rubric_problem_is_reported_at_once() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "error: {file}: x: unknown key (expected quality_dimensions, hard_constraints)\n\
-             error: {file}: quality_dimensions[0].wieght: unknown key (expected name, weight, description)\n\
+            "error: {file}: x: unknown key `x` (expected one of quality_dimensions, hard_constraints)\n\
+             error: {file}: quality_dimensions[0].wieght: unknown key `wieght` (expected one of name, weight, description)\n\
              error: {file}: quality_dimensions[1].name: duplicate dimension \"a\"\n\
              error: {file}: hard_constraints[0]: must not be empty\n"
         ));

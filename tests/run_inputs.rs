@@ -613,8 +613,8 @@ fn stdin_datasets_pretty_printed_json_and_bad_ids_are_explained() {
     for expected in [
         "pretty.json: this looks like a pretty-printed JSON document; JSONL needs one JSON object per line",
         "-: --dataset and --valset read files, not stdin",
-        "cands.jsonl:1: \"id\" must be a non-empty string without control characters",
-        "cands.jsonl:2: \"id\" must be a non-empty string without control characters",
+        "cands.jsonl:1: id: expected a non-empty string without control characters, found \"\"",
+        "cands.jsonl:2: id: expected a non-empty string without control characters, found \"a\\u{1b}[31mb\"",
     ] {
         assert!(stderr.contains(expected), "{expected:?} missing from:\n{stderr}");
     }

@@ -280,11 +280,11 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
         .code(2)
         .stdout("")
         .stderr(format!(
-            "error: {shown}:1: \"output\" must be a string, found number\n\
-             error: {shown}:2: \"task_id\" is missing\n\
+            "error: {shown}:1: output: expected a string, found number\n\
+             error: {shown}:2: missing required key `task_id`\n\
              error: {shown}:3: expected a JSON object, found array\n\
-             error: {shown}:4: \"task_id\" must be a string, found number\n\
-             error: {shown}:4: \"output\" is missing\n\
+             error: {shown}:4: task_id: expected a string, found number\n\
+             error: {shown}:4: missing required key `output`\n\
              error: {shown}:6: task \"mcq_001\" already has an output on line 5\n\
              error: {shown}:7: invalid JSON: key must be a string at column 2\n\
              error: {shown}:11: invalid UTF-8 (bad byte at column 1)\n\

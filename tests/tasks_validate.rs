@@ -196,11 +196,11 @@ fn odd_field_names_are_quoted_in_text_lines() {
         .assert()
         .code(2)
         .stdout(format!(
-            "{shown}:1: task odd, field \"a\\nb: c\": unknown_field: not a task field (allowed: \
-             task_id, category, prompt, targets, metric_name, post_process, few_shot_examples, \
-             metadata)\n\
-             {shown}:1: task odd, field \"few_shot_examples[0].x y\": bad_few_shot: unknown field \
-             (allowed: prompt, completion)\n"
+            "{shown}:1: task odd, field \"a\\nb: c\": unknown_field: unknown key `\"a\\nb: c\"` \
+             (expected one of task_id, category, prompt, targets, metric_name, post_process, \
+             few_shot_examples, metadata)\n\
+             {shown}:1: task odd, field \"few_shot_examples[0].x y\": bad_few_shot: unknown key \
+             `\"x y\"` (expected one of prompt, completion)\n"
         ));
     // JSON reports carry the field as a plain string: JSON already escapes it.
     let out = evalctl()

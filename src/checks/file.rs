@@ -7,8 +7,8 @@ use serde_json::Value;
 
 use super::{parse_check, Check, PathCache};
 use crate::error::{bad_input, invalid, Problem};
+use crate::input::strict::{self, JsonProblem};
 use crate::input::Source;
-use crate::text::json_type;
 
 /// Load the checks file at `path` and prepare its checks, compiling paths through `paths`.
 /// Any problem — unreadable, empty or blank file, bad JSON, a malformed or invalid check — is bad
@@ -17,43 +17,11 @@ pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Ve
     let source = Source::File(path.to_path_buf());
     let display = source.display();
     let document = source.read_json("{\"checks\": [...]}").map_err(bad_input)?;
-    let mut problems = Vec::new();
-    let at_top = |message: String| Problem::new(display.as_str(), message);
-    let checks = match &document {
-        Value::Object(object) => {
-            for key in object.keys().filter(|key| *key != "checks") {
-                problems.push(at_top(format!(
-                    "unknown key `{key}` (a checks file holds `checks`)"
-                )));
-            }
-            match object.get("checks") {
-                Some(Value::Array(checks)) => checks.as_slice(),
-                Some(other) => {
-                    problems.push(
-                        at_top(format!(
-                            "expected an array of checks, found {}",
-                            json_type(other)
-                        ))
-                        .at("checks"),
-                    );
-                    &[]
-                }
-                None => {
-                    problems.push(at_top(
-                        "missing required key `checks` (expected {\"checks\": [...]})".into(),
-                    ));
-                    &[]
-                }
-            }
-        }
-        other => {
-            problems.push(at_top(format!(
-                "expected an object {{\"checks\": [...]}}, found {}",
-                json_type(other)
-            )));
-            &[]
-        }
-    };
+    let (checks, shape_problems) = checks_array(&document);
+    let mut problems: Vec<Problem> = shape_problems
+        .iter()
+        .map(|problem| problem.locate(&display, None, ""))
+        .collect();
     let mut prepared = Vec::with_capacity(checks.len());
     for (index, raw) in checks.iter().enumerate() {
         let base = format!("checks[{index}]");
@@ -72,4 +40,28 @@ pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Ve
     } else {
         Err(invalid(problems))
     }
+}
+
+/// The `checks` array of a checks file document (empty when it has a problem), and the problems
+/// of the document's shape: not an object, an unknown key, `checks` missing or not an array.
+fn checks_array(document: &Value) -> (&[Value], Vec<JsonProblem>) {
+    let Some(object) = document.as_object() else {
+        let reason = strict::wrong_type("an object {\"checks\": [...]}", document);
+        return (&[], vec![JsonProblem::new("", reason)]);
+    };
+    let mut problems: Vec<JsonProblem> = strict::unknown_keys(object, &["checks"])
+        .map(|(key, reason)| JsonProblem::at_key(key, reason))
+        .collect();
+    let checks = match object.get("checks").map(strict::as_array) {
+        Some(Ok(checks)) => checks,
+        Some(Err(reason)) => {
+            problems.push(JsonProblem::at_key("checks", reason));
+            &[]
+        }
+        None => {
+            problems.push(JsonProblem::new("", strict::missing_key("checks")));
+            &[]
+        }
+    };
+    (checks, problems)
 }

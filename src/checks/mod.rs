@@ -24,60 +24,16 @@ pub use result::{CheckError, CheckResult, Resolved, Status};
 pub use standard::CheckKind;
 pub use timestamp::{CaseClock, Timestamp};
 
+use crate::input::strict;
 use args::{classify, ArgSource, Classified};
 use standard::{precompile_regex, Args, Slot, CHECK_VERSION, MAX_ARGS, REGEX_FLAGS, REGEX_PATTERN};
 
 /// A problem with a check definition, located relative to the check object (`at` is empty, or
 /// starts with `.`, e.g. `.arguments.pattern`).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Problem {
-    /// Where, relative to the check object.
-    pub at: String,
-    /// What is wrong, naming the argument.
-    pub reason: String,
-}
+pub use crate::input::strict::JsonProblem as Problem;
 
-impl Problem {
-    /// `LOCATION: reason`, the location being `base` (e.g. `checks[2]`) followed by `at`; with no
-    /// base, `at` loses its leading `.`, and with no location at all only the reason remains.
-    pub fn describe(&self, base: &str) -> String {
-        match self.location(base) {
-            location if location.is_empty() => self.reason.clone(),
-            location => format!("{location}: {}", self.reason),
-        }
-    }
-
-    fn location(&self, base: &str) -> String {
-        let at = if base.is_empty() {
-            self.at.strip_prefix('.').unwrap_or(&self.at)
-        } else {
-            &self.at
-        };
-        format!("{base}{at}")
-    }
-
-    /// This problem as a located input problem in `source` (at `line`, when it has lines), the
-    /// JSON location being `base` followed by `at` (see [`Problem::describe`]).
-    pub fn locate(&self, source: &str, line: Option<usize>, base: &str) -> crate::error::Problem {
-        let problem = crate::error::Problem {
-            source: source.to_string(),
-            line,
-            location: None,
-            message: self.reason.clone(),
-        };
-        match self.location(base) {
-            location if location.is_empty() => problem,
-            location => problem.at(location),
-        }
-    }
-
-    fn new(at: impl Into<String>, reason: impl Into<String>) -> Self {
-        Problem {
-            at: at.into(),
-            reason: reason.into(),
-        }
-    }
-}
+/// The keys of a check object: the two required ones first.
+const CHECK_KEYS: [&str; 3] = ["type", "arguments", "version"];
 
 /// A check object whose shape is valid: a known type and an arguments object.
 #[derive(Debug, Clone, Copy)]
@@ -92,64 +48,44 @@ pub struct CheckDef<'a> {
 
 /// Validate the shape of one check object.
 pub fn parse_check(value: &Value) -> Result<CheckDef<'_>, Vec<Problem>> {
-    let Some(object) = value.as_object() else {
-        return Err(vec![Problem::new(
-            "",
-            format!(
-                "a check must be an object, got {}",
-                crate::text::json_type(value)
-            ),
-        )]);
-    };
-    let mut problems = Vec::new();
-    for key in object.keys() {
-        if !matches!(key.as_str(), "type" | "arguments" | "version") {
-            problems.push(Problem::new(
-                format!(".{key}"),
-                "unknown field (a check has type, arguments, version)",
-            ));
-        }
-    }
-    let kind = match object.get("type") {
-        None => {
-            problems.push(Problem::new("", "missing required field `type`"));
-            None
-        }
-        Some(Value::String(name)) => {
-            let kind = CheckKind::from_name(name);
-            if kind.is_none() {
-                problems.push(Problem::new(
-                    ".type",
-                    format!(
-                        "unknown check type `{name}` (known: {})",
-                        CheckKind::ALL.map(CheckKind::name).join(", ")
-                    ),
-                ));
+    let object = strict::as_object(value).map_err(|reason| vec![Problem::new("", reason)])?;
+    let mut problems: Vec<Problem> = strict::unknown_keys(object, &CHECK_KEYS)
+        .map(|(key, reason)| Problem::at_key(key, reason))
+        .collect();
+    problems.extend(
+        strict::missing_keys(object, &CHECK_KEYS[..2]).map(|(_, reason)| Problem::new("", reason)),
+    );
+    let kind = object
+        .get("type")
+        .and_then(|kind| match strict::as_str(kind) {
+            Ok(name) => {
+                let kind = CheckKind::from_name(name);
+                if kind.is_none() {
+                    problems.push(Problem::new(
+                        ".type",
+                        format!(
+                            "unknown check type `{name}` (known: {})",
+                            CheckKind::ALL.map(CheckKind::name).join(", ")
+                        ),
+                    ));
+                }
+                kind
             }
-            kind
-        }
-        Some(other) => {
-            problems.push(Problem::new(
-                ".type",
-                format!("must be a string, got {}", crate::text::json_type(other)),
-            ));
-            None
-        }
-    };
-    let arguments = match object.get("arguments") {
-        None => {
-            problems.push(Problem::new("", "missing required field `arguments`"));
-            None
-        }
-        Some(Value::Object(arguments)) => Some(arguments),
-        Some(other) => {
-            problems.push(Problem::new(
-                ".arguments",
-                format!("must be an object, got {}", crate::text::json_type(other)),
-            ));
-            None
-        }
-    };
+            Err(reason) => {
+                problems.push(Problem::new(".type", reason));
+                None
+            }
+        });
+    let arguments =
+        object
+            .get("arguments")
+            .and_then(|arguments| match strict::as_object(arguments) {
+                Ok(arguments) => Some(arguments),
+                Err(reason) => {
+                    problems.push(Problem::new(".arguments", reason));
+                    None
+                }
+            });
     match (kind, arguments) {
         (Some(kind), Some(arguments)) if problems.is_empty() => Ok(CheckDef {
             kind,
@@ -187,17 +123,10 @@ impl Check {
         let mut args = Vec::with_capacity(def.arguments.len());
         let mut given = [false; MAX_ARGS];
         for (name, raw) in def.arguments {
-            let at = format!(".arguments.{name}");
+            let at = format!(".arguments.{}", strict::key_name(name));
             let Some(slot) = schema.iter().position(|spec| spec.name == name) else {
                 let known: Vec<&str> = schema.iter().map(|spec| spec.name).collect();
-                problems.push(Problem::new(
-                    at,
-                    format!(
-                        "unknown argument `{name}` for {} (expected one of: {})",
-                        def.kind.name(),
-                        known.join(", ")
-                    ),
-                ));
+                problems.push(Problem::new(at, strict::unknown_key(name, &known)));
                 continue;
             };
             given[slot] = true;
@@ -208,7 +137,7 @@ impl Check {
                     Err(reason) => {
                         problems.push(Problem::new(
                             at,
-                            format!("argument `{name}` is not a valid JSONPath `{text}`: {reason}"),
+                            format!("not a valid JSONPath `{text}`: {reason}"),
                         ));
                         continue;
                     }
@@ -216,7 +145,7 @@ impl Check {
                 Classified::Literal(value) => match spec.ty.check(&value) {
                     Ok(()) => ArgSource::Literal(value),
                     Err(reason) => {
-                        problems.push(Problem::new(at, format!("argument `{name}` {reason}")));
+                        problems.push(Problem::new(at, reason));
                         continue;
                     }
                 },
@@ -229,10 +158,7 @@ impl Check {
         }
         for (slot, spec) in schema.iter().enumerate() {
             if spec.required && !given[slot] {
-                problems.push(Problem::new(
-                    ".arguments",
-                    format!("missing required argument `{}`", spec.name),
-                ));
+                problems.push(Problem::new(".arguments", strict::missing_key(spec.name)));
             }
         }
         if let Some(reason) = def.kind.cross_argument_problem(&given) {
@@ -247,7 +173,7 @@ impl Check {
             problems.push(Problem::new(".version", reason));
         }
         let problem_message = (!problems.is_empty()).then(|| {
-            let reasons: Vec<&str> = problems.iter().map(|p| p.reason.as_str()).collect();
+            let reasons: Vec<String> = problems.iter().map(|p| p.describe("")).collect();
             reasons.join("; ")
         });
         Check {
@@ -389,19 +315,16 @@ fn version_problem(version: Option<&Value>) -> Option<String> {
     });
     let version = version?;
     let Some(text) = version.as_str() else {
-        return Some(format!(
-            "version must be a semantic version string, got {}",
-            crate::text::json_type(version)
-        ));
+        return Some(strict::wrong_type("a semantic version string", version));
     };
     let Some(parts) = SEMVER.captures(text) else {
         return Some(format!(
-            "version `{text}` is not a semantic version (MAJOR.MINOR.PATCH)"
+            "`{text}` is not a semantic version (MAJOR.MINOR.PATCH)"
         ));
     };
     let implemented = CHECK_VERSION.split('.').next().unwrap_or_default();
     (&parts[1] != implemented).then(|| {
-        format!("version `{text}` is not available: evalctl implements {CHECK_VERSION} (any {implemented}.x.y is accepted)")
+        format!("`{text}` is not available: evalctl implements {CHECK_VERSION} (any {implemented}.x.y is accepted)")
     })
 }
 
@@ -467,8 +390,13 @@ mod tests {
     fn shape_problems_are_all_reported() {
         let problems = parse_check(&json!({"type": "fuzzy", "args": {}})).unwrap_err();
         let at: Vec<&str> = problems.iter().map(|p| p.at.as_str()).collect();
-        assert_eq!(at, [".args", ".type", ""]);
-        assert!(problems[1].reason.contains("unknown check type `fuzzy`"));
+        assert_eq!(at, [".args", "", ".type"]);
+        assert_eq!(
+            problems[0].reason,
+            "unknown key `args` (expected one of type, arguments, version)"
+        );
+        assert_eq!(problems[1].reason, "missing required key `arguments`");
+        assert!(problems[2].reason.contains("unknown check type `fuzzy`"));
     }
 
     #[test]
@@ -483,10 +411,10 @@ mod tests {
         assert_eq!(
             found,
             [
-                (".arguments.negate", "argument `negate` must be a boolean, got string"),
-                (".arguments.extra", "unknown argument `extra` for regex (expected one of: text, pattern, negate, flags)"),
-                (".arguments.pattern", "argument `pattern` is not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group"),
-                (".version", "version `1.x` is not a semantic version (MAJOR.MINOR.PATCH)"),
+                (".arguments.negate", "expected a boolean, found string"),
+                (".arguments.extra", "unknown key `extra` (expected one of text, pattern, negate, flags)"),
+                (".arguments.pattern", "not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group"),
+                (".version", "`1.x` is not a semantic version (MAJOR.MINOR.PATCH)"),
             ]
         );
     }
@@ -497,7 +425,7 @@ mod tests {
         assert_eq!(check.problems()[0].at, ".arguments.pattern");
         assert!(check.problems()[0]
             .reason
-            .starts_with("argument `pattern` is not a valid regular expression"));
+            .starts_with("not a valid regular expression"));
     }
 
     #[test]
@@ -530,7 +458,7 @@ mod tests {
             .contains("not a semantic"));
         assert!(version_problem(Some(&json!(1)))
             .unwrap()
-            .contains("got number"));
+            .contains("expected a semantic version string, found number"));
     }
 
     #[test]

@@ -11,7 +11,8 @@ use regex::{Regex, RegexBuilder};
 use serde_json::Value;
 
 use super::result::CheckError;
-use crate::text::{json_type, one_line};
+use crate::input::strict::{self, key_name, wrong_type};
+use crate::text::one_line;
 
 /// The most arguments any standard check takes.
 pub const MAX_ARGS: usize = 6;
@@ -180,7 +181,9 @@ impl CheckKind {
                         let pattern = args.get(REGEX_PATTERN, as_pattern)?.unwrap_or_default();
                         let flags = args.get(REGEX_FLAGS, as_flags)?.unwrap_or_default();
                         compile_regex(pattern, flags)
-                            .map_err(CheckError::validation)?
+                            .map_err(|reason| {
+                                CheckError::validation(format!("argument `pattern`: {reason}"))
+                            })?
                             .is_match(&args.text(0))
                     }
                 };
@@ -256,8 +259,8 @@ impl<'a> Args<'a> {
         convert(given.value).map(Some).map_err(|reason| {
             let name = self.schema[slot].name;
             CheckError::validation(match given.jsonpath {
-                Some(path) => format!("argument `{name}` (from `{path}`) {reason}"),
-                None => format!("argument `{name}` {reason}"),
+                Some(path) => format!("argument `{name}` (from `{path}`): {reason}"),
+                None => format!("argument `{name}`: {reason}"),
             })
         })
     }
@@ -286,7 +289,9 @@ fn as_text(value: &Value) -> Cow<'_, str> {
 }
 
 fn as_bool(value: &Value) -> Result<bool, String> {
-    value.as_bool().ok_or_else(|| expected("a boolean", value))
+    value
+        .as_bool()
+        .ok_or_else(|| wrong_type("a boolean", value))
 }
 
 fn as_number(value: &Value) -> Result<f64, String> {
@@ -294,15 +299,15 @@ fn as_number(value: &Value) -> Result<f64, String> {
         Value::Number(number) => number
             .as_f64()
             .filter(|number| number.is_finite())
-            .ok_or_else(|| format!("must be a finite number, got {number}")),
-        other => Err(expected("a number", other)),
+            .ok_or_else(|| format!("expected a finite number, found {number}")),
+        other => Err(wrong_type("a number", other)),
     }
 }
 
 fn as_phrases(value: &Value) -> Result<Vec<&str>, String> {
     let items = value
         .as_array()
-        .ok_or_else(|| expected("an array of strings", value))?;
+        .ok_or_else(|| wrong_type("an array of strings", value))?;
     if items.is_empty() {
         return Err("must hold at least one phrase".to_string());
     }
@@ -311,13 +316,13 @@ fn as_phrases(value: &Value) -> Result<Vec<&str>, String> {
         .enumerate()
         .map(|(index, item)| {
             item.as_str()
-                .ok_or_else(|| format!("must hold strings, got {} at [{index}]", json_type(item)))
+                .ok_or_else(|| format!("{} at [{index}]", wrong_type("an array of strings", item)))
         })
         .collect()
 }
 
 fn as_pattern(value: &Value) -> Result<&str, String> {
-    value.as_str().ok_or_else(|| expected("a string", value))
+    strict::as_str(value)
 }
 
 /// The flags of a `regex` check.
@@ -331,33 +336,26 @@ pub struct RegexFlags {
     pub dot_all: bool,
 }
 
+/// The flags a `regex` check's `flags` object may set.
+const REGEX_FLAG_NAMES: [&str; 3] = ["case_insensitive", "multiline", "dot_all"];
+
 fn as_flags(value: &Value) -> Result<RegexFlags, String> {
-    let object = value
-        .as_object()
-        .ok_or_else(|| expected("an object", value))?;
+    let object = strict::as_object(value)?;
     let mut flags = RegexFlags::default();
     for (name, setting) in object {
         let field = match name.as_str() {
             "case_insensitive" => &mut flags.case_insensitive,
             "multiline" => &mut flags.multiline,
             "dot_all" => &mut flags.dot_all,
-            other => {
-                return Err(format!(
-                    "has an unknown flag `{other}` (expected case_insensitive, multiline, dot_all)"
-                ))
-            }
+            other => return Err(strict::unknown_key(other, &REGEX_FLAG_NAMES)),
         };
-        *field = setting.as_bool().ok_or_else(|| {
-            format!(
-                "flag `{name}` must be a boolean, got {}",
-                json_type(setting)
-            )
-        })?;
+        *field =
+            as_bool(setting).map_err(|reason| format!("flag `{}`: {reason}", key_name(name)))?;
     }
     Ok(flags)
 }
 
-/// Compile `pattern` with `flags`; the error names the `pattern` argument.
+/// Compile `pattern` with `flags`; the error says why the pattern is not a regular expression.
 fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
     RegexBuilder::new(pattern)
         .case_insensitive(flags.case_insensitive)
@@ -366,7 +364,7 @@ fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
         .build()
         .map_err(|err| {
             format!(
-                "argument `pattern` is not a valid regular expression: {}",
+                "not a valid regular expression: {}",
                 one_line(&err.to_string())
             )
         })
@@ -376,8 +374,4 @@ fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
 pub fn precompile_regex(pattern: &Value, flags: Option<&Value>) -> Result<Regex, String> {
     let flags = flags.map(as_flags).transpose()?.unwrap_or_default();
     compile_regex(as_pattern(pattern)?, flags)
-}
-
-fn expected(what: &str, value: &Value) -> String {
-    format!("must be {what}, got {}", json_type(value))
 }

@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::checks::{parse_check, Check, PathCache, Problem};
-use crate::text::json_type;
+use crate::input::strict;
 
 /// Validate a test case and prepare its own `checks`. Problems are located relative to the test
 /// case (`.id`, `.checks[0].type`, ...).
@@ -13,7 +13,7 @@ pub fn prepare_test_case(
     paths: &mut PathCache,
 ) -> Result<Vec<Check>, Vec<Problem>> {
     let Some(object) = test_case.as_object() else {
-        return Err(vec![not_an_object("a test case", test_case)]);
+        return Err(vec![not_an_object(test_case)]);
     };
     // One pass over the members (a lookup per field would hash each name: this runs for every
     // test case of a run). Problems are ranked by field so they read in a fixed order.
@@ -71,10 +71,10 @@ fn prepare_own_checks(
     for (index, raw) in checks.iter().enumerate() {
         match parse_check(raw) {
             Ok(def) => own.push(Check::prepare(def, paths)),
-            Err(found) => problems.extend(found.into_iter().map(|problem| Problem {
-                at: format!(".checks[{index}]{}", problem.at),
-                reason: problem.reason,
-            })),
+            Err(found) => {
+                let at = format!(".checks[{index}]");
+                problems.extend(found.into_iter().map(|problem| problem.under(&at)));
+            }
         }
     }
     own
@@ -84,7 +84,7 @@ fn prepare_own_checks(
 /// arrays, booleans and null are accepted too), an optional string `id` and object `metadata`.
 pub fn output_problems(output: &Value) -> Vec<Problem> {
     let Some(object) = output.as_object() else {
-        return vec![not_an_object("an output", output)];
+        return vec![not_an_object(output)];
     };
     let mut ranked = Vec::new();
     let mut value = false;
@@ -111,24 +111,15 @@ fn by_rank(mut ranked: Vec<(u8, Problem)>) -> Vec<Problem> {
 }
 
 fn missing(field: &str) -> Problem {
-    Problem {
-        at: String::new(),
-        reason: format!("missing required field `{field}`"),
-    }
+    Problem::new("", strict::missing_key(field))
 }
 
 fn wrong_type(at: &str, expected: &str, found: &Value) -> Problem {
-    Problem {
-        at: at.to_string(),
-        reason: format!("must be {expected}, got {}", json_type(found)),
-    }
+    Problem::new(at, strict::wrong_type(expected, found))
 }
 
-fn not_an_object(what: &str, found: &Value) -> Problem {
-    Problem {
-        at: String::new(),
-        reason: format!("{what} must be an object, got {}", json_type(found)),
-    }
+fn not_an_object(found: &Value) -> Problem {
+    wrong_type("", "an object", found)
 }
 
 #[cfg(test)]
@@ -150,9 +141,9 @@ mod tests {
         assert_eq!(
             found,
             [
-                "|missing required field `id`",
-                ".input|must be a string or an object, got number",
-                ".metadata|must be an object, got array",
+                "|missing required key `id`",
+                ".input|expected a string or an object, found number",
+                ".metadata|expected an object, found array",
                 ".checks[0].type|unknown check type `nope` (known: exact_match, contains, regex, threshold)",
             ]
         );
@@ -163,12 +154,12 @@ mod tests {
         assert!(output_problems(&json!({"value": 1})).is_empty());
         assert_eq!(
             output_problems(&json!({"id": 1}))[0].reason,
-            "missing required field `value`"
+            "missing required key `value`"
         );
         assert_eq!(output_problems(&json!({"id": 1}))[1].at, ".id");
         assert_eq!(
             output_problems(&json!("x"))[0].reason,
-            "an output must be an object, got string"
+            "expected an object, found string"
         );
     }
 }

@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::checks::{load_checks_file, Context, PathCache, Status};
-use crate::error::{bad_input, invalid, Problem};
+use crate::error::{bad_input, invalid};
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;
@@ -56,8 +56,8 @@ pub fn evaluate(config: &FepConfig, reporter: Reporter) -> anyhow::Result<Exit> 
             let request = parse_request(document, &mut paths).map_err(|problems| {
                 invalid(
                     problems
-                        .into_iter()
-                        .map(|problem| Problem::new(name.as_str(), problem))
+                        .iter()
+                        .map(|problem| problem.locate(&name, None, ""))
                         .collect(),
                 )
             })?;

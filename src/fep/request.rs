@@ -5,7 +5,10 @@ use serde_json::{Map, Value};
 
 use super::case::{output_problems, prepare_test_case};
 use crate::checks::{parse_check, Check, PathCache, Problem};
-use crate::text::json_type;
+use crate::input::strict;
+
+/// The keys of an EvaluationRequest.
+const REQUEST_KEYS: [&str; 4] = ["test_cases", "outputs", "checks", "experiment_metadata"];
 
 /// A request whose every part is valid and whose checks are prepared.
 pub struct Request {
@@ -40,34 +43,32 @@ impl CheckSets {
 }
 
 /// Validate `document` as an EvaluationRequest and prepare its checks. On failure, every problem
-/// as `location: reason` (`test_cases[3]: missing required field `id``).
-pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, Vec<String>> {
-    let mut problems = Vec::new();
-    let Value::Object(mut object) = document else {
-        return Err(vec![format!(
-            "an EvaluationRequest must be an object, got {}",
-            json_type(&document)
-        )]);
-    };
-    for key in object.keys() {
-        if !matches!(
-            key.as_str(),
-            "test_cases" | "outputs" | "checks" | "experiment_metadata"
-        ) {
-            problems.push(format!(
-                "{key}: unknown field (expected test_cases, outputs, checks, experiment_metadata)"
-            ));
+/// with its JSON location (`test_cases[3]`: missing required key `id`).
+pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, Vec<Problem>> {
+    let mut object = match document {
+        Value::Object(object) => object,
+        other => {
+            return Err(vec![Problem::new(
+                "",
+                strict::wrong_type("an object", &other),
+            )])
         }
-    }
+    };
+    let mut problems: Vec<Problem> = strict::unknown_keys(&object, &REQUEST_KEYS)
+        .map(|(key, reason)| Problem::at_key(key, reason))
+        .collect();
     let test_cases = take_array(&mut object, "test_cases", true, &mut problems);
     let outputs = take_array(&mut object, "outputs", true, &mut problems);
     let raw_checks = take_array(&mut object, "checks", false, &mut problems).unwrap_or_default();
     if let (Some(test_cases), Some(outputs)) = (&test_cases, &outputs) {
         if test_cases.len() != outputs.len() {
-            problems.push(format!(
-                "outputs: {} outputs for {} test cases (outputs[i] belongs to test_cases[i])",
-                outputs.len(),
-                test_cases.len()
+            problems.push(Problem::new(
+                ".outputs",
+                format!(
+                    "{} outputs for {} test cases (outputs[i] belongs to test_cases[i])",
+                    outputs.len(),
+                    test_cases.len()
+                ),
             ));
         }
     }
@@ -77,7 +78,7 @@ pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, 
         .enumerate()
         .map(|(index, test_case)| {
             prepare_test_case(test_case, paths).unwrap_or_else(|found| {
-                located(&mut problems, &format!("test_cases[{index}]"), found);
+                located(&mut problems, &format!(".test_cases[{index}]"), found);
                 Vec::new()
             })
         })
@@ -85,18 +86,18 @@ pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, 
     for (index, output) in outputs.iter().enumerate() {
         located(
             &mut problems,
-            &format!("outputs[{index}]"),
+            &format!(".outputs[{index}]"),
             output_problems(output),
         );
     }
     let checks = prepare_check_sets(&raw_checks, test_cases.len(), paths, &mut problems);
     let own_check_count: usize = own_checks.iter().map(Vec::len).sum();
     if raw_checks.is_empty() && own_check_count == 0 && !test_cases.is_empty() {
-        problems.push(
-            "checks: no checks to run: give `checks` (shared, or one list per test case) or \
-             per-test-case `checks`"
-                .to_string(),
-        );
+        problems.push(Problem::new(
+            ".checks",
+            "no checks to run: give `checks` (shared, or one list per test case) or \
+             per-test-case `checks`",
+        ));
     }
     let experiment = object.remove("experiment_metadata");
     if let Some(experiment) = &experiment {
@@ -121,20 +122,17 @@ fn take_array(
     object: &mut Map<String, Value>,
     key: &str,
     required: bool,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
 ) -> Option<Vec<Value>> {
     match object.remove(key) {
         Some(Value::Array(items)) => Some(items),
         None if !required => Some(Vec::new()),
         None => {
-            problems.push(format!("missing required field `{key}`"));
+            problems.push(Problem::new("", strict::missing_key(key)));
             None
         }
         Some(other) => {
-            problems.push(format!(
-                "{key}: must be an array, got {}",
-                json_type(&other)
-            ));
+            problems.push(Problem::at_key(key, strict::wrong_type("an array", &other)));
             None
         }
     }
@@ -144,9 +142,9 @@ fn prepare_check_sets(
     raw: &[Value],
     test_cases: usize,
     paths: &mut PathCache,
-    problems: &mut Vec<String>,
+    problems: &mut Vec<Problem>,
 ) -> CheckSets {
-    let mut prepare_list = |list: &[Value], at: &str, problems: &mut Vec<String>| -> Vec<Check> {
+    let mut prepare_list = |list: &[Value], at: &str, problems: &mut Vec<Problem>| -> Vec<Check> {
         list.iter()
             .enumerate()
             .filter_map(|(index, raw)| match parse_check(raw) {
@@ -159,24 +157,30 @@ fn prepare_check_sets(
             .collect()
     };
     if !raw.iter().any(Value::is_array) {
-        return CheckSets::Shared(prepare_list(raw, "checks", problems));
+        return CheckSets::Shared(prepare_list(raw, ".checks", problems));
     }
     if raw.len() != test_cases {
-        problems.push(format!(
-            "checks: {} check lists for {} test cases (checks[i] applies to test_cases[i])",
-            raw.len(),
-            test_cases
+        problems.push(Problem::new(
+            ".checks",
+            format!(
+                "{} check lists for {} test cases (checks[i] applies to test_cases[i])",
+                raw.len(),
+                test_cases
+            ),
         ));
     }
     let lists = raw
         .iter()
         .enumerate()
         .map(|(index, list)| match list {
-            Value::Array(list) => prepare_list(list, &format!("checks[{index}]"), problems),
+            Value::Array(list) => prepare_list(list, &format!(".checks[{index}]"), problems),
             other => {
-                problems.push(format!(
-                    "checks[{index}]: must be an array of checks like the other items of `checks`, got {}",
-                    json_type(other)
+                problems.push(Problem::new(
+                    format!(".checks[{index}]"),
+                    strict::wrong_type(
+                        "an array of checks like the other items of `checks`",
+                        other,
+                    ),
                 ));
                 Vec::new()
             }
@@ -185,31 +189,23 @@ fn prepare_check_sets(
     CheckSets::PerCase(lists)
 }
 
-fn experiment_problems(experiment: &Value, problems: &mut Vec<String>) {
-    let Some(object) = experiment.as_object() else {
-        problems.push(format!(
-            "experiment_metadata: must be an object, got {}",
-            json_type(experiment)
-        ));
-        return;
+fn experiment_problems(experiment: &Value, problems: &mut Vec<Problem>) {
+    let at = ".experiment_metadata";
+    let object = match strict::as_object(experiment) {
+        Ok(object) => object,
+        Err(reason) => return problems.push(Problem::new(at, reason)),
     };
-    if let Some(name) = object.get("name").filter(|name| !name.is_string()) {
-        problems.push(format!(
-            "experiment_metadata.name: must be a string, got {}",
-            json_type(name)
-        ));
+    if let Some(Err(reason)) = object.get("name").map(strict::as_str) {
+        problems.push(Problem::new(format!("{at}.name"), reason));
     }
-    if let Some(metadata) = object.get("metadata").filter(|m| !m.is_object()) {
-        problems.push(format!(
-            "experiment_metadata.metadata: must be an object, got {}",
-            json_type(metadata)
-        ));
+    if let Some(Err(reason)) = object.get("metadata").map(strict::as_object) {
+        problems.push(Problem::new(format!("{at}.metadata"), reason));
     }
 }
 
 /// Add `found`, located under `prefix`, to `problems`.
-fn located(problems: &mut Vec<String>, prefix: &str, found: Vec<Problem>) {
-    problems.extend(found.iter().map(|problem| problem.describe(prefix)));
+fn located(problems: &mut Vec<Problem>, prefix: &str, found: Vec<Problem>) {
+    problems.extend(found.into_iter().map(|problem| problem.under(prefix)));
 }
 
 #[cfg(test)]
@@ -220,7 +216,10 @@ mod tests {
     fn problems(request: Value) -> Vec<String> {
         match parse_request(request, &mut PathCache::new()) {
             Ok(_) => Vec::new(),
-            Err(problems) => problems,
+            Err(problems) => problems
+                .iter()
+                .map(|problem| problem.describe(""))
+                .collect(),
         }
     }
 
@@ -235,9 +234,9 @@ mod tests {
         assert_eq!(
             found,
             [
-                "experiment: unknown field (expected test_cases, outputs, checks, experiment_metadata)",
+                "experiment: unknown key `experiment` (expected one of test_cases, outputs, checks, experiment_metadata)",
                 "outputs: 1 outputs for 2 test cases (outputs[i] belongs to test_cases[i])",
-                "test_cases[1]: missing required field `id`",
+                "test_cases[1]: missing required key `id`",
                 "checks[0].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)",
             ]
         );
@@ -251,7 +250,7 @@ mod tests {
             "checks": [[], {"type": "regex", "arguments": {}}],
         }));
         assert_eq!(found.len(), 1, "{found:?}");
-        assert!(found[0].starts_with("checks[1]: must be an array of checks"));
+        assert!(found[0].starts_with("checks[1]: expected an array of checks"));
         assert_eq!(
             problems(
                 json!({"test_cases": [{"id": "a", "input": "q"}], "outputs": [{"value": 1}],
@@ -266,8 +265,8 @@ mod tests {
         assert_eq!(
             problems(json!({"outputs": 3})),
             [
-                "missing required field `test_cases`",
-                "outputs: must be an array, got number"
+                "missing required key `test_cases`",
+                "outputs: expected an array, found number"
             ]
         );
     }

@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use super::jsonl::scan_jsonl_checked;
 use super::source::Source;
+use super::strict;
 use crate::error::Problem;
 
 /// Where the candidates come from (exactly one kind per invocation).
@@ -144,20 +145,22 @@ fn load_jsonl(source: &Source, problems: &mut Vec<Problem>) -> Vec<Candidate> {
     let mut candidates = Vec::new();
     let (_, mut file_problems) = scan_jsonl_checked(&display, &bytes, |record| {
         let line = record.line;
-        let text = match record.value.get("candidate") {
-            Some(Value::String(text)) => text.clone(),
-            Some(_) => return Some("\"candidate\" must be a string".to_string()),
-            None => return Some("missing \"candidate\" (a string)".to_string()),
+        let text = match record.value.get("candidate").map(strict::as_str) {
+            Some(Ok(text)) => text.to_string(),
+            Some(Err(reason)) => return Some(format!("candidate: {reason}")),
+            None => return Some(strict::missing_key("candidate")),
         };
         let id = match record.value.get("id") {
             None | Some(Value::Null) => format!("line-{line}"),
             Some(Value::String(id)) if !id.is_empty() && !id.chars().any(char::is_control) => {
                 id.clone()
             }
-            Some(_) => {
-                return Some(
-                    "\"id\" must be a non-empty string without control characters".to_string(),
-                )
+            Some(other) => {
+                let expected = "a non-empty string without control characters";
+                return Some(match other {
+                    Value::String(id) => format!("id: expected {expected}, found {id:?}"),
+                    other => format!("id: {}", strict::wrong_type(expected, other)),
+                });
             }
         };
         if let Some(first) = first_line_of_id.get(&id) {

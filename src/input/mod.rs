@@ -7,6 +7,7 @@ mod candidates;
 mod jsonl;
 mod source;
 mod stream;
+pub mod strict;
 
 use std::path::Path;
 

@@ -82,16 +82,17 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             summary.missing.join(", ")
         ));
     }
+    let at_line = |line, message| Problem::at_line(summary.outputs_file.as_str(), line, message);
     for unknown in &summary.unknown_outputs {
-        reporter.warning(format!(
-            "{}:{}: no task has id {:?}",
-            summary.outputs_file, unknown.line, unknown.task_id
+        reporter.warning(at_line(
+            unknown.line,
+            format!("no task has id {:?}", unknown.task_id),
         ));
     }
     for ignored in &summary.ignored_outputs {
-        reporter.warning(format!(
-            "{}:{}: output for invalid task {:?} ignored",
-            summary.outputs_file, ignored.line, ignored.task_id
+        reporter.warning(at_line(
+            ignored.line,
+            format!("output for invalid task {:?} ignored", ignored.task_id),
         ));
     }
     Ok(if write_failed {
@@ -107,16 +108,11 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
 /// of them, unless `allow_bad_tasks`, which reports them as warnings and keeps the valid ones.
 fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow::Result<TaskFile> {
     let file = load_tasks(path)?;
-    let lines = report::task_error_lines(&file);
-    if lines.is_empty() {
+    let mut problems = report::task_problems(&file);
+    if problems.is_empty() {
         return Ok(file);
     }
     if !allow_bad_tasks {
-        let mut problems: Vec<Problem> = file
-            .errors
-            .iter()
-            .map(|error| error.to_problem(&file.display))
-            .collect();
         problems.push(Problem::new(
             file.display.as_str(),
             format!(
@@ -130,8 +126,8 @@ fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow:
         ));
         return Err(invalid(problems));
     }
-    for line in lines {
-        reporter.warning(format!("skipped: {line}"));
+    for problem in problems {
+        reporter.warning(format!("skipped: {problem}"));
     }
     Ok(file)
 }

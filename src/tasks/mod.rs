@@ -7,6 +7,7 @@ mod command;
 mod postprocess;
 mod render;
 mod report;
+mod rules;
 mod score;
 mod spec;
 mod validate;

@@ -4,19 +4,20 @@
 use serde::Serialize;
 
 use super::render::render_prompt;
+use super::rules::TaskError;
 use super::score::{Aggregate, ScoreSummary};
 use super::spec::Task;
-use super::validate::{TaskError, TaskFile};
+use super::validate::TaskFile;
+use crate::error::Problem;
 use crate::report::{Format, Reporter};
 
 /// The validation report: one `FILE:LINE: task ID, field F: rule: detail` line per error, or a JSON
 /// array of `{line, task_id, rule, field, detail}` objects.
 pub fn validation_report(file: &TaskFile, format: Format) -> anyhow::Result<String> {
     Ok(match format {
-        Format::Text => file
-            .errors
+        Format::Text => task_problems(file)
             .iter()
-            .map(|error| format!("{}\n", error.to_problem(&file.display)))
+            .map(|problem| format!("{problem}\n"))
             .collect(),
         Format::Json => format!("{}\n", serde_json::to_string_pretty(&file.errors)?),
     })
@@ -33,11 +34,11 @@ pub fn validation_tally(file: &TaskFile) -> String {
     )
 }
 
-/// Every error as a text line, for stderr when `render` or `score` meets invalid tasks.
-pub fn task_error_lines(file: &TaskFile) -> Vec<String> {
+/// Every error as a located problem, for stderr when `render` or `score` meets invalid tasks.
+pub fn task_problems(file: &TaskFile) -> Vec<Problem> {
     file.errors
         .iter()
-        .map(|error: &TaskError| error.to_problem(&file.display).to_string())
+        .map(|error: &TaskError| error.to_problem(&file.display))
         .collect()
 }
 

@@ -6,16 +6,15 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::time::Duration;
 
 use serde::Serialize;
-use serde_json::Value;
 
 use super::code_exec::{self, CodeOutcome};
 use super::spec::{Category, MetricName, PostProcess, Task};
 use super::validate::TaskFile;
 use crate::error::{bad_input, invalid, Fatal, Problem};
+use crate::input::strict;
 use crate::input::Source;
 use crate::input::{jsonl_lines, parse_object_line};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
-use crate::text::json_type;
 
 /// One model output, as read from the outputs file.
 #[derive(Debug, Clone)]
@@ -29,8 +28,9 @@ pub struct ModelOutput {
 }
 
 /// Read `{"task_id", "output"}` lines. Any unreadable line, missing or non-string field, or task
-/// id answered twice is a bad-input error listing every problem, in line order. Unlike a dataset, an outputs file may hold any number of lines, none included:
-/// then every task is missing.
+/// id answered twice is a bad-input error listing every problem, in line order. Unlike a
+/// dataset, an outputs file may hold any number of lines, none included: then every task is
+/// missing.
 pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>)> {
     let display = source.display();
     let bytes = source.read().map_err(bad_input)?;
@@ -46,13 +46,13 @@ pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>
                 continue;
             }
         };
-        let field = |name: &str| match record.get(name) {
-            Some(Value::String(text)) => Ok(text.clone()),
-            Some(other) => Err(format!(
-                "\"{name}\" must be a string, found {}",
-                json_type(other)
-            )),
-            None => Err(format!("\"{name}\" is missing")),
+        let field = |name: &str| {
+            let problem = |message| Problem::at_line(display.as_str(), line, message);
+            match record.get(name).map(strict::as_str) {
+                Some(Ok(text)) => Ok(text.to_string()),
+                Some(Err(reason)) => Err(problem(reason).at(name)),
+                None => Err(problem(strict::missing_key(name))),
+            }
         };
         match (field("task_id"), field("output")) {
             (Ok(task_id), Ok(output)) => {
@@ -71,11 +71,7 @@ pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>
                     output,
                 });
             }
-            (id, output) => {
-                for reason in [id.err(), output.err()].into_iter().flatten() {
-                    problems.push(Problem::at_line(display.as_str(), line, reason));
-                }
-            }
+            (id, output) => problems.extend([id.err(), output.err()].into_iter().flatten()),
         }
     }
     if problems.is_empty() {

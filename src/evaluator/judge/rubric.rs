@@ -7,9 +7,10 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use crate::error::{invalid, Problem};
+use crate::error::{bad_input, invalid};
+use crate::input::strict::{self, JsonProblem};
 use crate::input::Source;
-use crate::text::{clip, json_type};
+use crate::text::clip;
 
 /// A validated rubric.
 #[derive(Debug, Clone, PartialEq)]
@@ -32,58 +33,56 @@ pub struct Dimension {
 }
 
 impl Rubric {
-    /// Read and validate a rubric file. Problems are bad input (exit 2), one `FILE: field:
-    /// reason` problem each, all of them at once.
+    /// Read and validate a rubric file. Problems are bad input (exit 2), each naming the file
+    /// and the offending field as its location, all of them at once.
     pub fn load(path: &Path) -> anyhow::Result<Rubric> {
         let source = Source::File(path.to_path_buf());
         let value = source
-            .read_json("a rubric object {\"dimensions\": [...]}")
-            .map_err(|problem| invalid(vec![problem]))?;
+            .read_json("a rubric object {\"quality_dimensions\": [...]}")
+            .map_err(bad_input)?;
+        let display = source.display();
         Rubric::from_value(&value).map_err(|problems| {
             invalid(
                 problems
-                    .into_iter()
-                    .map(|problem| Problem::new(source.display(), problem))
+                    .iter()
+                    .map(|problem| problem.locate(&display, None, ""))
                     .collect(),
             )
         })
     }
 
-    /// Validate a parsed rubric; on failure, every problem found, each naming its field.
-    pub fn from_value(value: &Value) -> Result<Rubric, Vec<String>> {
-        let Value::Object(object) = value else {
-            return Err(vec![format!(
-                "expected a JSON object, found {}",
-                json_type(value)
-            )]);
-        };
-        let mut problems = Vec::new();
-        reject_unknown_keys(
-            object,
-            "",
-            &["quality_dimensions", "hard_constraints"],
-            &mut problems,
-        );
+    /// Validate a parsed rubric; on failure, every problem found, each located at its field.
+    pub fn from_value(value: &Value) -> Result<Rubric, Vec<JsonProblem>> {
+        let object =
+            strict::as_object(value).map_err(|reason| vec![JsonProblem::new("", reason)])?;
+        let mut problems: Vec<JsonProblem> = strict::unknown_keys(object, &RUBRIC_KEYS)
+            .map(|(key, reason)| JsonProblem::at_key(key, reason))
+            .collect();
         let mut dimensions = Vec::new();
         let mut names = HashSet::new();
         for (index, item) in array(object, "quality_dimensions", &mut problems)
             .iter()
             .enumerate()
         {
-            let field = format!("quality_dimensions[{index}]");
-            let Some(dimension) = dimension(item, &field, &mut names, &mut problems) else {
-                continue;
-            };
-            dimensions.push(dimension);
+            let at = format!(".quality_dimensions[{index}]");
+            let found = dimension(item, &mut names);
+            match found {
+                Ok(dimension) => dimensions.push(dimension),
+                Err(found) => problems.extend(found.into_iter().map(|problem| problem.under(&at))),
+            }
         }
         let hard_constraints: Vec<String> = array(object, "hard_constraints", &mut problems)
             .iter()
             .enumerate()
             .filter_map(|(index, item)| {
-                kept(
-                    non_empty_string(item, &format!("hard_constraints[{index}]")),
-                    &mut problems,
-                )
+                non_empty_string(item)
+                    .map_err(|reason| {
+                        problems.push(JsonProblem::new(
+                            format!(".hard_constraints[{index}]"),
+                            reason,
+                        ));
+                    })
+                    .ok()
             })
             .collect();
         if !problems.is_empty() {
@@ -100,120 +99,95 @@ impl Rubric {
     }
 }
 
-/// The value of `result`, or `None` with its problem recorded.
-fn kept<T>(result: Result<T, String>, problems: &mut Vec<String>) -> Option<T> {
-    result.map_err(|problem| problems.push(problem)).ok()
-}
+/// The keys of a rubric object.
+const RUBRIC_KEYS: [&str; 2] = ["quality_dimensions", "hard_constraints"];
+
+/// The keys of a quality dimension.
+const DIMENSION_KEYS: [&str; 3] = ["name", "weight", "description"];
 
 /// The array under `key`, or an empty slice when the key is absent or (a recorded problem) not an
 /// array.
-fn array<'a>(object: &'a Map<String, Value>, key: &str, problems: &mut Vec<String>) -> &'a [Value] {
-    match object.get(key) {
+fn array<'a>(
+    object: &'a Map<String, Value>,
+    key: &str,
+    problems: &mut Vec<JsonProblem>,
+) -> &'a [Value] {
+    match object.get(key).map(strict::as_array) {
         None => &[],
-        Some(Value::Array(items)) => items,
-        Some(other) => {
-            problems.push(format!(
-                "{key}: expected an array, found {}",
-                json_type(other)
-            ));
+        Some(Ok(items)) => items,
+        Some(Err(reason)) => {
+            problems.push(JsonProblem::at_key(key, reason));
             &[]
         }
     }
 }
 
-/// One dimension, checking every field of it (and its name against the `names` seen before);
-/// `None` when any of them has a problem, all of which are recorded.
-fn dimension(
-    item: &Value,
-    field: &str,
-    names: &mut HashSet<String>,
-    problems: &mut Vec<String>,
-) -> Option<Dimension> {
-    let Value::Object(object) = item else {
-        problems.push(format!(
-            "{field}: expected an object {{\"name\", \"weight\"}}, found {}",
-            json_type(item)
-        ));
-        return None;
-    };
-    let before = problems.len();
-    reject_unknown_keys(
-        object,
-        &format!("{field}."),
-        &["name", "weight", "description"],
-        problems,
+/// One dimension, checking every field of it (and its name against the `names` seen before), or
+/// every problem found, located relative to the dimension.
+fn dimension(item: &Value, names: &mut HashSet<String>) -> Result<Dimension, Vec<JsonProblem>> {
+    let object = strict::as_object(item).map_err(|reason| vec![JsonProblem::new("", reason)])?;
+    let mut problems: Vec<JsonProblem> = strict::unknown_keys(object, &DIMENSION_KEYS)
+        .map(|(key, reason)| JsonProblem::at_key(key, reason))
+        .collect();
+    problems.extend(
+        strict::missing_keys(object, &DIMENSION_KEYS[..1])
+            .map(|(_, reason)| JsonProblem::new("", reason)),
     );
-    let name = match object.get("name") {
-        None => {
-            problems.push(format!("{field}.name: missing"));
-            None
-        }
-        Some(name) => kept(non_empty_string(name, &format!("{field}.name")), problems),
+    let mut field = |key: &str, result: Result<String, String>| {
+        result
+            .map_err(|reason| problems.push(JsonProblem::at_key(key, reason)))
+            .ok()
     };
+    let name = object
+        .get("name")
+        .and_then(|name| field("name", non_empty_string(name)));
+    let description = object
+        .get("description")
+        .and_then(|text| field("description", non_empty_string(text)));
     if let Some(name) = &name {
         if !names.insert(name.clone()) {
-            problems.push(format!("{field}.name: duplicate dimension {name:?}"));
+            problems.push(JsonProblem::at_key(
+                "name",
+                format!("duplicate dimension {name:?}"),
+            ));
         }
     }
-    let weight = kept(weight(object.get("weight"), field), problems);
-    let description = object.get("description").and_then(|text| {
-        kept(
-            non_empty_string(text, &format!("{field}.description")),
-            problems,
-        )
-    });
+    let weight = weight(object.get("weight"))
+        .map_err(|reason| problems.push(JsonProblem::at_key("weight", reason)))
+        .ok();
     match (name, weight) {
-        (Some(name), Some(weight)) if problems.len() == before => Some(Dimension {
+        (Some(name), Some(weight)) if problems.is_empty() => Ok(Dimension {
             name,
             weight,
             description,
         }),
-        _ => None,
+        _ => Err(problems),
     }
 }
 
 /// A dimension's weight: 1 when absent, else a positive finite number.
-fn weight(value: Option<&Value>, field: &str) -> Result<f64, String> {
+fn weight(value: Option<&Value>) -> Result<f64, String> {
     match value {
         None => Ok(1.0),
         Some(Value::Number(number)) => match number.as_f64() {
             Some(weight) if weight.is_finite() && weight > 0.0 => Ok(weight),
-            _ => Err(format!(
-                "{field}.weight: must be a positive finite number, found {number}"
-            )),
+            _ => Err(format!("expected a positive finite number, found {number}")),
         },
         Some(other) => Err(format!(
-            "{field}.weight: must be a positive finite number, found {} {}",
-            json_type(other),
+            "{} {}",
+            strict::wrong_type("a positive finite number", other),
             clip(&other.to_string(), 40)
         )),
     }
 }
 
-fn non_empty_string(value: &Value, field: &str) -> Result<String, String> {
-    match value {
-        Value::String(text) if !text.trim().is_empty() => Ok(text.trim().to_string()),
-        Value::String(_) => Err(format!("{field}: must not be empty")),
-        other => Err(format!(
-            "{field}: expected a string, found {}",
-            json_type(other)
-        )),
+/// A non-empty string, trimmed.
+fn non_empty_string(value: &Value) -> Result<String, String> {
+    let text = strict::as_str(value)?.trim();
+    if text.is_empty() {
+        return Err("must not be empty".to_string());
     }
-}
-
-/// Record one problem per key of `object` that is not in `known`.
-fn reject_unknown_keys(
-    object: &Map<String, Value>,
-    prefix: &str,
-    known: &[&str],
-    problems: &mut Vec<String>,
-) {
-    for key in object.keys().filter(|key| !known.contains(&key.as_str())) {
-        problems.push(format!(
-            "{prefix}{key}: unknown key (expected {})",
-            known.join(", ")
-        ));
-    }
+    Ok(text.to_string())
 }
 
 #[cfg(test)]
@@ -240,42 +214,42 @@ mod tests {
     #[test]
     fn bad_shapes_name_the_field() {
         let cases = [
-            (json!([]), "expected a JSON object, found array"),
+            (json!([]), "expected an object, found array"),
             (
                 json!({"quality_dimension": []}),
-                "quality_dimension: unknown key",
+                "quality_dimension: unknown key `quality_dimension` (expected one of quality_dimensions, hard_constraints)",
             ),
             (
                 json!({"quality_dimensions": {}}),
-                "quality_dimensions: expected an array",
+                "quality_dimensions: expected an array, found object",
             ),
             (
                 json!({"quality_dimensions": ["x"]}),
-                "quality_dimensions[0]: expected an object",
+                "quality_dimensions[0]: expected an object, found string",
             ),
             (
                 json!({"quality_dimensions": [{"name": "a"}, {"weight": 1}]}),
-                "quality_dimensions[1].name: missing",
+                "quality_dimensions[1]: missing required key `name`",
             ),
             (
                 json!({"quality_dimensions": [{"name": "a", "weight": "high"}]}),
-                "quality_dimensions[0].weight: must be a positive finite number, found string",
+                "quality_dimensions[0].weight: expected a positive finite number, found string \"high\"",
             ),
             (
                 json!({"quality_dimensions": [{"name": "a", "weight": 0}]}),
-                "quality_dimensions[0].weight: must be a positive",
+                "quality_dimensions[0].weight: expected a positive finite number, found 0",
             ),
             (
                 json!({"quality_dimensions": [{"name": "a", "wieght": 1}]}),
-                "quality_dimensions[0].wieght: unknown key",
+                "quality_dimensions[0].wieght: unknown key `wieght` (expected one of name, weight, description)",
             ),
             (
                 json!({"quality_dimensions": [{"name": "a"}, {"name": "a"}]}),
-                "quality_dimensions[1].name: duplicate",
+                "quality_dimensions[1].name: duplicate dimension \"a\"",
             ),
             (
                 json!({"hard_constraints": ["ok", 3]}),
-                "hard_constraints[1]: expected a string",
+                "hard_constraints[1]: expected a string, found number",
             ),
             (
                 json!({"hard_constraints": [" "]}),
@@ -285,7 +259,7 @@ mod tests {
         for (value, expected) in cases {
             let problems = Rubric::from_value(&value).unwrap_err();
             assert_eq!(problems.len(), 1, "{value}: {problems:?}");
-            assert!(problems[0].starts_with(expected), "{value}: {problems:?}");
+            assert_eq!(problems[0].describe(""), expected, "{value}");
         }
     }
 
@@ -297,9 +271,14 @@ mod tests {
             "x": 1
         }))
         .unwrap_err();
-        let fields: Vec<&str> = problems
+        let fields: Vec<String> = problems
             .iter()
-            .map(|problem| problem.split(": ").next().unwrap())
+            .map(|problem| {
+                problem
+                    .locate("r.json", None, "")
+                    .location
+                    .unwrap_or_default()
+            })
             .collect();
         assert_eq!(
             fields,
@@ -307,7 +286,7 @@ mod tests {
                 "x",
                 "quality_dimensions[0].wieght",
                 "quality_dimensions[1].name",
-                "quality_dimensions[2].name",
+                "quality_dimensions[2]",
                 "quality_dimensions[2].weight",
                 "hard_constraints[0]",
                 "hard_constraints[1]",

@@ -1,0 +1,228 @@
+//! Strict JSON decoding: the one wording for the three ways a JSON value breaks its schema —
+//! `unknown key `x` (expected one of a, b, c)`, `expected a string, found number` and
+//! `missing required key `x`` — and [`JsonProblem`], such a problem located inside its document
+//! (`checks[1].arguments`), which becomes an input [`Problem`] with that location.
+//!
+//! Tasks, rubrics, checks, checks files, FEP requests and test cases, candidates and task outputs
+//! all word their problems through these helpers.
+
+use std::borrow::Cow;
+
+use serde_json::{Map, Value};
+
+use crate::error::Problem;
+use crate::text::json_type;
+
+/// `expected WHAT, found TYPE`, `what` written with its article (`a string`, `an object`).
+pub fn wrong_type(what: &str, found: &Value) -> String {
+    format!("expected {what}, found {}", json_type(found))
+}
+
+/// `unknown key `KEY` (expected one of A, B, C)`.
+pub fn unknown_key(key: &str, allowed: &[&str]) -> String {
+    format!(
+        "unknown key `{}` (expected one of {})",
+        key_name(key),
+        allowed.join(", ")
+    )
+}
+
+/// `missing required key `KEY``.
+pub fn missing_key(key: &str) -> String {
+    format!("missing required key `{}`", key_name(key))
+}
+
+/// The keys of `object` outside `allowed`, in document order, each with its [`unknown_key`]
+/// message.
+pub fn unknown_keys<'a>(
+    object: &'a Map<String, Value>,
+    allowed: &'a [&'a str],
+) -> impl Iterator<Item = (&'a str, String)> + 'a {
+    object
+        .keys()
+        .filter(|key| !allowed.contains(&key.as_str()))
+        .map(|key| (key.as_str(), unknown_key(key, allowed)))
+}
+
+/// The keys of `required` absent from `object`, in `required` order, each with its
+/// [`missing_key`] message.
+pub fn missing_keys<'a>(
+    object: &'a Map<String, Value>,
+    required: &'a [&'a str],
+) -> impl Iterator<Item = (&'a str, String)> + 'a {
+    required
+        .iter()
+        .filter(|key| !object.contains_key(**key))
+        .map(|key| (*key, missing_key(key)))
+}
+
+/// `value` as an object, or the [`wrong_type`] message.
+pub fn as_object(value: &Value) -> Result<&Map<String, Value>, String> {
+    value
+        .as_object()
+        .ok_or_else(|| wrong_type("an object", value))
+}
+
+/// `value` as an array, or the [`wrong_type`] message.
+pub fn as_array(value: &Value) -> Result<&[Value], String> {
+    value
+        .as_array()
+        .map(Vec::as_slice)
+        .ok_or_else(|| wrong_type("an array", value))
+}
+
+/// `value` as a string, or the [`wrong_type`] message.
+pub fn as_str(value: &Value) -> Result<&str, String> {
+    value.as_str().ok_or_else(|| wrong_type("a string", value))
+}
+
+/// A key as messages and locations show it: as is when it is plain `[A-Za-z0-9_-]+`, else as a
+/// JSON string, so a key from the input can neither break a line nor fake a separator.
+pub fn key_name(key: &str) -> Cow<'_, str> {
+    quoted_unless_plain(key, b"")
+}
+
+/// `text` as is when it is made only of ASCII letters, digits, `_`, `-` and the bytes of `also`,
+/// else as a JSON string.
+pub fn quoted_unless_plain<'a>(text: &'a str, also: &[u8]) -> Cow<'a, str> {
+    let plain = !text.is_empty()
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-' || also.contains(&b));
+    if plain {
+        Cow::Borrowed(text)
+    } else {
+        Cow::Owned(Value::from(text).to_string())
+    }
+}
+
+/// One problem inside a JSON document, located relative to the value being checked: `at` is
+/// empty (the value itself) or a path starting with `.` or `[` (`.arguments.pattern`,
+/// `[2].name`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JsonProblem {
+    /// Where, relative to the value checked.
+    pub at: String,
+    /// What is wrong.
+    pub reason: String,
+}
+
+impl JsonProblem {
+    /// A problem at `at` (see [`JsonProblem::at`]).
+    pub fn new(at: impl Into<String>, reason: impl Into<String>) -> JsonProblem {
+        JsonProblem {
+            at: at.into(),
+            reason: reason.into(),
+        }
+    }
+
+    /// A problem with member `key` of the value checked (`.key`).
+    pub fn at_key(key: &str, reason: impl Into<String>) -> JsonProblem {
+        JsonProblem::new(format!(".{}", key_name(key)), reason)
+    }
+
+    /// The same problem, seen from a value `prefix` above (`prefix` followed by `at`).
+    pub fn under(self, prefix: &str) -> JsonProblem {
+        JsonProblem {
+            at: format!("{prefix}{}", self.at),
+            ..self
+        }
+    }
+
+    /// `LOCATION: reason`, the location being `base` (e.g. `checks[2]`) followed by `at`; with no
+    /// base, `at` loses its leading `.`, and with no location at all only the reason remains.
+    pub fn describe(&self, base: &str) -> String {
+        match self.location(base) {
+            location if location.is_empty() => self.reason.clone(),
+            location => format!("{location}: {}", self.reason),
+        }
+    }
+
+    /// This problem as a located input problem in `source` (at `line`, when it has lines), the
+    /// JSON location being `base` followed by `at` (see [`JsonProblem::describe`]).
+    pub fn locate(&self, source: &str, line: Option<usize>, base: &str) -> Problem {
+        let problem = Problem {
+            source: source.to_string(),
+            line,
+            location: None,
+            message: self.reason.clone(),
+        };
+        match self.location(base) {
+            location if location.is_empty() => problem,
+            location => problem.at(location),
+        }
+    }
+
+    fn location(&self, base: &str) -> String {
+        let at = if base.is_empty() {
+            self.at.strip_prefix('.').unwrap_or(&self.at)
+        } else {
+            &self.at
+        };
+        format!("{base}{at}")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_three_wordings() {
+        assert_eq!(
+            unknown_key("wieght", &["name", "weight"]),
+            "unknown key `wieght` (expected one of name, weight)"
+        );
+        assert_eq!(missing_key("id"), "missing required key `id`");
+        assert_eq!(
+            wrong_type("a string", &json!([1])),
+            "expected a string, found array"
+        );
+        assert_eq!(
+            as_array(&json!({})),
+            Err("expected an array, found object".into())
+        );
+        assert_eq!(as_str(&json!("x")), Ok("x"));
+    }
+
+    #[test]
+    fn keys_from_the_input_cannot_break_a_line() {
+        assert_eq!(key_name("task_id"), "task_id");
+        assert_eq!(key_name("a\nb: c"), "\"a\\nb: c\"");
+        assert_eq!(key_name(""), "\"\"");
+        assert_eq!(missing_key("a`b"), "missing required key `\"a`b\"`");
+    }
+
+    #[test]
+    fn unknown_and_missing_keys_are_all_found() {
+        let object = json!({"b": 1, "x": 2, "y": 3});
+        let object = object.as_object().unwrap();
+        let unknown: Vec<&str> = unknown_keys(object, &["a", "b"]).map(|(k, _)| k).collect();
+        assert_eq!(unknown, ["x", "y"]);
+        let missing: Vec<String> = missing_keys(object, &["a", "b"]).map(|(_, m)| m).collect();
+        assert_eq!(missing, ["missing required key `a`"]);
+    }
+
+    #[test]
+    fn locations_join_and_become_problem_locations() {
+        let problem = JsonProblem::at_key("arguments", "expected an object, found string");
+        assert_eq!(
+            problem.describe(""),
+            "arguments: expected an object, found string"
+        );
+        let nested = problem.clone().under("[1]");
+        assert_eq!(
+            nested.describe("checks"),
+            "checks[1].arguments: expected an object, found string"
+        );
+        let located = nested.locate("c.json", Some(3), "checks");
+        assert_eq!(located.location.as_deref(), Some("checks[1].arguments"));
+        assert_eq!(
+            located.to_string(),
+            "c.json:3: checks[1].arguments: expected an object, found string"
+        );
+        let whole = JsonProblem::new("", "missing required key `id`");
+        assert_eq!(whole.locate("t.jsonl", Some(2), "").location, None);
+    }
+}

@@ -1,0 +1,134 @@
+//! One wording for strict JSON through the real binary: an unknown key, a missing required key and
+//! a wrong type read the same in a tasks file, a checks file, an FEP request, a rubric, a
+//! candidates file and a task outputs file, each located at its line and JSON location.
+
+mod common;
+
+use std::path::Path;
+
+use common::evalctl;
+
+fn write(dir: &Path, name: &str, lines: &[&str]) {
+    std::fs::write(dir.join(name), lines.join("\n") + "\n").unwrap();
+}
+
+/// Run `args` in `dir` with text output: exit 2, nothing on stdout, exactly `stderr`.
+fn rejects(dir: &Path, args: &[&str], stderr: &str) {
+    evalctl()
+        .current_dir(dir)
+        .args(["--format", "text"])
+        .args(args)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(stderr.to_string());
+}
+
+#[test]
+fn checks_files_and_fep_requests_share_the_wording() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "checks.json",
+        &[
+            r#"{"checks": [{"type": "exact_match", "argument": {}}, {"type": 1, "arguments": []}], "extra": 1}"#,
+        ],
+    );
+    write(dir, "cases.jsonl", &[r#"{"id": "a", "input": "q"}"#]);
+    write(dir, "outputs.jsonl", &[r#"{"value": "x"}"#]);
+    rejects(
+        dir,
+        &["fep", "evaluate", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"],
+        "error: checks.json: extra: unknown key `extra` (expected one of checks)\n\
+         error: checks.json: checks[0].argument: unknown key `argument` (expected one of type, arguments, version)\n\
+         error: checks.json: checks[0]: missing required key `arguments`\n\
+         error: checks.json: checks[1].type: expected a string, found number\n\
+         error: checks.json: checks[1].arguments: expected an object, found array\n",
+    );
+    write(
+        dir,
+        "request.json",
+        &[r#"{"test_cases": [{"input": "q"}], "outputs": {}, "checks": [], "extra": 1}"#],
+    );
+    rejects(
+        dir,
+        &["fep", "evaluate", "request.json"],
+        "error: request.json: extra: unknown key `extra` (expected one of test_cases, outputs, checks, experiment_metadata)\n\
+         error: request.json: outputs: expected an array, found object\n\
+         error: request.json: test_cases[0]: missing required key `id`\n\
+         error: request.json: checks: no checks to run: give `checks` (shared, or one list per test case) or per-test-case `checks`\n",
+    );
+}
+
+#[test]
+fn rubrics_and_candidates_share_the_wording() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "rubric.json",
+        &[r#"{"quality_dimensions": [{"weight": 1, "extra": 2}], "hard_constraints": {}}"#],
+    );
+    let judge = ["run", "--judge-model", "ollama/llama3", "--objective", "x"];
+    rejects(
+        dir,
+        &[&judge[..], &["--candidate", "c", "--rubric", "rubric.json"]].concat(),
+        "error: rubric.json: quality_dimensions[0].extra: unknown key `extra` (expected one of name, weight, description)\n\
+         error: rubric.json: quality_dimensions[0]: missing required key `name`\n\
+         error: rubric.json: hard_constraints: expected an array, found object\n",
+    );
+    write(
+        dir,
+        "cands.jsonl",
+        &[r#"{"id": "a"}"#, r#"{"candidate": 3}"#],
+    );
+    rejects(
+        dir,
+        &[&judge[..], &["--candidates", "cands.jsonl"]].concat(),
+        "error: cands.jsonl:1: missing required key `candidate`\n\
+         error: cands.jsonl:2: candidate: expected a string, found number\n",
+    );
+}
+
+#[test]
+fn tasks_and_task_outputs_share_the_wording() {
+    let dir = tempfile::tempdir().unwrap();
+    let dir = dir.path();
+    write(
+        dir,
+        "bad.jsonl",
+        &[
+            r#"{"task_id": "t1", "category": "arithmetic", "prompt": "1+1", "targets": "2", "metric_name": "exact_match", "extra": 1}"#,
+        ],
+    );
+    evalctl()
+        .current_dir(dir)
+        .args(["tasks", "validate", "--format", "text", "bad.jsonl"])
+        .assert()
+        .code(2)
+        .stdout(
+            "bad.jsonl:1: task t1, field extra: unknown_field: unknown key `extra` (expected one of \
+             task_id, category, prompt, targets, metric_name, post_process, few_shot_examples, metadata)\n\
+             bad.jsonl:1: task t1, field post_process: missing_field: missing required key `post_process`\n\
+             bad.jsonl:1: task t1, field targets: bad_targets: expected a non-empty array of strings, found string\n",
+        );
+    write(
+        dir,
+        "good.jsonl",
+        &[
+            r#"{"task_id": "t1", "category": "arithmetic", "prompt": "1+1", "targets": ["2"], "metric_name": "exact_match", "post_process": "none"}"#,
+        ],
+    );
+    write(
+        dir,
+        "outputs.jsonl",
+        &[r#"{"output": "2"}"#, r#"{"task_id": 1, "output": "2"}"#],
+    );
+    rejects(
+        dir,
+        &["tasks", "score", "good.jsonl", "--outputs", "outputs.jsonl"],
+        "error: outputs.jsonl:1: missing required key `task_id`\n\
+         error: outputs.jsonl:2: task_id: expected a string, found number\n",
+    );
+}
