@@ -535,6 +535,18 @@ mod tests {
     }
 
     #[test]
+    fn remote_references_are_refused_without_network() {
+        let schema = r#"{"$ref":"https://example.com/schema.json"}"#;
+        let outcome = json_schema(&SchemaCache::default(), "{}", schema);
+        assert_eq!(outcome.verdict, Verdict::Error);
+        assert!(
+            outcome.reason.starts_with("resolve JSON schema: "),
+            "{}",
+            outcome.reason
+        );
+    }
+
+    #[test]
     fn unsupported_drafts_are_schema_errors() {
         let outcome = json_schema(
             &SchemaCache::default(),

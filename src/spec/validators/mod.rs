@@ -573,6 +573,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn validators_can_be_shared_across_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Validator>();
+    }
+
+    #[test]
     fn every_type_is_registered() {
         for kind in VALIDATOR_TYPES {
             let prepared = Prepared::new(kind, RawConfig::Absent);
