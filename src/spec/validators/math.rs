@@ -181,9 +181,9 @@ fn normalize_expression(text: &str, config: &MathConfig) -> Result<String, Strin
     })?;
     let fractions = rewrite_command(&boxed, "\\frac", |text, after| {
         let (numerator, middle) = brace_group(text, after)
-            .ok_or_else(|| "\\frac must be followed by a braced numerator".to_string())?;
+            .ok_or_else(|| "\\frac must have a numerator group".to_string())?;
         let (denominator, end) = brace_group(text, middle)
-            .ok_or_else(|| "\\frac must be followed by a braced denominator".to_string())?;
+            .ok_or_else(|| "\\frac must have a denominator group".to_string())?;
         Ok((format!("(({numerator})/({denominator}))"), end))
     })?;
     let roots = rewrite_command(&fractions, "\\sqrt", |text, after| {
@@ -194,13 +194,13 @@ fn normalize_expression(text: &str, config: &MathConfig) -> Result<String, Strin
                 .ok_or_else(|| "\\sqrt index must be closed by ]".to_string())?;
             let index_end = text.len() - index_text.len() + close + 1;
             let (radicand, end) = brace_group(text, index_end)
-                .ok_or_else(|| "\\sqrt must be followed by braces".to_string())?;
+                .ok_or_else(|| "\\sqrt must have a radicand group".to_string())?;
             let degree = &index_text[..close];
             return Ok((format!("((({radicand})^(1/({degree}))))"), end));
         }
         brace_group(text, after)
             .map(|(inner, end)| (format!("sqrt({inner})"), end))
-            .ok_or_else(|| "\\sqrt must be followed by braces".to_string())
+            .ok_or_else(|| "\\sqrt must have a radicand group".to_string())
     })?;
     let radicals = rewrite_radical(&roots);
     let braces: String = radicals
@@ -225,6 +225,17 @@ enum Token {
     Number(BigRational),
     Identifier(String),
     Operator(char),
+}
+
+impl Token {
+    /// The token as written (numbers in lowest terms).
+    fn text(&self) -> String {
+        match self {
+            Token::Number(value) => value.to_string(),
+            Token::Identifier(name) => name.clone(),
+            Token::Operator(op) => op.to_string(),
+        }
+    }
 }
 
 fn ten_to(power: i64) -> BigInt {
@@ -302,10 +313,7 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
             tokens.push(Token::Operator(ch));
             index += 1;
         } else {
-            return Err(format!(
-                "unexpected character {} at position {index}",
-                go_quote(&ch.to_string())
-            ));
+            return Err(format!("unexpected character '{ch}'"));
         }
     }
     Ok(tokens)
@@ -405,7 +413,7 @@ impl Parser {
         let inner = self.expression()?;
         self.depth -= 1;
         if self.peek_operator() != Some(')') {
-            return Err("missing closing parenthesis".to_string());
+            return Err("expected closing parenthesis".to_string());
         }
         self.position += 1;
         Ok(inner)
@@ -444,7 +452,7 @@ fn parse(text: &str) -> Result<Ast, String> {
     let ast = parser.expression()?;
     match parser.tokens.get(parser.position) {
         None => Ok(ast),
-        Some(token) => Err(format!("unexpected token {token:?} after the expression")),
+        Some(token) => Err(format!("unexpected token {}", go_quote(&token.text()))),
     }
 }
 
@@ -643,120 +651,132 @@ fn evaluate(ast: &Ast) -> Result<f64, String> {
 
 // ---- decision -------------------------------------------------------------------------------
 
-/// One side after normalisation and parsing.
-struct Side {
-    normalized: Option<String>,
-    parsed: Result<Ast, String>,
-    canonical: Option<Result<Expr, String>>,
-}
-
-fn side(label: &str, text: &str, config: &MathConfig) -> Side {
-    match normalize_expression(text, config) {
-        Err(err) => Side {
-            normalized: None,
-            parsed: Err(format!("normalize {label} math expression: {err}")),
-            canonical: None,
-        },
-        Ok(normalized) => {
-            let parsed = parse(&normalized).map_err(|err| format!("{label}: {err}"));
-            Side {
-                normalized: Some(normalized),
-                parsed,
-                canonical: None,
-            }
-        }
-    }
-}
-
 pub(super) fn math_equivalence(config: &MathConfig, actual: &str, expected: &str) -> Comparison {
-    let numeric_mode = config.comparison_mode.as_deref() == Some("numeric");
+    let comparison_mode = config.comparison_mode.as_deref().unwrap_or("symbolic");
+    if comparison_mode != "symbolic" && comparison_mode != "numeric" {
+        return Comparison::error(
+            "parse math_equivalence config: comparison_mode must be \"symbolic\" or \"numeric\""
+                .to_string(),
+        );
+    }
+    let numeric_mode = comparison_mode == "numeric";
     let fallback = numeric_mode || config.numeric_fallback.unwrap_or(true);
     let tolerance = config.tolerance.unwrap_or(1e-6);
-    let mut actual_side = side("actual", actual, config);
-    let mut expected_side = side("expected", expected, config);
-    let parse_failed = actual_side.parsed.is_err() || expected_side.parsed.is_err();
-    let mut mode_used = "symbolic";
+    let normalized_actual = match normalize_expression(actual, config) {
+        Ok(text) => text,
+        Err(err) => {
+            return Comparison::error(format!("normalize actual math expression: {err}"))
+                .with_evidence(evidence([("actual_raw", json!(actual))]))
+        }
+    };
+    let normalized_expected = match normalize_expression(expected, config) {
+        Ok(text) => text,
+        Err(err) => {
+            return Comparison::error(format!("normalize expected math expression: {err}"))
+                .with_evidence(evidence([("expected_raw", json!(expected))]))
+        }
+    };
+    let mut recorded = evidence([
+        ("actual_raw", json!(actual)),
+        ("expected_raw", json!(expected)),
+        ("normalized_actual", json!(normalized_actual)),
+        ("normalized_expected", json!(normalized_expected)),
+        ("comparison_mode", json!(comparison_mode)),
+        (
+            "extract_answer",
+            json!(config.extract_answer.unwrap_or(false)),
+        ),
+        ("answer_delimiter", json!(config.answer_delimiter)),
+        ("numeric_fallback", json!(fallback)),
+        ("tolerance", json!(tolerance)),
+    ]);
+    let mut record = |key: &str, value: serde_json::Value| {
+        recorded.insert(key.to_string(), value);
+    };
+    let actual_ast = parse(&normalized_actual);
+    let expected_ast = parse(&normalized_expected);
     let mut verdict: Option<Comparison> = None;
-    if !numeric_mode {
-        if let (Ok(actual_ast), Ok(expected_ast)) = (&actual_side.parsed, &expected_side.parsed) {
-            actual_side.canonical = Some(canonical(actual_ast));
-            expected_side.canonical = Some(canonical(expected_ast));
-            if let (Some(Ok(a)), Some(Ok(e))) = (&actual_side.canonical, &expected_side.canonical) {
-                if a.key() == e.key() {
-                    verdict = Some(Comparison::binary(true, ""));
-                }
+    if let (false, Ok(actual_ast), Ok(expected_ast)) = (numeric_mode, &actual_ast, &expected_ast) {
+        // A literal division by zero has no canonical form: it is never symbolically equal.
+        if let (Ok(a), Ok(e)) = (canonical(actual_ast), canonical(expected_ast)) {
+            let (actual_key, expected_key) = (a.key(), e.key());
+            let equal = actual_key == expected_key;
+            record("canonical_actual", json!(actual_key));
+            record("canonical_expected", json!(expected_key));
+            if equal {
+                record("mode_used", json!("symbolic"));
+                verdict = Some(Comparison::binary(true, ""));
             }
         }
     }
-    let mut difference = None;
+    let parse_errors: Vec<String> = [&actual_ast, &expected_ast]
+        .into_iter()
+        .filter_map(|parsed| parsed.as_ref().err().cloned())
+        .collect();
+    if let Err(err) = &actual_ast {
+        record("actual_parse_error", json!(err));
+    }
+    if let Err(err) = &expected_ast {
+        record("expected_parse_error", json!(err));
+    }
     if verdict.is_none() && fallback {
-        let evaluated = |side: &Side| {
-            side.parsed
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(evaluate)
-        };
-        match (evaluated(&actual_side), evaluated(&expected_side)) {
+        let evaluated =
+            |parsed: &Result<Ast, String>| parsed.clone().and_then(|ast| evaluate(&ast));
+        match (evaluated(&actual_ast), evaluated(&expected_ast)) {
             (Ok(a), Ok(e)) => {
-                mode_used = if numeric_mode {
+                let difference = (a - e).abs();
+                record("numeric_actual", json!(a));
+                record("numeric_expected", json!(e));
+                record("absolute_difference", json!(difference));
+                let mode = if numeric_mode {
                     "numeric"
                 } else {
                     "numeric_fallback"
                 };
-                let diff = (a - e).abs();
-                difference = Some(diff);
+                record("mode_used", json!(mode));
                 verdict = Some(Comparison::binary(
-                    diff <= tolerance,
+                    difference <= tolerance,
                     &format!(
                         "numeric values differ by {} which exceeds tolerance {}",
-                        go_g(diff, Some(10)),
+                        go_g(difference, Some(10)),
                         go_g(tolerance, Some(10))
                     ),
                 ));
             }
-            (a, e) if numeric_mode || parse_failed => {
-                let errors: Vec<String> = [a.err(), e.err()].into_iter().flatten().collect();
-                return Comparison::error(format!(
-                    "evaluate math_equivalence expressions: {}",
-                    errors.join("; ")
-                ));
+            (a, e) => {
+                if let Err(err) = &a {
+                    record("actual_numeric_error", json!(err));
+                }
+                if let Err(err) = &e {
+                    record("expected_numeric_error", json!(err));
+                }
+                if numeric_mode || !parse_errors.is_empty() {
+                    let all: Vec<String> = parse_errors
+                        .iter()
+                        .cloned()
+                        .chain([a.err(), e.err()].into_iter().flatten())
+                        .collect();
+                    return Comparison::error(format!(
+                        "evaluate math_equivalence expressions: {}",
+                        all.join("; ")
+                    ))
+                    .with_evidence(recorded);
+                }
             }
-            _ => {}
         }
     }
     let verdict = match verdict {
         Some(verdict) => verdict,
-        None if parse_failed => {
-            let errors: Vec<String> = [&actual_side.parsed, &expected_side.parsed]
-                .into_iter()
-                .filter_map(|parsed| parsed.as_ref().err().cloned())
-                .collect();
+        None if !parse_errors.is_empty() => {
             return Comparison::error(format!(
                 "parse math_equivalence expressions: {}",
-                errors.join("; ")
-            ));
+                parse_errors.join("; ")
+            ))
+            .with_evidence(recorded)
         }
         None => Comparison::binary(false, "symbolic forms are not equivalent"),
     };
-    let canonical_key = |side: &Side| {
-        side.canonical
-            .as_ref()
-            .and_then(|canonical| canonical.as_ref().ok())
-            .map(Expr::key)
-    };
-    verdict.with_evidence(evidence([
-        ("mode_used", json!(mode_used)),
-        (
-            "comparison_mode",
-            json!(if numeric_mode { "numeric" } else { "symbolic" }),
-        ),
-        ("normalized_actual", json!(actual_side.normalized)),
-        ("normalized_expected", json!(expected_side.normalized)),
-        ("canonical_actual", json!(canonical_key(&actual_side))),
-        ("canonical_expected", json!(canonical_key(&expected_side))),
-        ("numeric_difference", json!(difference)),
-        ("tolerance", json!(tolerance)),
-    ]))
+    verdict.with_evidence(recorded)
 }
 
 #[cfg(test)]

@@ -444,10 +444,9 @@ impl Validator {
     /// (`None` when there is none).
     pub fn code_execution(&self, key: &str, event_payload: Option<&Value>) -> ValidatorOutcome {
         match &self.prepared {
-            Prepared::CodeExecution(Ok(config)) => {
+            Prepared::CodeExecution(config) => {
                 code_execution::code_execution(config, key, event_payload)
             }
-            Prepared::CodeExecution(Err(err)) => Comparison::error(err.clone()).into(),
             _ => self.unsupported().into(),
         }
     }

@@ -197,8 +197,7 @@ pub(super) fn numeric_match(
         ("expected_numeric", json!(expected_value)),
         ("absolute_difference", json!(absolute)),
         ("relative_difference", json!(relative)),
-        ("absolute_tolerance", json!(settings.absolute_tolerance)),
-        ("relative_tolerance", json!(settings.relative_tolerance)),
+        ("extract_number", json!(settings.extract_number)),
     ]))
 }
 
