@@ -96,7 +96,7 @@ impl TokenF1Config {
 }
 
 pub(super) fn token_f1(config: &TokenF1Config, actual: &str, expected: &str) -> Comparison {
-    let threshold = config.threshold.unwrap_or(0.5);
+    let threshold = config.threshold.unwrap_or(0.5).clamp(0.0, 1.0);
     let pipeline = config.pipeline();
     let normalized_actual = match normalize(&pipeline, actual) {
         Ok(text) => text,
@@ -173,7 +173,11 @@ fn references(kind: &str, expected: &str) -> Result<Vec<String>, String> {
     let strings: Option<Vec<String>> = value.as_array().and_then(|items| {
         items
             .iter()
-            .map(|item| item.as_str().map(String::from))
+            .map(|item| match item {
+                // A null element decodes to "" in the reference.
+                Value::Null => Some(String::new()),
+                other => other.as_str().map(String::from),
+            })
             .collect()
     });
     match strings {
@@ -235,7 +239,7 @@ pub(super) fn check_bleu(config: RawConfig<'_>) -> Vec<ConfigProblem> {
 }
 
 pub(super) fn bleu_score(config: &BleuConfig, actual: &str, expected: &str) -> Comparison {
-    let threshold = config.threshold.unwrap_or(0.3);
+    let threshold = config.threshold.unwrap_or(0.3).clamp(0.0, 1.0);
     let max_ngram = config.max_ngram.filter(|max| *max > 0).unwrap_or(4) as usize;
     let smoothing = config.smoothing.as_deref().unwrap_or("none");
     let prep = Prep {
@@ -378,7 +382,7 @@ fn ratio(part: usize, whole: usize) -> f64 {
 }
 
 pub(super) fn rouge_score(config: &RougeConfig, actual: &str, expected: &str) -> Comparison {
-    let threshold = config.threshold.unwrap_or(0.3);
+    let threshold = config.threshold.unwrap_or(0.3).clamp(0.0, 1.0);
     let variant = config.variant.as_deref().unwrap_or("rouge-l");
     let beta = config.beta.unwrap_or(1.0);
     let prep = Prep {
@@ -505,7 +509,7 @@ fn chrf_against(candidate: &[char], reference: &[char], char_order: usize, beta:
 }
 
 pub(super) fn chrf_score(config: &ChrfConfig, actual: &str, expected: &str) -> Comparison {
-    let threshold = config.threshold.unwrap_or(0.3);
+    let threshold = config.threshold.unwrap_or(0.3).clamp(0.0, 1.0);
     let char_order = config.char_order.filter(|order| *order > 0).unwrap_or(6) as usize;
     let beta = config.beta.unwrap_or(2.0);
     let prep = Prep {
