@@ -1,5 +1,6 @@
-//! The JSON validators (§2.3): json_schema (2020-12, draft-07 accepted; through the `jsonschema`
-//! crate with the linear-time `regex` engine for `pattern`) and json_path_match (the reference's
+//! The JSON validators (§2.3): json_schema (2020-12 by default; a schema declaring draft-07 gets
+//! draft-07 rules, where the reference applies 2020-12 rules to it; through the `jsonschema` crate
+//! with the linear-time `regex` engine for `pattern`) and json_path_match (the reference's
 //! small path language and comparators), plus the JSON equality rules other validators share.
 //!
 //! Documents are decoded with serde_json, whose nesting limit (128) turns a 10,000-deep document
@@ -554,6 +555,18 @@ mod tests {
         assert!(outcome.evidence.contains_key("validation_error"));
         let big = json_schema(&cache, r#"{"n": 123456789012345678901234567890}"#, schema);
         assert_eq!(big.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn draft_07_schemas_get_draft_07_semantics() {
+        // The reference validates draft-07 schemas with 2020-12 rules (ignoring `dependencies`);
+        // evalctl honours the draft the schema declares.
+        let schema = r##"{"$schema":"http://json-schema.org/draft-07/schema#",
+            "dependencies":{"a":["b"]}}"##;
+        let outcome = json_schema(&SchemaCache::default(), r#"{"a":1}"#, schema);
+        assert_eq!(outcome.verdict, Verdict::Fail);
+        let outcome = json_schema(&SchemaCache::default(), r#"{"a":1,"b":2}"#, schema);
+        assert_eq!(outcome.verdict, Verdict::Pass);
     }
 
     #[test]
