@@ -48,16 +48,7 @@ pub(super) fn check(config: RawConfig<'_>) -> Vec<ConfigProblem> {
 
 /// Decode the config; errors are run-time reasons.
 pub(super) fn prepare(config: RawConfig<'_>) -> Result<CodeExecutionConfig, String> {
-    let decoded: CodeExecutionConfig =
-        decode(config).map_err(|err| format!("parse code_execution config: {err}"))?;
-    match decoded.scoring.as_deref() {
-        None | Some("fraction_passed" | "all_or_nothing") => Ok(decoded),
-        Some("pass_at_k") => Err(format!("parse code_execution config: scoring {PASS_AT_K}")),
-        Some(other) => Err(format!(
-            "parse code_execution config: unsupported scoring {}",
-            go_quote(other)
-        )),
-    }
+    decode(config).map_err(|err| format!("parse code_execution config: {err}"))
 }
 
 fn outcome(
@@ -90,13 +81,15 @@ fn count_reason(passed: Option<i64>, failed: i64, errors: i64, total: i64) -> St
         parts.push(format!("{errors} {noun}"));
     }
     if parts.is_empty() {
-        parts.push(format!("{total} tests observed"));
+        return format!("{total} tests observed");
     }
     format!("{} ({total} total)", parts.join(", "))
 }
 
+/// Score the recorded result; a missing result is unavailable before the config is even looked
+/// at, as in the reference.
 pub(super) fn code_execution(
-    config: &CodeExecutionConfig,
+    config: &Result<CodeExecutionConfig, String>,
     key: &str,
     payload: Option<&Value>,
 ) -> ValidatorOutcome {
@@ -110,6 +103,10 @@ pub(super) fn code_execution(
                 go_quote(key)
             ),
         );
+    };
+    let config = match config {
+        Ok(config) => config,
+        Err(err) => return outcome(ResultState::Error, Some(Verdict::Error), None, err.clone()),
     };
     let execution_error = payload["execution_error"].as_str().unwrap_or("").trim();
     if !execution_error.is_empty() {
@@ -149,6 +146,15 @@ pub(super) fn code_execution(
     } else if scoring == "all_or_nothing" && counts_usable {
         let score = if failed == 0 && errors == 0 { 1.0 } else { 0.0 };
         Some((score, count_reason(passed, failed, errors, total)))
+    } else if scoring == "pass_at_k" {
+        return outcome(
+            ResultState::Error,
+            Some(Verdict::Error),
+            None,
+            "pass_at_k requires multi-sample execution and is not supported for single \
+             run-agent scoring"
+                .to_string(),
+        );
     } else {
         exit_code.map(|code| {
             let score = if code == 0 { 1.0 } else { 0.0 };
@@ -169,18 +175,32 @@ pub(super) fn code_execution(
         Verdict::Fail
     };
     let mut result = outcome(ResultState::Available, Some(verdict), Some(score), reason);
-    result.evidence = evidence([
-        ("scoring", json!(scoring)),
+    let mut recorded = evidence([
         ("pass_threshold", json!(threshold)),
-        ("exit_code", json!(exit_code)),
-        ("passed_tests", json!(passed)),
-        ("failed_tests", json!(failed)),
-        ("error_tests", json!(errors)),
-        ("total_tests", json!(total)),
-        ("timed_out", json!(payload["timed_out"] == true)),
-        ("test_command", payload["test_command"].clone()),
-        ("target_path", payload["target_path"].clone()),
+        ("scoring", json!(scoring)),
     ]);
+    for field in [
+        "validator_key",
+        "target",
+        "target_path",
+        "test_command",
+        "timeout_ms",
+        "exit_code",
+        "stdout",
+        "stderr",
+        "timed_out",
+        "execution_error",
+        "passed_tests",
+        "failed_tests",
+        "error_tests",
+        "total_tests",
+    ] {
+        recorded.insert(
+            field.to_string(),
+            payload.get(field).cloned().unwrap_or(Value::Null),
+        );
+    }
+    result.evidence = recorded;
     result
 }
 
@@ -189,8 +209,7 @@ mod tests {
     use super::*;
 
     fn run(config: Value, payload: Value) -> ValidatorOutcome {
-        let config = prepare(RawConfig::Json(&config)).unwrap_or_default();
-        code_execution(&config, "tests", Some(&payload))
+        code_execution(&prepare(RawConfig::Json(&config)), "tests", Some(&payload))
     }
 
     #[test]
@@ -222,10 +241,12 @@ mod tests {
     fn pass_at_k_is_rejected_at_load_and_run_time() {
         let config = json!({"test_command": "pytest", "scoring": "pass_at_k"});
         assert_eq!(check(RawConfig::Json(&config))[0].message, PASS_AT_K);
-        assert!(
-            prepare(RawConfig::Json(&config)).is_err_and(|err| err.contains("pass_at_k requires"))
-        );
+        let outcome = run(config, json!({"exit_code": 0}));
+        assert_eq!(outcome.state, ResultState::Error);
+        assert!(outcome.reason.starts_with("pass_at_k requires"));
         assert_eq!(count_reason(None, 0, 1, 4), "1 error (4 total)");
-        assert_eq!(count_reason(None, 0, 0, 4), "4 tests observed (4 total)");
+        assert_eq!(count_reason(None, 0, 0, 4), "4 tests observed");
+        let broken = code_execution(&Err("parse code_execution config: x".into()), "k", None);
+        assert_eq!(broken.state, ResultState::Unavailable);
     }
 }

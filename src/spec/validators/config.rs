@@ -59,6 +59,15 @@ impl Problems {
     }
 }
 
+/// Problems as the reference's run-time reasons list them: `config.count cannot be …; config …`.
+pub(super) fn run_time_text(problems: &[ConfigProblem]) -> String {
+    problems
+        .iter()
+        .map(|problem| format!("config{} {}", problem.at, problem.message))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 /// Decode a strict config for its load-time check: absent ⇒ no checks at all; undecodable ⇒ one
 /// `invalid JSON` problem; otherwise `check` runs on the decoded value.
 pub(super) fn check_strict<T: DeserializeOwned + Default>(

@@ -96,13 +96,16 @@ impl TokenF1Config {
 }
 
 pub(super) fn token_f1(config: &TokenF1Config, actual: &str, expected: &str) -> Comparison {
-    let threshold = config.threshold.unwrap_or(0.5);
+    let threshold = config.threshold.unwrap_or(0.5).clamp(0.0, 1.0);
     let pipeline = config.pipeline();
-    let (normalized_actual, normalized_expected) =
-        match (normalize(&pipeline, actual), normalize(&pipeline, expected)) {
-            (Ok(actual), Ok(expected)) => (actual, expected),
-            (Err(err), _) | (_, Err(err)) => return Comparison::error(err),
-        };
+    let normalized_actual = match normalize(&pipeline, actual) {
+        Ok(text) => text,
+        Err(err) => return Comparison::error(format!("normalize token_f1 actual value: {err}")),
+    };
+    let normalized_expected = match normalize(&pipeline, expected) {
+        Ok(text) => text,
+        Err(err) => return Comparison::error(format!("normalize token_f1 expected value: {err}")),
+    };
     let predicted: Vec<&str> = normalized_actual.split_whitespace().collect();
     let reference: Vec<&str> = normalized_expected.split_whitespace().collect();
     let (overlap, precision, recall, score) = match (predicted.is_empty(), reference.is_empty()) {
@@ -126,11 +129,11 @@ pub(super) fn token_f1(config: &TokenF1Config, actual: &str, expected: &str) -> 
             ("normalized_actual", json!(normalized_actual)),
             ("normalized_expected", json!(normalized_expected)),
             ("pipeline", json!(pipeline)),
-            ("actual_tokens", json!(predicted)),
-            ("expected_tokens", json!(reference)),
-            ("actual_token_count", json!(predicted.len())),
-            ("expected_token_count", json!(reference.len())),
-            ("overlap", json!(overlap)),
+            ("prediction_tokens", json!(predicted)),
+            ("reference_tokens", json!(reference)),
+            ("prediction_token_count", json!(predicted.len())),
+            ("reference_token_count", json!(reference.len())),
+            ("overlap_token_count", json!(overlap)),
             ("precision", json!(precision)),
             ("recall", json!(recall)),
             ("score", json!(score)),
@@ -170,7 +173,11 @@ fn references(kind: &str, expected: &str) -> Result<Vec<String>, String> {
     let strings: Option<Vec<String>> = value.as_array().and_then(|items| {
         items
             .iter()
-            .map(|item| item.as_str().map(String::from))
+            .map(|item| match item {
+                // A null element decodes to "" in the reference.
+                Value::Null => Some(String::new()),
+                other => other.as_str().map(String::from),
+            })
             .collect()
     });
     match strings {
@@ -232,7 +239,7 @@ pub(super) fn check_bleu(config: RawConfig<'_>) -> Vec<ConfigProblem> {
 }
 
 pub(super) fn bleu_score(config: &BleuConfig, actual: &str, expected: &str) -> Comparison {
-    let threshold = config.threshold.unwrap_or(0.3);
+    let threshold = config.threshold.unwrap_or(0.3).clamp(0.0, 1.0);
     let max_ngram = config.max_ngram.filter(|max| *max > 0).unwrap_or(4) as usize;
     let smoothing = config.smoothing.as_deref().unwrap_or("none");
     let prep = Prep {
@@ -286,8 +293,9 @@ pub(super) fn bleu_score(config: &BleuConfig, actual: &str, expected: &str) -> C
         precisions.push(precision);
     }
     let (score, brevity_penalty) = if c == 0 {
-        let empty_single = reference_lengths == [0];
-        (if empty_single { 1.0 } else { 0.0 }, 1.0)
+        // The reference records the score as the brevity penalty here.
+        let score = if reference_lengths == [0] { 1.0 } else { 0.0 };
+        (score, score)
     } else {
         let geometric = if precisions.contains(&0.0) {
             0.0
@@ -374,9 +382,9 @@ fn ratio(part: usize, whole: usize) -> f64 {
 }
 
 pub(super) fn rouge_score(config: &RougeConfig, actual: &str, expected: &str) -> Comparison {
-    let threshold = config.threshold.unwrap_or(0.3);
+    let threshold = config.threshold.unwrap_or(0.3).clamp(0.0, 1.0);
     let variant = config.variant.as_deref().unwrap_or("rouge-l");
-    let beta = config.beta.filter(|beta| *beta > 0.0).unwrap_or(1.0);
+    let beta = config.beta.unwrap_or(1.0);
     let prep = Prep {
         normalize: config.normalize.unwrap_or(false),
         case_insensitive: config.case_insensitive.unwrap_or(false),
@@ -422,6 +430,7 @@ pub(super) fn rouge_score(config: &RougeConfig, actual: &str, expected: &str) ->
             ("candidate_length", json!(candidate.len())),
             ("reference_length", json!(reference_length)),
             ("beta", json!(beta)),
+            ("score", json!(score)),
             ("threshold", json!(threshold)),
         ]),
     )
@@ -479,6 +488,8 @@ fn chrf_against(candidate: &[char], reference: &[char], char_order: usize, beta:
         } else {
             0.0
         };
+        parts.precision = parts.score;
+        parts.recall = parts.score;
         return parts;
     }
     for n in 1..=orders {
@@ -498,9 +509,9 @@ fn chrf_against(candidate: &[char], reference: &[char], char_order: usize, beta:
 }
 
 pub(super) fn chrf_score(config: &ChrfConfig, actual: &str, expected: &str) -> Comparison {
-    let threshold = config.threshold.unwrap_or(0.3);
+    let threshold = config.threshold.unwrap_or(0.3).clamp(0.0, 1.0);
     let char_order = config.char_order.filter(|order| *order > 0).unwrap_or(6) as usize;
-    let beta = config.beta.filter(|beta| *beta > 0.0).unwrap_or(2.0);
+    let beta = config.beta.unwrap_or(2.0);
     let prep = Prep {
         normalize: config.normalize.unwrap_or(false),
         case_insensitive: config.case_insensitive.unwrap_or(false),
@@ -540,6 +551,7 @@ pub(super) fn chrf_score(config: &ChrfConfig, actual: &str, expected: &str) -> C
         ("reference_length", json!(best.reference_length)),
         ("precisions", json!(best.precisions)),
         ("recalls", json!(best.recalls)),
+        ("score", json!(best.score)),
         ("threshold", json!(threshold)),
     ]))
 }

@@ -1,5 +1,6 @@
-//! The JSON validators (§2.3): json_schema (2020-12, draft-07 accepted; through the `jsonschema`
-//! crate with the linear-time `regex` engine for `pattern`) and json_path_match (the reference's
+//! The JSON validators (§2.3): json_schema (2020-12 by default; a schema declaring draft-07 gets
+//! draft-07 rules, where the reference applies 2020-12 rules to it; through the `jsonschema` crate
+//! with the linear-time `regex` engine for `pattern`) and json_path_match (the reference's
 //! small path language and comparators), plus the JSON equality rules other validators share.
 //!
 //! Documents are decoded with serde_json, whose nesting limit (128) turns a 10,000-deep document
@@ -152,8 +153,9 @@ pub(super) fn validate_against(schema: &CompiledSchema, actual: &str) -> Compari
             .with_evidence(evidence([("schema_draft", json!(schema.draft))])),
         Err(err) => {
             Comparison::binary(false, "json schema validation failed").with_evidence(evidence([
-                ("validation_error", json!(err.to_string())),
                 ("schema_draft", json!(schema.draft)),
+                ("validation_error", json!(err.to_string())),
+                ("validation_target", json!("actual_value")),
             ]))
         }
     }
@@ -176,73 +178,84 @@ enum Step {
     Index(i64),
 }
 
-/// Parse the reference's path subset: `$`, then `.name`, `[N]`, `["name"]`, `[name]`.
+/// Parse the reference's path subset: `$`, then `.name`, `[N]`, `["name"]`, `[name]`. Positions in
+/// messages are byte offsets, as in the reference.
 fn parse_path(path: &str) -> Result<Vec<Step>, String> {
-    let chars: Vec<char> = path.chars().collect();
-    if chars.first() != Some(&'$') {
-        return Err("path must start with $".to_string());
+    let path = path.trim();
+    if path.is_empty() {
+        return Err("path is empty".to_string());
     }
+    if !path.starts_with('$') {
+        return Err("path must start with '$'".to_string());
+    }
+    let bytes = path.as_bytes();
     let mut steps = Vec::new();
     let mut index = 1;
-    while index < chars.len() {
-        match chars[index] {
-            '.' => {
+    while index < bytes.len() {
+        match bytes[index] {
+            b'.' => {
                 let start = index + 1;
                 let mut end = start;
-                while end < chars.len()
-                    && (chars[end].is_ascii_alphanumeric() || matches!(chars[end], '_' | '-'))
+                while end < bytes.len()
+                    && (bytes[end].is_ascii_alphanumeric() || matches!(bytes[end], b'_' | b'-'))
                 {
                     end += 1;
                 }
                 if end == start {
                     return Err(format!("missing property name at position {start}"));
                 }
-                steps.push(Step::Property(chars[start..end].iter().collect()));
+                steps.push(Step::Property(path[start..end].to_string()));
                 index = end;
             }
-            '[' => {
-                let Some(close) = chars[index + 1..].iter().position(|ch| *ch == ']') else {
-                    return Err("unterminated bracket expression".to_string());
+            b'[' => {
+                let Some(close) = path[index + 1..].find(']').map(|offset| index + 1 + offset)
+                else {
+                    return Err(format!(
+                        "unterminated bracket expression at position {index}"
+                    ));
                 };
-                let content: String = chars[index + 1..index + 1 + close].iter().collect();
+                let content = path[index + 1..close].trim();
                 if content.is_empty() {
-                    return Err("empty bracket expression".to_string());
+                    return Err(format!("empty bracket expression at position {index}"));
                 }
-                steps.push(bracket_step(&content)?);
-                index += close + 2;
+                steps.push(bracket_step(content)?);
+                index = close + 1;
             }
-            other => {
-                return Err(format!(
-                    "unexpected token {} at position {index}",
-                    go_quote(&other.to_string())
-                ))
+            _ => {
+                let shown = path[index..].chars().next().unwrap_or('?');
+                return Err(format!("unexpected token '{shown}' at position {index}"));
             }
         }
     }
     Ok(steps)
 }
 
-/// The step inside `[…]`.
+/// The step inside `[…]` (already trimmed).
 fn bracket_step(content: &str) -> Result<Step, String> {
+    let invalid = || {
+        format!(
+            "invalid quoted property {}: invalid syntax",
+            go_quote(content)
+        )
+    };
     if content.starts_with('"') {
         return serde_json::from_str::<String>(content)
             .map(Step::Property)
-            .map_err(|_| format!("invalid quoted property {content}"));
+            .map_err(|_| invalid());
     }
-    if let Some(inner) = content
-        .strip_prefix('\'')
-        .and_then(|rest| rest.strip_suffix('\''))
-    {
+    if content.starts_with('\'') {
+        // A Go rune literal: exactly one character between the quotes.
+        let inner = content
+            .strip_prefix('\'')
+            .and_then(|rest| rest.strip_suffix('\''))
+            .ok_or_else(invalid)?;
         let mut chars = inner.chars();
         return match (chars.next(), chars.next()) {
             (Some(only), None) if only != '\'' && only != '\\' => {
                 Ok(Step::Property(only.to_string()))
             }
-            _ => Err(format!("invalid quoted property {content}")),
+            _ => Err(invalid()),
         };
-    }
-    if content.starts_with('\'') {
-        return Err(format!("invalid quoted property {content}"));
     }
     match content.parse::<i64>() {
         Ok(number) => Ok(Step::Index(number)),
@@ -452,17 +465,27 @@ mod tests {
                 Step::Property("e".into()),
             ])
         );
-        assert!(parse_path("$['ab']").is_err_and(|err| err.starts_with("invalid quoted property")));
+        assert_eq!(
+            parse_path("$['ab']"),
+            Err("invalid quoted property \"'ab'\": invalid syntax".into())
+        );
         assert_eq!(
             parse_path("$["),
-            Err("unterminated bracket expression".into())
+            Err("unterminated bracket expression at position 1".into())
         );
-        assert_eq!(parse_path("$[]"), Err("empty bracket expression".into()));
+        assert_eq!(
+            parse_path("$[ ]"),
+            Err("empty bracket expression at position 1".into())
+        );
         assert_eq!(
             parse_path("$."),
             Err("missing property name at position 2".into())
         );
-        assert!(parse_path("$x").is_err_and(|err| err.starts_with("unexpected token")));
+        assert_eq!(
+            parse_path("$x"),
+            Err("unexpected token 'x' at position 1".into())
+        );
+        assert_eq!(parse_path(" "), Err("path is empty".into()));
     }
 
     #[test]
@@ -532,6 +555,30 @@ mod tests {
         assert!(outcome.evidence.contains_key("validation_error"));
         let big = json_schema(&cache, r#"{"n": 123456789012345678901234567890}"#, schema);
         assert_eq!(big.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn draft_07_schemas_get_draft_07_semantics() {
+        // The reference validates draft-07 schemas with 2020-12 rules (ignoring `dependencies`);
+        // evalctl honours the draft the schema declares.
+        let schema = r##"{"$schema":"http://json-schema.org/draft-07/schema#",
+            "dependencies":{"a":["b"]}}"##;
+        let outcome = json_schema(&SchemaCache::default(), r#"{"a":1}"#, schema);
+        assert_eq!(outcome.verdict, Verdict::Fail);
+        let outcome = json_schema(&SchemaCache::default(), r#"{"a":1,"b":2}"#, schema);
+        assert_eq!(outcome.verdict, Verdict::Pass);
+    }
+
+    #[test]
+    fn remote_references_are_refused_without_network() {
+        let schema = r#"{"$ref":"https://example.com/schema.json"}"#;
+        let outcome = json_schema(&SchemaCache::default(), "{}", schema);
+        assert_eq!(outcome.verdict, Verdict::Error);
+        assert!(
+            outcome.reason.starts_with("resolve JSON schema: "),
+            "{}",
+            outcome.reason
+        );
     }
 
     #[test]

@@ -7,6 +7,7 @@ use num_rational::BigRational;
 use num_traits::{One, Signed, ToPrimitive, Zero};
 use serde::Deserialize;
 use serde_json::json;
+use unicode_general_category::{get_general_category, GeneralCategory};
 
 use super::config::{check_strict, RawConfig};
 use super::gofmt::go_g;
@@ -16,7 +17,7 @@ use super::{Comparison, ConfigProblem};
 /// Deeper nesting than this (parentheses, unary signs, powers) is refused, not recursed into.
 const MAX_DEPTH: usize = 200;
 /// Decimal exponents beyond this are refused (exact rationals would grow without bound).
-const MAX_EXPONENT: i64 = 400;
+const MAX_EXPONENT: i64 = 10_000;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -44,9 +45,10 @@ pub(super) fn check(config: RawConfig<'_>) -> Vec<ConfigProblem> {
 
 // ---- normalisation --------------------------------------------------------------------------
 
-/// Single-pass replacements (at each position the first pair that matches wins).
+/// Replacements applied one after another over the whole text, in this order (so `,` is gone
+/// before `\,` is looked for, as in the reference).
 const REPLACEMENTS: &[(&str, &str)] = &[
-    ("\r\n", " "),
+    ("\r\n", "\n"),
     ("\n", " "),
     (",", ""),
     ("−", "-"),
@@ -56,80 +58,87 @@ const REPLACEMENTS: &[(&str, &str)] = &[
     ("÷", "/"),
     ("\\left", ""),
     ("\\right", ""),
+    ("\\cdot", "*"),
+    ("\\times", "*"),
     ("\\!", ""),
     ("\\,", ""),
     ("\\;", ""),
     ("\\:", ""),
-    ("\\cdot", "*"),
-    ("\\times", "*"),
 ];
-
-fn replace_all(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    'scan: while let Some(ch) = rest.chars().next() {
-        for (from, to) in REPLACEMENTS {
-            if let Some(after) = rest.strip_prefix(from) {
-                out.push_str(to);
-                rest = after;
-                continue 'scan;
-            }
-        }
-        out.push(ch);
-        rest = &rest[ch.len_utf8()..];
-    }
-    out
-}
 
 /// Strip outer `$$…$$` / `$…$` pairs.
 fn strip_dollars(text: &str) -> &str {
     let mut current = text.trim();
     loop {
-        let inner = current
-            .strip_prefix("$$")
-            .and_then(|rest| rest.strip_suffix("$$"))
-            .or_else(|| {
-                current
-                    .strip_prefix('$')
-                    .and_then(|rest| rest.strip_suffix('$'))
-            });
-        match inner {
-            Some(inner) if current.len() >= 2 => current = inner.trim(),
-            _ => return current,
-        }
+        let inner = if current.len() >= 4 && current.starts_with("$$") && current.ends_with("$$") {
+            &current[2..current.len() - 2]
+        } else if current.len() >= 2 && current.starts_with('$') && current.ends_with('$') {
+            &current[1..current.len() - 1]
+        } else {
+            return current;
+        };
+        current = inner.trim();
     }
 }
 
-/// The brace group starting at byte `start` (after optional spaces): (content, end after `}`).
-fn brace_group(text: &str, start: usize) -> Option<(&str, usize)> {
-    let offset = text[start..].len() - text[start..].trim_start().len();
-    let open = start + offset;
-    if !text[open..].starts_with('{') {
-        return None;
+/// The index of the first non-space byte at or after `start`.
+fn skip_spaces(text: &str, start: usize) -> usize {
+    let bytes = text.as_bytes();
+    let mut index = start;
+    while index < bytes.len()
+        && matches!(
+            bytes[index],
+            b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r'
+        )
+    {
+        index += 1;
+    }
+    index
+}
+
+/// The balanced `open … close` group starting at byte `start`: (content, end after `close`).
+fn balanced_group(text: &str, start: usize, open: u8, close: u8) -> Result<(&str, usize), String> {
+    let bytes = text.as_bytes();
+    if bytes.get(start) != Some(&open) {
+        return Err(format!("expected '{}' at offset {start}", open as char));
     }
     let mut depth = 0usize;
-    for (index, ch) in text[open..].char_indices() {
-        match ch {
-            '{' => depth += 1,
-            '}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return Some((&text[open + 1..open + index], open + index + 1));
-                }
+    for (index, byte) in bytes.iter().enumerate().skip(start) {
+        if *byte == open {
+            depth += 1;
+        } else if *byte == close {
+            depth -= 1;
+            if depth == 0 {
+                return Ok((&text[start + 1..index], index + 1));
             }
-            _ => {}
         }
     }
-    None
+    Err(format!(
+        "unbalanced '{}' '{}' group",
+        open as char, close as char
+    ))
 }
 
-/// Rewrite every `command` occurrence with `rewrite(text, after_command) -> (replacement, end)`.
+/// A brace group after optional spaces, or `missing` when there is no `{`.
+fn required_braces<'a>(
+    text: &'a str,
+    start: usize,
+    missing: &str,
+) -> Result<(&'a str, usize), String> {
+    let open = skip_spaces(text, start);
+    if text.as_bytes().get(open) != Some(&b'{') {
+        return Err(missing.to_string());
+    }
+    balanced_group(text, open, b'{', b'}')
+}
+
+/// Rewrite every occurrence of `command`, leftmost first, until none is left.
 fn rewrite_command(
-    text: &str,
+    text: String,
     command: &str,
     rewrite: impl Fn(&str, usize) -> Result<(String, usize), String>,
 ) -> Result<String, String> {
-    let mut current = text.to_string();
+    let mut current = text;
     while let Some(position) = current.find(command) {
         let (replacement, end) = rewrite(&current, position + command.len())?;
         current = format!("{}{}{}", &current[..position], replacement, &current[end..]);
@@ -137,7 +146,8 @@ fn rewrite_command(
     Ok(current)
 }
 
-/// The Unicode `√`: before `(`/`{` or nothing it is `sqrt`; otherwise it wraps the following run.
+/// The Unicode `√`: before `(`, `{` or nothing it becomes `sqrt`; otherwise it wraps the run of
+/// characters up to white space or one of `+-*/^(){}`.
 fn rewrite_radical(text: &str) -> String {
     let mut out = String::with_capacity(text.len() + 8);
     let mut rest = text;
@@ -145,16 +155,16 @@ fn rewrite_radical(text: &str) -> String {
         out.push_str(&rest[..position]);
         let after = &rest[position + '√'.len_utf8()..];
         let trimmed = after.trim_start();
-        if trimmed.is_empty() || trimmed.starts_with(['(', '{']) {
-            out.push_str("sqrt");
-            rest = after;
-            continue;
-        }
         let run_end = trimmed
             .find(|ch: char| ch.is_whitespace() || "+-*/^(){}".contains(ch))
             .unwrap_or(trimmed.len());
-        out.push_str(&format!("sqrt({})", &trimmed[..run_end]));
-        rest = &trimmed[run_end..];
+        if trimmed.starts_with(['(', '{']) || run_end == 0 {
+            out.push_str("sqrt");
+            rest = after;
+        } else {
+            out.push_str(&format!("sqrt({})", &trimmed[..run_end]));
+            rest = &trimmed[run_end..];
+        }
     }
     out.push_str(rest);
     out
@@ -170,47 +180,43 @@ fn normalize_expression(text: &str, config: &MathConfig) -> Result<String, Strin
             .filter(|delimiter| !delimiter.is_empty())
             .unwrap_or("####");
         if let Some(position) = current.rfind(delimiter) {
-            current = current[position + delimiter.len()..].trim();
+            current = &current[position + delimiter.len()..];
+        }
+        current = current.trim();
+    }
+    let mut replaced = strip_dollars(current).to_string();
+    for (from, to) in REPLACEMENTS {
+        if replaced.contains(from) {
+            replaced = replaced.replace(from, to);
         }
     }
-    let replaced = replace_all(strip_dollars(current));
-    let boxed = rewrite_command(replaced.trim(), "\\boxed", |text, after| {
-        brace_group(text, after)
-            .map(|(inner, end)| (format!("({inner})"), end))
-            .ok_or_else(|| "\\boxed must be followed by braces".to_string())
+    let boxed = rewrite_command(replaced.trim().to_string(), "\\boxed", |text, after| {
+        let (inner, end) = required_braces(text, after, "\\boxed must be followed by braces")?;
+        Ok((format!("({inner})"), end))
     })?;
-    let fractions = rewrite_command(&boxed, "\\frac", |text, after| {
-        let (numerator, middle) = brace_group(text, after)
-            .ok_or_else(|| "\\frac must be followed by a braced numerator".to_string())?;
-        let (denominator, end) = brace_group(text, middle)
-            .ok_or_else(|| "\\frac must be followed by a braced denominator".to_string())?;
+    let fractions = rewrite_command(boxed, "\\frac", |text, after| {
+        let (numerator, middle) =
+            required_braces(text, after, "\\frac must have a numerator group")?;
+        let (denominator, end) =
+            required_braces(text, middle, "\\frac must have a denominator group")?;
         Ok((format!("(({numerator})/({denominator}))"), end))
     })?;
-    let roots = rewrite_command(&fractions, "\\sqrt", |text, after| {
-        let rest = &text[after..];
-        if let Some(index_text) = rest.trim_start().strip_prefix('[') {
-            let close = index_text
-                .find(']')
-                .ok_or_else(|| "\\sqrt index must be closed by ]".to_string())?;
-            let index_end = text.len() - index_text.len() + close + 1;
-            let (radicand, end) = brace_group(text, index_end)
-                .ok_or_else(|| "\\sqrt must be followed by braces".to_string())?;
-            let degree = &index_text[..close];
-            return Ok((format!("((({radicand})^(1/({degree}))))"), end));
+    let roots = rewrite_command(fractions, "\\sqrt", |text, after| {
+        let mut position = skip_spaces(text, after);
+        let mut degree = "";
+        if text.as_bytes().get(position) == Some(&b'[') {
+            let (index, end) = balanced_group(text, position, b'[', b']')?;
+            degree = index;
+            position = end;
         }
-        brace_group(text, after)
-            .map(|(inner, end)| (format!("sqrt({inner})"), end))
-            .ok_or_else(|| "\\sqrt must be followed by braces".to_string())
+        let (radicand, end) = required_braces(text, position, "\\sqrt must have a radicand group")?;
+        if degree.trim().is_empty() {
+            Ok((format!("sqrt({radicand})"), end))
+        } else {
+            Ok((format!("((({radicand})^(1/({degree}))))"), end))
+        }
     })?;
-    let radicals = rewrite_radical(&roots);
-    let braces: String = radicals
-        .chars()
-        .map(|ch| match ch {
-            '{' => '(',
-            '}' => ')',
-            other => other,
-        })
-        .collect();
+    let braces = rewrite_radical(&roots).replace('{', "(").replace('}', ")");
     let normalized = collapse_whitespace(&braces).trim().to_string();
     if normalized.is_empty() {
         return Err("expression is empty".to_string());
@@ -224,11 +230,71 @@ fn normalize_expression(text: &str, config: &MathConfig) -> Result<String, Strin
 enum Token {
     Number(BigRational),
     Identifier(String),
+    Open,
+    Close,
     Operator(char),
+    End,
 }
 
-fn ten_to(power: i64) -> BigInt {
-    num_traits::pow(BigInt::from(10), power.unsigned_abs() as usize)
+impl Token {
+    /// The token's text for messages (numbers in lowest terms; the end is empty).
+    fn text(&self) -> String {
+        match self {
+            Token::Number(value) => value.to_string(),
+            Token::Identifier(name) => name.clone(),
+            Token::Open => "(".to_string(),
+            Token::Close => ")".to_string(),
+            Token::Operator(op) => op.to_string(),
+            Token::End => String::new(),
+        }
+    }
+}
+
+fn is_decimal_digit(ch: char) -> bool {
+    ch.is_ascii_digit()
+        || (!ch.is_ascii() && get_general_category(ch) == GeneralCategory::DecimalNumber)
+}
+
+fn ten_to(power: u64) -> BigInt {
+    num_traits::pow(BigInt::from(10), power as usize)
+}
+
+/// A number token's value: plain decimals exactly; `e` notation with an exponent of at most
+/// [`MAX_EXPONENT`] (larger ones would make the exact value grow without bound).
+fn parse_number(text: &str) -> Result<BigRational, String> {
+    let (mantissa, exponent) = match text.split_once(['e', 'E']) {
+        None => (text, 0i64),
+        Some((mantissa, exponent)) => {
+            if mantissa.is_empty() || exponent.is_empty() || exponent == "+" || exponent == "-" {
+                return Err(if mantissa.is_empty() || exponent.is_empty() {
+                    format!("invalid scientific notation {}", go_quote(text))
+                } else {
+                    format!("invalid exponent in {}", go_quote(text))
+                });
+            }
+            let exponent: i64 = exponent
+                .parse()
+                .map_err(|_| format!("invalid exponent in {}", go_quote(text)))?;
+            if exponent.abs() > MAX_EXPONENT {
+                return Err(format!("exponent out of range in {}", go_quote(text)));
+            }
+            (mantissa, exponent)
+        }
+    };
+    let (whole, fraction) = mantissa.split_once('.').unwrap_or((mantissa, ""));
+    let digits = format!("{whole}{fraction}");
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return Err(format!("invalid number {}", go_quote(text)));
+    }
+    let digits: BigInt = digits
+        .parse()
+        .map_err(|_| format!("invalid number {}", go_quote(text)))?;
+    let scale = exponent - fraction.len() as i64;
+    Ok(if scale >= 0 {
+        BigRational::from_integer(digits * ten_to(scale.unsigned_abs()))
+    } else {
+        BigRational::new(digits, ten_to(scale.unsigned_abs()))
+    })
 }
 
 fn tokenize(text: &str) -> Result<Vec<Token>, String> {
@@ -237,90 +303,108 @@ fn tokenize(text: &str) -> Result<Vec<Token>, String> {
     let mut index = 0;
     while index < chars.len() {
         let ch = chars[index];
-        if ch.is_whitespace() {
-            index += 1;
-        } else if ch.is_ascii_digit() || ch == '.' {
-            let start = index;
-            let mut seen_point = false;
-            while index < chars.len() && (chars[index].is_ascii_digit() || chars[index] == '.') {
-                if chars[index] == '.' {
-                    if seen_point {
-                        return Err(format!("malformed number at position {index}"));
+        match ch {
+            _ if ch.is_whitespace() => index += 1,
+            '(' | '{' => {
+                tokens.push(Token::Open);
+                index += 1;
+            }
+            ')' | '}' => {
+                tokens.push(Token::Close);
+                index += 1;
+            }
+            '+' | '-' | '*' | '/' | '^' => {
+                tokens.push(Token::Operator(ch));
+                index += 1;
+            }
+            _ if is_decimal_digit(ch) || ch == '.' => {
+                let start = index;
+                let (mut seen_point, mut seen_exponent) = (ch == '.', false);
+                index += 1;
+                while index < chars.len() {
+                    let next = chars[index];
+                    if is_decimal_digit(next) {
+                        index += 1;
+                    } else if next == '.' && !seen_point && !seen_exponent {
+                        seen_point = true;
+                        index += 1;
+                    } else if matches!(next, 'e' | 'E') && !seen_exponent {
+                        seen_exponent = true;
+                        index += 1;
+                        if index < chars.len() && matches!(chars[index], '+' | '-') {
+                            index += 1;
+                        }
+                    } else {
+                        break;
                     }
-                    seen_point = true;
                 }
-                index += 1;
-            }
-            let mantissa: String = chars[start..index].iter().collect();
-            let mut exponent: i64 = 0;
-            if index < chars.len() && matches!(chars[index], 'e' | 'E') {
-                let mut cursor = index + 1;
-                if cursor < chars.len() && matches!(chars[cursor], '+' | '-') {
-                    cursor += 1;
+                let literal: String = chars[start..index].iter().collect();
+                let mut value = parse_number(&literal)?;
+                if chars.get(index) == Some(&'%') {
+                    value /= BigRational::from_integer(BigInt::from(100));
+                    index += 1;
                 }
-                let digits_start = cursor;
-                while cursor < chars.len() && chars[cursor].is_ascii_digit() {
-                    cursor += 1;
+                tokens.push(Token::Number(value));
+            }
+            _ if ch.is_alphabetic() || ch == '_' => {
+                let start = index;
+                while index < chars.len()
+                    && (chars[index].is_alphabetic()
+                        || is_decimal_digit(chars[index])
+                        || chars[index] == '_')
+                {
+                    index += 1;
                 }
-                if cursor > digits_start {
-                    let text: String = chars[index + 1..cursor].iter().collect();
-                    exponent = text
-                        .parse::<i64>()
-                        .ok()
-                        .filter(|exponent| exponent.abs() <= MAX_EXPONENT)
-                        .ok_or_else(|| {
-                            format!("number exponent out of range at position {index}")
-                        })?;
-                    index = cursor;
-                }
+                tokens.push(Token::Identifier(chars[start..index].iter().collect()));
             }
-            let (whole, fraction) = mantissa.split_once('.').unwrap_or((&mantissa, ""));
-            if whole.is_empty() && fraction.is_empty() {
-                return Err(format!("malformed number at position {start}"));
-            }
-            let digits: BigInt = format!("{whole}{fraction}")
-                .parse()
-                .map_err(|_| format!("malformed number at position {start}"))?;
-            let scale = exponent - fraction.len() as i64;
-            let mut value = if scale >= 0 {
-                BigRational::from_integer(digits * ten_to(scale))
-            } else {
-                BigRational::new(digits, ten_to(scale))
-            };
-            if index < chars.len() && chars[index] == '%' {
-                value /= BigRational::from_integer(BigInt::from(100));
-                index += 1;
-            }
-            tokens.push(Token::Number(value));
-        } else if ch.is_alphabetic() || ch == '_' {
-            let start = index;
-            while index < chars.len() && (chars[index].is_alphanumeric() || chars[index] == '_') {
-                index += 1;
-            }
-            tokens.push(Token::Identifier(chars[start..index].iter().collect()));
-        } else if "+-*/^()".contains(ch) {
-            tokens.push(Token::Operator(ch));
-            index += 1;
-        } else {
-            return Err(format!(
-                "unexpected character {} at position {index}",
-                go_quote(&ch.to_string())
-            ));
+            _ => return Err(format!("unexpected character '{ch}'")),
         }
     }
+    tokens.push(Token::End);
     Ok(tokens)
 }
 
-/// The parse tree; sums and products are n-ary so long chains do not nest.
+/// The parse tree, shaped like the reference's: a chain `a + b - c` is the left-deep
+/// `add(add(a, b), -c)`, kept here as one list (so long chains do not nest) and folded pairwise
+/// when canonicalised; `-x` is `-1 · x` (or a negative number), `a / b` is `a · b⁻¹` (or the
+/// exact reciprocal of a non-zero number), `sqrt(x)` is `x^(1/2)`.
 #[derive(Debug, Clone)]
 enum Ast {
     Number(BigRational),
     Symbol(String),
-    Sum(Vec<(bool, Ast)>),     // (negated, term)
-    Product(Vec<(bool, Ast)>), // (divided, factor)
+    Sum(Vec<Ast>),
+    Product(Vec<Ast>),
     Power(Box<Ast>, Box<Ast>),
-    Negate(Box<Ast>),
-    Sqrt(Box<Ast>),
+}
+
+fn negate(ast: Ast) -> Ast {
+    match ast {
+        Ast::Number(value) => Ast::Number(-value),
+        other => Ast::Product(vec![Ast::Number(-BigRational::one()), other]),
+    }
+}
+
+fn invert(ast: Ast) -> Ast {
+    match ast {
+        Ast::Number(value) if !value.is_zero() => Ast::Number(value.recip()),
+        other => Ast::Power(Box::new(other), Box::new(Ast::Number(-BigRational::one()))),
+    }
+}
+
+/// Append `right` to a chain that `left` starts (a chain of the same kind is extended).
+fn chain(left: Ast, right: Ast, sum: bool) -> Ast {
+    match (left, sum) {
+        (Ast::Sum(mut items), true) => {
+            items.push(right);
+            Ast::Sum(items)
+        }
+        (Ast::Product(mut items), false) => {
+            items.push(right);
+            Ast::Product(items)
+        }
+        (left, true) => Ast::Sum(vec![left, right]),
+        (left, false) => Ast::Product(vec![left, right]),
+    }
 }
 
 struct Parser {
@@ -330,107 +414,120 @@ struct Parser {
 }
 
 impl Parser {
-    fn peek_operator(&self) -> Option<char> {
-        match self.tokens.get(self.position) {
-            Some(Token::Operator(op)) => Some(*op),
-            _ => None,
-        }
+    fn current(&self) -> &Token {
+        self.tokens.get(self.position).unwrap_or(&Token::End)
     }
 
-    fn descend(&mut self) -> Result<(), String> {
+    fn nested<T>(
+        &mut self,
+        parse: impl FnOnce(&mut Parser) -> Result<T, String>,
+    ) -> Result<T, String> {
         self.depth += 1;
         if self.depth > MAX_DEPTH {
             return Err("expression is nested too deeply".to_string());
         }
-        Ok(())
+        let parsed = parse(self);
+        self.depth -= 1;
+        parsed
     }
 
     fn expression(&mut self) -> Result<Ast, String> {
-        let mut terms = vec![(false, self.term()?)];
-        while let Some(op @ ('+' | '-')) = self.peek_operator() {
+        // A fresh chain per expression: `(a + b) + c` keeps `(a + b)` as one operand.
+        let mut left = self.term()?;
+        let mut chained = false;
+        while let Token::Operator(op @ ('+' | '-')) = *self.current() {
             self.position += 1;
-            terms.push((op == '-', self.term()?));
+            let mut right = self.term()?;
+            if op == '-' {
+                right = negate(right);
+            }
+            left = if chained {
+                chain(left, right, true)
+            } else {
+                Ast::Sum(vec![left, right])
+            };
+            chained = true;
         }
-        Ok(if terms.len() == 1 {
-            terms.remove(0).1
-        } else {
-            Ast::Sum(terms)
-        })
+        Ok(left)
     }
 
     fn term(&mut self) -> Result<Ast, String> {
-        let mut factors = vec![(false, self.power()?)];
-        while let Some(op @ ('*' | '/')) = self.peek_operator() {
+        let mut left = self.power()?;
+        let mut chained = false;
+        while let Token::Operator(op @ ('*' | '/')) = *self.current() {
             self.position += 1;
-            factors.push((op == '/', self.power()?));
+            let mut right = self.power()?;
+            if op == '/' {
+                right = invert(right);
+            }
+            left = if chained {
+                chain(left, right, false)
+            } else {
+                Ast::Product(vec![left, right])
+            };
+            chained = true;
         }
-        Ok(if factors.len() == 1 {
-            factors.remove(0).1
-        } else {
-            Ast::Product(factors)
-        })
+        Ok(left)
     }
 
     fn power(&mut self) -> Result<Ast, String> {
         let base = self.unary()?;
-        if self.peek_operator() == Some('^') {
+        if *self.current() == Token::Operator('^') {
             self.position += 1;
-            self.descend()?;
-            let exponent = self.power()?;
-            self.depth -= 1;
+            let exponent = self.nested(Parser::power)?;
             return Ok(Ast::Power(Box::new(base), Box::new(exponent)));
         }
         Ok(base)
     }
 
     fn unary(&mut self) -> Result<Ast, String> {
-        match self.peek_operator() {
-            Some(op @ ('+' | '-')) => {
+        match *self.current() {
+            Token::Operator('+') => {
                 self.position += 1;
-                self.descend()?;
-                let operand = self.unary()?;
-                self.depth -= 1;
-                Ok(if op == '-' {
-                    Ast::Negate(Box::new(operand))
-                } else {
-                    operand
-                })
+                self.nested(Parser::unary)
+            }
+            Token::Operator('-') => {
+                self.position += 1;
+                Ok(negate(self.nested(Parser::unary)?))
             }
             _ => self.primary(),
         }
     }
 
-    fn parenthesised(&mut self) -> Result<Ast, String> {
-        self.descend()?;
-        let inner = self.expression()?;
-        self.depth -= 1;
-        if self.peek_operator() != Some(')') {
-            return Err("missing closing parenthesis".to_string());
-        }
-        self.position += 1;
-        Ok(inner)
-    }
-
     fn primary(&mut self) -> Result<Ast, String> {
-        let token = self.tokens.get(self.position).cloned();
-        self.position += 1;
+        let token = self.current().clone();
         match token {
-            Some(Token::Number(value)) => Ok(Ast::Number(value)),
-            Some(Token::Identifier(name)) => {
-                if self.peek_operator() != Some('(') {
+            Token::Number(value) => {
+                self.position += 1;
+                Ok(Ast::Number(value))
+            }
+            Token::Identifier(name) => {
+                self.position += 1;
+                if *self.current() != Token::Open {
                     return Ok(Ast::Symbol(name));
                 }
+                self.position += 1;
+                let argument = self.nested(Parser::expression)?;
+                if *self.current() != Token::Close {
+                    return Err(format!("expected closing parenthesis after {name}"));
+                }
+                self.position += 1;
                 if name != "sqrt" {
                     return Err(format!("unsupported function {}", go_quote(&name)));
                 }
+                let half = BigRational::new(BigInt::from(1), BigInt::from(2));
+                Ok(Ast::Power(Box::new(argument), Box::new(Ast::Number(half))))
+            }
+            Token::Open => {
                 self.position += 1;
-                Ok(Ast::Sqrt(Box::new(self.parenthesised()?)))
+                let inner = self.nested(Parser::expression)?;
+                if *self.current() != Token::Close {
+                    return Err("expected closing parenthesis".to_string());
+                }
+                self.position += 1;
+                Ok(inner)
             }
-            Some(Token::Operator('(')) => self.parenthesised(),
-            Some(Token::Operator(op)) => {
-                Err(format!("unexpected operator {}", go_quote(&op.to_string())))
-            }
-            None => Err("unexpected end of expression".to_string()),
+            other => Err(format!("unexpected token {}", go_quote(&other.text()))),
         }
     }
 }
@@ -442,9 +539,9 @@ fn parse(text: &str) -> Result<Ast, String> {
         depth: 0,
     };
     let ast = parser.expression()?;
-    match parser.tokens.get(parser.position) {
-        None => Ok(ast),
-        Some(token) => Err(format!("unexpected token {token:?} after the expression")),
+    match parser.current() {
+        Token::End => Ok(ast),
+        other => Err(format!("unexpected token {}", go_quote(&other.text()))),
     }
 }
 
@@ -476,10 +573,6 @@ fn keys(items: &[Expr]) -> String {
     items.iter().map(Expr::key).collect::<Vec<_>>().join(",")
 }
 
-fn number(value: i64) -> Expr {
-    Expr::Number(BigRational::from_integer(BigInt::from(value)))
-}
-
 /// Sorted by key (keys computed once).
 fn sorted(items: Vec<Expr>) -> Vec<Expr> {
     let mut keyed: Vec<(String, Expr)> = items.into_iter().map(|item| (item.key(), item)).collect();
@@ -487,65 +580,56 @@ fn sorted(items: Vec<Expr>) -> Vec<Expr> {
     keyed.into_iter().map(|(_, item)| item).collect()
 }
 
-fn add(items: Vec<Expr>) -> Expr {
+/// One binary `add` node of canonical operands: an operand that is itself a sum is spliced in
+/// (its constant is *not* re-folded, as in the reference), numbers are folded, 0 dropped.
+fn add_pair(left: Expr, right: Expr) -> Expr {
     let mut constant = BigRational::zero();
-    let mut rest = Vec::new();
-    for item in items {
-        match item {
+    let mut terms = Vec::new();
+    for operand in [left, right] {
+        match operand {
+            Expr::Add(inner) => terms.extend(inner),
             Expr::Number(value) => constant += value,
-            Expr::Add(inner) => {
-                for part in inner {
-                    match part {
-                        Expr::Number(value) => constant += value,
-                        other => rest.push(other),
-                    }
-                }
-            }
-            other => rest.push(other),
+            other => terms.push(other),
         }
     }
-    if !constant.is_zero() || rest.is_empty() {
-        rest.push(Expr::Number(constant));
+    if !constant.is_zero() || terms.is_empty() {
+        terms.push(Expr::Number(constant));
     }
-    if rest.len() == 1 {
-        return rest.remove(0);
+    let mut terms = sorted(terms);
+    if terms.len() == 1 {
+        return terms.remove(0);
     }
-    Expr::Add(sorted(rest))
+    Expr::Add(terms)
 }
 
-fn multiply(items: Vec<Expr>) -> Expr {
+/// One binary `mul` node: products spliced in, numbers folded, a zero constant wins, 1 dropped.
+fn multiply_pair(left: Expr, right: Expr) -> Expr {
     let mut constant = BigRational::one();
-    let mut rest = Vec::new();
-    for item in items {
-        match item {
+    let mut factors = Vec::new();
+    for operand in [left, right] {
+        match operand {
+            Expr::Mul(inner) => factors.extend(inner),
             Expr::Number(value) => constant *= value,
-            Expr::Mul(inner) => {
-                for part in inner {
-                    match part {
-                        Expr::Number(value) => constant *= value,
-                        other => rest.push(other),
-                    }
-                }
-            }
-            other => rest.push(other),
+            other => factors.push(other),
         }
     }
     if constant.is_zero() {
         return Expr::Number(constant);
     }
-    if !constant.is_one() || rest.is_empty() {
-        rest.push(Expr::Number(constant));
+    if !constant.is_one() || factors.is_empty() {
+        factors.push(Expr::Number(constant));
     }
-    if rest.len() == 1 {
-        return rest.remove(0);
+    let mut factors = sorted(factors);
+    if factors.len() == 1 {
+        return factors.remove(0);
     }
-    Expr::Mul(sorted(rest))
+    Expr::Mul(factors)
 }
 
 fn power(base: Expr, exponent: Expr) -> Result<Expr, String> {
     if let Expr::Number(value) = &exponent {
         if value.is_zero() {
-            return Ok(number(1));
+            return Ok(Expr::Number(BigRational::one()));
         }
         if value.is_one() {
             return Ok(base);
@@ -566,197 +650,179 @@ fn power(base: Expr, exponent: Expr) -> Result<Expr, String> {
     Ok(Expr::Pow(Box::new(base), Box::new(exponent)))
 }
 
-fn reciprocal(value: Expr) -> Result<Expr, String> {
-    match value {
-        Expr::Number(value) if value.is_zero() => Err("division by zero".to_string()),
-        Expr::Number(value) => Ok(Expr::Number(value.recip())),
-        other => power(other, number(-1)),
-    }
-}
-
+/// The canonical form; a literal division by zero (`0^-1`) has none.
 fn canonical(ast: &Ast) -> Result<Expr, String> {
     Ok(match ast {
         Ast::Number(value) => Expr::Number(value.clone()),
         Ast::Symbol(name) => Expr::Symbol(name.clone()),
-        Ast::Negate(operand) => multiply(vec![number(-1), canonical(operand)?]),
-        Ast::Sum(terms) => {
-            let mut items = Vec::with_capacity(terms.len());
-            for (negated, term) in terms {
-                let term = canonical(term)?;
-                items.push(if *negated {
-                    multiply(vec![number(-1), term])
-                } else {
-                    term
-                });
+        Ast::Sum(items) | Ast::Product(items) => {
+            let pair = if matches!(ast, Ast::Sum(_)) {
+                add_pair
+            } else {
+                multiply_pair
+            };
+            let mut operands = items.iter();
+            let first = operands.next().map(canonical).transpose()?;
+            let mut folded = first.ok_or("empty chain")?;
+            for operand in operands {
+                folded = pair(folded, canonical(operand)?);
             }
-            add(items)
-        }
-        Ast::Product(factors) => {
-            let mut items = Vec::with_capacity(factors.len());
-            for (divided, factor) in factors {
-                let factor = canonical(factor)?;
-                items.push(if *divided {
-                    reciprocal(factor)?
-                } else {
-                    factor
-                });
-            }
-            multiply(items)
+            folded
         }
         Ast::Power(base, exponent) => power(canonical(base)?, canonical(exponent)?)?,
-        Ast::Sqrt(operand) => power(
-            canonical(operand)?,
-            Expr::Number(BigRational::new(BigInt::from(1), BigInt::from(2))),
-        )?,
     })
 }
 
 fn evaluate(ast: &Ast) -> Result<f64, String> {
     Ok(match ast {
         Ast::Number(value) => value.to_f64().unwrap_or(f64::NAN),
-        Ast::Symbol(name) => return Err(format!("symbol {} has no numeric value", go_quote(name))),
-        Ast::Negate(operand) => -evaluate(operand)?,
-        Ast::Sum(terms) => {
+        Ast::Symbol(name) => return Err(format!("symbol {} is not numeric", go_quote(name))),
+        Ast::Sum(items) => {
             let mut total = 0.0;
-            for (negated, term) in terms {
-                let value = evaluate(term)?;
-                total += if *negated { -value } else { value };
+            for item in items {
+                total += evaluate(item)?;
             }
             total
         }
-        Ast::Product(factors) => {
+        Ast::Product(items) => {
             let mut total = 1.0;
-            for (divided, factor) in factors {
-                let value = evaluate(factor)?;
-                total = if *divided {
-                    total / value
-                } else {
-                    total * value
-                };
+            for item in items {
+                total *= evaluate(item)?;
             }
             total
         }
         Ast::Power(base, exponent) => evaluate(base)?.powf(evaluate(exponent)?),
-        Ast::Sqrt(operand) => evaluate(operand)?.sqrt(),
     })
 }
 
 // ---- decision -------------------------------------------------------------------------------
 
-/// One side after normalisation and parsing.
-struct Side {
-    normalized: Option<String>,
-    parsed: Result<Ast, String>,
-    canonical: Option<Result<Expr, String>>,
-}
-
-fn side(label: &str, text: &str, config: &MathConfig) -> Side {
-    match normalize_expression(text, config) {
-        Err(err) => Side {
-            normalized: None,
-            parsed: Err(format!("normalize {label} math expression: {err}")),
-            canonical: None,
-        },
-        Ok(normalized) => {
-            let parsed = parse(&normalized).map_err(|err| format!("{label}: {err}"));
-            Side {
-                normalized: Some(normalized),
-                parsed,
-                canonical: None,
-            }
-        }
-    }
-}
-
 pub(super) fn math_equivalence(config: &MathConfig, actual: &str, expected: &str) -> Comparison {
-    let numeric_mode = config.comparison_mode.as_deref() == Some("numeric");
+    let comparison_mode = config.comparison_mode.as_deref().unwrap_or("symbolic");
+    if comparison_mode != "symbolic" && comparison_mode != "numeric" {
+        return Comparison::error(
+            "parse math_equivalence config: comparison_mode must be \"symbolic\" or \"numeric\""
+                .to_string(),
+        );
+    }
+    let numeric_mode = comparison_mode == "numeric";
     let fallback = numeric_mode || config.numeric_fallback.unwrap_or(true);
     let tolerance = config.tolerance.unwrap_or(1e-6);
-    let mut actual_side = side("actual", actual, config);
-    let mut expected_side = side("expected", expected, config);
-    let parse_failed = actual_side.parsed.is_err() || expected_side.parsed.is_err();
-    let mut mode_used = "symbolic";
+    let normalized_actual = match normalize_expression(actual, config) {
+        Ok(text) => text,
+        Err(err) => {
+            return Comparison::error(format!("normalize actual math expression: {err}"))
+                .with_evidence(evidence([("actual_raw", json!(actual))]))
+        }
+    };
+    let normalized_expected = match normalize_expression(expected, config) {
+        Ok(text) => text,
+        Err(err) => {
+            return Comparison::error(format!("normalize expected math expression: {err}"))
+                .with_evidence(evidence([("expected_raw", json!(expected))]))
+        }
+    };
+    let mut recorded = evidence([
+        ("actual_raw", json!(actual)),
+        ("expected_raw", json!(expected)),
+        ("normalized_actual", json!(normalized_actual)),
+        ("normalized_expected", json!(normalized_expected)),
+        ("comparison_mode", json!(comparison_mode)),
+        (
+            "extract_answer",
+            json!(config.extract_answer.unwrap_or(false)),
+        ),
+        ("answer_delimiter", json!(config.answer_delimiter)),
+        ("numeric_fallback", json!(fallback)),
+        ("tolerance", json!(tolerance)),
+    ]);
+    let mut record = |key: &str, value: serde_json::Value| {
+        recorded.insert(key.to_string(), value);
+    };
+    let actual_ast = parse(&normalized_actual);
+    let expected_ast = parse(&normalized_expected);
     let mut verdict: Option<Comparison> = None;
-    if !numeric_mode {
-        if let (Ok(actual_ast), Ok(expected_ast)) = (&actual_side.parsed, &expected_side.parsed) {
-            actual_side.canonical = Some(canonical(actual_ast));
-            expected_side.canonical = Some(canonical(expected_ast));
-            if let (Some(Ok(a)), Some(Ok(e))) = (&actual_side.canonical, &expected_side.canonical) {
-                if a.key() == e.key() {
-                    verdict = Some(Comparison::binary(true, ""));
-                }
+    if let (false, Ok(actual_ast), Ok(expected_ast)) = (numeric_mode, &actual_ast, &expected_ast) {
+        // A literal division by zero has no canonical form: it is never symbolically equal.
+        if let (Ok(a), Ok(e)) = (canonical(actual_ast), canonical(expected_ast)) {
+            let (actual_key, expected_key) = (a.key(), e.key());
+            let equal = actual_key == expected_key;
+            record("canonical_actual", json!(actual_key));
+            record("canonical_expected", json!(expected_key));
+            if equal {
+                record("mode_used", json!("symbolic"));
+                verdict = Some(Comparison::binary(true, ""));
             }
         }
     }
-    let mut difference = None;
+    let parse_errors: Vec<String> = [&actual_ast, &expected_ast]
+        .into_iter()
+        .filter_map(|parsed| parsed.as_ref().err().cloned())
+        .collect();
+    if let Err(err) = &actual_ast {
+        record("actual_parse_error", json!(err));
+    }
+    if let Err(err) = &expected_ast {
+        record("expected_parse_error", json!(err));
+    }
     if verdict.is_none() && fallback {
-        let evaluated = |side: &Side| {
-            side.parsed
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(evaluate)
-        };
-        match (evaluated(&actual_side), evaluated(&expected_side)) {
+        let evaluated =
+            |parsed: &Result<Ast, String>| parsed.clone().and_then(|ast| evaluate(&ast));
+        match (evaluated(&actual_ast), evaluated(&expected_ast)) {
             (Ok(a), Ok(e)) => {
-                mode_used = if numeric_mode {
+                let difference = (a - e).abs();
+                record("numeric_actual", json!(a));
+                record("numeric_expected", json!(e));
+                record("absolute_difference", json!(difference));
+                let mode = if numeric_mode {
                     "numeric"
                 } else {
                     "numeric_fallback"
                 };
-                let diff = (a - e).abs();
-                difference = Some(diff);
+                record("mode_used", json!(mode));
                 verdict = Some(Comparison::binary(
-                    diff <= tolerance,
+                    difference <= tolerance,
                     &format!(
                         "numeric values differ by {} which exceeds tolerance {}",
-                        go_g(diff, Some(10)),
+                        go_g(difference, Some(10)),
                         go_g(tolerance, Some(10))
                     ),
                 ));
             }
-            (a, e) if numeric_mode || parse_failed => {
-                let errors: Vec<String> = [a.err(), e.err()].into_iter().flatten().collect();
-                return Comparison::error(format!(
-                    "evaluate math_equivalence expressions: {}",
-                    errors.join("; ")
-                ));
+            (a, e) => {
+                if let Err(err) = &a {
+                    record("actual_numeric_error", json!(err));
+                }
+                if let Err(err) = &e {
+                    record("expected_numeric_error", json!(err));
+                }
+                if numeric_mode || !parse_errors.is_empty() {
+                    let all: Vec<String> = parse_errors
+                        .iter()
+                        .cloned()
+                        .chain([a.err(), e.err()].into_iter().flatten())
+                        .collect();
+                    return Comparison::error(format!(
+                        "evaluate math_equivalence expressions: {}",
+                        all.join("; ")
+                    ))
+                    .with_evidence(recorded);
+                }
             }
-            _ => {}
         }
     }
     let verdict = match verdict {
         Some(verdict) => verdict,
-        None if parse_failed => {
-            let errors: Vec<String> = [&actual_side.parsed, &expected_side.parsed]
-                .into_iter()
-                .filter_map(|parsed| parsed.as_ref().err().cloned())
-                .collect();
+        None if !parse_errors.is_empty() => {
             return Comparison::error(format!(
                 "parse math_equivalence expressions: {}",
-                errors.join("; ")
-            ));
+                parse_errors.join("; ")
+            ))
+            .with_evidence(recorded)
         }
         None => Comparison::binary(false, "symbolic forms are not equivalent"),
     };
-    let canonical_key = |side: &Side| {
-        side.canonical
-            .as_ref()
-            .and_then(|canonical| canonical.as_ref().ok())
-            .map(Expr::key)
-    };
-    verdict.with_evidence(evidence([
-        ("mode_used", json!(mode_used)),
-        (
-            "comparison_mode",
-            json!(if numeric_mode { "numeric" } else { "symbolic" }),
-        ),
-        ("normalized_actual", json!(actual_side.normalized)),
-        ("normalized_expected", json!(expected_side.normalized)),
-        ("canonical_actual", json!(canonical_key(&actual_side))),
-        ("canonical_expected", json!(canonical_key(&expected_side))),
-        ("numeric_difference", json!(difference)),
-        ("tolerance", json!(tolerance)),
-    ]))
+    verdict.with_evidence(recorded)
 }
 
 #[cfg(test)]
@@ -788,6 +854,23 @@ mod tests {
         assert!(outcome
             .reason
             .starts_with("evaluate math_equivalence expressions: "));
+    }
+
+    #[test]
+    fn canonical_forms_follow_the_reference_tree_shape() {
+        // A spliced sum keeps its own constant apart, as the reference's canonicaliser does.
+        assert_eq!(verdict("x + 1 + 2", "x + 3").verdict, Verdict::Fail);
+        assert_eq!(verdict("x + (1 + 2)", "x + 3").verdict, Verdict::Pass);
+        assert_eq!(verdict("2 * x / 4", "x * 0.5").verdict, Verdict::Fail);
+        assert_eq!(verdict("x * (2 / 4)", "x * 0.5").verdict, Verdict::Pass);
+        // `,` is removed before `\,` is looked for, so a thin space leaves a backslash behind.
+        let outcome = verdict("1\\,000", "1000");
+        assert_eq!(outcome.verdict, Verdict::Error);
+        assert!(
+            outcome.reason.contains("unexpected character '\\'"),
+            "{}",
+            outcome.reason
+        );
     }
 
     #[test]

@@ -444,10 +444,9 @@ impl Validator {
     /// (`None` when there is none).
     pub fn code_execution(&self, key: &str, event_payload: Option<&Value>) -> ValidatorOutcome {
         match &self.prepared {
-            Prepared::CodeExecution(Ok(config)) => {
+            Prepared::CodeExecution(config) => {
                 code_execution::code_execution(config, key, event_payload)
             }
-            Prepared::CodeExecution(Err(err)) => Comparison::error(err.clone()).into(),
             _ => self.unsupported().into(),
         }
     }
@@ -571,6 +570,12 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn validators_can_be_shared_across_threads() {
+        fn shared<T: Send + Sync>() {}
+        shared::<Validator>();
+    }
 
     #[test]
     fn every_type_is_registered() {

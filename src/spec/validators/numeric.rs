@@ -40,7 +40,8 @@ pub(super) struct NumericSettings {
 
 impl NumericConfig {
     fn settings(&self) -> Result<NumericSettings, String> {
-        let legacy = self.tolerance_mode.is_some() || self.tolerance.is_some();
+        let mode = self.tolerance_mode.as_deref().map(str::trim).unwrap_or("");
+        let legacy = !mode.is_empty() || self.tolerance.is_some();
         let current = self.absolute_tolerance.is_some() || self.relative_tolerance.is_some();
         let (mut absolute, mut relative) = (self.absolute_tolerance, self.relative_tolerance);
         if legacy {
@@ -50,7 +51,7 @@ impl NumericConfig {
                     .to_string());
             }
             let tolerance = self.tolerance.unwrap_or(0.001);
-            match self.tolerance_mode.as_deref().unwrap_or("relative") {
+            match if mode.is_empty() { "relative" } else { mode } {
                 "absolute" => absolute = Some(tolerance),
                 "relative" => relative = Some(tolerance),
                 _ => {
@@ -197,8 +198,7 @@ pub(super) fn numeric_match(
         ("expected_numeric", json!(expected_value)),
         ("absolute_difference", json!(absolute)),
         ("relative_difference", json!(relative)),
-        ("absolute_tolerance", json!(settings.absolute_tolerance)),
-        ("relative_tolerance", json!(settings.relative_tolerance)),
+        ("extract_number", json!(settings.extract_number)),
     ]))
 }
 

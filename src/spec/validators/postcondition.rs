@@ -3,11 +3,12 @@
 
 use regex::Regex;
 use serde::Deserialize;
-use serde_json::Value;
+use serde_json::{json, Value};
 
-use super::config::{decode, Problems, RawConfig};
+use super::config::{decode, run_time_text, Problems, RawConfig};
 use super::json::{evaluate_path, parse_document, path_equals};
 use super::text::compile_regex;
+use super::text::evidence;
 use super::{Comparison, ConfigProblem, ResultState, TargetValue, ValidatorOutcome, Verdict};
 
 const CONDITIONS: &str =
@@ -31,6 +32,20 @@ pub(super) enum Condition {
     RegexMatch(Regex),
     JsonPathMatch { path: String, value: Value },
     Equals(Value),
+}
+
+impl Condition {
+    fn name(&self) -> &'static str {
+        match self {
+            Condition::Exists => "exists",
+            Condition::NotExists => "not_exists",
+            Condition::Contains(_) => "contains",
+            Condition::NotContains(_) => "not_contains",
+            Condition::RegexMatch(_) => "regex_match",
+            Condition::JsonPathMatch { .. } => "json_path_match",
+            Condition::Equals(_) => "equals",
+        }
+    }
 }
 
 /// Check a decoded config, returning the condition or every problem found.
@@ -134,18 +149,12 @@ pub(super) fn prepare(config: RawConfig<'_>) -> Result<Condition, String> {
         return Err("postcondition config is required".to_string());
     }
     let decoded: PostconditionConfig =
-        decode(config).map_err(|err| format!("invalid postcondition config: {err}"))?;
+        decode(config).map_err(|err| format!("parse postcondition config: {err}"))?;
     condition(&decoded).map_err(|problems| {
-        let details: Vec<String> = problems
-            .0
-            .iter()
-            .map(|problem| {
-                format!("{} {}", problem.at.trim_start_matches('.'), problem.message)
-                    .trim()
-                    .to_string()
-            })
-            .collect();
-        format!("invalid postcondition config: {}", details.join("; "))
+        format!(
+            "invalid postcondition config: {}",
+            run_time_text(&problems.0)
+        )
     })
 }
 
@@ -193,36 +202,45 @@ pub(super) fn postcondition(condition: &Condition, target: TargetValue<'_>) -> V
             content.contains(text.as_str()),
             "target contains expected text",
             "target does not contain expected text",
-        ),
+        )
+        .with_evidence(evidence([("expected", json!(text))])),
         Condition::NotContains(text) => decided(
             !content.contains(text.as_str()),
             "target does not contain forbidden text",
             "target contains forbidden text",
-        ),
+        )
+        .with_evidence(evidence([("forbidden", json!(text))])),
         Condition::RegexMatch(regex) => decided(
             regex.is_match(content),
-            "target matches regex pattern",
-            "target does not match regex pattern",
-        ),
+            "target matches regex",
+            "target does not match regex",
+        )
+        .with_evidence(evidence([("pattern", json!(regex.as_str()))])),
         Condition::Equals(Value::String(text)) => decided(
             content == text,
-            "target equals expected value",
-            "target does not equal expected value",
-        ),
+            "target equals expected string",
+            "target does not equal expected string",
+        )
+        .with_evidence(evidence([("expected", json!(text))])),
         Condition::Equals(value) => match parse_document(content) {
             Ok(document) => decided(
                 path_equals(&document, value),
-                "target equals expected value",
-                "target does not equal expected value",
-            ),
-            Err(err) => Comparison::error(format!("parse actual JSON document: {err}")),
+                "target JSON equals expected value",
+                "target JSON does not equal expected value",
+            )
+            .with_evidence(evidence([("expected", value.clone())])),
+            Err(err) => Comparison::error(format!("parse postcondition target as JSON: {err}")),
         },
         Condition::JsonPathMatch { path, value } => match parse_document(content) {
             Ok(document) => evaluate_path(&document, path, "equals", value),
             Err(err) => Comparison::error(format!("parse actual JSON document: {err}")),
         },
     };
-    comparison.into()
+    let mut outcome = ValidatorOutcome::from(comparison);
+    outcome
+        .evidence
+        .insert("condition".to_string(), json!(condition.name()));
+    outcome
 }
 
 #[cfg(test)]
@@ -244,11 +262,9 @@ mod tests {
         ));
         assert!(problems[0].message.starts_with("must be a valid regex: "));
         assert_eq!(check(RawConfig::Absent)[0].message, "is required");
-        assert!(
-            prepare(RawConfig::Json(&json!({"condition": "sometimes"}))).is_err_and(
-                |err| err.starts_with("invalid postcondition config: condition must be one of")
-            )
-        );
+        assert!(prepare(RawConfig::Json(&json!({"condition": "sometimes"})))
+            .is_err_and(|err| err
+                .starts_with("invalid postcondition config: config.condition must be one of")));
     }
 
     #[test]

@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::config::{decode, Problems, RawConfig};
+use super::config::{decode, run_time_text, Problems, RawConfig};
 use super::gofmt::go_list;
 use super::json::equal_as_f64;
 use super::text::evidence;
@@ -24,11 +24,33 @@ pub(super) struct ToolCallConfig {
 }
 
 impl ToolCallConfig {
-    fn tool_name(&self) -> Option<&str> {
-        self.tool_name
-            .as_deref()
-            .map(str::trim)
-            .filter(|name| !name.is_empty())
+    /// Trim names and modes; `ordered_tools` without a mode means `subsequence`.
+    fn normalized(mut self) -> ToolCallConfig {
+        self.tool_name = self
+            .tool_name
+            .map(|name| name.trim().to_string())
+            .filter(|name| !name.is_empty());
+        self.order_mode = self
+            .order_mode
+            .map(|mode| mode.trim().to_string())
+            .filter(|mode| !mode.is_empty());
+        if let Some(tools) = &mut self.ordered_tools {
+            for tool in tools.iter_mut() {
+                *tool = tool.trim().to_string();
+            }
+            if !tools.is_empty() && self.order_mode.is_none() {
+                self.order_mode = Some("subsequence".to_string());
+            }
+        }
+        self
+    }
+
+    fn has_count_assertion(&self) -> bool {
+        self.count.is_some() || self.min_count.is_some() || self.max_count.is_some()
+    }
+
+    fn ordered_tools(&self) -> &[String] {
+        self.ordered_tools.as_deref().unwrap_or_default()
     }
 
     /// The rule checks shared by load time and run time.
@@ -44,59 +66,55 @@ impl ToolCallConfig {
             }
         }
         if self.count.is_some() && (self.min_count.is_some() || self.max_count.is_some()) {
-            problems.add("", "count cannot be combined with min_count or max_count");
+            problems.add(".count", "cannot be combined with min_count or max_count");
         }
         if let (Some(min), Some(max)) = (self.min_count, self.max_count) {
             if min > max {
-                problems.add("", "min_count must be less than or equal to max_count");
+                problems.add(".min_count", "must be less than or equal to max_count");
             }
         }
-        match self.must_call {
-            Some(true) if self.count == Some(0) => {
-                problems.add("", "must_call cannot be true when count is 0")
+        if let (Some(must_call), true) = (self.must_call, self.has_count_assertion()) {
+            if must_call && self.count == Some(0) {
+                problems.add(".must_call", "cannot be true when count is 0");
             }
-            Some(true) if self.max_count == Some(0) => {
-                problems.add("", "must_call cannot be true when max_count is 0")
+            if must_call && self.max_count == Some(0) {
+                problems.add(".must_call", "cannot be true when max_count is 0");
             }
-            Some(false) if self.count.is_some_and(|count| count > 0) => {
-                problems.add("", "must_call cannot be false when count is greater than 0")
+            if !must_call && self.count.is_some_and(|count| count > 0) {
+                problems.add(".must_call", "cannot be false when count is greater than 0");
             }
-            Some(false) if self.min_count.is_some_and(|min| min > 0) => problems.add(
-                "",
-                "must_call cannot be false when min_count is greater than 0",
-            ),
-            _ => {}
+            if !must_call && self.min_count.is_some_and(|min| min > 0) {
+                problems.add(
+                    ".must_call",
+                    "cannot be false when min_count is greater than 0",
+                );
+            }
         }
         if self
             .arguments_contain
             .as_ref()
             .is_some_and(|fragment| !fragment.is_object())
         {
-            problems.add("", "arguments_contain must be a JSON object");
+            problems.add(".arguments_contain", "must be a JSON object");
         }
-        for (index, tool) in self.ordered_tools.iter().flatten().enumerate() {
-            if tool.trim().is_empty() {
+        for (index, tool) in self.ordered_tools().iter().enumerate() {
+            if tool.is_empty() {
                 problems.add(&format!(".ordered_tools[{index}]"), "must not be empty");
             }
         }
         if let Some(mode) = &self.order_mode {
             if mode != "subsequence" && mode != "exact" {
-                problems.add("", "order_mode must be \"subsequence\" or \"exact\"");
+                problems.add(".order_mode", "must be \"subsequence\" or \"exact\"");
             }
-            if self.ordered_tools.as_ref().is_none_or(Vec::is_empty) {
-                problems.add("", "order_mode requires ordered_tools");
+            if self.ordered_tools().is_empty() {
+                problems.add(".ordered_tools", "is required when order_mode is set");
             }
         }
-        let declares_something = self.tool_name().is_some()
+        let declares_something = self.tool_name.is_some()
             || self.must_call.is_some()
-            || self.count.is_some()
-            || self.min_count.is_some()
-            || self.max_count.is_some()
+            || self.has_count_assertion()
             || self.arguments_contain.is_some()
-            || self
-                .ordered_tools
-                .as_ref()
-                .is_some_and(|tools| !tools.is_empty());
+            || !self.ordered_tools().is_empty();
         if !declares_something {
             problems.add("", "must declare at least one tool call assertion");
         }
@@ -111,7 +129,7 @@ pub(super) fn check(config: RawConfig<'_>) -> Vec<ConfigProblem> {
         return problems.0;
     }
     match decode::<ToolCallConfig>(config) {
-        Ok(config) => config.problems().0,
+        Ok(config) => config.normalized().problems().0,
         Err(err) => Problems::undecodable(err),
     }
 }
@@ -119,20 +137,22 @@ pub(super) fn check(config: RawConfig<'_>) -> Vec<ConfigProblem> {
 /// Decode and check the config; errors are run-time reasons.
 pub(super) fn prepare(config: RawConfig<'_>) -> Result<ToolCallConfig, String> {
     if config.is_absent() {
-        return Err("tool_call_assertion config is required".to_string());
+        return Err(
+            "parse tool_call_assertion config: tool_call_assertion config is required".to_string(),
+        );
     }
-    let decoded: ToolCallConfig =
-        decode(config).map_err(|err| format!("parse tool_call_assertion config: {err}"))?;
+    let decoded = decode::<ToolCallConfig>(config)
+        .map_err(|err| format!("parse tool_call_assertion config: {err}"))?
+        .normalized();
     let problems = decoded.problems().0;
-    if let Some(first) = problems.first() {
-        let field = first.at.trim_start_matches('.');
-        let separator = if field.is_empty() { "" } else { " " };
-        return Err(format!(
-            "invalid tool_call_assertion config: {field}{separator}{}",
-            first.message
-        ));
+    if problems.is_empty() {
+        Ok(decoded)
+    } else {
+        Err(format!(
+            "invalid tool_call_assertion config: {}",
+            run_time_text(&problems)
+        ))
     }
-    Ok(decoded)
 }
 
 /// Whether `actual` contains the `expected` fragment: objects by subset, arrays as multisets
@@ -165,7 +185,7 @@ pub(super) fn tool_call_assertion(config: &ToolCallConfig, trace: &[ToolCall]) -
         .filter(|(_, call)| !call.failed)
         .collect();
     let failed_count = trace.len() - successful.len();
-    let tool_name = config.tool_name();
+    let tool_name = config.tool_name.as_deref();
     let matched: Vec<usize> = successful
         .iter()
         .filter(|(_, call)| tool_name.is_none_or(|name| call.name == name))
@@ -217,7 +237,7 @@ pub(super) fn tool_call_assertion(config: &ToolCallConfig, trace: &[ToolCall]) -
             ));
         }
     }
-    let ordered: Vec<String> = config.ordered_tools.clone().unwrap_or_default();
+    let ordered = config.ordered_tools();
     let order_mode = config.order_mode.as_deref().unwrap_or("subsequence");
     if !ordered.is_empty() {
         if order_mode == "exact" {
@@ -225,7 +245,7 @@ pub(super) fn tool_call_assertion(config: &ToolCallConfig, trace: &[ToolCall]) -
                 failures.push(format!(
                     "observed tool order {} does not exactly match expected order {}",
                     go_list(&observed_names),
-                    go_list(&ordered)
+                    go_list(ordered)
                 ));
             }
         } else {
@@ -239,27 +259,33 @@ pub(super) fn tool_call_assertion(config: &ToolCallConfig, trace: &[ToolCall]) -
                 failures.push(format!(
                     "observed tool order {} does not contain expected subsequence {}",
                     go_list(&observed_names),
-                    go_list(&ordered)
+                    go_list(ordered)
                 ));
             }
         }
     }
     let passed = failures.is_empty();
     let comparison = Comparison::binary(passed, &failures.join("; ")).with_evidence(evidence([
+        ("tool_name", json!(tool_name)),
         ("observed_count", json!(successful.len())),
         ("failed_count", json!(failed_count)),
         ("matched_count", json!(matched.len())),
         ("matched_indices", json!(matched)),
         ("observed_tool_names", json!(observed_names)),
-        ("expected_tool_name", json!(tool_name)),
-        ("expected_must_call", json!(config.must_call)),
         ("expected_count", json!(config.count)),
         ("expected_min_count", json!(config.min_count)),
         ("expected_max_count", json!(config.max_count)),
-        ("expected_ordered_tools", json!(config.ordered_tools)),
         (
-            "expected_order_mode",
-            json!(config.ordered_tools.as_ref().map(|_| order_mode)),
+            "expected_order",
+            json!(config
+                .ordered_tools
+                .as_ref()
+                .filter(|tools| !tools.is_empty())),
+        ),
+        ("expected_order_mode", json!(config.order_mode)),
+        (
+            "arguments_contain_set",
+            json!(config.arguments_contain.is_some()),
         ),
     ]));
     ValidatorOutcome {
@@ -291,14 +317,17 @@ mod tests {
     fn config_rules_are_reported_at_load_and_run_time() {
         let config = json!({"count": 1, "min_count": 0});
         let problems = check(RawConfig::Json(&config));
-        assert!(problems.iter().any(
-            |problem| problem.message == "count cannot be combined with min_count or max_count"
-        ));
-        assert!(prepare(RawConfig::Json(&config))
-            .is_err_and(|err| err.starts_with("invalid tool_call_assertion config: count cannot")));
+        assert!(problems.iter().any(|problem| problem.at == ".count"
+            && problem.message == "cannot be combined with min_count or max_count"));
+        assert!(prepare(RawConfig::Json(&config)).is_err_and(|err| err
+            == "invalid tool_call_assertion config: config.count cannot be combined with \
+                min_count or max_count"));
         let empty = json!({});
         assert!(check(RawConfig::Json(&empty))
             .iter()
-            .any(|problem| problem.message == "must declare at least one tool call assertion"));
+            .any(|problem| problem.at.is_empty()
+                && problem.message == "must declare at least one tool call assertion"));
+        let mode = json!({"ordered_tools": [" search "], "order_mode": " "});
+        assert!(check(RawConfig::Json(&mode)).is_empty());
     }
 }
