@@ -12,14 +12,27 @@
 //! - a local keep-alive HTTP evaluator at `-j 32`: floor = 32 threads looping on raw keep-alive
 //!   connections to the same server;
 //! - preflight of a 10,000-record dataset plus valset (target: under 50 ms).
+//!
+//! The binary and the HTTP server are the tests' own (`tests/common/binary.rs`,
+//! `tests/common/server.rs`).
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+#[allow(dead_code)] // the bench uses a part of the tests' support
+#[path = "../tests/common/binary.rs"]
+mod binary;
+#[allow(dead_code)]
+#[path = "../tests/common/server.rs"]
+mod server;
+
+use std::io::{BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use binary::evalctl_process;
+use server::{read_message, Reply, Server};
 
 const CALLS: usize = 2_000;
 const PAYLOAD: &str =
@@ -142,14 +155,13 @@ fn main() {
         0.85,
     );
 
-    let server = HttpServer::start();
-    let floor = http_floor(server.port, 32);
-    let url = format!("http://127.0.0.1:{}/score", server.port);
-    let measured = evalctl_run(&dataset, &["--evaluator-url", &url], 32);
+    let server = Server::fixed(Reply::json(r#"{"score": 1}"#));
+    let floor = http_floor(server.port(), 32);
+    let measured = evalctl_run(&dataset, &["--evaluator-url", &server.url("/score")], 32);
     report("local HTTP evaluator, -j 32", measured, floor, 0.0);
     println!(
         "  (HTTP: {} connections opened for all runs)",
-        server.connections.load(Ordering::Relaxed)
+        server.connection_count()
     );
 
     let big_train = write_dataset(dir, "big_train.jsonl", 10_000);
@@ -157,7 +169,7 @@ fn main() {
     let mut times: Vec<f64> = (0..7)
         .map(|_| {
             let started = Instant::now();
-            let status = evalctl()
+            let status = evalctl_process()
                 .args([
                     "preflight",
                     "--candidate",
@@ -190,10 +202,6 @@ fn main() {
     );
 }
 
-fn evalctl() -> Command {
-    Command::new(env!("CARGO_BIN_EXE_evalctl"))
-}
-
 fn path_str(path: &Path) -> &str {
     path.to_str().expect("temp paths are UTF-8")
 }
@@ -201,7 +209,7 @@ fn path_str(path: &Path) -> &str {
 /// Run evalctl over `dataset` with one candidate and return calls per second.
 fn evalctl_run(dataset: &Path, evaluator: &[&str], jobs: usize) -> f64 {
     let started = Instant::now();
-    let output = evalctl()
+    let output = evalctl_process()
         .args([
             "run",
             "--candidate",
@@ -311,69 +319,6 @@ fn http_floor(port: u16, threads: usize) -> f64 {
         .into_iter()
         .for_each(|worker| worker.join().expect("worker"));
     CALLS as f64 / started.elapsed().as_secs_f64()
-}
-
-/// Read one HTTP/1.1 message (head + Content-Length body); `None` at end of stream.
-fn read_message(reader: &mut impl BufRead) -> Option<Vec<u8>> {
-    let mut length = 0usize;
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let trimmed = line.trim_end();
-        if trimmed.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = trimmed.split_once(':') {
-            if name.eq_ignore_ascii_case("content-length") {
-                length = value.trim().parse().ok()?;
-            }
-        }
-    }
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body).ok()?;
-    Some(body)
-}
-
-/// A keep-alive HTTP/1.1 evaluator on 127.0.0.1:0 answering `{"score": 1}`, a thread per connection.
-struct HttpServer {
-    port: u16,
-    connections: Arc<AtomicUsize>,
-}
-
-impl HttpServer {
-    fn start() -> HttpServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let connections = Arc::new(AtomicUsize::new(0));
-        let counter = Arc::clone(&connections);
-        std::thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                counter.fetch_add(1, Ordering::Relaxed);
-                std::thread::spawn(move || serve(stream));
-            }
-        });
-        HttpServer { port, connections }
-    }
-}
-
-fn serve(stream: TcpStream) {
-    let _ = stream.set_nodelay(true);
-    let _ = stream.set_read_timeout(Some(Duration::from_secs(30)));
-    let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-    let mut writer = stream;
-    let body = r#"{"score": 1}"#;
-    let response = format!(
-        "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\r\n{body}",
-        body.len()
-    );
-    while read_message(&mut reader).is_some() {
-        if writer.write_all(response.as_bytes()).is_err() {
-            return;
-        }
-    }
 }
 
 fn write_script(dir: &Path, name: &str, text: &str) -> PathBuf {

@@ -1,11 +1,12 @@
 //! `evalctl run --checks FILE.json`: built-in checks as the evaluator of a run.
 
+mod common;
 mod fep_support;
 
 use std::fs;
 use std::path::Path;
 
-use fep_support::evalctl;
+use common::evalctl;
 use predicates::prelude::*;
 use serde_json::{json, Value};
 

@@ -123,10 +123,9 @@ fn on_a_terminal_the_summary_is_text_with_a_progress_display() {
         "{} run -j 1 --dataset d.jsonl --evaluator-command 'sh eval.sh' --candidate c",
         common::bin()
     );
-    let out = std::process::Command::new("script")
+    let out = common::clean_environment(&mut std::process::Command::new("script"))
         .args(["-qec", &command, "/dev/null"])
         .current_dir(sb.path())
-        .env("NO_COLOR", "1")
         .output()
         .expect("script (util-linux) runs");
     assert_eq!(code(&out), 0, "{}", stdout_text(&out));
@@ -293,7 +292,7 @@ fn a_full_or_closed_stderr_never_turns_into_a_panic() {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let status = std::process::Command::new(common::bin())
+    let status = common::evalctl_process()
         .current_dir(sb.path())
         .args([
             "run",
@@ -319,7 +318,7 @@ fn a_full_or_closed_stderr_never_turns_into_a_panic() {
         .write(true)
         .open("/dev/full")
         .unwrap();
-    let status = std::process::Command::new(common::bin())
+    let status = common::evalctl_process()
         .args([
             "run",
             "--evaluator-command",

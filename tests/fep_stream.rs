@@ -1,6 +1,7 @@
 //! `evalctl fep evaluate --test-cases --outputs --checks` read from pipes, its line messages, and
 //! the exit code when stdout's reader goes away (both modes).
 
+mod common;
 mod fep_support;
 
 use std::fs;
@@ -8,7 +9,8 @@ use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use fep_support::{bad_input_report, check, evalctl};
+use common::{evalctl, evalctl_process};
+use fep_support::{bad_input_report, check};
 use serde_json::{json, Value};
 
 const CASES: &str = "{\"id\": \"a\", \"input\": \"q\", \"expected\": \"Paris\"}\n\n\
@@ -32,7 +34,7 @@ fn write_inputs(dir: &Path) {
 /// The binary under test as a std command (assert_cmd's runs to completion; these tests need
 /// to hold the pipes themselves).
 fn command(dir: &Path, args: &[&str]) -> Command {
-    let mut command = Command::new(assert_cmd::cargo::cargo_bin("evalctl"));
+    let mut command = evalctl_process();
     command.current_dir(dir).args(args);
     command
 }

@@ -1,9 +1,11 @@
 //! Judge configuration through the real binary: usage errors (exit 2) name the flag, variable or
 //! rubric field; a missing API key fails preflight (exit 3) without any request.
 
+mod common;
 mod judge_support;
 
-use judge_support::{evalctl, fixture, FakeJudge, KEY};
+use common::evalctl;
+use judge_support::{fixture, FakeJudge, KEY};
 use predicates::prelude::*;
 
 fn judge(model: &str) -> assert_cmd::Command {

@@ -3,6 +3,8 @@
 //! `evalctl tasks score` — and every score evalctl gives lies in [0, 1] (sacrebleu itself reports
 //! a few ulps above 1 for identical sentences; evalctl clamps).
 
+mod common;
+
 use evalctl::metrics::{bleu_4, max_over, rouge_l, squad_f1};
 use serde_json::{json, Value};
 
@@ -84,8 +86,7 @@ fn the_binary_scores_every_golden_pair_like_the_references() {
     let per_task = dir.path().join("per_task.jsonl");
     std::fs::write(&tasks_path, tasks).unwrap();
     std::fs::write(&outputs_path, outputs).unwrap();
-    assert_cmd::Command::cargo_bin("evalctl")
-        .unwrap()
+    common::evalctl()
         .args(["tasks", "score", "--format", "json"])
         .arg(&tasks_path)
         .arg("--outputs")

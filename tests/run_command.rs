@@ -327,7 +327,7 @@ fn interrupt(
     ready: impl Fn() -> bool,
     signal: &str,
 ) -> (std::process::ExitStatus, String, String) {
-    let mut child = std::process::Command::new(common::bin())
+    let mut child = common::evalctl_process()
         .current_dir(sb.path())
         .args(args)
         .stdin(Stdio::null())
@@ -457,7 +457,7 @@ fn a_signal_ignored_at_start_stays_ignored() {
         "trap '' HUP; exec {} run --format json --skip-preflight --evaluator-command 'sh eval.sh' --candidate c",
         common::bin()
     );
-    let mut child = std::process::Command::new("sh")
+    let mut child = common::clean_environment(&mut std::process::Command::new("sh"))
         .args(["-c", &command])
         .current_dir(sb.path())
         .stdin(Stdio::null())

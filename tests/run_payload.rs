@@ -484,29 +484,59 @@ fn concurrency_one_is_sequential_in_plan_order() {
     }
 }
 
+/// An evaluator for `-j JOBS` that logs its span (`START END` in nanoseconds) to `spans.log`. It
+/// first waits (at most 5 s) until JOBS calls have started, so that if evalctl runs JOBS calls at
+/// once, the first JOBS spans surely overlap; no timing threshold is involved.
+fn span_logging_evaluator(jobs: usize) -> String {
+    format!(
+        "cat >/dev/null\nstart=$(date +%s%N)\n: > \"started.$$\"\ni=0\n\
+         while set -- started.*; [ $# -lt {jobs} ] && [ $i -lt 500 ]; do sleep 0.01; i=$((i + 1)); done\n\
+         echo \"$start $(date +%s%N)\" >> spans.log\nprintf '{{\"score\": 1}}'\n"
+    )
+}
+
+/// The most spans in `spans` (`START END` lines) open at one instant; spans that only touch do
+/// not overlap.
+fn max_overlap(spans: &[String]) -> usize {
+    let mut events: Vec<(u128, i32)> = spans
+        .iter()
+        .flat_map(|line| {
+            let (start, end) = line.split_once(' ').expect("START END");
+            [
+                (start.parse().expect("a start time"), 1),
+                (end.parse().expect("an end time"), -1),
+            ]
+        })
+        .collect();
+    // At equal times the end comes first.
+    events.sort();
+    let mut open = 0;
+    let mut most = 0;
+    for (_, change) in events {
+        open += change;
+        most = most.max(open);
+    }
+    usize::try_from(most).expect("never negative")
+}
+
 #[test]
-fn concurrency_runs_calls_in_parallel() {
-    let sb = Sandbox::new();
-    sb.write("d.jsonl", "{}\n".repeat(8));
-    // 8 calls of 0.3 s each: sequential would take 2.4 s.
-    let started = std::time::Instant::now();
-    succeeded(
-        sb.run_with("cat >/dev/null\nsleep 0.3\nprintf '{\"score\": 1}'\n")
-            .args([
-                "-j",
-                "8",
-                "--candidate",
-                "c",
-                "--dataset",
-                "d.jsonl",
-                "--skip-preflight",
-            ]),
-    );
-    assert!(
-        started.elapsed() < std::time::Duration::from_millis(1800),
-        "took {:?}",
-        started.elapsed()
-    );
+fn concurrency_overlaps_calls_up_to_the_bound_and_never_beyond() {
+    for jobs in [1, 4] {
+        let sb = Sandbox::new();
+        sb.write("d.jsonl", "{}\n".repeat(10));
+        succeeded(sb.run_with(&span_logging_evaluator(jobs)).args([
+            "-j",
+            &jobs.to_string(),
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--skip-preflight",
+        ]));
+        let spans = sb.lines("spans.log");
+        assert_eq!(spans.len(), 10, "one span per call: {spans:?}");
+        assert_eq!(max_overlap(&spans), jobs, "-j {jobs}: {spans:?}");
+    }
 }
 
 #[test]

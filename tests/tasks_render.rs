@@ -1,13 +1,11 @@
 //! `evalctl tasks render` end to end: few-shot examples in front of the prompt, one JSON line per
 //! valid task, and what happens with invalid records.
 
-use assert_cmd::Command;
+mod common;
+
+use common::evalctl;
 use predicates::prelude::*;
 use serde_json::Value;
-
-fn evalctl() -> Command {
-    Command::cargo_bin("evalctl").expect("the binary is built")
-}
 
 #[test]
 fn renders_one_line_per_task_with_few_shot_first() {

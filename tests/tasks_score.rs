@@ -3,18 +3,16 @@
 //! outputs files, bad outputs files and the `code_exec` runner's timeout, leftover processes,
 //! early exits, environment and missing or unusable python3.
 
+mod common;
+
 use std::path::Path;
 
-use assert_cmd::Command;
+use common::evalctl;
 use predicates::prelude::*;
 use serde_json::{json, Value};
 
 const TASKS: &str = "fixtures/tasks/tasks.jsonl";
 const OUTPUTS: &str = "fixtures/tasks/outputs.jsonl";
-
-fn evalctl() -> Command {
-    Command::cargo_bin("evalctl").expect("the binary is built")
-}
 
 fn read_lines(path: &Path) -> Vec<Value> {
     std::fs::read_to_string(path)
@@ -573,7 +571,7 @@ fn a_signal_stops_code_exec_kills_the_script_and_cleans_up() {
     let (tasks, outputs) = code_task_files(dir.path(), &output);
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("evalctl"))
+    let mut child = common::evalctl_process()
         .args([
             "tasks",
             "score",

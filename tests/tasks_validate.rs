@@ -2,7 +2,9 @@
 //! `--allow-bad-tasks`, file-level problems, field names that need quoting, and the clean
 //! fixture's coverage of every category, metric and post-process rule.
 
-use assert_cmd::Command;
+mod common;
+
+use common::evalctl;
 use predicates::prelude::*;
 use serde_json::Value;
 
@@ -30,10 +32,6 @@ const RULES: [&str; 18] = [
     "too_many_few_shot",
     "bad_metadata",
 ];
-
-fn evalctl() -> Command {
-    Command::cargo_bin("evalctl").expect("the binary is built")
-}
 
 #[test]
 fn the_clean_fixture_validates() {

@@ -1,15 +1,12 @@
 //! Helpers shared by the FEP and checks integration tests: run the real binary on a request
-//! given on stdin and read back the EvaluationRunResult.
+//! given on stdin and read back the EvaluationRunResult. A test crate using it also declares
+//! `mod common;` (the binary comes from `common::evalctl`).
 
 #![allow(dead_code)] // each test binary uses its own subset of these helpers
 
-use assert_cmd::Command;
 use serde_json::{json, Value};
 
-/// The evalctl binary under test.
-pub fn evalctl() -> Command {
-    Command::cargo_bin("evalctl").expect("the evalctl binary is built")
-}
+use crate::common::evalctl;
 
 /// Run `evalctl fep evaluate -` on `request`; returns the parsed result and the exit code.
 pub fn evaluate(request: &Value) -> (Value, i32) {

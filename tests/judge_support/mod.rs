@@ -1,22 +1,22 @@
-//! Test support for the judge: a fake OpenAI-compatible chat-completions server on `127.0.0.1:0`
-//! speaking plain HTTP/1.1, and a command builder for the real binary with a clean environment.
+//! Test support for the judge: a fake OpenAI-compatible chat-completions endpoint, a responder
+//! on the shared loopback server (`common::server`), and commands that point the real binary at it.
 //!
-//! The server checks every request (method, path, `Content-Type`, `Authorization`, `model`,
+//! The fake checks every request (method, path, `Content-Type`, `Authorization`, `model`,
 //! `response_format`, the two messages) and answers 400 with the reason when one is wrong. It
-//! picks its answer from the `scenario:NAME` marker in the candidate text.
+//! picks its answer from the `scenario:NAME` marker in the candidate text. A test crate using it
+//! also declares `mod common;`.
 
 #![allow(dead_code)] // each test crate uses its own part of this module
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::thread;
+use std::sync::Mutex;
 use std::time::Duration;
 
 use assert_cmd::Command;
 use serde_json::{json, Value};
+
+use crate::common::{evalctl, refused_url, Reply, Request, Server};
 
 /// The API key the tests use. Random-looking, so no 8-character piece of it occurs in an output
 /// by chance.
@@ -30,12 +30,10 @@ pub const PROMPT_TOKENS: u64 = 100;
 /// Completion tokens the server reports per completion.
 pub const COMPLETION_TOKENS: u64 = 20;
 
-/// One request the server received.
+/// One request the fake received, its body parsed.
 #[derive(Debug, Clone)]
 pub struct Received {
-    /// Header names lower-cased.
-    pub headers: HashMap<String, String>,
-    /// The JSON body.
+    /// The JSON body (`null` when it was not JSON).
     pub body: Value,
 }
 
@@ -48,129 +46,70 @@ impl Received {
     }
 }
 
-/// A running fake server. It lives until the test process ends.
+/// A running fake judge. It lives until the test process ends.
 pub struct FakeJudge {
-    port: u16,
-    received: Arc<Mutex<Vec<Received>>>,
-}
-
-struct Shared {
-    expected_key: Option<String>,
-    received: Arc<Mutex<Vec<Received>>>,
-    seen: Mutex<HashMap<String, usize>>,
+    server: Server,
 }
 
 impl FakeJudge {
-    /// Start a server that requires `Authorization: Bearer KEY` when `expected_key` is given,
+    /// Start a fake that requires `Authorization: Bearer KEY` when `expected_key` is given,
     /// and no `Authorization` header otherwise.
     pub fn start(expected_key: Option<&str>) -> FakeJudge {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        let port = listener.local_addr().expect("local addr").port();
-        let received = Arc::new(Mutex::new(Vec::new()));
-        let shared = Arc::new(Shared {
-            expected_key: expected_key.map(str::to_string),
-            received: Arc::clone(&received),
-            seen: Mutex::new(HashMap::new()),
-        });
-        thread::spawn(move || {
-            for stream in listener.incoming().flatten() {
-                let shared = Arc::clone(&shared);
-                thread::spawn(move || {
-                    let _ = serve(stream, &shared);
-                });
+        let expected_authorization = expected_key.map(|key| format!("Bearer {key}"));
+        let seen = Mutex::new(HashMap::new());
+        let server = Server::start(move |request, _| {
+            match check(request, expected_authorization.as_deref()) {
+                Err(problem) => {
+                    Reply::status(400, json!({"error": {"message": problem}}).to_string())
+                }
+                Ok(body) => answer(request, &body, &seen),
             }
         });
-        FakeJudge { port, received }
+        FakeJudge { server }
     }
 
     /// The base URL to pass as `--judge-base-url`.
     pub fn base_url(&self) -> String {
-        format!("http://127.0.0.1:{}/v1", self.port)
+        self.server.url("/v1")
     }
 
     /// Every request received so far, in arrival order.
     pub fn received(&self) -> Vec<Received> {
-        self.received.lock().expect("lock").clone()
+        self.server
+            .requests()
+            .iter()
+            .map(|request| Received {
+                body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
+            })
+            .collect()
     }
 }
 
-/// Read one request, answer it, close the connection.
-fn serve(stream: TcpStream, shared: &Shared) -> std::io::Result<()> {
-    let mut reader = BufReader::new(stream.try_clone()?);
-    let mut request_line = String::new();
-    reader.read_line(&mut request_line)?;
-    let mut headers = HashMap::new();
-    loop {
-        let mut line = String::new();
-        reader.read_line(&mut line)?;
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some((name, value)) = line.split_once(':') {
-            headers.insert(name.trim().to_ascii_lowercase(), value.trim().to_string());
-        }
+/// The wire-format checks; `Ok` is the parsed body, `Err` names the first problem.
+fn check(request: &Request, expected_authorization: Option<&str>) -> Result<Received, String> {
+    if request.method != "POST" || request.path != "/v1/chat/completions" {
+        return Err(format!(
+            "unexpected request line {:?}",
+            format!("{} {}", request.method, request.path)
+        ));
     }
-    let length: usize = headers
-        .get("content-length")
-        .and_then(|value| value.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; length];
-    reader.read_exact(&mut body)?;
-    let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
-    let request = Received { headers, body };
-    shared.received.lock().expect("lock").push(request.clone());
-
-    let (status, extra_headers, response) = match check(&request_line, &request, shared) {
-        Err(problem) => (
-            400,
-            String::new(),
-            json!({"error": {"message": problem}}).to_string(),
-        ),
-        Ok(()) => answer(&request, shared),
-    };
-    let reason = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        401 => "Unauthorized",
-        429 => "Too Many Requests",
-        _ => "Internal Server Error",
-    };
-    let mut stream = stream;
-    write!(
-        stream,
-        "HTTP/1.1 {status} {reason}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n{extra_headers}Connection: close\r\n\r\n{response}",
-        response.len()
-    )?;
-    stream.flush()
-}
-
-/// The wire-format checks; `Err` names the first problem.
-fn check(request_line: &str, request: &Received, shared: &Shared) -> Result<(), String> {
-    if request_line.split_whitespace().take(2).collect::<Vec<_>>()
-        != ["POST", "/v1/chat/completions"]
-    {
-        return Err(format!("unexpected request line {:?}", request_line.trim()));
-    }
-    if request.headers.get("content-type").map(String::as_str) != Some("application/json") {
+    if request.header("content-type") != Some("application/json") {
         return Err("Content-Type must be application/json".into());
     }
-    let authorization = request.headers.get("authorization").cloned();
-    let expected = shared
-        .expected_key
-        .as_ref()
-        .map(|key| format!("Bearer {key}"));
-    if authorization != expected {
+    if request.header("authorization") != expected_authorization {
         return Err(format!(
             "Authorization header {}",
-            if expected.is_some() {
+            if expected_authorization.is_some() {
                 "missing or wrong"
             } else {
                 "sent without a key"
             }
         ));
     }
-    let body = &request.body;
+    let received = Received {
+        body: serde_json::from_slice(&request.body).unwrap_or(Value::Null),
+    };
+    let body = &received.body;
     if body["model"] != MODEL {
         return Err(format!("model must be {MODEL:?}, found {}", body["model"]));
     }
@@ -190,12 +129,12 @@ fn check(request_line: &str, request: &Received, shared: &Shared) -> Result<(), 
     if !body["temperature"].is_number() {
         return Err("temperature must be a number".into());
     }
-    Ok(())
+    Ok(received)
 }
 
-/// The canned answer for the request's scenario: status, extra header lines, body.
-fn answer(request: &Received, shared: &Shared) -> (u16, String, String) {
-    let message = request.user_message();
+/// The canned answer for the request's scenario (`received` is its checked body).
+fn answer(request: &Request, received: &Received, seen: &Mutex<HashMap<String, usize>>) -> Reply {
+    let message = received.user_message();
     let scenario = message
         .split("scenario:")
         .nth(1)
@@ -203,17 +142,15 @@ fn answer(request: &Received, shared: &Shared) -> (u16, String, String) {
         .unwrap_or("plain")
         .to_string();
     let seen = {
-        let mut seen = shared.seen.lock().expect("lock");
+        let mut seen = seen.lock().expect("lock");
         let count = seen.entry(scenario.clone()).or_insert(0);
         *count += 1;
         *count
     };
-    let echoed_key = request
-        .headers
-        .get("authorization")
-        .cloned()
-        .unwrap_or_default();
-    let completion = |content: &str| (200, String::new(), completion(content));
+    let echoed_key = request.header("authorization").unwrap_or_default();
+    let completion = |content: &str| Reply::json(completion(content));
+    let error =
+        |status: u16, error: Value| Reply::status(status, json!({"error": error}).to_string());
     match scenario.as_str() {
         "plain" => completion(r#"{"score": 0.8, "reasoning": "clear and correct"}"#),
         "fenced" => completion("```json\n{\"score\": 0.6, \"reasoning\": \"fenced\"}\n```"),
@@ -230,36 +167,31 @@ fn answer(request: &Received, shared: &Shared) -> (u16, String, String) {
         "constraintbad" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": "mostly", "reasoning": "hedging"}"#),
         "malformed" => completion(r#"{"score": 0.5, "reasoning": "unterminated"#),
         "echo" => completion(&format!(r#"{{"score": 0.5, "reasoning": "you sent {echoed_key}"}}"#)),
-        "ratelimited" if seen == 1 => (
+        "ratelimited" if seen == 1 => error(
             429,
-            "Retry-After: 1\r\n".to_string(),
-            json!({"error": {"message": "Rate limit reached", "type": "requests"}}).to_string(),
-        ),
+            json!({"message": "Rate limit reached", "type": "requests"}),
+        )
+        .header("Retry-After", "1"),
         "ratelimited" => completion(r#"{"score": 0.7, "reasoning": "after waiting"}"#),
-        "down" => (500, String::new(), json!({"error": {"message": "The server had an error"}}).to_string()),
-        "unauthorized" => (
+        "down" => error(500, json!({"message": "The server had an error"})),
+        "unauthorized" => error(
             401,
-            String::new(),
-            json!({"error": {"message": format!("Incorrect API key provided: {echoed_key}"), "code": "invalid_api_key"}}).to_string(),
+            json!({"message": format!("Incorrect API key provided: {echoed_key}"), "code": "invalid_api_key"}),
         ),
         // The key echoed just before the 300-character excerpt of an HTTP error body ends.
-        "leak401" | "leak500" => (
+        "leak401" | "leak500" => Reply::status(
             if scenario == "leak401" { 401 } else { 500 },
-            String::new(),
-            padded_to(r#"{"error": {"message": ""#, LEAK_AT_STATUS, &echoed_key, r#""}}"#),
+            padded_to(r#"{"error": {"message": ""#, LEAK_AT_STATUS, echoed_key, r#""}}"#),
         ),
         // The key echoed just before the 500-character excerpt of an unusable reply ends.
         "leakmalformed" => completion(&padded_to(
             r#"{"score": 0.5, "reasoning": ""#,
             LEAK_AT_REPLY,
-            &echoed_key,
+            echoed_key,
             "",
         )),
-        "slow" => {
-            thread::sleep(Duration::from_secs(3));
-            completion(r#"{"score": 0.9}"#)
-        }
-        other => (400, String::new(), json!({"error": {"message": format!("unknown scenario {other}")}}).to_string()),
+        "slow" => completion(r#"{"score": 0.9}"#).after(Duration::from_secs(3)),
+        other => error(400, json!({"message": format!("unknown scenario {other}")})),
     }
 }
 
@@ -282,10 +214,7 @@ fn padded_to(head: &str, at: usize, echoed: &str, tail: &str) -> String {
 
 /// A base URL on 127.0.0.1 where nothing listens: connecting is refused.
 pub fn refused_base_url() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-    let port = listener.local_addr().expect("local addr").port();
-    drop(listener);
-    format!("http://127.0.0.1:{port}/v1")
+    refused_url("/v1")
 }
 
 /// A chat-completions response whose message content is `content`.
@@ -299,21 +228,6 @@ fn completion(content: &str) -> String {
         "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": COMPLETION_TOKENS, "total_tokens": PROMPT_TOKENS + COMPLETION_TOKENS}
     })
     .to_string()
-}
-
-/// `evalctl` with every judge-related variable of the caller's environment removed.
-pub fn evalctl() -> Command {
-    let mut command = Command::cargo_bin("evalctl").expect("the evalctl binary");
-    for name in [
-        "EVALCTL_JUDGE_BASE_URL",
-        "OPENAI_BASE_URL",
-        "OPENAI_API_KEY",
-        "FAKE_API_KEY",
-        "NO_COLOR",
-    ] {
-        command.env_remove(name);
-    }
-    command
 }
 
 /// `evalctl run` against `server` as provider `fake` (key from `FAKE_API_KEY` when given). The

@@ -1,0 +1,136 @@
+//! The `evalctl` binary under test: the one command builder every test uses (an environment
+//! cleaned of every variable evalctl reads, and a safety timeout), and helpers to read what a
+//! finished run printed.
+
+use std::ffi::OsString;
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+/// How long any one `evalctl` run may take before the test fails instead of hanging.
+pub const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Path of the built binary.
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_evalctl")
+}
+
+/// Whether evalctl (or clap's help and colour output) reads the environment variable `name`:
+/// the task model, judge base URLs and keys (`<PROVIDER>_API_KEY`), anything `EVALCTL_*`, colour
+/// switches and the terminal width help text wraps to.
+pub fn is_read_by_evalctl(name: &str) -> bool {
+    const NAMES: [&str; 9] = [
+        "OPTIMIZE_ANYTHING_TASK_MODEL",
+        "OPENAI_BASE_URL",
+        "NO_COLOR",
+        "CLICOLOR",
+        "CLICOLOR_FORCE",
+        "FORCE_COLOR",
+        "TERM",
+        "COLUMNS",
+        "LINES",
+    ];
+    NAMES.contains(&name) || name.starts_with("EVALCTL_") || name.ends_with("_API_KEY")
+}
+
+/// The variables of this process's environment that evalctl reads (see [`is_read_by_evalctl`]).
+pub fn inherited_variables_evalctl_reads() -> Vec<OsString> {
+    std::env::vars_os()
+        .map(|(name, _)| name)
+        .filter(|name| name.to_str().is_some_and(is_read_by_evalctl))
+        .collect()
+}
+
+/// Remove from `command`'s environment every variable evalctl reads and set `NO_COLOR=1`: for
+/// [`evalctl_process`], and for a wrapper (`sh -c`, `script`) that runs evalctl itself.
+pub fn clean_environment(command: &mut std::process::Command) -> &mut std::process::Command {
+    for name in inherited_variables_evalctl_reads() {
+        command.env_remove(name);
+    }
+    command.env("NO_COLOR", "1")
+}
+
+/// `evalctl` as a plain process (for tests that spawn, signal or pipe it), with a clean
+/// environment (see [`clean_environment`]); a test that needs a variable sets it after this.
+pub fn evalctl_process() -> std::process::Command {
+    let mut command = std::process::Command::new(bin());
+    clean_environment(&mut command);
+    command
+}
+
+/// `evalctl` with a clean environment (see [`evalctl_process`]) and the [`TIMEOUT`].
+pub fn evalctl() -> assert_cmd::Command {
+    let mut command = assert_cmd::Command::from_std(evalctl_process());
+    command.timeout(TIMEOUT);
+    command
+}
+
+/// stdout parsed as one JSON document (the `--format json` summary).
+pub fn json_stdout(output: &std::process::Output) -> Value {
+    serde_json::from_slice(&output.stdout).unwrap_or_else(|err| {
+        panic!(
+            "stdout is not JSON ({err}):\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        )
+    })
+}
+
+/// Run `command` and require exit 0 (the failure shows stderr); returns its output.
+pub fn succeeded(
+    mut command: impl std::borrow::BorrowMut<assert_cmd::Command>,
+) -> std::process::Output {
+    let out = command.borrow_mut().output().expect("evalctl runs");
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    out
+}
+
+/// stderr as text.
+pub fn stderr_text(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stderr).into_owned()
+}
+
+/// stdout as text.
+pub fn stdout_text(output: &std::process::Output) -> String {
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+/// The exit code (panics when killed by a signal).
+pub fn code(output: &std::process::Output) -> i32 {
+    output.status.code().unwrap_or_else(|| {
+        panic!(
+            "killed by a signal: {:?}\nstderr:\n{}",
+            output.status,
+            stderr_text(output)
+        )
+    })
+}
+
+/// Whether process `pid` still exists and is not a zombie (Linux `/proc`).
+pub fn process_alive(pid: u32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Err(_) => false,
+        Ok(stat) => {
+            // "pid (comm) STATE ..." — comm may contain spaces, so look after the last ')'.
+            let state = stat
+                .rsplit_once(')')
+                .and_then(|(_, rest)| rest.split_whitespace().next())
+                .unwrap_or("");
+            state != "Z" && state != "X"
+        }
+    }
+}
+
+/// Poll `condition` every 10 ms until it holds or `limit` passes; returns whether it held.
+pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool {
+    let deadline = Instant::now() + limit;
+    loop {
+        if condition() {
+            return true;
+        }
+        if Instant::now() >= deadline {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
