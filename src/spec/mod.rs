@@ -9,6 +9,7 @@ pub mod command;
 pub mod decode;
 pub mod evidence;
 pub mod judges;
+pub mod live;
 pub mod model;
 pub mod normalize;
 pub mod validate;
