@@ -180,8 +180,12 @@ fn rubric_scores_are_clamped_to_the_scale_and_normalised() {
     assert_eq!((results[0].sample_count, results[0].model_count), (1, 1));
     assert_eq!(results[0].variance, Some(0.0));
     assert!(close(results[1].normalized_score, 1.0), "{:?}", results[1]);
-    let requests = server.requests();
-    let body: Value = serde_json::from_slice(&requests[0].body).unwrap();
+    let body: Value = server
+        .requests()
+        .iter()
+        .map(|request| serde_json::from_slice(&request.body).unwrap())
+        .find(|body: &Value| body.to_string().contains("Correct and brief."))
+        .expect("the quality judge's request");
     assert_eq!(body["model"], "gpt-4o-mini");
     let user = body["messages"][1]["content"].as_str().unwrap();
     for part in [
@@ -367,6 +371,31 @@ fn max_tokens_stops_the_judges_past_the_budget() {
         assert!(result.reason.ends_with(&used), "{}", result.reason);
     }
     assert_eq!(server.request_count(), 2, "the third judge is never called");
+}
+
+#[test]
+fn a_reply_without_usage_cannot_be_held_to_a_token_cap() {
+    let server = fake_judge(|_, _, _| {
+        Reply::json(
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "{\"score\": 5}"}}]})
+                .to_string(),
+        )
+    });
+    let judges =
+        json!([{"key": "k", "mode": "rubric", "model": "gpt-4o", "samples": 1, "rubric": "r"}]);
+    let capped = spec(
+        judges.clone(),
+        json!({"judge_limits": {"max_tokens": 1000}}),
+    );
+    let results = judge(&capped, &options(&server), &inputs("out", &[]));
+    assert_eq!(results[0].normalized_score, None);
+    assert_eq!(
+        results[0].reason,
+        "the judge API reported no token usage for model \"gpt-4o\", so judge_limits cannot be enforced"
+    );
+    let uncapped = spec(judges, json!({}));
+    let results = judge(&uncapped, &options(&server), &inputs("out", &[]));
+    assert_eq!(results[0].normalized_score, Some(1.0));
 }
 
 #[test]
@@ -583,4 +612,28 @@ fn n_wise_ranks_every_agent_and_debiasing_rotates_them() {
     run.other_agent_outputs = vec!["the best answer".into()];
     let results = judge(&spec, &options(&server), &run);
     assert_eq!(results[0].normalized_score, Some(0.0), "{:?}", results[0]);
+}
+
+#[test]
+fn calls_of_a_run_overlap_up_to_the_concurrency() {
+    let delay = Duration::from_millis(150);
+    let server = fake_judge(move |_, _, _| completion(r#"{"score": 5}"#).after(delay));
+    let spec = spec(
+        json!([{"key": "k", "mode": "rubric", "model": "gpt-4o", "samples": 6, "rubric": "r"}]),
+        json!({}),
+    );
+    let options = LiveJudgeOptions {
+        concurrency: 2,
+        ..options(&server)
+    };
+    let started = std::time::Instant::now();
+    let results = judge(&spec, &options, &inputs("out", &[]));
+    let elapsed = started.elapsed();
+    assert_eq!(results[0].sample_count, 6);
+    assert!(elapsed >= delay * 3, "6 calls, 2 at a time: {elapsed:?}");
+    let arrivals: Vec<std::time::Instant> = server.requests().iter().map(|r| r.at).collect();
+    assert!(
+        arrivals.windows(2).any(|pair| pair[1] - pair[0] < delay),
+        "two calls were in flight together"
+    );
 }
