@@ -8,7 +8,7 @@ pub mod checks;
 pub mod command;
 pub mod http;
 pub mod judge;
-mod transport;
+pub(crate) mod transport;
 
 use std::path::PathBuf;
 use std::sync::Arc;

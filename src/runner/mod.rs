@@ -7,7 +7,7 @@ mod fd_limit;
 mod plan;
 pub mod preflight;
 mod record;
-mod retry;
+pub(crate) mod retry;
 
 use std::future::Future;
 use std::sync::Arc;

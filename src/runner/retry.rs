@@ -1,5 +1,6 @@
 //! Retrying transient failures: exponential backoff with jitter, or the server's `Retry-After`.
 
+use std::future::Future;
 use std::time::Duration;
 
 use crate::evaluator::{Call, Evaluator};
@@ -17,9 +18,20 @@ pub async fn call_with_retries(
     call: &Call<'_>,
     retries: u32,
 ) -> (Attempt, u32) {
+    with_retries(retries, || evaluator.evaluate(call)).await
+}
+
+/// Make attempts with `make_attempt` until one succeeds, fails for good, or `retries` extra attempts
+/// are spent, waiting between them as [`backoff`] or the server's `Retry-After` says. Returns the
+/// last attempt and how many attempts were made.
+pub async fn with_retries<F, Fut>(retries: u32, mut make_attempt: F) -> (Attempt, u32)
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Attempt>,
+{
     let mut attempts = 0;
     loop {
-        let attempt = evaluator.evaluate(call).await;
+        let attempt = make_attempt().await;
         attempts += 1;
         match attempt.retry {
             Retry::Allowed { after } if attempts <= retries => {

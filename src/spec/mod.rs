@@ -11,6 +11,7 @@ pub mod evaluate;
 pub mod evidence;
 pub mod gostr;
 pub mod judges;
+pub mod live;
 pub mod metrics;
 pub mod model;
 pub mod normalize;

@@ -6,9 +6,9 @@
 //! writes the messages, `reply` reads the answer. The API key never leaves the `Authorization`
 //! header: every message and side-info string is scrubbed of it before it leaves this module.
 
-mod endpoint;
-mod prompt;
-mod reply;
+pub(crate) mod endpoint;
+pub(crate) mod prompt;
+pub(crate) mod reply;
 mod rubric;
 
 use std::path::PathBuf;
@@ -75,30 +75,8 @@ pub fn build(
         |name| std::env::var(name).ok(),
     )?;
     let rubric = spec.rubric.as_deref().map(Rubric::load).transpose()?;
-    let authorization = endpoint
-        .key
-        .as_ref()
-        .map(|key| {
-            HeaderValue::from_str(&format!("Bearer {}", key.expose())).map(|mut value| {
-                value.set_sensitive(true);
-                value
-            })
-        })
-        .transpose()
-        .map_err(|_| {
-            bad_flag(
-                &endpoint.key_env,
-                "the API key is not usable in an HTTP header",
-            )
-        })?;
-    let url_secrets = url_secrets(&endpoint.base);
-    let secrets = Secrets::new(
-        endpoint
-            .key
-            .iter()
-            .map(|key| key.expose().to_string())
-            .chain(Secrets::sent_values(url_secrets.iter().map(String::as_str))),
-    );
+    let authorization = authorization(&endpoint)?;
+    let secrets = Secrets::new(endpoint_secrets(&endpoint));
     Ok(Arc::new(JudgeEvaluator {
         secrets,
         system_message: prompt::system_message(rubric.as_ref()),
@@ -166,19 +144,53 @@ impl JudgeEvaluator {
                 self.rubric.as_ref(),
                 &self.secrets,
             ),
-            Err(mut failed) => {
-                // A judge that did not answer in time is retried like a 5xx.
-                if failed
-                    .score
-                    .as_ref()
-                    .is_err_and(|error| error.kind == ErrorKind::Timeout)
-                {
-                    failed.retry = Retry::Allowed { after: None };
-                }
-                failed
-            }
+            Err(failed) => retry_timeouts(failed),
         }
     }
+}
+
+/// The `Authorization: Bearer KEY` header for `endpoint`, marked sensitive; `None` without a key.
+pub(crate) fn authorization(endpoint: &Endpoint) -> anyhow::Result<Option<HeaderValue>> {
+    endpoint
+        .key
+        .as_ref()
+        .map(|key| {
+            HeaderValue::from_str(&format!("Bearer {}", key.expose())).map(|mut value| {
+                value.set_sensitive(true);
+                value
+            })
+        })
+        .transpose()
+        .map_err(|_| {
+            bad_flag(
+                &endpoint.key_env,
+                "the API key is not usable in an HTTP header",
+            )
+        })
+}
+
+/// What requests to `endpoint` send that must never be shown: the key and the base URL's
+/// secrets (for [`Secrets::new`]).
+pub(crate) fn endpoint_secrets(endpoint: &Endpoint) -> Vec<String> {
+    let url_secrets = url_secrets(&endpoint.base);
+    endpoint
+        .key
+        .iter()
+        .map(|key| key.expose().to_string())
+        .chain(Secrets::sent_values(url_secrets.iter().map(String::as_str)))
+        .collect()
+}
+
+/// A failed attempt, with a judge that did not answer in time made retryable like a 5xx.
+pub(crate) fn retry_timeouts(mut failed: Attempt) -> Attempt {
+    if failed
+        .score
+        .as_ref()
+        .is_err_and(|error| error.kind == ErrorKind::Timeout)
+    {
+        failed.retry = Retry::Allowed { after: None };
+    }
+    failed
 }
 
 #[async_trait]

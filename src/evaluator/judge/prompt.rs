@@ -96,7 +96,7 @@ pub fn user_message(objective: &str, rubric: Option<&Rubric>, call: &Call<'_>) -
 }
 
 /// `text` in a code fence longer than any backtick run inside it, so it cannot close early.
-fn fenced(text: &str, info: &str) -> String {
+pub(crate) fn fenced(text: &str, info: &str) -> String {
     let longest_run = text.split(|ch| ch != '`').map(str::len).max().unwrap_or(0);
     let fence = "`".repeat(longest_run.max(2) + 1);
     format!("{fence}{info}\n{text}\n{fence}")
