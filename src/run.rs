@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use crate::config::RunConfig;
 use crate::error::Fatal;
-use crate::evaluator::{self, Evaluator, EvaluatorSpec};
+use crate::evaluator::{self, Evaluator};
 use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{read_interruptibly, unless_interrupted};
@@ -32,8 +32,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
     };
-    let built_in_checks = matches!(config.evaluator, EvaluatorSpec::Checks(_));
-    let mut tally = Tally::new(candidate_ids, splits, built_in_checks);
+    let mut tally = Tally::new(candidate_ids, splits);
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),
@@ -175,6 +174,7 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
         &config.evaluator,
         config.exec.timeout,
         config.exec.concurrency,
+        config.exec.retries,
         config.score_range,
     );
     let output = config

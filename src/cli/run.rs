@@ -11,6 +11,7 @@ use crate::error::bad_flag;
 use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
 use crate::evaluator::http::HttpSpec;
 use crate::evaluator::judge::JudgeSpec;
+use crate::evaluator::spec::SpecSpec;
 use crate::evaluator::EvaluatorSpec;
 use crate::input::CandidateSource;
 use crate::input::Source;
@@ -19,7 +20,7 @@ use crate::protocol::ScoreRange;
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
 #[command(group(ArgGroup::new("evaluator").required(true).multiple(false)
-    .args(["evaluator_command", "evaluator_url", "judge_model", "checks"])))]
+    .args(["evaluator_command", "evaluator_url", "judge_model", "checks", "spec"])))]
 pub struct RunArgs {
     /// Candidate files: each file's whole text is one candidate, its id the path as given
     /// (`-` = stdin). With nothing given and stdin not a terminal, stdin is the candidate.
@@ -88,6 +89,16 @@ pub struct RunArgs {
     /// Built-in deterministic checks: a JSON file {"checks": [FEP check objects]}.
     #[arg(long, value_name = "FILE.json")]
     pub checks: Option<PathBuf>,
+
+    /// Evaluation spec (a challenge-pack manifest or a bare spec, YAML or JSON): each call scores
+    /// the candidate as a run's final output, the example as its case; see docs/spec.md.
+    #[arg(long, value_name = "FILE")]
+    pub spec: Option<PathBuf>,
+
+    /// With --spec: run the spec's LLM judges for every call (costs tokens); without it,
+    /// judge-backed dimensions are unavailable.
+    #[arg(long)]
+    pub live_judges: bool,
 
     /// Dataset JSONL: one call per candidate × example.
     #[arg(long, value_name = "FILE.jsonl")]
@@ -208,6 +219,12 @@ impl RunArgs {
             })
         } else if let Some(path) = self.checks {
             EvaluatorSpec::Checks(path)
+        } else if let Some(path) = self.spec {
+            EvaluatorSpec::Spec(SpecSpec {
+                path,
+                live_judges: self.live_judges,
+                judge_base_url: self.judge_base_url,
+            })
         } else {
             unreachable!("clap requires exactly one evaluator")
         };
@@ -293,6 +310,8 @@ impl RunArgs {
         let command = self.evaluator_command.is_some();
         let url = self.evaluator_url.is_some();
         let judge = self.judge_model.is_some();
+        let spec = self.spec.is_some();
+        let live_judges = spec && self.live_judges;
         let scoped = [
             (
                 self.evaluator_cwd.is_some(),
@@ -311,9 +330,10 @@ impl RunArgs {
             (
                 self.judge_base_url.is_some(),
                 "--judge-base-url",
-                judge,
-                "--judge-model",
+                judge || live_judges,
+                "--judge-model or --spec --live-judges",
             ),
+            (self.live_judges, "--live-judges", spec, "--spec"),
             (
                 self.judge_api_key_env.is_some(),
                 "--judge-api-key-env",

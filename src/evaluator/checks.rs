@@ -21,10 +21,7 @@ use super::{Call, Evaluator};
 use crate::checks::{load_checks_file, CaseClock, Check, Context, PathCache, Status};
 use crate::error::{bad_input, Problem};
 use crate::input::Record;
-use crate::protocol::{Attempt, Retry, PREFLIGHT_CANDIDATE};
-
-/// The side-info key listing the checks that errored in a call (read by the report layer).
-pub const ERRORED_CHECKS: &str = "errored_checks";
+use crate::protocol::{Attempt, Findings, Retry, PREFLIGHT_CANDIDATE};
 
 /// Load and validate the checks file and build the evaluator. Every problem in the file is
 /// reported before anything runs (exit 2).
@@ -119,7 +116,7 @@ impl ChecksEvaluator {
         for (check, name) in self.checks.iter().zip(&self.names) {
             let result = check.evaluate(context.value(), &mut clock);
             if result.status() == Status::Error {
-                errored.push(Value::from(name.as_str()));
+                errored.push(name.clone());
             }
             if !result.passed() {
                 failed.push(Value::from(name.as_str()));
@@ -130,11 +127,23 @@ impl ChecksEvaluator {
         let mut side_info = Map::new();
         side_info.insert("check_results".into(), Value::Array(check_results));
         side_info.insert("failed_checks".into(), Value::Array(failed));
-        side_info.insert(ERRORED_CHECKS.into(), Value::Array(errored));
+        side_info.insert(
+            "errored_checks".into(),
+            Value::Array(
+                errored
+                    .iter()
+                    .map(|name| Value::from(name.as_str()))
+                    .collect(),
+            ),
+        );
         Attempt {
             score: Ok(passed as f64 / self.checks.len() as f64),
             side_info,
             retry: Retry::Never,
+            findings: Findings {
+                passed: None,
+                errored_checks: errored,
+            },
         }
     }
 }

@@ -215,6 +215,7 @@ impl CommandEvaluator {
             score,
             side_info,
             retry: Retry::Never,
+            findings: crate::protocol::Findings::default(),
         }
     }
 

@@ -159,6 +159,7 @@ impl Evaluator for HttpEvaluator {
                     score,
                     side_info,
                     retry: Retry::Never,
+                    findings: crate::protocol::Findings::default(),
                 }
             }
             Err(failed) => failed,

@@ -1,4 +1,5 @@
-//! Evaluators: one trait, one adapter per kind (command, HTTP, LLM judge, built-in checks).
+//! Evaluators: one trait, one adapter per kind (command, HTTP, LLM judge, built-in checks,
+//! evaluation spec).
 //!
 //! An adapter makes one attempt at a call; retries, concurrency, preflight and the run itself are
 //! the runner's. Each adapter enforces `--timeout` on its own attempt, so a command evaluator can
@@ -8,6 +9,7 @@ pub mod checks;
 pub mod command;
 pub mod http;
 pub mod judge;
+pub mod spec;
 pub(crate) mod transport;
 
 use std::path::PathBuf;
@@ -34,6 +36,8 @@ pub enum EvaluatorSpec {
     Judge(judge::JudgeSpec),
     /// `--checks FILE.json`: built-in checks evaluated in process.
     Checks(PathBuf),
+    /// `--spec FILE`: an evaluation spec's scorecard, evaluated in process.
+    Spec(spec::SpecSpec),
 }
 
 /// The inputs of one evaluator call.
@@ -66,7 +70,7 @@ impl<'a> Call<'a> {
 /// An evaluator adapter.
 #[async_trait]
 pub trait Evaluator: Send + Sync {
-    /// The adapter kind for summaries: `command`, `http`, `judge` or `checks`.
+    /// The adapter kind for summaries: `command`, `http`, `judge`, `checks` or `spec`.
     fn kind(&self) -> &'static str;
 
     /// What it is, for summaries: the command line, URL, model or checks file (never a secret).
@@ -102,11 +106,13 @@ pub trait Evaluator: Send + Sync {
 }
 
 /// Build the evaluator `spec` names: each call within `timeout`, with up to `concurrency` calls
-/// in flight. Configuration problems are bad input (exit 2).
+/// in flight (`retries` is for the calls an adapter makes inside one call: a spec's live
+/// judges). Configuration problems are bad input (exit 2).
 pub fn build(
     spec: &EvaluatorSpec,
     timeout: std::time::Duration,
     concurrency: usize,
+    retries: u32,
     score_range: ScoreRange,
 ) -> anyhow::Result<Arc<dyn Evaluator>> {
     Ok(match spec {
@@ -123,5 +129,6 @@ pub fn build(
         )?),
         EvaluatorSpec::Judge(spec) => judge::build(spec, timeout, concurrency)?,
         EvaluatorSpec::Checks(path) => checks::build(path)?,
+        EvaluatorSpec::Spec(spec) => spec::build(spec, retries)?,
     })
 }

@@ -184,6 +184,7 @@ pub async fn send_json(
             score: Err(error),
             side_info: Default::default(),
             retry,
+            findings: crate::protocol::Findings::default(),
         }
     })?;
     if status.is_success() {

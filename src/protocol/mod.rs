@@ -7,6 +7,6 @@ mod payload;
 mod score;
 
 pub use lenient_json::{replace_nonfinite_tokens, restore_tokens};
-pub use outcome::{Attempt, CallError, ErrorKind, Retry};
+pub use outcome::{Attempt, CallError, ErrorKind, Findings, Retry};
 pub use payload::{build_payload, PREFLIGHT_CANDIDATE};
 pub use score::{parse_evaluator_output, validate_score, ScoreRange};

@@ -90,6 +90,16 @@ pub enum Retry {
     },
 }
 
+/// What an in-process evaluator (built-in checks, an evaluation spec) reports beyond its score,
+/// typed, for the summary (the same facts are in the side information for people).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Findings {
+    /// The evaluation spec's pass verdict, when there is one.
+    pub passed: Option<bool>,
+    /// The built-in checks that errored (and counted as failed).
+    pub errored_checks: Vec<String>,
+}
+
 /// One attempt at an evaluator call.
 #[derive(Debug, Clone)]
 pub struct Attempt {
@@ -99,6 +109,8 @@ pub struct Attempt {
     pub side_info: Map<String, Value>,
     /// May the runner try again?
     pub retry: Retry,
+    /// What an in-process evaluator reports beyond its score.
+    pub findings: Findings,
 }
 
 impl Attempt {
@@ -108,6 +120,7 @@ impl Attempt {
             score: Err(error),
             side_info: Map::new(),
             retry: Retry::Never,
+            findings: Findings::default(),
         }
     }
 
@@ -117,6 +130,7 @@ impl Attempt {
             score: Err(error),
             side_info: Map::new(),
             retry: Retry::Allowed { after },
+            findings: Findings::default(),
         }
     }
 }

@@ -72,6 +72,20 @@ impl ResultsFile {
         })
     }
 
+    /// Append everything `reader` holds (result lines spooled while the input was checked).
+    pub fn append_from(&mut self, reader: &mut impl std::io::Read) -> anyhow::Result<()> {
+        std::io::copy(reader, &mut self.file)
+            .map(drop)
+            .map_err(|err| {
+                Fatal::Internal(format!(
+                    "{}: writing results failed: {}",
+                    self.path.display(),
+                    io_reason(&err)
+                ))
+                .into()
+            })
+    }
+
     /// Append one record as a JSON line. A failure is evalctl's own (exit 4): the caller stops
     /// writing and keeps what finished.
     pub fn append(&mut self, record: &impl Serialize) -> anyhow::Result<()> {

@@ -4,7 +4,6 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
-use crate::evaluator::checks::ERRORED_CHECKS;
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
 
@@ -91,6 +90,9 @@ pub struct CandidateSummary {
     /// The single call of single-artifact mode.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub single: Option<Aggregate>,
+    /// The share of calls an evaluation spec passed (`run --spec`); absent for other evaluators.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_rate: Option<f64>,
 }
 
 /// The whole run's summary (`--format json` prints it as is).
@@ -151,9 +153,8 @@ pub struct Tally {
     diagnostics: Diagnostics,
     /// The first failed calls in plan order, keyed by (candidate, split, example).
     first_failures: BTreeMap<(usize, usize, usize), String>,
-    /// The evaluator is the built-in checks, whose side info names the checks that errored
-    /// (another evaluator's side info is its own business).
-    built_in_checks: bool,
+    /// Per candidate: calls with a pass verdict, and calls with any verdict.
+    verdicts: Vec<(usize, usize)>,
 }
 
 /// What stderr is told after a run: the first failed calls, and the built-in checks that errored.
@@ -187,13 +188,14 @@ fn split_slot(split: Split) -> usize {
 
 impl Tally {
     /// An empty tally for `candidate_ids` (in order) over `splits`.
-    pub fn new(candidate_ids: Vec<String>, splits: Splits, built_in_checks: bool) -> Tally {
+    pub fn new(candidate_ids: Vec<String>, splits: Splits) -> Tally {
         let candidate_index = candidate_ids
             .iter()
             .enumerate()
             .map(|(index, id)| (id.clone(), index))
             .collect();
         let sums = vec![[Running::default(); 3]; candidate_ids.len()];
+        let verdicts = vec![(0, 0); candidate_ids.len()];
         Tally {
             candidate_ids,
             candidate_index,
@@ -207,7 +209,7 @@ impl Tally {
             usage: None,
             diagnostics: Diagnostics::default(),
             first_failures: BTreeMap::new(),
-            built_in_checks,
+            verdicts,
         }
     }
 
@@ -243,24 +245,20 @@ impl Tally {
         if let Some(usage) = Usage::of(record) {
             self.usage = Some(self.usage.map_or(usage, |total| total.add(usage)));
         }
-        let errored = record
-            .side_info
-            .get(ERRORED_CHECKS)
-            .filter(|_| self.built_in_checks)
-            .and_then(serde_json::Value::as_array);
-        for name in errored
-            .into_iter()
-            .flatten()
-            .filter_map(serde_json::Value::as_str)
-        {
+        for name in &record.errored_checks {
             *self
                 .diagnostics
                 .errored_checks
-                .entry(name.to_string())
+                .entry(name.clone())
                 .or_default() += 1;
         }
         if let Some(&index) = self.candidate_index.get(&record.candidate_id) {
             self.sums[index][split_slot(record.split)].add(record.score, record.error.is_some());
+            if let Some(passed) = record.passed {
+                let (pass, judged) = &mut self.verdicts[index];
+                *pass += usize::from(passed);
+                *judged += 1;
+            }
         }
     }
 
@@ -277,7 +275,8 @@ impl Tally {
             .candidate_ids
             .into_iter()
             .zip(self.sums)
-            .map(|(id, sums)| {
+            .zip(self.verdicts)
+            .map(|((id, sums), (pass, judged))| {
                 let aggregate = |split| sums[split_slot(split)].aggregate();
                 let (train, val, single) = if splits.train {
                     (
@@ -299,6 +298,7 @@ impl Tally {
                     train,
                     val,
                     single,
+                    pass_rate: (judged > 0).then(|| pass as f64 / judged as f64),
                 }
             })
             .collect();
@@ -350,6 +350,16 @@ mod tests {
         let serde_json::Value::Object(side_info) = side_info else {
             panic!("side info is an object")
         };
+        let errored_checks = side_info
+            .get("errored_checks")
+            .and_then(serde_json::Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(|name| name.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default();
         CallRecord {
             candidate_id: "c".into(),
             split: Split::Single,
@@ -360,6 +370,8 @@ mod tests {
             error: None,
             attempts: 1,
             latency_ms: 1.0,
+            passed: None,
+            errored_checks,
         }
     }
 
@@ -370,7 +382,6 @@ mod tests {
                 train: false,
                 val: false,
             },
-            true,
         );
         records.iter().for_each(|record| tally.add(record));
         let evaluator = EvaluatorInfo {

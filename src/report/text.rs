@@ -45,6 +45,10 @@ pub fn render(summary: &Summary, color: bool) -> String {
     if !has_train {
         header.push("n / errors".into());
     }
+    let has_verdicts = summary.candidates.iter().any(|c| c.pass_rate.is_some());
+    if has_verdicts {
+        header.push("pass rate".into());
+    }
     let mut rows = vec![header];
     for candidate in &summary.candidates {
         let mut row = vec![candidate.id.clone(), number(candidate.score)];
@@ -59,6 +63,13 @@ pub fn render(summary: &Summary, color: bool) -> String {
         push(&candidate.train, true);
         push(&candidate.val, true);
         push(&candidate.single, false);
+        if has_verdicts {
+            row.push(
+                candidate
+                    .pass_rate
+                    .map_or_else(|| "-".to_string(), |rate| format!("{:.1}%", rate * 100.0)),
+            );
+        }
         rows.push(row);
     }
     let widths: Vec<usize> = (0..rows[0].len())

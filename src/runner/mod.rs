@@ -135,5 +135,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         error,
         attempts,
         latency_ms: crate::text::milliseconds(started.elapsed()),
+        passed: attempt.findings.passed,
+        errored_checks: attempt.findings.errored_checks,
     }
 }

@@ -27,6 +27,12 @@ pub struct CallRecord {
     pub attempts: u32,
     /// Wall time of the call, retries included, in milliseconds.
     pub latency_ms: f64,
+    /// An evaluation spec's pass verdict (`run --spec`); absent for other evaluators.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+    /// The built-in checks that errored (also in `side_info.errored_checks`).
+    #[serde(skip)]
+    pub errored_checks: Vec<String>,
 }
 
 impl CallRecord {

@@ -1,13 +1,23 @@
-//! The `evalctl spec` commands: read the spec through the shared reader, report its problems
-//! through the shared problem type, print through the reporter.
+//! The `evalctl spec` commands: read the spec and the runs through the shared readers, report
+//! problems through the shared problem type, write evaluation records through the shared results
+//! writer, print through the reporter.
+
+use std::fs::File;
+use std::io::{BufWriter, Seek, Write};
 
 use serde::Serialize;
 
-use super::{load_spec, EvaluationSpec, SpecProblem};
+use super::live::{LiveJudgeOptions, LiveJudges};
+use super::summary::ScoreSummary;
+use super::{evaluate_run, load_spec, EvaluationSpec, RunRecord, SpecProblem};
 use crate::error::{invalid, Problem};
 use crate::exit::Exit;
-use crate::input::Source;
-use crate::report::{print_stdout, Format, Reporter};
+use crate::input::{JsonlStream, Source};
+use crate::interrupt::{
+    catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
+    unless_interrupted_blocking,
+};
+use crate::report::{print_stdout, Format, Reporter, ResultsFile};
 
 /// `evalctl spec validate`.
 #[derive(Debug, Clone)]
@@ -94,4 +104,186 @@ pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<E
         ))?,
     }
     Ok(Exit::Success)
+}
+
+/// Where `spec score` takes judge results from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JudgeSource {
+    /// The run records' `llm_judge_results` (a missing one makes its judge unavailable).
+    Recorded,
+    /// evalctl runs the spec's `llm_judges` itself.
+    Live,
+}
+
+/// `evalctl spec score`.
+#[derive(Debug, Clone)]
+pub struct ScoreConfig {
+    /// The spec or manifest file.
+    pub spec: Source,
+    /// The runs JSONL, one run record per line.
+    pub runs: Source,
+    /// Where evaluation records go (appended); without it they go to stdout.
+    pub output: Option<std::path::PathBuf>,
+    /// Where judge results come from.
+    pub judges: JudgeSource,
+    /// Live judges: the endpoint for every judge model (else each provider's own).
+    pub judge_base_url: Option<String>,
+    /// Live judges: retries of a judge call (429, 5xx, timeouts).
+    pub retries: u32,
+}
+
+/// `evalctl spec score SPEC RUNS.jsonl`: one evaluation record per run, written only once every
+/// line is known to be a run record (to `--output`, or as JSONL on stdout), then the summary (on
+/// stdout with `--output`, else on stderr). Exit 0 when every run passed, 1 when one failed or has
+/// no verdict, 2 on invalid input, 130 when interrupted (what was scored is written).
+pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let spec = read_spec(&config.spec);
+    let output = config
+        .output
+        .as_deref()
+        .map_or(Ok(()), ResultsFile::check_writable);
+    let spec = match (spec, output) {
+        (Ok(spec), Ok(())) => spec,
+        (spec, output) => {
+            return Err(crate::error::Fatal::merge(
+                [spec.err(), output.err()].into_iter().flatten(),
+            ))
+        }
+    };
+    let live = match config.judges {
+        JudgeSource::Recorded => None,
+        JudgeSource::Live => Some(LiveJudges::new(
+            spec.definition(),
+            &LiveJudgeOptions {
+                base_url: config.judge_base_url.clone(),
+                retries: config.retries,
+                ..LiveJudgeOptions::default()
+            },
+        )?),
+    };
+    catch_in_flag();
+    // One runtime for the whole file: live judge calls are awaited run by run.
+    let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref()));
+    restore_default_actions();
+    let (spool, summary) = scored??;
+    let mut spool = spool
+        .into_inner()
+        .map_err(|err| spool_error(&err.into_error()))?;
+    spool.rewind().map_err(|err| spool_error(&err))?;
+    match &config.output {
+        Some(path) => {
+            ResultsFile::open(path)?.append_from(&mut spool)?;
+            match reporter.format {
+                Format::Json => {
+                    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?
+                }
+                Format::Text => print_stdout(&summary.to_text())?,
+            }
+        }
+        None => {
+            let mut stdout = crate::report::stdout_until_closed();
+            std::io::copy(&mut spool, &mut stdout)
+                .and_then(|_| stdout.flush())
+                .map_err(|err| crate::report::stdout_error(&err))?;
+            reporter.note(summary.to_text().trim_end());
+        }
+    }
+    Ok(if summary.interrupted {
+        reporter.note(format!(
+            "interrupted: {} runs scored; their records are written and summarised",
+            summary.runs
+        ));
+        Exit::Interrupted
+    } else if summary.all_passed() {
+        Exit::Success
+    } else {
+        Exit::EvaluationFailed
+    })
+}
+
+/// Read, check and score every run, spooling the records: the spool and the summary, or every
+/// problem found in the runs file (then nothing is written).
+async fn score_runs(
+    config: &ScoreConfig,
+    spec: &EvaluationSpec,
+    live: Option<&LiveJudges>,
+) -> anyhow::Result<(BufWriter<File>, ScoreSummary)> {
+    let source = config.runs.clone();
+    let file = unless_interrupted_blocking(move || JsonlStream::open_file(&source))
+        .ok_or_else(interrupted_reading)?
+        .map_err(|problem| invalid(vec![problem]))?;
+    let mut runs = JsonlStream::new(&config.runs, file);
+    let mut spool = BufWriter::with_capacity(
+        1 << 16,
+        tempfile::tempfile().map_err(|err| spool_error(&err))?,
+    );
+    let mut summary = ScoreSummary::new(
+        spec,
+        config.spec.display(),
+        config.runs.display(),
+        live.is_some(),
+    );
+    let mut problems = Vec::new();
+    let mut line_buffer = Vec::new();
+    while let Some(record) = runs.next_record() {
+        if interrupt_requested() {
+            summary.interrupted = true;
+            break;
+        }
+        let (line, value) = match record {
+            Ok(record) => record,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        let mut run: RunRecord = match serde_json::from_value(value) {
+            Ok(run) => run,
+            Err(err) => {
+                problems.push(Problem::at_line(
+                    runs.display.as_str(),
+                    line,
+                    format!("not a run record: {err}"),
+                ));
+                continue;
+            }
+        };
+        // After the first problem the rest is only checked.
+        if !problems.is_empty() {
+            continue;
+        }
+        if let Some(live) = live {
+            let inputs = live.inputs_for(&run);
+            run.llm_judge_results = live.judge_run(&inputs).await;
+        }
+        let record = evaluate_run(spec, &run);
+        summary.add(&record);
+        line_buffer.clear();
+        serde_json::to_writer(&mut line_buffer, &record)?;
+        line_buffer.push(b'\n');
+        spool
+            .write_all(&line_buffer)
+            .map_err(|err| spool_error(&err))?;
+    }
+    if interrupt_requested() && !problems.is_empty() {
+        return Err(interrupted_reading());
+    }
+    if !problems.is_empty() {
+        return Err(invalid(problems));
+    }
+    if summary.runs == 0 && !summary.interrupted {
+        return Err(invalid(vec![Problem::new(
+            runs.display.as_str(),
+            "no runs (expected one run record per line)",
+        )]));
+    }
+    Ok((spool, summary))
+}
+
+fn spool_error(err: &std::io::Error) -> anyhow::Error {
+    crate::error::Fatal::Internal(format!(
+        "cannot write the evaluation records to a temporary file (in $TMPDIR or /tmp): {}",
+        crate::text::io_reason(err)
+    ))
+    .into()
 }

@@ -17,6 +17,7 @@ pub mod model;
 pub mod normalize;
 pub mod scorecard;
 pub mod signals;
+pub mod summary;
 pub mod validate;
 pub mod validators;
 

@@ -67,6 +67,7 @@ pub fn read_response(
         score,
         side_info,
         retry: Retry::Never,
+        findings: crate::protocol::Findings::default(),
     }
 }
 

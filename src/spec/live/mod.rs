@@ -32,6 +32,7 @@ use crate::evaluator::transport::{build_client, send_json};
 use crate::protocol::{Attempt, CallError, ErrorKind};
 use crate::runner::retry::with_retries;
 use crate::secrets::Secrets;
+use crate::spec::evidence::{Evidence, Resolved, RunRecord};
 use crate::spec::judges::{judge_provider, JudgeResult};
 use crate::spec::model::{JudgeDecl, PricingRow, SpecDefinition};
 use aggregate::{combine, Mode, ModelSamples, Reading};
@@ -284,6 +285,28 @@ impl LiveJudges {
             }
         }
         references
+    }
+
+    /// What the judges are shown for `run`: its final output and every reference they name,
+    /// resolved from the run's evidence.
+    pub fn inputs_for(&self, run: &RunRecord) -> JudgeInputs {
+        let evidence = Evidence::build(run);
+        let resolve = |reference: &str| match evidence.resolve(reference).0 {
+            Resolved::Value(value) => Ok(value),
+            Resolved::Missing(reason) | Resolved::Error(reason) => Err(reason),
+        };
+        JudgeInputs {
+            final_output: resolve("final_output"),
+            evidence: self
+                .references()
+                .into_iter()
+                .map(|reference| {
+                    let value = resolve(&reference);
+                    (reference, value)
+                })
+                .collect(),
+            other_agent_outputs: Vec::new(),
+        }
     }
 
     /// Judge one run: one result per declared judge, in declaration order.
