@@ -1,0 +1,680 @@
+//! `evalctl spec validate`, `evalctl spec score` and `evalctl run --spec` through the real
+//! binary, on the fixtures of `fixtures/spec/` and `tests/fixtures/spec/` and on small inputs
+//! written into a sandbox: exact reports, exact problem lines, exact summaries and exit codes.
+
+mod common;
+
+use common::{code, evalctl, json_stdout, stderr_text, stdout_text, Sandbox};
+use serde_json::{json, Value};
+
+const PACK: &str = "fixtures/spec/pack.yaml";
+const RUNS: &str = "fixtures/spec/runs.jsonl";
+const DATASET: &str = "fixtures/spec/dataset.jsonl";
+
+/// `evalctl` in the repository root, where the fixture paths above resolve.
+fn in_repository() -> assert_cmd::Command {
+    let mut command = evalctl();
+    command.current_dir(env!("CARGO_MANIFEST_DIR"));
+    command
+}
+
+/// Run `command` and return its output.
+fn output(mut command: assert_cmd::Command) -> std::process::Output {
+    command.output().expect("evalctl runs")
+}
+
+/// A sandbox holding a copy of the fixture pack as `pack.yaml`.
+fn sandbox_with_pack() -> Sandbox {
+    let sandbox = Sandbox::new();
+    let pack = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PACK))
+        .expect("read the fixture pack");
+    sandbox.write("pack.yaml", pack);
+    sandbox
+}
+
+/// The lines of a JSONL text, each parsed.
+fn jsonl(text: &str) -> Vec<Value> {
+    text.lines()
+        .map(|line| serde_json::from_str(line).expect("a JSON line"))
+        .collect()
+}
+
+/// The members of an evaluation record that do not depend on the fixture's metric.
+fn verdict(record: &Value) -> Value {
+    json!({
+        "id": record["id"],
+        "status": record["status"],
+        "overall_score": record["overall_score"],
+        "passed": record["passed"],
+        "dimension_scores": record["dimension_scores"],
+        "verdicts": record["validator_results"]
+            .as_array()
+            .expect("validator results")
+            .iter()
+            .map(|result| json!([result["key"], result["verdict"]]))
+            .collect::<Vec<_>>(),
+    })
+}
+
+#[test]
+fn validate_reports_the_fixture_pack_in_text() {
+    let out = output({
+        let mut command = in_repository();
+        command.args(["spec", "validate", PACK, "--format", "text"]);
+        command
+    });
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stdout_text(&out),
+        "fixtures/spec/pack.yaml: valid: capitals-agent v1 (deterministic judging; 3 validators, \
+         1 metrics, 0 LLM judges; 2 dimensions, hybrid strategy)\n"
+    );
+    assert_eq!(stderr_text(&out), "");
+}
+
+#[test]
+fn validate_reports_the_fixture_pack_in_json() {
+    let out = output({
+        let mut command = in_repository();
+        command.args(["spec", "validate", PACK, "--format", "json"]);
+        command
+    });
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        json_stdout(&out),
+        json!({
+            "ok": true,
+            "file": "fixtures/spec/pack.yaml",
+            "name": "capitals-agent",
+            "version_number": 1,
+            "judge_mode": "deterministic",
+            "validators": 3,
+            "metrics": 1,
+            "llm_judges": 0,
+            "dimensions": 2,
+            "strategy": "hybrid"
+        })
+    );
+    assert_eq!(stderr_text(&out), "");
+}
+
+#[test]
+fn validate_names_an_unknown_yaml_key_by_path_and_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "spec.yaml",
+        "name: s\nversion_number: 1\njudge_mode: deterministic\nvalidators:\n  - key: v\n    \
+         type: exact_match\n    target: final_output\n    expected_from: literal:x\n    \
+         wieght: 2\nscorecard:\n  dimensions: [correctness]\n",
+    );
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args(["spec", "validate", "spec.yaml", "--format", "text"]);
+        command
+    });
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout_text(&out), "");
+    assert_eq!(
+        stderr_text(&out),
+        "error: spec.yaml:9: evaluation_spec.validators[0].wieght could not be decoded: \
+         validators[0]: unknown field `wieght`, expected one of `key`, `type`, `target`, \
+         `expected_from`, `config`\n"
+    );
+}
+
+/// A JSON spec with four independent problems.
+const FOUR_PROBLEMS: &str = r#"{"name": " ", "version_number": 0, "judge_mode": "deterministic",
+ "validators": [{"key": "v", "type": "nope", "target": "final_output", "expected_from": "literal:x"}],
+ "scorecard": {"dimensions": [{"key": "d", "source": "validators", "validators": ["missing"]}]}}
+"#;
+
+#[test]
+fn validate_reports_every_problem_of_a_json_spec_at_once() {
+    let sandbox = Sandbox::new();
+    sandbox.write("spec.json", FOUR_PROBLEMS);
+    let text = output({
+        let mut command = sandbox.evalctl();
+        command.args(["spec", "validate", "spec.json", "--format", "text"]);
+        command
+    });
+    assert_eq!(code(&text), 2);
+    assert_eq!(stdout_text(&text), "");
+    let problems = [
+        "spec.json: evaluation_spec.name is required",
+        "spec.json: evaluation_spec.version_number must be greater than 0",
+        "spec.json: evaluation_spec.validators[0].type is not a supported validator type",
+        "spec.json: evaluation_spec.scorecard.dimensions[0].validators[0] references unknown \
+         validator key \"missing\"",
+    ];
+    let expected_stderr: String = problems
+        .iter()
+        .map(|problem| format!("error: {problem}\n"))
+        .collect();
+    assert_eq!(stderr_text(&text), expected_stderr);
+
+    let json = output({
+        let mut command = sandbox.evalctl();
+        command.args(["spec", "validate", "spec.json", "--format", "json"]);
+        command
+    });
+    assert_eq!(code(&json), 2);
+    assert_eq!(
+        json_stdout(&json),
+        json!({"ok": false, "exit": 2, "errors": problems})
+    );
+}
+
+#[test]
+fn validate_rejects_a_dimension_naming_a_missing_validator() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "spec.json",
+        r#"{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+ "validators": [{"key": "v", "type": "exact_match", "target": "final_output", "expected_from": "literal:x"}],
+ "scorecard": {"dimensions": [{"key": "d", "source": "validators", "validators": ["v", "ghost"]}]}}"#,
+    );
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args(["spec", "validate", "spec.json", "--format", "text"]);
+        command
+    });
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout_text(&out), "");
+    assert_eq!(
+        stderr_text(&out),
+        "error: spec.json: evaluation_spec.scorecard.dimensions[0].validators[1] references \
+         unknown validator key \"ghost\"\n"
+    );
+}
+
+#[test]
+fn validate_print_writes_the_normalised_spec() {
+    let out = output({
+        let mut command = in_repository();
+        command.args([
+            "spec",
+            "validate",
+            "tests/fixtures/spec/legacy.json",
+            "--print",
+            "--format",
+            "text",
+        ]);
+        command
+    });
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(stderr_text(&out), "");
+    // Names and keys trimmed, shorthand and built-in dimensions expanded (latency's direction
+    // overwritten, its envelope taken from the legacy block and runtime_limits), the strategy
+    // defaulted.
+    assert_eq!(
+        json_stdout(&out),
+        json!({
+            "name": "legacy-pack",
+            "version_number": 2,
+            "judge_mode": "deterministic",
+            "validators": [{
+                "key": "exact",
+                "type": "exact_match",
+                "target": "final_output",
+                "expected_from": "case.expectations.answer"
+            }],
+            "metrics": [{
+                "key": "latency_ms",
+                "type": "numeric",
+                "collector": "run_total_latency_ms",
+                "unit": "ms"
+            }],
+            "runtime_limits": {"max_duration_ms": 30000},
+            "scorecard": {
+                "dimensions": [
+                    {"key": "correctness", "source": "validators", "better_direction": "higher"},
+                    {
+                        "key": "latency",
+                        "source": "latency",
+                        "better_direction": "lower",
+                        "normalization": {"target": 1000.0, "max": 30000.0},
+                        "weight": 0.5
+                    }
+                ],
+                "strategy": "weighted",
+                "normalization": {"latency": {"target_ms": 1000.0}}
+            }
+        })
+    );
+}
+
+#[test]
+fn spec_files_that_cannot_be_read_are_worded_like_every_other_input() {
+    let sandbox = sandbox_with_pack();
+    std::fs::create_dir(sandbox.join("adir")).expect("create a directory");
+    for (args, problem) in [
+        (
+            vec!["spec", "validate", "adir"],
+            "adir: is a directory, not a file",
+        ),
+        (
+            vec!["spec", "validate", "absent.yaml"],
+            "absent.yaml: cannot read: No such file or directory",
+        ),
+        (
+            vec!["spec", "score", "adir", "runs.jsonl"],
+            "adir: is a directory, not a file",
+        ),
+        (
+            vec!["spec", "score", "pack.yaml", "adir"],
+            "adir: is a directory, not a file",
+        ),
+        (
+            vec!["spec", "score", "pack.yaml", "absent.jsonl"],
+            "absent.jsonl: cannot read: No such file or directory",
+        ),
+    ] {
+        let out = output({
+            let mut command = sandbox.evalctl();
+            command.args(&args).args(["--format", "text"]);
+            command
+        });
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert_eq!(stdout_text(&out), "", "{args:?}");
+        assert_eq!(stderr_text(&out), format!("error: {problem}\n"), "{args:?}");
+    }
+}
+
+/// The text summary of scoring the fixture runs.
+const FIXTURE_SUMMARY: &str = "\
+spec fixtures/spec/pack.yaml scored runs fixtures/spec/runs.jsonl (judges: recorded)
+runs: 2   passed: 1   failed: 1   undecided: 0   pass rate: 50.0%   mean overall score: 0.5000
+
+dimension             mean     n  missing
+correctness         0.6480     2        0
+discipline          0.5000     2        0
+
+validator             mean  pass  fail  errors  unavailable
+names_capital       0.5000     1     1       0            0
+close_to_reference  0.7959     1     1       0            0
+lookup_budget       0.5000     1     1       0            0
+";
+
+/// What scoring the two fixture runs decides, run by run.
+fn fixture_verdicts() -> Vec<Value> {
+    vec![
+        json!({
+            "id": "run-france",
+            "status": "complete",
+            "overall_score": 1.0,
+            "passed": true,
+            "dimension_scores": {"correctness": 1.0, "discipline": 1.0},
+            "verdicts": [
+                ["names_capital", "pass"],
+                ["close_to_reference", "pass"],
+                ["lookup_budget", "pass"]
+            ]
+        }),
+        json!({
+            "id": "run-italy",
+            "status": "complete",
+            "overall_score": 0.0,
+            "passed": false,
+            "dimension_scores": {"correctness": 0.29591836734693877, "discipline": 0.0},
+            "verdicts": [
+                ["names_capital", "fail"],
+                ["close_to_reference", "fail"],
+                ["lookup_budget", "fail"]
+            ]
+        }),
+    ]
+}
+
+#[test]
+fn score_writes_records_to_stdout_and_the_summary_to_stderr() {
+    let out = output({
+        let mut command = in_repository();
+        command.args(["spec", "score", PACK, RUNS, "--format", "text"]);
+        command
+    });
+    assert_eq!(code(&out), 1, "one run fails: {}", stderr_text(&out));
+    let records = jsonl(&stdout_text(&out));
+    assert_eq!(
+        records.iter().map(verdict).collect::<Vec<_>>(),
+        fixture_verdicts()
+    );
+    assert_eq!(
+        records[1]["overall_reason"],
+        "hybrid: gated dimension \"discipline\" below pass_threshold"
+    );
+    assert_eq!(
+        records[1]["validator_results"][2]["reason"],
+        "matched tool call count 3 > max_count 2"
+    );
+    assert_eq!(stderr_text(&out), FIXTURE_SUMMARY);
+}
+
+#[test]
+fn score_with_output_appends_records_and_prints_the_json_summary() {
+    let sandbox = Sandbox::new();
+    sandbox.write("records.jsonl", "{\"earlier\": true}\n");
+    let out = output({
+        let mut command = in_repository();
+        command
+            .args(["spec", "score", PACK, RUNS, "--format", "json", "--output"])
+            .arg(sandbox.join("records.jsonl"));
+        command
+    });
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    assert_eq!(stderr_text(&out), "");
+    let summary = json_stdout(&out);
+    assert_eq!(
+        json!({
+            "runs": summary["runs"],
+            "passed": summary["passed"],
+            "failed": summary["failed"],
+            "undecided": summary["undecided"],
+            "pass_rate": summary["pass_rate"],
+            "overall_score": summary["overall_score"],
+        }),
+        json!({
+            "runs": 2,
+            "passed": 1,
+            "failed": 1,
+            "undecided": 0,
+            "pass_rate": 0.5,
+            "overall_score": {"n": 2, "mean": 0.5, "missing": 0},
+        })
+    );
+    let lines = sandbox.jsonl("records.jsonl");
+    assert_eq!(lines[0], json!({"earlier": true}), "appended, not replaced");
+    assert_eq!(
+        lines[1..].iter().map(verdict).collect::<Vec<_>>(),
+        fixture_verdicts()
+    );
+}
+
+#[test]
+fn score_reports_every_bad_runs_line_and_writes_nothing() {
+    let sandbox = sandbox_with_pack();
+    let runs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS))
+        .expect("read the fixture runs");
+    let (france, italy) = runs.split_once('\n').expect("two runs");
+    sandbox.write(
+        "runs.jsonl",
+        format!(
+            "{france}\n{{\"events\": [{{\"type\": 3}}]}}\n[1, 2]\nnot json\n\
+             {{\"events\": [{{\"sequence_number\": 1}}]}}\n{italy}"
+        ),
+    );
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args([
+            "spec",
+            "score",
+            "pack.yaml",
+            "runs.jsonl",
+            "--output",
+            "records.jsonl",
+            "--format",
+            "text",
+        ]);
+        command
+    });
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout_text(&out), "");
+    assert_eq!(
+        stderr_text(&out),
+        "error: runs.jsonl:2: not a run record: invalid type: number, expected a string\n\
+         error: runs.jsonl:3: expected a JSON object, found array\n\
+         error: runs.jsonl:4: invalid JSON: expected ident at column 2\n\
+         error: runs.jsonl:5: not a run record: missing field `type`\n"
+    );
+    assert!(
+        !sandbox.exists("records.jsonl"),
+        "the output file is not even created"
+    );
+}
+
+#[test]
+fn score_rejects_a_json_object_that_is_not_a_run_record() {
+    let sandbox = sandbox_with_pack();
+    sandbox.write("runs.jsonl", "{\"challenge_inputs\": 5, \"events\": []}\n");
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args([
+            "spec",
+            "score",
+            "pack.yaml",
+            "runs.jsonl",
+            "--format",
+            "json",
+        ]);
+        command
+    });
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        json_stdout(&out),
+        json!({
+            "ok": false,
+            "exit": 2,
+            "errors": ["runs.jsonl:1: not a run record: invalid type: number, expected a sequence"]
+        })
+    );
+    assert_eq!(
+        stderr_text(&out),
+        "error: runs.jsonl:1: not a run record: invalid type: number, expected a sequence\n"
+    );
+}
+
+#[test]
+fn score_rejects_deeply_nested_json_without_crashing() {
+    let sandbox = sandbox_with_pack();
+    let deep = format!(
+        "{{\"id\": \"deep\", \"events\": [], \"human_preference_score\": {}{}}}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    sandbox.write("runs.jsonl", deep);
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args([
+            "spec",
+            "score",
+            "pack.yaml",
+            "runs.jsonl",
+            "--format",
+            "text",
+        ]);
+        command
+    });
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout_text(&out), "");
+    assert_eq!(
+        stderr_text(&out),
+        "error: runs.jsonl:1: invalid JSON: recursion limit exceeded at column 182\n"
+    );
+}
+
+#[test]
+fn score_rejects_an_empty_runs_file() {
+    let sandbox = sandbox_with_pack();
+    sandbox.write("runs.jsonl", "");
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args([
+            "spec",
+            "score",
+            "pack.yaml",
+            "runs.jsonl",
+            "--format",
+            "text",
+        ]);
+        command
+    });
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout_text(&out), "");
+    assert_eq!(
+        stderr_text(&out),
+        "error: runs.jsonl: no runs (expected one run record per line)\n"
+    );
+}
+
+#[test]
+fn run_spec_scores_each_candidate_over_the_dataset() {
+    let sandbox = Sandbox::new();
+    let out = output({
+        let mut command = in_repository();
+        command
+            .args([
+                "run",
+                "--spec",
+                PACK,
+                "--dataset",
+                DATASET,
+                "--candidate",
+                "The capital of France is Paris.",
+                "--candidate",
+                "Rome.",
+                "--format",
+                "json",
+                "--output",
+            ])
+            .arg(sandbox.join("calls.jsonl"));
+        command
+    });
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let summary = json_stdout(&out);
+    assert_eq!(
+        summary["evaluator"],
+        json!({"kind": "spec", "target": PACK})
+    );
+    let candidates: Vec<Value> = summary["candidates"]
+        .as_array()
+        .expect("candidates")
+        .iter()
+        .map(|candidate| {
+            json!({
+                "id": candidate["id"],
+                "score": candidate["score"],
+                "min": candidate["train"]["min"],
+                "max": candidate["train"]["max"],
+                "pass_rate": candidate["pass_rate"],
+            })
+        })
+        .collect();
+    assert_eq!(
+        candidates,
+        vec![
+            json!({"id": "cand-1", "score": 0.7083333333333334, "min": 0.4166666666666667,
+                   "max": 1.0, "pass_rate": 0.5}),
+            json!({"id": "cand-2", "score": 0.3790849673202614, "min": 0.1111111111111111,
+                   "max": 0.6470588235294118, "pass_rate": 0.0}),
+        ]
+    );
+    let calls: Vec<Value> = sandbox
+        .jsonl("calls.jsonl")
+        .iter()
+        .map(|call| {
+            json!([
+                call["candidate_id"],
+                call["example_line"],
+                call["score"],
+                call["passed"],
+                call["side_info"]["validators_not_passed"],
+            ])
+        })
+        .collect();
+    assert_eq!(
+        calls,
+        vec![
+            json!(["cand-1", 1, 1.0, true, []]),
+            json!(["cand-1", 2, 0.4166666666666667, false, ["names_capital"]]),
+            json!([
+                "cand-2",
+                1,
+                0.1111111111111111,
+                false,
+                ["names_capital", "close_to_reference"]
+            ]),
+            json!([
+                "cand-2",
+                2,
+                0.6470588235294118,
+                false,
+                ["close_to_reference"]
+            ]),
+        ]
+    );
+}
+
+#[test]
+fn live_judges_without_a_spec_is_a_usage_error() {
+    let out = output({
+        let mut command = in_repository();
+        command.args([
+            "run",
+            "--live-judges",
+            "--checks",
+            "fixtures/checks/capitals.json",
+            "--candidate",
+            "x",
+            "--format",
+            "text",
+        ]);
+        command
+    });
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout_text(&out), "");
+    assert_eq!(
+        stderr_text(&out),
+        "error: --live-judges: only applies to --spec\n"
+    );
+}
+
+/// A spec with one rubric judge on an OpenAI model.
+const JUDGED_SPEC: &str = "\
+name: judged
+version_number: 1
+judge_mode: hybrid
+validators:
+  - {key: says_paris, type: contains, target: final_output, expected_from: \"literal:Paris\"}
+llm_judges:
+  - {key: helpful, mode: rubric, model: gpt-4.1-mini, rubric: Is the answer helpful?, samples: 1}
+scorecard:
+  dimensions:
+    - {key: correctness, source: validators}
+    - {key: helpfulness, source: llm_judge, judge_key: helpful}
+";
+
+#[test]
+fn live_judges_without_a_key_are_a_usage_error() {
+    let sandbox = Sandbox::new();
+    sandbox.write("judged.yaml", JUDGED_SPEC);
+    sandbox.write("runs.jsonl", "{\"events\": []}\n");
+    let missing_key = "error: OPENAI_API_KEY: not set: judge \"helpful\" needs it for model \
+                       \"gpt-4.1-mini\" (export it, or point --judge-base-url at a local server \
+                       that needs no key)\n";
+    for args in [
+        vec![
+            "spec",
+            "score",
+            "judged.yaml",
+            "runs.jsonl",
+            "--judges",
+            "live",
+        ],
+        vec![
+            "run",
+            "--spec",
+            "judged.yaml",
+            "--live-judges",
+            "--candidate",
+            "Paris",
+        ],
+    ] {
+        let out = output({
+            let mut command = sandbox.evalctl();
+            command.args(&args).args(["--format", "text"]);
+            command
+        });
+        assert_eq!(code(&out), 2, "{args:?}");
+        assert_eq!(stdout_text(&out), "", "{args:?}");
+        assert_eq!(stderr_text(&out), missing_key, "{args:?}");
+    }
+}
