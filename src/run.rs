@@ -4,8 +4,10 @@
 use std::sync::Arc;
 
 use crate::config::RunConfig;
+use crate::error::bad_flag;
 use crate::error::Fatal;
-use crate::evaluator::{self, Evaluator};
+use crate::evaluator::command::on_path;
+use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{read_interruptibly, unless_interrupted};
@@ -184,7 +186,16 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let (inputs, evaluator) = match (inputs, evaluator, output) {
         (Ok(inputs), Ok(evaluator), Ok(())) => (inputs, evaluator),
         (inputs, evaluator, output) => {
-            let errors = [inputs.err(), evaluator.err(), output.err()];
+            // While the user fixes the inputs, a command that cannot start is worth knowing too
+            // (`pyhton3 eval.py`): preflight would only say so on the next try.
+            let unknown_program = match &config.evaluator {
+                EvaluatorSpec::Command(spec) if !on_path(&spec.argv[0]) => Some(bad_flag(
+                    "--evaluator-command",
+                    format!("{:?} is not an executable on PATH", spec.argv[0]),
+                )),
+                _ => None,
+            };
+            let errors = [inputs.err(), evaluator.err(), output.err(), unknown_program];
             return Err(Fatal::merge(errors.into_iter().flatten()));
         }
     };

@@ -350,3 +350,28 @@ fn a_command_that_swallowed_the_candidate_says_where_it_went() {
          PATH\n"
     );
 }
+
+#[test]
+fn an_unknown_evaluator_program_is_named_beside_the_input_problems() {
+    let out = Sandbox::new()
+        .evalctl()
+        .args([
+            "run",
+            "--evaluator-command",
+            "pyhton3",
+            "eval.py",
+            "cand.txt",
+        ])
+        .args(["--format", "text"])
+        .write_stdin("")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        "error: <stdin>: no candidate: stdin is empty. Pass candidate files, --candidate TEXT or \
+         --candidates FILE.jsonl (values right after --evaluator-command belong to the evaluator: \
+         put candidate files before it, or quote the command)\n\
+         error: --evaluator-command: \"pyhton3\" is not an executable on PATH\n"
+    );
+}
