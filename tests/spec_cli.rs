@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{code, evalctl, json_stdout, stderr_text, stdout_text, Sandbox};
+use common::{code, evalctl, json_stdout, stderr_text, stdout_text, Reply, Sandbox, Server};
 use serde_json::{json, Value};
 
 const PACK: &str = "fixtures/spec/pack.yaml";
@@ -677,4 +677,115 @@ fn live_judges_without_a_key_are_a_usage_error() {
         assert_eq!(stdout_text(&out), "", "{args:?}");
         assert_eq!(stderr_text(&out), missing_key, "{args:?}");
     }
+}
+
+/// A fake chat-completions API on 127.0.0.1 whose every reply scores 4 (of 1..5) and reports
+/// 100 + 20 tokens.
+fn judge_api() -> Server {
+    Server::start(|_, _| {
+        Reply::json(
+            json!({
+                "id": "chatcmpl-test",
+                "object": "chat.completion",
+                "model": "gpt-4.1-mini",
+                "choices": [{
+                    "index": 0,
+                    "message": {"role": "assistant", "content": "{\"score\": 4, \"reasoning\": \"ok\"}"},
+                    "finish_reason": "stop"
+                }],
+                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+            })
+            .to_string(),
+        )
+    })
+}
+
+/// `spec score --judges live` of the fixture runs under `spec`, at `server`.
+fn score_live(sandbox: &Sandbox, spec: &str, server: &Server) -> std::process::Output {
+    sandbox.write("judged.yaml", spec);
+    output({
+        let mut command = in_repository();
+        command
+            .args(["spec", "score"])
+            .arg(sandbox.join("judged.yaml"))
+            .args([
+                RUNS,
+                "--judges",
+                "live",
+                "--format",
+                "text",
+                "--judge-base-url",
+            ])
+            .arg(server.url("/v1"));
+        command
+    })
+}
+
+#[test]
+fn live_judges_score_each_run_through_the_judge_base_url() {
+    let sandbox = Sandbox::new();
+    let server = judge_api();
+    let out = score_live(&sandbox, JUDGED_SPEC, &server);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let records = jsonl(&stdout_text(&out));
+    let judged: Vec<Value> = records
+        .iter()
+        .map(|record| {
+            let result = &record["llm_judge_results"][0];
+            json!([
+                record["id"],
+                result["judge_key"],
+                result["normalized_score"],
+                result["sample_count"],
+                record["dimension_scores"]["helpfulness"],
+            ])
+        })
+        .collect();
+    assert_eq!(
+        judged,
+        vec![
+            json!(["run-france", "helpful", 0.75, 1, 0.75]),
+            json!(["run-italy", "helpful", 0.75, 1, 0.75]),
+        ]
+    );
+    let requests = server.requests();
+    assert_eq!(requests.len(), 2, "one sample per run");
+    for request in &requests {
+        assert_eq!(request.path, "/v1/chat/completions");
+        assert_eq!(
+            request.header("authorization"),
+            None,
+            "a local URL needs no key"
+        );
+        let body: Value = serde_json::from_slice(&request.body).expect("a JSON body");
+        assert_eq!(
+            json!([body["model"], body["temperature"]]),
+            json!(["gpt-4.1-mini", 0.0])
+        );
+    }
+}
+
+#[test]
+fn live_judges_asking_for_more_samples_than_the_limit_are_unavailable_without_a_call() {
+    let sandbox = Sandbox::new();
+    let server = judge_api();
+    let limited = JUDGED_SPEC.replace("samples: 1", "samples: 3")
+        + "  judge_limits: {max_samples_per_judge: 2}\n";
+    let out = score_live(&sandbox, &limited, &server);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let records = jsonl(&stdout_text(&out));
+    assert_eq!(
+        records[0]["llm_judge_results"][0]["reason"],
+        "judge_limits.max_samples_per_judge is 2 but judge \"helpful\" asks for 3 samples per model"
+    );
+    assert_eq!(
+        records[0]["dimension_results"][1],
+        json!({
+            "dimension": "helpfulness",
+            "state": "unavailable",
+            "reason": "judge_limits.max_samples_per_judge is 2 but judge \"helpful\" asks for 3 samples per model",
+            "better_direction": "higher"
+        })
+    );
+    assert_eq!(server.request_count(), 0, "no judge call is made");
 }
