@@ -789,3 +789,42 @@ fn live_judges_asking_for_more_samples_than_the_limit_are_unavailable_without_a_
     );
     assert_eq!(server.request_count(), 0, "no judge call is made");
 }
+
+#[test]
+fn score_reads_runs_from_stdin_but_not_both_inputs() {
+    let runs = std::fs::read(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS))
+        .expect("read the fixture runs");
+    let out = output({
+        let mut command = in_repository();
+        command
+            .args(["spec", "score", PACK, "-", "--format", "text"])
+            .write_stdin(runs);
+        command
+    });
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    assert_eq!(
+        jsonl(&stdout_text(&out))
+            .iter()
+            .map(verdict)
+            .collect::<Vec<_>>(),
+        fixture_verdicts()
+    );
+    assert_eq!(
+        stderr_text(&out),
+        FIXTURE_SUMMARY.replace("runs fixtures/spec/runs.jsonl", "runs <stdin>")
+    );
+
+    let both = output({
+        let mut command = in_repository();
+        command
+            .args(["spec", "score", "-", "-", "--format", "text"])
+            .write_stdin("");
+        command
+    });
+    assert_eq!(code(&both), 2);
+    assert_eq!(stdout_text(&both), "");
+    assert_eq!(
+        stderr_text(&both),
+        "error: spec score: the spec and the runs cannot both be read from stdin (-)\n"
+    );
+}
