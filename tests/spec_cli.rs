@@ -67,7 +67,7 @@ fn validate_reports_the_fixture_pack_in_text() {
     assert_eq!(
         stdout_text(&out),
         "fixtures/spec/pack.yaml: valid: capitals-agent v1 (deterministic judging; 3 validators, \
-         1 metrics, 0 LLM judges; 2 dimensions, hybrid strategy)\n"
+         1 metric, 0 LLM judges; 2 dimensions, hybrid strategy)\n"
     );
     assert_eq!(stderr_text(&out), "");
 }

@@ -10,7 +10,7 @@ use serde::Serialize;
 use super::live::{LiveJudgeOptions, LiveJudges};
 use super::summary::ScoreSummary;
 use super::{evaluate_run, load_spec, EvaluationSpec, RunRecord, SpecProblem};
-use crate::error::{invalid, Problem};
+use crate::error::{invalid, Fatal, Problem};
 use crate::exit::Exit;
 use crate::input::{JsonlStream, Source};
 use crate::interrupt::{
@@ -89,19 +89,22 @@ pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<E
     };
     match reporter.format {
         Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?,
-        Format::Text => print_stdout(&format!(
-            "{}: valid: {} v{} ({} judging; {} validators, {} metrics, {} LLM judges; {} \
-             dimensions, {} strategy)\n",
-            report.file,
-            report.name,
-            report.version_number,
-            report.judge_mode,
-            report.validators,
-            report.metrics,
-            report.llm_judges,
-            report.dimensions,
-            report.strategy
-        ))?,
+        Format::Text => {
+            let count =
+                |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+            print_stdout(&format!(
+                "{}: valid: {} v{} ({} judging; {}, {}, {}; {}, {} strategy)\n",
+                report.file,
+                report.name,
+                report.version_number,
+                report.judge_mode,
+                count(report.validators, "validator"),
+                count(report.metrics, "metric"),
+                count(report.llm_judges, "LLM judge"),
+                count(report.dimensions, "dimension"),
+                report.strategy
+            ))?
+        }
     }
     Ok(Exit::Success)
 }
@@ -142,13 +145,23 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .output
         .as_deref()
         .map_or(Ok(()), ResultsFile::check_writable);
-    let spec = match (spec, output) {
-        (Ok(spec), Ok(())) => spec,
-        (spec, output) => {
-            return Err(crate::error::Fatal::merge(
-                [spec.err(), output.err()].into_iter().flatten(),
+    let spec = match spec {
+        Ok(spec) => spec,
+        Err(error) => {
+            return Err(Fatal::merge(
+                [Some(error), output.err()].into_iter().flatten(),
             ))
         }
+    };
+    // An unwritable --output is reported with every problem of the runs file (which is then
+    // only checked, not scored).
+    let output_problems = match output {
+        Ok(()) => Vec::new(),
+        Err(error) => match error.downcast::<Fatal>() {
+            Ok(Fatal::Invalid(problems)) => problems,
+            Ok(other) => return Err(other.into()),
+            Err(other) => return Err(other),
+        },
     };
     let live = match config.judges {
         JudgeSource::Recorded => None,
@@ -163,7 +176,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     };
     catch_in_flag();
     // One runtime for the whole file: live judge calls are awaited run by run.
-    let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref()));
+    let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref(), output_problems));
     restore_default_actions();
     let (spool, summary) = scored??;
     let mut spool = spool
@@ -202,11 +215,13 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
 }
 
 /// Read, check and score every run, spooling the records: the spool and the summary, or every
-/// problem found in the runs file (then nothing is written).
+/// problem found in the runs file after those already `found` (then nothing is written, and
+/// nothing is scored after the first problem).
 async fn score_runs(
     config: &ScoreConfig,
     spec: &EvaluationSpec,
     live: Option<&LiveJudges>,
+    found: Vec<Problem>,
 ) -> anyhow::Result<(BufWriter<File>, ScoreSummary)> {
     let source = config.runs.clone();
     let file = unless_interrupted_blocking(move || JsonlStream::open_file(&source))
@@ -223,7 +238,7 @@ async fn score_runs(
         config.runs.display(),
         live.is_some(),
     );
-    let mut problems = Vec::new();
+    let mut problems = found;
     let mut line_buffer = Vec::new();
     while let Some(record) = runs.next_record() {
         if interrupt_requested() {
@@ -281,7 +296,7 @@ async fn score_runs(
 }
 
 fn spool_error(err: &std::io::Error) -> anyhow::Error {
-    crate::error::Fatal::Internal(format!(
+    Fatal::Internal(format!(
         "cannot write the evaluation records to a temporary file (in $TMPDIR or /tmp): {}",
         crate::text::io_reason(err)
     ))
