@@ -3,7 +3,7 @@
 //! arrays as compact JSON with sorted keys, HTML-escaped, numbers inside them in Go's JSON float
 //! format. Everything passes through f64, as the reference decodes numbers.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The shortest round-trip digits of a finite `x` and the position of the decimal point relative
 /// to them (`0.0125` → ("125", -1); `1500` → ("15", 4)).
@@ -160,6 +160,18 @@ fn write_go_json(value: &Value, out: &mut String) {
     }
 }
 
+/// A member of a small object: a linear scan beats hashing the key for the few members event
+/// payloads have.
+pub fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= 16 {
+        map.iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, value)| value)
+    } else {
+        map.get(key)
+    }
+}
+
 /// Loose string extraction: a string is itself; an object yields the first of its `value`,
 /// `content`, `text`, `answer` members that extracts; a one-element array its element's.
 pub fn loose_string(value: &Value) -> Option<&str> {
@@ -167,7 +179,7 @@ pub fn loose_string(value: &Value) -> Option<&str> {
         Value::String(text) => Some(text),
         Value::Object(map) => ["value", "content", "text", "answer"]
             .iter()
-            .find_map(|key| map.get(*key).and_then(loose_string)),
+            .find_map(|key| member(map, key).and_then(loose_string)),
         Value::Array(items) if items.len() == 1 => loose_string(&items[0]),
         _ => None,
     }

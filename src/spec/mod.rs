@@ -37,6 +37,12 @@ impl EvaluationSpec {
         &self.definition
     }
 
+    /// What `spec validate` should report without rejecting the spec (unknown collectors, metric
+    /// types their collectors do not yield).
+    pub fn warnings(&self) -> Vec<SpecProblem> {
+        validate::advisories(&self.definition)
+    }
+
     /// A valid spec from a definition: normalise it, then validate it.
     pub fn from_definition(mut definition: SpecDefinition) -> Result<Self, Vec<SpecProblem>> {
         normalize::normalize(&mut definition);

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet};
 use super::decode::SpecProblem;
 use super::evidence::is_supported_reference;
 use super::judges::judge_provider;
+use super::metrics::collector_type;
 use super::model::{Dimension, JudgeDecl, SpecDefinition};
 use super::validators::{self, Validator, Verdict};
 
@@ -837,5 +838,73 @@ fn validate_judge_mode(spec: &SpecDefinition, problems: &mut Problems) {
             format!("must contain at least one judge when judge_mode is {mode}"),
         ),
         _ => {}
+    }
+}
+
+/// Problems `spec validate` reports without rejecting the spec (design page §0, the docs' promise
+/// the reference does not keep): a metric whose collector is unknown (it scores as an `error`
+/// metric) and a metric whose declared `type` is not what its collector yields.
+pub fn advisories(spec: &SpecDefinition) -> Vec<SpecProblem> {
+    let mut problems = Problems::default();
+    for (i, metric) in spec.metrics.iter().enumerate() {
+        let path = format!("evaluation_spec.metrics[{i}]");
+        if blank(&metric.collector) {
+            continue;
+        }
+        match collector_type(&metric.collector) {
+            None => problems.add(
+                format!("{path}.collector"),
+                format!(
+                    "{:?} is not a known collector; the metric will be an error when runs are scored",
+                    metric.collector
+                ),
+            ),
+            Some(yields) if metric.kind != yields && !metric.kind.is_empty() => problems.add(
+                format!("{path}.type"),
+                format!(
+                    "is {:?} but collector {:?} yields {yields} values",
+                    metric.kind, metric.collector
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+    problems.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::model::MetricDecl;
+
+    fn metric(kind: &str, collector: &str) -> MetricDecl {
+        MetricDecl {
+            key: "m".to_string(),
+            kind: kind.to_string(),
+            collector: collector.to_string(),
+            unit: String::new(),
+        }
+    }
+
+    #[test]
+    fn advisories_name_unknown_collectors_and_mismatched_types() {
+        let spec = SpecDefinition {
+            metrics: vec![
+                metric("numeric", "run_total_tokens"),
+                metric("numeric", "events"),
+                metric("text", "run_completed_successfully"),
+            ],
+            ..SpecDefinition::default()
+        };
+        let texts: Vec<String> = advisories(&spec).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            texts,
+            [
+                "evaluation_spec.metrics[1].collector \"events\" is not a known collector; the \
+                 metric will be an error when runs are scored",
+                "evaluation_spec.metrics[2].type is \"text\" but collector \
+                 \"run_completed_successfully\" yields boolean values",
+            ]
+        );
     }
 }
