@@ -10,6 +10,7 @@ pub mod evaluate;
 pub mod evidence;
 pub mod gostr;
 pub mod judges;
+pub mod locate;
 pub mod metrics;
 pub mod model;
 pub mod normalize;
@@ -63,5 +64,11 @@ impl EvaluationSpec {
 /// spec file's bytes. `display` names the file (its extension picks the format when it has one).
 /// Every problem is returned at once.
 pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<SpecProblem>> {
-    EvaluationSpec::from_definition(decode::decode(bytes, display)?)
+    EvaluationSpec::from_definition(decode::decode(bytes, display)?).map_err(|mut problems| {
+        let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
+        for problem in &mut problems {
+            problem.line = problem.line.or_else(|| index.line_of(&problem.path));
+        }
+        problems
+    })
 }
