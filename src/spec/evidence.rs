@@ -71,6 +71,38 @@ pub struct RunRecord {
     pub human_preference_score: Option<f64>,
 }
 
+impl RunRecord {
+    /// Decode one JSONL line, or say what is wrong with it: `expected a JSON object`, or the
+    /// offending member's path and the decoder's message (`events[3]: missing field
+    /// \`occurred_at\` at column 412`).
+    pub fn from_json_line(line: &str) -> Result<RunRecord, String> {
+        if !line.trim_start().starts_with('{') {
+            return Err("expected a JSON object".to_string());
+        }
+        let describe = |path: String, err: serde_json::Error| {
+            let message = err.to_string();
+            let what = message
+                .rfind(" at line ")
+                .map_or(message.as_str(), |cut| &message[..cut]);
+            let at = format!("{what} at column {}", err.column());
+            if path.is_empty() || path == "." {
+                at
+            } else {
+                format!("{path}: {at}")
+            }
+        };
+        let mut deserializer = serde_json::Deserializer::from_str(line);
+        let record = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+            let path = err.path().to_string();
+            describe(path, err.into_inner())
+        })?;
+        deserializer
+            .end()
+            .map_err(|err| describe(String::new(), err))?;
+        Ok(record)
+    }
+}
+
 /// One challenge input (case) of a run.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ChallengeInput {
@@ -1296,5 +1328,55 @@ fn resolve_transcript(reference: &str, turns: &[Turn]) -> Resolved {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_lines_decode_or_say_what_is_wrong() {
+        let run = RunRecord::from_json_line(
+            r#"{"id": 7, "events": [{"type": "system.run.started", "occurred_at": "2026-01-02T03:04:05.5+01:00"}]}"#,
+        )
+        .expect("a valid run");
+        assert_eq!(
+            run.events[0].occurred_at.rfc3339(),
+            "2026-01-02T02:04:05.5Z"
+        );
+        assert_eq!(
+            RunRecord::from_json_line("[1]").unwrap_err(),
+            "expected a JSON object"
+        );
+        let missing = RunRecord::from_json_line(r#"{"events": [{"type": "x"}]}"#).unwrap_err();
+        assert!(
+            missing.starts_with("events[0]: missing field `occurred_at`"),
+            "{missing}"
+        );
+        let bad_time =
+            RunRecord::from_json_line(r#"{"events": [{"type": "x", "occurred_at": "yesterday"}]}"#)
+                .unwrap_err();
+        assert!(
+            bad_time.starts_with("events[0].occurred_at: invalid RFC 3339 timestamp"),
+            "{bad_time}"
+        );
+    }
+
+    #[test]
+    fn events_order_by_sequence_then_time_then_type() {
+        let run = RunRecord::from_json_line(
+            r#"{"events": [
+                {"type": "b", "occurred_at": "2026-01-01T00:00:01Z"},
+                {"type": "a", "occurred_at": "2026-01-01T00:00:01Z"},
+                {"type": "s2", "sequence_number": 2, "occurred_at": "2026-01-01T00:00:00Z"},
+                {"type": "s1", "sequence_number": 1, "occurred_at": "2026-01-01T00:00:09Z"}]}"#,
+        )
+        .expect("a valid run");
+        let order: Vec<&str> = order_events(&run.events)
+            .iter()
+            .map(|event| event.kind.as_str())
+            .collect();
+        assert_eq!(order, ["s1", "s2", "a", "b"]);
     }
 }
