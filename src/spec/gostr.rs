@@ -55,7 +55,9 @@ fn non_finite(x: f64) -> Option<String> {
     }
 }
 
-/// Go's `%v` of a float64: shortest digits, exponent form when the exponent is < -4 or ≥ 21.
+/// Go's `%v` of a float64: shortest digits, exponent form when the decimal exponent is < -4 or
+/// ≥ 6 (Go's `strconv` decides on a fixed 6 in shortest mode: `1e+06`, `1.234567e+06`, but
+/// `999999`; the design page's "≥ 21" is the JSON encoder's threshold, not `%v`'s).
 pub fn go_number(x: f64) -> String {
     if let Some(text) = non_finite(x) {
         return text;
@@ -65,7 +67,7 @@ pub fn go_number(x: f64) -> String {
     }
     let (digits, point) = shortest_digits(x);
     let exponent = point - 1;
-    let body = if !(-4..21).contains(&exponent) {
+    let body = if !(-4..6).contains(&exponent) {
         exponential(&digits, point, 2)
     } else {
         plain(&digits, point)
@@ -211,6 +213,9 @@ mod tests {
         assert_eq!(go_number(1e21), "1e+21");
         assert_eq!(go_number(1e-5), "1e-05");
         assert_eq!(go_number(123456.5), "123456.5");
+        assert_eq!(go_number(999999.0), "999999");
+        assert_eq!(go_number(1e6), "1e+06");
+        assert_eq!(go_number(1234567.0), "1.234567e+06");
         assert_eq!(go_number(-0.0001), "-0.0001");
         assert_eq!(json_number(1e-7), "1e-7");
         assert_eq!(json_number(2.5), "2.5");
