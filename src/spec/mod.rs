@@ -72,3 +72,15 @@ pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<Spec
         problems
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loaded_spec_can_score_runs_from_several_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<EvaluationSpec>();
+        shareable::<EvaluationRecord>();
+    }
+}
