@@ -497,3 +497,95 @@ pub fn evaluate_run_deterministic(
     }
     Ok(evaluate_run(spec, run))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::load_spec;
+
+    fn score(spec: &str, run: &str) -> EvaluationRecord {
+        let spec = load_spec(spec.as_bytes(), "spec.json").expect("a valid spec");
+        let run = RunRecord::from_json_line(run).expect("a valid run");
+        evaluate_run(&spec, &run)
+    }
+
+    const VALIDATOR: &str = r#"[{"key": "v", "type": "exact_match", "target": "final_output",
+        "expected_from": "literal:ok"}]"#;
+
+    #[test]
+    fn behavioral_gate_and_human_preference() {
+        let spec = format!(
+            r#"{{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+            "validators": {VALIDATOR},
+            "behavioral": {{"signals": [{{"key": "error_cascade", "weight": 1, "gate": true,
+                "pass_threshold": 0.6}}, {{"key": "scope_adherence", "weight": 3}}]}},
+            "scorecard": {{"dimensions": ["behavioral",
+                {{"key": "people", "source": "human_preference"}}]}}}}"#
+        );
+        let run = r#"{"human_preference_score": 0.25, "events": [
+            {"type": "tool.call.failed", "occurred_at": "2026-01-01T00:00:01Z",
+             "payload": {"tool_name": "a"}},
+            {"type": "tool.call.failed", "occurred_at": "2026-01-01T00:00:02Z",
+             "payload": {"tool_name": "b"}}]}"#;
+        let record = score(&spec, run);
+        let behavioral = &record.dimension_results[0];
+        assert_eq!(behavioral.score, Some(0.0));
+        assert_eq!(
+            behavioral.reason,
+            "behavioral gate failed: error_cascade=0.500 < 0.600"
+        );
+        assert_eq!(record.dimension_results[1].score, Some(0.25));
+        assert_eq!(record.overall_score, Some(0.125));
+        assert_eq!(record.passed, Some(true));
+        assert!(record
+            .warnings
+            .contains(&"final output evidence is unavailable".to_string()));
+    }
+
+    #[test]
+    fn cost_uses_undated_prices_and_unknown_collectors_invalidate() {
+        let spec = format!(
+            r#"{{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+            "validators": {VALIDATOR},
+            "metrics": [{{"key": "cost", "type": "numeric", "collector": "run_model_cost_usd"}},
+                {{"key": "odd", "type": "numeric", "collector": "events"}}],
+            "pricing": {{"models": [{{"provider_key": "openai", "provider_model_id": "gpt-4.1-mini",
+                "input_cost_per_million_tokens": 1, "output_cost_per_million_tokens": 3}}]}},
+            "scorecard": {{"dimensions": ["correctness"]}}}}"#
+        );
+        let run = r#"{"events": [
+            {"type": "model.call.completed", "occurred_at": "2026-01-01T00:00:01Z",
+             "payload": {"provider_key": "openai", "provider_model_id": "gpt-4.1-mini-2025-04-14",
+                         "usage": {"input_tokens": 1000, "output_tokens": 500}}},
+            {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:02Z",
+             "payload": {"final_output": "ok"}}]}"#;
+        let record = score(&spec, run);
+        let cost = &record.metric_results[0];
+        assert!((cost.numeric_value.unwrap_or(0.0) - 0.0025).abs() < 1e-12);
+        assert_eq!(record.metric_results[1].state, "error");
+        assert_eq!(record.validity, "invalid");
+        assert_eq!(
+            record.validity_reason,
+            "metric \"odd\" errored: collector \"events\" is not supported"
+        );
+        assert_eq!(record.passed, Some(true));
+    }
+
+    #[test]
+    fn raw_output_carries_the_comparison_and_its_evidence() {
+        let spec = r#"{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+            "validators": [{"key": "f", "type": "fuzzy_match", "target": "final_output",
+                "expected_from": "literal:hello world"}],
+            "scorecard": {"dimensions": ["correctness"]}}"#;
+        let run = r#"{"id": "r1", "events": [{"type": "system.run.completed",
+            "occurred_at": "2026-01-01T00:00:02Z", "payload": {"final_output": "hello worle"}}]}"#;
+        let record = serde_json::to_value(score(spec, run)).expect("serialisable");
+        let raw = &record["validator_results"][0]["raw_output"];
+        assert_eq!(raw["verdict"], "pass");
+        assert_eq!(raw["outcome_class"], "pass");
+        assert_eq!(raw["actual_value"], "hello worle");
+        assert!(raw["similarity"].as_f64().is_some(), "{raw}");
+        assert_eq!(record["id"], "r1");
+        assert_eq!(record["status"], "complete");
+    }
+}
