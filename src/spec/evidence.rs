@@ -173,15 +173,12 @@ pub struct Artifact {
     pub media_type: String,
 }
 
-/// One run event.
+/// One run event (its `source` member, who emitted it, plays no part in scoring and is not kept).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Event {
     /// The event type (`system.run.completed`, `tool.call.failed`, …).
     #[serde(rename = "type")]
     pub kind: String,
-    /// Who emitted it.
-    #[serde(default, deserialize_with = "null_default")]
-    pub source: String,
     /// Position in the run's event stream (positive values order first).
     #[serde(default, deserialize_with = "null_default")]
     pub sequence_number: i64,
