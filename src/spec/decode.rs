@@ -157,11 +157,12 @@ fn parse<T: DeserializeOwned>(
     })
 }
 
-/// `prefix.path`, with serde_path_to_error's `.` (the root) meaning no path.
+/// `prefix.path`, with serde_path_to_error's `.` (the root) meaning no path; the root of a
+/// manifest is `manifest`.
 fn join_path(prefix: &str, path: &str) -> String {
     let path = if path == "." { "" } else { path };
     match (prefix.is_empty(), path.is_empty()) {
-        (true, true) => "evaluation_spec".to_string(),
+        (true, true) => "manifest".to_string(),
         (true, false) => path.to_string(),
         (false, true) => prefix.to_string(),
         (false, false) => format!("{prefix}.{path}"),
