@@ -63,6 +63,11 @@ fn detect_format(bytes: &[u8], display: &str) -> Format {
     }
 }
 
+/// The bytes after a leading UTF-8 byte-order mark, if any.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
 /// Where in a file a spec sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -75,6 +80,7 @@ pub enum Shape {
 /// Decode a spec strictly, finding it in a manifest or taking the document as a bare spec (a
 /// document whose top level has `evaluation_spec`, `pack` or `version` is a manifest).
 pub fn decode(bytes: &[u8], display: &str) -> Result<SpecDefinition, Vec<SpecProblem>> {
+    let bytes = without_bom(bytes);
     let format = detect_format(bytes, display);
     let probe: EnvelopeProbe = parse(bytes, format, "")?;
     let shape =
@@ -92,6 +98,7 @@ pub fn decode_as(
     display: &str,
     shape: Shape,
 ) -> Result<SpecDefinition, Vec<SpecProblem>> {
+    let bytes = without_bom(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(vec![SpecProblem::new("evaluation_spec", "is required")]);
     }
@@ -337,6 +344,8 @@ scorecard:
 
     #[test]
     fn trailing_data_and_missing_specs_are_rejected() {
+        let with_bom = decode(b"\xEF\xBB\xBF{\"name\": \"s\"}", "spec.json");
+        assert_eq!(with_bom.map(|spec| spec.name), Ok("s".to_string()));
         let trailing = problem(decode(br#"{"name": "s"} {}"#, "spec.json"));
         assert!(trailing.message.contains("trailing"), "{trailing}");
         let missing = problem(decode_as(b"{\"pack\": {}}", "pack.json", Shape::Manifest));

@@ -19,6 +19,7 @@ pub struct LineIndex {
 impl LineIndex {
     /// Index a spec file's text (JSON when it starts with `{` or `[`, else YAML).
     pub fn new(text: &str) -> LineIndex {
+        let text = text.strip_prefix('\u{feff}').unwrap_or(text);
         let lines = if text.trim_start().starts_with(['{', '[']) {
             json_lines(text)
         } else {
