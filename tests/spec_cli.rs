@@ -140,10 +140,10 @@ fn validate_reports_every_problem_of_a_json_spec_at_once() {
     assert_eq!(code(&text), 2);
     assert_eq!(stdout_text(&text), "");
     let problems = [
-        "spec.json: evaluation_spec.name is required",
-        "spec.json: evaluation_spec.version_number must be greater than 0",
-        "spec.json: evaluation_spec.validators[0].type is not a supported validator type",
-        "spec.json: evaluation_spec.scorecard.dimensions[0].validators[0] references unknown \
+        "spec.json:1: evaluation_spec.name is required",
+        "spec.json:1: evaluation_spec.version_number must be greater than 0",
+        "spec.json:2: evaluation_spec.validators[0].type is not a supported validator type",
+        "spec.json:3: evaluation_spec.scorecard.dimensions[0].validators[0] references unknown \
          validator key \"missing\"",
     ];
     let expected_stderr: String = problems
@@ -182,7 +182,7 @@ fn validate_rejects_a_dimension_naming_a_missing_validator() {
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
         stderr_text(&out),
-        "error: spec.json: evaluation_spec.scorecard.dimensions[0].validators[1] references \
+        "error: spec.json:3: evaluation_spec.scorecard.dimensions[0].validators[1] references \
          unknown validator key \"ghost\"\n"
     );
 }
@@ -420,10 +420,10 @@ fn score_reports_every_bad_runs_line_and_writes_nothing() {
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
         stderr_text(&out),
-        "error: runs.jsonl:2: not a run record: invalid type: number, expected a string\n\
+        "error: runs.jsonl:2: not a run record: events[0].type: invalid type: integer `3`, expected a string at column 22\n\
          error: runs.jsonl:3: expected a JSON object, found array\n\
          error: runs.jsonl:4: invalid JSON: expected ident at column 2\n\
-         error: runs.jsonl:5: not a run record: missing field `type`\n"
+         error: runs.jsonl:5: not a run record: events[0]: missing field `type` at column 34\n"
     );
     assert!(
         !sandbox.exists("records.jsonl"),
@@ -453,12 +453,12 @@ fn score_rejects_a_json_object_that_is_not_a_run_record() {
         json!({
             "ok": false,
             "exit": 2,
-            "errors": ["runs.jsonl:1: not a run record: invalid type: number, expected a sequence"]
+            "errors": ["runs.jsonl:1: not a run record: challenge_inputs: invalid type: integer `5`, expected a sequence at column 22"]
         })
     );
     assert_eq!(
         stderr_text(&out),
-        "error: runs.jsonl:1: not a run record: invalid type: number, expected a sequence\n"
+        "error: runs.jsonl:1: not a run record: challenge_inputs: invalid type: integer `5`, expected a sequence at column 22\n"
     );
 }
 

@@ -11,7 +11,7 @@ use evalctl::spec::evaluate::evaluate_run_deterministic;
 use evalctl::spec::evidence::{
     order_events, tool_trace, Event, Evidence, Resolved, TraceEntry, Turn,
 };
-use evalctl::spec::gostr::{go_json, loose_string};
+use evalctl::spec::gostr::loose_string;
 use evalctl::spec::judges::{judge_provider, JudgeResult};
 use evalctl::spec::model::{Dimension, Scorecard, SpecDefinition};
 use evalctl::spec::scorecard::{
@@ -353,19 +353,19 @@ fn events(input: &Value) -> Vec<Event> {
     from_json(&input["events"])
 }
 
-fn trace(input: &Value) -> Vec<TraceEntry> {
+fn trace(input: &Value) -> Vec<TraceEntry<'_>> {
     input["trace"]
         .as_array()
         .into_iter()
         .flatten()
         .map(|entry| TraceEntry {
-            tool_name: entry["tool_name"].as_str().unwrap_or("").to_string(),
-            arguments_canonical: go_json(&entry["arguments"]),
+            tool_name: entry["tool_name"].as_str().unwrap_or(""),
+            arguments: entry.get("arguments"),
             failed: entry["failed"] == true,
-            failure_origin: entry["failure_origin"].as_str().unwrap_or("").to_string(),
-            error_message: entry["error_message"].as_str().unwrap_or("").to_string(),
+            failure_origin: entry["failure_origin"].as_str().unwrap_or(""),
+            result_content: entry["error_message"].as_str(),
             sequence: 0,
-            event_type: String::new(),
+            event_type: "",
         })
         .collect()
 }

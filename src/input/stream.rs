@@ -66,21 +66,35 @@ impl JsonlStream {
 
     /// The next record and its 1-based line, the problem of its line, or `None` at the end.
     pub fn next_record(&mut self) -> Option<Result<(usize, Value), Problem>> {
-        while !self.done {
+        let (line, text) = match self.next_text()? {
+            Ok(found) => found,
+            Err(problem) => return Some(Err(problem)),
+        };
+        Some(
+            parse_object_line(text)
+                .map(|value| (line, value))
+                .map_err(|reason| Problem::at_line(self.display.as_str(), line, reason)),
+        )
+    }
+
+    /// The next non-blank line's text and its 1-based number, for a caller that decodes the line
+    /// itself (straight into its own type, with [`parse_object_line`] to word a bad line); the
+    /// problem of an unreadable line; or `None` at the end.
+    pub fn next_text(&mut self) -> Option<Result<(usize, &str), Problem>> {
+        // Find the next non-blank line; the loop only decides, so the buffer is borrowed for the
+        // answer after it.
+        loop {
+            if self.done {
+                return None;
+            }
             self.buffer.clear();
             match self.reader.read_until(b'\n', &mut self.buffer) {
                 Ok(0) => self.done = true,
                 Ok(_) => {
                     self.line += 1;
                     let raw = self.buffer.strip_suffix(b"\n").unwrap_or(&self.buffer);
-                    if let Some(line) = jsonl_line(self.line, raw) {
-                        return Some(
-                            line.and_then(parse_object_line)
-                                .map(|value| (self.line, value))
-                                .map_err(|reason| {
-                                    Problem::at_line(self.display.as_str(), self.line, reason)
-                                }),
-                        );
+                    if jsonl_line(self.line, raw).is_some() {
+                        break;
                     }
                 }
                 Err(err) => {
@@ -93,6 +107,12 @@ impl JsonlStream {
                 }
             }
         }
-        None
+        let line = self.line;
+        let raw = self.buffer.strip_suffix(b"\n").unwrap_or(&self.buffer);
+        let display = self.display.as_str();
+        jsonl_line(line, raw).map(|text| {
+            text.map(|text| (line, text))
+                .map_err(|reason| Problem::at_line(display, line, reason))
+        })
     }
 }

@@ -12,7 +12,7 @@ use super::summary::ScoreSummary;
 use super::{evaluate_run, load_spec, EvaluationSpec, RunRecord, SpecProblem};
 use crate::error::{invalid, Fatal, Problem};
 use crate::exit::Exit;
-use crate::input::{JsonlStream, Source};
+use crate::input::{parse_object_line, JsonlStream, Source};
 use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
@@ -240,26 +240,27 @@ async fn score_runs(
     );
     let mut problems = found;
     let mut line_buffer = Vec::new();
-    while let Some(record) = runs.next_record() {
+    while let Some(next) = runs.next_text() {
         if interrupt_requested() {
             summary.interrupted = true;
             break;
         }
-        let (line, value) = match record {
-            Ok(record) => record,
+        let (line, text) = match next {
+            Ok(next) => next,
             Err(problem) => {
                 problems.push(problem);
                 continue;
             }
         };
-        let mut run: RunRecord = match serde_json::from_value(value) {
+        // Decoded straight into the run record; a bad line is worded like every JSONL input's.
+        let mut run = match RunRecord::from_json_line(text) {
             Ok(run) => run,
-            Err(err) => {
-                problems.push(Problem::at_line(
-                    runs.display.as_str(),
-                    line,
-                    format!("not a run record: {err}"),
-                ));
+            Err(reason) => {
+                let reason = match parse_object_line(text) {
+                    Err(reason) => reason,
+                    Ok(_) => format!("not a run record: {reason}"),
+                };
+                problems.push(Problem::at_line(runs.display.as_str(), line, reason));
                 continue;
             }
         };

@@ -63,6 +63,11 @@ fn detect_format(bytes: &[u8], display: &str) -> Format {
     }
 }
 
+/// The bytes after a leading UTF-8 byte-order mark, if any.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
+}
+
 /// Where in a file a spec sits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {
@@ -75,6 +80,7 @@ pub enum Shape {
 /// Decode a spec strictly, finding it in a manifest or taking the document as a bare spec (a
 /// document whose top level has `evaluation_spec`, `pack` or `version` is a manifest).
 pub fn decode(bytes: &[u8], display: &str) -> Result<SpecDefinition, Vec<SpecProblem>> {
+    let bytes = without_bom(bytes);
     let format = detect_format(bytes, display);
     let probe: EnvelopeProbe = parse(bytes, format, "")?;
     let shape =
@@ -92,6 +98,7 @@ pub fn decode_as(
     display: &str,
     shape: Shape,
 ) -> Result<SpecDefinition, Vec<SpecProblem>> {
+    let bytes = without_bom(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(vec![SpecProblem::new("evaluation_spec", "is required")]);
     }
@@ -157,11 +164,12 @@ fn parse<T: DeserializeOwned>(
     })
 }
 
-/// `prefix.path`, with serde_path_to_error's `.` (the root) meaning no path.
+/// `prefix.path`, with serde_path_to_error's `.` (the root) meaning no path; the root of a
+/// manifest is `manifest`.
 fn join_path(prefix: &str, path: &str) -> String {
     let path = if path == "." { "" } else { path };
     match (prefix.is_empty(), path.is_empty()) {
-        (true, true) => "evaluation_spec".to_string(),
+        (true, true) => "manifest".to_string(),
         (true, false) => path.to_string(),
         (false, true) => prefix.to_string(),
         (false, false) => format!("{prefix}.{path}"),
@@ -255,5 +263,111 @@ impl<'de> Deserialize<'de> for VersionMember {
         }
 
         deserializer.deserialize_any(VersionVisitor)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SPEC_YAML: &str = "\
+name: s
+version_number: 1
+judge_mode: deterministic
+validators:
+  - key: v
+    type: exact_match
+    target: final_output
+    expected_from: literal:x
+scorecard:
+  dimensions: [correctness]
+";
+
+    fn problem(result: Result<SpecDefinition, Vec<SpecProblem>>) -> SpecProblem {
+        result.expect_err("decoding fails").remove(0)
+    }
+
+    #[test]
+    fn yaml_and_json_decode_to_the_same_spec() {
+        let from_yaml = decode(SPEC_YAML.as_bytes(), "pack.yaml").expect("valid YAML");
+        let json = r#"{"name":"s","version_number":1,"judge_mode":"deterministic",
+            "validators":[{"key":"v","type":"exact_match","target":"final_output",
+            "expected_from":"literal:x"}],"scorecard":{"dimensions":["correctness"]}}"#;
+        let from_json = decode(json.as_bytes(), "spec.json").expect("valid JSON");
+        assert_eq!(from_yaml, from_json);
+    }
+
+    #[test]
+    fn a_manifest_spec_may_sit_under_version() {
+        let indented: String = SPEC_YAML
+            .lines()
+            .map(|line| format!("    {line}\n"))
+            .collect();
+        let manifest =
+            format!("pack:\n  slug: p\nversion:\n  number: 1\n  evaluation_spec:\n{indented}");
+        let spec = decode(manifest.as_bytes(), "pack.yaml").expect("valid manifest");
+        assert_eq!(spec.name, "s");
+    }
+
+    #[test]
+    fn unknown_yaml_keys_are_reported_with_their_path_and_line() {
+        let text = SPEC_YAML.replace("    target:", "    wieght: 1\n    target:");
+        let problem = problem(decode(text.as_bytes(), "pack.yaml"));
+        assert_eq!(problem.path, "evaluation_spec.validators[0].wieght");
+        assert!(
+            problem.message.contains("unknown field `wieght`"),
+            "{problem}"
+        );
+        assert_eq!(problem.line, Some(7));
+    }
+
+    #[test]
+    fn unknown_json_keys_in_a_manifest_name_the_member() {
+        let text = r#"{"pack": {"x": 1}, "evaluation_spec": {"name": "s",
+            "scorecard": {"dimensions": [{"key": "k", "gait": true}]}}}"#;
+        let problem = problem(decode(text.as_bytes(), "pack.json"));
+        assert_eq!(problem.path, "evaluation_spec.scorecard.dimensions[0].gait");
+        assert_eq!(problem.line, Some(2));
+    }
+
+    #[test]
+    fn integers_reject_fractions_and_null_means_absent() {
+        let fraction = r#"{"name": "s", "version_number": 1.0}"#;
+        let problem = problem(decode(fraction.as_bytes(), "spec.json"));
+        assert_eq!(problem.path, "evaluation_spec.version_number");
+        let nulls = r#"{"name": null, "metrics": null, "runtime_limits": null,
+            "scorecard": {"dimensions": [null], "strategy": null}}"#;
+        let spec = decode(nulls.as_bytes(), "spec.json").expect("nulls are absent");
+        assert_eq!(spec.name, "");
+        assert_eq!(spec.scorecard.dimensions.len(), 1);
+    }
+
+    #[test]
+    fn trailing_data_and_missing_specs_are_rejected() {
+        let with_bom = decode(b"\xEF\xBB\xBF{\"name\": \"s\"}", "spec.json");
+        assert_eq!(with_bom.map(|spec| spec.name), Ok("s".to_string()));
+        let trailing = problem(decode(br#"{"name": "s"} {}"#, "spec.json"));
+        assert!(trailing.message.contains("trailing"), "{trailing}");
+        let missing = problem(decode_as(b"{\"pack\": {}}", "pack.json", Shape::Manifest));
+        assert_eq!(missing.to_string(), "evaluation_spec is required");
+        let blank = problem(decode(b"  \n", "spec.yaml"));
+        assert_eq!(blank.to_string(), "evaluation_spec is required");
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let depth = 10_000;
+        let json = format!(
+            "{{\"name\": \"s\", \"validators\": [{{\"config\": {}{}}}]}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        assert!(decode(json.as_bytes(), "spec.json").is_err());
+        let yaml = format!(
+            "name: s\nvalidators:\n  - config: {}{}\n",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        );
+        assert!(decode(yaml.as_bytes(), "spec.yaml").is_err());
     }
 }

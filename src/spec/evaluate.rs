@@ -2,6 +2,9 @@
 //! evidence and run it, collect the metrics, score the dimensions, apply the strategy, and derive
 //! status, validity and warnings.
 
+use std::cell::OnceCell;
+
+use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
@@ -10,58 +13,137 @@ use super::judges::JudgeResult;
 use super::metrics::{collect_metrics, MetricResult};
 use super::model::{SpecDefinition, ValidatorDecl};
 use super::scorecard::{
-    dimension_result, overall, serialize_state, DimensionInputs, DimensionResult, ValidatorSummary,
+    dimension_result, overall, DimensionInputs, DimensionResult, ValidatorSummary,
 };
 use super::signals::ValidatorScore;
 use super::validators::{
-    self, outcome_class, Comparison, ResultState, TargetValue, Validator, ValidatorOutcome, Verdict,
+    self, outcome_class, Comparison, ResultState, TargetValue, ToolCall, Validator,
+    ValidatorOutcome, Verdict,
 };
 use super::EvaluationSpec;
 
-/// One validator's result in the evaluation record.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// One validator's result in the evaluation record. It serialises with a `raw_output` object:
+/// state and reason, and — when the validator compared something — verdict, score, target,
+/// expected_from, both values and the type-specific evidence (a key colliding with a base key
+/// becomes `evidence_<key>`), then `outcome_class`.
+#[derive(Debug, Clone, PartialEq)]
 pub struct ValidatorResult {
     /// The validator's key.
     pub key: String,
     /// Its type.
-    #[serde(rename = "type")]
     pub kind: String,
     /// `available`, `unavailable` or `error`.
-    #[serde(serialize_with = "serialize_state")]
     pub state: ResultState,
     /// `pass`, `fail`, `unavailable`, `evaluator_error`, `pack_error` or `infra_error`.
     pub outcome_class: &'static str,
     /// `pass`, `fail` or `error`; absent when the validator never ran.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub verdict: Option<&'static str>,
     /// The score in [0,1].
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub normalized_score: Option<f64>,
     /// The target reference.
     pub target: String,
     /// The expected-value reference.
     pub expected_from: String,
     /// The resolved target.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub actual_value: Option<String>,
     /// The resolved expected value.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub expected_value: Option<String>,
     /// The challenge the values belong to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub challenge_identity_id: Option<String>,
     /// The regression case the values belong to.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub regression_case_id: Option<String>,
     /// Why it failed, errored or is unavailable.
-    #[serde(skip_serializing_if = "String::is_empty")]
     pub reason: String,
     /// The event the target value was read from.
-    #[serde(skip_serializing_if = "Option::is_none")]
     pub source: Option<SourcePointer>,
-    /// Everything the validator recorded, type-specific evidence included.
-    pub raw_output: Map<String, Value>,
+    /// The validator ran its comparison (`raw_output` has more than state and reason).
+    pub compared: bool,
+    /// The type-specific evidence of `raw_output`.
+    pub evidence: Map<String, Value>,
 }
+
+impl Serialize for ValidatorResult {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_map(None)?;
+        out.serialize_entry("key", &self.key)?;
+        out.serialize_entry("type", &self.kind)?;
+        out.serialize_entry("state", self.state.as_str())?;
+        out.serialize_entry("outcome_class", self.outcome_class)?;
+        if let Some(verdict) = self.verdict {
+            out.serialize_entry("verdict", verdict)?;
+        }
+        if let Some(score) = self.normalized_score {
+            out.serialize_entry("normalized_score", &score)?;
+        }
+        out.serialize_entry("target", &self.target)?;
+        out.serialize_entry("expected_from", &self.expected_from)?;
+        let optional = [
+            ("actual_value", &self.actual_value),
+            ("expected_value", &self.expected_value),
+            ("challenge_identity_id", &self.challenge_identity_id),
+            ("regression_case_id", &self.regression_case_id),
+        ];
+        for (name, value) in optional {
+            if let Some(value) = value {
+                out.serialize_entry(name, value)?;
+            }
+        }
+        if !self.reason.is_empty() {
+            out.serialize_entry("reason", &self.reason)?;
+        }
+        if let Some(source) = &self.source {
+            out.serialize_entry("source", source)?;
+        }
+        out.serialize_entry("raw_output", &RawOutput(self))?;
+        out.end()
+    }
+}
+
+/// The `raw_output` of a validator result, written straight from the result.
+struct RawOutput<'a>(&'a ValidatorResult);
+
+impl Serialize for RawOutput<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let result = self.0;
+        let mut out = serializer.serialize_map(None)?;
+        out.serialize_entry("state", result.state.as_str())?;
+        if result.compared {
+            out.serialize_entry("verdict", result.verdict.unwrap_or(""))?;
+            out.serialize_entry("normalized_score", &result.normalized_score)?;
+        }
+        out.serialize_entry("reason", &result.reason)?;
+        if result.compared {
+            out.serialize_entry("target", &result.target)?;
+            if !result.expected_from.is_empty() {
+                out.serialize_entry("expected_from", &result.expected_from)?;
+            }
+            out.serialize_entry("actual_value", &result.actual_value)?;
+            out.serialize_entry("expected_value", &result.expected_value)?;
+            for (key, value) in &result.evidence {
+                if BASE_RAW_KEYS.contains(&key.as_str()) {
+                    out.serialize_entry(&format!("evidence_{key}"), value)?;
+                } else {
+                    out.serialize_entry(key, value)?;
+                }
+            }
+        }
+        out.serialize_entry("outcome_class", result.outcome_class)?;
+        out.end()
+    }
+}
+
+/// The keys `raw_output` writes itself; evidence keys equal to one are renamed.
+const BASE_RAW_KEYS: &[&str] = &[
+    "state",
+    "verdict",
+    "normalized_score",
+    "reason",
+    "target",
+    "expected_from",
+    "actual_value",
+    "expected_value",
+    "outcome_class",
+];
 
 /// The evaluation of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -118,9 +200,6 @@ fn verdict_text(verdict: Option<Verdict>) -> Option<&'static str> {
 
 /// A result that never reached the comparison (unavailable or errored evidence).
 fn early_result(decl: &ValidatorDecl, state: ResultState, reason: String) -> ValidatorResult {
-    let mut raw_output = Map::new();
-    raw_output.insert("state".into(), json!(state.as_str()));
-    raw_output.insert("reason".into(), json!(reason));
     ValidatorResult {
         key: decl.key.clone(),
         kind: decl.kind.clone(),
@@ -136,32 +215,9 @@ fn early_result(decl: &ValidatorDecl, state: ResultState, reason: String) -> Val
         regression_case_id: None,
         reason,
         source: None,
-        raw_output,
+        compared: false,
+        evidence: Map::new(),
     }
-}
-
-/// The base raw-output keys with the type's evidence merged in (a colliding key becomes
-/// `evidence_<key>`).
-fn raw_output(result: &ValidatorResult, evidence: Map<String, Value>) -> Map<String, Value> {
-    let mut raw = Map::new();
-    raw.insert("state".into(), json!(result.state.as_str()));
-    raw.insert("verdict".into(), json!(result.verdict.unwrap_or("")));
-    raw.insert("normalized_score".into(), json!(result.normalized_score));
-    raw.insert("reason".into(), json!(result.reason));
-    raw.insert("target".into(), json!(result.target));
-    if !result.expected_from.is_empty() {
-        raw.insert("expected_from".into(), json!(result.expected_from));
-    }
-    raw.insert("actual_value".into(), json!(result.actual_value));
-    raw.insert("expected_value".into(), json!(result.expected_value));
-    for (key, value) in evidence {
-        if raw.contains_key(&key) {
-            raw.insert(format!("evidence_{key}"), value);
-        } else {
-            raw.insert(key, value);
-        }
-    }
-    raw
 }
 
 fn apply_outcome(result: &mut ValidatorResult, outcome: ValidatorOutcome) {
@@ -169,7 +225,8 @@ fn apply_outcome(result: &mut ValidatorResult, outcome: ValidatorOutcome) {
     result.verdict = verdict_text(outcome.verdict);
     result.normalized_score = outcome.score;
     result.reason = outcome.reason;
-    result.raw_output = raw_output(result, outcome.evidence);
+    result.compared = true;
+    result.evidence = outcome.evidence;
 }
 
 /// Run one validator against the run's evidence.
@@ -177,6 +234,7 @@ fn run_validator(
     decl: &ValidatorDecl,
     validator: &Validator,
     evidence: &Evidence,
+    tool_calls: &OnceCell<Vec<ToolCall>>,
 ) -> ValidatorResult {
     let mut result = early_result(decl, ResultState::Available, String::new());
     match decl.kind.as_str() {
@@ -187,7 +245,8 @@ fn run_validator(
             return result;
         }
         "tool_call_assertion" => {
-            let outcome = validator.tool_call_assertion(&evidence.tool_calls);
+            let outcome =
+                validator.tool_call_assertion(tool_calls.get_or_init(|| evidence.tool_calls()));
             result.source = outcome
                 .source_call
                 .and_then(|index| evidence.tool_call_source(index));
@@ -322,11 +381,12 @@ fn validity(
 pub fn evaluate_run(spec: &EvaluationSpec, run: &RunRecord) -> EvaluationRecord {
     let definition = &spec.definition;
     let evidence = Evidence::build(run);
+    let tool_calls = OnceCell::new();
     let mut validator_results: Vec<ValidatorResult> = definition
         .validators
         .iter()
         .zip(&spec.validators)
-        .map(|(decl, validator)| run_validator(decl, validator, &evidence))
+        .map(|(decl, validator)| run_validator(decl, validator, &evidence, &tool_calls))
         .collect();
     for result in &mut validator_results {
         result.outcome_class = outcome_class(
@@ -341,9 +401,6 @@ pub fn evaluate_run(spec: &EvaluationSpec, run: &RunRecord) -> EvaluationRecord 
             result.normalized_score,
             &result.reason,
         );
-        result
-            .raw_output
-            .insert("outcome_class".into(), json!(result.outcome_class));
     }
     let scores: Vec<ValidatorScore> = validator_results
         .iter()
@@ -439,4 +496,96 @@ pub fn evaluate_run_deterministic(
         return Err("only deterministic evaluation specs are supported".to_string());
     }
     Ok(evaluate_run(spec, run))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::load_spec;
+
+    fn score(spec: &str, run: &str) -> EvaluationRecord {
+        let spec = load_spec(spec.as_bytes(), "spec.json").expect("a valid spec");
+        let run = RunRecord::from_json_line(run).expect("a valid run");
+        evaluate_run(&spec, &run)
+    }
+
+    const VALIDATOR: &str = r#"[{"key": "v", "type": "exact_match", "target": "final_output",
+        "expected_from": "literal:ok"}]"#;
+
+    #[test]
+    fn behavioral_gate_and_human_preference() {
+        let spec = format!(
+            r#"{{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+            "validators": {VALIDATOR},
+            "behavioral": {{"signals": [{{"key": "error_cascade", "weight": 1, "gate": true,
+                "pass_threshold": 0.6}}, {{"key": "scope_adherence", "weight": 3}}]}},
+            "scorecard": {{"dimensions": ["behavioral",
+                {{"key": "people", "source": "human_preference"}}]}}}}"#
+        );
+        let run = r#"{"human_preference_score": 0.25, "events": [
+            {"type": "tool.call.failed", "occurred_at": "2026-01-01T00:00:01Z",
+             "payload": {"tool_name": "a"}},
+            {"type": "tool.call.failed", "occurred_at": "2026-01-01T00:00:02Z",
+             "payload": {"tool_name": "b"}}]}"#;
+        let record = score(&spec, run);
+        let behavioral = &record.dimension_results[0];
+        assert_eq!(behavioral.score, Some(0.0));
+        assert_eq!(
+            behavioral.reason,
+            "behavioral gate failed: error_cascade=0.500 < 0.600"
+        );
+        assert_eq!(record.dimension_results[1].score, Some(0.25));
+        assert_eq!(record.overall_score, Some(0.125));
+        assert_eq!(record.passed, Some(true));
+        assert!(record
+            .warnings
+            .contains(&"final output evidence is unavailable".to_string()));
+    }
+
+    #[test]
+    fn cost_uses_undated_prices_and_unknown_collectors_invalidate() {
+        let spec = format!(
+            r#"{{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+            "validators": {VALIDATOR},
+            "metrics": [{{"key": "cost", "type": "numeric", "collector": "run_model_cost_usd"}},
+                {{"key": "odd", "type": "numeric", "collector": "events"}}],
+            "pricing": {{"models": [{{"provider_key": "openai", "provider_model_id": "gpt-4.1-mini",
+                "input_cost_per_million_tokens": 1, "output_cost_per_million_tokens": 3}}]}},
+            "scorecard": {{"dimensions": ["correctness"]}}}}"#
+        );
+        let run = r#"{"events": [
+            {"type": "model.call.completed", "occurred_at": "2026-01-01T00:00:01Z",
+             "payload": {"provider_key": "openai", "provider_model_id": "gpt-4.1-mini-2025-04-14",
+                         "usage": {"input_tokens": 1000, "output_tokens": 500}}},
+            {"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:02Z",
+             "payload": {"final_output": "ok"}}]}"#;
+        let record = score(&spec, run);
+        let cost = &record.metric_results[0];
+        assert!((cost.numeric_value.unwrap_or(0.0) - 0.0025).abs() < 1e-12);
+        assert_eq!(record.metric_results[1].state, "error");
+        assert_eq!(record.validity, "invalid");
+        assert_eq!(
+            record.validity_reason,
+            "metric \"odd\" errored: collector \"events\" is not supported"
+        );
+        assert_eq!(record.passed, Some(true));
+    }
+
+    #[test]
+    fn raw_output_carries_the_comparison_and_its_evidence() {
+        let spec = r#"{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+            "validators": [{"key": "f", "type": "fuzzy_match", "target": "final_output",
+                "expected_from": "literal:hello world"}],
+            "scorecard": {"dimensions": ["correctness"]}}"#;
+        let run = r#"{"id": "r1", "events": [{"type": "system.run.completed",
+            "occurred_at": "2026-01-01T00:00:02Z", "payload": {"final_output": "hello worle"}}]}"#;
+        let record = serde_json::to_value(score(spec, run)).expect("serialisable");
+        let raw = &record["validator_results"][0]["raw_output"];
+        assert_eq!(raw["verdict"], "pass");
+        assert_eq!(raw["outcome_class"], "pass");
+        assert_eq!(raw["actual_value"], "hello worle");
+        assert!(raw["similarity"].as_f64().is_some(), "{raw}");
+        assert_eq!(record["id"], "r1");
+        assert_eq!(record["status"], "complete");
+    }
 }

@@ -2,13 +2,13 @@
 //! forms accepted at load time, the run record (challenge inputs and events), the evidence built
 //! from the ordered events, and the resolution of a reference to a string, "missing" or an error.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 
 use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::gostr::{go_json, json_string, loose_string, stringify};
+use super::gostr::{go_json, json_string, loose_string, member, stringify};
 use super::judges::JudgeResult;
 use super::model::null_default;
 use super::validators::ToolCall;
@@ -71,6 +71,38 @@ pub struct RunRecord {
     pub human_preference_score: Option<f64>,
 }
 
+impl RunRecord {
+    /// Decode one JSONL line, or say what is wrong with it: `expected a JSON object`, or the
+    /// offending member's path and the decoder's message (`events[3]: missing field
+    /// \`occurred_at\` at column 412`).
+    pub fn from_json_line(line: &str) -> Result<RunRecord, String> {
+        if !line.trim_start().starts_with('{') {
+            return Err("expected a JSON object".to_string());
+        }
+        let describe = |path: String, err: serde_json::Error| {
+            let message = err.to_string();
+            let what = message
+                .rfind(" at line ")
+                .map_or(message.as_str(), |cut| &message[..cut]);
+            let at = format!("{what} at column {}", err.column());
+            if path.is_empty() || path == "." {
+                at
+            } else {
+                format!("{path}: {at}")
+            }
+        };
+        let mut deserializer = serde_json::Deserializer::from_str(line);
+        let record = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
+            let path = err.path().to_string();
+            describe(path, err.into_inner())
+        })?;
+        deserializer
+            .end()
+            .map_err(|err| describe(String::new(), err))?;
+        Ok(record)
+    }
+}
+
 /// One challenge input (case) of a run.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ChallengeInput {
@@ -94,13 +126,13 @@ pub struct ChallengeInput {
     pub payload: Value,
     /// Named case inputs.
     #[serde(default, deserialize_with = "null_default")]
-    pub inputs: HashMap<String, CaseValue>,
+    pub inputs: BTreeMap<String, CaseValue>,
     /// Named case expectations.
     #[serde(default, deserialize_with = "null_default")]
-    pub expectations: HashMap<String, CaseValue>,
+    pub expectations: BTreeMap<String, CaseValue>,
     /// Named artifacts.
     #[serde(default, deserialize_with = "null_default")]
-    pub artifacts: HashMap<String, Artifact>,
+    pub artifacts: BTreeMap<String, Artifact>,
 }
 
 /// A case input or expectation: an inline value, a reference to another input or an artifact,
@@ -141,15 +173,12 @@ pub struct Artifact {
     pub media_type: String,
 }
 
-/// One run event.
+/// One run event (its `source` member, who emitted it, plays no part in scoring and is not kept).
 #[derive(Debug, Clone, Deserialize)]
 pub struct Event {
     /// The event type (`system.run.completed`, `tool.call.failed`, …).
     #[serde(rename = "type")]
     pub kind: String,
-    /// Who emitted it.
-    #[serde(default, deserialize_with = "null_default")]
-    pub source: String,
     /// Position in the run's event stream (positive values order first).
     #[serde(default, deserialize_with = "null_default")]
     pub sequence_number: i64,
@@ -212,10 +241,23 @@ fn civil_from_days(days: i64) -> (i64, i64, i64) {
 
 impl<'de> Deserialize<'de> for Timestamp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        parse_rfc3339(&text)
-            .map(|nanos| Timestamp { nanos })
-            .ok_or_else(|| de::Error::custom(format!("invalid RFC 3339 timestamp {text:?}")))
+        struct TimestampVisitor;
+
+        impl de::Visitor<'_> for TimestampVisitor {
+            type Value = Timestamp;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("an RFC 3339 timestamp string")
+            }
+
+            fn visit_str<E: de::Error>(self, text: &str) -> Result<Timestamp, E> {
+                parse_rfc3339(text)
+                    .map(|nanos| Timestamp { nanos })
+                    .ok_or_else(|| E::custom(format!("invalid RFC 3339 timestamp {text:?}")))
+            }
+        }
+
+        deserializer.deserialize_str(TimestampVisitor)
     }
 }
 
@@ -351,82 +393,94 @@ impl EventRef {
     }
 }
 
-/// One entry of the tool-call trace (§3.5).
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct TraceEntry {
+/// One entry of the tool-call trace (§3.5), borrowing from its event. The canonical arguments
+/// and the error message are derived when asked for: most specs never need them.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TraceEntry<'a> {
     /// Trimmed tool name.
-    pub tool_name: String,
-    /// Canonical (sorted-key, compact) JSON of the arguments (`{}` when absent).
-    pub arguments_canonical: String,
+    pub tool_name: &'a str,
+    /// The payload's `arguments` (`None` when absent or null: `{}`).
+    pub arguments: Option<&'a Value>,
     /// `tool.call.failed`, or `result.is_error` true.
     pub failed: bool,
     /// The payload's `failure_origin`, trimmed.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub failure_origin: String,
-    /// The result's error message (its JSON `error` member, else its content), trimmed.
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub error_message: String,
+    pub failure_origin: &'a str,
+    /// The result's `content` (loose string).
+    pub result_content: Option<&'a str>,
     /// The event's sequence number (0 when none).
-    #[serde(skip)]
     pub sequence: i64,
     /// The event's type.
-    #[serde(skip)]
-    pub event_type: String,
+    pub event_type: &'a str,
 }
 
-impl TraceEntry {
+impl TraceEntry<'_> {
+    /// Canonical (sorted-key, compact) JSON of the arguments; `{}` when absent.
+    pub fn canonical_arguments(&self) -> String {
+        self.arguments.map_or_else(|| "{}".to_string(), go_json)
+    }
+
+    /// The result's error text: the `error` member of a JSON object content, else the content;
+    /// trimmed. Empty without content.
+    pub fn error_message(&self) -> String {
+        let Some(content) = self.result_content else {
+            return String::new();
+        };
+        let error = match serde_json::from_str::<Value>(content) {
+            Ok(Value::Object(map)) => map.get("error").and_then(loose_string).map(str::to_string),
+            _ => None,
+        };
+        error.as_deref().unwrap_or(content).trim().to_string()
+    }
+
     /// Name and canonical arguments: two calls with the same signature are the same call.
-    pub fn signature(&self) -> (&str, &str) {
-        (&self.tool_name, &self.arguments_canonical)
+    pub fn signature(&self) -> (&str, String) {
+        (self.tool_name, self.canonical_arguments())
+    }
+}
+
+impl Serialize for TraceEntry<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut out = serializer.serialize_map(None)?;
+        out.serialize_entry("tool_name", self.tool_name)?;
+        out.serialize_entry("arguments_canonical", &self.canonical_arguments())?;
+        out.serialize_entry("failed", &self.failed)?;
+        if !self.failure_origin.is_empty() {
+            out.serialize_entry("failure_origin", self.failure_origin)?;
+        }
+        let message = self.error_message();
+        if !message.is_empty() {
+            out.serialize_entry("error_message", &message)?;
+        }
+        out.end()
     }
 }
 
 /// The trace entry of a `tool.call.completed`/`failed` event, `None` without a tool name.
-fn trace_entry(event: &Event, payload: &Map<String, Value>) -> Option<(TraceEntry, Value)> {
-    let name = payload.get("tool_name").and_then(loose_string)?.trim();
+fn trace_entry<'a>(event: &'a Event, payload: &'a Map<String, Value>) -> Option<TraceEntry<'a>> {
+    let name = member(payload, "tool_name").and_then(loose_string)?.trim();
     if name.is_empty() {
         return None;
     }
-    let arguments = match payload.get("arguments") {
-        None | Some(Value::Null) => Value::Object(Map::new()),
-        Some(arguments) => arguments.clone(),
-    };
-    let mut entry = TraceEntry {
-        tool_name: name.to_string(),
-        arguments_canonical: go_json(&arguments),
-        failed: event.kind == "tool.call.failed",
-        failure_origin: String::new(),
-        error_message: String::new(),
+    let result = member(payload, "result").and_then(Value::as_object);
+    let is_error = result.and_then(|result| member(result, "is_error")) == Some(&Value::Bool(true));
+    Some(TraceEntry {
+        tool_name: name,
+        arguments: member(payload, "arguments").filter(|arguments| !arguments.is_null()),
+        failed: event.kind == "tool.call.failed" || is_error,
+        failure_origin: member(payload, "failure_origin")
+            .and_then(loose_string)
+            .map_or("", str::trim),
+        result_content: result
+            .and_then(|result| member(result, "content"))
+            .and_then(loose_string),
         sequence: event.sequence_number,
-        event_type: event.kind.clone(),
-    };
-    if let Some(origin) = payload.get("failure_origin").and_then(loose_string) {
-        entry.failure_origin = origin.trim().to_string();
-    }
-    if let Some(Value::Object(result)) = payload.get("result") {
-        if let Some(Value::Bool(is_error)) = result.get("is_error") {
-            entry.failed |= *is_error;
-        }
-        if let Some(content) = result.get("content").and_then(loose_string) {
-            entry.error_message = tool_error_message(content);
-        }
-    }
-    Some((entry, arguments))
-}
-
-/// A tool result's error text: its JSON `error` member when it is such an object, else itself.
-fn tool_error_message(content: &str) -> String {
-    match serde_json::from_str::<Value>(content) {
-        Ok(Value::Object(map)) => match map.get("error").and_then(loose_string) {
-            Some(error) => error.trim().to_string(),
-            None => content.trim().to_string(),
-        },
-        _ => content.trim().to_string(),
-    }
+        event_type: &event.kind,
+    })
 }
 
 /// The tool-call trace of events already in scoring order.
-pub fn tool_trace<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<TraceEntry> {
+pub fn tool_trace<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<TraceEntry<'a>> {
     events
         .into_iter()
         .filter(|event| {
@@ -436,7 +490,6 @@ pub fn tool_trace<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<TraceE
             )
         })
         .filter_map(|event| trace_entry(event, payload_object(&event.payload)?))
-        .map(|(entry, _)| entry)
         .collect()
 }
 
@@ -499,7 +552,7 @@ pub struct Evidence<'a> {
     final_output: Option<String>,
     final_output_source: Option<EventRef>,
     last_model_call_source: Option<EventRef>,
-    challenge_input: Option<String>,
+    challenge_payload: Option<&'a Value>,
     challenge_id: Option<&'a str>,
     regression_case_id: Option<&'a str>,
     case_input: Option<&'a ChallengeInput>,
@@ -534,9 +587,7 @@ pub struct Evidence<'a> {
     listings: HashMap<&'a str, (String, Option<EventRef>)>,
     code_results: HashMap<&'a str, (&'a Value, Option<EventRef>)>,
     /// The tool-call trace.
-    pub trace: Vec<TraceEntry>,
-    /// The trace as the validators take it.
-    pub tool_calls: Vec<ToolCall>,
+    pub trace: Vec<TraceEntry<'a>>,
     /// Conversation turns, by index.
     pub turns: Vec<Turn>,
     /// The run's human preference score.
@@ -556,15 +607,15 @@ fn payload_object(payload: &Value) -> Option<&Map<String, Value>> {
 }
 
 fn number(payload: &Map<String, Value>, key: &str) -> Option<f64> {
-    payload.get(key)?.as_f64()
+    member(payload, key)?.as_f64()
 }
 
 fn usage(payload: &Map<String, Value>, key: &str) -> Option<f64> {
-    number(payload.get("usage")?.as_object()?, key)
+    number(member(payload, "usage")?.as_object()?, key)
 }
 
 fn text<'v>(payload: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
-    payload.get(key).and_then(loose_string)
+    member(payload, key).and_then(loose_string)
 }
 
 /// A non-empty id, as the reference treats the zero UUID as none.
@@ -654,15 +705,10 @@ impl<'a> Evidence<'a> {
                     evidence.failure_count += 1;
                 }
                 "tool.call.completed" | "tool.call.failed" => match trace_entry(event, payload) {
-                    Some((entry, arguments)) => {
+                    Some(entry) => {
                         if entry.failed {
                             evidence.failure_count += 1;
                         }
-                        evidence.tool_calls.push(ToolCall {
-                            name: entry.tool_name.clone(),
-                            arguments,
-                            failed: entry.failed,
-                        });
                         evidence.trace.push(entry);
                     }
                     None if event.kind == "tool.call.failed" => evidence.failure_count += 1,
@@ -727,19 +773,16 @@ impl<'a> Evidence<'a> {
                     }
                 }
                 "grader.verification.file_captured" => {
-                    if let Some(key) = payload
-                        .get("key")
+                    if let Some(key) = member(payload, "key")
                         .and_then(Value::as_str)
                         .filter(|k| !k.is_empty())
                     {
                         let capture = FileCapture {
                             path: text(payload, "path").unwrap_or("").to_string(),
-                            exists: payload
-                                .get("exists")
+                            exists: member(payload, "exists")
                                 .and_then(Value::as_bool)
                                 .unwrap_or(false),
-                            content: payload
-                                .get("content")
+                            content: member(payload, "content")
                                 .and_then(Value::as_str)
                                 .unwrap_or("")
                                 .to_string(),
@@ -748,8 +791,7 @@ impl<'a> Evidence<'a> {
                     }
                 }
                 "grader.verification.directory_listed" => {
-                    if let Some(key) = payload
-                        .get("key")
+                    if let Some(key) = member(payload, "key")
                         .and_then(Value::as_str)
                         .filter(|k| !k.is_empty())
                     {
@@ -759,8 +801,7 @@ impl<'a> Evidence<'a> {
                     }
                 }
                 "grader.verification.code_executed" => {
-                    if let Some(key) = payload
-                        .get("validator_key")
+                    if let Some(key) = member(payload, "validator_key")
                         .and_then(Value::as_str)
                         .filter(|k| !k.is_empty())
                     {
@@ -823,17 +864,11 @@ impl<'a> Evidence<'a> {
                 self.case_input = Some(input);
                 self.challenge_id = id(&input.challenge_identity_id);
                 self.regression_case_id = input.regression_case_id.as_deref().and_then(id);
-                self.challenge_input = match &input.payload {
-                    Value::Null => {
-                        self.warnings.push("challenge input payload is empty");
-                        None
-                    }
-                    payload => Some(
-                        loose_string(payload)
-                            .map(str::to_string)
-                            .unwrap_or_else(|| payload.to_string()),
-                    ),
-                };
+                if input.payload.is_null() {
+                    self.warnings.push("challenge input payload is empty");
+                } else {
+                    self.challenge_payload = Some(&input.payload);
+                }
             }
             _ => {
                 self.warnings
@@ -873,13 +908,28 @@ impl<'a> Evidence<'a> {
         }
     }
 
+    /// The trace as the validators take it (built on demand: it copies every call's arguments).
+    pub fn tool_calls(&self) -> Vec<ToolCall> {
+        self.trace
+            .iter()
+            .map(|entry| ToolCall {
+                name: entry.tool_name.to_string(),
+                arguments: entry
+                    .arguments
+                    .cloned()
+                    .unwrap_or_else(|| Value::Object(Map::new())),
+                failed: entry.failed,
+            })
+            .collect()
+    }
+
     /// The source pointer of a tool-call trace entry.
     pub fn tool_call_source(&self, index: usize) -> Option<SourcePointer> {
         let entry = self.trace.get(index)?;
         (entry.sequence > 0).then(|| SourcePointer {
             kind: "tool_call",
             sequence: entry.sequence,
-            event_type: entry.event_type.clone(),
+            event_type: entry.event_type.to_string(),
             field_path: "tool_calls".to_string(),
         })
     }
@@ -917,9 +967,15 @@ impl<'a> Evidence<'a> {
                 challenge,
             ),
             "challenge_input" => (
-                self.challenge_input.clone().map_or_else(
+                self.challenge_payload.map_or_else(
                     || missing("challenge input evidence is unavailable"),
-                    Resolved::Value,
+                    |payload| {
+                        Resolved::Value(
+                            loose_string(payload)
+                                .map(str::to_string)
+                                .unwrap_or_else(|| payload.to_string()),
+                        )
+                    },
                 ),
                 challenge,
             ),
@@ -1004,7 +1060,7 @@ fn listing_json(key: &str, payload: &Map<String, Value>) -> String {
     out.push_str(",\"path\":");
     json_string(text(payload, "path").unwrap_or(""), &mut out);
     out.push_str(",\"entries\":");
-    match payload.get("entries").and_then(Value::as_array) {
+    match member(payload, "entries").and_then(Value::as_array) {
         None => out.push_str("null"),
         Some(entries) => {
             out.push('[');
@@ -1192,7 +1248,7 @@ fn turns(events: &[&Event]) -> Vec<Turn> {
                 }
             }
             "turn.completed" => {
-                if let Some(Value::Bool(mismatch)) = payload.get("mismatch") {
+                if let Some(Value::Bool(mismatch)) = member(payload, "mismatch") {
                     turn.mismatch = *mismatch;
                 }
                 if turn.actor.is_empty() {
@@ -1269,5 +1325,55 @@ fn resolve_transcript(reference: &str, turns: &[Turn]) -> Resolved {
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn run_lines_decode_or_say_what_is_wrong() {
+        let run = RunRecord::from_json_line(
+            r#"{"id": 7, "events": [{"type": "system.run.started", "occurred_at": "2026-01-02T03:04:05.5+01:00"}]}"#,
+        )
+        .expect("a valid run");
+        assert_eq!(
+            run.events[0].occurred_at.rfc3339(),
+            "2026-01-02T02:04:05.5Z"
+        );
+        assert_eq!(
+            RunRecord::from_json_line("[1]").unwrap_err(),
+            "expected a JSON object"
+        );
+        let missing = RunRecord::from_json_line(r#"{"events": [{"type": "x"}]}"#).unwrap_err();
+        assert!(
+            missing.starts_with("events[0]: missing field `occurred_at`"),
+            "{missing}"
+        );
+        let bad_time =
+            RunRecord::from_json_line(r#"{"events": [{"type": "x", "occurred_at": "yesterday"}]}"#)
+                .unwrap_err();
+        assert!(
+            bad_time.starts_with("events[0].occurred_at: invalid RFC 3339 timestamp"),
+            "{bad_time}"
+        );
+    }
+
+    #[test]
+    fn events_order_by_sequence_then_time_then_type() {
+        let run = RunRecord::from_json_line(
+            r#"{"events": [
+                {"type": "b", "occurred_at": "2026-01-01T00:00:01Z"},
+                {"type": "a", "occurred_at": "2026-01-01T00:00:01Z"},
+                {"type": "s2", "sequence_number": 2, "occurred_at": "2026-01-01T00:00:00Z"},
+                {"type": "s1", "sequence_number": 1, "occurred_at": "2026-01-01T00:00:09Z"}]}"#,
+        )
+        .expect("a valid run");
+        let order: Vec<&str> = order_events(&run.events)
+            .iter()
+            .map(|event| event.kind.as_str())
+            .collect();
+        assert_eq!(order, ["s1", "s2", "a", "b"]);
     }
 }

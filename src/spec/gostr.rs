@@ -3,7 +3,7 @@
 //! arrays as compact JSON with sorted keys, HTML-escaped, numbers inside them in Go's JSON float
 //! format. Everything passes through f64, as the reference decodes numbers.
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 /// The shortest round-trip digits of a finite `x` and the position of the decimal point relative
 /// to them (`0.0125` → ("125", -1); `1500` → ("15", 4)).
@@ -55,7 +55,9 @@ fn non_finite(x: f64) -> Option<String> {
     }
 }
 
-/// Go's `%v` of a float64: shortest digits, exponent form when the exponent is < -4 or ≥ 21.
+/// Go's `%v` of a float64: shortest digits, exponent form when the decimal exponent is < -4 or
+/// ≥ 6 (Go's `strconv` decides on a fixed 6 in shortest mode: `1e+06`, `1.234567e+06`, but
+/// `999999`; the design page's "≥ 21" is the JSON encoder's threshold, not `%v`'s).
 pub fn go_number(x: f64) -> String {
     if let Some(text) = non_finite(x) {
         return text;
@@ -65,7 +67,7 @@ pub fn go_number(x: f64) -> String {
     }
     let (digits, point) = shortest_digits(x);
     let exponent = point - 1;
-    let body = if !(-4..21).contains(&exponent) {
+    let body = if !(-4..6).contains(&exponent) {
         exponential(&digits, point, 2)
     } else {
         plain(&digits, point)
@@ -160,6 +162,18 @@ fn write_go_json(value: &Value, out: &mut String) {
     }
 }
 
+/// A member of a small object: a linear scan beats hashing the key for the few members event
+/// payloads have.
+pub fn member<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    if map.len() <= 16 {
+        map.iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, value)| value)
+    } else {
+        map.get(key)
+    }
+}
+
 /// Loose string extraction: a string is itself; an object yields the first of its `value`,
 /// `content`, `text`, `answer` members that extracts; a one-element array its element's.
 pub fn loose_string(value: &Value) -> Option<&str> {
@@ -167,7 +181,7 @@ pub fn loose_string(value: &Value) -> Option<&str> {
         Value::String(text) => Some(text),
         Value::Object(map) => ["value", "content", "text", "answer"]
             .iter()
-            .find_map(|key| map.get(*key).and_then(loose_string)),
+            .find_map(|key| member(map, key).and_then(loose_string)),
         Value::Array(items) if items.len() == 1 => loose_string(&items[0]),
         _ => None,
     }
@@ -199,6 +213,9 @@ mod tests {
         assert_eq!(go_number(1e21), "1e+21");
         assert_eq!(go_number(1e-5), "1e-05");
         assert_eq!(go_number(123456.5), "123456.5");
+        assert_eq!(go_number(999999.0), "999999");
+        assert_eq!(go_number(1e6), "1e+06");
+        assert_eq!(go_number(1234567.0), "1.234567e+06");
         assert_eq!(go_number(-0.0001), "-0.0001");
         assert_eq!(json_number(1e-7), "1e-7");
         assert_eq!(json_number(2.5), "2.5");

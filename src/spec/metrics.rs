@@ -100,15 +100,25 @@ fn number_or(value: Option<f64>, collector: &str, reason: &str) -> Collected {
     }
 }
 
-/// The run's total latency in whole milliseconds with its metadata, or why it is unavailable.
-pub fn total_latency(evidence: &Evidence) -> Measured {
+/// The run's total latency in whole milliseconds: first `system.run.started` to the terminal time.
+pub fn latency_ms(evidence: &Evidence) -> Option<f64> {
+    let (started, ended) = (evidence.started_at?, evidence.terminal_at?);
+    Some(((ended.nanos - started.nanos) / 1_000_000) as f64)
+}
+
+/// [`latency_ms`] with the collector's metadata (times, step durations, time to first output),
+/// or why it is unavailable.
+fn total_latency(evidence: &Evidence) -> Measured {
     let steps = serde_json::to_value(&evidence.step_durations).unwrap_or(Value::Null);
-    let (Some(started), Some(ended)) = (evidence.started_at, evidence.terminal_at) else {
-        let mut metadata = Map::new();
+    let mut metadata = Map::new();
+    let (Some(started), Some(ended), Some(latency)) = (
+        evidence.started_at,
+        evidence.terminal_at,
+        latency_ms(evidence),
+    ) else {
         metadata.insert("step_durations".into(), steps);
         return Err(("latency evidence is unavailable".to_string(), metadata));
     };
-    let mut metadata = Map::new();
     metadata.insert("state".into(), json!("available"));
     metadata.insert("started_at".into(), json!(started.rfc3339()));
     metadata.insert("ended_at".into(), json!(ended.rfc3339()));
@@ -120,7 +130,7 @@ pub fn total_latency(evidence: &Evidence) -> Measured {
             json!(((first.nanos - started.nanos) / 1_000_000) as f64),
         );
     }
-    Ok((((ended.nanos - started.nanos) / 1_000_000) as f64, metadata))
+    Ok((latency, metadata))
 }
 
 /// The price row for (provider, model): an exact match, else the model id without a trailing

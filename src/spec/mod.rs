@@ -12,6 +12,7 @@ pub mod evidence;
 pub mod gostr;
 pub mod judges;
 pub mod live;
+pub mod locate;
 pub mod metrics;
 pub mod model;
 pub mod normalize;
@@ -40,6 +41,12 @@ impl EvaluationSpec {
         &self.definition
     }
 
+    /// What `spec validate` should report without rejecting the spec (unknown collectors, metric
+    /// types their collectors do not yield).
+    pub fn warnings(&self) -> Vec<SpecProblem> {
+        validate::advisories(&self.definition)
+    }
+
     /// A valid spec from a definition: normalise it, then validate it.
     pub fn from_definition(mut definition: SpecDefinition) -> Result<Self, Vec<SpecProblem>> {
         normalize::normalize(&mut definition);
@@ -60,5 +67,23 @@ impl EvaluationSpec {
 /// spec file's bytes. `display` names the file (its extension picks the format when it has one).
 /// Every problem is returned at once.
 pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<SpecProblem>> {
-    EvaluationSpec::from_definition(decode::decode(bytes, display)?)
+    EvaluationSpec::from_definition(decode::decode(bytes, display)?).map_err(|mut problems| {
+        let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
+        for problem in &mut problems {
+            problem.line = problem.line.or_else(|| index.line_of(&problem.path));
+        }
+        problems
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loaded_spec_can_score_runs_from_several_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<EvaluationSpec>();
+        shareable::<EvaluationRecord>();
+    }
 }

@@ -6,7 +6,7 @@ use serde::{Serialize, Serializer};
 
 use super::evidence::Evidence;
 use super::judges::JudgeResult;
-use super::metrics::{model_cost, total_latency, MetricResult};
+use super::metrics::{latency_ms, model_cost, MetricResult};
 use super::model::{Dimension, SpecDefinition};
 use super::signals::{behavioral_dimension, ValidatorScore};
 use super::validators::ResultState;
@@ -217,10 +217,10 @@ pub fn dimension_result(dimension: &Dimension, inputs: &DimensionInputs) -> Dime
     let (score, state, reason) = match dimension.source.as_str() {
         "validators" => validators_dimension(&dimension.validators, inputs.validators),
         "reliability" => reliability(inputs.metrics),
-        "latency" => match (total_latency(inputs.evidence), envelope(dimension)) {
-            (Err((reason, _)), _) => unavailable(reason),
-            (Ok(_), None) => unavailable("latency normalization config is unavailable"),
-            (Ok((value, _)), Some((target, max))) => available(normalize_lower(value, target, max)),
+        "latency" => match (latency_ms(inputs.evidence), envelope(dimension)) {
+            (None, _) => unavailable("latency evidence is unavailable"),
+            (Some(_), None) => unavailable("latency normalization config is unavailable"),
+            (Some(value), Some((target, max))) => available(normalize_lower(value, target, max)),
         },
         "cost" => {
             let pricing = inputs

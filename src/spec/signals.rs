@@ -24,7 +24,7 @@ pub type SignalScore = Result<f64, String>;
 /// The score of signal `key` (one of the five keys).
 pub fn signal_score(
     key: &str,
-    trace: &[TraceEntry],
+    trace: &[TraceEntry<'_>],
     turns: &[Turn],
     validators: &[ValidatorScore],
 ) -> SignalScore {
@@ -41,7 +41,7 @@ pub fn signal_score(
 
 /// Adaptive recoveries (the call after a failure differs) over recovery attempts (failures that
 /// are not the last call); 1 without failures, 0 when no failure was followed by a call.
-pub fn recovery_behavior(trace: &[TraceEntry]) -> f64 {
+pub fn recovery_behavior(trace: &[TraceEntry<'_>]) -> f64 {
     let failures = trace.iter().filter(|entry| entry.failed).count();
     if failures == 0 {
         return 1.0;
@@ -64,7 +64,7 @@ pub fn recovery_behavior(trace: &[TraceEntry]) -> f64 {
 }
 
 /// 1 − repeated calls / calls (1 for an empty trace).
-pub fn exploration_efficiency(trace: &[TraceEntry]) -> f64 {
+pub fn exploration_efficiency(trace: &[TraceEntry<'_>]) -> f64 {
     if trace.is_empty() {
         return 1.0;
     }
@@ -77,7 +77,7 @@ pub fn exploration_efficiency(trace: &[TraceEntry]) -> f64 {
 }
 
 /// 1 / the longest run of consecutive failed calls (1 without failures).
-pub fn error_cascade(trace: &[TraceEntry]) -> f64 {
+pub fn error_cascade(trace: &[TraceEntry<'_>]) -> f64 {
     let mut longest = 0;
     let mut streak = 0;
     for entry in trace {
@@ -92,20 +92,20 @@ pub fn error_cascade(trace: &[TraceEntry]) -> f64 {
 }
 
 /// Whether a call failed because the runtime's policy refused the tool.
-fn out_of_scope(entry: &TraceEntry) -> bool {
+fn out_of_scope(entry: &TraceEntry<'_>) -> bool {
     if !entry.failed {
         return false;
     }
     if entry.failure_origin.trim().eq_ignore_ascii_case("policy") {
         return true;
     }
-    let message = entry.error_message.trim().to_lowercase();
+    let message = entry.error_message().to_lowercase();
     message.contains("tool is not allowed in this runtime")
         || message.contains("tool is not available in this runtime")
 }
 
 /// 1 − out-of-scope calls / calls (1 for an empty trace).
-pub fn scope_adherence(trace: &[TraceEntry]) -> f64 {
+pub fn scope_adherence(trace: &[TraceEntry<'_>]) -> f64 {
     if trace.is_empty() {
         return 1.0;
     }
@@ -146,14 +146,13 @@ pub fn multi_turn_recovery(turns: &[Turn], validators: &[ValidatorScore]) -> Sig
 
 /// The Brier-style calibration of the latest `report_confidence` call (rejected at load; kept
 /// for the collector's completeness).
-fn confidence_calibration(trace: &[TraceEntry], validators: &[ValidatorScore]) -> SignalScore {
+fn confidence_calibration(trace: &[TraceEntry<'_>], validators: &[ValidatorScore]) -> SignalScore {
     let confidence = trace
         .iter()
         .rev()
         .filter(|entry| !entry.failed && entry.tool_name == "report_confidence")
         .find_map(|entry| {
-            let arguments: serde_json::Value =
-                serde_json::from_str(&entry.arguments_canonical).ok()?;
+            let arguments = entry.arguments?;
             ["confidence", "score"].iter().find_map(|key| {
                 let value = arguments.get(*key)?;
                 let value = value
@@ -171,7 +170,7 @@ fn confidence_calibration(trace: &[TraceEntry], validators: &[ValidatorScore]) -
 /// a gated signal is below its threshold; unavailable when a signal is.
 pub fn behavioral_dimension(
     config: Option<&BehavioralConfig>,
-    trace: &[TraceEntry],
+    trace: &[TraceEntry<'_>],
     turns: &[Turn],
     validators: &[ValidatorScore],
 ) -> Result<(f64, String), String> {

@@ -6,8 +6,9 @@ use std::collections::{HashMap, HashSet};
 use super::decode::SpecProblem;
 use super::evidence::is_supported_reference;
 use super::judges::judge_provider;
+use super::metrics::collector_type;
 use super::model::{Dimension, JudgeDecl, SpecDefinition};
-use super::validators::{self, Validator, Verdict};
+use super::validators;
 
 /// The most samples (and `judge_limits.max_samples_per_judge`) a judge may ask for.
 pub const MAX_JUDGE_SAMPLES: i64 = 10;
@@ -603,17 +604,13 @@ fn check_judge_model(field: &str, model: &str, problems: &mut Problems) {
     }
 }
 
-/// Why a judge's `output_schema` is not a usable JSON Schema, asked of the `json_schema`
-/// validator (the same schema loader), or `None` when it is one.
+/// Why a judge's `output_schema` (a schema object, or its JSON text) is not a usable JSON
+/// Schema, by the `json_schema` validator's own loader.
 fn schema_problem(schema: &serde_json::Value) -> Option<String> {
-    let text = match schema {
-        serde_json::Value::String(text) => text.clone(),
-        other => other.to_string(),
-    };
-    let comparison = Validator::new("json_schema", None).compare("null", &text);
-    let is_schema_error = comparison.reason.starts_with("parse JSON schema")
-        || comparison.reason.starts_with("resolve JSON schema");
-    (comparison.verdict == Verdict::Error && is_schema_error).then_some(comparison.reason)
+    match schema {
+        serde_json::Value::String(text) => validators::json_schema_problem(text),
+        other => validators::json_schema_problem(&other.to_string()),
+    }
 }
 
 fn validate_dimensions(
@@ -837,5 +834,104 @@ fn validate_judge_mode(spec: &SpecDefinition, problems: &mut Problems) {
             format!("must contain at least one judge when judge_mode is {mode}"),
         ),
         _ => {}
+    }
+}
+
+/// Problems `spec validate` reports without rejecting the spec (design page §0, the docs' promise
+/// the reference does not keep): a metric whose collector is unknown (it scores as an `error`
+/// metric) and a metric whose declared `type` is not what its collector yields.
+pub fn advisories(spec: &SpecDefinition) -> Vec<SpecProblem> {
+    let mut problems = Problems::default();
+    for (i, metric) in spec.metrics.iter().enumerate() {
+        let path = format!("evaluation_spec.metrics[{i}]");
+        if blank(&metric.collector) {
+            continue;
+        }
+        match collector_type(&metric.collector) {
+            None => problems.add(
+                format!("{path}.collector"),
+                format!(
+                    "{:?} is not a known collector; the metric will be an error when runs are scored",
+                    metric.collector
+                ),
+            ),
+            Some(yields) if metric.kind != yields && !metric.kind.is_empty() => problems.add(
+                format!("{path}.type"),
+                format!(
+                    "is {:?} but collector {:?} yields {yields} values",
+                    metric.kind, metric.collector
+                ),
+            ),
+            Some(_) => {}
+        }
+    }
+    problems.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::spec::model::MetricDecl;
+
+    fn metric(kind: &str, collector: &str) -> MetricDecl {
+        MetricDecl {
+            key: "m".to_string(),
+            kind: kind.to_string(),
+            collector: collector.to_string(),
+            unit: String::new(),
+        }
+    }
+
+    #[test]
+    fn advisories_name_unknown_collectors_and_mismatched_types() {
+        let spec = SpecDefinition {
+            metrics: vec![
+                metric("numeric", "run_total_tokens"),
+                metric("numeric", "events"),
+                metric("text", "run_completed_successfully"),
+            ],
+            ..SpecDefinition::default()
+        };
+        let texts: Vec<String> = advisories(&spec).iter().map(ToString::to_string).collect();
+        assert_eq!(
+            texts,
+            [
+                "evaluation_spec.metrics[1].collector \"events\" is not a known collector; the \
+                 metric will be an error when runs are scored",
+                "evaluation_spec.metrics[2].type is \"text\" but collector \
+                 \"run_completed_successfully\" yields boolean values",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_judge_output_schema_must_be_a_usable_schema() {
+        let spec = |schema: &str| {
+            format!(
+                r#"{{"name": "s", "version_number": 1, "judge_mode": "llm_judge",
+                "validators": [{{"key": "v", "type": "exact_match", "target": "final_output",
+                    "expected_from": "literal:x"}}],
+                "llm_judges": [{{"mode": "rubric", "key": "j", "rubric": "Rate it.",
+                    "model": "claude-sonnet-4-6", "output_schema": {schema}}}],
+                "scorecard": {{"dimensions": [{{"key": "j", "source": "llm_judge",
+                    "judge_key": "j"}}]}}}}"#
+            )
+        };
+        let good = spec(r#"{"type": "object"}"#);
+        assert!(crate::spec::load_spec(good.as_bytes(), "s.json").is_ok());
+        let bad = spec(r#"{"type": 5}"#);
+        let problems = crate::spec::load_spec(bad.as_bytes(), "s.json").expect_err("invalid");
+        assert_eq!(problems.len(), 1, "{problems:?}");
+        assert_eq!(
+            problems[0].path,
+            "evaluation_spec.llm_judges[0].output_schema"
+        );
+        assert!(
+            problems[0]
+                .message
+                .starts_with("must be valid JSON Schema: "),
+            "{}",
+            problems[0]
+        );
     }
 }
