@@ -116,9 +116,8 @@ fn validate_names_an_unknown_yaml_key_by_path_and_line() {
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
         stderr_text(&out),
-        "error: spec.yaml:9: evaluation_spec.validators[0].wieght could not be decoded: \
-         validators[0]: unknown field `wieght`, expected one of `key`, `type`, `target`, \
-         `expected_from`, `config`\n"
+        "error: spec.yaml:9: evaluation_spec.validators[0].wieght unknown key `wieght` \
+         (expected one of key, type, target, expected_from, config)\n"
     );
 }
 

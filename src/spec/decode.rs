@@ -176,7 +176,10 @@ fn join_path(prefix: &str, path: &str) -> String {
     }
 }
 
-/// A parser message without its trailing " at line L column C" (the line is reported apart).
+/// A parser message in the one wording evalctl uses for strict JSON everywhere (`unknown key
+/// `x` (expected one of a, b)`, `expected X, found Y`, `missing required key `x``), without its
+/// trailing " at line L column C" (the line is reported apart) or a path the parser put in front
+/// (the problem's own path says where).
 fn without_position(message: &str, line: Option<usize>, column: Option<usize>) -> String {
     let trimmed = match (line, column) {
         (Some(line), Some(column)) => message
@@ -184,7 +187,35 @@ fn without_position(message: &str, line: Option<usize>, column: Option<usize>) -
             .unwrap_or(message),
         _ => message,
     };
-    format!("could not be decoded: {trimmed}")
+    let reworded = ["unknown field `", "invalid type: ", "missing field `"]
+        .iter()
+        .find_map(|marker| trimmed.find(marker).map(|at| &trimmed[at..]))
+        .and_then(house_wording);
+    reworded.unwrap_or_else(|| format!("could not be decoded: {trimmed}"))
+}
+
+/// serde's strict-decoding messages in the house wording, or `None` for any other message.
+fn house_wording(message: &str) -> Option<String> {
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let (key, expected) = rest.split_once('`')?;
+        let expected = expected
+            .trim_start_matches(", expected one of ")
+            .trim_start_matches(", expected ")
+            .replace('`', "");
+        return Some(
+            if expected.is_empty() || expected.starts_with("there are no") {
+                format!("unknown key `{key}`")
+            } else {
+                format!("unknown key `{key}` (expected one of {expected})")
+            },
+        );
+    }
+    if let Some(rest) = message.strip_prefix("invalid type: ") {
+        let (found, expected) = rest.split_once(", expected ")?;
+        return Some(format!("expected {expected}, found {found}"));
+    }
+    let key = message.strip_prefix("missing field `")?.split('`').next()?;
+    Some(format!("missing required key `{key}`"))
 }
 
 /// The top-level keys that tell a manifest from a bare spec.
@@ -315,7 +346,7 @@ scorecard:
         let problem = problem(decode(text.as_bytes(), "pack.yaml"));
         assert_eq!(problem.path, "evaluation_spec.validators[0].wieght");
         assert!(
-            problem.message.contains("unknown field `wieght`"),
+            problem.message.contains("unknown key `wieght`"),
             "{problem}"
         );
         assert_eq!(problem.line, Some(7));
