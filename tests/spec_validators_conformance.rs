@@ -2,15 +2,18 @@
 //! public validator API. Every failing case id is reported at once.
 //!
 //! Direct cases call [`Validator`] on already-resolved strings; run-mode cases (a whole recorded
-//! run) go through the spec module's `evaluate_run`, so evidence resolution, the tool-call trace
-//! and source pointers are pinned together with the comparisons.
+//! run) go through the real binary's `evalctl spec score`, so evidence resolution, the tool-call
+//! trace, source pointers and the evaluation record's serialisation are pinned together with the
+//! comparisons.
+
+mod common;
+mod spec_support;
 
 use std::path::Path;
 
 use serde_json::{json, Value};
 
 use evalctl::spec::validators::{outcome_class, ResultState, Validator, ValidatorOutcome, Verdict};
-use evalctl::spec::{evaluate_run, EvaluationSpec, RunRecord, SpecDefinition};
 
 fn cases() -> Vec<Value> {
     let path =
@@ -69,18 +72,9 @@ fn direct(input: &Value) -> Value {
     outcome_view(kind, &outcome)
 }
 
-/// A whole run through the spec module: the evaluation record as JSON.
+/// A whole run through `evalctl spec score`: the evaluation record as JSON.
 fn run(input: &Value) -> Result<Value, String> {
-    let definition: SpecDefinition = serde_json::from_value(input["evaluation_spec"].clone())
-        .map_err(|err| format!("spec does not decode: {err}"))?;
-    let spec = EvaluationSpec::from_definition(definition)
-        .map_err(|problems| format!("spec rejected: {problems:?}"))?;
-    let run: RunRecord = serde_json::from_value(json!({
-        "challenge_inputs": input["challenge_inputs"],
-        "events": input["events"],
-    }))
-    .map_err(|err| format!("run does not decode: {err}"))?;
-    serde_json::to_value(evaluate_run(&spec, &run)).map_err(|err| err.to_string())
+    spec_support::score(&input["evaluation_spec"], &spec_support::run_line(input))
 }
 
 fn numbers_close(expected: &Value, actual: &Value, tolerance: f64) -> bool {

@@ -78,17 +78,22 @@ pub enum Shape {
 }
 
 /// Decode a spec strictly, finding it in a manifest or taking the document as a bare spec (a
-/// document whose top level has `evaluation_spec`, `pack` or `version` is a manifest).
+/// document whose top level has `evaluation_spec`, `pack` or `version`, or none of a spec's
+/// `name`, `validators` and `scorecard`, is a manifest).
 pub fn decode(bytes: &[u8], display: &str) -> Result<SpecDefinition, Vec<SpecProblem>> {
     let bytes = without_bom(bytes);
     let format = detect_format(bytes, display);
     let probe: EnvelopeProbe = parse(bytes, format, "")?;
-    let shape =
-        if probe.evaluation_spec.is_some() || probe.pack.is_some() || probe.version.is_some() {
-            Shape::Manifest
-        } else {
-            Shape::Definition
-        };
+    // A document with neither a manifest's keys nor a spec's is taken for a manifest that lacks
+    // its spec (`evaluation_spec is required`), not for a spec that lacks everything.
+    let manifest_keys =
+        probe.evaluation_spec.is_some() || probe.pack.is_some() || probe.version.is_some();
+    let spec_keys = probe.name.is_some() || probe.validators.is_some() || probe.scorecard.is_some();
+    let shape = if manifest_keys || !spec_keys {
+        Shape::Manifest
+    } else {
+        Shape::Definition
+    };
     decode_as(bytes, display, shape)
 }
 
@@ -227,6 +232,12 @@ struct EnvelopeProbe {
     pack: Option<IgnoredAny>,
     #[serde(default)]
     version: Option<IgnoredAny>,
+    #[serde(default)]
+    name: Option<IgnoredAny>,
+    #[serde(default)]
+    validators: Option<IgnoredAny>,
+    #[serde(default)]
+    scorecard: Option<IgnoredAny>,
 }
 
 /// A manifest: everything but the spec is ignored.
