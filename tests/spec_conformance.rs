@@ -169,7 +169,7 @@ fn run_spec_validation(case: &Value) -> Vec<String> {
     }
     if let (Some(printed), Some(normalized)) = (&printed, expected["normalized"].as_object()) {
         for (path, want) in normalized {
-            let got = lookup(&printed, path);
+            let got = lookup(printed, path);
             check(&mut failures, subset(&got, want, 0.0), || {
                 format!("normalized {path} = {got}, expected {want}")
             });
