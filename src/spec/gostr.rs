@@ -5,12 +5,18 @@
 
 use serde_json::{Map, Value};
 
-/// The shortest round-trip digits of a finite `x` and the position of the decimal point relative
-/// to them (`0.0125` → ("125", -1); `1500` → ("15", 4)).
-fn shortest_digits(x: f64) -> (String, i32) {
-    let scientific = format!("{:e}", x.abs());
+/// The significant digits of a finite, non-zero `x` — the shortest round-trip ones, or `Some(N)`
+/// of them rounded — without trailing zeros, and the position of the decimal point relative to
+/// them (`0.0125` → ("125", -1); `1500` → ("15", 4)).
+fn significant_digits(x: f64, precision: Option<usize>) -> (String, i32) {
+    let scientific = match precision {
+        None => format!("{:e}", x.abs()),
+        Some(digits) => format!("{:.*e}", digits.max(1) - 1, x.abs()),
+    };
+    // ok: `{:e}` always writes a mantissa, an `e` and an integer exponent.
     let (mantissa, exponent) = scientific.split_once('e').unwrap_or((&scientific, "0"));
-    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    digits.truncate(digits.trim_end_matches('0').len().max(1));
     let exponent: i32 = exponent.parse().unwrap_or(0);
     (digits, exponent + 1)
 }
@@ -45,7 +51,8 @@ fn exponential(digits: &str, point: i32, min_exponent_digits: usize) -> String {
     )
 }
 
-fn non_finite(x: f64) -> Option<String> {
+/// Go's text of a NaN or an infinity (`NaN`, `+Inf`, `-Inf`); `None` for a finite `x`.
+pub(crate) fn non_finite(x: f64) -> Option<String> {
     if x.is_nan() {
         Some("NaN".to_string())
     } else if x.is_infinite() {
@@ -55,19 +62,31 @@ fn non_finite(x: f64) -> Option<String> {
     }
 }
 
-/// Go's `%v` of a float64: shortest digits, exponent form when the decimal exponent is < -4 or
-/// ≥ 6 (Go's `strconv` decides on a fixed 6 in shortest mode: `1e+06`, `1.234567e+06`, but
+/// Go's `%g` (precision `None` = shortest round-trip, which is also Go's `%v` of a float64) or
+/// `%.Ng` (`Some(N)` significant digits). Exponent form when the decimal exponent is < -4 or ≥ the
+/// precision (Go's `strconv` decides on a fixed 6 in shortest mode: `1e+06`, `1.234567e+06`, but
 /// `999999`; the design page's "≥ 21" is the JSON encoder's threshold, not `%v`'s).
-pub fn go_number(x: f64) -> String {
+pub fn go_g(x: f64, precision: Option<usize>) -> String {
     if let Some(text) = non_finite(x) {
         return text;
     }
     if x == 0.0 {
         return if x.is_sign_negative() { "-0" } else { "0" }.to_string();
     }
-    let (digits, point) = shortest_digits(x);
+    let (digits, point) = significant_digits(x, precision);
     let exponent = point - 1;
-    let body = if !(-4..6).contains(&exponent) {
+    let limit = match precision {
+        None => 6,
+        Some(wanted) => {
+            let count = digits.len() as i32;
+            if wanted as i32 > count && count >= point {
+                count
+            } else {
+                wanted as i32
+            }
+        }
+    };
+    let body = if exponent < -4 || exponent >= limit {
         exponential(&digits, point, 2)
     } else {
         plain(&digits, point)
@@ -87,7 +106,7 @@ fn json_number(x: f64) -> String {
     if x == 0.0 {
         return "0".to_string();
     }
-    let (digits, point) = shortest_digits(x);
+    let (digits, point) = significant_digits(x, None);
     let body = if x.abs() < 1e-6 || x.abs() >= 1e21 {
         exponential(&digits, point, 1)
     } else {
@@ -195,7 +214,7 @@ pub fn stringify(value: &Value) -> String {
     }
     match value {
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => go_number(n.as_f64().unwrap_or(f64::NAN)),
+        Value::Number(n) => go_g(n.as_f64().unwrap_or(f64::NAN), None),
         Value::Null => "null".to_string(),
         other => go_json(other),
     }
@@ -208,17 +227,29 @@ mod tests {
 
     #[test]
     fn numbers_print_like_go() {
-        assert_eq!(go_number(42.0), "42");
-        assert_eq!(go_number(0.1), "0.1");
-        assert_eq!(go_number(1e21), "1e+21");
-        assert_eq!(go_number(1e-5), "1e-05");
-        assert_eq!(go_number(123456.5), "123456.5");
-        assert_eq!(go_number(999999.0), "999999");
-        assert_eq!(go_number(1e6), "1e+06");
-        assert_eq!(go_number(1234567.0), "1.234567e+06");
-        assert_eq!(go_number(-0.0001), "-0.0001");
+        assert_eq!(go_g(42.0, None), "42");
+        assert_eq!(go_g(0.1, None), "0.1");
+        assert_eq!(go_g(1e21, None), "1e+21");
+        assert_eq!(go_g(1e-5, None), "1e-05");
+        assert_eq!(go_g(123456.5, None), "123456.5");
+        assert_eq!(go_g(999999.0, None), "999999");
+        assert_eq!(go_g(1e6, None), "1e+06");
+        assert_eq!(go_g(1234567.0, None), "1.234567e+06");
+        assert_eq!(go_g(-0.0001, None), "-0.0001");
         assert_eq!(json_number(1e-7), "1e-7");
         assert_eq!(json_number(2.5), "2.5");
+        assert_eq!(go_g(0.0, None), "0");
+        assert_eq!(go_g(-99999.0, None), "-99999");
+        assert_eq!(go_g(f64::INFINITY, None), "+Inf");
+    }
+
+    #[test]
+    fn precision_g_matches_go() {
+        assert_eq!(go_g(0.5, Some(10)), "0.5");
+        assert_eq!(go_g(1e-6, Some(10)), "1e-06");
+        assert_eq!(go_g(1.0 / 3.0, Some(10)), "0.3333333333");
+        assert_eq!(go_g(100.0, Some(10)), "100");
+        assert_eq!(go_g(12345678901.0, Some(10)), "1.23456789e+10");
     }
 
     #[test]

@@ -10,9 +10,9 @@ use serde_json::json;
 use unicode_general_category::{get_general_category, GeneralCategory};
 
 use super::config::{check_strict, RawConfig};
-use super::gofmt::go_g;
 use super::text::{collapse_whitespace, evidence, go_quote};
 use super::{Comparison, ConfigProblem};
+use crate::spec::gostr::go_g;
 
 /// Deeper nesting than this (parentheses, unary signs, powers) is refused, not recursed into.
 const MAX_DEPTH: usize = 200;

@@ -8,9 +8,9 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::config::{check_strict, decode, Problems, RawConfig};
-use super::gofmt::go_g;
 use super::text::{evidence, go_quote, strip_currency};
 use super::{Comparison, ConfigProblem};
+use crate::spec::gostr::go_g;
 
 /// The leftmost number `extract_number` takes (ASCII digits only).
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| {
