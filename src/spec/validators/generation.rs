@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::config::{check_strict, RawConfig};
 use super::gofmt::go_f4;
-use super::text::{case_fold, collapse_whitespace, evidence, normalize, threshold_problem};
+use super::text::{evidence, normalize, prepare_text, threshold_problem};
 use super::{Comparison, ConfigProblem};
 
 /// `score %.4f is below threshold %.4f`.
@@ -143,20 +143,6 @@ pub(super) fn token_f1(config: &TokenF1Config, actual: &str, expected: &str) -> 
 }
 
 // ---- shared text preparation and references -------------------------------------------------
-
-/// `normalize` (trim + collapse) then `case_insensitive` (case fold).
-fn prepare_text(text: &str, normalize: bool, case_insensitive: bool) -> String {
-    let text = if normalize {
-        collapse_whitespace(text.trim())
-    } else {
-        text.to_string()
-    };
-    if case_insensitive {
-        case_fold(&text)
-    } else {
-        text
-    }
-}
 
 /// The references in `expected`: a JSON array of strings when it is one, else the text itself.
 fn references(kind: &str, expected: &str) -> Result<Vec<String>, String> {

@@ -132,6 +132,20 @@ pub(super) fn case_fold(text: &str) -> String {
     caseless::default_case_fold_str(text)
 }
 
+/// `normalize` (trim + collapse) then `case_insensitive` (case fold).
+pub(super) fn prepare_text(text: &str, normalize: bool, case_insensitive: bool) -> String {
+    let text = if normalize {
+        collapse_whitespace(text.trim())
+    } else {
+        text.to_string()
+    };
+    if case_insensitive {
+        case_fold(&text)
+    } else {
+        text
+    }
+}
+
 fn is_punctuation_or_symbol(ch: char) -> bool {
     use GeneralCategory::*;
     matches!(
@@ -250,19 +264,10 @@ pub(super) fn fuzzy_match(config: &FuzzyConfig, actual: &str, expected: &str) ->
     let threshold = config.threshold.unwrap_or(0.8).clamp(0.0, 1.0);
     let case_insensitive = config.case_insensitive.unwrap_or(false);
     let normalize = config.normalize.unwrap_or(false);
-    let prepare = |text: &str| {
-        let text = if normalize {
-            collapse_whitespace(text.trim())
-        } else {
-            text.to_string()
-        };
-        if case_insensitive {
-            case_fold(&text)
-        } else {
-            text
-        }
-    };
-    let (actual, expected) = (prepare(actual), prepare(expected));
+    let (actual, expected) = (
+        prepare_text(actual, normalize, case_insensitive),
+        prepare_text(expected, normalize, case_insensitive),
+    );
     let (actual_len, expected_len) = (actual.chars().count(), expected.chars().count());
     if actual_len > FUZZY_MAX_RUNES || expected_len > FUZZY_MAX_RUNES {
         return Comparison::error(format!(
