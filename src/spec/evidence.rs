@@ -692,10 +692,14 @@ impl<'a> Evidence<'a> {
                     if let Some(value) = number(payload, "tool_call_count") {
                         evidence.tool_call_count = Some(value);
                     }
-                    if let (Some(latency), Some(started)) =
-                        (number(payload, "latency_ms"), evidence.started_at)
-                    {
-                        let nanos = started.nanos + (latency as i128) * 1_000_000;
+                    // A latency beyond Go's `time.Duration` (±292 years in nanoseconds) is
+                    // no latency: the terminal time stays the event's.
+                    let latency_nanos = number(payload, "latency_ms").and_then(|latency| {
+                        let nanos = (latency as i128).checked_mul(1_000_000)?;
+                        i64::try_from(nanos).ok()
+                    });
+                    if let (Some(latency), Some(started)) = (latency_nanos, evidence.started_at) {
+                        let nanos = started.nanos + i128::from(latency);
                         evidence.terminal_at = Some(Timestamp { nanos });
                     }
                 }
@@ -1375,5 +1379,29 @@ mod tests {
             .map(|event| event.kind.as_str())
             .collect();
         assert_eq!(order, ["s1", "s2", "a", "b"]);
+    }
+
+    #[test]
+    fn a_latency_beyond_go_durations_is_ignored_not_a_crash() {
+        let run = |latency: &str| {
+            RunRecord::from_json_line(&format!(
+                r#"{{"events": [
+                {{"type": "system.run.started", "occurred_at": "2026-01-01T00:00:00Z"}},
+                {{"type": "system.run.completed", "occurred_at": "2026-01-01T00:00:01Z",
+                  "payload": {{"latency_ms": {latency}}}}}]}}"#
+            ))
+            .expect("a valid run")
+        };
+        let terminal = |run: &RunRecord| Evidence::build(run).terminal_at.map(Timestamp::rfc3339);
+        let sane = run("2500");
+        assert_eq!(terminal(&sane).as_deref(), Some("2026-01-01T00:00:02.5Z"));
+        for huge in ["1e300", "-1e300", "1e13"] {
+            let absurd = run(huge);
+            assert_eq!(
+                terminal(&absurd).as_deref(),
+                Some("2026-01-01T00:00:01Z"),
+                "{huge}"
+            );
+        }
     }
 }
