@@ -273,7 +273,7 @@ fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
 }
 
 /// `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)` as nanoseconds since the epoch.
-pub fn parse_rfc3339(text: &str) -> Option<i128> {
+fn parse_rfc3339(text: &str) -> Option<i128> {
     let bytes = text.as_bytes();
     let number = |range: std::ops::Range<usize>| -> Option<i64> {
         let part = text.get(range)?;
@@ -415,7 +415,7 @@ pub struct TraceEntry<'a> {
 
 impl TraceEntry<'_> {
     /// Canonical (sorted-key, compact) JSON of the arguments; `{}` when absent.
-    pub fn canonical_arguments(&self) -> String {
+    fn canonical_arguments(&self) -> String {
         self.arguments.map_or_else(|| "{}".to_string(), go_json)
     }
 

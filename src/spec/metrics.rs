@@ -11,7 +11,7 @@ use super::signals::{signal_score, ValidatorScore};
 use super::validators::ResultState;
 
 /// Every collector a metric may name.
-pub const COLLECTORS: &[&str] = &[
+const COLLECTORS: &[&str] = &[
     "run_total_latency_ms",
     "run_ttft_ms",
     "run_input_tokens",
@@ -135,7 +135,7 @@ fn total_latency(evidence: &Evidence) -> Measured {
 
 /// The price row for (provider, model): an exact match, else the model id without a trailing
 /// `-YYYY-MM-DD` date.
-pub fn lookup_pricing<'p>(
+fn lookup_pricing<'p>(
     rows: &'p [PricingRow],
     provider: &str,
     model: &str,

@@ -5,7 +5,7 @@
 use super::model::{Dimension, DimensionNormalization, SpecDefinition};
 
 /// The sample count of a judge that declares none.
-pub const DEFAULT_JUDGE_SAMPLES: i64 = 3;
+const DEFAULT_JUDGE_SAMPLES: i64 = 3;
 
 fn trim_in_place(text: &mut String) {
     let trimmed = text.trim();

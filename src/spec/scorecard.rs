@@ -12,7 +12,7 @@ use super::signals::{behavioral_dimension, ValidatorScore};
 use super::validators::ResultState;
 
 /// Serialise a [`ResultState`] as its record text.
-pub fn serialize_state<S: Serializer>(
+fn serialize_state<S: Serializer>(
     state: &ResultState,
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
@@ -128,7 +128,7 @@ pub fn validators_dimension(scope: &[String], validators: &[ValidatorSummary]) -
 }
 
 /// A judge dimension: the first result with the judge's key.
-pub fn judge_dimension(judge_key: &str, judges: &[JudgeResult]) -> Scored {
+fn judge_dimension(judge_key: &str, judges: &[JudgeResult]) -> Scored {
     if judge_key.is_empty() {
         return errored("dimension judge_key is not set");
     }

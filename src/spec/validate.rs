@@ -11,10 +11,10 @@ use super::model::{Dimension, JudgeDecl, SpecDefinition};
 use super::validators;
 
 /// The most samples (and `judge_limits.max_samples_per_judge`) a judge may ask for.
-pub const MAX_JUDGE_SAMPLES: i64 = 10;
+const MAX_JUDGE_SAMPLES: i64 = 10;
 
 /// The five behavioral signal keys.
-pub const SIGNAL_KEYS: &[&str] = &[
+const SIGNAL_KEYS: &[&str] = &[
     "recovery_behavior",
     "exploration_efficiency",
     "error_cascade",

@@ -39,7 +39,7 @@ use aggregate::{combine, Mode, ModelSamples, Reading};
 use prompt::Shown;
 
 /// A judge call's time limit when the judge sets no `timeout_ms`.
-pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Samples per model when a judge sets none (or 0).
 const DEFAULT_SAMPLES: usize = 3;
 /// The raw score range of rubric and reference replies when a judge sets no `score_scale`.
