@@ -252,13 +252,15 @@ async fn score_runs(
                 continue;
             }
         };
-        // Decoded straight into the run record; a bad line is worded like every JSONL input's.
-        let mut run = match RunRecord::from_json_line(text) {
+        // Decoded straight into the run record (the fast path tracks no member paths); a bad line
+        // is decoded again to name the bad member, and worded like every JSONL input's.
+        let mut run = match serde_json::from_str::<RunRecord>(text) {
             Ok(run) => run,
-            Err(reason) => {
-                let reason = match parse_object_line(text) {
-                    Err(reason) => reason,
-                    Ok(_) => format!("not a run record: {reason}"),
+            Err(_) => {
+                let reason = match (parse_object_line(text), RunRecord::from_json_line(text)) {
+                    (Err(reason), _) => reason,
+                    (Ok(_), Err(reason)) => format!("not a run record: {reason}"),
+                    (Ok(_), Ok(_)) => "not a run record".to_string(),
                 };
                 problems.push(Problem::at_line(runs.display.as_str(), line, reason));
                 continue;
