@@ -12,10 +12,7 @@ use super::signals::{behavioral_dimension, ValidatorScore};
 use super::validators::ResultState;
 
 /// Serialise a [`ResultState`] as its record text.
-fn serialize_state<S: Serializer>(
-    state: &ResultState,
-    serializer: S,
-) -> Result<S::Ok, S::Error> {
+fn serialize_state<S: Serializer>(state: &ResultState, serializer: S) -> Result<S::Ok, S::Error> {
     serializer.serialize_str(state.as_str())
 }
 
