@@ -230,11 +230,11 @@ fn apply_outcome(result: &mut ValidatorResult, outcome: ValidatorOutcome) {
 }
 
 /// Run one validator against the run's evidence.
-fn run_validator(
+fn run_validator<'a>(
     decl: &ValidatorDecl,
     validator: &Validator,
-    evidence: &Evidence,
-    tool_calls: &OnceCell<Vec<ToolCall>>,
+    evidence: &Evidence<'a>,
+    tool_calls: &OnceCell<Vec<ToolCall<'a>>>,
 ) -> ValidatorResult {
     let mut result = early_result(decl, ResultState::Available, String::new());
     match decl.kind.as_str() {

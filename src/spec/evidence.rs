@@ -912,16 +912,15 @@ impl<'a> Evidence<'a> {
         }
     }
 
-    /// The trace as the validators take it (built on demand: it copies every call's arguments).
-    pub fn tool_calls(&self) -> Vec<ToolCall> {
+    /// The trace as the validators take it.
+    pub fn tool_calls(&self) -> Vec<ToolCall<'a>> {
+        static NO_ARGUMENTS: std::sync::OnceLock<Value> = std::sync::OnceLock::new();
+        let no_arguments = NO_ARGUMENTS.get_or_init(|| Value::Object(Map::new()));
         self.trace
             .iter()
             .map(|entry| ToolCall {
-                name: entry.tool_name.to_string(),
-                arguments: entry
-                    .arguments
-                    .cloned()
-                    .unwrap_or_else(|| Value::Object(Map::new())),
+                name: entry.tool_name,
+                arguments: entry.arguments.unwrap_or(no_arguments),
                 failed: entry.failed,
             })
             .collect()

@@ -9,7 +9,7 @@ pub(super) fn go_f4(value: f64) -> String {
 }
 
 /// Go's `%v` of a string slice: `[a b c]`.
-pub(super) fn go_list(items: &[String]) -> String {
+pub(super) fn go_list<S: std::borrow::Borrow<str>>(items: &[S]) -> String {
     format!("[{}]", items.join(" "))
 }
 
@@ -20,6 +20,6 @@ mod tests {
     #[test]
     fn fixed_and_lists() {
         assert_eq!(go_f4(0.4), "0.4000");
-        assert_eq!(go_list(&["a".into(), "b".into()]), "[a b]");
+        assert_eq!(go_list(&["a", "b"]), "[a b]");
     }
 }

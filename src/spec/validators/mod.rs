@@ -254,13 +254,13 @@ impl From<Comparison> for ValidatorOutcome {
 }
 
 /// One entry of the tool-call trace, built by the caller from `tool.call.completed` /
-/// `tool.call.failed` events in event order (§3.5).
-#[derive(Debug, Clone, PartialEq)]
-pub struct ToolCall {
+/// `tool.call.failed` events in event order (§3.5), borrowing from the run.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ToolCall<'a> {
     /// `tool_name` of the event payload.
-    pub name: String,
+    pub name: &'a str,
     /// `arguments` of the payload (`{}` when absent); a JSON string stays a string.
-    pub arguments: Value,
+    pub arguments: &'a Value,
     /// The event was `tool.call.failed`, or its `result.is_error` was true.
     pub failed: bool,
 }
@@ -453,7 +453,7 @@ impl Validator {
 
     /// `tool_call_assertion` (§2.6) over the whole trace, failed calls included (they are counted
     /// and otherwise ignored here). `source_call` of the outcome indexes `trace`.
-    pub fn tool_call_assertion(&self, trace: &[ToolCall]) -> ValidatorOutcome {
+    pub fn tool_call_assertion(&self, trace: &[ToolCall<'_>]) -> ValidatorOutcome {
         match &self.prepared {
             Prepared::ToolCallAssertion(Ok(config)) => {
                 tool_calls::tool_call_assertion(config, trace)

@@ -178,7 +178,10 @@ fn contains_fragment(actual: &Value, expected: &Value) -> bool {
     }
 }
 
-pub(super) fn tool_call_assertion(config: &ToolCallConfig, trace: &[ToolCall]) -> ValidatorOutcome {
+pub(super) fn tool_call_assertion(
+    config: &ToolCallConfig,
+    trace: &[ToolCall<'_>],
+) -> ValidatorOutcome {
     let successful: Vec<(usize, &ToolCall)> = trace
         .iter()
         .enumerate()
@@ -193,15 +196,12 @@ pub(super) fn tool_call_assertion(config: &ToolCallConfig, trace: &[ToolCall]) -
             config
                 .arguments_contain
                 .as_ref()
-                .is_none_or(|fragment| contains_fragment(&call.arguments, fragment))
+                .is_none_or(|fragment| contains_fragment(call.arguments, fragment))
         })
         .map(|(index, _)| *index)
         .collect();
     let matched_count = matched.len() as i64;
-    let observed_names: Vec<String> = successful
-        .iter()
-        .map(|(_, call)| call.name.clone())
-        .collect();
+    let observed_names: Vec<&str> = successful.iter().map(|(_, call)| call.name).collect();
 
     let mut failures: Vec<String> = Vec::new();
     let has_count_key =
@@ -241,7 +241,11 @@ pub(super) fn tool_call_assertion(config: &ToolCallConfig, trace: &[ToolCall]) -
     let order_mode = config.order_mode.as_deref().unwrap_or("subsequence");
     if !ordered.is_empty() {
         if order_mode == "exact" {
-            if observed_names != ordered {
+            if !observed_names
+                .iter()
+                .copied()
+                .eq(ordered.iter().map(String::as_str))
+            {
                 failures.push(format!(
                     "observed tool order {} does not exactly match expected order {}",
                     go_list(&observed_names),
@@ -251,7 +255,7 @@ pub(super) fn tool_call_assertion(config: &ToolCallConfig, trace: &[ToolCall]) -
         } else {
             let mut wanted = ordered.iter().peekable();
             for name in &observed_names {
-                if wanted.peek().is_some_and(|next| *next == name) {
+                if wanted.peek().is_some_and(|next| next == name) {
                     wanted.next();
                 }
             }
