@@ -129,7 +129,12 @@ pub(super) fn collapse_whitespace(text: &str) -> String {
 
 /// Full Unicode case folding (`ß` → `ss`).
 pub(super) fn case_fold(text: &str) -> String {
-    caseless::default_case_fold_str(text)
+    if text.is_ascii() {
+        // Folding changes only A-Z among ASCII characters.
+        text.to_ascii_lowercase()
+    } else {
+        caseless::default_case_fold_str(text)
+    }
 }
 
 /// `normalize` (trim + collapse) then `case_insensitive` (case fold).
@@ -260,6 +265,22 @@ pub(super) fn threshold_problem(threshold: Option<f64>, problems: &mut Problems)
     }
 }
 
+/// The Levenshtein distance in chars, as `strsim::levenshtein`, computed without the common
+/// prefix and suffix (they never change it, and near-matches are mostly that).
+fn levenshtein(a: &str, b: &str) -> usize {
+    let common = |a: &mut dyn Iterator<Item = char>, b: &mut dyn Iterator<Item = char>| -> usize {
+        a.zip(b)
+            .take_while(|(x, y)| x == y)
+            .map(|(x, _)| x.len_utf8())
+            .sum()
+    };
+    // Equal chars have equal UTF-8 lengths, so both cuts fall on char boundaries in both texts.
+    let prefix = common(&mut a.chars(), &mut b.chars());
+    let (a, b) = (&a[prefix..], &b[prefix..]);
+    let suffix = common(&mut a.chars().rev(), &mut b.chars().rev());
+    strsim::levenshtein(&a[..a.len() - suffix], &b[..b.len() - suffix])
+}
+
 pub(super) fn fuzzy_match(config: &FuzzyConfig, actual: &str, expected: &str) -> Comparison {
     let threshold = config.threshold.unwrap_or(0.8).clamp(0.0, 1.0);
     let case_insensitive = config.case_insensitive.unwrap_or(false);
@@ -274,7 +295,7 @@ pub(super) fn fuzzy_match(config: &FuzzyConfig, actual: &str, expected: &str) ->
             "fuzzy_match input too large: inputs exceed {FUZZY_MAX_RUNES} runes"
         ));
     }
-    let distance = strsim::levenshtein(&actual, &expected);
+    let distance = levenshtein(&actual, &expected);
     let sum_length = actual_len + expected_len;
     let similarity = if sum_length == 0 {
         1.0
@@ -406,5 +427,38 @@ mod tests {
     fn backreferences_are_a_pack_error_not_a_crash() {
         let outcome = regex_match(&RegexCache::default(), "aa", r"(a)\1");
         assert!(outcome.reason.starts_with("invalid regex pattern: "));
+    }
+
+    #[test]
+    fn trimmed_levenshtein_and_ascii_folding_match_the_full_ones() {
+        let texts = [
+            "",
+            "a",
+            "ab",
+            "ba",
+            "kitten",
+            "sitting",
+            "The capital of France is Paris.",
+            "The capital of France is Lyon.",
+            "the capital of france is paris",
+            "aaaa",
+            "aa",
+            "ßtraße",
+            "strasse",
+            "é",
+            "e\u{301}",
+            "日本語",
+            "日本",
+            "x日本語x",
+            "Ǆ Ⅻ ﬃ",
+        ];
+        for a in texts {
+            assert_eq!(case_fold(a), caseless::default_case_fold_str(a), "{a}");
+            for b in texts {
+                assert_eq!(levenshtein(a, b), strsim::levenshtein(a, b), "{a:?} {b:?}");
+            }
+        }
+        let ascii: String = (0u8..128).map(char::from).collect();
+        assert_eq!(case_fold(&ascii), caseless::default_case_fold_str(&ascii));
     }
 }
