@@ -35,6 +35,9 @@ use cli::Command;
 
 /// The whole program: parse, dispatch, report any error, return the exit code.
 pub fn main_entry() -> std::process::ExitCode {
+    if let Some(exit) = process_group::run_reaper_if_asked() {
+        return exit;
+    }
     let (command, reporter) = match cli::parse() {
         Ok(parsed) => parsed,
         Err(exit) => return exit,

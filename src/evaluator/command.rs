@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{Call, Evaluator, MAX_OUTPUT_BYTES};
-use crate::process_group::{die_with_parent, GroupKiller};
+use crate::process_group::GroupKiller;
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::text::{clip_tail, one_line, seconds};
 
@@ -95,10 +95,6 @@ impl CommandEvaluator {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        // SAFETY: the hook makes only async-signal-safe calls (see `die_with_parent`).
-        unsafe {
-            command.pre_exec(die_with_parent());
-        }
         if let Some(dir) = &self.spec.cwd {
             command.current_dir(dir);
         }
