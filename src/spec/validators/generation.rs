@@ -77,8 +77,8 @@ pub(super) fn check_token_f1(config: RawConfig<'_>) -> Vec<ConfigProblem> {
 }
 
 impl TokenF1Config {
-    fn pipeline(&self) -> Vec<String> {
-        let mut pipeline: Vec<&str> = Vec::new();
+    fn pipeline(&self) -> Vec<&'static str> {
+        let mut pipeline: Vec<&'static str> = Vec::new();
         if self.normalize == Some(true) {
             pipeline.extend(["trim", "lowercase", "collapse_whitespace"]);
         }
@@ -91,7 +91,7 @@ impl TokenF1Config {
         if !pipeline.is_empty() {
             pipeline.extend(["collapse_whitespace", "trim"]);
         }
-        pipeline.into_iter().map(String::from).collect()
+        pipeline
     }
 }
 

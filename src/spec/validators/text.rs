@@ -232,10 +232,10 @@ pub(super) fn apply_step(step: &str, text: &str) -> Result<String, String> {
 }
 
 /// Apply a pipeline of steps in order.
-pub(super) fn normalize(pipeline: &[String], text: &str) -> Result<String, String> {
+pub(super) fn normalize<S: AsRef<str>>(pipeline: &[S], text: &str) -> Result<String, String> {
     let mut current = text.to_string();
     for step in pipeline {
-        current = apply_step(step, &current)?;
+        current = apply_step(step.as_ref(), &current)?;
     }
     Ok(current)
 }
