@@ -51,6 +51,20 @@ fn exponential(digits: &str, point: i32, min_exponent_digits: usize) -> String {
     )
 }
 
+/// `x`'s sign, then its `digits` with the decimal point at `point`: in exponent form with at
+/// least `Some(N)` exponent digits, or plain with `None`.
+fn signed(x: f64, digits: &str, point: i32, exponent_digits: Option<usize>) -> String {
+    let body = match exponent_digits {
+        Some(width) => exponential(digits, point, width),
+        None => plain(digits, point),
+    };
+    if x < 0.0 {
+        format!("-{body}")
+    } else {
+        body
+    }
+}
+
 /// Go's text of a NaN or an infinity (`NaN`, `+Inf`, `-Inf`); `None` for a finite `x`.
 pub(crate) fn non_finite(x: f64) -> Option<String> {
     if x.is_nan() {
@@ -86,16 +100,8 @@ pub fn go_g(x: f64, precision: Option<usize>) -> String {
             }
         }
     };
-    let body = if exponent < -4 || exponent >= limit {
-        exponential(&digits, point, 2)
-    } else {
-        plain(&digits, point)
-    };
-    if x < 0.0 {
-        format!("-{body}")
-    } else {
-        body
-    }
+    let exponent_digits = (exponent < -4 || exponent >= limit).then_some(2);
+    signed(x, &digits, point, exponent_digits)
 }
 
 /// Go's `encoding/json` float format: plain digits unless |x| < 1e-6 or ≥ 1e21.
@@ -107,16 +113,8 @@ fn json_number(x: f64) -> String {
         return "0".to_string();
     }
     let (digits, point) = significant_digits(x, None);
-    let body = if x.abs() < 1e-6 || x.abs() >= 1e21 {
-        exponential(&digits, point, 1)
-    } else {
-        plain(&digits, point)
-    };
-    if x < 0.0 {
-        format!("-{body}")
-    } else {
-        body
-    }
+    let exponent_digits = (x.abs() < 1e-6 || x.abs() >= 1e21).then_some(1);
+    signed(x, &digits, point, exponent_digits)
 }
 
 /// A JSON string literal as Go's encoder writes it (HTML characters escaped).
