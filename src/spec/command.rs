@@ -254,9 +254,15 @@ async fn score_runs(
         };
         // Decoded straight into the run record (the fast path tracks no member paths); a bad line
         // is decoded again to name the bad member, and worded like every JSONL input's.
-        let mut run = match serde_json::from_str::<RunRecord>(text) {
-            Ok(run) => run,
-            Err(_) => {
+        // (A struct also decodes from a JSON array: only an object may take the fast path.)
+        let fast = text
+            .trim_start()
+            .starts_with('{')
+            .then(|| serde_json::from_str::<RunRecord>(text).ok())
+            .flatten();
+        let mut run = match fast {
+            Some(run) => run,
+            None => {
                 let reason = match (parse_object_line(text), RunRecord::from_json_line(text)) {
                     (Err(reason), _) => reason,
                     (Ok(_), Err(reason)) => format!("not a run record: {reason}"),
