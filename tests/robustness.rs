@@ -37,9 +37,10 @@ fn pid_written(sandbox: &Sandbox, name: &str) -> u32 {
 #[test]
 fn evaluators_die_when_evalctl_is_killed_outright() {
     let sandbox = Sandbox::new();
+    // The evaluator also starts a process of its own, in the background.
     sandbox.write(
         "eval.sh",
-        "echo $$ > evaluator.pid\nwhile :; do sleep 0.05; done\n",
+        "echo $$ > evaluator.pid\nsleep 300 &\necho $! > background.pid\nwhile :; do sleep 0.05; done\n",
     );
     let mut evalctl = start(
         &sandbox,
@@ -55,12 +56,17 @@ fn evaluators_die_when_evalctl_is_killed_outright() {
         ],
     );
     let evaluator = pid_written(&sandbox, "evaluator.pid");
-    assert!(process_alive(evaluator));
+    let background = pid_written(&sandbox, "background.pid");
+    assert!(process_alive(evaluator) && process_alive(background));
     evalctl.kill().expect("SIGKILL evalctl");
     evalctl.wait().expect("reap evalctl");
     assert!(
         wait_until(Duration::from_secs(5), || !process_alive(evaluator)),
         "the evaluator (pid {evaluator}) outlived a killed evalctl"
+    );
+    assert!(
+        wait_until(Duration::from_secs(5), || !process_alive(background)),
+        "the evaluator's own background process (pid {background}) outlived a killed evalctl"
     );
 }
 
