@@ -73,6 +73,28 @@ fn validate_reports_the_fixture_pack_in_text() {
 }
 
 #[test]
+fn validate_warns_about_an_unknown_collector_but_accepts_the_spec() {
+    let pack = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(PACK))
+        .expect("the fixture pack");
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "pack.yaml",
+        pack.replace("run_tool_call_count", "run_bogus"),
+    );
+    let out = sandbox
+        .evalctl()
+        .args(["spec", "validate", "pack.yaml", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "warning: pack.yaml: evaluation_spec.metrics[0].collector \"run_bogus\" is not a known \
+         collector; the metric will be an error when runs are scored\n"
+    );
+}
+
+#[test]
 fn validate_reports_the_fixture_pack_in_json() {
     let out = output({
         let mut command = in_repository();

@@ -43,6 +43,14 @@ pub fn read_spec(source: &Source) -> anyhow::Result<EvaluationSpec> {
     })
 }
 
+/// What the spec holds that is valid but likely a mistake (an unknown collector, a metric type
+/// its collector does not yield), as warnings on stderr.
+fn warn_about(spec: &EvaluationSpec, source: &Source, reporter: Reporter) {
+    for warning in spec.warnings() {
+        reporter.warning(spec_problem(&source.display(), &warning));
+    }
+}
+
 fn spec_problem(display: &str, problem: &SpecProblem) -> Problem {
     let located = Problem::new(display, problem.to_string());
     Problem {
@@ -70,6 +78,7 @@ struct ValidReport<'a> {
 /// input (exit 2).
 pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let spec = read_spec(&config.file)?;
+    warn_about(&spec, &config.file, reporter);
     let definition = spec.definition();
     if config.print {
         print_stdout(&format!("{}\n", serde_json::to_string_pretty(definition)?))?;
@@ -146,7 +155,10 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .as_deref()
         .map_or(Ok(()), ResultsFile::check_writable);
     let spec = match spec {
-        Ok(spec) => spec,
+        Ok(spec) => {
+            warn_about(&spec, &config.spec, reporter);
+            spec
+        }
         Err(error) => {
             return Err(Fatal::merge(
                 [Some(error), output.err()].into_iter().flatten(),
