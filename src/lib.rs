@@ -11,6 +11,7 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
+mod calendar;
 mod checks;
 mod cli;
 mod config;

@@ -7,6 +7,8 @@ use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use serde::{Serialize, Serializer};
 
+use crate::calendar::civil_from_days;
+
 /// A moment, shown as a UTC ISO 8601 date-time with millisecond precision.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub struct Timestamp(SystemTime);
@@ -89,26 +91,6 @@ impl Serialize for Timestamp {
         let text = std::str::from_utf8(&text).map_err(serde::ser::Error::custom)?;
         serializer.serialize_str(text)
     }
-}
-
-/// The proleptic Gregorian (year, month, day) of a count of days since 1970-01-01
-/// (H. Hinnant's `civil_from_days`).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let day_of_era = z - era * 146_097;
-    let year_of_era =
-        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
-    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
-    let shifted_month = (5 * day_of_year + 2) / 153;
-    let day = (day_of_year - (153 * shifted_month + 2) / 5 + 1) as u32;
-    let month = if shifted_month < 10 {
-        shifted_month + 3
-    } else {
-        shifted_month - 9
-    } as u32;
-    let year = year_of_era + era * 400 + i64::from(month <= 2);
-    (year, month, day)
 }
 
 #[cfg(test)]
