@@ -32,6 +32,22 @@ fn sandbox_with_pack() -> Sandbox {
     sandbox
 }
 
+/// `spec score pack.yaml runs.jsonl --format text` in `sandbox`.
+fn score_text(sandbox: &Sandbox) -> std::process::Output {
+    output({
+        let mut command = sandbox.evalctl();
+        command.args([
+            "spec",
+            "score",
+            "pack.yaml",
+            "runs.jsonl",
+            "--format",
+            "text",
+        ]);
+        command
+    })
+}
+
 /// The lines of a JSONL text, each parsed.
 fn jsonl(text: &str) -> Vec<Value> {
     text.lines()
@@ -492,18 +508,7 @@ fn score_rejects_deeply_nested_json_without_crashing() {
         "]".repeat(10_000)
     );
     sandbox.write("runs.jsonl", deep);
-    let out = output({
-        let mut command = sandbox.evalctl();
-        command.args([
-            "spec",
-            "score",
-            "pack.yaml",
-            "runs.jsonl",
-            "--format",
-            "text",
-        ]);
-        command
-    });
+    let out = score_text(&sandbox);
     assert_eq!(code(&out), 2);
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
@@ -516,18 +521,7 @@ fn score_rejects_deeply_nested_json_without_crashing() {
 fn score_rejects_an_empty_runs_file() {
     let sandbox = sandbox_with_pack();
     sandbox.write("runs.jsonl", "");
-    let out = output({
-        let mut command = sandbox.evalctl();
-        command.args([
-            "spec",
-            "score",
-            "pack.yaml",
-            "runs.jsonl",
-            "--format",
-            "text",
-        ]);
-        command
-    });
+    let out = score_text(&sandbox);
     assert_eq!(code(&out), 2);
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
