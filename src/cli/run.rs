@@ -146,6 +146,19 @@ pub struct RunArgs {
     /// Exit 1 when any candidate's score is below X.
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub fail_under: Option<f64>,
+
+    /// Continue the run whose journal is --output: calls with a successful line are not made
+    /// again, errored ones are; new lines are appended and the summary covers the whole journal.
+    #[arg(long, requires = "output")]
+    pub resume: bool,
+
+    /// With --resume: keep errored lines as they are instead of re-running their calls.
+    #[arg(long, requires = "resume")]
+    pub resume_keep_errors: bool,
+
+    /// Make each call N times (each line gets its repeat index).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: Option<u32>,
 }
 
 /// `--score-range` values.
@@ -300,6 +313,9 @@ impl RunArgs {
             },
             output: self.output,
             fail_under,
+            resume: self.resume,
+            resume_keep_errors: self.resume_keep_errors,
+            repeat: self.repeat,
         })
     }
 }
