@@ -45,4 +45,8 @@ pub struct RunConfig {
     pub output: Option<PathBuf>,
     /// `--fail-under X`: exit 1 when any candidate's score is below X.
     pub fail_under: Option<f64>,
+    /// `--max-errors N`: errored calls tolerated before the run exits 1 (default 0).
+    pub max_errors: Option<usize>,
+    /// `--max-error-rate R`: the share of errored calls tolerated before the run exits 1.
+    pub max_error_rate: Option<f64>,
 }

@@ -4,6 +4,7 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::gate::GateReport;
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
 
@@ -115,6 +116,12 @@ pub struct Summary {
     pub interrupted: bool,
     /// Per candidate, in the order given.
     pub candidates: Vec<CandidateSummary>,
+    /// How the gates judged the run (set by [`super::Gates::judge`]).
+    pub gates: GateReport,
+    /// The exit code the run ends with (set by [`super::Gates::judge`]).
+    pub exit: u8,
+    /// Why, in one line (set by [`super::Gates::judge`]).
+    pub exit_reason: String,
 }
 
 /// Which splits the run has, so a split with no finished call still shows as n = 0.
@@ -312,6 +319,9 @@ impl Tally {
             elapsed_ms,
             interrupted,
             candidates,
+            gates: GateReport::default(),
+            exit: 0,
+            exit_reason: String::new(),
         };
         (summary, diagnostics)
     }

@@ -105,6 +105,10 @@ pub fn render(summary: &Summary, color: bool) -> String {
     if let Some(meaning) = meaning {
         out.push_str(&format!("\n{meaning}\n"));
     }
+    out.push_str(&format!(
+        "\nexit {}: {}\n",
+        summary.exit, summary.exit_reason
+    ));
     out
 }
 
