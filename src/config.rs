@@ -49,4 +49,6 @@ pub struct RunConfig {
     pub max_errors: Option<usize>,
     /// `--max-error-rate R`: the share of errored calls tolerated before the run exits 1.
     pub max_error_rate: Option<f64>,
+    /// `--seed`: seeds the bootstrap intervals of the summary.
+    pub seed: u64,
 }

@@ -34,7 +34,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
     };
-    let mut tally = Tally::new(candidate_ids, splits);
+    let mut tally = Tally::new(candidate_ids, splits, config.seed);
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),

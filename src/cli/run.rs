@@ -155,6 +155,11 @@ pub struct RunArgs {
     /// above it. With --max-errors too, both must hold.
     #[arg(long, value_name = "R", value_parser = parse_rate)]
     pub max_error_rate: Option<f64>,
+
+    /// Seed of the bootstrap behind each aggregate's 95% interval (ci95): the same seed prints
+    /// the same interval.
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
+    pub seed: u64,
 }
 
 /// `--score-range` values.
@@ -321,6 +326,7 @@ impl RunArgs {
             fail_under,
             max_errors: self.max_errors,
             max_error_rate: self.max_error_rate,
+            seed: self.seed,
         })
     }
 }

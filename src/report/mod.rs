@@ -11,6 +11,7 @@ macro_rules! diag {
 }
 
 mod gate;
+mod interval;
 mod preflight;
 mod progress;
 mod results_file;
@@ -19,6 +20,7 @@ mod summary;
 mod text;
 
 pub use gate::Gates;
+pub use interval::DEFAULT_SEED;
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use results_file::ResultsFile;
