@@ -51,4 +51,10 @@ pub struct RunConfig {
     pub resume_keep_errors: bool,
     /// `--repeat N`: make each call N times (each repeat has its own key).
     pub repeat: Option<u32>,
+    /// `--max-errors N`: errored calls tolerated before the run exits 1 (default 0).
+    pub max_errors: Option<usize>,
+    /// `--max-error-rate R`: the share of errored calls tolerated before the run exits 1.
+    pub max_error_rate: Option<f64>,
+    /// `--seed`: seeds the bootstrap intervals of the summary.
+    pub seed: u64,
 }
