@@ -51,4 +51,6 @@ pub struct RunConfig {
     pub resume_keep_errors: bool,
     /// `--repeat N`: make each call N times (each repeat has its own key).
     pub repeat: Option<u32>,
+    /// `--cache` (with `--cache-dir`): the directory of the evaluator-result cache.
+    pub cache_dir: Option<PathBuf>,
 }

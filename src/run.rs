@@ -57,6 +57,11 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         inputs: Arc::clone(&inputs),
         task_model: config.task_model.as_deref().map(Arc::from),
         retries: config.exec.retries,
+        cache: config
+            .cache_dir
+            .as_deref()
+            .map(crate::store::Cache::open)
+            .transpose()?,
     });
     let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
         match probe(&config, &inputs, evaluator.as_ref()).await {

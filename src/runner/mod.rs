@@ -26,6 +26,8 @@ pub use retry::call_with_retries;
 use crate::evaluator::{Call, Evaluator};
 use crate::input::{Inputs, Record};
 use crate::interrupt::{interruption_of_kind, restore_default_actions, Interruption};
+use crate::protocol::{Attempt, Findings, Retry};
+use crate::store::CachedResult;
 
 /// How long calls in flight get to finish after Ctrl-C (a second Ctrl-C, SIGTERM or SIGHUP
 /// stops them at once).
@@ -63,6 +65,8 @@ pub struct RunContext {
     pub task_model: Option<Arc<str>>,
     /// `--retries`.
     pub retries: u32,
+    /// `--cache`: answers repeated calls, keeps successful results.
+    pub cache: Option<crate::store::Cache>,
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
@@ -145,8 +149,38 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         example,
     };
     let started = Instant::now();
-    let (attempt, attempts) =
-        call_with_retries(context.evaluator.as_ref(), &call, context.retries).await;
+    let hit = context
+        .cache
+        .as_ref()
+        .and_then(|cache| cache.get(&planned.key));
+    let (attempt, attempts, cached) = match hit {
+        Some(hit) => {
+            let findings = Findings {
+                passed: hit.passed,
+                errored_checks: CallRecord::errored_checks_of(&hit.side_info),
+            };
+            let attempt = Attempt {
+                score: Ok(hit.score),
+                side_info: hit.side_info,
+                retry: Retry::Never,
+                findings,
+            };
+            (attempt, 0, true)
+        }
+        None => {
+            let (attempt, attempts) =
+                call_with_retries(context.evaluator.as_ref(), &call, context.retries).await;
+            if let (Some(cache), Ok(score)) = (&context.cache, &attempt.score) {
+                let result = CachedResult {
+                    score: *score,
+                    side_info: attempt.side_info.clone(),
+                    passed: attempt.findings.passed,
+                };
+                cache.put(&planned.key, &result);
+            }
+            (attempt, attempts, false)
+        }
+    };
     let (score, error) = match attempt.score {
         Ok(score) => (score, None),
         Err(error) => (0.0, Some(error)),
@@ -164,7 +198,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         attempts,
         latency_ms: crate::text::milliseconds(started.elapsed()),
         passed: attempt.findings.passed,
-        cached: false,
+        cached,
         errored_checks: attempt.findings.errored_checks,
     }
 }
