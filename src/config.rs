@@ -57,4 +57,7 @@ pub struct RunConfig {
     pub max_error_rate: Option<f64>,
     /// `--seed`: seeds the bootstrap intervals of the summary.
     pub seed: u64,
+
+    /// `--cache` (with `--cache-dir`): the directory of the evaluator-result cache.
+    pub cache_dir: Option<PathBuf>,
 }

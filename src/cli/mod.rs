@@ -4,6 +4,7 @@
 //! library module that does the work defines. Usage errors are reported here, from clap's own
 //! parse (never by scanning argv by hand).
 
+mod cache;
 mod fep;
 mod run;
 mod spec;
@@ -15,6 +16,7 @@ use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
+pub use cache::CacheCommand;
 pub use fep::FepCommand;
 pub use run::RunArgs;
 pub use spec::SpecCommand;
@@ -60,6 +62,9 @@ pub enum Command {
     /// Evaluation specs (challenge packs' `evaluation_spec`): strict validation, scoring runs.
     #[command(subcommand)]
     Spec(SpecCommand),
+    /// The evaluator-result cache of `run --cache`.
+    #[command(subcommand)]
+    Cache(CacheCommand),
 }
 
 /// `--color` values.

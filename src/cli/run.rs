@@ -173,6 +173,15 @@ pub struct RunArgs {
     /// the same interval.
     #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
     pub seed: u64,
+
+    /// Keep every successful evaluator result in a cache and answer repeated calls from it
+    /// (directory: --cache-dir, else $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
+    #[arg(long)]
+    pub cache: bool,
+
+    /// The cache directory of --cache.
+    #[arg(long, value_name = "DIR", requires = "cache")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// `--score-range` values.
@@ -343,6 +352,14 @@ impl RunArgs {
             max_errors: self.max_errors,
             max_error_rate: self.max_error_rate,
             seed: self.seed,
+            cache_dir: if self.cache {
+                Some(
+                    self.cache_dir
+                        .map_or_else(crate::store::default_cache_dir, Ok)?,
+                )
+            } else {
+                None
+            },
         })
     }
 }
