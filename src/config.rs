@@ -51,4 +51,8 @@ pub struct RunConfig {
     pub max_error_rate: Option<f64>,
     /// `--seed`: seeds the bootstrap intervals of the summary.
     pub seed: u64,
+    /// `--junit FILE.xml`: the calls as a JUnit XML report, written when the run ends.
+    pub junit: Option<PathBuf>,
+    /// `--pass-score X`: in the JUnit report, a call scored below X is a failure.
+    pub pass_score: Option<f64>,
 }

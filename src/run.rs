@@ -12,7 +12,7 @@ use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{read_interruptibly, unless_interrupted};
 use crate::report::{
-    self, EvaluatorInfo, Gates, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
+    self, EvaluatorInfo, Gates, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
 use crate::runner::preflight::{preflight, Probe};
 use crate::runner::{self, plan_calls, CallRecord, RunContext};
@@ -29,7 +29,11 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         reporter.warning(warning);
     }
     let progress = report::progress_bar(plan.len() as u64);
-    let candidate_ids = inputs.candidates.iter().map(|c| c.id.clone()).collect();
+    let candidate_ids: Vec<String> = inputs.candidates.iter().map(|c| c.id.clone()).collect();
+    let mut junit = config
+        .junit
+        .as_ref()
+        .map(|_| Junit::new(candidate_ids.clone(), config.pass_score));
     let splits = report::Splits {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
@@ -69,6 +73,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 }
             }
             tally.add(&record);
+            if let Some(junit) = junit.as_mut() {
+                junit.add(&record);
+            }
             progress.inc(1);
         };
         let finished = runner::execute(context, plan, concurrency, on_finished).await;
@@ -87,10 +94,15 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         max_errors: config.max_errors,
         max_error_rate: config.max_error_rate,
     };
-    let exit = gates.judge(&mut summary, results_failed);
+    let junit_written = match (&junit, &config.junit) {
+        (Some(junit), Some(path)) => junit.write(path).map_err(|error| reporter.diagnose(&error)),
+        _ => Ok(()),
+    };
+    let exit = gates.judge(&mut summary, results_failed || junit_written.is_err());
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
     report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
     report::print_summary(&summary, reporter)?;
+    report::append_step_summary(&summary, reporter);
     if finished.interrupted && !stopped_in_preflight {
         report::print_interrupted(summary.calls.total, planned, reporter);
     }
@@ -166,7 +178,13 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let output = config
         .output
         .as_deref()
-        .map_or(Ok(()), ResultsFile::check_writable);
+        .map_or(Ok(()), ResultsFile::check_writable)
+        .and(
+            config
+                .junit
+                .as_deref()
+                .map_or(Ok(()), Junit::check_writable),
+        );
     let (inputs, evaluator) = match (inputs, evaluator, output) {
         (Ok(inputs), Ok(evaluator), Ok(())) => (inputs, evaluator),
         (inputs, evaluator, output) => {

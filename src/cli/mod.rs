@@ -80,14 +80,22 @@ pub enum FormatArg {
     Text,
     /// One JSON document.
     Json,
+    /// A Markdown summary fit for a pull-request comment (run, summarize, merge; other
+    /// commands print text).
+    Markdown,
 }
 
-impl From<FormatArg> for Format {
-    fn from(format: FormatArg) -> Self {
-        match format {
-            FormatArg::Text => Format::Text,
-            FormatArg::Json => Format::Json,
-        }
+/// The reporter for `--format` and `--color`.
+fn reporter(format: Option<FormatArg>, color: ColorChoice) -> Reporter {
+    let format_of = |format| match format {
+        FormatArg::Text | FormatArg::Markdown => Format::Text,
+        FormatArg::Json => Format::Json,
+    };
+    let reporter = Reporter::new(format.map(format_of), color.into());
+    if format == Some(FormatArg::Markdown) {
+        reporter.markdown()
+    } else {
+        reporter
     }
 }
 
@@ -105,7 +113,13 @@ impl From<ColorChoice> for ColorWhen {
 /// or `--version` has been printed when this returns the exit code instead.
 pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     let cli = Cli::try_parse().map_err(usage_error)?;
-    let reporter = Reporter::new(cli.format.map(Into::into), cli.color.into());
+    let reporter = reporter(cli.format, cli.color);
+    if reporter.markdown && !matches!(cli.command, Command::Run(_)) {
+        reporter.warning(
+            "--format markdown: only run, summarize, merge and compare print Markdown; this \
+             command prints text",
+        );
+    }
     Ok((cli.command, reporter))
 }
 
@@ -139,7 +153,7 @@ fn lenient_parse() -> Lenient {
         Some(words.cloned().collect())
     });
     Lenient {
-        reporter: Reporter::new(format.map(Into::into), color.into()),
+        reporter: reporter(format, color),
         evaluator_words,
     }
 }

@@ -160,6 +160,20 @@ pub struct RunArgs {
     /// the same interval.
     #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
     pub seed: u64,
+
+    /// Write a JUnit XML report when the run ends: one testsuite per candidate and split, one
+    /// testcase per call (an errored call is an error).
+    #[arg(long, value_name = "FILE.xml")]
+    pub junit: Option<PathBuf>,
+
+    /// With --junit: a call scored below X is a failure.
+    #[arg(
+        long,
+        value_name = "X",
+        requires = "junit",
+        allow_negative_numbers = true
+    )]
+    pub pass_score: Option<f64>,
 }
 
 /// `--score-range` values.
@@ -327,6 +341,8 @@ impl RunArgs {
             max_errors: self.max_errors,
             max_error_rate: self.max_error_rate,
             seed: self.seed,
+            junit: self.junit,
+            pass_score: self.pass_score,
         })
     }
 }
