@@ -55,4 +55,10 @@ pub struct RunConfig {
     pub junit: Option<PathBuf>,
     /// `--pass-score X`: in the JUnit report, a call scored below X is a failure.
     pub pass_score: Option<f64>,
+    /// `--resume`: read `output` first and make only the calls it does not answer yet.
+    pub resume: bool,
+    /// `--resume-keep-errors`: an errored line answers its call too (it is not re-run).
+    pub resume_keep_errors: bool,
+    /// `--repeat N`: make each call N times (each repeat has its own key).
+    pub repeat: Option<u32>,
 }

@@ -14,21 +14,27 @@ use crate::interrupt::{read_interruptibly, unless_interrupted};
 use crate::report::{
     self, EvaluatorInfo, Gates, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
+use crate::runner::key::KeyContext;
 use crate::runner::preflight::{preflight, Probe};
+use crate::runner::resume::resume_from;
 use crate::runner::{self, plan_calls, CallRecord, RunContext};
 
 /// `evalctl run`.
 pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config, reporter)?;
     let inputs = Arc::new(inputs);
-    let plan = plan_calls(&inputs, config.exec.limit);
+    let keys = KeyContext::new(
+        &config.evaluator,
+        config.score_range,
+        config.task_model.as_deref(),
+    )?;
+    let mut plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
     let planned = plan.len();
     let (concurrency, limited) =
         runner::calls_in_flight(config.exec.concurrency, planned, evaluator.kind());
     if let Some(warning) = limited {
         reporter.warning(warning);
     }
-    let progress = report::progress_bar(plan.len() as u64);
     let candidate_ids: Vec<String> = inputs.candidates.iter().map(|c| c.id.clone()).collect();
     let mut junit = config
         .junit
@@ -39,6 +45,22 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         val: inputs.valset.is_some(),
     };
     let mut tally = Tally::new(candidate_ids, splits, config.seed);
+    if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
+        let resumed = resume_from(
+            path,
+            &inputs,
+            &mut plan,
+            config.resume_keep_errors,
+            |record| {
+                tally.add(&record);
+                if let Some(junit) = junit.as_mut() {
+                    junit.add(&record);
+                }
+            },
+        )?;
+        report::print_resumed(path, &resumed, planned, reporter);
+    }
+    let progress = report::progress_bar(plan.len() as u64);
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),

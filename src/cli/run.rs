@@ -174,6 +174,18 @@ pub struct RunArgs {
         allow_negative_numbers = true
     )]
     pub pass_score: Option<f64>,
+    /// Continue the run whose journal is --output: calls with a successful line are not made
+    /// again, errored ones are; new lines are appended and the summary covers the whole journal.
+    #[arg(long, requires = "output")]
+    pub resume: bool,
+
+    /// With --resume: keep errored lines as they are instead of re-running their calls.
+    #[arg(long, requires = "resume")]
+    pub resume_keep_errors: bool,
+
+    /// Make each call N times (each line gets its repeat index).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: Option<u32>,
 }
 
 /// `--score-range` values.
@@ -343,6 +355,9 @@ impl RunArgs {
             seed: self.seed,
             junit: self.junit,
             pass_score: self.pass_score,
+            resume: self.resume,
+            resume_keep_errors: self.resume_keep_errors,
+            repeat: self.repeat,
         })
     }
 }

@@ -14,8 +14,8 @@ use crate::text::io_reason;
 pub struct Junit {
     candidate_ids: Vec<String>,
     pass_score: Option<f64>,
-    /// (candidate position, split) → the suite's cases by example index.
-    suites: BTreeMap<(usize, u8), BTreeMap<usize, Vec<Case>>>,
+    /// (candidate position, split) → the suite's cases by example index and repeat.
+    suites: BTreeMap<(usize, u8), BTreeMap<(usize, u32), Case>>,
 }
 
 struct Case {
@@ -82,17 +82,21 @@ impl Junit {
             )),
             _ => Outcome::Passed,
         };
-        self.suites
-            .entry((candidate, split))
-            .or_default()
-            .entry(record.example_index.unwrap_or(0))
-            .or_default()
-            .push(Case {
-                name: record.call_label(),
+        self.suites.entry((candidate, split)).or_default().insert(
+            (
+                record.example_index.unwrap_or(0),
+                record.repeat.unwrap_or(0),
+            ),
+            Case {
+                name: match record.repeat {
+                    Some(repeat) => format!("{} repeat {repeat}", record.call_label()),
+                    None => record.call_label(),
+                },
                 seconds: record.latency_ms / 1000.0,
                 score: record.score,
                 outcome,
-            });
+            },
+        );
     }
 
     /// The report as a JUnit XML document.
@@ -100,7 +104,7 @@ impl Junit {
         let mut suites = String::new();
         let (mut tests, mut failures, mut errors, mut seconds) = (0, 0, 0, 0.0);
         for (&(candidate, split), examples) in &self.suites {
-            let cases: Vec<&Case> = examples.values().flatten().collect();
+            let cases: Vec<&Case> = examples.values().collect();
             let failed = cases
                 .iter()
                 .filter(|case| matches!(case.outcome, Outcome::Failed(_)))

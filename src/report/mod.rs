@@ -217,6 +217,36 @@ pub fn print_gate_verdict(summary: &Summary, reporter: Reporter) {
     }
 }
 
+/// Tell the user, on stderr, what `--resume` found in the journal at `path`: a torn last line it
+/// cut off, lines of another configuration it ignores, and how many of the `planned` calls it
+/// already answers.
+pub fn print_resumed(
+    path: &std::path::Path,
+    resumed: &crate::runner::resume::Resumed,
+    planned: usize,
+    reporter: Reporter,
+) {
+    let path = path.display();
+    if let Some(torn) = resumed.torn {
+        reporter.warning(format!(
+            "{path}:{}: the last line was cut short by an interrupted run ({} bytes); removed it",
+            torn.line, torn.bytes
+        ));
+    }
+    if resumed.foreign > 0 {
+        reporter.warning(format!(
+            "{path}: ignoring {} lines whose keys match no call of this run (another \
+             configuration: a different evaluator, inputs, score range or task model)",
+            resumed.foreign
+        ));
+    }
+    reporter.note(format!(
+        "resuming {path}: {} of {planned} calls already done, {} to make",
+        resumed.done,
+        planned - resumed.done
+    ));
+}
+
 /// Tell the user, on stderr, how far an interrupted run got.
 pub fn print_interrupted(finished: usize, planned: usize, reporter: Reporter) {
     reporter.note(format!(

@@ -391,17 +391,10 @@ mod tests {
         let serde_json::Value::Object(side_info) = side_info else {
             panic!("side info is an object")
         };
-        let errored_checks = side_info
-            .get("errored_checks")
-            .and_then(serde_json::Value::as_array)
-            .map(|names| {
-                names
-                    .iter()
-                    .filter_map(|name| name.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let errored_checks = CallRecord::errored_checks_of(&side_info);
         CallRecord {
+            key: None,
+            repeat: None,
             candidate_id: "c".into(),
             split: Split::Single,
             example_index: None,
@@ -412,6 +405,7 @@ mod tests {
             attempts: 1,
             latency_ms: 1.0,
             passed: None,
+            cached: false,
             errored_checks,
         }
     }
