@@ -55,6 +55,8 @@ pub struct RunConfig {
     pub junit: Option<PathBuf>,
     /// `--pass-score X`: in the JUnit report, a call scored below X is a failure.
     pub pass_score: Option<f64>,
+    /// `--shard K/N`: make only shard K (0-based) of N of the plan.
+    pub shard: Option<crate::runner::Shard>,
     /// `--resume`: read `output` first and make only the calls it does not answer yet.
     pub resume: bool,
     /// `--resume-keep-errors`: an errored line answers its call too (it is not re-run).

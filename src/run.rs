@@ -29,6 +29,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         config.task_model.as_deref(),
     )?;
     let mut plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
+    if let Some(shard) = config.shard {
+        shard.keep(&mut plan);
+    }
     let planned = plan.len();
     let (concurrency, limited) =
         runner::calls_in_flight(config.exec.concurrency, planned, evaluator.kind());
@@ -66,6 +69,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         inputs: Arc::clone(&inputs),
         task_model: config.task_model.as_deref().map(Arc::from),
         retries: config.exec.retries,
+        run_info: report::RunInfo {
+            evaluator: evaluator_info(evaluator.as_ref()),
+            score_range: config.score_range.as_str().to_string(),
+            splits,
+            candidates: inputs.candidates.len(),
+        },
     });
     let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
         match probe(&config, &inputs, evaluator.as_ref()).await {

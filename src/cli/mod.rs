@@ -5,6 +5,7 @@
 //! parse (never by scanning argv by hand).
 
 mod fep;
+mod results;
 mod run;
 mod spec;
 mod tasks;
@@ -16,6 +17,7 @@ use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
 pub use fep::FepCommand;
+pub use results::MergeArgs;
 pub use run::RunArgs;
 pub use spec::SpecCommand;
 pub use tasks::TasksCommand;
@@ -60,6 +62,10 @@ pub enum Command {
     /// Evaluation specs (challenge packs' `evaluation_spec`): strict validation, scoring runs.
     #[command(subcommand)]
     Spec(SpecCommand),
+    /// The summary of one results file (`run --output`), gates and reports included.
+    Summarize(MergeArgs),
+    /// The summary of the union of several results files (a run's shards): the unsharded run's.
+    Merge(MergeArgs),
 }
 
 /// `--color` values.
@@ -114,9 +120,14 @@ impl From<ColorChoice> for ColorWhen {
 pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     let cli = Cli::try_parse().map_err(usage_error)?;
     let reporter = reporter(cli.format, cli.color);
-    if reporter.markdown && !matches!(cli.command, Command::Run(_)) {
+    if reporter.markdown
+        && !matches!(
+            cli.command,
+            Command::Run(_) | Command::Summarize(_) | Command::Merge(_)
+        )
+    {
         reporter.warning(
-            "--format markdown: only run, summarize, merge and compare print Markdown; this \
+            "--format markdown: only run, summarize and merge print Markdown; this \
              command prints text",
         );
     }

@@ -14,6 +14,7 @@ mod gate;
 mod interval;
 mod junit;
 mod markdown;
+mod merge;
 mod preflight;
 mod progress;
 mod results_file;
@@ -25,11 +26,12 @@ pub use gate::Gates;
 pub use interval::DEFAULT_SEED;
 pub use junit::Junit;
 pub use markdown::append_step_summary;
+pub use merge::{merge, MergeConfig};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use results_file::ResultsFile;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
-pub use summary::{Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
+pub use summary::{Diagnostics, EvaluatorInfo, RunInfo, Splits, Summary, Tally};
 
 use std::io::IsTerminal;
 

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 pub use fd_limit::calls_in_flight;
-pub use plan::{plan_calls, PlannedCall, Split};
+pub use plan::{plan_calls, PlannedCall, Shard, Split};
 pub use record::CallRecord;
 pub use retry::call_with_retries;
 
@@ -59,6 +59,8 @@ pub struct RunContext {
     pub task_model: Option<Arc<str>>,
     /// `--retries`.
     pub retries: u32,
+    /// What every result line carries about the run.
+    pub run_info: crate::report::RunInfo,
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
@@ -127,6 +129,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         key: Some(planned.key.to_string()),
         repeat: planned.repeat,
         candidate_id: candidate.id.clone(),
+        candidate_index: Some(planned.candidate),
         split: planned.split,
         example_index: planned.example,
         example_line: example.map(|record| record.line),
@@ -137,6 +140,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         latency_ms: crate::text::milliseconds(started.elapsed()),
         passed: attempt.findings.passed,
         cached: false,
+        run: Some(context.run_info.clone()),
         errored_checks: attempt.findings.errored_checks,
     }
 }
