@@ -57,6 +57,8 @@ pub struct RunConfig {
     pub pass_score: Option<f64>,
     /// `--shard K/N`: make only shard K (0-based) of N of the plan.
     pub shard: Option<crate::runner::Shard>,
+    /// `--heartbeat SECONDS`: off a terminal, a progress line this often (`None`: off).
+    pub heartbeat: Option<Duration>,
     /// `--resume`: read `output` first and make only the calls it does not answer yet.
     pub resume: bool,
     /// `--resume-keep-errors`: an errored line answers its call too (it is not re-run).

@@ -63,7 +63,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         )?;
         report::print_resumed(path, &resumed, planned, reporter);
     }
-    let progress = report::progress_bar(plan.len() as u64);
+    let progress = report::Progress::start(
+        plan.len() as u64,
+        concurrency,
+        &inputs
+            .candidates
+            .iter()
+            .map(|c| c.id.clone())
+            .collect::<Vec<_>>(),
+        config.heartbeat,
+    );
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),
@@ -107,12 +116,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             if let Some(junit) = junit.as_mut() {
                 junit.add(&record);
             }
-            progress.inc(1);
+            progress.record(&record);
         };
         let finished = runner::execute(context, plan, concurrency, on_finished).await;
         anyhow::Ok((finished, write_failure.is_some(), false))
     })??;
-    progress.finish_and_clear();
+    progress.finish();
 
     let (mut summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),

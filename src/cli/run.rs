@@ -160,6 +160,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
+    /// When stderr is not a terminal (CI logs): a one-line progress heartbeat on stderr every
+    /// SECONDS (0 = none).
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_heartbeat)]
+    pub heartbeat: Duration,
+
     /// Continue the run whose journal is --output: calls with a successful line are not made
     /// again, errored ones are; new lines are appended and the summary covers the whole journal.
     #[arg(long, requires = "output")]
@@ -190,6 +195,15 @@ const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 pub(super) fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
+}
+
+/// A number of seconds of 0 or more (`--heartbeat`).
+fn parse_heartbeat(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|seconds| (0.0..=MAX_TIMEOUT_SECONDS).contains(seconds))
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("'{text}' is not a number of seconds (0 = no heartbeat)"))
 }
 
 /// `K/N` with 0 <= K < N (`--shard`).
@@ -345,6 +359,7 @@ impl RunArgs {
             junit: self.ci.junit,
             pass_score: self.ci.pass_score,
             shard: self.shard,
+            heartbeat: (!self.heartbeat.is_zero()).then_some(self.heartbeat),
             resume: self.resume,
             resume_keep_errors: self.resume_keep_errors,
             repeat: self.repeat,

@@ -28,7 +28,7 @@ pub use junit::Junit;
 pub use markdown::append_step_summary;
 pub use merge::{merge, MergeConfig};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
-pub use progress::progress_bar;
+pub use progress::Progress;
 pub use results_file::ResultsFile;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
 pub use summary::{Diagnostics, EvaluatorInfo, RunInfo, Splits, Summary, Tally};
