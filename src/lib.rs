@@ -55,6 +55,9 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Fep(command) => command.execute(reporter),
         Command::Spec(command) => command.execute(reporter),
         Command::Cache(command) => command.execute(reporter),
+        Command::Summarize(args) | Command::Merge(args) => args
+            .into_config()
+            .and_then(|config| report::merge(&config, reporter)),
     };
     match outcome {
         Ok(exit) => exit.into(),

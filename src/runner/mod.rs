@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 pub use fd_limit::calls_in_flight;
-pub use plan::{plan_calls, PlannedCall, Split};
+pub use plan::{plan_calls, PlannedCall, Shard, Split};
 pub use record::CallRecord;
 pub use retry::call_with_retries;
 
@@ -67,6 +67,9 @@ pub struct RunContext {
     pub retries: u32,
     /// `--cache`: answers repeated calls, keeps successful results.
     pub cache: Option<crate::store::Cache>,
+
+    /// What every result line carries about the run.
+    pub run_info: crate::report::RunInfo,
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
@@ -189,6 +192,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         key: Some(planned.key.to_string()),
         repeat: planned.repeat,
         candidate_id: candidate.id.clone(),
+        candidate_index: Some(planned.candidate),
         split: planned.split,
         example_index: planned.example,
         example_line: example.map(|record| record.line),
@@ -199,6 +203,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         latency_ms: crate::text::milliseconds(started.elapsed()),
         passed: attempt.findings.passed,
         cached,
+        run: Some(context.run_info.clone()),
         errored_checks: attempt.findings.errored_checks,
     }
 }
