@@ -53,6 +53,8 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Tasks(command) => command.execute(reporter),
         Command::Fep(command) => command.execute(reporter),
         Command::Spec(command) => command.execute(reporter),
+        Command::Config(command) => command.execute(reporter),
+        Command::Init => cli::init(reporter),
     };
     match outcome {
         Ok(exit) => exit.into(),

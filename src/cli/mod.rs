@@ -4,17 +4,19 @@
 //! library module that does the work defines. Usage errors are reported here, from clap's own
 //! parse (never by scanning argv by hand).
 
+mod config;
 mod fep;
 mod run;
 mod spec;
 mod tasks;
 
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
+pub use config::{init, ConfigCommand};
 pub use fep::FepCommand;
 pub use run::RunArgs;
 pub use spec::SpecCommand;
@@ -60,6 +62,11 @@ pub enum Command {
     /// Evaluation specs (challenge packs' `evaluation_spec`): strict validation, scoring runs.
     #[command(subcommand)]
     Spec(SpecCommand),
+    /// The project file evalctl.toml: the resolved settings and where each came from.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Write a commented starter evalctl.toml in the working directory (never overwrites one).
+    Init,
 }
 
 /// `--color` values.
@@ -103,9 +110,24 @@ impl From<ColorChoice> for ColorWhen {
 
 /// Parse the command line into the command to run and how it reports. A usage error, `--help`
 /// or `--version` has been printed when this returns the exit code instead.
+/// The settings `evalctl.toml` holds for the command become its flags' defaults (flags and
+/// `EVALCTL_*` variables win); a problem with the file is reported here (exit 2).
 pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
-    let cli = Cli::try_parse().map_err(usage_error)?;
-    let reporter = Reporter::new(cli.format.map(Into::into), cli.color.into());
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let plain = config::command()
+        .try_get_matches_from(&args)
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+        .map_err(usage_error)?;
+    let reporter = Reporter::new(plain.format.map(Into::into), plain.color.into());
+    let resolved = match config::resolve(&args) {
+        Ok(resolved) => resolved,
+        Err(config::Failure::Usage(error)) => return Err(usage_error(error)),
+        Err(config::Failure::Config(error)) => {
+            reporter.error(&error);
+            return Err(crate::error::Fatal::exit_of(&error).into());
+        }
+    };
+    let cli = Cli::from_arg_matches(&resolved.matches).map_err(usage_error)?;
     Ok((cli.command, reporter))
 }
 
@@ -117,7 +139,7 @@ struct Lenient {
 }
 
 fn lenient_parse() -> Lenient {
-    let matches = Cli::command()
+    let matches = config::command()
         .ignore_errors(true)
         .try_get_matches_from(std::env::args_os())
         .ok();
@@ -218,6 +240,8 @@ fn parse_from(args: &[&str]) -> Result<Cli, clap::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use clap::CommandFactory;
 
     #[test]
     fn clap_definitions_are_consistent() {

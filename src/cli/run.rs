@@ -19,7 +19,7 @@ use crate::protocol::ScoreRange;
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("evaluator").required(true).multiple(false)
+#[command(group(ArgGroup::new("evaluator").multiple(false)
     .args(["evaluator_command", "evaluator_url", "judge_model", "checks", "spec"])))]
 pub struct RunArgs {
     /// Candidate files: each file's whole text is one candidate, its id the path as given
@@ -105,7 +105,7 @@ pub struct RunArgs {
     pub dataset: Option<PathBuf>,
 
     /// Validation set JSONL (requires --dataset): the candidate's score is the val mean.
-    #[arg(long, value_name = "FILE.jsonl", requires = "dataset")]
+    #[arg(long, value_name = "FILE.jsonl")]
     pub valset: Option<PathBuf>,
 
     /// The model under optimisation, as metadata: payload key task_model and env var
@@ -146,6 +146,9 @@ pub struct RunArgs {
     /// Exit 1 when any candidate's score is below X.
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub fail_under: Option<f64>,
+
+    #[command(flatten)]
+    pub config: super::config::ConfigArgs,
 }
 
 /// `--score-range` values.
@@ -161,20 +164,20 @@ pub enum ScoreRangeArg {
 const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 
 /// A whole number of 0 or more (`--retries`).
-fn parse_count(text: &str) -> Result<u32, String> {
+pub(super) fn parse_count(text: &str) -> Result<u32, String> {
     text.parse()
         .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
 }
 
 /// A whole number of 1 or more (`--limit`).
-fn parse_limit(text: &str) -> Result<u64, String> {
+pub(super) fn parse_limit(text: &str) -> Result<u64, String> {
     match text.parse() {
         Ok(0) | Err(_) => Err(format!("'{text}' is not a whole number of 1 or more")),
         Ok(limit) => Ok(limit),
     }
 }
 
-fn parse_seconds(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("'{text}' is not a number of seconds"))?;
@@ -226,8 +229,19 @@ impl RunArgs {
                 judge_base_url: self.judge_base_url,
             })
         } else {
-            unreachable!("clap requires exactly one evaluator")
+            return Err(bad_flag(
+                "run",
+                "no evaluator: pass one of --evaluator-command, --evaluator-url, --judge-model, \
+                 --checks or --spec, or set one in the [evaluator] section of evalctl.toml \
+                 (evalctl init writes a starter)",
+            ));
         };
+        if self.valset.is_some() && self.dataset.is_none() {
+            return Err(bad_flag(
+                "--valset",
+                "needs a dataset: pass --dataset FILE.jsonl (or set run.dataset in evalctl.toml)",
+            ));
+        }
 
         let candidates = if let Some(file) = self.candidates {
             if !candidate_files.is_empty() {
