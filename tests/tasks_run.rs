@@ -99,24 +99,38 @@ fn the_model_command_gets_the_rendered_prompt_and_sampling_as_json() {
 
 #[test]
 fn invalid_tasks_stop_the_run_unless_allowed() {
-    let bad = "fixtures/tasks/tasks_bad.jsonl";
-    let output = tasks_run(&[bad, "--model-command", MODEL]);
+    let sb = Sandbox::new();
+    let valid = std::fs::read_to_string(TASKS).unwrap();
+    let first = valid.lines().next().unwrap();
+    let bad = r#"{"task_id": "half", "category": "mcq", "prompt": "p", "targets": ["A"], "metric_name": "accuracy"}"#;
+    sb.write("tasks.jsonl", format!("{first}\n{bad}\n"));
+    sb.write("model.sh", "cat > /dev/null; printf 41");
+    let run = |extra: &[&str]| {
+        sb.evalctl()
+            .args(["tasks", "run", "tasks.jsonl", "--format", "json"])
+            .args(["--model-command", "sh model.sh"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = run(&[]);
     assert_eq!(code(&output), 2);
     let stderr = stderr_text(&output);
+    assert!(stderr.contains("tasks.jsonl:2: "), "{stderr}");
     assert!(
-        stderr.contains("pass --allow-bad-tasks to skip them"),
+        stderr.contains("or pass --allow-bad-tasks to skip it"),
         "{stderr}"
     );
-    let output = tasks_run(&[bad, "--model-command", MODEL, "--allow-bad-tasks"]);
+    let output = run(&["--allow-bad-tasks"]);
     let stderr = stderr_text(&output);
-    assert!(stderr.contains("warning: skipped: "), "{stderr}");
-    assert!(matches!(code(&output), 0 | 1), "stderr: {stderr}");
+    assert_eq!(code(&output), 0, "stderr: {stderr}");
     assert!(
-        json_stdout(&output)["generation"]["tasks"]
-            .as_u64()
-            .unwrap()
-            > 0
+        stderr.contains("warning: skipped: tasks.jsonl:2: "),
+        "{stderr}"
     );
+    let summary = json_stdout(&output);
+    assert_eq!(summary["generation"]["completed"], 1);
+    assert_eq!(summary["overall"]["mean"], 1.0);
 }
 
 #[test]
