@@ -113,7 +113,7 @@ pub struct TasksRunArgs {
     timeout: Duration,
     /// Retries for transport failures, timeouts of the API, HTTP 429 and 5xx.
     #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
-          value_parser = parse_count)]
+          value_parser = parse_count::<u32>)]
     retries: u32,
     /// Only the first N valid tasks.
     #[arg(long, value_name = "N", value_parser = parse_limit)]

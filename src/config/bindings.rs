@@ -153,6 +153,12 @@ pub const RUN: &[Binding] = &[
     bind("run.skip_preflight", "skip_preflight", Switch),
     bind("run.output", "output", Path),
     bind("run.fail_under", "fail_under", Number),
+    bind("run.resume", "resume", Switch),
+    bind("run.resume_keep_errors", "resume_keep_errors", Switch),
+    bind("run.repeat", "repeat", Integer),
+    bind("run.max_errors", "max_errors", Integer),
+    bind("run.max_error_rate", "max_error_rate", Number),
+    bind("run.seed", "seed", Integer),
 ];
 
 /// `tasks run`.
