@@ -226,7 +226,7 @@ fn header_references_expand_and_config_show_masks_them() {
     let server = common::Server::fixed(common::Reply::json(r#"{"score": 0.5}"#));
     sb.write(
         "evalctl.toml",
-        &format!(
+        format!(
             "[evaluator]\nurl = \"{}\"\nheaders = {{ Authorization = \"Bearer ${{EVAL_TOKEN}}\" }}\n",
             server.url("/score")
         ),
