@@ -58,6 +58,8 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Summarize(args) | Command::Merge(args) => args
             .into_config()
             .and_then(|config| report::merge(&config, reporter)),
+        Command::Config(command) => command.execute(reporter),
+        Command::Init => cli::init(reporter),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -5,19 +5,21 @@
 //! parse (never by scanning argv by hand).
 
 mod cache;
+mod config;
 mod fep;
 mod results;
 mod run;
 mod spec;
 mod tasks;
 
-use clap::{CommandFactory, Parser, Subcommand, ValueEnum};
+use clap::{FromArgMatches, Parser, Subcommand, ValueEnum};
 
 use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
 pub use cache::CacheCommand;
+pub use config::{init, ConfigCommand};
 pub use fep::FepCommand;
 pub use results::MergeArgs;
 pub use run::RunArgs;
@@ -71,6 +73,11 @@ pub enum Command {
     Summarize(MergeArgs),
     /// The summary of the union of several results files (a run's shards): the unsharded run's.
     Merge(MergeArgs),
+    /// The project file evalctl.toml: the resolved settings and where each came from.
+    #[command(subcommand)]
+    Config(ConfigCommand),
+    /// Write a commented starter evalctl.toml in the working directory (never overwrites one).
+    Init,
 }
 
 /// `--color` values.
@@ -122,9 +129,24 @@ impl From<ColorChoice> for ColorWhen {
 
 /// Parse the command line into the command to run and how it reports. A usage error, `--help`
 /// or `--version` has been printed when this returns the exit code instead.
+/// The settings `evalctl.toml` holds for the command become its flags' defaults (flags and
+/// `EVALCTL_*` variables win); a problem with the file is reported here (exit 2).
 pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
-    let cli = Cli::try_parse().map_err(usage_error)?;
-    let reporter = reporter(cli.format, cli.color);
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let plain = config::command()
+        .try_get_matches_from(&args)
+        .and_then(|matches| Cli::from_arg_matches(&matches))
+        .map_err(usage_error)?;
+    let reporter = reporter(plain.format, plain.color);
+    let resolved = match config::resolve(&args) {
+        Ok(resolved) => resolved,
+        Err(config::Failure::Usage(error)) => return Err(usage_error(error)),
+        Err(config::Failure::Config(error)) => {
+            reporter.error(&error);
+            return Err(crate::error::Fatal::exit_of(&error).into());
+        }
+    };
+    let cli = Cli::from_arg_matches(&resolved.matches).map_err(usage_error)?;
     if reporter.markdown
         && !matches!(
             cli.command,
@@ -147,7 +169,7 @@ struct Lenient {
 }
 
 fn lenient_parse() -> Lenient {
-    let matches = Cli::command()
+    let matches = config::command()
         .ignore_errors(true)
         .try_get_matches_from(std::env::args_os())
         .ok();
@@ -248,6 +270,8 @@ fn parse_from(args: &[&str]) -> Result<Cli, clap::Error> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    use clap::CommandFactory;
 
     #[test]
     fn clap_definitions_are_consistent() {

@@ -22,7 +22,7 @@ use super::results::CiArgs;
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
-#[command(group(ArgGroup::new("evaluator").required(true).multiple(false)
+#[command(group(ArgGroup::new("evaluator").multiple(false)
     .args(["evaluator_command", "evaluator_url", "judge_model", "checks", "spec"])))]
 pub struct RunArgs {
     /// Candidate files: each file's whole text is one candidate, its id the path as given
@@ -108,7 +108,7 @@ pub struct RunArgs {
     pub dataset: Option<PathBuf>,
 
     /// Validation set JSONL (requires --dataset): the candidate's score is the val mean.
-    #[arg(long, value_name = "FILE.jsonl", requires = "dataset")]
+    #[arg(long, value_name = "FILE.jsonl")]
     pub valset: Option<PathBuf>,
 
     /// The model under optimisation, as metadata: payload key task_model and env var
@@ -186,6 +186,9 @@ pub struct RunArgs {
     /// The cache directory of --cache.
     #[arg(long, value_name = "DIR", requires = "cache")]
     pub cache_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub config: super::config::ConfigArgs,
 }
 
 /// `--score-range` values.
@@ -229,14 +232,14 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
 }
 
 /// A whole number of 1 or more (`--limit`).
-fn parse_limit(text: &str) -> Result<u64, String> {
+pub(super) fn parse_limit(text: &str) -> Result<u64, String> {
     match text.parse() {
         Ok(0) | Err(_) => Err(format!("'{text}' is not a whole number of 1 or more")),
         Ok(limit) => Ok(limit),
     }
 }
 
-fn parse_seconds(text: &str) -> Result<Duration, String> {
+pub(super) fn parse_seconds(text: &str) -> Result<Duration, String> {
     let seconds: f64 = text
         .parse()
         .map_err(|_| format!("'{text}' is not a number of seconds"))?;
@@ -288,8 +291,19 @@ impl RunArgs {
                 judge_base_url: self.judge_base_url,
             })
         } else {
-            unreachable!("clap requires exactly one evaluator")
+            return Err(bad_flag(
+                "run",
+                "no evaluator: pass one of --evaluator-command, --evaluator-url, --judge-model, \
+                 --checks or --spec, or set one in the [evaluator] section of evalctl.toml \
+                 (evalctl init writes a starter)",
+            ));
         };
+        if self.valset.is_some() && self.dataset.is_none() {
+            return Err(bad_flag(
+                "--valset",
+                "needs a dataset: pass --dataset FILE.jsonl (or set run.dataset in evalctl.toml)",
+            ));
+        }
 
         let candidates = if let Some(file) = self.candidates {
             if !candidate_files.is_empty() {

@@ -4,13 +4,17 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
-use clap::Subcommand;
+use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 
+use super::config::ConfigArgs;
+use super::run::{parse_count, parse_limit, parse_seconds};
 use crate::error::bad_flag;
+use crate::evaluator::command::CommandSpec;
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;
-use crate::tasks::{self, RenderConfig, ScoreConfig, ValidateConfig};
+use crate::tasks::run::model::{Api, ModelSpec, Sampling};
+use crate::tasks::{self, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
 
 /// `evalctl tasks ...`
 #[derive(Debug, Subcommand)]
@@ -54,6 +58,159 @@ pub enum TasksCommand {
         #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
         code_timeout: f64,
     },
+    /// Run a task suite against a model: validate, render, generate, post-process, score.
+    ///
+    /// The model is --model PROVIDER/MODEL (an OpenAI-compatible API, the judge's key and
+    /// base-URL rules) or --model-command CMD ({"task_id", "prompt", "sampling"} as JSON on stdin,
+    /// the completion on stdout). Scores as `tasks score` does. Exit 0 when every task was
+    /// generated and scored, 1 when a generation failed (the task scores 0), 2 on invalid input
+    /// (any invalid task, unless --allow-bad-tasks), 3 when the model cannot be used.
+    Run(Box<TasksRunArgs>),
+}
+
+/// Flags of `evalctl tasks run`.
+#[derive(Debug, Args)]
+#[command(group(ArgGroup::new("model_choice").multiple(false).args(["model", "model_command"])))]
+pub struct TasksRunArgs {
+    /// The tasks JSONL file.
+    file: PathBuf,
+    /// The model, as PROVIDER/MODEL (e.g. openai/gpt-4o-mini), over an OpenAI-compatible API.
+    #[arg(long, value_name = "PROVIDER/MODEL")]
+    model: Option<String>,
+    /// A command that generates: the rendered prompt as JSON on stdin, the completion on stdout.
+    /// One string, split by shell-word rules (no shell runs).
+    #[arg(long, value_name = "CMD")]
+    model_command: Option<String>,
+    /// Working directory of --model-command.
+    #[arg(long, value_name = "DIR")]
+    model_cwd: Option<PathBuf>,
+    /// Which API --model speaks: chat (chat completions) or completions (base models).
+    #[arg(long, value_enum, default_value_t = ApiArg::Chat)]
+    api: ApiArg,
+    /// API base URL of --model (else EVALCTL_JUDGE_BASE_URL, else OPENAI_BASE_URL for openai,
+    /// else the provider's default).
+    #[arg(long, value_name = "URL")]
+    base_url: Option<String>,
+    /// Name of the environment variable holding the API key (default <PROVIDER>_API_KEY).
+    #[arg(long, value_name = "NAME")]
+    api_key_env: Option<String>,
+    /// Sampling temperature.
+    #[arg(long, value_name = "T", default_value_t = 0.0)]
+    temperature: f64,
+    /// Completion token limit.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    max_tokens: Option<u32>,
+    /// A stop sequence (repeatable).
+    #[arg(long, value_name = "TEXT")]
+    stop: Vec<String>,
+    /// Completions in flight.
+    #[arg(short = 'j', long, value_name = "N", default_value_t = 8,
+          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    concurrency: u32,
+    /// Time limit of one completion, in seconds; a model command past it is killed with its
+    /// children.
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    timeout: Duration,
+    /// Retries for transport failures, timeouts of the API, HTTP 429 and 5xx.
+    #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
+          value_parser = parse_count::<u32>)]
+    retries: u32,
+    /// Only the first N valid tasks.
+    #[arg(long, value_name = "N", value_parser = parse_limit)]
+    limit: Option<u64>,
+    /// Write the completions as {"task_id", "output"} lines (what `tasks score --outputs` reads).
+    #[arg(long, value_name = "FILE.jsonl")]
+    save_outputs: Option<PathBuf>,
+    /// Write one JSON score line per task to this file.
+    #[arg(long, value_name = "FILE.jsonl")]
+    output: Option<PathBuf>,
+    /// Run the valid tasks even when others are invalid (reported on stderr).
+    #[arg(long)]
+    allow_bad_tasks: bool,
+    /// Time limit of each code_exec assertion, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_seconds)]
+    code_timeout: Duration,
+    #[command(flatten)]
+    config: ConfigArgs,
+}
+
+/// `--api` values.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ApiArg {
+    /// Chat completions: the prompt as one user message.
+    Chat,
+    /// Text completions: the prompt as is (base models).
+    Completions,
+}
+
+impl TasksRunArgs {
+    /// Resolve the flags into the typed config.
+    fn into_config(self) -> anyhow::Result<RunTasksConfig> {
+        let model = match (self.model, self.model_command) {
+            (Some(model), None) => ModelSpec::Api {
+                model,
+                api: match self.api {
+                    ApiArg::Chat => Api::Chat,
+                    ApiArg::Completions => Api::Completions,
+                },
+                base_url: self.base_url,
+                api_key_env: self.api_key_env,
+            },
+            (None, Some(command)) => {
+                let argv = shell_words::split(&command).map_err(|err| {
+                    bad_flag(
+                        "--model-command",
+                        format!("{command:?}: cannot split into words: {err}"),
+                    )
+                })?;
+                if argv.first().is_none_or(String::is_empty) {
+                    return Err(bad_flag("--model-command", "is empty"));
+                }
+                if let Some(dir) = self.model_cwd.as_ref().filter(|dir| !dir.is_dir()) {
+                    return Err(bad_flag(
+                        "--model-cwd",
+                        format!("{}: no such directory", dir.display()),
+                    ));
+                }
+                ModelSpec::Command(CommandSpec {
+                    argv,
+                    cwd: self.model_cwd,
+                })
+            }
+            _ => {
+                return Err(bad_flag(
+                    "tasks run",
+                    "no model: pass --model PROVIDER/MODEL or --model-command CMD, or set \
+                     tasks.model or tasks.model_command in evalctl.toml",
+                ))
+            }
+        };
+        if !self.temperature.is_finite() || self.temperature < 0.0 {
+            return Err(bad_flag(
+                "--temperature",
+                format!("{}: must be a finite number >= 0", self.temperature),
+            ));
+        }
+        Ok(RunTasksConfig {
+            file: self.file,
+            model,
+            sampling: Sampling {
+                temperature: self.temperature,
+                max_tokens: self.max_tokens,
+                stop: self.stop,
+            },
+            concurrency: self.concurrency as usize,
+            timeout: self.timeout,
+            retries: self.retries,
+            limit: self
+                .limit
+                .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
+            save_outputs: self.save_outputs,
+            output: self.output,
+            allow_bad_tasks: self.allow_bad_tasks,
+            code_timeout: self.code_timeout,
+        })
+    }
 }
 
 impl TasksCommand {
@@ -108,6 +265,7 @@ impl TasksCommand {
                     reporter,
                 )
             }
+            TasksCommand::Run(args) => tasks::run(&args.into_config()?, reporter),
         }
     }
 }

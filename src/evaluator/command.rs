@@ -58,6 +58,15 @@ pub struct CommandEvaluator {
     program: PathBuf,
     timeout: Duration,
     score_range: ScoreRange,
+    /// What messages call the command: `evaluator`, or `model command` for `tasks run`.
+    role: &'static str,
+}
+
+/// What a child printed before it exited.
+struct ChildOutput {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    status: ExitStatus,
 }
 
 impl CommandEvaluator {
@@ -69,7 +78,35 @@ impl CommandEvaluator {
             program,
             timeout,
             score_range,
+            role: "evaluator",
         }
+    }
+
+    /// The model command of `tasks run`: the same child handling, its stdout the completion.
+    pub fn model(spec: CommandSpec, timeout: Duration) -> Self {
+        CommandEvaluator {
+            role: "model command",
+            ..CommandEvaluator::new(spec, timeout, ScoreRange::Any)
+        }
+    }
+
+    /// One exchange with the model command: `input` on stdin, its stdout (UTF-8) the completion.
+    /// A non-zero exit, a timeout or output that is not UTF-8 is the call error.
+    pub(crate) async fn complete(&self, input: &[u8]) -> Result<String, CallError> {
+        let output = self.exchange(input, None).await?;
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        if !output.status.success() {
+            return Err(CallError::new(
+                ErrorKind::ExitStatus,
+                format!("{}{}", exit_reason(output.status), stderr_suffix(&stderr)),
+            ));
+        }
+        String::from_utf8(output.stdout).map_err(|_| {
+            CallError::new(
+                ErrorKind::InvalidOutput,
+                format!("stdout is not UTF-8{}", stderr_suffix(&stderr)),
+            )
+        })
     }
 
     fn command_line(&self) -> String {
@@ -84,10 +121,22 @@ impl CommandEvaluator {
         cwd.display().to_string()
     }
 
-    /// One attempt: spawn the child in its own process group, exchange payload and answer within
-    /// the deadline, and judge the answer. The group guard kills the child and everything it
-    /// started on every way out (a dropped child is reaped by tokio).
+    /// One attempt: exchange the payload and answer, and judge the answer.
     async fn run_child(&self, call: &Call<'_>) -> Attempt {
+        match self.exchange(&call.payload(), call.task_model).await {
+            Ok(output) => self.answer(&output.stdout, &output.stderr, output.status),
+            Err(error) => Attempt::failed(error),
+        }
+    }
+
+    /// Spawn the child in its own process group, write `input` and read its answer within the
+    /// deadline. The group guard kills the child and everything it started on every way out (a
+    /// dropped child is reaped by tokio).
+    async fn exchange(
+        &self,
+        input: &[u8],
+        task_model: Option<&str>,
+    ) -> Result<ChildOutput, CallError> {
         let mut command = Command::new(&self.program);
         command
             .args(&self.spec.argv[1..])
@@ -98,17 +147,15 @@ impl CommandEvaluator {
         if let Some(dir) = &self.spec.cwd {
             command.current_dir(dir);
         }
-        if let Some(model) = call.task_model {
+        if let Some(model) = task_model {
             command.env(TASK_MODEL_ENV, model);
         }
         let mut child = match command.spawn() {
             Ok(child) => child,
-            Err(err) => {
-                return Attempt::failed(CallError::new(ErrorKind::Spawn, self.spawn_reason(&err)))
-            }
+            Err(err) => return Err(CallError::new(ErrorKind::Spawn, self.spawn_reason(&err))),
         };
         let group = GroupKiller::new(child.id());
-        let payload = call.payload();
+        let payload = input;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let mut stdout = child.stdout.take().expect("stdout is piped");
         let mut stderr = child.stderr.take().expect("stderr is piped");
@@ -122,7 +169,7 @@ impl CommandEvaluator {
             let answer = async {
                 let write = async {
                     // An evaluator that never reads stdin closes the pipe: that is not an error.
-                    let _ = stdin.write_all(&payload).await;
+                    let _ = stdin.write_all(payload).await;
                     drop(stdin);
                 };
                 let read_stdout = async {
@@ -159,40 +206,47 @@ impl CommandEvaluator {
         let failure = match ended {
             // Dropping `group` kills anything the evaluator left running in its group.
             Ok(Ended::Exited(out, Ok(status))) => {
-                return self.answer(&out.bytes, &stderr_bytes.bytes, status)
+                return Ok(ChildOutput {
+                    stdout: out.bytes,
+                    stderr: stderr_bytes.bytes,
+                    status,
+                })
             }
             Ok(Ended::Exited(_, Err(err))) => CallError::new(
                 ErrorKind::Spawn,
-                format!("cannot wait for the evaluator: {err}"),
+                format!("cannot wait for the {}: {err}", self.role),
             ),
             Ok(Ended::Overflowed) => CallError::new(
                 ErrorKind::InvalidOutput,
                 format!(
-                    "stdout exceeded {} MiB; the evaluator was killed",
-                    MAX_OUTPUT_BYTES / (1024 * 1024)
+                    "stdout exceeded {} MiB; the {} was killed",
+                    MAX_OUTPUT_BYTES / (1024 * 1024),
+                    self.role
                 ),
             ),
             Err(_) => match child.try_wait() {
                 Ok(Some(_)) => CallError::new(
                     ErrorKind::Timeout,
                     format!(
-                        "the evaluator exited, but a process it started kept its stdout open past {}; \
+                        "the {} exited, but a process it started kept its stdout open past {}; \
                          it was killed (redirect background processes' output away from stdout)",
+                        self.role,
                         seconds(self.timeout)
                     ),
                 ),
                 _ => CallError::new(
                     ErrorKind::Timeout,
                     format!(
-                        "no answer within {}; the evaluator and its children were killed",
-                        seconds(self.timeout)
+                        "no answer within {}; the {} and its children were killed",
+                        seconds(self.timeout),
+                        self.role
                     ),
                 ),
             },
         };
         group.kill();
         let _ = child.wait().await;
-        Attempt::failed(failure)
+        Err(failure)
     }
 
     /// The attempt for an evaluator that exited with `status` after printing `stdout`.

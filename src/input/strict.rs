@@ -15,7 +15,27 @@ use crate::text::json_type;
 
 /// `expected WHAT, found TYPE`, `what` written with its article (`a string`, `an object`).
 pub fn wrong_type(what: &str, found: &Value) -> String {
-    format!("expected {what}, found {}", json_type(found))
+    expected(what, json_type(found))
+}
+
+/// `expected WHAT, found TYPE` for a value of another format (a TOML `integer`, `table`).
+pub fn expected(what: &str, found: &str) -> String {
+    format!("expected {what}, found {found}")
+}
+
+/// [`unknown_key`], or `unknown key `KEY` (did you mean `NEAR`?)` when one allowed key is
+/// close to it (a typo: at most a third of its letters, and at most 3, differ).
+pub fn unknown_key_near(key: &str, allowed: &[&str]) -> String {
+    let limit = (key.chars().count() / 3).clamp(1, 3);
+    let nearest = allowed
+        .iter()
+        .map(|known| (strsim::levenshtein(key, known), *known))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance);
+    match nearest {
+        Some((_, near)) => format!("unknown key `{}` (did you mean `{near}`?)", key_name(key)),
+        None => unknown_key(key, allowed),
+    }
 }
 
 /// `unknown key `KEY` (expected one of A, B, C)`.
@@ -184,6 +204,19 @@ mod tests {
             Err("expected an array, found object".into())
         );
         assert_eq!(as_str(&json!("x")), Ok("x"));
+    }
+
+    #[test]
+    fn a_near_key_is_suggested() {
+        let allowed = ["concurrency", "timeout", "retries"];
+        assert_eq!(
+            unknown_key_near("concurency", &allowed),
+            "unknown key `concurency` (did you mean `concurrency`?)"
+        );
+        assert_eq!(
+            unknown_key_near("colour", &allowed),
+            "unknown key `colour` (expected one of concurrency, timeout, retries)"
+        );
     }
 
     #[test]

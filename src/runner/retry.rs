@@ -21,19 +21,41 @@ pub async fn call_with_retries(
     with_retries(retries, || evaluator.evaluate(call)).await
 }
 
+/// An attempt's outcome that says whether another attempt may follow.
+pub trait Retryable {
+    /// Whether (and after how long) to retry.
+    fn retry(&self) -> Retry;
+}
+
+impl Retryable for Attempt {
+    fn retry(&self) -> Retry {
+        self.retry
+    }
+}
+
+/// A result whose failure is a failed attempt (a model's completion, say): success is final.
+impl<T> Retryable for Result<T, Attempt> {
+    fn retry(&self) -> Retry {
+        self.as_ref()
+            .err()
+            .map_or(Retry::Never, |attempt| attempt.retry)
+    }
+}
+
 /// Make attempts with `make_attempt` until one succeeds, fails for good, or `retries` extra attempts
 /// are spent, waiting between them as [`backoff`] or the server's `Retry-After` says. Returns the
 /// last attempt and how many attempts were made.
-pub async fn with_retries<F, Fut>(retries: u32, mut make_attempt: F) -> (Attempt, u32)
+pub async fn with_retries<F, Fut, A>(retries: u32, mut make_attempt: F) -> (A, u32)
 where
     F: FnMut() -> Fut,
-    Fut: Future<Output = Attempt>,
+    Fut: Future<Output = A>,
+    A: Retryable,
 {
     let mut attempts = 0;
     loop {
         let attempt = make_attempt().await;
         attempts += 1;
-        match attempt.retry {
+        match attempt.retry() {
             Retry::Allowed { after } if attempts <= retries => {
                 tokio::time::sleep(after.unwrap_or_else(|| backoff(attempts))).await;
             }

@@ -106,7 +106,11 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
 
 /// Load a tasks file for `render` or `score`: any invalid record is a bad-input error listing all
 /// of them, unless `allow_bad_tasks`, which reports them as warnings and keeps the valid ones.
-fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow::Result<TaskFile> {
+pub(super) fn load_valid(
+    path: &Path,
+    allow_bad_tasks: bool,
+    reporter: Reporter,
+) -> anyhow::Result<TaskFile> {
     let file = load_tasks(path)?;
     let mut problems = report::task_problems(&file);
     if problems.is_empty() {

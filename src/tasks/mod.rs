@@ -1,4 +1,4 @@
-//! Task specs (`evalctl tasks validate|render|score`): the frozen JSONL task contract, its strict
+//! Task specs (`evalctl tasks validate|render|score|run`): the frozen JSONL task contract, its strict
 //! validator, few-shot rendering, the post-process rules and task scoring with the shared text
 //! metrics of [`crate::metrics`]. The contract is documented in `docs/tasks.md`.
 
@@ -8,6 +8,7 @@ mod postprocess;
 mod render;
 mod report;
 mod rules;
+pub mod run;
 mod score;
 mod spec;
 mod validate;
@@ -16,6 +17,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub use command::{render, score, validate};
+pub use run::{run, RunTasksConfig};
 pub use spec::{Category, MetricName, PostProcess};
 
 /// `evalctl tasks validate`.

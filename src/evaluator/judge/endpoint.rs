@@ -35,6 +35,24 @@ pub const PROVIDERS: &[(&str, &str)] = &[
 /// The environment variable that overrides the base URL for every provider.
 pub const BASE_URL_ENV: &str = "EVALCTL_JUDGE_BASE_URL";
 
+/// The flags an endpoint is configured with, as messages name them.
+#[derive(Debug, Clone, Copy)]
+pub struct EndpointFlags {
+    /// `--judge-model`.
+    pub model: &'static str,
+    /// `--judge-base-url`.
+    pub base_url: &'static str,
+    /// `--judge-api-key-env`.
+    pub api_key_env: &'static str,
+}
+
+/// The judge's flags.
+pub const JUDGE_FLAGS: EndpointFlags = EndpointFlags {
+    model: "--judge-model",
+    base_url: "--judge-base-url",
+    api_key_env: "--judge-api-key-env",
+};
+
 /// A resolved judge endpoint.
 #[derive(Debug, Clone)]
 pub struct Endpoint {
@@ -61,12 +79,23 @@ impl Endpoint {
         api_key_env: Option<&str>,
         env: impl Fn(&str) -> Option<String>,
     ) -> anyhow::Result<Endpoint> {
+        Endpoint::resolve_for(JUDGE_FLAGS, judge_model, base_url, api_key_env, env)
+    }
+
+    /// [`Endpoint::resolve`] for a client configured with other `flags` (`tasks run --model`).
+    pub fn resolve_for(
+        flags: EndpointFlags,
+        judge_model: &str,
+        base_url: Option<&str>,
+        api_key_env: Option<&str>,
+        env: impl Fn(&str) -> Option<String>,
+    ) -> anyhow::Result<Endpoint> {
         let (provider, model) = judge_model
             .split_once('/')
             .filter(|(provider, model)| !provider.trim().is_empty() && !model.trim().is_empty())
             .ok_or_else(|| {
                 bad_flag(
-                    "--judge-model",
+                    flags.model,
                     format!("{judge_model:?}: expected PROVIDER/MODEL, e.g. openai/gpt-4o-mini"),
                 )
             })?;
@@ -74,7 +103,7 @@ impl Endpoint {
         let env_nonempty = |name: &str| env(name).filter(|value| !value.trim().is_empty());
 
         let (source, url) = if let Some(url) = base_url {
-            ("--judge-base-url".to_string(), url.to_string())
+            (flags.base_url.to_string(), url.to_string())
         } else if let Some(url) = env_nonempty(BASE_URL_ENV) {
             (BASE_URL_ENV.to_string(), url)
         } else if let Some(url) = (provider_lower == "openai")
@@ -87,10 +116,11 @@ impl Endpoint {
         } else {
             let known: Vec<&str> = PROVIDERS.iter().map(|(name, _)| *name).collect();
             return Err(bad_flag(
-                "--judge-model",
+                flags.model,
                 format!(
                     "{judge_model:?}: provider {provider:?} has no default endpoint; pass \
-                     --judge-base-url URL or set {BASE_URL_ENV} (providers with a default: {})",
+                     {} URL or set {BASE_URL_ENV} (providers with a default: {})",
+                    flags.base_url,
                     known.join(", ")
                 ),
             ));
@@ -107,7 +137,7 @@ impl Endpoint {
             Some(name) => {
                 if name.is_empty() || name.contains(['=', '\0']) {
                     return Err(bad_flag(
-                        "--judge-api-key-env",
+                        flags.api_key_env,
                         format!("{name:?}: not a valid environment variable name"),
                     ));
                 }

@@ -1,6 +1,13 @@
-//! The typed configuration of `run` and `preflight`, resolved once from the command line.
+//! The typed configuration of `run` and `preflight`, resolved once from the command line, and
+//! the project file `evalctl.toml` that supplies flags the command line leaves out.
 //!
 //! The core never sees clap: `cli` builds a [`RunConfig`] and everything downstream reads it.
+//! [`bindings`] says which file key sets which flag, [`file`] finds and decodes the file.
+
+pub mod bindings;
+mod expand;
+pub mod file;
+pub mod show;
 
 use std::path::PathBuf;
 use std::time::Duration;

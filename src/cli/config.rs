@@ -1,0 +1,462 @@
+//! The project file on the command line: each `evalctl.toml` value becomes its flag's default
+//! (checked by the flag's own parser, a problem reported at the file's line), each flag of the
+//! binding table reads `EVALCTL_<FLAG>`, and clap's `value_source` says where every value came
+//! from. Also `evalctl config show` and `evalctl init`.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::error::{ContextKind, ContextValue};
+use clap::parser::ValueSource;
+use clap::{ArgMatches, Args, CommandFactory, Subcommand};
+
+use crate::config::bindings::{self, Binding, Kind, ALTERNATIVES};
+use crate::config::file::{self, Choice, ConfigFile, FILE_NAME, STARTER};
+use crate::config::show::{self, Origin, Setting, Shown};
+use crate::error::{bad_flag, invalid, Problem};
+use crate::exit::Exit;
+use crate::report::{print_stdout, Format, Reporter};
+
+/// `--config FILE` and `--no-config`, on every command that reads `evalctl.toml`.
+#[derive(Debug, Clone, Args)]
+pub struct ConfigArgs {
+    /// Read settings from this file instead of the evalctl.toml found in the working directory
+    /// or its nearest parent.
+    #[arg(long, value_name = "FILE", conflicts_with = "no_config")]
+    pub config: Option<PathBuf>,
+
+    /// Ignore evalctl.toml.
+    #[arg(long)]
+    pub no_config: bool,
+}
+
+/// `evalctl config ...`
+#[derive(Debug, Subcommand)]
+pub enum ConfigCommand {
+    /// Print the resolved settings of a command: each value (secrets masked) and where it came
+    /// from (flag, env, file:line, default).
+    ///
+    /// Name the command and its flags as you would run them: `evalctl config show run -j 4`,
+    /// `evalctl config show tasks run tasks.jsonl`. Without one, `run`.
+    Show {
+        #[command(flatten)]
+        config: ConfigArgs,
+        /// The command and its flags (default: run).
+        #[arg(
+            value_name = "COMMAND",
+            trailing_var_arg = true,
+            allow_hyphen_values = true
+        )]
+        command: Vec<OsString>,
+    },
+}
+
+/// The commands that read the file, and the keys that apply to each.
+fn bindings_of(path: &[&str]) -> Option<&'static [Binding]> {
+    match path {
+        ["run"] | ["preflight"] => Some(bindings::RUN),
+        ["tasks", "run"] => Some(bindings::TASKS_RUN),
+        _ => None,
+    }
+}
+
+/// The subcommands that take config settings, as paths from the top.
+const CONFIGURED: &[&[&str]] = &[&["run"], &["preflight"], &["tasks", "run"]];
+
+/// Apply `edit` to the subcommand at `path` of `command`.
+fn edit_subcommand(
+    command: clap::Command,
+    path: &[&str],
+    edit: impl FnOnce(clap::Command) -> clap::Command,
+) -> clap::Command {
+    match path {
+        [] => edit(command),
+        [first, rest @ ..] => {
+            let name = first.to_string();
+            command.mut_subcommand(name, |sub| edit_subcommand(sub, rest, edit))
+        }
+    }
+}
+
+/// The command line definition with each bound flag reading its `EVALCTL_*` variable (not shown
+/// in `--help`; `config show` and docs/config.md list them).
+pub fn command() -> clap::Command {
+    let mut command = super::Cli::command();
+    for path in CONFIGURED {
+        let Some(bindings) = bindings_of(path) else {
+            continue;
+        };
+        command = edit_subcommand(command, path, |mut sub| {
+            for binding in bindings {
+                if let Some(env) = binding.env_name() {
+                    sub = sub.mut_arg(binding.arg, |arg| arg.env(env).hide_env(true));
+                }
+            }
+            sub
+        });
+    }
+    command
+}
+
+/// Why resolving the command line failed.
+pub enum Failure {
+    /// clap rejected the command line.
+    Usage(clap::Error),
+    /// The config file is unusable.
+    Config(anyhow::Error),
+}
+
+/// The command line resolved with the config file.
+pub struct Resolved {
+    /// Flags, environment, file and defaults, merged by clap.
+    pub matches: ArgMatches,
+    /// The subcommand the settings are for (`run`, `tasks run`), when it reads the file.
+    pub path: Vec<&'static str>,
+    /// The file in use.
+    pub file: Option<ConfigFile>,
+    /// The flags the file set (clap ids), each with the line that set it.
+    pub from_file: Vec<(&'static str, usize)>,
+}
+
+/// Parse `args`, then, for a command that reads the file, parse them again with the file's
+/// values as the defaults of their flags.
+pub fn resolve(args: &[OsString]) -> Result<Resolved, Failure> {
+    let first = command()
+        .try_get_matches_from(args)
+        .map_err(Failure::Usage)?;
+    let Some((path, bindings, sub)) = configured_subcommand(&first) else {
+        return Ok(Resolved {
+            matches: first,
+            path: Vec::new(),
+            file: None,
+            from_file: Vec::new(),
+        });
+    };
+    let choice = if sub.get_flag("no_config") {
+        Choice::Ignore
+    } else if let Some(path) = sub.get_one::<PathBuf>("config") {
+        Choice::File(path.clone())
+    } else {
+        Choice::Discover
+    };
+    let file = file::load(&choice).map_err(Failure::Config)?;
+    let Some(config) = file else {
+        return Ok(Resolved {
+            matches: first,
+            path,
+            file: None,
+            from_file: Vec::new(),
+        });
+    };
+    let defaults = file_defaults(&config, bindings, sub, &path).map_err(Failure::Config)?;
+    let from_file = defaults
+        .iter()
+        .map(|(arg, line, _)| (*arg, *line))
+        .collect();
+    let with_defaults = edit_subcommand(command(), &path, |mut sub| {
+        for (arg, _, values) in defaults {
+            sub = sub.mut_arg(arg, |flag| flag.default_values(values));
+        }
+        sub
+    });
+    let matches = with_defaults
+        .try_get_matches_from(args)
+        .map_err(Failure::Usage)?;
+    Ok(Resolved {
+        matches,
+        path,
+        file: Some(config),
+        from_file,
+    })
+}
+
+/// The subcommand of `matches` that reads the file: its path, keys and matches.
+fn configured_subcommand(
+    matches: &ArgMatches,
+) -> Option<(Vec<&'static str>, &'static [Binding], &ArgMatches)> {
+    let mut path = Vec::new();
+    let mut current = matches;
+    while let Some((name, sub)) = current.subcommand() {
+        let known = CONFIGURED
+            .iter()
+            .flat_map(|path| path.iter())
+            .find(|known| **known == name)?;
+        path.push(*known);
+        current = sub;
+    }
+    bindings_of(&path).map(|bindings| (path, bindings, current))
+}
+
+/// The flag defaults the file sets for this command, as `(clap id, line, values)`: every value
+/// checked by its flag's parser. A group of alternatives chosen on the command line or in the
+/// environment (an evaluator flag) leaves the file's keys of the group out.
+fn file_defaults(
+    config: &ConfigFile,
+    bindings: &'static [Binding],
+    sub: &ArgMatches,
+    path: &[&str],
+) -> anyhow::Result<Vec<(&'static str, usize, Vec<String>)>> {
+    let given = |arg: &str| {
+        matches!(
+            sub.value_source(arg),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        )
+    };
+    let replaced = |key: &str| {
+        ALTERNATIVES.iter().any(|group| {
+            group.replaces(key)
+                && group.choosers.iter().any(|chooser| {
+                    bindings
+                        .iter()
+                        .find(|binding| binding.key == *chooser)
+                        .is_some_and(|binding| given(binding.arg))
+                })
+        })
+    };
+    let definition = command();
+    let subcommand = path
+        .iter()
+        .try_fold(&definition, |command, name| command.find_subcommand(name));
+    let mut problems = Vec::new();
+    let mut defaults = Vec::new();
+    for value in &config.values {
+        if !bindings.contains(value.binding) || replaced(value.binding.key) {
+            continue;
+        }
+        let values = match value.resolved(&config.display) {
+            Ok(values) => values,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        let at_line = |reason: String| {
+            Problem::at_line(config.display.as_str(), value.line, reason).at(value.binding.key)
+        };
+        if let Some(reason) =
+            subcommand.and_then(|sub| first_rejected(sub, value.binding.arg, &values))
+        {
+            problems.push(at_line(reason));
+            continue;
+        }
+        if let (Kind::Command(cwd_arg), Some(dir)) = (value.binding.kind, &value.command_dir) {
+            defaults.push((cwd_arg, value.line, vec![dir.clone()]));
+        }
+        defaults.push((value.binding.arg, value.line, values));
+    }
+    if problems.is_empty() {
+        Ok(defaults)
+    } else {
+        Err(invalid(problems))
+    }
+}
+
+/// Why the flag `arg` of `command` rejects one of `values`, if it does: its own parser's reason
+/// (a trial parse of each value alone through that parser).
+fn first_rejected(command: &clap::Command, arg: &str, values: &[String]) -> Option<String> {
+    let flag = command.get_arguments().find(|flag| flag.get_id() == arg)?;
+    if matches!(flag.get_action(), clap::ArgAction::SetTrue) {
+        return None; // a TOML boolean, already checked
+    }
+    let trial = clap::Command::new("trial").arg(
+        clap::Arg::new("value")
+            .long("value")
+            .allow_negative_numbers(true)
+            .value_parser(flag.get_value_parser().clone()),
+    );
+    values.iter().find_map(|value| {
+        let parsed = trial
+            .clone()
+            .try_get_matches_from(["trial".to_string(), format!("--value={value}")]);
+        parsed.err().map(|error| parser_reason(&error, value))
+    })
+}
+
+/// A clap value error as a reason: the parser's own message, else the values it accepts.
+fn parser_reason(error: &clap::Error, value: &str) -> String {
+    if let Some(source) = std::error::Error::source(error) {
+        return source.to_string();
+    }
+    match error.get(ContextKind::ValidValue) {
+        Some(ContextValue::Strings(valid)) => {
+            format!("{value:?} is not one of {}", valid.join(", "))
+        }
+        _ => format!("{value:?} is not a valid value"),
+    }
+}
+
+/// The settings of the resolved command, each with where it came from.
+fn settings(resolved: &Resolved) -> Vec<Setting> {
+    let Some((_, bindings, sub)) = configured_subcommand(&resolved.matches) else {
+        return Vec::new();
+    };
+    let definition = command();
+    let subcommand = resolved
+        .path
+        .iter()
+        .try_fold(&definition, |command, name| command.find_subcommand(name));
+    let long = |arg: &str| {
+        subcommand
+            .and_then(|sub| sub.get_arguments().find(|flag| flag.get_id() == arg))
+            .and_then(clap::Arg::get_long)
+            .map_or_else(|| arg.to_string(), |long| format!("--{long}"))
+    };
+    bindings
+        .iter()
+        .map(|binding| {
+            let flag = long(binding.arg);
+            let value: Vec<String> = sub
+                .get_raw(binding.arg)
+                .map(|raw| {
+                    raw.map(|value| value.to_string_lossy().into_owned())
+                        .collect()
+                })
+                .unwrap_or_default();
+            let value = value
+                .iter()
+                .map(|value| match binding.kind {
+                    Kind::Headers => show::mask_header(value),
+                    _ => show::mask_url(value),
+                })
+                .collect();
+            let origin = match sub.value_source(binding.arg) {
+                Some(ValueSource::CommandLine) => Origin::Flag(flag.clone()),
+                Some(ValueSource::EnvVariable) => {
+                    Origin::Env(binding.env_name().unwrap_or_default())
+                }
+                _ => match (
+                    &resolved.file,
+                    resolved
+                        .from_file
+                        .iter()
+                        .find(|(arg, _)| *arg == binding.arg),
+                ) {
+                    (Some(file), Some((_, line))) => Origin::File {
+                        file: file.display.clone(),
+                        line: *line,
+                    },
+                    _ => Origin::Default,
+                },
+            };
+            Setting {
+                key: binding.key,
+                flag,
+                value,
+                origin,
+            }
+        })
+        .collect()
+}
+
+impl ConfigCommand {
+    /// Run the subcommand.
+    pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
+        let ConfigCommand::Show { config, command } = self;
+        let mut args: Vec<OsString> = vec!["evalctl".into()];
+        if command.is_empty() {
+            args.push("run".into());
+        }
+        args.extend(command);
+        if let Some(path) = config.config {
+            args.extend(["--config".into(), path.into_os_string()]);
+        }
+        if config.no_config {
+            args.push("--no-config".into());
+        }
+        let resolved = match resolve(&args) {
+            Ok(resolved) => resolved,
+            Err(Failure::Config(error)) => return Err(error),
+            Err(Failure::Usage(error)) => {
+                return Err(bad_flag(
+                    "config show",
+                    error
+                        .render()
+                        .to_string()
+                        .lines()
+                        .next()
+                        .unwrap_or_default()
+                        .trim_start_matches("error: ")
+                        .to_string(),
+                ))
+            }
+        };
+        if resolved.path.is_empty() {
+            return Err(bad_flag(
+                "config show",
+                "names no command that reads evalctl.toml (run, preflight, tasks run)",
+            ));
+        }
+        let shown = Shown {
+            config_file: resolved.file.as_ref().map(|file| file.display.clone()),
+            command: resolved.path.join(" "),
+            settings: settings(&resolved),
+        };
+        print_stdout(&match reporter.format {
+            Format::Json => format!("{}\n", serde_json::to_string_pretty(&shown)?),
+            Format::Text => show::text(&shown),
+        })?;
+        Ok(Exit::Success)
+    }
+}
+
+/// `evalctl init`: write a commented starter `evalctl.toml` in the working directory; an existing
+/// one is never overwritten.
+pub fn init(reporter: Reporter) -> anyhow::Result<Exit> {
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(FILE_NAME)
+        .and_then(|mut created| std::io::Write::write_all(&mut created, STARTER.as_bytes()));
+    match written {
+        Ok(()) => {
+            reporter.note(format!(
+                "wrote {FILE_NAME}: uncomment an evaluator, then `evalctl config show`"
+            ));
+            if reporter.format == Format::Json {
+                print_stdout(&format!(
+                    "{}\n",
+                    serde_json::json!({"ok": true, "written": FILE_NAME})
+                ))?;
+            }
+            Ok(Exit::Success)
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Err(bad_flag(
+            FILE_NAME,
+            "already exists; evalctl init never overwrites it (edit it, or remove it first)",
+        )),
+        Err(err) => Err(bad_flag(
+            FILE_NAME,
+            format!(
+                "cannot write: {}",
+                crate::text::strip_os_error(&err.to_string())
+            ),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_binding_names_a_flag_of_its_command_with_a_fitting_action() {
+        let definition = command();
+        for path in CONFIGURED {
+            let sub = path
+                .iter()
+                .try_fold(&definition, |command, name| command.find_subcommand(name))
+                .expect("a configured command exists");
+            for binding in bindings_of(path).expect("configured") {
+                let flag = sub
+                    .get_arguments()
+                    .find(|flag| flag.get_id() == binding.arg)
+                    .unwrap_or_else(|| panic!("{path:?}: no flag {}", binding.arg));
+                let switch = matches!(flag.get_action(), clap::ArgAction::SetTrue);
+                assert_eq!(switch, binding.kind == Kind::Switch, "{}", binding.key);
+                if let Kind::Command(cwd) = binding.kind {
+                    assert!(sub.get_arguments().any(|flag| flag.get_id() == cwd));
+                }
+            }
+        }
+    }
+}

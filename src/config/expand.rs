@@ -1,0 +1,60 @@
+//! `${VAR}` in config values: replaced by the environment variable's value, so a secret such as
+//! a bearer token stays in the environment and never in the file.
+
+/// `text` with each `${NAME}` replaced by `lookup(NAME)`. A `$` not followed by `{` is kept. An
+/// unset (or empty) variable, an unclosed `${` or a name other than letters, digits and `_` is
+/// the error message.
+pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<String, String> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after
+            .find('}')
+            .ok_or_else(|| format!("unclosed `${{` in {text:?}"))?;
+        let name = &after[..end];
+        let valid = !name.is_empty()
+            && !name.starts_with(|ch: char| ch.is_ascii_digit())
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
+        if !valid {
+            return Err(format!(
+                "`${{{name}}}`: a variable name is letters, digits and `_`"
+            ));
+        }
+        match lookup(name).filter(|value| !value.is_empty()) {
+            Some(value) => out.push_str(&value),
+            None => {
+                return Err(format!(
+                    "`${{{name}}}`: the environment variable {name} is not set"
+                ))
+            }
+        }
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn env(name: &str) -> Option<String> {
+        (name == "TOKEN").then(|| "s3cret".to_string())
+    }
+
+    #[test]
+    fn references_expand_and_missing_ones_are_named() {
+        assert_eq!(expand("Bearer ${TOKEN}", env).unwrap(), "Bearer s3cret");
+        assert_eq!(expand("${TOKEN}-${TOKEN}", env).unwrap(), "s3cret-s3cret");
+        assert_eq!(expand("cost: $5", env).unwrap(), "cost: $5");
+        assert_eq!(
+            expand("${NOPE}", env).unwrap_err(),
+            "`${NOPE}`: the environment variable NOPE is not set"
+        );
+        assert!(expand("${TOKEN", env).is_err());
+        assert!(expand("${A B}", env).is_err());
+        assert!(expand("${1A}", env).is_err());
+    }
+}

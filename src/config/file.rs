@@ -1,0 +1,423 @@
+//! The project file `evalctl.toml`: where it is (`--config FILE`, else the working directory or
+//! its nearest parent that has one, up to the root; `--no-config` for none) and its strict
+//! decoding into flag values, each with its line. Every problem is `FILE:LINE: key: reason`.
+
+use std::path::{Path, PathBuf};
+
+use toml_edit::Item;
+
+use super::bindings::{self, Binding, Kind, ALTERNATIVES, EVALUATOR_COMPANIONS};
+use super::expand::expand;
+use crate::error::{bad_flag, invalid, Problem};
+use crate::input::strict;
+
+/// The file name looked for.
+pub const FILE_NAME: &str = "evalctl.toml";
+
+/// Which config file to use.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Choice {
+    /// `evalctl.toml` in the working directory or its nearest parent that has one.
+    Discover,
+    /// `--config FILE`.
+    File(PathBuf),
+    /// `--no-config`.
+    Ignore,
+}
+
+/// A decoded config file.
+#[derive(Debug, Clone)]
+pub struct ConfigFile {
+    /// The path as shown in messages: as given, or relative to the working directory when found
+    /// by discovery (`evalctl.toml`, `../evalctl.toml`).
+    pub display: String,
+    /// Every key the file sets, in file order.
+    pub values: Vec<FileValue>,
+}
+
+/// One key the file sets.
+#[derive(Debug, Clone)]
+pub struct FileValue {
+    /// Its key.
+    pub binding: &'static Binding,
+    /// Its 1-based line.
+    pub line: usize,
+    /// The flag values it stands for, as the command line would give them (paths already
+    /// relative to the file's directory; `${VAR}` not yet expanded).
+    pub values: Vec<String>,
+    /// The directory a command runs in, for a [`Kind::Command`] key (the file's own directory
+    /// unless the file names another).
+    pub command_dir: Option<String>,
+}
+
+impl FileValue {
+    /// The flag values with `${VAR}` expanded from the environment (header names and values).
+    pub fn resolved(&self, file: &str) -> Result<Vec<String>, Problem> {
+        if self.binding.kind != Kind::Headers {
+            return Ok(self.values.clone());
+        }
+        self.values
+            .iter()
+            .map(|value| {
+                expand(value, |name| std::env::var(name).ok()).map_err(|reason| {
+                    Problem::at_line(file, self.line, reason).at(self.binding.key)
+                })
+            })
+            .collect()
+    }
+}
+
+/// The config file `choice` names, decoded; `None` when there is none to use.
+pub fn load(choice: &Choice) -> anyhow::Result<Option<ConfigFile>> {
+    let display = match choice {
+        Choice::Ignore => return Ok(None),
+        Choice::File(path) => {
+            if !path.is_file() {
+                return Err(bad_flag(
+                    "--config",
+                    format!("{}: no such file", path.display()),
+                ));
+            }
+            path.display().to_string()
+        }
+        Choice::Discover => match discover() {
+            Some(path) => path,
+            None => return Ok(None),
+        },
+    };
+    let text = std::fs::read(&display)
+        .map_err(|err| {
+            crate::error::bad_input(Problem::new(
+                display.as_str(),
+                format!(
+                    "cannot read: {}",
+                    crate::text::strip_os_error(&err.to_string())
+                ),
+            ))
+        })
+        .and_then(|bytes| {
+            String::from_utf8(bytes).map_err(|_| {
+                crate::error::bad_input(Problem::new(display.as_str(), "invalid UTF-8"))
+            })
+        })?;
+    let dir = Path::new(&display)
+        .parent()
+        .map(Path::to_path_buf)
+        .unwrap_or_default();
+    let values = decode(&display, &dir, &text).map_err(invalid)?;
+    Ok(Some(ConfigFile { display, values }))
+}
+
+/// `evalctl.toml` in the working directory or its nearest parent, as a path relative to the
+/// working directory.
+fn discover() -> Option<String> {
+    let cwd = std::env::current_dir().ok()?;
+    cwd.ancestors()
+        .enumerate()
+        .find(|(_, dir)| dir.join(FILE_NAME).is_file())
+        .map(|(up, _)| format!("{}{FILE_NAME}", "../".repeat(up)))
+}
+
+/// Decode the file's text: every problem, in file order, or every value it sets.
+pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, Vec<Problem>> {
+    let line_of = |span: Option<std::ops::Range<usize>>| {
+        span.map_or(1, |span| {
+            text[..span.start.min(text.len())].matches('\n').count() + 1
+        })
+    };
+    let document = toml_edit::Document::parse(text).map_err(|err| {
+        vec![Problem::at_line(
+            display,
+            line_of(err.span()),
+            format!("invalid TOML: {}", err.message().trim_end()),
+        )]
+    })?;
+    let mut problems = Vec::new();
+    let mut values = Vec::new();
+    let root = document.as_table();
+    for (section, item) in root.iter() {
+        let line = line_of(root.key(section).and_then(toml_edit::Key::span));
+        let at = |reason: String, key: &str| Problem::at_line(display, line, reason).at(key);
+        if !bindings::SECTIONS.contains(&section) {
+            problems.push(at(
+                strict::unknown_key_near(section, bindings::SECTIONS),
+                section,
+            ));
+            continue;
+        }
+        let Some(table) = item.as_table_like() else {
+            problems.push(at(strict::expected("a table", toml_type(item)), section));
+            continue;
+        };
+        let known: Vec<&str> = bindings::all_keys()
+            .into_iter()
+            .filter_map(|key| key.strip_prefix(section)?.strip_prefix('.'))
+            .collect();
+        for (name, item) in table.iter() {
+            let line = line_of(
+                table
+                    .get_key_value(name)
+                    .and_then(|(key, _)| key.span())
+                    .or_else(|| item.span()),
+            );
+            let key = format!("{section}.{name}");
+            let problem = |reason: String| Problem::at_line(display, line, reason).at(&key);
+            let Some(binding) = bindings::find(&key) else {
+                problems.push(problem(strict::unknown_key_near(name, &known)));
+                continue;
+            };
+            match flag_values(binding.kind, item, dir) {
+                Ok(flag_values) => values.push(FileValue {
+                    binding,
+                    line,
+                    values: flag_values,
+                    command_dir: None,
+                }),
+                Err(reason) => problems.push(problem(reason)),
+            }
+        }
+    }
+    problems.extend(check_alternatives(display, &values));
+    set_command_dirs(&mut values, dir);
+    if problems.is_empty() {
+        Ok(values)
+    } else {
+        problems.sort_by_key(|problem| problem.line);
+        Err(problems)
+    }
+}
+
+/// The file sets at most one key of each group of alternatives (one evaluator, one model), and
+/// each evaluator companion key belongs to the evaluator it sets.
+fn check_alternatives(display: &str, values: &[FileValue]) -> Vec<Problem> {
+    let mut problems = Vec::new();
+    for group in ALTERNATIVES {
+        let chosen: Vec<&FileValue> = values
+            .iter()
+            .filter(|value| group.choosers.contains(&value.binding.key))
+            .collect();
+        if let [first, second, ..] = chosen.as_slice() {
+            problems.push(
+                Problem::at_line(
+                    display,
+                    second.line,
+                    format!(
+                        "two {}: `{}` (line {}) and `{}`; keep one",
+                        group.noun,
+                        first.binding.name(),
+                        first.line,
+                        second.binding.name()
+                    ),
+                )
+                .at(second.binding.key),
+            );
+        }
+    }
+    let in_section = |value: &&FileValue| value.binding.section() == bindings::EVALUATOR_SECTION;
+    let chosen = values
+        .iter()
+        .find(|value| ALTERNATIVES[0].choosers.contains(&value.binding.key))
+        .map(|value| value.binding.name());
+    for value in values.iter().filter(in_section) {
+        let Some((_, owners)) = EVALUATOR_COMPANIONS
+            .iter()
+            .find(|(companion, _)| *companion == value.binding.name())
+        else {
+            continue;
+        };
+        if chosen.is_some_and(|chosen| owners.contains(&chosen)) {
+            continue;
+        }
+        let owners = owners
+            .iter()
+            .map(|owner| format!("`{owner}`"))
+            .collect::<Vec<_>>()
+            .join(" or ");
+        let reason = match chosen {
+            Some(chosen) => format!("only applies to {owners}, not to `{chosen}`"),
+            None => format!("only applies to {owners}, which this section does not set"),
+        };
+        problems.push(Problem::at_line(display, value.line, reason).at(value.binding.key));
+    }
+    problems
+}
+
+/// A command key runs in the file's directory unless its section names a directory.
+fn set_command_dirs(values: &mut [FileValue], dir: &Path) {
+    let named: Vec<&'static str> = values.iter().map(|value| value.binding.arg).collect();
+    for value in values.iter_mut() {
+        if let Kind::Command(cwd_arg) = value.binding.kind {
+            if !named.contains(&cwd_arg) && !dir.as_os_str().is_empty() {
+                value.command_dir = Some(dir.display().to_string());
+            }
+        }
+    }
+}
+
+/// The flag values of one TOML value of `kind`, or why it does not fit.
+fn flag_values(kind: Kind, item: &Item, dir: &Path) -> Result<Vec<String>, String> {
+    let value = item.as_value();
+    let one = |text: String| Ok(vec![text]);
+    match kind {
+        Kind::Text | Kind::Path => {
+            let text = value
+                .and_then(toml_edit::Value::as_str)
+                .ok_or_else(|| strict::expected("a string", toml_type(item)))?;
+            if kind == Kind::Text {
+                return one(text.to_string());
+            }
+            if text.is_empty() {
+                return Err("must not be empty".into());
+            }
+            one(relative_to(dir, text))
+        }
+        Kind::Integer => value
+            .and_then(toml_edit::Value::as_integer)
+            .map(|number| one(number.to_string()))
+            .unwrap_or_else(|| Err(strict::expected("an integer", toml_type(item)))),
+        Kind::Number => match value {
+            Some(toml_edit::Value::Integer(number)) => one(number.value().to_string()),
+            Some(toml_edit::Value::Float(number)) => one(number.value().to_string()),
+            _ => Err(strict::expected("a number", toml_type(item))),
+        },
+        Kind::Switch => value
+            .and_then(toml_edit::Value::as_bool)
+            .map(|switch| one(switch.to_string()))
+            .unwrap_or_else(|| Err(strict::expected("a boolean", toml_type(item)))),
+        Kind::Command(_) => {
+            let words = match value {
+                Some(toml_edit::Value::String(text)) => return one(text.value().clone()),
+                Some(toml_edit::Value::Array(array)) => strings(array)?,
+                _ => {
+                    return Err(strict::expected(
+                        "a string or an array of strings",
+                        toml_type(item),
+                    ))
+                }
+            };
+            if words.is_empty() {
+                return Err("must name a program".into());
+            }
+            one(shell_words::join(words))
+        }
+        Kind::List => match value {
+            Some(toml_edit::Value::String(text)) => one(text.value().clone()),
+            Some(toml_edit::Value::Array(array)) => strings(array),
+            _ => Err(strict::expected(
+                "a string or an array of strings",
+                toml_type(item),
+            )),
+        },
+        Kind::Headers => {
+            let table = item
+                .as_table_like()
+                .ok_or_else(|| strict::expected("a table", toml_type(item)))?;
+            table
+                .iter()
+                .map(|(name, value)| match value.as_str() {
+                    Some(text) => Ok(format!("{name}: {text}")),
+                    None => Err(format!(
+                        "{}: {}",
+                        strict::key_name(name),
+                        strict::expected("a string", toml_type(value))
+                    )),
+                })
+                .collect()
+        }
+    }
+}
+
+/// The strings of an array, or the first element's problem.
+fn strings(array: &toml_edit::Array) -> Result<Vec<String>, String> {
+    array
+        .iter()
+        .enumerate()
+        .map(|(index, value)| {
+            value.as_str().map(str::to_string).ok_or_else(|| {
+                format!(
+                    "[{index}]: {}",
+                    strict::expected("a string", value.type_name())
+                )
+            })
+        })
+        .collect()
+}
+
+/// `path` as seen from the working directory: relative paths are relative to the file's `dir`.
+fn relative_to(dir: &Path, path: &str) -> String {
+    if Path::new(path).is_absolute() || dir.as_os_str().is_empty() {
+        path.to_string()
+    } else {
+        dir.join(path).display().to_string()
+    }
+}
+
+/// A TOML item's type, as messages name it.
+fn toml_type(item: &Item) -> &'static str {
+    match item {
+        Item::None => "nothing",
+        Item::Value(toml_edit::Value::InlineTable(_)) | Item::Table(_) => "table",
+        Item::Value(value) => value.type_name(),
+        Item::ArrayOfTables(_) => "array of tables",
+    }
+}
+
+/// The starter file `evalctl init` writes.
+pub const STARTER: &str = include_str!("starter.toml");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn problems(text: &str) -> Vec<String> {
+        decode("e.toml", Path::new(""), text)
+            .unwrap_err()
+            .iter()
+            .map(Problem::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn values_become_flag_values_with_paths_from_the_file_dir() {
+        let text = "[evaluator]\ncommand = [\"sh\", \"eval me.sh\"]\n\n[run]\ndataset = \"d.jsonl\"\nconcurrency = 4\ntimeout = 2.5\nskip_preflight = true\n";
+        let values = decode("x/e.toml", Path::new("x"), text).unwrap();
+        let shown: Vec<(&str, usize, Vec<String>)> = values
+            .iter()
+            .map(|value| (value.binding.key, value.line, value.values.clone()))
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("evaluator.command", 2, vec!["sh 'eval me.sh'".to_string()]),
+                ("run.dataset", 5, vec!["x/d.jsonl".into()]),
+                ("run.concurrency", 6, vec!["4".into()]),
+                ("run.timeout", 7, vec!["2.5".into()]),
+                ("run.skip_preflight", 8, vec!["true".into()]),
+            ]
+        );
+        assert_eq!(values[0].command_dir.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn every_problem_with_its_line_and_key() {
+        assert_eq!(
+            problems("[run]\nconcurency = 4\ntimeout = \"soon\"\n[runn]\n"),
+            [
+                "e.toml:2: run.concurency: unknown key `concurency` (did you mean `concurrency`?)",
+                "e.toml:3: run.timeout: expected a number, found string",
+                "e.toml:4: runn: unknown key `runn` (did you mean `run`?)",
+            ]
+        );
+        assert_eq!(
+            problems("[evaluator]\ncommand = \"sh e.sh\"\nurl = \"http://x\"\nobjective = \"o\"\n"),
+            [
+                "e.toml:3: evaluator.url: two evaluators: `command` (line 2) and `url`; keep one",
+                "e.toml:4: evaluator.objective: only applies to `judge_model`, not to `command`",
+            ]
+        );
+        assert_eq!(
+            problems("[run]\nconcurrency = \n"),
+            ["e.toml:2: invalid TOML: string values must be quoted, expected literal string"]
+        );
+    }
+}

@@ -1,0 +1,334 @@
+//! `evalctl tasks run`: a task suite against a model. Validate (any invalid task stops it unless
+//! `--allow-bad-tasks`), render each task's prompt, generate at most `-j` completions at once
+//! (with retries and timeouts), then post-process and score them through exactly the code of
+//! `tasks score`, and report per category and per metric with the token usage.
+
+pub mod model;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use tokio::task::JoinSet;
+
+use super::command::load_valid;
+use super::render::render_prompt;
+use super::report;
+use super::score::{score_all, ModelOutput, ScoreSummary};
+use super::spec::Task;
+use crate::error::Fatal;
+use crate::exit::Exit;
+use crate::interrupt::interruption;
+use crate::protocol::CallError;
+use crate::report::{print_stdout, Reporter, ResultsFile};
+use crate::runner::retry::with_retries;
+use model::{Completion, Model, ModelSpec, Sampling, Usage};
+
+/// `evalctl tasks run`.
+#[derive(Debug, Clone)]
+pub struct RunTasksConfig {
+    /// The tasks JSONL file.
+    pub file: PathBuf,
+    /// The model.
+    pub model: ModelSpec,
+    /// Temperature, token limit, stop sequences.
+    pub sampling: Sampling,
+    /// Completions in flight at once.
+    pub concurrency: usize,
+    /// The time limit of one completion.
+    pub timeout: Duration,
+    /// Extra attempts for transport failures, HTTP 429 and 5xx.
+    pub retries: u32,
+    /// Only the first N valid tasks.
+    pub limit: Option<usize>,
+    /// Where to write `{"task_id", "output"}` lines, as `tasks score --outputs` reads them.
+    pub save_outputs: Option<PathBuf>,
+    /// Where to write one score line per task, as `tasks score --output` does.
+    pub output: Option<PathBuf>,
+    /// Run the valid tasks even when others are invalid.
+    pub allow_bad_tasks: bool,
+    /// The time limit of each `code_exec` assertion script.
+    pub code_timeout: Duration,
+}
+
+/// A task whose completion failed, after its retries.
+#[derive(Debug, Clone, Serialize)]
+pub struct GenerationFailure {
+    /// The task.
+    pub task_id: String,
+    /// Why.
+    pub error: CallError,
+    /// Attempts made.
+    pub attempts: u32,
+    /// The task's position, for file order.
+    #[serde(skip)]
+    index: usize,
+}
+
+/// What generation did.
+#[derive(Debug, Clone, Serialize)]
+pub struct Generation {
+    /// The model (`PROVIDER/MODEL` or `command 'CMD'`).
+    pub model: String,
+    /// Tasks sent to the model.
+    pub tasks: usize,
+    /// Completions received.
+    pub completed: usize,
+    /// Tasks without a completion (they score 0).
+    pub failed: Vec<GenerationFailure>,
+    /// Tokens used, totalled.
+    pub usage: Usage,
+    /// Wall time of generation, in milliseconds.
+    pub elapsed_ms: f64,
+}
+
+/// Everything `tasks run` reports: the `tasks score` summary and the generation.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// Scores per task, category and metric.
+    #[serde(flatten)]
+    pub scores: ScoreSummary,
+    /// The generation.
+    pub generation: Generation,
+}
+
+/// `evalctl tasks run`: exit 0 when every task was generated and scored, 1 when a generation
+/// failed, 2 on invalid input, 3 when the model cannot be used at all, 130 when interrupted.
+pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
+    let writable = [&config.save_outputs, &config.output]
+        .into_iter()
+        .flatten()
+        .map(|path| ResultsFile::check_writable(path))
+        .find_map(Result::err);
+    let model = Model::build(&config.model, config.timeout, config.concurrency);
+    let (mut file, model) = match (file, writable, model) {
+        (Ok(file), None, Ok(model)) => (file, model),
+        (file, writable, model) => {
+            let errors = [file.err(), writable, model.err()];
+            return Err(Fatal::merge(errors.into_iter().flatten()));
+        }
+    };
+    model
+        .check_setup()
+        .map_err(|reason| Fatal::Preflight(format!("{} cannot run: {reason}", model.describe())))?;
+    if let Some(limit) = config.limit {
+        file.tasks.truncate(limit);
+    }
+    if file.tasks.is_empty() {
+        reporter.warning(format!("{}: no valid tasks to run", file.display));
+    }
+    let mut saved = config
+        .save_outputs
+        .as_deref()
+        .map(ResultsFile::open)
+        .transpose()?;
+    let tasks: Arc<[Task]> = file.tasks.clone().into();
+    let model = Arc::new(model);
+    let generated =
+        crate::runner::block_on(generate(Arc::clone(&model), tasks, config, |output| {
+            match &mut saved {
+                Some(results) => results.append(output),
+                None => Ok(()),
+            }
+        }))?;
+    let Generated {
+        outputs,
+        failed,
+        usage,
+        interrupted,
+        elapsed,
+        write_error,
+    } = generated;
+    let generation = Generation {
+        model: model.label(),
+        tasks: file.tasks.len(),
+        completed: outputs.len(),
+        failed,
+        usage,
+        elapsed_ms: crate::text::milliseconds(elapsed),
+    };
+    if interrupted {
+        // Score only what was generated: the tasks not reached are not failures of the model.
+        let answered: std::collections::HashSet<&str> = outputs
+            .iter()
+            .map(|output| output.task_id.as_str())
+            .collect();
+        file.tasks
+            .retain(|task| answered.contains(task.task_id.as_str()));
+    }
+    let scores = score_all(&file, model.label(), outputs, config.code_timeout)?;
+    let mut write_failed = write_error.is_some();
+    if let Some(error) = write_error {
+        reporter.diagnose(&error);
+    }
+    if let Some(path) = &config.output {
+        let written = ResultsFile::open(path).and_then(|mut results| {
+            scores
+                .tasks
+                .iter()
+                .try_for_each(|score| results.append(score))
+        });
+        if let Err(error) = written {
+            reporter.diagnose(&error);
+            write_failed = true;
+        }
+    }
+    for failure in &generation.failed {
+        reporter.failure(format!(
+            "task {}: {}: {} (scored 0)",
+            failure.task_id,
+            failure.error.kind.as_str(),
+            failure.error.message
+        ));
+    }
+    let summary = RunSummary { scores, generation };
+    print_stdout(&report::run_report(&summary, reporter)?)?;
+    if interrupted || summary.scores.interrupted {
+        reporter.note(format!(
+            "interrupted: {} of {} tasks generated and scored; the results so far are written \
+             and summarised",
+            summary.scores.tasks.len(),
+            summary.generation.tasks
+        ));
+        return Ok(Exit::Interrupted);
+    }
+    Ok(if write_failed {
+        Exit::Internal
+    } else if summary.generation.failed.is_empty() {
+        Exit::Success
+    } else {
+        Exit::EvaluationFailed
+    })
+}
+
+/// What generation produced.
+struct Generated {
+    outputs: Vec<ModelOutput>,
+    failed: Vec<GenerationFailure>,
+    usage: Usage,
+    interrupted: bool,
+    elapsed: Duration,
+    /// The first failed write of `--save-outputs` (writing stops there; generation goes on).
+    write_error: Option<anyhow::Error>,
+}
+
+/// One task's completion, after its retries.
+struct Finished {
+    index: usize,
+    completion: Result<Completion, CallError>,
+    attempts: u32,
+}
+
+/// Generate every task's completion, at most `-j` at once; `save` gets each output as it
+/// arrives. An interruption aborts the completions in flight (killing model commands).
+async fn generate(
+    model: Arc<Model>,
+    tasks: Arc<[Task]>,
+    config: &RunTasksConfig,
+    mut save: impl FnMut(&OutputLine<'_>) -> anyhow::Result<()>,
+) -> Generated {
+    let started = Instant::now();
+    let sampling = Arc::new(config.sampling.clone());
+    let mut generated = Generated {
+        outputs: Vec::with_capacity(tasks.len()),
+        failed: Vec::new(),
+        usage: Usage::default(),
+        interrupted: false,
+        elapsed: Duration::ZERO,
+        write_error: None,
+    };
+    let mut pending = 0..tasks.len();
+    let mut in_flight = JoinSet::new();
+    let interrupted_by_signal = interruption();
+    tokio::pin!(interrupted_by_signal);
+    loop {
+        while in_flight.len() < config.concurrency {
+            let Some(index) = pending.next() else { break };
+            let (model, tasks, sampling) = (
+                Arc::clone(&model),
+                Arc::clone(&tasks),
+                Arc::clone(&sampling),
+            );
+            let retries = config.retries;
+            in_flight.spawn(async move {
+                let task = &tasks[index];
+                let prompt = render_prompt(task);
+                let (completion, attempts) = with_retries(retries, || {
+                    model.complete(&task.task_id, &prompt, &sampling)
+                })
+                .await;
+                Finished {
+                    index,
+                    completion: completion.map_err(|attempt| match attempt.score {
+                        Err(error) => error,
+                        Ok(_) => CallError::new(
+                            crate::protocol::ErrorKind::InvalidOutput,
+                            "no completion",
+                        ),
+                    }),
+                    attempts,
+                }
+            });
+        }
+        if in_flight.is_empty() {
+            break;
+        }
+        tokio::select! {
+            biased;
+            _ = &mut interrupted_by_signal => {
+                generated.interrupted = true;
+                in_flight.shutdown().await;
+                break;
+            }
+            Some(joined) = in_flight.join_next() => match joined {
+                Ok(finished) => record(&mut generated, &tasks, finished, &mut save),
+                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+                Err(_) => {}
+            },
+        }
+    }
+    generated.elapsed = started.elapsed();
+    generated.failed.sort_by_key(|failure| failure.index);
+    generated
+}
+
+/// A `--save-outputs` line: what `tasks score --outputs` reads.
+#[derive(Serialize)]
+struct OutputLine<'a> {
+    task_id: &'a str,
+    output: &'a str,
+}
+
+fn record(
+    generated: &mut Generated,
+    tasks: &[Task],
+    finished: Finished,
+    save: &mut impl FnMut(&OutputLine<'_>) -> anyhow::Result<()>,
+) {
+    let task_id = &tasks[finished.index].task_id;
+    match finished.completion {
+        Ok(completion) => {
+            generated.usage.add(completion.usage);
+            if generated.write_error.is_none() {
+                let line = OutputLine {
+                    task_id,
+                    output: &completion.text,
+                };
+                generated.write_error = save(&line).err();
+            }
+            generated.outputs.push(ModelOutput {
+                line: generated.outputs.len() + 1,
+                task_id: task_id.clone(),
+                output: completion.text,
+            });
+        }
+        Err(error) => generated.failed.push(GenerationFailure {
+            task_id: task_id.clone(),
+            error,
+            attempts: finished.attempts,
+            index: finished.index,
+        }),
+    }
+}

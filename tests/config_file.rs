@@ -1,0 +1,309 @@
+//! `evalctl.toml` through the real binary: precedence (flag over env over file over default),
+//! discovery from a subdirectory, `--config` and `--no-config`, paths relative to the file, every
+//! kind of file problem with its line, `${VAR}` headers, `config show` origins and masking, and
+//! `evalctl init`.
+
+mod common;
+
+use common::{code, json_stdout, stderr_text, stdout_text, Sandbox};
+use serde_json::Value;
+
+/// An evaluator that scores 1.0 and names the directory it ran in, in its side info.
+const PWD_EVAL: &str =
+    r#"cat >/dev/null; printf '{"score": 1.0, "dir": "%s"}' "$(basename "$PWD")""#;
+
+/// `config show ARGS` in `dir` (a path inside the sandbox), as JSON: each key's value and origin.
+fn show(sb: &Sandbox, dir: &str, args: &[&str], env: &[(&str, &str)]) -> Value {
+    let mut command = sb.evalctl();
+    command
+        .current_dir(sb.join(dir))
+        .args(["config", "show", "--format", "json"])
+        .args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    json_stdout(&output)
+}
+
+/// The value (its one value, for a flag that takes one) and origin of `key`.
+fn setting<'a>(shown: &'a Value, key: &str) -> (&'a Value, &'a str) {
+    let found = shown["settings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|setting| setting["key"] == key)
+        .unwrap_or_else(|| panic!("no setting {key}: {shown}"));
+    let value = match found["value"].as_array().map(Vec::as_slice) {
+        Some([one]) => one,
+        _ => &found["value"],
+    };
+    (value, found["origin"].as_str().unwrap())
+}
+
+#[test]
+fn flag_beats_env_beats_file_beats_default() {
+    let sb = Sandbox::new();
+    sb.write(
+        "evalctl.toml",
+        "[run]\nconcurrency = 3\ntimeout = 7\nretries = 5\n",
+    );
+    let shown = show(
+        &sb,
+        "",
+        &["run", "-j", "9"],
+        &[("EVALCTL_CONCURRENCY", "4"), ("EVALCTL_TIMEOUT", "6")],
+    );
+    assert_eq!(shown["config_file"], "evalctl.toml");
+    assert_eq!(
+        setting(&shown, "run.concurrency"),
+        (&"9".into(), "flag --concurrency")
+    );
+    assert_eq!(
+        setting(&shown, "run.timeout"),
+        (&"6".into(), "env EVALCTL_TIMEOUT")
+    );
+    assert_eq!(
+        setting(&shown, "run.retries"),
+        (&"5".into(), "evalctl.toml:4")
+    );
+    assert_eq!(
+        setting(&shown, "run.score_range"),
+        (&"unit".into(), "default")
+    );
+}
+
+#[test]
+fn the_file_is_found_from_a_subdirectory_and_its_paths_and_command_are_its_own() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", PWD_EVAL);
+    sb.write("data/d.jsonl", "{\"x\": 1}\n{\"x\": 2}\n");
+    sb.write(
+        "evalctl.toml",
+        "[evaluator]\ncommand = \"sh eval.sh\"\n\n[run]\ndataset = \"data/d.jsonl\"\n",
+    );
+    std::fs::create_dir_all(sb.join("deep/er")).unwrap();
+    let output = sb
+        .evalctl()
+        .current_dir(sb.join("deep/er"))
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--candidate",
+            "c",
+            "--output",
+            "r.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let summary = json_stdout(&output);
+    assert_eq!(summary["calls"]["total"], 2);
+    let records = sb.jsonl("deep/er/r.jsonl");
+    let sandbox_name = sb.path().file_name().unwrap().to_str().unwrap();
+    assert_eq!(records[0]["side_info"]["dir"], sandbox_name);
+    let shown = show(&sb, "deep/er", &[], &[]);
+    assert_eq!(shown["config_file"], "../../evalctl.toml");
+    assert_eq!(
+        setting(&shown, "run.dataset"),
+        (&"../../data/d.jsonl".into(), "../../evalctl.toml:5")
+    );
+}
+
+#[test]
+fn config_names_a_file_and_no_config_ignores_it() {
+    let sb = Sandbox::new();
+    sb.write("evalctl.toml", "[run]\nretries = 5\n");
+    sb.write("other.toml", "[run]\nretries = 1\n");
+    let shown = show(&sb, "", &["run", "--config", "other.toml"], &[]);
+    assert_eq!(
+        setting(&shown, "run.retries"),
+        (&"1".into(), "other.toml:2")
+    );
+    let shown = show(&sb, "", &["run", "--no-config"], &[]);
+    assert_eq!(shown["config_file"], Value::Null);
+    assert_eq!(setting(&shown, "run.retries"), (&"2".into(), "default"));
+    let output = sb
+        .evalctl()
+        .args(["run", "--config", "missing.toml", "--candidate", "c"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: --config: missing.toml: no such file\n"
+    );
+}
+
+#[test]
+fn an_evaluator_flag_replaces_the_files_evaluator_section() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", PWD_EVAL);
+    sb.write(
+        "evalctl.toml",
+        "[evaluator]\nurl = \"http://127.0.0.1:9/score\"\nheaders = { X-Token = \"abcdefgh\" }\n",
+    );
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    assert_eq!(json_stdout(&output)["evaluator"]["kind"], "command");
+}
+
+/// Each kind of problem, reported `FILE:LINE: key: reason`, all at once, exit 2, nothing run.
+#[test]
+fn every_file_problem_is_reported_with_its_line() {
+    let sb = Sandbox::new();
+    let cases: &[(&str, &[&str])] = &[
+        (
+            "[run]\nconcurency = 4\n",
+            &["evalctl.toml:2: run.concurency: unknown key `concurency` (did you mean `concurrency`?)"],
+        ),
+        (
+            "[evaluatr]\n",
+            &["evalctl.toml:1: evaluatr: unknown key `evaluatr` (did you mean `evaluator`?)"],
+        ),
+        (
+            "[run]\ntimeout = \"soon\"\nretries = 1.5\nskip_preflight = 1\n",
+            &[
+                "evalctl.toml:2: run.timeout: expected a number, found string",
+                "evalctl.toml:3: run.retries: expected an integer, found float",
+                "evalctl.toml:4: run.skip_preflight: expected a boolean, found integer",
+            ],
+        ),
+        (
+            "[evaluator]\ncommand = \"sh e.sh\"\n# the judge\njudge_model = \"openai/m\"\n",
+            &["evalctl.toml:4: evaluator.judge_model: two evaluators: `command` (line 2) and `judge_model`; keep one"],
+        ),
+        (
+            "[run]\nconcurrency = 0\nscore_range = \"big\"\n",
+            &[
+                "evalctl.toml:2: run.concurrency: 0 is not in 1..=4096",
+                "evalctl.toml:3: run.score_range: \"big\" is not one of unit, any",
+            ],
+        ),
+        (
+            "[evaluator]\nurl = \"http://127.0.0.1:9/\"\nheaders = { Authorization = \"Bearer ${EVALCTL_TEST_UNSET}\" }\n",
+            &["evalctl.toml:3: evaluator.headers: `${EVALCTL_TEST_UNSET}`: the environment variable EVALCTL_TEST_UNSET is not set"],
+        ),
+        (
+            "[run]\nconcurrency = \n",
+            &["evalctl.toml:2: invalid TOML: string values must be quoted, expected literal string"],
+        ),
+    ];
+    for (text, expected) in cases {
+        sb.write("evalctl.toml", text);
+        let output = sb
+            .evalctl()
+            .args(["run", "--format", "text", "--candidate", "c"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 2, "{text}");
+        let expected: String = expected
+            .iter()
+            .map(|line| format!("error: {line}\n"))
+            .collect();
+        assert_eq!(stderr_text(&output), expected, "{text}");
+        assert_eq!(stdout_text(&output), "");
+    }
+}
+
+#[test]
+fn header_references_expand_and_config_show_masks_them() {
+    let sb = Sandbox::new();
+    let server = common::Server::fixed(common::Reply::json(r#"{"score": 0.5}"#));
+    sb.write(
+        "evalctl.toml",
+        format!(
+            "[evaluator]\nurl = \"{}\"\nheaders = {{ Authorization = \"Bearer ${{EVAL_TOKEN}}\" }}\n",
+            server.url("/score")
+        ),
+    );
+    let secret = "tok-Qm4xV8rT2pL9";
+    let output = sb
+        .evalctl()
+        .env("EVAL_TOKEN", secret)
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--skip-preflight",
+            "--candidate",
+            "c",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    let expected = format!("Bearer {secret}");
+    assert_eq!(requests[0].header("Authorization"), Some(expected.as_str()));
+    for format in ["json", "text"] {
+        let output = sb
+            .evalctl()
+            .env("EVAL_TOKEN", secret)
+            .args(["config", "show", "--format", format])
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0);
+        let text = stdout_text(&output);
+        assert!(text.contains("Authorization: [redacted]"), "{text}");
+        assert!(!text.contains(secret), "{text}");
+    }
+}
+
+#[test]
+fn init_writes_a_valid_starter_and_never_overwrites() {
+    let sb = Sandbox::new();
+    let output = sb
+        .evalctl()
+        .args(["init", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let written = sb.read("evalctl.toml");
+    assert!(written.starts_with("# evalctl.toml"), "{written}");
+    let shown = show(&sb, "", &[], &[]);
+    assert_eq!(shown["config_file"], "evalctl.toml");
+    sb.write("evalctl.toml", "# mine\n");
+    let output = sb
+        .evalctl()
+        .args(["init", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: evalctl.toml: already exists; evalctl init never overwrites it (edit it, or \
+         remove it first)\n"
+    );
+    assert_eq!(sb.read("evalctl.toml"), "# mine\n");
+}
+
+#[test]
+fn no_evaluator_anywhere_names_the_file_section() {
+    let sb = Sandbox::new();
+    let output = sb
+        .evalctl()
+        .args(["run", "--format", "text", "--candidate", "c"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert!(
+        stderr_text(&output).contains("[evaluator] section of evalctl.toml"),
+        "{}",
+        stderr_text(&output)
+    );
+}

@@ -1,0 +1,303 @@
+//! `evalctl tasks run` through the real binary: against a `--model-command` script (the fixture
+//! suite, code_exec tasks included, scored exactly as `tasks score` scores the same outputs),
+//! against a loopback OpenAI-compatible server (chat and completions, sampling flags, usage,
+//! retries, the key never shown), the `--allow-bad-tasks` gate and failed generations.
+
+mod common;
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use common::{code, evalctl, json_stdout, stderr_text, Reply, Sandbox, Server};
+use serde_json::{json, Value};
+
+const TASKS: &str = "fixtures/tasks/tasks.jsonl";
+const MODEL: &str = "sh fixtures/tasks/model.sh";
+const KEY: &str = "sk-Hv3pQ8zL1wX6nB4tR7cY";
+
+fn tasks_run(args: &[&str]) -> std::process::Output {
+    evalctl()
+        .args(["tasks", "run", "--no-config", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn the_fixture_suite_runs_end_to_end_and_scores_as_tasks_score_does() {
+    let dir = tempfile::tempdir().unwrap();
+    let saved = dir.path().join("outputs.jsonl");
+    let saved = saved.to_str().unwrap();
+    let output = tasks_run(&[TASKS, "--model-command", MODEL, "--save-outputs", saved]);
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let run = json_stdout(&output);
+    assert_eq!(run["generation"]["tasks"], 10);
+    assert_eq!(run["generation"]["completed"], 10);
+    assert_eq!(run["generation"]["failed"], json!([]));
+    assert_eq!(run["by_metric"]["code_exec"]["scored"], 2);
+    // Rescoring the saved completions gives the same scores, and so does scoring the fixture
+    // outputs the model script answers with.
+    for outputs in [saved, "fixtures/tasks/outputs.jsonl"] {
+        let scored = evalctl()
+            .args([
+                "tasks",
+                "score",
+                TASKS,
+                "--outputs",
+                outputs,
+                "--format",
+                "json",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(code(&scored), 0, "stderr: {}", stderr_text(&scored));
+        let scored = json_stdout(&scored);
+        for part in ["overall", "by_category", "by_metric"] {
+            assert_eq!(run[part], scored[part], "{part} ({outputs})");
+        }
+    }
+}
+
+#[test]
+fn the_model_command_gets_the_rendered_prompt_and_sampling_as_json() {
+    let sb = Sandbox::new();
+    sb.write(
+        "tasks.jsonl",
+        r#"{"task_id":"t1","category":"arithmetic","prompt":"Q: 1+1\nA:","targets":["2"],"metric_name":"exact_match","post_process":"strip_whitespace","few_shot_examples":[{"prompt":"Q: 2+2\nA:","completion":"4"}]}"#,
+    );
+    sb.write("model.sh", "cat > seen.json; printf ' 2 '");
+    let output = sb
+        .evalctl()
+        .args([
+            "tasks",
+            "run",
+            "tasks.jsonl",
+            "--format",
+            "json",
+            "--model-command",
+            "sh model.sh",
+        ])
+        .args([
+            "--temperature",
+            "0.5",
+            "--max-tokens",
+            "8",
+            "--stop",
+            "\n\n",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    assert_eq!(json_stdout(&output)["overall"]["mean"], 1.0);
+    let seen: Value = serde_json::from_str(&sb.read("seen.json")).unwrap();
+    assert_eq!(
+        seen,
+        json!({"task_id": "t1", "prompt": "Q: 2+2\nA: 4\n\nQ: 1+1\nA:",
+               "sampling": {"temperature": 0.5, "max_tokens": 8, "stop": ["\n\n"]}})
+    );
+}
+
+#[test]
+fn invalid_tasks_stop_the_run_unless_allowed() {
+    let sb = Sandbox::new();
+    let valid = std::fs::read_to_string(TASKS).unwrap();
+    let first = valid.lines().next().unwrap();
+    let bad = r#"{"task_id": "half", "category": "mcq", "prompt": "p", "targets": ["A"], "metric_name": "accuracy"}"#;
+    sb.write("tasks.jsonl", format!("{first}\n{bad}\n"));
+    sb.write("model.sh", "cat > /dev/null; printf 41");
+    let run = |extra: &[&str]| {
+        sb.evalctl()
+            .args(["tasks", "run", "tasks.jsonl", "--format", "json"])
+            .args(["--model-command", "sh model.sh"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let output = run(&[]);
+    assert_eq!(code(&output), 2);
+    let stderr = stderr_text(&output);
+    assert!(stderr.contains("tasks.jsonl:2: "), "{stderr}");
+    assert!(
+        stderr.contains("or pass --allow-bad-tasks to skip it"),
+        "{stderr}"
+    );
+    let output = run(&["--allow-bad-tasks"]);
+    let stderr = stderr_text(&output);
+    assert_eq!(code(&output), 0, "stderr: {stderr}");
+    assert!(
+        stderr.contains("warning: skipped: tasks.jsonl:2: "),
+        "{stderr}"
+    );
+    let summary = json_stdout(&output);
+    assert_eq!(summary["generation"]["completed"], 1);
+    assert_eq!(summary["overall"]["mean"], 1.0);
+}
+
+#[test]
+fn a_failed_generation_scores_zero_and_exits_1() {
+    let sb = Sandbox::new();
+    let output = sb
+        .evalctl()
+        .args(["tasks", "run", "--format", "json", "--limit", "2"])
+        .arg(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TASKS))
+        .args(["--model-command", "sh -c 'echo broken >&2; exit 3'"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1);
+    let run = json_stdout(&output);
+    assert_eq!(run["generation"]["failed"][0]["task_id"], "arith_001");
+    assert_eq!(
+        run["generation"]["failed"][0]["error"]["kind"],
+        "exit_status"
+    );
+    assert_eq!(run["overall"]["mean"], 0.0);
+    assert!(stderr_text(&output).contains(
+        "failed: task arith_001: exit_status: command exited with code 3; stderr: broken (scored 0)"
+    ));
+}
+
+/// A fake OpenAI-compatible server: answers each completion with the task's right answer for
+/// arithmetic (`41` when the prompt ends in `17 + 24\nAnswer:`), reports usage, and fails the
+/// first request with a 503 to show the retry.
+fn fake_model(key: &'static str) -> Server {
+    let calls = Arc::new(AtomicUsize::new(0));
+    Server::start(move |request, _| {
+        if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Reply::status(503, "busy");
+        }
+        if request.header("Authorization") != Some(&format!("Bearer {key}")) {
+            return Reply::status(
+                401,
+                format!("bad key {:?}", request.header("Authorization")),
+            );
+        }
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let (prompt, chat) = match request.path.as_str() {
+            "/v1/chat/completions" => (body["messages"][0]["content"].clone(), true),
+            "/v1/completions" => (body["prompt"].clone(), false),
+            other => return Reply::status(404, format!("no {other}")),
+        };
+        let answer = if prompt
+            .as_str()
+            .is_some_and(|p| p.ends_with("17 + 24\nAnswer:"))
+        {
+            "41"
+        } else {
+            "no idea"
+        };
+        let choice = if chat {
+            json!({"message": {"role": "assistant", "content": answer}})
+        } else {
+            json!({"text": answer})
+        };
+        Reply::json(
+            json!({"choices": [choice], "model": body["model"],
+                   "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+            .to_string(),
+        )
+    })
+}
+
+#[test]
+fn an_openai_compatible_model_over_chat_and_completions() {
+    for api in ["chat", "completions"] {
+        let server = fake_model(KEY);
+        let base = server.url("/v1");
+        let output = evalctl()
+            .env("ACME_API_KEY", KEY)
+            .args([
+                "tasks",
+                "run",
+                "--no-config",
+                "--format",
+                "json",
+                TASKS,
+                "-j",
+                "1",
+            ])
+            .args([
+                "--model",
+                "acme/base-7b",
+                "--base-url",
+                &base,
+                "--api",
+                api,
+                "--limit",
+                "3",
+            ])
+            .args(["--max-tokens", "16", "--stop", "###"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{api}: {}", stderr_text(&output));
+        let run = json_stdout(&output);
+        assert_eq!(run["generation"]["model"], "acme/base-7b");
+        assert_eq!(
+            run["generation"]["usage"],
+            json!({"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36}),
+            "{api}"
+        );
+        assert_eq!(run["by_category"]["arithmetic"]["tasks"], 2);
+        let requests = server.requests();
+        assert_eq!(requests.len(), 4, "{api}: one 503, then three completions");
+        let body: Value = serde_json::from_slice(&requests[1].body).unwrap();
+        assert_eq!(body["model"], "base-7b");
+        assert_eq!(body["temperature"], 0.0);
+        assert_eq!(body["max_tokens"], 16);
+        assert_eq!(body["stop"], json!(["###"]));
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(!stdout.contains(KEY) && !stderr_text(&output).contains(KEY));
+    }
+}
+
+#[test]
+fn a_rejected_key_fails_each_task_without_showing_it() {
+    let server = fake_model("sk-the-right-one-123");
+    let base = server.url("/v1");
+    let output = evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "tasks",
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            TASKS,
+            "--limit",
+            "1",
+        ])
+        .args(["--model", "acme/m", "--base-url", &base, "--retries", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1);
+    let run = json_stdout(&output);
+    let error = &run["generation"]["failed"][0]["error"];
+    assert_eq!(error["kind"], "http_status");
+    assert!(
+        error["message"].as_str().unwrap().contains("[redacted]"),
+        "{error}"
+    );
+    assert!(!stderr_text(&output).contains(KEY));
+}
+
+#[test]
+fn no_model_and_a_missing_key_are_refused_before_any_call() {
+    let output = tasks_run(&[TASKS]);
+    assert_eq!(code(&output), 2);
+    assert!(stderr_text(&output).contains("no model: pass --model PROVIDER/MODEL"));
+    let output = tasks_run(&[TASKS, "--model", "openai/gpt-4o-mini"]);
+    assert_eq!(code(&output), 3, "stderr: {}", stderr_text(&output));
+    assert!(stderr_text(&output).contains("no API key: OPENAI_API_KEY is not set"));
+}
+
+#[test]
+fn the_repository_config_names_the_model_command() {
+    let output = evalctl()
+        .args(["tasks", "run", TASKS, "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    assert_eq!(
+        json_stdout(&output)["generation"]["model"],
+        "command 'sh fixtures/tasks/model.sh'"
+    );
+}
