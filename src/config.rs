@@ -53,4 +53,10 @@ pub struct RunConfig {
     pub repeat: Option<u32>,
     /// `--cache` (with `--cache-dir`): the directory of the evaluator-result cache.
     pub cache_dir: Option<PathBuf>,
+    /// `--max-errors N`: errored calls tolerated before the run exits 1 (default 0).
+    pub max_errors: Option<usize>,
+    /// `--max-error-rate R`: the share of errored calls tolerated before the run exits 1.
+    pub max_error_rate: Option<f64>,
+    /// `--seed`: seeds the bootstrap intervals of the summary.
+    pub seed: u64,
 }

@@ -128,7 +128,7 @@ pub struct RunArgs {
 
     /// Retries for transport failures, HTTP 429 and 5xx (never for a bad score or non-zero exit).
     #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
-          value_parser = parse_count)]
+          value_parser = parse_count::<u32>)]
     pub retries: u32,
 
     /// Only the first N examples of each split.
@@ -168,6 +168,20 @@ pub struct RunArgs {
     /// The cache directory of --cache.
     #[arg(long, value_name = "DIR", requires = "cache")]
     pub cache_dir: Option<PathBuf>,
+
+    /// Tolerate up to N errored calls: the run exits 1 only with more (default 0).
+    #[arg(long, value_name = "N", value_parser = parse_count::<usize>)]
+    pub max_errors: Option<usize>,
+
+    /// Tolerate errored calls up to this share of the calls (0 to 1): the run exits 1 only
+    /// above it. With --max-errors too, both must hold.
+    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    pub max_error_rate: Option<f64>,
+
+    /// Seed of the bootstrap behind each aggregate's 95% interval (ci95): the same seed prints
+    /// the same interval.
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
+    pub seed: u64,
 }
 
 /// `--score-range` values.
@@ -182,10 +196,20 @@ pub enum ScoreRangeArg {
 /// The longest `--timeout` accepted: a day.
 const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 
-/// A whole number of 0 or more (`--retries`).
-fn parse_count(text: &str) -> Result<u32, String> {
+/// A whole number of 0 or more (`--retries`, `--max-errors`).
+fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
+}
+
+/// A share between 0 and 1 (`--max-error-rate`).
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "'{text}' is not a share between 0 and 1 (0.05 = 5%)"
+        )),
+    }
 }
 
 /// A whole number of 1 or more (`--limit`).
@@ -333,6 +357,9 @@ impl RunArgs {
             } else {
                 None
             },
+            max_errors: self.max_errors,
+            max_error_rate: self.max_error_rate,
+            seed: self.seed,
         })
     }
 }

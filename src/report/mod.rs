@@ -10,6 +10,8 @@ macro_rules! diag {
     }};
 }
 
+mod gate;
+mod interval;
 mod preflight;
 mod progress;
 mod results_file;
@@ -17,11 +19,13 @@ mod stdout;
 mod summary;
 mod text;
 
+pub use gate::Gates;
+pub use interval::DEFAULT_SEED;
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use results_file::ResultsFile;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
-pub use summary::{CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
+pub use summary::{Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
 
 use std::io::IsTerminal;
 
@@ -183,19 +187,11 @@ pub fn print_summary(summary: &Summary, reporter: Reporter) -> anyhow::Result<()
     }
 }
 
-/// Tell the user, on stderr, which candidates failed `--fail-under threshold`.
-pub fn print_gate_failures(failed: &[&CandidateSummary], threshold: f64, reporter: Reporter) {
-    for candidate in failed {
-        reporter.note(match candidate.score {
-            Some(score) => format!(
-                "fail-under: candidate {} scored {score:.4}, below {threshold}",
-                candidate.id
-            ),
-            None => format!(
-                "fail-under: candidate {} has no score (no call finished)",
-                candidate.id
-            ),
-        });
+/// Tell the user, on stderr, why a judged run failed its gates (`exit 1: ...`), for CI logs
+/// whose stdout is JSON.
+pub fn print_gate_verdict(summary: &Summary, reporter: Reporter) {
+    if summary.exit == crate::exit::Exit::EvaluationFailed as u8 {
+        reporter.note(format!("exit {}: {}", summary.exit, summary.exit_reason));
     }
 }
 
