@@ -53,6 +53,7 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Tasks(command) => command.execute(reporter),
         Command::Fep(command) => command.execute(reporter),
         Command::Spec(command) => command.execute(reporter),
+        Command::Report(args) => args.execute(reporter),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -35,6 +35,8 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         val: inputs.valset.is_some(),
     };
     let mut tally = Tally::new(candidate_ids, splits);
+    // `--report` needs every record at the end; without it, memory does not grow with calls.
+    let mut report_records = config.report.as_ref().map(|_| Vec::new());
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),
@@ -60,6 +62,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .transpose()?;
         let mut write_failure = None;
         let on_finished = |record: CallRecord| {
+            if let Some(kept) = report_records.as_mut() {
+                kept.push(record.clone());
+            }
             if let Some(file) = results.as_mut() {
                 if let Err(error) = file.append(&record) {
                     // Keep scoring: the summary still covers every call; the exit code says 4.
@@ -85,6 +90,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
     report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
     report::print_summary(&summary, reporter)?;
+    if let (Some(path), Some(records)) = (&config.report, &report_records) {
+        let page = report::html::Report::of_run(&summary, records, &inputs);
+        if let Err(error) = page
+            .render("evalctl run")
+            .and_then(|page| report::html::write(path, &page))
+        {
+            reporter.diagnose(&error);
+            return Ok(Exit::Internal);
+        }
+    }
 
     if finished.interrupted {
         if !stopped_in_preflight {
@@ -183,9 +198,12 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
         .output
         .as_deref()
         .map_or(Ok(()), ResultsFile::check_writable);
-    let (inputs, evaluator) = match (inputs, evaluator, output) {
-        (Ok(inputs), Ok(evaluator), Ok(())) => (inputs, evaluator),
-        (inputs, evaluator, output) => {
+    let html = config.report.as_deref().map_or(Ok(()), |path| {
+        report::html::check_writable(path, "--report")
+    });
+    let (inputs, evaluator) = match (inputs, evaluator, output, html) {
+        (Ok(inputs), Ok(evaluator), Ok(()), Ok(())) => (inputs, evaluator),
+        (inputs, evaluator, output, html) => {
             // While the user fixes the inputs, a command that cannot start is worth knowing too
             // (`pyhton3 eval.py`): preflight would only say so on the next try.
             let unknown_program = match &config.evaluator {
@@ -195,7 +213,13 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
                 )),
                 _ => None,
             };
-            let errors = [inputs.err(), evaluator.err(), output.err(), unknown_program];
+            let errors = [
+                inputs.err(),
+                evaluator.err(),
+                output.err(),
+                html.err(),
+                unknown_program,
+            ];
             return Err(Fatal::merge(errors.into_iter().flatten()));
         }
     };

@@ -5,6 +5,7 @@
 //! parse (never by scanning argv by hand).
 
 mod fep;
+mod report;
 mod run;
 mod spec;
 mod tasks;
@@ -16,6 +17,7 @@ use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
 pub use fep::FepCommand;
+pub use report::ReportArgs;
 pub use run::RunArgs;
 pub use spec::SpecCommand;
 pub use tasks::TasksCommand;
@@ -60,6 +62,8 @@ pub enum Command {
     /// Evaluation specs (challenge packs' `evaluation_spec`): strict validation, scoring runs.
     #[command(subcommand)]
     Spec(SpecCommand),
+    /// Results files to one self-contained HTML report: summary, charts, every example.
+    Report(ReportArgs),
 }
 
 /// `--color` values.

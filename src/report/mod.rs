@@ -10,6 +10,7 @@ macro_rules! diag {
     }};
 }
 
+pub mod html;
 mod preflight;
 mod progress;
 mod results_file;
