@@ -201,18 +201,24 @@ impl Report {
             .count()
     }
 
+    /// Add the results `records` of a run's results file `name`, with the summary `run
+    /// --format json` prints over them.
+    fn add_run_results(&mut self, name: String, summary: &Summary, records: &[CallRecord]) {
+        let source = self.add_source(name, SourceKind::Run);
+        for record in records {
+            self.add_row(source, &record.candidate_id, Row::from(record));
+        }
+        self.sources[source].summary = serde_json::to_value(summary).ok();
+    }
+
     /// The report of the run that just finished (`run --report`): its summary, its records,
     /// and its inputs (candidate texts and example records).
     pub fn of_run(summary: &Summary, records: &[CallRecord], inputs: &Inputs) -> Report {
         let mut report = Report::default();
-        let source = report.add_source("this run".to_string(), SourceKind::Run);
-        for record in records {
-            report.add_row(source, &record.candidate_id, Row::from(record));
-        }
-        let data = &mut report.sources[source];
+        report.add_run_results("this run".to_string(), summary, records);
+        let data = &mut report.sources[0];
         data.evaluator = Some(summary.evaluator.clone());
         data.elapsed_ms = Some(summary.elapsed_ms);
-        data.summary = serde_json::to_value(summary).ok();
         data.examples = Some(Examples {
             train: inputs.dataset.iter().flatten().map(record_value).collect(),
             val: inputs.valset.iter().flatten().map(record_value).collect(),
@@ -288,8 +294,8 @@ impl From<&CallRecord> for Row {
             attempts: Some(u64::from(record.attempts)),
             latency_ms: Some(record.latency_ms),
             passed: record.passed,
-            repeat: None,
-            cached: false,
+            repeat: record.repeat.map(u64::from),
+            cached: record.cached,
         }
     }
 }
