@@ -60,6 +60,7 @@ pub fn main_entry() -> std::process::ExitCode {
             .and_then(|config| report::merge(&config, reporter)),
         Command::Config(command) => command.execute(reporter),
         Command::Init => cli::init(reporter),
+        Command::Report(args) => args.execute(reporter),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -48,6 +48,8 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         val: inputs.valset.is_some(),
     };
     let mut tally = Tally::new(candidate_ids, splits, config.seed);
+    // `--report` needs every record at the end; without it, memory does not grow with calls.
+    let mut report_records = config.report.as_ref().map(|_| Vec::new());
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
         let resumed = resume_from(
             path,
@@ -55,6 +57,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             &mut plan,
             config.resume_keep_errors,
             |record| {
+                keep_for_report(&mut report_records, &record);
                 tally.add(&record);
                 if let Some(junit) = junit.as_mut() {
                     junit.add(&record);
@@ -109,6 +112,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .transpose()?;
         let mut write_failure = None;
         let on_finished = |record: CallRecord| {
+            keep_for_report(&mut report_records, &record);
             if let Some(file) = results.as_mut() {
                 if let Err(error) = file.append(&record) {
                     // Keep scoring: the summary still covers every call; the exit code says 4.
@@ -155,6 +159,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
     report::print_summary(&summary, reporter)?;
     report::append_step_summary(&summary, reporter);
+    if let (Some(path), Some(records)) = (&config.report, &report_records) {
+        let page = report::html::Report::of_run(&summary, records, &inputs);
+        if let Err(error) = page
+            .render("evalctl run")
+            .and_then(|page| report::html::write(path, &page))
+        {
+            reporter.diagnose(&error);
+            return Ok(Exit::Internal);
+        }
+    }
     if finished.interrupted && !stopped_in_preflight {
         report::print_interrupted(summary.calls.total, planned, reporter);
     }
@@ -237,9 +251,12 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
                 .as_deref()
                 .map_or(Ok(()), Junit::check_writable),
         );
-    let (inputs, evaluator) = match (inputs, evaluator, output) {
-        (Ok(inputs), Ok(evaluator), Ok(())) => (inputs, evaluator),
-        (inputs, evaluator, output) => {
+    let html = config.report.as_deref().map_or(Ok(()), |path| {
+        report::html::check_writable(path, "--report")
+    });
+    let (inputs, evaluator) = match (inputs, evaluator, output, html) {
+        (Ok(inputs), Ok(evaluator), Ok(()), Ok(())) => (inputs, evaluator),
+        (inputs, evaluator, output, html) => {
             // While the user fixes the inputs, a command that cannot start is worth knowing too
             // (`pyhton3 eval.py`): preflight would only say so on the next try.
             let unknown_program = match &config.evaluator {
@@ -249,7 +266,13 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
                 )),
                 _ => None,
             };
-            let errors = [inputs.err(), evaluator.err(), output.err(), unknown_program];
+            let errors = [
+                inputs.err(),
+                evaluator.err(),
+                output.err(),
+                html.err(),
+                unknown_program,
+            ];
             return Err(Fatal::merge(errors.into_iter().flatten()));
         }
     };
@@ -284,6 +307,13 @@ fn looks_like_jsonl(text: &str) -> bool {
         serde_json::from_str::<serde_json::Value>(line).is_ok_and(|value| value.is_object())
     };
     lines.next().is_some_and(is_object) && lines.next().is_none_or(is_object)
+}
+
+/// Keep a copy of `record` for `--report` (when `records` is kept at all).
+fn keep_for_report(records: &mut Option<Vec<CallRecord>>, record: &CallRecord) {
+    if let Some(kept) = records.as_mut() {
+        kept.push(record.clone());
+    }
 }
 
 fn evaluator_info(evaluator: &dyn Evaluator) -> EvaluatorInfo {

@@ -8,6 +8,7 @@ mod cache;
 mod config;
 mod fep;
 mod results;
+mod report;
 mod run;
 mod spec;
 mod tasks;
@@ -22,6 +23,7 @@ pub use cache::CacheCommand;
 pub use config::{init, ConfigCommand};
 pub use fep::FepCommand;
 pub use results::MergeArgs;
+pub use report::ReportArgs;
 pub use run::RunArgs;
 pub use spec::SpecCommand;
 pub use tasks::TasksCommand;
@@ -78,6 +80,8 @@ pub enum Command {
     Config(ConfigCommand),
     /// Write a commented starter evalctl.toml in the working directory (never overwrites one).
     Init,
+    /// Results files to one self-contained HTML report: summary, charts, every example.
+    Report(ReportArgs),
 }
 
 /// `--color` values.

@@ -146,6 +146,11 @@ pub struct RunArgs {
     #[arg(long, value_name = "FILE.jsonl")]
     pub output: Option<PathBuf>,
 
+    /// At the end, write one self-contained HTML report of the run to this file (summary,
+    /// charts, every call with its example); see `evalctl report`.
+    #[arg(long, value_name = "FILE.html")]
+    pub report: Option<PathBuf>,
+
     /// Exit 1 when any candidate's score is below X.
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub fail_under: Option<f64>,
@@ -375,6 +380,7 @@ impl RunArgs {
                 skip_preflight: self.skip_preflight,
             },
             output: self.output,
+            report: self.report,
             fail_under,
             max_errors: self.ci.max_errors,
             max_error_rate: self.ci.max_error_rate,

@@ -50,6 +50,8 @@ pub struct RunConfig {
     pub exec: ExecConfig,
     /// `--output FILE.jsonl`: one result line per call, appended as each call finishes.
     pub output: Option<PathBuf>,
+    /// `--report FILE.html`: the HTML report of the run, written at the end.
+    pub report: Option<PathBuf>,
     /// `--fail-under X`: exit 1 when any candidate's score is below X.
     pub fail_under: Option<f64>,
     /// `--max-errors N`: errored calls tolerated before the run exits 1 (default 0).

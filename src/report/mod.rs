@@ -11,6 +11,7 @@ macro_rules! diag {
 }
 
 mod gate;
+pub mod html;
 mod interval;
 mod junit;
 mod markdown;

@@ -1,0 +1,53 @@
+//! Flags of `evalctl report`: results files in, one self-contained HTML file out.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::error::Fatal;
+use crate::exit::Exit;
+use crate::input::Source;
+use crate::report::html;
+use crate::report::Reporter;
+
+/// `evalctl report RESULTS.jsonl [MORE.jsonl ...] -o report.html`
+#[derive(Debug, Args)]
+pub struct ReportArgs {
+    /// Results files: `run --output` result lines, `tasks score --output` lines or `spec score`
+    /// evaluation records (the kind is told per file). Several files are compared side by side.
+    #[arg(required = true, value_name = "RESULTS.jsonl")]
+    pub files: Vec<String>,
+
+    /// The HTML file to write (created or replaced): CSS, JavaScript and data inline, no
+    /// network access; it opens from disk in any browser.
+    #[arg(short, long, value_name = "FILE.html")]
+    pub output: PathBuf,
+
+    /// The report's title (default: the files' names).
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
+}
+
+impl ReportArgs {
+    /// Read every file, write the report, and say what it holds.
+    pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
+        let files: Vec<Source> = self.files.iter().map(|f| Source::from_arg(f)).collect();
+        // Every problem with the inputs and the output is reported together.
+        let report = match (
+            html::load_results(&files),
+            html::check_writable(&self.output, "--output"),
+        ) {
+            (Ok(report), Ok(())) => report,
+            (report, writable) => {
+                return Err(Fatal::merge(
+                    [report.err(), writable.err()].into_iter().flatten(),
+                ))
+            }
+        };
+        let title = self
+            .title
+            .unwrap_or_else(|| format!("evalctl report: {}", self.files.join(", ")));
+        html::write_report(&report, &title, &self.output, self.files.len(), reporter)?;
+        Ok(Exit::Success)
+    }
+}

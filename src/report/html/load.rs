@@ -1,0 +1,279 @@
+//! Reading results files into a [`Report`]: `run --output` result lines (through the journal
+//! reader, summarised by the run's own tally), `tasks score --output` lines and `spec score`
+//! evaluation records, the kind told per file by its first line. A line that is not a result of
+//! its file's kind is a problem `FILE:LINE: reason`, and every problem in every file is reported
+//! together.
+
+use serde_json::{Map, Value};
+
+use std::collections::HashMap;
+
+use super::{Report, Row, SourceKind};
+use crate::error::{invalid, Problem};
+use crate::input::strict::{missing_key, wrong_type};
+use crate::input::{JsonlStream, Source};
+use crate::protocol::ScoreRange;
+use crate::report::{EvaluatorInfo, Splits, Summary, Tally, DEFAULT_SEED};
+use crate::runner::journal::{replaces, JournalReader};
+use crate::runner::{CallRecord, Split};
+
+/// Every result in `files`, in order, or every problem found in them.
+pub fn load_results(files: &[Source]) -> anyhow::Result<Report> {
+    let mut report = Report::default();
+    let mut problems = Vec::new();
+    for file in files {
+        match first_record(file) {
+            Err(problem) => problems.push(problem),
+            Ok(None) => problems.push(Problem::new(
+                file.display(),
+                "no results (the file is empty)",
+            )),
+            Ok(Some((line, fields))) => match kind_of(&fields) {
+                None => problems.push(Problem::at_line(file.display(), line, NOT_A_RESULT)),
+                Some(SourceKind::Run) => match read_run(file) {
+                    Ok(records) => {
+                        let summary = summarize(&file.display(), &records);
+                        report.add_run_results(file.display(), &summary, &records);
+                    }
+                    Err(mut found) => problems.append(&mut found),
+                },
+                Some(kind) => read_other(file, kind, &mut report, &mut problems),
+            },
+        }
+    }
+    if problems.is_empty() {
+        Ok(report)
+    } else {
+        Err(invalid(problems))
+    }
+}
+
+/// The first record of `file` and its line, to tell the file's kind. Standard input cannot be
+/// read twice, so results come from files.
+fn first_record(file: &Source) -> Result<Option<(usize, Fields)>, Problem> {
+    if *file == Source::Stdin {
+        return Err(Problem::new(
+            file.display(),
+            "the report reads results files, not stdin: name the file",
+        ));
+    }
+    let mut stream = JsonlStream::new(file, JsonlStream::open_file(file)?);
+    match stream.next_record() {
+        None => Ok(None),
+        Some(Err(problem)) => Err(problem),
+        Some(Ok((line, Value::Object(fields)))) => Ok(Some((line, fields))),
+        Some(Ok((line, _))) => Err(Problem::at_line(file.display(), line, NOT_A_RESULT)),
+    }
+}
+
+/// The lines of a run's results file that count, through the journal reader: for a key with
+/// several lines (a resumed run re-ran an errored call), the one [`replaces`] picks.
+fn read_run(file: &Source) -> Result<Vec<CallRecord>, Vec<Problem>> {
+    let mut records: Vec<CallRecord> = Vec::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    let mut problems = Vec::new();
+    for line in JournalReader::open(file).map_err(|problem| vec![problem])? {
+        let record = match line {
+            Ok(line) => line.record,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        let earlier = record
+            .key
+            .as_ref()
+            .map(|key| (key.clone(), record.repeat))
+            .and_then(|key| by_key.get(&format!("{}/{:?}", key.0, key.1)).copied());
+        match earlier {
+            Some(index) => {
+                if replaces(record.error.is_some(), records[index].error.is_some()) {
+                    records[index] = record;
+                }
+            }
+            None => {
+                if let Some(key) = &record.key {
+                    by_key.insert(format!("{key}/{:?}", record.repeat), records.len());
+                }
+                records.push(record);
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(records)
+    } else {
+        Err(problems)
+    }
+}
+
+/// The summary `run --format json` prints over `records` (the evaluator and elapsed time are
+/// not in a results file; the score range is `any` only when a score is outside [0, 1]).
+fn summarize(name: &str, records: &[CallRecord]) -> Summary {
+    let mut candidates: Vec<String> = Vec::new();
+    for record in records {
+        if !candidates.contains(&record.candidate_id) {
+            candidates.push(record.candidate_id.clone());
+        }
+    }
+    let splits = Splits {
+        train: records.iter().any(|r| r.split == Split::Train),
+        val: records.iter().any(|r| r.split == Split::Val),
+    };
+    let mut tally = Tally::new(candidates, splits, DEFAULT_SEED);
+    records.iter().for_each(|record| tally.add(record));
+    let unit = records.iter().all(|r| (0.0..=1.0).contains(&r.score));
+    let evaluator = EvaluatorInfo {
+        kind: "results file".to_string(),
+        target: name.to_string(),
+    };
+    let range = if unit {
+        ScoreRange::Unit
+    } else {
+        ScoreRange::Any
+    };
+    tally.finish(evaluator, range, 0.0, false).0
+}
+
+/// The lines of a `tasks score` or `spec score` file.
+fn read_other(file: &Source, kind: SourceKind, report: &mut Report, problems: &mut Vec<Problem>) {
+    let source = report.add_source(file.display(), kind);
+    let mut stream = match JsonlStream::open_file(file) {
+        Ok(opened) => JsonlStream::new(file, opened),
+        Err(problem) => return problems.push(problem),
+    };
+    while let Some(next) = stream.next_record() {
+        let decoded = next.and_then(|(line, value)| {
+            let Value::Object(fields) = value else {
+                return Err(Problem::at_line(file.display(), line, NOT_A_RESULT));
+            };
+            decode(kind, line, fields)
+                .map_err(|reason| Problem::at_line(file.display(), line, reason))
+        });
+        match decoded {
+            Ok((candidate, row)) => report.add_row(source, &candidate, row),
+            Err(problem) => problems.push(problem),
+        }
+    }
+}
+
+/// A JSON object's members.
+type Fields = Map<String, Value>;
+
+const NOT_A_RESULT: &str = "not a result line: expected a `run --output` result (candidate_id, \
+     split, score), a `tasks score --output` line (task_id, score) or a `spec score` record \
+     (overall_score)";
+
+/// The kind of results a file holds, told by its first line.
+fn kind_of(fields: &Map<String, Value>) -> Option<SourceKind> {
+    if fields.contains_key("candidate_id") {
+        Some(SourceKind::Run)
+    } else if fields.contains_key("task_id") {
+        Some(SourceKind::Tasks)
+    } else if fields.contains_key("overall_score") || fields.contains_key("validator_results") {
+        Some(SourceKind::Spec)
+    } else {
+        None
+    }
+}
+
+/// One line of a file of `kind`: its candidate and row, or why it is not one.
+fn decode(
+    kind: SourceKind,
+    line: usize,
+    mut fields: Map<String, Value>,
+) -> Result<(String, Row), String> {
+    match kind {
+        // Run files are read by the journal reader.
+        SourceKind::Run => Err(NOT_A_RESULT.to_string()),
+        SourceKind::Tasks => {
+            let task = take_string(take(&mut fields, "task_id"), "task_id")?;
+            let score = take_number(take(&mut fields, "score"), "score")?;
+            let missing = take(&mut fields, "status").and_then(|v| v.as_str().map(str::to_string));
+            let error = (missing.as_deref() == Some("missing")).then(|| {
+                (
+                    "missing".to_string(),
+                    format!("no model output for task {task}"),
+                )
+            });
+            let split = take(&mut fields, "category")
+                .and_then(|v| v.as_str().map(str::to_string))
+                .unwrap_or_else(|| "tasks".to_string());
+            Ok((
+                "tasks".to_string(),
+                Row {
+                    split,
+                    example_index: None,
+                    example_line: Some(line),
+                    label: Some(task),
+                    score,
+                    error,
+                    side_info: fields,
+                    attempts: None,
+                    latency_ms: None,
+                    passed: None,
+                    repeat: None,
+                    cached: false,
+                },
+            ))
+        }
+        SourceKind::Spec => {
+            let score = take_number(take(&mut fields, "overall_score"), "overall_score")?;
+            let label = take(&mut fields, "id").map(|id| match id {
+                Value::String(text) => text,
+                other => other.to_string(),
+            });
+            let error = take(&mut fields, "validity")
+                .and_then(|v| v.as_str().map(str::to_string))
+                .filter(|validity| validity == "invalid")
+                .map(|validity| {
+                    let reason = fields
+                        .get("validity_reason")
+                        .and_then(Value::as_str)
+                        .unwrap_or("the run is invalid");
+                    (validity, reason.to_string())
+                });
+            Ok((
+                "spec".to_string(),
+                Row {
+                    split: "runs".to_string(),
+                    example_index: None,
+                    example_line: Some(line),
+                    label: Some(label.unwrap_or_else(|| format!("line {line}"))),
+                    score,
+                    error,
+                    passed: take(&mut fields, "passed").and_then(|v| v.as_bool()),
+                    side_info: fields,
+                    attempts: None,
+                    latency_ms: None,
+                    repeat: None,
+                    cached: false,
+                },
+            ))
+        }
+    }
+}
+
+/// The value of `key`, removed from `fields`; `None` when absent or null.
+fn take(fields: &mut Map<String, Value>, key: &str) -> Option<Value> {
+    fields.remove(key).filter(|value| !value.is_null())
+}
+
+fn take_string(value: Option<Value>, key: &str) -> Result<String, String> {
+    match value {
+        Some(Value::String(text)) => Ok(text),
+        Some(other) => Err(format!("{key}: {}", wrong_type("a string", &other))),
+        None => Err(missing_key(key)),
+    }
+}
+
+/// A score: a finite number, or null or absent (no score).
+fn take_number(value: Option<Value>, key: &str) -> Result<Option<f64>, String> {
+    match value {
+        None => Ok(None),
+        Some(value) => value
+            .as_f64()
+            .filter(|number| number.is_finite())
+            .map(Some)
+            .ok_or_else(|| format!("{key}: {}", wrong_type("a finite number", &value))),
+    }
+}

@@ -1,0 +1,495 @@
+//! The self-contained HTML report (`evalctl report`, `run --report`): one file with its CSS,
+//! JavaScript and data inline, that opens from disk and makes no network request.
+//!
+//! The page itself lives in `template.html`, `report.css` and `report.js` beside this file,
+//! embedded at build time. This module only builds the data (one JSON document, embedded in a
+//! `<script type="application/json">` with every `<` escaped, so no text in it can close the
+//! element) and fills the template. The page renders every string with `textContent`, and its
+//! Content-Security-Policy allows only the embedded script and style (by hash) and no fetch.
+
+mod load;
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use base64::Engine as _;
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::error::{bad_input, Problem};
+use crate::input::Inputs;
+use crate::report::{print_stdout, EvaluatorInfo, Format, Reporter, Summary};
+use crate::runner::CallRecord;
+use crate::text::io_reason;
+
+pub use load::load_results;
+
+const TEMPLATE: &str = include_str!("template.html");
+const STYLE: &str = include_str!("report.css");
+const SCRIPT: &str = include_str!("report.js");
+
+/// What the data calls each kind of input.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SourceKind {
+    /// `run --output` result lines.
+    Run,
+    /// `tasks score --output` lines.
+    Tasks,
+    /// `spec score` evaluation records.
+    Spec,
+}
+
+/// One results file (or the run that `run --report` just made).
+#[derive(Debug, Serialize)]
+struct SourceData {
+    name: String,
+    kind: SourceKind,
+    /// Known for `run --report`; a results file does not record it.
+    evaluator: Option<EvaluatorInfo>,
+    /// Known for `run --report`; a results file does not record it.
+    elapsed_ms: Option<f64>,
+    /// The run summary, exactly as `run --format json` prints it, when one was made.
+    summary: Option<Value>,
+    /// The dataset and valset records, when known (`run --report`), for the per-example details.
+    examples: Option<Examples>,
+}
+
+#[derive(Debug, Serialize)]
+struct Examples {
+    train: Vec<Value>,
+    val: Vec<Value>,
+}
+
+/// One candidate of one source: what the charts and the table filter call a candidate.
+#[derive(Debug, Serialize)]
+struct Series {
+    source: usize,
+    candidate: String,
+    /// The candidate's text, when known (`run --report`).
+    text: Option<String>,
+}
+
+/// One result (a call, a task or a scored run), as a row of the per-example table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// `single`, `train`, `val`, a task category, ...
+    pub split: String,
+    /// 0-based index of the example in its split.
+    pub example_index: Option<usize>,
+    /// 1-based line of the example (or of the result) in its file.
+    pub example_line: Option<usize>,
+    /// What pairs this row with another candidate's for the scatter (a task id, a run id);
+    /// `None` pairs by split, example and repeat.
+    pub label: Option<String>,
+    /// The score, or `None` when there is none.
+    pub score: Option<f64>,
+    /// The error kind and message of a failed result.
+    pub error: Option<(String, String)>,
+    /// The evaluator's other keys (reasoning, judge dimensions, check results, ...).
+    pub side_info: Map<String, Value>,
+    /// Attempts made.
+    pub attempts: Option<u64>,
+    /// Wall time in milliseconds.
+    pub latency_ms: Option<f64>,
+    /// A pass verdict, when the evaluator gives one.
+    pub passed: Option<bool>,
+    /// The repeat index (`--repeat`).
+    pub repeat: Option<u64>,
+    /// Served from the cache.
+    pub cached: bool,
+}
+
+/// The columns of each row in the data, in order (the page reads them by these names).
+const COLUMNS: [&str; 14] = [
+    "series",
+    "split",
+    "example_index",
+    "example_line",
+    "label",
+    "score",
+    "error_kind",
+    "error_message",
+    "side_info",
+    "attempts",
+    "latency_ms",
+    "passed",
+    "repeat",
+    "cached",
+];
+
+struct RowData<'a>(usize, &'a Row);
+
+impl Serialize for RowData<'_> {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let RowData(series, row) = self;
+        let (kind, message) = row
+            .error
+            .as_ref()
+            .map(|(kind, message)| (kind.as_str(), message.as_str()))
+            .unzip();
+        (
+            series,
+            &row.split,
+            row.example_index,
+            row.example_line,
+            &row.label,
+            row.score,
+            kind,
+            message,
+            &row.side_info,
+            row.attempts,
+            row.latency_ms,
+            row.passed,
+            row.repeat,
+            row.cached,
+        )
+            .serialize(serializer)
+    }
+}
+
+/// A report being assembled: sources, their candidates, and every row.
+#[derive(Debug, Default)]
+pub struct Report {
+    sources: Vec<SourceData>,
+    series: Vec<Series>,
+    series_index: HashMap<(usize, String), usize>,
+    rows: Vec<(usize, Row)>,
+}
+
+impl Report {
+    /// Start a source named `name` (a path as given) of `kind`; returns its index.
+    fn add_source(&mut self, name: String, kind: SourceKind) -> usize {
+        self.sources.push(SourceData {
+            name,
+            kind,
+            evaluator: None,
+            elapsed_ms: None,
+            summary: None,
+            examples: None,
+        });
+        self.sources.len() - 1
+    }
+
+    /// Add `row` of `candidate` to `source`.
+    fn add_row(&mut self, source: usize, candidate: &str, row: Row) {
+        let next = self.series.len();
+        let series = *self
+            .series_index
+            .entry((source, candidate.to_string()))
+            .or_insert(next);
+        if series == next {
+            self.series.push(Series {
+                source,
+                candidate: candidate.to_string(),
+                text: None,
+            });
+        }
+        self.rows.push((series, row));
+    }
+
+    /// How many rows (results) the report holds.
+    pub fn rows(&self) -> usize {
+        self.rows.len()
+    }
+
+    /// How many rows are failed results.
+    pub fn errors(&self) -> usize {
+        self.rows
+            .iter()
+            .filter(|(_, row)| row.error.is_some())
+            .count()
+    }
+
+    /// Add the results `records` of a run's results file `name`, with the summary `run
+    /// --format json` prints over them.
+    fn add_run_results(&mut self, name: String, summary: &Summary, records: &[CallRecord]) {
+        let source = self.add_source(name, SourceKind::Run);
+        for record in records {
+            self.add_row(source, &record.candidate_id, Row::from(record));
+        }
+        self.sources[source].summary = serde_json::to_value(summary).ok();
+    }
+
+    /// The report of the run that just finished (`run --report`): its summary, its records,
+    /// and its inputs (candidate texts and example records).
+    pub fn of_run(summary: &Summary, records: &[CallRecord], inputs: &Inputs) -> Report {
+        let mut report = Report::default();
+        report.add_run_results("this run".to_string(), summary, records);
+        let data = &mut report.sources[0];
+        data.evaluator = Some(summary.evaluator.clone());
+        data.elapsed_ms = Some(summary.elapsed_ms);
+        data.examples = Some(Examples {
+            train: inputs.dataset.iter().flatten().map(record_value).collect(),
+            val: inputs.valset.iter().flatten().map(record_value).collect(),
+        });
+        for series in &mut report.series {
+            series.text = inputs
+                .candidates
+                .iter()
+                .find(|candidate| candidate.id == series.candidate)
+                .map(|candidate| candidate.text.clone());
+        }
+        report
+    }
+
+    /// The whole page: the template filled with the style, the script, the data and the
+    /// Content-Security-Policy that allows only them.
+    pub fn render(&self, title: &str) -> anyhow::Result<String> {
+        let rows: Vec<RowData> = self
+            .rows
+            .iter()
+            .map(|(series, row)| RowData(*series, row))
+            .collect();
+        let data = serde_json::json!({
+            "title": title,
+            "generator": concat!("evalctl ", env!("CARGO_PKG_VERSION")),
+            "sources": self.sources,
+            "series": self.series,
+            "columns": COLUMNS,
+            "rows": rows,
+        });
+        let policy = format!(
+            "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; \
+             base-uri 'none'; form-action 'none'",
+            sha256_source(SCRIPT),
+            sha256_source(STYLE)
+        );
+        Ok(fill(
+            TEMPLATE,
+            &[
+                ("{{CSP}}", &escape_text(&policy)),
+                ("{{TITLE}}", &escape_text(title)),
+                ("{{STYLE}}", STYLE),
+                (
+                    "{{DATA}}",
+                    &script_safe_json(&serde_json::to_string(&data)?),
+                ),
+                ("{{SCRIPT}}", SCRIPT),
+            ],
+        ))
+    }
+}
+
+fn record_value(record: &crate::input::Record) -> Value {
+    record.value.clone()
+}
+
+impl From<&CallRecord> for Row {
+    fn from(record: &CallRecord) -> Row {
+        Row {
+            split: serde_json::to_value(record.split)
+                .ok()
+                .and_then(|split| split.as_str().map(str::to_string))
+                .unwrap_or_default(),
+            example_index: record.example_index,
+            example_line: record.example_line,
+            label: None,
+            score: Some(record.score),
+            error: record
+                .error
+                .as_ref()
+                .map(|error| (error.kind.as_str().to_string(), error.message.clone())),
+            side_info: record.side_info.clone(),
+            attempts: Some(u64::from(record.attempts)),
+            latency_ms: Some(record.latency_ms),
+            passed: record.passed,
+            repeat: record.repeat.map(u64::from),
+            cached: record.cached,
+        }
+    }
+}
+
+/// `template` with every placeholder replaced, in one pass from the start (a value is never
+/// searched for placeholders, so data cannot inject one).
+fn fill(template: &str, values: &[(&str, &str)]) -> String {
+    let mut page =
+        String::with_capacity(template.len() + values.iter().map(|v| v.1.len()).sum::<usize>());
+    let mut rest = template;
+    while let Some((at, (placeholder, value))) = values
+        .iter()
+        .filter_map(|pair| rest.find(pair.0).map(|at| (at, pair)))
+        .min_by_key(|(at, _)| *at)
+    {
+        page.push_str(&rest[..at]);
+        page.push_str(value);
+        rest = &rest[at + placeholder.len()..];
+    }
+    page.push_str(rest);
+    page
+}
+
+/// JSON text that is safe inside a `<script>` element: `<` (which could start `</script>` or
+/// `<!--`), `>` and `&` as `\u` escapes, and the two line separators JavaScript once treated as
+/// newlines. Outside strings JSON has none of these characters, so the value is unchanged.
+fn script_safe_json(json: &str) -> String {
+    let mut safe = String::with_capacity(json.len());
+    for c in json.chars() {
+        match c {
+            '<' => safe.push_str("\\u003c"),
+            '>' => safe.push_str("\\u003e"),
+            '&' => safe.push_str("\\u0026"),
+            '\u{2028}' => safe.push_str("\\u2028"),
+            '\u{2029}' => safe.push_str("\\u2029"),
+            c => safe.push(c),
+        }
+    }
+    safe
+}
+
+/// Text for an HTML element or a quoted attribute.
+fn escape_text(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// A CSP source allowing exactly the inline element whose content is `content`.
+fn sha256_source(content: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, content.as_bytes());
+    format!(
+        "sha256-{}",
+        base64::engine::general_purpose::STANDARD.encode(digest.as_ref())
+    )
+}
+
+/// Check, before any work, that the report can be written to `path` (`flag` names the option
+/// in the message): not a directory, and its directory exists.
+pub fn check_writable(path: &Path, flag: &str) -> anyhow::Result<()> {
+    let fail = |reason: String| bad_input(Problem::new(path.display().to_string(), reason));
+    if path.as_os_str() == "-" {
+        return Err(bad_input(Problem::new(
+            flag,
+            "'-' is not a file: the report is one HTML file; name it, e.g. report.html",
+        )));
+    }
+    if path.is_dir() {
+        return Err(fail(format!("cannot write {flag}: it is a directory")));
+    }
+    match path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        Some(dir) if !dir.is_dir() => Err(fail(format!(
+            "cannot write {flag}: no directory {}",
+            dir.display()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+/// What `evalctl report` prints once the report is written.
+#[derive(Debug, Serialize)]
+struct Written<'a> {
+    ok: bool,
+    report: &'a Path,
+    files: usize,
+    results: usize,
+    errors: usize,
+    bytes: usize,
+}
+
+/// Render `report` under `title`, write it to `path`, and print what was written (text: one
+/// line; JSON: `{"ok", "report", "files", "results", "errors", "bytes"}`).
+pub fn write_report(
+    report: &Report,
+    title: &str,
+    path: &Path,
+    files: usize,
+    reporter: Reporter,
+) -> anyhow::Result<()> {
+    let page = report.render(title)?;
+    write(path, &page)?;
+    let written = Written {
+        ok: true,
+        report: path,
+        files,
+        results: report.rows(),
+        errors: report.errors(),
+        bytes: page.len(),
+    };
+    match reporter.format {
+        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&written)?)),
+        Format::Text => print_stdout(&format!(
+            "wrote {}: {} results ({} failed) from {} {}, {}\n",
+            path.display(),
+            written.results,
+            written.errors,
+            files,
+            if files == 1 { "file" } else { "files" },
+            size(written.bytes)
+        )),
+    }
+}
+
+/// A byte count as people read it: `840 B`, `12.3 kB`, `4.1 MB`.
+fn size(bytes: usize) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
+        _ => format!("{:.1} MB", bytes as f64 / 1e6),
+    }
+}
+
+/// Write the page to `path` (created or replaced): a failure is evalctl's own (exit 4), since
+/// the path was checked before the work.
+pub fn write(path: &Path, page: &str) -> anyhow::Result<()> {
+    std::fs::write(path, page).map_err(|err| {
+        crate::error::Fatal::Internal(format!(
+            "{}: writing the report failed: {}",
+            path.display(),
+            io_reason(&err)
+        ))
+        .into()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn placeholders_are_filled_and_values_are_not_searched() {
+        let filled = fill("a{{X}}b{{Y}}c", &[("{{X}}", "{{Y}}"), ("{{Y}}", "y")]);
+        assert_eq!(filled, "a{{Y}}byc");
+    }
+
+    #[test]
+    fn json_cannot_close_its_script_element() {
+        let json = serde_json::to_string(&serde_json::json!({"t": "</script><!--&\u{2028}"}))
+            .expect("serialises");
+        let safe = script_safe_json(&json);
+        assert!(!safe.contains('<') && !safe.contains('>') && !safe.contains('&'));
+        let back: Value = serde_json::from_str(&safe).expect("still JSON");
+        assert_eq!(back["t"], "</script><!--&\u{2028}");
+    }
+
+    #[test]
+    fn the_embedded_script_and_style_cannot_end_their_elements_early() {
+        assert!(!SCRIPT.to_ascii_lowercase().contains("</script"));
+        assert!(!STYLE.to_ascii_lowercase().contains("</style"));
+        for placeholder in [
+            "{{CSP}}",
+            "{{TITLE}}",
+            "{{STYLE}}",
+            "{{DATA}}",
+            "{{SCRIPT}}",
+        ] {
+            assert!(TEMPLATE.contains(placeholder), "{placeholder}");
+        }
+    }
+
+    #[test]
+    fn titles_are_text() {
+        assert_eq!(
+            escape_text("<b>\"x\" & 'y'"),
+            "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;"
+        );
+    }
+}

@@ -1,0 +1,631 @@
+// The evalctl report page: reads the JSON data embedded in the page and draws the summary cards,
+// the per-candidate panels and histograms, the comparison and scatter, the errors panel and the
+// paginated, sortable, filterable table of every result. Every string from the data is set with
+// textContent (never as markup), and charts are SVG elements built one by one: nothing here
+// fetches, and the page's Content-Security-Policy forbids it anyway.
+(function () {
+  'use strict';
+  var started = performance.now();
+  var data = JSON.parse(document.getElementById('report-data').textContent);
+  var col = {};
+  data.columns.forEach(function (name, index) { col[name] = index; });
+  var rows = data.rows;
+  var series = data.series;
+  var sources = data.sources;
+  var SVG = 'http://www.w3.org/2000/svg';
+
+  // ---- small helpers ----------------------------------------------------------------------
+
+  function el(tag, props, children) {
+    var node = document.createElement(tag);
+    if (props) {
+      Object.keys(props).forEach(function (key) {
+        if (key === 'text') node.textContent = props[key];
+        else if (key === 'data') Object.assign(node.dataset, props[key]);
+        else node[key] = props[key];
+      });
+    }
+    (children || []).forEach(function (child) {
+      if (child === null || child === undefined) return;
+      node.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+    });
+    return node;
+  }
+
+  function svgEl(tag, attrs, text) {
+    var node = document.createElementNS(SVG, tag);
+    Object.keys(attrs || {}).forEach(function (key) { node.setAttribute(key, String(attrs[key])); });
+    if (text !== undefined) node.textContent = text;
+    return node;
+  }
+
+  function clear(node) {
+    while (node.firstChild) node.removeChild(node.firstChild);
+    return node;
+  }
+
+  function fmt(value, digits) {
+    if (value === null || value === undefined || Number.isNaN(value)) return '—';
+    return Number(value).toFixed(digits === undefined ? 4 : digits);
+  }
+
+  function fmtMs(ms) {
+    if (ms === null || ms === undefined) return '—';
+    if (ms < 1000) return Math.round(ms) + ' ms';
+    var seconds = ms / 1000;
+    if (seconds < 120) return seconds.toFixed(2) + ' s';
+    return Math.floor(seconds / 60) + ' min ' + Math.round(seconds % 60) + ' s';
+  }
+
+  function plural(count, word) {
+    return count + ' ' + word + (count === 1 ? '' : 's');
+  }
+
+  function seriesLabel(index) {
+    var item = series[index];
+    return sources.length > 1 ? sources[item.source].name + ' · ' + item.candidate : item.candidate;
+  }
+
+  function errorKind(row) { return row[col.error_kind]; }
+  function scoreOf(row) { return row[col.score] === null ? 0 : row[col.score]; }
+
+  // ---- aggregates -------------------------------------------------------------------------
+
+  // Per series: its rows' scores per split ({n, sum, min, max, errors, scores}).
+  var splitOrder = [];
+  var stats = series.map(function () { return { splits: {}, all: newAggregate() }; });
+  function newAggregate() { return { n: 0, sum: 0, min: Infinity, max: -Infinity, errors: 0, scores: [] }; }
+  function addTo(aggregate, score, failed) {
+    aggregate.n += 1;
+    aggregate.sum += score;
+    aggregate.min = Math.min(aggregate.min, score);
+    aggregate.max = Math.max(aggregate.max, score);
+    if (failed) aggregate.errors += 1;
+    aggregate.scores.push(score);
+  }
+  rows.forEach(function (row) {
+    var split = row[col.split];
+    if (splitOrder.indexOf(split) < 0) splitOrder.push(split);
+    var entry = stats[row[col.series]];
+    if (!entry.splits[split]) entry.splits[split] = newAggregate();
+    var failed = errorKind(row) !== null;
+    addTo(entry.splits[split], scoreOf(row), failed);
+    addTo(entry.all, scoreOf(row), failed);
+  });
+
+  // The run summary's line for a series, when its source has a summary.
+  function summaryOf(index) {
+    var item = series[index];
+    var summary = sources[item.source].summary;
+    if (!summary || !summary.candidates) return null;
+    for (var i = 0; i < summary.candidates.length; i++) {
+      if (summary.candidates[i].id === item.candidate) return summary.candidates[i];
+    }
+    return null;
+  }
+
+  // {n, mean, min, max, errors, ci95} of a series over one split: the run summary's numbers
+  // when there is one, else computed from the rows.
+  function aggregateOf(index, split) {
+    var fromSummary = summaryOf(index);
+    if (fromSummary && fromSummary[split]) return fromSummary[split];
+    var own = stats[index].splits[split];
+    if (!own) return null;
+    return { n: own.n, mean: own.sum / own.n, min: own.min, max: own.max, errors: own.errors, ci95: null };
+  }
+
+  // A series' headline score and its interval: the summary's score, else the val mean, else the
+  // train mean, else the mean over every row.
+  function headline(index) {
+    var fromSummary = summaryOf(index);
+    var preferred = ['val', 'train', 'single'];
+    var aggregate = null;
+    for (var i = 0; i < preferred.length && !aggregate; i++) aggregate = aggregateOf(index, preferred[i]);
+    var ci = aggregate && aggregate.ci95 ? aggregate.ci95 : (fromSummary && fromSummary.ci95) || null;
+    if (fromSummary) return { score: fromSummary.score, ci95: ci };
+    if (aggregate) return { score: aggregate.mean, ci95: ci };
+    var all = stats[index].all;
+    return { score: all.n ? all.sum / all.n : null, ci95: null };
+  }
+
+  // ---- summary ----------------------------------------------------------------------------
+
+  function card(field, label, value, detail, bad) {
+    return el('div', { className: 'card' + (bad ? ' bad' : ''), data: { field: field } }, [
+      el('div', { className: 'label', text: label }),
+      el('div', { className: 'value', text: value }),
+      detail ? el('div', { className: 'detail', text: detail }) : null,
+    ]);
+  }
+
+  function drawSummary() {
+    document.getElementById('generator').textContent = 'Made by ' + data.generator + ' from ' +
+      sources.map(function (source) { return source.name; }).join(', ');
+    var cards = document.getElementById('summary-cards');
+    sources.forEach(function (source, sourceIndex) {
+      var own = rows.filter(function (row) { return series[row[col.series]].source === sourceIndex; });
+      var errors = own.filter(function (row) { return errorKind(row) !== null; }).length;
+      var callTime = own.reduce(function (sum, row) { return sum + (row[col.latency_ms] || 0); }, 0);
+      var prefix = sources.length > 1 ? source.name + ': ' : '';
+      var calls = source.summary ? source.summary.calls : null;
+      var total = calls ? calls.total : own.length;
+      var failed = calls ? calls.errors : errors;
+      var evaluator = source.evaluator;
+      var group = el('div', { className: 'cards', data: { source: String(sourceIndex) } }, [
+        card('evaluator', prefix + 'evaluator', evaluator ? evaluator.kind : source.kind + ' results',
+          evaluator ? evaluator.target : 'read from ' + source.name),
+        card('calls', prefix + (source.kind === 'run' ? 'calls' : 'results'), String(total),
+          (total - failed) + ' ok'),
+        card('errors', prefix + 'errors', String(failed),
+          total ? (100 * failed / total).toFixed(1) + '% of ' + total : null, failed > 0),
+        card('elapsed', prefix + 'elapsed', source.elapsed_ms === null ? '—' : fmtMs(source.elapsed_ms),
+          callTime ? 'call time ' + fmtMs(callTime) : (source.elapsed_ms === null ? 'not recorded in results files' : null)),
+      ]);
+      group.querySelector('[data-field=calls]').dataset.value = String(total);
+      group.querySelector('[data-field=errors]').dataset.value = String(failed);
+      cards.appendChild(group);
+    });
+    drawRanking();
+  }
+
+  function drawRanking() {
+    var ranked = series.map(function (_, index) { return { index: index, head: headline(index) }; });
+    ranked.sort(function (a, b) {
+      return (b.head.score === null ? -Infinity : b.head.score) - (a.head.score === null ? -Infinity : a.head.score);
+    });
+    var scores = ranked.map(function (item) { return item.head.score || 0; });
+    var lows = ranked.map(function (item) { return item.head.ci95 ? item.head.ci95[0] : Infinity; });
+    var highs = ranked.map(function (item) { return item.head.ci95 ? item.head.ci95[1] : -Infinity; });
+    var low = Math.min(0, Math.min.apply(null, scores.concat(lows)));
+    var high = Math.max(1, Math.max.apply(null, scores.concat(highs)));
+    var table = el('table', { className: 'ranking' }, [
+      el('thead', null, [el('tr', null, [
+        el('th', { text: 'rank' }), el('th', { text: 'candidate' }),
+        el('th', { className: 'num', text: 'score' }), el('th', { text: '95% interval' }),
+        el('th', { text: '' }),
+      ])]),
+    ]);
+    var body = el('tbody');
+    ranked.forEach(function (item, rank) {
+      var width = 240;
+      var x = function (value) { return 4 + (width - 8) * (value - low) / ((high - low) || 1); };
+      var chart = svgEl('svg', { width: width, height: 16, role: 'img' });
+      chart.appendChild(svgEl('rect', { class: 'bar-track', x: 4, y: 4, width: width - 8, height: 8 }));
+      if (item.head.score !== null) {
+        chart.appendChild(svgEl('rect', { class: 'bar', x: x(Math.min(0, item.head.score)), y: 4,
+          width: Math.max(1, Math.abs(x(item.head.score) - x(0))), height: 8 }));
+      }
+      var ci = item.head.ci95;
+      if (ci) {
+        chart.appendChild(svgEl('line', { class: 'interval', x1: x(ci[0]), x2: x(ci[1]), y1: 8, y2: 8 }));
+        chart.appendChild(svgEl('line', { class: 'interval', x1: x(ci[0]), x2: x(ci[0]), y1: 3, y2: 13 }));
+        chart.appendChild(svgEl('line', { class: 'interval', x1: x(ci[1]), x2: x(ci[1]), y1: 3, y2: 13 }));
+      }
+      body.appendChild(el('tr', { data: { series: String(item.index), score: String(item.head.score) } }, [
+        el('td', { className: 'num', text: String(rank + 1) }),
+        el('td', { className: 'cand', text: seriesLabel(item.index) }),
+        el('td', { className: 'num score', text: fmt(item.head.score) }),
+        el('td', { text: ci ? '[' + fmt(ci[0]) + ', ' + fmt(ci[1]) + ']' : '—' }),
+        el('td', null, [chart]),
+      ]));
+    });
+    table.appendChild(body);
+    var wrap = document.getElementById('ranking');
+    wrap.appendChild(el('h3', { text: 'Candidates ranked by score' }));
+    wrap.appendChild(el('div', { className: 'table-wrap' }, [table]));
+  }
+
+  // ---- candidates -------------------------------------------------------------------------
+
+  function scoreDomain() {
+    var all = rows.map(scoreOf);
+    var low = Math.min.apply(null, all.length ? all : [0]);
+    var high = Math.max.apply(null, all.length ? all : [1]);
+    if (low >= 0 && high <= 1) return [0, 1];
+    return low === high ? [low - 0.5, high + 0.5] : [low, high];
+  }
+
+  function histogram(scores, failedScores, domain) {
+    var bins = 10;
+    var counts = new Array(bins).fill(0);
+    var failed = new Array(bins).fill(0);
+    var bin = function (score) {
+      return Math.min(bins - 1, Math.max(0, Math.floor((score - domain[0]) / (domain[1] - domain[0]) * bins)));
+    };
+    scores.forEach(function (score) { counts[bin(score)] += 1; });
+    failedScores.forEach(function (score) { failed[bin(score)] += 1; });
+    var width = 300, height = 110, bottom = 18, top = 12;
+    var most = Math.max.apply(null, counts.concat([1]));
+    var chart = svgEl('svg', { class: 'histogram', width: width, height: height, role: 'img', viewBox: '0 0 ' + width + ' ' + height });
+    chart.appendChild(svgEl('title', {}, 'Score histogram: ' + scores.length + ' results'));
+    var step = width / bins;
+    counts.forEach(function (count, i) {
+      var h = (height - bottom - top) * count / most;
+      var hf = (height - bottom - top) * failed[i] / most;
+      chart.appendChild(svgEl('rect', { class: 'bar', x: i * step + 1, y: height - bottom - h, width: step - 2, height: h, 'data-count': count }));
+      if (hf > 0) chart.appendChild(svgEl('rect', { class: 'bar failed', x: i * step + 1, y: height - bottom - hf, width: step - 2, height: hf }));
+      if (count > 0) chart.appendChild(svgEl('text', { x: i * step + step / 2, y: height - bottom - h - 2, 'text-anchor': 'middle' }, String(count)));
+    });
+    chart.appendChild(svgEl('line', { class: 'axis', x1: 0, x2: width, y1: height - bottom, y2: height - bottom }));
+    chart.appendChild(svgEl('text', { x: 0, y: height - 4 }, fmt(domain[0], 2)));
+    chart.appendChild(svgEl('text', { x: width, y: height - 4, 'text-anchor': 'end' }, fmt(domain[1], 2)));
+    return chart;
+  }
+
+  function aggregateTable(index) {
+    var splits = splitOrder.filter(function (split) { return stats[index].splits[split]; });
+    var head = el('tr', null, ['split', 'n', 'mean', 'min', 'max', 'errors', '95% interval'].map(function (name, i) {
+      return el('th', { className: i > 0 && i < 6 ? 'num' : '', text: name });
+    }));
+    var body = el('tbody', null, splits.map(function (split) {
+      var a = aggregateOf(index, split);
+      return el('tr', { data: { split: split } }, [
+        el('td', { text: split }), el('td', { className: 'num', text: String(a.n) }),
+        el('td', { className: 'num mean', text: fmt(a.mean) }), el('td', { className: 'num', text: fmt(a.min) }),
+        el('td', { className: 'num', text: fmt(a.max) }), el('td', { className: 'num', text: String(a.errors) }),
+        el('td', { text: a.ci95 ? '[' + fmt(a.ci95[0]) + ', ' + fmt(a.ci95[1]) + ']' : '—' }),
+      ]);
+    }));
+    return el('table', null, [el('thead', null, [head]), body]);
+  }
+
+  function drawCandidates() {
+    var panels = document.getElementById('candidate-panels');
+    var domain = scoreDomain();
+    series.forEach(function (item, index) {
+      var own = rows.filter(function (row) { return row[col.series] === index; });
+      var failed = own.filter(function (row) { return errorKind(row) !== null; }).map(scoreOf);
+      panels.appendChild(el('div', { className: 'panel', data: { series: String(index) } }, [
+        el('h3', { text: seriesLabel(index) }),
+        el('div', { className: 'table-wrap' }, [aggregateTable(index)]),
+        histogram(own.map(scoreOf), failed, domain),
+        el('div', { className: 'muted', text: 'Score histogram (failed results in red, scored 0)' }),
+      ]));
+    });
+  }
+
+  // ---- comparison -------------------------------------------------------------------------
+
+  function pairKey(row) {
+    if (row[col.label] !== null) return 'label:' + row[col.label];
+    return row[col.split] + '#' + row[col.example_index] + '/' + (row[col.repeat] === null ? 0 : row[col.repeat]);
+  }
+
+  function drawComparison() {
+    if (series.length < 2) return;
+    document.getElementById('comparison').hidden = false;
+    var splits = splitOrder;
+    var head = el('tr', null, [el('th', { text: 'candidate' }), el('th', { className: 'num', text: 'score' })]
+      .concat(splits.map(function (split) { return el('th', { className: 'num', text: split + ' mean' }); }))
+      .concat([el('th', { className: 'num', text: 'results' }), el('th', { className: 'num', text: 'errors' })]));
+    var body = el('tbody', null, series.map(function (_, index) {
+      var all = stats[index].all;
+      return el('tr', null, [el('td', { className: 'cand', text: seriesLabel(index) }),
+        el('td', { className: 'num', text: fmt(headline(index).score) })]
+        .concat(splits.map(function (split) {
+          var a = aggregateOf(index, split);
+          return el('td', { className: 'num', text: a ? fmt(a.mean) : '—' });
+        }))
+        .concat([el('td', { className: 'num', text: String(all.n) }), el('td', { className: 'num', text: String(all.errors) })]));
+    }));
+    document.getElementById('comparison-table').appendChild(
+      el('div', { className: 'table-wrap' }, [el('table', null, [el('thead', null, [head]), body])]));
+
+    var controls = document.getElementById('scatter-controls');
+    var pick = function (id, label, chosen) {
+      var select = el('select', { id: id }, series.map(function (_, index) {
+        return el('option', { value: String(index), text: seriesLabel(index), selected: index === chosen });
+      }));
+      select.addEventListener('change', drawScatter);
+      controls.appendChild(el('label', null, [label, select]));
+      return select;
+    };
+    pick('scatter-x', 'x axis', 0);
+    pick('scatter-y', 'y axis', 1);
+    drawScatter();
+  }
+
+  function drawScatter() {
+    var xs = Number(document.getElementById('scatter-x').value);
+    var ys = Number(document.getElementById('scatter-y').value);
+    var byKey = {};
+    rows.forEach(function (row) {
+      var s = row[col.series];
+      if (s !== xs && s !== ys) return;
+      var key = pairKey(row);
+      byKey[key] = byKey[key] || {};
+      byKey[key][s === xs ? 'x' : 'y'] = scoreOf(row);
+      if (xs === ys) byKey[key].y = scoreOf(row);
+    });
+    var points = Object.keys(byKey).map(function (key) { return byKey[key]; })
+      .filter(function (p) { return p.x !== undefined && p.y !== undefined; });
+    var domain = scoreDomain();
+    var size = 320, pad = 30;
+    var scale = function (v) { return pad + (size - 2 * pad) * (v - domain[0]) / (domain[1] - domain[0]); };
+    var chart = svgEl('svg', { width: size, height: size, role: 'img', viewBox: '0 0 ' + size + ' ' + size });
+    chart.appendChild(svgEl('title', {}, 'Per-example scores: ' + points.length + ' pairs'));
+    chart.appendChild(svgEl('rect', { class: 'bar-track', x: pad, y: pad, width: size - 2 * pad, height: size - 2 * pad }));
+    chart.appendChild(svgEl('line', { class: 'diagonal', x1: pad, y1: size - pad, x2: size - pad, y2: pad }));
+    var jitter = function (i) { return ((i * 7919) % 11 - 5) * 0.6; };
+    points.slice(0, 20000).forEach(function (p, i) {
+      chart.appendChild(svgEl('circle', { class: 'dot', r: 3, cx: scale(p.x) + jitter(i), cy: size - scale(p.y) + jitter(i + 3) }));
+    });
+    chart.appendChild(svgEl('text', { x: size / 2, y: size - 6, 'text-anchor': 'middle' }, 'x: ' + seriesLabel(xs)));
+    chart.appendChild(svgEl('text', { x: 12, y: size / 2, 'text-anchor': 'middle', transform: 'rotate(-90 12 ' + size / 2 + ')' }, 'y: ' + seriesLabel(ys)));
+    var above = points.filter(function (p) { return p.y > p.x; }).length;
+    var below = points.filter(function (p) { return p.y < p.x; }).length;
+    var wrap = clear(document.getElementById('scatter'));
+    wrap.appendChild(chart);
+    wrap.appendChild(el('p', { className: 'muted', text: plural(points.length, 'paired example') + ': y higher in ' +
+      above + ', x higher in ' + below + ', tied in ' + (points.length - above - below) }));
+  }
+
+  // ---- errors -----------------------------------------------------------------------------
+
+  function drawErrors() {
+    var groups = {};
+    var order = [];
+    rows.forEach(function (row, index) {
+      var kind = errorKind(row);
+      if (kind === null) return;
+      if (!groups[kind]) { groups[kind] = { count: 0, first: [] }; order.push(kind); }
+      groups[kind].count += 1;
+      if (groups[kind].first.length < 3) groups[kind].first.push(index);
+    });
+    var wrap = document.getElementById('error-groups');
+    if (!order.length) {
+      wrap.appendChild(el('p', { className: 'muted', text: 'No failed results.' }));
+      return;
+    }
+    order.sort(function (a, b) { return groups[b].count - groups[a].count; });
+    var body = el('tbody', null, order.map(function (kind) {
+      return el('tr', { data: { kind: kind, count: String(groups[kind].count) } }, [
+        el('td', { className: 'error-kind', text: kind }),
+        el('td', { className: 'num', text: String(groups[kind].count) }),
+        el('td', null, groups[kind].first.map(function (index) {
+          var row = rows[index];
+          return el('div', { text: rowLabel(row) + ': ' + (row[col.error_message] || '') });
+        })),
+      ]);
+    }));
+    var head = el('tr', null, [el('th', { text: 'kind' }), el('th', { className: 'num', text: 'count' }), el('th', { text: 'first messages' })]);
+    wrap.appendChild(el('div', { className: 'table-wrap' }, [el('table', { id: 'error-table' }, [el('thead', null, [head]), body])]));
+  }
+
+  function exampleText(row) {
+    if (row[col.label] !== null) return row[col.label];
+    if (row[col.example_index] === null) return '—';
+    var line = row[col.example_line] === null ? '' : ' (line ' + row[col.example_line] + ')';
+    var repeat = row[col.repeat] === null ? '' : ' r' + row[col.repeat];
+    return '#' + row[col.example_index] + line + repeat;
+  }
+
+  function rowLabel(row) {
+    return seriesLabel(row[col.series]) + ' ' + row[col.split] + ' ' + exampleText(row);
+  }
+
+  // ---- the table of every result ----------------------------------------------------------
+
+  var view = { sortKey: null, sortDir: 1, page: 0, pageSize: 100, matching: [], open: {} };
+  var searchText = null; // lower-cased text of each row, made on the first search
+
+  var columns = [
+    { key: 'index', label: '#', num: true, value: function (row, i) { return i; } },
+    { key: 'candidate', label: 'candidate', value: function (row) { return seriesLabel(row[col.series]); } },
+    { key: 'split', label: 'split', value: function (row) { return row[col.split]; } },
+    { key: 'example', label: 'example', value: function (row) {
+      return row[col.label] !== null ? row[col.label] : (row[col.example_index] === null ? -1 : row[col.example_index]);
+    } },
+    { key: 'score', label: 'score', num: true, value: function (row) { return row[col.score] === null ? -Infinity : row[col.score]; } },
+    { key: 'error', label: 'error', value: function (row) { return errorKind(row) || ''; } },
+    { key: 'latency', label: 'latency', num: true, value: function (row) { return row[col.latency_ms] === null ? -1 : row[col.latency_ms]; } },
+    { key: 'details', label: 'side info' },
+  ];
+
+  function distinct(values) {
+    var seen = {};
+    return values.filter(function (value) {
+      if (seen.hasOwnProperty(value)) return false;
+      seen[value] = true;
+      return true;
+    });
+  }
+
+  function drawFilters() {
+    var filters = document.getElementById('filters');
+    var option = function (value, text) { return el('option', { value: value, text: text }); };
+    var candidate = el('select', { id: 'filter-candidate' }, [option('', 'all candidates')]
+      .concat(series.map(function (_, index) { return option(String(index), seriesLabel(index)); })));
+    var split = el('select', { id: 'filter-split' }, [option('', 'all splits')]
+      .concat(splitOrder.map(function (name) { return option(name, name); })));
+    var kinds = distinct(rows.map(errorKind).filter(function (kind) { return kind !== null; })).sort();
+    var error = el('select', { id: 'filter-error' }, [option('', 'all results'), option('none', 'succeeded only'),
+      option('any', 'failed only')].concat(kinds.map(function (kind) { return option('kind:' + kind, kind); })));
+    var min = el('input', { id: 'filter-min', type: 'number', step: 'any', placeholder: 'min' });
+    var max = el('input', { id: 'filter-max', type: 'number', step: 'any', placeholder: 'max' });
+    var text = el('input', { id: 'filter-text', type: 'search', placeholder: 'text in side info, messages…' });
+    var pageSize = el('select', { id: 'page-size' }, [50, 100, 500].map(function (n) {
+      return el('option', { value: String(n), text: n + ' a page', selected: n === view.pageSize });
+    }));
+    [candidate, split, error, min, max, text, pageSize].forEach(function (control) {
+      control.addEventListener(control.tagName === 'SELECT' ? 'change' : 'input', applyFilters);
+    });
+    filters.appendChild(el('label', null, ['candidate', candidate]));
+    filters.appendChild(el('label', null, ['split', split]));
+    filters.appendChild(el('label', null, ['error', error]));
+    filters.appendChild(el('label', null, ['score ≥', min]));
+    filters.appendChild(el('label', null, ['score ≤', max]));
+    filters.appendChild(el('label', null, ['search', text]));
+    filters.appendChild(el('label', null, ['rows', pageSize]));
+
+    var head = document.querySelector('#rows thead');
+    head.appendChild(el('tr', null, columns.map(function (column) {
+      var th = el('th', { className: column.num ? 'num' : '', text: column.label });
+      if (column.value) {
+        th.dataset.key = column.key;
+        th.addEventListener('click', function () {
+          view.sortDir = view.sortKey === column.key ? -view.sortDir : (column.num ? -1 : 1);
+          view.sortKey = column.key;
+          head.querySelectorAll('th').forEach(function (other) { other.removeAttribute('aria-sort'); });
+          th.setAttribute('aria-sort', view.sortDir > 0 ? 'ascending' : 'descending');
+          sortMatching();
+          view.page = 0;
+          drawPage();
+        });
+      }
+      return th;
+    })));
+  }
+
+  function rowSearchText(index) {
+    if (!searchText) {
+      searchText = rows.map(function (row) {
+        return [seriesLabel(row[col.series]), row[col.label] || '', row[col.error_kind] || '',
+          row[col.error_message] || '', JSON.stringify(row[col.side_info])].join('\n').toLowerCase();
+      });
+    }
+    return searchText[index];
+  }
+
+  function applyFilters() {
+    var candidate = document.getElementById('filter-candidate').value;
+    var split = document.getElementById('filter-split').value;
+    var error = document.getElementById('filter-error').value;
+    var minText = document.getElementById('filter-min').value;
+    var maxText = document.getElementById('filter-max').value;
+    var text = document.getElementById('filter-text').value.trim().toLowerCase();
+    var min = minText === '' ? -Infinity : Number(minText);
+    var max = maxText === '' ? Infinity : Number(maxText);
+    view.pageSize = Number(document.getElementById('page-size').value);
+    view.matching = [];
+    for (var i = 0; i < rows.length; i++) {
+      var row = rows[i];
+      if (candidate !== '' && row[col.series] !== Number(candidate)) continue;
+      if (split !== '' && row[col.split] !== split) continue;
+      var kind = errorKind(row);
+      if (error === 'none' && kind !== null) continue;
+      if (error === 'any' && kind === null) continue;
+      if (error.indexOf('kind:') === 0 && kind !== error.slice(5)) continue;
+      var score = scoreOf(row);
+      if (score < min || score > max) continue;
+      if (text && rowSearchText(i).indexOf(text) < 0) continue;
+      view.matching.push(i);
+    }
+    sortMatching();
+    view.page = 0;
+    drawPage();
+  }
+
+  function sortMatching() {
+    if (!view.sortKey) return;
+    var column = columns.filter(function (c) { return c.key === view.sortKey; })[0];
+    var keys = {};
+    view.matching.forEach(function (i) { keys[i] = column.value(rows[i], i); });
+    view.matching.sort(function (a, b) {
+      var ka = keys[a], kb = keys[b];
+      var order = ka < kb ? -1 : ka > kb ? 1 : 0;
+      return order * view.sortDir || a - b;
+    });
+  }
+
+  function preview(sideInfo) {
+    var keys = Object.keys(sideInfo || {});
+    if (!keys.length) return '';
+    var text = JSON.stringify(sideInfo);
+    return text.length > 160 ? text.slice(0, 160) + '…' : text;
+  }
+
+  function drawPage() {
+    var body = clear(document.querySelector('#rows tbody'));
+    var total = view.matching.length;
+    var pages = Math.max(1, Math.ceil(total / view.pageSize));
+    view.page = Math.min(view.page, pages - 1);
+    var start = view.page * view.pageSize;
+    var shown = view.matching.slice(start, start + view.pageSize);
+    var fragment = document.createDocumentFragment();
+    shown.forEach(function (index) {
+      var row = rows[index];
+      var failed = errorKind(row) !== null;
+      var tr = el('tr', { className: 'row' + (failed ? ' failed' : ''), data: { index: String(index) } }, [
+        el('td', { className: 'num', text: String(index + 1) }),
+        el('td', { className: 'cand', text: seriesLabel(row[col.series]), title: seriesLabel(row[col.series]) }),
+        el('td', { text: row[col.split] }),
+        el('td', { text: exampleText(row) }),
+        el('td', { className: 'num score', text: row[col.score] === null ? '—' : fmt(row[col.score]) }),
+        el('td', null, failed ? [el('span', { className: 'pill', text: errorKind(row) })] : []),
+        el('td', { className: 'num', text: row[col.latency_ms] === null ? '—' : fmtMs(row[col.latency_ms]) }),
+        el('td', { className: 'preview', text: failed ? row[col.error_message] || '' : preview(row[col.side_info]) }),
+      ]);
+      tr.addEventListener('click', function () {
+        view.open[index] = !view.open[index];
+        drawPage();
+      });
+      fragment.appendChild(tr);
+      if (view.open[index]) fragment.appendChild(detailRow(row));
+    });
+    body.appendChild(fragment);
+    var count = document.getElementById('row-count');
+    count.dataset.matching = String(total);
+    count.dataset.total = String(rows.length);
+    count.textContent = total === rows.length ? plural(total, 'result')
+      : total + ' of ' + plural(rows.length, 'result') + ' match the filters';
+    drawPager(pages);
+  }
+
+  function drawPager(pages) {
+    var pager = clear(document.getElementById('pager'));
+    var go = function (page) { view.page = page; drawPage(); };
+    var button = function (id, text, page, disabled) {
+      var b = el('button', { id: id, type: 'button', text: text, disabled: disabled });
+      b.addEventListener('click', function () { go(page); });
+      return b;
+    };
+    pager.appendChild(button('page-first', '« first', 0, view.page === 0));
+    pager.appendChild(button('page-prev', '‹ previous', view.page - 1, view.page === 0));
+    pager.appendChild(el('span', { id: 'page-of', text: 'page ' + (view.page + 1) + ' of ' + pages }));
+    pager.appendChild(button('page-next', 'next ›', view.page + 1, view.page >= pages - 1));
+    pager.appendChild(button('page-last', 'last »', pages - 1, view.page >= pages - 1));
+  }
+
+  function block(title, content) {
+    return el('div', null, [el('h4', { text: title }), el('pre', { text: content })]);
+  }
+
+  function pretty(value) {
+    return typeof value === 'string' ? value : JSON.stringify(value, null, 2);
+  }
+
+  function detailRow(row) {
+    var item = series[row[col.series]];
+    var source = sources[item.source];
+    var parts = [];
+    if (errorKind(row) !== null) parts.push(block('error: ' + errorKind(row), row[col.error_message] || ''));
+    var examples = source.examples && source.examples[row[col.split]];
+    if (examples && row[col.example_index] !== null && examples[row[col.example_index]] !== undefined) {
+      parts.push(block('example record', pretty(examples[row[col.example_index]])));
+    }
+    if (item.text !== null) parts.push(block('candidate ' + item.candidate, item.text));
+    var side = row[col.side_info] || {};
+    Object.keys(side).forEach(function (key) { parts.push(block(key, pretty(side[key]))); });
+    var facts = [];
+    if (row[col.attempts] !== null) facts.push('attempts ' + row[col.attempts]);
+    if (row[col.passed] !== null) facts.push(row[col.passed] ? 'passed' : 'not passed');
+    if (row[col.repeat] !== null) facts.push('repeat ' + row[col.repeat]);
+    if (row[col.cached]) facts.push('from the cache');
+    if (row[col.example_line] !== null) facts.push('line ' + row[col.example_line]);
+    if (facts.length) parts.push(block('call', facts.join(' · ')));
+    var td = el('td', { colSpan: columns.length }, [el('div', { className: 'detail-grid' }, parts)]);
+    return el('tr', { className: 'detail' }, [td]);
+  }
+
+  // ---- draw everything --------------------------------------------------------------------
+
+  drawSummary();
+  drawCandidates();
+  drawComparison();
+  drawErrors();
+  drawFilters();
+  applyFilters();
+  document.body.dataset.renderMs = String(Math.round(performance.now() - started));
+  document.body.dataset.ready = 'true';
+})();

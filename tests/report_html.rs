@@ -1,0 +1,413 @@
+//! The HTML report in a real browser: a real run (a `sh` evaluator) is rendered by `run --report`
+//! and by `evalctl report`, loaded in headless Chromium driven over the DevTools protocol, and its
+//! DOM checked: the summary numbers match the run's JSON summary, the table has one row per call,
+//! the filters work, an injected `<script>` did not run (and shows as text), and no request left
+//! the page. A screenshot is saved to `target/report-artifacts/report.png`.
+//!
+//! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it); with no
+//! Chromium on PATH the test prints a notice and passes without checking.
+
+mod common;
+
+use std::io::{BufRead, BufReader};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use common::{code, json_stdout, stderr_text, succeeded, Sandbox};
+use serde_json::{json, Value};
+
+const EVALUATOR: &str = r#"input=$(cat)
+case "$input" in
+  *boom*) echo "exploded" >&2; exit 3;;
+  *'"q":"2"'*) echo '{"score": 0.25, "reasoning": "<b>bold?</b> partly"}';;
+  *) echo '{"score": 0.75, "reasoning": "fine <script>window.__injected=1</script>", "dimensions": {"clarity": 0.8}}';;
+esac
+"#;
+
+/// The candidate id and text carry markup that would run if the page used it as HTML.
+const CANDIDATES: &str = concat!(
+    r#"{"candidate":"Answer A <script>window.__injected=1</script>","id":"<img src=x onerror=window.__injected=1>"}"#,
+    "\n",
+    r#"{"candidate":"Answer B","id":"plain"}"#,
+    "\n"
+);
+
+/// A headless Chromium and one page of it, driven over the DevTools protocol.
+struct Browser {
+    child: Child,
+    socket: tungstenite::WebSocket<TcpStream>,
+    session: String,
+    next_id: u64,
+    /// Every event received, in order.
+    events: Vec<Value>,
+    _profile: tempfile::TempDir,
+}
+
+impl Browser {
+    /// Chromium from PATH, or `None` (with a notice) when there is none.
+    fn launch() -> Option<Browser> {
+        let program = ["chromium", "chromium-browser"]
+            .into_iter()
+            .find(|name| on_path(name))?;
+        let profile = tempfile::tempdir().expect("temporary profile");
+        let mut child = Command::new(program)
+            .args([
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--disable-quic",
+                "--no-first-run",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--remote-debugging-port=0",
+                "--window-size=1280,900",
+            ])
+            .arg(format!("--user-data-dir={}", profile.path().display()))
+            .arg("about:blank")
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("chromium starts");
+        let stderr = child.stderr.take().expect("piped stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let url = loop {
+            let line = lines
+                .next()
+                .expect("chromium says where DevTools listens")
+                .expect("stderr is text");
+            if let Some(url) = line.strip_prefix("DevTools listening on ") {
+                break url.trim().to_string();
+            }
+        };
+        // Keep draining stderr so Chromium never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        let address = url
+            .trim_start_matches("ws://")
+            .split('/')
+            .next()
+            .expect("host:port")
+            .to_string();
+        let stream = TcpStream::connect(address).expect("DevTools port");
+        stream
+            .set_read_timeout(Some(Duration::from_secs(30)))
+            .expect("read timeout");
+        let (socket, _) = tungstenite::client(url.as_str(), stream).expect("DevTools handshake");
+        let mut browser = Browser {
+            child,
+            socket,
+            session: String::new(),
+            next_id: 0,
+            events: Vec::new(),
+            _profile: profile,
+        };
+        let target = browser.call(None, "Target.createTarget", json!({"url": "about:blank"}));
+        let attached = browser.call(
+            None,
+            "Target.attachToTarget",
+            json!({"targetId": target["targetId"], "flatten": true}),
+        );
+        browser.session = attached["sessionId"]
+            .as_str()
+            .expect("session id")
+            .to_string();
+        for domain in [
+            "Network.enable",
+            "Page.enable",
+            "Runtime.enable",
+            "Log.enable",
+        ] {
+            browser.page(domain, json!({}));
+        }
+        browser.page(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false}),
+        );
+        Some(browser)
+    }
+
+    /// Send `method` (to the page's session, or to the browser) and wait for its result.
+    fn call(&mut self, session: Option<String>, method: &str, params: Value) -> Value {
+        self.next_id += 1;
+        let id = self.next_id;
+        let mut message = json!({"id": id, "method": method, "params": params});
+        if let Some(session) = session {
+            message["sessionId"] = json!(session);
+        }
+        self.socket
+            .send(tungstenite::Message::text(message.to_string()))
+            .expect("send to DevTools");
+        loop {
+            let reply = self.socket.read().expect("DevTools answers");
+            let Ok(text) = reply.to_text() else { continue };
+            let Ok(value) = serde_json::from_str::<Value>(text) else {
+                continue;
+            };
+            if value["id"] == json!(id) {
+                assert!(value.get("error").is_none(), "{method}: {value}");
+                return value["result"].clone();
+            }
+            if value.get("method").is_some() {
+                self.events.push(value);
+            }
+        }
+    }
+
+    fn page(&mut self, method: &str, params: Value) -> Value {
+        let session = Some(self.session.clone());
+        self.call(session, method, params)
+    }
+
+    /// The value of a JavaScript expression in the page.
+    fn eval(&mut self, expression: &str) -> Value {
+        let result = self.page(
+            "Runtime.evaluate",
+            json!({"expression": expression, "returnByValue": true}),
+        );
+        assert!(
+            result.get("exceptionDetails").is_none(),
+            "{expression}: {result}"
+        );
+        result["result"]["value"].clone()
+    }
+
+    /// Open `path` and wait until the page says it has drawn everything.
+    fn open(&mut self, path: &Path) -> String {
+        let url = format!("file://{}", path.display());
+        self.events.clear();
+        self.page("Page.navigate", json!({"url": url}));
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while self.eval("document.body && document.body.dataset.ready === 'true'") != json!(true) {
+            assert!(Instant::now() < deadline, "the report never became ready");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        url
+    }
+
+    /// The events named `method` so far.
+    fn events_named(&self, method: &str) -> Vec<&Value> {
+        self.events
+            .iter()
+            .filter(|event| event["method"] == method)
+            .collect()
+    }
+
+    /// A full-page PNG.
+    fn screenshot(&mut self, to: &Path) {
+        let shot = self.page(
+            "Page.captureScreenshot",
+            json!({"format": "png", "captureBeyondViewport": true}),
+        );
+        let png = base64::engine::general_purpose::STANDARD
+            .decode(shot["data"].as_str().expect("image data"))
+            .expect("base64 PNG");
+        std::fs::write(to, png).expect("screenshot written");
+    }
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn on_path(program: &str) -> bool {
+    std::env::var_os("PATH")
+        .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
+}
+
+/// Where test artifacts go: `target/report-artifacts/`.
+fn artifacts() -> PathBuf {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/report-artifacts");
+    std::fs::create_dir_all(&dir).expect("artifact directory");
+    dir
+}
+
+/// Set a filter control's value and fire the event the page listens for.
+fn set_filter(browser: &mut Browser, id: &str, value: &str) {
+    browser.eval(&format!(
+        "(() => {{ const c = document.getElementById({id:?}); c.value = {value:?};
+           c.dispatchEvent(new Event(c.tagName === 'SELECT' ? 'change' : 'input')); }})()"
+    ));
+}
+
+fn shown_rows(browser: &mut Browser) -> (u64, u64) {
+    let matching = browser.eval("Number(document.getElementById('row-count').dataset.matching)");
+    let in_dom = browser.eval("document.querySelectorAll('#rows tbody tr.row').length");
+    (
+        matching.as_u64().expect("a count"),
+        in_dom.as_u64().expect("a count"),
+    )
+}
+
+#[test]
+fn the_report_of_a_real_run_renders_in_chromium() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "d.jsonl",
+        "{\"q\":\"1\"}\n{\"q\":\"2\"}\n{\"q\":\"boom\"}\n",
+    );
+    sandbox.write("v.jsonl", "{\"q\":\"3\"}\n");
+    sandbox.write("c.jsonl", CANDIDATES);
+    let out = sandbox
+        .run_with(EVALUATOR)
+        .args([
+            "--candidates",
+            "c.jsonl",
+            "--dataset",
+            "d.jsonl",
+            "--valset",
+            "v.jsonl",
+        ])
+        .args(["--output", "r.jsonl", "--report", "run.html"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&out), 1, "two calls fail: {}", stderr_text(&out));
+    let summary = json_stdout(&out);
+    let report = succeeded(sandbox.evalctl().args([
+        "report",
+        "r.jsonl",
+        "-o",
+        "report.html",
+        "--format",
+        "json",
+    ]));
+    let written = json_stdout(&report);
+    assert_eq!(written["results"], summary["calls"]["total"]);
+
+    let Some(mut browser) = Browser::launch() else {
+        println!("notice: no chromium on PATH; the browser checks of the HTML report were skipped");
+        return;
+    };
+    for name in ["report.html", "run.html"] {
+        let url = browser.open(&sandbox.join(name));
+
+        // The summary cards and the ranking say what the JSON summary says.
+        let calls = browser.eval("document.querySelector('[data-field=calls]').dataset.value");
+        assert_eq!(
+            calls,
+            json!(summary["calls"]["total"].to_string()),
+            "{name}"
+        );
+        let errors = browser.eval("document.querySelector('[data-field=errors]').dataset.value");
+        assert_eq!(
+            errors,
+            json!(summary["calls"]["errors"].to_string()),
+            "{name}"
+        );
+        for (index, candidate) in summary["candidates"]
+            .as_array()
+            .expect("candidates")
+            .iter()
+            .enumerate()
+        {
+            let shown = browser.eval(&format!(
+                "[...document.querySelectorAll('#ranking tr[data-series]')]
+                   .filter(tr => tr.querySelector('.cand').textContent === {:?})
+                   .map(tr => Number(tr.dataset.score))",
+                candidate["id"].as_str().expect("id")
+            ));
+            let expected = candidate["score"].as_f64().expect("score");
+            let shown = shown[0]
+                .as_f64()
+                .unwrap_or_else(|| panic!("{name}: candidate {index}"));
+            assert!(
+                (shown - expected).abs() < 1e-12,
+                "{name}: {shown} vs {expected}"
+            );
+        }
+
+        // One table row per call; the filters narrow it.
+        let total = summary["calls"]["total"].as_u64().expect("total");
+        assert_eq!(shown_rows(&mut browser), (total, total), "{name}");
+        let plain = browser.eval(
+            "[...document.getElementById('filter-candidate').options].find(o => o.text === 'plain').value",
+        );
+        set_filter(
+            &mut browser,
+            "filter-candidate",
+            plain.as_str().expect("an option"),
+        );
+        assert_eq!(shown_rows(&mut browser), (4, 4), "{name}: one candidate");
+        let candidates = browser.eval(
+            "[...new Set([...document.querySelectorAll('#rows tbody tr.row .cand')].map(td => td.textContent))]",
+        );
+        assert_eq!(candidates, json!(["plain"]), "{name}");
+        set_filter(&mut browser, "filter-candidate", "");
+        set_filter(&mut browser, "filter-error", "any");
+        let failed = summary["calls"]["errors"].as_u64().expect("errors");
+        assert_eq!(shown_rows(&mut browser), (failed, failed), "{name}: errors");
+        set_filter(&mut browser, "filter-error", "");
+        set_filter(&mut browser, "filter-min", "0.5");
+        assert_eq!(shown_rows(&mut browser), (4, 4), "{name}: score >= 0.5");
+        set_filter(&mut browser, "filter-min", "");
+        set_filter(&mut browser, "filter-split", "val");
+        assert_eq!(shown_rows(&mut browser), (2, 2), "{name}: val");
+        set_filter(&mut browser, "filter-split", "");
+
+        // Opening a row shows its side info as text (and, for run --report, its example).
+        browser.eval("document.querySelector('#rows tbody tr.row').click()");
+        let detail = browser.eval("document.querySelector('#rows tr.detail').textContent");
+        let detail = detail.as_str().expect("detail text");
+        assert!(
+            detail.contains("reasoning") || detail.contains("exit_status"),
+            "{detail}"
+        );
+        if name == "run.html" {
+            assert!(detail.contains("\"q\""), "the example record: {detail}");
+        }
+
+        // Markup in the data stayed text: nothing ran, no element was made from it.
+        assert_eq!(browser.eval("typeof window.__injected"), json!("undefined"));
+        assert_eq!(
+            browser.eval("document.querySelectorAll('img').length"),
+            json!(0)
+        );
+        assert_eq!(browser.eval("document.scripts.length"), json!(2));
+        let text = browser.eval("document.body.textContent");
+        let text = text.as_str().expect("text");
+        assert!(
+            text.contains("<img src=x onerror=window.__injected=1>"),
+            "{name}"
+        );
+        assert!(
+            text.contains("<script>window.__injected=1</script>"),
+            "{name}"
+        );
+
+        // Nothing left the page, and nothing went wrong in it.
+        let requests: Vec<String> = browser
+            .events_named("Network.requestWillBeSent")
+            .iter()
+            .map(|event| {
+                event["params"]["request"]["url"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_string()
+            })
+            .collect();
+        assert_eq!(
+            requests,
+            [url.as_str()],
+            "{name}: only the file itself is loaded"
+        );
+        assert!(
+            browser.events_named("Runtime.exceptionThrown").is_empty(),
+            "{name}: {:?}",
+            browser.events
+        );
+        let logged: Vec<&Value> = browser
+            .events_named("Log.entryAdded")
+            .into_iter()
+            .filter(|event| event["params"]["entry"]["level"] == "error")
+            .collect();
+        assert!(logged.is_empty(), "{name}: {logged:?}");
+    }
+    browser.open(&sandbox.join("run.html"));
+    browser.screenshot(&artifacts().join("report.png"));
+}
