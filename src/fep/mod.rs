@@ -8,7 +8,6 @@
 //! still run. The result is written as a stream (see [`writer`]).
 
 mod case;
-mod pool;
 mod request;
 mod stream;
 pub mod writer;
@@ -25,7 +24,7 @@ use crate::input::Source;
 use crate::report::Reporter;
 use request::parse_request;
 use stream::StreamEnd;
-use writer::{CaseBatch, RunWriter};
+use writer::RunWriter;
 
 /// What `evalctl fep evaluate` reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,7 +69,7 @@ pub fn evaluate(config: &FepConfig, reporter: Reporter) -> anyhow::Result<Exit> 
             checks,
         } => {
             let shared = load_checks_file(checks, &mut paths)?;
-            stream::evaluate_stream(test_cases, outputs, &shared, out)
+            stream::evaluate_stream(test_cases, outputs, &shared, &mut paths, out)
         }
     };
     // Every write of the result goes to stdout (the streaming mode's spool reports its own).
@@ -96,29 +95,12 @@ fn evaluate_request(
     out: impl std::io::Write,
 ) -> anyhow::Result<Status> {
     let mut writer = RunWriter::begin(out, request.experiment.as_ref())?;
-    let checks = &request.checks;
-    let jobs = request
-        .test_cases
-        .chunks_mut(pool::BATCH)
-        .zip(request.outputs.chunks_mut(pool::BATCH))
-        .zip(request.own_checks.chunks(pool::BATCH))
-        .enumerate();
-    pool::ordered(
-        jobs,
-        |(job, ((test_cases, outputs), own_checks))| {
-            let mut batch = CaseBatch::new();
-            let mut context = Context::new(Value::Null, Value::Null);
-            let pairs = test_cases.iter_mut().zip(outputs).zip(own_checks);
-            for (index, ((test_case, output), own)) in (job * pool::BATCH..).zip(pairs) {
-                let shared = checks.for_case(index).iter().chain(own);
-                context.with(test_case, output, |context| batch.case(context, shared))?;
-                // Freed here, on a worker, rather than all at the end on one thread.
-                drop((std::mem::take(test_case), std::mem::take(output)));
-            }
-            Ok(batch)
-        },
-        |batch: std::io::Result<CaseBatch>| writer.batch(&batch?),
-    )?;
+    let mut context = Context::new(Value::Null, Value::Null);
+    let pairs = request.test_cases.iter_mut().zip(&mut request.outputs);
+    for (index, ((test_case, output), own)) in pairs.zip(&request.own_checks).enumerate() {
+        let shared = request.checks.for_case(index).iter().chain(own);
+        context.with(test_case, output, |context| writer.case(context, shared))?;
+    }
     Ok(writer.finish()?)
 }
 

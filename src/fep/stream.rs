@@ -16,14 +16,11 @@ use std::io::{self, BufWriter, Seek, Write};
 
 use serde_json::Value;
 
-use std::sync::atomic::{AtomicBool, Ordering};
-
 use super::case::{output_problems, prepare_test_case};
-use super::pool;
-use super::writer::{CaseBatch, RunWriter};
+use super::writer::RunWriter;
 use crate::checks::{Check, Context, PathCache, Problem, Status};
 use crate::error::{invalid, Fatal};
-use crate::input::{parse_object_line, JsonlStream, Source};
+use crate::input::{JsonlStream, Source};
 use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
@@ -50,10 +47,11 @@ pub fn evaluate_stream<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
+    paths: &mut PathCache,
     out: W,
 ) -> anyhow::Result<StreamEnd> {
     catch_in_flag();
-    let evaluated = evaluate_pairs(test_cases, outputs, shared, out);
+    let evaluated = evaluate_pairs(test_cases, outputs, shared, paths, out);
     restore_default_actions();
     evaluated
 }
@@ -63,6 +61,7 @@ fn evaluate_pairs<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
+    paths: &mut PathCache,
     mut out: W,
 ) -> anyhow::Result<StreamEnd> {
     // Opening a FIFO blocks until it has a writer, and std retries an interrupted open.
@@ -87,42 +86,52 @@ fn evaluate_pairs<W: Write>(
     };
     let mut spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(spool_error)?);
     let mut writer = RunWriter::begin(&mut spool, None).map_err(spool_error)?;
+    let mut context = Context::new(Value::Null, Value::Null);
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
     let mut checks_run = 0usize;
     let mut evaluated = 0usize;
-    let (mut stopped, mut ended) = (false, false);
-    let displays = (cases.display.clone(), answers.display.clone());
-    let problem_seen = AtomicBool::new(false);
-    // Pairs are read here, in batches; a worker decodes, validates and evaluates each batch.
-    let batches = std::iter::from_fn(|| {
-        let mut pairs = Vec::with_capacity(pool::BATCH);
-        while !ended && pairs.len() < pool::BATCH {
-            let (case, answer) = (owned(cases.next_text()), owned(answers.next_text()));
-            if interrupt_requested() {
-                (stopped, ended) = (true, true);
-            } else if case.is_none() && answer.is_none() {
-                ended = true;
-            } else {
-                case_count += usize::from(case.is_some());
-                output_count += usize::from(answer.is_some());
-                pairs.push(RawPair { case, answer });
-            }
+    let stopped = loop {
+        let (case, answer) = (cases.next_record(), answers.next_record());
+        if interrupt_requested() {
+            break true;
         }
-        (!pairs.is_empty()).then_some(pairs)
-    });
-    pool::ordered(
-        batches,
-        |pairs| evaluate_batch(pairs, shared, &displays, &problem_seen),
-        |done: io::Result<BatchDone>| {
-            let done = done?;
-            problems.extend(done.problems);
-            checks_run += done.checks_run;
-            evaluated += done.batch.test_cases();
-            writer.batch(&done.batch)
-        },
-    )
-    .map_err(spool_error)?;
+        if case.is_none() && answer.is_none() {
+            break false;
+        }
+        case_count += usize::from(case.is_some());
+        output_count += usize::from(answer.is_some());
+        let case = case.and_then(|record| {
+            let (line, test_case) = record.map_err(|problem| problems.push(problem)).ok()?;
+            match prepare_test_case(&test_case, paths) {
+                Ok(own) => Some((test_case, own)),
+                Err(found) => {
+                    locate(&mut problems, &cases.display, line, found);
+                    None
+                }
+            }
+        });
+        let answer = answer.and_then(|record| {
+            let (line, output) = record.map_err(|problem| problems.push(problem)).ok()?;
+            let found = output_problems(&output);
+            let valid = found.is_empty();
+            locate(&mut problems, &answers.display, line, found);
+            valid.then_some(output)
+        });
+        // After the first problem nothing more is evaluated: the rest is only validated.
+        if let (Some((mut test_case, own)), Some(mut output), true) =
+            (case, answer, problems.is_empty())
+        {
+            checks_run += shared.len() + own.len();
+            evaluated += 1;
+            let checks = shared.iter().chain(&own);
+            context
+                .with(&mut test_case, &mut output, |context| {
+                    writer.case(context, checks)
+                })
+                .map_err(spool_error)?;
+        }
+    };
     // Stopped by a signal: what was evaluated is written (unless there were problems).
     if stopped {
         if !problems.is_empty() {
@@ -179,93 +188,6 @@ fn spool_error(err: io::Error) -> anyhow::Error {
         io_reason(&err)
     ))
     .into()
-}
-
-/// A line's text and number, or the problem of the line.
-type RawRecord = Result<(usize, String), crate::error::Problem>;
-
-/// Record i of the test cases and of the outputs, as read (either may be missing at the end).
-struct RawPair {
-    case: Option<RawRecord>,
-    answer: Option<RawRecord>,
-}
-
-/// A [`JsonlStream::next_text`] answer, owned so it can go to a worker.
-fn owned(record: Option<Result<(usize, &str), crate::error::Problem>>) -> Option<RawRecord> {
-    record.map(|found| found.map(|(line, text)| (line, text.to_string())))
-}
-
-/// What a worker made of a batch of pairs.
-struct BatchDone {
-    /// The problems of the batch's records, in the order of the input.
-    problems: Vec<crate::error::Problem>,
-    /// The results of the pairs evaluated (none once a problem has been seen).
-    batch: CaseBatch,
-    /// Checks run over the batch.
-    checks_run: usize,
-}
-
-/// Decode, validate and (while no problem has been seen anywhere) evaluate `pairs`;
-/// `displays` name the test cases and the outputs file.
-fn evaluate_batch(
-    pairs: Vec<RawPair>,
-    shared: &[Check],
-    displays: &(String, String),
-    problem_seen: &AtomicBool,
-) -> io::Result<BatchDone> {
-    let mut paths = PathCache::new();
-    let mut context = Context::new(Value::Null, Value::Null);
-    let mut problems = Vec::new();
-    let mut batch = CaseBatch::new();
-    let mut checks_run = 0;
-    for pair in pairs {
-        let case = decode(pair.case, &displays.0, &mut problems).and_then(|(line, test_case)| {
-            match prepare_test_case(&test_case, &mut paths) {
-                Ok(own) => Some((test_case, own)),
-                Err(found) => {
-                    locate(&mut problems, &displays.0, line, found);
-                    None
-                }
-            }
-        });
-        let answer = decode(pair.answer, &displays.1, &mut problems).and_then(|(line, output)| {
-            let found = output_problems(&output);
-            let valid = found.is_empty();
-            locate(&mut problems, &displays.1, line, found);
-            valid.then_some(output)
-        });
-        if !problems.is_empty() {
-            problem_seen.store(true, Ordering::Relaxed);
-        }
-        // After the first problem nothing more is evaluated: the rest is only validated.
-        if let (Some((mut test_case, own)), Some(mut output), false) =
-            (case, answer, problem_seen.load(Ordering::Relaxed))
-        {
-            checks_run += shared.len() + own.len();
-            let checks = shared.iter().chain(&own);
-            context.with(&mut test_case, &mut output, |context| {
-                batch.case(context, checks)
-            })?;
-        }
-    }
-    Ok(BatchDone {
-        problems,
-        batch,
-        checks_run,
-    })
-}
-
-/// The JSON object of a record, or `None` after adding its problem to `problems`.
-fn decode(
-    record: Option<RawRecord>,
-    display: &str,
-    problems: &mut Vec<crate::error::Problem>,
-) -> Option<(usize, Value)> {
-    let (line, text) = record?.map_err(|problem| problems.push(problem)).ok()?;
-    parse_object_line(&text)
-        .map(|value| (line, value))
-        .map_err(|reason| problems.push(crate::error::Problem::at_line(display, line, reason)))
-        .ok()
 }
 
 fn locate(

@@ -57,28 +57,6 @@ pub struct RunSummary {
     pub checks: CheckCounts,
 }
 
-impl RunSummary {
-    /// Count one test case of `status` whose checks counted `counts`.
-    fn record(&mut self, status: Status, counts: CheckCounts) {
-        self.total_test_cases += 1;
-        match status {
-            Status::Completed => self.completed_test_cases += 1,
-            Status::Error => self.error_test_cases += 1,
-            Status::Skip => self.skipped_test_cases += 1,
-        }
-        self.checks.add(counts);
-    }
-
-    /// Add the counts of `other`.
-    fn merge(&mut self, other: RunSummary) {
-        self.total_test_cases += other.total_test_cases;
-        self.completed_test_cases += other.completed_test_cases;
-        self.error_test_cases += other.error_test_cases;
-        self.skipped_test_cases += other.skipped_test_cases;
-        self.checks.add(other.checks);
-    }
-}
-
 #[derive(Serialize)]
 struct TestCaseResult<'a> {
     status: Status,
@@ -116,20 +94,45 @@ impl<W: Write> RunWriter<W> {
         })
     }
 
-    /// Write the test case results of `batch` (evaluated elsewhere, e.g. on a worker thread),
-    /// in order after those written so far.
-    pub fn batch(&mut self, batch: &CaseBatch) -> io::Result<()> {
-        if batch.summary.total_test_cases == 0 {
-            return Ok(());
+    /// Evaluate `checks` over `context` (`{"test_case", "output"}`) and write the test case
+    /// result.
+    pub fn case<'c>(
+        &mut self,
+        context: &Value,
+        checks: impl IntoIterator<Item = &'c Check>,
+    ) -> io::Result<()> {
+        let mut clock = CaseClock::start();
+        let results: Vec<CheckResult<'_>> = checks
+            .into_iter()
+            .map(|check| check.evaluate(context, &mut clock))
+            .collect();
+        let mut counts = CheckCounts::default();
+        for result in &results {
+            counts.count(result.status());
         }
+        let status = Status::combine(results.iter().map(CheckResult::status));
         self.out.write_all(if self.summary.total_test_cases == 0 {
             b"\n"
         } else {
             b",\n"
         })?;
-        self.out.write_all(&batch.bytes)?;
-        self.summary.merge(batch.summary);
-        self.status = self.status.max(batch.status);
+        serde_json::to_writer(
+            &mut self.out,
+            &TestCaseResult {
+                status,
+                execution_context: context,
+                check_results: &results,
+                summary: counts,
+            },
+        )?;
+        self.summary.total_test_cases += 1;
+        match status {
+            Status::Completed => self.summary.completed_test_cases += 1,
+            Status::Error => self.summary.error_test_cases += 1,
+            Status::Skip => self.summary.skipped_test_cases += 1,
+        }
+        self.summary.checks.add(counts);
+        self.status = self.status.max(status);
         Ok(())
     }
 
@@ -147,81 +150,6 @@ impl<W: Write> RunWriter<W> {
         self.out.flush()?;
         Ok(self.status)
     }
-}
-
-/// Consecutive test case results evaluated and serialised apart from the document (on a worker
-/// thread), to be written into it with [`RunWriter::batch`].
-#[derive(Debug)]
-pub struct CaseBatch {
-    bytes: Vec<u8>,
-    summary: RunSummary,
-    status: Status,
-}
-
-impl Default for CaseBatch {
-    fn default() -> Self {
-        CaseBatch {
-            bytes: Vec::new(),
-            summary: RunSummary::default(),
-            status: Status::Completed,
-        }
-    }
-}
-
-impl CaseBatch {
-    /// An empty batch.
-    pub fn new() -> Self {
-        CaseBatch::default()
-    }
-
-    /// Evaluate `checks` over `context` and add the test case result to the batch.
-    pub fn case<'c>(
-        &mut self,
-        context: &Value,
-        checks: impl IntoIterator<Item = &'c Check>,
-    ) -> io::Result<()> {
-        if self.summary.total_test_cases > 0 {
-            self.bytes.extend_from_slice(b",\n");
-        }
-        let (status, counts) = write_case(&mut self.bytes, context, checks)?;
-        self.summary.record(status, counts);
-        self.status = self.status.max(status);
-        Ok(())
-    }
-
-    /// How many test cases the batch holds.
-    pub fn test_cases(&self) -> usize {
-        self.summary.total_test_cases
-    }
-}
-
-/// Evaluate `checks` over `context` and write the test case result (FEP 4.1) to `out`; its
-/// status and check counts.
-fn write_case<'c>(
-    out: &mut impl Write,
-    context: &Value,
-    checks: impl IntoIterator<Item = &'c Check>,
-) -> io::Result<(Status, CheckCounts)> {
-    let mut clock = CaseClock::start();
-    let results: Vec<CheckResult<'_>> = checks
-        .into_iter()
-        .map(|check| check.evaluate(context, &mut clock))
-        .collect();
-    let mut counts = CheckCounts::default();
-    for result in &results {
-        counts.count(result.status());
-    }
-    let status = Status::combine(results.iter().map(CheckResult::status));
-    serde_json::to_writer(
-        &mut *out,
-        &TestCaseResult {
-            status,
-            execution_context: context,
-            check_results: &results,
-            summary: counts,
-        },
-    )?;
-    Ok((status, counts))
 }
 
 /// A random (version 4) UUID.
@@ -267,12 +195,8 @@ mod tests {
         let mut buffer = Vec::new();
         let mut writer = RunWriter::begin(&mut buffer, Some(&json!({"name": "x"}))).unwrap();
         let ctx = Context::new(json!({"id": "1", "input": "q"}), json!({"value": "a"}));
-        let mut batch = CaseBatch::new();
-        batch.case(ctx.value(), &checks[..1]).unwrap();
-        writer.batch(&batch).unwrap();
-        let mut batch = CaseBatch::new();
-        batch.case(ctx.value(), &checks).unwrap();
-        writer.batch(&batch).unwrap();
+        writer.case(ctx.value(), &checks[..1]).unwrap();
+        writer.case(ctx.value(), &checks).unwrap();
         assert_eq!(writer.finish().unwrap(), Status::Error);
         let document: Value = serde_json::from_slice(&buffer).unwrap();
         assert_eq!(document["experiment"], json!({"name": "x"}));

@@ -6,7 +6,9 @@
 use std::fs::File;
 use std::io::{BufRead, BufReader};
 
-use super::jsonl::jsonl_line;
+use serde_json::Value;
+
+use super::jsonl::{jsonl_line, parse_object_line};
 use super::source::Source;
 use crate::error::Problem;
 use crate::interrupt::InterruptibleRead;
@@ -62,8 +64,21 @@ impl JsonlStream {
         }
     }
 
+    /// The next record and its 1-based line, the problem of its line, or `None` at the end.
+    pub fn next_record(&mut self) -> Option<Result<(usize, Value), Problem>> {
+        let (line, text) = match self.next_text()? {
+            Ok(found) => found,
+            Err(problem) => return Some(Err(problem)),
+        };
+        Some(
+            parse_object_line(text)
+                .map(|value| (line, value))
+                .map_err(|reason| Problem::at_line(self.display.as_str(), line, reason)),
+        )
+    }
+
     /// The next non-blank line's text and its 1-based number, for a caller that decodes the line
-    /// itself (straight into its own type, with [`super::parse_object_line`] to word a bad line); the
+    /// itself (straight into its own type, with [`parse_object_line`] to word a bad line); the
     /// problem of an unreadable line; or `None` at the end.
     pub fn next_text(&mut self) -> Option<Result<(usize, &str), Problem>> {
         // Find the next non-blank line; the loop only decides, so the buffer is borrowed for the
