@@ -28,6 +28,7 @@ mod report;
 mod run;
 mod runner;
 mod secrets;
+mod server;
 pub mod spec;
 pub mod tasks;
 mod text;
@@ -53,6 +54,7 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Tasks(command) => command.execute(reporter),
         Command::Fep(command) => command.execute(reporter),
         Command::Spec(command) => command.execute(reporter),
+        Command::Serve(args) => args.execute(reporter),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -6,6 +6,7 @@
 
 mod fep;
 mod run;
+mod serve;
 mod spec;
 mod tasks;
 
@@ -17,6 +18,7 @@ use crate::report::{ColorWhen, Format, Reporter};
 
 pub use fep::FepCommand;
 pub use run::RunArgs;
+pub use serve::ServeArgs;
 pub use spec::SpecCommand;
 pub use tasks::TasksCommand;
 
@@ -60,6 +62,8 @@ pub enum Command {
     /// Evaluation specs (challenge packs' `evaluation_spec`): strict validation, scoring runs.
     #[command(subcommand)]
     Spec(SpecCommand),
+    /// Serve the FEP REST API and gRPC service (evaluations stored in SQLite).
+    Serve(ServeArgs),
 }
 
 /// `--color` values.
