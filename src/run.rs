@@ -12,29 +12,46 @@ use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{read_interruptibly, unless_interrupted};
 use crate::report::{
-    self, EvaluatorInfo, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
+    self, EvaluatorInfo, Gates, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
+use crate::runner::key::KeyContext;
 use crate::runner::preflight::{preflight, Probe};
+use crate::runner::resume::resume_from;
 use crate::runner::{self, plan_calls, CallRecord, RunContext};
 
 /// `evalctl run`.
 pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config, reporter)?;
     let inputs = Arc::new(inputs);
-    let plan = plan_calls(&inputs, config.exec.limit);
+    let keys = KeyContext::new(
+        &config.evaluator,
+        config.score_range,
+        config.task_model.as_deref(),
+    )?;
+    let mut plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
     let planned = plan.len();
     let (concurrency, limited) =
         runner::calls_in_flight(config.exec.concurrency, planned, evaluator.kind());
     if let Some(warning) = limited {
         reporter.warning(warning);
     }
-    let progress = report::progress_bar(plan.len() as u64);
     let candidate_ids = inputs.candidates.iter().map(|c| c.id.clone()).collect();
     let splits = report::Splits {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
     };
-    let mut tally = Tally::new(candidate_ids, splits);
+    let mut tally = Tally::new(candidate_ids, splits, config.seed);
+    if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
+        let resumed = resume_from(
+            path,
+            &inputs,
+            &mut plan,
+            config.resume_keep_errors,
+            |record| tally.add(&record),
+        )?;
+        report::print_resumed(path, &resumed, planned, reporter);
+    }
+    let progress = report::progress_bar(plan.len() as u64);
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),
@@ -76,42 +93,26 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     })??;
     progress.finish_and_clear();
 
-    let (summary, diagnostics) = tally.finish(
+    let (mut summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),
         config.score_range,
         crate::text::milliseconds(finished.elapsed),
         finished.interrupted,
     );
+    let gates = Gates {
+        fail_under: config.fail_under,
+        max_errors: config.max_errors,
+        max_error_rate: config.max_error_rate,
+    };
+    let exit = gates.judge(&mut summary, results_failed);
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
     report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
     report::print_summary(&summary, reporter)?;
-
-    if finished.interrupted {
-        if !stopped_in_preflight {
-            report::print_interrupted(summary.calls.total, planned, reporter);
-        }
-        return Ok(Exit::Interrupted);
+    if finished.interrupted && !stopped_in_preflight {
+        report::print_interrupted(summary.calls.total, planned, reporter);
     }
-    let below = config
-        .fail_under
-        .map(|threshold| (threshold, summary.below(threshold)));
-    if let Some((threshold, failed)) = &below {
-        report::print_gate_failures(failed, *threshold, reporter);
-    }
-    let gate_failed = below.is_some_and(|(_, failed)| !failed.is_empty());
-    Ok(if results_failed {
-        Exit::Internal
-    } else if summary.calls.errors > 0 {
-        reporter.note(format!(
-            "exit 1: {} of {} calls failed",
-            summary.calls.errors, summary.calls.total
-        ));
-        Exit::EvaluationFailed
-    } else if gate_failed {
-        Exit::EvaluationFailed
-    } else {
-        Exit::Success
-    })
+    report::print_gate_verdict(&summary, reporter);
+    Ok(exit)
 }
 
 /// `evalctl preflight`: validate every input, probe the evaluator once, score nothing. A

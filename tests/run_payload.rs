@@ -310,6 +310,7 @@ fn single_mode_summary_and_result_line() {
     assert_eq!(
         keys,
         [
+            "key",
             "candidate_id",
             "split",
             "example_index",

@@ -128,7 +128,7 @@ pub struct RunArgs {
 
     /// Retries for transport failures, HTTP 429 and 5xx (never for a bad score or non-zero exit).
     #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
-          value_parser = parse_count)]
+          value_parser = parse_count::<u32>)]
     pub retries: u32,
 
     /// Only the first N examples of each split.
@@ -146,6 +146,33 @@ pub struct RunArgs {
     /// Exit 1 when any candidate's score is below X.
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub fail_under: Option<f64>,
+
+    /// Continue the run whose journal is --output: calls with a successful line are not made
+    /// again, errored ones are; new lines are appended and the summary covers the whole journal.
+    #[arg(long, requires = "output")]
+    pub resume: bool,
+
+    /// With --resume: keep errored lines as they are instead of re-running their calls.
+    #[arg(long, requires = "resume")]
+    pub resume_keep_errors: bool,
+
+    /// Make each call N times (each line gets its repeat index).
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    pub repeat: Option<u32>,
+
+    /// Tolerate up to N errored calls: the run exits 1 only with more (default 0).
+    #[arg(long, value_name = "N", value_parser = parse_count::<usize>)]
+    pub max_errors: Option<usize>,
+
+    /// Tolerate errored calls up to this share of the calls (0 to 1): the run exits 1 only
+    /// above it. With --max-errors too, both must hold.
+    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    pub max_error_rate: Option<f64>,
+
+    /// Seed of the bootstrap behind each aggregate's 95% interval (ci95): the same seed prints
+    /// the same interval.
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
+    pub seed: u64,
 }
 
 /// `--score-range` values.
@@ -160,10 +187,20 @@ pub enum ScoreRangeArg {
 /// The longest `--timeout` accepted: a day.
 const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 
-/// A whole number of 0 or more (`--retries`).
-fn parse_count(text: &str) -> Result<u32, String> {
+/// A whole number of 0 or more (`--retries`, `--max-errors`).
+fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
+}
+
+/// A share between 0 and 1 (`--max-error-rate`).
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "'{text}' is not a share between 0 and 1 (0.05 = 5%)"
+        )),
+    }
 }
 
 /// A whole number of 1 or more (`--limit`).
@@ -300,6 +337,12 @@ impl RunArgs {
             },
             output: self.output,
             fail_under,
+            resume: self.resume,
+            resume_keep_errors: self.resume_keep_errors,
+            repeat: self.repeat,
+            max_errors: self.max_errors,
+            max_error_rate: self.max_error_rate,
+            seed: self.seed,
         })
     }
 }

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 /// The error kinds of the contract; each failed call carries exactly one.
@@ -58,8 +58,42 @@ impl Serialize for ErrorKind {
     }
 }
 
+impl ErrorKind {
+    /// Every kind, for reading a kind back from its name.
+    const ALL: [ErrorKind; 11] = [
+        ErrorKind::Spawn,
+        ErrorKind::ExitStatus,
+        ErrorKind::Timeout,
+        ErrorKind::InvalidJson,
+        ErrorKind::InvalidOutput,
+        ErrorKind::MissingScore,
+        ErrorKind::NonNumericScore,
+        ErrorKind::NonFiniteScore,
+        ErrorKind::OutOfRange,
+        ErrorKind::HttpStatus,
+        ErrorKind::Transport,
+    ];
+}
+
+/// A kind read back from a results file by its [`ErrorKind::as_str`] name.
+impl<'de> Deserialize<'de> for ErrorKind {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        ErrorKind::ALL
+            .into_iter()
+            .find(|kind| kind.as_str() == name)
+            .ok_or_else(|| {
+                let names: Vec<&str> = ErrorKind::ALL.iter().map(|kind| kind.as_str()).collect();
+                serde::de::Error::custom(format!(
+                    "unknown error kind `{name}` (expected one of {})",
+                    names.join(", ")
+                ))
+            })
+    }
+}
+
 /// A failed call: its kind and a human-readable reason.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallError {
     /// Which of the contract's kinds this is.
     pub kind: ErrorKind,

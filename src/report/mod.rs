@@ -10,6 +10,8 @@ macro_rules! diag {
     }};
 }
 
+mod gate;
+mod interval;
 mod preflight;
 mod progress;
 mod results_file;
@@ -17,11 +19,13 @@ mod stdout;
 mod summary;
 mod text;
 
+pub use gate::Gates;
+pub use interval::DEFAULT_SEED;
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::progress_bar;
 pub use results_file::ResultsFile;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
-pub use summary::{CandidateSummary, Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
+pub use summary::{Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
 
 use std::io::IsTerminal;
 
@@ -183,20 +187,42 @@ pub fn print_summary(summary: &Summary, reporter: Reporter) -> anyhow::Result<()
     }
 }
 
-/// Tell the user, on stderr, which candidates failed `--fail-under threshold`.
-pub fn print_gate_failures(failed: &[&CandidateSummary], threshold: f64, reporter: Reporter) {
-    for candidate in failed {
-        reporter.note(match candidate.score {
-            Some(score) => format!(
-                "fail-under: candidate {} scored {score:.4}, below {threshold}",
-                candidate.id
-            ),
-            None => format!(
-                "fail-under: candidate {} has no score (no call finished)",
-                candidate.id
-            ),
-        });
+/// Tell the user, on stderr, why a judged run failed its gates (`exit 1: ...`), for CI logs
+/// whose stdout is JSON.
+pub fn print_gate_verdict(summary: &Summary, reporter: Reporter) {
+    if summary.exit == crate::exit::Exit::EvaluationFailed as u8 {
+        reporter.note(format!("exit {}: {}", summary.exit, summary.exit_reason));
     }
+}
+
+/// Tell the user, on stderr, what `--resume` found in the journal at `path`: a torn last line it
+/// cut off, lines of another configuration it ignores, and how many of the `planned` calls it
+/// already answers.
+pub fn print_resumed(
+    path: &std::path::Path,
+    resumed: &crate::runner::resume::Resumed,
+    planned: usize,
+    reporter: Reporter,
+) {
+    let path = path.display();
+    if let Some(torn) = resumed.torn {
+        reporter.warning(format!(
+            "{path}:{}: the last line was cut short by an interrupted run ({} bytes); removed it",
+            torn.line, torn.bytes
+        ));
+    }
+    if resumed.foreign > 0 {
+        reporter.warning(format!(
+            "{path}: ignoring {} lines whose keys match no call of this run (another \
+             configuration: a different evaluator, inputs, score range or task model)",
+            resumed.foreign
+        ));
+    }
+    reporter.note(format!(
+        "resuming {path}: {} of {planned} calls already done, {} to make",
+        resumed.done,
+        planned - resumed.done
+    ));
 }
 
 /// Tell the user, on stderr, how far an interrupted run got.

@@ -4,6 +4,8 @@ use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
+use super::gate::GateReport;
+use super::interval;
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
 
@@ -72,6 +74,11 @@ pub struct Aggregate {
     pub max: Option<f64>,
     /// Failed calls.
     pub errors: usize,
+    /// Standard error of the mean over examples (each example's repeats averaged first); null
+    /// with fewer than two examples.
+    pub stderr: Option<f64>,
+    /// 95% bootstrap interval of the mean over examples, `[lo, hi]` (seeded by `--seed`).
+    pub ci95: Option<[f64; 2]>,
 }
 
 /// One candidate's line of the summary.
@@ -115,6 +122,12 @@ pub struct Summary {
     pub interrupted: bool,
     /// Per candidate, in the order given.
     pub candidates: Vec<CandidateSummary>,
+    /// How the gates judged the run (set by [`super::Gates::judge`]).
+    pub gates: GateReport,
+    /// The exit code the run ends with (set by [`super::Gates::judge`]).
+    pub exit: u8,
+    /// Why, in one line (set by [`super::Gates::judge`]).
+    pub exit_reason: String,
 }
 
 /// Which splits the run has, so a split with no finished call still shows as n = 0.
@@ -146,6 +159,8 @@ pub struct Tally {
     candidate_ids: Vec<String>,
     candidate_index: HashMap<String, usize>,
     splits: Splits,
+    /// Seeds the bootstrap intervals.
+    seed: u64,
     /// Per candidate, per split (indexed by [`split_slot`]).
     sums: Vec<[Running; 3]>,
     calls: Calls,
@@ -169,13 +184,16 @@ pub struct Diagnostics {
     pub errored_checks: BTreeMap<String, usize>,
 }
 
-#[derive(Debug, Clone, Copy, Default)]
+#[derive(Debug, Clone, Default)]
 struct Running {
     n: usize,
     errors: usize,
-    sum: f64,
     min: f64,
     max: f64,
+    /// Scores by example index (a single call is example 0), repeats together: means and
+    /// intervals are computed in this order, so they do not depend on the order calls finished
+    /// in (a merge of shards gives the unsharded run's summary to the last bit).
+    examples: BTreeMap<usize, Vec<f64>>,
 }
 
 fn split_slot(split: Split) -> usize {
@@ -188,18 +206,19 @@ fn split_slot(split: Split) -> usize {
 
 impl Tally {
     /// An empty tally for `candidate_ids` (in order) over `splits`.
-    pub fn new(candidate_ids: Vec<String>, splits: Splits) -> Tally {
+    pub fn new(candidate_ids: Vec<String>, splits: Splits, seed: u64) -> Tally {
         let candidate_index = candidate_ids
             .iter()
             .enumerate()
             .map(|(index, id)| (id.clone(), index))
             .collect();
-        let sums = vec![[Running::default(); 3]; candidate_ids.len()];
+        let sums = vec![<[Running; 3]>::default(); candidate_ids.len()];
         let verdicts = vec![(0, 0); candidate_ids.len()];
         Tally {
             candidate_ids,
             candidate_index,
             splits,
+            seed,
             sums,
             calls: Calls {
                 total: 0,
@@ -253,7 +272,11 @@ impl Tally {
                 .or_default() += 1;
         }
         if let Some(&index) = self.candidate_index.get(&record.candidate_id) {
-            self.sums[index][split_slot(record.split)].add(record.score, record.error.is_some());
+            self.sums[index][split_slot(record.split)].add(
+                record.example_index.unwrap_or(0),
+                record.score,
+                record.error.is_some(),
+            );
             if let Some(passed) = record.passed {
                 let (pass, judged) = &mut self.verdicts[index];
                 *pass += usize::from(passed);
@@ -270,14 +293,14 @@ impl Tally {
         elapsed_ms: f64,
         interrupted: bool,
     ) -> (Summary, Diagnostics) {
-        let splits = self.splits;
+        let (splits, seed) = (self.splits, self.seed);
         let candidates = self
             .candidate_ids
             .into_iter()
             .zip(self.sums)
             .zip(self.verdicts)
             .map(|((id, sums), (pass, judged))| {
-                let aggregate = |split| sums[split_slot(split)].aggregate();
+                let aggregate = |split| sums[split_slot(split)].aggregate(seed);
                 let (train, val, single) = if splits.train {
                     (
                         Some(aggregate(Split::Train)),
@@ -312,31 +335,49 @@ impl Tally {
             elapsed_ms,
             interrupted,
             candidates,
+            gates: GateReport::default(),
+            exit: 0,
+            exit_reason: String::new(),
         };
         (summary, diagnostics)
     }
 }
 
 impl Running {
-    fn add(&mut self, score: f64, failed: bool) {
+    fn add(&mut self, example: usize, score: f64, failed: bool) {
         if self.n == 0 {
             (self.min, self.max) = (score, score);
         }
         self.n += 1;
         self.errors += usize::from(failed);
-        self.sum += score;
         self.min = self.min.min(score);
         self.max = self.max.max(score);
+        self.examples.entry(example).or_default().push(score);
     }
 
-    fn aggregate(&self) -> Aggregate {
+    fn aggregate(&self, seed: u64) -> Aggregate {
         let finished = self.n > 0;
+        let mut sum = 0.0;
+        let example_means: Vec<f64> = self
+            .examples
+            .values()
+            .map(|scores| {
+                let mut scores = scores.clone();
+                scores.sort_by(f64::total_cmp);
+                let example_sum: f64 = scores.iter().sum();
+                sum += example_sum;
+                example_sum / scores.len() as f64
+            })
+            .collect();
+        let (stderr, ci95) = interval::spread(&example_means, seed);
         Aggregate {
             n: self.n,
-            mean: finished.then(|| self.sum / self.n as f64),
+            mean: finished.then(|| sum / self.n as f64),
             min: finished.then_some(self.min),
             max: finished.then_some(self.max),
             errors: self.errors,
+            stderr,
+            ci95,
         }
     }
 }
@@ -350,17 +391,10 @@ mod tests {
         let serde_json::Value::Object(side_info) = side_info else {
             panic!("side info is an object")
         };
-        let errored_checks = side_info
-            .get("errored_checks")
-            .and_then(serde_json::Value::as_array)
-            .map(|names| {
-                names
-                    .iter()
-                    .filter_map(|name| name.as_str().map(str::to_string))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let errored_checks = CallRecord::errored_checks_of(&side_info);
         CallRecord {
+            key: None,
+            repeat: None,
             candidate_id: "c".into(),
             split: Split::Single,
             example_index: None,
@@ -371,6 +405,7 @@ mod tests {
             attempts: 1,
             latency_ms: 1.0,
             passed: None,
+            cached: false,
             errored_checks,
         }
     }
@@ -382,6 +417,7 @@ mod tests {
                 train: false,
                 val: false,
             },
+            interval::DEFAULT_SEED,
         );
         records.iter().for_each(|record| tally.add(record));
         let evaluator = EvaluatorInfo {
@@ -429,7 +465,9 @@ mod tests {
                 mean: Some(0.25),
                 min: Some(0.0),
                 max: Some(0.5),
-                errors: 1
+                errors: 1,
+                stderr: None,
+                ci95: None,
             }
         );
         assert_eq!(summary.candidates[0].score, Some(0.25));

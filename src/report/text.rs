@@ -51,11 +51,17 @@ pub fn render(summary: &Summary, color: bool) -> String {
     }
     let mut rows = vec![header];
     for candidate in &summary.candidates {
-        let mut row = vec![candidate.id.clone(), number(candidate.score)];
+        let scored = [&candidate.val, &candidate.train, &candidate.single]
+            .into_iter()
+            .find_map(Option::as_ref);
+        let mut row = vec![
+            candidate.id.clone(),
+            scored.map_or_else(|| number(None), mean),
+        ];
         let mut push = |aggregate: &Option<Aggregate>, with_mean: bool| {
             if let Some(aggregate) = aggregate {
                 if with_mean {
-                    row.push(number(aggregate.mean));
+                    row.push(mean(aggregate));
                 }
                 row.push(format!("{} / {}", aggregate.n, aggregate.errors));
             }
@@ -105,7 +111,28 @@ pub fn render(summary: &Summary, color: bool) -> String {
     if let Some(meaning) = meaning {
         out.push_str(&format!("\n{meaning}\n"));
     }
+    let has_interval = summary.candidates.iter().any(|c| {
+        [&c.train, &c.val, &c.single]
+            .into_iter()
+            .flatten()
+            .any(|aggregate| aggregate.ci95.is_some())
+    });
+    if has_interval {
+        out.push_str("± = half-width of the 95% bootstrap interval over examples (--seed)\n");
+    }
+    out.push_str(&format!(
+        "\nexit {}: {}\n",
+        summary.exit, summary.exit_reason
+    ));
     out
+}
+
+/// `0.8123 ± 0.0412` (the half-width of the 95% interval), or the bare mean without one.
+fn mean(aggregate: &Aggregate) -> String {
+    match (aggregate.mean, aggregate.ci95) {
+        (Some(mean), Some([lo, hi])) => format!("{mean:.4} ± {:.4}", (hi - lo) / 2.0),
+        (mean, _) => number(mean),
+    }
 }
 
 fn number(value: Option<f64>) -> String {

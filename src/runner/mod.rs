@@ -4,9 +4,12 @@
 //! keeps what finished.
 
 mod fd_limit;
+pub mod journal;
+pub mod key;
 mod plan;
 pub mod preflight;
 mod record;
+pub mod resume;
 pub(crate) mod retry;
 
 use std::future::Future;
@@ -105,14 +108,9 @@ pub async fn execute(
 async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
     let inputs = &context.inputs;
     let candidate = &inputs.candidates[planned.candidate];
-    let example: Option<&Record> = planned.example.and_then(|index| {
-        let split = match planned.split {
-            Split::Train => inputs.dataset.as_ref(),
-            Split::Val => inputs.valset.as_ref(),
-            Split::Single => None,
-        };
-        split.map(|records| &records[index])
-    });
+    let example: Option<&Record> = planned
+        .example
+        .and_then(|index| Some(&inputs.split_records(planned.split)?[index]));
     let call = Call {
         candidate: &candidate.text,
         task_model: context.task_model.as_deref(),
@@ -126,6 +124,8 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         Err(error) => (0.0, Some(error)),
     };
     CallRecord {
+        key: Some(planned.key.to_string()),
+        repeat: planned.repeat,
         candidate_id: candidate.id.clone(),
         split: planned.split,
         example_index: planned.example,
@@ -136,6 +136,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         attempts,
         latency_ms: crate::text::milliseconds(started.elapsed()),
         passed: attempt.findings.passed,
+        cached: false,
         errored_checks: attempt.findings.errored_checks,
     }
 }

@@ -1,11 +1,13 @@
-//! The plan: which calls a run makes, in order (candidate × split × example).
+//! The plan: which calls a run makes, in order (candidate × split × example × repeat), each
+//! with its [`CallKey`].
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
-use crate::input::Inputs;
+use super::key::{CallKey, KeyContext};
+use crate::input::{Inputs, Record};
 
 /// Which examples a call belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Split {
     /// No dataset: one call per candidate.
@@ -25,36 +27,66 @@ pub struct PlannedCall {
     pub split: Split,
     /// Index of the example within its split (`None` for single calls).
     pub example: Option<usize>,
+    /// The repeat index under `--repeat` (0-based), else `None`.
+    pub repeat: Option<u32>,
+    /// The call's key (journal, resume, cache).
+    pub key: CallKey,
+}
+
+impl Inputs {
+    /// The records of `split` (`None` for single calls, or a split not given).
+    pub fn split_records(&self, split: Split) -> Option<&[Record]> {
+        match split {
+            Split::Train => self.dataset.as_deref(),
+            Split::Val => self.valset.as_deref(),
+            Split::Single => None,
+        }
+    }
 }
 
 /// Every call, in the order a sequential run makes them: for each candidate, its dataset
-/// examples, then its valset examples (or one single call). `limit` keeps the first N of each split.
-pub fn plan_calls(inputs: &Inputs, limit: Option<usize>) -> Vec<PlannedCall> {
-    let count = |records: &Option<Vec<crate::input::Record>>| {
-        records
-            .as_ref()
+/// examples, then its valset examples (or one single call), each `repeat` times in a row when
+/// `--repeat` is given. `limit` keeps the first N of each split.
+pub fn plan_calls(
+    inputs: &Inputs,
+    limit: Option<usize>,
+    repeat: Option<u32>,
+    keys: &KeyContext,
+) -> Vec<PlannedCall> {
+    let count = |split| {
+        inputs
+            .split_records(split)
             .map(|records| limit.map_or(records.len(), |limit| records.len().min(limit)))
     };
-    let train = count(&inputs.dataset);
-    let val = count(&inputs.valset);
-    let mut plan = Vec::new();
-    for candidate in 0..inputs.candidates.len() {
-        match train {
-            None => plan.push(PlannedCall {
-                candidate,
-                split: Split::Single,
-                example: None,
-            }),
-            Some(train) => {
-                let examples = |split, n| {
-                    (0..n).map(move |index| PlannedCall {
-                        candidate,
-                        split,
-                        example: Some(index),
-                    })
-                };
-                plan.extend(examples(Split::Train, train));
-                plan.extend(examples(Split::Val, val.unwrap_or(0)));
+    let splits: Vec<(Split, Option<usize>)> = match count(Split::Train) {
+        None => vec![(Split::Single, None)],
+        Some(train) => {
+            let val = count(Split::Val).unwrap_or(0);
+            let indices = |split, n| (0..n).map(move |index| (split, Some(index)));
+            indices(Split::Train, train)
+                .chain(indices(Split::Val, val))
+                .collect()
+        }
+    };
+    let repeats: Vec<Option<u32>> = match repeat {
+        None => vec![None],
+        Some(n) => (0..n).map(Some).collect(),
+    };
+    let mut plan = Vec::with_capacity(inputs.candidates.len() * splits.len() * repeats.len());
+    for (candidate, candidate_text) in inputs.candidates.iter().enumerate() {
+        for &(split, example) in &splits {
+            let example_text = example.and_then(|index| {
+                let record = &inputs.split_records(split)?[index];
+                Some((index, record.text.as_ref()))
+            });
+            for &repeat in &repeats {
+                plan.push(PlannedCall {
+                    candidate,
+                    split,
+                    example,
+                    repeat,
+                    key: keys.call_key(&candidate_text.text, split, example_text, repeat),
+                });
             }
         }
     }
@@ -92,9 +124,15 @@ mod tests {
         }
     }
 
+    fn keys() -> KeyContext {
+        let url = crate::evaluator::http::HttpSpec::new("http://127.0.0.1:1/".into(), &[]).unwrap();
+        let evaluator = crate::evaluator::EvaluatorSpec::Http(url);
+        KeyContext::new(&evaluator, crate::protocol::ScoreRange::Unit, None).unwrap()
+    }
+
     #[test]
     fn single_mode_is_one_call_per_candidate() {
-        let plan = plan_calls(&inputs(2, None, None), None);
+        let plan = plan_calls(&inputs(2, None, None), None, None, &keys());
         assert_eq!(plan.len(), 2);
         assert!(plan
             .iter()
@@ -103,7 +141,7 @@ mod tests {
 
     #[test]
     fn generalization_mode_orders_train_then_val_and_limits_each() {
-        let plan = plan_calls(&inputs(2, records(3), records(2)), Some(2));
+        let plan = plan_calls(&inputs(2, records(3), records(2)), Some(2), None, &keys());
         let splits: Vec<_> = plan
             .iter()
             .map(|call| (call.candidate, call.split, call.example))
@@ -121,5 +159,27 @@ mod tests {
                 (1, Split::Val, Some(1)),
             ]
         );
+    }
+
+    #[test]
+    fn repeats_follow_each_other_with_their_own_keys() {
+        let plan = plan_calls(&inputs(1, records(2), None), None, Some(3), &keys());
+        let repeats: Vec<_> = plan
+            .iter()
+            .map(|call| (call.example, call.repeat))
+            .collect();
+        assert_eq!(
+            repeats,
+            vec![
+                (Some(0), Some(0)),
+                (Some(0), Some(1)),
+                (Some(0), Some(2)),
+                (Some(1), Some(0)),
+                (Some(1), Some(1)),
+                (Some(1), Some(2)),
+            ]
+        );
+        let keys: std::collections::HashSet<_> = plan.iter().map(|call| call.key).collect();
+        assert_eq!(keys.len(), plan.len());
     }
 }

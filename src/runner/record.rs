@@ -1,14 +1,22 @@
 //! The result record of one evaluator call: one `--output` line, and what summaries aggregate.
+//! Records are read back from results files too (`--resume`, and the journal reader).
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use super::Split;
 use crate::protocol::CallError;
 
 /// One finished call, as written to `--output`.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct CallRecord {
+    /// The call's key (64 hex digits, see `runner::key`); absent only in lines written before
+    /// evalctl keyed its calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The repeat index under `--repeat` (0-based); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
     /// The candidate's id.
     pub candidate_id: String,
     /// `single`, `train` or `val`.
@@ -28,14 +36,33 @@ pub struct CallRecord {
     /// Wall time of the call, retries included, in milliseconds.
     pub latency_ms: f64,
     /// An evaluation spec's pass verdict (`run --spec`); absent for other evaluators.
-    #[serde(skip_serializing_if = "Option::is_none")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed: Option<bool>,
-    /// The built-in checks that errored (also in `side_info.errored_checks`).
+    /// The result came from the cache (`--cache`): no evaluator call was made.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
+    /// The built-in checks that errored (also in `side_info.errored_checks`, from which a record
+    /// read back gets them).
     #[serde(skip)]
     pub errored_checks: Vec<String>,
 }
 
 impl CallRecord {
+    /// The names in `side_info.errored_checks` (how a record read back learns its
+    /// `errored_checks`).
+    pub fn errored_checks_of(side_info: &Map<String, Value>) -> Vec<String> {
+        side_info
+            .get("errored_checks")
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(|name| name.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
     /// A short human label: `prompt.txt train #3 (line 4)`.
     pub fn call_label(&self) -> String {
         let split = match self.split {

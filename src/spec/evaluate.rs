@@ -22,10 +22,9 @@ use super::validators::{
 };
 use super::EvaluationSpec;
 
-/// One validator's result in the evaluation record. It serialises with a `raw_output` object:
-/// state and reason, and — when the validator compared something — verdict, score, target,
-/// expected_from, both values and the type-specific evidence (a key colliding with a base key
-/// becomes `evidence_<key>`), then `outcome_class`.
+/// One validator's result in the evaluation record. Its `raw_output` object holds the
+/// type-specific evidence (similarity, counts, …); the reference's copies of state, verdict,
+/// score, reason, target and values are the result's own members, not repeated there.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ValidatorResult {
     /// The validator's key.
@@ -56,9 +55,7 @@ pub struct ValidatorResult {
     pub reason: String,
     /// The event the target value was read from.
     pub source: Option<SourcePointer>,
-    /// The validator ran its comparison (`raw_output` has more than state and reason).
-    pub compared: bool,
-    /// The type-specific evidence of `raw_output`.
+    /// The type-specific evidence (`raw_output`; empty when the validator never compared).
     pub evidence: Map<String, Value>,
 }
 
@@ -94,56 +91,12 @@ impl Serialize for ValidatorResult {
         if let Some(source) = &self.source {
             out.serialize_entry("source", source)?;
         }
-        out.serialize_entry("raw_output", &RawOutput(self))?;
+        if !self.evidence.is_empty() {
+            out.serialize_entry("raw_output", &self.evidence)?;
+        }
         out.end()
     }
 }
-
-/// The `raw_output` of a validator result, written straight from the result.
-struct RawOutput<'a>(&'a ValidatorResult);
-
-impl Serialize for RawOutput<'_> {
-    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        let result = self.0;
-        let mut out = serializer.serialize_map(None)?;
-        out.serialize_entry("state", result.state.as_str())?;
-        if result.compared {
-            out.serialize_entry("verdict", result.verdict.unwrap_or(""))?;
-            out.serialize_entry("normalized_score", &result.normalized_score)?;
-        }
-        out.serialize_entry("reason", &result.reason)?;
-        if result.compared {
-            out.serialize_entry("target", &result.target)?;
-            if !result.expected_from.is_empty() {
-                out.serialize_entry("expected_from", &result.expected_from)?;
-            }
-            out.serialize_entry("actual_value", &result.actual_value)?;
-            out.serialize_entry("expected_value", &result.expected_value)?;
-            for (key, value) in &result.evidence {
-                if BASE_RAW_KEYS.contains(&key.as_str()) {
-                    out.serialize_entry(&format!("evidence_{key}"), value)?;
-                } else {
-                    out.serialize_entry(key, value)?;
-                }
-            }
-        }
-        out.serialize_entry("outcome_class", result.outcome_class)?;
-        out.end()
-    }
-}
-
-/// The keys `raw_output` writes itself; evidence keys equal to one are renamed.
-const BASE_RAW_KEYS: &[&str] = &[
-    "state",
-    "verdict",
-    "normalized_score",
-    "reason",
-    "target",
-    "expected_from",
-    "actual_value",
-    "expected_value",
-    "outcome_class",
-];
 
 /// The evaluation of one run.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -215,7 +168,6 @@ fn early_result(decl: &ValidatorDecl, state: ResultState, reason: String) -> Val
         regression_case_id: None,
         reason,
         source: None,
-        compared: false,
         evidence: Map::new(),
     }
 }
@@ -225,7 +177,6 @@ fn apply_outcome(result: &mut ValidatorResult, outcome: ValidatorOutcome) {
     result.verdict = verdict_text(outcome.verdict);
     result.normalized_score = outcome.score;
     result.reason = outcome.reason;
-    result.compared = true;
     result.evidence = outcome.evidence;
 }
 
@@ -572,7 +523,7 @@ mod tests {
     }
 
     #[test]
-    fn raw_output_carries_the_comparison_and_its_evidence() {
+    fn raw_output_carries_only_the_evidence() {
         let spec = r#"{"name": "s", "version_number": 1, "judge_mode": "deterministic",
             "validators": [{"key": "f", "type": "fuzzy_match", "target": "final_output",
                 "expected_from": "literal:hello world"}],
@@ -580,11 +531,13 @@ mod tests {
         let run = r#"{"id": "r1", "events": [{"type": "system.run.completed",
             "occurred_at": "2026-01-01T00:00:02Z", "payload": {"final_output": "hello worle"}}]}"#;
         let record = serde_json::to_value(score(spec, run)).expect("serialisable");
-        let raw = &record["validator_results"][0]["raw_output"];
-        assert_eq!(raw["verdict"], "pass");
-        assert_eq!(raw["outcome_class"], "pass");
-        assert_eq!(raw["actual_value"], "hello worle");
-        assert!(raw["similarity"].as_f64().is_some(), "{raw}");
+        let result = &record["validator_results"][0];
+        assert_eq!(result["verdict"], "pass");
+        assert_eq!(result["outcome_class"], "pass");
+        assert_eq!(result["actual_value"], "hello worle");
+        let raw = result["raw_output"].as_object().expect("evidence");
+        assert!(raw["similarity"].as_f64().is_some(), "{raw:?}");
+        assert!(!raw.contains_key("actual_value"), "{raw:?}");
         assert_eq!(record["id"], "r1");
         assert_eq!(record["status"], "complete");
     }

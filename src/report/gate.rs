@@ -1,0 +1,167 @@
+//! The gates of a finished run and the exit code they give: `--fail-under` on each candidate's
+//! score, and the errored calls against `--max-errors` / `--max-error-rate` (none tolerated by
+//! default). The verdict is part of the summary (`gates`, `exit`, `exit_reason`), so a CI job
+//! reading the JSON knows why the exit code is what it is.
+
+use serde::Serialize;
+
+use super::summary::Summary;
+use crate::exit::Exit;
+
+/// The gates a run is judged by (`--fail-under`, `--max-errors`, `--max-error-rate`).
+#[derive(Debug, Clone, Copy, Default, PartialEq)]
+pub struct Gates {
+    /// Exit 1 when any candidate's score is below this.
+    pub fail_under: Option<f64>,
+    /// Errored calls tolerated (absolute).
+    pub max_errors: Option<usize>,
+    /// Errored calls tolerated, as a share of the calls that finished.
+    pub max_error_rate: Option<f64>,
+}
+
+/// How the gates judged a run (the summary's `gates`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GateReport {
+    /// Errored calls against the error limits.
+    pub errors: ErrorGate,
+    /// `--fail-under` and the candidates below it; absent without `--fail-under`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_under: Option<FailUnderGate>,
+}
+
+/// Errored calls against `--max-errors` / `--max-error-rate`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ErrorGate {
+    /// Calls that errored.
+    pub count: usize,
+    /// Calls that finished.
+    pub calls: usize,
+    /// `--max-errors`, when given.
+    pub max_errors: Option<usize>,
+    /// `--max-error-rate`, when given.
+    pub max_error_rate: Option<f64>,
+    /// Whether the errors are within the limits (with no limit given: no error at all).
+    pub passed: bool,
+}
+
+/// `--fail-under` and the candidates below it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailUnderGate {
+    /// The threshold.
+    pub threshold: f64,
+    /// Ids of the candidates scored below it, or not scored at all.
+    pub below: Vec<String>,
+    /// Whether no candidate is below it.
+    pub passed: bool,
+}
+
+impl Gates {
+    /// Judge `summary` by these gates, record the verdict in it (`gates`, `exit`,
+    /// `exit_reason`) and return the exit code. `results_failed`: a results write failed
+    /// (exit 4, whatever the gates say); an interrupted run exits 130.
+    pub fn judge(&self, summary: &mut Summary, results_failed: bool) -> Exit {
+        let calls = &summary.calls;
+        let within_count = self.max_errors.is_none_or(|max| calls.errors <= max);
+        let within_rate = self.max_error_rate.is_none_or(|rate| {
+            calls.total == 0 || calls.errors as f64 <= rate * calls.total as f64
+        });
+        let limited = self.max_errors.is_some() || self.max_error_rate.is_some();
+        let errors = ErrorGate {
+            count: calls.errors,
+            calls: calls.total,
+            max_errors: self.max_errors,
+            max_error_rate: self.max_error_rate,
+            passed: if limited {
+                within_count && within_rate
+            } else {
+                calls.errors == 0
+            },
+        };
+        let fail_under = self.fail_under.map(|threshold| {
+            let below: Vec<String> = summary
+                .below(threshold)
+                .into_iter()
+                .map(|c| c.id.clone())
+                .collect();
+            FailUnderGate {
+                threshold,
+                passed: below.is_empty(),
+                below,
+            }
+        });
+        let passed = errors.passed && fail_under.as_ref().is_none_or(|gate| gate.passed);
+        let exit = if summary.interrupted {
+            Exit::Interrupted
+        } else if results_failed {
+            Exit::Internal
+        } else if passed {
+            Exit::Success
+        } else {
+            Exit::EvaluationFailed
+        };
+        let report = GateReport { errors, fail_under };
+        summary.exit_reason = reason(&report, summary, exit);
+        summary.gates = report;
+        summary.exit = exit as u8;
+        exit
+    }
+}
+
+/// The one-line reason for `exit`, as the text summary's last line and the JSON's
+/// `exit_reason` say it: `2 of 10 calls failed (more than --max-errors 1); candidate b scored
+/// 0.4000, below --fail-under 0.5`.
+fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
+    let mut parts = Vec::new();
+    match exit {
+        Exit::Interrupted => {
+            parts.push("interrupted; the summary covers the calls that finished".into())
+        }
+        Exit::Internal => parts.push("the results file could not be written".into()),
+        _ => {}
+    }
+    let errors = &report.errors;
+    let limits = [
+        errors.max_errors.map(|max| format!("--max-errors {max}")),
+        errors
+            .max_error_rate
+            .map(|rate| format!("--max-error-rate {rate}")),
+    ]
+    .into_iter()
+    .flatten()
+    .collect::<Vec<_>>()
+    .join(" and ");
+    let failed = format!("{} of {} calls failed", errors.count, errors.calls);
+    parts.push(match (errors.passed, errors.count, limits.is_empty()) {
+        (true, 0, _) => match errors.calls {
+            0 => "no call finished".to_string(),
+            1 => "the call succeeded".to_string(),
+            calls => format!("all {calls} calls succeeded"),
+        },
+        (true, _, _) => format!("{failed}, within {limits}"),
+        (false, _, true) => failed,
+        (false, _, false) => format!("{failed}, more than {limits} allows"),
+    });
+    if let Some(gate) = &report.fail_under {
+        let threshold = gate.threshold;
+        if gate.passed {
+            parts.push(format!("no candidate below --fail-under {threshold}"));
+        }
+        for candidate in summary
+            .candidates
+            .iter()
+            .filter(|c| gate.below.contains(&c.id))
+        {
+            parts.push(match candidate.score {
+                Some(score) => format!(
+                    "candidate {} scored {score:.4}, below --fail-under {threshold}",
+                    candidate.id
+                ),
+                None => format!(
+                    "candidate {} has no score (no call finished), below --fail-under {threshold}",
+                    candidate.id
+                ),
+            });
+        }
+    }
+    parts.join("; ")
+}

@@ -1,0 +1,54 @@
+//! Error bars: the standard error of a mean and its 95% bootstrap interval, seeded so a rerun
+//! prints the same interval (`--seed`). Shared by the run summary and `evalctl compare` (whose
+//! paired differences are just another list of per-example values).
+
+/// Bootstrap resamples per interval: enough for stable 2.5% / 97.5% percentiles.
+const RESAMPLES: usize = 2000;
+
+/// The seed used when `--seed` is not given, so reruns print the same interval.
+pub const DEFAULT_SEED: u64 = 20_240_901;
+
+/// The mean of `values`, their standard error and 95% bootstrap interval (resampling `values`
+/// with replacement); `None` for the error bars with fewer than two values.
+pub fn spread(values: &[f64], seed: u64) -> (Option<f64>, Option<[f64; 2]>) {
+    let n = values.len();
+    if n < 2 {
+        return (None, None);
+    }
+    let mean = values.iter().sum::<f64>() / n as f64;
+    let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
+    let stderr = (variance / n as f64).sqrt();
+    let mut rng = fastrand::Rng::with_seed(seed);
+    let mut means: Vec<f64> = (0..RESAMPLES)
+        .map(|_| (0..n).map(|_| values[rng.usize(..n)]).sum::<f64>() / n as f64)
+        .collect();
+    means.sort_by(f64::total_cmp);
+    let lo = means[RESAMPLES * 25 / 1000];
+    let hi = means[RESAMPLES * 975 / 1000 - 1];
+    (Some(stderr), Some([lo, hi]))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_values_have_no_spread_and_one_value_no_interval() {
+        assert_eq!(spread(&[0.5; 10], 1), (Some(0.0), Some([0.5, 0.5])));
+        assert_eq!(spread(&[0.5], 1), (None, None));
+    }
+
+    #[test]
+    fn the_interval_is_seeded_and_brackets_the_mean() {
+        let values: Vec<f64> = (0..50).map(|i| (f64::from(i) * 0.618).fract()).collect();
+        let mean = values.iter().sum::<f64>() / 50.0;
+        let (stderr, ci) = spread(&values, 7);
+        let [lo, hi] = ci.unwrap();
+        assert!(lo < mean && mean < hi && hi - lo < 0.4, "{lo} {mean} {hi}");
+        // Normal approximation: the half-width is close to 1.96 standard errors.
+        let half = (hi - lo) / 2.0;
+        assert!((half - 1.96 * stderr.unwrap()).abs() < 0.03, "{half}");
+        assert_eq!(spread(&values, 7).1, ci);
+        assert_ne!(spread(&values, 8).1, ci);
+    }
+}

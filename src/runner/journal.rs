@@ -1,0 +1,209 @@
+//! Reading a results file (`run --output`, the run's journal) back: its lines as
+//! [`CallRecord`]s through the shared streaming reader, the rule for which of several lines of
+//! one key counts, and the repair of a torn last line left by a killed run.
+//!
+//! A journal may hold more than one line for a key: `--resume` re-runs an errored call and
+//! appends its new line after the old one. [`replaces`] says which counts.
+
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
+use std::path::Path;
+
+use super::CallRecord;
+use crate::error::Problem;
+use crate::input::{json_reason, parse_object_line, JsonlStream, Source};
+use crate::text::io_reason;
+
+/// One line of a results file.
+#[derive(Debug, Clone)]
+pub struct JournalLine {
+    /// Its 1-based line number.
+    pub line: usize,
+    /// The result it records (`errored_checks` filled from `side_info`).
+    pub record: CallRecord,
+}
+
+/// The lines of a results file (or stdin), in order, streamed: memory does not grow with the file.
+pub struct JournalReader {
+    stream: JsonlStream,
+}
+
+impl JournalReader {
+    /// Open `source` for reading; a missing or unreadable file is the problem.
+    pub fn open(source: &Source) -> Result<JournalReader, Problem> {
+        let file = JsonlStream::open_file(source)?;
+        Ok(JournalReader {
+            stream: JsonlStream::new(source, file),
+        })
+    }
+}
+
+impl Iterator for JournalReader {
+    type Item = Result<JournalLine, Problem>;
+
+    /// The next line's record, or the problem of a line that is not a result line (named by file
+    /// and line); `None` at the end. Blank lines are skipped.
+    fn next(&mut self) -> Option<Self::Item> {
+        let (line, text) = match self.stream.next_text()? {
+            Ok(found) => found,
+            Err(problem) => return Some(Err(problem)),
+        };
+        let decoded = serde_json::from_str::<CallRecord>(text).map_err(|err| {
+            // A line that is not a JSON object says so in the shared wording; one that is, but
+            // not a result line, names the key at fault.
+            match parse_object_line(text) {
+                Err(reason) => reason,
+                Ok(_) => format!("not a result line: {}", json_reason(&err)),
+            }
+        });
+        Some(match decoded {
+            Ok(mut record) => {
+                record.errored_checks = CallRecord::errored_checks_of(&record.side_info);
+                Ok(JournalLine { line, record })
+            }
+            Err(reason) => Err(Problem::at_line(self.stream.display.as_str(), line, reason)),
+        })
+    }
+}
+
+/// Whether a line replaces an earlier line with the same key, given whether each failed: a later
+/// line wins, except that an error never replaces a success.
+pub fn replaces(later_failed: bool, earlier_failed: bool) -> bool {
+    !later_failed || earlier_failed
+}
+
+/// A last line cut short by a killed run (no closing newline), removed by [`repair_torn_tail`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TornTail {
+    /// Its 1-based line number.
+    pub line: usize,
+    /// How many bytes it had.
+    pub bytes: u64,
+}
+
+/// Truncate a torn last line of the results file at `path` (every line evalctl writes ends with
+/// a newline, so a last line without one was cut short) and say what was removed; `None` when the
+/// file is whole or absent.
+pub fn repair_torn_tail(path: &Path) -> Result<Option<TornTail>, Problem> {
+    let fail = |err: std::io::Error| {
+        Problem::new(
+            path.display().to_string(),
+            format!("cannot repair the journal: {}", io_reason(&err)),
+        )
+    };
+    let mut file = match std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+    {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(err) => return Err(fail(err)),
+    };
+    let length = file.metadata().map_err(fail)?.len();
+    let Some(keep) = whole_lines_length(&mut file, length).map_err(fail)? else {
+        return Ok(None);
+    };
+    let line = count_newlines(&mut file, keep).map_err(fail)? + 1;
+    file.set_len(keep).map_err(fail)?;
+    file.sync_all().map_err(fail)?;
+    Ok(Some(TornTail {
+        line,
+        bytes: length - keep,
+    }))
+}
+
+/// The length of `file` up to and including its last newline, or `None` when it ends with one
+/// (or is empty). Reads backwards from the end, a block at a time.
+fn whole_lines_length(file: &mut File, length: u64) -> std::io::Result<Option<u64>> {
+    const BLOCK: u64 = 64 * 1024;
+    let mut end = length;
+    let mut block = vec![0u8; BLOCK as usize];
+    while end > 0 {
+        let start = end.saturating_sub(BLOCK);
+        let piece = &mut block[..(end - start) as usize];
+        file.seek(SeekFrom::Start(start))?;
+        file.read_exact(piece)?;
+        if end == length && piece.last() == Some(&b'\n') {
+            return Ok(None);
+        }
+        if let Some(newline) = piece.iter().rposition(|&byte| byte == b'\n') {
+            return Ok(Some(start + newline as u64 + 1));
+        }
+        end = start;
+    }
+    Ok((length > 0).then_some(0))
+}
+
+/// How many newlines the first `length` bytes of `file` hold.
+fn count_newlines(file: &mut File, length: u64) -> std::io::Result<usize> {
+    file.seek(SeekFrom::Start(0))?;
+    let mut count = 0;
+    let mut block = vec![0u8; 64 * 1024];
+    let mut reader = file.take(length);
+    loop {
+        let read = reader.read(&mut block)?;
+        if read == 0 {
+            return Ok(count);
+        }
+        count += block[..read].iter().filter(|&&byte| byte == b'\n').count();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const LINE: &str = r#"{"key":"ab","candidate_id":"c","split":"train","example_index":0,"example_line":1,"score":0.5,"side_info":{"errored_checks":["x"]},"error":null,"attempts":1,"latency_ms":2.0}"#;
+
+    #[test]
+    fn lines_read_back_as_records() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        let failed = r#"{"candidate_id":"c","split":"single","example_index":null,"example_line":null,"score":0.0,"side_info":{},"error":{"kind":"timeout","message":"slow"},"attempts":3,"latency_ms":9.0,"cached":true,"repeat":2}"#;
+        std::fs::write(&path, format!("{LINE}\n\n{failed}\n[1]\n{{\"score\":1}}\n")).unwrap();
+        let lines: Vec<_> = JournalReader::open(&Source::File(path)).unwrap().collect();
+        let first = lines[0].as_ref().unwrap();
+        assert_eq!(first.line, 1);
+        assert_eq!(first.record.key.as_deref(), Some("ab"));
+        assert_eq!(first.record.errored_checks, ["x"]);
+        let second = &lines[1].as_ref().unwrap().record;
+        assert_eq!(lines[1].as_ref().unwrap().line, 3);
+        assert_eq!(second.error.as_ref().unwrap().kind.as_str(), "timeout");
+        assert!(second.cached);
+        assert_eq!(second.repeat, Some(2));
+        let problem = |index: usize| lines[index].as_ref().unwrap_err().to_string();
+        assert!(problem(2).ends_with(":4: expected a JSON object, found array"));
+        assert!(
+            problem(3).contains(":5: not a result line: invalid JSON: missing field"),
+            "{}",
+            problem(3)
+        );
+        assert!(replaces(false, true) && replaces(true, true) && replaces(false, false));
+        assert!(!replaces(true, false));
+    }
+
+    #[test]
+    fn a_torn_last_line_is_cut_and_a_whole_file_left_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("r.jsonl");
+        assert_eq!(repair_torn_tail(&path).unwrap(), None);
+        std::fs::write(&path, format!("{LINE}\n{LINE}\n")).unwrap();
+        assert_eq!(repair_torn_tail(&path).unwrap(), None);
+        std::fs::write(&path, format!("{LINE}\n{LINE}\n{{\"key\":\"a")).unwrap();
+        assert_eq!(
+            repair_torn_tail(&path).unwrap(),
+            Some(TornTail { line: 3, bytes: 9 })
+        );
+        assert_eq!(
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{LINE}\n{LINE}\n")
+        );
+        std::fs::write(&path, "{\"torn").unwrap();
+        assert_eq!(
+            repair_torn_tail(&path).unwrap(),
+            Some(TornTail { line: 1, bytes: 6 })
+        );
+        assert_eq!(std::fs::read(&path).unwrap(), b"");
+    }
+}

@@ -1,0 +1,288 @@
+//! The call key: a stable SHA-256 of everything that decides a call's result — the candidate
+//! text, the split, the example's index and text, the evaluator's identity, the score range, the
+//! task model and, with `--repeat`, the repeat index. The journal (`--output`) and `--resume`
+//! match calls by it, and the cache stores results under it, so a changed evaluator script,
+//! rubric or checks file misses both by construction.
+//!
+//! The evaluator's identity is hashed once per run ([`KeyContext::new`]):
+//! - command: argv, working directory, and the content of every argv word that names a file
+//!   (the script), resolved against the working directory;
+//! - HTTP: the URL and the header *names* (values may be secrets, and never reach the key);
+//! - LLM judge: model, objective, the rubric file's content, temperature, token limit and base
+//!   URL, plus evalctl's version (the prompt template is evalctl's code);
+//! - checks and spec: the file's content (and `--live-judges`), plus evalctl's version (the
+//!   checks are evalctl's code).
+//!
+//! Every field is written with a tag and its length, so no two different inputs hash alike by
+//! running into each other.
+
+use std::fmt;
+use std::path::Path;
+
+use sha2::{Digest, Sha256};
+
+use super::Split;
+use crate::error::bad_input;
+use crate::error::Problem;
+use crate::evaluator::EvaluatorSpec;
+use crate::protocol::ScoreRange;
+use crate::text::io_reason;
+
+/// The key of one call: 32 bytes of SHA-256, written as 64 lowercase hex digits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct CallKey([u8; 32]);
+
+impl CallKey {
+    /// The key a line's 64-hex-digit `key` names, or `None` when it is not one.
+    pub fn parse(hex: &str) -> Option<CallKey> {
+        if hex.len() != 64 {
+            return None;
+        }
+        let mut bytes = [0u8; 32];
+        for (byte, pair) in bytes.iter_mut().zip(hex.as_bytes().chunks(2)) {
+            let pair = std::str::from_utf8(pair).ok()?;
+            *byte = u8::from_str_radix(pair, 16).ok()?;
+        }
+        Some(CallKey(bytes))
+    }
+}
+
+impl fmt::Display for CallKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.0.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
+    }
+}
+
+/// What every key of one run shares: the digest of the evaluator's identity, the score range and
+/// the task model.
+#[derive(Debug, Clone)]
+pub struct KeyContext {
+    configuration: [u8; 32],
+}
+
+/// The fields of a key, each written as a tag byte, a length and the bytes.
+struct Fields(Sha256);
+
+impl Fields {
+    fn new(domain: &str) -> Fields {
+        let mut fields = Fields(Sha256::new());
+        fields.add(b'D', domain.as_bytes());
+        fields
+    }
+
+    fn add(&mut self, tag: u8, bytes: &[u8]) -> &mut Fields {
+        self.0.update([tag]);
+        self.0.update((bytes.len() as u64).to_le_bytes());
+        self.0.update(bytes);
+        self
+    }
+
+    fn add_optional(&mut self, tag: u8, bytes: Option<&[u8]>) -> &mut Fields {
+        match bytes {
+            Some(bytes) => self.add(tag, bytes),
+            None => self.add(tag.to_ascii_lowercase(), &[]),
+        }
+    }
+
+    fn finish(self) -> [u8; 32] {
+        self.0.finalize().into()
+    }
+}
+
+impl KeyContext {
+    /// The context of a run of `evaluator` under `score_range` and `task_model`. Reads the files
+    /// the evaluator's identity covers (the script, rubric, checks or spec file); one that cannot
+    /// be read is bad input naming the file.
+    pub fn new(
+        evaluator: &EvaluatorSpec,
+        score_range: ScoreRange,
+        task_model: Option<&str>,
+    ) -> anyhow::Result<KeyContext> {
+        let mut fields = Fields::new("evalctl call key v1");
+        add_evaluator_identity(&mut fields, evaluator)?;
+        let range = match score_range {
+            ScoreRange::Unit => "unit",
+            ScoreRange::Any => "any",
+        };
+        fields
+            .add(b'R', range.as_bytes())
+            .add_optional(b'M', task_model.map(str::as_bytes));
+        Ok(KeyContext {
+            configuration: fields.finish(),
+        })
+    }
+
+    /// The key of one call: `example` is the example's index in its split and its exact text,
+    /// `repeat` the repeat index under `--repeat`.
+    pub fn call_key(
+        &self,
+        candidate: &str,
+        split: Split,
+        example: Option<(usize, &str)>,
+        repeat: Option<u32>,
+    ) -> CallKey {
+        let mut fields = Fields::new("evalctl call");
+        let split = match split {
+            Split::Single => "single",
+            Split::Train => "train",
+            Split::Val => "val",
+        };
+        fields
+            .add(b'C', &self.configuration)
+            .add(b'T', candidate.as_bytes())
+            .add(b'S', split.as_bytes());
+        match example {
+            Some((index, text)) => fields
+                .add(b'I', &(index as u64).to_le_bytes())
+                .add(b'E', text.as_bytes()),
+            None => fields.add(b'i', &[]),
+        };
+        fields.add_optional(b'P', repeat.map(u32::to_le_bytes).as_ref().map(|r| &r[..]));
+        CallKey(fields.finish())
+    }
+}
+
+fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> anyhow::Result<()> {
+    let version = env!("CARGO_PKG_VERSION").as_bytes();
+    match evaluator {
+        EvaluatorSpec::Command(spec) => {
+            let cwd = match &spec.cwd {
+                Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+                None => std::env::current_dir().unwrap_or_default(),
+            };
+            fields
+                .add(b'K', b"command")
+                .add(b'W', cwd.as_os_str().as_encoded_bytes());
+            for (index, word) in spec.argv.iter().enumerate() {
+                fields.add(b'A', word.as_bytes());
+                // The program itself is found on PATH unless it is a path; other words name a
+                // script (or any file the command reads) when such a file exists.
+                let names_path = index > 0 || word.contains('/');
+                if let Some(file) = names_path.then(|| cwd.join(word)).filter(|p| p.is_file()) {
+                    fields.add(b'F', &file_digest(&file)?);
+                }
+            }
+        }
+        EvaluatorSpec::Http(spec) => {
+            let mut names: Vec<&str> = spec.headers.keys().map(|name| name.as_str()).collect();
+            names.sort_unstable();
+            names.dedup();
+            fields
+                .add(b'K', b"http")
+                .add(b'U', spec.url.as_str().as_bytes());
+            for name in names {
+                fields.add(b'H', name.as_bytes());
+            }
+        }
+        EvaluatorSpec::Judge(spec) => {
+            fields
+                .add(b'K', b"judge")
+                .add(b'V', version)
+                .add(b'J', spec.model.as_bytes())
+                .add(b'O', spec.objective.as_bytes())
+                .add(b'X', &spec.temperature.to_le_bytes())
+                .add_optional(
+                    b'N',
+                    spec.max_tokens
+                        .map(u32::to_le_bytes)
+                        .as_ref()
+                        .map(|n| &n[..]),
+                )
+                .add_optional(b'B', spec.base_url.as_deref().map(str::as_bytes));
+            let rubric = spec.rubric.as_deref().map(file_digest).transpose()?;
+            fields.add_optional(b'Q', rubric.as_ref().map(|digest| &digest[..]));
+        }
+        EvaluatorSpec::Checks(path) => {
+            fields
+                .add(b'K', b"checks")
+                .add(b'V', version)
+                .add(b'F', &file_digest(path)?);
+        }
+        EvaluatorSpec::Spec(spec) => {
+            fields
+                .add(b'K', b"spec")
+                .add(b'V', version)
+                .add(b'F', &file_digest(&spec.path)?)
+                .add(b'L', &[u8::from(spec.live_judges)])
+                .add_optional(b'B', spec.judge_base_url.as_deref().map(str::as_bytes));
+        }
+    }
+    Ok(())
+}
+
+/// SHA-256 of a file's content, read in pieces.
+fn file_digest(path: &Path) -> anyhow::Result<[u8; 32]> {
+    let unreadable = |err: std::io::Error| {
+        bad_input(Problem::new(
+            path.display().to_string(),
+            format!("cannot read to key the run's calls: {}", io_reason(&err)),
+        ))
+    };
+    let mut file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut digest = Sha256::new();
+    std::io::copy(&mut file, &mut digest).map_err(unreadable)?;
+    Ok(digest.finalize().into())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::evaluator::command::CommandSpec;
+
+    fn command(dir: &Path, script: &str) -> EvaluatorSpec {
+        std::fs::write(dir.join("eval.sh"), script).unwrap();
+        EvaluatorSpec::Command(CommandSpec {
+            argv: vec!["sh".into(), "eval.sh".into()],
+            cwd: Some(dir.to_path_buf()),
+        })
+    }
+
+    fn key(context: &KeyContext) -> CallKey {
+        context.call_key("cand", Split::Train, Some((0, "{\"q\":1}")), None)
+    }
+
+    #[test]
+    fn keys_are_hex_and_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let context = KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None).unwrap();
+        let text = key(&context).to_string();
+        assert_eq!(text.len(), 64);
+        assert_eq!(CallKey::parse(&text), Some(key(&context)));
+        assert_eq!(CallKey::parse("zz"), None);
+    }
+
+    #[test]
+    fn every_input_changes_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let base = KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None).unwrap();
+        let reference = key(&base);
+        assert_eq!(reference, key(&base.clone()));
+        let variants = [
+            base.call_key("cand2", Split::Train, Some((0, "{\"q\":1}")), None),
+            base.call_key("cand", Split::Val, Some((0, "{\"q\":1}")), None),
+            base.call_key("cand", Split::Train, Some((1, "{\"q\":1}")), None),
+            base.call_key("cand", Split::Train, Some((0, "{\"q\":2}")), None),
+            base.call_key("cand", Split::Train, Some((0, "{\"q\":1}")), Some(0)),
+            key(&KeyContext::new(&command(dir.path(), "a"), ScoreRange::Any, None).unwrap()),
+            key(&KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, Some("m")).unwrap()),
+            key(&KeyContext::new(&command(dir.path(), "b"), ScoreRange::Unit, None).unwrap()),
+        ];
+        for (index, variant) in variants.iter().enumerate() {
+            assert_ne!(*variant, reference, "variant {index}");
+        }
+    }
+
+    #[test]
+    fn header_values_do_not_reach_the_key() {
+        let http = |headers: &[String]| {
+            let spec = crate::evaluator::http::HttpSpec::new("http://127.0.0.1:1/".into(), headers)
+                .unwrap();
+            let context =
+                KeyContext::new(&EvaluatorSpec::Http(spec), ScoreRange::Unit, None).unwrap();
+            context.call_key("c", Split::Single, None, None)
+        };
+        let secret = http(&["Authorization: Bearer one".into()]);
+        assert_eq!(secret, http(&["Authorization: Bearer two".into()]));
+        assert_ne!(secret, http(&[]));
+    }
+}
