@@ -45,16 +45,26 @@ pub struct RunConfig {
     pub output: Option<PathBuf>,
     /// `--fail-under X`: exit 1 when any candidate's score is below X.
     pub fail_under: Option<f64>,
-    /// `--resume`: read `output` first and make only the calls it does not answer yet.
-    pub resume: bool,
-    /// `--resume-keep-errors`: an errored line answers its call too (it is not re-run).
-    pub resume_keep_errors: bool,
-    /// `--repeat N`: make each call N times (each repeat has its own key).
-    pub repeat: Option<u32>,
     /// `--max-errors N`: errored calls tolerated before the run exits 1 (default 0).
     pub max_errors: Option<usize>,
     /// `--max-error-rate R`: the share of errored calls tolerated before the run exits 1.
     pub max_error_rate: Option<f64>,
     /// `--seed`: seeds the bootstrap intervals of the summary.
     pub seed: u64,
+    /// `--resume`: read `output` first and make only the calls it does not answer yet.
+    pub resume: bool,
+    /// `--resume-keep-errors`: an errored line answers its call too (it is not re-run).
+    pub resume_keep_errors: bool,
+    /// `--repeat N`: make each call N times (each repeat has its own key).
+    pub repeat: Option<u32>,
+    /// `--cache` (with `--cache-dir`): the directory of the evaluator-result cache.
+    pub cache_dir: Option<PathBuf>,
+    /// `--junit FILE.xml`: the calls as a JUnit XML report, written when the run ends.
+    pub junit: Option<PathBuf>,
+    /// `--pass-score X`: in the JUnit report, a call scored below X is a failure.
+    pub pass_score: Option<f64>,
+    /// `--shard K/N`: make only shard K (0-based) of N of the plan.
+    pub shard: Option<crate::runner::Shard>,
+    /// `--heartbeat SECONDS`: off a terminal, a progress line this often (`None`: off).
+    pub heartbeat: Option<Duration>,
 }

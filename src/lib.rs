@@ -30,6 +30,7 @@ mod runner;
 mod secrets;
 mod server;
 pub mod spec;
+mod store;
 pub mod tasks;
 mod text;
 
@@ -54,6 +55,10 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Tasks(command) => command.execute(reporter),
         Command::Fep(command) => command.execute(reporter),
         Command::Spec(command) => command.execute(reporter),
+        Command::Cache(command) => command.execute(reporter),
+        Command::Summarize(args) | Command::Merge(args) => args
+            .into_config()
+            .and_then(|config| report::merge(&config, reporter)),
         Command::Serve(args) => args.execute(reporter),
     };
     match outcome {

@@ -12,7 +12,7 @@ use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{read_interruptibly, unless_interrupted};
 use crate::report::{
-    self, EvaluatorInfo, Gates, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
+    self, EvaluatorInfo, Gates, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
 use crate::runner::key::KeyContext;
 use crate::runner::preflight::{preflight, Probe};
@@ -29,13 +29,20 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         config.task_model.as_deref(),
     )?;
     let mut plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
+    if let Some(shard) = config.shard {
+        shard.keep(&mut plan);
+    }
     let planned = plan.len();
     let (concurrency, limited) =
         runner::calls_in_flight(config.exec.concurrency, planned, evaluator.kind());
     if let Some(warning) = limited {
         reporter.warning(warning);
     }
-    let candidate_ids = inputs.candidates.iter().map(|c| c.id.clone()).collect();
+    let candidate_ids: Vec<String> = inputs.candidates.iter().map(|c| c.id.clone()).collect();
+    let mut junit = config
+        .junit
+        .as_ref()
+        .map(|_| Junit::new(candidate_ids.clone(), config.pass_score));
     let splits = report::Splits {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
@@ -47,16 +54,41 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             &inputs,
             &mut plan,
             config.resume_keep_errors,
-            |record| tally.add(&record),
+            |record| {
+                tally.add(&record);
+                if let Some(junit) = junit.as_mut() {
+                    junit.add(&record);
+                }
+            },
         )?;
         report::print_resumed(path, &resumed, planned, reporter);
     }
-    let progress = report::progress_bar(plan.len() as u64);
+    let progress = report::Progress::start(
+        plan.len() as u64,
+        concurrency,
+        &inputs
+            .candidates
+            .iter()
+            .map(|c| c.id.clone())
+            .collect::<Vec<_>>(),
+        config.heartbeat,
+    );
     let context = Arc::new(RunContext {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),
         task_model: config.task_model.as_deref().map(Arc::from),
         retries: config.exec.retries,
+        cache: config
+            .cache_dir
+            .as_deref()
+            .map(crate::store::Cache::open)
+            .transpose()?,
+        run_info: report::RunInfo {
+            evaluator: evaluator_info(evaluator.as_ref()),
+            score_range: config.score_range.as_str().to_string(),
+            splits,
+            candidates: inputs.candidates.len(),
+        },
     });
     let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
         match probe(&config, &inputs, evaluator.as_ref()).await {
@@ -73,7 +105,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let mut results = config
             .output
             .as_deref()
-            .map(ResultsFile::open)
+            .map(|path| ResultsFile::open(path).map(ResultsFile::in_background))
             .transpose()?;
         let mut write_failure = None;
         let on_finished = |record: CallRecord| {
@@ -86,12 +118,22 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 }
             }
             tally.add(&record);
-            progress.inc(1);
+            if let Some(junit) = junit.as_mut() {
+                junit.add(&record);
+            }
+            progress.record(&record);
         };
-        let finished = runner::execute(context, plan, concurrency, on_finished).await;
+        let on_stopping = |in_flight: usize| {
+            progress.suspend(|| report::print_stopping(in_flight, runner::GRACE, reporter))
+        };
+        let finished = runner::execute(context, plan, concurrency, on_finished, on_stopping).await;
+        if let Some(Err(error)) = results.map(ResultsFile::finish) {
+            reporter.diagnose(&error);
+            write_failure = Some(error);
+        }
         anyhow::Ok((finished, write_failure.is_some(), false))
     })??;
-    progress.finish_and_clear();
+    progress.finish();
 
     let (mut summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),
@@ -104,10 +146,15 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         max_errors: config.max_errors,
         max_error_rate: config.max_error_rate,
     };
-    let exit = gates.judge(&mut summary, results_failed);
+    let junit_written = match (&junit, &config.junit) {
+        (Some(junit), Some(path)) => junit.write(path).map_err(|error| reporter.diagnose(&error)),
+        _ => Ok(()),
+    };
+    let exit = gates.judge(&mut summary, results_failed || junit_written.is_err());
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
     report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
     report::print_summary(&summary, reporter)?;
+    report::append_step_summary(&summary, reporter);
     if finished.interrupted && !stopped_in_preflight {
         report::print_interrupted(summary.calls.total, planned, reporter);
     }
@@ -183,7 +230,13 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let output = config
         .output
         .as_deref()
-        .map_or(Ok(()), ResultsFile::check_writable);
+        .map_or(Ok(()), ResultsFile::check_writable)
+        .and(
+            config
+                .junit
+                .as_deref()
+                .map_or(Ok(()), Junit::check_writable),
+        );
     let (inputs, evaluator) = match (inputs, evaluator, output) {
         (Ok(inputs), Ok(evaluator), Ok(())) => (inputs, evaluator),
         (inputs, evaluator, output) => {

@@ -4,7 +4,9 @@
 //! library module that does the work defines. Usage errors are reported here, from clap's own
 //! parse (never by scanning argv by hand).
 
+mod cache;
 mod fep;
+mod results;
 mod run;
 mod serve;
 mod spec;
@@ -16,7 +18,9 @@ use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
+pub use cache::CacheCommand;
 pub use fep::FepCommand;
+pub use results::MergeArgs;
 pub use run::RunArgs;
 pub use serve::ServeArgs;
 pub use spec::SpecCommand;
@@ -62,6 +66,13 @@ pub enum Command {
     /// Evaluation specs (challenge packs' `evaluation_spec`): strict validation, scoring runs.
     #[command(subcommand)]
     Spec(SpecCommand),
+    /// The evaluator-result cache of `run --cache`.
+    #[command(subcommand)]
+    Cache(CacheCommand),
+    /// The summary of one results file (`run --output`), gates and reports included.
+    Summarize(MergeArgs),
+    /// The summary of the union of several results files (a run's shards): the unsharded run's.
+    Merge(MergeArgs),
     /// Serve the FEP REST API and gRPC service (evaluations stored in SQLite).
     Serve(ServeArgs),
 }
@@ -84,14 +95,22 @@ pub enum FormatArg {
     Text,
     /// One JSON document.
     Json,
+    /// A Markdown summary fit for a pull-request comment (run, summarize, merge; other
+    /// commands print text).
+    Markdown,
 }
 
-impl From<FormatArg> for Format {
-    fn from(format: FormatArg) -> Self {
-        match format {
-            FormatArg::Text => Format::Text,
-            FormatArg::Json => Format::Json,
-        }
+/// The reporter for `--format` and `--color`.
+fn reporter(format: Option<FormatArg>, color: ColorChoice) -> Reporter {
+    let format_of = |format| match format {
+        FormatArg::Text | FormatArg::Markdown => Format::Text,
+        FormatArg::Json => Format::Json,
+    };
+    let reporter = Reporter::new(format.map(format_of), color.into());
+    if format == Some(FormatArg::Markdown) {
+        reporter.markdown()
+    } else {
+        reporter
     }
 }
 
@@ -109,7 +128,18 @@ impl From<ColorChoice> for ColorWhen {
 /// or `--version` has been printed when this returns the exit code instead.
 pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     let cli = Cli::try_parse().map_err(usage_error)?;
-    let reporter = Reporter::new(cli.format.map(Into::into), cli.color.into());
+    let reporter = reporter(cli.format, cli.color);
+    if reporter.markdown
+        && !matches!(
+            cli.command,
+            Command::Run(_) | Command::Summarize(_) | Command::Merge(_)
+        )
+    {
+        reporter.warning(
+            "--format markdown: only run, summarize and merge print Markdown; this \
+             command prints text",
+        );
+    }
     Ok((cli.command, reporter))
 }
 
@@ -143,7 +173,7 @@ fn lenient_parse() -> Lenient {
         Some(words.cloned().collect())
     });
     Lenient {
-        reporter: Reporter::new(format.map(Into::into), color.into()),
+        reporter: reporter(format, color),
         evaluator_words,
     }
 }

@@ -16,6 +16,9 @@ use crate::evaluator::EvaluatorSpec;
 use crate::input::CandidateSource;
 use crate::input::Source;
 use crate::protocol::ScoreRange;
+use crate::runner::Shard;
+
+use super::results::CiArgs;
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
@@ -147,6 +150,21 @@ pub struct RunArgs {
     #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub fail_under: Option<f64>,
 
+    /// Error limits, intervals and the JUnit report.
+    #[command(flatten)]
+    pub ci: CiArgs,
+
+    /// Make only shard K of N of the calls (K from 0 to N-1, as a Kubernetes Indexed Job's
+    /// JOB_COMPLETION_INDEX): a deterministic split by call key; `evalctl merge` joins the
+    /// shards' --output files into the unsharded run's summary.
+    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    pub shard: Option<Shard>,
+
+    /// When stderr is not a terminal (CI logs): a one-line progress heartbeat on stderr every
+    /// SECONDS (0 = none).
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_heartbeat)]
+    pub heartbeat: Duration,
+
     /// Continue the run whose journal is --output: calls with a successful line are not made
     /// again, errored ones are; new lines are appended and the summary covers the whole journal.
     #[arg(long, requires = "output")]
@@ -160,19 +178,14 @@ pub struct RunArgs {
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: Option<u32>,
 
-    /// Tolerate up to N errored calls: the run exits 1 only with more (default 0).
-    #[arg(long, value_name = "N", value_parser = parse_count::<usize>)]
-    pub max_errors: Option<usize>,
+    /// Keep every successful evaluator result in a cache and answer repeated calls from it
+    /// (directory: --cache-dir, else $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
+    #[arg(long)]
+    pub cache: bool,
 
-    /// Tolerate errored calls up to this share of the calls (0 to 1): the run exits 1 only
-    /// above it. With --max-errors too, both must hold.
-    #[arg(long, value_name = "R", value_parser = parse_rate)]
-    pub max_error_rate: Option<f64>,
-
-    /// Seed of the bootstrap behind each aggregate's 95% interval (ci95): the same seed prints
-    /// the same interval.
-    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
-    pub seed: u64,
+    /// The cache directory of --cache.
+    #[arg(long, value_name = "DIR", requires = "cache")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// `--score-range` values.
@@ -188,17 +201,29 @@ pub enum ScoreRangeArg {
 const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 
 /// A whole number of 0 or more (`--retries`, `--max-errors`).
-fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
+pub(super) fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse()
         .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
 }
 
-/// A share between 0 and 1 (`--max-error-rate`).
-fn parse_rate(text: &str) -> Result<f64, String> {
-    match text.parse::<f64>() {
-        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+/// A number of seconds of 0 or more (`--heartbeat`).
+fn parse_heartbeat(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .filter(|seconds| (0.0..=MAX_TIMEOUT_SECONDS).contains(seconds))
+        .map(Duration::from_secs_f64)
+        .ok_or_else(|| format!("'{text}' is not a number of seconds (0 = no heartbeat)"))
+}
+
+/// `K/N` with 0 <= K < N (`--shard`).
+fn parse_shard(text: &str) -> Result<Shard, String> {
+    let parsed = text
+        .split_once('/')
+        .and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
+    match parsed {
+        Some((index, count)) if index < count => Ok(Shard { index, count }),
         _ => Err(format!(
-            "'{text}' is not a share between 0 and 1 (0.05 = 5%)"
+            "'{text}' is not K/N with 0 <= K < N (shards are numbered from 0: 0/3, 1/3, 2/3)"
         )),
     }
 }
@@ -337,12 +362,24 @@ impl RunArgs {
             },
             output: self.output,
             fail_under,
+            max_errors: self.ci.max_errors,
+            max_error_rate: self.ci.max_error_rate,
+            seed: self.ci.seed,
+            junit: self.ci.junit,
+            pass_score: self.ci.pass_score,
+            shard: self.shard,
+            heartbeat: (!self.heartbeat.is_zero()).then_some(self.heartbeat),
             resume: self.resume,
             resume_keep_errors: self.resume_keep_errors,
             repeat: self.repeat,
-            max_errors: self.max_errors,
-            max_error_rate: self.max_error_rate,
-            seed: self.seed,
+            cache_dir: if self.cache {
+                Some(
+                    self.cache_dir
+                        .map_or_else(crate::store::default_cache_dir, Ok)?,
+                )
+            } else {
+                None
+            },
         })
     }
 }

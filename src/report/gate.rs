@@ -116,7 +116,9 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
         Exit::Interrupted => {
             parts.push("interrupted; the summary covers the calls that finished".into())
         }
-        Exit::Internal => parts.push("the results file could not be written".into()),
+        Exit::Internal => {
+            parts.push("a results or report file could not be written (see stderr)".into())
+        }
         _ => {}
     }
     let errors = &report.errors;

@@ -12,6 +12,9 @@ macro_rules! diag {
 
 mod gate;
 mod interval;
+mod junit;
+mod markdown;
+mod merge;
 mod preflight;
 mod progress;
 mod results_file;
@@ -21,11 +24,14 @@ mod text;
 
 pub use gate::Gates;
 pub use interval::DEFAULT_SEED;
+pub use junit::Junit;
+pub use markdown::append_step_summary;
+pub use merge::{merge, MergeConfig};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
-pub use progress::progress_bar;
+pub use progress::Progress;
 pub use results_file::ResultsFile;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
-pub use summary::{Diagnostics, EvaluatorInfo, Splits, Summary, Tally};
+pub use summary::{Diagnostics, EvaluatorInfo, RunInfo, Splits, Summary, Tally};
 
 use std::io::IsTerminal;
 
@@ -88,6 +94,9 @@ pub struct Reporter {
     pub color_stdout: bool,
     /// Whether stderr's diagnostics are painted.
     pub color_stderr: bool,
+    /// `--format markdown`: commands with a Markdown report (run, summarize, merge) print it;
+    /// the others print text (`format` is then text) after a warning.
+    pub markdown: bool,
 }
 
 impl Reporter {
@@ -111,6 +120,18 @@ impl Reporter {
             }),
             color_stdout: painted(stdout_terminal),
             color_stderr: painted(std::io::stderr().is_terminal()),
+            markdown: false,
+        }
+    }
+
+    /// This reporter asked for Markdown (`--format markdown`): text for commands without a
+    /// Markdown report.
+    pub fn markdown(self) -> Reporter {
+        Reporter {
+            format: Format::Text,
+            color_stdout: false,
+            markdown: true,
+            ..self
         }
     }
 
@@ -181,6 +202,9 @@ pub fn print_failure(errors: &[String], exit: u8) -> anyhow::Result<()> {
 
 /// Print the run summary in the reporter's format.
 pub fn print_summary(summary: &Summary, reporter: Reporter) -> anyhow::Result<()> {
+    if reporter.markdown {
+        return print_stdout(&markdown::render(summary));
+    }
     match reporter.format {
         Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(summary)?)),
         Format::Text => print_stdout(&text::render(summary, reporter.color_stdout)),
@@ -222,6 +246,16 @@ pub fn print_resumed(
         "resuming {path}: {} of {planned} calls already done, {} to make",
         resumed.done,
         planned - resumed.done
+    ));
+}
+
+/// Tell the user, on stderr, that Ctrl-C stopped dispatch and how long the `in_flight` calls
+/// get to finish.
+pub fn print_stopping(in_flight: usize, grace: std::time::Duration, reporter: Reporter) {
+    reporter.note(format!(
+        "interrupted: no new calls; waiting up to {}s for the {in_flight} in flight \
+         (Ctrl-C again stops them now)",
+        grace.as_secs()
     ));
 }
 

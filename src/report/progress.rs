@@ -1,20 +1,220 @@
-//! The one progress-bar factory: a live bar on stderr when it is a terminal, hidden otherwise.
+//! The progress of a run, on stderr. On a terminal: a live bar that ticks on its own (elapsed
+//! time, calls in flight) and shows done / planned, the rate, the ETA once it means something,
+//! the errors so far and each candidate's running mean. Off a terminal (CI logs): a one-line
+//! heartbeat every `--heartbeat` seconds from a timer thread, so a log never stays silent while
+//! slow calls run.
 
 use std::io::IsTerminal;
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-/// A progress bar over `total` calls.
-pub fn progress_bar(total: u64) -> ProgressBar {
-    if !std::io::stderr().is_terminal() {
-        return ProgressBar::hidden();
+use crate::runner::CallRecord;
+
+/// How often the terminal display redraws by itself.
+const TICK: Duration = Duration::from_millis(250);
+/// Candidates whose running mean is shown; more are summarised as `…`.
+const MEANS_SHOWN: usize = 3;
+
+/// The progress display of one run.
+pub struct Progress {
+    bar: ProgressBar,
+    state: Arc<Mutex<State>>,
+    heartbeat: Option<(mpsc::Sender<()>, JoinHandle<()>)>,
+}
+
+struct State {
+    started: Instant,
+    planned: u64,
+    done: u64,
+    errors: u64,
+    concurrency: usize,
+    /// Per candidate: id, score sum, calls.
+    means: Vec<(String, f64, u64)>,
+}
+
+impl State {
+    fn in_flight(&self) -> u64 {
+        (self.concurrency as u64).min(self.planned - self.done.min(self.planned))
     }
-    let bar = ProgressBar::with_draw_target(Some(total), ProgressDrawTarget::stderr());
-    bar.set_style(
-        ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} calls, eta {eta}",
-        )
-        .expect("the template is valid"),
-    );
-    bar
+
+    /// `12/60 calls, 8 in flight, 2 errors, 1.5 calls/s, eta 32s; mean a 0.81, b 0.70`.
+    fn status(&self, with_counts: bool) -> String {
+        let elapsed = self.started.elapsed().as_secs_f64();
+        let mut line = String::new();
+        if with_counts {
+            line.push_str(&format!(
+                "{}/{} calls, elapsed {}, ",
+                self.done,
+                self.planned,
+                clock(elapsed)
+            ));
+        }
+        line.push_str(&format!(
+            "{} in flight, {} errors",
+            self.in_flight(),
+            self.errors
+        ));
+        if self.done > 0 && elapsed > 0.0 {
+            let rate = self.done as f64 / elapsed;
+            line.push_str(&format!(", {rate:.1} calls/s"));
+            // The first calls finish together, so the rate means little before a full wave
+            // of them (or 5% of the plan) has finished.
+            let meaningful = self.done >= (self.concurrency as u64).min(self.planned).max(1)
+                || self.done * 20 >= self.planned;
+            if meaningful && self.done < self.planned {
+                line.push_str(&format!(
+                    ", eta {}",
+                    clock((self.planned - self.done) as f64 / rate)
+                ));
+            }
+        }
+        let means: Vec<String> = self
+            .means
+            .iter()
+            .filter(|(_, _, n)| *n > 0)
+            .take(MEANS_SHOWN)
+            .map(|(id, sum, n)| format!("{id} {:.3}", sum / *n as f64))
+            .collect();
+        if !means.is_empty() {
+            line.push_str(&format!("; mean {}", means.join(", ")));
+            if self.means.len() > MEANS_SHOWN {
+                line.push_str(", …");
+            }
+        }
+        line
+    }
+}
+
+/// `1m05s`, `42s`.
+fn clock(seconds: f64) -> String {
+    let seconds = seconds.round() as u64;
+    match seconds {
+        0..60 => format!("{seconds}s"),
+        60..3600 => format!("{}m{:02}s", seconds / 60, seconds % 60),
+        _ => format!("{}h{:02}m", seconds / 3600, seconds / 60 % 60),
+    }
+}
+
+impl Progress {
+    /// Start the display of a run of `planned` calls, `concurrency` at once, over
+    /// `candidate_ids`; off a terminal, a heartbeat line every `heartbeat` (none with `None`).
+    pub fn start(
+        planned: u64,
+        concurrency: usize,
+        candidate_ids: &[String],
+        heartbeat: Option<Duration>,
+    ) -> Progress {
+        let state = Arc::new(Mutex::new(State {
+            started: Instant::now(),
+            planned,
+            done: 0,
+            errors: 0,
+            concurrency,
+            means: candidate_ids
+                .iter()
+                .map(|id| (id.clone(), 0.0, 0))
+                .collect(),
+        }));
+        if !std::io::stderr().is_terminal() {
+            let heartbeat = heartbeat.map(|every| {
+                let (stop, stopped) = mpsc::channel::<()>();
+                let state = Arc::clone(&state);
+                let thread = std::thread::spawn(move || {
+                    while let Err(RecvTimeoutError::Timeout) = stopped.recv_timeout(every) {
+                        let line = lock(&state).status(true);
+                        diag!("progress: {line}");
+                    }
+                });
+                (stop, thread)
+            });
+            return Progress {
+                bar: ProgressBar::hidden(),
+                state,
+                heartbeat,
+            };
+        }
+        let bar = ProgressBar::with_draw_target(Some(planned), ProgressDrawTarget::stderr());
+        if let Ok(style) = ProgressStyle::with_template(
+            "{spinner} [{elapsed_precise}] {wide_bar} {pos}/{len} calls  {msg}",
+        ) {
+            bar.set_style(style);
+        }
+        bar.set_message(lock(&state).status(false));
+        bar.enable_steady_tick(TICK);
+        Progress {
+            bar,
+            state,
+            heartbeat: None,
+        }
+    }
+
+    /// Count one finished call.
+    pub fn record(&self, record: &CallRecord) {
+        let message = {
+            let mut state = lock(&self.state);
+            state.done += 1;
+            state.errors += u64::from(record.error.is_some());
+            if let Some(entry) = state
+                .means
+                .iter_mut()
+                .find(|(id, _, _)| *id == record.candidate_id)
+            {
+                entry.1 += record.score;
+                entry.2 += 1;
+            }
+            state.status(false)
+        };
+        self.bar.set_message(message);
+        self.bar.inc(1);
+    }
+
+    /// Run `f` (which prints to stderr) with the bar out of the way.
+    pub fn suspend<R>(&self, f: impl FnOnce() -> R) -> R {
+        self.bar.suspend(f)
+    }
+
+    /// Remove the display and stop the heartbeat.
+    pub fn finish(self) {
+        self.bar.finish_and_clear();
+        if let Some((stop, thread)) = self.heartbeat {
+            drop(stop);
+            let _ = thread.join();
+        }
+    }
+}
+
+fn lock(state: &Mutex<State>) -> std::sync::MutexGuard<'_, State> {
+    state.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_eta_waits_for_a_full_wave_of_calls() {
+        let mut state = State {
+            started: Instant::now() - Duration::from_secs(4),
+            planned: 100,
+            done: 2,
+            errors: 1,
+            concurrency: 8,
+            means: vec![("a".into(), 1.5, 2)],
+        };
+        assert_eq!(
+            state.status(true),
+            "2/100 calls, elapsed 4s, 8 in flight, 1 errors, 0.5 calls/s; mean a 0.750"
+        );
+        state.done = 8;
+        assert!(
+            state.status(false).contains(", eta 46s"),
+            "{}",
+            state.status(false)
+        );
+        assert_eq!(clock(65.0), "1m05s");
+    }
 }

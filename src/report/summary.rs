@@ -2,7 +2,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::gate::GateReport;
 use super::interval;
@@ -10,7 +10,7 @@ use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
 
 /// Which evaluator ran.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvaluatorInfo {
     /// `command`, `http`, `judge` or `checks`.
     pub kind: String,
@@ -130,8 +130,23 @@ pub struct Summary {
     pub exit_reason: String,
 }
 
+/// What a run's summary needs beyond its result lines, carried by every line (`run`), so a
+/// results file alone, or several shards' files, rebuild the run's summary (`summarize`,
+/// `merge`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Which evaluator ran.
+    pub evaluator: EvaluatorInfo,
+    /// `unit` or `any`.
+    pub score_range: String,
+    /// Which splits the run has.
+    pub splits: Splits,
+    /// How many candidates the run has.
+    pub candidates: usize,
+}
+
 /// Which splits the run has, so a split with no finished call still shows as n = 0.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub struct Splits {
     /// A dataset was given.
     pub train: bool,
@@ -396,6 +411,7 @@ mod tests {
             key: None,
             repeat: None,
             candidate_id: "c".into(),
+            candidate_index: None,
             split: Split::Single,
             example_index: None,
             example_line: None,
@@ -406,6 +422,7 @@ mod tests {
             latency_ms: 1.0,
             passed: None,
             cached: false,
+            run: None,
             errored_checks,
         }
     }

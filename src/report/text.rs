@@ -31,6 +31,56 @@ pub fn render(summary: &Summary, color: bool) -> String {
     }
     out.push('\n');
 
+    let rows = table(summary);
+    let widths: Vec<usize> = (0..rows[0].len())
+        .map(|col| {
+            rows.iter()
+                .map(|row| row.get(col).map_or(0, |cell| cell.chars().count()))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
+    for (index, row) in rows.iter().enumerate() {
+        let line = row
+            .iter()
+            .enumerate()
+            .map(|(col, cell)| format!("{cell:<width$}", width = widths[col]))
+            .collect::<Vec<_>>()
+            .join("  ");
+        let line = line.trim_end().to_string();
+        out.push_str(&if index == 0 {
+            paint(Paint::Heading, &line, color)
+        } else {
+            line
+        });
+        out.push('\n');
+    }
+    let notes = notes(summary);
+    if !notes.is_empty() {
+        out.push_str(&format!("\n{}\n", notes.join("\n")));
+    }
+    out.push_str(&format!(
+        "\nexit {}: {}\n",
+        summary.exit, summary.exit_reason
+    ));
+    out
+}
+
+/// `0.8123 ± 0.0412` (the half-width of the 95% interval), or the bare mean without one.
+fn mean(aggregate: &Aggregate) -> String {
+    match (aggregate.mean, aggregate.ci95) {
+        (Some(mean), Some([lo, hi])) => format!("{mean:.4} ± {:.4}", (hi - lo) / 2.0),
+        (mean, _) => number(mean),
+    }
+}
+
+fn number(value: Option<f64>) -> String {
+    value.map_or_else(|| "-".to_string(), |value| format!("{value:.4}"))
+}
+
+/// The summary table, header first: one row per candidate (shared by the text and Markdown
+/// summaries).
+pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     let has_train = summary.candidates.iter().any(|c| c.train.is_some());
     let has_val = summary.candidates.iter().any(|c| c.val.is_some());
     let mut header = vec!["candidate".to_string(), "score".to_string()];
@@ -78,38 +128,18 @@ pub fn render(summary: &Summary, color: bool) -> String {
         }
         rows.push(row);
     }
-    let widths: Vec<usize> = (0..rows[0].len())
-        .map(|col| {
-            rows.iter()
-                .map(|row| row.get(col).map_or(0, |cell| cell.chars().count()))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    for (index, row) in rows.iter().enumerate() {
-        let line = row
-            .iter()
-            .enumerate()
-            .map(|(col, cell)| format!("{cell:<width$}", width = widths[col]))
-            .collect::<Vec<_>>()
-            .join("  ");
-        let line = line.trim_end().to_string();
-        out.push_str(&if index == 0 {
-            paint(Paint::Heading, &line, color)
-        } else {
-            line
-        });
-        out.push('\n');
-    }
-    let meaning = if has_val {
-        Some("score = the candidate's val mean; failed calls count as 0")
+    rows
+}
+
+/// What the table's numbers mean, one note a line (shared by the text and Markdown summaries).
+pub(super) fn notes(summary: &Summary) -> Vec<&'static str> {
+    let has_train = summary.candidates.iter().any(|c| c.train.is_some());
+    let has_val = summary.candidates.iter().any(|c| c.val.is_some());
+    let mut notes = Vec::new();
+    if has_val {
+        notes.push("score = the candidate's val mean; failed calls count as 0");
     } else if has_train {
-        Some("score = the candidate's train mean; failed calls count as 0")
-    } else {
-        None
-    };
-    if let Some(meaning) = meaning {
-        out.push_str(&format!("\n{meaning}\n"));
+        notes.push("score = the candidate's train mean; failed calls count as 0");
     }
     let has_interval = summary.candidates.iter().any(|c| {
         [&c.train, &c.val, &c.single]
@@ -118,23 +148,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
             .any(|aggregate| aggregate.ci95.is_some())
     });
     if has_interval {
-        out.push_str("± = half-width of the 95% bootstrap interval over examples (--seed)\n");
+        notes.push("± = half-width of the 95% bootstrap interval over examples (--seed)");
     }
-    out.push_str(&format!(
-        "\nexit {}: {}\n",
-        summary.exit, summary.exit_reason
-    ));
-    out
-}
-
-/// `0.8123 ± 0.0412` (the half-width of the 95% interval), or the bare mean without one.
-fn mean(aggregate: &Aggregate) -> String {
-    match (aggregate.mean, aggregate.ci95) {
-        (Some(mean), Some([lo, hi])) => format!("{mean:.4} ± {:.4}", (hi - lo) / 2.0),
-        (mean, _) => number(mean),
-    }
-}
-
-fn number(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_string(), |value| format!("{value:.4}"))
+    notes
 }

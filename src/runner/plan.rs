@@ -93,6 +93,30 @@ pub fn plan_calls(
     plan
 }
 
+/// `--shard K/N`: shard K (0-based) of N.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Shard {
+    /// Which shard, from 0 to `count - 1`.
+    pub index: u64,
+    /// How many shards.
+    pub count: u64,
+}
+
+impl Shard {
+    /// Keep the calls of `plan` that belong to this shard: those whose key, read as a number,
+    /// is `index` modulo `count`. Keys depend only on the inputs and the evaluator, so every
+    /// shard of one run splits the same plan the same way, and the shards together make it
+    /// exactly once.
+    pub fn keep(self, plan: &mut Vec<PlannedCall>) {
+        plan.retain(|call| {
+            let hex = call.key.to_string();
+            // ok: a key is 64 hex digits, so its first 16 are a u64.
+            let number = u64::from_str_radix(&hex[..16], 16).unwrap_or(0);
+            number % self.count == self.index
+        });
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::Split;
 use crate::protocol::CallError;
+use crate::report::RunInfo;
 
 /// One finished call, as written to `--output`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -19,6 +20,9 @@ pub struct CallRecord {
     pub repeat: Option<u32>,
     /// The candidate's id.
     pub candidate_id: String,
+    /// The candidate's 0-based position in the run's candidates (orders a merged summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_index: Option<usize>,
     /// `single`, `train` or `val`.
     pub split: Split,
     /// 0-based index of the example within its split; null for single calls.
@@ -41,6 +45,10 @@ pub struct CallRecord {
     /// The result came from the cache (`--cache`): no evaluator call was made.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// The run's evaluator, score range, splits and candidate count, so results files alone
+    /// rebuild its summary (`summarize`, `merge`); absent in lines of older evalctl versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunInfo>,
     /// The built-in checks that errored (also in `side_info.errored_checks`, from which a record
     /// read back gets them).
     #[serde(skip)]

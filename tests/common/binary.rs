@@ -19,7 +19,8 @@ pub fn bin() -> &'static str {
 /// the task model, judge base URLs and keys (`<PROVIDER>_API_KEY`), anything `EVALCTL_*`, colour
 /// switches and the terminal width help text wraps to.
 pub fn is_read_by_evalctl(name: &str) -> bool {
-    const NAMES: [&str; 9] = [
+    const NAMES: [&str; 10] = [
+        "GITHUB_STEP_SUMMARY",
         "OPTIMIZE_ANYTHING_TASK_MODEL",
         "OPENAI_BASE_URL",
         "NO_COLOR",

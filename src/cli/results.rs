@@ -1,0 +1,88 @@
+//! Flags of the commands over results files (`summarize`, `merge`), and the CI flags `run`
+//! shares with them: error limits, the interval seed, the JUnit report.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use super::run::parse_count;
+use crate::error::bad_flag;
+use crate::report::{Gates, MergeConfig};
+
+/// Error limits, the bootstrap seed and the JUnit report: `run`, `summarize` and `merge`.
+#[derive(Debug, Args)]
+pub struct CiArgs {
+    /// Tolerate up to N errored calls: the run exits 1 only with more (default 0).
+    #[arg(long, value_name = "N", value_parser = parse_count::<usize>)]
+    pub max_errors: Option<usize>,
+
+    /// Tolerate errored calls up to this share of the calls (0 to 1): the run exits 1 only
+    /// above it. With --max-errors too, both must hold.
+    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    pub max_error_rate: Option<f64>,
+
+    /// Seed of the bootstrap behind each aggregate's 95% interval (ci95): the same seed prints
+    /// the same interval.
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
+    pub seed: u64,
+
+    /// Write a JUnit XML report at the end: one testsuite per candidate and split, one
+    /// testcase per call (an errored call is an error).
+    #[arg(long, value_name = "FILE.xml")]
+    pub junit: Option<PathBuf>,
+
+    /// With --junit: a call scored below X is a failure.
+    #[arg(
+        long,
+        value_name = "X",
+        requires = "junit",
+        allow_negative_numbers = true
+    )]
+    pub pass_score: Option<f64>,
+}
+
+/// `evalctl summarize FILE.jsonl` and `evalctl merge A.jsonl B.jsonl ...`.
+#[derive(Debug, Args)]
+pub struct MergeArgs {
+    /// Results files (`run --output`; `-` = stdin): one run's, or the shards of one run.
+    #[arg(value_name = "FILE.jsonl", required = true)]
+    pub files: Vec<String>,
+
+    /// Exit 1 when any candidate's score is below X.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    pub fail_under: Option<f64>,
+
+    /// Error limits, intervals and the JUnit report.
+    #[command(flatten)]
+    pub ci: CiArgs,
+}
+
+/// A share between 0 and 1 (`--max-error-rate`).
+fn parse_rate(text: &str) -> Result<f64, String> {
+    match text.parse::<f64>() {
+        Ok(rate) if (0.0..=1.0).contains(&rate) => Ok(rate),
+        _ => Err(format!(
+            "'{text}' is not a share between 0 and 1 (0.05 = 5%)"
+        )),
+    }
+}
+
+impl MergeArgs {
+    /// Resolve the flags into a [`MergeConfig`].
+    pub fn into_config(self) -> anyhow::Result<MergeConfig> {
+        if self.fail_under.is_some_and(|x| !x.is_finite()) {
+            return Err(bad_flag("--fail-under", "must be a finite number"));
+        }
+        Ok(MergeConfig {
+            files: self.files,
+            gates: Gates {
+                fail_under: self.fail_under,
+                max_errors: self.ci.max_errors,
+                max_error_rate: self.ci.max_error_rate,
+            },
+            seed: self.ci.seed,
+            junit: self.ci.junit,
+            pass_score: self.ci.pass_score,
+        })
+    }
+}

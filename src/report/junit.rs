@@ -1,0 +1,204 @@
+//! `--junit FILE.xml`: the run as JUnit XML, the report GitLab, Jenkins and most CI systems show
+//! as test results. One `testsuite` per candidate and split, one `testcase` per call: a failed
+//! call is an `<error>`, a score under `--pass-score` a `<failure>`. Cases are ordered by
+//! candidate, split and example, so the file does not depend on the order calls finished in.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::error::{bad_flag, Fatal};
+use crate::runner::{CallRecord, Split};
+use crate::text::io_reason;
+
+/// The JUnit report, filled as calls finish.
+pub struct Junit {
+    candidate_ids: Vec<String>,
+    pass_score: Option<f64>,
+    /// (candidate position, split) → the suite's cases by example index and repeat.
+    suites: BTreeMap<(usize, u8), BTreeMap<(usize, u32), Case>>,
+}
+
+struct Case {
+    name: String,
+    seconds: f64,
+    score: f64,
+    outcome: Outcome,
+}
+
+enum Outcome {
+    Passed,
+    Failed(String),
+    Errored { kind: &'static str, message: String },
+}
+
+impl Junit {
+    /// Check, before any work, that `path` can be written: its directory exists and it is not
+    /// a directory.
+    pub fn check_writable(path: &Path) -> anyhow::Result<()> {
+        if path.is_dir() {
+            return Err(bad_flag(
+                "--junit",
+                format!("{}: is a directory, not a file", path.display()),
+            ));
+        }
+        match path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            Some(dir) if !dir.is_dir() => Err(bad_flag(
+                "--junit",
+                format!("{}: no directory {}", path.display(), dir.display()),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// An empty report over `candidate_ids` (in order); a score under `pass_score` fails.
+    pub fn new(candidate_ids: Vec<String>, pass_score: Option<f64>) -> Junit {
+        Junit {
+            candidate_ids,
+            pass_score,
+            suites: BTreeMap::new(),
+        }
+    }
+
+    /// Add one finished call.
+    pub fn add(&mut self, record: &CallRecord) {
+        let candidate = self
+            .candidate_ids
+            .iter()
+            .position(|id| *id == record.candidate_id)
+            .unwrap_or(usize::MAX);
+        let split = match record.split {
+            Split::Single => 0,
+            Split::Train => 1,
+            Split::Val => 2,
+        };
+        let outcome = match (&record.error, self.pass_score) {
+            (Some(error), _) => Outcome::Errored {
+                kind: error.kind.as_str(),
+                message: error.message.clone(),
+            },
+            (None, Some(pass)) if record.score < pass => Outcome::Failed(format!(
+                "score {} is below --pass-score {pass}",
+                record.score
+            )),
+            _ => Outcome::Passed,
+        };
+        self.suites.entry((candidate, split)).or_default().insert(
+            (
+                record.example_index.unwrap_or(0),
+                record.repeat.unwrap_or(0),
+            ),
+            Case {
+                name: match record.repeat {
+                    Some(repeat) => format!("{} repeat {repeat}", record.call_label()),
+                    None => record.call_label(),
+                },
+                seconds: record.latency_ms / 1000.0,
+                score: record.score,
+                outcome,
+            },
+        );
+    }
+
+    /// The report as a JUnit XML document.
+    pub fn render(&self) -> String {
+        let mut suites = String::new();
+        let (mut tests, mut failures, mut errors, mut seconds) = (0, 0, 0, 0.0);
+        for (&(candidate, split), examples) in &self.suites {
+            let cases: Vec<&Case> = examples.values().collect();
+            let failed = cases
+                .iter()
+                .filter(|case| matches!(case.outcome, Outcome::Failed(_)))
+                .count();
+            let errored = cases
+                .iter()
+                .filter(|case| matches!(case.outcome, Outcome::Errored { .. }))
+                .count();
+            let time: f64 = cases.iter().map(|case| case.seconds).sum();
+            let id = self
+                .candidate_ids
+                .get(candidate)
+                .map_or("?", String::as_str);
+            let split = ["single", "train", "val"][usize::from(split)];
+            suites.push_str(&format!(
+                "  <testsuite name=\"{} {split}\" tests=\"{}\" failures=\"{failed}\" \
+                 errors=\"{errored}\" skipped=\"0\" time=\"{time:.3}\">\n",
+                escape(id),
+                cases.len(),
+            ));
+            for case in cases.iter() {
+                suites.push_str(&format!(
+                    "    <testcase name=\"{}\" classname=\"{}.{split}\" time=\"{:.3}\">\n",
+                    escape(&case.name),
+                    escape(id),
+                    case.seconds
+                ));
+                match &case.outcome {
+                    Outcome::Passed => {}
+                    Outcome::Failed(message) => suites.push_str(&format!(
+                        "      <failure message=\"{0}\" type=\"score\">{0}</failure>\n",
+                        escape(message)
+                    )),
+                    Outcome::Errored { kind, message } => suites.push_str(&format!(
+                        "      <error message=\"{0}\" type=\"{kind}\">{0}</error>\n",
+                        escape(message)
+                    )),
+                }
+                suites.push_str(&format!(
+                    "      <system-out>score: {}</system-out>\n    </testcase>\n",
+                    case.score
+                ));
+            }
+            suites.push_str("  </testsuite>\n");
+            tests += cases.len();
+            failures += failed;
+            errors += errored;
+            seconds += time;
+        }
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"evalctl\" \
+             tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{seconds:.3}\">\n\
+             {suites}</testsuites>\n"
+        )
+    }
+
+    /// Write the report to `path` (replacing it). A failure is evalctl's own (exit 4).
+    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
+        std::fs::write(path, self.render()).map_err(|err| {
+            Fatal::Internal(format!(
+                "{}: writing the JUnit report failed: {}",
+                path.display(),
+                io_reason(&err)
+            ))
+            .into()
+        })
+    }
+}
+
+/// `text` safe inside an XML attribute or element: markup characters escaped, and characters
+/// XML 1.0 forbids (control characters other than tab, newline and carriage return) dropped.
+fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            '\t' | '\n' | '\r' => out.push(c),
+            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escape_covers_markup_and_drops_forbidden_characters() {
+        assert_eq!(escape("a<b>&\"c'\u{1}\n"), "a&lt;b&gt;&amp;&quot;c&apos;\n");
+    }
+}

@@ -1,0 +1,70 @@
+//! `--format markdown`: the run summary as a Markdown table fit for a pull-request comment, and
+//! the same summary appended to `$GITHUB_STEP_SUMMARY` when GitHub Actions sets it.
+
+use std::io::Write;
+
+use super::summary::Summary;
+use super::text::{notes, table};
+use super::Reporter;
+
+/// Render `summary` as Markdown: a heading with the verdict, the reason, the table, the notes.
+pub fn render(summary: &Summary) -> String {
+    let verdict = match summary.exit {
+        0 => "✅ passed",
+        130 => "⚠️ interrupted",
+        _ => "❌ failed",
+    };
+    let mut out = format!(
+        "### evalctl: {verdict} (exit {})\n\n{}\n\n",
+        summary.exit,
+        cell(&summary.exit_reason)
+    );
+    let rows = table(summary);
+    for (index, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row.iter().map(|text| cell(text)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        if index == 0 {
+            out.push_str(&format!("|{}\n", "---|".repeat(row.len())));
+        }
+    }
+    let calls = &summary.calls;
+    out.push_str(&format!(
+        "\nEvaluator: {} `{}` · score range {} · {} calls ({} ok, {} errors) · {:.2}s\n",
+        summary.evaluator.kind,
+        summary.evaluator.target.replace('`', "'"),
+        summary.score_range.as_str(),
+        calls.total,
+        calls.ok,
+        calls.errors,
+        summary.elapsed_ms / 1000.0
+    ));
+    for note in notes(summary) {
+        out.push_str(&format!("\n_{note}_\n"));
+    }
+    out
+}
+
+/// `text` safe in a table cell: pipes escaped, line breaks as spaces.
+fn cell(text: &str) -> String {
+    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+}
+
+/// When `GITHUB_STEP_SUMMARY` names a file (GitHub Actions sets it), append the Markdown summary
+/// to it, whatever `--format` says. A failure is a warning: the job's own output is intact.
+pub fn append_step_summary(summary: &Summary, reporter: Reporter) {
+    let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) else {
+        return;
+    };
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut file| file.write_all(format!("{}\n", render(summary)).as_bytes()));
+    if let Err(err) = written {
+        reporter.warning(format!(
+            "GITHUB_STEP_SUMMARY: cannot append to {}: {}",
+            std::path::Path::new(&path).display(),
+            crate::text::io_reason(&err)
+        ));
+    }
+}

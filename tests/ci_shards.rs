@@ -1,0 +1,176 @@
+//! Scale-out through the binary, as docs/scale-out.md runs it: N shards of one run (`--shard
+//! K/N`, K taken from `JOB_COMPLETION_INDEX` as a Kubernetes Indexed Job sets it, or from a
+//! GitHub Actions matrix value) split the calls exactly once, and `evalctl merge` of their
+//! results files prints the unsharded run's summary; `evalctl summarize` of one run's file
+//! prints that run's summary.
+
+mod common;
+
+use common::*;
+use serde_json::{json, Value};
+
+/// Scores the example's `s` (`{"s":0.25}`); exits 3 without one.
+const EVAL: &str = "p=$(cat)\ns=$(printf '%s' \"$p\" | sed -n 's/.*\"s\":\\([0-9.]*\\).*/\\1/p')\n\
+                    [ -n \"$s\" ] || exit 3\nprintf '{\"score\": %s}' \"$s\"\n";
+
+const SHARDS: usize = 3;
+
+fn sandbox() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    let train: Vec<String> = (0..12)
+        .map(|i| {
+            if i == 5 {
+                json!({"broken": i}).to_string()
+            } else {
+                json!({"s": f64::from(i % 5) / 4.0}).to_string()
+            }
+        })
+        .collect();
+    sb.write("train.jsonl", train.join("\n") + "\n");
+    sb.write("val.jsonl", "{\"s\":1}\n{\"s\":0.5}\n{\"s\":0}\n");
+    sb
+}
+
+const RUN: &[&str] = &[
+    "run",
+    "--format",
+    "json",
+    "--evaluator-command",
+    "sh eval.sh",
+    "--candidate",
+    "first",
+    "--candidate",
+    "second",
+    "--dataset",
+    "train.jsonl",
+    "--valset",
+    "val.jsonl",
+    "--repeat",
+    "2",
+    "--max-errors",
+    "10",
+];
+
+/// The summary without what differs between any two runs (wall time).
+fn comparable(mut summary: Value) -> Value {
+    summary.as_object_mut().unwrap().remove("elapsed_ms");
+    summary
+}
+
+#[test]
+fn merged_shards_print_the_unsharded_summary() {
+    let sb = sandbox();
+    let single = succeeded(sb.evalctl().args(RUN).args(["--output", "all.jsonl"]));
+    let single = json_stdout(&single);
+    assert_eq!(single["calls"]["total"], 2 * 15 * 2);
+
+    // A Kubernetes Indexed Job: each pod gets JOB_COMPLETION_INDEX = 0..N-1 (a GitHub
+    // Actions matrix passes its `shard` value the same way).
+    for index in 0..SHARDS {
+        let script = format!(
+            "exec \"$EVALCTL\" \"$@\" --shard \"$JOB_COMPLETION_INDEX/{SHARDS}\" \
+             --output shard-$JOB_COMPLETION_INDEX.jsonl"
+        );
+        let mut command = std::process::Command::new("sh");
+        clean_environment(&mut command)
+            .current_dir(sb.path())
+            .env("EVALCTL", bin())
+            .env("JOB_COMPLETION_INDEX", index.to_string())
+            .args(["-c", &script, "sh"])
+            .args(RUN);
+        let out = command.output().unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    }
+    let shard_files: Vec<String> = (0..SHARDS).map(|k| format!("shard-{k}.jsonl")).collect();
+    let mut keys: Vec<String> = shard_files
+        .iter()
+        .flat_map(|file| sb.jsonl(file))
+        .map(|line| line["key"].as_str().unwrap().to_string())
+        .collect();
+    let shard_sizes: Vec<usize> = shard_files.iter().map(|f| sb.lines(f).len()).collect();
+    assert!(shard_sizes.iter().all(|&n| n > 0), "{shard_sizes:?}");
+    keys.sort();
+    let mut all_keys: Vec<String> = sb
+        .jsonl("all.jsonl")
+        .iter()
+        .map(|line| line["key"].as_str().unwrap().to_string())
+        .collect();
+    all_keys.sort();
+    assert_eq!(keys, all_keys, "the shards make every call exactly once");
+
+    let merged = succeeded(
+        sb.evalctl()
+            .args(["merge", "--format", "json", "--max-errors", "10"])
+            .args(&shard_files),
+    );
+    assert_eq!(comparable(json_stdout(&merged)), comparable(single.clone()));
+
+    // One run's file alone: its own summary.
+    let summarized = succeeded(sb.evalctl().args([
+        "summarize",
+        "--format",
+        "json",
+        "--max-errors",
+        "10",
+        "all.jsonl",
+    ]));
+    assert_eq!(comparable(json_stdout(&summarized)), comparable(single));
+}
+
+#[test]
+fn merge_gates_and_reports_like_run() {
+    let sb = sandbox();
+    succeeded(sb.evalctl().args(RUN).args(["--output", "all.jsonl"]));
+    let out = sb
+        .evalctl()
+        .args(["merge", "--format", "json", "all.jsonl", "--junit", "r.xml"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        code(&out),
+        1,
+        "errors are not tolerated without --max-errors"
+    );
+    assert_eq!(json_stdout(&out)["exit_reason"], "4 of 60 calls failed");
+    assert!(sb
+        .read("r.xml")
+        .contains("<testsuites name=\"evalctl\" tests=\"60\" failures=\"0\" errors=\"4\""));
+}
+
+#[test]
+fn bad_shards_and_foreign_lines_are_bad_input() {
+    let sb = sandbox();
+    let out = sb
+        .evalctl()
+        .args(RUN)
+        .args(["--shard", "3/3"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr_text(&out).contains("'3/3' is not K/N with 0 <= K < N"),
+        "{}",
+        stderr_text(&out)
+    );
+    sb.write("old.jsonl", "{\"candidate_id\": \"c\", \"split\": \"single\", \"example_index\": null, \"example_line\": null, \"score\": 1, \"side_info\": {}, \"error\": null, \"attempts\": 1, \"latency_ms\": 1}\n[1]\n");
+    let out = sb
+        .evalctl()
+        .args([
+            "summarize",
+            "--format",
+            "json",
+            "old.jsonl",
+            "missing.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        "error: old.jsonl:1: no \"run\" member: written by an older evalctl, it does not say \
+         which evaluator and splits it belongs to; rerun with --resume to complete it\n\
+         error: old.jsonl:2: expected a JSON object, found array\n\
+         error: missing.jsonl: cannot read: No such file or directory\n"
+    );
+}
