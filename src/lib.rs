@@ -28,6 +28,7 @@ mod report;
 mod run;
 mod runner;
 mod secrets;
+mod server;
 pub mod spec;
 mod store;
 pub mod tasks;
@@ -61,6 +62,7 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Config(command) => command.execute(reporter),
         Command::Init => cli::init(reporter),
         Command::Report(args) => args.execute(reporter),
+        Command::Serve(args) => args.execute(reporter),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Subcommand;
 
 use crate::exit::Exit;
-use crate::fep::{self, FepConfig};
+use crate::fep::{self, FepConfig, Layout};
 use crate::input::Source;
 use crate::report::Reporter;
 
@@ -39,13 +39,23 @@ pub enum FepCommand {
             conflicts_with = "request"
         )]
         checks: Option<PathBuf>,
+        /// NDJSON on stdout: one test case result per line as it completes, then a line with the
+        /// run's evaluation_id, timestamps, status and summary.
+        #[arg(long)]
+        stream: bool,
     },
 }
 
 impl FepCommand {
     /// Run the subcommand.
     pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
-        fep::evaluate(&self.into_config()?, reporter)
+        let FepCommand::Evaluate { stream, .. } = self;
+        let layout = if stream {
+            Layout::Lines
+        } else {
+            Layout::Document
+        };
+        fep::evaluate(&self.into_config()?, layout, reporter)
     }
 
     fn into_config(self) -> anyhow::Result<FepConfig> {
@@ -54,6 +64,7 @@ impl FepCommand {
             test_cases,
             outputs,
             checks,
+            ..
         } = self;
         Ok(match (request, test_cases, outputs, checks) {
             (_, Some(test_cases), Some(outputs), Some(checks)) => {

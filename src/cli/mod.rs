@@ -10,6 +10,7 @@ mod fep;
 mod report;
 mod results;
 mod run;
+mod serve;
 mod spec;
 mod tasks;
 
@@ -25,6 +26,7 @@ pub use fep::FepCommand;
 pub use report::ReportArgs;
 pub use results::MergeArgs;
 pub use run::RunArgs;
+pub use serve::ServeArgs;
 pub use spec::SpecCommand;
 pub use tasks::TasksCommand;
 
@@ -82,6 +84,8 @@ pub enum Command {
     Init,
     /// Results files to one self-contained HTML report: summary, charts, every example.
     Report(ReportArgs),
+    /// Serve the FEP REST API and gRPC service (evaluations stored in SQLite).
+    Serve(ServeArgs),
 }
 
 /// `--color` values.

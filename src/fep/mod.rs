@@ -22,9 +22,9 @@ use crate::error::{bad_input, invalid};
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;
-use request::parse_request;
+pub use request::{parse_request, Request};
 use stream::StreamEnd;
-use writer::RunWriter;
+pub use writer::{Layout, RunWriter};
 
 /// What `evalctl fep evaluate` reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,10 +43,10 @@ pub enum FepConfig {
     },
 }
 
-/// Run `evalctl fep evaluate`: the EvaluationRunResult goes to stdout. Exit 0 when the run's
+/// Run `evalctl fep evaluate`: the EvaluationRunResult goes to stdout, laid out as `layout`. Exit 0 when the run's
 /// status is `completed` or `skip`, 1 when it is `error` (a check errored), 2 on bad input; the
 /// same when stdout's reader has gone before the end.
-pub fn evaluate(config: &FepConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyhow::Result<Exit> {
     let mut paths = PathCache::new();
     let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
@@ -61,7 +61,10 @@ pub fn evaluate(config: &FepConfig, reporter: Reporter) -> anyhow::Result<Exit> 
                         .collect(),
                 )
             })?;
-            evaluate_request(request, out).map(StreamEnd::Finished)
+            RunWriter::begin(out, request.experiment.as_ref(), layout)
+                .and_then(|writer| evaluate_request(request, writer))
+                .map(StreamEnd::Finished)
+                .map_err(Into::into)
         }
         FepConfig::Stream {
             test_cases,
@@ -69,7 +72,7 @@ pub fn evaluate(config: &FepConfig, reporter: Reporter) -> anyhow::Result<Exit> 
             checks,
         } => {
             let shared = load_checks_file(checks, &mut paths)?;
-            stream::evaluate_stream(test_cases, outputs, &shared, &mut paths, out)
+            stream::evaluate_stream(test_cases, outputs, &shared, &mut paths, out, layout)
         }
     };
     // Every write of the result goes to stdout (the streaming mode's spool reports its own).
@@ -90,18 +93,19 @@ pub fn evaluate(config: &FepConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     })
 }
 
-fn evaluate_request(
-    mut request: request::Request,
-    out: impl std::io::Write,
-) -> anyhow::Result<Status> {
-    let mut writer = RunWriter::begin(out, request.experiment.as_ref())?;
+/// Evaluate a validated request, writing each test case result through `writer` (begun with the
+/// request's `experiment`); the run's status.
+pub fn evaluate_request<W: std::io::Write>(
+    mut request: Request,
+    mut writer: RunWriter<W>,
+) -> std::io::Result<Status> {
     let mut context = Context::new(Value::Null, Value::Null);
     let pairs = request.test_cases.iter_mut().zip(&mut request.outputs);
     for (index, ((test_case, output), own)) in pairs.zip(&request.own_checks).enumerate() {
         let shared = request.checks.for_case(index).iter().chain(own);
         context.with(test_case, output, |context| writer.case(context, shared))?;
     }
-    Ok(writer.finish()?)
+    writer.finish()
 }
 
 /// Read and parse the request from `source`.

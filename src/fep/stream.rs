@@ -17,7 +17,7 @@ use std::io::{self, BufWriter, Seek, Write};
 use serde_json::Value;
 
 use super::case::{output_problems, prepare_test_case};
-use super::writer::RunWriter;
+use super::writer::{Layout, RunWriter};
 use crate::checks::{Check, Context, PathCache, Problem, Status};
 use crate::error::{invalid, Fatal};
 use crate::input::{JsonlStream, Source};
@@ -49,9 +49,10 @@ pub fn evaluate_stream<W: Write>(
     shared: &[Check],
     paths: &mut PathCache,
     out: W,
+    layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
     catch_in_flag();
-    let evaluated = evaluate_pairs(test_cases, outputs, shared, paths, out);
+    let evaluated = evaluate_pairs(test_cases, outputs, shared, paths, out, layout);
     restore_default_actions();
     evaluated
 }
@@ -63,6 +64,7 @@ fn evaluate_pairs<W: Write>(
     shared: &[Check],
     paths: &mut PathCache,
     mut out: W,
+    layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
     // Opening a FIFO blocks until it has a writer, and std retries an interrupted open.
     let sources = (test_cases.clone(), outputs.clone());
@@ -85,7 +87,7 @@ fn evaluate_pairs<W: Write>(
         }
     };
     let mut spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(spool_error)?);
-    let mut writer = RunWriter::begin(&mut spool, None).map_err(spool_error)?;
+    let mut writer = RunWriter::begin(&mut spool, None, layout).map_err(spool_error)?;
     let mut context = Context::new(Value::Null, Value::Null);
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);

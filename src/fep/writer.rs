@@ -2,6 +2,11 @@
 //! (FEP 4.1) as soon as it is evaluated, one per line inside `results`, then `completed_at`,
 //! `status` and `summary`. The document is one valid JSON object whatever its size, and memory
 //! does not grow with the number of test cases.
+//!
+//! The [`Layout::Lines`] layout (NDJSON: `fep evaluate --stream`, `serve`'s streaming) writes each
+//! test case result as a line of its own, flushed as soon as it is evaluated, and then one line
+//! with the rest of the run result (`evaluation_id`, `started_at`, `experiment`, `completed_at`,
+//! `status`, `summary`).
 
 use std::io::{self, Write};
 
@@ -65,33 +70,51 @@ struct TestCaseResult<'a> {
     summary: CheckCounts,
 }
 
+/// How the run result is laid out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Layout {
+    /// One EvaluationRunResult JSON document.
+    #[default]
+    Document,
+    /// NDJSON: a line per test case result as it completes, then the run summary line.
+    Lines,
+}
+
 /// An EvaluationRunResult being written.
 pub struct RunWriter<W: Write> {
     out: W,
+    layout: Layout,
+    evaluation_id: String,
+    started_at: String,
+    /// The experiment, kept for the summary line of [`Layout::Lines`].
+    experiment: Option<Value>,
     summary: RunSummary,
     status: Status,
 }
 
 impl<W: Write> RunWriter<W> {
     /// Start the document: `evaluation_id`, `started_at`, `experiment` (when given), `results`.
-    pub fn begin(mut out: W, experiment: Option<&Value>) -> io::Result<Self> {
-        write!(
-            out,
-            "{{\"evaluation_id\":\"{}\",\"started_at\":\"{}\",",
-            evaluation_id(),
-            Timestamp::now()
-        )?;
-        if let Some(experiment) = experiment {
-            out.write_all(b"\"experiment\":")?;
-            serde_json::to_writer(&mut out, experiment)?;
-            out.write_all(b",")?;
+    /// [`Layout::Lines`] writes nothing yet.
+    pub fn begin(mut out: W, experiment: Option<&Value>, layout: Layout) -> io::Result<Self> {
+        let (evaluation_id, started_at) = (evaluation_id(), Timestamp::now().to_string());
+        if layout == Layout::Document {
+            write_header(&mut out, &evaluation_id, &started_at, experiment)?;
+            out.write_all(b"\"results\":[")?;
         }
-        out.write_all(b"\"results\":[")?;
         Ok(RunWriter {
             out,
+            layout,
+            evaluation_id,
+            started_at,
+            experiment: experiment.filter(|_| layout == Layout::Lines).cloned(),
             summary: RunSummary::default(),
             status: Status::Completed,
         })
+    }
+
+    /// The run's `evaluation_id`.
+    pub fn evaluation_id(&self) -> &str {
+        &self.evaluation_id
     }
 
     /// Evaluate `checks` over `context` (`{"test_case", "output"}`) and write the test case
@@ -111,11 +134,13 @@ impl<W: Write> RunWriter<W> {
             counts.count(result.status());
         }
         let status = Status::combine(results.iter().map(CheckResult::status));
-        self.out.write_all(if self.summary.total_test_cases == 0 {
-            b"\n"
-        } else {
-            b",\n"
-        })?;
+        if self.layout == Layout::Document {
+            self.out.write_all(if self.summary.total_test_cases == 0 {
+                b"\n"
+            } else {
+                b",\n"
+            })?;
+        }
         serde_json::to_writer(
             &mut self.out,
             &TestCaseResult {
@@ -125,6 +150,10 @@ impl<W: Write> RunWriter<W> {
                 summary: counts,
             },
         )?;
+        if self.layout == Layout::Lines {
+            self.out.write_all(b"\n")?;
+            self.out.flush()?;
+        }
         self.summary.total_test_cases += 1;
         match status {
             Status::Completed => self.summary.completed_test_cases += 1,
@@ -137,10 +166,20 @@ impl<W: Write> RunWriter<W> {
     }
 
     /// End the document with `completed_at`, `status` and `summary`; returns the run status.
+    /// [`Layout::Lines`] writes the summary line.
     pub fn finish(mut self) -> io::Result<Status> {
+        match self.layout {
+            Layout::Document => self.out.write_all(b"\n],")?,
+            Layout::Lines => write_header(
+                &mut self.out,
+                &self.evaluation_id,
+                &self.started_at,
+                self.experiment.as_ref(),
+            )?,
+        }
         write!(
             self.out,
-            "\n],\"completed_at\":\"{}\",\"status\":",
+            "\"completed_at\":\"{}\",\"status\":",
             Timestamp::now()
         )?;
         serde_json::to_writer(&mut self.out, &self.status)?;
@@ -150,6 +189,25 @@ impl<W: Write> RunWriter<W> {
         self.out.flush()?;
         Ok(self.status)
     }
+}
+
+/// `{"evaluation_id":…,"started_at":…,["experiment":…,]`
+fn write_header(
+    out: &mut impl Write,
+    evaluation_id: &str,
+    started_at: &str,
+    experiment: Option<&Value>,
+) -> io::Result<()> {
+    write!(
+        out,
+        "{{\"evaluation_id\":\"{evaluation_id}\",\"started_at\":\"{started_at}\","
+    )?;
+    if let Some(experiment) = experiment {
+        out.write_all(b"\"experiment\":")?;
+        serde_json::to_writer(&mut *out, experiment)?;
+        out.write_all(b",")?;
+    }
+    Ok(())
 }
 
 /// A random (version 4) UUID.
@@ -193,7 +251,8 @@ mod tests {
             .map(|raw| Check::prepare(parse_check(raw).unwrap(), &mut paths))
             .collect();
         let mut buffer = Vec::new();
-        let mut writer = RunWriter::begin(&mut buffer, Some(&json!({"name": "x"}))).unwrap();
+        let mut writer =
+            RunWriter::begin(&mut buffer, Some(&json!({"name": "x"})), Layout::Document).unwrap();
         let ctx = Context::new(json!({"id": "1", "input": "q"}), json!({"value": "a"}));
         writer.case(ctx.value(), &checks[..1]).unwrap();
         writer.case(ctx.value(), &checks).unwrap();

@@ -14,7 +14,7 @@ use std::path::Path;
 pub use candidates::{Candidate, CandidateSource};
 use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_lines, parse_object_line, Record};
-pub use source::{read_input_file, Source};
+pub use source::{document_json_reason, read_input_file, Source};
 pub use stream::JsonlStream;
 
 use crate::error::{invalid, Problem};

@@ -1,0 +1,60 @@
+//! Flags of `evalctl serve`, turned into a [`ServeConfig`].
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+use clap::Args;
+
+use crate::exit::Exit;
+use crate::report::Reporter;
+use crate::server::{self, Limits, ServeConfig};
+
+/// `evalctl serve`
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// The REST API's address (port 0: any free port; the bound address is printed).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8080")]
+    listen: SocketAddr,
+    /// The gRPC service's address (port 0: any free port).
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:50051")]
+    grpc_listen: SocketAddr,
+    /// Require `Authorization: Bearer TOKEN` (or `X-API-Key: TOKEN`), TOKEN being this
+    /// environment variable's value; /health stays open.
+    #[arg(long, value_name = "NAME")]
+    token_env: Option<String>,
+    /// The results database [default: $XDG_DATA_HOME/evalctl/serve.db].
+    #[arg(long, value_name = "FILE")]
+    db: Option<PathBuf>,
+    /// Delete results older than DAYS (at startup, then hourly).
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..))]
+    retain: Option<u32>,
+    /// The largest request body or gRPC message, in bytes (larger: 413 / RESOURCE_EXHAUSTED).
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    max_body: u64,
+    /// The most test cases in one request (more: 400).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    max_test_cases: u64,
+    /// The most evaluations running at once (more: 429 / RESOURCE_EXHAUSTED).
+    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    max_concurrent: u64,
+}
+
+impl ServeArgs {
+    /// Serve until SIGINT or SIGTERM.
+    pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
+        let size = |value: u64| usize::try_from(value).unwrap_or(usize::MAX);
+        let config = ServeConfig {
+            listen: self.listen,
+            grpc_listen: self.grpc_listen,
+            token_env: self.token_env,
+            db: self.db,
+            retain_days: self.retain,
+            limits: Limits {
+                max_body: size(self.max_body),
+                max_test_cases: size(self.max_test_cases),
+                max_concurrent: size(self.max_concurrent),
+            },
+        };
+        server::serve(config, reporter)
+    }
+}

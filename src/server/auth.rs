@@ -1,0 +1,68 @@
+//! `--token-env NAME`: bearer-token authentication. The token is read once from the environment,
+//! compared in constant time, and never printed.
+
+use crate::error::bad_flag;
+
+/// The token requests must carry (`Authorization: Bearer TOKEN`, or `X-API-Key: TOKEN`).
+pub struct Token(Vec<u8>);
+
+impl Token {
+    /// The token in environment variable `name` (named by `--token-env`).
+    pub fn from_env(name: &str) -> anyhow::Result<Token> {
+        match std::env::var_os(name) {
+            Some(value) if !value.is_empty() => Ok(Token(value.into_encoded_bytes())),
+            _ => Err(bad_flag(
+                "--token-env",
+                format!("the environment variable {name} is not set or is empty"),
+            )),
+        }
+    }
+
+    /// Whether the request's `authorization` / `x-api-key` header values carry the token.
+    pub fn accepts(&self, authorization: Option<&[u8]>, api_key: Option<&[u8]>) -> bool {
+        let bearer = authorization.and_then(|value| {
+            let scheme = value.get(..7)?;
+            scheme
+                .eq_ignore_ascii_case(b"bearer ")
+                .then(|| value[7..].trim_ascii())
+        });
+        [bearer, api_key]
+            .into_iter()
+            .flatten()
+            .any(|given| constant_time_eq(&self.0, given))
+    }
+}
+
+/// `expected == given` in a time that depends only on `expected`'s length.
+fn constant_time_eq(expected: &[u8], given: &[u8]) -> bool {
+    let mut difference = expected.len() ^ given.len();
+    for (index, byte) in expected.iter().enumerate() {
+        difference |= usize::from(byte ^ given.get(index).copied().unwrap_or(!byte));
+    }
+    difference == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_the_exact_token_is_accepted() {
+        let token = Token(b"s3cret".to_vec());
+        assert!(token.accepts(Some(b"Bearer s3cret"), None));
+        assert!(token.accepts(Some(b"bearer s3cret"), None));
+        assert!(token.accepts(None, Some(b"s3cret")));
+        for wrong in [
+            &b"Bearer s3cre"[..],
+            b"Bearer s3cret!",
+            b"Basic s3cret",
+            b"Bearer",
+            b"",
+        ] {
+            assert!(!token.accepts(Some(wrong), None), "{wrong:?}");
+        }
+        assert!(!token.accepts(None, None));
+        assert!(!constant_time_eq(b"", b"x"));
+        assert!(constant_time_eq(b"", b""));
+    }
+}

@@ -1,0 +1,427 @@
+//! What the REST and gRPC front ends share: request validation (the wording of `fep evaluate`),
+//! the limits, evaluation through the FEP engine, storing results, and the API's errors.
+
+use std::io::{self, Write};
+use std::sync::Arc;
+
+use axum::body::Bytes;
+use serde_json::{Map, Value};
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+
+use super::auth::Token;
+use super::store::Store;
+use crate::checks::PathCache;
+use crate::fep::{evaluate_request, parse_request, Layout, Request, RunWriter};
+use crate::input::document_json_reason;
+
+/// The FEP version `/health` and HealthCheck report.
+pub const FEP_VERSION: &str = "0.0.1";
+
+/// The request limits (`--max-body`, `--max-test-cases`, `--max-concurrent`).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The largest request body, in bytes.
+    pub max_body: usize,
+    /// The most test cases in one request.
+    pub max_test_cases: usize,
+    /// The most evaluations running at once; more are turned away (429).
+    pub max_concurrent: usize,
+}
+
+/// What kind of failure an [`ApiError`] is: its HTTP status, gRPC code and `error` name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// The request is not a valid EvaluationRequest (400).
+    Validation,
+    /// More test cases than `--max-test-cases` (400).
+    TooManyTestCases,
+    /// A body over `--max-body` (413).
+    BodyTooLarge,
+    /// `--max-concurrent` evaluations are running (429).
+    Busy,
+    /// No valid token (401).
+    Unauthenticated,
+    /// No such evaluation or path (404).
+    NotFound,
+    /// The path exists, the method does not (405).
+    MethodNotAllowed,
+    /// The server failed (500).
+    Internal,
+}
+
+impl ErrorKind {
+    /// The ErrorResponse's `error`.
+    pub fn name(self) -> &'static str {
+        match self {
+            ErrorKind::Validation => "validation_error",
+            ErrorKind::TooManyTestCases => "too_many_test_cases",
+            ErrorKind::BodyTooLarge => "payload_too_large",
+            ErrorKind::Busy => "too_many_requests",
+            ErrorKind::Unauthenticated => "unauthenticated",
+            ErrorKind::NotFound => "not_found",
+            ErrorKind::MethodNotAllowed => "method_not_allowed",
+            ErrorKind::Internal => "internal_error",
+        }
+    }
+
+    /// The HTTP status code.
+    pub fn http_status(self) -> u16 {
+        match self {
+            ErrorKind::Validation | ErrorKind::TooManyTestCases => 400,
+            ErrorKind::BodyTooLarge => 413,
+            ErrorKind::Busy => 429,
+            ErrorKind::Unauthenticated => 401,
+            ErrorKind::NotFound => 404,
+            ErrorKind::MethodNotAllowed => 405,
+            ErrorKind::Internal => 500,
+        }
+    }
+
+    /// The gRPC status code.
+    pub fn grpc_code(self) -> tonic::Code {
+        match self {
+            ErrorKind::Validation | ErrorKind::TooManyTestCases => tonic::Code::InvalidArgument,
+            ErrorKind::BodyTooLarge | ErrorKind::Busy => tonic::Code::ResourceExhausted,
+            ErrorKind::Unauthenticated => tonic::Code::Unauthenticated,
+            ErrorKind::NotFound => tonic::Code::NotFound,
+            ErrorKind::MethodNotAllowed => tonic::Code::Unimplemented,
+            ErrorKind::Internal => tonic::Code::Internal,
+        }
+    }
+}
+
+/// A failed API call, answered as the spec's ErrorResponse (REST) or a status (gRPC).
+#[derive(Debug, Clone)]
+pub struct ApiError {
+    /// What failed.
+    pub kind: ErrorKind,
+    /// For people.
+    pub message: String,
+    /// `details.problems`: every problem of an invalid request.
+    pub problems: Vec<String>,
+}
+
+impl ApiError {
+    /// An error without details.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> ApiError {
+        ApiError {
+            kind,
+            message: message.into(),
+            problems: Vec::new(),
+        }
+    }
+
+    /// The ErrorResponse document.
+    pub fn to_json(&self) -> Vec<u8> {
+        let mut response = Map::new();
+        response.insert("error".into(), self.kind.name().into());
+        response.insert("message".into(), self.message.clone().into());
+        if !self.problems.is_empty() {
+            let problems = Value::from(self.problems.clone());
+            response.insert(
+                "details".into(),
+                Value::Object(Map::from_iter([("problems".to_string(), problems)])),
+            );
+        }
+        let mut body = Value::Object(response).to_string().into_bytes();
+        body.push(b'\n');
+        body
+    }
+}
+
+fn invalid_request(problems: Vec<String>) -> ApiError {
+    let count = problems.len();
+    ApiError {
+        kind: ErrorKind::Validation,
+        message: format!(
+            "invalid EvaluationRequest ({count} problem{}): {}",
+            if count == 1 { "" } else { "s" },
+            problems.join("; ")
+        ),
+        problems,
+    }
+}
+
+/// The state every request of both front ends shares.
+pub struct Engine {
+    /// The results database.
+    pub store: Store,
+    /// The request limits.
+    pub limits: Limits,
+    /// The token requests need, with `--token-env`.
+    pub token: Option<Token>,
+    running: Arc<Semaphore>,
+}
+
+impl Engine {
+    /// The engine over `store`.
+    pub fn new(store: Store, limits: Limits, token: Option<Token>) -> Engine {
+        Engine {
+            store,
+            running: Arc::new(Semaphore::new(limits.max_concurrent)),
+            limits,
+            token,
+        }
+    }
+
+    /// Whether a request with these header values may call the evaluation endpoints.
+    pub fn authorize(
+        &self,
+        authorization: Option<&[u8]>,
+        api_key: Option<&[u8]>,
+    ) -> Result<(), ApiError> {
+        match &self.token {
+            Some(token) if !token.accepts(authorization, api_key) => Err(ApiError::new(
+                ErrorKind::Unauthenticated,
+                "a valid bearer token is required (Authorization: Bearer TOKEN)",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A place among the running evaluations, or 429 when `--max-concurrent` are running.
+    pub fn admit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.running).try_acquire_owned().map_err(|_| {
+            ApiError::new(
+                ErrorKind::Busy,
+                format!(
+                    "{} evaluations are running (--max-concurrent); try again shortly",
+                    self.limits.max_concurrent
+                ),
+            )
+        })
+    }
+
+    /// Parse and validate a JSON body as an EvaluationRequest.
+    pub fn prepare_body(&self, body: &[u8]) -> Result<Request, ApiError> {
+        let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(invalid_request(vec![
+                "the request body is empty (expected an EvaluationRequest object)".into(),
+            ]));
+        }
+        let document = serde_json::from_slice(body)
+            .map_err(|err| invalid_request(vec![document_json_reason(&err)]))?;
+        self.prepare(document)
+    }
+
+    /// Validate an EvaluationRequest document: every problem, worded as `fep evaluate` does.
+    pub fn prepare(&self, document: Value) -> Result<Request, ApiError> {
+        let test_cases = document
+            .get("test_cases")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if test_cases > self.limits.max_test_cases {
+            return Err(ApiError::new(
+                ErrorKind::TooManyTestCases,
+                format!(
+                    "{test_cases} test cases in one request; this server takes at most {} \
+                     (--max-test-cases)",
+                    self.limits.max_test_cases
+                ),
+            ));
+        }
+        parse_request(document, &mut PathCache::new()).map_err(|problems| {
+            invalid_request(
+                problems
+                    .iter()
+                    .map(|problem| problem.describe(""))
+                    .collect(),
+            )
+        })
+    }
+
+    /// Evaluate `request` into an EvaluationRunResult document and queue it for storing.
+    pub fn evaluate(&self, request: Request) -> Result<Evaluated, ApiError> {
+        let mut document = Vec::with_capacity(1024);
+        let writer = RunWriter::begin(&mut document, request.experiment.as_ref(), Layout::Document)
+            .map_err(internal)?;
+        let evaluation_id = writer.evaluation_id().to_string();
+        evaluate_request(request, writer).map_err(internal)?;
+        let document = Bytes::from(document);
+        let committed = self.store.insert(evaluation_id, document.clone());
+        Ok(Evaluated {
+            document,
+            committed,
+        })
+    }
+
+    /// The stored EvaluationRunResult document of `evaluation_id` (404 when there is none).
+    pub async fn stored(self: &Arc<Self>, evaluation_id: String) -> Result<Vec<u8>, ApiError> {
+        let engine = Arc::clone(self);
+        let lookup = tokio::task::spawn_blocking(move || {
+            let found = engine.store.get(&evaluation_id);
+            (found, evaluation_id)
+        });
+        match lookup.await {
+            Ok((Ok(Some(document)), _)) => Ok(document),
+            Ok((Ok(None), evaluation_id)) => Err(ApiError::new(
+                ErrorKind::NotFound,
+                format!("no evaluation with id `{evaluation_id}`"),
+            )),
+            Ok((Err(reason), _)) => Err(ApiError::new(
+                ErrorKind::Internal,
+                format!("cannot read the database: {reason}"),
+            )),
+            Err(err) => Err(ApiError::new(
+                ErrorKind::Internal,
+                format!("cannot read the database: {err}"),
+            )),
+        }
+    }
+
+    /// Evaluate `request` on a blocking thread, sending each NDJSON line (the test case results
+    /// as they complete, then the summary line) to the receiver returned with the evaluation id;
+    /// the whole result is stored at the end. A receiver that goes away stops the evaluation
+    /// (nothing is stored).
+    pub async fn evaluate_streaming(
+        self: &Arc<Self>,
+        request: Request,
+        permit: OwnedSemaphorePermit,
+    ) -> Result<(String, mpsc::Receiver<Bytes>), ApiError> {
+        let (lines, receiver) = mpsc::channel(64);
+        let (started, evaluation_id) = tokio::sync::oneshot::channel();
+        let engine = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            let _permit = permit;
+            let mut sink = LineSink {
+                lines,
+                pending: Vec::new(),
+                kept: Vec::new(),
+            };
+            let evaluated = RunWriter::begin(&mut sink, request.experiment.as_ref(), Layout::Lines)
+                .and_then(|writer| {
+                    let evaluation_id = writer.evaluation_id().to_string();
+                    let _ = started.send(evaluation_id.clone());
+                    evaluate_request(request, writer).map(|_| evaluation_id)
+                });
+            if let (Ok(evaluation_id), Some(document)) =
+                (evaluated, document_from_lines(&sink.kept))
+            {
+                // The client has every line already; a failed store only loses the GET.
+                let _ = engine
+                    .store
+                    .insert(evaluation_id, Bytes::from(document))
+                    .blocking_recv();
+            }
+        });
+        let evaluation_id = evaluation_id
+            .await
+            .map_err(|_| ApiError::new(ErrorKind::Internal, "the evaluation could not start"))?;
+        Ok((evaluation_id, receiver))
+    }
+}
+
+/// An evaluated request.
+pub struct Evaluated {
+    /// The EvaluationRunResult document.
+    pub document: Bytes,
+    /// Hears when the document is committed to the database.
+    pub committed: tokio::sync::oneshot::Receiver<Result<(), String>>,
+}
+
+impl Evaluated {
+    /// Wait until the result is stored, and return the document.
+    pub async fn stored(self) -> Result<Bytes, ApiError> {
+        match self.committed.await {
+            Ok(Ok(())) => Ok(self.document),
+            Ok(Err(reason)) => Err(ApiError::new(
+                ErrorKind::Internal,
+                format!("the result could not be stored: {reason}"),
+            )),
+            Err(_) => Err(ApiError::new(
+                ErrorKind::Internal,
+                "the result could not be stored: the database writer has stopped",
+            )),
+        }
+    }
+}
+
+fn internal(err: io::Error) -> ApiError {
+    ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))
+}
+
+/// Where a streaming evaluation writes: each flush (the writer flushes after every line) sends
+/// the line, and a copy is kept to store the whole result at the end.
+struct LineSink {
+    lines: mpsc::Sender<Bytes>,
+    pending: Vec<u8>,
+    kept: Vec<u8>,
+}
+
+impl Write for LineSink {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        self.pending.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.kept.extend_from_slice(&self.pending);
+        let line = Bytes::from(std::mem::take(&mut self.pending));
+        self.lines
+            .blocking_send(line)
+            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))
+    }
+}
+
+/// The EvaluationRunResult document that NDJSON `lines` (test case results, then the summary
+/// line) stand for, laid out as the document layout writes it.
+pub fn document_from_lines(lines: &[u8]) -> Option<Vec<u8>> {
+    let lines = lines.strip_suffix(b"\n")?;
+    let (cases, last) = match lines.iter().rposition(|&byte| byte == b'\n') {
+        Some(end) => (&lines[..end], &lines[end + 1..]),
+        None => (&lines[..0], lines),
+    };
+    let summary: Map<String, Value> = serde_json::from_slice(last).ok()?;
+    let mut document = Vec::with_capacity(lines.len() + 64);
+    document.push(b'{');
+    let member = |document: &mut Vec<u8>, key: &str| {
+        if let Some(value) = summary.get(key) {
+            document.extend_from_slice(format!("{}:{value},", Value::from(key)).as_bytes());
+        }
+    };
+    for key in ["evaluation_id", "started_at", "experiment"] {
+        member(&mut document, key);
+    }
+    document.extend_from_slice(b"\"results\":[");
+    if !cases.is_empty() {
+        document.push(b'\n');
+        // Each result is compact JSON on one line (newlines inside strings are escaped).
+        for (index, case) in cases.split(|&byte| byte == b'\n').enumerate() {
+            if index > 0 {
+                document.extend_from_slice(b",\n");
+            }
+            document.extend_from_slice(case);
+        }
+    }
+    document.extend_from_slice(b"\n],");
+    for key in ["completed_at", "status", "summary"] {
+        member(&mut document, key);
+    }
+    document.pop();
+    document.extend_from_slice(b"}\n");
+    Some(document)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lines_become_the_document() {
+        let lines = b"{\"status\":\"completed\"}\n{\"status\":\"error\"}\n{\"evaluation_id\":\"e\",\"started_at\":\"s\",\"completed_at\":\"c\",\"status\":\"error\",\"summary\":{\"total_test_cases\":2}}\n";
+        let document = document_from_lines(lines).unwrap();
+        assert_eq!(
+            String::from_utf8(document).unwrap(),
+            "{\"evaluation_id\":\"e\",\"started_at\":\"s\",\"results\":[\n{\"status\":\"completed\"},\n{\"status\":\"error\"}\n],\"completed_at\":\"c\",\"status\":\"error\",\"summary\":{\"total_test_cases\":2}}\n"
+        );
+        let empty =
+            document_from_lines(b"{\"evaluation_id\":\"e\",\"status\":\"completed\"}\n").unwrap();
+        let parsed: Value = serde_json::from_slice(&empty).unwrap();
+        assert_eq!(parsed["results"], serde_json::json!([]));
+        assert_eq!(document_from_lines(b"not json\n"), None);
+    }
+}

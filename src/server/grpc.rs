@@ -1,0 +1,163 @@
+//! The FEP gRPC service (section 5.2, `fep.v1.EvaluationService`) with tonic: RunEvaluation,
+//! GetEvaluation, HealthCheck and StreamEvaluation, over the same engine as the REST API. An
+//! invalid request is INVALID_ARGUMENT whose message lists every problem; a missing or wrong
+//! token is UNAUTHENTICATED (HealthCheck stays open).
+
+use std::sync::Arc;
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_stream::wrappers::ReceiverStream;
+use tonic::{Request, Response, Status};
+
+use super::convert::{request_to_json, run_result, test_case_result};
+use super::engine::{ApiError, Engine, ErrorKind, FEP_VERSION};
+use super::pb;
+use super::pb::evaluation_service_server::{EvaluationService, EvaluationServiceServer};
+
+/// The service over `engine`, taking messages up to `--max-body` bytes.
+pub fn service(engine: Arc<Engine>) -> EvaluationServiceServer<Grpc> {
+    let max_body = engine.limits.max_body;
+    EvaluationServiceServer::new(Grpc { engine })
+        .max_decoding_message_size(max_body)
+        .max_encoding_message_size(usize::MAX)
+}
+
+/// The EvaluationService implementation.
+pub struct Grpc {
+    engine: Arc<Engine>,
+}
+
+impl From<ApiError> for Status {
+    fn from(error: ApiError) -> Self {
+        Status::new(error.kind.grpc_code(), error.message)
+    }
+}
+
+impl Grpc {
+    fn authorize<T>(&self, request: &Request<T>) -> Result<(), ApiError> {
+        let metadata = request.metadata();
+        self.engine.authorize(
+            metadata.get("authorization").map(|value| value.as_bytes()),
+            metadata.get("x-api-key").map(|value| value.as_bytes()),
+        )
+    }
+
+    /// Validate the request on a blocking thread (a large one takes a while).
+    async fn prepare(
+        &self,
+        request: pb::EvaluationRequest,
+    ) -> Result<crate::fep::Request, ApiError> {
+        let engine = Arc::clone(&self.engine);
+        tokio::task::spawn_blocking(move || engine.prepare(request_to_json(request)))
+            .await
+            .map_err(|err| {
+                ApiError::new(ErrorKind::Internal, format!("validation failed: {err}"))
+            })?
+    }
+}
+
+fn parse_document(document: &[u8]) -> Result<Value, ApiError> {
+    serde_json::from_slice(document).map_err(|err| {
+        ApiError::new(
+            ErrorKind::Internal,
+            format!("a stored result is not valid JSON: {err}"),
+        )
+    })
+}
+
+#[tonic::async_trait]
+impl EvaluationService for Grpc {
+    async fn run_evaluation(
+        &self,
+        request: Request<pb::EvaluationRequest>,
+    ) -> Result<Response<pb::EvaluationRunResult>, Status> {
+        self.authorize(&request)?;
+        let permit = self.engine.admit()?;
+        let request = self.prepare(request.into_inner()).await?;
+        let engine = Arc::clone(&self.engine);
+        let evaluated = tokio::task::spawn_blocking(move || engine.evaluate(request))
+            .await
+            .map_err(|err| {
+                ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))
+            })??;
+        let document = evaluated.stored().await?;
+        drop(permit);
+        Ok(Response::new(run_result(&parse_document(&document)?)))
+    }
+
+    async fn get_evaluation(
+        &self,
+        request: Request<pb::GetEvaluationRequest>,
+    ) -> Result<Response<pb::EvaluationRunResult>, Status> {
+        self.authorize(&request)?;
+        let document = self
+            .engine
+            .stored(request.into_inner().evaluation_id)
+            .await?;
+        Ok(Response::new(run_result(&parse_document(&document)?)))
+    }
+
+    async fn health_check(
+        &self,
+        _request: Request<pb::HealthCheckRequest>,
+    ) -> Result<Response<pb::HealthCheckResponse>, Status> {
+        Ok(Response::new(pb::HealthCheckResponse {
+            status: "healthy".into(),
+            version: FEP_VERSION.into(),
+        }))
+    }
+
+    type StreamEvaluationStream = ReceiverStream<Result<pb::EvaluationProgress, Status>>;
+
+    /// A "running" message per test case result as it completes (carrying it in
+    /// `test_case_result`), then a "completed" one whose `final_result` has the summary (its
+    /// `results` are the ones already sent).
+    async fn stream_evaluation(
+        &self,
+        request: Request<pb::EvaluationRequest>,
+    ) -> Result<Response<Self::StreamEvaluationStream>, Status> {
+        self.authorize(&request)?;
+        let permit = self.engine.admit()?;
+        let request = self.prepare(request.into_inner()).await?;
+        let total = i32::try_from(request.test_cases.len()).unwrap_or(i32::MAX);
+        let (evaluation_id, mut lines) = self.engine.evaluate_streaming(request, permit).await?;
+        let (progress, messages) = mpsc::channel(64);
+        tokio::spawn(async move {
+            let mut completed = 0;
+            while let Some(line) = lines.recv().await {
+                let message = match serde_json::from_slice::<Value>(&line) {
+                    Ok(summary) if summary.get("evaluation_id").is_some() => {
+                        Ok(pb::EvaluationProgress {
+                            evaluation_id: evaluation_id.clone(),
+                            status: "completed".into(),
+                            completed_test_cases: completed,
+                            total_test_cases: total,
+                            final_result: Some(run_result(&summary)),
+                            test_case_result: None,
+                        })
+                    }
+                    Ok(result) => {
+                        completed += 1;
+                        Ok(pb::EvaluationProgress {
+                            evaluation_id: evaluation_id.clone(),
+                            status: "running".into(),
+                            completed_test_cases: completed,
+                            total_test_cases: total,
+                            final_result: None,
+                            test_case_result: Some(test_case_result(&result)),
+                        })
+                    }
+                    Err(err) => Err(Status::internal(format!(
+                        "a result line is not valid JSON: {err}"
+                    ))),
+                };
+                if progress.send(message).await.is_err() {
+                    // The client went away; dropping `lines` stops the evaluation.
+                    return;
+                }
+            }
+        });
+        Ok(Response::new(ReceiverStream::new(messages)))
+    }
+}

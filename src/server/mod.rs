@@ -1,0 +1,133 @@
+//! `evalctl serve`: the FEP REST API (section 5.1, [`rest`]) and gRPC service (section 5.2,
+//! [`grpc`]) in one process, over the engine of `fep evaluate` ([`engine`]), with results kept in
+//! SQLite ([`store`]).
+//!
+//! Both listeners bind before anything is reported; their addresses are then printed on stderr
+//! (`REST listening on http://ADDR`, `gRPC listening on http://ADDR`), so a caller that asked
+//! for port 0 learns the port. SIGINT or SIGTERM stops accepting connections, lets the requests
+//! in flight finish, then closes the database.
+
+mod auth;
+mod convert;
+mod engine;
+mod grpc;
+mod rest;
+mod store;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio_stream::wrappers::TcpListenerStream;
+
+use crate::error::{bad_flag, Fatal};
+use crate::exit::Exit;
+use crate::report::Reporter;
+pub use engine::Limits;
+
+/// The generated gRPC messages and service (`scripts/gen-proto.sh`).
+#[allow(clippy::all, clippy::pedantic, missing_docs, dead_code)]
+mod pb {
+    include!("proto/fep.v1.rs");
+}
+
+/// What `evalctl serve` was asked for.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    /// The REST address.
+    pub listen: SocketAddr,
+    /// The gRPC address.
+    pub grpc_listen: SocketAddr,
+    /// The environment variable holding the bearer token (`--token-env`).
+    pub token_env: Option<String>,
+    /// The database file; `None` for the default under the user's data directory.
+    pub db: Option<PathBuf>,
+    /// Prune results older than this many days.
+    pub retain_days: Option<u32>,
+    /// The request limits.
+    pub limits: Limits,
+}
+
+/// Serve until SIGINT or SIGTERM; exit 0 after a graceful shutdown.
+pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let token = config
+        .token_env
+        .as_deref()
+        .map(auth::Token::from_env)
+        .transpose()?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("evalctl-serve")
+        .build()
+        .map_err(|err| Fatal::Internal(format!("cannot start the server runtime: {err}")))?;
+    runtime.block_on(async {
+        let rest_listener = bind(config.listen, "--listen").await?;
+        let grpc_listener = bind(config.grpc_listen, "--grpc-listen").await?;
+        let db = config.db.clone().unwrap_or_else(store::default_path);
+        let retain = config
+            .retain_days
+            .map(|days| Duration::from_secs(u64::from(days) * 86_400));
+        let store = store::Store::open(&db, retain)?;
+        let engine = Arc::new(engine::Engine::new(store, config.limits, token));
+        let (stop, stopped) = watch::channel(false);
+        let shutdown = |mut stopped: watch::Receiver<bool>| async move {
+            let _ = stopped.wait_for(|stop| *stop).await;
+        };
+        reporter.note(format!("database {}", db.display()));
+        reporter.note(format!(
+            "REST listening on http://{}",
+            local_addr(&rest_listener)?
+        ));
+        reporter.note(format!(
+            "gRPC listening on http://{}",
+            local_addr(&grpc_listener)?
+        ));
+        let rest = axum::serve(rest_listener, rest::router(Arc::clone(&engine)))
+            .with_graceful_shutdown(shutdown(stopped.clone()));
+        let grpc = tonic::transport::Server::builder()
+            .add_service(grpc::service(Arc::clone(&engine)))
+            .serve_with_incoming_shutdown(TcpListenerStream::new(grpc_listener), shutdown(stopped));
+        let signal = async {
+            let signal = wait_for_signal().await;
+            let _ = stop.send(true);
+            signal
+        };
+        let (rest, grpc, signal) = tokio::join!(rest, grpc, signal);
+        rest.map_err(|err| Fatal::Internal(format!("the REST server failed: {err}")))?;
+        grpc.map_err(|err| Fatal::Internal(format!("the gRPC server failed: {err}")))?;
+        reporter.note(format!("{}: stopped after the requests in flight", signal?));
+        Ok::<_, anyhow::Error>(())
+    })?;
+    drop(runtime);
+    Ok(Exit::Success)
+}
+
+async fn bind(addr: SocketAddr, flag: &str) -> anyhow::Result<TcpListener> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|err| bad_flag(flag, format!("cannot listen on {addr}: {err}")))
+}
+
+fn local_addr(listener: &TcpListener) -> anyhow::Result<SocketAddr> {
+    listener
+        .local_addr()
+        .map_err(|err| Fatal::Internal(format!("cannot read the bound address: {err}")).into())
+}
+
+/// Wait for SIGINT or SIGTERM; the signal's name.
+async fn wait_for_signal() -> anyhow::Result<&'static str> {
+    use tokio::signal::unix::{signal, SignalKind};
+    let listen =
+        |kind| signal(kind).map_err(|err| Fatal::Internal(format!("cannot handle signals: {err}")));
+    let (mut interrupt, mut terminate) = (
+        listen(SignalKind::interrupt())?,
+        listen(SignalKind::terminate())?,
+    );
+    Ok(tokio::select! {
+        _ = interrupt.recv() => "SIGINT",
+        _ = terminate.recv() => "SIGTERM",
+    })
+}

@@ -1,0 +1,209 @@
+//! The FEP REST API (section 5.1) with axum: `POST /evaluate` (`?stream=true` for NDJSON),
+//! `GET /evaluations/{evaluation_id}`, `GET /health`, and `GET /openapi.yaml` (the document in
+//! `docs/openapi.yaml`). Every failure is the spec's ErrorResponse.
+
+use std::sync::Arc;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::Router;
+use http_body_util::{BodyExt, LengthLimitError, Limited};
+use tokio_stream::wrappers::ReceiverStream;
+use tokio_stream::StreamExt;
+
+use super::engine::{ApiError, Engine, ErrorKind, FEP_VERSION};
+
+/// The OpenAPI document of this API, as served.
+const OPENAPI: &str = include_str!("../../docs/openapi.yaml");
+
+/// The header of a streamed response that names its evaluation id.
+const EVALUATION_ID_HEADER: &str = "x-evaluation-id";
+
+/// Bodies up to this size are evaluated on the async worker itself (a hop to a blocking thread
+/// costs more than evaluating them).
+const INLINE_BODY: usize = 64 * 1024;
+
+/// The REST routes over `engine`.
+pub fn router(engine: Arc<Engine>) -> Router {
+    Router::new()
+        .route("/evaluate", post(evaluate))
+        .route("/evaluations/{evaluation_id}", get(get_evaluation))
+        .route("/health", get(health))
+        .route("/openapi.yaml", get(openapi))
+        .fallback(not_found)
+        .method_not_allowed_fallback(method_not_allowed)
+        .with_state(engine)
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let status = StatusCode::from_u16(self.kind.http_status())
+            .unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+        let mut response = (status, json_body(self.to_json())).into_response();
+        if self.kind == ErrorKind::Unauthenticated {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        }
+        response
+    }
+}
+
+fn json_body(body: impl Into<Body>) -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        body.into(),
+    )
+        .into_response()
+}
+
+fn authorize(engine: &Engine, headers: &HeaderMap) -> Result<(), ApiError> {
+    engine.authorize(
+        headers
+            .get(header::AUTHORIZATION)
+            .map(HeaderValue::as_bytes),
+        headers.get("x-api-key").map(HeaderValue::as_bytes),
+    )
+}
+
+/// `?stream=true|false` (absent: false).
+fn stream_requested(uri: &Uri) -> Result<bool, ApiError> {
+    let mut stream = false;
+    for pair in uri.query().unwrap_or("").split('&') {
+        match pair.split_once('=').unwrap_or((pair, "")) {
+            ("stream", "true") => stream = true,
+            ("stream", "false") => stream = false,
+            ("stream", other) => {
+                return Err(ApiError::new(
+                    ErrorKind::Validation,
+                    format!("query parameter stream: expected true or false, found `{other}`"),
+                ))
+            }
+            _ => {}
+        }
+    }
+    Ok(stream)
+}
+
+async fn evaluate(
+    State(engine): State<Arc<Engine>>,
+    uri: Uri,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Response, ApiError> {
+    authorize(&engine, &headers)?;
+    let stream = stream_requested(&uri)?;
+    let permit = engine.admit()?;
+    let body = read_body(body, engine.limits.max_body).await?;
+    if stream {
+        let request = prepare_off_worker(&engine, body).await?;
+        let (evaluation_id, lines) = engine.evaluate_streaming(request, permit).await?;
+        let body = Body::from_stream(ReceiverStream::new(lines).map(Ok::<_, std::io::Error>));
+        let mut response = (
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/x-ndjson"),
+            )],
+            body,
+        )
+            .into_response();
+        if let Ok(value) = HeaderValue::from_str(&evaluation_id) {
+            response.headers_mut().insert(EVALUATION_ID_HEADER, value);
+        }
+        return Ok(response);
+    }
+    let evaluated = if body.len() <= INLINE_BODY {
+        engine
+            .prepare_body(&body)
+            .and_then(|request| engine.evaluate(request))
+    } else {
+        let engine = Arc::clone(&engine);
+        tokio::task::spawn_blocking(move || {
+            engine
+                .prepare_body(&body)
+                .and_then(|request| engine.evaluate(request))
+        })
+        .await
+        .map_err(|err| ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}")))?
+    }?;
+    let document = evaluated.stored().await?;
+    drop(permit);
+    Ok(json_body(document))
+}
+
+/// Validate a large body on a blocking thread, a small one here.
+async fn prepare_off_worker(
+    engine: &Arc<Engine>,
+    body: Bytes,
+) -> Result<crate::fep::Request, ApiError> {
+    if body.len() <= INLINE_BODY {
+        return engine.prepare_body(&body);
+    }
+    let engine = Arc::clone(engine);
+    tokio::task::spawn_blocking(move || engine.prepare_body(&body))
+        .await
+        .map_err(|err| ApiError::new(ErrorKind::Internal, format!("validation failed: {err}")))?
+}
+
+/// The whole body, or 413 past `max_body` bytes.
+async fn read_body(body: Body, max_body: usize) -> Result<Bytes, ApiError> {
+    let too_large = || {
+        ApiError::new(
+            ErrorKind::BodyTooLarge,
+            format!("the request body is over {max_body} bytes (--max-body)"),
+        )
+    };
+    match Limited::new(body, max_body).collect().await {
+        Ok(collected) => Ok(collected.to_bytes()),
+        Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Err(err) => Err(ApiError::new(
+            ErrorKind::Validation,
+            format!("cannot read the request body: {err}"),
+        )),
+    }
+}
+
+async fn get_evaluation(
+    State(engine): State<Arc<Engine>>,
+    Path(evaluation_id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Response, ApiError> {
+    authorize(&engine, &headers)?;
+    let document = engine.stored(evaluation_id).await?;
+    Ok(json_body(document))
+}
+
+async fn health() -> Response {
+    json_body(format!(
+        "{{\"status\":\"healthy\",\"version\":\"{FEP_VERSION}\",\"evalctl\":\"{}\"}}\n",
+        env!("CARGO_PKG_VERSION")
+    ))
+}
+
+async fn openapi() -> Response {
+    (
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/yaml"),
+        )],
+        OPENAPI,
+    )
+        .into_response()
+}
+
+async fn not_found(uri: Uri) -> ApiError {
+    ApiError::new(ErrorKind::NotFound, format!("no such path: {}", uri.path()))
+}
+
+async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
+    ApiError::new(
+        ErrorKind::MethodNotAllowed,
+        format!("{method} is not allowed on {}", uri.path()),
+    )
+}

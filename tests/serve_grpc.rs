@@ -1,0 +1,165 @@
+//! `evalctl serve` over gRPC (`fep.v1.EvaluationService`): the real server on an ephemeral
+//! loopback port, driven with the vendored client: evaluation, retrieval, validation errors,
+//! authentication and streaming order.
+
+mod common;
+mod serve_support;
+
+#[allow(clippy::all, dead_code, missing_docs)]
+mod pb {
+    include!("../src/server/proto/fep.v1.rs");
+    include!("serve_support/fep_v1_client.rs");
+}
+
+use pb::evaluation_service_client::EvaluationServiceClient;
+use serve_support::Server;
+
+fn text(value: &str) -> Option<pb::OutputValue> {
+    Some(pb::OutputValue {
+        value: Some(pb::output_value::Value::StringValue(value.into())),
+    })
+}
+
+fn capitals(n: usize, with_input: bool) -> pb::EvaluationRequest {
+    let arguments: prost_types::Struct = prost_types::Struct {
+        fields: [
+            ("actual", "$.output.value"),
+            ("expected", "$.test_case.expected"),
+        ]
+        .into_iter()
+        .map(|(key, path)| {
+            let value = prost_types::Value {
+                kind: Some(prost_types::value::Kind::StringValue(path.into())),
+            };
+            (key.to_string(), value)
+        })
+        .collect(),
+    };
+    pb::EvaluationRequest {
+        test_cases: (0..n)
+            .map(|i| pb::TestCase {
+                id: format!("t{i}"),
+                input: with_input.then(|| pb::InputValue {
+                    value: Some(pb::input_value::Value::StringValue(
+                        "capital of France?".into(),
+                    )),
+                }),
+                expected: text("Paris"),
+                metadata: None,
+            })
+            .collect(),
+        outputs: (0..n)
+            .map(|i| pb::Output {
+                value: text(if i % 2 == 0 { "Paris" } else { "Lyon" }),
+                metadata: None,
+                id: None,
+            })
+            .collect(),
+        checks: Some(pb::CheckConfiguration {
+            configuration: Some(pb::check_configuration::Configuration::SharedChecks(
+                pb::SharedChecks {
+                    checks: vec![pb::Check {
+                        r#type: "exact_match".into(),
+                        arguments: Some(arguments),
+                        version: None,
+                    }],
+                },
+            )),
+        }),
+        experiment_metadata: None,
+    }
+}
+
+fn authorized<T>(message: T) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request
+        .metadata_mut()
+        .insert("authorization", "Bearer grpc-token".parse().unwrap());
+    request
+}
+
+#[tokio::test]
+async fn grpc_evaluates_stores_validates_authenticates_and_streams() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--token-env", "SERVE_GRPC_TOKEN"],
+        &[("SERVE_GRPC_TOKEN", "grpc-token")],
+    );
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let health = client
+        .health_check(pb::HealthCheckRequest {})
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(health.status, "healthy");
+
+    let refused = client.run_evaluation(capitals(1, true)).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+
+    let run = client
+        .run_evaluation(authorized(capitals(2, true)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(run.status, pb::EvaluationStatus::Completed as i32);
+    assert_eq!(run.results.len(), 2);
+    let passed = |result: &pb::TestCaseResult| {
+        result.check_results[0].results.as_ref().unwrap().fields["passed"]
+            .kind
+            .clone()
+    };
+    assert_eq!(
+        passed(&run.results[0]),
+        Some(prost_types::value::Kind::BoolValue(true))
+    );
+    assert_eq!(
+        passed(&run.results[1]),
+        Some(prost_types::value::Kind::BoolValue(false))
+    );
+    let found = client
+        .get_evaluation(authorized(pb::GetEvaluationRequest {
+            evaluation_id: run.evaluation_id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(found, run);
+
+    let invalid = client
+        .run_evaluation(authorized(capitals(1, false)))
+        .await
+        .unwrap_err();
+    assert_eq!(invalid.code(), tonic::Code::InvalidArgument);
+    assert!(
+        invalid
+            .message()
+            .contains("test_cases[0]: missing required key `input`"),
+        "{}",
+        invalid.message()
+    );
+
+    let mut stream = client
+        .stream_evaluation(authorized(capitals(3, true)))
+        .await
+        .unwrap()
+        .into_inner();
+    let mut messages = Vec::new();
+    while let Some(message) = stream.message().await.unwrap() {
+        messages.push(message);
+    }
+    assert_eq!(messages.len(), 4);
+    for (index, message) in messages[..3].iter().enumerate() {
+        assert_eq!(message.status, "running");
+        assert_eq!(message.completed_test_cases, index as i32 + 1);
+        let test_case = message.test_case_result.as_ref().unwrap();
+        let context = test_case.execution_context.as_ref().unwrap();
+        assert_eq!(context.test_case.as_ref().unwrap().id, format!("t{index}"));
+    }
+    let last = &messages[3];
+    assert_eq!(last.status, "completed");
+    let summary = last.final_result.as_ref().unwrap().summary.unwrap();
+    assert_eq!(summary.total_test_cases, 3);
+}

@@ -1,0 +1,229 @@
+//! `evalctl serve` over HTTP: the real server on an ephemeral loopback port, driven with the FEP
+//! spec's example, invalid requests, auth, limits, persistence across a restart, streaming order
+//! and a graceful shutdown with a request in flight.
+
+mod common;
+mod serve_support;
+
+use serde_json::{json, Value};
+use serve_support::{capitals_request, read_reply, send, Server};
+
+const AUTH: &str = "Authorization: Bearer s3cret-token";
+
+fn evaluate(server: &Server, body: &[u8]) -> serve_support::Reply {
+    server.request("POST", "/evaluate", &[], body)
+}
+
+#[test]
+fn the_spec_example_is_evaluated_stored_and_found_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("serve.db");
+    let server = Server::start(&db, &[], &[]);
+    let health = server.request("GET", "/health", &[], b"");
+    assert_eq!(health.status, 200);
+    assert_eq!(health.json()["status"], "healthy");
+    let reply = evaluate(&server, &capitals_request(2));
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(reply.header("content-type"), Some("application/json"));
+    let run = reply.json();
+    assert_eq!(run["status"], "completed");
+    assert_eq!(run["summary"]["total_test_cases"], 2);
+    assert_eq!(
+        run["results"][0]["check_results"][0]["results"],
+        json!({"passed": true})
+    );
+    assert_eq!(
+        run["results"][1]["check_results"][0]["results"],
+        json!({"passed": false})
+    );
+    let id = run["evaluation_id"].as_str().unwrap().to_string();
+    let found = server.request("GET", &format!("/evaluations/{id}"), &[], b"");
+    assert_eq!(found.json(), run);
+    let (status, _) = server.terminate();
+    assert!(status.success());
+
+    let restarted = Server::start(&db, &[], &[]);
+    let found = restarted.request("GET", &format!("/evaluations/{id}"), &[], b"");
+    assert_eq!(found.status, 200);
+    assert_eq!(found.json(), run);
+    let missing = restarted.request("GET", "/evaluations/nope", &[], b"");
+    assert_eq!(missing.status, 404);
+    assert_eq!(missing.json()["error"], "not_found");
+}
+
+#[test]
+fn an_invalid_request_lists_every_problem_in_the_words_of_fep_evaluate() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let reply = evaluate(
+        &server,
+        br#"{"test_cases": [{"id": "a", "input": "q"}, {"input": 3}], "outputs": [{"value": "x"}],
+             "checks": [{"type": "fuzzy", "arguments": {}}], "experiment": {}}"#,
+    );
+    assert_eq!(reply.status, 400);
+    let error = reply.json();
+    assert_eq!(error["error"], "validation_error");
+    assert_eq!(
+        error["details"]["problems"],
+        json!([
+            "experiment: unknown key `experiment` (expected one of test_cases, outputs, checks, experiment_metadata)",
+            "outputs: 1 outputs for 2 test cases (outputs[i] belongs to test_cases[i])",
+            "test_cases[1]: missing required key `id`",
+            "test_cases[1].input: expected a string or an object, found number",
+            "checks[0].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)",
+        ])
+    );
+    assert!(error["message"]
+        .as_str()
+        .unwrap()
+        .starts_with("invalid EvaluationRequest (5 problems): experiment: unknown key"));
+    let not_json = evaluate(&server, b"{\"test_cases\": [");
+    assert_eq!(not_json.status, 400);
+    assert!(not_json.json()["details"]["problems"][0]
+        .as_str()
+        .unwrap()
+        .starts_with("invalid JSON: EOF while parsing"));
+    // A check that cannot run is that check's error, never the request's.
+    let bad_path = evaluate(
+        &server,
+        br#"{"test_cases": [{"id": "a", "input": "q"}], "outputs": [{"value": "x"}],
+             "checks": [{"type": "exact_match", "arguments": {"actual": "$.output.nope", "expected": "x"}},
+                        {"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "x"}}]}"#,
+    );
+    assert_eq!(bad_path.status, 200);
+    let run = bad_path.json();
+    assert_eq!(run["status"], "error");
+    assert_eq!(
+        run["results"][0]["check_results"][0]["error"]["type"],
+        "jsonpath_error"
+    );
+    assert_eq!(run["results"][0]["check_results"][1]["status"], "completed");
+    let wrong_method = server.request("DELETE", "/evaluate", &[], b"");
+    assert_eq!(wrong_method.status, 405);
+    assert_eq!(wrong_method.json()["error"], "method_not_allowed");
+}
+
+#[test]
+fn the_token_is_required_except_for_health_and_never_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--token-env", "SERVE_TEST_TOKEN"],
+        &[("SERVE_TEST_TOKEN", "s3cret-token")],
+    );
+    let without = evaluate(&server, &capitals_request(1));
+    assert_eq!(without.status, 401);
+    assert_eq!(without.json()["error"], "unauthenticated");
+    assert_eq!(without.header("www-authenticate"), Some("Bearer"));
+    let wrong = server.request(
+        "POST",
+        "/evaluate",
+        &["Authorization: Bearer s3cret-tokeN"],
+        &capitals_request(1),
+    );
+    assert_eq!(wrong.status, 401);
+    let with = server.request("POST", "/evaluate", &[AUTH], &capitals_request(1));
+    assert_eq!(with.status, 200);
+    let id = with.json()["evaluation_id"].as_str().unwrap().to_string();
+    assert_eq!(
+        server
+            .request("GET", &format!("/evaluations/{id}"), &[], b"")
+            .status,
+        401
+    );
+    let api_key = server.request(
+        "GET",
+        &format!("/evaluations/{id}"),
+        &["X-API-Key: s3cret-token"],
+        b"",
+    );
+    assert_eq!(api_key.status, 200);
+    assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+    let startup = server.startup.clone();
+    let (status, rest) = server.terminate();
+    assert!(status.success());
+    assert!(
+        !format!("{startup}{rest}").contains("s3cret"),
+        "{startup}{rest}"
+    );
+}
+
+#[test]
+fn requests_over_a_limit_get_an_error_response() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--max-body", "2000", "--max-test-cases", "3"],
+        &[],
+    );
+    let large = evaluate(&server, &vec![b' '; 5000]);
+    assert_eq!(large.status, 413);
+    assert_eq!(large.json()["error"], "payload_too_large");
+    let many = evaluate(&server, &capitals_request(4));
+    assert_eq!(many.status, 400);
+    assert_eq!(many.json()["error"], "too_many_test_cases");
+    assert_eq!(evaluate(&server, &capitals_request(3)).status, 200);
+    // The server is still up after the errors.
+    assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+}
+
+#[test]
+fn streaming_sends_each_result_in_order_then_the_summary() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let reply = server.request("POST", "/evaluate?stream=true", &[], &capitals_request(5));
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.header("content-type"), Some("application/x-ndjson"));
+    let lines: Vec<Value> = reply
+        .body
+        .split(|&byte| byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 6);
+    for (index, line) in lines[..5].iter().enumerate() {
+        assert_eq!(
+            line["execution_context"]["test_case"]["id"],
+            format!("t{index}")
+        );
+    }
+    let summary = &lines[5];
+    assert_eq!(summary["summary"]["total_test_cases"], 5);
+    let id = summary["evaluation_id"].as_str().unwrap();
+    assert_eq!(reply.header("x-evaluation-id"), Some(id));
+    // The streamed run is stored as one document with the same results.
+    let stored = server
+        .request("GET", &format!("/evaluations/{id}"), &[], b"")
+        .json();
+    assert_eq!(stored["results"].as_array().unwrap(), &lines[..5].to_vec());
+    assert_eq!(stored["summary"], summary["summary"]);
+    let bad = server.request("POST", "/evaluate?stream=yes", &[], &capitals_request(1));
+    assert_eq!(bad.status, 400);
+}
+
+#[test]
+fn sigterm_finishes_the_request_in_flight_then_exits() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let body = capitals_request(20_000);
+    let in_flight = send(&server.rest, "POST", "/evaluate", &[], &body);
+    // The answer is read while the server shuts down (it is larger than the socket buffers).
+    let reading = std::thread::spawn(move || read_reply(in_flight));
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    let address = server.rest.clone();
+    let (status, rest) = server.terminate();
+    let reply = reading.join().unwrap();
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["summary"]["total_test_cases"], 20_000);
+    assert!(status.success(), "{rest}");
+    assert!(
+        rest.contains("SIGTERM: stopped after the requests in flight"),
+        "{rest}"
+    );
+    assert!(std::net::TcpStream::connect(&address).is_err());
+}

@@ -1,0 +1,216 @@
+//! Support for the `serve` tests: the real server on ephemeral loopback ports (its addresses
+//! read from its startup lines), and a minimal HTTP/1.1 client over a TCP stream.
+
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::Path;
+use std::process::{Child, ChildStderr, Stdio};
+use std::time::Duration;
+
+/// A running `evalctl serve`, killed when dropped.
+pub struct Server {
+    pub child: Child,
+    pub rest: String,
+    pub grpc: String,
+    /// The rest of stderr, after the startup lines.
+    pub stderr: BufReader<ChildStderr>,
+    /// The startup lines.
+    pub startup: String,
+}
+
+impl Server {
+    /// Start `evalctl serve` on port 0 with the database `db` and `extra` flags; `env` is set.
+    pub fn start(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        let mut command = crate::common::evalctl_process();
+        command
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--grpc-listen",
+                "127.0.0.1:0",
+                "--db",
+            ])
+            .arg(db)
+            .args(extra)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped());
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let mut child = command.spawn().expect("evalctl starts");
+        let mut stderr = BufReader::new(child.stderr.take().expect("stderr is piped"));
+        let (mut rest, mut grpc, mut startup) = (None, None, String::new());
+        while rest.is_none() || grpc.is_none() {
+            let mut line = String::new();
+            if stderr.read_line(&mut line).expect("stderr reads") == 0 {
+                panic!("evalctl serve ended before listening: {startup}");
+            }
+            startup.push_str(&line);
+            let address = line.trim().rsplit("http://").next().map(str::to_string);
+            if line.starts_with("REST listening on ") {
+                rest = address;
+            } else if line.starts_with("gRPC listening on ") {
+                grpc = address;
+            }
+        }
+        Server {
+            child,
+            rest: rest.unwrap_or_default(),
+            grpc: grpc.unwrap_or_default(),
+            stderr,
+            startup,
+        }
+    }
+
+    /// Send SIGTERM; the exit status and everything it printed on stderr after startup.
+    pub fn terminate(mut self) -> (std::process::ExitStatus, String) {
+        signal(&self.child, "TERM");
+        let status = self.child.wait().expect("evalctl ends");
+        let mut rest = String::new();
+        let _ = self.stderr.read_to_string(&mut rest);
+        (status, rest)
+    }
+
+    /// One request; see [`request`].
+    pub fn request(&self, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Reply {
+        request(&self.rest, method, path, headers, body)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Send `kill -SIGNAL` to `child`.
+pub fn signal(child: &Child, signal: &str) {
+    let status = std::process::Command::new("kill")
+        .args([format!("-{signal}"), child.id().to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(status.success());
+}
+
+/// An HTTP response.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    /// Header lines, lowercased names (`name: value`).
+    pub headers: Vec<String>,
+    /// The body, de-chunked.
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    /// The body as JSON.
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.body)
+            .unwrap_or_else(|err| panic!("{err}: {}", String::from_utf8_lossy(&self.body)))
+    }
+
+    /// The value of header `name` (lowercase).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find_map(|line| {
+            let (key, value) = line.split_once(':')?;
+            (key == name).then(|| value.trim())
+        })
+    }
+}
+
+/// Open a connection and send one request (`Connection: close`) without reading the answer.
+pub fn send(address: &str, method: &str, path: &str, headers: &[&str], body: &[u8]) -> TcpStream {
+    let mut stream = TcpStream::connect(address).expect("connects");
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut head = format!(
+        "{method} {path} HTTP/1.1\r\nHost: {address}\r\nConnection: close\r\nContent-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    for header in headers {
+        head.push_str(header);
+        head.push_str("\r\n");
+    }
+    head.push_str("\r\n");
+    stream.write_all(head.as_bytes()).unwrap();
+    // A server that answers before reading the whole body (413) may close early.
+    let _ = stream.write_all(body);
+    stream
+}
+
+/// Read a whole response from `stream`.
+pub fn read_reply(mut stream: TcpStream) -> Reply {
+    let mut raw = Vec::new();
+    let _ = stream.read_to_end(&mut raw);
+    let split = raw
+        .windows(4)
+        .position(|window| window == b"\r\n\r\n")
+        .unwrap_or_else(|| panic!("no header end in {}", String::from_utf8_lossy(&raw)));
+    let head = String::from_utf8_lossy(&raw[..split]).to_string();
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|line| line.split(' ').nth(1))
+        .and_then(|code| code.parse().ok())
+        .expect("a status line");
+    let headers: Vec<String> = lines
+        .map(|line| match line.split_once(':') {
+            Some((name, value)) => format!("{}:{value}", name.to_ascii_lowercase()),
+            None => line.to_string(),
+        })
+        .collect();
+    let mut body = raw[split + 4..].to_vec();
+    if headers.iter().any(|h| h == "transfer-encoding: chunked") {
+        body = dechunk(&body);
+    }
+    Reply {
+        status,
+        headers,
+        body,
+    }
+}
+
+/// One request and its whole response.
+pub fn request(address: &str, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Reply {
+    read_reply(send(address, method, path, headers, body))
+}
+
+fn dechunk(mut chunked: &[u8]) -> Vec<u8> {
+    let mut body = Vec::new();
+    loop {
+        let end = chunked
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .expect("chunk size line");
+        let size = usize::from_str_radix(std::str::from_utf8(&chunked[..end]).unwrap().trim(), 16)
+            .expect("hex chunk size");
+        if size == 0 {
+            return body;
+        }
+        body.extend_from_slice(&chunked[end + 2..end + 2 + size]);
+        chunked = &chunked[end + 2 + size + 2..];
+    }
+}
+
+/// A request of `n` test cases, each answered `Paris`, with the exact_match check of FEP's
+/// capital-city example.
+pub fn capitals_request(n: usize) -> Vec<u8> {
+    let test_cases: Vec<serde_json::Value> = (0..n)
+        .map(|i| serde_json::json!({"id": format!("t{i}"), "input": "What is the capital of France?", "expected": "Paris"}))
+        .collect();
+    let outputs: Vec<serde_json::Value> = (0..n)
+        .map(|i| serde_json::json!({"value": if i % 2 == 0 { "Paris" } else { "Lyon" }}))
+        .collect();
+    serde_json::to_vec(&serde_json::json!({
+        "test_cases": test_cases,
+        "outputs": outputs,
+        "checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected"}}]
+    }))
+    .unwrap()
+}
