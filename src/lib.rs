@@ -56,6 +56,9 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Summarize(args) | Command::Merge(args) => args
             .into_config()
             .and_then(|config| report::merge(&config, reporter)),
+        Command::Compare(args) => args
+            .into_config()
+            .and_then(|config| report::compare(&config, reporter)),
     };
     match outcome {
         Ok(exit) => exit.into(),

@@ -17,7 +17,7 @@ use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
 pub use fep::FepCommand;
-pub use results::MergeArgs;
+pub use results::{CompareArgs, MergeArgs};
 pub use run::RunArgs;
 pub use spec::SpecCommand;
 pub use tasks::TasksCommand;
@@ -66,6 +66,9 @@ pub enum Command {
     Summarize(MergeArgs),
     /// The summary of the union of several results files (a run's shards): the unsharded run's.
     Merge(MergeArgs),
+    /// Two runs' results paired call by call: per-candidate mean difference with a 95% interval,
+    /// wins / ties / losses, the largest regressions.
+    Compare(CompareArgs),
 }
 
 /// `--color` values.
