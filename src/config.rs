@@ -51,6 +51,14 @@ pub struct RunConfig {
     pub max_error_rate: Option<f64>,
     /// `--seed`: seeds the bootstrap intervals of the summary.
     pub seed: u64,
+    /// `--resume`: read `output` first and make only the calls it does not answer yet.
+    pub resume: bool,
+    /// `--resume-keep-errors`: an errored line answers its call too (it is not re-run).
+    pub resume_keep_errors: bool,
+    /// `--repeat N`: make each call N times (each repeat has its own key).
+    pub repeat: Option<u32>,
+    /// `--cache` (with `--cache-dir`): the directory of the evaluator-result cache.
+    pub cache_dir: Option<PathBuf>,
     /// `--junit FILE.xml`: the calls as a JUnit XML report, written when the run ends.
     pub junit: Option<PathBuf>,
     /// `--pass-score X`: in the JUnit report, a call scored below X is a failure.
@@ -59,10 +67,4 @@ pub struct RunConfig {
     pub shard: Option<crate::runner::Shard>,
     /// `--heartbeat SECONDS`: off a terminal, a progress line this often (`None`: off).
     pub heartbeat: Option<Duration>,
-    /// `--resume`: read `output` first and make only the calls it does not answer yet.
-    pub resume: bool,
-    /// `--resume-keep-errors`: an errored line answers its call too (it is not re-run).
-    pub resume_keep_errors: bool,
-    /// `--repeat N`: make each call N times (each repeat has its own key).
-    pub repeat: Option<u32>,
 }

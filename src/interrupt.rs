@@ -45,8 +45,23 @@ fn is_ignored(number: libc::c_int) -> bool {
     }
 }
 
+/// Which signal interrupted.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interruption {
+    /// SIGINT (Ctrl-C): a run lets its calls in flight finish, unless it comes again.
+    CtrlC,
+    /// SIGTERM or SIGHUP: stop now.
+    Stop,
+}
+
 /// Completes when SIGINT, SIGTERM or SIGHUP arrives (those not ignored at start).
 pub async fn interruption() {
+    interruption_of_kind().await;
+}
+
+/// Like [`interruption`], saying which kind arrived. Only signals that arrive after the first
+/// poll count.
+pub async fn interruption_of_kind() -> Interruption {
     let ignored = ignored_at_start();
     let listen = |index: usize| async move {
         let (_, kind) = SIGNALS[index];
@@ -59,9 +74,9 @@ pub async fn interruption() {
         }
     };
     tokio::select! {
-        _ = listen(0) => {}
-        _ = listen(1) => {}
-        _ = listen(2) => {}
+        _ = listen(0) => Interruption::CtrlC,
+        _ = listen(1) => Interruption::Stop,
+        _ = listen(2) => Interruption::Stop,
     }
 }
 

@@ -29,6 +29,7 @@ mod run;
 mod runner;
 mod secrets;
 pub mod spec;
+mod store;
 pub mod tasks;
 mod text;
 
@@ -53,6 +54,7 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Tasks(command) => command.execute(reporter),
         Command::Fep(command) => command.execute(reporter),
         Command::Spec(command) => command.execute(reporter),
+        Command::Cache(command) => command.execute(reporter),
         Command::Summarize(args) | Command::Merge(args) => args
             .into_config()
             .and_then(|config| report::merge(&config, reporter)),

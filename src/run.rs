@@ -78,6 +78,11 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         inputs: Arc::clone(&inputs),
         task_model: config.task_model.as_deref().map(Arc::from),
         retries: config.exec.retries,
+        cache: config
+            .cache_dir
+            .as_deref()
+            .map(crate::store::Cache::open)
+            .transpose()?,
         run_info: report::RunInfo {
             evaluator: evaluator_info(evaluator.as_ref()),
             score_range: config.score_range.as_str().to_string(),
@@ -100,7 +105,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let mut results = config
             .output
             .as_deref()
-            .map(ResultsFile::open)
+            .map(|path| ResultsFile::open(path).map(ResultsFile::in_background))
             .transpose()?;
         let mut write_failure = None;
         let on_finished = |record: CallRecord| {
@@ -118,7 +123,14 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             }
             progress.record(&record);
         };
-        let finished = runner::execute(context, plan, concurrency, on_finished).await;
+        let on_stopping = |in_flight: usize| {
+            progress.suspend(|| report::print_stopping(in_flight, runner::GRACE, reporter))
+        };
+        let finished = runner::execute(context, plan, concurrency, on_finished, on_stopping).await;
+        if let Some(Err(error)) = results.map(ResultsFile::finish) {
+            reporter.diagnose(&error);
+            write_failure = Some(error);
+        }
         anyhow::Ok((finished, write_failure.is_some(), false))
     })??;
     progress.finish();

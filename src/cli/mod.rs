@@ -4,6 +4,7 @@
 //! library module that does the work defines. Usage errors are reported here, from clap's own
 //! parse (never by scanning argv by hand).
 
+mod cache;
 mod fep;
 mod results;
 mod run;
@@ -16,6 +17,7 @@ use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
+pub use cache::CacheCommand;
 pub use fep::FepCommand;
 pub use results::{CompareArgs, MergeArgs};
 pub use run::RunArgs;
@@ -62,6 +64,9 @@ pub enum Command {
     /// Evaluation specs (challenge packs' `evaluation_spec`): strict validation, scoring runs.
     #[command(subcommand)]
     Spec(SpecCommand),
+    /// The evaluator-result cache of `run --cache`.
+    #[command(subcommand)]
+    Cache(CacheCommand),
     /// The summary of one results file (`run --output`), gates and reports included.
     Summarize(MergeArgs),
     /// The summary of the union of several results files (a run's shards): the unsharded run's.

@@ -177,6 +177,15 @@ pub struct RunArgs {
     /// Make each call N times (each line gets its repeat index).
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
     pub repeat: Option<u32>,
+
+    /// Keep every successful evaluator result in a cache and answer repeated calls from it
+    /// (directory: --cache-dir, else $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
+    #[arg(long)]
+    pub cache: bool,
+
+    /// The cache directory of --cache.
+    #[arg(long, value_name = "DIR", requires = "cache")]
+    pub cache_dir: Option<PathBuf>,
 }
 
 /// `--score-range` values.
@@ -363,6 +372,14 @@ impl RunArgs {
             resume: self.resume,
             resume_keep_errors: self.resume_keep_errors,
             repeat: self.repeat,
+            cache_dir: if self.cache {
+                Some(
+                    self.cache_dir
+                        .map_or_else(crate::store::default_cache_dir, Ok)?,
+                )
+            } else {
+                None
+            },
         })
     }
 }

@@ -251,6 +251,16 @@ pub fn print_resumed(
     ));
 }
 
+/// Tell the user, on stderr, that Ctrl-C stopped dispatch and how long the `in_flight` calls
+/// get to finish.
+pub fn print_stopping(in_flight: usize, grace: std::time::Duration, reporter: Reporter) {
+    reporter.note(format!(
+        "interrupted: no new calls; waiting up to {}s for the {in_flight} in flight \
+         (Ctrl-C again stops them now)",
+        grace.as_secs()
+    ));
+}
+
 /// Tell the user, on stderr, how far an interrupted run got.
 pub fn print_interrupted(finished: usize, planned: usize, reporter: Reporter) {
     reporter.note(format!(

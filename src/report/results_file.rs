@@ -3,10 +3,20 @@
 //! finished. An existing file is appended to, never truncated. The file is checked for writing
 //! before any work starts (a problem then is bad input, exit 2); a write that fails once work has
 //! begun stops the writing, the command finishes what it was doing, and exits 4.
+//!
+//! `run`'s results file is its journal ([`ResultsFile::in_background`]): one writer thread
+//! takes the lines over a channel, so a slow disk never stalls the calls in flight; it writes
+//! each batch as it comes, `fsync`s at least once a second while lines arrive, and once more at
+//! [`ResultsFile::finish`].
 
 use std::fs::File;
-use std::io::Write;
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
@@ -20,10 +30,26 @@ fn cannot_open(path: &Path, reason: &str) -> anyhow::Error {
     ))
 }
 
+/// How often, at least, the journal writer `fsync`s while lines arrive.
+const SYNC_EVERY: Duration = Duration::from_secs(1);
+
 /// An open results file.
 pub struct ResultsFile {
     path: PathBuf,
-    file: File,
+    sink: Sink,
+}
+
+/// Where appended lines go.
+enum Sink {
+    /// Written by the caller, line by line.
+    Direct(File),
+    /// Sent to the writer thread.
+    /// Both are taken once the writer has failed and its error was reported.
+    Background {
+        lines: Option<Sender<Vec<u8>>>,
+        writer: Option<JoinHandle<std::io::Result<()>>>,
+        failed: Arc<AtomicBool>,
+    },
 }
 
 impl ResultsFile {
@@ -68,14 +94,59 @@ impl ResultsFile {
             .map_err(|err| cannot_open(path, &io_reason(&err)))?;
         Ok(ResultsFile {
             path: path.to_path_buf(),
-            file,
+            sink: Sink::Direct(file),
         })
+    }
+
+    /// Hand the writing to a writer thread of its own (`run`'s journal): [`ResultsFile::append`]
+    /// then only queues the line. Call [`ResultsFile::finish`] at the end.
+    pub fn in_background(self) -> ResultsFile {
+        let Sink::Direct(file) = self.sink else {
+            return self;
+        };
+        let (lines, queued) = std::sync::mpsc::channel();
+        let failed = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let failed = Arc::clone(&failed);
+            std::thread::spawn(move || {
+                let written = write_queued(file, &queued);
+                failed.store(written.is_err(), Ordering::SeqCst);
+                written
+            })
+        };
+        ResultsFile {
+            path: self.path,
+            sink: Sink::Background {
+                lines: Some(lines),
+                writer: Some(writer),
+                failed,
+            },
+        }
+    }
+
+    /// Write what is queued, `fsync` the file, and report the first write that failed.
+    pub fn finish(self) -> anyhow::Result<()> {
+        let path = self.path;
+        let written = match self.sink {
+            Sink::Direct(file) => file.sync_data(),
+            Sink::Background { lines, writer, .. } => {
+                drop(lines);
+                writer.map_or(Ok(()), |writer| {
+                    writer
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+                })
+            }
+        };
+        written.map_err(|err| write_failed(&path, &err))
     }
 
     /// Append everything `reader` holds (result lines spooled while the input was checked).
     pub fn append_from(&mut self, reader: &mut impl std::io::Read) -> anyhow::Result<()> {
-        std::io::copy(reader, &mut self.file)
-            .map(drop)
+        let mut spooled = Vec::new();
+        reader
+            .read_to_end(&mut spooled)
+            .and_then(|_| self.write(spooled))
             .map_err(|err| {
                 Fatal::Internal(format!(
                     "{}: writing results failed: {}",
@@ -87,11 +158,12 @@ impl ResultsFile {
     }
 
     /// Append one record as a JSON line. A failure is evalctl's own (exit 4): the caller stops
-    /// writing and keeps what finished.
+    /// writing and keeps what finished. In the background, a failure shows at the next append
+    /// after it (or at [`ResultsFile::finish`]).
     pub fn append(&mut self, record: &impl Serialize) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
-        self.file.write_all(&line).map_err(|err| {
+        self.write(line).map_err(|err| {
             Fatal::Internal(format!(
                 "{}: writing results failed: {}; the results after this one are not written",
                 self.path.display(),
@@ -100,4 +172,73 @@ impl ResultsFile {
             .into()
         })
     }
+
+    fn write(&mut self, bytes: Vec<u8>) -> std::io::Result<()> {
+        match &mut self.sink {
+            Sink::Direct(file) => file.write_all(&bytes),
+            Sink::Background {
+                lines,
+                writer,
+                failed,
+            } => {
+                if failed.load(Ordering::SeqCst) {
+                    lines.take();
+                    return match writer.take().map(JoinHandle::join) {
+                        Some(Ok(Err(err))) => Err(err),
+                        _ => Err(std::io::Error::other("the results writer stopped")),
+                    };
+                }
+                // A send fails only when the writer is gone, which `failed` says first.
+                if let Some(lines) = lines {
+                    let _ = lines.send(bytes);
+                }
+                Ok(())
+            }
+        }
+    }
+}
+
+fn write_failed(path: &Path, err: &std::io::Error) -> anyhow::Error {
+    Fatal::Internal(format!(
+        "{}: writing results failed: {}",
+        path.display(),
+        io_reason(err)
+    ))
+    .into()
+}
+
+/// The writer thread: write each batch of queued lines as it comes (one `write` for all that
+/// are waiting), `fsync` when a second has passed since the last one and lines were written,
+/// and once more when the queue closes.
+fn write_queued(file: File, queued: &Receiver<Vec<u8>>) -> std::io::Result<()> {
+    let mut out = BufWriter::with_capacity(1 << 16, file);
+    let mut synced = Instant::now();
+    let mut dirty = false;
+    loop {
+        let next = if dirty {
+            let left = SYNC_EVERY.saturating_sub(synced.elapsed());
+            queued.recv_timeout(left)
+        } else {
+            queued.recv().map_err(|_| RecvTimeoutError::Disconnected)
+        };
+        match next {
+            Ok(line) => {
+                out.write_all(&line)?;
+                while let Ok(line) = queued.try_recv() {
+                    out.write_all(&line)?;
+                }
+                out.flush()?;
+                dirty = true;
+            }
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => break,
+        }
+        if dirty && synced.elapsed() >= SYNC_EVERY {
+            out.get_ref().sync_data()?;
+            synced = Instant::now();
+            dirty = false;
+        }
+    }
+    out.flush()?;
+    out.get_ref().sync_data()
 }

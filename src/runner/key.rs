@@ -45,6 +45,11 @@ impl CallKey {
         }
         Some(CallKey(bytes))
     }
+
+    /// The raw 32 bytes (the cache's primary key).
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
 }
 
 impl fmt::Display for CallKey {

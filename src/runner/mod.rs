@@ -25,7 +25,13 @@ pub use retry::call_with_retries;
 
 use crate::evaluator::{Call, Evaluator};
 use crate::input::{Inputs, Record};
-use crate::interrupt::{interruption, restore_default_actions};
+use crate::interrupt::{interruption_of_kind, restore_default_actions, Interruption};
+use crate::protocol::{Attempt, Findings, Retry};
+use crate::store::CachedResult;
+
+/// How long calls in flight get to finish after Ctrl-C (a second Ctrl-C, SIGTERM or SIGHUP
+/// stops them at once).
+pub const GRACE: Duration = Duration::from_secs(5);
 
 /// Run `future` to completion on the one runtime of this process. It is single-threaded: calls
 /// in flight wait on children and sockets, and one thread spares every finished call a
@@ -59,37 +65,64 @@ pub struct RunContext {
     pub task_model: Option<Arc<str>>,
     /// `--retries`.
     pub retries: u32,
+    /// `--cache`: answers repeated calls, keeps successful results.
+    pub cache: Option<crate::store::Cache>,
+
     /// What every result line carries about the run.
     pub run_info: crate::report::RunInfo,
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
 /// `on_finished` as it completes (nothing is kept here, so memory does not grow with the plan).
-/// An interruption aborts the calls in flight (killing command evaluators) and ends the run.
+/// Ctrl-C stops dispatch and gives the calls in flight [`GRACE`] to finish (`on_stopping` is
+/// told how many there are); a second Ctrl-C, SIGTERM, SIGHUP or the end of the grace aborts
+/// them (killing command evaluators) and ends the run.
 pub async fn execute(
     context: Arc<RunContext>,
     plan: Vec<PlannedCall>,
     concurrency: usize,
     mut on_finished: impl FnMut(CallRecord),
+    on_stopping: impl FnOnce(usize),
 ) -> Finished {
     let started = Instant::now();
     let mut pending = plan.into_iter();
     let mut in_flight = JoinSet::new();
     let mut interrupted = false;
-    let interrupted_by_signal = interruption();
-    tokio::pin!(interrupted_by_signal);
+    let mut on_stopping = Some(on_stopping);
+    let mut grace_ends: Option<tokio::time::Instant> = None;
+    let signal = interruption_of_kind();
+    tokio::pin!(signal);
     loop {
-        while in_flight.len() < concurrency {
+        while grace_ends.is_none() && in_flight.len() < concurrency {
             let Some(call) = pending.next() else { break };
             in_flight.spawn(perform(Arc::clone(&context), call));
         }
         if in_flight.is_empty() {
             break;
         }
+        let grace = async {
+            match grace_ends {
+                Some(deadline) => tokio::time::sleep_until(deadline).await,
+                None => std::future::pending().await,
+            }
+        };
         tokio::select! {
             biased;
-            _ = &mut interrupted_by_signal => {
+            kind = &mut signal => {
                 interrupted = true;
+                match (kind, on_stopping.take()) {
+                    (Interruption::CtrlC, Some(tell)) => {
+                        tell(in_flight.len());
+                        grace_ends = Some(tokio::time::Instant::now() + GRACE);
+                        signal.set(interruption_of_kind());
+                    }
+                    _ => {
+                        in_flight.shutdown().await;
+                        break;
+                    }
+                }
+            }
+            _ = grace => {
                 in_flight.shutdown().await;
                 break;
             }
@@ -119,8 +152,38 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         example,
     };
     let started = Instant::now();
-    let (attempt, attempts) =
-        call_with_retries(context.evaluator.as_ref(), &call, context.retries).await;
+    let hit = context
+        .cache
+        .as_ref()
+        .and_then(|cache| cache.get(&planned.key));
+    let (attempt, attempts, cached) = match hit {
+        Some(hit) => {
+            let findings = Findings {
+                passed: hit.passed,
+                errored_checks: CallRecord::errored_checks_of(&hit.side_info),
+            };
+            let attempt = Attempt {
+                score: Ok(hit.score),
+                side_info: hit.side_info,
+                retry: Retry::Never,
+                findings,
+            };
+            (attempt, 0, true)
+        }
+        None => {
+            let (attempt, attempts) =
+                call_with_retries(context.evaluator.as_ref(), &call, context.retries).await;
+            if let (Some(cache), Ok(score)) = (&context.cache, &attempt.score) {
+                let result = CachedResult {
+                    score: *score,
+                    side_info: attempt.side_info.clone(),
+                    passed: attempt.findings.passed,
+                };
+                cache.put(&planned.key, &result);
+            }
+            (attempt, attempts, false)
+        }
+    };
     let (score, error) = match attempt.score {
         Ok(score) => (score, None),
         Err(error) => (0.0, Some(error)),
@@ -139,7 +202,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         attempts,
         latency_ms: crate::text::milliseconds(started.elapsed()),
         passed: attempt.findings.passed,
-        cached: false,
+        cached,
         run: Some(context.run_info.clone()),
         errored_checks: attempt.findings.errored_checks,
     }

@@ -1,0 +1,25 @@
+//! What evalctl keeps between runs: the evaluator-result cache (`run --cache`, `evalctl cache`).
+
+mod cache;
+
+pub use cache::{Cache, CachedResult};
+
+use std::path::PathBuf;
+
+use crate::error::bad_flag;
+
+/// The cache directory when `--cache-dir` is not given: `$XDG_CACHE_HOME/evalctl`, else
+/// `~/.cache/evalctl`.
+pub fn default_cache_dir() -> anyhow::Result<PathBuf> {
+    let from = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
+    if let Some(dir) = from("XDG_CACHE_HOME") {
+        return Ok(PathBuf::from(dir).join("evalctl"));
+    }
+    match from("HOME") {
+        Some(home) => Ok(PathBuf::from(home).join(".cache").join("evalctl")),
+        None => Err(bad_flag(
+            "--cache",
+            "neither XDG_CACHE_HOME nor HOME is set: pass --cache-dir DIR",
+        )),
+    }
+}

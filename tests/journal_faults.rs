@@ -1,0 +1,220 @@
+//! The journal under faults, through the binary: runs killed with SIGKILL at random (seeded)
+//! moments and resumed end with exactly one successful line per planned call and the summary of
+//! an uninterrupted run; Ctrl-C lets calls in flight finish, a second Ctrl-C stops them, and
+//! `--resume` completes an interrupted run.
+
+mod common;
+
+use std::collections::HashMap;
+use std::process::{Child, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{code, json_stdout, succeeded, wait_until, Sandbox};
+use serde_json::Value;
+
+/// Scores each call with the example's `s`, after a short pause so runs last long enough to
+/// be killed mid-way.
+const SCORE_S: &str = "p=$(cat)\nsleep 0.01\ns=$(printf '%s' \"$p\" | sed -n 's/.*\"s\": *\\([0-9.]*\\).*/\\1/p')\nprintf '{\"score\": %s}' \"$s\"\n";
+
+/// Two candidates × 30 examples: 60 calls.
+fn sandbox() -> Sandbox {
+    let sb = Sandbox::new();
+    let dataset: String = (0..30)
+        .map(|i| format!("{{\"s\": 0.{}}}\n", i % 10))
+        .collect();
+    sb.write("d.jsonl", dataset);
+    sb.write("eval.sh", SCORE_S);
+    sb
+}
+
+const RUN: &[&str] = &[
+    "run",
+    "--format",
+    "json",
+    "--skip-preflight",
+    "-j",
+    "4",
+    "--evaluator-command",
+    "sh eval.sh",
+    "--candidate",
+    "a",
+    "--candidate",
+    "bb",
+    "--dataset",
+    "d.jsonl",
+];
+
+fn start(sb: &Sandbox, output: &str, extra: &[&str]) -> Child {
+    common::evalctl_process()
+        .current_dir(sb.path())
+        .args(RUN)
+        .args(["--output", output])
+        .args(extra)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start evalctl")
+}
+
+/// The summary without its wall time, its numbers to 12 decimals: calls finish in a different
+/// order in every run (at -j 4 too), so a mean's last bit may differ.
+fn comparable(mut summary: Value) -> Value {
+    fn round(value: &mut Value) {
+        match value {
+            Value::Number(number) => {
+                *value = Value::String(format!("{:.12}", number.as_f64().unwrap_or(f64::NAN)))
+            }
+            Value::Array(items) => items.iter_mut().for_each(round),
+            Value::Object(fields) => fields.values_mut().for_each(round),
+            _ => {}
+        }
+    }
+    summary
+        .as_object_mut()
+        .expect("the summary is an object")
+        .remove("elapsed_ms");
+    round(&mut summary);
+    summary
+}
+
+/// Key → successful lines of that key in the journal `name`.
+fn successes(sb: &Sandbox, name: &str) -> HashMap<String, usize> {
+    let mut counts = HashMap::new();
+    for line in sb.jsonl(name) {
+        if line["error"].is_null() {
+            let key = line["key"]
+                .as_str()
+                .expect("every line has a key")
+                .to_string();
+            *counts.entry(key).or_default() += 1;
+        }
+    }
+    counts
+}
+
+/// A small seeded generator (64-bit LCG), so each run kills at the same moments.
+struct Moments(u64);
+
+impl Moments {
+    fn next_below(&mut self, bound: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % bound
+    }
+}
+
+#[test]
+fn runs_killed_at_random_moments_and_resumed_match_an_uninterrupted_run() {
+    let sb = sandbox();
+    let reference = succeeded(sb.evalctl().args(RUN).args(["--output", "whole.jsonl"]));
+    let expected = comparable(json_stdout(&reference));
+    let planned = successes(&sb, "whole.jsonl");
+    assert_eq!(planned.len(), 60);
+
+    let mut moments = Moments(9);
+    let mut cut_mid_way = 0;
+    for run in 0..20 {
+        let journal = format!("killed-{run}.jsonl");
+        // Kill once or twice, each at a random moment of the run, resuming in between.
+        for kill in 0..=moments.next_below(2) {
+            let extra: &[&str] = if kill == 0 { &[] } else { &["--resume"] };
+            let mut child = start(&sb, &journal, extra);
+            std::thread::sleep(Duration::from_millis(moments.next_below(400)));
+            child.kill().expect("SIGKILL evalctl");
+            child.wait().expect("reap evalctl");
+        }
+        cut_mid_way += usize::from((1..60).contains(&sb.lines(&journal).len()));
+        let resumed = succeeded(
+            sb.evalctl()
+                .args(RUN)
+                .args(["--output", &journal, "--resume"]),
+        );
+        assert_eq!(
+            comparable(json_stdout(&resumed)),
+            expected,
+            "run {run}: the resumed summary differs"
+        );
+        let found = successes(&sb, &journal);
+        assert_eq!(
+            found.keys().collect::<std::collections::BTreeSet<_>>(),
+            planned.keys().collect(),
+            "run {run}: a gap or a foreign key"
+        );
+        assert!(
+            found.values().all(|&count| count == 1),
+            "run {run}: a call has two successful lines"
+        );
+    }
+    assert!(
+        cut_mid_way >= 10,
+        "only {cut_mid_way} of 20 runs were killed mid-way"
+    );
+}
+
+/// Send `signal` to `child`.
+fn signal(child: &Child, signal: libc::c_int) {
+    // SAFETY: kill with a live child's pid has no memory-safety preconditions.
+    unsafe {
+        libc::kill(child.id() as libc::pid_t, signal);
+    }
+}
+
+#[test]
+fn ctrl_c_lets_calls_in_flight_finish_and_resume_completes_the_run() {
+    let sb = sandbox();
+    // Each call marks its start, then takes a while.
+    sb.write(
+        "eval.sh",
+        format!("echo started >> started.log\nsleep 0.5\n{SCORE_S}"),
+    );
+    let child = start(&sb, "out.jsonl", &[]);
+    assert!(wait_until(Duration::from_secs(20), || sb
+        .lines("started.log")
+        .len()
+        >= 4));
+    signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().expect("evalctl ends");
+    assert_eq!(code(&output), 130, "{}", common::stderr_text(&output));
+    let started = sb.lines("started.log").len();
+    let journal = sb.jsonl("out.jsonl");
+    assert_eq!(
+        journal.len(),
+        started,
+        "every call in flight finished and was written"
+    );
+    assert!(journal.iter().all(|line| line["error"].is_null()));
+    assert!(common::stderr_text(&output).contains("waiting up to 5s for the 4 in flight"));
+    assert_eq!(json_stdout(&output)["interrupted"], true);
+
+    let resumed = succeeded(
+        sb.evalctl()
+            .args(RUN)
+            .args(["--output", "out.jsonl", "--resume"]),
+    );
+    assert_eq!(json_stdout(&resumed)["calls"]["ok"], 60);
+    let found = successes(&sb, "out.jsonl");
+    assert_eq!(found.len(), 60);
+    assert!(found.values().all(|&count| count == 1));
+}
+
+#[test]
+fn a_second_ctrl_c_stops_the_calls_in_flight() {
+    let sb = sandbox();
+    sb.write("eval.sh", "echo started >> started.log\nexec sleep 30\n");
+    let child = start(&sb, "out.jsonl", &[]);
+    assert!(wait_until(Duration::from_secs(20), || sb
+        .lines("started.log")
+        .len()
+        >= 4));
+    signal(&child, libc::SIGINT);
+    std::thread::sleep(Duration::from_millis(100));
+    let stopped = Instant::now();
+    signal(&child, libc::SIGINT);
+    let output = child.wait_with_output().expect("evalctl ends");
+    assert!(stopped.elapsed() < Duration::from_secs(3));
+    assert_eq!(code(&output), 130, "{}", common::stderr_text(&output));
+    assert!(sb.lines("out.jsonl").is_empty());
+}
