@@ -63,6 +63,9 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Init => cli::init(reporter),
         Command::Report(args) => args.execute(reporter),
         Command::Serve(args) => args.execute(reporter),
+        Command::Compare(args) => args
+            .into_config()
+            .and_then(|config| report::compare(&config, reporter)),
     };
     match outcome {
         Ok(exit) => exit.into(),

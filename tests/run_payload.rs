@@ -294,7 +294,8 @@ fn single_mode_summary_and_result_line() {
     assert!(approx(&candidate["score"], 0.75));
     assert_eq!(
         candidate["single"],
-        json!({"n": 1, "mean": 0.75, "min": 0.75, "max": 0.75, "errors": 0})
+        json!({"n": 1, "mean": 0.75, "min": 0.75, "max": 0.75, "errors": 0,
+               "stderr": null, "ci95": null})
     );
     assert!(candidate.get("train").is_none() && candidate.get("val").is_none());
 
@@ -312,6 +313,7 @@ fn single_mode_summary_and_result_line() {
         [
             "key",
             "candidate_id",
+            "candidate_index",
             "split",
             "example_index",
             "example_line",
@@ -319,7 +321,8 @@ fn single_mode_summary_and_result_line() {
             "side_info",
             "error",
             "attempts",
-            "latency_ms"
+            "latency_ms",
+            "run"
         ]
     );
     assert_eq!(record["split"], "single");

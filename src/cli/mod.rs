@@ -24,7 +24,7 @@ pub use cache::CacheCommand;
 pub use config::{init, ConfigCommand};
 pub use fep::FepCommand;
 pub use report::ReportArgs;
-pub use results::MergeArgs;
+pub use results::{CompareArgs, MergeArgs};
 pub use run::RunArgs;
 pub use serve::ServeArgs;
 pub use spec::SpecCommand;
@@ -86,6 +86,9 @@ pub enum Command {
     Report(ReportArgs),
     /// Serve the FEP REST API and gRPC service (evaluations stored in SQLite).
     Serve(ServeArgs),
+    /// Two runs' results paired call by call: per-candidate mean difference with a 95% interval,
+    /// wins / ties / losses, the largest regressions.
+    Compare(CompareArgs),
 }
 
 /// `--color` values.

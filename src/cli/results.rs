@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::run::parse_count;
 use crate::error::bad_flag;
-use crate::report::{Gates, MergeConfig};
+use crate::report::{CompareConfig, Gates, MergeConfig};
 
 /// Error limits, the bootstrap seed and the JUnit report: `run`, `summarize` and `merge`.
 #[derive(Debug, Args)]
@@ -83,6 +83,47 @@ impl MergeArgs {
             seed: self.ci.seed,
             junit: self.ci.junit,
             pass_score: self.ci.pass_score,
+        })
+    }
+}
+
+/// `evalctl compare BASE.jsonl NEW.jsonl`.
+#[derive(Debug, Args)]
+pub struct CompareArgs {
+    /// The baseline run's results file.
+    #[arg(value_name = "BASE.jsonl")]
+    pub base: String,
+
+    /// The new run's results file.
+    #[arg(value_name = "NEW.jsonl")]
+    pub new: String,
+
+    /// Exit 1 when a candidate's mean drops by more than X.
+    #[arg(long, value_name = "X")]
+    pub fail_on_regression: Option<f64>,
+
+    /// Seed of the paired bootstrap behind each difference's 95% interval.
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
+    pub seed: u64,
+}
+
+impl CompareArgs {
+    /// Resolve the flags into a [`CompareConfig`].
+    pub fn into_config(self) -> anyhow::Result<CompareConfig> {
+        if self
+            .fail_on_regression
+            .is_some_and(|x| !x.is_finite() || x < 0.0)
+        {
+            return Err(bad_flag(
+                "--fail-on-regression",
+                "must be a number of 0 or more",
+            ));
+        }
+        Ok(CompareConfig {
+            base: self.base,
+            new: self.new,
+            fail_on_regression: self.fail_on_regression,
+            seed: self.seed,
         })
     }
 }

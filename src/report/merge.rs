@@ -79,7 +79,7 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
 /// Every line of `files` that counts, by key, and the run they all belong to. Every problem in
 /// every file is reported in one pass: a line that is not a result line, one without the run
 /// it belongs to (written by an older evalctl), one of another run than the first line's.
-fn read_all(files: &[String]) -> anyhow::Result<(RunInfo, HashMap<String, CallRecord>)> {
+pub(super) fn read_all(files: &[String]) -> anyhow::Result<(RunInfo, HashMap<String, CallRecord>)> {
     let mut problems = Vec::new();
     let mut first: Option<(RunInfo, String)> = None;
     let mut records: HashMap<String, CallRecord> = HashMap::new();

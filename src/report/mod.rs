@@ -10,6 +10,7 @@ macro_rules! diag {
     }};
 }
 
+mod compare;
 mod gate;
 pub mod html;
 mod interval;
@@ -23,6 +24,7 @@ mod stdout;
 mod summary;
 mod text;
 
+pub use compare::{compare, CompareConfig};
 pub use gate::Gates;
 pub use interval::DEFAULT_SEED;
 pub use junit::Junit;

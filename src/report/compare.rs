@@ -1,0 +1,275 @@
+//! `evalctl compare BASE.jsonl NEW.jsonl`: two runs' results paired call by call (by key, and
+//! calls whose key changed — a new prompt, a new evaluator script — by candidate, split, example
+//! and repeat), then per candidate the mean difference with a paired-bootstrap 95% interval,
+//! win / tie / loss counts and the largest regressions; `--fail-on-regression X` exits 1 when a
+//! candidate's mean drops by more than X.
+
+use std::collections::{BTreeMap, HashMap};
+
+use serde::Serialize;
+
+use super::interval::spread;
+use super::merge::read_all;
+use super::{print_stdout, Format, Reporter};
+use crate::exit::Exit;
+use crate::runner::{CallRecord, Split};
+
+/// Regressions listed per candidate.
+const REGRESSIONS_SHOWN: usize = 5;
+
+/// What `compare` needs.
+#[derive(Debug, Clone)]
+pub struct CompareConfig {
+    /// The baseline results file.
+    pub base: String,
+    /// The new results file.
+    pub new: String,
+    /// Exit 1 when a candidate's mean drops by more than this.
+    pub fail_on_regression: Option<f64>,
+    /// Seeds the paired bootstrap.
+    pub seed: u64,
+}
+
+/// The comparison (`--format json` prints it as is).
+#[derive(Debug, Serialize)]
+pub struct Comparison {
+    /// Per candidate present in both runs, in the new run's order.
+    pub candidates: Vec<CandidateComparison>,
+    /// Calls of each run with no partner in the other.
+    pub unpaired: Unpaired,
+    /// `--fail-on-regression`, when given.
+    pub fail_on_regression: Option<f64>,
+    /// Candidates whose mean dropped by more than it.
+    pub regressed: Vec<String>,
+    /// The exit code.
+    pub exit: u8,
+}
+
+/// Calls with no partner.
+#[derive(Debug, Serialize)]
+pub struct Unpaired {
+    /// In the base run.
+    pub base: usize,
+    /// In the new run.
+    pub new: usize,
+}
+
+/// One candidate's comparison.
+#[derive(Debug, Serialize)]
+pub struct CandidateComparison {
+    /// The candidate's id.
+    pub id: String,
+    /// Paired examples (each example's repeats averaged first).
+    pub pairs: usize,
+    /// Mean over the paired examples, base run.
+    pub base_mean: f64,
+    /// Mean over the paired examples, new run.
+    pub new_mean: f64,
+    /// `new_mean - base_mean`.
+    pub difference: f64,
+    /// Paired-bootstrap 95% interval of the difference; null with fewer than two pairs.
+    pub ci95: Option<[f64; 2]>,
+    /// Examples scored higher in the new run.
+    pub wins: usize,
+    /// Examples scored the same.
+    pub ties: usize,
+    /// Examples scored lower.
+    pub losses: usize,
+    /// The largest drops, largest first.
+    pub regressions: Vec<Regression>,
+}
+
+/// One example's paired scores (its repeats in each run).
+struct PairedExample {
+    base: Vec<f64>,
+    new: Vec<f64>,
+    line: Option<usize>,
+    split: Split,
+}
+
+/// One paired example's means; in the output, one scored lower in the new run.
+#[derive(Debug, Serialize)]
+pub struct Regression {
+    /// `single`, `train` or `val`.
+    pub split: Split,
+    /// 0-based example index (null for single calls).
+    pub example_index: Option<usize>,
+    /// 1-based line of the example in its file.
+    pub example_line: Option<usize>,
+    /// Score in the base run.
+    pub base: f64,
+    /// Score in the new run.
+    pub new: f64,
+}
+
+/// Where a call sits whatever its key: candidate, split, example, repeat.
+type Position = (String, Split, Option<usize>, Option<u32>);
+
+fn position(record: &CallRecord) -> Position {
+    (
+        record.candidate_id.clone(),
+        record.split,
+        record.example_index,
+        record.repeat,
+    )
+}
+
+/// Compare the two runs, print the comparison and return the exit code.
+pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let (_, base) = read_all(std::slice::from_ref(&config.base))?;
+    let (_, new) = read_all(std::slice::from_ref(&config.new))?;
+    let mut base_by_position: HashMap<Position, &CallRecord> = base
+        .values()
+        .map(|record| (position(record), record))
+        .collect();
+    let mut unpaired_new = 0;
+    // Per candidate, per (split, example): the (base, new) scores of each paired repeat.
+    let mut paired: BTreeMap<(usize, String), BTreeMap<(u8, usize), PairedExample>> =
+        BTreeMap::new();
+    for (key, record) in &new {
+        let partner = base
+            .get(key)
+            .map(|partner| (position(partner), partner))
+            .or_else(|| {
+                base_by_position
+                    .get(&position(record))
+                    .map(|p| (position(record), *p))
+            });
+        let Some((at, partner)) = partner else {
+            unpaired_new += 1;
+            continue;
+        };
+        base_by_position.remove(&at);
+        let slot = (record.split as u8, record.example_index.unwrap_or(0));
+        let entry = paired
+            .entry((
+                record.candidate_index.unwrap_or(usize::MAX),
+                record.candidate_id.clone(),
+            ))
+            .or_default()
+            .entry(slot)
+            .or_insert_with(|| PairedExample {
+                base: Vec::new(),
+                new: Vec::new(),
+                line: record.example_line,
+                split: record.split,
+            });
+        entry.base.push(partner.score);
+        entry.new.push(record.score);
+    }
+    let mut candidates = Vec::new();
+    for ((_, id), examples) in paired {
+        let mean = |scores: &[f64]| scores.iter().sum::<f64>() / scores.len() as f64;
+        let pairs: Vec<Regression> = examples
+            .iter()
+            .map(|(&(_, index), example)| Regression {
+                split: example.split,
+                example_index: (example.split != Split::Single).then_some(index),
+                example_line: example.line,
+                base: mean(&example.base),
+                new: mean(&example.new),
+            })
+            .collect();
+        let differences: Vec<f64> = pairs.iter().map(|pair| pair.new - pair.base).collect();
+        let n = pairs.len() as f64;
+        let base_mean = pairs.iter().map(|pair| pair.base).sum::<f64>() / n;
+        let new_mean = pairs.iter().map(|pair| pair.new).sum::<f64>() / n;
+        let count = pairs.len();
+        let mut regressions: Vec<Regression> = pairs
+            .into_iter()
+            .filter(|pair| pair.new < pair.base)
+            .collect();
+        regressions.sort_by(|a, b| (a.new - a.base).total_cmp(&(b.new - b.base)));
+        regressions.truncate(REGRESSIONS_SHOWN);
+        candidates.push(CandidateComparison {
+            id,
+            pairs: count,
+            base_mean,
+            new_mean,
+            difference: new_mean - base_mean,
+            ci95: spread(&differences, config.seed).1,
+            wins: differences.iter().filter(|d| **d > 0.0).count(),
+            ties: differences.iter().filter(|d| **d == 0.0).count(),
+            losses: differences.iter().filter(|d| **d < 0.0).count(),
+            regressions,
+        });
+    }
+    let regressed: Vec<String> = config
+        .fail_on_regression
+        .map(|limit| {
+            candidates
+                .iter()
+                .filter(|c| c.difference < -limit)
+                .map(|c| c.id.clone())
+                .collect()
+        })
+        .unwrap_or_default();
+    let exit = if regressed.is_empty() {
+        Exit::Success
+    } else {
+        Exit::EvaluationFailed
+    };
+    let comparison = Comparison {
+        candidates,
+        unpaired: Unpaired {
+            base: base_by_position.len(),
+            new: unpaired_new,
+        },
+        fail_on_regression: config.fail_on_regression,
+        regressed,
+        exit: exit as u8,
+    };
+    match reporter.format {
+        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&comparison)?))?,
+        Format::Text => print_stdout(&render(&comparison))?,
+    }
+    if let Some(limit) = config.fail_on_regression {
+        for id in &comparison.regressed {
+            reporter.note(format!(
+                "exit 1: candidate {id} dropped by more than --fail-on-regression {limit}"
+            ));
+        }
+    }
+    Ok(exit)
+}
+
+/// The comparison as text: one line per candidate, then its largest regressions.
+fn render(comparison: &Comparison) -> String {
+    let mut out = String::new();
+    for c in &comparison.candidates {
+        let interval = c.ci95.map_or_else(String::new, |[lo, hi]| {
+            format!(" (95% CI {lo:+.4} to {hi:+.4})")
+        });
+        out.push_str(&format!(
+            "{}: {:.4} -> {:.4}, {:+.4}{interval}; {} pairs: {} wins, {} ties, {} losses\n",
+            c.id, c.base_mean, c.new_mean, c.difference, c.pairs, c.wins, c.ties, c.losses
+        ));
+        for r in &c.regressions {
+            let at = match (r.example_index, r.example_line) {
+                (Some(index), Some(line)) => format!(" #{index} (line {line})"),
+                _ => String::new(),
+            };
+            out.push_str(&format!(
+                "  regression: {}{at}: {:.4} -> {:.4}\n",
+                split_name(r.split),
+                r.base,
+                r.new
+            ));
+        }
+    }
+    if comparison.unpaired.base + comparison.unpaired.new > 0 {
+        out.push_str(&format!(
+            "unpaired calls: {} in base, {} in new\n",
+            comparison.unpaired.base, comparison.unpaired.new
+        ));
+    }
+    out
+}
+
+fn split_name(split: Split) -> &'static str {
+    match split {
+        Split::Single => "single",
+        Split::Train => "train",
+        Split::Val => "val",
+    }
+}

@@ -1,0 +1,97 @@
+//! `evalctl compare` through the binary: two runs paired call by call, per-candidate mean
+//! difference with a paired-bootstrap interval, win / tie / loss counts, the largest regressions
+//! with their example lines, and `--fail-on-regression`.
+
+mod common;
+
+use common::*;
+
+/// Scores `$SCORES`' word for the example's `i` (`{"i":2}` → the third word).
+const EVAL: &str = "p=$(cat)\ni=$(printf '%s' \"$p\" | sed -n 's/.*\"i\":\\([0-9]*\\).*/\\1/p')\n\
+                    set -- $SCORES\nshift \"$i\"\nprintf '{\"score\": %s}' \"$1\"\n";
+
+fn run(sb: &Sandbox, scores: &str, output: &str) {
+    succeeded(
+        sb.evalctl()
+            .args([
+                "run",
+                "--format",
+                "json",
+                "--evaluator-command",
+                "sh eval.sh",
+            ])
+            .args([
+                "--candidate",
+                "c",
+                "--dataset",
+                "d.jsonl",
+                "--output",
+                output,
+            ])
+            .env("SCORES", scores),
+    );
+}
+
+#[test]
+fn compare_pairs_calls_and_gates_on_regressions() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n{\"i\":3}\n");
+    run(&sb, "1 1 0.5 0", "base.jsonl");
+    run(&sb, "1 0 0.5 0.5", "new.jsonl");
+    let out =
+        succeeded(
+            sb.evalctl()
+                .args(["compare", "--format", "json", "base.jsonl", "new.jsonl"]),
+        );
+    let comparison = json_stdout(&out);
+    let c = &comparison["candidates"][0];
+    assert_eq!(c["id"], "cand-1");
+    assert_eq!(c["pairs"], 4);
+    assert_eq!(c["difference"], -0.125);
+    assert_eq!(
+        (c["wins"].clone(), c["ties"].clone(), c["losses"].clone()),
+        (1.into(), 2.into(), 1.into())
+    );
+    assert_eq!(
+        c["regressions"],
+        serde_json::json!([{"split": "train", "example_index": 1, "example_line": 2, "base": 1.0, "new": 0.0}])
+    );
+    let [lo, hi] = [
+        c["ci95"][0].as_f64().unwrap(),
+        c["ci95"][1].as_f64().unwrap(),
+    ];
+    assert!(lo <= -0.125 && -0.125 <= hi, "{c}");
+    assert_eq!(
+        comparison["unpaired"],
+        serde_json::json!({"base": 0, "new": 0})
+    );
+
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "text", "base.jsonl", "new.jsonl"])
+        .args(["--fail-on-regression", "0.1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let text = stdout_text(&out);
+    assert!(
+        text.starts_with("cand-1: 0.6250 -> 0.5000, -0.1250 (95% CI "),
+        "{text}"
+    );
+    assert!(
+        text.contains("\n  regression: train #1 (line 2): 1.0000 -> 0.0000\n"),
+        "{text}"
+    );
+    assert_eq!(
+        stderr_text(&out),
+        "exit 1: candidate cand-1 dropped by more than --fail-on-regression 0.1\n"
+    );
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "json", "base.jsonl", "new.jsonl"])
+        .args(["--fail-on-regression", "0.2"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0);
+}
