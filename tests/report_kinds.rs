@@ -1,0 +1,73 @@
+//! `evalctl report` over the other result files it reads: `tasks score --output` lines and
+//! `spec score` evaluation records, each produced by the real binary from the repository's
+//! fixtures. The page's embedded data names the file's kind and holds one row per result.
+
+mod common;
+
+use std::path::Path;
+
+use common::{evalctl, Sandbox};
+use serde_json::Value;
+
+/// The JSON the page renders from (`<script type="application/json" id="report-data">`).
+fn report_data(page: &Path) -> Value {
+    let html = std::fs::read_to_string(page).expect("the report is written");
+    let start_tag = r#"<script type="application/json" id="report-data">"#;
+    let start = html.find(start_tag).expect("the page embeds its data") + start_tag.len();
+    let end = start
+        + html[start..]
+            .find("</script>")
+            .expect("the data script ends");
+    serde_json::from_str(&html[start..end]).expect("the embedded data is JSON")
+}
+
+fn fixture(path: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join(path)
+        .display()
+        .to_string()
+}
+
+fn report_of(results: &Path, page: &Path) -> Value {
+    evalctl()
+        .args(["report", &results.display().to_string(), "-o"])
+        .arg(page)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    report_data(page)
+}
+
+#[test]
+fn tasks_score_output_becomes_one_row_per_task() {
+    let sandbox = Sandbox::new();
+    let results = sandbox.path().join("tasks-results.jsonl");
+    evalctl()
+        .args(["tasks", "score", &fixture("fixtures/tasks/tasks.jsonl")])
+        .args(["--outputs", &fixture("fixtures/tasks/outputs.jsonl")])
+        .arg("--output")
+        .arg(&results)
+        .args(["--format", "json"])
+        .assert()
+        .success();
+    let data = report_of(&results, &sandbox.path().join("tasks.html"));
+    assert_eq!(data["sources"][0]["kind"], "tasks");
+    assert_eq!(data["rows"].as_array().map(Vec::len), Some(10));
+}
+
+#[test]
+fn spec_score_records_become_one_row_per_run() {
+    let sandbox = Sandbox::new();
+    let records = sandbox.path().join("records.jsonl");
+    evalctl()
+        .args(["spec", "score", &fixture("fixtures/spec/pack.yaml")])
+        .arg(fixture("fixtures/spec/runs.jsonl"))
+        .arg("--output")
+        .arg(&records)
+        .args(["--format", "json"])
+        .assert()
+        .code(1); // one of the two recorded runs fails its gate
+    let data = report_of(&records, &sandbox.path().join("spec.html"));
+    assert_eq!(data["sources"][0]["kind"], "spec");
+    assert_eq!(data["rows"].as_array().map(Vec::len), Some(2));
+}
