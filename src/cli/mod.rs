@@ -13,6 +13,7 @@ mod run;
 mod serve;
 mod spec;
 mod tasks;
+mod values;
 
 use clap::{FromArgMatches, Parser, Subcommand, ValueEnum};
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::run::parse_count;
+use super::values::parse_count;
 use crate::error::bad_flag;
 use crate::report::{CompareConfig, Gates, MergeConfig};
 

@@ -19,6 +19,7 @@ use crate::protocol::ScoreRange;
 use crate::runner::Shard;
 
 use super::results::CiArgs;
+use super::values::parse_count;
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
@@ -207,12 +208,6 @@ pub enum ScoreRangeArg {
 
 /// The longest `--timeout` accepted: a day.
 const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
-
-/// A whole number of 0 or more (`--retries`, `--max-errors`).
-pub(super) fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
-    text.parse()
-        .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
-}
 
 /// A number of seconds of 0 or more (`--heartbeat`).
 fn parse_heartbeat(text: &str) -> Result<Duration, String> {

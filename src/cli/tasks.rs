@@ -7,7 +7,8 @@ use std::time::Duration;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 
 use super::config::ConfigArgs;
-use super::run::{parse_count, parse_limit, parse_seconds};
+use super::run::{parse_limit, parse_seconds};
+use super::values::parse_count;
 use crate::error::bad_flag;
 use crate::evaluator::command::CommandSpec;
 use crate::exit::Exit;

@@ -3,9 +3,7 @@
 //! default). The verdict is part of the summary (`gates`, `exit`, `exit_reason`), so a CI job
 //! reading the JSON knows why the exit code is what it is.
 
-use serde::Serialize;
-
-use super::summary::Summary;
+use super::summary::{ErrorGate, FailUnderGate, GateReport, Summary};
 use crate::exit::Exit;
 
 /// The gates a run is judged by (`--fail-under`, `--max-errors`, `--max-error-rate`).
@@ -17,42 +15,6 @@ pub struct Gates {
     pub max_errors: Option<usize>,
     /// Errored calls tolerated, as a share of the calls that finished.
     pub max_error_rate: Option<f64>,
-}
-
-/// How the gates judged a run (the summary's `gates`).
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct GateReport {
-    /// Errored calls against the error limits.
-    pub errors: ErrorGate,
-    /// `--fail-under` and the candidates below it; absent without `--fail-under`.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub fail_under: Option<FailUnderGate>,
-}
-
-/// Errored calls against `--max-errors` / `--max-error-rate`.
-#[derive(Debug, Clone, Default, Serialize)]
-pub struct ErrorGate {
-    /// Calls that errored.
-    pub count: usize,
-    /// Calls that finished.
-    pub calls: usize,
-    /// `--max-errors`, when given.
-    pub max_errors: Option<usize>,
-    /// `--max-error-rate`, when given.
-    pub max_error_rate: Option<f64>,
-    /// Whether the errors are within the limits (with no limit given: no error at all).
-    pub passed: bool,
-}
-
-/// `--fail-under` and the candidates below it.
-#[derive(Debug, Clone, Serialize)]
-pub struct FailUnderGate {
-    /// The threshold.
-    pub threshold: f64,
-    /// Ids of the candidates scored below it, or not scored at all.
-    pub below: Vec<String>,
-    /// Whether no candidate is below it.
-    pub passed: bool,
 }
 
 impl Gates {

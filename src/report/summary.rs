@@ -2,21 +2,12 @@
 
 use std::collections::{BTreeMap, HashMap};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::gate::GateReport;
 use super::interval;
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
-
-/// Which evaluator ran.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct EvaluatorInfo {
-    /// `command`, `http`, `judge` or `checks`.
-    pub kind: String,
-    /// The command line, URL, model or checks file.
-    pub target: String,
-}
+pub use crate::runner::{EvaluatorInfo, RunInfo, Splits};
 
 /// Call counts.
 #[derive(Debug, Clone, Serialize)]
@@ -128,30 +119,6 @@ pub struct Summary {
     pub exit: u8,
     /// Why, in one line (set by [`super::Gates::judge`]).
     pub exit_reason: String,
-}
-
-/// What a run's summary needs beyond its result lines, carried by every line (`run`), so a
-/// results file alone, or several shards' files, rebuild the run's summary (`summarize`,
-/// `merge`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct RunInfo {
-    /// Which evaluator ran.
-    pub evaluator: EvaluatorInfo,
-    /// `unit` or `any`.
-    pub score_range: String,
-    /// Which splits the run has.
-    pub splits: Splits,
-    /// How many candidates the run has.
-    pub candidates: usize,
-}
-
-/// Which splits the run has, so a split with no finished call still shows as n = 0.
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct Splits {
-    /// A dataset was given.
-    pub train: bool,
-    /// A valset was given.
-    pub val: bool,
 }
 
 impl Summary {
@@ -395,6 +362,42 @@ impl Running {
             ci95,
         }
     }
+}
+
+/// How the gates judged a run (the summary's `gates`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GateReport {
+    /// Errored calls against the error limits.
+    pub errors: ErrorGate,
+    /// `--fail-under` and the candidates below it; absent without `--fail-under`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_under: Option<FailUnderGate>,
+}
+
+/// Errored calls against `--max-errors` / `--max-error-rate`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ErrorGate {
+    /// Calls that errored.
+    pub count: usize,
+    /// Calls that finished.
+    pub calls: usize,
+    /// `--max-errors`, when given.
+    pub max_errors: Option<usize>,
+    /// `--max-error-rate`, when given.
+    pub max_error_rate: Option<f64>,
+    /// Whether the errors are within the limits (with no limit given: no error at all).
+    pub passed: bool,
+}
+
+/// `--fail-under` and the candidates below it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailUnderGate {
+    /// The threshold.
+    pub threshold: f64,
+    /// Ids of the candidates scored below it, or not scored at all.
+    pub below: Vec<String>,
+    /// Whether no candidate is below it.
+    pub passed: bool,
 }
 
 #[cfg(test)]

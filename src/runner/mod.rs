@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 
 pub use fd_limit::calls_in_flight;
 pub use plan::{plan_calls, PlannedCall, Shard, Split};
-pub use record::CallRecord;
+pub use record::{CallRecord, EvaluatorInfo, RunInfo, Splits};
 pub use retry::call_with_retries;
 
 use crate::evaluator::{Call, Evaluator};
@@ -69,7 +69,7 @@ pub struct RunContext {
     pub cache: Option<crate::store::Cache>,
 
     /// What every result line carries about the run.
-    pub run_info: crate::report::RunInfo,
+    pub run_info: RunInfo,
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to

@@ -6,7 +6,6 @@ use serde_json::{Map, Value};
 
 use super::Split;
 use crate::protocol::CallError;
-use crate::report::RunInfo;
 
 /// One finished call, as written to `--output`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -85,4 +84,37 @@ impl CallRecord {
             _ => format!("{} {split}", self.candidate_id),
         }
     }
+}
+
+/// Which evaluator ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluatorInfo {
+    /// `command`, `http`, `judge` or `checks`.
+    pub kind: String,
+    /// The command line, URL, model or checks file.
+    pub target: String,
+}
+
+/// What a run's summary needs beyond its result lines, carried by every line (`run`), so a
+/// results file alone, or several shards' files, rebuild the run's summary (`summarize`,
+/// `merge`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// Which evaluator ran.
+    pub evaluator: EvaluatorInfo,
+    /// `unit` or `any`.
+    pub score_range: String,
+    /// Which splits the run has.
+    pub splits: Splits,
+    /// How many candidates the run has.
+    pub candidates: usize,
+}
+
+/// Which splits the run has, so a split with no finished call still shows as n = 0.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Splits {
+    /// A dataset was given.
+    pub train: bool,
+    /// A valset was given.
+    pub val: bool,
 }

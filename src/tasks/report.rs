@@ -5,7 +5,6 @@ use serde::Serialize;
 
 use super::render::render_prompt;
 use super::rules::TaskError;
-use super::run::RunSummary;
 use super::score::{Aggregate, ScoreSummary};
 use super::spec::Task;
 use super::validate::TaskFile;
@@ -78,42 +77,8 @@ fn score_text(summary: &ScoreSummary) -> String {
     score_table(&title, summary)
 }
 
-/// The `tasks run` summary in the reporter's format: the scores as `tasks score` shows them, then
-/// the generation and its token usage.
-pub fn run_report(summary: &RunSummary, reporter: Reporter) -> anyhow::Result<String> {
-    if reporter.format == Format::Json {
-        return Ok(format!(
-            "{}
-",
-            serde_json::to_string_pretty(summary)?
-        ));
-    }
-    let generation = &summary.generation;
-    let title = format!(
-        "tasks {} run against {}",
-        summary.scores.tasks_file, generation.model
-    );
-    let mut text = score_table(&title, &summary.scores);
-    let usage = &generation.usage;
-    text.push_str(&format!(
-        "
-generation: {} of {} tasks completed, {} failed, {:.2} s
-",
-        generation.completed,
-        generation.tasks,
-        generation.failed.len(),
-        generation.elapsed_ms / 1000.0
-    ));
-    text.push_str(&format!(
-        "tokens: {} (prompt {}, completion {})
-",
-        usage.total_tokens, usage.prompt_tokens, usage.completion_tokens
-    ));
-    Ok(text)
-}
-
 /// The score table under a `title` line.
-fn score_table(title: &str, summary: &ScoreSummary) -> String {
+pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> String {
     let row = |name: &str, agg: &Aggregate| {
         format!(
             "  {name:<16} {:>6} {:>7} {:>8} {:>8.4}\n",

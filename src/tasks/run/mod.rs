@@ -21,7 +21,7 @@ use crate::error::Fatal;
 use crate::exit::Exit;
 use crate::interrupt::interruption;
 use crate::protocol::CallError;
-use crate::report::{print_stdout, Reporter, ResultsFile};
+use crate::report::{print_stdout, Format, Reporter, ResultsFile};
 use crate::runner::retry::with_retries;
 use model::{Completion, Model, ModelSpec, Sampling, Usage};
 
@@ -184,7 +184,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         ));
     }
     let summary = RunSummary { scores, generation };
-    print_stdout(&report::run_report(&summary, reporter)?)?;
+    print_stdout(&run_report(&summary, reporter)?)?;
     if interrupted || summary.scores.interrupted {
         reporter.note(format!(
             "interrupted: {} of {} tasks generated and scored; the results so far are written \
@@ -331,4 +331,38 @@ fn record(
             index: finished.index,
         }),
     }
+}
+
+/// The `tasks run` summary in the reporter's format: the scores as `tasks score` shows them, then
+/// the generation and its token usage.
+pub fn run_report(summary: &RunSummary, reporter: Reporter) -> anyhow::Result<String> {
+    if reporter.format == Format::Json {
+        return Ok(format!(
+            "{}
+",
+            serde_json::to_string_pretty(summary)?
+        ));
+    }
+    let generation = &summary.generation;
+    let title = format!(
+        "tasks {} run against {}",
+        summary.scores.tasks_file, generation.model
+    );
+    let mut text = report::score_table(&title, &summary.scores);
+    let usage = &generation.usage;
+    text.push_str(&format!(
+        "
+generation: {} of {} tasks completed, {} failed, {:.2} s
+",
+        generation.completed,
+        generation.tasks,
+        generation.failed.len(),
+        generation.elapsed_ms / 1000.0
+    ));
+    text.push_str(&format!(
+        "tokens: {} (prompt {}, completion {})
+",
+        usage.total_tokens, usage.prompt_tokens, usage.completion_tokens
+    ));
+    Ok(text)
 }
