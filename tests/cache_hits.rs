@@ -2,9 +2,9 @@
 //! call and is marked `cached`, an edited script misses, errors are never cached, and
 //! `evalctl cache stats|clear` count what is stored.
 
-mod common;
+use crate::common;
 
-use common::{json_stdout, succeeded, Sandbox};
+use crate::common::{json_stdout, succeeded, Sandbox};
 
 /// Records each call in `calls.log`; scores 0.5, or fails on the candidate `bad`.
 const RECORDING: &str = "p=$(cat)\necho call >> calls.log\ncase \"$p\" in *'\"bad\"'*) exit 3;; esac\nprintf '{\"score\": 0.5, \"why\": \"v1\"}'\n";

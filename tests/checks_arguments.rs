@@ -1,10 +1,7 @@
 //! Check arguments through `evalctl fep evaluate`: literals vs JSONPath, the escape rule, zero-
 //! and multi-match paths, and validation errors that name the argument.
 
-mod common;
-mod fep_support;
-
-use fep_support::{check, check_results, error_of, passed};
+use crate::fep_support::{check, check_results, error_of, passed};
 use serde_json::{json, Value};
 
 fn case() -> Value {

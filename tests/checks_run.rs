@@ -1,12 +1,9 @@
 //! `evalctl run --checks FILE.json`: built-in checks as the evaluator of a run.
 
-mod common;
-mod fep_support;
-
 use std::fs;
 use std::path::Path;
 
-use common::evalctl;
+use crate::common::evalctl;
 use predicates::prelude::*;
 use serde_json::{json, Value};
 

@@ -1,9 +1,6 @@
 //! Truth tables of the four standard checks, through `evalctl fep evaluate`.
 
-mod common;
-mod fep_support;
-
-use fep_support::{check, check_results, passed};
+use crate::fep_support::{check, check_results, passed};
 use serde_json::{json, Value};
 
 fn case() -> Value {

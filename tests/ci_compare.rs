@@ -2,9 +2,7 @@
 //! difference with a paired-bootstrap interval, win / tie / loss counts, the largest regressions
 //! with their example lines, and `--fail-on-regression`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 /// Scores `$SCORES`' word for the example's `i` (`{"i":2}` → the third word).
 const EVAL: &str = "p=$(cat)\ni=$(printf '%s' \"$p\" | sed -n 's/.*\"i\":\\([0-9]*\\).*/\\1/p')\n\

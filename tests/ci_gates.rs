@@ -2,9 +2,7 @@
 //! (`gates`, `exit`, `exit_reason`), `--max-errors` / `--max-error-rate` tolerate a few errored
 //! calls, and the text summary ends with the same reason in one line.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// An evaluator that fails on examples whose `fail` is true and scores 1 otherwise.

@@ -1,9 +1,7 @@
 //! Progress off a terminal, through the binary: a one-line heartbeat on stderr every
 //! `--heartbeat` seconds while slow calls run (none with `--heartbeat 0`).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 
 fn run(heartbeat: &str) -> std::process::Output {
     let sb = Sandbox::new();

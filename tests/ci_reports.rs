@@ -2,9 +2,7 @@
 //! errored call an `<error>`, a score under `--pass-score` a `<failure>`, markup escaped),
 //! `--format markdown`, and the Markdown summary appended to `$GITHUB_STEP_SUMMARY`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::json;
 
 /// Scores the example's `s`; exits 1 when it has none.

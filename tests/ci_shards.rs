@@ -4,9 +4,7 @@
 //! results files prints the unsharded run's summary; `evalctl summarize` of one run's file
 //! prints that run's summary.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use serde_json::{json, Value};
 
 /// Scores the example's `s` (`{"s":0.25}`); exits 3 without one.

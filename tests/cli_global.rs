@@ -1,9 +1,9 @@
 //! Global behaviour of the command line: `--version`, `--help` on every command, `--color`, and
 //! usage errors (exit 2) for unknown commands and flags.
 
-mod common;
+use crate::common;
 
-use common::{code, evalctl, stderr_text, stdout_text, Sandbox};
+use crate::common::{code, evalctl, stderr_text, stdout_text, Sandbox};
 
 #[test]
 fn version_names_the_package_version() {

@@ -3,9 +3,9 @@
 //! kind of file problem with its line, `${VAR}` headers, `config show` origins and masking, and
 //! `evalctl init`.
 
-mod common;
+use crate::common;
 
-use common::{code, json_stdout, stderr_text, stdout_text, Sandbox};
+use crate::common::{code, json_stdout, stderr_text, stdout_text, Sandbox};
 use serde_json::Value;
 
 /// An evaluator that scores 1.0 and names the directory it ran in, in its side info.

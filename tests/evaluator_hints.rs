@@ -2,9 +2,7 @@
 //! the run bit or a shebang line is suggested the interpreter its shebang or extension calls for
 //! (not always `sh`), and an `--evaluator-url` without a scheme is suggested `http://`.
 
-mod common;
-
-use common::{code, stderr_text, Sandbox};
+use crate::common::{code, stderr_text, Sandbox};
 
 /// `evalctl run` with `evaluator` as the command; its exit code and stderr.
 fn run_command(sandbox: &Sandbox, evaluator: &str) -> (i32, String) {

@@ -1,13 +1,10 @@
 //! `evalctl fep evaluate`: request-level validation (every problem, located, exit 2, nothing
 //! evaluated) and the streaming JSONL mode.
 
-mod common;
-mod fep_support;
-
 use std::fs;
 
-use common::evalctl;
-use fep_support::{bad_input_report, check, evaluate};
+use crate::common::evalctl;
+use crate::fep_support::{bad_input_report, check, evaluate};
 use predicates::prelude::*;
 use serde_json::{json, Value};
 

@@ -1,9 +1,6 @@
 //! The examples of FEP 0.0.1 sections 2.3–4.2, run through `evalctl fep evaluate`.
 
-mod common;
-mod fep_support;
-
-use fep_support::{check, check_results, evaluate, passed};
+use crate::fep_support::{check, check_results, evaluate, passed};
 use serde_json::{json, Value};
 
 fn is_utc_timestamp(value: &Value) -> bool {

@@ -1,16 +1,13 @@
 //! `evalctl fep evaluate --test-cases --outputs --checks` read from pipes, its line messages, and
 //! the exit code when stdout's reader goes away (both modes).
 
-mod common;
-mod fep_support;
-
 use std::fs;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use common::{evalctl, evalctl_process};
-use fep_support::{bad_input_report, check};
+use crate::common::{evalctl, evalctl_process};
+use crate::fep_support::{bad_input_report, check};
 use serde_json::{json, Value};
 
 const CASES: &str = "{\"id\": \"a\", \"input\": \"q\", \"expected\": \"Paris\"}\n\n\

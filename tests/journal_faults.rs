@@ -3,13 +3,13 @@
 //! an uninterrupted run; Ctrl-C lets calls in flight finish, a second Ctrl-C stops them, and
 //! `--resume` completes an interrupted run.
 
-mod common;
+use crate::common;
 
 use std::collections::HashMap;
 use std::process::{Child, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{code, json_stdout, succeeded, wait_until, Sandbox};
+use crate::common::{code, json_stdout, succeeded, wait_until, Sandbox};
 use serde_json::Value;
 
 /// Scores each call with the example's `s`, after a short pause so runs last long enough to

@@ -1,11 +1,8 @@
 //! Judge configuration through the real binary: usage errors (exit 2) name the flag, variable or
 //! rubric field; a missing API key fails preflight (exit 3) without any request.
 
-mod common;
-mod judge_support;
-
-use common::evalctl;
-use judge_support::{fixture, FakeJudge, KEY};
+use crate::common::evalctl;
+use crate::judge_support::{fixture, FakeJudge, KEY};
 use predicates::prelude::*;
 
 fn judge(model: &str) -> assert_cmd::Command {

@@ -3,9 +3,7 @@
 //! and HTTP evaluators), and with `--rubric` a reply lacking dimensions is an `invalid_output`
 //! error naming them, never a silent 0.
 
-mod common;
-
-use common::{code, stderr_text, succeeded, Reply, Sandbox, Server};
+use crate::common::{code, stderr_text, succeeded, Reply, Sandbox, Server};
 use serde_json::{json, Value};
 
 /// A chat-completions response whose message content is `content`.

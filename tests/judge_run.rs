@@ -1,13 +1,10 @@
 //! The LLM judge through the real binary against a fake OpenAI-compatible server: the wire
 //! format, reply parsing and clamping, rubrics, retries, and that the API key never leaks.
 
-mod common;
-mod judge_support;
-
 use std::time::Instant;
 
-use common::evalctl;
-use judge_support::{
+use crate::common::evalctl;
+use crate::judge_support::{
     finish, fixture, judge_probe, judge_run, record, refused_base_url, FakeJudge, ANSWERING_MODEL,
     COMPLETION_TOKENS, KEY, PROMPT_TOKENS,
 };

@@ -3,7 +3,7 @@
 //! `evalctl tasks score` — and every score evalctl gives lies in [0, 1] (sacrebleu itself reports
 //! a few ulps above 1 for identical sentences; evalctl clamps).
 
-mod common;
+use crate::common;
 
 use evalctl::metrics::{bleu_4, max_over, rouge_l, squad_f1};
 use serde_json::{json, Value};

@@ -2,9 +2,9 @@
 //! stdout, exit codes that tell the truth, preflight without a candidate, a visible probe, setup
 //! warnings, usage diagnoses, `--output -`, stdout on a full disk, a judge key checked for free.
 
-mod common;
+use crate::common;
 
-use common::{code, json_stdout, stderr_text, stdout_text, Reply, Sandbox, Server};
+use crate::common::{code, json_stdout, stderr_text, stdout_text, Reply, Sandbox, Server};
 use serde_json::json;
 
 /// An `sh` evaluator that scores every candidate 1 except the preflight sentinel, which it

@@ -3,9 +3,7 @@
 //! the probe for both adapters, and the one-line exit-3 message naming the command and cwd (or
 //! URL) and the cause.
 
-mod common;
-
-use common::{
+use crate::common::{
     code, json_stdout, refused_url, stderr_text, stdout_text, succeeded, Expect, Reply, Sandbox,
     Server, LOG_PAYLOAD, PRINT_EVAL_OUT, SCORE_MATRIX,
 };

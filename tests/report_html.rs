@@ -7,16 +7,14 @@
 //! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it); with no
 //! Chromium on PATH the test prints a notice and passes without checking.
 
-mod common;
-
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use crate::common::{code, json_stdout, stderr_text, succeeded, Sandbox};
 use base64::Engine as _;
-use common::{code, json_stdout, stderr_text, succeeded, Sandbox};
 use serde_json::{json, Value};
 
 const EVALUATOR: &str = r#"input=$(cat)

@@ -2,11 +2,9 @@
 //! `spec score` evaluation records, each produced by the real binary from the repository's
 //! fixtures. The page's embedded data names the file's kind and holds one row per result.
 
-mod common;
-
 use std::path::Path;
 
-use common::{evalctl, Sandbox};
+use crate::common::{evalctl, Sandbox};
 use serde_json::Value;
 
 /// The JSON the page renders from (`<script type="application/json" id="report-data">`).

@@ -1,12 +1,12 @@
 //! evalctl under hostile conditions, through the real binary: killed outright while evaluators
 //! run, started with few open-file descriptors, and signalled while its inputs load.
 
-mod common;
+use crate::common;
 
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use common::{bin, process_alive, wait_until, Sandbox};
+use crate::common::{bin, process_alive, wait_until, Sandbox};
 
 /// `evalctl ARGS` started in `sandbox`, its output discarded.
 fn start(sandbox: &Sandbox, args: &[&str]) -> Child {

@@ -3,13 +3,13 @@
 //! timeouts that kill the whole process group, the 8 MiB stdout cap, spawn failures, and Ctrl-C
 //! (exit 130, results flushed, summary printed, no evaluator left behind).
 
-mod common;
+use crate::common;
 
 use std::io::Read;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     check_record, code, json_stdout, process_alive, stderr_text, succeeded, wait_until, Expect,
     Sandbox, PRINT_EVAL_OUT, SCORE_MATRIX,
 };

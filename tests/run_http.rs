@@ -3,11 +3,9 @@
 //! (5xx, 429 with `Retry-After`, transport failures; never 404 or a bad score), timeouts, the
 //! body cap, the score-range matrix, and that a header secret never shows up in any output.
 
-mod common;
-
 use std::time::{Duration, Instant};
 
-use common::{
+use crate::common::{
     check_record, code, json_stdout, refused_url, stderr_text, stdout_text, succeeded, Expect,
     Reply, Sandbox, Server, SCORE_MATRIX,
 };

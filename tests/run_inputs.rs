@@ -3,9 +3,7 @@
 //! problem exits 2 before any evaluator call — asserted through a marker file the evaluator would
 //! create.
 
-mod common;
-
-use common::{code, json_stdout, stderr_text, succeeded, Sandbox, LOG_PAYLOAD};
+use crate::common::{code, json_stdout, stderr_text, succeeded, Sandbox, LOG_PAYLOAD};
 use serde_json::{json, Value};
 
 /// An evaluator that leaves `called` behind and logs its payload.

@@ -4,9 +4,7 @@
 //! score per mode, and the execution flags (`-j 1` order, `--limit`, `--fail-under`, `--output`
 //! appending, `--format`).
 
-mod common;
-
-use common::{code, json_stdout, stderr_text, stdout_text, succeeded, Sandbox, LOG_PAYLOAD};
+use crate::common::{code, json_stdout, stderr_text, stdout_text, succeeded, Sandbox, LOG_PAYLOAD};
 use serde_json::{json, Value};
 
 /// Scores each call with the example's `s` (1 in single mode); exits 1 when the example has

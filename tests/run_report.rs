@@ -1,9 +1,7 @@
 //! What a run reports besides its summary: the stderr diagnostics (failed calls, errored
 //! built-in checks), an `--output` file that stops accepting writes, and the `-j` bound.
 
-mod common;
-
-use common::{code, json_stdout, stderr_text, succeeded, Sandbox};
+use crate::common::{code, json_stdout, stderr_text, succeeded, Sandbox};
 
 #[test]
 fn an_output_file_that_fails_mid_run_still_gets_a_summary_and_exit_4() {

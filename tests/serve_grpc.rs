@@ -2,17 +2,14 @@
 //! loopback port, driven with the vendored client: evaluation, retrieval, validation errors,
 //! authentication and streaming order.
 
-mod common;
-mod serve_support;
-
 #[allow(clippy::all, dead_code, missing_docs)]
 mod pb {
     include!("../src/server/proto/fep.v1.rs");
     include!("serve_support/fep_v1_client.rs");
 }
 
+use crate::serve_support::Server;
 use pb::evaluation_service_client::EvaluationServiceClient;
-use serve_support::Server;
 
 fn text(value: &str) -> Option<pb::OutputValue> {
     Some(pb::OutputValue {

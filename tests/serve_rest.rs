@@ -2,11 +2,10 @@
 //! spec's example, invalid requests, auth, limits, persistence across a restart, streaming order
 //! and a graceful shutdown with a request in flight.
 
-mod common;
-mod serve_support;
+use crate::serve_support;
 
+use crate::serve_support::{capitals_request, read_reply, send, Server};
 use serde_json::{json, Value};
-use serve_support::{capitals_request, read_reply, send, Server};
 
 const AUTH: &str = "Authorization: Bearer s3cret-token";
 

@@ -2,9 +2,7 @@
 //! binary, on the fixtures of `fixtures/spec/` and `tests/fixtures/spec/` and on small inputs
 //! written into a sandbox: exact reports, exact problem lines, exact summaries and exit codes.
 
-mod common;
-
-use common::{code, evalctl, json_stdout, stderr_text, stdout_text, Reply, Sandbox, Server};
+use crate::common::{code, evalctl, json_stdout, stderr_text, stdout_text, Reply, Sandbox, Server};
 use serde_json::{json, Value};
 
 const PACK: &str = "fixtures/spec/pack.yaml";

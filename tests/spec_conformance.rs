@@ -5,8 +5,7 @@
 //! the public `evalctl::spec` API. Every case runs; the failing ids are collected and the test
 //! fails listing them, so progress stays visible.
 
-mod common;
-mod spec_support;
+use crate::spec_support;
 
 use std::collections::BTreeMap;
 use std::path::Path;

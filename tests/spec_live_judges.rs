@@ -3,17 +3,14 @@
 //! medians, consensus across models, fenced and unparsable replies, every `judge_limits` cap,
 //! retries after 429 and timeouts, n_wise, and that no API key reaches a result.
 
-mod common;
-mod judge_support;
-
 use std::collections::HashMap;
 use std::time::Duration;
 
-use common::{Reply, Request, Server};
+use crate::common::{Reply, Request, Server};
+use crate::judge_support::{COMPLETION_TOKENS, KEY, PROMPT_TOKENS};
 use evalctl::spec::judges::JudgeResult;
 use evalctl::spec::live::{JudgeInputs, LiveJudgeOptions, LiveJudges, NO_SAMPLE_REASON};
 use evalctl::spec::SpecDefinition;
-use judge_support::{COMPLETION_TOKENS, KEY, PROMPT_TOKENS};
 use serde_json::{json, Value};
 
 /// The Anthropic key of the tests (the OpenAI one is `KEY`).

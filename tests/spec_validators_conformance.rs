@@ -6,8 +6,7 @@
 //! trace, source pointers and the evaluation record's serialisation are pinned together with the
 //! comparisons.
 
-mod common;
-mod spec_support;
+use crate::spec_support;
 
 use std::path::Path;
 

@@ -2,11 +2,9 @@
 //! a wrong type read the same in a tasks file, a checks file, an FEP request, a rubric, a
 //! candidates file and a task outputs file, each located at its line and JSON location.
 
-mod common;
-
 use std::path::Path;
 
-use common::evalctl;
+use crate::common::evalctl;
 
 fn write(dir: &Path, name: &str, lines: &[&str]) {
     std::fs::write(dir.join(name), lines.join("\n") + "\n").unwrap();

@@ -2,9 +2,7 @@
 //! is asserted, statements run as they are, and what the code prints (even without a trailing
 //! newline) has no say in whether an assertion completed.
 
-mod common;
-
-use common::{succeeded, Sandbox};
+use crate::common::{succeeded, Sandbox};
 use serde_json::{json, Value};
 
 /// Score one `code_exec` task with `targets` against `code`; the per-task line.

@@ -1,9 +1,7 @@
 //! `evalctl tasks render` end to end: few-shot examples in front of the prompt, one JSON line per
 //! valid task, and what happens with invalid records.
 
-mod common;
-
-use common::evalctl;
+use crate::common::evalctl;
 use predicates::prelude::*;
 use serde_json::Value;
 

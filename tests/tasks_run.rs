@@ -3,12 +3,10 @@
 //! against a loopback OpenAI-compatible server (chat and completions, sampling flags, usage,
 //! retries, the key never shown), the `--allow-bad-tasks` gate and failed generations.
 
-mod common;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use common::{code, evalctl, json_stdout, stderr_text, Reply, Sandbox, Server};
+use crate::common::{code, evalctl, json_stdout, stderr_text, Reply, Sandbox, Server};
 use serde_json::{json, Value};
 
 const TASKS: &str = "fixtures/tasks/tasks.jsonl";

@@ -3,11 +3,11 @@
 //! outputs files, bad outputs files and the `code_exec` runner's timeout, leftover processes,
 //! early exits, environment and missing or unusable python3.
 
-mod common;
+use crate::common;
 
 use std::path::Path;
 
-use common::evalctl;
+use crate::common::evalctl;
 use predicates::prelude::*;
 use serde_json::{json, Value};
 

@@ -2,9 +2,7 @@
 //! `--allow-bad-tasks`, file-level problems, field names that need quoting, and the clean
 //! fixture's coverage of every category, metric and post-process rule.
 
-mod common;
-
-use common::evalctl;
+use crate::common::evalctl;
 use predicates::prelude::*;
 use serde_json::Value;
 
