@@ -54,6 +54,14 @@ impl Drop for GroupKiller {
     }
 }
 
+/// Start the reaper unless it runs already. Call it before spawning a child that a
+/// [`GroupKiller`] will guard: the reaper then learns of the new group one pipe write after the
+/// spawn, rather than after starting a process, so a `kill -9` of evalctl in between cannot leave
+/// that group behind in practice.
+pub fn start_reaper() {
+    let _ = reaper();
+}
+
 /// The write end of the reaper's pipe, once started (`None`: it could not be started, and a
 /// killed evalctl leaves its children running, as any program would).
 fn reaper() -> &'static Mutex<Option<ChildStdin>> {

@@ -37,10 +37,12 @@ fn pid_written(sandbox: &Sandbox, name: &str) -> u32 {
 #[test]
 fn evaluators_die_when_evalctl_is_killed_outright() {
     let sandbox = Sandbox::new();
-    // The evaluator also starts a process of its own, in the background.
+    // The evaluator also starts a process of its own, in the background. It reads its payload
+    // first: evalctl has told the reaper of the group before it writes the payload, so the kill
+    // below cannot fall between the spawn and that message (a window of a pipe write).
     sandbox.write(
         "eval.sh",
-        "echo $$ > evaluator.pid\nsleep 300 &\necho $! > background.pid\nwhile :; do sleep 0.05; done\n",
+        "cat > /dev/null\necho $$ > evaluator.pid\nsleep 300 &\necho $! > background.pid\nwhile :; do sleep 0.05; done\n",
     );
     let mut evalctl = start(
         &sandbox,

@@ -16,7 +16,7 @@ use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
 use super::{Call, Evaluator, MAX_OUTPUT_BYTES};
-use crate::process_group::GroupKiller;
+use crate::process_group::{start_reaper, GroupKiller};
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::text::{clip_tail, one_line, seconds};
 
@@ -150,6 +150,7 @@ impl CommandEvaluator {
         if let Some(model) = task_model {
             command.env(TASK_MODEL_ENV, model);
         }
+        start_reaper();
         let mut child = match command.spawn() {
             Ok(child) => child,
             Err(err) => return Err(CallError::new(ErrorKind::Spawn, self.spawn_reason(&err))),

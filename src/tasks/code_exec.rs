@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use serde_json::Value;
 
 use crate::error::{bad_input, Fatal, Problem};
-use crate::process_group::GroupKiller;
+use crate::process_group::{start_reaper, GroupKiller};
 use crate::text::{clip, io_reason, one_line, seconds};
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
@@ -177,6 +177,7 @@ fn run_script(
         .stdout(Stdio::null())
         .stderr(stderr)
         .process_group(0);
+    start_reaper();
     let mut child = command.spawn().map_err(|err| {
         anyhow::anyhow!(
             "code_exec: cannot start {PYTHON} on {}: {}",
