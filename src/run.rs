@@ -94,7 +94,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         },
     });
     let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
-        match probe(&config, &inputs, evaluator.as_ref()).await {
+        // A resumed run with every call done already makes no call: the evaluator is not probed.
+        let probe_evaluator = !config.exec.skip_preflight && !plan.is_empty();
+        match probe(&config, &inputs, evaluator.as_ref(), probe_evaluator).await {
             Some(probed) => probed?,
             None => {
                 reporter.warning("interrupted during preflight: no call was made");
@@ -181,7 +183,10 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
 /// `{"ok": false, "exit", "errors"}` on stdout), so a CI job can parse either outcome.
 pub fn preflight_only(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config, reporter)?;
-    let Some(probed) = runner::block_on(probe(&config, &inputs, evaluator.as_ref()))? else {
+    let probe_evaluator = !config.exec.skip_preflight;
+    let Some(probed) =
+        runner::block_on(probe(&config, &inputs, evaluator.as_ref(), probe_evaluator))?
+    else {
         reporter.stopped(
             "interrupted: preflight stopped before the evaluator answered",
             Exit::Interrupted,
@@ -205,18 +210,19 @@ pub fn preflight_only(config: RunConfig, reporter: Reporter) -> anyhow::Result<E
     Ok(Exit::Success)
 }
 
-/// The preflight of `config` (setup checks, then the probe unless `--skip-preflight`), or `None`
+/// The preflight of `config` (setup checks, then the probe when `probe_evaluator`), or `None`
 /// when an interruption came first.
 async fn probe(
     config: &RunConfig,
     inputs: &Inputs,
     evaluator: &dyn Evaluator,
+    probe_evaluator: bool,
 ) -> Option<anyhow::Result<Probe>> {
     unless_interrupted(preflight(
         evaluator,
         config.task_model.as_deref(),
         inputs.dataset.as_ref().and_then(|records| records.first()),
-        !config.exec.skip_preflight,
+        probe_evaluator,
         config.exec.retries,
     ))
     .await

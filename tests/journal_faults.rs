@@ -218,3 +218,40 @@ fn a_second_ctrl_c_stops_the_calls_in_flight() {
     assert_eq!(code(&output), 130, "{}", common::stderr_text(&output));
     assert!(sb.lines("out.jsonl").is_empty());
 }
+
+#[test]
+fn resuming_a_finished_run_makes_no_call_not_even_the_probe() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    let args = |sb: &Sandbox| {
+        let mut command = sb.evalctl();
+        command.args([
+            "run",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "a",
+            "--dataset",
+            "d.jsonl",
+            "--output",
+            "out.jsonl",
+        ]);
+        command
+    };
+    // Once `broken` exists, the evaluator fails every call, probe included, and leaves a trace.
+    // (The script itself stays the same: an edited script would be another configuration.)
+    sb.write(
+        "eval.sh",
+        format!("if [ -e broken ]; then echo called >> calls.log; exit 1; fi\n{SCORE_S}"),
+    );
+    let first = json_stdout(&succeeded(args(&sb)));
+    sb.write("broken", "");
+    let mut resume = args(&sb);
+    resume.arg("--resume");
+    let resumed = json_stdout(&succeeded(resume));
+    assert!(!sb.exists("calls.log"), "the evaluator was called");
+    assert_eq!(resumed["candidates"], first["candidates"]);
+    assert_eq!(sb.lines("out.jsonl").len(), 2);
+}
