@@ -223,14 +223,12 @@ fn a_second_ctrl_c_stops_the_calls_in_flight() {
 fn resuming_a_finished_run_makes_no_call_not_even_the_probe() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
-    let args = |sb: &Sandbox| {
-        let mut command = sb.evalctl();
+    // Once `broken` exists, the evaluator fails every call, probe included, and leaves a trace.
+    // (The script itself stays the same: an edited script would be another configuration.)
+    let script = format!("if [ -e broken ]; then echo called >> calls.log; exit 1; fi\n{SCORE_S}");
+    let run = |extra: &[&str]| {
+        let mut command = sb.run_with(&script);
         command.args([
-            "run",
-            "--format",
-            "json",
-            "--evaluator-command",
-            "sh eval.sh",
             "--candidate",
             "a",
             "--dataset",
@@ -238,19 +236,12 @@ fn resuming_a_finished_run_makes_no_call_not_even_the_probe() {
             "--output",
             "out.jsonl",
         ]);
-        command
+        command.args(extra);
+        json_stdout(&succeeded(command))
     };
-    // Once `broken` exists, the evaluator fails every call, probe included, and leaves a trace.
-    // (The script itself stays the same: an edited script would be another configuration.)
-    sb.write(
-        "eval.sh",
-        format!("if [ -e broken ]; then echo called >> calls.log; exit 1; fi\n{SCORE_S}"),
-    );
-    let first = json_stdout(&succeeded(args(&sb)));
+    let first = run(&[]);
     sb.write("broken", "");
-    let mut resume = args(&sb);
-    resume.arg("--resume");
-    let resumed = json_stdout(&succeeded(resume));
+    let resumed = run(&["--resume"]);
     assert!(!sb.exists("calls.log"), "the evaluator was called");
     assert_eq!(resumed["candidates"], first["candidates"]);
     assert_eq!(sb.lines("out.jsonl").len(), 2);

@@ -2,9 +2,15 @@
 //! loopback port, driven with the vendored client: evaluation, retrieval, validation errors,
 //! authentication and streaming order.
 
+/// The messages and server, as the library compiles them.
+#[allow(clippy::all, dead_code, missing_docs)]
+#[path = "../src/server/proto/fep.v1.rs"]
+mod fep_v1;
+
+/// The messages with the vendored client beside them (it names them as `super::`).
 #[allow(clippy::all, dead_code, missing_docs)]
 mod pb {
-    include!("../src/server/proto/fep.v1.rs");
+    pub use super::fep_v1::*;
     include!("serve_support/fep_v1_client.rs");
 }
 

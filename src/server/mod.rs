@@ -30,9 +30,8 @@ pub use engine::Limits;
 
 /// The generated gRPC messages and service (`scripts/gen-proto.sh`).
 #[allow(clippy::all, clippy::pedantic, missing_docs, dead_code)]
-mod pb {
-    include!("proto/fep.v1.rs");
-}
+#[path = "proto/fep.v1.rs"]
+mod pb;
 
 /// What `evalctl serve` was asked for.
 #[derive(Debug, Clone)]
