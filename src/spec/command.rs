@@ -3,7 +3,7 @@
 //! writer, print through the reporter.
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
+use std::io::{BufWriter, Read, Seek, Write};
 
 use serde::Serialize;
 
@@ -197,7 +197,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     spool.rewind().map_err(|err| spool_error(&err))?;
     match &config.output {
         Some(path) => {
-            ResultsFile::open(path)?.append_from(&mut spool)?;
+            append_spool(&mut ResultsFile::open(path)?, &mut spool)?;
             match reporter.format {
                 Format::Json => {
                     print_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?
@@ -314,6 +314,21 @@ async fn score_runs(
         )]));
     }
     Ok((spool, summary))
+}
+
+/// How much of the spool is copied to `--output` at a time: memory stays flat however many
+/// records there are.
+const SPOOL_CHUNK: u64 = 1 << 20;
+
+/// Copy the spooled records to the results file, a chunk at a time.
+fn append_spool(results: &mut ResultsFile, spool: &mut File) -> anyhow::Result<()> {
+    let length = spool.metadata().map_err(|err| spool_error(&err))?.len();
+    let mut copied = 0;
+    while copied < length {
+        results.append_from(&mut Read::by_ref(spool).take(SPOOL_CHUNK))?;
+        copied += SPOOL_CHUNK;
+    }
+    Ok(())
 }
 
 fn spool_error(err: &std::io::Error) -> anyhow::Error {

@@ -192,7 +192,10 @@ fn run_validator<'a>(
         "code_execution" => {
             let (payload, source) = evidence.code_execution(&decl.key, &decl.target);
             result.source = source;
-            apply_outcome(&mut result, validator.code_execution(&decl.key, payload));
+            apply_outcome(
+                &mut result,
+                validator.code_execution(&decl.key, payload.as_ref()),
+            );
             return result;
         }
         "tool_call_assertion" => {

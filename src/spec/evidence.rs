@@ -8,9 +8,10 @@ use serde::de::{self, Deserializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::gostr::{go_json, json_string, loose_string, member, stringify};
+use super::gostr::{go_json, json_string, loose_string, stringify};
 use super::judges::JudgeResult;
 use super::model::null_default;
+use super::payload::Payload;
 use super::validators::ToolCall;
 use crate::calendar::{civil_from_days, days_from_civil};
 
@@ -185,9 +186,9 @@ pub struct Event {
     pub sequence_number: i64,
     /// When it happened (RFC 3339).
     pub occurred_at: Timestamp,
-    /// Its payload (`null` = none).
+    /// Its payload, as scoring reads it (none = no members).
     #[serde(default)]
-    pub payload: Value,
+    pub payload: Payload,
 }
 
 /// An RFC 3339 instant.
@@ -428,23 +429,22 @@ impl Serialize for TraceEntry<'_> {
 }
 
 /// The trace entry of a `tool.call.completed`/`failed` event, `None` without a tool name.
-fn trace_entry<'a>(event: &'a Event, payload: &'a Map<String, Value>) -> Option<TraceEntry<'a>> {
-    let name = member(payload, "tool_name").and_then(loose_string)?.trim();
+fn trace_entry(event: &Event) -> Option<TraceEntry<'_>> {
+    let payload = &event.payload;
+    let name = text(payload, "tool_name")?.trim();
     if name.is_empty() {
         return None;
     }
-    let result = member(payload, "result").and_then(Value::as_object);
-    let is_error = result.and_then(|result| member(result, "is_error")) == Some(&Value::Bool(true));
+    let result = payload.result();
+    let is_error = result.get("is_error") == Some(&Value::Bool(true));
     Some(TraceEntry {
         tool_name: name,
-        arguments: member(payload, "arguments").filter(|arguments| !arguments.is_null()),
+        arguments: payload
+            .get("arguments")
+            .filter(|arguments| !arguments.is_null()),
         failed: event.kind == "tool.call.failed" || is_error,
-        failure_origin: member(payload, "failure_origin")
-            .and_then(loose_string)
-            .map_or("", str::trim),
-        result_content: result
-            .and_then(|result| member(result, "content"))
-            .and_then(loose_string),
+        failure_origin: text(payload, "failure_origin").map_or("", str::trim),
+        result_content: result.get("content").and_then(loose_string),
         sequence: event.sequence_number,
         event_type: &event.kind,
     })
@@ -460,7 +460,7 @@ pub fn tool_trace<'a>(events: impl IntoIterator<Item = &'a Event>) -> Vec<TraceE
                 "tool.call.completed" | "tool.call.failed"
             )
         })
-        .filter_map(|event| trace_entry(event, payload_object(&event.payload)?))
+        .filter_map(trace_entry)
         .collect()
 }
 
@@ -556,7 +556,7 @@ pub struct Evidence<'a> {
     pub step_durations: Vec<StepDuration>,
     files: HashMap<&'a str, (FileCapture, Option<EventRef>)>,
     listings: HashMap<&'a str, (String, Option<EventRef>)>,
-    code_results: HashMap<&'a str, (&'a Value, Option<EventRef>)>,
+    code_results: HashMap<&'a str, (&'a Payload, Option<EventRef>)>,
     /// The tool-call trace.
     pub trace: Vec<TraceEntry<'a>>,
     /// Conversation turns, by index.
@@ -567,26 +567,16 @@ pub struct Evidence<'a> {
     pub warnings: Vec<&'static str>,
 }
 
-/// The object every payload that is not one reads as.
-fn empty_object() -> &'static Map<String, Value> {
-    static EMPTY: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
-    EMPTY.get_or_init(Map::new)
+fn number(payload: &Payload, key: &str) -> Option<f64> {
+    payload.get(key)?.as_f64()
 }
 
-fn payload_object(payload: &Value) -> Option<&Map<String, Value>> {
-    payload.as_object()
+fn usage(payload: &Payload, key: &str) -> Option<f64> {
+    payload.usage().get(key)?.as_f64()
 }
 
-fn number(payload: &Map<String, Value>, key: &str) -> Option<f64> {
-    member(payload, key)?.as_f64()
-}
-
-fn usage(payload: &Map<String, Value>, key: &str) -> Option<f64> {
-    number(member(payload, "usage")?.as_object()?, key)
-}
-
-fn text<'v>(payload: &'v Map<String, Value>, key: &str) -> Option<&'v str> {
-    member(payload, key).and_then(loose_string)
+fn text<'v>(payload: &'v Payload, key: &str) -> Option<&'v str> {
+    payload.get(key).and_then(loose_string)
 }
 
 /// A non-empty id, as the reference treats the zero UUID as none.
@@ -609,7 +599,7 @@ impl<'a> Evidence<'a> {
         let mut usage_by_model: Vec<ModelUsage> = Vec::new();
         let mut seen_models: Vec<(String, String)> = Vec::new();
         for event in &events {
-            let payload = payload_object(&event.payload).unwrap_or_else(|| empty_object());
+            let payload = &event.payload;
             match event.kind.as_str() {
                 "system.run.started" => {
                     evidence.started_at.get_or_insert(&event.occurred_at);
@@ -679,7 +669,7 @@ impl<'a> Evidence<'a> {
                     evidence.completed_successfully = Some(false);
                     evidence.failure_count += 1;
                 }
-                "tool.call.completed" | "tool.call.failed" => match trace_entry(event, payload) {
+                "tool.call.completed" | "tool.call.failed" => match trace_entry(event) {
                     Some(entry) => {
                         if entry.failed {
                             evidence.failure_count += 1;
@@ -748,16 +738,19 @@ impl<'a> Evidence<'a> {
                     }
                 }
                 "grader.verification.file_captured" => {
-                    if let Some(key) = member(payload, "key")
+                    if let Some(key) = payload
+                        .get("key")
                         .and_then(Value::as_str)
                         .filter(|k| !k.is_empty())
                     {
                         let capture = FileCapture {
                             path: text(payload, "path").unwrap_or("").to_string(),
-                            exists: member(payload, "exists")
+                            exists: payload
+                                .get("exists")
                                 .and_then(Value::as_bool)
                                 .unwrap_or(false),
-                            content: member(payload, "content")
+                            content: payload
+                                .get("content")
                                 .and_then(Value::as_str)
                                 .unwrap_or("")
                                 .to_string(),
@@ -766,7 +759,8 @@ impl<'a> Evidence<'a> {
                     }
                 }
                 "grader.verification.directory_listed" => {
-                    if let Some(key) = member(payload, "key")
+                    if let Some(key) = payload
+                        .get("key")
                         .and_then(Value::as_str)
                         .filter(|k| !k.is_empty())
                     {
@@ -776,13 +770,14 @@ impl<'a> Evidence<'a> {
                     }
                 }
                 "grader.verification.code_executed" => {
-                    if let Some(key) = member(payload, "validator_key")
+                    if let Some(key) = payload
+                        .get("validator_key")
                         .and_then(Value::as_str)
                         .filter(|k| !k.is_empty())
                     {
                         evidence
                             .code_results
-                            .insert(key, (&event.payload, EventRef::of(event)));
+                            .insert(key, (payload, EventRef::of(event)));
                     }
                 }
                 _ => {}
@@ -865,16 +860,17 @@ impl<'a> Evidence<'a> {
             .and(self.regression_case_id)
     }
 
-    /// The payload of the last `grader.verification.code_executed` event for `validator_key`, and
-    /// its source pointer (field path = the validator's target).
+    /// The payload of the last `grader.verification.code_executed` event for `validator_key` (the
+    /// members scoring reads, as an object), and its source pointer (field path = the validator's
+    /// target).
     pub fn code_execution(
         &self,
         validator_key: &str,
         target: &str,
-    ) -> (Option<&'a Value>, Option<SourcePointer>) {
+    ) -> (Option<Value>, Option<SourcePointer>) {
         match self.code_results.get(validator_key) {
             Some((payload, source)) => (
-                Some(payload),
+                Some(payload.to_object()),
                 source
                     .as_ref()
                     .map(|source| source.pointer("tool_call", target)),
@@ -1028,13 +1024,13 @@ fn unsupported(source: &str) -> Resolved {
 
 /// The directory listing of a `directory_listed` payload as the reference serialises it:
 /// `{"key","path","entries":[{"path","size","is_dir"?}]}`.
-fn listing_json(key: &str, payload: &Map<String, Value>) -> String {
+fn listing_json(key: &str, payload: &Payload) -> String {
     let mut out = String::from("{\"key\":");
     json_string(key, &mut out);
     out.push_str(",\"path\":");
     json_string(text(payload, "path").unwrap_or(""), &mut out);
     out.push_str(",\"entries\":");
-    match member(payload, "entries").and_then(Value::as_array) {
+    match payload.get("entries").and_then(Value::as_array) {
         None => out.push_str("null"),
         Some(entries) => {
             out.push('[');
@@ -1187,9 +1183,7 @@ fn resolve_artifact(key: &str, input: &ChallengeInput, rest: &[&str]) -> Resolve
 fn turns(events: &[&Event]) -> Vec<Turn> {
     let mut turns: Vec<Turn> = Vec::new();
     for event in events {
-        let Some(payload) = payload_object(&event.payload) else {
-            continue;
-        };
+        let payload = &event.payload;
         let Some(index) = number(payload, "turn_index").map(|index| index as i64) else {
             continue;
         };
@@ -1222,7 +1216,7 @@ fn turns(events: &[&Event]) -> Vec<Turn> {
                 }
             }
             "turn.completed" => {
-                if let Some(Value::Bool(mismatch)) = member(payload, "mismatch") {
+                if let Some(Value::Bool(mismatch)) = payload.get("mismatch") {
                     turn.mismatch = *mismatch;
                 }
                 if turn.actor.is_empty() {

@@ -16,6 +16,7 @@ pub mod locate;
 pub mod metrics;
 pub mod model;
 pub mod normalize;
+pub mod payload;
 pub mod scorecard;
 pub mod signals;
 pub mod summary;

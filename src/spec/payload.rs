@@ -1,0 +1,303 @@
+//! An event payload as scoring reads it: only the members some part of scoring looks at are kept
+//! (each as the JSON value it holds); every other member is checked as JSON (nesting depth,
+//! string escapes) exactly as a full decode would check it, then dropped. The nested `usage` and
+//! `result` objects keep only their own read members. A payload that is not an object, and a
+//! `usage` or `result` that is not one, read as having no members: every reader treats a missing
+//! member and a non-object alike. Decoding a run this way avoids building a map (keys, hashing,
+//! values) for every payload of every event.
+
+use std::fmt;
+
+use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+/// The payload members scoring reads (evidence, tool-call trace, turns, file captures and
+/// `code_execution`'s recorded result), `usage` and `result` aside.
+const PAYLOAD_MEMBERS: &[&str] = &[
+    "final_output",
+    "output",
+    "input_tokens",
+    "output_tokens",
+    "total_tokens",
+    "tool_call_count",
+    "latency_ms",
+    "step_index",
+    "tool_name",
+    "arguments",
+    "failure_origin",
+    "provider_key",
+    "provider_model_id",
+    "model",
+    "tokens_added",
+    "key",
+    "path",
+    "exists",
+    "content",
+    "entries",
+    "validator_key",
+    "turn_index",
+    "phase_id",
+    "actor",
+    "mismatch",
+    "target",
+    "target_path",
+    "test_command",
+    "timeout_ms",
+    "exit_code",
+    "stdout",
+    "stderr",
+    "timed_out",
+    "execution_error",
+    "passed_tests",
+    "failed_tests",
+    "error_tests",
+    "total_tests",
+    "usage",
+    "result",
+];
+
+/// The members of a payload's `usage` object that scoring reads.
+const USAGE_MEMBERS: &[&str] = &["input_tokens", "output_tokens", "total_tokens"];
+
+/// The members of a tool call's `result` object that scoring reads.
+const RESULT_MEMBERS: &[&str] = &["is_error", "content"];
+
+/// Kept members of one object, by name (a later duplicate replaces an earlier one, as in a map).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Members(Vec<(&'static str, Value)>);
+
+impl Members {
+    /// The member `key`, if the object had it.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.0
+            .iter()
+            .find(|(name, _)| *name == key)
+            .map(|(_, value)| value)
+    }
+
+    fn set(&mut self, key: &'static str, value: Value) {
+        match self.0.iter_mut().find(|(name, _)| *name == key) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((key, value)),
+        }
+    }
+}
+
+/// One event's payload: the members scoring reads.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Payload {
+    members: Members,
+    usage: Members,
+    result: Members,
+}
+
+impl Payload {
+    /// The member `key` (not `usage` or `result`: see [`Payload::usage`], [`Payload::result`]).
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        self.members.get(key)
+    }
+
+    /// The members of the payload's `usage` object (none when it is not an object).
+    pub fn usage(&self) -> &Members {
+        &self.usage
+    }
+
+    /// The members of the payload's `result` object (none when it is not an object).
+    pub fn result(&self) -> &Members {
+        &self.result
+    }
+
+    /// The kept members (not `usage` or `result`) as a JSON object: what `code_execution` reads
+    /// of a recorded result.
+    pub fn to_object(&self) -> Value {
+        let map: Map<String, Value> = self
+            .members
+            .0
+            .iter()
+            .map(|(name, value)| (name.to_string(), value.clone()))
+            .collect();
+        Value::Object(map)
+    }
+}
+
+impl<'de> Deserialize<'de> for Payload {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Shape::Payload.deserialize(deserializer)
+    }
+}
+
+/// What a JSON value is read as: a payload, a payload's `usage` or `result` object (their kept
+/// members land in [`Payload::members`]), or nothing (checked and dropped).
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Shape {
+    Payload,
+    Usage,
+    Result,
+    Checked,
+}
+
+impl Shape {
+    /// The object members this shape keeps.
+    fn keys(self) -> &'static [&'static str] {
+        match self {
+            Shape::Payload => PAYLOAD_MEMBERS,
+            Shape::Usage => USAGE_MEMBERS,
+            Shape::Result => RESULT_MEMBERS,
+            Shape::Checked => &[],
+        }
+    }
+}
+
+impl<'de> DeserializeSeed<'de> for Shape {
+    type Value = Payload;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Payload, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for Shape {
+    type Value = Payload;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Payload, A::Error> {
+        let mut read = Payload::default();
+        while let Some(name) = map.next_key_seed(KnownKey(self.keys()))? {
+            match (self, name) {
+                (_, None) => {
+                    map.next_value_seed(Shape::Checked)?;
+                }
+                (Shape::Payload, Some("usage")) => {
+                    read.usage = map.next_value_seed(Shape::Usage)?.members;
+                }
+                (Shape::Payload, Some("result")) => {
+                    read.result = map.next_value_seed(Shape::Result)?.members;
+                }
+                (_, Some(name)) => read.members.set(name, map.next_value()?),
+            }
+        }
+        Ok(read)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Payload, A::Error> {
+        while seq.next_element_seed(Shape::Checked)?.is_some() {}
+        Ok(Payload::default())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Payload, D::Error> {
+        deserializer.deserialize_any(self)
+    }
+
+    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+
+    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+
+    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+
+    fn visit_i128<E: de::Error>(self, _: i128) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+
+    fn visit_u128<E: de::Error>(self, _: u128) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+
+    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+
+    fn visit_str<E: de::Error>(self, _: &str) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Payload, E> {
+        Ok(Payload::default())
+    }
+}
+
+/// An object key: which of `self.0` it is, `None` for one not kept (read without allocating).
+struct KnownKey(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for KnownKey {
+    type Value = Option<&'static str>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_str(self)
+    }
+}
+
+impl<'de> Visitor<'de> for KnownKey {
+    type Value = Option<&'static str>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().find(|known| **known == key).copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(text: &str) -> Payload {
+        serde_json::from_str(text).expect("a payload")
+    }
+
+    #[test]
+    fn only_read_members_are_kept_and_the_last_duplicate_wins() {
+        let read = payload(
+            r#"{"tool_name": "a", "noise": {"deep": [1, {"x": "y"}]}, "tool_name": "b",
+                "usage": {"input_tokens": 3, "cached": 1}, "result": {"is_error": true}}"#,
+        );
+        assert_eq!(read.get("tool_name"), Some(&Value::from("b")));
+        assert_eq!(read.get("noise"), None);
+        assert_eq!(read.usage().get("input_tokens"), Some(&Value::from(3)));
+        assert_eq!(read.usage().get("cached"), None);
+        assert_eq!(read.result().get("is_error"), Some(&Value::Bool(true)));
+        assert_eq!(read, serde_json::from_value(serde_json::from_str::<Value>(
+            r#"{"tool_name": "b", "usage": {"input_tokens": 3}, "result": {"is_error": true}}"#,
+        ).expect("json")).expect("a payload"));
+    }
+
+    #[test]
+    fn non_objects_have_no_members_and_dropped_members_are_still_checked() {
+        for text in [
+            "5",
+            "\"text\"",
+            "[1, 2]",
+            "null",
+            "{\"usage\": 7, \"result\": [1]}",
+        ] {
+            let read = payload(text);
+            assert_eq!(read.get("usage"), None, "{text}");
+            assert_eq!(read.usage(), &Members::default(), "{text}");
+            assert_eq!(read.result(), &Members::default(), "{text}");
+        }
+        let deep = format!("{{\"noise\": {}{}}}", "[".repeat(200), "]".repeat(200));
+        let err = serde_json::from_str::<Payload>(&deep).expect_err("too deep");
+        assert!(
+            err.to_string().starts_with("recursion limit exceeded"),
+            "{err}"
+        );
+        let surrogate = r#"{"noise": "\ud800"}"#;
+        assert!(serde_json::from_str::<Payload>(surrogate).is_err());
+        assert!(serde_json::from_str::<Value>(surrogate).is_err());
+    }
+}
