@@ -126,12 +126,13 @@ pub struct ChallengeInput {
     /// The case payload (`null` = none).
     #[serde(default)]
     pub payload: Value,
-    /// Named case inputs.
+    /// Named case inputs (boxed: a map node of unboxed values is too big for the allocator's
+    /// fast path, and every run decodes one).
     #[serde(default, deserialize_with = "null_default")]
-    pub inputs: BTreeMap<String, CaseValue>,
-    /// Named case expectations.
+    pub inputs: BTreeMap<String, Box<CaseValue>>,
+    /// Named case expectations (boxed, as `inputs`).
     #[serde(default, deserialize_with = "null_default")]
-    pub expectations: BTreeMap<String, CaseValue>,
+    pub expectations: BTreeMap<String, Box<CaseValue>>,
     /// Named artifacts.
     #[serde(default, deserialize_with = "null_default")]
     pub artifacts: BTreeMap<String, Artifact>,

@@ -124,22 +124,23 @@ pub(super) fn token_f1(config: &TokenF1Config, actual: &str, expected: &str) -> 
             (overlap, precision, recall, score)
         }
     };
-    Comparison::scored(score >= threshold, score, below_threshold(score, threshold)).with_evidence(
-        evidence([
-            ("normalized_actual", json!(normalized_actual)),
-            ("normalized_expected", json!(normalized_expected)),
-            ("pipeline", json!(pipeline)),
-            ("prediction_tokens", json!(predicted)),
-            ("reference_tokens", json!(reference)),
-            ("prediction_token_count", json!(predicted.len())),
-            ("reference_token_count", json!(reference.len())),
-            ("overlap_token_count", json!(overlap)),
-            ("precision", json!(precision)),
-            ("recall", json!(recall)),
-            ("score", json!(score)),
-            ("threshold", json!(threshold)),
-        ]),
-    )
+    Comparison::scored(score >= threshold, score, || {
+        below_threshold(score, threshold)
+    })
+    .with_evidence(evidence([
+        ("normalized_actual", json!(normalized_actual)),
+        ("normalized_expected", json!(normalized_expected)),
+        ("pipeline", json!(pipeline)),
+        ("prediction_tokens", json!(predicted)),
+        ("reference_tokens", json!(reference)),
+        ("prediction_token_count", json!(predicted.len())),
+        ("reference_token_count", json!(reference.len())),
+        ("overlap_token_count", json!(overlap)),
+        ("precision", json!(precision)),
+        ("recall", json!(recall)),
+        ("score", json!(score)),
+        ("threshold", json!(threshold)),
+    ]))
 }
 
 // ---- shared text preparation and references -------------------------------------------------
@@ -295,20 +296,21 @@ pub(super) fn bleu_score(config: &BleuConfig, actual: &str, expected: &str) -> C
         };
         (brevity_penalty * geometric, brevity_penalty)
     };
-    Comparison::scored(score >= threshold, score, below_threshold(score, threshold)).with_evidence(
-        evidence([
-            ("candidate_length", json!(c)),
-            ("reference_length", json!(r)),
-            ("reference_lengths", json!(reference_lengths)),
-            ("max_ngram", json!(max_ngram)),
-            ("computed_orders", json!(orders)),
-            ("smoothing", json!(smoothing)),
-            ("brevity_penalty", json!(brevity_penalty)),
-            ("precisions", json!(precisions)),
-            ("score", json!(score)),
-            ("threshold", json!(threshold)),
-        ]),
-    )
+    Comparison::scored(score >= threshold, score, || {
+        below_threshold(score, threshold)
+    })
+    .with_evidence(evidence([
+        ("candidate_length", json!(c)),
+        ("reference_length", json!(r)),
+        ("reference_lengths", json!(reference_lengths)),
+        ("max_ngram", json!(max_ngram)),
+        ("computed_orders", json!(orders)),
+        ("smoothing", json!(smoothing)),
+        ("brevity_penalty", json!(brevity_penalty)),
+        ("precisions", json!(precisions)),
+        ("score", json!(score)),
+        ("threshold", json!(threshold)),
+    ]))
 }
 
 // ---- rouge_score ----------------------------------------------------------------------------
@@ -407,19 +409,20 @@ pub(super) fn rouge_score(config: &RougeConfig, actual: &str, expected: &str) ->
         }
     }
     let (score, precision, recall, reference_length) = best.unwrap_or((0.0, 0.0, 0.0, 0));
-    Comparison::scored(score >= threshold, score, below_threshold(score, threshold)).with_evidence(
-        evidence([
-            ("variant", json!(variant)),
-            ("precision", json!(precision)),
-            ("recall", json!(recall)),
-            ("f_score", json!(score)),
-            ("candidate_length", json!(candidate.len())),
-            ("reference_length", json!(reference_length)),
-            ("beta", json!(beta)),
-            ("score", json!(score)),
-            ("threshold", json!(threshold)),
-        ]),
-    )
+    Comparison::scored(score >= threshold, score, || {
+        below_threshold(score, threshold)
+    })
+    .with_evidence(evidence([
+        ("variant", json!(variant)),
+        ("precision", json!(precision)),
+        ("recall", json!(recall)),
+        ("f_score", json!(score)),
+        ("candidate_length", json!(candidate.len())),
+        ("reference_length", json!(reference_length)),
+        ("beta", json!(beta)),
+        ("score", json!(score)),
+        ("threshold", json!(threshold)),
+    ]))
 }
 
 // ---- chrf_score -----------------------------------------------------------------------------
@@ -521,11 +524,9 @@ pub(super) fn chrf_score(config: &ChrfConfig, actual: &str, expected: &str) -> C
             "parse chrf_score references: at least one reference is required".into(),
         );
     };
-    Comparison::scored(
-        best.score >= threshold,
-        best.score,
-        below_threshold(best.score, threshold),
-    )
+    Comparison::scored(best.score >= threshold, best.score, || {
+        below_threshold(best.score, threshold)
+    })
     .with_evidence(evidence([
         ("char_order", json!(char_order)),
         ("computed_orders", json!(best.orders)),

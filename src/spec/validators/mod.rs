@@ -188,19 +188,17 @@ pub struct Comparison {
 impl Comparison {
     /// Score 1 on a pass, 0 and `fail_reason` on a failure.
     fn binary(passed: bool, fail_reason: &str) -> Comparison {
-        Comparison::scored(
-            passed,
-            if passed { 1.0 } else { 0.0 },
-            fail_reason.to_string(),
-        )
+        Comparison::scored(passed, if passed { 1.0 } else { 0.0 }, || {
+            fail_reason.to_string()
+        })
     }
 
-    /// A scored outcome; the reason is kept only on a failure.
-    fn scored(passed: bool, score: f64, fail_reason: String) -> Comparison {
+    /// A scored outcome; the reason is kept (so only written) on a failure.
+    fn scored(passed: bool, score: f64, fail_reason: impl FnOnce() -> String) -> Comparison {
         Comparison {
             verdict: if passed { Verdict::Pass } else { Verdict::Fail },
             score: Some(score),
-            reason: if passed { String::new() } else { fail_reason },
+            reason: if passed { String::new() } else { fail_reason() },
             evidence: Map::new(),
         }
     }

@@ -184,11 +184,16 @@ pub(super) fn numeric_match(
                 || relative_tolerance.is_some_and(|tolerance| relative <= tolerance)
         }
     };
-    let reason = format!(
-        "actual {} is not within tolerance of expected {}",
-        go_g(actual_value, None),
-        go_g(expected_value, None)
-    );
+    // A pass keeps no reason: only a failure's is written.
+    let reason = if passed {
+        String::new()
+    } else {
+        format!(
+            "actual {} is not within tolerance of expected {}",
+            go_g(actual_value, None),
+            go_g(expected_value, None)
+        )
+    };
     Comparison::binary(passed, &reason).with_evidence(evidence([
         ("actual_raw", json!(actual)),
         ("expected_raw", json!(expected)),

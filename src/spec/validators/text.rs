@@ -91,13 +91,23 @@ pub(super) const NORMALIZATION_STEPS: &[&str] = &[
 pub(super) const CURRENCY_TOKENS: &[&str] =
     &["$", "€", "£", "¥", "₹", "USD", "EUR", "GBP", "JPY", "INR"];
 
+/// Whether `text` starts with a byte some currency token starts with: most characters need no
+/// token compared.
+fn may_start_currency(text: &str) -> bool {
+    matches!(
+        text.as_bytes().first(),
+        Some(b'$' | 0xC2 | 0xE2 | b'U' | b'E' | b'G' | b'J' | b'I')
+    )
+}
+
 /// Remove every currency token in one left-to-right scan (the first token that matches at a
 /// position wins).
 pub(super) fn strip_currency(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     'scan: while let Some(ch) = rest.chars().next() {
-        for token in CURRENCY_TOKENS {
+        let may_start_token = may_start_currency(rest);
+        for token in CURRENCY_TOKENS.iter().filter(|_| may_start_token) {
             if let Some(after) = rest.strip_prefix(token) {
                 rest = after;
                 continue 'scan;
@@ -153,6 +163,10 @@ pub(super) fn prepare_text(text: &str, normalize: bool, case_insensitive: bool) 
 
 fn is_punctuation_or_symbol(ch: char) -> bool {
     use GeneralCategory::*;
+    if ch.is_ascii() {
+        // The same answer as the category lookup (a unit test checks every ASCII character).
+        return ch.is_ascii_punctuation();
+    }
     matches!(
         get_general_category(ch),
         ConnectorPunctuation
@@ -302,11 +316,13 @@ pub(super) fn fuzzy_match(config: &FuzzyConfig, actual: &str, expected: &str) ->
     } else {
         (sum_length - distance) as f64 / sum_length as f64
     };
-    let reason = format!(
-        "similarity {} is below threshold {}",
-        go_f4(similarity),
-        go_f4(threshold)
-    );
+    let reason = || {
+        format!(
+            "similarity {} is below threshold {}",
+            go_f4(similarity),
+            go_f4(threshold)
+        )
+    };
     Comparison::scored(similarity >= threshold, similarity, reason).with_evidence(evidence([
         ("similarity", json!(similarity)),
         ("threshold", json!(threshold)),
@@ -397,6 +413,39 @@ pub(super) fn normalized_match(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn ascii_punctuation_is_the_punctuation_and_symbol_categories() {
+        use GeneralCategory::*;
+        for ch in (0u8..128).map(char::from) {
+            let by_category = matches!(
+                get_general_category(ch),
+                ConnectorPunctuation
+                    | DashPunctuation
+                    | OpenPunctuation
+                    | ClosePunctuation
+                    | InitialPunctuation
+                    | FinalPunctuation
+                    | OtherPunctuation
+                    | MathSymbol
+                    | CurrencySymbol
+                    | ModifierSymbol
+                    | OtherSymbol
+            );
+            assert_eq!(is_punctuation_or_symbol(ch), by_category, "{ch:?}");
+        }
+    }
+
+    #[test]
+    fn every_currency_token_passes_the_first_byte_check() {
+        for token in CURRENCY_TOKENS {
+            assert!(may_start_currency(token), "{token}");
+        }
+        assert_eq!(
+            strip_currency("USD 1,200 € and ¥3 or $4 GBp"),
+            " 1,200  and 3 or 4 GBp"
+        );
+    }
 
     #[test]
     fn steps_follow_the_reference() {
