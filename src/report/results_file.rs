@@ -32,6 +32,8 @@ fn cannot_open(path: &Path, reason: &str) -> anyhow::Error {
 
 /// How often, at least, the journal writer `fsync`s while lines arrive.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
+/// How long the journal writer lets lines gather after a write before it looks for more.
+const GATHER: Duration = Duration::from_millis(2);
 
 /// An open results file.
 pub struct ResultsFile {
@@ -229,6 +231,9 @@ fn write_queued(file: File, queued: &Receiver<Vec<u8>>) -> std::io::Result<()> {
                 }
                 out.flush()?;
                 dirty = true;
+                // Let the next lines gather: one wake-up and one `write` then serve many calls
+                // (a flood of fast calls would otherwise pay a thread switch per line).
+                std::thread::sleep(GATHER);
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,
