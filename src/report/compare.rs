@@ -360,3 +360,63 @@ impl Regression {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comparison(candidates: Vec<CandidateComparison>) -> Comparison {
+        Comparison {
+            candidates,
+            unpaired: Unpaired { base: 1, new: 0 },
+            fail_on_regression: None,
+            regressed: Vec::new(),
+            exit: 0,
+        }
+    }
+
+    #[test]
+    fn markdown_of_a_single_call_has_no_interval_and_names_the_split() {
+        let single = CandidateComparison {
+            id: "a|b".to_string(),
+            pairs: 1,
+            base_mean: 1.0,
+            new_mean: 0.5,
+            difference: -0.5,
+            ci95: None,
+            wins: 0,
+            ties: 0,
+            losses: 1,
+            regressions: vec![Regression {
+                split: Split::Single,
+                example_index: None,
+                example_line: None,
+                base: 1.0,
+                new: 0.5,
+            }],
+        };
+        assert_eq!(
+            render_markdown(&comparison(vec![single]), "b`1`.jsonl", "-"),
+            "### evalctl compare: ✅ passed (exit 0)\n\n`b'1'.jsonl` → `-` · no \
+             --fail-on-regression gate\n\n#### a\\|b\n\n\
+             | pairs | base mean | new mean | difference | 95% CI | wins / ties / losses |\n\
+             |---|---|---|---|---|---|\n\
+             | 1 | 1.0000 | 0.5000 | -0.5000 | — | 0 / 0 / 1 |\n\n\
+             Largest regressions:\n\n\
+             | example | base | new | difference |\n|---|---|---|---|\n\
+             | single | 1.0000 | 0.5000 | -0.5000 |\n\n\
+             _Unpaired calls: 1 in base, 0 in new._\n"
+        );
+    }
+
+    #[test]
+    fn markdown_without_pairs_says_so() {
+        assert_eq!(
+            render_markdown(&comparison(Vec::new()), "a.jsonl", "b.jsonl"),
+            "### evalctl compare: ✅ passed (exit 0)\n\n`a.jsonl` → `b.jsonl` · no \
+             --fail-on-regression gate\n\n\
+             _No call of the new run has a partner in the base run._\n\n\
+             _Unpaired calls: 1 in base, 0 in new._\n"
+        );
+    }
+}
