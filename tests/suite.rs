@@ -17,6 +17,7 @@ mod checks_run;
 mod checks_truth_tables;
 mod ci_compare;
 mod ci_gates;
+mod ci_junit_schema;
 mod ci_progress;
 mod ci_reports;
 mod ci_shards;

@@ -162,7 +162,7 @@ pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     if reporter.markdown
         && !matches!(
             cli.command,
-            Command::Run(_) | Command::Summarize(_) | Command::Merge(_)
+            Command::Run(_) | Command::Summarize(_) | Command::Merge(_) | Command::Compare(_)
         )
     {
         reporter.warning(
