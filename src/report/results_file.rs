@@ -129,18 +129,20 @@ impl ResultsFile {
     /// Write what is queued, `fsync` the file, and report the first write that failed.
     pub fn finish(self) -> anyhow::Result<()> {
         let path = self.path;
-        let written = match self.sink {
-            Sink::Direct(file) => file.sync_data(),
+        match self.sink {
+            Sink::Direct(file) => file.sync_data().map_err(|err| write_failed(&path, &err)),
             Sink::Background { lines, writer, .. } => {
                 drop(lines);
-                writer.map_or(Ok(()), |writer| {
+                let written = writer.map_or(Ok(()), |writer| {
                     writer
                         .join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
+                });
+                // The writer thread stops at its first failure, wherever the caller was then:
+                // the same words as a failure an append saw.
+                written.map_err(|err| lines_lost(&path, &err))
             }
-        };
-        written.map_err(|err| write_failed(&path, &err))
+        }
     }
 
     /// Append everything `reader` holds (result lines spooled while the input was checked).
@@ -165,14 +167,7 @@ impl ResultsFile {
     pub fn append(&mut self, record: &impl Serialize) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
-        self.write(line).map_err(|err| {
-            Fatal::Internal(format!(
-                "{}: writing results failed: {}; the results after this one are not written",
-                self.path.display(),
-                io_reason(&err)
-            ))
-            .into()
-        })
+        self.write(line).map_err(|err| lines_lost(&self.path, &err))
     }
 
     fn write(&mut self, bytes: Vec<u8>) -> std::io::Result<()> {
@@ -198,6 +193,16 @@ impl ResultsFile {
             }
         }
     }
+}
+
+/// A write failed, and the lines from there on are not in the file.
+fn lines_lost(path: &Path, err: &std::io::Error) -> anyhow::Error {
+    Fatal::Internal(format!(
+        "{}: writing results failed: {}; the results after this one are not written",
+        path.display(),
+        io_reason(err)
+    ))
+    .into()
 }
 
 fn write_failed(path: &Path, err: &std::io::Error) -> anyhow::Error {
