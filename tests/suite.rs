@@ -50,6 +50,7 @@ mod spec_live_judges;
 mod spec_validators_conformance;
 mod strict_wording;
 mod tasks_code_exec;
+mod tasks_durable;
 mod tasks_render;
 mod tasks_run;
 mod tasks_score;

@@ -1,5 +1,6 @@
 //! The evaluator-result cache: every successful result (score, side information, spec verdict)
-//! under its call key, in one SQLite database (`results.sqlite3` in the cache directory) in WAL
+//! under its call key, and every `tasks run` completion under its completion key, in one SQLite
+//! database (`results.sqlite3` in the cache directory) in WAL
 //! mode with a busy timeout, so several evalctl processes can share it. Errors are never stored.
 //! Lookups answer on the caller's connection; stores go to a writer thread of their own that
 //! commits whatever is queued in one transaction, so a run never waits on a commit.
@@ -36,10 +37,25 @@ pub struct CachedResult {
 /// The most stores one transaction commits (a long queue is committed in several).
 const STORES_PER_COMMIT: usize = 4096;
 
+/// One stored `tasks run` completion.
+#[derive(Debug, Clone)]
+pub struct CachedCompletion {
+    /// The generated text.
+    pub text: String,
+    /// Its token usage: prompt, completion and total tokens.
+    pub tokens: [u64; 3],
+}
+
+/// What the writer thread stores.
+enum Store {
+    Result(CallKey, CachedResult),
+    Completion(CallKey, CachedCompletion),
+}
+
 /// An open cache. Dropping it commits every store queued so far.
 pub struct Cache {
     connection: Mutex<Connection>,
-    stores: Option<Sender<(CallKey, CachedResult)>>,
+    stores: Option<Sender<Store>>,
     writer: Option<JoinHandle<()>>,
 }
 
@@ -48,7 +64,7 @@ pub struct Cache {
 pub struct CacheStats {
     /// The database file.
     pub path: PathBuf,
-    /// Stored results.
+    /// Stored results and completions.
     pub entries: u64,
     /// Size of the database files on disk.
     pub bytes: u64,
@@ -74,6 +90,13 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
                  score REAL NOT NULL,
                  side_info TEXT NOT NULL,
                  passed INTEGER
+             ) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS completions (
+                 key BLOB PRIMARY KEY,
+                 text TEXT NOT NULL,
+                 prompt_tokens INTEGER NOT NULL,
+                 completion_tokens INTEGER NOT NULL,
+                 total_tokens INTEGER NOT NULL
              ) WITHOUT ROWID;",
         )
     };
@@ -97,19 +120,36 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
 
 /// The writer thread: commit each batch of queued stores in one transaction until the cache
 /// is dropped. A store that fails is dropped: the cache only saves calls, it never fails a run.
-fn write_stores(connection: Connection, stores: &Receiver<(CallKey, CachedResult)>) {
+fn write_stores(connection: Connection, stores: &Receiver<Store>) {
     while let Ok(first) = stores.recv() {
         let Ok(transaction) = connection.unchecked_transaction() else {
             continue;
         };
         let queued = std::iter::once(first).chain(stores.try_iter().take(STORES_PER_COMMIT - 1));
-        if let Ok(mut insert) = transaction.prepare_cached(
-            "INSERT OR REPLACE INTO results (key, score, side_info, passed) VALUES (?1, ?2, ?3, ?4)",
-        ) {
-            for (key, result) in queued {
-                let side_info = Value::Object(result.side_info).to_string();
-                let _ = insert.execute(params![key.as_bytes(), result.score, side_info, result.passed]);
-            }
+        for store in queued {
+            let _ = match store {
+                Store::Result(key, result) => transaction
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO results (key, score, side_info, passed) \
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut insert| {
+                        let side_info = Value::Object(result.side_info).to_string();
+                        let row = params![key.as_bytes(), result.score, side_info, result.passed];
+                        insert.execute(row)
+                    }),
+                Store::Completion(key, completion) => transaction
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO completions (key, text, prompt_tokens, \
+                         completion_tokens, total_tokens) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .and_then(|mut insert| {
+                        let [prompt, generated, total] = completion.tokens;
+                        let row =
+                            params![key.as_bytes(), completion.text, prompt, generated, total];
+                        insert.execute(row)
+                    }),
+            };
         }
         let _ = transaction.commit();
     }
@@ -161,8 +201,37 @@ impl Cache {
 
     /// Queue the successful result of `key` for the writer thread.
     pub fn put(&self, key: &CallKey, result: CachedResult) {
+        self.queue(Store::Result(*key, result));
+    }
+
+    /// The stored completion of `key`, if any. A read that fails counts as a miss.
+    pub fn get_completion(&self, key: &CallKey) -> Option<CachedCompletion> {
+        let connection = self.connection.lock().ok()?;
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT text, prompt_tokens, completion_tokens, total_tokens FROM completions \
+                 WHERE key = ?1",
+            )
+            .ok()?;
+        statement
+            .query_row(params![key.as_bytes()], |row| {
+                Ok(CachedCompletion {
+                    text: row.get(0)?,
+                    tokens: [row.get(1)?, row.get(2)?, row.get(3)?],
+                })
+            })
+            .optional()
+            .ok()?
+    }
+
+    /// Queue the completion of `key` for the writer thread.
+    pub fn put_completion(&self, key: &CallKey, completion: CachedCompletion) {
+        self.queue(Store::Completion(*key, completion));
+    }
+
+    fn queue(&self, store: Store) {
         if let Some(stores) = &self.stores {
-            let _ = stores.send((*key, result));
+            let _ = stores.send(store);
         }
     }
 
@@ -171,7 +240,11 @@ impl Cache {
         let path = dir.join(DATABASE);
         let entries = if path.exists() {
             connect(dir)?
-                .query_row("SELECT count(*) FROM results", [], |row| row.get(0))
+                .query_row(
+                    "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM completions)",
+                    [],
+                    |row| row.get(0),
+                )
                 .map_err(|err| failed(dir, err))?
         } else {
             0
@@ -194,8 +267,10 @@ impl Cache {
             return Ok(0);
         }
         let connection = connect(dir)?;
-        let removed = connection
-            .execute("DELETE FROM results", [])
+        let removed = ["DELETE FROM results", "DELETE FROM completions"]
+            .iter()
+            .map(|delete| connection.execute(delete, []))
+            .sum::<rusqlite::Result<usize>>()
             .map_err(|err| failed(dir, err))?;
         connection
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
