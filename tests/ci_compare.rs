@@ -1,6 +1,7 @@
 //! `evalctl compare` through the binary: two runs paired call by call, per-candidate mean
 //! difference with a paired-bootstrap interval, win / tie / loss counts, the largest regressions
-//! with their example lines, and `--fail-on-regression`.
+//! with their example lines, and `--fail-on-regression`; the Markdown comparison (`--format
+//! markdown`) and its copy appended to `$GITHUB_STEP_SUMMARY`.
 
 use crate::common::*;
 
@@ -92,4 +93,55 @@ fn compare_pairs_calls_and_gates_on_regressions() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 0);
+}
+
+#[test]
+fn the_markdown_comparison_is_appended_to_the_step_summary_whatever_the_format() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    run(&sb, "1 0.5", "base.jsonl");
+    run(&sb, "0 0.5", "new.jsonl");
+    let markdown = stdout_text(&succeeded(sb.evalctl().args([
+        "compare",
+        "--format",
+        "markdown",
+        "base.jsonl",
+        "new.jsonl",
+    ])));
+    assert!(
+        markdown.starts_with(
+            "### evalctl compare: ✅ passed (exit 0)\n\n`base.jsonl` → `new.jsonl` · no \
+             --fail-on-regression gate\n\n#### cand-1\n"
+        ),
+        "{markdown}"
+    );
+    assert!(
+        markdown.contains("\n| train #0 (line 1) | 1.0000 | 0.0000 | -1.0000 |\n"),
+        "{markdown}"
+    );
+
+    sb.write("step.md", "earlier\n");
+    let out = succeeded(
+        sb.evalctl()
+            .args(["compare", "--format", "json", "base.jsonl", "new.jsonl"])
+            .env("GITHUB_STEP_SUMMARY", sb.join("step.md")),
+    );
+    assert_eq!(json_stdout(&out)["candidates"][0]["difference"], -0.5);
+    assert_eq!(sb.read("step.md"), format!("earlier\n{markdown}\n"));
+
+    // A step summary that cannot be written is a warning; the comparison and exit stand.
+    let out = succeeded(
+        sb.evalctl()
+            .args(["compare", "--format", "json", "base.jsonl", "new.jsonl"])
+            .env("GITHUB_STEP_SUMMARY", sb.path()),
+    );
+    assert!(
+        stderr_text(&out).starts_with(&format!(
+            "warning: GITHUB_STEP_SUMMARY: cannot append to {}: ",
+            sb.path().display()
+        )),
+        "{}",
+        stderr_text(&out)
+    );
 }

@@ -161,7 +161,7 @@ fn commands_without_markdown_say_so_and_print_text() {
     assert_eq!(code(&out), 0, "{}", stderr_text(&out));
     assert_eq!(
         stderr_text(&out),
-        "warning: --format markdown: only run, summarize and merge print Markdown; \
+        "warning: --format markdown: only run, summarize, merge and compare print Markdown; \
          this command prints text\n"
     );
     assert!(stdout_text(&out).starts_with("preflight ok: "));

@@ -110,8 +110,8 @@ pub enum FormatArg {
     Text,
     /// One JSON document.
     Json,
-    /// A Markdown summary fit for a pull-request comment (run, summarize, merge; other
-    /// commands print text).
+    /// A Markdown summary fit for a pull-request comment (run, summarize, merge,
+    /// compare; other commands print text).
     Markdown,
 }
 
@@ -162,11 +162,11 @@ pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     if reporter.markdown
         && !matches!(
             cli.command,
-            Command::Run(_) | Command::Summarize(_) | Command::Merge(_)
+            Command::Run(_) | Command::Summarize(_) | Command::Merge(_) | Command::Compare(_)
         )
     {
         reporter.warning(
-            "--format markdown: only run, summarize and merge print Markdown; this \
+            "--format markdown: only run, summarize, merge and compare print Markdown; this \
              command prints text",
         );
     }

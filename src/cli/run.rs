@@ -387,14 +387,7 @@ impl RunArgs {
             resume: self.resume,
             resume_keep_errors: self.resume_keep_errors,
             repeat: self.repeat,
-            cache_dir: if self.cache {
-                Some(
-                    self.cache_dir
-                        .map_or_else(crate::store::default_cache_dir, Ok)?,
-                )
-            } else {
-                None
-            },
+            cache_dir: crate::store::cache_dir(self.cache, self.cache_dir)?,
         })
     }
 }

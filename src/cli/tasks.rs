@@ -125,6 +125,18 @@ pub struct TasksRunArgs {
     /// Write one JSON score line per task to this file.
     #[arg(long, value_name = "FILE.jsonl")]
     output: Option<PathBuf>,
+    /// Continue the run whose journal is --save-outputs: tasks with a saved completion (same
+    /// model, sampling and prompt) are not generated again; new completions are appended and
+    /// the summary covers every task.
+    #[arg(long, requires = "save_outputs")]
+    resume: bool,
+    /// Keep every completion in a cache and answer prompts the model was already given from it
+    /// (directory: --cache-dir, else $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
+    #[arg(long)]
+    cache: bool,
+    /// The cache directory of --cache.
+    #[arg(long, value_name = "DIR", requires = "cache")]
+    cache_dir: Option<PathBuf>,
     /// Run the valid tasks even when others are invalid (reported on stderr).
     #[arg(long)]
     allow_bad_tasks: bool,
@@ -208,6 +220,8 @@ impl TasksRunArgs {
                 .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
             save_outputs: self.save_outputs,
             output: self.output,
+            resume: self.resume,
+            cache_dir: crate::store::cache_dir(self.cache, self.cache_dir)?,
             allow_bad_tasks: self.allow_bad_tasks,
             code_timeout: self.code_timeout,
         })

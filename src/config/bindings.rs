@@ -159,6 +159,8 @@ pub const RUN: &[Binding] = &[
     bind("run.max_errors", "max_errors", Integer),
     bind("run.max_error_rate", "max_error_rate", Number),
     bind("run.seed", "seed", Integer),
+    bind("run.cache", "cache", Switch),
+    bind("run.cache_dir", "cache_dir", Path),
 ];
 
 /// `tasks run`.
@@ -175,11 +177,14 @@ pub const TASKS_RUN: &[Binding] = &[
     bind("tasks.limit", "limit", Integer),
     bind("tasks.save_outputs", "save_outputs", Path),
     bind("tasks.output", "output", Path),
+    bind("tasks.resume", "resume", Switch),
     bind("tasks.allow_bad_tasks", "allow_bad_tasks", Switch),
     bind("tasks.code_timeout", "code_timeout", Number),
     bind("run.concurrency", "concurrency", Integer),
     bind("run.timeout", "timeout", Number),
     bind("run.retries", "retries", Integer),
+    bind("run.cache", "cache", Switch),
+    bind("run.cache_dir", "cache_dir", Path),
 ];
 
 /// The sections of the file, in the order `evalctl init` writes them.

@@ -2,13 +2,15 @@
 //! calls whose key changed — a new prompt, a new evaluator script — by candidate, split, example
 //! and repeat), then per candidate the mean difference with a paired-bootstrap 95% interval,
 //! win / tie / loss counts and the largest regressions; `--fail-on-regression X` exits 1 when a
-//! candidate's mean drops by more than X.
+//! candidate's mean drops by more than X. Printed as text, JSON or Markdown (a pull-request
+//! comment, also appended to `$GITHUB_STEP_SUMMARY`).
 
 use std::collections::{BTreeMap, HashMap};
 
 use serde::Serialize;
 
 use super::interval::spread;
+use super::markdown;
 use super::merge::read_all;
 use super::{print_stdout, Format, Reporter};
 use crate::exit::Exit;
@@ -219,10 +221,13 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         regressed,
         exit: exit as u8,
     };
+    let as_markdown = render_markdown(&comparison, &config.base, &config.new);
     match reporter.format {
+        _ if reporter.markdown => print_stdout(&as_markdown)?,
         Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&comparison)?))?,
         Format::Text => print_stdout(&render(&comparison))?,
     }
+    markdown::append_to_step_summary(&as_markdown, reporter);
     if let Some(limit) = config.fail_on_regression {
         for id in &comparison.regressed {
             reporter.note(format!(
@@ -245,13 +250,9 @@ fn render(comparison: &Comparison) -> String {
             c.id, c.base_mean, c.new_mean, c.difference, c.pairs, c.wins, c.ties, c.losses
         ));
         for r in &c.regressions {
-            let at = match (r.example_index, r.example_line) {
-                (Some(index), Some(line)) => format!(" #{index} (line {line})"),
-                _ => String::new(),
-            };
             out.push_str(&format!(
-                "  regression: {}{at}: {:.4} -> {:.4}\n",
-                split_name(r.split),
+                "  regression: {}: {:.4} -> {:.4}\n",
+                r.example_label(),
                 r.base,
                 r.new
             ));
@@ -266,10 +267,156 @@ fn render(comparison: &Comparison) -> String {
     out
 }
 
-fn split_name(split: Split) -> &'static str {
-    match split {
-        Split::Single => "single",
-        Split::Train => "train",
-        Split::Val => "val",
+/// The comparison of the runs in `base` and `new` as Markdown: a heading with the verdict,
+/// the files and what `--fail-on-regression` found, then per candidate a table of its numbers
+/// and one of its largest regressions, and a note of unpaired calls.
+fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
+    let gate = match comparison.fail_on_regression {
+        None => "no --fail-on-regression gate".to_string(),
+        Some(limit) if comparison.regressed.is_empty() => {
+            format!("no candidate dropped by more than --fail-on-regression {limit}")
+        }
+        Some(limit) => format!(
+            "dropped by more than --fail-on-regression {limit}: {}",
+            comparison.regressed.join(", ")
+        ),
+    };
+    let mut out = format!(
+        "### evalctl compare: {} (exit {})\n\n`{}` → `{}` · {}\n",
+        markdown::verdict(comparison.exit),
+        comparison.exit,
+        base.replace('`', "'"),
+        new.replace('`', "'"),
+        markdown::cell(&gate)
+    );
+    if comparison.candidates.is_empty() {
+        out.push_str("\n_No call of the new run has a partner in the base run._\n");
+    }
+    for c in &comparison.candidates {
+        let interval = c.ci95.map_or_else(
+            || "—".to_string(),
+            |[lo, hi]| format!("{lo:+.4} to {hi:+.4}"),
+        );
+        out.push_str(&format!("\n#### {}\n\n", markdown::cell(&c.id)));
+        out.push_str(&markdown::rows_table(&[
+            vec![
+                "pairs".to_string(),
+                "base mean".to_string(),
+                "new mean".to_string(),
+                "difference".to_string(),
+                "95% CI".to_string(),
+                "wins / ties / losses".to_string(),
+            ],
+            vec![
+                c.pairs.to_string(),
+                format!("{:.4}", c.base_mean),
+                format!("{:.4}", c.new_mean),
+                format!("{:+.4}", c.difference),
+                interval,
+                format!("{} / {} / {}", c.wins, c.ties, c.losses),
+            ],
+        ]));
+        if c.regressions.is_empty() {
+            out.push_str("\nNo example scored lower.\n");
+            continue;
+        }
+        out.push_str("\nLargest regressions:\n\n");
+        let header = ["example", "base", "new", "difference"].map(String::from);
+        let rows = c.regressions.iter().map(|r| {
+            vec![
+                r.example_label(),
+                format!("{:.4}", r.base),
+                format!("{:.4}", r.new),
+                format!("{:+.4}", r.new - r.base),
+            ]
+        });
+        out.push_str(&markdown::rows_table(
+            &std::iter::once(header.to_vec())
+                .chain(rows)
+                .collect::<Vec<_>>(),
+        ));
+    }
+    let unpaired = &comparison.unpaired;
+    if unpaired.base + unpaired.new > 0 {
+        out.push_str(&format!(
+            "\n_Unpaired calls: {} in base, {} in new._\n",
+            unpaired.base, unpaired.new
+        ));
+    }
+    out
+}
+
+impl Regression {
+    /// Where the example is: `train #1 (line 2)`, or the split alone for a single call.
+    fn example_label(&self) -> String {
+        let split = match self.split {
+            Split::Single => "single",
+            Split::Train => "train",
+            Split::Val => "val",
+        };
+        match (self.example_index, self.example_line) {
+            (Some(index), Some(line)) => format!("{split} #{index} (line {line})"),
+            _ => split.to_string(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn comparison(candidates: Vec<CandidateComparison>) -> Comparison {
+        Comparison {
+            candidates,
+            unpaired: Unpaired { base: 1, new: 0 },
+            fail_on_regression: None,
+            regressed: Vec::new(),
+            exit: 0,
+        }
+    }
+
+    #[test]
+    fn markdown_of_a_single_call_has_no_interval_and_names_the_split() {
+        let single = CandidateComparison {
+            id: "a|b".to_string(),
+            pairs: 1,
+            base_mean: 1.0,
+            new_mean: 0.5,
+            difference: -0.5,
+            ci95: None,
+            wins: 0,
+            ties: 0,
+            losses: 1,
+            regressions: vec![Regression {
+                split: Split::Single,
+                example_index: None,
+                example_line: None,
+                base: 1.0,
+                new: 0.5,
+            }],
+        };
+        assert_eq!(
+            render_markdown(&comparison(vec![single]), "b`1`.jsonl", "-"),
+            "### evalctl compare: ✅ passed (exit 0)\n\n`b'1'.jsonl` → `-` · no \
+             --fail-on-regression gate\n\n#### a\\|b\n\n\
+             | pairs | base mean | new mean | difference | 95% CI | wins / ties / losses |\n\
+             |---|---|---|---|---|---|\n\
+             | 1 | 1.0000 | 0.5000 | -0.5000 | — | 0 / 0 / 1 |\n\n\
+             Largest regressions:\n\n\
+             | example | base | new | difference |\n|---|---|---|---|\n\
+             | single | 1.0000 | 0.5000 | -0.5000 |\n\n\
+             _Unpaired calls: 1 in base, 0 in new._\n"
+        );
+    }
+
+    #[test]
+    fn markdown_without_pairs_says_so() {
+        assert_eq!(
+            render_markdown(&comparison(Vec::new()), "a.jsonl", "b.jsonl"),
+            "### evalctl compare: ✅ passed (exit 0)\n\n`a.jsonl` → `b.jsonl` · no \
+             --fail-on-regression gate\n\n\
+             _No call of the new run has a partner in the base run._\n\n\
+             _Unpaired calls: 1 in base, 0 in new._\n"
+        );
     }
 }

@@ -18,6 +18,13 @@ pub fn spread(values: &[f64], seed: u64) -> (Option<f64>, Option<[f64; 2]>) {
     let mean = values.iter().sum::<f64>() / n as f64;
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
     let stderr = (variance / n as f64).sqrt();
+    if values
+        .iter()
+        .all(|value| value.total_cmp(&values[0]).is_eq())
+    {
+        // Every resample is these same values in this same order: its mean is `mean`.
+        return (Some(stderr), Some([mean, mean]));
+    }
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut means: Vec<f64> = (0..RESAMPLES)
         .map(|_| (0..n).map(|_| values[rng.usize(..n)]).sum::<f64>() / n as f64)

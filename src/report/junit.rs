@@ -92,7 +92,7 @@ impl Junit {
                     Some(repeat) => format!("{} repeat {repeat}", record.call_label()),
                     None => record.call_label(),
                 },
-                seconds: record.latency_ms / 1000.0,
+                seconds: seconds(record.latency_ms),
                 score: record.score,
                 outcome,
             },
@@ -174,6 +174,16 @@ impl Junit {
     }
 }
 
+/// A call's `latency_ms` as the seconds of a `time` attribute: never negative (the schema
+/// Jenkins validates against allows digits and a point only), whatever a results file says.
+fn seconds(latency_ms: f64) -> f64 {
+    if latency_ms > 0.0 {
+        latency_ms / 1000.0
+    } else {
+        0.0
+    }
+}
+
 /// `text` safe inside an XML attribute or element: markup characters escaped, and characters
 /// XML 1.0 forbids (control characters other than tab, newline and carriage return) dropped.
 fn escape(text: &str) -> String {
@@ -196,6 +206,14 @@ fn escape(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn times_are_never_negative() {
+        assert_eq!(seconds(1500.0), 1.5);
+        for ms in [-5.0, -0.0, f64::NAN] {
+            assert_eq!(format!("{:.3}", seconds(ms)), "0.000");
+        }
+    }
 
     #[test]
     fn escape_covers_markup_and_drops_forbidden_characters() {

@@ -1,5 +1,6 @@
 //! `--format markdown`: the run summary as a Markdown table fit for a pull-request comment, and
-//! the same summary appended to `$GITHUB_STEP_SUMMARY` when GitHub Actions sets it.
+//! the same summary appended to `$GITHUB_STEP_SUMMARY` when GitHub Actions sets it; the table,
+//! cell and verdict helpers `compare`'s Markdown comparison is built with.
 
 use std::io::Write;
 
@@ -9,24 +10,13 @@ use super::Reporter;
 
 /// Render `summary` as Markdown: a heading with the verdict, the reason, the table, the notes.
 pub fn render(summary: &Summary) -> String {
-    let verdict = match summary.exit {
-        0 => "✅ passed",
-        130 => "⚠️ interrupted",
-        _ => "❌ failed",
-    };
     let mut out = format!(
-        "### evalctl: {verdict} (exit {})\n\n{}\n\n",
+        "### evalctl: {} (exit {})\n\n{}\n\n",
+        verdict(summary.exit),
         summary.exit,
         cell(&summary.exit_reason)
     );
-    let rows = table(summary);
-    for (index, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row.iter().map(|text| cell(text)).collect();
-        out.push_str(&format!("| {} |\n", cells.join(" | ")));
-        if index == 0 {
-            out.push_str(&format!("|{}\n", "---|".repeat(row.len())));
-        }
-    }
+    out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;
     out.push_str(&format!(
         "\nEvaluator: {} `{}` · score range {} · {} calls ({} ok, {} errors) · {:.2}s\n",
@@ -44,14 +34,41 @@ pub fn render(summary: &Summary) -> String {
     out
 }
 
+/// The heading's verdict for exit code `exit`.
+pub(super) fn verdict(exit: u8) -> &'static str {
+    match exit {
+        0 => "✅ passed",
+        130 => "⚠️ interrupted",
+        _ => "❌ failed",
+    }
+}
+
+/// `rows` (header first) as a Markdown table.
+pub(super) fn rows_table(rows: &[Vec<String>]) -> String {
+    let mut out = String::new();
+    for (index, row) in rows.iter().enumerate() {
+        let cells: Vec<String> = row.iter().map(|text| cell(text)).collect();
+        out.push_str(&format!("| {} |\n", cells.join(" | ")));
+        if index == 0 {
+            out.push_str(&format!("|{}\n", "---|".repeat(row.len())));
+        }
+    }
+    out
+}
+
 /// `text` safe in a table cell: pipes escaped, line breaks as spaces.
-fn cell(text: &str) -> String {
+pub(super) fn cell(text: &str) -> String {
     text.replace('|', "\\|").replace(['\n', '\r'], " ")
 }
 
 /// When `GITHUB_STEP_SUMMARY` names a file (GitHub Actions sets it), append the Markdown summary
 /// to it, whatever `--format` says. A failure is a warning: the job's own output is intact.
 pub fn append_step_summary(summary: &Summary, reporter: Reporter) {
+    append_to_step_summary(&render(summary), reporter);
+}
+
+/// Append `markdown` to the file `GITHUB_STEP_SUMMARY` names, if any (a failure is a warning).
+pub(super) fn append_to_step_summary(markdown: &str, reporter: Reporter) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) else {
         return;
     };
@@ -59,7 +76,7 @@ pub fn append_step_summary(summary: &Summary, reporter: Reporter) {
         .create(true)
         .append(true)
         .open(&path)
-        .and_then(|mut file| file.write_all(format!("{}\n", render(summary)).as_bytes()));
+        .and_then(|mut file| file.write_all(format!("{markdown}\n").as_bytes()));
     if let Err(err) = written {
         reporter.warning(format!(
             "GITHUB_STEP_SUMMARY: cannot append to {}: {}",

@@ -97,7 +97,7 @@ pub struct Reporter {
     pub color_stdout: bool,
     /// Whether stderr's diagnostics are painted.
     pub color_stderr: bool,
-    /// `--format markdown`: commands with a Markdown report (run, summarize, merge) print it;
+    /// `--format markdown`: commands with a Markdown report (run, summarize, merge, compare) print it;
     /// the others print text (`format` is then text) after a warning.
     pub markdown: bool,
 }

@@ -32,6 +32,8 @@ fn cannot_open(path: &Path, reason: &str) -> anyhow::Error {
 
 /// How often, at least, the journal writer `fsync`s while lines arrive.
 const SYNC_EVERY: Duration = Duration::from_secs(1);
+/// How long the journal writer lets lines gather after a write before it looks for more.
+const GATHER: Duration = Duration::from_millis(2);
 
 /// An open results file.
 pub struct ResultsFile {
@@ -127,18 +129,20 @@ impl ResultsFile {
     /// Write what is queued, `fsync` the file, and report the first write that failed.
     pub fn finish(self) -> anyhow::Result<()> {
         let path = self.path;
-        let written = match self.sink {
-            Sink::Direct(file) => file.sync_data(),
+        match self.sink {
+            Sink::Direct(file) => file.sync_data().map_err(|err| write_failed(&path, &err)),
             Sink::Background { lines, writer, .. } => {
                 drop(lines);
-                writer.map_or(Ok(()), |writer| {
+                let written = writer.map_or(Ok(()), |writer| {
                     writer
                         .join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-                })
+                });
+                // The writer thread stops at its first failure, wherever the caller was then:
+                // the same words as a failure an append saw.
+                written.map_err(|err| lines_lost(&path, &err))
             }
-        };
-        written.map_err(|err| write_failed(&path, &err))
+        }
     }
 
     /// Append everything `reader` holds (result lines spooled while the input was checked).
@@ -163,14 +167,7 @@ impl ResultsFile {
     pub fn append(&mut self, record: &impl Serialize) -> anyhow::Result<()> {
         let mut line = serde_json::to_vec(record)?;
         line.push(b'\n');
-        self.write(line).map_err(|err| {
-            Fatal::Internal(format!(
-                "{}: writing results failed: {}; the results after this one are not written",
-                self.path.display(),
-                io_reason(&err)
-            ))
-            .into()
-        })
+        self.write(line).map_err(|err| lines_lost(&self.path, &err))
     }
 
     fn write(&mut self, bytes: Vec<u8>) -> std::io::Result<()> {
@@ -196,6 +193,16 @@ impl ResultsFile {
             }
         }
     }
+}
+
+/// A write failed, and the lines from there on are not in the file.
+fn lines_lost(path: &Path, err: &std::io::Error) -> anyhow::Error {
+    Fatal::Internal(format!(
+        "{}: writing results failed: {}; the results after this one are not written",
+        path.display(),
+        io_reason(err)
+    ))
+    .into()
 }
 
 fn write_failed(path: &Path, err: &std::io::Error) -> anyhow::Error {
@@ -229,6 +236,9 @@ fn write_queued(file: File, queued: &Receiver<Vec<u8>>) -> std::io::Result<()> {
                 }
                 out.flush()?;
                 dirty = true;
+                // Let the next lines gather: one wake-up and one `write` then serve many calls
+                // (a flood of fast calls would otherwise pay a thread switch per line).
+                std::thread::sleep(GATHER);
             }
             Err(RecvTimeoutError::Timeout) => {}
             Err(RecvTimeoutError::Disconnected) => break,

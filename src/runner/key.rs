@@ -14,7 +14,8 @@
 //!   checks are evalctl's code).
 //!
 //! Every field is written with a tag and its length, so no two different inputs hash alike by
-//! running into each other.
+//! running into each other. `tasks run` keys its completions with the same [`Fields`] (see
+//! `tasks::run::journal`).
 
 use std::fmt;
 use std::path::Path;
@@ -24,6 +25,7 @@ use sha2::{Digest, Sha256};
 use super::Split;
 use crate::error::bad_input;
 use crate::error::Problem;
+use crate::evaluator::command::CommandSpec;
 use crate::evaluator::EvaluatorSpec;
 use crate::protocol::ScoreRange;
 use crate::text::io_reason;
@@ -65,24 +67,25 @@ pub struct KeyContext {
     configuration: [u8; 32],
 }
 
-/// The fields of a key, each written as a tag byte, a length and the bytes.
-struct Fields(Sha256);
+/// The fields of a key, each written as a tag byte, a length and the bytes (`tasks run` keys its
+/// completions with it too).
+pub(crate) struct Fields(Sha256);
 
 impl Fields {
-    fn new(domain: &str) -> Fields {
+    pub(crate) fn new(domain: &str) -> Fields {
         let mut fields = Fields(Sha256::new());
         fields.add(b'D', domain.as_bytes());
         fields
     }
 
-    fn add(&mut self, tag: u8, bytes: &[u8]) -> &mut Fields {
+    pub(crate) fn add(&mut self, tag: u8, bytes: &[u8]) -> &mut Fields {
         self.0.update([tag]);
         self.0.update((bytes.len() as u64).to_le_bytes());
         self.0.update(bytes);
         self
     }
 
-    fn add_optional(&mut self, tag: u8, bytes: Option<&[u8]>) -> &mut Fields {
+    pub(crate) fn add_optional(&mut self, tag: u8, bytes: Option<&[u8]>) -> &mut Fields {
         match bytes {
             Some(bytes) => self.add(tag, bytes),
             None => self.add(tag.to_ascii_lowercase(), &[]),
@@ -91,6 +94,11 @@ impl Fields {
 
     fn finish(self) -> [u8; 32] {
         self.0.finalize().into()
+    }
+
+    /// The key these fields make.
+    pub(crate) fn key(self) -> CallKey {
+        CallKey(self.finish())
     }
 }
 
@@ -150,24 +158,7 @@ impl KeyContext {
 fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> anyhow::Result<()> {
     let version = env!("CARGO_PKG_VERSION").as_bytes();
     match evaluator {
-        EvaluatorSpec::Command(spec) => {
-            let cwd = match &spec.cwd {
-                Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
-                None => std::env::current_dir().unwrap_or_default(),
-            };
-            fields
-                .add(b'K', b"command")
-                .add(b'W', cwd.as_os_str().as_encoded_bytes());
-            for (index, word) in spec.argv.iter().enumerate() {
-                fields.add(b'A', word.as_bytes());
-                // The program itself is found on PATH unless it is a path; other words name a
-                // script (or any file the command reads) when such a file exists.
-                let names_path = index > 0 || word.contains('/');
-                if let Some(file) = names_path.then(|| cwd.join(word)).filter(|p| p.is_file()) {
-                    fields.add(b'F', &file_digest(&file)?);
-                }
-            }
-        }
+        EvaluatorSpec::Command(spec) => add_command_identity(fields, spec)?,
         EvaluatorSpec::Http(spec) => {
             let mut names: Vec<&str> = spec.headers.keys().map(|name| name.as_str()).collect();
             names.sort_unstable();
@@ -215,6 +206,28 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
     Ok(())
 }
 
+/// A command's identity: argv, working directory, and the content of every argv word that names
+/// a file (the script), resolved against the working directory.
+pub(crate) fn add_command_identity(fields: &mut Fields, spec: &CommandSpec) -> anyhow::Result<()> {
+    let cwd = match &spec.cwd {
+        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+        None => std::env::current_dir().unwrap_or_default(),
+    };
+    fields
+        .add(b'K', b"command")
+        .add(b'W', cwd.as_os_str().as_encoded_bytes());
+    for (index, word) in spec.argv.iter().enumerate() {
+        fields.add(b'A', word.as_bytes());
+        // The program itself is found on PATH unless it is a path; other words name a script
+        // (or any file the command reads) when such a file exists.
+        let names_path = index > 0 || word.contains('/');
+        if let Some(file) = names_path.then(|| cwd.join(word)).filter(|p| p.is_file()) {
+            fields.add(b'F', &file_digest(&file)?);
+        }
+    }
+    Ok(())
+}
+
 /// SHA-256 of a file's content, read in pieces.
 fn file_digest(path: &Path) -> anyhow::Result<[u8; 32]> {
     let unreadable = |err: std::io::Error| {
@@ -232,7 +245,6 @@ fn file_digest(path: &Path) -> anyhow::Result<[u8; 32]> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluator::command::CommandSpec;
 
     fn command(dir: &Path, script: &str) -> EvaluatorSpec {
         std::fs::write(dir.join("eval.sh"), script).unwrap();

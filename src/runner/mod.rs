@@ -179,7 +179,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
                     side_info: attempt.side_info.clone(),
                     passed: attempt.findings.passed,
                 };
-                cache.put(&planned.key, &result);
+                cache.put(&planned.key, result);
             }
             (attempt, attempts, false)
         }

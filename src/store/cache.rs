@@ -1,10 +1,15 @@
 //! The evaluator-result cache: every successful result (score, side information, spec verdict)
-//! under its call key, in one SQLite database (`results.sqlite3` in the cache directory) in WAL
+//! under its call key, and every `tasks run` completion under its completion key, in one SQLite
+//! database (`results.sqlite3` in the cache directory) in WAL
 //! mode with a busy timeout, so several evalctl processes can share it. Errors are never stored.
+//! Lookups answer on the caller's connection; stores go to a writer thread of their own that
+//! commits whatever is queued in one transaction, so a run never waits on a commit.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
@@ -29,9 +34,29 @@ pub struct CachedResult {
     pub passed: Option<bool>,
 }
 
-/// An open cache.
+/// The most stores one transaction commits (a long queue is committed in several).
+const STORES_PER_COMMIT: usize = 4096;
+
+/// One stored `tasks run` completion.
+#[derive(Debug, Clone)]
+pub struct CachedCompletion {
+    /// The generated text.
+    pub text: String,
+    /// Its token usage: prompt, completion and total tokens.
+    pub tokens: [u64; 3],
+}
+
+/// What the writer thread stores.
+enum Store {
+    Result(CallKey, CachedResult),
+    Completion(CallKey, CachedCompletion),
+}
+
+/// An open cache. Dropping it commits every store queued so far.
 pub struct Cache {
     connection: Mutex<Connection>,
+    stores: Option<Sender<Store>>,
+    writer: Option<JoinHandle<()>>,
 }
 
 /// `evalctl cache stats`.
@@ -39,7 +64,7 @@ pub struct Cache {
 pub struct CacheStats {
     /// The database file.
     pub path: PathBuf,
-    /// Stored results.
+    /// Stored results and completions.
     pub entries: u64,
     /// Size of the database files on disk.
     pub bytes: u64,
@@ -49,28 +74,101 @@ fn failed(dir: &Path, err: impl std::fmt::Display) -> anyhow::Error {
     Fatal::Internal(format!("cache {}: {err}", dir.join(DATABASE).display())).into()
 }
 
+/// Open (creating it and its directory if need be) the database in `dir`, in WAL mode, with
+/// its table. Several processes may do this at once: a setup that finds the database locked
+/// is tried again until [`BUSY_TIMEOUT`] has passed.
+fn connect(dir: &Path) -> anyhow::Result<Connection> {
+    std::fs::create_dir_all(dir).map_err(|err| failed(dir, err))?;
+    let connection = Connection::open(dir.join(DATABASE)).map_err(|err| failed(dir, err))?;
+    let set_up = || -> rusqlite::Result<()> {
+        connection.busy_timeout(BUSY_TIMEOUT)?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        connection.execute_batch(
+            "CREATE TABLE IF NOT EXISTS results (
+                 key BLOB PRIMARY KEY,
+                 score REAL NOT NULL,
+                 side_info TEXT NOT NULL,
+                 passed INTEGER
+             ) WITHOUT ROWID;
+             CREATE TABLE IF NOT EXISTS completions (
+                 key BLOB PRIMARY KEY,
+                 text TEXT NOT NULL,
+                 prompt_tokens INTEGER NOT NULL,
+                 completion_tokens INTEGER NOT NULL,
+                 total_tokens INTEGER NOT NULL
+             ) WITHOUT ROWID;",
+        )
+    };
+    let started = Instant::now();
+    loop {
+        match set_up() {
+            Ok(()) => return Ok(connection),
+            // Switching to WAL takes the database whole, without waiting for a busy one.
+            Err(rusqlite::Error::SqliteFailure(err, _))
+                if matches!(
+                    err.code,
+                    rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked
+                ) && started.elapsed() < BUSY_TIMEOUT =>
+            {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+            Err(err) => return Err(failed(dir, err)),
+        }
+    }
+}
+
+/// The writer thread: commit each batch of queued stores in one transaction until the cache
+/// is dropped. A store that fails is dropped: the cache only saves calls, it never fails a run.
+fn write_stores(connection: Connection, stores: &Receiver<Store>) {
+    while let Ok(first) = stores.recv() {
+        let Ok(transaction) = connection.unchecked_transaction() else {
+            continue;
+        };
+        let queued = std::iter::once(first).chain(stores.try_iter().take(STORES_PER_COMMIT - 1));
+        for store in queued {
+            let _ = match store {
+                Store::Result(key, result) => transaction
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO results (key, score, side_info, passed) \
+                         VALUES (?1, ?2, ?3, ?4)",
+                    )
+                    .and_then(|mut insert| {
+                        let side_info = Value::Object(result.side_info).to_string();
+                        let row = params![key.as_bytes(), result.score, side_info, result.passed];
+                        insert.execute(row)
+                    }),
+                Store::Completion(key, completion) => transaction
+                    .prepare_cached(
+                        "INSERT OR REPLACE INTO completions (key, text, prompt_tokens, \
+                         completion_tokens, total_tokens) VALUES (?1, ?2, ?3, ?4, ?5)",
+                    )
+                    .and_then(|mut insert| {
+                        let [prompt, generated, total] = completion.tokens;
+                        let row =
+                            params![key.as_bytes(), completion.text, prompt, generated, total];
+                        insert.execute(row)
+                    }),
+            };
+        }
+        let _ = transaction.commit();
+    }
+}
+
 impl Cache {
     /// Open (creating it and its directory if need be) the cache in `dir`.
     pub fn open(dir: &Path) -> anyhow::Result<Cache> {
-        std::fs::create_dir_all(dir).map_err(|err| failed(dir, err))?;
-        let connection = Connection::open(dir.join(DATABASE)).map_err(|err| failed(dir, err))?;
-        connection
-            .busy_timeout(BUSY_TIMEOUT)
-            .and_then(|()| {
-                connection.pragma_update(None, "journal_mode", "WAL")?;
-                connection.pragma_update(None, "synchronous", "NORMAL")?;
-                connection.execute_batch(
-                    "CREATE TABLE IF NOT EXISTS results (
-                         key BLOB PRIMARY KEY,
-                         score REAL NOT NULL,
-                         side_info TEXT NOT NULL,
-                         passed INTEGER
-                     ) WITHOUT ROWID;",
-                )
-            })
+        let connection = connect(dir)?;
+        let writer_connection = connect(dir)?;
+        let (stores, queued) = mpsc::channel();
+        let writer = std::thread::Builder::new()
+            .name("cache writer".into())
+            .spawn(move || write_stores(writer_connection, &queued))
             .map_err(|err| failed(dir, err))?;
         Ok(Cache {
             connection: Mutex::new(connection),
+            stores: Some(stores),
+            writer: Some(writer),
         })
     }
 
@@ -101,19 +199,39 @@ impl Cache {
         })
     }
 
-    /// Store the successful result of `key`. A write that fails is dropped: the cache only
-    /// saves calls, it never fails a run.
-    pub fn put(&self, key: &CallKey, result: &CachedResult) {
-        let Ok(connection) = self.connection.lock() else {
-            return;
-        };
-        let side_info = Value::Object(result.side_info.clone()).to_string();
-        let insert = connection.prepare_cached(
-            "INSERT OR REPLACE INTO results (key, score, side_info, passed) VALUES (?1, ?2, ?3, ?4)",
-        );
-        if let Ok(mut statement) = insert {
-            let row = params![key.as_bytes(), result.score, side_info, result.passed];
-            let _ = statement.execute(row);
+    /// Queue the successful result of `key` for the writer thread.
+    pub fn put(&self, key: &CallKey, result: CachedResult) {
+        self.queue(Store::Result(*key, result));
+    }
+
+    /// The stored completion of `key`, if any. A read that fails counts as a miss.
+    pub fn get_completion(&self, key: &CallKey) -> Option<CachedCompletion> {
+        let connection = self.connection.lock().ok()?;
+        let mut statement = connection
+            .prepare_cached(
+                "SELECT text, prompt_tokens, completion_tokens, total_tokens FROM completions \
+                 WHERE key = ?1",
+            )
+            .ok()?;
+        statement
+            .query_row(params![key.as_bytes()], |row| {
+                Ok(CachedCompletion {
+                    text: row.get(0)?,
+                    tokens: [row.get(1)?, row.get(2)?, row.get(3)?],
+                })
+            })
+            .optional()
+            .ok()?
+    }
+
+    /// Queue the completion of `key` for the writer thread.
+    pub fn put_completion(&self, key: &CallKey, completion: CachedCompletion) {
+        self.queue(Store::Completion(*key, completion));
+    }
+
+    fn queue(&self, store: Store) {
+        if let Some(stores) = &self.stores {
+            let _ = stores.send(store);
         }
     }
 
@@ -121,10 +239,12 @@ impl Cache {
     pub fn stats(dir: &Path) -> anyhow::Result<CacheStats> {
         let path = dir.join(DATABASE);
         let entries = if path.exists() {
-            let cache = Cache::open(dir)?;
-            let connection = cache.connection.lock().map_err(|err| failed(dir, err))?;
-            connection
-                .query_row("SELECT count(*) FROM results", [], |row| row.get(0))
+            connect(dir)?
+                .query_row(
+                    "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM completions)",
+                    [],
+                    |row| row.get(0),
+                )
                 .map_err(|err| failed(dir, err))?
         } else {
             0
@@ -146,14 +266,24 @@ impl Cache {
         if !dir.join(DATABASE).exists() {
             return Ok(0);
         }
-        let cache = Cache::open(dir)?;
-        let connection = cache.connection.lock().map_err(|err| failed(dir, err))?;
-        let removed = connection
-            .execute("DELETE FROM results", [])
+        let connection = connect(dir)?;
+        let removed = ["DELETE FROM results", "DELETE FROM completions"]
+            .iter()
+            .map(|delete| connection.execute(delete, []))
+            .sum::<rusqlite::Result<usize>>()
             .map_err(|err| failed(dir, err))?;
         connection
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
             .map_err(|err| failed(dir, err))?;
         Ok(removed as u64)
+    }
+}
+
+impl Drop for Cache {
+    fn drop(&mut self) {
+        self.stores.take();
+        if let Some(writer) = self.writer.take() {
+            let _ = writer.join();
+        }
     }
 }

@@ -2,11 +2,19 @@
 
 mod cache;
 
-pub use cache::{Cache, CachedResult};
+pub use cache::{Cache, CachedCompletion, CachedResult};
 
 use std::path::PathBuf;
 
 use crate::error::bad_flag;
+
+/// The cache directory `--cache` (with `--cache-dir`) names; `None` without `--cache`.
+pub fn cache_dir(cache: bool, dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
+    if !cache {
+        return Ok(None);
+    }
+    dir.map_or_else(default_cache_dir, Ok).map(Some)
+}
 
 /// The cache directory when `--cache-dir` is not given: `$XDG_CACHE_HOME/evalctl`, else
 /// `~/.cache/evalctl`.

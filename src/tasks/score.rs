@@ -3,6 +3,7 @@
 //! Tasks without an output and outputs naming no task are reported, never dropped.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
@@ -241,6 +242,50 @@ pub struct ScoreSummary {
     pub interrupted: bool,
 }
 
+/// Each task's score against its output (or as missing), in task order, from as many threads
+/// as there are cores: a `code_exec` task runs interpreter processes that mostly wait. `None`
+/// for a task not reached because an interruption was requested.
+fn score_in_parallel(
+    tasks: &[Task],
+    by_id: &HashMap<&str, &ModelOutput>,
+    code_timeout: Duration,
+) -> Vec<Option<anyhow::Result<TaskScore>>> {
+    let next = AtomicUsize::new(0);
+    let work = || {
+        let mut scored = Vec::new();
+        loop {
+            let index = next.fetch_add(1, Ordering::Relaxed);
+            let Some(task) = tasks.get(index) else {
+                return scored;
+            };
+            if crate::interrupt::interrupt_requested() {
+                return scored;
+            }
+            let score = match by_id.get(task.task_id.as_str()) {
+                Some(output) => score_task(task, &output.output, code_timeout),
+                None => Ok(missing(task)),
+            };
+            scored.push((index, score));
+        }
+    };
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let mut scores: Vec<Option<anyhow::Result<TaskScore>>> = Vec::new();
+    scores.resize_with(tasks.len(), || None);
+    std::thread::scope(|scope| {
+        let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
+        let mine = work();
+        let theirs = workers.into_iter().flat_map(|worker| {
+            worker
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+        });
+        for (index, score) in mine.into_iter().chain(theirs) {
+            scores[index] = Some(score);
+        }
+    });
+    scores
+}
+
 /// Score every valid task of `file` against its output.
 pub fn score_all(
     file: &TaskFile,
@@ -256,11 +301,21 @@ pub fn score_all(
     let needs_python = tasks.iter().any(|task| {
         task.metric == MetricName::CodeExec && by_id.contains_key(task.task_id.as_str())
     });
-    if needs_python {
-        code_exec::ensure_python()?;
-        // Ctrl-C, SIGTERM or SIGHUP now stop the running script and clean up (exit 130).
-        crate::interrupt::catch_in_flag();
-    }
+    let scores = std::thread::scope(|scope| {
+        // Whether python3 works is checked beside the scoring rather than before it: a start of
+        // the interpreter is most of what a small suite costs.
+        let python = needs_python.then(|| scope.spawn(code_exec::ensure_python));
+        if needs_python {
+            // Ctrl-C, SIGTERM or SIGHUP now stop the running scripts and clean up (exit 130).
+            crate::interrupt::catch_in_flag();
+        }
+        let scores = score_in_parallel(tasks, &by_id, code_timeout);
+        match python.map(|check| check.join()) {
+            Some(Ok(Err(error))) => Err(error),
+            Some(Err(panic)) => std::panic::resume_unwind(panic),
+            Some(Ok(Ok(()))) | None => Ok(scores),
+        }
+    })?;
     let mut summary = ScoreSummary {
         tasks_file: file.display.clone(),
         outputs_file,
@@ -273,14 +328,11 @@ pub fn score_all(
         tasks: Vec::with_capacity(tasks.len()),
         interrupted: false,
     };
-    for task in tasks {
-        if crate::interrupt::interrupt_requested() {
+    for (task, scored) in tasks.iter().zip(scores) {
+        let Some(scored) = scored else {
+            // Not reached: an interruption stopped the scoring.
             summary.interrupted = true;
             return Ok(summary);
-        }
-        let scored = match by_id.get(task.task_id.as_str()) {
-            Some(output) => score_task(task, &output.output, code_timeout),
-            None => Ok(missing(task)),
         };
         let result = match scored {
             Err(error) if matches!(error.downcast_ref(), Some(Fatal::Interrupted(_))) => {

@@ -1,8 +1,11 @@
 //! `evalctl tasks run`: a task suite against a model. Validate (any invalid task stops it unless
 //! `--allow-bad-tasks`), render each task's prompt, generate at most `-j` completions at once
 //! (with retries and timeouts), then post-process and score them through exactly the code of
-//! `tasks score`, and report per category and per metric with the token usage.
+//! `tasks score`, and report per category and per metric with the token usage. `--save-outputs`
+//! is the run's journal (`--resume`), and `--cache` answers prompts the model was already given
+//! (see [`journal`]).
 
+pub mod journal;
 pub mod model;
 
 use std::path::PathBuf;
@@ -21,8 +24,11 @@ use crate::error::Fatal;
 use crate::exit::Exit;
 use crate::interrupt::interruption;
 use crate::protocol::CallError;
-use crate::report::{print_stdout, Format, Reporter, ResultsFile};
+use crate::report::{print_resumed, print_stdout, Format, Reporter, ResultsFile};
+use crate::runner::key::CallKey;
 use crate::runner::retry::with_retries;
+use crate::store::{Cache, CachedCompletion};
+use journal::{completion_keys, OutputLine, SavedCompletion};
 use model::{Completion, Model, ModelSpec, Sampling, Usage};
 
 /// `evalctl tasks run`.
@@ -46,6 +52,11 @@ pub struct RunTasksConfig {
     pub save_outputs: Option<PathBuf>,
     /// Where to write one score line per task, as `tasks score --output` does.
     pub output: Option<PathBuf>,
+    /// Take up the run whose journal is `save_outputs`: tasks with a saved completion are not
+    /// generated again.
+    pub resume: bool,
+    /// `--cache` (with `--cache-dir`): the directory of the cache completions are kept in.
+    pub cache_dir: Option<PathBuf>,
     /// Run the valid tasks even when others are invalid.
     pub allow_bad_tasks: bool,
     /// The time limit of each `code_exec` assertion script.
@@ -77,7 +88,13 @@ pub struct Generation {
     pub completed: usize,
     /// Tasks without a completion (they score 0).
     pub failed: Vec<GenerationFailure>,
-    /// Tokens used, totalled.
+    /// Completions taken from the journal by `--resume`.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub resumed: usize,
+    /// Completions answered by the cache.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cached: usize,
+    /// Tokens used, totalled (resumed and cached completions count what they used then).
     pub usage: Usage,
     /// Wall time of generation, in milliseconds.
     pub elapsed_ms: f64,
@@ -119,15 +136,37 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     if file.tasks.is_empty() {
         reporter.warning(format!("{}: no valid tasks to run", file.display));
     }
-    let mut saved = config
+    let saved = config
         .save_outputs
         .as_deref()
         .map(ResultsFile::open)
         .transpose()?;
-    let tasks: Arc<[Task]> = file.tasks.clone().into();
-    let model = Arc::new(model);
+    let prompts: Vec<String> = file.tasks.iter().map(render_prompt).collect();
+    let keys = completion_keys(&config.model, &config.sampling, &prompts)?;
+    let resumed = match (&config.save_outputs, config.resume) {
+        (Some(path), true) => {
+            let task_ids: Vec<&str> = file
+                .tasks
+                .iter()
+                .map(|task| task.task_id.as_str())
+                .collect();
+            let (saved, resumed) = journal::resume_from(path, &task_ids, &keys)?;
+            print_resumed(path, &resumed, file.tasks.len(), reporter);
+            saved
+        }
+        _ => Vec::new(),
+    };
+    let cache = config.cache_dir.as_deref().map(Cache::open).transpose()?;
+    let mut saved = saved.map(ResultsFile::in_background);
+    let work = Arc::new(Work {
+        model: Arc::new(model),
+        tasks: file.tasks.clone().into(),
+        prompts,
+        keys,
+        cache,
+    });
     let generated =
-        crate::runner::block_on(generate(Arc::clone(&model), tasks, config, |output| {
+        crate::runner::block_on(generate(Arc::clone(&work), resumed, config, |output| {
             match &mut saved {
                 Some(results) => results.append(output),
                 None => Ok(()),
@@ -136,16 +175,24 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     let Generated {
         outputs,
         failed,
+        resumed,
+        cached,
         usage,
         interrupted,
         elapsed,
-        write_error,
+        mut write_error,
     } = generated;
+    if let Some(Err(error)) = saved.map(ResultsFile::finish) {
+        write_error.get_or_insert(error);
+    }
+    let model = &work.model;
     let generation = Generation {
         model: model.label(),
         tasks: file.tasks.len(),
         completed: outputs.len(),
         failed,
+        resumed,
+        cached,
         usage,
         elapsed_ms: crate::text::milliseconds(elapsed),
     };
@@ -203,10 +250,27 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     })
 }
 
+fn is_zero(count: &usize) -> bool {
+    *count == 0
+}
+
+/// What every completion of the run shares.
+struct Work {
+    model: Arc<Model>,
+    tasks: Arc<[Task]>,
+    /// Each task's rendered prompt.
+    prompts: Vec<String>,
+    /// Each task's completion key.
+    keys: Vec<CallKey>,
+    cache: Option<Cache>,
+}
+
 /// What generation produced.
 struct Generated {
     outputs: Vec<ModelOutput>,
     failed: Vec<GenerationFailure>,
+    resumed: usize,
+    cached: usize,
     usage: Usage,
     interrupted: bool,
     elapsed: Duration,
@@ -219,58 +283,50 @@ struct Finished {
     index: usize,
     completion: Result<Completion, CallError>,
     attempts: u32,
+    cached: bool,
 }
 
-/// Generate every task's completion, at most `-j` at once; `save` gets each output as it
-/// arrives. An interruption aborts the completions in flight (killing model commands).
+/// Generate the completion of every task `resumed` does not hold, at most `-j` at once, each from
+/// the cache when it has it; `save` gets each new output as it arrives. An interruption aborts
+/// the completions in flight (killing model commands).
 async fn generate(
-    model: Arc<Model>,
-    tasks: Arc<[Task]>,
+    work: Arc<Work>,
+    resumed: Vec<SavedCompletion>,
     config: &RunTasksConfig,
     mut save: impl FnMut(&OutputLine<'_>) -> anyhow::Result<()>,
 ) -> Generated {
     let started = Instant::now();
     let sampling = Arc::new(config.sampling.clone());
     let mut generated = Generated {
-        outputs: Vec::with_capacity(tasks.len()),
+        outputs: Vec::with_capacity(work.tasks.len()),
         failed: Vec::new(),
+        resumed: resumed.len(),
+        cached: 0,
         usage: Usage::default(),
         interrupted: false,
         elapsed: Duration::ZERO,
         write_error: None,
     };
-    let mut pending = 0..tasks.len();
+    let mut done = vec![false; work.tasks.len()];
+    for saved in resumed {
+        done[saved.index] = true;
+        generated.usage.add(saved.usage);
+        generated.outputs.push(ModelOutput {
+            line: generated.outputs.len() + 1,
+            task_id: work.tasks[saved.index].task_id.clone(),
+            output: saved.output,
+        });
+    }
+    let mut pending = (0..work.tasks.len()).filter(|&index| !done[index]);
     let mut in_flight = JoinSet::new();
     let interrupted_by_signal = interruption();
     tokio::pin!(interrupted_by_signal);
     loop {
         while in_flight.len() < config.concurrency {
             let Some(index) = pending.next() else { break };
-            let (model, tasks, sampling) = (
-                Arc::clone(&model),
-                Arc::clone(&tasks),
-                Arc::clone(&sampling),
-            );
+            let (work, sampling) = (Arc::clone(&work), Arc::clone(&sampling));
             let retries = config.retries;
-            in_flight.spawn(async move {
-                let task = &tasks[index];
-                let prompt = render_prompt(task);
-                let (completion, attempts) = with_retries(retries, || {
-                    model.complete(&task.task_id, &prompt, &sampling)
-                })
-                .await;
-                Finished {
-                    index,
-                    completion: completion.map_err(|attempt| match attempt.score {
-                        Err(error) => error,
-                        Ok(_) => CallError::new(
-                            crate::protocol::ErrorKind::InvalidOutput,
-                            "no completion",
-                        ),
-                    }),
-                    attempts,
-                }
-            });
+            in_flight.spawn(async move { complete(&work, index, &sampling, retries).await });
         }
         if in_flight.is_empty() {
             break;
@@ -283,7 +339,7 @@ async fn generate(
                 break;
             }
             Some(joined) = in_flight.join_next() => match joined {
-                Ok(finished) => record(&mut generated, &tasks, finished, &mut save),
+                Ok(finished) => record(&mut generated, &work, finished, &mut save),
                 Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
                 Err(_) => {}
             },
@@ -294,27 +350,76 @@ async fn generate(
     generated
 }
 
-/// A `--save-outputs` line: what `tasks score --outputs` reads.
-#[derive(Serialize)]
-struct OutputLine<'a> {
-    task_id: &'a str,
-    output: &'a str,
+/// Task `index`'s completion: from the cache, else from the model with retries (a completion the
+/// model gave is then cached).
+async fn complete(work: &Work, index: usize, sampling: &Sampling, retries: u32) -> Finished {
+    let key = &work.keys[index];
+    if let Some(hit) = work
+        .cache
+        .as_ref()
+        .and_then(|cache| cache.get_completion(key))
+    {
+        let [prompt_tokens, completion_tokens, total_tokens] = hit.tokens;
+        let usage = Usage {
+            prompt_tokens,
+            completion_tokens,
+            total_tokens,
+        };
+        return Finished {
+            index,
+            completion: Ok(Completion {
+                text: hit.text,
+                usage,
+            }),
+            attempts: 0,
+            cached: true,
+        };
+    }
+    let task = &work.tasks[index];
+    let (completion, attempts) = with_retries(retries, || {
+        work.model
+            .complete(&task.task_id, &work.prompts[index], sampling)
+    })
+    .await;
+    let completion = completion.map_err(|attempt| match attempt.score {
+        Err(error) => error,
+        Ok(_) => CallError::new(crate::protocol::ErrorKind::InvalidOutput, "no completion"),
+    });
+    if let (Some(cache), Ok(completion)) = (&work.cache, &completion) {
+        let usage = completion.usage;
+        let tokens = [
+            usage.prompt_tokens,
+            usage.completion_tokens,
+            usage.total_tokens,
+        ];
+        let text = completion.text.clone();
+        cache.put_completion(key, CachedCompletion { text, tokens });
+    }
+    Finished {
+        index,
+        completion,
+        attempts,
+        cached: false,
+    }
 }
 
 fn record(
     generated: &mut Generated,
-    tasks: &[Task],
+    work: &Work,
     finished: Finished,
     save: &mut impl FnMut(&OutputLine<'_>) -> anyhow::Result<()>,
 ) {
-    let task_id = &tasks[finished.index].task_id;
+    let task_id = &work.tasks[finished.index].task_id;
     match finished.completion {
         Ok(completion) => {
             generated.usage.add(completion.usage);
+            generated.cached += usize::from(finished.cached);
             if generated.write_error.is_none() {
                 let line = OutputLine {
                     task_id,
                     output: &completion.text,
+                    key: work.keys[finished.index].to_string(),
+                    usage: completion.usage,
                 };
                 generated.write_error = save(&line).err();
             }

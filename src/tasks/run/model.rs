@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use reqwest::Url;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
 
 use crate::evaluator::command::{CommandEvaluator, CommandSpec};
@@ -66,7 +66,7 @@ pub struct Sampling {
 }
 
 /// Tokens a completion used, as the API reports them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
     /// Prompt tokens.
     pub prompt_tokens: u64,

@@ -1,0 +1,176 @@
+//! `tasks run`'s journal and cache: each `--save-outputs` line carries the completion's key (a
+//! SHA-256 of the model's identity, the sampling and the rendered prompt) and its token usage, so
+//! `--resume` can take up an interrupted run where it stopped, and `--cache` can answer a prompt
+//! the same model was already given. A changed model command script, model, API, base URL,
+//! temperature, token limit, stop sequence or prompt changes the key.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::model::{Api, ModelSpec, Sampling, Usage};
+use crate::error::{invalid, Problem};
+use crate::input::{jsonl_lines, parse_object_line, strict, Source};
+use crate::runner::journal::repair_torn_tail;
+use crate::runner::key::{add_command_identity, CallKey, Fields};
+use crate::runner::resume::Resumed;
+
+/// The key of each prompt's completion by `model` under `sampling`, in order. A model command
+/// script that cannot be read is bad input naming it.
+pub fn completion_keys(
+    model: &ModelSpec,
+    sampling: &Sampling,
+    prompts: &[String],
+) -> anyhow::Result<Vec<CallKey>> {
+    let mut fields = Fields::new("evalctl completion key v1");
+    match model {
+        ModelSpec::Api {
+            model,
+            api,
+            base_url,
+            api_key_env: _, // which variable holds the key does not change a completion
+        } => {
+            let api = match api {
+                Api::Chat => "chat",
+                Api::Completions => "completions",
+            };
+            fields
+                .add(b'K', b"api")
+                .add(b'J', model.as_bytes())
+                .add(b'G', api.as_bytes())
+                .add_optional(b'B', base_url.as_deref().map(str::as_bytes));
+        }
+        ModelSpec::Command(command) => add_command_identity(&mut fields, command)?,
+    }
+    fields.add(b'X', &sampling.temperature.to_le_bytes());
+    let max_tokens = sampling.max_tokens.map(u32::to_le_bytes);
+    fields.add_optional(b'N', max_tokens.as_ref().map(|n| &n[..]));
+    for stop in &sampling.stop {
+        fields.add(b'S', stop.as_bytes());
+    }
+    let configuration = fields.key();
+    Ok(prompts
+        .iter()
+        .map(|prompt| {
+            let mut fields = Fields::new("evalctl completion");
+            fields
+                .add(b'C', configuration.as_bytes())
+                .add(b'P', prompt.as_bytes());
+            fields.key()
+        })
+        .collect())
+}
+
+/// A `--save-outputs` line: what `tasks score --outputs` reads (`task_id`, `output`), plus the
+/// completion's key and token usage for `--resume`.
+#[derive(Serialize)]
+pub struct OutputLine<'a> {
+    /// The task.
+    pub task_id: &'a str,
+    /// The completion.
+    pub output: &'a str,
+    /// The completion's key, as 64 hex digits.
+    pub key: String,
+    /// Its token usage.
+    pub usage: Usage,
+}
+
+/// A completion an earlier run saved.
+pub struct SavedCompletion {
+    /// The task's position in this run.
+    pub index: usize,
+    /// The completion.
+    pub output: String,
+    /// Its token usage.
+    pub usage: Usage,
+}
+
+/// Read the `--save-outputs` file at `path` for `--resume`: repair a torn last line, and take
+/// each line whose task is one of `task_ids` and whose key is that task's key in `keys`. A line
+/// of a task of this run under another key (another model, sampling or prompt) is bad input:
+/// its task would then have two outputs in the file. Lines of other tasks are counted as foreign.
+pub fn resume_from(
+    path: &Path,
+    task_ids: &[&str],
+    keys: &[CallKey],
+) -> anyhow::Result<(Vec<SavedCompletion>, Resumed)> {
+    let torn = repair_torn_tail(path).map_err(|problem| invalid(vec![problem]))?;
+    let mut resumed = Resumed {
+        torn,
+        ..Resumed::default()
+    };
+    if !path.exists() {
+        return Ok((Vec::new(), resumed));
+    }
+    let source = Source::File(path.to_path_buf());
+    let display = source.display();
+    let bytes = source.read().map_err(|problem| invalid(vec![problem]))?;
+    let position: HashMap<&str, usize> = task_ids
+        .iter()
+        .enumerate()
+        .map(|(index, &task_id)| (task_id, index))
+        .collect();
+    let mut first_line: HashMap<usize, usize> = HashMap::new();
+    let mut saved = Vec::new();
+    let mut problems = Vec::new();
+    for (line, text) in jsonl_lines(&bytes) {
+        let problem = |message: String| Problem::at_line(display.as_str(), line, message);
+        let record = match text.and_then(parse_object_line) {
+            Ok(record) => record,
+            Err(reason) => {
+                problems.push(problem(reason));
+                continue;
+            }
+        };
+        let text_field = |name: &str| match record.get(name).map(strict::as_str) {
+            Some(Ok(text)) => Ok(text),
+            Some(Err(reason)) => Err(problem(reason).at(name)),
+            None => Err(problem(strict::missing_key(name))),
+        };
+        let (task_id, output) = match (text_field("task_id"), text_field("output")) {
+            (Ok(task_id), Ok(output)) => (task_id, output),
+            (task_id, output) => {
+                problems.extend([task_id.err(), output.err()].into_iter().flatten());
+                continue;
+            }
+        };
+        let Some(&index) = position.get(task_id) else {
+            resumed.foreign += 1;
+            continue;
+        };
+        let key = record.get("key").and_then(Value::as_str);
+        if key.and_then(CallKey::parse) != Some(keys[index]) {
+            problems.push(problem(format!(
+                "task {task_id:?} was generated by another configuration (model, sampling or \
+                 prompt); resume with the same flags, or save to a new --save-outputs file"
+            )));
+            continue;
+        }
+        if let Some(first) = first_line.insert(index, line) {
+            problems.push(problem(format!(
+                "task {task_id:?} already has an output on line {first}"
+            )));
+            continue;
+        }
+        let usage = match record.get("usage").map(Usage::deserialize) {
+            None => Usage::default(),
+            Some(Ok(usage)) => usage,
+            Some(Err(err)) => {
+                problems.push(problem(err.to_string()).at("usage"));
+                continue;
+            }
+        };
+        saved.push(SavedCompletion {
+            index,
+            output: output.to_string(),
+            usage,
+        });
+    }
+    if !problems.is_empty() {
+        return Err(invalid(problems));
+    }
+    resumed.done = saved.len();
+    Ok((saved, resumed))
+}

@@ -1,0 +1,207 @@
+//! `tasks run`'s journal and cache through the real binary: `--save-outputs` lines carry each
+//! completion's key and usage, `--resume` repairs a torn last line and generates only what is
+//! missing, a changed configuration is refused rather than mixed into the file, and `--cache`
+//! answers a prompt the same model was given before (a changed model script misses).
+
+use crate::common::{code, json_stdout, stderr_text, Sandbox};
+use serde_json::Value;
+
+/// Four tasks whose right answer is their own id.
+const TASKS: &str = r#"{"task_id": "t1", "category": "classification", "prompt": "say t1", "targets": ["t1"], "metric_name": "exact_match", "post_process": "strip_whitespace"}
+{"task_id": "t2", "category": "classification", "prompt": "say t2", "targets": ["t2"], "metric_name": "exact_match", "post_process": "strip_whitespace"}
+{"task_id": "t3", "category": "classification", "prompt": "say t3", "targets": ["t3"], "metric_name": "exact_match", "post_process": "strip_whitespace"}
+{"task_id": "t4", "category": "classification", "prompt": "say t4", "targets": ["t4"], "metric_name": "exact_match", "post_process": "strip_whitespace"}
+"#;
+
+/// A model that records each call in calls.log, answers with the task id, and fails the tasks
+/// listed in fail.txt.
+const MODEL: &str = r#"task=$(sed -n 's/^{"task_id":"\([^"]*\)".*/\1/p')
+echo "$task" >> calls.log
+if [ -f fail.txt ] && grep -qx "$task" fail.txt; then echo "down" >&2; exit 3; fi
+printf '%s' "$task"
+"#;
+
+fn suite() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write("tasks.jsonl", TASKS);
+    sb.write("model.sh", MODEL);
+    sb
+}
+
+fn tasks_run(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
+    sb.evalctl()
+        .args([
+            "tasks",
+            "run",
+            "tasks.jsonl",
+            "--no-config",
+            "--format",
+            "json",
+        ])
+        .args(["--model-command", "sh model.sh", "-j", "1"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+fn calls(sb: &Sandbox) -> Vec<String> {
+    std::fs::read_to_string(sb.path().join("calls.log"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::to_string)
+        .collect()
+}
+
+#[test]
+fn resume_repairs_a_torn_line_and_generates_only_the_missing_completions() {
+    let sb = suite();
+    sb.write("fail.txt", "t2\n");
+    let first = tasks_run(&sb, &["--save-outputs", "saved.jsonl"]);
+    assert_eq!(code(&first), 1, "{}", stderr_text(&first));
+    assert_eq!(calls(&sb), ["t1", "t2", "t3", "t4"]);
+    let saved = sb.read("saved.jsonl");
+    let lines: Vec<Value> = saved
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 3, "{saved}");
+    for line in &lines {
+        assert_eq!(line["key"].as_str().map(str::len), Some(64), "{line}");
+        assert_eq!(line["usage"]["total_tokens"], 0, "{line}");
+    }
+    // A run killed while writing leaves a torn last line.
+    sb.write(
+        "saved.jsonl",
+        format!("{saved}{{\"task_id\": \"t2\", \"outp"),
+    );
+    std::fs::remove_file(sb.path().join("fail.txt")).unwrap();
+
+    let resumed = tasks_run(&sb, &["--save-outputs", "saved.jsonl", "--resume"]);
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(
+        stderr_text(&resumed),
+        "warning: saved.jsonl:4: the last line was cut short by an interrupted run (23 bytes); \
+         removed it\nresuming saved.jsonl: 3 of 4 calls already done, 1 to make\n"
+    );
+    assert_eq!(calls(&sb), ["t1", "t2", "t3", "t4", "t2"], "only t2 again");
+    let summary = json_stdout(&resumed);
+    assert_eq!(summary["generation"]["completed"], 4);
+    assert_eq!(summary["generation"]["resumed"], 3);
+    assert_eq!(summary["overall"]["mean"], 1.0);
+
+    // The journal is what `tasks score --outputs` reads: one line per task, the same scores.
+    let rescored = sb
+        .evalctl()
+        .args(["tasks", "score", "tasks.jsonl", "--outputs", "saved.jsonl"])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&rescored), 0, "{}", stderr_text(&rescored));
+    assert_eq!(json_stdout(&rescored)["overall"], summary["overall"]);
+
+    // Nothing left to do: no call at all.
+    let again = tasks_run(&sb, &["--save-outputs", "saved.jsonl", "--resume"]);
+    assert_eq!(code(&again), 0, "{}", stderr_text(&again));
+    assert_eq!(calls(&sb).len(), 5);
+    assert_eq!(json_stdout(&again)["generation"]["resumed"], 4);
+}
+
+#[test]
+fn resuming_under_another_configuration_is_refused_and_the_journal_kept() {
+    let sb = suite();
+    let first = tasks_run(&sb, &["--save-outputs", "saved.jsonl"]);
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    let saved = sb.read("saved.jsonl");
+    let other = tasks_run(
+        &sb,
+        &[
+            "--save-outputs",
+            "saved.jsonl",
+            "--resume",
+            "--temperature",
+            "0.5",
+        ],
+    );
+    assert_eq!(code(&other), 2);
+    let expected: String = (1..=4)
+        .map(|n| {
+            format!(
+                "error: saved.jsonl:{n}: task \"t{n}\" was generated by another configuration \
+                 (model, sampling or prompt); resume with the same flags, or save to a new \
+                 --save-outputs file\n"
+            )
+        })
+        .collect();
+    assert_eq!(stderr_text(&other), expected);
+    assert_eq!(sb.read("saved.jsonl"), saved, "the journal is untouched");
+    assert_eq!(calls(&sb).len(), 4, "no call was made");
+}
+
+#[test]
+fn the_cache_answers_a_prompt_given_before_and_an_edited_model_misses() {
+    let sb = suite();
+    let cached = ["--cache", "--cache-dir", "cache"];
+    let first = tasks_run(&sb, &cached);
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    assert_eq!(json_stdout(&first)["generation"].get("cached"), None);
+    assert_eq!(calls(&sb).len(), 4);
+
+    let second = tasks_run(
+        &sb,
+        &[&cached[..], &["--save-outputs", "saved.jsonl"]].concat(),
+    );
+    assert_eq!(code(&second), 0, "{}", stderr_text(&second));
+    assert_eq!(calls(&sb).len(), 4, "every completion came from the cache");
+    let summary = json_stdout(&second);
+    assert_eq!(summary["generation"]["cached"], 4);
+    assert_eq!(summary["overall"], json_stdout(&first)["overall"]);
+    assert_eq!(
+        sb.read("saved.jsonl").lines().count(),
+        4,
+        "cached completions are saved"
+    );
+
+    // Another sampling is another key.
+    let hotter = tasks_run(&sb, &[&cached[..], &["--temperature", "1"]].concat());
+    assert_eq!(code(&hotter), 0, "{}", stderr_text(&hotter));
+    assert_eq!(calls(&sb).len(), 8);
+
+    // An edited model script misses too.
+    sb.write("model.sh", format!("# edited\n{MODEL}"));
+    let edited = tasks_run(&sb, &cached);
+    assert_eq!(code(&edited), 0, "{}", stderr_text(&edited));
+    assert_eq!(calls(&sb).len(), 12);
+
+    let stats = sb
+        .evalctl()
+        .args(["cache", "stats", "--cache-dir", "cache", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&stats), 0, "{}", stderr_text(&stats));
+    assert_eq!(json_stdout(&stats)["entries"], 12);
+}
+
+#[test]
+fn the_config_file_turns_the_cache_on_for_tasks_run() {
+    let sb = suite();
+    sb.write(
+        "evalctl.toml",
+        "[run]\ncache = true\ncache_dir = \"kept\"\n\n[tasks]\nmodel_command = \"sh model.sh\"\n",
+    );
+    let run = || {
+        sb.evalctl()
+            .args(["tasks", "run", "tasks.jsonl", "--format", "json"])
+            .output()
+            .unwrap()
+    };
+    let first = run();
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    let second = run();
+    assert_eq!(code(&second), 0, "{}", stderr_text(&second));
+    assert_eq!(json_stdout(&second)["generation"]["cached"], 4);
+    assert_eq!(calls(&sb).len(), 4);
+    assert!(
+        sb.path().join("kept").is_dir(),
+        "cache_dir is relative to the file"
+    );
+}
