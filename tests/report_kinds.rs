@@ -69,3 +69,24 @@ fn spec_score_records_become_one_row_per_run() {
     assert_eq!(data["sources"][0]["kind"], "spec");
     assert_eq!(data["rows"].as_array().map(Vec::len), Some(2));
 }
+
+#[test]
+fn a_run_results_file_names_the_evaluator_its_lines_carry() {
+    let sandbox = Sandbox::new();
+    let results = sandbox.path().join("results.jsonl");
+    let run = evalctl()
+        .args(["run", "--checks", &fixture("fixtures/checks/capitals.json")])
+        .args(["--candidate", "Paris", "--output"])
+        .arg(&results)
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    assert!(results.exists(), "{}", String::from_utf8_lossy(&run.stderr));
+    let data = report_of(&results, &sandbox.path().join("run.html"));
+    assert_eq!(data["sources"][0]["kind"], "run");
+    assert_eq!(
+        data["sources"][0]["evaluator"],
+        serde_json::json!({"kind": "checks", "target": fixture("fixtures/checks/capitals.json")})
+    );
+    assert_eq!(data["sources"][0]["elapsed_ms"], Value::Null);
+}

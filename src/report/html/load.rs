@@ -106,8 +106,9 @@ fn read_run(file: &Source) -> Result<Vec<CallRecord>, Vec<Problem>> {
     }
 }
 
-/// The summary `run --format json` prints over `records` (the evaluator and elapsed time are
-/// not in a results file; the score range is `any` only when a score is outside [0, 1]).
+/// The summary `run --format json` prints over `records` (the evaluator is the one the lines
+/// name, if they do; the elapsed time is not in a results file; the score range is `any` only
+/// when a score is outside [0, 1]).
 fn summarize(name: &str, records: &[CallRecord]) -> Summary {
     let mut candidates: Vec<String> = Vec::new();
     for record in records {
@@ -122,10 +123,16 @@ fn summarize(name: &str, records: &[CallRecord]) -> Summary {
     let mut tally = Tally::new(candidates, splits, DEFAULT_SEED);
     records.iter().for_each(|record| tally.add(record));
     let unit = records.iter().all(|r| (0.0..=1.0).contains(&r.score));
-    let evaluator = EvaluatorInfo {
-        kind: "results file".to_string(),
-        target: name.to_string(),
-    };
+    let evaluator = records
+        .iter()
+        .find_map(|record| record.run.as_ref())
+        .map_or_else(
+            || EvaluatorInfo {
+                kind: "results file".to_string(),
+                target: name.to_string(),
+            },
+            |run| run.evaluator.clone(),
+        );
     let range = if unit {
         ScoreRange::Unit
     } else {

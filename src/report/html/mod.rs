@@ -209,6 +209,9 @@ impl Report {
             self.add_row(source, &record.candidate_id, Row::from(record));
         }
         self.sources[source].summary = serde_json::to_value(summary).ok();
+        // Lines evalctl wrote name the run's evaluator, and so does the summary over them.
+        let named = records.iter().any(|record| record.run.is_some());
+        self.sources[source].evaluator = named.then(|| summary.evaluator.clone());
     }
 
     /// The report of the run that just finished (`run --report`): its summary, its records,
