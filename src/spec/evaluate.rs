@@ -244,23 +244,28 @@ fn run_validator<'a>(
         return early_result(decl, ResultState::Error, reason);
     }
     let challenge = actual_challenge.or(expected_challenge);
-    let (Resolved::Value(actual), Resolved::Value(expected)) = (&actual, &expected) else {
-        let reason = [&actual, &expected]
-            .iter()
-            .find_map(|resolved| match resolved {
-                Resolved::Missing(reason) if !reason.trim().is_empty() => Some(reason.clone()),
-                _ => None,
-            })
-            .unwrap_or_else(|| "evidence is unavailable".to_string());
-        let mut result = early_result(decl, ResultState::Unavailable, reason);
-        set_ids(&mut result, challenge);
-        return result;
+    let (actual, expected) = match (actual, expected) {
+        (Resolved::Value(actual), Resolved::Value(expected)) => (actual, expected),
+        (actual, expected) => {
+            let reason = [actual, expected]
+                .into_iter()
+                .find_map(|resolved| match resolved {
+                    Resolved::Missing(reason) if !reason.trim().is_empty() => Some(reason),
+                    _ => None,
+                })
+                .unwrap_or_else(|| "evidence is unavailable".to_string());
+            let mut result = early_result(decl, ResultState::Unavailable, reason);
+            set_ids(&mut result, challenge);
+            return result;
+        }
     };
-    result.actual_value = Some(actual.clone());
-    result.expected_value = needs_expected.then(|| expected.clone());
+    let comparison = validator.compare(&actual, &expected);
+    // The resolved values move into the result (they are not needed after the comparison).
+    result.actual_value = Some(actual);
+    result.expected_value = needs_expected.then_some(expected);
     set_ids(&mut result, challenge);
     result.source = evidence.source_of(&decl.target);
-    apply_comparison(&mut result, validator.compare(actual, expected));
+    apply_comparison(&mut result, comparison);
     result
 }
 
