@@ -18,6 +18,7 @@ use crate::runner::key::KeyContext;
 use crate::runner::preflight::{preflight, Probe};
 use crate::runner::resume::resume_from;
 use crate::runner::{self, plan_calls, CallRecord, RunContext};
+use crate::store::Table;
 
 /// `evalctl run`.
 pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
@@ -85,7 +86,8 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .cache_dir
             .as_deref()
             .map(crate::store::Cache::open)
-            .transpose()?,
+            .transpose()?
+            .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key))),
         run_info: report::RunInfo {
             evaluator: evaluator_info(evaluator.as_ref()),
             score_range: config.score_range.as_str().to_string(),

@@ -5,6 +5,7 @@
 //! Lookups answer on the caller's connection; stores go to a writer thread of their own that
 //! commits whatever is queued in one transaction, so a run never waits on a commit.
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Mutex;
@@ -37,6 +38,15 @@ pub struct CachedResult {
 /// The most stores one transaction commits (a long queue is committed in several).
 const STORES_PER_COMMIT: usize = 4096;
 
+/// The cache's two tables.
+#[derive(Debug, Clone, Copy)]
+pub enum Table {
+    /// Evaluator results of `run`.
+    Results,
+    /// Completions of `tasks run`.
+    Completions,
+}
+
 /// One stored `tasks run` completion.
 #[derive(Debug, Clone)]
 pub struct CachedCompletion {
@@ -55,6 +65,9 @@ enum Store {
 /// An open cache. Dropping it commits every store queued so far.
 pub struct Cache {
     connection: Mutex<Connection>,
+    /// The keys of this run the cache held when it opened ([`Cache::expect`]); `None`: not
+    /// looked up, every lookup asks the database.
+    stored: Option<HashSet<CallKey>>,
     stores: Option<Sender<Store>>,
     writer: Option<JoinHandle<()>>,
 }
@@ -167,13 +180,52 @@ impl Cache {
             .map_err(|err| failed(dir, err))?;
         Ok(Cache {
             connection: Mutex::new(connection),
+            stored: None,
             stores: Some(stores),
             writer: Some(writer),
         })
     }
 
+    /// Look up, in one read transaction, which of `keys` (a run's calls, or its completions:
+    /// `table` names which) the cache holds, so that a lookup of any other key costs no query
+    /// (a cold cache then costs a run almost nothing). A failed lookup leaves every key to its
+    /// own query.
+    pub fn expect<'a>(
+        mut self,
+        table: Table,
+        keys: impl IntoIterator<Item = &'a CallKey>,
+    ) -> Cache {
+        let stored = self.connection.get_mut().ok().and_then(|connection| {
+            let transaction = connection.transaction().ok()?;
+            let query = match table {
+                Table::Results => "SELECT 1 FROM results WHERE key = ?1",
+                Table::Completions => "SELECT 1 FROM completions WHERE key = ?1",
+            };
+            let mut exists = transaction.prepare(query).ok()?;
+            let mut stored = HashSet::new();
+            for key in keys {
+                if exists.exists(params![key.as_bytes()]).ok()? {
+                    stored.insert(*key);
+                }
+            }
+            Some(stored)
+        });
+        self.stored = stored;
+        self
+    }
+
+    /// Whether `key` may be stored: not when [`Cache::expect`] found it missing.
+    fn may_hold(&self, key: &CallKey) -> bool {
+        self.stored
+            .as_ref()
+            .is_none_or(|stored| stored.contains(key))
+    }
+
     /// The stored result of `key`, if any. A read that fails counts as a miss.
     pub fn get(&self, key: &CallKey) -> Option<CachedResult> {
+        if !self.may_hold(key) {
+            return None;
+        }
         let connection = self.connection.lock().ok()?;
         let mut statement = connection
             .prepare_cached("SELECT score, side_info, passed FROM results WHERE key = ?1")
@@ -206,6 +258,9 @@ impl Cache {
 
     /// The stored completion of `key`, if any. A read that fails counts as a miss.
     pub fn get_completion(&self, key: &CallKey) -> Option<CachedCompletion> {
+        if !self.may_hold(key) {
+            return None;
+        }
         let connection = self.connection.lock().ok()?;
         let mut statement = connection
             .prepare_cached(
@@ -285,5 +340,51 @@ impl Drop for Cache {
         if let Some(writer) = self.writer.take() {
             let _ = writer.join();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(byte: u8) -> CallKey {
+        CallKey::parse(&format!("{byte:02x}").repeat(32)).expect("64 hex digits")
+    }
+
+    fn result(score: f64) -> CachedResult {
+        CachedResult {
+            score,
+            side_info: Map::new(),
+            passed: None,
+        }
+    }
+
+    #[test]
+    fn expected_keys_answer_as_the_database_does_and_stores_land_on_drop() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::open(dir.path()).unwrap();
+        cache.put(&key(1), result(0.5));
+        let text = "the answer".to_string();
+        cache.put_completion(
+            &key(3),
+            CachedCompletion {
+                text,
+                tokens: [1, 2, 3],
+            },
+        );
+        drop(cache); // commits what is queued
+
+        let cache = Cache::open(dir.path())
+            .unwrap()
+            .expect(Table::Results, &[key(1), key(2)]);
+        assert_eq!(cache.get(&key(1)).map(|hit| hit.score), Some(0.5));
+        assert!(cache.get(&key(2)).is_none());
+        // A key the run did not expect is not looked up.
+        assert!(cache.get_completion(&key(3)).is_none());
+        let cache = Cache::open(dir.path()).unwrap();
+        let hit = cache.get_completion(&key(3)).unwrap();
+        assert_eq!((hit.text.as_str(), hit.tokens), ("the answer", [1, 2, 3]));
+        assert_eq!(Cache::stats(dir.path()).unwrap().entries, 2);
+        assert_eq!(Cache::clear(dir.path()).unwrap(), 2);
     }
 }

@@ -2,7 +2,7 @@
 
 mod cache;
 
-pub use cache::{Cache, CachedCompletion, CachedResult};
+pub use cache::{Cache, CachedCompletion, CachedResult, Table};
 
 use std::path::PathBuf;
 

@@ -27,7 +27,7 @@ use crate::protocol::CallError;
 use crate::report::{print_resumed, print_stdout, Format, Reporter, ResultsFile};
 use crate::runner::key::CallKey;
 use crate::runner::retry::with_retries;
-use crate::store::{Cache, CachedCompletion};
+use crate::store::{Cache, CachedCompletion, Table};
 use journal::{completion_keys, OutputLine, SavedCompletion};
 use model::{Completion, Model, ModelSpec, Sampling, Usage};
 
@@ -157,6 +157,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         _ => Vec::new(),
     };
     let cache = config.cache_dir.as_deref().map(Cache::open).transpose()?;
+    let cache = cache.map(|cache| cache.expect(Table::Completions, &keys));
     let mut saved = saved.map(ResultsFile::in_background);
     let work = Arc::new(Work {
         model: Arc::new(model),
