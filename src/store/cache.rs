@@ -35,6 +35,8 @@ pub struct CachedResult {
     pub passed: Option<bool>,
 }
 
+/// How long the writer lets stores gather before it commits them.
+const GATHER: Duration = Duration::from_millis(20);
 /// The most stores one transaction commits (a long queue is committed in several).
 const STORES_PER_COMMIT: usize = 4096;
 
@@ -135,6 +137,9 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
 /// is dropped. A store that fails is dropped: the cache only saves calls, it never fails a run.
 fn write_stores(connection: Connection, stores: &Receiver<Store>) {
     while let Ok(first) = stores.recv() {
+        // Let the stores of the calls finishing now gather: one transaction then writes many
+        // (each commit appends pages to the write-ahead log, and a long log is checkpointed).
+        std::thread::sleep(GATHER);
         let Ok(transaction) = connection.unchecked_transaction() else {
             continue;
         };
