@@ -151,11 +151,32 @@ impl CommandEvaluator {
             command.env(TASK_MODEL_ENV, model);
         }
         start_reaper();
-        let mut child = match command.spawn() {
-            Ok(child) => child,
-            Err(err) => return Err(CallError::new(ErrorKind::Spawn, self.spawn_reason(&err))),
+        // Starting a process holds its thread until the child has exec'd: on a thread of the
+        // blocking pool, the calls in flight go on meanwhile. One start at a time, as on one
+        // thread: a start holds both ends of three pipes, which the open-file budget of
+        // `runner::fd_limit` counts once. The group guard is made there too, so a child whose
+        // call was abandoned meanwhile is still killed.
+        static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let spawned = tokio::task::spawn_blocking(move || {
+            let _one_at_a_time = STARTING
+                .lock()
+                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            command
+                .spawn()
+                .map(|child| (GroupKiller::new(child.id()), child))
+        })
+        .await;
+        let (group, mut child) = match spawned {
+            Ok(Ok(started)) => started,
+            Ok(Err(err)) => return Err(CallError::new(ErrorKind::Spawn, self.spawn_reason(&err))),
+            Err(join) if join.is_panic() => std::panic::resume_unwind(join.into_panic()),
+            Err(_) => {
+                return Err(CallError::new(
+                    ErrorKind::Spawn,
+                    format!("the {} was not started: evalctl is stopping", self.role),
+                ))
+            }
         };
-        let group = GroupKiller::new(child.id());
         let payload = input;
         let mut stdin = child.stdin.take().expect("stdin is piped");
         let mut stdout = child.stdout.take().expect("stdout is piped");
