@@ -254,3 +254,40 @@ fn streaming_fep_stops_on_sigterm_and_keeps_what_it_evaluated() {
     assert_eq!(document["summary"]["total_test_cases"], 1, "{document}");
     assert_eq!(document["results"][0]["status"], "completed", "{document}");
 }
+
+#[test]
+fn many_calls_in_flight_all_answer_when_starts_move_off_the_runtime_thread() {
+    // Past 16 children running at once, evaluators start on the blocking pool: every call still
+    // gets its payload and its line, none is lost or doubled.
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "eval.sh",
+        "read -r payload\nsleep 0.2\nprintf '{\"score\": 1, \"seen\": %s}' \"$payload\"\n",
+    );
+    let dataset: String = (0..48).map(|i| format!("{{\"n\": {i}}}\n")).collect();
+    sandbox.write("data.jsonl", dataset);
+    let out = sandbox
+        .evalctl()
+        .args(["run", "--format", "json", "-j", "48", "--skip-preflight"])
+        .args([
+            "--evaluator-command",
+            "sh eval.sh",
+            "--dataset",
+            "data.jsonl",
+        ])
+        .args(["--candidate", "x", "--output", "out.jsonl"])
+        .output()
+        .expect("run evalctl");
+    assert_eq!(common::code(&out), 0, "{}", common::stderr_text(&out));
+    let mut seen: Vec<u64> = sandbox
+        .jsonl("out.jsonl")
+        .iter()
+        .map(|line| {
+            line["side_info"]["seen"]["example"]["n"]
+                .as_u64()
+                .expect("the payload came back")
+        })
+        .collect();
+    seen.sort_unstable();
+    assert_eq!(seen, (0..48).collect::<Vec<u64>>());
+}
