@@ -1,5 +1,6 @@
 //! The agentclash conformance cases of kinds `spec_validation`, `scorecard`, `evidence` and
-//! `metric` (`../shared/conformance/agentclash-cases.json`, format in section 8 of the design
+//! `metric` (`tests/fixtures/conformance/agentclash-cases.json`, a copy of
+//! `../shared/conformance/agentclash-cases.json`; format in section 8 of the design
 //! page). Run-mode cases go through the real binary (`evalctl spec score`), spec cases through
 //! `evalctl spec validate` (and the library, for which stage rejected a spec), helper cases through
 //! the public `evalctl::spec` API. Every case runs; the failing ids are collected and the test
@@ -30,12 +31,8 @@ use serde_json::{json, Value};
 const KINDS: &[&str] = &["spec_validation", "scorecard", "evidence", "metric"];
 
 fn cases() -> Vec<Value> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/agentclash-cases.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("read {}: {err}", path.display()));
-    let all: Vec<Value> = serde_json::from_str(&text).expect("the case file is a JSON array");
-    all.into_iter()
+    spec_support::conformance_cases()
+        .into_iter()
         .filter(|case| KINDS.contains(&case["kind"].as_str().unwrap_or("")))
         .collect()
 }
@@ -596,5 +593,20 @@ fn agentclash_conformance_cases() {
         failing.len(),
         summary.join(", "),
         failing.join("\n")
+    );
+}
+
+#[test]
+fn the_vendored_cases_are_the_shared_ones() {
+    let shared =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/agentclash-cases.json");
+    let Ok(shared) = std::fs::read(&shared) else {
+        return; // a clone without the shared folder beside it runs the vendored copy alone
+    };
+    let vendored = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/conformance/agentclash-cases.json");
+    assert!(
+        std::fs::read(&vendored).unwrap() == shared,
+        "tests/fixtures/conformance/agentclash-cases.json differs from ../shared/conformance: copy it again"
     );
 }

@@ -8,19 +8,12 @@
 
 use crate::spec_support;
 
-use std::path::Path;
-
 use serde_json::{json, Value};
 
 use evalctl::spec::validators::{outcome_class, ResultState, Validator, ValidatorOutcome, Verdict};
 
 fn cases() -> Vec<Value> {
-    let path =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/agentclash-cases.json");
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
-    let cases: Vec<Value> = serde_json::from_str(&text).expect("the case file is a JSON array");
-    cases
+    spec_support::conformance_cases()
         .into_iter()
         .filter(|case| case["kind"] == "validator")
         .collect()

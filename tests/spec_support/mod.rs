@@ -4,9 +4,22 @@
 
 #![allow(dead_code)] // each conformance crate uses its own part of this module
 
+use std::path::Path;
+
 use serde_json::{json, Value};
 
 use crate::common::evalctl;
+
+/// The conformance cases taken from the reference's own tests, vendored from
+/// `../shared/conformance/agentclash-cases.json` (a test checks the copy against it where that
+/// exists) so that a clone runs them on its own.
+pub fn conformance_cases() -> Vec<Value> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/conformance/agentclash-cases.json");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|err| panic!("cannot read {}: {err}", path.display()));
+    serde_json::from_str(&text).expect("the case file is a JSON array")
+}
 
 /// The run record of a run-mode case input: its `challenge_inputs`, `events`,
 /// `llm_judge_results` and `human_preference_score` (absent ones left out).
