@@ -1,6 +1,6 @@
 //! `evalctl serve` over HTTP: the real server on an ephemeral loopback port, driven with the FEP
-//! spec's example, invalid requests, auth, limits, persistence across a restart, streaming order
-//! and a graceful shutdown with a request in flight.
+//! spec's example, invalid requests, auth, limits (413, 400, 429), persistence across a restart,
+//! streaming order and a graceful shutdown with a request in flight.
 
 use crate::serve_support;
 
@@ -225,4 +225,57 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
         "{rest}"
     );
     assert!(std::net::TcpStream::connect(&address).is_err());
+}
+
+#[test]
+fn an_evaluation_past_max_concurrent_gets_429_and_the_server_goes_on() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &["--max-concurrent", "1"], &[]);
+    // A streamed evaluation whose results this client does not read: once the socket buffers
+    // are full, it waits, holding the one place, for as long as the test needs.
+    let first = send(
+        &server.rest,
+        "POST",
+        "/evaluate?stream=true",
+        &[],
+        &capitals_request(30_000),
+    );
+    let mut first = BufReader::new(first);
+    let mut line = String::new();
+    while line != "\r\n" {
+        line.clear();
+        first
+            .read_line(&mut line)
+            .expect("the first response's head");
+    }
+    first
+        .read_line(&mut line)
+        .expect("a first result: the evaluation runs");
+
+    let busy = evaluate(&server, &capitals_request(1));
+    assert_eq!(busy.status, 429, "{}", String::from_utf8_lossy(&busy.body));
+    let error = busy.json();
+    assert_eq!(error["error"], "too_many_requests");
+    assert_eq!(
+        error["message"],
+        "1 evaluations are running (--max-concurrent); try again shortly"
+    );
+
+    // The client goes away: its evaluation stops, and the place is free again.
+    drop(first);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+    loop {
+        let reply = evaluate(&server, &capitals_request(1));
+        if reply.status == 200 {
+            break;
+        }
+        assert_eq!(reply.status, 429);
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the place was never freed"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
 }
