@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use super::code_exec::{self, CodeOutcome};
 use super::spec::{Category, MetricName, PostProcess, Task};
@@ -33,6 +34,19 @@ pub struct ModelOutput {
 /// dataset, an outputs file may hold any number of lines, none included: then every task is
 /// missing.
 pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>)> {
+    let (display, outputs) = read_outputs_with(source, |_| Ok(()))?;
+    Ok((
+        display,
+        outputs.into_iter().map(|(output, ())| output).collect(),
+    ))
+}
+
+/// [`read_outputs`], with `more` reading what else each line's object holds (`tasks run`'s
+/// journal: the key and usage); its error is the line's problem at a field: `(field, reason)`.
+pub fn read_outputs_with<T>(
+    source: &Source,
+    mut more: impl FnMut(&Value) -> Result<T, (&'static str, String)>,
+) -> anyhow::Result<(String, Vec<(ModelOutput, T)>)> {
     let display = source.display();
     let bytes = source.read().map_err(bad_input)?;
     // One pass over the lines in order, so problems come out in line order.
@@ -40,39 +54,39 @@ pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>
     let mut outputs = Vec::new();
     let mut first_line: HashMap<String, usize> = HashMap::new();
     for (line, text) in jsonl_lines(&bytes) {
+        let problem = |message| Problem::at_line(display.as_str(), line, message);
         let record = match text.and_then(parse_object_line) {
             Ok(record) => record,
             Err(reason) => {
-                problems.push(Problem::at_line(display.as_str(), line, reason));
+                problems.push(problem(reason));
                 continue;
             }
         };
-        let field = |name: &str| {
-            let problem = |message| Problem::at_line(display.as_str(), line, message);
-            match record.get(name).map(strict::as_str) {
-                Some(Ok(text)) => Ok(text.to_string()),
-                Some(Err(reason)) => Err(problem(reason).at(name)),
-                None => Err(problem(strict::missing_key(name))),
-            }
+        let field = |name: &str| match record.get(name).map(strict::as_str) {
+            Some(Ok(text)) => Ok(text.to_string()),
+            Some(Err(reason)) => Err(problem(reason).at(name)),
+            None => Err(problem(strict::missing_key(name))),
         };
-        match (field("task_id"), field("output")) {
-            (Ok(task_id), Ok(output)) => {
+        let more = more(&record).map_err(|(name, reason)| problem(reason).at(name));
+        match (field("task_id"), field("output"), more) {
+            (Ok(task_id), Ok(output), Ok(more)) => {
                 if let Some(first) = first_line.get(&task_id) {
-                    problems.push(Problem::at_line(
-                        display.as_str(),
-                        line,
-                        format!("task {task_id:?} already has an output on line {first}"),
-                    ));
+                    problems.push(problem(format!(
+                        "task {task_id:?} already has an output on line {first}"
+                    )));
                     continue;
                 }
                 first_line.insert(task_id.clone(), line);
-                outputs.push(ModelOutput {
+                let output = ModelOutput {
                     line,
                     task_id,
                     output,
-                });
+                };
+                outputs.push((output, more));
             }
-            (id, output) => problems.extend([id.err(), output.err()].into_iter().flatten()),
+            (id, output, more) => {
+                problems.extend([id.err(), output.err(), more.err()].into_iter().flatten())
+            }
         }
     }
     if problems.is_empty() {

@@ -162,11 +162,16 @@ pub(super) fn prepare_text(text: &str, normalize: bool, case_insensitive: bool) 
 }
 
 fn is_punctuation_or_symbol(ch: char) -> bool {
-    use GeneralCategory::*;
     if ch.is_ascii() {
         // The same answer as the category lookup (a unit test checks every ASCII character).
         return ch.is_ascii_punctuation();
     }
+    in_punctuation_or_symbol_category(ch)
+}
+
+/// Whether `ch`'s Unicode general category is a punctuation (P*) or symbol (S*) one.
+fn in_punctuation_or_symbol_category(ch: char) -> bool {
+    use GeneralCategory::*;
     matches!(
         get_general_category(ch),
         ConnectorPunctuation
@@ -416,22 +421,8 @@ mod tests {
 
     #[test]
     fn ascii_punctuation_is_the_punctuation_and_symbol_categories() {
-        use GeneralCategory::*;
         for ch in (0u8..128).map(char::from) {
-            let by_category = matches!(
-                get_general_category(ch),
-                ConnectorPunctuation
-                    | DashPunctuation
-                    | OpenPunctuation
-                    | ClosePunctuation
-                    | InitialPunctuation
-                    | FinalPunctuation
-                    | OtherPunctuation
-                    | MathSymbol
-                    | CurrencySymbol
-                    | ModifierSymbol
-                    | OtherSymbol
-            );
+            let by_category = in_punctuation_or_symbol_category(ch);
             assert_eq!(is_punctuation_or_symbol(ch), by_category, "{ch:?}");
         }
     }
