@@ -56,6 +56,31 @@ fn the_spec_example_is_evaluated_stored_and_found_after_a_restart() {
 }
 
 #[test]
+fn every_answered_evaluation_is_stored_by_the_time_sigterm_has_stopped_the_server() {
+    // Results are committed behind the answers; a stop right after the last answer must not
+    // lose any of them.
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("serve.db");
+    let server = Server::start(&db, &[], &[]);
+    let runs: Vec<Value> = (1..=40)
+        .map(|n| {
+            let reply = evaluate(&server, &capitals_request(n));
+            assert_eq!(reply.status, 200);
+            reply.json()
+        })
+        .collect();
+    let (status, _) = server.terminate();
+    assert!(status.success());
+    let restarted = Server::start(&db, &[], &[]);
+    for run in &runs {
+        let id = run["evaluation_id"].as_str().unwrap();
+        let found = restarted.request("GET", &format!("/evaluations/{id}"), &[], b"");
+        assert_eq!(found.status, 200, "{id}");
+        assert_eq!(&found.json(), run);
+    }
+}
+
+#[test]
 fn an_invalid_request_lists_every_problem_in_the_words_of_fep_evaluate() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&dir.path().join("s.db"), &[], &[]);

@@ -1,6 +1,7 @@
 //! What the REST and gRPC front ends share: request validation (the wording of `fep evaluate`),
 //! the limits, evaluation through the FEP engine, storing results, and the API's errors.
 
+use std::cell::RefCell;
 use std::io::{self, Write};
 use std::sync::Arc;
 
@@ -13,6 +14,12 @@ use super::store::Store;
 use crate::checks::PathCache;
 use crate::fep::{evaluate_request, parse_request, Layout, Request, RunWriter};
 use crate::input::document_json_reason;
+
+thread_local! {
+    /// The compiled JSONPaths of earlier requests on this thread: most requests name the same
+    /// few paths, and compiling one costs more than evaluating a small request.
+    static PATHS: RefCell<PathCache> = RefCell::new(PathCache::new());
+}
 
 /// The FEP version `/health` and HealthCheck report.
 pub const FEP_VERSION: &str = "0.0.1";
@@ -221,33 +228,47 @@ impl Engine {
                 ),
             ));
         }
-        parse_request(document, &mut PathCache::new()).map_err(|problems| {
-            invalid_request(
-                problems
-                    .iter()
-                    .map(|problem| problem.describe(""))
-                    .collect(),
-            )
-        })
+        PATHS
+            .with_borrow_mut(|paths| parse_request(document, paths))
+            .map_err(|problems| {
+                invalid_request(
+                    problems
+                        .iter()
+                        .map(|problem| problem.describe(""))
+                        .collect(),
+                )
+            })
     }
 
-    /// Evaluate `request` into an EvaluationRunResult document and queue it for storing.
+    /// Evaluate `request` into an EvaluationRunResult document (to be [`Engine::store`]d).
     pub fn evaluate(&self, request: Request) -> Result<Evaluated, ApiError> {
         let mut document = Vec::with_capacity(1024);
         let writer = RunWriter::begin(&mut document, request.experiment.as_ref(), Layout::Document)
             .map_err(internal)?;
         let evaluation_id = writer.evaluation_id().to_string();
         evaluate_request(request, writer).map_err(internal)?;
-        let document = Bytes::from(document);
-        let committed = self.store.insert(evaluation_id, document.clone());
         Ok(Evaluated {
-            document,
-            committed,
+            evaluation_id,
+            document: Bytes::from(document),
         })
     }
 
+    /// Store an evaluated request (readable at once, committed soon after); its document.
+    pub async fn store(&self, evaluated: Evaluated) -> Result<Bytes, ApiError> {
+        self.store
+            .insert(evaluated.evaluation_id, evaluated.document.clone())
+            .await
+            .map_err(|reason| {
+                ApiError::new(
+                    ErrorKind::Internal,
+                    format!("the result could not be stored: {reason}"),
+                )
+            })?;
+        Ok(evaluated.document)
+    }
+
     /// The stored EvaluationRunResult document of `evaluation_id` (404 when there is none).
-    pub async fn stored(self: &Arc<Self>, evaluation_id: String) -> Result<Vec<u8>, ApiError> {
+    pub async fn stored(self: &Arc<Self>, evaluation_id: String) -> Result<Bytes, ApiError> {
         let engine = Arc::clone(self);
         let lookup = tokio::task::spawn_blocking(move || {
             let found = engine.store.get(&evaluation_id);
@@ -282,6 +303,7 @@ impl Engine {
         let (lines, receiver) = mpsc::channel(64);
         let (started, evaluation_id) = tokio::sync::oneshot::channel();
         let engine = Arc::clone(self);
+        let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             let _permit = permit;
             let mut sink = LineSink {
@@ -299,10 +321,7 @@ impl Engine {
                 (evaluated, document_from_lines(&sink.kept))
             {
                 // The client has every line already; a failed store only loses the GET.
-                let _ = engine
-                    .store
-                    .insert(evaluation_id, Bytes::from(document))
-                    .blocking_recv();
+                let _ = runtime.block_on(engine.store.insert(evaluation_id, Bytes::from(document)));
             }
         });
         let evaluation_id = evaluation_id
@@ -312,29 +331,10 @@ impl Engine {
     }
 }
 
-/// An evaluated request.
+/// An evaluated request, not yet stored.
 pub struct Evaluated {
-    /// The EvaluationRunResult document.
-    pub document: Bytes,
-    /// Hears when the document is committed to the database.
-    pub committed: tokio::sync::oneshot::Receiver<Result<(), String>>,
-}
-
-impl Evaluated {
-    /// Wait until the result is stored, and return the document.
-    pub async fn stored(self) -> Result<Bytes, ApiError> {
-        match self.committed.await {
-            Ok(Ok(())) => Ok(self.document),
-            Ok(Err(reason)) => Err(ApiError::new(
-                ErrorKind::Internal,
-                format!("the result could not be stored: {reason}"),
-            )),
-            Err(_) => Err(ApiError::new(
-                ErrorKind::Internal,
-                "the result could not be stored: the database writer has stopped",
-            )),
-        }
-    }
+    evaluation_id: String,
+    document: Bytes,
 }
 
 fn internal(err: io::Error) -> ApiError {

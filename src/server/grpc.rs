@@ -81,7 +81,7 @@ impl EvaluationService for Grpc {
             .map_err(|err| {
                 ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))
             })??;
-        let document = evaluated.stored().await?;
+        let document = self.engine.store(evaluated).await?;
         drop(permit);
         Ok(Response::new(run_result(&parse_document(&document)?)))
     }

@@ -69,7 +69,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let retain = config
             .retain_days
             .map(|days| Duration::from_secs(u64::from(days) * 86_400));
-        let store = store::Store::open(&db, retain)?;
+        let store = store::Store::open(&db, retain, reporter)?;
         let engine = Arc::new(engine::Engine::new(store, config.limits, token));
         let (stop, stopped) = watch::channel(false);
         let shutdown = |mut stopped: watch::Receiver<bool>| async move {

@@ -132,7 +132,7 @@ async fn evaluate(
         .await
         .map_err(|err| ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}")))?
     }?;
-    let document = evaluated.stored().await?;
+    let document = engine.store(evaluated).await?;
     drop(permit);
     Ok(json_body(document))
 }

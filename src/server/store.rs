@@ -1,48 +1,75 @@
 //! Where `serve` keeps its EvaluationRunResults: an embedded SQLite database (WAL), so that
 //! `GET /evaluations/{id}` answers after a restart.
 //!
-//! One thread owns the writing connection and commits whatever inserts are waiting in one
-//! transaction (group commit: many small evaluations per commit under load); an insert is
-//! answered once its transaction is committed, so a result is readable as soon as its request
-//! has been answered. Reads go through a second connection. `--retain DAYS` prunes results older
-//! than that at startup and hourly. Dropping the store commits what is queued and closes it.
+//! Results are written behind the answers: an insert is queued and held in memory until it is
+//! committed, so the request that made it is answered without waiting for the disk and a read
+//! finds it at once (in memory, then in the database). One thread owns the writing connection
+//! and commits whatever inserts are waiting in one transaction (group commit: many small
+//! evaluations per commit under load). The queue holds at most [`QUEUED_BYTES`] of documents;
+//! past that an insert waits for room. While commits fail, inserts wait for their own commit and
+//! report its failure; the results answered before a failure was known are named in a warning.
+//! Reads go through a second connection. `--retain DAYS` prunes results older than that at
+//! startup and hourly. Dropping the store commits everything queued and closes it.
 
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
 use rusqlite::{params, Connection, OptionalExtension};
-use tokio::sync::oneshot;
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::error::Fatal;
+use crate::report::Reporter;
 
 /// How often results older than `--retain` are pruned while serving.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 
 /// The most inserts committed in one transaction.
-const MAX_BATCH: usize = 512;
+const MAX_BATCH: usize = 4096;
 
-/// One result waiting to be written; `done` hears whether it was committed.
+/// How long the writer lets inserts gather after the first before committing them: one wake-up
+/// and one commit for many results under load.
+const GATHER: Duration = Duration::from_millis(10);
+
+/// The most document bytes queued and not yet committed (a larger document takes all of it).
+const QUEUED_BYTES: u32 = 64 << 20;
+
+/// One result waiting to be written; `done` hears whether it was committed (when the request
+/// `waits` for that), and `_room` frees its share of the queue once it is.
 struct Insert {
     evaluation_id: String,
     document: Bytes,
+    waits: bool,
     done: oneshot::Sender<Result<(), String>>,
+    _room: OwnedSemaphorePermit,
 }
+
+/// The results queued and not yet committed, by evaluation id.
+type Queued = Mutex<HashMap<String, Bytes>>;
 
 /// The open database.
 pub struct Store {
     inserts: Option<mpsc::Sender<Insert>>,
     writer: Option<JoinHandle<()>>,
     reader: Mutex<Connection>,
+    queued: Arc<Queued>,
+    room: Arc<Semaphore>,
+    failing: Arc<AtomicBool>,
 }
 
 impl Store {
     /// Open (creating it and its folder when needed) the database at `path`; results older than
-    /// `retain` are pruned now and hourly.
-    pub fn open(path: &Path, retain: Option<Duration>) -> anyhow::Result<Store> {
+    /// `retain` are pruned now and hourly. Commit failures are warned about through `reporter`.
+    pub fn open(
+        path: &Path,
+        retain: Option<Duration>,
+        reporter: Reporter,
+    ) -> anyhow::Result<Store> {
         if let Some(folder) = path
             .parent()
             .filter(|folder| !folder.as_os_str().is_empty())
@@ -66,40 +93,71 @@ impl Store {
         }
         let reader = open_connection(path)?;
         let (inserts, queue) = mpsc::channel();
-        let writer = std::thread::Builder::new()
-            .name("evalctl-store".into())
-            .spawn(move || write_loop(writing, &queue, retain))
-            .map_err(|err| Fatal::Internal(format!("cannot start the database writer: {err}")))?;
+        let queued = Arc::new(Queued::default());
+        let failing = Arc::new(AtomicBool::new(false));
+        let writer = {
+            let writer = Writer {
+                connection: writing,
+                queued: Arc::clone(&queued),
+                failing: Arc::clone(&failing),
+                retain,
+                reporter,
+            };
+            std::thread::Builder::new()
+                .name("evalctl-store".into())
+                .spawn(move || writer.run(&queue))
+                .map_err(|err| {
+                    Fatal::Internal(format!("cannot start the database writer: {err}"))
+                })?
+        };
         Ok(Store {
             inserts: Some(inserts),
             writer: Some(writer),
             reader: Mutex::new(reader),
+            queued,
+            room: Arc::new(Semaphore::new(QUEUED_BYTES as usize)),
+            failing,
         })
     }
 
-    /// Queue `document` under `evaluation_id`; the receiver hears once it is committed.
-    pub fn insert(
-        &self,
-        evaluation_id: String,
-        document: Bytes,
-    ) -> oneshot::Receiver<Result<(), String>> {
+    /// Store `document` under `evaluation_id`: readable at once, committed soon after. Waits
+    /// while the queue is full, and for the commit itself while commits are failing (whose
+    /// reason it returns).
+    pub async fn insert(&self, evaluation_id: String, document: Bytes) -> Result<(), String> {
+        let share = u32::try_from(document.len()).map_or(QUEUED_BYTES, |len| len.min(QUEUED_BYTES));
+        let room = Arc::clone(&self.room)
+            .acquire_many_owned(share)
+            .await
+            .map_err(|_| WRITER_STOPPED.to_string())?;
         let (done, committed) = oneshot::channel();
+        let waits = self.failing.load(Ordering::Acquire);
+        lock(&self.queued).insert(evaluation_id.clone(), document.clone());
         let insert = Insert {
             evaluation_id,
             document,
+            waits,
             done,
+            _room: room,
         };
         if let Some(Err(mpsc::SendError(insert))) = self.inserts.as_ref().map(|tx| tx.send(insert))
         {
-            let _ = insert
-                .done
-                .send(Err("the database writer has stopped".into()));
+            lock(&self.queued).remove(&insert.evaluation_id);
+            return Err(WRITER_STOPPED.into());
+        }
+        if !waits {
+            return Ok(());
         }
         committed
+            .await
+            .unwrap_or_else(|_| Err(WRITER_STOPPED.into()))
     }
 
     /// The stored document of `evaluation_id`, if any (blocking: call it off the async workers).
-    pub fn get(&self, evaluation_id: &str) -> Result<Option<Vec<u8>>, String> {
+    pub fn get(&self, evaluation_id: &str) -> Result<Option<Bytes>, String> {
+        // A result leaves the queue only after its commit, so looking here first misses none.
+        if let Some(document) = lock(&self.queued).get(evaluation_id) {
+            return Ok(Some(document.clone()));
+        }
         let reader = self
             .reader
             .lock()
@@ -108,11 +166,22 @@ impl Store {
             .prepare_cached("SELECT document FROM evaluations WHERE evaluation_id = ?1")
             .and_then(|mut select| {
                 select
-                    .query_row(params![evaluation_id], |row| row.get(0))
+                    .query_row(params![evaluation_id], |row| row.get::<_, Vec<u8>>(0))
                     .optional()
             })
+            .map(|found| found.map(Bytes::from))
             .map_err(|err| err.to_string())
     }
+}
+
+const WRITER_STOPPED: &str = "the database writer has stopped";
+
+/// The queue's map; a panic elsewhere while it was held leaves it usable (every change to it is
+/// one map call).
+fn lock(queued: &Queued) -> MutexGuard<'_, HashMap<String, Bytes>> {
+    queued
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 impl Drop for Store {
@@ -135,34 +204,69 @@ fn open_connection(path: &Path) -> anyhow::Result<Connection> {
     Ok(connection)
 }
 
-/// Commit batches of inserts until every sender is gone; prune hourly when retaining.
-fn write_loop(
-    mut connection: Connection,
-    queue: &mpsc::Receiver<Insert>,
+/// The thread that owns the writing connection.
+struct Writer {
+    connection: Connection,
+    queued: Arc<Queued>,
+    failing: Arc<AtomicBool>,
     retain: Option<Duration>,
-) {
-    let mut next_prune = SystemTime::now() + PRUNE_EVERY;
-    loop {
-        let first = match queue.recv_timeout(PRUNE_EVERY) {
-            Ok(insert) => insert,
-            Err(RecvTimeoutError::Timeout) => {
-                // A failed prune is tried again at the next one.
-                if let Some(retain) = retain {
-                    let _ = prune(&connection, retain);
+    reporter: Reporter,
+}
+
+impl Writer {
+    /// Commit batches of inserts until every sender is gone; prune hourly when retaining.
+    fn run(mut self, queue: &mpsc::Receiver<Insert>) {
+        let mut next_prune = SystemTime::now() + PRUNE_EVERY;
+        loop {
+            let first = match queue.recv_timeout(PRUNE_EVERY) {
+                Ok(insert) => insert,
+                Err(RecvTimeoutError::Timeout) => {
+                    // A failed prune is tried again at the next one.
+                    if let Some(retain) = self.retain {
+                        let _ = prune(&self.connection, retain);
+                    }
+                    continue;
                 }
-                continue;
+                Err(RecvTimeoutError::Disconnected) => return,
+            };
+            std::thread::sleep(GATHER);
+            let mut batch = vec![first];
+            batch.extend(queue.try_iter().take(MAX_BATCH - 1));
+            self.commit(batch);
+            if let Some(retain) = self.retain.filter(|_| SystemTime::now() >= next_prune) {
+                let _ = prune(&self.connection, retain);
+                next_prune = SystemTime::now() + PRUNE_EVERY;
             }
-            Err(RecvTimeoutError::Disconnected) => return,
-        };
-        let mut batch = vec![first];
-        batch.extend(queue.try_iter().take(MAX_BATCH - 1));
-        let outcome = commit(&mut connection, &batch).map_err(|err| err.to_string());
+        }
+    }
+
+    /// Commit `batch`, then take it off the queue and tell each insert how it went.
+    fn commit(&mut self, batch: Vec<Insert>) {
+        let outcome = commit(&mut self.connection, &batch).map_err(|err| err.to_string());
+        self.failing.store(outcome.is_err(), Ordering::Release);
+        {
+            let mut queued = lock(&self.queued);
+            for insert in &batch {
+                queued.remove(&insert.evaluation_id);
+            }
+        }
+        if let Err(reason) = &outcome {
+            let answered: Vec<&str> = batch
+                .iter()
+                .filter(|insert| !insert.waits)
+                .map(|insert| insert.evaluation_id.as_str())
+                .collect();
+            if !answered.is_empty() {
+                self.reporter.warning(format!(
+                    "the database could not store {} answered evaluation{} ({}): {reason}",
+                    answered.len(),
+                    if answered.len() == 1 { "" } else { "s" },
+                    answered.join(", ")
+                ));
+            }
+        }
         for insert in batch {
             let _ = insert.done.send(outcome.clone());
-        }
-        if let Some(retain) = retain.filter(|_| SystemTime::now() >= next_prune) {
-            let _ = prune(&connection, retain);
-            next_prune = SystemTime::now() + PRUNE_EVERY;
         }
     }
 }
@@ -226,13 +330,17 @@ mod tests {
     fn a_committed_result_is_read_back_and_pruning_keeps_recent_ones() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/serve.db");
-        let store = Store::open(&path, None).unwrap();
-        let committed = store.insert("a".into(), Bytes::from_static(b"{\"x\":1}"));
-        assert_eq!(committed.blocking_recv().unwrap(), Ok(()));
+        let reporter = Reporter::new(None, crate::report::ColorWhen::Never);
+        let store = Store::open(&path, None, reporter).unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .build()
+            .unwrap();
+        let inserted = runtime.block_on(store.insert("a".into(), Bytes::from_static(b"{\"x\":1}")));
+        assert_eq!(inserted, Ok(()));
         assert_eq!(store.get("a").unwrap().as_deref(), Some(&b"{\"x\":1}"[..]));
         assert_eq!(store.get("b").unwrap(), None);
         drop(store);
-        let reopened = Store::open(&path, Some(Duration::from_secs(86_400))).unwrap();
+        let reopened = Store::open(&path, Some(Duration::from_secs(86_400)), reporter).unwrap();
         assert!(reopened.get("a").unwrap().is_some());
         let connection = Connection::open(&path).unwrap();
         assert_eq!(prune(&connection, Duration::ZERO).unwrap(), 0);
