@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
-use axum::extract::{Path, State};
+use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -93,12 +93,12 @@ fn stream_requested(uri: &Uri) -> Result<bool, ApiError> {
 
 async fn evaluate(
     State(engine): State<Arc<Engine>>,
-    uri: Uri,
-    headers: HeaderMap,
-    body: Body,
+    request: Request,
 ) -> Result<Response, ApiError> {
-    authorize(&engine, &headers)?;
-    let stream = stream_requested(&uri)?;
+    // The request taken whole: the Uri and HeaderMap extractors would copy its head.
+    let (head, body) = request.into_parts();
+    authorize(&engine, &head.headers)?;
+    let stream = stream_requested(&head.uri)?;
     let permit = engine.admit()?;
     let body = read_body(body, engine.limits.max_body).await?;
     if stream {
