@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Benchmark `evalctl serve` on loopback: 1-test-case POST /evaluate requests over keep-alive
 # from oha (cargo install oha) or wrk (apt-get install wrk), 32 connections, 20 s; then one
-# 100,000-case request timed end to end. Release build; a throw-away database.
+# 100,000-case request timed end to end. Release build (EVALCTL_BIN=path: use that binary, no
+# build, e.g. to run an older one back to back); a throw-away database.
 # Usage: scripts/bench-serve.sh [SECONDS]
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 seconds="${1:-20}"
-cargo build --release --quiet --manifest-path "$root/Cargo.toml"
+bin="${EVALCTL_BIN:-$root/target/release/evalctl}"
+[ -n "${EVALCTL_BIN:-}" ] || cargo build --release --quiet --manifest-path "$root/Cargo.toml"
 work="$(mktemp -d)"
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null; rm -rf "$work"' EXIT
-"$root/target/release/evalctl" serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 \
+"$bin" serve --listen 127.0.0.1:0 --grpc-listen 127.0.0.1:0 \
   --db "$work/serve.db" 2>"$work/stderr" &
 server=$!
 for _ in $(seq 100); do grep -q '^REST listening' "$work/stderr" && break; sleep 0.1; done
