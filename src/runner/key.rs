@@ -188,11 +188,16 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
             let rubric = spec.rubric.as_deref().map(file_digest).transpose()?;
             fields.add_optional(b'Q', rubric.as_ref().map(|digest| &digest[..]));
         }
-        EvaluatorSpec::Checks(path) => {
+        EvaluatorSpec::Checks(spec) => {
             fields
                 .add(b'K', b"checks")
                 .add(b'V', version)
-                .add(b'F', &file_digest(path)?);
+                .add(b'F', &file_digest(&spec.path)?);
+            for custom in &spec.custom {
+                fields
+                    .add(b'C', custom.name.as_bytes())
+                    .add(b'A', shell_words::join(&custom.argv).as_bytes());
+            }
         }
         EvaluatorSpec::Spec(spec) => {
             fields

@@ -10,7 +10,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use super::auth::Token;
 use super::store::Store;
-use crate::checks::PathCache;
+use crate::checks::Catalog;
 use crate::fep::{evaluate_request, parse_request, Layout, Request, RunWriter};
 use crate::input::document_json_reason;
 
@@ -192,6 +192,16 @@ impl Engine {
         })
     }
 
+    /// What a request's checks are prepared with: no command a client declares, no key the
+    /// operator did not allow.
+    fn catalog(&self) -> Catalog {
+        Catalog {
+            declarations_refused: true,
+            keys: crate::checks::KeyPolicy::Only(Vec::new()),
+            ..Catalog::default()
+        }
+    }
+
     /// Parse and validate a JSON body as an EvaluationRequest.
     pub fn prepare_body(&self, body: &[u8]) -> Result<Request, ApiError> {
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
@@ -221,7 +231,7 @@ impl Engine {
                 ),
             ));
         }
-        parse_request(document, &mut PathCache::new()).map_err(|problems| {
+        parse_request(document, &mut self.catalog()).map_err(|problems| {
             invalid_request(
                 problems
                     .iter()
@@ -237,7 +247,7 @@ impl Engine {
         let writer = RunWriter::begin(&mut document, request.experiment.as_ref(), Layout::Document)
             .map_err(internal)?;
         let evaluation_id = writer.evaluation_id().to_string();
-        evaluate_request(request, writer).map_err(internal)?;
+        evaluate_request(request, writer, Vec::new()).map_err(internal)?;
         let document = Bytes::from(document);
         let committed = self.store.insert(evaluation_id, document.clone());
         Ok(Evaluated {
@@ -293,7 +303,7 @@ impl Engine {
                 .and_then(|writer| {
                     let evaluation_id = writer.evaluation_id().to_string();
                     let _ = started.send(evaluation_id.clone());
-                    evaluate_request(request, writer).map(|_| evaluation_id)
+                    evaluate_request(request, writer, Vec::new()).map(|_| evaluation_id)
                 });
             if let (Ok(evaluation_id), Some(document)) =
                 (evaluated, document_from_lines(&sink.kept))

@@ -3,7 +3,7 @@
 //! the provider's public default) and the API key (`--judge-api-key-env NAME`, else
 //! `<PROVIDER>_API_KEY`).
 
-use crate::secrets::Secret;
+use crate::secrets::{default_key_env, Secret};
 use std::net::IpAddr;
 
 use reqwest::Url;
@@ -178,21 +178,6 @@ impl Endpoint {
             || host.to_ascii_lowercase().ends_with(".localhost")
             || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
     }
-}
-
-/// `<PROVIDER>_API_KEY`: the provider upper-cased, other characters than letters and digits as `_`.
-fn default_key_env(provider: &str) -> String {
-    let stem: String = provider
-        .chars()
-        .map(|ch| {
-            if ch.is_ascii_alphanumeric() {
-                ch.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{stem}_API_KEY")
 }
 
 fn parse_base_url(url: &str) -> Result<Url, String> {

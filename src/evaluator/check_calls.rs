@@ -1,0 +1,395 @@
+//! Answering the checks that call out: `semantic_similarity` over an OpenAI-compatible
+//! `/embeddings` endpoint, `llm_judge` over `/chat/completions` (both through the judge's
+//! endpoint resolution, keys, retries and redaction), and custom checks by their command (the
+//! command evaluator's child handling: own process group, timeout, output limits).
+//!
+//! A [`CheckCaller`] sends at most its concurrency at once over one keep-alive client. Every
+//! failure becomes the check's error — `timeout_error`, or `unknown_error` (recoverable after a
+//! 429, a 5xx or a lost connection) — with the keys scrubbed from its message.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::Url;
+use serde_json::{json, Map, Value};
+use tokio::sync::Semaphore;
+use tokio::task::JoinSet;
+
+use super::command::{CommandEvaluator, CommandSpec};
+use super::judge::endpoint::{Endpoint, EndpointFlags};
+use super::judge::reply::{message_content, objects_in};
+use super::judge::{authorization, endpoint_secrets, retry_timeouts};
+use super::transport::{build_client, send_json};
+use crate::checks::extended::{
+    judge_instructions, judge_results, similarity_results, ProviderSettings, Spec,
+};
+use crate::checks::{Answer, Call, CaseAnswers, CheckError, CustomCheck};
+use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
+use crate::runner::retry::with_retries;
+use crate::secrets::Secrets;
+use crate::text::{clip, one_line};
+
+/// How the check arguments name what would be flags for `--judge-model`.
+const CHECK_SETTINGS: EndpointFlags = EndpointFlags {
+    model: "model_config.model",
+    base_url: "provider_config.base_url",
+    api_key_env: "provider_config.api_key",
+};
+
+/// The longest any one request may take, whatever a check's `timeout` says.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Calls made at once by default.
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
+/// A provider resolved for sending: URL, headers' key, secrets to scrub.
+pub struct Provider {
+    url: Url,
+    authorization: Option<HeaderValue>,
+    secrets: Secrets,
+}
+
+impl Provider {
+    /// Resolve `settings` for requests to `{base}/{path}`: the base URL (as `--judge-model`'s)
+    /// and the key, which a remote endpoint needs. The problem names the setting.
+    pub fn resolve(settings: &ProviderSettings, path: &str) -> Result<Provider, String> {
+        let endpoint = Endpoint::resolve_for(
+            CHECK_SETTINGS,
+            &format!("{}/{}", settings.provider, settings.model()),
+            settings.base_url.as_deref(),
+            settings.key_env.as_deref(),
+            |name| std::env::var(name).ok(),
+        )
+        .map_err(|err| err.to_string())?;
+        if endpoint.key.is_none() && !endpoint.is_local() {
+            return Err(format!(
+                "no API key: {} is not set (export it, or name another variable in \
+                 provider_config.api_key as \"${{NAME}}\"; only a local base_url works without a key)",
+                endpoint.key_env
+            ));
+        }
+        let mut url = endpoint.base.clone();
+        url.set_path(&format!(
+            "{}/{path}",
+            endpoint.base.path().trim_end_matches('/')
+        ));
+        Ok(Provider {
+            url,
+            authorization: authorization(&endpoint).map_err(|err| err.to_string())?,
+            secrets: Secrets::new(endpoint_secrets(&endpoint)),
+        })
+    }
+}
+
+/// The API path an extended check posts to.
+pub fn api_path(spec: &Spec) -> &'static str {
+    match spec {
+        Spec::Similarity { .. } => "embeddings",
+        Spec::Judge { .. } => "chat/completions",
+    }
+}
+
+/// A [`CheckCaller`] with a runtime of its own, for the commands that are not async
+/// (`fep evaluate`). Built only when a run has checks that call out.
+pub struct BlockingCaller {
+    runtime: tokio::runtime::Runtime,
+    caller: CheckCaller,
+}
+
+impl BlockingCaller {
+    /// A caller making at most `concurrency` calls at once.
+    pub fn new(concurrency: usize) -> anyhow::Result<BlockingCaller> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let caller = runtime.block_on(async { CheckCaller::new(concurrency) })?;
+        Ok(BlockingCaller { runtime, caller })
+    }
+
+    /// [`CheckCaller::answer_cases`], waited for.
+    pub fn answer_cases(&self, cases: Vec<Vec<Option<Call>>>) -> Vec<CaseAnswers> {
+        self.runtime.block_on(self.caller.answer_cases(cases))
+    }
+}
+
+/// Sends the calls of checks that call out, a bounded number at once.
+#[derive(Clone)]
+pub struct CheckCaller {
+    client: reqwest::Client,
+    limit: Arc<Semaphore>,
+}
+
+impl CheckCaller {
+    /// A caller making at most `concurrency` calls at once.
+    pub fn new(concurrency: usize) -> anyhow::Result<CheckCaller> {
+        Ok(CheckCaller {
+            client: build_client(CLIENT_TIMEOUT, concurrency)?,
+            limit: Arc::new(Semaphore::new(concurrency.max(1))),
+        })
+    }
+
+    /// The answers to every case's calls, in the order given (a `None` call has no answer).
+    pub async fn answer_cases(&self, cases: Vec<Vec<Option<Call>>>) -> Vec<CaseAnswers> {
+        let mut answers: Vec<CaseAnswers> = cases
+            .iter()
+            .map(|calls| calls.iter().map(|_| None).collect())
+            .collect();
+        let mut calls = JoinSet::new();
+        for (case, case_calls) in cases.into_iter().enumerate() {
+            for (index, call) in case_calls.into_iter().enumerate() {
+                if let Some(call) = call {
+                    let caller = self.clone();
+                    calls.spawn(async move { (case, index, caller.answer(call).await) });
+                }
+            }
+        }
+        while let Some(done) = calls.join_next().await {
+            if let Ok((case, index, answer)) = done {
+                answers[case][index] = Some(answer);
+            }
+        }
+        answers
+    }
+
+    /// Answer one call (waiting for a free place first).
+    pub async fn answer(&self, call: Call) -> Answer {
+        let _place = self.limit.acquire().await;
+        let started = Instant::now();
+        let outcome = match call {
+            Call::Embed {
+                spec,
+                text,
+                reference,
+            } => self.embed(&spec, &text, &reference, started).await,
+            Call::Judge { spec, prompt } => self.judge(&spec, &prompt, started).await,
+            Call::Command { check, arguments } => run_command(&check, &arguments).await,
+        };
+        Answer {
+            outcome,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+        }
+    }
+
+    async fn embed(
+        &self,
+        spec: &Spec,
+        text: &str,
+        reference: &str,
+        started: Instant,
+    ) -> Result<Value, CheckError> {
+        let settings = spec.provider();
+        let mut body = settings.model_config.clone();
+        body.insert("input".into(), json!([text, reference]));
+        let (provider, reply) = self.post(spec, body).await?;
+        let vectors = embeddings(&reply).map_err(|reason| {
+            CheckError::unknown(
+                provider
+                    .secrets
+                    .redact(&format!("the embeddings API's reply: {reason}")),
+                false,
+            )
+        })?;
+        let mut metadata = call_metadata(&reply, settings, started);
+        if let Some(tokens) = reply.pointer("/usage/total_tokens") {
+            metadata.insert("tokens_processed".into(), tokens.clone());
+        }
+        similarity_results(spec, &vectors[0], &vectors[1], metadata)
+    }
+
+    async fn judge(
+        &self,
+        spec: &Spec,
+        prompt: &str,
+        started: Instant,
+    ) -> Result<Value, CheckError> {
+        let Spec::Judge {
+            provider: settings,
+            response_format,
+            ..
+        } = spec
+        else {
+            return Err(CheckError::unknown("not an llm_judge check", false));
+        };
+        let mut body = settings.model_config.clone();
+        body.insert(
+            "messages".into(),
+            json!([
+                {"role": "system", "content": judge_instructions(response_format)},
+                {"role": "user", "content": prompt},
+            ]),
+        );
+        body.insert("response_format".into(), json!({"type": "json_object"}));
+        let (provider, reply) = self.post(spec, body).await?;
+        let content = message_content(&reply, &provider.secrets)
+            .map_err(|error| CheckError::unknown(error.message, false))?;
+        let mut metadata = call_metadata(&reply, settings, started);
+        if let Some(reason) = reply.pointer("/choices/0/finish_reason") {
+            metadata.insert("finish_reason".into(), reason.clone());
+        }
+        for (name, pointer) in [
+            ("tokens_used", "/usage/total_tokens"),
+            ("prompt_tokens", "/usage/prompt_tokens"),
+            ("completion_tokens", "/usage/completion_tokens"),
+        ] {
+            if let Some(count) = reply.pointer(pointer) {
+                metadata.insert(name.into(), count.clone());
+            }
+        }
+        judge_results(spec, &content, metadata, objects_in(&content)).map_err(|mut error| {
+            error.message = provider.secrets.redact(&error.message);
+            error
+        })
+    }
+
+    /// Post `body` to the check's endpoint with retries; the provider and the reply as JSON.
+    async fn post(
+        &self,
+        spec: &Spec,
+        body: Map<String, Value>,
+    ) -> Result<(Provider, Value), CheckError> {
+        let settings = spec.provider();
+        let provider =
+            Provider::resolve(settings, api_path(spec)).map_err(CheckError::validation)?;
+        let body = Value::Object(body).to_string();
+        let (reply, _) = with_retries(settings.max_retries, || {
+            let mut request = self
+                .client
+                .post(provider.url.clone())
+                .timeout(settings.timeout)
+                .body(body.clone());
+            if let Some(authorization) = &provider.authorization {
+                request = request.header(AUTHORIZATION, authorization.clone());
+            }
+            async {
+                send_json(request, settings.timeout, &provider.secrets)
+                    .await
+                    .map_err(retry_timeouts)
+            }
+        })
+        .await;
+        let reply = reply.map_err(|failed| check_error(failed, &provider.secrets))?;
+        let reply = serde_json::from_slice(&reply).map_err(|err| {
+            CheckError::unknown(format!("the API's reply is not JSON: {err}"), false)
+        })?;
+        Ok((provider, reply))
+    }
+}
+
+/// A failed attempt as the check's error, its message scrubbed.
+fn check_error(failed: Attempt, secrets: &Secrets) -> CheckError {
+    let error = failed
+        .score
+        .err()
+        .unwrap_or_else(|| CallError::new(ErrorKind::InvalidOutput, "no reply"));
+    let message = secrets.redact(&error.message);
+    match error.kind {
+        ErrorKind::Timeout => CheckError::timeout(message),
+        _ => CheckError::unknown(message, matches!(failed.retry, Retry::Allowed { .. })),
+    }
+}
+
+/// What every extended check's results carry about the call.
+fn call_metadata(
+    reply: &Value,
+    settings: &ProviderSettings,
+    started: Instant,
+) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    metadata.insert(
+        "model_version".into(),
+        reply
+            .get("model")
+            .cloned()
+            .unwrap_or_else(|| Value::from(settings.model())),
+    );
+    metadata.insert(
+        "response_time_ms".into(),
+        json!((started.elapsed().as_secs_f64() * 1000.0).round()),
+    );
+    metadata
+}
+
+/// The two vectors of an embeddings reply (`data[i].embedding`, by `index` when given).
+fn embeddings(reply: &Value) -> Result<[Vec<f64>; 2], String> {
+    let data = reply
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or("it has no `data` array")?;
+    let mut vectors: [Option<Vec<f64>>; 2] = [None, None];
+    for (position, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(position, |index| index as usize);
+        let vector = item
+            .get("embedding")
+            .and_then(Value::as_array)
+            .and_then(|numbers| {
+                numbers
+                    .iter()
+                    .map(Value::as_f64)
+                    .collect::<Option<Vec<f64>>>()
+            })
+            .ok_or(format!(
+                "data[{position}].embedding is not an array of numbers"
+            ))?;
+        if let Some(slot) = vectors.get_mut(index) {
+            *slot = Some(vector);
+        }
+    }
+    match vectors {
+        [Some(text), Some(reference)] => Ok([text, reference]),
+        _ => Err(format!("expected 2 embeddings, found {}", data.len())),
+    }
+}
+
+/// Run a custom check's command: the resolved arguments on stdin, the results on stdout.
+async fn run_command(check: &CustomCheck, arguments: &Value) -> Result<Value, CheckError> {
+    let command = CommandEvaluator::check_command(
+        CommandSpec {
+            argv: check.argv.clone(),
+            cwd: None,
+        },
+        check.timeout,
+    );
+    let stdout = command
+        .complete(arguments.to_string().as_bytes())
+        .await
+        .map_err(|error| match error.kind {
+            ErrorKind::Timeout => CheckError::timeout(error.message),
+            _ => CheckError::unknown(error.message, false),
+        })?;
+    match serde_json::from_str::<Value>(stdout.trim()) {
+        Ok(results @ Value::Object(_)) => Ok(results),
+        _ => Err(CheckError::unknown(
+            format!(
+                "the command of custom check `{}` printed no JSON object of results: {:?}",
+                check.name,
+                clip(&one_line(stdout.trim()), 200)
+            ),
+            false,
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn embeddings_are_read_by_index() {
+        let reply = json!({"data": [{"index": 1, "embedding": [0, 1]}, {"index": 0, "embedding": [1.5, 0]}]});
+        assert_eq!(
+            embeddings(&reply).unwrap(),
+            [vec![1.5, 0.0], vec![0.0, 1.0]]
+        );
+        assert_eq!(
+            embeddings(&json!({"data": [{"embedding": [1]}]})).unwrap_err(),
+            "expected 2 embeddings, found 1"
+        );
+        assert!(embeddings(&json!({"data": [{"embedding": ["x"]}]}))
+            .unwrap_err()
+            .contains("not an array of numbers"));
+    }
+}

@@ -1,0 +1,401 @@
+//! The extended checks of FEP 2.3.6 (`semantic_similarity`, `llm_judge`) through the real
+//! binary, against a fake OpenAI-compatible API on loopback that speaks the real wire format
+//! (`POST /v1/embeddings`, `POST /v1/chat/completions`): results, requests sent, retries,
+//! timeouts, keys (named, never written, never shown) and `run --checks` scores.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::common::{evalctl, json_stdout, Reply, Request, Server};
+
+/// The key the fake API wants.
+const KEY: &str = "sk-Ext7Qw2Lp9Zr4Mx8Vb3";
+
+/// A letter-count embedding of `text`: texts with the same letters are identical vectors.
+fn embedding(text: &str) -> Vec<f64> {
+    let mut counts = vec![0.0; 26];
+    for ch in text.to_ascii_lowercase().chars() {
+        if ch.is_ascii_lowercase() {
+            counts[(ch as u8 - b'a') as usize] += 1.0;
+        }
+    }
+    counts
+}
+
+/// The fake API: embeddings by letter counts; the judge answers `{"passed": true,
+/// "reasoning": ...}` when the prompt mentions Paris, `{"passed": "maybe"}` (against the
+/// schema) when it mentions "vague", else `{"passed": false, ...}`. A missing or wrong key
+/// is a 401 that echoes the header it got.
+fn fake_api() -> Server {
+    Server::start(|request: &Request, _| api_reply(request))
+}
+
+/// The fake API's answer to `request`.
+fn api_reply(request: &Request) -> Reply {
+    {
+        if request.header("authorization") != Some(&format!("Bearer {KEY}")) {
+            let echoed = request
+                .header("authorization")
+                .unwrap_or_default()
+                .to_string();
+            return Reply::status(
+                401,
+                json!({"error": {"message": format!("bad key {echoed}")}}).to_string(),
+            );
+        }
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        match request.path.as_str() {
+            "/v1/embeddings" => {
+                let inputs = body["input"].as_array().cloned().unwrap_or_default();
+                let data: Vec<Value> = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(index, text)| {
+                        json!({"object": "embedding", "index": index,
+                        "embedding": embedding(text.as_str().unwrap_or_default())})
+                    })
+                    .collect();
+                Reply::json(
+                    json!({"object": "list", "data": data, "model": "embed-2024",
+                           "usage": {"prompt_tokens": 7, "total_tokens": 7}})
+                    .to_string(),
+                )
+            }
+            "/v1/chat/completions" => {
+                let prompt = body["messages"][1]["content"].as_str().unwrap_or_default();
+                let verdict = if prompt.contains("vague") {
+                    json!({"passed": "maybe"})
+                } else {
+                    json!({"passed": prompt.contains("Paris"), "reasoning": "compared"})
+                };
+                Reply::json(
+                    json!({"id": "c1", "object": "chat.completion", "model": "judge-2024",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": format!("```json\n{verdict}\n```")}}],
+                        "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
+                    .to_string(),
+                )
+            }
+            other => Reply::status(404, format!("no {other}")),
+        }
+    }
+}
+
+fn provider(server: &Server) -> Value {
+    json!({"base_url": server.url("/v1"), "api_key": "${EXT_TEST_KEY}", "max_retries": 0})
+}
+
+fn similarity(server: &Server) -> Value {
+    json!({"type": "semantic_similarity", "arguments": {
+        "text": "$.output.value", "reference": "$.test_case.expected",
+        "threshold": {"min_value": 0.9}, "provider_config": provider(server),
+        "model_config": {"model": "embed", "dimensions": 26}}})
+}
+
+fn judge(server: &Server) -> Value {
+    json!({"type": "llm_judge", "arguments": {
+        "prompt": "Question: {{$.test_case.input}}\nAnswer: {{$.output.value}}",
+        "response_format": {"type": "object", "required": ["passed"],
+            "properties": {"passed": {"type": "boolean"}, "reasoning": {"type": "string"}}},
+        "provider_config": provider(server),
+        "model_config": {"model": "judge", "temperature": 0}}})
+}
+
+/// Run `fep evaluate` on `request` with the key set.
+fn evaluate(request: &Value) -> (i32, Value) {
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .args(["fep", "evaluate", "-"])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(!text.contains(KEY), "the key leaked: {text}");
+    (output.status.code().unwrap_or(-1), json_stdout(&output))
+}
+
+/// A check result with its clock readings fixed, so it can be compared whole.
+fn steady(mut result: Value) -> Value {
+    result["evaluated_at"] = json!("T");
+    result["metadata"]["execution_time_ms"] = json!(0);
+    if let Some(metadata) = result["results"].get_mut("metadata") {
+        metadata["response_time_ms"] = json!(0);
+    }
+    result
+}
+
+#[test]
+fn similarity_and_judge_results_follow_the_spec() {
+    let server = fake_api();
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "Capital of France?", "expected": "Paris"}],
+        "outputs": [{"value": "paris"}],
+        "checks": [similarity(&server), judge(&server)]
+    });
+    let (code, document) = evaluate(&request);
+    assert_eq!(code, 0, "{document}");
+    let results = &document["results"][0]["check_results"];
+    assert_eq!(
+        steady(results[0].clone()),
+        json!({
+            "check_type": "semantic_similarity", "status": "completed",
+            "results": {"response": {"score": 1.0, "passed": true},
+                "metadata": {"model_version": "embed-2024", "response_time_ms": 0,
+                    "tokens_processed": 7, "similarity_metric": "cosine", "similarity": 1.0,
+                    "dimensions_used": 26}},
+            "resolved_arguments": {
+                "text": {"jsonpath": "$.output.value", "value": "paris"},
+                "reference": {"jsonpath": "$.test_case.expected", "value": "Paris"},
+                "threshold": {"value": {"min_value": 0.9}},
+                "provider_config": {"value": provider(&server)},
+                "model_config": {"value": {"model": "embed", "dimensions": 26}}},
+            "evaluated_at": "T",
+            "metadata": {"check_version": "1.0.0", "execution_time_ms": 0}
+        })
+    );
+    assert_eq!(
+        steady(results[1].clone())["results"],
+        json!({"response": {"passed": false, "reasoning": "compared"},
+            "metadata": {"model_version": "judge-2024", "response_time_ms": 0,
+                "finish_reason": "stop", "tokens_used": 59, "prompt_tokens": 50,
+                "completion_tokens": 9}})
+    );
+    // What was sent: the model_config members, both texts in one embeddings request, the
+    // filled prompt and the schema in the judge's instructions.
+    let requests = server.requests();
+    let bodies: Vec<Value> = requests
+        .iter()
+        .map(|request| serde_json::from_slice(&request.body).unwrap())
+        .collect();
+    let embed = bodies
+        .iter()
+        .find(|body| body.get("input").is_some())
+        .unwrap();
+    assert_eq!(
+        embed,
+        &json!({"model": "embed", "dimensions": 26, "input": ["paris", "Paris"]})
+    );
+    let chat = bodies
+        .iter()
+        .find(|body| body.get("messages").is_some())
+        .unwrap();
+    assert_eq!(chat["model"], "judge");
+    assert_eq!(chat["temperature"], 0);
+    assert_eq!(chat["response_format"], json!({"type": "json_object"}));
+    assert_eq!(
+        chat["messages"][1]["content"],
+        "Question: Capital of France?\nAnswer: paris"
+    );
+    assert!(chat["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains(r#""required":["passed"]"#));
+}
+
+#[test]
+fn a_reply_against_the_response_format_is_an_error_and_the_other_checks_run() {
+    let server = fake_api();
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "be vague", "expected": "Paris"}],
+        "outputs": [{"value": "Lyon"}],
+        "checks": [judge(&server), {"type": "exact_match",
+            "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected"}}]
+    });
+    let (code, document) = evaluate(&request);
+    assert_eq!(code, 1);
+    let results = &document["results"][0]["check_results"];
+    assert_eq!(results[0]["status"], "error");
+    assert_eq!(
+        results[0]["error"],
+        json!({"type": "unknown_error", "recoverable": true,
+            "message": "the judge's reply does not match response_format: /passed: \"maybe\" is not of type \"boolean\""})
+    );
+    assert_eq!(results[1]["results"], json!({"passed": false}));
+}
+
+#[test]
+fn retryable_failures_are_retried_and_a_slow_api_is_a_timeout_error() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    // Fails the first call with a 503, then answers like the fake API.
+    let flaky = Server::start(move |request: &Request, _| {
+        if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Reply::status(503, "busy");
+        }
+        api_reply(request)
+    });
+    let slow = Server::start(|_: &Request, _| Reply::json("{}").after(Duration::from_secs(3)));
+    let mut retried = similarity(&flaky);
+    retried["arguments"]["provider_config"]["max_retries"] = json!(2);
+    let mut timed_out = similarity(&slow);
+    timed_out["arguments"]["provider_config"]["timeout"] = json!(0.3);
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "q", "expected": "Paris"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": [retried, timed_out]
+    });
+    let (code, document) = evaluate(&request);
+    assert_eq!(code, 1);
+    let results = &document["results"][0]["check_results"];
+    assert_eq!(results[0]["status"], "completed", "{}", results[0]);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(results[1]["error"]["type"], "timeout_error");
+    assert_eq!(results[1]["error"]["recoverable"], true);
+}
+
+#[test]
+fn keys_are_named_by_variable_and_never_shown() {
+    let server = fake_api();
+    let mut literal = similarity(&server);
+    literal["arguments"]["provider_config"]["api_key"] = json!(KEY);
+    let mut wrong = similarity(&server);
+    wrong["arguments"]["provider_config"]["api_key"] = json!("${EXT_WRONG_KEY}");
+    let mut remote = similarity(&server);
+    remote["arguments"]["provider_config"] = json!({"base_url": "https://embeddings.example.invalid/v1", "api_key_env": "EXT_UNSET_KEY"});
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "q", "expected": "Paris"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": [literal, wrong, remote]
+    });
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .env("EXT_WRONG_KEY", "sk-Wrong5Key8Value2Here")
+        .env_remove("EXT_UNSET_KEY")
+        .args(["fep", "evaluate", "-"])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !text.contains(KEY) && !text.contains("sk-Wrong5Key8Value2Here"),
+        "{text}"
+    );
+    let document = json_stdout(&output);
+    let errors: Vec<&Value> = document["results"][0]["check_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|result| &result["error"])
+        .collect();
+    assert_eq!(errors[0]["type"], "validation_error");
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("provider_config.api_key: must name an environment variable as \"${NAME}\""));
+    assert_eq!(
+        errors[1]["message"],
+        "HTTP 401 Unauthorized: {\"error\":{\"message\":\"bad key Bearer [redacted]\"}}"
+    );
+    assert_eq!(
+        errors[2]["message"],
+        "no API key: EXT_UNSET_KEY is not set (export it, or name another variable in \
+         provider_config.api_key as \"${NAME}\"; only a local base_url works without a key)"
+    );
+}
+
+#[test]
+fn run_checks_scores_extended_checks_and_reports_setup_problems_first() {
+    let server = fake_api();
+    let dir = tempfile::tempdir().unwrap();
+    let mut unthresholded = similarity(&server);
+    unthresholded["arguments"]
+        .as_object_mut()
+        .unwrap()
+        .remove("threshold");
+    let checks = json!({"checks": [similarity(&server), unthresholded, judge(&server)]});
+    std::fs::write(dir.path().join("checks.json"), checks.to_string()).unwrap();
+    std::fs::write(
+        dir.path().join("data.jsonl"),
+        "{\"input\": \"Capital of France?\", \"expected\": \"Paris\"}\n",
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .env("EXT_TEST_KEY", KEY)
+        .args([
+            "run",
+            "--checks",
+            "checks.json",
+            "--dataset",
+            "data.jsonl",
+            "--candidate",
+            "Lyons",
+        ])
+        .args(["--output", "out.jsonl", "--format", "json"])
+        .assert()
+        .code(0);
+    let saved = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    let record: Value = saved
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|line| line.get("side_info").is_some())
+        .unwrap();
+    let report = &record;
+    // Failed threshold 0, the similarity of the texts by letters, judge `passed: false` 0.
+    let expected = embedding_cosine("Lyons", "Paris") / 3.0;
+    assert!(expected > 0.0);
+    assert!(
+        (record["score"].as_f64().unwrap() - expected).abs() < 1e-9,
+        "{report}"
+    );
+    assert_eq!(
+        record["side_info"]["failed_checks"],
+        json!(["semantic_similarity#1", "llm_judge"])
+    );
+    // A judge whose format has no `passed` or `score` cannot be scored: said before the run.
+    let mut unscored = judge(&server);
+    unscored["arguments"]["response_format"] = json!({"type": "object"});
+    std::fs::write(
+        dir.path().join("unscored.json"),
+        json!({"checks": [unscored]}).to_string(),
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--checks",
+            "unscored.json",
+            "--candidate",
+            "x",
+            "--format",
+            "text",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: unscored.json: check llm_judge: run --checks scores an llm_judge by its \
+             response's `passed` (boolean) or `score` (0 to 1): declare one of them in \
+             response_format.properties\n",
+        );
+    // A check whose endpoint cannot be reached without a key stops the run before it starts.
+    let mut keyless = similarity(&server);
+    keyless["arguments"]["provider_config"] = json!({"base_url": "https://api.example.invalid/v1"});
+    std::fs::write(
+        dir.path().join("keyless.json"),
+        json!({"checks": [keyless]}).to_string(),
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .args(["run", "--checks", "keyless.json", "--candidate", "x", "--format", "text"])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: keyless.json: check semantic_similarity: no API key: OPENAI_API_KEY is not set \
+             (export it, or name another variable in provider_config.api_key as \"${NAME}\"; only \
+             a local base_url works without a key)\n",
+        );
+}
+
+fn embedding_cosine(a: &str, b: &str) -> f64 {
+    let (a, b) = (embedding(a), embedding(b));
+    let dot: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (norm(&a) * norm(&b))
+}
