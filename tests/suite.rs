@@ -13,6 +13,7 @@ mod spec_support;
 
 mod cache_hits;
 mod checks_arguments;
+mod checks_custom;
 mod checks_extended;
 mod checks_run;
 mod checks_truth_tables;
