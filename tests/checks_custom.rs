@@ -154,3 +154,41 @@ fn run_checks_scores_custom_checks_declared_on_the_command_line() {
         json!(["short", "exact_match"])
     );
 }
+
+#[test]
+fn evaluation_spec_validators_are_check_types() {
+    let (code, document) = evaluate(
+        &json!({
+            "test_cases": [{"id": "t1", "input": "q", "expected": "The capital is Paris"}],
+            "outputs": [{"value": "the capital is paris!"}],
+            "checks": [
+                {"type": "spec.fuzzy_match", "arguments": {"actual": "$.output.value",
+                    "expected": "$.test_case.expected", "config": {"threshold": 0.8}}},
+                {"type": "spec.numeric_match", "arguments": {"actual": "3.20", "expected": "3.14",
+                    "config": {"tolerance": 0.01}}},
+                {"type": "spec.fuzzy_match", "arguments": {"actual": "a", "expected": "b",
+                    "config": {"threshold": 2}}},
+                {"type": "spec.token_f1", "arguments": {"actual": "x"}}
+            ]
+        }),
+        &[],
+    );
+    assert_eq!(code, 1);
+    let results = document["results"][0]["check_results"].as_array().unwrap();
+    assert_eq!(
+        results[0]["results"],
+        json!({"passed": true, "score": 0.926829268292683, "evidence": {
+            "similarity": 0.926829268292683, "threshold": 0.8, "distance": 3, "sum_length": 41,
+            "case_insensitive": false, "normalize": false}})
+    );
+    assert_eq!(results[1]["results"]["passed"], false);
+    assert_eq!(
+        results[2]["error"],
+        json!({"type": "validation_error", "recoverable": false,
+            "message": "argument `config`.threshold: must be between 0 and 1"})
+    );
+    assert_eq!(
+        results[3]["error"]["message"],
+        "arguments: missing required key `expected`"
+    );
+}

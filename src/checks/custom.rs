@@ -1,5 +1,9 @@
 //! Custom checks (FEP 6.1, level 3's extension mechanism): a check type that names a command.
 //!
+//! Besides the commands people declare, the evaluation-spec validators that compare two texts
+//! are custom types of their own, `spec.TYPE` (`spec.fuzzy_match`, ...): arguments `actual`,
+//! `expected` and `config`; the evaluator layer registers them (see [`AnsweredBy::Validator`]).
+//!
 //! A custom check type is declared in a request's or checks file's `custom_checks` —
 //! `{"NAME": {"command": ["prog", "arg"] | "prog arg", "timeout": SECONDS}}` — or on the command
 //! line with `--custom-check NAME=COMMAND`. A check of that type takes any arguments, literal or
@@ -13,7 +17,7 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
-use super::standard::CheckKind;
+use super::standard::{arg, setting, ArgSpec, ArgType, CheckKind};
 use super::Problem;
 use crate::input::strict;
 
@@ -23,15 +27,60 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 /// The members of a declaration.
 const DECLARATION_KEYS: [&str; 2] = ["command", "timeout"];
 
-/// A declared custom check type.
+/// The prefix of the evaluation-spec validators' check types.
+pub const VALIDATOR_PREFIX: &str = "spec.";
+
+/// The arguments of a `spec.TYPE` check.
+const VALIDATOR_ARGS: [ArgSpec; 3] = [
+    arg("actual", ArgType::Text, true),
+    arg("expected", ArgType::Text, true),
+    setting("config", ArgType::Object, false),
+];
+
+/// A custom check type.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CustomCheck {
     /// The type name checks use.
     pub name: String,
-    /// Program and arguments (never run through a shell).
-    pub argv: Vec<String>,
-    /// How long one evaluation may take.
-    pub timeout: Duration,
+    /// What answers it.
+    pub by: AnsweredBy,
+}
+
+/// What answers a custom check.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AnsweredBy {
+    /// A command, declared by the user.
+    Command {
+        /// Program and arguments (never run through a shell).
+        argv: Vec<String>,
+        /// How long one evaluation may take.
+        timeout: Duration,
+    },
+    /// The evaluation-spec validator of this type, comparing `actual` with `expected`.
+    Validator(&'static str),
+}
+
+impl CustomCheck {
+    /// The check type `spec.KIND` of an evaluation-spec validator.
+    pub fn validator(kind: &'static str) -> CustomCheck {
+        CustomCheck {
+            name: format!("{VALIDATOR_PREFIX}{kind}"),
+            by: AnsweredBy::Validator(kind),
+        }
+    }
+
+    /// Its arguments' schema; empty for a command, which takes any arguments.
+    pub fn schema(&self) -> &'static [ArgSpec] {
+        match self.by {
+            AnsweredBy::Command { .. } => &[],
+            AnsweredBy::Validator(_) => &VALIDATOR_ARGS,
+        }
+    }
+
+    /// Whether people declared it (a command), rather than evalctl (a validator).
+    pub fn is_declared(&self) -> bool {
+        matches!(self.by, AnsweredBy::Command { .. })
+    }
 }
 
 /// The custom check types known to a run, by name.
@@ -41,6 +90,11 @@ pub type CustomChecks = BTreeMap<String, Arc<CustomCheck>>;
 fn name_problem(name: &str) -> Option<String> {
     if CheckKind::ALL.iter().any(|kind| kind.name() == name) {
         return Some(format!("`{name}` is a built-in check type"));
+    }
+    if name.starts_with(VALIDATOR_PREFIX) {
+        return Some(format!(
+            "`{name}`: names starting with `{VALIDATOR_PREFIX}` are the evaluation-spec validators'"
+        ));
     }
     let valid = name.starts_with(|ch: char| ch.is_ascii_alphabetic() || ch == '_')
         && name
@@ -68,8 +122,10 @@ pub fn parse_flag(value: &str) -> Result<CustomCheck, String> {
     }
     Ok(CustomCheck {
         name: name.to_string(),
-        argv,
-        timeout: DEFAULT_TIMEOUT,
+        by: AnsweredBy::Command {
+            argv,
+            timeout: DEFAULT_TIMEOUT,
+        },
     })
 }
 
@@ -158,8 +214,7 @@ fn declaration_of(name: &str, declaration: &Value) -> Result<CustomCheck, Vec<Pr
     if problems.is_empty() {
         Ok(CustomCheck {
             name: name.to_string(),
-            argv,
-            timeout,
+            by: AnsweredBy::Command { argv, timeout },
         })
     } else {
         Err(problems)
@@ -180,8 +235,13 @@ mod tests {
                     "bad": {"command": [], "extra": 1}}),
             &mut known,
         );
-        assert_eq!(known["words"].argv, ["sh", "wc.sh"]);
-        assert_eq!(known["words"].timeout, Duration::from_secs(2));
+        assert_eq!(
+            known["words"].by,
+            AnsweredBy::Command {
+                argv: vec!["sh".into(), "wc.sh".into()],
+                timeout: Duration::from_secs(2)
+            }
+        );
         let found: Vec<String> = problems
             .iter()
             .map(|p| format!("{}|{}", p.at, p.reason))
@@ -199,7 +259,12 @@ mod tests {
     #[test]
     fn the_flag_is_name_equals_command() {
         let check = parse_flag("tone=python3 tone.py --strict").unwrap();
-        assert_eq!(check.argv, ["python3", "tone.py", "--strict"]);
+        assert!(
+            matches!(check.by, AnsweredBy::Command { ref argv, .. } if argv == &["python3", "tone.py", "--strict"])
+        );
+        assert!(parse_flag("spec.x=cmd")
+            .unwrap_err()
+            .contains("evaluation-spec validators"));
         assert!(parse_flag("tone").unwrap_err().contains("NAME=COMMAND"));
         assert!(parse_flag("1x=cmd")
             .unwrap_err()

@@ -25,7 +25,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 pub use args::PathCache;
-pub use custom::{CustomCheck, CustomChecks};
+pub use custom::{AnsweredBy, CustomCheck, CustomChecks};
 pub use extended::{Answer, Call, CaseAnswers, KeyPolicy};
 pub use file::load_checks_file;
 pub use result::{CheckError, CheckResult, Resolved, Results, Status};
@@ -126,7 +126,12 @@ pub fn parse_check<'a>(
                     let known: Vec<&str> = CheckKind::ALL
                         .iter()
                         .map(|kind| kind.name())
-                        .chain(custom.keys().map(String::as_str))
+                        .chain(
+                            custom
+                                .values()
+                                .filter(|check| check.is_declared())
+                                .map(|check| check.name.as_str()),
+                        )
                         .collect();
                     problems.push(Problem::new(
                         ".type",
@@ -201,14 +206,22 @@ impl Check {
     /// [`Check::problems`]).
     pub fn prepare(def: CheckDef<'_>, catalog: &mut Catalog) -> Check {
         let paths = &mut catalog.paths;
-        let schema = def.kind.schema();
+        let schema = def
+            .custom
+            .as_ref()
+            .map_or(def.kind.schema(), |custom| custom.schema());
+        // A command's custom check takes any arguments.
+        let free_form = def
+            .custom
+            .as_ref()
+            .is_some_and(|custom| custom.schema().is_empty());
         let mut problems = Vec::new();
         let mut args = Vec::with_capacity(def.arguments.len());
         let mut given = [false; MAX_ARGS];
         for (name, raw) in def.arguments {
             let at = format!(".arguments.{}", strict::key_name(name));
             let slot = schema.iter().position(|spec| spec.name == name);
-            if slot.is_none() && def.custom.is_none() {
+            if slot.is_none() && !free_form {
                 let known: Vec<&str> = schema.iter().map(|spec| spec.name).collect();
                 problems.push(Problem::new(at, strict::unknown_key(name, &known)));
                 continue;

@@ -75,7 +75,7 @@ pub struct ArgSpec {
     pub literal: bool,
 }
 
-const fn arg(name: &'static str, ty: ArgType, required: bool) -> ArgSpec {
+pub(super) const fn arg(name: &'static str, ty: ArgType, required: bool) -> ArgSpec {
     ArgSpec {
         name,
         ty,

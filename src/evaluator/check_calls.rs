@@ -1,7 +1,8 @@
 //! Answering the checks that call out: `semantic_similarity` over an OpenAI-compatible
 //! `/embeddings` endpoint, `llm_judge` over `/chat/completions` (both through the judge's
-//! endpoint resolution, keys, retries and redaction), and custom checks by their command (the
-//! command evaluator's child handling: own process group, timeout, output limits).
+//! endpoint resolution, keys, retries and redaction), custom checks by their command (the
+//! command evaluator's child handling: own process group, timeout, output limits), and the
+//! `spec.TYPE` checks by the evaluation-spec validator of that type.
 //!
 //! A [`CheckCaller`] sends at most its concurrency at once over one keep-alive client. Every
 //! failure becomes the check's error — `timeout_error`, or `unknown_error` (recoverable after a
@@ -24,10 +25,14 @@ use super::transport::{build_client, send_json};
 use crate::checks::extended::{
     judge_instructions, judge_results, similarity_results, ProviderSettings, Spec,
 };
-use crate::checks::{Answer, Call, CaseAnswers, CheckError, CustomCheck};
+use crate::checks::standard::as_text;
+use crate::checks::{Answer, AnsweredBy, Call, CaseAnswers, Catalog, CheckError, CustomCheck};
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
 use crate::runner::retry::with_retries;
 use crate::secrets::Secrets;
+use crate::spec::validators::{
+    check_config, needs_expected, needs_file_target, Validator, Verdict, VALIDATOR_TYPES,
+};
 use crate::text::{clip, one_line};
 
 /// How the check arguments name what would be flags for `--judge-model`.
@@ -42,6 +47,21 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(3600);
 
 /// Calls made at once by default.
 pub const DEFAULT_CONCURRENCY: usize = 8;
+
+/// The custom check types evalctl brings itself: `spec.TYPE` for each evaluation-spec validator
+/// that compares two texts (those reading files, tool calls or a workspace need a run, which an
+/// FEP evaluation context is not).
+pub fn validator_checks() -> impl Iterator<Item = CustomCheck> {
+    VALIDATOR_TYPES
+        .iter()
+        .filter(|kind| needs_expected(kind) && !needs_file_target(kind))
+        .map(|kind| CustomCheck::validator(kind))
+}
+
+/// The catalog of a local command: the validators' check types and `custom` (`--custom-check`).
+pub fn local_catalog(custom: &[CustomCheck]) -> Catalog {
+    Catalog::with_custom(validator_checks().chain(custom.iter().cloned()))
+}
 
 /// A provider resolved for sending: URL, headers' key, secrets to scrub.
 pub struct Provider {
@@ -344,14 +364,18 @@ fn embeddings(reply: &Value) -> Result<[Vec<f64>; 2], String> {
     }
 }
 
-/// Run a custom check's command: the resolved arguments on stdin, the results on stdout.
+/// Answer a custom check: its command, or its validator.
 async fn run_command(check: &CustomCheck, arguments: &Value) -> Result<Value, CheckError> {
+    let (argv, timeout) = match &check.by {
+        AnsweredBy::Command { argv, timeout } => (argv, *timeout),
+        AnsweredBy::Validator(kind) => return run_validator(kind, arguments),
+    };
     let command = CommandEvaluator::check_command(
         CommandSpec {
-            argv: check.argv.clone(),
+            argv: argv.clone(),
             cwd: None,
         },
-        check.timeout,
+        timeout,
     );
     let stdout = command
         .complete(arguments.to_string().as_bytes())
@@ -371,6 +395,44 @@ async fn run_command(check: &CustomCheck, arguments: &Value) -> Result<Value, Ch
             false,
         )),
     }
+}
+
+/// A `spec.TYPE` check: `config` checked as the spec loader checks it, then `actual` compared
+/// with `expected`. Results: `passed`, `score` (normalized, 0 to 1), and the validator's `reason`
+/// and `evidence` when it gives them; a comparison that errs is the check's `validation_error`.
+fn run_validator(kind: &str, arguments: &Value) -> Result<Value, CheckError> {
+    let config = arguments.get("config").filter(|config| !config.is_null());
+    let problems: Vec<String> = check_config(kind, config)
+        .into_iter()
+        .map(|problem| format!("argument `config`{}: {}", problem.at, problem.message))
+        .collect();
+    if !problems.is_empty() {
+        return Err(CheckError::validation(problems.join("; ")));
+    }
+    let text = |name: &str| {
+        arguments
+            .get(name)
+            .map_or(String::new(), |value| as_text(value).into_owned())
+    };
+    let comparison = Validator::new(kind, config).compare(&text("actual"), &text("expected"));
+    if comparison.verdict == Verdict::Error {
+        return Err(CheckError::validation(comparison.reason));
+    }
+    let mut results = Map::new();
+    results.insert(
+        "passed".into(),
+        Value::Bool(comparison.verdict == Verdict::Pass),
+    );
+    if let Some(score) = comparison.score {
+        results.insert("score".into(), json!(score));
+    }
+    if !comparison.reason.is_empty() {
+        results.insert("reason".into(), Value::from(comparison.reason));
+    }
+    if !comparison.evidence.is_empty() {
+        results.insert("evidence".into(), Value::Object(comparison.evidence));
+    }
+    Ok(Value::Object(results))
 }
 
 #[cfg(test)]

@@ -19,9 +19,9 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use super::check_calls::{api_path, CheckCaller, Provider};
+use super::check_calls::{api_path, local_catalog, CheckCaller, Provider};
 use super::{Call, Evaluator};
-use crate::checks::{load_checks_file, CaseClock, Catalog, Check, Context, CustomCheck, Status};
+use crate::checks::{load_checks_file, CaseClock, Check, Context, CustomCheck, Status};
 use crate::error::{bad_input, Problem};
 use crate::input::Record;
 use crate::protocol::{Attempt, Findings, Retry, PREFLIGHT_CANDIDATE};
@@ -40,7 +40,7 @@ pub struct ChecksSpec {
 /// them — is reported before anything runs (exit 2).
 pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
     let path = spec.path.as_path();
-    let checks = load_checks_file(path, &mut Catalog::with_custom(spec.custom.iter().cloned()))?;
+    let checks = load_checks_file(path, &mut local_catalog(&spec.custom))?;
     if checks.is_empty() {
         return Err(bad_input(
             Problem::new(

@@ -17,9 +17,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::checks::{load_checks_file, Call, CaseAnswers, Catalog, Context, Status};
+use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
 use crate::error::{bad_input, invalid};
-use crate::evaluator::check_calls::BlockingCaller;
+use crate::evaluator::check_calls::{local_catalog, BlockingCaller};
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;
@@ -63,7 +63,7 @@ pub fn evaluate(
     layout: Layout,
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
-    let mut catalog = Catalog::with_custom(checking.custom.iter().cloned());
+    let mut catalog = local_catalog(&checking.custom);
     let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
         FepConfig::Request(source) => {

@@ -17,6 +17,7 @@
 //! running into each other. `tasks run` keys its completions with the same [`Fields`] (see
 //! `tasks::run::journal`).
 
+use crate::checks::AnsweredBy;
 use std::fmt;
 use std::path::Path;
 
@@ -194,9 +195,10 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
                 .add(b'V', version)
                 .add(b'F', &file_digest(&spec.path)?);
             for custom in &spec.custom {
-                fields
-                    .add(b'C', custom.name.as_bytes())
-                    .add(b'A', shell_words::join(&custom.argv).as_bytes());
+                fields.add(b'C', custom.name.as_bytes());
+                if let AnsweredBy::Command { argv, .. } = &custom.by {
+                    fields.add(b'A', shell_words::join(argv).as_bytes());
+                }
             }
         }
         EvaluatorSpec::Spec(spec) => {

@@ -198,7 +198,7 @@ impl Engine {
         Catalog {
             declarations_refused: true,
             keys: crate::checks::KeyPolicy::Only(Vec::new()),
-            ..Catalog::default()
+            ..crate::evaluator::check_calls::local_catalog(&[])
         }
     }
 
