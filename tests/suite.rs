@@ -6,6 +6,7 @@
 //! before trycmd runs its cases, which is only sound in a process running no other test.
 
 mod common;
+mod extended_support;
 mod fep_support;
 mod judge_support;
 mod serve_support;
@@ -44,6 +45,7 @@ mod run_http;
 mod run_inputs;
 mod run_payload;
 mod run_report;
+mod serve_checks;
 mod serve_grpc;
 mod serve_rest;
 mod spec_cli;

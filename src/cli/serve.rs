@@ -5,9 +5,11 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::values::parse_custom_check;
+use crate::checks::CustomCheck;
 use crate::exit::Exit;
 use crate::report::Reporter;
-use crate::server::{self, Limits, ServeConfig};
+use crate::server::{self, Limits, ServeChecks, ServeConfig};
 
 /// `evalctl serve`
 #[derive(Debug, Args)]
@@ -37,6 +39,15 @@ pub struct ServeArgs {
     /// The most evaluations running at once (more: 429 / RESOURCE_EXHAUSTED).
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     max_concurrent: u64,
+    /// Declare a custom check type requests may use: NAME=COMMAND (the command gets a check's
+    /// resolved arguments as JSON on stdin and prints its results object). Requests cannot
+    /// declare commands. Repeatable.
+    #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_custom_check)]
+    custom_check: Vec<CustomCheck>,
+    /// Let extended checks (semantic_similarity, llm_judge) use the API key in this environment
+    /// variable; no other is lent to a request. Repeatable.
+    #[arg(long, value_name = "NAME")]
+    allow_key_env: Vec<String>,
 }
 
 impl ServeArgs {
@@ -53,6 +64,10 @@ impl ServeArgs {
                 max_body: size(self.max_body),
                 max_test_cases: size(self.max_test_cases),
                 max_concurrent: size(self.max_concurrent),
+            },
+            checks: ServeChecks {
+                custom: self.custom_check,
+                allowed_key_envs: self.allow_key_env,
             },
         };
         server::serve(config, reporter)

@@ -10,8 +10,10 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use super::auth::Token;
 use super::store::Store;
-use crate::checks::Catalog;
-use crate::fep::{evaluate_request, parse_request, Layout, Request, RunWriter};
+use super::ServeChecks;
+use crate::checks::{CaseAnswers, Catalog, KeyPolicy};
+use crate::evaluator::check_calls::{local_catalog, CheckCaller, DEFAULT_CONCURRENCY};
+use crate::fep::{evaluate_request, parse_request, request_calls, Layout, Request, RunWriter};
 use crate::input::document_json_reason;
 
 /// The FEP version `/health` and HealthCheck report.
@@ -151,17 +153,28 @@ pub struct Engine {
     /// The token requests need, with `--token-env`.
     pub token: Option<Token>,
     running: Arc<Semaphore>,
+    /// The custom checks and keys requests may use.
+    checks: ServeChecks,
+    /// Sends the calls of checks that call out.
+    caller: CheckCaller,
 }
 
 impl Engine {
     /// The engine over `store`.
-    pub fn new(store: Store, limits: Limits, token: Option<Token>) -> Engine {
-        Engine {
+    pub fn new(
+        store: Store,
+        limits: Limits,
+        token: Option<Token>,
+        checks: ServeChecks,
+    ) -> anyhow::Result<Engine> {
+        Ok(Engine {
             store,
             running: Arc::new(Semaphore::new(limits.max_concurrent)),
             limits,
             token,
-        }
+            checks,
+            caller: CheckCaller::new(DEFAULT_CONCURRENCY)?,
+        })
     }
 
     /// Whether a request with these header values may call the evaluation endpoints.
@@ -192,13 +205,22 @@ impl Engine {
         })
     }
 
-    /// What a request's checks are prepared with: no command a client declares, no key the
-    /// operator did not allow.
+    /// What a request's checks are prepared with: the operator's custom checks and no command a
+    /// client declares, no key the operator did not allow.
     fn catalog(&self) -> Catalog {
         Catalog {
             declarations_refused: true,
-            keys: crate::checks::KeyPolicy::Only(Vec::new()),
-            ..crate::evaluator::check_calls::local_catalog(&[])
+            keys: KeyPolicy::Only(self.checks.allowed_key_envs.clone()),
+            ..local_catalog(&self.checks.custom)
+        }
+    }
+
+    /// The answers to the calls of `request`'s checks that call out (none when none does).
+    pub async fn answer(&self, request: &mut Request) -> Vec<CaseAnswers> {
+        if request.calls_out() {
+            self.caller.answer_cases(request_calls(request)).await
+        } else {
+            Vec::new()
         }
     }
 
@@ -241,13 +263,18 @@ impl Engine {
         })
     }
 
-    /// Evaluate `request` into an EvaluationRunResult document and queue it for storing.
-    pub fn evaluate(&self, request: Request) -> Result<Evaluated, ApiError> {
+    /// Evaluate `request` (with the [`Engine::answer`]s to its calls) into an
+    /// EvaluationRunResult document and queue it for storing.
+    pub fn evaluate(
+        &self,
+        request: Request,
+        answers: Vec<CaseAnswers>,
+    ) -> Result<Evaluated, ApiError> {
         let mut document = Vec::with_capacity(1024);
         let writer = RunWriter::begin(&mut document, request.experiment.as_ref(), Layout::Document)
             .map_err(internal)?;
         let evaluation_id = writer.evaluation_id().to_string();
-        evaluate_request(request, writer, Vec::new()).map_err(internal)?;
+        evaluate_request(request, writer, answers).map_err(internal)?;
         let document = Bytes::from(document);
         let committed = self.store.insert(evaluation_id, document.clone());
         Ok(Evaluated {
@@ -287,6 +314,7 @@ impl Engine {
     pub async fn evaluate_streaming(
         self: &Arc<Self>,
         request: Request,
+        answers: Vec<CaseAnswers>,
         permit: OwnedSemaphorePermit,
     ) -> Result<(String, mpsc::Receiver<Bytes>), ApiError> {
         let (lines, receiver) = mpsc::channel(64);
@@ -303,7 +331,7 @@ impl Engine {
                 .and_then(|writer| {
                     let evaluation_id = writer.evaluation_id().to_string();
                     let _ = started.send(evaluation_id.clone());
-                    evaluate_request(request, writer, Vec::new()).map(|_| evaluation_id)
+                    evaluate_request(request, writer, answers).map(|_| evaluation_id)
                 });
             if let (Ok(evaluation_id), Some(document)) =
                 (evaluated, document_from_lines(&sink.kept))

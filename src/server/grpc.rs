@@ -74,9 +74,10 @@ impl EvaluationService for Grpc {
     ) -> Result<Response<pb::EvaluationRunResult>, Status> {
         self.authorize(&request)?;
         let permit = self.engine.admit()?;
-        let request = self.prepare(request.into_inner()).await?;
+        let mut request = self.prepare(request.into_inner()).await?;
+        let answers = self.engine.answer(&mut request).await;
         let engine = Arc::clone(&self.engine);
-        let evaluated = tokio::task::spawn_blocking(move || engine.evaluate(request))
+        let evaluated = tokio::task::spawn_blocking(move || engine.evaluate(request, answers))
             .await
             .map_err(|err| {
                 ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))
@@ -119,9 +120,13 @@ impl EvaluationService for Grpc {
     ) -> Result<Response<Self::StreamEvaluationStream>, Status> {
         self.authorize(&request)?;
         let permit = self.engine.admit()?;
-        let request = self.prepare(request.into_inner()).await?;
+        let mut request = self.prepare(request.into_inner()).await?;
         let total = i32::try_from(request.test_cases.len()).unwrap_or(i32::MAX);
-        let (evaluation_id, mut lines) = self.engine.evaluate_streaming(request, permit).await?;
+        let answers = self.engine.answer(&mut request).await;
+        let (evaluation_id, mut lines) = self
+            .engine
+            .evaluate_streaming(request, answers, permit)
+            .await?;
         let (progress, messages) = mpsc::channel(64);
         tokio::spawn(async move {
             let mut completed = 0;
