@@ -27,8 +27,8 @@ use crate::checks::extended::{
 };
 use crate::checks::standard::as_text;
 use crate::checks::{Answer, AnsweredBy, Call, CaseAnswers, Catalog, CheckError, CustomCheck};
+use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
-use crate::runner::retry::with_retries;
 use crate::secrets::Secrets;
 use crate::spec::validators::{
     check_config, needs_expected, needs_file_target, Validator, Verdict, VALIDATOR_TYPES,
