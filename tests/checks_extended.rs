@@ -307,3 +307,46 @@ fn embedding_cosine(a: &str, b: &str) -> f64 {
     let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
     dot / (norm(&a) * norm(&b))
 }
+
+#[test]
+fn the_streaming_mode_answers_each_test_case() {
+    let server = fake_api();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    std::fs::write(
+        path("cases.jsonl"),
+        "{\"id\": \"a\", \"input\": \"Capital of France?\"}\n{\"id\": \"b\", \"input\": \"Capital of Peru?\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        path("outputs.jsonl"),
+        "{\"value\": \"Paris\"}\n{\"value\": \"Lima\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        path("checks.json"),
+        json!({"checks": [judge(&server)]}).to_string(),
+    )
+    .unwrap();
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .args(["fep", "evaluate", "--stream", "-j", "2", "--test-cases"])
+        .arg(path("cases.jsonl"))
+        .arg("--outputs")
+        .arg(path("outputs.jsonl"))
+        .arg("--checks")
+        .arg(path("checks.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let verdicts: Vec<&Value> = lines[..2]
+        .iter()
+        .map(|line| &line["check_results"][0]["results"]["response"]["passed"])
+        .collect();
+    assert_eq!(verdicts, [&json!(true), &json!(false)]);
+    assert_eq!(lines[2]["summary"]["completed_checks"], 2);
+}
