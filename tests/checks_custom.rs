@@ -192,3 +192,35 @@ fn evaluation_spec_validators_are_check_types() {
         "arguments: missing required key `expected`"
     );
 }
+
+#[test]
+fn tool_call_assertions_read_a_trace_from_the_output() {
+    let (code, document) = evaluate(
+        &json!({
+            "test_cases": [{"id": "t1", "input": "book a flight"}],
+            "outputs": [{"value": {"tool_calls": [
+                {"tool_name": "search", "arguments": {"to": "Lima"}},
+                {"tool_name": "book", "arguments": {"flight": "LA2"}, "failed": true},
+                {"tool_name": "book", "arguments": {"flight": "LA2"}}
+            ]}}],
+            "checks": [
+                {"type": "spec.tool_call_assertion", "arguments": {"calls": "$.output.value.tool_calls",
+                    "config": {"tool_name": "book", "arguments_contain": {"flight": "LA2"}}}},
+                {"type": "spec.tool_call_assertion", "arguments": {"calls": "$.output.value.tool_calls",
+                    "config": {"ordered_tools": ["book", "search"], "order_mode": "subsequence"}}},
+                {"type": "spec.tool_call_assertion", "arguments": {"calls": "$.output.value",
+                    "config": {"tool_name": "book"}}}
+            ]
+        }),
+        &[],
+    );
+    assert_eq!(code, 1);
+    let results = document["results"][0]["check_results"].as_array().unwrap();
+    assert_eq!(results[0]["results"]["passed"], true, "{}", results[0]);
+    assert_eq!(results[0]["results"]["matched_call"], 2);
+    assert_eq!(results[1]["results"]["passed"], false);
+    assert_eq!(
+        results[2]["error"]["message"],
+        "argument `calls`: expected an array of tool calls, found object"
+    );
+}

@@ -2,7 +2,8 @@
 //!
 //! Besides the commands people declare, the evaluation-spec validators that compare two texts
 //! are custom types of their own, `spec.TYPE` (`spec.fuzzy_match`, ...): arguments `actual`,
-//! `expected` and `config`; the evaluator layer registers them (see [`AnsweredBy::Validator`]).
+//! `expected` and `config`; and `spec.tool_call_assertion` over `calls` (a tool-call trace) and
+//! `config`. The evaluator layer registers them (see [`AnsweredBy::Validator`]).
 //!
 //! A custom check type is declared in a request's or checks file's `custom_checks` —
 //! `{"NAME": {"command": ["prog", "arg"] | "prog arg", "timeout": SECONDS}}` — or on the command
@@ -30,11 +31,18 @@ const DECLARATION_KEYS: [&str; 2] = ["command", "timeout"];
 /// The prefix of the evaluation-spec validators' check types.
 pub const VALIDATOR_PREFIX: &str = "spec.";
 
-/// The arguments of a `spec.TYPE` check.
+/// The arguments of a `spec.TYPE` check that compares two texts.
 const VALIDATOR_ARGS: [ArgSpec; 3] = [
     arg("actual", ArgType::Text, true),
     arg("expected", ArgType::Text, true),
     setting("config", ArgType::Object, false),
+];
+
+/// The arguments of `spec.tool_call_assertion`: the tool calls (`[{"tool_name", "arguments",
+/// "failed"}]`, usually a JSONPath into the output) and the validator's config.
+const TOOL_CALL_ARGS: [ArgSpec; 2] = [
+    arg("calls", ArgType::Text, true),
+    setting("config", ArgType::Object, true),
 ];
 
 /// A custom check type.
@@ -73,6 +81,7 @@ impl CustomCheck {
     pub fn schema(&self) -> &'static [ArgSpec] {
         match self.by {
             AnsweredBy::Command { .. } => &[],
+            AnsweredBy::Validator("tool_call_assertion") => &TOOL_CALL_ARGS,
             AnsweredBy::Validator(_) => &VALIDATOR_ARGS,
         }
     }

@@ -8,7 +8,7 @@
 //! failure becomes the check's error — `timeout_error`, or `unknown_error` (recoverable after a
 //! 429, a 5xx or a lost connection) — with the keys scrubbed from its message.
 
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
 use reqwest::header::{HeaderValue, AUTHORIZATION};
@@ -27,11 +27,13 @@ use crate::checks::extended::{
 };
 use crate::checks::standard::as_text;
 use crate::checks::{Answer, AnsweredBy, Call, CaseAnswers, Catalog, CheckError, CustomCheck};
+use crate::input::strict;
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
 use crate::secrets::Secrets;
 use crate::spec::validators::{
-    check_config, needs_expected, needs_file_target, Validator, Verdict, VALIDATOR_TYPES,
+    check_config, needs_expected, needs_file_target, ToolCall, Validator, ValidatorOutcome,
+    Verdict, VALIDATOR_TYPES,
 };
 use crate::text::{clip, one_line};
 
@@ -49,12 +51,14 @@ const CLIENT_TIMEOUT: Duration = Duration::from_secs(3600);
 pub const DEFAULT_CONCURRENCY: usize = 8;
 
 /// The custom check types evalctl brings itself: `spec.TYPE` for each evaluation-spec validator
-/// that compares two texts (those reading files, tool calls or a workspace need a run, which an
-/// FEP evaluation context is not).
+/// that compares two texts, and `spec.tool_call_assertion` (those reading files or a workspace
+/// need a run, which an FEP evaluation context is not).
 pub fn validator_checks() -> impl Iterator<Item = CustomCheck> {
     VALIDATOR_TYPES
         .iter()
-        .filter(|kind| needs_expected(kind) && !needs_file_target(kind))
+        .filter(|kind| {
+            (needs_expected(kind) && !needs_file_target(kind)) || **kind == "tool_call_assertion"
+        })
         .map(|kind| CustomCheck::validator(kind))
 }
 
@@ -409,30 +413,72 @@ fn run_validator(kind: &str, arguments: &Value) -> Result<Value, CheckError> {
     if !problems.is_empty() {
         return Err(CheckError::validation(problems.join("; ")));
     }
-    let text = |name: &str| {
-        arguments
-            .get(name)
-            .map_or(String::new(), |value| as_text(value).into_owned())
+    let validator = Validator::new(kind, config);
+    let outcome: ValidatorOutcome = if kind == "tool_call_assertion" {
+        let calls = tool_calls(arguments.get("calls").unwrap_or(&Value::Null))
+            .map_err(CheckError::validation)?;
+        validator.tool_call_assertion(&calls)
+    } else {
+        let text = |name: &str| {
+            arguments
+                .get(name)
+                .map_or(String::new(), |value| as_text(value).into_owned())
+        };
+        validator.compare(&text("actual"), &text("expected")).into()
     };
-    let comparison = Validator::new(kind, config).compare(&text("actual"), &text("expected"));
-    if comparison.verdict == Verdict::Error {
-        return Err(CheckError::validation(comparison.reason));
+    if outcome.verdict == Some(Verdict::Error) {
+        return Err(CheckError::validation(outcome.reason));
     }
     let mut results = Map::new();
     results.insert(
         "passed".into(),
-        Value::Bool(comparison.verdict == Verdict::Pass),
+        Value::Bool(outcome.verdict == Some(Verdict::Pass)),
     );
-    if let Some(score) = comparison.score {
+    if let Some(score) = outcome.score {
         results.insert("score".into(), json!(score));
     }
-    if !comparison.reason.is_empty() {
-        results.insert("reason".into(), Value::from(comparison.reason));
+    if !outcome.reason.is_empty() {
+        results.insert("reason".into(), Value::from(outcome.reason));
     }
-    if !comparison.evidence.is_empty() {
-        results.insert("evidence".into(), Value::Object(comparison.evidence));
+    if !outcome.evidence.is_empty() {
+        results.insert("evidence".into(), Value::Object(outcome.evidence));
+    }
+    if let Some(index) = outcome.source_call {
+        results.insert("matched_call".into(), Value::from(index));
     }
     Ok(Value::Object(results))
+}
+
+/// The tool-call trace of `spec.tool_call_assertion`'s `calls`: an array of objects with a
+/// `tool_name` (or `name`), `arguments` (default `{}`) and `failed` (default false).
+fn tool_calls(calls: &Value) -> Result<Vec<ToolCall<'_>>, String> {
+    static NO_ARGUMENTS: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
+    let items = calls.as_array().ok_or_else(|| {
+        format!(
+            "argument `calls`: {}",
+            strict::wrong_type("an array of tool calls", calls)
+        )
+    })?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, call)| {
+            let name = call
+                .get("tool_name")
+                .or_else(|| call.get("name"))
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    format!(
+                        "argument `calls`[{index}]: expected an object with a string `tool_name`"
+                    )
+                })?;
+            Ok(ToolCall {
+                name,
+                arguments: call.get("arguments").unwrap_or(&NO_ARGUMENTS),
+                failed: call.get("failed").and_then(Value::as_bool).unwrap_or(false),
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
