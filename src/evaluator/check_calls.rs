@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use reqwest::Url;
 use serde_json::{json, Map, Value};
-use tokio::sync::Semaphore;
+use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
 use super::command::{CommandEvaluator, CommandSpec};
@@ -155,25 +155,60 @@ impl CheckCaller {
 
     /// The answers to every case's calls, in the order given (a `None` call has no answer).
     pub async fn answer_cases(&self, cases: Vec<Vec<Option<Call>>>) -> Vec<CaseAnswers> {
-        let mut answers: Vec<CaseAnswers> = cases
-            .iter()
-            .map(|calls| calls.iter().map(|_| None).collect())
-            .collect();
-        let mut calls = JoinSet::new();
-        for (case, case_calls) in cases.into_iter().enumerate() {
-            for (index, call) in case_calls.into_iter().enumerate() {
-                if let Some(call) = call {
-                    let caller = self.clone();
-                    calls.spawn(async move { (case, index, caller.answer(call).await) });
-                }
-            }
-        }
-        while let Some(done) = calls.join_next().await {
-            if let Ok((case, index, answer)) = done {
-                answers[case][index] = Some(answer);
-            }
+        let mut answered = self.answer_in_order(cases);
+        let mut answers = Vec::new();
+        while let Some(case) = answered.recv().await {
+            answers.push(case);
         }
         answers
+    }
+
+    /// Answer every case's calls (at most the caller's concurrency at once, across cases) and
+    /// send each case's answers, in case order, as soon as that case and those before it are
+    /// answered. Dropping the receiver stops the calls not yet made.
+    pub fn answer_in_order(&self, cases: Vec<Vec<Option<Call>>>) -> mpsc::Receiver<CaseAnswers> {
+        let (sender, receiver) = mpsc::channel(64);
+        let caller = self.clone();
+        tokio::spawn(async move {
+            let mut answers: Vec<CaseAnswers> = Vec::with_capacity(cases.len());
+            let mut waiting: Vec<usize> = Vec::with_capacity(cases.len());
+            let mut calls = JoinSet::new();
+            for (case, case_calls) in cases.into_iter().enumerate() {
+                answers.push(case_calls.iter().map(|_| None).collect());
+                waiting.push(case_calls.iter().flatten().count());
+                for (index, call) in case_calls.into_iter().enumerate() {
+                    if let Some(call) = call {
+                        let caller = caller.clone();
+                        calls.spawn(async move { (case, index, caller.answer(call).await) });
+                    }
+                }
+            }
+            let mut next = 0;
+            loop {
+                while next < answers.len() && waiting[next] == 0 {
+                    let case = std::mem::take(&mut answers[next]);
+                    if sender.send(case).await.is_err() {
+                        return;
+                    }
+                    next += 1;
+                }
+                match calls.join_next().await {
+                    Some(Ok((case, index, answer))) => {
+                        answers[case][index] = Some(answer);
+                        waiting[case] -= 1;
+                    }
+                    // A call that panicked leaves its check unanswered (an error it reports);
+                    // its case is released once every other call has ended.
+                    Some(Err(_)) if calls.is_empty() => waiting.iter_mut().for_each(|n| *n = 0),
+                    Some(Err(_)) => {}
+                    None => waiting.iter_mut().for_each(|n| *n = 0),
+                }
+                if next == answers.len() {
+                    return;
+                }
+            }
+        });
+        receiver
     }
 
     /// Answer one call (waiting for a free place first).
@@ -484,6 +519,44 @@ fn tool_calls(calls: &Value) -> Result<Vec<ToolCall<'_>>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn exact_match(actual: &str) -> Option<Call> {
+        Some(Call::Command {
+            check: Arc::new(CustomCheck::validator("exact_match")),
+            arguments: json!({"actual": actual, "expected": "a"}),
+        })
+    }
+
+    #[tokio::test]
+    async fn cases_are_answered_in_order_whatever_finishes_first() {
+        let caller = CheckCaller::new(2).unwrap();
+        let cases = vec![
+            vec![exact_match("a"), None, exact_match("b")],
+            vec![None],
+            vec![exact_match("b")],
+        ];
+        let answers = caller.answer_cases(cases).await;
+        let passed: Vec<Vec<Option<bool>>> = answers
+            .iter()
+            .map(|case| {
+                case.iter()
+                    .map(|answer| {
+                        answer
+                            .as_ref()
+                            .map(|answer| answer.outcome.as_ref().unwrap()["passed"] == true)
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            passed,
+            [
+                vec![Some(true), None, Some(false)],
+                vec![None],
+                vec![Some(false)]
+            ]
+        );
+    }
 
     #[test]
     fn embeddings_are_read_by_index() {

@@ -83,7 +83,10 @@ pub fn evaluate(
                 Vec::new()
             };
             RunWriter::begin(out, request.experiment.as_ref(), layout)
-                .and_then(|writer| evaluate_request(request, writer, answers))
+                .and_then(|writer| {
+                    let mut answers = answers.into_iter();
+                    evaluate_request(request, writer, || answers.next().unwrap_or_default())
+                })
                 .map(StreamEnd::Finished)
                 .map_err(Into::into)
         }
@@ -123,21 +126,18 @@ pub fn evaluate(
 }
 
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
-/// request's `experiment`); `answers` are those to [`request_calls`] (empty when no check calls
-/// out). The run's status.
+/// request's `experiment`); `next_answers` gives each test case's answers to [`request_calls`],
+/// in order (empty when no check calls out). The run's status.
 pub fn evaluate_request<W: std::io::Write>(
     mut request: Request,
     mut writer: RunWriter<W>,
-    mut answers: Vec<CaseAnswers>,
+    mut next_answers: impl FnMut() -> CaseAnswers,
 ) -> std::io::Result<Status> {
     let mut context = Context::new(Value::Null, Value::Null);
     let pairs = request.test_cases.iter_mut().zip(&mut request.outputs);
     for (index, ((test_case, output), own)) in pairs.zip(&request.own_checks).enumerate() {
         let shared = request.checks.for_case(index).iter().chain(own);
-        let answers = answers
-            .get_mut(index)
-            .map(std::mem::take)
-            .unwrap_or_default();
+        let answers = next_answers();
         context.with(test_case, output, |context| {
             writer.case(context, shared, answers)
         })?;

@@ -274,7 +274,9 @@ impl Engine {
         let writer = RunWriter::begin(&mut document, request.experiment.as_ref(), Layout::Document)
             .map_err(internal)?;
         let evaluation_id = writer.evaluation_id().to_string();
-        evaluate_request(request, writer, answers).map_err(internal)?;
+        let mut answers = answers.into_iter();
+        evaluate_request(request, writer, || answers.next().unwrap_or_default())
+            .map_err(internal)?;
         let document = Bytes::from(document);
         let committed = self.store.insert(evaluation_id, document.clone());
         Ok(Evaluated {
@@ -309,14 +311,17 @@ impl Engine {
 
     /// Evaluate `request` on a blocking thread, sending each NDJSON line (the test case results
     /// as they complete, then the summary line) to the receiver returned with the evaluation id;
-    /// the whole result is stored at the end. A receiver that goes away stops the evaluation
-    /// (nothing is stored).
+    /// the whole result is stored at the end. The calls of checks that call out are made
+    /// meanwhile: a test case is written once it and those before it are answered. A receiver
+    /// that goes away stops the evaluation (nothing is stored).
     pub async fn evaluate_streaming(
         self: &Arc<Self>,
-        request: Request,
-        answers: Vec<CaseAnswers>,
+        mut request: Request,
         permit: OwnedSemaphorePermit,
     ) -> Result<(String, mpsc::Receiver<Bytes>), ApiError> {
+        let mut answers = request
+            .calls_out()
+            .then(|| self.caller.answer_in_order(request_calls(&mut request)));
         let (lines, receiver) = mpsc::channel(64);
         let (started, evaluation_id) = tokio::sync::oneshot::channel();
         let engine = Arc::clone(self);
@@ -331,7 +336,13 @@ impl Engine {
                 .and_then(|writer| {
                     let evaluation_id = writer.evaluation_id().to_string();
                     let _ = started.send(evaluation_id.clone());
-                    evaluate_request(request, writer, answers).map(|_| evaluation_id)
+                    let next_answers = || {
+                        answers
+                            .as_mut()
+                            .and_then(mpsc::Receiver::blocking_recv)
+                            .unwrap_or_default()
+                    };
+                    evaluate_request(request, writer, next_answers).map(|_| evaluation_id)
                 });
             if let (Ok(evaluation_id), Some(document)) =
                 (evaluated, document_from_lines(&sink.kept))

@@ -120,13 +120,9 @@ impl EvaluationService for Grpc {
     ) -> Result<Response<Self::StreamEvaluationStream>, Status> {
         self.authorize(&request)?;
         let permit = self.engine.admit()?;
-        let mut request = self.prepare(request.into_inner()).await?;
+        let request = self.prepare(request.into_inner()).await?;
         let total = i32::try_from(request.test_cases.len()).unwrap_or(i32::MAX);
-        let answers = self.engine.answer(&mut request).await;
-        let (evaluation_id, mut lines) = self
-            .engine
-            .evaluate_streaming(request, answers, permit)
-            .await?;
+        let (evaluation_id, mut lines) = self.engine.evaluate_streaming(request, permit).await?;
         let (progress, messages) = mpsc::channel(64);
         tokio::spawn(async move {
             let mut completed = 0;

@@ -103,9 +103,8 @@ async fn evaluate(
     let body = read_body(body, engine.limits.max_body).await?;
     let large = body.len() > INLINE_BODY;
     let mut request = prepare_off_worker(&engine, body).await?;
-    let answers = engine.answer(&mut request).await;
     if stream {
-        let (evaluation_id, lines) = engine.evaluate_streaming(request, answers, permit).await?;
+        let (evaluation_id, lines) = engine.evaluate_streaming(request, permit).await?;
         let body = Body::from_stream(ReceiverStream::new(lines).map(Ok::<_, std::io::Error>));
         let mut response = (
             [(
@@ -120,6 +119,7 @@ async fn evaluate(
         }
         return Ok(response);
     }
+    let answers = engine.answer(&mut request).await;
     let evaluated = if large {
         let engine = Arc::clone(&engine);
         tokio::task::spawn_blocking(move || engine.evaluate(request, answers))
