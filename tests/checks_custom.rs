@@ -103,7 +103,7 @@ fn declarations_are_validated_with_the_request() {
         String::from_utf8_lossy(&output.stderr),
         "error: <stdin>: custom_checks.regex: `regex` is a built-in check type\n\
          error: <stdin>: custom_checks.\"bad name\": \"bad name\" is not a check type name (letters, digits, `_`, `-` and `.`, starting with a letter or `_`)\n\
-         error: <stdin>: checks[0].type: unknown check type `tone` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; a custom type is declared in `custom_checks` or with --custom-check)\n"
+         error: <stdin>: checks[0].type: unknown check type `tone` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)\n"
     );
     evalctl()
         .args(["fep", "evaluate", "--custom-check", "contains=cat", "-"])
@@ -185,7 +185,7 @@ fn evaluation_spec_validators_are_check_types() {
     assert_eq!(
         results[2]["error"],
         json!({"type": "validation_error", "recoverable": false,
-            "message": "argument `config`.threshold: must be between 0 and 1"})
+            "message": "argument `config.threshold`: must be between 0 and 1"})
     );
     assert_eq!(
         results[3]["error"]["message"],
@@ -223,4 +223,65 @@ fn tool_call_assertions_read_a_trace_from_the_output() {
         results[2]["error"]["message"],
         "argument `calls`: expected an array of tool calls, found object"
     );
+}
+
+#[test]
+fn a_command_that_cannot_start_and_flags_given_twice() {
+    let (code, document) = evaluate(
+        &request(json!([{"type": "gone", "arguments": {}}]), json!({})),
+        &["--custom-check", "gone=/nonexistent/evalctl-check"],
+    );
+    assert_eq!(code, 1);
+    let error = &document["results"][0]["check_results"][0]["error"];
+    assert_eq!(error["type"], "unknown_error");
+    assert!(
+        error["message"]
+            .as_str()
+            .unwrap()
+            .contains("/nonexistent/evalctl-check"),
+        "{error}"
+    );
+    evalctl()
+        .args([
+            "fep",
+            "evaluate",
+            "--format",
+            "text",
+            "--custom-check",
+            "x=true",
+        ])
+        .args(["--custom-check", "x=false", "-"])
+        .write_stdin("{}")
+        .assert()
+        .code(2)
+        .stderr("error: --custom-check: `x` is declared twice\n");
+}
+
+#[test]
+fn run_checks_refuses_a_validator_config_before_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("checks.json"),
+        json!({"checks": [{"type": "spec.fuzzy_match",
+            "arguments": {"actual": "$.output.value", "expected": "x", "config": {"threshold": 3}}}]})
+        .to_string(),
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--checks",
+            "checks.json",
+            "--candidate",
+            "x",
+            "--format",
+            "text",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: checks.json: check spec.fuzzy_match: argument `config.threshold`: must be \
+             between 0 and 1\n",
+        );
 }

@@ -200,8 +200,8 @@ fn keys_are_named_by_variable_and_never_shown() {
     );
     assert_eq!(
         errors[2]["message"],
-        "no API key: EXT_UNSET_KEY is not set (export it, or name another variable in \
-         provider_config.api_key as \"${NAME}\"; only a local base_url works without a key)"
+        "no API key: EXT_UNSET_KEY is not set (export it, or name another variable with \
+         provider_config.api_key; only a local provider_config.base_url works without a key)"
     );
 }
 
@@ -296,8 +296,8 @@ fn run_checks_scores_extended_checks_and_reports_setup_problems_first() {
         .code(2)
         .stderr(
             "error: keyless.json: check semantic_similarity: no API key: OPENAI_API_KEY is not set \
-             (export it, or name another variable in provider_config.api_key as \"${NAME}\"; only \
-             a local base_url works without a key)\n",
+             (export it, or name another variable with provider_config.api_key; only a local \
+             provider_config.base_url works without a key)\n",
         );
 }
 
@@ -349,4 +349,94 @@ fn the_streaming_mode_answers_each_test_case() {
         .collect();
     assert_eq!(verdicts, [&json!(true), &json!(false)]);
     assert_eq!(lines[2]["summary"]["completed_checks"], 2);
+}
+
+#[test]
+fn an_object_nested_in_the_judges_reply_is_not_the_reply() {
+    let server = fake_api();
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "nested please"}],
+        "outputs": [{"value": "x"}],
+        "checks": [judge(&server)]
+    });
+    let (code, document) = evaluate(&request);
+    assert_eq!(code, 1);
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"]["message"],
+        "the judge's reply does not match response_format: /passed: \"no\" is not of type \"boolean\""
+    );
+}
+
+#[test]
+fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
+    let busy = Server::start(|_: &Request, _| Reply::status(503, "busy"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("checks.json"),
+        json!({"checks": [similarity(&busy)]}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("data.jsonl"), "{\"expected\": \"Paris\"}\n").unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .env("EXT_TEST_KEY", KEY)
+        .args([
+            "run",
+            "--checks",
+            "checks.json",
+            "--candidate",
+            "Paris",
+            "--retries",
+            "1",
+        ])
+        .args([
+            "--dataset",
+            "data.jsonl",
+            "--output",
+            "out.jsonl",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .code(1);
+    let line: Value = std::fs::read_to_string(dir.path().join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|line| line.get("side_info").is_some())
+        .unwrap();
+    assert_eq!(line["attempts"], 2, "{line}");
+    assert_eq!(line["error"]["kind"], "transport");
+    assert_eq!(
+        line["error"]["message"],
+        "check semantic_similarity: HTTP 503 Service Unavailable: busy"
+    );
+    assert_eq!(busy.requests().len(), 2);
+    // A base_url carrying a credential is refused before the run, without repeating it.
+    let mut leaky = similarity(&busy);
+    leaky["arguments"]["provider_config"]["base_url"] =
+        json!(format!("{}?key=sk-Leak3Leak5Leak7", busy.url("/v1")));
+    std::fs::write(
+        dir.path().join("leaky.json"),
+        json!({"checks": [leaky]}).to_string(),
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--checks",
+            "leaky.json",
+            "--candidate",
+            "x",
+            "--format",
+            "text",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: leaky.json: checks[0].arguments.provider_config.base_url: must not carry a \
+             user, password or query: name the key's environment variable in \
+             provider_config.api_key instead\n",
+        );
 }

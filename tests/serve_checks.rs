@@ -1,5 +1,5 @@
 //! `evalctl serve` with the checks that call out: extended checks against a fake
-//! OpenAI-compatible API (with the key the operator lends, and only that one), the operator's
+//! OpenAI-compatible API (only at the endpoint the operator allows, with the key lent for it), the operator's
 //! custom checks, `spec.TYPE` checks, and requests that try to declare commands. The real server
 //! on loopback ports, over HTTP (batch and NDJSON streaming).
 
@@ -22,12 +22,13 @@ fn request(checks: Value) -> Vec<u8> {
 }
 
 #[test]
-fn extended_custom_and_validator_checks_are_answered_with_the_keys_lent() {
+fn extended_custom_and_validator_checks_are_answered_at_the_endpoints_allowed() {
     let api = fake_api();
     let dir = tempfile::tempdir().unwrap();
+    let allowed = format!("EXT_TEST_KEY@{}", api.url("/v1"));
     let server = Server::start(
         &dir.path().join("s.db"),
-        &["--allow-key-env", "EXT_TEST_KEY", "--custom-check", ECHO],
+        &["--allow-endpoint", &allowed, "--custom-check", ECHO],
         &[
             ("EXT_TEST_KEY", KEY),
             ("EXT_OTHER_KEY", "sk-Other9Key4Not7Lent"),
@@ -35,6 +36,13 @@ fn extended_custom_and_validator_checks_are_answered_with_the_keys_lent() {
     );
     let mut unlent = similarity(&api);
     unlent["arguments"]["provider_config"]["api_key"] = json!("${EXT_OTHER_KEY}");
+    // A client's own endpoint would receive the lent key: refused, the server calls no one.
+    let thief = fake_api();
+    let mut foreign = similarity(&thief);
+    foreign["arguments"]["provider_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("api_key");
     let reply = server.request(
         "POST",
         "/evaluate",
@@ -45,7 +53,8 @@ fn extended_custom_and_validator_checks_are_answered_with_the_keys_lent() {
             {"type": "echo", "arguments": {"text": "$.output.value"}},
             {"type": "spec.fuzzy_match", "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected",
                 "config": {"case_insensitive": true}}},
-            unlent
+            unlent,
+            foreign
         ])),
     );
     assert_eq!(
@@ -74,7 +83,15 @@ fn extended_custom_and_validator_checks_are_answered_with_the_keys_lent() {
     assert_eq!(
         results[4]["error"],
         json!({"type": "validation_error", "recoverable": false,
-            "message": "arguments.provider_config: provider_config.api_key: this server does not lend the key in `EXT_OTHER_KEY` (its operator allows it with `evalctl serve --allow-key-env EXT_OTHER_KEY`)"})
+            "message": format!("arguments.provider_config.api_key: this server does not lend the key in `EXT_OTHER_KEY` for {} (leave the key out: the server uses `EXT_TEST_KEY`)", api.url("/v1"))})
+    );
+    assert_eq!(
+        results[5]["error"]["message"],
+        format!("arguments.provider_config.base_url: this server calls only the endpoints its operator allows ({})", api.url("/v1"))
+    );
+    assert!(
+        thief.requests().is_empty(),
+        "the foreign endpoint was called"
     );
     // Streamed, the answers come in the result lines.
     let streamed = server.request(

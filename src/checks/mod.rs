@@ -26,7 +26,7 @@ use serde_json::{Map, Value};
 
 pub use args::PathCache;
 pub use custom::{AnsweredBy, CustomCheck, CustomChecks};
-pub use extended::{Answer, Call, CaseAnswers, KeyPolicy};
+pub use extended::{AllowedEndpoint, Answer, Call, CaseAnswers, EndpointPolicy};
 pub use file::load_checks_file;
 pub use result::{CheckError, CheckResult, Resolved, Results, Status};
 pub use standard::CheckKind;
@@ -47,15 +47,15 @@ pub use crate::input::strict::JsonProblem as Problem;
 const CHECK_KEYS: [&str; 3] = ["type", "arguments", "version"];
 
 /// What one run's checks are prepared with: each JSONPath compiled once, the custom check types
-/// declared, which keys extended checks may name, and whether a request may declare commands.
+/// declared, where extended checks may send requests, and whether a request may declare commands.
 #[derive(Debug, Default)]
 pub struct Catalog {
     /// The run's compiled JSONPaths.
     pub paths: PathCache,
     /// The custom check types known (the command line's, then the file's or request's).
     pub custom: CustomChecks,
-    /// Which environment variables extended checks may read their key from.
-    pub keys: KeyPolicy,
+    /// Where extended checks may send requests, with which keys.
+    pub endpoints: EndpointPolicy,
     /// Whether a request's or checks file's `custom_checks` is refused (`evalctl serve`: a
     /// client must not make the server run commands of its choosing).
     pub declarations_refused: bool,
@@ -136,8 +136,9 @@ pub fn parse_check<'a>(
                     problems.push(Problem::new(
                         ".type",
                         format!(
-                            "unknown check type `{name}` (known: {}; a custom type is \
-                             declared in `custom_checks` or with --custom-check)",
+                            "unknown check type `{name}` (known: {}; spec.TYPE runs an \
+                             evaluation-spec validator; a custom type is declared in \
+                             `custom_checks` or with --custom-check)",
                             known.join(", ")
                         ),
                     ));
@@ -283,19 +284,20 @@ impl Check {
         let calls_out = match (def.kind, def.custom) {
             (_, Some(custom)) => Some(CallsOut::Custom(custom)),
             (CheckKind::SemanticSimilarity | CheckKind::LlmJudge, None) if problems.is_empty() => {
-                let setting = |name: &str| match args.iter().find(|arg| &*arg.name == name) {
-                    Some(PreparedArg {
-                        source: ArgSource::Literal(value),
-                        ..
-                    }) => Some(value),
-                    _ => None,
+                let setting = |name: &str| {
+                    args.iter().find_map(|arg| match &arg.source {
+                        ArgSource::Literal(value) if &*arg.name == name => Some(value),
+                        _ => None,
+                    })
                 };
-                match extended::prepare(def.kind, &setting, paths, &catalog.keys) {
+                match extended::prepare(def.kind, &setting, paths, &catalog.endpoints) {
                     Ok(spec) => Some(CallsOut::Extended(Arc::new(spec))),
                     Err(found) => {
-                        problems.extend(found.into_iter().map(|(argument, reason)| {
-                            Problem::new(format!(".arguments.{argument}"), reason)
-                        }));
+                        problems.extend(
+                            found.into_iter().map(|(at, reason)| {
+                                Problem::new(format!(".arguments.{at}"), reason)
+                            }),
+                        );
                         None
                     }
                 }
@@ -327,6 +329,22 @@ impl Check {
             Some(CallsOut::Custom(custom)) => &custom.name,
             _ => self.kind.name(),
         }
+    }
+
+    /// The custom check type, for a check of one.
+    pub fn custom(&self) -> Option<&CustomCheck> {
+        match &self.calls_out {
+            Some(CallsOut::Custom(custom)) => Some(custom),
+            _ => None,
+        }
+    }
+
+    /// Argument `name`, when it was given literally.
+    pub fn literal(&self, name: &str) -> Option<&Value> {
+        self.args.iter().find_map(|arg| match &arg.source {
+            ArgSource::Literal(value) if &*arg.name == name => Some(value),
+            _ => None,
+        })
     }
 
     /// The extended check's settings, when this is a valid `semantic_similarity` or

@@ -171,12 +171,14 @@ impl CheckResult<'_> {
         }
     }
 
-    /// Whether the check errored, or completed with `passed: false` (a check whose results give
-    /// no verdict, a `semantic_similarity` without a threshold, has not failed).
+    /// Whether the check errored, completed with `passed: false`, or completed with results that
+    /// hold neither a `passed` nor a `score` in [0, 1] (nothing to count it by). A
+    /// `semantic_similarity` without a threshold has a score, and has not failed.
     pub fn failed(&self) -> bool {
-        self.outcome
-            .as_ref()
-            .map_or(true, |results| results.passed() == Some(false))
+        self.outcome.as_ref().map_or(true, |results| {
+            results.passed() == Some(false)
+                || (results.passed().is_none() && results.score().is_none())
+        })
     }
 
     /// The check's share of a score in [0, 1]: 1 when it passed, 0 when it failed or errored.

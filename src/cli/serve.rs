@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::values::parse_custom_check;
-use crate::checks::CustomCheck;
+use crate::checks::{AllowedEndpoint, CustomCheck};
 use crate::exit::Exit;
 use crate::report::Reporter;
 use crate::server::{self, Limits, ServeChecks, ServeConfig};
@@ -44,10 +44,11 @@ pub struct ServeArgs {
     /// declare commands. Repeatable.
     #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_custom_check)]
     custom_check: Vec<CustomCheck>,
-    /// Let extended checks (semantic_similarity, llm_judge) use the API key in this environment
-    /// variable; no other is lent to a request. Repeatable.
-    #[arg(long, value_name = "NAME")]
-    allow_key_env: Vec<String>,
+    /// Let extended checks (semantic_similarity, llm_judge) call this OpenAI-compatible
+    /// endpoint, with the API key in environment variable KEY_ENV when given
+    /// (OPENAI_API_KEY@https://api.openai.com/v1). No other endpoint or key is used. Repeatable.
+    #[arg(long, value_name = "[KEY_ENV@]BASE_URL", value_parser = AllowedEndpoint::parse)]
+    allow_endpoint: Vec<AllowedEndpoint>,
 }
 
 impl ServeArgs {
@@ -67,7 +68,7 @@ impl ServeArgs {
             },
             checks: ServeChecks {
                 custom: self.custom_check,
-                allowed_key_envs: self.allow_key_env,
+                allowed_endpoints: self.allow_endpoint,
             },
         };
         server::serve(config, reporter)

@@ -19,14 +19,17 @@ use tokio::task::JoinSet;
 
 use super::command::{CommandEvaluator, CommandSpec};
 use super::judge::endpoint::{Endpoint, EndpointFlags};
-use super::judge::reply::{message_content, objects_in};
+use super::judge::reply::{message_content, top_level_objects};
 use super::judge::{authorization, endpoint_secrets, retry_timeouts};
 use super::transport::{build_client, send_json};
 use crate::checks::extended::{
-    judge_instructions, judge_results, similarity_results, ProviderSettings, Spec,
+    judge_instructions, judge_results, similarity_results, KeySource, ProviderSettings, Spec,
 };
 use crate::checks::standard::as_text;
-use crate::checks::{Answer, AnsweredBy, Call, CaseAnswers, Catalog, CheckError, CustomCheck};
+use crate::checks::{
+    Answer, AnsweredBy, Call, CaseAnswers, Catalog, Check, CheckError, CustomCheck,
+};
+use crate::error::bad_flag;
 use crate::input::strict;
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
@@ -47,6 +50,9 @@ const CHECK_SETTINGS: EndpointFlags = EndpointFlags {
 /// The longest any one request may take, whatever a check's `timeout` says.
 const CLIENT_TIMEOUT: Duration = Duration::from_secs(3600);
 
+/// The longest text `spec.rouge_score` compares, in bytes.
+const MAX_ROUGE_TEXT: usize = 64 * 1024;
+
 /// Calls made at once by default.
 pub const DEFAULT_CONCURRENCY: usize = 8;
 
@@ -62,9 +68,40 @@ pub fn validator_checks() -> impl Iterator<Item = CustomCheck> {
         .map(|kind| CustomCheck::validator(kind))
 }
 
-/// The catalog of a local command: the validators' check types and `custom` (`--custom-check`).
-pub fn local_catalog(custom: &[CustomCheck]) -> Catalog {
-    Catalog::with_custom(validator_checks().chain(custom.iter().cloned()))
+/// The catalog of a local command: the validators' check types and `custom` (`--custom-check`;
+/// a name given twice is a bad flag).
+pub fn local_catalog(custom: &[CustomCheck]) -> anyhow::Result<Catalog> {
+    for (index, check) in custom.iter().enumerate() {
+        if custom[..index]
+            .iter()
+            .any(|earlier| earlier.name == check.name)
+        {
+            return Err(bad_flag(
+                "--custom-check",
+                format!("`{}` is declared twice", check.name),
+            ));
+        }
+    }
+    Ok(Catalog::with_custom(
+        validator_checks().chain(custom.iter().cloned()),
+    ))
+}
+
+/// Why the `config` of a `spec.TYPE` check is not one the spec loader would take, worded as its
+/// evaluation reports it; `None` for any other check or a good config.
+pub fn validator_config_problem(check: &Check) -> Option<String> {
+    let AnsweredBy::Validator(kind) = check.custom()?.by else {
+        return None;
+    };
+    config_problem(kind, check.literal("config"))
+}
+
+fn config_problem(kind: &str, config: Option<&Value>) -> Option<String> {
+    let problems: Vec<String> = check_config(kind, config.filter(|config| !config.is_null()))
+        .into_iter()
+        .map(|problem| format!("argument `config{}`: {}", problem.at, problem.message))
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
 }
 
 /// A provider resolved for sending: URL, headers' key, secrets to scrub.
@@ -78,28 +115,27 @@ impl Provider {
     /// Resolve `settings` for requests to `{base}/{path}`: the base URL (as `--judge-model`'s)
     /// and the key, which a remote endpoint needs. The problem names the setting.
     pub fn resolve(settings: &ProviderSettings, path: &str) -> Result<Provider, String> {
+        let key_env = match &settings.key {
+            KeySource::Env(name) => Some(name.as_str()),
+            KeySource::ProviderDefault | KeySource::None => None,
+        };
+        let keyless = settings.key == KeySource::None;
         let endpoint = Endpoint::resolve_for(
             CHECK_SETTINGS,
             &format!("{}/{}", settings.provider, settings.model()),
             settings.base_url.as_deref(),
-            settings.key_env.as_deref(),
-            |name| std::env::var(name).ok(),
+            key_env,
+            // An endpoint the operator allowed without a key gets none, whatever is set.
+            |name| (!keyless).then(|| std::env::var(name).ok()).flatten(),
         )
         .map_err(|err| err.to_string())?;
-        if endpoint.key.is_none() && !endpoint.is_local() {
-            return Err(format!(
-                "no API key: {} is not set (export it, or name another variable in \
-                 provider_config.api_key as \"${{NAME}}\"; only a local base_url works without a key)",
-                endpoint.key_env
-            ));
+        if !keyless {
+            if let Some(reason) = endpoint.missing_key(CHECK_SETTINGS) {
+                return Err(reason);
+            }
         }
-        let mut url = endpoint.base.clone();
-        url.set_path(&format!(
-            "{}/{path}",
-            endpoint.base.path().trim_end_matches('/')
-        ));
         Ok(Provider {
-            url,
+            url: endpoint.url_for(path),
             authorization: authorization(&endpoint).map_err(|err| err.to_string())?,
             secrets: Secrets::new(endpoint_secrets(&endpoint)),
         })
@@ -141,16 +177,30 @@ impl BlockingCaller {
 #[derive(Clone)]
 pub struct CheckCaller {
     client: reqwest::Client,
+    /// Places shared by every user of this caller (and its clones).
     limit: Arc<Semaphore>,
+    /// The most calls one [`CheckCaller::answer_in_order`] has started and not finished.
+    window: usize,
 }
 
 impl CheckCaller {
     /// A caller making at most `concurrency` calls at once.
     pub fn new(concurrency: usize) -> anyhow::Result<CheckCaller> {
+        let concurrency = concurrency.max(1);
         Ok(CheckCaller {
             client: build_client(CLIENT_TIMEOUT, concurrency)?,
-            limit: Arc::new(Semaphore::new(concurrency.max(1))),
+            limit: Arc::new(Semaphore::new(concurrency)),
+            window: concurrency,
         })
+    }
+
+    /// This caller (its client and shared places), with at most `window` calls started at once
+    /// by one evaluation: several evaluations share the places, none takes them all.
+    pub fn with_window(&self, window: usize) -> CheckCaller {
+        CheckCaller {
+            window: window.max(1),
+            ..self.clone()
+        }
     }
 
     /// The answers to every case's calls, in the order given (a `None` call has no answer).
@@ -163,28 +213,36 @@ impl CheckCaller {
         answers
     }
 
-    /// Answer every case's calls (at most the caller's concurrency at once, across cases) and
-    /// send each case's answers, in case order, as soon as that case and those before it are
-    /// answered. Dropping the receiver stops the calls not yet made.
+    /// Answer every case's calls and send each case's answers, in case order, as soon as that
+    /// case and those before it are answered. Calls start in order, at most the window at once
+    /// (and never more than the shared places allow). Dropping the receiver stops the calls not
+    /// yet made.
     pub fn answer_in_order(&self, cases: Vec<Vec<Option<Call>>>) -> mpsc::Receiver<CaseAnswers> {
         let (sender, receiver) = mpsc::channel(64);
         let caller = self.clone();
         tokio::spawn(async move {
             let mut answers: Vec<CaseAnswers> = Vec::with_capacity(cases.len());
             let mut waiting: Vec<usize> = Vec::with_capacity(cases.len());
-            let mut calls = JoinSet::new();
-            for (case, case_calls) in cases.into_iter().enumerate() {
+            for case_calls in &cases {
                 answers.push(case_calls.iter().map(|_| None).collect());
                 waiting.push(case_calls.iter().flatten().count());
-                for (index, call) in case_calls.into_iter().enumerate() {
-                    if let Some(call) = call {
-                        let caller = caller.clone();
-                        calls.spawn(async move { (case, index, caller.answer(call).await) });
-                    }
-                }
             }
+            let mut pending = cases.into_iter().enumerate().flat_map(|(case, calls)| {
+                calls
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(move |(index, call)| call.map(|call| (case, index, call)))
+            });
+            let mut calls = JoinSet::new();
             let mut next = 0;
             loop {
+                while calls.len() < caller.window {
+                    let Some((case, index, call)) = pending.next() else {
+                        break;
+                    };
+                    let caller = caller.clone();
+                    calls.spawn(async move { (case, index, caller.answer(call).await) });
+                }
                 while next < answers.len() && waiting[next] == 0 {
                     let case = std::mem::take(&mut answers[next]);
                     if sender.send(case).await.is_err() {
@@ -192,19 +250,18 @@ impl CheckCaller {
                     }
                     next += 1;
                 }
+                if next == answers.len() {
+                    return;
+                }
                 match calls.join_next().await {
                     Some(Ok((case, index, answer))) => {
                         answers[case][index] = Some(answer);
                         waiting[case] -= 1;
                     }
                     // A call that panicked leaves its check unanswered (an error it reports);
-                    // its case is released once every other call has ended.
-                    Some(Err(_)) if calls.is_empty() => waiting.iter_mut().for_each(|n| *n = 0),
+                    // its case is released once every call has ended.
                     Some(Err(_)) => {}
-                    None => waiting.iter_mut().for_each(|n| *n = 0),
-                }
-                if next == answers.len() {
-                    return;
+                    None => waiting.iter_mut().for_each(|count| *count = 0),
                 }
             }
         });
@@ -222,7 +279,23 @@ impl CheckCaller {
                 reference,
             } => self.embed(&spec, &text, &reference, started).await,
             Call::Judge { spec, prompt } => self.judge(&spec, &prompt, started).await,
-            Call::Command { check, arguments } => run_command(&check, &arguments).await,
+            Call::Command { check, arguments } => match &check.by {
+                AnsweredBy::Command { argv, timeout } => {
+                    run_command(&check.name, argv, *timeout, &arguments).await
+                }
+                // A validator computes (ROUGE-L is quadratic): off the async threads.
+                AnsweredBy::Validator(kind) => {
+                    let kind: &'static str = kind;
+                    tokio::task::spawn_blocking(move || run_validator(kind, &arguments))
+                        .await
+                        .unwrap_or_else(|err| {
+                            Err(CheckError::unknown(
+                                format!("the validator failed: {err}"),
+                                false,
+                            ))
+                        })
+                }
+            },
         };
         Answer {
             outcome,
@@ -295,7 +368,7 @@ impl CheckCaller {
                 metadata.insert(name.into(), count.clone());
             }
         }
-        judge_results(spec, &content, metadata, objects_in(&content)).map_err(|mut error| {
+        judge_results(spec, &content, metadata, top_level_objects(&content)).map_err(|mut error| {
             error.message = provider.secrets.redact(&error.message);
             error
         })
@@ -403,15 +476,17 @@ fn embeddings(reply: &Value) -> Result<[Vec<f64>; 2], String> {
     }
 }
 
-/// Answer a custom check: its command, or its validator.
-async fn run_command(check: &CustomCheck, arguments: &Value) -> Result<Value, CheckError> {
-    let (argv, timeout) = match &check.by {
-        AnsweredBy::Command { argv, timeout } => (argv, *timeout),
-        AnsweredBy::Validator(kind) => return run_validator(kind, arguments),
-    };
+/// Answer custom check `name` by its command: the resolved arguments on stdin, the results on
+/// stdout.
+async fn run_command(
+    name: &str,
+    argv: &[String],
+    timeout: Duration,
+    arguments: &Value,
+) -> Result<Value, CheckError> {
     let command = CommandEvaluator::check_command(
         CommandSpec {
-            argv: argv.clone(),
+            argv: argv.to_vec(),
             cwd: None,
         },
         timeout,
@@ -427,8 +502,7 @@ async fn run_command(check: &CustomCheck, arguments: &Value) -> Result<Value, Ch
         Ok(results @ Value::Object(_)) => Ok(results),
         _ => Err(CheckError::unknown(
             format!(
-                "the command of custom check `{}` printed no JSON object of results: {:?}",
-                check.name,
+                "the command of custom check `{name}` printed no JSON object of results: {:?}",
                 clip(&one_line(stdout.trim()), 200)
             ),
             false,
@@ -441,12 +515,17 @@ async fn run_command(check: &CustomCheck, arguments: &Value) -> Result<Value, Ch
 /// and `evidence` when it gives them; a comparison that errs is the check's `validation_error`.
 fn run_validator(kind: &str, arguments: &Value) -> Result<Value, CheckError> {
     let config = arguments.get("config").filter(|config| !config.is_null());
-    let problems: Vec<String> = check_config(kind, config)
-        .into_iter()
-        .map(|problem| format!("argument `config`{}: {}", problem.at, problem.message))
-        .collect();
-    if !problems.is_empty() {
-        return Err(CheckError::validation(problems.join("; ")));
+    if let Some(problem) = config_problem(kind, config) {
+        return Err(CheckError::validation(problem));
+    }
+    for name in ["actual", "expected"] {
+        let length = arguments.get(name).map_or(0, |value| as_text(value).len());
+        if kind == "rouge_score" && length > MAX_ROUGE_TEXT {
+            return Err(CheckError::validation(format!(
+                "argument `{name}`: {length} bytes; spec.rouge_score compares texts of up to \
+                 {MAX_ROUGE_TEXT} bytes (its ROUGE-L is quadratic)"
+            )));
+        }
     }
     let validator = Validator::new(kind, config);
     let outcome: ValidatorOutcome = if kind == "tool_call_assertion" {

@@ -19,12 +19,15 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use super::check_calls::{api_path, local_catalog, CheckCaller, Provider};
+use super::check_calls::{
+    api_path, local_catalog, validator_config_problem, CheckCaller, Provider,
+};
 use super::{Call, Evaluator};
-use crate::checks::{load_checks_file, CaseClock, Check, Context, CustomCheck, Status};
+use crate::checks::result::ErrorType;
+use crate::checks::{load_checks_file, CaseClock, Check, Context, CustomCheck};
 use crate::error::{bad_input, Problem};
 use crate::input::Record;
-use crate::protocol::{Attempt, Findings, Retry, PREFLIGHT_CANDIDATE};
+use crate::protocol::{Attempt, CallError, ErrorKind, Findings, Retry, PREFLIGHT_CANDIDATE};
 
 /// `--checks FILE.json` and `--custom-check NAME=COMMAND`.
 #[derive(Debug, Clone)]
@@ -40,7 +43,7 @@ pub struct ChecksSpec {
 /// them — is reported before anything runs (exit 2).
 pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
     let path = spec.path.as_path();
-    let checks = load_checks_file(path, &mut local_catalog(&spec.custom))?;
+    let checks = load_checks_file(path, &mut local_catalog(&spec.custom)?)?;
     if checks.is_empty() {
         return Err(bad_input(
             Problem::new(
@@ -51,23 +54,24 @@ pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Ev
         ));
     }
     let names = check_names(&checks);
-    let endpoint_problems: Vec<Problem> = checks
+    let setup_problems: Vec<Problem> = checks
         .iter()
         .zip(&names)
         .filter_map(|(check, name)| {
-            let spec = check.extended()?;
-            let reason = spec
-                .unscored()
-                .map(str::to_string)
-                .or_else(|| Provider::resolve(spec.provider(), api_path(spec)).err())?;
+            let reason = validator_config_problem(check).or_else(|| {
+                let spec = check.extended()?;
+                spec.unscored()
+                    .map(str::to_string)
+                    .or_else(|| Provider::resolve(spec.provider(), api_path(spec)).err())
+            })?;
             Some(Problem::new(
                 path.display().to_string(),
                 format!("check {name}: {reason}"),
             ))
         })
         .collect();
-    if !endpoint_problems.is_empty() {
-        return Err(crate::error::invalid(endpoint_problems));
+    if !setup_problems.is_empty() {
+        return Err(crate::error::invalid(setup_problems));
     }
     let caller = checks
         .iter()
@@ -159,11 +163,22 @@ impl Evaluator for ChecksEvaluator {
         let mut failed = Vec::new();
         let mut errored = Vec::new();
         let mut credit = 0.0;
+        let mut transient = None;
         for (index, (check, name)) in self.checks.iter().zip(&self.names).enumerate() {
             let answer = answers.get_mut(index).and_then(Option::take);
             let result = check.evaluate(context.value(), &mut clock, answer);
-            if result.status() == Status::Error {
+            if let Err(error) = &result.outcome {
                 errored.push(name.clone());
+                if error.recoverable && transient.is_none() {
+                    transient = Some(CallError::new(
+                        if error.kind == ErrorType::Timeout {
+                            ErrorKind::Timeout
+                        } else {
+                            ErrorKind::Transport
+                        },
+                        format!("check {name}: {}", error.message),
+                    ));
+                }
             }
             if result.failed() {
                 failed.push(Value::from(name.as_str()));
@@ -183,6 +198,14 @@ impl Evaluator for ChecksEvaluator {
                     .collect(),
             ),
         );
+        // A check that may answer on another try (an API's 429 or 5xx, a timeout) makes the call
+        // fail transiently: the runner retries it (--retries) rather than score it.
+        if let Some(error) = transient {
+            return Attempt {
+                side_info,
+                ..Attempt::transient(error, None)
+            };
+        }
         Attempt {
             score: Ok(credit / self.checks.len() as f64),
             side_info,

@@ -144,7 +144,7 @@ mod tests {
                 "|missing required key `id`",
                 ".input|expected a string or an object, found number",
                 ".metadata|expected an object, found array",
-                ".checks[0].type|unknown check type `nope` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; a custom type is declared in `custom_checks` or with --custom-check)",
+                ".checks[0].type|unknown check type `nope` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)",
             ]
         );
     }

@@ -63,7 +63,7 @@ pub fn evaluate(
     layout: Layout,
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
-    let mut catalog = local_catalog(&checking.custom);
+    let mut catalog = local_catalog(&checking.custom)?;
     let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
         FepConfig::Request(source) => {

@@ -261,7 +261,7 @@ mod tests {
                 "experiment: unknown key `experiment` (expected one of test_cases, outputs, checks, experiment_metadata, custom_checks)",
                 "outputs: 1 outputs for 2 test cases (outputs[i] belongs to test_cases[i])",
                 "test_cases[1]: missing required key `id`",
-                "checks[0].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; a custom type is declared in `custom_checks` or with --custom-check)",
+                "checks[0].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)",
             ]
         );
     }

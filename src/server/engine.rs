@@ -11,8 +11,10 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use super::auth::Token;
 use super::store::Store;
 use super::ServeChecks;
-use crate::checks::{CaseAnswers, Catalog, KeyPolicy};
-use crate::evaluator::check_calls::{local_catalog, CheckCaller, DEFAULT_CONCURRENCY};
+use crate::checks::{CaseAnswers, Catalog, EndpointPolicy};
+use crate::evaluator::check_calls::{
+    local_catalog, validator_checks, CheckCaller, DEFAULT_CONCURRENCY,
+};
 use crate::fep::{evaluate_request, parse_request, request_calls, Layout, Request, RunWriter};
 use crate::input::document_json_reason;
 
@@ -153,7 +155,7 @@ pub struct Engine {
     /// The token requests need, with `--token-env`.
     pub token: Option<Token>,
     running: Arc<Semaphore>,
-    /// The custom checks and keys requests may use.
+    /// The custom checks and endpoints requests may use.
     checks: ServeChecks,
     /// Sends the calls of checks that call out.
     caller: CheckCaller,
@@ -167,13 +169,14 @@ impl Engine {
         token: Option<Token>,
         checks: ServeChecks,
     ) -> anyhow::Result<Engine> {
+        local_catalog(&checks.custom)?;
         Ok(Engine {
             store,
             running: Arc::new(Semaphore::new(limits.max_concurrent)),
             limits,
             token,
             checks,
-            caller: CheckCaller::new(DEFAULT_CONCURRENCY)?,
+            caller: CheckCaller::new(SERVER_CALLS)?,
         })
     }
 
@@ -206,19 +209,22 @@ impl Engine {
     }
 
     /// What a request's checks are prepared with: the operator's custom checks and no command a
-    /// client declares, no key the operator did not allow.
+    /// client declares, only the endpoints (and their keys) the operator allows.
     fn catalog(&self) -> Catalog {
         Catalog {
             declarations_refused: true,
-            keys: KeyPolicy::Only(self.checks.allowed_key_envs.clone()),
-            ..local_catalog(&self.checks.custom)
+            endpoints: EndpointPolicy::Only(self.checks.allowed_endpoints.clone()),
+            ..Catalog::with_custom(validator_checks().chain(self.checks.custom.iter().cloned()))
         }
     }
 
     /// The answers to the calls of `request`'s checks that call out (none when none does).
     pub async fn answer(&self, request: &mut Request) -> Vec<CaseAnswers> {
         if request.calls_out() {
-            self.caller.answer_cases(request_calls(request)).await
+            self.caller
+                .with_window(DEFAULT_CONCURRENCY)
+                .answer_cases(request_calls(request))
+                .await
         } else {
             Vec::new()
         }
@@ -319,9 +325,11 @@ impl Engine {
         mut request: Request,
         permit: OwnedSemaphorePermit,
     ) -> Result<(String, mpsc::Receiver<Bytes>), ApiError> {
-        let mut answers = request
-            .calls_out()
-            .then(|| self.caller.answer_in_order(request_calls(&mut request)));
+        let mut answers = request.calls_out().then(|| {
+            self.caller
+                .with_window(DEFAULT_CONCURRENCY)
+                .answer_in_order(request_calls(&mut request))
+        });
         let (lines, receiver) = mpsc::channel(64);
         let (started, evaluation_id) = tokio::sync::oneshot::channel();
         let engine = Arc::clone(self);
@@ -360,6 +368,10 @@ impl Engine {
         Ok((evaluation_id, receiver))
     }
 }
+
+/// The most calls of checks that call out the server makes at once, over all evaluations (each
+/// makes at most [`DEFAULT_CONCURRENCY`]).
+const SERVER_CALLS: usize = 64;
 
 /// An evaluated request.
 pub struct Evaluated {

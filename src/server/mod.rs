@@ -52,13 +52,13 @@ pub struct ServeConfig {
     pub checks: ServeChecks,
 }
 
-/// The custom checks and API keys the operator lends to requests.
+/// The custom checks, endpoints and API keys the operator lends to requests.
 #[derive(Debug, Clone, Default)]
 pub struct ServeChecks {
     /// `--custom-check NAME=COMMAND`.
     pub custom: Vec<crate::checks::CustomCheck>,
-    /// `--allow-key-env NAME`.
-    pub allowed_key_envs: Vec<String>,
+    /// `--allow-endpoint [KEY_ENV@]BASE_URL`.
+    pub allowed_endpoints: Vec<crate::checks::AllowedEndpoint>,
 }
 
 /// Serve until SIGINT or SIGTERM; exit 0 after a graceful shutdown.

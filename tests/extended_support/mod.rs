@@ -24,7 +24,8 @@ pub fn embedding(text: &str) -> Vec<f64> {
 
 /// The fake API: embeddings by letter counts; the judge answers `{"passed": true,
 /// "reasoning": ...}` when the prompt mentions Paris, `{"passed": "maybe"}` (against the
-/// schema) when it mentions "vague", else `{"passed": false, ...}`. A missing or wrong key
+/// schema) when it mentions "vague", an invalid object around a valid one when it mentions
+/// "nested", else `{"passed": false, ...}`. A missing or wrong key
 /// is a 401 that echoes the header it got.
 pub fn fake_api() -> Server {
     Server::start(|request: &Request, _| api_reply(request))
@@ -65,6 +66,8 @@ pub fn api_reply(request: &Request) -> Reply {
                 let prompt = body["messages"][1]["content"].as_str().unwrap_or_default();
                 let verdict = if prompt.contains("vague") {
                     json!({"passed": "maybe"})
+                } else if prompt.contains("nested") {
+                    json!({"passed": "no", "detail": {"passed": true}})
                 } else {
                     json!({"passed": prompt.contains("Paris"), "reasoning": "compared"})
                 };

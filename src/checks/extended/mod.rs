@@ -22,7 +22,7 @@ use super::result::CheckError;
 use super::standard::{as_text, CheckKind};
 use crate::input::strict;
 use crate::text::{clip, one_line};
-pub use provider::{KeyPolicy, ProviderSettings};
+pub use provider::{AllowedEndpoint, EndpointPolicy, KeySource, ProviderSettings};
 
 /// What a check that calls out came back with.
 #[derive(Debug, Clone)]
@@ -328,13 +328,30 @@ impl Template {
 /// A setting argument as given, by name (`None` when absent).
 pub type Setting<'a> = dyn Fn(&str) -> Option<&'a Value> + 'a;
 
-/// Validate an extended check's settings. Problems are `(argument, reason)`.
+/// `(at, reason)` for a `reason` written `member.path: what` about `argument`: the location
+/// goes where the location goes (`threshold.min_value`), the rest is the reason.
+fn located(argument: &str, reason: String) -> (String, String) {
+    match reason.split_once(": ") {
+        Some((path, rest)) if !path.contains(' ') => {
+            let at = if path.starts_with(argument) {
+                path.to_string()
+            } else {
+                format!("{argument}.{path}")
+            };
+            (at, rest.to_string())
+        }
+        _ => (argument.to_string(), reason),
+    }
+}
+
+/// Validate an extended check's settings. Problems are `(at, reason)`, `at` relative to
+/// `arguments` (`provider_config.api_key`).
 pub fn prepare(
     kind: CheckKind,
     setting: &Setting<'_>,
     paths: &mut PathCache,
-    keys: &KeyPolicy,
-) -> Result<Spec, Vec<(&'static str, String)>> {
+    endpoints: &EndpointPolicy,
+) -> Result<Spec, Vec<(String, String)>> {
     let mut problems = Vec::new();
     let reserved: &[&str] = match kind {
         CheckKind::SemanticSimilarity => &["input"],
@@ -344,7 +361,7 @@ pub fn prepare(
         setting("provider_config"),
         setting("model_config"),
         reserved,
-        keys,
+        endpoints,
     )
     .map_err(|found| {
         problems.extend(found.into_iter().map(|reason| {
@@ -353,7 +370,7 @@ pub fn prepare(
             } else {
                 "provider_config"
             };
-            (argument, reason)
+            located(argument, reason)
         }));
     })
     .ok();
@@ -362,7 +379,7 @@ pub fn prepare(
             let metric = match setting("similarity_metric").and_then(Value::as_str) {
                 None => Some(Metric::Cosine),
                 Some(name) => Metric::parse(name)
-                    .map_err(|reason| problems.push(("similarity_metric", reason)))
+                    .map_err(|reason| problems.push(("similarity_metric".into(), reason)))
                     .ok(),
             };
             if let Some(format) = provider
@@ -371,15 +388,16 @@ pub fn prepare(
                 .filter(|format| format.as_str() != Some("float"))
             {
                 problems.push((
-                    "model_config",
-                    format!("model_config.encoding_format: only \"float\" is read, found {format}"),
+                    "model_config.encoding_format".into(),
+                    format!("only \"float\" is read, found {format}"),
                 ));
             }
             let threshold = setting("threshold")
                 .and_then(Value::as_object)
                 .map(|object| {
                     Threshold::parse(object).map_err(|found| {
-                        problems.extend(found.into_iter().map(|reason| ("threshold", reason)));
+                        problems
+                            .extend(found.into_iter().map(|reason| located("threshold", reason)));
                     })
                 })
                 .transpose()
@@ -399,15 +417,16 @@ pub fn prepare(
                 .and_then(Value::as_str)
                 .unwrap_or_default();
             let template = Template::parse(prompt, paths)
-                .map_err(|reason| problems.push(("prompt", reason)))
+                .map_err(|reason| problems.push(("prompt".into(), reason)))
                 .ok();
             let response_format = setting("response_format").cloned().unwrap_or(Value::Null);
             let validator = jsonschema::options()
                 .with_draft(jsonschema::Draft::Draft202012)
+                .with_pattern_options(jsonschema::PatternOptions::regex())
                 .build(&response_format)
                 .map_err(|err| {
                     problems.push((
-                        "response_format",
+                        "response_format".into(),
                         format!("not a usable JSON Schema: {}", one_line(&err.to_string())),
                     ))
                 })

@@ -127,11 +127,7 @@ impl Endpoint {
         };
         let base = parse_base_url(&url)
             .map_err(|reason| bad_flag(&source, format!("{url:?}: {reason}")))?;
-        let mut chat_url = base.clone();
-        chat_url.set_path(&format!(
-            "{}/chat/completions",
-            base.path().trim_end_matches('/')
-        ));
+        let chat_url = url_for(&base, "chat/completions");
 
         let key_env = match api_key_env {
             Some(name) => {
@@ -167,6 +163,23 @@ impl Endpoint {
         }
     }
 
+    /// `{base}/{path}`, with the base's query kept.
+    pub fn url_for(&self, path: &str) -> Url {
+        url_for(&self.base, path)
+    }
+
+    /// Why no request can go out: the endpoint is remote and has no key. `flags` name the way
+    /// out.
+    pub fn missing_key(&self, flags: EndpointFlags) -> Option<String> {
+        (self.key.is_none() && !self.is_local()).then(|| {
+            format!(
+                "no API key: {} is not set (export it, or name another variable with {}; only \
+                 a local {} works without a key)",
+                self.key_env, flags.api_key_env, flags.base_url
+            )
+        })
+    }
+
     /// Whether the base URL points at this machine (`localhost`, `127.x.x.x`, `::1`), where a
     /// server usually needs no key.
     pub fn is_local(&self) -> bool {
@@ -178,6 +191,13 @@ impl Endpoint {
             || host.to_ascii_lowercase().ends_with(".localhost")
             || host.parse::<IpAddr>().is_ok_and(|ip| ip.is_loopback())
     }
+}
+
+/// `{base}/{path}`, with the base's query kept.
+fn url_for(base: &Url, path: &str) -> Url {
+    let mut url = base.clone();
+    url.set_path(&format!("{}/{path}", base.path().trim_end_matches('/')));
+    url
 }
 
 fn parse_base_url(url: &str) -> Result<Url, String> {

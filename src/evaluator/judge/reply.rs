@@ -228,7 +228,7 @@ fn find_object(text: &str) -> Option<Map<String, Value>> {
 
 /// The JSON objects that start in `text` (at its first [`MAX_OBJECT_STARTS`] `{`), plain,
 /// fenced or wrapped in prose, in order.
-pub(crate) fn objects_in(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
+fn objects_in(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
     text.match_indices('{')
         .take(MAX_OBJECT_STARTS)
         .filter_map(|(start, _)| {
@@ -236,6 +236,28 @@ pub(crate) fn objects_in(text: &str) -> impl Iterator<Item = Map<String, Value>>
             leading_object(rest).or_else(|| {
                 replace_nonfinite_tokens(rest).and_then(|replaced| leading_object(&replaced))
             })
+        })
+}
+
+/// The JSON objects in `text` that are not inside another (plain, fenced or wrapped in prose),
+/// in order: an object nested in a reply is never taken for the reply.
+pub(crate) fn top_level_objects(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
+    let mut resume = 0;
+    text.match_indices('{')
+        .take(MAX_OBJECT_STARTS)
+        .filter_map(move |(start, _)| {
+            if start < resume {
+                return None;
+            }
+            let mut values =
+                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            match values.next() {
+                Some(Ok(Value::Object(object))) => {
+                    resume = start + values.byte_offset();
+                    Some(object)
+                }
+                _ => None,
+            }
         })
 }
 
