@@ -436,7 +436,6 @@ fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
         .code(2)
         .stderr(
             "error: leaky.json: checks[0].arguments.provider_config.base_url: must not carry a \
-             user, password or query: name the key's environment variable in \
-             provider_config.api_key instead\n",
+             user, password or query (a key belongs in an environment variable)\n",
         );
 }

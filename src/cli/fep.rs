@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::values::{parse_count, parse_custom_check};
+use super::values::parse_custom_check;
 use crate::checks::CustomCheck;
 use crate::evaluator::check_calls::DEFAULT_CONCURRENCY;
 use crate::exit::Exit;
@@ -51,9 +51,9 @@ pub enum FepCommand {
         #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_custom_check)]
         custom_check: Vec<CustomCheck>,
         /// Calls of checks that call out (semantic_similarity, llm_judge, custom) made at once.
-        #[arg(short = 'j', long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY,
-              value_parser = parse_count::<usize>)]
-        concurrency: usize,
+        #[arg(short = 'j', long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u32,
+              value_parser = clap::value_parser!(u32).range(1..=4096))]
+        concurrency: u32,
     },
 }
 
@@ -73,7 +73,7 @@ impl FepCommand {
         };
         let checking = Checking {
             custom: custom_check.clone(),
-            concurrency,
+            concurrency: concurrency as usize,
         };
         fep::evaluate(&self.into_config()?, &checking, layout, reporter)
     }

@@ -7,6 +7,7 @@ use clap::Args;
 
 use super::values::parse_custom_check;
 use crate::checks::{AllowedEndpoint, CustomCheck};
+use crate::error::bad_flag;
 use crate::exit::Exit;
 use crate::report::Reporter;
 use crate::server::{self, Limits, ServeChecks, ServeConfig};
@@ -47,8 +48,8 @@ pub struct ServeArgs {
     /// Let extended checks (semantic_similarity, llm_judge) call this OpenAI-compatible
     /// endpoint, with the API key in environment variable KEY_ENV when given
     /// (OPENAI_API_KEY@https://api.openai.com/v1). No other endpoint or key is used. Repeatable.
-    #[arg(long, value_name = "[KEY_ENV@]BASE_URL", value_parser = AllowedEndpoint::parse)]
-    allow_endpoint: Vec<AllowedEndpoint>,
+    #[arg(long, value_name = "[KEY_ENV@]BASE_URL")]
+    allow_endpoint: Vec<String>,
 }
 
 impl ServeArgs {
@@ -68,7 +69,16 @@ impl ServeArgs {
             },
             checks: ServeChecks {
                 custom: self.custom_check,
-                allowed_endpoints: self.allow_endpoint,
+                allowed_endpoints: self
+                    .allow_endpoint
+                    .iter()
+                    // Parsed here, not by clap, whose error would repeat the value (a URL may
+                    // carry a password).
+                    .map(|value| {
+                        AllowedEndpoint::parse(value)
+                            .map_err(|reason| bad_flag("--allow-endpoint", reason))
+                    })
+                    .collect::<anyhow::Result<_>>()?,
             },
         };
         server::serve(config, reporter)

@@ -300,8 +300,8 @@ fn checked_base_url(url: &str) -> Result<String, String> {
     }
     if !parsed.username().is_empty() || parsed.password().is_some() || parsed.query().is_some() {
         return Err(
-            "must not carry a user, password or query: name the key's environment variable \
-             in provider_config.api_key instead"
+            "must not carry a user, password or query (a key belongs in an environment \
+             variable)"
                 .to_string(),
         );
     }
