@@ -17,8 +17,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::checks::{load_checks_file, Context, PathCache, Status};
+use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
 use crate::error::{bad_input, invalid};
+use crate::evaluator::check_calls::{local_catalog, BlockingCaller};
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;
@@ -43,17 +44,32 @@ pub enum FepConfig {
     },
 }
 
+/// How `fep evaluate` runs its checks: the custom check types of `--custom-check`, and how many
+/// calls of checks that call out (extended, custom) are made at once (`-j`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checking {
+    /// `--custom-check NAME=COMMAND`.
+    pub custom: Vec<crate::checks::CustomCheck>,
+    /// `-j`.
+    pub concurrency: usize,
+}
+
 /// Run `evalctl fep evaluate`: the EvaluationRunResult goes to stdout, laid out as `layout`. Exit 0 when the run's
 /// status is `completed` or `skip`, 1 when it is `error` (a check errored), 2 on bad input; the
 /// same when stdout's reader has gone before the end.
-pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyhow::Result<Exit> {
-    let mut paths = PathCache::new();
+pub fn evaluate(
+    config: &FepConfig,
+    checking: &Checking,
+    layout: Layout,
+    reporter: Reporter,
+) -> anyhow::Result<Exit> {
+    let mut catalog = local_catalog(&checking.custom)?;
     let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
         FepConfig::Request(source) => {
             let name = source.display();
             let document = read_request(source)?;
-            let request = parse_request(document, &mut paths).map_err(|problems| {
+            let mut request = parse_request(document, &mut catalog).map_err(|problems| {
                 invalid(
                     problems
                         .iter()
@@ -61,8 +77,16 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
                         .collect(),
                 )
             })?;
+            let answers = if request.calls_out() {
+                BlockingCaller::new(checking.concurrency)?.answer_cases(request_calls(&mut request))
+            } else {
+                Vec::new()
+            };
             RunWriter::begin(out, request.experiment.as_ref(), layout)
-                .and_then(|writer| evaluate_request(request, writer))
+                .and_then(|writer| {
+                    let mut answers = answers.into_iter();
+                    evaluate_request(request, writer, || answers.next().unwrap_or_default())
+                })
                 .map(StreamEnd::Finished)
                 .map_err(Into::into)
         }
@@ -71,8 +95,16 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
             outputs,
             checks,
         } => {
-            let shared = load_checks_file(checks, &mut paths)?;
-            stream::evaluate_stream(test_cases, outputs, &shared, &mut paths, out, layout)
+            let shared = load_checks_file(checks, &mut catalog)?;
+            stream::evaluate_stream(
+                test_cases,
+                outputs,
+                &shared,
+                &mut catalog,
+                checking.concurrency,
+                out,
+                layout,
+            )
         }
     };
     // Every write of the result goes to stdout (the streaming mode's spool reports its own).
@@ -94,18 +126,39 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
 }
 
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
-/// request's `experiment`); the run's status.
+/// request's `experiment`); `next_answers` gives each test case's answers to [`request_calls`],
+/// in order (empty when no check calls out). The run's status.
 pub fn evaluate_request<W: std::io::Write>(
     mut request: Request,
     mut writer: RunWriter<W>,
+    mut next_answers: impl FnMut() -> CaseAnswers,
 ) -> std::io::Result<Status> {
     let mut context = Context::new(Value::Null, Value::Null);
     let pairs = request.test_cases.iter_mut().zip(&mut request.outputs);
     for (index, ((test_case, output), own)) in pairs.zip(&request.own_checks).enumerate() {
         let shared = request.checks.for_case(index).iter().chain(own);
-        context.with(test_case, output, |context| writer.case(context, shared))?;
+        let answers = next_answers();
+        context.with(test_case, output, |context| {
+            writer.case(context, shared, answers)
+        })?;
     }
     writer.finish()
+}
+
+/// The calls of every test case's checks that call out, in the order of its checks.
+pub fn request_calls(request: &mut Request) -> Vec<Vec<Option<Call>>> {
+    let mut context = Context::new(Value::Null, Value::Null);
+    let pairs = request.test_cases.iter_mut().zip(&mut request.outputs);
+    pairs
+        .zip(&request.own_checks)
+        .enumerate()
+        .map(|(index, ((test_case, output), own))| {
+            let checks = request.checks.for_case(index).iter().chain(own);
+            context.with(test_case, output, |context| {
+                checks.map(|check| check.call(context)).collect()
+            })
+        })
+        .collect()
 }
 
 /// Read and parse the request from `source`.

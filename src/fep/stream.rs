@@ -18,8 +18,9 @@ use serde_json::Value;
 
 use super::case::{output_problems, prepare_test_case};
 use super::writer::{Layout, RunWriter};
-use crate::checks::{Check, Context, PathCache, Problem, Status};
+use crate::checks::{Catalog, Check, Context, Problem, Status};
 use crate::error::{invalid, Fatal};
+use crate::evaluator::check_calls::BlockingCaller;
 use crate::input::{JsonlStream, Source};
 use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
@@ -47,12 +48,21 @@ pub fn evaluate_stream<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
-    paths: &mut PathCache,
+    catalog: &mut Catalog,
+    concurrency: usize,
     out: W,
     layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
     catch_in_flag();
-    let evaluated = evaluate_pairs(test_cases, outputs, shared, paths, out, layout);
+    let evaluated = evaluate_pairs(
+        test_cases,
+        outputs,
+        shared,
+        catalog,
+        concurrency,
+        out,
+        layout,
+    );
     restore_default_actions();
     evaluated
 }
@@ -62,7 +72,8 @@ fn evaluate_pairs<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
-    paths: &mut PathCache,
+    catalog: &mut Catalog,
+    concurrency: usize,
     mut out: W,
     layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
@@ -89,6 +100,8 @@ fn evaluate_pairs<W: Write>(
     let mut spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(spool_error)?);
     let mut writer = RunWriter::begin(&mut spool, None, layout).map_err(spool_error)?;
     let mut context = Context::new(Value::Null, Value::Null);
+    // Made at the first test case with a check that calls out.
+    let mut caller: Option<BlockingCaller> = None;
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
     let mut checks_run = 0usize;
@@ -105,7 +118,7 @@ fn evaluate_pairs<W: Write>(
         output_count += usize::from(answer.is_some());
         let case = case.and_then(|record| {
             let (line, test_case) = record.map_err(|problem| problems.push(problem)).ok()?;
-            match prepare_test_case(&test_case, paths) {
+            match prepare_test_case(&test_case, catalog) {
                 Ok(own) => Some((test_case, own)),
                 Err(found) => {
                     locate(&mut problems, &cases.display, line, found);
@@ -127,9 +140,21 @@ fn evaluate_pairs<W: Write>(
             checks_run += shared.len() + own.len();
             evaluated += 1;
             let checks = shared.iter().chain(&own);
+            let answers = if checks.clone().any(Check::calls_out) {
+                let calls = context.with(&mut test_case, &mut output, |context| {
+                    checks.clone().map(|check| check.call(context)).collect()
+                });
+                let caller = match &mut caller {
+                    Some(caller) => caller,
+                    empty => empty.insert(BlockingCaller::new(concurrency)?),
+                };
+                caller.answer_cases(vec![calls]).pop().unwrap_or_default()
+            } else {
+                Vec::new()
+            };
             context
                 .with(&mut test_case, &mut output, |context| {
-                    writer.case(context, checks)
+                    writer.case(context, checks, answers)
                 })
                 .map_err(spool_error)?;
         }
