@@ -8,6 +8,8 @@
 //! still run. The result is written as a stream (see [`writer`]).
 
 mod case;
+mod document;
+mod pool;
 mod request;
 mod stream;
 pub mod writer;
@@ -18,13 +20,13 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::checks::{load_checks_file, Context, PathCache, Status};
-use crate::error::{bad_input, invalid};
+use crate::error::{bad_input, invalid, Problem};
 use crate::exit::Exit;
-use crate::input::Source;
+use crate::input::{document_json_reason, Source};
 use crate::report::Reporter;
 pub use request::{parse_request, Request};
 use stream::StreamEnd;
-pub use writer::{Layout, RunWriter};
+pub use writer::{CaseResults, Layout, RunWriter};
 
 /// What `evalctl fep evaluate` reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,7 +74,7 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
             checks,
         } => {
             let shared = load_checks_file(checks, &mut paths)?;
-            stream::evaluate_stream(test_cases, outputs, &shared, &mut paths, out, layout)
+            stream::evaluate_stream(test_cases, outputs, &shared, out, layout)
         }
     };
     // Every write of the result goes to stdout (the streaming mode's spool reports its own).
@@ -94,23 +96,57 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
 }
 
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
-/// request's `experiment`); the run's status.
+/// request's `experiment`); the run's status. Batches of test cases are evaluated on the worker
+/// pool (see [`pool`]) and written in order.
 pub fn evaluate_request<W: std::io::Write>(
-    mut request: Request,
+    request: Request,
     mut writer: RunWriter<W>,
 ) -> std::io::Result<Status> {
-    let mut context = Context::new(Value::Null, Value::Null);
-    let pairs = request.test_cases.iter_mut().zip(&mut request.outputs);
-    for (index, ((test_case, output), own)) in pairs.zip(&request.own_checks).enumerate() {
-        let shared = request.checks.for_case(index).iter().chain(own);
-        context.with(test_case, output, |context| writer.case(context, shared))?;
-    }
+    let Request {
+        mut test_cases,
+        mut outputs,
+        checks,
+        own_checks,
+        ..
+    } = request;
+    let layout = writer.layout();
+    let jobs = test_cases
+        .chunks_mut(pool::BATCH)
+        .zip(outputs.chunks_mut(pool::BATCH))
+        .zip(own_checks.chunks(pool::BATCH))
+        .enumerate();
+    pool::ordered(
+        jobs,
+        |(job, ((test_cases, outputs), own_checks))| {
+            let mut results = CaseResults::new(layout);
+            let mut context = Context::new(Value::Null, Value::Null);
+            let cases = test_cases.iter_mut().zip(outputs).zip(own_checks);
+            for (index, ((test_case, output), own)) in (job * pool::BATCH..).zip(cases) {
+                let checks = checks.for_case(index).iter().chain(own);
+                context.with(test_case, output, |context| {
+                    results.evaluate(context, checks)
+                })?;
+                // Freed here, on a worker, rather than all at the end on one thread.
+                drop((std::mem::take(test_case), std::mem::take(output)));
+            }
+            Ok(results)
+        },
+        |results: std::io::Result<CaseResults>| writer.write(&results?),
+    )?;
     writer.finish()
 }
 
-/// Read and parse the request from `source`.
+/// Read and parse the request from `source`, as [`Source::read_json`] does but with the long
+/// arrays parsed on the worker pool (see [`document`]).
 fn read_request(source: &Source) -> anyhow::Result<Value> {
-    source
-        .read_json("an EvaluationRequest object")
-        .map_err(bad_input)
+    let bytes = source.read().map_err(bad_input)?;
+    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+    if bytes.iter().all(u8::is_ascii_whitespace) {
+        return Err(bad_input(Problem::new(
+            source.display(),
+            "the file is empty (expected an EvaluationRequest object)",
+        )));
+    }
+    document::parse_document(bytes)
+        .map_err(|err| bad_input(Problem::new(source.display(), document_json_reason(&err))))
 }

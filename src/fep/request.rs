@@ -4,6 +4,7 @@
 use serde_json::{Map, Value};
 
 use super::case::{output_problems, prepare_test_case};
+use super::pool;
 use crate::checks::{parse_check, Check, PathCache, Problem};
 use crate::input::strict;
 
@@ -73,22 +74,23 @@ pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, 
         }
     }
     let (test_cases, outputs) = (test_cases.unwrap_or_default(), outputs.unwrap_or_default());
-    let own_checks = test_cases
-        .iter()
+    // Test cases and outputs are validated on the worker pool, their problems kept in order.
+    let prepared = pool::map(&test_cases, PathCache::new, |paths, test_case| {
+        prepare_test_case(test_case, paths)
+    });
+    let own_checks = prepared
+        .into_iter()
         .enumerate()
-        .map(|(index, test_case)| {
-            prepare_test_case(test_case, paths).unwrap_or_else(|found| {
+        .map(|(index, prepared)| {
+            prepared.unwrap_or_else(|found| {
                 located(&mut problems, &format!(".test_cases[{index}]"), found);
                 Vec::new()
             })
         })
         .collect::<Vec<Vec<Check>>>();
-    for (index, output) in outputs.iter().enumerate() {
-        located(
-            &mut problems,
-            &format!(".outputs[{index}]"),
-            output_problems(output),
-        );
+    let output_found = pool::map(&outputs, || (), |(), output| output_problems(output));
+    for (index, found) in output_found.into_iter().enumerate() {
+        located(&mut problems, &format!(".outputs[{index}]"), found);
     }
     let checks = prepare_check_sets(&raw_checks, test_cases.len(), paths, &mut problems);
     let own_check_count: usize = own_checks.iter().map(Vec::len).sum();

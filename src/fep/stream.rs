@@ -2,10 +2,11 @@
 //!
 //! Record i of the test cases pairs with record i of the outputs (blank lines are skipped and not
 //! counted; there is no record limit). Both files are read once, line by line, so pipes and
-//! `/dev/stdin` work: each pair is validated and, while no problem has been found, evaluated at
-//! once, its result written to a spool file (an unnamed temporary file). Every problem of both
-//! files is reported at the end, with nothing on stdout; without problems the spool is copied to
-//! stdout. Memory stays flat in the number of test cases.
+//! `/dev/stdin` work. The lines are read here in batches of pairs; a worker of the pool decodes,
+//! validates and, while no problem has been found, evaluates each batch, and the results are
+//! written in input order to a spool file (an unnamed temporary file). Every problem of both files
+//! is reported at the end, in input order, with nothing on stdout; without problems the spool is
+//! copied to stdout. Memory stays flat in the number of test cases.
 //!
 //! SIGINT, SIGTERM or SIGHUP stops the run, also while a read blocks (a pipe held open, a FIFO
 //! with no writer): the results evaluated so far are written as a complete document, and the
@@ -16,11 +17,14 @@ use std::io::{self, BufWriter, Seek, Write};
 
 use serde_json::Value;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use super::case::{output_problems, prepare_test_case};
-use super::writer::{Layout, RunWriter};
+use super::pool;
+use super::writer::{CaseResults, Layout, RunWriter};
 use crate::checks::{Check, Context, PathCache, Problem, Status};
 use crate::error::{invalid, Fatal};
-use crate::input::{JsonlStream, Source};
+use crate::input::{parse_object_line, JsonlStream, Source};
 use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
@@ -47,12 +51,11 @@ pub fn evaluate_stream<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
-    paths: &mut PathCache,
     out: W,
     layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
     catch_in_flag();
-    let evaluated = evaluate_pairs(test_cases, outputs, shared, paths, out, layout);
+    let evaluated = evaluate_pairs(test_cases, outputs, shared, out, layout);
     restore_default_actions();
     evaluated
 }
@@ -62,7 +65,6 @@ fn evaluate_pairs<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
-    paths: &mut PathCache,
     mut out: W,
     layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
@@ -88,52 +90,47 @@ fn evaluate_pairs<W: Write>(
     };
     let mut spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(spool_error)?);
     let mut writer = RunWriter::begin(&mut spool, None, layout).map_err(spool_error)?;
-    let mut context = Context::new(Value::Null, Value::Null);
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
     let mut checks_run = 0usize;
     let mut evaluated = 0usize;
-    let stopped = loop {
-        let (case, answer) = (cases.next_record(), answers.next_record());
-        if interrupt_requested() {
-            break true;
-        }
-        if case.is_none() && answer.is_none() {
-            break false;
-        }
-        case_count += usize::from(case.is_some());
-        output_count += usize::from(answer.is_some());
-        let case = case.and_then(|record| {
-            let (line, test_case) = record.map_err(|problem| problems.push(problem)).ok()?;
-            match prepare_test_case(&test_case, paths) {
-                Ok(own) => Some((test_case, own)),
-                Err(found) => {
-                    locate(&mut problems, &cases.display, line, found);
-                    None
-                }
-            }
-        });
-        let answer = answer.and_then(|record| {
-            let (line, output) = record.map_err(|problem| problems.push(problem)).ok()?;
-            let found = output_problems(&output);
-            let valid = found.is_empty();
-            locate(&mut problems, &answers.display, line, found);
-            valid.then_some(output)
-        });
-        // After the first problem nothing more is evaluated: the rest is only validated.
-        if let (Some((mut test_case, own)), Some(mut output), true) =
-            (case, answer, problems.is_empty())
-        {
-            checks_run += shared.len() + own.len();
-            evaluated += 1;
-            let checks = shared.iter().chain(&own);
-            context
-                .with(&mut test_case, &mut output, |context| {
-                    writer.case(context, checks)
-                })
-                .map_err(spool_error)?;
-        }
+    let (mut stopped, mut ended) = (false, false);
+    let evaluator = BatchEvaluator {
+        test_cases: cases.display.clone(),
+        outputs: answers.display.clone(),
+        shared,
+        layout,
+        problem_seen: AtomicBool::new(false),
     };
+    // Pairs are read here, in batches; a worker decodes, validates and evaluates each batch.
+    let batches = std::iter::from_fn(|| {
+        let mut pairs = Vec::with_capacity(pool::BATCH);
+        while !ended && pairs.len() < pool::BATCH {
+            let (case, answer) = (owned(cases.next_text()), owned(answers.next_text()));
+            if interrupt_requested() {
+                (stopped, ended) = (true, true);
+            } else if case.is_none() && answer.is_none() {
+                ended = true;
+            } else {
+                case_count += usize::from(case.is_some());
+                output_count += usize::from(answer.is_some());
+                pairs.push(RawPair { case, answer });
+            }
+        }
+        (!pairs.is_empty()).then_some(pairs)
+    });
+    pool::ordered(
+        batches,
+        |pairs| evaluator.evaluate(pairs),
+        |done: io::Result<Batch>| {
+            let done = done?;
+            problems.extend(done.problems);
+            checks_run += done.checks_run;
+            evaluated += done.results.test_cases();
+            writer.write(&done.results)
+        },
+    )
+    .map_err(spool_error)?;
     // Stopped by a signal: what was evaluated is written (unless there were problems).
     if stopped {
         if !problems.is_empty() {
@@ -190,6 +187,101 @@ fn spool_error(err: io::Error) -> anyhow::Error {
         io_reason(&err)
     ))
     .into()
+}
+
+/// A line's number and text, or the problem of the line.
+type RawRecord = Result<(usize, String), crate::error::Problem>;
+
+/// Record i of the test cases and of the outputs, as read (either may be missing at the end).
+struct RawPair {
+    case: Option<RawRecord>,
+    answer: Option<RawRecord>,
+}
+
+/// A [`JsonlStream::next_text`] answer, owned so that it can go to a worker.
+fn owned(record: Option<Result<(usize, &str), crate::error::Problem>>) -> Option<RawRecord> {
+    record.map(|found| found.map(|(line, text)| (line, text.to_string())))
+}
+
+/// What a worker made of a batch of pairs.
+struct Batch {
+    /// The problems of the batch's records, in input order.
+    problems: Vec<crate::error::Problem>,
+    /// The results of the pairs evaluated (none once a problem has been seen).
+    results: CaseResults,
+    /// Checks run over the batch.
+    checks_run: usize,
+}
+
+/// What the workers share: the files' names (for problems), the checks file's checks, the layout,
+/// and whether a problem has been seen anywhere.
+struct BatchEvaluator<'a> {
+    test_cases: String,
+    outputs: String,
+    shared: &'a [Check],
+    layout: Layout,
+    problem_seen: AtomicBool,
+}
+
+impl BatchEvaluator<'_> {
+    /// Decode, validate and, while no problem has been seen anywhere, evaluate `pairs`.
+    fn evaluate(&self, pairs: Vec<RawPair>) -> io::Result<Batch> {
+        let mut paths = PathCache::new();
+        let mut context = Context::new(Value::Null, Value::Null);
+        let mut problems = Vec::new();
+        let mut results = CaseResults::new(self.layout);
+        let mut checks_run = 0;
+        for pair in pairs {
+            let case =
+                decode(pair.case, &self.test_cases, &mut problems).and_then(|(line, test_case)| {
+                    match prepare_test_case(&test_case, &mut paths) {
+                        Ok(own) => Some((test_case, own)),
+                        Err(found) => {
+                            locate(&mut problems, &self.test_cases, line, found);
+                            None
+                        }
+                    }
+                });
+            let answer =
+                decode(pair.answer, &self.outputs, &mut problems).and_then(|(line, output)| {
+                    let found = output_problems(&output);
+                    let valid = found.is_empty();
+                    locate(&mut problems, &self.outputs, line, found);
+                    valid.then_some(output)
+                });
+            if !problems.is_empty() {
+                self.problem_seen.store(true, Ordering::Relaxed);
+            }
+            // After the first problem nothing more is evaluated: the rest is only validated.
+            if let (Some((mut test_case, own)), Some(mut output), false) =
+                (case, answer, self.problem_seen.load(Ordering::Relaxed))
+            {
+                checks_run += self.shared.len() + own.len();
+                let checks = self.shared.iter().chain(&own);
+                context.with(&mut test_case, &mut output, |context| {
+                    results.evaluate(context, checks)
+                })?;
+            }
+        }
+        Ok(Batch {
+            problems,
+            results,
+            checks_run,
+        })
+    }
+}
+
+/// The JSON object of a record, or `None` after adding its problem to `problems`.
+fn decode(
+    record: Option<RawRecord>,
+    display: &str,
+    problems: &mut Vec<crate::error::Problem>,
+) -> Option<(usize, Value)> {
+    let (line, text) = record?.map_err(|problem| problems.push(problem)).ok()?;
+    parse_object_line(&text)
+        .map(|value| (line, value))
+        .map_err(|reason| problems.push(crate::error::Problem::at_line(display, line, reason)))
+        .ok()
 }
 
 fn locate(
