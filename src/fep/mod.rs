@@ -26,7 +26,7 @@ use crate::input::{document_json_reason, Source};
 use crate::report::Reporter;
 pub use request::{parse_request, Request};
 use stream::StreamEnd;
-pub use writer::{CaseResults, Layout, RunWriter};
+pub use writer::{CaseResults, Layout, RunWriter, Spares};
 
 /// What `evalctl fep evaluate` reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -110,6 +110,7 @@ pub fn evaluate_request<W: std::io::Write>(
         ..
     } = request;
     let layout = writer.layout();
+    let spares = Spares::default();
     let jobs = test_cases
         .chunks_mut(pool::BATCH)
         .zip(outputs.chunks_mut(pool::BATCH))
@@ -118,7 +119,7 @@ pub fn evaluate_request<W: std::io::Write>(
     pool::ordered(
         jobs,
         |(job, ((test_cases, outputs), own_checks))| {
-            let mut results = CaseResults::new(layout);
+            let mut results = spares.results(layout);
             let mut context = Context::new(Value::Null, Value::Null);
             let cases = test_cases.iter_mut().zip(outputs).zip(own_checks);
             for (index, ((test_case, output), own)) in (job * pool::BATCH..).zip(cases) {
@@ -131,7 +132,12 @@ pub fn evaluate_request<W: std::io::Write>(
             }
             Ok(results)
         },
-        |results: std::io::Result<CaseResults>| writer.write(&results?),
+        |results: std::io::Result<CaseResults>| {
+            let results = results?;
+            writer.write(&results)?;
+            spares.keep(results);
+            Ok::<(), std::io::Error>(())
+        },
     )?;
     writer.finish()
 }

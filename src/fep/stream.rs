@@ -14,6 +14,7 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Seek, Write};
+use std::ops::Range;
 
 use serde_json::Value;
 
@@ -21,7 +22,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::case::{output_problems, prepare_test_case};
 use super::pool;
-use super::writer::{CaseResults, Layout, RunWriter};
+use super::writer::{Layout, RunWriter, Spares};
 use crate::checks::{Check, Context, PathCache, Problem, Status};
 use crate::error::{invalid, Fatal};
 use crate::input::{parse_object_line, JsonlStream, Source};
@@ -101,12 +102,14 @@ fn evaluate_pairs<W: Write>(
         shared,
         layout,
         problem_seen: AtomicBool::new(false),
+        spares: Spares::default(),
     };
     // Pairs are read here, in batches; a worker decodes, validates and evaluates each batch.
     let batches = std::iter::from_fn(|| {
-        let mut pairs = Vec::with_capacity(pool::BATCH);
-        while !ended && pairs.len() < pool::BATCH {
-            let (case, answer) = (owned(cases.next_text()), owned(answers.next_text()));
+        let mut batch = RawBatch::default();
+        while !ended && batch.pairs.len() < pool::BATCH {
+            let case = batch.keep(cases.next_text());
+            let answer = batch.keep(answers.next_text());
             if interrupt_requested() {
                 (stopped, ended) = (true, true);
             } else if case.is_none() && answer.is_none() {
@@ -114,20 +117,22 @@ fn evaluate_pairs<W: Write>(
             } else {
                 case_count += usize::from(case.is_some());
                 output_count += usize::from(answer.is_some());
-                pairs.push(RawPair { case, answer });
+                batch.pairs.push(RawPair { case, answer });
             }
         }
-        (!pairs.is_empty()).then_some(pairs)
+        (!batch.pairs.is_empty()).then_some(batch)
     });
     pool::ordered(
         batches,
-        |pairs| evaluator.evaluate(pairs),
+        |batch| evaluator.evaluate(batch),
         |done: io::Result<Batch>| {
             let done = done?;
             problems.extend(done.problems);
             checks_run += done.checks_run;
             evaluated += done.results.test_cases();
-            writer.write(&done.results)
+            writer.write(&done.results)?;
+            evaluator.spares.keep(done.results);
+            Ok::<(), io::Error>(())
         },
     )
     .map_err(spool_error)?;
@@ -189,8 +194,8 @@ fn spool_error(err: io::Error) -> anyhow::Error {
     .into()
 }
 
-/// A line's number and text, or the problem of the line.
-type RawRecord = Result<(usize, String), crate::error::Problem>;
+/// A line's number and where its text is in [`RawBatch::text`], or the problem of the line.
+type RawRecord = Result<(usize, Range<usize>), crate::error::Problem>;
 
 /// Record i of the test cases and of the outputs, as read (either may be missing at the end).
 struct RawPair {
@@ -198,9 +203,27 @@ struct RawPair {
     answer: Option<RawRecord>,
 }
 
-/// A [`JsonlStream::next_text`] answer, owned so that it can go to a worker.
-fn owned(record: Option<Result<(usize, &str), crate::error::Problem>>) -> Option<RawRecord> {
-    record.map(|found| found.map(|(line, text)| (line, text.to_string())))
+/// Pairs of lines as read, their text in one buffer, to go to a worker.
+#[derive(Default)]
+struct RawBatch {
+    text: String,
+    pairs: Vec<RawPair>,
+}
+
+impl RawBatch {
+    /// Keep a [`JsonlStream::next_text`] answer: its text is copied into the batch.
+    fn keep(
+        &mut self,
+        record: Option<Result<(usize, &str), crate::error::Problem>>,
+    ) -> Option<RawRecord> {
+        record.map(|found| {
+            found.map(|(line, text)| {
+                let start = self.text.len();
+                self.text.push_str(text);
+                (line, start..self.text.len())
+            })
+        })
+    }
 }
 
 /// What a worker made of a batch of pairs.
@@ -208,47 +231,48 @@ struct Batch {
     /// The problems of the batch's records, in input order.
     problems: Vec<crate::error::Problem>,
     /// The results of the pairs evaluated (none once a problem has been seen).
-    results: CaseResults,
+    results: super::writer::CaseResults,
     /// Checks run over the batch.
     checks_run: usize,
 }
 
 /// What the workers share: the files' names (for problems), the checks file's checks, the layout,
-/// and whether a problem has been seen anywhere.
+/// whether a problem has been seen anywhere, and the spare result buffers.
 struct BatchEvaluator<'a> {
     test_cases: String,
     outputs: String,
     shared: &'a [Check],
     layout: Layout,
     problem_seen: AtomicBool,
+    spares: Spares,
 }
 
 impl BatchEvaluator<'_> {
-    /// Decode, validate and, while no problem has been seen anywhere, evaluate `pairs`.
-    fn evaluate(&self, pairs: Vec<RawPair>) -> io::Result<Batch> {
+    /// Decode, validate and, while no problem has been seen anywhere, evaluate the pairs of `batch`.
+    fn evaluate(&self, batch: RawBatch) -> io::Result<Batch> {
         let mut paths = PathCache::new();
         let mut context = Context::new(Value::Null, Value::Null);
         let mut problems = Vec::new();
-        let mut results = CaseResults::new(self.layout);
+        let mut results = self.spares.results(self.layout);
         let mut checks_run = 0;
-        for pair in pairs {
-            let case =
-                decode(pair.case, &self.test_cases, &mut problems).and_then(|(line, test_case)| {
-                    match prepare_test_case(&test_case, &mut paths) {
-                        Ok(own) => Some((test_case, own)),
-                        Err(found) => {
-                            locate(&mut problems, &self.test_cases, line, found);
-                            None
-                        }
+        for pair in batch.pairs {
+            let case = decode(&batch.text, pair.case, &self.test_cases, &mut problems).and_then(
+                |(line, test_case)| match prepare_test_case(&test_case, &mut paths) {
+                    Ok(own) => Some((test_case, own)),
+                    Err(found) => {
+                        locate(&mut problems, &self.test_cases, line, found);
+                        None
                     }
-                });
-            let answer =
-                decode(pair.answer, &self.outputs, &mut problems).and_then(|(line, output)| {
+                },
+            );
+            let answer = decode(&batch.text, pair.answer, &self.outputs, &mut problems).and_then(
+                |(line, output)| {
                     let found = output_problems(&output);
                     let valid = found.is_empty();
                     locate(&mut problems, &self.outputs, line, found);
                     valid.then_some(output)
-                });
+                },
+            );
             if !problems.is_empty() {
                 self.problem_seen.store(true, Ordering::Relaxed);
             }
@@ -271,14 +295,16 @@ impl BatchEvaluator<'_> {
     }
 }
 
-/// The JSON object of a record, or `None` after adding its problem to `problems`.
+/// The JSON object of a record (its text in `text`), or `None` after adding its problem to
+/// `problems`.
 fn decode(
+    text: &str,
     record: Option<RawRecord>,
     display: &str,
     problems: &mut Vec<crate::error::Problem>,
 ) -> Option<(usize, Value)> {
-    let (line, text) = record?.map_err(|problem| problems.push(problem)).ok()?;
-    parse_object_line(&text)
+    let (line, span) = record?.map_err(|problem| problems.push(problem)).ok()?;
+    parse_object_line(&text[span])
         .map(|value| (line, value))
         .map_err(|reason| problems.push(crate::error::Problem::at_line(display, line, reason)))
         .ok()

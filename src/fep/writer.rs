@@ -9,6 +9,7 @@
 //! `status`, `summary`).
 
 use std::io::{self, Write};
+use std::sync::Mutex;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -267,6 +268,30 @@ impl CaseResults {
         self.summary.record(status, counts);
         self.status = self.status.max(status);
         Ok(())
+    }
+}
+
+/// The buffers of results already written, handed out again to later batches: a fresh buffer of
+/// a few hundred KB would cost a page fault per 4 KB of output.
+#[derive(Debug, Default)]
+pub struct Spares(Mutex<Vec<Vec<u8>>>);
+
+impl Spares {
+    /// [`CaseResults::new`], in a spare buffer when there is one.
+    pub fn results(&self, layout: Layout) -> CaseResults {
+        let spare = self.0.lock().ok().and_then(|mut spares| spares.pop());
+        let mut results = CaseResults::new(layout);
+        results.bytes = spare.unwrap_or_default();
+        results
+    }
+
+    /// Keep the buffer of `results` (written) for a later batch.
+    pub fn keep(&self, results: CaseResults) {
+        let mut bytes = results.bytes;
+        bytes.clear();
+        if let Ok(mut spares) = self.0.lock() {
+            spares.push(bytes);
+        }
     }
 }
 
