@@ -1,6 +1,7 @@
 //! `fep evaluate` on several workers: a run long enough to be split over the worker pool gives
 //! byte for byte the output of a one-worker run (times and ids aside), and its problems in the
-//! same order, in the request mode, the streaming JSONL mode and with `--stream`.
+//! same order, in the request mode, the streaming JSONL mode and with `--stream`; a large request
+//! (evaluated as it is parsed) gives the document of the JSONL mode.
 
 use std::fs;
 use std::path::Path;
@@ -129,13 +130,21 @@ const MODES: [&[&str]; 4] = [
 fn several_workers_write_what_one_worker_writes() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path(), false);
+    let mut documents = Vec::new();
     for args in MODES {
         let one = run(dir.path(), 1, args);
         assert_eq!(one.2, Some(1), "{args:?}: {}", one.1);
         assert_eq!(one.0.matches("\"test_case\":").count(), CASES, "{args:?}");
         let three = run(dir.path(), 3, args);
         assert!(one == three, "{args:?}: the outputs differ");
+        documents.push(one.0);
     }
+    // A large request is evaluated as it is parsed; the JSONL mode reads the same test cases.
+    let request = documents[0].replace("\"experiment\":{\"name\":\"parallel\"},", "");
+    assert!(
+        request == documents[2],
+        "the request and JSONL modes differ"
+    );
 }
 
 #[test]

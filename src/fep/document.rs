@@ -1,7 +1,8 @@
 //! Parsing a large JSON document on the worker pool: a request's `test_cases` and `outputs` are
 //! most of its bytes, so the top-level object is split first (one quick scan for where each member
-//! and each element of an array member starts and ends), and the elements of the long arrays are
-//! parsed by serde_json on the workers, in batches. The value is the one `serde_json::from_slice`
+//! and each element of an array member starts and ends, see [`Split`], which [`super::large`]
+//! also uses), and the elements of the long arrays are parsed by serde_json on the workers, in
+//! batches. The value is the one `serde_json::from_slice`
 //! gives (keys in order, a repeated key keeping its first place and its last value). Whatever the
 //! scan does not expect — not an object, malformed JSON, deep nesting — is parsed serially by
 //! serde_json, so a bad document gets serde_json's own error.
@@ -18,7 +19,7 @@ const MAX_DEPTH: usize = 100;
 
 /// The JSON value of `bytes`, as `serde_json::from_slice` parses it.
 pub fn parse_document(bytes: &[u8]) -> serde_json::Result<Value> {
-    match Scan::members(bytes).and_then(|members| assemble(bytes, members)) {
+    match Split::of(bytes).and_then(|split| split.document(&[])) {
         Some(document) => Ok(document),
         None => serde_json::from_slice(bytes),
     }
@@ -26,32 +27,71 @@ pub fn parse_document(bytes: &[u8]) -> serde_json::Result<Value> {
 
 /// A member of the top-level object, as found by the scan.
 struct Member {
-    /// The key, with its quotes.
-    key: Range<usize>,
+    /// The key, decoded.
+    key: String,
     /// The whole value.
     value: Range<usize>,
     /// For an array value, each element.
     elements: Option<Vec<Range<usize>>>,
 }
 
-/// The document built from its scanned members; `None` when a part does not parse.
-fn assemble(bytes: &[u8], members: Vec<Member>) -> Option<Value> {
-    let mut object = Map::with_capacity(members.len());
-    for member in members {
-        let key: String = serde_json::from_slice(&bytes[member.key]).ok()?;
+/// A JSON object split into its members, and the elements of its array members.
+pub struct Split<'a> {
+    bytes: &'a [u8],
+    members: Vec<Member>,
+}
+
+impl<'a> Split<'a> {
+    /// The split of the object that `bytes` holds; `None` when it is not an object or not the
+    /// way the scan expects.
+    pub fn of(bytes: &'a [u8]) -> Option<Split<'a>> {
+        let members = Scan::members(bytes)?
+            .into_iter()
+            .map(|(key, value, elements)| {
+                let key: String = serde_json::from_slice(&bytes[key]).ok()?;
+                Some(Member {
+                    key,
+                    value,
+                    elements,
+                })
+            })
+            .collect::<Option<Vec<Member>>>()?;
         // The key serde_json reads as a number in disguise (arbitrary precision) and the like.
-        if key.starts_with('$') && object.is_empty() {
+        if members
+            .first()
+            .is_some_and(|member| member.key.starts_with('$'))
+        {
             return None;
         }
-        let value = match member.elements {
-            Some(elements) if elements.len() > pool::BATCH => {
-                Value::Array(parse_elements(bytes, &elements)?)
-            }
-            _ => serde_json::from_slice(&bytes[member.value]).ok()?,
-        };
-        object.insert(key, value);
+        Some(Split { bytes, members })
     }
-    Some(Value::Object(object))
+
+    /// The text and the elements of the array member `key`, when it occurs once and is an array.
+    pub fn elements(&self, key: &str) -> Option<(&'a [u8], &[Range<usize>])> {
+        let mut found = self.members.iter().filter(|member| member.key == key);
+        let member = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        Some((self.bytes, member.elements.as_deref()?))
+    }
+
+    /// The document, with the members named in `empty` given as empty arrays; `None` when a part
+    /// does not parse.
+    pub fn document(&self, empty: &[&str]) -> Option<Value> {
+        let mut object = Map::with_capacity(self.members.len());
+        for member in &self.members {
+            let value = match &member.elements {
+                _ if empty.contains(&member.key.as_str()) => Value::Array(Vec::new()),
+                Some(elements) if elements.len() > pool::BATCH => {
+                    Value::Array(parse_elements(self.bytes, elements)?)
+                }
+                _ => serde_json::from_slice(&self.bytes[member.value.clone()]).ok()?,
+            };
+            object.insert(member.key.clone(), value);
+        }
+        Some(Value::Object(object))
+    }
 }
 
 /// The elements at `elements` of `bytes`, parsed in batches on the workers.
@@ -74,6 +114,9 @@ fn parse_elements(bytes: &[u8], elements: &[Range<usize>]) -> Option<Vec<Value>>
     Some(values)
 }
 
+/// Where a member's key (with its quotes) and value are, and each element of an array value.
+type MemberSpans = (Range<usize>, Range<usize>, Option<Vec<Range<usize>>>);
+
 /// A scan of JSON text for where values start and end; it checks only what it needs to find
 /// them (the parts are parsed by serde_json afterwards).
 struct Scan<'a> {
@@ -84,7 +127,7 @@ struct Scan<'a> {
 impl<'a> Scan<'a> {
     /// The members of the object that `bytes` holds (an optional UTF-8 BOM and whitespace
     /// around it); `None` when it is not an object or not the way the scan expects.
-    fn members(bytes: &'a [u8]) -> Option<Vec<Member>> {
+    fn members(bytes: &'a [u8]) -> Option<Vec<MemberSpans>> {
         let mut scan = Scan { bytes, at: 0 };
         scan.skip_whitespace();
         scan.expect(b'{')?;
@@ -105,11 +148,7 @@ impl<'a> Scan<'a> {
                     scan.value()?;
                     None
                 };
-                members.push(Member {
-                    key,
-                    value: start..scan.at,
-                    elements,
-                });
+                members.push((key, start..scan.at, elements));
                 scan.skip_whitespace();
                 match scan.next()? {
                     b',' => scan.skip_whitespace(),

@@ -9,8 +9,10 @@
 
 mod case;
 mod document;
+mod large;
 mod pool;
 mod request;
+mod spool;
 mod stream;
 pub mod writer;
 
@@ -50,11 +52,24 @@ pub enum FepConfig {
 /// same when stdout's reader has gone before the end.
 pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyhow::Result<Exit> {
     let mut paths = PathCache::new();
-    let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
         FepConfig::Request(source) => {
             let name = source.display();
-            let document = read_request(source)?;
+            let bytes = read_request(source)?;
+            // NDJSON goes out as it is evaluated, so it never waits in a spool.
+            let large = match layout {
+                Layout::Document => large::evaluate_large(&bytes, &mut out),
+                Layout::Lines => Ok(None),
+            };
+            match large {
+                Ok(None) => {}
+                Ok(Some(status)) => return exit(Ok(StreamEnd::Finished(status)), reporter),
+                Err(error) => return exit(Err(error), reporter),
+            }
+            let document = document::parse_document(&bytes).map_err(|err| {
+                bad_input(Problem::new(source.display(), document_json_reason(&err)))
+            })?;
             let request = parse_request(document, &mut paths).map_err(|problems| {
                 invalid(
                     problems
@@ -77,7 +92,12 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
             stream::evaluate_stream(test_cases, outputs, &shared, out, layout)
         }
     };
-    // Every write of the result goes to stdout (the streaming mode's spool reports its own).
+    exit(outcome, reporter)
+}
+
+/// The exit of a run that ended with `outcome`.
+fn exit(outcome: anyhow::Result<StreamEnd>, reporter: Reporter) -> anyhow::Result<Exit> {
+    // Every write of the result goes to stdout (a spool reports its own).
     let outcome = outcome.map_err(|error| match error.downcast::<std::io::Error>() {
         Ok(err) => crate::report::stdout_error(&err),
         Err(other) => other,
@@ -142,17 +162,18 @@ pub fn evaluate_request<W: std::io::Write>(
     writer.finish()
 }
 
-/// Read and parse the request from `source`, as [`Source::read_json`] does but with the long
-/// arrays parsed on the worker pool (see [`document`]).
-fn read_request(source: &Source) -> anyhow::Result<Value> {
-    let bytes = source.read().map_err(bad_input)?;
-    let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+/// Read the request from `source`, as [`Source::read_json`] does, for a parse that may use the
+/// worker pool (see [`document`] and [`large`]).
+fn read_request(source: &Source) -> anyhow::Result<Vec<u8>> {
+    let mut bytes = source.read().map_err(bad_input)?;
+    if bytes.starts_with(b"\xEF\xBB\xBF") {
+        bytes.drain(..3);
+    }
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(bad_input(Problem::new(
             source.display(),
             "the file is empty (expected an EvaluationRequest object)",
         )));
     }
-    document::parse_document(bytes)
-        .map_err(|err| bad_input(Problem::new(source.display(), document_json_reason(&err))))
+    Ok(bytes)
 }

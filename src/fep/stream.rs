@@ -12,8 +12,7 @@
 //! with no writer): the results evaluated so far are written as a complete document, and the
 //! command ends with exit 130.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, Write};
+use std::io::{self, Write};
 use std::ops::Range;
 
 use serde_json::Value;
@@ -22,6 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::case::{output_problems, prepare_test_case};
 use super::pool;
+use super::spool::{self, copy_spool, spool_error};
 use super::writer::{Layout, RunWriter, Spares};
 use crate::checks::{Check, Context, PathCache, Problem, Status};
 use crate::error::{invalid, Fatal};
@@ -30,7 +30,6 @@ use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
 };
-use crate::text::io_reason;
 
 /// How a streaming evaluation ended, once its result document was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -89,7 +88,7 @@ fn evaluate_pairs<W: Write>(
             ));
         }
     };
-    let mut spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(spool_error)?);
+    let mut spool = spool::create()?;
     let mut writer = RunWriter::begin(&mut spool, None, layout).map_err(spool_error)?;
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
@@ -173,25 +172,6 @@ fn evaluate_pairs<W: Write>(
     let status = writer.finish().map_err(spool_error)?;
     copy_spool(spool, &mut out)?;
     Ok(StreamEnd::Finished(status))
-}
-
-/// Copy the finished spool to `out`.
-fn copy_spool(spool: BufWriter<File>, out: &mut impl Write) -> anyhow::Result<()> {
-    let mut spool = spool
-        .into_inner()
-        .map_err(|err| spool_error(err.into_error()))?;
-    spool.rewind().map_err(spool_error)?;
-    io::copy(&mut spool, out)?;
-    out.flush()?;
-    Ok(())
-}
-
-fn spool_error(err: io::Error) -> anyhow::Error {
-    Fatal::Internal(format!(
-        "cannot write the results to a temporary file (in $TMPDIR or /tmp): {}",
-        io_reason(&err)
-    ))
-    .into()
 }
 
 /// A line's number and where its text is in [`RawBatch::text`], or the problem of the line.
