@@ -9,7 +9,7 @@ use std::convert::Infallible;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::mpsc::{self, Receiver};
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 use std::thread;
 
 /// Test cases per job: enough to make the hand-over cost negligible, few enough that the jobs in
@@ -26,16 +26,20 @@ const WORKERS_VARIABLE: &str = "EVALCTL_INTERNAL_FEP_WORKERS";
 /// How many workers a run uses: one per available core (at most [`MAX_WORKERS`]), or what
 /// `EVALCTL_INTERNAL_FEP_WORKERS` says.
 pub fn workers() -> usize {
-    let cores = || {
-        thread::available_parallelism()
-            .map_or(1, NonZeroUsize::get)
-            .min(MAX_WORKERS)
-    };
-    std::env::var(WORKERS_VARIABLE)
-        .ok()
-        .and_then(|text| text.parse::<usize>().ok())
-        .filter(|&count| count > 0)
-        .unwrap_or_else(cores)
+    // Asked once: finding the cores reads the cgroup files.
+    static WORKERS: OnceLock<usize> = OnceLock::new();
+    *WORKERS.get_or_init(|| {
+        let cores = || {
+            thread::available_parallelism()
+                .map_or(1, NonZeroUsize::get)
+                .min(MAX_WORKERS)
+        };
+        std::env::var(WORKERS_VARIABLE)
+            .ok()
+            .and_then(|text| text.parse::<usize>().ok())
+            .filter(|&count| count > 0)
+            .unwrap_or_else(cores)
+    })
 }
 
 /// A job's result, or the panic that ended its worker (raised again on the calling thread).

@@ -2,10 +2,13 @@
 //! been validated (nothing reaches stdout before that), then is copied to stdout.
 
 use std::fs::File;
-use std::io::{self, BufWriter, Seek, Write};
+use std::io::{self, BufWriter, Read, Seek, Write};
 
 use crate::error::Fatal;
 use crate::text::io_reason;
+
+/// The spool is copied to stdout this many bytes at a time.
+const COPY_PIECE: usize = 1 << 20;
 
 /// A new, empty spool.
 pub fn create() -> anyhow::Result<BufWriter<File>> {
@@ -21,7 +24,17 @@ pub fn copy_spool(spool: BufWriter<File>, out: &mut impl Write) -> anyhow::Resul
         .into_inner()
         .map_err(|err| spool_error(err.into_error()))?;
     spool.rewind().map_err(spool_error)?;
-    io::copy(&mut spool, out)?;
+    // In large pieces: a write as large as `out`'s buffer goes straight through it.
+    let mut piece = vec![0; COPY_PIECE];
+    loop {
+        let read = match spool.read(&mut piece) {
+            Ok(0) => break,
+            Ok(read) => read,
+            Err(err) if err.kind() == io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(spool_error(err)),
+        };
+        out.write_all(&piece[..read])?;
+    }
     out.flush()?;
     Ok(())
 }
