@@ -11,6 +11,22 @@ use serde_json::{Map, Value};
 
 use crate::protocol::Attempt;
 
+/// The environment variable a provider's API key is read from unless another is named:
+/// `<PROVIDER>_API_KEY`, the provider upper-cased, other characters than letters and digits as `_`.
+pub fn default_key_env(provider: &str) -> String {
+    let stem: String = provider
+        .chars()
+        .map(|ch| {
+            if ch.is_ascii_alphanumeric() {
+                ch.to_ascii_uppercase()
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    format!("{stem}_API_KEY")
+}
+
 /// What a secret is replaced by.
 pub const REDACTED: &str = "[redacted]";
 

@@ -24,7 +24,7 @@ fn every_request_problem_is_reported_at_once_and_nothing_runs() {
         "<stdin>: test_cases[1]: missing required key `id`",
         "<stdin>: test_cases[2].id: expected a string, found number",
         "<stdin>: test_cases[2].input: expected a string or an object, found number",
-        "<stdin>: test_cases[2].checks[0].type: unknown check type `similarity` (known: exact_match, contains, regex, threshold)",
+        "<stdin>: test_cases[2].checks[0].type: unknown check type `similarity` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)",
         "<stdin>: outputs[1]: missing required key `value`",
         "<stdin>: checks[0]: missing required key `arguments`",
     ];

@@ -1,6 +1,6 @@
 //! `evalctl serve` over gRPC (`fep.v1.EvaluationService`): the real server on an ephemeral
 //! loopback port, driven with the vendored client: evaluation, retrieval, validation errors,
-//! authentication and streaming order.
+//! authentication and streaming order, and the operator's custom checks answered over gRPC.
 
 /// The messages and server, as the library compiles them.
 #[allow(clippy::all, dead_code, missing_docs)]
@@ -165,4 +165,38 @@ async fn grpc_evaluates_stores_validates_authenticates_and_streams() {
     assert_eq!(last.status, "completed");
     let summary = last.final_result.as_ref().unwrap().summary.unwrap();
     assert_eq!(summary.total_test_cases, 3);
+}
+
+#[tokio::test]
+async fn grpc_answers_the_operators_custom_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &[
+            "--custom-check",
+            "double=sh -c 'cat >/dev/null; echo \"{\\\"passed\\\": true, \\\"n\\\": 2}\"'",
+        ],
+        &[],
+    );
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let mut request = capitals(1, true);
+    if let Some(pb::check_configuration::Configuration::SharedChecks(shared)) = request
+        .checks
+        .as_mut()
+        .and_then(|checks| checks.configuration.as_mut())
+    {
+        shared.checks[0].r#type = "double".into();
+    }
+    let run = client.run_evaluation(request).await.unwrap().into_inner();
+    let results = run.results[0].check_results[0].results.as_ref().unwrap();
+    assert_eq!(
+        results.fields["n"].kind,
+        Some(prost_types::value::Kind::NumberValue(2.0))
+    );
+    assert_eq!(
+        results.fields["passed"].kind,
+        Some(prost_types::value::Kind::BoolValue(true))
+    );
 }

@@ -38,7 +38,7 @@ fn checks_files_and_fep_requests_share_the_wording() {
     rejects(
         dir,
         &["fep", "evaluate", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"],
-        "error: checks.json: extra: unknown key `extra` (expected one of checks)\n\
+        "error: checks.json: extra: unknown key `extra` (expected one of checks, custom_checks)\n\
          error: checks.json: checks[0].argument: unknown key `argument` (expected one of type, arguments, version)\n\
          error: checks.json: checks[0]: missing required key `arguments`\n\
          error: checks.json: checks[1].type: expected a string, found number\n\
@@ -52,7 +52,7 @@ fn checks_files_and_fep_requests_share_the_wording() {
     rejects(
         dir,
         &["fep", "evaluate", "request.json"],
-        "error: request.json: extra: unknown key `extra` (expected one of test_cases, outputs, checks, experiment_metadata)\n\
+        "error: request.json: extra: unknown key `extra` (expected one of test_cases, outputs, checks, experiment_metadata, custom_checks)\n\
          error: request.json: outputs: expected an array, found object\n\
          error: request.json: test_cases[0]: missing required key `id`\n\
          error: request.json: checks: no checks to run: give `checks` (shared, or one list per test case) or per-test-case `checks`\n",

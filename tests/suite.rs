@@ -6,6 +6,7 @@
 //! before trycmd runs its cases, which is only sound in a process running no other test.
 
 mod common;
+mod extended_support;
 mod fep_support;
 mod judge_support;
 mod serve_support;
@@ -13,6 +14,8 @@ mod spec_support;
 
 mod cache_hits;
 mod checks_arguments;
+mod checks_custom;
+mod checks_extended;
 mod checks_run;
 mod checks_truth_tables;
 mod ci_compare;
@@ -43,6 +46,7 @@ mod run_http;
 mod run_inputs;
 mod run_payload;
 mod run_report;
+mod serve_checks;
 mod serve_grpc;
 mod serve_rest;
 mod spec_cli;

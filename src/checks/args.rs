@@ -155,11 +155,6 @@ pub struct PathCache {
 }
 
 impl PathCache {
-    /// An empty cache.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
     /// The compiled form of `text`, compiling it on first use; an invalid path gives the
     /// parser's reason.
     pub fn compile(&mut self, text: &str) -> Result<CompiledPath, String> {
@@ -225,7 +220,7 @@ mod tests {
             "$.test_case.id[0]",
             "$.test_case[0]",
         ];
-        let mut cache = PathCache::new();
+        let mut cache = PathCache::default();
         for text in paths {
             let compiled = cache.compile(text).unwrap();
             assert!(matches!(*compiled.plan, Plan::Walk(_)), "{text} is walked");
@@ -242,7 +237,7 @@ mod tests {
 
     #[test]
     fn the_cache_is_bounded_and_keeps_its_first_paths() {
-        let mut cache = PathCache::new();
+        let mut cache = PathCache::default();
         let first = cache.compile("$.output.value").unwrap();
         for index in 0..MAX_CACHED_PATHS + 10 {
             let text = format!("$.test_case.item{index}");
@@ -255,7 +250,7 @@ mod tests {
 
     #[test]
     fn paths_compile_once_and_resolve_to_the_first_match() {
-        let mut cache = PathCache::new();
+        let mut cache = PathCache::default();
         let path = cache.compile("$.output.value[*]").unwrap();
         let again = cache.compile("$.output.value[*]").unwrap();
         assert!(Arc::ptr_eq(&path.plan, &again.plan), "compiled once");

@@ -1,19 +1,21 @@
-//! Checks files (`--checks FILE.json`): `{"checks": [FEP check objects]}`, validated in full before
-//! anything runs — every problem of every check, with its JSON location, in one report (exit 2).
+//! Checks files (`--checks FILE.json`): `{"checks": [FEP check objects], "custom_checks": {...}}`
+//! (`custom_checks` optional, see [`super::custom`]), validated in full before anything runs —
+//! every problem of every check, with its JSON location, in one report (exit 2).
 
 use std::path::Path;
 
 use serde_json::Value;
 
-use super::{parse_check, Check, PathCache};
+use super::{parse_check, Catalog, Check};
 use crate::error::{bad_input, invalid, Problem};
 use crate::input::strict::{self, JsonProblem};
 use crate::input::Source;
 
-/// Load the checks file at `path` and prepare its checks, compiling paths through `paths`.
+/// Load the checks file at `path` and prepare its checks through `catalog` (its `custom_checks`
+/// are added to it).
 /// Any problem — unreadable, empty or blank file, bad JSON, a malformed or invalid check — is bad
 /// input naming the file and the JSON location, e.g. `c.json: checks[1].arguments.pattern: ...`.
-pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Vec<Check>> {
+pub fn load_checks_file(path: &Path, catalog: &mut Catalog) -> anyhow::Result<Vec<Check>> {
     let source = Source::File(path.to_path_buf());
     let display = source.display();
     let document = source.read_json("{\"checks\": [...]}").map_err(bad_input)?;
@@ -22,13 +24,21 @@ pub fn load_checks_file(path: &Path, paths: &mut PathCache) -> anyhow::Result<Ve
         .iter()
         .map(|problem| problem.locate(&display, None, ""))
         .collect();
+    if let Some(declarations) = document.get("custom_checks") {
+        problems.extend(
+            catalog
+                .declare(declarations)
+                .iter()
+                .map(|problem| problem.locate(&display, None, "")),
+        );
+    }
     let mut prepared = Vec::with_capacity(checks.len());
     for (index, raw) in checks.iter().enumerate() {
         let base = format!("checks[{index}]");
         let located = |problem: &super::Problem| problem.locate(&display, None, &base);
-        match parse_check(raw) {
+        match parse_check(raw, &catalog.custom) {
             Ok(def) => {
-                let check = Check::prepare(def, paths);
+                let check = Check::prepare(def, catalog);
                 problems.extend(check.problems().iter().map(located));
                 prepared.push(check);
             }
@@ -49,7 +59,7 @@ fn checks_array(document: &Value) -> (&[Value], Vec<JsonProblem>) {
         let reason = strict::wrong_type("an object {\"checks\": [...]}", document);
         return (&[], vec![JsonProblem::new("", reason)]);
     };
-    let mut problems: Vec<JsonProblem> = strict::unknown_keys(object, &["checks"])
+    let mut problems: Vec<JsonProblem> = strict::unknown_keys(object, &["checks", "custom_checks"])
         .map(|(key, reason)| JsonProblem::at_key(key, reason))
         .collect();
     let checks = match object.get("checks").map(strict::as_array) {

@@ -6,27 +6,38 @@
 //! [`Check::prepare`] then validates the arguments, compiles JSONPaths (once per run, through a
 //! [`PathCache`]) and a literal regex; problems found there make that one check a
 //! `validation_error` when it runs, and never stop the other checks.
+//!
+//! A check that calls out (`semantic_similarity`, `llm_judge`, a custom type) is evaluated in two
+//! steps: [`Check::call`] resolves what to send, someone sends it (`evaluator::check_calls`), and
+//! [`Check::evaluate`] turns the [`Answer`] into the result.
 
 pub mod args;
+pub mod custom;
+pub mod extended;
 pub mod file;
 pub mod result;
 pub mod standard;
 pub mod timestamp;
 
-use std::sync::LazyLock;
+use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
 use serde_json::{Map, Value};
 
 pub use args::PathCache;
+pub use custom::{AnsweredBy, CustomCheck, CustomChecks};
+pub use extended::{AllowedEndpoint, Answer, Call, CaseAnswers, EndpointPolicy};
 pub use file::load_checks_file;
-pub use result::{CheckError, CheckResult, Resolved, Status};
+pub use result::{CheckError, CheckResult, Resolved, Results, Status};
 pub use standard::CheckKind;
 pub use timestamp::{CaseClock, Timestamp};
 
 use crate::input::strict;
 use args::{classify, ArgSource, Classified};
-use standard::{precompile_regex, Args, Slot, CHECK_VERSION, MAX_ARGS, REGEX_FLAGS, REGEX_PATTERN};
+use extended::Spec;
+use standard::{
+    as_text, precompile_regex, Args, Slot, CHECK_VERSION, MAX_ARGS, REGEX_FLAGS, REGEX_PATTERN,
+};
 
 /// A problem with a check definition, located relative to the check object (`at` is empty, or
 /// starts with `.`, e.g. `.arguments.pattern`).
@@ -35,19 +46,64 @@ pub use crate::input::strict::JsonProblem as Problem;
 /// The keys of a check object: the two required ones first.
 const CHECK_KEYS: [&str; 3] = ["type", "arguments", "version"];
 
+/// What one run's checks are prepared with: each JSONPath compiled once, the custom check types
+/// declared, where extended checks may send requests, and whether a request may declare commands.
+#[derive(Debug, Default)]
+pub struct Catalog {
+    /// The run's compiled JSONPaths.
+    pub paths: PathCache,
+    /// The custom check types known (the command line's, then the file's or request's).
+    pub custom: CustomChecks,
+    /// Where extended checks may send requests, with which keys.
+    pub endpoints: EndpointPolicy,
+    /// Whether a request's or checks file's `custom_checks` is refused (`evalctl serve`: a
+    /// client must not make the server run commands of its choosing).
+    pub declarations_refused: bool,
+}
+
+impl Catalog {
+    /// A catalog for a local command: any key, the given custom checks, declarations allowed.
+    pub fn with_custom(custom: impl IntoIterator<Item = CustomCheck>) -> Catalog {
+        Catalog {
+            custom: custom
+                .into_iter()
+                .map(|check| (check.name.clone(), Arc::new(check)))
+                .collect(),
+            ..Catalog::default()
+        }
+    }
+
+    /// Add a document's `custom_checks` declarations (located under `.custom_checks`).
+    pub fn declare(&mut self, declarations: &Value) -> Vec<Problem> {
+        if self.declarations_refused {
+            return vec![Problem::new(
+                ".custom_checks",
+                "this server runs only the custom checks its operator declared \
+                 (evalctl serve --custom-check NAME=COMMAND)",
+            )];
+        }
+        custom::declare(declarations, &mut self.custom)
+    }
+}
+
 /// A check object whose shape is valid: a known type and an arguments object.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct CheckDef<'a> {
     /// The check type.
     pub kind: CheckKind,
+    /// The declaration, for a custom type.
+    pub custom: Option<Arc<CustomCheck>>,
     /// The raw arguments.
     pub arguments: &'a Map<String, Value>,
     /// The requested `version`, if any (validated by [`Check::prepare`]).
     pub version: Option<&'a Value>,
 }
 
-/// Validate the shape of one check object.
-pub fn parse_check(value: &Value) -> Result<CheckDef<'_>, Vec<Problem>> {
+/// Validate the shape of one check object; `custom` are the custom types known.
+pub fn parse_check<'a>(
+    value: &'a Value,
+    custom: &CustomChecks,
+) -> Result<CheckDef<'a>, Vec<Problem>> {
     let object = strict::as_object(value).map_err(|reason| vec![Problem::new("", reason)])?;
     let mut problems: Vec<Problem> = strict::unknown_keys(object, &CHECK_KEYS)
         .map(|(key, reason)| Problem::at_key(key, reason))
@@ -59,13 +115,31 @@ pub fn parse_check(value: &Value) -> Result<CheckDef<'_>, Vec<Problem>> {
         .get("type")
         .and_then(|kind| match strict::as_str(kind) {
             Ok(name) => {
-                let kind = CheckKind::from_name(name);
+                let kind = CheckKind::from_name(name)
+                    .map(|kind| (kind, None))
+                    .or_else(|| {
+                        custom
+                            .get(name)
+                            .map(|check| (CheckKind::Custom, Some(Arc::clone(check))))
+                    });
                 if kind.is_none() {
+                    let known: Vec<&str> = CheckKind::ALL
+                        .iter()
+                        .map(|kind| kind.name())
+                        .chain(
+                            custom
+                                .values()
+                                .filter(|check| check.is_declared())
+                                .map(|check| check.name.as_str()),
+                        )
+                        .collect();
                     problems.push(Problem::new(
                         ".type",
                         format!(
-                            "unknown check type `{name}` (known: {})",
-                            CheckKind::ALL.map(CheckKind::name).join(", ")
+                            "unknown check type `{name}` (known: {}; spec.TYPE runs an \
+                             evaluation-spec validator; a custom type is declared in \
+                             `custom_checks` or with --custom-check)",
+                            known.join(", ")
                         ),
                     ));
                 }
@@ -87,8 +161,9 @@ pub fn parse_check(value: &Value) -> Result<CheckDef<'_>, Vec<Problem>> {
                 }
             });
     match (kind, arguments) {
-        (Some(kind), Some(arguments)) if problems.is_empty() => Ok(CheckDef {
+        (Some((kind, custom)), Some(arguments)) if problems.is_empty() => Ok(CheckDef {
             kind,
+            custom,
             arguments,
             version: object.get("version"),
         }),
@@ -102,6 +177,8 @@ pub struct Check {
     kind: CheckKind,
     args: Vec<PreparedArg>,
     regex: Option<Regex>,
+    /// How a check that calls out is answered.
+    calls_out: Option<CallsOut>,
     problems: Vec<Problem>,
     /// The problems as one message, for the `validation_error` of every evaluation.
     problem_message: Option<String>,
@@ -109,29 +186,59 @@ pub struct Check {
 
 #[derive(Debug)]
 struct PreparedArg {
-    slot: usize,
-    name: &'static str,
+    /// The schema slot (a custom check's arguments have none).
+    slot: Option<usize>,
+    name: Box<str>,
     source: ArgSource,
 }
 
+/// What answers a check that calls out.
+#[derive(Debug)]
+enum CallsOut {
+    /// An extended check's API.
+    Extended(Arc<Spec>),
+    /// A custom check's command.
+    Custom(Arc<CustomCheck>),
+}
+
 impl Check {
-    /// Prepare `def`, compiling its JSONPaths through `paths`. Never fails: problems are kept
-    /// and make every evaluation a `validation_error` (see [`Check::problems`]).
-    pub fn prepare(def: CheckDef<'_>, paths: &mut PathCache) -> Check {
-        let schema = def.kind.schema();
+    /// Prepare `def`, compiling its JSONPaths through the catalog's paths. Never fails:
+    /// problems are kept and make every evaluation a `validation_error` (see
+    /// [`Check::problems`]).
+    pub fn prepare(def: CheckDef<'_>, catalog: &mut Catalog) -> Check {
+        let paths = &mut catalog.paths;
+        let schema = def
+            .custom
+            .as_ref()
+            .map_or(def.kind.schema(), |custom| custom.schema());
+        // A command's custom check takes any arguments.
+        let free_form = def
+            .custom
+            .as_ref()
+            .is_some_and(|custom| custom.schema().is_empty());
         let mut problems = Vec::new();
         let mut args = Vec::with_capacity(def.arguments.len());
         let mut given = [false; MAX_ARGS];
         for (name, raw) in def.arguments {
             let at = format!(".arguments.{}", strict::key_name(name));
-            let Some(slot) = schema.iter().position(|spec| spec.name == name) else {
+            let slot = schema.iter().position(|spec| spec.name == name);
+            if slot.is_none() && !free_form {
                 let known: Vec<&str> = schema.iter().map(|spec| spec.name).collect();
                 problems.push(Problem::new(at, strict::unknown_key(name, &known)));
                 continue;
-            };
-            given[slot] = true;
-            let spec = schema[slot];
+            }
+            let spec = slot.map(|slot| {
+                given[slot] = true;
+                schema[slot]
+            });
             let source = match classify(raw) {
+                Classified::Path(text) if spec.is_some_and(|spec| spec.literal) => {
+                    problems.push(Problem::new(
+                        at,
+                        format!("a setting, given literally: `{text}` cannot be a JSONPath"),
+                    ));
+                    continue;
+                }
                 Classified::Path(text) => match paths.compile(text) {
                     Ok(path) => ArgSource::Path(path),
                     Err(reason) => {
@@ -142,17 +249,19 @@ impl Check {
                         continue;
                     }
                 },
-                Classified::Literal(value) => match spec.ty.check(&value) {
-                    Ok(()) => ArgSource::Literal(value),
-                    Err(reason) => {
-                        problems.push(Problem::new(at, reason));
-                        continue;
+                Classified::Literal(value) => {
+                    match spec.map_or(Ok(()), |spec| spec.ty.check(&value)) {
+                        Ok(()) => ArgSource::Literal(value),
+                        Err(reason) => {
+                            problems.push(Problem::new(at, reason));
+                            continue;
+                        }
                     }
-                },
+                }
             };
             args.push(PreparedArg {
                 slot,
-                name: spec.name,
+                name: name.as_str().into(),
                 source,
             });
         }
@@ -172,6 +281,29 @@ impl Check {
         if let Some(reason) = version_problem(def.version) {
             problems.push(Problem::new(".version", reason));
         }
+        let calls_out = match (def.kind, def.custom) {
+            (_, Some(custom)) => Some(CallsOut::Custom(custom)),
+            (CheckKind::SemanticSimilarity | CheckKind::LlmJudge, None) if problems.is_empty() => {
+                let setting = |name: &str| {
+                    args.iter().find_map(|arg| match &arg.source {
+                        ArgSource::Literal(value) if &*arg.name == name => Some(value),
+                        _ => None,
+                    })
+                };
+                match extended::prepare(def.kind, &setting, paths, &catalog.endpoints) {
+                    Ok(spec) => Some(CallsOut::Extended(Arc::new(spec))),
+                    Err(found) => {
+                        problems.extend(
+                            found.into_iter().map(|(at, reason)| {
+                                Problem::new(format!(".arguments.{at}"), reason)
+                            }),
+                        );
+                        None
+                    }
+                }
+            }
+            _ => None,
+        };
         let problem_message = (!problems.is_empty()).then(|| {
             let reasons: Vec<String> = problems.iter().map(|p| p.describe("")).collect();
             reasons.join("; ")
@@ -180,14 +312,93 @@ impl Check {
             kind: def.kind,
             args,
             regex,
+            calls_out,
             problems,
             problem_message,
         }
     }
 
-    /// The check type.
-    pub fn kind(&self) -> CheckKind {
-        self.kind
+    /// Whether it is answered outside evalctl (an extended or custom check).
+    pub fn calls_out(&self) -> bool {
+        self.kind.calls_out()
+    }
+
+    /// The check type's name: a built-in type's, or the custom type's.
+    pub fn type_name(&self) -> &str {
+        match &self.calls_out {
+            Some(CallsOut::Custom(custom)) => &custom.name,
+            _ => self.kind.name(),
+        }
+    }
+
+    /// The custom check type, for a check of one.
+    pub fn custom(&self) -> Option<&CustomCheck> {
+        match &self.calls_out {
+            Some(CallsOut::Custom(custom)) => Some(custom),
+            _ => None,
+        }
+    }
+
+    /// Argument `name`, when it was given literally.
+    pub fn literal(&self, name: &str) -> Option<&Value> {
+        self.args.iter().find_map(|arg| match &arg.source {
+            ArgSource::Literal(value) if &*arg.name == name => Some(value),
+            _ => None,
+        })
+    }
+
+    /// The extended check's settings, when this is a valid `semantic_similarity` or
+    /// `llm_judge`.
+    pub fn extended(&self) -> Option<&Spec> {
+        match &self.calls_out {
+            Some(CallsOut::Extended(spec)) => Some(spec),
+            _ => None,
+        }
+    }
+
+    /// What to send for this check on `context`, when it calls out and can be called (an
+    /// invalid check, or a JSONPath that selects nothing, is reported by [`Check::evaluate`]).
+    pub fn call(&self, context: &Value) -> Option<Call> {
+        self.call_for(context).ok().flatten()
+    }
+
+    fn call_for(&self, context: &Value) -> Result<Option<Call>, CheckError> {
+        let Some(calls_out) = &self.calls_out else {
+            return Ok(None);
+        };
+        if let Some(message) = &self.problem_message {
+            return Err(CheckError::validation(message.clone()));
+        }
+        let mut resolved = Vec::with_capacity(self.args.len());
+        self.resolve(context, &mut resolved)?;
+        let value = |name: &str| {
+            resolved
+                .iter()
+                .find(|arg| arg.name == name)
+                .map_or(String::new(), |arg| as_text(arg.value).into_owned())
+        };
+        Ok(Some(match calls_out {
+            CallsOut::Custom(check) => Call::Command {
+                check: Arc::clone(check),
+                arguments: Value::Object(
+                    resolved
+                        .iter()
+                        .map(|arg| (arg.name.to_string(), arg.value.clone()))
+                        .collect(),
+                ),
+            },
+            CallsOut::Extended(spec) => match &**spec {
+                Spec::Similarity { .. } => Call::Embed {
+                    spec: Arc::clone(spec),
+                    text: value("text"),
+                    reference: value("reference"),
+                },
+                Spec::Judge { template, .. } => Call::Judge {
+                    spec: Arc::clone(spec),
+                    prompt: template.render(context)?,
+                },
+            },
+        }))
     }
 
     /// The JSONPaths among this check's arguments that select nothing in `context`.
@@ -207,17 +418,41 @@ impl Check {
     }
 
     /// Run the check over an evaluation context `{"test_case": ..., "output": ...}`; `clock` is
-    /// the test case's (see [`CaseClock`]).
-    pub fn evaluate<'a>(&'a self, context: &'a Value, clock: &mut CaseClock) -> CheckResult<'a> {
+    /// the test case's (see [`CaseClock`]). A check that calls out reads its `answer` (the
+    /// answer to [`Check::call`] on this context).
+    pub fn evaluate<'a>(
+        &'a self,
+        context: &'a Value,
+        clock: &mut CaseClock,
+        answer: Option<Answer>,
+    ) -> CheckResult<'a> {
         let mut resolved = Vec::with_capacity(self.args.len());
-        let outcome = self.run(context, &mut resolved);
+        let (outcome, execution_time_ms) = if self.calls_out.is_some() {
+            let outcome = self
+                .call_for(context)
+                .and_then(|_| {
+                    self.resolve(context, &mut resolved)?;
+                    answer.ok_or_else(|| {
+                        CheckError::unknown(format!("{} was not answered", self.type_name()), true)
+                    })
+                })
+                .map(|answer| (answer.outcome.map(Results::Answered), answer.elapsed_ms));
+            clock.lap_ms();
+            match outcome {
+                Ok(answered) => answered,
+                Err(error) => (Err(error), 0.0),
+            }
+        } else {
+            let outcome = self.run(context, &mut resolved).map(Results::Passed);
+            (outcome, clock.lap_ms())
+        };
         CheckResult {
-            check_type: self.kind.name(),
+            check_type: self.type_name(),
             outcome,
             resolved,
             evaluated_at: clock.at(),
             check_version: CHECK_VERSION,
-            execution_time_ms: clock.lap_ms(),
+            execution_time_ms,
         }
     }
 
@@ -229,6 +464,17 @@ impl Check {
         if let Some(message) = &self.problem_message {
             return Err(CheckError::validation(message.clone()));
         }
+        let args = self.resolve(context, resolved)?;
+        self.kind.run(&args, self.regex.as_ref())
+    }
+
+    /// Resolve the arguments into `resolved` (in the order given) and, for a standard check,
+    /// into schema slots; the first JSONPath that selects nothing is the error.
+    fn resolve<'a>(
+        &'a self,
+        context: &'a Value,
+        resolved: &mut Vec<Resolved<'a>>,
+    ) -> Result<Args<'a>, CheckError> {
         let mut args = Args::new(self.kind);
         let mut path_error = None;
         for arg in &self.args {
@@ -250,16 +496,18 @@ impl Check {
                     }
                 },
             };
-            args.set(arg.slot, slot);
+            if let Some(index) = arg.slot {
+                args.set(index, slot);
+            }
             resolved.push(Resolved {
-                name: arg.name,
+                name: &arg.name,
                 jsonpath: slot.jsonpath,
                 value: slot.value,
             });
         }
         match path_error {
             Some(error) => Err(error),
-            None => self.kind.run(&args, self.regex.as_ref()),
+            None => Ok(args),
         }
     }
 }
@@ -294,7 +542,7 @@ fn prepare_regex(args: &[PreparedArg], problems: &mut Vec<Problem>) -> Option<Re
 /// For a slot: `None` when it is a JSONPath, `Some(None)` when it was not given, and
 /// `Some(Some(value))` for a literal.
 fn literal(args: &[PreparedArg], slot: usize) -> Option<Option<&Value>> {
-    match args.iter().find(|arg| arg.slot == slot) {
+    match args.iter().find(|arg| arg.slot == Some(slot)) {
         None => Some(None),
         Some(PreparedArg {
             source: ArgSource::Literal(value),
@@ -383,12 +631,16 @@ mod tests {
     use serde_json::json;
 
     fn prepare(check: Value) -> Check {
-        Check::prepare(parse_check(&check).unwrap(), &mut PathCache::new())
+        Check::prepare(
+            parse_check(&check, &CustomChecks::new()).unwrap(),
+            &mut Catalog::default(),
+        )
     }
 
     #[test]
     fn shape_problems_are_all_reported() {
-        let problems = parse_check(&json!({"type": "fuzzy", "args": {}})).unwrap_err();
+        let problems =
+            parse_check(&json!({"type": "fuzzy", "args": {}}), &CustomChecks::new()).unwrap_err();
         let at: Vec<&str> = problems.iter().map(|p| p.at.as_str()).collect();
         assert_eq!(at, [".args", "", ".type"]);
         assert_eq!(
@@ -469,8 +721,8 @@ mod tests {
             json!({"id": "t", "expected": "paris"}),
             json!({"value": "x"}),
         );
-        let result = check.evaluate(ctx.value(), &mut CaseClock::start());
-        assert_eq!(result.outcome, Ok(true));
+        let result = check.evaluate(ctx.value(), &mut CaseClock::start(), None);
+        assert_eq!(result.outcome, Ok(Results::Passed(true)));
         let json = serde_json::to_value(&result).unwrap();
         assert_eq!(
             json["resolved_arguments"],

@@ -1,5 +1,7 @@
 //! The result of one check on one test case (FEP section 2.3.4), serialised straight from
 //! borrowed data: resolved argument values point into the check or the evaluation context.
+//! A standard check's `results` is `{"passed": bool}`; an extended or custom check's is the
+//! object it answered with (see [`Results`]).
 
 use serde::ser::{SerializeMap, SerializeStruct};
 use serde::{Serialize, Serializer};
@@ -31,12 +33,20 @@ impl Status {
 
 /// Category of a check error (FEP 2.3.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
 pub enum ErrorType {
     /// A JSONPath selected nothing or could not be evaluated.
-    JsonpathError,
+    #[serde(rename = "jsonpath_error")]
+    Jsonpath,
     /// An argument is missing, unknown or of the wrong type, or the check is malformed.
-    ValidationError,
+    #[serde(rename = "validation_error")]
+    Validation,
+    /// An extended or custom check did not answer in time.
+    #[serde(rename = "timeout_error")]
+    Timeout,
+    /// An extended or custom check failed otherwise (the API or command failed, its reply was
+    /// unusable).
+    #[serde(rename = "unknown_error")]
+    Unknown,
 }
 
 /// Why a check could not run.
@@ -54,12 +64,29 @@ pub struct CheckError {
 impl CheckError {
     /// A `validation_error`.
     pub fn validation(message: impl Into<String>) -> Self {
-        Self::new(ErrorType::ValidationError, message)
+        Self::new(ErrorType::Validation, message)
     }
 
     /// A `jsonpath_error`.
     pub fn jsonpath(message: impl Into<String>) -> Self {
-        Self::new(ErrorType::JsonpathError, message)
+        Self::new(ErrorType::Jsonpath, message)
+    }
+
+    /// A `timeout_error`: retrying may help.
+    pub fn timeout(message: impl Into<String>) -> Self {
+        CheckError {
+            recoverable: true,
+            ..Self::new(ErrorType::Timeout, message)
+        }
+    }
+
+    /// An `unknown_error`; `recoverable` when retrying may help (a 429 or 5xx, a lost
+    /// connection).
+    pub fn unknown(message: impl Into<String>, recoverable: bool) -> Self {
+        CheckError {
+            recoverable,
+            ..Self::new(ErrorType::Unknown, message)
+        }
     }
 
     fn new(kind: ErrorType, message: impl Into<String>) -> Self {
@@ -82,13 +109,49 @@ pub struct Resolved<'a> {
     pub value: &'a Value,
 }
 
+/// What a completed check found: its `results`.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Results {
+    /// A standard check: whether it passed (`{"passed": bool}`).
+    Passed(bool),
+    /// An extended or custom check: the results object it answered with.
+    Answered(Value),
+}
+
+impl Results {
+    /// Whether the check passed, when its results say: a standard check always does; an
+    /// answered object does through a boolean `passed`, at its top or in its `response`
+    /// (`semantic_similarity` with a threshold, an `llm_judge` whose format has one).
+    pub fn passed(&self) -> Option<bool> {
+        match self {
+            Results::Passed(passed) => Some(*passed),
+            Results::Answered(results) => results
+                .get("passed")
+                .or_else(|| results.pointer("/response/passed"))
+                .and_then(Value::as_bool),
+        }
+    }
+
+    /// A score in [0, 1] the results carry (`score`, at the top or in `response`), if any.
+    pub fn score(&self) -> Option<f64> {
+        let Results::Answered(results) = self else {
+            return None;
+        };
+        results
+            .get("score")
+            .or_else(|| results.pointer("/response/score"))
+            .and_then(Value::as_f64)
+            .filter(|score| (0.0..=1.0).contains(score))
+    }
+}
+
 /// The result of one check on one evaluation context.
 #[derive(Debug, Clone)]
 pub struct CheckResult<'a> {
     /// The check type, e.g. `exact_match`.
-    pub check_type: &'static str,
-    /// `passed`, when the check completed.
-    pub outcome: Result<bool, CheckError>,
+    pub check_type: &'a str,
+    /// The results, when the check completed.
+    pub outcome: Result<Results, CheckError>,
     /// The arguments that resolved, in the order they were given.
     pub resolved: Vec<Resolved<'a>>,
     /// When the check ran.
@@ -108,9 +171,27 @@ impl CheckResult<'_> {
         }
     }
 
-    /// Whether the check completed and passed.
-    pub fn passed(&self) -> bool {
-        matches!(self.outcome, Ok(true))
+    /// Whether the check errored, completed with `passed: false`, or completed with results that
+    /// hold neither a `passed` nor a `score` in [0, 1] (nothing to count it by). A
+    /// `semantic_similarity` without a threshold has a score, and has not failed.
+    pub fn failed(&self) -> bool {
+        self.outcome.as_ref().map_or(true, |results| {
+            results.passed() == Some(false)
+                || (results.passed().is_none() && results.score().is_none())
+        })
+    }
+
+    /// The check's share of a score in [0, 1]: 1 when it passed, 0 when it failed or errored.
+    /// A completed check whose results hold no `passed` gives their `score` in [0, 1]
+    /// (`semantic_similarity` without a threshold), and 0 when they hold neither.
+    pub fn credit(&self) -> f64 {
+        match &self.outcome {
+            Err(_) => 0.0,
+            Ok(results) => match results.passed() {
+                Some(passed) => f64::from(u8::from(passed)),
+                None => results.score().unwrap_or(0.0),
+            },
+        }
     }
 }
 
@@ -120,7 +201,7 @@ impl Serialize for CheckResult<'_> {
         let mut out = serializer.serialize_struct("CheckResult", fields)?;
         out.serialize_field("check_type", self.check_type)?;
         out.serialize_field("status", &self.status())?;
-        out.serialize_field("results", &Outcome(&self.outcome))?;
+        out.serialize_field("results", &ResultsField(&self.outcome))?;
         out.serialize_field("resolved_arguments", &ResolvedArguments(&self.resolved))?;
         out.serialize_field("evaluated_at", &self.evaluated_at)?;
         out.serialize_field(
@@ -137,17 +218,18 @@ impl Serialize for CheckResult<'_> {
     }
 }
 
-/// `results`: `{"passed": bool}`, or `{}` when the check errored.
-struct Outcome<'r>(&'r Result<bool, CheckError>);
+/// `results`: `{"passed": bool}`, the answered object, or `{}` when the check errored.
+struct ResultsField<'r>(&'r Result<Results, CheckError>);
 
-impl Serialize for Outcome<'_> {
+impl Serialize for ResultsField<'_> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self.0 {
-            Ok(passed) => {
+            Ok(Results::Passed(passed)) => {
                 let mut map = serializer.serialize_map(Some(1))?;
                 map.serialize_entry("passed", passed)?;
                 map.end()
             }
+            Ok(Results::Answered(results)) => results.serialize(serializer),
             Err(_) => serializer.serialize_map(Some(0))?.end(),
         }
     }

@@ -1,5 +1,7 @@
-//! The four standard checks of FEP 2.3.5 — `exact_match`, `contains`, `regex`, `threshold` — as
-//! argument schemas and pass/fail rules over resolved argument values.
+//! The check types built in: the four standard checks of FEP 2.3.5 — `exact_match`, `contains`,
+//! `regex`, `threshold` — as argument schemas and pass/fail rules over resolved argument values,
+//! and the two extended ones of 2.3.6, whose schemas are here and whose answers come from outside
+//! (see [`super::extended`]).
 //!
 //! Text arguments accept any JSON value: a string is used as is, anything else by its compact JSON
 //! text. Every other argument type is strict; a mismatch is a `validation_error` naming the
@@ -31,6 +33,12 @@ pub enum CheckKind {
     Regex,
     /// A number lies within bounds (optionally negated).
     Threshold,
+    /// Two texts' embeddings are close (FEP 2.3.6).
+    SemanticSimilarity,
+    /// An LLM answers a prompt in a given JSON format (FEP 2.3.6).
+    LlmJudge,
+    /// A type declared in `custom_checks` or with `--custom-check`: a command answers it.
+    Custom,
 }
 
 /// The type an argument must have.
@@ -48,6 +56,10 @@ pub enum ArgType {
     Pattern,
     /// An object of boolean regex flags.
     Flags,
+    /// A JSON object (its members are checked by the extended check itself).
+    Object,
+    /// A string.
+    Str,
 }
 
 /// One argument of a check's schema.
@@ -59,11 +71,45 @@ pub struct ArgSpec {
     pub ty: ArgType,
     /// Whether it must be given.
     pub required: bool,
+    /// Whether it must be a literal (a setting, not data a JSONPath could select).
+    pub literal: bool,
 }
 
-const fn arg(name: &'static str, ty: ArgType, required: bool) -> ArgSpec {
-    ArgSpec { name, ty, required }
+pub(super) const fn arg(name: &'static str, ty: ArgType, required: bool) -> ArgSpec {
+    ArgSpec {
+        name,
+        ty,
+        required,
+        literal: false,
+    }
 }
+
+/// An argument that must be given literally.
+pub(super) const fn setting(name: &'static str, ty: ArgType, required: bool) -> ArgSpec {
+    ArgSpec {
+        name,
+        ty,
+        required,
+        literal: true,
+    }
+}
+
+/// `semantic_similarity`'s arguments (FEP 2.3.6).
+const SEMANTIC_SIMILARITY: [ArgSpec; 6] = [
+    arg("text", ArgType::Text, true),
+    arg("reference", ArgType::Text, true),
+    setting("threshold", ArgType::Object, false),
+    setting("provider_config", ArgType::Object, false),
+    setting("model_config", ArgType::Object, true),
+    setting("similarity_metric", ArgType::Str, false),
+];
+/// `llm_judge`'s arguments (FEP 2.3.6).
+const LLM_JUDGE: [ArgSpec; 4] = [
+    setting("prompt", ArgType::Str, true),
+    setting("response_format", ArgType::Object, true),
+    setting("provider_config", ArgType::Object, false),
+    setting("model_config", ArgType::Object, true),
+];
 
 const EXACT_MATCH: [ArgSpec; 4] = [
     arg("actual", ArgType::Text, true),
@@ -98,12 +144,14 @@ pub const REGEX_PATTERN: usize = 1;
 pub const REGEX_FLAGS: usize = 3;
 
 impl CheckKind {
-    /// Every standard check type.
-    pub const ALL: [CheckKind; 4] = [
+    /// Every check type built in.
+    pub const ALL: [CheckKind; 6] = [
         CheckKind::ExactMatch,
         CheckKind::Contains,
         CheckKind::Regex,
         CheckKind::Threshold,
+        CheckKind::SemanticSimilarity,
+        CheckKind::LlmJudge,
     ];
 
     /// The check type named `name`.
@@ -118,6 +166,9 @@ impl CheckKind {
             CheckKind::Contains => "contains",
             CheckKind::Regex => "regex",
             CheckKind::Threshold => "threshold",
+            CheckKind::SemanticSimilarity => "semantic_similarity",
+            CheckKind::LlmJudge => "llm_judge",
+            CheckKind::Custom => "custom",
         }
     }
 
@@ -128,6 +179,10 @@ impl CheckKind {
             CheckKind::Contains => &CONTAINS,
             CheckKind::Regex => &REGEX,
             CheckKind::Threshold => &THRESHOLD,
+            CheckKind::SemanticSimilarity => &SEMANTIC_SIMILARITY,
+            CheckKind::LlmJudge => &LLM_JUDGE,
+            // A custom check's arguments are whatever its command reads.
+            CheckKind::Custom => &[],
         }
     }
 
@@ -137,8 +192,17 @@ impl CheckKind {
             .then_some("threshold needs at least one of `min_value` and `max_value`")
     }
 
-    /// Evaluate the check over resolved arguments; `compiled` is the regex compiled before the
-    /// run, when pattern and flags were literals.
+    /// Whether a check of this type is answered outside evalctl (an API, a command).
+    pub fn calls_out(self) -> bool {
+        matches!(
+            self,
+            CheckKind::SemanticSimilarity | CheckKind::LlmJudge | CheckKind::Custom
+        )
+    }
+
+    /// Evaluate a standard check over resolved arguments; `compiled` is the regex compiled
+    /// before the run, when pattern and flags were literals. A type that [calls
+    /// out](CheckKind::calls_out) is never run here.
     pub fn run(self, args: &Args<'_>, compiled: Option<&Regex>) -> Result<bool, CheckError> {
         match self {
             CheckKind::ExactMatch => {
@@ -203,6 +267,9 @@ impl CheckKind {
                 };
                 Ok((above_min && below_max) != args.flag(5, false)?)
             }
+            CheckKind::SemanticSimilarity | CheckKind::LlmJudge | CheckKind::Custom => Err(
+                CheckError::unknown(format!("{} is answered from outside", self.name()), false),
+            ),
         }
     }
 }
@@ -276,12 +343,14 @@ impl ArgType {
             ArgType::Phrases => as_phrases(value).map(drop),
             ArgType::Pattern => as_pattern(value).map(drop),
             ArgType::Flags => as_flags(value).map(drop),
+            ArgType::Object => strict::as_object(value).map(drop),
+            ArgType::Str => strict::as_str(value).map(drop),
         }
     }
 }
 
 /// A text argument: a string as is, any other value as compact JSON.
-fn as_text(value: &Value) -> Cow<'_, str> {
+pub fn as_text(value: &Value) -> Cow<'_, str> {
     match value {
         Value::String(text) => Cow::Borrowed(text),
         other => Cow::Owned(other.to_string()),

@@ -4,8 +4,11 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use super::values::parse_custom_check;
+use crate::checks::CustomCheck;
+use crate::evaluator::check_calls::DEFAULT_CONCURRENCY;
 use crate::exit::Exit;
-use crate::fep::{self, FepConfig, Layout};
+use crate::fep::{self, Checking, FepConfig, Layout};
 use crate::input::Source;
 use crate::report::Reporter;
 
@@ -43,19 +46,36 @@ pub enum FepCommand {
         /// run's evaluation_id, timestamps, status and summary.
         #[arg(long)]
         stream: bool,
+        /// Declare a custom check type: NAME=COMMAND (the command gets a check's resolved
+        /// arguments as JSON on stdin and prints its results object). Repeatable.
+        #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_custom_check)]
+        custom_check: Vec<CustomCheck>,
+        /// Calls of checks that call out (semantic_similarity, llm_judge, custom) made at once.
+        #[arg(short = 'j', long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u32,
+              value_parser = clap::value_parser!(u32).range(1..=4096))]
+        concurrency: u32,
     },
 }
 
 impl FepCommand {
     /// Run the subcommand.
     pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
-        let FepCommand::Evaluate { stream, .. } = self;
+        let FepCommand::Evaluate {
+            stream,
+            ref custom_check,
+            concurrency,
+            ..
+        } = self;
         let layout = if stream {
             Layout::Lines
         } else {
             Layout::Document
         };
-        fep::evaluate(&self.into_config()?, layout, reporter)
+        let checking = Checking {
+            custom: custom_check.clone(),
+            concurrency: concurrency as usize,
+        };
+        fep::evaluate(&self.into_config()?, &checking, layout, reporter)
     }
 
     fn into_config(self) -> anyhow::Result<FepConfig> {

@@ -6,8 +6,10 @@ use std::time::Duration;
 
 use clap::{ArgGroup, Args, ValueEnum};
 
+use crate::checks::CustomCheck;
 use crate::config::{ExecConfig, RunConfig};
 use crate::error::bad_flag;
+use crate::evaluator::checks::ChecksSpec;
 use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
 use crate::evaluator::http::HttpSpec;
 use crate::evaluator::judge::JudgeSpec;
@@ -19,7 +21,7 @@ use crate::protocol::ScoreRange;
 use crate::runner::Shard;
 
 use super::results::CiArgs;
-use super::values::parse_count;
+use super::values::{parse_count, parse_custom_check};
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
@@ -90,9 +92,14 @@ pub struct RunArgs {
     #[arg(long, conflicts_with = "skip_preflight")]
     pub probe_judge: bool,
 
-    /// Built-in deterministic checks: a JSON file {"checks": [FEP check objects]}.
+    /// Built-in checks: a JSON file {"checks": [FEP check objects]} (see docs/checks.md).
     #[arg(long, value_name = "FILE.json")]
     pub checks: Option<PathBuf>,
+
+    /// Declare a custom check type for --checks: NAME=COMMAND (the command gets a check's
+    /// resolved arguments as JSON on stdin and prints its results object). Repeatable.
+    #[arg(long, value_name = "NAME=COMMAND", requires = "checks", value_parser = parse_custom_check)]
+    pub custom_check: Vec<CustomCheck>,
 
     /// Evaluation spec (a challenge-pack manifest or a bare spec, YAML or JSON): each call scores
     /// the candidate as a run's final output, the example as its case; see docs/spec.md.
@@ -283,7 +290,10 @@ impl RunArgs {
                 probe: self.probe_judge,
             })
         } else if let Some(path) = self.checks {
-            EvaluatorSpec::Checks(path)
+            EvaluatorSpec::Checks(ChecksSpec {
+                path,
+                custom: self.custom_check,
+            })
         } else if let Some(path) = self.spec {
             EvaluatorSpec::Spec(SpecSpec {
                 path,

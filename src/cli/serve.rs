@@ -5,9 +5,12 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use super::values::parse_custom_check;
+use crate::checks::{AllowedEndpoint, CustomCheck};
+use crate::error::bad_flag;
 use crate::exit::Exit;
 use crate::report::Reporter;
-use crate::server::{self, Limits, ServeConfig};
+use crate::server::{self, Limits, ServeChecks, ServeConfig};
 
 /// `evalctl serve`
 #[derive(Debug, Args)]
@@ -37,6 +40,16 @@ pub struct ServeArgs {
     /// The most evaluations running at once (more: 429 / RESOURCE_EXHAUSTED).
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     max_concurrent: u64,
+    /// Declare a custom check type requests may use: NAME=COMMAND (the command gets a check's
+    /// resolved arguments as JSON on stdin and prints its results object). Requests cannot
+    /// declare commands. Repeatable.
+    #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_custom_check)]
+    custom_check: Vec<CustomCheck>,
+    /// Let extended checks (semantic_similarity, llm_judge) call this OpenAI-compatible
+    /// endpoint, with the API key in environment variable KEY_ENV when given
+    /// (OPENAI_API_KEY@https://api.openai.com/v1). No other endpoint or key is used. Repeatable.
+    #[arg(long, value_name = "[KEY_ENV@]BASE_URL")]
+    allow_endpoint: Vec<String>,
 }
 
 impl ServeArgs {
@@ -53,6 +66,19 @@ impl ServeArgs {
                 max_body: size(self.max_body),
                 max_test_cases: size(self.max_test_cases),
                 max_concurrent: size(self.max_concurrent),
+            },
+            checks: ServeChecks {
+                custom: self.custom_check,
+                allowed_endpoints: self
+                    .allow_endpoint
+                    .iter()
+                    // Parsed here, not by clap, whose error would repeat the value (a URL may
+                    // carry a password).
+                    .map(|value| {
+                        AllowedEndpoint::parse(value)
+                            .map_err(|reason| bad_flag("--allow-endpoint", reason))
+                    })
+                    .collect::<anyhow::Result<_>>()?,
             },
         };
         server::serve(config, reporter)

@@ -1,46 +1,88 @@
 //! The built-in checks adapter (`--checks FILE.json`): FEP checks evaluated in process, no
-//! process spawned and no payload built.
+//! payload built; the checks that call out (extended, custom) are sent through
+//! [`CheckCaller`], all of one call's at once.
 //!
 //! For each call the evaluation context is `test_case` = the dataset example as loaded, with `id`
 //! defaulting to `line-N` (its line in the dataset file), and `output` = `{"value": candidate}`.
-//! A call without a dataset example has the test case `{"id": "single"}`. The score is the
-//! fraction of checks that passed; a check that errored counts as failed. Side information holds
-//! the check results (`check_results`) and the names of the checks that failed (`failed_checks`,
-//! errors included) and errored (`errored_checks`). A check's name is its type, with `#k` (1-based)
+//! A call without a dataset example has the test case `{"id": "single"}`. The score is the mean
+//! of the checks' credits: 1 passed, 0 failed or errored, and for a check whose results hold no
+//! `passed` their `score` in [0, 1], else 1 (see `CheckResult::credit`). Side information holds
+//! the check results (`check_results`) and the names of the checks that failed (`failed_checks`:
+//! errored or `passed: false`) and errored (`errored_checks`). A check's name is its type, with `#k` (1-based)
 //! when the file has several checks of that type. `errored_checks` is read by the report layer
 //! (a warning per check that errored): it is always present, an array of names in file order,
 //! empty when no check errored.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
+use super::check_calls::{
+    api_path, local_catalog, validator_config_problem, CheckCaller, Provider,
+};
 use super::{Call, Evaluator};
-use crate::checks::{load_checks_file, CaseClock, Check, Context, PathCache, Status};
+use crate::checks::result::ErrorType;
+use crate::checks::{load_checks_file, CaseClock, Check, Context, CustomCheck};
 use crate::error::{bad_input, Problem};
 use crate::input::Record;
-use crate::protocol::{Attempt, Findings, Retry, PREFLIGHT_CANDIDATE};
+use crate::protocol::{Attempt, CallError, ErrorKind, Findings, Retry, PREFLIGHT_CANDIDATE};
 
-/// Load and validate the checks file and build the evaluator. Every problem in the file is
-/// reported before anything runs (exit 2).
-pub fn build(path: &Path) -> anyhow::Result<Arc<dyn Evaluator>> {
-    let checks = load_checks_file(path, &mut PathCache::new())?;
+/// `--checks FILE.json` and `--custom-check NAME=COMMAND`.
+#[derive(Debug, Clone)]
+pub struct ChecksSpec {
+    /// The checks file.
+    pub path: PathBuf,
+    /// The custom check types declared on the command line.
+    pub custom: Vec<CustomCheck>,
+}
+
+/// Load and validate the checks file and build the evaluator; `concurrency` bounds the calls of
+/// checks that call out. Every problem in the file — an extended check's endpoint or key among
+/// them — is reported before anything runs (exit 2).
+pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
+    let path = spec.path.as_path();
+    let checks = load_checks_file(path, &mut local_catalog(&spec.custom)?)?;
     if checks.is_empty() {
         return Err(bad_input(
             Problem::new(
                 path.display().to_string(),
-                "no checks (the score is the fraction of checks passed, so at least one is needed)",
+                "no checks (the score is the mean of the checks' results, so at least one is needed)",
             )
             .at("checks"),
         ));
     }
     let names = check_names(&checks);
+    let setup_problems: Vec<Problem> = checks
+        .iter()
+        .zip(&names)
+        .filter_map(|(check, name)| {
+            let reason = validator_config_problem(check).or_else(|| {
+                let spec = check.extended()?;
+                spec.unscored()
+                    .map(str::to_string)
+                    .or_else(|| Provider::resolve(spec.provider(), api_path(spec)).err())
+            })?;
+            Some(Problem::new(
+                path.display().to_string(),
+                format!("check {name}: {reason}"),
+            ))
+        })
+        .collect();
+    if !setup_problems.is_empty() {
+        return Err(crate::error::invalid(setup_problems));
+    }
+    let caller = checks
+        .iter()
+        .any(Check::calls_out)
+        .then(|| CheckCaller::new(concurrency))
+        .transpose()?;
     Ok(Arc::new(ChecksEvaluator {
         path: path.to_path_buf(),
         checks,
         names,
+        caller,
     }))
 }
 
@@ -49,6 +91,8 @@ pub struct ChecksEvaluator {
     path: PathBuf,
     checks: Vec<Check>,
     names: Vec<String>,
+    /// Sends the calls of checks that call out; `None` when none does.
+    caller: Option<CheckCaller>,
 }
 
 #[async_trait]
@@ -102,28 +146,46 @@ impl Evaluator for ChecksEvaluator {
     }
 
     async fn evaluate(&self, call: &Call<'_>) -> Attempt {
-        self.score(call)
-    }
-}
-
-impl ChecksEvaluator {
-    fn score(&self, call: &Call<'_>) -> Attempt {
         let context = Context::new(test_case(call), json!({ "value": call.candidate }));
+        let mut answers = match &self.caller {
+            Some(caller) => {
+                let calls = self.checks.iter().map(|check| check.call(context.value()));
+                caller
+                    .answer_cases(vec![calls.collect()])
+                    .await
+                    .pop()
+                    .unwrap_or_default()
+            }
+            None => Vec::new(),
+        };
         let mut clock = CaseClock::start();
         let mut check_results = Vec::with_capacity(self.checks.len());
         let mut failed = Vec::new();
         let mut errored = Vec::new();
-        for (check, name) in self.checks.iter().zip(&self.names) {
-            let result = check.evaluate(context.value(), &mut clock);
-            if result.status() == Status::Error {
+        let mut credit = 0.0;
+        let mut transient = None;
+        for (index, (check, name)) in self.checks.iter().zip(&self.names).enumerate() {
+            let answer = answers.get_mut(index).and_then(Option::take);
+            let result = check.evaluate(context.value(), &mut clock, answer);
+            if let Err(error) = &result.outcome {
                 errored.push(name.clone());
+                if error.recoverable && transient.is_none() {
+                    transient = Some(CallError::new(
+                        if error.kind == ErrorType::Timeout {
+                            ErrorKind::Timeout
+                        } else {
+                            ErrorKind::Transport
+                        },
+                        format!("check {name}: {}", error.message),
+                    ));
+                }
             }
-            if !result.passed() {
+            if result.failed() {
                 failed.push(Value::from(name.as_str()));
             }
+            credit += result.credit();
             check_results.push(serde_json::to_value(&result).unwrap_or(Value::Null));
         }
-        let passed = self.checks.len() - failed.len();
         let mut side_info = Map::new();
         side_info.insert("check_results".into(), Value::Array(check_results));
         side_info.insert("failed_checks".into(), Value::Array(failed));
@@ -136,8 +198,16 @@ impl ChecksEvaluator {
                     .collect(),
             ),
         );
+        // A check that may answer on another try (an API's 429 or 5xx, a timeout) makes the call
+        // fail transiently: the runner retries it (--retries) rather than score it.
+        if let Some(error) = transient {
+            return Attempt {
+                side_info,
+                ..Attempt::transient(error, None)
+            };
+        }
         Attempt {
-            score: Ok(passed as f64 / self.checks.len() as f64),
+            score: Ok(credit / self.checks.len() as f64),
             side_info,
             retry: Retry::Never,
             findings: Findings {
@@ -169,10 +239,10 @@ fn check_names(checks: &[Check]) -> Vec<String> {
     checks
         .iter()
         .map(|check| {
-            let name = check.kind().name();
+            let name = check.type_name();
             let shared = checks
                 .iter()
-                .filter(|other| other.kind() == check.kind())
+                .filter(|other| other.type_name() == name)
                 .count()
                 > 1;
             let occurrence = seen.entry(name).and_modify(|n| *n += 1).or_insert(1);

@@ -91,7 +91,17 @@ impl CommandEvaluator {
         }
     }
 
-    /// One exchange with the model command: `input` on stdin, its stdout (UTF-8) the completion.
+    /// A custom check's command (`checks::custom`): the same child handling, its stdout the
+    /// check's results.
+    pub fn check_command(spec: CommandSpec, timeout: Duration) -> Self {
+        CommandEvaluator {
+            role: "custom check command",
+            ..CommandEvaluator::new(spec, timeout, ScoreRange::Any)
+        }
+    }
+
+    /// One exchange with the model or check command: `input` on stdin, its stdout (UTF-8) the
+    /// answer.
     /// A non-zero exit, a timeout or output that is not UTF-8 is the call error.
     pub(crate) async fn complete(&self, input: &[u8]) -> Result<String, CallError> {
         let output = self.exchange(input, None).await?;

@@ -5,6 +5,7 @@
 //! the runner's. Each adapter enforces `--timeout` on its own attempt, so a command evaluator can
 //! kill its process group.
 
+pub mod check_calls;
 pub mod checks;
 pub mod command;
 pub mod http;
@@ -12,7 +13,6 @@ pub mod judge;
 pub mod spec;
 pub(crate) mod transport;
 
-use std::path::PathBuf;
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -35,7 +35,7 @@ pub enum EvaluatorSpec {
     /// `--judge-model`: an OpenAI-compatible chat-completions call per call.
     Judge(judge::JudgeSpec),
     /// `--checks FILE.json`: built-in checks evaluated in process.
-    Checks(PathBuf),
+    Checks(checks::ChecksSpec),
     /// `--spec FILE`: an evaluation spec's scorecard, evaluated in process.
     Spec(spec::SpecSpec),
 }
@@ -128,7 +128,7 @@ pub fn build(
             score_range,
         )?),
         EvaluatorSpec::Judge(spec) => judge::build(spec, timeout, concurrency)?,
-        EvaluatorSpec::Checks(path) => checks::build(path)?,
+        EvaluatorSpec::Checks(spec) => checks::build(spec, concurrency)?,
         EvaluatorSpec::Spec(spec) => spec::build(spec, retries)?,
     })
 }

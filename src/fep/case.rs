@@ -3,14 +3,14 @@
 
 use serde_json::Value;
 
-use crate::checks::{parse_check, Check, PathCache, Problem};
+use crate::checks::{parse_check, Catalog, Check, PathCache, Problem};
 use crate::input::strict;
 
 /// Validate a test case and prepare its own `checks`. Problems are located relative to the test
 /// case (`.id`, `.checks[0].type`, ...).
 pub fn prepare_test_case(
     test_case: &Value,
-    paths: &mut PathCache,
+    catalog: &mut Catalog,
 ) -> Result<Vec<Check>, Vec<Problem>> {
     let Some(object) = test_case.as_object() else {
         return Err(vec![not_an_object(test_case)]);
@@ -38,7 +38,7 @@ pub fn prepare_test_case(
             }
             ("checks", Value::Array(checks)) => {
                 let mut found = Vec::new();
-                own = prepare_own_checks(checks, paths, &mut found);
+                own = prepare_own_checks(checks, catalog, &mut found);
                 ranked.extend(found.into_iter().map(|problem| (3, problem)));
             }
             ("checks", other) => {
@@ -61,16 +61,27 @@ pub fn prepare_test_case(
     }
 }
 
+/// A catalog for one batch of test cases prepared on a worker: `catalog`'s custom checks and
+/// endpoint policy, JSONPaths compiled anew.
+pub fn catalog_for_batch(catalog: &Catalog) -> Catalog {
+    Catalog {
+        paths: PathCache::default(),
+        custom: catalog.custom.clone(),
+        endpoints: catalog.endpoints.clone(),
+        declarations_refused: catalog.declarations_refused,
+    }
+}
+
 /// Prepare a test case's own `checks`, adding the problems of malformed ones to `problems`.
 fn prepare_own_checks(
     checks: &[Value],
-    paths: &mut PathCache,
+    catalog: &mut Catalog,
     problems: &mut Vec<Problem>,
 ) -> Vec<Check> {
     let mut own = Vec::with_capacity(checks.len());
     for (index, raw) in checks.iter().enumerate() {
-        match parse_check(raw) {
-            Ok(def) => own.push(Check::prepare(def, paths)),
+        match parse_check(raw, &catalog.custom) {
+            Ok(def) => own.push(Check::prepare(def, catalog)),
             Err(found) => {
                 let at = format!(".checks[{index}]");
                 problems.extend(found.into_iter().map(|problem| problem.under(&at)));
@@ -131,7 +142,7 @@ mod tests {
     fn test_case_problems_are_all_found() {
         let problems = prepare_test_case(
             &json!({"input": 3, "metadata": [], "checks": [{"type": "nope", "arguments": {}}]}),
-            &mut PathCache::new(),
+            &mut Catalog::default(),
         )
         .unwrap_err();
         let found: Vec<String> = problems
@@ -144,7 +155,7 @@ mod tests {
                 "|missing required key `id`",
                 ".input|expected a string or an object, found number",
                 ".metadata|expected an object, found array",
-                ".checks[0].type|unknown check type `nope` (known: exact_match, contains, regex, threshold)",
+                ".checks[0].type|unknown check type `nope` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)",
             ]
         );
     }

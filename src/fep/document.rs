@@ -98,6 +98,7 @@ impl<'a> Split<'a> {
 fn parse_elements(bytes: &[u8], elements: &[Range<usize>]) -> Option<Vec<Value>> {
     let mut values = Vec::with_capacity(elements.len());
     pool::ordered(
+        pool::workers(),
         elements.chunks(pool::BATCH),
         |batch| {
             batch

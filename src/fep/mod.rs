@@ -21,8 +21,9 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::checks::{load_checks_file, Context, PathCache, Status};
+use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
 use crate::error::{bad_input, invalid, Problem};
+use crate::evaluator::check_calls::{local_catalog, BlockingCaller};
 use crate::exit::Exit;
 use crate::input::{document_json_reason, Source};
 use crate::report::Reporter;
@@ -47,11 +48,26 @@ pub enum FepConfig {
     },
 }
 
+/// How `fep evaluate` runs its checks: the custom check types of `--custom-check`, and how many
+/// calls of checks that call out (extended, custom) are made at once (`-j`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Checking {
+    /// `--custom-check NAME=COMMAND`.
+    pub custom: Vec<crate::checks::CustomCheck>,
+    /// `-j`.
+    pub concurrency: usize,
+}
+
 /// Run `evalctl fep evaluate`: the EvaluationRunResult goes to stdout, laid out as `layout`. Exit 0 when the run's
 /// status is `completed` or `skip`, 1 when it is `error` (a check errored), 2 on bad input; the
 /// same when stdout's reader has gone before the end.
-pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyhow::Result<Exit> {
-    let mut paths = PathCache::new();
+pub fn evaluate(
+    config: &FepConfig,
+    checking: &Checking,
+    layout: Layout,
+    reporter: Reporter,
+) -> anyhow::Result<Exit> {
+    let mut catalog = local_catalog(&checking.custom)?;
     let mut out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
         FepConfig::Request(source) => {
@@ -59,7 +75,7 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
             let bytes = read_request(source)?;
             // NDJSON goes out as it is evaluated, so it never waits in a spool.
             let large = match layout {
-                Layout::Document => large::evaluate_large(&bytes, &mut out),
+                Layout::Document => large::evaluate_large(&bytes, &catalog, &mut out),
                 Layout::Lines => Ok(None),
             };
             match large {
@@ -70,7 +86,7 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
             let document = document::parse_document(&bytes).map_err(|err| {
                 bad_input(Problem::new(source.display(), document_json_reason(&err)))
             })?;
-            let request = parse_request(document, &mut paths).map_err(|problems| {
+            let mut request = parse_request(document, &mut catalog).map_err(|problems| {
                 invalid(
                     problems
                         .iter()
@@ -78,8 +94,16 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
                         .collect(),
                 )
             })?;
+            let answers = if request.calls_out() {
+                BlockingCaller::new(checking.concurrency)?.answer_cases(request_calls(&mut request))
+            } else {
+                Vec::new()
+            };
             RunWriter::begin(out, request.experiment.as_ref(), layout)
-                .and_then(|writer| evaluate_request(request, writer))
+                .and_then(|writer| {
+                    let mut answers = answers.into_iter();
+                    evaluate_request(request, writer, || answers.next().unwrap_or_default())
+                })
                 .map(StreamEnd::Finished)
                 .map_err(Into::into)
         }
@@ -88,8 +112,16 @@ pub fn evaluate(config: &FepConfig, layout: Layout, reporter: Reporter) -> anyho
             outputs,
             checks,
         } => {
-            let shared = load_checks_file(checks, &mut paths)?;
-            stream::evaluate_stream(test_cases, outputs, &shared, out, layout)
+            let shared = load_checks_file(checks, &mut catalog)?;
+            stream::evaluate_stream(
+                test_cases,
+                outputs,
+                &shared,
+                &catalog,
+                checking.concurrency,
+                out,
+                layout,
+            )
         }
     };
     exit(outcome, reporter)
@@ -116,12 +148,19 @@ fn exit(outcome: anyhow::Result<StreamEnd>, reporter: Reporter) -> anyhow::Resul
 }
 
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
-/// request's `experiment`); the run's status. Batches of test cases are evaluated on the worker
-/// pool (see [`pool`]) and written in order.
+/// request's `experiment`); `next_answers` gives each test case's answers to [`request_calls`],
+/// in order (empty when no check calls out). The run's status. Batches of test cases are
+/// evaluated on the worker pool (see [`pool`]) and written in order; when a check calls out, one
+/// test case at a time on this thread, each written as soon as it is answered.
 pub fn evaluate_request<W: std::io::Write>(
     request: Request,
     mut writer: RunWriter<W>,
+    mut next_answers: impl FnMut() -> CaseAnswers,
 ) -> std::io::Result<Status> {
+    let (batch, workers) = match request.calls_out() {
+        true => (1, 1),
+        false => (pool::BATCH, pool::workers()),
+    };
     let Request {
         mut test_cases,
         mut outputs,
@@ -131,21 +170,29 @@ pub fn evaluate_request<W: std::io::Write>(
     } = request;
     let layout = writer.layout();
     let spares = Spares::default();
+    // Each job takes its test cases' answers along, drawn here in order.
     let jobs = test_cases
-        .chunks_mut(pool::BATCH)
-        .zip(outputs.chunks_mut(pool::BATCH))
-        .zip(own_checks.chunks(pool::BATCH))
-        .enumerate();
+        .chunks_mut(batch)
+        .zip(outputs.chunks_mut(batch))
+        .zip(own_checks.chunks(batch))
+        .enumerate()
+        .map(|job| {
+            let answers: Vec<CaseAnswers> = (0..job.1 .1.len()).map(|_| next_answers()).collect();
+            (job, answers)
+        });
     pool::ordered(
+        workers,
         jobs,
-        |(job, ((test_cases, outputs), own_checks))| {
+        |((job, ((test_cases, outputs), own_checks)), answers)| {
             let mut results = spares.results(layout);
             let mut context = Context::new(Value::Null, Value::Null);
             let cases = test_cases.iter_mut().zip(outputs).zip(own_checks);
-            for (index, ((test_case, output), own)) in (job * pool::BATCH..).zip(cases) {
+            for ((index, ((test_case, output), own)), answers) in
+                (job * batch..).zip(cases).zip(answers)
+            {
                 let checks = checks.for_case(index).iter().chain(own);
                 context.with(test_case, output, |context| {
-                    results.evaluate(context, checks)
+                    results.evaluate(context, checks, answers)
                 })?;
                 // Freed here, on a worker, rather than all at the end on one thread.
                 drop((std::mem::take(test_case), std::mem::take(output)));
@@ -160,6 +207,22 @@ pub fn evaluate_request<W: std::io::Write>(
         },
     )?;
     writer.finish()
+}
+
+/// The calls of every test case's checks that call out, in the order of its checks.
+pub fn request_calls(request: &mut Request) -> Vec<Vec<Option<Call>>> {
+    let mut context = Context::new(Value::Null, Value::Null);
+    let pairs = request.test_cases.iter_mut().zip(&mut request.outputs);
+    pairs
+        .zip(&request.own_checks)
+        .enumerate()
+        .map(|(index, ((test_case, output), own))| {
+            let checks = request.checks.for_case(index).iter().chain(own);
+            context.with(test_case, output, |context| {
+                checks.map(|check| check.call(context)).collect()
+            })
+        })
+        .collect()
 }
 
 /// Read the request from `source`, as [`Source::read_json`] does, for a parse that may use the

@@ -45,11 +45,12 @@ pub fn workers() -> usize {
 /// A job's result, or the panic that ended its worker (raised again on the calling thread).
 type Outcome<R> = thread::Result<R>;
 
-/// Run `work` on every job of `jobs` on [`workers`] threads and give the results to `sink` in the
-/// order of the jobs. `jobs` is drawn on the calling thread (it may read input); the first error
+/// Run `work` on every job of `jobs` on `workers` threads (usually [`workers`]) and give the
+/// results to `sink` in the order of the jobs. `jobs` is drawn on the calling thread (it may read input); the first error
 /// of `sink` stops the drawing (the jobs in flight finish, their results are dropped) and is
 /// returned.
 pub fn ordered<J, R, E>(
+    workers: usize,
     jobs: impl Iterator<Item = J>,
     work: impl Fn(J) -> R + Sync,
     mut sink: impl FnMut(R) -> Result<(), E>,
@@ -58,7 +59,6 @@ where
     J: Send,
     R: Send,
 {
-    let workers = workers();
     let mut jobs = jobs.peekable();
     let Some(first) = jobs.next() else {
         return Ok(());
@@ -118,6 +118,7 @@ pub fn map<T: Sync, S, U: Send>(
 ) -> Vec<U> {
     let mut answers = Vec::with_capacity(items.len());
     let done: Result<(), Infallible> = ordered(
+        workers(),
         items.chunks(BATCH),
         |batch| {
             let mut state = state();
@@ -193,6 +194,7 @@ mod tests {
     fn results_come_out_in_job_order() {
         let mut seen = Vec::new();
         let outcome: Result<(), ()> = ordered(
+            3,
             0..1000u64,
             |job| {
                 // Uneven work, so jobs finish out of order.
@@ -213,6 +215,7 @@ mod tests {
     fn a_sink_error_stops_the_run() {
         let mut seen = 0;
         let outcome = ordered(
+            3,
             0..10_000u32,
             |job| job,
             |result| {
@@ -232,6 +235,7 @@ mod tests {
     fn a_panicking_job_panics_the_caller() {
         let caught = panic::catch_unwind(|| {
             ordered(
+                3,
                 0..100u32,
                 |job| assert_ne!(job, 40, "job 40 fails"),
                 |()| Ok::<(), ()>(()),

@@ -3,13 +3,20 @@
 
 use serde_json::{Map, Value};
 
+use super::case::catalog_for_batch;
 use super::case::{output_problems, prepare_test_case};
 use super::pool;
-use crate::checks::{parse_check, Check, PathCache, Problem};
+use crate::checks::{parse_check, Catalog, Check, Problem};
 use crate::input::strict;
 
-/// The keys of an EvaluationRequest.
-const REQUEST_KEYS: [&str; 4] = ["test_cases", "outputs", "checks", "experiment_metadata"];
+/// The keys of an EvaluationRequest (`custom_checks` is evalctl's: see `checks::custom`).
+const REQUEST_KEYS: [&str; 5] = [
+    "test_cases",
+    "outputs",
+    "checks",
+    "experiment_metadata",
+    "custom_checks",
+];
 
 /// A request whose every part is valid and whose checks are prepared.
 pub struct Request {
@@ -33,6 +40,20 @@ pub enum CheckSets {
     PerCase(Vec<Vec<Check>>),
 }
 
+impl Request {
+    /// Whether any of its checks calls out (an extended or custom check).
+    pub fn calls_out(&self) -> bool {
+        let shared = match &self.checks {
+            CheckSets::Shared(checks) => checks.iter().collect::<Vec<_>>(),
+            CheckSets::PerCase(lists) => lists.iter().flatten().collect(),
+        };
+        shared
+            .into_iter()
+            .chain(self.own_checks.iter().flatten())
+            .any(Check::calls_out)
+    }
+}
+
 impl CheckSets {
     /// The checks from `checks` that apply to test case `index`.
     pub fn for_case(&self, index: usize) -> &[Check] {
@@ -43,9 +64,10 @@ impl CheckSets {
     }
 }
 
-/// Validate `document` as an EvaluationRequest and prepare its checks. On failure, every problem
-/// with its JSON location (`test_cases[3]`: missing required key `id`).
-pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, Vec<Problem>> {
+/// Validate `document` as an EvaluationRequest and prepare its checks through `catalog` (its
+/// `custom_checks` are added to it). On failure, every problem with its JSON location
+/// (`test_cases[3]`: missing required key `id`).
+pub fn parse_request(document: Value, catalog: &mut Catalog) -> Result<Request, Vec<Problem>> {
     let mut object = match document {
         Value::Object(object) => object,
         other => {
@@ -58,6 +80,9 @@ pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, 
     let mut problems: Vec<Problem> = strict::unknown_keys(&object, &REQUEST_KEYS)
         .map(|(key, reason)| Problem::at_key(key, reason))
         .collect();
+    if let Some(declarations) = object.get("custom_checks") {
+        problems.extend(catalog.declare(declarations));
+    }
     let test_cases = take_array(&mut object, "test_cases", true, &mut problems);
     let outputs = take_array(&mut object, "outputs", true, &mut problems);
     let raw_checks = take_array(&mut object, "checks", false, &mut problems).unwrap_or_default();
@@ -75,9 +100,12 @@ pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, 
     }
     let (test_cases, outputs) = (test_cases.unwrap_or_default(), outputs.unwrap_or_default());
     // Test cases and outputs are validated on the worker pool, their problems kept in order.
-    let prepared = pool::map(&test_cases, PathCache::new, |paths, test_case| {
-        prepare_test_case(test_case, paths)
-    });
+    let shared_catalog = &*catalog;
+    let prepared = pool::map(
+        &test_cases,
+        || catalog_for_batch(shared_catalog),
+        |catalog, test_case| prepare_test_case(test_case, catalog),
+    );
     let own_checks = prepared
         .into_iter()
         .enumerate()
@@ -92,7 +120,7 @@ pub fn parse_request(document: Value, paths: &mut PathCache) -> Result<Request, 
     for (index, found) in output_found.into_iter().enumerate() {
         located(&mut problems, &format!(".outputs[{index}]"), found);
     }
-    let checks = prepare_check_sets(&raw_checks, test_cases.len(), paths, &mut problems);
+    let checks = prepare_check_sets(&raw_checks, test_cases.len(), catalog, &mut problems);
     let own_check_count: usize = own_checks.iter().map(Vec::len).sum();
     if raw_checks.is_empty() && own_check_count == 0 && !test_cases.is_empty() {
         problems.push(Problem::new(
@@ -143,14 +171,14 @@ fn take_array(
 fn prepare_check_sets(
     raw: &[Value],
     test_cases: usize,
-    paths: &mut PathCache,
+    catalog: &mut Catalog,
     problems: &mut Vec<Problem>,
 ) -> CheckSets {
     let mut prepare_list = |list: &[Value], at: &str, problems: &mut Vec<Problem>| -> Vec<Check> {
         list.iter()
             .enumerate()
-            .filter_map(|(index, raw)| match parse_check(raw) {
-                Ok(def) => Some(Check::prepare(def, paths)),
+            .filter_map(|(index, raw)| match parse_check(raw, &catalog.custom) {
+                Ok(def) => Some(Check::prepare(def, catalog)),
                 Err(found) => {
                     located(problems, &format!("{at}[{index}]"), found);
                     None
@@ -216,7 +244,7 @@ mod tests {
     use serde_json::json;
 
     fn problems(request: Value) -> Vec<String> {
-        match parse_request(request, &mut PathCache::new()) {
+        match parse_request(request, &mut Catalog::default()) {
             Ok(_) => Vec::new(),
             Err(problems) => problems
                 .iter()
@@ -236,10 +264,10 @@ mod tests {
         assert_eq!(
             found,
             [
-                "experiment: unknown key `experiment` (expected one of test_cases, outputs, checks, experiment_metadata)",
+                "experiment: unknown key `experiment` (expected one of test_cases, outputs, checks, experiment_metadata, custom_checks)",
                 "outputs: 1 outputs for 2 test cases (outputs[i] belongs to test_cases[i])",
                 "test_cases[1]: missing required key `id`",
-                "checks[0].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold)",
+                "checks[0].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)",
             ]
         );
     }

@@ -12,19 +12,22 @@
 //! with no writer): the results evaluated so far are written as a complete document, and the
 //! command ends with exit 130.
 
-use std::io::{self, Write};
+use std::io::Write;
 use std::ops::Range;
 
 use serde_json::Value;
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
+use super::case::catalog_for_batch;
 use super::case::{output_problems, prepare_test_case};
 use super::pool;
 use super::spool::{self, copy_spool, spool_error};
 use super::writer::{Layout, RunWriter, Spares};
-use crate::checks::{Check, Context, PathCache, Problem, Status};
+use crate::checks::{Call, CaseAnswers, Catalog, Check, Context, Problem, Status};
 use crate::error::{invalid, Fatal};
+use crate::evaluator::check_calls::BlockingCaller;
 use crate::input::{parse_object_line, JsonlStream, Source};
 use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
@@ -51,11 +54,18 @@ pub fn evaluate_stream<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
+    catalog: &Catalog,
+    concurrency: usize,
     out: W,
     layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
     catch_in_flag();
-    let evaluated = evaluate_pairs(test_cases, outputs, shared, out, layout);
+    let checking = Checking {
+        shared,
+        catalog,
+        concurrency,
+    };
+    let evaluated = evaluate_pairs(test_cases, outputs, checking, out, layout);
     restore_default_actions();
     evaluated
 }
@@ -64,7 +74,7 @@ pub fn evaluate_stream<W: Write>(
 fn evaluate_pairs<W: Write>(
     test_cases: &Source,
     outputs: &Source,
-    shared: &[Check],
+    checking: Checking<'_>,
     mut out: W,
     layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
@@ -98,10 +108,11 @@ fn evaluate_pairs<W: Write>(
     let evaluator = BatchEvaluator {
         test_cases: cases.display.clone(),
         outputs: answers.display.clone(),
-        shared,
+        checking,
         layout,
         problem_seen: AtomicBool::new(false),
         spares: Spares::default(),
+        caller: Mutex::new(None),
     };
     // Pairs are read here, in batches; a worker decodes, validates and evaluates each batch.
     let batches = std::iter::from_fn(|| {
@@ -122,19 +133,19 @@ fn evaluate_pairs<W: Write>(
         (!batch.pairs.is_empty()).then_some(batch)
     });
     pool::ordered(
+        pool::workers(),
         batches,
         |batch| evaluator.evaluate(batch),
-        |done: io::Result<Batch>| {
+        |done: anyhow::Result<Batch>| {
             let done = done?;
             problems.extend(done.problems);
             checks_run += done.checks_run;
             evaluated += done.results.test_cases();
-            writer.write(&done.results)?;
+            writer.write(&done.results).map_err(spool_error)?;
             evaluator.spares.keep(done.results);
-            Ok::<(), io::Error>(())
+            Ok::<(), anyhow::Error>(())
         },
-    )
-    .map_err(spool_error)?;
+    )?;
     // Stopped by a signal: what was evaluated is written (unless there were problems).
     if stopped {
         if !problems.is_empty() {
@@ -216,28 +227,39 @@ struct Batch {
     checks_run: usize,
 }
 
-/// What the workers share: the files' names (for problems), the checks file's checks, the layout,
-/// whether a problem has been seen anywhere, and the spare result buffers.
+/// What the workers share: the files' names (for problems), the checks, the layout, whether a
+/// problem has been seen anywhere, the spare result buffers and the caller.
 struct BatchEvaluator<'a> {
     test_cases: String,
     outputs: String,
-    shared: &'a [Check],
+    checking: Checking<'a>,
     layout: Layout,
     problem_seen: AtomicBool,
     spares: Spares,
+    /// Answers the calls of checks that call out, one test case at a time; made at the first.
+    caller: Mutex<Option<BlockingCaller>>,
+}
+
+/// The checks of a streaming run: the checks file's, the catalog the test cases' own are
+/// prepared with, and how many calls of checks that call out are made at once.
+#[derive(Clone, Copy)]
+struct Checking<'a> {
+    shared: &'a [Check],
+    catalog: &'a Catalog,
+    concurrency: usize,
 }
 
 impl BatchEvaluator<'_> {
     /// Decode, validate and, while no problem has been seen anywhere, evaluate the pairs of `batch`.
-    fn evaluate(&self, batch: RawBatch) -> io::Result<Batch> {
-        let mut paths = PathCache::new();
+    fn evaluate(&self, batch: RawBatch) -> anyhow::Result<Batch> {
+        let mut catalog = catalog_for_batch(self.checking.catalog);
         let mut context = Context::new(Value::Null, Value::Null);
         let mut problems = Vec::new();
         let mut results = self.spares.results(self.layout);
         let mut checks_run = 0;
         for pair in batch.pairs {
             let case = decode(&batch.text, pair.case, &self.test_cases, &mut problems).and_then(
-                |(line, test_case)| match prepare_test_case(&test_case, &mut paths) {
+                |(line, test_case)| match prepare_test_case(&test_case, &mut catalog) {
                     Ok(own) => Some((test_case, own)),
                     Err(found) => {
                         locate(&mut problems, &self.test_cases, line, found);
@@ -260,10 +282,18 @@ impl BatchEvaluator<'_> {
             if let (Some((mut test_case, own)), Some(mut output), false) =
                 (case, answer, self.problem_seen.load(Ordering::Relaxed))
             {
-                checks_run += self.shared.len() + own.len();
-                let checks = self.shared.iter().chain(&own);
+                checks_run += self.checking.shared.len() + own.len();
+                let checks = self.checking.shared.iter().chain(&own);
+                let answers = if checks.clone().any(Check::calls_out) {
+                    let calls = context.with(&mut test_case, &mut output, |context| {
+                        checks.clone().map(|check| check.call(context)).collect()
+                    });
+                    self.answer(calls)?
+                } else {
+                    Vec::new()
+                };
                 context.with(&mut test_case, &mut output, |context| {
-                    results.evaluate(context, checks)
+                    results.evaluate(context, checks, answers)
                 })?;
             }
         }
@@ -272,6 +302,22 @@ impl BatchEvaluator<'_> {
             results,
             checks_run,
         })
+    }
+}
+
+impl BatchEvaluator<'_> {
+    /// The answers to one test case's `calls`.
+    fn answer(&self, calls: Vec<Option<Call>>) -> anyhow::Result<CaseAnswers> {
+        // A worker that panicked holding the caller poisoned it; its panic is raised anyway.
+        let mut caller = self
+            .caller
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a worker failed"))?;
+        let caller = match &mut *caller {
+            Some(caller) => caller,
+            empty => empty.insert(BlockingCaller::new(self.checking.concurrency)?),
+        };
+        Ok(caller.answer_cases(vec![calls]).pop().unwrap_or_default())
     }
 }
 

@@ -14,7 +14,7 @@ use std::sync::Mutex;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::checks::{CaseClock, Check, CheckResult, Status, Timestamp};
+use crate::checks::{CaseAnswers, CaseClock, Check, CheckResult, Status, Timestamp};
 
 /// Check counts of a test case (FEP 4.1 `summary`) or of a whole run.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -232,17 +232,23 @@ impl CaseResults {
     }
 
     /// Evaluate one test case: run `checks` over `context` (`{"test_case", "output"}`) and add
-    /// the test case result (FEP 4.1). Every mode of `fep evaluate` and `serve` evaluates a test
-    /// case here.
+    /// the test case result (FEP 4.1); `answers` are the answers to the calls of the checks that
+    /// call out (empty when none does). Every mode of `fep evaluate` and `serve` evaluates a
+    /// test case here.
     pub fn evaluate<'c>(
         &mut self,
         context: &Value,
         checks: impl IntoIterator<Item = &'c Check>,
+        mut answers: CaseAnswers,
     ) -> io::Result<()> {
         let mut clock = CaseClock::start();
         let results: Vec<CheckResult<'_>> = checks
             .into_iter()
-            .map(|check| check.evaluate(context, &mut clock))
+            .enumerate()
+            .map(|(index, check)| {
+                let answer = answers.get_mut(index).and_then(Option::take);
+                check.evaluate(context, &mut clock, answer)
+            })
             .collect();
         let mut counts = CheckCounts::default();
         for result in &results {
@@ -333,7 +339,7 @@ fn evaluation_id() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::checks::{parse_check, Context, PathCache};
+    use crate::checks::{parse_check, Catalog, Context};
     use serde_json::json;
 
     #[test]
@@ -347,22 +353,29 @@ mod tests {
 
     #[test]
     fn the_document_is_one_json_object_with_counts() {
-        let mut paths = PathCache::new();
+        let mut catalog = Catalog::default();
         let ok = json!({"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "a"}});
         let bad = json!({"type": "exact_match", "arguments": {"actual": "$.output.nope", "expected": "a"}});
         let checks: Vec<Check> = [ok, bad]
             .iter()
-            .map(|raw| Check::prepare(parse_check(raw).unwrap(), &mut paths))
+            .map(|raw| {
+                Check::prepare(
+                    parse_check(raw, &catalog.custom.clone()).unwrap(),
+                    &mut catalog,
+                )
+            })
             .collect();
         let mut buffer = Vec::new();
         let mut writer =
             RunWriter::begin(&mut buffer, Some(&json!({"name": "x"})), Layout::Document).unwrap();
         let ctx = Context::new(json!({"id": "1", "input": "q"}), json!({"value": "a"}));
         let mut results = CaseResults::new(writer.layout());
-        results.evaluate(ctx.value(), &checks[..1]).unwrap();
+        results
+            .evaluate(ctx.value(), &checks[..1], Vec::new())
+            .unwrap();
         writer.write(&results).unwrap();
         let mut results = CaseResults::new(writer.layout());
-        results.evaluate(ctx.value(), &checks).unwrap();
+        results.evaluate(ctx.value(), &checks, Vec::new()).unwrap();
         writer.write(&results).unwrap();
         assert_eq!(writer.finish().unwrap(), Status::Error);
         let document: Value = serde_json::from_slice(&buffer).unwrap();

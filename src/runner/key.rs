@@ -17,6 +17,7 @@
 //! running into each other. `tasks run` keys its completions with the same [`Fields`] (see
 //! `tasks::run::journal`).
 
+use crate::checks::AnsweredBy;
 use std::fmt;
 use std::path::Path;
 
@@ -188,11 +189,17 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
             let rubric = spec.rubric.as_deref().map(file_digest).transpose()?;
             fields.add_optional(b'Q', rubric.as_ref().map(|digest| &digest[..]));
         }
-        EvaluatorSpec::Checks(path) => {
+        EvaluatorSpec::Checks(spec) => {
             fields
                 .add(b'K', b"checks")
                 .add(b'V', version)
-                .add(b'F', &file_digest(path)?);
+                .add(b'F', &file_digest(&spec.path)?);
+            for custom in &spec.custom {
+                fields.add(b'C', custom.name.as_bytes());
+                if let AnsweredBy::Command { argv, .. } = &custom.by {
+                    fields.add(b'A', shell_words::join(argv).as_bytes());
+                }
+            }
         }
         EvaluatorSpec::Spec(spec) => {
             fields

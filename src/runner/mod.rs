@@ -10,7 +10,7 @@ mod plan;
 pub mod preflight;
 mod record;
 pub mod resume;
-pub(crate) mod retry;
+mod retry;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -10,8 +10,12 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 
 use super::auth::Token;
 use super::store::Store;
-use crate::checks::PathCache;
-use crate::fep::{evaluate_request, parse_request, Layout, Request, RunWriter};
+use super::ServeChecks;
+use crate::checks::{CaseAnswers, Catalog, EndpointPolicy};
+use crate::evaluator::check_calls::{
+    local_catalog, validator_checks, CheckCaller, DEFAULT_CONCURRENCY,
+};
+use crate::fep::{evaluate_request, parse_request, request_calls, Layout, Request, RunWriter};
 use crate::input::document_json_reason;
 
 /// The FEP version `/health` and HealthCheck report.
@@ -151,17 +155,29 @@ pub struct Engine {
     /// The token requests need, with `--token-env`.
     pub token: Option<Token>,
     running: Arc<Semaphore>,
+    /// The custom checks and endpoints requests may use.
+    checks: ServeChecks,
+    /// Sends the calls of checks that call out.
+    caller: CheckCaller,
 }
 
 impl Engine {
     /// The engine over `store`.
-    pub fn new(store: Store, limits: Limits, token: Option<Token>) -> Engine {
-        Engine {
+    pub fn new(
+        store: Store,
+        limits: Limits,
+        token: Option<Token>,
+        checks: ServeChecks,
+    ) -> anyhow::Result<Engine> {
+        local_catalog(&checks.custom)?;
+        Ok(Engine {
             store,
             running: Arc::new(Semaphore::new(limits.max_concurrent)),
             limits,
             token,
-        }
+            checks,
+            caller: CheckCaller::new(SERVER_CALLS)?,
+        })
     }
 
     /// Whether a request with these header values may call the evaluation endpoints.
@@ -190,6 +206,28 @@ impl Engine {
                 ),
             )
         })
+    }
+
+    /// What a request's checks are prepared with: the operator's custom checks and no command a
+    /// client declares, only the endpoints (and their keys) the operator allows.
+    fn catalog(&self) -> Catalog {
+        Catalog {
+            declarations_refused: true,
+            endpoints: EndpointPolicy::Only(self.checks.allowed_endpoints.clone()),
+            ..Catalog::with_custom(validator_checks().chain(self.checks.custom.iter().cloned()))
+        }
+    }
+
+    /// The answers to the calls of `request`'s checks that call out (none when none does).
+    pub async fn answer(&self, request: &mut Request) -> Vec<CaseAnswers> {
+        if request.calls_out() {
+            self.caller
+                .with_window(DEFAULT_CONCURRENCY)
+                .answer_cases(request_calls(request))
+                .await
+        } else {
+            Vec::new()
+        }
     }
 
     /// Parse and validate a JSON body as an EvaluationRequest.
@@ -221,7 +259,7 @@ impl Engine {
                 ),
             ));
         }
-        parse_request(document, &mut PathCache::new()).map_err(|problems| {
+        parse_request(document, &mut self.catalog()).map_err(|problems| {
             invalid_request(
                 problems
                     .iter()
@@ -231,13 +269,20 @@ impl Engine {
         })
     }
 
-    /// Evaluate `request` into an EvaluationRunResult document and queue it for storing.
-    pub fn evaluate(&self, request: Request) -> Result<Evaluated, ApiError> {
+    /// Evaluate `request` (with the [`Engine::answer`]s to its calls) into an
+    /// EvaluationRunResult document and queue it for storing.
+    pub fn evaluate(
+        &self,
+        request: Request,
+        answers: Vec<CaseAnswers>,
+    ) -> Result<Evaluated, ApiError> {
         let mut document = Vec::with_capacity(1024);
         let writer = RunWriter::begin(&mut document, request.experiment.as_ref(), Layout::Document)
             .map_err(internal)?;
         let evaluation_id = writer.evaluation_id().to_string();
-        evaluate_request(request, writer).map_err(internal)?;
+        let mut answers = answers.into_iter();
+        evaluate_request(request, writer, || answers.next().unwrap_or_default())
+            .map_err(internal)?;
         let document = Bytes::from(document);
         let committed = self.store.insert(evaluation_id, document.clone());
         Ok(Evaluated {
@@ -272,13 +317,19 @@ impl Engine {
 
     /// Evaluate `request` on a blocking thread, sending each NDJSON line (the test case results
     /// as they complete, then the summary line) to the receiver returned with the evaluation id;
-    /// the whole result is stored at the end. A receiver that goes away stops the evaluation
-    /// (nothing is stored).
+    /// the whole result is stored at the end. The calls of checks that call out are made
+    /// meanwhile: a test case is written once it and those before it are answered. A receiver
+    /// that goes away stops the evaluation (nothing is stored).
     pub async fn evaluate_streaming(
         self: &Arc<Self>,
-        request: Request,
+        mut request: Request,
         permit: OwnedSemaphorePermit,
     ) -> Result<(String, mpsc::Receiver<Bytes>), ApiError> {
+        let mut answers = request.calls_out().then(|| {
+            self.caller
+                .with_window(DEFAULT_CONCURRENCY)
+                .answer_in_order(request_calls(&mut request))
+        });
         let (lines, receiver) = mpsc::channel(64);
         let (started, evaluation_id) = tokio::sync::oneshot::channel();
         let engine = Arc::clone(self);
@@ -293,7 +344,13 @@ impl Engine {
                 .and_then(|writer| {
                     let evaluation_id = writer.evaluation_id().to_string();
                     let _ = started.send(evaluation_id.clone());
-                    evaluate_request(request, writer).map(|_| evaluation_id)
+                    let next_answers = || {
+                        answers
+                            .as_mut()
+                            .and_then(mpsc::Receiver::blocking_recv)
+                            .unwrap_or_default()
+                    };
+                    evaluate_request(request, writer, next_answers).map(|_| evaluation_id)
                 });
             if let (Ok(evaluation_id), Some(document)) =
                 (evaluated, document_from_lines(&sink.kept))
@@ -311,6 +368,10 @@ impl Engine {
         Ok((evaluation_id, receiver))
     }
 }
+
+/// The most calls of checks that call out the server makes at once, over all evaluations (each
+/// makes at most [`DEFAULT_CONCURRENCY`]).
+const SERVER_CALLS: usize = 64;
 
 /// An evaluated request.
 pub struct Evaluated {

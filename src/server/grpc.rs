@@ -74,9 +74,10 @@ impl EvaluationService for Grpc {
     ) -> Result<Response<pb::EvaluationRunResult>, Status> {
         self.authorize(&request)?;
         let permit = self.engine.admit()?;
-        let request = self.prepare(request.into_inner()).await?;
+        let mut request = self.prepare(request.into_inner()).await?;
+        let answers = self.engine.answer(&mut request).await;
         let engine = Arc::clone(&self.engine);
-        let evaluated = tokio::task::spawn_blocking(move || engine.evaluate(request))
+        let evaluated = tokio::task::spawn_blocking(move || engine.evaluate(request, answers))
             .await
             .map_err(|err| {
                 ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))

@@ -48,6 +48,17 @@ pub struct ServeConfig {
     pub retain_days: Option<u32>,
     /// The request limits.
     pub limits: Limits,
+    /// What requests' checks may use beyond the built-in ones.
+    pub checks: ServeChecks,
+}
+
+/// The custom checks, endpoints and API keys the operator lends to requests.
+#[derive(Debug, Clone, Default)]
+pub struct ServeChecks {
+    /// `--custom-check NAME=COMMAND`.
+    pub custom: Vec<crate::checks::CustomCheck>,
+    /// `--allow-endpoint [KEY_ENV@]BASE_URL`.
+    pub allowed_endpoints: Vec<crate::checks::AllowedEndpoint>,
 }
 
 /// Serve until SIGINT or SIGTERM; exit 0 after a graceful shutdown.
@@ -70,7 +81,12 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .retain_days
             .map(|days| Duration::from_secs(u64::from(days) * 86_400));
         let store = store::Store::open(&db, retain)?;
-        let engine = Arc::new(engine::Engine::new(store, config.limits, token));
+        let engine = Arc::new(engine::Engine::new(
+            store,
+            config.limits,
+            token,
+            config.checks,
+        )?);
         let (stop, stopped) = watch::channel(false);
         let shutdown = |mut stopped: watch::Receiver<bool>| async move {
             let _ = stopped.wait_for(|stop| *stop).await;

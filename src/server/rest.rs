@@ -101,8 +101,9 @@ async fn evaluate(
     let stream = stream_requested(&uri)?;
     let permit = engine.admit()?;
     let body = read_body(body, engine.limits.max_body).await?;
+    let large = body.len() > INLINE_BODY;
+    let mut request = prepare_off_worker(&engine, body).await?;
     if stream {
-        let request = prepare_off_worker(&engine, body).await?;
         let (evaluation_id, lines) = engine.evaluate_streaming(request, permit).await?;
         let body = Body::from_stream(ReceiverStream::new(lines).map(Ok::<_, std::io::Error>));
         let mut response = (
@@ -118,19 +119,16 @@ async fn evaluate(
         }
         return Ok(response);
     }
-    let evaluated = if body.len() <= INLINE_BODY {
-        engine
-            .prepare_body(&body)
-            .and_then(|request| engine.evaluate(request))
-    } else {
+    let answers = engine.answer(&mut request).await;
+    let evaluated = if large {
         let engine = Arc::clone(&engine);
-        tokio::task::spawn_blocking(move || {
-            engine
-                .prepare_body(&body)
-                .and_then(|request| engine.evaluate(request))
-        })
-        .await
-        .map_err(|err| ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}")))?
+        tokio::task::spawn_blocking(move || engine.evaluate(request, answers))
+            .await
+            .map_err(|err| {
+                ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))
+            })?
+    } else {
+        engine.evaluate(request, answers)
     }?;
     let document = evaluated.stored().await?;
     drop(permit);

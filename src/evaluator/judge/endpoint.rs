@@ -3,7 +3,7 @@
 //! the provider's public default) and the API key (`--judge-api-key-env NAME`, else
 //! `<PROVIDER>_API_KEY`).
 
-use crate::secrets::Secret;
+use crate::secrets::{default_key_env, Secret};
 use std::net::IpAddr;
 
 use reqwest::Url;
@@ -127,11 +127,7 @@ impl Endpoint {
         };
         let base = parse_base_url(&url)
             .map_err(|reason| bad_flag(&source, format!("{url:?}: {reason}")))?;
-        let mut chat_url = base.clone();
-        chat_url.set_path(&format!(
-            "{}/chat/completions",
-            base.path().trim_end_matches('/')
-        ));
+        let chat_url = url_for(&base, "chat/completions");
 
         let key_env = match api_key_env {
             Some(name) => {
@@ -167,6 +163,23 @@ impl Endpoint {
         }
     }
 
+    /// `{base}/{path}`, with the base's query kept.
+    pub fn url_for(&self, path: &str) -> Url {
+        url_for(&self.base, path)
+    }
+
+    /// Why no request can go out: the endpoint is remote and has no key. `flags` name the way
+    /// out.
+    pub fn missing_key(&self, flags: EndpointFlags) -> Option<String> {
+        (self.key.is_none() && !self.is_local()).then(|| {
+            format!(
+                "no API key: {} is not set (export it, or name another variable with {}; only \
+                 a local {} works without a key)",
+                self.key_env, flags.api_key_env, flags.base_url
+            )
+        })
+    }
+
     /// Whether the base URL points at this machine (`localhost`, `127.x.x.x`, `::1`), where a
     /// server usually needs no key.
     pub fn is_local(&self) -> bool {
@@ -180,19 +193,11 @@ impl Endpoint {
     }
 }
 
-/// `<PROVIDER>_API_KEY`: the provider upper-cased, other characters than letters and digits as `_`.
-fn default_key_env(provider: &str) -> String {
-    let stem: String = provider
-        .chars()
-        .map(|ch| {
-            if ch.is_ascii_alphanumeric() {
-                ch.to_ascii_uppercase()
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{stem}_API_KEY")
+/// `{base}/{path}`, with the base's query kept.
+fn url_for(base: &Url, path: &str) -> Url {
+    let mut url = base.clone();
+    url.set_path(&format!("{}/{path}", base.path().trim_end_matches('/')));
+    url
 }
 
 fn parse_base_url(url: &str) -> Result<Url, String> {

@@ -212,14 +212,10 @@ impl Evaluator for JudgeEvaluator {
     }
 
     fn check_setup(&self) -> Result<(), String> {
-        if self.endpoint.key.is_none() && !self.endpoint.is_local() {
-            return Err(format!(
-                "no API key: {} is not set (export it, or name another variable with \
-                 --judge-api-key-env; only a local --judge-base-url works without a key)",
-                self.endpoint.key_env
-            ));
+        match self.endpoint.missing_key(endpoint::JUDGE_FLAGS) {
+            Some(reason) => Err(reason),
+            None => Ok(()),
         }
-        Ok(())
     }
 
     /// `GET {base}/models` with the key: free, and a rejected key (401, 403) or an unreachable

@@ -72,7 +72,7 @@ pub fn read_response(
 }
 
 /// The text of `choices[0].message.content` (a string, or an array of text parts).
-fn message_content(envelope: &Value, secrets: &Secrets) -> Result<String, CallError> {
+pub(crate) fn message_content(envelope: &Value, secrets: &Secrets) -> Result<String, CallError> {
     let message = envelope.pointer("/choices/0/message");
     match message.and_then(|message| message.get("content")) {
         Some(Value::String(text)) => return Ok(text.clone()),
@@ -214,22 +214,51 @@ fn constraints_met(
 /// them as non-finite scores.
 fn find_object(text: &str) -> Option<Map<String, Value>> {
     let mut first = None;
-    for (start, _) in text.match_indices('{').take(MAX_OBJECT_STARTS) {
-        let rest = &text[start..];
-        let object = leading_object(rest).or_else(|| {
-            replace_nonfinite_tokens(rest).and_then(|replaced| leading_object(&replaced))
-        });
-        if let Some(object) = object {
-            if ["score", "dimensions", "hard_constraints_satisfied"]
-                .iter()
-                .any(|key| object.contains_key(*key))
-            {
-                return Some(object);
-            }
-            first.get_or_insert(object);
+    for object in objects_in(text) {
+        if ["score", "dimensions", "hard_constraints_satisfied"]
+            .iter()
+            .any(|key| object.contains_key(*key))
+        {
+            return Some(object);
         }
+        first.get_or_insert(object);
     }
     first
+}
+
+/// The JSON objects that start in `text` (at its first [`MAX_OBJECT_STARTS`] `{`), plain,
+/// fenced or wrapped in prose, in order.
+fn objects_in(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
+    text.match_indices('{')
+        .take(MAX_OBJECT_STARTS)
+        .filter_map(|(start, _)| {
+            let rest = &text[start..];
+            leading_object(rest).or_else(|| {
+                replace_nonfinite_tokens(rest).and_then(|replaced| leading_object(&replaced))
+            })
+        })
+}
+
+/// The JSON objects in `text` that are not inside another (plain, fenced or wrapped in prose),
+/// in order: an object nested in a reply is never taken for the reply.
+pub(crate) fn top_level_objects(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
+    let mut resume = 0;
+    text.match_indices('{')
+        .take(MAX_OBJECT_STARTS)
+        .filter_map(move |(start, _)| {
+            if start < resume {
+                return None;
+            }
+            let mut values =
+                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+            match values.next() {
+                Some(Ok(Value::Object(object))) => {
+                    resume = start + values.byte_offset();
+                    Some(object)
+                }
+                _ => None,
+            }
+        })
 }
 
 /// The JSON object `text` starts with, whatever follows it.

@@ -140,15 +140,10 @@ impl Model {
                     api_key_env.as_deref(),
                     |name| std::env::var(name).ok(),
                 )?;
-                let mut url = endpoint.base.clone();
-                let path = match api {
+                let url = endpoint.url_for(match api {
                     Api::Chat => "chat/completions",
                     Api::Completions => "completions",
-                };
-                url.set_path(&format!(
-                    "{}/{path}",
-                    endpoint.base.path().trim_end_matches('/')
-                ));
+                });
                 Ok(Model::Api(Box::new(ApiModel {
                     authorization: authorization(&endpoint)?,
                     secrets: Secrets::new(endpoint_secrets(&endpoint)),
@@ -187,14 +182,10 @@ impl Model {
     /// a command that cannot start.
     pub fn check_setup(&self) -> Result<(), String> {
         match self {
-            Model::Api(model) if model.endpoint.key.is_none() && !model.endpoint.is_local() => {
-                Err(format!(
-                    "no API key: {} is not set (export it, or name another variable with \
-                     --api-key-env; only a local --base-url works without a key)",
-                    model.endpoint.key_env
-                ))
-            }
-            Model::Api(_) => Ok(()),
+            Model::Api(model) => match model.endpoint.missing_key(MODEL_FLAGS) {
+                Some(reason) => Err(reason),
+                None => Ok(()),
+            },
             Model::Command { runner, .. } => runner.check_setup(),
         }
     }

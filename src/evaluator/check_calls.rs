@@ -1,0 +1,655 @@
+//! Answering the checks that call out: `semantic_similarity` over an OpenAI-compatible
+//! `/embeddings` endpoint, `llm_judge` over `/chat/completions` (both through the judge's
+//! endpoint resolution, keys, retries and redaction), custom checks by their command (the
+//! command evaluator's child handling: own process group, timeout, output limits), and the
+//! `spec.TYPE` checks by the evaluation-spec validator of that type.
+//!
+//! A [`CheckCaller`] sends at most its concurrency at once over one keep-alive client. Every
+//! failure becomes the check's error — `timeout_error`, or `unknown_error` (recoverable after a
+//! 429, a 5xx or a lost connection) — with the keys scrubbed from its message.
+
+use std::sync::{Arc, LazyLock};
+use std::time::{Duration, Instant};
+
+use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::Url;
+use serde_json::{json, Map, Value};
+use tokio::sync::{mpsc, Semaphore};
+use tokio::task::JoinSet;
+
+use super::command::{CommandEvaluator, CommandSpec};
+use super::judge::endpoint::{Endpoint, EndpointFlags};
+use super::judge::reply::{message_content, top_level_objects};
+use super::judge::{authorization, endpoint_secrets, retry_timeouts};
+use super::transport::{build_client, send_json};
+use crate::checks::extended::{
+    judge_instructions, judge_results, similarity_results, KeySource, ProviderSettings, Spec,
+};
+use crate::checks::standard::as_text;
+use crate::checks::{
+    Answer, AnsweredBy, Call, CaseAnswers, Catalog, Check, CheckError, CustomCheck,
+};
+use crate::error::bad_flag;
+use crate::input::strict;
+use crate::protocol::with_retries;
+use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
+use crate::secrets::Secrets;
+use crate::spec::validators::{
+    check_config, needs_expected, needs_file_target, ToolCall, Validator, ValidatorOutcome,
+    Verdict, VALIDATOR_TYPES,
+};
+use crate::text::{clip, one_line};
+
+/// How the check arguments name what would be flags for `--judge-model`.
+const CHECK_SETTINGS: EndpointFlags = EndpointFlags {
+    model: "model_config.model",
+    base_url: "provider_config.base_url",
+    api_key_env: "provider_config.api_key",
+};
+
+/// The longest any one request may take, whatever a check's `timeout` says.
+const CLIENT_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// The longest text `spec.rouge_score` compares, in bytes.
+const MAX_ROUGE_TEXT: usize = 64 * 1024;
+
+/// Calls made at once by default.
+pub const DEFAULT_CONCURRENCY: usize = 8;
+
+/// The custom check types evalctl brings itself: `spec.TYPE` for each evaluation-spec validator
+/// that compares two texts, and `spec.tool_call_assertion` (those reading files or a workspace
+/// need a run, which an FEP evaluation context is not).
+pub fn validator_checks() -> impl Iterator<Item = CustomCheck> {
+    VALIDATOR_TYPES
+        .iter()
+        .filter(|kind| {
+            (needs_expected(kind) && !needs_file_target(kind)) || **kind == "tool_call_assertion"
+        })
+        .map(|kind| CustomCheck::validator(kind))
+}
+
+/// The catalog of a local command: the validators' check types and `custom` (`--custom-check`;
+/// a name given twice is a bad flag).
+pub fn local_catalog(custom: &[CustomCheck]) -> anyhow::Result<Catalog> {
+    for (index, check) in custom.iter().enumerate() {
+        if custom[..index]
+            .iter()
+            .any(|earlier| earlier.name == check.name)
+        {
+            return Err(bad_flag(
+                "--custom-check",
+                format!("`{}` is declared twice", check.name),
+            ));
+        }
+    }
+    Ok(Catalog::with_custom(
+        validator_checks().chain(custom.iter().cloned()),
+    ))
+}
+
+/// Why the `config` of a `spec.TYPE` check is not one the spec loader would take, worded as its
+/// evaluation reports it; `None` for any other check or a good config.
+pub fn validator_config_problem(check: &Check) -> Option<String> {
+    let AnsweredBy::Validator(kind) = check.custom()?.by else {
+        return None;
+    };
+    config_problem(kind, check.literal("config"))
+}
+
+fn config_problem(kind: &str, config: Option<&Value>) -> Option<String> {
+    let problems: Vec<String> = check_config(kind, config.filter(|config| !config.is_null()))
+        .into_iter()
+        .map(|problem| format!("argument `config{}`: {}", problem.at, problem.message))
+        .collect();
+    (!problems.is_empty()).then(|| problems.join("; "))
+}
+
+/// A provider resolved for sending: URL, headers' key, secrets to scrub.
+pub struct Provider {
+    url: Url,
+    authorization: Option<HeaderValue>,
+    secrets: Secrets,
+}
+
+impl Provider {
+    /// Resolve `settings` for requests to `{base}/{path}`: the base URL (as `--judge-model`'s)
+    /// and the key, which a remote endpoint needs. The problem names the setting.
+    pub fn resolve(settings: &ProviderSettings, path: &str) -> Result<Provider, String> {
+        let key_env = match &settings.key {
+            KeySource::Env(name) => Some(name.as_str()),
+            KeySource::ProviderDefault | KeySource::None => None,
+        };
+        let keyless = settings.key == KeySource::None;
+        let endpoint = Endpoint::resolve_for(
+            CHECK_SETTINGS,
+            &format!("{}/{}", settings.provider, settings.model()),
+            settings.base_url.as_deref(),
+            key_env,
+            // An endpoint the operator allowed without a key gets none, whatever is set.
+            |name| (!keyless).then(|| std::env::var(name).ok()).flatten(),
+        )
+        .map_err(|err| err.to_string())?;
+        if !keyless {
+            if let Some(reason) = endpoint.missing_key(CHECK_SETTINGS) {
+                return Err(reason);
+            }
+        }
+        Ok(Provider {
+            url: endpoint.url_for(path),
+            authorization: authorization(&endpoint).map_err(|err| err.to_string())?,
+            secrets: Secrets::new(endpoint_secrets(&endpoint)),
+        })
+    }
+}
+
+/// The API path an extended check posts to.
+pub fn api_path(spec: &Spec) -> &'static str {
+    match spec {
+        Spec::Similarity { .. } => "embeddings",
+        Spec::Judge { .. } => "chat/completions",
+    }
+}
+
+/// A [`CheckCaller`] with a runtime of its own, for the commands that are not async
+/// (`fep evaluate`). Built only when a run has checks that call out.
+pub struct BlockingCaller {
+    runtime: tokio::runtime::Runtime,
+    caller: CheckCaller,
+}
+
+impl BlockingCaller {
+    /// A caller making at most `concurrency` calls at once.
+    pub fn new(concurrency: usize) -> anyhow::Result<BlockingCaller> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let caller = runtime.block_on(async { CheckCaller::new(concurrency) })?;
+        Ok(BlockingCaller { runtime, caller })
+    }
+
+    /// [`CheckCaller::answer_cases`], waited for.
+    pub fn answer_cases(&self, cases: Vec<Vec<Option<Call>>>) -> Vec<CaseAnswers> {
+        self.runtime.block_on(self.caller.answer_cases(cases))
+    }
+}
+
+/// Sends the calls of checks that call out, a bounded number at once.
+#[derive(Clone)]
+pub struct CheckCaller {
+    client: reqwest::Client,
+    /// Places shared by every user of this caller (and its clones).
+    limit: Arc<Semaphore>,
+    /// The most calls one [`CheckCaller::answer_in_order`] has started and not finished.
+    window: usize,
+}
+
+impl CheckCaller {
+    /// A caller making at most `concurrency` calls at once.
+    pub fn new(concurrency: usize) -> anyhow::Result<CheckCaller> {
+        let concurrency = concurrency.max(1);
+        Ok(CheckCaller {
+            client: build_client(CLIENT_TIMEOUT, concurrency)?,
+            limit: Arc::new(Semaphore::new(concurrency)),
+            window: concurrency,
+        })
+    }
+
+    /// This caller (its client and shared places), with at most `window` calls started at once
+    /// by one evaluation: several evaluations share the places, none takes them all.
+    pub fn with_window(&self, window: usize) -> CheckCaller {
+        CheckCaller {
+            window: window.max(1),
+            ..self.clone()
+        }
+    }
+
+    /// The answers to every case's calls, in the order given (a `None` call has no answer).
+    pub async fn answer_cases(&self, cases: Vec<Vec<Option<Call>>>) -> Vec<CaseAnswers> {
+        let mut answered = self.answer_in_order(cases);
+        let mut answers = Vec::new();
+        while let Some(case) = answered.recv().await {
+            answers.push(case);
+        }
+        answers
+    }
+
+    /// Answer every case's calls and send each case's answers, in case order, as soon as that
+    /// case and those before it are answered. Calls start in order, at most the window at once
+    /// (and never more than the shared places allow). Dropping the receiver stops the calls not
+    /// yet made.
+    pub fn answer_in_order(&self, cases: Vec<Vec<Option<Call>>>) -> mpsc::Receiver<CaseAnswers> {
+        let (sender, receiver) = mpsc::channel(64);
+        let caller = self.clone();
+        tokio::spawn(async move {
+            let mut answers: Vec<CaseAnswers> = Vec::with_capacity(cases.len());
+            let mut waiting: Vec<usize> = Vec::with_capacity(cases.len());
+            for case_calls in &cases {
+                answers.push(case_calls.iter().map(|_| None).collect());
+                waiting.push(case_calls.iter().flatten().count());
+            }
+            let mut pending = cases.into_iter().enumerate().flat_map(|(case, calls)| {
+                calls
+                    .into_iter()
+                    .enumerate()
+                    .filter_map(move |(index, call)| call.map(|call| (case, index, call)))
+            });
+            let mut calls = JoinSet::new();
+            let mut next = 0;
+            loop {
+                while calls.len() < caller.window {
+                    let Some((case, index, call)) = pending.next() else {
+                        break;
+                    };
+                    let caller = caller.clone();
+                    calls.spawn(async move { (case, index, caller.answer(call).await) });
+                }
+                while next < answers.len() && waiting[next] == 0 {
+                    let case = std::mem::take(&mut answers[next]);
+                    if sender.send(case).await.is_err() {
+                        return;
+                    }
+                    next += 1;
+                }
+                if next == answers.len() {
+                    return;
+                }
+                match calls.join_next().await {
+                    Some(Ok((case, index, answer))) => {
+                        answers[case][index] = Some(answer);
+                        waiting[case] -= 1;
+                    }
+                    // A call that panicked leaves its check unanswered (an error it reports);
+                    // its case is released once every call has ended.
+                    Some(Err(_)) => {}
+                    None => waiting.iter_mut().for_each(|count| *count = 0),
+                }
+            }
+        });
+        receiver
+    }
+
+    /// Answer one call (waiting for a free place first).
+    pub async fn answer(&self, call: Call) -> Answer {
+        let _place = self.limit.acquire().await;
+        let started = Instant::now();
+        let outcome = match call {
+            Call::Embed {
+                spec,
+                text,
+                reference,
+            } => self.embed(&spec, &text, &reference, started).await,
+            Call::Judge { spec, prompt } => self.judge(&spec, &prompt, started).await,
+            Call::Command { check, arguments } => match &check.by {
+                AnsweredBy::Command { argv, timeout } => {
+                    run_command(&check.name, argv, *timeout, &arguments).await
+                }
+                // A validator computes (ROUGE-L is quadratic): off the async threads.
+                AnsweredBy::Validator(kind) => {
+                    let kind: &'static str = kind;
+                    tokio::task::spawn_blocking(move || run_validator(kind, &arguments))
+                        .await
+                        .unwrap_or_else(|err| {
+                            Err(CheckError::unknown(
+                                format!("the validator failed: {err}"),
+                                false,
+                            ))
+                        })
+                }
+            },
+        };
+        Answer {
+            outcome,
+            elapsed_ms: started.elapsed().as_secs_f64() * 1000.0,
+        }
+    }
+
+    async fn embed(
+        &self,
+        spec: &Spec,
+        text: &str,
+        reference: &str,
+        started: Instant,
+    ) -> Result<Value, CheckError> {
+        let settings = spec.provider();
+        let mut body = settings.model_config.clone();
+        body.insert("input".into(), json!([text, reference]));
+        let (provider, reply) = self.post(spec, body).await?;
+        let vectors = embeddings(&reply).map_err(|reason| {
+            CheckError::unknown(
+                provider
+                    .secrets
+                    .redact(&format!("the embeddings API's reply: {reason}")),
+                false,
+            )
+        })?;
+        let mut metadata = call_metadata(&reply, settings, started);
+        if let Some(tokens) = reply.pointer("/usage/total_tokens") {
+            metadata.insert("tokens_processed".into(), tokens.clone());
+        }
+        similarity_results(spec, &vectors[0], &vectors[1], metadata)
+    }
+
+    async fn judge(
+        &self,
+        spec: &Spec,
+        prompt: &str,
+        started: Instant,
+    ) -> Result<Value, CheckError> {
+        let Spec::Judge {
+            provider: settings,
+            response_format,
+            ..
+        } = spec
+        else {
+            return Err(CheckError::unknown("not an llm_judge check", false));
+        };
+        let mut body = settings.model_config.clone();
+        body.insert(
+            "messages".into(),
+            json!([
+                {"role": "system", "content": judge_instructions(response_format)},
+                {"role": "user", "content": prompt},
+            ]),
+        );
+        body.insert("response_format".into(), json!({"type": "json_object"}));
+        let (provider, reply) = self.post(spec, body).await?;
+        let content = message_content(&reply, &provider.secrets)
+            .map_err(|error| CheckError::unknown(error.message, false))?;
+        let mut metadata = call_metadata(&reply, settings, started);
+        if let Some(reason) = reply.pointer("/choices/0/finish_reason") {
+            metadata.insert("finish_reason".into(), reason.clone());
+        }
+        for (name, pointer) in [
+            ("tokens_used", "/usage/total_tokens"),
+            ("prompt_tokens", "/usage/prompt_tokens"),
+            ("completion_tokens", "/usage/completion_tokens"),
+        ] {
+            if let Some(count) = reply.pointer(pointer) {
+                metadata.insert(name.into(), count.clone());
+            }
+        }
+        judge_results(spec, &content, metadata, top_level_objects(&content)).map_err(|mut error| {
+            error.message = provider.secrets.redact(&error.message);
+            error
+        })
+    }
+
+    /// Post `body` to the check's endpoint with retries; the provider and the reply as JSON.
+    async fn post(
+        &self,
+        spec: &Spec,
+        body: Map<String, Value>,
+    ) -> Result<(Provider, Value), CheckError> {
+        let settings = spec.provider();
+        let provider =
+            Provider::resolve(settings, api_path(spec)).map_err(CheckError::validation)?;
+        let body = Value::Object(body).to_string();
+        let (reply, _) = with_retries(settings.max_retries, || {
+            let mut request = self
+                .client
+                .post(provider.url.clone())
+                .timeout(settings.timeout)
+                .body(body.clone());
+            if let Some(authorization) = &provider.authorization {
+                request = request.header(AUTHORIZATION, authorization.clone());
+            }
+            async {
+                send_json(request, settings.timeout, &provider.secrets)
+                    .await
+                    .map_err(retry_timeouts)
+            }
+        })
+        .await;
+        let reply = reply.map_err(|failed| check_error(failed, &provider.secrets))?;
+        let reply = serde_json::from_slice(&reply).map_err(|err| {
+            CheckError::unknown(format!("the API's reply is not JSON: {err}"), false)
+        })?;
+        Ok((provider, reply))
+    }
+}
+
+/// A failed attempt as the check's error, its message scrubbed.
+fn check_error(failed: Attempt, secrets: &Secrets) -> CheckError {
+    let error = failed
+        .score
+        .err()
+        .unwrap_or_else(|| CallError::new(ErrorKind::InvalidOutput, "no reply"));
+    let message = secrets.redact(&error.message);
+    match error.kind {
+        ErrorKind::Timeout => CheckError::timeout(message),
+        _ => CheckError::unknown(message, matches!(failed.retry, Retry::Allowed { .. })),
+    }
+}
+
+/// What every extended check's results carry about the call.
+fn call_metadata(
+    reply: &Value,
+    settings: &ProviderSettings,
+    started: Instant,
+) -> Map<String, Value> {
+    let mut metadata = Map::new();
+    metadata.insert(
+        "model_version".into(),
+        reply
+            .get("model")
+            .cloned()
+            .unwrap_or_else(|| Value::from(settings.model())),
+    );
+    metadata.insert(
+        "response_time_ms".into(),
+        json!((started.elapsed().as_secs_f64() * 1000.0).round()),
+    );
+    metadata
+}
+
+/// The two vectors of an embeddings reply (`data[i].embedding`, by `index` when given).
+fn embeddings(reply: &Value) -> Result<[Vec<f64>; 2], String> {
+    let data = reply
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or("it has no `data` array")?;
+    let mut vectors: [Option<Vec<f64>>; 2] = [None, None];
+    for (position, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(position, |index| index as usize);
+        let vector = item
+            .get("embedding")
+            .and_then(Value::as_array)
+            .and_then(|numbers| {
+                numbers
+                    .iter()
+                    .map(Value::as_f64)
+                    .collect::<Option<Vec<f64>>>()
+            })
+            .ok_or(format!(
+                "data[{position}].embedding is not an array of numbers"
+            ))?;
+        if let Some(slot) = vectors.get_mut(index) {
+            *slot = Some(vector);
+        }
+    }
+    match vectors {
+        [Some(text), Some(reference)] => Ok([text, reference]),
+        _ => Err(format!("expected 2 embeddings, found {}", data.len())),
+    }
+}
+
+/// Answer custom check `name` by its command: the resolved arguments on stdin, the results on
+/// stdout.
+async fn run_command(
+    name: &str,
+    argv: &[String],
+    timeout: Duration,
+    arguments: &Value,
+) -> Result<Value, CheckError> {
+    let command = CommandEvaluator::check_command(
+        CommandSpec {
+            argv: argv.to_vec(),
+            cwd: None,
+        },
+        timeout,
+    );
+    let stdout = command
+        .complete(arguments.to_string().as_bytes())
+        .await
+        .map_err(|error| match error.kind {
+            ErrorKind::Timeout => CheckError::timeout(error.message),
+            _ => CheckError::unknown(error.message, false),
+        })?;
+    match serde_json::from_str::<Value>(stdout.trim()) {
+        Ok(results @ Value::Object(_)) => Ok(results),
+        _ => Err(CheckError::unknown(
+            format!(
+                "the command of custom check `{name}` printed no JSON object of results: {:?}",
+                clip(&one_line(stdout.trim()), 200)
+            ),
+            false,
+        )),
+    }
+}
+
+/// A `spec.TYPE` check: `config` checked as the spec loader checks it, then `actual` compared
+/// with `expected`. Results: `passed`, `score` (normalized, 0 to 1), and the validator's `reason`
+/// and `evidence` when it gives them; a comparison that errs is the check's `validation_error`.
+fn run_validator(kind: &str, arguments: &Value) -> Result<Value, CheckError> {
+    let config = arguments.get("config").filter(|config| !config.is_null());
+    if let Some(problem) = config_problem(kind, config) {
+        return Err(CheckError::validation(problem));
+    }
+    for name in ["actual", "expected"] {
+        let length = arguments.get(name).map_or(0, |value| as_text(value).len());
+        if kind == "rouge_score" && length > MAX_ROUGE_TEXT {
+            return Err(CheckError::validation(format!(
+                "argument `{name}`: {length} bytes; spec.rouge_score compares texts of up to \
+                 {MAX_ROUGE_TEXT} bytes (its ROUGE-L is quadratic)"
+            )));
+        }
+    }
+    let validator = Validator::new(kind, config);
+    let outcome: ValidatorOutcome = if kind == "tool_call_assertion" {
+        let calls = tool_calls(arguments.get("calls").unwrap_or(&Value::Null))
+            .map_err(CheckError::validation)?;
+        validator.tool_call_assertion(&calls)
+    } else {
+        let text = |name: &str| {
+            arguments
+                .get(name)
+                .map_or(String::new(), |value| as_text(value).into_owned())
+        };
+        validator.compare(&text("actual"), &text("expected")).into()
+    };
+    if outcome.verdict == Some(Verdict::Error) {
+        return Err(CheckError::validation(outcome.reason));
+    }
+    let mut results = Map::new();
+    results.insert(
+        "passed".into(),
+        Value::Bool(outcome.verdict == Some(Verdict::Pass)),
+    );
+    if let Some(score) = outcome.score {
+        results.insert("score".into(), json!(score));
+    }
+    if !outcome.reason.is_empty() {
+        results.insert("reason".into(), Value::from(outcome.reason));
+    }
+    if !outcome.evidence.is_empty() {
+        results.insert("evidence".into(), Value::Object(outcome.evidence));
+    }
+    if let Some(index) = outcome.source_call {
+        results.insert("matched_call".into(), Value::from(index));
+    }
+    Ok(Value::Object(results))
+}
+
+/// The tool-call trace of `spec.tool_call_assertion`'s `calls`: an array of objects with a
+/// `tool_name` (or `name`), `arguments` (default `{}`) and `failed` (default false).
+fn tool_calls(calls: &Value) -> Result<Vec<ToolCall<'_>>, String> {
+    static NO_ARGUMENTS: LazyLock<Value> = LazyLock::new(|| Value::Object(Map::new()));
+    let items = calls.as_array().ok_or_else(|| {
+        format!(
+            "argument `calls`: {}",
+            strict::wrong_type("an array of tool calls", calls)
+        )
+    })?;
+    items
+        .iter()
+        .enumerate()
+        .map(|(index, call)| {
+            let name = call
+                .get("tool_name")
+                .or_else(|| call.get("name"))
+                .and_then(Value::as_str)
+                .ok_or_else(|| {
+                    format!(
+                        "argument `calls`[{index}]: expected an object with a string `tool_name`"
+                    )
+                })?;
+            Ok(ToolCall {
+                name,
+                arguments: call.get("arguments").unwrap_or(&NO_ARGUMENTS),
+                failed: call.get("failed").and_then(Value::as_bool).unwrap_or(false),
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn exact_match(actual: &str) -> Option<Call> {
+        Some(Call::Command {
+            check: Arc::new(CustomCheck::validator("exact_match")),
+            arguments: json!({"actual": actual, "expected": "a"}),
+        })
+    }
+
+    #[tokio::test]
+    async fn cases_are_answered_in_order_whatever_finishes_first() {
+        let caller = CheckCaller::new(2).unwrap();
+        let cases = vec![
+            vec![exact_match("a"), None, exact_match("b")],
+            vec![None],
+            vec![exact_match("b")],
+        ];
+        let answers = caller.answer_cases(cases).await;
+        let passed: Vec<Vec<Option<bool>>> = answers
+            .iter()
+            .map(|case| {
+                case.iter()
+                    .map(|answer| {
+                        answer
+                            .as_ref()
+                            .map(|answer| answer.outcome.as_ref().unwrap()["passed"] == true)
+                    })
+                    .collect()
+            })
+            .collect();
+        assert_eq!(
+            passed,
+            [
+                vec![Some(true), None, Some(false)],
+                vec![None],
+                vec![Some(false)]
+            ]
+        );
+    }
+
+    #[test]
+    fn embeddings_are_read_by_index() {
+        let reply = json!({"data": [{"index": 1, "embedding": [0, 1]}, {"index": 0, "embedding": [1.5, 0]}]});
+        assert_eq!(
+            embeddings(&reply).unwrap(),
+            [vec![1.5, 0.0], vec![0.0, 1.0]]
+        );
+        assert_eq!(
+            embeddings(&json!({"data": [{"embedding": [1]}]})).unwrap_err(),
+            "expected 2 embeddings, found 1"
+        );
+        assert!(embeddings(&json!({"data": [{"embedding": ["x"]}]}))
+            .unwrap_err()
+            .contains("not an array of numbers"));
+    }
+}

@@ -1,0 +1,441 @@
+//! The extended checks of FEP 2.3.6 (`semantic_similarity`, `llm_judge`) through the real
+//! binary, against a fake OpenAI-compatible API on loopback that speaks the real wire format
+//! (`POST /v1/embeddings`, `POST /v1/chat/completions`): results, requests sent, retries,
+//! timeouts, keys (named, never written, never shown) and `run --checks` scores.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use crate::common::{evalctl, json_stdout, Reply, Request, Server};
+use crate::extended_support::{api_reply, embedding, fake_api, judge, provider, similarity, KEY};
+
+/// Run `fep evaluate` on `request` with the key set.
+fn evaluate(request: &Value) -> (i32, Value) {
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .args(["fep", "evaluate", "-"])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout).to_string()
+        + &String::from_utf8_lossy(&output.stderr);
+    assert!(!text.contains(KEY), "the key leaked: {text}");
+    (output.status.code().unwrap_or(-1), json_stdout(&output))
+}
+
+/// A check result with its clock readings fixed, so it can be compared whole.
+fn steady(mut result: Value) -> Value {
+    result["evaluated_at"] = json!("T");
+    result["metadata"]["execution_time_ms"] = json!(0);
+    if let Some(metadata) = result["results"].get_mut("metadata") {
+        metadata["response_time_ms"] = json!(0);
+    }
+    result
+}
+
+#[test]
+fn similarity_and_judge_results_follow_the_spec() {
+    let server = fake_api();
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "Capital of France?", "expected": "Paris"}],
+        "outputs": [{"value": "paris"}],
+        "checks": [similarity(&server), judge(&server)]
+    });
+    let (code, document) = evaluate(&request);
+    assert_eq!(code, 0, "{document}");
+    let results = &document["results"][0]["check_results"];
+    assert_eq!(
+        steady(results[0].clone()),
+        json!({
+            "check_type": "semantic_similarity", "status": "completed",
+            "results": {"response": {"score": 1.0, "passed": true},
+                "metadata": {"model_version": "embed-2024", "response_time_ms": 0,
+                    "tokens_processed": 7, "similarity_metric": "cosine", "similarity": 1.0,
+                    "dimensions_used": 26}},
+            "resolved_arguments": {
+                "text": {"jsonpath": "$.output.value", "value": "paris"},
+                "reference": {"jsonpath": "$.test_case.expected", "value": "Paris"},
+                "threshold": {"value": {"min_value": 0.9}},
+                "provider_config": {"value": provider(&server)},
+                "model_config": {"value": {"model": "embed", "dimensions": 26}}},
+            "evaluated_at": "T",
+            "metadata": {"check_version": "1.0.0", "execution_time_ms": 0}
+        })
+    );
+    assert_eq!(
+        steady(results[1].clone())["results"],
+        json!({"response": {"passed": false, "reasoning": "compared"},
+            "metadata": {"model_version": "judge-2024", "response_time_ms": 0,
+                "finish_reason": "stop", "tokens_used": 59, "prompt_tokens": 50,
+                "completion_tokens": 9}})
+    );
+    // What was sent: the model_config members, both texts in one embeddings request, the
+    // filled prompt and the schema in the judge's instructions.
+    let requests = server.requests();
+    let bodies: Vec<Value> = requests
+        .iter()
+        .map(|request| serde_json::from_slice(&request.body).unwrap())
+        .collect();
+    let embed = bodies
+        .iter()
+        .find(|body| body.get("input").is_some())
+        .unwrap();
+    assert_eq!(
+        embed,
+        &json!({"model": "embed", "dimensions": 26, "input": ["paris", "Paris"]})
+    );
+    let chat = bodies
+        .iter()
+        .find(|body| body.get("messages").is_some())
+        .unwrap();
+    assert_eq!(chat["model"], "judge");
+    assert_eq!(chat["temperature"], 0);
+    assert_eq!(chat["response_format"], json!({"type": "json_object"}));
+    assert_eq!(
+        chat["messages"][1]["content"],
+        "Question: Capital of France?\nAnswer: paris"
+    );
+    assert!(chat["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .contains(r#""required":["passed"]"#));
+}
+
+#[test]
+fn a_reply_against_the_response_format_is_an_error_and_the_other_checks_run() {
+    let server = fake_api();
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "be vague", "expected": "Paris"}],
+        "outputs": [{"value": "Lyon"}],
+        "checks": [judge(&server), {"type": "exact_match",
+            "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected"}}]
+    });
+    let (code, document) = evaluate(&request);
+    assert_eq!(code, 1);
+    let results = &document["results"][0]["check_results"];
+    assert_eq!(results[0]["status"], "error");
+    assert_eq!(
+        results[0]["error"],
+        json!({"type": "unknown_error", "recoverable": true,
+            "message": "the judge's reply does not match response_format: /passed: \"maybe\" is not of type \"boolean\""})
+    );
+    assert_eq!(results[1]["results"], json!({"passed": false}));
+}
+
+#[test]
+fn retryable_failures_are_retried_and_a_slow_api_is_a_timeout_error() {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    // Fails the first call with a 503, then answers like the fake API.
+    let flaky = Server::start(move |request: &Request, _| {
+        if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Reply::status(503, "busy");
+        }
+        api_reply(request)
+    });
+    let slow = Server::start(|_: &Request, _| Reply::json("{}").after(Duration::from_secs(3)));
+    let mut retried = similarity(&flaky);
+    retried["arguments"]["provider_config"]["max_retries"] = json!(2);
+    let mut timed_out = similarity(&slow);
+    timed_out["arguments"]["provider_config"]["timeout"] = json!(0.3);
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "q", "expected": "Paris"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": [retried, timed_out]
+    });
+    let (code, document) = evaluate(&request);
+    assert_eq!(code, 1);
+    let results = &document["results"][0]["check_results"];
+    assert_eq!(results[0]["status"], "completed", "{}", results[0]);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(results[1]["error"]["type"], "timeout_error");
+    assert_eq!(results[1]["error"]["recoverable"], true);
+}
+
+#[test]
+fn keys_are_named_by_variable_and_never_shown() {
+    let server = fake_api();
+    let mut literal = similarity(&server);
+    literal["arguments"]["provider_config"]["api_key"] = json!(KEY);
+    let mut wrong = similarity(&server);
+    wrong["arguments"]["provider_config"]["api_key"] = json!("${EXT_WRONG_KEY}");
+    let mut remote = similarity(&server);
+    remote["arguments"]["provider_config"] = json!({"base_url": "https://embeddings.example.invalid/v1", "api_key_env": "EXT_UNSET_KEY"});
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "q", "expected": "Paris"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": [literal, wrong, remote]
+    });
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .env("EXT_WRONG_KEY", "sk-Wrong5Key8Value2Here")
+        .env_remove("EXT_UNSET_KEY")
+        .args(["fep", "evaluate", "-"])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        !text.contains(KEY) && !text.contains("sk-Wrong5Key8Value2Here"),
+        "{text}"
+    );
+    let document = json_stdout(&output);
+    let errors: Vec<&Value> = document["results"][0]["check_results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|result| &result["error"])
+        .collect();
+    assert_eq!(errors[0]["type"], "validation_error");
+    assert!(errors[0]["message"]
+        .as_str()
+        .unwrap()
+        .contains("provider_config.api_key: must name an environment variable as \"${NAME}\""));
+    assert_eq!(
+        errors[1]["message"],
+        "HTTP 401 Unauthorized: {\"error\":{\"message\":\"bad key Bearer [redacted]\"}}"
+    );
+    assert_eq!(
+        errors[2]["message"],
+        "no API key: EXT_UNSET_KEY is not set (export it, or name another variable with \
+         provider_config.api_key; only a local provider_config.base_url works without a key)"
+    );
+}
+
+#[test]
+fn run_checks_scores_extended_checks_and_reports_setup_problems_first() {
+    let server = fake_api();
+    let dir = tempfile::tempdir().unwrap();
+    let mut unthresholded = similarity(&server);
+    unthresholded["arguments"]
+        .as_object_mut()
+        .unwrap()
+        .remove("threshold");
+    let checks = json!({"checks": [similarity(&server), unthresholded, judge(&server)]});
+    std::fs::write(dir.path().join("checks.json"), checks.to_string()).unwrap();
+    std::fs::write(
+        dir.path().join("data.jsonl"),
+        "{\"input\": \"Capital of France?\", \"expected\": \"Paris\"}\n",
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .env("EXT_TEST_KEY", KEY)
+        .args([
+            "run",
+            "--checks",
+            "checks.json",
+            "--dataset",
+            "data.jsonl",
+            "--candidate",
+            "Lyons",
+        ])
+        .args(["--output", "out.jsonl", "--format", "json"])
+        .assert()
+        .code(0);
+    let saved = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
+    let record: Value = saved
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|line| line.get("side_info").is_some())
+        .unwrap();
+    let report = &record;
+    // Failed threshold 0, the similarity of the texts by letters, judge `passed: false` 0.
+    let expected = embedding_cosine("Lyons", "Paris") / 3.0;
+    assert!(expected > 0.0);
+    assert!(
+        (record["score"].as_f64().unwrap() - expected).abs() < 1e-9,
+        "{report}"
+    );
+    assert_eq!(
+        record["side_info"]["failed_checks"],
+        json!(["semantic_similarity#1", "llm_judge"])
+    );
+    // A judge whose format has no `passed` or `score` cannot be scored: said before the run.
+    let mut unscored = judge(&server);
+    unscored["arguments"]["response_format"] = json!({"type": "object"});
+    std::fs::write(
+        dir.path().join("unscored.json"),
+        json!({"checks": [unscored]}).to_string(),
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--checks",
+            "unscored.json",
+            "--candidate",
+            "x",
+            "--format",
+            "text",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: unscored.json: check llm_judge: run --checks scores an llm_judge by its \
+             response's `passed` (boolean) or `score` (0 to 1): declare one of them in \
+             response_format.properties\n",
+        );
+    // A check whose endpoint cannot be reached without a key stops the run before it starts.
+    let mut keyless = similarity(&server);
+    keyless["arguments"]["provider_config"] = json!({"base_url": "https://api.example.invalid/v1"});
+    std::fs::write(
+        dir.path().join("keyless.json"),
+        json!({"checks": [keyless]}).to_string(),
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .env_remove("OPENAI_API_KEY")
+        .args(["run", "--checks", "keyless.json", "--candidate", "x", "--format", "text"])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: keyless.json: check semantic_similarity: no API key: OPENAI_API_KEY is not set \
+             (export it, or name another variable with provider_config.api_key; only a local \
+             provider_config.base_url works without a key)\n",
+        );
+}
+
+fn embedding_cosine(a: &str, b: &str) -> f64 {
+    let (a, b) = (embedding(a), embedding(b));
+    let dot: f64 = a.iter().zip(&b).map(|(x, y)| x * y).sum();
+    let norm = |v: &[f64]| v.iter().map(|x| x * x).sum::<f64>().sqrt();
+    dot / (norm(&a) * norm(&b))
+}
+
+#[test]
+fn the_streaming_mode_answers_each_test_case() {
+    let server = fake_api();
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    std::fs::write(
+        path("cases.jsonl"),
+        "{\"id\": \"a\", \"input\": \"Capital of France?\"}\n{\"id\": \"b\", \"input\": \"Capital of Peru?\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        path("outputs.jsonl"),
+        "{\"value\": \"Paris\"}\n{\"value\": \"Lima\"}\n",
+    )
+    .unwrap();
+    std::fs::write(
+        path("checks.json"),
+        json!({"checks": [judge(&server)]}).to_string(),
+    )
+    .unwrap();
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .args(["fep", "evaluate", "--stream", "-j", "2", "--test-cases"])
+        .arg(path("cases.jsonl"))
+        .arg("--outputs")
+        .arg(path("outputs.jsonl"))
+        .arg("--checks")
+        .arg(path("checks.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let verdicts: Vec<&Value> = lines[..2]
+        .iter()
+        .map(|line| &line["check_results"][0]["results"]["response"]["passed"])
+        .collect();
+    assert_eq!(verdicts, [&json!(true), &json!(false)]);
+    assert_eq!(lines[2]["summary"]["completed_checks"], 2);
+}
+
+#[test]
+fn an_object_nested_in_the_judges_reply_is_not_the_reply() {
+    let server = fake_api();
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "nested please"}],
+        "outputs": [{"value": "x"}],
+        "checks": [judge(&server)]
+    });
+    let (code, document) = evaluate(&request);
+    assert_eq!(code, 1);
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"]["message"],
+        "the judge's reply does not match response_format: /passed: \"no\" is not of type \"boolean\""
+    );
+}
+
+#[test]
+fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
+    let busy = Server::start(|_: &Request, _| Reply::status(503, "busy"));
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("checks.json"),
+        json!({"checks": [similarity(&busy)]}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(dir.path().join("data.jsonl"), "{\"expected\": \"Paris\"}\n").unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .env("EXT_TEST_KEY", KEY)
+        .args([
+            "run",
+            "--checks",
+            "checks.json",
+            "--candidate",
+            "Paris",
+            "--retries",
+            "1",
+        ])
+        .args([
+            "--dataset",
+            "data.jsonl",
+            "--output",
+            "out.jsonl",
+            "--format",
+            "json",
+        ])
+        .assert()
+        .code(1);
+    let line: Value = std::fs::read_to_string(dir.path().join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|line| line.get("side_info").is_some())
+        .unwrap();
+    assert_eq!(line["attempts"], 2, "{line}");
+    assert_eq!(line["error"]["kind"], "transport");
+    assert_eq!(
+        line["error"]["message"],
+        "check semantic_similarity: HTTP 503 Service Unavailable: busy"
+    );
+    assert_eq!(busy.requests().len(), 2);
+    // A base_url carrying a credential is refused before the run, without repeating it.
+    let mut leaky = similarity(&busy);
+    leaky["arguments"]["provider_config"]["base_url"] =
+        json!(format!("{}?key=sk-Leak3Leak5Leak7", busy.url("/v1")));
+    std::fs::write(
+        dir.path().join("leaky.json"),
+        json!({"checks": [leaky]}).to_string(),
+    )
+    .unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args([
+            "run",
+            "--checks",
+            "leaky.json",
+            "--candidate",
+            "x",
+            "--format",
+            "text",
+        ])
+        .assert()
+        .code(2)
+        .stderr(
+            "error: leaky.json: checks[0].arguments.provider_config.base_url: must not carry a \
+             user, password or query (a key belongs in an environment variable)\n",
+        );
+}

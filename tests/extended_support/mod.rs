@@ -1,0 +1,105 @@
+//! Test support for the extended checks: a fake OpenAI-compatible API on loopback that speaks
+//! the real wire format (`POST /v1/embeddings`, `POST /v1/chat/completions`), and check objects
+//! pointed at it.
+
+#![allow(dead_code)] // each test file uses its own part of this module
+
+use serde_json::{json, Value};
+
+use crate::common::{Reply, Request, Server};
+
+/// The key the fake API wants.
+pub const KEY: &str = "sk-Ext7Qw2Lp9Zr4Mx8Vb3";
+
+/// A letter-count embedding of `text`: texts with the same letters are identical vectors.
+pub fn embedding(text: &str) -> Vec<f64> {
+    let mut counts = vec![0.0; 26];
+    for ch in text.to_ascii_lowercase().chars() {
+        if ch.is_ascii_lowercase() {
+            counts[(ch as u8 - b'a') as usize] += 1.0;
+        }
+    }
+    counts
+}
+
+/// The fake API: embeddings by letter counts; the judge answers `{"passed": true,
+/// "reasoning": ...}` when the prompt mentions Paris, `{"passed": "maybe"}` (against the
+/// schema) when it mentions "vague", an invalid object around a valid one when it mentions
+/// "nested", else `{"passed": false, ...}`. A missing or wrong key
+/// is a 401 that echoes the header it got.
+pub fn fake_api() -> Server {
+    Server::start(|request: &Request, _| api_reply(request))
+}
+
+/// The fake API's answer to `request`.
+pub fn api_reply(request: &Request) -> Reply {
+    {
+        if request.header("authorization") != Some(&format!("Bearer {KEY}")) {
+            let echoed = request
+                .header("authorization")
+                .unwrap_or_default()
+                .to_string();
+            return Reply::status(
+                401,
+                json!({"error": {"message": format!("bad key {echoed}")}}).to_string(),
+            );
+        }
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or(Value::Null);
+        match request.path.as_str() {
+            "/v1/embeddings" => {
+                let inputs = body["input"].as_array().cloned().unwrap_or_default();
+                let data: Vec<Value> = inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(index, text)| {
+                        json!({"object": "embedding", "index": index,
+                        "embedding": embedding(text.as_str().unwrap_or_default())})
+                    })
+                    .collect();
+                Reply::json(
+                    json!({"object": "list", "data": data, "model": "embed-2024",
+                           "usage": {"prompt_tokens": 7, "total_tokens": 7}})
+                    .to_string(),
+                )
+            }
+            "/v1/chat/completions" => {
+                let prompt = body["messages"][1]["content"].as_str().unwrap_or_default();
+                let verdict = if prompt.contains("vague") {
+                    json!({"passed": "maybe"})
+                } else if prompt.contains("nested") {
+                    json!({"passed": "no", "detail": {"passed": true}})
+                } else {
+                    json!({"passed": prompt.contains("Paris"), "reasoning": "compared"})
+                };
+                Reply::json(
+                    json!({"id": "c1", "object": "chat.completion", "model": "judge-2024",
+                        "choices": [{"index": 0, "finish_reason": "stop",
+                            "message": {"role": "assistant", "content": format!("```json\n{verdict}\n```")}}],
+                        "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
+                    .to_string(),
+                )
+            }
+            other => Reply::status(404, format!("no {other}")),
+        }
+    }
+}
+
+pub fn provider(server: &Server) -> Value {
+    json!({"base_url": server.url("/v1"), "api_key": "${EXT_TEST_KEY}", "max_retries": 0})
+}
+
+pub fn similarity(server: &Server) -> Value {
+    json!({"type": "semantic_similarity", "arguments": {
+        "text": "$.output.value", "reference": "$.test_case.expected",
+        "threshold": {"min_value": 0.9}, "provider_config": provider(server),
+        "model_config": {"model": "embed", "dimensions": 26}}})
+}
+
+pub fn judge(server: &Server) -> Value {
+    json!({"type": "llm_judge", "arguments": {
+        "prompt": "Question: {{$.test_case.input}}\nAnswer: {{$.output.value}}",
+        "response_format": {"type": "object", "required": ["passed"],
+            "properties": {"passed": {"type": "boolean"}, "reasoning": {"type": "string"}}},
+        "provider_config": provider(server),
+        "model_config": {"model": "judge", "temperature": 0}}})
+}

@@ -1,0 +1,126 @@
+//! `evalctl serve` with the checks that call out: extended checks against a fake
+//! OpenAI-compatible API (only at the endpoint the operator allows, with the key lent for it), the operator's
+//! custom checks, `spec.TYPE` checks, and requests that try to declare commands. The real server
+//! on loopback ports, over HTTP (batch and NDJSON streaming).
+
+use serde_json::{json, Value};
+
+use crate::extended_support::{fake_api, judge, similarity, KEY};
+use crate::serve_support::Server;
+
+/// A command that answers `{"passed": true, "got": <its stdin>}`.
+const ECHO: &str = r#"echo=sh -c 'printf "{\"passed\": true, \"got\": %s}" "$(cat)"'"#;
+
+fn request(checks: Value) -> Vec<u8> {
+    json!({
+        "test_cases": [{"id": "t1", "input": "Capital of France?", "expected": "Paris"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": checks
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn extended_custom_and_validator_checks_are_answered_at_the_endpoints_allowed() {
+    let api = fake_api();
+    let dir = tempfile::tempdir().unwrap();
+    let allowed = format!("EXT_TEST_KEY@{}", api.url("/v1"));
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--allow-endpoint", &allowed, "--custom-check", ECHO],
+        &[
+            ("EXT_TEST_KEY", KEY),
+            ("EXT_OTHER_KEY", "sk-Other9Key4Not7Lent"),
+        ],
+    );
+    let mut unlent = similarity(&api);
+    unlent["arguments"]["provider_config"]["api_key"] = json!("${EXT_OTHER_KEY}");
+    // A client's own endpoint would receive the lent key: refused, the server calls no one.
+    let thief = fake_api();
+    let mut foreign = similarity(&thief);
+    foreign["arguments"]["provider_config"]
+        .as_object_mut()
+        .unwrap()
+        .remove("api_key");
+    let reply = server.request(
+        "POST",
+        "/evaluate",
+        &[],
+        &request(json!([
+            similarity(&api),
+            judge(&api),
+            {"type": "echo", "arguments": {"text": "$.output.value"}},
+            {"type": "spec.fuzzy_match", "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected",
+                "config": {"case_insensitive": true}}},
+            unlent,
+            foreign
+        ])),
+    );
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    let text = String::from_utf8_lossy(&reply.body).to_string();
+    assert!(!text.contains(KEY) && !text.contains("sk-Other9Key4Not7Lent"));
+    let document = reply.json();
+    let results = document["results"][0]["check_results"].as_array().unwrap();
+    assert_eq!(
+        results[0]["results"]["response"],
+        json!({"score": 1.0, "passed": true})
+    );
+    assert_eq!(
+        results[1]["results"]["response"],
+        json!({"passed": true, "reasoning": "compared"})
+    );
+    assert_eq!(
+        results[2]["results"],
+        json!({"passed": true, "got": {"text": "Paris"}})
+    );
+    assert_eq!(results[3]["results"]["passed"], true);
+    assert_eq!(
+        results[4]["error"],
+        json!({"type": "validation_error", "recoverable": false,
+            "message": format!("arguments.provider_config.api_key: this server does not lend the key in `EXT_OTHER_KEY` for {} (leave the key out: the server uses `EXT_TEST_KEY`)", api.url("/v1"))})
+    );
+    assert_eq!(
+        results[5]["error"]["message"],
+        format!("arguments.provider_config.base_url: this server calls only the endpoints its operator allows ({})", api.url("/v1"))
+    );
+    assert!(
+        thief.requests().is_empty(),
+        "the foreign endpoint was called"
+    );
+    // Streamed, the answers come in the result lines.
+    let streamed = server.request(
+        "POST",
+        "/evaluate?stream=true",
+        &[],
+        &request(json!([judge(&api)])),
+    );
+    let first: Value =
+        serde_json::from_slice(streamed.body.split(|&byte| byte == b'\n').next().unwrap()).unwrap();
+    assert_eq!(
+        first["check_results"][0]["results"]["response"]["passed"],
+        true
+    );
+}
+
+#[test]
+fn a_request_cannot_declare_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let mut body: Value = serde_json::from_slice(&request(json!([
+        {"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "Paris"}}
+    ])))
+    .unwrap();
+    body["custom_checks"] = json!({"pwn": {"command": ["sh", "-c", "touch /tmp/pwned"]}});
+    let reply = server.request("POST", "/evaluate", &[], body.to_string().as_bytes());
+    assert_eq!(reply.status, 400);
+    assert_eq!(
+        reply.json()["details"]["problems"],
+        json!(["custom_checks: this server runs only the custom checks its operator declared (evalctl serve --custom-check NAME=COMMAND)"])
+    );
+}
