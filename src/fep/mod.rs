@@ -6,6 +6,10 @@
 //! reported at once with their JSON locations, exit 2. A check whose arguments are invalid is not
 //! a request problem: it yields a `validation_error` result wherever it runs and the other checks
 //! still run. The result is written as a stream (see [`writer`]).
+//!
+//! Test cases are evaluated in batches on one worker per core and written in input order (see
+//! [`pool`]); every mode evaluates a test case in [`CaseResults::evaluate`]. A large request is
+//! evaluated as it is parsed (see [`large`]).
 
 mod case;
 mod document;
