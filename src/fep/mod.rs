@@ -232,15 +232,7 @@ pub fn request_calls(request: &mut Request) -> Vec<Vec<Option<Call>>> {
 /// Read the request from `source`, as [`Source::read_json`] does, for a parse that may use the
 /// worker pool (see [`document`] and [`large`]).
 fn read_request(source: &Source) -> anyhow::Result<Vec<u8>> {
-    let mut bytes = source.read().map_err(bad_input)?;
-    if bytes.starts_with(b"\xEF\xBB\xBF") {
-        bytes.drain(..3);
-    }
-    if bytes.iter().all(u8::is_ascii_whitespace) {
-        return Err(bad_input(Problem::new(
-            source.display(),
-            "the file is empty (expected an EvaluationRequest object)",
-        )));
-    }
-    Ok(bytes)
+    source
+        .read_document("an EvaluationRequest object")
+        .map_err(bad_input)
 }
