@@ -257,6 +257,7 @@ impl BatchEvaluator<'_> {
         let mut problems = Vec::new();
         let mut results = self.spares.results(self.layout);
         let mut checks_run = 0;
+        let mut valid = Vec::with_capacity(batch.pairs.len());
         for pair in batch.pairs {
             let case = decode(&batch.text, pair.case, &self.test_cases, &mut problems).and_then(
                 |(line, test_case)| match prepare_test_case(&test_case, &mut catalog) {
@@ -279,23 +280,37 @@ impl BatchEvaluator<'_> {
                 self.problem_seen.store(true, Ordering::Relaxed);
             }
             // After the first problem nothing more is evaluated: the rest is only validated.
-            if let (Some((mut test_case, own)), Some(mut output), false) =
+            if let (Some((test_case, own)), Some(output), false) =
                 (case, answer, self.problem_seen.load(Ordering::Relaxed))
             {
                 checks_run += self.checking.shared.len() + own.len();
-                let checks = self.checking.shared.iter().chain(&own);
-                let answers = if checks.clone().any(Check::calls_out) {
-                    let calls = context.with(&mut test_case, &mut output, |context| {
-                        checks.clone().map(|check| check.call(context)).collect()
-                    });
-                    self.answer(calls)?
-                } else {
-                    Vec::new()
-                };
-                context.with(&mut test_case, &mut output, |context| {
-                    results.evaluate(context, checks, answers)
-                })?;
+                valid.push((test_case, output, own));
             }
+        }
+        // The calls of the batch's checks that call out are made together (up to -j at once),
+        // then every test case is evaluated with its answers.
+        let mut calls: Vec<Vec<Option<Call>>> = Vec::new();
+        for (test_case, output, own) in &mut valid {
+            let checks = self.checking.shared.iter().chain(own.iter());
+            if checks.clone().any(Check::calls_out) {
+                calls.push(context.with(test_case, output, |context| {
+                    checks.map(|check| check.call(context)).collect()
+                }));
+            } else {
+                calls.push(Vec::new());
+            }
+        }
+        let mut answers = if calls.iter().any(|case| !case.is_empty()) {
+            self.answer(calls)?.into_iter()
+        } else {
+            Vec::new().into_iter()
+        };
+        for (mut test_case, mut output, own) in valid {
+            let checks = self.checking.shared.iter().chain(&own);
+            let answers = answers.next().unwrap_or_default();
+            context.with(&mut test_case, &mut output, |context| {
+                results.evaluate(context, checks, answers)
+            })?;
         }
         Ok(Batch {
             problems,
@@ -306,8 +321,8 @@ impl BatchEvaluator<'_> {
 }
 
 impl BatchEvaluator<'_> {
-    /// The answers to one test case's `calls`.
-    fn answer(&self, calls: Vec<Option<Call>>) -> anyhow::Result<CaseAnswers> {
+    /// The answers to the calls of a batch's test cases, in order.
+    fn answer(&self, calls: Vec<Vec<Option<Call>>>) -> anyhow::Result<Vec<CaseAnswers>> {
         // A worker that panicked holding the caller poisoned it; its panic is raised anyway.
         let mut caller = self
             .caller
@@ -317,7 +332,7 @@ impl BatchEvaluator<'_> {
             Some(caller) => caller,
             empty => empty.insert(BlockingCaller::new(self.checking.concurrency)?),
         };
-        Ok(caller.answer_cases(vec![calls]).pop().unwrap_or_default())
+        Ok(caller.answer_cases(calls))
     }
 }
 
