@@ -439,3 +439,42 @@ fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
              user, password or query (a key belongs in an environment variable)\n",
         );
 }
+
+#[test]
+fn calls_run_at_once_up_to_j_across_test_cases() {
+    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let (now, peak) = (Arc::clone(&in_flight), Arc::clone(&most));
+    let server = Server::start(move |request: &Request, _| {
+        let running = now.fetch_add(1, Ordering::SeqCst) + 1;
+        peak.fetch_max(running, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(150));
+        now.fetch_sub(1, Ordering::SeqCst);
+        api_reply(request)
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name);
+    let cases: String = (0..8)
+        .map(|i| format!("{{\"id\": \"t{i}\", \"input\": \"q\", \"expected\": \"Paris\"}}\n"))
+        .collect();
+    std::fs::write(path("cases.jsonl"), cases).unwrap();
+    std::fs::write(path("outputs.jsonl"), "{\"value\": \"Paris\"}\n".repeat(8)).unwrap();
+    std::fs::write(
+        path("checks.json"),
+        json!({"checks": [similarity(&server)]}).to_string(),
+    )
+    .unwrap();
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .args(["fep", "evaluate", "-j", "3", "--test-cases"])
+        .arg(path("cases.jsonl"))
+        .arg("--outputs")
+        .arg(path("outputs.jsonl"))
+        .arg("--checks")
+        .arg(path("checks.json"))
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    assert_eq!(json_stdout(&output)["summary"]["completed_checks"], 8);
+    let most = most.load(Ordering::SeqCst);
+    assert!((2..=3).contains(&most), "{most} calls at once with -j 3");
+}

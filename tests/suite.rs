@@ -30,6 +30,7 @@ mod evaluator_hints;
 mod fep_requests;
 mod fep_spec_examples;
 mod fep_stream;
+mod fepmc_parallel;
 mod journal_faults;
 mod judge_config;
 mod judge_replies;

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::checks::{parse_check, Catalog, Check, Problem};
+use crate::checks::{parse_check, Catalog, Check, PathCache, Problem};
 use crate::input::strict;
 
 /// Validate a test case and prepare its own `checks`. Problems are located relative to the test
@@ -58,6 +58,17 @@ pub fn prepare_test_case(
         Ok(own)
     } else {
         Err(problems)
+    }
+}
+
+/// A catalog for one batch of test cases prepared on a worker: `catalog`'s custom checks and
+/// endpoint policy, JSONPaths compiled anew.
+pub fn catalog_for_batch(catalog: &Catalog) -> Catalog {
+    Catalog {
+        paths: PathCache::default(),
+        custom: catalog.custom.clone(),
+        endpoints: catalog.endpoints.clone(),
+        declarations_refused: catalog.declarations_refused,
     }
 }
 

@@ -6,9 +6,17 @@
 //! reported at once with their JSON locations, exit 2. A check whose arguments are invalid is not
 //! a request problem: it yields a `validation_error` result wherever it runs and the other checks
 //! still run. The result is written as a stream (see [`writer`]).
+//!
+//! Test cases are evaluated in batches on one worker per core and written in input order (see
+//! [`pool`]); every mode evaluates a test case in [`CaseResults::evaluate`]. A large request is
+//! evaluated as it is parsed (see [`large`]).
 
 mod case;
+mod document;
+mod large;
+mod pool;
 mod request;
+mod spool;
 mod stream;
 pub mod writer;
 
@@ -18,14 +26,14 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
-use crate::error::{bad_input, invalid};
+use crate::error::{bad_input, invalid, Problem};
 use crate::evaluator::check_calls::{local_catalog, BlockingCaller};
 use crate::exit::Exit;
-use crate::input::Source;
+use crate::input::{document_json_reason, Source};
 use crate::report::Reporter;
 pub use request::{parse_request, Request};
 use stream::StreamEnd;
-pub use writer::{Layout, RunWriter};
+pub use writer::{CaseResults, Layout, RunWriter, Spares};
 
 /// What `evalctl fep evaluate` reads.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,11 +72,24 @@ pub fn evaluate(
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
     let mut catalog = local_catalog(&checking.custom)?;
-    let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
+    let mut out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
     let outcome = match config {
         FepConfig::Request(source) => {
             let name = source.display();
-            let document = read_request(source)?;
+            let bytes = read_request(source)?;
+            // NDJSON goes out as it is evaluated, so it never waits in a spool.
+            let large = match layout {
+                Layout::Document => large::evaluate_large(&bytes, &catalog, &mut out),
+                Layout::Lines => Ok(None),
+            };
+            match large {
+                Ok(None) => {}
+                Ok(Some(status)) => return exit(Ok(StreamEnd::Finished(status)), reporter),
+                Err(error) => return exit(Err(error), reporter),
+            }
+            let document = document::parse_document(&bytes).map_err(|err| {
+                bad_input(Problem::new(source.display(), document_json_reason(&err)))
+            })?;
             let mut request = parse_request(document, &mut catalog).map_err(|problems| {
                 invalid(
                     problems
@@ -100,14 +121,19 @@ pub fn evaluate(
                 test_cases,
                 outputs,
                 &shared,
-                &mut catalog,
+                &catalog,
                 checking.concurrency,
                 out,
                 layout,
             )
         }
     };
-    // Every write of the result goes to stdout (the streaming mode's spool reports its own).
+    exit(outcome, reporter)
+}
+
+/// The exit of a run that ended with `outcome`.
+fn exit(outcome: anyhow::Result<StreamEnd>, reporter: Reporter) -> anyhow::Result<Exit> {
+    // Every write of the result goes to stdout (a spool reports its own).
     let outcome = outcome.map_err(|error| match error.downcast::<std::io::Error>() {
         Ok(err) => crate::report::stdout_error(&err),
         Err(other) => other,
@@ -127,21 +153,63 @@ pub fn evaluate(
 
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
 /// request's `experiment`); `next_answers` gives each test case's answers to [`request_calls`],
-/// in order (empty when no check calls out). The run's status.
+/// in order (empty when no check calls out). The run's status. Batches of test cases are
+/// evaluated on the worker pool (see [`pool`]) and written in order; when a check calls out, one
+/// test case at a time on this thread, each written as soon as it is answered.
 pub fn evaluate_request<W: std::io::Write>(
-    mut request: Request,
+    request: Request,
     mut writer: RunWriter<W>,
     mut next_answers: impl FnMut() -> CaseAnswers,
 ) -> std::io::Result<Status> {
-    let mut context = Context::new(Value::Null, Value::Null);
-    let pairs = request.test_cases.iter_mut().zip(&mut request.outputs);
-    for (index, ((test_case, output), own)) in pairs.zip(&request.own_checks).enumerate() {
-        let shared = request.checks.for_case(index).iter().chain(own);
-        let answers = next_answers();
-        context.with(test_case, output, |context| {
-            writer.case(context, shared, answers)
-        })?;
-    }
+    let (batch, workers) = match request.calls_out() {
+        true => (1, 1),
+        false => (pool::BATCH, pool::workers()),
+    };
+    let Request {
+        mut test_cases,
+        mut outputs,
+        checks,
+        own_checks,
+        ..
+    } = request;
+    let layout = writer.layout();
+    let spares = Spares::default();
+    // Each job takes its test cases' answers along, drawn here in order.
+    let jobs = test_cases
+        .chunks_mut(batch)
+        .zip(outputs.chunks_mut(batch))
+        .zip(own_checks.chunks(batch))
+        .enumerate()
+        .map(|job| {
+            let answers: Vec<CaseAnswers> = (0..job.1 .1.len()).map(|_| next_answers()).collect();
+            (job, answers)
+        });
+    pool::ordered(
+        workers,
+        jobs,
+        |((job, ((test_cases, outputs), own_checks)), answers)| {
+            let mut results = spares.results(layout);
+            let mut context = Context::new(Value::Null, Value::Null);
+            let cases = test_cases.iter_mut().zip(outputs).zip(own_checks);
+            for ((index, ((test_case, output), own)), answers) in
+                (job * batch..).zip(cases).zip(answers)
+            {
+                let checks = checks.for_case(index).iter().chain(own);
+                context.with(test_case, output, |context| {
+                    results.evaluate(context, checks, answers)
+                })?;
+                // Freed here, on a worker, rather than all at the end on one thread.
+                drop((std::mem::take(test_case), std::mem::take(output)));
+            }
+            Ok(results)
+        },
+        |results: std::io::Result<CaseResults>| {
+            let results = results?;
+            writer.write(&results)?;
+            spares.keep(results);
+            Ok::<(), std::io::Error>(())
+        },
+    )?;
     writer.finish()
 }
 
@@ -161,9 +229,10 @@ pub fn request_calls(request: &mut Request) -> Vec<Vec<Option<Call>>> {
         .collect()
 }
 
-/// Read and parse the request from `source`.
-fn read_request(source: &Source) -> anyhow::Result<Value> {
+/// Read the request from `source`, as [`Source::read_json`] does, for a parse that may use the
+/// worker pool (see [`document`] and [`large`]).
+fn read_request(source: &Source) -> anyhow::Result<Vec<u8>> {
     source
-        .read_json("an EvaluationRequest object")
+        .read_document("an EvaluationRequest object")
         .map_err(bad_input)
 }

@@ -3,7 +3,9 @@
 
 use serde_json::{Map, Value};
 
+use super::case::catalog_for_batch;
 use super::case::{output_problems, prepare_test_case};
+use super::pool;
 use crate::checks::{parse_check, Catalog, Check, Problem};
 use crate::input::strict;
 
@@ -97,22 +99,26 @@ pub fn parse_request(document: Value, catalog: &mut Catalog) -> Result<Request, 
         }
     }
     let (test_cases, outputs) = (test_cases.unwrap_or_default(), outputs.unwrap_or_default());
-    let own_checks = test_cases
-        .iter()
+    // Test cases and outputs are validated on the worker pool, their problems kept in order.
+    let shared_catalog = &*catalog;
+    let prepared = pool::map(
+        &test_cases,
+        || catalog_for_batch(shared_catalog),
+        |catalog, test_case| prepare_test_case(test_case, catalog),
+    );
+    let own_checks = prepared
+        .into_iter()
         .enumerate()
-        .map(|(index, test_case)| {
-            prepare_test_case(test_case, catalog).unwrap_or_else(|found| {
+        .map(|(index, prepared)| {
+            prepared.unwrap_or_else(|found| {
                 located(&mut problems, &format!(".test_cases[{index}]"), found);
                 Vec::new()
             })
         })
         .collect::<Vec<Vec<Check>>>();
-    for (index, output) in outputs.iter().enumerate() {
-        located(
-            &mut problems,
-            &format!(".outputs[{index}]"),
-            output_problems(output),
-        );
+    let output_found = pool::map(&outputs, || (), |(), output| output_problems(output));
+    for (index, found) in output_found.into_iter().enumerate() {
+        located(&mut problems, &format!(".outputs[{index}]"), found);
     }
     let checks = prepare_check_sets(&raw_checks, test_cases.len(), catalog, &mut problems);
     let own_check_count: usize = own_checks.iter().map(Vec::len).sum();

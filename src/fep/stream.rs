@@ -2,31 +2,37 @@
 //!
 //! Record i of the test cases pairs with record i of the outputs (blank lines are skipped and not
 //! counted; there is no record limit). Both files are read once, line by line, so pipes and
-//! `/dev/stdin` work: each pair is validated and, while no problem has been found, evaluated at
-//! once, its result written to a spool file (an unnamed temporary file). Every problem of both
-//! files is reported at the end, with nothing on stdout; without problems the spool is copied to
-//! stdout. Memory stays flat in the number of test cases.
+//! `/dev/stdin` work. The lines are read here in batches of pairs; a worker of the pool decodes,
+//! validates and, while no problem has been found, evaluates each batch, and the results are
+//! written in input order to a spool file (an unnamed temporary file). Every problem of both files
+//! is reported at the end, in input order, with nothing on stdout; without problems the spool is
+//! copied to stdout. Memory stays flat in the number of test cases.
 //!
 //! SIGINT, SIGTERM or SIGHUP stops the run, also while a read blocks (a pipe held open, a FIFO
 //! with no writer): the results evaluated so far are written as a complete document, and the
 //! command ends with exit 130.
 
-use std::fs::File;
-use std::io::{self, BufWriter, Seek, Write};
+use std::io::Write;
+use std::ops::Range;
 
 use serde_json::Value;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+
+use super::case::catalog_for_batch;
 use super::case::{output_problems, prepare_test_case};
-use super::writer::{Layout, RunWriter};
-use crate::checks::{Catalog, Check, Context, Problem, Status};
+use super::pool;
+use super::spool::{self, copy_spool, spool_error};
+use super::writer::{Layout, RunWriter, Spares};
+use crate::checks::{Call, CaseAnswers, Catalog, Check, Context, Problem, Status};
 use crate::error::{invalid, Fatal};
 use crate::evaluator::check_calls::BlockingCaller;
-use crate::input::{JsonlStream, Source};
+use crate::input::{parse_object_line, JsonlStream, Source};
 use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
 };
-use crate::text::io_reason;
 
 /// How a streaming evaluation ended, once its result document was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,21 +54,18 @@ pub fn evaluate_stream<W: Write>(
     test_cases: &Source,
     outputs: &Source,
     shared: &[Check],
-    catalog: &mut Catalog,
+    catalog: &Catalog,
     concurrency: usize,
     out: W,
     layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
     catch_in_flag();
-    let evaluated = evaluate_pairs(
-        test_cases,
-        outputs,
+    let checking = Checking {
         shared,
         catalog,
         concurrency,
-        out,
-        layout,
-    );
+    };
+    let evaluated = evaluate_pairs(test_cases, outputs, checking, out, layout);
     restore_default_actions();
     evaluated
 }
@@ -71,9 +74,7 @@ pub fn evaluate_stream<W: Write>(
 fn evaluate_pairs<W: Write>(
     test_cases: &Source,
     outputs: &Source,
-    shared: &[Check],
-    catalog: &mut Catalog,
-    concurrency: usize,
+    checking: Checking<'_>,
     mut out: W,
     layout: Layout,
 ) -> anyhow::Result<StreamEnd> {
@@ -97,68 +98,54 @@ fn evaluate_pairs<W: Write>(
             ));
         }
     };
-    let mut spool = BufWriter::with_capacity(1 << 16, tempfile::tempfile().map_err(spool_error)?);
+    let mut spool = spool::create()?;
     let mut writer = RunWriter::begin(&mut spool, None, layout).map_err(spool_error)?;
-    let mut context = Context::new(Value::Null, Value::Null);
-    // Made at the first test case with a check that calls out.
-    let mut caller: Option<BlockingCaller> = None;
     let mut problems = Vec::new();
     let (mut case_count, mut output_count) = (0usize, 0usize);
     let mut checks_run = 0usize;
     let mut evaluated = 0usize;
-    let stopped = loop {
-        let (case, answer) = (cases.next_record(), answers.next_record());
-        if interrupt_requested() {
-            break true;
-        }
-        if case.is_none() && answer.is_none() {
-            break false;
-        }
-        case_count += usize::from(case.is_some());
-        output_count += usize::from(answer.is_some());
-        let case = case.and_then(|record| {
-            let (line, test_case) = record.map_err(|problem| problems.push(problem)).ok()?;
-            match prepare_test_case(&test_case, catalog) {
-                Ok(own) => Some((test_case, own)),
-                Err(found) => {
-                    locate(&mut problems, &cases.display, line, found);
-                    None
-                }
-            }
-        });
-        let answer = answer.and_then(|record| {
-            let (line, output) = record.map_err(|problem| problems.push(problem)).ok()?;
-            let found = output_problems(&output);
-            let valid = found.is_empty();
-            locate(&mut problems, &answers.display, line, found);
-            valid.then_some(output)
-        });
-        // After the first problem nothing more is evaluated: the rest is only validated.
-        if let (Some((mut test_case, own)), Some(mut output), true) =
-            (case, answer, problems.is_empty())
-        {
-            checks_run += shared.len() + own.len();
-            evaluated += 1;
-            let checks = shared.iter().chain(&own);
-            let answers = if checks.clone().any(Check::calls_out) {
-                let calls = context.with(&mut test_case, &mut output, |context| {
-                    checks.clone().map(|check| check.call(context)).collect()
-                });
-                let caller = match &mut caller {
-                    Some(caller) => caller,
-                    empty => empty.insert(BlockingCaller::new(concurrency)?),
-                };
-                caller.answer_cases(vec![calls]).pop().unwrap_or_default()
-            } else {
-                Vec::new()
-            };
-            context
-                .with(&mut test_case, &mut output, |context| {
-                    writer.case(context, checks, answers)
-                })
-                .map_err(spool_error)?;
-        }
+    let (mut stopped, mut ended) = (false, false);
+    let evaluator = BatchEvaluator {
+        test_cases: cases.display.clone(),
+        outputs: answers.display.clone(),
+        checking,
+        layout,
+        problem_seen: AtomicBool::new(false),
+        spares: Spares::default(),
+        caller: Mutex::new(None),
     };
+    // Pairs are read here, in batches; a worker decodes, validates and evaluates each batch.
+    let batches = std::iter::from_fn(|| {
+        let mut batch = RawBatch::default();
+        while !ended && batch.pairs.len() < pool::BATCH {
+            let case = batch.keep(cases.next_text());
+            let answer = batch.keep(answers.next_text());
+            if interrupt_requested() {
+                (stopped, ended) = (true, true);
+            } else if case.is_none() && answer.is_none() {
+                ended = true;
+            } else {
+                case_count += usize::from(case.is_some());
+                output_count += usize::from(answer.is_some());
+                batch.pairs.push(RawPair { case, answer });
+            }
+        }
+        (!batch.pairs.is_empty()).then_some(batch)
+    });
+    pool::ordered(
+        pool::workers(),
+        batches,
+        |batch| evaluator.evaluate(batch),
+        |done: anyhow::Result<Batch>| {
+            let done = done?;
+            problems.extend(done.problems);
+            checks_run += done.checks_run;
+            evaluated += done.results.test_cases();
+            writer.write(&done.results).map_err(spool_error)?;
+            evaluator.spares.keep(done.results);
+            Ok::<(), anyhow::Error>(())
+        },
+    )?;
     // Stopped by a signal: what was evaluated is written (unless there were problems).
     if stopped {
         if !problems.is_empty() {
@@ -198,23 +185,170 @@ fn evaluate_pairs<W: Write>(
     Ok(StreamEnd::Finished(status))
 }
 
-/// Copy the finished spool to `out`.
-fn copy_spool(spool: BufWriter<File>, out: &mut impl Write) -> anyhow::Result<()> {
-    let mut spool = spool
-        .into_inner()
-        .map_err(|err| spool_error(err.into_error()))?;
-    spool.rewind().map_err(spool_error)?;
-    io::copy(&mut spool, out)?;
-    out.flush()?;
-    Ok(())
+/// A line's number and where its text is in [`RawBatch::text`], or the problem of the line.
+type RawRecord = Result<(usize, Range<usize>), crate::error::Problem>;
+
+/// Record i of the test cases and of the outputs, as read (either may be missing at the end).
+struct RawPair {
+    case: Option<RawRecord>,
+    answer: Option<RawRecord>,
 }
 
-fn spool_error(err: io::Error) -> anyhow::Error {
-    Fatal::Internal(format!(
-        "cannot write the results to a temporary file (in $TMPDIR or /tmp): {}",
-        io_reason(&err)
-    ))
-    .into()
+/// Pairs of lines as read, their text in one buffer, to go to a worker.
+#[derive(Default)]
+struct RawBatch {
+    text: String,
+    pairs: Vec<RawPair>,
+}
+
+impl RawBatch {
+    /// Keep a [`JsonlStream::next_text`] answer: its text is copied into the batch.
+    fn keep(
+        &mut self,
+        record: Option<Result<(usize, &str), crate::error::Problem>>,
+    ) -> Option<RawRecord> {
+        record.map(|found| {
+            found.map(|(line, text)| {
+                let start = self.text.len();
+                self.text.push_str(text);
+                (line, start..self.text.len())
+            })
+        })
+    }
+}
+
+/// What a worker made of a batch of pairs.
+struct Batch {
+    /// The problems of the batch's records, in input order.
+    problems: Vec<crate::error::Problem>,
+    /// The results of the pairs evaluated (none once a problem has been seen).
+    results: super::writer::CaseResults,
+    /// Checks run over the batch.
+    checks_run: usize,
+}
+
+/// What the workers share: the files' names (for problems), the checks, the layout, whether a
+/// problem has been seen anywhere, the spare result buffers and the caller.
+struct BatchEvaluator<'a> {
+    test_cases: String,
+    outputs: String,
+    checking: Checking<'a>,
+    layout: Layout,
+    problem_seen: AtomicBool,
+    spares: Spares,
+    /// Answers the calls of checks that call out, one test case at a time; made at the first.
+    caller: Mutex<Option<BlockingCaller>>,
+}
+
+/// The checks of a streaming run: the checks file's, the catalog the test cases' own are
+/// prepared with, and how many calls of checks that call out are made at once.
+#[derive(Clone, Copy)]
+struct Checking<'a> {
+    shared: &'a [Check],
+    catalog: &'a Catalog,
+    concurrency: usize,
+}
+
+impl BatchEvaluator<'_> {
+    /// Decode, validate and, while no problem has been seen anywhere, evaluate the pairs of `batch`.
+    fn evaluate(&self, batch: RawBatch) -> anyhow::Result<Batch> {
+        let mut catalog = catalog_for_batch(self.checking.catalog);
+        let mut context = Context::new(Value::Null, Value::Null);
+        let mut problems = Vec::new();
+        let mut results = self.spares.results(self.layout);
+        let mut checks_run = 0;
+        let mut valid = Vec::with_capacity(batch.pairs.len());
+        for pair in batch.pairs {
+            let case = decode(&batch.text, pair.case, &self.test_cases, &mut problems).and_then(
+                |(line, test_case)| match prepare_test_case(&test_case, &mut catalog) {
+                    Ok(own) => Some((test_case, own)),
+                    Err(found) => {
+                        locate(&mut problems, &self.test_cases, line, found);
+                        None
+                    }
+                },
+            );
+            let answer = decode(&batch.text, pair.answer, &self.outputs, &mut problems).and_then(
+                |(line, output)| {
+                    let found = output_problems(&output);
+                    let valid = found.is_empty();
+                    locate(&mut problems, &self.outputs, line, found);
+                    valid.then_some(output)
+                },
+            );
+            if !problems.is_empty() {
+                self.problem_seen.store(true, Ordering::Relaxed);
+            }
+            // After the first problem nothing more is evaluated: the rest is only validated.
+            if let (Some((test_case, own)), Some(output), false) =
+                (case, answer, self.problem_seen.load(Ordering::Relaxed))
+            {
+                checks_run += self.checking.shared.len() + own.len();
+                valid.push((test_case, output, own));
+            }
+        }
+        // The calls of the batch's checks that call out are made together (up to -j at once),
+        // then every test case is evaluated with its answers.
+        let mut calls: Vec<Vec<Option<Call>>> = Vec::new();
+        for (test_case, output, own) in &mut valid {
+            let checks = self.checking.shared.iter().chain(own.iter());
+            if checks.clone().any(Check::calls_out) {
+                calls.push(context.with(test_case, output, |context| {
+                    checks.map(|check| check.call(context)).collect()
+                }));
+            } else {
+                calls.push(Vec::new());
+            }
+        }
+        let mut answers = if calls.iter().any(|case| !case.is_empty()) {
+            self.answer(calls)?.into_iter()
+        } else {
+            Vec::new().into_iter()
+        };
+        for (mut test_case, mut output, own) in valid {
+            let checks = self.checking.shared.iter().chain(&own);
+            let answers = answers.next().unwrap_or_default();
+            context.with(&mut test_case, &mut output, |context| {
+                results.evaluate(context, checks, answers)
+            })?;
+        }
+        Ok(Batch {
+            problems,
+            results,
+            checks_run,
+        })
+    }
+}
+
+impl BatchEvaluator<'_> {
+    /// The answers to the calls of a batch's test cases, in order.
+    fn answer(&self, calls: Vec<Vec<Option<Call>>>) -> anyhow::Result<Vec<CaseAnswers>> {
+        // A worker that panicked holding the caller poisoned it; its panic is raised anyway.
+        let mut caller = self
+            .caller
+            .lock()
+            .map_err(|_| anyhow::anyhow!("a worker failed"))?;
+        let caller = match &mut *caller {
+            Some(caller) => caller,
+            empty => empty.insert(BlockingCaller::new(self.checking.concurrency)?),
+        };
+        Ok(caller.answer_cases(calls))
+    }
+}
+
+/// The JSON object of a record (its text in `text`), or `None` after adding its problem to
+/// `problems`.
+fn decode(
+    text: &str,
+    record: Option<RawRecord>,
+    display: &str,
+    problems: &mut Vec<crate::error::Problem>,
+) -> Option<(usize, Value)> {
+    let (line, span) = record?.map_err(|problem| problems.push(problem)).ok()?;
+    parse_object_line(&text[span])
+        .map(|value| (line, value))
+        .map_err(|reason| problems.push(crate::error::Problem::at_line(display, line, reason)))
+        .ok()
 }
 
 fn locate(

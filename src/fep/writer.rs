@@ -9,6 +9,7 @@
 //! `status`, `summary`).
 
 use std::io::{self, Write};
+use std::sync::Mutex;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -60,6 +61,28 @@ pub struct RunSummary {
     /// All checks of the run.
     #[serde(flatten)]
     pub checks: CheckCounts,
+}
+
+impl RunSummary {
+    /// Count one test case of `status` whose checks counted `counts`.
+    fn record(&mut self, status: Status, counts: CheckCounts) {
+        self.total_test_cases += 1;
+        match status {
+            Status::Completed => self.completed_test_cases += 1,
+            Status::Error => self.error_test_cases += 1,
+            Status::Skip => self.skipped_test_cases += 1,
+        }
+        self.checks.add(counts);
+    }
+
+    /// Add the counts of `other`.
+    fn merge(&mut self, other: &RunSummary) {
+        self.total_test_cases += other.total_test_cases;
+        self.completed_test_cases += other.completed_test_cases;
+        self.error_test_cases += other.error_test_cases;
+        self.skipped_test_cases += other.skipped_test_cases;
+        self.checks.add(other.checks);
+    }
 }
 
 #[derive(Serialize)]
@@ -117,57 +140,37 @@ impl<W: Write> RunWriter<W> {
         &self.evaluation_id
     }
 
-    /// Evaluate `checks` over `context` (`{"test_case", "output"}`) and write the test case
-    /// result; `answers` are the answers to the calls of those that call out (empty when none
-    /// does).
-    pub fn case<'c>(
-        &mut self,
-        context: &Value,
-        checks: impl IntoIterator<Item = &'c Check>,
-        mut answers: CaseAnswers,
-    ) -> io::Result<()> {
-        let mut clock = CaseClock::start();
-        let results: Vec<CheckResult<'_>> = checks
-            .into_iter()
-            .enumerate()
-            .map(|(index, check)| {
-                let answer = answers.get_mut(index).and_then(Option::take);
-                check.evaluate(context, &mut clock, answer)
-            })
-            .collect();
-        let mut counts = CheckCounts::default();
-        for result in &results {
-            counts.count(result.status());
+    /// The layout the results are written in (what [`CaseResults::new`] needs).
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Write the test case results of `results` (evaluated elsewhere, e.g. on a worker thread)
+    /// after those written so far. [`Layout::Lines`] flushes after each line.
+    pub fn write(&mut self, results: &CaseResults) -> io::Result<()> {
+        if results.summary.total_test_cases == 0 {
+            return Ok(());
         }
-        let status = Status::combine(results.iter().map(CheckResult::status));
-        if self.layout == Layout::Document {
-            self.out.write_all(if self.summary.total_test_cases == 0 {
-                b"\n"
-            } else {
-                b",\n"
-            })?;
+        match self.layout {
+            Layout::Document => {
+                self.out.write_all(if self.summary.total_test_cases == 0 {
+                    b"\n"
+                } else {
+                    b",\n"
+                })?;
+                self.out.write_all(&results.bytes)?;
+            }
+            Layout::Lines => {
+                let mut start = 0;
+                for &end in &results.ends {
+                    self.out.write_all(&results.bytes[start..end])?;
+                    self.out.flush()?;
+                    start = end;
+                }
+            }
         }
-        serde_json::to_writer(
-            &mut self.out,
-            &TestCaseResult {
-                status,
-                execution_context: context,
-                check_results: &results,
-                summary: counts,
-            },
-        )?;
-        if self.layout == Layout::Lines {
-            self.out.write_all(b"\n")?;
-            self.out.flush()?;
-        }
-        self.summary.total_test_cases += 1;
-        match status {
-            Status::Completed => self.summary.completed_test_cases += 1,
-            Status::Error => self.summary.error_test_cases += 1,
-            Status::Skip => self.summary.skipped_test_cases += 1,
-        }
-        self.summary.checks.add(counts);
-        self.status = self.status.max(status);
+        self.summary.merge(&results.summary);
+        self.status = self.status.max(results.status);
         Ok(())
     }
 
@@ -194,6 +197,107 @@ impl<W: Write> RunWriter<W> {
         self.out.write_all(b"}\n")?;
         self.out.flush()?;
         Ok(self.status)
+    }
+}
+
+/// The results of consecutive test cases, evaluated and serialised apart from the document (on a
+/// worker thread) in the writer's [`Layout`], to be written with [`RunWriter::write`].
+#[derive(Debug)]
+pub struct CaseResults {
+    layout: Layout,
+    /// The serialised results: separated by `,\n` ([`Layout::Document`]), or each ending in
+    /// `\n` ([`Layout::Lines`]).
+    bytes: Vec<u8>,
+    /// Where each result (with its line end) ends in `bytes`.
+    ends: Vec<usize>,
+    summary: RunSummary,
+    status: Status,
+}
+
+impl CaseResults {
+    /// No results yet, to be laid out as `layout` ([`RunWriter::layout`]).
+    pub fn new(layout: Layout) -> Self {
+        CaseResults {
+            layout,
+            bytes: Vec::new(),
+            ends: Vec::new(),
+            summary: RunSummary::default(),
+            status: Status::Completed,
+        }
+    }
+
+    /// How many test cases these are.
+    pub fn test_cases(&self) -> usize {
+        self.summary.total_test_cases
+    }
+
+    /// Evaluate one test case: run `checks` over `context` (`{"test_case", "output"}`) and add
+    /// the test case result (FEP 4.1); `answers` are the answers to the calls of the checks that
+    /// call out (empty when none does). Every mode of `fep evaluate` and `serve` evaluates a
+    /// test case here.
+    pub fn evaluate<'c>(
+        &mut self,
+        context: &Value,
+        checks: impl IntoIterator<Item = &'c Check>,
+        mut answers: CaseAnswers,
+    ) -> io::Result<()> {
+        let mut clock = CaseClock::start();
+        let results: Vec<CheckResult<'_>> = checks
+            .into_iter()
+            .enumerate()
+            .map(|(index, check)| {
+                let answer = answers.get_mut(index).and_then(Option::take);
+                check.evaluate(context, &mut clock, answer)
+            })
+            .collect();
+        let mut counts = CheckCounts::default();
+        for result in &results {
+            counts.count(result.status());
+        }
+        let status = Status::combine(results.iter().map(CheckResult::status));
+        if self.layout == Layout::Document && self.summary.total_test_cases > 0 {
+            self.bytes.extend_from_slice(b",\n");
+        }
+        serde_json::to_writer(
+            &mut self.bytes,
+            &TestCaseResult {
+                status,
+                execution_context: context,
+                check_results: &results,
+                summary: counts,
+            },
+        )?;
+        if self.layout == Layout::Lines {
+            self.bytes.push(b'\n');
+        }
+        self.ends.push(self.bytes.len());
+        self.summary.record(status, counts);
+        self.status = self.status.max(status);
+        Ok(())
+    }
+}
+
+/// The buffers of results already written, handed out again to later batches: a fresh buffer of
+/// a few hundred KB would cost a page fault per 4 KB of output.
+#[derive(Debug, Default)]
+pub struct Spares(Mutex<Vec<Vec<u8>>>);
+
+impl Spares {
+    /// [`CaseResults::new`], in a spare buffer when there is one.
+    pub fn results(&self, layout: Layout) -> CaseResults {
+        let spare = self.0.lock().ok().and_then(|mut spares| spares.pop());
+        let mut results = CaseResults::new(layout);
+        results.bytes = spare.unwrap_or_default();
+        results
+    }
+
+    /// Keep the buffer of `results` (written) for a later batch.
+    pub fn keep(&self, results: CaseResults) {
+        let mut bytes = results.bytes;
+        bytes.clear();
+        if let Ok(mut spares) = self.0.lock() {
+            spares.push(bytes);
+        }
     }
 }
 
@@ -265,8 +369,14 @@ mod tests {
         let mut writer =
             RunWriter::begin(&mut buffer, Some(&json!({"name": "x"})), Layout::Document).unwrap();
         let ctx = Context::new(json!({"id": "1", "input": "q"}), json!({"value": "a"}));
-        writer.case(ctx.value(), &checks[..1], Vec::new()).unwrap();
-        writer.case(ctx.value(), &checks, Vec::new()).unwrap();
+        let mut results = CaseResults::new(writer.layout());
+        results
+            .evaluate(ctx.value(), &checks[..1], Vec::new())
+            .unwrap();
+        writer.write(&results).unwrap();
+        let mut results = CaseResults::new(writer.layout());
+        results.evaluate(ctx.value(), &checks, Vec::new()).unwrap();
+        writer.write(&results).unwrap();
         assert_eq!(writer.finish().unwrap(), Status::Error);
         let document: Value = serde_json::from_slice(&buffer).unwrap();
         assert_eq!(document["experiment"], json!({"name": "x"}));

@@ -57,16 +57,25 @@ impl Source {
     /// The one JSON document it holds (a checks file, an FEP request, a rubric): read whole, a
     /// leading UTF-8 BOM ignored; an empty file is a problem that says what `expected` is.
     pub fn read_json(&self, expected: &str) -> Result<Value, Problem> {
-        let bytes = self.read()?;
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(&bytes);
+        let bytes = self.read_document(expected)?;
+        serde_json::from_slice(&bytes)
+            .map_err(|err| Problem::new(self.display(), document_json_reason(&err)))
+    }
+
+    /// The bytes of a JSON document, its UTF-8 BOM removed, for a caller that parses them itself;
+    /// a blank file is the problem `the file is empty (expected {expected})`.
+    pub fn read_document(&self, expected: &str) -> Result<Vec<u8>, Problem> {
+        let mut bytes = self.read()?;
+        if bytes.starts_with(b"\xEF\xBB\xBF") {
+            bytes.drain(..3);
+        }
         if bytes.iter().all(u8::is_ascii_whitespace) {
             return Err(Problem::new(
                 self.display(),
                 format!("the file is empty (expected {expected})"),
             ));
         }
-        serde_json::from_slice(bytes)
-            .map_err(|err| Problem::new(self.display(), document_json_reason(&err)))
+        Ok(bytes)
     }
 }
 

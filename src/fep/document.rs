@@ -1,0 +1,336 @@
+//! Parsing a large JSON document on the worker pool: a request's `test_cases` and `outputs` are
+//! most of its bytes, so the top-level object is split first (one quick scan for where each member
+//! and each element of an array member starts and ends, see [`Split`], which [`super::large`]
+//! also uses), and the elements of the long arrays are parsed by serde_json on the workers, in
+//! batches. The value is the one `serde_json::from_slice`
+//! gives (keys in order, a repeated key keeping its first place and its last value). Whatever the
+//! scan does not expect — not an object, malformed JSON, deep nesting — is parsed serially by
+//! serde_json, so a bad document gets serde_json's own error.
+
+use std::ops::Range;
+
+use serde_json::{Map, Value};
+
+use super::pool;
+
+/// Deeper than this, the document is parsed serially (serde_json stops at 128 levels; an element
+/// parsed alone would have two more to go).
+const MAX_DEPTH: usize = 100;
+
+/// The JSON value of `bytes`, as `serde_json::from_slice` parses it.
+pub fn parse_document(bytes: &[u8]) -> serde_json::Result<Value> {
+    match Split::of(bytes).and_then(|split| split.document(&[])) {
+        Some(document) => Ok(document),
+        None => serde_json::from_slice(bytes),
+    }
+}
+
+/// A member of the top-level object, as found by the scan.
+struct Member {
+    /// The key, decoded.
+    key: String,
+    /// The whole value.
+    value: Range<usize>,
+    /// For an array value, each element.
+    elements: Option<Vec<Range<usize>>>,
+}
+
+/// A JSON object split into its members, and the elements of its array members.
+pub struct Split<'a> {
+    bytes: &'a [u8],
+    members: Vec<Member>,
+}
+
+impl<'a> Split<'a> {
+    /// The split of the object that `bytes` holds; `None` when it is not an object or not the
+    /// way the scan expects.
+    pub fn of(bytes: &'a [u8]) -> Option<Split<'a>> {
+        let members = Scan::members(bytes)?
+            .into_iter()
+            .map(|(key, value, elements)| {
+                let key: String = serde_json::from_slice(&bytes[key]).ok()?;
+                Some(Member {
+                    key,
+                    value,
+                    elements,
+                })
+            })
+            .collect::<Option<Vec<Member>>>()?;
+        // The key serde_json reads as a number in disguise (arbitrary precision) and the like.
+        if members
+            .first()
+            .is_some_and(|member| member.key.starts_with('$'))
+        {
+            return None;
+        }
+        Some(Split { bytes, members })
+    }
+
+    /// The text and the elements of the array member `key`, when it occurs once and is an array.
+    pub fn elements(&self, key: &str) -> Option<(&'a [u8], &[Range<usize>])> {
+        let mut found = self.members.iter().filter(|member| member.key == key);
+        let member = found.next()?;
+        if found.next().is_some() {
+            return None;
+        }
+        Some((self.bytes, member.elements.as_deref()?))
+    }
+
+    /// The document, with the members named in `empty` given as empty arrays; `None` when a part
+    /// does not parse.
+    pub fn document(&self, empty: &[&str]) -> Option<Value> {
+        let mut object = Map::with_capacity(self.members.len());
+        for member in &self.members {
+            let value = match &member.elements {
+                _ if empty.contains(&member.key.as_str()) => Value::Array(Vec::new()),
+                Some(elements) if elements.len() > pool::BATCH => {
+                    Value::Array(parse_elements(self.bytes, elements)?)
+                }
+                _ => serde_json::from_slice(&self.bytes[member.value.clone()]).ok()?,
+            };
+            object.insert(member.key.clone(), value);
+        }
+        Some(Value::Object(object))
+    }
+}
+
+/// The elements at `elements` of `bytes`, parsed in batches on the workers.
+fn parse_elements(bytes: &[u8], elements: &[Range<usize>]) -> Option<Vec<Value>> {
+    let mut values = Vec::with_capacity(elements.len());
+    pool::ordered(
+        pool::workers(),
+        elements.chunks(pool::BATCH),
+        |batch| {
+            batch
+                .iter()
+                .map(|element| serde_json::from_slice::<Value>(&bytes[element.clone()]))
+                .collect::<serde_json::Result<Vec<Value>>>()
+        },
+        |parsed| {
+            values.extend(parsed?);
+            Ok::<(), serde_json::Error>(())
+        },
+    )
+    .ok()?;
+    Some(values)
+}
+
+/// Where a member's key (with its quotes) and value are, and each element of an array value.
+type MemberSpans = (Range<usize>, Range<usize>, Option<Vec<Range<usize>>>);
+
+/// A scan of JSON text for where values start and end; it checks only what it needs to find
+/// them (the parts are parsed by serde_json afterwards).
+struct Scan<'a> {
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Scan<'a> {
+    /// The members of the object that `bytes` holds (an optional UTF-8 BOM and whitespace
+    /// around it); `None` when it is not an object or not the way the scan expects.
+    fn members(bytes: &'a [u8]) -> Option<Vec<MemberSpans>> {
+        let mut scan = Scan { bytes, at: 0 };
+        scan.skip_whitespace();
+        scan.expect(b'{')?;
+        scan.skip_whitespace();
+        let mut members = Vec::new();
+        if scan.peek() == Some(b'}') {
+            scan.at += 1;
+        } else {
+            loop {
+                let key = scan.string()?;
+                scan.skip_whitespace();
+                scan.expect(b':')?;
+                scan.skip_whitespace();
+                let start = scan.at;
+                let elements = if scan.peek() == Some(b'[') {
+                    Some(scan.elements()?)
+                } else {
+                    scan.value()?;
+                    None
+                };
+                members.push((key, start..scan.at, elements));
+                scan.skip_whitespace();
+                match scan.next()? {
+                    b',' => scan.skip_whitespace(),
+                    b'}' => break,
+                    _ => return None,
+                }
+            }
+        }
+        scan.skip_whitespace();
+        (scan.at == bytes.len()).then_some(members)
+    }
+
+    /// The elements of the array that starts here.
+    fn elements(&mut self) -> Option<Vec<Range<usize>>> {
+        self.expect(b'[')?;
+        self.skip_whitespace();
+        let mut elements = Vec::new();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            return Some(elements);
+        }
+        loop {
+            let start = self.at;
+            self.value()?;
+            elements.push(start..self.at);
+            self.skip_whitespace();
+            match self.next()? {
+                b',' => self.skip_whitespace(),
+                b']' => return Some(elements),
+                _ => return None,
+            }
+        }
+    }
+
+    /// Pass the value that starts here: a string, an object or array (brackets counted, not
+    /// matched), or a scalar (up to the next delimiter).
+    fn value(&mut self) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' | b'[' => {
+                let mut depth = 0usize;
+                loop {
+                    match self.peek()? {
+                        b'"' => {
+                            self.string()?;
+                            continue;
+                        }
+                        b'{' | b'[' => {
+                            depth += 1;
+                            if depth > MAX_DEPTH {
+                                return None;
+                            }
+                        }
+                        b'}' | b']' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                self.at += 1;
+                                return Some(());
+                            }
+                        }
+                        _ => {}
+                    }
+                    self.at += 1;
+                }
+            }
+            b',' | b']' | b'}' | b':' => None,
+            _ => {
+                let start = self.at;
+                while let Some(byte) = self.peek() {
+                    if matches!(byte, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
+                        break;
+                    }
+                    self.at += 1;
+                }
+                (self.at > start).then_some(())
+            }
+        }
+    }
+
+    /// Pass the string that starts here; its span, quotes included.
+    fn string(&mut self) -> Option<Range<usize>> {
+        let start = self.at;
+        self.expect(b'"')?;
+        loop {
+            let rest = self.bytes.get(self.at..)?;
+            let stop = rest
+                .iter()
+                .position(|&byte| byte == b'"' || byte == b'\\')?;
+            self.at += stop;
+            if self.next()? == b'"' {
+                return Some(start..self.at);
+            }
+            // An escape: the next byte is part of it, whatever it is.
+            self.next()?;
+        }
+    }
+
+    fn skip_whitespace(&mut self) {
+        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    fn next(&mut self) -> Option<u8> {
+        let byte = self.peek()?;
+        self.at += 1;
+        Some(byte)
+    }
+
+    fn expect(&mut self, byte: u8) -> Option<()> {
+        (self.next()? == byte).then_some(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `text` parsed here and by serde_json: the same value, or both an error (the same one).
+    fn agrees(text: &str) {
+        let ours = parse_document(text.as_bytes()).map_err(|err| err.to_string());
+        let theirs = serde_json::from_str::<Value>(text).map_err(|err| err.to_string());
+        assert_eq!(ours, theirs, "{text}");
+        if let Ok(value) = ours {
+            // Keys in the same order, too.
+            assert_eq!(value.to_string(), theirs.unwrap_or_default().to_string());
+        }
+    }
+
+    fn long_array(element: &str, count: usize) -> String {
+        vec![element; count].join(",")
+    }
+
+    #[test]
+    fn documents_parse_as_serde_json_parses_them() {
+        let many = long_array(r#"{"id": "a\"]}", "n": [1, {"x": "\\"}], "e": 1.5e3}"#, 700);
+        for text in [
+            format!(r#"{{"test_cases": [{many}], "outputs": [{many}], "checks": []}}"#),
+            format!(r#" {{ "b" : [ {many} ] , "a" : 1 , "b" : [] }} "#),
+            format!(r#"{{"a": [{many}], "a": [{many}]}}"#),
+            "{}".to_string(),
+            r#"{"a": [], "b": "x", "c": null, "d": -0.5}"#.to_string(),
+            "[1, 2]".to_string(),
+            "3".to_string(),
+        ] {
+            agrees(&text);
+        }
+    }
+
+    #[test]
+    fn bad_documents_get_serde_jsons_error() {
+        let many = long_array(r#"{"id": "a"}"#, 600);
+        for text in [
+            format!(r#"{{"a": [{many}, ]}}"#),
+            format!(r#"{{"a": [{many}, {{"id": }}]}}"#),
+            format!(r#"{{"a": [{many}]}} x"#),
+            format!(r#"{{"a": [{many}] "b": 1}}"#),
+            format!(r#"{{"a": [{many}, tru]}}"#),
+            format!(r#"{{"a": [{many}, {{"x": [}}]}}"#),
+            format!(r#"{{"a": [{many}, "tab	in a string"]}}"#),
+            format!(r#"{{"a": [{many}, "{}"]}}"#, "[".repeat(200)),
+            format!(
+                r#"{{"a": [{many}, {}1{}]}}"#,
+                "[".repeat(127),
+                "]".repeat(127)
+            ),
+            r#"{"a": 1,}"#.to_string(),
+            r#"{"a" 1}"#.to_string(),
+            "{".to_string(),
+            String::new(),
+        ] {
+            agrees(&text);
+        }
+    }
+
+    #[test]
+    fn a_number_in_disguise_is_left_to_serde_json() {
+        agrees(r#"{"$serde_json::private::Number": "1"}"#);
+    }
+}
