@@ -5,6 +5,7 @@
 use serde_json::{json, Value};
 
 use crate::common::{evalctl, json_stdout};
+use crate::extended_support::{refused_before_run, scored_line};
 
 /// A command that answers `{"passed": true, "got": <its stdin>}`.
 const ECHO: &str = r#"printf '{"passed": true, "got": %s}' "$(cat)""#;
@@ -142,12 +143,7 @@ fn run_checks_scores_custom_checks_declared_on_the_command_line() {
         ])
         .assert()
         .code(0);
-    let line: Value = std::fs::read_to_string(dir.path().join("out.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .find(|line| line.get("side_info").is_some())
-        .unwrap();
+    let line = scored_line(dir.path());
     assert_eq!(line["score"], 0.0, "{line}");
     assert_eq!(
         line["side_info"]["failed_checks"],
@@ -260,28 +256,12 @@ fn a_command_that_cannot_start_and_flags_given_twice() {
 #[test]
 fn run_checks_refuses_a_validator_config_before_the_run() {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(
-        dir.path().join("checks.json"),
-        json!({"checks": [{"type": "spec.fuzzy_match",
-            "arguments": {"actual": "$.output.value", "expected": "x", "config": {"threshold": 3}}}]})
-        .to_string(),
-    )
-    .unwrap();
-    evalctl()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--checks",
-            "checks.json",
-            "--candidate",
-            "x",
-            "--format",
-            "text",
-        ])
-        .assert()
-        .code(2)
-        .stderr(
-            "error: checks.json: check spec.fuzzy_match: argument `config.threshold`: must be \
-             between 0 and 1\n",
-        );
+    refused_before_run(
+        dir.path(),
+        "checks.json",
+        json!([{"type": "spec.fuzzy_match",
+            "arguments": {"actual": "$.output.value", "expected": "x", "config": {"threshold": 3}}}]),
+        "error: checks.json: check spec.fuzzy_match: argument `config.threshold`: must be \
+         between 0 and 1\n",
+    );
 }

@@ -10,7 +10,10 @@ use std::time::Duration;
 use serde_json::{json, Value};
 
 use crate::common::{evalctl, json_stdout, Reply, Request, Server};
-use crate::extended_support::{api_reply, embedding, fake_api, judge, provider, similarity, KEY};
+use crate::extended_support::{
+    api_reply, embedding, fake_api, judge, provider, refused_before_run, scored_line, similarity,
+    KEY,
+};
 
 /// Run `fep evaluate` on `request` with the key set.
 fn evaluate(request: &Value) -> (i32, Value) {
@@ -236,12 +239,7 @@ fn run_checks_scores_extended_checks_and_reports_setup_problems_first() {
         .args(["--output", "out.jsonl", "--format", "json"])
         .assert()
         .code(0);
-    let saved = std::fs::read_to_string(dir.path().join("out.jsonl")).unwrap();
-    let record: Value = saved
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .find(|line| line.get("side_info").is_some())
-        .unwrap();
+    let record = scored_line(dir.path());
     let report = &record;
     // Failed threshold 0, the similarity of the texts by letters, judge `passed: false` 0.
     let expected = embedding_cosine("Lyons", "Paris") / 3.0;
@@ -257,48 +255,25 @@ fn run_checks_scores_extended_checks_and_reports_setup_problems_first() {
     // A judge whose format has no `passed` or `score` cannot be scored: said before the run.
     let mut unscored = judge(&server);
     unscored["arguments"]["response_format"] = json!({"type": "object"});
-    std::fs::write(
-        dir.path().join("unscored.json"),
-        json!({"checks": [unscored]}).to_string(),
-    )
-    .unwrap();
-    evalctl()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--checks",
-            "unscored.json",
-            "--candidate",
-            "x",
-            "--format",
-            "text",
-        ])
-        .assert()
-        .code(2)
-        .stderr(
-            "error: unscored.json: check llm_judge: run --checks scores an llm_judge by its \
+    refused_before_run(
+        dir.path(),
+        "unscored.json",
+        json!([unscored]),
+        "error: unscored.json: check llm_judge: run --checks scores an llm_judge by its \
              response's `passed` (boolean) or `score` (0 to 1): declare one of them in \
              response_format.properties\n",
-        );
+    );
     // A check whose endpoint cannot be reached without a key stops the run before it starts.
     let mut keyless = similarity(&server);
     keyless["arguments"]["provider_config"] = json!({"base_url": "https://api.example.invalid/v1"});
-    std::fs::write(
-        dir.path().join("keyless.json"),
-        json!({"checks": [keyless]}).to_string(),
-    )
-    .unwrap();
-    evalctl()
-        .current_dir(dir.path())
-        .env_remove("OPENAI_API_KEY")
-        .args(["run", "--checks", "keyless.json", "--candidate", "x", "--format", "text"])
-        .assert()
-        .code(2)
-        .stderr(
-            "error: keyless.json: check semantic_similarity: no API key: OPENAI_API_KEY is not set \
+    refused_before_run(
+        dir.path(),
+        "keyless.json",
+        json!([keyless]),
+        "error: keyless.json: check semantic_similarity: no API key: OPENAI_API_KEY is not set \
              (export it, or name another variable with provider_config.api_key; only a local \
              provider_config.base_url works without a key)\n",
-        );
+    );
 }
 
 fn embedding_cosine(a: &str, b: &str) -> f64 {
@@ -399,12 +374,7 @@ fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
         ])
         .assert()
         .code(1);
-    let line: Value = std::fs::read_to_string(dir.path().join("out.jsonl"))
-        .unwrap()
-        .lines()
-        .map(|line| serde_json::from_str::<Value>(line).unwrap())
-        .find(|line| line.get("side_info").is_some())
-        .unwrap();
+    let line = scored_line(dir.path());
     assert_eq!(line["attempts"], 2, "{line}");
     assert_eq!(line["error"]["kind"], "transport");
     assert_eq!(
@@ -416,28 +386,13 @@ fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
     let mut leaky = similarity(&busy);
     leaky["arguments"]["provider_config"]["base_url"] =
         json!(format!("{}?key=sk-Leak3Leak5Leak7", busy.url("/v1")));
-    std::fs::write(
-        dir.path().join("leaky.json"),
-        json!({"checks": [leaky]}).to_string(),
-    )
-    .unwrap();
-    evalctl()
-        .current_dir(dir.path())
-        .args([
-            "run",
-            "--checks",
-            "leaky.json",
-            "--candidate",
-            "x",
-            "--format",
-            "text",
-        ])
-        .assert()
-        .code(2)
-        .stderr(
-            "error: leaky.json: checks[0].arguments.provider_config.base_url: must not carry a \
+    refused_before_run(
+        dir.path(),
+        "leaky.json",
+        json!([leaky]),
+        "error: leaky.json: checks[0].arguments.provider_config.base_url: must not carry a \
              user, password or query (a key belongs in an environment variable)\n",
-        );
+    );
 }
 
 #[test]

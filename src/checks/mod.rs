@@ -362,15 +362,30 @@ impl Check {
         self.call_for(context).ok().flatten()
     }
 
+    /// Resolve a check that calls out on `context` (the arguments that resolved go into
+    /// `resolved`): the `llm_judge` prompt, or why it cannot be called — its own problems, a
+    /// JSONPath or prompt placeholder that selects nothing.
+    fn resolve_call<'a>(
+        &'a self,
+        context: &'a Value,
+        resolved: &mut Vec<Resolved<'a>>,
+    ) -> Result<Option<String>, CheckError> {
+        if let Some(message) = &self.problem_message {
+            return Err(CheckError::validation(message.clone()));
+        }
+        self.resolve(context, resolved)?;
+        match self.extended() {
+            Some(Spec::Judge { template, .. }) => template.render(context).map(Some),
+            _ => Ok(None),
+        }
+    }
+
     fn call_for(&self, context: &Value) -> Result<Option<Call>, CheckError> {
         let Some(calls_out) = &self.calls_out else {
             return Ok(None);
         };
-        if let Some(message) = &self.problem_message {
-            return Err(CheckError::validation(message.clone()));
-        }
         let mut resolved = Vec::with_capacity(self.args.len());
-        self.resolve(context, &mut resolved)?;
+        let prompt = self.resolve_call(context, &mut resolved)?;
         let value = |name: &str| {
             resolved
                 .iter()
@@ -393,9 +408,9 @@ impl Check {
                     text: value("text"),
                     reference: value("reference"),
                 },
-                Spec::Judge { template, .. } => Call::Judge {
+                Spec::Judge { .. } => Call::Judge {
                     spec: Arc::clone(spec),
-                    prompt: template.render(context)?,
+                    prompt: prompt.unwrap_or_default(),
                 },
             },
         }))
@@ -429,9 +444,8 @@ impl Check {
         let mut resolved = Vec::with_capacity(self.args.len());
         let (outcome, execution_time_ms) = if self.calls_out.is_some() {
             let outcome = self
-                .call_for(context)
+                .resolve_call(context, &mut resolved)
                 .and_then(|_| {
-                    self.resolve(context, &mut resolved)?;
                     answer.ok_or_else(|| {
                         CheckError::unknown(format!("{} was not answered", self.type_name()), true)
                     })

@@ -43,14 +43,11 @@ pub enum CheckSets {
 impl Request {
     /// Whether any of its checks calls out (an extended or custom check).
     pub fn calls_out(&self) -> bool {
-        let shared = match &self.checks {
-            CheckSets::Shared(checks) => checks.iter().collect::<Vec<_>>(),
-            CheckSets::PerCase(lists) => lists.iter().flatten().collect(),
+        let listed = match &self.checks {
+            CheckSets::Shared(checks) => checks.iter().any(Check::calls_out),
+            CheckSets::PerCase(lists) => lists.iter().flatten().any(Check::calls_out),
         };
-        shared
-            .into_iter()
-            .chain(self.own_checks.iter().flatten())
-            .any(Check::calls_out)
+        listed || self.own_checks.iter().flatten().any(Check::calls_out)
     }
 }
 

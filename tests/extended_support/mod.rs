@@ -103,3 +103,34 @@ pub fn judge(server: &Server) -> Value {
         "provider_config": provider(server),
         "model_config": {"model": "judge", "temperature": 0}}})
 }
+
+/// The scored line (the one with `side_info`) of a run's `out.jsonl` in `dir`.
+pub fn scored_line(dir: &std::path::Path) -> Value {
+    std::fs::read_to_string(dir.join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .find(|line| line.get("side_info").is_some())
+        .unwrap()
+}
+
+/// Write `checks` to `dir/name` and assert that `run --checks` refuses it before the run: exit 2
+/// with exactly `stderr` (no key in the environment).
+pub fn refused_before_run(dir: &std::path::Path, name: &str, checks: Value, stderr: &str) {
+    std::fs::write(dir.join(name), json!({ "checks": checks }).to_string()).unwrap();
+    crate::common::evalctl()
+        .current_dir(dir)
+        .env_remove("OPENAI_API_KEY")
+        .args([
+            "run",
+            "--checks",
+            name,
+            "--candidate",
+            "x",
+            "--format",
+            "text",
+        ])
+        .assert()
+        .code(2)
+        .stderr(stderr.to_string());
+}
