@@ -106,6 +106,18 @@ impl Moments {
     }
 }
 
+/// SIGKILL `child` once the journal has `lines` lines (at once when it has them already, or
+/// when `lines` is 0), or leave it be when it ends first. Moments are counted in journal lines,
+/// not in milliseconds, so a slow machine kills at the same points of a run as a fast one.
+fn kill_at_line(sb: &Sandbox, journal: &str, child: &mut Child, lines: usize) {
+    wait_until(Duration::from_secs(30), || {
+        sb.lines(journal).len() >= lines || matches!(child.try_wait(), Ok(Some(_)))
+    });
+    if child.try_wait().expect("poll evalctl").is_none() {
+        child.kill().expect("SIGKILL evalctl");
+    }
+}
+
 #[test]
 fn runs_killed_at_random_moments_and_resumed_match_an_uninterrupted_run() {
     let sb = sandbox();
@@ -122,8 +134,7 @@ fn runs_killed_at_random_moments_and_resumed_match_an_uninterrupted_run() {
         for kill in 0..=moments.next_below(2) {
             let extra: &[&str] = if kill == 0 { &[] } else { &["--resume"] };
             let mut child = start(&sb, &journal, extra);
-            std::thread::sleep(Duration::from_millis(moments.next_below(400)));
-            child.kill().expect("SIGKILL evalctl");
+            kill_at_line(&sb, &journal, &mut child, moments.next_below(60) as usize);
             child.wait().expect("reap evalctl");
         }
         cut_mid_way += usize::from((1..60).contains(&sb.lines(&journal).len()));
