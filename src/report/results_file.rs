@@ -145,20 +145,26 @@ impl ResultsFile {
         }
     }
 
-    /// Append everything `reader` holds (result lines spooled while the input was checked).
+    /// Append everything `reader` holds (result lines spooled while the input was checked),
+    /// streamed: memory stays flat however much there is.
     pub fn append_from(&mut self, reader: &mut impl std::io::Read) -> anyhow::Result<()> {
-        let mut spooled = Vec::new();
-        reader
-            .read_to_end(&mut spooled)
-            .and_then(|_| self.write(spooled))
-            .map_err(|err| {
-                Fatal::Internal(format!(
-                    "{}: writing results failed: {}",
-                    self.path.display(),
-                    io_reason(&err)
-                ))
-                .into()
-            })
+        let appended = match &mut self.sink {
+            Sink::Direct(file) => std::io::copy(reader, file).map(drop),
+            Sink::Background { .. } => {
+                let mut spooled = Vec::new();
+                reader
+                    .read_to_end(&mut spooled)
+                    .and_then(|_| self.write(spooled))
+            }
+        };
+        appended.map_err(|err| {
+            Fatal::Internal(format!(
+                "{}: writing results failed: {}",
+                self.path.display(),
+                io_reason(&err)
+            ))
+            .into()
+        })
     }
 
     /// Append one record as a JSON line. A failure is evalctl's own (exit 4): the caller stops

@@ -2,12 +2,12 @@
 //! problems through the shared problem type, write evaluation records through the shared results
 //! writer, print through the reporter.
 
-use std::fs::File;
-use std::io::{BufWriter, Read, Seek, Write};
+use std::io::Write;
 
 use serde::Serialize;
 
 use super::live::{LiveJudgeOptions, LiveJudges};
+use super::spool::Spool;
 use super::summary::ScoreSummary;
 use super::{evaluate_run, load_spec, EvaluationSpec, RunRecord, SpecProblem};
 use crate::error::{invalid, Fatal, Problem};
@@ -191,13 +191,9 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref(), output_problems));
     restore_default_actions();
     let (spool, summary) = scored??;
-    let mut spool = spool
-        .into_inner()
-        .map_err(|err| spool_error(&err.into_error()))?;
-    spool.rewind().map_err(|err| spool_error(&err))?;
     match &config.output {
         Some(path) => {
-            append_spool(&mut ResultsFile::open(path)?, &mut spool)?;
+            spool.append_to(path)?;
             match reporter.format {
                 Format::Json => {
                     print_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?
@@ -206,8 +202,9 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             }
         }
         None => {
+            let mut spooled = spool.into_reader()?;
             let mut stdout = crate::report::stdout_until_closed();
-            std::io::copy(&mut spool, &mut stdout)
+            std::io::copy(&mut spooled, &mut stdout)
                 .and_then(|_| stdout.flush())
                 .map_err(|err| crate::report::stdout_error(&err))?;
             reporter.note(summary.to_text().trim_end());
@@ -234,16 +231,13 @@ async fn score_runs(
     spec: &EvaluationSpec,
     live: Option<&LiveJudges>,
     found: Vec<Problem>,
-) -> anyhow::Result<(BufWriter<File>, ScoreSummary)> {
+) -> anyhow::Result<(Spool, ScoreSummary)> {
     let source = config.runs.clone();
     let file = unless_interrupted_blocking(move || JsonlStream::open_file(&source))
         .ok_or_else(interrupted_reading)?
         .map_err(|problem| invalid(vec![problem]))?;
     let mut runs = JsonlStream::new(&config.runs, file);
-    let mut spool = BufWriter::with_capacity(
-        1 << 16,
-        tempfile::tempfile().map_err(|err| spool_error(&err))?,
-    );
+    let mut spool = Spool::create(config.output.as_deref())?;
     let mut summary = ScoreSummary::new(
         spec,
         config.spec.display(),
@@ -297,9 +291,7 @@ async fn score_runs(
         line_buffer.clear();
         serde_json::to_writer(&mut line_buffer, &record)?;
         line_buffer.push(b'\n');
-        spool
-            .write_all(&line_buffer)
-            .map_err(|err| spool_error(&err))?;
+        spool.write(&line_buffer)?;
     }
     if interrupt_requested() && !problems.is_empty() {
         return Err(interrupted_reading());
@@ -314,27 +306,4 @@ async fn score_runs(
         )]));
     }
     Ok((spool, summary))
-}
-
-/// How much of the spool is copied to `--output` at a time: memory stays flat however many
-/// records there are.
-const SPOOL_CHUNK: u64 = 1 << 20;
-
-/// Copy the spooled records to the results file, a chunk at a time.
-fn append_spool(results: &mut ResultsFile, spool: &mut File) -> anyhow::Result<()> {
-    let length = spool.metadata().map_err(|err| spool_error(&err))?.len();
-    let mut copied = 0;
-    while copied < length {
-        results.append_from(&mut Read::by_ref(spool).take(SPOOL_CHUNK))?;
-        copied += SPOOL_CHUNK;
-    }
-    Ok(())
-}
-
-fn spool_error(err: &std::io::Error) -> anyhow::Error {
-    Fatal::Internal(format!(
-        "cannot write the evaluation records to a temporary file (in $TMPDIR or /tmp): {}",
-        crate::text::io_reason(err)
-    ))
-    .into()
 }

@@ -19,6 +19,7 @@ pub mod normalize;
 pub mod payload;
 pub mod scorecard;
 pub mod signals;
+pub mod spool;
 pub mod summary;
 pub mod validate;
 pub mod validators;
