@@ -248,11 +248,12 @@ impl<'de> Deserialize<'de> for Timestamp {
 /// `YYYY-MM-DDTHH:MM:SS[.fff…](Z|±HH:MM)` as nanoseconds since the epoch.
 fn parse_rfc3339(text: &str) -> Option<i128> {
     let bytes = text.as_bytes();
+    // The decimal number in `bytes[range]` (a few digits and nothing else).
     let number = |range: std::ops::Range<usize>| -> Option<i64> {
-        let part = text.get(range)?;
-        part.bytes()
-            .all(|b| b.is_ascii_digit())
-            .then(|| part.parse().ok())?
+        bytes.get(range)?.iter().try_fold(0, |value: i64, byte| {
+            byte.is_ascii_digit()
+                .then(|| value * 10 + i64::from(byte - b'0'))
+        })
     };
     if bytes.len() < 20
         || bytes[4] != b'-'
@@ -282,8 +283,11 @@ fn parse_rfc3339(text: &str) -> Option<i128> {
         if digits == 0 {
             return None;
         }
-        let kept = &fraction[..digits.min(9)];
-        fraction_nanos = kept.parse::<i128>().ok()? * 10_i128.pow(9 - kept.len() as u32);
+        let kept = &fraction.as_bytes()[..digits.min(9)];
+        let value = kept
+            .iter()
+            .fold(0, |value: i128, byte| value * 10 + i128::from(byte - b'0'));
+        fraction_nanos = value * 10_i128.pow(9 - kept.len() as u32);
         rest = &fraction[digits..];
     }
     let offset_seconds: i64 = match rest {

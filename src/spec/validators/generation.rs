@@ -61,6 +61,27 @@ fn clipped_overlap<T: Eq + Hash>(
 
 // ---- token_f1 -------------------------------------------------------------------------------
 
+/// How many tokens the two lists share, counting repeats (the clipped unigram overlap), by
+/// merging the sorted lists.
+fn common_tokens(candidate: &[&str], reference: &[&str]) -> usize {
+    let (mut candidate, mut reference) = (candidate.to_vec(), reference.to_vec());
+    candidate.sort_unstable();
+    reference.sort_unstable();
+    let (mut left, mut right, mut common) = (0, 0, 0);
+    while let (Some(a), Some(b)) = (candidate.get(left), reference.get(right)) {
+        match a.cmp(b) {
+            std::cmp::Ordering::Less => left += 1,
+            std::cmp::Ordering::Greater => right += 1,
+            std::cmp::Ordering::Equal => {
+                common += 1;
+                left += 1;
+                right += 1;
+            }
+        }
+    }
+    common
+}
+
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(super) struct TokenF1Config {
@@ -112,8 +133,7 @@ pub(super) fn token_f1(config: &TokenF1Config, actual: &str, expected: &str) -> 
         (true, true) => (0, 1.0, 1.0, 1.0),
         (true, false) | (false, true) => (0, 0.0, 0.0, 0.0),
         (false, false) => {
-            let overlap =
-                clipped_overlap(&ngram_counts(&predicted, 1), &ngram_counts(&reference, 1));
+            let overlap = common_tokens(&predicted, &reference);
             let precision = overlap as f64 / predicted.len() as f64;
             let recall = overlap as f64 / reference.len() as f64;
             let score = if precision == 0.0 || recall == 0.0 {

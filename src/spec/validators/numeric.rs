@@ -8,7 +8,7 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::config::{check_strict, decode, Problems, RawConfig};
-use super::text::{evidence, go_quote, strip_currency};
+use super::text::{evidence, go_quote, strip_currency, without_chars};
 use super::{Comparison, ConfigProblem};
 use crate::spec::gostr::go_g;
 
@@ -126,10 +126,7 @@ fn parse_side(text: &str, extract: bool) -> Result<(String, f64), String> {
         let token = text.trim();
         return parse_go_float(token).map(|value| (token.to_string(), value));
     }
-    let cleaned: String = strip_currency(text)
-        .chars()
-        .filter(|ch| !matches!(ch, ',' | '%'))
-        .collect();
+    let cleaned = without_chars(&strip_currency(text), |ch| matches!(ch, ',' | '%'));
     let cleaned = cleaned.trim();
     match NUMBER.find(cleaned) {
         Some(found) => {

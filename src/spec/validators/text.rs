@@ -93,9 +93,9 @@ pub(super) const CURRENCY_TOKENS: &[&str] =
 
 /// Whether `text` starts with a byte some currency token starts with: most characters need no
 /// token compared.
-fn may_start_currency(text: &str) -> bool {
+fn may_start_currency(text: &[u8]) -> bool {
     matches!(
-        text.as_bytes().first(),
+        text.first(),
         Some(b'$' | 0xC2 | 0xE2 | b'U' | b'E' | b'G' | b'J' | b'I')
     )
 }
@@ -104,36 +104,44 @@ fn may_start_currency(text: &str) -> bool {
 /// position wins).
 pub(super) fn strip_currency(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    'scan: while let Some(ch) = rest.chars().next() {
-        let may_start_token = may_start_currency(rest);
-        for token in CURRENCY_TOKENS.iter().filter(|_| may_start_token) {
-            if let Some(after) = rest.strip_prefix(token) {
-                rest = after;
-                continue 'scan;
+    let mut kept = 0; // text[kept..at] is kept and not yet copied
+    let mut at = 0;
+    while at < text.len() {
+        // A byte a token may start with is ASCII or a lead byte: `at` is on a char boundary.
+        let token = may_start_currency(&text.as_bytes()[at..])
+            .then(|| {
+                CURRENCY_TOKENS
+                    .iter()
+                    .find(|token| text.as_bytes()[at..].starts_with(token.as_bytes()))
+            })
+            .flatten();
+        match token {
+            Some(token) => {
+                out.push_str(&text[kept..at]);
+                at += token.len();
+                kept = at;
             }
+            None => at += 1,
         }
-        out.push(ch);
-        rest = &rest[ch.len_utf8()..];
     }
+    out.push_str(&text[kept..]);
     out
 }
 
 /// Replace every run of the ASCII white space TAB, LF, FF, CR, SPACE with one space (not VT).
 pub(super) fn collapse_whitespace(text: &str) -> String {
+    let is_space = |byte: &u8| matches!(byte, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ');
+    let bytes = text.as_bytes();
     let mut out = String::with_capacity(text.len());
-    let mut in_run = false;
-    for ch in text.chars() {
-        if matches!(ch, '\t' | '\n' | '\x0c' | '\r' | ' ') {
-            if !in_run {
-                out.push(' ');
-            }
-            in_run = true;
-        } else {
-            out.push(ch);
-            in_run = false;
-        }
+    let mut at = 0;
+    // Runs of white space are cut at ASCII bytes, so on char boundaries.
+    while let Some(run) = bytes[at..].iter().position(is_space) {
+        out.push_str(&text[at..at + run]);
+        out.push(' ');
+        at += run;
+        at += bytes[at..].iter().take_while(|byte| is_space(byte)).count();
     }
+    out.push_str(&text[at..]);
     out
 }
 
@@ -218,21 +226,29 @@ fn remove_articles(text: &str) -> String {
     out
 }
 
+/// `text` without the chars `drop` picks, copied a run of kept chars at a time.
+pub(super) fn without_chars(text: &str, drop: impl Fn(char) -> bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut kept = 0;
+    for (at, ch) in text.char_indices() {
+        if drop(ch) {
+            out.push_str(&text[kept..at]);
+            kept = at + ch.len_utf8();
+        }
+    }
+    out.push_str(&text[kept..]);
+    out
+}
+
 /// Apply one normalisation step; an unknown step is an error.
 pub(super) fn apply_step(step: &str, text: &str) -> Result<String, String> {
     Ok(match step {
         "trim" => text.trim().to_string(),
         "lowercase" => case_fold(text),
         "collapse_whitespace" => collapse_whitespace(text),
-        "strip_punctuation" => text
-            .chars()
-            .filter(|ch| !is_punctuation_or_symbol(*ch))
-            .collect(),
+        "strip_punctuation" => without_chars(text, is_punctuation_or_symbol),
         "strip_currency" => strip_currency(text),
-        "strip_formatting" => text
-            .chars()
-            .filter(|ch| !matches!(ch, ',' | '(' | ')' | '[' | ']'))
-            .collect(),
+        "strip_formatting" => without_chars(text, |ch| matches!(ch, ',' | '(' | ')' | '[' | ']')),
         "normalize_unicode" => text.nfkc().collect(),
         "remove_articles" => remove_articles(text),
         "sort_words" => {
@@ -430,7 +446,7 @@ mod tests {
     #[test]
     fn every_currency_token_passes_the_first_byte_check() {
         for token in CURRENCY_TOKENS {
-            assert!(may_start_currency(token), "{token}");
+            assert!(may_start_currency(token.as_bytes()), "{token}");
         }
         assert_eq!(
             strip_currency("USD 1,200 € and ¥3 or $4 GBp"),
