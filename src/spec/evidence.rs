@@ -207,19 +207,38 @@ impl Timestamp {
         let fraction = self.nanos.rem_euclid(1_000_000_000);
         let (year, month, day) = civil_from_days(seconds.div_euclid(86_400));
         let of_day = seconds.rem_euclid(86_400);
-        let mut text = format!(
-            "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}",
-            of_day / 3600,
-            of_day / 60 % 60,
-            of_day % 60
-        );
+        let mut text = String::with_capacity(32);
+        if (0..=9999).contains(&year) {
+            push_digits(&mut text, year, 4);
+        } else {
+            text.push_str(&format!("{year:04}"));
+        }
+        for (separator, value) in [
+            ('-', i64::from(month)),
+            ('-', i64::from(day)),
+            ('T', of_day / 3600),
+            (':', of_day / 60 % 60),
+            (':', of_day % 60),
+        ] {
+            text.push(separator);
+            push_digits(&mut text, value, 2);
+        }
         if fraction > 0 {
-            let digits = format!("{fraction:09}");
+            let mut digits = String::with_capacity(9);
+            push_digits(&mut digits, fraction as i64, 9);
             text.push('.');
             text.push_str(digits.trim_end_matches('0'));
         }
         text.push('Z');
         text
+    }
+}
+
+/// Append `value` (not negative, below 10^width) with `width` digits, zero-padded.
+fn push_digits(text: &mut String, value: i64, width: u32) {
+    for place in (0..width).rev() {
+        let digit = (value / 10_i64.pow(place) % 10) as u8;
+        text.push(char::from(b'0' + digit));
     }
 }
 
@@ -1304,6 +1323,29 @@ fn resolve_transcript(reference: &str, turns: &[Turn]) -> Resolved {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn instants_are_written_as_the_reference_writes_them() {
+        let write = |text: &str| parse_rfc3339(text).map(|nanos| Timestamp { nanos }.rfc3339());
+        for (read, written) in [
+            ("2026-03-16T09:00:04.380Z", "2026-03-16T09:00:04.38Z"),
+            (
+                "0001-01-01T00:00:00.000000001Z",
+                "0001-01-01T00:00:00.000000001Z",
+            ),
+            ("1999-12-31T23:59:59-00:30", "2000-01-01T00:29:59Z"),
+        ] {
+            assert_eq!(write(read).as_deref(), Some(written), "{read}");
+        }
+        assert_eq!(
+            Timestamp { nanos: -1 }.rfc3339(),
+            "1969-12-31T23:59:59.999999999Z"
+        );
+        let before_year_zero = Timestamp {
+            nanos: -62_200_000_000 * 1_000_000_000,
+        };
+        assert_eq!(before_year_zero.rfc3339(), "-002-12-17T14:13:20Z");
+    }
 
     #[test]
     fn run_lines_decode_or_say_what_is_wrong() {
