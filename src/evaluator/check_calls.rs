@@ -555,7 +555,10 @@ fn run_validator(kind: &str, arguments: &Value) -> Result<Value, CheckError> {
         results.insert("reason".into(), Value::from(outcome.reason));
     }
     if !outcome.evidence.is_empty() {
-        results.insert("evidence".into(), Value::Object(outcome.evidence));
+        results.insert(
+            "evidence".into(),
+            Value::Object(outcome.evidence.into_map()),
+        );
     }
     if let Some(index) = outcome.source_call {
         results.insert("matched_call".into(), Value::from(index));

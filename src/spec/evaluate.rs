@@ -17,7 +17,7 @@ use super::scorecard::{
 };
 use super::signals::ValidatorScore;
 use super::validators::{
-    self, outcome_class, Comparison, ResultState, TargetValue, ToolCall, Validator,
+    self, outcome_class, Comparison, RawOutput, ResultState, TargetValue, ToolCall, Validator,
     ValidatorOutcome, Verdict,
 };
 use super::EvaluationSpec;
@@ -56,7 +56,7 @@ pub struct ValidatorResult {
     /// The event the target value was read from.
     pub source: Option<SourcePointer>,
     /// The type-specific evidence (`raw_output`; empty when the validator never compared).
-    pub evidence: Map<String, Value>,
+    pub evidence: RawOutput,
 }
 
 impl Serialize for ValidatorResult {
@@ -168,7 +168,7 @@ fn early_result(decl: &ValidatorDecl, state: ResultState, reason: String) -> Val
         regression_case_id: None,
         reason,
         source: None,
-        evidence: Map::new(),
+        evidence: RawOutput::default(),
     }
 }
 

@@ -195,10 +195,7 @@ pub(super) fn code_execution(
         "error_tests",
         "total_tests",
     ] {
-        recorded.insert(
-            field.to_string(),
-            payload.get(field).cloned().unwrap_or(Value::Null),
-        );
+        recorded.insert(field, payload.get(field).cloned().unwrap_or(Value::Null));
     }
     result.evidence = recorded;
     result

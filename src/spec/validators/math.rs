@@ -736,8 +736,8 @@ pub(super) fn math_equivalence(config: &MathConfig, actual: &str, expected: &str
         ("numeric_fallback", json!(fallback)),
         ("tolerance", json!(tolerance)),
     ]);
-    let mut record = |key: &str, value: serde_json::Value| {
-        recorded.insert(key.to_string(), value);
+    let mut record = |key: &'static str, value: serde_json::Value| {
+        recorded.insert(key, value);
     };
     let actual_ast = parse(&normalized_actual);
     let expected_ast = parse(&normalized_expected);

@@ -182,7 +182,7 @@ pub struct Comparison {
     pub reason: String,
     /// Type-specific evidence keys (the caller adds the base keys and renames collisions to
     /// `evidence_<key>`).
-    pub evidence: Map<String, Value>,
+    pub evidence: RawOutput,
 }
 
 impl Comparison {
@@ -199,7 +199,7 @@ impl Comparison {
             verdict: if passed { Verdict::Pass } else { Verdict::Fail },
             score: Some(score),
             reason: if passed { String::new() } else { fail_reason() },
-            evidence: Map::new(),
+            evidence: RawOutput::default(),
         }
     }
 
@@ -209,13 +209,82 @@ impl Comparison {
             verdict: Verdict::Error,
             score: None,
             reason,
-            evidence: Map::new(),
+            evidence: RawOutput::default(),
         }
     }
 
-    fn with_evidence(mut self, evidence: Map<String, Value>) -> Comparison {
+    fn with_evidence(mut self, evidence: RawOutput) -> Comparison {
         self.evidence = evidence;
         self
+    }
+}
+
+/// A validator's type-specific evidence (the `raw_output` of its result): named values in the
+/// order they were first set, a later value under a name replacing the earlier one in place (as
+/// in a JSON object). Written as a JSON object; a list rather than a map, since every result has
+/// a few names known in advance.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RawOutput(Vec<(&'static str, Value)>);
+
+impl RawOutput {
+    /// Set `name` to `value`.
+    pub fn insert(&mut self, name: &'static str, value: Value) {
+        match self.0.iter_mut().find(|(known, _)| *known == name) {
+            Some(slot) => slot.1 = value,
+            None => self.0.push((name, value)),
+        }
+    }
+
+    /// The value of `name`, if set.
+    pub fn get(&self, name: &str) -> Option<&Value> {
+        self.0
+            .iter()
+            .find(|(known, _)| *known == name)
+            .map(|(_, value)| value)
+    }
+
+    /// Whether `name` is set.
+    pub fn contains_key(&self, name: &str) -> bool {
+        self.get(name).is_some()
+    }
+
+    /// Whether nothing is set.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The evidence as a JSON object.
+    pub fn into_map(self) -> Map<String, Value> {
+        self.0
+            .into_iter()
+            .map(|(name, value)| (name.to_string(), value))
+            .collect()
+    }
+}
+
+impl<const N: usize> From<[(&'static str, Value); N]> for RawOutput {
+    fn from(pairs: [(&'static str, Value); N]) -> Self {
+        let mut evidence = RawOutput(Vec::with_capacity(N));
+        for (name, value) in pairs {
+            evidence.insert(name, value);
+        }
+        evidence
+    }
+}
+
+impl std::ops::Index<&str> for RawOutput {
+    type Output = Value;
+
+    /// The value of `name`, or `null` when it is not set (as indexing a JSON object).
+    fn index(&self, name: &str) -> &Value {
+        static NULL: Value = Value::Null;
+        self.get(name).unwrap_or(&NULL)
+    }
+}
+
+impl serde::Serialize for RawOutput {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.collect_map(self.0.iter().map(|(name, value)| (*name, value)))
     }
 }
 
@@ -227,7 +296,7 @@ pub struct ValidatorOutcome {
     pub verdict: Option<Verdict>,
     pub score: Option<f64>,
     pub reason: String,
-    pub evidence: Map<String, Value>,
+    pub evidence: RawOutput,
     /// For `tool_call_assertion`: the trace index of the first matched call (the source pointer).
     pub source_call: Option<usize>,
 }

@@ -239,7 +239,7 @@ pub(super) fn postcondition(condition: &Condition, target: TargetValue<'_>) -> V
     let mut outcome = ValidatorOutcome::from(comparison);
     outcome
         .evidence
-        .insert("condition".to_string(), json!(condition.name()));
+        .insert("condition", json!(condition.name()));
     outcome
 }
 

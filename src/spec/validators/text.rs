@@ -3,14 +3,14 @@
 
 use regex::Regex;
 use serde::Deserialize;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
 
 use super::cache::LastCompiled;
 use super::config::{check_strict, in_unit_range, Problems, RawConfig};
 use super::gofmt::go_f4;
-use super::{Comparison, ConfigProblem};
+use super::{Comparison, ConfigProblem, RawOutput};
 
 /// The last regex compiled from an evidence string.
 pub(super) type RegexCache = LastCompiled<Regex>;
@@ -355,11 +355,8 @@ pub(super) fn fuzzy_match(config: &FuzzyConfig, actual: &str, expected: &str) ->
 }
 
 /// Build an evidence map from pairs.
-pub(super) fn evidence<const N: usize>(pairs: [(&str, Value); N]) -> Map<String, Value> {
-    pairs
-        .into_iter()
-        .map(|(key, value)| (key.to_string(), value))
-        .collect()
+pub(super) fn evidence<const N: usize>(pairs: [(&'static str, Value); N]) -> RawOutput {
+    RawOutput::from(pairs)
 }
 
 // ---- normalized_match -----------------------------------------------------------------------
