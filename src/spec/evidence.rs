@@ -715,11 +715,11 @@ impl<'a> Evidence<'a> {
                         .filter(|model| !model.is_empty())
                         .or_else(|| text(payload, second))
                         .unwrap_or("");
-                    if !provider.is_empty() || !model.is_empty() {
-                        let pair = (provider.to_string(), model.to_string());
-                        if !seen_models.contains(&pair) {
-                            seen_models.push(pair);
-                        }
+                    let seen = seen_models.iter().any(|(known_provider, known_model)| {
+                        known_provider == provider && known_model == model
+                    });
+                    if !seen && (!provider.is_empty() || !model.is_empty()) {
+                        seen_models.push((provider.to_string(), model.to_string()));
                     }
                     if event.kind == "model.call.completed" {
                         if let Some(source) = EventRef::of(event) {
