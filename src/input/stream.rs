@@ -88,7 +88,7 @@ impl JsonlStream {
                 return None;
             }
             self.buffer.clear();
-            match self.reader.read_until(b'\n', &mut self.buffer) {
+            match read_line(self.reader.as_mut(), &mut self.buffer) {
                 Ok(0) => self.done = true,
                 Ok(_) => {
                     self.line += 1;
@@ -114,5 +114,28 @@ impl JsonlStream {
             text.map(|text| (line, text))
                 .map_err(|reason| Problem::at_line(display, line, reason))
         })
+    }
+}
+
+/// `BufRead::read_until(b'\n')` with the newline found by the `memchr` crate's vectorised search
+/// rather than the standard library's word-at-a-time one (run lines are kilobytes long).
+fn read_line(reader: &mut dyn BufRead, line: &mut Vec<u8>) -> std::io::Result<usize> {
+    let mut read = 0;
+    loop {
+        let available = match reader.fill_buf() {
+            Ok(available) => available,
+            Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(err) => return Err(err),
+        };
+        let (used, done) = match memchr::memchr(b'\n', available) {
+            Some(newline) => (newline + 1, true),
+            None => (available.len(), available.is_empty()),
+        };
+        line.extend_from_slice(&available[..used]);
+        reader.consume(used);
+        read += used;
+        if done {
+            return Ok(read);
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! values) for every payload of every event.
 
 use std::fmt;
+use std::sync::LazyLock;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -138,14 +139,40 @@ enum Shape {
 }
 
 impl Shape {
-    /// The object members this shape keeps.
-    fn keys(self) -> &'static [&'static str] {
+    /// The object members this shape keeps (none for `Checked`).
+    fn names(self) -> Option<&'static MemberNames> {
+        static PAYLOAD: LazyLock<MemberNames> = LazyLock::new(|| MemberNames::new(PAYLOAD_MEMBERS));
+        static USAGE: LazyLock<MemberNames> = LazyLock::new(|| MemberNames::new(USAGE_MEMBERS));
+        static RESULT: LazyLock<MemberNames> = LazyLock::new(|| MemberNames::new(RESULT_MEMBERS));
         match self {
-            Shape::Payload => PAYLOAD_MEMBERS,
-            Shape::Usage => USAGE_MEMBERS,
-            Shape::Result => RESULT_MEMBERS,
-            Shape::Checked => &[],
+            Shape::Payload => Some(&PAYLOAD),
+            Shape::Usage => Some(&USAGE),
+            Shape::Result => Some(&RESULT),
+            Shape::Checked => None,
         }
+    }
+}
+
+/// Kept member names grouped by length: a key is compared only with the names as long as it
+/// (every member of every payload of every run is looked up).
+struct MemberNames(Vec<Vec<&'static str>>);
+
+impl MemberNames {
+    fn new(names: &[&'static str]) -> MemberNames {
+        let mut by_length: Vec<Vec<&'static str>> = Vec::new();
+        for name in names {
+            if by_length.len() <= name.len() {
+                by_length.resize(name.len() + 1, Vec::new());
+            }
+            by_length[name.len()].push(name);
+        }
+        MemberNames(by_length)
+    }
+
+    /// The kept name `key` is, if any.
+    fn find(&self, key: &str) -> Option<&'static str> {
+        let same_length = self.0.get(key.len())?;
+        same_length.iter().find(|name| **name == key).copied()
     }
 }
 
@@ -166,7 +193,7 @@ impl<'de> Visitor<'de> for Shape {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Payload, A::Error> {
         let mut read = Payload::default();
-        while let Some(name) = map.next_key_seed(KnownKey(self.keys()))? {
+        while let Some(name) = map.next_key_seed(KnownKey(self.names()))? {
             match (self, name) {
                 (_, None) => {
                     map.next_value_seed(Shape::Checked)?;
@@ -229,8 +256,9 @@ impl<'de> Visitor<'de> for Shape {
     }
 }
 
-/// An object key: which of `self.0` it is, `None` for one not kept (read without allocating).
-struct KnownKey(&'static [&'static str]);
+/// An object key: which of the names `self.0` it is, `None` for one not kept (read without
+/// allocating).
+struct KnownKey(Option<&'static MemberNames>);
 
 impl<'de> DeserializeSeed<'de> for KnownKey {
     type Value = Option<&'static str>;
@@ -248,7 +276,7 @@ impl<'de> Visitor<'de> for KnownKey {
     }
 
     fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        Ok(self.0.iter().find(|known| **known == key).copied())
+        Ok(self.0.and_then(|names| names.find(key)))
     }
 }
 
