@@ -415,7 +415,7 @@ fn connection_refused_names_the_url() {
         stderr_text(&out).trim_end(),
         format!(
             "{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: \
-             connection refused — is the evaluator server running?"
+             connection refused — is the server running?"
         )
     );
 }

@@ -17,6 +17,10 @@ use crate::report::Reporter;
 pub enum FepCommand {
     /// EvaluationRequest in (file or `-` for stdin), EvaluationRunResult out on stdout.
     ///
+    /// With `--format text` (the default on a terminal) stdout gets a summary instead: checks
+    /// passed, failed and errored by type, and the test cases that did not pass. `--stream`
+    /// always writes NDJSON.
+    ///
     /// Exit 0 when every check ran (passed or not), 1 when a check errored, 2 on an invalid
     /// request (every problem is listed with its JSON location; nothing is evaluated).
     Evaluate {

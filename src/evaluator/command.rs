@@ -361,6 +361,9 @@ enum Keep {
     Tail,
 }
 
+/// The least room [`read_capped`] offers each read.
+const READ_AHEAD: usize = 8 * 1024;
+
 /// Read a pipe into `into`, keeping at most `cap` bytes as `keep` says. What was read is in `into`
 /// even when the read is abandoned half-way.
 async fn read_capped(
@@ -370,13 +373,14 @@ async fn read_capped(
     keep: Keep,
 ) {
     let Captured { bytes, overflowed } = into;
-    let mut chunk = vec![0u8; 64 * 1024];
     loop {
-        let n = match pipe.read(&mut chunk).await {
+        // Read straight into the spare room of `bytes` (no zeroed buffer to copy from: most
+        // answers are a few bytes, and a run makes thousands of calls).
+        bytes.reserve(READ_AHEAD);
+        match pipe.read_buf(bytes).await {
             Ok(0) | Err(_) => break,
-            Ok(n) => n,
-        };
-        bytes.extend_from_slice(&chunk[..n]);
+            Ok(_) => {}
+        }
         if bytes.len() > cap {
             *overflowed = true;
             match keep {
@@ -572,6 +576,11 @@ static RUNNING: AtomicUsize = AtomicUsize::new(0);
 /// a run of trivial `sh` evaluators at `-j 2` or `-j 8`).
 const START_ELSEWHERE_FROM: usize = 16;
 
+/// How many children the blocking pool starts at once: two, so that on a 2-core machine a wave of
+/// calls ending together is started again on both cores. `runner::fd_limit` keeps descriptors
+/// aside for their pipes.
+const STARTS_AT_ONCE: usize = 2;
+
 /// A started child, counted in [`RUNNING`] until dropped.
 struct Running;
 
@@ -583,8 +592,7 @@ impl Drop for Running {
 
 /// Start `command` with its group guard (made as soon as the child exists, so a child whose call
 /// was abandoned meanwhile is still killed): on this thread while few children run, else on a
-/// thread of the blocking pool, one start at a time there (a start holds both ends of three
-/// pipes, which the open-file budget of `runner::fd_limit` counts once).
+/// thread of the blocking pool, [`STARTS_AT_ONCE`] at a time there.
 async fn start(mut command: Command) -> std::io::Result<(Started, tokio::process::Child)> {
     fn spawn(command: &mut Command) -> std::io::Result<(Started, tokio::process::Child)> {
         let child = command.spawn()?;
@@ -598,11 +606,12 @@ async fn start(mut command: Command) -> std::io::Result<(Started, tokio::process
     if RUNNING.load(Ordering::Relaxed) < START_ELSEWHERE_FROM {
         return spawn(&mut command);
     }
-    static STARTING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    static STARTING: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(STARTS_AT_ONCE);
+    let Ok(start_slot) = STARTING.acquire().await else {
+        return Err(std::io::Error::other("evalctl is stopping"));
+    };
     let spawned = tokio::task::spawn_blocking(move || {
-        let _one_at_a_time = STARTING
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let _start_slot = start_slot;
         spawn(&mut command)
     })
     .await;

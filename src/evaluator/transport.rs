@@ -75,7 +75,7 @@ pub fn transport_error(err: &reqwest::Error, timeout: Duration) -> Attempt {
     }
     let reason = root_cause(err);
     let message = if reason.to_lowercase().contains("connection refused") {
-        "connection refused — is the evaluator server running?".to_string()
+        "connection refused — is the server running?".to_string()
     } else if err.is_connect() {
         format!("cannot connect: {reason}")
     } else {

@@ -30,7 +30,7 @@ use crate::error::{bad_input, invalid, Problem};
 use crate::evaluator::check_calls::{local_catalog, BlockingCaller};
 use crate::exit::Exit;
 use crate::input::{document_json_reason, Source};
-use crate::report::Reporter;
+use crate::report::{Format, Reporter};
 pub use request::{parse_request, Request};
 use stream::StreamEnd;
 pub use writer::{CaseResults, Layout, RunWriter, Spares};
@@ -71,9 +71,32 @@ pub fn evaluate(
     layout: Layout,
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
+    // NDJSON (`--stream`) is always written as it comes; a text report needs the whole run.
+    if reporter.format == Format::Text && layout == Layout::Document {
+        let mut document = Vec::new();
+        let outcome = evaluate_into(config, checking, layout, &mut document);
+        if outcome.is_ok() {
+            // A run cut short leaves no whole document to summarise: it is printed as it is.
+            match crate::report::fep_text::render(&document, reporter.color_stdout) {
+                Some(table) => crate::report::print_stdout(&table)?,
+                None => crate::report::print_stdout(&String::from_utf8_lossy(&document))?,
+            }
+        }
+        return exit(outcome, reporter);
+    }
+    let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
+    exit(evaluate_into(config, checking, layout, out), reporter)
+}
+
+/// Evaluate what `config` names, writing the EvaluationRunResult to `out` as `layout` says.
+fn evaluate_into<W: std::io::Write>(
+    config: &FepConfig,
+    checking: &Checking,
+    layout: Layout,
+    mut out: W,
+) -> anyhow::Result<StreamEnd> {
     let mut catalog = local_catalog(&checking.custom)?;
-    let mut out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
-    let outcome = match config {
+    match config {
         FepConfig::Request(source) => {
             let name = source.display();
             let bytes = read_request(source)?;
@@ -82,10 +105,8 @@ pub fn evaluate(
                 Layout::Document => large::evaluate_large(&bytes, &catalog, &mut out),
                 Layout::Lines => Ok(None),
             };
-            match large {
-                Ok(None) => {}
-                Ok(Some(status)) => return exit(Ok(StreamEnd::Finished(status)), reporter),
-                Err(error) => return exit(Err(error), reporter),
+            if let Some(status) = large? {
+                return Ok(StreamEnd::Finished(status));
             }
             let document = document::parse_document(&bytes).map_err(|err| {
                 bad_input(Problem::new(source.display(), document_json_reason(&err)))
@@ -127,8 +148,7 @@ pub fn evaluate(
                 layout,
             )
         }
-    };
-    exit(outcome, reporter)
+    }
 }
 
 /// The exit of a run that ended with `outcome`.

@@ -11,6 +11,7 @@ macro_rules! diag {
 }
 
 mod compare;
+pub mod fep_text;
 mod gate;
 pub mod html;
 mod interval;

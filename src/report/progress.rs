@@ -166,9 +166,12 @@ impl Progress {
                 entry.1 += record.score;
                 entry.2 += 1;
             }
-            state.status(false)
+            // Off a terminal the heartbeat reads the state itself: no line to build here.
+            (!self.bar.is_hidden()).then(|| state.status(false))
         };
-        self.bar.set_message(message);
+        if let Some(message) = message {
+            self.bar.set_message(message);
+        }
         self.bar.inc(1);
     }
 

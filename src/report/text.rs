@@ -31,8 +31,22 @@ pub fn render(summary: &Summary, color: bool) -> String {
     }
     out.push('\n');
 
-    let rows = table(summary);
-    let widths: Vec<usize> = (0..rows[0].len())
+    out.push_str(&aligned(&table(summary), color));
+    let notes = notes(summary);
+    if !notes.is_empty() {
+        out.push_str(&format!("\n{}\n", notes.join("\n")));
+    }
+    out.push_str(&format!(
+        "\nexit {}: {}\n",
+        summary.exit, summary.exit_reason
+    ));
+    out
+}
+
+/// `rows` as a table of left-aligned columns two spaces apart, the first row (the header) in bold.
+pub(super) fn aligned(rows: &[Vec<String>], color: bool) -> String {
+    let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let widths: Vec<usize> = (0..columns)
         .map(|col| {
             rows.iter()
                 .map(|row| row.get(col).map_or(0, |cell| cell.chars().count()))
@@ -40,6 +54,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
                 .unwrap_or(0)
         })
         .collect();
+    let mut out = String::new();
     for (index, row) in rows.iter().enumerate() {
         let line = row
             .iter()
@@ -55,14 +70,6 @@ pub fn render(summary: &Summary, color: bool) -> String {
         });
         out.push('\n');
     }
-    let notes = notes(summary);
-    if !notes.is_empty() {
-        out.push_str(&format!("\n{}\n", notes.join("\n")));
-    }
-    out.push_str(&format!(
-        "\nexit {}: {}\n",
-        summary.exit, summary.exit_reason
-    ));
     out
 }
 

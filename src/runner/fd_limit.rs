@@ -4,8 +4,9 @@
 //! failing with `spawn: Too many open files`.
 
 /// Descriptors kept aside for evalctl itself: the runtime's event queue and wake-ups, the signal
-/// pipe, the results file, and the transient pipes of one spawn in progress.
-const RESERVED: u64 = 16;
+/// pipe, the results file, and the transient pipes of the two spawns that may be in progress at
+/// once (`evaluator::command`'s `STARTS_AT_ONCE`).
+const RESERVED: u64 = 24;
 
 /// The soft limit macOS accepts at most (`OPEN_MAX`), whatever the hard limit says.
 const MACOS_OPEN_MAX: libc::rlim_t = 10_240;
