@@ -205,24 +205,31 @@ fn remove_articles(text: &str) -> String {
             .is_some_and(|byte| byte.is_ascii_alphanumeric() || *byte == b'_')
     };
     let mut out = String::with_capacity(text.len());
+    let mut kept = 0; // text[kept..index] is kept and not yet copied
     let mut index = 0;
     while index < bytes.len() {
         let at_boundary = index == 0 || !is_word(index - 1);
-        if at_boundary {
-            let article = ["the", "an", "a"].into_iter().find(|article| {
-                text[index..].starts_with(article) && !is_word(index + article.len())
-            });
-            if let Some(article) = article {
+        // An article is ASCII: it never starts inside a multi-byte char, so `index` is then on
+        // a char boundary.
+        let article = at_boundary
+            .then(|| {
+                ["the", "an", "a"].into_iter().find(|article| {
+                    bytes[index..].starts_with(article.as_bytes())
+                        && !is_word(index + article.len())
+                })
+            })
+            .flatten();
+        match article {
+            Some(article) => {
+                out.push_str(&text[kept..index]);
                 out.push(' ');
                 index += article.len();
-                continue;
+                kept = index;
             }
+            None => index += 1,
         }
-        // ok: index is always on a char boundary (articles are ASCII, chars advance whole).
-        let ch = text[index..].chars().next().unwrap_or(' ');
-        out.push(ch);
-        index += ch.len_utf8();
     }
+    out.push_str(&text[kept..]);
     out
 }
 
@@ -438,6 +445,20 @@ mod tests {
             let by_category = in_punctuation_or_symbol_category(ch);
             assert_eq!(is_punctuation_or_symbol(ch), by_category, "{ch:?}");
         }
+    }
+
+    #[test]
+    fn articles_whitespace_and_punctuation_are_removed_around_multibyte_text() {
+        assert_eq!(
+            remove_articles("the cat, a dog an_t the"),
+            "  cat,   dog an_t  "
+        );
+        assert_eq!(remove_articles("éthe théa à the"), "é  thé  à  ");
+        assert_eq!(collapse_whitespace(" é \t\n ü  "), " é ü ");
+        assert_eq!(
+            without_chars("¿Qué?—sí, «ok»!", is_punctuation_or_symbol),
+            "Quésí ok"
+        );
     }
 
     #[test]
