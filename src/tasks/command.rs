@@ -54,13 +54,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let summary = score_all(&file, outputs_display, outputs, config.code_timeout)?;
     let mut write_failed = false;
     if let Some(path) = &config.output {
-        let written = ResultsFile::open(path).and_then(|mut results| {
-            summary
-                .tasks
-                .iter()
-                .try_for_each(|score| results.append(score))
-        });
-        if let Err(error) = written {
+        if let Err(error) = summary.append_lines(path) {
             reporter.diagnose(&error);
             write_failed = true;
         }

@@ -212,13 +212,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         reporter.diagnose(&error);
     }
     if let Some(path) = &config.output {
-        let written = ResultsFile::open(path).and_then(|mut results| {
-            scores
-                .tasks
-                .iter()
-                .try_for_each(|score| results.append(score))
-        });
-        if let Err(error) = written {
+        if let Err(error) = scores.append_lines(path) {
             reporter.diagnose(&error);
             write_failed = true;
         }
