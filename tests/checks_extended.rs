@@ -283,36 +283,37 @@ fn embedding_cosine(a: &str, b: &str) -> f64 {
     dot / (norm(&a) * norm(&b))
 }
 
-#[test]
-fn the_streaming_mode_answers_each_test_case() {
-    let server = fake_api();
+/// `fep evaluate FLAGS --test-cases --outputs --checks` over `cases` and `outputs` (JSONL) and the
+/// one shared `check`, with the test key set.
+fn fep_jsonl(cases: &str, outputs: &str, check: Value, flags: &[&str]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name);
-    std::fs::write(
-        path("cases.jsonl"),
-        "{\"id\": \"a\", \"input\": \"Capital of France?\"}\n{\"id\": \"b\", \"input\": \"Capital of Peru?\"}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        path("outputs.jsonl"),
-        "{\"value\": \"Paris\"}\n{\"value\": \"Lima\"}\n",
-    )
-    .unwrap();
-    std::fs::write(
-        path("checks.json"),
-        json!({"checks": [judge(&server)]}).to_string(),
-    )
-    .unwrap();
-    let output = evalctl()
+    std::fs::write(path("cases.jsonl"), cases).unwrap();
+    std::fs::write(path("outputs.jsonl"), outputs).unwrap();
+    std::fs::write(path("checks.json"), json!({"checks": [check]}).to_string()).unwrap();
+    evalctl()
         .env("EXT_TEST_KEY", KEY)
-        .args(["fep", "evaluate", "--stream", "-j", "2", "--test-cases"])
+        .args(["fep", "evaluate"])
+        .args(flags)
+        .arg("--test-cases")
         .arg(path("cases.jsonl"))
         .arg("--outputs")
         .arg(path("outputs.jsonl"))
         .arg("--checks")
         .arg(path("checks.json"))
         .output()
-        .unwrap();
+        .unwrap()
+}
+
+#[test]
+fn the_streaming_mode_answers_each_test_case() {
+    let server = fake_api();
+    let output = fep_jsonl(
+        "{\"id\": \"a\", \"input\": \"Capital of France?\"}\n{\"id\": \"b\", \"input\": \"Capital of Peru?\"}\n",
+        "{\"value\": \"Paris\"}\n{\"value\": \"Lima\"}\n",
+        judge(&server),
+        &["--stream", "-j", "2"],
+    );
     assert_eq!(output.status.code(), Some(0));
     let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
         .lines()
@@ -406,28 +407,11 @@ fn calls_run_at_once_up_to_j_across_test_cases() {
         now.fetch_sub(1, Ordering::SeqCst);
         api_reply(request)
     });
-    let dir = tempfile::tempdir().unwrap();
-    let path = |name: &str| dir.path().join(name);
     let cases: String = (0..8)
         .map(|i| format!("{{\"id\": \"t{i}\", \"input\": \"q\", \"expected\": \"Paris\"}}\n"))
         .collect();
-    std::fs::write(path("cases.jsonl"), cases).unwrap();
-    std::fs::write(path("outputs.jsonl"), "{\"value\": \"Paris\"}\n".repeat(8)).unwrap();
-    std::fs::write(
-        path("checks.json"),
-        json!({"checks": [similarity(&server)]}).to_string(),
-    )
-    .unwrap();
-    let output = evalctl()
-        .env("EXT_TEST_KEY", KEY)
-        .args(["fep", "evaluate", "-j", "3", "--test-cases"])
-        .arg(path("cases.jsonl"))
-        .arg("--outputs")
-        .arg(path("outputs.jsonl"))
-        .arg("--checks")
-        .arg(path("checks.json"))
-        .output()
-        .unwrap();
+    let outputs = "{\"value\": \"Paris\"}\n".repeat(8);
+    let output = fep_jsonl(&cases, &outputs, similarity(&server), &["-j", "3"]);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(json_stdout(&output)["summary"]["completed_checks"], 8);
     let most = most.load(Ordering::SeqCst);
