@@ -266,6 +266,31 @@ fn an_evaluator_that_never_reads_stdin_still_works_with_a_large_payload() {
     assert!(approx(&results[0]["score"], 0.25));
 }
 
+#[test]
+fn payloads_smaller_and_larger_than_a_pipe_reach_the_evaluator_whole() {
+    // Up to a pipe's 64 KiB the payload is in the pipe before the evaluator starts; the rest of
+    // a larger one is written while it reads.
+    for size in [10, 60 * 1024, 4 * 1024 * 1024 + 3] {
+        let sb = Sandbox::new();
+        let candidate = "ab".repeat(size / 2) + &"c".repeat(size % 2);
+        sb.write("candidate.txt", &candidate);
+        succeeded(
+            sb.run_with(
+                "cat > payload.json
+printf '{\"score\": 1}'
+",
+            )
+            .args(["candidate.txt"]),
+        );
+        let payload: Value = serde_json::from_str(&sb.read("payload.json")).unwrap();
+        assert_eq!(
+            payload["candidate"],
+            Value::String(candidate),
+            "{size} bytes"
+        );
+    }
+}
+
 // ----- modes and aggregates ---------------------------------------------------------------------
 
 #[test]

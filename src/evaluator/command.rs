@@ -148,10 +148,14 @@ impl CommandEvaluator {
         input: &[u8],
         task_model: Option<&str>,
     ) -> Result<ChildOutput, CallError> {
+        let (stdin, unwritten) = match prefilled_stdin(input) {
+            Ok(prefilled) => prefilled,
+            Err(err) => return Err(CallError::new(ErrorKind::Spawn, self.spawn_reason(&err))),
+        };
         let mut command = Command::new(&self.program);
         command
             .args(&self.spec.argv[1..])
-            .stdin(Stdio::piped())
+            .stdin(stdin)
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
@@ -167,8 +171,6 @@ impl CommandEvaluator {
             Ok(started) => started,
             Err(err) => return Err(CallError::new(ErrorKind::Spawn, self.spawn_reason(&err))),
         };
-        let payload = input;
-        let mut stdin = child.stdin.take().expect("stdin is piped");
         let mut stdout = child.stdout.take().expect("stdout is piped");
         let mut stderr = child.stderr.take().expect("stderr is piped");
 
@@ -181,8 +183,9 @@ impl CommandEvaluator {
             let answer = async {
                 let write = async {
                     // An evaluator that never reads stdin closes the pipe: that is not an error.
-                    let _ = stdin.write_all(payload).await;
-                    drop(stdin);
+                    if let Some((mut stdin, written)) = unwritten {
+                        let _ = stdin.write_all(&input[written..]).await;
+                    }
                 };
                 let read_stdout = async {
                     let mut out = Captured::default();
@@ -565,6 +568,43 @@ fn find_on_path(program: &str) -> Option<PathBuf> {
             std::fs::metadata(candidate)
                 .is_ok_and(|meta| meta.is_file() && meta.permissions().mode() & 0o111 != 0)
         })
+}
+
+/// The child's stdin: a fresh pipe holding as much of `payload` as it takes now (all of a
+/// payload up to the pipe's size, 64 KiB), written before the child starts so that it reads its
+/// payload, and the end of it, as soon as it runs, without waiting for evalctl to be scheduled.
+/// The rest of a larger payload comes back with how much was written, for writing once the child
+/// reads; the write end is closed at once when nothing is left.
+fn prefilled_stdin(
+    payload: &[u8],
+) -> std::io::Result<(Stdio, Option<(tokio::net::unix::pipe::Sender, usize)>)> {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    let mut ends = [0; 2];
+    // SAFETY: `ends` has room for the two descriptors pipe2 writes.
+    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: pipe2 succeeded, so both are open descriptors that nothing else owns.
+    let (reader, writer) =
+        unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    // Only the write end is non-blocking: the child reads its end as an ordinary stdin.
+    // SAFETY: `ends[1]` is the open write end, owned by `writer` for the whole call.
+    if unsafe { libc::fcntl(ends[1], libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut writer = std::fs::File::from(writer);
+    let written = match std::io::Write::write(&mut writer, payload) {
+        Ok(written) => written,
+        Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => 0,
+        Err(err) => return Err(err),
+    };
+    let unwritten = if written == payload.len() {
+        None
+    } else {
+        let sender = tokio::net::unix::pipe::Sender::from_owned_fd_unchecked(writer.into())?;
+        Some((sender, written))
+    };
+    Ok((Stdio::from(reader), unwritten))
 }
 
 /// Children of command evaluators running now, in the whole process.
