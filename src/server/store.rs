@@ -393,6 +393,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_document_stored_against_the_first_dictionary_is_read_back() {
+        // Compressed by the zstd command line against `store_dictionary.json` as first shipped:
+        // a changed dictionary would no longer read what databases already hold.
+        let frame = "28b52ffd205acd010014027b612d396234612d376264622d613064612d3161353937336531\
+                     326162655b5d7d07008465422b35f8b1067d6280c0e01c71104c21c415";
+        let mut stored = vec![DICTIONARY_V1];
+        stored.extend(
+            (0..frame.len())
+                .step_by(2)
+                .map(|at| u8::from_str_radix(&frame[at..at + 2], 16).unwrap()),
+        );
+        assert_eq!(
+            stored_document(stored).unwrap(),
+            &br#"{"evaluation_id":"01a20aea-9b4a-7bdb-a0da-1a5973e12abe","status":"completed","results":[]}"#[..]
+        );
+    }
+
+    #[test]
     fn a_committed_result_is_read_back_and_pruning_keeps_recent_ones() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/serve.db");
