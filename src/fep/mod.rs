@@ -71,16 +71,13 @@ pub fn evaluate(
     layout: Layout,
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
-    // NDJSON (`--stream`) is always written as it comes; a text report needs the whole run.
+    // NDJSON (`--stream`) is always written as it comes; a text report tallies the document as
+    // it is written (a run cut short by a signal is summarised as far as it went).
     if reporter.format == Format::Text && layout == Layout::Document {
-        let mut document = Vec::new();
-        let outcome = evaluate_into(config, checking, layout, &mut document);
+        let mut summary = crate::report::fep_text::FepSummary::default();
+        let outcome = evaluate_into(config, checking, layout, &mut summary);
         if outcome.is_ok() {
-            // A run cut short leaves no whole document to summarise: it is printed as it is.
-            match crate::report::fep_text::render(&document, reporter.color_stdout) {
-                Some(table) => crate::report::print_stdout(&table)?,
-                None => crate::report::print_stdout(&String::from_utf8_lossy(&document))?,
-            }
+            crate::report::print_stdout(&summary.render(reporter.color_stdout))?;
         }
         return exit(outcome, reporter);
     }
