@@ -42,12 +42,12 @@ fn pair(i: usize) -> (Value, Value) {
         "expected": city,
         "metadata": {"phrases": [city.chars().take(2).collect::<String>()], "min_confidence": 0.5, "nested": [[{"deep": [i]}]]}
     });
-    if i % 7 == 0 {
+    if i.is_multiple_of(7) {
         test_case["checks"] = json!([{"type": "regex", "arguments": {"text": "$.test_case.id", "pattern": "-[0-9]*5$"}}]);
     }
-    let mut output = json!({"value": {"answer": if i % 3 == 0 { city.to_lowercase() } else { city.to_string() },
+    let mut output = json!({"value": {"answer": if i.is_multiple_of(3) { city.to_lowercase() } else { city.to_string() },
                                       "confidence": (i % 100) as f64 / 100.0}});
-    if i % 11 == 0 {
+    if i.is_multiple_of(11) {
         output = json!({"value": {"answer": city}, "id": format!("out-{i}")});
     }
     (test_case, output)

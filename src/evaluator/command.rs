@@ -571,28 +571,21 @@ fn find_on_path(program: &str) -> Option<PathBuf> {
 }
 
 /// The child's stdin: a fresh pipe holding as much of `payload` as it takes now (all of a
-/// payload up to the pipe's size, 64 KiB), written before the child starts so that it reads its
-/// payload, and the end of it, as soon as it runs, without waiting for evalctl to be scheduled.
-/// The rest of a larger payload comes back with how much was written, for writing once the child
-/// reads; the write end is closed at once when nothing is left.
+/// payload up to the pipe's capacity, 64 KiB by default on Linux), written before the child
+/// starts so that it reads its payload, and the end of it, as soon as it runs, without waiting
+/// for evalctl to be scheduled. The rest of a larger payload comes back with how much was
+/// written, for writing once the child reads; the write end is closed at once when nothing is
+/// left.
 fn prefilled_stdin(
     payload: &[u8],
 ) -> std::io::Result<(Stdio, Option<(tokio::net::unix::pipe::Sender, usize)>)> {
-    use std::os::fd::{FromRawFd, OwnedFd};
-    let mut ends = [0; 2];
-    // SAFETY: `ends` has room for the two descriptors pipe2 writes.
-    if unsafe { libc::pipe2(ends.as_mut_ptr(), libc::O_CLOEXEC) } == -1 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: pipe2 succeeded, so both are open descriptors that nothing else owns.
-    let (reader, writer) =
-        unsafe { (OwnedFd::from_raw_fd(ends[0]), OwnedFd::from_raw_fd(ends[1])) };
+    let (reader, mut writer) = std::io::pipe()?;
     // Only the write end is non-blocking: the child reads its end as an ordinary stdin.
-    // SAFETY: `ends[1]` is the open write end, owned by `writer` for the whole call.
-    if unsafe { libc::fcntl(ends[1], libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&writer);
+    // SAFETY: `fd` is the pipe's open write end, owned by `writer` for the whole call.
+    if unsafe { libc::fcntl(fd, libc::F_SETFL, libc::O_NONBLOCK) } == -1 {
         return Err(std::io::Error::last_os_error());
     }
-    let mut writer = std::fs::File::from(writer);
     let written = match std::io::Write::write(&mut writer, payload) {
         Ok(written) => written,
         Err(err) if err.kind() == std::io::ErrorKind::WouldBlock => 0,

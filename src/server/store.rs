@@ -112,7 +112,7 @@ impl Store {
         let writer = {
             let writer = Writer {
                 connection: writing,
-                compressor: zstd::bulk::Compressor::with_dictionary(COMPRESSION_LEVEL, DICTIONARY)
+                compressor: compressor()
                     .map_err(|err| db_error(path, format!("cannot start compressing: {err}")))?,
                 queued: Arc::clone(&queued),
                 failing: Arc::clone(&failing),
@@ -335,15 +335,29 @@ const DICTIONARY_V1: u8 = 0x01;
 /// dictionary.
 const ZSTD_MAGIC: [u8; 4] = [0x28, 0xB5, 0x2F, 0xFD];
 
+/// The writer's compressor: [`COMPRESSION_LEVEL`] against [`DICTIONARY`], each frame with a
+/// checksum (4 bytes), so that a document that does not decompress to what was stored, whatever
+/// the cause, is an error and not wrong JSON.
+fn compressor() -> std::io::Result<zstd::bulk::Compressor<'static>> {
+    let mut compressor = zstd::bulk::Compressor::with_dictionary(COMPRESSION_LEVEL, DICTIONARY)?;
+    compressor.set_parameter(zstd::zstd_safe::CParameter::ChecksumFlag(true))?;
+    Ok(compressor)
+}
+
 /// A stored document as JSON: decompressed (against the dictionary when it names it), or as it
 /// is when stored uncompressed.
 fn stored_document(stored: Vec<u8>) -> Result<Bytes, String> {
+    // The dictionary digested once for every read.
+    static PREPARED: std::sync::LazyLock<zstd::dict::DecoderDictionary<'static>> =
+        std::sync::LazyLock::new(|| zstd::dict::DecoderDictionary::copy(DICTIONARY));
     let decoded = match stored.split_first() {
-        Some((&DICTIONARY_V1, frame)) => zstd::stream::Decoder::with_dictionary(frame, DICTIONARY)
-            .and_then(|mut decoder| {
-                let mut document = Vec::new();
-                std::io::Read::read_to_end(&mut decoder, &mut document).map(|_| document)
-            }),
+        Some((&DICTIONARY_V1, frame)) => zstd::stream::Decoder::with_prepared_dictionary(
+            frame, &PREPARED,
+        )
+        .and_then(|mut decoder| {
+            let mut document = Vec::new();
+            std::io::Read::read_to_end(&mut decoder, &mut document).map(|_| document)
+        }),
         _ if stored.starts_with(&ZSTD_MAGIC) => zstd::stream::decode_all(stored.as_slice()),
         _ => return Ok(Bytes::from(stored)),
     };
@@ -391,6 +405,38 @@ pub fn default_path() -> PathBuf {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_dictionary_is_the_one_documents_were_stored_against() {
+        // Every document stored with `DICTIONARY_V1` needs these exact bytes to be read: a
+        // changed dictionary must come as a new version (see `DICTIONARY`).
+        use sha2::{Digest, Sha256};
+        let digest: String = Sha256::digest(DICTIONARY)
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
+        assert_eq!(
+            digest,
+            "56f5d40dee778c7e3a81bae2136f770a1fdb4fefe43a11d15da0433b044dcdfe"
+        );
+    }
+
+    #[test]
+    fn a_document_that_does_not_match_its_checksum_is_an_error() {
+        let mut stored = vec![DICTIONARY_V1];
+        stored.extend(compressor().unwrap().compress(b"{\"ok\":true}").unwrap());
+        assert_eq!(
+            stored_document(stored.clone()).unwrap(),
+            &b"{\"ok\":true}"[..]
+        );
+        let last = stored.len() - 1;
+        stored[last] ^= 0xFF;
+        let err = stored_document(stored).unwrap_err();
+        assert!(
+            err.starts_with("cannot decompress the stored result: "),
+            "{err}"
+        );
+    }
 
     #[test]
     fn a_document_stored_against_the_first_dictionary_is_read_back() {
