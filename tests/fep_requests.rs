@@ -79,6 +79,71 @@ fn an_empty_request_is_a_completed_run() {
     assert_eq!(document["status"], "completed");
 }
 
+/// `fep evaluate --format text` on `request` (stdin): its exit code and stdout's lines after the
+/// first (which names the run's id), the first line checked for `status`.
+fn text_summary(request: &Value, status: &str) -> (Option<i32>, Vec<String>) {
+    let output = evalctl()
+        .args(["fep", "evaluate", "--format", "text", "-"])
+        .env("NO_COLOR", "1")
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    let mut lines = text.lines().map(str::to_string);
+    let first = lines.next().unwrap_or_default();
+    assert!(
+        first.starts_with("evaluation ") && first.ends_with(&format!("   status: {status}")),
+        "{first}"
+    );
+    (output.status.code(), lines.collect())
+}
+
+#[test]
+fn the_text_summary_counts_every_test_case_whatever_path_wrote_it() {
+    // More test cases than one batch (the large-request path), with `experiment_metadata` (the
+    // document's `experiment`, among its opening members); a small request (the general path);
+    // an empty one.
+    let request = |n: usize| {
+        json!({
+            "experiment_metadata": {"name": "capitals", "tags": ["a", "b"], "notes": "line\nbreak"},
+            "test_cases": (0..n).map(|i| json!({"id": format!("t{i}"), "input": "q", "expected": "Paris"})).collect::<Vec<_>>(),
+            "outputs": (0..n).map(|i| json!({"value": if i % 3 == 0 { "Lyon" } else { "Paris" }})).collect::<Vec<_>>(),
+            "checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected"}}]
+        })
+    };
+    let table = |passed: usize, failed: usize| {
+        format!("exact_match  {passed:<6}  {failed:<6}  0       0       0")
+    };
+    let (code, lines) = text_summary(&request(600), "completed");
+    assert_eq!(code, Some(0));
+    let mut expected = vec![
+        "test cases: 600   checks: 400 passed, 200 failed, 0 errors".to_string(),
+        String::new(),
+        "check type   passed  failed  scored  errors  skipped".to_string(),
+        table(400, 200),
+        String::new(),
+        "not passed (200):".to_string(),
+    ];
+    expected.extend((0..20).map(|i| format!("  t{}: exact_match failed", i * 3)));
+    expected.push("  … and 180 more".to_string());
+    assert_eq!(lines, expected);
+
+    let (code, lines) = text_summary(&request(4), "completed");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        lines[0],
+        "test cases: 4   checks: 2 passed, 2 failed, 0 errors"
+    );
+    assert_eq!(lines[3], table(2, 2));
+
+    let (code, lines) = text_summary(&request(0), "completed");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        lines[0],
+        "test cases: 0   checks: 0 passed, 0 failed, 0 errors"
+    );
+}
+
 #[test]
 fn a_request_with_no_check_at_all_is_rejected() {
     let output = evalctl()

@@ -97,10 +97,15 @@ impl FepSummary {
                 .map(str::to_string);
         } else if let Some(closing) = line.strip_prefix(b"],") {
             let closing: Option<Value> = serde_json::from_slice(&[b"{", closing].concat()).ok();
+            let closing = closing.as_ref();
             self.status = closing
-                .as_ref()
                 .and_then(|closing| closing["status"].as_str())
                 .map(str::to_string);
+            debug_assert_eq!(
+                closing.and_then(|closing| closing["summary"]["total_test_cases"].as_u64()),
+                Some(self.cases as u64),
+                "every test case result of the document was read"
+            );
         } else if let Ok(case) = serde_json::from_slice::<Value>(line) {
             self.cases += 1;
             self.add_case(&case);
@@ -217,12 +222,15 @@ mod tests {
         })
     }
 
-    /// The document as the writer lays it out, written in pieces that split its lines.
+    /// The document as `fep::writer::RunWriter` lays it out (shortened), written in pieces that
+    /// split its lines.
     fn summarised(cases: &[Value], status: &str) -> FepSummary {
-        let lines: Vec<String> = cases.iter().map(Value::to_string).collect();
+        let results: Vec<String> = cases.iter().map(|case| format!("\n{case}")).collect();
         let document = format!(
-            "{{\"evaluation_id\":\"e\",\"results\":[\n{}\n],\"status\":\"{status}\"}}\n",
-            lines.join(",\n")
+            "{{\"evaluation_id\":\"e\",\"results\":[{}\n],\"status\":\"{status}\",\
+             \"summary\":{{\"total_test_cases\":{}}}}}\n",
+            results.join(","),
+            cases.len()
         );
         let mut summary = FepSummary::default();
         for piece in document.as_bytes().chunks(7) {
