@@ -15,6 +15,7 @@ pub mod live;
 pub mod locate;
 pub mod metrics;
 pub mod model;
+pub mod named_values;
 pub mod normalize;
 pub mod payload;
 pub mod scorecard;

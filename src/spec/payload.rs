@@ -11,7 +11,9 @@ use std::sync::LazyLock;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
-use serde_json::{Map, Value};
+use serde_json::Value;
+
+use super::named_values::NamedValues;
 
 /// The payload members scoring reads (evidence, tool-call trace, turns, file captures and
 /// `code_execution`'s recorded result), `usage` and `result` aside.
@@ -64,33 +66,12 @@ const USAGE_MEMBERS: &[&str] = &["input_tokens", "output_tokens", "total_tokens"
 /// The members of a tool call's `result` object that scoring reads.
 const RESULT_MEMBERS: &[&str] = &["is_error", "content"];
 
-/// Kept members of one object, by name (a later duplicate replaces an earlier one, as in a map).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Members(Vec<(&'static str, Value)>);
-
-impl Members {
-    /// The member `key`, if the object had it.
-    pub fn get(&self, key: &str) -> Option<&Value> {
-        self.0
-            .iter()
-            .find(|(name, _)| *name == key)
-            .map(|(_, value)| value)
-    }
-
-    fn set(&mut self, key: &'static str, value: Value) {
-        match self.0.iter_mut().find(|(name, _)| *name == key) {
-            Some(slot) => slot.1 = value,
-            None => self.0.push((key, value)),
-        }
-    }
-}
-
 /// One event's payload: the members scoring reads.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Payload {
-    members: Members,
-    usage: Members,
-    result: Members,
+    members: NamedValues,
+    usage: NamedValues,
+    result: NamedValues,
 }
 
 impl Payload {
@@ -100,25 +81,19 @@ impl Payload {
     }
 
     /// The members of the payload's `usage` object (none when it is not an object).
-    pub fn usage(&self) -> &Members {
+    pub fn usage(&self) -> &NamedValues {
         &self.usage
     }
 
     /// The members of the payload's `result` object (none when it is not an object).
-    pub fn result(&self) -> &Members {
+    pub fn result(&self) -> &NamedValues {
         &self.result
     }
 
     /// The kept members (not `usage` or `result`) as a JSON object: what `code_execution` reads
     /// of a recorded result.
     pub fn to_object(&self) -> Value {
-        let map: Map<String, Value> = self
-            .members
-            .0
-            .iter()
-            .map(|(name, value)| (name.to_string(), value.clone()))
-            .collect();
-        Value::Object(map)
+        Value::Object(self.members.clone().into_map())
     }
 }
 
@@ -204,7 +179,7 @@ impl<'de> Visitor<'de> for Shape {
                 (Shape::Payload, Some("result")) => {
                     read.result = map.next_value_seed(Shape::Result)?.members;
                 }
-                (_, Some(name)) => read.members.set(name, map.next_value()?),
+                (_, Some(name)) => read.members.insert(name, map.next_value()?),
             }
         }
         Ok(read)
@@ -315,8 +290,8 @@ mod tests {
         ] {
             let read = payload(text);
             assert_eq!(read.get("usage"), None, "{text}");
-            assert_eq!(read.usage(), &Members::default(), "{text}");
-            assert_eq!(read.result(), &Members::default(), "{text}");
+            assert_eq!(read.usage(), &NamedValues::default(), "{text}");
+            assert_eq!(read.result(), &NamedValues::default(), "{text}");
         }
         let deep = format!("{{\"noise\": {}{}}}", "[".repeat(200), "]".repeat(200));
         let err = serde_json::from_str::<Payload>(&deep).expect_err("too deep");
