@@ -27,6 +27,7 @@ mod protocol;
 mod report;
 mod run;
 mod runner;
+mod sandbox;
 mod secrets;
 mod server;
 pub mod spec;
@@ -39,6 +40,9 @@ use cli::Command;
 /// The whole program: parse, dispatch, report any error, return the exit code.
 pub fn main_entry() -> std::process::ExitCode {
     if let Some(exit) = process_group::run_reaper_if_asked() {
+        return exit;
+    }
+    if let Some(exit) = sandbox::run_launcher_if_asked() {
         return exit;
     }
     let (command, reporter) = match cli::parse() {

@@ -15,7 +15,10 @@ use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;
 use crate::tasks::run::model::{Api, ModelSpec, Sampling};
-use crate::tasks::{self, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
+use crate::sandbox::Isolation;
+use crate::tasks::{
+    self, CodeExecSettings, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig,
+};
 
 /// `evalctl tasks ...`
 #[derive(Debug, Subcommand)]
@@ -58,6 +61,10 @@ pub enum TasksCommand {
         /// Time limit of each code_exec assertion, in seconds.
         #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
         code_timeout: f64,
+        /// Run code_exec assertions without the sandbox, with your rights, where the kernel
+        /// refuses to build one. Only for code you trust.
+        #[arg(long, env = "EVALCTL_UNSAFE_CODE_EXEC")]
+        unsafe_code_exec: bool,
     },
     /// Run a task suite against a model: validate, render, generate, post-process, score.
     ///
@@ -143,6 +150,10 @@ pub struct TasksRunArgs {
     /// Time limit of each code_exec assertion, in seconds.
     #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_seconds)]
     code_timeout: Duration,
+    /// Run code_exec assertions without the sandbox, with your rights, where the kernel refuses
+    /// to build one. Only for code you trust.
+    #[arg(long)]
+    unsafe_code_exec: bool,
     #[command(flatten)]
     config: ConfigArgs,
 }
@@ -223,7 +234,10 @@ impl TasksRunArgs {
             resume: self.resume,
             cache_dir: crate::store::cache_dir(self.cache, self.cache_dir)?,
             allow_bad_tasks: self.allow_bad_tasks,
-            code_timeout: self.code_timeout,
+            code: CodeExecSettings {
+                timeout: self.code_timeout,
+                isolation: isolation(self.unsafe_code_exec),
+            },
         })
     }
 }
@@ -258,6 +272,7 @@ impl TasksCommand {
                 output,
                 allow_bad_tasks,
                 code_timeout,
+                unsafe_code_exec,
             } => {
                 let code_timeout = Duration::try_from_secs_f64(code_timeout)
                     .ok()
@@ -275,12 +290,24 @@ impl TasksCommand {
                         outputs,
                         output,
                         allow_bad_tasks,
-                        code_timeout,
+                        code: CodeExecSettings {
+                            timeout: code_timeout,
+                            isolation: isolation(unsafe_code_exec),
+                        },
                     },
                     reporter,
                 )
             }
             TasksCommand::Run(args) => tasks::run(&args.into_config()?, reporter),
         }
+    }
+}
+
+/// The isolation `--unsafe-code-exec` chooses.
+fn isolation(unsafe_code_exec: bool) -> Isolation {
+    if unsafe_code_exec {
+        Isolation::None
+    } else {
+        Isolation::Namespaces
     }
 }

@@ -180,6 +180,7 @@ pub const TASKS_RUN: &[Binding] = &[
     bind("tasks.resume", "resume", Switch),
     bind("tasks.allow_bad_tasks", "allow_bad_tasks", Switch),
     bind("tasks.code_timeout", "code_timeout", Number),
+    bind("tasks.unsafe_code_exec", "unsafe_code_exec", Switch),
     bind("run.concurrency", "concurrency", Integer),
     bind("run.timeout", "timeout", Number),
     bind("run.retries", "retries", Integer),

@@ -3,7 +3,8 @@
 use std::path::Path;
 
 use super::report;
-use super::score::{read_outputs, score_all};
+use super::code_exec::CodeRunner;
+use super::score::{read_outputs, runs_code, score_all};
 use super::validate::{load_tasks, TaskFile};
 use super::{RenderConfig, ScoreConfig, ValidateConfig};
 use crate::error::{invalid, Problem};
@@ -51,7 +52,10 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             return Err(crate::error::Fatal::merge(errors.into_iter().flatten()));
         }
     };
-    let summary = score_all(&file, outputs_display, outputs, config.code_timeout)?;
+    let code = runs_code(&file, &outputs)
+        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout))
+        .transpose()?;
+    let summary = score_all(&file, outputs_display, outputs, code.as_ref())?;
     let mut write_failed = false;
     if let Some(path) = &config.output {
         if let Err(error) = summary.append_lines(path) {

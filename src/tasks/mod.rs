@@ -49,6 +49,16 @@ pub struct ScoreConfig {
     pub output: Option<PathBuf>,
     /// Score the valid tasks even when others are invalid (they are reported on stderr).
     pub allow_bad_tasks: bool,
-    /// The time limit of each `code_exec` assertion script.
-    pub code_timeout: Duration,
+    /// How `code_exec` assertion scripts run.
+    pub code: CodeExecSettings,
+}
+
+/// How `code_exec` assertion scripts run: each under a time limit, in the sandbox unless the user
+/// gave up isolation (`--unsafe-code-exec`).
+#[derive(Debug, Clone, Copy)]
+pub struct CodeExecSettings {
+    /// The time limit of each script.
+    pub timeout: Duration,
+    /// In the sandbox, or not.
+    pub isolation: crate::sandbox::Isolation,
 }

@@ -4,12 +4,11 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
 
 use serde::Serialize;
 use serde_json::Value;
 
-use super::code_exec::{self, CodeOutcome};
+use super::code_exec::{CodeOutcome, CodeRunner};
 use super::spec::{Category, MetricName, PostProcess, Task};
 use super::validate::TaskFile;
 use crate::error::{bad_input, invalid, Fatal, Problem};
@@ -17,6 +16,7 @@ use crate::input::strict;
 use crate::input::Source;
 use crate::input::{jsonl_lines, parse_object_line};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
+use crate::sandbox::LimitHit;
 
 /// One model output, as read from the outputs file.
 #[derive(Debug, Clone)]
@@ -126,6 +126,9 @@ pub struct TaskScore {
     /// For `code_exec`: assertions passed and run, and the first failure.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub assertions: Option<Assertions>,
+    /// For `code_exec`: how the code ran (`namespaces`, or `none` with `--unsafe-code-exec`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sandbox: Option<&'static str>,
 }
 
 /// The assertion counts of a `code_exec` task.
@@ -137,6 +140,9 @@ pub struct Assertions {
     pub total: usize,
     /// Why the first failing assertion failed.
     pub first_failure: Option<String>,
+    /// How many assertions each limit stopped (`timeout`, `memory_limit`, …).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub limits: BTreeMap<LimitHit, usize>,
 }
 
 impl From<CodeOutcome> for Assertions {
@@ -145,15 +151,22 @@ impl From<CodeOutcome> for Assertions {
             passed: outcome.passed,
             total: outcome.total,
             first_failure: outcome.first_failure,
+            limits: outcome.limits,
         }
     }
 }
 
 /// Score one raw output against its task: post-process, then the metric (best target, or the
-/// fraction of passing assertions for `code_exec`).
-pub fn score_task(task: &Task, output: &str, code_timeout: Duration) -> anyhow::Result<TaskScore> {
+/// fraction of passing assertions for `code_exec`, run by `code`, which the caller prepared for
+/// any suite with a `code_exec` task).
+pub fn score_task(
+    task: &Task,
+    output: &str,
+    code: Option<&CodeRunner>,
+) -> anyhow::Result<TaskScore> {
     let processed = task.post_process.apply(output);
     let mut assertions = None;
+    let mut sandbox = None;
     let score = match task.metric {
         MetricName::ExactMatch | MetricName::Accuracy => {
             max_over(exact_match, &processed, &task.targets)
@@ -162,7 +175,11 @@ pub fn score_task(task: &Task, output: &str, code_timeout: Duration) -> anyhow::
         MetricName::Bleu4 => max_over(bleu_4, &processed, &task.targets),
         MetricName::RougeL => max_over(rouge_l, &processed, &task.targets),
         MetricName::CodeExec => {
-            let outcome = code_exec::run_assertions(&processed, &task.targets, code_timeout)?;
+            let code = code.ok_or_else(|| {
+                Fatal::Internal("code_exec: no code runner was prepared".into())
+            })?;
+            let outcome = code.run_assertions(&processed, &task.targets)?;
+            sandbox = Some(code.isolation().label());
             let score = outcome.score();
             assertions = Some(outcome.into());
             score
@@ -173,6 +190,7 @@ pub fn score_task(task: &Task, output: &str, code_timeout: Duration) -> anyhow::
         score: Some(score),
         processed_output: Some(processed),
         assertions,
+        sandbox,
         ..missing(task)
     })
 }
@@ -188,6 +206,7 @@ fn missing(task: &Task) -> TaskScore {
         score: None,
         processed_output: None,
         assertions: None,
+        sandbox: None,
     }
 }
 
@@ -251,6 +270,9 @@ pub struct ScoreSummary {
     /// The per-task results (not part of the JSON summary; see `--output`).
     #[serde(skip)]
     pub tasks: Vec<TaskScore>,
+    /// `code_exec` assertions stopped by each limit, over all tasks (left out when none was).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub code_exec_limits: BTreeMap<LimitHit, usize>,
     /// A signal stopped scoring: the aggregates cover the tasks scored before it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
@@ -272,7 +294,7 @@ impl ScoreSummary {
 fn score_in_parallel(
     tasks: &[Task],
     by_id: &HashMap<&str, &ModelOutput>,
-    code_timeout: Duration,
+    code: Option<&CodeRunner>,
 ) -> Vec<Option<anyhow::Result<TaskScore>>> {
     let next = AtomicUsize::new(0);
     let work = || {
@@ -286,7 +308,7 @@ fn score_in_parallel(
                 return scored;
             }
             let score = match by_id.get(task.task_id.as_str()) {
-                Some(output) => score_task(task, &output.output, code_timeout),
+                Some(output) => score_task(task, &output.output, code),
                 None => Ok(missing(task)),
             };
             scored.push((index, score));
@@ -310,36 +332,32 @@ fn score_in_parallel(
     scores
 }
 
-/// Score every valid task of `file` against its output.
+/// Whether scoring `outputs` against `file` runs code: a `code_exec` task has an output. The
+/// caller then prepares a [`CodeRunner`] before anything else happens.
+pub fn runs_code(file: &TaskFile, outputs: &[ModelOutput]) -> bool {
+    let answered: HashSet<&str> = outputs.iter().map(|output| output.task_id.as_str()).collect();
+    file.tasks
+        .iter()
+        .any(|task| task.metric == MetricName::CodeExec && answered.contains(task.task_id.as_str()))
+}
+
+/// Score every valid task of `file` against its output; `code` runs the `code_exec` tasks.
 pub fn score_all(
     file: &TaskFile,
     outputs_file: String,
     outputs: Vec<ModelOutput>,
-    code_timeout: Duration,
+    code: Option<&CodeRunner>,
 ) -> anyhow::Result<ScoreSummary> {
     let tasks = &file.tasks;
     let by_id: HashMap<&str, &ModelOutput> = outputs
         .iter()
         .map(|output| (output.task_id.as_str(), output))
         .collect();
-    let needs_python = tasks.iter().any(|task| {
-        task.metric == MetricName::CodeExec && by_id.contains_key(task.task_id.as_str())
-    });
-    let scores = std::thread::scope(|scope| {
-        // Whether python3 works is checked beside the scoring rather than before it: a start of
-        // the interpreter is most of what a small suite costs.
-        let python = needs_python.then(|| scope.spawn(code_exec::ensure_python));
-        if needs_python {
-            // Ctrl-C, SIGTERM or SIGHUP now stop the running scripts and clean up (exit 130).
-            crate::interrupt::catch_in_flag();
-        }
-        let scores = score_in_parallel(tasks, &by_id, code_timeout);
-        match python.map(|check| check.join()) {
-            Some(Ok(Err(error))) => Err(error),
-            Some(Err(panic)) => std::panic::resume_unwind(panic),
-            Some(Ok(Ok(()))) | None => Ok(scores),
-        }
-    })?;
+    if code.is_some() {
+        // Ctrl-C, SIGTERM or SIGHUP now stop the running scripts and clean up (exit 130).
+        crate::interrupt::catch_in_flag();
+    }
+    let scores = score_in_parallel(tasks, &by_id, code);
     let mut summary = ScoreSummary {
         tasks_file: file.display.clone(),
         outputs_file,
@@ -350,6 +368,7 @@ pub fn score_all(
         unknown_outputs: Vec::new(),
         ignored_outputs: Vec::new(),
         tasks: Vec::with_capacity(tasks.len()),
+        code_exec_limits: BTreeMap::new(),
         interrupted: false,
     };
     for (task, scored) in tasks.iter().zip(scores) {
@@ -371,6 +390,9 @@ pub fn score_all(
             Ok(result) => result,
         };
         summary.overall.add(&result);
+        for (limit, count) in result.assertions.iter().flat_map(|a| &a.limits) {
+            *summary.code_exec_limits.entry(*limit).or_default() += count;
+        }
         summary
             .by_category
             .entry(task.category)
@@ -417,13 +439,13 @@ mod tests {
         let mcq = task(
             r#"{"task_id":"m","category":"mcq","prompt":"Pick","targets":["C"],"metric_name":"accuracy","post_process":"extract_letter"}"#,
         );
-        let result = score_task(&mcq, "The answer is (C).", Duration::from_secs(1)).unwrap();
+        let result = score_task(&mcq, "The answer is (C).", None).unwrap();
         assert_eq!(result.score, Some(1.0));
         assert_eq!(result.processed_output.as_deref(), Some("C"));
         let summary = task(
             r#"{"task_id":"s","category":"summary","prompt":"Sum","targets":["cats sleep a lot","dogs bark"],"metric_name":"f1","post_process":"lower"}"#,
         );
-        let result = score_task(&summary, "Dogs BARK", Duration::from_secs(1)).unwrap();
+        let result = score_task(&summary, "Dogs BARK", None).unwrap();
         assert_eq!(result.score, Some(1.0));
     }
 
@@ -444,7 +466,7 @@ mod tests {
             output: "2".into(),
         };
         let outputs = vec![output(1, "a"), output(2, "zz"), output(3, "c")];
-        let summary = score_all(&file, "o".into(), outputs, Duration::from_secs(1)).unwrap();
+        let summary = score_all(&file, "o".into(), outputs, None).unwrap();
         assert_eq!(summary.overall.tasks, 2);
         assert_eq!(summary.overall.scored, 1);
         assert_eq!(summary.overall.missing, 1);

@@ -15,11 +15,12 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::task::JoinSet;
 
+use super::code_exec::CodeRunner;
 use super::command::load_valid;
 use super::render::render_prompt;
 use super::report;
 use super::score::{score_all, ModelOutput, ScoreSummary};
-use super::spec::Task;
+use super::spec::{MetricName, Task};
 use crate::error::Fatal;
 use crate::exit::Exit;
 use crate::interrupt::interruption;
@@ -59,8 +60,8 @@ pub struct RunTasksConfig {
     pub cache_dir: Option<PathBuf>,
     /// Run the valid tasks even when others are invalid.
     pub allow_bad_tasks: bool,
-    /// The time limit of each `code_exec` assertion script.
-    pub code_timeout: Duration,
+    /// How `code_exec` assertion scripts run.
+    pub code: super::CodeExecSettings,
 }
 
 /// A task whose completion failed, after its retries.
@@ -127,12 +128,19 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
             return Err(Fatal::merge(errors.into_iter().flatten()));
         }
     };
-    model
-        .check_setup()
-        .map_err(|reason| Fatal::Preflight(format!("{} cannot run: {reason}", model.describe())))?;
     if let Some(limit) = config.limit {
         file.tasks.truncate(limit);
     }
+    // Whether code can run is known before any model call.
+    let code = file
+        .tasks
+        .iter()
+        .any(|task| task.metric == MetricName::CodeExec)
+        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout))
+        .transpose()?;
+    model
+        .check_setup()
+        .map_err(|reason| Fatal::Preflight(format!("{} cannot run: {reason}", model.describe())))?;
     if file.tasks.is_empty() {
         reporter.warning(format!("{}: no valid tasks to run", file.display));
     }
@@ -206,7 +214,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         file.tasks
             .retain(|task| answered.contains(task.task_id.as_str()));
     }
-    let scores = score_all(&file, model.label(), outputs, config.code_timeout)?;
+    let scores = score_all(&file, model.label(), outputs, code.as_ref())?;
     let mut write_failed = write_error.is_some();
     if let Some(error) = write_error {
         reporter.diagnose(&error);

@@ -1,0 +1,110 @@
+//! The sandbox's seccomp filter, built in pure Rust (seccompiler, no system library): the system
+//! calls a program under test never needs and that would reach beyond its namespaces — tracing
+//! other processes, mounting, new namespaces, kernel keyrings, BPF, module loading, io_uring —
+//! fail with `EPERM`; `clone3` fails with `ENOSYS` so that the C library falls back to `clone`,
+//! whose namespace flags the filter can see and refuse.
+
+use std::collections::BTreeMap;
+
+use seccompiler::{
+    BpfProgram, SeccompAction, SeccompCmpArgLen, SeccompCmpOp, SeccompCondition, SeccompFilter,
+    SeccompRule, TargetArch,
+};
+
+/// System calls refused outright.
+const REFUSED: &[libc::c_long] = &[
+    libc::SYS_ptrace,
+    libc::SYS_process_vm_readv,
+    libc::SYS_process_vm_writev,
+    libc::SYS_mount,
+    libc::SYS_umount2,
+    libc::SYS_pivot_root,
+    libc::SYS_chroot,
+    libc::SYS_unshare,
+    libc::SYS_setns,
+    libc::SYS_keyctl,
+    libc::SYS_add_key,
+    libc::SYS_request_key,
+    libc::SYS_bpf,
+    libc::SYS_perf_event_open,
+    libc::SYS_userfaultfd,
+    libc::SYS_kexec_load,
+    libc::SYS_kexec_file_load,
+    libc::SYS_init_module,
+    libc::SYS_finit_module,
+    libc::SYS_delete_module,
+    libc::SYS_swapon,
+    libc::SYS_swapoff,
+    libc::SYS_reboot,
+    libc::SYS_acct,
+    libc::SYS_settimeofday,
+    libc::SYS_clock_settime,
+    libc::SYS_open_by_handle_at,
+    libc::SYS_name_to_handle_at,
+    libc::SYS_io_uring_setup,
+    libc::SYS_io_uring_enter,
+    libc::SYS_io_uring_register,
+    libc::SYS_fsopen,
+    libc::SYS_fsmount,
+    libc::SYS_fsconfig,
+    libc::SYS_fspick,
+    libc::SYS_move_mount,
+    libc::SYS_open_tree,
+    libc::SYS_mount_setattr,
+    libc::SYS_quotactl,
+    libc::SYS_syslog,
+];
+
+/// `clone` flags that would create namespaces.
+const NAMESPACE_FLAGS: [libc::c_int; 7] = [
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWCGROUP,
+];
+
+/// The filter as two BPF programs, installed one after the other (a program has one action for
+/// its matches): refused calls and namespace-creating `clone`s give `EPERM`, `clone3` gives
+/// `ENOSYS`; everything else runs.
+pub fn filters() -> Result<[BpfProgram; 2], String> {
+    let arch: TargetArch = std::env::consts::ARCH
+        .try_into()
+        .map_err(|err| format!("seccomp: {err:?}"))?;
+    let fail = |err: seccompiler::BackendError| format!("seccomp: {err}");
+    let mut refused: BTreeMap<i64, Vec<SeccompRule>> = REFUSED
+        .iter()
+        .map(|&call| (call as i64, Vec::new()))
+        .collect();
+    let clone_rules = NAMESPACE_FLAGS
+        .iter()
+        .map(|&flag| {
+            SeccompCondition::new(
+                0,
+                SeccompCmpArgLen::Qword,
+                SeccompCmpOp::MaskedEq(flag as u64),
+                flag as u64,
+            )
+            .and_then(|condition| SeccompRule::new(vec![condition]))
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fail)?;
+    refused.insert(libc::SYS_clone as i64, clone_rules);
+    let errno = |code: i32| SeccompAction::Errno(code as u32);
+    let main: BpfProgram = SeccompFilter::new(refused, SeccompAction::Allow, errno(libc::EPERM), arch)
+        .map_err(fail)?
+        .try_into()
+        .map_err(fail)?;
+    let clone3: BpfProgram = SeccompFilter::new(
+        BTreeMap::from([(libc::SYS_clone3 as i64, Vec::new())]),
+        SeccompAction::Allow,
+        errno(libc::ENOSYS),
+        arch,
+    )
+    .map_err(fail)?
+    .try_into()
+    .map_err(fail)?;
+    Ok([main, clone3])
+}

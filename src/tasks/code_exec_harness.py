@@ -1,0 +1,88 @@
+# The code_exec harness: evalctl sends this program, after two assignments naming the code under
+# test (__evalctl_code) and one target (__evalctl_target), to `python3 -I -` in the sandbox.
+#
+# Before the code runs, the harness reads a one-time token from file descriptor 4 and closes it,
+# keeps the builtins it needs, and installs an audit hook (which nothing can remove) that refuses
+# what would reach the harness's frame or memory: frame and traceback introspection, the garbage
+# collector's object lists, tracing and profiling, signal handlers (they receive frames), ctypes.
+# The code then runs in a fresh namespace; the target is asserted when it parses as an expression,
+# else run as statements; only then is the token written to file descriptor 3, which evalctl
+# reads. Code that exits early, patches builtins or rewrites this program writes no token.
+
+
+def __evalctl_run(code, target):
+    import builtins
+    import os
+    import sys
+
+    compile_, exec_, eval_ = builtins.compile, builtins.exec, builtins.eval
+    read, write, close = os.read, os.write, os.close
+    token = b""
+    while True:
+        chunk = read(4, 256)
+        if not chunk:
+            break
+        token += chunk
+    close(4)
+    try:
+        check = compile_(target, "<target>", "eval")
+        expression = True
+    except SyntaxError:
+        check = compile_(target, "<target>", "exec")
+        expression = False
+    program = compile_(code, "<code>", "exec")
+
+    refused = frozenset(
+        (
+            "sys._current_frames",
+            "sys._current_exceptions",
+            "sys.settrace",
+            "sys.setprofile",
+            "gc.get_objects",
+            "gc.get_referrers",
+            "gc.get_referents",
+        )
+    )
+    frames = frozenset(("sys._getframe", "sys._getframemodulename"))
+    modules = frozenset(("signal", "_signal", "ctypes", "_ctypes", "_testcapi", "_testinternalcapi"))
+    attributes = frozenset(("__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__"))
+
+    def audit(
+        event,
+        args,
+        refused=refused,
+        frames=frames,
+        modules=modules,
+        attributes=attributes,
+        runtime_error=RuntimeError,
+        value_error=ValueError,
+        attribute_error=AttributeError,
+        import_error=ImportError,
+    ):
+        if event in refused or event.startswith("ctypes.") or event.startswith("sys.monitoring"):
+            raise runtime_error("evalctl code_exec: " + event + " is not available")
+        # ValueError and AttributeError are what the standard library expects from lookups that
+        # find nothing (namedtuple and typing ask for their caller's frame), so it carries on.
+        if event in frames:
+            raise value_error("evalctl code_exec: " + event + " is not available")
+        if event == "object.__getattr__":
+            raise attribute_error("evalctl code_exec: " + args[1] + " is not available")
+        if event == "import" and args[0] in modules:
+            raise import_error("evalctl code_exec: module " + args[0] + " is not available")
+        if event == "object.__setattr__" and args[1] in attributes:
+            raise runtime_error("evalctl code_exec: setting " + args[1] + " is not available")
+
+    sys.modules.pop("_signal", None)
+    sys.modules.pop("signal", None)
+    sys.addaudithook(audit)
+    scope = {"__name__": "__main__", "__builtins__": builtins}
+    exec_(program, scope)
+    if expression:
+        if not eval_(check, scope):
+            raise AssertionError
+    else:
+        exec_(check, scope)
+    write(3, token)
+
+
+__evalctl_run(__evalctl_code, __evalctl_target)
