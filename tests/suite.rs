@@ -25,6 +25,7 @@ mod ci_progress;
 mod ci_reports;
 mod ci_shards;
 mod cli_global;
+mod code_exec_sandbox;
 mod config_file;
 mod evaluator_hints;
 mod fep_requests;

@@ -14,8 +14,8 @@ use crate::evaluator::command::CommandSpec;
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;
-use crate::tasks::run::model::{Api, ModelSpec, Sampling};
 use crate::sandbox::Isolation;
+use crate::tasks::run::model::{Api, ModelSpec, Sampling};
 use crate::tasks::{
     self, CodeExecSettings, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig,
 };

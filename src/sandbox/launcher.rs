@@ -80,10 +80,9 @@ fn launch(policy: &Policy) -> String {
     };
     let as_root = getuid().is_root();
     if as_root {
-        // Root's supplementary groups would follow it in; once inside, they cannot be dropped.
-        if let Err(err) = setgroups(&[]) {
-            return format!("cannot drop supplementary groups: {err}");
-        }
+        // Root's supplementary groups would follow it in, where they cannot be dropped. Root of
+        // a user namespace of its own may not drop them either; nothing maps them then.
+        let _ = setgroups(&[]);
     }
     // Root maps itself to `nobody`, which only a process left outside may write.
     let mapper = match as_root.then(start_mapper).transpose() {
@@ -154,9 +153,8 @@ fn end_as(signal: Signal) -> ! {
 
 /// Turn the policy into what the steps after `unshare` use without allocating much.
 fn prepare(policy: &Policy) -> Result<Prepared<'_>, String> {
-    let c_string = |text: &str| {
-        CString::new(text).map_err(|_| format!("{text:?} contains a NUL byte"))
-    };
+    let c_string =
+        |text: &str| CString::new(text).map_err(|_| format!("{text:?} contains a NUL byte"));
     let program_text = policy.program.to_string_lossy();
     let program = c_string(&program_text)?;
     let mut argv = vec![program.clone()];
@@ -191,7 +189,13 @@ fn processes_of(uid: u32) -> u64 {
     };
     entries
         .flatten()
-        .filter(|entry| entry.file_name().to_string_lossy().bytes().all(|b| b.is_ascii_digit()))
+        .filter(|entry| {
+            entry
+                .file_name()
+                .to_string_lossy()
+                .bytes()
+                .all(|b| b.is_ascii_digit())
+        })
         .filter(|entry| entry.metadata().is_ok_and(|meta| meta.uid() == uid))
         .count() as u64
 }
@@ -323,9 +327,10 @@ fn open_sources(policy: &Policy) -> Result<Vec<(PathBuf, Source)>, String> {
                 .symlink_metadata()
                 .map_err(|err| format!("cannot see {}: {err}", path.display()))?;
             let source = if meta.file_type().is_symlink() {
-                Source::Link(std::fs::read_link(&path).map_err(|err| {
-                    format!("cannot read the link {}: {err}", path.display())
-                })?)
+                Source::Link(
+                    std::fs::read_link(&path)
+                        .map_err(|err| format!("cannot read the link {}: {err}", path.display()))?,
+                )
             } else {
                 let file = std::fs::OpenOptions::new()
                     .read(true)
@@ -342,7 +347,8 @@ fn open_sources(policy: &Policy) -> Result<Vec<(PathBuf, Source)>, String> {
 /// Mount the new root (read-only system paths and interpreter, four devices, the size-capped work
 /// directory, `/tmp` pointing to it) and make it `/`.
 fn build_root(policy: &Policy, sources: &[(PathBuf, Source)]) -> Result<(), String> {
-    let fail = |what: &str, path: &Path, err: nix::Error| format!("{what} {}: {err}", path.display());
+    let fail =
+        |what: &str, path: &Path, err: nix::Error| format!("{what} {}: {err}", path.display());
     let none: Option<&str> = None;
     mount(none, "/", none, MsFlags::MS_REC | MsFlags::MS_PRIVATE, none)
         .map_err(|err| format!("cannot make the mounts private: {err}"))?;
@@ -400,12 +406,16 @@ fn build_root(policy: &Policy, sources: &[(PathBuf, Source)]) -> Result<(), Stri
         .map_err(|err| format!("cannot link /tmp: {err}"))?;
     chdir(root).map_err(|err| fail("cannot enter", root, err))?;
     pivot_root(".", ".").map_err(|err| format!("pivot_root: {err}"))?;
-    umount2(".", MntFlags::MNT_DETACH).map_err(|err| format!("cannot detach the old root: {err}"))?;
+    umount2(".", MntFlags::MNT_DETACH)
+        .map_err(|err| format!("cannot detach the old root: {err}"))?;
     mount(
         none,
         "/",
         none,
-        MsFlags::MS_REMOUNT | MsFlags::MS_BIND | MsFlags::MS_RDONLY | MsFlags::MS_NOSUID
+        MsFlags::MS_REMOUNT
+            | MsFlags::MS_BIND
+            | MsFlags::MS_RDONLY
+            | MsFlags::MS_NOSUID
             | MsFlags::MS_NODEV,
         none,
     )
@@ -417,8 +427,14 @@ fn build_root(policy: &Policy, sources: &[(PathBuf, Source)]) -> Result<(), Stri
 /// through a user namespace keeps its `nosuid`, `nodev` and `noexec`).
 fn bind_read_only(path: &Path, bound: &Path, target: &Path) -> Result<(), String> {
     let none: Option<&str> = None;
-    mount(Some(bound), target, none, MsFlags::MS_BIND | MsFlags::MS_REC, none)
-        .map_err(|err| format!("cannot bind {}: {err}", path.display()))?;
+    mount(
+        Some(bound),
+        target,
+        none,
+        MsFlags::MS_BIND | MsFlags::MS_REC,
+        none,
+    )
+    .map_err(|err| format!("cannot bind {}: {err}", path.display()))?;
     let locked = nix::sys::statvfs::statvfs(target)
         .map(|stat| stat.flags())
         .map_err(|err| format!("cannot stat {}: {err}", path.display()))?;
@@ -446,15 +462,27 @@ fn bind_read_only(path: &Path, bound: &Path, target: &Path) -> Result<(), String
 fn set_limits(policy: &Policy, running: u64) -> Result<(), String> {
     let limits = &policy.limits;
     for (resource, soft, hard) in [
-        (Resource::RLIMIT_CPU, limits.cpu_seconds, limits.cpu_seconds + 1),
-        (Resource::RLIMIT_AS, limits.memory_bytes, limits.memory_bytes),
+        (
+            Resource::RLIMIT_CPU,
+            limits.cpu_seconds,
+            limits.cpu_seconds + 1,
+        ),
+        (
+            Resource::RLIMIT_AS,
+            limits.memory_bytes,
+            limits.memory_bytes,
+        ),
         (
             Resource::RLIMIT_NPROC,
             running + limits.processes,
             running + limits.processes,
         ),
         (Resource::RLIMIT_FSIZE, limits.file_bytes, limits.file_bytes),
-        (Resource::RLIMIT_NOFILE, limits.open_files, limits.open_files),
+        (
+            Resource::RLIMIT_NOFILE,
+            limits.open_files,
+            limits.open_files,
+        ),
         (Resource::RLIMIT_CORE, 0, 0),
     ] {
         setrlimit(resource, soft, hard).map_err(|err| format!("setrlimit {resource:?}: {err}"))?;
@@ -480,7 +508,13 @@ fn drop_capabilities() -> Result<(), String> {
     }
     // SAFETY: as above.
     unsafe {
-        libc::prctl(libc::PR_CAP_AMBIENT, libc::PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
     }
     Ok(())
 }
@@ -489,8 +523,8 @@ fn drop_capabilities() -> Result<(), String> {
 /// directory and to the device files, and no TCP at all. Older kernels skip what they lack.
 fn restrict_with_landlock() -> Result<(), String> {
     use landlock::{
-        path_beneath_rules, Access, AccessFs, AccessNet, Ruleset, RulesetAttr,
-        RulesetCreatedAttr, ABI,
+        path_beneath_rules, Access, AccessFs, AccessNet, Ruleset, RulesetAttr, RulesetCreatedAttr,
+        ABI,
     };
     let abi = ABI::V5;
     let result = Ruleset::default()

@@ -181,6 +181,11 @@ pub struct Finished {
 #[error("{0}")]
 pub struct Refused(pub String);
 
+/// The launcher could not build the sandbox (the reason it gave).
+#[derive(Debug, thiserror::Error)]
+#[error("the sandbox could not be built: {0}")]
+pub struct SetupFailed(String);
+
 /// The directories every program needs to start: the dynamic linker, libc and friends.
 const SYSTEM_PATHS: [&str; 6] = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"];
 
@@ -228,17 +233,25 @@ impl Sandbox {
         self.isolation
     }
 
+    /// Its programs' resource limits.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
+    }
+
     /// Run `args` of the program once, to learn whether the kernel lets evalctl build the
     /// sandbox: `Err` names the cause (unprivileged user namespaces disabled, a container runtime
     /// that forbids mounts, …).
     pub fn probe(&self, args: &[&str]) -> Result<(), Refused> {
         let finished = self
             .run(args, b"", b"", Duration::from_secs(30))
-            .map_err(|err| Refused(format!("{err:#}")))?;
+            .map_err(|err| match err.downcast::<SetupFailed>() {
+                Ok(SetupFailed(reason)) => Refused(reason),
+                Err(err) => Refused(format!("{err:#}")),
+            })?;
         match finished.status {
             Some(status) if status.success() => Ok(()),
             _ => Err(Refused(format!(
-                "a test program did not run in it ({})",
+                "a test program failed in it ({})",
                 finished
                     .stderr_tail
                     .lines()
@@ -274,8 +287,12 @@ impl Sandbox {
                     read_only: self.read_only.clone(),
                     limits: self.limits,
                 };
-                let exe = std::env::current_exe()
-                    .map_err(|err| anyhow::anyhow!("cannot find evalctl's own executable to start the sandbox: {}", io_reason(&err)))?;
+                let exe = std::env::current_exe().map_err(|err| {
+                    anyhow::anyhow!(
+                        "cannot find evalctl's own executable to start the sandbox: {}",
+                        io_reason(&err)
+                    )
+                })?;
                 let mut command = Command::new(exe);
                 command
                     .env_clear()
@@ -349,8 +366,20 @@ impl Sandbox {
                 std::thread::spawn(move || drain_pipe(pipe, keep, &budget, &over_output, pid))
             })
         };
-        let stdout = drain(child.stdout.take().map(|p| Box::new(p) as Box<dyn Read + Send>), false);
-        let stderr = drain(child.stderr.take().map(|p| Box::new(p) as Box<dyn Read + Send>), true);
+        let stdout = drain(
+            child
+                .stdout
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+            false,
+        );
+        let stderr = drain(
+            child
+                .stderr
+                .take()
+                .map(|p| Box::new(p) as Box<dyn Read + Send>),
+            true,
+        );
 
         let (done_tx, done_rx) = mpsc::channel();
         let waiter = std::thread::spawn(move || {
@@ -394,7 +423,7 @@ impl Sandbox {
         let mut setup = String::new();
         let _ = (&status_read).take(4096).read_to_string(&mut setup);
         if !setup.is_empty() {
-            anyhow::bail!("the sandbox could not be built: {}", setup.trim_end());
+            return Err(SetupFailed(setup.trim_end().to_string()).into());
         }
         let mut verdict = Vec::new();
         let _ = (&verdict_read).take(4096).read_to_end(&mut verdict);
@@ -404,8 +433,8 @@ impl Sandbox {
             limit = Some(LimitHit::OutputLimit);
         }
         let limit = limit.or_else(|| classify(status, &stderr_tail));
-        let status = (!matches!(limit, Some(LimitHit::Timeout | LimitHit::OutputLimit)))
-            .then_some(status);
+        let status =
+            (!matches!(limit, Some(LimitHit::Timeout | LimitHit::OutputLimit))).then_some(status);
         Ok(Finished {
             status,
             limit,
@@ -469,7 +498,9 @@ fn classify(status: ExitStatus, stderr: &str) -> Option<LimitHit> {
         || last.contains("can't start new thread")
     {
         Some(LimitHit::ProcessLimit)
-    } else if last.contains("[Errno 28]") || last.contains("[Errno 27]") || last.contains("[Errno 122]")
+    } else if last.contains("[Errno 28]")
+        || last.contains("[Errno 27]")
+        || last.contains("[Errno 122]")
     {
         Some(LimitHit::DiskQuota)
     } else {

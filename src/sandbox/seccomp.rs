@@ -12,7 +12,7 @@ use seccompiler::{
 };
 
 /// System calls refused outright.
-const REFUSED: &[libc::c_long] = &[
+const REFUSED: &[i64] = &[
     libc::SYS_ptrace,
     libc::SYS_process_vm_readv,
     libc::SYS_process_vm_writev,
@@ -76,7 +76,7 @@ pub fn filters() -> Result<[BpfProgram; 2], String> {
     let fail = |err: seccompiler::BackendError| format!("seccomp: {err}");
     let mut refused: BTreeMap<i64, Vec<SeccompRule>> = REFUSED
         .iter()
-        .map(|&call| (call as i64, Vec::new()))
+        .map(|&call| (call, Vec::new()))
         .collect();
     let clone_rules = NAMESPACE_FLAGS
         .iter()
@@ -91,14 +91,15 @@ pub fn filters() -> Result<[BpfProgram; 2], String> {
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(fail)?;
-    refused.insert(libc::SYS_clone as i64, clone_rules);
+    refused.insert(libc::SYS_clone, clone_rules);
     let errno = |code: i32| SeccompAction::Errno(code as u32);
-    let main: BpfProgram = SeccompFilter::new(refused, SeccompAction::Allow, errno(libc::EPERM), arch)
-        .map_err(fail)?
-        .try_into()
-        .map_err(fail)?;
+    let main: BpfProgram =
+        SeccompFilter::new(refused, SeccompAction::Allow, errno(libc::EPERM), arch)
+            .map_err(fail)?
+            .try_into()
+            .map_err(fail)?;
     let clone3: BpfProgram = SeccompFilter::new(
-        BTreeMap::from([(libc::SYS_clone3 as i64, Vec::new())]),
+        BTreeMap::from([(libc::SYS_clone3, Vec::new())]),
         SeccompAction::Allow,
         errno(libc::ENOSYS),
         arch,

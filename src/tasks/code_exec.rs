@@ -75,6 +75,8 @@ impl CodeRunner {
     /// Find `python3` and prove that scripts can run in the sandbox (or, with
     /// [`Isolation::None`], without one), before anything is generated or scored.
     pub fn prepare(isolation: Isolation, timeout: Duration) -> anyhow::Result<CodeRunner> {
+        // Ctrl-C, SIGTERM or SIGHUP now stop the running scripts and clean up (exit 130).
+        crate::interrupt::catch_in_flag();
         let (program, install) = find_python()?;
         let limits = Limits {
             cpu_seconds: timeout.as_secs() + 1,
@@ -82,7 +84,10 @@ impl CodeRunner {
         };
         let env = match isolation {
             Isolation::Namespaces => vec![
-                ("PATH".to_string(), "/usr/local/bin:/usr/bin:/bin".to_string()),
+                (
+                    "PATH".to_string(),
+                    "/usr/local/bin:/usr/bin:/bin".to_string(),
+                ),
                 ("HOME".to_string(), WORK_DIR.to_string()),
                 ("TMPDIR".to_string(), WORK_DIR.to_string()),
                 ("LANG".to_string(), "C.UTF-8".to_string()),
@@ -97,25 +102,31 @@ impl CodeRunner {
                 INHERITED_ENV
                     .iter()
                     .filter_map(|name| {
-                        std::env::var(name).ok().map(|value| (name.to_string(), value))
+                        std::env::var(name)
+                            .ok()
+                            .map(|value| (name.to_string(), value))
                     })
                     .collect()
             }
         };
-        let refused = |cause: String| {
+        let refused = |cause: crate::sandbox::Refused| {
             Fatal::Preflight(format!(
-                "code_exec: model-written code runs in a sandbox, but {cause}; to run it \
-                 without isolation, with your rights, only if you trust it: --unsafe-code-exec \
-                 (or unsafe_code_exec = true under [tasks] in evalctl.toml, or \
-                 EVALCTL_UNSAFE_CODE_EXEC=true)"
+                "code_exec: model-written code runs in a sandbox, which cannot be built here: \
+                 {cause}. To run it without isolation, with your rights (only code you trust): \
+                 --unsafe-code-exec, or unsafe_code_exec = true under [tasks] in evalctl.toml, \
+                 or EVALCTL_UNSAFE_CODE_EXEC=true"
             ))
         };
-        let sandbox = Sandbox::new(isolation, program, &install, env, limits)
-            .map_err(|err| refused(err.0))?;
+        let sandbox = Sandbox::new(isolation, program, &install, env, limits).map_err(refused)?;
         if isolation == Isolation::Namespaces {
-            sandbox
-                .probe(&["-I", "-c", "pass"])
-                .map_err(|err| refused(format!("this system refused to build it: {}", err.0)))?;
+            let probed = sandbox.probe(&["-I", "-c", "pass"]);
+            if crate::interrupt::interrupt_requested() {
+                return Err(Fatal::Interrupted(
+                    "interrupted: code_exec stopped before any task was scored".into(),
+                )
+                .into());
+            }
+            probed.map_err(refused)?;
         }
         Ok(CodeRunner { sandbox, timeout })
     }
@@ -168,7 +179,12 @@ impl CodeRunner {
         let token = format!("{:032x}", fastrand::u128(..));
         let finished = self
             .sandbox
-            .run(&["-I", "-"], program.as_bytes(), token.as_bytes(), self.timeout)
+            .run(
+                &["-I", "-"],
+                program.as_bytes(),
+                token.as_bytes(),
+                self.timeout,
+            )
             .map_err(|err| -> anyhow::Error {
                 match err.downcast::<Fatal>() {
                     Ok(fatal) => fatal.into(),
@@ -181,7 +197,10 @@ impl CodeRunner {
         }
         let why = match finished.limit {
             Some(LimitHit::Timeout) => format!("timed out after {}", seconds(self.timeout)),
-            Some(LimitHit::OutputLimit) => "printed more output than allowed".to_string(),
+            Some(LimitHit::OutputLimit) => format!(
+                "printed more than {} bytes",
+                self.sandbox.limits().output_bytes
+            ),
             _ => match finished.status {
                 Some(status) if status.success() => {
                     "the script exited 0 without completing its assertion (did the code exit \
@@ -202,12 +221,10 @@ impl CodeRunner {
                     ),
             },
         };
+        // A limit other than time names itself before what Python said of it.
         let why = match finished.limit {
-            Some(limit) if !matches!(limit, LimitHit::Timeout | LimitHit::OutputLimit) => {
-                format!("{} ({why})", limit.label())
-            }
-            Some(limit) => format!("{}: {why}", limit.label()),
-            None => why,
+            Some(limit) if limit != LimitHit::Timeout => format!("{}: {why}", limit.label()),
+            _ => why,
         };
         Ok(Some((why, finished.limit)))
     }
@@ -227,7 +244,10 @@ fn find_python() -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
     let why = match output {
         Ok(output) if output.status.success() => {
             let text = String::from_utf8_lossy(&output.stdout);
-            let mut paths = text.lines().filter(|line| !line.is_empty()).map(PathBuf::from);
+            let mut paths = text
+                .lines()
+                .filter(|line| !line.is_empty())
+                .map(PathBuf::from);
             if let Some(executable) = paths.next() {
                 let executable = executable.canonicalize().unwrap_or(executable);
                 let mut install: Vec<PathBuf> = paths
@@ -243,7 +263,7 @@ fn find_python() -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
             "it did not say where it is installed".to_string()
         }
         Ok(output) => format!(
-            "it is unusable (`{PYTHON} -I -c ...` failed with {})",
+            "it is unusable (asked where it is installed, it failed with {})",
             output.status
         ),
         Err(err) if err.kind() == ErrorKind::NotFound => "it was not found on PATH".to_string(),

@@ -3,7 +3,7 @@
 #
 # Before the code runs, the harness reads a one-time token from file descriptor 4 and closes it,
 # keeps the builtins it needs, and installs an audit hook (which nothing can remove) that refuses
-# what would reach the harness's frame or memory: frame and traceback introspection, the garbage
+# what would reach the harness's frame or memory: frame lookups (sys._getframe, a traceback's or generator's frame), the garbage
 # collector's object lists, tracing and profiling, signal handlers (they receive frames), ctypes.
 # The code then runs in a fresh namespace; the target is asserted when it parses as an expression,
 # else run as statements; only then is the token written to file descriptor 3, which evalctl
@@ -14,6 +14,7 @@ def __evalctl_run(code, target):
     import builtins
     import os
     import sys
+    import types  # noqa: F401 (it looks at a traceback's frame once, when first imported)
 
     compile_, exec_, eval_ = builtins.compile, builtins.exec, builtins.eval
     read, write, close = os.read, os.write, os.close
@@ -46,6 +47,7 @@ def __evalctl_run(code, target):
     frames = frozenset(("sys._getframe", "sys._getframemodulename"))
     modules = frozenset(("signal", "_signal", "ctypes", "_ctypes", "_testcapi", "_testinternalcapi"))
     attributes = frozenset(("__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__"))
+    frame_links = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
 
     def audit(
         event,
@@ -53,6 +55,7 @@ def __evalctl_run(code, target):
         refused=refused,
         frames=frames,
         modules=modules,
+        frame_links=frame_links,
         attributes=attributes,
         runtime_error=RuntimeError,
         value_error=ValueError,
@@ -65,7 +68,7 @@ def __evalctl_run(code, target):
         # find nothing (namedtuple and typing ask for their caller's frame), so it carries on.
         if event in frames:
             raise value_error("evalctl code_exec: " + event + " is not available")
-        if event == "object.__getattr__":
+        if event == "object.__getattr__" and args[1] in frame_links:
             raise attribute_error("evalctl code_exec: " + args[1] + " is not available")
         if event == "import" and args[0] in modules:
             raise import_error("evalctl code_exec: module " + args[0] + " is not available")

@@ -2,8 +2,8 @@
 
 use std::path::Path;
 
-use super::report;
 use super::code_exec::CodeRunner;
+use super::report;
 use super::score::{read_outputs, runs_code, score_all};
 use super::validate::{load_tasks, TaskFile};
 use super::{RenderConfig, ScoreConfig, ValidateConfig};

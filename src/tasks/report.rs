@@ -107,6 +107,17 @@ pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> String {
     for (metric, agg) in &summary.by_metric {
         text.push_str(&row(metric.name(), agg));
     }
+    if !summary.code_exec_limits.is_empty() {
+        let hits: Vec<String> = summary
+            .code_exec_limits
+            .iter()
+            .map(|(limit, count)| format!("{} {count}", limit.label()))
+            .collect();
+        text.push_str(&format!(
+            "\ncode_exec assertions stopped by a limit: {}\n",
+            hits.join(", ")
+        ));
+    }
     if !summary.missing.is_empty() {
         text.push_str(&format!(
             "\nmissing outputs (scored 0): {}\n",

@@ -175,9 +175,8 @@ pub fn score_task(
         MetricName::Bleu4 => max_over(bleu_4, &processed, &task.targets),
         MetricName::RougeL => max_over(rouge_l, &processed, &task.targets),
         MetricName::CodeExec => {
-            let code = code.ok_or_else(|| {
-                Fatal::Internal("code_exec: no code runner was prepared".into())
-            })?;
+            let code = code
+                .ok_or_else(|| Fatal::Internal("code_exec: no code runner was prepared".into()))?;
             let outcome = code.run_assertions(&processed, &task.targets)?;
             sandbox = Some(code.isolation().label());
             let score = outcome.score();
@@ -335,7 +334,10 @@ fn score_in_parallel(
 /// Whether scoring `outputs` against `file` runs code: a `code_exec` task has an output. The
 /// caller then prepares a [`CodeRunner`] before anything else happens.
 pub fn runs_code(file: &TaskFile, outputs: &[ModelOutput]) -> bool {
-    let answered: HashSet<&str> = outputs.iter().map(|output| output.task_id.as_str()).collect();
+    let answered: HashSet<&str> = outputs
+        .iter()
+        .map(|output| output.task_id.as_str())
+        .collect();
     file.tasks
         .iter()
         .any(|task| task.metric == MetricName::CodeExec && answered.contains(task.task_id.as_str()))
@@ -353,10 +355,6 @@ pub fn score_all(
         .iter()
         .map(|output| (output.task_id.as_str(), output))
         .collect();
-    if code.is_some() {
-        // Ctrl-C, SIGTERM or SIGHUP now stop the running scripts and clean up (exit 130).
-        crate::interrupt::catch_in_flag();
-    }
     let scores = score_in_parallel(tasks, &by_id, code);
     let mut summary = ScoreSummary {
         tasks_file: file.display.clone(),
