@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::{ArgGroup, Args, ValueEnum};
 
-use crate::checks::CustomCheck;
+use crate::checks::{CustomCheck, Trust};
 use crate::config::{ExecConfig, RunConfig};
 use crate::error::bad_flag;
 use crate::evaluator::checks::ChecksSpec;
@@ -21,7 +21,7 @@ use crate::protocol::ScoreRange;
 use crate::runner::Shard;
 
 use super::results::CiArgs;
-use super::values::{parse_count, parse_custom_check};
+use super::values::{allowed_endpoints, parse_allowed_check, parse_count, parse_custom_check};
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
@@ -100,6 +100,18 @@ pub struct RunArgs {
     /// resolved arguments as JSON on stdin and prints its results object). Repeatable.
     #[arg(long, value_name = "NAME=COMMAND", requires = "checks", value_parser = parse_custom_check)]
     pub custom_check: Vec<CustomCheck>,
+
+    /// Run the command the --checks file declares for custom check type NAME in
+    /// `custom_checks` (else its checks are validation errors and it never runs). Repeatable.
+    #[arg(long, value_name = "NAME", value_parser = parse_allowed_check)]
+    pub allow_custom_check: Vec<String>,
+
+    /// Let extended checks whose provider_config names a base_url or a key call this
+    /// OpenAI-compatible endpoint, with the API key in environment variable KEY_ENV when given
+    /// (OPENAI_API_KEY@https://api.openai.com/v1); else such a check is a validation error. A
+    /// check that names neither uses the defaults of --judge-model. Repeatable.
+    #[arg(long, value_name = "[KEY_ENV@]BASE_URL")]
+    pub allow_endpoint: Vec<String>,
 
     /// Evaluation spec (a challenge-pack manifest or a bare spec, YAML or JSON): each call scores
     /// the candidate as a run's final output, the example as its case; see docs/spec.md.
@@ -292,7 +304,11 @@ impl RunArgs {
         } else if let Some(path) = self.checks {
             EvaluatorSpec::Checks(ChecksSpec {
                 path,
-                custom: self.custom_check,
+                trust: Trust {
+                    custom: self.custom_check,
+                    commands: self.allow_custom_check,
+                    endpoints: allowed_endpoints(&self.allow_endpoint)?,
+                },
             })
         } else if let Some(path) = self.spec {
             EvaluatorSpec::Spec(SpecSpec {
@@ -410,6 +426,7 @@ impl RunArgs {
         let judge = self.judge_model.is_some();
         let spec = self.spec.is_some();
         let live_judges = spec && self.live_judges;
+        let checks = self.checks.is_some();
         let scoped = [
             (
                 self.evaluator_cwd.is_some(),
@@ -451,6 +468,18 @@ impl RunArgs {
                 "--judge-model",
             ),
             (self.probe_judge, "--probe-judge", judge, "--judge-model"),
+            (
+                !self.allow_custom_check.is_empty(),
+                "--allow-custom-check",
+                checks,
+                "--checks",
+            ),
+            (
+                !self.allow_endpoint.is_empty(),
+                "--allow-endpoint",
+                checks,
+                "--checks",
+            ),
         ];
         if let Some((_, flag, _, owner)) = scoped
             .iter()
