@@ -26,6 +26,7 @@ mod ci_reports;
 mod ci_shards;
 mod cli_global;
 mod config_file;
+mod config_trust;
 mod evaluator_hints;
 mod fep_requests;
 mod fep_spec_examples;
