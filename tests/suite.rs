@@ -32,6 +32,7 @@ mod fep_requests;
 mod fep_spec_examples;
 mod fep_stream;
 mod fepmc_parallel;
+mod header_env;
 mod journal_faults;
 mod judge_config;
 mod judge_replies;

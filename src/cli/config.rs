@@ -229,13 +229,11 @@ fn file_defaults(
         if !bindings.contains(value.binding) || replaced(value.binding.key) {
             continue;
         }
-        let values = match value.resolved(&config.display) {
-            Ok(values) => values,
-            Err(problem) => {
-                problems.push(problem);
-                continue;
-            }
-        };
+        if let Err(problem) = value.check_references(&config.display) {
+            problems.push(problem);
+            continue;
+        }
+        let values = value.values.clone();
         let at_line = |reason: String| {
             Problem::at_line(config.display.as_str(), value.line, reason).at(value.binding.key)
         };

@@ -7,11 +7,12 @@ use std::time::Duration;
 use clap::{ArgGroup, Args, ValueEnum};
 
 use crate::checks::{CustomCheck, Trust};
+use crate::config::expand::expand;
 use crate::config::{ExecConfig, RunConfig};
 use crate::error::bad_flag;
 use crate::evaluator::checks::ChecksSpec;
 use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
-use crate::evaluator::http::HttpSpec;
+use crate::evaluator::http::{header_name_only, HttpSpec};
 use crate::evaluator::judge::JudgeSpec;
 use crate::evaluator::spec::SpecSpec;
 use crate::evaluator::EvaluatorSpec;
@@ -55,7 +56,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "URL")]
     pub evaluator_url: Option<String>,
 
-    /// Extra HTTP header "Name: value" for the HTTP evaluator (repeatable).
+    /// Extra HTTP header "Name: value" for the HTTP evaluator (repeatable). `${NAME}` in it is
+    /// that environment variable's value, which keeps a token out of the command line: single-
+    /// quote it, 'Authorization: Bearer ${EVAL_TOKEN}'. `$$` is a literal `$`.
     #[arg(long, value_name = "NAME: VALUE")]
     pub header: Vec<String>,
 
@@ -289,7 +292,7 @@ impl RunArgs {
                 cwd: self.evaluator_cwd,
             })
         } else if let Some(url) = self.evaluator_url {
-            EvaluatorSpec::Http(HttpSpec::new(url, &self.header)?)
+            EvaluatorSpec::Http(HttpSpec::new(url, &expand_headers(&self.header)?)?)
         } else if let Some(model) = self.judge_model {
             EvaluatorSpec::Judge(JudgeSpec {
                 model,
@@ -495,6 +498,23 @@ impl RunArgs {
         }
         Ok(())
     }
+}
+
+/// `--header` values (flags and `evaluator.headers`) with each `${NAME}` replaced by that
+/// environment variable's value, so a token need not be in argv: `--header 'Authorization:
+/// Bearer ${EVAL_TOKEN}'`. A problem names the header, never its value.
+fn expand_headers(headers: &[String]) -> anyhow::Result<Vec<String>> {
+    headers
+        .iter()
+        .map(|header| {
+            expand(header, |name| std::env::var(name).ok()).map_err(|reason| {
+                bad_flag(
+                    "--header",
+                    format!("{}: {reason}", header_name_only(header).trim()),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Turn the values of `--evaluator-command` into an argv.

@@ -49,7 +49,7 @@ pub struct FileValue {
     /// Its 1-based line.
     pub line: usize,
     /// The flag values it stands for, as the command line would give them (paths already
-    /// relative to the file's directory; `${VAR}` not yet expanded).
+    /// relative to the file's directory; `${VAR}` in headers expanded with the flag's values).
     pub values: Vec<String>,
     /// The directory a command runs in, for a [`Kind::Command`] key (the file's own directory
     /// unless the file names another).
@@ -57,19 +57,17 @@ pub struct FileValue {
 }
 
 impl FileValue {
-    /// The flag values with `${VAR}` expanded from the environment (header names and values).
-    pub fn resolved(&self, file: &str) -> Result<Vec<String>, Problem> {
+    /// Check that every `${VAR}` in a header is set, so a problem is reported at the file's
+    /// line. The values stay as written: `--header` expands them, whichever place gave them.
+    pub fn check_references(&self, file: &str) -> Result<(), Problem> {
         if self.binding.kind != Kind::Headers {
-            return Ok(self.values.clone());
+            return Ok(());
         }
-        self.values
-            .iter()
-            .map(|value| {
-                expand(value, |name| std::env::var(name).ok()).map_err(|reason| {
-                    Problem::at_line(file, self.line, reason).at(self.binding.key)
-                })
-            })
-            .collect()
+        for value in &self.values {
+            expand(value, |name| std::env::var(name).ok())
+                .map_err(|reason| Problem::at_line(file, self.line, reason).at(self.binding.key))?;
+        }
+        Ok(())
     }
 }
 
