@@ -1,6 +1,7 @@
-//! Custom checks (FEP 6.1's extension mechanism) through the real binary: declared in a request,
-//! a checks file or with `--custom-check`, answered by `sh` commands that read the resolved
-//! arguments on stdin; failures, timeouts and unusable output as check errors.
+//! Custom checks (FEP 6.1's extension mechanism) through the real binary: declared in a request
+//! or a checks file (and allowed with `--allow-custom-check`) or with `--custom-check`, answered
+//! by `sh` commands that read the resolved arguments on stdin; failures, timeouts and unusable
+//! output as check errors.
 
 use serde_json::{json, Value};
 
@@ -37,7 +38,7 @@ fn a_declared_command_gets_the_resolved_arguments_and_answers_the_results() {
             json!([{"type": "echo", "arguments": {"text": "$.output.value", "max": 3}}]),
             json!({"echo": {"command": ["sh", "-c", ECHO]}}),
         ),
-        &[],
+        &["--allow-custom-check", "echo"],
     );
     assert_eq!(code, 0, "{document}");
     let result = &document["results"][0]["check_results"][0];
@@ -66,7 +67,14 @@ fn failures_timeouts_and_unusable_output_are_check_errors() {
             json!({"slow": {"command": "sleep 5", "timeout": 0.3},
                    "chatty": {"command": ["sh", "-c", "echo all good"]}}),
         ),
-        &["--custom-check", "fails=sh -c 'echo broken >&2; exit 3'"],
+        &[
+            "--custom-check",
+            "fails=sh -c 'echo broken >&2; exit 3'",
+            "--allow-custom-check",
+            "slow",
+            "--allow-custom-check",
+            "chatty",
+        ],
     );
     assert_eq!(code, 1);
     let results = document["results"][0]["check_results"].as_array().unwrap();
@@ -261,6 +269,7 @@ fn run_checks_refuses_a_validator_config_before_the_run() {
         "checks.json",
         json!([{"type": "spec.fuzzy_match",
             "arguments": {"actual": "$.output.value", "expected": "x", "config": {"threshold": 3}}}]),
+        &[],
         "error: checks.json: check spec.fuzzy_match: argument `config.threshold`: must be \
          between 0 and 1\n",
     );

@@ -11,15 +11,16 @@ use serde_json::{json, Value};
 
 use crate::common::{evalctl, json_stdout, Reply, Request, Server};
 use crate::extended_support::{
-    api_reply, embedding, fake_api, judge, provider, refused_before_run, scored_line, similarity,
-    KEY,
+    allow, api_reply, embedding, fake_api, judge, provider, refused_before_run, scored_line,
+    similarity, KEY,
 };
 
-/// Run `fep evaluate` on `request` with the key set.
-fn evaluate(request: &Value) -> (i32, Value) {
+/// Run `fep evaluate` on `request` with the key set, allowed for the APIs of `servers`.
+fn evaluate(request: &Value, servers: &[&Server]) -> (i32, Value) {
     let output = evalctl()
         .env("EXT_TEST_KEY", KEY)
         .args(["fep", "evaluate", "-"])
+        .args(servers.iter().flat_map(|server| allow(server)))
         .write_stdin(request.to_string())
         .output()
         .unwrap();
@@ -47,7 +48,7 @@ fn similarity_and_judge_results_follow_the_spec() {
         "outputs": [{"value": "paris"}],
         "checks": [similarity(&server), judge(&server)]
     });
-    let (code, document) = evaluate(&request);
+    let (code, document) = evaluate(&request, &[&server]);
     assert_eq!(code, 0, "{document}");
     let results = &document["results"][0]["check_results"];
     assert_eq!(
@@ -116,7 +117,7 @@ fn a_reply_against_the_response_format_is_an_error_and_the_other_checks_run() {
         "checks": [judge(&server), {"type": "exact_match",
             "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected"}}]
     });
-    let (code, document) = evaluate(&request);
+    let (code, document) = evaluate(&request, &[&server]);
     assert_eq!(code, 1);
     let results = &document["results"][0]["check_results"];
     assert_eq!(results[0]["status"], "error");
@@ -149,7 +150,7 @@ fn retryable_failures_are_retried_and_a_slow_api_is_a_timeout_error() {
         "outputs": [{"value": "Paris"}],
         "checks": [retried, timed_out]
     });
-    let (code, document) = evaluate(&request);
+    let (code, document) = evaluate(&request, &[&flaky, &slow]);
     assert_eq!(code, 1);
     let results = &document["results"][0]["check_results"];
     assert_eq!(results[0]["status"], "completed", "{}", results[0]);
@@ -161,9 +162,10 @@ fn retryable_failures_are_retried_and_a_slow_api_is_a_timeout_error() {
 #[test]
 fn keys_are_named_by_variable_and_never_shown() {
     let server = fake_api();
+    let other = fake_api();
     let mut literal = similarity(&server);
     literal["arguments"]["provider_config"]["api_key"] = json!(KEY);
-    let mut wrong = similarity(&server);
+    let mut wrong = similarity(&other);
     wrong["arguments"]["provider_config"]["api_key"] = json!("${EXT_WRONG_KEY}");
     let mut remote = similarity(&server);
     remote["arguments"]["provider_config"] = json!({"base_url": "https://embeddings.example.invalid/v1", "api_key_env": "EXT_UNSET_KEY"});
@@ -177,6 +179,15 @@ fn keys_are_named_by_variable_and_never_shown() {
         .env("EXT_WRONG_KEY", "sk-Wrong5Key8Value2Here")
         .env_remove("EXT_UNSET_KEY")
         .args(["fep", "evaluate", "-"])
+        .args(allow(&server))
+        .args([
+            "--allow-endpoint",
+            &format!("EXT_WRONG_KEY@{}", other.url("/v1")),
+        ])
+        .args([
+            "--allow-endpoint",
+            "EXT_UNSET_KEY@https://embeddings.example.invalid/v1",
+        ])
         .write_stdin(request.to_string())
         .output()
         .unwrap();
@@ -236,6 +247,7 @@ fn run_checks_scores_extended_checks_and_reports_setup_problems_first() {
             "--candidate",
             "Lyons",
         ])
+        .args(allow(&server))
         .args(["--output", "out.jsonl", "--format", "json"])
         .assert()
         .code(0);
@@ -259,6 +271,7 @@ fn run_checks_scores_extended_checks_and_reports_setup_problems_first() {
         dir.path(),
         "unscored.json",
         json!([unscored]),
+        &allow(&server),
         "error: unscored.json: check llm_judge: run --checks scores an llm_judge by its \
              response's `passed` (boolean) or `score` (0 to 1): declare one of them in \
              response_format.properties\n",
@@ -270,6 +283,10 @@ fn run_checks_scores_extended_checks_and_reports_setup_problems_first() {
         dir.path(),
         "keyless.json",
         json!([keyless]),
+        &[
+            "--allow-endpoint".into(),
+            "OPENAI_API_KEY@https://api.example.invalid/v1".into(),
+        ],
         "error: keyless.json: check semantic_similarity: no API key: OPENAI_API_KEY is not set \
              (export it, or name another variable with provider_config.api_key; only a local \
              provider_config.base_url works without a key)\n",
@@ -285,7 +302,7 @@ fn embedding_cosine(a: &str, b: &str) -> f64 {
 
 /// `fep evaluate FLAGS --test-cases --outputs --checks` over `cases` and `outputs` (JSONL) and the
 /// one shared `check`, with the test key set.
-fn fep_jsonl(cases: &str, outputs: &str, check: Value, flags: &[&str]) -> std::process::Output {
+fn fep_jsonl(cases: &str, outputs: &str, check: Value, flags: &[String]) -> std::process::Output {
     let dir = tempfile::tempdir().unwrap();
     let path = |name: &str| dir.path().join(name);
     std::fs::write(path("cases.jsonl"), cases).unwrap();
@@ -312,7 +329,7 @@ fn the_streaming_mode_answers_each_test_case() {
         "{\"id\": \"a\", \"input\": \"Capital of France?\"}\n{\"id\": \"b\", \"input\": \"Capital of Peru?\"}\n",
         "{\"value\": \"Paris\"}\n{\"value\": \"Lima\"}\n",
         judge(&server),
-        &["--stream", "-j", "2"],
+        &[allow(&server).as_slice(), &["--stream".into(), "-j".into(), "2".into()]].concat(),
     );
     assert_eq!(output.status.code(), Some(0));
     let lines: Vec<Value> = String::from_utf8_lossy(&output.stdout)
@@ -335,7 +352,7 @@ fn an_object_nested_in_the_judges_reply_is_not_the_reply() {
         "outputs": [{"value": "x"}],
         "checks": [judge(&server)]
     });
-    let (code, document) = evaluate(&request);
+    let (code, document) = evaluate(&request, &[&server]);
     assert_eq!(code, 1);
     assert_eq!(
         document["results"][0]["check_results"][0]["error"]["message"],
@@ -365,6 +382,7 @@ fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
             "--retries",
             "1",
         ])
+        .args(allow(&busy))
         .args([
             "--dataset",
             "data.jsonl",
@@ -391,6 +409,7 @@ fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
         dir.path(),
         "leaky.json",
         json!([leaky]),
+        &[],
         "error: leaky.json: checks[0].arguments.provider_config.base_url: must not carry a \
              user, password or query (a key belongs in an environment variable)\n",
     );
@@ -411,7 +430,8 @@ fn calls_run_at_once_up_to_j_across_test_cases() {
         .map(|i| format!("{{\"id\": \"t{i}\", \"input\": \"q\", \"expected\": \"Paris\"}}\n"))
         .collect();
     let outputs = "{\"value\": \"Paris\"}\n".repeat(8);
-    let output = fep_jsonl(&cases, &outputs, similarity(&server), &["-j", "3"]);
+    let flags = [allow(&server).as_slice(), &["-j".into(), "3".into()]].concat();
+    let output = fep_jsonl(&cases, &outputs, similarity(&server), &flags);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(json_stdout(&output)["summary"]["completed_checks"], 8);
     let most = most.load(Ordering::SeqCst);

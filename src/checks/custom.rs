@@ -92,6 +92,26 @@ impl CustomCheck {
     }
 }
 
+/// The flag that lets a request or checks file declare a command.
+const ALLOW_FLAG: &str = "--allow-custom-check";
+
+/// Why a check of custom type `name`, whose command a request or checks file declares and the
+/// command line does not allow, does not run.
+pub fn refusal(name: &str) -> String {
+    format!(
+        "custom check `{name}` runs a command declared in the request or checks file, not on \
+         the command line; evalctl runs it only when allowed with {ALLOW_FLAG} {name}"
+    )
+}
+
+/// `--allow-custom-check NAME`: a check type name.
+pub fn parse_allowed(name: &str) -> Result<String, String> {
+    match name_problem(name) {
+        Some(problem) => Err(problem),
+        None => Ok(name.to_string()),
+    }
+}
+
 /// The custom check types known to a run, by name.
 pub type CustomChecks = BTreeMap<String, Arc<CustomCheck>>;
 

@@ -19,6 +19,7 @@ pub mod result;
 pub mod standard;
 pub mod timestamp;
 
+use std::collections::BTreeSet;
 use std::sync::{Arc, LazyLock};
 
 use regex::Regex;
@@ -47,7 +48,7 @@ pub use crate::input::strict::JsonProblem as Problem;
 const CHECK_KEYS: [&str; 3] = ["type", "arguments", "version"];
 
 /// What one run's checks are prepared with: each JSONPath compiled once, the custom check types
-/// declared, where extended checks may send requests, and whether a request may declare commands.
+/// declared, where extended checks may send requests, and which commands a request may declare.
 #[derive(Debug, Default)]
 pub struct Catalog {
     /// The run's compiled JSONPaths.
@@ -56,9 +57,43 @@ pub struct Catalog {
     pub custom: CustomChecks,
     /// Where extended checks may send requests, with which keys.
     pub endpoints: EndpointPolicy,
-    /// Whether a request's or checks file's `custom_checks` is refused (`evalctl serve`: a
-    /// client must not make the server run commands of its choosing).
-    pub declarations_refused: bool,
+    /// What becomes of a request's or checks file's `custom_checks`.
+    pub declarations: Declarations,
+    /// The custom check types a request or checks file declared that the command line does not
+    /// allow: their checks are `validation_error`s, their commands never run.
+    pub refused: BTreeSet<String>,
+}
+
+/// What becomes of the commands a request or checks file declares in `custom_checks`: a file
+/// is not the user, so a command it names runs only with the user's say-so.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Declarations {
+    /// A local command (`fep evaluate`, `run --checks`): declarations are read, and a declared
+    /// command runs only when the command line allows it by name (`--allow-custom-check NAME`,
+    /// the names here).
+    AllowedByName(Vec<String>),
+    /// Refused outright, a problem of the request (`evalctl serve`: a client must not make the
+    /// server run commands of its choosing).
+    Refused,
+}
+
+impl Default for Declarations {
+    /// A local command that allows no declared command.
+    fn default() -> Self {
+        Declarations::AllowedByName(Vec::new())
+    }
+}
+
+/// What the command line of a local command lends to the checks of a request or checks file.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Trust {
+    /// `--custom-check NAME=COMMAND`: custom check types the user declares.
+    pub custom: Vec<CustomCheck>,
+    /// `--allow-custom-check NAME`: the commands a request or checks file may declare.
+    pub commands: Vec<String>,
+    /// `--allow-endpoint [KEY_ENV@]BASE_URL`: the endpoints (and keys) a request or checks file
+    /// may name in a `provider_config`.
+    pub endpoints: Vec<AllowedEndpoint>,
 }
 
 impl Catalog {
@@ -73,16 +108,26 @@ impl Catalog {
         }
     }
 
-    /// Add a document's `custom_checks` declarations (located under `.custom_checks`).
+    /// Add a document's `custom_checks` declarations (located under `.custom_checks`); those
+    /// the command line does not allow are declared but refused.
     pub fn declare(&mut self, declarations: &Value) -> Vec<Problem> {
-        if self.declarations_refused {
+        let Declarations::AllowedByName(allowed) = &self.declarations else {
             return vec![Problem::new(
                 ".custom_checks",
                 "this server runs only the custom checks its operator declared \
                  (evalctl serve --custom-check NAME=COMMAND)",
             )];
-        }
-        custom::declare(declarations, &mut self.custom)
+        };
+        let before: BTreeSet<String> = self.custom.keys().cloned().collect();
+        let problems = custom::declare(declarations, &mut self.custom);
+        let declared: Vec<String> = self
+            .custom
+            .keys()
+            .filter(|name| !before.contains(*name) && !allowed.contains(name))
+            .cloned()
+            .collect();
+        self.refused.extend(declared);
+        problems
     }
 }
 
@@ -180,7 +225,9 @@ pub struct Check {
     /// How a check that calls out is answered.
     calls_out: Option<CallsOut>,
     problems: Vec<Problem>,
-    /// The problems as one message, for the `validation_error` of every evaluation.
+    /// What the command line does not allow this check (see [`Check::refusals`]).
+    refusals: Vec<Problem>,
+    /// The problems and refusals as one message, for the `validation_error` of every evaluation.
     problem_message: Option<String>,
 }
 
@@ -281,8 +328,16 @@ impl Check {
         if let Some(reason) = version_problem(def.version) {
             problems.push(Problem::new(".version", reason));
         }
+        // What the command line does not allow makes the check a `validation_error` when it
+        // runs, never a problem of the file: the rest of the request or run goes on.
+        let mut refusals = Vec::new();
         let calls_out = match (def.kind, def.custom) {
-            (_, Some(custom)) => Some(CallsOut::Custom(custom)),
+            (_, Some(custom)) => {
+                if catalog.refused.contains(&custom.name) {
+                    refusals.push(Problem::new(".type", custom::refusal(&custom.name)));
+                }
+                Some(CallsOut::Custom(custom))
+            }
             (CheckKind::SemanticSimilarity | CheckKind::LlmJudge, None) if problems.is_empty() => {
                 let setting = |name: &str| {
                     args.iter().find_map(|arg| match &arg.source {
@@ -290,8 +345,14 @@ impl Check {
                         _ => None,
                     })
                 };
-                match extended::prepare(def.kind, &setting, paths, &catalog.endpoints) {
-                    Ok(spec) => Some(CallsOut::Extended(Arc::new(spec))),
+                match extended::prepare(def.kind, &setting, paths) {
+                    Ok(mut spec) => match catalog.endpoints.admit(spec.provider_mut()) {
+                        Ok(()) => Some(CallsOut::Extended(Arc::new(spec))),
+                        Err((at, reason)) => {
+                            refusals.push(Problem::new(format!(".arguments.{at}"), reason));
+                            None
+                        }
+                    },
                     Err(found) => {
                         problems.extend(
                             found.into_iter().map(|(at, reason)| {
@@ -304,8 +365,12 @@ impl Check {
             }
             _ => None,
         };
-        let problem_message = (!problems.is_empty()).then(|| {
-            let reasons: Vec<String> = problems.iter().map(|p| p.describe("")).collect();
+        let problem_message = (!problems.is_empty() || !refusals.is_empty()).then(|| {
+            let reasons: Vec<String> = problems
+                .iter()
+                .chain(&refusals)
+                .map(|p| p.describe(""))
+                .collect();
             reasons.join("; ")
         });
         Check {
@@ -314,6 +379,7 @@ impl Check {
             regex,
             calls_out,
             problems,
+            refusals,
             problem_message,
         }
     }
@@ -427,9 +493,17 @@ impl Check {
             .collect()
     }
 
-    /// What makes this check invalid; empty when it is valid.
+    /// What makes this check invalid; empty when it is valid. A check refused because the
+    /// command line does not allow it is valid: it is a `validation_error` when it runs.
     pub fn problems(&self) -> &[Problem] {
         &self.problems
+    }
+
+    /// Why this check, valid, does not run: a command or endpoint that its request or checks
+    /// file names and the command line does not allow (`--allow-custom-check`,
+    /// `--allow-endpoint`). Every evaluation is a `validation_error` saying so.
+    pub fn refusals(&self) -> &[Problem] {
+        &self.refusals
     }
 
     /// Run the check over an evaluation context `{"test_case": ..., "output": ...}`; `clock` is

@@ -4,6 +4,7 @@
 //! from. Also `evalctl config show` and `evalctl init`.
 
 use std::ffi::OsString;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use clap::error::{ContextKind, ContextValue};
@@ -11,7 +12,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, Subcommand};
 
 use crate::config::bindings::{self, Binding, Kind, ALTERNATIVES};
-use crate::config::file::{self, Choice, ConfigFile, FILE_NAME, STARTER};
+use crate::config::file::{self, Choice, ConfigFile, Untrusted, FILE_NAME, STARTER};
 use crate::config::show::{self, Origin, Setting, Shown};
 use crate::error::{bad_flag, invalid, Problem};
 use crate::exit::Exit;
@@ -116,6 +117,8 @@ pub struct Resolved {
     pub file: Option<ConfigFile>,
     /// The flags the file set (clap ids), each with the line that set it.
     pub from_file: Vec<(&'static str, usize)>,
+    /// A file discovery found and did not use, for the command to warn about.
+    pub untrusted: Option<Untrusted>,
 }
 
 /// Parse `args`, then, for a command that reads the file, parse them again with the file's
@@ -130,6 +133,7 @@ pub fn resolve(args: &[OsString]) -> Result<Resolved, Failure> {
             path: Vec::new(),
             file: None,
             from_file: Vec::new(),
+            untrusted: None,
         });
     };
     let choice = if sub.get_flag("no_config") {
@@ -139,13 +143,14 @@ pub fn resolve(args: &[OsString]) -> Result<Resolved, Failure> {
     } else {
         Choice::Discover
     };
-    let file = file::load(&choice).map_err(Failure::Config)?;
+    let (file, untrusted) = file::load(&choice).map_err(Failure::Config)?;
     let Some(config) = file else {
         return Ok(Resolved {
             matches: first,
             path,
             file: None,
             from_file: Vec::new(),
+            untrusted,
         });
     };
     let defaults = file_defaults(&config, bindings, sub, &path).map_err(Failure::Config)?;
@@ -167,6 +172,7 @@ pub fn resolve(args: &[OsString]) -> Result<Resolved, Failure> {
         path,
         file: Some(config),
         from_file,
+        untrusted: None,
     })
 }
 
@@ -223,13 +229,11 @@ fn file_defaults(
         if !bindings.contains(value.binding) || replaced(value.binding.key) {
             continue;
         }
-        let values = match value.resolved(&config.display) {
-            Ok(values) => values,
-            Err(problem) => {
-                problems.push(problem);
-                continue;
-            }
-        };
+        if let Err(problem) = value.check_references(&config.display) {
+            problems.push(problem);
+            continue;
+        }
+        let values = value.values.clone();
         let at_line = |reason: String| {
             Problem::at_line(config.display.as_str(), value.line, reason).at(value.binding.key)
         };
@@ -386,6 +390,9 @@ impl ConfigCommand {
                 "names no command that reads evalctl.toml (run, preflight, tasks run)",
             ));
         }
+        if let Some(untrusted) = &resolved.untrusted {
+            reporter.warning(untrusted);
+        }
         let shown = Shown {
             config_file: resolved.file.as_ref().map(|file| file.display.clone()),
             command: resolved.path.join(" "),
@@ -400,11 +407,12 @@ impl ConfigCommand {
 }
 
 /// `evalctl init`: write a commented starter `evalctl.toml` in the working directory; an existing
-/// one is never overwritten.
+/// one is never overwritten. Only its owner may write it, as discovery requires.
 pub fn init(reporter: Reporter) -> anyhow::Result<Exit> {
     let written = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
+        .mode(0o644)
         .open(FILE_NAME)
         .and_then(|mut created| std::io::Write::write_all(&mut created, STARTER.as_bytes()));
     match written {

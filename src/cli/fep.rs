@@ -4,8 +4,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::values::parse_custom_check;
-use crate::checks::CustomCheck;
+use super::values::{allowed_endpoints, parse_allowed_check, parse_custom_check};
+use crate::checks::{CustomCheck, Trust};
 use crate::evaluator::check_calls::DEFAULT_CONCURRENCY;
 use crate::exit::Exit;
 use crate::fep::{self, Checking, FepConfig, Layout};
@@ -54,6 +54,17 @@ pub enum FepCommand {
         /// arguments as JSON on stdin and prints its results object). Repeatable.
         #[arg(long, value_name = "NAME=COMMAND", value_parser = parse_custom_check)]
         custom_check: Vec<CustomCheck>,
+        /// Run the command the request or checks file declares for custom check type NAME in
+        /// `custom_checks` (else its checks are validation errors and it never runs).
+        /// Repeatable.
+        #[arg(long, value_name = "NAME", value_parser = parse_allowed_check)]
+        allow_custom_check: Vec<String>,
+        /// Let extended checks whose provider_config names a base_url or a key call this
+        /// OpenAI-compatible endpoint, with the API key in environment variable KEY_ENV when
+        /// given (OPENAI_API_KEY@https://api.openai.com/v1); else such a check is a validation
+        /// error. A check that names neither uses the defaults of --judge-model. Repeatable.
+        #[arg(long, value_name = "[KEY_ENV@]BASE_URL")]
+        allow_endpoint: Vec<String>,
         /// Calls of checks that call out (semantic_similarity, llm_judge, custom) made at once.
         #[arg(short = 'j', long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u32,
               value_parser = clap::value_parser!(u32).range(1..=4096))]
@@ -67,6 +78,8 @@ impl FepCommand {
         let FepCommand::Evaluate {
             stream,
             ref custom_check,
+            ref allow_custom_check,
+            ref allow_endpoint,
             concurrency,
             ..
         } = self;
@@ -76,7 +89,11 @@ impl FepCommand {
             Layout::Document
         };
         let checking = Checking {
-            custom: custom_check.clone(),
+            trust: Trust {
+                custom: custom_check.clone(),
+                commands: allow_custom_check.clone(),
+                endpoints: allowed_endpoints(allow_endpoint)?,
+            },
             concurrency: concurrency as usize,
         };
         fep::evaluate(&self.into_config()?, &checking, layout, reporter)

@@ -159,6 +159,9 @@ pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
         }
     };
     let cli = Cli::from_arg_matches(&resolved.matches).map_err(usage_error)?;
+    if let Some(untrusted) = &resolved.untrusted {
+        reporter.warning(untrusted);
+    }
     if reporter.markdown
         && !matches!(
             cli.command,

@@ -6,12 +6,13 @@ use std::time::Duration;
 
 use clap::{ArgGroup, Args, ValueEnum};
 
-use crate::checks::CustomCheck;
+use crate::checks::{CustomCheck, Trust};
+use crate::config::expand::expand;
 use crate::config::{ExecConfig, RunConfig};
 use crate::error::bad_flag;
 use crate::evaluator::checks::ChecksSpec;
 use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
-use crate::evaluator::http::HttpSpec;
+use crate::evaluator::http::{header_name_only, HttpSpec};
 use crate::evaluator::judge::JudgeSpec;
 use crate::evaluator::spec::SpecSpec;
 use crate::evaluator::EvaluatorSpec;
@@ -21,7 +22,7 @@ use crate::protocol::ScoreRange;
 use crate::runner::Shard;
 
 use super::results::CiArgs;
-use super::values::{parse_count, parse_custom_check};
+use super::values::{allowed_endpoints, parse_allowed_check, parse_count, parse_custom_check};
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
@@ -55,7 +56,9 @@ pub struct RunArgs {
     #[arg(long, value_name = "URL")]
     pub evaluator_url: Option<String>,
 
-    /// Extra HTTP header "Name: value" for the HTTP evaluator (repeatable).
+    /// Extra HTTP header "Name: value" for the HTTP evaluator (repeatable). `${NAME}` in it is
+    /// that environment variable's value, which keeps a token out of the command line: single-
+    /// quote it, 'Authorization: Bearer ${EVAL_TOKEN}'. `$$` is a literal `$`.
     #[arg(long, value_name = "NAME: VALUE")]
     pub header: Vec<String>,
 
@@ -100,6 +103,18 @@ pub struct RunArgs {
     /// resolved arguments as JSON on stdin and prints its results object). Repeatable.
     #[arg(long, value_name = "NAME=COMMAND", requires = "checks", value_parser = parse_custom_check)]
     pub custom_check: Vec<CustomCheck>,
+
+    /// Run the command the --checks file declares for custom check type NAME in
+    /// `custom_checks` (else its checks are validation errors and it never runs). Repeatable.
+    #[arg(long, value_name = "NAME", value_parser = parse_allowed_check)]
+    pub allow_custom_check: Vec<String>,
+
+    /// Let extended checks whose provider_config names a base_url or a key call this
+    /// OpenAI-compatible endpoint, with the API key in environment variable KEY_ENV when given
+    /// (OPENAI_API_KEY@https://api.openai.com/v1); else such a check is a validation error. A
+    /// check that names neither uses the defaults of --judge-model. Repeatable.
+    #[arg(long, value_name = "[KEY_ENV@]BASE_URL")]
+    pub allow_endpoint: Vec<String>,
 
     /// Evaluation spec (a challenge-pack manifest or a bare spec, YAML or JSON): each call scores
     /// the candidate as a run's final output, the example as its case; see docs/spec.md.
@@ -277,7 +292,7 @@ impl RunArgs {
                 cwd: self.evaluator_cwd,
             })
         } else if let Some(url) = self.evaluator_url {
-            EvaluatorSpec::Http(HttpSpec::new(url, &self.header)?)
+            EvaluatorSpec::Http(HttpSpec::new(url, &expand_headers(&self.header)?)?)
         } else if let Some(model) = self.judge_model {
             EvaluatorSpec::Judge(JudgeSpec {
                 model,
@@ -292,7 +307,11 @@ impl RunArgs {
         } else if let Some(path) = self.checks {
             EvaluatorSpec::Checks(ChecksSpec {
                 path,
-                custom: self.custom_check,
+                trust: Trust {
+                    custom: self.custom_check,
+                    commands: self.allow_custom_check,
+                    endpoints: allowed_endpoints(&self.allow_endpoint)?,
+                },
             })
         } else if let Some(path) = self.spec {
             EvaluatorSpec::Spec(SpecSpec {
@@ -410,6 +429,7 @@ impl RunArgs {
         let judge = self.judge_model.is_some();
         let spec = self.spec.is_some();
         let live_judges = spec && self.live_judges;
+        let checks = self.checks.is_some();
         let scoped = [
             (
                 self.evaluator_cwd.is_some(),
@@ -451,6 +471,18 @@ impl RunArgs {
                 "--judge-model",
             ),
             (self.probe_judge, "--probe-judge", judge, "--judge-model"),
+            (
+                !self.allow_custom_check.is_empty(),
+                "--allow-custom-check",
+                checks,
+                "--checks",
+            ),
+            (
+                !self.allow_endpoint.is_empty(),
+                "--allow-endpoint",
+                checks,
+                "--checks",
+            ),
         ];
         if let Some((_, flag, _, owner)) = scoped
             .iter()
@@ -466,6 +498,23 @@ impl RunArgs {
         }
         Ok(())
     }
+}
+
+/// `--header` values (flags and `evaluator.headers`) with each `${NAME}` replaced by that
+/// environment variable's value, so a token need not be in argv: `--header 'Authorization:
+/// Bearer ${EVAL_TOKEN}'`. A problem names the header, never its value.
+fn expand_headers(headers: &[String]) -> anyhow::Result<Vec<String>> {
+    headers
+        .iter()
+        .map(|header| {
+            expand(header, |name| std::env::var(name).ok()).map_err(|reason| {
+                bad_flag(
+                    "--header",
+                    format!("{}: {reason}", header_name_only(header).trim()),
+                )
+            })
+        })
+        .collect()
 }
 
 /// Turn the values of `--evaluator-command` into an argv.

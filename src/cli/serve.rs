@@ -5,9 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::values::parse_custom_check;
-use crate::checks::{AllowedEndpoint, CustomCheck};
-use crate::error::bad_flag;
+use super::values::{allowed_endpoints, parse_custom_check};
+use crate::checks::CustomCheck;
 use crate::exit::Exit;
 use crate::report::Reporter;
 use crate::server::{self, Limits, ServeChecks, ServeConfig};
@@ -69,16 +68,7 @@ impl ServeArgs {
             },
             checks: ServeChecks {
                 custom: self.custom_check,
-                allowed_endpoints: self
-                    .allow_endpoint
-                    .iter()
-                    // Parsed here, not by clap, whose error would repeat the value (a URL may
-                    // carry a password).
-                    .map(|value| {
-                        AllowedEndpoint::parse(value)
-                            .map_err(|reason| bad_flag("--allow-endpoint", reason))
-                    })
-                    .collect::<anyhow::Result<_>>()?,
+                allowed_endpoints: allowed_endpoints(&self.allow_endpoint)?,
             },
         };
         server::serve(config, reporter)

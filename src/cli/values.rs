@@ -1,5 +1,8 @@
 //! Value parsers several commands' flags share.
 
+use crate::checks::AllowedEndpoint;
+use crate::error::bad_flag;
+
 /// A whole number of 0 or more (`--retries`, `--max-errors`).
 pub(super) fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
     text.parse()
@@ -9,4 +12,20 @@ pub(super) fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String>
 /// `--custom-check NAME=COMMAND`.
 pub fn parse_custom_check(value: &str) -> Result<crate::checks::CustomCheck, String> {
     crate::checks::custom::parse_flag(value)
+}
+
+/// `--allow-custom-check NAME`.
+pub fn parse_allowed_check(value: &str) -> Result<String, String> {
+    crate::checks::custom::parse_allowed(value)
+}
+
+/// `--allow-endpoint [KEY_ENV@]BASE_URL` values. Parsed here, not by clap, whose error would
+/// repeat the value (a URL may carry a password).
+pub fn allowed_endpoints(values: &[String]) -> anyhow::Result<Vec<AllowedEndpoint>> {
+    values
+        .iter()
+        .map(|value| {
+            AllowedEndpoint::parse(value).map_err(|reason| bad_flag("--allow-endpoint", reason))
+        })
+        .collect()
 }

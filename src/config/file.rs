@@ -1,7 +1,13 @@
 //! The project file `evalctl.toml`: where it is (`--config FILE`, else the working directory or
 //! its nearest parent that has one, up to the root; `--no-config` for none) and its strict
 //! decoding into flag values, each with its line. Every problem is `FILE:LINE: key: reason`.
+//!
+//! A file found by discovery names commands evalctl runs, so it must be the user's, as git
+//! requires of a repository (`safe.directory`): one owned by another user, or that group or
+//! others may write (a shared `/tmp`, a parent directory someone else controls), is not used,
+//! and the command says so ([`Untrusted`]). `--config FILE` is the user's say-so.
 
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 use toml_edit::Item;
@@ -43,7 +49,7 @@ pub struct FileValue {
     /// Its 1-based line.
     pub line: usize,
     /// The flag values it stands for, as the command line would give them (paths already
-    /// relative to the file's directory; `${VAR}` not yet expanded).
+    /// relative to the file's directory; `${VAR}` in headers expanded with the flag's values).
     pub values: Vec<String>,
     /// The directory a command runs in, for a [`Kind::Command`] key (the file's own directory
     /// unless the file names another).
@@ -51,26 +57,46 @@ pub struct FileValue {
 }
 
 impl FileValue {
-    /// The flag values with `${VAR}` expanded from the environment (header names and values).
-    pub fn resolved(&self, file: &str) -> Result<Vec<String>, Problem> {
+    /// Check that every `${VAR}` in a header is set, so a problem is reported at the file's
+    /// line. The values stay as written: `--header` expands them, whichever place gave them.
+    pub fn check_references(&self, file: &str) -> Result<(), Problem> {
         if self.binding.kind != Kind::Headers {
-            return Ok(self.values.clone());
+            return Ok(());
         }
-        self.values
-            .iter()
-            .map(|value| {
-                expand(value, |name| std::env::var(name).ok()).map_err(|reason| {
-                    Problem::at_line(file, self.line, reason).at(self.binding.key)
-                })
-            })
-            .collect()
+        for value in &self.values {
+            expand(value, |name| std::env::var(name).ok())
+                .map_err(|reason| Problem::at_line(file, self.line, reason).at(self.binding.key))?;
+        }
+        Ok(())
     }
 }
 
-/// The config file `choice` names, decoded; `None` when there is none to use.
-pub fn load(choice: &Choice) -> anyhow::Result<Option<ConfigFile>> {
+/// A file discovery found and did not use: another user's, or writable by others.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Untrusted {
+    /// The path, relative to the working directory.
+    pub display: String,
+    /// Why it is not used.
+    pub reason: String,
+}
+
+impl std::fmt::Display for Untrusted {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "{display} is not used: {reason}, so someone else could choose the commands evalctl \
+             runs; if you trust it, pass --config {display}",
+            display = self.display,
+            reason = self.reason
+        )
+    }
+}
+
+/// The config file `choice` names, decoded; `None` when there is none to use. A file discovery
+/// found but does not trust is not read: it is the [`Untrusted`], for the command to report.
+pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untrusted>)> {
     let display = match choice {
-        Choice::Ignore => return Ok(None),
+        Choice::Ignore => return Ok((None, None)),
         Choice::File(path) => {
             if !path.is_file() {
                 return Err(bad_flag(
@@ -81,8 +107,19 @@ pub fn load(choice: &Choice) -> anyhow::Result<Option<ConfigFile>> {
             path.display().to_string()
         }
         Choice::Discover => match discover() {
-            Some(path) => path,
-            None => return Ok(None),
+            Some(path) => match distrust(&path) {
+                Some(reason) => {
+                    return Ok((
+                        None,
+                        Some(Untrusted {
+                            display: path,
+                            reason,
+                        }),
+                    ))
+                }
+                None => path,
+            },
+            None => return Ok((None, None)),
         },
     };
     let text = std::fs::read(&display)
@@ -105,7 +142,31 @@ pub fn load(choice: &Choice) -> anyhow::Result<Option<ConfigFile>> {
         .map(Path::to_path_buf)
         .unwrap_or_default();
     let values = decode(&display, &dir, &text).map_err(invalid)?;
-    Ok(Some(ConfigFile { display, values }))
+    Ok((Some(ConfigFile { display, values }), None))
+}
+
+/// Why a discovered file at `path` is not to be used: it is not owned by the effective user,
+/// or group or others may write it. `None`: it is the user's alone to change.
+fn distrust(path: &str) -> Option<String> {
+    let metadata = match std::fs::metadata(path) {
+        Ok(metadata) => metadata,
+        Err(err) => {
+            return Some(format!(
+                "its owner cannot be read ({})",
+                crate::text::strip_os_error(&err.to_string())
+            ))
+        }
+    };
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let user = unsafe { libc::geteuid() };
+    if metadata.uid() != user {
+        return Some(format!(
+            "it is owned by another user (uid {}; you are uid {user})",
+            metadata.uid()
+        ));
+    }
+    let mode = metadata.mode() & 0o7777;
+    (mode & 0o022 != 0).then(|| format!("group or others may write it (mode {mode:04o})"))
 }
 
 /// `evalctl.toml` in the working directory or its nearest parent, as a path relative to the

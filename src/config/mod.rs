@@ -5,7 +5,7 @@
 //! [`bindings`] says which file key sets which flag, [`file`] finds and decodes the file.
 
 pub mod bindings;
-mod expand;
+pub mod expand;
 pub mod file;
 pub mod show;
 

@@ -27,7 +27,8 @@ use crate::checks::extended::{
 };
 use crate::checks::standard::as_text;
 use crate::checks::{
-    Answer, AnsweredBy, Call, CaseAnswers, Catalog, Check, CheckError, CustomCheck,
+    Answer, AnsweredBy, Call, CaseAnswers, Catalog, Check, CheckError, CustomCheck, Declarations,
+    EndpointPolicy, Trust,
 };
 use crate::error::bad_flag;
 use crate::input::strict;
@@ -85,6 +86,17 @@ pub fn local_catalog(custom: &[CustomCheck]) -> anyhow::Result<Catalog> {
     Ok(Catalog::with_custom(
         validator_checks().chain(custom.iter().cloned()),
     ))
+}
+
+/// The catalog of a local command whose checks come from a request or checks file: the
+/// validators' check types, the command line's custom checks, and what the command line lets
+/// the file use (`--allow-custom-check`, `--allow-endpoint`).
+pub fn trusted_catalog(trust: &Trust) -> anyhow::Result<Catalog> {
+    Ok(Catalog {
+        endpoints: EndpointPolicy::Local(trust.endpoints.clone()),
+        declarations: Declarations::AllowedByName(trust.commands.clone()),
+        ..local_catalog(&trust.custom)?
+    })
 }
 
 /// Why the `config` of a `spec.TYPE` check is not one the spec loader would take, worded as its

@@ -20,22 +20,23 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::check_calls::{
-    api_path, local_catalog, validator_config_problem, CheckCaller, Provider,
+    api_path, trusted_catalog, validator_config_problem, CheckCaller, Provider,
 };
 use super::{Call, Evaluator};
 use crate::checks::result::ErrorType;
-use crate::checks::{load_checks_file, CaseClock, Check, Context, CustomCheck};
+use crate::checks::{load_checks_file, CaseClock, Check, Context, Trust};
 use crate::error::{bad_input, Problem};
 use crate::input::Record;
 use crate::protocol::{Attempt, CallError, ErrorKind, Findings, Retry, PREFLIGHT_CANDIDATE};
 
-/// `--checks FILE.json` and `--custom-check NAME=COMMAND`.
+/// `--checks FILE.json` and what the command line lends its checks (`--custom-check`,
+/// `--allow-custom-check`, `--allow-endpoint`).
 #[derive(Debug, Clone)]
 pub struct ChecksSpec {
     /// The checks file.
     pub path: PathBuf,
-    /// The custom check types declared on the command line.
-    pub custom: Vec<CustomCheck>,
+    /// What the command line lends the file's checks.
+    pub trust: Trust,
 }
 
 /// Load and validate the checks file and build the evaluator; `concurrency` bounds the calls of
@@ -43,7 +44,7 @@ pub struct ChecksSpec {
 /// them — is reported before anything runs (exit 2).
 pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Evaluator>> {
     let path = spec.path.as_path();
-    let checks = load_checks_file(path, &mut local_catalog(&spec.custom)?)?;
+    let checks = load_checks_file(path, &mut trusted_catalog(&spec.trust)?)?;
     if checks.is_empty() {
         return Err(bad_input(
             Problem::new(
@@ -109,11 +110,25 @@ impl Evaluator for ChecksEvaluator {
         format!("checks file {}", self.path.display())
     }
 
-    /// A JSONPath that matches nothing in the first dataset record would make its check error
-    /// on every call: most likely a misspelt field.
+    /// A check the command line does not allow errs on every call; so does one with a
+    /// JSONPath that matches nothing in the first dataset record (most likely a misspelt field).
     fn setup_warnings(&self, first_example: Option<&Record>) -> Vec<String> {
+        let mut warnings: Vec<String> = self
+            .checks
+            .iter()
+            .zip(&self.names)
+            .flat_map(|(check, name)| {
+                check.refusals().iter().map(move |refusal| {
+                    format!(
+                        "{}: check {name}: {}",
+                        self.path.display(),
+                        refusal.describe("")
+                    )
+                })
+            })
+            .collect();
         let Some(example) = first_example else {
-            return Vec::new();
+            return warnings;
         };
         let call = Call {
             candidate: PREFLIGHT_CANDIDATE,
@@ -121,23 +136,25 @@ impl Evaluator for ChecksEvaluator {
             example: Some(example),
         };
         let context = Context::new(test_case(&call), json!({ "value": call.candidate }));
-        self.checks
-            .iter()
-            .zip(&self.names)
-            .flat_map(|(check, name)| {
-                check
-                    .unmatched_paths(context.value())
-                    .into_iter()
-                    .map(move |path| {
-                        format!(
-                            "{}: check {name}: JSONPath `{path}` matches nothing in the first \
+        warnings.extend(
+            self.checks
+                .iter()
+                .zip(&self.names)
+                .flat_map(|(check, name)| {
+                    check
+                        .unmatched_paths(context.value())
+                        .into_iter()
+                        .map(move |path| {
+                            format!(
+                                "{}: check {name}: JSONPath `{path}` matches nothing in the first \
                              dataset record (line {}); the check will error on such records",
-                            self.path.display(),
-                            example.line
-                        )
-                    })
-            })
-            .collect()
+                                self.path.display(),
+                                example.line
+                            )
+                        })
+                }),
+        );
+        warnings
     }
 
     /// The checks were validated when the file was loaded; a probe would add nothing.

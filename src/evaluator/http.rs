@@ -91,7 +91,7 @@ fn missing_scheme_hint(url: &str) -> String {
 }
 
 /// What to show of a header argument in an error: its name only, never its value.
-fn header_name_only(header: &str) -> &str {
+pub fn header_name_only(header: &str) -> &str {
     header.split([':', '=', ' ']).next().unwrap_or_default()
 }
 

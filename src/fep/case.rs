@@ -68,7 +68,8 @@ pub fn catalog_for_batch(catalog: &Catalog) -> Catalog {
         paths: PathCache::default(),
         custom: catalog.custom.clone(),
         endpoints: catalog.endpoints.clone(),
-        declarations_refused: catalog.declarations_refused,
+        declarations: catalog.declarations.clone(),
+        refused: catalog.refused.clone(),
     }
 }
 

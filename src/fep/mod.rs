@@ -27,7 +27,7 @@ use serde_json::Value;
 
 use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
 use crate::error::{bad_input, invalid, Problem};
-use crate::evaluator::check_calls::{local_catalog, BlockingCaller};
+use crate::evaluator::check_calls::{trusted_catalog, BlockingCaller};
 use crate::exit::Exit;
 use crate::input::{document_json_reason, Source};
 use crate::report::{Format, Reporter};
@@ -52,12 +52,13 @@ pub enum FepConfig {
     },
 }
 
-/// How `fep evaluate` runs its checks: the custom check types of `--custom-check`, and how many
-/// calls of checks that call out (extended, custom) are made at once (`-j`).
+/// How `fep evaluate` runs its checks: what the command line lends them (`--custom-check`,
+/// `--allow-custom-check`, `--allow-endpoint`), and how many calls of checks that call out
+/// (extended, custom) are made at once (`-j`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Checking {
-    /// `--custom-check NAME=COMMAND`.
-    pub custom: Vec<crate::checks::CustomCheck>,
+    /// What the command line lends the request's or checks file's checks.
+    pub trust: crate::checks::Trust,
     /// `-j`.
     pub concurrency: usize,
 }
@@ -92,7 +93,7 @@ fn evaluate_into<W: std::io::Write>(
     layout: Layout,
     mut out: W,
 ) -> anyhow::Result<StreamEnd> {
-    let mut catalog = local_catalog(&checking.custom)?;
+    let mut catalog = trusted_catalog(&checking.trust)?;
     match config {
         FepConfig::Request(source) => {
             let name = source.display();

@@ -194,11 +194,20 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
                 .add(b'K', b"checks")
                 .add(b'V', version)
                 .add(b'F', &file_digest(&spec.path)?);
-            for custom in &spec.custom {
+            for custom in &spec.trust.custom {
                 fields.add(b'C', custom.name.as_bytes());
                 if let AnsweredBy::Command { argv, .. } = &custom.by {
                     fields.add(b'A', shell_words::join(argv).as_bytes());
                 }
+            }
+            // What the command line allows the file decides whether its checks run.
+            for name in &spec.trust.commands {
+                fields.add(b'a', name.as_bytes());
+            }
+            for endpoint in &spec.trust.endpoints {
+                fields
+                    .add(b'E', endpoint.base_url.as_bytes())
+                    .add_optional(b'k', endpoint.key_env.as_deref().map(str::as_bytes));
             }
         }
         EvaluatorSpec::Spec(spec) => {

@@ -11,7 +11,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use super::auth::Token;
 use super::store::Store;
 use super::ServeChecks;
-use crate::checks::{CaseAnswers, Catalog, EndpointPolicy};
+use crate::checks::{CaseAnswers, Catalog, Declarations, EndpointPolicy};
 use crate::evaluator::check_calls::{
     local_catalog, validator_checks, CheckCaller, DEFAULT_CONCURRENCY,
 };
@@ -220,7 +220,7 @@ impl Engine {
     /// client declares, only the endpoints (and their keys) the operator allows.
     fn catalog(&self) -> Catalog {
         Catalog {
-            declarations_refused: true,
+            declarations: Declarations::Refused,
             endpoints: EndpointPolicy::Only(self.checks.allowed_endpoints.clone()),
             ..Catalog::with_custom(validator_checks().chain(self.checks.custom.iter().cloned()))
         }

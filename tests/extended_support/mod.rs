@@ -84,6 +84,15 @@ pub fn api_reply(request: &Request) -> Reply {
     }
 }
 
+/// `--allow-endpoint` for `server`'s API with the test key: what a local command needs to let a
+/// request or checks file call it.
+pub fn allow(server: &Server) -> [String; 2] {
+    [
+        "--allow-endpoint".to_string(),
+        format!("EXT_TEST_KEY@{}", server.url("/v1")),
+    ]
+}
+
 pub fn provider(server: &Server) -> Value {
     json!({"base_url": server.url("/v1"), "api_key": "${EXT_TEST_KEY}", "max_retries": 0})
 }
@@ -114,9 +123,15 @@ pub fn scored_line(dir: &std::path::Path) -> Value {
         .unwrap()
 }
 
-/// Write `checks` to `dir/name` and assert that `run --checks` refuses it before the run: exit 2
-/// with exactly `stderr` (no key in the environment).
-pub fn refused_before_run(dir: &std::path::Path, name: &str, checks: Value, stderr: &str) {
+/// Write `checks` to `dir/name` and assert that `run --checks FLAGS` refuses it before the run:
+/// exit 2 with exactly `stderr` (no key in the environment).
+pub fn refused_before_run(
+    dir: &std::path::Path,
+    name: &str,
+    checks: Value,
+    flags: &[String],
+    stderr: &str,
+) {
     std::fs::write(dir.join(name), json!({ "checks": checks }).to_string()).unwrap();
     crate::common::evalctl()
         .current_dir(dir)
@@ -130,6 +145,7 @@ pub fn refused_before_run(dir: &std::path::Path, name: &str, checks: Value, stde
             "--format",
             "text",
         ])
+        .args(flags)
         .assert()
         .code(2)
         .stderr(stderr.to_string());

@@ -90,6 +90,13 @@ impl Spec {
             Spec::Similarity { provider, .. } | Spec::Judge { provider, .. } => provider,
         }
     }
+
+    /// The provider settings, for the endpoint policy to settle (see [`EndpointPolicy::admit`]).
+    pub fn provider_mut(&mut self) -> &mut ProviderSettings {
+        match self {
+            Spec::Similarity { provider, .. } | Spec::Judge { provider, .. } => provider,
+        }
+    }
 }
 
 /// One evaluation's call, resolved against its context.
@@ -344,13 +351,12 @@ fn located(argument: &str, reason: String) -> (String, String) {
     }
 }
 
-/// Validate an extended check's settings. Problems are `(at, reason)`, `at` relative to
-/// `arguments` (`provider_config.api_key`).
+/// Validate an extended check's settings (where it may call is the [`EndpointPolicy`]'s to
+/// say). Problems are `(at, reason)`, `at` relative to `arguments` (`provider_config.api_key`).
 pub fn prepare(
     kind: CheckKind,
     setting: &Setting<'_>,
     paths: &mut PathCache,
-    endpoints: &EndpointPolicy,
 ) -> Result<Spec, Vec<(String, String)>> {
     let mut problems = Vec::new();
     let reserved: &[&str] = match kind {
@@ -361,7 +367,6 @@ pub fn prepare(
         setting("provider_config"),
         setting("model_config"),
         reserved,
-        endpoints,
     )
     .map_err(|found| {
         problems.extend(found.into_iter().map(|reason| {

@@ -9,8 +9,9 @@
 //! needs `model`; its other members are sent as they are in the request body (`temperature`,
 //! `dimensions`, ...).
 //!
-//! Under [`EndpointPolicy::Only`] (`evalctl serve`), a check may call only the endpoints the
-//! operator allows, each with the one key lent for it.
+//! A check that names an endpoint or a key calls only an endpoint the user allows
+//! ([`EndpointPolicy`]: `--allow-endpoint`), with the one key allowed for it; under
+//! `evalctl serve` every check does.
 
 use std::time::Duration;
 
@@ -29,15 +30,147 @@ const PROVIDER_KEYS: [&str; 6] = [
     "max_retries",
 ];
 
-/// Where checks may send requests, and with which keys.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Where checks may send requests, and with which keys. A check's `provider_config` comes from
+/// a request or checks file, which is not the user: it must not read the user's environment or
+/// send the user's keys to a place of its choosing.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointPolicy {
-    /// Anywhere, with any key variable (a local command: the user's own environment).
-    #[default]
-    Any,
+    /// A local command (`fep evaluate`, `run --checks`): a check that names neither a
+    /// `base_url` nor a key gets the user's defaults (as `--judge-model` resolves them:
+    /// `EVALCTL_JUDGE_BASE_URL`, `OPENAI_BASE_URL`, the provider's endpoint and
+    /// `<PROVIDER>_API_KEY`); one that names either calls only an endpoint the command line
+    /// allows (`--allow-endpoint`), with the key allowed for it.
+    Local(Vec<AllowedEndpoint>),
     /// Only these endpoints (`evalctl serve --allow-endpoint`): a client must not read the
     /// server's environment, send its keys to a place of its choosing, or make it call others.
     Only(Vec<AllowedEndpoint>),
+}
+
+impl Default for EndpointPolicy {
+    /// A local command that allows no endpoint beyond the user's defaults.
+    fn default() -> Self {
+        EndpointPolicy::Local(Vec::new())
+    }
+}
+
+impl EndpointPolicy {
+    /// Settle where a check with `settings` sends its requests and which key it sends, or say
+    /// why it may not: `(at, reason)`, `at` relative to the check's `arguments`. The reason
+    /// names the key's variable, never its value, and of a URL the check names only its origin.
+    pub fn admit(&self, settings: &mut ProviderSettings) -> Result<(), (String, String)> {
+        let named_key = match &settings.key {
+            KeySource::Env(name) => Some(name.as_str()),
+            KeySource::ProviderDefault | KeySource::None => None,
+        };
+        let (allowed, local) = match self {
+            EndpointPolicy::Local(_) if settings.base_url.is_none() && named_key.is_none() => {
+                return Ok(())
+            }
+            EndpointPolicy::Local(allowed) => (allowed, true),
+            EndpointPolicy::Only(allowed) => (allowed, false),
+        };
+        let refused = match allowed_endpoint(allowed, settings.base_url.as_deref(), named_key) {
+            Ok(endpoint) => {
+                settings.base_url = Some(endpoint.base_url.clone());
+                settings.key = endpoint
+                    .key_env
+                    .clone()
+                    .map_or(KeySource::None, KeySource::Env);
+                return Ok(());
+            }
+            Err(refused) => refused,
+        };
+        let listed = || {
+            let urls: Vec<&str> = allowed
+                .iter()
+                .map(|endpoint| endpoint.base_url.as_str())
+                .collect();
+            match (urls.is_empty(), local) {
+                (false, _) => urls.join(", "),
+                (true, true) => "none".to_string(),
+                (true, false) => {
+                    "none: its operator allows them with `evalctl serve --allow-endpoint`"
+                        .to_string()
+                }
+            }
+        };
+        let lent = |endpoint: &AllowedEndpoint| {
+            endpoint
+                .key_env
+                .as_deref()
+                .map_or("none".to_string(), |lent| format!("`{lent}`"))
+        };
+        Err(match (refused, local) {
+            (Refused::Endpoint, false) => (
+                "provider_config.base_url".into(),
+                format!(
+                    "this server calls only the endpoints its operator allows ({})",
+                    listed()
+                ),
+            ),
+            (Refused::Key { named, endpoint }, false) => (
+                "provider_config.api_key".into(),
+                format!(
+                    "this server does not lend the key in `{named}` for {} (leave the key out: \
+                     the server uses {})",
+                    endpoint.base_url,
+                    lent(endpoint)
+                ),
+            ),
+            (Refused::Endpoint, true) => match settings.base_url.as_deref() {
+                Some(url) => (
+                    "provider_config.base_url".into(),
+                    format!(
+                        "{} is not allowed: evalctl calls an endpoint that a request or checks \
+                         file names only when the command line allows it (--allow-endpoint \
+                         [KEY_ENV@]BASE_URL; allowed: {})",
+                        origin(url),
+                        listed()
+                    ),
+                ),
+                None => (
+                    "provider_config.api_key".into(),
+                    format!(
+                        "the key in `{name}` is not allowed: evalctl sends a key that a request \
+                         or checks file names only to an endpoint the command line allows for it \
+                         (--allow-endpoint {name}@BASE_URL; allowed: {})",
+                        listed(),
+                        name = named_key.unwrap_or_default()
+                    ),
+                ),
+            },
+            (Refused::Key { named, endpoint }, true) => (
+                "provider_config.api_key".into(),
+                format!(
+                    "the key in `{named}` is not allowed for {}: the command line allows {} \
+                     there (--allow-endpoint {named}@{} would allow it)",
+                    endpoint.base_url,
+                    lent(endpoint),
+                    endpoint.base_url
+                ),
+            ),
+        })
+    }
+}
+
+/// Why [`allowed_endpoint`] found no endpoint for a check.
+enum Refused<'a> {
+    /// Its `base_url` (or, when it names none, the one endpoint) is not allowed.
+    Endpoint,
+    /// The endpoint is allowed, but not with the key the check names.
+    Key {
+        named: &'a str,
+        endpoint: &'a AllowedEndpoint,
+    },
+}
+
+/// A URL's scheme, host and port: all a message needs of a URL a file names (its path may carry
+/// a token).
+fn origin(url: &str) -> String {
+    Url::parse(url).map_or_else(
+        |_| "the base_url".to_string(),
+        |url| url.origin().ascii_serialization(),
+    )
 }
 
 /// An endpoint the operator allows, with the key lent for it.
@@ -96,12 +229,12 @@ pub struct ProviderSettings {
 
 impl ProviderSettings {
     /// Validate `provider_config` and `model_config`; `reserved` are body members
-    /// `model_config` must not set (the check sets them). Each problem names its member.
+    /// `model_config` must not set (the check sets them). Each problem names its member. Where
+    /// the check may call is the [`EndpointPolicy`]'s to settle.
     pub fn parse(
         provider_config: Option<&Value>,
         model_config: Option<&Value>,
         reserved: &[&str],
-        policy: &EndpointPolicy,
     ) -> Result<ProviderSettings, Vec<String>> {
         let mut problems = Vec::new();
         let empty = Map::new();
@@ -166,27 +299,7 @@ impl ProviderSettings {
             },
         };
         let model_config = model_parameters(model_config, reserved, &mut problems);
-        let (base_url, key) = match policy {
-            EndpointPolicy::Any => (
-                base_url,
-                key_env.map_or(KeySource::ProviderDefault, KeySource::Env),
-            ),
-            EndpointPolicy::Only(allowed) => {
-                match allowed_endpoint(allowed, base_url.as_deref(), key_env.as_deref()) {
-                    Ok(endpoint) => (
-                        Some(endpoint.base_url.clone()),
-                        endpoint
-                            .key_env
-                            .clone()
-                            .map_or(KeySource::None, KeySource::Env),
-                    ),
-                    Err(reason) => {
-                        problems.push(reason);
-                        (None, KeySource::None)
-                    }
-                }
-            }
-        };
+        let key = key_env.map_or(KeySource::ProviderDefault, KeySource::Env);
         if problems.is_empty() {
             Ok(ProviderSettings {
                 provider,
@@ -249,43 +362,21 @@ fn named_key_env(
     referenced.or(named)
 }
 
-/// The allowed endpoint a check under [`EndpointPolicy::Only`] calls: the one its `base_url`
-/// names (or the only one allowed), whose lent key must be the one the check names, if any.
+/// The allowed endpoint a check calls (the one rule of `--allow-endpoint`): the one its
+/// `base_url` names (or the only one allowed), whose key must be the one the check names, if any.
 fn allowed_endpoint<'a>(
     allowed: &'a [AllowedEndpoint],
     base_url: Option<&str>,
-    key_env: Option<&str>,
-) -> Result<&'a AllowedEndpoint, String> {
-    let listed = || {
-        let urls: Vec<&str> = allowed
-            .iter()
-            .map(|endpoint| endpoint.base_url.as_str())
-            .collect();
-        if urls.is_empty() {
-            "none: its operator allows them with `evalctl serve --allow-endpoint`".to_string()
-        } else {
-            urls.join(", ")
-        }
-    };
+    key_env: Option<&'a str>,
+) -> Result<&'a AllowedEndpoint, Refused<'a>> {
     let endpoint = match base_url {
         Some(url) => allowed.iter().find(|endpoint| endpoint.base_url == url),
         None if allowed.len() == 1 => allowed.first(),
         None => None,
     }
-    .ok_or_else(|| {
-        format!(
-            "provider_config.base_url: this server calls only the endpoints its operator \
-             allows ({})",
-            listed()
-        )
-    })?;
+    .ok_or(Refused::Endpoint)?;
     match (key_env, endpoint.key_env.as_deref()) {
-        (Some(named), lent) if Some(named) != lent => Err(format!(
-            "provider_config.api_key: this server does not lend the key in `{named}` for {} \
-             (leave the key out: the server uses {})",
-            endpoint.base_url,
-            lent.map_or("none".to_string(), |lent| format!("`{lent}`"))
-        )),
+        (Some(named), lent) if Some(named) != lent => Err(Refused::Key { named, endpoint }),
         _ => Ok(endpoint),
     }
 }
@@ -353,22 +444,22 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse(provider: Value, policy: &EndpointPolicy) -> Result<ProviderSettings, Vec<String>> {
-        ProviderSettings::parse(
-            Some(&provider),
-            Some(&json!({"model": "m"})),
-            &["input"],
-            policy,
-        )
+    fn parse(provider: Value) -> Result<ProviderSettings, Vec<String>> {
+        ProviderSettings::parse(Some(&provider), Some(&json!({"model": "m"})), &["input"])
+    }
+
+    /// `provider` admitted by `policy`: the settings, or the refusal's reason.
+    fn admit(provider: Value, policy: &EndpointPolicy) -> Result<ProviderSettings, String> {
+        let mut settings = parse(provider).unwrap();
+        policy
+            .admit(&mut settings)
+            .map(|()| settings)
+            .map_err(|(at, reason)| format!("{at}: {reason}"))
     }
 
     #[test]
     fn keys_are_named_never_written() {
-        let settings = parse(
-            json!({"api_key": "${MY_KEY}", "timeout": 5}),
-            &EndpointPolicy::Any,
-        )
-        .unwrap();
+        let settings = parse(json!({"api_key": "${MY_KEY}", "timeout": 5})).unwrap();
         assert_eq!(settings.key, KeySource::Env("MY_KEY".into()));
         assert_eq!(settings.timeout, Duration::from_secs(5));
         for provider in [
@@ -377,7 +468,7 @@ mod tests {
             json!({"base_url": "https://u:sk-secret1@api.example/v1"}),
             json!({"base_url": "https://api.example/v1?key=sk-secret1"}),
         ] {
-            let problems = parse(provider, &EndpointPolicy::Any).unwrap_err();
+            let problems = parse(provider).unwrap_err();
             assert!(!problems[0].contains("sk-secret1"), "{problems:?}");
         }
     }
@@ -388,23 +479,64 @@ mod tests {
             AllowedEndpoint::parse("OPENAI_API_KEY@https://api.openai.com/v1/").unwrap(),
             AllowedEndpoint::parse("http://127.0.0.1:8000/v1").unwrap(),
         ]);
-        let openai = parse(json!({"base_url": "https://api.openai.com/v1"}), &only).unwrap();
+        let openai = admit(json!({"base_url": "https://api.openai.com/v1"}), &only).unwrap();
         assert_eq!(openai.key, KeySource::Env("OPENAI_API_KEY".into()));
-        let local = parse(json!({"base_url": "http://127.0.0.1:8000/v1"}), &only).unwrap();
+        let local = admit(json!({"base_url": "http://127.0.0.1:8000/v1"}), &only).unwrap();
         assert_eq!(local.key, KeySource::None);
-        let foreign = parse(json!({"base_url": "https://evil.example/v1"}), &only).unwrap_err();
-        assert!(foreign[0].contains("calls only the endpoints its operator allows"));
+        let foreign = admit(json!({"base_url": "https://evil.example/v1"}), &only).unwrap_err();
+        assert!(foreign.contains("calls only the endpoints its operator allows"));
         assert!(
-            parse(json!({}), &only).is_err(),
+            admit(json!({}), &only).is_err(),
             "two endpoints: one must be named"
         );
-        let stolen = parse(
+        let stolen = admit(
             json!({"base_url": "http://127.0.0.1:8000/v1", "api_key_env": "OPENAI_API_KEY"}),
             &only,
         )
         .unwrap_err();
-        assert!(stolen[0].contains("does not lend the key in `OPENAI_API_KEY`"));
+        assert!(stolen.contains("does not lend the key in `OPENAI_API_KEY`"));
         assert!(AllowedEndpoint::parse("1X@https://a.example/v1").is_err());
+    }
+
+    #[test]
+    fn a_local_command_keeps_its_defaults_and_needs_an_allowance_for_the_rest() {
+        let none = EndpointPolicy::default();
+        let defaults = admit(json!({"provider_name": "groq"}), &none).unwrap();
+        assert_eq!(
+            (defaults.base_url, defaults.key),
+            (None, KeySource::ProviderDefault)
+        );
+        assert_eq!(
+            admit(
+                json!({"base_url": "http://127.0.0.1:9/v1/tok3n", "api_key_env": "GITHUB_TOKEN"}),
+                &none
+            )
+            .unwrap_err(),
+            "provider_config.base_url: http://127.0.0.1:9 is not allowed: evalctl calls an \
+             endpoint that a request or checks file names only when the command line allows it \
+             (--allow-endpoint [KEY_ENV@]BASE_URL; allowed: none)"
+        );
+        assert_eq!(
+            admit(json!({"api_key_env": "GITHUB_TOKEN"}), &none).unwrap_err(),
+            "provider_config.api_key: the key in `GITHUB_TOKEN` is not allowed: evalctl sends a \
+             key that a request or checks file names only to an endpoint the command line \
+             allows for it (--allow-endpoint GITHUB_TOKEN@BASE_URL; allowed: none)"
+        );
+        let keyless = EndpointPolicy::Local(vec![
+            AllowedEndpoint::parse("http://127.0.0.1:9/v1").unwrap()
+        ]);
+        assert_eq!(
+            admit(
+                json!({"base_url": "http://127.0.0.1:9/v1", "api_key_env": "GITHUB_TOKEN"}),
+                &keyless
+            )
+            .unwrap_err(),
+            "provider_config.api_key: the key in `GITHUB_TOKEN` is not allowed for \
+             http://127.0.0.1:9/v1: the command line allows none there (--allow-endpoint \
+             GITHUB_TOKEN@http://127.0.0.1:9/v1 would allow it)"
+        );
+        let allowed = admit(json!({"base_url": "http://127.0.0.1:9/v1"}), &keyless).unwrap();
+        assert_eq!(allowed.key, KeySource::None, "the default key is not sent");
     }
 
     #[test]
@@ -413,7 +545,6 @@ mod tests {
             Some(&json!({"timeout": 0, "max_retries": -1, "region": "x", "provider_name": "a/b"})),
             Some(&json!({"temperature": 0, "input": "x"})),
             &["input"],
-            &EndpointPolicy::Any,
         )
         .unwrap_err();
         assert_eq!(problems.len(), 6, "{problems:?}");

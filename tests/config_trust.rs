@@ -1,0 +1,125 @@
+//! `evalctl.toml` discovery on a shared machine, as git treats `safe.directory`: a file found in
+//! the working directory or a parent that another user owns, or that group or others may write,
+//! is not used (its evaluator command never runs); evalctl warns, naming the file, why, and
+//! `--config FILE`, which trusts it. The attack: a file in a shared parent directory (a shared
+//! `/tmp`) whose evaluator command would create a marker file.
+
+use std::os::unix::fs::PermissionsExt;
+
+use crate::common::{stderr_text, Sandbox};
+
+/// `shared/evalctl.toml` whose evaluator (`sh eval.sh`, run in `shared/`) creates
+/// `shared/marker`, with `mode`; the user works in `shared/work`.
+fn shared_config(mode: u32) -> Sandbox {
+    let dir = Sandbox::new();
+    dir.write("shared/eval.sh", "touch marker\nprintf '{\"score\": 1}'\n");
+    let config = dir.write(
+        "shared/evalctl.toml",
+        "[evaluator]\ncommand = [\"sh\", \"eval.sh\"]\n",
+    );
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(mode)).unwrap();
+    std::fs::create_dir(dir.join("shared/work")).unwrap();
+    dir
+}
+
+/// `evalctl ARGS --candidate x --format text` in `shared/work`.
+fn run(dir: &Sandbox, args: &[&str]) -> std::process::Output {
+    dir.evalctl()
+        .current_dir(dir.join("shared/work"))
+        .args(args)
+        .args(["--candidate", "x", "--format", "text"])
+        .output()
+        .unwrap()
+}
+
+const NO_EVALUATOR: &str = "error: run: no evaluator: pass one of --evaluator-command, \
+    --evaluator-url, --judge-model, --checks or --spec, or set one in the [evaluator] section of \
+    evalctl.toml (evalctl init writes a starter)\n";
+
+#[test]
+fn a_config_others_may_write_is_not_used_unless_named() {
+    let dir = shared_config(0o666);
+    let ignored = run(&dir, &["run"]);
+    assert_eq!(ignored.status.code(), Some(2));
+    assert_eq!(
+        stderr_text(&ignored),
+        format!(
+            "warning: ../evalctl.toml is not used: group or others may write it (mode 0666), so \
+             someone else could choose the commands evalctl runs; if you trust it, pass \
+             --config ../evalctl.toml\n{NO_EVALUATOR}"
+        )
+    );
+    assert!(!dir.exists("shared/marker"), "the file's evaluator ran");
+
+    let named = run(&dir, &["run", "--config", "../evalctl.toml"]);
+    assert_eq!(named.status.code(), Some(0), "{}", stderr_text(&named));
+    assert!(dir.exists("shared/marker"), "--config FILE is trusted");
+}
+
+#[test]
+fn the_users_own_config_is_used() {
+    let dir = shared_config(0o644);
+    let output = run(&dir, &["run"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_text(&output));
+    assert_eq!(stderr_text(&output), "");
+    assert!(dir.exists("shared/marker"));
+}
+
+#[test]
+fn another_users_config_is_not_used() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        // Only root can give a file away; unprivileged, the mode case above is what is tested.
+        eprintln!("another_users_config_is_not_used: skipped, it needs root to chown a file");
+        return;
+    }
+    let dir = shared_config(0o644);
+    std::os::unix::fs::chown(dir.join("shared/evalctl.toml"), Some(65534), None).unwrap();
+    let warning = "warning: ../evalctl.toml is not used: it is owned by another user (uid 65534; \
+        you are uid 0), so someone else could choose the commands evalctl runs; if you trust it, \
+        pass --config ../evalctl.toml\n";
+    let ignored = run(&dir, &["run"]);
+    assert_eq!(stderr_text(&ignored), format!("{warning}{NO_EVALUATOR}"));
+    assert!(!dir.exists("shared/marker"), "the file's evaluator ran");
+    let shown = dir
+        .evalctl()
+        .current_dir(dir.join("shared/work"))
+        .args(["config", "show", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(shown.status.code(), Some(0));
+    assert_eq!(stderr_text(&shown), warning);
+    assert_eq!(
+        crate::common::json_stdout(&shown)["config_file"],
+        serde_json::Value::Null
+    );
+    let named = run(&dir, &["run", "--config", "../evalctl.toml"]);
+    assert_eq!(named.status.code(), Some(0), "{}", stderr_text(&named));
+    assert!(dir.exists("shared/marker"), "--config FILE is trusted");
+}
+
+#[test]
+fn init_writes_a_file_discovery_trusts_whatever_the_umask() {
+    let dir = Sandbox::new();
+    let mut init = std::process::Command::new("sh");
+    crate::common::clean_environment(&mut init)
+        .current_dir(dir.path())
+        .args(["-c", "umask 002; exec \"$0\" init --format text"])
+        .arg(crate::common::bin());
+    assert!(init.status().unwrap().success());
+    let mode = std::fs::metadata(dir.join("evalctl.toml"))
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o644);
+    let shown = dir
+        .evalctl()
+        .args(["config", "show", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(stderr_text(&shown), "");
+    assert_eq!(
+        crate::common::json_stdout(&shown)["config_file"],
+        "evalctl.toml"
+    );
+}
