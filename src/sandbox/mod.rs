@@ -17,7 +17,9 @@
 //! file descriptor 3 (written by the program: its verdict channel) and 4 (read by the program: a
 //! one-time token). Neither is a file: nothing in the sandbox's file system carries them.
 
+#[cfg(target_os = "linux")]
 mod launcher;
+#[cfg(target_os = "linux")]
 mod seccomp;
 
 use std::io::{ErrorKind, Read, Write};
@@ -25,7 +27,7 @@ use std::os::fd::AsRawFd;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::{Duration, Instant};
 
@@ -34,7 +36,14 @@ use serde::{Deserialize, Serialize};
 use crate::process_group::{start_reaper, GroupKiller};
 use crate::text::io_reason;
 
+#[cfg(target_os = "linux")]
 pub use launcher::run_launcher_if_asked;
+
+/// Namespaces are Linux's: elsewhere evalctl never starts as the launcher.
+#[cfg(not(target_os = "linux"))]
+pub fn run_launcher_if_asked() -> Option<std::process::ExitCode> {
+    None
+}
 
 /// The environment variable that starts evalctl as the sandbox launcher (internal; never set by
 /// users). Its value is the [`Policy`] as JSON.
@@ -202,6 +211,11 @@ impl Sandbox {
         env: Vec<(String, String)>,
         limits: Limits,
     ) -> Result<Sandbox, Refused> {
+        if cfg!(not(target_os = "linux")) && isolation == Isolation::Namespaces {
+            return Err(Refused(
+                "it is built from Linux namespaces, and this system is not Linux".into(),
+            ));
+        }
         let mut read_only: Vec<PathBuf> = SYSTEM_PATHS
             .iter()
             .map(PathBuf::from)
@@ -311,24 +325,33 @@ impl Sandbox {
                 command
             }
         };
-        let passed = [
+        // The status pipe is the launcher's alone: an unsandboxed program does not get it.
+        let mut passed = vec![
             (verdict_write.as_raw_fd(), VERDICT_FD),
             (token_read.as_raw_fd(), TOKEN_FD),
-            (status_write.as_raw_fd(), STATUS_FD),
         ];
+        if self.isolation == Isolation::Namespaces {
+            passed.push((status_write.as_raw_fd(), STATUS_FD));
+        }
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        // SAFETY: only dup2 and fcntl run between fork and exec, both async-signal-safe.
+        // SAFETY: only fcntl and dup2 run between fork and exec, both async-signal-safe.
         unsafe {
             command.pre_exec(move || {
-                for (from, to) in passed {
-                    // dup2 clears close-on-exec on the new descriptor.
-                    if from == to {
-                        libc::fcntl(to, libc::F_SETFD, 0);
-                    } else if libc::dup2(from, to) < 0 {
+                // Each source is first copied above the targets, so placing one never
+                // overwrites another not yet placed; dup2 clears close-on-exec on its copy.
+                let mut high = [-1; 3];
+                for (slot, &(from, _)) in high.iter_mut().zip(&passed) {
+                    *slot = libc::fcntl(from, libc::F_DUPFD_CLOEXEC, 16);
+                    if *slot < 0 {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                for (&copy, &(_, to)) in high.iter().zip(&passed) {
+                    if libc::dup2(copy, to) < 0 {
                         return Err(std::io::Error::last_os_error());
                     }
                 }
@@ -349,37 +372,31 @@ impl Sandbox {
         let _ = token_write.write_all(token);
         drop(token_write);
 
-        let stopped_by: Arc<std::sync::Mutex<Option<LimitHit>>> = Arc::default();
-        let over_output = Arc::new(AtomicBool::new(false));
         let input = child.stdin.take().map(|mut pipe| {
             let stdin = stdin.to_vec();
             std::thread::spawn(move || {
                 let _ = pipe.write_all(&stdin);
             })
         });
-        let budget = Arc::new(std::sync::atomic::AtomicU64::new(self.limits.output_bytes));
-        let pid = child.id();
-        let drain = |pipe: Option<Box<dyn Read + Send>>, keep: bool| {
-            let budget = Arc::clone(&budget);
-            let over_output = Arc::clone(&over_output);
-            pipe.map(|pipe| {
-                std::thread::spawn(move || drain_pipe(pipe, keep, &budget, &over_output, pid))
-            })
-        };
-        let stdout = drain(
-            child
-                .stdout
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-            false,
-        );
-        let stderr = drain(
-            child
-                .stderr
-                .take()
-                .map(|p| Box::new(p) as Box<dyn Read + Send>),
-            true,
-        );
+        let output = Arc::new(Output {
+            budget: AtomicU64::new(self.limits.output_bytes),
+            over: AtomicBool::new(false),
+            pgid: child.id(),
+        });
+        let (drained_tx, drained) = mpsc::channel();
+        let pipes: [Option<Box<dyn Read + Send>>; 2] = [
+            child.stderr.take().map(|pipe| Box::new(pipe) as _),
+            child.stdout.take().map(|pipe| Box::new(pipe) as _),
+        ];
+        for (index, pipe) in pipes.into_iter().enumerate() {
+            let (output, drained_tx) = (Arc::clone(&output), drained_tx.clone());
+            if let Some(pipe) = pipe {
+                std::thread::spawn(move || {
+                    let _ = drained_tx.send((index, output.drain(pipe, index == 0)));
+                });
+            }
+        }
+        drop(drained_tx);
 
         let (done_tx, done_rx) = mpsc::channel();
         let waiter = std::thread::spawn(move || {
@@ -389,6 +406,7 @@ impl Sandbox {
         });
         let started = Instant::now();
         let mut interrupted = false;
+        let mut limit = None;
         loop {
             let left = timeout.saturating_sub(started.elapsed());
             match done_rx.recv_timeout(left.min(Duration::from_millis(50))) {
@@ -399,7 +417,7 @@ impl Sandbox {
                 interrupted = true;
                 group.kill();
             } else if started.elapsed() >= timeout {
-                *stopped_by.lock().unwrap_or_else(|e| e.into_inner()) = Some(LimitHit::Timeout);
+                limit = Some(LimitHit::Timeout);
                 group.kill();
             }
         }
@@ -410,26 +428,27 @@ impl Sandbox {
         if let Some(input) = input {
             let _ = input.join();
         }
-        let _ = stdout.map(|reader| reader.join());
-        let stderr_tail = stderr
-            .and_then(|reader| reader.join().ok())
-            .unwrap_or_default();
+        // In the sandbox the pipes close with the program. Without it, something the program
+        // left running may hold them: what came within a second of its end is what counts.
+        let mut stderr_tail = Vec::new();
+        while let Ok((index, tail)) = drained.recv_timeout(Duration::from_secs(1)) {
+            if index == 0 {
+                stderr_tail = tail;
+            }
+        }
         if interrupted {
             return Err(crate::error::Fatal::Interrupted(
                 "interrupted: the running sandboxed program was killed".into(),
             )
             .into());
         }
-        let mut setup = String::new();
-        let _ = (&status_read).take(4096).read_to_string(&mut setup);
+        let setup = String::from_utf8_lossy(&read_available(status_read)).into_owned();
         if !setup.is_empty() {
             return Err(SetupFailed(setup.trim_end().to_string()).into());
         }
-        let mut verdict = Vec::new();
-        let _ = (&verdict_read).take(4096).read_to_end(&mut verdict);
+        let verdict = read_available(verdict_read);
         let stderr_tail = String::from_utf8_lossy(&stderr_tail).into_owned();
-        let mut limit = *stopped_by.lock().unwrap_or_else(|e| e.into_inner());
-        if limit.is_none() && over_output.load(Ordering::Relaxed) {
+        if limit.is_none() && output.over.load(Ordering::Relaxed) {
             limit = Some(LimitHit::OutputLimit);
         }
         let limit = limit.or_else(|| classify(status, &stderr_tail));
@@ -444,45 +463,67 @@ impl Sandbox {
     }
 }
 
-/// Read `pipe` to its end, counting its bytes against the shared output `budget` (over it, the
-/// program's group is killed and `over` set); the last [`STDERR_TAIL`] bytes when `keep`.
-fn drain_pipe(
-    mut pipe: Box<dyn Read + Send>,
-    keep: bool,
-    budget: &std::sync::atomic::AtomicU64,
-    over: &AtomicBool,
+/// What a pipe holds once its writer has ended (at most 4 KiB), without waiting for a writer
+/// that something the program left running may still hold open.
+fn read_available(pipe: std::io::PipeReader) -> Vec<u8> {
+    // SAFETY: fcntl on a descriptor this function owns.
+    unsafe {
+        let flags = libc::fcntl(pipe.as_raw_fd(), libc::F_GETFL);
+        libc::fcntl(pipe.as_raw_fd(), libc::F_SETFL, flags | libc::O_NONBLOCK);
+    }
+    let mut bytes = Vec::new();
+    let _ = pipe.take(4096).read_to_end(&mut bytes);
+    bytes
+}
+
+/// The program's standard output and error together, against the output limit.
+struct Output {
+    /// Bytes still allowed.
+    budget: AtomicU64,
+    /// Set once the program printed past the limit (its group is then killed).
+    over: AtomicBool,
+    /// The program's process group.
     pgid: u32,
-) -> Vec<u8> {
-    let mut tail = Vec::new();
-    let mut buffer = [0u8; 8192];
-    loop {
-        let read = match pipe.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(read) => read,
-            Err(err) if err.kind() == ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        };
-        let before = budget.fetch_sub(
-            (read as u64).min(budget.load(Ordering::Relaxed)),
-            Ordering::Relaxed,
-        );
-        if (read as u64) > before && !over.swap(true, Ordering::Relaxed) {
-            // SAFETY: killpg has no memory-safety preconditions.
-            unsafe {
-                libc::killpg(pgid as libc::pid_t, libc::SIGKILL);
+}
+
+impl Output {
+    /// Read `pipe` to its end, counting its bytes against the budget (past it, the program's
+    /// group is killed); the last [`STDERR_TAIL`] bytes when `keep`.
+    fn drain(&self, mut pipe: Box<dyn Read + Send>, keep: bool) -> Vec<u8> {
+        let mut tail = Vec::new();
+        let mut buffer = [0u8; 8192];
+        loop {
+            let read = match pipe.read(&mut buffer) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(err) if err.kind() == ErrorKind::Interrupted => continue,
+                Err(_) => break,
+            };
+            let read_bytes = read as u64;
+            let before = self
+                .budget
+                .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |left| {
+                    Some(left.saturating_sub(read_bytes))
+                })
+                .unwrap_or(0);
+            if read_bytes > before && !self.over.swap(true, Ordering::Relaxed) {
+                // SAFETY: killpg has no memory-safety preconditions.
+                unsafe {
+                    libc::killpg(self.pgid as libc::pid_t, libc::SIGKILL);
+                }
+            }
+            if keep {
+                tail.extend_from_slice(&buffer[..read]);
+                if tail.len() > 2 * STDERR_TAIL {
+                    tail.drain(..tail.len() - STDERR_TAIL);
+                }
             }
         }
-        if keep {
-            tail.extend_from_slice(&buffer[..read]);
-            if tail.len() > 2 * STDERR_TAIL {
-                tail.drain(..tail.len() - STDERR_TAIL);
-            }
+        if tail.len() > STDERR_TAIL {
+            tail.drain(..tail.len() - STDERR_TAIL);
         }
+        tail
     }
-    if tail.len() > STDERR_TAIL {
-        tail.drain(..tail.len() - STDERR_TAIL);
-    }
-    tail
 }
 
 /// The limit a program's end points to: its signal (`SIGXCPU`: CPU time) or the error Python

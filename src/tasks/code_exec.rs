@@ -95,6 +95,7 @@ impl CodeRunner {
             Isolation::None => {
                 // Nothing the script starts can read evalctl's environment through /proc
                 // (for a user other than root; root reads every process's).
+                #[cfg(target_os = "linux")]
                 // SAFETY: prctl with integer arguments has no memory-safety preconditions.
                 unsafe {
                     libc::prctl(libc::PR_SET_DUMPABLE, 0, 0, 0, 0);
