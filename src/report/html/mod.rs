@@ -4,8 +4,9 @@
 //! The page itself lives in `template.html`, `report.css` and `report.js` beside this file,
 //! embedded at build time. This module only builds the data (one JSON document, embedded in a
 //! `<script type="application/json">` with every `<` escaped, so no text in it can close the
-//! element) and fills the template. The page renders every string with `textContent`, and its
-//! Content-Security-Policy allows only the embedded script and style (by hash) and no fetch.
+//! element) and fills the template. The page renders every string with `textContent`, never
+//! uses a name from the data as a property of a plain object (`__proto__` is just a name), and
+//! its Content-Security-Policy allows only the embedded script and style (by hash) and no fetch.
 
 mod load;
 
