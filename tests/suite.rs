@@ -60,3 +60,4 @@ mod tasks_render;
 mod tasks_run;
 mod tasks_score;
 mod tasks_validate;
+mod untrusted_text;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::interval::spread;
 use super::markdown;
 use super::merge::read_all;
-use super::{print_stdout, Format, Reporter};
+use super::{print_stdout, print_text, Format, Reporter};
 use crate::exit::Exit;
 use crate::runner::{CallRecord, Split};
 
@@ -225,7 +225,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     match reporter.format {
         _ if reporter.markdown => print_stdout(&as_markdown)?,
         Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&comparison)?))?,
-        Format::Text => print_stdout(&render(&comparison))?,
+        Format::Text => print_text(&render(&comparison))?,
     }
     markdown::append_to_step_summary(&as_markdown, reporter);
     if let Some(limit) = config.fail_on_regression {

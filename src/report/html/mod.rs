@@ -19,7 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{bad_input, Problem};
 use crate::input::Inputs;
-use crate::report::{print_stdout, EvaluatorInfo, Format, Reporter, Summary};
+use crate::report::{print_stdout, print_text, EvaluatorInfo, Format, Reporter, Summary};
 use crate::runner::CallRecord;
 use crate::text::io_reason;
 
@@ -420,7 +420,7 @@ pub fn write_report(
     };
     match reporter.format {
         Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&written)?)),
-        Format::Text => print_stdout(&format!(
+        Format::Text => print_text(&format!(
             "wrote {}: {} results ({} failed) from {} {}, {}\n",
             path.display(),
             written.results,
