@@ -1,7 +1,7 @@
 //! Text evalctl did not write itself (an evaluator's reason or error text, ids and names read
 //! from a results file) is shown, never obeyed: in text output on a terminal its control
-//! characters are escaped (`\u{1b}`) while evalctl's own colour still paints, and JSON keeps it
-//! exact.
+//! characters are escaped (`\u{1b}`) while evalctl's own colour still paints, JSON keeps it
+//! exact, and a Markdown report escapes everything Markdown, GitHub or HTML would act on.
 
 use serde_json::json;
 
@@ -101,4 +101,79 @@ fn escape_sequences_from_an_evaluator_are_shown_not_obeyed_in_text_output() {
             .expect("evalctl runs"),
     );
     assert_eq!(summary["candidates"][0]["id"], id);
+}
+
+#[test]
+fn markdown_reports_escape_ids_names_and_line_breaks() {
+    let sandbox = Sandbox::new();
+    sandbox.write("eval.sh", "cat >/dev/null\necho '{\"score\": 0.5}'\n");
+    sandbox.write(
+        "c.jsonl",
+        concat!(
+            r#"{"id":"<script>alert(1)</script>","candidate":"x"}"#,
+            "\n",
+            r##"{"id":"# a|b `c` *d* _e_ [f](g) @team #1 &amp; ~s~ $x$ \\ ##","candidate":"y"}"##,
+            "\n",
+        ),
+    );
+    sandbox.write("d.jsonl", "{\"q\":1}\n");
+    succeeded(
+        sandbox
+            .run_with("cat >/dev/null\necho '{\"score\": 0.5}'\n")
+            .args(["--candidates", "c.jsonl", "--dataset", "d.jsonl"])
+            .args(["--output", "r.jsonl", "--concurrency", "1"]),
+    );
+    // A results file from elsewhere may say anything: line breaks and escapes in an id, markup
+    // in the evaluator it names.
+    let lines: String = sandbox
+        .jsonl("r.jsonl")
+        .into_iter()
+        .enumerate()
+        .map(|(index, mut line)| {
+            if index == 0 {
+                line["candidate_id"] = json!("line one\nline two\r\n\u{1b}[2J<b>");
+            }
+            line["run"]["evaluator"]["target"] = json!("sh `eval`.sh <img src=x>");
+            format!("{line}\n")
+        })
+        .collect();
+    sandbox.write("odd.jsonl", lines);
+    let out = succeeded(
+        sandbox
+            .evalctl()
+            .args(["summarize", "odd.jsonl", "--format", "markdown"]),
+    );
+    assert_eq!(
+        stdout_text(&out),
+        "### evalctl: ✅ passed (exit 0)\n\n\
+         all 2 calls succeeded\n\n\
+         | candidate | score | train mean | n / errors |\n\
+         |---|---|---|---|\n\
+         | line one line two \\\\u{1b}\\[2J\\<b\\> | 0.5000 | 0.5000 | 1 / 0 |\n\
+         | \\# a\\|b \\`c\\` \\*d\\* \\_e\\_ \\[f\\](g) \\@team #1 \\&amp; \\~s\\~ \\$x\\$ \\\\ \\#\\# | 0.5000 | 0.5000 | 1 / 0 |\n\n\
+         Evaluator: command sh \\`eval\\`.sh \\<img src=x\\> · score range unit · 2 calls (2 ok, 0 errors) · 0.00s\n\n\
+         _score = the candidate's train mean; failed calls count as 0_\n"
+    );
+
+    // compare's Markdown escapes the files' names and the candidates' ids the same way.
+    std::fs::copy(sandbox.join("r.jsonl"), sandbox.join("b`1`|<i>.jsonl")).expect("copied");
+    let compared = succeeded(sandbox.evalctl().args([
+        "compare",
+        "b`1`|<i>.jsonl",
+        "r.jsonl",
+        "--format",
+        "markdown",
+    ]));
+    let markdown = stdout_text(&compared);
+    let head: Vec<&str> = markdown.lines().take(5).collect();
+    assert_eq!(
+        head,
+        [
+            "### evalctl compare: ✅ passed (exit 0)",
+            "",
+            "b\\`1\\`\\|\\<i\\>.jsonl → r.jsonl · no --fail-on-regression gate",
+            "",
+            "#### \\<script\\>alert(1)\\</script\\>",
+        ]
+    );
 }
