@@ -61,3 +61,4 @@ mod tasks_run;
 mod tasks_score;
 mod tasks_validate;
 mod untrusted_text;
+mod written_files;

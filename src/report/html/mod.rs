@@ -441,10 +441,11 @@ fn size(bytes: usize) -> String {
     }
 }
 
-/// Write the page to `path` (created or replaced): a failure is evalctl's own (exit 4), since
-/// the path was checked before the work.
+/// Write the page to `path`, replacing it atomically (a failure leaves an earlier report as it
+/// was) and readable by its owner only: a failure is evalctl's own (exit 4), since the path was
+/// checked before the work.
 pub fn write(path: &Path, page: &str) -> anyhow::Result<()> {
-    std::fs::write(path, page).map_err(|err| {
+    crate::owner_only::replace(path, page.as_bytes()).map_err(|err| {
         crate::error::Fatal::Internal(format!(
             "{}: writing the report failed: {}",
             path.display(),
