@@ -96,7 +96,7 @@ pub(super) fn append_to_step_summary(markdown: &str, reporter: Reporter) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) else {
         return;
     };
-    let written = std::fs::OpenOptions::new()
+    let written = crate::owner_only::file_options()
         .create(true)
         .append(true)
         .open(&path)
