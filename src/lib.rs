@@ -22,6 +22,7 @@ mod fep;
 mod input;
 mod interrupt;
 pub mod metrics;
+mod owner_only;
 mod process_group;
 mod protocol;
 mod report;

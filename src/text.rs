@@ -1,7 +1,8 @@
-//! Small text helpers every message shares: JSON type names, one-line excerpts with control
-//! characters shown rather than obeyed, clipping, I/O reasons without Rust's "(os error N)",
+//! Small text helpers every message shares: JSON type names, text and one-line excerpts with
+//! control characters shown rather than obeyed, clipping, I/O reasons without Rust's "(os error N)",
 //! and durations as people write them.
 
+use std::borrow::Cow;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -19,18 +20,34 @@ pub fn json_type(value: &Value) -> &'static str {
 }
 
 /// `text` on one line: each line break becomes ` ⏎ `, so an excerpt of an evaluator's output
-/// cannot break one-line messages; control characters (terminal escape sequences among them)
-/// are shown escaped, not obeyed.
+/// cannot break one-line messages; tabs become spaces and other control characters are shown
+/// as [`visible`] shows them.
 pub fn one_line(text: &str) -> String {
-    let joined = text.lines().collect::<Vec<_>>().join(" ⏎ ");
-    joined
-        .chars()
-        .flat_map(|ch| match ch {
-            '\t' => vec![' '],
-            ch if ch.is_control() => ch.escape_default().collect(),
-            ch => vec![ch],
-        })
-        .collect()
+    let joined = text
+        .lines()
+        .collect::<Vec<_>>()
+        .join(" ⏎ ")
+        .replace('\t', " ");
+    visible(&joined).into_owned()
+}
+
+/// `text` with every control character other than line feed and tab shown as its Rust escape
+/// (`\u{1b}`, `\r`, `\u{7}`), not obeyed: text evalctl did not write itself (an evaluator's
+/// reason, an id from a results file) cannot move the cursor, clear or retitle a terminal.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    let shown = |ch: char| ch.is_control() && ch != '\n' && ch != '\t';
+    if !text.contains(shown) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    for ch in text.chars() {
+        if shown(ch) {
+            out.extend(ch.escape_default());
+        } else {
+            out.push(ch);
+        }
+    }
+    Cow::Owned(out)
 }
 
 /// At most `max` characters of `text`, with an ellipsis when cut.
@@ -85,6 +102,15 @@ mod tests {
     #[test]
     fn one_line_folds_lines_and_shows_control_characters() {
         assert_eq!(one_line("a\nb\tc\u{1b}[2J"), "a ⏎ b c\\u{1b}[2J");
+    }
+
+    #[test]
+    fn visible_keeps_line_feeds_and_tabs_and_shows_other_controls() {
+        assert_eq!(
+            visible("a\n\tb\u{1b}]0;t\u{7}\r\u{9b}\u{7f}é"),
+            "a\n\tb\\u{1b}]0;t\\u{7}\\r\\u{9b}\\u{7f}é"
+        );
+        assert!(matches!(visible("plain ⏎ text"), Cow::Borrowed(_)));
     }
 
     #[test]

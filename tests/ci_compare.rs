@@ -111,7 +111,7 @@ fn the_markdown_comparison_is_appended_to_the_step_summary_whatever_the_format()
     ])));
     assert!(
         markdown.starts_with(
-            "### evalctl compare: ✅ passed (exit 0)\n\n`base.jsonl` → `new.jsonl` · no \
+            "### evalctl compare: ✅ passed (exit 0)\n\nbase.jsonl → new.jsonl · no \
              --fail-on-regression gate\n\n#### cand-1\n"
         ),
         "{markdown}"

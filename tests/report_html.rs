@@ -409,3 +409,145 @@ fn the_report_of_a_real_run_renders_in_chromium() {
     browser.open(&sandbox.join("run.html"));
     browser.screenshot(&artifacts().join("report.png"));
 }
+
+/// Names that every JavaScript object inherits (`__proto__`, `constructor`, `hasOwnProperty`,
+/// `toString`) are plain names in a report: as task ids, as the categories a results file gives
+/// them, as a candidate id and as keys of an evaluator's output, every row renders, the page
+/// groups and filters by them, and nothing goes wrong in it.
+#[test]
+fn names_of_inherited_object_members_render_their_rows() {
+    let sandbox = Sandbox::new();
+    let task = |id: &str| {
+        json!({"task_id": id, "category": "classification", "prompt": "Say a.",
+               "targets": ["a"], "metric_name": "exact_match", "post_process": "none"})
+        .to_string()
+    };
+    let ids = ["__proto__", "constructor", "toString"];
+    sandbox.write("tasks.jsonl", ids.map(task).join("\n"));
+    sandbox.write(
+        "outputs.jsonl",
+        concat!(
+            r#"{"task_id":"__proto__","output":"a"}"#,
+            "\n",
+            r#"{"task_id":"constructor","output":"b"}"#,
+            "\n",
+        ),
+    );
+    let scored = sandbox
+        .evalctl()
+        .args([
+            "tasks",
+            "score",
+            "tasks.jsonl",
+            "--outputs",
+            "outputs.jsonl",
+        ])
+        .args(["--output", "scored.jsonl", "--format", "json"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(
+        stderr_text(&scored),
+        "warning: 1 of 3 tasks have no output and score 0: toString\n"
+    );
+    // A results file says what it likes: its lines name the categories.
+    let relabelled: Vec<String> = sandbox
+        .jsonl("scored.jsonl")
+        .into_iter()
+        .zip(["__proto__", "hasOwnProperty", "constructor"])
+        .map(|(mut line, category)| {
+            line["category"] = json!(category);
+            line.to_string()
+        })
+        .collect();
+    sandbox.write("tasks-results.jsonl", relabelled.join("\n") + "\n");
+    sandbox.write("c.jsonl", "{\"id\":\"__proto__\",\"candidate\":\"x\"}\n");
+    sandbox.write("d.jsonl", "{\"q\":1}\n");
+    let run = sandbox
+        .run_with(
+            "cat >/dev/null\necho '{\"score\": 0.5, \"__proto__\": {\"polluted\": 1}, \
+             \"dimensions\": {\"__proto__\": 0.5, \"constructor\": 1}}'\n",
+        )
+        .args(["--candidates", "c.jsonl", "--dataset", "d.jsonl"])
+        .args(["--output", "run-results.jsonl"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&run), 0, "{}", stderr_text(&run));
+    succeeded(sandbox.evalctl().args([
+        "report",
+        "tasks-results.jsonl",
+        "run-results.jsonl",
+        "-o",
+        "report.html",
+    ]));
+
+    let Some(mut browser) = Browser::launch() else {
+        println!("notice: no chromium on PATH; the browser checks of the HTML report were skipped");
+        return;
+    };
+    browser.open(&sandbox.join("report.html"));
+    let cells = "[...document.querySelectorAll('#rows tbody tr.row')]
+        .map(tr => [...tr.querySelectorAll('td')].slice(1, 6).map(td => td.textContent))";
+    assert_eq!(
+        browser.eval(cells),
+        json!([
+            [
+                "tasks-results.jsonl · tasks",
+                "__proto__",
+                "__proto__",
+                "1.0000",
+                ""
+            ],
+            [
+                "tasks-results.jsonl · tasks",
+                "hasOwnProperty",
+                "constructor",
+                "0.0000",
+                ""
+            ],
+            [
+                "tasks-results.jsonl · tasks",
+                "constructor",
+                "toString",
+                "—",
+                "missing"
+            ],
+            [
+                "run-results.jsonl · __proto__",
+                "train",
+                "#0 (line 1)",
+                "0.5000",
+                ""
+            ],
+        ])
+    );
+    let splits = browser.eval(
+        "[...document.querySelectorAll('#candidate-panels tr[data-split]')]
+           .map(tr => [tr.dataset.split, tr.querySelector('td.num').textContent])",
+    );
+    assert_eq!(
+        splits,
+        json!([
+            ["__proto__", "1"],
+            ["hasOwnProperty", "1"],
+            ["constructor", "1"],
+            ["train", "1"]
+        ])
+    );
+    set_filter(&mut browser, "filter-split", "__proto__");
+    assert_eq!(shown_rows(&mut browser), (1, 1));
+    set_filter(&mut browser, "filter-split", "");
+    browser.eval("document.querySelectorAll('#rows tbody tr.row')[3].click()");
+    let detail = browser
+        .eval("[...document.querySelectorAll('#rows tr.detail h4')].map(h => h.textContent)");
+    assert_eq!(detail, json!(["__proto__", "dimensions", "call"]));
+    assert_eq!(
+        browser.eval("typeof ({}).n + ' ' + typeof ({}).polluted"),
+        json!("undefined undefined"),
+        "nothing reached Object.prototype"
+    );
+    assert!(
+        browser.events_named("Runtime.exceptionThrown").is_empty(),
+        "{:?}",
+        browser.events
+    );
+}

@@ -64,3 +64,5 @@ mod tasks_run;
 mod tasks_score;
 mod tasks_validate;
 mod untrusted_checks;
+mod untrusted_text;
+mod written_files;

@@ -12,7 +12,7 @@ use serde::Serialize;
 use super::interval::spread;
 use super::markdown;
 use super::merge::read_all;
-use super::{print_stdout, Format, Reporter};
+use super::{print_stdout, print_text, Format, Reporter};
 use crate::exit::Exit;
 use crate::runner::{CallRecord, Split};
 
@@ -225,7 +225,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     match reporter.format {
         _ if reporter.markdown => print_stdout(&as_markdown)?,
         Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&comparison)?))?,
-        Format::Text => print_stdout(&render(&comparison))?,
+        Format::Text => print_text(&render(&comparison))?,
     }
     markdown::append_to_step_summary(&as_markdown, reporter);
     if let Some(limit) = config.fail_on_regression {
@@ -282,12 +282,12 @@ fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
         ),
     };
     let mut out = format!(
-        "### evalctl compare: {} (exit {})\n\n`{}` → `{}` · {}\n",
+        "### evalctl compare: {} (exit {})\n\n{} → {} · {}\n",
         markdown::verdict(comparison.exit),
         comparison.exit,
-        base.replace('`', "'"),
-        new.replace('`', "'"),
-        markdown::cell(&gate)
+        markdown::literal(base),
+        markdown::literal(new),
+        markdown::literal(&gate)
     );
     if comparison.candidates.is_empty() {
         out.push_str("\n_No call of the new run has a partner in the base run._\n");
@@ -297,7 +297,7 @@ fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
             || "—".to_string(),
             |[lo, hi]| format!("{lo:+.4} to {hi:+.4}"),
         );
-        out.push_str(&format!("\n#### {}\n\n", markdown::cell(&c.id)));
+        out.push_str(&format!("\n#### {}\n\n", markdown::literal(&c.id)));
         out.push_str(&markdown::rows_table(&[
             vec![
                 "pairs".to_string(),
@@ -397,7 +397,7 @@ mod tests {
         };
         assert_eq!(
             render_markdown(&comparison(vec![single]), "b`1`.jsonl", "-"),
-            "### evalctl compare: ✅ passed (exit 0)\n\n`b'1'.jsonl` → `-` · no \
+            "### evalctl compare: ✅ passed (exit 0)\n\nb\\`1\\`.jsonl → - · no \
              --fail-on-regression gate\n\n#### a\\|b\n\n\
              | pairs | base mean | new mean | difference | 95% CI | wins / ties / losses |\n\
              |---|---|---|---|---|---|\n\
@@ -413,7 +413,7 @@ mod tests {
     fn markdown_without_pairs_says_so() {
         assert_eq!(
             render_markdown(&comparison(Vec::new()), "a.jsonl", "b.jsonl"),
-            "### evalctl compare: ✅ passed (exit 0)\n\n`a.jsonl` → `b.jsonl` · no \
+            "### evalctl compare: ✅ passed (exit 0)\n\na.jsonl → b.jsonl · no \
              --fail-on-regression gate\n\n\
              _No call of the new run has a partner in the base run._\n\n\
              _Unpaired calls: 1 in base, 0 in new._\n"

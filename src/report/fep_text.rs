@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde_json::Value;
 
+use super::terminal::Styled;
 use super::text::aligned;
 
 /// The most test cases listed under "not passed"; the rest are counted.
@@ -161,7 +162,7 @@ impl FepSummary {
     pub fn render(&self, color: bool) -> String {
         let mut total = Tally::default();
         self.by_type.values().for_each(|tally| total.add(tally));
-        let mut out = format!(
+        let out = format!(
             "evaluation {}   status: {}\ntest cases: {}   checks: {} passed, {} failed, {} error{}\n\n",
             self.evaluation_id.as_deref().unwrap_or("-"),
             self.status.as_deref().unwrap_or("-"),
@@ -190,7 +191,10 @@ impl FepSummary {
         if self.by_type.len() > 1 {
             rows.push(total.row("all"));
         }
-        out.push_str(&aligned(&rows, color));
+        let mut doc = Styled::default();
+        doc.push(out);
+        doc.append(aligned(&rows));
+        let mut out = String::new();
         if self.not_passed_count > 0 {
             out.push_str(&format!("\nnot passed ({}):\n", self.not_passed_count));
             for line in &self.not_passed {
@@ -204,7 +208,8 @@ impl FepSummary {
                 ));
             }
         }
-        out
+        doc.push(out);
+        doc.finish(color)
     }
 }
 

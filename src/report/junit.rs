@@ -161,9 +161,10 @@ impl Junit {
         )
     }
 
-    /// Write the report to `path` (replacing it). A failure is evalctl's own (exit 4).
+    /// Write the report to `path`, replacing it atomically and readable by its owner only. A
+    /// failure is evalctl's own (exit 4) and leaves an earlier report as it was.
     pub fn write(&self, path: &Path) -> anyhow::Result<()> {
-        std::fs::write(path, self.render()).map_err(|err| {
+        crate::owner_only::replace(path, self.render().as_bytes()).map_err(|err| {
             Fatal::Internal(format!(
                 "{}: writing the JUnit report failed: {}",
                 path.display(),

@@ -1,6 +1,7 @@
 //! `--format markdown`: the run summary as a Markdown table fit for a pull-request comment, and
 //! the same summary appended to `$GITHUB_STEP_SUMMARY` when GitHub Actions sets it; the table,
-//! cell and verdict helpers `compare`'s Markdown comparison is built with.
+//! escape and verdict helpers `compare`'s Markdown comparison is built with. Every string a
+//! report quotes goes through [`literal`]: Markdown output carries no markup but evalctl's own.
 
 use std::io::Write;
 
@@ -14,14 +15,14 @@ pub fn render(summary: &Summary) -> String {
         "### evalctl: {} (exit {})\n\n{}\n\n",
         verdict(summary.exit),
         summary.exit,
-        cell(&summary.exit_reason)
+        literal(&summary.exit_reason)
     );
     out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;
     out.push_str(&format!(
-        "\nEvaluator: {} `{}` · score range {} · {} calls ({} ok, {} errors) · {:.2}s\n",
-        summary.evaluator.kind,
-        summary.evaluator.target.replace('`', "'"),
+        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors) · {:.2}s\n",
+        literal(&summary.evaluator.kind),
+        literal(&summary.evaluator.target),
         summary.score_range.as_str(),
         calls.total,
         calls.ok,
@@ -29,7 +30,7 @@ pub fn render(summary: &Summary) -> String {
         summary.elapsed_ms / 1000.0
     ));
     for note in notes(summary) {
-        out.push_str(&format!("\n_{note}_\n"));
+        out.push_str(&format!("\n_{}_\n", literal(note)));
     }
     out
 }
@@ -43,11 +44,11 @@ pub(super) fn verdict(exit: u8) -> &'static str {
     }
 }
 
-/// `rows` (header first) as a Markdown table.
+/// `rows` (header first) as a Markdown table, every cell [`literal`].
 pub(super) fn rows_table(rows: &[Vec<String>]) -> String {
     let mut out = String::new();
     for (index, row) in rows.iter().enumerate() {
-        let cells: Vec<String> = row.iter().map(|text| cell(text)).collect();
+        let cells: Vec<String> = row.iter().map(|text| literal(text)).collect();
         out.push_str(&format!("| {} |\n", cells.join(" | ")));
         if index == 0 {
             out.push_str(&format!("|{}\n", "---|".repeat(row.len())));
@@ -56,9 +57,32 @@ pub(super) fn rows_table(rows: &[Vec<String>]) -> String {
     out
 }
 
-/// `text` safe in a table cell: pipes escaped, line breaks as spaces.
-pub(super) fn cell(text: &str) -> String {
-    text.replace('|', "\\|").replace(['\n', '\r'], " ")
+/// `text` as literal Markdown text, the one escape every string in a Markdown report goes
+/// through (ids, file names, commands, messages), fit for a table cell, a heading or a line of
+/// prose: the characters Markdown, GitHub or HTML would act on are backslash-escaped (so
+/// `<script>` stays text, `|` stays in its cell, `` ` `` opens no code span, `@name` pings
+/// no one, and a `#` that would start or close a heading is text), line breaks become spaces
+/// and other control characters are shown, not obeyed.
+pub(super) fn literal(text: &str) -> String {
+    let one_line = text.replace("\r\n", " ").replace(['\n', '\r'], " ");
+    let shown = crate::text::visible(&one_line);
+    // A heading's closing sequence: the `#`s (and spaces) the text ends with.
+    let closing = shown.trim_end_matches(['#', ' ']).len();
+    let mut out = String::with_capacity(shown.len() + 8);
+    for (at, ch) in shown.char_indices() {
+        let special = match ch {
+            '#' => at == 0 || at >= closing,
+            _ => matches!(
+                ch,
+                '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '|' | '~' | '$' | '@'
+            ),
+        };
+        if special {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
 }
 
 /// When `GITHUB_STEP_SUMMARY` names a file (GitHub Actions sets it), append the Markdown summary
@@ -72,7 +96,7 @@ pub(super) fn append_to_step_summary(markdown: &str, reporter: Reporter) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) else {
         return;
     };
-    let written = std::fs::OpenOptions::new()
+    let written = crate::owner_only::file_options()
         .create(true)
         .append(true)
         .open(&path)

@@ -23,6 +23,7 @@ mod progress;
 mod results_file;
 mod stdout;
 mod summary;
+mod terminal;
 mod text;
 
 pub use compare::{compare, CompareConfig};
@@ -34,37 +35,14 @@ pub use merge::{merge, MergeConfig};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::Progress;
 pub use results_file::ResultsFile;
-pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
+pub use stdout::{print_document, print_stdout, print_text, stdout_error, stdout_until_closed};
 pub use summary::{Diagnostics, EvaluatorInfo, RunInfo, Splits, Summary, Tally};
+
+use terminal::{Paint, Styled};
 
 use std::io::IsTerminal;
 
 use crate::error::Fatal;
-
-/// The styles evalctl paints with, when colour is on.
-#[derive(Debug, Clone, Copy)]
-pub enum Paint {
-    /// Bold red: `error:`.
-    Error,
-    /// Yellow: `warning:`.
-    Warning,
-    /// Bold: table headers.
-    Heading,
-}
-
-/// `text` in `style` when `color` is on, else as is.
-pub fn paint(style: Paint, text: &str, color: bool) -> String {
-    let code = match style {
-        Paint::Error => "1;31",
-        Paint::Warning => "33",
-        Paint::Heading => "1",
-    };
-    if color {
-        format!("\x1b[{code}m{text}\x1b[0m")
-    } else {
-        text.to_string()
-    }
-}
 
 /// How a report is printed on stdout.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -141,24 +119,18 @@ impl Reporter {
 
     /// `warning: MESSAGE` on stderr, the prefix painted.
     pub fn warning(&self, message: impl std::fmt::Display) {
-        diag!(
-            "{}: {message}",
-            paint(Paint::Warning, "warning", self.color_stderr)
-        );
+        self.say(Some((Paint::Warning, "warning")), message);
     }
 
     /// `failed: MESSAGE` on stderr, the prefix painted like an error: a failed call, which
     /// makes the run exit 1 but does not stop it.
     pub fn failure(&self, message: impl std::fmt::Display) {
-        diag!(
-            "{}: {message}",
-            paint(Paint::Error, "failed", self.color_stderr)
-        );
+        self.say(Some((Paint::Error, "failed")), message);
     }
 
     /// A plain diagnostic line on stderr (a tally, a note on how far a run got).
     pub fn note(&self, message: impl std::fmt::Display) {
-        diag!("{message}");
+        self.say(None, message);
     }
 
     /// Report the error that ended a command: every line `error: ...` on stderr (the prefix
@@ -176,14 +148,23 @@ impl Reporter {
     /// An interruption is not an error: its lines carry no prefix.
     pub fn diagnose(&self, error: &anyhow::Error) {
         let interrupted = matches!(error.downcast_ref(), Some(Fatal::Interrupted(_)));
-        let prefix = paint(Paint::Error, "error", self.color_stderr);
+        let prefix = (!interrupted).then_some((Paint::Error, "error"));
         for message in Fatal::messages(error) {
-            if interrupted {
-                diag!("{message}");
-            } else {
-                diag!("{prefix}: {message}");
-            }
+            self.say(prefix, message);
         }
+    }
+
+    /// Every line evalctl writes on stderr: `PREFIX: MESSAGE` (the prefix painted) or the bare
+    /// message, its control characters shown rather than obeyed (a message quotes evaluators,
+    /// files and servers).
+    fn say(&self, prefix: Option<(Paint, &str)>, message: impl std::fmt::Display) {
+        let mut line = Styled::default();
+        if let Some((style, word)) = prefix {
+            line.push_painted(style, word);
+            line.push(": ");
+        }
+        line.push(message.to_string());
+        diag!("{}", line.finish(self.color_stderr));
     }
 
     /// The same as [`Reporter::error`] for a failure that is not an error value (an

@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{print_stdout, EvaluatorInfo, Format};
+use super::{print_stdout, print_text, EvaluatorInfo, Format};
 
 /// What a passed preflight checked.
 #[derive(Debug, Clone, Serialize)]
@@ -51,7 +51,7 @@ pub fn print_preflight(report: &PreflightReport, format: Format) -> anyhow::Resu
                 ),
                 None => format!("; {} set up (no probe sent)\n", report.description),
             });
-            print_stdout(&line)
+            print_text(&line)
         }
     }
 }

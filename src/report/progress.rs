@@ -85,7 +85,7 @@ impl State {
                 line.push_str(", …");
             }
         }
-        line
+        crate::text::visible(&line).into_owned()
     }
 }
 

@@ -1,6 +1,7 @@
 //! The one results writer (`run --output`, `tasks score --output`): one JSON line per result,
 //! appended and flushed as each result is ready, so an interrupted command loses nothing that
-//! finished. An existing file is appended to, never truncated. The file is checked for writing
+//! finished. An existing file is appended to, never truncated; a new one is readable by its owner
+//! only (results quote evaluators, which may quote secrets). The file is checked for writing
 //! before any work starts (a problem then is bad input, exit 2); a write that fails once work has
 //! begun stops the writing, the command finishes what it was doing, and exits 4.
 //!
@@ -87,9 +88,10 @@ impl ResultsFile {
         }
     }
 
-    /// Open (create or append to) `path`, already checked by [`ResultsFile::check_writable`].
+    /// Open (create, readable by its owner only, or append to) `path`, already checked by
+    /// [`ResultsFile::check_writable`].
     pub fn open(path: &Path) -> anyhow::Result<Self> {
-        let file = std::fs::OpenOptions::new()
+        let file = crate::owner_only::file_options()
             .create(true)
             .append(true)
             .open(path)

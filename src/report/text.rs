@@ -1,13 +1,14 @@
 //! The text summary: one header and one table row per candidate, readable at a glance.
 
 use super::summary::{Aggregate, Summary};
-use super::{paint, Paint};
+use super::terminal::{Paint, Styled};
+use crate::text::visible;
 
-/// Render `summary` as a table.
+/// Render `summary` as a table (painted when `color` is on).
 pub fn render(summary: &Summary, color: bool) -> String {
-    let mut out = String::new();
+    let mut out = Styled::default();
     let calls = &summary.calls;
-    out.push_str(&format!(
+    out.push(format!(
         "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {})   elapsed: {:.2}s{}\n",
         summary.evaluator.kind,
         summary.evaluator.target,
@@ -24,27 +25,32 @@ pub fn render(summary: &Summary, color: bool) -> String {
         },
     ));
     if let Some(usage) = &summary.usage {
-        out.push_str(&format!(
+        out.push(format!(
             "tokens: {} prompt, {} completion\n",
             usage.prompt_tokens, usage.completion_tokens
         ));
     }
-    out.push('\n');
+    out.push("\n");
 
-    out.push_str(&aligned(&table(summary), color));
+    out.append(aligned(&table(summary)));
     let notes = notes(summary);
     if !notes.is_empty() {
-        out.push_str(&format!("\n{}\n", notes.join("\n")));
+        out.push(format!("\n{}\n", notes.join("\n")));
     }
-    out.push_str(&format!(
+    out.push(format!(
         "\nexit {}: {}\n",
         summary.exit, summary.exit_reason
     ));
-    out
+    out.finish(color)
 }
 
-/// `rows` as a table of left-aligned columns two spaces apart, the first row (the header) in bold.
-pub(super) fn aligned(rows: &[Vec<String>], color: bool) -> String {
+/// `rows` as a table of left-aligned columns two spaces apart, the first row (the header) painted
+/// as a heading. Widths count the characters as shown (control characters escaped).
+pub(super) fn aligned(rows: &[Vec<String>]) -> Styled {
+    let rows: Vec<Vec<String>> = rows
+        .iter()
+        .map(|row| row.iter().map(|cell| visible(cell).into_owned()).collect())
+        .collect();
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)
         .map(|col| {
@@ -54,7 +60,7 @@ pub(super) fn aligned(rows: &[Vec<String>], color: bool) -> String {
                 .unwrap_or(0)
         })
         .collect();
-    let mut out = String::new();
+    let mut out = Styled::default();
     for (index, row) in rows.iter().enumerate() {
         let line = row
             .iter()
@@ -63,12 +69,12 @@ pub(super) fn aligned(rows: &[Vec<String>], color: bool) -> String {
             .collect::<Vec<_>>()
             .join("  ");
         let line = line.trim_end().to_string();
-        out.push_str(&if index == 0 {
-            paint(Paint::Heading, &line, color)
+        if index == 0 {
+            out.push_painted(Paint::Heading, line);
         } else {
-            line
-        });
-        out.push('\n');
+            out.push(line);
+        }
+        out.push("\n");
     }
     out
 }

@@ -17,7 +17,7 @@ use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
 };
-use crate::report::{print_stdout, Format, Reporter, ResultsFile};
+use crate::report::{print_stdout, print_text, Format, Reporter, ResultsFile};
 
 /// `evalctl spec validate`.
 #[derive(Debug, Clone)]
@@ -198,7 +198,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 Format::Json => {
                     print_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?
                 }
-                Format::Text => print_stdout(&summary.to_text())?,
+                Format::Text => print_text(&summary.to_text())?,
             }
         }
         None => {

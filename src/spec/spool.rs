@@ -81,7 +81,7 @@ fn spool_error(err: &std::io::Error) -> anyhow::Error {
 }
 
 /// An unnamed file, open for reading and writing, in the directory `path` would be in; it gets
-/// the mode a created `path` would (0666 less the umask).
+/// the mode of every results file evalctl creates (readable by its owner only).
 #[cfg(target_os = "linux")]
 fn unnamed_file_beside(path: &Path) -> std::io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
@@ -89,11 +89,10 @@ fn unnamed_file_beside(path: &Path) -> std::io::Result<File> {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
     };
-    std::fs::OpenOptions::new()
+    crate::owner_only::file_options()
         .read(true)
         .write(true)
         .custom_flags(libc::O_TMPFILE)
-        .mode(0o666)
         .open(directory)
 }
 

@@ -3,7 +3,8 @@
 //! database (`results.sqlite3` in the cache directory) in WAL
 //! mode with a busy timeout, so several evalctl processes can share it. Errors are never stored.
 //! Lookups answer on the caller's connection; stores go to a writer thread of their own that
-//! commits whatever is queued in one transaction, so a run never waits on a commit.
+//! commits whatever is queued in one transaction, so a run never waits on a commit. What the
+//! cache creates is readable by its owner only (the directory 0700, the database files 0600).
 
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
@@ -89,12 +90,21 @@ fn failed(dir: &Path, err: impl std::fmt::Display) -> anyhow::Error {
     Fatal::Internal(format!("cache {}: {err}", dir.join(DATABASE).display())).into()
 }
 
-/// Open (creating it and its directory if need be) the database in `dir`, in WAL mode, with
+/// Open (creating it and its directory if need be, readable by their owner only: SQLite gives
+/// its `-wal` and `-shm` files the database's mode) the database in `dir`, in WAL mode, with
 /// its table. Several processes may do this at once: a setup that finds the database locked
 /// is tried again until [`BUSY_TIMEOUT`] has passed.
 fn connect(dir: &Path) -> anyhow::Result<Connection> {
-    std::fs::create_dir_all(dir).map_err(|err| failed(dir, err))?;
-    let connection = Connection::open(dir.join(DATABASE)).map_err(|err| failed(dir, err))?;
+    let path = dir.join(DATABASE);
+    crate::owner_only::create_dir_all(dir)
+        .and_then(|()| {
+            crate::owner_only::file_options()
+                .create(true)
+                .append(true)
+                .open(&path)
+        })
+        .map_err(|err| failed(dir, crate::text::io_reason(&err)))?;
+    let connection = Connection::open(&path).map_err(|err| failed(dir, err))?;
     let set_up = || -> rusqlite::Result<()> {
         connection.busy_timeout(BUSY_TIMEOUT)?;
         connection.pragma_update(None, "journal_mode", "WAL")?;

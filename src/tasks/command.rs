@@ -9,13 +9,16 @@ use super::validate::{load_tasks, TaskFile};
 use super::{RenderConfig, ScoreConfig, ValidateConfig};
 use crate::error::{invalid, Problem};
 use crate::exit::Exit;
-use crate::report::{print_stdout, Reporter, ResultsFile};
+use crate::report::{print_document, print_stdout, Reporter, ResultsFile};
 
 /// `evalctl tasks validate`: report every error on stdout, a tally on stderr; exit 2 on any
 /// error unless `--allow-bad-tasks`.
 pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let file = load_tasks(&config.file)?;
-    print_stdout(&report::validation_report(&file, reporter.format)?)?;
+    print_document(
+        &report::validation_report(&file, reporter.format)?,
+        reporter,
+    )?;
     reporter.note(report::validation_tally(&file));
     Ok(if file.errors.is_empty() || config.allow_bad_tasks {
         Exit::Success
@@ -63,7 +66,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             write_failed = true;
         }
     }
-    print_stdout(&report::score_report(&summary, reporter)?)?;
+    print_document(&report::score_report(&summary, reporter)?, reporter)?;
     if summary.interrupted {
         reporter.note(format!(
             "interrupted: {} of {} tasks scored; the results so far are written and summarised",

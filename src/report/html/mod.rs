@@ -4,8 +4,9 @@
 //! The page itself lives in `template.html`, `report.css` and `report.js` beside this file,
 //! embedded at build time. This module only builds the data (one JSON document, embedded in a
 //! `<script type="application/json">` with every `<` escaped, so no text in it can close the
-//! element) and fills the template. The page renders every string with `textContent`, and its
-//! Content-Security-Policy allows only the embedded script and style (by hash) and no fetch.
+//! element) and fills the template. The page renders every string with `textContent`, never
+//! uses a name from the data as a property of a plain object (`__proto__` is just a name), and
+//! its Content-Security-Policy allows only the embedded script and style (by hash) and no fetch.
 
 mod load;
 
@@ -18,7 +19,7 @@ use serde_json::{Map, Value};
 
 use crate::error::{bad_input, Problem};
 use crate::input::Inputs;
-use crate::report::{print_stdout, EvaluatorInfo, Format, Reporter, Summary};
+use crate::report::{print_stdout, print_text, EvaluatorInfo, Format, Reporter, Summary};
 use crate::runner::CallRecord;
 use crate::text::io_reason;
 
@@ -419,7 +420,7 @@ pub fn write_report(
     };
     match reporter.format {
         Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&written)?)),
-        Format::Text => print_stdout(&format!(
+        Format::Text => print_text(&format!(
             "wrote {}: {} results ({} failed) from {} {}, {}\n",
             path.display(),
             written.results,
@@ -440,10 +441,11 @@ fn size(bytes: usize) -> String {
     }
 }
 
-/// Write the page to `path` (created or replaced): a failure is evalctl's own (exit 4), since
-/// the path was checked before the work.
+/// Write the page to `path`, replacing it atomically (a failure leaves an earlier report as it
+/// was) and readable by its owner only: a failure is evalctl's own (exit 4), since the path was
+/// checked before the work.
 pub fn write(path: &Path, page: &str) -> anyhow::Result<()> {
-    std::fs::write(path, page).map_err(|err| {
+    crate::owner_only::replace(path, page.as_bytes()).map_err(|err| {
         crate::error::Fatal::Internal(format!(
             "{}: writing the report failed: {}",
             path.display(),

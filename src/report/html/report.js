@@ -2,12 +2,15 @@
 // the per-candidate panels and histograms, the comparison and scatter, the errors panel and the
 // paginated, sortable, filterable table of every result. Every string from the data is set with
 // textContent (never as markup), and charts are SVG elements built one by one: nothing here
-// fetches, and the page's Content-Security-Policy forbids it anyway.
+// fetches, and the page's Content-Security-Policy forbids it anyway. A name from the data (a
+// split or category, an error kind, a key) is never a property name of a plain object: lookups
+// keyed by such names use Map and Set, and objects of the data are read through own(), so a name
+// such as `__proto__` or `hasOwnProperty` is just a name.
 (function () {
   'use strict';
   var started = performance.now();
   var data = JSON.parse(document.getElementById('report-data').textContent);
-  var col = {};
+  var col = Object.create(null);
   data.columns.forEach(function (name, index) { col[name] = index; });
   var rows = data.rows;
   var series = data.series;
@@ -66,6 +69,11 @@
     return sources.length > 1 ? sources[item.source].name + ' · ' + item.candidate : item.candidate;
   }
 
+  // The own member `key` of a data object, or undefined (never an inherited one).
+  function own(object, key) {
+    return object && Object.prototype.hasOwnProperty.call(object, key) ? object[key] : undefined;
+  }
+
   function errorKind(row) { return row[col.error_kind]; }
   function scoreOf(row) { return row[col.score] === null ? 0 : row[col.score]; }
 
@@ -73,7 +81,7 @@
 
   // Per series: its rows' scores per split ({n, sum, min, max, errors, scores}).
   var splitOrder = [];
-  var stats = series.map(function () { return { splits: {}, all: newAggregate() }; });
+  var stats = series.map(function () { return { splits: new Map(), all: newAggregate() }; });
   function newAggregate() { return { n: 0, sum: 0, min: Infinity, max: -Infinity, errors: 0, scores: [] }; }
   function addTo(aggregate, score, failed) {
     aggregate.n += 1;
@@ -87,9 +95,9 @@
     var split = row[col.split];
     if (splitOrder.indexOf(split) < 0) splitOrder.push(split);
     var entry = stats[row[col.series]];
-    if (!entry.splits[split]) entry.splits[split] = newAggregate();
+    if (!entry.splits.has(split)) entry.splits.set(split, newAggregate());
     var failed = errorKind(row) !== null;
-    addTo(entry.splits[split], scoreOf(row), failed);
+    addTo(entry.splits.get(split), scoreOf(row), failed);
     addTo(entry.all, scoreOf(row), failed);
   });
 
@@ -108,10 +116,12 @@
   // when there is one, else computed from the rows.
   function aggregateOf(index, split) {
     var fromSummary = summaryOf(index);
-    if (fromSummary && fromSummary[split]) return fromSummary[split];
-    var own = stats[index].splits[split];
-    if (!own) return null;
-    return { n: own.n, mean: own.sum / own.n, min: own.min, max: own.max, errors: own.errors, ci95: null };
+    var summarised = own(fromSummary, split);
+    if (summarised && typeof summarised === 'object') return summarised;
+    var computed = stats[index].splits.get(split);
+    if (!computed) return null;
+    return { n: computed.n, mean: computed.sum / computed.n, min: computed.min, max: computed.max,
+      errors: computed.errors, ci95: null };
   }
 
   // A series' headline score and its interval: the summary's score, else the val mean, else the
@@ -253,7 +263,7 @@
   }
 
   function aggregateTable(index) {
-    var splits = splitOrder.filter(function (split) { return stats[index].splits[split]; });
+    var splits = splitOrder.filter(function (split) { return stats[index].splits.has(split); });
     var head = el('tr', null, ['split', 'n', 'mean', 'min', 'max', 'errors', '95% interval'].map(function (name, i) {
       return el('th', { className: i > 0 && i < 6 ? 'num' : '', text: name });
     }));
@@ -328,16 +338,17 @@
   function drawScatter() {
     var xs = Number(document.getElementById('scatter-x').value);
     var ys = Number(document.getElementById('scatter-y').value);
-    var byKey = {};
+    var byKey = new Map();
     rows.forEach(function (row) {
       var s = row[col.series];
       if (s !== xs && s !== ys) return;
       var key = pairKey(row);
-      byKey[key] = byKey[key] || {};
-      byKey[key][s === xs ? 'x' : 'y'] = scoreOf(row);
-      if (xs === ys) byKey[key].y = scoreOf(row);
+      if (!byKey.has(key)) byKey.set(key, {});
+      var point = byKey.get(key);
+      point[s === xs ? 'x' : 'y'] = scoreOf(row);
+      if (xs === ys) point.y = scoreOf(row);
     });
-    var points = Object.keys(byKey).map(function (key) { return byKey[key]; })
+    var points = Array.from(byKey.values())
       .filter(function (p) { return p.x !== undefined && p.y !== undefined; });
     var domain = scoreDomain();
     var size = 320, pad = 30;
@@ -363,26 +374,28 @@
   // ---- errors -----------------------------------------------------------------------------
 
   function drawErrors() {
-    var groups = {};
+    var groups = new Map();
     var order = [];
     rows.forEach(function (row, index) {
       var kind = errorKind(row);
       if (kind === null) return;
-      if (!groups[kind]) { groups[kind] = { count: 0, first: [] }; order.push(kind); }
-      groups[kind].count += 1;
-      if (groups[kind].first.length < 3) groups[kind].first.push(index);
+      if (!groups.has(kind)) { groups.set(kind, { count: 0, first: [] }); order.push(kind); }
+      var group = groups.get(kind);
+      group.count += 1;
+      if (group.first.length < 3) group.first.push(index);
     });
     var wrap = document.getElementById('error-groups');
     if (!order.length) {
       wrap.appendChild(el('p', { className: 'muted', text: 'No failed results.' }));
       return;
     }
-    order.sort(function (a, b) { return groups[b].count - groups[a].count; });
+    order.sort(function (a, b) { return groups.get(b).count - groups.get(a).count; });
     var body = el('tbody', null, order.map(function (kind) {
-      return el('tr', { data: { kind: kind, count: String(groups[kind].count) } }, [
+      var group = groups.get(kind);
+      return el('tr', { data: { kind: kind, count: String(group.count) } }, [
         el('td', { className: 'error-kind', text: kind }),
-        el('td', { className: 'num', text: String(groups[kind].count) }),
-        el('td', null, groups[kind].first.map(function (index) {
+        el('td', { className: 'num', text: String(group.count) }),
+        el('td', null, group.first.map(function (index) {
           var row = rows[index];
           return el('div', { text: rowLabel(row) + ': ' + (row[col.error_message] || '') });
         })),
@@ -406,7 +419,7 @@
 
   // ---- the table of every result ----------------------------------------------------------
 
-  var view = { sortKey: null, sortDir: 1, page: 0, pageSize: 100, matching: [], open: {} };
+  var view = { sortKey: null, sortDir: 1, page: 0, pageSize: 100, matching: [], open: new Set() };
   var searchText = null; // lower-cased text of each row, made on the first search
 
   var columns = [
@@ -423,12 +436,7 @@
   ];
 
   function distinct(values) {
-    var seen = {};
-    return values.filter(function (value) {
-      if (seen.hasOwnProperty(value)) return false;
-      seen[value] = true;
-      return true;
-    });
+    return Array.from(new Set(values));
   }
 
   function drawFilters() {
@@ -519,10 +527,10 @@
   function sortMatching() {
     if (!view.sortKey) return;
     var column = columns.filter(function (c) { return c.key === view.sortKey; })[0];
-    var keys = {};
-    view.matching.forEach(function (i) { keys[i] = column.value(rows[i], i); });
+    var keys = new Map();
+    view.matching.forEach(function (i) { keys.set(i, column.value(rows[i], i)); });
     view.matching.sort(function (a, b) {
-      var ka = keys[a], kb = keys[b];
+      var ka = keys.get(a), kb = keys.get(b);
       var order = ka < kb ? -1 : ka > kb ? 1 : 0;
       return order * view.sortDir || a - b;
     });
@@ -557,11 +565,11 @@
         el('td', { className: 'preview', text: failed ? row[col.error_message] || '' : preview(row[col.side_info]) }),
       ]);
       tr.addEventListener('click', function () {
-        view.open[index] = !view.open[index];
+        if (view.open.has(index)) view.open.delete(index); else view.open.add(index);
         drawPage();
       });
       fragment.appendChild(tr);
-      if (view.open[index]) fragment.appendChild(detailRow(row));
+      if (view.open.has(index)) fragment.appendChild(detailRow(row));
     });
     body.appendChild(fragment);
     var count = document.getElementById('row-count');
@@ -600,7 +608,7 @@
     var source = sources[item.source];
     var parts = [];
     if (errorKind(row) !== null) parts.push(block('error: ' + errorKind(row), row[col.error_message] || ''));
-    var examples = source.examples && source.examples[row[col.split]];
+    var examples = own(source.examples, row[col.split]);
     if (examples && row[col.example_index] !== null && examples[row[col.example_index]] !== undefined) {
       parts.push(block('example record', pretty(examples[row[col.example_index]])));
     }

@@ -26,7 +26,7 @@ use crate::exit::Exit;
 use crate::interrupt::interruption;
 use crate::protocol::with_retries;
 use crate::protocol::CallError;
-use crate::report::{print_resumed, print_stdout, Format, Reporter, ResultsFile};
+use crate::report::{print_document, print_resumed, Format, Reporter, ResultsFile};
 use crate::runner::key::CallKey;
 use crate::store::{Cache, CachedCompletion, Table};
 use journal::{completion_keys, OutputLine, SavedCompletion};
@@ -234,7 +234,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         ));
     }
     let summary = RunSummary { scores, generation };
-    print_stdout(&run_report(&summary, reporter)?)?;
+    print_document(&run_report(&summary, reporter)?, reporter)?;
     if interrupted || summary.scores.interrupted {
         reporter.note(format!(
             "interrupted: {} of {} tasks generated and scored; the results so far are written \

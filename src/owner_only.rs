@@ -1,0 +1,77 @@
+//! The files and directories evalctl creates to keep what evaluators said (results files,
+//! reports, the cache) are readable by their owner only: files 0600, directories 0700. A whole
+//! file (a report) is replaced atomically: written to a temporary file beside it, then renamed
+//! over it, so a failure leaves the previous file as it was and no temporary file behind.
+
+use std::fs::{DirBuilder, OpenOptions, Permissions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// The mode of a file evalctl creates.
+const FILE_MODE: u32 = 0o600;
+/// The mode of a directory evalctl creates.
+const DIR_MODE: u32 = 0o700;
+
+/// Options that create a file readable by its owner only (an existing file keeps its mode).
+pub fn file_options() -> OpenOptions {
+    let mut options = OpenOptions::new();
+    options.mode(FILE_MODE);
+    options
+}
+
+/// Create `dir` and any missing parents, each readable by its owner only (existing ones are left
+/// as they are).
+pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
+    DirBuilder::new().recursive(true).mode(DIR_MODE).create(dir)
+}
+
+/// Replace `path` with `contents` atomically: a temporary file in the same directory (readable
+/// by the owner only), written and synced, then renamed to `path`. On failure `path` is as it
+/// was and the temporary file is removed.
+pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    let dir = match path.parent() {
+        Some(parent) if !parent.as_os_str().is_empty() => parent,
+        _ => Path::new("."),
+    };
+    let mut temporary = tempfile::Builder::new()
+        .prefix(".evalctl-")
+        .suffix(".tmp")
+        .permissions(Permissions::from_mode(FILE_MODE))
+        .tempfile_in(dir)?;
+    temporary.write_all(contents)?;
+    temporary.as_file().sync_all()?;
+    temporary.persist(path).map_err(|err| err.error)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path)
+            .expect("exists")
+            .permissions()
+            .mode()
+            & 0o777
+    }
+
+    #[test]
+    fn replaced_files_and_created_directories_are_the_owners_only() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let nested = dir.path().join("a/b");
+        create_dir_all(&nested).expect("created");
+        assert_eq!((mode(&dir.path().join("a")), mode(&nested)), (0o700, 0o700));
+        let file = nested.join("report.html");
+        std::fs::write(&file, "old").expect("written");
+        replace(&file, b"new").expect("replaced");
+        assert_eq!(std::fs::read_to_string(&file).expect("read"), "new");
+        assert_eq!(mode(&file), 0o600);
+        let names: Vec<_> = std::fs::read_dir(&nested)
+            .expect("listed")
+            .map(|entry| entry.expect("an entry").file_name())
+            .collect();
+        assert_eq!(names, ["report.html"]);
+    }
+}
