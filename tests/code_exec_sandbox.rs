@@ -175,6 +175,8 @@ fn model_code_cannot_reach_the_users_files_evalctl_or_the_network() {
         listener.set_nonblocking(true).unwrap();
         let port = listener.local_addr().unwrap().port();
         let tasks_file = sandbox.join("tasks.jsonl");
+        let cache = sandbox.join("cache");
+        std::fs::create_dir(&cache).unwrap();
         let attacks = [
             attack(
                 "read_home",
@@ -189,6 +191,11 @@ fn model_code_cannot_reach_the_users_files_evalctl_or_the_network() {
             attack(
                 "tasks_file",
                 format!("def f():\n    open({:?}, 'a').write('planted')\n    return True", tasks_file.display().to_string()),
+                &["f()"],
+            ),
+            attack(
+                "cache",
+                format!("def f():\n    open({:?}, 'w').write('1.0')\n    return True", cache.join("results.sqlite3").display().to_string()),
                 &["f()"],
             ),
             attack(
@@ -236,6 +243,13 @@ fn model_code_cannot_reach_the_users_files_evalctl_or_the_network() {
             format!(
                 "f(): FileNotFoundError: [Errno 2] No such file or directory: '{}'",
                 tasks_file.display()
+            )
+        );
+        assert_eq!(
+            failure(&lines, "cache", user),
+            format!(
+                "f(): FileNotFoundError: [Errno 2] No such file or directory: '{}'",
+                cache.join("results.sqlite3").display()
             )
         );
         assert_eq!(
