@@ -559,9 +559,13 @@ fn code_suite(sandbox: &Sandbox) -> std::path::PathBuf {
     )
 }
 
-/// `evalctl` (with `args`) where this process's user may create no user namespace: inside a user
-/// namespace of its own whose `user.max_user_namespaces` is 0.
-fn without_user_namespaces(sandbox: &Sandbox, args: &[&str]) -> std::process::Output {
+/// `evalctl` (with `args` and the variables `env`) where this process's user may create no user
+/// namespace: inside a user namespace of its own whose `user.max_user_namespaces` is 0.
+fn without_user_namespaces(
+    sandbox: &Sandbox,
+    args: &[&str],
+    env: &[(&str, &str)],
+) -> std::process::Output {
     let mut command = Command::new("unshare");
     command
         .args(["--user", "--map-root-user", "sh", "-c"])
@@ -571,7 +575,7 @@ fn without_user_namespaces(sandbox: &Sandbox, args: &[&str]) -> std::process::Ou
         .args(args)
         .current_dir(sandbox.path());
     clean_environment(&mut command);
-    command.output().unwrap()
+    command.envs(env.iter().copied()).output().unwrap()
 }
 
 const REFUSAL: &str = "error: code_exec: model-written code runs in a sandbox, which cannot be \
@@ -594,7 +598,7 @@ fn without_a_sandbox_evalctl_refuses_before_any_model_call() {
         "--format",
         "text",
     ];
-    let output = without_user_namespaces(&sandbox, &run);
+    let output = without_user_namespaces(&sandbox, &run, &[]);
     assert_eq!(stderr_text(&output), REFUSAL);
     assert_eq!(code(&output), 3);
     assert_eq!(stdout_text(&output), "");
@@ -616,7 +620,7 @@ fn without_a_sandbox_evalctl_refuses_before_any_model_call() {
         "--format",
         "text",
     ];
-    let output = without_user_namespaces(&sandbox, &score);
+    let output = without_user_namespaces(&sandbox, &score, &[]);
     assert_eq!(stderr_text(&output), REFUSAL);
     assert_eq!(code(&output), 3);
 }
@@ -647,19 +651,9 @@ fn unsafe_code_exec_runs_without_namespaces_with_a_scrubbed_environment() {
             "json",
         ];
         args.extend(extra);
-        let mut command = Command::new("unshare");
-        command
-            .args(["--user", "--map-root-user", "sh", "-c"])
-            .arg("echo 0 > /proc/sys/user/max_user_namespaces && exec \"$@\"")
-            .arg("sh")
-            .arg(crate::common::bin())
-            .args(&args)
-            .current_dir(sandbox.path());
-        clean_environment(&mut command);
-        command
-            .env("EVALCTL_TEST_API_KEY", "sk-secret")
-            .envs(env.iter().copied());
-        let output = command.output().unwrap();
+        let mut env = env.to_vec();
+        env.push(("EVALCTL_TEST_API_KEY", "sk-secret"));
+        let output = without_user_namespaces(&sandbox, &args, &env);
         assert_eq!(code(&output), 0, "{}", stderr_text(&output));
         sandbox.jsonl("per_task.jsonl").remove(0)
     };
@@ -689,7 +683,7 @@ fn the_config_file_can_give_up_the_sandbox_for_tasks_run() {
         "--format",
         "json",
     ];
-    let output = without_user_namespaces(&sandbox, &run);
+    let output = without_user_namespaces(&sandbox, &run, &[]);
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
     let line = sandbox.jsonl("per_task.jsonl").remove(0);
     assert_eq!(line["score"], 1.0, "{line}");
