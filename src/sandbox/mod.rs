@@ -175,14 +175,24 @@ pub struct Sandbox {
 /// How one program ended.
 #[derive(Debug)]
 pub struct Finished {
-    /// Its exit status (`None`: stopped by a limit before it ended by itself).
-    pub status: Option<ExitStatus>,
+    /// Its exit status (killed by a signal when a limit or evalctl stopped it).
+    pub status: ExitStatus,
     /// The limit that stopped it, when one did.
     pub limit: Option<LimitHit>,
     /// The last bytes of its standard error (at most 4 KiB).
     pub stderr_tail: String,
     /// What it wrote to the verdict channel (at most 4 KiB).
     pub verdict: Vec<u8>,
+}
+
+impl Finished {
+    /// The last line of standard error that is not blank.
+    pub fn last_stderr_line(&self) -> Option<&str> {
+        self.stderr_tail
+            .lines()
+            .rev()
+            .find(|line| !line.trim().is_empty())
+    }
 }
 
 /// Why the sandbox cannot be used here.
@@ -262,18 +272,13 @@ impl Sandbox {
                 Ok(SetupFailed(reason)) => Refused(reason),
                 Err(err) => Refused(format!("{err:#}")),
             })?;
-        match finished.status {
-            Some(status) if status.success() => Ok(()),
-            _ => Err(Refused(format!(
-                "a test program failed in it ({})",
-                finished
-                    .stderr_tail
-                    .lines()
-                    .rev()
-                    .find(|line| !line.trim().is_empty())
-                    .unwrap_or("no output")
-            ))),
+        if finished.status.success() && finished.limit.is_none() {
+            return Ok(());
         }
+        Err(Refused(format!(
+            "a test program failed in it ({})",
+            finished.last_stderr_line().unwrap_or("no output")
+        )))
     }
 
     /// Run the program with `args`, `stdin` on its standard input and `token` on
@@ -452,8 +457,6 @@ impl Sandbox {
             limit = Some(LimitHit::OutputLimit);
         }
         let limit = limit.or_else(|| classify(status, &stderr_tail));
-        let status =
-            (!matches!(limit, Some(LimitHit::Timeout | LimitHit::OutputLimit))).then_some(status);
         Ok(Finished {
             status,
             limit,

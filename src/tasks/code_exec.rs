@@ -193,39 +193,32 @@ impl CodeRunner {
                 }
             })?;
         let completed = finished.verdict == token.as_bytes();
-        if completed && finished.status.is_some_and(|status| status.success()) {
+        if completed && finished.limit.is_none() && finished.status.success() {
             return Ok(None);
         }
         let why = match finished.limit {
             Some(LimitHit::Timeout) => format!("timed out after {}", seconds(self.timeout)),
             Some(LimitHit::OutputLimit) => format!(
-                "printed more than {} bytes",
+                "output_limit: printed more than {} bytes",
                 self.sandbox.limits().output_bytes
             ),
-            _ => match finished.status {
-                Some(status) if status.success() => {
+            limit => {
+                let said = if finished.status.success() {
                     "the script exited 0 without completing its assertion (did the code exit \
                      early?)"
                         .to_string()
-                }
-                status => finished
-                    .stderr_tail
-                    .lines()
-                    .rev()
-                    .find(|line| !line.trim().is_empty())
-                    .map_or_else(
-                        || match status {
-                            Some(status) => format!("{PYTHON} exited with {status}"),
-                            None => format!("{PYTHON} was stopped"),
-                        },
+                } else {
+                    finished.last_stderr_line().map_or_else(
+                        || format!("{PYTHON} exited with {}", finished.status),
                         str::to_string,
-                    ),
-            },
-        };
-        // A limit other than time names itself before what Python said of it.
-        let why = match finished.limit {
-            Some(limit) if limit != LimitHit::Timeout => format!("{}: {why}", limit.label()),
-            _ => why,
+                    )
+                };
+                // A limit names itself before what Python said of it.
+                match limit {
+                    Some(limit) => format!("{}: {said}", limit.label()),
+                    None => said,
+                }
+            }
         };
         Ok(Some((why, finished.limit)))
     }
