@@ -80,7 +80,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let retain = config
             .retain_days
             .map(|days| Duration::from_secs(u64::from(days) * 86_400));
-        let store = store::Store::open(&db, retain, reporter)?;
+        let store = store::Store::open(&db, retain)?;
         let engine = Arc::new(engine::Engine::new(
             store,
             config.limits,
