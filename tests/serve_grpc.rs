@@ -1,6 +1,7 @@
 //! `evalctl serve` over gRPC (`fep.v1.EvaluationService`): the real server on an ephemeral
 //! loopback port, driven with the vendored client: evaluation, retrieval, validation errors,
-//! authentication and streaming order, and the operator's custom checks answered over gRPC.
+//! authentication and streaming order, the operator's custom checks answered over gRPC, and the
+//! token checked before a message is read.
 
 /// The messages and server, as the library compiles them.
 #[allow(clippy::all, dead_code, missing_docs)]
@@ -198,5 +199,76 @@ async fn grpc_answers_the_operators_custom_checks() {
     assert_eq!(
         results.fields["passed"].kind,
         Some(prost_types::value::Kind::BoolValue(true))
+    );
+}
+
+/// A call of `path` whose message is `message`'s encoding (of whatever type), answered as an
+/// EvaluationRunResult.
+async fn raw_call<M: prost::Message + Default + Send + Sync + 'static>(
+    address: &str,
+    path: &'static str,
+    message: tonic::Request<M>,
+) -> Result<pb::EvaluationRunResult, tonic::Status> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let codec = tonic_prost::ProstCodec::<M, pb::EvaluationRunResult>::default();
+    grpc.unary(
+        message,
+        tonic::codegen::http::uri::PathAndQuery::from_static(path),
+        codec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+#[tokio::test]
+async fn the_token_is_checked_before_the_message_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--token-env", "SERVE_GRPC_TOKEN", "--max-body", "1000"],
+        &[("SERVE_GRPC_TOKEN", "grpc-token")],
+    );
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    // Over --max-body: refused for its size only once the caller is known.
+    let large = capitals(50, true);
+    let refused = client.run_evaluation(large.clone()).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+    assert_eq!(
+        refused.message(),
+        "a valid bearer token is required (Authorization: Bearer TOKEN)"
+    );
+    let too_large = client.run_evaluation(authorized(large)).await.unwrap_err();
+    assert_eq!(too_large.code(), tonic::Code::OutOfRange);
+    // Bytes that are no EvaluationRequest (a TestCase that ends inside a field): never decoded
+    // without the token.
+    let undecodable = || pb::GetEvaluationRequest {
+        evaluation_id: "x".into(),
+    };
+    const RUN: &str = "/fep.v1.EvaluationService/RunEvaluation";
+    let refused = raw_call(&server.grpc, RUN, tonic::Request::new(undecodable()))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+    let undecoded = raw_call(&server.grpc, RUN, authorized(undecodable()))
+        .await
+        .unwrap_err();
+    assert_eq!(undecoded.code(), tonic::Code::Internal, "{undecoded:?}");
+    // HealthCheck needs no token.
+    assert_eq!(
+        client
+            .health_check(pb::HealthCheckRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .status,
+        "healthy"
     );
 }
