@@ -1,7 +1,7 @@
 //! `evalctl serve` over gRPC (`fep.v1.EvaluationService`): the real server on an ephemeral
 //! loopback port, driven with the vendored client: evaluation, retrieval, validation errors,
-//! authentication and streaming order, the operator's custom checks answered over gRPC, and the
-//! token checked before a message is read.
+//! authentication and streaming order, the operator's custom checks answered over gRPC, the
+//! token checked before a message is read, and the deadline of an evaluation.
 
 /// The messages and server, as the library compiles them.
 #[allow(clippy::all, dead_code, missing_docs)]
@@ -271,4 +271,49 @@ async fn the_token_is_checked_before_the_message_is_read() {
             .status,
         "healthy"
     );
+}
+
+#[tokio::test]
+async fn an_evaluation_past_the_request_timeout_is_deadline_exceeded() {
+    let dir = tempfile::tempdir().unwrap();
+    // A custom check whose command never answers (the server kills it at the deadline).
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &[
+            "--custom-check",
+            "stuck=sh -c 'cat >/dev/null; exec sleep 3600'",
+            "--request-timeout",
+            "1",
+        ],
+        &[],
+    );
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let mut request = capitals(1, true);
+    if let Some(pb::check_configuration::Configuration::SharedChecks(shared)) = request
+        .checks
+        .as_mut()
+        .and_then(|checks| checks.configuration.as_mut())
+    {
+        shared.checks[0].r#type = "stuck".into();
+    }
+    let expired = client.run_evaluation(request.clone()).await.unwrap_err();
+    assert_eq!(expired.code(), tonic::Code::DeadlineExceeded);
+    assert_eq!(
+        expired.message(),
+        "the request was not evaluated within 1s (--request-timeout); its evaluation was stopped"
+    );
+    let mut stream = client
+        .stream_evaluation(request)
+        .await
+        .unwrap()
+        .into_inner();
+    let ended = stream.message().await.unwrap_err();
+    assert_eq!(ended.code(), tonic::Code::DeadlineExceeded);
+    let health = client
+        .health_check(pb::HealthCheckRequest {})
+        .await
+        .unwrap();
+    assert_eq!(health.into_inner().status, "healthy");
 }

@@ -16,7 +16,7 @@ use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
 
 use super::convert::{request_to_json, run_result, test_case_result};
-use super::engine::{ApiError, Engine, ErrorKind, FEP_VERSION};
+use super::engine::{blocking, ApiError, Engine, ErrorKind, FEP_VERSION};
 use super::pb;
 use super::pb::evaluation_service_server::{EvaluationService, EvaluationServiceServer};
 
@@ -97,21 +97,6 @@ impl NamedService for Authenticated {
     const NAME: &'static str = <EvaluationServiceServer<Grpc> as NamedService>::NAME;
 }
 
-impl Grpc {
-    /// Validate the request on a blocking thread (a large one takes a while).
-    async fn prepare(
-        &self,
-        request: pb::EvaluationRequest,
-    ) -> Result<crate::fep::Request, ApiError> {
-        let engine = Arc::clone(&self.engine);
-        tokio::task::spawn_blocking(move || engine.prepare(request_to_json(request)))
-            .await
-            .map_err(|err| {
-                ApiError::new(ErrorKind::Internal, format!("validation failed: {err}"))
-            })?
-    }
-}
-
 fn parse_document(document: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(document).map_err(|err| {
         ApiError::new(
@@ -128,17 +113,16 @@ impl EvaluationService for Grpc {
         request: Request<pb::EvaluationRequest>,
     ) -> Result<Response<pb::EvaluationRunResult>, Status> {
         let permit = self.engine.admit()?;
-        let mut request = self.prepare(request.into_inner()).await?;
-        let answers = self.engine.answer(&mut request).await;
-        let engine = Arc::clone(&self.engine);
-        let evaluated = tokio::task::spawn_blocking(move || engine.evaluate(request, answers))
-            .await
-            .map_err(|err| {
-                ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))
-            })??;
-        let document = self.engine.store(evaluated).await?;
-        drop(permit);
-        Ok(Response::new(run_result(&parse_document(&document)?)))
+        let message = request.into_inner();
+        let document = self
+            .engine
+            .run(permit, move |engine| {
+                engine.prepare(request_to_json(message))
+            })
+            .await?;
+        // A large result takes a while to convert.
+        let result = blocking(move || parse_document(&document).map(|run| run_result(&run)));
+        Ok(Response::new(result.await?))
     }
 
     async fn get_evaluation(
@@ -172,13 +156,25 @@ impl EvaluationService for Grpc {
         request: Request<pb::EvaluationRequest>,
     ) -> Result<Response<Self::StreamEvaluationStream>, Status> {
         let permit = self.engine.admit()?;
-        let request = self.prepare(request.into_inner()).await?;
-        let total = i32::try_from(request.test_cases.len()).unwrap_or(i32::MAX);
-        let (evaluation_id, mut lines) = self.engine.evaluate_streaming(request, permit).await?;
+        let message = request.into_inner();
+        let total = i32::try_from(message.test_cases.len()).unwrap_or(i32::MAX);
+        let (evaluation_id, mut lines) = self
+            .engine
+            .evaluate_streaming(permit, move |engine| {
+                engine.prepare(request_to_json(message))
+            })
+            .await?;
         let (progress, messages) = mpsc::channel(64);
         tokio::spawn(async move {
             let mut completed = 0;
             while let Some(line) = lines.recv().await {
+                let line = match line {
+                    Ok(line) => line,
+                    Err(error) => {
+                        let _ = progress.send(Err(error.into())).await;
+                        return;
+                    }
+                };
                 let message = match serde_json::from_slice::<Value>(&line) {
                     Ok(summary) if summary.get("evaluation_id").is_some() => {
                         Ok(pb::EvaluationProgress {
