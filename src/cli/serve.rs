@@ -54,6 +54,10 @@ pub struct ServeArgs {
     /// body's arrival, and stop its evaluation.
     #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
     request_timeout: Duration,
+    /// Serve an address other than loopback without --token-env (anyone who can reach it may
+    /// run evaluations).
+    #[arg(long)]
+    allow_unauthenticated_remote: bool,
     /// Declare a custom check type requests may use: NAME=COMMAND (the command gets a check's
     /// resolved arguments as JSON on stdin and prints its results object). Requests cannot
     /// declare commands. Repeatable.
@@ -84,6 +88,7 @@ impl ServeArgs {
                 request_timeout: self.request_timeout,
             },
             idle_timeout: self.idle_timeout,
+            allow_unauthenticated_remote: self.allow_unauthenticated_remote,
             checks: ServeChecks {
                 custom: self.custom_check,
                 allowed_endpoints: self

@@ -6,7 +6,8 @@
 //! (`REST listening on http://ADDR`, `gRPC listening on http://ADDR`), so a caller that asked
 //! for port 0 learns the port. SIGINT or SIGTERM stops accepting connections, lets the requests
 //! in flight finish, then closes the database. Idle and slow connections are closed
-//! ([`connections`]).
+//! ([`connections`]). Without `--token-env`, only loopback addresses are served unless
+//! `--allow-unauthenticated-remote` says otherwise.
 
 mod auth;
 mod connections;
@@ -53,6 +54,8 @@ pub struct ServeConfig {
     pub limits: Limits,
     /// How long a connection may wait for a request head (REST) or send nothing (gRPC).
     pub idle_timeout: Duration,
+    /// Serve a non-loopback address without `--token-env`.
+    pub allow_unauthenticated_remote: bool,
     /// What requests' checks may use beyond the built-in ones.
     pub checks: ServeChecks,
 }
@@ -68,6 +71,10 @@ pub struct ServeChecks {
 
 /// Serve until SIGINT or SIGTERM; exit 0 after a graceful shutdown.
 pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    if config.token_env.is_none() && !config.allow_unauthenticated_remote {
+        refuse_remote(config.listen, "--listen")?;
+        refuse_remote(config.grpc_listen, "--grpc-listen")?;
+    }
     let token = config
         .token_env
         .as_deref()
@@ -131,6 +138,21 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     })?;
     drop(runtime);
     Ok(Exit::Success)
+}
+
+/// Refuse to serve `addr` (given with `flag`) without a token unless it is a loopback address.
+fn refuse_remote(addr: SocketAddr, flag: &str) -> anyhow::Result<()> {
+    if addr.ip().to_canonical().is_loopback() {
+        return Ok(());
+    }
+    Err(bad_flag(
+        flag,
+        format!(
+            "{addr} is not a loopback address, and without a token anyone who can reach it \
+             could run evaluations: require one with --token-env NAME, or serve it without one \
+             with --allow-unauthenticated-remote"
+        ),
+    ))
 }
 
 async fn bind(addr: SocketAddr, flag: &str) -> anyhow::Result<TcpListener> {
