@@ -1,6 +1,7 @@
 //! `evalctl serve` against clients that hold it up: idle connections, half-sent request heads
 //! and bodies are closed or refused; an evaluation that waits (on a custom check held by the
-//! test) leaves `/health` and other clients answered, and one past `--request-timeout` is a 503;
+//! test) leaves `/health` and other clients answered, and one past `--request-timeout` is a 503
+//! (a stream whose client stops reading ends then too);
 //! a result the database refuses is a 500, never a 200; the database is its owner's alone.
 
 use std::io::{Read, Write};
@@ -262,4 +263,45 @@ fn the_database_and_its_folder_are_readable_by_their_owner_only() {
     for file in ["serve.db", "serve.db-wal", "serve.db-shm"] {
         assert_eq!(mode(&dir.path().join("data").join(file)), 0o600, "{file}");
     }
+}
+
+#[test]
+fn a_stream_its_client_stops_reading_ends_at_the_request_timeout() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--max-concurrent", "1", "--request-timeout", "1"],
+        &[],
+    );
+    // A streamed evaluation whose results this client stops reading after the first: once the
+    // socket buffers are full, it waits for the client, holding the one place.
+    let stream = send(
+        &server.rest,
+        "POST",
+        "/evaluate?stream=true",
+        &[],
+        &capitals_request(60_000),
+    );
+    let mut stream = BufReader::new(stream);
+    let mut line = String::new();
+    while line != "\r\n" {
+        line.clear();
+        stream.read_line(&mut line).expect("the response's head");
+    }
+    stream.read_line(&mut line).expect("a first result");
+    // The deadline stops it while the client still holds the connection: the place is freed.
+    loop {
+        let reply = server.request("POST", "/evaluate", &[], &capitals_request(1));
+        if reply.status == 200 {
+            break;
+        }
+        assert_eq!(
+            reply.status,
+            429,
+            "{}",
+            String::from_utf8_lossy(&reply.body)
+        );
+    }
+    drop(stream);
 }

@@ -463,7 +463,8 @@ impl Engine {
                 lines,
                 pending: Vec::new(),
                 kept: Vec::new(),
-                deadline: deadline.into_std(),
+                deadline,
+                runtime: runtime.clone(),
             };
             let evaluated = RunWriter::begin(&mut sink, request.experiment.as_ref(), Layout::Lines)
                 .and_then(|writer| {
@@ -495,7 +496,8 @@ impl Engine {
                 _ => None,
             };
             if let Some(error) = failure {
-                let _ = sink.lines.blocking_send(Err(error));
+                // Unless the client has stopped reading: then the stream just ends.
+                let _ = sink.lines.try_send(Err(error));
             }
         });
         let evaluation_id = evaluation_id
@@ -581,17 +583,19 @@ fn internal(err: io::Error) -> ApiError {
 
 /// Where a streaming evaluation writes: each flush (the writer flushes after every line) sends
 /// the line, and a copy is kept to store the whole result at the end. A flush past the deadline
-/// fails, which stops the evaluation.
+/// fails, which stops the evaluation, and so does one that waits for a client that has stopped
+/// reading until the deadline.
 struct LineSink {
     lines: mpsc::Sender<Line>,
     pending: Vec<u8>,
     kept: Vec<u8>,
-    deadline: std::time::Instant,
+    deadline: tokio::time::Instant,
+    runtime: tokio::runtime::Handle,
 }
 
 impl LineSink {
     fn past_deadline(&self) -> bool {
-        std::time::Instant::now() >= self.deadline
+        tokio::time::Instant::now() >= self.deadline
     }
 }
 
@@ -613,9 +617,21 @@ impl Write for LineSink {
         }
         self.kept.extend_from_slice(&self.pending);
         let line = Bytes::from(std::mem::take(&mut self.pending));
-        self.lines
-            .blocking_send(Ok(line))
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))
+        let gone = || io::Error::new(io::ErrorKind::BrokenPipe, "the client went away");
+        let line = match self.lines.try_send(Ok(line)) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(gone()),
+            Err(mpsc::error::TrySendError::Full(line)) => line,
+        };
+        let sent = tokio::time::timeout_at(self.deadline, self.lines.send(line));
+        match self.runtime.block_on(sent) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(gone()),
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client read nothing until --request-timeout",
+            )),
+        }
     }
 }
 
