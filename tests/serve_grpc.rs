@@ -1,6 +1,7 @@
 //! `evalctl serve` over gRPC (`fep.v1.EvaluationService`): the real server on an ephemeral
 //! loopback port, driven with the vendored client: evaluation, retrieval, validation errors,
-//! authentication and streaming order, and the operator's custom checks answered over gRPC.
+//! authentication and streaming order, the operator's custom checks answered over gRPC, the
+//! token checked before a message is read, and the deadline of an evaluation.
 
 /// The messages and server, as the library compiles them.
 #[allow(clippy::all, dead_code, missing_docs)]
@@ -199,4 +200,120 @@ async fn grpc_answers_the_operators_custom_checks() {
         results.fields["passed"].kind,
         Some(prost_types::value::Kind::BoolValue(true))
     );
+}
+
+/// A call of `path` whose message is `message`'s encoding (of whatever type), answered as an
+/// EvaluationRunResult.
+async fn raw_call<M: prost::Message + Default + Send + Sync + 'static>(
+    address: &str,
+    path: &'static str,
+    message: tonic::Request<M>,
+) -> Result<pb::EvaluationRunResult, tonic::Status> {
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{address}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let codec = tonic_prost::ProstCodec::<M, pb::EvaluationRunResult>::default();
+    grpc.unary(
+        message,
+        tonic::codegen::http::uri::PathAndQuery::from_static(path),
+        codec,
+    )
+    .await
+    .map(tonic::Response::into_inner)
+}
+
+#[tokio::test]
+async fn the_token_is_checked_before_the_message_is_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--token-env", "SERVE_GRPC_TOKEN", "--max-body", "1000"],
+        &[("SERVE_GRPC_TOKEN", "grpc-token")],
+    );
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    // Over --max-body: refused for its size only once the caller is known.
+    let large = capitals(50, true);
+    let refused = client.run_evaluation(large.clone()).await.unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+    assert_eq!(
+        refused.message(),
+        "a valid bearer token is required (Authorization: Bearer TOKEN)"
+    );
+    let too_large = client.run_evaluation(authorized(large)).await.unwrap_err();
+    assert_eq!(too_large.code(), tonic::Code::OutOfRange);
+    // Bytes that are no EvaluationRequest (a TestCase that ends inside a field): never decoded
+    // without the token.
+    let undecodable = || pb::GetEvaluationRequest {
+        evaluation_id: "x".into(),
+    };
+    const RUN: &str = "/fep.v1.EvaluationService/RunEvaluation";
+    let refused = raw_call(&server.grpc, RUN, tonic::Request::new(undecodable()))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::Unauthenticated);
+    let undecoded = raw_call(&server.grpc, RUN, authorized(undecodable()))
+        .await
+        .unwrap_err();
+    assert_eq!(undecoded.code(), tonic::Code::Internal, "{undecoded:?}");
+    // HealthCheck needs no token.
+    assert_eq!(
+        client
+            .health_check(pb::HealthCheckRequest {})
+            .await
+            .unwrap()
+            .into_inner()
+            .status,
+        "healthy"
+    );
+}
+
+#[tokio::test]
+async fn an_evaluation_past_the_request_timeout_is_deadline_exceeded() {
+    let dir = tempfile::tempdir().unwrap();
+    // A custom check whose command never answers (the server kills it at the deadline).
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &[
+            "--custom-check",
+            "stuck=sh -c 'cat >/dev/null; exec sleep 3600'",
+            "--request-timeout",
+            "1",
+        ],
+        &[],
+    );
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let mut request = capitals(1, true);
+    if let Some(pb::check_configuration::Configuration::SharedChecks(shared)) = request
+        .checks
+        .as_mut()
+        .and_then(|checks| checks.configuration.as_mut())
+    {
+        shared.checks[0].r#type = "stuck".into();
+    }
+    let expired = client.run_evaluation(request.clone()).await.unwrap_err();
+    assert_eq!(expired.code(), tonic::Code::DeadlineExceeded);
+    assert_eq!(
+        expired.message(),
+        "the request was not evaluated within 1s (--request-timeout); its evaluation was stopped"
+    );
+    let mut stream = client
+        .stream_evaluation(request)
+        .await
+        .unwrap()
+        .into_inner();
+    let ended = stream.message().await.unwrap_err();
+    assert_eq!(ended.code(), tonic::Code::DeadlineExceeded);
+    let health = client
+        .health_check(pb::HealthCheckRequest {})
+        .await
+        .unwrap();
+    assert_eq!(health.into_inner().status, "healthy");
 }

@@ -51,6 +51,7 @@ mod run_payload;
 mod run_report;
 mod serve_checks;
 mod serve_grpc;
+mod serve_limits;
 mod serve_rest;
 mod spec_cli;
 mod spec_conformance;

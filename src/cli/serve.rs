@@ -2,9 +2,11 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::Args;
 
+use super::run::parse_seconds;
 use super::values::{allowed_endpoints, parse_custom_check};
 use crate::checks::CustomCheck;
 use crate::exit::Exit;
@@ -30,7 +32,7 @@ pub struct ServeArgs {
     /// Delete results older than DAYS (at startup, then hourly).
     #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..))]
     retain: Option<u32>,
-    /// The largest request body or gRPC message, in bytes (larger: 413 / RESOURCE_EXHAUSTED).
+    /// The largest request body or gRPC message, in bytes (larger: 413 / OUT_OF_RANGE).
     #[arg(long, value_name = "BYTES", default_value_t = 32 << 20, value_parser = clap::value_parser!(u64).range(1..))]
     max_body: u64,
     /// The most test cases in one request (more: 400).
@@ -39,6 +41,22 @@ pub struct ServeArgs {
     /// The most evaluations running at once (more: 429 / RESOURCE_EXHAUSTED).
     #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
     max_concurrent: u64,
+    /// Close a connection that brings no complete request head in SECONDS: idle between
+    /// requests, or sending its head slowly (gRPC: one from which nothing is read, not even an
+    /// answer to a ping).
+    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds)]
+    idle_timeout: Duration,
+    /// Answer 408 to a request whose body has not arrived SECONDS after its head.
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    body_timeout: Duration,
+    /// Answer 503 (gRPC: DEADLINE_EXCEEDED) to a request not evaluated within SECONDS of its
+    /// body's arrival, and stop its evaluation.
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
+    request_timeout: Duration,
+    /// Serve an address other than loopback without --token-env (anyone who can reach it may
+    /// run evaluations).
+    #[arg(long)]
+    allow_unauthenticated_remote: bool,
     /// Declare a custom check type requests may use: NAME=COMMAND (the command gets a check's
     /// resolved arguments as JSON on stdin and prints its results object). Requests cannot
     /// declare commands. Repeatable.
@@ -65,7 +83,11 @@ impl ServeArgs {
                 max_body: size(self.max_body),
                 max_test_cases: size(self.max_test_cases),
                 max_concurrent: size(self.max_concurrent),
+                body_timeout: self.body_timeout,
+                request_timeout: self.request_timeout,
             },
+            idle_timeout: self.idle_timeout,
+            allow_unauthenticated_remote: self.allow_unauthenticated_remote,
             checks: ServeChecks {
                 custom: self.custom_check,
                 allowed_endpoints: allowed_endpoints(&self.allow_endpoint)?,

@@ -1,8 +1,15 @@
 //! What the REST and gRPC front ends share: request validation (the wording of `fep evaluate`),
 //! the limits, evaluation through the FEP engine, storing results, and the API's errors.
+//!
+//! Parsing and evaluating a request is CPU work: it runs on a blocking thread, never on the
+//! async workers that answer `/health` and every other client, within `--request-timeout`. A
+//! request past its deadline is answered `deadline_exceeded`; its evaluation stops at its next
+//! write (between batches of test cases) and keeps its place among `--max-concurrent` until then.
 
 use std::io::{self, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use serde_json::{Map, Value};
@@ -11,7 +18,7 @@ use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
 use super::auth::Token;
 use super::store::Store;
 use super::ServeChecks;
-use crate::checks::{CaseAnswers, Catalog, Declarations, EndpointPolicy};
+use crate::checks::{Call, CaseAnswers, Catalog, Declarations, EndpointPolicy};
 use crate::evaluator::check_calls::{
     local_catalog, validator_checks, CheckCaller, DEFAULT_CONCURRENCY,
 };
@@ -21,7 +28,8 @@ use crate::input::document_json_reason;
 /// The FEP version `/health` and HealthCheck report.
 pub const FEP_VERSION: &str = "0.0.1";
 
-/// The request limits (`--max-body`, `--max-test-cases`, `--max-concurrent`).
+/// The request limits (`--max-body`, `--max-test-cases`, `--max-concurrent`, `--body-timeout`,
+/// `--request-timeout`).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// The largest request body, in bytes.
@@ -30,6 +38,10 @@ pub struct Limits {
     pub max_test_cases: usize,
     /// The most evaluations running at once; more are turned away (429).
     pub max_concurrent: usize,
+    /// The longest a REST body may take to arrive (408).
+    pub body_timeout: Duration,
+    /// The longest a request may take from its body's arrival to its result (503).
+    pub request_timeout: Duration,
 }
 
 /// What kind of failure an [`ApiError`] is: its HTTP status, gRPC code and `error` name.
@@ -43,6 +55,10 @@ pub enum ErrorKind {
     BodyTooLarge,
     /// `--max-concurrent` evaluations are running (429).
     Busy,
+    /// The body did not arrive within `--body-timeout` (408).
+    BodyTimeout,
+    /// The request was not evaluated within `--request-timeout` (503).
+    DeadlineExceeded,
     /// No valid token (401).
     Unauthenticated,
     /// No such evaluation or path (404).
@@ -61,6 +77,8 @@ impl ErrorKind {
             ErrorKind::TooManyTestCases => "too_many_test_cases",
             ErrorKind::BodyTooLarge => "payload_too_large",
             ErrorKind::Busy => "too_many_requests",
+            ErrorKind::BodyTimeout => "request_timeout",
+            ErrorKind::DeadlineExceeded => "deadline_exceeded",
             ErrorKind::Unauthenticated => "unauthenticated",
             ErrorKind::NotFound => "not_found",
             ErrorKind::MethodNotAllowed => "method_not_allowed",
@@ -74,6 +92,8 @@ impl ErrorKind {
             ErrorKind::Validation | ErrorKind::TooManyTestCases => 400,
             ErrorKind::BodyTooLarge => 413,
             ErrorKind::Busy => 429,
+            ErrorKind::BodyTimeout => 408,
+            ErrorKind::DeadlineExceeded => 503,
             ErrorKind::Unauthenticated => 401,
             ErrorKind::NotFound => 404,
             ErrorKind::MethodNotAllowed => 405,
@@ -86,6 +106,7 @@ impl ErrorKind {
         match self {
             ErrorKind::Validation | ErrorKind::TooManyTestCases => tonic::Code::InvalidArgument,
             ErrorKind::BodyTooLarge | ErrorKind::Busy => tonic::Code::ResourceExhausted,
+            ErrorKind::BodyTimeout | ErrorKind::DeadlineExceeded => tonic::Code::DeadlineExceeded,
             ErrorKind::Unauthenticated => tonic::Code::Unauthenticated,
             ErrorKind::NotFound => tonic::Code::NotFound,
             ErrorKind::MethodNotAllowed => tonic::Code::Unimplemented,
@@ -226,16 +247,12 @@ impl Engine {
         }
     }
 
-    /// The answers to the calls of `request`'s checks that call out (none when none does).
-    pub async fn answer(&self, request: &mut Request) -> Vec<CaseAnswers> {
-        if request.calls_out() {
-            self.caller
-                .with_window(DEFAULT_CONCURRENCY)
-                .answer_cases(request_calls(request))
-                .await
-        } else {
-            Vec::new()
-        }
+    /// The answers to the calls of a request's checks that call out.
+    async fn answer(&self, calls: Vec<Vec<Option<Call>>>) -> Vec<CaseAnswers> {
+        self.caller
+            .with_window(DEFAULT_CONCURRENCY)
+            .answer_cases(calls)
+            .await
     }
 
     /// Parse and validate a JSON body as an EvaluationRequest.
@@ -291,14 +308,62 @@ impl Engine {
         })
     }
 
-    /// Evaluate `request` (with the [`Engine::answer`]s to its calls) into an
-    /// EvaluationRunResult document (to be [`Engine::store`]d).
-    pub fn evaluate(
+    /// Evaluate the request `prepare` gives within `--request-timeout` and store the result; the
+    /// EvaluationRunResult document, once stored. `prepare` and the evaluation run on a blocking
+    /// thread, the calls of checks that call out are answered between them. `permit` is held
+    /// until the evaluation has stopped, past the deadline too.
+    pub async fn run(
+        self: &Arc<Self>,
+        permit: OwnedSemaphorePermit,
+        prepare: impl FnOnce(&Engine) -> Result<Request, ApiError> + Send + 'static,
+    ) -> Result<Bytes, ApiError> {
+        let waiting = Waiting::default();
+        let evaluated = async {
+            let (engine, abandoned) = (Arc::clone(self), waiting.flag());
+            let prepared = blocking(move || {
+                let mut request = prepare(&engine)?;
+                if request.calls_out() {
+                    let calls = request_calls(&mut request);
+                    return Ok(Prepared::Calls(request, calls, permit));
+                }
+                let evaluated = engine.evaluate(request, Vec::new(), &abandoned);
+                drop(permit);
+                evaluated.map(Prepared::Evaluated)
+            })
+            .await?;
+            match prepared {
+                Prepared::Evaluated(evaluated) => Ok(evaluated),
+                Prepared::Calls(request, calls, permit) => {
+                    let answers = self.answer(calls).await;
+                    let (engine, abandoned) = (Arc::clone(self), waiting.flag());
+                    blocking(move || {
+                        let evaluated = engine.evaluate(request, answers, &abandoned);
+                        drop(permit);
+                        evaluated
+                    })
+                    .await
+                }
+            }
+        };
+        let evaluated = tokio::time::timeout(self.limits.request_timeout, evaluated)
+            .await
+            .unwrap_or_else(|_| Err(self.deadline_exceeded()))?;
+        drop(waiting);
+        self.store(evaluated).await
+    }
+
+    /// Evaluate `request` (with the answers to its calls) into an EvaluationRunResult document;
+    /// it stops at its next write once `abandoned` is set.
+    fn evaluate(
         &self,
         request: Request,
         answers: Vec<CaseAnswers>,
+        abandoned: &AtomicBool,
     ) -> Result<Evaluated, ApiError> {
-        let mut document = Vec::with_capacity(1024);
+        let mut document = Awaited {
+            bytes: Vec::with_capacity(1024),
+            abandoned,
+        };
         let writer = RunWriter::begin(&mut document, request.experiment.as_ref(), Layout::Document)
             .map_err(internal)?;
         let evaluation_id = writer.evaluation_id().to_string();
@@ -307,12 +372,24 @@ impl Engine {
             .map_err(internal)?;
         Ok(Evaluated {
             evaluation_id,
-            document: Bytes::from(document),
+            document: Bytes::from(document.bytes),
         })
     }
 
-    /// Store an evaluated request (readable at once, committed soon after); its document.
-    pub async fn store(&self, evaluated: Evaluated) -> Result<Bytes, ApiError> {
+    /// The error of a request past `--request-timeout`.
+    fn deadline_exceeded(&self) -> ApiError {
+        ApiError::new(
+            ErrorKind::DeadlineExceeded,
+            format!(
+                "the request was not evaluated within {:?} (--request-timeout); its evaluation \
+                 was stopped",
+                self.limits.request_timeout
+            ),
+        )
+    }
+
+    /// Store an evaluated request; its document, once committed.
+    async fn store(&self, evaluated: Evaluated) -> Result<Bytes, ApiError> {
         self.store
             .insert(evaluated.evaluation_id, evaluated.document.clone())
             .await
@@ -349,20 +426,32 @@ impl Engine {
         }
     }
 
-    /// Evaluate `request` on a blocking thread, sending each NDJSON line (the test case results
-    /// as they complete, then the summary line) to the receiver returned with the evaluation id;
-    /// the whole result is stored at the end. The calls of checks that call out are made
-    /// meanwhile: a test case is written once it and those before it are answered. A receiver
-    /// that goes away stops the evaluation (nothing is stored).
+    /// Evaluate the request `prepare` gives (on blocking threads) within `--request-timeout`,
+    /// sending each NDJSON line (the test case results as they complete, then the summary line)
+    /// to the receiver returned with the evaluation id; the whole result is stored at the end.
+    /// The calls of checks that call out are made meanwhile: a test case is written once it and
+    /// those before it are answered. The last item is an error instead when the deadline
+    /// passes (the evaluation stops) or the result cannot be stored. A receiver that goes away
+    /// stops the evaluation (nothing is stored).
     pub async fn evaluate_streaming(
         self: &Arc<Self>,
-        mut request: Request,
         permit: OwnedSemaphorePermit,
-    ) -> Result<(String, mpsc::Receiver<Bytes>), ApiError> {
-        let mut answers = request.calls_out().then(|| {
+        prepare: impl FnOnce(&Engine) -> Result<Request, ApiError> + Send + 'static,
+    ) -> Result<(String, mpsc::Receiver<Line>), ApiError> {
+        let deadline = tokio::time::Instant::now() + self.limits.request_timeout;
+        let engine = Arc::clone(self);
+        let prepared = blocking(move || {
+            let mut request = prepare(&engine)?;
+            let calls = request.calls_out().then(|| request_calls(&mut request));
+            Ok((request, calls, permit))
+        });
+        let (request, calls, permit) = tokio::time::timeout_at(deadline, prepared)
+            .await
+            .unwrap_or_else(|_| Err(self.deadline_exceeded()))?;
+        let mut answers = calls.map(|calls| {
             self.caller
                 .with_window(DEFAULT_CONCURRENCY)
-                .answer_in_order(request_calls(&mut request))
+                .answer_in_order(calls)
         });
         let (lines, receiver) = mpsc::channel(64);
         let (started, evaluation_id) = tokio::sync::oneshot::channel();
@@ -374,30 +463,107 @@ impl Engine {
                 lines,
                 pending: Vec::new(),
                 kept: Vec::new(),
+                deadline,
+                runtime: runtime.clone(),
             };
             let evaluated = RunWriter::begin(&mut sink, request.experiment.as_ref(), Layout::Lines)
                 .and_then(|writer| {
                     let evaluation_id = writer.evaluation_id().to_string();
                     let _ = started.send(evaluation_id.clone());
+                    // An answer that has not come by the deadline is not waited for: the
+                    // evaluation stops at the next line.
                     let next_answers = || {
                         answers
                             .as_mut()
-                            .and_then(mpsc::Receiver::blocking_recv)
+                            .and_then(|answers| {
+                                let answer = tokio::time::timeout_at(deadline, answers.recv());
+                                runtime.block_on(answer).ok().flatten()
+                            })
                             .unwrap_or_default()
                     };
                     evaluate_request(request, writer, next_answers).map(|_| evaluation_id)
                 });
-            if let (Ok(evaluation_id), Some(document)) =
-                (evaluated, document_from_lines(&sink.kept))
-            {
-                // The client has every line already; a failed store only loses the GET.
-                let _ = runtime.block_on(engine.store.insert(evaluation_id, Bytes::from(document)));
+            let failure = match (evaluated, document_from_lines(&sink.kept)) {
+                (Ok(evaluation_id), Some(document)) => {
+                    let evaluated = Evaluated {
+                        evaluation_id,
+                        document: Bytes::from(document),
+                    };
+                    runtime.block_on(engine.store(evaluated)).err()
+                }
+                _ if sink.past_deadline() => Some(engine.deadline_exceeded()),
+                // The client went away.
+                _ => None,
+            };
+            if let Some(error) = failure {
+                // Unless the client has stopped reading: then the stream just ends.
+                let _ = sink.lines.try_send(Err(error));
             }
         });
         let evaluation_id = evaluation_id
             .await
             .map_err(|_| ApiError::new(ErrorKind::Internal, "the evaluation could not start"))?;
         Ok((evaluation_id, receiver))
+    }
+}
+
+/// A streamed NDJSON line, or the error that ends the stream.
+pub type Line = Result<Bytes, ApiError>;
+
+/// Run CPU work on a blocking thread, away from the async workers.
+pub async fn blocking<T: Send + 'static>(
+    work: impl FnOnce() -> Result<T, ApiError> + Send + 'static,
+) -> Result<T, ApiError> {
+    tokio::task::spawn_blocking(work)
+        .await
+        .map_err(|err| ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}")))?
+}
+
+/// A request parsed on a blocking thread: evaluated there already, or with the calls of its
+/// checks that call out to answer first (and its place among the running evaluations).
+enum Prepared {
+    Evaluated(Evaluated),
+    Calls(Request, Vec<Vec<Option<Call>>>, OwnedSemaphorePermit),
+}
+
+/// Held while a request waits for its evaluation; dropped (the request answered, past its
+/// deadline, or its client gone), it tells the evaluation to stop.
+#[derive(Default)]
+struct Waiting(Arc<AtomicBool>);
+
+impl Waiting {
+    fn flag(&self) -> Arc<AtomicBool> {
+        Arc::clone(&self.0)
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
+    }
+}
+
+/// The document of an evaluation whose request still waits for it: writing fails once the
+/// request has given up (see [`Waiting`]), which stops the evaluation.
+struct Awaited<'a> {
+    bytes: Vec<u8>,
+    abandoned: &'a AtomicBool,
+}
+
+impl Write for Awaited<'_> {
+    fn write(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        if self.abandoned.load(Ordering::Relaxed) {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the request no longer waits for its result",
+            ));
+        }
+        self.bytes.extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
     }
 }
 
@@ -416,11 +582,21 @@ fn internal(err: io::Error) -> ApiError {
 }
 
 /// Where a streaming evaluation writes: each flush (the writer flushes after every line) sends
-/// the line, and a copy is kept to store the whole result at the end.
+/// the line, and a copy is kept to store the whole result at the end. A flush past the deadline
+/// fails, which stops the evaluation, and so does one that waits for a client that has stopped
+/// reading until the deadline.
 struct LineSink {
-    lines: mpsc::Sender<Bytes>,
+    lines: mpsc::Sender<Line>,
     pending: Vec<u8>,
     kept: Vec<u8>,
+    deadline: tokio::time::Instant,
+    runtime: tokio::runtime::Handle,
+}
+
+impl LineSink {
+    fn past_deadline(&self) -> bool {
+        tokio::time::Instant::now() >= self.deadline
+    }
 }
 
 impl Write for LineSink {
@@ -433,11 +609,29 @@ impl Write for LineSink {
         if self.pending.is_empty() {
             return Ok(());
         }
+        if self.past_deadline() {
+            return Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "past --request-timeout",
+            ));
+        }
         self.kept.extend_from_slice(&self.pending);
         let line = Bytes::from(std::mem::take(&mut self.pending));
-        self.lines
-            .blocking_send(line)
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))
+        let gone = || io::Error::new(io::ErrorKind::BrokenPipe, "the client went away");
+        let line = match self.lines.try_send(Ok(line)) {
+            Ok(()) => return Ok(()),
+            Err(mpsc::error::TrySendError::Closed(_)) => return Err(gone()),
+            Err(mpsc::error::TrySendError::Full(line)) => line,
+        };
+        let sent = tokio::time::timeout_at(self.deadline, self.lines.send(line));
+        match self.runtime.block_on(sent) {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(_)) => Err(gone()),
+            Err(_) => Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client read nothing until --request-timeout",
+            )),
+        }
     }
 }
 

@@ -1,26 +1,38 @@
 //! The FEP gRPC service (section 5.2, `fep.v1.EvaluationService`) with tonic: RunEvaluation,
 //! GetEvaluation, HealthCheck and StreamEvaluation, over the same engine as the REST API. An
 //! invalid request is INVALID_ARGUMENT whose message lists every problem; a missing or wrong
-//! token is UNAUTHENTICATED (HealthCheck stays open).
+//! token is UNAUTHENTICATED, decided on the call's headers before its message is read
+//! ([`Authenticated`]; HealthCheck stays open).
 
+use std::convert::Infallible;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
+use tonic::codegen::{http, BoxFuture, Service};
+use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
 
 use super::convert::{request_to_json, run_result, test_case_result};
-use super::engine::{ApiError, Engine, ErrorKind, FEP_VERSION};
+use super::engine::{blocking, ApiError, Engine, ErrorKind, FEP_VERSION};
 use super::pb;
 use super::pb::evaluation_service_server::{EvaluationService, EvaluationServiceServer};
 
-/// The service over `engine`, taking messages up to `--max-body` bytes.
-pub fn service(engine: Arc<Engine>) -> EvaluationServiceServer<Grpc> {
+/// The path of the call that needs no token.
+const HEALTH_CHECK: &str = "/fep.v1.EvaluationService/HealthCheck";
+
+/// The service over `engine`, taking messages up to `--max-body` bytes from the callers that
+/// carry the token.
+pub fn service(engine: Arc<Engine>) -> Authenticated {
     let max_body = engine.limits.max_body;
-    EvaluationServiceServer::new(Grpc { engine })
-        .max_decoding_message_size(max_body)
-        .max_encoding_message_size(usize::MAX)
+    let inner = EvaluationServiceServer::new(Grpc {
+        engine: Arc::clone(&engine),
+    })
+    .max_decoding_message_size(max_body)
+    .max_encoding_message_size(usize::MAX);
+    Authenticated { engine, inner }
 }
 
 /// The EvaluationService implementation.
@@ -34,27 +46,55 @@ impl From<ApiError> for Status {
     }
 }
 
-impl Grpc {
-    fn authorize<T>(&self, request: &Request<T>) -> Result<(), ApiError> {
-        let metadata = request.metadata();
-        self.engine.authorize(
-            metadata.get("authorization").map(|value| value.as_bytes()),
-            metadata.get("x-api-key").map(|value| value.as_bytes()),
-        )
+/// The service behind the token check: a call without the token is answered UNAUTHENTICATED
+/// from its headers, before a byte of its message is read or decoded.
+#[derive(Clone)]
+pub struct Authenticated {
+    engine: Arc<Engine>,
+    inner: EvaluationServiceServer<Grpc>,
+}
+
+impl<B> Service<http::Request<B>> for Authenticated
+where
+    EvaluationServiceServer<Grpc>: Service<
+        http::Request<B>,
+        Response = http::Response<tonic::body::Body>,
+        Error = Infallible,
+        Future = BoxFuture<http::Response<tonic::body::Body>, Infallible>,
+    >,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Self::Response, Self::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
     }
 
-    /// Validate the request on a blocking thread (a large one takes a while).
-    async fn prepare(
-        &self,
-        request: pb::EvaluationRequest,
-    ) -> Result<crate::fep::Request, ApiError> {
-        let engine = Arc::clone(&self.engine);
-        tokio::task::spawn_blocking(move || engine.prepare(request_to_json(request)))
-            .await
-            .map_err(|err| {
-                ApiError::new(ErrorKind::Internal, format!("validation failed: {err}"))
-            })?
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let headers = request.headers();
+        let refused = match request.uri().path() {
+            HEALTH_CHECK => None,
+            _ => self
+                .engine
+                .authorize(
+                    headers.get("authorization").map(|value| value.as_bytes()),
+                    headers.get("x-api-key").map(|value| value.as_bytes()),
+                )
+                .err(),
+        };
+        match refused {
+            Some(error) => {
+                let response = Status::from(error).into_http();
+                Box::pin(async move { Ok(response) })
+            }
+            None => self.inner.call(request),
+        }
     }
+}
+
+impl NamedService for Authenticated {
+    const NAME: &'static str = <EvaluationServiceServer<Grpc> as NamedService>::NAME;
 }
 
 fn parse_document(document: &[u8]) -> Result<Value, ApiError> {
@@ -72,26 +112,23 @@ impl EvaluationService for Grpc {
         &self,
         request: Request<pb::EvaluationRequest>,
     ) -> Result<Response<pb::EvaluationRunResult>, Status> {
-        self.authorize(&request)?;
         let permit = self.engine.admit()?;
-        let mut request = self.prepare(request.into_inner()).await?;
-        let answers = self.engine.answer(&mut request).await;
-        let engine = Arc::clone(&self.engine);
-        let evaluated = tokio::task::spawn_blocking(move || engine.evaluate(request, answers))
-            .await
-            .map_err(|err| {
-                ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))
-            })??;
-        let document = self.engine.store(evaluated).await?;
-        drop(permit);
-        Ok(Response::new(run_result(&parse_document(&document)?)))
+        let message = request.into_inner();
+        let document = self
+            .engine
+            .run(permit, move |engine| {
+                engine.prepare(request_to_json(message))
+            })
+            .await?;
+        // A large result takes a while to convert.
+        let result = blocking(move || parse_document(&document).map(|run| run_result(&run)));
+        Ok(Response::new(result.await?))
     }
 
     async fn get_evaluation(
         &self,
         request: Request<pb::GetEvaluationRequest>,
     ) -> Result<Response<pb::EvaluationRunResult>, Status> {
-        self.authorize(&request)?;
         let document = self
             .engine
             .stored(request.into_inner().evaluation_id)
@@ -118,15 +155,26 @@ impl EvaluationService for Grpc {
         &self,
         request: Request<pb::EvaluationRequest>,
     ) -> Result<Response<Self::StreamEvaluationStream>, Status> {
-        self.authorize(&request)?;
         let permit = self.engine.admit()?;
-        let request = self.prepare(request.into_inner()).await?;
-        let total = i32::try_from(request.test_cases.len()).unwrap_or(i32::MAX);
-        let (evaluation_id, mut lines) = self.engine.evaluate_streaming(request, permit).await?;
+        let message = request.into_inner();
+        let total = i32::try_from(message.test_cases.len()).unwrap_or(i32::MAX);
+        let (evaluation_id, mut lines) = self
+            .engine
+            .evaluate_streaming(permit, move |engine| {
+                engine.prepare(request_to_json(message))
+            })
+            .await?;
         let (progress, messages) = mpsc::channel(64);
         tokio::spawn(async move {
             let mut completed = 0;
             while let Some(line) = lines.recv().await {
+                let line = match line {
+                    Ok(line) => line,
+                    Err(error) => {
+                        let _ = progress.send(Err(error.into())).await;
+                        return;
+                    }
+                };
                 let message = match serde_json::from_slice::<Value>(&line) {
                     Ok(summary) if summary.get("evaluation_id").is_some() => {
                         Ok(pb::EvaluationProgress {

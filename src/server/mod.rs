@@ -5,9 +5,12 @@
 //! Both listeners bind before anything is reported; their addresses are then printed on stderr
 //! (`REST listening on http://ADDR`, `gRPC listening on http://ADDR`), so a caller that asked
 //! for port 0 learns the port. SIGINT or SIGTERM stops accepting connections, lets the requests
-//! in flight finish, then closes the database.
+//! in flight finish, then closes the database. Idle and slow connections are closed
+//! ([`connections`]). Without `--token-env`, only loopback addresses are served unless
+//! `--allow-unauthenticated-remote` says otherwise.
 
 mod auth;
+mod connections;
 mod convert;
 mod engine;
 mod grpc;
@@ -22,6 +25,7 @@ use std::time::Duration;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_stream::wrappers::TcpListenerStream;
+use tokio_stream::StreamExt;
 
 use crate::error::{bad_flag, Fatal};
 use crate::exit::Exit;
@@ -48,6 +52,10 @@ pub struct ServeConfig {
     pub retain_days: Option<u32>,
     /// The request limits.
     pub limits: Limits,
+    /// How long a connection may wait for a request head (REST) or send nothing (gRPC).
+    pub idle_timeout: Duration,
+    /// Serve a non-loopback address without `--token-env`.
+    pub allow_unauthenticated_remote: bool,
     /// What requests' checks may use beyond the built-in ones.
     pub checks: ServeChecks,
 }
@@ -63,6 +71,10 @@ pub struct ServeChecks {
 
 /// Serve until SIGINT or SIGTERM; exit 0 after a graceful shutdown.
 pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    if config.token_env.is_none() && !config.allow_unauthenticated_remote {
+        refuse_remote(config.listen, "--listen")?;
+        refuse_remote(config.grpc_listen, "--grpc-listen")?;
+    }
     let token = config
         .token_env
         .as_deref()
@@ -80,7 +92,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let retain = config
             .retain_days
             .map(|days| Duration::from_secs(u64::from(days) * 86_400));
-        let store = store::Store::open(&db, retain, reporter)?;
+        let store = store::Store::open(&db, retain)?;
         let engine = Arc::new(engine::Engine::new(
             store,
             config.limits,
@@ -88,9 +100,6 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             config.checks,
         )?);
         let (stop, stopped) = watch::channel(false);
-        let shutdown = |mut stopped: watch::Receiver<bool>| async move {
-            let _ = stopped.wait_for(|stop| *stop).await;
-        };
         reporter.note(format!("database {}", db.display()));
         reporter.note(format!(
             "REST listening on http://{}",
@@ -100,24 +109,50 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             "gRPC listening on http://{}",
             local_addr(&grpc_listener)?
         ));
-        let rest = axum::serve(rest_listener, rest::router(Arc::clone(&engine)))
-            .with_graceful_shutdown(shutdown(stopped.clone()));
+        let idle = config.idle_timeout;
+        let rest = connections::serve_rest(
+            rest_listener,
+            rest::router(Arc::clone(&engine)),
+            idle,
+            stopped.clone(),
+        );
+        let grpc_connections = TcpListenerStream::new(grpc_listener)
+            .map(|accepted| accepted.map(|stream| connections::Quiet::new(stream, idle)));
+        // A live client answers the pings sent after half the idle timeout without a read; a
+        // call is cancelled past the time its message and its evaluation may take.
         let grpc = tonic::transport::Server::builder()
+            .http2_keepalive_interval(Some(idle / 2))
+            .http2_keepalive_timeout(Some(idle / 2))
+            .timeout(config.limits.body_timeout + config.limits.request_timeout)
             .add_service(grpc::service(Arc::clone(&engine)))
-            .serve_with_incoming_shutdown(TcpListenerStream::new(grpc_listener), shutdown(stopped));
+            .serve_with_incoming_shutdown(grpc_connections, connections::stopped(stopped));
         let signal = async {
             let signal = wait_for_signal().await;
             let _ = stop.send(true);
             signal
         };
-        let (rest, grpc, signal) = tokio::join!(rest, grpc, signal);
-        rest.map_err(|err| Fatal::Internal(format!("the REST server failed: {err}")))?;
+        let ((), grpc, signal) = tokio::join!(rest, grpc, signal);
         grpc.map_err(|err| Fatal::Internal(format!("the gRPC server failed: {err}")))?;
         reporter.note(format!("{}: stopped after the requests in flight", signal?));
         Ok::<_, anyhow::Error>(())
     })?;
     drop(runtime);
     Ok(Exit::Success)
+}
+
+/// Refuse to serve `addr` (given with `flag`) without a token unless it is a loopback address.
+fn refuse_remote(addr: SocketAddr, flag: &str) -> anyhow::Result<()> {
+    if addr.ip().to_canonical().is_loopback() {
+        return Ok(());
+    }
+    Err(bad_flag(
+        flag,
+        format!(
+            "{addr} is not a loopback address, and without a token anyone who can reach it \
+             could run evaluations: require one with --token-env NAME, or serve it without one \
+             with --allow-unauthenticated-remote"
+        ),
+    ))
 }
 
 async fn bind(addr: SocketAddr, flag: &str) -> anyhow::Result<TcpListener> {

@@ -14,17 +14,13 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 
-use super::engine::{ApiError, Engine, ErrorKind, FEP_VERSION};
+use super::engine::{ApiError, Engine, ErrorKind, Limits, FEP_VERSION};
 
 /// The OpenAPI document of this API, as served.
 const OPENAPI: &str = include_str!("../../docs/openapi.yaml");
 
 /// The header of a streamed response that names its evaluation id.
 const EVALUATION_ID_HEADER: &str = "x-evaluation-id";
-
-/// Bodies up to this size are evaluated on the async worker itself (a hop to a blocking thread
-/// costs more than evaluating them).
-const INLINE_BODY: usize = 64 * 1024;
 
 /// The REST routes over `engine`.
 pub fn router(engine: Arc<Engine>) -> Router {
@@ -100,18 +96,19 @@ async fn evaluate(
     authorize(&engine, &head.headers)?;
     let stream = stream_requested(&head.uri)?;
     let permit = engine.admit()?;
-    let body = read_body(body, engine.limits.max_body).await?;
-    let large = body.len() > INLINE_BODY;
-    let mut request = prepare_off_worker(&engine, body).await?;
+    let body = read_body(body, &engine.limits).await?;
+    let prepare = move |engine: &Engine| engine.prepare_body(&body);
     if stream {
-        let (evaluation_id, lines) = engine.evaluate_streaming(request, permit).await?;
-        let body = Body::from_stream(ReceiverStream::new(lines).map(Ok::<_, std::io::Error>));
+        let (evaluation_id, lines) = engine.evaluate_streaming(permit, prepare).await?;
+        // An error ends the stream as an ErrorResponse line.
+        let lines = ReceiverStream::new(lines)
+            .map(|line| Ok::<_, std::io::Error>(line.unwrap_or_else(|err| err.to_json().into())));
         let mut response = (
             [(
                 header::CONTENT_TYPE,
                 HeaderValue::from_static("application/x-ndjson"),
             )],
-            body,
+            Body::from_stream(lines),
         )
             .into_response();
         if let Ok(value) = HeaderValue::from_str(&evaluation_id) {
@@ -119,50 +116,33 @@ async fn evaluate(
         }
         return Ok(response);
     }
-    let answers = engine.answer(&mut request).await;
-    let evaluated = if large {
-        let engine = Arc::clone(&engine);
-        tokio::task::spawn_blocking(move || engine.evaluate(request, answers))
-            .await
-            .map_err(|err| {
-                ApiError::new(ErrorKind::Internal, format!("evaluation failed: {err}"))
-            })?
-    } else {
-        engine.evaluate(request, answers)
-    }?;
-    let document = engine.store(evaluated).await?;
-    drop(permit);
-    Ok(json_body(document))
+    Ok(json_body(engine.run(permit, prepare).await?))
 }
 
-/// Validate a large body on a blocking thread, a small one here.
-async fn prepare_off_worker(
-    engine: &Arc<Engine>,
-    body: Bytes,
-) -> Result<crate::fep::Request, ApiError> {
-    if body.len() <= INLINE_BODY {
-        return engine.prepare_body(&body);
-    }
-    let engine = Arc::clone(engine);
-    tokio::task::spawn_blocking(move || engine.prepare_body(&body))
-        .await
-        .map_err(|err| ApiError::new(ErrorKind::Internal, format!("validation failed: {err}")))?
-}
-
-/// The whole body, or 413 past `max_body` bytes.
-async fn read_body(body: Body, max_body: usize) -> Result<Bytes, ApiError> {
+/// The whole body, or 413 past `--max-body` bytes, or 408 when it takes longer than
+/// `--body-timeout` to arrive.
+async fn read_body(body: Body, limits: &Limits) -> Result<Bytes, ApiError> {
+    let max_body = limits.max_body;
     let too_large = || {
         ApiError::new(
             ErrorKind::BodyTooLarge,
             format!("the request body is over {max_body} bytes (--max-body)"),
         )
     };
-    match Limited::new(body, max_body).collect().await {
-        Ok(collected) => Ok(collected.to_bytes()),
-        Err(err) if err.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
-        Err(err) => Err(ApiError::new(
+    let read = Limited::new(body, max_body).collect();
+    match tokio::time::timeout(limits.body_timeout, read).await {
+        Ok(Ok(collected)) => Ok(collected.to_bytes()),
+        Ok(Err(err)) if err.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Ok(Err(err)) => Err(ApiError::new(
             ErrorKind::Validation,
             format!("cannot read the request body: {err}"),
+        )),
+        Err(_) => Err(ApiError::new(
+            ErrorKind::BodyTimeout,
+            format!(
+                "the request body did not arrive within {:?} (--body-timeout)",
+                limits.body_timeout
+            ),
         )),
     }
 }

@@ -1,15 +1,15 @@
 //! Where `serve` keeps its EvaluationRunResults: an embedded SQLite database (WAL), so that
 //! `GET /evaluations/{id}` answers after a restart.
 //!
-//! Results are written behind the answers: an insert is queued and held in memory until it is
-//! committed, so the request that made it is answered without waiting for the disk and a read
-//! finds it at once (in memory, then in the database). One thread owns the writing connection
-//! and commits whatever inserts are waiting in one transaction (group commit: many small
-//! evaluations per commit under load). The queue holds at most [`QUEUED_BYTES`] of documents;
-//! past that an insert waits for room. While commits fail, inserts wait for their own commit and
-//! report its failure; the results answered before a failure was known are named in a warning.
-//! Reads go through a second connection. `--retain DAYS` prunes results older than that at
-//! startup and hourly. Dropping the store commits everything queued and closes it.
+//! An insert is queued, readable at once (from memory, then from the database), and returns once
+//! it is committed, or with the reason it could not be: a request is answered only with a result
+//! that is stored. One thread owns the writing connection and commits whatever inserts are
+//! waiting in one transaction (group commit: the inserts that arrive during a commit go together
+//! in the next, so many small evaluations share one under load). The queue holds at most
+//! [`QUEUED_BYTES`] of documents; past that an insert waits for room. Reads go through a second
+//! connection. `--retain DAYS` prunes results older than that at startup and hourly. Dropping
+//! the store commits everything queued and closes it. The database, and the WAL and shared-memory
+//! files SQLite creates beside it with the same permissions, are readable by their owner only.
 //!
 //! Documents are stored compressed (zstd, level 1) against a built-in dictionary: a typical
 //! EvaluationRunResult (`store_dictionary.json`), whose keys and shapes every document repeats.
@@ -18,19 +18,18 @@
 //! an older evalctl, uncompressed or compressed without the dictionary, are read as they are.
 
 use std::collections::HashMap;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use axum::body::Bytes;
 use rusqlite::{params, Connection, OptionalExtension};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 
 use crate::error::Fatal;
-use crate::report::Reporter;
 
 /// How often results older than `--retain` are pruned while serving.
 const PRUNE_EVERY: Duration = Duration::from_secs(3600);
@@ -38,20 +37,14 @@ const PRUNE_EVERY: Duration = Duration::from_secs(3600);
 /// The most inserts committed in one transaction.
 const MAX_BATCH: usize = 4096;
 
-/// How long the writer lets inserts gather after the first before committing them: one wake-up
-/// and one commit for many results under load, in bursts small enough not to hold up the
-/// request workers it shares the cores with (25 ms raised serve's p99 latency by a millisecond).
-const GATHER: Duration = Duration::from_millis(5);
-
 /// The most document bytes queued and not yet committed (a larger document takes all of it).
 const QUEUED_BYTES: u32 = 64 << 20;
 
-/// One result waiting to be written; `done` hears whether it was committed (when the request
-/// `waits` for that), and `_room` frees its share of the queue once it is.
+/// One result waiting to be written; `done` hears whether it was committed, and `_room` frees
+/// its share of the queue once it is.
 struct Insert {
     evaluation_id: String,
     document: Bytes,
-    waits: bool,
     done: oneshot::Sender<Result<(), String>>,
     _room: OwnedSemaphorePermit,
 }
@@ -63,34 +56,45 @@ type Queued = Mutex<HashMap<String, Bytes>>;
 pub struct Store {
     inserts: Option<mpsc::Sender<Insert>>,
     writer: Option<JoinHandle<()>>,
+    checkpointer: Option<JoinHandle<()>>,
     reader: Mutex<Connection>,
     queued: Arc<Queued>,
     room: Arc<Semaphore>,
-    failing: Arc<AtomicBool>,
 }
 
 impl Store {
-    /// Open (creating it and its folder when needed) the database at `path`; results older than
-    /// `retain` are pruned now and hourly. Commit failures are warned about through `reporter`.
-    pub fn open(
-        path: &Path,
-        retain: Option<Duration>,
-        reporter: Reporter,
-    ) -> anyhow::Result<Store> {
+    /// Open (creating it and its folder when needed, for their owner only) the database at
+    /// `path`; results older than `retain` are pruned now and hourly.
+    pub fn open(path: &Path, retain: Option<Duration>) -> anyhow::Result<Store> {
         if let Some(folder) = path
             .parent()
             .filter(|folder| !folder.as_os_str().is_empty())
         {
-            std::fs::create_dir_all(folder)
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(folder)
                 .map_err(|err| db_error(path, format!("cannot create its folder: {err}")))?;
         }
+        // Created here, readable by the owner only: SQLite gives its WAL and shared-memory files
+        // the database's permissions.
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(path)
+        {
+            Ok(_) => {}
+            Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => {}
+            Err(err) => return Err(db_error(path, format!("cannot create it: {err}"))),
+        }
         let writing = open_connection(path)?;
-        // Checkpoints stay at SQLite's default of every 1,000 WAL pages (4 MB): each copies
-        // the pages to the database and syncs both files, and on a 2-core machine a rarer,
-        // larger one (10,000 pages) stalled the request workers long enough to raise p99
-        // latency under load from about 5 ms to 20. A 32 MB page cache keeps the indexes' pages.
+        // Answers wait for their commit, so the writer does not checkpoint (a checkpoint syncs
+        // the database, about 10 ms on a virtual machine, which every waiting answer would
+        // wait for): a checkpointer thread does, mostly beside the commits (see [`checkpoint`]).
+        // A 32 MB page cache keeps the indexes' pages.
         writing
-            .execute_batch("PRAGMA cache_size = -32768;")
+            .execute_batch("PRAGMA cache_size = -32768; PRAGMA wal_autocheckpoint = 0;")
             .map_err(|err| db_error(path, err))?;
         writing
             .execute_batch(
@@ -106,18 +110,22 @@ impl Store {
             prune(&writing, retain).map_err(|err| db_error(path, err))?;
         }
         let reader = open_connection(path)?;
+        let checkpointing = open_connection(path)?;
+        let (committed, commits) = mpsc::sync_channel(1);
+        let checkpointer = std::thread::Builder::new()
+            .name("evalctl-checkpoint".into())
+            .spawn(move || checkpoint(&checkpointing, &commits))
+            .map_err(|err| Fatal::Internal(format!("cannot start the database writer: {err}")))?;
         let (inserts, queue) = mpsc::channel();
         let queued = Arc::new(Queued::default());
-        let failing = Arc::new(AtomicBool::new(false));
         let writer = {
             let writer = Writer {
                 connection: writing,
                 compressor: compressor()
                     .map_err(|err| db_error(path, format!("cannot start compressing: {err}")))?,
                 queued: Arc::clone(&queued),
-                failing: Arc::clone(&failing),
                 retain,
-                reporter,
+                committed,
             };
             std::thread::Builder::new()
                 .name("evalctl-store".into())
@@ -129,16 +137,15 @@ impl Store {
         Ok(Store {
             inserts: Some(inserts),
             writer: Some(writer),
+            checkpointer: Some(checkpointer),
             reader: Mutex::new(reader),
             queued,
             room: Arc::new(Semaphore::new(QUEUED_BYTES as usize)),
-            failing,
         })
     }
 
-    /// Store `document` under `evaluation_id`: readable at once, committed soon after. Waits
-    /// while the queue is full, and for the commit itself while commits are failing (whose
-    /// reason it returns).
+    /// Store `document` under `evaluation_id`: readable at once; returns once it is committed
+    /// (waiting first while the queue is full), or with the reason it could not be.
     pub async fn insert(&self, evaluation_id: String, document: Bytes) -> Result<(), String> {
         let share = u32::try_from(document.len()).map_or(QUEUED_BYTES, |len| len.min(QUEUED_BYTES));
         let room = Arc::clone(&self.room)
@@ -146,12 +153,10 @@ impl Store {
             .await
             .map_err(|_| WRITER_STOPPED.to_string())?;
         let (done, committed) = oneshot::channel();
-        let waits = self.failing.load(Ordering::Acquire);
         lock(&self.queued).insert(evaluation_id.clone(), document.clone());
         let insert = Insert {
             evaluation_id,
             document,
-            waits,
             done,
             _room: room,
         };
@@ -159,9 +164,6 @@ impl Store {
         {
             lock(&self.queued).remove(&insert.evaluation_id);
             return Err(WRITER_STOPPED.into());
-        }
-        if !waits {
-            return Ok(());
         }
         committed
             .await
@@ -205,8 +207,12 @@ impl Drop for Store {
     /// Commit what is queued and close the database.
     fn drop(&mut self) {
         self.inserts = None;
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
+        // The writer ends once the queue is empty, then the checkpointer once the writer has.
+        for thread in [self.writer.take(), self.checkpointer.take()]
+            .into_iter()
+            .flatten()
+        {
+            let _ = thread.join();
         }
     }
 }
@@ -226,9 +232,9 @@ struct Writer {
     connection: Connection,
     compressor: zstd::bulk::Compressor<'static>,
     queued: Arc<Queued>,
-    failing: Arc<AtomicBool>,
     retain: Option<Duration>,
-    reporter: Reporter,
+    /// Wakes the checkpointer after a commit.
+    committed: mpsc::SyncSender<()>,
 }
 
 impl Writer {
@@ -247,10 +253,11 @@ impl Writer {
                 }
                 Err(RecvTimeoutError::Disconnected) => return,
             };
-            std::thread::sleep(GATHER);
             let mut batch = vec![first];
             batch.extend(queue.try_iter().take(MAX_BATCH - 1));
             self.commit(batch);
+            // A wake-up already waiting covers this commit too.
+            let _ = self.committed.try_send(());
             if let Some(retain) = self.retain.filter(|_| SystemTime::now() >= next_prune) {
                 let _ = prune(&self.connection, retain);
                 next_prune = SystemTime::now() + PRUNE_EVERY;
@@ -261,31 +268,51 @@ impl Writer {
     /// Commit `batch`, then take it off the queue and tell each insert how it went.
     fn commit(&mut self, batch: Vec<Insert>) {
         let outcome = commit(&mut self.connection, &mut self.compressor, &batch);
-        self.failing.store(outcome.is_err(), Ordering::Release);
         {
             let mut queued = lock(&self.queued);
             for insert in &batch {
                 queued.remove(&insert.evaluation_id);
             }
         }
-        if let Err(reason) = &outcome {
-            let answered: Vec<&str> = batch
-                .iter()
-                .filter(|insert| !insert.waits)
-                .map(|insert| insert.evaluation_id.as_str())
-                .collect();
-            if !answered.is_empty() {
-                self.reporter.warning(format!(
-                    "the database could not store {} answered evaluation{} ({}): {reason}",
-                    answered.len(),
-                    if answered.len() == 1 { "" } else { "s" },
-                    answered.join(", ")
-                ));
-            }
-        }
         for insert in batch {
             let _ = insert.done.send(outcome.clone());
         }
+    }
+}
+
+/// The least time between two checkpoints.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+/// The WAL pages (4 KB each) past which a checkpoint starts the WAL over.
+const RESTART_PAGES: i64 = 4000;
+
+/// Copy the committed WAL pages into the database after commits, at most every
+/// [`CHECKPOINT_EVERY`], until the writer has gone. A passive checkpoint runs beside the
+/// writer's commits, never holding one up; but under steady commits the WAL never ends up all
+/// copied between two of them, so it would only grow: past [`RESTART_PAGES`], a checkpoint holds
+/// the commits back while it copies the last pages (the passive ones copied the others) and
+/// syncs, and the next commit starts the WAL over. A failed checkpoint is taken up by the next.
+fn checkpoint(connection: &Connection, commits: &mpsc::Receiver<()>) {
+    let run = |mode: &str| {
+        connection.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |row| {
+            row.get::<_, i64>(1)
+        })
+    };
+    let mut next = Instant::now();
+    while commits.recv().is_ok() {
+        // Until the next checkpoint is due, unless the writer goes (closing the database
+        // checkpoints it).
+        while let Some(wait) = next.checked_duration_since(Instant::now()) {
+            match commits.recv_timeout(wait) {
+                Ok(()) => {}
+                Err(RecvTimeoutError::Timeout) => break,
+                Err(RecvTimeoutError::Disconnected) => return,
+            }
+        }
+        if run("PASSIVE").is_ok_and(|pages| pages > RESTART_PAGES) {
+            let _ = run("RESTART");
+        }
+        next = Instant::now() + CHECKPOINT_EVERY;
     }
 }
 
@@ -460,8 +487,7 @@ mod tests {
     fn a_committed_result_is_read_back_and_pruning_keeps_recent_ones() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("nested/serve.db");
-        let reporter = Reporter::new(None, crate::report::ColorWhen::Never);
-        let store = Store::open(&path, None, reporter).unwrap();
+        let store = Store::open(&path, None).unwrap();
         let runtime = tokio::runtime::Builder::new_current_thread()
             .build()
             .unwrap();
@@ -470,7 +496,7 @@ mod tests {
         assert_eq!(store.get("a").unwrap().as_deref(), Some(&b"{\"x\":1}"[..]));
         assert_eq!(store.get("b").unwrap(), None);
         drop(store);
-        let reopened = Store::open(&path, Some(Duration::from_secs(86_400)), reporter).unwrap();
+        let reopened = Store::open(&path, Some(Duration::from_secs(86_400))).unwrap();
         assert_eq!(
             reopened.get("a").unwrap().as_deref(),
             Some(&b"{\"x\":1}"[..]),
@@ -508,6 +534,10 @@ mod tests {
                 "DELETE FROM evaluations WHERE evaluation_id IN ('old', 'older')",
                 [],
             )
+            .unwrap();
+        // Dated ahead, so that the second turning meanwhile does not make it older than now.
+        connection
+            .execute("UPDATE evaluations SET created_at = created_at + 60", [])
             .unwrap();
         assert_eq!(prune(&connection, Duration::ZERO).unwrap(), 0);
         connection

@@ -1,0 +1,307 @@
+//! `evalctl serve` against clients that hold it up: idle connections, half-sent request heads
+//! and bodies are closed or refused; an evaluation that waits (on a custom check held by the
+//! test) leaves `/health` and other clients answered, and one past `--request-timeout` is a 503
+//! (a stream whose client stops reading ends then too);
+//! a result the database refuses is a 500, never a 200; the database is its owner's alone.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde_json::json;
+
+use crate::serve_support::{capitals_request, read_reply, send, Server};
+
+/// Everything the server sends on `stream` until it closes the connection.
+fn until_closed(mut stream: TcpStream) -> Vec<u8> {
+    // Only a guard against a hanging test: the server closes the connection well before.
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut received = Vec::new();
+    stream
+        .read_to_end(&mut received)
+        .expect("the server closes the connection");
+    received
+}
+
+/// Whether `received` is one HTTP/2 SETTINGS frame (what a gRPC server sends first).
+fn settings_frame_only(received: &[u8]) -> bool {
+    let length = received.get(..3).map_or(0, |bytes| {
+        usize::from(bytes[0]) << 16 | usize::from(bytes[1]) << 8 | usize::from(bytes[2])
+    });
+    received.len() == 9 + length && received[3] == 0x4
+}
+
+#[test]
+fn idle_connections_and_half_sent_heads_are_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &["--idle-timeout", "1"], &[]);
+    // A connection that sends nothing.
+    let silent = TcpStream::connect(&server.rest).unwrap();
+    assert_eq!(until_closed(silent), b"");
+    // Half a request head.
+    let mut half = TcpStream::connect(&server.rest).unwrap();
+    half.write_all(b"POST /evaluate HTTP/1.1\r\nHost: x\r\nContent-Le")
+        .unwrap();
+    assert_eq!(until_closed(half), b"");
+    // A kept-alive connection after its request has been answered.
+    let mut kept = TcpStream::connect(&server.rest).unwrap();
+    kept.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let answered = String::from_utf8(until_closed(kept)).unwrap();
+    assert!(answered.starts_with("HTTP/1.1 200 OK\r\n"), "{answered}");
+    assert!(answered.contains("{\"status\":\"healthy\","), "{answered}");
+    // gRPC: nothing sent, or half the HTTP/2 preface; the server's SETTINGS, then the end.
+    let silent = TcpStream::connect(&server.grpc).unwrap();
+    let received = until_closed(silent);
+    assert!(settings_frame_only(&received), "{received:?}");
+    let mut half = TcpStream::connect(&server.grpc).unwrap();
+    half.write_all(b"PRI * HTTP/2.0\r\n").unwrap();
+    let received = until_closed(half);
+    assert!(settings_frame_only(&received), "{received:?}");
+    assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+}
+
+#[test]
+fn a_body_that_does_not_arrive_in_time_is_a_408() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &["--body-timeout", "1"], &[]);
+    let mut stream = TcpStream::connect(&server.rest).unwrap();
+    stream
+        .write_all(
+            b"POST /evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+              Content-Length: 100\r\n\r\n{\"test_cases\"",
+        )
+        .unwrap();
+    let reply = read_reply(stream);
+    assert_eq!(reply.status, 408);
+    assert_eq!(
+        reply.json(),
+        json!({"error": "request_timeout",
+               "message": "the request body did not arrive within 1s (--body-timeout)"})
+    );
+}
+
+/// Two FIFOs, `started` and `release`, and a custom check `hold` whose command writes to
+/// `started` once called, then answers with whatever the test writes to `release`.
+struct Hold {
+    started: PathBuf,
+    release: PathBuf,
+    flag: String,
+}
+
+impl Hold {
+    fn new(dir: &Path) -> Hold {
+        let (started, release) = (dir.join("started"), dir.join("release"));
+        for fifo in [&started, &release] {
+            let made = std::process::Command::new("mkfifo")
+                .arg(fifo)
+                .status()
+                .unwrap();
+            assert!(made.success());
+        }
+        let flag = format!(
+            "hold=sh -c 'cat >/dev/null; echo called >\"$0\"; cat \"$1\"' '{}' '{}'",
+            started.display(),
+            release.display()
+        );
+        Hold {
+            started,
+            release,
+            flag,
+        }
+    }
+
+    /// Wait until the command has been called.
+    fn wait_until_called(&self) {
+        let called = std::fs::read_to_string(&self.started).unwrap();
+        assert_eq!(called, "called\n");
+    }
+
+    /// Let the command answer `results`.
+    fn answer(&self, results: &str) {
+        std::fs::write(&self.release, results).unwrap();
+    }
+}
+
+fn held_request() -> Vec<u8> {
+    json!({
+        "test_cases": [{"id": "t1", "input": "q"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": [{"type": "hold", "arguments": {"text": "$.output.value"}}]
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn health_and_other_clients_are_answered_while_an_evaluation_waits() {
+    let dir = tempfile::tempdir().unwrap();
+    let hold = Hold::new(dir.path());
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--custom-check", &hold.flag],
+        &[],
+    );
+    let waiting = send(&server.rest, "POST", "/evaluate", &[], &held_request());
+    let waiting = std::thread::spawn(move || read_reply(waiting));
+    hold.wait_until_called();
+    assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+    let other = server.request("POST", "/evaluate", &[], &capitals_request(3));
+    assert_eq!(other.status, 200);
+    hold.answer("{\"passed\": true}");
+    let reply = waiting.join().unwrap();
+    assert_eq!(
+        reply.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(
+        reply.json()["results"][0]["check_results"][0]["results"],
+        json!({"passed": true})
+    );
+}
+
+#[test]
+fn an_evaluation_past_the_request_timeout_is_a_503_and_the_server_goes_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let hold = Hold::new(dir.path());
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &[
+            "--custom-check",
+            &hold.flag,
+            "--request-timeout",
+            "1",
+            "--max-concurrent",
+            "1",
+        ],
+        &[],
+    );
+    let waiting = send(&server.rest, "POST", "/evaluate", &[], &held_request());
+    let waiting = std::thread::spawn(move || read_reply(waiting));
+    hold.wait_until_called();
+    let reply = waiting.join().unwrap();
+    assert_eq!(reply.status, 503);
+    assert_eq!(
+        reply.json(),
+        json!({"error": "deadline_exceeded",
+               "message": "the request was not evaluated within 1s (--request-timeout); its evaluation was stopped"})
+    );
+    // Its place among --max-concurrent is free again, and the check's command was stopped.
+    let next = server.request("POST", "/evaluate", &[], &capitals_request(1));
+    assert_eq!(next.status, 200, "{}", String::from_utf8_lossy(&next.body));
+
+    // Streamed: the stream ends with the error.
+    let streamed = send(
+        &server.rest,
+        "POST",
+        "/evaluate?stream=true",
+        &[],
+        &held_request(),
+    );
+    let streamed = std::thread::spawn(move || read_reply(streamed));
+    hold.wait_until_called();
+    let reply = streamed.join().unwrap();
+    assert_eq!(reply.status, 200);
+    assert_eq!(
+        String::from_utf8_lossy(&reply.body),
+        "{\"error\":\"deadline_exceeded\",\"message\":\"the request was not evaluated within 1s (--request-timeout); its evaluation was stopped\"}\n"
+    );
+}
+
+#[test]
+fn a_result_the_database_refuses_is_a_500_and_never_a_200() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("data/serve.db");
+    let server = Server::start(&db, &[], &[]);
+    assert_eq!(
+        server
+            .request("POST", "/evaluate", &[], &capitals_request(1))
+            .status,
+        200
+    );
+    // Another connection holds the database's write lock: commits fail once SQLite stops
+    // waiting for it.
+    let locker = rusqlite::Connection::open(&db).unwrap();
+    locker.execute_batch("BEGIN IMMEDIATE").unwrap();
+    let refused = server.request("POST", "/evaluate", &[], &capitals_request(1));
+    assert_eq!(refused.status, 500);
+    assert_eq!(
+        refused.json(),
+        json!({"error": "internal_error",
+               "message": "the result could not be stored: database is locked"})
+    );
+    locker.execute_batch("ROLLBACK").unwrap();
+    let stored = server.request("POST", "/evaluate", &[], &capitals_request(1));
+    assert_eq!(stored.status, 200);
+    let id = stored.json()["evaluation_id"].as_str().unwrap().to_string();
+    let (status, _) = server.terminate();
+    assert!(status.success());
+    let restarted = Server::start(&db, &[], &[]);
+    let found = restarted.request("GET", &format!("/evaluations/{id}"), &[], b"");
+    assert_eq!(found.status, 200);
+}
+
+#[test]
+fn the_database_and_its_folder_are_readable_by_their_owner_only() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("data/serve.db");
+    let server = Server::start(&db, &[], &[]);
+    assert_eq!(
+        server
+            .request("POST", "/evaluate", &[], &capitals_request(1))
+            .status,
+        200
+    );
+    let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&dir.path().join("data")), 0o700);
+    for file in ["serve.db", "serve.db-wal", "serve.db-shm"] {
+        assert_eq!(mode(&dir.path().join("data").join(file)), 0o600, "{file}");
+    }
+}
+
+#[test]
+fn a_stream_its_client_stops_reading_ends_at_the_request_timeout() {
+    use std::io::{BufRead, BufReader};
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--max-concurrent", "1", "--request-timeout", "1"],
+        &[],
+    );
+    // A streamed evaluation whose results this client stops reading after the first: once the
+    // socket buffers are full, it waits for the client, holding the one place.
+    let stream = send(
+        &server.rest,
+        "POST",
+        "/evaluate?stream=true",
+        &[],
+        &capitals_request(60_000),
+    );
+    let mut stream = BufReader::new(stream);
+    let mut line = String::new();
+    while line != "\r\n" {
+        line.clear();
+        stream.read_line(&mut line).expect("the response's head");
+    }
+    stream.read_line(&mut line).expect("a first result");
+    // The deadline stops it while the client still holds the connection: the place is freed.
+    loop {
+        let reply = server.request("POST", "/evaluate", &[], &capitals_request(1));
+        if reply.status == 200 {
+            break;
+        }
+        assert_eq!(
+            reply.status,
+            429,
+            "{}",
+            String::from_utf8_lossy(&reply.body)
+        );
+    }
+    drop(stream);
+}
