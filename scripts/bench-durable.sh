@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Benchmarks of issue 9 (durable runs), each as whole processes (scripts/timeit.py: median of
-# BENCH_RUNS runs after a warm-up, wall and CPU time), with the release binary:
+# Benchmarks of durable runs (journal, cache, -j 64), each as whole processes (scripts/timeit.py:
+# median of BENCH_RUNS runs after a warm-up, wall and CPU time), with the release binary:
 #   1. the journal and the cache on 2,000 trivial `sh` evaluator calls at -j 8 (the three runs in
 #      turn, BENCH_RUNS rounds, ratios taken pair by pair): no --output, then
 #      --output, then --output --cache on a cold cache (target: at most 1.05x the plain run);

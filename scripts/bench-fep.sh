@@ -57,7 +57,7 @@ with open(f"{work}/request.json", "w") as req:
 PY
 }
 
-# Test cases per second: of CPU time on one core (issue 5), or of wall time on every core (issue 11).
+# Test cases per second: of CPU time on one core, or of wall time on every core.
 if [ -n "$wall" ]; then target=${BENCH_TARGET:-150000}; measured=wall
 else target=${BENCH_TARGET:-100000}; measured=cpu; fi
 runs=${BENCH_RUNS:-3}            # each measurement is the best of this many runs

@@ -4,7 +4,7 @@
 # headless Chromium; prints the file size, the time to write it, and the page's own render time
 # (data-render-ms: parsing the data and drawing every panel and the first table page) and
 # Chromium's wall time to load it and dump the DOM, beside the same for an empty page (Chromium's
-# own start-up, which no page can avoid). Target (issue 12): the report renders in under 2 s.
+# own start-up, which no page can avoid). Target: the report renders in under 2 s.
 # Needs a release build and `chromium`.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -21,7 +21,7 @@ if [ -n "${BENCH_DIR:-}" ]; then work=$BENCH_DIR; mkdir -p "$work"   # kept, for
 else work=$(mktemp -d); trap 'rm -rf "$work"' EXIT; fi
 pin=(); command -v taskset >/dev/null && pin=(taskset -c 0)
 
-target=${BENCH_TARGET:-20000}   # runs per second of CPU time on one core (issue 8)
+target=${BENCH_TARGET:-20000}   # runs per second of CPU time on one core
 runs=${BENCH_RUNS:-3}           # each measurement is the best of this many runs
 misses=0
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmarks of issue 10 (`tasks run`), as whole processes (scripts/timeit.py: median of
+# Benchmarks of `tasks run`, as whole processes (scripts/timeit.py: median of
 # BENCH_RUNS runs after a warm-up), with the release binary:
 #   1. the 10 fixture tasks (two of them code_exec, so python3 runs five assertion scripts) with
 #      the fixture model command, which answers at once (target: well under 1 s; the script

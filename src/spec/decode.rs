@@ -1,8 +1,8 @@
-//! Strict decoding of an evaluation spec from JSON or YAML (design page §1.1–1.2): a challenge-pack
-//! manifest (only its `evaluation_spec` member — top level or under `version:` as real packs have
-//! it — is decoded strictly, the rest of the envelope is ignored) or a bare spec. Both formats go
-//! through the same serde types, so the same keys are rejected with the same paths; the line of
-//! the offending key is reported when the parser gives one.
+//! Strict decoding of an evaluation spec from JSON or YAML (`docs/spec.md`, "What a spec holds"): a
+//! challenge-pack manifest (only its `evaluation_spec` member — top level or under `version:` as
+//! real packs have it — is decoded strictly, the rest of the envelope is ignored) or a bare spec.
+//! Both formats go through the same serde types, so the same keys are rejected with the same paths;
+//! the line of the offending key is reported when the parser gives one.
 
 use std::fmt;
 

@@ -1,6 +1,6 @@
-//! One run record → one evaluation record (design page §2.1, §6.5): resolve each validator's
-//! evidence and run it, collect the metrics, score the dimensions, apply the strategy, and derive
-//! status, validity and warnings.
+//! One run record → one evaluation record (`docs/spec.md`, "The evaluation record"): resolve each
+//! validator's evidence and run it, collect the metrics, score the dimensions, apply the strategy,
+//! and derive status, validity and warnings.
 
 use std::cell::OnceCell;
 

@@ -1,6 +1,7 @@
-//! Evidence references and their resolution against one run (design page §3): the reference
-//! forms accepted at load time, the run record (challenge inputs and events), the evidence built
-//! from the ordered events, and the resolution of a reference to a string, "missing" or an error.
+//! Evidence references and their resolution against one run (the reference's "Evidence references
+//! validators understand"; `docs/spec.md`, "Validators" and "The run record"): the reference forms
+//! accepted at load time, the run record (challenge inputs and events), the evidence built from the
+//! ordered events, and the resolution of a reference to a string, "missing" or an error.
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -15,8 +16,9 @@ use super::payload::Payload;
 use super::validators::ToolCall;
 use crate::calendar::{civil_from_days, days_from_civil};
 
-/// Whether `reference` is an evidence reference validation accepts (§3.1). `tool_calls` is not
-/// one: it is only a `tool_call_assertion` target.
+/// Whether `reference` is an evidence reference validation accepts (the evidence-reference table
+/// of `docs/spec.md`, "Validators"). `tool_calls` is not one: it is only a `tool_call_assertion`
+/// target.
 pub fn is_supported_reference(reference: &str) -> bool {
     match reference {
         "final_output"
@@ -51,9 +53,10 @@ pub fn is_supported_reference(reference: &str) -> bool {
     false
 }
 
-/// One recorded run, the scoring input (design page §3.2): `{"id"?, "challenge_inputs": [...],
-/// "events": [...], "llm_judge_results"?: [...], "human_preference_score"?: x}`. Unknown members
-/// are ignored; events need a `type` and an `occurred_at`.
+/// One recorded run, the scoring input (`docs/spec.md`, "The run record"): `{"id"?,
+/// "challenge_inputs": [...], "events": [...], "llm_judge_results"?: [...],
+/// "human_preference_score"?: x}`. Unknown members are ignored; events need a `type` and an
+/// `occurred_at`.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct RunRecord {
     /// The run's id (any JSON value), echoed into its evaluation record.
@@ -389,8 +392,9 @@ impl EventRef {
     }
 }
 
-/// One entry of the tool-call trace (§3.5), borrowing from its event. The canonical arguments
-/// and the error message are derived when asked for: most specs never need them.
+/// One entry of the tool-call trace (the `tool.call.*` events of `docs/spec.md`, "The run
+/// record"), borrowing from its event. The canonical arguments and the error message are derived
+/// when asked for: most specs never need them.
 #[derive(Debug, Clone, PartialEq)]
 pub struct TraceEntry<'a> {
     /// Trimmed tool name.
@@ -587,7 +591,7 @@ pub struct Evidence<'a> {
     pub turns: Vec<Turn>,
     /// The run's human preference score.
     pub human_preference_score: Option<f64>,
-    /// Evidence warnings (§6.5).
+    /// Evidence warnings (the record's `warnings`; `docs/spec.md`, "The evaluation record").
     pub warnings: Vec<&'static str>,
 }
 
@@ -947,8 +951,8 @@ impl<'a> Evidence<'a> {
         source.map(|source| source.pointer("tool_call", target))
     }
 
-    /// Resolve an evidence reference against this run (§3.3), with the challenge id the value
-    /// belongs to.
+    /// Resolve an evidence reference against this run (the evidence-reference table of
+    /// `docs/spec.md`, "Validators"), with the challenge id the value belongs to.
     pub fn resolve(&self, reference: &str) -> (Resolved, Option<&'a str>) {
         let challenge = self.challenge_id;
         let missing = |reason: &str| Resolved::Missing(reason.to_string());

@@ -1,7 +1,7 @@
-//! The reference's stringification of JSON evidence values (design page §3.3), so resolved
-//! values compare and print as they do there: numbers as Go's `%v` of a float64, objects and
-//! arrays as compact JSON with sorted keys, HTML-escaped, numbers inside them in Go's JSON float
-//! format. Everything passes through f64, as the reference decodes numbers.
+//! The reference's stringification of JSON evidence values, so resolved values compare and print as
+//! they do there: numbers as Go's `%v` of a float64, objects and arrays as compact JSON with sorted
+//! keys, HTML-escaped, numbers inside them in Go's JSON float format. Everything passes through
+//! f64, as the reference decodes numbers.
 
 use serde_json::{Map, Value};
 
@@ -79,7 +79,7 @@ pub(crate) fn non_finite(x: f64) -> Option<String> {
 /// Go's `%g` (precision `None` = shortest round-trip, which is also Go's `%v` of a float64) or
 /// `%.Ng` (`Some(N)` significant digits). Exponent form when the decimal exponent is < -4 or ≥ the
 /// precision (Go's `strconv` decides on a fixed 6 in shortest mode: `1e+06`, `1.234567e+06`, but
-/// `999999`; the design page's "≥ 21" is the JSON encoder's threshold, not `%v`'s).
+/// `999999`; an exponent threshold of 21 is Go's JSON encoder's, not `%v`'s).
 pub fn go_g(x: f64, precision: Option<usize>) -> String {
     if let Some(text) = non_finite(x) {
         return text;

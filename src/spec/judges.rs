@@ -1,6 +1,6 @@
-//! The LLM-judge surface of a spec (design page §7) that scoring needs: which provider a judge
-//! model id maps to, and the judge results a run record carries (`llm_judge_results`). Running
-//! judges live is the judge executor's business, not this module's.
+//! The LLM-judge surface of a spec (`docs/spec.md`, "LLM judges") that scoring needs: which
+//! provider a judge model id maps to, and the judge results a run record carries
+//! (`llm_judge_results`). Running judges live is the judge executor's business, not this module's.
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;

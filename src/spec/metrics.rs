@@ -1,4 +1,5 @@
-//! Metric collectors (design page §4) and the run's model cost (§6.9): each declared metric is
+//! Metric collectors (the reference's "Metrics" section; `docs/spec.md`, "Metrics and behavioral
+//! signals") and the run's model cost (the reference's "Pricing" section): each declared metric is
 //! collected from the run's evidence (and, for pass rate and behavioral collectors, from the
 //! validator results) into an available, unavailable or error result.
 

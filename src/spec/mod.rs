@@ -1,8 +1,11 @@
 //! Evaluation specs (the `evaluation_spec` block of challenge packs): strict decoding, normalisation,
 //! validation, evidence resolution, validators, metrics, behavioral signals and scorecards.
 //!
-//! See `docs/spec.md` for the user-facing description and the design page for the reference
-//! semantics this module follows. The entry points are [`load_spec`] (decode, normalise, validate)
+//! See `docs/spec.md` for the user-facing description. The semantics are those of agentclash's
+//! *Evaluation spec reference* (`evaluation-spec-reference.md`) and its implementation; the last
+//! section of `docs/spec.md`, "Where evalctl departs from the reference", lists the differences.
+//! Comments in this module name that reference's sections ("the reference's Scorecard section")
+//! and `docs/spec.md`'s headings. The entry points are [`load_spec`] (decode, normalise, validate)
 //! and `evaluate_run` (one run record → one evaluation record).
 
 pub mod command;

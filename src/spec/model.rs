@@ -1,8 +1,8 @@
-//! The `evaluation_spec` shape (design page §1.3): serde types decoded strictly (unknown keys are
-//! errors at every level, a JSON `null` for any member means "absent") and serialised back as the
-//! normalised spec. Enumerated members (`judge_mode`, validator `type`, dimension `source`, …) stay
-//! strings here so that a wrong value is reported by validation with the page's exact message
-//! rather than as a decode error.
+//! The `evaluation_spec` shape (`docs/spec.md`, "What a spec holds"): serde types decoded strictly
+//! (unknown keys are errors at every level, a JSON `null` for any member means "absent") and
+//! serialised back as the normalised spec. Enumerated members (`judge_mode`, validator `type`,
+//! dimension `source`, …) stay strings here so that a wrong value is reported by validation with
+//! the reference's exact message rather than as a decode error.
 
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::{Deserialize, Serialize};
@@ -159,7 +159,7 @@ pub struct SignalDecl {
     pub pass_threshold: Option<f64>,
 }
 
-/// One LLM judge declaration (design page §7).
+/// One LLM judge declaration (`docs/spec.md`, "LLM judges").
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct JudgeDecl {

@@ -1,6 +1,7 @@
-//! Normalisation of a decoded spec (design page §1.5): trimming, the default strategy, built-in
-//! dimension expansion with the legacy latency/cost envelopes, default directions and the default
-//! judge sample count. Idempotent: normalising a normalised spec changes nothing.
+//! Normalisation of a decoded spec (`docs/spec.md`, "`evalctl spec validate FILE [--print]`"; the
+//! reference's "Dimensions" and "Legacy normalization" sections): trimming, the default strategy,
+//! built-in dimension expansion with the legacy latency/cost envelopes, default directions and the
+//! default judge sample count. Idempotent: normalising a normalised spec changes nothing.
 
 use super::model::{Dimension, DimensionNormalization, SpecDefinition};
 

@@ -1,6 +1,6 @@
-//! Scorecards (design page §6): each dimension's score from its source, the normalisation
-//! envelopes, and the weighted / binary / hybrid strategies that turn dimension results into an
-//! overall score and a pass verdict.
+//! Scorecards (the reference's "Scorecard" section; `docs/spec.md`, "Dimensions and strategies"):
+//! each dimension's score from its source, the normalisation envelopes, and the weighted / binary /
+//! hybrid strategies that turn dimension results into an overall score and a pass verdict.
 
 use serde::{Serialize, Serializer};
 
@@ -299,7 +299,8 @@ fn unavailable_gate_reason(strategy: &str, key: &str, state: Option<ResultState>
     }
 }
 
-/// The overall score and verdict of the `scorecard`'s strategy over `results` (§6.4).
+/// The overall score and verdict of the `scorecard`'s strategy over `results` (the reference's
+/// "Strategy" section).
 pub fn overall(spec: &SpecDefinition, results: &[DimensionResult]) -> Overall {
     let scorecard = &spec.scorecard;
     let strategy = if scorecard.strategy.is_empty() {

@@ -1,6 +1,7 @@
-//! Behavioral signals (design page §5): scores in [0,1] computed from the tool-call trace (failed
-//! calls included) or, for recovery in multi-turn runs, from the transcript and the validators,
-//! and the behavioral dimension that weighs them.
+//! Behavioral signals (the reference's "Behavioral panel"; `docs/spec.md`, "Metrics and behavioral
+//! signals"): scores in [0,1] computed from the tool-call trace (failed calls included) or, for
+//! recovery in multi-turn runs, from the transcript and the validators, and the behavioral
+//! dimension that weighs them.
 
 use std::collections::HashSet;
 

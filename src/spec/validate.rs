@@ -1,5 +1,6 @@
-//! Validation of a normalised spec (design page §1.6 and §7): every rule, every error collected
-//! (never fail-fast) as `<field path> <message>` in the reference's words.
+//! Validation of a normalised spec (`docs/spec.md`, "`evalctl spec validate FILE [--print]`"):
+//! every rule, every error collected (never fail-fast) as `<field path> <message>` in the
+//! reference's words.
 
 use std::collections::{HashMap, HashSet};
 
@@ -837,9 +838,10 @@ fn validate_judge_mode(spec: &SpecDefinition, problems: &mut Problems) {
     }
 }
 
-/// Problems `spec validate` reports without rejecting the spec (design page §0, the docs' promise
-/// the reference does not keep): a metric whose collector is unknown (it scores as an `error`
-/// metric) and a metric whose declared `type` is not what its collector yields.
+/// Problems `spec validate` reports without rejecting the spec (the reference's documentation
+/// promises them, its implementation does not check them; `docs/spec.md`, "Metrics and behavioral
+/// signals"): a metric whose collector is unknown (it scores as an `error` metric) and a metric
+/// whose declared `type` is not what its collector yields.
 pub fn advisories(spec: &SpecDefinition) -> Vec<SpecProblem> {
     let mut problems = Problems::default();
     for (i, metric) in spec.metrics.iter().enumerate() {

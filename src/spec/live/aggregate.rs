@@ -1,7 +1,8 @@
-//! From judge replies to one judge result (design page §7): each reply's score by mode (rubric and
-//! reference scores clamped to the score scale and normalised, assertion verdicts flipped by
-//! `expect: false`, n_wise Borda positions), the per-model median (assertion: majority, ties
-//! pass), the cross-model consensus, the confidence and the population variance of the samples.
+//! From judge replies to one judge result (`docs/spec.md`, "Live judges"): each reply's score by
+//! mode (rubric and reference scores clamped to the score scale and normalised, assertion verdicts
+//! flipped by `expect: false`, n_wise Borda positions), the per-model median (assertion: majority,
+//! ties pass), the cross-model consensus, the confidence and the population variance of the
+//! samples.
 
 use serde_json::{json, Map, Value};
 

@@ -1,4 +1,4 @@
-//! Running a spec's LLM judges live (`--judges live`, design page §7 and §0): each judge's
+//! Running a spec's LLM judges live (`--judges live`; `docs/spec.md`, "Live judges"): each judge's
 //! samples go through the OpenAI-compatible judge client (its endpoint and key rules, transport,
 //! retries on 429/5xx/timeouts, reply reading and redaction), then become one
 //! [`JudgeResult`] per judge as `llm_judge_results` would carry it.

@@ -1,4 +1,4 @@
-//! code_execution (§2.5): scores the recorded `grader.verification.code_executed` result of a
+//! code_execution: scores the recorded `grader.verification.code_executed` result of a
 //! test command (evalctl never runs the command while scoring) by fraction of tests passed,
 //! all-or-nothing, or the exit code.
 

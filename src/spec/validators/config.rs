@@ -1,5 +1,6 @@
 //! Decoding validator configs: strict (unknown keys rejected) for the scored and assertion types,
-//! lenient for the file types. JSON `null` anywhere in a config means "absent" (design page §0).
+//! lenient for the file types. JSON `null` anywhere in a config means "absent" (`docs/spec.md`,
+//! "Where evalctl departs from the reference").
 
 use serde::de::DeserializeOwned;
 use serde_json::Value;

@@ -1,4 +1,4 @@
-//! The file validators over `file:` captures (§2.4): file_exists, file_content_match,
+//! The file validators over `file:` captures: file_exists, file_content_match,
 //! file_json_schema and directory_structure. Their configs are decoded leniently (unknown keys
 //! ignored) and never checked at load, as in the reference.
 

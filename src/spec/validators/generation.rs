@@ -1,4 +1,4 @@
-//! The overlap-scored validators (§2.3): token_f1, bleu_score, rouge_score and chrf_score, with the
+//! The overlap-scored validators: token_f1, bleu_score, rouge_score and chrf_score, with the
 //! reference's own formulas (BLEU "method1" = 1/(total+1), orders capped by the candidate; chrF
 //! orders capped by the shorter text; ROUGE both-empty = 0). These are deliberately not the
 //! task-spec metrics in `crate::metrics`, which follow sacrebleu / rouge-score.

@@ -1,4 +1,4 @@
-//! The JSON validators (§2.3): json_schema (2020-12 by default; a schema declaring draft-07 gets
+//! The JSON validators: json_schema (2020-12 by default; a schema declaring draft-07 gets
 //! draft-07 rules, where the reference applies 2020-12 rules to it; through the `jsonschema` crate
 //! with the linear-time `regex` engine for `pattern`) and json_path_match (the reference's
 //! small path language and comparators), plus the JSON equality rules other validators share.

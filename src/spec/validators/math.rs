@@ -1,4 +1,4 @@
-//! math_equivalence (§2.3): LaTeX-ish normalisation, a small recursive-descent grammar, exact
+//! math_equivalence: LaTeX-ish normalisation, a small recursive-descent grammar, exact
 //! rational canonical forms compared by key (no like-term collection), and an f64 fallback with a
 //! tolerance.
 

@@ -1,5 +1,6 @@
 //! The evaluation-spec validators: one registry of the 21 validator types, their load-time config
-//! checks and their comparisons over resolved evidence (design page §2).
+//! checks and their comparisons over resolved evidence (the reference's "Validators" and
+//! "Implemented validator types" sections; the validator table of `docs/spec.md`, "Validators").
 //!
 //! Division of labour: the spec module resolves evidence (targets, `expected_from`, captures,
 //! events → tool-call trace) and assembles validator results; this module only compares. Build one
@@ -12,9 +13,9 @@
 //!   `expected`);
 //! * [`Validator::file_missing`] — `file_exists` whose target resolved to "missing";
 //! * [`Validator::code_execution`], [`Validator::tool_call_assertion`], [`Validator::postcondition`]
-//!   — the three types with their own paths (§2.5–2.7).
+//!   — the three types with their own paths.
 //!
-//! [`outcome_class`] classifies any finished result (§2.8).
+//! [`outcome_class`] classifies any finished result.
 
 mod cache;
 mod code_execution;
@@ -33,7 +34,7 @@ use serde_json::Value;
 
 use config::RawConfig;
 
-/// Every validator type, in the order of the design page.
+/// Every validator type, in the order of the validator table in `docs/spec.md`.
 pub const VALIDATOR_TYPES: &[&str] = &[
     "exact_match",
     "contains",
@@ -63,7 +64,7 @@ pub fn is_known_type(kind: &str) -> bool {
     VALIDATOR_TYPES.contains(&kind)
 }
 
-/// Whether the type needs `expected_from` (§2.1: required and resolved before comparing).
+/// Whether the type needs `expected_from` (then required, and resolved before comparing).
 pub fn needs_expected(kind: &str) -> bool {
     matches!(
         kind,
@@ -91,7 +92,7 @@ pub fn forbids_expected(kind: &str) -> bool {
     matches!(kind, "tool_call_assertion" | "postcondition")
 }
 
-/// Whether the target must use the `file:` prefix (§1.6).
+/// Whether the target must use the `file:` prefix (a rule of `spec validate`).
 pub fn needs_file_target(kind: &str) -> bool {
     matches!(
         kind,
@@ -114,7 +115,7 @@ pub struct ConfigProblem {
     pub message: String,
 }
 
-/// The load-time config checks of §2 for one validator. `config` is the decoded `config` member;
+/// The load-time config checks for one validator. `config` is the decoded `config` member;
 /// `None` and JSON `null` both mean "absent". Types without load-time checks return no problems.
 pub fn check_config(kind: &str, config: Option<&Value>) -> Vec<ConfigProblem> {
     let config = RawConfig::from_value(config);
@@ -255,7 +256,7 @@ impl From<Comparison> for ValidatorOutcome {
 }
 
 /// One entry of the tool-call trace, built by the caller from `tool.call.completed` /
-/// `tool.call.failed` events in event order (§3.5), borrowing from the run.
+/// `tool.call.failed` events in event order, borrowing from the run.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ToolCall<'a> {
     /// `tool_name` of the event payload.
@@ -432,7 +433,7 @@ impl Validator {
     }
 
     /// `file_exists` when the target resolved to "missing" (no capture, or `exists: false`):
-    /// always state `available` (§2.4).
+    /// always state `available`.
     pub fn file_missing(&self) -> Comparison {
         match &self.prepared {
             Prepared::FileExists(config) => files::file_missing(config.as_ref().ok()),
@@ -440,7 +441,7 @@ impl Validator {
         }
     }
 
-    /// `code_execution` (§2.5). `key` is the validator's key; `event_payload` is the payload of the
+    /// `code_execution`. `key` is the validator's key; `event_payload` is the payload of the
     /// **last** `grader.verification.code_executed` event whose `validator_key` equals `key`
     /// (`None` when there is none).
     pub fn code_execution(&self, key: &str, event_payload: Option<&Value>) -> ValidatorOutcome {
@@ -452,7 +453,7 @@ impl Validator {
         }
     }
 
-    /// `tool_call_assertion` (§2.6) over the whole trace, failed calls included (they are counted
+    /// `tool_call_assertion` over the whole trace, failed calls included (they are counted
     /// and otherwise ignored here). `source_call` of the outcome indexes `trace`.
     pub fn tool_call_assertion(&self, trace: &[ToolCall<'_>]) -> ValidatorOutcome {
         match &self.prepared {
@@ -464,7 +465,7 @@ impl Validator {
         }
     }
 
-    /// `postcondition` (§2.7) over its resolved `file:` target.
+    /// `postcondition` over its resolved `file:` target.
     pub fn postcondition(&self, target: TargetValue<'_>) -> ValidatorOutcome {
         match &self.prepared {
             Prepared::Postcondition(Ok(condition)) => {
@@ -493,7 +494,7 @@ fn with_config<T>(
     }
 }
 
-/// The `outcome_class` of a finished result (§2.8): `pass`, `fail`, `unavailable`,
+/// The `outcome_class` of a finished result: `pass`, `fail`, `unavailable`,
 /// `evaluator_error`, `pack_error` or `infra_error`.
 pub fn outcome_class(
     kind: &str,

@@ -1,4 +1,4 @@
-//! numeric_match (§2.3): Go-style float parsing or number extraction, significant-digit rounding,
+//! numeric_match: Go-style float parsing or number extraction, significant-digit rounding,
 //! absolute / relative tolerances (either one passing is enough).
 
 use std::sync::LazyLock;

@@ -1,4 +1,4 @@
-//! postcondition (§2.7): one condition over a captured file — exists, not_exists, contains,
+//! postcondition: one condition over a captured file — exists, not_exists, contains,
 //! not_contains, regex_match, json_path_match, equals.
 
 use regex::Regex;

@@ -1,4 +1,4 @@
-//! The simple text validators (exact_match, contains, regex_match, boolean_assert, §2.2), the
+//! The simple text validators (exact_match, contains, regex_match, boolean_assert), the
 //! normalisation steps shared by normalized_match and token_f1, fuzzy_match and normalized_match.
 
 use regex::Regex;

@@ -1,4 +1,4 @@
-//! tool_call_assertion (§2.6): presence, counts, argument fragments and tool order over the
+//! tool_call_assertion: presence, counts, argument fragments and tool order over the
 //! successful calls of the tool-call trace (failed calls are counted and otherwise ignored).
 
 use serde::Deserialize;
