@@ -31,6 +31,7 @@ mod fep_requests;
 mod fep_spec_examples;
 mod fep_stream;
 mod fepmc_parallel;
+mod input_bounds;
 mod journal_faults;
 mod judge_config;
 mod judge_replies;

@@ -1,0 +1,50 @@
+//! Inputs that would make evalctl's work grow without bound end in a named error instead: a
+//! JSONPath whose worst case over its document is too large, deeply nested YAML, a fuzzy match of
+//! very long strings, a regex pattern that compiles too large.
+
+use serde_json::json;
+
+use crate::fep_support::{check, check_results, error_of};
+
+/// `depth` arrays, each the only element of the one around it.
+fn nested_array(depth: usize) -> String {
+    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[test]
+fn a_jsonpath_that_multiplies_over_a_deep_document_is_a_jsonpath_error() {
+    let output: serde_json::Value = serde_json::from_str(&nested_array(120)).unwrap();
+    let request = json!({
+        "test_cases": [{"id": "a", "input": "q"}],
+        "outputs": [{"value": output}],
+        "checks": [check("exact_match", json!({"actual": "$..*..*..*..*", "expected": 1}))],
+    });
+    assert!(request.to_string().len() < 410, "a small request");
+    let results = check_results(
+        request["test_cases"][0].clone(),
+        request["outputs"][0].clone(),
+        vec![
+            request["checks"][0].clone(),
+            // The same document with a query of ordinary size still runs.
+            check(
+                "exact_match",
+                json!({"actual": "$.output.value[0][0]", "expected": []}),
+            ),
+            check(
+                "exact_match",
+                json!({"actual": "$..*[0][0][0]", "expected": []}),
+            ),
+        ],
+    );
+    assert_eq!(
+        error_of(&results[0]),
+        (
+            "jsonpath_error".to_string(),
+            "argument `actual`: JSONPath `$..*..*..*..*` could visit more than 1,000,000 nodes \
+             of this evaluation context (the limit for one query)"
+                .to_string()
+        )
+    );
+    assert_eq!(results[1]["status"], "completed", "{}", results[1]);
+    assert_eq!(results[2]["status"], "completed", "{}", results[2]);
+}
