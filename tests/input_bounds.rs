@@ -48,3 +48,33 @@ fn a_jsonpath_that_multiplies_over_a_deep_document_is_a_jsonpath_error() {
     assert_eq!(results[1]["status"], "completed", "{}", results[1]);
     assert_eq!(results[2]["status"], "completed", "{}", results[2]);
 }
+
+#[test]
+fn a_fuzzy_match_of_two_long_texts_is_an_error_naming_the_limit() {
+    let results = check_results(
+        json!({"id": "a", "input": "q", "expected": "b".repeat(100_000)}),
+        json!({"value": "a".repeat(100_000)}),
+        vec![
+            check(
+                "spec.fuzzy_match",
+                json!({"actual": "$.output.value", "expected": "$.test_case.expected"}),
+            ),
+            check(
+                "spec.rouge_score",
+                json!({"actual": "w ".repeat(10_001), "expected": "v ".repeat(10_000)}),
+            ),
+        ],
+    );
+    assert_eq!(
+        results[0]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "fuzzy_match input too large: the edit distance would compare 100000 × 100000 runes \
+             (limit: 100,000,000 rune pairs)"})
+    );
+    assert_eq!(
+        results[1]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "rouge_score input too large: rouge-l would compare 10001 × 10000 tokens \
+             (limit: 100,000,000 token pairs)"})
+    );
+}
