@@ -22,6 +22,7 @@ mod fep;
 mod input;
 mod interrupt;
 pub mod metrics;
+mod patterns;
 mod process_group;
 mod protocol;
 mod report;

@@ -78,3 +78,50 @@ fn a_fuzzy_match_of_two_long_texts_is_an_error_naming_the_limit() {
              (limit: 100,000,000 token pairs)"})
     );
 }
+
+#[test]
+fn regex_patterns_that_compile_too_large_are_validation_errors_naming_the_limit() {
+    // 200 test cases, each with its own pattern whose compiled form is over the limit.
+    let cases = 200;
+    let test_cases: Vec<_> = (0..cases)
+        .map(|n| {
+            json!({"id": format!("t{n}"), "input": "q", "checks": [check("regex",
+                json!({"text": "$.output.value", "pattern": format!("a{{100000}}#{n}")}))]})
+        })
+        .collect();
+    let request = json!({
+        "test_cases": test_cases,
+        "outputs": vec![json!({"value": "w"}); cases],
+        "checks": [],
+    });
+    let (document, code) = crate::fep_support::evaluate(&request);
+    assert_eq!(code, 1);
+    let results = document["results"].as_array().unwrap();
+    assert_eq!(results.len(), cases);
+    for result in results {
+        assert_eq!(
+            result["check_results"][0]["error"],
+            json!({"type": "validation_error", "recoverable": false, "message":
+                "arguments.pattern: the compiled pattern is larger than 1 MiB (the limit for one \
+                 pattern)"})
+        );
+    }
+}
+
+#[test]
+fn a_spec_regex_pattern_that_compiles_too_large_is_an_invalid_pattern() {
+    let results = check_results(
+        json!({"id": "a", "input": "q"}),
+        json!({"value": "w"}),
+        vec![check(
+            "spec.regex_match",
+            json!({"actual": "$.output.value", "expected": r"\w{200}\w{200}"}),
+        )],
+    );
+    assert_eq!(
+        results[0]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "invalid regex pattern: the compiled pattern is larger than 1 MiB (the limit for one \
+             pattern)"})
+    );
+}

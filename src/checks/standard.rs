@@ -9,11 +9,12 @@
 
 use std::borrow::Cow;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 use serde_json::Value;
 
 use super::result::CheckError;
 use crate::input::strict::{self, key_name, wrong_type};
+use crate::patterns::{self, PatternError, RegexFlags};
 use crate::text::one_line;
 
 /// The most arguments any standard check takes.
@@ -394,17 +395,6 @@ fn as_pattern(value: &Value) -> Result<&str, String> {
     strict::as_str(value)
 }
 
-/// The flags of a `regex` check.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RegexFlags {
-    /// Ignore case.
-    pub case_insensitive: bool,
-    /// `^` and `$` also match at line boundaries.
-    pub multiline: bool,
-    /// `.` also matches a newline.
-    pub dot_all: bool,
-}
-
 /// The flags a `regex` check's `flags` object may set.
 const REGEX_FLAG_NAMES: [&str; 3] = ["case_insensitive", "multiline", "dot_all"];
 
@@ -424,19 +414,15 @@ fn as_flags(value: &Value) -> Result<RegexFlags, String> {
     Ok(flags)
 }
 
-/// Compile `pattern` with `flags`; the error says why the pattern is not a regular expression.
+/// Compile `pattern` with `flags` (once per process, within the size limit of
+/// [`patterns`]); the error says why the pattern is not a regular expression or names the limit.
 fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
-    RegexBuilder::new(pattern)
-        .case_insensitive(flags.case_insensitive)
-        .multi_line(flags.multiline)
-        .dot_matches_new_line(flags.dot_all)
-        .build()
-        .map_err(|err| {
-            format!(
-                "not a valid regular expression: {}",
-                one_line(&err.to_string())
-            )
-        })
+    patterns::compile(pattern, flags).map_err(|err| match err {
+        PatternError::Syntax(reason) => {
+            format!("not a valid regular expression: {}", one_line(&reason))
+        }
+        too_large @ PatternError::TooLarge => too_large.to_string(),
+    })
 }
 
 /// Compile a `regex` check's literal pattern and flags before the run.

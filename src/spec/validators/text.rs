@@ -11,19 +11,24 @@ use super::cache::LastCompiled;
 use super::config::{check_strict, in_unit_range, Problems, RawConfig};
 use super::gofmt::go_f4;
 use super::{Comparison, ConfigProblem, RawOutput};
+use crate::patterns::{self, PatternError, RegexFlags};
 use crate::text::thousands;
 
 /// The last regex compiled from an evidence string.
 pub(super) type RegexCache = LastCompiled<Regex>;
 
-/// Compile a regex, or give the compiler's error on one line.
+/// Compile a regex (once per process, within the size limit of [`patterns`]), or give the
+/// compiler's error on one line, or name the limit.
 pub(super) fn compile_regex(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|err| one_line_regex_error(&err))
+    patterns::compile(pattern, RegexFlags::default()).map_err(|err| match err {
+        PatternError::Syntax(reason) => one_line_regex_error(&reason),
+        too_large @ PatternError::TooLarge => too_large.to_string(),
+    })
 }
 
 /// The regex crate's multi-line error, on one line.
-fn one_line_regex_error(err: &regex::Error) -> String {
-    err.to_string()
+fn one_line_regex_error(reason: &str) -> String {
+    reason
         .lines()
         .map(str::trim)
         .filter(|line| !line.is_empty())
