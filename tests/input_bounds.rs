@@ -4,6 +4,7 @@
 
 use serde_json::json;
 
+use crate::common::Sandbox;
 use crate::fep_support::{check, check_results, error_of};
 
 /// `depth` arrays, each the only element of the one around it.
@@ -124,4 +125,65 @@ fn a_spec_regex_pattern_that_compiles_too_large_is_an_invalid_pattern() {
             "invalid regex pattern: the compiled pattern is larger than 1 MiB (the limit for one \
              pattern)"})
     );
+}
+
+#[test]
+fn a_deeply_nested_yaml_spec_is_refused_before_it_is_parsed() {
+    let sandbox = Sandbox::new();
+    // About 160 KB: a validators list nested 80,000 levels deep.
+    let spec = format!("name: s\nvalidators: {}\n", nested_array(80_000));
+    sandbox.write("spec.yaml", &spec);
+    sandbox
+        .evalctl()
+        .args(["spec", "validate", "spec.yaml", "--format", "text"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: spec.yaml:2: manifest could not be decoded: flow collections ([...], {...}) \
+             nest deeper than 128 levels (the limit)\n",
+        );
+    // Block nesting is parsed in linear time and stopped by the parser's own limit.
+    let spec = format!("name: s\nvalidators:\n{}x\n", "- ".repeat(80_000));
+    sandbox.write("block.yaml", &spec);
+    sandbox
+        .evalctl()
+        .args(["spec", "validate", "block.yaml", "--format", "text"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: block.yaml:3: evaluation_spec.validators[0] expected struct ValidatorDecl, \
+             found sequence\n",
+        );
+}
+
+#[test]
+fn deeply_nested_json_is_an_error_naming_the_file_and_line() {
+    let sandbox = Sandbox::new();
+    let deep = nested_array(200);
+    sandbox.write(
+        "request.json",
+        format!(
+            "{{\"test_cases\": [{{\"id\": \"a\", \"input\": \"q\"}}],\n\"outputs\": [{{\"value\": \
+             {deep}}}], \"checks\": []}}"
+        ),
+    );
+    sandbox
+        .evalctl()
+        .args(["fep", "evaluate", "--format", "text", "request.json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: request.json: invalid JSON: recursion limit exceeded at line 2, column 147\n",
+        );
+    sandbox.write("results.jsonl", format!("{{\"a\": {deep}}}\n"));
+    sandbox
+        .evalctl()
+        .args(["summarize", "--format", "text", "results.jsonl"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("error: results.jsonl:1: invalid JSON: recursion limit exceeded at column 133\n");
 }
