@@ -39,11 +39,12 @@ pub struct CompiledPath {
 #[derive(Debug)]
 enum Plan {
     Walk(Vec<Step>),
-    /// A query and the walk of its leading name and index selectors, to the node where its
-    /// work starts.
+    /// A query, the walk of its leading name and index selectors to the node where its work
+    /// starts, and the length of that node's location.
     Query {
         query: JpQuery,
         lead: Vec<Step>,
+        lead_location: u64,
     },
 }
 
@@ -68,9 +69,19 @@ impl Plan {
             })
             .collect();
         if lead.len() == query.segments.len() {
-            Plan::Walk(lead)
-        } else {
-            Plan::Query { query, lead }
+            return Plan::Walk(lead);
+        }
+        let lead_location = lead
+            .iter()
+            .map(|step| match step {
+                Step::Name(name) => path_budget::name_selector_bytes(name),
+                Step::Index(_) => path_budget::INDEX_SELECTOR_BYTES,
+            })
+            .fold(path_budget::ROOT_LOCATION_BYTES, u64::saturating_add);
+        Plan::Query {
+            query,
+            lead,
+            lead_location,
         }
     }
 }
@@ -117,11 +128,20 @@ impl CompiledPath {
     pub fn first<'a>(&self, context: &'a Value) -> Result<&'a Value, String> {
         let found = match self.plan.as_ref() {
             Plan::Walk(steps) => walk(steps, context),
-            Plan::Query { query, lead } => match walk(lead, context) {
+            Plan::Query {
+                query,
+                lead,
+                lead_location,
+            } => match walk(lead, context) {
                 None => None,
                 Some(start) => {
-                    path_budget::admit(&query.segments[lead.len()..], start, context)
-                        .map_err(|exceeded| exceeded.reason(&self.text))?;
+                    path_budget::admit(
+                        &query.segments[lead.len()..],
+                        start,
+                        *lead_location,
+                        context,
+                    )
+                    .map_err(|exceeded| exceeded.reason(&self.text))?;
                     match js_path_process(query, context) {
                         Ok(found) => found.into_iter().next().map(|hit| hit.val),
                         Err(err) => {

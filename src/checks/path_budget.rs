@@ -71,15 +71,16 @@ struct Shape {
 }
 
 impl Shape {
-    /// The shape of `document`, walked without recursion.
-    fn of(document: &Value) -> Shape {
+    /// The shape of `document`, whose own location is `location` bytes long, walked without
+    /// recursion.
+    fn of(document: &Value, location: u64) -> Shape {
         let mut shape = Shape {
             nodes: 0,
             depth: 0,
             widest: 0,
-            location: 1,
+            location,
         };
-        let mut pending = vec![(document, 0u64, 1u64)];
+        let mut pending = vec![(document, 0u64, location)];
         while let Some((value, depth, location)) = pending.pop() {
             shape.nodes += 1;
             shape.depth = shape.depth.max(depth);
@@ -107,9 +108,15 @@ impl Shape {
     }
 }
 
+/// Bytes of the location `$` of the evaluation context itself.
+pub const ROOT_LOCATION_BYTES: u64 = 1;
+
+/// The most bytes of `[N]` in a normalized location.
+pub const INDEX_SELECTOR_BYTES: u64 = 22;
+
 /// Bytes of `['key']` in a normalized location: at most six per control character (`\u0001`),
 /// two per quote or backslash.
-fn name_selector_bytes(key: &str) -> u64 {
+pub fn name_selector_bytes(key: &str) -> u64 {
     let escaped: u64 = key
         .bytes()
         .map(|byte| match byte {
@@ -144,11 +151,16 @@ struct Bound<'a> {
     peak: u64,
 }
 
-/// Refuse a query whose remaining `segments`, run from `start` inside the evaluation context
-/// `root`, could exceed a limit.
-pub fn admit(segments: &[Segment], start: &Value, root: &Value) -> Result<(), Exceeded> {
+/// Refuse a query whose remaining `segments`, run from `start` (whose location is
+/// `start_location` bytes long) inside the evaluation context `root`, could exceed a limit.
+pub fn admit(
+    segments: &[Segment],
+    start: &Value,
+    start_location: u64,
+    root: &Value,
+) -> Result<(), Exceeded> {
     let mut bound = Bound {
-        start: Shape::of(start),
+        start: Shape::of(start, start_location),
         root,
         root_shape: None,
         visited: 0,
@@ -280,7 +292,9 @@ impl Bound<'_> {
         match test {
             Test::RelQuery(segments) => self.query(segments, shape),
             Test::AbsQuery(query) => {
-                let root = *self.root_shape.get_or_insert_with(|| Shape::of(self.root));
+                let root = *self
+                    .root_shape
+                    .get_or_insert_with(|| Shape::of(self.root, ROOT_LOCATION_BYTES));
                 self.query(&query.segments, root);
             }
             Test::Function(function) => self.function(function, shape),
@@ -327,7 +341,12 @@ mod tests {
     use serde_json::json;
 
     fn admitted(path: &str, document: &Value) -> Result<(), Exceeded> {
-        admit(&parse_json_path(path).unwrap().segments, document, document)
+        admit(
+            &parse_json_path(path).unwrap().segments,
+            document,
+            ROOT_LOCATION_BYTES,
+            document,
+        )
     }
 
     fn nested(depth: usize) -> Value {
@@ -338,7 +357,7 @@ mod tests {
     fn the_shape_counts_nodes_depth_width_and_the_longest_location() {
         let document = json!({"a": [1, 2, {"it's": null}], "b": "x"});
         assert_eq!(
-            Shape::of(&document),
+            Shape::of(&document, ROOT_LOCATION_BYTES),
             Shape {
                 nodes: 7,
                 depth: 3,
@@ -347,7 +366,8 @@ mod tests {
                 location: 18,
             }
         );
-        assert_eq!(Shape::of(&nested(3)).depth, 3);
+        assert_eq!(Shape::of(&nested(3), ROOT_LOCATION_BYTES).depth, 3);
+        assert_eq!(Shape::of(&json!([]), 100).location, 100);
     }
 
     #[test]
@@ -378,6 +398,14 @@ mod tests {
         let key = "k".repeat(50_000);
         let long_keys = (0..100).fold(json!(1), |inner, _| json!({key.as_str(): inner}));
         assert_eq!(admitted("$..*", &long_keys), Err(Exceeded::LocationBytes));
+        // A long leading path makes every location below it long.
+        let wide = json!((0..200_000).collect::<Vec<_>>());
+        let segments = parse_json_path("$[*]").unwrap().segments;
+        assert_eq!(admit(&segments, &wide, 1, &wide), Ok(()));
+        assert_eq!(
+            admit(&segments, &wide, 2_000, &wide),
+            Err(Exceeded::LocationBytes)
+        );
     }
 
     #[test]
