@@ -187,3 +187,30 @@ fn deeply_nested_json_is_an_error_naming_the_file_and_line() {
         .stdout("")
         .stderr("error: results.jsonl:1: invalid JSON: recursion limit exceeded at column 133\n");
 }
+
+#[test]
+fn a_contains_check_with_too_much_to_search_is_a_validation_error_naming_the_limit() {
+    // 20,000 phrases, each searched for in 50,001 bytes of text: 1,000,020,000 bytes.
+    let phrases = vec!["zz"; 20_000];
+    let results = check_results(
+        json!({"id": "a", "input": "q"}),
+        json!({"value": format!("{}z", "ab".repeat(25_000))}),
+        vec![
+            check(
+                "contains",
+                json!({"text": "$.output.value", "phrases": phrases}),
+            ),
+            check(
+                "contains",
+                json!({"text": "$.output.value", "phrases": ["ab", "z"]}),
+            ),
+        ],
+    );
+    assert_eq!(
+        results[0]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "argument `phrases`: searching 20000 phrases in 50001 bytes of text could scan more \
+             than 1,000,000,000 bytes (the limit for one check)"})
+    );
+    assert_eq!(results[1]["results"], json!({"passed": true}));
+}

@@ -15,7 +15,7 @@ use serde_json::Value;
 use super::result::CheckError;
 use crate::input::strict::{self, key_name, wrong_type};
 use crate::patterns::{self, PatternError, RegexFlags};
-use crate::text::one_line;
+use crate::text::{one_line, thousands};
 
 /// The most arguments any standard check takes.
 pub const MAX_ARGS: usize = 6;
@@ -221,6 +221,16 @@ impl CheckKind {
                 let case_sensitive = args.flag(2, true)?;
                 let negate = args.flag(3, false)?;
                 let text = args.text(0);
+                let scan = (phrases.len() as u64).saturating_mul(text.len() as u64);
+                if scan > MAX_CONTAINS_SCAN {
+                    return Err(CheckError::validation(format!(
+                        "argument `phrases`: searching {} phrases in {} bytes of text could scan \
+                         more than {} bytes (the limit for one check)",
+                        phrases.len(),
+                        text.len(),
+                        thousands(MAX_CONTAINS_SCAN)
+                    )));
+                }
                 let haystack = if case_sensitive {
                     text
                 } else {
@@ -413,6 +423,10 @@ fn as_flags(value: &Value) -> Result<RegexFlags, String> {
     }
     Ok(flags)
 }
+
+/// The most bytes one `contains` check may scan: each phrase is searched for in the whole text,
+/// so the work is the number of phrases times the length of the text.
+const MAX_CONTAINS_SCAN: u64 = 1_000_000_000;
 
 /// Compile `pattern` with `flags` (once per process, within the size limit of
 /// [`patterns`]); the error says why the pattern is not a regular expression or names the limit.
