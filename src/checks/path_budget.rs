@@ -7,12 +7,18 @@
 //! into billions of nodes. The bound is computed from the query and four numbers of the
 //! document (its nodes, depth, widest container and longest location): each step's node count
 //! is bounded by the previous step's, how often one node can recur in it, and the document's
-//! shape; a filter costs its subqueries once per candidate. The bound is an over-estimate,
-//! exact enough that ordinary queries over ordinary documents stay far below it.
+//! shape; a filter costs its subqueries once per candidate, and a `match()` or `search()` call
+//! costs more when its pattern compiles large. The bound is an over-estimate, exact enough that
+//! ordinary queries over ordinary documents stay far below it.
+
+use std::collections::HashMap;
+use std::sync::{LazyLock, Mutex};
 
 use jsonpath_rust::parser::model::{
-    Comparable, Comparison, Filter, FilterAtom, FnArg, Segment, Selector, Test, TestFunction,
+    Comparable, Comparison, Filter, FilterAtom, FnArg, Literal, Segment, Selector, Test,
+    TestFunction,
 };
+use regex::RegexBuilder;
 use serde_json::Value;
 
 use crate::text::thousands;
@@ -24,8 +30,53 @@ pub const MAX_QUERY_NODES: u64 = 1_000_000;
 pub const MAX_LOCATION_BYTES: u64 = 256 << 20;
 
 /// What a `match()` or `search()` call costs in nodes: the engine compiles its pattern on every
-/// call.
+/// call (with the regex crate's own limit of 10 MB).
 const REGEX_CALL_NODES: u64 = 100;
+
+/// What such a call costs when its pattern compiles to more than [`SMALL_PATTERN_BYTES`], or
+/// comes from the document (its size is then unknown).
+const LARGE_REGEX_CALL_NODES: u64 = 100_000;
+
+/// The compiled size under which a pattern counts as [`REGEX_CALL_NODES`].
+const SMALL_PATTERN_BYTES: usize = 64 << 10;
+
+/// The most literal patterns whose size class is remembered.
+const MAX_SIZED_PATTERNS: usize = 256;
+
+/// Whether each literal pattern seen compiles within [`SMALL_PATTERN_BYTES`].
+static SMALL_PATTERNS: LazyLock<Mutex<HashMap<String, bool>>> = LazyLock::new(Mutex::default);
+
+/// The nodes one `match()` or `search()` call with `pattern` counts for.
+fn regex_call_nodes(pattern: &FnArg) -> u64 {
+    let FnArg::Literal(Literal::String(pattern)) = pattern else {
+        return LARGE_REGEX_CALL_NODES;
+    };
+    let known = SMALL_PATTERNS
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .get(pattern)
+        .copied();
+    let small = known.unwrap_or_else(|| {
+        let small = !matches!(
+            RegexBuilder::new(pattern)
+                .size_limit(SMALL_PATTERN_BYTES)
+                .build(),
+            Err(regex::Error::CompiledTooBig(_))
+        );
+        let mut sized = SMALL_PATTERNS
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        if sized.len() < MAX_SIZED_PATTERNS {
+            sized.insert(pattern.clone(), small);
+        }
+        small
+    });
+    if small {
+        REGEX_CALL_NODES
+    } else {
+        LARGE_REGEX_CALL_NODES
+    }
+}
 
 /// Memory one selected node holds besides its location text.
 const NODE_BYTES: u64 = 48;
@@ -320,7 +371,7 @@ impl Bound<'_> {
             TestFunction::Search(text, pattern) | TestFunction::Match(text, pattern) => {
                 self.argument(text, shape);
                 self.argument(pattern, shape);
-                self.visit(REGEX_CALL_NODES);
+                self.visit(regex_call_nodes(pattern));
             }
         }
     }
@@ -395,6 +446,14 @@ mod tests {
         let wide = json!((0..2_000).collect::<Vec<_>>());
         assert_eq!(admitted("$[?$[*]]", &wide), Err(Exceeded::Nodes));
         assert_eq!(admitted("$[?count($..*) > 0]", &wide), Err(Exceeded::Nodes));
+        // A pattern that compiles large, or comes from the document, costs more per call.
+        let items = json!((0..100).map(|n| n.to_string()).collect::<Vec<_>>());
+        assert_eq!(admitted("$[?match(@, '[0-9]{2}')]", &items), Ok(()));
+        assert_eq!(
+            admitted("$[?match(@, '\\\\w{300}')]", &items),
+            Err(Exceeded::Nodes)
+        );
+        assert_eq!(admitted("$[?match(@, $[0])]", &items), Err(Exceeded::Nodes));
         let key = "k".repeat(50_000);
         let long_keys = (0..100).fold(json!(1), |inner, _| json!({key.as_str(): inner}));
         assert_eq!(admitted("$..*", &long_keys), Err(Exceeded::LocationBytes));
