@@ -23,6 +23,7 @@ mod input;
 mod interrupt;
 pub mod metrics;
 mod owner_only;
+mod patterns;
 mod process_group;
 mod protocol;
 mod report;

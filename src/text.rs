@@ -1,6 +1,6 @@
 //! Small text helpers every message shares: JSON type names, text and one-line excerpts with
 //! control characters shown rather than obeyed, clipping, I/O reasons without Rust's "(os error N)",
-//! and durations as people write them.
+//! durations as people write them and limits with their thousands separated.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -95,6 +95,19 @@ pub fn milliseconds(duration: std::time::Duration) -> f64 {
     duration.as_micros() as f64 / 1000.0
 }
 
+/// `number` with its thousands separated by commas (`1,000,000`), as limits are written.
+pub fn thousands(number: u64) -> String {
+    let digits = number.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -119,6 +132,14 @@ mod tests {
         assert_eq!(clip("abc", 3), "abc");
         assert_eq!(clip_tail("abcdef", 3), "…def");
         assert_eq!(clip_tail("éé", 3), "éé");
+    }
+
+    #[test]
+    fn thousands_are_separated() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1_000), "1,000");
+        assert_eq!(thousands(100_000_000), "100,000,000");
     }
 
     #[test]

@@ -34,6 +34,7 @@ mod fep_spec_examples;
 mod fep_stream;
 mod fepmc_parallel;
 mod header_env;
+mod input_bounds;
 mod journal_faults;
 mod judge_config;
 mod judge_replies;

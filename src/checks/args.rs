@@ -13,6 +13,7 @@ use jsonpath_rust::parser::parse_json_path;
 use jsonpath_rust::query::js_path_process;
 use serde_json::Value;
 
+use super::path_budget;
 use crate::text::one_line;
 
 /// Where an argument's value comes from.
@@ -33,11 +34,18 @@ pub struct CompiledPath {
 
 /// How a compiled path is evaluated. Paths made only of name and index selectors (`$.a.b[0]`,
 /// `$['a']`, by far the most common) are walked directly, with the RFC 9535 semantics of those
-/// selectors; every other path runs through jsonpath-rust's query engine.
+/// selectors; every other path runs through jsonpath-rust's query engine, once its work is known
+/// to stay within the limits of [`path_budget`].
 #[derive(Debug)]
 enum Plan {
     Walk(Vec<Step>),
-    Query(JpQuery),
+    /// A query, the walk of its leading name and index selectors to the node where its work
+    /// starts, and the length of that node's location.
+    Query {
+        query: JpQuery,
+        lead: Vec<Step>,
+        lead_location: u64,
+    },
 }
 
 /// One step of a direct walk.
@@ -51,20 +59,38 @@ enum Step {
 
 impl Plan {
     fn of(query: JpQuery) -> Plan {
-        let steps: Option<Vec<Step>> = query
+        let lead: Vec<Step> = query
             .segments
             .iter()
-            .map(|segment| match segment {
+            .map_while(|segment| match segment {
                 Segment::Selector(Selector::Name(name)) => Some(Step::Name(name.clone())),
                 Segment::Selector(Selector::Index(index)) => Some(Step::Index(*index)),
                 _ => None,
             })
             .collect();
-        match steps {
-            Some(steps) => Plan::Walk(steps),
-            None => Plan::Query(query),
+        if lead.len() == query.segments.len() {
+            return Plan::Walk(lead);
+        }
+        let lead_location = lead
+            .iter()
+            .map(|step| match step {
+                Step::Name(name) => path_budget::name_selector_bytes(name),
+                Step::Index(_) => path_budget::INDEX_SELECTOR_BYTES,
+            })
+            .fold(path_budget::ROOT_LOCATION_BYTES, u64::saturating_add);
+        Plan::Query {
+            query,
+            lead,
+            lead_location,
         }
     }
+}
+
+/// The node `steps` lead to from `value`, if any.
+fn walk<'a>(steps: &[Step], value: &'a Value) -> Option<&'a Value> {
+    steps
+        .iter()
+        .try_fold(value, |value, step| step.select(value))
 }
 
 /// Objects up to this many members are searched key by key rather than by hash.
@@ -97,19 +123,34 @@ impl CompiledPath {
         &self.text
     }
 
-    /// The first value the path selects in `context`, or why there is none.
+    /// The first value the path selects in `context`, or why there is none (a query whose work
+    /// could exceed the limits of [`path_budget`] is not run).
     pub fn first<'a>(&self, context: &'a Value) -> Result<&'a Value, String> {
         let found = match self.plan.as_ref() {
-            Plan::Walk(steps) => steps
-                .iter()
-                .try_fold(context, |value, step| step.select(value)),
-            Plan::Query(query) => match js_path_process(query, context) {
-                Ok(found) => found.into_iter().next().map(|hit| hit.val),
-                Err(err) => {
-                    return Err(format!(
-                        "JSONPath `{}` could not be evaluated: {err}",
-                        self.text
-                    ))
+            Plan::Walk(steps) => walk(steps, context),
+            Plan::Query {
+                query,
+                lead,
+                lead_location,
+            } => match walk(lead, context) {
+                None => None,
+                Some(start) => {
+                    path_budget::admit(
+                        &query.segments[lead.len()..],
+                        start,
+                        *lead_location,
+                        context,
+                    )
+                    .map_err(|exceeded| exceeded.reason(&self.text))?;
+                    match js_path_process(query, context) {
+                        Ok(found) => found.into_iter().next().map(|hit| hit.val),
+                        Err(err) => {
+                            return Err(format!(
+                                "JSONPath `{}` could not be evaluated: {err}",
+                                self.text
+                            ))
+                        }
+                    }
                 }
             },
         };
@@ -231,7 +272,7 @@ mod tests {
             assert_eq!(compiled.first(&context).ok(), engine, "{text}");
         }
         let general = cache.compile("$.output.value[1:]").unwrap();
-        assert!(matches!(*general.plan, Plan::Query(_)));
+        assert!(matches!(*general.plan, Plan::Query { .. }));
         assert_eq!(general.first(&context).unwrap(), &json!("q"));
     }
 

@@ -15,6 +15,7 @@ pub mod args;
 pub mod custom;
 pub mod extended;
 pub mod file;
+mod path_budget;
 pub mod result;
 pub mod standard;
 pub mod timestamp;

@@ -9,12 +9,13 @@
 
 use std::borrow::Cow;
 
-use regex::{Regex, RegexBuilder};
+use regex::Regex;
 use serde_json::Value;
 
 use super::result::CheckError;
 use crate::input::strict::{self, key_name, wrong_type};
-use crate::text::one_line;
+use crate::patterns::{self, PatternError, RegexFlags};
+use crate::text::{one_line, thousands};
 
 /// The most arguments any standard check takes.
 pub const MAX_ARGS: usize = 6;
@@ -220,6 +221,16 @@ impl CheckKind {
                 let case_sensitive = args.flag(2, true)?;
                 let negate = args.flag(3, false)?;
                 let text = args.text(0);
+                let scan = (phrases.len() as u64).saturating_mul(text.len() as u64);
+                if scan > MAX_CONTAINS_SCAN {
+                    return Err(CheckError::validation(format!(
+                        "argument `phrases`: searching {} phrases in {} bytes of text could scan \
+                         more than {} bytes (the limit for one check)",
+                        phrases.len(),
+                        text.len(),
+                        thousands(MAX_CONTAINS_SCAN)
+                    )));
+                }
                 let haystack = if case_sensitive {
                     text
                 } else {
@@ -394,17 +405,6 @@ fn as_pattern(value: &Value) -> Result<&str, String> {
     strict::as_str(value)
 }
 
-/// The flags of a `regex` check.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct RegexFlags {
-    /// Ignore case.
-    pub case_insensitive: bool,
-    /// `^` and `$` also match at line boundaries.
-    pub multiline: bool,
-    /// `.` also matches a newline.
-    pub dot_all: bool,
-}
-
 /// The flags a `regex` check's `flags` object may set.
 const REGEX_FLAG_NAMES: [&str; 3] = ["case_insensitive", "multiline", "dot_all"];
 
@@ -424,19 +424,19 @@ fn as_flags(value: &Value) -> Result<RegexFlags, String> {
     Ok(flags)
 }
 
-/// Compile `pattern` with `flags`; the error says why the pattern is not a regular expression.
+/// The most bytes one `contains` check may scan: each phrase is searched for in the whole text,
+/// so the work is the number of phrases times the length of the text.
+const MAX_CONTAINS_SCAN: u64 = 1_000_000_000;
+
+/// Compile `pattern` with `flags` (once per process, within the size limit of
+/// [`patterns`]); the error says why the pattern is not a regular expression or names the limit.
 fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
-    RegexBuilder::new(pattern)
-        .case_insensitive(flags.case_insensitive)
-        .multi_line(flags.multiline)
-        .dot_matches_new_line(flags.dot_all)
-        .build()
-        .map_err(|err| {
-            format!(
-                "not a valid regular expression: {}",
-                one_line(&err.to_string())
-            )
-        })
+    patterns::compile(pattern, flags).map_err(|err| match err {
+        PatternError::Syntax(reason) => {
+            format!("not a valid regular expression: {}", one_line(&reason))
+        }
+        too_large @ PatternError::TooLarge => too_large.to_string(),
+    })
 }
 
 /// Compile a `regex` check's literal pattern and flags before the run.

@@ -9,6 +9,7 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
+use super::flow_depth;
 use super::model::SpecDefinition;
 
 /// One problem with a spec: the field path (`evaluation_spec.validators[2].config.threshold`), the
@@ -147,18 +148,29 @@ fn parse<T: DeserializeOwned>(
                         .map_err(|err| json_failure(String::new(), err))
                 })
         }
-        Format::Yaml => {
-            let deserializer = serde_norway::Deserializer::from_slice(bytes);
-            serde_path_to_error::deserialize(deserializer).map_err(|err| {
-                let path = err.path().to_string();
-                let inner = err.into_inner();
-                let location = inner.location();
-                let line = location.as_ref().map(|at| at.line());
-                let column = location.as_ref().map(|at| at.column());
-                let message = without_position(&inner.to_string(), line, column);
-                (path, message, line)
-            })
-        }
+        Format::Yaml => match flow_depth::too_deep_at(bytes) {
+            Some(line) => Err((
+                String::new(),
+                format!(
+                    "could not be decoded: flow collections ([...], {{...}}) nest deeper than {} \
+                     levels (the limit)",
+                    flow_depth::MAX_FLOW_DEPTH
+                ),
+                Some(line),
+            )),
+            None => {
+                let deserializer = serde_norway::Deserializer::from_slice(bytes);
+                serde_path_to_error::deserialize(deserializer).map_err(|err| {
+                    let path = err.path().to_string();
+                    let inner = err.into_inner();
+                    let location = inner.location();
+                    let line = location.as_ref().map(|at| at.line());
+                    let column = location.as_ref().map(|at| at.column());
+                    let message = without_position(&inner.to_string(), line, column);
+                    (path, message, line)
+                })
+            }
+        },
     };
     result.map_err(|(path, message, line)| {
         vec![SpecProblem {

@@ -12,6 +12,7 @@ pub mod command;
 pub mod decode;
 pub mod evaluate;
 pub mod evidence;
+mod flow_depth;
 pub mod gostr;
 pub mod judges;
 pub mod live;

@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use super::config::{check_strict, RawConfig};
 use super::gofmt::go_f4;
-use super::text::{evidence, normalize, prepare_text, threshold_problem};
+use super::text::{evidence, normalize, prepare_text, threshold_problem, within_pair_limit};
 use super::{Comparison, ConfigProblem};
 
 /// `score %.4f is below threshold %.4f`.
@@ -416,6 +416,11 @@ pub(super) fn rouge_score(config: &RougeConfig, actual: &str, expected: &str) ->
                 )
             }
             _ => {
+                if let Err(reason) = within_pair_limit(candidate.len(), reference.len(), "token") {
+                    return Comparison::error(format!(
+                        "rouge_score input too large: rouge-l {reason}"
+                    ));
+                }
                 let common = lcs_length(&candidate, &reference);
                 (
                     ratio(common, candidate.len()),
@@ -566,6 +571,7 @@ pub(super) fn chrf_score(config: &ChrfConfig, actual: &str, expected: &str) -> C
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::spec::validators::Verdict;
 
     #[test]
     fn rouge_l_example_from_the_design_page() {
@@ -576,6 +582,18 @@ mod tests {
             "the cat slept on the rug",
         );
         assert!((outcome.score.unwrap_or(0.0) - 2.0 / 3.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn rouge_l_over_too_many_token_pairs_is_an_error() {
+        let long = "w ".repeat(10_001);
+        let outcome = rouge_score(&RougeConfig::default(), &long, &"v ".repeat(10_000));
+        assert_eq!(outcome.verdict, Verdict::Error);
+        assert_eq!(
+            outcome.reason,
+            "rouge_score input too large: rouge-l would compare 10001 × 10000 tokens \
+             (limit: 100,000,000 token pairs)"
+        );
     }
 
     #[test]

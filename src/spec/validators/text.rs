@@ -11,18 +11,24 @@ use super::cache::LastCompiled;
 use super::config::{check_strict, in_unit_range, Problems, RawConfig};
 use super::gofmt::go_f4;
 use super::{Comparison, ConfigProblem, RawOutput};
+use crate::patterns::{self, PatternError, RegexFlags};
+use crate::text::thousands;
 
 /// The last regex compiled from an evidence string.
 pub(super) type RegexCache = LastCompiled<Regex>;
 
-/// Compile a regex, or give the compiler's error on one line.
+/// Compile a regex (once per process, within the size limit of [`patterns`]), or give the
+/// compiler's error on one line, or name the limit.
 pub(super) fn compile_regex(pattern: &str) -> Result<Regex, String> {
-    Regex::new(pattern).map_err(|err| one_line_regex_error(&err))
+    patterns::compile(pattern, RegexFlags::default()).map_err(|err| match err {
+        PatternError::Syntax(reason) => one_line_regex_error(&reason),
+        too_large @ PatternError::TooLarge => too_large.to_string(),
+    })
 }
 
 /// The regex crate's multi-line error, on one line.
-fn one_line_regex_error(err: &regex::Error) -> String {
-    err.to_string()
+fn one_line_regex_error(reason: &str) -> String {
+    reason
         .lines()
         .map(str::trim)
         .filter(|line| !line.is_empty())
@@ -307,9 +313,28 @@ pub(super) fn threshold_problem(threshold: Option<f64>, problems: &mut Problems)
     }
 }
 
+/// The most pairs of items (runes for `fuzzy_match`, tokens for `rouge_score`'s rouge-l) one
+/// quadratic comparison may take: the work of an edit distance or a longest common subsequence
+/// grows with the product of the two lengths.
+pub(super) const MAX_COMPARED_PAIRS: u64 = 100_000_000;
+
+/// `Err` with the reason when comparing `a` by `b` items (`item` names one) is over
+/// [`MAX_COMPARED_PAIRS`].
+pub(super) fn within_pair_limit(a: usize, b: usize, item: &str) -> Result<(), String> {
+    let pairs = (a as u64).saturating_mul(b as u64);
+    if pairs > MAX_COMPARED_PAIRS {
+        return Err(format!(
+            "would compare {a} × {b} {item}s (limit: {} {item} pairs)",
+            thousands(MAX_COMPARED_PAIRS)
+        ));
+    }
+    Ok(())
+}
+
 /// The Levenshtein distance in chars, as `strsim::levenshtein`, computed without the common
-/// prefix and suffix (they never change it, and near-matches are mostly that).
-fn levenshtein(a: &str, b: &str) -> usize {
+/// prefix and suffix (they never change it, and near-matches are mostly that); `Err` when what
+/// remains is over [`MAX_COMPARED_PAIRS`].
+fn levenshtein(a: &str, b: &str) -> Result<usize, String> {
     let common = |a: &mut dyn Iterator<Item = char>, b: &mut dyn Iterator<Item = char>| -> usize {
         a.zip(b)
             .take_while(|(x, y)| x == y)
@@ -320,7 +345,9 @@ fn levenshtein(a: &str, b: &str) -> usize {
     let prefix = common(&mut a.chars(), &mut b.chars());
     let (a, b) = (&a[prefix..], &b[prefix..]);
     let suffix = common(&mut a.chars().rev(), &mut b.chars().rev());
-    strsim::levenshtein(&a[..a.len() - suffix], &b[..b.len() - suffix])
+    let (a, b) = (&a[..a.len() - suffix], &b[..b.len() - suffix]);
+    within_pair_limit(a.chars().count(), b.chars().count(), "rune")?;
+    Ok(strsim::levenshtein(a, b))
 }
 
 pub(super) fn fuzzy_match(config: &FuzzyConfig, actual: &str, expected: &str) -> Comparison {
@@ -337,7 +364,14 @@ pub(super) fn fuzzy_match(config: &FuzzyConfig, actual: &str, expected: &str) ->
             "fuzzy_match input too large: inputs exceed {FUZZY_MAX_RUNES} runes"
         ));
     }
-    let distance = levenshtein(&actual, &expected);
+    let distance = match levenshtein(&actual, &expected) {
+        Ok(distance) => distance,
+        Err(reason) => {
+            return Comparison::error(format!(
+                "fuzzy_match input too large: the edit distance {reason}"
+            ))
+        }
+    };
     let sum_length = actual_len + expected_len;
     let similarity = if sum_length == 0 {
         1.0
@@ -529,9 +563,24 @@ mod tests {
         for a in texts {
             assert_eq!(case_fold(a), caseless::default_case_fold_str(a), "{a}");
             for b in texts {
-                assert_eq!(levenshtein(a, b), strsim::levenshtein(a, b), "{a:?} {b:?}");
+                assert_eq!(
+                    levenshtein(a, b),
+                    Ok(strsim::levenshtein(a, b)),
+                    "{a:?} {b:?}"
+                );
             }
         }
+        let (long_a, long_b) = ("a".repeat(10_001), "b".repeat(10_000));
+        assert_eq!(
+            levenshtein(&format!("x{long_a}y"), &format!("x{long_b}y")),
+            Err("would compare 10001 × 10000 runes (limit: 100,000,000 rune pairs)".into())
+        );
+        let same = format!("{long_a}{long_b}");
+        assert_eq!(
+            levenshtein(&same, &same),
+            Ok(0),
+            "common parts cost nothing"
+        );
         let ascii: String = (0u8..128).map(char::from).collect();
         assert_eq!(case_fold(&ascii), caseless::default_case_fold_str(&ascii));
     }

@@ -1,0 +1,216 @@
+//! Inputs that would make evalctl's work grow without bound end in a named error instead: a
+//! JSONPath whose worst case over its document is too large, deeply nested YAML, a fuzzy match of
+//! very long strings, a regex pattern that compiles too large.
+
+use serde_json::json;
+
+use crate::common::Sandbox;
+use crate::fep_support::{check, check_results, error_of};
+
+/// `depth` arrays, each the only element of the one around it.
+fn nested_array(depth: usize) -> String {
+    format!("{}{}", "[".repeat(depth), "]".repeat(depth))
+}
+
+#[test]
+fn a_jsonpath_that_multiplies_over_a_deep_document_is_a_jsonpath_error() {
+    let output: serde_json::Value = serde_json::from_str(&nested_array(120)).unwrap();
+    let request = json!({
+        "test_cases": [{"id": "a", "input": "q"}],
+        "outputs": [{"value": output}],
+        "checks": [check("exact_match", json!({"actual": "$..*..*..*..*", "expected": 1}))],
+    });
+    assert!(request.to_string().len() < 410, "a small request");
+    let results = check_results(
+        request["test_cases"][0].clone(),
+        request["outputs"][0].clone(),
+        vec![
+            request["checks"][0].clone(),
+            // The same document with a query of ordinary size still runs.
+            check(
+                "exact_match",
+                json!({"actual": "$.output.value[0][0]", "expected": []}),
+            ),
+            check(
+                "exact_match",
+                json!({"actual": "$..*[0][0][0]", "expected": []}),
+            ),
+        ],
+    );
+    assert_eq!(
+        error_of(&results[0]),
+        (
+            "jsonpath_error".to_string(),
+            "argument `actual`: JSONPath `$..*..*..*..*` could visit more than 1,000,000 nodes \
+             of this evaluation context (the limit for one query)"
+                .to_string()
+        )
+    );
+    assert_eq!(results[1]["status"], "completed", "{}", results[1]);
+    assert_eq!(results[2]["status"], "completed", "{}", results[2]);
+}
+
+#[test]
+fn a_fuzzy_match_of_two_long_texts_is_an_error_naming_the_limit() {
+    let results = check_results(
+        json!({"id": "a", "input": "q", "expected": "b".repeat(100_000)}),
+        json!({"value": "a".repeat(100_000)}),
+        vec![
+            check(
+                "spec.fuzzy_match",
+                json!({"actual": "$.output.value", "expected": "$.test_case.expected"}),
+            ),
+            check(
+                "spec.rouge_score",
+                json!({"actual": "w ".repeat(10_001), "expected": "v ".repeat(10_000)}),
+            ),
+        ],
+    );
+    assert_eq!(
+        results[0]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "fuzzy_match input too large: the edit distance would compare 100000 × 100000 runes \
+             (limit: 100,000,000 rune pairs)"})
+    );
+    assert_eq!(
+        results[1]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "rouge_score input too large: rouge-l would compare 10001 × 10000 tokens \
+             (limit: 100,000,000 token pairs)"})
+    );
+}
+
+#[test]
+fn regex_patterns_that_compile_too_large_are_validation_errors_naming_the_limit() {
+    // 200 test cases, each with its own pattern whose compiled form is over the limit.
+    let cases = 200;
+    let test_cases: Vec<_> = (0..cases)
+        .map(|n| {
+            json!({"id": format!("t{n}"), "input": "q", "checks": [check("regex",
+                json!({"text": "$.output.value", "pattern": format!("a{{100000}}#{n}")}))]})
+        })
+        .collect();
+    let request = json!({
+        "test_cases": test_cases,
+        "outputs": vec![json!({"value": "w"}); cases],
+        "checks": [],
+    });
+    let (document, code) = crate::fep_support::evaluate(&request);
+    assert_eq!(code, 1);
+    let results = document["results"].as_array().unwrap();
+    assert_eq!(results.len(), cases);
+    for result in results {
+        assert_eq!(
+            result["check_results"][0]["error"],
+            json!({"type": "validation_error", "recoverable": false, "message":
+                "arguments.pattern: the compiled pattern is larger than 1 MiB (the limit for one \
+                 pattern)"})
+        );
+    }
+}
+
+#[test]
+fn a_spec_regex_pattern_that_compiles_too_large_is_an_invalid_pattern() {
+    let results = check_results(
+        json!({"id": "a", "input": "q"}),
+        json!({"value": "w"}),
+        vec![check(
+            "spec.regex_match",
+            json!({"actual": "$.output.value", "expected": r"\w{200}\w{200}"}),
+        )],
+    );
+    assert_eq!(
+        results[0]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "invalid regex pattern: the compiled pattern is larger than 1 MiB (the limit for one \
+             pattern)"})
+    );
+}
+
+#[test]
+fn a_deeply_nested_yaml_spec_is_refused_before_it_is_parsed() {
+    let sandbox = Sandbox::new();
+    // About 160 KB: a validators list nested 80,000 levels deep.
+    let spec = format!("name: s\nvalidators: {}\n", nested_array(80_000));
+    sandbox.write("spec.yaml", &spec);
+    sandbox
+        .evalctl()
+        .args(["spec", "validate", "spec.yaml", "--format", "text"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: spec.yaml:2: manifest could not be decoded: flow collections ([...], {...}) \
+             nest deeper than 128 levels (the limit)\n",
+        );
+    // Block nesting is parsed in linear time and stopped by the parser's own limit.
+    let spec = format!("name: s\nvalidators:\n{}x\n", "- ".repeat(80_000));
+    sandbox.write("block.yaml", &spec);
+    sandbox
+        .evalctl()
+        .args(["spec", "validate", "block.yaml", "--format", "text"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: block.yaml:3: evaluation_spec.validators[0] expected struct ValidatorDecl, \
+             found sequence\n",
+        );
+}
+
+#[test]
+fn deeply_nested_json_is_an_error_naming_the_file_and_line() {
+    let sandbox = Sandbox::new();
+    let deep = nested_array(200);
+    sandbox.write(
+        "request.json",
+        format!(
+            "{{\"test_cases\": [{{\"id\": \"a\", \"input\": \"q\"}}],\n\"outputs\": [{{\"value\": \
+             {deep}}}], \"checks\": []}}"
+        ),
+    );
+    sandbox
+        .evalctl()
+        .args(["fep", "evaluate", "--format", "text", "request.json"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: request.json: invalid JSON: recursion limit exceeded at line 2, column 147\n",
+        );
+    sandbox.write("results.jsonl", format!("{{\"a\": {deep}}}\n"));
+    sandbox
+        .evalctl()
+        .args(["summarize", "--format", "text", "results.jsonl"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr("error: results.jsonl:1: invalid JSON: recursion limit exceeded at column 133\n");
+}
+
+#[test]
+fn a_contains_check_with_too_much_to_search_is_a_validation_error_naming_the_limit() {
+    // 20,000 phrases, each searched for in 50,001 bytes of text: 1,000,020,000 bytes.
+    let phrases = vec!["zz"; 20_000];
+    let results = check_results(
+        json!({"id": "a", "input": "q"}),
+        json!({"value": format!("{}z", "ab".repeat(25_000))}),
+        vec![
+            check(
+                "contains",
+                json!({"text": "$.output.value", "phrases": phrases}),
+            ),
+            check(
+                "contains",
+                json!({"text": "$.output.value", "phrases": ["ab", "z"]}),
+            ),
+        ],
+    );
+    assert_eq!(
+        results[0]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "argument `phrases`: searching 20000 phrases in 50001 bytes of text could scan more \
+             than 1,000,000,000 bytes (the limit for one check)"})
+    );
+    assert_eq!(results[1]["results"], json!({"passed": true}));
+}
