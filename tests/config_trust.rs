@@ -123,3 +123,38 @@ fn init_writes_a_file_discovery_trusts_whatever_the_umask() {
         "evalctl.toml"
     );
 }
+
+#[test]
+fn an_unprivileged_user_does_not_use_roots_config() {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("an_unprivileged_user_does_not_use_roots_config: skipped, it runs as root");
+        return;
+    }
+    // A directory everyone may write in (a shared /tmp), holding root's file.
+    let dir = shared_config(0o644);
+    for path in [
+        dir.path().to_path_buf(),
+        dir.join("shared"),
+        dir.join("shared/work"),
+    ] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777)).unwrap();
+    }
+    let mut command = std::process::Command::new("setpriv");
+    command
+        .args(["--reuid=65534", "--regid=65534", "--clear-groups"])
+        .arg(crate::common::bin())
+        .args(["run", "--candidate", "x", "--format", "text"])
+        .current_dir(dir.join("shared/work"));
+    crate::common::clean_environment(&mut command);
+    let ignored = command.output().unwrap();
+    assert_eq!(
+        stderr_text(&ignored),
+        format!(
+            "warning: ../evalctl.toml is not used: it is owned by another user (uid 0; you are \
+             uid 65534), so someone else could choose the commands evalctl runs; if you trust \
+             it, pass --config ../evalctl.toml\n{NO_EVALUATOR}"
+        )
+    );
+    assert!(!dir.exists("shared/marker"), "the file's evaluator ran");
+}
