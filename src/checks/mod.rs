@@ -1,11 +1,13 @@
 //! Built-in checks (FEP 0.0.1, section 2.3): check definitions, argument resolution with JSONPath,
 //! the four standard checks and their results.
 //!
-//! A check object goes through two stages. [`parse_check`] validates its shape (an object with a
-//! known `type` and an `arguments` object); a failure there is a problem of the whole request.
-//! [`Check::prepare`] then validates the arguments, compiles JSONPaths (once per run, through a
-//! [`PathCache`]) and a literal regex; problems found there make that one check a
-//! `validation_error` when it runs, and never stop the other checks.
+//! A check object goes through two stages. [`parse_check`] validates its shape as FEP's Check
+//! schema says (an object with a known `type`, an `arguments` object, a semver `version`; other
+//! members are ignored); a failure there is a problem of the whole request. [`Check::prepare`]
+//! then validates the arguments, compiles JSONPaths (once per run, through a [`PathCache`]) and a
+//! literal regex; problems found there make that one check a `validation_error` (a
+//! `jsonpath_error` when only JSONPaths fail to parse) when it runs, and never stop the other
+//! checks.
 //!
 //! A check that calls out (`semantic_similarity`, `llm_judge`, a custom type) is evaluated in two
 //! steps: [`Check::call`] resolves what to send, someone sends it (`evaluator::check_calls`), and
@@ -44,9 +46,9 @@ use standard::{
 /// starts with `.`, e.g. `.arguments.pattern`).
 pub use crate::input::strict::JsonProblem as Problem;
 
-/// The required keys of a check object. FEP's Check schema lists `version` too and allows any
-/// other member, which is ignored.
-const CHECK_KEYS: [&str; 2] = ["type", "arguments"];
+/// The keys of a check object that FEP's Check schema lists, the two required ones first. Any
+/// other member is allowed, and ignored.
+const CHECK_KEYS: [&str; 3] = ["type", "arguments", "version"];
 
 /// What one run's checks are prepared with: each JSONPath compiled once, the custom check types
 /// declared, where extended checks may send requests, and which commands a request may declare.
@@ -154,7 +156,7 @@ pub fn parse_check<'a>(
     custom: &CustomChecks,
 ) -> Result<CheckDef<'a>, Vec<Problem>> {
     let object = strict::as_object(value).map_err(|reason| vec![Problem::new("", reason)])?;
-    let mut problems: Vec<Problem> = strict::missing_keys(object, &CHECK_KEYS)
+    let mut problems: Vec<Problem> = strict::missing_keys(object, &CHECK_KEYS[..2])
         .map(|(_, reason)| Problem::new("", reason))
         .collect();
     let kind = object
@@ -223,7 +225,7 @@ pub fn parse_check<'a>(
             ignored: object
                 .keys()
                 .map(String::as_str)
-                .filter(|key| !matches!(*key, "type" | "arguments" | "version"))
+                .filter(|key| !CHECK_KEYS.contains(key))
                 .collect(),
             version,
         }),
