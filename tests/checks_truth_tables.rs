@@ -107,7 +107,7 @@ fn threshold_bounds_inclusive_exclusive_and_negated() {
         .enumerate()
         .map(
             |(index, (min, max, min_inclusive, max_inclusive, negate, _, _))| {
-                let mut arguments = json!({"value": format!("$.output.value[{index}]"),
+                let mut arguments = json!({"value": format!("$.output.value.scores[{index}]"),
                 "min_inclusive": min_inclusive, "max_inclusive": max_inclusive, "negate": negate});
                 if !min.is_null() {
                     arguments["min_value"] = min.clone();
@@ -120,7 +120,7 @@ fn threshold_bounds_inclusive_exclusive_and_negated() {
         )
         .collect();
     let values: Vec<f64> = table.iter().map(|row| row.5).collect();
-    let results = check_results(case(), json!({"value": values}), checks);
+    let results = check_results(case(), json!({"value": {"scores": values}}), checks);
     let expected: Vec<Option<bool>> = table.iter().map(|row| Some(row.6)).collect();
     assert_eq!(passed(&results), expected);
 }

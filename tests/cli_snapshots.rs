@@ -1,9 +1,10 @@
 //! Exact CLI snapshots: stdout, stderr and exit code of `evalctl` pinned by the `trycmd` cases in
 //! `tests/cmd/`: `help-*`, the `--help` of every command; `run-*`, `preflight-*`, `tasks-*`,
 //! `fep-*`, each command's text and JSON summary on the shipped fixtures and one bad-input report
-//! per command and input kind (`*-dir`, `*-missing`, `*-bad-line`, `*-unknown-key`, `*-bom`);
-//! `usage-*`, usage mistakes; `color-*`, `--color always` on reports of several problems. Inputs
-//! the fixtures lack live in `tests/cmd/inputs/`. Every case runs from the repository root.
+//! per command and input kind (`*-dir`, `*-missing`, `*-bad-line`, `*-unknown-key`,
+//! `*-wrong-type`, `*-bom`); `usage-*`, usage mistakes; `color-*`, `--color always` on reports of
+//! several problems. Inputs the fixtures lack live in `tests/cmd/inputs/`. Every case runs from
+//! the repository root.
 //!
 //! Regenerate every snapshot after a wording change (one line), then read the diff:
 //!

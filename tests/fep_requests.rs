@@ -146,15 +146,19 @@ fn the_text_summary_counts_every_test_case_whatever_path_wrote_it() {
 
 #[test]
 fn a_request_with_no_check_at_all_is_rejected() {
-    let output = evalctl()
+    evalctl()
         .args(["fep", "evaluate", "--format", "text", "-"])
-        .write_stdin(r#"{"test_cases": [{"id": "a", "input": "x"}], "outputs": [{"value": "x"}]}"#)
-        .output()
-        .unwrap();
-    assert_eq!(output.status.code(), Some(2));
-    assert!(output.stdout.is_empty());
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(stderr.contains("checks: no checks to run"), "{stderr}");
+        .write_stdin(
+            r#"{"test_cases": [{"id": "a", "input": "x"}], "outputs": [{"value": "x"}],
+                "checks": []}"#,
+        )
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: <stdin>: checks: no checks to run: give `checks` (shared, or one list per \
+             test case) or per-test-case `checks`\n",
+        );
 }
 
 fn write_stream_inputs(dir: &std::path::Path) {

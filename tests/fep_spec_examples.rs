@@ -181,7 +181,10 @@ fn section_2_3_3_shared_and_per_test_case_checks() {
         {"value": "def fibonacci(n):\n    return n"},
         {"value": "def reverse(s):\n    return s[::-1]"}
     ]);
-    let (inline, _) = evaluate(&json!({"test_cases": test_cases, "outputs": outputs}));
+    // The example leaves `checks` out; the EvaluationRequest schema requires it (see
+    // docs/serve.md), and it may be empty when every test case carries its own.
+    let (inline, _) =
+        evaluate(&json!({"test_cases": test_cases, "outputs": outputs, "checks": []}));
     let mut bare_cases = test_cases.clone();
     for case in bare_cases.as_array_mut().unwrap() {
         case.as_object_mut().unwrap().remove("checks");

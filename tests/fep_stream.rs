@@ -167,7 +167,7 @@ fn line_problems_read_like_the_run_inputs() {
     fs::write(dir.path().join("cases.jsonl"), cases).unwrap();
     fs::write(
         dir.path().join("outputs.jsonl"),
-        "\u{feff}{\"value\": 1}\r\n{\"value\": 2}\n{\"value\": 3}\n{\"value\": 4}\n",
+        "\u{feff}{\"value\": \"1\"}\r\n{\"value\": \"2\"}\n{\"value\": \"3\"}\n{\"value\": \"4\"}\n",
     )
     .unwrap();
     evalctl()

@@ -317,3 +317,44 @@ async fn an_evaluation_past_the_request_timeout_is_deadline_exceeded() {
         .unwrap();
     assert_eq!(health.into_inner().status, "healthy");
 }
+
+#[tokio::test]
+async fn grpc_refuses_what_the_schemas_refuse_as_invalid_argument() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let mut no_checks = capitals(1, true);
+    no_checks.checks = None;
+    let mut bad_version = capitals(1, true);
+    if let Some(pb::check_configuration::Configuration::SharedChecks(shared)) = bad_version
+        .checks
+        .as_mut()
+        .and_then(|checks| checks.configuration.as_mut())
+    {
+        shared.checks[0].version = Some("latest".into());
+    }
+    let mut empty_value = capitals(1, true);
+    empty_value.outputs[0].value = Some(pb::OutputValue { value: None });
+    for (request, message) in [
+        (
+            no_checks,
+            "invalid EvaluationRequest (1 problem): missing required key `checks`",
+        ),
+        (
+            bad_version,
+            "invalid EvaluationRequest (1 problem): checks[0].version: `latest` is not a \
+             semantic version (MAJOR.MINOR.PATCH)",
+        ),
+        (
+            empty_value,
+            "invalid EvaluationRequest (1 problem): outputs[0].value: expected a string or an \
+             object, found null",
+        ),
+    ] {
+        let refused = client.run_evaluation(request).await.unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+        assert_eq!(refused.message(), message);
+    }
+}

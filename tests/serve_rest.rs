@@ -95,7 +95,6 @@ fn an_invalid_request_lists_every_problem_in_the_words_of_fep_evaluate() {
     assert_eq!(
         error["details"]["problems"],
         json!([
-            "experiment: unknown key `experiment` (expected one of test_cases, outputs, checks, experiment_metadata, custom_checks)",
             "outputs: 1 outputs for 2 test cases (outputs[i] belongs to test_cases[i])",
             "test_cases[1]: missing required key `id`",
             "test_cases[1].input: expected a string or an object, found number",
@@ -105,7 +104,7 @@ fn an_invalid_request_lists_every_problem_in_the_words_of_fep_evaluate() {
     assert!(error["message"]
         .as_str()
         .unwrap()
-        .starts_with("invalid EvaluationRequest (5 problems): experiment: unknown key"));
+        .starts_with("invalid EvaluationRequest (4 problems): outputs: 1 outputs"));
     let not_json = evaluate(&server, b"{\"test_cases\": [");
     assert_eq!(not_json.status, 400);
     assert!(not_json.json()["details"]["problems"][0]

@@ -30,31 +30,42 @@ fn checks_files_and_fep_requests_share_the_wording() {
         dir,
         "checks.json",
         &[
-            r#"{"checks": [{"type": "exact_match", "argument": {}}, {"type": 1, "arguments": []}], "extra": 1}"#,
+            r#"{"checks": [{"type": "exact_match", "argument": {}, "version": 1}, {"type": 1, "arguments": []}], "extra": 1}"#,
         ],
     );
     write(dir, "cases.jsonl", &[r#"{"id": "a", "input": "q"}"#]);
     write(dir, "outputs.jsonl", &[r#"{"value": "x"}"#]);
     rejects(
         dir,
-        &["fep", "evaluate", "--test-cases", "cases.jsonl", "--outputs", "outputs.jsonl", "--checks", "checks.json"],
+        &[
+            "fep",
+            "evaluate",
+            "--test-cases",
+            "cases.jsonl",
+            "--outputs",
+            "outputs.jsonl",
+            "--checks",
+            "checks.json",
+        ],
         "error: checks.json: extra: unknown key `extra` (expected one of checks, custom_checks)\n\
-         error: checks.json: checks[0].argument: unknown key `argument` (expected one of type, arguments, version)\n\
          error: checks.json: checks[0]: missing required key `arguments`\n\
+         error: checks.json: checks[0].version: expected a semantic version string, found number\n\
          error: checks.json: checks[1].type: expected a string, found number\n\
          error: checks.json: checks[1].arguments: expected an object, found array\n",
     );
     write(
         dir,
         "request.json",
-        &[r#"{"test_cases": [{"input": "q"}], "outputs": {}, "checks": [], "extra": 1}"#],
+        &[
+            r#"{"test_cases": [{"input": "q", "expected": [1]}], "outputs": {}, "checks": [], "extra": 1}"#,
+        ],
     );
     rejects(
         dir,
         &["fep", "evaluate", "request.json"],
-        "error: request.json: extra: unknown key `extra` (expected one of test_cases, outputs, checks, experiment_metadata, custom_checks)\n\
-         error: request.json: outputs: expected an array, found object\n\
+        "error: request.json: outputs: expected an array, found object\n\
          error: request.json: test_cases[0]: missing required key `id`\n\
+         error: request.json: test_cases[0].expected: expected a string, an object or null, found array\n\
          error: request.json: checks: no checks to run: give `checks` (shared, or one list per test case) or per-test-case `checks`\n",
     );
 }

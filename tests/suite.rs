@@ -30,6 +30,7 @@ mod config_file;
 mod config_trust;
 mod evaluator_hints;
 mod fep_requests;
+mod fep_schema;
 mod fep_spec_examples;
 mod fep_stream;
 mod fepmc_parallel;

@@ -1,11 +1,13 @@
 //! Built-in checks (FEP 0.0.1, section 2.3): check definitions, argument resolution with JSONPath,
 //! the four standard checks and their results.
 //!
-//! A check object goes through two stages. [`parse_check`] validates its shape (an object with a
-//! known `type` and an `arguments` object); a failure there is a problem of the whole request.
-//! [`Check::prepare`] then validates the arguments, compiles JSONPaths (once per run, through a
-//! [`PathCache`]) and a literal regex; problems found there make that one check a
-//! `validation_error` when it runs, and never stop the other checks.
+//! A check object goes through two stages. [`parse_check`] validates its shape as FEP's Check
+//! schema says (an object with a known `type`, an `arguments` object, a semver `version`; other
+//! members are ignored); a failure there is a problem of the whole request. [`Check::prepare`]
+//! then validates the arguments, compiles JSONPaths (once per run, through a [`PathCache`]) and a
+//! literal regex; problems found there make that one check a `validation_error` (a
+//! `jsonpath_error` when only JSONPaths fail to parse) when it runs, and never stop the other
+//! checks.
 //!
 //! A check that calls out (`semantic_similarity`, `llm_judge`, a custom type) is evaluated in two
 //! steps: [`Check::call`] resolves what to send, someone sends it (`evaluator::check_calls`), and
@@ -45,7 +47,8 @@ use standard::{
 /// starts with `.`, e.g. `.arguments.pattern`).
 pub use crate::input::strict::JsonProblem as Problem;
 
-/// The keys of a check object: the two required ones first.
+/// The keys of a check object that FEP's Check schema lists, the two required ones first. Any
+/// other member is allowed, and ignored.
 const CHECK_KEYS: [&str; 3] = ["type", "arguments", "version"];
 
 /// What one run's checks are prepared with: each JSONPath compiled once, the custom check types
@@ -141,8 +144,11 @@ pub struct CheckDef<'a> {
     pub custom: Option<Arc<CustomCheck>>,
     /// The raw arguments.
     pub arguments: &'a Map<String, Value>,
-    /// The requested `version`, if any (validated by [`Check::prepare`]).
-    pub version: Option<&'a Value>,
+    /// The members the Check schema allows that evalctl does not know (ignored).
+    pub ignored: Vec<&'a str>,
+    /// The requested `version`, if any: a semantic version (whether evalctl implements it is
+    /// for [`Check::prepare`] to say).
+    pub version: Option<&'a str>,
 }
 
 /// Validate the shape of one check object; `custom` are the custom types known.
@@ -151,12 +157,9 @@ pub fn parse_check<'a>(
     custom: &CustomChecks,
 ) -> Result<CheckDef<'a>, Vec<Problem>> {
     let object = strict::as_object(value).map_err(|reason| vec![Problem::new("", reason)])?;
-    let mut problems: Vec<Problem> = strict::unknown_keys(object, &CHECK_KEYS)
-        .map(|(key, reason)| Problem::at_key(key, reason))
+    let mut problems: Vec<Problem> = strict::missing_keys(object, &CHECK_KEYS[..2])
+        .map(|(_, reason)| Problem::new("", reason))
         .collect();
-    problems.extend(
-        strict::missing_keys(object, &CHECK_KEYS[..2]).map(|(_, reason)| Problem::new("", reason)),
-    );
     let kind = object
         .get("type")
         .and_then(|kind| match strict::as_str(kind) {
@@ -206,12 +209,26 @@ pub fn parse_check<'a>(
                     None
                 }
             });
+    let version = object
+        .get("version")
+        .and_then(|version| match semantic_version(version) {
+            Ok(version) => Some(version),
+            Err(reason) => {
+                problems.push(Problem::new(".version", reason));
+                None
+            }
+        });
     match (kind, arguments) {
         (Some((kind, custom)), Some(arguments)) if problems.is_empty() => Ok(CheckDef {
             kind,
             custom,
             arguments,
-            version: object.get("version"),
+            ignored: object
+                .keys()
+                .map(String::as_str)
+                .filter(|key| !CHECK_KEYS.contains(key))
+                .collect(),
+            version,
         }),
         _ => Err(problems),
     }
@@ -228,8 +245,12 @@ pub struct Check {
     problems: Vec<Problem>,
     /// What the command line does not allow this check (see [`Check::refusals`]).
     refusals: Vec<Problem>,
-    /// The problems and refusals as one message, for the `validation_error` of every evaluation.
-    problem_message: Option<String>,
+    /// The problems and refusals as one error for every evaluation: a `jsonpath_error` when
+    /// every problem is a JSONPath that cannot be parsed, else a `validation_error`.
+    problem_error: Option<CheckError>,
+    /// The members FEP's schemas allow that evalctl does not know, ignored (`weight`,
+    /// `arguments.ignore_case`, `arguments.flags.global`): reported in each result's metadata.
+    ignored: Vec<String>,
 }
 
 #[derive(Debug)]
@@ -265,11 +286,21 @@ impl Check {
             .as_ref()
             .is_some_and(|custom| custom.schema().is_empty());
         let mut problems = Vec::new();
+        let mut path_problems = 0;
+        let mut ignored: Vec<String> = def
+            .ignored
+            .iter()
+            .map(|key| strict::key_name(key).into_owned())
+            .collect();
         let mut args = Vec::with_capacity(def.arguments.len());
         let mut given = [false; MAX_ARGS];
         for (name, raw) in def.arguments {
             let at = format!(".arguments.{}", strict::key_name(name));
             let slot = schema.iter().position(|spec| spec.name == name);
+            if slot.is_none() && def.custom.is_none() && def.kind.open_arguments() {
+                ignored.push(at[1..].to_string());
+                continue;
+            }
             if slot.is_none() && !free_form {
                 let known: Vec<&str> = schema.iter().map(|spec| spec.name).collect();
                 problems.push(Problem::new(at, strict::unknown_key(name, &known)));
@@ -290,6 +321,7 @@ impl Check {
                 Classified::Path(text) => match paths.compile(text) {
                     Ok(path) => ArgSource::Path(path),
                     Err(reason) => {
+                        path_problems += 1;
                         problems.push(Problem::new(
                             at,
                             format!("not a valid JSONPath `{text}`: {reason}"),
@@ -299,7 +331,15 @@ impl Check {
                 },
                 Classified::Literal(value) => {
                     match spec.map_or(Ok(()), |spec| spec.ty.check(&value)) {
-                        Ok(()) => ArgSource::Literal(value),
+                        Ok(()) => {
+                            let unknown = spec.map_or(Vec::new(), |spec| spec.ty.ignored(&value));
+                            ignored.extend(
+                                unknown
+                                    .into_iter()
+                                    .map(|key| format!("{}.{}", &at[1..], strict::key_name(key))),
+                            );
+                            ArgSource::Literal(value)
+                        }
                         Err(reason) => {
                             problems.push(Problem::new(at, reason));
                             continue;
@@ -326,7 +366,7 @@ impl Check {
         } else {
             None
         };
-        if let Some(reason) = version_problem(def.version) {
+        if let Some(reason) = def.version.and_then(unavailable_version) {
             problems.push(Problem::new(".version", reason));
         }
         // What the command line does not allow makes the check a `validation_error` when it
@@ -366,13 +406,18 @@ impl Check {
             }
             _ => None,
         };
-        let problem_message = (!problems.is_empty() || !refusals.is_empty()).then(|| {
+        let problem_error = (!problems.is_empty() || !refusals.is_empty()).then(|| {
             let reasons: Vec<String> = problems
                 .iter()
                 .chain(&refusals)
                 .map(|p| p.describe(""))
                 .collect();
-            reasons.join("; ")
+            let message = reasons.join("; ");
+            if path_problems == reasons.len() {
+                CheckError::jsonpath(message)
+            } else {
+                CheckError::validation(message)
+            }
         });
         Check {
             kind: def.kind,
@@ -381,7 +426,8 @@ impl Check {
             calls_out,
             problems,
             refusals,
-            problem_message,
+            problem_error,
+            ignored,
         }
     }
 
@@ -437,8 +483,8 @@ impl Check {
         context: &'a Value,
         resolved: &mut Vec<Resolved<'a>>,
     ) -> Result<Option<String>, CheckError> {
-        if let Some(message) = &self.problem_message {
-            return Err(CheckError::validation(message.clone()));
+        if let Some(error) = &self.problem_error {
+            return Err(error.clone());
         }
         self.resolve(context, resolved)?;
         match self.extended() {
@@ -542,6 +588,7 @@ impl Check {
             evaluated_at: clock.at(),
             check_version: CHECK_VERSION,
             execution_time_ms,
+            ignored: &self.ignored,
         }
     }
 
@@ -550,8 +597,8 @@ impl Check {
         context: &'a Value,
         resolved: &mut Vec<Resolved<'a>>,
     ) -> Result<bool, CheckError> {
-        if let Some(message) = &self.problem_message {
-            return Err(CheckError::validation(message.clone()));
+        if let Some(error) = &self.problem_error {
+            return Err(error.clone());
         }
         let args = self.resolve(context, resolved)?;
         self.kind.run(&args, self.regex.as_ref())
@@ -641,27 +688,31 @@ fn literal(args: &[PreparedArg], slot: usize) -> Option<Option<&Value>> {
     }
 }
 
-/// Why a requested check `version` cannot be honoured: not a string, not semver (the pattern of
-/// FEP 5.1), or a major version other than the one implemented.
-fn version_problem(version: Option<&Value>) -> Option<String> {
+/// `version` as a semantic version (the pattern of FEP 5.1's Check schema), or why it is not one.
+fn semantic_version(version: &Value) -> Result<&str, String> {
     static SEMVER: LazyLock<Regex> = LazyLock::new(|| {
         Regex::new(
             r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-((?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\.(?:0|[1-9]\d*|\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?(?:\+([0-9a-zA-Z-]+(?:\.[0-9a-zA-Z-]+)*))?$",
         )
         .expect("the semver pattern is valid")
     });
-    let version = version?;
     let Some(text) = version.as_str() else {
-        return Some(strict::wrong_type("a semantic version string", version));
+        return Err(strict::wrong_type("a semantic version string", version));
     };
-    let Some(parts) = SEMVER.captures(text) else {
-        return Some(format!(
+    if !SEMVER.is_match(text) {
+        return Err(format!(
             "`{text}` is not a semantic version (MAJOR.MINOR.PATCH)"
         ));
-    };
+    }
+    Ok(text)
+}
+
+/// Why a requested semantic `version` cannot be honoured: a major version other than the one
+/// implemented.
+fn unavailable_version(version: &str) -> Option<String> {
     let implemented = CHECK_VERSION.split('.').next().unwrap_or_default();
-    (&parts[1] != implemented).then(|| {
-        format!("`{text}` is not available: evalctl implements {CHECK_VERSION} (any {implemented}.x.y is accepted)")
+    (version.split('.').next() != Some(implemented)).then(|| {
+        format!("`{version}` is not available: evalctl implements {CHECK_VERSION} (any {implemented}.x.y is accepted)")
     })
 }
 
@@ -728,21 +779,24 @@ mod tests {
 
     #[test]
     fn shape_problems_are_all_reported() {
-        let problems =
-            parse_check(&json!({"type": "fuzzy", "args": {}}), &CustomChecks::new()).unwrap_err();
+        let problems = parse_check(
+            &json!({"type": "fuzzy", "args": {}, "version": "1.x"}),
+            &CustomChecks::new(),
+        )
+        .unwrap_err();
         let at: Vec<&str> = problems.iter().map(|p| p.at.as_str()).collect();
-        assert_eq!(at, [".args", "", ".type"]);
+        assert_eq!(at, ["", ".type", ".version"]);
+        assert_eq!(problems[0].reason, "missing required key `arguments`");
+        assert!(problems[1].reason.contains("unknown check type `fuzzy`"));
         assert_eq!(
-            problems[0].reason,
-            "unknown key `args` (expected one of type, arguments, version)"
+            problems[2].reason,
+            "`1.x` is not a semantic version (MAJOR.MINOR.PATCH)"
         );
-        assert_eq!(problems[1].reason, "missing required key `arguments`");
-        assert!(problems[2].reason.contains("unknown check type `fuzzy`"));
     }
 
     #[test]
     fn argument_problems_are_located_and_named() {
-        let check = prepare(json!({"type": "regex", "version": "1.x",
+        let check = prepare(json!({"type": "regex", "version": "2.0.0",
             "arguments": {"text": 5, "pattern": "(", "negate": "yes", "extra": 1}}));
         let found: Vec<(&str, &str)> = check
             .problems()
@@ -753,9 +807,8 @@ mod tests {
             found,
             [
                 (".arguments.negate", "expected a boolean, found string"),
-                (".arguments.extra", "unknown key `extra` (expected one of text, pattern, negate, flags)"),
                 (".arguments.pattern", "not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group"),
-                (".version", "`1.x` is not a semantic version (MAJOR.MINOR.PATCH)"),
+                (".version", "`2.0.0` is not available: evalctl implements 1.0.0 (any 1.x.y is accepted)"),
             ]
         );
     }
@@ -771,7 +824,11 @@ mod tests {
 
     #[test]
     fn a_bad_literal_regex_is_found_whatever_the_flags() {
-        for flags in [json!("$.test_case.flags"), json!({"i": true}), json!(3)] {
+        for flags in [
+            json!("$.test_case.flags"),
+            json!({"multiline": 1}),
+            json!(3),
+        ] {
             let check = prepare(json!({"type": "regex",
                 "arguments": {"text": "a", "pattern": "(", "flags": flags}}));
             let at: Vec<&str> = check.problems().iter().map(|p| p.at.as_str()).collect();
@@ -789,17 +846,62 @@ mod tests {
 
     #[test]
     fn versions_must_be_semver_of_the_implemented_major() {
-        assert_eq!(version_problem(None), None);
-        assert_eq!(version_problem(Some(&json!("1.2.3-rc.1+b5"))), None);
-        assert!(version_problem(Some(&json!("2.0.0")))
+        assert_eq!(
+            semantic_version(&json!("1.2.3-rc.1+b5")),
+            Ok("1.2.3-rc.1+b5")
+        );
+        assert_eq!(unavailable_version("1.2.3-rc.1+b5"), None);
+        assert!(unavailable_version("2.0.0")
             .unwrap()
             .contains("not available"));
-        assert!(version_problem(Some(&json!("01.0.0")))
-            .unwrap()
+        assert!(semantic_version(&json!("01.0.0"))
+            .unwrap_err()
             .contains("not a semantic"));
-        assert!(version_problem(Some(&json!(1)))
-            .unwrap()
+        assert!(semantic_version(&json!(1))
+            .unwrap_err()
             .contains("expected a semantic version string, found number"));
+    }
+
+    #[test]
+    fn unknown_members_are_ignored_where_the_schemas_allow_them() {
+        let check = prepare(json!({"type": "regex", "weight": 2, "arguments": {
+            "text": "abc", "pattern": "B", "flags": {"case_insensitive": true, "global": true},
+            "ignore_case": true}}));
+        assert!(check.problems().is_empty(), "{:?}", check.problems());
+        assert_eq!(
+            check.ignored,
+            ["weight", "arguments.flags.global", "arguments.ignore_case"]
+        );
+        let ctx = Context::new(json!({"id": "t"}), json!({"value": "x"}));
+        let result = check.evaluate(ctx.value(), &mut CaseClock::start(), None);
+        assert_eq!(result.outcome, Ok(Results::Passed(true)));
+        let closed = prepare(json!({"type": "threshold",
+            "arguments": {"value": 1, "min_value": 0, "unit": "ms"}}));
+        assert_eq!(
+            closed.problems()[0].describe(""),
+            "arguments.unit: unknown key `unit` (expected one of value, min_value, max_value, \
+             min_inclusive, max_inclusive, negate)"
+        );
+    }
+
+    #[test]
+    fn a_jsonpath_that_cannot_be_parsed_is_a_jsonpath_error() {
+        let ctx = Context::new(json!({"id": "t"}), json!({"value": "x"}));
+        let broken = prepare(json!({"type": "exact_match",
+            "arguments": {"actual": "$.output.value[", "expected": "x"}}));
+        let result = broken.evaluate(ctx.value(), &mut CaseClock::start(), None);
+        assert_eq!(
+            result.outcome.unwrap_err().kind,
+            result::ErrorType::Jsonpath
+        );
+        // With another problem too, the check is malformed: a validation_error.
+        let also_invalid = prepare(json!({"type": "exact_match",
+            "arguments": {"actual": "$.output.value[", "expected": "x", "negate": 1}}));
+        let result = also_invalid.evaluate(ctx.value(), &mut CaseClock::start(), None);
+        assert_eq!(
+            result.outcome.unwrap_err().kind,
+            result::ErrorType::Validation
+        );
     }
 
     #[test]

@@ -160,6 +160,8 @@ pub struct CheckResult<'a> {
     pub check_version: &'static str,
     /// How long the check took, in milliseconds.
     pub execution_time_ms: f64,
+    /// The check's members that its schema allows and evalctl ignored (`metadata.ignored`).
+    pub ignored: &'a [String],
 }
 
 impl CheckResult<'_> {
@@ -209,6 +211,7 @@ impl Serialize for CheckResult<'_> {
             &Metadata {
                 check_version: self.check_version,
                 execution_time_ms: self.execution_time_ms,
+                ignored: self.ignored,
             },
         )?;
         if let Err(error) = &self.outcome {
@@ -263,9 +266,12 @@ impl Serialize for ResolvedValue<'_, '_> {
 }
 
 #[derive(Serialize)]
-struct Metadata {
+struct Metadata<'a> {
     check_version: &'static str,
     execution_time_ms: f64,
+    /// Left out when nothing was ignored.
+    #[serde(skip_serializing_if = "<[String]>::is_empty")]
+    ignored: &'a [String],
 }
 
 #[cfg(test)]

@@ -193,6 +193,16 @@ impl CheckKind {
             .then_some("threshold needs at least one of `min_value` and `max_value`")
     }
 
+    /// Whether its arguments schema (FEP 2.3.5) allows members it does not list, which are then
+    /// ignored: `exact_match`'s, `contains`' and `regex`'s do; `threshold`'s and those of the
+    /// extended checks (2.3.6) set `additionalProperties: false`.
+    pub fn open_arguments(self) -> bool {
+        matches!(
+            self,
+            CheckKind::ExactMatch | CheckKind::Contains | CheckKind::Regex
+        )
+    }
+
     /// Whether a check of this type is answered outside evalctl (an API, a command).
     pub fn calls_out(self) -> bool {
         matches!(
@@ -358,6 +368,19 @@ impl ArgType {
             ArgType::Str => strict::as_str(value).map(drop),
         }
     }
+
+    /// The members of `value`, of this type, that its schema allows but does not list (they
+    /// are ignored): the unknown flags of a `regex` check's `flags`.
+    pub fn ignored(self, value: &Value) -> Vec<&str> {
+        match (self, value) {
+            (ArgType::Flags, Value::Object(flags)) => flags
+                .keys()
+                .map(String::as_str)
+                .filter(|name| !REGEX_FLAG_NAMES.contains(name))
+                .collect(),
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// A text argument: a string as is, any other value as compact JSON.
@@ -416,7 +439,8 @@ fn as_flags(value: &Value) -> Result<RegexFlags, String> {
             "case_insensitive" => &mut flags.case_insensitive,
             "multiline" => &mut flags.multiline,
             "dot_all" => &mut flags.dot_all,
-            other => return Err(strict::unknown_key(other, &REGEX_FLAG_NAMES)),
+            // The flags schema allows members it does not list.
+            _ => continue,
         };
         *field =
             as_bool(setting).map_err(|reason| format!("flag `{}`: {reason}", key_name(name)))?;

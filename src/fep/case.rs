@@ -1,4 +1,5 @@
-//! One test case and its output: shape validation (FEP 2.1, 2.2) and the test case's own
+//! One test case and its output: shape validation (FEP 2.1, 2.2, as the TestCase and Output
+//! schemas of 5.1 say: members they do not list are allowed and ignored) and the test case's own
 //! `checks` (pattern 2 of FEP 2.3.3), shared by the request and the streaming modes.
 
 use serde_json::Value;
@@ -33,16 +34,24 @@ pub fn prepare_test_case(
                     ranked.push((1, wrong_type(".input", "a string or an object", value)));
                 }
             }
+            ("expected", expected)
+                if !(expected.is_string() || expected.is_object() || expected.is_null()) =>
+            {
+                ranked.push((
+                    2,
+                    wrong_type(".expected", "a string, an object or null", expected),
+                ));
+            }
             ("metadata", metadata) if !metadata.is_object() => {
-                ranked.push((2, wrong_type(".metadata", "an object", metadata)));
+                ranked.push((3, wrong_type(".metadata", "an object", metadata)));
             }
             ("checks", Value::Array(checks)) => {
                 let mut found = Vec::new();
                 own = prepare_own_checks(checks, catalog, &mut found);
-                ranked.extend(found.into_iter().map(|problem| (3, problem)));
+                ranked.extend(found.into_iter().map(|problem| (4, problem)));
             }
             ("checks", other) => {
-                ranked.push((3, wrong_type(".checks", "an array of checks", other)));
+                ranked.push((4, wrong_type(".checks", "an array of checks", other)));
             }
             _ => {}
         }
@@ -92,8 +101,8 @@ fn prepare_own_checks(
     own
 }
 
-/// Validate an output: an object with a `value` (any JSON: FEP names strings and objects; numbers,
-/// arrays, booleans and null are accepted too), an optional string `id` and object `metadata`.
+/// Validate an output: an object with a `value` (a string or an object), an optional string `id`
+/// and object `metadata`.
 pub fn output_problems(output: &Value) -> Vec<Problem> {
     let Some(object) = output.as_object() else {
         return vec![not_an_object(output)];
@@ -102,7 +111,12 @@ pub fn output_problems(output: &Value) -> Vec<Problem> {
     let mut value = false;
     for (key, member) in object {
         match key.as_str() {
-            "value" => value = true,
+            "value" => {
+                value = true;
+                if !(member.is_string() || member.is_object()) {
+                    ranked.push((0, wrong_type(".value", "a string or an object", member)));
+                }
+            }
             "id" if !member.is_string() => ranked.push((1, wrong_type(".id", "a string", member))),
             "metadata" if !member.is_object() => {
                 ranked.push((2, wrong_type(".metadata", "an object", member)));
@@ -163,7 +177,15 @@ mod tests {
 
     #[test]
     fn outputs_need_a_value() {
-        assert!(output_problems(&json!({"value": 1})).is_empty());
+        assert!(output_problems(&json!({"value": "1"})).is_empty());
+        assert!(output_problems(&json!({"value": {"score": 1}})).is_empty());
+        for value in [json!(0.5), json!(true), json!([1, 2]), json!(null)] {
+            assert_eq!(
+                output_problems(&json!({ "value": value }))[0].at,
+                ".value",
+                "{value}"
+            );
+        }
         assert_eq!(
             output_problems(&json!({"id": 1}))[0].reason,
             "missing required key `value`"

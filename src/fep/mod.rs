@@ -4,8 +4,9 @@
 //! Everything is validated before the first result is written: request-level problems (a
 //! malformed request, test case or output, an unknown check type, mismatched lengths) are all
 //! reported at once with their JSON locations, exit 2. A check whose arguments are invalid is not
-//! a request problem: it yields a `validation_error` result wherever it runs and the other checks
-//! still run. The result is written as a stream (see [`writer`]).
+//! a request problem: it yields a `validation_error` result (a `jsonpath_error` for a JSONPath
+//! that cannot be parsed) wherever it runs and the other checks still run. The result is written
+//! as a stream (see [`writer`]).
 //!
 //! Test cases are evaluated in batches on one worker per core and written in input order (see
 //! [`pool`]); every mode evaluates a test case in [`CaseResults::evaluate`]. A large request is

@@ -1,5 +1,7 @@
-//! The EvaluationRequest (FEP 3.1, 5.1): validated in full — every problem with its JSON location —
-//! before anything is evaluated, then turned into prepared checks per test case.
+//! The EvaluationRequest (FEP 3.1, 5.1): validated in full, as the JSON Schemas of 5.1 say —
+//! every problem with its JSON location — before anything is evaluated, then turned into prepared
+//! checks per test case. Members the schemas do not list are allowed and ignored (`custom_checks`
+//! is evalctl's: see `checks::custom`).
 
 use serde_json::{Map, Value};
 
@@ -8,15 +10,6 @@ use super::case::{output_problems, prepare_test_case};
 use super::pool;
 use crate::checks::{parse_check, Catalog, Check, Problem};
 use crate::input::strict;
-
-/// The keys of an EvaluationRequest (`custom_checks` is evalctl's: see `checks::custom`).
-const REQUEST_KEYS: [&str; 5] = [
-    "test_cases",
-    "outputs",
-    "checks",
-    "experiment_metadata",
-    "custom_checks",
-];
 
 /// A request whose every part is valid and whose checks are prepared.
 pub struct Request {
@@ -74,15 +67,14 @@ pub fn parse_request(document: Value, catalog: &mut Catalog) -> Result<Request, 
             )])
         }
     };
-    let mut problems: Vec<Problem> = strict::unknown_keys(&object, &REQUEST_KEYS)
-        .map(|(key, reason)| Problem::at_key(key, reason))
-        .collect();
+    let mut problems: Vec<Problem> = Vec::new();
     if let Some(declarations) = object.get("custom_checks") {
         problems.extend(catalog.declare(declarations));
     }
-    let test_cases = take_array(&mut object, "test_cases", true, &mut problems);
-    let outputs = take_array(&mut object, "outputs", true, &mut problems);
-    let raw_checks = take_array(&mut object, "checks", false, &mut problems).unwrap_or_default();
+    let test_cases = take_array(&mut object, "test_cases", &mut problems);
+    let outputs = take_array(&mut object, "outputs", &mut problems);
+    let raw_checks = take_array(&mut object, "checks", &mut problems);
+    let checks_given = raw_checks.is_some();
     if let (Some(test_cases), Some(outputs)) = (&test_cases, &outputs) {
         if test_cases.len() != outputs.len() {
             problems.push(Problem::new(
@@ -117,9 +109,10 @@ pub fn parse_request(document: Value, catalog: &mut Catalog) -> Result<Request, 
     for (index, found) in output_found.into_iter().enumerate() {
         located(&mut problems, &format!(".outputs[{index}]"), found);
     }
+    let raw_checks = raw_checks.unwrap_or_default();
     let checks = prepare_check_sets(&raw_checks, test_cases.len(), catalog, &mut problems);
     let own_check_count: usize = own_checks.iter().map(Vec::len).sum();
-    if raw_checks.is_empty() && own_check_count == 0 && !test_cases.is_empty() {
+    if raw_checks.is_empty() && own_check_count == 0 && !test_cases.is_empty() && checks_given {
         problems.push(Problem::new(
             ".checks",
             "no checks to run: give `checks` (shared, or one list per test case) or \
@@ -143,17 +136,15 @@ pub fn parse_request(document: Value, catalog: &mut Catalog) -> Result<Request, 
     }
 }
 
-/// Remove `key` from `object` as an array (an absent optional key is an empty array); `None`
-/// after reporting a missing required key or a non-array.
+/// Remove the required `key` from `object` as an array; `None` after reporting it missing or
+/// not an array.
 fn take_array(
     object: &mut Map<String, Value>,
     key: &str,
-    required: bool,
     problems: &mut Vec<Problem>,
 ) -> Option<Vec<Value>> {
     match object.remove(key) {
         Some(Value::Array(items)) => Some(items),
-        None if !required => Some(Vec::new()),
         None => {
             problems.push(Problem::new("", strict::missing_key(key)));
             None
@@ -253,17 +244,18 @@ mod tests {
     #[test]
     fn every_request_problem_is_reported_with_its_location() {
         let found = problems(json!({
-            "test_cases": [{"id": "a", "input": "q"}, {"input": "q"}],
-            "outputs": [{"value": "x"}],
+            "test_cases": [{"id": "a", "input": "q", "expected": 0.5}, {"input": "q"}],
+            "outputs": [{"value": true}],
             "checks": [{"type": "fuzzy", "arguments": {}}],
             "experiment": {}
         }));
         assert_eq!(
             found,
             [
-                "experiment: unknown key `experiment` (expected one of test_cases, outputs, checks, experiment_metadata, custom_checks)",
                 "outputs: 1 outputs for 2 test cases (outputs[i] belongs to test_cases[i])",
+                "test_cases[0].expected: expected a string, an object or null, found number",
                 "test_cases[1]: missing required key `id`",
+                "outputs[0].value: expected a string or an object, found boolean",
                 "checks[0].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)",
             ]
         );
@@ -280,7 +272,7 @@ mod tests {
         assert!(found[0].starts_with("checks[1]: expected an array of checks"));
         assert_eq!(
             problems(
-                json!({"test_cases": [{"id": "a", "input": "q"}], "outputs": [{"value": 1}],
+                json!({"test_cases": [{"id": "a", "input": "q"}], "outputs": [{"value": "1"}],
                             "checks": [[], []]})
             ),
             ["checks: 2 check lists for 1 test cases (checks[i] applies to test_cases[i])"]
@@ -293,7 +285,8 @@ mod tests {
             problems(json!({"outputs": 3})),
             [
                 "missing required key `test_cases`",
-                "outputs: expected an array, found number"
+                "outputs: expected an array, found number",
+                "missing required key `checks`",
             ]
         );
     }
