@@ -26,10 +26,12 @@ with open(f"{work}/outputs.jsonl", "w") as f:
     f.write(json.dumps({"task_id": "t", "output": "def square(x):\n    return x * x\n"}) + "\n")
 PY
 time_of() { python3 scripts/timeit.py --json --runs "$runs" -- "$@"; }
-score=("$bin" tasks score --no-config "$work/tasks.jsonl" --outputs "$work/outputs.jsonl" --format json)
+score=("$bin" tasks score "$work/tasks.jsonl" --outputs "$work/outputs.jsonl" --format json)
 sandboxed=$(time_of "${score[@]}")
 unsandboxed=$(time_of "${score[@]}" --unsafe-code-exec)
-python_start=$(time_of python3 -I -c pass)
+# The interpreter itself, as evalctl runs it (python3 on PATH may be a shim that starts another).
+python=$(python3 -c 'import sys; print(sys.executable)')
+python_start=$(time_of "$python" -I -c pass)
 misses=0
 python3 - "$sandboxed" "$unsandboxed" "$python_start" <<'PY' || misses=$((misses + 1))
 import json, sys
@@ -42,7 +44,7 @@ print(f"sandbox cost per script: {per_script:.1f} ms; {'meets' if ok else 'MISSE
 sys.exit(0 if ok else 1)
 PY
 if [ -n "${EVALCTL_BASE:-}" ]; then
-  fixture=(tasks score --no-config fixtures/tasks/tasks.jsonl --outputs fixtures/tasks/outputs.jsonl --format json)
+  fixture=(tasks score fixtures/tasks/tasks.jsonl --outputs fixtures/tasks/outputs.jsonl --format json)
   new=$(time_of "$bin" "${fixture[@]}")
   old=$(time_of "$(realpath "$EVALCTL_BASE")" "${fixture[@]}")
   python3 - "$new" "$old" <<'PY' || misses=$((misses + 1))
