@@ -246,7 +246,7 @@ async fn the_token_is_checked_before_the_message_is_read() {
         "a valid bearer token is required (Authorization: Bearer TOKEN)"
     );
     let too_large = client.run_evaluation(authorized(large)).await.unwrap_err();
-    assert_eq!(too_large.code(), tonic::Code::OutOfRange);
+    assert_eq!(too_large.code(), tonic::Code::ResourceExhausted);
     // Bytes that are no EvaluationRequest (a TestCase that ends inside a field): never decoded
     // without the token.
     let undecodable = || pb::GetEvaluationRequest {

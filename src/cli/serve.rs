@@ -32,7 +32,7 @@ pub struct ServeArgs {
     /// Delete results older than DAYS (at startup, then hourly).
     #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..))]
     retain: Option<u32>,
-    /// The largest request body or gRPC message, in bytes (larger: 413 / OUT_OF_RANGE).
+    /// The largest request body or gRPC message, in bytes (larger: 413 / RESOURCE_EXHAUSTED).
     #[arg(long, value_name = "BYTES", default_value_t = 32 << 20, value_parser = clap::value_parser!(u64).range(1..))]
     max_body: u64,
     /// The most test cases in one request (more: 400).

@@ -20,6 +20,9 @@ use super::engine::{blocking, ApiError, Engine, ErrorKind, FEP_VERSION};
 use super::pb;
 use super::pb::evaluation_service_server::{EvaluationService, EvaluationServiceServer};
 
+/// The header a call's status travels in when it has no message to answer with.
+const GRPC_STATUS: &str = "grpc-status";
+
 /// The path of the call that needs no token.
 const HEALTH_CHECK: &str = "/fep.v1.EvaluationService/HealthCheck";
 
@@ -88,7 +91,23 @@ where
                 let response = Status::from(error).into_http();
                 Box::pin(async move { Ok(response) })
             }
-            None => self.inner.call(request),
+            None => {
+                let call = self.inner.call(request);
+                Box::pin(async move {
+                    let mut response = call.await?;
+                    // tonic refuses a message over --max-body as OUT_OF_RANGE (11); the FEP's
+                    // status table gives a size refusal RESOURCE_EXHAUSTED (8). The service
+                    // itself never answers OUT_OF_RANGE, so every 11 is that refusal.
+                    let headers = response.headers_mut();
+                    if headers
+                        .get(GRPC_STATUS)
+                        .is_some_and(|status| status == "11")
+                    {
+                        headers.insert(GRPC_STATUS, http::HeaderValue::from_static("8"));
+                    }
+                    Ok(response)
+                })
+            }
         }
     }
 }
