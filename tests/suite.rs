@@ -52,6 +52,7 @@ mod run_inputs;
 mod run_payload;
 mod run_report;
 mod serve_checks;
+mod serve_durability;
 mod serve_grpc;
 mod serve_limits;
 mod serve_rest;
