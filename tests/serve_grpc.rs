@@ -161,11 +161,19 @@ async fn grpc_evaluates_stores_validates_authenticates_and_streams() {
         let test_case = message.test_case_result.as_ref().unwrap();
         let context = test_case.execution_context.as_ref().unwrap();
         assert_eq!(context.test_case.as_ref().unwrap().id, format!("t{index}"));
+        // The FEP document's own fields carry it too: the partial final_result of this case.
+        let partial = message.final_result.as_ref().unwrap();
+        assert_eq!(partial.results, vec![test_case.clone()]);
     }
     let last = &messages[3];
     assert_eq!(last.status, "completed");
-    let summary = last.final_result.as_ref().unwrap().summary.unwrap();
-    assert_eq!(summary.total_test_cases, 3);
+    let final_result = last.final_result.as_ref().unwrap();
+    assert_eq!(final_result.summary.unwrap().total_test_cases, 3);
+    let every: Vec<_> = messages[..3]
+        .iter()
+        .map(|message| message.test_case_result.clone().unwrap())
+        .collect();
+    assert_eq!(final_result.results, every);
 }
 
 #[tokio::test]

@@ -186,6 +186,10 @@ impl EvaluationService for Grpc {
         let (progress, messages) = mpsc::channel(64);
         tokio::spawn(async move {
             let mut completed = 0;
+            // Every case's result, for the completed message's `final_result.results`: a client
+            // built from the FEP document's proto (which has no `test_case_result`) finds them
+            // there, and in each running message's partial `final_result` as they finish.
+            let mut results = Vec::new();
             while let Some(line) = lines.recv().await {
                 let line = match line {
                     Ok(line) => line,
@@ -196,24 +200,32 @@ impl EvaluationService for Grpc {
                 };
                 let message = match serde_json::from_slice::<Value>(&line) {
                     Ok(summary) if summary.get("evaluation_id").is_some() => {
+                        let mut final_result = run_result(&summary);
+                        final_result.results = std::mem::take(&mut results);
                         Ok(pb::EvaluationProgress {
                             evaluation_id: evaluation_id.clone(),
                             status: "completed".into(),
                             completed_test_cases: completed,
                             total_test_cases: total,
-                            final_result: Some(run_result(&summary)),
+                            final_result: Some(final_result),
                             test_case_result: None,
                         })
                     }
                     Ok(result) => {
                         completed += 1;
+                        let result = test_case_result(&result);
+                        results.push(result.clone());
                         Ok(pb::EvaluationProgress {
                             evaluation_id: evaluation_id.clone(),
                             status: "running".into(),
                             completed_test_cases: completed,
                             total_test_cases: total,
-                            final_result: None,
-                            test_case_result: Some(test_case_result(&result)),
+                            final_result: Some(pb::EvaluationRunResult {
+                                evaluation_id: evaluation_id.clone(),
+                                results: vec![result.clone()],
+                                ..Default::default()
+                            }),
+                            test_case_result: Some(result),
                         })
                     }
                     Err(err) => Err(Status::internal(format!(
