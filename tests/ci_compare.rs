@@ -75,7 +75,7 @@ fn compare_pairs_calls_and_gates_on_regressions() {
     assert_eq!(code(&out), 1);
     let text = stdout_text(&out);
     assert!(
-        text.starts_with("cand-1: 0.6250 -> 0.5000, -0.1250 (95% CI "),
+        text.starts_with("cand-1 train: 0.6250 -> 0.5000, -0.1250 (95% CI "),
         "{text}"
     );
     assert!(

@@ -28,6 +28,9 @@ pub fn render(summary: &Summary) -> String {
         calls.errors,
         summary.elapsed_ms / 1000.0
     ));
+    if let Some(partial) = &summary.partial {
+        out.push_str(&format!("\n**Partial:** {}\n", cell(&partial.description)));
+    }
     for note in notes(summary) {
         out.push_str(&format!("\n_{note}_\n"));
     }

@@ -23,6 +23,9 @@ pub fn render(summary: &Summary, color: bool) -> String {
             ""
         },
     ));
+    if let Some(partial) = &summary.partial {
+        out.push_str(&format!("partial: {}\n", partial.description));
+    }
     if let Some(usage) = &summary.usage {
         out.push_str(&format!(
             "tokens: {} prompt, {} completion\n",
