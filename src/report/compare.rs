@@ -317,11 +317,13 @@ fn check_comparable(
     }
     let files = format!("{}, {}", config.base, config.new);
     let side = |file: &str, run: &ReadRun, digest: &str| {
+        let evaluator = &run.accounted.run.evaluator;
         format!(
-            "{file}: run {}, {} calls, {} {digest}",
+            "{file}: run {}, {} calls, {} `{}`, evaluator {digest}",
             run.accounted.fingerprint.as_deref().unwrap_or("-"),
             run.records.len(),
-            run.accounted.run.evaluator.kind,
+            evaluator.kind,
+            evaluator.target
         )
     };
     let mut problems = Vec::new();
@@ -329,12 +331,10 @@ fn check_comparable(
         problems.push(Problem::new(
             files.clone(),
             format!(
-                "the runs' evaluators differ ({} `{}`; {} `{}`): their scores are not \
-                 comparable; pass --allow-different-inputs if this is intended",
+                "the runs' evaluators differ ({}; {}): their scores are not comparable; pass \
+                 --allow-different-inputs if this is intended",
                 side(&config.base, base, &b.evaluator_digest),
-                base.accounted.run.evaluator.target,
                 side(&config.new, new, &n.evaluator_digest),
-                new.accounted.run.evaluator.target
             ),
         ));
     }
