@@ -444,6 +444,33 @@ fn merge_refuses_a_duplicated_shard_and_shards_of_another_run() {
         )
     );
 
+    // The same run split two ways.
+    succeeded(run(
+        &sb,
+        BASE,
+        &[
+            "--candidate",
+            "first",
+            "--shard",
+            "2/3",
+            "--output",
+            "third.jsonl",
+        ],
+    ));
+    let out = sb
+        .evalctl()
+        .args(["merge", "--format", "text", "first-0.jsonl", "third.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "error: first-0.jsonl, third.jsonl: run {first} is split into different numbers of \
+             shards: 0/2 in first-0.jsonl; 2/3 in third.jsonl\n"
+        )
+    );
+
     // Same candidate id, another text: the 63 / 0 examples of a 50-example dataset, refused.
     let out = sb
         .evalctl()
@@ -561,6 +588,19 @@ fn output_never_mixes_runs_silently() {
     }
     let out = sb
         .evalctl()
+        .args(["summarize", "--format", "json", "r.jsonl", "--run", ""])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "error: r.jsonl: --run : names several runs (run {id} (20 lines in r.jsonl; shard \
+             0/1); run {other_id} (20 lines in r.jsonl; shard 0/1)); give more of the id\n"
+        )
+    );
+    let out = sb
+        .evalctl()
         .args(["summarize", "--format", "json", "r.jsonl", "--run", "zz"])
         .output()
         .unwrap();
@@ -633,4 +673,29 @@ fn lines_without_a_fingerprint_are_one_unsharded_run_and_absent_calls_are_partia
         BASE,
         &["--candidate", "c", "--output", "old.jsonl", "--resume"],
     ));
+}
+
+#[test]
+fn an_output_file_that_is_not_a_results_file_is_refused() {
+    let sb = sandbox();
+    succeeded(run(
+        &sb,
+        BASE,
+        &["--candidate", "c", "--output", "probe.jsonl"],
+    ));
+    let id = fingerprint(&sb, "probe.jsonl");
+    sb.write("notes.jsonl", "my notes\n");
+    let out = run(&sb, BASE, &["--candidate", "c", "--output", "notes.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "error: notes.jsonl: holds 1 line not of this run (1 line that is not a result line; \
+             this one is run {id}): name another --output file, or pass --append-run to add this \
+             run beside them (summarize, merge and report then take one run at a time: --run ID)\n"
+        )
+    );
+    assert_eq!(sb.read("notes.jsonl"), "my notes\n");
 }

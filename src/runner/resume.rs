@@ -179,7 +179,10 @@ pub fn check_output(
     if others + not_results > 0 && !allowed.append_run {
         let mut what: Vec<String> = other_runs.into_iter().collect();
         if not_results > 0 {
-            what.push(format!("{} that are not result lines", lines(not_results)));
+            what.push(match not_results {
+                1 => "1 line that is not a result line".to_string(),
+                n => format!("{n} lines that are not result lines"),
+            });
         }
         problems.push(Problem::new(
             display,
