@@ -82,6 +82,10 @@ fn compare_pairs_calls_and_gates_on_regressions() {
         text.contains("\n  regression: train #1 (line 2): 1.0000 -> 0.0000\n"),
         "{text}"
     );
+    assert!(
+        text.contains("; 4 pairs: 1 win, 2 ties, 1 loss\n"),
+        "{text}"
+    );
     assert_eq!(
         stderr_text(&out),
         "exit 1: candidate cand-1 dropped by more than --fail-on-regression 0.1\n"

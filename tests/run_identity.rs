@@ -699,3 +699,21 @@ fn an_output_file_that_is_not_a_results_file_is_refused() {
     );
     assert_eq!(sb.read("notes.jsonl"), "my notes\n");
 }
+
+#[test]
+fn a_dataset_given_as_results_is_one_problem_per_file() {
+    let sb = sandbox();
+    let out = sb
+        .evalctl()
+        .args(["summarize", "--format", "text", "train.jsonl", "val.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        "error: train.jsonl:1: not a result line: expected a `run --output` result line \
+         (candidate_id, split, score, ...)\n\
+         error: val.jsonl:1: not a result line: expected a `run --output` result line \
+         (candidate_id, split, score, ...)\n"
+    );
+}

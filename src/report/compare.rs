@@ -444,6 +444,11 @@ fn verdict(comparison: &Comparison) -> String {
     }
 }
 
+/// `1 win`, `3 wins`.
+fn counted(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// The comparison as text: per candidate, one line per split (the split named unless the run
 /// has single calls only), then its largest regressions; the unpaired calls; the verdict.
 fn render(comparison: &Comparison) -> String {
@@ -458,8 +463,14 @@ fn render(comparison: &Comparison) -> String {
                 split => format!("{} {}", c.id, split_name(*split)),
             };
             out.push_str(&format!(
-                "{label}: {:.4} -> {:.4}, {:+.4}{interval}; {} pairs: {} wins, {} ties, {} losses\n",
-                s.base_mean, s.new_mean, s.difference, s.pairs, s.wins, s.ties, s.losses
+                "{label}: {:.4} -> {:.4}, {:+.4}{interval}; {}: {}, {}, {}\n",
+                s.base_mean,
+                s.new_mean,
+                s.difference,
+                counted(s.pairs, "pair", "pairs"),
+                counted(s.wins, "win", "wins"),
+                counted(s.ties, "tie", "ties"),
+                counted(s.losses, "loss", "losses"),
             ));
             for r in &s.regressions {
                 out.push_str(&format!(

@@ -120,14 +120,21 @@ pub(super) fn read_all(files: &[String], selection: &Selection) -> anyhow::Resul
                 continue;
             }
         };
+        let mut read_any = false;
         for line in reader {
             let line = match line {
                 Ok(line) => line,
+                // A file whose first line is no result line is no results file: one problem.
+                Err(problem) if !read_any => {
+                    problems.push(problem);
+                    break;
+                }
                 Err(problem) => {
                     problems.push(problem);
                     continue;
                 }
             };
+            read_any = true;
             let at = |message: String| Problem::at_line(source.display(), line.line, message);
             let record = line.record;
             let Some(run) = &record.run else {
