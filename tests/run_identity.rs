@@ -586,6 +586,36 @@ fn output_never_mixes_runs_silently() {
         assert_eq!(summary["calls"]["total"], 20, "n is one run's, not both");
         assert_eq!(summary["candidates"][0]["score"], score);
     }
+    // compare takes one run of the file as base, another as new.
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "json", "r.jsonl", "r.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert!(
+        stderr_text(&out).ends_with(&format!(
+            "or choose one with --base-run ({id} or {other_id})\n"
+        )),
+        "{}",
+        stderr_text(&out)
+    );
+    let out = succeeded(sb.evalctl().args([
+        "compare",
+        "--format",
+        "json",
+        "r.jsonl",
+        "r.jsonl",
+        "--base-run",
+        &id,
+        "--new-run",
+        &other_id,
+    ]));
+    let comparison = json_stdout(&out);
+    assert_eq!(comparison["candidates"][0]["split"], "val");
+    assert_eq!(comparison["candidates"][0]["difference"], -1.0);
+    assert_eq!(comparison["unpaired"], json!({"base": 0, "new": 0}));
+
     let out = sb
         .evalctl()
         .args(["summarize", "--format", "json", "r.jsonl", "--run", ""])
@@ -667,12 +697,38 @@ fn lines_without_a_fingerprint_are_one_unsharded_run_and_absent_calls_are_partia
         "note: old.jsonl: the lines carry no run fingerprint (written by an older evalctl): \
          read as one unsharded run; runs and shards are not checked\n"
     );
-    // Resumed by this evalctl, the older lines count as this run's (their keys match).
+    // A journal an older evalctl began, resumed by this one: one run, said so.
+    sb.write(
+        "half.jsonl",
+        lines[..10]
+            .iter()
+            .map(|l| format!("{l}\n"))
+            .collect::<String>(),
+    );
     succeeded(run(
         &sb,
         BASE,
-        &["--candidate", "c", "--output", "old.jsonl", "--resume"],
+        &["--candidate", "c", "--output", "half.jsonl", "--resume"],
     ));
+    assert_eq!(sb.lines("half.jsonl").len(), 20);
+    let id = sb.jsonl("half.jsonl")[19]["run"]["fingerprint"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let out = succeeded(
+        sb.evalctl()
+            .args(["summarize", "--format", "json", "half.jsonl"]),
+    );
+    let summary = json_stdout(&out);
+    assert_eq!(summary["calls"]["total"], 20);
+    assert_eq!(summary.get("partial"), None);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "note: half.jsonl: 10 lines without a run fingerprint (an older evalctl's) counted \
+             with run {id}: same evaluator, splits and candidates\n"
+        )
+    );
 }
 
 #[test]

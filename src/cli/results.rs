@@ -81,6 +81,7 @@ impl RunSelectionArgs {
     pub fn selection(&self) -> Selection {
         Selection {
             run: self.run.clone(),
+            run_flag: None,
             allow_partial: self.allow_partial,
         }
     }
@@ -137,6 +138,15 @@ pub struct CompareArgs {
     #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
     pub seed: u64,
 
+    /// The run of BASE.jsonl to compare, by its fingerprint or the start of it, when the file
+    /// holds several (`run --append-run`).
+    #[arg(long, value_name = "ID")]
+    pub base_run: Option<String>,
+
+    /// The run of NEW.jsonl to compare (it may be the same file as BASE.jsonl).
+    #[arg(long, value_name = "ID")]
+    pub new_run: Option<String>,
+
     /// Compare a run with missing shards (else refused).
     #[arg(long)]
     pub allow_partial: bool,
@@ -165,6 +175,8 @@ impl CompareArgs {
             new: self.new,
             fail_on_regression: self.fail_on_regression,
             seed: self.seed,
+            base_run: self.base_run,
+            new_run: self.new_run,
             allow_partial: self.allow_partial,
             allow_different_inputs: self.allow_different_inputs,
         })

@@ -35,6 +35,10 @@ pub struct CompareConfig {
     pub fail_on_regression: Option<f64>,
     /// Seeds the paired bootstrap.
     pub seed: u64,
+    /// `--base-run ID`: the run of the base file to compare (when it holds several).
+    pub base_run: Option<String>,
+    /// `--new-run ID`: the run of the new file to compare.
+    pub new_run: Option<String>,
     /// `--allow-partial`: compare a run with missing shards.
     pub allow_partial: bool,
     /// `--allow-different-inputs`: compare runs whose evaluator or inputs differ.
@@ -152,12 +156,19 @@ fn split_name(split: Split) -> &'static str {
 
 /// Compare the two runs, print the comparison and return the exit code.
 pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exit> {
-    let selection = Selection {
-        run: None,
+    let selection = |run: &Option<String>, flag| Selection {
+        run: run.clone(),
+        run_flag: Some(flag),
         allow_partial: config.allow_partial,
     };
-    let base_run = read_all(std::slice::from_ref(&config.base), &selection)?;
-    let new_run = read_all(std::slice::from_ref(&config.new), &selection)?;
+    let base_run = read_all(
+        std::slice::from_ref(&config.base),
+        &selection(&config.base_run, "--base-run"),
+    )?;
+    let new_run = read_all(
+        std::slice::from_ref(&config.new),
+        &selection(&config.new_run, "--new-run"),
+    )?;
     for note in base_run
         .accounted
         .notes

@@ -168,13 +168,9 @@ pub(super) fn read_all(files: &[String], selection: &Selection) -> anyhow::Resul
     if !problems.is_empty() {
         return Err(invalid(problems));
     }
-    let fingerprint = ledger.chosen(selection).map_err(invalid)?;
+    let chosen = ledger.chosen(selection).map_err(invalid)?;
     let mut records: HashMap<String, CallRecord> = HashMap::new();
-    for record in lines {
-        let of_run = record.run.as_ref().and_then(|run| run.identity.as_ref());
-        if of_run.map(|identity| &identity.fingerprint) != fingerprint.as_ref() {
-            continue;
-        }
+    for record in lines.into_iter().filter(|record| chosen.keeps(record)) {
         let key = record.key.clone().unwrap_or_else(|| {
             format!(
                 "{}/{:?}/{:?}/{:?}",
@@ -189,11 +185,7 @@ pub(super) fn read_all(files: &[String], selection: &Selection) -> anyhow::Resul
         }
     }
     let accounted = ledger
-        .account(
-            fingerprint.as_deref(),
-            records.len(),
-            selection.allow_partial,
-        )
+        .account(chosen, records.len(), selection.allow_partial)
         .map_err(invalid)?;
     Ok(ReadRun { accounted, records })
 }

@@ -19,8 +19,17 @@ use crate::runner::CallRecord;
 pub struct Selection {
     /// `--run ID`: only the lines of the run whose fingerprint starts with it.
     pub run: Option<String>,
+    /// The flag that chose `run` (`--run` when `None`; `compare` has one per file).
+    pub run_flag: Option<&'static str>,
     /// `--allow-partial`: missing shards are counted as missing calls, not refused.
     pub allow_partial: bool,
+}
+
+impl Selection {
+    /// The flag that names the run.
+    fn flag(&self) -> &'static str {
+        self.run_flag.unwrap_or("--run")
+    }
 }
 
 /// How much of the run's plan the summary lacks (the summary's `partial`).
@@ -47,6 +56,27 @@ pub struct Accounted {
     pub partial: Option<Partial>,
     /// What the user is told on stderr (lines without a fingerprint).
     pub notes: Vec<String>,
+}
+
+/// The run whose lines are read: its fingerprint, and whether lines without one (an older
+/// evalctl's, of the same evaluator, splits and candidates: a journal begun by it and resumed
+/// by this one) count with it.
+#[derive(Debug, Clone)]
+pub struct Chosen {
+    fingerprint: Option<String>,
+    with_older_lines: bool,
+    notes: Vec<String>,
+}
+
+impl Chosen {
+    /// Whether `record` is a line of the chosen run.
+    pub fn keeps(&self, record: &CallRecord) -> bool {
+        let identity = record.run.as_ref().and_then(|run| run.identity.as_ref());
+        match identity {
+            Some(identity) => self.fingerprint.as_ref() == Some(&identity.fingerprint),
+            None => self.with_older_lines || self.fingerprint.is_none(),
+        }
+    }
 }
 
 /// One run's lines, as read.
@@ -118,10 +148,11 @@ impl Ledger {
         }
     }
 
-    /// The fingerprint of the run the lines are read for: the one `--run` names, else the only
-    /// one; several runs without `--run`, or a `--run` that names none or several, are the
-    /// problems.
-    pub fn chosen(&self, selection: &Selection) -> Result<Option<String>, Vec<Problem>> {
+    /// The run the lines are read for: the one `--run` names, else the only one; several runs
+    /// without `--run`, or a `--run` that names none or several, are the problems. Lines without
+    /// a fingerprint count with the one run that has one when its evaluator, score range, splits
+    /// and candidates are theirs (a note says so).
+    pub fn chosen(&self, selection: &Selection) -> Result<Chosen, Vec<Problem>> {
         let all = self.files.join(", ");
         let ids = || {
             self.runs
@@ -130,9 +161,39 @@ impl Ledger {
                 .collect::<Vec<_>>()
                 .join("; ")
         };
+        let older = self.runs.iter().find(|run| run.fingerprint.is_none());
+        let choose = |run: &RunSeen| {
+            let absorbs = older.filter(|older| {
+                run.fingerprint.is_some() && {
+                    let mut info = run.info.clone();
+                    info.identity = None;
+                    info == older.info
+                }
+            });
+            Chosen {
+                fingerprint: run.fingerprint.clone(),
+                with_older_lines: absorbs.is_some(),
+                notes: absorbs
+                    .map(|older| {
+                        format!(
+                            "{}: {} without a run fingerprint (an older evalctl's) counted with \
+                             run {}: same evaluator, splits and candidates",
+                            self.file_names(older),
+                            lines(older.lines),
+                            run.fingerprint.as_deref().unwrap_or_default()
+                        )
+                    })
+                    .into_iter()
+                    .collect(),
+            }
+        };
+        let fingerprinted: Vec<&RunSeen> = self
+            .runs
+            .iter()
+            .filter(|run| run.fingerprint.is_some())
+            .collect();
         if let Some(wanted) = &selection.run {
-            let matching: Vec<&RunSeen> = self
-                .runs
+            let matching: Vec<&&RunSeen> = fingerprinted
                 .iter()
                 .filter(|run| {
                     run.fingerprint
@@ -141,37 +202,47 @@ impl Ledger {
                 })
                 .collect();
             return match matching.as_slice() {
-                [run] => Ok(run.fingerprint.clone()),
+                [run] => Ok(choose(run)),
                 [] => Err(vec![Problem::new(
                     all,
                     format!(
-                        "--run {wanted}: no line of such a run; the lines are of {}",
+                        "{} {wanted}: no line of such a run; the lines are of {}",
+                        selection.flag(),
                         ids()
                     ),
                 )]),
                 _ => Err(vec![Problem::new(
                     all,
                     format!(
-                        "--run {wanted}: names several runs ({}); give more of the id",
+                        "{} {wanted}: names several runs ({}); give more of the id",
+                        selection.flag(),
                         ids()
                     ),
                 )]),
             };
         }
-        let Some((first, others)) = self.runs.split_first() else {
-            return Ok(None);
-        };
-        if others.is_empty() {
-            return Ok(first.fingerprint.clone());
+        match (fingerprinted.as_slice(), older) {
+            ([], None) => {
+                return Ok(Chosen {
+                    fingerprint: None,
+                    with_older_lines: false,
+                    notes: Vec::new(),
+                })
+            }
+            ([], Some(older)) => return Ok(choose(older)),
+            ([run], _) => {
+                let chosen = choose(run);
+                if chosen.with_older_lines || older.is_none() {
+                    return Ok(chosen);
+                }
+            }
+            _ => {}
         }
-        let names: Vec<String> = self
-            .runs
+        // ok: every case of fewer than two runs returned above.
+        let (first, others) = self.runs.split_first().expect("several runs");
+        let names: Vec<String> = fingerprinted
             .iter()
-            .map(|run| {
-                run.fingerprint
-                    .clone()
-                    .unwrap_or_else(|| "(none)".to_string())
-            })
+            .filter_map(|run| run.fingerprint.clone())
             .collect();
         Err(others
             .iter()
@@ -180,10 +251,11 @@ impl Ledger {
                     self.file_names(run),
                     format!(
                         "lines of different runs: {}, beside {}: {}; pass the files of one run, \
-                         or choose one with --run ({})",
+                         or choose one with {} ({})",
                         self.describe(run),
                         self.describe(first),
                         difference(first, run),
+                        selection.flag(),
                         names.join(" or ")
                     ),
                 )
@@ -191,19 +263,19 @@ impl Ledger {
             .collect())
     }
 
-    /// Check the shards of the run `fingerprint` (given `present` distinct calls of it): a
-    /// shard in two files, shards of different splits, and missing shards (unless
-    /// `allow_partial`) are the problems; missing calls otherwise make the result partial.
+    /// Check the shards of the `chosen` run (given `present` distinct calls of it): a shard in
+    /// two files, shards of different splits, and missing shards (unless `allow_partial`) are
+    /// the problems; missing calls otherwise make the result partial.
     pub fn account(
         &self,
-        fingerprint: Option<&str>,
+        chosen: Chosen,
         present: usize,
         allow_partial: bool,
     ) -> Result<Accounted, Vec<Problem>> {
         let Some(run) = self
             .runs
             .iter()
-            .find(|run| run.fingerprint.as_deref() == fingerprint)
+            .find(|run| run.fingerprint == chosen.fingerprint)
         else {
             return Err(vec![Problem::new(
                 self.files.join(", "),
@@ -298,7 +370,7 @@ impl Ledger {
                 missing_shards,
                 description,
             }),
-            notes: Vec::new(),
+            notes: chosen.notes,
         })
     }
 
@@ -329,12 +401,16 @@ impl Ledger {
             ),
         };
         format!(
-            "{name} ({} line{} in {}{shards})",
-            run.lines,
-            if run.lines == 1 { "" } else { "s" },
+            "{name} ({} in {}{shards})",
+            lines(run.lines),
             self.file_names(run)
         )
     }
+}
+
+/// `1 line`, `3 lines`.
+fn lines(count: usize) -> String {
+    format!("{count} line{}", if count == 1 { "" } else { "s" })
 }
 
 /// `K/N` as numbers.

@@ -115,20 +115,12 @@ fn read_run(
             ledger.add(0, run, record);
         }
     }
-    let fingerprint = ledger.chosen(selection)?;
-    let fingerprint_of = |record: &CallRecord| {
-        let identity = record.run.as_ref()?.identity.as_ref()?;
-        Some(identity.fingerprint.clone())
-    };
-    records.retain(|record| record.run.is_none() || fingerprint_of(record) == fingerprint);
+    let chosen = ledger.chosen(selection)?;
+    records.retain(|record| chosen.keeps(record));
     if records.iter().all(|record| record.run.is_none()) {
         return Ok((records, None));
     }
-    let accounted = ledger.account(
-        fingerprint.as_deref(),
-        records.len(),
-        selection.allow_partial,
-    )?;
+    let accounted = ledger.account(chosen, records.len(), selection.allow_partial)?;
     Ok((records, accounted.partial))
 }
 
