@@ -193,7 +193,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         .collect();
     let mut unpaired_new = 0;
     // Per candidate, per (split, example): the (base, new) scores of each paired repeat.
-    let mut paired: BTreeMap<(usize, String), BTreeMap<(u8, usize), PairedExample>> =
+    let mut paired: BTreeMap<(usize, String), BTreeMap<(Split, usize), PairedExample>> =
         BTreeMap::new();
     for (key, record) in &new {
         let partner = base
@@ -209,7 +209,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
             continue;
         };
         base_by_position.remove(&at);
-        let slot = (record.split as u8, record.example_index.unwrap_or(0));
+        let slot = (record.split, record.example_index.unwrap_or(0));
         let entry = paired
             .entry((
                 record.candidate_index.unwrap_or(usize::MAX),
@@ -231,7 +231,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         for split in [Split::Single, Split::Train, Split::Val] {
             let of_split: Vec<(usize, &PairedExample)> = examples
                 .iter()
-                .filter(|((slot, _), _)| *slot == split as u8)
+                .filter(|((slot, _), _)| *slot == split)
                 .map(|(&(_, index), example)| (index, example))
                 .collect();
             if !of_split.is_empty() {

@@ -74,8 +74,10 @@ pub fn filters() -> Result<[BpfProgram; 2], String> {
         .try_into()
         .map_err(|err| format!("seccomp: {err:?}"))?;
     let fail = |err: seccompiler::BackendError| format!("seccomp: {err}");
-    let mut refused: BTreeMap<i64, Vec<SeccompRule>> =
-        REFUSED.iter().map(|&call| (call, Vec::new())).collect();
+    let mut refused: BTreeMap<i64, Vec<SeccompRule>> = REFUSED
+        .iter()
+        .map(|&call| (call, Vec::new()))
+        .collect();
     let clone_rules = NAMESPACE_FLAGS
         .iter()
         .map(|&flag| {
