@@ -14,9 +14,9 @@ use crate::interrupt::{read_interruptibly, unless_interrupted};
 use crate::report::{
     self, EvaluatorInfo, Gates, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
-use crate::runner::key::KeyContext;
+use crate::runner::key::{text_digest, KeyContext, RunDigests};
 use crate::runner::preflight::{preflight, Probe};
-use crate::runner::resume::resume_from;
+use crate::runner::resume::{check_output, resume_from, OutputUse};
 use crate::runner::{self, plan_calls, CallRecord, RunContext};
 use crate::store::Table;
 
@@ -30,10 +30,19 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         config.task_model.as_deref(),
     )?;
     let mut plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
+    let plan_calls_total = plan.len();
     if let Some(shard) = config.shard {
         shard.keep(&mut plan);
     }
     let planned = plan.len();
+    let digests = RunDigests::of(&keys, &inputs, config.exec.limit, config.repeat);
+    if let Some(path) = config.output.as_deref() {
+        let allowed = OutputUse {
+            resume: config.resume,
+            append_run: config.append_run,
+        };
+        check_output(path, &digests.fingerprint, &plan, allowed)?;
+    }
     let (concurrency, limited) =
         runner::calls_in_flight(config.exec.concurrency, planned, evaluator.kind());
     if let Some(warning) = limited {
@@ -93,7 +102,22 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             score_range: config.score_range.as_str().to_string(),
             splits,
             candidates: inputs.candidates.len(),
+            identity: Some(report::RunIdentity {
+                fingerprint: digests.fingerprint,
+                evaluator_digest: digests.evaluator,
+                inputs_digest: digests.inputs,
+                shard: config
+                    .shard
+                    .map_or_else(|| "0/1".to_string(), |shard| shard.to_string()),
+                shard_calls: planned,
+                plan_calls: plan_calls_total,
+            }),
         },
+        candidate_digests: inputs
+            .candidates
+            .iter()
+            .map(|candidate| text_digest(&candidate.text))
+            .collect(),
     });
     let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
         // A resumed run with every call done already makes no call: the evaluator is not probed.

@@ -75,11 +75,15 @@ fn compare_pairs_calls_and_gates_on_regressions() {
     assert_eq!(code(&out), 1);
     let text = stdout_text(&out);
     assert!(
-        text.starts_with("cand-1: 0.6250 -> 0.5000, -0.1250 (95% CI "),
+        text.starts_with("cand-1 train: 0.6250 -> 0.5000, -0.1250 (95% CI "),
         "{text}"
     );
     assert!(
         text.contains("\n  regression: train #1 (line 2): 1.0000 -> 0.0000\n"),
+        "{text}"
+    );
+    assert!(
+        text.contains("; 4 pairs: 1 win, 2 ties, 1 loss\n"),
         "{text}"
     );
     assert_eq!(

@@ -345,6 +345,7 @@ fn single_mode_summary_and_result_line() {
             "error",
             "attempts",
             "latency_ms",
+            "candidate_digest",
             "run"
         ]
     );
@@ -684,17 +685,25 @@ fn fail_under_gates_on_the_candidate_score() {
 fn output_appends_and_never_truncates() {
     let sb = Sandbox::new();
     sb.write("out.jsonl", "{\"earlier\": true}\n");
-    for _ in 0..2 {
-        succeeded(
-            sb.run_with(LOG_PAYLOAD)
-                .args(["--candidate", "c", "--output", "out.jsonl"]),
-        );
+    // A file holding other lines takes a run only with --append-run (see run_identity.rs).
+    for candidate in ["c", "d"] {
+        succeeded(sb.run_with(LOG_PAYLOAD).args([
+            "--candidate",
+            candidate,
+            "--output",
+            "out.jsonl",
+            "--append-run",
+        ]));
     }
     let lines = sb.jsonl("out.jsonl");
     assert_eq!(lines.len(), 3);
     assert_eq!(lines[0], json!({"earlier": true}));
     assert_eq!(lines[1]["candidate_id"], "cand-1");
     assert_eq!(lines[2]["candidate_id"], "cand-1");
+    assert_ne!(
+        lines[1]["run"]["fingerprint"],
+        lines[2]["run"]["fingerprint"]
+    );
 }
 
 #[test]

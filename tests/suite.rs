@@ -48,6 +48,7 @@ mod report_kinds;
 mod robustness;
 mod run_command;
 mod run_http;
+mod run_identity;
 mod run_inputs;
 mod run_payload;
 mod run_report;

@@ -26,6 +26,10 @@ pub struct ReportArgs {
     /// The report's title (default: the files' names).
     #[arg(long, value_name = "TEXT")]
     pub title: Option<String>,
+
+    /// Which run of each `run --output` file, and whether a run with missing shards is shown.
+    #[command(flatten)]
+    pub runs: super::results::RunSelectionArgs,
 }
 
 impl ReportArgs {
@@ -34,7 +38,7 @@ impl ReportArgs {
         let files: Vec<Source> = self.files.iter().map(|f| Source::from_arg(f)).collect();
         // Every problem with the inputs and the output is reported together.
         let report = match (
-            html::load_results(&files),
+            html::load_results(&files, &self.runs.selection()),
             html::check_writable(&self.output, "--output"),
         ) {
             (Ok(report), Ok(())) => report,

@@ -7,7 +7,7 @@ use clap::Args;
 
 use super::values::parse_count;
 use crate::error::bad_flag;
-use crate::report::{CompareConfig, Gates, MergeConfig};
+use crate::report::{CompareConfig, Gates, MergeConfig, Selection};
 
 /// Error limits, the bootstrap seed and the JUnit report: `run`, `summarize` and `merge`.
 #[derive(Debug, Args)]
@@ -55,6 +55,36 @@ pub struct MergeArgs {
     /// Error limits, intervals and the JUnit report.
     #[command(flatten)]
     pub ci: CiArgs,
+
+    /// Which run and how much of it: --run and --allow-partial.
+    #[command(flatten)]
+    pub runs: RunSelectionArgs,
+}
+
+/// Which run of the results files is read, and whether a run with missing shards is
+/// summarized: `summarize`, `merge`, `report`.
+#[derive(Debug, Args)]
+pub struct RunSelectionArgs {
+    /// Read only the lines of this run (its fingerprint, or the start of it): for a file that
+    /// holds several runs (`run --append-run`).
+    #[arg(long, value_name = "ID")]
+    pub run: Option<String>,
+
+    /// Summarize a run with missing shards (else refused): the summary is marked partial and
+    /// says how many calls are missing.
+    #[arg(long)]
+    pub allow_partial: bool,
+}
+
+impl RunSelectionArgs {
+    /// The [`Selection`] these flags make.
+    pub fn selection(&self) -> Selection {
+        Selection {
+            run: self.run.clone(),
+            run_flag: None,
+            allow_partial: self.allow_partial,
+        }
+    }
 }
 
 /// A share between 0 and 1 (`--max-error-rate`).
@@ -83,6 +113,7 @@ impl MergeArgs {
             seed: self.ci.seed,
             junit: self.ci.junit,
             pass_score: self.ci.pass_score,
+            selection: self.runs.selection(),
         })
     }
 }
@@ -98,13 +129,33 @@ pub struct CompareArgs {
     #[arg(value_name = "NEW.jsonl")]
     pub new: String,
 
-    /// Exit 1 when a candidate's mean drops by more than X.
+    /// Exit 1 when a candidate's score drops by more than X: the val mean with a valset, else
+    /// the train mean (the score `run` and --fail-under use).
     #[arg(long, value_name = "X")]
     pub fail_on_regression: Option<f64>,
 
     /// Seed of the paired bootstrap behind each difference's 95% interval.
     #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
     pub seed: u64,
+
+    /// The run of BASE.jsonl to compare, by its fingerprint or the start of it, when the file
+    /// holds several (`run --append-run`).
+    #[arg(long, value_name = "ID")]
+    pub base_run: Option<String>,
+
+    /// The run of NEW.jsonl to compare (it may be the same file as BASE.jsonl).
+    #[arg(long, value_name = "ID")]
+    pub new_run: Option<String>,
+
+    /// Compare a run with missing shards (else refused).
+    #[arg(long)]
+    pub allow_partial: bool,
+
+    /// Compare two runs whose evaluator (script, rubric, checks, score range, task model) or
+    /// inputs (dataset and valset examples) differ (else refused: their scores do not measure
+    /// the same thing).
+    #[arg(long)]
+    pub allow_different_inputs: bool,
 }
 
 impl CompareArgs {
@@ -124,6 +175,10 @@ impl CompareArgs {
             new: self.new,
             fail_on_regression: self.fail_on_regression,
             seed: self.seed,
+            base_run: self.base_run,
+            new_run: self.new_run,
+            allow_partial: self.allow_partial,
+            allow_different_inputs: self.allow_different_inputs,
         })
     }
 }

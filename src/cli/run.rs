@@ -198,6 +198,11 @@ pub struct RunArgs {
     #[arg(long, requires = "output")]
     pub resume: bool,
 
+    /// Add this run to an --output file that holds lines of other runs (else refused): each
+    /// line names its run, and summarize, merge and report take one run at a time (--run ID).
+    #[arg(long, requires = "output")]
+    pub append_run: bool,
+
     /// With --resume: keep errored lines as they are instead of re-running their calls.
     #[arg(long, requires = "resume")]
     pub resume_keep_errors: bool,
@@ -415,6 +420,7 @@ impl RunArgs {
             heartbeat: (!self.heartbeat.is_zero()).then_some(self.heartbeat),
             resume: self.resume,
             resume_keep_errors: self.resume_keep_errors,
+            append_run: self.append_run,
             repeat: self.repeat,
             cache_dir: crate::store::cache_dir(self.cache, self.cache_dir)?,
         })

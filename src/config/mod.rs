@@ -64,6 +64,8 @@ pub struct RunConfig {
     pub resume: bool,
     /// `--resume-keep-errors`: an errored line answers its call too (it is not re-run).
     pub resume_keep_errors: bool,
+    /// `--append-run`: `output` may hold lines of other runs; this run's lines go beside them.
+    pub append_run: bool,
     /// `--repeat N`: make each call N times (each repeat has its own key).
     pub repeat: Option<u32>,
     /// `--cache` (with `--cache-dir`): the directory of the evaluator-result cache.

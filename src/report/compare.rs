@@ -1,9 +1,12 @@
 //! `evalctl compare BASE.jsonl NEW.jsonl`: two runs' results paired call by call (by key, and
 //! calls whose key changed — a new prompt, a new evaluator script — by candidate, split, example
-//! and repeat), then per candidate the mean difference with a paired-bootstrap 95% interval,
-//! win / tie / loss counts and the largest regressions; `--fail-on-regression X` exits 1 when a
-//! candidate's mean drops by more than X. Printed as text, JSON or Markdown (a pull-request
-//! comment, also appended to `$GITHUB_STEP_SUMMARY`).
+//! and repeat), then per candidate and split (train and val each) the mean difference with a
+//! paired-bootstrap 95% interval, win / tie / loss counts and the largest regressions.
+//! `--fail-on-regression X` exits 1 when a candidate's score drops by more than X, the score
+//! being the one `run` and `--fail-under` use: the val mean with a valset, else the train mean.
+//! The comparison ends with a verdict line; calls present in one run only are a warning; two
+//! runs whose evaluator or inputs differ are refused unless `--allow-different-inputs`. Printed
+//! as text, JSON or Markdown (a pull-request comment, also appended to `$GITHUB_STEP_SUMMARY`).
 
 use std::collections::{BTreeMap, HashMap};
 
@@ -11,12 +14,14 @@ use serde::Serialize;
 
 use super::interval::spread;
 use super::markdown;
-use super::merge::read_all;
+use super::merge::{read_all, ReadRun};
+use super::runs::Selection;
 use super::{print_stdout, print_text, Format, Reporter};
+use crate::error::{invalid, Problem};
 use crate::exit::Exit;
 use crate::runner::{CallRecord, Split};
 
-/// Regressions listed per candidate.
+/// Regressions listed per candidate and split.
 const REGRESSIONS_SHOWN: usize = 5;
 
 /// What `compare` needs.
@@ -26,25 +31,38 @@ pub struct CompareConfig {
     pub base: String,
     /// The new results file.
     pub new: String,
-    /// Exit 1 when a candidate's mean drops by more than this.
+    /// Exit 1 when a candidate's score drops by more than this.
     pub fail_on_regression: Option<f64>,
     /// Seeds the paired bootstrap.
     pub seed: u64,
+    /// `--base-run ID`: the run of the base file to compare (when it holds several).
+    pub base_run: Option<String>,
+    /// `--new-run ID`: the run of the new file to compare.
+    pub new_run: Option<String>,
+    /// `--allow-partial`: compare a run with missing shards.
+    pub allow_partial: bool,
+    /// `--allow-different-inputs`: compare runs whose evaluator or inputs differ.
+    pub allow_different_inputs: bool,
 }
 
 /// The comparison (`--format json` prints it as is).
 #[derive(Debug, Serialize)]
 pub struct Comparison {
+    /// The split whose mean is the runs' score, and which the gate judges: `val` with a
+    /// valset, else `train`, else `single`.
+    pub score_split: Split,
     /// Per candidate present in both runs, in the new run's order.
     pub candidates: Vec<CandidateComparison>,
     /// Calls of each run with no partner in the other.
     pub unpaired: Unpaired,
     /// `--fail-on-regression`, when given.
     pub fail_on_regression: Option<f64>,
-    /// Candidates whose mean dropped by more than it.
+    /// Candidates whose score dropped by more than it.
     pub regressed: Vec<String>,
     /// The exit code.
     pub exit: u8,
+    /// The verdict, in one line.
+    pub verdict: String,
 }
 
 /// Calls with no partner.
@@ -56,11 +74,23 @@ pub struct Unpaired {
     pub new: usize,
 }
 
-/// One candidate's comparison.
+/// One candidate's comparison: its score split's numbers at the top, every split's in `splits`.
 #[derive(Debug, Serialize)]
 pub struct CandidateComparison {
     /// The candidate's id.
     pub id: String,
+    /// The score split (the gate's).
+    pub split: Split,
+    /// The score split's comparison (absent when it has no pair).
+    #[serde(flatten)]
+    pub score: Option<SplitComparison>,
+    /// Per split with pairs: `train`, `val` or `single`.
+    pub splits: BTreeMap<Split, SplitComparison>,
+}
+
+/// One candidate's comparison over one split.
+#[derive(Debug, Clone, Serialize)]
+pub struct SplitComparison {
     /// Paired examples (each example's repeats averaged first).
     pub pairs: usize,
     /// Mean over the paired examples, base run.
@@ -86,11 +116,10 @@ struct PairedExample {
     base: Vec<f64>,
     new: Vec<f64>,
     line: Option<usize>,
-    split: Split,
 }
 
 /// One paired example's means; in the output, one scored lower in the new run.
-#[derive(Debug, Serialize)]
+#[derive(Debug, Clone, Serialize)]
 pub struct Regression {
     /// `single`, `train` or `val`.
     pub split: Split,
@@ -116,17 +145,55 @@ fn position(record: &CallRecord) -> Position {
     )
 }
 
+/// `train`, `val` or `single`.
+fn split_name(split: Split) -> &'static str {
+    match split {
+        Split::Single => "single",
+        Split::Train => "train",
+        Split::Val => "val",
+    }
+}
+
 /// Compare the two runs, print the comparison and return the exit code.
 pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exit> {
-    let (_, base) = read_all(std::slice::from_ref(&config.base))?;
-    let (_, new) = read_all(std::slice::from_ref(&config.new))?;
+    let selection = |run: &Option<String>, flag| Selection {
+        run: run.clone(),
+        run_flag: Some(flag),
+        allow_partial: config.allow_partial,
+    };
+    let base_run = read_all(
+        std::slice::from_ref(&config.base),
+        &selection(&config.base_run, "--base-run"),
+    )?;
+    let new_run = read_all(
+        std::slice::from_ref(&config.new),
+        &selection(&config.new_run, "--new-run"),
+    )?;
+    for note in base_run
+        .accounted
+        .notes
+        .iter()
+        .chain(&new_run.accounted.notes)
+    {
+        reporter.note(format!("note: {note}"));
+    }
+    check_comparable(config, &base_run, &new_run, reporter)?;
+    let splits = new_run.accounted.run.splits;
+    let score_split = if splits.val {
+        Split::Val
+    } else if splits.train {
+        Split::Train
+    } else {
+        Split::Single
+    };
+    let (base, new) = (base_run.records, new_run.records);
     let mut base_by_position: HashMap<Position, &CallRecord> = base
         .values()
         .map(|record| (position(record), record))
         .collect();
     let mut unpaired_new = 0;
     // Per candidate, per (split, example): the (base, new) scores of each paired repeat.
-    let mut paired: BTreeMap<(usize, String), BTreeMap<(u8, usize), PairedExample>> =
+    let mut paired: BTreeMap<(usize, String), BTreeMap<(Split, usize), PairedExample>> =
         BTreeMap::new();
     for (key, record) in &new {
         let partner = base
@@ -142,7 +209,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
             continue;
         };
         base_by_position.remove(&at);
-        let slot = (record.split as u8, record.example_index.unwrap_or(0));
+        let slot = (record.split, record.example_index.unwrap_or(0));
         let entry = paired
             .entry((
                 record.candidate_index.unwrap_or(usize::MAX),
@@ -154,46 +221,29 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
                 base: Vec::new(),
                 new: Vec::new(),
                 line: record.example_line,
-                split: record.split,
             });
         entry.base.push(partner.score);
         entry.new.push(record.score);
     }
     let mut candidates = Vec::new();
     for ((_, id), examples) in paired {
-        let mean = |scores: &[f64]| scores.iter().sum::<f64>() / scores.len() as f64;
-        let pairs: Vec<Regression> = examples
-            .iter()
-            .map(|(&(_, index), example)| Regression {
-                split: example.split,
-                example_index: (example.split != Split::Single).then_some(index),
-                example_line: example.line,
-                base: mean(&example.base),
-                new: mean(&example.new),
-            })
-            .collect();
-        let differences: Vec<f64> = pairs.iter().map(|pair| pair.new - pair.base).collect();
-        let n = pairs.len() as f64;
-        let base_mean = pairs.iter().map(|pair| pair.base).sum::<f64>() / n;
-        let new_mean = pairs.iter().map(|pair| pair.new).sum::<f64>() / n;
-        let count = pairs.len();
-        let mut regressions: Vec<Regression> = pairs
-            .into_iter()
-            .filter(|pair| pair.new < pair.base)
-            .collect();
-        regressions.sort_by(|a, b| (a.new - a.base).total_cmp(&(b.new - b.base)));
-        regressions.truncate(REGRESSIONS_SHOWN);
+        let mut splits = BTreeMap::new();
+        for split in [Split::Single, Split::Train, Split::Val] {
+            let of_split: Vec<(usize, &PairedExample)> = examples
+                .iter()
+                .filter(|((slot, _), _)| *slot == split)
+                .map(|(&(_, index), example)| (index, example))
+                .collect();
+            if !of_split.is_empty() {
+                splits.insert(split, compare_split(split, &of_split, config.seed));
+            }
+        }
+        let score = splits.get(&score_split).cloned();
         candidates.push(CandidateComparison {
             id,
-            pairs: count,
-            base_mean,
-            new_mean,
-            difference: new_mean - base_mean,
-            ci95: spread(&differences, config.seed).1,
-            wins: differences.iter().filter(|d| **d > 0.0).count(),
-            ties: differences.iter().filter(|d| **d == 0.0).count(),
-            losses: differences.iter().filter(|d| **d < 0.0).count(),
-            regressions,
+            split: score_split,
+            score,
+            splits,
         });
     }
     let regressed: Vec<String> = config
@@ -201,7 +251,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         .map(|limit| {
             candidates
                 .iter()
-                .filter(|c| c.difference < -limit)
+                .filter(|c| c.score.as_ref().is_some_and(|s| s.difference < -limit))
                 .map(|c| c.id.clone())
                 .collect()
         })
@@ -211,16 +261,32 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     } else {
         Exit::EvaluationFailed
     };
-    let comparison = Comparison {
+    let unpaired = Unpaired {
+        base: base_by_position.len(),
+        new: unpaired_new,
+    };
+    if unpaired.base + unpaired.new > 0 {
+        reporter.warning(format!(
+            "{} of {} calls in {} and {} of {} calls in {} are in one run only: they are not \
+             compared",
+            unpaired.base,
+            base.len(),
+            config.base,
+            unpaired.new,
+            new.len(),
+            config.new
+        ));
+    }
+    let mut comparison = Comparison {
+        score_split,
         candidates,
-        unpaired: Unpaired {
-            base: base_by_position.len(),
-            new: unpaired_new,
-        },
+        unpaired,
         fail_on_regression: config.fail_on_regression,
         regressed,
         exit: exit as u8,
+        verdict: String::new(),
     };
+    comparison.verdict = verdict(&comparison);
     let as_markdown = render_markdown(&comparison, &config.base, &config.new);
     match reporter.format {
         _ if reporter.markdown => print_stdout(&as_markdown)?,
@@ -238,24 +304,193 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     Ok(exit)
 }
 
-/// The comparison as text: one line per candidate, then its largest regressions.
+/// Refuse (exit 2) two runs whose evaluator or inputs differ, unless
+/// `--allow-different-inputs`; warn when lines without a fingerprint leave it unknown.
+fn check_comparable(
+    config: &CompareConfig,
+    base: &ReadRun,
+    new: &ReadRun,
+    reporter: Reporter,
+) -> anyhow::Result<()> {
+    let (Some(b), Some(n)) = (
+        base.accounted.run.identity.as_ref(),
+        new.accounted.run.identity.as_ref(),
+    ) else {
+        reporter.warning(format!(
+            "{}, {}: lines without a run fingerprint (an older evalctl's): cannot tell whether \
+             the two runs share their evaluator and inputs",
+            config.base, config.new
+        ));
+        return Ok(());
+    };
+    if config.allow_different_inputs {
+        return Ok(());
+    }
+    let files = format!("{}, {}", config.base, config.new);
+    let side = |file: &str, run: &ReadRun, digest: &str| {
+        let evaluator = &run.accounted.run.evaluator;
+        format!(
+            "{file}: run {}, {} calls, {} `{}`, evaluator {digest}",
+            run.accounted.fingerprint.as_deref().unwrap_or("-"),
+            run.records.len(),
+            evaluator.kind,
+            evaluator.target
+        )
+    };
+    let mut problems = Vec::new();
+    if b.evaluator_digest != n.evaluator_digest {
+        problems.push(Problem::new(
+            files.clone(),
+            format!(
+                "the runs' evaluators differ ({}; {}): their scores are not comparable; pass \
+                 --allow-different-inputs if this is intended",
+                side(&config.base, base, &b.evaluator_digest),
+                side(&config.new, new, &n.evaluator_digest),
+            ),
+        ));
+    }
+    if b.inputs_digest != n.inputs_digest {
+        problems.push(Problem::new(
+            files,
+            format!(
+                "the runs' inputs differ (dataset and valset examples: {}: {} calls, inputs \
+                 {}; {}: {} calls, inputs {}): pass --allow-different-inputs if this is \
+                 intended",
+                config.base,
+                base.records.len(),
+                b.inputs_digest,
+                config.new,
+                new.records.len(),
+                n.inputs_digest
+            ),
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid(problems))
+    }
+}
+
+/// The comparison of one split's paired examples (`(index, example)`, in index order).
+fn compare_split(split: Split, examples: &[(usize, &PairedExample)], seed: u64) -> SplitComparison {
+    let mean = |scores: &[f64]| scores.iter().sum::<f64>() / scores.len() as f64;
+    let pairs: Vec<Regression> = examples
+        .iter()
+        .map(|&(index, example)| Regression {
+            split,
+            example_index: (split != Split::Single).then_some(index),
+            example_line: example.line,
+            base: mean(&example.base),
+            new: mean(&example.new),
+        })
+        .collect();
+    let differences: Vec<f64> = pairs.iter().map(|pair| pair.new - pair.base).collect();
+    let n = pairs.len() as f64;
+    let base_mean = pairs.iter().map(|pair| pair.base).sum::<f64>() / n;
+    let new_mean = pairs.iter().map(|pair| pair.new).sum::<f64>() / n;
+    let count = pairs.len();
+    let mut regressions: Vec<Regression> = pairs
+        .into_iter()
+        .filter(|pair| pair.new < pair.base)
+        .collect();
+    regressions.sort_by(|a, b| (a.new - a.base).total_cmp(&(b.new - b.base)));
+    regressions.truncate(REGRESSIONS_SHOWN);
+    SplitComparison {
+        pairs: count,
+        base_mean,
+        new_mean,
+        difference: new_mean - base_mean,
+        ci95: spread(&differences, seed).1,
+        wins: differences.iter().filter(|d| **d > 0.0).count(),
+        ties: differences.iter().filter(|d| **d == 0.0).count(),
+        losses: differences.iter().filter(|d| **d < 0.0).count(),
+        regressions,
+    }
+}
+
+/// The verdict line: what the gate found on the score split, or that there is no gate.
+fn verdict(comparison: &Comparison) -> String {
+    let split = match comparison.score_split {
+        Split::Single => "score".to_string(),
+        split => format!("{} score", split_name(split)),
+    };
+    let scored: Vec<&SplitComparison> = comparison
+        .candidates
+        .iter()
+        .filter_map(|c| c.score.as_ref())
+        .collect();
+    match comparison.fail_on_regression {
+        Some(limit) if !comparison.regressed.is_empty() => {
+            let dropped: Vec<String> = comparison
+                .candidates
+                .iter()
+                .filter(|c| comparison.regressed.contains(&c.id))
+                .filter_map(|c| Some(format!("{} {:+.4}", c.id, c.score.as_ref()?.difference)))
+                .collect();
+            format!(
+                "verdict: failed (exit 1): the {split} dropped by more than \
+                 --fail-on-regression {limit}: {}",
+                dropped.join(", ")
+            )
+        }
+        Some(limit) => format!(
+            "verdict: passed (exit 0): no candidate's {split} dropped by more than \
+             --fail-on-regression {limit} ({} of {} candidates compared)",
+            scored.len(),
+            comparison.candidates.len()
+        ),
+        None => {
+            let count =
+                |keep: fn(f64) -> bool| scored.iter().filter(|s| keep(s.difference)).count();
+            format!(
+                "verdict: no --fail-on-regression gate (exit 0): the {split} rose for {}, fell \
+                 for {} and held for {} of {} candidates",
+                count(|d| d > 0.0),
+                count(|d| d < 0.0),
+                count(|d| d == 0.0),
+                comparison.candidates.len()
+            )
+        }
+    }
+}
+
+/// `1 win`, `3 wins`.
+fn counted(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
+/// The comparison as text: per candidate, one line per split (the split named unless the run
+/// has single calls only), then its largest regressions; the unpaired calls; the verdict.
 fn render(comparison: &Comparison) -> String {
     let mut out = String::new();
     for c in &comparison.candidates {
-        let interval = c.ci95.map_or_else(String::new, |[lo, hi]| {
-            format!(" (95% CI {lo:+.4} to {hi:+.4})")
-        });
-        out.push_str(&format!(
-            "{}: {:.4} -> {:.4}, {:+.4}{interval}; {} pairs: {} wins, {} ties, {} losses\n",
-            c.id, c.base_mean, c.new_mean, c.difference, c.pairs, c.wins, c.ties, c.losses
-        ));
-        for r in &c.regressions {
+        for (split, s) in &c.splits {
+            let interval = s.ci95.map_or_else(String::new, |[lo, hi]| {
+                format!(" (95% CI {lo:+.4} to {hi:+.4})")
+            });
+            let label = match split {
+                Split::Single => c.id.clone(),
+                split => format!("{} {}", c.id, split_name(*split)),
+            };
             out.push_str(&format!(
-                "  regression: {}: {:.4} -> {:.4}\n",
-                r.example_label(),
-                r.base,
-                r.new
+                "{label}: {:.4} -> {:.4}, {:+.4}{interval}; {}: {}, {}, {}\n",
+                s.base_mean,
+                s.new_mean,
+                s.difference,
+                counted(s.pairs, "pair", "pairs"),
+                counted(s.wins, "win", "wins"),
+                counted(s.ties, "tie", "ties"),
+                counted(s.losses, "loss", "losses"),
             ));
+            for r in &s.regressions {
+                out.push_str(&format!(
+                    "  regression: {}: {:.4} -> {:.4}\n",
+                    r.example_label(),
+                    r.base,
+                    r.new
+                ));
+            }
         }
     }
     if comparison.unpaired.base + comparison.unpaired.new > 0 {
@@ -264,12 +499,15 @@ fn render(comparison: &Comparison) -> String {
             comparison.unpaired.base, comparison.unpaired.new
         ));
     }
+    out.push_str(&comparison.verdict);
+    out.push('\n');
     out
 }
 
 /// The comparison of the runs in `base` and `new` as Markdown: a heading with the verdict,
 /// the files and what `--fail-on-regression` found, then per candidate a table of its numbers
-/// and one of its largest regressions, and a note of unpaired calls.
+/// (a row per split) and one of its largest regressions, a note of unpaired calls and the
+/// verdict line.
 fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
     let gate = match comparison.fail_on_regression {
         None => "no --fail-on-regression gate".to_string(),
@@ -293,36 +531,46 @@ fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
         out.push_str("\n_No call of the new run has a partner in the base run._\n");
     }
     for c in &comparison.candidates {
-        let interval = c.ci95.map_or_else(
-            || "—".to_string(),
-            |[lo, hi]| format!("{lo:+.4} to {hi:+.4}"),
-        );
         out.push_str(&format!("\n#### {}\n\n", markdown::literal(&c.id)));
-        out.push_str(&markdown::rows_table(&[
+        let header = [
+            "split",
+            "pairs",
+            "base mean",
+            "new mean",
+            "difference",
+            "95% CI",
+            "wins / ties / losses",
+        ]
+        .map(String::from)
+        .to_vec();
+        let rows = c.splits.iter().map(|(split, s)| {
+            let interval = s.ci95.map_or_else(
+                || "—".to_string(),
+                |[lo, hi]| format!("{lo:+.4} to {hi:+.4}"),
+            );
+            let gated = if c.split == *split { " (score)" } else { "" };
             vec![
-                "pairs".to_string(),
-                "base mean".to_string(),
-                "new mean".to_string(),
-                "difference".to_string(),
-                "95% CI".to_string(),
-                "wins / ties / losses".to_string(),
-            ],
-            vec![
-                c.pairs.to_string(),
-                format!("{:.4}", c.base_mean),
-                format!("{:.4}", c.new_mean),
-                format!("{:+.4}", c.difference),
+                format!("{}{gated}", split_name(*split)),
+                s.pairs.to_string(),
+                format!("{:.4}", s.base_mean),
+                format!("{:.4}", s.new_mean),
+                format!("{:+.4}", s.difference),
                 interval,
-                format!("{} / {} / {}", c.wins, c.ties, c.losses),
-            ],
-        ]));
-        if c.regressions.is_empty() {
+                format!("{} / {} / {}", s.wins, s.ties, s.losses),
+            ]
+        });
+        out.push_str(&markdown::rows_table(
+            &std::iter::once(header).chain(rows).collect::<Vec<_>>(),
+        ));
+        let regressions: Vec<&Regression> =
+            c.splits.values().flat_map(|s| &s.regressions).collect();
+        if regressions.is_empty() {
             out.push_str("\nNo example scored lower.\n");
             continue;
         }
         out.push_str("\nLargest regressions:\n\n");
         let header = ["example", "base", "new", "difference"].map(String::from);
-        let rows = c.regressions.iter().map(|r| {
+        let rows = regressions.iter().map(|r| {
             vec![
                 r.example_label(),
                 format!("{:.4}", r.base),
@@ -343,17 +591,14 @@ fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
             unpaired.base, unpaired.new
         ));
     }
+    out.push_str(&format!("\n{}\n", markdown::literal(&comparison.verdict)));
     out
 }
 
 impl Regression {
     /// Where the example is: `train #1 (line 2)`, or the split alone for a single call.
     fn example_label(&self) -> String {
-        let split = match self.split {
-            Split::Single => "single",
-            Split::Train => "train",
-            Split::Val => "val",
-        };
+        let split = split_name(self.split);
         match (self.example_index, self.example_line) {
             (Some(index), Some(line)) => format!("{split} #{index} (line {line})"),
             _ => split.to_string(),
@@ -366,19 +611,22 @@ mod tests {
     use super::*;
 
     fn comparison(candidates: Vec<CandidateComparison>) -> Comparison {
-        Comparison {
+        let mut comparison = Comparison {
+            score_split: Split::Single,
             candidates,
             unpaired: Unpaired { base: 1, new: 0 },
             fail_on_regression: None,
             regressed: Vec::new(),
             exit: 0,
-        }
+            verdict: String::new(),
+        };
+        comparison.verdict = verdict(&comparison);
+        comparison
     }
 
     #[test]
     fn markdown_of_a_single_call_has_no_interval_and_names_the_split() {
-        let single = CandidateComparison {
-            id: "a|b".to_string(),
+        let single = SplitComparison {
             pairs: 1,
             base_mean: 1.0,
             new_mean: 0.5,
@@ -395,17 +643,25 @@ mod tests {
                 new: 0.5,
             }],
         };
+        let candidate = CandidateComparison {
+            id: "a|b".to_string(),
+            split: Split::Single,
+            score: Some(single.clone()),
+            splits: BTreeMap::from([(Split::Single, single)]),
+        };
         assert_eq!(
-            render_markdown(&comparison(vec![single]), "b`1`.jsonl", "-"),
+            render_markdown(&comparison(vec![candidate]), "b`1`.jsonl", "-"),
             "### evalctl compare: ✅ passed (exit 0)\n\nb\\`1\\`.jsonl → - · no \
              --fail-on-regression gate\n\n#### a\\|b\n\n\
-             | pairs | base mean | new mean | difference | 95% CI | wins / ties / losses |\n\
-             |---|---|---|---|---|---|\n\
-             | 1 | 1.0000 | 0.5000 | -0.5000 | — | 0 / 0 / 1 |\n\n\
+             | split | pairs | base mean | new mean | difference | 95% CI | wins / ties / losses |\n\
+             |---|---|---|---|---|---|---|\n\
+             | single (score) | 1 | 1.0000 | 0.5000 | -0.5000 | — | 0 / 0 / 1 |\n\n\
              Largest regressions:\n\n\
              | example | base | new | difference |\n|---|---|---|---|\n\
              | single | 1.0000 | 0.5000 | -0.5000 |\n\n\
-             _Unpaired calls: 1 in base, 0 in new._\n"
+             _Unpaired calls: 1 in base, 0 in new._\n\n\
+             verdict: no --fail-on-regression gate (exit 0): the score rose for 0, fell for 1 \
+             and held for 0 of 1 candidates\n"
         );
     }
 
@@ -416,7 +672,9 @@ mod tests {
             "### evalctl compare: ✅ passed (exit 0)\n\na.jsonl → b.jsonl · no \
              --fail-on-regression gate\n\n\
              _No call of the new run has a partner in the base run._\n\n\
-             _Unpaired calls: 1 in base, 0 in new._\n"
+             _Unpaired calls: 1 in base, 0 in new._\n\n\
+             verdict: no --fail-on-regression gate (exit 0): the score rose for 0, fell for 0 \
+             and held for 0 of 0 candidates\n"
         );
     }
 }

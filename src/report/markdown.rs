@@ -29,6 +29,12 @@ pub fn render(summary: &Summary) -> String {
         calls.errors,
         summary.elapsed_ms / 1000.0
     ));
+    if let Some(partial) = &summary.partial {
+        out.push_str(&format!(
+            "\n**Partial:** {}\n",
+            literal(&partial.description)
+        ));
+    }
     for note in notes(summary) {
         out.push_str(&format!("\n_{}_\n", literal(note)));
     }

@@ -21,6 +21,7 @@ mod merge;
 mod preflight;
 mod progress;
 mod results_file;
+mod runs;
 mod stdout;
 mod summary;
 mod terminal;
@@ -35,8 +36,9 @@ pub use merge::{merge, MergeConfig};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::Progress;
 pub use results_file::ResultsFile;
+pub use runs::Selection;
 pub use stdout::{print_document, print_stdout, print_text, stdout_error, stdout_until_closed};
-pub use summary::{Diagnostics, EvaluatorInfo, RunInfo, Splits, Summary, Tally};
+pub use summary::{Diagnostics, EvaluatorInfo, RunIdentity, RunInfo, Splits, Summary, Tally};
 
 use terminal::{Paint, Styled};
 

@@ -5,9 +5,10 @@ use std::collections::{BTreeMap, HashMap};
 use serde::Serialize;
 
 use super::interval;
+use super::runs::Partial;
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
-pub use crate::runner::{EvaluatorInfo, RunInfo, Splits};
+pub use crate::runner::{EvaluatorInfo, RunIdentity, RunInfo, Splits};
 
 /// Call counts.
 #[derive(Debug, Clone, Serialize)]
@@ -111,6 +112,10 @@ pub struct Summary {
     /// aggregates cover finished calls only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// Calls of the run's plan with no line in the results files read (`--allow-partial`, or
+    /// an interrupted run's file): the aggregates cover the calls present only.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub partial: Option<Partial>,
     /// Per candidate, in the order given.
     pub candidates: Vec<CandidateSummary>,
     /// How the gates judged the run (set by [`super::Gates::judge`]).
@@ -316,6 +321,7 @@ impl Tally {
             usage: self.usage,
             elapsed_ms,
             interrupted,
+            partial: None,
             candidates,
             gates: GateReport::default(),
             exit: 0,
@@ -424,6 +430,7 @@ mod tests {
             attempts: 1,
             latency_ms: 1.0,
             passed: None,
+            candidate_digest: None,
             cached: false,
             run: None,
             errored_checks,

@@ -24,6 +24,9 @@ pub fn render(summary: &Summary, color: bool) -> String {
             ""
         },
     ));
+    if let Some(partial) = &summary.partial {
+        out.push(format!("partial: {}\n", partial.description));
+    }
     if let Some(usage) = &summary.usage {
         out.push(format!(
             "tokens: {} prompt, {} completion\n",

@@ -14,6 +14,10 @@ use crate::error::Problem;
 use crate::input::{json_reason, parse_object_line, JsonlStream, Source};
 use crate::text::io_reason;
 
+/// The problem of a JSON object that is no result line at all (a dataset record, say).
+const NOT_A_RESULT: &str = "not a result line: expected a `run --output` result line \
+     (candidate_id, split, score, ...)";
+
 /// One line of a results file.
 #[derive(Debug, Clone)]
 pub struct JournalLine {
@@ -53,6 +57,7 @@ impl Iterator for JournalReader {
             // not a result line, names the key at fault.
             match parse_object_line(text) {
                 Err(reason) => reason,
+                Ok(object) if object.get("candidate_id").is_none() => NOT_A_RESULT.to_string(),
                 Ok(_) => format!("not a result line: {}", json_reason(&err)),
             }
         });
@@ -175,7 +180,10 @@ mod tests {
         let problem = |index: usize| lines[index].as_ref().unwrap_err().to_string();
         assert!(problem(2).ends_with(":4: expected a JSON object, found array"));
         assert!(
-            problem(3).contains(":5: not a result line: invalid JSON: missing field"),
+            problem(3).ends_with(
+                ":5: not a result line: expected a `run --output` result line \
+                 (candidate_id, split, score, ...)"
+            ),
             "{}",
             problem(3)
         );

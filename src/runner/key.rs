@@ -13,6 +13,10 @@
 //! - checks and spec: the file's content (and `--live-judges`), plus evalctl's version (the
 //!   checks are evalctl's code).
 //!
+//! A run's fingerprint ([`RunDigests`]) is built the same way over the evaluator's identity, the
+//! examples the plan uses and the candidates (ids and texts): every result line carries it, so
+//! lines of two runs are never counted as one.
+//!
 //! Every field is written with a tag and its length, so no two different inputs hash alike by
 //! running into each other. `tasks run` keys its completions with the same [`Fields`] (see
 //! `tasks::run::journal`).
@@ -154,6 +158,69 @@ impl KeyContext {
         fields.add_optional(b'P', repeat.map(u32::to_le_bytes).as_ref().map(|r| &r[..]));
         CallKey(fields.finish())
     }
+}
+
+/// The digests that tell one run from another, each as 16 hex digits (64 bits of SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RunDigests {
+    /// Over all of the below, the candidates (ids and texts) and `--repeat`.
+    pub fingerprint: String,
+    /// The evaluator's identity, score range and task model (what every call key shares).
+    pub evaluator: String,
+    /// The dataset and valset examples the plan uses (`--limit` applied), in order.
+    pub inputs: String,
+}
+
+impl RunDigests {
+    /// The digests of a run of `inputs` (the first `limit` examples of each split) under `keys`.
+    pub fn of(
+        keys: &KeyContext,
+        inputs: &crate::input::Inputs,
+        limit: Option<usize>,
+        repeat: Option<u32>,
+    ) -> RunDigests {
+        let mut examples = Fields::new("evalctl run inputs");
+        for (tag, records) in [(b'T', &inputs.dataset), (b'V', &inputs.valset)] {
+            let used = records.as_deref().map(|records| {
+                &records[..limit.map_or(records.len(), |limit| limit.min(records.len()))]
+            });
+            examples.add_optional(
+                tag,
+                used.map(|used| (used.len() as u64).to_le_bytes())
+                    .as_ref()
+                    .map(|n| &n[..]),
+            );
+            for record in used.into_iter().flatten() {
+                examples.add(b'E', record.text.as_bytes());
+            }
+        }
+        let examples = examples.finish();
+        let mut run = Fields::new("evalctl run");
+        run.add(b'C', &keys.configuration).add(b'I', &examples);
+        for candidate in &inputs.candidates {
+            run.add(b'N', candidate.id.as_bytes())
+                .add(b'T', candidate.text.as_bytes());
+        }
+        run.add_optional(b'P', repeat.map(u32::to_le_bytes).as_ref().map(|r| &r[..]));
+        RunDigests {
+            fingerprint: short_hex(&run.finish()),
+            evaluator: short_hex(&keys.configuration),
+            inputs: short_hex(&examples),
+        }
+    }
+}
+
+/// The digest of a candidate's text, as 16 hex digits (each result line's `candidate_digest`).
+pub fn text_digest(text: &str) -> String {
+    short_hex(&Sha256::digest(text.as_bytes()))
+}
+
+/// The first 8 bytes of `digest` as 16 lowercase hex digits.
+fn short_hex(digest: &[u8]) -> String {
+    digest[..8]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
 }
 
 fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> anyhow::Result<()> {
@@ -303,6 +370,44 @@ mod tests {
         for (index, variant) in variants.iter().enumerate() {
             assert_ne!(*variant, reference, "variant {index}");
         }
+    }
+
+    #[test]
+    fn the_fingerprint_covers_candidates_inputs_and_repeats_but_not_shards() {
+        use crate::input::{Candidate, Inputs, Record};
+        let dir = tempfile::tempdir().unwrap();
+        let keys = KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None).unwrap();
+        let inputs = |id: &str, text: &str, example: &str| Inputs {
+            candidates: vec![Candidate {
+                id: id.into(),
+                text: text.into(),
+            }],
+            dataset: Some(vec![
+                Record::from_value(1, serde_json::json!({"q": example})),
+                Record::from_value(2, serde_json::json!({"q": 2})),
+            ]),
+            valset: None,
+        };
+        let base = RunDigests::of(&keys, &inputs("c", "t", "1"), None, None);
+        assert_eq!(
+            base,
+            RunDigests::of(&keys, &inputs("c", "t", "1"), None, None)
+        );
+        assert_eq!(base.fingerprint.len(), 16);
+        let renamed = RunDigests::of(&keys, &inputs("d", "t", "1"), None, None);
+        let retexted = RunDigests::of(&keys, &inputs("c", "u", "1"), None, None);
+        let other_example = RunDigests::of(&keys, &inputs("c", "t", "2"), None, None);
+        let limited = RunDigests::of(&keys, &inputs("c", "t", "1"), Some(1), None);
+        let repeated = RunDigests::of(&keys, &inputs("c", "t", "1"), None, Some(2));
+        for variant in [&renamed, &retexted, &other_example, &limited, &repeated] {
+            assert_ne!(variant.fingerprint, base.fingerprint);
+            assert_eq!(variant.evaluator, base.evaluator);
+        }
+        assert_eq!(renamed.inputs, base.inputs);
+        assert_ne!(other_example.inputs, base.inputs);
+        assert_ne!(limited.inputs, base.inputs);
+        assert_eq!(text_digest("t"), text_digest("t"));
+        assert_ne!(text_digest("t"), text_digest("u"));
     }
 
     #[test]

@@ -20,7 +20,7 @@ use tokio::task::JoinSet;
 
 pub use fd_limit::calls_in_flight;
 pub use plan::{plan_calls, PlannedCall, Shard, Split};
-pub use record::{CallRecord, EvaluatorInfo, RunInfo, Splits};
+pub use record::{CallRecord, EvaluatorInfo, RunIdentity, RunInfo, Splits};
 pub use retry::call_with_retries;
 
 use crate::evaluator::{Call, Evaluator};
@@ -70,6 +70,8 @@ pub struct RunContext {
 
     /// What every result line carries about the run.
     pub run_info: RunInfo,
+    /// Each candidate's text digest ([`key::text_digest`]), by candidate index.
+    pub candidate_digests: Vec<String>,
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
@@ -202,6 +204,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         attempts,
         latency_ms: crate::text::milliseconds(started.elapsed()),
         passed: attempt.findings.passed,
+        candidate_digest: context.candidate_digests.get(planned.candidate).cloned(),
         cached,
         run: Some(context.run_info.clone()),
         errored_checks: attempt.findings.errored_checks,

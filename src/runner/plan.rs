@@ -7,7 +7,7 @@ use super::key::{CallKey, KeyContext};
 use crate::input::{Inputs, Record};
 
 /// Which examples a call belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Split {
     /// No dataset: one call per candidate.
@@ -100,6 +100,13 @@ pub struct Shard {
     pub index: u64,
     /// How many shards.
     pub count: u64,
+}
+
+impl std::fmt::Display for Shard {
+    /// `K/N`, as `--shard` takes it.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}/{}", self.index, self.count)
+    }
 }
 
 impl Shard {

@@ -41,6 +41,10 @@ pub struct CallRecord {
     /// An evaluation spec's pass verdict (`run --spec`); absent for other evaluators.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub passed: Option<bool>,
+    /// SHA-256 (first 16 hex digits) of the candidate's text, so one id with two texts shows;
+    /// absent in lines of older evalctl versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_digest: Option<String>,
     /// The result came from the cache (`--cache`): no evaluator call was made.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
@@ -108,6 +112,29 @@ pub struct RunInfo {
     pub splits: Splits,
     /// How many candidates the run has.
     pub candidates: usize,
+    /// Which run, which shard and how many calls: absent in lines of older evalctl versions,
+    /// which are read as one unsharded run.
+    #[serde(flatten)]
+    pub identity: Option<RunIdentity>,
+}
+
+/// Which run a line belongs to and which shard of it (all 16 hex digits of SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunIdentity {
+    /// The run fingerprint: over the evaluator's identity, the inputs and the candidates (ids
+    /// and texts), `--limit` and `--repeat` included. Every line of one run, whatever its
+    /// shard, carries the same one.
+    pub fingerprint: String,
+    /// The evaluator's identity alone (the part of every call key it decides).
+    pub evaluator_digest: String,
+    /// The dataset and valset examples the plan uses, alone.
+    pub inputs_digest: String,
+    /// `K/N` (`--shard`; `0/1` for an unsharded run).
+    pub shard: String,
+    /// Calls in this shard's plan.
+    pub shard_calls: usize,
+    /// Calls in the whole run's plan, every shard together.
+    pub plan_calls: usize,
 }
 
 /// Which splits the run has, so a split with no finished call still shows as n = 0.

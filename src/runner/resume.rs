@@ -2,14 +2,17 @@
 //! successful line is done (and so is an errored one under `--resume-keep-errors`); the rest are
 //! made again. Lines whose keys match no planned call belong to another configuration and are
 //! only counted.
+//!
+//! Before any call, [`check_output`] makes sure an existing `--output` file is not mixed with
+//! this run by accident: lines of this run need `--resume`, lines of another run `--append-run`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use super::journal::{replaces, JournalReader, TornTail};
 use super::key::CallKey;
 use super::{CallRecord, PlannedCall};
-use crate::error::invalid;
+use crate::error::{invalid, Problem};
 use crate::input::{Inputs, Source};
 
 /// What the journal held for this run.
@@ -107,4 +110,99 @@ pub fn resume_from(
         foreign,
         torn,
     })
+}
+
+/// What this run may find in its `--output` file.
+#[derive(Debug, Clone, Copy)]
+pub struct OutputUse {
+    /// `--resume`: lines of this run are continued.
+    pub resume: bool,
+    /// `--append-run`: lines of other runs may stay beside this run's.
+    pub append_run: bool,
+}
+
+/// Refuse, before any call, an existing results file at `path` that holds lines of this run
+/// (fingerprint `fingerprint`, calls `plan`) without `--resume`, or lines of another run without
+/// `--append-run`; the problem names the file, the counts and the ways out. A line without a
+/// fingerprint (an older evalctl's) is this run's when its key is one of `plan`'s.
+pub fn check_output(
+    path: &Path,
+    fingerprint: &str,
+    plan: &[PlannedCall],
+    allowed: OutputUse,
+) -> anyhow::Result<()> {
+    if !path.is_file() {
+        return Ok(());
+    }
+    let planned: HashSet<String> = plan.iter().map(|call| call.key.to_string()).collect();
+    let (mut ours, mut others, mut not_results) = (0usize, 0usize, 0usize);
+    let mut other_runs = BTreeSet::new();
+    for line in
+        JournalReader::open(&Source::File(path.to_path_buf())).map_err(|p| invalid(vec![p]))?
+    {
+        let record = match line {
+            Ok(line) => line.record,
+            // `--resume` repairs a torn last line and names any other bad line itself.
+            Err(_) if allowed.resume => continue,
+            Err(_) => {
+                not_results += 1;
+                continue;
+            }
+        };
+        let identity = record.run.as_ref().and_then(|run| run.identity.as_ref());
+        let this_run = match identity {
+            Some(identity) => identity.fingerprint == fingerprint,
+            None => record.key.as_ref().is_some_and(|key| planned.contains(key)),
+        };
+        if this_run {
+            ours += 1;
+        } else {
+            others += 1;
+            other_runs.insert(identity.map_or_else(
+                || "no run fingerprint: an older evalctl's".to_string(),
+                |identity| format!("run {}", identity.fingerprint),
+            ));
+        }
+    }
+    let display = path.display().to_string();
+    let mut problems = Vec::new();
+    if ours > 0 && !allowed.resume {
+        problems.push(Problem::new(
+            display.clone(),
+            format!(
+                "already holds {} of this run (run {fingerprint}): pass --resume to continue \
+                 it, or name another --output file",
+                lines(ours)
+            ),
+        ));
+    }
+    if others + not_results > 0 && !allowed.append_run {
+        let mut what: Vec<String> = other_runs.into_iter().collect();
+        if not_results > 0 {
+            what.push(match not_results {
+                1 => "1 line that is not a result line".to_string(),
+                n => format!("{n} lines that are not result lines"),
+            });
+        }
+        problems.push(Problem::new(
+            display,
+            format!(
+                "holds {} not of this run ({}; this one is run {fingerprint}): name another \
+                 --output file, or pass --append-run to add this run beside them (summarize, \
+                 merge and report then take one run at a time: --run ID)",
+                lines(others + not_results),
+                what.join(", ")
+            ),
+        ));
+    }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(invalid(problems))
+    }
+}
+
+/// `1 line`, `3 lines`.
+fn lines(count: usize) -> String {
+    format!("{count} line{}", if count == 1 { "" } else { "s" })
 }

@@ -13,12 +13,13 @@ use crate::error::{invalid, Problem};
 use crate::input::strict::{missing_key, wrong_type};
 use crate::input::{JsonlStream, Source};
 use crate::protocol::ScoreRange;
-use crate::report::{EvaluatorInfo, Splits, Summary, Tally, DEFAULT_SEED};
+use crate::report::runs::{Ledger, Partial};
+use crate::report::{EvaluatorInfo, Selection, Splits, Summary, Tally, DEFAULT_SEED};
 use crate::runner::journal::{replaces, JournalReader};
 use crate::runner::{CallRecord, Split};
 
 /// Every result in `files`, in order, or every problem found in them.
-pub fn load_results(files: &[Source]) -> anyhow::Result<Report> {
+pub fn load_results(files: &[Source], selection: &Selection) -> anyhow::Result<Report> {
     let mut report = Report::default();
     let mut problems = Vec::new();
     for file in files {
@@ -30,9 +31,10 @@ pub fn load_results(files: &[Source]) -> anyhow::Result<Report> {
             )),
             Ok(Some((line, fields))) => match kind_of(&fields) {
                 None => problems.push(Problem::at_line(file.display(), line, NOT_A_RESULT)),
-                Some(SourceKind::Run) => match read_run(file) {
-                    Ok(records) => {
-                        let summary = summarize(&file.display(), &records);
+                Some(SourceKind::Run) => match read_run(file, selection) {
+                    Ok((records, partial)) => {
+                        let mut summary = summarize(&file.display(), &records);
+                        summary.partial = partial;
                         report.add_run_results(file.display(), &summary, &records);
                     }
                     Err(mut found) => problems.append(&mut found),
@@ -67,8 +69,13 @@ fn first_record(file: &Source) -> Result<Option<(usize, Fields)>, Problem> {
 }
 
 /// The lines of a run's results file that count, through the journal reader: for a key with
-/// several lines (a resumed run re-ran an errored call), the one [`replaces`] picks.
-fn read_run(file: &Source) -> Result<Vec<CallRecord>, Vec<Problem>> {
+/// several lines (a resumed run re-ran an errored call), the one [`replaces`] picks; of a file
+/// with several runs, the run `selection` names; and what of the run is missing (a missing
+/// shard is refused unless `selection` allows it, see [`Ledger`]).
+fn read_run(
+    file: &Source,
+    selection: &Selection,
+) -> Result<(Vec<CallRecord>, Option<Partial>), Vec<Problem>> {
     let mut records: Vec<CallRecord> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut problems = Vec::new();
@@ -99,11 +106,22 @@ fn read_run(file: &Source) -> Result<Vec<CallRecord>, Vec<Problem>> {
             }
         }
     }
-    if problems.is_empty() {
-        Ok(records)
-    } else {
-        Err(problems)
+    if !problems.is_empty() {
+        return Err(problems);
     }
+    let mut ledger = Ledger::new(vec![file.display()]);
+    for record in &records {
+        if let Some(run) = &record.run {
+            ledger.add(0, run, record);
+        }
+    }
+    let chosen = ledger.chosen(selection)?;
+    records.retain(|record| chosen.keeps(record));
+    if records.iter().all(|record| record.run.is_none()) {
+        return Ok((records, None));
+    }
+    let accounted = ledger.account(chosen, records.len(), selection.allow_partial)?;
+    Ok((records, accounted.partial))
 }
 
 /// The summary `run --format json` prints over `records` (the evaluator is the one the lines

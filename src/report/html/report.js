@@ -170,6 +170,8 @@
           total ? (100 * failed / total).toFixed(1) + '% of ' + total : null, failed > 0),
         card('elapsed', prefix + 'elapsed', source.elapsed_ms === null ? '—' : fmtMs(source.elapsed_ms),
           callTime ? 'call time ' + fmtMs(callTime) : (source.elapsed_ms === null ? 'not recorded in results files' : null)),
+        source.summary && source.summary.partial ? card('partial', prefix + 'partial',
+          source.summary.partial.missing_calls + ' calls missing', source.summary.partial.description, true) : null,
       ]);
       group.querySelector('[data-field=calls]').dataset.value = String(total);
       group.querySelector('[data-field=errors]').dataset.value = String(failed);
