@@ -13,6 +13,7 @@ mod serve_support;
 mod spec_support;
 
 mod cache_hits;
+mod cache_settings;
 mod checks_arguments;
 mod checks_custom;
 mod checks_extended;

@@ -212,7 +212,7 @@ pub struct RunArgs {
     pub cache: bool,
 
     /// The cache directory of --cache.
-    #[arg(long, value_name = "DIR", requires = "cache")]
+    #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
     #[command(flatten)]

@@ -142,7 +142,7 @@ pub struct TasksRunArgs {
     #[arg(long)]
     cache: bool,
     /// The cache directory of --cache.
-    #[arg(long, value_name = "DIR", requires = "cache")]
+    #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
     /// Run the valid tasks even when others are invalid (reported on stderr).
     #[arg(long)]

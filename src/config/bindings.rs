@@ -188,6 +188,9 @@ pub const TASKS_RUN: &[Binding] = &[
     bind("run.cache_dir", "cache_dir", Path),
 ];
 
+/// `cache stats` and `cache clear`: the cache directory `run` and `tasks run` use.
+pub const CACHE: &[Binding] = &[bind("run.cache_dir", "cache_dir", Path)];
+
 /// The sections of the file, in the order `evalctl init` writes them.
 pub const SECTIONS: &[&str] = &["evaluator", "run", "tasks"];
 

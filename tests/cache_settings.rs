@@ -1,0 +1,146 @@
+//! Where the cache is and what keys it, through the binary: `cache stats|clear` find the
+//! directory `run --cache` uses (flag, then `EVALCTL_CACHE_DIR`, then `cache_dir` in
+//! evalctl.toml, then the default), `--cache-dir` and `EVALCTL_CACHE_DIR` combine with
+//! `cache = true` from the file, and `--cache-dir` alone is a usage error.
+
+use crate::common::{code, json_stdout, stderr_text, stdout_text, Sandbox};
+
+/// Scores 0.5 and records each call in `calls.log`.
+const RECORDING: &str = "cat >/dev/null\necho call >> calls.log\nprintf '{\"score\": 0.5}'\n";
+
+/// A sandbox with a two-example dataset, the recording evaluator and an evalctl.toml that turns
+/// the cache on in `from-file/`.
+fn project() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": 1}\n{\"q\": 2}\n");
+    sb.write("eval.sh", RECORDING);
+    sb.write(
+        "evalctl.toml",
+        "[evaluator]\ncommand = \"sh eval.sh\"\n\n[run]\ndataset = \"d.jsonl\"\n\
+         skip_preflight = true\ncache = true\ncache_dir = \"from-file\"\n",
+    );
+    sb
+}
+
+fn run(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> std::process::Output {
+    let mut command = sb.evalctl();
+    command
+        .args(["run", "--format", "json", "--candidate", "c"])
+        .args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("evalctl runs");
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    output
+}
+
+/// `evalctl cache SUBCOMMAND --format text` with `args` and `env`: its stdout.
+fn cache(sb: &Sandbox, subcommand: &str, args: &[&str], env: &[(&str, &str)]) -> String {
+    let mut command = sb.evalctl();
+    command
+        .args(["cache", subcommand, "--format", "text"])
+        .args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().expect("evalctl runs");
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    stdout_text(&output)
+}
+
+fn entries(sb: &Sandbox, args: &[&str], env: &[(&str, &str)]) -> String {
+    cache(sb, "stats", args, env)
+        .lines()
+        .find(|line| line.starts_with("entries: "))
+        .expect("an entries line")
+        .to_string()
+}
+
+#[test]
+fn cache_commands_use_the_directory_the_run_used() {
+    let sb = project();
+    run(&sb, &[], &[]);
+    assert!(sb.exists("from-file/results.sqlite3"));
+    let stats = cache(&sb, "stats", &[], &[]);
+    // The file's directory is relative to the file (here the working directory).
+    assert!(
+        stats.starts_with("cache: from-file/results.sqlite3\nentries: 2\nsize: "),
+        "{stats}"
+    );
+    assert_eq!(cache(&sb, "clear", &[], &[]), "removed 2 cached results\n");
+    assert_eq!(entries(&sb, &[], &[]), "entries: 0");
+}
+
+#[test]
+fn flag_beats_env_beats_file_for_run_and_cache_commands() {
+    let sb = project();
+    // `cache = true` from the file with the directory from the environment, then from the flag.
+    run(&sb, &[], &[("EVALCTL_CACHE_DIR", "from-env")]);
+    run(
+        &sb,
+        &["--cache-dir", "from-flag"],
+        &[("EVALCTL_CACHE_DIR", "from-env")],
+    );
+    assert!(!sb.exists("from-file/results.sqlite3"));
+    assert_eq!(sb.lines("calls.log").len(), 4);
+    // A second run in each answers from its cache.
+    run(&sb, &["--cache-dir", "from-flag"], &[]);
+    run(&sb, &[], &[("EVALCTL_CACHE_DIR", "from-env")]);
+    assert_eq!(sb.lines("calls.log").len(), 4);
+
+    let env = [("EVALCTL_CACHE_DIR", "from-env")];
+    assert_eq!(
+        cache(&sb, "clear", &["--cache-dir", "from-flag"], &env),
+        "removed 2 cached results\n"
+    );
+    assert_eq!(entries(&sb, &[], &env), "entries: 2");
+    assert_eq!(cache(&sb, "clear", &[], &env), "removed 2 cached results\n");
+    // `--no-config` leaves the file's directory out: the default one (under XDG_CACHE_HOME).
+    let xdg = sb.join("xdg");
+    let xdg = xdg.to_str().unwrap();
+    let default = cache(&sb, "stats", &["--no-config"], &[("XDG_CACHE_HOME", xdg)]);
+    assert!(
+        default.starts_with(&format!(
+            "cache: {}\nentries: 0\n",
+            sb.join("xdg/evalctl/results.sqlite3").display()
+        )),
+        "{default}"
+    );
+}
+
+#[test]
+fn cache_dir_on_the_command_line_without_cache_is_a_usage_error() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", RECORDING);
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "text",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args(["--candidate", "c", "--cache-dir", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: --cache-dir: takes effect only with --cache (or cache = true in evalctl.toml)\n"
+    );
+    assert!(!sb.exists("calls.log"));
+
+    // The environment's directory only says where the cache is: without --cache, no cache.
+    let quiet = sb
+        .evalctl()
+        .args(["run", "--format", "json", "--skip-preflight"])
+        .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+        .env("EVALCTL_CACHE_DIR", "from-env")
+        .output()
+        .unwrap();
+    assert_eq!(code(&quiet), 0, "{}", stderr_text(&quiet));
+    assert_eq!(json_stdout(&quiet)["calls"]["total"], 1);
+    assert!(!sb.exists("from-env"));
+}
