@@ -28,6 +28,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         &config.evaluator,
         config.score_range,
         config.task_model.as_deref(),
+        &config.declared,
     )?;
     let mut plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
     if let Some(shard) = config.shard {

@@ -144,3 +144,143 @@ fn cache_dir_on_the_command_line_without_cache_is_a_usage_error() {
     assert_eq!(json_stdout(&quiet)["calls"]["total"], 1);
     assert!(!sb.exists("from-env"));
 }
+
+/// `eval.sh` reads its score from `lib/score.sh`, a file its command line does not name.
+fn indirect() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": 1}\n{\"q\": 2}\n");
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\necho call >> calls.log\n. lib/score.sh\nprintf '{\"score\": %s}' \"$SCORE\"\n",
+    );
+    sb.write("lib/score.sh", "SCORE=0.5\n");
+    sb
+}
+
+fn cached_run(sb: &Sandbox, args: &[&str]) -> serde_json::Value {
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--skip-preflight",
+            "--candidate",
+            "c",
+        ])
+        .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+        .args(["--cache", "--cache-dir", "cache"])
+        .args(args)
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    json_stdout(&output)
+}
+
+fn score(summary: &serde_json::Value) -> &serde_json::Value {
+    &summary["candidates"][0]["score"]
+}
+
+#[test]
+fn a_declared_input_or_salt_keys_the_cache() {
+    let sb = indirect();
+    // Undeclared, an edited helper is not seen: the old score comes back (the documented limit).
+    assert_eq!(score(&cached_run(&sb, &[])), 0.5);
+    sb.write("lib/score.sh", "SCORE=1.0\n");
+    assert_eq!(score(&cached_run(&sb, &[])), 0.5);
+    assert_eq!(sb.lines("calls.log").len(), 2);
+
+    // Declared (a file, or its directory), the edit misses; the same content hits again.
+    for input in ["lib/score.sh", "lib"] {
+        assert_eq!(score(&cached_run(&sb, &["--cache-input", input])), 1.0);
+        assert_eq!(score(&cached_run(&sb, &["--cache-input", input])), 1.0);
+    }
+    assert_eq!(sb.lines("calls.log").len(), 6);
+    // A file added under a declared directory misses too.
+    sb.write("lib/notes/readme.txt", "v2\n");
+    assert_eq!(score(&cached_run(&sb, &["--cache-input", "lib"])), 1.0);
+    assert_eq!(sb.lines("calls.log").len(), 8);
+
+    // A new salt misses; the same salt hits.
+    sb.write("lib/score.sh", "SCORE=0.25\n");
+    assert_eq!(score(&cached_run(&sb, &["--cache-salt", "model-v2"])), 0.25);
+    assert_eq!(score(&cached_run(&sb, &["--cache-salt", "model-v2"])), 0.25);
+    assert_eq!(sb.lines("calls.log").len(), 10);
+}
+
+#[test]
+fn cache_inputs_and_salt_come_from_evalctl_toml_too() {
+    let sb = indirect();
+    sb.write(
+        "evalctl.toml",
+        "[run]\ncache_inputs = [\"lib\"]\ncache_salt = \"v1\"\n",
+    );
+    assert_eq!(score(&cached_run(&sb, &[])), 0.5);
+    sb.write("lib/score.sh", "SCORE=1.0\n");
+    assert_eq!(score(&cached_run(&sb, &[])), 1.0);
+    assert_eq!(sb.lines("calls.log").len(), 4);
+    // EVALCTL_CACHE_SALT beats the file's salt.
+    let output = sb
+        .evalctl()
+        .args(["config", "show", "--format", "text", "run"])
+        .env("EVALCTL_CACHE_SALT", "v2")
+        .output()
+        .unwrap();
+    let shown = stdout_text(&output);
+    let lines: Vec<&str> = shown
+        .lines()
+        .filter(|line| line.contains("cache_inputs") || line.contains("cache_salt"))
+        .collect();
+    assert_eq!(lines.len(), 2, "{shown}");
+    assert!(
+        lines[0].contains("lib") && lines[0].contains("evalctl.toml:2"),
+        "{shown}"
+    );
+    assert!(
+        lines[1].contains("v2") && lines[1].contains("EVALCTL_CACHE_SALT"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_declared_input_that_is_missing_is_named() {
+    let sb = indirect();
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "text",
+            "--skip-preflight",
+            "--candidate",
+            "c",
+        ])
+        .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+        .args([
+            "--cache",
+            "--cache-dir",
+            "cache",
+            "--cache-input",
+            "lib/gone.sh",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: lib/gone.sh: cannot read this --cache-input (cache_inputs) to key the run's \
+         calls: No such file or directory\n"
+    );
+    assert!(!sb.exists("calls.log"));
+    sb.write("evalctl.toml", "[run]\ncache_inputs = [\"\"]\n");
+    let empty = sb
+        .evalctl()
+        .args(["config", "show", "--format", "text", "run"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&empty), 2);
+    assert_eq!(
+        stderr_text(&empty),
+        "error: evalctl.toml:2: run.cache_inputs: [0]: must not be empty\n"
+    );
+}

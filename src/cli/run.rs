@@ -19,6 +19,7 @@ use crate::evaluator::EvaluatorSpec;
 use crate::input::CandidateSource;
 use crate::input::Source;
 use crate::protocol::ScoreRange;
+use crate::runner::key::DeclaredInputs;
 use crate::runner::Shard;
 
 use super::results::CiArgs;
@@ -214,6 +215,18 @@ pub struct RunArgs {
     /// The cache directory of --cache.
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+
+    /// A file or directory that decides scores without being named on the evaluator's command
+    /// line (a module the script imports, a prompt directory): its content joins every call's
+    /// key, so editing it misses the cache and --resume. A directory's files count recursively.
+    /// Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub cache_input: Vec<PathBuf>,
+
+    /// Text that joins every call's key (a model or data version the key cannot see): change it
+    /// to miss every cached result.
+    #[arg(long, value_name = "TEXT")]
+    pub cache_salt: Option<String>,
 
     #[command(flatten)]
     pub config: super::config::ConfigArgs,
@@ -417,6 +430,10 @@ impl RunArgs {
             resume_keep_errors: self.resume_keep_errors,
             repeat: self.repeat,
             cache_dir: crate::store::cache_dir(self.cache, self.cache_dir)?,
+            declared: DeclaredInputs {
+                paths: self.cache_input,
+                salt: self.cache_salt,
+            },
         })
     }
 }
