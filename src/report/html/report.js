@@ -150,12 +150,13 @@
       var calls = source.summary ? source.summary.calls : null;
       var total = calls ? calls.total : own.length;
       var failed = calls ? calls.errors : errors;
+      var cached = own.filter(function (row) { return row[col.cached]; }).length;
       var evaluator = source.evaluator;
       var group = el('div', { className: 'cards', data: { source: String(sourceIndex) } }, [
         card('evaluator', prefix + 'evaluator', evaluator ? evaluator.kind : source.kind + ' results',
           evaluator ? evaluator.target : 'read from ' + source.name),
         card('calls', prefix + (source.kind === 'run' ? 'calls' : 'results'), String(total),
-          (total - failed) + ' ok'),
+          (total - failed) + ' ok' + (cached ? ', ' + cached + ' from the cache' : '')),
         card('errors', prefix + 'errors', String(failed),
           total ? (100 * failed / total).toFixed(1) + '% of ' + total : null, failed > 0),
         card('elapsed', prefix + 'elapsed', source.elapsed_ms === null ? '—' : fmtMs(source.elapsed_ms),
