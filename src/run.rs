@@ -10,7 +10,7 @@ use crate::evaluator::command::on_path;
 use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
-use crate::interrupt::{read_interruptibly, unless_interrupted};
+use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
 use crate::report::{
     self, EvaluatorInfo, Gates, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
@@ -178,6 +178,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         report::print_interrupted(summary.calls.total, planned, reporter);
     }
     report::print_gate_verdict(&summary, reporter);
+    // A signal since the calls ended (the handlers stay in place) let everything above be
+    // written whole; it still ends the run as an interruption.
+    if interrupt_requested() && exit != Exit::Interrupted {
+        report::print_interrupted_while_writing(reporter);
+        return Ok(Exit::Interrupted);
+    }
     Ok(exit)
 }
 

@@ -50,6 +50,7 @@ mod run_http;
 mod run_inputs;
 mod run_payload;
 mod run_report;
+mod run_signals;
 mod serve_checks;
 mod serve_grpc;
 mod serve_rest;
