@@ -307,7 +307,10 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
             ));
         }
     }
-    let first_example = inputs.dataset.as_ref().and_then(|records| records.first());
+    let first_example = config
+        .dataset
+        .as_deref()
+        .zip(inputs.dataset.as_ref().and_then(|records| records.first()));
     for warning in evaluator.setup_warnings(first_example) {
         reporter.warning(warning);
     }
