@@ -30,6 +30,7 @@ mod code_exec_sandbox;
 mod config_file;
 mod config_trust;
 mod evaluator_hints;
+mod example_ids;
 mod fep_requests;
 mod fep_spec_examples;
 mod fep_stream;

@@ -433,6 +433,7 @@ mod tests {
             split: Split::Single,
             example_index: None,
             example_line: None,
+            example_id: None,
             score: 0.5,
             side_info,
             error: None,

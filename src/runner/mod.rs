@@ -200,6 +200,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         split: planned.split,
         example_index: planned.example,
         example_line: example.map(|record| record.line),
+        example_id: example.and_then(Record::id),
         score,
         side_info: attempt.side_info,
         error,

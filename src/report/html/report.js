@@ -398,7 +398,8 @@
     if (row[col.example_index] === null) return '—';
     var line = row[col.example_line] === null ? '' : ' (line ' + row[col.example_line] + ')';
     var repeat = row[col.repeat] === null ? '' : ' r' + row[col.repeat];
-    return '#' + row[col.example_index] + line + repeat;
+    var example = row[col.example_id] === null ? '#' + row[col.example_index] : row[col.example_id];
+    return example + line + repeat;
   }
 
   function rowLabel(row) {
