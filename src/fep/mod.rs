@@ -138,9 +138,8 @@ fn evaluate_into<W: std::io::Write>(
             let shared = load_checks_file(checks, &mut catalog)?;
             stream::evaluate_stream(
                 test_cases,
-                checks,
                 outputs,
-                &shared,
+                (checks, &shared),
                 &catalog,
                 checking.concurrency,
                 out,

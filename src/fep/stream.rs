@@ -47,14 +47,13 @@ pub enum StreamEnd {
 }
 
 /// Validate and evaluate the two JSONL files in one pass, `shared` (the checks of the file
-/// `checks_file`, plus each test case's own checks) on every pair, and write the EvaluationRunResult to `out` once all is well (or, when a
+/// `checks_file`, given together, plus each test case's own checks) on every pair, and write the EvaluationRunResult to `out` once all is well (or, when a
 /// signal stops the run, with the results evaluated so far). A signal before anything could be
 /// written (problems were found) is [`Fatal::Interrupted`].
 pub fn evaluate_stream<W: Write>(
     test_cases: &Source,
-    checks_file: &std::path::Path,
     outputs: &Source,
-    shared: &[Check],
+    (checks_file, shared): (&std::path::Path, &[Check]),
     catalog: &Catalog,
     concurrency: usize,
     out: W,
