@@ -208,7 +208,8 @@ pub struct RunArgs {
     pub repeat: Option<u32>,
 
     /// Keep every successful evaluator result in a cache and answer repeated calls from it
-    /// (directory: --cache-dir, else $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
+    /// (directory: --cache-dir, else EVALCTL_CACHE_DIR, else cache_dir in evalctl.toml, else
+    /// $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl; see docs/cache.md).
     #[arg(long)]
     pub cache: bool,
 
