@@ -2,9 +2,10 @@
 //! all end a run the same way — calls in flight are dropped (command evaluators' process groups
 //! are killed), what finished is kept and summarised, and the exit code is 130.
 //!
-//! A signal evalctl was started with ignored (`nohup`, a background job) stays ignored, and once
-//! the runtime is gone the default actions are back, so a stuck write of the summary can still be
-//! interrupted.
+//! A signal evalctl was started with ignored (`nohup`, a background job) stays ignored. Once a
+//! run's runtime is gone, the signals only set a flag ([`catch_in_flag`]) until the process ends:
+//! a signal while the summary and reports are written lets them be written whole, and the run
+//! then exits 130.
 //!
 //! Reading that may block (a large dataset, a FIFO with no writer yet, a pipe held open) must not
 //! outlast a signal: [`read_interruptibly`] and [`unless_interrupted_blocking`] run it on a thread

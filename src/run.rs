@@ -10,7 +10,7 @@ use crate::evaluator::command::on_path;
 use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
-use crate::interrupt::{read_interruptibly, unless_interrupted};
+use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
 use crate::report::{
     self, EvaluatorInfo, Gates, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
@@ -28,6 +28,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         &config.evaluator,
         config.score_range,
         config.task_model.as_deref(),
+        &config.declared,
     )?;
     let mut plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
     let plan_calls_total = plan.len();
@@ -201,6 +202,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         report::print_interrupted(summary.calls.total, planned, reporter);
     }
     report::print_gate_verdict(&summary, reporter);
+    // A signal since the calls ended (the handlers stay in place) let everything above be
+    // written whole; it still ends the run as an interruption.
+    if interrupt_requested() && exit != Exit::Interrupted {
+        report::print_interrupted_while_writing(reporter);
+        return Ok(Exit::Interrupted);
+    }
     Ok(exit)
 }
 
@@ -324,7 +331,10 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
             ));
         }
     }
-    let first_example = inputs.dataset.as_ref().and_then(|records| records.first());
+    let first_example = config
+        .dataset
+        .as_deref()
+        .zip(inputs.dataset.as_ref().and_then(|records| records.first()));
     for warning in evaluator.setup_warnings(first_example) {
         reporter.warning(warning);
     }

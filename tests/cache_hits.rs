@@ -115,3 +115,141 @@ fn several_processes_share_one_cache() {
         assert!(lines.iter().all(|line| line["error"].is_null()));
     }
 }
+
+/// Scores 0.5 and reports the tokens a model call would have used.
+const WITH_USAGE: &str = "cat >/dev/null\necho call >> calls.log\nprintf '{\"score\": 0.5, \"usage\": {\"prompt_tokens\": 10, \"completion_tokens\": 2}}'\n";
+
+/// `text` with the number after each `elapsed: ` (and Markdown's `· N.NNs`) masked as `[..]`.
+fn mask_elapsed(text: &str) -> String {
+    text.lines()
+        .map(|line| {
+            let masked = match line.split_once("elapsed: ") {
+                Some((head, tail)) => {
+                    let rest = tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                    format!("{head}elapsed: [..]{rest}")
+                }
+                None => line.to_string(),
+            };
+            match masked.split_once(") · ") {
+                Some((head, tail)) if tail.contains("s") && line.starts_with("Evaluator:") => {
+                    let rest = tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                    format!("{head}) · [..]{rest}")
+                }
+                _ => masked,
+            }
+        })
+        .map(|line| line + "\n")
+        .collect()
+}
+
+fn usage_run(sb: &Sandbox, format: &str, extra: &[&str]) -> std::process::Output {
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            format,
+            "--skip-preflight",
+            "--candidate",
+            "c",
+        ])
+        .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+        .args(["--cache", "--cache-dir", "cache"])
+        .args(extra)
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(common::code(&output), 0, "{}", common::stderr_text(&output));
+    output
+}
+
+#[test]
+fn every_summary_counts_cached_calls_and_their_tokens_as_saved() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": 1}\n{\"q\": 2}\n");
+    sb.write("eval.sh", WITH_USAGE);
+    let fresh = usage_run(&sb, "text", &[]);
+    assert_eq!(
+        mask_elapsed(&common::stdout_text(&fresh)),
+        "evaluator: command sh eval.sh   score range: unit\n\
+         calls: 2 (2 ok, 0 errors)   elapsed: [..]s\n\
+         tokens: 20 prompt, 4 completion\n\
+         \n\
+         candidate  score            train mean       n / errors\n\
+         cand-1     0.5000 ± 0.0000  0.5000 ± 0.0000  2 / 0\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+         \n\
+         exit 0: all 2 calls succeeded\n"
+    );
+
+    // A fully cached run spends nothing: its tokens are shown as saved.
+    let cached = usage_run(&sb, "text", &[]);
+    assert_eq!(sb.lines("calls.log").len(), 2);
+    assert_eq!(
+        mask_elapsed(&common::stdout_text(&cached)),
+        "evaluator: command sh eval.sh   score range: unit\n\
+         calls: 2 (2 ok, 0 errors, 2 from the cache)   elapsed: [..]s\n\
+         tokens: 0 prompt, 0 completion (saved by the cache: 20 prompt, 4 completion)\n\
+         \n\
+         candidate  score            train mean       n / errors\n\
+         cand-1     0.5000 ± 0.0000  0.5000 ± 0.0000  2 / 0\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+         \n\
+         exit 0: all 2 calls succeeded\n"
+    );
+
+    // One example more: one call made, two answered by the cache.
+    sb.write("d.jsonl", "{\"q\": 1}\n{\"q\": 2}\n{\"q\": 3}\n");
+    let json = json_stdout(&usage_run(&sb, "json", &[]));
+    assert_eq!(
+        json["calls"],
+        serde_json::json!({"total": 3, "ok": 3, "errors": 0, "cached": 2})
+    );
+    assert_eq!(
+        json["usage"],
+        serde_json::json!({"prompt_tokens": 10, "completion_tokens": 2})
+    );
+    assert_eq!(
+        json["usage_saved"],
+        serde_json::json!({"prompt_tokens": 20, "completion_tokens": 4})
+    );
+
+    let markdown = usage_run(&sb, "markdown", &["--report", "report.html"]);
+    let markdown = mask_elapsed(&common::stdout_text(&markdown));
+    let evaluator_line = markdown
+        .lines()
+        .find(|line| line.starts_with("Evaluator:"))
+        .expect("an evaluator line");
+    assert_eq!(
+        evaluator_line,
+        "Evaluator: command `sh eval.sh` · score range unit · 3 calls (3 ok, 0 errors, 3 from \
+         the cache) · [..]s · tokens: 0 prompt, 0 completion (saved by the cache: 30 prompt, 6 \
+         completion)"
+    );
+
+    // The HTML report: the summary it embeds counts them, every row says so, and the page
+    // shows the count.
+    let page = sb.read("report.html");
+    let data = page
+        .split_once("type=\"application/json\"")
+        .and_then(|(_, rest)| rest.split_once('>'))
+        .and_then(|(_, rest)| rest.split_once("</script>"))
+        .map(|(json, _)| serde_json::from_str::<serde_json::Value>(json).expect("report data"))
+        .expect("embedded data");
+    assert_eq!(data["sources"][0]["summary"]["calls"]["cached"], 3);
+    let cached_column = data["columns"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .position(|column| column == "cached")
+        .unwrap();
+    assert!(data["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|row| row[cached_column] == true));
+    assert!(page.contains("' from the cache'"));
+}

@@ -326,5 +326,9 @@ fn a_stream_with_no_check_at_all_is_rejected() {
     .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(out.stdout.is_empty());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("no checks to run"));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: none.json: no checks to run: its `checks` list is empty and no test case carries \
+         its own\n"
+    );
 }

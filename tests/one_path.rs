@@ -212,8 +212,8 @@ fn a_check_path_that_matches_nothing_in_the_first_record_is_warned_about() {
     assert_eq!(code(&out), 0);
     assert_eq!(
         stderr_text(&out),
-        "warning: c.json: check contains: JSONPath `$.test_case.anwser` matches nothing in the \
-         first dataset record (line 1); the check will error on such records\n"
+        "warning: d.jsonl:1: check contains (c.json): JSONPath `$.test_case.anwser` matches \
+         nothing in the first dataset record; the check will error on such records\n"
     );
 }
 

@@ -310,7 +310,10 @@ fn single_mode_summary_and_result_line() {
         json!({"kind": "command", "target": "sh eval.sh"})
     );
     assert_eq!(summary["score_range"], "unit");
-    assert_eq!(summary["calls"], json!({"total": 1, "ok": 1, "errors": 0}));
+    assert_eq!(
+        summary["calls"],
+        json!({"total": 1, "ok": 1, "errors": 0, "cached": 0})
+    );
     assert!(summary["elapsed_ms"].is_number());
     let candidate = &summary["candidates"][0];
     assert_eq!(candidate["id"], "cand-1");
@@ -405,7 +408,7 @@ fn generalization_score_is_the_val_mean_and_failed_calls_count_as_zero() {
     let summary = json_stdout(&out);
     assert_eq!(
         summary["calls"],
-        json!({"total": 12, "ok": 10, "errors": 2})
+        json!({"total": 12, "ok": 10, "errors": 2, "cached": 0})
     );
     for candidate in summary["candidates"].as_array().unwrap() {
         assert!(approx(&candidate["score"], 0.5), "{candidate}");

@@ -18,12 +18,16 @@ pub enum CacheCommand {
     Clear(CacheDir),
 }
 
-/// Which cache.
+/// Which cache: the one `run --cache` uses, found the same way.
 #[derive(Debug, Args)]
 pub struct CacheDir {
-    /// The cache directory (default: $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
+    /// The cache directory (else EVALCTL_CACHE_DIR, else cache_dir in evalctl.toml, else
+    /// $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
     #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+
+    #[command(flatten)]
+    pub config: super::config::ConfigArgs,
 }
 
 impl CacheDir {

@@ -57,12 +57,19 @@ fn bindings_of(path: &[&str]) -> Option<&'static [Binding]> {
     match path {
         ["run"] | ["preflight"] => Some(bindings::RUN),
         ["tasks", "run"] => Some(bindings::TASKS_RUN),
+        ["cache", "stats"] | ["cache", "clear"] => Some(bindings::CACHE),
         _ => None,
     }
 }
 
 /// The subcommands that take config settings, as paths from the top.
-const CONFIGURED: &[&[&str]] = &[&["run"], &["preflight"], &["tasks", "run"]];
+const CONFIGURED: &[&[&str]] = &[
+    &["run"],
+    &["preflight"],
+    &["tasks", "run"],
+    &["cache", "stats"],
+    &["cache", "clear"],
+];
 
 /// Apply `edit` to the subcommand at `path` of `command`.
 fn edit_subcommand(
@@ -124,6 +131,33 @@ pub struct Resolved {
 /// Parse `args`, then, for a command that reads the file, parse them again with the file's
 /// values as the defaults of their flags.
 pub fn resolve(args: &[OsString]) -> Result<Resolved, Failure> {
+    let resolved = resolve_with_file(args)?;
+    check_cache_dir(&resolved.matches).map_err(Failure::Config)?;
+    Ok(resolved)
+}
+
+/// `--cache-dir` typed on the command line of a command with `--cache` (`run`, `tasks run`)
+/// that has no cache turned on (by the flag, `EVALCTL_CACHE` or `cache = true`) would be
+/// ignored: a usage error. `EVALCTL_CACHE_DIR` and the file's `cache_dir` only say where the
+/// cache is, for whichever command uses it.
+fn check_cache_dir(matches: &ArgMatches) -> anyhow::Result<()> {
+    let Some((_, _, sub)) = configured_subcommand(matches) else {
+        return Ok(());
+    };
+    let has_switch = sub.try_contains_id("cache").is_ok();
+    if has_switch
+        && !sub.get_flag("cache")
+        && sub.value_source("cache_dir") == Some(ValueSource::CommandLine)
+    {
+        return Err(bad_flag(
+            "--cache-dir",
+            "takes effect only with --cache (or cache = true in evalctl.toml)",
+        ));
+    }
+    Ok(())
+}
+
+fn resolve_with_file(args: &[OsString]) -> Result<Resolved, Failure> {
     let first = command()
         .try_get_matches_from(args)
         .map_err(Failure::Usage)?;
@@ -387,7 +421,8 @@ impl ConfigCommand {
         if resolved.path.is_empty() {
             return Err(bad_flag(
                 "config show",
-                "names no command that reads evalctl.toml (run, preflight, tasks run)",
+                "names no command that reads evalctl.toml (run, preflight, tasks run, cache \
+                 stats, cache clear)",
             ));
         }
         if let Some(untrusted) = &resolved.untrusted {

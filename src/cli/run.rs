@@ -19,6 +19,7 @@ use crate::evaluator::EvaluatorSpec;
 use crate::input::CandidateSource;
 use crate::input::Source;
 use crate::protocol::ScoreRange;
+use crate::runner::key::DeclaredInputs;
 use crate::runner::Shard;
 
 use super::results::CiArgs;
@@ -212,13 +213,26 @@ pub struct RunArgs {
     pub repeat: Option<u32>,
 
     /// Keep every successful evaluator result in a cache and answer repeated calls from it
-    /// (directory: --cache-dir, else $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
+    /// (directory: --cache-dir, else EVALCTL_CACHE_DIR, else cache_dir in evalctl.toml, else
+    /// $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl; see docs/cache.md).
     #[arg(long)]
     pub cache: bool,
 
     /// The cache directory of --cache.
-    #[arg(long, value_name = "DIR", requires = "cache")]
+    #[arg(long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
+
+    /// A file or directory that decides scores without being named on the evaluator's command
+    /// line (a module the script imports, a prompt directory): its content joins every call's
+    /// key, so editing it misses the cache and --resume. A directory's files count recursively.
+    /// Repeatable.
+    #[arg(long, value_name = "PATH")]
+    pub cache_input: Vec<PathBuf>,
+
+    /// Text that joins every call's key (a model or data version the key cannot see): change it
+    /// to miss every cached result.
+    #[arg(long, value_name = "TEXT")]
+    pub cache_salt: Option<String>,
 
     #[command(flatten)]
     pub config: super::config::ConfigArgs,
@@ -423,6 +437,10 @@ impl RunArgs {
             append_run: self.append_run,
             repeat: self.repeat,
             cache_dir: crate::store::cache_dir(self.cache, self.cache_dir)?,
+            declared: DeclaredInputs {
+                paths: self.cache_input,
+                salt: self.cache_salt,
+            },
         })
     }
 }

@@ -138,11 +138,12 @@ pub struct TasksRunArgs {
     #[arg(long, requires = "save_outputs")]
     resume: bool,
     /// Keep every completion in a cache and answer prompts the model was already given from it
-    /// (directory: --cache-dir, else $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl).
+    /// (directory: --cache-dir, else EVALCTL_CACHE_DIR, else cache_dir in evalctl.toml, else
+    /// $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl; see docs/cache.md).
     #[arg(long)]
     cache: bool,
     /// The cache directory of --cache.
-    #[arg(long, value_name = "DIR", requires = "cache")]
+    #[arg(long, value_name = "DIR")]
     cache_dir: Option<PathBuf>,
     /// Run the valid tasks even when others are invalid (reported on stderr).
     #[arg(long)]

@@ -24,6 +24,9 @@ pub enum Kind {
     Command(&'static str),
     /// A string or an array of strings, one flag value each (a repeatable flag).
     List,
+    /// Like [`Kind::List`], each string naming a file or directory relative to the config
+    /// file's directory.
+    Paths,
     /// A table of HTTP headers `Name = "value"`; `${VAR}` in names and values is expanded from
     /// the environment.
     Headers,
@@ -161,6 +164,8 @@ pub const RUN: &[Binding] = &[
     bind("run.seed", "seed", Integer),
     bind("run.cache", "cache", Switch),
     bind("run.cache_dir", "cache_dir", Path),
+    file_only("run.cache_inputs", "cache_input", Paths),
+    bind("run.cache_salt", "cache_salt", Text),
 ];
 
 /// `tasks run`.
@@ -187,6 +192,9 @@ pub const TASKS_RUN: &[Binding] = &[
     bind("run.cache", "cache", Switch),
     bind("run.cache_dir", "cache_dir", Path),
 ];
+
+/// `cache stats` and `cache clear`: the cache directory `run` and `tasks run` use.
+pub const CACHE: &[Binding] = &[bind("run.cache_dir", "cache_dir", Path)];
 
 /// The sections of the file, in the order `evalctl init` writes them.
 pub const SECTIONS: &[&str] = &["evaluator", "run", "tasks"];

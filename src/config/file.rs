@@ -361,14 +361,25 @@ fn flag_values(kind: Kind, item: &Item, dir: &Path) -> Result<Vec<String>, Strin
             }
             one(shell_words::join(words))
         }
-        Kind::List => match value {
-            Some(toml_edit::Value::String(text)) => one(text.value().clone()),
-            Some(toml_edit::Value::Array(array)) => strings(array),
-            _ => Err(strict::expected(
-                "a string or an array of strings",
-                toml_type(item),
-            )),
-        },
+        Kind::List | Kind::Paths => {
+            let texts = match value {
+                Some(toml_edit::Value::String(text)) => vec![text.value().clone()],
+                Some(toml_edit::Value::Array(array)) => strings(array)?,
+                _ => {
+                    return Err(strict::expected(
+                        "a string or an array of strings",
+                        toml_type(item),
+                    ))
+                }
+            };
+            if kind == Kind::List {
+                return Ok(texts);
+            }
+            if let Some(index) = texts.iter().position(String::is_empty) {
+                return Err(format!("[{index}]: must not be empty"));
+            }
+            Ok(texts.iter().map(|text| relative_to(dir, text)).collect())
+        }
         Kind::Headers => {
             let table = item
                 .as_table_like()

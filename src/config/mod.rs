@@ -70,6 +70,8 @@ pub struct RunConfig {
     pub repeat: Option<u32>,
     /// `--cache` (with `--cache-dir`): the directory of the evaluator-result cache.
     pub cache_dir: Option<PathBuf>,
+    /// `--cache-input`, `--cache-salt`: what else joins every call's key.
+    pub declared: crate::runner::key::DeclaredInputs,
     /// `--junit FILE.xml`: the calls as a JUnit XML report, written when the run ends.
     pub junit: Option<PathBuf>,
     /// `--pass-score X`: in the JUnit report, a call scored below X is a failure.

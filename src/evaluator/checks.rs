@@ -13,7 +13,7 @@
 //! (a warning per check that errored): it is always present, an array of names in file order,
 //! empty when no check errored.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use async_trait::async_trait;
@@ -112,7 +112,7 @@ impl Evaluator for ChecksEvaluator {
 
     /// A check the command line does not allow errs on every call; so does one with a
     /// JSONPath that matches nothing in the first dataset record (most likely a misspelt field).
-    fn setup_warnings(&self, first_example: Option<&Record>) -> Vec<String> {
+    fn setup_warnings(&self, first_example: Option<(&Path, &Record)>) -> Vec<String> {
         let mut warnings: Vec<String> = self
             .checks
             .iter()
@@ -127,7 +127,7 @@ impl Evaluator for ChecksEvaluator {
                 })
             })
             .collect();
-        let Some(example) = first_example else {
+        let Some((dataset, example)) = first_example else {
             return warnings;
         };
         let call = Call {
@@ -146,10 +146,11 @@ impl Evaluator for ChecksEvaluator {
                         .into_iter()
                         .map(move |path| {
                             format!(
-                                "{}: check {name}: JSONPath `{path}` matches nothing in the first \
-                             dataset record (line {}); the check will error on such records",
+                                "{}:{}: check {name} ({}): JSONPath `{path}` matches nothing in \
+                                 the first dataset record; the check will error on such records",
+                                dataset.display(),
+                                example.line,
                                 self.path.display(),
-                                example.line
                             )
                         })
                 }),

@@ -90,9 +90,13 @@ pub trait Evaluator: Send + Sync {
         Ok(())
     }
 
-    /// What preflight should warn about, given the first dataset record (if any): things that
-    /// are not errors but likely mistakes, such as a check's JSONPath that matches nothing in it.
-    fn setup_warnings(&self, _first_example: Option<&crate::input::Record>) -> Vec<String> {
+    /// What preflight should warn about, given the first dataset record (if any) and the dataset
+    /// file it is from: things that are not errors but likely mistakes, such as a check's
+    /// JSONPath that matches nothing in it.
+    fn setup_warnings(
+        &self,
+        _first_example: Option<(&std::path::Path, &crate::input::Record)>,
+    ) -> Vec<String> {
         Vec::new()
     }
 

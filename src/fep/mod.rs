@@ -140,7 +140,7 @@ fn evaluate_into<W: std::io::Write>(
             stream::evaluate_stream(
                 test_cases,
                 outputs,
-                &shared,
+                (checks, &shared),
                 &catalog,
                 checking.concurrency,
                 out,

@@ -46,14 +46,14 @@ pub enum StreamEnd {
     },
 }
 
-/// Validate and evaluate the two JSONL files in one pass, `shared` (plus each test case's own
-/// checks) on every pair, and write the EvaluationRunResult to `out` once all is well (or, when a
+/// Validate and evaluate the two JSONL files in one pass, `shared` (the checks of the file
+/// `checks_file`, given together, plus each test case's own checks) on every pair, and write the EvaluationRunResult to `out` once all is well (or, when a
 /// signal stops the run, with the results evaluated so far). A signal before anything could be
 /// written (problems were found) is [`Fatal::Interrupted`].
 pub fn evaluate_stream<W: Write>(
     test_cases: &Source,
     outputs: &Source,
-    shared: &[Check],
+    (checks_file, shared): (&std::path::Path, &[Check]),
     catalog: &Catalog,
     concurrency: usize,
     out: W,
@@ -61,6 +61,7 @@ pub fn evaluate_stream<W: Write>(
 ) -> anyhow::Result<StreamEnd> {
     catch_in_flag();
     let checking = Checking {
+        checks_file,
         shared,
         catalog,
         concurrency,
@@ -98,6 +99,7 @@ fn evaluate_pairs<W: Write>(
             ));
         }
     };
+    let checks_file = checking.checks_file;
     let mut spool = spool::create()?;
     let mut writer = RunWriter::begin(&mut spool, None, layout).map_err(spool_error)?;
     let mut problems = Vec::new();
@@ -173,8 +175,8 @@ fn evaluate_pairs<W: Write>(
     }
     if problems.is_empty() && case_count > 0 && checks_run == 0 {
         problems.push(crate::error::Problem::new(
-            "checks",
-            "no checks to run: the checks file is empty and no test case carries its own",
+            checks_file.display().to_string(),
+            "no checks to run: its `checks` list is empty and no test case carries its own",
         ));
     }
     if !problems.is_empty() {
@@ -244,6 +246,8 @@ struct BatchEvaluator<'a> {
 /// prepared with, and how many calls of checks that call out are made at once.
 #[derive(Clone, Copy)]
 struct Checking<'a> {
+    /// The checks file, for problems.
+    checks_file: &'a std::path::Path,
     shared: &'a [Check],
     catalog: &'a Catalog,
     concurrency: usize,

@@ -24,6 +24,18 @@ pub struct Record {
     pub text: Box<str>,
 }
 
+impl Record {
+    /// The record's `id` field, when it has one that is a string or a number: what names the
+    /// example to people (result lines, failures, JUnit, the HTML report).
+    pub fn id(&self) -> Option<String> {
+        match self.value.get("id")? {
+            Value::String(text) => Some(text.clone()),
+            Value::Number(number) => Some(number.to_string()),
+            _ => None,
+        }
+    }
+}
+
 #[cfg(test)]
 impl Record {
     /// A record for `value`, its text being the value's compact JSON (for records made in tests).

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use super::summary::Summary;
-use super::text::{notes, table};
+use super::text::{from_the_cache, notes, table, tokens};
 use super::Reporter;
 
 /// Render `summary` as Markdown: a heading with the verdict, the reason, the table, the notes.
@@ -20,14 +20,16 @@ pub fn render(summary: &Summary) -> String {
     out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;
     out.push_str(&format!(
-        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors) · {:.2}s\n",
+        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors{}) · {:.2}s{}\n",
         literal(&summary.evaluator.kind),
         literal(&summary.evaluator.target),
         summary.score_range.as_str(),
         calls.total,
         calls.ok,
         calls.errors,
-        summary.elapsed_ms / 1000.0
+        from_the_cache(calls.cached),
+        summary.elapsed_ms / 1000.0,
+        tokens(summary).map_or_else(String::new, |tokens| format!(" · tokens: {tokens}")),
     ));
     if let Some(partial) = &summary.partial {
         out.push_str(&format!(

@@ -253,6 +253,12 @@ pub fn print_interrupted(finished: usize, planned: usize, reporter: Reporter) {
     ));
 }
 
+/// Tell the user, on stderr, that a signal came while the summary and reports were written: they
+/// are complete, and the run ends as interrupted (exit 130).
+pub fn print_interrupted_while_writing(reporter: Reporter) {
+    reporter.note("interrupted while the summary and reports were written: they are complete");
+}
+
 /// Tell the user, on stderr, about the first failed calls and the built-in checks that errored.
 /// `calls` is how many calls finished; `output` is the `--output` file, if any, where every call
 /// can be read in full.

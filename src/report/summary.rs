@@ -19,10 +19,12 @@ pub struct Calls {
     pub ok: usize,
     /// Calls that failed (they score 0.0 in aggregates).
     pub errors: usize,
+    /// Calls the cache answered (`--cache`): no evaluator ran for them.
+    pub cached: usize,
 }
 
-/// Tokens spent by the run, summed from each record's `side_info.usage` (the LLM judge reports
-/// it; any evaluator may).
+/// Tokens summed from records' `side_info.usage` (the LLM judge reports it; any evaluator may):
+/// spent by the calls made, or saved by the calls the cache answered.
 #[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
 pub struct Usage {
     /// Sum of `usage.prompt_tokens`.
@@ -103,9 +105,12 @@ pub struct Summary {
     pub score_range: ScoreRange,
     /// Call counts.
     pub calls: Calls,
-    /// Tokens spent, when any call reported `usage`.
+    /// Tokens spent, when any call made reported `usage`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// Tokens the cache saved: what the calls it answered reported when they were made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_saved: Option<Usage>,
     /// Wall time of the run (preflight excluded).
     pub elapsed_ms: f64,
     /// True when an interruption (SIGINT, SIGTERM, SIGHUP) stopped the run early; the
@@ -152,6 +157,7 @@ pub struct Tally {
     sums: Vec<[Running; 3]>,
     calls: Calls,
     usage: Option<Usage>,
+    usage_saved: Option<Usage>,
     diagnostics: Diagnostics,
     /// The first failed calls in plan order, keyed by (candidate, split, example).
     first_failures: BTreeMap<(usize, usize, usize), String>,
@@ -211,8 +217,10 @@ impl Tally {
                 total: 0,
                 ok: 0,
                 errors: 0,
+                cached: 0,
             },
             usage: None,
+            usage_saved: None,
             diagnostics: Diagnostics::default(),
             first_failures: BTreeMap::new(),
             verdicts,
@@ -248,8 +256,14 @@ impl Tally {
         } else {
             self.calls.ok += 1;
         }
+        self.calls.cached += usize::from(record.cached);
         if let Some(usage) = Usage::of(record) {
-            self.usage = Some(self.usage.map_or(usage, |total| total.add(usage)));
+            let total = if record.cached {
+                &mut self.usage_saved
+            } else {
+                &mut self.usage
+            };
+            *total = Some(total.map_or(usage, |total| total.add(usage)));
         }
         for name in &record.errored_checks {
             *self
@@ -319,6 +333,7 @@ impl Tally {
             score_range,
             calls: self.calls,
             usage: self.usage,
+            usage_saved: self.usage_saved,
             elapsed_ms,
             interrupted,
             partial: None,
@@ -424,6 +439,7 @@ mod tests {
             split: Split::Single,
             example_index: None,
             example_line: None,
+            example_id: None,
             score: 0.5,
             side_info,
             error: None,

@@ -1,6 +1,6 @@
 //! The text summary: one header and one table row per candidate, readable at a glance.
 
-use super::summary::{Aggregate, Summary};
+use super::summary::{Aggregate, Summary, Usage};
 use super::terminal::{Paint, Styled};
 use crate::text::visible;
 
@@ -9,7 +9,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
     let mut out = Styled::default();
     let calls = &summary.calls;
     out.push(format!(
-        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {})   elapsed: {:.2}s{}\n",
+        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {}{})   elapsed: {:.2}s{}\n",
         summary.evaluator.kind,
         summary.evaluator.target,
         summary.score_range.as_str(),
@@ -17,6 +17,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
         calls.ok,
         calls.errors,
         if calls.errors == 1 { "error" } else { "errors" },
+        from_the_cache(calls.cached),
         summary.elapsed_ms / 1000.0,
         if summary.interrupted {
             "   (interrupted: partial results)"
@@ -27,11 +28,8 @@ pub fn render(summary: &Summary, color: bool) -> String {
     if let Some(partial) = &summary.partial {
         out.push(format!("partial: {}\n", partial.description));
     }
-    if let Some(usage) = &summary.usage {
-        out.push(format!(
-            "tokens: {} prompt, {} completion\n",
-            usage.prompt_tokens, usage.completion_tokens
-        ));
+    if let Some(tokens) = tokens(summary) {
+        out.push(format!("tokens: {tokens}\n"));
     }
     out.push("\n");
 
@@ -45,6 +43,37 @@ pub fn render(summary: &Summary, color: bool) -> String {
         summary.exit, summary.exit_reason
     ));
     out.finish(color)
+}
+
+/// `, N from the cache` when the cache answered any call (shared by the text and Markdown
+/// summaries).
+pub(super) fn from_the_cache(cached: usize) -> String {
+    if cached == 0 {
+        String::new()
+    } else {
+        format!(", {cached} from the cache")
+    }
+}
+
+/// The tokens spent, and those the cache saved, when any call reported them: `120 prompt, 30
+/// completion (saved by the cache: 480 prompt, 120 completion)` (shared by the text and Markdown
+/// summaries). Tokens of cached calls were spent when they were stored, not by this run.
+pub(super) fn tokens(summary: &Summary) -> Option<String> {
+    let pair = |usage: &Usage| {
+        format!(
+            "{} prompt, {} completion",
+            usage.prompt_tokens, usage.completion_tokens
+        )
+    };
+    let spent = summary.usage.as_ref().map(pair);
+    match (spent, &summary.usage_saved) {
+        (spent, Some(saved)) => Some(format!(
+            "{} (saved by the cache: {})",
+            spent.unwrap_or_else(|| "0 prompt, 0 completion".to_string()),
+            pair(saved)
+        )),
+        (spent, None) => spent,
+    }
 }
 
 /// `rows` as a table of left-aligned columns two spaces apart, the first row (the header) painted

@@ -13,6 +13,12 @@
 //! - checks and spec: the file's content (and `--live-judges`), plus evalctl's version (the
 //!   checks are evalctl's code).
 //!
+//! Beyond what evalctl can see, the user declares what else decides a score
+//! ([`DeclaredInputs`]): files and directories the evaluator reads without naming them on its
+//! command line (`--cache-input`; a directory's files are hashed recursively, in byte order of
+//! their paths), and a salt (`--cache-salt`). Not in the key: the environment, the network, the
+//! evaluator's own state, and HTTP or judge servers' behaviour.
+//!
 //! A run's fingerprint ([`RunDigests`]) is built the same way over the evaluator's identity, the
 //! examples the plan uses and the candidates (ids and texts): every result line carries it, so
 //! lines of two runs are never counted as one.
@@ -65,6 +71,16 @@ impl fmt::Display for CallKey {
     }
 }
 
+/// What the user declares decides a score beyond what evalctl sees (`--cache-input`,
+/// `--cache-salt`).
+#[derive(Debug, Clone, Default)]
+pub struct DeclaredInputs {
+    /// Files and directories whose content joins every key.
+    pub paths: Vec<std::path::PathBuf>,
+    /// Text that joins every key.
+    pub salt: Option<String>,
+}
+
 /// What every key of one run shares: the digest of the evaluator's identity, the score range and
 /// the task model.
 #[derive(Debug, Clone)]
@@ -108,16 +124,19 @@ impl Fields {
 }
 
 impl KeyContext {
-    /// The context of a run of `evaluator` under `score_range` and `task_model`. Reads the files
-    /// the evaluator's identity covers (the script, rubric, checks or spec file); one that cannot
-    /// be read is bad input naming the file.
+    /// The context of a run of `evaluator` under `score_range` and `task_model`, with what the
+    /// user `declared`. Reads the files the evaluator's identity covers (the script, rubric,
+    /// checks or spec file) and the declared ones; one that cannot be read is bad input naming
+    /// the file.
     pub fn new(
         evaluator: &EvaluatorSpec,
         score_range: ScoreRange,
         task_model: Option<&str>,
+        declared: &DeclaredInputs,
     ) -> anyhow::Result<KeyContext> {
         let mut fields = Fields::new("evalctl call key v1");
         add_evaluator_identity(&mut fields, evaluator)?;
+        add_declared_inputs(&mut fields, declared)?;
         let range = match score_range {
             ScoreRange::Unit => "unit",
             ScoreRange::Any => "any",
@@ -311,14 +330,75 @@ pub(crate) fn add_command_identity(fields: &mut Fields, spec: &CommandSpec) -> a
     Ok(())
 }
 
+/// The declared inputs: each path's content (a directory's files and symbolic links, with their
+/// paths inside it), in the order of the declared paths, then the salt. Without any, nothing is
+/// added, so keys stay those of a run that declares nothing.
+fn add_declared_inputs(fields: &mut Fields, declared: &DeclaredInputs) -> anyhow::Result<()> {
+    let mut paths: Vec<&Path> = declared.paths.iter().map(|path| path.as_path()).collect();
+    paths.sort_unstable();
+    paths.dedup();
+    for path in paths {
+        let metadata = std::fs::metadata(path).map_err(|err| {
+            bad_input(Problem::new(
+                path.display().to_string(),
+                format!(
+                    "cannot read this --cache-input (cache_inputs) to key the run's calls: {}",
+                    io_reason(&err)
+                ),
+            ))
+        })?;
+        if metadata.is_dir() {
+            fields.add(b'Y', b"dir");
+            add_directory(fields, path, Path::new(""))?;
+        } else {
+            fields.add(b'Y', b"file").add(b'F', &file_digest(path)?);
+        }
+    }
+    if let Some(salt) = &declared.salt {
+        fields.add(b'Z', salt.as_bytes());
+    }
+    Ok(())
+}
+
+/// The files under `root.join(relative)`, in byte order of their names at each level: each
+/// file's path inside `root` and content digest, each symbolic link's path and target (links
+/// are not followed, so a loop cannot hold a run up).
+fn add_directory(fields: &mut Fields, root: &Path, relative: &Path) -> anyhow::Result<()> {
+    let dir = root.join(relative);
+    let mut entries = std::fs::read_dir(&dir)
+        .and_then(|entries| entries.collect::<std::io::Result<Vec<_>>>())
+        .map_err(|err| unreadable(&dir, &err))?;
+    entries.sort_by_key(|entry| entry.file_name());
+    for entry in entries {
+        let inside = relative.join(entry.file_name());
+        let path = entry.path();
+        let kind = entry.file_type().map_err(|err| unreadable(&path, &err))?;
+        let name = inside.as_os_str().as_encoded_bytes();
+        if kind.is_dir() {
+            add_directory(fields, root, &inside)?;
+        } else if kind.is_symlink() {
+            let target = std::fs::read_link(&path).map_err(|err| unreadable(&path, &err))?;
+            fields
+                .add(b'L', name)
+                .add(b'G', target.as_os_str().as_encoded_bytes());
+        } else {
+            fields.add(b'P', name).add(b'F', &file_digest(&path)?);
+        }
+    }
+    Ok(())
+}
+
+/// A file or directory that cannot be read to key the calls: bad input naming it.
+fn unreadable(path: &Path, err: &std::io::Error) -> anyhow::Error {
+    bad_input(Problem::new(
+        path.display().to_string(),
+        format!("cannot read to key the run's calls: {}", io_reason(err)),
+    ))
+}
+
 /// SHA-256 of a file's content, read in pieces.
 fn file_digest(path: &Path) -> anyhow::Result<[u8; 32]> {
-    let unreadable = |err: std::io::Error| {
-        bad_input(Problem::new(
-            path.display().to_string(),
-            format!("cannot read to key the run's calls: {}", io_reason(&err)),
-        ))
-    };
+    let unreadable = |err: std::io::Error| unreadable(path, &err);
     let mut file = std::fs::File::open(path).map_err(unreadable)?;
     let mut digest = Sha256::new();
     std::io::copy(&mut file, &mut digest).map_err(unreadable)?;
@@ -337,6 +417,10 @@ mod tests {
         })
     }
 
+    fn none() -> DeclaredInputs {
+        DeclaredInputs::default()
+    }
+
     fn key(context: &KeyContext) -> CallKey {
         context.call_key("cand", Split::Train, Some((0, "{\"q\":1}")), None)
     }
@@ -344,7 +428,8 @@ mod tests {
     #[test]
     fn keys_are_hex_and_round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let context = KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None).unwrap();
+        let context =
+            KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None, &none()).unwrap();
         let text = key(&context).to_string();
         assert_eq!(text.len(), 64);
         assert_eq!(CallKey::parse(&text), Some(key(&context)));
@@ -354,7 +439,8 @@ mod tests {
     #[test]
     fn every_input_changes_the_key() {
         let dir = tempfile::tempdir().unwrap();
-        let base = KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None).unwrap();
+        let base =
+            KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None, &none()).unwrap();
         let reference = key(&base);
         assert_eq!(reference, key(&base.clone()));
         let variants = [
@@ -363,9 +449,21 @@ mod tests {
             base.call_key("cand", Split::Train, Some((1, "{\"q\":1}")), None),
             base.call_key("cand", Split::Train, Some((0, "{\"q\":2}")), None),
             base.call_key("cand", Split::Train, Some((0, "{\"q\":1}")), Some(0)),
-            key(&KeyContext::new(&command(dir.path(), "a"), ScoreRange::Any, None).unwrap()),
-            key(&KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, Some("m")).unwrap()),
-            key(&KeyContext::new(&command(dir.path(), "b"), ScoreRange::Unit, None).unwrap()),
+            key(
+                &KeyContext::new(&command(dir.path(), "a"), ScoreRange::Any, None, &none())
+                    .unwrap(),
+            ),
+            key(&KeyContext::new(
+                &command(dir.path(), "a"),
+                ScoreRange::Unit,
+                Some("m"),
+                &none(),
+            )
+            .unwrap()),
+            key(
+                &KeyContext::new(&command(dir.path(), "b"), ScoreRange::Unit, None, &none())
+                    .unwrap(),
+            ),
         ];
         for (index, variant) in variants.iter().enumerate() {
             assert_ne!(*variant, reference, "variant {index}");
@@ -416,11 +514,49 @@ mod tests {
             let spec = crate::evaluator::http::HttpSpec::new("http://127.0.0.1:1/".into(), headers)
                 .unwrap();
             let context =
-                KeyContext::new(&EvaluatorSpec::Http(spec), ScoreRange::Unit, None).unwrap();
+                KeyContext::new(&EvaluatorSpec::Http(spec), ScoreRange::Unit, None, &none())
+                    .unwrap();
             context.call_key("c", Split::Single, None, None)
         };
         let secret = http(&["Authorization: Bearer one".into()]);
         assert_eq!(secret, http(&["Authorization: Bearer two".into()]));
         assert_ne!(secret, http(&[]));
+    }
+
+    #[test]
+    fn declared_files_directories_and_salt_change_the_key() {
+        let dir = tempfile::tempdir().unwrap();
+        let evaluator = command(dir.path(), "a");
+        let with = |declared: DeclaredInputs| {
+            key(&KeyContext::new(&evaluator, ScoreRange::Unit, None, &declared).unwrap())
+        };
+        let lib = dir.path().join("lib");
+        std::fs::create_dir_all(lib.join("sub")).unwrap();
+        std::fs::write(lib.join("a.py"), "x = 1").unwrap();
+        std::fs::write(lib.join("sub/b.py"), "y = 2").unwrap();
+        let declare = |paths: &[&Path], salt: Option<&str>| DeclaredInputs {
+            paths: paths.iter().map(|path| path.to_path_buf()).collect(),
+            salt: salt.map(str::to_string),
+        };
+        let nothing = with(none());
+        let declared = with(declare(&[&lib], None));
+        assert_ne!(declared, nothing);
+        assert_eq!(declared, with(declare(&[&lib, &lib], None)));
+        assert_ne!(with(declare(&[&lib], Some("v2"))), declared);
+        std::fs::write(lib.join("sub/b.py"), "y = 3").unwrap();
+        let edited = with(declare(&[&lib], None));
+        assert_ne!(edited, declared);
+        // A rename inside the directory is a change too.
+        std::fs::rename(lib.join("sub/b.py"), lib.join("sub/c.py")).unwrap();
+        assert_ne!(with(declare(&[&lib], None)), edited);
+        let missing = dir.path().join("missing");
+        let error = KeyContext::new(
+            &evaluator,
+            ScoreRange::Unit,
+            None,
+            &declare(&[&missing], None),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("missing"), "{error}");
     }
 }

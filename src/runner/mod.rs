@@ -25,7 +25,7 @@ pub use retry::call_with_retries;
 
 use crate::evaluator::{Call, Evaluator};
 use crate::input::{Inputs, Record};
-use crate::interrupt::{interruption_of_kind, restore_default_actions, Interruption};
+use crate::interrupt::{catch_in_flag, interruption_of_kind, Interruption};
 use crate::protocol::{Attempt, Findings, Retry};
 use crate::store::CachedResult;
 
@@ -37,13 +37,17 @@ pub const GRACE: Duration = Duration::from_secs(5);
 /// in flight wait on children and sockets, and one thread spares every finished call a
 /// cross-thread wake-up (about 5–10% more command calls per second at `-j 2` on two cores, in
 /// `benches/throughput.rs`).
+///
+/// Once the runtime is gone, SIGINT, SIGTERM and SIGHUP only set the flag
+/// [`crate::interrupt::interrupt_requested`] reads: what follows (the summary, the reports) is
+/// written whole, never cut off by a signal's default action, and `run` then ends with 130.
 pub fn block_on<F: Future>(future: F) -> anyhow::Result<F::Output> {
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()?;
     let output = runtime.block_on(future);
     drop(runtime);
-    restore_default_actions();
+    catch_in_flag();
     Ok(output)
 }
 
@@ -198,6 +202,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         split: planned.split,
         example_index: planned.example,
         example_line: example.map(|record| record.line),
+        example_id: example.and_then(Record::id),
         score,
         side_info: attempt.side_info,
         error,

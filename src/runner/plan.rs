@@ -158,7 +158,13 @@ mod tests {
     fn keys() -> KeyContext {
         let url = crate::evaluator::http::HttpSpec::new("http://127.0.0.1:1/".into(), &[]).unwrap();
         let evaluator = crate::evaluator::EvaluatorSpec::Http(url);
-        KeyContext::new(&evaluator, crate::protocol::ScoreRange::Unit, None).unwrap()
+        KeyContext::new(
+            &evaluator,
+            crate::protocol::ScoreRange::Unit,
+            None,
+            &crate::runner::key::DeclaredInputs::default(),
+        )
+        .unwrap()
     }
 
     #[test]

@@ -28,6 +28,9 @@ pub struct CallRecord {
     pub example_index: Option<usize>,
     /// 1-based line of the example in its file; null for single calls.
     pub example_line: Option<usize>,
+    /// The example's `id` field (a string, or a number as written), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example_id: Option<String>,
     /// The score; 0.0 when the call failed.
     pub score: f64,
     /// Every other key of the evaluator's answer, verbatim.
@@ -74,18 +77,22 @@ impl CallRecord {
             .unwrap_or_default()
     }
 
-    /// A short human label: `prompt.txt train #3 (line 4)`.
+    /// A short human label: `prompt.txt train q20 (line 4)` by the example's `id`, else by its
+    /// index, `prompt.txt train #3 (line 4)`.
     pub fn call_label(&self) -> String {
         let split = match self.split {
             Split::Single => return self.candidate_id.clone(),
             Split::Train => "train",
             Split::Val => "val",
         };
-        match (self.example_index, self.example_line) {
-            (Some(index), Some(line)) => {
-                format!("{} {split} #{index} (line {line})", self.candidate_id)
-            }
-            _ => format!("{} {split}", self.candidate_id),
+        let example = match (&self.example_id, self.example_index) {
+            (Some(id), _) => id.clone(),
+            (None, Some(index)) => format!("#{index}"),
+            (None, None) => return format!("{} {split}", self.candidate_id),
+        };
+        match self.example_line {
+            Some(line) => format!("{} {split} {example} (line {line})", self.candidate_id),
+            None => format!("{} {split} {example}", self.candidate_id),
         }
     }
 }

@@ -80,6 +80,8 @@ pub struct Row {
     pub example_index: Option<usize>,
     /// 1-based line of the example (or of the result) in its file.
     pub example_line: Option<usize>,
+    /// The example's `id` field, when it has one.
+    pub example_id: Option<String>,
     /// What pairs this row with another candidate's for the scatter (a task id, a run id);
     /// `None` pairs by split, example and repeat.
     pub label: Option<String>,
@@ -102,7 +104,7 @@ pub struct Row {
 }
 
 /// The columns of each row in the data, in order (the page reads them by these names).
-const COLUMNS: [&str; 14] = [
+const COLUMNS: [&str; 15] = [
     "series",
     "split",
     "example_index",
@@ -117,6 +119,7 @@ const COLUMNS: [&str; 14] = [
     "passed",
     "repeat",
     "cached",
+    "example_id",
 ];
 
 struct RowData<'a>(usize, &'a Row);
@@ -144,6 +147,7 @@ impl Serialize for RowData<'_> {
             row.passed,
             row.repeat,
             row.cached,
+            &row.example_id,
         )
             .serialize(serializer)
     }
@@ -288,6 +292,7 @@ impl From<&CallRecord> for Row {
                 .unwrap_or_default(),
             example_index: record.example_index,
             example_line: record.example_line,
+            example_id: record.example_id.clone(),
             label: None,
             score: Some(record.score),
             error: record

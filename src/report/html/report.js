@@ -160,12 +160,13 @@
       var calls = source.summary ? source.summary.calls : null;
       var total = calls ? calls.total : own.length;
       var failed = calls ? calls.errors : errors;
+      var cached = own.filter(function (row) { return row[col.cached]; }).length;
       var evaluator = source.evaluator;
       var group = el('div', { className: 'cards', data: { source: String(sourceIndex) } }, [
         card('evaluator', prefix + 'evaluator', evaluator ? evaluator.kind : source.kind + ' results',
           evaluator ? evaluator.target : 'read from ' + source.name),
         card('calls', prefix + (source.kind === 'run' ? 'calls' : 'results'), String(total),
-          (total - failed) + ' ok'),
+          (total - failed) + ' ok' + (cached ? ', ' + cached + ' from the cache' : '')),
         card('errors', prefix + 'errors', String(failed),
           total ? (100 * failed / total).toFixed(1) + '% of ' + total : null, failed > 0),
         card('elapsed', prefix + 'elapsed', source.elapsed_ms === null ? '—' : fmtMs(source.elapsed_ms),
@@ -412,7 +413,8 @@
     if (row[col.example_index] === null) return '—';
     var line = row[col.example_line] === null ? '' : ' (line ' + row[col.example_line] + ')';
     var repeat = row[col.repeat] === null ? '' : ' r' + row[col.repeat];
-    return '#' + row[col.example_index] + line + repeat;
+    var example = row[col.example_id] === null ? '#' + row[col.example_index] : row[col.example_id];
+    return example + line + repeat;
   }
 
   function rowLabel(row) {

@@ -235,7 +235,8 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     }
     let summary = RunSummary { scores, generation };
     print_document(&run_report(&summary, reporter)?, reporter)?;
-    if interrupted || summary.scores.interrupted {
+    // A signal after generation ended (the handlers stay in place) let the summary be written.
+    if interrupted || summary.scores.interrupted || crate::interrupt::interrupt_requested() {
         reporter.note(format!(
             "interrupted: {} of {} tasks generated and scored; the results so far are written \
              and summarised",
