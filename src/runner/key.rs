@@ -474,7 +474,8 @@ mod tests {
     fn the_fingerprint_covers_candidates_inputs_and_repeats_but_not_shards() {
         use crate::input::{Candidate, Inputs, Record};
         let dir = tempfile::tempdir().unwrap();
-        let keys = KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None).unwrap();
+        let keys =
+            KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None, &none()).unwrap();
         let inputs = |id: &str, text: &str, example: &str| Inputs {
             candidates: vec![Candidate {
                 id: id.into(),
