@@ -102,3 +102,58 @@ fn examples_are_named_by_id_where_they_have_one() {
     // The page names a row by the id, else by the index.
     assert!(page.contains("row[col.example_id] === null ? '#' + row[col.example_index]"));
 }
+
+#[test]
+fn compare_names_a_regressed_example_by_its_id() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"id\": \"q1\", \"s\": 1}\n{\"s\": 2}\n");
+    sb.write("base.sh", "cat >/dev/null\nprintf '{\"score\": 1}'\n");
+    // The new evaluator scores every example 0.
+    sb.write("new.sh", "cat >/dev/null\nprintf '{\"score\": 0}'\n");
+    for (script, results) in [("base.sh", "base.jsonl"), ("new.sh", "new.jsonl")] {
+        let run = sb
+            .evalctl()
+            .args([
+                "run",
+                "--format",
+                "json",
+                "--skip-preflight",
+                "--candidate",
+                "c",
+            ])
+            .args(["--evaluator-command", &format!("sh {script}")])
+            .args(["--dataset", "d.jsonl", "--output", results])
+            .output()
+            .unwrap();
+        assert!(code(&run) <= 1, "{}", stderr_text(&run));
+    }
+    let compared = sb
+        .evalctl()
+        .args(["compare", "base.jsonl", "new.jsonl", "--format", "json"])
+        .args(["--allow-different-inputs"])
+        .output()
+        .unwrap();
+    let report: serde_json::Value = serde_json::from_slice(&compared.stdout).unwrap();
+    let regressions = &report["candidates"][0]["splits"]["train"]["regressions"];
+    assert_eq!(regressions[0]["example_id"], "q1", "{report}");
+    assert_eq!(regressions[1].get("example_id"), None, "{report}");
+    let text = sb
+        .evalctl()
+        .args(["compare", "base.jsonl", "new.jsonl", "--format", "markdown"])
+        .args(["--allow-different-inputs"])
+        .output()
+        .unwrap();
+    let markdown = String::from_utf8(text.stdout).unwrap();
+    let rows: Vec<&str> = markdown
+        .lines()
+        .filter(|line| line.contains("(line"))
+        .collect();
+    assert_eq!(
+        rows,
+        [
+            "| train q1 (line 1) | 1.0000 | 0.0000 | -1.0000 |",
+            "| train #1 (line 2) | 1.0000 | 0.0000 | -1.0000 |"
+        ],
+        "{markdown}"
+    );
+}

@@ -116,6 +116,7 @@ struct PairedExample {
     base: Vec<f64>,
     new: Vec<f64>,
     line: Option<usize>,
+    id: Option<String>,
 }
 
 /// One paired example's means; in the output, one scored lower in the new run.
@@ -127,6 +128,9 @@ pub struct Regression {
     pub example_index: Option<usize>,
     /// 1-based line of the example in its file.
     pub example_line: Option<usize>,
+    /// The example's `id` field, where it has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub example_id: Option<String>,
     /// Score in the base run.
     pub base: f64,
     /// Score in the new run.
@@ -221,6 +225,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
                 base: Vec::new(),
                 new: Vec::new(),
                 line: record.example_line,
+                id: record.example_id.clone(),
             });
         entry.base.push(partner.score);
         entry.new.push(record.score);
@@ -381,6 +386,7 @@ fn compare_split(split: Split, examples: &[(usize, &PairedExample)], seed: u64) 
             split,
             example_index: (split != Split::Single).then_some(index),
             example_line: example.line,
+            example_id: example.id.clone(),
             base: mean(&example.base),
             new: mean(&example.new),
         })
@@ -596,11 +602,13 @@ fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
 }
 
 impl Regression {
-    /// Where the example is: `train #1 (line 2)`, or the split alone for a single call.
+    /// Where the example is: `train q7 (line 2)` by its `id`, else `train #1 (line 2)`, or the
+    /// split alone for a single call.
     fn example_label(&self) -> String {
         let split = split_name(self.split);
-        match (self.example_index, self.example_line) {
-            (Some(index), Some(line)) => format!("{split} #{index} (line {line})"),
+        match (&self.example_id, self.example_index, self.example_line) {
+            (Some(id), Some(_), Some(line)) => format!("{split} {id} (line {line})"),
+            (None, Some(index), Some(line)) => format!("{split} #{index} (line {line})"),
             _ => split.to_string(),
         }
     }
@@ -639,6 +647,7 @@ mod tests {
                 split: Split::Single,
                 example_index: None,
                 example_line: None,
+                example_id: None,
                 base: 1.0,
                 new: 0.5,
             }],
