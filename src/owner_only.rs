@@ -28,8 +28,15 @@ pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
 
 /// Replace `path` with `contents` atomically: a temporary file in the same directory (readable
 /// by the owner only), written and synced, then renamed to `path`. On failure `path` is as it
-/// was and the temporary file is removed.
+/// was and the temporary file is removed. A `path` that is not a regular file (`/dev/stdout`, a
+/// named pipe) is written as it is: there is nothing there to keep or replace.
 pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
+    if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
+        return OpenOptions::new()
+            .write(true)
+            .open(path)
+            .and_then(|mut file| file.write_all(contents));
+    }
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
