@@ -225,7 +225,7 @@ fn every_summary_counts_cached_calls_and_their_tokens_as_saved() {
         .expect("an evaluator line");
     assert_eq!(
         evaluator_line,
-        "Evaluator: command `sh eval.sh` · score range unit · 3 calls (3 ok, 0 errors, 3 from \
+        "Evaluator: command sh eval.sh · score range unit · 3 calls (3 ok, 0 errors, 3 from \
          the cache) · [..]s · tokens: 0 prompt, 0 completion (saved by the cache: 30 prompt, 6 \
          completion)"
     );
