@@ -299,3 +299,57 @@ fn the_repository_config_names_the_model_command() {
         "command 'sh fixtures/tasks/model.sh'"
     );
 }
+
+#[test]
+fn tokens_of_cached_completions_are_shown_as_saved_not_spent() {
+    let server = fake_model(KEY);
+    let base = server.url("/v1");
+    let cache = tempfile::tempdir().unwrap();
+    let run = |format: &str| {
+        let output = evalctl()
+            .env("ACME_API_KEY", KEY)
+            .args(["tasks", "run", "--no-config", "--format", format, TASKS])
+            .args([
+                "--model",
+                "acme/m",
+                "--base-url",
+                &base,
+                "--limit",
+                "3",
+                "-j",
+                "1",
+            ])
+            .arg("--cache")
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        output
+    };
+    let first = json_stdout(&run("json"));
+    assert_eq!(
+        first["generation"]["usage"],
+        json!({"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36})
+    );
+    assert_eq!(first["generation"].get("usage_saved"), None);
+    let again = json_stdout(&run("json"));
+    assert_eq!(again["generation"]["cached"], 3);
+    assert_eq!(
+        again["generation"]["usage"],
+        json!({"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0})
+    );
+    assert_eq!(
+        again["generation"]["usage_saved"],
+        json!({"prompt_tokens": 30, "completion_tokens": 6, "total_tokens": 36})
+    );
+    let text = String::from_utf8(run("text").stdout).unwrap();
+    assert_eq!(
+        text.lines().last(),
+        Some(
+            "tokens: 0 (prompt 0, completion 0); 3 completions from the cache saved 36 \
+             (prompt 30, completion 6)"
+        ),
+        "{text}"
+    );
+}

@@ -95,8 +95,12 @@ pub struct Generation {
     /// Completions answered by the cache.
     #[serde(skip_serializing_if = "is_zero")]
     pub cached: usize,
-    /// Tokens used, totalled (resumed and cached completions count what they used then).
+    /// Tokens used, totalled (resumed completions count what they used then; cached ones are in
+    /// `usage_saved`).
     pub usage: Usage,
+    /// Tokens of the completions the cache answered: spent when they were stored, not now.
+    #[serde(skip_serializing_if = "Usage::is_zero")]
+    pub usage_saved: Usage,
     /// Wall time of generation, in milliseconds.
     pub elapsed_ms: f64,
 }
@@ -187,6 +191,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         resumed,
         cached,
         usage,
+        usage_saved,
         interrupted,
         elapsed,
         mut write_error,
@@ -203,6 +208,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         resumed,
         cached,
         usage,
+        usage_saved,
         elapsed_ms: crate::text::milliseconds(elapsed),
     };
     if interrupted {
@@ -276,6 +282,7 @@ struct Generated {
     resumed: usize,
     cached: usize,
     usage: Usage,
+    usage_saved: Usage,
     interrupted: bool,
     elapsed: Duration,
     /// The first failed write of `--save-outputs` (writing stops there; generation goes on).
@@ -307,6 +314,7 @@ async fn generate(
         resumed: resumed.len(),
         cached: 0,
         usage: Usage::default(),
+        usage_saved: Usage::default(),
         interrupted: false,
         elapsed: Duration::ZERO,
         write_error: None,
@@ -416,8 +424,12 @@ fn record(
     let task_id = &work.tasks[finished.index].task_id;
     match finished.completion {
         Ok(completion) => {
-            generated.usage.add(completion.usage);
-            generated.cached += usize::from(finished.cached);
+            if finished.cached {
+                generated.cached += 1;
+                generated.usage_saved.add(completion.usage);
+            } else {
+                generated.usage.add(completion.usage);
+            }
             if generated.write_error.is_none() {
                 let line = OutputLine {
                     task_id,
@@ -469,9 +481,16 @@ generation: {} of {} tasks completed, {} failed, {:.2} s
         generation.elapsed_ms / 1000.0
     ));
     text.push_str(&format!(
-        "tokens: {} (prompt {}, completion {})
-",
+        "tokens: {} (prompt {}, completion {})",
         usage.total_tokens, usage.prompt_tokens, usage.completion_tokens
     ));
+    let saved = &generation.usage_saved;
+    if generation.cached > 0 {
+        text.push_str(&format!(
+            "; {} completions from the cache saved {} (prompt {}, completion {})",
+            generation.cached, saved.total_tokens, saved.prompt_tokens, saved.completion_tokens
+        ));
+    }
+    text.push('\n');
     Ok(text)
 }

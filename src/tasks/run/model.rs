@@ -77,6 +77,11 @@ pub struct Usage {
 }
 
 impl Usage {
+    /// Whether no token was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::default()
+    }
+
     /// Add `other` to this total.
     pub fn add(&mut self, other: Usage) {
         self.prompt_tokens += other.prompt_tokens;
