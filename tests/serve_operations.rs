@@ -1,13 +1,14 @@
 //! `evalctl serve`'s long-running operations (`fep.v1.AsyncEvaluationService`) through the real
 //! server with the client generated from the FEP's `.proto`: an evaluation started, followed to
 //! its stored result, listed page by page and filtered; a running one cancelled (its check's
-//! command killed); the token required by all four calls; unknown operations NOT_FOUND.
+//! command killed); the token required by all four calls; unknown operations NOT_FOUND; a
+//! running one finished and stored before SIGTERM ends the server.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use crate::serve_support::grpc::{authorized, capitals, checked_by, pb};
-use crate::serve_support::Server;
+use crate::serve_support::{signal, Server};
 use pb::async_evaluation_service_client::AsyncEvaluationServiceClient;
 use pb::evaluation_service_client::EvaluationServiceClient;
 use tonic::transport::Channel;
@@ -235,8 +236,21 @@ fn mkfifo(path: &Path) {
     assert!(made.success());
 }
 
-#[tokio::test]
-async fn cancelling_a_running_operation_kills_its_check() {
+/// A server whose custom check `held` runs a command that holds the FIFO `alive` open while it
+/// lives, says it has started, then waits for a line on the FIFO `hold` before it answers
+/// `passed`; and a running operation of that check. Returned once the command runs, with the
+/// read end of `alive` (its end comes when the command ends).
+struct Held {
+    server: Server,
+    operations: Operations,
+    evaluations: EvaluationServiceClient<Channel>,
+    id: String,
+    alive: std::fs::File,
+    hold: std::path::PathBuf,
+    dir: tempfile::TempDir,
+}
+
+async fn held(extra: &[&str]) -> Held {
     let dir = tempfile::tempdir().unwrap();
     let fifo = |name: &str| {
         let path = dir.path().join(name);
@@ -244,13 +258,11 @@ async fn cancelling_a_running_operation_kills_its_check() {
         path
     };
     let (alive, started, hold) = (fifo("alive"), fifo("started"), fifo("hold"));
-    // The check's command holds `alive` open while it lives, says it has started, then waits
-    // for a line on `hold` that never comes.
     let script = dir.path().join("held.sh");
     std::fs::write(
         &script,
         format!(
-            "exec 3>'{}'\necho started >'{}'\nread line <'{}'\n",
+            "exec 3>'{}'\necho started >'{}'\nread line <'{}'\necho '{{\"passed\": true}}'\n",
             alive.display(),
             started.display(),
             hold.display()
@@ -258,30 +270,23 @@ async fn cancelling_a_running_operation_kills_its_check() {
     )
     .unwrap();
     let held = format!("held=sh {}", script.display());
+    let mut flags = vec!["--custom-check", &held, "--token-env", "SERVE_OPS_TOKEN"];
+    flags.extend_from_slice(extra);
     let server = Server::start(
         &dir.path().join("s.db"),
-        &[
-            "--custom-check",
-            &held,
-            "--max-concurrent",
-            "1",
-            "--token-env",
-            "SERVE_OPS_TOKEN",
-        ],
+        &flags,
         &[("SERVE_OPS_TOKEN", "grpc-token")],
     );
     let address = format!("http://{}", server.grpc);
     let mut operations = AsyncEvaluationServiceClient::connect(address.clone())
         .await
         .unwrap();
-    let mut evaluations = EvaluationServiceClient::connect(address).await.unwrap();
-
+    let evaluations = EvaluationServiceClient::connect(address).await.unwrap();
     let operation = operations
         .start_evaluation(authorized(checked_by(capitals(1, true), "held")))
         .await
         .unwrap()
         .into_inner();
-    let id = operation.operation_id;
     // Wait until the command runs: `alive` has its writer, `started` its line.
     let (alive, started) = tokio::task::spawn_blocking(move || {
         let alive = std::fs::File::open(alive).unwrap();
@@ -294,6 +299,40 @@ async fn cancelling_a_running_operation_kills_its_check() {
     .await
     .unwrap();
     assert_eq!(started, "started\n");
+    Held {
+        server,
+        operations,
+        evaluations,
+        id: operation.operation_id,
+        alive,
+        hold,
+        dir,
+    }
+}
+
+/// Wait until the held command has ended: the end of `alive`.
+async fn ended(alive: std::fs::File) {
+    let rest = tokio::task::spawn_blocking(move || {
+        let mut rest = Vec::new();
+        let mut alive = alive;
+        alive.read_to_end(&mut rest).unwrap();
+        rest
+    })
+    .await
+    .unwrap();
+    assert_eq!(rest, b"");
+}
+
+#[tokio::test]
+async fn cancelling_a_running_operation_kills_its_check() {
+    let Held {
+        server: _server,
+        mut operations,
+        mut evaluations,
+        id,
+        alive,
+        ..
+    } = held(&["--max-concurrent", "1"]).await;
     let running = get(&mut operations, &id).await;
     assert_eq!(running.status, "running");
     assert_eq!(running.progress.unwrap().completed_test_cases, 0);
@@ -315,16 +354,8 @@ async fn cancelling_a_running_operation_kills_its_check() {
     assert_eq!(operation.status, "cancelled");
     assert!(operation.completed_at.is_some() && operation.result.is_none());
 
-    // The command is killed: its end of `alive` closes (nothing ever writes `hold`).
-    let rest = tokio::task::spawn_blocking(move || {
-        let mut rest = Vec::new();
-        let mut alive = alive;
-        alive.read_to_end(&mut rest).unwrap();
-        rest
-    })
-    .await
-    .unwrap();
-    assert_eq!(rest, b"");
+    // The command is killed: its end of `alive` closes (nothing writes `hold`).
+    ended(alive).await;
 
     // Cancelled once; nothing was stored; the place is free again.
     let again = operations.cancel_operation(cancel()).await.unwrap();
@@ -347,4 +378,44 @@ async fn cancelling_a_running_operation_kills_its_check() {
         .await
         .unwrap();
     assert_eq!(ids(&cancelled), [id.as_str()]);
+}
+
+// Multi-threaded: the clients' connections are served while this thread waits on the server.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_lets_the_running_operations_finish() {
+    let Held {
+        mut server,
+        alive,
+        id,
+        hold,
+        dir,
+        ..
+    } = held(&[]).await;
+    signal(&server.child, "TERM");
+    let mut waiting = String::new();
+    server.stderr.read_line(&mut waiting).unwrap();
+    assert_eq!(waiting, "SIGTERM: waiting for 1 evaluation still running\n");
+    // The check answers now: the evaluation completes and is stored before the server exits.
+    tokio::task::spawn_blocking(move || std::fs::write(hold, "go\n").unwrap())
+        .await
+        .unwrap();
+    ended(alive).await;
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    let mut rest = String::new();
+    server.stderr.read_to_string(&mut rest).unwrap();
+    assert_eq!(rest, "SIGTERM: stopped after the requests in flight\n");
+
+    let again = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let mut evaluations = EvaluationServiceClient::connect(format!("http://{}", again.grpc))
+        .await
+        .unwrap();
+    let stored = evaluations
+        .get_evaluation(pb::GetEvaluationRequest { evaluation_id: id })
+        .await
+        .unwrap()
+        .into_inner();
+    let check = &stored.results[0].check_results[0];
+    let passed = &check.results.as_ref().unwrap().fields["passed"];
+    assert_eq!(passed.kind, Some(prost_types::value::Kind::BoolValue(true)));
 }

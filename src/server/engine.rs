@@ -237,6 +237,18 @@ impl Engine {
         })
     }
 
+    /// How many evaluations hold a place among `--max-concurrent` now.
+    pub fn evaluations_running(&self) -> usize {
+        self.limits.max_concurrent - self.running.available_permits()
+    }
+
+    /// Wait until no evaluation runs (each stops within `--request-timeout`).
+    pub async fn drained(&self) {
+        // --max-concurrent is at most 65,536.
+        let every = u32::try_from(self.limits.max_concurrent).unwrap_or(u32::MAX);
+        let _ = self.running.acquire_many(every).await;
+    }
+
     /// What a request's checks are prepared with: the operator's custom checks and no command a
     /// client declares, only the endpoints (and their keys) the operator allows.
     fn catalog(&self) -> Catalog {

@@ -5,7 +5,7 @@
 //! Both listeners bind before anything is reported; their addresses are then printed on stderr
 //! (`REST listening on http://ADDR`, `gRPC listening on http://ADDR`), so a caller that asked
 //! for port 0 learns the port. SIGINT or SIGTERM stops accepting connections, lets the requests
-//! in flight finish, then closes the database. Idle and slow connections are closed
+//! in flight and the operations' evaluations finish, then closes the database. Idle and slow connections are closed
 //! ([`connections`]). Without `--token-env`, only loopback addresses are served unless
 //! `--allow-unauthenticated-remote` says otherwise.
 
@@ -135,7 +135,17 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         };
         let ((), grpc, signal) = tokio::join!(rest, grpc, signal);
         grpc.map_err(|err| Fatal::Internal(format!("the gRPC server failed: {err}")))?;
-        reporter.note(format!("{}: stopped after the requests in flight", signal?));
+        let signal = signal?;
+        // The evaluations of operations (StartEvaluation) were acknowledged too: they finish.
+        let running = engine.evaluations_running();
+        if running > 0 {
+            let plural = if running == 1 { "" } else { "s" };
+            reporter.note(format!(
+                "{signal}: waiting for {running} evaluation{plural} still running"
+            ));
+            engine.drained().await;
+        }
+        reporter.note(format!("{signal}: stopped after the requests in flight"));
         Ok::<_, anyhow::Error>(())
     })?;
     drop(runtime);
