@@ -2,7 +2,7 @@
 //! server with the client generated from the FEP's `.proto`: an evaluation started, followed to
 //! its stored result, listed page by page and filtered; a running one cancelled (its check's
 //! command killed); the token required by all four calls; unknown operations NOT_FOUND; a
-//! running one finished and stored before SIGTERM ends the server.
+//! running one finished and stored before SIGTERM ends the server; one past its deadline failed.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -418,4 +418,45 @@ async fn sigterm_lets_the_running_operations_finish() {
     let check = &stored.results[0].check_results[0];
     let passed = &check.results.as_ref().unwrap().fields["passed"];
     assert_eq!(passed.kind, Some(prost_types::value::Kind::BoolValue(true)));
+}
+
+#[tokio::test]
+async fn an_operation_past_the_request_timeout_fails() {
+    let dir = tempfile::tempdir().unwrap();
+    // A custom check whose command never answers (the server kills it at the deadline).
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &[
+            "--custom-check",
+            "stuck=sh -c 'cat >/dev/null; exec sleep 3600'",
+            "--request-timeout",
+            "1",
+        ],
+        &[],
+    );
+    let mut operations = AsyncEvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let operation = operations
+        .start_evaluation(checked_by(capitals(1, true), "stuck"))
+        .await
+        .unwrap()
+        .into_inner();
+    let operation = finished(&mut operations, &operation.operation_id).await;
+    assert_eq!(operation.status, "failed");
+    assert_eq!(operation.result, None);
+    assert_eq!(
+        operation.error,
+        Some(pb::FepError {
+            code: "deadline_exceeded".into(),
+            message: "the request was not evaluated within 1s (--request-timeout); its \
+                      evaluation was stopped"
+                .into(),
+            details: None,
+        })
+    );
+    let failed = list(&mut operations, Some("status=failed"), None, None)
+        .await
+        .unwrap();
+    assert_eq!(ids(&failed), [operation.operation_id.as_str()]);
 }

@@ -13,7 +13,6 @@ use std::collections::{BTreeMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::SystemTime;
 
-use serde_json::Value;
 use tokio::sync::{mpsc, oneshot};
 use tonic::{Request, Response, Status};
 
@@ -178,16 +177,19 @@ fn lock(registry: &Mutex<Registry>) -> MutexGuard<'_, Registry> {
         .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
-/// Follow operation `number`'s evaluation: count its test case results, then end it as
-/// "completed" once the result is stored (the line stream ends), "failed" on an error, or
-/// stop when `cancelled` fires (CancelOperation has ended the operation; dropping `lines` stops
-/// the evaluation).
+/// Follow operation `number`'s evaluation of `total` test cases: count its test case results,
+/// then end it as "completed" once the result is stored (the line stream ends after the summary
+/// line), "failed" on an error, or stop when `cancelled` fires (CancelOperation has ended the
+/// operation; dropping `lines` stops the evaluation).
 async fn follow(
     registry: Arc<Mutex<Registry>>,
     number: u64,
+    total: i32,
     mut lines: mpsc::Receiver<Line>,
     mut cancelled: oneshot::Receiver<()>,
 ) {
+    // A line per test case result, then the summary line.
+    let mut received = 0;
     let mut failure = None;
     loop {
         let line = tokio::select! {
@@ -197,23 +199,26 @@ async fn follow(
         match line {
             None => break,
             Some(Err(error)) => failure = Some(error),
-            Some(Ok(line)) => {
-                // Each test case result is a line; the summary line (with the evaluation id)
-                // comes last, before the result is stored.
-                let summary = serde_json::from_slice::<Value>(&line)
-                    .is_ok_and(|line| line.get("evaluation_id").is_some());
-                if !summary {
-                    if let Some(operation) = lock(&registry).operations.get_mut(&number) {
-                        operation.completed_test_cases += 1;
-                    }
+            Some(Ok(_)) => {
+                received += 1;
+                if let Some(operation) = lock(&registry).operations.get_mut(&number) {
+                    operation.completed_test_cases = received.min(total);
                 }
             }
         }
     }
-    match failure {
-        Some(error) => lock(&registry).finish(number, Stage::Failed, Some(error)),
-        None => lock(&registry).finish(number, Stage::Completed, None),
-    }
+    let (stage, error) = match failure {
+        Some(error) => (Stage::Failed, Some(error)),
+        None if received > total => (Stage::Completed, None),
+        None => (
+            Stage::Failed,
+            Some(ApiError::new(
+                ErrorKind::Internal,
+                "the evaluation ended before its result",
+            )),
+        ),
+    };
+    lock(&registry).finish(number, stage, error);
 }
 
 /// A ListOperations `filter`: empty, or `status=STATUS`.
@@ -270,7 +275,8 @@ impl AsyncEvaluationService for Operations {
             registry.operations.insert(number, operation);
             number
         };
-        tokio::spawn(follow(Arc::clone(&self.registry), number, lines, cancelled));
+        let registry = Arc::clone(&self.registry);
+        tokio::spawn(follow(registry, number, total_test_cases, lines, cancelled));
         Ok(Response::new(answer))
     }
 
