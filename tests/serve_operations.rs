@@ -331,6 +331,8 @@ async fn cancelling_a_running_operation_kills_its_check() {
         mut evaluations,
         id,
         alive,
+        // Kept to the end: the command's FIFOs are in it.
+        dir: _dir,
         ..
     } = held(&["--max-concurrent", "1"]).await;
     let running = get(&mut operations, &id).await;
