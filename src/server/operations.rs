@@ -364,3 +364,72 @@ impl AsyncEvaluationService for Operations {
         Ok(Response::new(pb::CancelOperationResponse { cancelled }))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn running(registry: &mut Registry, id: &str) -> u64 {
+        let number = registry.next;
+        registry.next += 1;
+        let operation = Operation {
+            id: id.into(),
+            stage: Stage::Running,
+            created_at: SystemTime::now(),
+            completed_at: None,
+            completed_test_cases: 0,
+            total_test_cases: 1,
+            error: None,
+            cancel: None,
+        };
+        registry.operations.insert(number, operation);
+        number
+    }
+
+    #[test]
+    fn only_the_last_finished_operations_are_kept() {
+        let mut registry = Registry::default();
+        let held = running(&mut registry, "held");
+        for index in 0..=KEEP_FINISHED {
+            let number = running(&mut registry, &format!("op{index}"));
+            registry.finish(number, Stage::Completed, None);
+        }
+        assert_eq!(registry.operations.len(), KEEP_FINISHED + 1);
+        assert_eq!(registry.number_of("op0"), None);
+        assert!(registry.number_of("op1").is_some());
+        // A running operation is never forgotten; once finished, it is the newest.
+        assert_eq!(registry.number_of("held"), Some(held));
+        registry.finish(held, Stage::Cancelled, None);
+        assert_eq!(registry.number_of("op1"), None);
+        assert_eq!(registry.operations[&held].stage, Stage::Cancelled);
+        // Finishing twice changes nothing.
+        registry.finish(held, Stage::Completed, None);
+        assert_eq!(registry.operations[&held].stage, Stage::Cancelled);
+    }
+
+    #[test]
+    fn the_filter_is_status_equals_a_status() {
+        assert_eq!(parse_filter("").unwrap(), None);
+        assert_eq!(
+            parse_filter(" status = running ").unwrap(),
+            Some(Stage::Running)
+        );
+        assert_eq!(
+            parse_filter("status=cancelled").unwrap(),
+            Some(Stage::Cancelled)
+        );
+        for refused in [
+            "status",
+            "status=",
+            "status=RUNNING",
+            "done=true",
+            "status=running x",
+        ] {
+            assert_eq!(
+                parse_filter(refused).unwrap_err().code(),
+                tonic::Code::InvalidArgument,
+                "{refused}"
+            );
+        }
+    }
+}
