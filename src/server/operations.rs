@@ -25,7 +25,7 @@ use super::pb::async_evaluation_service_server::{
 };
 
 /// How many finished operations are kept (the oldest go first).
-pub const KEEP_FINISHED: usize = 1000;
+const KEEP_FINISHED: usize = 1000;
 
 /// How many operations a ListOperations page has when `page_size` is absent or 0.
 const DEFAULT_PAGE_SIZE: usize = 50;
@@ -294,7 +294,7 @@ impl AsyncEvaluationService for Operations {
         if operation.status == Stage::Completed.name() {
             operation.result = match self.engine.stored(id).await {
                 Ok(document) => Some(run_result(&parse_document(&document)?)),
-                // Pruned by --retain-days meanwhile.
+                // Pruned by --retain meanwhile.
                 Err(error) if error.kind == ErrorKind::NotFound => None,
                 Err(error) => return Err(error.into()),
             };
