@@ -3,84 +3,9 @@
 //! authentication and streaming order, the operator's custom checks answered over gRPC, the
 //! token checked before a message is read, and the deadline of an evaluation.
 
-/// The messages and server, as the library compiles them.
-#[allow(clippy::all, dead_code, missing_docs)]
-#[path = "../src/server/proto/fep.v1.rs"]
-mod fep_v1;
-
-/// The messages with the vendored client beside them (it names them as `super::`).
-#[allow(clippy::all, dead_code, missing_docs)]
-mod pb {
-    pub use super::fep_v1::*;
-    include!("serve_support/fep_v1_client.rs");
-}
-
+use crate::serve_support::grpc::{authorized, capitals, pb};
 use crate::serve_support::Server;
 use pb::evaluation_service_client::EvaluationServiceClient;
-
-fn text(value: &str) -> Option<pb::OutputValue> {
-    Some(pb::OutputValue {
-        value: Some(pb::output_value::Value::StringValue(value.into())),
-    })
-}
-
-fn capitals(n: usize, with_input: bool) -> pb::EvaluationRequest {
-    let arguments: prost_types::Struct = prost_types::Struct {
-        fields: [
-            ("actual", "$.output.value"),
-            ("expected", "$.test_case.expected"),
-        ]
-        .into_iter()
-        .map(|(key, path)| {
-            let value = prost_types::Value {
-                kind: Some(prost_types::value::Kind::StringValue(path.into())),
-            };
-            (key.to_string(), value)
-        })
-        .collect(),
-    };
-    pb::EvaluationRequest {
-        test_cases: (0..n)
-            .map(|i| pb::TestCase {
-                id: format!("t{i}"),
-                input: with_input.then(|| pb::InputValue {
-                    value: Some(pb::input_value::Value::StringValue(
-                        "capital of France?".into(),
-                    )),
-                }),
-                expected: text("Paris"),
-                metadata: None,
-            })
-            .collect(),
-        outputs: (0..n)
-            .map(|i| pb::Output {
-                value: text(if i % 2 == 0 { "Paris" } else { "Lyon" }),
-                metadata: None,
-                id: None,
-            })
-            .collect(),
-        checks: Some(pb::CheckConfiguration {
-            configuration: Some(pb::check_configuration::Configuration::SharedChecks(
-                pb::SharedChecks {
-                    checks: vec![pb::Check {
-                        r#type: "exact_match".into(),
-                        arguments: Some(arguments),
-                        version: None,
-                    }],
-                },
-            )),
-        }),
-        experiment_metadata: None,
-    }
-}
-
-fn authorized<T>(message: T) -> tonic::Request<T> {
-    let mut request = tonic::Request::new(message);
-    request
-        .metadata_mut()
-        .insert("authorization", "Bearer grpc-token".parse().unwrap());
-    request
-}
 
 #[tokio::test]
 async fn grpc_evaluates_stores_validates_authenticates_and_streams() {

@@ -59,6 +59,7 @@ mod serve_checks;
 mod serve_durability;
 mod serve_grpc;
 mod serve_limits;
+mod serve_operations;
 mod serve_rest;
 mod spec_cli;
 mod spec_conformance;

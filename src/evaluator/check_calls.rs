@@ -227,8 +227,8 @@ impl CheckCaller {
 
     /// Answer every case's calls and send each case's answers, in case order, as soon as that
     /// case and those before it are answered. Calls start in order, at most the window at once
-    /// (and never more than the shared places allow). Dropping the receiver stops the calls not
-    /// yet made.
+    /// (and never more than the shared places allow). Dropping the receiver stops every call:
+    /// those in flight (a command's process group is killed) and those not yet made.
     pub fn answer_in_order(&self, cases: Vec<Vec<Option<Call>>>) -> mpsc::Receiver<CaseAnswers> {
         let (sender, receiver) = mpsc::channel(64);
         let caller = self.clone();
@@ -265,7 +265,12 @@ impl CheckCaller {
                 if next == answers.len() {
                     return;
                 }
-                match calls.join_next().await {
+                let joined = tokio::select! {
+                    joined = calls.join_next() => joined,
+                    // No one wants the answers: dropping `calls` stops the calls in flight.
+                    () = sender.closed() => return,
+                };
+                match joined {
                     Some(Ok((case, index, answer))) => {
                         answers[case][index] = Some(answer);
                         waiting[case] -= 1;

@@ -237,6 +237,18 @@ impl Engine {
         })
     }
 
+    /// How many evaluations hold a place among `--max-concurrent` now.
+    pub fn evaluations_running(&self) -> usize {
+        self.limits.max_concurrent - self.running.available_permits()
+    }
+
+    /// Wait until no evaluation runs (each stops within `--request-timeout`).
+    pub async fn drained(&self) {
+        // --max-concurrent is at most 65,536.
+        let every = u32::try_from(self.limits.max_concurrent).unwrap_or(u32::MAX);
+        let _ = self.running.acquire_many(every).await;
+    }
+
     /// What a request's checks are prepared with: the operator's custom checks and no command a
     /// client declares, only the endpoints (and their keys) the operator allows.
     fn catalog(&self) -> Catalog {
@@ -432,7 +444,7 @@ impl Engine {
     /// The calls of checks that call out are made meanwhile: a test case is written once it and
     /// those before it are answered. The last item is an error instead when the deadline
     /// passes (the evaluation stops) or the result cannot be stored. A receiver that goes away
-    /// stops the evaluation (nothing is stored).
+    /// stops the evaluation and the calls in flight (nothing is stored).
     pub async fn evaluate_streaming(
         self: &Arc<Self>,
         permit: OwnedSemaphorePermit,
@@ -454,6 +466,7 @@ impl Engine {
                 .answer_in_order(calls)
         });
         let (lines, receiver) = mpsc::channel(64);
+        let watched = lines.clone();
         let (started, evaluation_id) = tokio::sync::oneshot::channel();
         let engine = Arc::clone(self);
         let runtime = tokio::runtime::Handle::current();
@@ -470,13 +483,20 @@ impl Engine {
                 .and_then(|writer| {
                     let evaluation_id = writer.evaluation_id().to_string();
                     let _ = started.send(evaluation_id.clone());
-                    // An answer that has not come by the deadline is not waited for: the
-                    // evaluation stops at the next line.
+                    // An answer that has not come by the deadline, or once the receiver has
+                    // gone, is not waited for: the evaluation stops at the next line, and
+                    // dropping `answers` stops the calls in flight (killing their commands).
                     let next_answers = || {
                         answers
                             .as_mut()
                             .and_then(|answers| {
-                                let answer = tokio::time::timeout_at(deadline, answers.recv());
+                                let answer = async {
+                                    tokio::select! {
+                                        answer = answers.recv() => answer,
+                                        () = watched.closed() => None,
+                                    }
+                                };
+                                let answer = tokio::time::timeout_at(deadline, answer);
                                 runtime.block_on(answer).ok().flatten()
                             })
                             .unwrap_or_default()

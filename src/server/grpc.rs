@@ -2,7 +2,7 @@
 //! GetEvaluation, HealthCheck and StreamEvaluation, over the same engine as the REST API. An
 //! invalid request is INVALID_ARGUMENT whose message lists every problem; a missing or wrong
 //! token is UNAUTHENTICATED, decided on the call's headers before its message is read
-//! ([`Authenticated`]; HealthCheck stays open).
+//! ([`Authenticated`], which guards the AsyncEvaluationService too; HealthCheck stays open).
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -28,14 +28,14 @@ const HEALTH_CHECK: &str = "/fep.v1.EvaluationService/HealthCheck";
 
 /// The service over `engine`, taking messages up to `--max-body` bytes from the callers that
 /// carry the token.
-pub fn service(engine: Arc<Engine>) -> Authenticated {
+pub fn service(engine: Arc<Engine>) -> Authenticated<EvaluationServiceServer<Grpc>> {
     let max_body = engine.limits.max_body;
     let inner = EvaluationServiceServer::new(Grpc {
         engine: Arc::clone(&engine),
     })
     .max_decoding_message_size(max_body)
     .max_encoding_message_size(usize::MAX);
-    Authenticated { engine, inner }
+    Authenticated::new(engine, inner)
 }
 
 /// The EvaluationService implementation.
@@ -49,17 +49,24 @@ impl From<ApiError> for Status {
     }
 }
 
-/// The service behind the token check: a call without the token is answered UNAUTHENTICATED
+/// A service behind the token check: a call without the token is answered UNAUTHENTICATED
 /// from its headers, before a byte of its message is read or decoded.
 #[derive(Clone)]
-pub struct Authenticated {
+pub struct Authenticated<S> {
     engine: Arc<Engine>,
-    inner: EvaluationServiceServer<Grpc>,
+    inner: S,
 }
 
-impl<B> Service<http::Request<B>> for Authenticated
+impl<S> Authenticated<S> {
+    /// `inner`, answering only the callers `engine` authorizes.
+    pub fn new(engine: Arc<Engine>, inner: S) -> Self {
+        Authenticated { engine, inner }
+    }
+}
+
+impl<S, B> Service<http::Request<B>> for Authenticated<S>
 where
-    EvaluationServiceServer<Grpc>: Service<
+    S: Service<
         http::Request<B>,
         Response = http::Response<tonic::body::Body>,
         Error = Infallible,
@@ -112,11 +119,12 @@ where
     }
 }
 
-impl NamedService for Authenticated {
-    const NAME: &'static str = <EvaluationServiceServer<Grpc> as NamedService>::NAME;
+impl<S: NamedService> NamedService for Authenticated<S> {
+    const NAME: &'static str = S::NAME;
 }
 
-fn parse_document(document: &[u8]) -> Result<Value, ApiError> {
+/// A stored EvaluationRunResult document.
+pub fn parse_document(document: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(document).map_err(|err| {
         ApiError::new(
             ErrorKind::Internal,

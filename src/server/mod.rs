@@ -1,11 +1,11 @@
-//! `evalctl serve`: the FEP REST API (section 5.1, [`rest`]) and gRPC service (section 5.2,
-//! [`grpc`]) in one process, over the engine of `fep evaluate` ([`engine`]), with results kept in
-//! SQLite ([`store`]).
+//! `evalctl serve`: the FEP REST API (section 5.1, [`rest`]) and gRPC services (section 5.2,
+//! [`grpc`], and the long-running [`operations`]) in one process, over the engine of
+//! `fep evaluate` ([`engine`]), with results kept in SQLite ([`store`]).
 //!
 //! Both listeners bind before anything is reported; their addresses are then printed on stderr
 //! (`REST listening on http://ADDR`, `gRPC listening on http://ADDR`), so a caller that asked
 //! for port 0 learns the port. SIGINT or SIGTERM stops accepting connections, lets the requests
-//! in flight finish, then closes the database. Idle and slow connections are closed
+//! in flight and the operations' evaluations finish, then closes the database. Idle and slow connections are closed
 //! ([`connections`]). Without `--token-env`, only loopback addresses are served unless
 //! `--allow-unauthenticated-remote` says otherwise.
 
@@ -14,6 +14,7 @@ mod connections;
 mod convert;
 mod engine;
 mod grpc;
+mod operations;
 mod rest;
 mod store;
 
@@ -125,6 +126,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .http2_keepalive_timeout(Some(idle / 2))
             .timeout(config.limits.body_timeout + config.limits.request_timeout)
             .add_service(grpc::service(Arc::clone(&engine)))
+            .add_service(operations::service(Arc::clone(&engine)))
             .serve_with_incoming_shutdown(grpc_connections, connections::stopped(stopped));
         let signal = async {
             let signal = wait_for_signal().await;
@@ -133,7 +135,17 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         };
         let ((), grpc, signal) = tokio::join!(rest, grpc, signal);
         grpc.map_err(|err| Fatal::Internal(format!("the gRPC server failed: {err}")))?;
-        reporter.note(format!("{}: stopped after the requests in flight", signal?));
+        let signal = signal?;
+        // The evaluations of operations (StartEvaluation) were acknowledged too: they finish.
+        let running = engine.evaluations_running();
+        if running > 0 {
+            let plural = if running == 1 { "" } else { "s" };
+            reporter.note(format!(
+                "{signal}: waiting for {running} evaluation{plural} still running"
+            ));
+            engine.drained().await;
+        }
+        reporter.note(format!("{signal}: stopped after the requests in flight"));
         Ok::<_, anyhow::Error>(())
     })?;
     drop(runtime);
