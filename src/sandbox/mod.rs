@@ -203,7 +203,7 @@ pub struct Refused(pub String);
 /// The launcher could not build the sandbox (the reason it gave).
 #[derive(Debug, thiserror::Error)]
 #[error("the sandbox could not be built: {0}")]
-pub struct SetupFailed(String);
+pub struct SetupFailed(pub String);
 
 /// The directories every program needs to start: the dynamic linker, libc and friends.
 const SYSTEM_PATHS: [&str; 6] = ["/usr", "/lib", "/lib64", "/lib32", "/bin", "/sbin"];

@@ -23,7 +23,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::error::{bad_input, Fatal, Problem};
-use crate::sandbox::{Isolation, LimitHit, Limits, Sandbox, WORK_DIR};
+use crate::sandbox::{Isolation, LimitHit, Limits, Refused, Sandbox, SetupFailed, WORK_DIR};
 use crate::text::{clip, io_reason, one_line, seconds};
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
@@ -72,9 +72,16 @@ pub struct CodeRunner {
 }
 
 impl CodeRunner {
-    /// Find `python3` and prove that scripts can run in the sandbox (or, with
-    /// [`Isolation::None`], without one), before anything is generated or scored.
-    pub fn prepare(isolation: Isolation, timeout: Duration) -> anyhow::Result<CodeRunner> {
+    /// Find `python3` and make ready to run scripts in the sandbox (or, with
+    /// [`Isolation::None`], without one). With `probe_first` (`tasks run`, before its first
+    /// model call), a test program proves the sandbox now; otherwise (`tasks score`) the first
+    /// scripts prove it, and a sandbox that cannot be built stops scoring before any score.
+    /// Either way, no code runs outside a sandbox the kernel refused.
+    pub fn prepare(
+        isolation: Isolation,
+        timeout: Duration,
+        probe_first: bool,
+    ) -> anyhow::Result<CodeRunner> {
         // Ctrl-C, SIGTERM or SIGHUP now stop the running scripts and clean up (exit 130).
         crate::interrupt::catch_in_flag();
         let (program, install) = find_python()?;
@@ -110,16 +117,8 @@ impl CodeRunner {
                     .collect()
             }
         };
-        let refused = |cause: crate::sandbox::Refused| {
-            Fatal::Preflight(format!(
-                "code_exec: model-written code runs in a sandbox, which cannot be built here: \
-                 {cause}. To run it without isolation, with your rights (only code you trust): \
-                 --unsafe-code-exec, or unsafe_code_exec = true under [tasks] in evalctl.toml, \
-                 or EVALCTL_UNSAFE_CODE_EXEC=true"
-            ))
-        };
         let sandbox = Sandbox::new(isolation, program, &install, env, limits).map_err(refused)?;
-        if isolation == Isolation::Namespaces {
+        if probe_first && isolation == Isolation::Namespaces {
             let probed = sandbox.probe(&["-I", "-c", "pass"]);
             if crate::interrupt::interrupt_requested() {
                 return Err(Fatal::Interrupted(
@@ -187,9 +186,12 @@ impl CodeRunner {
                 self.timeout,
             )
             .map_err(|err| -> anyhow::Error {
-                match err.downcast::<Fatal>() {
-                    Ok(fatal) => fatal.into(),
-                    Err(err) => Fatal::Internal(format!("code_exec: {err:#}")).into(),
+                match err.downcast::<SetupFailed>() {
+                    Ok(SetupFailed(cause)) => refused(Refused(cause)).into(),
+                    Err(err) => match err.downcast::<Fatal>() {
+                        Ok(fatal) => fatal.into(),
+                        Err(err) => Fatal::Internal(format!("code_exec: {err:#}")).into(),
+                    },
                 }
             })?;
         let completed = finished.verdict == token.as_bytes();
@@ -224,10 +226,52 @@ impl CodeRunner {
     }
 }
 
-/// Find `python3` on `PATH` and ask it where it lives: its real executable and installation
-/// prefixes (a virtual environment's and its base's). Fails with a clear message when it is
-/// missing or unusable.
+/// The sandbox cannot be built here: stop, naming the cause and the opt-in.
+fn refused(cause: Refused) -> Fatal {
+    Fatal::Preflight(format!(
+        "code_exec: model-written code runs in a sandbox, which cannot be built here: {cause}. \
+         To run it without isolation, with your rights (only code you trust): \
+         --unsafe-code-exec, or unsafe_code_exec = true under [tasks] in evalctl.toml, or \
+         EVALCTL_UNSAFE_CODE_EXEC=true"
+    ))
+}
+
+/// Find `python3` on `PATH`: the program to run and its installation prefixes (a virtual
+/// environment's and its base's). An executable file is taken as it is, its prefix the folder
+/// above its `bin` (and above its link target's); anything else (a shim script, as pyenv's) is
+/// asked where it lives. Fails with a clear message when it is missing or unusable.
 fn find_python() -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
+    if let Some(found) = python_binary_on_path() {
+        return Ok(found);
+    }
+    ask_python()
+}
+
+/// `python3` on `PATH` when it is a compiled program (or a link to one): itself and the prefixes
+/// above it and its target; `None` for anything else, left to [`ask_python`].
+fn python_binary_on_path() -> Option<(PathBuf, Vec<PathBuf>)> {
+    let path = std::env::var_os("PATH")?;
+    let program = std::env::split_paths(&path)
+        .filter(|dir| dir.is_absolute())
+        .map(|dir| dir.join(PYTHON))
+        .find(|candidate| candidate.is_file())?;
+    let target = program.canonicalize().ok()?;
+    let mut magic = [0u8; 4];
+    std::io::Read::read_exact(&mut std::fs::File::open(&target).ok()?, &mut magic).ok()?;
+    if &magic != b"\x7fELF" {
+        return None;
+    }
+    let prefix = |path: &std::path::Path| path.parent()?.parent().map(std::path::Path::to_path_buf);
+    let mut install: Vec<PathBuf> = [prefix(&program), prefix(&target)]
+        .into_iter()
+        .flatten()
+        .collect();
+    install.dedup();
+    Some((program, install))
+}
+
+/// Ask `python3` (a script, as a pyenv shim) where it lives.
+fn ask_python() -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
     const WHERE: &str = "import sys\nfor p in (sys.executable, sys.prefix, sys.base_prefix, \
                          sys.exec_prefix, sys.base_exec_prefix): print(p)";
     let output = Command::new(PYTHON)

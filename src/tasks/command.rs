@@ -56,7 +56,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         }
     };
     let code = runs_code(&file, &outputs)
-        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout))
+        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout, false))
         .transpose()?;
     let summary = score_all(&file, outputs_display, outputs, code.as_ref())?;
     let mut write_failed = false;

@@ -140,7 +140,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         .tasks
         .iter()
         .any(|task| task.metric == MetricName::CodeExec)
-        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout))
+        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout, true))
         .transpose()?;
     model
         .check_setup()
