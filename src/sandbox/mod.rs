@@ -149,7 +149,7 @@ impl LimitHit {
 /// What the launcher is told: what to run and how to confine it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 struct Policy {
-    /// The program, a resolved absolute path (visible inside through [`Policy::read_only`]).
+    /// The program, an absolute path (visible inside through [`Policy::read_only`]).
     program: PathBuf,
     /// Its arguments (after the program itself).
     args: Vec<String>,
@@ -188,11 +188,13 @@ pub struct Finished {
 impl Finished {
     /// The last line of standard error that is not blank.
     pub fn last_stderr_line(&self) -> Option<&str> {
-        self.stderr_tail
-            .lines()
-            .rev()
-            .find(|line| !line.trim().is_empty())
+        last_line(&self.stderr_tail)
     }
+}
+
+/// The last line of `text` that is not blank.
+fn last_line(text: &str) -> Option<&str> {
+    text.lines().rev().find(|line| !line.trim().is_empty())
 }
 
 /// Why the sandbox cannot be used here.
@@ -535,7 +537,7 @@ fn classify(status: ExitStatus, stderr: &str) -> Option<LimitHit> {
     if status.signal() == Some(libc::SIGXCPU) {
         return Some(LimitHit::Timeout);
     }
-    let last = stderr.lines().rev().find(|line| !line.trim().is_empty())?;
+    let last = last_line(stderr)?;
     if last.starts_with("MemoryError") {
         Some(LimitHit::MemoryLimit)
     } else if last.contains("[Errno 11]") && last.contains("Resource temporarily unavailable")
