@@ -130,6 +130,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 let nothing = runner::Finished {
                     interrupted: true,
                     elapsed: std::time::Duration::ZERO,
+                    stopped: None,
                 };
                 return Ok((nothing, false, true));
             }
@@ -167,6 +168,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         anyhow::Ok((finished, write_failure.is_some(), false))
     })??;
     progress.finish();
+    if let Some(stopped) = finished.stopped {
+        report::print_stopped(stopped, runner::GRACE, reporter);
+    }
 
     let (mut summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),

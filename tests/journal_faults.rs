@@ -7,7 +7,7 @@ use crate::common;
 
 use std::collections::HashMap;
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::{code, json_stdout, succeeded, wait_until, Sandbox};
 use serde_json::Value;
@@ -215,19 +215,53 @@ fn ctrl_c_lets_calls_in_flight_finish_and_resume_completes_the_run() {
 fn a_second_ctrl_c_stops_the_calls_in_flight() {
     let sb = sandbox();
     sb.write("eval.sh", "echo started >> started.log\nexec sleep 30\n");
-    let child = start(&sb, "out.jsonl", &[]);
+    let mut child = start(&sb, "out.jsonl", &[]);
+    let stderr = lines_of(child.stderr.take().expect("stderr is piped"));
     assert!(wait_until(Duration::from_secs(20), || sb
         .lines("started.log")
         .len()
         >= 4));
     signal(&child, libc::SIGINT);
-    std::thread::sleep(Duration::from_millis(100));
-    let stopped = Instant::now();
+    // The second Ctrl-C once evalctl has said it waits for the calls in flight.
+    let mut said = Vec::new();
+    while !said
+        .last()
+        .is_some_and(|line: &String| line.contains("waiting up to"))
+    {
+        said.push(
+            stderr
+                .recv_timeout(common::TIMEOUT)
+                .expect("evalctl says it waits for the calls in flight"),
+        );
+    }
     signal(&child, libc::SIGINT);
+    said.extend(stderr.iter());
     let output = child.wait_with_output().expect("evalctl ends");
-    assert!(stopped.elapsed() < Duration::from_secs(3));
-    assert_eq!(code(&output), 130, "{}", common::stderr_text(&output));
+    assert_eq!(code(&output), 130, "{}", said.join("\n"));
+    assert_eq!(
+        said,
+        [
+            "interrupted: no new calls; waiting up to 5s for the 4 in flight (Ctrl-C again stops them now)",
+            "interrupted again: stopped the 4 calls in flight",
+            "interrupted: 0 of 60 calls finished; the summary covers them",
+        ]
+    );
     assert!(sb.lines("out.jsonl").is_empty());
+}
+
+/// The lines `stream` carries, as they come (read on a thread of their own).
+fn lines_of(stream: impl std::io::Read + Send + 'static) -> std::sync::mpsc::Receiver<String> {
+    use std::io::BufRead;
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in std::io::BufReader::new(stream).lines() {
+            let Ok(line) = line else { break };
+            if send.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    receive
 }
 
 #[test]

@@ -246,6 +246,25 @@ pub fn print_stopping(in_flight: usize, grace: std::time::Duration, reporter: Re
     ));
 }
 
+/// Tell the user, on stderr, which calls in flight an interrupted run stopped, and why.
+pub fn print_stopped(
+    stopped: crate::runner::Stopped,
+    grace: std::time::Duration,
+    reporter: Reporter,
+) {
+    let (calls, were) = match stopped.calls {
+        1 => ("the 1 call".to_string(), "was"),
+        n => (format!("the {n} calls"), "were"),
+    };
+    reporter.note(match stopped.cause {
+        crate::runner::StopCause::Signal => format!("interrupted again: stopped {calls} in flight"),
+        crate::runner::StopCause::GraceEnded => format!(
+            "interrupted: {calls} in flight did not finish within {}s and {were} stopped",
+            grace.as_secs()
+        ),
+    });
+}
+
 /// Tell the user, on stderr, how far an interrupted run got.
 pub fn print_interrupted(finished: usize, planned: usize, reporter: Reporter) {
     reporter.note(format!(

@@ -57,6 +57,26 @@ pub struct Finished {
     pub interrupted: bool,
     /// Wall time of the calls.
     pub elapsed: Duration,
+    /// Calls that were still in flight when the run stopped them, and why.
+    pub stopped: Option<Stopped>,
+}
+
+/// Calls in flight that the run stopped instead of letting them finish.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Stopped {
+    /// How many calls were stopped.
+    pub calls: usize,
+    /// Why.
+    pub cause: StopCause,
+}
+
+/// Why calls in flight were stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopCause {
+    /// A second Ctrl-C, SIGTERM or SIGHUP.
+    Signal,
+    /// They did not finish within [`GRACE`] of the first Ctrl-C.
+    GraceEnded,
 }
 
 /// Everything one call needs, shared by all calls of the run.
@@ -96,6 +116,7 @@ pub async fn execute(
     let mut interrupted = false;
     let mut on_stopping = Some(on_stopping);
     let mut grace_ends: Option<tokio::time::Instant> = None;
+    let mut stopped = None;
     let signal = interruption_of_kind();
     tokio::pin!(signal);
     loop {
@@ -123,12 +144,14 @@ pub async fn execute(
                         signal.set(interruption_of_kind());
                     }
                     _ => {
+                        stopped = Some(Stopped { calls: in_flight.len(), cause: StopCause::Signal });
                         in_flight.shutdown().await;
                         break;
                     }
                 }
             }
             _ = grace => {
+                stopped = Some(Stopped { calls: in_flight.len(), cause: StopCause::GraceEnded });
                 in_flight.shutdown().await;
                 break;
             }
@@ -143,6 +166,7 @@ pub async fn execute(
     Finished {
         interrupted,
         elapsed: started.elapsed(),
+        stopped,
     }
 }
 
