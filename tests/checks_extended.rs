@@ -417,13 +417,28 @@ fn run_checks_retries_a_call_whose_check_may_pass_on_another_try() {
 
 #[test]
 fn calls_run_at_once_up_to_j_across_test_cases() {
-    let (in_flight, most) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
-    let (now, peak) = (Arc::clone(&in_flight), Arc::clone(&most));
+    // Each request waits until three are in flight (or every request has arrived): with -j 3 the
+    // calls overlap three at a time, whatever the machine's speed, and never more.
+    let state = Arc::new((
+        std::sync::Mutex::new((0usize, 0usize, 0usize)),
+        std::sync::Condvar::new(),
+    ));
+    let seen = Arc::clone(&state);
     let server = Server::start(move |request: &Request, _| {
-        let running = now.fetch_add(1, Ordering::SeqCst) + 1;
-        peak.fetch_max(running, Ordering::SeqCst);
-        std::thread::sleep(Duration::from_millis(150));
-        now.fetch_sub(1, Ordering::SeqCst);
+        let (lock, changed) = &*seen;
+        let mut guard = lock.lock().unwrap();
+        let (running, arrived, peak) = &mut *guard;
+        *running += 1;
+        *arrived += 1;
+        *peak = (*peak).max(*running);
+        changed.notify_all();
+        let (mut guard, _) = changed
+            .wait_timeout_while(guard, crate::common::TIMEOUT, |(running, arrived, _)| {
+                *running < 3 && *arrived < 8
+            })
+            .unwrap();
+        guard.0 -= 1;
+        drop(guard);
         api_reply(request)
     });
     let cases: String = (0..8)
@@ -434,6 +449,6 @@ fn calls_run_at_once_up_to_j_across_test_cases() {
     let output = fep_jsonl(&cases, &outputs, similarity(&server), &flags);
     assert_eq!(output.status.code(), Some(0));
     assert_eq!(json_stdout(&output)["summary"]["completed_checks"], 8);
-    let most = most.load(Ordering::SeqCst);
-    assert!((2..=3).contains(&most), "{most} calls at once with -j 3");
+    let peak = state.0.lock().unwrap().2;
+    assert_eq!(peak, 3, "{peak} calls at once with -j 3");
 }

@@ -84,12 +84,10 @@ fn sandbox_available() -> bool {
     if output.status.success() {
         return true;
     }
-    let why = stderr_text(&output);
-    assert!(
-        std::env::var_os("CI").is_none(),
-        "CI must run the sandbox tests, but: {why}"
-    );
-    eprintln!("SKIPPED: this machine cannot build the code_exec sandbox: {why}");
+    crate::common::tool_missing(&format!(
+        "this machine cannot build the code_exec sandbox: {}",
+        stderr_text(&output)
+    ));
     false
 }
 

@@ -1,4 +1,4 @@
-//! One path for every command (issue 13), through the real binary: JSON failure documents on
+//! What every command does alike, through the real binary: JSON failure documents on
 //! stdout, exit codes that tell the truth, preflight without a candidate, a visible probe, setup
 //! warnings, usage diagnoses, `--output -`, stdout on a full disk, a judge key checked for free.
 
@@ -87,7 +87,7 @@ fn preflight_needs_no_candidate_and_does_not_read_stdin() {
     sandbox.write("d.jsonl", "{\"q\": 1}\n");
     sandbox.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 0.5}'\n");
     // stdin closed, as in CI
-    let out = std::process::Command::new(common::bin())
+    let out = common::evalctl_process()
         .current_dir(sandbox.path())
         .args([
             "preflight",
@@ -274,7 +274,7 @@ fn stdout_on_a_full_disk_is_exit_4_and_says_so() {
         .write(true)
         .open("/dev/full")
         .expect("/dev/full exists on Linux");
-    let out = std::process::Command::new(common::bin())
+    let out = common::evalctl_process()
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .args(["tasks", "render", "fixtures/tasks/tasks.jsonl"])
         .stdout(full)

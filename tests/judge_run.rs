@@ -1,8 +1,6 @@
 //! The LLM judge through the real binary against a fake OpenAI-compatible server: the wire
 //! format, reply parsing and clamping, rubrics, retries, and that the API key never leaks.
 
-use std::time::Instant;
-
 use crate::common::evalctl;
 use crate::judge_support::{
     finish, fixture, judge_probe, judge_run, record, refused_base_url, FakeJudge, ANSWERING_MODEL,
@@ -275,13 +273,10 @@ fn rate_limit_honours_retry_after_then_succeeds() {
     let dir = tempfile::tempdir().unwrap();
     let mut command = judge_run(&server, Some(KEY));
     command.args(["--retries", "1", "--candidate", "scenario:ratelimited"]);
-    let started = Instant::now();
+    // How long a `Retry-After` is waited out is proven on a paused clock, in
+    // `protocol::retry`'s unit tests; here: the 429 was retried, not counted as a failure.
     let result = finish(command, dir.path());
     assert_eq!(result.code, 0, "stderr: {}", result.stderr);
-    assert!(
-        started.elapsed().as_secs_f64() >= 1.0,
-        "Retry-After: 1 was not honoured"
-    );
     let record = record(&result, "cand-1");
     assert_eq!(record["score"], json!(0.7));
     assert_eq!(record["attempts"], 2);

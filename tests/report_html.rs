@@ -5,7 +5,7 @@
 //! the page. A screenshot is saved to `target/report-artifacts/report.png`.
 //!
 //! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it); with no
-//! Chromium on PATH the test prints a notice and passes without checking.
+//! Chromium on PATH the test fails under `CI` and is reported SKIPPED elsewhere.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -279,7 +279,7 @@ fn the_report_of_a_real_run_renders_in_chromium() {
     assert_eq!(written["results"], summary["calls"]["total"]);
 
     let Some(mut browser) = Browser::launch() else {
-        println!("notice: no chromium on PATH; the browser checks of the HTML report were skipped");
+        crate::common::tool_missing("no chromium on PATH: the browser checks of the HTML report");
         return;
     };
     for name in ["report.html", "run.html"] {
@@ -481,7 +481,7 @@ fn names_of_inherited_object_members_render_their_rows() {
     ]));
 
     let Some(mut browser) = Browser::launch() else {
-        println!("notice: no chromium on PATH; the browser checks of the HTML report were skipped");
+        crate::common::tool_missing("no chromium on PATH: the browser checks of the HTML report");
         return;
     };
     browser.open(&sandbox.join("report.html"));

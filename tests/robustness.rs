@@ -10,7 +10,7 @@ use crate::common::{bin, process_alive, wait_until, Sandbox};
 
 /// `evalctl ARGS` started in `sandbox`, its output discarded.
 fn start(sandbox: &Sandbox, args: &[&str]) -> Child {
-    std::process::Command::new(bin())
+    common::evalctl_process()
         .args(args)
         .current_dir(sandbox.path())
         .env("NO_COLOR", "1")
@@ -161,7 +161,7 @@ fn a_signal_while_a_fifo_dataset_waits_for_its_writer_exits_130() {
         .status()
         .expect("run mkfifo");
     assert!(made.success());
-    let evalctl = std::process::Command::new(bin())
+    let evalctl = common::evalctl_process()
         .args([
             "run",
             "--evaluator-command",
@@ -209,7 +209,7 @@ fn streaming_fep_stops_on_sigterm_and_keeps_what_it_evaluated() {
         "checks.json",
         r#"{"checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected"}}]}"#,
     );
-    let mut fep = std::process::Command::new(bin())
+    let mut fep = common::evalctl_process()
         .args([
             "fep",
             "evaluate",
@@ -236,7 +236,8 @@ fn streaming_fep_stops_on_sigterm_and_keeps_what_it_evaluated() {
         .write_all(b"{\"value\": \"Paris\"}\n")
         .and_then(|()| stdin.flush())
         .expect("write the first output");
-    std::thread::sleep(Duration::from_millis(200));
+    // SIGTERM once evalctl has taken the line out of the pipe.
+    assert!(wait_until(Duration::from_secs(20), || unread_bytes(&stdin) == 0));
     signal(&fep, libc::SIGTERM);
     let ended = wait_until(Duration::from_secs(5), || {
         fep.try_wait().expect("try_wait").is_some()
@@ -290,4 +291,14 @@ fn many_calls_in_flight_all_answer_when_starts_move_off_the_runtime_thread() {
         .collect();
     seen.sort_unstable();
     assert_eq!(seen, (0..48).collect::<Vec<u64>>());
+}
+
+/// How many bytes written to `pipe` its reader has not taken yet (`FIONREAD`, which Linux
+/// answers on either end of a pipe).
+fn unread_bytes(pipe: &impl std::os::fd::AsRawFd) -> libc::c_int {
+    let mut unread: libc::c_int = 0;
+    // SAFETY: FIONREAD writes one c_int through the pointer, which points at `unread`.
+    let answered = unsafe { libc::ioctl(pipe.as_raw_fd(), libc::FIONREAD, &mut unread) };
+    assert_eq!(answered, 0, "FIONREAD: {}", std::io::Error::last_os_error());
+    unread
 }

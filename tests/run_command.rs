@@ -7,7 +7,7 @@ use crate::common;
 
 use std::io::Read;
 use std::process::Stdio;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crate::common::{
     check_record, code, json_stdout, process_alive, stderr_text, succeeded, wait_until, Expect,
@@ -159,18 +159,13 @@ fn invalid_output_errors_quote_stderr() {
 #[test]
 fn timeout_kills_the_whole_process_group() {
     let sb = Sandbox::new();
-    let started = Instant::now();
+    // Waiting for the hour-long sleep would hit the test command's safety timeout.
     let out = sb
-        .run_with("cat >/dev/null\necho $$ > sh.pid\nsleep 30 &\necho $! > child.pid\nwait\nprintf '{\"score\": 1}'\n")
+        .run_with("cat >/dev/null\necho $$ > sh.pid\nsleep 3600 &\necho $! > child.pid\nwait\nprintf '{\"score\": 1}'\n")
         .args(["--skip-preflight", "--candidate", "c", "--output", "out.jsonl"])
         .args(["--timeout", "0.3"])
         .output()
         .unwrap();
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "took {:?}",
-        started.elapsed()
-    );
     assert_eq!(code(&out), 1, "{}", stderr_text(&out));
     let record = &sb.jsonl("out.jsonl")[0];
     assert_eq!(record["error"]["kind"], "timeout");
@@ -187,7 +182,7 @@ fn timeout_kills_the_whole_process_group() {
 #[test]
 fn stdout_over_8_mib_is_invalid_output() {
     let sb = Sandbox::new();
-    let started = Instant::now();
+    // An hour's --timeout: waiting for it would hit the test command's safety timeout.
     let out = sb
         .run_with("cat >/dev/null\nhead -c 9000000 /dev/zero | tr '\\0' a\n")
         .args([
@@ -197,17 +192,12 @@ fn stdout_over_8_mib_is_invalid_output() {
             "--output",
             "out.jsonl",
         ])
-        .args(["--timeout", "20"])
+        .args(["--timeout", "3600"])
         .output()
         .unwrap();
     assert_eq!(code(&out), 1, "{}", stderr_text(&out));
     let record = &sb.jsonl("out.jsonl")[0];
     assert_eq!(record["error"]["kind"], "invalid_output", "{record}");
-    assert!(
-        started.elapsed() < Duration::from_secs(10),
-        "must not wait for the timeout: {:?}",
-        started.elapsed()
-    );
 }
 
 #[test]

@@ -67,6 +67,48 @@ pub fn backoff(attempt: u32) -> Duration {
 mod tests {
     use super::*;
 
+    /// An attempt that says how it may be retried.
+    struct Said(Retry);
+
+    impl Retryable for Said {
+        fn retry(&self) -> Retry {
+            self.0
+        }
+    }
+
+    /// The instants at which `with_retries` made its attempts, each answered by `answers` in turn.
+    async fn attempt_times(retries: u32, answers: &[Retry]) -> (Vec<Duration>, u32) {
+        let start = tokio::time::Instant::now();
+        let mut times = Vec::new();
+        let mut answers = answers.iter().copied();
+        let (_, attempts) = with_retries(retries, || {
+            times.push(start.elapsed());
+            let answer = answers.next().unwrap_or(Retry::Never);
+            async move { Said(answer) }
+        })
+        .await;
+        (times, attempts)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_servers_retry_after_is_waited_out_exactly() {
+        let after = Some(Duration::from_secs(1));
+        let (times, attempts) = attempt_times(3, &[Retry::Allowed { after }, Retry::Never]).await;
+        assert_eq!(attempts, 2);
+        assert_eq!(times, [Duration::ZERO, Duration::from_secs(1)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_retry_after_the_backoff_is_waited_and_retries_are_bounded() {
+        let allowed = Retry::Allowed { after: None };
+        let (times, attempts) = attempt_times(2, &[allowed, allowed, allowed, allowed]).await;
+        assert_eq!(attempts, 3, "one attempt and two retries");
+        let first = times[1] - times[0];
+        let second = times[2] - times[1];
+        assert!(first >= BASE_DELAY.mul_f64(0.5) && first <= BASE_DELAY.mul_f64(1.5));
+        assert!(second >= BASE_DELAY.mul_f64(1.0) && second <= BASE_DELAY.mul_f64(3.0));
+    }
+
     #[test]
     fn backoff_grows_and_is_capped() {
         for attempt in 1..30 {

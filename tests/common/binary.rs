@@ -52,11 +52,40 @@ pub fn clean_environment(command: &mut std::process::Command) -> &mut std::proce
 }
 
 /// `evalctl` as a plain process (for tests that spawn, signal or pipe it), with a clean
-/// environment (see [`clean_environment`]); a test that needs a variable sets it after this.
+/// environment (see [`clean_environment`]) and a known signal disposition (see
+/// [`default_signal_disposition`]); a test that needs a variable sets it after this.
 pub fn evalctl_process() -> std::process::Command {
     let mut command = std::process::Command::new(bin());
     clean_environment(&mut command);
+    default_signal_disposition(&mut command);
     command
+}
+
+/// Start `command` with SIGINT, SIGTERM, SIGHUP and SIGQUIT at their default action and no
+/// signal blocked, whatever the test process inherited: a shell that starts `cargo test` in the
+/// background starts it with SIGINT ignored, and evalctl (rightly) keeps an ignored signal
+/// ignored, so a test that interrupts evalctl must not depend on how the suite was started.
+pub fn default_signal_disposition(
+    command: &mut std::process::Command,
+) -> &mut std::process::Command {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure calls only `signal` and `sigprocmask`, both
+    // async-signal-safe, and touches no memory of the parent.
+    unsafe {
+        command.pre_exec(|| {
+            for signal in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP, libc::SIGQUIT] {
+                if libc::signal(signal, libc::SIG_DFL) == libc::SIG_ERR {
+                    return Err(std::io::Error::last_os_error());
+                }
+            }
+            let mut none: libc::sigset_t = std::mem::zeroed();
+            libc::sigemptyset(&mut none);
+            if libc::sigprocmask(libc::SIG_SETMASK, &none, std::ptr::null_mut()) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        })
+    }
 }
 
 /// `evalctl` with a clean environment (see [`evalctl_process`]) and the [`TIMEOUT`].
@@ -134,4 +163,15 @@ pub fn wait_until(limit: Duration, mut condition: impl FnMut() -> bool) -> bool 
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// What a test does when a tool it needs (`xmllint`, Chromium, user namespaces) is missing: under
+/// `CI`, where `.ci/run` installs every such tool, fail; elsewhere say SKIPPED on stderr (the test
+/// then passes without checking, and `cargo test -- --nocapture` shows why).
+pub fn tool_missing(what: &str) {
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "CI must run this test, but {what}"
+    );
+    eprintln!("SKIPPED: {what}");
 }
