@@ -1,8 +1,8 @@
 //! The HTML report in a real browser: a real run (a `sh` evaluator) is rendered by `run --report`
 //! and by `evalctl report`, loaded in headless Chromium driven over the DevTools protocol, and its
-//! DOM checked: the summary numbers match the run's JSON summary, the table has one row per call,
-//! the filters work, an injected `<script>` did not run (and shows as text), and no request left
-//! the page. A screenshot is saved to `target/report-artifacts/report.png`.
+//! DOM checked: the summary numbers match the run's JSON summary, the table has one row per call
+//! in example order, the filters work, an injected `<script>` did not run (and shows as text), and
+//! no request left the page. A screenshot is saved to `target/report-artifacts/report.png`.
 //!
 //! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it). With no
 //! Chromium on PATH a test fails when `CI` is set; otherwise it says on stderr that its browser
@@ -573,4 +573,140 @@ fn names_of_inherited_object_members_render_their_rows() {
         "{:?}",
         browser.events
     );
+}
+
+/// Scores each call from its example record: the score is the record's member named by the
+/// candidate text (0 for a text it does not name, such as the preflight's), and the call fails
+/// when the record's `fail` names the candidate.
+const PAIRED_EVALUATOR: &str = r#"input=$(cat)
+c=$(printf '%s' "$input" | sed -n 's/.*"candidate":"\([a-z]*\)".*/\1/p')
+case "$input" in *"\"fail\":\"$c\""*) echo "exploded" >&2; exit 3;; esac
+score=$(printf '%s' "$input" | sed -n "s/.*\"$c\":\([0-9.]*\).*/\1/p")
+echo "{\"score\": ${score:-0}}"
+"#;
+
+const LEVELS: [f64; 3] = [0.0, 0.5, 1.0];
+const TRAIN: usize = 50;
+const VAL: usize = 10;
+
+/// The score of the candidate whose text is `text` on example `i` (train `0..50`, then val), and
+/// whether its call fails: few distinct pairs, so many pairs share a point of the scatter.
+fn outcome(text: &str, i: usize) -> (f64, bool) {
+    let level = match text {
+        "a" => i % 3,
+        "b" if i.is_multiple_of(5) => (i + 1) % 3,
+        "b" => i % 3,
+        "na" => (i + 1) % 3,
+        _ => (i / 2) % 3,
+    };
+    let fails = match text {
+        "b" => i % 10 == 7,
+        "nb" => i % 10 == 3,
+        _ => false,
+    };
+    (LEVELS[level], fails)
+}
+
+fn example_record(i: usize) -> String {
+    let mut record = json!({"q": i});
+    for text in ["a", "b", "na", "nb"] {
+        let (score, fails) = outcome(text, i);
+        record[text] = json!(score);
+        if fails {
+            record["fail"] = json!(text);
+        }
+    }
+    record.to_string() + "\n"
+}
+
+/// Two runs of candidates `A` and `B` over the same 50 + 10 examples, with failed calls, each
+/// with `--report`: the first (`base-run.html`) into `base.jsonl`, whose lines are then put in
+/// reverse (a results file lists calls as they complete), the second into `new.jsonl`; then the
+/// reports of `base.jsonl` (`one.html`) and of both files (`two.html`).
+fn two_runs() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "d.jsonl",
+        (0..TRAIN).map(example_record).collect::<String>(),
+    );
+    sandbox.write(
+        "v.jsonl",
+        (TRAIN..TRAIN + VAL).map(example_record).collect::<String>(),
+    );
+    for (candidates, texts, output, report) in [
+        (
+            "base-c.jsonl",
+            ["a", "b"],
+            "completed.jsonl",
+            "base-run.html",
+        ),
+        ("new-c.jsonl", ["na", "nb"], "new.jsonl", "new-run.html"),
+    ] {
+        let lines = ["A", "B"]
+            .iter()
+            .zip(texts)
+            .map(|(id, text)| json!({"id": id, "candidate": text}).to_string() + "\n");
+        sandbox.write(candidates, lines.collect::<String>());
+        let run = sandbox
+            .run_with(PAIRED_EVALUATOR)
+            .args(["--candidates", candidates])
+            .args(["--dataset", "d.jsonl", "--valset", "v.jsonl"])
+            .args(["--output", output, "--report", report])
+            .output()
+            .expect("evalctl runs");
+        assert_eq!(code(&run), 1, "some calls fail: {}", stderr_text(&run));
+    }
+    let mut lines = sandbox.lines("completed.jsonl");
+    lines.reverse();
+    sandbox.write("base.jsonl", lines.join("\n") + "\n");
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "base.jsonl", "-o", "one.html"]),
+    );
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "base.jsonl", "new.jsonl", "-o", "two.html"]),
+    );
+    sandbox
+}
+
+#[test]
+fn every_result_is_listed_in_example_order() {
+    let sandbox = two_runs();
+    let expected = |files: &[&str]| -> Vec<String> {
+        let mut rows = Vec::new();
+        for file in files {
+            for (split, indexes) in [("train", 0..TRAIN), ("val", 0..VAL)] {
+                for index in indexes {
+                    for candidate in ["A", "B"] {
+                        let name = if files.len() > 1 {
+                            format!("{file} · {candidate}")
+                        } else {
+                            candidate.to_string()
+                        };
+                        rows.push(format!("{name} {split} #{index} (line {})", index + 1));
+                    }
+                }
+            }
+        }
+        rows
+    };
+    let Some(mut browser) = browser_for("every_result_is_listed_in_example_order") else {
+        return;
+    };
+    for (page, files) in [
+        ("base-run.html", vec!["this run"]),
+        ("one.html", vec!["base.jsonl"]),
+        ("two.html", vec!["base.jsonl", "new.jsonl"]),
+    ] {
+        browser.open(&sandbox.join(page));
+        set_filter(&mut browser, "page-size", "500");
+        let shown = browser.eval(
+            "[...document.querySelectorAll('#rows tbody tr.row')]
+               .map(tr => [...tr.querySelectorAll('td')].slice(1, 4).map(td => td.textContent).join(' '))",
+        );
+        assert_eq!(shown, json!(expected(&files)), "{page}");
+    }
 }
