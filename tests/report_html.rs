@@ -2,7 +2,8 @@
 //! and by `evalctl report`, loaded in headless Chromium driven over the DevTools protocol, and its
 //! DOM checked: the summary numbers match the run's JSON summary, the table has one row per call
 //! in example order, the filters work, an injected `<script>` did not run (and shows as text), and
-//! no request left the page. A screenshot is saved to `target/report-artifacts/report.png`.
+//! no request left the page; at three window widths no card cuts or scrolls its table.
+//! Screenshots are saved to `target/report-artifacts/`.
 //!
 //! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it). With no
 //! Chromium on PATH a test fails when `CI` is set; otherwise it says on stderr that its browser
@@ -670,6 +671,70 @@ fn two_runs() -> Sandbox {
             .args(["report", "base.jsonl", "new.jsonl", "-o", "two.html"]),
     );
     sandbox
+}
+
+/// Every card and panel whose content does not fit it: one that scrolls, or a cell or chart
+/// that reaches past its edge.
+const CUT_CARDS: &str = r#"[...document.querySelectorAll('.card, .panel')].flatMap(box => {
+  const name = box.querySelector('h3, .label').textContent;
+  const edge = box.getBoundingClientRect();
+  const problems = [];
+  for (const node of [box, ...box.querySelectorAll('.table-wrap')]) {
+    if (node.scrollWidth > node.clientWidth) {
+      problems.push(`${name}: scrolls (${node.scrollWidth} > ${node.clientWidth})`);
+    }
+  }
+  for (const node of box.querySelectorAll('th, td, svg')) {
+    const r = node.getBoundingClientRect();
+    if (r.right > edge.right + 0.5 || r.left < edge.left - 0.5) {
+      problems.push(`${name}: "${node.textContent}" reaches past the card`);
+    }
+  }
+  return problems;
+})"#;
+
+#[test]
+fn cards_never_cut_their_tables_at_any_window_width() {
+    let sandbox = two_runs();
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["tasks", "score"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tasks/tasks.jsonl"))
+            .arg("--outputs")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tasks/outputs.jsonl"))
+            .args(["--output", "tasks-results.jsonl", "--format", "json"]),
+    );
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "tasks-results.jsonl", "-o", "tasks.html"]),
+    );
+
+    let Some(mut browser) = browser_for("cards_never_cut_their_tables_at_any_window_width") else {
+        return;
+    };
+    for (page, panels) in [("one.html", 2), ("two.html", 4), ("tasks.html", 1)] {
+        browser.open(&sandbox.join(page));
+        let intervals =
+            browser.eval("[...document.querySelectorAll('.panel th')].filter(th => th.textContent === '95% interval').length");
+        assert_eq!(
+            intervals,
+            json!(panels),
+            "{page}: a 95% interval column per panel"
+        );
+        for (width, height) in [(1400, 1800), (1200, 1500), (900, 1200)] {
+            browser.viewport(width, height);
+            assert_eq!(
+                browser.eval(CUT_CARDS),
+                json!([]),
+                "{page} at {width}×{height}"
+            );
+            let shot = format!("{}-{width}.png", page.trim_end_matches(".html"));
+            browser.screenshot(&artifacts().join(shot));
+        }
+        browser.viewport(1280, 900);
+    }
 }
 
 #[test]

@@ -295,6 +295,27 @@
         el('div', { className: 'muted', text: 'Score histogram (failed results in red, scored 0)' }),
       ]));
     });
+    fitPanels(panels);
+  }
+
+  // Make every panel at least as wide as the widest panel's content (its table at its natural
+  // width, or its histogram), so the grid puts fewer panels in a row rather than cut a table.
+  function fitPanels(panels) {
+    var widest = 0;
+    var edges = function (node) {
+      var style = getComputedStyle(node);
+      return ['paddingLeft', 'paddingRight', 'borderLeftWidth', 'borderRightWidth']
+        .reduce(function (sum, key) { return sum + parseFloat(style[key]); }, 0);
+    };
+    panels.classList.add('measuring');
+    panels.querySelectorAll('.panel').forEach(function (panel) {
+      var wrap = panel.querySelector('.table-wrap');
+      var content = Math.max(wrap.firstChild.getBoundingClientRect().width + edges(wrap),
+        panel.querySelector('svg').getBoundingClientRect().width);
+      widest = Math.max(widest, content + edges(panel));
+    });
+    panels.classList.remove('measuring');
+    panels.style.setProperty('--panel-min', Math.ceil(widest) + 'px');
   }
 
   // ---- comparison -------------------------------------------------------------------------
