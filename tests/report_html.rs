@@ -2,8 +2,9 @@
 //! and by `evalctl report`, loaded in headless Chromium driven over the DevTools protocol, and its
 //! DOM checked: the summary numbers match the run's JSON summary, the table has one row per call
 //! in example order, the filters work, an injected `<script>` did not run (and shows as text), and
-//! no request left the page; at three window widths no card cuts or scrolls its table.
-//! Screenshots are saved to `target/report-artifacts/`.
+//! no request left the page; at three window widths no card cuts or scrolls its table; the scatter
+//! numbers pairs at the same scores, marks failed calls, and with two files starts with the same
+//! candidate in each. Screenshots are saved to `target/report-artifacts/`.
 //!
 //! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it). With no
 //! Chromium on PATH a test fails when `CI` is set; otherwise it says on stderr that its browser
@@ -735,6 +736,115 @@ fn cards_never_cut_their_tables_at_any_window_width() {
         }
         browser.viewport(1280, 900);
     }
+}
+
+/// The markers of the scatter, sorted: `[x, y, failed axis, count]`, where `x` and `y` are a score
+/// or `failed`.
+const SCATTER_MARKERS: &str = "[...document.querySelectorAll('#scatter [data-count]')]
+    .map(m => [m.dataset.x, m.dataset.y, m.dataset.failed, Number(m.dataset.count)]).sort()";
+
+#[test]
+fn the_scatter_numbers_pairs_at_the_same_scores_and_marks_failed_calls() {
+    let sandbox = two_runs();
+    // Candidate A (x) against B (y) of the base run: one marker per distinct pair of scores, a
+    // pair with B's call failed in the `failed` lane of y.
+    let mut expected: Vec<(String, String, &str, u64)> = Vec::new();
+    let (mut above, mut below, mut failed) = (0, 0, 0);
+    for i in 0..TRAIN + VAL {
+        let (x, _) = outcome("a", i);
+        let (y, y_fails) = outcome("b", i);
+        let y_shown = if y_fails { 0.0 } else { y };
+        above += usize::from(y_shown > x);
+        below += usize::from(y_shown < x);
+        failed += usize::from(y_fails);
+        let marker = if y_fails {
+            (x.to_string(), "failed".to_string(), "y")
+        } else {
+            (x.to_string(), y.to_string(), "")
+        };
+        match expected
+            .iter_mut()
+            .find(|seen| (&seen.0, &seen.1, seen.2) == (&marker.0, &marker.1, marker.2))
+        {
+            Some(seen) => seen.3 += 1,
+            None => expected.push((marker.0, marker.1, marker.2, 1)),
+        }
+    }
+    expected.sort();
+    assert!(expected.iter().all(|marker| marker.3 > 1), "{expected:?}");
+
+    let Some(mut browser) =
+        browser_for("the_scatter_numbers_pairs_at_the_same_scores_and_marks_failed_calls")
+    else {
+        return;
+    };
+    browser.open(&sandbox.join("one.html"));
+    let pick =
+        |axis: &str| format!("document.getElementById('scatter-{axis}').selectedOptions[0].text");
+    assert_eq!(browser.eval(&pick("x")), json!("A"));
+    assert_eq!(browser.eval(&pick("y")), json!("B"));
+    assert_eq!(browser.eval(SCATTER_MARKERS), json!(expected));
+    // Each marker of several pairs carries its count, as text drawn over it.
+    let labels = browser.eval(
+        "[...document.querySelectorAll('#scatter [data-count]')].map(m => {
+           const label = [...document.querySelectorAll('#scatter text.count')].find(t => {
+             const a = t.getBBox(), b = m.getBBox();
+             return Math.abs(a.x + a.width / 2 - (b.x + b.width / 2)) < 1
+               && Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < 4;
+           });
+           return [m.dataset.x, m.dataset.y, label ? label.textContent : null];
+         }).sort()",
+    );
+    let counted: Vec<Value> = expected
+        .iter()
+        .map(|(x, y, _, count)| json!([x, y, count.to_string()]))
+        .collect();
+    assert_eq!(labels, json!(counted));
+    // Failed calls are red crosses, scored pairs are dots of the accent colour, and the legend
+    // says which is which.
+    let looks = browser.eval(
+        "[...document.querySelectorAll('#scatter [data-count]')].map(m => [m.dataset.failed,
+           m.tagName, getComputedStyle(m).stroke, getComputedStyle(m).fill])
+           .filter((v, i, all) => all.findIndex(w => w.join() === v.join()) === i).sort()",
+    );
+    assert_eq!(
+        looks,
+        json!([
+            ["", "circle", "none", "rgb(47, 111, 219)"],
+            ["y", "path", "rgb(200, 55, 45)", "none"]
+        ])
+    );
+    let legend = browser
+        .eval("[...document.querySelectorAll('#scatter-legend li')].map(li => li.textContent)");
+    assert_eq!(
+        legend,
+        json!([
+            "a scored pair; pairs with the same two scores are one dot, bigger and numbered with how many they are",
+            "a pair with a failed call (it scores 0 in every aggregate): drawn in the red “failed” lane of the axis whose call failed, in the corner when both did"
+        ])
+    );
+    assert_eq!(
+        browser.eval("document.getElementById('scatter-counts').textContent"),
+        json!(format!(
+            "{} paired examples: y higher in {above}, x higher in {below}, tied in {} ({failed} with a failed call, scored 0)",
+            TRAIN + VAL,
+            TRAIN + VAL - above - below
+        ))
+    );
+    browser.screenshot(&artifacts().join("scatter.png"));
+
+    // With two files the scatter starts with the same candidate in each.
+    browser.open(&sandbox.join("two.html"));
+    assert_eq!(browser.eval(&pick("x")), json!("base.jsonl · A"));
+    assert_eq!(browser.eval(&pick("y")), json!("new.jsonl · A"));
+    let markers = browser.eval(SCATTER_MARKERS);
+    let pairs: u64 = markers
+        .as_array()
+        .expect("markers")
+        .iter()
+        .map(|marker| marker[3].as_u64().expect("a count"))
+        .sum();
+    assert_eq!(pairs, (TRAIN + VAL) as u64);
 }
 
 #[test]
