@@ -1,11 +1,14 @@
 //! The HTML report in a real browser: a real run (a `sh` evaluator) is rendered by `run --report`
 //! and by `evalctl report`, loaded in headless Chromium driven over the DevTools protocol, and its
-//! DOM checked: the summary numbers match the run's JSON summary, the table has one row per call,
-//! the filters work, an injected `<script>` did not run (and shows as text), and no request left
-//! the page. A screenshot is saved to `target/report-artifacts/report.png`.
+//! DOM checked: the summary numbers match the run's JSON summary, the table has one row per call
+//! in example order, the filters work, an injected `<script>` did not run (and shows as text), and
+//! no request left the page; at three window widths no card cuts or scrolls its table; the scatter
+//! numbers pairs at the same scores, marks failed calls, and with two files starts with the same
+//! candidate in each. Screenshots are saved to `target/report-artifacts/`.
 //!
-//! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it); with no
-//! Chromium on PATH the test fails under `CI` and is reported SKIPPED elsewhere.
+//! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it). With no
+//! Chromium on PATH a test fails when `CI` is set; otherwise it says on stderr that its browser
+//! checks were skipped, and passes.
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
@@ -121,11 +124,16 @@ impl Browser {
         ] {
             browser.page(domain, json!({}));
         }
-        browser.page(
-            "Emulation.setDeviceMetricsOverride",
-            json!({"width": 1280, "height": 900, "deviceScaleFactor": 1, "mobile": false}),
-        );
+        browser.viewport(1280, 900);
         Some(browser)
+    }
+
+    /// Lay the page out in a window of `width` × `height` CSS pixels.
+    fn viewport(&mut self, width: u32, height: u32) {
+        self.page(
+            "Emulation.setDeviceMetricsOverride",
+            json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false}),
+        );
     }
 
     /// Send `method` (to the page's session, or to the browser) and wait for its result.
@@ -214,6 +222,19 @@ impl Drop for Browser {
     }
 }
 
+/// Headless Chromium for `test`, or `None` when there is no Chromium on PATH. Under `CI` a missing
+/// Chromium fails the test; elsewhere the skip is written to stderr directly (past the test
+/// harness's capture, so it shows in every run).
+fn browser_for(test: &str) -> Option<Browser> {
+    let browser = Browser::launch();
+    if browser.is_none() {
+        crate::common::tool_missing(&format!(
+            "{test}: no chromium on PATH, so the HTML report was not checked in a browser"
+        ));
+    }
+    browser
+}
+
 fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .is_some_and(|paths| std::env::split_paths(&paths).any(|dir| dir.join(program).is_file()))
@@ -278,8 +299,7 @@ fn the_report_of_a_real_run_renders_in_chromium() {
     let written = json_stdout(&report);
     assert_eq!(written["results"], summary["calls"]["total"]);
 
-    let Some(mut browser) = Browser::launch() else {
-        crate::common::tool_missing("no chromium on PATH: the browser checks of the HTML report");
+    let Some(mut browser) = browser_for("the_report_of_a_real_run_renders_in_chromium") else {
         return;
     };
     for name in ["report.html", "run.html"] {
@@ -480,8 +500,8 @@ fn names_of_inherited_object_members_render_their_rows() {
         "report.html",
     ]));
 
-    let Some(mut browser) = Browser::launch() else {
-        crate::common::tool_missing("no chromium on PATH: the browser checks of the HTML report");
+    let Some(mut browser) = browser_for("names_of_inherited_object_members_render_their_rows")
+    else {
         return;
     };
     browser.open(&sandbox.join("report.html"));
@@ -550,4 +570,313 @@ fn names_of_inherited_object_members_render_their_rows() {
         "{:?}",
         browser.events
     );
+}
+
+/// Scores each call from its example record: the score is the record's member named by the
+/// candidate text (0 for a text it does not name, such as the preflight's), and the call fails
+/// when the record's `fail` names the candidate.
+const PAIRED_EVALUATOR: &str = r#"input=$(cat)
+c=$(printf '%s' "$input" | sed -n 's/.*"candidate":"\([a-z]*\)".*/\1/p')
+case "$input" in *"\"fail\":\"$c\""*) echo "exploded" >&2; exit 3;; esac
+score=$(printf '%s' "$input" | sed -n "s/.*\"$c\":\([0-9.]*\).*/\1/p")
+echo "{\"score\": ${score:-0}}"
+"#;
+
+const LEVELS: [f64; 3] = [0.0, 0.5, 1.0];
+const TRAIN: usize = 50;
+const VAL: usize = 10;
+
+/// The score of the candidate whose text is `text` on example `i` (train `0..50`, then val), and
+/// whether its call fails: few distinct pairs, so many pairs share a point of the scatter.
+fn outcome(text: &str, i: usize) -> (f64, bool) {
+    let level = match text {
+        "a" => i % 3,
+        "b" if i.is_multiple_of(5) => (i + 1) % 3,
+        "b" => i % 3,
+        "na" => (i + 1) % 3,
+        _ => (i / 2) % 3,
+    };
+    let fails = match text {
+        "b" => i % 10 == 7,
+        "nb" => i % 10 == 3,
+        _ => false,
+    };
+    (LEVELS[level], fails)
+}
+
+fn example_record(i: usize) -> String {
+    let mut record = json!({"q": i});
+    for text in ["a", "b", "na", "nb"] {
+        let (score, fails) = outcome(text, i);
+        record[text] = json!(score);
+        if fails {
+            record["fail"] = json!(text);
+        }
+    }
+    record.to_string() + "\n"
+}
+
+/// Two runs of candidates `A` and `B` over the same 50 + 10 examples, with failed calls, each
+/// with `--report`: the first (`base-run.html`) into `base.jsonl`, whose lines are then put in
+/// reverse (a results file lists calls as they complete), the second into `new.jsonl`; then the
+/// reports of `base.jsonl` (`one.html`) and of both files (`two.html`).
+fn two_runs() -> Sandbox {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "d.jsonl",
+        (0..TRAIN).map(example_record).collect::<String>(),
+    );
+    sandbox.write(
+        "v.jsonl",
+        (TRAIN..TRAIN + VAL).map(example_record).collect::<String>(),
+    );
+    for (candidates, texts, output, report) in [
+        (
+            "base-c.jsonl",
+            ["a", "b"],
+            "completed.jsonl",
+            "base-run.html",
+        ),
+        ("new-c.jsonl", ["na", "nb"], "new.jsonl", "new-run.html"),
+    ] {
+        let lines = ["A", "B"]
+            .iter()
+            .zip(texts)
+            .map(|(id, text)| json!({"id": id, "candidate": text}).to_string() + "\n");
+        sandbox.write(candidates, lines.collect::<String>());
+        let run = sandbox
+            .run_with(PAIRED_EVALUATOR)
+            .args(["--candidates", candidates])
+            .args(["--dataset", "d.jsonl", "--valset", "v.jsonl"])
+            .args(["--output", output, "--report", report])
+            .output()
+            .expect("evalctl runs");
+        assert_eq!(code(&run), 1, "some calls fail: {}", stderr_text(&run));
+    }
+    let mut lines = sandbox.lines("completed.jsonl");
+    lines.reverse();
+    sandbox.write("base.jsonl", lines.join("\n") + "\n");
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "base.jsonl", "-o", "one.html"]),
+    );
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "base.jsonl", "new.jsonl", "-o", "two.html"]),
+    );
+    sandbox
+}
+
+/// Every card and panel whose content does not fit it: one that scrolls, or a cell or chart
+/// that reaches past its edge.
+const CUT_CARDS: &str = r#"[...document.querySelectorAll('.card, .panel')].flatMap(box => {
+  const name = box.querySelector('h3, .label').textContent;
+  const edge = box.getBoundingClientRect();
+  const problems = [];
+  for (const node of [box, ...box.querySelectorAll('.table-wrap')]) {
+    if (node.scrollWidth > node.clientWidth) {
+      problems.push(`${name}: scrolls (${node.scrollWidth} > ${node.clientWidth})`);
+    }
+  }
+  for (const node of box.querySelectorAll('th, td, svg')) {
+    const r = node.getBoundingClientRect();
+    if (r.right > edge.right + 0.5 || r.left < edge.left - 0.5) {
+      problems.push(`${name}: "${node.textContent}" reaches past the card`);
+    }
+  }
+  return problems;
+})"#;
+
+#[test]
+fn cards_never_cut_their_tables_at_any_window_width() {
+    let sandbox = two_runs();
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["tasks", "score"])
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tasks/tasks.jsonl"))
+            .arg("--outputs")
+            .arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tasks/outputs.jsonl"))
+            .args(["--output", "tasks-results.jsonl", "--format", "json"]),
+    );
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "tasks-results.jsonl", "-o", "tasks.html"]),
+    );
+
+    let Some(mut browser) = browser_for("cards_never_cut_their_tables_at_any_window_width") else {
+        return;
+    };
+    for (page, panels) in [("one.html", 2), ("two.html", 4), ("tasks.html", 1)] {
+        browser.open(&sandbox.join(page));
+        let intervals =
+            browser.eval("[...document.querySelectorAll('.panel th')].filter(th => th.textContent === '95% interval').length");
+        assert_eq!(
+            intervals,
+            json!(panels),
+            "{page}: a 95% interval column per panel"
+        );
+        for (width, height) in [(1400, 1800), (1200, 1500), (900, 1200)] {
+            browser.viewport(width, height);
+            assert_eq!(
+                browser.eval(CUT_CARDS),
+                json!([]),
+                "{page} at {width}×{height}"
+            );
+            let shot = format!("{}-{width}.png", page.trim_end_matches(".html"));
+            browser.screenshot(&artifacts().join(shot));
+        }
+        browser.viewport(1280, 900);
+    }
+}
+
+/// The markers of the scatter, sorted: `[x, y, failed axis, count]`, where `x` and `y` are a score
+/// or `failed`.
+const SCATTER_MARKERS: &str = "[...document.querySelectorAll('#scatter [data-count]')]
+    .map(m => [m.dataset.x, m.dataset.y, m.dataset.failed, Number(m.dataset.count)]).sort()";
+
+#[test]
+fn the_scatter_numbers_pairs_at_the_same_scores_and_marks_failed_calls() {
+    let sandbox = two_runs();
+    // Candidate A (x) against B (y) of the base run: one marker per distinct pair of scores, a
+    // pair with B's call failed in the `failed` lane of y.
+    let mut expected: Vec<(String, String, &str, u64)> = Vec::new();
+    let (mut above, mut below, mut failed) = (0, 0, 0);
+    for i in 0..TRAIN + VAL {
+        let (x, _) = outcome("a", i);
+        let (y, y_fails) = outcome("b", i);
+        let y_shown = if y_fails { 0.0 } else { y };
+        above += usize::from(y_shown > x);
+        below += usize::from(y_shown < x);
+        failed += usize::from(y_fails);
+        let marker = if y_fails {
+            (x.to_string(), "failed".to_string(), "y")
+        } else {
+            (x.to_string(), y.to_string(), "")
+        };
+        match expected
+            .iter_mut()
+            .find(|seen| (&seen.0, &seen.1, seen.2) == (&marker.0, &marker.1, marker.2))
+        {
+            Some(seen) => seen.3 += 1,
+            None => expected.push((marker.0, marker.1, marker.2, 1)),
+        }
+    }
+    expected.sort();
+    assert!(expected.iter().all(|marker| marker.3 > 1), "{expected:?}");
+
+    let Some(mut browser) =
+        browser_for("the_scatter_numbers_pairs_at_the_same_scores_and_marks_failed_calls")
+    else {
+        return;
+    };
+    browser.open(&sandbox.join("one.html"));
+    let pick =
+        |axis: &str| format!("document.getElementById('scatter-{axis}').selectedOptions[0].text");
+    assert_eq!(browser.eval(&pick("x")), json!("A"));
+    assert_eq!(browser.eval(&pick("y")), json!("B"));
+    assert_eq!(browser.eval(SCATTER_MARKERS), json!(expected));
+    // Each marker of several pairs carries its count, as text drawn over it.
+    let labels = browser.eval(
+        "[...document.querySelectorAll('#scatter [data-count]')].map(m => {
+           const label = [...document.querySelectorAll('#scatter text.count')].find(t => {
+             const a = t.getBBox(), b = m.getBBox();
+             return Math.abs(a.x + a.width / 2 - (b.x + b.width / 2)) < 1
+               && Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < 4;
+           });
+           return [m.dataset.x, m.dataset.y, label ? label.textContent : null];
+         }).sort()",
+    );
+    let counted: Vec<Value> = expected
+        .iter()
+        .map(|(x, y, _, count)| json!([x, y, count.to_string()]))
+        .collect();
+    assert_eq!(labels, json!(counted));
+    // Failed calls are red crosses, scored pairs are dots of the accent colour, and the legend
+    // says which is which.
+    let looks = browser.eval(
+        "[...document.querySelectorAll('#scatter [data-count]')].map(m => [m.dataset.failed,
+           m.tagName, getComputedStyle(m).stroke, getComputedStyle(m).fill])
+           .filter((v, i, all) => all.findIndex(w => w.join() === v.join()) === i).sort()",
+    );
+    assert_eq!(
+        looks,
+        json!([
+            ["", "circle", "none", "rgb(47, 111, 219)"],
+            ["y", "path", "rgb(200, 55, 45)", "none"]
+        ])
+    );
+    let legend = browser
+        .eval("[...document.querySelectorAll('#scatter-legend li')].map(li => li.textContent)");
+    assert_eq!(
+        legend,
+        json!([
+            "a scored pair; pairs with the same two scores are one dot, bigger and numbered with how many they are",
+            "a pair with a failed call (it scores 0 in every aggregate): drawn in the red “failed” lane of the axis whose call failed, in the corner when both did"
+        ])
+    );
+    assert_eq!(
+        browser.eval("document.getElementById('scatter-counts').textContent"),
+        json!(format!(
+            "{} paired examples: y higher in {above}, x higher in {below}, tied in {} ({failed} with a failed call, scored 0)",
+            TRAIN + VAL,
+            TRAIN + VAL - above - below
+        ))
+    );
+    browser.screenshot(&artifacts().join("scatter.png"));
+
+    // With two files the scatter starts with the same candidate in each.
+    browser.open(&sandbox.join("two.html"));
+    assert_eq!(browser.eval(&pick("x")), json!("base.jsonl · A"));
+    assert_eq!(browser.eval(&pick("y")), json!("new.jsonl · A"));
+    let markers = browser.eval(SCATTER_MARKERS);
+    let pairs: u64 = markers
+        .as_array()
+        .expect("markers")
+        .iter()
+        .map(|marker| marker[3].as_u64().expect("a count"))
+        .sum();
+    assert_eq!(pairs, (TRAIN + VAL) as u64);
+}
+
+#[test]
+fn every_result_is_listed_in_example_order() {
+    let sandbox = two_runs();
+    let expected = |files: &[&str]| -> Vec<String> {
+        let mut rows = Vec::new();
+        for file in files {
+            for (split, indexes) in [("train", 0..TRAIN), ("val", 0..VAL)] {
+                for index in indexes {
+                    for candidate in ["A", "B"] {
+                        let name = if files.len() > 1 {
+                            format!("{file} · {candidate}")
+                        } else {
+                            candidate.to_string()
+                        };
+                        rows.push(format!("{name} {split} #{index} (line {})", index + 1));
+                    }
+                }
+            }
+        }
+        rows
+    };
+    let Some(mut browser) = browser_for("every_result_is_listed_in_example_order") else {
+        return;
+    };
+    for (page, files) in [
+        ("base-run.html", vec!["this run"]),
+        ("one.html", vec!["base.jsonl"]),
+        ("two.html", vec!["base.jsonl", "new.jsonl"]),
+    ] {
+        browser.open(&sandbox.join(page));
+        set_filter(&mut browser, "page-size", "500");
+        let shown = browser.eval(
+            "[...document.querySelectorAll('#rows tbody tr.row')]
+               .map(tr => [...tr.querySelectorAll('td')].slice(1, 4).map(td => td.textContent).join(' '))",
+        );
+        assert_eq!(shown, json!(expected(&files)), "{page}");
+    }
 }

@@ -178,6 +178,12 @@ impl Report {
 
     /// Add `row` of `candidate` to `source`.
     fn add_row(&mut self, source: usize, candidate: &str, row: Row) {
+        let series = self.series_of(source, candidate);
+        self.rows.push((series, row));
+    }
+
+    /// The series of `candidate` in `source`, made (after the ones made so far) if it is new.
+    fn series_of(&mut self, source: usize, candidate: &str) -> usize {
         let next = self.series.len();
         let series = *self
             .series_index
@@ -190,7 +196,7 @@ impl Report {
                 text: None,
             });
         }
-        self.rows.push((series, row));
+        series
     }
 
     /// How many rows (results) the report holds.
@@ -210,6 +216,12 @@ impl Report {
     /// --format json` prints over them.
     fn add_run_results(&mut self, name: String, summary: &Summary, records: &[CallRecord]) {
         let source = self.add_source(name, SourceKind::Run);
+        // Candidates in the run's order, not the order their first calls completed in.
+        let mut planned: Vec<&CallRecord> = records.iter().collect();
+        planned.sort_by_key(|record| record.candidate_index);
+        for record in planned {
+            self.series_of(source, &record.candidate_id);
+        }
         for record in records {
             self.add_row(source, &record.candidate_id, Row::from(record));
         }
@@ -241,12 +253,47 @@ impl Report {
         report
     }
 
+    /// The rows in example order, whatever order they were written in (a run's results file
+    /// lists calls as they completed): file by file; within a file by split (a run's `single`,
+    /// `train`, `val`; other splits, such as task categories, in the order they first appear),
+    /// then example index, then repeat, then candidate. Rows with no example index (tasks, spec
+    /// runs) keep their order in the file.
+    fn example_order(&self) -> Vec<&(usize, Row)> {
+        let mut first_seen: HashMap<(usize, &str), usize> = HashMap::new();
+        for (series, row) in &self.rows {
+            let source = self.series[*series].source;
+            let next = first_seen.len();
+            first_seen.entry((source, &row.split)).or_insert(next);
+        }
+        let split_rank = |source: usize, split: &str| {
+            let known = ["single", "train", "val"]
+                .iter()
+                .position(|name| *name == split);
+            match known {
+                Some(rank) if self.sources[source].kind == SourceKind::Run => rank,
+                _ => 3 + first_seen[&(source, split)],
+            }
+        };
+        let mut ordered: Vec<&(usize, Row)> = self.rows.iter().collect();
+        ordered.sort_by_key(|(series, row)| {
+            let source = self.series[*series].source;
+            (
+                source,
+                split_rank(source, &row.split),
+                row.example_index,
+                row.repeat,
+                *series,
+            )
+        });
+        ordered
+    }
+
     /// The whole page: the template filled with the style, the script, the data and the
     /// Content-Security-Policy that allows only them.
     pub fn render(&self, title: &str) -> anyhow::Result<String> {
         let rows: Vec<RowData> = self
-            .rows
-            .iter()
+            .example_order()
+            .into_iter()
             .map(|(series, row)| RowData(*series, row))
             .collect();
         let data = serde_json::json!({
@@ -493,6 +540,69 @@ mod tests {
         ] {
             assert!(TEMPLATE.contains(placeholder), "{placeholder}");
         }
+    }
+
+    fn row(split: &str, example_index: Option<usize>, repeat: Option<u64>) -> Row {
+        Row {
+            split: split.to_string(),
+            example_index,
+            example_line: None,
+            example_id: None,
+            label: None,
+            score: Some(1.0),
+            error: None,
+            side_info: Map::new(),
+            attempts: None,
+            latency_ms: None,
+            passed: None,
+            repeat,
+            cached: false,
+        }
+    }
+
+    #[test]
+    fn rows_are_rendered_in_example_order_not_completion_order() {
+        let mut report = Report::default();
+        let run = report.add_source("run.jsonl".to_string(), SourceKind::Run);
+        for (candidate, split, index, repeat) in [
+            ("b", "val", 0, 0),
+            ("a", "train", 2, 0),
+            ("b", "train", 0, 1),
+            ("a", "train", 0, 1),
+            ("a", "val", 0, 0),
+            ("b", "train", 0, 0),
+            ("a", "train", 0, 0),
+        ] {
+            report.add_row(run, candidate, row(split, Some(index), Some(repeat)));
+        }
+        let tasks = report.add_source("tasks.jsonl".to_string(), SourceKind::Tasks);
+        for category in ["math", "val", "math", "code"] {
+            report.add_row(tasks, "tasks", row(category, None, None));
+        }
+        let order: Vec<(String, &str, Option<usize>, Option<u64>)> = report
+            .example_order()
+            .into_iter()
+            .map(|(series, row)| {
+                let series = &report.series[*series];
+                let name = format!("{}:{}", series.source, series.candidate);
+                (name, row.split.as_str(), row.example_index, row.repeat)
+            })
+            .collect();
+        let expected = [
+            ("0:b", "train", Some(0), Some(0)),
+            ("0:a", "train", Some(0), Some(0)),
+            ("0:b", "train", Some(0), Some(1)),
+            ("0:a", "train", Some(0), Some(1)),
+            ("0:a", "train", Some(2), Some(0)),
+            ("0:b", "val", Some(0), Some(0)),
+            ("0:a", "val", Some(0), Some(0)),
+            ("1:tasks", "math", None, None),
+            ("1:tasks", "math", None, None),
+            ("1:tasks", "val", None, None),
+            ("1:tasks", "code", None, None),
+        ]
+        .map(|(name, split, index, repeat)| (name.to_string(), split, index, repeat));
+        assert_eq!(order, expected);
     }
 
     #[test]

@@ -295,6 +295,27 @@
         el('div', { className: 'muted', text: 'Score histogram (failed results in red, scored 0)' }),
       ]));
     });
+    fitPanels(panels);
+  }
+
+  // Make every panel at least as wide as the widest panel's content (its table at its natural
+  // width, or its histogram), so the grid puts fewer panels in a row rather than cut a table.
+  function fitPanels(panels) {
+    var widest = 0;
+    var edges = function (node) {
+      var style = getComputedStyle(node);
+      return ['paddingLeft', 'paddingRight', 'borderLeftWidth', 'borderRightWidth']
+        .reduce(function (sum, key) { return sum + parseFloat(style[key]); }, 0);
+    };
+    panels.classList.add('measuring');
+    panels.querySelectorAll('.panel').forEach(function (panel) {
+      var wrap = panel.querySelector('.table-wrap');
+      var content = Math.max(wrap.firstChild.getBoundingClientRect().width + edges(wrap),
+        panel.querySelector('svg').getBoundingClientRect().width);
+      widest = Math.max(widest, content + edges(panel));
+    });
+    panels.classList.remove('measuring');
+    panels.style.setProperty('--panel-min', Math.ceil(widest) + 'px');
   }
 
   // ---- comparison -------------------------------------------------------------------------
@@ -325,6 +346,7 @@
       el('div', { className: 'table-wrap' }, [el('table', null, [el('thead', null, [head]), body])]));
 
     var controls = document.getElementById('scatter-controls');
+    var pair = scatterDefault();
     var pick = function (id, label, chosen) {
       var select = el('select', { id: id }, series.map(function (_, index) {
         return el('option', { value: String(index), text: seriesLabel(index), selected: index === chosen });
@@ -333,11 +355,26 @@
       controls.appendChild(el('label', null, [label, select]));
       return select;
     };
-    pick('scatter-x', 'x axis', 0);
-    pick('scatter-y', 'y axis', 1);
+    pick('scatter-x', 'x axis', pair[0]);
+    pick('scatter-y', 'y axis', pair[1]);
     drawScatter();
   }
 
+  // The two series the scatter starts with: with several files, the first candidate that two
+  // files share, in the first file against the next file (the same candidate before and after);
+  // else the first two series.
+  function scatterDefault() {
+    for (var x = 0; x < series.length; x++) {
+      for (var y = x + 1; y < series.length; y++) {
+        if (series[y].source !== series[x].source && series[y].candidate === series[x].candidate) return [x, y];
+      }
+    }
+    return [0, 1];
+  }
+
+  // The scatter of two series' per-example scores. Pairs at the same scores are one marker, sized
+  // and numbered by how many they are; a pair with a failed call is a red cross in the lane of
+  // the axis whose call failed (in the corner when both did), not at the 0 it scores.
   function drawScatter() {
     var xs = Number(document.getElementById('scatter-x').value);
     var ys = Number(document.getElementById('scatter-y').value);
@@ -348,30 +385,90 @@
       var key = pairKey(row);
       if (!byKey.has(key)) byKey.set(key, {});
       var point = byKey.get(key);
-      point[s === xs ? 'x' : 'y'] = scoreOf(row);
-      if (xs === ys) point.y = scoreOf(row);
+      var failed = errorKind(row) !== null;
+      if (s === xs) { point.x = scoreOf(row); point.xFailed = failed; }
+      if (s === ys) { point.y = scoreOf(row); point.yFailed = failed; }
     });
     var points = Array.from(byKey.values())
       .filter(function (p) { return p.x !== undefined && p.y !== undefined; });
+    var groups = new Map();
+    points.forEach(function (p) {
+      var x = p.xFailed ? 'failed' : String(p.x);
+      var y = p.yFailed ? 'failed' : String(p.y);
+      var key = x + '|' + y;
+      if (!groups.has(key)) groups.set(key, { x: x, y: y, count: 0 });
+      groups.get(key).count += 1;
+    });
+    var markers = Array.from(groups.values());
+    var most = Math.max.apply(null, markers.map(function (m) { return m.count; }).concat([1]));
+    var radius = function (count) {
+      return count === 1 ? 3.5 : 3.5 + 9.5 * Math.sqrt((count - 1) / Math.max(1, most - 1));
+    };
+
     var domain = scoreDomain();
-    var size = 320, pad = 30;
-    var scale = function (v) { return pad + (size - 2 * pad) * (v - domain[0]) / (domain[1] - domain[0]); };
+    // The plot's frame, the inset of its scores from the frame (room for the biggest marker) and
+    // the centres of the two failed lanes, left of and below the frame.
+    var size = 380, left = 84, right = size - 10, top = 10, bottom = size - 84, inset = 16;
+    var laneX = 30, laneY = bottom + 44, lane = 26;
+    var unit = function (v) { return (v - domain[0]) / (domain[1] - domain[0]); };
+    var sx = function (v) { return left + inset + (right - left - 2 * inset) * unit(v); };
+    var sy = function (v) { return bottom - inset - (bottom - top - 2 * inset) * unit(v); };
     var chart = svgEl('svg', { width: size, height: size, role: 'img', viewBox: '0 0 ' + size + ' ' + size });
     chart.appendChild(svgEl('title', {}, 'Per-example scores: ' + points.length + ' pairs'));
-    chart.appendChild(svgEl('rect', { class: 'bar-track', x: pad, y: pad, width: size - 2 * pad, height: size - 2 * pad }));
-    chart.appendChild(svgEl('line', { class: 'diagonal', x1: pad, y1: size - pad, x2: size - pad, y2: pad }));
-    var jitter = function (i) { return ((i * 7919) % 11 - 5) * 0.6; };
-    points.slice(0, 20000).forEach(function (p, i) {
-      chart.appendChild(svgEl('circle', { class: 'dot', r: 3, cx: scale(p.x) + jitter(i), cy: size - scale(p.y) + jitter(i + 3) }));
+    chart.appendChild(svgEl('rect', { class: 'bar-track', x: left, y: top, width: right - left, height: bottom - top }));
+    chart.appendChild(svgEl('rect', { class: 'failed-lane', x: laneX - lane / 2, y: top, width: lane, height: laneY + lane / 2 - top }));
+    chart.appendChild(svgEl('rect', { class: 'failed-lane', x: laneX - lane / 2, y: laneY - lane / 2, width: right - laneX + lane / 2, height: lane }));
+    chart.appendChild(svgEl('line', { class: 'diagonal', x1: sx(domain[0]), y1: sy(domain[0]), x2: sx(domain[1]), y2: sy(domain[1]) }));
+    [domain[0], (domain[0] + domain[1]) / 2, domain[1]].forEach(function (v) {
+      chart.appendChild(svgEl('text', { x: sx(v), y: bottom + 16, 'text-anchor': 'middle' }, fmt(v, 2)));
+      chart.appendChild(svgEl('text', { x: left - 6, y: sy(v) + 4, 'text-anchor': 'end' }, fmt(v, 2)));
     });
-    chart.appendChild(svgEl('text', { x: size / 2, y: size - 6, 'text-anchor': 'middle' }, 'x: ' + seriesLabel(xs)));
-    chart.appendChild(svgEl('text', { x: 12, y: size / 2, 'text-anchor': 'middle', transform: 'rotate(-90 12 ' + size / 2 + ')' }, 'y: ' + seriesLabel(ys)));
+    chart.appendChild(svgEl('text', { class: 'failed-tick', x: laneX, y: bottom + 16, 'text-anchor': 'middle' }, 'failed'));
+    chart.appendChild(svgEl('text', { class: 'failed-tick', x: left - 6, y: laneY + 4, 'text-anchor': 'end' }, 'failed'));
+    markers.slice(0, 20000).forEach(function (m) {
+      var cx = m.x === 'failed' ? laneX : sx(Number(m.x));
+      var cy = m.y === 'failed' ? laneY : sy(Number(m.y));
+      var r = radius(m.count);
+      var failed = m.x === 'failed' ? (m.y === 'failed' ? 'both' : 'x') : (m.y === 'failed' ? 'y' : '');
+      var attrs = { 'data-x': m.x, 'data-y': m.y, 'data-count': m.count, 'data-failed': failed };
+      var marker = failed
+        ? svgEl('path', Object.assign({ class: 'dot failed', d: 'M' + (cx - r) + ' ' + (cy - r) + 'L' + (cx + r) + ' ' + (cy + r) +
+            'M' + (cx - r) + ' ' + (cy + r) + 'L' + (cx + r) + ' ' + (cy - r) }, attrs))
+        : svgEl('circle', Object.assign({ class: 'dot', r: r, cx: cx, cy: cy }, attrs));
+      var at = function (value) { return value === 'failed' ? 'failed' : fmt(Number(value)); };
+      marker.appendChild(svgEl('title', {}, 'x ' + at(m.x) + ', y ' + at(m.y) + ': ' + plural(m.count, 'pair')));
+      chart.appendChild(marker);
+      if (m.count > 1) {
+        chart.appendChild(svgEl('text', { class: 'count', x: cx, y: cy + 4, 'text-anchor': 'middle' }, String(m.count)));
+      }
+    });
+    chart.appendChild(svgEl('text', { x: (left + right) / 2, y: size - 6, 'text-anchor': 'middle' }, 'x: ' + seriesLabel(xs)));
+    chart.appendChild(svgEl('text', { x: 10, y: (top + bottom) / 2, 'text-anchor': 'middle',
+      transform: 'rotate(-90 10 ' + (top + bottom) / 2 + ')' }, 'y: ' + seriesLabel(ys)));
     var above = points.filter(function (p) { return p.y > p.x; }).length;
     var below = points.filter(function (p) { return p.y < p.x; }).length;
+    var failedPairs = points.filter(function (p) { return p.xFailed || p.yFailed; }).length;
     var wrap = clear(document.getElementById('scatter'));
     wrap.appendChild(chart);
-    wrap.appendChild(el('p', { className: 'muted', text: plural(points.length, 'paired example') + ': y higher in ' +
-      above + ', x higher in ' + below + ', tied in ' + (points.length - above - below) }));
+    wrap.appendChild(scatterLegend());
+    wrap.appendChild(el('p', { id: 'scatter-counts', className: 'muted', text: plural(points.length, 'paired example') +
+      ': y higher in ' + above + ', x higher in ' + below + ', tied in ' + (points.length - above - below) +
+      (failedPairs ? ' (' + failedPairs + ' with a failed call, scored 0)' : '') }));
+  }
+
+  function scatterLegend() {
+    var swatch = function (shape) {
+      var icon = svgEl('svg', { width: 14, height: 14, viewBox: '0 0 14 14', 'aria-hidden': 'true' });
+      icon.appendChild(shape);
+      return icon;
+    };
+    return el('ul', { id: 'scatter-legend', className: 'legend' }, [
+      el('li', null, [swatch(svgEl('circle', { class: 'dot', cx: 7, cy: 7, r: 4 })),
+        'a scored pair; pairs with the same two scores are one dot, bigger and numbered with how many they are']),
+      el('li', null, [swatch(svgEl('path', { class: 'dot failed', d: 'M3 3L11 11M3 11L11 3' })),
+        'a pair with a failed call (it scores 0 in every aggregate): drawn in the red “failed” lane of the axis ' +
+        'whose call failed, in the corner when both did']),
+    ]);
   }
 
   // ---- errors -----------------------------------------------------------------------------
