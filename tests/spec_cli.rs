@@ -177,7 +177,12 @@ fn validate_reports_every_problem_of_a_json_spec_at_once() {
     let problems = [
         "spec.json:1: evaluation_spec.name is required",
         "spec.json:1: evaluation_spec.version_number must be greater than 0",
-        "spec.json:2: evaluation_spec.validators[0].type is not a supported validator type",
+        "spec.json:2: evaluation_spec.validators[0].type is not a supported validator type \
+         (supported: exact_match, contains, regex_match, boolean_assert, fuzzy_match, \
+         numeric_match, normalized_match, token_f1, bleu_score, rouge_score, chrf_score, \
+         math_equivalence, json_schema, json_path_match, file_exists, file_content_match, \
+         file_json_schema, directory_structure, code_execution, tool_call_assertion, \
+         postcondition)",
         "spec.json:3: evaluation_spec.scorecard.dimensions[0].validators[0] references unknown \
          validator key \"missing\"",
     ];

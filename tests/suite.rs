@@ -43,6 +43,7 @@ mod judge_config;
 mod judge_replies;
 mod judge_run;
 mod metrics_golden;
+mod name_suggestions;
 mod one_path;
 mod preflight_checks;
 mod report_html;
