@@ -39,14 +39,19 @@ pub fn unknown_key_near(key: &str, allowed: &[&str]) -> String {
 pub fn nearest<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
     let allowed: Vec<&str> = allowed.into_iter().collect();
     let bare = |name: &'a str| name.rsplit('.').next().unwrap_or(name);
-    let limit = (word.chars().count() / 3).clamp(1, 3);
+    let length = word.chars().count();
+    let limit = (length / 3).clamp(1, 3);
+    // Lengths further apart than the limit cannot be close: a long input is not compared at all.
+    let distance = |name: &str| {
+        if name.chars().count().abs_diff(length) <= limit {
+            strsim::levenshtein(word, name)
+        } else {
+            usize::MAX
+        }
+    };
     let close = allowed
         .iter()
-        .map(|name| {
-            let distance =
-                strsim::levenshtein(word, name).min(strsim::levenshtein(word, bare(name)));
-            (distance, *name)
-        })
+        .map(|name| (distance(name).min(distance(bare(name))), *name))
         .filter(|(distance, _)| *distance <= limit)
         .min_by_key(|(distance, _)| *distance)
         .map(|(_, name)| name);
@@ -277,6 +282,7 @@ mod tests {
         );
         assert_eq!(nearest("exa", types), None);
         assert_eq!(nearest("", types), None);
+        assert_eq!(nearest(&"fuzzy".repeat(200_000), types), None);
         assert_eq!(
             did_you_mean("strip", ["none", "strip_whitespace"]),
             " (did you mean `strip_whitespace`?)"
