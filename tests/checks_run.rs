@@ -156,7 +156,7 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         .stderr(
             "error: bad.json: checks[0].arguments: missing required key `expected`\n\
              error: bad.json: checks[1].arguments.pattern: not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
-             error: bad.json: checks[2].type: unknown check type `fuzzy` (known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)\n\
+             error: bad.json: checks[2].type: unknown check type `fuzzy` (did you mean `spec.fuzzy_match`? known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)\n\
              error: bad.json: checks[3].arguments.pattern: not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",
         );
     assert!(!dir.path().join("out.jsonl").exists());

@@ -177,7 +177,12 @@ fn validate_reports_every_problem_of_a_json_spec_at_once() {
     let problems = [
         "spec.json:1: evaluation_spec.name is required",
         "spec.json:1: evaluation_spec.version_number must be greater than 0",
-        "spec.json:2: evaluation_spec.validators[0].type is not a supported validator type",
+        "spec.json:2: evaluation_spec.validators[0].type is not a supported validator type \
+         (supported: exact_match, contains, regex_match, boolean_assert, fuzzy_match, \
+         numeric_match, normalized_match, token_f1, bleu_score, rouge_score, chrf_score, \
+         math_equivalence, json_schema, json_path_match, file_exists, file_content_match, \
+         file_json_schema, directory_structure, code_execution, tool_call_assertion, \
+         postcondition)",
         "spec.json:3: evaluation_spec.scorecard.dimensions[0].validators[0] references unknown \
          validator key \"missing\"",
     ];
@@ -328,6 +333,8 @@ validator             mean  pass  fail  errors  unavailable
 names_capital       0.5000     1     1       0            0
 close_to_reference  0.7959     1     1       0            0
 lookup_budget       0.5000     1     1       0            0
+
+exit 1: 1 of 2 runs did not pass
 ";
 
 /// What scoring the two fixture runs decides, run by run.
@@ -385,6 +392,74 @@ fn score_writes_records_to_stdout_and_the_summary_to_stderr() {
 }
 
 #[test]
+fn score_ends_with_exit_0_when_every_run_passes() {
+    let sandbox = sandbox_with_pack();
+    let runs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS))
+        .expect("read the fixture runs");
+    let first = runs.lines().next().expect("a first run");
+    sandbox.write("runs.jsonl", format!("{first}\n{first}\n"));
+    let out = score_text(&sandbox);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "spec pack.yaml scored runs runs.jsonl (judges: recorded)
+runs: 2   passed: 2   failed: 0   undecided: 0   pass rate: 100.0%   mean overall score: 1.0000
+
+dimension             mean     n  missing
+correctness         1.0000     2        0
+discipline          1.0000     2        0
+
+validator             mean  pass  fail  errors  unavailable
+names_capital       1.0000     2     0       0            0
+close_to_reference  1.0000     2     0       0            0
+lookup_budget       1.0000     2     0       0            0
+
+exit 0: all 2 runs passed
+"
+    );
+}
+
+#[test]
+fn score_counts_runs_without_a_verdict_among_those_that_did_not_pass() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "spec.json",
+        r#"{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+ "validators": [{"key": "a", "type": "exact_match", "target": "final_output", "expected_from": "case.expectations.answer"}],
+ "scorecard": {"dimensions": ["correctness"]}}"#,
+    );
+    let run = r#"{"challenge_inputs": [], "events": []}"#;
+    sandbox.write("runs.jsonl", format!("{run}\n{run}\n"));
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args([
+            "spec",
+            "score",
+            "spec.json",
+            "runs.jsonl",
+            "--format",
+            "json",
+        ]);
+        command.args(["--output", "records.jsonl"]);
+        command
+    });
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "exit 1: 2 of 2 runs did not pass (2 without a verdict)\n"
+    );
+    let summary = json_stdout(&out);
+    assert_eq!(
+        json!([
+            summary["undecided"],
+            summary["exit"],
+            summary["exit_reason"]
+        ]),
+        json!([2, 1, "2 of 2 runs did not pass (2 without a verdict)"])
+    );
+}
+
+#[test]
 fn score_with_output_appends_records_and_prints_the_json_summary() {
     let sandbox = Sandbox::new();
     sandbox.write("records.jsonl", "{\"earlier\": true}\n");
@@ -396,7 +471,7 @@ fn score_with_output_appends_records_and_prints_the_json_summary() {
         command
     });
     assert_eq!(code(&out), 1, "{}", stderr_text(&out));
-    assert_eq!(stderr_text(&out), "");
+    assert_eq!(stderr_text(&out), "exit 1: 1 of 2 runs did not pass\n");
     let summary = json_stdout(&out);
     assert_eq!(
         json!({
@@ -406,6 +481,8 @@ fn score_with_output_appends_records_and_prints_the_json_summary() {
             "undecided": summary["undecided"],
             "pass_rate": summary["pass_rate"],
             "overall_score": summary["overall_score"],
+            "exit": summary["exit"],
+            "exit_reason": summary["exit_reason"],
         }),
         json!({
             "runs": 2,
@@ -414,6 +491,8 @@ fn score_with_output_appends_records_and_prints_the_json_summary() {
             "undecided": 0,
             "pass_rate": 0.5,
             "overall_score": {"n": 2, "mean": 0.5, "missing": 0},
+            "exit": 1,
+            "exit_reason": "1 of 2 runs did not pass",
         })
     );
     let lines = sandbox.jsonl("records.jsonl");

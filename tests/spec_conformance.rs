@@ -138,9 +138,15 @@ fn run_spec_validation(case: &Value) -> Vec<String> {
         (&input["evaluation_spec"], Shape::Definition)
     };
     let bytes = serde_json::to_vec(document).expect("serialisable");
+    // An unknown key is a decoding problem even though decoding goes on past it.
     let decoded = decode::decode_as(&bytes, "case.json", shape);
-    let decode_failed = decoded.is_err();
-    let outcome = decoded.and_then(EvaluationSpec::from_definition);
+    let decode_failed = decoded
+        .as_ref()
+        .map_or(true, |(_, unknown)| !unknown.is_empty());
+    let outcome = decoded.and_then(|(definition, unknown)| match unknown.is_empty() {
+        true => EvaluationSpec::from_definition(definition),
+        false => Err(unknown),
+    });
     let want_valid = expected["valid"].as_bool().unwrap_or(true);
     check(&mut failures, outcome.is_ok() == want_valid, || {
         format!("valid = {}: {:?}", outcome.is_ok(), outcome.as_ref().err())

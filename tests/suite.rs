@@ -44,6 +44,7 @@ mod judge_config;
 mod judge_replies;
 mod judge_run;
 mod metrics_golden;
+mod name_suggestions;
 mod preflight_checks;
 mod report_html;
 mod report_kinds;

@@ -182,14 +182,22 @@ pub fn parse_check<'a>(
                                 .map(|check| check.name.as_str()),
                         )
                         .collect();
-                    problems.push(Problem::new(
-                        ".type",
-                        format!(
-                            "unknown check type `{name}` (known: {}; spec.TYPE runs an \
-                             evaluation-spec validator; a custom type is declared in \
-                             `custom_checks` or with --custom-check)",
+                    let every = CheckKind::ALL
+                        .iter()
+                        .map(|kind| kind.name())
+                        .chain(custom.keys().map(String::as_str));
+                    let hint = strict::hint(
+                        name,
+                        every,
+                        &format!(
+                            "known: {}; spec.TYPE runs an evaluation-spec validator; a custom \
+                             type is declared in `custom_checks` or with --custom-check",
                             known.join(", ")
                         ),
+                    );
+                    problems.push(Problem::new(
+                        ".type",
+                        format!("unknown check type `{name}` {hint}"),
                     ));
                 }
                 kind

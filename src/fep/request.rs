@@ -146,7 +146,19 @@ fn take_array(
     match object.remove(key) {
         Some(Value::Array(items)) => Some(items),
         None => {
-            problems.push(Problem::new("", strict::missing_key(key)));
+            // Other keys are allowed (and ignored), but one a letter or two from `key` is its typo.
+            let typo = strict::nearest(key, object.keys().map(String::as_str))
+                .map(|typo| {
+                    format!(
+                        " (found `{}`: did you mean `{key}`?)",
+                        strict::key_name(typo)
+                    )
+                })
+                .unwrap_or_default();
+            problems.push(Problem::new(
+                "",
+                format!("{}{typo}", strict::missing_key(key)),
+            ));
             None
         }
         Some(other) => {

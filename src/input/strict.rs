@@ -23,18 +23,62 @@ pub fn expected(what: &str, found: &str) -> String {
     format!("expected {what}, found {found}")
 }
 
-/// [`unknown_key`], or `unknown key `KEY` (did you mean `NEAR`?)` when one allowed key is
-/// close to it (a typo: at most a third of its letters, and at most 3, differ).
+/// [`unknown_key`], or `unknown key `KEY` (did you mean `NEAR`?)` when an allowed key is
+/// [`nearest`] to it.
 pub fn unknown_key_near(key: &str, allowed: &[&str]) -> String {
-    let limit = (key.chars().count() / 3).clamp(1, 3);
-    let nearest = allowed
-        .iter()
-        .map(|known| (strsim::levenshtein(key, known), *known))
-        .filter(|(distance, _)| *distance <= limit)
-        .min_by_key(|(distance, _)| *distance);
-    match nearest {
-        Some((_, near)) => format!("unknown key `{}` (did you mean `{near}`?)", key_name(key)),
+    match nearest(key, allowed.iter().copied()) {
+        Some(near) => format!("unknown key `{}` (did you mean `{near}`?)", key_name(key)),
         None => unknown_key(key, allowed),
+    }
+}
+
+/// The allowed name `word` is most likely a typo of, if one is close: the nearest within an edit
+/// distance of a third of the word's letters (at most 3), else the only one that `word` begins
+/// as a whole part of (`exact` for `exact_match`). A name's namespace (`spec.` in
+/// `spec.fuzzy_match`) may be left out of `word`.
+pub fn nearest<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>) -> Option<&'a str> {
+    let allowed: Vec<&str> = allowed.into_iter().collect();
+    let bare = |name: &'a str| name.rsplit('.').next().unwrap_or(name);
+    let length = word.chars().count();
+    let limit = (length / 3).clamp(1, 3);
+    // Lengths further apart than the limit cannot be close: a long input is not compared at all.
+    let distance = |name: &str| {
+        if name.chars().count().abs_diff(length) <= limit {
+            strsim::levenshtein(word, name)
+        } else {
+            usize::MAX
+        }
+    };
+    let close = allowed
+        .iter()
+        .map(|name| (distance(name).min(distance(bare(name))), *name))
+        .filter(|(distance, _)| *distance <= limit)
+        .min_by_key(|(distance, _)| *distance)
+        .map(|(_, name)| name);
+    close.or_else(|| {
+        let prefix = format!("{word}_");
+        let mut starting = allowed
+            .iter()
+            .copied()
+            .filter(|name| !word.is_empty() && bare(name).starts_with(&prefix));
+        let first = starting.next()?;
+        starting
+            .all(|name| bare(name) == bare(first))
+            .then_some(first)
+    })
+}
+
+/// ` (did you mean `NEAR`?)` when an allowed name is [`nearest`] to `word`, else nothing.
+pub fn did_you_mean<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>) -> String {
+    nearest(word, allowed).map_or_else(String::new, |near| format!(" (did you mean `{near}`?)"))
+}
+
+/// `(did you mean `NEAR`? VALID)` when an allowed name is [`nearest`] to `word`, else `(VALID)`:
+/// a value's suggestion followed by what is valid (`supported: a, b, c`).
+pub fn hint<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>, valid: &str) -> String {
+    match nearest(word, allowed) {
+        Some(near) => format!("(did you mean `{near}`? {valid})"),
+        None => format!("({valid})"),
     }
 }
 
@@ -217,6 +261,38 @@ mod tests {
             unknown_key_near("colour", &allowed),
             "unknown key `colour` (expected one of concurrency, timeout, retries)"
         );
+    }
+
+    #[test]
+    fn a_name_is_near_when_a_few_letters_differ_or_it_begins_as_a_whole_part() {
+        let types = ["exact_match", "fuzzy_match", "spec.fuzzy_match", "contains"];
+        assert_eq!(nearest("fuzzy", types), Some("fuzzy_match"));
+        assert_eq!(nearest("contans", types), Some("contains"));
+        assert_eq!(
+            nearest("fuzy_match", ["exact", "spec.fuzzy_match"]),
+            Some("spec.fuzzy_match")
+        );
+        assert_eq!(
+            nearest("exact", ["spec.exact_match", "exact_match"]),
+            Some("spec.exact_match")
+        );
+        assert_eq!(
+            nearest("extract", ["extract_letter", "extract_code_block"]),
+            None
+        );
+        assert_eq!(nearest("exa", types), None);
+        assert_eq!(nearest("", types), None);
+        assert_eq!(nearest(&"fuzzy".repeat(200_000), types), None);
+        assert_eq!(
+            did_you_mean("strip", ["none", "strip_whitespace"]),
+            " (did you mean `strip_whitespace`?)"
+        );
+        assert_eq!(did_you_mean("blue", ["none", "strip_whitespace"]), "");
+        assert_eq!(
+            hint("fuzzy", types, "supported: X"),
+            "(did you mean `fuzzy_match`? supported: X)"
+        );
+        assert_eq!(hint("blue", types, "supported: X"), "(supported: X)");
     }
 
     #[test]

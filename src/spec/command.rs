@@ -190,13 +190,18 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     // One runtime for the whole file: live judge calls are awaited run by run.
     let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref(), output_problems));
     restore_default_actions();
-    let (spool, summary) = scored??;
+    let (spool, mut summary) = scored??;
+    let exit = summary.conclude();
     match &config.output {
         Some(path) => {
             spool.append_to(path)?;
             match reporter.format {
                 Format::Json => {
-                    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?
+                    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
+                    // stdout is JSON: say on stderr why the exit code is not 0, for CI logs.
+                    if exit != Exit::Success {
+                        reporter.note(summary.exit_line());
+                    }
                 }
                 Format::Text => print_text(&summary.to_text())?,
             }
@@ -210,17 +215,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             reporter.note(summary.to_text().trim_end());
         }
     }
-    Ok(if summary.interrupted {
-        reporter.note(format!(
-            "interrupted: {} runs scored; their records are written and summarised",
-            summary.runs
-        ));
-        Exit::Interrupted
-    } else if summary.all_passed() {
-        Exit::Success
-    } else {
-        Exit::EvaluationFailed
-    })
+    Ok(exit)
 }
 
 /// Read, check and score every run, spooling the records: the spool and the summary, or every

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::flow_depth;
 use super::model::SpecDefinition;
+use crate::input::strict;
 
 /// One problem with a spec: the field path (`evaluation_spec.validators[2].config.threshold`), the
 /// message, and the file's line when the format gives one.
@@ -78,10 +79,15 @@ pub enum Shape {
     Definition,
 }
 
+/// A spec decoded in spite of unknown keys: the spec without them, and one problem per key.
+pub type Decoded = (SpecDefinition, Vec<SpecProblem>);
+
 /// Decode a spec strictly, finding it in a manifest or taking the document as a bare spec (a
 /// document whose top level has `evaluation_spec`, `pack` or `version`, or none of a spec's
-/// `name`, `validators` and `scorecard`, is a manifest).
-pub fn decode(bytes: &[u8], display: &str) -> Result<SpecDefinition, Vec<SpecProblem>> {
+/// `name`, `validators` and `scorecard`, is a manifest). Unknown keys do not stop decoding: the
+/// spec comes back without them, with a problem for each, so that validation can report the
+/// rest; any other decoding problem is the only one reported, with those found before it.
+pub fn decode(bytes: &[u8], display: &str) -> Result<Decoded, Vec<SpecProblem>> {
     let bytes = without_bom(bytes);
     let format = detect_format(bytes, display);
     let probe: EnvelopeProbe = parse(bytes, format, "")?;
@@ -98,27 +104,104 @@ pub fn decode(bytes: &[u8], display: &str) -> Result<SpecDefinition, Vec<SpecPro
     decode_as(bytes, display, shape)
 }
 
-/// Decode a spec strictly from a document of the given shape.
-pub fn decode_as(
-    bytes: &[u8],
-    display: &str,
-    shape: Shape,
-) -> Result<SpecDefinition, Vec<SpecProblem>> {
+/// Decode a spec strictly from a document of the given shape (see [`decode`]).
+pub fn decode_as(bytes: &[u8], display: &str, shape: Shape) -> Result<Decoded, Vec<SpecProblem>> {
     let bytes = without_bom(bytes);
     if bytes.iter().all(u8::is_ascii_whitespace) {
         return Err(vec![SpecProblem::new("evaluation_spec", "is required")]);
     }
     let format = detect_format(bytes, display);
     match shape {
-        Shape::Definition => parse(bytes, format, "evaluation_spec"),
+        Shape::Definition => parse_past_unknown_keys(bytes, format, "evaluation_spec"),
         Shape::Manifest => {
-            let envelope: Envelope = parse(bytes, format, "")?;
-            envelope
+            let (envelope, unknown): (Envelope, _) = parse_past_unknown_keys(bytes, format, "")?;
+            match envelope
                 .evaluation_spec
                 .or(envelope.version.and_then(|version| version.0))
-                .ok_or_else(|| vec![SpecProblem::new("evaluation_spec", "is required")])
+            {
+                Some(spec) => Ok((spec, unknown)),
+                None => Err(vec![SpecProblem::new("evaluation_spec", "is required")]),
+            }
         }
     }
+}
+
+/// At most this many unknown keys are reported; decoding stops at the next one.
+const MAX_UNKNOWN_KEYS: usize = 100;
+
+/// [`parse`], going on past unknown keys: when strict decoding stops at one, the document is
+/// decoded again from its parsed value without that key, as often as it takes. The problems of
+/// the later passes, which have no parser position, take their lines from the file's
+/// [`LineIndex`](super::locate::LineIndex).
+fn parse_past_unknown_keys<T: DeserializeOwned>(
+    bytes: &[u8],
+    format: Format,
+    prefix: &str,
+) -> Result<(T, Vec<SpecProblem>), Vec<SpecProblem>> {
+    let first = match parse::<T>(bytes, format, prefix) {
+        Ok(decoded) => return Ok((decoded, Vec::new())),
+        Err(problems) => problems,
+    };
+    let is_unknown_key = |problem: &SpecProblem| problem.message.starts_with("unknown key `");
+    let parsed = match format {
+        Format::Json => serde_json::from_slice::<serde_json::Value>(bytes).ok(),
+        Format::Yaml => serde_norway::from_slice::<serde_json::Value>(bytes).ok(),
+    };
+    let (Some(mut value), true) = (parsed, first.iter().all(is_unknown_key)) else {
+        return Err(first);
+    };
+    let index = super::locate::LineIndex::new(&String::from_utf8_lossy(bytes));
+    let mut problems: Vec<SpecProblem> = Vec::new();
+    loop {
+        let failure = match serde_path_to_error::deserialize::<_, T>(&value) {
+            Ok(decoded) => return Ok((decoded, problems)),
+            Err(failure) => failure,
+        };
+        let path = failure.path().clone();
+        let mut problem = SpecProblem {
+            path: join_path(prefix, &path.to_string()),
+            message: without_position(&failure.into_inner().to_string(), None, None),
+            line: None,
+        };
+        problem.line = match first.iter().find(|found| found.path == problem.path) {
+            Some(found) => found.line,
+            None => index.line_of(
+                problem
+                    .path
+                    .strip_prefix("version.")
+                    .unwrap_or(&problem.path),
+            ),
+        };
+        let go_on = is_unknown_key(&problem) && problems.len() + 1 < MAX_UNKNOWN_KEYS;
+        problems.push(problem);
+        if !go_on || !remove_member(&mut value, &path) {
+            return Err(problems);
+        }
+    }
+}
+
+/// Remove the member at `path` (the unknown key a decoding stopped at) from `value`; false when
+/// the path does not lead to an object member.
+fn remove_member(value: &mut serde_json::Value, path: &serde_path_to_error::Path) -> bool {
+    use serde_path_to_error::Segment;
+    let segments: Vec<&Segment> = path.iter().collect();
+    let Some((Segment::Map { key }, parents)) = segments.split_last() else {
+        return false;
+    };
+    let mut at = value;
+    for segment in parents {
+        let next = match segment {
+            Segment::Map { key } => at.get_mut(key.as_str()),
+            Segment::Seq { index } => at.get_mut(*index),
+            _ => None,
+        };
+        match next {
+            Some(next) => at = next,
+            None => return false,
+        }
+    }
+    at.as_object_mut()
+        .is_some_and(|object| object.remove(key.as_str()).is_some())
 }
 
 /// Deserialize `T` from the whole document, tracking the path of a failure; `prefix` is put in
@@ -223,7 +306,12 @@ fn house_wording(message: &str) -> Option<String> {
             if expected.is_empty() || expected.starts_with("there are no") {
                 format!("unknown key `{key}`")
             } else {
-                format!("unknown key `{key}` (expected one of {expected})")
+                let hint = strict::hint(
+                    key,
+                    expected.split(", "),
+                    &format!("expected one of {expected}"),
+                );
+                format!("unknown key `{key}` {hint}")
             },
         );
     }
@@ -337,17 +425,17 @@ scorecard:
   dimensions: [correctness]
 ";
 
-    fn problem(result: Result<SpecDefinition, Vec<SpecProblem>>) -> SpecProblem {
+    fn problem(result: Result<Decoded, Vec<SpecProblem>>) -> SpecProblem {
         result.expect_err("decoding fails").remove(0)
     }
 
     #[test]
     fn yaml_and_json_decode_to_the_same_spec() {
-        let from_yaml = decode(SPEC_YAML.as_bytes(), "pack.yaml").expect("valid YAML");
+        let (from_yaml, _) = decode(SPEC_YAML.as_bytes(), "pack.yaml").expect("valid YAML");
         let json = r#"{"name":"s","version_number":1,"judge_mode":"deterministic",
             "validators":[{"key":"v","type":"exact_match","target":"final_output",
             "expected_from":"literal:x"}],"scorecard":{"dimensions":["correctness"]}}"#;
-        let from_json = decode(json.as_bytes(), "spec.json").expect("valid JSON");
+        let (from_json, _) = decode(json.as_bytes(), "spec.json").expect("valid JSON");
         assert_eq!(from_yaml, from_json);
     }
 
@@ -359,14 +447,15 @@ scorecard:
             .collect();
         let manifest =
             format!("pack:\n  slug: p\nversion:\n  number: 1\n  evaluation_spec:\n{indented}");
-        let spec = decode(manifest.as_bytes(), "pack.yaml").expect("valid manifest");
+        let (spec, _) = decode(manifest.as_bytes(), "pack.yaml").expect("valid manifest");
         assert_eq!(spec.name, "s");
     }
 
     #[test]
     fn unknown_yaml_keys_are_reported_with_their_path_and_line() {
         let text = SPEC_YAML.replace("    target:", "    wieght: 1\n    target:");
-        let problem = problem(decode(text.as_bytes(), "pack.yaml"));
+        let (_, mut unknown) = decode(text.as_bytes(), "pack.yaml").expect("decoded without it");
+        let problem = unknown.remove(0);
         assert_eq!(problem.path, "evaluation_spec.validators[0].wieght");
         assert!(
             problem.message.contains("unknown key `wieght`"),
@@ -379,9 +468,56 @@ scorecard:
     fn unknown_json_keys_in_a_manifest_name_the_member() {
         let text = r#"{"pack": {"x": 1}, "evaluation_spec": {"name": "s",
             "scorecard": {"dimensions": [{"key": "k", "gait": true}]}}}"#;
-        let problem = problem(decode(text.as_bytes(), "pack.json"));
-        assert_eq!(problem.path, "evaluation_spec.scorecard.dimensions[0].gait");
-        assert_eq!(problem.line, Some(2));
+        let (_, unknown) = decode(text.as_bytes(), "pack.json").expect("decoded without it");
+        assert_eq!(
+            unknown[0].path,
+            "evaluation_spec.scorecard.dimensions[0].gait"
+        );
+        assert_eq!(unknown[0].line, Some(2));
+    }
+
+    #[test]
+    fn decoding_goes_on_past_unknown_keys_and_stops_at_a_wrong_type() {
+        let text = SPEC_YAML
+            .replace("judge_mode:", "judge_mdoe: x\njudge_mode:")
+            .replace("  dimensions:", "  pass_treshold: 1\n  dimensions:");
+        let (spec, unknown) = decode(text.as_bytes(), "pack.yaml").expect("decoded without them");
+        assert_eq!(spec.judge_mode, "deterministic");
+        let found: Vec<(String, Option<usize>)> = unknown
+            .iter()
+            .map(|problem| (problem.to_string(), problem.line))
+            .collect();
+        assert_eq!(
+            found,
+            [
+                (
+                    "evaluation_spec.judge_mdoe unknown key `judge_mdoe` (did you mean \
+                     `judge_mode`? expected one of name, version_number, judge_mode, validators, \
+                     metrics, behavioral, llm_judges, post_execution_checks, runtime_limits, \
+                     pricing, scorecard)"
+                        .to_string(),
+                    Some(3)
+                ),
+                (
+                    "evaluation_spec.scorecard.pass_treshold unknown key `pass_treshold` (did you \
+                     mean `pass_threshold`? expected one of dimensions, strategy, pass_threshold, \
+                     normalization, judge_limits)"
+                        .to_string(),
+                    Some(11)
+                ),
+            ]
+        );
+        let wrong_type = text.replace("version_number: 1", "version_number: x");
+        let problems = decode(wrong_type.as_bytes(), "pack.yaml").expect_err("a wrong type");
+        let paths: Vec<&str> = problems
+            .iter()
+            .map(|problem| problem.path.as_str())
+            .collect();
+        assert_eq!(
+            paths,
+            ["evaluation_spec.version_number"],
+            "the unknown key after it is not reached"
+        );
     }
 
     #[test]
@@ -391,7 +527,7 @@ scorecard:
         assert_eq!(problem.path, "evaluation_spec.version_number");
         let nulls = r#"{"name": null, "metrics": null, "runtime_limits": null,
             "scorecard": {"dimensions": [null], "strategy": null}}"#;
-        let spec = decode(nulls.as_bytes(), "spec.json").expect("nulls are absent");
+        let (spec, _) = decode(nulls.as_bytes(), "spec.json").expect("nulls are absent");
         assert_eq!(spec.name, "");
         assert_eq!(spec.scorecard.dimensions.len(), 1);
     }
@@ -399,7 +535,7 @@ scorecard:
     #[test]
     fn trailing_data_and_missing_specs_are_rejected() {
         let with_bom = decode(b"\xEF\xBB\xBF{\"name\": \"s\"}", "spec.json");
-        assert_eq!(with_bom.map(|spec| spec.name), Ok("s".to_string()));
+        assert_eq!(with_bom.map(|(spec, _)| spec.name), Ok("s".to_string()));
         let trailing = problem(decode(br#"{"name": "s"} {}"#, "spec.json"));
         assert!(trailing.message.contains("trailing"), "{trailing}");
         let missing = problem(decode_as(b"{\"pack\": {}}", "pack.json", Shape::Manifest));

@@ -53,6 +53,34 @@ pub fn is_supported_reference(reference: &str) -> bool {
     false
 }
 
+/// The fixed evidence references, the ones a misspelt reference is compared with.
+const FIXED_REFERENCES: &[&str] = &[
+    "final_output",
+    "run.final_output",
+    "challenge_input",
+    "case.payload",
+    "transcript.full",
+    "transcript.from_mismatch",
+    "turn.expectations",
+];
+
+/// Every form of evidence reference, as `spec validate` lists them.
+const REFERENCE_FORMS: &str = "final_output, run.final_output, challenge_input, \
+    case.payload[.PATH], case.inputs.KEY[.PATH], case.expectations.KEY[.PATH], \
+    artifact.KEY[.PATH], file:KEY, literal:TEXT, transcript.full, transcript.last_n:N, \
+    transcript.from_mismatch, turn.expectations";
+
+/// What is wrong with `reference`, which [`is_supported_reference`] refused: `must be a supported
+/// evidence reference (did you mean `final_output`? supported: …)`.
+pub fn unsupported_reference(reference: &str) -> String {
+    let hint = crate::input::strict::hint(
+        reference.trim(),
+        FIXED_REFERENCES.iter().copied(),
+        &format!("supported: {REFERENCE_FORMS}"),
+    );
+    format!("must be a supported evidence reference {hint}")
+}
+
 /// One recorded run, the scoring input (`docs/spec.md`, "The run record"): `{"id"?,
 /// "challenge_inputs": [...], "events": [...], "llm_judge_results"?: [...],
 /// "human_preference_score"?: x}`. Unknown members are ignored; events need a `type` and an

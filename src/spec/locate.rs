@@ -348,8 +348,10 @@ evaluation_spec:
                     Some(3)
                 ),
                 (
-                    "evaluation_spec.validators[0].target must be a supported evidence reference"
-                        .to_string(),
+                    format!(
+                        "evaluation_spec.validators[0].target {}",
+                        crate::spec::evidence::unsupported_reference("artifact")
+                    ),
                     Some(8)
                 ),
             ]

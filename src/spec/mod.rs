@@ -72,15 +72,21 @@ impl EvaluationSpec {
 
 /// Decode (JSON or YAML; a manifest's `evaluation_spec` or a bare spec), normalise and validate a
 /// spec file's bytes. `display` names the file (its extension picks the format when it has one).
-/// Every problem is returned at once.
+/// Every problem is returned at once, unknown keys with the rest.
 pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<SpecProblem>> {
-    EvaluationSpec::from_definition(decode::decode(bytes, display)?).map_err(|mut problems| {
-        let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
-        for problem in &mut problems {
-            problem.line = problem.line.or_else(|| index.line_of(&problem.path));
+    let (definition, mut problems) = decode::decode(bytes, display)?;
+    match EvaluationSpec::from_definition(definition) {
+        Ok(spec) if problems.is_empty() => Ok(spec),
+        Ok(_) => Err(problems),
+        Err(mut invalid) => {
+            let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
+            for problem in &mut invalid {
+                problem.line = problem.line.or_else(|| index.line_of(&problem.path));
+            }
+            problems.extend(invalid);
+            Err(problems)
         }
-        problems
-    })
+    }
 }
 
 #[cfg(test)]

@@ -1,12 +1,13 @@
 //! The summary of `evalctl spec score`: runs, pass rate and mean overall score, then per
 //! dimension and per validator, tallied one evaluation record at a time (memory does not grow
-//! with the runs), in JSON or as a text table.
+//! with the runs), in JSON or as a text table, ending with the exit code and why.
 
 use serde::Serialize;
 
 use super::evaluate::EvaluationRecord;
 use super::validators::ResultState;
 use super::EvaluationSpec;
+use crate::exit::Exit;
 
 /// A mean over the runs that had a value, with how many had none.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -89,6 +90,10 @@ pub struct ScoreSummary {
     pub validators: Vec<ValidatorTally>,
     /// A signal stopped the scoring; the summary covers the runs before it.
     pub interrupted: bool,
+    /// The exit code (0 every run passed, 1 a run failed or had no verdict, 130 interrupted).
+    pub exit: u8,
+    /// Why, in one line: `1 of 2 runs did not pass`.
+    pub exit_reason: String,
 }
 
 impl ScoreSummary {
@@ -127,6 +132,8 @@ impl ScoreSummary {
                 })
                 .collect(),
             interrupted: false,
+            exit: Exit::Success as u8,
+            exit_reason: String::new(),
         }
     }
 
@@ -154,9 +161,42 @@ impl ScoreSummary {
         }
     }
 
-    /// Whether every run passed (and there was at least one).
-    pub fn all_passed(&self) -> bool {
-        self.runs > 0 && self.passed == self.runs
+    /// Decide the exit code once every run is counted, and say why (`exit`, `exit_reason`).
+    pub fn conclude(&mut self) -> Exit {
+        let not_passed = self.runs - self.passed;
+        let (exit, reason) = if self.interrupted {
+            (
+                Exit::Interrupted,
+                format!(
+                    "interrupted: {} runs scored; their records are written and summarised",
+                    self.runs
+                ),
+            )
+        } else if not_passed == 0 {
+            let reason = match self.runs {
+                1 => "the run passed".to_string(),
+                runs => format!("all {runs} runs passed"),
+            };
+            (Exit::Success, reason)
+        } else {
+            let undecided = match self.undecided {
+                0 => String::new(),
+                1 => " (1 without a verdict)".to_string(),
+                n => format!(" ({n} without a verdict)"),
+            };
+            (
+                Exit::EvaluationFailed,
+                format!("{not_passed} of {} runs did not pass{undecided}", self.runs),
+            )
+        };
+        self.exit = exit as u8;
+        self.exit_reason = reason;
+        exit
+    }
+
+    /// The closing line, as `run` ends its summary: `exit 1: 1 of 2 runs did not pass`.
+    pub fn exit_line(&self) -> String {
+        format!("exit {}: {}", self.exit, self.exit_reason)
     }
 
     /// The summary as a text table.
@@ -220,6 +260,7 @@ impl ScoreSummary {
                 tally.unavailable
             ));
         }
+        out.push_str(&format!("\n{}\n", self.exit_line()));
         out
     }
 }

@@ -5,11 +5,12 @@
 use std::collections::{HashMap, HashSet};
 
 use super::decode::SpecProblem;
-use super::evidence::is_supported_reference;
+use super::evidence::{is_supported_reference, unsupported_reference};
 use super::judges::judge_provider;
 use super::metrics::collector_type;
 use super::model::{Dimension, JudgeDecl, SpecDefinition};
 use super::validators;
+use crate::input::strict;
 
 /// The most samples (and `judge_limits.max_samples_per_judge`) a judge may ask for.
 const MAX_JUDGE_SAMPLES: i64 = 10;
@@ -77,7 +78,10 @@ fn validate_top_level(spec: &SpecDefinition, problems: &mut Problems) {
     ) {
         problems.add(
             "evaluation_spec.judge_mode",
-            "must be one of deterministic, llm_judge, hybrid",
+            format!(
+                "must be one of deterministic, llm_judge, hybrid{}",
+                strict::did_you_mean(&spec.judge_mode, ["deterministic", "llm_judge", "hybrid"])
+            ),
         );
     }
     if spec.validators.is_empty() {
@@ -98,7 +102,10 @@ fn validate_top_level(spec: &SpecDefinition, problems: &mut Problems) {
     ) {
         problems.add(
             "evaluation_spec.scorecard.strategy",
-            "must be one of weighted, binary, hybrid",
+            format!(
+                "must be one of weighted, binary, hybrid{}",
+                strict::did_you_mean(&spec.scorecard.strategy, ["weighted", "binary", "hybrid"])
+            ),
         );
     }
     if let Some(limits) = &spec.runtime_limits {
@@ -136,7 +143,17 @@ fn validate_validators(spec: &SpecDefinition, problems: &mut Problems) -> HashSe
             problems.add(format!("{path}.key"), "must be unique");
         }
         if !validators::is_known_type(kind) {
-            problems.add(format!("{path}.type"), "is not a supported validator type");
+            problems.add(
+                format!("{path}.type"),
+                format!(
+                    "is not a supported validator type {}",
+                    strict::hint(
+                        kind,
+                        validators::VALIDATOR_TYPES.iter().copied(),
+                        &format!("supported: {}", validators::VALIDATOR_TYPES.join(", "))
+                    )
+                ),
+            );
         }
         for problem in validators::check_config(kind, validator.config.as_ref()) {
             problems.add(format!("{path}.config{}", problem.at), problem.message);
@@ -154,7 +171,7 @@ fn validate_validators(spec: &SpecDefinition, problems: &mut Problems) -> HashSe
         } else if !is_supported_reference(&validator.target) {
             problems.add(
                 format!("{path}.target"),
-                "must be a supported evidence reference",
+                unsupported_reference(&validator.target),
             );
         }
         let expected_from = validator.expected_from.trim();
@@ -164,7 +181,7 @@ fn validate_validators(spec: &SpecDefinition, problems: &mut Problems) -> HashSe
             } else if !is_supported_reference(&validator.expected_from) {
                 problems.add(
                     format!("{path}.expected_from"),
-                    "must be a supported evidence reference",
+                    unsupported_reference(&validator.expected_from),
                 );
             }
         } else if validators::forbids_expected(kind) && !expected_from.is_empty() {
@@ -469,7 +486,7 @@ fn validate_judge(judge: &JudgeDecl, path: &str, problems: &mut Problems) {
             } else if !is_supported_reference(&judge.reference_from) {
                 problems.add(
                     format!("{path}.reference_from"),
-                    "must be a supported evidence reference",
+                    unsupported_reference(&judge.reference_from),
                 );
             }
         }
@@ -557,7 +574,7 @@ fn validate_judge(judge: &JudgeDecl, path: &str, problems: &mut Problems) {
         if !is_supported_reference(reference) {
             problems.add(
                 format!("{path}.context_from[{j}]"),
-                "must be a supported evidence reference",
+                unsupported_reference(reference),
             );
         }
     }

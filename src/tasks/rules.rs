@@ -319,10 +319,15 @@ impl RecordCheck {
                 Some(text) => clip(&Value::from(text).to_string(), 80),
                 None => json_type(value).to_string(),
             };
+            let names = names();
+            let near = value
+                .as_str()
+                .map(|text| strict::did_you_mean(text, names.split(", ")))
+                .unwrap_or_default();
             self.fail(
                 rule,
                 field,
-                format!("expected one of {}, found {found}", names()),
+                format!("expected one of {names}, found {found}{near}"),
             );
         }
         parsed

@@ -52,10 +52,11 @@ impl Problems {
         });
     }
 
-    /// A config that does not decode at all: reported at `config` as `invalid JSON: …`.
+    /// A config that does not decode at all: reported at `config` as `invalid config: …` (the
+    /// decoder's own words, as the reference's load-time errors have them).
     pub(super) fn undecodable(err: String) -> Vec<ConfigProblem> {
         let mut problems = Problems::default();
-        problems.add("", format!("invalid JSON: {err}"));
+        problems.add("", format!("invalid config: {err}"));
         problems.0
     }
 }
@@ -70,7 +71,7 @@ pub(super) fn run_time_text(problems: &[ConfigProblem]) -> String {
 }
 
 /// Decode a strict config for its load-time check: absent ⇒ no checks at all; undecodable ⇒ one
-/// `invalid JSON` problem; otherwise `check` runs on the decoded value.
+/// `invalid config` problem; otherwise `check` runs on the decoded value.
 pub(super) fn check_strict<T: DeserializeOwned + Default>(
     config: RawConfig<'_>,
     check: impl FnOnce(&T, &mut Problems),

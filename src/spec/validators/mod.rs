@@ -620,7 +620,7 @@ mod tests {
         assert_eq!(problems.len(), 1);
         assert!(problems[0]
             .message
-            .starts_with("invalid JSON: unknown field `typo`"));
+            .starts_with("invalid config: unknown field `typo`"));
         let config = json!({"threshold": 1.5});
         let problems = check_config("token_f1", Some(&config));
         assert_eq!(
