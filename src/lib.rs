@@ -21,6 +21,7 @@ mod exit;
 mod fep;
 mod input;
 mod interrupt;
+mod llm;
 pub mod metrics;
 mod owner_only;
 mod patterns;
@@ -36,6 +37,7 @@ pub mod spec;
 mod store;
 pub mod tasks;
 mod text;
+mod transport;
 
 use cli::Command;
 

@@ -13,9 +13,10 @@ use crate::error::bad_flag;
 use crate::evaluator::command::CommandSpec;
 use crate::exit::Exit;
 use crate::input::Source;
+use crate::llm::Api;
 use crate::report::Reporter;
 use crate::sandbox::Isolation;
-use crate::tasks::run::model::{Api, ModelSpec, Sampling};
+use crate::tasks::run::model::{ModelSpec, Sampling};
 use crate::tasks::{
     self, CodeExecSettings, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig,
 };

@@ -3,8 +3,8 @@
 
 use serde::Serialize;
 
-use crate::evaluator::transport::display_url;
 use crate::secrets::REDACTED;
+use crate::transport::display_url;
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -11,17 +11,13 @@
 use std::sync::{Arc, LazyLock};
 use std::time::{Duration, Instant};
 
-use reqwest::header::{HeaderValue, AUTHORIZATION};
 use reqwest::Url;
 use serde_json::{json, Map, Value};
 use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
 use super::command::{CommandEvaluator, CommandSpec};
-use super::judge::endpoint::{Endpoint, EndpointFlags};
-use super::judge::reply::{message_content, top_level_objects};
-use super::judge::{authorization, endpoint_secrets, retry_timeouts};
-use super::transport::{build_client, send_json};
+use super::judge::reply::top_level_objects;
 use crate::checks::extended::{
     judge_instructions, judge_results, similarity_results, KeySource, ProviderSettings, Spec,
 };
@@ -32,6 +28,8 @@ use crate::checks::{
 };
 use crate::error::bad_flag;
 use crate::input::strict;
+use crate::llm::reply::{embeddings, message_content};
+use crate::llm::{Body, Client, Connection, Endpoint, EndpointFlags};
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
 use crate::secrets::Secrets;
@@ -119,8 +117,7 @@ fn config_problem(kind: &str, config: Option<&Value>) -> Option<String> {
 /// A provider resolved for sending: URL, headers' key, secrets to scrub.
 pub struct Provider {
     url: Url,
-    authorization: Option<HeaderValue>,
-    secrets: Secrets,
+    connection: Connection,
 }
 
 impl Provider {
@@ -148,8 +145,7 @@ impl Provider {
         }
         Ok(Provider {
             url: endpoint.url_for(path),
-            authorization: authorization(&endpoint).map_err(|err| err.to_string())?,
-            secrets: Secrets::new(endpoint_secrets(&endpoint)),
+            connection: Connection::new(endpoint).map_err(|err| err.to_string())?,
         })
     }
 }
@@ -188,7 +184,7 @@ impl BlockingCaller {
 /// Sends the calls of checks that call out, a bounded number at once.
 #[derive(Clone)]
 pub struct CheckCaller {
-    client: reqwest::Client,
+    client: Client,
     /// Places shared by every user of this caller (and its clones).
     limit: Arc<Semaphore>,
     /// The most calls one [`CheckCaller::answer_in_order`] has started and not finished.
@@ -200,7 +196,7 @@ impl CheckCaller {
     pub fn new(concurrency: usize) -> anyhow::Result<CheckCaller> {
         let concurrency = concurrency.max(1);
         Ok(CheckCaller {
-            client: build_client(CLIENT_TIMEOUT, concurrency)?,
+            client: Client::new(CLIENT_TIMEOUT, concurrency)?,
             limit: Arc::new(Semaphore::new(concurrency)),
             window: concurrency,
         })
@@ -328,13 +324,14 @@ impl CheckCaller {
         started: Instant,
     ) -> Result<Value, CheckError> {
         let settings = spec.provider();
-        let mut body = settings.model_config.clone();
-        body.insert("input".into(), json!([text, reference]));
+        let body =
+            Body::configured(settings.model_config.clone()).with("input", json!([text, reference]));
         let (provider, reply) = self.post(spec, body).await?;
         let vectors = embeddings(&reply).map_err(|reason| {
             CheckError::unknown(
                 provider
-                    .secrets
+                    .connection
+                    .secrets()
                     .redact(&format!("the embeddings API's reply: {reason}")),
                 false,
             )
@@ -360,17 +357,17 @@ impl CheckCaller {
         else {
             return Err(CheckError::unknown("not an llm_judge check", false));
         };
-        let mut body = settings.model_config.clone();
-        body.insert(
-            "messages".into(),
-            json!([
-                {"role": "system", "content": judge_instructions(response_format)},
-                {"role": "user", "content": prompt},
-            ]),
-        );
-        body.insert("response_format".into(), json!({"type": "json_object"}));
+        let body = Body::configured(settings.model_config.clone())
+            .with(
+                "messages",
+                json!([
+                    {"role": "system", "content": judge_instructions(response_format)},
+                    {"role": "user", "content": prompt},
+                ]),
+            )
+            .json_object();
         let (provider, reply) = self.post(spec, body).await?;
-        let content = message_content(&reply, &provider.secrets)
+        let content = message_content(&reply, provider.connection.secrets())
             .map_err(|error| CheckError::unknown(error.message, false))?;
         let mut metadata = call_metadata(&reply, settings, started);
         if let Some(reason) = reply.pointer("/choices/0/finish_reason") {
@@ -386,38 +383,27 @@ impl CheckCaller {
             }
         }
         judge_results(spec, &content, metadata, top_level_objects(&content)).map_err(|mut error| {
-            error.message = provider.secrets.redact(&error.message);
+            error.message = provider.connection.secrets().redact(&error.message);
             error
         })
     }
 
     /// Post `body` to the check's endpoint with retries; the provider and the reply as JSON.
-    async fn post(
-        &self,
-        spec: &Spec,
-        body: Map<String, Value>,
-    ) -> Result<(Provider, Value), CheckError> {
+    async fn post(&self, spec: &Spec, body: Body) -> Result<(Provider, Value), CheckError> {
         let settings = spec.provider();
         let provider =
             Provider::resolve(settings, api_path(spec)).map_err(CheckError::validation)?;
-        let body = Value::Object(body).to_string();
+        let body = body.to_bytes();
         let (reply, _) = with_retries(settings.max_retries, || {
-            let mut request = self
-                .client
-                .post(provider.url.clone())
-                .timeout(settings.timeout)
-                .body(body.clone());
-            if let Some(authorization) = &provider.authorization {
-                request = request.header(AUTHORIZATION, authorization.clone());
-            }
-            async {
-                send_json(request, settings.timeout, &provider.secrets)
-                    .await
-                    .map_err(retry_timeouts)
-            }
+            self.client.post(
+                &provider.connection,
+                &provider.url,
+                body.clone(),
+                settings.timeout,
+            )
         })
         .await;
-        let reply = reply.map_err(|failed| check_error(failed, &provider.secrets))?;
+        let reply = reply.map_err(|failed| check_error(failed, provider.connection.secrets()))?;
         let reply = serde_json::from_slice(&reply).map_err(|err| {
             CheckError::unknown(format!("the API's reply is not JSON: {err}"), false)
         })?;
@@ -457,40 +443,6 @@ fn call_metadata(
         json!((started.elapsed().as_secs_f64() * 1000.0).round()),
     );
     metadata
-}
-
-/// The two vectors of an embeddings reply (`data[i].embedding`, by `index` when given).
-fn embeddings(reply: &Value) -> Result<[Vec<f64>; 2], String> {
-    let data = reply
-        .get("data")
-        .and_then(Value::as_array)
-        .ok_or("it has no `data` array")?;
-    let mut vectors: [Option<Vec<f64>>; 2] = [None, None];
-    for (position, item) in data.iter().enumerate() {
-        let index = item
-            .get("index")
-            .and_then(Value::as_u64)
-            .map_or(position, |index| index as usize);
-        let vector = item
-            .get("embedding")
-            .and_then(Value::as_array)
-            .and_then(|numbers| {
-                numbers
-                    .iter()
-                    .map(Value::as_f64)
-                    .collect::<Option<Vec<f64>>>()
-            })
-            .ok_or(format!(
-                "data[{position}].embedding is not an array of numbers"
-            ))?;
-        if let Some(slot) = vectors.get_mut(index) {
-            *slot = Some(vector);
-        }
-    }
-    match vectors {
-        [Some(text), Some(reference)] => Ok([text, reference]),
-        _ => Err(format!("expected 2 embeddings, found {}", data.len())),
-    }
 }
 
 /// Answer custom check `name` by its command: the resolved arguments on stdin, the results on
@@ -655,21 +607,5 @@ mod tests {
                 vec![Some(false)]
             ]
         );
-    }
-
-    #[test]
-    fn embeddings_are_read_by_index() {
-        let reply = json!({"data": [{"index": 1, "embedding": [0, 1]}, {"index": 0, "embedding": [1.5, 0]}]});
-        assert_eq!(
-            embeddings(&reply).unwrap(),
-            [vec![1.5, 0.0], vec![0.0, 1.0]]
-        );
-        assert_eq!(
-            embeddings(&json!({"data": [{"embedding": [1]}]})).unwrap_err(),
-            "expected 2 embeddings, found 1"
-        );
-        assert!(embeddings(&json!({"data": [{"embedding": ["x"]}]}))
-            .unwrap_err()
-            .contains("not an array of numbers"));
     }
 }

@@ -15,8 +15,9 @@ use async_trait::async_trait;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::process::Command;
 
-use super::{Call, Evaluator, MAX_OUTPUT_BYTES};
+use super::{Call, Evaluator};
 use crate::process_group::{start_reaper, GroupKiller};
+use crate::protocol::MAX_OUTPUT_BYTES;
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
 use crate::text::{clip_tail, one_line, seconds};
 use std::sync::atomic::{AtomicUsize, Ordering};

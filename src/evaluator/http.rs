@@ -8,11 +8,11 @@ use async_trait::async_trait;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use reqwest::Url;
 
-use super::transport::{build_client, display_url, send_json, url_secrets};
 use super::{Call, Evaluator};
 use crate::error::bad_flag;
 use crate::protocol::{parse_evaluator_output, Attempt, Retry, ScoreRange};
 use crate::secrets::Secrets;
+use crate::transport::{build_client, display_url, send_json, url_secrets};
 
 /// `--evaluator-url` and `--header`, validated.
 #[derive(Debug, Clone)]

@@ -11,7 +11,6 @@ pub mod command;
 pub mod http;
 pub mod judge;
 pub mod spec;
-pub(crate) mod transport;
 
 use std::sync::Arc;
 
@@ -20,10 +19,6 @@ use serde_json::Value;
 
 use crate::input::Record;
 use crate::protocol::{build_payload, Attempt, ScoreRange};
-
-/// The most an evaluator may answer (a command's stdout, an HTTP body); more is an
-/// `invalid_output` error, not an out-of-memory.
-pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
 
 /// Which evaluator to build, as resolved from the command line.
 #[derive(Debug, Clone)]

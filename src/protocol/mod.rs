@@ -1,6 +1,10 @@
 //! Protocol v2: the payload every adapter sends, the one score validator every parse path and
 //! preflight share, the outcome of a call with its error kinds, and how a failed call is retried.
 
+/// The most an evaluator may answer (a command's stdout, an HTTP body); more is an
+/// `invalid_output` error, not an out-of-memory.
+pub const MAX_OUTPUT_BYTES: usize = 8 * 1024 * 1024;
+
 mod lenient_json;
 mod outcome;
 mod payload;

@@ -8,14 +8,12 @@ use crate::secrets::Secrets;
 use serde_json::{Map, Value};
 
 use super::rubric::Rubric;
+use crate::llm::reply::{excerpt, message_content};
 use crate::protocol::{
     replace_nonfinite_tokens, restore_tokens, validate_score, Attempt, CallError, ErrorKind, Retry,
     ScoreRange,
 };
-use crate::text::{clip, json_type, one_line};
-
-/// How many characters of a raw reply an error message carries.
-pub const REPLY_EXCERPT_CHARS: usize = 500;
+use crate::text::{clip, json_type};
 
 /// At most this many `{` positions are tried when looking for the JSON object in a reply.
 const MAX_OBJECT_STARTS: usize = 64;
@@ -69,50 +67,6 @@ pub fn read_response(
         retry: Retry::Never,
         findings: crate::protocol::Findings::default(),
     }
-}
-
-/// The text of `choices[0].message.content` (a string, or an array of text parts).
-pub(crate) fn message_content(envelope: &Value, secrets: &Secrets) -> Result<String, CallError> {
-    let message = envelope.pointer("/choices/0/message");
-    match message.and_then(|message| message.get("content")) {
-        Some(Value::String(text)) => return Ok(text.clone()),
-        Some(Value::Array(parts)) => {
-            return Ok(parts
-                .iter()
-                .filter_map(|part| part.get("text").and_then(Value::as_str))
-                .collect())
-        }
-        _ => {}
-    }
-    let shown = |value: &Value| {
-        excerpt(
-            value.as_str().map_or(&value.to_string(), |text| text),
-            secrets,
-        )
-    };
-    Err(
-        if let Some(refusal) = message.and_then(|message| message.get("refusal")) {
-            CallError::new(
-                ErrorKind::InvalidOutput,
-                format!("the judge refused: {}", shown(refusal)),
-            )
-        } else if let Some(error) = envelope.get("error") {
-            CallError::new(
-                ErrorKind::InvalidOutput,
-                format!("the API answered with an error: {}", shown(error)),
-            )
-        } else if message.is_some() {
-            CallError::new(ErrorKind::InvalidJson, "the judge's reply is empty")
-        } else {
-            CallError::new(
-                ErrorKind::InvalidOutput,
-                format!(
-                    "the response has no choices[0].message: {}",
-                    shown(envelope)
-                ),
-            )
-        },
-    )
 }
 
 /// Score the judge's reply text; the second value is its side info.
@@ -353,14 +307,10 @@ fn dimension_value<'a>(object: &'a Map<String, Value>, name: &str) -> Option<&'a
     }
 }
 
-/// The first [`REPLY_EXCERPT_CHARS`] characters of `text` on one line, redacted before the cut.
-fn excerpt(text: &str, secrets: &Secrets) -> String {
-    clip(&one_line(&secrets.redact(text.trim())), REPLY_EXCERPT_CHARS)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::llm::reply::REPLY_EXCERPT_CHARS;
     use serde_json::json;
 
     /// No secret to redact.

@@ -19,16 +19,13 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderValue, AUTHORIZATION};
 use serde_json::{json, Map, Value};
 use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::error::bad_flag;
-use crate::evaluator::judge::endpoint::Endpoint;
 use crate::evaluator::judge::reply::read_response;
-use crate::evaluator::judge::{authorization, endpoint_secrets, retry_timeouts};
-use crate::evaluator::transport::{build_client, send_json};
+use crate::llm::{Body, Client, Connection, Endpoint};
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind};
 use crate::secrets::Secrets;
@@ -90,7 +87,7 @@ pub struct LiveJudges {
 struct Shared {
     judges: Vec<LiveJudge>,
     limits: Limits,
-    client: reqwest::Client,
+    client: Client,
     /// Every key and URL secret of every judge endpoint, removed from everything reported.
     secrets: Secrets,
     retries: u32,
@@ -111,8 +108,8 @@ struct LiveJudge {
 struct JudgeModel {
     /// The model id as the spec declares it.
     declared: String,
-    endpoint: Endpoint,
-    authorization: Option<HeaderValue>,
+    /// Its API.
+    connection: Connection,
     /// Its price row, when `max_calls_usd` is set.
     price: Option<PricingRow>,
 }
@@ -230,11 +227,10 @@ impl LiveJudges {
                         },
                     )?),
                 };
-                secrets.extend(endpoint_secrets(&endpoint));
+                secrets.extend(Connection::secrets_of(&endpoint));
                 models.push(JudgeModel {
                     declared: model.to_string(),
-                    authorization: authorization(&endpoint)?,
-                    endpoint,
+                    connection: Connection::new(endpoint)?,
                     price,
                 });
             }
@@ -264,7 +260,7 @@ impl LiveJudges {
             shared: Arc::new(Shared {
                 judges,
                 limits,
-                client: build_client(longest, concurrency)?,
+                client: Client::new(longest, concurrency)?,
                 secrets: Secrets::new(secrets),
                 retries: options.retries,
                 concurrency,
@@ -511,20 +507,18 @@ fn plan(
                 outputs: &outputs,
                 anti_gaming_clauses: &decl.anti_gaming_clauses,
             };
-            let body = json!({
-                "model": model.endpoint.model,
-                "messages": [
-                    {"role": "system", "content": prompt::system_message(&shown)},
-                    {"role": "user", "content": prompt::user_message(&shown)},
-                ],
-                "temperature": 0.0,
-                "response_format": {"type": "json_object"},
-            });
+            let messages = json!([
+                {"role": "system", "content": prompt::system_message(&shown)},
+                {"role": "user", "content": prompt::user_message(&shown)},
+            ]);
+            let body = Body::chat(model.connection.endpoint(), messages)
+                .with("temperature", 0.0)
+                .json_object();
             calls.push(PlannedCall {
                 order: 0,
                 judge: index,
                 model: model_index,
-                body: body.to_string().into_bytes(),
+                body: body.to_bytes(),
                 reading,
             });
         }
@@ -586,20 +580,22 @@ impl Shared {
     async fn attempt(&self, call: &PlannedCall) -> Attempt {
         let judge = &self.judges[call.judge];
         let model = &judge.models[call.model];
-        let mut request = self
+        let endpoint = model.connection.endpoint();
+        let attempt = match self
             .client
-            .post(model.endpoint.chat_url.clone())
-            .timeout(judge.timeout)
-            .body(call.body.clone());
-        if let Some(authorization) = &model.authorization {
-            request = request.header(AUTHORIZATION, authorization.clone());
-        }
-        let attempt = match send_json(request, judge.timeout, &self.secrets).await {
+            .post(
+                &model.connection,
+                &endpoint.chat_url,
+                call.body.clone(),
+                judge.timeout,
+            )
+            .await
+        {
             Ok(body) => read_spec_reply(
-                read_response(&body, &model.endpoint.model, None, &self.secrets),
+                read_response(&body, &endpoint.model, None, &self.secrets),
                 &call.reading,
             ),
-            Err(failed) => retry_timeouts(failed),
+            Err(failed) => failed,
         };
         self.secrets.scrub(attempt)
     }

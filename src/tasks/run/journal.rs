@@ -10,9 +10,10 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{Api, ModelSpec, Sampling, Usage};
+use super::model::{ModelSpec, Sampling};
 use crate::error::{invalid, Problem};
 use crate::input::Source;
+use crate::llm::{Api, Usage};
 use crate::runner::journal::repair_torn_tail;
 use crate::runner::key::{add_command_identity, CallKey, Fields};
 use crate::runner::resume::Resumed;

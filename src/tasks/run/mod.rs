@@ -24,13 +24,14 @@ use super::spec::{MetricName, Task};
 use crate::error::Fatal;
 use crate::exit::Exit;
 use crate::interrupt::interruption;
+use crate::llm::{Completion, Usage};
 use crate::protocol::with_retries;
 use crate::protocol::CallError;
 use crate::report::{print_document, print_resumed, Format, Reporter, ResultsFile};
 use crate::runner::key::CallKey;
 use crate::store::{Cache, CachedCompletion, Table};
 use journal::{completion_keys, OutputLine, SavedCompletion};
-use model::{Completion, Model, ModelSpec, Sampling, Usage};
+use model::{Model, ModelSpec, Sampling};
 
 /// `evalctl tasks run`.
 #[derive(Debug, Clone)]

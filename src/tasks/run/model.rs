@@ -1,22 +1,20 @@
-//! The model `tasks run` generates with: an OpenAI-compatible API through the judge's client
+//! The model `tasks run` generates with: an OpenAI-compatible API through the one LLM client
 //! (its key, base-URL, retry and redaction rules; chat completions, or legacy completions for
 //! base models), or a command that reads the rendered prompt as JSON on stdin and prints the
 //! completion on stdout (the command evaluator's child handling: timeout, process group).
 
 use std::time::Duration;
 
-use reqwest::header::{HeaderValue, AUTHORIZATION};
 use reqwest::Url;
-use serde::{Deserialize, Serialize};
-use serde_json::{json, Value};
+use serde::Serialize;
+use serde_json::json;
 
 use crate::evaluator::command::{CommandEvaluator, CommandSpec};
-use crate::evaluator::judge::endpoint::{Endpoint, EndpointFlags};
-use crate::evaluator::judge::{authorization, endpoint_secrets, retry_timeouts};
-use crate::evaluator::transport::{build_client, display_url, send_json};
 use crate::evaluator::Evaluator;
+use crate::llm::reply::read_completion;
+use crate::llm::{Api, Body, Client, Completion, Connection, Endpoint, EndpointFlags, Usage};
 use crate::protocol::{Attempt, CallError, ErrorKind};
-use crate::secrets::Secrets;
+use crate::transport::display_url;
 
 /// `tasks run`'s flags, as endpoint messages name them.
 const MODEL_FLAGS: EndpointFlags = EndpointFlags {
@@ -24,15 +22,6 @@ const MODEL_FLAGS: EndpointFlags = EndpointFlags {
     base_url: "--base-url",
     api_key_env: "--api-key-env",
 };
-
-/// Which API of an OpenAI-compatible server generates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Api {
-    /// `POST {base}/chat/completions`, the prompt as one user message.
-    Chat,
-    /// `POST {base}/completions`, the prompt as is (base models).
-    Completions,
-}
 
 /// The model, as the flags name it.
 #[derive(Debug, Clone)]
@@ -65,40 +54,6 @@ pub struct Sampling {
     pub stop: Vec<String>,
 }
 
-/// Tokens a completion used, as the API reports them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Usage {
-    /// Prompt tokens.
-    pub prompt_tokens: u64,
-    /// Completion tokens.
-    pub completion_tokens: u64,
-    /// Both.
-    pub total_tokens: u64,
-}
-
-impl Usage {
-    /// Whether no token was counted.
-    pub fn is_zero(&self) -> bool {
-        *self == Usage::default()
-    }
-
-    /// Add `other` to this total.
-    pub fn add(&mut self, other: Usage) {
-        self.prompt_tokens += other.prompt_tokens;
-        self.completion_tokens += other.completion_tokens;
-        self.total_tokens += other.total_tokens;
-    }
-}
-
-/// One completion.
-#[derive(Debug, Clone)]
-pub struct Completion {
-    /// The generated text.
-    pub text: String,
-    /// Its token usage (zero from a command).
-    pub usage: Usage,
-}
-
 /// A model ready to generate.
 pub enum Model {
     /// An OpenAI-compatible API.
@@ -114,13 +69,11 @@ pub enum Model {
 
 /// An OpenAI-compatible endpoint and the client that calls it.
 pub struct ApiModel {
-    endpoint: Endpoint,
+    connection: Connection,
     api: Api,
     url: Url,
     model_flag: String,
-    authorization: Option<HeaderValue>,
-    secrets: Secrets,
-    client: reqwest::Client,
+    client: Client,
     timeout: Duration,
 }
 
@@ -150,13 +103,11 @@ impl Model {
                     Api::Completions => "completions",
                 });
                 Ok(Model::Api(Box::new(ApiModel {
-                    authorization: authorization(&endpoint)?,
-                    secrets: Secrets::new(endpoint_secrets(&endpoint)),
-                    client: build_client(timeout, concurrency)?,
+                    connection: Connection::new(endpoint)?,
+                    client: Client::new(timeout, concurrency)?,
                     api: *api,
                     url,
                     model_flag: model.clone(),
-                    endpoint,
                     timeout,
                 })))
             }
@@ -177,7 +128,7 @@ impl Model {
             Model::Api(model) => format!(
                 "model {} at {}",
                 model.model_flag,
-                display_url(&model.endpoint.base)
+                display_url(&model.connection.endpoint().base)
             ),
             Model::Command { runner, .. } => format!("model {}", runner.describe()),
         }
@@ -187,7 +138,7 @@ impl Model {
     /// a command that cannot start.
     pub fn check_setup(&self) -> Result<(), String> {
         match self {
-            Model::Api(model) => match model.endpoint.missing_key(MODEL_FLAGS) {
+            Model::Api(model) => match model.connection.endpoint().missing_key(MODEL_FLAGS) {
                 Some(reason) => Err(reason),
                 None => Ok(()),
             },
@@ -224,101 +175,24 @@ impl Model {
 }
 
 impl ApiModel {
-    fn request_body(&self, prompt: &str, sampling: &Sampling) -> Value {
-        let mut body = match self.api {
-            Api::Chat => json!({
-                "model": self.endpoint.model,
-                "messages": [{"role": "user", "content": prompt}],
-            }),
-            Api::Completions => json!({"model": self.endpoint.model, "prompt": prompt}),
+    fn request_body(&self, prompt: &str, sampling: &Sampling) -> Body {
+        let endpoint = self.connection.endpoint();
+        let body = match self.api {
+            Api::Chat => Body::chat(endpoint, json!([{"role": "user", "content": prompt}])),
+            Api::Completions => Body::completion(endpoint, prompt),
         };
-        body["temperature"] = Value::from(sampling.temperature);
-        if let Some(max_tokens) = sampling.max_tokens {
-            let field = match self.api {
-                Api::Chat => self.endpoint.max_tokens_field(),
-                Api::Completions => "max_tokens",
-            };
-            body[field] = Value::from(max_tokens);
-        }
-        if !sampling.stop.is_empty() {
-            body["stop"] = Value::from(sampling.stop.clone());
-        }
-        body
+        body.with("temperature", sampling.temperature)
+            .max_tokens(endpoint, self.api, sampling.max_tokens)
+            .stop(&sampling.stop)
     }
 
     async fn complete(&self, prompt: &str, sampling: &Sampling) -> Result<Completion, Attempt> {
-        let body = self.request_body(prompt, sampling).to_string();
-        let mut request = self.client.post(self.url.clone()).body(body);
-        if let Some(authorization) = &self.authorization {
-            request = request.header(AUTHORIZATION, authorization.clone());
-        }
-        let reply = send_json(request, self.timeout, &self.secrets)
-            .await
-            .map_err(|failed| self.secrets.scrub(retry_timeouts(failed)))?;
-        read_reply(&reply, self.api).map_err(|error| self.secrets.scrub(Attempt::failed(error)))
-    }
-}
-
-/// The completion text and usage of a (chat) completions reply.
-fn read_reply(body: &[u8], api: Api) -> Result<Completion, CallError> {
-    let invalid = |reason: String| CallError::new(ErrorKind::InvalidOutput, reason);
-    let reply: Value = serde_json::from_slice(body).map_err(|err| {
-        CallError::new(
-            ErrorKind::InvalidJson,
-            format!("the reply is not JSON: {err}"),
-        )
-    })?;
-    let (pointer, field) = match api {
-        Api::Chat => ("/choices/0/message/content", "choices[0].message.content"),
-        Api::Completions => ("/choices/0/text", "choices[0].text"),
-    };
-    let text = match reply.pointer(pointer) {
-        Some(Value::String(text)) => text.clone(),
-        // A reply cut by a content filter or a tool call carries no text.
-        Some(Value::Null) => String::new(),
-        Some(other) => {
-            return Err(invalid(format!(
-                "{field}: {}",
-                crate::input::strict::wrong_type("a string", other)
-            )))
-        }
-        None => return Err(invalid(format!("the reply has no {field}"))),
-    };
-    let count = |name: &str| {
-        reply
-            .pointer(&format!("/usage/{name}"))
-            .and_then(Value::as_u64)
-            .unwrap_or(0)
-    };
-    Ok(Completion {
-        text,
-        usage: Usage {
-            prompt_tokens: count("prompt_tokens"),
-            completion_tokens: count("completion_tokens"),
-            total_tokens: count("total_tokens"),
-        },
-    })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn replies_of_both_apis() {
-        let chat = br#"{"choices":[{"message":{"content":"41"}}],"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}}"#;
-        let completion = read_reply(chat, Api::Chat).unwrap();
-        assert_eq!(completion.text, "41");
-        assert_eq!(completion.usage.total_tokens, 8);
-        let base = br#"{"choices":[{"text":" 41"}]}"#;
-        assert_eq!(read_reply(base, Api::Completions).unwrap().text, " 41");
-        assert_eq!(
-            read_reply(base, Api::Chat).unwrap_err().message,
-            "the reply has no choices[0].message.content"
-        );
-        assert_eq!(
-            read_reply(b"[", Api::Chat).unwrap_err().kind,
-            ErrorKind::InvalidJson
-        );
+        let body = self.request_body(prompt, sampling).to_bytes();
+        let reply = self
+            .client
+            .post(&self.connection, &self.url, body, self.timeout)
+            .await?;
+        read_completion(&reply, self.api)
+            .map_err(|error| self.connection.secrets().scrub(Attempt::failed(error)))
     }
 }

@@ -1,7 +1,7 @@
-//! Where the judge sends its requests and with which key: the `PROVIDER/MODEL` split, the base URL
-//! (`--judge-base-url`, else `EVALCTL_JUDGE_BASE_URL`, else `OPENAI_BASE_URL` for `openai`, else
-//! the provider's public default) and the API key (`--judge-api-key-env NAME`, else
-//! `<PROVIDER>_API_KEY`).
+//! Where requests to an OpenAI-compatible API go and with which key: the `PROVIDER/MODEL` split,
+//! the base URL (the base-URL flag, else `EVALCTL_JUDGE_BASE_URL`, else `OPENAI_BASE_URL` for
+//! `openai`, else the provider's public default) and the API key (the key-env flag, else
+//! `<PROVIDER>_API_KEY`). Each user of the client names its own flags ([`EndpointFlags`]).
 
 use crate::secrets::{default_key_env, Secret};
 use std::net::IpAddr;

@@ -1,5 +1,5 @@
-//! The HTTP transport shared by the adapters that speak HTTP (the HTTP evaluator and the LLM
-//! judge): one keep-alive client, JSON POSTs with capped bodies, retry advice from status codes
+//! The HTTP transport shared by everything that speaks HTTP (the HTTP evaluator and the LLM
+//! client): one keep-alive client, JSON POSTs with capped bodies, retry advice from status codes
 //! and `Retry-After`, transport errors people can act on, and URLs shown without secrets.
 
 use std::time::{Duration, SystemTime};
@@ -7,8 +7,7 @@ use std::time::{Duration, SystemTime};
 use reqwest::header::{HeaderMap, CONTENT_TYPE, RETRY_AFTER};
 use reqwest::{StatusCode, Url};
 
-use super::MAX_OUTPUT_BYTES;
-use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
+use crate::protocol::{Attempt, CallError, ErrorKind, Retry, MAX_OUTPUT_BYTES};
 use crate::secrets::Secrets;
 use crate::text::{clip, one_line, seconds, strip_os_error};
 

@@ -1,0 +1,156 @@
+//! Sending requests to an OpenAI-compatible API: a [`Connection`] is an endpoint made ready once
+//! (its `Authorization` header, marked sensitive, and the secrets every message is scrubbed of);
+//! a [`Client`] is the keep-alive HTTP client that posts to it. A failed post is the failed
+//! attempt the caller's retries read: transport failures, 429 and 5xx (after the server's
+//! `Retry-After`) and timeouts of the API are retryable.
+
+use std::time::Duration;
+
+use reqwest::header::{HeaderValue, AUTHORIZATION};
+use reqwest::Url;
+
+use super::endpoint::Endpoint;
+use crate::error::bad_flag;
+use crate::protocol::{Attempt, ErrorKind, Retry};
+use crate::secrets::Secrets;
+use crate::transport::{build_client, send_json, transport_error, url_secrets};
+
+/// An endpoint ready for requests.
+pub struct Connection {
+    endpoint: Endpoint,
+    /// `Bearer KEY`, marked sensitive; `None` without a key.
+    authorization: Option<HeaderValue>,
+    /// The key and the base URL's secrets.
+    secrets: Secrets,
+}
+
+impl Connection {
+    /// Make `endpoint` ready. A key that cannot go in an HTTP header is bad input naming the
+    /// variable it came from.
+    pub fn new(endpoint: Endpoint) -> anyhow::Result<Connection> {
+        let authorization = endpoint
+            .key
+            .as_ref()
+            .map(|key| {
+                HeaderValue::from_str(&format!("Bearer {}", key.expose())).map(|mut value| {
+                    value.set_sensitive(true);
+                    value
+                })
+            })
+            .transpose()
+            .map_err(|_| {
+                bad_flag(
+                    &endpoint.key_env,
+                    "the API key is not usable in an HTTP header",
+                )
+            })?;
+        let secrets = Secrets::new(Connection::secrets_of(&endpoint));
+        Ok(Connection {
+            endpoint,
+            authorization,
+            secrets,
+        })
+    }
+
+    /// What requests to `endpoint` send that must never be shown: the key and the base URL's
+    /// secrets (for [`Secrets::new`]).
+    pub fn secrets_of(endpoint: &Endpoint) -> Vec<String> {
+        let url_secrets = url_secrets(&endpoint.base);
+        endpoint
+            .key
+            .iter()
+            .map(|key| key.expose().to_string())
+            .chain(Secrets::sent_values(url_secrets.iter().map(String::as_str)))
+            .collect()
+    }
+
+    /// The endpoint.
+    pub fn endpoint(&self) -> &Endpoint {
+        &self.endpoint
+    }
+
+    /// What every message about this connection is scrubbed of.
+    pub fn secrets(&self) -> &Secrets {
+        &self.secrets
+    }
+
+    /// `request` with the key.
+    fn authorize(&self, request: reqwest::RequestBuilder) -> reqwest::RequestBuilder {
+        match &self.authorization {
+            Some(authorization) => request.header(AUTHORIZATION, authorization.clone()),
+            None => request,
+        }
+    }
+}
+
+/// The keep-alive HTTP client every model call goes through.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+}
+
+impl Client {
+    /// A client for at most `concurrency` requests at once, none longer than `timeout` unless a
+    /// request says otherwise.
+    pub fn new(timeout: Duration, concurrency: usize) -> anyhow::Result<Client> {
+        Ok(Client {
+            http: build_client(timeout, concurrency)?,
+        })
+    }
+
+    /// One POST of the JSON `body` to `url` of `connection`, within `timeout`: the body of a 2xx
+    /// reply, or the failed attempt (a timeout of the API retryable like a 5xx), every message
+    /// free of the connection's secrets.
+    pub async fn post(
+        &self,
+        connection: &Connection,
+        url: &Url,
+        body: impl Into<reqwest::Body>,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, Attempt> {
+        let request = self.http.post(url.clone()).timeout(timeout).body(body);
+        send_json(connection.authorize(request), timeout, &connection.secrets)
+            .await
+            .map_err(|failed| connection.secrets.scrub(retry_timeouts(failed)))
+    }
+
+    /// `GET {base}/models` with the key: free, so a rejected key (401, 403) or an unreachable
+    /// server shows before any call. Any other answer (some compatible servers have no models
+    /// endpoint) says nothing against the connection.
+    pub async fn check_access(
+        &self,
+        connection: &Connection,
+        timeout: Duration,
+    ) -> Result<(), String> {
+        let request = self
+            .http
+            .get(connection.endpoint.url_for("models"))
+            .timeout(timeout);
+        match connection.authorize(request).send().await {
+            Ok(response) if matches!(response.status().as_u16(), 401 | 403) => Err(format!(
+                "the API rejected the key in {} (HTTP {} from the models endpoint)",
+                connection.endpoint.key_env,
+                response.status().as_u16()
+            )),
+            Ok(_) => Ok(()),
+            Err(err) => Err(connection.secrets.redact(
+                &transport_error(&err, timeout)
+                    .score
+                    .err()
+                    .map_or_else(String::new, |error| error.message),
+            )),
+        }
+    }
+}
+
+/// A failed attempt, with an API that did not answer in time made retryable like a 5xx.
+fn retry_timeouts(mut failed: Attempt) -> Attempt {
+    if failed
+        .score
+        .as_ref()
+        .is_err_and(|error| error.kind == ErrorKind::Timeout)
+    {
+        failed.retry = Retry::Allowed { after: None };
+    }
+    failed
+}

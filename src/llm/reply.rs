@@ -1,0 +1,213 @@
+//! Reading an OpenAI-compatible API's replies, one reader for each kind: the message of a chat
+//! completion (a string, or an array of text parts; a refusal or an API error said as such), the
+//! text and token usage of a (chat) completion, and the two vectors of an embeddings reply.
+//! Error messages carry one-line excerpts of the reply, redacted before they are cut.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::request::Api;
+use crate::protocol::{CallError, ErrorKind};
+use crate::secrets::Secrets;
+use crate::text::{clip, one_line};
+
+/// How many characters of a raw reply an error message carries.
+pub const REPLY_EXCERPT_CHARS: usize = 500;
+
+/// Tokens a completion used, as the API reports them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    /// Prompt tokens.
+    pub prompt_tokens: u64,
+    /// Completion tokens.
+    pub completion_tokens: u64,
+    /// Both.
+    pub total_tokens: u64,
+}
+
+impl Usage {
+    /// Whether no token was counted.
+    pub fn is_zero(&self) -> bool {
+        *self == Usage::default()
+    }
+
+    /// Add `other` to this total.
+    pub fn add(&mut self, other: Usage) {
+        self.prompt_tokens += other.prompt_tokens;
+        self.completion_tokens += other.completion_tokens;
+        self.total_tokens += other.total_tokens;
+    }
+}
+
+/// One completion.
+#[derive(Debug, Clone)]
+pub struct Completion {
+    /// The generated text.
+    pub text: String,
+    /// Its token usage (zero from a command).
+    pub usage: Usage,
+}
+
+/// The text of `choices[0].message.content` (a string, or an array of text parts).
+pub fn message_content(envelope: &Value, secrets: &Secrets) -> Result<String, CallError> {
+    let message = envelope.pointer("/choices/0/message");
+    match message.and_then(|message| message.get("content")) {
+        Some(Value::String(text)) => return Ok(text.clone()),
+        Some(Value::Array(parts)) => {
+            return Ok(parts
+                .iter()
+                .filter_map(|part| part.get("text").and_then(Value::as_str))
+                .collect())
+        }
+        _ => {}
+    }
+    let shown = |value: &Value| {
+        excerpt(
+            value.as_str().map_or(&value.to_string(), |text| text),
+            secrets,
+        )
+    };
+    Err(
+        if let Some(refusal) = message.and_then(|message| message.get("refusal")) {
+            CallError::new(
+                ErrorKind::InvalidOutput,
+                format!("the judge refused: {}", shown(refusal)),
+            )
+        } else if let Some(error) = envelope.get("error") {
+            CallError::new(
+                ErrorKind::InvalidOutput,
+                format!("the API answered with an error: {}", shown(error)),
+            )
+        } else if message.is_some() {
+            CallError::new(ErrorKind::InvalidJson, "the judge's reply is empty")
+        } else {
+            CallError::new(
+                ErrorKind::InvalidOutput,
+                format!(
+                    "the response has no choices[0].message: {}",
+                    shown(envelope)
+                ),
+            )
+        },
+    )
+}
+
+/// The first [`REPLY_EXCERPT_CHARS`] characters of `text` on one line, redacted before the cut.
+pub fn excerpt(text: &str, secrets: &Secrets) -> String {
+    clip(&one_line(&secrets.redact(text.trim())), REPLY_EXCERPT_CHARS)
+}
+
+/// The completion text and usage of a (chat) completions reply.
+pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
+    let invalid = |reason: String| CallError::new(ErrorKind::InvalidOutput, reason);
+    let reply: Value = serde_json::from_slice(body).map_err(|err| {
+        CallError::new(
+            ErrorKind::InvalidJson,
+            format!("the reply is not JSON: {err}"),
+        )
+    })?;
+    let (pointer, field) = match api {
+        Api::Chat => ("/choices/0/message/content", "choices[0].message.content"),
+        Api::Completions => ("/choices/0/text", "choices[0].text"),
+    };
+    let text = match reply.pointer(pointer) {
+        Some(Value::String(text)) => text.clone(),
+        // A reply cut by a content filter or a tool call carries no text.
+        Some(Value::Null) => String::new(),
+        Some(other) => {
+            return Err(invalid(format!(
+                "{field}: {}",
+                crate::input::strict::wrong_type("a string", other)
+            )))
+        }
+        None => return Err(invalid(format!("the reply has no {field}"))),
+    };
+    let count = |name: &str| {
+        reply
+            .pointer(&format!("/usage/{name}"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+    };
+    Ok(Completion {
+        text,
+        usage: Usage {
+            prompt_tokens: count("prompt_tokens"),
+            completion_tokens: count("completion_tokens"),
+            total_tokens: count("total_tokens"),
+        },
+    })
+}
+
+/// The two vectors of an embeddings reply (`data[i].embedding`, by `index` when given).
+pub fn embeddings(reply: &Value) -> Result<[Vec<f64>; 2], String> {
+    let data = reply
+        .get("data")
+        .and_then(Value::as_array)
+        .ok_or("it has no `data` array")?;
+    let mut vectors: [Option<Vec<f64>>; 2] = [None, None];
+    for (position, item) in data.iter().enumerate() {
+        let index = item
+            .get("index")
+            .and_then(Value::as_u64)
+            .map_or(position, |index| index as usize);
+        let vector = item
+            .get("embedding")
+            .and_then(Value::as_array)
+            .and_then(|numbers| {
+                numbers
+                    .iter()
+                    .map(Value::as_f64)
+                    .collect::<Option<Vec<f64>>>()
+            })
+            .ok_or(format!(
+                "data[{position}].embedding is not an array of numbers"
+            ))?;
+        if let Some(slot) = vectors.get_mut(index) {
+            *slot = Some(vector);
+        }
+    }
+    match vectors {
+        [Some(text), Some(reference)] => Ok([text, reference]),
+        _ => Err(format!("expected 2 embeddings, found {}", data.len())),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn replies_of_both_apis() {
+        let chat = br#"{"choices":[{"message":{"content":"41"}}],"usage":{"prompt_tokens":7,"completion_tokens":1,"total_tokens":8}}"#;
+        let completion = read_completion(chat, Api::Chat).unwrap();
+        assert_eq!(completion.text, "41");
+        assert_eq!(completion.usage.total_tokens, 8);
+        let base = br#"{"choices":[{"text":" 41"}]}"#;
+        assert_eq!(read_completion(base, Api::Completions).unwrap().text, " 41");
+        assert_eq!(
+            read_completion(base, Api::Chat).unwrap_err().message,
+            "the reply has no choices[0].message.content"
+        );
+        assert_eq!(
+            read_completion(b"[", Api::Chat).unwrap_err().kind,
+            ErrorKind::InvalidJson
+        );
+    }
+
+    #[test]
+    fn embeddings_are_read_by_index() {
+        let reply = json!({"data": [{"index": 1, "embedding": [0, 1]}, {"index": 0, "embedding": [1.5, 0]}]});
+        assert_eq!(
+            embeddings(&reply).unwrap(),
+            [vec![1.5, 0.0], vec![0.0, 1.0]]
+        );
+        assert_eq!(
+            embeddings(&json!({"data": [{"embedding": [1]}]})).unwrap_err(),
+            "expected 2 embeddings, found 1"
+        );
+        assert!(embeddings(&json!({"data": [{"embedding": ["x"]}]}))
+            .unwrap_err()
+            .contains("not an array of numbers"));
+    }
+}
