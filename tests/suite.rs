@@ -45,6 +45,7 @@ mod judge_run;
 mod metrics_golden;
 mod one_path;
 mod preflight_checks;
+mod proto_codegen;
 mod report_html;
 mod report_kinds;
 mod robustness;
