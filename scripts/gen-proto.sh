@@ -3,7 +3,7 @@
 # document's fixtures. Usage: scripts/gen-proto.sh [flexible-evaluation-protocol.md]
 #
 # With the document: its `.proto` (section 5.2), OpenAPI document (section 5.1) and the JSON
-# Schemas of the responses (sections 2.3.4, 2.3.5 and 4.2) are copied verbatim, as the document
+# Schemas of the responses (sections 2.3.4, 2.3.5, 4.1 and 4.2) are copied verbatim, as the document
 # writes them, into tests/fep_document/.
 #
 # Then examples/gen_proto.rs (pure Rust: protox and tonic-prost-build, no system protoc) writes
@@ -35,6 +35,7 @@ if [ $# -gt 0 ]; then
   for check in contains regex threshold; do
     block "**\`$check\`**" '##### Response Schema' > "$fixtures/schemas/$check.results.json"
   done
+  block '## 4.1 Test Case Result Format' '##### Schema' > "$fixtures/schemas/test_case_result.json"
   block '## 4.2 Evaluation Run Result Format' > "$fixtures/schemas/evaluation_run_result.json"
 fi
 cargo run --quiet --manifest-path "$root/Cargo.toml" --example gen_proto

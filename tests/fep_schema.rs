@@ -414,10 +414,11 @@ fn a_jsonpath_that_cannot_be_parsed_is_a_jsonpath_error() {
     );
 }
 
-/// The check every REST test makes of the bodies it reads (`Reply::json`): against the OpenAPI
-/// document's schema of that path, method and status, section 4.2's EvaluationRunResult,
-/// section 2.3.4's CheckResult and the check type's results schema (2.3.5), all verbatim from
-/// the FEP document; statuses the document does not list must be its ErrorResponse.
+/// The check every REST test makes of each answer (`serve_support::request`): against the
+/// OpenAPI document's schema of that path, method and status, section 4.2's EvaluationRunResult,
+/// the members 4.1 allows a TestCaseResult, section 2.3.4's CheckResult and the check type's
+/// results schema (2.3.5), all verbatim from the FEP document; a method or status the document
+/// does not list must be its ErrorResponse.
 #[test]
 fn responses_are_checked_against_the_documents_openapi_and_json_schemas() {
     use crate::serve_support::capitals_request;
@@ -452,6 +453,7 @@ fn responses_are_checked_against_the_documents_openapi_and_json_schemas() {
     run["extra"] = json!(1);
     run["results"][0]["check_results"][0]["results"]["passed"] = json!("yes");
     run["results"][0]["check_results"][0]["evaluated_at"] = json!("yesterday");
+    run["results"][0]["execution_context"]["extra"] = json!(2);
     let openapi =
         "openapi.yaml#/paths/~1evaluate/post/responses/200/content/application~1json/schema";
     let evaluated_at = "/results/0/check_results/0/evaluated_at";
@@ -472,6 +474,9 @@ fn responses_are_checked_against_the_documents_openapi_and_json_schemas() {
                 .into(),
             "at /passed: \"yes\" is not of type \"boolean\" (exact_match.results.json, \
              results[0].check_results[0].results)"
+                .into(),
+            "at /results/0/execution_context: member `extra` is not allowed \
+             (test_case_result.json)"
                 .into(),
         ])
     );

@@ -1,11 +1,11 @@
 //! The FEP document's own OpenAPI document and JSON Schemas (`tests/fep_document/`, copied
-//! verbatim from sections 5.1, 2.3.4, 2.3.5 and 4.2): what a REST response must be.
+//! verbatim from sections 5.1, 2.3.4, 2.3.5, 4.1 and 4.2): what a REST response must be.
 //!
 //! [`violations`] checks a response body against the schema the OpenAPI document gives for its
 //! path, method and status (its `$ref`s resolved in the OpenAPI document's `components`), an
-//! EvaluationRunResult also against section 4.2's schema, and each of its completed check
-//! results against section 2.3.4's schema with its `results` against that check type's results
-//! schema. A method or status the document does not list for a path it defines is evalctl's own
+//! EvaluationRunResult also against section 4.2's schema, its test case results against the
+//! members section 4.1 allows, and each of its check results against section 2.3.4's schema
+//! (a completed one's `results` against that check type's results schema). A method or status the document does not list for a path it defines is evalctl's own
 //! (401, 405, 408, 413, 429, 503): its body must be the document's ErrorResponse, as
 //! docs/serve.md promises.
 
@@ -137,8 +137,41 @@ pub fn violations(method: &str, path: &str, status: u16, body: &Value) -> Option
             body,
         ));
         found.extend(check_result_violations(body));
+        let test_case_result = schema_file("test_case_result.json");
+        let results = body["results"]
+            .as_array()
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        for (index, result) in results.iter().enumerate() {
+            found.extend(unlisted(
+                &test_case_result,
+                result,
+                &format!("/results/{index}"),
+            ));
+        }
     }
     Some(found)
+}
+
+/// The members of `value` (at `at`) that `schema` forbids with `additionalProperties: false`,
+/// in its nested object schemas too: all section 4.1's block can be checked for, since it is
+/// not a JSON Schema (`"type": "TestCase"`, `"items": "CheckResult"`).
+fn unlisted(schema: &Value, value: &Value, at: &str) -> Vec<String> {
+    let (Some(properties), Some(members)) = (schema["properties"].as_object(), value.as_object())
+    else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    for (name, member) in members {
+        match properties.get(name) {
+            Some(property) => found.extend(unlisted(property, member, &format!("{at}/{name}"))),
+            None if schema["additionalProperties"] == false => found.push(format!(
+                "at {at}: member `{name}` is not allowed (test_case_result.json)"
+            )),
+            None => {}
+        }
+    }
+    found
 }
 
 /// The completed check results of `run` against section 2.3.4's schema and their `results`
