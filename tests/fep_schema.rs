@@ -413,3 +413,94 @@ fn a_jsonpath_that_cannot_be_parsed_is_a_jsonpath_error() {
         outcomes(&document)
     );
 }
+
+/// The check every REST test makes of each answer (`serve_support::request`): against the
+/// OpenAPI document's schema of that path, method and status, section 4.2's EvaluationRunResult,
+/// the members 4.1 allows a TestCaseResult, section 2.3.4's CheckResult and the check type's
+/// results schema (2.3.5), all verbatim from the FEP document; a method or status the document
+/// does not list must be its ErrorResponse.
+#[test]
+fn responses_are_checked_against_the_documents_openapi_and_json_schemas() {
+    use crate::serve_support::capitals_request;
+    use crate::serve_support::document::{response_schema, violations};
+    assert_eq!(
+        [
+            response_schema("POST", "/evaluate?stream=yes", 400),
+            response_schema("GET", "/evaluations/e-1", 200),
+            response_schema("GET", "/evaluations/e-1", 401),
+            response_schema("GET", "/health", 200),
+            response_schema("GET", "/openapi.yaml", 200),
+            response_schema("GET", "/evaluations/a/b", 200),
+        ],
+        [
+            Some("/paths/~1evaluate/post/responses/400/content/application~1json/schema".into()),
+            Some(
+                "/paths/~1evaluations~1{evaluation_id}/get/responses/200/content/application~1json/schema"
+                    .into()
+            ),
+            Some("/components/schemas/ErrorResponse".into()),
+            Some("/paths/~1health/get/responses/200/content/application~1json/schema".into()),
+            None,
+            None,
+        ]
+    );
+
+    let (_dir, server) = serve();
+    let reply = server.request("POST", "/evaluate", &[], &capitals_request(1));
+    let mut run = reply.json();
+    assert_eq!(violations("POST", "/evaluate", 200, &run), Some(vec![]));
+    run.as_object_mut().unwrap().remove("summary");
+    run["extra"] = json!(1);
+    run["results"][0]["check_results"][0]["results"]["passed"] = json!("yes");
+    run["results"][0]["check_results"][0]["evaluated_at"] = json!("yesterday");
+    run["results"][0]["execution_context"]["extra"] = json!(2);
+    let openapi =
+        "openapi.yaml#/paths/~1evaluate/post/responses/200/content/application~1json/schema";
+    let evaluated_at = "/results/0/check_results/0/evaluated_at";
+    assert_eq!(
+        violations("POST", "/evaluate", 200, &run),
+        Some(vec![
+            format!("at the top: \"summary\" is a required property ({openapi})"),
+            format!("at {evaluated_at}: \"yesterday\" is not a \"date-time\" ({openapi})"),
+            "at the top: \"summary\" is a required property (evaluation_run_result.json)".into(),
+            format!(
+                "at {evaluated_at}: \"yesterday\" is not a \"date-time\" (evaluation_run_result.json)"
+            ),
+            "at the top: Additional properties are not allowed ('extra' was unexpected) \
+             (evaluation_run_result.json)"
+                .into(),
+            "at /evaluated_at: \"yesterday\" is not a \"date-time\" (check_result.json, \
+             results[0].check_results[0])"
+                .into(),
+            "at /passed: \"yes\" is not of type \"boolean\" (exact_match.results.json, \
+             results[0].check_results[0].results)"
+                .into(),
+            "at /results/0/execution_context: member `extra` is not allowed \
+             (test_case_result.json)"
+                .into(),
+        ])
+    );
+
+    let missing = server.request("GET", "/evaluations/nope", &[], b"");
+    assert_eq!(missing.status, 404);
+    let error = missing.json();
+    assert_eq!(
+        violations("GET", "/evaluations/nope", 404, &error),
+        Some(vec![])
+    );
+    let not_found = "openapi.yaml#/paths/~1evaluations~1{evaluation_id}/get/responses/404/content/\
+                     application~1json/schema";
+    assert_eq!(
+        violations("GET", "/evaluations/nope", 404, &json!({"message": 1})),
+        Some(vec![
+            format!("at the top: \"error\" is a required property ({not_found})"),
+            format!("at /message: 1 is not of type \"string\" ({not_found})"),
+        ])
+    );
+    assert_eq!(
+        violations("DELETE", "/evaluate", 405, &json!({"error": "x"})),
+        Some(vec!["at the top: \"message\" is a required property \
+             (openapi.yaml#/components/schemas/ErrorResponse)"
+            .to_string()])
+    );
+}

@@ -1,11 +1,14 @@
 //! `evalctl serve` over gRPC (`fep.v1.EvaluationService`): the real server on an ephemeral
-//! loopback port, driven with the vendored client: evaluation, retrieval, validation errors,
-//! authentication and streaming order, the operator's custom checks answered over gRPC, the
-//! token checked before a message is read, and the deadline of an evaluation.
+//! loopback port, driven with the client generated from the FEP document's own `.proto`:
+//! evaluation, retrieval, validation errors, authentication and streaming (each case in the
+//! document's fields as it finishes), the operator's custom checks answered over gRPC, the token
+//! checked before a message is read, and the deadline of an evaluation; and evalctl's additions
+//! to that `.proto`, seen through evalctl's own client.
 
-use crate::serve_support::grpc::{authorized, capitals, pb};
+use crate::serve_support::grpc::{authorized, capitals, checked_by, evalctl_pb, pb};
 use crate::serve_support::Server;
 use pb::evaluation_service_client::EvaluationServiceClient;
+use prost::Message;
 
 #[tokio::test]
 async fn grpc_evaluates_stores_validates_authenticates_and_streams() {
@@ -80,25 +83,157 @@ async fn grpc_evaluates_stores_validates_authenticates_and_streams() {
         messages.push(message);
     }
     assert_eq!(messages.len(), 4);
+    let mut partials = Vec::new();
     for (index, message) in messages[..3].iter().enumerate() {
         assert_eq!(message.status, "running");
         assert_eq!(message.completed_test_cases, index as i32 + 1);
-        let test_case = message.test_case_result.as_ref().unwrap();
-        let context = test_case.execution_context.as_ref().unwrap();
-        assert_eq!(context.test_case.as_ref().unwrap().id, format!("t{index}"));
-        // The FEP document's own fields carry it too: the partial final_result of this case.
+        assert_eq!(message.total_test_cases, 3);
+        // The document's own field carries the case that just finished: a partial final_result.
         let partial = message.final_result.as_ref().unwrap();
-        assert_eq!(partial.results, vec![test_case.clone()]);
+        assert_eq!(partial.evaluation_id, message.evaluation_id);
+        assert_eq!(partial.results.len(), 1);
+        let context = partial.results[0].execution_context.as_ref().unwrap();
+        assert_eq!(context.test_case.as_ref().unwrap().id, format!("t{index}"));
+        partials.push(partial.results[0].clone());
     }
     let last = &messages[3];
     assert_eq!(last.status, "completed");
+    assert_eq!((last.completed_test_cases, last.total_test_cases), (3, 3));
     let final_result = last.final_result.as_ref().unwrap();
+    assert_eq!(final_result.status, pb::EvaluationStatus::Completed as i32);
     assert_eq!(final_result.summary.unwrap().total_test_cases, 3);
-    let every: Vec<_> = messages[..3]
-        .iter()
-        .map(|message| message.test_case_result.clone().unwrap())
-        .collect();
-    assert_eq!(final_result.results, every);
+    assert_eq!(final_result.results, partials);
+    let stored = client
+        .get_evaluation(authorized(pb::GetEvaluationRequest {
+            evaluation_id: last.evaluation_id.clone(),
+        }))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(&stored, final_result);
+}
+
+/// A server whose custom check `held` answers `passed` at once, except for the output `Lyon`:
+/// then it waits for a line on the FIFO `hold` (in `dir`) first.
+fn held_for_lyon(dir: &std::path::Path) -> (Server, std::path::PathBuf) {
+    let hold = dir.join("hold");
+    let made = std::process::Command::new("mkfifo")
+        .arg(&hold)
+        .status()
+        .unwrap();
+    assert!(made.success());
+    let script = dir.join("held.sh");
+    std::fs::write(
+        &script,
+        format!(
+            "case \"$(cat)\" in *Lyon*) read line <'{}' ;; esac\necho '{{\"passed\": true}}'\n",
+            hold.display()
+        ),
+    )
+    .unwrap();
+    let held = format!("held=sh {}", script.display());
+    let server = Server::start(&dir.join("s.db"), &["--custom-check", &held], &[]);
+    (server, hold)
+}
+
+#[tokio::test]
+async fn stream_evaluation_gives_each_case_in_the_documents_fields_as_it_finishes() {
+    let dir = tempfile::tempdir().unwrap();
+    let (server, hold) = held_for_lyon(dir.path());
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    // t0 (Paris) is answered at once; t1 (Lyon) waits for `hold`.
+    let mut stream = client
+        .stream_evaluation(checked_by(capitals(2, true), "held"))
+        .await
+        .unwrap()
+        .into_inner();
+    let first = stream.message().await.unwrap().unwrap();
+    assert_eq!(first.status, "running");
+    assert_eq!((first.completed_test_cases, first.total_test_cases), (1, 2));
+    let partial = first.final_result.clone().unwrap();
+    let case = |result: &pb::TestCaseResult| {
+        let context = result.execution_context.as_ref().unwrap();
+        context.test_case.as_ref().unwrap().id.clone()
+    };
+    assert_eq!(partial.results.iter().map(case).collect::<Vec<_>>(), ["t0"]);
+    // Only now may t1's check answer: the first case came while the second was still running.
+    tokio::task::spawn_blocking(move || std::fs::write(hold, "go\n").unwrap())
+        .await
+        .unwrap();
+    let second = stream.message().await.unwrap().unwrap();
+    assert_eq!(
+        (second.status.as_str(), second.completed_test_cases),
+        ("running", 2)
+    );
+    let second_partial = second.final_result.clone().unwrap();
+    assert_eq!(
+        second_partial.results.iter().map(case).collect::<Vec<_>>(),
+        ["t1"]
+    );
+    let last = stream.message().await.unwrap().unwrap();
+    assert_eq!(last.status, "completed");
+    let final_result = last.final_result.unwrap();
+    assert_eq!(
+        final_result.results,
+        [partial.results, second_partial.results].concat()
+    );
+    assert_eq!(
+        final_result.summary.unwrap(),
+        pb::EvaluationSummary {
+            total_test_cases: 2,
+            completed_test_cases: 2,
+            error_test_cases: 0,
+            skipped_test_cases: 0,
+        }
+    );
+    assert!(stream.message().await.unwrap().is_none());
+}
+
+/// evalctl's additions to the document's proto reach a client built from evalctl's own
+/// `proto/fep/v1/fep.proto`: each running message's case in `test_case_result` (field 6) too,
+/// and an output's `id` (field 3 of Output, which the REST API has) kept in the result.
+#[tokio::test]
+async fn evalctls_own_client_also_gets_its_additional_fields() {
+    use evalctl_pb::evaluation_service_client::EvaluationServiceClient;
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let mut request = evalctl_pb::EvaluationRequest::decode(
+        prost::Message::encode_to_vec(&capitals(2, true)).as_slice(),
+    )
+    .unwrap();
+    request.outputs[0].id = Some("out-0".into());
+    let mut stream = client
+        .stream_evaluation(request)
+        .await
+        .unwrap()
+        .into_inner();
+    let mut messages = Vec::new();
+    while let Some(message) = stream.message().await.unwrap() {
+        messages.push(message);
+    }
+    assert_eq!(messages.len(), 3);
+    for message in &messages[..2] {
+        let partial = message.final_result.as_ref().unwrap();
+        assert_eq!(message.test_case_result.as_ref(), partial.results.first());
+    }
+    let output = |message: &evalctl_pb::EvaluationProgress| {
+        let result = message.test_case_result.as_ref().unwrap();
+        result
+            .execution_context
+            .as_ref()
+            .unwrap()
+            .output
+            .clone()
+            .unwrap()
+    };
+    assert_eq!(output(&messages[0]).id.as_deref(), Some("out-0"));
+    assert_eq!(output(&messages[1]).id, None);
+    assert_eq!(messages[2].test_case_result, None);
 }
 
 #[tokio::test]

@@ -1,8 +1,9 @@
 //! `evalctl serve`'s long-running operations (`fep.v1.AsyncEvaluationService`) through the real
-//! server with the client generated from the FEP's `.proto`: an evaluation started, followed to
-//! its stored result, listed page by page and filtered; a running one cancelled (its check's
-//! command killed); the token required by all four calls; unknown operations NOT_FOUND; a
-//! running one finished and stored before SIGTERM ends the server; one past its deadline failed.
+//! server with the client generated from the FEP document's own `.proto`: an evaluation started,
+//! followed to its stored result, listed page by page and filtered; a running one cancelled (its
+//! check's command killed); the token required by all four calls; unknown operations NOT_FOUND;
+//! a running one finished and stored before SIGTERM ends the server; one past its deadline
+//! failed.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;

@@ -4,6 +4,7 @@
 
 use crate::serve_support;
 
+use crate::serve_support::document::schema_violations;
 use crate::serve_support::{capitals_request, read_reply, send, Server};
 use serde_json::{json, Value};
 
@@ -213,6 +214,11 @@ fn streaming_sends_each_result_in_order_then_the_summary() {
         assert_eq!(
             line["execution_context"]["test_case"]["id"],
             format!("t{index}")
+        );
+        // Each line is a TestCaseResult as the FEP document's OpenAPI document defines it.
+        assert_eq!(
+            schema_violations("TestCaseResult", line),
+            Vec::<String>::new()
         );
     }
     let summary = &lines[5];

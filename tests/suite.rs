@@ -46,6 +46,7 @@ mod judge_run;
 mod metrics_golden;
 mod name_suggestions;
 mod preflight_checks;
+mod proto_codegen;
 mod report_html;
 mod report_kinds;
 mod robustness;

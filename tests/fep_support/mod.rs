@@ -7,6 +7,7 @@
 use serde_json::{json, Value};
 
 use crate::common::evalctl;
+use crate::serve_support::document::violations;
 
 /// Run `evalctl fep evaluate -` on `request`; returns the parsed result and the exit code.
 pub fn evaluate(request: &Value) -> (Value, i32) {
@@ -17,12 +18,17 @@ pub fn evaluate(request: &Value) -> (Value, i32) {
         .expect("evalctl runs");
     let code = output.status.code().expect("exit code");
     let stdout = String::from_utf8(output.stdout).expect("UTF-8 stdout");
-    let document = serde_json::from_str(&stdout).unwrap_or_else(|err| {
+    let document: Value = serde_json::from_str(&stdout).unwrap_or_else(|err| {
         panic!(
             "stdout is not one JSON document ({err}); exit {code}; stderr: {}",
             String::from_utf8_lossy(&output.stderr)
         )
     });
+    // A run is the EvaluationRunResult `serve` would answer: the FEP document's schemas take it.
+    if document.get("evaluation_id").is_some() {
+        let found = violations("POST", "/evaluate", 200, &document).unwrap_or_default();
+        assert!(found.is_empty(), "{}\n{document:#}", found.join("\n"));
+    }
     (document, code)
 }
 

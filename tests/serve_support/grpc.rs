@@ -1,14 +1,22 @@
-//! The gRPC side of the `serve` tests: the messages and the vendored clients
-//! (`scripts/gen-proto.sh`), and the requests and credentials the tests send.
+//! The gRPC side of the `serve` tests: the clients (the FEP document's, and evalctl's own for its
+//! additions), and the requests and credentials the tests send.
+
+/// The FEP document's messages and clients, generated from its own unmodified `.proto`
+/// (`tests/fep_document/`, `scripts/gen-proto.sh`): what a client built from the document sees.
+#[allow(clippy::all, dead_code, missing_docs)]
+pub mod pb {
+    include!("../fep_document/fep.v1.rs");
+}
 
 /// The messages and server, as the library compiles them.
 #[allow(clippy::all, dead_code, missing_docs)]
 #[path = "../../src/server/proto/fep.v1.rs"]
 mod fep_v1;
 
-/// The messages with the vendored clients beside them (it names them as `super::`).
+/// evalctl's own messages (`proto/fep/v1/fep.proto`) with its vendored clients beside them (it
+/// names them as `super::`): for the fields evalctl adds to the document's proto.
 #[allow(clippy::all, dead_code, missing_docs)]
-pub mod pb {
+pub mod evalctl_pb {
     pub use super::fep_v1::*;
     include!("fep_v1_client.rs");
 }
@@ -53,7 +61,6 @@ pub fn capitals(n: usize, with_input: bool) -> pb::EvaluationRequest {
             .map(|i| pb::Output {
                 value: text(if i % 2 == 0 { "Paris" } else { "Lyon" }),
                 metadata: None,
-                id: None,
             })
             .collect(),
         checks: Some(pb::CheckConfiguration {

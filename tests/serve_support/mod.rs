@@ -3,6 +3,7 @@
 
 #![allow(dead_code)]
 
+pub mod document;
 pub mod grpc;
 
 use std::io::{BufRead, BufReader, Read, Write};
@@ -178,9 +179,12 @@ pub fn read_reply(mut stream: TcpStream) -> Reply {
     }
 }
 
-/// One request and its whole response.
+/// One request and its whole response, checked against the FEP document's schemas
+/// ([`document::assert_conforms`]).
 pub fn request(address: &str, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Reply {
-    read_reply(send(address, method, path, headers, body))
+    let reply = read_reply(send(address, method, path, headers, body));
+    document::assert_conforms(method, path, &reply);
+    reply
 }
 
 fn dechunk(mut chunked: &[u8]) -> Vec<u8> {
