@@ -353,7 +353,9 @@ fn the_text_summary_names_the_limits_hit() {
         ],
     );
     let output = evalctl()
-        .args(["tasks", "score", "--code-timeout", "1", "--format", "text"])
+        // Long enough for the memory attack's interpreter to start on a loaded machine and meet
+        // its memory limit before the time limit.
+        .args(["tasks", "score", "--code-timeout", "4", "--format", "text"])
         .arg(&tasks)
         .arg("--outputs")
         .arg(&outputs)

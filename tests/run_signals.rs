@@ -9,7 +9,6 @@
 use std::ffi::CString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::unix::fs::OpenOptionsExt;
-use std::os::unix::process::CommandExt;
 use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
@@ -113,16 +112,6 @@ fn signal_while_writing(first_ctrl_c: bool, second: libc::c_int) -> (Vec<String>
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    // SAFETY: only async-signal-safe calls between fork and exec. A test started from a
-    // background shell inherits SIGINT ignored: evalctl gets the default dispositions.
-    unsafe {
-        command.pre_exec(|| {
-            for number in [libc::SIGINT, libc::SIGTERM, libc::SIGHUP] {
-                libc::signal(number, libc::SIG_DFL);
-            }
-            Ok(())
-        });
-    }
     let mut child = Running(command.spawn().expect("start evalctl"));
     let stdout = lines(child.0.stdout.take().unwrap());
     let stderr = lines(child.0.stderr.take().unwrap());
@@ -134,12 +123,24 @@ fn signal_while_writing(first_ctrl_c: bool, second: libc::c_int) -> (Vec<String>
         signal(&child.0, libc::SIGINT);
         wait_for_line(&stderr, "interrupted: no new calls", &mut errors);
     }
-    // Not blocking: should the evaluator be gone, this fails instead of waiting forever.
-    std::fs::OpenOptions::new()
-        .write(true)
-        .custom_flags(libc::O_NONBLOCK)
-        .open(sb.join("gate.fifo"))
-        .and_then(|mut gate| gate.write_all(b"go\n"))
+    // Not blocking: the open succeeds once the evaluator has opened the gate to read (until
+    // then it says ENXIO); should the evaluator be gone, this fails instead of waiting forever.
+    let mut gate = None;
+    let opened = wait_until(EVENT, || {
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(sb.join("gate.fifo"))
+        {
+            Ok(file) => gate = Some(file),
+            Err(err) if err.raw_os_error() == Some(libc::ENXIO) => {}
+            Err(err) => panic!("open the gate: {err}"),
+        }
+        gate.is_some()
+    });
+    assert!(opened, "the evaluator never opened the gate to read");
+    gate.expect("the gate is open")
+        .write_all(b"go\n")
         .expect("open the gate");
 
     // The calls have ended once the summary is out; the report is still to be written.
