@@ -6,7 +6,8 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// The error kinds of the contract; each failed call carries exactly one.
+/// The error kinds a failed call can have (`docs/output.md`, results files); each carries exactly
+/// one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorKind {
     /// The evaluator process could not be started.
@@ -95,7 +96,7 @@ impl<'de> Deserialize<'de> for ErrorKind {
 /// A failed call: its kind and a human-readable reason.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct CallError {
-    /// Which of the contract's kinds this is.
+    /// Which of the documented kinds this is.
     pub kind: ErrorKind,
     /// What went wrong, for the user (never contains a secret).
     pub message: String,

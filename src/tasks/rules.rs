@@ -33,7 +33,7 @@ const REQUIRED: usize = 6;
 const FEW_SHOT_FIELDS: [&str; 2] = ["prompt", "completion"];
 const FEW_SHOT_MARKERS: [&str; 3] = ["question:", "q:", "example:"];
 
-/// The rule a task record broke. The names are part of the contract (docs/tasks.md).
+/// The rule a task record broke. The names are documented (docs/tasks.md); users match on them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Rule {
