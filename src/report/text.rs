@@ -45,6 +45,11 @@ pub fn render(summary: &Summary, color: bool) -> String {
     out.finish(color)
 }
 
+/// `1 win`, `3 wins`: a count and its noun.
+pub(super) fn counted(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// `, N from the cache` when the cache answered any call (shared by the text and Markdown
 /// summaries).
 pub(super) fn from_the_cache(cached: usize) -> String {
