@@ -171,7 +171,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (mut summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),
         config.score_range,
-        crate::text::milliseconds(finished.elapsed),
+        Some(crate::text::milliseconds(finished.elapsed)),
         finished.interrupted,
     );
     let gates = Gates {

@@ -71,7 +71,7 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     } else {
         ScoreRange::Unit
     };
-    let (mut summary, diagnostics) = tally.finish(run.evaluator, score_range, 0.0, false);
+    let (mut summary, diagnostics) = tally.finish(run.evaluator, score_range, None, false);
     if let (Some(junit), Some(partial)) = (junit.as_mut(), &accounted.partial) {
         junit.mark_partial(&partial.description);
     }

@@ -111,8 +111,9 @@ pub struct Summary {
     /// Tokens the cache saved: what the calls it answered reported when they were made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_saved: Option<Usage>,
-    /// Wall time of the run (preflight excluded).
-    pub elapsed_ms: f64,
+    /// Wall time of the run (preflight excluded); null for a summary of results files, which
+    /// do not record it.
+    pub elapsed_ms: Option<f64>,
     /// True when an interruption (SIGINT, SIGTERM, SIGHUP) stopped the run early; the
     /// aggregates cover finished calls only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -291,7 +292,7 @@ impl Tally {
         self,
         evaluator: EvaluatorInfo,
         score_range: ScoreRange,
-        elapsed_ms: f64,
+        elapsed_ms: Option<f64>,
         interrupted: bool,
     ) -> (Summary, Diagnostics) {
         let (splits, seed) = (self.splits, self.seed);
@@ -467,7 +468,7 @@ mod tests {
             kind: "command".into(),
             target: "t".into(),
         };
-        tally.finish(evaluator, ScoreRange::Unit, 1.0, false)
+        tally.finish(evaluator, ScoreRange::Unit, Some(1.0), false)
     }
 
     #[test]

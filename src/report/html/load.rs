@@ -156,7 +156,7 @@ fn summarize(name: &str, records: &[CallRecord]) -> Summary {
     } else {
         ScoreRange::Any
     };
-    tally.finish(evaluator, range, 0.0, false).0
+    tally.finish(evaluator, range, None, false).0
 }
 
 /// The lines of a `tasks score` or `spec score` file.

@@ -226,7 +226,7 @@ impl Report {
         report.add_run_results("this run".to_string(), summary, records);
         let data = &mut report.sources[0];
         data.evaluator = Some(summary.evaluator.clone());
-        data.elapsed_ms = Some(summary.elapsed_ms);
+        data.elapsed_ms = summary.elapsed_ms;
         data.examples = Some(Examples {
             train: inputs.dataset.iter().flatten().map(record_value).collect(),
             val: inputs.valset.iter().flatten().map(record_value).collect(),
