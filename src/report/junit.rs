@@ -1,11 +1,13 @@
 //! `--junit FILE.xml`: the run as JUnit XML, the report GitLab, Jenkins and most CI systems show
 //! as test results. One `testsuite` per candidate and split, one `testcase` per call: a failed
-//! call is an `<error>`, a score under `--pass-score` a `<failure>`. Cases are ordered by
-//! candidate, split and example, so the file does not depend on the order calls finished in.
+//! call is an `<error>`, a score under `--pass-score` a `<failure>` (and the run exits 1, see
+//! [`super::Gates`]). Cases are ordered by candidate, split and example, so the file does not
+//! depend on the order calls finished in.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::summary::scored_below;
 use crate::error::{bad_flag, Fatal};
 use crate::runner::{CallRecord, Split};
 use crate::text::io_reason;
@@ -85,7 +87,7 @@ impl Junit {
                 kind: error.kind.as_str(),
                 message: error.message.clone(),
             },
-            (None, Some(pass)) if record.score < pass => Outcome::Failed(format!(
+            (None, Some(pass)) if scored_below(record, pass) => Outcome::Failed(format!(
                 "score {} is below --pass-score {pass}",
                 record.score
             )),

@@ -28,7 +28,8 @@ pub struct MergeConfig {
     pub seed: u64,
     /// `--junit FILE.xml`.
     pub junit: Option<PathBuf>,
-    /// `--pass-score X` for the JUnit report.
+    /// `--pass-score X`: a call scored below it is a failed JUnit test case, and fails the
+    /// summary.
     pub pass_score: Option<f64>,
     /// `--run ID` and `--allow-partial`.
     pub selection: Selection,
@@ -55,7 +56,12 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             slot.clone_from(&record.candidate_id);
         }
     }
-    let mut tally = Tally::new(candidate_ids.clone(), run.splits, config.seed);
+    let mut tally = Tally::new(
+        candidate_ids.clone(),
+        run.splits,
+        config.seed,
+        config.pass_score,
+    );
     let mut junit = config
         .junit
         .as_ref()
