@@ -1,7 +1,8 @@
 //! `--junit FILE.xml`: the run as JUnit XML, the report GitLab, Jenkins and most CI systems show
 //! as test results. One `testsuite` per candidate and split, one `testcase` per call: a failed
 //! call is an `<error>`, a score under `--pass-score` a `<failure>` (and the run exits 1, see
-//! [`super::Gates`]). Cases are ordered by candidate, split and example, so the file does not
+//! [`super::Gates`]). The evaluator's `reasoning` and `feedback` are in the failure and in the
+//! case's `<system-out>`. Cases are ordered by candidate, split and example, so the file does not
 //! depend on the order calls finished in.
 
 use std::collections::BTreeMap;
@@ -27,7 +28,12 @@ struct Case {
     seconds: f64,
     score: f64,
     outcome: Outcome,
+    /// `\nreasoning: ...` and `\nfeedback: ...`, from the evaluator's side information.
+    details: String,
 }
+
+/// The side-information keys whose text a test case shows: what the evaluator said about it.
+const DETAILS: [&str; 2] = ["reasoning", "feedback"];
 
 enum Outcome {
     Passed,
@@ -106,6 +112,16 @@ impl Junit {
                 seconds: seconds(record.latency_ms),
                 score: record.score,
                 outcome,
+                details: DETAILS
+                    .iter()
+                    .filter_map(|&key| {
+                        let value = record.side_info.get(key)?;
+                        Some(match value.as_str() {
+                            Some(text) => format!("\n{key}: {text}"),
+                            None => format!("\n{key}: {value}"),
+                        })
+                    })
+                    .collect(),
             },
         );
     }
@@ -143,20 +159,25 @@ impl Junit {
                     escape(id),
                     case.seconds
                 ));
+                let details = escape(&case.details);
+                let mut out = format!("score: {}", case.score);
                 match &case.outcome {
                     Outcome::Passed => {}
                     Outcome::Failed(message) => suites.push_str(&format!(
-                        "      <failure message=\"{0}\" type=\"score\">{0}</failure>\n",
+                        "      <failure message=\"{0}\" type=\"score\">{0}{details}</failure>\n",
                         escape(message)
                     )),
-                    Outcome::Errored { kind, message } => suites.push_str(&format!(
-                        "      <error message=\"{0}\" type=\"{kind}\">{0}</error>\n",
-                        escape(message)
-                    )),
+                    Outcome::Errored { kind, message } => {
+                        suites.push_str(&format!(
+                            "      <error message=\"{0}\" type=\"{kind}\">{0}{details}</error>\n",
+                            escape(message)
+                        ));
+                        out.push_str(&format!("\nerror: {kind}: {message}"));
+                    }
                 }
                 suites.push_str(&format!(
-                    "      <system-out>score: {}</system-out>\n    </testcase>\n",
-                    case.score
+                    "      <system-out>{}{details}</system-out>\n    </testcase>\n",
+                    escape(&out)
                 ));
             }
             suites.push_str("  </testsuite>\n");
