@@ -174,13 +174,19 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         Some(crate::text::milliseconds(finished.elapsed)),
         finished.interrupted,
     );
+    // A shard's summary covers its own calls: the rest of the run's plan is missing from it.
+    summary.partial = config.shard.and_then(|shard| {
+        report::Partial::of_shard(shard.index, shard.count, plan_calls_total, planned)
+    });
     let gates = Gates {
         fail_under: config.fail_under,
         max_errors: config.max_errors,
         max_error_rate: config.max_error_rate,
     };
     let junit_written = match (&junit, &config.junit) {
-        (Some(junit), Some(path)) => junit.write(path).map_err(|error| reporter.diagnose(&error)),
+        (Some(junit), Some(path)) => junit
+            .write(path, summary.partial.as_ref())
+            .map_err(|error| reporter.diagnose(&error)),
         _ => Ok(()),
     };
     let exit = gates.judge(&mut summary, results_failed || junit_written.is_err());

@@ -3,11 +3,13 @@
 //! call is an `<error>`, a score under `--pass-score` a `<failure>` (and the run exits 1, see
 //! [`super::Gates`]). The evaluator's `reasoning` and `feedback` are in the failure and in the
 //! case's `<system-out>`. Cases are ordered by candidate, split and example, so the file does not
-//! depend on the order calls finished in.
+//! depend on the order calls finished in; a partial summary adds a skipped case saying what is
+//! missing.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::runs::Partial;
 use super::summary::scored_below;
 use crate::error::{bad_flag, Fatal};
 use crate::runner::{CallRecord, Split};
@@ -19,8 +21,6 @@ pub struct Junit {
     pass_score: Option<f64>,
     /// (candidate position, split) → the suite's cases by example index and repeat.
     suites: BTreeMap<(usize, u8), BTreeMap<(usize, u32), Case>>,
-    /// What of the run's plan is missing (`--allow-partial`): one skipped case says it.
-    partial: Option<String>,
 }
 
 struct Case {
@@ -66,14 +66,7 @@ impl Junit {
             candidate_ids,
             pass_score,
             suites: BTreeMap::new(),
-            partial: None,
         }
-    }
-
-    /// Mark the report partial: `description` says which calls are missing (a skipped case of
-    /// its own suite, so CI shows it).
-    pub fn mark_partial(&mut self, description: &str) {
-        self.partial = Some(description.to_string());
     }
 
     /// Add one finished call.
@@ -126,8 +119,9 @@ impl Junit {
         );
     }
 
-    /// The report as a JUnit XML document.
-    pub fn render(&self) -> String {
+    /// The report as a JUnit XML document; `partial` (what of the run's plan is missing) is a
+    /// skipped case of its own suite, so CI shows it.
+    fn render(&self, partial: Option<&Partial>) -> String {
         let mut suites = String::new();
         let (mut tests, mut failures, mut errors, mut seconds) = (0, 0, 0, 0.0);
         for (&(candidate, split), examples) in &self.suites {
@@ -186,7 +180,7 @@ impl Junit {
             errors += errored;
             seconds += time;
         }
-        if let Some(description) = &self.partial {
+        if let Some(Partial { description, .. }) = partial {
             suites.push_str(&format!(
                 "  <testsuite name=\"partial\" tests=\"1\" failures=\"0\" errors=\"0\" \
                  skipped=\"1\" time=\"0.000\">\n    <testcase name=\"missing calls\" \
@@ -205,8 +199,8 @@ impl Junit {
 
     /// Write the report to `path`, replacing it atomically and readable by its owner only. A
     /// failure is evalctl's own (exit 4) and leaves an earlier report as it was.
-    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
-        crate::owner_only::replace(path, self.render().as_bytes()).map_err(|err| {
+    pub fn write(&self, path: &Path, partial: Option<&Partial>) -> anyhow::Result<()> {
+        crate::owner_only::replace(path, self.render(partial).as_bytes()).map_err(|err| {
             Fatal::Internal(format!(
                 "{}: writing the JUnit report failed: {}",
                 path.display(),

@@ -78,12 +78,11 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         ScoreRange::Unit
     };
     let (mut summary, diagnostics) = tally.finish(run.evaluator, score_range, None, false);
-    if let (Some(junit), Some(partial)) = (junit.as_mut(), &accounted.partial) {
-        junit.mark_partial(&partial.description);
-    }
     summary.partial = accounted.partial;
     let junit_written = match (&junit, &config.junit) {
-        (Some(junit), Some(path)) => junit.write(path).map_err(|error| reporter.diagnose(&error)),
+        (Some(junit), Some(path)) => junit
+            .write(path, summary.partial.as_ref())
+            .map_err(|error| reporter.diagnose(&error)),
         _ => Ok(()),
     };
     let exit = config.gates.judge(&mut summary, junit_written.is_err());

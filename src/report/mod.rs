@@ -36,7 +36,7 @@ pub use merge::{merge, MergeConfig};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::Progress;
 pub use results_file::ResultsFile;
-pub use runs::Selection;
+pub use runs::{Partial, Selection};
 pub use stdout::{print_document, print_stdout, print_text, stdout_error, stdout_until_closed};
 pub use summary::{Diagnostics, EvaluatorInfo, RunIdentity, RunInfo, Splits, Summary, Tally};
 
