@@ -11,6 +11,7 @@ use std::path::Path;
 
 use super::runs::Partial;
 use super::summary::scored_below;
+use super::text::counted;
 use crate::error::{bad_flag, Fatal};
 use crate::runner::{CallRecord, Split};
 use crate::text::io_reason;
@@ -119,11 +120,12 @@ impl Junit {
         );
     }
 
-    /// The report as a JUnit XML document; `partial` (what of the run's plan is missing) is a
-    /// skipped case of its own suite, so CI shows it.
-    fn render(&self, partial: Option<&Partial>) -> String {
+    /// The report as a JUnit XML document, and its test cases, failures, errors and skipped
+    /// cases; `partial` (what of the run's plan is missing) is a skipped case of its own suite,
+    /// so CI shows it.
+    fn render(&self, partial: Option<&Partial>) -> (String, [usize; 4]) {
         let mut suites = String::new();
-        let (mut tests, mut failures, mut errors, mut seconds) = (0, 0, 0, 0.0);
+        let (mut tests, mut failures, mut errors, mut skipped, mut seconds) = (0, 0, 0, 0, 0.0);
         for (&(candidate, split), examples) in &self.suites {
             let cases: Vec<&Case> = examples.values().collect();
             let failed = cases
@@ -189,25 +191,41 @@ impl Junit {
                 escape(&format!("partial: {description}"))
             ));
             tests += 1;
+            skipped += 1;
         }
-        format!(
+        let document = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"evalctl\" \
              tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{seconds:.3}\">\n\
              {suites}</testsuites>\n"
-        )
+        );
+        (document, [tests, failures, errors, skipped])
     }
 
-    /// Write the report to `path`, replacing it atomically and readable by its owner only. A
-    /// failure is evalctl's own (exit 4) and leaves an earlier report as it was.
-    pub fn write(&self, path: &Path, partial: Option<&Partial>) -> anyhow::Result<()> {
-        crate::owner_only::replace(path, self.render(partial).as_bytes()).map_err(|err| {
+    /// Write the report to `path`, replacing it atomically and readable by its owner only, and
+    /// return the line that tells the user so: `wrote junit.xml: 8 test cases (2 failures, 1
+    /// error)`, and `, 1 skipped` for a partial summary's case. A failure is evalctl's own
+    /// (exit 4) and leaves an earlier report as it was.
+    pub fn write(&self, path: &Path, partial: Option<&Partial>) -> anyhow::Result<String> {
+        let (document, [tests, failures, errors, skipped]) = self.render(partial);
+        crate::owner_only::replace(path, document.as_bytes()).map_err(|err| {
             Fatal::Internal(format!(
                 "{}: writing the JUnit report failed: {}",
                 path.display(),
                 io_reason(&err)
             ))
-            .into()
-        })
+        })?;
+        Ok(format!(
+            "wrote {}: {} ({}, {}{})",
+            path.display(),
+            counted(tests, "test case", "test cases"),
+            counted(failures, "failure", "failures"),
+            counted(errors, "error", "errors"),
+            if skipped > 0 {
+                format!(", {skipped} skipped")
+            } else {
+                String::new()
+            }
+        ))
     }
 }
 

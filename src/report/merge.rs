@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::runs::{Accounted, Ledger, Selection};
-use super::{append_step_summary, print_gate_verdict, print_summary, Gates, Junit, Reporter};
+use super::{append_step_summary, print_gate_verdict, print_summary, print_written};
+use super::{Gates, Junit, Reporter};
 use super::{RunInfo, Tally};
 use crate::error::{invalid, Problem};
 use crate::exit::Exit;
@@ -82,13 +83,15 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let junit_written = match (&junit, &config.junit) {
         (Some(junit), Some(path)) => junit
             .write(path, summary.partial.as_ref())
+            .map(Some)
             .map_err(|error| reporter.diagnose(&error)),
-        _ => Ok(()),
+        _ => Ok(None),
     };
     let exit = config.gates.judge(&mut summary, junit_written.is_err());
     super::print_diagnostics(&diagnostics, summary.calls.total, None, reporter);
     print_summary(&summary, reporter)?;
     append_step_summary(&summary, reporter);
+    print_written(&[junit_written.ok().flatten()], reporter);
     print_gate_verdict(&summary, reporter);
     Ok(exit)
 }

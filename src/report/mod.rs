@@ -198,6 +198,14 @@ pub fn print_summary(summary: &Summary, reporter: Reporter) -> anyhow::Result<()
     }
 }
 
+/// Tell the user, on stderr, which report files were written: `written` holds each one's line
+/// (`wrote junit.xml: ...`), or nothing when it was not asked for or could not be written.
+pub fn print_written(written: &[Option<String>], reporter: Reporter) {
+    for line in written.iter().flatten() {
+        reporter.note(line);
+    }
+}
+
 /// Tell the user, on stderr, why a judged run failed its gates (`exit 1: ...`), for CI logs
 /// whose stdout is JSON.
 pub fn print_gate_verdict(summary: &Summary, reporter: Reporter) {
