@@ -58,7 +58,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
     };
-    let mut tally = Tally::new(candidate_ids, splits, config.seed);
+    let mut tally = Tally::new(candidate_ids, splits, config.seed, config.pass_score);
     // `--report` needs every record at the end; without it, memory does not grow with calls.
     let mut report_records = config.report.as_ref().map(|_| Vec::new());
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
@@ -175,32 +175,46 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (mut summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),
         config.score_range,
-        crate::text::milliseconds(finished.elapsed),
+        Some(crate::text::milliseconds(finished.elapsed)),
         finished.interrupted,
     );
+    // A shard's summary covers its own calls: the rest of the run's plan is missing from it.
+    summary.partial = config.shard.and_then(|shard| {
+        report::Partial::of_shard(shard.index, shard.count, plan_calls_total, planned)
+    });
     let gates = Gates {
         fail_under: config.fail_under,
         max_errors: config.max_errors,
         max_error_rate: config.max_error_rate,
     };
     let junit_written = match (&junit, &config.junit) {
-        (Some(junit), Some(path)) => junit.write(path).map_err(|error| reporter.diagnose(&error)),
-        _ => Ok(()),
+        (Some(junit), Some(path)) => junit
+            .write(path, summary.partial.as_ref())
+            .map(Some)
+            .map_err(|error| reporter.diagnose(&error)),
+        _ => Ok(None),
     };
     let exit = gates.judge(&mut summary, results_failed || junit_written.is_err());
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
     report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
     report::print_summary(&summary, reporter)?;
     report::append_step_summary(&summary, reporter);
-    if let (Some(path), Some(records)) = (&config.report, &report_records) {
-        let page = report::html::Report::of_run(&summary, records, &inputs);
-        if let Err(error) = page
-            .render("evalctl run")
-            .and_then(|page| report::html::write(path, &page))
-        {
-            reporter.diagnose(&error);
-            return Ok(Exit::Internal);
+    let html_written = match (&config.report, &report_records) {
+        (Some(path), Some(records)) => {
+            let page = report::html::Report::of_run(&summary, records, &inputs);
+            report::html::write_run_report(&page, path)
+                .map(Some)
+                .map_err(|error| reporter.diagnose(&error))
         }
+        _ => Ok(None),
+    };
+    let html_failed = html_written.is_err();
+    report::print_written(
+        &[junit_written.ok().flatten(), html_written.ok().flatten()],
+        reporter,
+    );
+    if html_failed {
+        return Ok(Exit::Internal);
     }
     if finished.interrupted && !stopped_in_preflight {
         report::print_interrupted(summary.calls.total, planned, reporter);

@@ -88,7 +88,7 @@ fn compare_pairs_calls_and_gates_on_regressions() {
     );
     assert_eq!(
         stderr_text(&out),
-        "exit 1: candidate cand-1 dropped by more than --fail-on-regression 0.1\n"
+        "exit 1: the train score dropped by more than --fail-on-regression 0.1: cand-1 -0.1250\n"
     );
     let out = sb
         .evalctl()

@@ -84,7 +84,8 @@ fn junit_has_a_suite_per_candidate_and_split_and_a_case_per_call() {
     </testcase>
     <testcase name=\"{id} train #2 (line 3)\" classname=\"{class}.train\" time=\"T\">
       <error message=\"command exited with code 1; stderr: no s\" type=\"exit_status\">command exited with code 1; stderr: no s</error>
-      <system-out>score: 0</system-out>
+      <system-out>score: 0
+error: exit_status: command exited with code 1; stderr: no s</system-out>
     </testcase>
   </testsuite>
   <testsuite name=\"{id} val\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"T\">

@@ -38,11 +38,18 @@ fn examples_are_named_by_id_where_they_have_one() {
         .output()
         .unwrap();
     assert_eq!(code(&output), 1);
+    let page_kb = sb.read("r.html").len() as f64 / 1e3;
     assert_eq!(
         stderr_text(&output),
-        "failed: cand-1 train 7 (line 2): exit_status: command exited with code 3; stderr: wrong\n\
-         failed: cand-1 train #2 (line 3): exit_status: command exited with code 3; stderr: wrong\n\
-         exit 1: 2 of 3 calls failed\n"
+        format!(
+            "failed: cand-1 train 7 (line 2): exit_status: command exited with code 3; stderr: \
+             wrong\n\
+             failed: cand-1 train #2 (line 3): exit_status: command exited with code 3; stderr: \
+             wrong\n\
+             wrote junit.xml: 3 test cases (0 failures, 2 errors)\n\
+             wrote r.html: 3 results (2 failed), {page_kb:.1} kB\n\
+             exit 1: 2 of 3 calls failed\n"
+        )
     );
 
     let mut ids: Vec<(u64, Option<serde_json::Value>)> = sb

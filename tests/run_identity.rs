@@ -134,12 +134,11 @@ fn compare_gates_on_the_val_score_split_by_split() {
          ties, 2 losses\n\
          \x20 regression: val #0 (line 1): 1.0000 -> 0.0000\n\
          \x20 regression: val #1 (line 2): 1.0000 -> 0.0000\n\
-         verdict: failed (exit 1): the val score dropped by more than --fail-on-regression 0.02: \
-         cand-1 -1.0000\n"
+         exit 1: the val score dropped by more than --fail-on-regression 0.02: cand-1 -1.0000\n"
     );
     assert_eq!(
         stderr_text(&out),
-        "exit 1: candidate cand-1 dropped by more than --fail-on-regression 0.02\n"
+        "exit 1: the val score dropped by more than --fail-on-regression 0.02: cand-1 -1.0000\n"
     );
 
     let out = sb
@@ -176,10 +175,20 @@ fn compare_gates_on_the_val_score_split_by_split() {
         (json!(18), json!(3), json!(15), json!(0))
     );
     assert_eq!(c["splits"]["val"]["difference"], -1.0);
-    assert!(comparison["verdict"]
-        .as_str()
-        .unwrap()
-        .starts_with("verdict: failed (exit 1): the val score dropped"));
+    assert_eq!(
+        (
+            comparison["exit"].clone(),
+            comparison["exit_reason"].clone()
+        ),
+        (
+            json!(1),
+            json!("the val score dropped by more than --fail-on-regression 0.02: cand-1 -1.0000")
+        )
+    );
+    assert_eq!(
+        comparison["verdict"],
+        "exit 1: the val score dropped by more than --fail-on-regression 0.02: cand-1 -1.0000"
+    );
 
     // The other way round, the val score rose: the gate passes, whatever train did.
     let out = succeeded(
@@ -188,8 +197,8 @@ fn compare_gates_on_the_val_score_split_by_split() {
             .args(["--fail-on-regression", "0.02"]),
     );
     assert!(stdout_text(&out).ends_with(
-        "verdict: passed (exit 0): no candidate's val score dropped by more than \
-         --fail-on-regression 0.02 (1 of 1 candidates compared)\n"
+        "exit 0: no candidate's val score dropped by more than --fail-on-regression 0.02 (1 of 1 \
+         candidates compared)\n"
     ));
 }
 
@@ -282,7 +291,8 @@ fn compare_refuses_runs_whose_evaluator_or_inputs_differ_unless_allowed() {
     assert_eq!(
         stderr_text(&out),
         "warning: 13 of 20 calls in base.jsonl and 0 of 7 calls in new.jsonl are in one run \
-         only: they are not compared\n"
+         only: they are not compared; with most calls unpaired, these are probably not two runs \
+         of the same candidates and examples: check the files\n"
     );
 }
 

@@ -169,6 +169,11 @@ fn signal_while_writing(first_ctrl_c: bool, second: libc::c_int) -> (Vec<String>
     summary.extend(stdout.iter());
     errors.extend(stderr.iter());
     let summary: Vec<String> = summary.iter().map(|line| mask_elapsed(line)).collect();
+    let page_kb = format!("{:.1} kB", report.len() as f64 / 1e3);
+    let errors: Vec<String> = errors
+        .iter()
+        .map(|line| line.replace(&page_kb, "[size]"))
+        .collect();
     assert!(report.starts_with("<!DOCTYPE html>"), "{report:.40}");
     assert!(report.trim_end().ends_with("</html>"));
     let junit = sb.read("junit.xml");
@@ -198,6 +203,8 @@ fn assert_interrupted_run(second: libc::c_int) {
         [
             "interrupted: no new calls; waiting up to 5s for the 1 in flight (Ctrl-C again stops \
              them now)",
+            "wrote junit.xml: 1 test case (0 failures, 0 errors)",
+            "wrote report.html: 1 result (0 failed), [size]",
             "interrupted: 1 of 1 calls finished; the summary covers them",
         ]
     );
@@ -237,6 +244,10 @@ fn a_signal_while_a_finished_runs_reports_are_written_makes_it_exit_130() {
     );
     assert_eq!(
         errors,
-        ["interrupted while the summary and reports were written: they are complete"]
+        [
+            "wrote junit.xml: 1 test case (0 failures, 0 errors)",
+            "wrote report.html: 1 result (0 failed), [size]",
+            "interrupted while the summary and reports were written: they are complete"
+        ]
     );
 }

@@ -25,6 +25,7 @@ mod ci_junit_schema;
 mod ci_progress;
 mod ci_reports;
 mod ci_shards;
+mod ci_verdicts;
 mod cli_global;
 mod code_exec_sandbox;
 mod command_conventions;

@@ -86,7 +86,7 @@ fn escape_sequences_from_an_evaluator_are_shown_not_obeyed_in_text_output() {
     assert_eq!(
         stdout_text(&text),
         "evaluator: command sh eval.sh   score range: unit\n\
-         calls: 2 (1 ok, 1 error)   elapsed: 0.00s\n\n\
+         calls: 2 (1 ok, 1 error)   elapsed: — (not recorded in results files)\n\n\
          candidate                               score            train mean       n / errors\n\
          a\\u{1b}]0;pwned\\u{7}\\u{1b}[2J\\u{9b}31m  0.2500 ± 0.2500  0.2500 ± 0.2500  2 / 1\n\n\
          score = the candidate's train mean; failed calls count as 0\n\
@@ -151,7 +151,7 @@ fn markdown_reports_escape_ids_names_and_line_breaks() {
          |---|---|---|---|\n\
          | line one line two \\\\u{1b}\\[2J\\<b\\> | 0.5000 | 0.5000 | 1 / 0 |\n\
          | \\# a\\|b \\`c\\` \\*d\\* \\_e\\_ \\[f\\](g) \\@team #1 \\&amp; \\~s\\~ \\$x\\$ \\\\ \\#\\# | 0.5000 | 0.5000 | 1 / 0 |\n\n\
-         Evaluator: command sh \\`eval\\`.sh \\<img src=x\\> · score range unit · 2 calls (2 ok, 0 errors) · 0.00s\n\n\
+         Evaluator: command sh \\`eval\\`.sh \\<img src=x\\> · score range unit · 2 calls (2 ok, 0 errors) · elapsed: — (not recorded in results files)\n\n\
          _score = the candidate's train mean; failed calls count as 0_\n"
     );
 

@@ -31,7 +31,7 @@ pub struct CiArgs {
     #[arg(long, value_name = "FILE.xml")]
     pub junit: Option<PathBuf>,
 
-    /// With --junit: a call scored below X is a failure.
+    /// With --junit: a call scored below X is a failed test case, and fails the run (exit 1).
     #[arg(
         long,
         value_name = "X",

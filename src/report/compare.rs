@@ -4,7 +4,8 @@
 //! paired-bootstrap 95% interval, win / tie / loss counts and the largest regressions.
 //! `--fail-on-regression X` exits 1 when a candidate's score drops by more than X, the score
 //! being the one `run` and `--fail-under` use: the val mean with a valset, else the train mean.
-//! The comparison ends with a verdict line; calls present in one run only are a warning; two
+//! The comparison ends with the closing line `run` ends with (`exit N: ...`); calls present in
+//! one run only are a warning, which says so when most calls are unpaired (the wrong files); two
 //! runs whose evaluator or inputs differ are refused unless `--allow-different-inputs`. Printed
 //! as text, JSON or Markdown (a pull-request comment, also appended to `$GITHUB_STEP_SUMMARY`).
 
@@ -16,6 +17,7 @@ use super::interval::spread;
 use super::markdown;
 use super::merge::{read_all, ReadRun};
 use super::runs::Selection;
+use super::text::counted;
 use super::{print_stdout, print_text, Format, Reporter};
 use crate::error::{invalid, Problem};
 use crate::exit::Exit;
@@ -61,7 +63,9 @@ pub struct Comparison {
     pub regressed: Vec<String>,
     /// The exit code.
     pub exit: u8,
-    /// The verdict, in one line.
+    /// Why, in one line.
+    pub exit_reason: String,
+    /// The closing line, as `run`'s text summary ends: `exit N: ` and the reason.
     pub verdict: String,
 }
 
@@ -271,15 +275,22 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         new: unpaired_new,
     };
     if unpaired.base + unpaired.new > 0 {
+        let most = 2 * unpaired.base > base.len() || 2 * unpaired.new > new.len();
         reporter.warning(format!(
             "{} of {} calls in {} and {} of {} calls in {} are in one run only: they are not \
-             compared",
+             compared{}",
             unpaired.base,
             base.len(),
             config.base,
             unpaired.new,
             new.len(),
-            config.new
+            config.new,
+            if most {
+                "; with most calls unpaired, these are probably not two runs of the same \
+                 candidates and examples: check the files"
+            } else {
+                ""
+            }
         ));
     }
     let mut comparison = Comparison {
@@ -289,9 +300,10 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         fail_on_regression: config.fail_on_regression,
         regressed,
         exit: exit as u8,
+        exit_reason: String::new(),
         verdict: String::new(),
     };
-    comparison.verdict = verdict(&comparison);
+    comparison.conclude();
     let as_markdown = render_markdown(&comparison, &config.base, &config.new);
     match reporter.format {
         _ if reporter.markdown => print_stdout(&as_markdown)?,
@@ -299,12 +311,8 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         Format::Text => print_text(&render(&comparison))?,
     }
     markdown::append_to_step_summary(&as_markdown, reporter);
-    if let Some(limit) = config.fail_on_regression {
-        for id in &comparison.regressed {
-            reporter.note(format!(
-                "exit 1: candidate {id} dropped by more than --fail-on-regression {limit}"
-            ));
-        }
+    if exit == Exit::EvaluationFailed {
+        reporter.note(&comparison.verdict);
     }
     Ok(exit)
 }
@@ -415,8 +423,17 @@ fn compare_split(split: Split, examples: &[(usize, &PairedExample)], seed: u64) 
     }
 }
 
-/// The verdict line: what the gate found on the score split, or that there is no gate.
-fn verdict(comparison: &Comparison) -> String {
+impl Comparison {
+    /// Set `exit_reason` and the closing line `verdict` from what the gate found.
+    fn conclude(&mut self) {
+        self.exit_reason = reason(self);
+        self.verdict = format!("exit {}: {}", self.exit, self.exit_reason);
+    }
+}
+
+/// The reason for the exit code: what the gate found on the score split, or that there is no
+/// gate.
+fn reason(comparison: &Comparison) -> String {
     let split = match comparison.score_split {
         Split::Single => "score".to_string(),
         split => format!("{} score", split_name(split)),
@@ -435,14 +452,13 @@ fn verdict(comparison: &Comparison) -> String {
                 .filter_map(|c| Some(format!("{} {:+.4}", c.id, c.score.as_ref()?.difference)))
                 .collect();
             format!(
-                "verdict: failed (exit 1): the {split} dropped by more than \
-                 --fail-on-regression {limit}: {}",
+                "the {split} dropped by more than --fail-on-regression {limit}: {}",
                 dropped.join(", ")
             )
         }
         Some(limit) => format!(
-            "verdict: passed (exit 0): no candidate's {split} dropped by more than \
-             --fail-on-regression {limit} ({} of {} candidates compared)",
+            "no candidate's {split} dropped by more than --fail-on-regression {limit} ({} of {} \
+             candidates compared)",
             scored.len(),
             comparison.candidates.len()
         ),
@@ -450,8 +466,8 @@ fn verdict(comparison: &Comparison) -> String {
             let count =
                 |keep: fn(f64) -> bool| scored.iter().filter(|s| keep(s.difference)).count();
             format!(
-                "verdict: no --fail-on-regression gate (exit 0): the {split} rose for {}, fell \
-                 for {} and held for {} of {} candidates",
+                "no --fail-on-regression gate: the {split} rose for {}, fell for {} and held for \
+                 {} of {} candidates",
                 count(|d| d > 0.0),
                 count(|d| d < 0.0),
                 count(|d| d == 0.0),
@@ -459,11 +475,6 @@ fn verdict(comparison: &Comparison) -> String {
             )
         }
     }
-}
-
-/// `1 win`, `3 wins`.
-fn counted(count: usize, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 /// The comparison as text: per candidate, one line per split (the split named unless the run
@@ -626,9 +637,10 @@ mod tests {
             fail_on_regression: None,
             regressed: Vec::new(),
             exit: 0,
+            exit_reason: String::new(),
             verdict: String::new(),
         };
-        comparison.verdict = verdict(&comparison);
+        comparison.conclude();
         comparison
     }
 
@@ -669,8 +681,8 @@ mod tests {
              | example | base | new | difference |\n|---|---|---|---|\n\
              | single | 1.0000 | 0.5000 | -0.5000 |\n\n\
              _Unpaired calls: 1 in base, 0 in new._\n\n\
-             verdict: no --fail-on-regression gate (exit 0): the score rose for 0, fell for 1 \
-             and held for 0 of 1 candidates\n"
+             exit 0: no --fail-on-regression gate: the score rose for 0, fell for 1 and held \
+             for 0 of 1 candidates\n"
         );
     }
 
@@ -682,8 +694,8 @@ mod tests {
              --fail-on-regression gate\n\n\
              _No call of the new run has a partner in the base run._\n\n\
              _Unpaired calls: 1 in base, 0 in new._\n\n\
-             verdict: no --fail-on-regression gate (exit 0): the score rose for 0, fell for 0 \
-             and held for 0 of 0 candidates\n"
+             exit 0: no --fail-on-regression gate: the score rose for 0, fell for 0 and held \
+             for 0 of 0 candidates\n"
         );
     }
 }

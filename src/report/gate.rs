@@ -1,7 +1,8 @@
 //! The gates of a finished run and the exit code they give: `--fail-under` on each candidate's
-//! score, and the errored calls against `--max-errors` / `--max-error-rate` (none tolerated by
-//! default). The verdict is part of the summary (`gates`, `exit`, `exit_reason`), so a CI job
-//! reading the JSON knows why the exit code is what it is.
+//! score, the errored calls against `--max-errors` / `--max-error-rate` (none tolerated by
+//! default), and the calls that scored below `--pass-score` (each a failed JUnit test case).
+//! The verdict is part of the summary (`gates`, `exit`, `exit_reason`), so a CI job reading the
+//! JSON knows why the exit code is what it is.
 
 use super::summary::{ErrorGate, FailUnderGate, GateReport, Summary};
 use crate::exit::Exit;
@@ -18,9 +19,10 @@ pub struct Gates {
 }
 
 impl Gates {
-    /// Judge `summary` by these gates, record the verdict in it (`gates`, `exit`,
-    /// `exit_reason`) and return the exit code. `results_failed`: a results write failed
-    /// (exit 4, whatever the gates say); an interrupted run exits 130.
+    /// Judge `summary` by these gates and by the `--pass-score` count its tally made, record
+    /// the verdict in it (`gates`, `exit`, `exit_reason`) and return the exit code.
+    /// `results_failed`: a results write failed (exit 4, whatever the gates say); an
+    /// interrupted run exits 130.
     pub fn judge(&self, summary: &mut Summary, results_failed: bool) -> Exit {
         let calls = &summary.calls;
         let within_count = self.max_errors.is_none_or(|max| calls.errors <= max);
@@ -51,7 +53,10 @@ impl Gates {
                 below,
             }
         });
-        let passed = errors.passed && fail_under.as_ref().is_none_or(|gate| gate.passed);
+        let pass_score = summary.gates.pass_score.take();
+        let passed = errors.passed
+            && fail_under.as_ref().is_none_or(|gate| gate.passed)
+            && pass_score.as_ref().is_none_or(|gate| gate.passed);
         let exit = if summary.interrupted {
             Exit::Interrupted
         } else if results_failed {
@@ -61,7 +66,11 @@ impl Gates {
         } else {
             Exit::EvaluationFailed
         };
-        let report = GateReport { errors, fail_under };
+        let report = GateReport {
+            errors,
+            fail_under,
+            pass_score,
+        };
         summary.exit_reason = reason(&report, summary, exit);
         summary.gates = report;
         summary.exit = exit as u8;
@@ -71,7 +80,7 @@ impl Gates {
 
 /// The one-line reason for `exit`, as the text summary's last line and the JSON's
 /// `exit_reason` say it: `2 of 10 calls failed (more than --max-errors 1); candidate b scored
-/// 0.4000, below --fail-under 0.5`.
+/// 0.4000, below --fail-under 0.5; 3 of 10 calls scored below --pass-score 0.75`.
 fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
     let mut parts = Vec::new();
     match exit {
@@ -126,6 +135,15 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
                 ),
             });
         }
+    }
+    if let Some(gate) = &report.pass_score {
+        parts.push(match gate.below {
+            0 => format!("no call scored below --pass-score {}", gate.threshold),
+            below => format!(
+                "{below} of {} calls scored below --pass-score {}",
+                gate.calls, gate.threshold
+            ),
+        });
     }
     parts.join("; ")
 }

@@ -1,11 +1,17 @@
 //! `--junit FILE.xml`: the run as JUnit XML, the report GitLab, Jenkins and most CI systems show
 //! as test results. One `testsuite` per candidate and split, one `testcase` per call: a failed
-//! call is an `<error>`, a score under `--pass-score` a `<failure>`. Cases are ordered by
-//! candidate, split and example, so the file does not depend on the order calls finished in.
+//! call is an `<error>`, a score under `--pass-score` a `<failure>` (and the run exits 1, see
+//! [`super::Gates`]). The evaluator's `reasoning` and `feedback` are in the failure and in the
+//! case's `<system-out>`. Cases are ordered by candidate, split and example, so the file does not
+//! depend on the order calls finished in; a partial summary adds a skipped case saying what is
+//! missing.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
+use super::runs::Partial;
+use super::summary::scored_below;
+use super::text::counted;
 use crate::error::{bad_flag, Fatal};
 use crate::runner::{CallRecord, Split};
 use crate::text::io_reason;
@@ -16,8 +22,6 @@ pub struct Junit {
     pass_score: Option<f64>,
     /// (candidate position, split) → the suite's cases by example index and repeat.
     suites: BTreeMap<(usize, u8), BTreeMap<(usize, u32), Case>>,
-    /// What of the run's plan is missing (`--allow-partial`): one skipped case says it.
-    partial: Option<String>,
 }
 
 struct Case {
@@ -25,7 +29,12 @@ struct Case {
     seconds: f64,
     score: f64,
     outcome: Outcome,
+    /// `\nreasoning: ...` and `\nfeedback: ...`, from the evaluator's side information.
+    details: String,
 }
+
+/// The side-information keys whose text a test case shows: what the evaluator said about it.
+const DETAILS: [&str; 2] = ["reasoning", "feedback"];
 
 enum Outcome {
     Passed,
@@ -58,14 +67,7 @@ impl Junit {
             candidate_ids,
             pass_score,
             suites: BTreeMap::new(),
-            partial: None,
         }
-    }
-
-    /// Mark the report partial: `description` says which calls are missing (a skipped case of
-    /// its own suite, so CI shows it).
-    pub fn mark_partial(&mut self, description: &str) {
-        self.partial = Some(description.to_string());
     }
 
     /// Add one finished call.
@@ -85,7 +87,7 @@ impl Junit {
                 kind: error.kind.as_str(),
                 message: error.message.clone(),
             },
-            (None, Some(pass)) if record.score < pass => Outcome::Failed(format!(
+            (None, Some(pass)) if scored_below(record, pass) => Outcome::Failed(format!(
                 "score {} is below --pass-score {pass}",
                 record.score
             )),
@@ -104,14 +106,26 @@ impl Junit {
                 seconds: seconds(record.latency_ms),
                 score: record.score,
                 outcome,
+                details: DETAILS
+                    .iter()
+                    .filter_map(|&key| {
+                        let value = record.side_info.get(key)?;
+                        Some(match value.as_str() {
+                            Some(text) => format!("\n{key}: {text}"),
+                            None => format!("\n{key}: {value}"),
+                        })
+                    })
+                    .collect(),
             },
         );
     }
 
-    /// The report as a JUnit XML document.
-    pub fn render(&self) -> String {
+    /// The report as a JUnit XML document, and its test cases, failures, errors and skipped
+    /// cases; `partial` (what of the run's plan is missing) is a skipped case of its own suite,
+    /// so CI shows it.
+    fn render(&self, partial: Option<&Partial>) -> (String, [usize; 4]) {
         let mut suites = String::new();
-        let (mut tests, mut failures, mut errors, mut seconds) = (0, 0, 0, 0.0);
+        let (mut tests, mut failures, mut errors, mut skipped, mut seconds) = (0, 0, 0, 0, 0.0);
         for (&(candidate, split), examples) in &self.suites {
             let cases: Vec<&Case> = examples.values().collect();
             let failed = cases
@@ -141,20 +155,25 @@ impl Junit {
                     escape(id),
                     case.seconds
                 ));
+                let details = escape(&case.details);
+                let mut out = format!("score: {}", case.score);
                 match &case.outcome {
                     Outcome::Passed => {}
                     Outcome::Failed(message) => suites.push_str(&format!(
-                        "      <failure message=\"{0}\" type=\"score\">{0}</failure>\n",
+                        "      <failure message=\"{0}\" type=\"score\">{0}{details}</failure>\n",
                         escape(message)
                     )),
-                    Outcome::Errored { kind, message } => suites.push_str(&format!(
-                        "      <error message=\"{0}\" type=\"{kind}\">{0}</error>\n",
-                        escape(message)
-                    )),
+                    Outcome::Errored { kind, message } => {
+                        suites.push_str(&format!(
+                            "      <error message=\"{0}\" type=\"{kind}\">{0}{details}</error>\n",
+                            escape(message)
+                        ));
+                        out.push_str(&format!("\nerror: {kind}: {message}"));
+                    }
                 }
                 suites.push_str(&format!(
-                    "      <system-out>score: {}</system-out>\n    </testcase>\n",
-                    case.score
+                    "      <system-out>{}{details}</system-out>\n    </testcase>\n",
+                    escape(&out)
                 ));
             }
             suites.push_str("  </testsuite>\n");
@@ -163,7 +182,7 @@ impl Junit {
             errors += errored;
             seconds += time;
         }
-        if let Some(description) = &self.partial {
+        if let Some(Partial { description, .. }) = partial {
             suites.push_str(&format!(
                 "  <testsuite name=\"partial\" tests=\"1\" failures=\"0\" errors=\"0\" \
                  skipped=\"1\" time=\"0.000\">\n    <testcase name=\"missing calls\" \
@@ -172,25 +191,41 @@ impl Junit {
                 escape(&format!("partial: {description}"))
             ));
             tests += 1;
+            skipped += 1;
         }
-        format!(
+        let document = format!(
             "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"evalctl\" \
              tests=\"{tests}\" failures=\"{failures}\" errors=\"{errors}\" time=\"{seconds:.3}\">\n\
              {suites}</testsuites>\n"
-        )
+        );
+        (document, [tests, failures, errors, skipped])
     }
 
-    /// Write the report to `path`, replacing it atomically and readable by its owner only. A
-    /// failure is evalctl's own (exit 4) and leaves an earlier report as it was.
-    pub fn write(&self, path: &Path) -> anyhow::Result<()> {
-        crate::owner_only::replace(path, self.render().as_bytes()).map_err(|err| {
+    /// Write the report to `path`, replacing it atomically and readable by its owner only, and
+    /// return the line that tells the user so: `wrote junit.xml: 8 test cases (2 failures, 1
+    /// error)`, and `, 1 skipped` for a partial summary's case. A failure is evalctl's own
+    /// (exit 4) and leaves an earlier report as it was.
+    pub fn write(&self, path: &Path, partial: Option<&Partial>) -> anyhow::Result<String> {
+        let (document, [tests, failures, errors, skipped]) = self.render(partial);
+        crate::owner_only::replace(path, document.as_bytes()).map_err(|err| {
             Fatal::Internal(format!(
                 "{}: writing the JUnit report failed: {}",
                 path.display(),
                 io_reason(&err)
             ))
-            .into()
-        })
+        })?;
+        Ok(format!(
+            "wrote {}: {} ({}, {}{})",
+            path.display(),
+            counted(tests, "test case", "test cases"),
+            counted(failures, "failure", "failures"),
+            counted(errors, "error", "errors"),
+            if skipped > 0 {
+                format!(", {skipped} skipped")
+            } else {
+                String::new()
+            }
+        ))
     }
 }
 

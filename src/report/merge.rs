@@ -8,7 +8,8 @@ use std::collections::HashMap;
 use std::path::PathBuf;
 
 use super::runs::{Accounted, Ledger, Selection};
-use super::{append_step_summary, print_gate_verdict, print_summary, Gates, Junit, Reporter};
+use super::{append_step_summary, print_gate_verdict, print_summary, print_written};
+use super::{Gates, Junit, Reporter};
 use super::{RunInfo, Tally};
 use crate::error::{invalid, Problem};
 use crate::exit::Exit;
@@ -28,7 +29,8 @@ pub struct MergeConfig {
     pub seed: u64,
     /// `--junit FILE.xml`.
     pub junit: Option<PathBuf>,
-    /// `--pass-score X` for the JUnit report.
+    /// `--pass-score X`: a call scored below it is a failed JUnit test case, and fails the
+    /// summary.
     pub pass_score: Option<f64>,
     /// `--run ID` and `--allow-partial`.
     pub selection: Selection,
@@ -55,7 +57,12 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             slot.clone_from(&record.candidate_id);
         }
     }
-    let mut tally = Tally::new(candidate_ids.clone(), run.splits, config.seed);
+    let mut tally = Tally::new(
+        candidate_ids.clone(),
+        run.splits,
+        config.seed,
+        config.pass_score,
+    );
     let mut junit = config
         .junit
         .as_ref()
@@ -71,19 +78,20 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     } else {
         ScoreRange::Unit
     };
-    let (mut summary, diagnostics) = tally.finish(run.evaluator, score_range, 0.0, false);
-    if let (Some(junit), Some(partial)) = (junit.as_mut(), &accounted.partial) {
-        junit.mark_partial(&partial.description);
-    }
+    let (mut summary, diagnostics) = tally.finish(run.evaluator, score_range, None, false);
     summary.partial = accounted.partial;
     let junit_written = match (&junit, &config.junit) {
-        (Some(junit), Some(path)) => junit.write(path).map_err(|error| reporter.diagnose(&error)),
-        _ => Ok(()),
+        (Some(junit), Some(path)) => junit
+            .write(path, summary.partial.as_ref())
+            .map(Some)
+            .map_err(|error| reporter.diagnose(&error)),
+        _ => Ok(None),
     };
     let exit = config.gates.judge(&mut summary, junit_written.is_err());
     super::print_diagnostics(&diagnostics, summary.calls.total, None, reporter);
     print_summary(&summary, reporter)?;
     append_step_summary(&summary, reporter);
+    print_written(&[junit_written.ok().flatten()], reporter);
     print_gate_verdict(&summary, reporter);
     Ok(exit)
 }

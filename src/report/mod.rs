@@ -36,7 +36,7 @@ pub use merge::{merge, MergeConfig};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::Progress;
 pub use results_file::ResultsFile;
-pub use runs::Selection;
+pub use runs::{Partial, Selection};
 pub use stdout::{print_document, print_stdout, print_text, stdout_error, stdout_until_closed};
 pub use summary::{Diagnostics, EvaluatorInfo, RunIdentity, RunInfo, Splits, Summary, Tally};
 
@@ -195,6 +195,14 @@ pub fn print_summary(summary: &Summary, reporter: Reporter) -> anyhow::Result<()
     match reporter.format {
         Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(summary)?)),
         Format::Text => print_stdout(&text::render(summary, reporter.color_stdout)),
+    }
+}
+
+/// Tell the user, on stderr, which report files were written: `written` holds each one's line
+/// (`wrote junit.xml: ...`), or nothing when it was not asked for or could not be written.
+pub fn print_written(written: &[Option<String>], reporter: Reporter) {
+    for line in written.iter().flatten() {
+        reporter.note(line);
     }
 }
 

@@ -45,6 +45,47 @@ pub struct Partial {
     pub description: String,
 }
 
+impl Partial {
+    /// `missing_calls` of the `plan_calls` of a run's plan absent, `missing_shards` (`K/N`)
+    /// with no line at all; `None` when no call is missing (a shard of a tiny plan may have had
+    /// no call, and so no line).
+    pub fn new(
+        missing_calls: usize,
+        plan_calls: usize,
+        missing_shards: Vec<String>,
+    ) -> Option<Partial> {
+        let description = match missing_shards.as_slice() {
+            [] => format!("{missing_calls} of {plan_calls} calls absent"),
+            [one] => format!("shard {one} missing: {missing_calls} of {plan_calls} calls absent"),
+            several => format!(
+                "shards {} missing: {missing_calls} of {plan_calls} calls absent",
+                several.join(", ")
+            ),
+        };
+        (missing_calls > 0).then_some(Partial {
+            missing_calls,
+            plan_calls,
+            missing_shards,
+            description,
+        })
+    }
+
+    /// What a run's shard `index` of `count` lacks of its run's `plan_calls`, `shard_calls`
+    /// being its own: the other shards, as a summary of its results file alone says.
+    pub fn of_shard(
+        index: u64,
+        count: u64,
+        plan_calls: usize,
+        shard_calls: usize,
+    ) -> Option<Partial> {
+        let others = (0..count)
+            .filter(|&k| k != index)
+            .map(|k| format!("{k}/{count}"))
+            .collect();
+        Partial::new(plan_calls.saturating_sub(shard_calls), plan_calls, others)
+    }
+}
+
 /// What the lines read belong to: the run, and what of it is missing.
 #[derive(Debug, Clone)]
 pub struct Accounted {
@@ -342,34 +383,24 @@ impl Ledger {
             .collect();
         let plan_calls = identity.plan_calls;
         let missing_calls = plan_calls.saturating_sub(present);
-        let description = match missing_shards.as_slice() {
-            [] => format!("{missing_calls} of {plan_calls} calls absent"),
-            [one] => format!("shard {one} missing: {missing_calls} of {plan_calls} calls absent"),
-            several => format!(
-                "shards {} missing: {missing_calls} of {plan_calls} calls absent",
-                several.join(", ")
-            ),
-        };
-        // A shard of a tiny plan may have had no call at all, and so no line.
-        if !missing_shards.is_empty() && missing_calls > 0 && !allow_partial {
+        let partial = Partial::new(missing_calls, plan_calls, missing_shards);
+        if let Some(partial) = partial
+            .as_ref()
+            .filter(|partial| !partial.missing_shards.is_empty() && !allow_partial)
+        {
             return Err(vec![Problem::new(
                 files,
                 format!(
-                    "{description} (run {}): pass every shard's file, or --allow-partial to \
-                     summarize what is there",
-                    identity.fingerprint
+                    "{} (run {}): pass every shard's file, or --allow-partial to summarize what \
+                     is there",
+                    partial.description, identity.fingerprint
                 ),
             )]);
         }
         Ok(Accounted {
             run: run.info.clone(),
             fingerprint: Some(identity.fingerprint.clone()),
-            partial: (missing_calls > 0).then_some(Partial {
-                missing_calls,
-                plan_calls,
-                missing_shards,
-                description,
-            }),
+            partial,
             notes: chosen.notes,
         })
     }

@@ -111,8 +111,9 @@ pub struct Summary {
     /// Tokens the cache saved: what the calls it answered reported when they were made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_saved: Option<Usage>,
-    /// Wall time of the run (preflight excluded).
-    pub elapsed_ms: f64,
+    /// Wall time of the run (preflight excluded); null for a summary of results files, which
+    /// do not record it.
+    pub elapsed_ms: Option<f64>,
     /// True when an interruption (SIGINT, SIGTERM, SIGHUP) stopped the run early; the
     /// aggregates cover finished calls only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
@@ -163,6 +164,8 @@ pub struct Tally {
     first_failures: BTreeMap<(usize, usize, usize), String>,
     /// Per candidate: calls with a pass verdict, and calls with any verdict.
     verdicts: Vec<(usize, usize)>,
+    /// `--pass-score`, and the calls that scored below it.
+    pass_score: Option<(f64, usize)>,
 }
 
 /// What stderr is told after a run: the first failed calls, and the built-in checks that errored.
@@ -198,8 +201,14 @@ fn split_slot(split: Split) -> usize {
 }
 
 impl Tally {
-    /// An empty tally for `candidate_ids` (in order) over `splits`.
-    pub fn new(candidate_ids: Vec<String>, splits: Splits, seed: u64) -> Tally {
+    /// An empty tally for `candidate_ids` (in order) over `splits`; with `pass_score`, it
+    /// counts the calls that scored below it (the `--pass-score` gate).
+    pub fn new(
+        candidate_ids: Vec<String>,
+        splits: Splits,
+        seed: u64,
+        pass_score: Option<f64>,
+    ) -> Tally {
         let candidate_index = candidate_ids
             .iter()
             .enumerate()
@@ -224,6 +233,7 @@ impl Tally {
             diagnostics: Diagnostics::default(),
             first_failures: BTreeMap::new(),
             verdicts,
+            pass_score: pass_score.map(|threshold| (threshold, 0)),
         }
     }
 
@@ -255,6 +265,9 @@ impl Tally {
             }
         } else {
             self.calls.ok += 1;
+        }
+        if let Some((threshold, below)) = &mut self.pass_score {
+            *below += usize::from(scored_below(record, *threshold));
         }
         self.calls.cached += usize::from(record.cached);
         if let Some(usage) = Usage::of(record) {
@@ -291,7 +304,7 @@ impl Tally {
         self,
         evaluator: EvaluatorInfo,
         score_range: ScoreRange,
-        elapsed_ms: f64,
+        elapsed_ms: Option<f64>,
         interrupted: bool,
     ) -> (Summary, Diagnostics) {
         let (splits, seed) = (self.splits, self.seed);
@@ -326,6 +339,12 @@ impl Tally {
                 }
             })
             .collect();
+        let pass_score = self.pass_score.map(|(threshold, below)| PassScoreGate {
+            threshold,
+            below,
+            calls: self.calls.total,
+            passed: below == 0,
+        });
         let mut diagnostics = self.diagnostics;
         diagnostics.failures = self.first_failures.into_values().collect();
         let summary = Summary {
@@ -338,12 +357,21 @@ impl Tally {
             interrupted,
             partial: None,
             candidates,
-            gates: GateReport::default(),
+            gates: GateReport {
+                pass_score,
+                ..GateReport::default()
+            },
             exit: 0,
             exit_reason: String::new(),
         };
         (summary, diagnostics)
     }
+}
+
+/// Whether `record` is a call that scored below `--pass-score threshold`: a failed test case
+/// (an errored call is an error, not a failure).
+pub(super) fn scored_below(record: &CallRecord, threshold: f64) -> bool {
+    record.error.is_none() && record.score < threshold
 }
 
 impl Running {
@@ -393,6 +421,9 @@ pub struct GateReport {
     /// `--fail-under` and the candidates below it; absent without `--fail-under`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub fail_under: Option<FailUnderGate>,
+    /// `--pass-score` and the calls below it; absent without `--pass-score`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_score: Option<PassScoreGate>,
 }
 
 /// Errored calls against `--max-errors` / `--max-error-rate`.
@@ -418,6 +449,19 @@ pub struct FailUnderGate {
     /// Ids of the candidates scored below it, or not scored at all.
     pub below: Vec<String>,
     /// Whether no candidate is below it.
+    pub passed: bool,
+}
+
+/// `--pass-score` and the calls that scored below it (each a failed JUnit test case).
+#[derive(Debug, Clone, Serialize)]
+pub struct PassScoreGate {
+    /// The threshold.
+    pub threshold: f64,
+    /// Calls that scored below it (errored calls are counted by `errors`, not here).
+    pub below: usize,
+    /// Calls that finished.
+    pub calls: usize,
+    /// Whether no call scored below it.
     pub passed: bool,
 }
 
@@ -461,13 +505,14 @@ mod tests {
                 val: false,
             },
             interval::DEFAULT_SEED,
+            None,
         );
         records.iter().for_each(|record| tally.add(record));
         let evaluator = EvaluatorInfo {
             kind: "command".into(),
             target: "t".into(),
         };
-        tally.finish(evaluator, ScoreRange::Unit, 1.0, false)
+        tally.finish(evaluator, ScoreRange::Unit, Some(1.0), false)
     }
 
     #[test]

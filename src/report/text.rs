@@ -9,7 +9,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
     let mut out = Styled::default();
     let calls = &summary.calls;
     out.push(format!(
-        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {}{})   elapsed: {:.2}s{}\n",
+        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {}{})   elapsed: {}{}\n",
         summary.evaluator.kind,
         summary.evaluator.target,
         summary.score_range.as_str(),
@@ -18,7 +18,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
         calls.errors,
         if calls.errors == 1 { "error" } else { "errors" },
         from_the_cache(calls.cached),
-        summary.elapsed_ms / 1000.0,
+        elapsed(summary),
         if summary.interrupted {
             "   (interrupted: partial results)"
         } else {
@@ -43,6 +43,20 @@ pub fn render(summary: &Summary, color: bool) -> String {
         summary.exit, summary.exit_reason
     ));
     out.finish(color)
+}
+
+/// The run's wall time, `12.34s`, or `— (not recorded in results files)` for a summary of
+/// results files (shared by the text and Markdown summaries).
+pub(super) fn elapsed(summary: &Summary) -> String {
+    summary.elapsed_ms.map_or_else(
+        || "— (not recorded in results files)".to_string(),
+        |ms| format!("{:.2}s", ms / 1000.0),
+    )
+}
+
+/// `1 win`, `3 wins`: a count and its noun.
+pub(super) fn counted(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 /// `, N from the cache` when the cache answered any call (shared by the text and Markdown

@@ -138,7 +138,7 @@ fn summarize(name: &str, records: &[CallRecord]) -> Summary {
         train: records.iter().any(|r| r.split == Split::Train),
         val: records.iter().any(|r| r.split == Split::Val),
     };
-    let mut tally = Tally::new(candidates, splits, DEFAULT_SEED);
+    let mut tally = Tally::new(candidates, splits, DEFAULT_SEED, None);
     records.iter().for_each(|record| tally.add(record));
     let unit = records.iter().all(|r| (0.0..=1.0).contains(&r.score));
     let evaluator = records
@@ -156,7 +156,7 @@ fn summarize(name: &str, records: &[CallRecord]) -> Summary {
     } else {
         ScoreRange::Any
     };
-    tally.finish(evaluator, range, 0.0, false).0
+    tally.finish(evaluator, range, None, false).0
 }
 
 /// The lines of a `tasks score` or `spec score` file.

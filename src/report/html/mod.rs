@@ -17,6 +17,7 @@ use base64::Engine as _;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::text::counted;
 use crate::error::{bad_input, Problem};
 use crate::input::Inputs;
 use crate::report::{print_stdout, print_text, EvaluatorInfo, Format, Reporter, Summary};
@@ -238,7 +239,7 @@ impl Report {
         report.add_run_results("this run".to_string(), summary, records);
         let data = &mut report.sources[0];
         data.evaluator = Some(summary.evaluator.clone());
-        data.elapsed_ms = Some(summary.elapsed_ms);
+        data.elapsed_ms = summary.elapsed_ms;
         data.examples = Some(Examples {
             train: inputs.dataset.iter().flatten().map(record_value).collect(),
             val: inputs.valset.iter().flatten().map(record_value).collect(),
@@ -460,27 +461,53 @@ pub fn write_report(
     files: usize,
     reporter: Reporter,
 ) -> anyhow::Result<()> {
+    let written = write_page(report, title, path, files)?;
+    match reporter.format {
+        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&written)?)),
+        Format::Text => print_text(&format!(
+            "{} from {files} {}, {}\n",
+            written.line(),
+            if files == 1 { "file" } else { "files" },
+            size(written.bytes)
+        )),
+    }
+}
+
+/// Render the report of the run that just finished (`run --report`) and write it to `path`:
+/// the line that tells the user so, `wrote report.html: 60 results (4 failed), 12.3 kB`.
+pub fn write_run_report(report: &Report, path: &Path) -> anyhow::Result<String> {
+    let written = write_page(report, "evalctl run", path, 1)?;
+    Ok(format!("{}, {}", written.line(), size(written.bytes)))
+}
+
+/// Render `report` under `title` and write it to `path`: what was written.
+fn write_page<'a>(
+    report: &Report,
+    title: &str,
+    path: &'a Path,
+    files: usize,
+) -> anyhow::Result<Written<'a>> {
     let page = report.render(title)?;
     write(path, &page)?;
-    let written = Written {
+    Ok(Written {
         ok: true,
         report: path,
         files,
         results: report.rows(),
         errors: report.errors(),
         bytes: page.len(),
-    };
-    match reporter.format {
-        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&written)?)),
-        Format::Text => print_text(&format!(
-            "wrote {}: {} results ({} failed) from {} {}, {}\n",
-            path.display(),
-            written.results,
-            written.errors,
-            files,
-            if files == 1 { "file" } else { "files" },
-            size(written.bytes)
-        )),
+    })
+}
+
+impl Written<'_> {
+    /// `wrote PATH: N results (M failed)`.
+    fn line(&self) -> String {
+        format!(
+            "wrote {}: {} ({} failed)",
+            self.report.display(),
+            counted(self.results, "result", "results"),
+            self.errors
+        )
     }
 }
 
@@ -496,7 +523,7 @@ fn size(bytes: usize) -> String {
 /// Write the page to `path`, replacing it atomically (a failure leaves an earlier report as it
 /// was) and readable by its owner only: a failure is evalctl's own (exit 4), since the path was
 /// checked before the work.
-pub fn write(path: &Path, page: &str) -> anyhow::Result<()> {
+fn write(path: &Path, page: &str) -> anyhow::Result<()> {
     crate::owner_only::replace(path, page.as_bytes()).map_err(|err| {
         crate::error::Fatal::Internal(format!(
             "{}: writing the report failed: {}",
