@@ -252,20 +252,28 @@ fn calls_below_pass_score_fail_the_run_and_junit_carries_the_reasoning() {
 }
 
 #[test]
-fn pass_score_needs_a_junit_report() {
+fn pass_score_gates_the_run_without_a_junit_report() {
     let sb = sandbox();
     let out = run(
         &sb,
-        "1 1 1",
+        "1 0.25 1",
         "cot.txt",
         &["--format", "json", "--pass-score", "0.5"],
     );
-    assert_eq!(code(&out), 2);
+    assert_eq!(code(&out), 1);
+    let summary = json_stdout(&out);
     assert_eq!(
-        json_stdout(&out),
-        json!({"ok": false, "exit": 2, "errors": [
-            "the following required arguments were not provided: --junit <FILE.xml>"
-        ]})
+        summary["gates"]["pass_score"],
+        json!({"threshold": 0.5, "below": 1, "calls": 4, "passed": false})
+    );
+    assert_eq!(
+        summary["exit_reason"],
+        "1 of 4 calls failed; 1 of 4 calls scored below --pass-score 0.5"
+    );
+    assert_eq!(
+        stderr_text(&out),
+        "failed: cot.txt train #3 (line 4): exit_status: command exited with code 1; stderr: no i\n\
+         exit 1: 1 of 4 calls failed; 1 of 4 calls scored below --pass-score 0.5\n"
     );
 }
 

@@ -31,13 +31,8 @@ pub struct CiArgs {
     #[arg(long, value_name = "FILE.xml")]
     pub junit: Option<PathBuf>,
 
-    /// With --junit: a call scored below X is a failed test case, and fails the run (exit 1).
-    #[arg(
-        long,
-        value_name = "X",
-        requires = "junit",
-        allow_negative_numbers = true
-    )]
+    /// A call scored below X fails the run (exit 1), and is a failed test case in --junit.
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub pass_score: Option<f64>,
 }
 
