@@ -23,7 +23,10 @@ use crate::runner::key::DeclaredInputs;
 use crate::runner::Shard;
 
 use super::results::CiArgs;
-use super::values::{allowed_endpoints, parse_allowed_check, parse_count, parse_custom_check};
+use super::values::{
+    allowed_endpoints, parse_allowed_check, parse_at_least, parse_between, parse_count,
+    parse_custom_check,
+};
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
@@ -146,11 +149,12 @@ pub struct RunArgs {
 
     /// Evaluator calls in flight (1 = strictly sequential, in order).
     #[arg(short = 'j', long, value_name = "N", default_value_t = 8,
-          value_parser = clap::value_parser!(u32).range(1..=4096))]
+          allow_negative_numbers = true, value_parser = parse_between::<u32, 1, 4096>)]
     pub concurrency: u32,
 
     /// Per-call time limit in seconds; a command evaluator past it is killed with its children.
-    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "30", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     pub timeout: Duration,
 
     /// Retries for transport failures, HTTP 429 and 5xx (never for a bad score or non-zero exit).
@@ -159,7 +163,8 @@ pub struct RunArgs {
     pub retries: u32,
 
     /// Only the first N examples of each split.
-    #[arg(long, value_name = "N", value_parser = parse_limit)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_at_least::<u64, 1>)]
     pub limit: Option<u64>,
 
     /// Do not probe the evaluator before the run (inputs are still validated).
@@ -191,7 +196,8 @@ pub struct RunArgs {
 
     /// When stderr is not a terminal (CI logs): a one-line progress heartbeat on stderr every
     /// SECONDS (0 = none).
-    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_heartbeat)]
+    #[arg(long, value_name = "SECONDS", default_value = "30", allow_negative_numbers = true,
+          value_parser = parse_heartbeat)]
     pub heartbeat: Duration,
 
     /// Continue the run whose journal is --output: calls with a successful line are not made
@@ -209,7 +215,8 @@ pub struct RunArgs {
     pub resume_keep_errors: bool,
 
     /// Make each call N times (each line gets its repeat index).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_between::<u32, 1, 10_000>)]
     pub repeat: Option<u32>,
 
     /// Keep every successful evaluator result in a cache and answer repeated calls from it
@@ -269,14 +276,6 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
         _ => Err(format!(
             "'{text}' is not K/N with 0 <= K < N (shards are numbered from 0: 0/3, 1/3, 2/3)"
         )),
-    }
-}
-
-/// A whole number of 1 or more (`--limit`).
-pub(super) fn parse_limit(text: &str) -> Result<u64, String> {
-    match text.parse() {
-        Ok(0) | Err(_) => Err(format!("'{text}' is not a whole number of 1 or more")),
-        Ok(limit) => Ok(limit),
     }
 }
 
