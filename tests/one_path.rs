@@ -352,6 +352,28 @@ fn a_command_that_swallowed_the_candidate_says_where_it_went() {
 }
 
 #[test]
+fn an_evaluator_from_the_config_file_is_not_said_to_have_swallowed_the_candidate() {
+    // On a terminal there is no stdin candidate; `script` gives evalctl one.
+    let sandbox = Sandbox::new();
+    sandbox.write("evalctl.toml", "[evaluator]\ncommand = \"sh eval.sh\"\n");
+    sandbox.write("eval.sh", "echo '{\"score\": 1}'\n");
+    let out = std::process::Command::new("script")
+        .args(["-qec"])
+        .arg(format!("{} run --limit 2 --format text", common::bin()))
+        .arg("/dev/null")
+        .current_dir(sandbox.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("script (util-linux) runs");
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert_eq!(
+        text,
+        "error: run: no candidate given: pass candidate files, --candidate TEXT, --candidates \
+         FILE.jsonl, or pipe the candidate on stdin\n"
+    );
+}
+
+#[test]
 fn an_unknown_evaluator_program_is_named_beside_the_input_problems() {
     let out = Sandbox::new()
         .evalctl()

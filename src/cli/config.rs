@@ -71,6 +71,11 @@ const CONFIGURED: &[&[&str]] = &[
     &["cache", "clear"],
 ];
 
+/// Whether the words of a command line begin with the subcommand `path` (`tasks run ...`).
+fn names(words: &[OsString], path: &[&str]) -> bool {
+    words.len() >= path.len() && words.iter().zip(path).all(|(word, name)| word == name)
+}
+
 /// Apply `edit` to the subcommand at `path` of `command`.
 fn edit_subcommand(
     command: clap::Command,
@@ -395,6 +400,26 @@ impl ConfigCommand {
             args.push("run".into());
         }
         args.extend(command);
+        if !CONFIGURED.iter().any(|path| names(&args[1..], path)) {
+            let named: Vec<String> = args[1..]
+                .iter()
+                .map(|word| word.to_string_lossy().into_owned())
+                .take_while(|word| !word.starts_with('-'))
+                .take(2)
+                .collect();
+            let supported = "run, preflight, tasks run, cache stats or cache clear";
+            return Err(bad_flag(
+                "config show",
+                if named.is_empty() {
+                    format!("name the command first ({supported}), then its flags: evalctl config show run -j 4")
+                } else {
+                    format!(
+                        "`{}` does not read evalctl.toml; config show takes {supported}",
+                        named.join(" ")
+                    )
+                },
+            ));
+        }
         if let Some(path) = config.config {
             args.extend(["--config".into(), path.into_os_string()]);
         }
@@ -418,13 +443,6 @@ impl ConfigCommand {
                 ))
             }
         };
-        if resolved.path.is_empty() {
-            return Err(bad_flag(
-                "config show",
-                "names no command that reads evalctl.toml (run, preflight, tasks run, cache \
-                 stats, cache clear)",
-            ));
-        }
         if let Some(untrusted) = &resolved.untrusted {
             reporter.warning(untrusted);
         }

@@ -2,7 +2,8 @@
 //!
 //! No other module sees clap types: each subcommand's arguments are turned into the config type the
 //! library module that does the work defines. Usage errors are reported here, from clap's own
-//! parse (never by scanning argv by hand).
+//! parse; only the global `--format` and `--color` are also found by a scan of the words, so that
+//! they apply wherever they are placed (see [`global_flags`]).
 
 mod cache;
 mod config;
@@ -145,11 +146,12 @@ impl From<ColorChoice> for ColorWhen {
 /// `EVALCTL_*` variables win); a problem with the file is reported here (exit 2).
 pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let plain = config::command()
+    config::command()
         .try_get_matches_from(&args)
         .and_then(|matches| Cli::from_arg_matches(&matches))
         .map_err(usage_error)?;
-    let reporter = reporter(plain.format, plain.color);
+    let (format, color) = global_flags(&args);
+    let reporter = reporter(format, color);
     let resolved = match config::resolve(&args) {
         Ok(resolved) => resolved,
         Err(config::Failure::Usage(error)) => return Err(usage_error(error)),
@@ -158,7 +160,12 @@ pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
             return Err(crate::error::Fatal::exit_of(&error).into());
         }
     };
-    let cli = Cli::from_arg_matches(&resolved.matches).map_err(usage_error)?;
+    let mut cli = Cli::from_arg_matches(&resolved.matches).map_err(usage_error)?;
+    if let Command::Run(args) | Command::Preflight(args) = &mut cli.command {
+        args.evaluator_command_typed = resolved.matches.subcommand().is_some_and(|(_, sub)| {
+            sub.value_source("evaluator_command") == Some(clap::parser::ValueSource::CommandLine)
+        });
+    }
     if let Some(untrusted) = &resolved.untrusted {
         reporter.warning(untrusted);
     }
@@ -176,6 +183,34 @@ pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     Ok((cli.command, reporter))
 }
 
+/// The global `--format` and `--color` of `args`, wherever they are placed: after `config show
+/// COMMAND` (whose words clap keeps for the command shown) and after a word clap stopped at with
+/// a usage error too, so the failure is reported as asked. Words after a bare `--` are
+/// operands; the last flag of each wins; a value clap rejects is left to clap's error.
+fn global_flags(args: &[std::ffi::OsString]) -> (Option<FormatArg>, ColorChoice) {
+    let mut format = None;
+    let mut color = ColorChoice::Auto;
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map_while(|word| word.to_str())
+        .take_while(|word| *word != "--")
+        .collect();
+    for (at, word) in words.iter().enumerate() {
+        let (flag, value) = match word.split_once('=') {
+            Some((flag, value)) => (flag, Some(value)),
+            None => (*word, words.get(at + 1).copied()),
+        };
+        let Some(value) = value else { continue };
+        match flag {
+            "--format" => format = FormatArg::from_str(value, false).ok().or(format),
+            "--color" => color = ColorChoice::from_str(value, false).unwrap_or(color),
+            _ => {}
+        }
+    }
+    (format, color)
+}
+
 /// What a lenient second parse (clap's `ignore_errors`) learns of a command line clap rejected:
 /// how to report, and the values `--evaluator-command` took.
 struct Lenient {
@@ -184,22 +219,12 @@ struct Lenient {
 }
 
 fn lenient_parse() -> Lenient {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let matches = config::command()
         .ignore_errors(true)
-        .try_get_matches_from(std::env::args_os())
+        .try_get_matches_from(&args)
         .ok();
-    let format = matches
-        .as_ref()
-        .and_then(|m| m.try_get_one::<FormatArg>("format").ok().flatten().copied());
-    let color = matches
-        .as_ref()
-        .and_then(|m| {
-            m.try_get_one::<ColorChoice>("color")
-                .ok()
-                .flatten()
-                .copied()
-        })
-        .unwrap_or(ColorChoice::Auto);
+    let (format, color) = global_flags(&args);
     let evaluator_words = matches.as_ref().and_then(|m| {
         let (_, sub) = m.subcommand()?;
         let words = sub.try_get_many::<String>("evaluator_command").ok()??;
@@ -226,6 +251,24 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
     }
     let lenient = lenient_parse();
     let rendered = error.render().to_string();
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand
+    ) {
+        // `evalctl`, `evalctl spec`: the help or the list of commands (on stderr), and a reason
+        // rather than the command's description in the JSON document.
+        if lenient.reporter.format == Format::Json {
+            let command = rendered
+                .lines()
+                .find_map(|line| line.strip_prefix("Usage: "))
+                .and_then(|usage| usage.split(" [OPTIONS]").next())
+                .unwrap_or("evalctl");
+            let reason = format!("no command given: `{command} --help` lists the commands");
+            let _ = crate::report::print_failure(&[reason], Exit::BadInput as u8);
+        }
+        let _ = error.print();
+        return Exit::BadInput.into();
+    }
     if lenient.reporter.format == Format::Json {
         // clap's first paragraph is the reason (a missing-arguments error lists them on the
         // lines after its first); the usage and tips follow a blank line.
@@ -300,5 +343,33 @@ mod tests {
         ])
         .expect("parses");
         assert_eq!(cli.format, Some(FormatArg::Json));
+    }
+
+    #[test]
+    fn global_flags_are_found_wherever_placed() {
+        let scan = |words: &[&str]| {
+            let args: Vec<std::ffi::OsString> = words.iter().map(Into::into).collect();
+            global_flags(&args)
+        };
+        assert_eq!(
+            scan(&["evalctl", "config", "show", "run", "-j", "2", "--format", "text"]),
+            (Some(FormatArg::Text), ColorChoice::Auto)
+        );
+        assert_eq!(
+            scan(&[
+                "evalctl",
+                "--format=json",
+                "run",
+                "--color",
+                "never",
+                "--format",
+                "text"
+            ]),
+            (Some(FormatArg::Text), ColorChoice::Never)
+        );
+        assert_eq!(
+            scan(&["evalctl", "run", "--format", "xml", "--", "--format", "json"]),
+            (None, ColorChoice::Auto)
+        );
     }
 }

@@ -243,6 +243,11 @@ pub struct RunArgs {
 
     #[command(flatten)]
     pub config: super::config::ConfigArgs,
+
+    /// `--evaluator-command` was typed on the command line (not set by evalctl.toml or
+    /// `EVALCTL_EVALUATOR_COMMAND`), so words after it may be candidates it swallowed.
+    #[arg(skip)]
+    pub evaluator_command_typed: bool,
 }
 
 /// `--score-range` values.
@@ -381,7 +386,7 @@ impl RunArgs {
         } else if !std::io::stdin().is_terminal() {
             CandidateSource::Stdin
         } else {
-            return Err(no_candidate(&evaluator));
+            return Err(no_candidate(&evaluator, self.evaluator_command_typed));
         };
 
         let score_range = match self.score_range {
@@ -593,15 +598,15 @@ fn split_interpreter_candidates(
     words
 }
 
-/// The problem when `run` is given no candidate on a terminal. When every word after
+/// The problem when `run` is given no candidate on a terminal. When every word after a typed
 /// `--evaluator-command` went to the evaluator (`pyhton3 eval.py cand.txt`), say where the
 /// candidate went, and name the command when it is not an executable on PATH.
-fn no_candidate(evaluator: &EvaluatorSpec) -> anyhow::Error {
+fn no_candidate(evaluator: &EvaluatorSpec, typed: bool) -> anyhow::Error {
     let mut message = "no candidate given: pass candidate files, --candidate TEXT, \
                        --candidates FILE.jsonl, or pipe the candidate on stdin"
         .to_string();
     if let EvaluatorSpec::Command(spec) = evaluator {
-        if spec.argv.len() > 1 {
+        if typed && spec.argv.len() > 1 {
             message.push_str(&format!(
                 ". Every word after --evaluator-command was taken for the evaluator ({}): put \
                  candidate files before --evaluator-command, or quote the command",
