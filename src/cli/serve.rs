@@ -9,6 +9,7 @@ use clap::Args;
 use super::run::parse_seconds;
 use super::values::{allowed_endpoints, parse_at_least, parse_between, parse_custom_check};
 use crate::checks::CustomCheck;
+use crate::error::bad_flag;
 use crate::exit::Exit;
 use crate::report::Reporter;
 use crate::server::{self, Limits, ServeChecks, ServeConfig};
@@ -79,6 +80,21 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Serve until SIGINT or SIGTERM.
     pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
+        // A typo in --db must not make a new, empty database in a new directory: only the
+        // default location's directory is created.
+        if let Some(db) = &self.db {
+            let folder = db.parent().filter(|dir| !dir.as_os_str().is_empty());
+            if let Some(dir) = folder.filter(|dir| !dir.is_dir()) {
+                return Err(bad_flag(
+                    &db.display().to_string(),
+                    format!(
+                        "cannot open --db: no directory {} (evalctl creates the database file, \
+                         never its directory)",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
         let size = |value: u64| usize::try_from(value).unwrap_or(usize::MAX);
         let config = ServeConfig {
             listen: self.listen,
