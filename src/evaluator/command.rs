@@ -465,6 +465,13 @@ fn check_program(program: &str, resolved: &Path) -> Result<(), String> {
         .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
         .map_err(|err| format!("'{program}': cannot read: {err}"))?;
     let head = &head[..read];
+    if shebang_line(resolved).is_some_and(|line| line.ends_with('\r')) {
+        return Err(format!(
+            "'{program}': the script has Windows line endings (CRLF): its shebang line ends in a \
+             carriage return, which the system takes as part of the interpreter's name; convert \
+             the file (dos2unix {program}, or sed -i 's/\\r$//' {program})"
+        ));
+    }
     if !head.starts_with(b"#!") && !head.starts_with(b"\x7fELF") {
         let interpreter = script_interpreter(resolved);
         return Err(format!(
