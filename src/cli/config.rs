@@ -99,13 +99,15 @@ pub fn command() -> clap::Command {
         let Some(bindings) = bindings_of(path) else {
             continue;
         };
-        command = edit_subcommand(command, path, |mut sub| {
-            for binding in bindings {
-                if let Some(env) = binding.env_name() {
-                    sub = sub.mut_arg(binding.arg, |arg| arg.env(env).hide_env(true));
+        // `mut_args` edits in place (`mut_arg` would move each flag to the end of `--help`).
+        command = edit_subcommand(command, path, |sub| {
+            sub.mut_args(|arg| {
+                let binding = bindings.iter().find(|binding| arg.get_id() == binding.arg);
+                match binding.and_then(Binding::env_name) {
+                    Some(env) => arg.env(env).hide_env(true),
+                    None => arg,
                 }
-            }
-            sub
+            })
         });
     }
     command

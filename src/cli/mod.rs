@@ -44,12 +44,12 @@ pub use tasks::TasksCommand;
 )]
 pub struct Cli {
     /// When to use colour, judged for stdout and stderr each (auto: a terminal, NO_COLOR unset).
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    #[arg(long, global = true, help_heading = "Global", value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 
     /// Report format on stdout (default: text on a terminal, json otherwise). With json, every
     /// outcome is one JSON document, failures included.
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, global = true, help_heading = "Global", value_enum)]
     pub format: Option<FormatArg>,
 
     #[command(subcommand)]
@@ -60,8 +60,20 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Score one or more candidates with one evaluator, optionally once per dataset / valset example.
+    ///
+    /// The evaluator, the dataset and most settings below can also come from evalctl.toml (in
+    /// the working directory or its nearest parent; `evalctl init` writes a starter, `evalctl
+    /// config show run` shows what applies and where it came from). Flags and EVALCTL_*
+    /// variables win over the file.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
-    /// Validate every input and probe the evaluator once; scores nothing. Same flags as `run`.
+    /// Validate every input and probe the evaluator once; scores nothing. Takes `run`'s flags.
+    ///
+    /// A run's command line is checked by changing its first word. Preflight uses the inputs,
+    /// the evaluator and its flags, --score-range, --timeout, --retries and --task-model; it
+    /// checks that --output, --report and --junit could be written, but writes none of them;
+    /// the other flags (--limit, --repeat, --shard, --resume, --append-run, the CI gates, the
+    /// cache) are accepted and ignored.
     Preflight(RunArgs),
     /// Task specs: strict validation, few-shot rendering, scoring model outputs.
     #[command(subcommand)]
@@ -75,9 +87,11 @@ pub enum Command {
     /// The evaluator-result cache of `run --cache`.
     #[command(subcommand)]
     Cache(CacheCommand),
-    /// The summary of one results file (`run --output`), gates and reports included.
+    /// Summarize a run from its results file (`run --output`): the summary, gates and reports
+    /// `run` prints.
     Summarize(MergeArgs),
-    /// The summary of the union of several results files (a run's shards): the unsharded run's.
+    /// Summarize a sharded run from its shards' results files (`run --shard K/N --output`), as
+    /// if it had run unsharded; summarize given the same files does the same.
     Merge(MergeArgs),
     /// The project file evalctl.toml: the resolved settings and where each came from.
     #[command(subcommand)]
@@ -92,6 +106,12 @@ pub enum Command {
     /// wins / ties / losses, the largest regressions.
     Compare(CompareArgs),
 }
+
+/// The examples at the end of `run --help`.
+const RUN_EXAMPLES: &str = "Examples:
+  evalctl run --dataset qa.jsonl --evaluator-command \"python3 eval.py\" prompts/cot.txt
+  evalctl run --valset val.jsonl --dataset train.jsonl --checks checks.json --candidates c.jsonl
+  evalctl run prompts/*.txt --output results.jsonl --junit junit.xml --fail-under 0.7";
 
 /// `--color` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]

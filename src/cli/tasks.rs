@@ -63,7 +63,7 @@ pub enum TasksCommand {
         code_timeout: f64,
         /// Run code_exec assertions without the sandbox, with your rights, where the kernel
         /// refuses to build one. Only for code you trust.
-        #[arg(long, env = "EVALCTL_UNSAFE_CODE_EXEC")]
+        #[arg(long, env = "EVALCTL_UNSAFE_CODE_EXEC", hide_env_values = true)]
         unsafe_code_exec: bool,
     },
     /// Run a task suite against a model: validate, render, generate, post-process, score.
