@@ -128,6 +128,26 @@ fn a_probe_answer_after_a_log_line_is_told_to_log_to_stderr() {
             sandbox.path().display()
         )
     );
+    // Every call's error says it too.
+    let out = sandbox
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--skip-preflight",
+            "--output",
+            "out.jsonl",
+        ])
+        .args(["--evaluator-command", "sh eval.sh", "--candidate", "x"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        sandbox.jsonl("out.jsonl")[0]["error"]["message"],
+        "output is not valid JSON (expected value at line 1 column 1): Scoring candidate... ⏎ \
+         {\"score\": 1.0} — stdout must hold only the JSON object; log to stderr"
+    );
 }
 
 #[test]

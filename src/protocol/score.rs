@@ -129,31 +129,15 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
     }
     serde_json::from_str(text).or_else(|err| {
         parse_with_nonfinite_tokens(text).ok_or_else(|| {
-            let message = format!(
-                "output is not valid JSON ({err}): {}",
-                clip(&one_line(text.trim()), 200)
-            );
-            if logs_beside_json(text) {
-                CallError::setup_fault(
-                    ErrorKind::InvalidJson,
-                    format!("{message} — stdout must hold only the JSON object; log to stderr"),
-                )
-            } else {
-                CallError::new(ErrorKind::InvalidJson, message)
-            }
+            CallError::new(
+                ErrorKind::InvalidJson,
+                format!(
+                    "output is not valid JSON ({err}): {}",
+                    clip(&one_line(text.trim()), 200)
+                ),
+            )
         })
     })
-}
-
-/// Whether `text` holds a JSON object on a line of its own beside other lines: an evaluator that
-/// prints its progress or debug lines to stdout.
-fn logs_beside_json(text: &str) -> bool {
-    let mut lines = text.lines().filter(|line| !line.trim().is_empty());
-    let objects = lines
-        .clone()
-        .filter(|line| matches!(serde_json::from_str(line.trim()), Ok(Value::Object(_))))
-        .count();
-    objects >= 1 && lines.nth(1).is_some()
 }
 
 #[cfg(test)]
