@@ -432,17 +432,7 @@ impl ConfigCommand {
             Ok(resolved) => resolved,
             Err(Failure::Config(error)) => return Err(error),
             Err(Failure::Usage(error)) => {
-                return Err(bad_flag(
-                    "config show",
-                    error
-                        .render()
-                        .to_string()
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .trim_start_matches("error: ")
-                        .to_string(),
-                ))
+                return Err(bad_flag("config show", super::clap_reason(&error)))
             }
         };
         if let Some(untrusted) = &resolved.untrusted {

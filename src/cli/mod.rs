@@ -290,16 +290,7 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         return Exit::BadInput.into();
     }
     if lenient.reporter.format == Format::Json {
-        // clap's first paragraph is the reason (a missing-arguments error lists them on the
-        // lines after its first); the usage and tips follow a blank line.
-        let reason: Vec<&str> = rendered
-            .lines()
-            .take_while(|line| !line.trim().is_empty())
-            .map(str::trim)
-            .collect();
-        let reason = reason.join(" ");
-        let reason = reason.strip_prefix("error: ").unwrap_or(&reason);
-        let _ = crate::report::print_failure(&[reason.to_string()], Exit::BadInput as u8);
+        let _ = crate::report::print_failure(&[clap_reason(&error)], Exit::BadInput as u8);
     }
     let unknown = error
         .get(ContextKind::InvalidArg)
@@ -337,6 +328,22 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         }
     }
     Exit::BadInput.into()
+}
+
+/// The reason of a clap usage error, on one line: its first paragraph (a missing-arguments error
+/// lists them on the lines after its first; the usage and tips follow a blank line).
+fn clap_reason(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let reason: Vec<&str> = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let reason = reason.join(" ");
+    reason
+        .strip_prefix("error: ")
+        .unwrap_or(&reason)
+        .to_string()
 }
 
 /// Parse `args` (for the tests of this module).
