@@ -297,24 +297,32 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         .map(|value| value.to_string());
     let suggested = error.get(ContextKind::SuggestedArg).is_some();
     match (error.kind(), lenient.evaluator_words, unknown) {
-        (ErrorKind::UnknownArgument, Some(words), Some(unknown)) if !suggested => {
+        (ErrorKind::UnknownArgument, Some(words), Some(unknown))
+            if !suggested || interpreter_option(&words, &unknown) =>
+        {
             // `python3 -u eval.py`: an interpreter's option comes before its script, which
             // clap never reached; the hint keeps the script (the word after the option) too.
-            let interpreter = words.len() == 1 && SCRIPT_INTERPRETERS.contains(&words[0].as_str());
+            let interpreter = lone_interpreter(&words);
             let script = std::env::args()
                 .skip_while(|arg| *arg != unknown)
                 .nth(1)
                 .filter(|next| interpreter && !next.starts_with('-'));
-            let without_tip: Vec<&str> = rendered
+            // clap's `-- --flag` tip does not apply; its similar flag of evalctl may
+            // (`--data` for `--dataset`), so it stays beside the hint.
+            let shown: Vec<&str> = rendered
                 .lines()
-                .filter(|line| !line.trim_start().starts_with("tip:"))
+                .filter(|line| suggested || !line.trim_start().starts_with("tip:"))
                 .collect();
             lenient
                 .reporter
-                .note(without_tip.join("\n").replace("\n\n\n", "\n\n").trim_end());
+                .note(shown.join("\n").replace("\n\n\n", "\n\n").trim_end());
             lenient.reporter.note(format!(
-                "hint: evaluator arguments that start with '-' go inside one quoted string: \
-                 --evaluator-command {:?}",
+                "hint: {}: --evaluator-command {:?}",
+                if suggested {
+                    format!("if {unknown} is meant for the evaluator, quote the command")
+                } else {
+                    "evaluator arguments that start with '-' go inside one quoted string".into()
+                },
                 words
                     .into_iter()
                     .chain([unknown])
@@ -328,6 +336,33 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         }
     }
     Exit::BadInput.into()
+}
+
+/// Whether `--evaluator-command` took one word, an interpreter (`python3`, `node`, ...).
+fn lone_interpreter(words: &[String]) -> bool {
+    words.len() == 1 && SCRIPT_INTERPRETERS.contains(&words[0].as_str())
+}
+
+/// Whether `unknown` comes right after an interpreter that `--evaluator-command` took alone
+/// (`--evaluator-command node --inspect eval.js`): no script has been named yet, so it is the
+/// interpreter's option, even when evalctl has a flag like it (`--spec`).
+fn interpreter_option(words: &[String], unknown: &str) -> bool {
+    if !lone_interpreter(words) {
+        return false;
+    }
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().enumerate().any(|(at, arg)| {
+        let taken = match arg.as_str() {
+            "--evaluator-command" | "--evaluator-cmd" => words.len() + 1,
+            arg if arg.starts_with("--evaluator-command=")
+                || arg.starts_with("--evaluator-cmd=") =>
+            {
+                words.len()
+            }
+            _ => return false,
+        };
+        args.get(at + taken).is_some_and(|next| next == unknown)
+    })
 }
 
 /// The reason of a clap usage error, on one line: its first paragraph (a missing-arguments error
