@@ -6,8 +6,7 @@ use std::sync::Arc;
 use crate::config::RunConfig;
 use crate::error::bad_flag;
 use crate::error::Fatal;
-use crate::evaluator::command::on_path;
-use crate::evaluator::{self, Evaluator, EvaluatorSpec};
+use crate::evaluator::{self, Evaluator};
 use crate::exit::Exit;
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
@@ -314,21 +313,19 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let (inputs, evaluator) = match (inputs, evaluator, output, html) {
         (Ok(inputs), Ok(evaluator), Ok(()), Ok(())) => (inputs, evaluator),
         (inputs, evaluator, output, html) => {
-            // While the user fixes the inputs, a command that cannot start is worth knowing too
-            // (`pyhton3 eval.py`): preflight would only say so on the next try.
-            let unknown_program = match &config.evaluator {
-                EvaluatorSpec::Command(spec) if !on_path(&spec.argv[0]) => Some(bad_flag(
-                    "--evaluator-command",
-                    format!("{:?} is not an executable on PATH", spec.argv[0]),
-                )),
-                _ => None,
-            };
+            // While the user fixes the inputs, an evaluator that cannot start is worth knowing
+            // too (`pyhton3 eval.py`, a missing `eval.sh`): preflight would only say so on the
+            // next try.
+            let setup = evaluator.as_ref().ok().and_then(|evaluator| {
+                let reason = evaluator.check_setup().err()?;
+                Some(bad_flag(&evaluator.describe(), reason))
+            });
             let errors = [
                 inputs.err(),
                 evaluator.err(),
                 output.err(),
                 html.err(),
-                unknown_program,
+                setup,
             ];
             return Err(Fatal::merge(errors.into_iter().flatten()));
         }

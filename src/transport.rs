@@ -193,17 +193,25 @@ pub async fn send_json(
         &one_line(&secrets.redact(String::from_utf8_lossy(&body).trim())),
         300,
     );
-    let error = CallError::new(
-        ErrorKind::HttpStatus,
-        format!(
-            "HTTP {status}{}",
-            if excerpt.is_empty() {
-                String::new()
-            } else {
-                format!(": {excerpt}")
-            }
-        ),
+    let message = format!(
+        "HTTP {status}{}",
+        if excerpt.is_empty() {
+            String::new()
+        } else {
+            format!(": {excerpt}")
+        }
     );
+    let error = if matches!(status.as_u16(), 401 | 403) {
+        CallError::setup_fault(
+            ErrorKind::HttpStatus,
+            format!(
+                "{message} — the server refused the credentials sent (the token or key is not \
+                 shown)"
+            ),
+        )
+    } else {
+        CallError::new(ErrorKind::HttpStatus, message)
+    };
     Err(if is_retryable(status) {
         Attempt::transient(error, after)
     } else {

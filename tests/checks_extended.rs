@@ -210,7 +210,8 @@ fn keys_are_named_by_variable_and_never_shown() {
         .contains("provider_config.api_key: must name an environment variable as \"${NAME}\""));
     assert_eq!(
         errors[1]["message"],
-        "HTTP 401 Unauthorized: {\"error\":{\"message\":\"bad key Bearer [redacted]\"}}"
+        "HTTP 401 Unauthorized: {\"error\":{\"message\":\"bad key Bearer [redacted]\"}} — the \
+         server refused the credentials sent (the token or key is not shown)"
     );
     assert_eq!(
         errors[2]["message"],

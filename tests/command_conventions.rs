@@ -15,6 +15,7 @@ const REJECTS_THE_SENTINEL: &str = "p=$(cat)\ncase \"$p\" in *__evalctl_prefligh
 fn run_with_json_output_prints_one_failure_document_on_bad_input() {
     let sandbox = Sandbox::new();
     sandbox.write("d.jsonl", "[1]\n");
+    sandbox.write("eval.sh", "echo '{\"score\": 1}'\n");
     let out = sandbox
         .evalctl()
         .args(["run", "--dataset", "d.jsonl", "--candidate", "x"])
@@ -138,6 +139,7 @@ fn preflight_needs_no_candidate_and_does_not_read_stdin() {
 fn every_input_problem_and_an_unwritable_output_come_in_one_report() {
     let sandbox = Sandbox::new();
     std::fs::create_dir(sandbox.join("out")).unwrap();
+    sandbox.write("eval.sh", "echo '{\"score\": 1}'\n");
     let out = sandbox
         .evalctl()
         .args([
@@ -353,7 +355,8 @@ fn a_command_that_swallowed_the_candidate_says_where_it_went() {
 
 #[test]
 fn an_unknown_evaluator_program_is_named_beside_the_input_problems() {
-    let out = Sandbox::new()
+    let sandbox = Sandbox::new();
+    let out = sandbox
         .evalctl()
         .args([
             "run",
@@ -369,9 +372,35 @@ fn an_unknown_evaluator_program_is_named_beside_the_input_problems() {
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr_text(&out),
+        format!(
         "error: <stdin>: no candidate: stdin is empty. Pass candidate files, --candidate TEXT or \
          --candidates FILE.jsonl (values right after --evaluator-command belong to the evaluator: \
          put candidate files before it, or quote the command)\n\
-         error: --evaluator-command: \"pyhton3\" is not an executable on PATH\n"
+         error: command 'pyhton3 eval.py cand.txt' (cwd: {}): executable 'pyhton3' not found on \
+         PATH\n",
+            sandbox.path().display()
+        )
+    );
+}
+
+#[test]
+fn an_evaluator_from_the_config_file_is_not_said_to_have_swallowed_the_candidate() {
+    // On a terminal there is no stdin candidate; `script` gives evalctl one.
+    let sandbox = Sandbox::new();
+    sandbox.write("evalctl.toml", "[evaluator]\ncommand = \"sh eval.sh\"\n");
+    sandbox.write("eval.sh", "echo '{\"score\": 1}'\n");
+    let out = std::process::Command::new("script")
+        .args(["-qec"])
+        .arg(format!("{} run --limit 2 --format text", common::bin()))
+        .arg("/dev/null")
+        .current_dir(sandbox.path())
+        .env("NO_COLOR", "1")
+        .output()
+        .expect("script (util-linux) runs");
+    let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
+    assert_eq!(
+        text,
+        "error: run: no candidate given: pass candidate files, --candidate TEXT, --candidates \
+         FILE.jsonl, or pipe the candidate on stdin\n"
     );
 }

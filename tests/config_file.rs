@@ -190,7 +190,7 @@ fn every_file_problem_is_reported_with_its_line() {
         (
             "[run]\nconcurrency = 0\nscore_range = \"big\"\n",
             &[
-                "evalctl.toml:2: run.concurrency: 0 is not in 1..=4096",
+                "evalctl.toml:2: run.concurrency: must be a whole number between 1 and 4096",
                 "evalctl.toml:3: run.score_range: \"big\" is not one of unit, any",
             ],
         ),

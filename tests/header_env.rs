@@ -81,9 +81,8 @@ fn an_error_that_repeats_the_token_is_redacted() {
         stderr_text(&output),
         format!(
             "error: evaluator preflight failed for url {}: the probe call (candidate \
-             \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: bad token [redacted] — an \
-             evaluator that cannot score this sentinel candidate can be run with \
-             --skip-preflight\n",
+             \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: bad token [redacted] — the \
+             server refused the credentials sent (the token or key is not shown)\n",
             server.url("/score")
         )
     );

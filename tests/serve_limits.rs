@@ -216,7 +216,7 @@ fn an_evaluation_past_the_request_timeout_is_a_503_and_the_server_goes_on() {
 #[test]
 fn a_result_the_database_refuses_is_a_500_and_never_a_200() {
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("data/serve.db");
+    let db = dir.path().join("serve.db");
     let server = Server::start(&db, &[], &[]);
     assert_eq!(
         server
@@ -248,10 +248,11 @@ fn a_result_the_database_refuses_is_a_500_and_never_a_200() {
 
 #[test]
 fn the_database_and_its_folder_are_readable_by_their_owner_only() {
+    // The default location ($XDG_DATA_HOME/evalctl/serve.db), whose folder serve creates.
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
-    let db = dir.path().join("data/serve.db");
-    let server = Server::start(&db, &[], &[]);
+    let data_home = dir.path().to_str().unwrap();
+    let server = Server::start_with_db(None, &[], &[("XDG_DATA_HOME", data_home)]);
     assert_eq!(
         server
             .request("POST", "/evaluate", &[], &capitals_request(1))
@@ -259,9 +260,13 @@ fn the_database_and_its_folder_are_readable_by_their_owner_only() {
         200
     );
     let mode = |path: &Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode(&dir.path().join("data")), 0o700);
+    assert_eq!(mode(&dir.path().join("evalctl")), 0o700);
     for file in ["serve.db", "serve.db-wal", "serve.db-shm"] {
-        assert_eq!(mode(&dir.path().join("data").join(file)), 0o600, "{file}");
+        assert_eq!(
+            mode(&dir.path().join("evalctl").join(file)),
+            0o600,
+            "{file}"
+        );
     }
 }
 

@@ -71,6 +71,11 @@ const CONFIGURED: &[&[&str]] = &[
     &["cache", "clear"],
 ];
 
+/// Whether the words of a command line begin with the subcommand `path` (`tasks run ...`).
+fn names(words: &[OsString], path: &[&str]) -> bool {
+    words.len() >= path.len() && words.iter().zip(path).all(|(word, name)| word == name)
+}
+
 /// Apply `edit` to the subcommand at `path` of `command`.
 fn edit_subcommand(
     command: clap::Command,
@@ -94,13 +99,15 @@ pub fn command() -> clap::Command {
         let Some(bindings) = bindings_of(path) else {
             continue;
         };
-        command = edit_subcommand(command, path, |mut sub| {
-            for binding in bindings {
-                if let Some(env) = binding.env_name() {
-                    sub = sub.mut_arg(binding.arg, |arg| arg.env(env).hide_env(true));
+        // `mut_args` edits in place (`mut_arg` would move each flag to the end of `--help`).
+        command = edit_subcommand(command, path, |sub| {
+            sub.mut_args(|arg| {
+                let binding = bindings.iter().find(|binding| arg.get_id() == binding.arg);
+                match binding.and_then(Binding::env_name) {
+                    Some(env) => arg.env(env).hide_env(true),
+                    None => arg,
                 }
-            }
-            sub
+            })
         });
     }
     command
@@ -395,6 +402,26 @@ impl ConfigCommand {
             args.push("run".into());
         }
         args.extend(command);
+        if !CONFIGURED.iter().any(|path| names(&args[1..], path)) {
+            let named: Vec<String> = args[1..]
+                .iter()
+                .map(|word| word.to_string_lossy().into_owned())
+                .take_while(|word| !word.starts_with('-'))
+                .take(2)
+                .collect();
+            let supported = "run, preflight, tasks run, cache stats or cache clear";
+            return Err(bad_flag(
+                "config show",
+                if named.is_empty() {
+                    format!("name the command first ({supported}), then its flags: evalctl config show run -j 4")
+                } else {
+                    format!(
+                        "`{}` does not read evalctl.toml; config show takes {supported}",
+                        named.join(" ")
+                    )
+                },
+            ));
+        }
         if let Some(path) = config.config {
             args.extend(["--config".into(), path.into_os_string()]);
         }
@@ -405,26 +432,9 @@ impl ConfigCommand {
             Ok(resolved) => resolved,
             Err(Failure::Config(error)) => return Err(error),
             Err(Failure::Usage(error)) => {
-                return Err(bad_flag(
-                    "config show",
-                    error
-                        .render()
-                        .to_string()
-                        .lines()
-                        .next()
-                        .unwrap_or_default()
-                        .trim_start_matches("error: ")
-                        .to_string(),
-                ))
+                return Err(bad_flag("config show", super::clap_reason(&error)))
             }
         };
-        if resolved.path.is_empty() {
-            return Err(bad_flag(
-                "config show",
-                "names no command that reads evalctl.toml (run, preflight, tasks run, cache \
-                 stats, cache clear)",
-            ));
-        }
         if let Some(untrusted) = &resolved.untrusted {
             reporter.warning(untrusted);
         }

@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
-use super::values::{allowed_endpoints, parse_allowed_check, parse_custom_check};
+use super::values::{allowed_endpoints, parse_allowed_check, parse_between, parse_custom_check};
 use crate::checks::{CustomCheck, Trust};
 use crate::evaluator::check_calls::DEFAULT_CONCURRENCY;
 use crate::exit::Exit;
@@ -67,7 +67,7 @@ pub enum FepCommand {
         allow_endpoint: Vec<String>,
         /// Calls of checks that call out (semantic_similarity, llm_judge, custom) made at once.
         #[arg(short = 'j', long, value_name = "N", default_value_t = DEFAULT_CONCURRENCY as u32,
-              value_parser = clap::value_parser!(u32).range(1..=4096))]
+              allow_negative_numbers = true, value_parser = parse_between::<u32, 1, 4096>)]
         concurrency: u32,
     },
 }

@@ -2,7 +2,8 @@
 //!
 //! No other module sees clap types: each subcommand's arguments are turned into the config type the
 //! library module that does the work defines. Usage errors are reported here, from clap's own
-//! parse (never by scanning argv by hand).
+//! parse; only the global `--format` and `--color` are also found by a scan of the words, so that
+//! they apply wherever they are placed (see [`global_flags`]).
 
 mod cache;
 mod config;
@@ -43,12 +44,12 @@ pub use tasks::TasksCommand;
 )]
 pub struct Cli {
     /// When to use colour, judged for stdout and stderr each (auto: a terminal, NO_COLOR unset).
-    #[arg(long, global = true, value_enum, default_value_t = ColorChoice::Auto)]
+    #[arg(long, global = true, help_heading = "Global", value_enum, default_value_t = ColorChoice::Auto)]
     pub color: ColorChoice,
 
     /// Report format on stdout (default: text on a terminal, json otherwise). With json, every
     /// outcome is one JSON document, failures included.
-    #[arg(long, global = true, value_enum)]
+    #[arg(long, global = true, help_heading = "Global", value_enum)]
     pub format: Option<FormatArg>,
 
     #[command(subcommand)]
@@ -59,8 +60,20 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Score one or more candidates with one evaluator, optionally once per dataset / valset example.
+    ///
+    /// The evaluator, the dataset and most settings below can also come from evalctl.toml (in
+    /// the working directory or its nearest parent; `evalctl init` writes a starter, `evalctl
+    /// config show run` shows what applies and where it came from). Flags and EVALCTL_*
+    /// variables win over the file.
+    #[command(after_help = RUN_EXAMPLES)]
     Run(RunArgs),
-    /// Validate every input and probe the evaluator once; scores nothing. Same flags as `run`.
+    /// Validate every input and probe the evaluator once; scores nothing. Takes `run`'s flags.
+    ///
+    /// A run's command line is checked by changing its first word. Preflight uses the inputs,
+    /// the evaluator and its flags, --score-range, --timeout, --retries and --task-model; it
+    /// checks that --output, --report and --junit could be written, but writes none of them;
+    /// the other flags (--limit, --repeat, --shard, --resume, --append-run, the CI gates, the
+    /// cache) are accepted and ignored.
     Preflight(RunArgs),
     /// Task specs: strict validation, few-shot rendering, scoring model outputs.
     #[command(subcommand)]
@@ -74,9 +87,11 @@ pub enum Command {
     /// The evaluator-result cache of `run --cache`.
     #[command(subcommand)]
     Cache(CacheCommand),
-    /// The summary of one results file (`run --output`), gates and reports included.
+    /// Summarize a run from its results file (`run --output`): the summary, gates and reports
+    /// `run` prints.
     Summarize(MergeArgs),
-    /// The summary of the union of several results files (a run's shards): the unsharded run's.
+    /// Summarize a sharded run from its shards' results files (`run --shard K/N --output`), as
+    /// if it had run unsharded; summarize given the same files does the same.
     Merge(MergeArgs),
     /// The project file evalctl.toml: the resolved settings and where each came from.
     #[command(subcommand)]
@@ -91,6 +106,12 @@ pub enum Command {
     /// wins / ties / losses, the largest regressions.
     Compare(CompareArgs),
 }
+
+/// The examples at the end of `run --help`.
+const RUN_EXAMPLES: &str = "Examples:
+  evalctl run --dataset qa.jsonl --evaluator-command \"python3 eval.py\" prompts/cot.txt
+  evalctl run --valset val.jsonl --dataset train.jsonl --checks checks.json --candidates c.jsonl
+  evalctl run prompts/*.txt --output results.jsonl --junit junit.xml --fail-under 0.7";
 
 /// `--color` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -145,11 +166,12 @@ impl From<ColorChoice> for ColorWhen {
 /// `EVALCTL_*` variables win); a problem with the file is reported here (exit 2).
 pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let plain = config::command()
+    config::command()
         .try_get_matches_from(&args)
         .and_then(|matches| Cli::from_arg_matches(&matches))
         .map_err(usage_error)?;
-    let reporter = reporter(plain.format, plain.color);
+    let (format, color) = global_flags(&args);
+    let reporter = reporter(format, color);
     let resolved = match config::resolve(&args) {
         Ok(resolved) => resolved,
         Err(config::Failure::Usage(error)) => return Err(usage_error(error)),
@@ -158,7 +180,12 @@ pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
             return Err(crate::error::Fatal::exit_of(&error).into());
         }
     };
-    let cli = Cli::from_arg_matches(&resolved.matches).map_err(usage_error)?;
+    let mut cli = Cli::from_arg_matches(&resolved.matches).map_err(usage_error)?;
+    if let Command::Run(args) | Command::Preflight(args) = &mut cli.command {
+        args.evaluator_command_typed = resolved.matches.subcommand().is_some_and(|(_, sub)| {
+            sub.value_source("evaluator_command") == Some(clap::parser::ValueSource::CommandLine)
+        });
+    }
     if let Some(untrusted) = &resolved.untrusted {
         reporter.warning(untrusted);
     }
@@ -176,6 +203,34 @@ pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
     Ok((cli.command, reporter))
 }
 
+/// The global `--format` and `--color` of `args`, wherever they are placed: after `config show
+/// COMMAND` (whose words clap keeps for the command shown) and after a word clap stopped at with
+/// a usage error too, so the failure is reported as asked. Words after a bare `--` are
+/// operands; the last flag of each wins; a value clap rejects is left to clap's error.
+fn global_flags(args: &[std::ffi::OsString]) -> (Option<FormatArg>, ColorChoice) {
+    let mut format = None;
+    let mut color = ColorChoice::Auto;
+    let words: Vec<&str> = args
+        .iter()
+        .skip(1)
+        .map_while(|word| word.to_str())
+        .take_while(|word| *word != "--")
+        .collect();
+    for (at, word) in words.iter().enumerate() {
+        let (flag, value) = match word.split_once('=') {
+            Some((flag, value)) => (flag, Some(value)),
+            None => (*word, words.get(at + 1).copied()),
+        };
+        let Some(value) = value else { continue };
+        match flag {
+            "--format" => format = FormatArg::from_str(value, false).ok().or(format),
+            "--color" => color = ColorChoice::from_str(value, false).unwrap_or(color),
+            _ => {}
+        }
+    }
+    (format, color)
+}
+
 /// What a lenient second parse (clap's `ignore_errors`) learns of a command line clap rejected:
 /// how to report, and the values `--evaluator-command` took.
 struct Lenient {
@@ -184,22 +239,12 @@ struct Lenient {
 }
 
 fn lenient_parse() -> Lenient {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let matches = config::command()
         .ignore_errors(true)
-        .try_get_matches_from(std::env::args_os())
+        .try_get_matches_from(&args)
         .ok();
-    let format = matches
-        .as_ref()
-        .and_then(|m| m.try_get_one::<FormatArg>("format").ok().flatten().copied());
-    let color = matches
-        .as_ref()
-        .and_then(|m| {
-            m.try_get_one::<ColorChoice>("color")
-                .ok()
-                .flatten()
-                .copied()
-        })
-        .unwrap_or(ColorChoice::Auto);
+    let (format, color) = global_flags(&args);
     let evaluator_words = matches.as_ref().and_then(|m| {
         let (_, sub) = m.subcommand()?;
         let words = sub.try_get_many::<String>("evaluator_command").ok()??;
@@ -226,41 +271,58 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
     }
     let lenient = lenient_parse();
     let rendered = error.render().to_string();
+    if matches!(
+        error.kind(),
+        ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand | ErrorKind::MissingSubcommand
+    ) {
+        // `evalctl`, `evalctl spec`: the help or the list of commands (on stderr), and a reason
+        // rather than the command's description in the JSON document.
+        if lenient.reporter.format == Format::Json {
+            let command = rendered
+                .lines()
+                .find_map(|line| line.strip_prefix("Usage: "))
+                .and_then(|usage| usage.split(" [OPTIONS]").next())
+                .unwrap_or("evalctl");
+            let reason = format!("no command given: `{command} --help` lists the commands");
+            let _ = crate::report::print_failure(&[reason], Exit::BadInput as u8);
+        }
+        let _ = error.print();
+        return Exit::BadInput.into();
+    }
     if lenient.reporter.format == Format::Json {
-        // clap's first paragraph is the reason (a missing-arguments error lists them on the
-        // lines after its first); the usage and tips follow a blank line.
-        let reason: Vec<&str> = rendered
-            .lines()
-            .take_while(|line| !line.trim().is_empty())
-            .map(str::trim)
-            .collect();
-        let reason = reason.join(" ");
-        let reason = reason.strip_prefix("error: ").unwrap_or(&reason);
-        let _ = crate::report::print_failure(&[reason.to_string()], Exit::BadInput as u8);
+        let _ = crate::report::print_failure(&[clap_reason(&error)], Exit::BadInput as u8);
     }
     let unknown = error
         .get(ContextKind::InvalidArg)
         .map(|value| value.to_string());
     let suggested = error.get(ContextKind::SuggestedArg).is_some();
     match (error.kind(), lenient.evaluator_words, unknown) {
-        (ErrorKind::UnknownArgument, Some(words), Some(unknown)) if !suggested => {
+        (ErrorKind::UnknownArgument, Some(words), Some(unknown))
+            if !suggested || interpreter_option(&words, &unknown) =>
+        {
             // `python3 -u eval.py`: an interpreter's option comes before its script, which
             // clap never reached; the hint keeps the script (the word after the option) too.
-            let interpreter = words.len() == 1 && SCRIPT_INTERPRETERS.contains(&words[0].as_str());
+            let interpreter = lone_interpreter(&words);
             let script = std::env::args()
                 .skip_while(|arg| *arg != unknown)
                 .nth(1)
                 .filter(|next| interpreter && !next.starts_with('-'));
-            let without_tip: Vec<&str> = rendered
+            // clap's `-- --flag` tip does not apply; its similar flag of evalctl may
+            // (`--data` for `--dataset`), so it stays beside the hint.
+            let shown: Vec<&str> = rendered
                 .lines()
-                .filter(|line| !line.trim_start().starts_with("tip:"))
+                .filter(|line| suggested || !line.trim_start().starts_with("tip:"))
                 .collect();
             lenient
                 .reporter
-                .note(without_tip.join("\n").replace("\n\n\n", "\n\n").trim_end());
+                .note(shown.join("\n").replace("\n\n\n", "\n\n").trim_end());
             lenient.reporter.note(format!(
-                "hint: evaluator arguments that start with '-' go inside one quoted string: \
-                 --evaluator-command {:?}",
+                "hint: {}: --evaluator-command {:?}",
+                if suggested {
+                    format!("if {unknown} is meant for the evaluator, quote the command")
+                } else {
+                    "evaluator arguments that start with '-' go inside one quoted string".into()
+                },
                 words
                     .into_iter()
                     .chain([unknown])
@@ -274,6 +336,49 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         }
     }
     Exit::BadInput.into()
+}
+
+/// Whether `--evaluator-command` took one word, an interpreter (`python3`, `node`, ...).
+fn lone_interpreter(words: &[String]) -> bool {
+    words.len() == 1 && SCRIPT_INTERPRETERS.contains(&words[0].as_str())
+}
+
+/// Whether `unknown` comes right after an interpreter that `--evaluator-command` took alone
+/// (`--evaluator-command node --inspect eval.js`): no script has been named yet, so it is the
+/// interpreter's option, even when evalctl has a flag like it (`--spec`).
+fn interpreter_option(words: &[String], unknown: &str) -> bool {
+    if !lone_interpreter(words) {
+        return false;
+    }
+    let args: Vec<String> = std::env::args().collect();
+    args.iter().enumerate().any(|(at, arg)| {
+        let taken = match arg.as_str() {
+            "--evaluator-command" | "--evaluator-cmd" => words.len() + 1,
+            arg if arg.starts_with("--evaluator-command=")
+                || arg.starts_with("--evaluator-cmd=") =>
+            {
+                words.len()
+            }
+            _ => return false,
+        };
+        args.get(at + taken).is_some_and(|next| next == unknown)
+    })
+}
+
+/// The reason of a clap usage error, on one line: its first paragraph (a missing-arguments error
+/// lists them on the lines after its first; the usage and tips follow a blank line).
+fn clap_reason(error: &clap::Error) -> String {
+    let rendered = error.render().to_string();
+    let reason: Vec<&str> = rendered
+        .lines()
+        .take_while(|line| !line.trim().is_empty())
+        .map(str::trim)
+        .collect();
+    let reason = reason.join(" ");
+    reason
+        .strip_prefix("error: ")
+        .unwrap_or(&reason)
+        .to_string()
 }
 
 /// Parse `args` (for the tests of this module).
@@ -300,5 +405,33 @@ mod tests {
         ])
         .expect("parses");
         assert_eq!(cli.format, Some(FormatArg::Json));
+    }
+
+    #[test]
+    fn global_flags_are_found_wherever_placed() {
+        let scan = |words: &[&str]| {
+            let args: Vec<std::ffi::OsString> = words.iter().map(Into::into).collect();
+            global_flags(&args)
+        };
+        assert_eq!(
+            scan(&["evalctl", "config", "show", "run", "-j", "2", "--format", "text"]),
+            (Some(FormatArg::Text), ColorChoice::Auto)
+        );
+        assert_eq!(
+            scan(&[
+                "evalctl",
+                "--format=json",
+                "run",
+                "--color",
+                "never",
+                "--format",
+                "text"
+            ]),
+            (Some(FormatArg::Text), ColorChoice::Never)
+        );
+        assert_eq!(
+            scan(&["evalctl", "run", "--format", "xml", "--", "--format", "json"]),
+            (None, ColorChoice::Auto)
+        );
     }
 }

@@ -13,7 +13,8 @@ use crate::report::{CompareConfig, Gates, MergeConfig, Selection};
 #[derive(Debug, Args)]
 pub struct CiArgs {
     /// Tolerate up to N errored calls: the run exits 1 only with more (default 0).
-    #[arg(long, value_name = "N", value_parser = parse_count::<usize>)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_count::<usize>)]
     pub max_errors: Option<usize>,
 
     /// Tolerate errored calls up to this share of the calls (0 to 1): the run exits 1 only

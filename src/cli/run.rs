@@ -23,7 +23,22 @@ use crate::runner::key::DeclaredInputs;
 use crate::runner::Shard;
 
 use super::results::CiArgs;
-use super::values::{allowed_endpoints, parse_allowed_check, parse_count, parse_custom_check};
+use super::values::{
+    allowed_endpoints, parse_allowed_check, parse_at_least, parse_between, parse_count,
+    parse_custom_check,
+};
+
+// The sections of `run --help` and `preflight --help`, in the order a run is put together.
+const INPUTS: &str = "Inputs (candidates and examples)";
+const EVAL: &str =
+    "Evaluator (one of --evaluator-command, --evaluator-url, --judge-model, --checks, --spec)";
+const JUDGE: &str = "Judge (--judge-model)";
+const CHECKS: &str = "Checks and spec (--checks, --spec)";
+const EXEC: &str = "Execution";
+const OUTPUTS: &str = "Outputs";
+const GATES: &str = "CI gates and JUnit";
+const RESUME: &str = "Resume and cache";
+const PROJECT_FILE: &str = "Project file (evalctl.toml: evaluator, dataset and run settings)";
 
 /// Flags shared by `run` and `preflight`.
 #[derive(Debug, Args)]
@@ -36,206 +51,215 @@ pub struct RunArgs {
     pub candidate_files: Vec<String>,
 
     /// A candidate given inline (repeatable); ids cand-1, cand-2, ...
-    #[arg(long, value_name = "TEXT", conflicts_with = "candidates")]
+    #[arg(help_heading = INPUTS, long, value_name = "TEXT", conflicts_with = "candidates")]
     pub candidate: Vec<String>,
 
     /// A JSONL file of {"candidate": str, "id"?: str} lines (`-` = stdin); ids default to line-N.
-    #[arg(long, value_name = "FILE.jsonl")]
+    #[arg(help_heading = INPUTS, long, value_name = "FILE.jsonl")]
     pub candidates: Option<String>,
 
     /// Command evaluator, run without a shell: payload on stdin, JSON on stdout. Takes several
     /// words (`bash eval.sh`) or one shell-quoted string (`"python3 eval.py --strict"`).
-    #[arg(long, value_name = "CMD", num_args = 1.., action = clap::ArgAction::Set,
+    #[arg(help_heading = EVAL, long, value_name = "CMD", num_args = 1.., action = clap::ArgAction::Set,
           visible_alias = "evaluator-cmd")]
     pub evaluator_command: Option<Vec<String>>,
 
     /// Working directory of the command evaluator.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = EVAL, long, value_name = "DIR")]
     pub evaluator_cwd: Option<PathBuf>,
 
     /// HTTP evaluator: the payload is POSTed as application/json; the body is the JSON result.
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = EVAL, long, value_name = "URL")]
     pub evaluator_url: Option<String>,
 
     /// Extra HTTP header "Name: value" for the HTTP evaluator (repeatable). `${NAME}` in it is
     /// that environment variable's value, which keeps a token out of the command line: single-
     /// quote it, 'Authorization: Bearer ${EVAL_TOKEN}'. `$$` is a literal `$`.
-    #[arg(long, value_name = "NAME: VALUE")]
+    #[arg(help_heading = EVAL, long, value_name = "NAME: VALUE")]
     pub header: Vec<String>,
 
     /// LLM judge over an OpenAI-compatible chat API, as PROVIDER/MODEL (e.g. openai/gpt-4o-mini).
-    #[arg(long, value_name = "PROVIDER/MODEL")]
+    #[arg(help_heading = JUDGE, long, value_name = "PROVIDER/MODEL")]
     pub judge_model: Option<String>,
 
     /// What the judge scores the candidate against (required with --judge-model).
-    #[arg(long, value_name = "TEXT")]
+    #[arg(help_heading = JUDGE, long, value_name = "TEXT")]
     pub objective: Option<String>,
 
     /// Judge rubric JSON: {"quality_dimensions": [{"name", "weight"}], "hard_constraints": [..]}.
-    #[arg(long, value_name = "FILE.json")]
+    #[arg(help_heading = JUDGE, long, value_name = "FILE.json")]
     pub rubric: Option<PathBuf>,
 
     /// Judge API base URL (else EVALCTL_JUDGE_BASE_URL, else OPENAI_BASE_URL for openai, else the
     /// provider's default).
-    #[arg(long, value_name = "URL")]
+    #[arg(help_heading = JUDGE, long, value_name = "URL")]
     pub judge_base_url: Option<String>,
 
     /// Name of the environment variable holding the judge API key (default <PROVIDER>_API_KEY).
-    #[arg(long, value_name = "NAME")]
+    #[arg(help_heading = JUDGE, long, value_name = "NAME")]
     pub judge_api_key_env: Option<String>,
 
     /// Judge sampling temperature [default: 0].
-    #[arg(long, value_name = "T")]
+    #[arg(help_heading = JUDGE, long, value_name = "T")]
     pub judge_temperature: Option<f64>,
 
     /// Judge completion token limit.
-    #[arg(long, value_name = "N")]
+    #[arg(help_heading = JUDGE, long, value_name = "N")]
     pub judge_max_tokens: Option<u32>,
 
     /// During preflight, send one real judge call (costs tokens).
-    #[arg(long, conflicts_with = "skip_preflight")]
+    #[arg(help_heading = JUDGE, long, conflicts_with = "skip_preflight")]
     pub probe_judge: bool,
 
     /// Built-in checks: a JSON file {"checks": [FEP check objects]} (see docs/checks.md).
-    #[arg(long, value_name = "FILE.json")]
+    #[arg(help_heading = CHECKS, long, value_name = "FILE.json")]
     pub checks: Option<PathBuf>,
 
     /// Declare a custom check type for --checks: NAME=COMMAND (the command gets a check's
     /// resolved arguments as JSON on stdin and prints its results object). Repeatable.
-    #[arg(long, value_name = "NAME=COMMAND", requires = "checks", value_parser = parse_custom_check)]
+    #[arg(help_heading = CHECKS, long, value_name = "NAME=COMMAND", requires = "checks", value_parser = parse_custom_check)]
     pub custom_check: Vec<CustomCheck>,
 
     /// Run the command the --checks file declares for custom check type NAME in
     /// `custom_checks` (else its checks are validation errors and it never runs). Repeatable.
-    #[arg(long, value_name = "NAME", value_parser = parse_allowed_check)]
+    #[arg(help_heading = CHECKS, long, value_name = "NAME", value_parser = parse_allowed_check)]
     pub allow_custom_check: Vec<String>,
 
     /// Let extended checks whose provider_config names a base_url or a key call this
     /// OpenAI-compatible endpoint, with the API key in environment variable KEY_ENV when given
     /// (OPENAI_API_KEY@https://api.openai.com/v1); else such a check is a validation error. A
     /// check that names neither uses the defaults of --judge-model. Repeatable.
-    #[arg(long, value_name = "[KEY_ENV@]BASE_URL")]
+    #[arg(help_heading = CHECKS, long, value_name = "[KEY_ENV@]BASE_URL")]
     pub allow_endpoint: Vec<String>,
 
     /// Evaluation spec (a challenge-pack manifest or a bare spec, YAML or JSON): each call scores
     /// the candidate as a run's final output, the example as its case; see docs/spec.md.
-    #[arg(long, value_name = "FILE")]
+    #[arg(help_heading = CHECKS, long, value_name = "FILE")]
     pub spec: Option<PathBuf>,
 
     /// With --spec: run the spec's LLM judges for every call (costs tokens); without it,
     /// judge-backed dimensions are unavailable.
-    #[arg(long)]
+    #[arg(help_heading = CHECKS, long)]
     pub live_judges: bool,
 
     /// Dataset JSONL: one call per candidate × example.
-    #[arg(long, value_name = "FILE.jsonl")]
+    #[arg(help_heading = INPUTS, long, value_name = "FILE.jsonl")]
     pub dataset: Option<PathBuf>,
 
     /// Validation set JSONL (requires --dataset): the candidate's score is the val mean.
-    #[arg(long, value_name = "FILE.jsonl")]
+    #[arg(help_heading = INPUTS, long, value_name = "FILE.jsonl")]
     pub valset: Option<PathBuf>,
 
     /// The model under optimisation, as metadata: payload key task_model and env var
     /// OPTIMIZE_ANYTHING_TASK_MODEL for command evaluators.
-    #[arg(long, value_name = "PROVIDER/MODEL")]
+    #[arg(help_heading = INPUTS, long, value_name = "PROVIDER/MODEL")]
     pub task_model: Option<String>,
 
     /// Which scores are valid: unit = finite number in [0, 1]; any = any finite number.
-    #[arg(long, value_enum, default_value_t = ScoreRangeArg::Unit)]
+    #[arg(help_heading = EVAL, long, value_enum, default_value_t = ScoreRangeArg::Unit)]
     pub score_range: ScoreRangeArg,
 
     /// Evaluator calls in flight (1 = strictly sequential, in order).
-    #[arg(short = 'j', long, value_name = "N", default_value_t = 8,
-          value_parser = clap::value_parser!(u32).range(1..=4096))]
+    #[arg(help_heading = EXEC, short = 'j', long, value_name = "N", default_value_t = 8,
+          allow_negative_numbers = true, value_parser = parse_between::<u32, 1, 4096>)]
     pub concurrency: u32,
 
     /// Per-call time limit in seconds; a command evaluator past it is killed with its children.
-    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds)]
+    #[arg(help_heading = EXEC, long, value_name = "SECONDS", default_value = "30", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     pub timeout: Duration,
 
     /// Retries for transport failures, HTTP 429 and 5xx (never for a bad score or non-zero exit).
-    #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
+    #[arg(help_heading = EXEC, long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
           value_parser = parse_count::<u32>)]
     pub retries: u32,
 
     /// Only the first N examples of each split.
-    #[arg(long, value_name = "N", value_parser = parse_limit)]
+    #[arg(help_heading = EXEC, long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_at_least::<u64, 1>)]
     pub limit: Option<u64>,
 
     /// Do not probe the evaluator before the run (inputs are still validated).
-    #[arg(long)]
+    #[arg(help_heading = EXEC, long)]
     pub skip_preflight: bool,
 
     /// Append one JSON result line per evaluator call to this file, as each call finishes.
-    #[arg(long, value_name = "FILE.jsonl")]
+    #[arg(help_heading = OUTPUTS, long, value_name = "FILE.jsonl")]
     pub output: Option<PathBuf>,
 
     /// At the end, write one self-contained HTML report of the run to this file (summary,
     /// charts, every call with its example); see `evalctl report`.
-    #[arg(long, value_name = "FILE.html")]
+    #[arg(help_heading = OUTPUTS, long, value_name = "FILE.html")]
     pub report: Option<PathBuf>,
 
     /// Exit 1 when any candidate's score is below X.
-    #[arg(long, value_name = "X", allow_negative_numbers = true)]
+    #[arg(help_heading = GATES, long, value_name = "X", allow_negative_numbers = true)]
     pub fail_under: Option<f64>,
 
     /// Error limits, intervals and the JUnit report.
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = GATES)]
     pub ci: CiArgs,
 
     /// Make only shard K of N of the calls (K from 0 to N-1, as a Kubernetes Indexed Job's
     /// JOB_COMPLETION_INDEX): a deterministic split by call key; `evalctl merge` joins the
     /// shards' --output files into the unsharded run's summary.
-    #[arg(long, value_name = "K/N", value_parser = parse_shard)]
+    #[arg(help_heading = EXEC, long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
     /// When stderr is not a terminal (CI logs): a one-line progress heartbeat on stderr every
     /// SECONDS (0 = none).
-    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_heartbeat)]
+    #[arg(help_heading = EXEC, long, value_name = "SECONDS", default_value = "30", allow_negative_numbers = true,
+          value_parser = parse_heartbeat)]
     pub heartbeat: Duration,
 
     /// Continue the run whose journal is --output: calls with a successful line are not made
     /// again, errored ones are; new lines are appended and the summary covers the whole journal.
-    #[arg(long, requires = "output")]
+    #[arg(help_heading = RESUME, long, requires = "output")]
     pub resume: bool,
 
     /// Add this run to an --output file that holds lines of other runs (else refused): each
     /// line names its run, and summarize, merge and report take one run at a time (--run ID).
-    #[arg(long, requires = "output")]
+    #[arg(help_heading = OUTPUTS, long, requires = "output")]
     pub append_run: bool,
 
     /// With --resume: keep errored lines as they are instead of re-running their calls.
-    #[arg(long, requires = "resume")]
+    #[arg(help_heading = RESUME, long, requires = "resume")]
     pub resume_keep_errors: bool,
 
     /// Make each call N times (each line gets its repeat index).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=10_000))]
+    #[arg(help_heading = EXEC, long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_between::<u32, 1, 10_000>)]
     pub repeat: Option<u32>,
 
     /// Keep every successful evaluator result in a cache and answer repeated calls from it
     /// (directory: --cache-dir, else EVALCTL_CACHE_DIR, else cache_dir in evalctl.toml, else
     /// $XDG_CACHE_HOME/evalctl, else ~/.cache/evalctl; see docs/cache.md).
-    #[arg(long)]
+    #[arg(help_heading = RESUME, long)]
     pub cache: bool,
 
     /// The cache directory of --cache.
-    #[arg(long, value_name = "DIR")]
+    #[arg(help_heading = RESUME, long, value_name = "DIR")]
     pub cache_dir: Option<PathBuf>,
 
     /// A file or directory that decides scores without being named on the evaluator's command
     /// line (a module the script imports, a prompt directory): its content joins every call's
     /// key, so editing it misses the cache and --resume. A directory's files count recursively.
     /// Repeatable.
-    #[arg(long, value_name = "PATH")]
+    #[arg(help_heading = RESUME, long, value_name = "PATH")]
     pub cache_input: Vec<PathBuf>,
 
     /// Text that joins every call's key (a model or data version the key cannot see): change it
     /// to miss every cached result.
-    #[arg(long, value_name = "TEXT")]
+    #[arg(help_heading = RESUME, long, value_name = "TEXT")]
     pub cache_salt: Option<String>,
 
-    #[command(flatten)]
+    #[command(flatten, next_help_heading = PROJECT_FILE)]
     pub config: super::config::ConfigArgs,
+
+    /// `--evaluator-command` was typed on the command line (not set by evalctl.toml or
+    /// `EVALCTL_EVALUATOR_COMMAND`), so words after it may be candidates it swallowed.
+    #[arg(skip)]
+    pub evaluator_command_typed: bool,
 }
 
 /// `--score-range` values.
@@ -269,14 +293,6 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
         _ => Err(format!(
             "'{text}' is not K/N with 0 <= K < N (shards are numbered from 0: 0/3, 1/3, 2/3)"
         )),
-    }
-}
-
-/// A whole number of 1 or more (`--limit`).
-pub(super) fn parse_limit(text: &str) -> Result<u64, String> {
-    match text.parse() {
-        Ok(0) | Err(_) => Err(format!("'{text}' is not a whole number of 1 or more")),
-        Ok(limit) => Ok(limit),
     }
 }
 
@@ -382,7 +398,7 @@ impl RunArgs {
         } else if !std::io::stdin().is_terminal() {
             CandidateSource::Stdin
         } else {
-            return Err(no_candidate(&evaluator));
+            return Err(no_candidate(&evaluator, self.evaluator_command_typed));
         };
 
         let score_range = match self.score_range {
@@ -594,15 +610,15 @@ fn split_interpreter_candidates(
     words
 }
 
-/// The problem when `run` is given no candidate on a terminal. When every word after
+/// The problem when `run` is given no candidate on a terminal. When every word after a typed
 /// `--evaluator-command` went to the evaluator (`pyhton3 eval.py cand.txt`), say where the
 /// candidate went, and name the command when it is not an executable on PATH.
-fn no_candidate(evaluator: &EvaluatorSpec) -> anyhow::Error {
+fn no_candidate(evaluator: &EvaluatorSpec, typed: bool) -> anyhow::Error {
     let mut message = "no candidate given: pass candidate files, --candidate TEXT, \
                        --candidates FILE.jsonl, or pipe the candidate on stdin"
         .to_string();
     if let EvaluatorSpec::Command(spec) = evaluator {
-        if spec.argv.len() > 1 {
+        if typed && spec.argv.len() > 1 {
             message.push_str(&format!(
                 ". Every word after --evaluator-command was taken for the evaluator ({}): put \
                  candidate files before --evaluator-command, or quote the command",

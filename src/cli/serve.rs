@@ -7,8 +7,9 @@ use std::time::Duration;
 use clap::Args;
 
 use super::run::parse_seconds;
-use super::values::{allowed_endpoints, parse_custom_check};
+use super::values::{allowed_endpoints, parse_at_least, parse_between, parse_custom_check};
 use crate::checks::CustomCheck;
+use crate::error::bad_flag;
 use crate::exit::Exit;
 use crate::report::Reporter;
 use crate::server::{self, Limits, ServeChecks, ServeConfig};
@@ -30,28 +31,35 @@ pub struct ServeArgs {
     #[arg(long, value_name = "FILE")]
     db: Option<PathBuf>,
     /// Delete results older than DAYS (at startup, then hourly).
-    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "DAYS", allow_negative_numbers = true,
+          value_parser = parse_at_least::<u32, 1>)]
     retain: Option<u32>,
     /// The largest request body or gRPC message, in bytes (larger: 413 / RESOURCE_EXHAUSTED).
-    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "BYTES", default_value_t = 32 << 20,
+          allow_negative_numbers = true, value_parser = parse_at_least::<u64, 1>)]
     max_body: u64,
     /// The most test cases in one request (more: 400).
-    #[arg(long, value_name = "N", default_value_t = 1_000_000, value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(long, value_name = "N", default_value_t = 1_000_000,
+          allow_negative_numbers = true, value_parser = parse_at_least::<u64, 1>)]
     max_test_cases: u64,
     /// The most evaluations running at once (more: 429 / RESOURCE_EXHAUSTED).
-    #[arg(long, value_name = "N", default_value_t = 256, value_parser = clap::value_parser!(u64).range(1..=65_536))]
+    #[arg(long, value_name = "N", default_value_t = 256,
+          allow_negative_numbers = true, value_parser = parse_between::<u64, 1, 65_536>)]
     max_concurrent: u64,
     /// Close a connection that brings no complete request head in SECONDS: idle between
     /// requests, or sending its head slowly (gRPC: one from which nothing is read, not even an
     /// answer to a ping).
-    #[arg(long, value_name = "SECONDS", default_value = "30", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "30", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     idle_timeout: Duration,
     /// Answer 408 to a request whose body has not arrived SECONDS after its head.
-    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "60", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     body_timeout: Duration,
     /// Answer 503 (gRPC: DEADLINE_EXCEEDED) to a request not evaluated within SECONDS of its
     /// body's arrival, and stop its evaluation.
-    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "300", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     request_timeout: Duration,
     /// Serve an address other than loopback without --token-env (anyone who can reach it may
     /// run evaluations).
@@ -72,6 +80,21 @@ pub struct ServeArgs {
 impl ServeArgs {
     /// Serve until SIGINT or SIGTERM.
     pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
+        // A typo in --db must not make a new, empty database in a new directory: only the
+        // default location's directory is created.
+        if let Some(db) = &self.db {
+            let folder = db.parent().filter(|dir| !dir.as_os_str().is_empty());
+            if let Some(dir) = folder.filter(|dir| !dir.is_dir()) {
+                return Err(bad_flag(
+                    &db.display().to_string(),
+                    format!(
+                        "cannot open --db: no directory {} (evalctl creates the database file, \
+                         never its directory)",
+                        dir.display()
+                    ),
+                ));
+            }
+        }
         let size = |value: u64| usize::try_from(value).unwrap_or(usize::MAX);
         let config = ServeConfig {
             listen: self.listen,

@@ -43,7 +43,12 @@ pub enum SpecCommand {
         judges: JudgesArg,
         /// Live judges: one endpoint for every judge model (else EVALCTL_JUDGE_BASE_URL, else
         /// each provider's default).
-        #[arg(long, value_name = "URL", env = "EVALCTL_JUDGE_BASE_URL")]
+        #[arg(
+            long,
+            value_name = "URL",
+            env = "EVALCTL_JUDGE_BASE_URL",
+            hide_env_values = true
+        )]
         judge_base_url: Option<String>,
         /// Live judges: retries of a judge call on 429, 5xx and timeouts.
         #[arg(long, value_name = "N", default_value_t = 2)]

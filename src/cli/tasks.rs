@@ -7,8 +7,8 @@ use std::time::Duration;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 
 use super::config::ConfigArgs;
-use super::run::{parse_limit, parse_seconds};
-use super::values::parse_count;
+use super::run::parse_seconds;
+use super::values::{parse_at_least, parse_between, parse_count};
 use crate::error::bad_flag;
 use crate::evaluator::command::CommandSpec;
 use crate::exit::Exit;
@@ -64,7 +64,7 @@ pub enum TasksCommand {
         code_timeout: f64,
         /// Run code_exec assertions without the sandbox, with your rights, where the kernel
         /// refuses to build one. Only for code you trust.
-        #[arg(long, env = "EVALCTL_UNSAFE_CODE_EXEC")]
+        #[arg(long, env = "EVALCTL_UNSAFE_CODE_EXEC", hide_env_values = true)]
         unsafe_code_exec: bool,
     },
     /// Run a task suite against a model: validate, render, generate, post-process, score.
@@ -107,25 +107,28 @@ pub struct TasksRunArgs {
     #[arg(long, value_name = "T", default_value_t = 0.0)]
     temperature: f64,
     /// Completion token limit.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_at_least::<u32, 1>)]
     max_tokens: Option<u32>,
     /// A stop sequence (repeatable).
     #[arg(long, value_name = "TEXT")]
     stop: Vec<String>,
     /// Completions in flight.
     #[arg(short = 'j', long, value_name = "N", default_value_t = 8,
-          value_parser = clap::value_parser!(u32).range(1..=4096))]
+          allow_negative_numbers = true, value_parser = parse_between::<u32, 1, 4096>)]
     concurrency: u32,
     /// Time limit of one completion, in seconds; a model command past it is killed with its
     /// children.
-    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "60", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     timeout: Duration,
     /// Retries for transport failures, timeouts of the API, HTTP 429 and 5xx.
     #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
           value_parser = parse_count::<u32>)]
     retries: u32,
     /// Only the first N valid tasks.
-    #[arg(long, value_name = "N", value_parser = parse_limit)]
+    #[arg(long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_at_least::<u64, 1>)]
     limit: Option<u64>,
     /// Write the completions as {"task_id", "output"} lines (what `tasks score --outputs` reads).
     #[arg(long, value_name = "FILE.jsonl")]
@@ -150,7 +153,8 @@ pub struct TasksRunArgs {
     #[arg(long)]
     allow_bad_tasks: bool,
     /// Time limit of each code_exec assertion, in seconds.
-    #[arg(long, value_name = "SECONDS", default_value = "10", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "10", allow_negative_numbers = true,
+          value_parser = parse_seconds)]
     code_timeout: Duration,
     /// Run code_exec assertions without the sandbox, with your rights, where the kernel refuses
     /// to build one. Only for code you trust.

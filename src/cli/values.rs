@@ -9,6 +9,30 @@ pub(super) fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String>
         .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
 }
 
+/// A whole number from `MIN` to `MAX` (`-j`, `--repeat`, `--max-concurrent`), said in words: the
+/// flag takes negative numbers as its value, so `-1` reaches this reason instead of being read as
+/// an unknown flag.
+pub(super) fn parse_between<T: TryFrom<u64>, const MIN: u64, const MAX: u64>(
+    text: &str,
+) -> Result<T, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|number| (MIN..=MAX).contains(number))
+        .and_then(|number| T::try_from(number).ok())
+        .ok_or_else(|| format!("must be a whole number between {MIN} and {MAX}"))
+}
+
+/// A whole number of at least `MIN` (`--limit`, `--max-tokens`, `--retain`), said in words.
+pub(super) fn parse_at_least<T: TryFrom<u64>, const MIN: u64>(text: &str) -> Result<T, String> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|number| *number >= MIN)
+        .and_then(|number| T::try_from(number).ok())
+        .ok_or_else(|| format!("must be a whole number of at least {MIN}"))
+}
+
 /// `--custom-check NAME=COMMAND`.
 pub fn parse_custom_check(value: &str) -> Result<crate::checks::CustomCheck, String> {
     crate::checks::custom::parse_flag(value)

@@ -270,7 +270,7 @@ impl CommandEvaluator {
         let stderr_text = String::from_utf8_lossy(stderr);
         let (score, side_info) = parse_evaluator_output(stdout, self.score_range);
         let score = if status.success() {
-            score.map_err(|err| with_stderr(err, &stderr_text))
+            score.map_err(|err| with_stderr(logs_on_stdout(err, stdout), &stderr_text))
         } else {
             Err(CallError::new(
                 ErrorKind::ExitStatus,
@@ -421,6 +421,33 @@ fn stderr_suffix(stderr: &str) -> String {
     )
 }
 
+/// An answer that is not JSON but holds a JSON object on a line of its own beside other lines
+/// comes from an evaluator that prints its progress or debug lines to stdout: say so (a cause
+/// every call shares, whatever the candidate).
+fn logs_on_stdout(error: CallError, stdout: &[u8]) -> CallError {
+    if error.kind != ErrorKind::InvalidJson {
+        return error;
+    }
+    let text = String::from_utf8_lossy(stdout);
+    let mut lines = text.lines().filter(|line| !line.trim().is_empty());
+    let has_object = lines.clone().any(|line| {
+        matches!(
+            serde_json::from_str(line.trim()),
+            Ok(serde_json::Value::Object(_))
+        )
+    });
+    if !has_object || lines.nth(1).is_none() {
+        return error;
+    }
+    CallError::setup_fault(
+        error.kind,
+        format!(
+            "{} — stdout must hold only the JSON object; log to stderr",
+            error.message
+        ),
+    )
+}
+
 fn with_stderr(mut error: CallError, stderr: &str) -> CallError {
     if matches!(
         error.kind,
@@ -466,6 +493,13 @@ fn check_program(program: &str, resolved: &Path) -> Result<(), String> {
         .and_then(|mut file| std::io::Read::read(&mut file, &mut head))
         .map_err(|err| format!("'{program}': cannot read: {err}"))?;
     let head = &head[..read];
+    if shebang_line(resolved).is_some_and(|line| line.ends_with('\r')) {
+        return Err(format!(
+            "'{program}': the script has Windows line endings (CRLF): its shebang line ends in a \
+             carriage return, which the system takes as part of the interpreter's name; convert \
+             the file (dos2unix {program}, or sed -i 's/\\r$//' {program})"
+        ));
+    }
     if !head.starts_with(b"#!") && !head.starts_with(b"\x7fELF") {
         let interpreter = script_interpreter(resolved);
         return Err(format!(

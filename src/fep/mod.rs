@@ -27,10 +27,10 @@ use std::path::PathBuf;
 use serde_json::Value;
 
 use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
-use crate::error::{bad_input, invalid, Problem};
+use crate::error::{bad_input, invalid, Fatal, Problem};
 use crate::evaluator::check_calls::{trusted_catalog, BlockingCaller};
 use crate::exit::Exit;
-use crate::input::{document_json_reason, Source};
+use crate::input::{document_json_reason, JsonlStream, Source};
 use crate::report::{Format, Reporter};
 pub use request::{parse_request, Request};
 use stream::StreamEnd;
@@ -136,7 +136,14 @@ fn evaluate_into<W: std::io::Write>(
             outputs,
             checks,
         } => {
-            let shared = load_checks_file(checks, &mut catalog)?;
+            let shared = load_checks_file(checks, &mut catalog).map_err(|error| {
+                // The JSONL files' problems too, so one report names every missing input.
+                let unreadable = [test_cases, outputs]
+                    .into_iter()
+                    .filter_map(|source| JsonlStream::check_file(source).err())
+                    .map(bad_input);
+                Fatal::merge(unreadable.chain([error]))
+            })?;
             stream::evaluate_stream(
                 test_cases,
                 outputs,

@@ -31,17 +31,33 @@ impl JsonlStream {
     /// until it has a writer: a caller that must stay interruptible opens on another thread
     /// (`crate::interrupt::unless_interrupted_blocking`), then reads with [`JsonlStream::new`].
     pub fn open_file(source: &Source) -> Result<Option<File>, Problem> {
+        Self::check_file(source)?;
         match source {
             Source::Stdin => Ok(None),
-            Source::File(path) if path.is_dir() => {
-                Err(Problem::new(source.display(), "is a directory, not a file"))
-            }
             Source::File(path) => File::open(path).map(Some).map_err(|err| {
                 Problem::new(
                     source.display(),
                     format!("cannot read: {}", io_reason(&err)),
                 )
             }),
+        }
+    }
+
+    /// The problem [`JsonlStream::open_file`] would report for a missing file or a directory,
+    /// found without opening it (which could block on a FIFO).
+    pub fn check_file(source: &Source) -> Result<(), Problem> {
+        let Source::File(path) = source else {
+            return Ok(());
+        };
+        match std::fs::metadata(path) {
+            Ok(metadata) if metadata.is_dir() => {
+                Err(Problem::new(source.display(), "is a directory, not a file"))
+            }
+            Ok(_) => Ok(()),
+            Err(err) => Err(Problem::new(
+                source.display(),
+                format!("cannot read: {}", io_reason(&err)),
+            )),
         }
     }
 

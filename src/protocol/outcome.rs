@@ -100,6 +100,11 @@ pub struct CallError {
     pub kind: ErrorKind,
     /// What went wrong, for the user (never contains a secret).
     pub message: String,
+    /// The message names a cause evalctl recognised that no candidate changes (log lines on
+    /// stdout, refused credentials): a failed preflight probe then does not suggest
+    /// `--skip-preflight`. Not part of result lines.
+    #[serde(skip)]
+    pub setup_fault: bool,
 }
 
 impl CallError {
@@ -108,6 +113,15 @@ impl CallError {
         CallError {
             kind,
             message: message.into(),
+            setup_fault: false,
+        }
+    }
+
+    /// A new error of `kind` whose `message` names a cause no candidate changes.
+    pub fn setup_fault(kind: ErrorKind, message: impl Into<String>) -> Self {
+        CallError {
+            setup_fault: true,
+            ..CallError::new(kind, message)
         }
     }
 }

@@ -53,11 +53,13 @@ pub async fn preflight(
         Ok(score) => Ok(Probe::Answered(score)),
         Err(error) => {
             // An evaluator that answered, but not with a score, may just not understand the
-            // sentinel; one that could not be reached would fail every call the same way.
-            let answered = !matches!(
-                error.kind,
-                ErrorKind::Spawn | ErrorKind::Timeout | ErrorKind::Transport
-            );
+            // sentinel; one that could not be reached would fail every call the same way, and
+            // so would a recognised cause (log lines on stdout, refused credentials).
+            let sentinel_may_matter = !error.setup_fault
+                && !matches!(
+                    error.kind,
+                    ErrorKind::Spawn | ErrorKind::Timeout | ErrorKind::Transport
+                );
             Err(fail(format!(
                 "the probe call (candidate {PREFLIGHT_CANDIDATE:?}{}) failed: {}{}",
                 if first_example.is_some() {
@@ -66,7 +68,7 @@ pub async fn preflight(
                     ""
                 },
                 error.message,
-                if answered {
+                if sentinel_may_matter {
                     " — an evaluator that cannot score this sentinel candidate can be run with \
                      --skip-preflight"
                 } else {

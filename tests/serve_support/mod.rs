@@ -26,17 +26,23 @@ pub struct Server {
 impl Server {
     /// Start `evalctl serve` on port 0 with the database `db` and `extra` flags; `env` is set.
     pub fn start(db: &Path, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::start_with_db(Some(db), extra, env)
+    }
+
+    /// [`Server::start`] with the database at its default location (no `--db`).
+    pub fn start_with_db(db: Option<&Path>, extra: &[&str], env: &[(&str, &str)]) -> Server {
         let mut command = crate::common::evalctl_process();
+        command.args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--grpc-listen",
+            "127.0.0.1:0",
+        ]);
+        if let Some(db) = db {
+            command.arg("--db").arg(db);
+        }
         command
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--grpc-listen",
-                "127.0.0.1:0",
-                "--db",
-            ])
-            .arg(db)
             .args(extra)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
