@@ -1,11 +1,11 @@
 //! Exit codes with documented meanings: "the evaluation failed" is not "the tool broke".
 
-/// The process exit status, as the contract's table defines it.
+/// The process exit status, as docs/output.md's table defines it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Exit {
     /// Every call succeeded and every gate passed.
     Success = 0,
-    /// The run finished, but a call errored or a `--fail-under` gate failed.
+    /// The run finished, but a call errored or a gate (`--fail-under`, `--pass-score`) failed.
     EvaluationFailed = 1,
     /// Bad usage or invalid input files; nothing was evaluated.
     BadInput = 2,
