@@ -1,12 +1,13 @@
 //! Pacing model calls to a server's announced limits, through the real binary: `tasks run` and
 //! the judge against a loopback OpenAI-compatible server that refuses requests past its limit
 //! with 429 and `Retry-After`, `retry-after-ms` and `x-ratelimit-*` headers finish with zero
-//! failed calls at `--retries 0` and few 429s; a 429 without an announced limit still uses
-//! `--retries`; announced waits are bounded per call.
+//! failed calls at `--retries 0` and few 429s; so does `tasks run` against a server with a
+//! request rate; a 429 without an announced limit still uses `--retries`; announced waits are
+//! bounded per call.
 //!
-//! The server's limit is on requests in flight, which it counts itself: evalctl counts each
-//! request from before it is sent until its reply is read, so the server never sees more in
-//! flight than evalctl has started. What is asserted holds whatever the machine's speed.
+//! The 429 counts are asserted against a server whose limit is on requests in flight, which it
+//! counts itself: evalctl counts each request from before it is sent until its reply is read, so
+//! the server never sees more in flight than evalctl has started, whatever the machine's speed.
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -23,17 +24,19 @@ const CALLS: usize = 200;
 /// Requests evalctl makes at once (`-j`).
 const CONCURRENCY: usize = 16;
 
-/// A fake OpenAI-compatible chat-completions server that holds at most [`IN_FLIGHT_LIMIT`]
-/// requests at once (each for a few milliseconds) and answers any request beyond with a 429
-/// announcing its limit. It counts the completions it served and the 429s it sent.
+/// A fake OpenAI-compatible chat-completions server with a limit, and what it counted.
 struct LimitedModel {
     server: Server,
+    /// Completions served.
     completions: Arc<AtomicUsize>,
+    /// 429s sent.
     rejected: Arc<AtomicUsize>,
 }
 
 impl LimitedModel {
-    fn start() -> LimitedModel {
+    /// A server that holds at most [`IN_FLIGHT_LIMIT`] requests at once (each for a few
+    /// milliseconds) and answers any request beyond with a 429 announcing its limit.
+    fn in_flight_limited() -> LimitedModel {
         let completions = Arc::new(AtomicUsize::new(0));
         let rejected = Arc::new(AtomicUsize::new(0));
         let in_flight = Arc::new(AtomicUsize::new(0));
@@ -132,7 +135,7 @@ fn tasks_run(sandbox: &Sandbox, server: &Server, retries: &str) -> std::process:
 
 #[test]
 fn tasks_run_at_the_limit_loses_no_call_at_zero_retries() {
-    let model = LimitedModel::start();
+    let model = LimitedModel::in_flight_limited();
     let sandbox = Sandbox::new();
     tasks(&sandbox, CALLS);
     let output = tasks_run(&sandbox, &model.server, "0");
@@ -150,7 +153,7 @@ fn tasks_run_at_the_limit_loses_no_call_at_zero_retries() {
 
 #[test]
 fn the_judge_at_the_limit_loses_no_call_at_zero_retries() {
-    let model = LimitedModel::start();
+    let model = LimitedModel::in_flight_limited();
     let sandbox = Sandbox::new();
     let examples: String = (0..CALLS)
         .map(|n| format!("{}\n", json!({"input": format!("question {n}")})))
@@ -194,6 +197,77 @@ fn the_judge_at_the_limit_loses_no_call_at_zero_retries() {
         rejected < few(CALLS),
         "{rejected} 429s for {CALLS} completions"
     );
+}
+
+/// A fake OpenAI-compatible server with a request rate limit on its own clock: a bucket of
+/// [`BUCKET`] requests refilled one per [`REFILL`], 429 with `retry-after-ms`, `Retry-After` and
+/// `x-ratelimit-*` headers (OpenAI's meaning: the reset is the time until the bucket is full)
+/// when it is empty. Counts completions and 429s.
+fn rate_limited_model() -> LimitedModel {
+    let completions = Arc::new(AtomicUsize::new(0));
+    let rejected = Arc::new(AtomicUsize::new(0));
+    let bucket = std::sync::Mutex::new((BUCKET as f64, std::time::Instant::now()));
+    let (served, refused) = (Arc::clone(&completions), Arc::clone(&rejected));
+    let server = Server::start(move |request, _| {
+        if request.method == "GET" {
+            return Reply::json(r#"{"object": "list", "data": []}"#);
+        }
+        let (allowed, left) = {
+            let mut bucket = bucket.lock().unwrap();
+            let now = std::time::Instant::now();
+            let refilled = now.duration_since(bucket.1).as_secs_f64() / REFILL.as_secs_f64();
+            *bucket = ((bucket.0 + refilled).min(BUCKET as f64), now);
+            let allowed = bucket.0 >= 1.0;
+            if allowed {
+                bucket.0 -= 1.0;
+            }
+            (allowed, bucket.0)
+        };
+        let headers = |reply: Reply| {
+            let full = REFILL.mul_f64(BUCKET as f64 - left);
+            reply
+                .header("x-ratelimit-limit-requests", &BUCKET.to_string())
+                .header("x-ratelimit-remaining-requests", &(left as u64).to_string())
+                .header(
+                    "x-ratelimit-reset-requests",
+                    &format!("{}ms", full.as_millis()),
+                )
+        };
+        if !allowed {
+            refused.fetch_add(1, Ordering::SeqCst);
+            let wait = REFILL.mul_f64(1.0 - left);
+            return headers(Reply::status(429, TOO_MANY))
+                .header("retry-after-ms", &wait.as_millis().to_string())
+                .header("Retry-After", "1");
+        }
+        served.fetch_add(1, Ordering::SeqCst);
+        headers(completion(request))
+    });
+    LimitedModel {
+        server,
+        completions,
+        rejected,
+    }
+}
+
+/// The rate-limited server's bucket.
+const BUCKET: usize = 10;
+/// The rate-limited server's time per request.
+const REFILL: Duration = Duration::from_millis(10);
+
+#[test]
+fn tasks_run_at_an_announced_rate_loses_no_call_at_zero_retries() {
+    let model = rate_limited_model();
+    let sandbox = Sandbox::new();
+    tasks(&sandbox, CALLS);
+    let output = tasks_run(&sandbox, &model.server, "0");
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let run = json_stdout(&output);
+    assert_eq!(run["generation"]["failed"], json!([]));
+    // Each task was completed once: no answer was thrown away and asked for again. How many
+    // 429s the bucket drew depends on this machine's timing, so only the in-flight tests above
+    // bound them.
+    assert_eq!(model.completions.load(Ordering::SeqCst), CALLS);
 }
 
 #[test]

@@ -4,11 +4,12 @@
 //! Two controls, both learned from the replies:
 //! - **A rate.** When a reply carries `x-ratelimit-limit-requests`, `-remaining-requests` and
 //!   `-reset-requests` (the time until the limit is back to full, as OpenAI defines it) and at
-//!   least half of the limit is used, the pacer mirrors the server's bucket: it refills at the
-//!   announced rate (`reset / (limit - remaining)` per request, the slowest of the last few
-//!   readings, less a small margin) and never holds more than the server says remains. Requests
-//!   start when the mirror has a request for them, one after another at the announced rate
-//!   instead of all at once.
+//!   least half of the limit is used, the pacer schedules starts as the server's bucket refills
+//!   (a generic cell rate algorithm): `limit` requests at once at most, then one per
+//!   `reset / (limit - remaining)` (the slowest of the last few readings, less a small margin).
+//!   Waiting requests each get their own start, one after another, instead of all going at once
+//!   when the limit frees up. A 429 moves the schedule to when the server said its next request
+//!   is free (`retry-after-ms`/`Retry-After`, else `x-ratelimit-reset-requests`).
 //! - **Requests in flight.** A 429 the announced rate does not explain (a server that limits
 //!   requests in flight, or says only `Retry-After`) halves the number of requests in flight
 //!   (once per round: 429s of requests started before the cut do not cut again); each success
@@ -34,7 +35,7 @@ use crate::transport::{rate_limits, retry_after, RateLimits, MAX_RETRY_AFTER_SEC
 const MARGIN: f64 = 0.97;
 /// How many rate readings the pacer keeps; it paces at the slowest of them.
 const READINGS: usize = 8;
-/// Above the level that drew the last 429, requests in flight grow this many times slower.
+/// Next to the level that drew the last 429, requests in flight grow this many times slower.
 const PROBE_SLOWDOWN: f64 = 8.0;
 /// The longest any one wait is.
 const MAX_WAIT: Duration = Duration::from_secs(MAX_RETRY_AFTER_SECS);
@@ -77,10 +78,8 @@ struct State {
     rate: Option<Rate>,
     /// The last few rate readings: time per request.
     readings: VecDeque<Duration>,
-    /// The mirror of the server's bucket: requests left (negative: owed by reserved starts).
-    tokens: f64,
-    /// When `tokens` was last refilled.
-    refilled: Option<Instant>,
+    /// When the server's bucket is full again after every start taken so far.
+    full_at: Option<Instant>,
     /// No request starts before this.
     pause_until: Option<Instant>,
 }
@@ -95,8 +94,7 @@ impl Default for State {
             cut_at: 0,
             rate: None,
             readings: VecDeque::new(),
-            tokens: 0.0,
-            refilled: None,
+            full_at: None,
             pause_until: None,
         }
     }
@@ -105,10 +103,11 @@ impl Default for State {
 /// An announced rate.
 #[derive(Debug, Clone, Copy)]
 struct Rate {
-    /// Time per request.
+    /// Time per request, with the margin.
     interval: Duration,
-    /// The most requests the bucket holds.
-    capacity: f64,
+    /// How much earlier than `full_at` a start may be: the time the bucket takes to refill all
+    /// but one request, at the announced rate.
+    burst: Duration,
 }
 
 /// A request's place among the requests in flight; finishing (or dropping) it frees the place.
@@ -188,27 +187,22 @@ impl Drop for Permit {
 }
 
 impl State {
-    /// Take the next start: now, or when the pause ends, or when the mirror has a request.
+    /// Take the next start: now, or when the pause ends, or when the bucket has a request.
     fn reserve(&mut self, now: Instant) -> Instant {
         let mut at = self.pause_until.filter(|until| *until > now).unwrap_or(now);
         if let Some(rate) = self.rate {
-            self.refill(rate, now);
-            self.tokens -= 1.0;
-            if self.tokens < 0.0 {
-                at = at.max(now + rate.interval.mul_f64(-self.tokens));
+            let full_at = self.full_at.unwrap_or(now);
+            if let Some(free_at) = full_at.checked_sub(rate.burst) {
+                at = at.max(free_at);
             }
+            self.full_at = Some(full_at.max(at) + rate.interval);
         }
         at
     }
 
-    /// The mirror refilled up to `now`.
-    fn refill(&mut self, rate: Rate, now: Instant) {
-        let since = self
-            .refilled
-            .map_or(Duration::ZERO, |then| now.saturating_duration_since(then));
-        self.tokens =
-            (self.tokens + since.as_secs_f64() / rate.interval.as_secs_f64()).min(rate.capacity);
-        self.refilled = Some(now);
+    /// The server's bucket is full no earlier than `full_at`.
+    fn full_no_earlier_than(&mut self, full_at: Instant) {
+        self.full_at = Some(self.full_at.map_or(full_at, |known| known.max(full_at)));
     }
 
     /// Read the `x-ratelimit-*` headers of a reply.
@@ -225,24 +219,19 @@ impl State {
                 }
                 self.readings.push_back(reading);
                 let slowest = self.readings.iter().max().copied().unwrap_or(reading);
+                // The first reading places the schedule; later replies are late by the time the
+                // model took, so only 429s move it.
                 if self.rate.is_none() {
-                    self.tokens = remaining as f64;
-                    self.refilled = Some(now);
+                    self.full_no_earlier_than(now + reset.min(MAX_WAIT));
                 }
                 self.rate = Some(Rate {
                     interval: slowest.div_f64(MARGIN),
-                    capacity: limit as f64,
+                    burst: slowest.saturating_mul(u32::try_from(limit - 1).unwrap_or(u32::MAX)),
                 });
             }
         }
-        match (self.rate, requests.remaining) {
-            // The server counts whole requests: it holds less than one more than it says.
-            (Some(rate), Some(remaining)) => {
-                self.refill(rate, now);
-                self.tokens = self.tokens.min(remaining as f64 + 1.0);
-            }
-            (None, Some(0)) => self.pause_for(requests.reset, now),
-            _ => {}
+        if self.rate.is_none() && requests.remaining == Some(0) {
+            self.pause_for(requests.reset, now);
         }
         if limits.tokens.remaining == Some(0) {
             self.pause_for(limits.tokens.reset, now);
@@ -269,14 +258,15 @@ impl State {
         let out_of_tokens = limits.tokens.remaining == Some(0);
         let explained = out_of_tokens || (out_of_requests && self.rate.is_some());
         match (self.rate, after) {
-            // The server's bucket gets its next request `after` from now (a request's time
-            // without `Retry-After`); the rejected request took none of it.
+            // The server's next request is free `after` from now (without `Retry-After`: when
+            // its reset says, else a request's time): no start before then.
             (Some(rate), after) if out_of_requests => {
-                self.refill(rate, now);
-                let next = after.map_or(1.0, |after| {
-                    after.as_secs_f64() / rate.interval.as_secs_f64()
-                });
-                self.tokens = (self.tokens + 1.0).min(1.0 - next);
+                let full_at = match (after, limits.requests.reset) {
+                    (Some(after), _) => now + after + rate.burst,
+                    (None, Some(reset)) => now + reset.min(MAX_WAIT),
+                    (None, None) => now + rate.interval + rate.burst,
+                };
+                self.full_no_earlier_than(full_at);
             }
             (_, Some(after)) => self.pause_for(Some(after), now),
             (_, None) => {}
@@ -371,9 +361,11 @@ mod tests {
         let pacer = Arc::new(Pacer::default());
         let first = pacer.start().await;
         assert_eq!(first.finish(Some(StatusCode::OK), &exhausted()), None);
+        // The server's next request is free in 50 ms; then one per 50 ms, less the margin.
         let times = starts(&pacer, 4).await;
         for (n, at) in times.iter().enumerate() {
-            assert!(close(*at, paced() * (n as u32 + 1)), "{n}: {times:?}");
+            let expected = Duration::from_millis(50) + paced() * n as u32;
+            assert!(close(*at, expected), "{n}: {times:?}");
         }
     }
 
@@ -388,9 +380,12 @@ mod tests {
         ]);
         first.finish(Some(StatusCode::OK), &three_left);
         let times = starts(&pacer, 5).await;
-        assert_eq!(times[..3], [Duration::ZERO; 3]);
-        assert!(close(times[3], paced()), "{times:?}");
-        assert!(close(times[4], paced() * 2), "{times:?}");
+        // Three at once (the margin may hold the third a few milliseconds), the fourth when
+        // the server has it, 50 ms on, then at the rate.
+        assert_eq!(times[..2], [Duration::ZERO; 2]);
+        assert!(times[2] < Duration::from_millis(5), "{times:?}");
+        assert!(times[3] >= Duration::from_millis(50), "{times:?}");
+        assert!(close(times[4] - times[3], paced()), "{times:?}");
     }
 
     #[tokio::test(start_paused = true)]
@@ -422,18 +417,27 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
-    async fn a_retry_after_under_an_announced_rate_delays_the_next_request_only() {
+    async fn a_429_under_an_announced_rate_moves_the_schedule_to_the_servers_next_request() {
         let pacer = Arc::new(Pacer::default());
+        let first = pacer.start().await;
+        let half_used = headers(&[
+            ("x-ratelimit-limit-requests", "20"),
+            ("x-ratelimit-remaining-requests", "10"),
+            ("x-ratelimit-reset-requests", "500ms"),
+        ]);
+        first.finish(Some(StatusCode::OK), &half_used);
         let rejected = pacer.start().await;
-        let mut reply = exhausted();
-        reply.insert("retry-after-ms", HeaderValue::from_static("30"));
-        let wait = rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &reply);
-        assert_eq!(wait, Some(Duration::from_millis(30)));
-        // The server's next request comes in 30 ms, the ones after it at the rate.
+        let wait_200_ms = headers(&[
+            ("x-ratelimit-remaining-requests", "0"),
+            ("retry-after-ms", "200"),
+        ]);
+        let wait = rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &wait_200_ms);
+        assert_eq!(wait, Some(Duration::from_millis(200)));
+        // The next request goes when the server said, the one after it at the rate.
         let times = starts(&pacer, 2).await;
-        assert!(close(times[0], Duration::from_millis(30)), "{times:?}");
+        assert!(close(times[0], Duration::from_millis(200)), "{times:?}");
         assert!(
-            close(times[1], Duration::from_millis(30) + paced()),
+            close(times[1], Duration::from_millis(200) + paced()),
             "{times:?}"
         );
     }
