@@ -1,6 +1,7 @@
 //! The HTTP transport shared by everything that speaks HTTP (the HTTP evaluator and the LLM
 //! client): one keep-alive client, JSON POSTs with capped bodies, retry advice from status codes
-//! and `Retry-After`, transport errors people can act on, and URLs shown without secrets.
+//! and `Retry-After` (or `retry-after-ms`), the rate limits a server announces in its
+//! `x-ratelimit-*` headers, transport errors people can act on, and URLs shown without secrets.
 
 use std::time::{Duration, SystemTime};
 
@@ -95,25 +96,120 @@ fn root_cause(err: &(dyn std::error::Error + 'static)) -> String {
 /// far-future date) is cut to this, so a misbehaving server cannot stall a run for hours.
 pub const MAX_RETRY_AFTER_SECS: u64 = 60;
 
-/// `Retry-After` as a delay: delta-seconds or an HTTP date (a past date is no delay), capped at
-/// [`MAX_RETRY_AFTER_SECS`]. `None` when absent or unreadable.
+/// How long the server asks to wait: `retry-after-ms` (milliseconds, as OpenAI-compatible APIs
+/// send it), else `Retry-After` (delta-seconds or an HTTP date; a past date is no delay), capped
+/// at [`MAX_RETRY_AFTER_SECS`]. `None` when both are absent or unreadable.
 pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     retry_after_at(headers, SystemTime::now())
 }
 
 /// [`retry_after`] as seen at `now`.
 fn retry_after_at(headers: &HeaderMap, now: SystemTime) -> Option<Duration> {
-    let value = headers.get(RETRY_AFTER)?.to_str().ok()?.trim();
-    let delay = if let Ok(seconds) = value.parse::<f64>() {
-        if !seconds.is_finite() || seconds < 0.0 {
-            return None;
+    let cap = Duration::from_secs(MAX_RETRY_AFTER_SECS);
+    let millis = header_text(headers, "retry-after-ms")
+        .and_then(|value| value.parse::<f64>().ok())
+        .and_then(|ms| non_negative_seconds(ms / 1000.0));
+    if let Some(delay) = millis {
+        return Some(delay.min(cap));
+    }
+    let value = header_text(headers, RETRY_AFTER.as_str())?;
+    let delay = match value.parse::<f64>() {
+        Ok(seconds) => non_negative_seconds(seconds)?,
+        Err(_) => {
+            let when = httpdate::parse_http_date(value).ok()?;
+            when.duration_since(now).unwrap_or_default()
         }
-        Duration::from_secs_f64(seconds.min(MAX_RETRY_AFTER_SECS as f64))
-    } else {
-        let when = httpdate::parse_http_date(value).ok()?;
-        when.duration_since(now).unwrap_or_default()
     };
-    Some(delay.min(Duration::from_secs(MAX_RETRY_AFTER_SECS)))
+    Some(delay.min(cap))
+}
+
+/// `seconds` as a delay (capped at [`MAX_RETRY_AFTER_SECS`]); `None` when negative or not a number.
+fn non_negative_seconds(seconds: f64) -> Option<Duration> {
+    (seconds.is_finite() && seconds >= 0.0)
+        .then(|| Duration::from_secs_f64(seconds.min(MAX_RETRY_AFTER_SECS as f64)))
+}
+
+/// A header's value, trimmed, when present and text.
+fn header_text<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+    Some(headers.get(name)?.to_str().ok()?.trim())
+}
+
+/// One limit a server announces: `x-ratelimit-limit-KIND`, `x-ratelimit-remaining-KIND` and
+/// `x-ratelimit-reset-KIND` (the time until the limit is back to full), each absent when not sent
+/// or unreadable.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RateWindow {
+    /// How many requests (or tokens) the full limit allows.
+    pub limit: Option<u64>,
+    /// How many are left.
+    pub remaining: Option<u64>,
+    /// How long until the limit is back to full.
+    pub reset: Option<Duration>,
+}
+
+/// The limits a server announces for requests and for tokens.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RateLimits {
+    /// `x-ratelimit-*-requests`.
+    pub requests: RateWindow,
+    /// `x-ratelimit-*-tokens`.
+    pub tokens: RateWindow,
+}
+
+/// The `x-ratelimit-*` headers of a reply.
+pub fn rate_limits(headers: &HeaderMap) -> RateLimits {
+    let window = |kind: &str| {
+        let count = |part: &str| {
+            header_text(headers, &format!("x-ratelimit-{part}-{kind}"))?
+                .parse::<u64>()
+                .ok()
+        };
+        RateWindow {
+            limit: count("limit"),
+            remaining: count("remaining"),
+            reset: header_text(headers, &format!("x-ratelimit-reset-{kind}")).and_then(reset_delay),
+        }
+    };
+    RateLimits {
+        requests: window("requests"),
+        tokens: window("tokens"),
+    }
+}
+
+/// An `x-ratelimit-reset-*` value as a delay: a Go-style duration (`20ms`, `1s`, `1.5s`, `6m0s`,
+/// `1h2m3s`; units `h`, `m`, `s`, `ms`, `us`/`µs`, `ns`) or a bare number of seconds.
+pub fn reset_delay(text: &str) -> Option<Duration> {
+    let text = text.trim();
+    if let Ok(seconds) = text.parse::<f64>() {
+        return Duration::try_from_secs_f64(seconds).ok();
+    }
+    let mut rest = text;
+    let mut total = 0.0;
+    while !rest.is_empty() {
+        let number_end = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .filter(|end| *end > 0)?;
+        let number: f64 = rest[..number_end].parse().ok()?;
+        rest = &rest[number_end..];
+        let unit_end = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let seconds_per_unit = match &rest[..unit_end] {
+            "h" => 3600.0,
+            "m" => 60.0,
+            "s" => 1.0,
+            "ms" => 1e-3,
+            "us" | "µs" => 1e-6,
+            "ns" => 1e-9,
+            _ => return None,
+        };
+        total += number * seconds_per_unit;
+        rest = &rest[unit_end..];
+    }
+    if text.is_empty() {
+        return None;
+    }
+    Duration::try_from_secs_f64(total).ok()
 }
 
 /// Read a response body, failing past [`MAX_OUTPUT_BYTES`].
@@ -154,6 +250,17 @@ pub fn is_retryable(status: StatusCode) -> bool {
     status == StatusCode::TOO_MANY_REQUESTS || status.is_server_error()
 }
 
+/// What a server answered to one JSON POST: its status and headers (none when no answer came)
+/// and the body of a 2xx reply or the failed attempt.
+pub struct Answer {
+    /// The HTTP status, when the server answered.
+    pub status: Option<StatusCode>,
+    /// The reply's headers (empty when the server did not answer).
+    pub headers: HeaderMap,
+    /// The body of a 2xx reply, or the failed attempt.
+    pub body: Result<Vec<u8>, Attempt>,
+}
+
 /// Send `request` with a JSON body (`Content-Type: application/json` is set here) and read a
 /// successful (2xx) response body.
 ///
@@ -166,13 +273,47 @@ pub async fn send_json(
     timeout: Duration,
     secrets: &Secrets,
 ) -> Result<Vec<u8>, Attempt> {
-    let response = request
+    exchange_json(request, timeout, secrets).await.body
+}
+
+/// [`send_json`], with the reply's status and headers.
+pub async fn exchange_json(
+    request: reqwest::RequestBuilder,
+    timeout: Duration,
+    secrets: &Secrets,
+) -> Answer {
+    let response = match request
         .header(CONTENT_TYPE, "application/json")
         .send()
         .await
-        .map_err(|err| transport_error(&err, timeout))?;
+    {
+        Ok(response) => response,
+        Err(err) => {
+            return Answer {
+                status: None,
+                headers: HeaderMap::new(),
+                body: Err(transport_error(&err, timeout)),
+            }
+        }
+    };
     let status = response.status();
-    let after = retry_after(response.headers());
+    let headers = response.headers().clone();
+    let body = read_reply(response, status, &headers, secrets).await;
+    Answer {
+        status: Some(status),
+        headers,
+        body,
+    }
+}
+
+/// The body of a 2xx reply, or the failed attempt (see [`send_json`]).
+async fn read_reply(
+    response: reqwest::Response,
+    status: StatusCode,
+    headers: &HeaderMap,
+    secrets: &Secrets,
+) -> Result<Vec<u8>, Attempt> {
+    let after = retry_after(headers);
     let body = read_body(response).await.map_err(|error| {
         let retry = if error.kind == ErrorKind::Transport {
             Retry::Allowed { after: None }
@@ -242,6 +383,79 @@ mod tests {
         assert_eq!(after("-1", now), None);
         assert_eq!(after("soon", now), None);
         assert_eq!(retry_after(&HeaderMap::new()), None);
+    }
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    #[test]
+    fn retry_after_ms_is_milliseconds_and_comes_first() {
+        let now = SystemTime::now();
+        let ms = |value| retry_after_at(&headers(&[("retry-after-ms", value)]), now);
+        assert_eq!(ms("250"), Some(Duration::from_millis(250)));
+        assert_eq!(ms("1.5"), Some(Duration::from_micros(1500)));
+        assert_eq!(ms("0"), Some(Duration::ZERO));
+        assert_eq!(
+            ms("3600000"),
+            Some(Duration::from_secs(MAX_RETRY_AFTER_SECS))
+        );
+        assert_eq!(ms("-5"), None);
+        assert_eq!(ms("soon"), None);
+        let both = headers(&[("retry-after-ms", "20"), ("retry-after", "1")]);
+        assert_eq!(retry_after_at(&both, now), Some(Duration::from_millis(20)));
+        // An unreadable retry-after-ms leaves Retry-After in charge.
+        let bad_ms = headers(&[("retry-after-ms", "x"), ("retry-after", "2")]);
+        assert_eq!(retry_after_at(&bad_ms, now), Some(Duration::from_secs(2)));
+    }
+
+    #[test]
+    fn reset_delays_in_the_openai_duration_format() {
+        let ms = |ms| Some(Duration::from_millis(ms));
+        assert_eq!(reset_delay("1s"), ms(1000));
+        assert_eq!(reset_delay("6m0s"), ms(360_000));
+        assert_eq!(reset_delay("20ms"), ms(20));
+        assert_eq!(reset_delay("1.5s"), ms(1500));
+        assert_eq!(reset_delay("1h2m3.5s"), ms(3_723_500));
+        assert_eq!(reset_delay("0s"), ms(0));
+        assert_eq!(reset_delay("250us"), Some(Duration::from_micros(250)));
+        assert_eq!(reset_delay("2"), ms(2000), "a bare number is seconds");
+        assert_eq!(reset_delay(" 0.5 "), ms(500));
+        for bad in ["", "s", "1x", "1.2.3s", "ms20", "-1s", "-1", "1 s", "1e300"] {
+            assert_eq!(reset_delay(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn rate_limit_headers_for_requests_and_tokens() {
+        let limits = rate_limits(&headers(&[
+            ("x-ratelimit-limit-requests", "1200"),
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "50ms"),
+            ("x-ratelimit-remaining-tokens", "149000"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+            ("x-ratelimit-limit-tokens", "many"),
+        ]));
+        assert_eq!(
+            limits,
+            RateLimits {
+                requests: RateWindow {
+                    limit: Some(1200),
+                    remaining: Some(0),
+                    reset: Some(Duration::from_millis(50)),
+                },
+                tokens: RateWindow {
+                    limit: None,
+                    remaining: Some(149_000),
+                    reset: Some(Duration::from_secs(360)),
+                },
+            }
+        );
+        assert_eq!(rate_limits(&HeaderMap::new()), RateLimits::default());
     }
 
     #[test]

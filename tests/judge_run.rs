@@ -272,14 +272,14 @@ fn rate_limit_honours_retry_after_then_succeeds() {
     let server = FakeJudge::start(Some(KEY));
     let dir = tempfile::tempdir().unwrap();
     let mut command = judge_run(&server, Some(KEY));
-    command.args(["--retries", "1", "--candidate", "scenario:ratelimited"]);
-    // How long a `Retry-After` is waited out is proven on a paused clock, in
-    // `protocol::retry`'s unit tests; here: the 429 was retried, not counted as a failure.
+    command.args(["--retries", "0", "--candidate", "scenario:ratelimited"]);
+    // How long a `Retry-After` is waited out is proven on a paused clock, in `llm::pacer`'s
+    // unit tests; here: the 429 announced its wait, so it was sent again without using a retry.
     let result = finish(command, dir.path());
     assert_eq!(result.code, 0, "stderr: {}", result.stderr);
     let record = record(&result, "cand-1");
     assert_eq!(record["score"], json!(0.7));
-    assert_eq!(record["attempts"], 2);
+    assert_eq!(record["attempts"], 1);
 }
 
 #[test]

@@ -48,6 +48,7 @@ mod metrics_golden;
 mod name_suggestions;
 mod preflight_checks;
 mod proto_codegen;
+mod rate_limit_pacing;
 mod report_html;
 mod report_kinds;
 mod robustness;

@@ -1,19 +1,30 @@
 //! Sending requests to an OpenAI-compatible API: a [`Connection`] is an endpoint made ready once
 //! (its `Authorization` header, marked sensitive, and the secrets every message is scrubbed of);
-//! a [`Client`] is the keep-alive HTTP client that posts to it. A failed post is the failed
-//! attempt the caller's retries read: transport failures, 429 and 5xx (after the server's
-//! `Retry-After`) and timeouts of the API are retryable.
+//! a [`Client`] is the keep-alive HTTP client that posts to it, every request paced by the
+//! endpoint's [`Pacer`]. A 429 whose limit the server announced is waited out and sent again
+//! here, without counting as a retry (at most [`MAX_ANNOUNCED_WAITS`] times and
+//! [`ANNOUNCED_WAIT_FACTOR`] × the call's timeout of announced waiting per call). Any other
+//! failed post is the failed attempt the caller's retries read: transport failures, 429 and 5xx
+//! (after the server's `Retry-After`) and timeouts of the API are retryable.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::header::{HeaderValue, AUTHORIZATION};
 use reqwest::Url;
 
 use super::endpoint::Endpoint;
+use super::pacer::{self, Pacer};
 use crate::error::bad_flag;
 use crate::protocol::{Attempt, ErrorKind, Retry};
 use crate::secrets::Secrets;
-use crate::transport::{build_client, send_json, transport_error, url_secrets};
+use crate::transport::{build_client, exchange_json, transport_error, url_secrets};
+
+/// The most 429s with an announced limit one call waits out before the next counts as a failed
+/// attempt.
+pub const MAX_ANNOUNCED_WAITS: u32 = 20;
+/// One call waits out announced limits for at most this many times its timeout in total.
+pub const ANNOUNCED_WAIT_FACTOR: u32 = 10;
 
 /// An endpoint ready for requests.
 pub struct Connection {
@@ -22,6 +33,8 @@ pub struct Connection {
     authorization: Option<HeaderValue>,
     /// The key and the base URL's secrets.
     secrets: Secrets,
+    /// The pacer of the endpoint's model, shared with every other connection to it.
+    pacer: Arc<Pacer>,
 }
 
 impl Connection {
@@ -45,10 +58,12 @@ impl Connection {
                 )
             })?;
         let secrets = Secrets::new(Connection::secrets_of(&endpoint));
+        let pacer = pacer::shared(&endpoint.base, &endpoint.model);
         Ok(Connection {
             endpoint,
             authorization,
             secrets,
+            pacer,
         })
     }
 
@@ -98,20 +113,41 @@ impl Client {
         })
     }
 
-    /// One POST of the JSON `body` to `url` of `connection`, within `timeout`: the body of a 2xx
-    /// reply, or the failed attempt (a timeout of the API retryable like a 5xx), every message
-    /// free of the connection's secrets.
+    /// One POST of the JSON `body` to `url` of `connection`, within `timeout`, paced by the
+    /// connection's pacer: the body of a 2xx reply, or the failed attempt (a timeout of the API
+    /// retryable like a 5xx), every message free of the connection's secrets. A 429 with an
+    /// announced limit is sent again once the pacer lets it (see the module documentation).
     pub async fn post(
         &self,
         connection: &Connection,
         url: &Url,
-        body: impl Into<reqwest::Body>,
+        body: Vec<u8>,
         timeout: Duration,
     ) -> Result<Vec<u8>, Attempt> {
-        let request = self.http.post(url.clone()).timeout(timeout).body(body);
-        send_json(connection.authorize(request), timeout, &connection.secrets)
-            .await
-            .map_err(|failed| connection.secrets.scrub(retry_timeouts(failed)))
+        let budget = timeout.saturating_mul(ANNOUNCED_WAIT_FACTOR);
+        let mut waits = 0;
+        let mut waited = Duration::ZERO;
+        loop {
+            let permit = connection.pacer.start().await;
+            let request = self
+                .http
+                .post(url.clone())
+                .timeout(timeout)
+                .body(body.clone());
+            let answer =
+                exchange_json(connection.authorize(request), timeout, &connection.secrets).await;
+            match permit.finish(answer.status, &answer.headers) {
+                Some(wait) if waits < MAX_ANNOUNCED_WAITS && waited + wait <= budget => {
+                    waits += 1;
+                    waited += wait;
+                }
+                _ => {
+                    return answer
+                        .body
+                        .map_err(|failed| connection.secrets.scrub(retry_timeouts(failed)))
+                }
+            }
+        }
     }
 
     /// `GET {base}/models` with the key: free, so a rejected key (401, 403) or an unreachable

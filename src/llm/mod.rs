@@ -5,12 +5,16 @@
 //!
 //! - [`endpoint`] resolves a `PROVIDER/MODEL` to a base URL and a key;
 //! - [`request`] writes request bodies;
-//! - [`client`] sends them (the key in the `Authorization` header only, `Retry-After` honoured by
-//!   the caller's retries, every message scrubbed of the key and the URL's secrets);
+//! - [`client`] sends them (the key in the `Authorization` header only, every message scrubbed
+//!   of the key and the URL's secrets), paced by [`pacer`] per endpoint and model: a 429 whose
+//!   limit the server announced is waited out and sent again without using the caller's
+//!   retries; other failures go to the caller's retries;
+//! - [`pacer`] adapts the rate and the requests in flight to the limits the server announces;
 //! - [`reply`] reads the replies: the message, the completion text, embeddings and usage.
 
 pub mod client;
 pub mod endpoint;
+pub mod pacer;
 pub mod reply;
 pub mod request;
 

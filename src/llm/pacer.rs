@@ -1,0 +1,560 @@
+//! Pacing model calls to the limits each API announces, one pacer per base URL and model shared
+//! by every caller of the process (the judge, `tasks run`, spec live judges, the FEP's checks).
+//!
+//! Two controls, both learned from the replies:
+//! - **A rate.** When a reply carries `x-ratelimit-limit-requests`, `-remaining-requests` and
+//!   `-reset-requests` (the time until the limit is back to full, as OpenAI defines it) and at
+//!   least half of the limit is used, the pacer schedules starts as the server's bucket refills
+//!   (a generic cell rate algorithm): `limit` requests at once at most, then one per
+//!   `reset / (limit - remaining)` (the slowest of the last few readings, less a small margin).
+//!   Waiting requests each get their own start, one after another, instead of all going at once
+//!   when the limit frees up. A 429 moves the schedule to when the server said its next request
+//!   is free (`retry-after-ms`/`Retry-After`, else `x-ratelimit-reset-requests`).
+//! - **Requests in flight.** A 429 the announced rate does not explain (a server that limits
+//!   requests in flight, or says only `Retry-After`) halves the number of requests in flight
+//!   (once per round: 429s of requests started before the cut do not cut again); each success
+//!   adds `1/limit`, and slower near the level that last drew a 429.
+//!
+//! A `Retry-After`/`retry-after-ms` without an announced rate, and an exhausted token limit
+//! (`x-ratelimit-remaining-tokens: 0` until `x-ratelimit-reset-tokens`), pause every request to
+//! the endpoint until then. No wait is longer than [`MAX_RETRY_AFTER_SECS`].
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
+use std::time::Duration;
+
+use reqwest::header::HeaderMap;
+use reqwest::{StatusCode, Url};
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::transport::{rate_limits, retry_after, RateLimits, MAX_RETRY_AFTER_SECS};
+
+/// The share of the announced rate the pacer uses: a little slack absorbs requests that reach
+/// the server later than planned.
+const MARGIN: f64 = 0.97;
+/// How many rate readings the pacer keeps; it paces at the slowest of them.
+const READINGS: usize = 8;
+/// Next to the level that drew the last 429, requests in flight grow this many times slower.
+const PROBE_SLOWDOWN: f64 = 8.0;
+/// The longest any one wait is.
+const MAX_WAIT: Duration = Duration::from_secs(MAX_RETRY_AFTER_SECS);
+
+/// The pacers of this process, by base URL and model.
+type Pacers = Mutex<HashMap<(String, String), Arc<Pacer>>>;
+
+/// The pacer of the model at `base`, shared by every caller in this process.
+pub fn shared(base: &Url, model: &str) -> Arc<Pacer> {
+    static PACERS: OnceLock<Pacers> = OnceLock::new();
+    let pacers = PACERS.get_or_init(Mutex::default);
+    let mut pacers = pacers.lock().unwrap_or_else(PoisonError::into_inner);
+    Arc::clone(
+        pacers
+            .entry((base.as_str().to_string(), model.to_string()))
+            .or_default(),
+    )
+}
+
+/// Paces the requests to one endpoint and model.
+#[derive(Default)]
+pub struct Pacer {
+    state: Mutex<State>,
+    /// Woken when a request in flight finishes.
+    released: Notify,
+}
+
+/// What the pacer learned so far.
+struct State {
+    /// Requests in flight allowed; infinite until a 429 the rate does not explain.
+    limit: f64,
+    /// The number of requests in flight that drew the last such 429.
+    ceiling: f64,
+    in_flight: usize,
+    /// Requests started so far (each one's number is its place in this count).
+    started: u64,
+    /// `started` when `limit` was last cut.
+    cut_at: u64,
+    /// The announced rate, once known.
+    rate: Option<Rate>,
+    /// The last few rate readings: time per request.
+    readings: VecDeque<Duration>,
+    /// When the server's bucket is full again after every start taken so far.
+    full_at: Option<Instant>,
+    /// No request starts before this.
+    pause_until: Option<Instant>,
+}
+
+impl Default for State {
+    fn default() -> State {
+        State {
+            limit: f64::INFINITY,
+            ceiling: f64::INFINITY,
+            in_flight: 0,
+            started: 0,
+            cut_at: 0,
+            rate: None,
+            readings: VecDeque::new(),
+            full_at: None,
+            pause_until: None,
+        }
+    }
+}
+
+/// An announced rate.
+#[derive(Debug, Clone, Copy)]
+struct Rate {
+    /// Time per request, with the margin.
+    interval: Duration,
+    /// How much earlier than `full_at` a start may be: the time the bucket takes to refill all
+    /// but one request, at the announced rate.
+    burst: Duration,
+}
+
+/// A request's place among the requests in flight; finishing (or dropping) it frees the place.
+pub struct Permit {
+    pacer: Arc<Pacer>,
+    /// The request's number.
+    number: u64,
+}
+
+impl Pacer {
+    fn lock(&self) -> MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Wait for a place among the requests in flight and for this request's start time.
+    pub async fn start(self: &Arc<Self>) -> Permit {
+        let (number, mut at) = loop {
+            let released = self.released.notified();
+            tokio::pin!(released);
+            released.as_mut().enable();
+            {
+                let mut state = self.lock();
+                if (state.in_flight as f64) < state.limit {
+                    state.in_flight += 1;
+                    state.started += 1;
+                    let at = state.reserve(Instant::now());
+                    break (state.started - 1, at);
+                }
+            }
+            released.await;
+        };
+        let permit = Permit {
+            pacer: Arc::clone(self),
+            number,
+        };
+        // A pause announced while this request waited holds it too.
+        loop {
+            tokio::time::sleep_until(at).await;
+            match self.lock().pause_until {
+                Some(until) if until > Instant::now() => at = until,
+                _ => return permit,
+            }
+        }
+    }
+}
+
+impl Permit {
+    /// Learn from what the server answered (`status` and `headers`; `None` when no answer came).
+    /// For a 429 whose limit the server announced (`Retry-After`, `retry-after-ms` or
+    /// `x-ratelimit-reset-*`) the wait it announced: the request may be sent again once the
+    /// pacer lets it start, without counting as a retry.
+    pub fn finish(self, status: Option<StatusCode>, headers: &HeaderMap) -> Option<Duration> {
+        let now = Instant::now();
+        let limits = rate_limits(headers);
+        let mut state = self.pacer.lock();
+        state.learn(&limits, now);
+        let announced = match status {
+            Some(StatusCode::TOO_MANY_REQUESTS) => {
+                state.rejected(self.number, retry_after(headers), &limits, now)
+            }
+            Some(status) if status.is_success() => {
+                state.succeeded();
+                None
+            }
+            _ => None,
+        };
+        drop(state);
+        announced
+    }
+}
+
+impl Drop for Permit {
+    fn drop(&mut self) {
+        self.pacer.lock().in_flight -= 1;
+        self.pacer.released.notify_waiters();
+    }
+}
+
+impl State {
+    /// Take the next start: now, or when the pause ends, or when the bucket has a request.
+    fn reserve(&mut self, now: Instant) -> Instant {
+        let mut at = self.pause_until.filter(|until| *until > now).unwrap_or(now);
+        if let Some(rate) = self.rate {
+            let full_at = self.full_at.unwrap_or(now);
+            if let Some(free_at) = full_at.checked_sub(rate.burst) {
+                at = at.max(free_at);
+            }
+            self.full_at = Some(full_at.max(at) + rate.interval);
+        }
+        at
+    }
+
+    /// The server's bucket is full no earlier than `full_at`.
+    fn full_no_earlier_than(&mut self, full_at: Instant) {
+        self.full_at = Some(self.full_at.map_or(full_at, |known| known.max(full_at)));
+    }
+
+    /// Read the `x-ratelimit-*` headers of a reply.
+    fn learn(&mut self, limits: &RateLimits, now: Instant) {
+        let requests = limits.requests;
+        if let (Some(limit), Some(remaining), Some(reset)) =
+            (requests.limit, requests.remaining, requests.reset)
+        {
+            // Only a limit at least half used says its rate: a fixed window early on does not.
+            if limit > remaining && !reset.is_zero() && remaining.saturating_mul(2) <= limit {
+                let reading = reset.div_f64((limit - remaining) as f64).min(MAX_WAIT);
+                if self.readings.len() == READINGS {
+                    self.readings.pop_front();
+                }
+                self.readings.push_back(reading);
+                let slowest = self.readings.iter().max().copied().unwrap_or(reading);
+                // The first reading places the schedule; later replies are late by the time the
+                // model took, so only 429s move it.
+                if self.rate.is_none() {
+                    self.full_no_earlier_than(now + reset.min(MAX_WAIT));
+                }
+                self.rate = Some(Rate {
+                    interval: slowest.div_f64(MARGIN),
+                    burst: slowest.saturating_mul(u32::try_from(limit - 1).unwrap_or(u32::MAX)),
+                });
+            }
+        }
+        if self.rate.is_none() && requests.remaining == Some(0) {
+            self.pause_for(requests.reset, now);
+        }
+        if limits.tokens.remaining == Some(0) {
+            self.pause_for(limits.tokens.reset, now);
+        }
+    }
+
+    /// Pause every start for `delay` (at most [`MAX_WAIT`]).
+    fn pause_for(&mut self, delay: Option<Duration>, now: Instant) {
+        if let Some(delay) = delay {
+            let until = now + delay.min(MAX_WAIT);
+            self.pause_until = Some(self.pause_until.map_or(until, |paused| paused.max(until)));
+        }
+    }
+
+    /// A 429 to request `number`: the announced wait, if the server announced one.
+    fn rejected(
+        &mut self,
+        number: u64,
+        after: Option<Duration>,
+        limits: &RateLimits,
+        now: Instant,
+    ) -> Option<Duration> {
+        let out_of_requests = limits.requests.remaining == Some(0);
+        let out_of_tokens = limits.tokens.remaining == Some(0);
+        let explained = out_of_tokens || (out_of_requests && self.rate.is_some());
+        match (self.rate, after) {
+            // The server's next request is free `after` from now (without `Retry-After`: when
+            // its reset says, else a request's time): no start before then.
+            (Some(rate), after) if out_of_requests => {
+                let full_at = match (after, limits.requests.reset) {
+                    (Some(after), _) => now + after + rate.burst,
+                    (None, Some(reset)) => now + reset.min(MAX_WAIT),
+                    (None, None) => now + rate.interval + rate.burst,
+                };
+                self.full_no_earlier_than(full_at);
+            }
+            (_, Some(after)) => self.pause_for(Some(after), now),
+            (_, None) => {}
+        }
+        if !explained && number >= self.cut_at {
+            let level = self.limit.min(self.in_flight as f64);
+            self.ceiling = level;
+            self.limit = (level / 2.0).floor().max(1.0);
+            self.cut_at = self.started;
+        }
+        let reset = [limits.requests, limits.tokens]
+            .into_iter()
+            .filter_map(|window| window.reset)
+            .min();
+        after.or(reset).map(|wait| wait.min(MAX_WAIT))
+    }
+
+    /// A success: one more request in flight per `limit` successes, slower near the ceiling.
+    fn succeeded(&mut self) {
+        if self.limit.is_finite() {
+            let slowdown = if self.limit + 1.0 >= self.ceiling {
+                PROBE_SLOWDOWN
+            } else {
+                1.0
+            };
+            self.limit += 1.0 / (self.limit * slowdown);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reqwest::header::HeaderValue;
+
+    fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        for (name, value) in pairs {
+            headers.insert(*name, HeaderValue::from_str(value).unwrap());
+        }
+        headers
+    }
+
+    /// A limit of 20 requests, none left, back to full in a second: 50 ms per request.
+    fn exhausted() -> HeaderMap {
+        headers(&[
+            ("x-ratelimit-limit-requests", "20"),
+            ("x-ratelimit-remaining-requests", "0"),
+            ("x-ratelimit-reset-requests", "1s"),
+        ])
+    }
+
+    /// The pacer's time per request for 50 ms announced.
+    fn paced() -> Duration {
+        Duration::from_millis(50).div_f64(MARGIN)
+    }
+
+    /// When each of `count` requests, all asking at once, was let start.
+    async fn starts(pacer: &Arc<Pacer>, count: usize) -> Vec<Duration> {
+        let begin = Instant::now();
+        let waiting: Vec<_> = (0..count)
+            .map(|_| {
+                let pacer = Arc::clone(pacer);
+                tokio::spawn(async move {
+                    let permit = pacer.start().await;
+                    let at = begin.elapsed();
+                    permit.finish(Some(StatusCode::OK), &HeaderMap::new());
+                    at
+                })
+            })
+            .collect();
+        let mut times = Vec::new();
+        for task in waiting {
+            times.push(task.await.unwrap());
+        }
+        times.sort();
+        times
+    }
+
+    fn close(actual: Duration, expected: Duration) -> bool {
+        actual.abs_diff(expected) < Duration::from_millis(1)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_announced_limits_nothing_waits() {
+        let pacer = Arc::new(Pacer::default());
+        assert_eq!(starts(&pacer, 5).await, [Duration::ZERO; 5]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_announced_rate_spreads_starts_instead_of_sending_them_at_once() {
+        let pacer = Arc::new(Pacer::default());
+        let first = pacer.start().await;
+        assert_eq!(first.finish(Some(StatusCode::OK), &exhausted()), None);
+        // The server's next request is free in 50 ms; then one per 50 ms, less the margin.
+        let times = starts(&pacer, 4).await;
+        for (n, at) in times.iter().enumerate() {
+            let expected = Duration::from_millis(50) + paced() * n as u32;
+            assert!(close(*at, expected), "{n}: {times:?}");
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn what_remains_is_spent_at_once_then_the_rate_holds() {
+        let pacer = Arc::new(Pacer::default());
+        let first = pacer.start().await;
+        let three_left = headers(&[
+            ("x-ratelimit-limit-requests", "20"),
+            ("x-ratelimit-remaining-requests", "3"),
+            ("x-ratelimit-reset-requests", "850ms"),
+        ]);
+        first.finish(Some(StatusCode::OK), &three_left);
+        let times = starts(&pacer, 5).await;
+        // Three at once (the margin may hold the third a few milliseconds), the fourth when
+        // the server has it, 50 ms on, then at the rate.
+        assert_eq!(times[..2], [Duration::ZERO; 2]);
+        assert!(times[2] < Duration::from_millis(5), "{times:?}");
+        assert!(times[3] >= Duration::from_millis(50), "{times:?}");
+        assert!(close(times[4] - times[3], paced()), "{times:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_limit_barely_used_does_not_set_a_rate() {
+        // A fixed window early on: 1 of 1,200 used, a minute to go, is no rate of one a minute.
+        let pacer = Arc::new(Pacer::default());
+        let first = pacer.start().await;
+        let early = headers(&[
+            ("x-ratelimit-limit-requests", "1200"),
+            ("x-ratelimit-remaining-requests", "1199"),
+            ("x-ratelimit-reset-requests", "59s"),
+        ]);
+        first.finish(Some(StatusCode::OK), &early);
+        assert_eq!(starts(&pacer, 3).await, [Duration::ZERO; 3]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retry_after_pauses_every_request_and_is_an_announced_wait() {
+        let pacer = Arc::new(Pacer::default());
+        let rejected = pacer.start().await;
+        let waiting = pacer.start().await;
+        let after = headers(&[("retry-after-ms", "300"), ("retry-after", "1")]);
+        assert_eq!(
+            rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &after),
+            Some(Duration::from_millis(300))
+        );
+        drop(waiting);
+        assert_eq!(starts(&pacer, 2).await, [Duration::from_millis(300); 2]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_429_under_an_announced_rate_moves_the_schedule_to_the_servers_next_request() {
+        let pacer = Arc::new(Pacer::default());
+        let first = pacer.start().await;
+        let half_used = headers(&[
+            ("x-ratelimit-limit-requests", "20"),
+            ("x-ratelimit-remaining-requests", "10"),
+            ("x-ratelimit-reset-requests", "500ms"),
+        ]);
+        first.finish(Some(StatusCode::OK), &half_used);
+        let rejected = pacer.start().await;
+        let wait_200_ms = headers(&[
+            ("x-ratelimit-remaining-requests", "0"),
+            ("retry-after-ms", "200"),
+        ]);
+        let wait = rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &wait_200_ms);
+        assert_eq!(wait, Some(Duration::from_millis(200)));
+        // The next request goes when the server said, the one after it at the rate.
+        let times = starts(&pacer, 2).await;
+        assert!(close(times[0], Duration::from_millis(200)), "{times:?}");
+        assert!(
+            close(times[1], Duration::from_millis(200) + paced()),
+            "{times:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn an_exhausted_token_limit_pauses_until_its_reset() {
+        let pacer = Arc::new(Pacer::default());
+        let first = pacer.start().await;
+        let no_tokens = headers(&[
+            ("x-ratelimit-remaining-tokens", "0"),
+            ("x-ratelimit-reset-tokens", "1.5s"),
+        ]);
+        assert_eq!(first.finish(Some(StatusCode::OK), &no_tokens), None);
+        assert_eq!(starts(&pacer, 2).await, [Duration::from_millis(1500); 2]);
+        // A far reset waits at most the cap.
+        let first = pacer.start().await;
+        let far = headers(&[
+            ("x-ratelimit-remaining-tokens", "0"),
+            ("x-ratelimit-reset-tokens", "6m0s"),
+        ]);
+        first.finish(Some(StatusCode::OK), &far);
+        assert_eq!(starts(&pacer, 1).await, [MAX_WAIT]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn unexplained_429s_halve_requests_in_flight_once_per_round() {
+        let pacer = Arc::new(Pacer::default());
+        let mut held = Vec::new();
+        for _ in 0..8 {
+            held.push(pacer.start().await);
+        }
+        let too_many = StatusCode::TOO_MANY_REQUESTS;
+        // A bare 429 is no announced wait: it goes to the caller's retries.
+        assert_eq!(
+            held.pop()
+                .unwrap()
+                .finish(Some(too_many), &HeaderMap::new()),
+            None
+        );
+        assert_eq!(pacer.lock().limit, 4.0);
+        // Another request of the same round does not cut again.
+        held.pop()
+            .unwrap()
+            .finish(Some(too_many), &HeaderMap::new());
+        assert_eq!(pacer.lock().limit, 4.0);
+        held.clear();
+        // At most four start now; a fifth waits for a place.
+        let mut four = Vec::new();
+        for _ in 0..4 {
+            four.push(pacer.start().await);
+        }
+        let fifth = tokio::spawn({
+            let pacer = Arc::clone(&pacer);
+            async move { pacer.start().await.number }
+        });
+        tokio::task::yield_now().await;
+        assert!(!fifth.is_finished());
+        // A request of the new round that draws a 429 cuts again.
+        four.pop()
+            .unwrap()
+            .finish(Some(too_many), &headers(&[("retry-after", "0")]));
+        assert_eq!(pacer.lock().limit, 2.0);
+        assert_eq!(pacer.lock().ceiling, 4.0);
+        four.clear();
+        assert_eq!(fifth.await.unwrap(), 12);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn successes_add_requests_in_flight_slower_near_the_last_429() {
+        let pacer = Arc::new(Pacer::default());
+        {
+            let mut state = pacer.lock();
+            state.limit = 2.0;
+            state.ceiling = 5.0;
+        }
+        let limit = || pacer.lock().limit;
+        // Below the last 429's level: `1/limit` a success (2 + 1/2 + 1/2.5 = 2.9).
+        succeed(&pacer, 2).await;
+        assert!((limit() - 2.9).abs() < 1e-9, "{}", limit());
+        let mut successes = 2;
+        while limit() < 4.0 {
+            succeed(&pacer, 1).await;
+            successes += 1;
+        }
+        assert_eq!(successes, 6);
+        // Next to it, eight times slower: eight successes add about a quarter.
+        let before = limit();
+        succeed(&pacer, 8).await;
+        let added = limit() - before;
+        assert!(added > 0.2 && added < 0.25, "{added}");
+    }
+
+    async fn succeed(pacer: &Arc<Pacer>, count: usize) {
+        for _ in 0..count {
+            let permit = pacer.start().await;
+            permit.finish(Some(StatusCode::OK), &HeaderMap::new());
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_dropped_request_frees_its_place() {
+        let pacer = Arc::new(Pacer::default());
+        pacer.lock().limit = 1.0;
+        let held = pacer.start().await;
+        drop(held);
+        let again = pacer.start().await;
+        assert_eq!(pacer.lock().in_flight, 1);
+        drop(again);
+        assert_eq!(pacer.lock().in_flight, 0);
+    }
+
+    #[test]
+    fn one_pacer_per_endpoint_and_model() {
+        let base = Url::parse("http://127.0.0.1:9/v1").unwrap();
+        let other = Url::parse("http://127.0.0.1:10/v1").unwrap();
+        assert!(Arc::ptr_eq(&shared(&base, "m"), &shared(&base, "m")));
+        assert!(!Arc::ptr_eq(&shared(&base, "m"), &shared(&base, "n")));
+        assert!(!Arc::ptr_eq(&shared(&base, "m"), &shared(&other, "m")));
+    }
+}

@@ -1,0 +1,316 @@
+//! Pacing model calls to a server's announced limits, through the real binary: `tasks run` and
+//! the judge against a loopback OpenAI-compatible server that refuses requests past its limit
+//! with 429 and `Retry-After`, `retry-after-ms` and `x-ratelimit-*` headers finish with zero
+//! failed calls at `--retries 0` and few 429s; so does `tasks run` against a server with a
+//! request rate; a 429 without an announced limit still uses `--retries`; announced waits are
+//! bounded per call.
+//!
+//! The 429 counts are asserted against a server whose limit is on requests in flight, which it
+//! counts itself: evalctl counts each request from before it is sent until its reply is read, so
+//! the server never sees more in flight than evalctl has started, whatever the machine's speed.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::common::{code, json_stdout, stderr_text, Reply, Request, Sandbox, Server};
+use serde_json::{json, Value};
+
+const KEY: &str = "sk-Rt5mW2qX8vL4nJ7pB3cK";
+/// Requests the fake server holds at once; more draw a 429.
+const IN_FLIGHT_LIMIT: usize = 4;
+/// Model calls per run.
+const CALLS: usize = 200;
+/// Requests evalctl makes at once (`-j`).
+const CONCURRENCY: usize = 16;
+
+/// A fake OpenAI-compatible chat-completions server with a limit, and what it counted.
+struct LimitedModel {
+    server: Server,
+    /// Completions served.
+    completions: Arc<AtomicUsize>,
+    /// 429s sent.
+    rejected: Arc<AtomicUsize>,
+}
+
+impl LimitedModel {
+    /// A server that holds at most [`IN_FLIGHT_LIMIT`] requests at once (each for a few
+    /// milliseconds) and answers any request beyond with a 429 announcing its limit.
+    fn in_flight_limited() -> LimitedModel {
+        let completions = Arc::new(AtomicUsize::new(0));
+        let rejected = Arc::new(AtomicUsize::new(0));
+        let in_flight = Arc::new(AtomicUsize::new(0));
+        let (served, refused) = (Arc::clone(&completions), Arc::clone(&rejected));
+        let server = Server::start(move |request, _| {
+            if request.method == "GET" {
+                return Reply::json(r#"{"object": "list", "data": []}"#);
+            }
+            let now = in_flight.fetch_add(1, Ordering::SeqCst) + 1;
+            if now > IN_FLIGHT_LIMIT {
+                in_flight.fetch_sub(1, Ordering::SeqCst);
+                refused.fetch_add(1, Ordering::SeqCst);
+                return limit_headers(Reply::status(429, TOO_MANY), 0)
+                    .header("Retry-After", "0")
+                    .header("retry-after-ms", "5");
+            }
+            // The request stays in flight while the model "thinks".
+            std::thread::sleep(Duration::from_millis(10));
+            let reply = completion(request);
+            let before = in_flight.fetch_sub(1, Ordering::SeqCst);
+            let left = (IN_FLIGHT_LIMIT + 1).saturating_sub(before);
+            served.fetch_add(1, Ordering::SeqCst);
+            limit_headers(reply, left)
+        });
+        LimitedModel {
+            server,
+            completions,
+            rejected,
+        }
+    }
+}
+
+const TOO_MANY: &str = r#"{"error": {"message": "Rate limit reached", "type": "requests"}}"#;
+
+/// `reply` with the server's `x-ratelimit-*` headers, `remaining` requests left.
+fn limit_headers(reply: Reply, remaining: usize) -> Reply {
+    reply
+        .header("x-ratelimit-limit-requests", &IN_FLIGHT_LIMIT.to_string())
+        .header("x-ratelimit-remaining-requests", &remaining.to_string())
+        .header("x-ratelimit-reset-requests", "0s")
+}
+
+/// A chat completion in the real wire format, with usage; its content is a judge's verdict.
+fn completion(request: &Request) -> Reply {
+    let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+    Reply::json(
+        json!({
+            "id": "chatcmpl-1", "object": "chat.completion", "created": 1_700_000_000,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message":
+                {"role": "assistant", "content": "{\"score\": 1, \"reasoning\": \"fine\"}"}}],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}
+        })
+        .to_string(),
+    )
+}
+
+/// 429s allowed for a run of `calls` calls: a tenth of them, plus one round of `-j`.
+fn few(calls: usize) -> usize {
+    calls / 10 + CONCURRENCY
+}
+
+/// A tasks file of `count` tasks.
+fn tasks(sandbox: &Sandbox, count: usize) {
+    let lines: String = (0..count)
+        .map(|n| {
+            format!(
+                "{}\n",
+                json!({"task_id": format!("t{n}"), "category": "summary",
+                       "prompt": format!("Question {n}"), "targets": ["fine"],
+                       "metric_name": "exact_match", "post_process": "strip_whitespace"})
+            )
+        })
+        .collect();
+    sandbox.write("tasks.jsonl", lines);
+}
+
+/// `evalctl tasks run` of `tasks.jsonl` against `server` with `--retries RETRIES`.
+fn tasks_run(sandbox: &Sandbox, server: &Server, retries: &str) -> std::process::Output {
+    sandbox
+        .evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "tasks",
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "tasks.jsonl",
+        ])
+        .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
+        .args(["--retries", retries, "-j", &CONCURRENCY.to_string()])
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn tasks_run_at_the_limit_loses_no_call_at_zero_retries() {
+    let model = LimitedModel::in_flight_limited();
+    let sandbox = Sandbox::new();
+    tasks(&sandbox, CALLS);
+    let output = tasks_run(&sandbox, &model.server, "0");
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let run = json_stdout(&output);
+    assert_eq!(run["generation"]["failed"], json!([]));
+    assert_eq!(run["generation"]["completed"], CALLS);
+    assert_eq!(model.completions.load(Ordering::SeqCst), CALLS);
+    let rejected = model.rejected.load(Ordering::SeqCst);
+    assert!(
+        rejected < few(CALLS),
+        "{rejected} 429s for {CALLS} completions"
+    );
+}
+
+#[test]
+fn the_judge_at_the_limit_loses_no_call_at_zero_retries() {
+    let model = LimitedModel::in_flight_limited();
+    let sandbox = Sandbox::new();
+    let examples: String = (0..CALLS)
+        .map(|n| format!("{}\n", json!({"input": format!("question {n}")})))
+        .collect();
+    sandbox.write("examples.jsonl", examples);
+    let output = sandbox
+        .evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--candidate",
+            "an answer",
+        ])
+        .args(["--dataset", "examples.jsonl", "--objective", "Answer well."])
+        .args(["--judge-model", "acme/judge", "--judge-base-url"])
+        .arg(model.server.url("/v1"))
+        .args(["--retries", "0", "-j", &CONCURRENCY.to_string()])
+        .args(["--output", "results.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let results = std::fs::read_to_string(sandbox.join("results.jsonl")).unwrap();
+    let scored: Vec<Value> = results
+        .lines()
+        .map(|line| serde_json::from_str::<Value>(line).unwrap())
+        .filter(|line| line.get("score").is_some())
+        .collect();
+    assert_eq!(scored.len(), CALLS);
+    for line in &scored {
+        assert_eq!(
+            (&line["error"], &line["attempts"]),
+            (&json!(null), &json!(1))
+        );
+    }
+    assert_eq!(model.completions.load(Ordering::SeqCst), CALLS);
+    let rejected = model.rejected.load(Ordering::SeqCst);
+    assert!(
+        rejected < few(CALLS),
+        "{rejected} 429s for {CALLS} completions"
+    );
+}
+
+/// A fake OpenAI-compatible server with a request rate limit on its own clock: a bucket of
+/// [`BUCKET`] requests refilled one per [`REFILL`], 429 with `retry-after-ms`, `Retry-After` and
+/// `x-ratelimit-*` headers (OpenAI's meaning: the reset is the time until the bucket is full)
+/// when it is empty. Counts completions and 429s.
+fn rate_limited_model() -> LimitedModel {
+    let completions = Arc::new(AtomicUsize::new(0));
+    let rejected = Arc::new(AtomicUsize::new(0));
+    let bucket = std::sync::Mutex::new((BUCKET as f64, std::time::Instant::now()));
+    let (served, refused) = (Arc::clone(&completions), Arc::clone(&rejected));
+    let server = Server::start(move |request, _| {
+        if request.method == "GET" {
+            return Reply::json(r#"{"object": "list", "data": []}"#);
+        }
+        let (allowed, left) = {
+            let mut bucket = bucket.lock().unwrap();
+            let now = std::time::Instant::now();
+            let refilled = now.duration_since(bucket.1).as_secs_f64() / REFILL.as_secs_f64();
+            *bucket = ((bucket.0 + refilled).min(BUCKET as f64), now);
+            let allowed = bucket.0 >= 1.0;
+            if allowed {
+                bucket.0 -= 1.0;
+            }
+            (allowed, bucket.0)
+        };
+        let headers = |reply: Reply| {
+            let full = REFILL.mul_f64(BUCKET as f64 - left);
+            reply
+                .header("x-ratelimit-limit-requests", &BUCKET.to_string())
+                .header("x-ratelimit-remaining-requests", &(left as u64).to_string())
+                .header(
+                    "x-ratelimit-reset-requests",
+                    &format!("{}ms", full.as_millis()),
+                )
+        };
+        if !allowed {
+            refused.fetch_add(1, Ordering::SeqCst);
+            let wait = REFILL.mul_f64(1.0 - left);
+            return headers(Reply::status(429, TOO_MANY))
+                .header("retry-after-ms", &wait.as_millis().to_string())
+                .header("Retry-After", "1");
+        }
+        served.fetch_add(1, Ordering::SeqCst);
+        headers(completion(request))
+    });
+    LimitedModel {
+        server,
+        completions,
+        rejected,
+    }
+}
+
+/// The rate-limited server's bucket.
+const BUCKET: usize = 10;
+/// The rate-limited server's time per request.
+const REFILL: Duration = Duration::from_millis(10);
+
+#[test]
+fn tasks_run_at_an_announced_rate_loses_no_call_at_zero_retries() {
+    let model = rate_limited_model();
+    let sandbox = Sandbox::new();
+    tasks(&sandbox, CALLS);
+    let output = tasks_run(&sandbox, &model.server, "0");
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let run = json_stdout(&output);
+    assert_eq!(run["generation"]["failed"], json!([]));
+    // Each task was completed once: no answer was thrown away and asked for again. How many
+    // 429s the bucket drew depends on this machine's timing, so only the in-flight tests above
+    // bound them.
+    assert_eq!(model.completions.load(Ordering::SeqCst), CALLS);
+}
+
+#[test]
+fn a_429_without_an_announced_limit_uses_the_retries() {
+    let bare = || Server::fail_then(1, Reply::status(429, TOO_MANY), completion_of_any());
+    let sandbox = Sandbox::new();
+    tasks(&sandbox, 1);
+    let server = bare();
+    let output = tasks_run(&sandbox, &server, "0");
+    assert_eq!(code(&output), 1, "stderr: {}", stderr_text(&output));
+    let failed = &json_stdout(&output)["generation"]["failed"];
+    assert_eq!(failed[0]["error"]["kind"], "http_status", "{failed}");
+    assert_eq!(server.request_count(), 1);
+    let server = bare();
+    let output = tasks_run(&sandbox, &server, "1");
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    assert_eq!(server.request_count(), 2);
+}
+
+#[test]
+fn announced_waits_are_bounded_per_call() {
+    // A server that always says "wait 0 ms": 20 announced waits, then the 429 is a failure.
+    let server = Server::fixed(Reply::status(429, TOO_MANY).header("retry-after-ms", "0"));
+    let sandbox = Sandbox::new();
+    tasks(&sandbox, 1);
+    let output = tasks_run(&sandbox, &server, "0");
+    assert_eq!(code(&output), 1, "stderr: {}", stderr_text(&output));
+    let failed = &json_stdout(&output)["generation"]["failed"];
+    assert_eq!(
+        failed[0]["error"]["message"],
+        format!("HTTP 429 Too Many Requests: {TOO_MANY}")
+    );
+    assert_eq!(server.request_count(), 21);
+}
+
+/// A completion whatever the request.
+fn completion_of_any() -> Reply {
+    completion(&Request {
+        method: "POST".into(),
+        path: "/v1/chat/completions".into(),
+        headers: Vec::new(),
+        body: br#"{"model": "m"}"#.to_vec(),
+        at: std::time::Instant::now(),
+        connection: 0,
+    })
+}
