@@ -4,7 +4,7 @@
 
 use crate::common;
 
-use crate::common::{json_stdout, succeeded, Sandbox};
+use crate::common::{json_stdout, mask_elapsed, succeeded, Sandbox};
 
 /// Records each call in `calls.log`; scores 0.5, or fails on the candidate `bad`.
 const RECORDING: &str = "p=$(cat)\necho call >> calls.log\ncase \"$p\" in *'\"bad\"'*) exit 3;; esac\nprintf '{\"score\": 0.5, \"why\": \"v1\"}'\n";
@@ -118,20 +118,6 @@ fn several_processes_share_one_cache() {
 
 /// Scores 0.5 and reports the tokens a model call would have used.
 const WITH_USAGE: &str = "cat >/dev/null\necho call >> calls.log\nprintf '{\"score\": 0.5, \"usage\": {\"prompt_tokens\": 10, \"completion_tokens\": 2}}'\n";
-
-/// `text` with the number after each `elapsed: ` (text and Markdown) masked as `[..]`.
-fn mask_elapsed(text: &str) -> String {
-    text.lines()
-        .map(|line| match line.split_once("elapsed: ") {
-            Some((head, tail)) => {
-                let rest = tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-                format!("{head}elapsed: [..]{rest}")
-            }
-            None => line.to_string(),
-        })
-        .map(|line| line + "\n")
-        .collect()
-}
 
 fn usage_run(sb: &Sandbox, format: &str, extra: &[&str]) -> std::process::Output {
     let output = sb

@@ -41,19 +41,6 @@ fn run(sb: &Sandbox, scores: &str, candidate: &str, extra: &[&str]) -> std::proc
         .unwrap()
 }
 
-/// `text` with the number after each `elapsed: ` masked as `[..]`.
-fn mask_elapsed(text: &str) -> String {
-    text.lines()
-        .map(|line| match line.split_once("elapsed: ") {
-            Some((head, tail)) => {
-                let rest = tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-                format!("{head}elapsed: [..]{rest}\n")
-            }
-            None => format!("{line}\n"),
-        })
-        .collect()
-}
-
 /// `xml` with the value of every `time="..."` masked as `T`.
 fn mask_times(xml: &str) -> String {
     let mut masked = String::new();

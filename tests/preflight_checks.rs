@@ -20,32 +20,24 @@ fn preflight(sb: &Sandbox, evaluator: &[&str]) -> assert_cmd::Command {
     command
 }
 
-/// Assert exit 3 with exactly one stderr line that starts with `start` and contains `cause`, and
-/// the same failure as `preflight --format json`'s report on stdout.
-fn assert_fails(out: &std::process::Output, start: &str, cause: &str) {
-    let err = assert_fails_on_stderr(out, start, cause);
+/// Assert exit 3 with exactly the one line `expected` on stderr, and the same failure as
+/// `preflight --format json`'s report on stdout.
+fn assert_fails(out: &std::process::Output, expected: &str) {
+    assert_fails_on_stderr(out, expected);
     // With --format json, stdout carries the same failure for CI to parse.
     let report: Value = serde_json::from_slice(&out.stdout).expect("a JSON failure report");
     assert_eq!(report["ok"], false);
     assert_eq!(report["exit"], 3);
     assert_eq!(
         report["errors"][0].as_str(),
-        err.trim_end().strip_prefix("error: ")
+        expected.strip_prefix("error: ")
     );
 }
 
-/// Assert exit 3 with exactly one stderr line that starts with `start` and contains `cause`;
-/// returns stderr.
-fn assert_fails_on_stderr(out: &std::process::Output, start: &str, cause: &str) -> String {
-    let err = stderr_text(out);
-    assert_eq!(code(out), 3, "{err}");
-    assert_eq!(err.lines().count(), 1, "one line expected:\n{err}");
-    assert!(err.starts_with(start), "{err:?} should start {start:?}");
-    assert!(
-        err.contains(cause),
-        "{err:?} should name the cause {cause:?}"
-    );
-    err
+/// Assert exit 3 with exactly the one line `expected` on stderr.
+fn assert_fails_on_stderr(out: &std::process::Output, expected: &str) {
+    assert_eq!(code(out), 3, "{}", stderr_text(out));
+    assert_eq!(stderr_text(out), format!("{expected}\n"));
 }
 
 fn canonical(sb: &Sandbox) -> String {
@@ -101,10 +93,12 @@ fn probe_payload_and_report() {
         .output()
         .unwrap();
     assert_eq!(code(&text), 0);
-    assert!(
-        stdout_text(&text).starts_with("preflight ok"),
-        "{}",
-        stdout_text(&text)
+    assert_eq!(
+        stdout_text(&text),
+        format!(
+            "preflight ok: 1 candidate(s); command 'sh eval.sh' (cwd: {}) answered the probe with score 1\n",
+            canonical(&sb)
+        )
     );
 }
 
@@ -140,8 +134,13 @@ fn run_probes_first_and_skip_preflight_does_not() {
     succeeded(sb.run_with(LOG_PAYLOAD).args(["--candidate", "c"]));
     let payloads = sb.lines("payloads.log");
     assert_eq!(payloads.len(), 2);
-    assert!(payloads[0].contains("__evalctl_preflight__"));
-    assert!(!payloads[1].contains("__evalctl_preflight__"));
+    assert_eq!(
+        payloads,
+        [
+            r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__"}"#,
+            r#"{"_protocol_version":2,"candidate":"c"}"#
+        ]
+    );
 
     let sb = Sandbox::new();
     succeeded(
@@ -175,8 +174,7 @@ fn a_failing_probe_stops_run_with_exit_3_before_any_call() {
          this sentinel candidate can be run with --skip-preflight",
         canonical(&sb)
     );
-    assert_eq!(stderr_text(&out).trim_end(), expected);
-    assert_fails_on_stderr(&out, PREFIX, "code 1");
+    assert_fails_on_stderr(&out, &expected);
     // No summary (nothing was evaluated): the failure document only.
     assert_eq!(
         json_stdout(&out),
@@ -202,10 +200,9 @@ fn inputs_are_validated_before_the_probe() {
     .output()
     .unwrap();
     assert_eq!(code(&out), 2, "{}", stderr_text(&out));
-    assert!(
-        stderr_text(&out).starts_with("error: d.jsonl:1: expected a JSON object"),
-        "{}",
-        stderr_text(&out)
+    assert_eq!(
+        stderr_text(&out),
+        "error: d.jsonl:1: expected a JSON object, found array\n"
     );
     assert!(!sb.exists("called"));
 }
@@ -249,13 +246,10 @@ fn executable_not_found_on_path() {
     )
     .output()
     .unwrap();
+    let cwd = canonical(&sb);
     assert_fails(
         &out,
-        &format!(
-            "{PREFIX}command 'evalctl-no-such-program --flag' (cwd: {})",
-            canonical(&sb)
-        ),
-        "'evalctl-no-such-program' not found on PATH",
+        &format!("{PREFIX}command 'evalctl-no-such-program --flag' (cwd: {cwd}): executable 'evalctl-no-such-program' not found on PATH"),
     );
 }
 
@@ -265,16 +259,17 @@ fn executable_path_that_does_not_exist() {
     let out = preflight(&sb, &["--evaluator-command", "./bin/eval"])
         .output()
         .unwrap();
+    let cwd = canonical(&sb);
     assert_fails(
         &out,
-        &format!("{PREFIX}command './bin/eval'"),
-        "no such file",
+        &format!("{PREFIX}command './bin/eval' (cwd: {cwd}): './bin/eval': no such file"),
     );
 }
 
 #[test]
 fn interpreter_script_must_exist_relative_to_the_cwd() {
     let sb = Sandbox::new();
+    let cwd = canonical(&sb);
     for interpreter in ["sh", "bash", "python3", "/bin/sh"] {
         let command = format!("{interpreter} missing.sh");
         let out = preflight(&sb, &["--evaluator-command", &command])
@@ -282,8 +277,7 @@ fn interpreter_script_must_exist_relative_to_the_cwd() {
             .unwrap();
         assert_fails(
             &out,
-            &format!("{PREFIX}command '{command}'"),
-            "script 'missing.sh' not found",
+            &format!("{PREFIX}command '{command}' (cwd: {cwd}): script 'missing.sh' not found"),
         );
     }
     // Present in --evaluator-cwd (and not in the current directory): fine.
@@ -314,11 +308,10 @@ fn interpreter_script_must_exist_relative_to_the_cwd() {
     )
     .output()
     .unwrap();
-    assert_fails(&out, PREFIX, "script 'eval.sh' not found");
-    assert!(
-        stderr_text(&out).contains("/empty)"),
-        "names the cwd: {}",
-        stderr_text(&out)
+    // The message names the cwd the script was looked for in.
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command 'sh eval.sh' (cwd: {cwd}/empty): script 'eval.sh' not found"),
     );
 }
 
@@ -329,21 +322,19 @@ fn script_without_shebang_or_run_bit_is_explained() {
     let out = preflight(&sb, &["--evaluator-command", "./noshebang.sh"])
         .output()
         .unwrap();
+    let cwd = canonical(&sb);
     assert_fails(
         &out,
-        &format!("{PREFIX}command './noshebang.sh'"),
-        "shebang",
+        &format!("{PREFIX}command './noshebang.sh' (cwd: {cwd}): './noshebang.sh' has no shebang line: start it with a line such as #!/bin/sh, or run it as 'sh ./noshebang.sh'"),
     );
 
     sb.write("norun.sh", "#!/bin/sh\nprintf '{\"score\": 1}'\n");
     let out = preflight(&sb, &["--evaluator-command", "./norun.sh"])
         .output()
         .unwrap();
-    assert_fails(&out, &format!("{PREFIX}command './norun.sh'"), "run bit");
-    assert!(
-        stderr_text(&out).contains("chmod +x"),
-        "{}",
-        stderr_text(&out)
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command './norun.sh' (cwd: {cwd}): './norun.sh' is not executable (the run bit is not set): chmod +x ./norun.sh, or run it as 'sh ./norun.sh'"),
     );
 
     // The same script with both is fine.
@@ -361,10 +352,10 @@ fn an_interpreter_that_does_not_exist_is_named() {
     let out = preflight(&sb, &["--evaluator-command", "./eval"])
         .output()
         .unwrap();
+    let cwd = canonical(&sb);
     assert_fails(
         &out,
-        &format!("{PREFIX}command './eval'"),
-        "/no/such/interpreter",
+        &format!("{PREFIX}command './eval' (cwd: {cwd}): the probe call (candidate \"__evalctl_preflight__\") failed: cannot start './eval': its interpreter '/no/such/interpreter' (shebang line) was not found"),
     );
 }
 
@@ -377,7 +368,11 @@ fn setup_checks_run_even_with_skip_preflight() {
     )
     .output()
     .unwrap();
-    assert_fails(&out, PREFIX, "script 'missing.sh' not found");
+    let cwd = canonical(&sb);
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command 'sh missing.sh' (cwd: {cwd}): script 'missing.sh' not found"),
+    );
 
     sb.write("eval.sh", "touch called\nexit 1\n");
     let out = succeeded(preflight(
@@ -400,7 +395,11 @@ fn probe_timeout_is_a_preflight_failure() {
     )
     .output()
     .unwrap();
-    assert_fails(&out, PREFIX, "0.3s");
+    let cwd = canonical(&sb);
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command 'sh eval.sh' (cwd: {cwd}): the probe call (candidate \"__evalctl_preflight__\") failed: no answer within 0.3s; the evaluator and its children were killed"),
+    );
 }
 
 #[test]
@@ -410,13 +409,12 @@ fn connection_refused_names_the_url() {
     let out = preflight(&sb, &["--evaluator-url", &url, "--retries", "0"])
         .output()
         .unwrap();
-    assert_fails(&out, PREFIX, "connection refused");
-    assert_eq!(
-        stderr_text(&out).trim_end(),
-        format!(
+    assert_fails(
+        &out,
+        &format!(
             "{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: \
              connection refused — is the server running?"
-        )
+        ),
     );
 }
 
@@ -427,10 +425,10 @@ fn http_error_status_fails_preflight_on_one_line() {
     let out = preflight(&sb, &["--evaluator-url", &server.url("/score")])
         .output()
         .unwrap();
+    let url = server.url("/score");
     assert_fails(
         &out,
-        &format!("{PREFIX}url {}: ", server.url("/score")),
-        "401",
+        &format!("{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: unauthorized ⏎ see the docs — the server refused the credentials sent (the token or key is not shown)"),
     );
     assert_eq!(server.request_count(), 1, "a 4xx is not retried");
 }
@@ -446,11 +444,10 @@ fn multi_line_bad_output_fails_preflight_on_one_line() {
         )
         .output()
         .unwrap();
-    assert_fails(&out, PREFIX, "not valid JSON");
-    assert!(
-        stderr_text(&out).contains("ValueError"),
-        "{}",
-        stderr_text(&out)
+    let cwd = canonical(&sb);
+    assert_fails(
+        &out,
+        &format!("{PREFIX}command 'sh eval.sh' (cwd: {cwd}): the probe call (candidate \"__evalctl_preflight__\") failed: output is not valid JSON (expected value at line 1 column 1): Traceback (most recent call last): ⏎   File \"eval.py\" ⏎ ValueError: x — an evaluator that cannot score this sentinel candidate can be run with --skip-preflight"),
     );
 }
 
@@ -559,12 +556,9 @@ fn preflight_checks_the_output_file_without_creating_it() {
         .output()
         .unwrap();
         assert_eq!(code(&out), 2, "{output}");
-        let stderr = stderr_text(&out);
-        assert!(
-            stderr.contains(&format!(
-                "error: {output}: cannot open --output for writing: {reason}"
-            )),
-            "{stderr}"
+        assert_eq!(
+            stderr_text(&out),
+            format!("error: {output}: cannot open --output for writing: {reason}\n")
         );
     }
     succeeded(preflight(

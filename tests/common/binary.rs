@@ -125,6 +125,20 @@ pub fn stdout_text(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stdout).into_owned()
 }
 
+/// `text` with the number after each `elapsed: ` (text and Markdown summaries) masked as `[..]`,
+/// for exact comparisons of a whole summary.
+pub fn mask_elapsed(text: &str) -> String {
+    text.lines()
+        .map(|line| match line.split_once("elapsed: ") {
+            Some((head, tail)) => {
+                let rest = tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+                format!("{head}elapsed: [..]{rest}\n")
+            }
+            None => format!("{line}\n"),
+        })
+        .collect()
+}
+
 /// The exit code (panics when killed by a signal).
 pub fn code(output: &std::process::Output) -> i32 {
     output.status.code().unwrap_or_else(|| {
