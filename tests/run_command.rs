@@ -259,7 +259,7 @@ fn many_calls_with_concurrency_all_finish() {
 fn ctrl_c_term_and_hup_flush_results_print_the_summary_and_exit_130() {
     // SIGINT lets the call in flight finish (here it cannot: it sleeps); SIGTERM and SIGHUP
     // stop it at once.
-    let stopped = "interrupted again: stopped the 1 call in flight\n";
+    let stopped = "interrupted: stopped the 1 call in flight\n";
     let waited = "interrupted: no new calls; waiting up to 5s for the 1 in flight (Ctrl-C again \
                   stops them now)\n\
                   interrupted: the 1 call in flight did not finish within 5s and was stopped\n";

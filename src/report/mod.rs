@@ -265,7 +265,12 @@ pub fn print_stopped(
         n => (format!("the {n} calls"), "were"),
     };
     reporter.note(match stopped.cause {
-        crate::runner::StopCause::Signal => format!("interrupted again: stopped {calls} in flight"),
+        crate::runner::StopCause::Signal { again: true } => {
+            format!("interrupted again: stopped {calls} in flight")
+        }
+        crate::runner::StopCause::Signal { again: false } => {
+            format!("interrupted: stopped {calls} in flight")
+        }
         crate::runner::StopCause::GraceEnded => format!(
             "interrupted: {calls} in flight did not finish within {}s and {were} stopped",
             grace.as_secs()

@@ -73,8 +73,11 @@ pub struct Stopped {
 /// Why calls in flight were stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopCause {
-    /// A second Ctrl-C, SIGTERM or SIGHUP.
-    Signal,
+    /// SIGTERM or SIGHUP, or a second Ctrl-C (`again`: after a first Ctrl-C).
+    Signal {
+        /// Whether a first Ctrl-C had already stopped dispatch.
+        again: bool,
+    },
     /// They did not finish within [`GRACE`] of the first Ctrl-C.
     GraceEnded,
 }
@@ -144,7 +147,11 @@ pub async fn execute(
                         signal.set(interruption_of_kind());
                     }
                     _ => {
-                        stopped = Some(Stopped { calls: in_flight.len(), cause: StopCause::Signal });
+                        let again = grace_ends.is_some();
+                        stopped = Some(Stopped {
+                            calls: in_flight.len(),
+                            cause: StopCause::Signal { again },
+                        });
                         in_flight.shutdown().await;
                         break;
                     }
