@@ -6,7 +6,7 @@
 //! `protocol` (payload, score validation) → `report` (results file, summary).
 //!
 //! The binary's entry point is [`main_entry`]. Modules are private, so the compiler reports any
-//! code nothing uses; `metrics`, `tasks` and `spec` are public for the golden-file, fixture and
+//! code nothing uses; `metrics`, `tasks` and `evaluation_spec` are public for the golden-file, fixture and
 //! conformance tests. Only `report` prints: the print lints below enforce it.
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
@@ -16,6 +16,7 @@ mod checks;
 mod cli;
 mod config;
 mod error;
+pub mod evaluation_spec;
 mod evaluator;
 mod exit;
 mod fep;
@@ -33,7 +34,6 @@ mod runner;
 mod sandbox;
 mod secrets;
 mod server;
-pub mod spec;
 mod store;
 pub mod tasks;
 mod text;

@@ -3,7 +3,7 @@
 //! `../shared/conformance/agentclash-cases.json`; format in section 8 of the design
 //! page). Run-mode cases go through the real binary (`evalctl spec score`), spec cases through
 //! `evalctl spec validate` (and the library, for which stage rejected a spec), helper cases through
-//! the public `evalctl::spec` API. Every case runs; the failing ids are collected and the test
+//! the public `evalctl::evaluation_spec` API. Every case runs; the failing ids are collected and the test
 //! fails listing them, so progress stays visible.
 
 use crate::spec_support;
@@ -11,21 +11,21 @@ use crate::spec_support;
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use evalctl::spec::decode::{self, Shape};
-use evalctl::spec::evaluate::evaluate_run_deterministic;
-use evalctl::spec::evidence::{
+use evalctl::evaluation_spec::decode::{self, Shape};
+use evalctl::evaluation_spec::evaluate::evaluate_run_deterministic;
+use evalctl::evaluation_spec::evidence::{
     order_events, tool_trace, Event, Evidence, Resolved, TraceEntry, Turn,
 };
-use evalctl::spec::gostr::loose_string;
-use evalctl::spec::judges::{judge_provider, JudgeResult};
-use evalctl::spec::model::{Dimension, Scorecard, SpecDefinition};
-use evalctl::spec::scorecard::{
+use evalctl::evaluation_spec::gostr::loose_string;
+use evalctl::evaluation_spec::judges::{judge_provider, JudgeResult};
+use evalctl::evaluation_spec::model::{Dimension, Scorecard, SpecDefinition};
+use evalctl::evaluation_spec::scorecard::{
     dimension_result, normalize_higher, normalize_lower, overall, validators_dimension,
     DimensionInputs, DimensionResult, ValidatorSummary,
 };
-use evalctl::spec::signals::{multi_turn_recovery, signal_score, ValidatorScore};
-use evalctl::spec::validators::ResultState;
-use evalctl::spec::{EvaluationSpec, RunRecord};
+use evalctl::evaluation_spec::signals::{multi_turn_recovery, signal_score, ValidatorScore};
+use evalctl::evaluation_spec::validators::ResultState;
+use evalctl::evaluation_spec::{EvaluationSpec, RunRecord};
 use serde_json::{json, Value};
 
 const KINDS: &[&str] = &["spec_validation", "scorecard", "evidence", "metric"];

@@ -1,4 +1,4 @@
-//! Spec judges run live (`evalctl::spec::live`) against a fake OpenAI-compatible
+//! Spec judges run live (`evalctl::evaluation_spec::live`) against a fake OpenAI-compatible
 //! chat-completions API on the shared loopback server: score scales, assertions, samples and
 //! medians, consensus across models, fenced and unparsable replies, every `judge_limits` cap,
 //! retries after 429 and timeouts, n_wise, and that no API key reaches a result.
@@ -8,9 +8,9 @@ use std::time::Duration;
 
 use crate::common::{Reply, Request, Server};
 use crate::judge_support::{COMPLETION_TOKENS, KEY, PROMPT_TOKENS};
-use evalctl::spec::judges::JudgeResult;
-use evalctl::spec::live::{JudgeInputs, LiveJudgeOptions, LiveJudges, NO_SAMPLE_REASON};
-use evalctl::spec::SpecDefinition;
+use evalctl::evaluation_spec::judges::JudgeResult;
+use evalctl::evaluation_spec::live::{JudgeInputs, LiveJudgeOptions, LiveJudges, NO_SAMPLE_REASON};
+use evalctl::evaluation_spec::SpecDefinition;
 use serde_json::{json, Value};
 
 /// The Anthropic key of the tests (the OpenAI one is `KEY`).

@@ -10,7 +10,9 @@ use crate::spec_support;
 
 use serde_json::{json, Value};
 
-use evalctl::spec::validators::{outcome_class, ResultState, Validator, ValidatorOutcome, Verdict};
+use evalctl::evaluation_spec::validators::{
+    outcome_class, ResultState, Validator, ValidatorOutcome, Verdict,
+};
 
 fn cases() -> Vec<Value> {
     spec_support::conformance_cases()

@@ -1,13 +1,13 @@
-//! Flags of `evalctl spec validate|score`, turned into the typed configs of [`crate::spec`].
+//! Flags of `evalctl spec validate|score`, turned into the typed configs of [`crate::evaluation_spec`].
 
 use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
 
+use crate::evaluation_spec::command::{self, JudgeSource, ScoreConfig, ValidateConfig};
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;
-use crate::spec::command::{self, JudgeSource, ScoreConfig, ValidateConfig};
 
 /// `evalctl spec ...`
 #[derive(Debug, Subcommand)]

@@ -27,16 +27,16 @@ use crate::checks::{
     EndpointPolicy, Trust,
 };
 use crate::error::bad_flag;
+use crate::evaluation_spec::validators::{
+    check_config, needs_expected, needs_file_target, ToolCall, Validator, ValidatorOutcome,
+    Verdict, VALIDATOR_TYPES,
+};
 use crate::input::strict;
 use crate::llm::reply::{embeddings, message_content};
 use crate::llm::{Body, Client, Connection, Endpoint, EndpointFlags};
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
 use crate::secrets::Secrets;
-use crate::spec::validators::{
-    check_config, needs_expected, needs_file_target, ToolCall, Validator, ValidatorOutcome,
-    Verdict, VALIDATOR_TYPES,
-};
 use crate::text::{clip, one_line};
 
 /// How the check arguments name what would be flags for `--judge-model`.

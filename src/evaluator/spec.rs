@@ -15,12 +15,12 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::{Call, Evaluator};
+use crate::evaluation_spec::command::read_spec;
+use crate::evaluation_spec::live::{LiveJudgeOptions, LiveJudges};
+use crate::evaluation_spec::validators::ResultState;
+use crate::evaluation_spec::{evaluate_run, EvaluationSpec, RunRecord};
 use crate::input::Source;
 use crate::protocol::{Attempt, CallError, ErrorKind, Findings, Retry};
-use crate::spec::command::read_spec;
-use crate::spec::live::{LiveJudgeOptions, LiveJudges};
-use crate::spec::validators::ResultState;
-use crate::spec::{evaluate_run, EvaluationSpec, RunRecord};
 
 /// `--spec FILE` and its judge flags.
 #[derive(Debug, Clone)]

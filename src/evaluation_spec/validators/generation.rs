@@ -571,7 +571,7 @@ pub(super) fn chrf_score(config: &ChrfConfig, actual: &str, expected: &str) -> C
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::validators::Verdict;
+    use crate::evaluation_spec::validators::Verdict;
 
     #[test]
     fn rouge_l_example_from_the_design_page() {

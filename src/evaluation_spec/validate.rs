@@ -890,7 +890,7 @@ pub fn advisories(spec: &SpecDefinition) -> Vec<SpecProblem> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::model::MetricDecl;
+    use crate::evaluation_spec::model::MetricDecl;
 
     fn metric(kind: &str, collector: &str) -> MetricDecl {
         MetricDecl {
@@ -937,9 +937,10 @@ mod tests {
             )
         };
         let good = spec(r#"{"type": "object"}"#);
-        assert!(crate::spec::load_spec(good.as_bytes(), "s.json").is_ok());
+        assert!(crate::evaluation_spec::load_spec(good.as_bytes(), "s.json").is_ok());
         let bad = spec(r#"{"type": 5}"#);
-        let problems = crate::spec::load_spec(bad.as_bytes(), "s.json").expect_err("invalid");
+        let problems =
+            crate::evaluation_spec::load_spec(bad.as_bytes(), "s.json").expect_err("invalid");
         assert_eq!(problems.len(), 1, "{problems:?}");
         assert_eq!(
             problems[0].path,

@@ -1,7 +1,7 @@
 //! Go formats the reference's reason texts use besides `%g` (`gostr::go_g`): `%.4f` and `%v` of
 //! a string slice, so reasons match the reference byte for byte.
 
-use crate::spec::gostr::non_finite;
+use crate::evaluation_spec::gostr::non_finite;
 
 /// Go's `%.4f`.
 pub(super) fn go_f4(value: f64) -> String {

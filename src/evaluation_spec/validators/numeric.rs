@@ -10,7 +10,7 @@ use serde_json::json;
 use super::config::{check_strict, decode, Problems, RawConfig};
 use super::text::{evidence, go_quote, strip_currency, without_chars};
 use super::{Comparison, ConfigProblem};
-use crate::spec::gostr::go_g;
+use crate::evaluation_spec::gostr::go_g;
 
 /// The leftmost number `extract_number` takes (ASCII digits only).
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| {

@@ -6,8 +6,8 @@
 
 use serde_json::{json, Map, Value};
 
-use crate::spec::judges::JudgeResult;
-use crate::spec::model::Consensus;
+use crate::evaluation_spec::judges::JudgeResult;
+use crate::evaluation_spec::model::Consensus;
 
 /// The reason of a judge result when no sample produced a score.
 pub const NO_SAMPLE_REASON: &str = "all judge invocations failed or returned unparsable output";

@@ -12,7 +12,7 @@ use unicode_general_category::{get_general_category, GeneralCategory};
 use super::config::{check_strict, RawConfig};
 use super::text::{collapse_whitespace, evidence, go_quote};
 use super::{Comparison, ConfigProblem};
-use crate::spec::gostr::go_g;
+use crate::evaluation_spec::gostr::go_g;
 
 /// Deeper nesting than this (parentheses, unary signs, powers) is refused, not recursed into.
 const MAX_DEPTH: usize = 200;
@@ -828,7 +828,7 @@ pub(super) fn math_equivalence(config: &MathConfig, actual: &str, expected: &str
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::validators::Verdict;
+    use crate::evaluation_spec::validators::Verdict;
 
     fn verdict(actual: &str, expected: &str) -> Comparison {
         math_equivalence(&MathConfig::default(), actual, expected)

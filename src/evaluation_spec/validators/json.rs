@@ -451,7 +451,7 @@ pub(super) fn json_path_match(actual: &str, expected: &str) -> Comparison {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::validators::Verdict;
+    use crate::evaluation_spec::validators::Verdict;
 
     #[test]
     fn path_forms() {

@@ -335,7 +335,8 @@ evaluation_spec:
   scorecard:
     dimensions: [correctness]
 ";
-        let problems = crate::spec::load_spec(text.as_bytes(), "pack.yaml").expect_err("invalid");
+        let problems =
+            crate::evaluation_spec::load_spec(text.as_bytes(), "pack.yaml").expect_err("invalid");
         let located: Vec<(String, Option<usize>)> = problems
             .iter()
             .map(|problem| (problem.to_string(), problem.line))
@@ -350,7 +351,7 @@ evaluation_spec:
                 (
                     format!(
                         "evaluation_spec.validators[0].target {}",
-                        crate::spec::evidence::unsupported_reference("artifact")
+                        crate::evaluation_spec::evidence::unsupported_reference("artifact")
                     ),
                     Some(8)
                 ),

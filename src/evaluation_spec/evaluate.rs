@@ -460,7 +460,7 @@ pub fn evaluate_run_deterministic(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::spec::load_spec;
+    use crate::evaluation_spec::load_spec;
 
     fn score(spec: &str, run: &str) -> EvaluationRecord {
         let spec = load_spec(spec.as_bytes(), "spec.json").expect("a valid spec");

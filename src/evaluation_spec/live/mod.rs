@@ -24,14 +24,14 @@ use tokio::sync::Semaphore;
 use tokio::task::JoinSet;
 
 use crate::error::bad_flag;
+use crate::evaluation_spec::evidence::{Evidence, Resolved, RunRecord};
+use crate::evaluation_spec::judges::{judge_provider, JudgeResult};
+use crate::evaluation_spec::model::{JudgeDecl, PricingRow, SpecDefinition};
 use crate::evaluator::judge::reply::read_response;
 use crate::llm::{Body, Client, Connection, Endpoint};
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind};
 use crate::secrets::Secrets;
-use crate::spec::evidence::{Evidence, Resolved, RunRecord};
-use crate::spec::judges::{judge_provider, JudgeResult};
-use crate::spec::model::{JudgeDecl, PricingRow, SpecDefinition};
 use aggregate::{combine, Mode, ModelSamples, Reading};
 use prompt::Shown;
 
