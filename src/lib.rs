@@ -14,6 +14,7 @@
 mod calendar;
 mod checks;
 mod cli;
+mod commands;
 mod config;
 mod error;
 pub mod evaluation_spec;

@@ -1,10 +1,10 @@
-//! Flags of `evalctl spec validate|score`, turned into the typed configs of [`crate::evaluation_spec`].
+//! Flags of `evalctl spec validate|score`, turned into the typed configs of [`crate::commands::spec`].
 
 use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
 
-use crate::evaluation_spec::command::{self, JudgeSource, ScoreConfig, ValidateConfig};
+use crate::commands::spec::{self as command, JudgeSource, ScoreConfig, ValidateConfig};
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::Reporter;

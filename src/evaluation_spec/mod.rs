@@ -8,7 +8,6 @@
 //! and `docs/spec.md`'s headings. The entry points are [`load_spec`] (decode, normalise, validate)
 //! and `evaluate_run` (one run record → one evaluation record).
 
-pub mod command;
 pub mod decode;
 pub mod evaluate;
 pub mod evidence;
@@ -24,7 +23,6 @@ pub mod normalize;
 pub mod payload;
 pub mod scorecard;
 pub mod signals;
-pub mod spool;
 pub mod summary;
 pub mod validate;
 pub mod validators;
@@ -33,6 +31,9 @@ pub use decode::SpecProblem;
 pub use evaluate::{evaluate_run, EvaluationRecord};
 pub use evidence::RunRecord;
 pub use model::SpecDefinition;
+
+use crate::error::{invalid, Problem};
+use crate::input::Source;
 
 /// A loaded spec: decoded strictly, normalised and valid, with its validators built (configs
 /// decoded, patterns compiled) once for every run it scores.
@@ -86,6 +87,30 @@ pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<Spec
             problems.extend(invalid);
             Err(problems)
         }
+    }
+}
+
+/// Read and load the spec in `source`: every problem, decoding or validation, as a located
+/// [`Problem`] (`FILE[:LINE]: <field path> <message>`).
+pub fn read_spec(source: &Source) -> anyhow::Result<EvaluationSpec> {
+    let display = source.display();
+    let bytes = source.read().map_err(|problem| invalid(vec![problem]))?;
+    load_spec(&bytes, &display).map_err(|problems| {
+        invalid(
+            problems
+                .iter()
+                .map(|problem| spec_problem(&display, problem))
+                .collect(),
+        )
+    })
+}
+
+/// A spec problem located in the file `display` names.
+pub fn spec_problem(display: &str, problem: &SpecProblem) -> Problem {
+    let located = Problem::new(display, problem.to_string());
+    Problem {
+        line: problem.line,
+        ..located
     }
 }
 

@@ -15,10 +15,10 @@ use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
 use super::{Call, Evaluator};
-use crate::evaluation_spec::command::read_spec;
+
 use crate::evaluation_spec::live::{LiveJudgeOptions, LiveJudges};
 use crate::evaluation_spec::validators::ResultState;
-use crate::evaluation_spec::{evaluate_run, EvaluationSpec, RunRecord};
+use crate::evaluation_spec::{evaluate_run, read_spec, EvaluationSpec, RunRecord};
 use crate::input::Source;
 use crate::protocol::{Attempt, CallError, ErrorKind, Findings, Retry};
 

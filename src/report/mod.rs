@@ -22,6 +22,7 @@ mod preflight;
 mod progress;
 mod results_file;
 mod runs;
+mod spool;
 mod stdout;
 mod summary;
 mod terminal;
@@ -37,6 +38,7 @@ pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::Progress;
 pub use results_file::ResultsFile;
 pub use runs::{Partial, Selection};
+pub use spool::Spool;
 pub use stdout::{print_document, print_stdout, print_text, stdout_error, stdout_until_closed};
 pub use summary::{Diagnostics, EvaluatorInfo, RunIdentity, RunInfo, Splits, Summary, Tally};
 

@@ -6,18 +6,17 @@ use std::io::Write;
 
 use serde::Serialize;
 
-use super::live::{LiveJudgeOptions, LiveJudges};
-use super::spool::Spool;
-use super::summary::ScoreSummary;
-use super::{evaluate_run, load_spec, EvaluationSpec, RunRecord, SpecProblem};
 use crate::error::{invalid, Fatal, Problem};
+use crate::evaluation_spec::live::{LiveJudgeOptions, LiveJudges};
+use crate::evaluation_spec::summary::ScoreSummary;
+use crate::evaluation_spec::{evaluate_run, read_spec, spec_problem, EvaluationSpec, RunRecord};
 use crate::exit::Exit;
 use crate::input::{parse_object_line, JsonlStream, Source};
 use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
 };
-use crate::report::{print_stdout, print_text, Format, Reporter, ResultsFile};
+use crate::report::{print_stdout, print_text, Format, Reporter, ResultsFile, Spool};
 
 /// `evalctl spec validate`.
 #[derive(Debug, Clone)]
@@ -28,34 +27,11 @@ pub struct ValidateConfig {
     pub print: bool,
 }
 
-/// Read and load the spec in `source`: every problem, decoding or validation, as a located
-/// [`Problem`] (`FILE[:LINE]: <field path> <message>`).
-pub fn read_spec(source: &Source) -> anyhow::Result<EvaluationSpec> {
-    let display = source.display();
-    let bytes = source.read().map_err(|problem| invalid(vec![problem]))?;
-    load_spec(&bytes, &display).map_err(|problems| {
-        invalid(
-            problems
-                .iter()
-                .map(|problem| spec_problem(&display, problem))
-                .collect(),
-        )
-    })
-}
-
 /// What the spec holds that is valid but likely a mistake (an unknown collector, a metric type
 /// its collector does not yield), as warnings on stderr.
 fn warn_about(spec: &EvaluationSpec, source: &Source, reporter: Reporter) {
     for warning in spec.warnings() {
         reporter.warning(spec_problem(&source.display(), &warning));
-    }
-}
-
-fn spec_problem(display: &str, problem: &SpecProblem) -> Problem {
-    let located = Problem::new(display, problem.to_string());
-    Problem {
-        line: problem.line,
-        ..located
     }
 }
 

@@ -1,0 +1,6 @@
+//! The command layer: one file per command, each wiring the shared input, the domain and the
+//! output, and picking the exit code. Domain logic stays in its domain folder.
+//!
+//! - [`spec`]: `spec validate` and `spec score`.
+
+pub mod spec;
