@@ -30,7 +30,6 @@ mod patterns;
 mod process_group;
 mod protocol;
 mod report;
-mod run;
 mod runner;
 mod sandbox;
 mod secrets;
@@ -57,10 +56,10 @@ pub fn main_entry() -> std::process::ExitCode {
     let outcome = match command {
         Command::Run(args) => args
             .into_config(false)
-            .and_then(|config| run::run(config, reporter)),
+            .and_then(|config| commands::run::run(config, reporter)),
         Command::Preflight(args) => args
             .into_config(true)
-            .and_then(|config| run::preflight_only(config, reporter)),
+            .and_then(|config| commands::run::preflight_only(config, reporter)),
         Command::Tasks(command) => command.execute(reporter),
         Command::Fep(command) => command.execute(reporter),
         Command::Spec(command) => command.execute(reporter),

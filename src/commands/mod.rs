@@ -1,6 +1,8 @@
 //! The command layer: one file per command, each wiring the shared input, the domain and the
 //! output, and picking the exit code. Domain logic stays in its domain folder.
 //!
+//! - [`run`]: `run` and `preflight`.
 //! - [`spec`]: `spec validate` and `spec score`.
 
+pub mod run;
 pub mod spec;
