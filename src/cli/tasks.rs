@@ -9,6 +9,7 @@ use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 use super::config::ConfigArgs;
 use super::run::parse_seconds;
 use super::values::{parse_at_least, parse_between, parse_count};
+use crate::commands;
 use crate::error::bad_flag;
 use crate::evaluator::command::CommandSpec;
 use crate::exit::Exit;
@@ -17,9 +18,7 @@ use crate::llm::Api;
 use crate::report::Reporter;
 use crate::sandbox::Isolation;
 use crate::tasks::run::model::{ModelSpec, Sampling};
-use crate::tasks::{
-    self, CodeExecSettings, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig,
-};
+use crate::tasks::{CodeExecSettings, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
 
 /// `evalctl tasks ...`
 #[derive(Debug, Subcommand)]
@@ -255,7 +254,7 @@ impl TasksCommand {
             TasksCommand::Validate {
                 file,
                 allow_bad_tasks,
-            } => tasks::validate(
+            } => commands::tasks::validate(
                 &ValidateConfig {
                     file,
                     allow_bad_tasks,
@@ -265,7 +264,7 @@ impl TasksCommand {
             TasksCommand::Render {
                 file,
                 allow_bad_tasks,
-            } => tasks::render(
+            } => commands::tasks::render(
                 &RenderConfig {
                     file,
                     allow_bad_tasks,
@@ -290,7 +289,7 @@ impl TasksCommand {
                         )
                     })?;
                 let outputs = Source::from_arg(&outputs);
-                tasks::score(
+                commands::tasks::score(
                     &ScoreConfig {
                         file,
                         outputs,
@@ -304,7 +303,7 @@ impl TasksCommand {
                     reporter,
                 )
             }
-            TasksCommand::Run(args) => tasks::run(&args.into_config()?, reporter),
+            TasksCommand::Run(args) => commands::tasks::run(&args.into_config()?, reporter),
         }
     }
 }

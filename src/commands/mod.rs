@@ -3,6 +3,8 @@
 //!
 //! - [`run`]: `run` and `preflight`.
 //! - [`spec`]: `spec validate` and `spec score`.
+//! - [`tasks`]: `tasks validate`, `tasks render`, `tasks score` and `tasks run`.
 
 pub mod run;
 pub mod spec;
+pub mod tasks;

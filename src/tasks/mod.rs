@@ -2,22 +2,20 @@
 //! validator, few-shot rendering, the post-process rules and task scoring with the shared text
 //! metrics of [`crate::metrics`]. What users rely on is documented in `docs/tasks.md`.
 
-mod code_exec;
-mod command;
+pub(crate) mod code_exec;
 mod postprocess;
-mod render;
-mod report;
+pub(crate) mod render;
+pub(crate) mod report;
 mod rules;
 pub mod run;
-mod score;
+pub(crate) mod score;
 mod spec;
-mod validate;
+pub(crate) mod validate;
 
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use command::{render, score, validate};
-pub use run::{run, RunTasksConfig};
+pub use run::RunTasksConfig;
 pub use spec::{Category, MetricName, PostProcess};
 
 /// `evalctl tasks validate`.

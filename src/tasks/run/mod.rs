@@ -1,9 +1,9 @@
-//! `evalctl tasks run`: a task suite against a model. Validate (any invalid task stops it unless
-//! `--allow-bad-tasks`), render each task's prompt, generate at most `-j` completions at once
-//! (with retries and timeouts), then post-process and score them through exactly the code of
-//! `tasks score`, and report per category and per metric with the token usage. `--save-outputs`
-//! is the run's journal (`--resume`), and `--cache` answers prompts the model was already given
-//! (see [`journal`]).
+//! The generation of `evalctl tasks run` (its command is `crate::commands::tasks::run`): a task
+//! suite against a model, at most `-j` completions at once (with retries and timeouts), each
+//! rendered prompt answered by the model or the cache; the outputs are then post-processed and
+//! scored through exactly the code of `tasks score`, and reported per category and per metric
+//! with the token usage. `--save-outputs` is the run's journal (`--resume`), and `--cache`
+//! answers prompts the model was already given (see [`journal`]).
 
 pub mod journal;
 pub mod model;
@@ -15,22 +15,17 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use tokio::task::JoinSet;
 
-use super::code_exec::CodeRunner;
-use super::command::load_valid;
-use super::render::render_prompt;
 use super::report;
-use super::score::{score_all, ModelOutput, ScoreSummary};
-use super::spec::{MetricName, Task};
-use crate::error::Fatal;
-use crate::exit::Exit;
+use super::score::{ModelOutput, ScoreSummary};
+use super::spec::Task;
 use crate::interrupt::interruption;
 use crate::llm::{Completion, Usage};
 use crate::protocol::with_retries;
 use crate::protocol::CallError;
-use crate::report::{print_document, print_resumed, Format, Reporter, ResultsFile};
+use crate::report::{Format, Reporter};
 use crate::runner::key::CallKey;
-use crate::store::{Cache, CachedCompletion, Table};
-use journal::{completion_keys, OutputLine, SavedCompletion};
+use crate::store::{Cache, CachedCompletion};
+use journal::{OutputLine, SavedCompletion};
 use model::{Model, ModelSpec, Sampling};
 
 /// `evalctl tasks run`.
@@ -116,178 +111,33 @@ pub struct RunSummary {
     pub generation: Generation,
 }
 
-/// `evalctl tasks run`: exit 0 when every task was generated and scored, 1 when a generation
-/// failed, 2 on invalid input, 3 when the model cannot be used at all, 130 when interrupted.
-pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> {
-    let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
-    let writable = [&config.save_outputs, &config.output]
-        .into_iter()
-        .flatten()
-        .map(|path| ResultsFile::check_writable(path))
-        .find_map(Result::err);
-    let model = Model::build(&config.model, config.timeout, config.concurrency);
-    let (mut file, model) = match (file, writable, model) {
-        (Ok(file), None, Ok(model)) => (file, model),
-        (file, writable, model) => {
-            let errors = [file.err(), writable, model.err()];
-            return Err(Fatal::merge(errors.into_iter().flatten()));
-        }
-    };
-    if let Some(limit) = config.limit {
-        file.tasks.truncate(limit);
-    }
-    // Whether code can run is known before any model call.
-    let code = file
-        .tasks
-        .iter()
-        .any(|task| task.metric == MetricName::CodeExec)
-        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout, true))
-        .transpose()?;
-    model
-        .check_setup()
-        .map_err(|reason| Fatal::Preflight(format!("{} cannot run: {reason}", model.describe())))?;
-    if file.tasks.is_empty() {
-        reporter.warning(format!("{}: no valid tasks to run", file.display));
-    }
-    let saved = config
-        .save_outputs
-        .as_deref()
-        .map(ResultsFile::open)
-        .transpose()?;
-    let prompts: Vec<String> = file.tasks.iter().map(render_prompt).collect();
-    let keys = completion_keys(&config.model, &config.sampling, &prompts)?;
-    let resumed = match (&config.save_outputs, config.resume) {
-        (Some(path), true) => {
-            let task_ids: Vec<&str> = file
-                .tasks
-                .iter()
-                .map(|task| task.task_id.as_str())
-                .collect();
-            let (saved, resumed) = journal::resume_from(path, &task_ids, &keys)?;
-            print_resumed(path, &resumed, file.tasks.len(), reporter);
-            saved
-        }
-        _ => Vec::new(),
-    };
-    let cache = config.cache_dir.as_deref().map(Cache::open).transpose()?;
-    let cache = cache.map(|cache| cache.expect(Table::Completions, &keys));
-    let mut saved = saved.map(ResultsFile::in_background);
-    let work = Arc::new(Work {
-        model: Arc::new(model),
-        tasks: file.tasks.clone().into(),
-        prompts,
-        keys,
-        cache,
-    });
-    let generated =
-        crate::runner::block_on(generate(Arc::clone(&work), resumed, config, |output| {
-            match &mut saved {
-                Some(results) => results.append(output),
-                None => Ok(()),
-            }
-        }))?;
-    let Generated {
-        outputs,
-        failed,
-        resumed,
-        cached,
-        usage,
-        usage_saved,
-        interrupted,
-        elapsed,
-        mut write_error,
-    } = generated;
-    if let Some(Err(error)) = saved.map(ResultsFile::finish) {
-        write_error.get_or_insert(error);
-    }
-    let model = &work.model;
-    let generation = Generation {
-        model: model.label(),
-        tasks: file.tasks.len(),
-        completed: outputs.len(),
-        failed,
-        resumed,
-        cached,
-        usage,
-        usage_saved,
-        elapsed_ms: crate::text::milliseconds(elapsed),
-    };
-    if interrupted {
-        // Score only what was generated: the tasks not reached are not failures of the model.
-        let answered: std::collections::HashSet<&str> = outputs
-            .iter()
-            .map(|output| output.task_id.as_str())
-            .collect();
-        file.tasks
-            .retain(|task| answered.contains(task.task_id.as_str()));
-    }
-    let scores = score_all(&file, model.label(), outputs, code.as_ref())?;
-    let mut write_failed = write_error.is_some();
-    if let Some(error) = write_error {
-        reporter.diagnose(&error);
-    }
-    if let Some(path) = &config.output {
-        if let Err(error) = scores.append_lines(path) {
-            reporter.diagnose(&error);
-            write_failed = true;
-        }
-    }
-    for failure in &generation.failed {
-        reporter.failure(format!(
-            "task {}: {}: {} (scored 0)",
-            failure.task_id,
-            failure.error.kind.as_str(),
-            failure.error.message
-        ));
-    }
-    let summary = RunSummary { scores, generation };
-    print_document(&run_report(&summary, reporter)?, reporter)?;
-    // A signal after generation ended (the handlers stay in place) let the summary be written.
-    if interrupted || summary.scores.interrupted || crate::interrupt::interrupt_requested() {
-        reporter.note(format!(
-            "interrupted: {} of {} tasks generated and scored; the results so far are written \
-             and summarised",
-            summary.scores.tasks.len(),
-            summary.generation.tasks
-        ));
-        return Ok(Exit::Interrupted);
-    }
-    Ok(if write_failed {
-        Exit::Internal
-    } else if summary.generation.failed.is_empty() {
-        Exit::Success
-    } else {
-        Exit::EvaluationFailed
-    })
-}
-
 fn is_zero(count: &usize) -> bool {
     *count == 0
 }
 
 /// What every completion of the run shares.
-struct Work {
-    model: Arc<Model>,
-    tasks: Arc<[Task]>,
+pub struct Work {
+    pub model: Arc<Model>,
+    pub tasks: Arc<[Task]>,
     /// Each task's rendered prompt.
-    prompts: Vec<String>,
+    pub prompts: Vec<String>,
     /// Each task's completion key.
-    keys: Vec<CallKey>,
-    cache: Option<Cache>,
+    pub keys: Vec<CallKey>,
+    pub cache: Option<Cache>,
 }
 
 /// What generation produced.
-struct Generated {
-    outputs: Vec<ModelOutput>,
-    failed: Vec<GenerationFailure>,
-    resumed: usize,
-    cached: usize,
-    usage: Usage,
-    usage_saved: Usage,
-    interrupted: bool,
-    elapsed: Duration,
+pub struct Generated {
+    pub outputs: Vec<ModelOutput>,
+    pub failed: Vec<GenerationFailure>,
+    pub resumed: usize,
+    pub cached: usize,
+    pub usage: Usage,
+    pub usage_saved: Usage,
+    pub interrupted: bool,
+    pub elapsed: Duration,
     /// The first failed write of `--save-outputs` (writing stops there; generation goes on).
-    write_error: Option<anyhow::Error>,
+    pub write_error: Option<anyhow::Error>,
 }
 
 /// One task's completion, after its retries.
@@ -301,7 +151,7 @@ struct Finished {
 /// Generate the completion of every task `resumed` does not hold, at most `-j` at once, each from
 /// the cache when it has it; `save` gets each new output as it arrives. An interruption aborts
 /// the completions in flight (killing model commands).
-async fn generate(
+pub async fn generate(
     work: Arc<Work>,
     resumed: Vec<SavedCompletion>,
     config: &RunTasksConfig,

@@ -1,0 +1,286 @@
+//! The four `evalctl tasks` commands: load and validate, do the work, print, pick the exit code.
+
+use std::path::Path;
+
+use std::sync::Arc;
+
+use crate::error::{invalid, Fatal, Problem};
+use crate::exit::Exit;
+use crate::report::{print_document, print_resumed, print_stdout, Reporter, ResultsFile};
+use crate::store::{Cache, Table};
+use crate::tasks::code_exec::CodeRunner;
+use crate::tasks::render::render_prompt;
+use crate::tasks::report;
+use crate::tasks::run::journal::{self, completion_keys};
+use crate::tasks::run::model::Model;
+use crate::tasks::run::{generate, run_report, Generated, Generation, RunSummary, Work};
+use crate::tasks::score::{read_outputs, runs_code, score_all};
+use crate::tasks::validate::{load_tasks, TaskFile};
+use crate::tasks::{MetricName, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
+
+/// `evalctl tasks validate`: report every error on stdout, a tally on stderr; exit 2 on any
+/// error unless `--allow-bad-tasks`.
+pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let file = load_tasks(&config.file)?;
+    print_document(
+        &report::validation_report(&file, reporter.format)?,
+        reporter,
+    )?;
+    reporter.note(report::validation_tally(&file));
+    Ok(if file.errors.is_empty() || config.allow_bad_tasks {
+        Exit::Success
+    } else {
+        Exit::BadInput
+    })
+}
+
+/// `evalctl tasks render`: one `{"task_id", "prompt"}` JSON line per valid task. When
+/// `--allow-bad-tasks` skipped every record, stdout stays empty and a warning says so (exit 0).
+pub fn render(config: &RenderConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let file = load_valid(&config.file, config.allow_bad_tasks, reporter)?;
+    if file.tasks.is_empty() {
+        reporter.warning(format!("{}: no valid tasks to render", file.display));
+    }
+    print_stdout(&report::rendered_prompts(&file.tasks)?)?;
+    Ok(Exit::Success)
+}
+
+/// `evalctl tasks score`: score every task's output, write per-task lines to `--output`, print
+/// the summary. Exit 1 when a task has no output or an output names no task; an output for a task
+/// skipped as invalid (`--allow-bad-tasks`) is only warned about.
+pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
+    let outputs = read_outputs(&config.outputs);
+    let output = config
+        .output
+        .as_deref()
+        .map_or(Ok(()), ResultsFile::check_writable);
+    let (file, (outputs_display, outputs)) = match (file, outputs, output) {
+        (Ok(file), Ok(outputs), Ok(())) => (file, outputs),
+        (file, outputs, output) => {
+            let errors = [file.err(), outputs.err(), output.err()];
+            return Err(crate::error::Fatal::merge(errors.into_iter().flatten()));
+        }
+    };
+    let code = runs_code(&file, &outputs)
+        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout, false))
+        .transpose()?;
+    let summary = score_all(&file, outputs_display, outputs, code.as_ref())?;
+    let mut write_failed = false;
+    if let Some(path) = &config.output {
+        if let Err(error) = summary.append_lines(path) {
+            reporter.diagnose(&error);
+            write_failed = true;
+        }
+    }
+    print_document(&report::score_report(&summary, reporter)?, reporter)?;
+    if summary.interrupted {
+        reporter.note(format!(
+            "interrupted: {} of {} tasks scored; the results so far are written and summarised",
+            summary.tasks.len(),
+            file.tasks.len()
+        ));
+        return Ok(Exit::Interrupted);
+    }
+    if !summary.missing.is_empty() {
+        reporter.warning(format!(
+            "{} of {} tasks have no output and score 0: {}",
+            summary.missing.len(),
+            summary.overall.tasks,
+            summary.missing.join(", ")
+        ));
+    }
+    let at_line = |line, message| Problem::at_line(summary.outputs_file.as_str(), line, message);
+    for unknown in &summary.unknown_outputs {
+        reporter.warning(at_line(
+            unknown.line,
+            format!("no task has id {:?}", unknown.task_id),
+        ));
+    }
+    for ignored in &summary.ignored_outputs {
+        reporter.warning(at_line(
+            ignored.line,
+            format!("output for invalid task {:?} ignored", ignored.task_id),
+        ));
+    }
+    Ok(if write_failed {
+        Exit::Internal
+    } else if summary.missing.is_empty() && summary.unknown_outputs.is_empty() {
+        Exit::Success
+    } else {
+        Exit::EvaluationFailed
+    })
+}
+
+/// `evalctl tasks run`: exit 0 when every task was generated and scored, 1 when a generation
+/// failed, 2 on invalid input, 3 when the model cannot be used at all, 130 when interrupted.
+pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
+    let writable = [&config.save_outputs, &config.output]
+        .into_iter()
+        .flatten()
+        .map(|path| ResultsFile::check_writable(path))
+        .find_map(Result::err);
+    let model = Model::build(&config.model, config.timeout, config.concurrency);
+    let (mut file, model) = match (file, writable, model) {
+        (Ok(file), None, Ok(model)) => (file, model),
+        (file, writable, model) => {
+            let errors = [file.err(), writable, model.err()];
+            return Err(Fatal::merge(errors.into_iter().flatten()));
+        }
+    };
+    if let Some(limit) = config.limit {
+        file.tasks.truncate(limit);
+    }
+    // Whether code can run is known before any model call.
+    let code = file
+        .tasks
+        .iter()
+        .any(|task| task.metric == MetricName::CodeExec)
+        .then(|| CodeRunner::prepare(config.code.isolation, config.code.timeout, true))
+        .transpose()?;
+    model
+        .check_setup()
+        .map_err(|reason| Fatal::Preflight(format!("{} cannot run: {reason}", model.describe())))?;
+    if file.tasks.is_empty() {
+        reporter.warning(format!("{}: no valid tasks to run", file.display));
+    }
+    let saved = config
+        .save_outputs
+        .as_deref()
+        .map(ResultsFile::open)
+        .transpose()?;
+    let prompts: Vec<String> = file.tasks.iter().map(render_prompt).collect();
+    let keys = completion_keys(&config.model, &config.sampling, &prompts)?;
+    let resumed = match (&config.save_outputs, config.resume) {
+        (Some(path), true) => {
+            let task_ids: Vec<&str> = file
+                .tasks
+                .iter()
+                .map(|task| task.task_id.as_str())
+                .collect();
+            let (saved, resumed) = journal::resume_from(path, &task_ids, &keys)?;
+            print_resumed(path, &resumed, file.tasks.len(), reporter);
+            saved
+        }
+        _ => Vec::new(),
+    };
+    let cache = config.cache_dir.as_deref().map(Cache::open).transpose()?;
+    let cache = cache.map(|cache| cache.expect(Table::Completions, &keys));
+    let mut saved = saved.map(ResultsFile::in_background);
+    let work = Arc::new(Work {
+        model: Arc::new(model),
+        tasks: file.tasks.clone().into(),
+        prompts,
+        keys,
+        cache,
+    });
+    let generated =
+        crate::runner::block_on(generate(Arc::clone(&work), resumed, config, |output| {
+            match &mut saved {
+                Some(results) => results.append(output),
+                None => Ok(()),
+            }
+        }))?;
+    let Generated {
+        outputs,
+        failed,
+        resumed,
+        cached,
+        usage,
+        usage_saved,
+        interrupted,
+        elapsed,
+        mut write_error,
+    } = generated;
+    if let Some(Err(error)) = saved.map(ResultsFile::finish) {
+        write_error.get_or_insert(error);
+    }
+    let model = &work.model;
+    let generation = Generation {
+        model: model.label(),
+        tasks: file.tasks.len(),
+        completed: outputs.len(),
+        failed,
+        resumed,
+        cached,
+        usage,
+        usage_saved,
+        elapsed_ms: crate::text::milliseconds(elapsed),
+    };
+    if interrupted {
+        // Score only what was generated: the tasks not reached are not failures of the model.
+        let answered: std::collections::HashSet<&str> = outputs
+            .iter()
+            .map(|output| output.task_id.as_str())
+            .collect();
+        file.tasks
+            .retain(|task| answered.contains(task.task_id.as_str()));
+    }
+    let scores = score_all(&file, model.label(), outputs, code.as_ref())?;
+    let mut write_failed = write_error.is_some();
+    if let Some(error) = write_error {
+        reporter.diagnose(&error);
+    }
+    if let Some(path) = &config.output {
+        if let Err(error) = scores.append_lines(path) {
+            reporter.diagnose(&error);
+            write_failed = true;
+        }
+    }
+    for failure in &generation.failed {
+        reporter.failure(format!(
+            "task {}: {}: {} (scored 0)",
+            failure.task_id,
+            failure.error.kind.as_str(),
+            failure.error.message
+        ));
+    }
+    let summary = RunSummary { scores, generation };
+    print_document(&run_report(&summary, reporter)?, reporter)?;
+    // A signal after generation ended (the handlers stay in place) let the summary be written.
+    if interrupted || summary.scores.interrupted || crate::interrupt::interrupt_requested() {
+        reporter.note(format!(
+            "interrupted: {} of {} tasks generated and scored; the results so far are written \
+             and summarised",
+            summary.scores.tasks.len(),
+            summary.generation.tasks
+        ));
+        return Ok(Exit::Interrupted);
+    }
+    Ok(if write_failed {
+        Exit::Internal
+    } else if summary.generation.failed.is_empty() {
+        Exit::Success
+    } else {
+        Exit::EvaluationFailed
+    })
+}
+
+/// Load a tasks file for `render` or `score`: any invalid record is a bad-input error listing all
+/// of them, unless `allow_bad_tasks`, which reports them as warnings and keeps the valid ones.
+fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow::Result<TaskFile> {
+    let file = load_tasks(path)?;
+    let mut problems = report::task_problems(&file);
+    if problems.is_empty() {
+        return Ok(file);
+    }
+    if !allow_bad_tasks {
+        problems.push(Problem::new(
+            file.display.as_str(),
+            format!(
+                "{} task-spec error{}; fix {} (see `evalctl tasks validate`) or pass \
+                 --allow-bad-tasks to skip {}",
+                file.errors.len(),
+                if file.errors.len() == 1 { "" } else { "s" },
+                if file.errors.len() == 1 { "it" } else { "them" },
+                if file.errors.len() == 1 { "it" } else { "them" },
+            ),
+        ));
+        return Err(invalid(problems));
+    }
+    for problem in problems {
+        reporter.warning(format!("skipped: {problem}"));
+    }
+    Ok(file)
+}
