@@ -6,9 +6,10 @@ use clap::Subcommand;
 
 use super::values::{allowed_endpoints, parse_allowed_check, parse_between, parse_custom_check};
 use crate::checks::{CustomCheck, Trust};
+use crate::commands;
 use crate::evaluator::check_calls::DEFAULT_CONCURRENCY;
 use crate::exit::Exit;
-use crate::fep::{self, Checking, FepConfig, Layout};
+use crate::fep::{Checking, FepConfig, Layout};
 use crate::input::Source;
 use crate::report::Reporter;
 
@@ -96,7 +97,7 @@ impl FepCommand {
             },
             concurrency: concurrency as usize,
         };
-        fep::evaluate(&self.into_config()?, &checking, layout, reporter)
+        commands::fep::evaluate(&self.into_config()?, &checking, layout, reporter)
     }
 
     fn into_config(self) -> anyhow::Result<FepConfig> {

@@ -1,10 +1,12 @@
 //! The command layer: one file per command, each wiring the shared input, the domain and the
 //! output, and picking the exit code. Domain logic stays in its domain folder.
 //!
+//! - [`fep`]: `fep evaluate`.
 //! - [`run`]: `run` and `preflight`.
 //! - [`spec`]: `spec validate` and `spec score`.
 //! - [`tasks`]: `tasks validate`, `tasks render`, `tasks score` and `tasks run`.
 
+pub mod fep;
 pub mod run;
 pub mod spec;
 pub mod tasks;

@@ -1,5 +1,6 @@
-//! The Flexible Evaluation Protocol's EVALUATE interface (FEP 0.0.1, sections 3–4):
-//! `evalctl fep evaluate REQUEST.json` and its streaming JSONL mode.
+//! The Flexible Evaluation Protocol's EVALUATE interface (FEP 0.0.1, sections 3–4): the engine of
+//! `evalctl fep evaluate REQUEST.json` and its streaming JSONL mode (the command is
+//! `crate::commands::fep`).
 //!
 //! Everything is validated before the first result is written: request-level problems (a
 //! malformed request, test case or output, an unknown check type, mismatched lengths) are all
@@ -21,7 +22,6 @@ mod spool;
 mod stream;
 pub mod writer;
 
-use std::io::BufWriter;
 use std::path::PathBuf;
 
 use serde_json::Value;
@@ -29,11 +29,9 @@ use serde_json::Value;
 use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
 use crate::error::{bad_input, invalid, Fatal, Problem};
 use crate::evaluator::check_calls::{trusted_catalog, BlockingCaller};
-use crate::exit::Exit;
 use crate::input::{document_json_reason, JsonlStream, Source};
-use crate::report::{Format, Reporter};
 pub use request::{parse_request, Request};
-use stream::StreamEnd;
+pub use stream::StreamEnd;
 pub use writer::{CaseResults, Layout, RunWriter, Spares};
 
 /// What `evalctl fep evaluate` reads.
@@ -64,31 +62,8 @@ pub struct Checking {
     pub concurrency: usize,
 }
 
-/// Run `evalctl fep evaluate`: the EvaluationRunResult goes to stdout, laid out as `layout`. Exit 0 when the run's
-/// status is `completed` or `skip`, 1 when it is `error` (a check errored), 2 on bad input; the
-/// same when stdout's reader has gone before the end.
-pub fn evaluate(
-    config: &FepConfig,
-    checking: &Checking,
-    layout: Layout,
-    reporter: Reporter,
-) -> anyhow::Result<Exit> {
-    // NDJSON (`--stream`) is always written as it comes; a text report tallies the document as
-    // it is written (a run cut short by a signal is summarised as far as it went).
-    if reporter.format == Format::Text && layout == Layout::Document {
-        let mut summary = crate::report::fep_text::FepSummary::default();
-        let outcome = evaluate_into(config, checking, layout, &mut summary);
-        if outcome.is_ok() {
-            crate::report::print_stdout(&summary.render(reporter.color_stdout))?;
-        }
-        return exit(outcome, reporter);
-    }
-    let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
-    exit(evaluate_into(config, checking, layout, out), reporter)
-}
-
 /// Evaluate what `config` names, writing the EvaluationRunResult to `out` as `layout` says.
-fn evaluate_into<W: std::io::Write>(
+pub fn evaluate_into<W: std::io::Write>(
     config: &FepConfig,
     checking: &Checking,
     layout: Layout,
@@ -155,26 +130,6 @@ fn evaluate_into<W: std::io::Write>(
             )
         }
     }
-}
-
-/// The exit of a run that ended with `outcome`.
-fn exit(outcome: anyhow::Result<StreamEnd>, reporter: Reporter) -> anyhow::Result<Exit> {
-    // Every write of the result goes to stdout (a spool reports its own).
-    let outcome = outcome.map_err(|error| match error.downcast::<std::io::Error>() {
-        Ok(err) => crate::report::stdout_error(&err),
-        Err(other) => other,
-    });
-    Ok(match outcome? {
-        StreamEnd::Finished(Status::Error) => Exit::EvaluationFailed,
-        StreamEnd::Finished(Status::Completed | Status::Skip) => Exit::Success,
-        StreamEnd::Interrupted { written } => {
-            reporter.note(format!(
-                "interrupted: the results so far ({written} test case{}) were written",
-                if written == 1 { "" } else { "s" }
-            ));
-            Exit::Interrupted
-        }
-    })
 }
 
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
