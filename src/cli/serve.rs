@@ -9,10 +9,11 @@ use clap::Args;
 use super::run::parse_seconds;
 use super::values::{allowed_endpoints, parse_at_least, parse_between, parse_custom_check};
 use crate::checks::CustomCheck;
+use crate::commands;
 use crate::error::bad_flag;
 use crate::exit::Exit;
 use crate::report::Reporter;
-use crate::server::{self, Limits, ServeChecks, ServeConfig};
+use crate::server::{Limits, ServeChecks, ServeConfig};
 
 /// `evalctl serve`
 #[derive(Debug, Args)]
@@ -116,6 +117,6 @@ impl ServeArgs {
                 allowed_endpoints: allowed_endpoints(&self.allow_endpoint)?,
             },
         };
-        server::serve(config, reporter)
+        commands::serve::serve(config, reporter)
     }
 }

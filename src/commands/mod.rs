@@ -3,10 +3,12 @@
 //!
 //! - [`fep`]: `fep evaluate`.
 //! - [`run`]: `run` and `preflight`.
+//! - [`serve`]: `serve`.
 //! - [`spec`]: `spec validate` and `spec score`.
 //! - [`tasks`]: `tasks validate`, `tasks render`, `tasks score` and `tasks run`.
 
 pub mod fep;
 pub mod run;
+pub mod serve;
 pub mod spec;
 pub mod tasks;

@@ -1,6 +1,7 @@
-//! `evalctl serve`: the FEP REST API (section 5.1, [`rest`]) and gRPC services (section 5.2,
-//! [`grpc`], and the long-running [`operations`]) in one process, over the engine of
-//! `fep evaluate` ([`engine`]), with results kept in SQLite ([`store`]).
+//! What `evalctl serve` serves (its command is `crate::commands::serve`): the FEP REST API
+//! (section 5.1, [`rest`]) and gRPC services (section 5.2, [`grpc`], and the long-running
+//! [`operations`]) in one process, over the engine of `fep evaluate` ([`engine`]), with results
+//! kept in SQLite ([`store`]).
 //!
 //! Both listeners bind before anything is reported; their addresses are then printed on stderr
 //! (`REST listening on http://ADDR`, `gRPC listening on http://ADDR`), so a caller that asked
@@ -9,28 +10,19 @@
 //! ([`connections`]). Without `--token-env`, only loopback addresses are served unless
 //! `--allow-unauthenticated-remote` says otherwise.
 
-mod auth;
-mod connections;
+pub(crate) mod auth;
+pub(crate) mod connections;
 mod convert;
-mod engine;
-mod grpc;
-mod operations;
-mod rest;
-mod store;
+pub(crate) mod engine;
+pub(crate) mod grpc;
+pub(crate) mod operations;
+pub(crate) mod rest;
+pub(crate) mod store;
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::net::TcpListener;
-use tokio::sync::watch;
-use tokio_stream::wrappers::TcpListenerStream;
-use tokio_stream::StreamExt;
-
-use crate::error::{bad_flag, Fatal};
-use crate::exit::Exit;
-use crate::report::Reporter;
 pub use engine::Limits;
 
 /// The generated gRPC messages and service (`scripts/gen-proto.sh`).
@@ -68,128 +60,4 @@ pub struct ServeChecks {
     pub custom: Vec<crate::checks::CustomCheck>,
     /// `--allow-endpoint [KEY_ENV@]BASE_URL`.
     pub allowed_endpoints: Vec<crate::checks::AllowedEndpoint>,
-}
-
-/// Serve until SIGINT or SIGTERM; exit 0 after a graceful shutdown.
-pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
-    if config.token_env.is_none() && !config.allow_unauthenticated_remote {
-        refuse_remote(config.listen, "--listen")?;
-        refuse_remote(config.grpc_listen, "--grpc-listen")?;
-    }
-    let token = config
-        .token_env
-        .as_deref()
-        .map(auth::Token::from_env)
-        .transpose()?;
-    let runtime = tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .thread_name("evalctl-serve")
-        .build()
-        .map_err(|err| Fatal::Internal(format!("cannot start the server runtime: {err}")))?;
-    runtime.block_on(async {
-        let rest_listener = bind(config.listen, "--listen").await?;
-        let grpc_listener = bind(config.grpc_listen, "--grpc-listen").await?;
-        let db = config.db.clone().unwrap_or_else(store::default_path);
-        let retain = config
-            .retain_days
-            .map(|days| Duration::from_secs(u64::from(days) * 86_400));
-        let store = store::Store::open(&db, retain)?;
-        let engine = Arc::new(engine::Engine::new(
-            store,
-            config.limits,
-            token,
-            config.checks,
-        )?);
-        let (stop, stopped) = watch::channel(false);
-        reporter.note(format!("database {}", db.display()));
-        reporter.note(format!(
-            "REST listening on http://{}",
-            local_addr(&rest_listener)?
-        ));
-        reporter.note(format!(
-            "gRPC listening on http://{}",
-            local_addr(&grpc_listener)?
-        ));
-        let idle = config.idle_timeout;
-        let rest = connections::serve_rest(
-            rest_listener,
-            rest::router(Arc::clone(&engine)),
-            idle,
-            stopped.clone(),
-        );
-        let grpc_connections = TcpListenerStream::new(grpc_listener)
-            .map(|accepted| accepted.map(|stream| connections::Quiet::new(stream, idle)));
-        // A live client answers the pings sent after half the idle timeout without a read; a
-        // call is cancelled past the time its message and its evaluation may take.
-        let grpc = tonic::transport::Server::builder()
-            .http2_keepalive_interval(Some(idle / 2))
-            .http2_keepalive_timeout(Some(idle / 2))
-            .timeout(config.limits.body_timeout + config.limits.request_timeout)
-            .add_service(grpc::service(Arc::clone(&engine)))
-            .add_service(operations::service(Arc::clone(&engine)))
-            .serve_with_incoming_shutdown(grpc_connections, connections::stopped(stopped));
-        let signal = async {
-            let signal = wait_for_signal().await;
-            let _ = stop.send(true);
-            signal
-        };
-        let ((), grpc, signal) = tokio::join!(rest, grpc, signal);
-        grpc.map_err(|err| Fatal::Internal(format!("the gRPC server failed: {err}")))?;
-        let signal = signal?;
-        // The evaluations of operations (StartEvaluation) were acknowledged too: they finish.
-        let running = engine.evaluations_running();
-        if running > 0 {
-            let plural = if running == 1 { "" } else { "s" };
-            reporter.note(format!(
-                "{signal}: waiting for {running} evaluation{plural} still running"
-            ));
-            engine.drained().await;
-        }
-        reporter.note(format!("{signal}: stopped after the requests in flight"));
-        Ok::<_, anyhow::Error>(())
-    })?;
-    drop(runtime);
-    Ok(Exit::Success)
-}
-
-/// Refuse to serve `addr` (given with `flag`) without a token unless it is a loopback address.
-fn refuse_remote(addr: SocketAddr, flag: &str) -> anyhow::Result<()> {
-    if addr.ip().to_canonical().is_loopback() {
-        return Ok(());
-    }
-    Err(bad_flag(
-        flag,
-        format!(
-            "{addr} is not a loopback address, and without a token anyone who can reach it \
-             could run evaluations: require one with --token-env NAME, or serve it without one \
-             with --allow-unauthenticated-remote"
-        ),
-    ))
-}
-
-async fn bind(addr: SocketAddr, flag: &str) -> anyhow::Result<TcpListener> {
-    TcpListener::bind(addr)
-        .await
-        .map_err(|err| bad_flag(flag, format!("cannot listen on {addr}: {err}")))
-}
-
-fn local_addr(listener: &TcpListener) -> anyhow::Result<SocketAddr> {
-    listener
-        .local_addr()
-        .map_err(|err| Fatal::Internal(format!("cannot read the bound address: {err}")).into())
-}
-
-/// Wait for SIGINT or SIGTERM; the signal's name.
-async fn wait_for_signal() -> anyhow::Result<&'static str> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let listen =
-        |kind| signal(kind).map_err(|err| Fatal::Internal(format!("cannot handle signals: {err}")));
-    let (mut interrupt, mut terminate) = (
-        listen(SignalKind::interrupt())?,
-        listen(SignalKind::terminate())?,
-    );
-    Ok(tokio::select! {
-        _ = interrupt.recv() => "SIGINT",
-        _ = terminate.recv() => "SIGTERM",
-    })
 }
