@@ -66,14 +66,14 @@ pub fn main_entry() -> std::process::ExitCode {
         Command::Cache(command) => command.execute(reporter),
         Command::Summarize(args) | Command::Merge(args) => args
             .into_config()
-            .and_then(|config| report::merge(&config, reporter)),
+            .and_then(|config| commands::merge::merge(&config, reporter)),
         Command::Config(command) => command.execute(reporter),
         Command::Init => cli::init(reporter),
         Command::Report(args) => args.execute(reporter),
         Command::Serve(args) => args.execute(reporter),
         Command::Compare(args) => args
             .into_config()
-            .and_then(|config| report::compare(&config, reporter)),
+            .and_then(|config| commands::compare::compare(&config, reporter)),
     };
     match outcome {
         Ok(exit) => exit.into(),

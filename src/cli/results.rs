@@ -6,8 +6,10 @@ use std::path::PathBuf;
 use clap::Args;
 
 use super::values::parse_count;
+use crate::commands::compare::CompareConfig;
+use crate::commands::merge::MergeConfig;
 use crate::error::bad_flag;
-use crate::report::{CompareConfig, Gates, MergeConfig, Selection};
+use crate::report::{Gates, Selection};
 
 /// Error limits, the bootstrap seed and the JUnit report: `run`, `summarize` and `merge`.
 #[derive(Debug, Args)]

@@ -1,4 +1,5 @@
-//! `evalctl compare BASE.jsonl NEW.jsonl`: two runs' results paired call by call (by key, and
+//! The comparison `evalctl compare BASE.jsonl NEW.jsonl` prints (its command is
+//! `crate::commands::compare`): two runs' results paired call by call (by key, and
 //! calls whose key changed — a new prompt, a new evaluator script — by candidate, split, example
 //! and repeat), then per candidate and split (train and val each) the mean difference with a
 //! paired-bootstrap 95% interval, win / tie / loss counts and the largest regressions.
@@ -9,43 +10,17 @@
 //! runs whose evaluator or inputs differ are refused unless `--allow-different-inputs`. Printed
 //! as text, JSON or Markdown (a pull-request comment, also appended to `$GITHUB_STEP_SUMMARY`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 
 use serde::Serialize;
 
 use super::interval::spread;
 use super::markdown;
-use super::merge::{read_all, ReadRun};
-use super::runs::Selection;
 use super::text::counted;
-use super::{print_stdout, print_text, Format, Reporter};
-use crate::error::{invalid, Problem};
-use crate::exit::Exit;
-use crate::runner::{CallRecord, Split};
+use crate::runner::Split;
 
 /// Regressions listed per candidate and split.
 const REGRESSIONS_SHOWN: usize = 5;
-
-/// What `compare` needs.
-#[derive(Debug, Clone)]
-pub struct CompareConfig {
-    /// The baseline results file.
-    pub base: String,
-    /// The new results file.
-    pub new: String,
-    /// Exit 1 when a candidate's score drops by more than this.
-    pub fail_on_regression: Option<f64>,
-    /// Seeds the paired bootstrap.
-    pub seed: u64,
-    /// `--base-run ID`: the run of the base file to compare (when it holds several).
-    pub base_run: Option<String>,
-    /// `--new-run ID`: the run of the new file to compare.
-    pub new_run: Option<String>,
-    /// `--allow-partial`: compare a run with missing shards.
-    pub allow_partial: bool,
-    /// `--allow-different-inputs`: compare runs whose evaluator or inputs differ.
-    pub allow_different_inputs: bool,
-}
 
 /// The comparison (`--format json` prints it as is).
 #[derive(Debug, Serialize)]
@@ -116,11 +91,15 @@ pub struct SplitComparison {
 }
 
 /// One example's paired scores (its repeats in each run).
-struct PairedExample {
-    base: Vec<f64>,
-    new: Vec<f64>,
-    line: Option<usize>,
-    id: Option<String>,
+pub struct PairedExample {
+    /// The example's scores in the base run.
+    pub base: Vec<f64>,
+    /// Its scores in the new run.
+    pub new: Vec<f64>,
+    /// 1-based line of the example in its file.
+    pub line: Option<usize>,
+    /// The example's `id` field, where it has one.
+    pub id: Option<String>,
 }
 
 /// One paired example's means; in the output, one scored lower in the new run.
@@ -141,18 +120,6 @@ pub struct Regression {
     pub new: f64,
 }
 
-/// Where a call sits whatever its key: candidate, split, example, repeat.
-type Position = (String, Split, Option<usize>, Option<u32>);
-
-fn position(record: &CallRecord) -> Position {
-    (
-        record.candidate_id.clone(),
-        record.split,
-        record.example_index,
-        record.repeat,
-    )
-}
-
 /// `train`, `val` or `single`.
 fn split_name(split: Split) -> &'static str {
     match split {
@@ -162,231 +129,12 @@ fn split_name(split: Split) -> &'static str {
     }
 }
 
-/// Compare the two runs, print the comparison and return the exit code.
-pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exit> {
-    let selection = |run: &Option<String>, flag| Selection {
-        run: run.clone(),
-        run_flag: Some(flag),
-        allow_partial: config.allow_partial,
-    };
-    let base_run = read_all(
-        std::slice::from_ref(&config.base),
-        &selection(&config.base_run, "--base-run"),
-    )?;
-    let new_run = read_all(
-        std::slice::from_ref(&config.new),
-        &selection(&config.new_run, "--new-run"),
-    )?;
-    for note in base_run
-        .accounted
-        .notes
-        .iter()
-        .chain(&new_run.accounted.notes)
-    {
-        reporter.note(format!("note: {note}"));
-    }
-    check_comparable(config, &base_run, &new_run, reporter)?;
-    let splits = new_run.accounted.run.splits;
-    let score_split = if splits.val {
-        Split::Val
-    } else if splits.train {
-        Split::Train
-    } else {
-        Split::Single
-    };
-    let (base, new) = (base_run.records, new_run.records);
-    let mut base_by_position: HashMap<Position, &CallRecord> = base
-        .values()
-        .map(|record| (position(record), record))
-        .collect();
-    let mut unpaired_new = 0;
-    // Per candidate, per (split, example): the (base, new) scores of each paired repeat.
-    let mut paired: BTreeMap<(usize, String), BTreeMap<(Split, usize), PairedExample>> =
-        BTreeMap::new();
-    for (key, record) in &new {
-        let partner = base
-            .get(key)
-            .map(|partner| (position(partner), partner))
-            .or_else(|| {
-                base_by_position
-                    .get(&position(record))
-                    .map(|p| (position(record), *p))
-            });
-        let Some((at, partner)) = partner else {
-            unpaired_new += 1;
-            continue;
-        };
-        base_by_position.remove(&at);
-        let slot = (record.split, record.example_index.unwrap_or(0));
-        let entry = paired
-            .entry((
-                record.candidate_index.unwrap_or(usize::MAX),
-                record.candidate_id.clone(),
-            ))
-            .or_default()
-            .entry(slot)
-            .or_insert_with(|| PairedExample {
-                base: Vec::new(),
-                new: Vec::new(),
-                line: record.example_line,
-                id: record.example_id.clone(),
-            });
-        entry.base.push(partner.score);
-        entry.new.push(record.score);
-    }
-    let mut candidates = Vec::new();
-    for ((_, id), examples) in paired {
-        let mut splits = BTreeMap::new();
-        for split in [Split::Single, Split::Train, Split::Val] {
-            let of_split: Vec<(usize, &PairedExample)> = examples
-                .iter()
-                .filter(|((slot, _), _)| *slot == split)
-                .map(|(&(_, index), example)| (index, example))
-                .collect();
-            if !of_split.is_empty() {
-                splits.insert(split, compare_split(split, &of_split, config.seed));
-            }
-        }
-        let score = splits.get(&score_split).cloned();
-        candidates.push(CandidateComparison {
-            id,
-            split: score_split,
-            score,
-            splits,
-        });
-    }
-    let regressed: Vec<String> = config
-        .fail_on_regression
-        .map(|limit| {
-            candidates
-                .iter()
-                .filter(|c| c.score.as_ref().is_some_and(|s| s.difference < -limit))
-                .map(|c| c.id.clone())
-                .collect()
-        })
-        .unwrap_or_default();
-    let exit = if regressed.is_empty() {
-        Exit::Success
-    } else {
-        Exit::EvaluationFailed
-    };
-    let unpaired = Unpaired {
-        base: base_by_position.len(),
-        new: unpaired_new,
-    };
-    if unpaired.base + unpaired.new > 0 {
-        let most = 2 * unpaired.base > base.len() || 2 * unpaired.new > new.len();
-        reporter.warning(format!(
-            "{} of {} calls in {} and {} of {} calls in {} are in one run only: they are not \
-             compared{}",
-            unpaired.base,
-            base.len(),
-            config.base,
-            unpaired.new,
-            new.len(),
-            config.new,
-            if most {
-                "; with most calls unpaired, these are probably not two runs of the same \
-                 candidates and examples: check the files"
-            } else {
-                ""
-            }
-        ));
-    }
-    let mut comparison = Comparison {
-        score_split,
-        candidates,
-        unpaired,
-        fail_on_regression: config.fail_on_regression,
-        regressed,
-        exit: exit as u8,
-        exit_reason: String::new(),
-        verdict: String::new(),
-    };
-    comparison.conclude();
-    let as_markdown = render_markdown(&comparison, &config.base, &config.new);
-    match reporter.format {
-        _ if reporter.markdown => print_stdout(&as_markdown)?,
-        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&comparison)?))?,
-        Format::Text => print_text(&render(&comparison))?,
-    }
-    markdown::append_to_step_summary(&as_markdown, reporter);
-    if exit == Exit::EvaluationFailed {
-        reporter.note(&comparison.verdict);
-    }
-    Ok(exit)
-}
-
-/// Refuse (exit 2) two runs whose evaluator or inputs differ, unless
-/// `--allow-different-inputs`; warn when lines without a fingerprint leave it unknown.
-fn check_comparable(
-    config: &CompareConfig,
-    base: &ReadRun,
-    new: &ReadRun,
-    reporter: Reporter,
-) -> anyhow::Result<()> {
-    let (Some(b), Some(n)) = (
-        base.accounted.run.identity.as_ref(),
-        new.accounted.run.identity.as_ref(),
-    ) else {
-        reporter.warning(format!(
-            "{}, {}: lines without a run fingerprint (an older evalctl's): cannot tell whether \
-             the two runs share their evaluator and inputs",
-            config.base, config.new
-        ));
-        return Ok(());
-    };
-    if config.allow_different_inputs {
-        return Ok(());
-    }
-    let files = format!("{}, {}", config.base, config.new);
-    let side = |file: &str, run: &ReadRun, digest: &str| {
-        let evaluator = &run.accounted.run.evaluator;
-        format!(
-            "{file}: run {}, {} calls, {} `{}`, evaluator {digest}",
-            run.accounted.fingerprint.as_deref().unwrap_or("-"),
-            run.records.len(),
-            evaluator.kind,
-            evaluator.target
-        )
-    };
-    let mut problems = Vec::new();
-    if b.evaluator_digest != n.evaluator_digest {
-        problems.push(Problem::new(
-            files.clone(),
-            format!(
-                "the runs' evaluators differ ({}; {}): their scores are not comparable; pass \
-                 --allow-different-inputs if this is intended",
-                side(&config.base, base, &b.evaluator_digest),
-                side(&config.new, new, &n.evaluator_digest),
-            ),
-        ));
-    }
-    if b.inputs_digest != n.inputs_digest {
-        problems.push(Problem::new(
-            files,
-            format!(
-                "the runs' inputs differ (dataset and valset examples: {}: {} calls, inputs \
-                 {}; {}: {} calls, inputs {}): pass --allow-different-inputs if this is \
-                 intended",
-                config.base,
-                base.records.len(),
-                b.inputs_digest,
-                config.new,
-                new.records.len(),
-                n.inputs_digest
-            ),
-        ));
-    }
-    if problems.is_empty() {
-        Ok(())
-    } else {
-        Err(invalid(problems))
-    }
-}
-
 /// The comparison of one split's paired examples (`(index, example)`, in index order).
-fn compare_split(split: Split, examples: &[(usize, &PairedExample)], seed: u64) -> SplitComparison {
+pub fn compare_split(
+    split: Split,
+    examples: &[(usize, &PairedExample)],
+    seed: u64,
+) -> SplitComparison {
     let mean = |scores: &[f64]| scores.iter().sum::<f64>() / scores.len() as f64;
     let pairs: Vec<Regression> = examples
         .iter()
@@ -425,7 +173,7 @@ fn compare_split(split: Split, examples: &[(usize, &PairedExample)], seed: u64) 
 
 impl Comparison {
     /// Set `exit_reason` and the closing line `verdict` from what the gate found.
-    fn conclude(&mut self) {
+    pub fn conclude(&mut self) {
         self.exit_reason = reason(self);
         self.verdict = format!("exit {}: {}", self.exit, self.exit_reason);
     }
@@ -479,7 +227,7 @@ fn reason(comparison: &Comparison) -> String {
 
 /// The comparison as text: per candidate, one line per split (the split named unless the run
 /// has single calls only), then its largest regressions; the unpaired calls; the verdict.
-fn render(comparison: &Comparison) -> String {
+pub fn render(comparison: &Comparison) -> String {
     let mut out = String::new();
     for c in &comparison.candidates {
         for (split, s) in &c.splits {
@@ -525,7 +273,7 @@ fn render(comparison: &Comparison) -> String {
 /// the files and what `--fail-on-regression` found, then per candidate a table of its numbers
 /// (a row per split) and one of its largest regressions, a note of unpaired calls and the
 /// verdict line.
-fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
+pub fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String {
     let gate = match comparison.fail_on_regression {
         None => "no --fail-on-regression gate".to_string(),
         Some(limit) if comparison.regressed.is_empty() => {

@@ -100,7 +100,7 @@ pub fn append_step_summary(summary: &Summary, reporter: Reporter) {
 }
 
 /// Append `markdown` to the file `GITHUB_STEP_SUMMARY` names, if any (a failure is a warning).
-pub(super) fn append_to_step_summary(markdown: &str, reporter: Reporter) {
+pub fn append_to_step_summary(markdown: &str, reporter: Reporter) {
     let Some(path) = std::env::var_os("GITHUB_STEP_SUMMARY").filter(|path| !path.is_empty()) else {
         return;
     };

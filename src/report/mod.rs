@@ -10,14 +10,14 @@ macro_rules! diag {
     }};
 }
 
-mod compare;
+pub mod compare;
 pub mod fep_text;
 mod gate;
 pub mod html;
 mod interval;
 mod junit;
 mod markdown;
-mod merge;
+pub mod merge;
 mod preflight;
 mod progress;
 mod results_file;
@@ -28,12 +28,10 @@ mod summary;
 mod terminal;
 mod text;
 
-pub use compare::{compare, CompareConfig};
 pub use gate::Gates;
 pub use interval::DEFAULT_SEED;
 pub use junit::Junit;
-pub use markdown::append_step_summary;
-pub use merge::{merge, MergeConfig};
+pub use markdown::{append_step_summary, append_to_step_summary};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::Progress;
 pub use results_file::ResultsFile;

@@ -1,0 +1,91 @@
+//! `evalctl summarize FILE.jsonl` and `evalctl merge A.jsonl B.jsonl ...`: the summary of one or
+//! more results files (a run's `--output`, or the shards of one run), built by the same [`Tally`]
+//! as `run`, so the merge of a run's shards prints the unsharded run's summary. The lines that
+//! count, and the run they belong to, are read by [`read_all`].
+
+use std::path::PathBuf;
+
+use crate::exit::Exit;
+use crate::protocol::ScoreRange;
+use crate::report::merge::{read_all, ReadRun};
+use crate::report::{append_step_summary, print_gate_verdict, print_summary, print_written};
+use crate::report::{Gates, Junit, Reporter};
+use crate::report::{Selection, Tally};
+
+/// What `summarize` and `merge` need.
+#[derive(Debug, Clone)]
+pub struct MergeConfig {
+    /// The results files, in order (`-` = stdin).
+    pub files: Vec<String>,
+    /// The gates the merged summary is judged by.
+    pub gates: Gates,
+    /// Seeds the bootstrap intervals.
+    pub seed: u64,
+    /// `--junit FILE.xml`.
+    pub junit: Option<PathBuf>,
+    /// `--pass-score X`: a call scored below it is a failed JUnit test case, and fails the
+    /// summary.
+    pub pass_score: Option<f64>,
+    /// `--run ID` and `--allow-partial`.
+    pub selection: Selection,
+}
+
+/// Print the summary of the union of `config.files` and return the exit code its gates give.
+pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
+    if let Some(path) = &config.junit {
+        Junit::check_writable(path)?;
+    }
+    let ReadRun { accounted, records } = read_all(&config.files, &config.selection)?;
+    for note in &accounted.notes {
+        reporter.note(format!("note: {note}"));
+    }
+    let run = accounted.run;
+    let mut candidate_ids: Vec<String> = (0..run.candidates)
+        .map(|index| format!("candidate #{index}"))
+        .collect();
+    for record in records.values() {
+        if let Some(slot) = record
+            .candidate_index
+            .and_then(|i| candidate_ids.get_mut(i))
+        {
+            slot.clone_from(&record.candidate_id);
+        }
+    }
+    let mut tally = Tally::new(
+        candidate_ids.clone(),
+        run.splits,
+        config.seed,
+        config.pass_score,
+    );
+    let mut junit = config
+        .junit
+        .as_ref()
+        .map(|_| Junit::new(candidate_ids, config.pass_score));
+    for record in records.values() {
+        tally.add(record);
+        if let Some(junit) = junit.as_mut() {
+            junit.add(record);
+        }
+    }
+    let score_range = if run.score_range == ScoreRange::Any.as_str() {
+        ScoreRange::Any
+    } else {
+        ScoreRange::Unit
+    };
+    let (mut summary, diagnostics) = tally.finish(run.evaluator, score_range, None, false);
+    summary.partial = accounted.partial;
+    let junit_written = match (&junit, &config.junit) {
+        (Some(junit), Some(path)) => junit
+            .write(path, summary.partial.as_ref())
+            .map(Some)
+            .map_err(|error| reporter.diagnose(&error)),
+        _ => Ok(None),
+    };
+    let exit = config.gates.judge(&mut summary, junit_written.is_err());
+    crate::report::print_diagnostics(&diagnostics, summary.calls.total, None, reporter);
+    print_summary(&summary, reporter)?;
+    append_step_summary(&summary, reporter);
+    print_written(&[junit_written.ok().flatten()], reporter);
+    print_gate_verdict(&summary, reporter);
+    Ok(exit)
+}
