@@ -68,7 +68,7 @@ pub fn main_entry() -> std::process::ExitCode {
             .into_config()
             .and_then(|config| commands::merge::merge(&config, reporter)),
         Command::Config(command) => command.execute(reporter),
-        Command::Init => cli::init(reporter),
+        Command::Init => commands::config::init(reporter),
         Command::Report(args) => args.execute(reporter),
         Command::Serve(args) => args.execute(reporter),
         Command::Compare(args) => args

@@ -1,13 +1,13 @@
-//! `evalctl cache stats|clear`: what the evaluator-result cache of `run --cache` holds, and
-//! emptying it.
+//! Flags of `evalctl cache stats|clear`: which cache, found as `run --cache` finds it.
 
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
 
+use crate::commands;
 use crate::exit::Exit;
-use crate::report::{print_stdout, Format, Reporter};
-use crate::store::{default_cache_dir, Cache};
+use crate::report::Reporter;
+use crate::store::default_cache_dir;
 
 /// `evalctl cache ...`
 #[derive(Debug, Subcommand)]
@@ -39,32 +39,9 @@ impl CacheDir {
 impl CacheCommand {
     /// Run the subcommand.
     pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
-        let document = match self {
-            CacheCommand::Stats(dir) => {
-                let stats = Cache::stats(&dir.resolve()?)?;
-                match reporter.format {
-                    Format::Json => serde_json::to_string_pretty(&stats)? + "\n",
-                    Format::Text => format!(
-                        "cache: {}\nentries: {}\nsize: {} bytes\n",
-                        stats.path.display(),
-                        stats.entries,
-                        stats.bytes
-                    ),
-                }
-            }
-            CacheCommand::Clear(dir) => {
-                let dir = dir.resolve()?;
-                let removed = Cache::clear(&dir)?;
-                match reporter.format {
-                    Format::Json => {
-                        serde_json::to_string_pretty(&serde_json::json!({"removed": removed}))?
-                            + "\n"
-                    }
-                    Format::Text => format!("removed {removed} cached results\n"),
-                }
-            }
-        };
-        print_stdout(&document)?;
-        Ok(Exit::Success)
+        match self {
+            CacheCommand::Stats(dir) => commands::cache::stats(&dir.resolve()?, reporter),
+            CacheCommand::Clear(dir) => commands::cache::clear(&dir.resolve()?, reporter),
+        }
     }
 }

@@ -1,22 +1,22 @@
 //! The project file on the command line: each `evalctl.toml` value becomes its flag's default
 //! (checked by the flag's own parser, a problem reported at the file's line), each flag of the
 //! binding table reads `EVALCTL_<FLAG>`, and clap's `value_source` says where every value came
-//! from. Also `evalctl config show` and `evalctl init`.
+//! from. Also the flags of `evalctl config show`, resolved into the settings it shows.
 
 use std::ffi::OsString;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 
 use clap::error::{ContextKind, ContextValue};
 use clap::parser::ValueSource;
 use clap::{ArgMatches, Args, CommandFactory, Subcommand};
 
+use crate::commands;
 use crate::config::bindings::{self, Binding, Kind, ALTERNATIVES};
-use crate::config::file::{self, Choice, ConfigFile, Untrusted, FILE_NAME, STARTER};
+use crate::config::file::{self, Choice, ConfigFile, Untrusted};
 use crate::config::show::{self, Origin, Setting, Shown};
 use crate::error::{bad_flag, invalid, Problem};
 use crate::exit::Exit;
-use crate::report::{print_stdout, Format, Reporter};
+use crate::report::Reporter;
 
 /// `--config FILE` and `--no-config`, on every command that reads `evalctl.toml`.
 #[derive(Debug, Clone, Args)]
@@ -435,55 +435,12 @@ impl ConfigCommand {
                 return Err(bad_flag("config show", super::clap_reason(&error)))
             }
         };
-        if let Some(untrusted) = &resolved.untrusted {
-            reporter.warning(untrusted);
-        }
         let shown = Shown {
             config_file: resolved.file.as_ref().map(|file| file.display.clone()),
             command: resolved.path.join(" "),
             settings: settings(&resolved),
         };
-        print_stdout(&match reporter.format {
-            Format::Json => format!("{}\n", serde_json::to_string_pretty(&shown)?),
-            Format::Text => show::text(&shown),
-        })?;
-        Ok(Exit::Success)
-    }
-}
-
-/// `evalctl init`: write a commented starter `evalctl.toml` in the working directory; an existing
-/// one is never overwritten. Only its owner may write it, as discovery requires.
-pub fn init(reporter: Reporter) -> anyhow::Result<Exit> {
-    let written = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o644)
-        .open(FILE_NAME)
-        .and_then(|mut created| std::io::Write::write_all(&mut created, STARTER.as_bytes()));
-    match written {
-        Ok(()) => {
-            reporter.note(format!(
-                "wrote {FILE_NAME}: uncomment an evaluator, then `evalctl config show`"
-            ));
-            if reporter.format == Format::Json {
-                print_stdout(&format!(
-                    "{}\n",
-                    serde_json::json!({"ok": true, "written": FILE_NAME})
-                ))?;
-            }
-            Ok(Exit::Success)
-        }
-        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Err(bad_flag(
-            FILE_NAME,
-            "already exists; evalctl init never overwrites it (edit it, or remove it first)",
-        )),
-        Err(err) => Err(bad_flag(
-            FILE_NAME,
-            format!(
-                "cannot write: {}",
-                crate::text::strip_os_error(&err.to_string())
-            ),
-        )),
+        commands::config::show(&shown, resolved.untrusted.as_ref(), reporter)
     }
 }
 

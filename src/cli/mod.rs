@@ -23,7 +23,7 @@ use crate::exit::Exit;
 use crate::report::{ColorWhen, Format, Reporter};
 
 pub use cache::CacheCommand;
-pub use config::{init, ConfigCommand};
+pub use config::ConfigCommand;
 pub use fep::FepCommand;
 pub use report::ReportArgs;
 pub use results::{CompareArgs, MergeArgs};

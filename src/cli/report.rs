@@ -4,10 +4,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::error::Fatal;
+use crate::commands;
 use crate::exit::Exit;
-use crate::input::Source;
-use crate::report::html;
 use crate::report::Reporter;
 
 /// `evalctl report RESULTS.jsonl [MORE.jsonl ...] -o report.html`
@@ -35,23 +33,12 @@ pub struct ReportArgs {
 impl ReportArgs {
     /// Read every file, write the report, and say what it holds.
     pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
-        let files: Vec<Source> = self.files.iter().map(|f| Source::from_arg(f)).collect();
-        // Every problem with the inputs and the output is reported together.
-        let report = match (
-            html::load_results(&files, &self.runs.selection()),
-            html::check_writable(&self.output, "--output"),
-        ) {
-            (Ok(report), Ok(())) => report,
-            (report, writable) => {
-                return Err(Fatal::merge(
-                    [report.err(), writable.err()].into_iter().flatten(),
-                ))
-            }
-        };
-        let title = self
-            .title
-            .unwrap_or_else(|| format!("evalctl report: {}", self.files.join(", ")));
-        html::write_report(&report, &title, &self.output, self.files.len(), reporter)?;
-        Ok(Exit::Success)
+        commands::report::report(
+            &self.files,
+            &self.output,
+            self.title,
+            &self.runs.selection(),
+            reporter,
+        )
     }
 }

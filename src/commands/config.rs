@@ -1,0 +1,63 @@
+//! `evalctl config show` (print the resolved settings of a command and where each came from) and
+//! `evalctl init` (write a starter `evalctl.toml`).
+
+use std::os::unix::fs::OpenOptionsExt;
+
+use crate::config::file::{Untrusted, FILE_NAME, STARTER};
+use crate::config::show::{self, Shown};
+use crate::error::bad_flag;
+use crate::exit::Exit;
+use crate::report::{print_stdout, Format, Reporter};
+
+/// `evalctl config show`: warn about a file discovery found and did not use, then print the
+/// settings `shown`.
+pub fn show(
+    shown: &Shown,
+    untrusted: Option<&Untrusted>,
+    reporter: Reporter,
+) -> anyhow::Result<Exit> {
+    if let Some(untrusted) = untrusted {
+        reporter.warning(untrusted);
+    }
+    print_stdout(&match reporter.format {
+        Format::Json => format!("{}\n", serde_json::to_string_pretty(&shown)?),
+        Format::Text => show::text(shown),
+    })?;
+    Ok(Exit::Success)
+}
+
+/// `evalctl init`: write a commented starter `evalctl.toml` in the working directory; an existing
+/// one is never overwritten. Only its owner may write it, as discovery requires.
+pub fn init(reporter: Reporter) -> anyhow::Result<Exit> {
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o644)
+        .open(FILE_NAME)
+        .and_then(|mut created| std::io::Write::write_all(&mut created, STARTER.as_bytes()));
+    match written {
+        Ok(()) => {
+            reporter.note(format!(
+                "wrote {FILE_NAME}: uncomment an evaluator, then `evalctl config show`"
+            ));
+            if reporter.format == Format::Json {
+                print_stdout(&format!(
+                    "{}\n",
+                    serde_json::json!({"ok": true, "written": FILE_NAME})
+                ))?;
+            }
+            Ok(Exit::Success)
+        }
+        Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => Err(bad_flag(
+            FILE_NAME,
+            "already exists; evalctl init never overwrites it (edit it, or remove it first)",
+        )),
+        Err(err) => Err(bad_flag(
+            FILE_NAME,
+            format!(
+                "cannot write: {}",
+                crate::text::strip_os_error(&err.to_string())
+            ),
+        )),
+    }
+}

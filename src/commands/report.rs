@@ -1,0 +1,37 @@
+//! `evalctl report RESULTS.jsonl [MORE.jsonl ...] -o report.html`: read every results file,
+//! write one self-contained HTML file, and say what it holds.
+
+use std::path::Path;
+
+use crate::error::Fatal;
+use crate::exit::Exit;
+use crate::input::Source;
+use crate::report::html;
+use crate::report::{Reporter, Selection};
+
+/// Read every file of `files` (the runs `selection` picks), write the report titled `title` (by
+/// default, the files' names) to `output`, and say what it holds.
+pub fn report(
+    files: &[String],
+    output: &Path,
+    title: Option<String>,
+    selection: &Selection,
+    reporter: Reporter,
+) -> anyhow::Result<Exit> {
+    let sources: Vec<Source> = files.iter().map(|f| Source::from_arg(f)).collect();
+    // Every problem with the inputs and the output is reported together.
+    let report = match (
+        html::load_results(&sources, selection),
+        html::check_writable(output, "--output"),
+    ) {
+        (Ok(report), Ok(())) => report,
+        (report, writable) => {
+            return Err(Fatal::merge(
+                [report.err(), writable.err()].into_iter().flatten(),
+            ))
+        }
+    };
+    let title = title.unwrap_or_else(|| format!("evalctl report: {}", files.join(", ")));
+    html::write_report(&report, &title, output, files.len(), reporter)?;
+    Ok(Exit::Success)
+}
