@@ -2,12 +2,21 @@
 //! payloads, dispatches them to command, HTTP, LLM-judge or built-in evaluators, validates every
 //! score with one shared validator, and reports per-call results and aggregates.
 //!
-//! Data flows one way: `input` → `runner` (plan, preflight, dispatch) → `evaluator` adapters →
+//! The layers, top down: [`main_entry`] hands the command line to `cli` (clap definitions, resolved
+//! once, with `config`'s `evalctl.toml`, into typed configs), which hands each command to its file
+//! in `commands` (wire input → domain → output, pick the exit code). Below the commands: `tasks`;
+//! `server` (REST and gRPC over the `fep` engine); `report` (every stdout document, results file
+//! and stderr diagnostic); `runner` (plan, preflight, dispatch, journal); the `evaluator` adapters;
+//! the vocabularies `evaluation_spec` and `checks`; then `llm`, `metrics` and the foundation
+//! (`input`, `protocol`, `store`, `sandbox`, `error`, `secrets`). Only `cli` and the entry point
+//! import a command, and no imports form a circle; two still run upward: `store` keys its cache
+//! with `runner::key`, and the live spec judges use the judge's prompt and reply helpers in
+//! `evaluator`. For `run`, data flows one way: `input` → `runner` → `evaluator` adapters →
 //! `protocol` (payload, score validation) → `report` (results file, summary).
 //!
 //! The binary's entry point is [`main_entry`]. Modules are private, so the compiler reports any
-//! code nothing uses; `metrics`, `tasks` and `evaluation_spec` are public for the golden-file, fixture and
-//! conformance tests. Only `report` prints: the print lints below enforce it.
+//! code nothing uses; `metrics`, `tasks` and `evaluation_spec` are public for the golden-file,
+//! fixture and conformance tests. Only `report` prints: the print lints below enforce it.
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
