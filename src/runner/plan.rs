@@ -3,8 +3,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::key::{CallKey, KeyContext};
+use super::key::KeyContext;
 use crate::input::{Inputs, Record};
+use crate::store::CallKey;
 
 /// Which examples a call belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]

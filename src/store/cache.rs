@@ -17,8 +17,8 @@ use rusqlite::{params, Connection, OptionalExtension};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
+use super::CallKey;
 use crate::error::Fatal;
-use crate::runner::key::CallKey;
 
 /// The database file inside the cache directory.
 const DATABASE: &str = "results.sqlite3";

@@ -1,8 +1,11 @@
-//! What evalctl keeps between runs: the evaluator-result cache (`run --cache`, `evalctl cache`).
+//! What evalctl keeps between runs: the evaluator-result cache (`run --cache`, `evalctl cache`),
+//! and the key of a call its results are kept under.
 
 mod cache;
+mod key;
 
 pub use cache::{Cache, CachedCompletion, CachedResult, Table};
+pub use key::CallKey;
 
 use std::path::PathBuf;
 

@@ -15,8 +15,9 @@ use crate::error::{invalid, Problem};
 use crate::input::Source;
 use crate::llm::{Api, Usage};
 use crate::runner::journal::repair_torn_tail;
-use crate::runner::key::{add_command_identity, CallKey, Fields};
+use crate::runner::key::{add_command_identity, Fields};
 use crate::runner::resume::Resumed;
+use crate::store::CallKey;
 use crate::tasks::score::read_outputs_with;
 
 /// The key of each prompt's completion by `model` under `sampling`, in order. A model command

@@ -23,8 +23,7 @@ use crate::llm::{Completion, Usage};
 use crate::protocol::with_retries;
 use crate::protocol::CallError;
 use crate::report::{Format, Reporter};
-use crate::runner::key::CallKey;
-use crate::store::{Cache, CachedCompletion};
+use crate::store::{Cache, CachedCompletion, CallKey};
 use journal::{OutputLine, SavedCompletion};
 use model::{Model, ModelSpec, Sampling};
 
