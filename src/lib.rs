@@ -7,12 +7,12 @@
 //! in `commands` (wire input → domain → output, pick the exit code). Below the commands: `tasks`;
 //! `server` (REST and gRPC over the `fep` engine); `report` (every stdout document, results file
 //! and stderr diagnostic); `runner` (plan, preflight, dispatch, journal); the `evaluator` adapters;
-//! the vocabularies `evaluation_spec` and `checks`; then `llm`, `metrics` and the foundation
-//! (`input`, `protocol`, `store`, `sandbox`, `error`, `secrets`). Only `cli` and the entry point
-//! import a command, and no imports form a circle; two still run upward: `store` keys its cache
-//! with `runner::key`, and the live spec judges use the judge's prompt and reply helpers in
-//! `evaluator`. For `run`, data flows one way: `input` → `runner` → `evaluator` adapters →
-//! `protocol` (payload, score validation) → `report` (results file, summary).
+//! the vocabulary `evaluation_spec`; `judging` (the rubric, prompt fence and reply reader that the
+//! run's judge and the live spec judges share); the vocabulary `checks`; then `llm`, `metrics` and
+//! the foundation (`input`, `protocol`, `store`, `sandbox`, `error`, `secrets`). Each imports only
+//! layers below it: only `cli` and the entry point import a command, and no imports form a circle.
+//! For `run`, data flows one way: `input` → `runner` → `evaluator` adapters → `protocol` (payload,
+//! score validation) → `report` (results file, summary).
 //!
 //! The binary's entry point is [`main_entry`]. Modules are private, so the compiler reports any
 //! code nothing uses; `metrics`, `tasks` and `evaluation_spec` are public for the golden-file,
@@ -32,6 +32,7 @@ mod exit;
 mod fep;
 mod input;
 mod interrupt;
+mod judging;
 mod llm;
 pub mod metrics;
 mod owner_only;

@@ -17,7 +17,6 @@ use tokio::sync::{mpsc, Semaphore};
 use tokio::task::JoinSet;
 
 use super::command::{CommandEvaluator, CommandSpec};
-use super::judge::reply::top_level_objects;
 use crate::checks::extended::{
     judge_instructions, judge_results, similarity_results, KeySource, ProviderSettings, Spec,
 };
@@ -32,6 +31,7 @@ use crate::evaluation_spec::validators::{
     Verdict, VALIDATOR_TYPES,
 };
 use crate::input::strict;
+use crate::judging::reply::top_level_objects;
 use crate::llm::reply::{embeddings, message_content};
 use crate::llm::{Body, Client, Connection, Endpoint, EndpointFlags};
 use crate::protocol::with_retries;

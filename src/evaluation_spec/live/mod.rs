@@ -27,7 +27,7 @@ use crate::error::bad_flag;
 use crate::evaluation_spec::evidence::{Evidence, Resolved, RunRecord};
 use crate::evaluation_spec::judges::{judge_provider, JudgeResult};
 use crate::evaluation_spec::model::{JudgeDecl, PricingRow, SpecDefinition};
-use crate::evaluator::judge::reply::read_response;
+use crate::judging::reply::read_response;
 use crate::llm::{Body, Client, Connection, Endpoint};
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind};

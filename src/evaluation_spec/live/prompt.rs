@@ -4,7 +4,7 @@
 //! clauses at the end.
 
 use super::aggregate::Mode;
-use crate::evaluator::judge::prompt::fenced;
+use crate::judging::fenced;
 
 /// What one judge call shows the judge, already resolved.
 pub struct Shown<'a> {

@@ -3,13 +3,11 @@
 //! reply and always clamped to [0, 1], whatever `--score-range` says.
 //!
 //! The LLM client ([`crate::llm`]) resolves where to send and with which key and sends the
-//! request; `rubric` reads `--rubric`, `prompt` writes the messages, `reply` reads the judge's
-//! answer. The API key never leaves the `Authorization` header: every message and side-info
+//! request; [`crate::judging`] reads `--rubric` and the judge's answer, `prompt` writes the
+//! messages. The API key never leaves the `Authorization` header: every message and side-info
 //! string is scrubbed of it before it leaves this module.
 
 pub(crate) mod prompt;
-pub(crate) mod reply;
-mod rubric;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -20,10 +18,11 @@ use serde_json::json;
 
 use super::{Call, Evaluator};
 use crate::error::bad_flag;
+use crate::judging::reply;
+use crate::judging::rubric::Rubric;
 use crate::llm::{endpoint, Api, Body, Client, Connection, Endpoint};
 use crate::protocol::Attempt;
 use crate::transport::display_url;
-use rubric::Rubric;
 
 /// `--judge-model` and its companion flags.
 #[derive(Debug, Clone)]

@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use super::rubric::Rubric;
 use super::Call;
+use crate::judging::fenced;
+use crate::judging::rubric::Rubric;
 
 /// The system message: what to return, and nothing else.
 pub fn system_message(rubric: Option<&Rubric>) -> String {
@@ -95,18 +96,11 @@ pub fn user_message(objective: &str, rubric: Option<&Rubric>, call: &Call<'_>) -
     message
 }
 
-/// `text` in a code fence longer than any backtick run inside it, so it cannot close early.
-pub(crate) fn fenced(text: &str, info: &str) -> String {
-    let longest_run = text.split(|ch| ch != '`').map(str::len).max().unwrap_or(0);
-    let fence = "`".repeat(longest_run.max(2) + 1);
-    format!("{fence}{info}\n{text}\n{fence}")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::evaluator::judge::rubric::Rubric;
     use crate::input::Record;
+    use crate::judging::rubric::Rubric;
     use serde_json::json;
 
     fn call<'a>(candidate: &'a str, example: Option<&'a Record>) -> Call<'a> {
@@ -115,12 +109,6 @@ mod tests {
             task_model: Some("openai/gpt-4o-mini"),
             example,
         }
-    }
-
-    #[test]
-    fn fences_outgrow_the_candidate() {
-        assert_eq!(fenced("a", "text"), "```text\na\n```");
-        assert_eq!(fenced("x ```` y", "text"), "`````text\nx ```` y\n`````");
     }
 
     #[test]
