@@ -31,7 +31,7 @@ use crate::report::{print_document, print_resumed, Format, Reporter, ResultsFile
 use crate::runner::key::CallKey;
 use crate::store::{Cache, CachedCompletion, Table};
 use journal::{completion_keys, OutputLine, SavedCompletion};
-use model::{Model, ModelSpec, Sampling};
+use model::{Model, ModelSpec, Prompt, Sampling, MODEL_FLAGS};
 
 /// `evalctl tasks run`.
 #[derive(Debug, Clone)]
@@ -125,7 +125,12 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         .flatten()
         .map(|path| ResultsFile::check_writable(path))
         .find_map(Result::err);
-    let model = Model::build(&config.model, config.timeout, config.concurrency);
+    let model = Model::build(
+        &config.model,
+        MODEL_FLAGS,
+        config.timeout,
+        config.concurrency,
+    );
     let (mut file, model) = match (file, writable, model) {
         (Ok(file), None, Ok(model)) => (file, model),
         (file, writable, model) => {
@@ -389,11 +394,14 @@ async fn complete(work: &Work, index: usize, sampling: &Sampling, retries: u32) 
         };
     }
     let task = &work.tasks[index];
-    let (completion, attempts) = with_retries(retries, || {
-        work.model
-            .complete(&task.task_id, &work.prompts[index], sampling)
-    })
-    .await;
+    let text = &work.prompts[index];
+    let prompt = Prompt {
+        text,
+        messages: None,
+        command_input: serde_json::json!({"task_id": task.task_id, "prompt": text, "sampling": sampling}),
+    };
+    let (completion, attempts) =
+        with_retries(retries, || work.model.complete(&prompt, sampling)).await;
     let completion = completion.map_err(|attempt| match attempt.score {
         Err(error) => error,
         Ok(_) => CallError::new(crate::protocol::ErrorKind::InvalidOutput, "no completion"),
