@@ -19,6 +19,7 @@ mod error;
 mod evaluator;
 mod exit;
 mod fep;
+mod generate;
 mod input;
 mod interrupt;
 mod llm;

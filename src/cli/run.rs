@@ -151,9 +151,13 @@ pub struct RunArgs {
     pub valset: Option<PathBuf>,
 
     /// The model under optimisation, as metadata: payload key task_model and env var
-    /// OPTIMIZE_ANYTHING_TASK_MODEL for command evaluators.
+    /// OPTIMIZE_ANYTHING_TASK_MODEL for command evaluators. With --generate, a model that
+    /// answers each prompt (repeatable).
     #[arg(help_heading = INPUTS, long, value_name = "PROVIDER/MODEL")]
-    pub task_model: Option<String>,
+    pub task_model: Vec<String>,
+
+    #[command(flatten)]
+    pub generate: super::generate::GenerateArgs,
 
     /// Which scores are valid: unit = finite number in [0, 1]; any = any finite number.
     #[arg(help_heading = EVAL, long, value_enum, default_value_t = ScoreRangeArg::Unit)]
@@ -422,12 +426,24 @@ impl RunArgs {
             other => other,
         };
 
+        let generate = self.generate.into_spec(&self.task_model)?;
+        if generate.is_some() && self.dataset.is_none() {
+            return Err(bad_flag(
+                "--generate",
+                "needs a dataset: each candidate is rendered for each example (pass --dataset \
+                 FILE.jsonl, or set run.dataset in evalctl.toml)",
+            ));
+        }
         Ok(RunConfig {
             candidates,
             evaluator,
             dataset: self.dataset,
             valset: self.valset,
-            task_model: self.task_model,
+            task_model: match generate {
+                Some(_) => None,
+                None => self.task_model.into_iter().next(),
+            },
+            generate,
             score_range,
             exec: ExecConfig {
                 concurrency: self.concurrency as usize,

@@ -51,6 +51,15 @@ pub struct CallRecord {
     /// The result came from the cache (`--cache`): no evaluator call was made.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// `run --generate`: the task model that answered (`PROVIDER/MODEL` or `command 'CMD'`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_model: Option<String>,
+    /// `run --generate`: the task model's answer, which the evaluator scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// `run --generate`: the task model's call (tokens, wall time, attempts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<GenerationInfo>,
     /// The run's evaluator, score range, splits and candidate count, so results files alone
     /// rebuild its summary (`summarize`, `merge`); absent in lines of older evalctl versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,6 +68,20 @@ pub struct CallRecord {
     /// read back gets them).
     #[serde(skip)]
     pub errored_checks: Vec<String>,
+}
+
+/// The task model's call behind a call of `run --generate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenerationInfo {
+    /// Tokens the task model reported (zero from a command).
+    pub usage: crate::llm::Usage,
+    /// Wall time of the task model's call, retries included, in milliseconds (0 when cached).
+    pub latency_ms: f64,
+    /// Attempts made (0 when the cache answered).
+    pub attempts: u32,
+    /// The answer came from the cache (`--cache`): the task model was not called.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 impl CallRecord {
