@@ -339,13 +339,16 @@ fn generator(config: &RunConfig, inputs: &Inputs) -> anyhow::Result<Option<Arc<G
         [config.dataset.as_deref(), config.valset.as_deref()],
         config.exec.limit,
     )?;
-    let generator = Generator::build(
+    let mut generator = Generator::build(
         spec,
         config.exec.timeout,
         config.exec.concurrency,
         config.exec.retries,
         config.cache_dir.as_deref(),
     )?;
+    if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
+        generator.recall(path);
+    }
     Ok(Some(Arc::new(generator)))
 }
 

@@ -714,3 +714,58 @@ fn generation_flags_are_checked_before_anything_runs() {
     }
     assert!(!sb.exists("called.log"));
 }
+
+#[test]
+fn the_judge_judges_the_answer_with_the_prompt_beside_it() {
+    let judge = crate::judge_support::FakeJudge::start(Some(crate::judge_support::KEY));
+    let output = crate::judge_support::judge_run(&judge, Some(crate::judge_support::KEY))
+        .args(["--no-config", "--generate", "--dataset", &fixture("qa.jsonl"), "--limit", "1"])
+        .args(["--task-model-command", &format!("sh {}", fixture("model.sh"))])
+        .arg(fixture("prompts/terse.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let received = judge.received();
+    assert_eq!(received.len(), 1);
+    let model = format!("command 'sh {}'", fixture("model.sh"));
+    assert_eq!(
+        received[0].user_message(),
+        format!(
+            "## Objective\nAnswer the user's question correctly and briefly.\n\n## Task model\nThe candidate is the answer the model {model} gave to the prompt below.\n\n## Dataset example\nJudge the candidate on this example:\n```json\n{{\n  \"id\": \"fr\",\n  \"input\": \"capital of France\",\n  \"expected\": \"Paris\"\n}}\n```\n\n## Prompt\nThe prompt the candidate answers:\n```text\nName the city only, nothing else.\nQuestion: what is the capital of France?\n\n```\n\n## Candidate\n```text\nParis\n```\n"
+        )
+    );
+}
+
+#[test]
+fn resume_scores_again_the_answers_a_failed_evaluator_left() {
+    let sb = Sandbox::new();
+    logging_model(&sb);
+    sb.write("terse.txt", std::fs::read(fixture("prompts/terse.txt")).unwrap());
+    sb.write("d.jsonl", std::fs::read(fixture("qa.jsonl")).unwrap());
+    // Fails while `down` exists; then scores 1 when the payload's answer is Paris.
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\n[ -e down ] && { echo down >&2; exit 1; }\ncase \"$p\" in *'\"output\":\"Paris\"'*) printf '{\"score\": 1}' ;; *) printf '{\"score\": 0}' ;; esac\n",
+    );
+    sb.write("down", "");
+    let run = |extra: &[&str]| {
+        sb.evalctl()
+            .args(["run", "--no-config", "--format", "json", "--generate", "--dataset", "d.jsonl"])
+            .args(["--task-model-command", "sh model.sh", "--evaluator-command", "sh eval.sh"])
+            .args(["--skip-preflight", "--retries", "0", "--limit", "1", "--output", "results.jsonl"])
+            .args(extra)
+            .arg("terse.txt")
+            .output()
+            .unwrap()
+    };
+    assert_eq!(code(&run(&[])), 1);
+    assert_eq!(sb.lines("requests.log").len(), 1);
+    std::fs::remove_file(sb.join("down")).unwrap();
+    let resumed = run(&["--resume"]);
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(sb.lines("requests.log").len(), 1, "the answer was generated again");
+    let lines = sb.jsonl("results.jsonl");
+    assert_eq!(lines.len(), 2);
+    assert_eq!((&lines[1]["output"], &lines[1]["score"]), (&json!("Paris"), &json!(1.0)));
+    assert_eq!(lines[1]["generation"], lines[0]["generation"]);
+}

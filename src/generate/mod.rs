@@ -11,15 +11,18 @@
 pub mod messages;
 pub mod template;
 
+use std::collections::HashMap;
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use async_trait::async_trait;
 use serde_json::json;
 
 use crate::error::Fatal;
-use crate::input::{Candidate, Record};
+use crate::input::{Candidate, Record, Source};
 use crate::llm::{Completion, EndpointFlags, Usage};
 use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
+use crate::runner::journal::JournalReader;
 use crate::runner::key::CallKey;
 use crate::runner::{Generate, Generated, GenerationInfo};
 use crate::store::{Cache, CachedCompletion};
@@ -59,6 +62,9 @@ pub struct Generator {
     retries: u32,
     /// `--cache`: answers a prompt the same model was already given under the same sampling.
     cache: Option<Cache>,
+    /// `--resume`: the answers the results file holds for calls made again (the evaluator
+    /// failed on them), by call key: they are scored again, not generated again.
+    recorded: HashMap<CallKey, (String, GenerationInfo)>,
 }
 
 impl Generator {
@@ -88,7 +94,26 @@ impl Generator {
             sampling: spec.sampling.clone(),
             retries,
             cache: cache_dir.map(Cache::open).transpose()?,
+            recorded: HashMap::new(),
         })
+    }
+
+    /// Take the answers of the results file at `path` (`--resume`): a call made again scores
+    /// the answer recorded for it. Lines that cannot be read are left to the resume itself,
+    /// which reports them.
+    pub fn recall(&mut self, path: &Path) {
+        let Ok(lines) = JournalReader::open(&Source::File(path.to_path_buf())) else {
+            return;
+        };
+        // Only a failed call is made again (a successful one is done).
+        for line in lines.flatten().filter(|line| line.record.error.is_some()) {
+            let record = line.record;
+            let key = record.key.as_deref().and_then(CallKey::parse);
+            if let (Some(key), Some(output), Some(info)) = (key, record.output, record.generation)
+            {
+                self.recorded.insert(key, (output, info));
+            }
+        }
     }
 
     /// Each task model's identity (with the sampling), in order: what joins the call keys.
@@ -248,6 +273,7 @@ impl Generate for Generator {
         candidate: &Candidate,
         example: Option<&Record>,
         repeat: Option<u32>,
+        key: &CallKey,
     ) -> Generated {
         let not_called = GenerationInfo {
             usage: Usage::default(),
@@ -269,6 +295,13 @@ impl Generate for Generator {
                 }
             }
         };
+        if let Some((output, info)) = self.recorded.get(key) {
+            return Generated {
+                prompt: rendered.text,
+                answer: Ok(output.clone()),
+                info: info.clone(),
+            };
+        }
         let model = &self.models[task_model];
         let (completion, info) = self.complete(model, &candidate.id, &rendered, repeat).await;
         Generated {

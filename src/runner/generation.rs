@@ -3,6 +3,7 @@
 
 use async_trait::async_trait;
 
+use super::key::CallKey;
 use super::record::GenerationInfo;
 use crate::input::{Candidate, Record};
 use crate::protocol::CallError;
@@ -14,13 +15,14 @@ pub trait Generate: Send + Sync {
     fn label(&self, index: usize) -> &str;
 
     /// The answer of task model `task_model` to `candidate` rendered for `example` (repeat
-    /// `repeat`), retried like any call.
+    /// `repeat`) in the call keyed `key`, retried like any call.
     async fn answer(
         &self,
         task_model: usize,
         candidate: &Candidate,
         example: Option<&Record>,
         repeat: Option<u32>,
+        key: &CallKey,
     ) -> Generated;
 }
 

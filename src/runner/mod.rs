@@ -184,7 +184,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         (Some(generator), Some(model)) => Some((
             generator.label(model),
             generator
-                .answer(model, candidate, example, planned.repeat)
+                .answer(model, candidate, example, planned.repeat, &planned.key)
                 .await,
         )),
         _ => None,
