@@ -719,8 +719,18 @@ fn generation_flags_are_checked_before_anything_runs() {
 fn the_judge_judges_the_answer_with_the_prompt_beside_it() {
     let judge = crate::judge_support::FakeJudge::start(Some(crate::judge_support::KEY));
     let output = crate::judge_support::judge_run(&judge, Some(crate::judge_support::KEY))
-        .args(["--no-config", "--generate", "--dataset", &fixture("qa.jsonl"), "--limit", "1"])
-        .args(["--task-model-command", &format!("sh {}", fixture("model.sh"))])
+        .args([
+            "--no-config",
+            "--generate",
+            "--dataset",
+            &fixture("qa.jsonl"),
+            "--limit",
+            "1",
+        ])
+        .args([
+            "--task-model-command",
+            &format!("sh {}", fixture("model.sh")),
+        ])
         .arg(fixture("prompts/terse.txt"))
         .output()
         .unwrap();
@@ -740,7 +750,10 @@ fn the_judge_judges_the_answer_with_the_prompt_beside_it() {
 fn resume_scores_again_the_answers_a_failed_evaluator_left() {
     let sb = Sandbox::new();
     logging_model(&sb);
-    sb.write("terse.txt", std::fs::read(fixture("prompts/terse.txt")).unwrap());
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
     sb.write("d.jsonl", std::fs::read(fixture("qa.jsonl")).unwrap());
     // Fails while `down` exists; then scores 1 when the payload's answer is Paris.
     sb.write(
@@ -750,9 +763,30 @@ fn resume_scores_again_the_answers_a_failed_evaluator_left() {
     sb.write("down", "");
     let run = |extra: &[&str]| {
         sb.evalctl()
-            .args(["run", "--no-config", "--format", "json", "--generate", "--dataset", "d.jsonl"])
-            .args(["--task-model-command", "sh model.sh", "--evaluator-command", "sh eval.sh"])
-            .args(["--skip-preflight", "--retries", "0", "--limit", "1", "--output", "results.jsonl"])
+            .args([
+                "run",
+                "--no-config",
+                "--format",
+                "json",
+                "--generate",
+                "--dataset",
+                "d.jsonl",
+            ])
+            .args([
+                "--task-model-command",
+                "sh model.sh",
+                "--evaluator-command",
+                "sh eval.sh",
+            ])
+            .args([
+                "--skip-preflight",
+                "--retries",
+                "0",
+                "--limit",
+                "1",
+                "--output",
+                "results.jsonl",
+            ])
             .args(extra)
             .arg("terse.txt")
             .output()
@@ -763,9 +797,108 @@ fn resume_scores_again_the_answers_a_failed_evaluator_left() {
     std::fs::remove_file(sb.join("down")).unwrap();
     let resumed = run(&["--resume"]);
     assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
-    assert_eq!(sb.lines("requests.log").len(), 1, "the answer was generated again");
+    assert_eq!(
+        sb.lines("requests.log").len(),
+        1,
+        "the answer was generated again"
+    );
     let lines = sb.jsonl("results.jsonl");
     assert_eq!(lines.len(), 2);
-    assert_eq!((&lines[1]["output"], &lines[1]["score"]), (&json!("Paris"), &json!(1.0)));
+    assert_eq!(
+        (&lines[1]["output"], &lines[1]["score"]),
+        (&json!("Paris"), &json!(1.0))
+    );
     assert_eq!(lines[1]["generation"], lines[0]["generation"]);
+}
+
+#[test]
+fn an_evaluation_spec_sees_the_answer_as_final_output() {
+    let sb = Sandbox::new();
+    let spec_fixture = |name: &str| format!("{}/fixtures/spec/{name}", env!("CARGO_MANIFEST_DIR"));
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--generate",
+            "--output",
+            "results.jsonl",
+        ])
+        .args([
+            "--task-model-command",
+            &format!("sh {}", fixture("model.sh")),
+        ])
+        .args([
+            "--spec",
+            &spec_fixture("pack.yaml"),
+            "--dataset",
+            &spec_fixture("dataset.jsonl"),
+        ])
+        .args(["--candidate", "{{inputs.question}}", "-j", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    // The answer names the capital (the `contains` validator passes) but is far from the
+    // reference sentence (the fuzzy match does not).
+    let lines: Vec<Value> = sb
+        .jsonl("results.jsonl")
+        .iter()
+        .map(|line| json!([line["output"], line["side_info"]["validators_not_passed"]]))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            json!(["Paris", ["close_to_reference"]]),
+            json!(["Rome", ["close_to_reference"]])
+        ]
+    );
+}
+
+#[test]
+fn an_example_with_messages_follows_the_system_prompt() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "chat.jsonl",
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Hello!\"}, {\"role\": \"user\", \"content\": \"Capital of Italy?\"}], \"expected\": \"Rome\"}\n",
+    );
+    let output = sb
+        .evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--generate",
+            "--dataset",
+            "chat.jsonl",
+        ])
+        .args(["--checks", &fixture("checks.json"), "--skip-preflight"])
+        .args([
+            "--task-model",
+            "acme/small",
+            "--task-base-url",
+            &server.url("/v1"),
+        ])
+        .args(["--candidate", "Answer with one word."])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        rows(&json_stdout(&output)),
+        vec![json!(["cand-1", "acme/small", 1.0, 1, 0])]
+    );
+    let requests = server.requests();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&requests[0].body).unwrap()["messages"],
+        json!([
+            {"role": "system", "content": "Answer with one word."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello!"},
+            {"role": "user", "content": "Capital of Italy?"}
+        ])
+    );
 }

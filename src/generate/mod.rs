@@ -109,8 +109,7 @@ impl Generator {
         for line in lines.flatten().filter(|line| line.record.error.is_some()) {
             let record = line.record;
             let key = record.key.as_deref().and_then(CallKey::parse);
-            if let (Some(key), Some(output), Some(info)) = (key, record.output, record.generation)
-            {
+            if let (Some(key), Some(output), Some(info)) = (key, record.output, record.generation) {
                 self.recorded.insert(key, (output, info));
             }
         }
