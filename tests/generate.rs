@@ -520,6 +520,10 @@ fn a_failed_generation_is_a_failed_call_naming_the_task_model() {
         .output()
         .unwrap();
     assert_eq!(code(&output), 1);
+    assert_eq!(
+        stderr_text(&output),
+        "failed: terse.txt with command 'sh model.sh' train fr (line 1): exit_status: task model command 'sh model.sh': command exited with code 3; stderr: out of memory\nexit 1: 1 of 1 calls failed\n"
+    );
     let lines = sb.jsonl("results.jsonl");
     assert_eq!(
         lines[0]["error"],

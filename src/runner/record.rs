@@ -101,21 +101,26 @@ impl CallRecord {
     }
 
     /// A short human label: `prompt.txt train q20 (line 4)` by the example's `id`, else by its
-    /// index, `prompt.txt train #3 (line 4)`.
+    /// index, `prompt.txt train #3 (line 4)`; under `run --generate`, `prompt.txt with
+    /// openai/gpt-4o-mini train q20 (line 4)`.
     pub fn call_label(&self) -> String {
+        let candidate = match &self.task_model {
+            Some(model) => format!("{} with {model}", self.candidate_id),
+            None => self.candidate_id.clone(),
+        };
         let split = match self.split {
-            Split::Single => return self.candidate_id.clone(),
+            Split::Single => return candidate,
             Split::Train => "train",
             Split::Val => "val",
         };
         let example = match (&self.example_id, self.example_index) {
             (Some(id), _) => id.clone(),
             (None, Some(index)) => format!("#{index}"),
-            (None, None) => return format!("{} {split}", self.candidate_id),
+            (None, None) => return format!("{candidate} {split}"),
         };
         match self.example_line {
-            Some(line) => format!("{} {split} {example} (line {line})", self.candidate_id),
-            None => format!("{} {split} {example}", self.candidate_id),
+            Some(line) => format!("{candidate} {split} {example} (line {line})"),
+            None => format!("{candidate} {split} {example}"),
         }
     }
 }
