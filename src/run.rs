@@ -17,7 +17,7 @@ use crate::report::{
 use crate::runner::key::{text_digest, KeyContext, RunDigests};
 use crate::runner::preflight::{preflight, Probe};
 use crate::runner::resume::{check_output, resume_from, OutputUse};
-use crate::runner::{self, plan_calls, plan_generation, CallRecord, RunContext};
+use crate::runner::{self, plan_calls, CallRecord, RunContext};
 use crate::store::Table;
 
 /// `evalctl run`.
@@ -36,21 +36,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             let plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
             (keys, plan)
         }
-        Some(generator) => {
-            // Every key joins the task models and sampling, each call's its own model.
-            let identities = generator.identities();
-            let all: Vec<u8> = identities
-                .iter()
-                .flat_map(|id| id.as_bytes().to_vec())
-                .collect();
-            let keys = keys.joined(b'G', &all);
-            let per_model: Vec<KeyContext> = identities
-                .iter()
-                .map(|id| keys.joined(b'M', id.as_bytes()))
-                .collect();
-            let plan = plan_generation(&inputs, config.exec.limit, config.repeat, &per_model);
-            (keys, plan)
-        }
+        Some(generator) => generator.plan(&keys, &inputs, config.exec.limit, config.repeat),
     };
     let plan_calls_total = plan.len();
     if let Some(shard) = config.shard {

@@ -19,12 +19,12 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use crate::error::Fatal;
-use crate::input::{Candidate, Record, Source};
+use crate::input::{Candidate, Inputs, Record, Source};
 use crate::llm::{Completion, EndpointFlags, Usage};
 use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
 use crate::runner::journal::JournalReader;
-use crate::runner::key::CallKey;
-use crate::runner::{Generate, Generated, GenerationInfo};
+use crate::runner::key::{CallKey, KeyContext};
+use crate::runner::{plan_generation, Generate, Generated, GenerationInfo, PlannedCall};
 use crate::store::{Cache, CachedCompletion};
 use crate::tasks::run::journal::{completion_configuration, completion_key};
 use crate::tasks::run::model::{Model, ModelSpec, Prompt, Sampling};
@@ -115,12 +115,29 @@ impl Generator {
         }
     }
 
-    /// Each task model's identity (with the sampling), in order: what joins the call keys.
-    pub fn identities(&self) -> Vec<CallKey> {
-        self.models
+    /// The plan of a run of `inputs` (the first `limit` examples of each split, `repeat` times)
+    /// under `keys`, and the key context of the whole run: every key joins the task models and
+    /// sampling, and each call's key its own task model.
+    pub fn plan(
+        &self,
+        keys: &KeyContext,
+        inputs: &Inputs,
+        limit: Option<usize>,
+        repeat: Option<u32>,
+    ) -> (KeyContext, Vec<PlannedCall>) {
+        let all: Vec<u8> = self
+            .models
             .iter()
-            .map(|model| model.configuration)
-            .collect()
+            .flat_map(|model| model.configuration.as_bytes().to_vec())
+            .collect();
+        let keys = keys.joined(b'G', &all);
+        let per_model: Vec<KeyContext> = self
+            .models
+            .iter()
+            .map(|model| keys.joined(b'M', model.configuration.as_bytes()))
+            .collect();
+        let plan = plan_generation(inputs, limit, repeat, &per_model);
+        (keys, plan)
     }
 
     /// The labels of the task models, in order.
@@ -315,7 +332,7 @@ impl Generate for Generator {
 /// first `limit` of each split; `splits` names each split's file as given): every missing field
 /// is reported at once (exit 2).
 pub fn check_templates(
-    inputs: &crate::input::Inputs,
+    inputs: &Inputs,
     splits: [Option<&std::path::Path>; 2],
     limit: Option<usize>,
 ) -> anyhow::Result<()> {
