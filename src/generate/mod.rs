@@ -75,7 +75,7 @@ impl Generator {
         timeout: Duration,
         concurrency: usize,
         retries: u32,
-        cache_dir: Option<&std::path::Path>,
+        cache_dir: Option<&Path>,
     ) -> anyhow::Result<Generator> {
         let models = spec
             .models
