@@ -906,3 +906,66 @@ fn an_example_with_messages_follows_the_system_prompt() {
         ])
     );
 }
+
+#[test]
+fn an_http_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
+    let evaluator = Server::fixed(Reply::json(r#"{"score": 0.5}"#));
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": \"2+2\"}\n");
+    sb.write("model.sh", "cat >/dev/null\nprintf '4'\n");
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--generate",
+            "--dataset",
+            "d.jsonl",
+        ])
+        .args(["--task-model-command", "sh model.sh", "--skip-preflight"])
+        .args([
+            "--evaluator-url",
+            &evaluator.url("/score"),
+            "--candidate",
+            "What is {{q}}?",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let bodies: Vec<String> = evaluator.requests().iter().map(|r| r.body_text()).collect();
+    assert_eq!(
+        bodies,
+        [
+            r#"{"_protocol_version":2,"candidate":"What is {{q}}?","task_model":"command 'sh model.sh'","example":{"q": "2+2"},"prompt":"What is 2+2?","output":"4"}"#
+        ]
+    );
+}
+
+#[test]
+fn preflight_probes_each_task_model_once_and_scores_nothing() {
+    let sb = problem_sandbox();
+    let output = sb
+        .evalctl()
+        .args([
+            "preflight",
+            "--no-config",
+            "--format",
+            "text",
+            "--generate",
+            "--dataset",
+            "d.jsonl",
+        ])
+        .args([
+            "--task-model-command",
+            "sh model.sh",
+            EVALUATOR[0],
+            EVALUATOR[1],
+            "system.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(sb.lines("called.log"), ["called"]);
+}
