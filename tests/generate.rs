@@ -969,3 +969,37 @@ fn preflight_probes_each_task_model_once_and_scores_nothing() {
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
     assert_eq!(sb.lines("called.log"), ["called"]);
 }
+
+#[test]
+fn shards_of_a_generating_run_merge_into_its_summary() {
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write(
+        "tutor.txt",
+        std::fs::read(fixture("prompts/tutor.txt")).unwrap(),
+    );
+    let model = format!("sh {}", fixture("model.sh"));
+    let run = |extra: &[&str]| {
+        let output = generate(&sb)
+            .args(["--task-model-command", &model, "--skip-preflight"])
+            .args(extra)
+            .args(["terse.txt", "tutor.txt"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        json_stdout(&output)
+    };
+    let whole = run(&[]);
+    run(&["--shard", "0/2", "--output", "a.jsonl"]);
+    run(&["--shard", "1/2", "--output", "b.jsonl"]);
+    let merged = sb
+        .evalctl()
+        .args(["merge", "--format", "json", "a.jsonl", "b.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&merged), 0, "{}", stderr_text(&merged));
+    assert_eq!(json_stdout(&merged)["candidates"], whole["candidates"]);
+}
