@@ -30,6 +30,7 @@ pub mod evaluation_spec;
 mod evaluator;
 mod exit;
 mod fep;
+mod generate;
 mod input;
 mod interrupt;
 mod judging;

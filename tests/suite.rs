@@ -38,6 +38,7 @@ mod fep_schema;
 mod fep_spec_examples;
 mod fep_stream;
 mod fepmc_parallel;
+mod generate;
 mod header_env;
 mod input_bounds;
 mod journal_faults;

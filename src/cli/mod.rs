@@ -8,6 +8,7 @@
 mod cache;
 mod config;
 mod fep;
+mod generate;
 mod report;
 mod results;
 mod run;

@@ -25,7 +25,7 @@ use crate::runner::Shard;
 use super::results::CiArgs;
 use super::values::{
     allowed_endpoints, parse_allowed_check, parse_at_least, parse_between, parse_count,
-    parse_custom_check,
+    parse_custom_check, parse_seconds, MAX_TIMEOUT_SECONDS,
 };
 
 // The sections of `run --help` and `preflight --help`, in the order a run is put together.
@@ -151,9 +151,13 @@ pub struct RunArgs {
     pub valset: Option<PathBuf>,
 
     /// The model under optimisation, as metadata: payload key task_model and env var
-    /// OPTIMIZE_ANYTHING_TASK_MODEL for command evaluators.
+    /// OPTIMIZE_ANYTHING_TASK_MODEL for command evaluators. With --generate, a model that
+    /// answers each prompt (repeatable).
     #[arg(help_heading = INPUTS, long, value_name = "PROVIDER/MODEL")]
-    pub task_model: Option<String>,
+    pub task_model: Vec<String>,
+
+    #[command(flatten)]
+    pub generate: super::generate::GenerateArgs,
 
     /// Which scores are valid: unit = finite number in [0, 1]; any = any finite number.
     #[arg(help_heading = EVAL, long, value_enum, default_value_t = ScoreRangeArg::Unit)]
@@ -271,9 +275,6 @@ pub enum ScoreRangeArg {
     Any,
 }
 
-/// The longest `--timeout` accepted: a day.
-const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
-
 /// A number of seconds of 0 or more (`--heartbeat`).
 fn parse_heartbeat(text: &str) -> Result<Duration, String> {
     text.parse::<f64>()
@@ -294,18 +295,6 @@ fn parse_shard(text: &str) -> Result<Shard, String> {
             "'{text}' is not K/N with 0 <= K < N (shards are numbered from 0: 0/3, 1/3, 2/3)"
         )),
     }
-}
-
-pub(super) fn parse_seconds(text: &str) -> Result<Duration, String> {
-    let seconds: f64 = text
-        .parse()
-        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
-    if !(0.001..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
-        return Err(format!(
-            "'{text}' must be between 0.001 and {MAX_TIMEOUT_SECONDS} seconds"
-        ));
-    }
-    Ok(Duration::from_secs_f64(seconds))
 }
 
 impl RunArgs {
@@ -422,12 +411,24 @@ impl RunArgs {
             other => other,
         };
 
+        let generate = self.generate.into_spec(&self.task_model)?;
+        if generate.is_some() && self.dataset.is_none() {
+            return Err(bad_flag(
+                "--generate",
+                "needs a dataset: each candidate is rendered for each example (pass --dataset \
+                 FILE.jsonl, or set run.dataset in evalctl.toml)",
+            ));
+        }
         Ok(RunConfig {
             candidates,
             evaluator,
             dataset: self.dataset,
             valset: self.valset,
-            task_model: self.task_model,
+            task_model: match generate {
+                Some(_) => None,
+                None => self.task_model.into_iter().next(),
+            },
+            generate,
             score_range,
             exec: ExecConfig {
                 concurrency: self.concurrency as usize,

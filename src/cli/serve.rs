@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
-use super::run::parse_seconds;
+use super::values::parse_seconds;
 use super::values::{allowed_endpoints, parse_at_least, parse_between, parse_custom_check};
 use crate::checks::CustomCheck;
 use crate::commands;

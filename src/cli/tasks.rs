@@ -7,7 +7,7 @@ use std::time::Duration;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 
 use super::config::ConfigArgs;
-use super::run::parse_seconds;
+use super::values::parse_seconds;
 use super::values::{parse_at_least, parse_between, parse_count};
 use crate::commands;
 use crate::error::bad_flag;
@@ -172,6 +172,17 @@ pub enum ApiArg {
     Completions,
 }
 
+/// The words of a model command (`--model-command`, `--task-model-command`): one string split
+/// by shell-word rules; a quoting mistake or an empty command is a usage error naming `flag`.
+pub(super) fn model_command_words(flag: &str, command: &str) -> anyhow::Result<Vec<String>> {
+    let argv = shell_words::split(command)
+        .map_err(|err| bad_flag(flag, format!("{command:?}: cannot split into words: {err}")))?;
+    if argv.first().is_none_or(String::is_empty) {
+        return Err(bad_flag(flag, "is empty"));
+    }
+    Ok(argv)
+}
+
 impl TasksRunArgs {
     /// Resolve the flags into the typed config.
     fn into_config(self) -> anyhow::Result<RunTasksConfig> {
@@ -186,15 +197,7 @@ impl TasksRunArgs {
                 api_key_env: self.api_key_env,
             },
             (None, Some(command)) => {
-                let argv = shell_words::split(&command).map_err(|err| {
-                    bad_flag(
-                        "--model-command",
-                        format!("{command:?}: cannot split into words: {err}"),
-                    )
-                })?;
-                if argv.first().is_none_or(String::is_empty) {
-                    return Err(bad_flag("--model-command", "is empty"));
-                }
+                let argv = model_command_words("--model-command", &command)?;
                 if let Some(dir) = self.model_cwd.as_ref().filter(|dir| !dir.is_dir()) {
                     return Err(bad_flag(
                         "--model-cwd",

@@ -53,3 +53,19 @@ pub fn allowed_endpoints(values: &[String]) -> anyhow::Result<Vec<AllowedEndpoin
         })
         .collect()
 }
+
+/// The longest `--timeout` accepted: a day.
+pub(super) const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// A number of seconds from 0.001 to a day (`--timeout` and the other time limits).
+pub(super) fn parse_seconds(text: &str) -> Result<std::time::Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("'{text}' is not a number of seconds"))?;
+    if !(0.001..=MAX_TIMEOUT_SECONDS).contains(&seconds) {
+        return Err(format!(
+            "'{text}' must be between 0.001 and {MAX_TIMEOUT_SECONDS} seconds"
+        ));
+    }
+    Ok(std::time::Duration::from_secs_f64(seconds))
+}

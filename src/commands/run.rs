@@ -8,6 +8,7 @@ use crate::error::bad_flag;
 use crate::error::Fatal;
 use crate::evaluator::{self, Evaluator};
 use crate::exit::Exit;
+use crate::generate::{check_templates, Generator};
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
 use crate::report::{
@@ -22,6 +23,7 @@ use crate::store::Table;
 /// `evalctl run`.
 pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config, reporter)?;
+    let generator = generator(&config, &inputs)?;
     let inputs = Arc::new(inputs);
     let keys = KeyContext::new(
         &config.evaluator,
@@ -29,7 +31,13 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         config.task_model.as_deref(),
         &config.declared,
     )?;
-    let mut plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
+    let (keys, mut plan) = match &generator {
+        None => {
+            let plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
+            (keys, plan)
+        }
+        Some(generator) => generator.plan(&keys, &inputs, config.exec.limit, config.repeat),
+    };
     let plan_calls_total = plan.len();
     if let Some(shard) = config.shard {
         shard.keep(&mut plan);
@@ -58,6 +66,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         val: inputs.valset.is_some(),
     };
     let mut tally = Tally::new(candidate_ids, splits, config.seed, config.pass_score);
+    if let Some(generator) = &generator {
+        tally = tally.per_task_model(&generator.labels());
+    }
     // `--report` needs every record at the end; without it, memory does not grow with calls.
     let mut report_records = config.report.as_ref().map(|_| Vec::new());
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
@@ -90,6 +101,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         evaluator: Arc::clone(&evaluator),
         inputs: Arc::clone(&inputs),
         task_model: config.task_model.as_deref().map(Arc::from),
+        generator: generator
+            .clone()
+            .map(|generator| generator as Arc<dyn runner::Generate>),
         retries: config.exec.retries,
         cache: config
             .cache_dir
@@ -122,7 +136,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
         // A resumed run with every call done already makes no call: the evaluator is not probed.
         let probe_evaluator = !config.exec.skip_preflight && !plan.is_empty();
-        match probe(&config, &inputs, evaluator.as_ref(), probe_evaluator).await {
+        let models = generator.as_deref();
+        match probe(
+            &config,
+            &inputs,
+            evaluator.as_ref(),
+            probe_evaluator,
+            models,
+        )
+        .await
+        {
             Some(probed) => probed?,
             None => {
                 reporter.warning("interrupted during preflight: no call was made");
@@ -233,9 +256,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
 /// `{"ok": false, "exit", "errors"}` on stdout), so a CI job can parse either outcome.
 pub fn preflight_only(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config, reporter)?;
+    let generator = generator(&config, &inputs)?;
     let probe_evaluator = !config.exec.skip_preflight;
-    let Some(probed) =
-        runner::block_on(probe(&config, &inputs, evaluator.as_ref(), probe_evaluator))?
+    let models = generator.as_deref();
+    let Some(probed) = runner::block_on(probe(
+        &config,
+        &inputs,
+        evaluator.as_ref(),
+        probe_evaluator,
+        models,
+    ))?
     else {
         reporter.stopped(
             "interrupted: preflight stopped before the evaluator answered",
@@ -260,22 +290,52 @@ pub fn preflight_only(config: RunConfig, reporter: Reporter) -> anyhow::Result<E
     Ok(Exit::Success)
 }
 
-/// The preflight of `config` (setup checks, then the probe when `probe_evaluator`), or `None`
-/// when an interruption came first.
+/// The preflight of `config` (setup checks, then the probe when `probe_evaluator`), the task
+/// models' first (`--generate`), or `None` when an interruption came first.
 async fn probe(
     config: &RunConfig,
     inputs: &Inputs,
     evaluator: &dyn Evaluator,
     probe_evaluator: bool,
+    task_models: Option<&Generator>,
 ) -> Option<anyhow::Result<Probe>> {
-    unless_interrupted(preflight(
-        evaluator,
-        config.task_model.as_deref(),
-        inputs.dataset.as_ref().and_then(|records| records.first()),
-        probe_evaluator,
-        config.exec.retries,
-    ))
+    unless_interrupted(async {
+        if let Some(task_models) = task_models {
+            task_models.preflight(probe_evaluator).await?;
+        }
+        preflight(
+            evaluator,
+            config.task_model.as_deref(),
+            inputs.dataset.as_ref().and_then(|records| records.first()),
+            probe_evaluator,
+            config.exec.retries,
+        )
+        .await
+    })
     .await
+}
+
+/// `--generate`: check every candidate renders for every example, then build the task models.
+fn generator(config: &RunConfig, inputs: &Inputs) -> anyhow::Result<Option<Arc<Generator>>> {
+    let Some(spec) = &config.generate else {
+        return Ok(None);
+    };
+    check_templates(
+        inputs,
+        [config.dataset.as_deref(), config.valset.as_deref()],
+        config.exec.limit,
+    )?;
+    let mut generator = Generator::build(
+        spec,
+        config.exec.timeout,
+        config.exec.concurrency,
+        config.exec.retries,
+        config.cache_dir.as_deref(),
+    )?;
+    if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
+        generator.recall(path);
+    }
+    Ok(Some(Arc::new(generator)))
 }
 
 /// Load the inputs, build the evaluator and check `--output` can be written. Problems in all

@@ -12,7 +12,7 @@ use crate::tasks::code_exec::CodeRunner;
 use crate::tasks::render::render_prompt;
 use crate::tasks::report;
 use crate::tasks::run::journal::{self, completion_keys};
-use crate::tasks::run::model::Model;
+use crate::tasks::run::model::{Model, MODEL_FLAGS};
 use crate::tasks::run::{generate, run_report, Generated, Generation, RunSummary, Work};
 use crate::tasks::score::{read_outputs, runs_code, score_all};
 use crate::tasks::validate::{load_tasks, TaskFile};
@@ -121,7 +121,12 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         .flatten()
         .map(|path| ResultsFile::check_writable(path))
         .find_map(Result::err);
-    let model = Model::build(&config.model, config.timeout, config.concurrency);
+    let model = Model::build(
+        &config.model,
+        MODEL_FLAGS,
+        config.timeout,
+        config.concurrency,
+    );
     let (mut file, model) = match (file, writable, model) {
         (Ok(file), None, Ok(model)) => (file, model),
         (file, writable, model) => {

@@ -44,6 +44,8 @@ pub struct RunConfig {
     pub valset: Option<PathBuf>,
     /// `--task-model`: payload metadata and the `OPTIMIZE_ANYTHING_TASK_MODEL` env var.
     pub task_model: Option<String>,
+    /// `--generate`: the task models that answer each candidate rendered per example.
+    pub generate: Option<crate::generate::GenerateSpec>,
     /// `--score-range`: which scores the shared validator accepts.
     pub score_range: ScoreRange,
     /// Concurrency, timeouts, retries, limits.

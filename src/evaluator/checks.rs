@@ -134,6 +134,7 @@ impl Evaluator for ChecksEvaluator {
             candidate: PREFLIGHT_CANDIDATE,
             task_model: None,
             example: Some(example),
+            answer: None,
         };
         let context = Context::new(test_case(&call), json!({ "value": call.candidate }));
         warnings.extend(
@@ -164,7 +165,7 @@ impl Evaluator for ChecksEvaluator {
     }
 
     async fn evaluate(&self, call: &Call<'_>) -> Attempt {
-        let context = Context::new(test_case(call), json!({ "value": call.candidate }));
+        let context = Context::new(test_case(call), json!({ "value": call.scored_text() }));
         let mut answers = match &self.caller {
             Some(caller) => {
                 let calls = self.checks.iter().map(|check| check.call(context.value()));

@@ -44,6 +44,17 @@ pub struct Call<'a> {
     pub task_model: Option<&'a str>,
     /// The dataset or valset record (with its line and exact text), in dataset-backed calls.
     pub example: Option<&'a Record>,
+    /// `run --generate`: the task model's answer, which is what is scored.
+    pub answer: Option<Answer<'a>>,
+}
+
+/// A task model's answer to a candidate rendered for the call's example (`run --generate`).
+#[derive(Debug, Clone, Copy)]
+pub struct Answer<'a> {
+    /// The rendered prompt, as text.
+    pub prompt: &'a str,
+    /// The task model's answer.
+    pub output: &'a str,
 }
 
 impl<'a> Call<'a> {
@@ -53,7 +64,13 @@ impl<'a> Call<'a> {
             self.candidate,
             self.task_model,
             self.example.map(|record| record.text.as_ref()),
+            self.answer.map(|answer| (answer.prompt, answer.output)),
         )
+    }
+
+    /// The text that is scored: the task model's answer under `--generate`, else the candidate.
+    pub fn scored_text(&self) -> &'a str {
+        self.answer.map_or(self.candidate, |answer| answer.output)
     }
 
     /// The example record as a JSON value, in dataset-backed calls.

@@ -173,7 +173,7 @@ fn synthesized_run(call: &Call<'_>) -> Result<RunRecord, String> {
             "type": "system.run.completed",
             "sequence_number": 1,
             "occurred_at": "1970-01-01T00:00:00Z",
-            "payload": {"final_output": call.candidate},
+            "payload": {"final_output": call.scored_text()},
         }],
     });
     serde_json::from_value(run).map_err(|err| format!("cannot build the run record: {err}"))

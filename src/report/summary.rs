@@ -80,6 +80,10 @@ pub struct Aggregate {
 pub struct CandidateSummary {
     /// The candidate's id.
     pub id: String,
+    /// `run --generate`: the task model whose answers were scored (one entry per candidate ×
+    /// task model).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task_model: Option<String>,
     /// The val mean with a valset, else the train mean, else the single score.
     pub score: Option<f64>,
     /// Over dataset examples.
@@ -149,12 +153,13 @@ const FAILURES_SHOWN: usize = 5;
 /// Running totals of a run, updated as each call finishes: the summary and the diagnostics need
 /// nothing else, so memory does not grow with the number of calls.
 pub struct Tally {
-    candidate_ids: Vec<String>,
-    candidate_index: HashMap<String, usize>,
+    /// The rows: each candidate's id, with a task model under `run --generate`.
+    rows: Vec<Row>,
+    row_index: HashMap<Row, usize>,
     splits: Splits,
     /// Seeds the bootstrap intervals.
     seed: u64,
-    /// Per candidate, per split (indexed by [`split_slot`]).
+    /// Per row, per split (indexed by [`split_slot`]).
     sums: Vec<[Running; 3]>,
     calls: Calls,
     usage: Option<Usage>,
@@ -162,11 +167,14 @@ pub struct Tally {
     diagnostics: Diagnostics,
     /// The first failed calls in plan order, keyed by (candidate, split, example).
     first_failures: BTreeMap<(usize, usize, usize), String>,
-    /// Per candidate: calls with a pass verdict, and calls with any verdict.
+    /// Per row: calls with a pass verdict, and calls with any verdict.
     verdicts: Vec<(usize, usize)>,
     /// `--pass-score`, and the calls that scored below it.
     pass_score: Option<(f64, usize)>,
 }
+
+/// A row of the summary: a candidate's id and, under `run --generate`, a task model.
+type Row = (String, Option<String>);
 
 /// What stderr is told after a run: the first failed calls, and the built-in checks that errored.
 #[derive(Debug, Default)]
@@ -209,16 +217,17 @@ impl Tally {
         seed: u64,
         pass_score: Option<f64>,
     ) -> Tally {
-        let candidate_index = candidate_ids
+        let rows: Vec<Row> = candidate_ids.into_iter().map(|id| (id, None)).collect();
+        let row_index = rows
             .iter()
             .enumerate()
-            .map(|(index, id)| (id.clone(), index))
+            .map(|(index, row)| (row.clone(), index))
             .collect();
-        let sums = vec![<[Running; 3]>::default(); candidate_ids.len()];
-        let verdicts = vec![(0, 0); candidate_ids.len()];
+        let sums = vec![<[Running; 3]>::default(); rows.len()];
+        let verdicts = vec![(0, 0); rows.len()];
         Tally {
-            candidate_ids,
-            candidate_index,
+            rows,
+            row_index,
             splits,
             seed,
             sums,
@@ -237,16 +246,49 @@ impl Tally {
         }
     }
 
+    /// One row per candidate × task model (`run --generate`), candidate by candidate, so a
+    /// pair with no finished call still shows.
+    pub fn per_task_model(mut self, task_models: &[String]) -> Tally {
+        let candidates: Vec<String> = self.rows.drain(..).map(|(id, _)| id).collect();
+        self.row_index.clear();
+        self.sums.clear();
+        self.verdicts.clear();
+        for id in candidates {
+            for model in task_models {
+                self.push_row((id.clone(), Some(model.clone())));
+            }
+        }
+        self
+    }
+
+    fn push_row(&mut self, row: Row) -> usize {
+        let index = self.rows.len();
+        self.row_index.insert(row.clone(), index);
+        self.rows.push(row);
+        self.sums.push(<[Running; 3]>::default());
+        self.verdicts.push((0, 0));
+        index
+    }
+
+    /// The row of `record`: a record of a task model the tally has no row for (a results file
+    /// of `run --generate`) gets one.
+    fn row_of(&mut self, record: &CallRecord) -> Option<usize> {
+        let row = (record.candidate_id.clone(), record.task_model.clone());
+        match self.row_index.get(&row) {
+            Some(&index) => Some(index),
+            None if row.1.is_some() => Some(self.push_row(row)),
+            None => None,
+        }
+    }
+
     /// Count one finished call.
     pub fn add(&mut self, record: &CallRecord) {
         self.calls.total += 1;
+        let row = self.row_of(record);
         if let Some(error) = &record.error {
             self.calls.errors += 1;
             let key = (
-                self.candidate_index
-                    .get(&record.candidate_id)
-                    .copied()
-                    .unwrap_or(usize::MAX),
+                row.unwrap_or(usize::MAX),
                 split_slot(record.split),
                 record.example_index.unwrap_or(0),
             );
@@ -285,7 +327,7 @@ impl Tally {
                 .entry(name.clone())
                 .or_default() += 1;
         }
-        if let Some(&index) = self.candidate_index.get(&record.candidate_id) {
+        if let Some(index) = row {
             self.sums[index][split_slot(record.split)].add(
                 record.example_index.unwrap_or(0),
                 record.score,
@@ -308,12 +350,35 @@ impl Tally {
         interrupted: bool,
     ) -> (Summary, Diagnostics) {
         let (splits, seed) = (self.splits, self.seed);
-        let candidates = self
-            .candidate_ids
+        let rows: Vec<_> = self
+            .rows
             .into_iter()
             .zip(self.sums)
             .zip(self.verdicts)
-            .map(|((id, sums), (pass, judged))| {
+            .collect();
+        // Rows a results file of `run --generate` added go beside their candidate's, which is
+        // left out when only its task models' rows have calls.
+        let has_models = |id: &str| {
+            rows.iter()
+                .any(|((row, _), _)| row.0 == id && row.1.is_some())
+        };
+        let first_of = |id: &str| rows.iter().position(|((row, _), _)| row.0 == id);
+        let mut ordered: Vec<(usize, bool)> = rows
+            .iter()
+            .map(|((row, sums), _)| {
+                let shadowed = row.1.is_none()
+                    && sums.iter().all(|running| running.n == 0)
+                    && has_models(&row.0);
+                (first_of(&row.0).unwrap_or(0), !shadowed)
+            })
+            .collect();
+        let mut rows: Vec<_> = ordered.drain(..).zip(rows).collect();
+        rows.retain(|((_, kept), _)| *kept);
+        rows.sort_by_key(|((order, _), _)| *order);
+        let rows = rows.into_iter().map(|(_, row)| row);
+        let candidates = rows
+            .into_iter()
+            .map(|(((id, task_model), sums), (pass, judged))| {
                 let aggregate = |split| sums[split_slot(split)].aggregate(seed);
                 let (train, val, single) = if splits.train {
                     (
@@ -331,6 +396,7 @@ impl Tally {
                     .and_then(|agg| agg.mean);
                 CandidateSummary {
                     id,
+                    task_model,
                     score,
                     train,
                     val,
@@ -492,6 +558,9 @@ mod tests {
             passed: None,
             candidate_digest: None,
             cached: false,
+            task_model: None,
+            output: None,
+            generation: None,
             run: None,
             errored_checks,
         }

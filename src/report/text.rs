@@ -137,12 +137,17 @@ fn number(value: Option<f64>) -> String {
     value.map_or_else(|| "-".to_string(), |value| format!("{value:.4}"))
 }
 
-/// The summary table, header first: one row per candidate (shared by the text and Markdown
-/// summaries).
+/// The summary table, header first: one row per candidate, or per candidate × task model under
+/// `run --generate` (shared by the text and Markdown summaries).
 pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     let has_train = summary.candidates.iter().any(|c| c.train.is_some());
     let has_val = summary.candidates.iter().any(|c| c.val.is_some());
-    let mut header = vec!["candidate".to_string(), "score".to_string()];
+    let has_models = summary.candidates.iter().any(|c| c.task_model.is_some());
+    let mut header = vec!["candidate".to_string()];
+    if has_models {
+        header.push("task model".into());
+    }
+    header.push("score".into());
     if has_train {
         header.push("train mean".into());
         header.push("n / errors".into());
@@ -163,10 +168,11 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
         let scored = [&candidate.val, &candidate.train, &candidate.single]
             .into_iter()
             .find_map(Option::as_ref);
-        let mut row = vec![
-            candidate.id.clone(),
-            scored.map_or_else(|| number(None), mean),
-        ];
+        let mut row = vec![candidate.id.clone()];
+        if has_models {
+            row.push(candidate.task_model.clone().unwrap_or_default());
+        }
+        row.push(scored.map_or_else(|| number(None), mean));
         let mut push = |aggregate: &Option<Aggregate>, with_mean: bool| {
             if let Some(aggregate) = aggregate {
                 if with_mean {

@@ -119,6 +119,17 @@ impl KeyContext {
         })
     }
 
+    /// This context with `identity` (tagged `tag`) joined: no key of it is a key of this one.
+    /// `run --generate` joins the task models and sampling for the run, then each model for its
+    /// calls.
+    pub fn joined(&self, tag: u8, identity: &[u8]) -> KeyContext {
+        let mut fields = Fields::new("evalctl joined key context");
+        fields.add(b'C', &self.configuration).add(tag, identity);
+        KeyContext {
+            configuration: fields.finish(),
+        }
+    }
+
     /// The key of one call: `example` is the example's index in its split and its exact text,
     /// `repeat` the repeat index under `--repeat`.
     pub fn call_key(

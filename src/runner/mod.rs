@@ -4,6 +4,7 @@
 //! keeps what finished.
 
 mod fd_limit;
+mod generation;
 pub mod journal;
 pub mod key;
 mod plan;
@@ -19,11 +20,12 @@ use std::time::{Duration, Instant};
 use tokio::task::JoinSet;
 
 pub use fd_limit::calls_in_flight;
-pub use plan::{plan_calls, PlannedCall, Shard, Split};
-pub use record::{CallRecord, EvaluatorInfo, RunIdentity, RunInfo, Splits};
+pub use generation::{Generate, Generated};
+pub use plan::{plan_calls, plan_generation, PlannedCall, Shard, Split};
+pub use record::{CallRecord, EvaluatorInfo, GenerationInfo, RunIdentity, RunInfo, Splits};
 pub use retry::call_with_retries;
 
-use crate::evaluator::{Call, Evaluator};
+use crate::evaluator::{Answer, Call, Evaluator};
 use crate::input::{Inputs, Record};
 use crate::interrupt::{catch_in_flag, interruption_of_kind, Interruption};
 use crate::protocol::{Attempt, Findings, Retry};
@@ -90,6 +92,8 @@ pub struct RunContext {
     pub inputs: Arc<Inputs>,
     /// `--task-model`.
     pub task_model: Option<Arc<str>>,
+    /// `--generate`: the task models that answer each call before it is scored.
+    pub generator: Option<Arc<dyn Generate>>,
     /// `--retries`.
     pub retries: u32,
     /// `--cache`: answers repeated calls, keeps successful results.
@@ -183,42 +187,52 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
     let example: Option<&Record> = planned
         .example
         .and_then(|index| Some(&inputs.split_records(planned.split)?[index]));
-    let call = Call {
-        candidate: &candidate.text,
-        task_model: context.task_model.as_deref(),
-        example,
+    let generated = match (&context.generator, planned.task_model) {
+        (Some(generator), Some(model)) => Some((
+            generator.label(model),
+            generator
+                .answer(model, candidate, example, planned.repeat, &planned.key)
+                .await,
+        )),
+        _ => None,
     };
-    let started = Instant::now();
-    let hit = context
-        .cache
-        .as_ref()
-        .and_then(|cache| cache.get(&planned.key));
-    let (attempt, attempts, cached) = match hit {
-        Some(hit) => {
-            let findings = Findings {
-                passed: hit.passed,
-                errored_checks: CallRecord::errored_checks_of(&hit.side_info),
-            };
-            let attempt = Attempt {
-                score: Ok(hit.score),
-                side_info: hit.side_info,
-                retry: Retry::Never,
-                findings,
-            };
-            (attempt, 0, true)
+    let answer = match &generated {
+        Some((
+            label,
+            Generated {
+                answer: Err(error), ..
+            },
+        )) => {
+            let mut error = error.clone();
+            error.message = format!("task model {label}: {}", error.message);
+            Err(error)
         }
-        None => {
-            let (attempt, attempts) =
-                call_with_retries(context.evaluator.as_ref(), &call, context.retries).await;
-            if let (Some(cache), Ok(score)) = (&context.cache, &attempt.score) {
-                let result = CachedResult {
-                    score: *score,
-                    side_info: attempt.side_info.clone(),
-                    passed: attempt.findings.passed,
-                };
-                cache.put(&planned.key, result);
-            }
-            (attempt, attempts, false)
+        Some((
+            _,
+            Generated {
+                prompt,
+                answer: Ok(output),
+                ..
+            },
+        )) => Ok(Some(Answer { prompt, output })),
+        None => Ok(None),
+    };
+    // The record's latency is the evaluator's; the task model's call has its own.
+    let started = Instant::now();
+    let task_model = match &generated {
+        Some((label, _)) => Some(*label),
+        None => context.task_model.as_deref(),
+    };
+    let (attempt, attempts, cached) = match answer {
+        Err(error) => (Attempt::failed(error), 0, false),
+        Ok(answer) => {
+            let call = Call {
+                candidate: &candidate.text,
+                task_model,
+                example,
+                answer,
+            };
+            evaluate(&context, &planned, &call).await
         }
     };
     let (score, error) = match attempt.score {
@@ -242,7 +256,53 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         passed: attempt.findings.passed,
         candidate_digest: context.candidate_digests.get(planned.candidate).cloned(),
         cached,
+        task_model: generated.as_ref().map(|(label, _)| label.to_string()),
+        output: generated
+            .as_ref()
+            .and_then(|(_, generated)| generated.answer.as_ref().ok().cloned()),
+        generation: generated.map(|(_, generated)| generated.info),
         run: Some(context.run_info.clone()),
         errored_checks: attempt.findings.errored_checks,
+    }
+}
+
+/// Score `call`: from the cache, else by the evaluator with retries (a score it gave is then
+/// cached). Returns the attempt, the attempts made and whether the cache answered.
+async fn evaluate(
+    context: &RunContext,
+    planned: &PlannedCall,
+    call: &Call<'_>,
+) -> (Attempt, u32, bool) {
+    let hit = context
+        .cache
+        .as_ref()
+        .and_then(|cache| cache.get(&planned.key));
+    match hit {
+        Some(hit) => {
+            let findings = Findings {
+                passed: hit.passed,
+                errored_checks: CallRecord::errored_checks_of(&hit.side_info),
+            };
+            let attempt = Attempt {
+                score: Ok(hit.score),
+                side_info: hit.side_info,
+                retry: Retry::Never,
+                findings,
+            };
+            (attempt, 0, true)
+        }
+        None => {
+            let (attempt, attempts) =
+                call_with_retries(context.evaluator.as_ref(), call, context.retries).await;
+            if let (Some(cache), Ok(score)) = (&context.cache, &attempt.score) {
+                let result = CachedResult {
+                    score: *score,
+                    side_info: attempt.side_info.clone(),
+                    passed: attempt.findings.passed,
+                };
+                cache.put(&planned.key, result);
+            }
+            (attempt, attempts, false)
+        }
     }
 }

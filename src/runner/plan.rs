@@ -30,6 +30,8 @@ pub struct PlannedCall {
     pub example: Option<usize>,
     /// The repeat index under `--repeat` (0-based), else `None`.
     pub repeat: Option<u32>,
+    /// `--generate`: which task model answers before the call is scored, else `None`.
+    pub task_model: Option<usize>,
     /// The call's key (journal, resume, cache).
     pub key: CallKey,
 }
@@ -86,11 +88,37 @@ pub fn plan_calls(
                     split,
                     example,
                     repeat,
+                    task_model: None,
                     key: keys.call_key(&candidate_text.text, split, example_text, repeat),
                 });
             }
         }
     }
+    plan
+}
+
+/// The plan of `run --generate`: [`plan_calls`] once per task model (`keys` has each model's
+/// key context, in order), ordered candidate × task model × example × repeat.
+pub fn plan_generation(
+    inputs: &Inputs,
+    limit: Option<usize>,
+    repeat: Option<u32>,
+    keys: &[KeyContext],
+) -> Vec<PlannedCall> {
+    let mut plan: Vec<PlannedCall> = keys
+        .iter()
+        .enumerate()
+        .flat_map(|(model, keys)| {
+            plan_calls(inputs, limit, repeat, keys)
+                .into_iter()
+                .map(move |call| PlannedCall {
+                    task_model: Some(model),
+                    ..call
+                })
+        })
+        .collect();
+    // Stable: within a candidate, the models keep their order and each its examples'.
+    plan.sort_by_key(|call| call.candidate);
     plan
 }
 

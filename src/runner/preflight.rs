@@ -47,6 +47,7 @@ pub async fn preflight(
         candidate: PREFLIGHT_CANDIDATE,
         task_model,
         example: first_example,
+        answer: None,
     };
     let (attempt, _) = call_with_retries(evaluator, &call, retries).await;
     match attempt.score {

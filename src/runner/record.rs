@@ -51,6 +51,15 @@ pub struct CallRecord {
     /// The result came from the cache (`--cache`): no evaluator call was made.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// `run --generate`: the task model that answered (`PROVIDER/MODEL` or `command 'CMD'`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_model: Option<String>,
+    /// `run --generate`: the task model's answer, which the evaluator scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// `run --generate`: the task model's call (tokens, wall time, attempts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<GenerationInfo>,
     /// The run's evaluator, score range, splits and candidate count, so results files alone
     /// rebuild its summary (`summarize`, `merge`); absent in lines of older evalctl versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -59,6 +68,20 @@ pub struct CallRecord {
     /// read back gets them).
     #[serde(skip)]
     pub errored_checks: Vec<String>,
+}
+
+/// The task model's call behind a call of `run --generate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenerationInfo {
+    /// Tokens the task model reported (zero from a command).
+    pub usage: crate::llm::Usage,
+    /// Wall time of the task model's call, retries included, in milliseconds (0 when cached).
+    pub latency_ms: f64,
+    /// Attempts made (0 when the cache answered).
+    pub attempts: u32,
+    /// The answer came from the cache (`--cache`): the task model was not called.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
 }
 
 impl CallRecord {
@@ -78,21 +101,26 @@ impl CallRecord {
     }
 
     /// A short human label: `prompt.txt train q20 (line 4)` by the example's `id`, else by its
-    /// index, `prompt.txt train #3 (line 4)`.
+    /// index, `prompt.txt train #3 (line 4)`; under `run --generate`, `prompt.txt with
+    /// openai/gpt-4o-mini train q20 (line 4)`.
     pub fn call_label(&self) -> String {
+        let candidate = match &self.task_model {
+            Some(model) => format!("{} with {model}", self.candidate_id),
+            None => self.candidate_id.clone(),
+        };
         let split = match self.split {
-            Split::Single => return self.candidate_id.clone(),
+            Split::Single => return candidate,
             Split::Train => "train",
             Split::Val => "val",
         };
         let example = match (&self.example_id, self.example_index) {
             (Some(id), _) => id.clone(),
             (None, Some(index)) => format!("#{index}"),
-            (None, None) => return format!("{} {split}", self.candidate_id),
+            (None, None) => return format!("{candidate} {split}"),
         };
         match self.example_line {
-            Some(line) => format!("{} {split} {example} (line {line})", self.candidate_id),
-            None => format!("{} {split} {example}", self.candidate_id),
+            Some(line) => format!("{candidate} {split} {example} (line {line})"),
+            None => format!("{candidate} {split} {example}"),
         }
     }
 }

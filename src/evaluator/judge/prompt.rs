@@ -53,10 +53,15 @@ pub fn system_message(rubric: Option<&Rubric>) -> String {
 /// The user message for one call.
 pub fn user_message(objective: &str, rubric: Option<&Rubric>, call: &Call<'_>) -> String {
     let mut message = format!("## Objective\n{}\n", objective.trim());
-    if let Some(model) = call.task_model {
-        message.push_str(&format!(
+    match (call.task_model, call.answer) {
+        (Some(model), Some(_)) => message.push_str(&format!(
+            "\n## Task model\nThe candidate is the answer the model {model} gave to the prompt \
+             below.\n"
+        )),
+        (Some(model), None) => message.push_str(&format!(
             "\n## Task model\nThe candidate is meant to be used with the model {model}.\n"
-        ));
+        )),
+        (None, _) => {}
     }
     if let Some(rubric) = rubric {
         if !rubric.dimensions.is_empty() {
@@ -89,9 +94,15 @@ pub fn user_message(objective: &str, rubric: Option<&Rubric>, call: &Call<'_>) -
             fenced(&example, "json")
         ));
     }
+    if let Some(answer) = call.answer {
+        message.push_str(&format!(
+            "\n## Prompt\nThe prompt the candidate answers:\n{}\n",
+            fenced(answer.prompt, "text")
+        ));
+    }
     message.push_str(&format!(
         "\n## Candidate\n{}\n",
-        fenced(call.candidate, "text")
+        fenced(call.scored_text(), "text")
     ));
     message
 }
@@ -108,6 +119,7 @@ mod tests {
             candidate,
             task_model: Some("openai/gpt-4o-mini"),
             example,
+            answer: None,
         }
     }
 

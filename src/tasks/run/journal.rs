@@ -27,6 +27,16 @@ pub fn completion_keys(
     sampling: &Sampling,
     prompts: &[String],
 ) -> anyhow::Result<Vec<CallKey>> {
+    let configuration = completion_configuration(model, sampling)?;
+    Ok(prompts
+        .iter()
+        .map(|prompt| completion_key(&configuration, prompt.as_bytes()))
+        .collect())
+}
+
+/// What every completion key of `model` under `sampling` shares: the model's identity (its
+/// command script's contents, or its provider, model, API and base URL) and the sampling.
+pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyhow::Result<CallKey> {
     let mut fields = Fields::new("evalctl completion key v1");
     match model {
         ModelSpec::Api {
@@ -53,17 +63,14 @@ pub fn completion_keys(
     for stop in &sampling.stop {
         fields.add(b'S', stop.as_bytes());
     }
-    let configuration = fields.key();
-    Ok(prompts
-        .iter()
-        .map(|prompt| {
-            let mut fields = Fields::new("evalctl completion");
-            fields
-                .add(b'C', configuration.as_bytes())
-                .add(b'P', prompt.as_bytes());
-            fields.key()
-        })
-        .collect())
+    Ok(fields.key())
+}
+
+/// The key of the completion of `prompt` (its exact bytes) under `configuration`.
+pub fn completion_key(configuration: &CallKey, prompt: &[u8]) -> CallKey {
+    let mut fields = Fields::new("evalctl completion");
+    fields.add(b'C', configuration.as_bytes()).add(b'P', prompt);
+    fields.key()
 }
 
 /// A `--save-outputs` line: what `tasks score --outputs` reads (`task_id`, `output`), plus the

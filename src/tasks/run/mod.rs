@@ -25,7 +25,7 @@ use crate::protocol::CallError;
 use crate::report::{Format, Reporter};
 use crate::store::{Cache, CachedCompletion, CallKey};
 use journal::{OutputLine, SavedCompletion};
-use model::{Model, ModelSpec, Sampling};
+use model::{Model, ModelSpec, Prompt, Sampling};
 
 /// `evalctl tasks run`.
 #[derive(Debug, Clone)]
@@ -238,11 +238,14 @@ async fn complete(work: &Work, index: usize, sampling: &Sampling, retries: u32) 
         };
     }
     let task = &work.tasks[index];
-    let (completion, attempts) = with_retries(retries, || {
-        work.model
-            .complete(&task.task_id, &work.prompts[index], sampling)
-    })
-    .await;
+    let text = &work.prompts[index];
+    let prompt = Prompt {
+        text,
+        messages: None,
+        command_input: serde_json::json!({"task_id": task.task_id, "prompt": text, "sampling": sampling}),
+    };
+    let (completion, attempts) =
+        with_retries(retries, || work.model.complete(&prompt, sampling)).await;
     let completion = completion.map_err(|attempt| match attempt.score {
         Err(error) => error,
         Ok(_) => CallError::new(crate::protocol::ErrorKind::InvalidOutput, "no completion"),

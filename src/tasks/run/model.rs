@@ -1,13 +1,14 @@
-//! The model `tasks run` generates with: an OpenAI-compatible API through the one LLM client
-//! (its key, base-URL, retry and redaction rules; chat completions, or legacy completions for
-//! base models), or a command that reads the rendered prompt as JSON on stdin and prints the
-//! completion on stdout (the command evaluator's child handling: timeout, process group).
+//! The model `tasks run` (and `run --generate`) generates with: an OpenAI-compatible API through
+//! the one LLM client (its key, base-URL, retry and redaction rules; chat completions, or legacy
+//! completions for base models), or a command that reads the rendered prompt as JSON on stdin and
+//! prints the completion on stdout (the command evaluator's child handling: timeout, process
+//! group).
 
 use std::time::Duration;
 
 use reqwest::Url;
 use serde::Serialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::evaluator::command::{CommandEvaluator, CommandSpec};
 use crate::evaluator::Evaluator;
@@ -17,7 +18,7 @@ use crate::protocol::{Attempt, CallError, ErrorKind};
 use crate::transport::display_url;
 
 /// `tasks run`'s flags, as endpoint messages name them.
-const MODEL_FLAGS: EndpointFlags = EndpointFlags {
+pub const MODEL_FLAGS: EndpointFlags = EndpointFlags {
     model: "--model",
     base_url: "--base-url",
     api_key_env: "--api-key-env",
@@ -54,6 +55,16 @@ pub struct Sampling {
     pub stop: Vec<String>,
 }
 
+/// What the model is asked.
+pub struct Prompt<'a> {
+    /// The prompt text: what the completions API gets.
+    pub text: &'a str,
+    /// Its chat form for the chat API; `None` sends the text as one user message.
+    pub messages: Option<&'a Value>,
+    /// What a model command reads on stdin.
+    pub command_input: Value,
+}
+
 /// A model ready to generate.
 pub enum Model {
     /// An OpenAI-compatible API.
@@ -73,13 +84,20 @@ pub struct ApiModel {
     api: Api,
     url: Url,
     model_flag: String,
+    flags: EndpointFlags,
     client: Client,
     timeout: Duration,
 }
 
 impl Model {
-    /// Build the model: resolve the endpoint and key (bad input on a problem) or the command.
-    pub fn build(spec: &ModelSpec, timeout: Duration, concurrency: usize) -> anyhow::Result<Model> {
+    /// Build the model: resolve the endpoint and key (bad input naming `flags` on a problem) or
+    /// the command.
+    pub fn build(
+        spec: &ModelSpec,
+        flags: EndpointFlags,
+        timeout: Duration,
+        concurrency: usize,
+    ) -> anyhow::Result<Model> {
         match spec {
             ModelSpec::Command(command) => Ok(Model::Command {
                 label: format!("command '{}'", shell_words::join(&command.argv)),
@@ -92,7 +110,7 @@ impl Model {
                 api_key_env,
             } => {
                 let endpoint = Endpoint::resolve_for(
-                    MODEL_FLAGS,
+                    flags,
                     model,
                     base_url.as_deref(),
                     api_key_env.as_deref(),
@@ -108,6 +126,7 @@ impl Model {
                     api: *api,
                     url,
                     model_flag: model.clone(),
+                    flags,
                     timeout,
                 })))
             }
@@ -138,7 +157,7 @@ impl Model {
     /// a command that cannot start.
     pub fn check_setup(&self) -> Result<(), String> {
         match self {
-            Model::Api(model) => match model.connection.endpoint().missing_key(MODEL_FLAGS) {
+            Model::Api(model) => match model.connection.endpoint().missing_key(model.flags) {
                 Some(reason) => Err(reason),
                 None => Ok(()),
             },
@@ -150,15 +169,13 @@ impl Model {
     /// transport failures, timeouts of the API, HTTP 429 and 5xx).
     pub async fn complete(
         &self,
-        task_id: &str,
-        prompt: &str,
+        prompt: &Prompt<'_>,
         sampling: &Sampling,
     ) -> Result<Completion, Attempt> {
         match self {
             Model::Api(model) => model.complete(prompt, sampling).await,
             Model::Command { runner, .. } => {
-                let input = json!({"task_id": task_id, "prompt": prompt, "sampling": sampling});
-                let input = serde_json::to_vec(&input).map_err(|err| {
+                let input = serde_json::to_vec(&prompt.command_input).map_err(|err| {
                     Attempt::failed(CallError::new(ErrorKind::InvalidOutput, err.to_string()))
                 })?;
                 runner
@@ -175,18 +192,25 @@ impl Model {
 }
 
 impl ApiModel {
-    fn request_body(&self, prompt: &str, sampling: &Sampling) -> Body {
+    fn request_body(&self, prompt: &Prompt<'_>, sampling: &Sampling) -> Body {
         let endpoint = self.connection.endpoint();
-        let body = match self.api {
-            Api::Chat => Body::chat(endpoint, json!([{"role": "user", "content": prompt}])),
-            Api::Completions => Body::completion(endpoint, prompt),
+        let body = match (self.api, prompt.messages) {
+            (Api::Chat, Some(messages)) => Body::chat(endpoint, messages.clone()),
+            (Api::Chat, None) => {
+                Body::chat(endpoint, json!([{"role": "user", "content": prompt.text}]))
+            }
+            (Api::Completions, _) => Body::completion(endpoint, prompt.text),
         };
         body.with("temperature", sampling.temperature)
             .max_tokens(endpoint, self.api, sampling.max_tokens)
             .stop(&sampling.stop)
     }
 
-    async fn complete(&self, prompt: &str, sampling: &Sampling) -> Result<Completion, Attempt> {
+    async fn complete(
+        &self,
+        prompt: &Prompt<'_>,
+        sampling: &Sampling,
+    ) -> Result<Completion, Attempt> {
         let body = self.request_body(prompt, sampling).to_bytes();
         let reply = self
             .client

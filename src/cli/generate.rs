@@ -1,0 +1,123 @@
+//! Flags of `run --generate` (and `preflight --generate`): the task models that answer each
+//! candidate, rendered for each example, before the evaluator scores the answer.
+
+use clap::Args;
+
+use super::tasks::{model_command_words, ApiArg};
+use super::values::parse_at_least;
+use crate::error::bad_flag;
+use crate::evaluator::command::CommandSpec;
+use crate::generate::GenerateSpec;
+use crate::llm::Api;
+use crate::tasks::run::model::{ModelSpec, Sampling};
+
+const GENERATE: &str = "Generate (--generate)";
+
+/// The flags of `--generate`; `--task-model` itself is [`super::run::RunArgs`]'s.
+#[derive(Debug, Args)]
+pub struct GenerateArgs {
+    /// Call the task models (--task-model, --task-model-command) with each candidate as a prompt
+    /// template rendered per example, and score their answers (docs/generate.md).
+    #[arg(help_heading = GENERATE, long)]
+    pub generate: bool,
+
+    /// With --generate: a command that answers instead of an API: {"candidate_id", "prompt",
+    /// "messages", "sampling"} as JSON on stdin, the answer on stdout. One string, split by
+    /// shell-word rules (no shell runs).
+    #[arg(help_heading = GENERATE, long, value_name = "CMD")]
+    pub task_model_command: Option<String>,
+
+    /// Which API --task-model speaks: chat (chat completions) or completions (base models)
+    /// [default: chat].
+    #[arg(help_heading = GENERATE, long, value_enum, value_name = "API")]
+    pub task_api: Option<ApiArg>,
+
+    /// Base URL of the task models' API (default: OPENAI_BASE_URL for openai, else the
+    /// provider's).
+    #[arg(help_heading = GENERATE, long, value_name = "URL")]
+    pub task_base_url: Option<String>,
+
+    /// Name of the environment variable holding the task models' API key (default
+    /// <PROVIDER>_API_KEY).
+    #[arg(help_heading = GENERATE, long, value_name = "NAME")]
+    pub task_api_key_env: Option<String>,
+
+    /// Task model sampling temperature [default: 0].
+    #[arg(help_heading = GENERATE, long, value_name = "T", allow_negative_numbers = true)]
+    pub task_temperature: Option<f64>,
+
+    /// Task model completion token limit.
+    #[arg(help_heading = GENERATE, long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_at_least::<u32, 1>)]
+    pub task_max_tokens: Option<u32>,
+}
+
+impl GenerateArgs {
+    /// What `--generate` runs with the task models `task_models`, or `None` without
+    /// `--generate` (where a flag of it is a usage error, and so are several task models).
+    pub fn into_spec(self, task_models: &[String]) -> anyhow::Result<Option<GenerateSpec>> {
+        if !self.generate {
+            let given = [
+                (self.task_model_command.is_some(), "--task-model-command"),
+                (self.task_api.is_some(), "--task-api"),
+                (self.task_base_url.is_some(), "--task-base-url"),
+                (self.task_api_key_env.is_some(), "--task-api-key-env"),
+                (self.task_temperature.is_some(), "--task-temperature"),
+                (self.task_max_tokens.is_some(), "--task-max-tokens"),
+            ];
+            if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
+                return Err(bad_flag(flag, "only applies to --generate"));
+            }
+            if task_models.len() > 1 {
+                return Err(bad_flag(
+                    "--task-model",
+                    "without --generate, one task model is metadata for the evaluator; pass \
+                     --generate to have several task models answer",
+                ));
+            }
+            return Ok(None);
+        }
+        let temperature = self.task_temperature.unwrap_or(0.0);
+        if !temperature.is_finite() || temperature < 0.0 {
+            return Err(bad_flag(
+                "--task-temperature",
+                format!("{temperature}: must be a finite number >= 0"),
+            ));
+        }
+        let api = match self.task_api.unwrap_or(ApiArg::Chat) {
+            ApiArg::Chat => Api::Chat,
+            ApiArg::Completions => Api::Completions,
+        };
+        let mut models = Vec::new();
+        for (index, model) in task_models.iter().enumerate() {
+            if task_models[..index].contains(model) {
+                return Err(bad_flag("--task-model", format!("{model} is given twice")));
+            }
+            models.push(ModelSpec::Api {
+                model: model.clone(),
+                api,
+                base_url: self.task_base_url.clone(),
+                api_key_env: self.task_api_key_env.clone(),
+            });
+        }
+        if let Some(command) = &self.task_model_command {
+            let argv = model_command_words("--task-model-command", command)?;
+            models.push(ModelSpec::Command(CommandSpec { argv, cwd: None }));
+        }
+        if models.is_empty() {
+            return Err(bad_flag(
+                "--generate",
+                "no task model: pass --task-model PROVIDER/MODEL (repeatable) or \
+                 --task-model-command CMD, or set run.task_model in evalctl.toml",
+            ));
+        }
+        Ok(Some(GenerateSpec {
+            models,
+            sampling: Sampling {
+                temperature,
+                max_tokens: self.task_max_tokens,
+                stop: Vec::new(),
+            },
+        }))
+    }
+}

@@ -1,0 +1,362 @@
+//! `run --generate`: each candidate is a prompt template; for every example a task model (an
+//! OpenAI-compatible API through the one LLM client, or a command, as `tasks run` calls them)
+//! answers the rendered prompt, and the evaluator scores the answer.
+//!
+//! - [`template`] finds and fills the `{{field}}` placeholders;
+//! - [`messages`] turns a candidate and an example into the prompt text and its chat form, and
+//!   finds, before any call, every example a candidate cannot be rendered for;
+//! - [`Generator`] holds the task models and answers the runner's calls (with retries, and the
+//!   completion cache under `--cache`), and probes each model in preflight.
+
+pub mod messages;
+pub mod template;
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use async_trait::async_trait;
+use serde_json::json;
+
+use crate::error::Fatal;
+use crate::input::{Candidate, Inputs, Record, Source};
+use crate::llm::{Completion, EndpointFlags, Usage};
+use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
+use crate::runner::journal::JournalReader;
+use crate::runner::key::KeyContext;
+use crate::runner::{plan_generation, Generate, Generated, GenerationInfo, PlannedCall};
+use crate::store::CallKey;
+use crate::store::{Cache, CachedCompletion};
+use crate::tasks::run::journal::{completion_configuration, completion_key};
+use crate::tasks::run::model::{Model, ModelSpec, Prompt, Sampling};
+use messages::Rendered;
+
+/// The task model's flags, as endpoint messages name them.
+pub const TASK_MODEL_FLAGS: EndpointFlags = EndpointFlags {
+    model: "--task-model",
+    base_url: "--task-base-url",
+    api_key_env: "--task-api-key-env",
+};
+
+/// What `--generate` runs, as the flags name it.
+#[derive(Debug, Clone)]
+pub struct GenerateSpec {
+    /// `--task-model` (each `PROVIDER/MODEL` with the `--task-*` API flags) and
+    /// `--task-model-command`, in the order given.
+    pub models: Vec<ModelSpec>,
+    /// `--task-temperature`, `--task-max-tokens`.
+    pub sampling: Sampling,
+}
+
+/// One task model, ready.
+struct TaskModel {
+    model: Model,
+    label: String,
+    /// What every completion key of this model shares (its identity and the sampling).
+    configuration: CallKey,
+}
+
+/// The task models of a run, answering its calls.
+pub struct Generator {
+    models: Vec<TaskModel>,
+    sampling: Sampling,
+    retries: u32,
+    /// `--cache`: answers a prompt the same model was already given under the same sampling.
+    cache: Option<Cache>,
+    /// `--resume`: the answers the results file holds for calls made again (the evaluator
+    /// failed on them), by call key: they are scored again, not generated again.
+    recorded: HashMap<CallKey, (String, GenerationInfo)>,
+}
+
+impl Generator {
+    /// Build every task model of `spec` (bad input naming the flag on a problem); with
+    /// `cache_dir`, answers are cached there.
+    pub fn build(
+        spec: &GenerateSpec,
+        timeout: Duration,
+        concurrency: usize,
+        retries: u32,
+        cache_dir: Option<&Path>,
+    ) -> anyhow::Result<Generator> {
+        let models = spec
+            .models
+            .iter()
+            .map(|model_spec| {
+                let model = Model::build(model_spec, TASK_MODEL_FLAGS, timeout, concurrency)?;
+                Ok(TaskModel {
+                    label: model.label(),
+                    configuration: completion_configuration(model_spec, &spec.sampling)?,
+                    model,
+                })
+            })
+            .collect::<anyhow::Result<Vec<_>>>()?;
+        Ok(Generator {
+            models,
+            sampling: spec.sampling.clone(),
+            retries,
+            cache: cache_dir.map(Cache::open).transpose()?,
+            recorded: HashMap::new(),
+        })
+    }
+
+    /// Take the answers of the results file at `path` (`--resume`): a call made again scores
+    /// the answer recorded for it. Lines that cannot be read are left to the resume itself,
+    /// which reports them.
+    pub fn recall(&mut self, path: &Path) {
+        let Ok(lines) = JournalReader::open(&Source::File(path.to_path_buf())) else {
+            return;
+        };
+        // Only a failed call is made again (a successful one is done).
+        for line in lines.flatten().filter(|line| line.record.error.is_some()) {
+            let record = line.record;
+            let key = record.key.as_deref().and_then(CallKey::parse);
+            if let (Some(key), Some(output), Some(info)) = (key, record.output, record.generation) {
+                self.recorded.insert(key, (output, info));
+            }
+        }
+    }
+
+    /// The plan of a run of `inputs` (the first `limit` examples of each split, `repeat` times)
+    /// under `keys`, and the key context of the whole run: every key joins the task models and
+    /// sampling, and each call's key its own task model.
+    pub fn plan(
+        &self,
+        keys: &KeyContext,
+        inputs: &Inputs,
+        limit: Option<usize>,
+        repeat: Option<u32>,
+    ) -> (KeyContext, Vec<PlannedCall>) {
+        let all: Vec<u8> = self
+            .models
+            .iter()
+            .flat_map(|model| model.configuration.as_bytes().to_vec())
+            .collect();
+        let keys = keys.joined(b'G', &all);
+        let per_model: Vec<KeyContext> = self
+            .models
+            .iter()
+            .map(|model| keys.joined(b'M', model.configuration.as_bytes()))
+            .collect();
+        let plan = plan_generation(inputs, limit, repeat, &per_model);
+        (keys, plan)
+    }
+
+    /// The labels of the task models, in order.
+    pub fn labels(&self) -> Vec<String> {
+        self.models
+            .iter()
+            .map(|model| model.label.clone())
+            .collect()
+    }
+
+    /// Preflight of every task model: what needs no call (a key for a remote API, a command
+    /// that can start), then, when `probe`, one probe completion each. A failure is a
+    /// [`Fatal::Preflight`] naming the model.
+    pub async fn preflight(&self, probe: bool) -> anyhow::Result<()> {
+        let fail = |model: &TaskModel, cause: String| -> anyhow::Error {
+            Fatal::Preflight(format!(
+                "task model preflight failed for {}: {cause}",
+                model.model.describe()
+            ))
+            .into()
+        };
+        for model in &self.models {
+            model
+                .model
+                .check_setup()
+                .map_err(|reason| fail(model, reason))?;
+        }
+        if !probe {
+            return Ok(());
+        }
+        for model in &self.models {
+            let rendered = Rendered::probe(PREFLIGHT_CANDIDATE);
+            let prompt = self.prompt(PREFLIGHT_CANDIDATE, &rendered);
+            let (completion, _) = with_retries(self.retries, || {
+                model.model.complete(&prompt, &self.sampling)
+            })
+            .await;
+            if let Err(attempt) = completion {
+                let message = attempt.score.err().map_or_else(String::new, |e| e.message);
+                return Err(fail(
+                    model,
+                    format!(
+                        "the probe completion (prompt {PREFLIGHT_CANDIDATE:?}) failed: {message}"
+                    ),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// What the model is asked for `rendered`: the command reads
+    /// `{"candidate_id", "prompt", "messages", "sampling"}`.
+    fn prompt<'a>(&self, candidate_id: &str, rendered: &'a Rendered) -> Prompt<'a> {
+        Prompt {
+            text: &rendered.text,
+            messages: Some(&rendered.messages),
+            command_input: json!({
+                "candidate_id": candidate_id,
+                "prompt": rendered.text,
+                "messages": rendered.messages,
+                "sampling": self.sampling,
+            }),
+        }
+    }
+
+    /// The answer of `model` to `rendered` (repeat `repeat`): from the cache, else from the
+    /// model with retries (an answer it gave is then cached).
+    async fn complete(
+        &self,
+        model: &TaskModel,
+        candidate_id: &str,
+        rendered: &Rendered,
+        repeat: Option<u32>,
+    ) -> (Result<Completion, CallError>, GenerationInfo) {
+        let key = self.cache.as_ref().map(|_| {
+            let mut prompt = serde_json::to_vec(&rendered.messages).unwrap_or_default();
+            prompt.extend_from_slice(rendered.text.as_bytes());
+            if let Some(repeat) = repeat {
+                prompt.extend_from_slice(&repeat.to_le_bytes());
+            }
+            completion_key(&model.configuration, &prompt)
+        });
+        if let Some(hit) = self
+            .cache
+            .as_ref()
+            .zip(key.as_ref())
+            .and_then(|(cache, key)| cache.get_completion(key))
+        {
+            let [prompt_tokens, completion_tokens, total_tokens] = hit.tokens;
+            let usage = Usage {
+                prompt_tokens,
+                completion_tokens,
+                total_tokens,
+            };
+            let info = GenerationInfo {
+                usage,
+                latency_ms: 0.0,
+                attempts: 0,
+                cached: true,
+            };
+            return (
+                Ok(Completion {
+                    text: hit.text,
+                    usage,
+                }),
+                info,
+            );
+        }
+        let started = Instant::now();
+        let prompt = self.prompt(candidate_id, rendered);
+        let (completion, attempts) = with_retries(self.retries, || {
+            model.model.complete(&prompt, &self.sampling)
+        })
+        .await;
+        let latency_ms = crate::text::milliseconds(started.elapsed());
+        let completion = completion.map_err(|attempt| match attempt.score {
+            Err(error) => error,
+            Ok(_) => CallError::new(ErrorKind::InvalidOutput, "no completion"),
+        });
+        if let (Some(cache), Some(key), Ok(completion)) = (&self.cache, &key, &completion) {
+            let usage = completion.usage;
+            let tokens = [
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.total_tokens,
+            ];
+            let text = completion.text.clone();
+            cache.put_completion(key, CachedCompletion { text, tokens });
+        }
+        let info = GenerationInfo {
+            usage: completion.as_ref().map_or(Usage::default(), |c| c.usage),
+            latency_ms,
+            attempts,
+            cached: false,
+        };
+        (completion, info)
+    }
+}
+
+#[async_trait]
+impl Generate for Generator {
+    fn label(&self, index: usize) -> &str {
+        &self.models[index].label
+    }
+
+    async fn answer(
+        &self,
+        task_model: usize,
+        candidate: &Candidate,
+        example: Option<&Record>,
+        repeat: Option<u32>,
+        key: &CallKey,
+    ) -> Generated {
+        let not_called = GenerationInfo {
+            usage: Usage::default(),
+            latency_ms: 0.0,
+            attempts: 0,
+            cached: false,
+        };
+        let rendered = match Rendered::of(&candidate.text, example.map(|record| &record.value)) {
+            Ok(rendered) => rendered,
+            // Preflight found every missing field already: this is for a call it did not see.
+            Err(field) => {
+                return Generated {
+                    prompt: String::new(),
+                    answer: Err(CallError::new(
+                        ErrorKind::InvalidOutput,
+                        format!("the example has no field `{field}` for the candidate's prompt"),
+                    )),
+                    info: not_called,
+                }
+            }
+        };
+        if let Some((output, info)) = self.recorded.get(key) {
+            return Generated {
+                prompt: rendered.text,
+                answer: Ok(output.clone()),
+                info: info.clone(),
+            };
+        }
+        let model = &self.models[task_model];
+        let (completion, info) = self.complete(model, &candidate.id, &rendered, repeat).await;
+        Generated {
+            prompt: rendered.text,
+            answer: completion.map(|completion| completion.text),
+            info,
+        }
+    }
+}
+
+/// Check, before any call, that every candidate renders for every example the run uses (the
+/// first `limit` of each split; `splits` names each split's file as given): every missing field
+/// is reported at once (exit 2).
+pub fn check_templates(
+    inputs: &Inputs,
+    splits: [Option<&std::path::Path>; 2],
+    limit: Option<usize>,
+) -> anyhow::Result<()> {
+    fn used(records: &Option<Vec<Record>>, limit: Option<usize>) -> Option<&[Record]> {
+        records.as_deref().map(|records| {
+            &records[..limit.map_or(records.len(), |limit| limit.min(records.len()))]
+        })
+    }
+    let names: Vec<String> = splits
+        .iter()
+        .map(|path| path.map_or_else(String::new, |path| path.display().to_string()))
+        .collect();
+    let checked: Vec<(&str, &[Record])> = [
+        (&names[0], used(&inputs.dataset, limit)),
+        (&names[1], used(&inputs.valset, limit)),
+    ]
+    .into_iter()
+    .filter_map(|(name, records)| Some((name.as_str(), records?)))
+    .collect();
+    let problems = messages::missing_fields(&inputs.candidates, &checked);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(crate::error::invalid(problems))
+    }
+}

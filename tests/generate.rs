@@ -1,0 +1,1005 @@
+//! `evalctl run --generate` through the real binary: candidates as prompt templates answered by a
+//! `sh` `--task-model-command` and by a loopback OpenAI-compatible server (chat and completions,
+//! usage in replies, two task models), the answers scored by built-in checks and seen by a
+//! command evaluator, result lines and summaries per candidate × task model, `--resume` and
+//! `--cache` making no second generation, the `[run]` keys of evalctl.toml, and every problem a
+//! user can cause reported before any call.
+
+use std::path::PathBuf;
+
+use crate::common::{
+    code, json_stdout, refused_url, stderr_text, stdout_text, Reply, Sandbox, Server,
+};
+use serde_json::{json, Value};
+
+const KEY: &str = "sk-Gn5tQ2wX8vL4mP7rK3zY";
+
+/// The fixtures of docs/generate.md, by absolute path.
+fn fixture(name: &str) -> String {
+    let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "fixtures", "generate", name]
+        .iter()
+        .collect();
+    path.display().to_string()
+}
+
+/// A task model command that logs each request on its own line of requests.log, then answers
+/// as fixtures/generate/model.sh does.
+fn logging_model(sb: &Sandbox) {
+    sb.write(
+        "model.sh",
+        format!(
+            "r=$(cat)\nprintf '%s\\n' \"$r\" >> requests.log\nprintf '%s' \"$r\" | sh {}\n",
+            fixture("model.sh")
+        ),
+    );
+}
+
+/// `evalctl run --generate` in `sb` over the fixture dataset and checks, `--format json`.
+fn generate(sb: &Sandbox) -> assert_cmd::Command {
+    generate_as(sb, "json")
+}
+
+/// [`generate`] with `--format FORMAT`.
+fn generate_as(sb: &Sandbox, format: &str) -> assert_cmd::Command {
+    let mut command = sb.evalctl();
+    command.args([
+        "run",
+        "--no-config",
+        "--format",
+        format,
+        "--generate",
+        "--dataset",
+        &fixture("qa.jsonl"),
+        "--checks",
+        &fixture("checks.json"),
+    ]);
+    command
+}
+
+/// What a result line says about its call, without timings, keys and run metadata.
+fn essentials(record: &Value) -> Value {
+    let mut generation = record["generation"].clone();
+    if let Some(generation) = generation.as_object_mut() {
+        generation.remove("latency_ms");
+    }
+    json!({
+        "candidate": record["candidate_id"],
+        "task_model": record["task_model"],
+        "example": record["example_id"],
+        "output": record["output"],
+        "score": record["score"],
+        "error": record["error"],
+        "generation": generation,
+    })
+}
+
+fn sorted_essentials(records: &[Value]) -> Vec<Value> {
+    sorted(records.iter().map(essentials).collect())
+}
+
+fn sorted(mut lines: Vec<Value>) -> Vec<Value> {
+    lines.sort_by_key(|line| line.to_string());
+    lines
+}
+
+/// Each candidate summary's id, task model, score and train n / errors.
+fn rows(summary: &Value) -> Vec<Value> {
+    summary["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|row| {
+            json!([
+                row["id"],
+                row["task_model"],
+                row["score"],
+                row["train"]["n"],
+                row["train"]["errors"]
+            ])
+        })
+        .collect()
+}
+
+#[test]
+fn a_task_model_command_answers_each_candidate_and_the_checks_score_the_answers() {
+    let sb = Sandbox::new();
+    logging_model(&sb);
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write(
+        "tutor.txt",
+        std::fs::read(fixture("prompts/tutor.txt")).unwrap(),
+    );
+    let output = generate(&sb)
+        .args(["--task-model-command", "sh model.sh", "-j", "1"])
+        .args(["--output", "results.jsonl", "terse.txt", "tutor.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let summary = json_stdout(&output);
+    let model = "command 'sh model.sh'";
+    assert_eq!(
+        rows(&summary),
+        vec![
+            json!(["terse.txt", model, 1.0, 3, 0]),
+            json!(["tutor.txt", model, 0.0, 3, 0]),
+        ]
+    );
+    // The preflight probe, then one request per candidate × example, in plan order at -j 1.
+    let sampling = json!({"temperature": 0.0});
+    let terse = |country: &str| {
+        let prompt = format!(
+            "Name the city only, nothing else.\nQuestion: what is the capital of {country}?\n"
+        );
+        json!({"candidate_id": "terse.txt", "prompt": prompt,
+               "messages": [{"role": "user", "content": prompt}], "sampling": sampling})
+    };
+    let system = "You are a friendly geography tutor. Answer in a full sentence.\n";
+    let tutor = |country: &str| {
+        let input = format!("capital of {country}");
+        json!({"candidate_id": "tutor.txt", "prompt": format!("{system}\n\n{input}"),
+               "messages": [{"role": "system", "content": system}, {"role": "user", "content": input}],
+               "sampling": sampling})
+    };
+    let requests: Vec<Value> = sb
+        .lines("requests.log")
+        .iter()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(
+        requests,
+        vec![
+            json!({"candidate_id": "__evalctl_preflight__", "prompt": "__evalctl_preflight__",
+                   "messages": [{"role": "user", "content": "__evalctl_preflight__"}], "sampling": sampling}),
+            terse("France"),
+            terse("Italy"),
+            terse("Japan"),
+            tutor("France"),
+            tutor("Italy"),
+            tutor("Japan"),
+        ]
+    );
+    let generation = json!({"usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0}, "attempts": 1});
+    let line = |candidate: &str, example: &str, output: &str, score: f64| {
+        json!({"candidate": candidate, "task_model": model, "example": example, "output": output,
+               "score": score, "error": null, "generation": generation})
+    };
+    assert_eq!(
+        sorted_essentials(&sb.jsonl("results.jsonl")),
+        sorted(vec![
+            line("terse.txt", "fr", "Paris", 1.0),
+            line("terse.txt", "it", "Rome", 1.0),
+            line("terse.txt", "jp", "Tokyo", 1.0),
+            line(
+                "tutor.txt",
+                "fr",
+                "Great question! The capital is Paris.",
+                0.0
+            ),
+            line(
+                "tutor.txt",
+                "it",
+                "Great question! The capital is Rome.",
+                0.0
+            ),
+            line(
+                "tutor.txt",
+                "jp",
+                "Great question! The capital is Tokyo.",
+                0.0
+            ),
+        ])
+    );
+    // Answers are essentials' own fields, not the evaluator's: the checks resolved them.
+    let first = &sb.jsonl("results.jsonl")[0];
+    assert_eq!(
+        first["side_info"]["check_results"][0]["resolved_arguments"]["actual"]["value"],
+        first["output"]
+    );
+}
+
+#[test]
+fn the_text_summary_has_one_row_per_candidate_and_task_model() {
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let output = generate_as(&sb, "text")
+        .args(["--skip-preflight"])
+        .args([
+            "--task-model-command",
+            &format!("sh {}", fixture("model.sh")),
+        ])
+        .arg("terse.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let model = format!("command 'sh {}'", fixture("model.sh"));
+    let pad = " ".repeat(model.len().saturating_sub("task model".len()));
+    let text = stdout_text(&output);
+    let elapsed = text.lines().nth(1).unwrap().to_string();
+    assert_eq!(
+        text,
+        format!(
+            "evaluator: checks {checks}   score range: unit\n{elapsed}\n\ncandidate  task model{pad}  score            train mean       n / errors\nterse.txt  {model}  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0\n\nscore = the candidate's train mean; failed calls count as 0\n± = half-width of the 95% bootstrap interval over examples (--seed)\n\nexit 0: all 3 calls succeeded\n",
+            checks = fixture("checks.json"),
+        )
+    );
+    assert!(
+        elapsed.starts_with("calls: 3 (3 ok, 0 errors)   elapsed: "),
+        "{elapsed}"
+    );
+}
+
+#[test]
+fn a_command_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": \"2+2\"}\n");
+    sb.write("eval.sh", crate::common::LOG_PAYLOAD);
+    sb.write("model.sh", "cat >/dev/null\nprintf '4'\n");
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--generate",
+            "--dataset",
+            "d.jsonl",
+        ])
+        .args([
+            "--task-model-command",
+            "sh model.sh",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args(["--candidate", "What is {{q}}?"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        sb.lines("payloads.log"),
+        [
+            r#"{"_protocol_version":2,"candidate":"__evalctl_preflight__","example":{"q": "2+2"}}"#,
+            r#"{"_protocol_version":2,"candidate":"What is {{q}}?","task_model":"command 'sh model.sh'","example":{"q": "2+2"},"prompt":"What is 2+2?","output":"4"}"#,
+        ]
+    );
+}
+
+/// A loopback OpenAI-compatible server: the model `small` answers with the capital alone,
+/// `large` in a sentence; usage in every reply; 401 without the key.
+fn fake_openai() -> Server {
+    Server::start(|request, _| {
+        if request.header("Authorization") != Some(&format!("Bearer {KEY}")) {
+            return Reply::status(401, r#"{"error": {"message": "bad key"}}"#);
+        }
+        if request.method == "GET" {
+            return Reply::json(r#"{"object": "list", "data": []}"#);
+        }
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let prompt = match request.path.as_str() {
+            "/v1/chat/completions" => body["messages"].to_string(),
+            "/v1/completions" => body["prompt"].to_string(),
+            other => return Reply::status(404, format!("no {other}")),
+        };
+        let city = ["France:Paris", "Italy:Rome", "Japan:Tokyo"]
+            .iter()
+            .find_map(|pair| {
+                let (country, city) = pair.split_once(':').unwrap();
+                prompt.contains(country).then_some(city)
+            })
+            .unwrap_or("unknown");
+        let answer = match body["model"].as_str() {
+            Some("small") => city.to_string(),
+            _ => format!("The capital is {city}."),
+        };
+        let choice = if request.path == "/v1/chat/completions" {
+            json!({"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"})
+        } else {
+            json!({"index": 0, "text": answer, "finish_reason": "stop"})
+        };
+        Reply::json(
+            json!({"id": "cmpl-1", "object": "chat.completion", "model": body["model"],
+                   "choices": [choice],
+                   "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}})
+            .to_string(),
+        )
+    })
+}
+
+#[test]
+fn two_task_models_over_an_openai_compatible_api_make_a_matrix() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let output = generate(&sb)
+        .env("ACME_API_KEY", KEY)
+        .args(["--task-model", "acme/small", "--task-model", "acme/large"])
+        .args([
+            "--task-base-url",
+            &server.url("/v1"),
+            "--task-max-tokens",
+            "32",
+        ])
+        .args([
+            "--task-temperature",
+            "0.5",
+            "-j",
+            "1",
+            "--output",
+            "results.jsonl",
+            "terse.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        rows(&json_stdout(&output)),
+        vec![
+            json!(["terse.txt", "acme/small", 1.0, 3, 0]),
+            json!(["terse.txt", "acme/large", 0.0, 3, 0]),
+        ]
+    );
+    let requests = server.requests();
+    // Two probes (one per model), then three completions per model.
+    assert_eq!(requests.len(), 8);
+    let prompt = "Name the city only, nothing else.\nQuestion: what is the capital of France?\n";
+    assert_eq!(
+        serde_json::from_slice::<Value>(&requests[2].body).unwrap(),
+        json!({"model": "small", "messages": [{"role": "user", "content": prompt}],
+               "temperature": 0.5, "max_tokens": 32})
+    );
+    let generation = json!({"usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}, "attempts": 1});
+    let line = |model: &str, example: &str, output: &str, score: f64| {
+        json!({"candidate": "terse.txt", "task_model": model, "example": example, "output": output,
+               "score": score, "error": null, "generation": generation})
+    };
+    assert_eq!(
+        sorted_essentials(&sb.jsonl("results.jsonl")),
+        sorted(vec![
+            line("acme/small", "fr", "Paris", 1.0),
+            line("acme/small", "it", "Rome", 1.0),
+            line("acme/small", "jp", "Tokyo", 1.0),
+            line("acme/large", "fr", "The capital is Paris.", 0.0),
+            line("acme/large", "it", "The capital is Rome.", 0.0),
+            line("acme/large", "jp", "The capital is Tokyo.", 0.0),
+        ])
+    );
+    let shown = format!("{}{}", stdout_text(&output), stderr_text(&output));
+    assert!(!shown.contains(KEY) && !sb.read("results.jsonl").contains(KEY));
+}
+
+#[test]
+fn the_completions_api_gets_the_prompt_text() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write("tutor.txt", "Answer tersely.");
+    let output = generate(&sb)
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "--task-model",
+            "acme/small",
+            "--task-api",
+            "completions",
+            "--skip-preflight",
+        ])
+        .args([
+            "--task-base-url",
+            &server.url("/v1"),
+            "-j",
+            "1",
+            "--limit",
+            "1",
+            "tutor.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let requests = server.requests();
+    assert_eq!(requests.len(), 1);
+    assert_eq!(requests[0].path, "/v1/completions");
+    assert_eq!(
+        serde_json::from_slice::<Value>(&requests[0].body).unwrap(),
+        json!({"model": "small", "prompt": "Answer tersely.\n\ncapital of France", "temperature": 0.0})
+    );
+}
+
+#[test]
+fn resume_and_the_cache_generate_nothing_twice() {
+    let sb = Sandbox::new();
+    logging_model(&sb);
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let run = |extra: &[&str]| {
+        let output = generate(&sb)
+            .args(["--task-model-command", "sh model.sh", "--skip-preflight"])
+            .args(extra)
+            .arg("terse.txt")
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        output
+    };
+    run(&["--output", "results.jsonl"]);
+    assert_eq!(sb.lines("requests.log").len(), 3);
+    let resumed = run(&["--output", "results.jsonl", "--resume"]);
+    assert_eq!(sb.lines("requests.log").len(), 3, "resume generated again");
+    assert_eq!(
+        stderr_text(&resumed),
+        "resuming results.jsonl: 3 of 3 calls already done, 0 to make\n"
+    );
+    // With --cache, the second run's answers come from the cache: the model is not called.
+    run(&["--cache", "--cache-dir", "cache"]);
+    assert_eq!(sb.lines("requests.log").len(), 6);
+    run(&[
+        "--cache",
+        "--cache-dir",
+        "cache",
+        "--output",
+        "cached.jsonl",
+    ]);
+    assert_eq!(
+        sb.lines("requests.log").len(),
+        6,
+        "the cache did not answer"
+    );
+    let cached = sb.jsonl("cached.jsonl");
+    assert!(cached
+        .iter()
+        .all(|line| line["generation"]["cached"] == json!(true) && line["output"].is_string()));
+    // Another temperature is another answer: the cache does not hold it.
+    run(&[
+        "--cache",
+        "--cache-dir",
+        "cache",
+        "--task-temperature",
+        "0.7",
+    ]);
+    assert_eq!(sb.lines("requests.log").len(), 9);
+}
+
+#[test]
+fn the_project_file_turns_generation_on() {
+    let sb = Sandbox::new();
+    logging_model(&sb);
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write(
+        "evalctl.toml",
+        format!(
+            "[evaluator]\nchecks = {:?}\n\n[run]\ndataset = {:?}\ngenerate = true\ntask_model_command = \"sh model.sh\"\ntask_temperature = 0.25\n",
+            fixture("checks.json"),
+            fixture("qa.jsonl")
+        ),
+    );
+    let output = sb
+        .evalctl()
+        .args(["run", "--format", "json", "--skip-preflight", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        rows(&json_stdout(&output)),
+        vec![json!(["terse.txt", "command 'sh model.sh'", 1.0, 3, 0])]
+    );
+    let first: Value = serde_json::from_str(&sb.lines("requests.log")[0]).unwrap();
+    assert_eq!(first["sampling"], json!({"temperature": 0.25}));
+}
+
+#[test]
+fn a_failed_generation_is_a_failed_call_naming_the_task_model() {
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write(
+        "model.sh",
+        "cat >/dev/null\necho 'out of memory' >&2\nexit 3\n",
+    );
+    let output = generate(&sb)
+        .args([
+            "--task-model-command",
+            "sh model.sh",
+            "--skip-preflight",
+            "--limit",
+            "1",
+        ])
+        .args(["--retries", "0", "--output", "results.jsonl", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1);
+    assert_eq!(
+        stderr_text(&output),
+        "failed: terse.txt with command 'sh model.sh' train fr (line 1): exit_status: task model command 'sh model.sh': command exited with code 3; stderr: out of memory\nexit 1: 1 of 1 calls failed\n"
+    );
+    let lines = sb.jsonl("results.jsonl");
+    assert_eq!(
+        lines[0]["error"],
+        json!({"kind": "exit_status", "message": "task model command 'sh model.sh': command exited with code 3; stderr: out of memory"})
+    );
+    assert_eq!(lines[0].get("output"), None);
+}
+
+// ----- problems before any call -----------------------------------------------------------------
+
+/// Run `evalctl run --generate` in a sandbox with `args`, expecting `exit` and exactly `stderr`.
+fn refused(sb: &Sandbox, args: &[&str], env: &[(&str, &str)], exit: i32, stderr: &str) {
+    let mut command = sb.evalctl();
+    command
+        .args(["run", "--no-config", "--format", "text"])
+        .args(args);
+    for (name, value) in env {
+        command.env(name, value);
+    }
+    let output = command.output().unwrap();
+    assert_eq!(code(&output), exit, "{}", stderr_text(&output));
+    assert_eq!(stderr_text(&output), stderr);
+    assert_eq!(stdout_text(&output), "");
+}
+
+/// A sandbox with a task model command that logs each call to called.log, and a command
+/// evaluator scoring 1.
+fn problem_sandbox() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(
+        "model.sh",
+        "cat >/dev/null\necho called >> called.log\nprintf x\n",
+    );
+    sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 1}'\n");
+    sb.write("d.jsonl", "{\"input\": \"i\"}\n");
+    sb.write("system.txt", "Be terse.");
+    sb
+}
+
+const EVALUATOR: [&str; 2] = ["--evaluator-command", "sh eval.sh"];
+
+#[test]
+fn a_placeholder_an_example_lacks_is_named_before_any_call() {
+    let sb = problem_sandbox();
+    sb.write(
+        "q.jsonl",
+        "{\"q\": \"a\", \"input\": \"i\"}\n{\"input\": \"j\"}\n{}\n{\"q\": \"b\"}\n",
+    );
+    sb.write(
+        "ask.txt",
+        "Context first.\nQuestion: {{q}} ({{meta.lang}})\n",
+    );
+    let mut args = vec![
+        "--generate",
+        "--dataset",
+        "q.jsonl",
+        "--task-model-command",
+        "sh model.sh",
+    ];
+    args.extend(EVALUATOR);
+    args.extend(["ask.txt", "system.txt"]);
+    refused(
+        &sb,
+        &args,
+        &[],
+        2,
+        "error: ask.txt:2: placeholder {{meta.lang}}: the example at q.jsonl:1 has no field `meta.lang` (and 3 more examples)\n\
+         error: ask.txt:2: placeholder {{q}}: the example at q.jsonl:2 has no field `q` (and 1 more example)\n\
+         error: system.txt: a candidate without placeholders is the system prompt, sent with the example's `messages` or `input`: the example at q.jsonl:3 has neither (and 1 more example)\n",
+    );
+    assert!(!sb.exists("called.log"));
+}
+
+#[test]
+fn a_remote_task_model_without_a_key_is_refused_even_without_preflight() {
+    let sb = problem_sandbox();
+    let mut args = vec![
+        "--generate",
+        "--dataset",
+        "d.jsonl",
+        "--task-model",
+        "openai/gpt-4o-mini",
+    ];
+    args.extend(EVALUATOR);
+    args.extend(["--skip-preflight", "system.txt"]);
+    refused(
+        &sb,
+        &args,
+        &[],
+        3,
+        "error: task model preflight failed for model openai/gpt-4o-mini at https://api.openai.com/v1: no API key: OPENAI_API_KEY is not set (export it, or name another variable with --task-api-key-env; only a local --task-base-url works without a key)\n",
+    );
+}
+
+#[test]
+fn an_unreachable_task_model_fails_preflight() {
+    let sb = problem_sandbox();
+    let base = refused_url("/v1");
+    let mut args = vec![
+        "--generate",
+        "--dataset",
+        "d.jsonl",
+        "--task-model",
+        "acme/m",
+    ];
+    args.extend(EVALUATOR);
+    args.extend(["--task-base-url", &base, "--retries", "0", "system.txt"]);
+    refused(
+        &sb,
+        &args,
+        &[],
+        3,
+        &format!("error: task model preflight failed for model acme/m at {base}: the probe completion (prompt \"__evalctl_preflight__\") failed: connection refused — is the server running?\n"),
+    );
+}
+
+#[test]
+fn a_rejected_key_fails_preflight_without_showing_it() {
+    let server = fake_openai();
+    let sb = problem_sandbox();
+    let base = server.url("/v1");
+    let mut args = vec![
+        "--generate",
+        "--dataset",
+        "d.jsonl",
+        "--task-model",
+        "acme/m",
+    ];
+    args.extend(EVALUATOR);
+    args.extend([
+        "--task-base-url",
+        &base,
+        "--task-api-key-env",
+        "MY_KEY",
+        "system.txt",
+    ]);
+    let mut command = sb.evalctl();
+    command
+        .args(["run", "--no-config", "--format", "text"])
+        .args(&args);
+    let output = command
+        .env("MY_KEY", "sk-wrong-key-0123456789")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 3);
+    let stderr = stderr_text(&output);
+    assert!(
+        stderr.starts_with(&format!("error: task model preflight failed for model acme/m at {base}: the probe completion (prompt \"__evalctl_preflight__\") failed: HTTP 401")),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("sk-wrong-key-0123456789"));
+}
+
+#[test]
+fn generation_flags_are_checked_before_anything_runs() {
+    let sb = problem_sandbox();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["--task-temperature", "1", "--dataset", "d.jsonl"],
+            "error: --task-temperature: only applies to --generate\n",
+        ),
+        (
+            &["--task-model-command", "sh model.sh", "--dataset", "d.jsonl"],
+            "error: --task-model-command: only applies to --generate\n",
+        ),
+        (
+            &["--task-model", "a/b", "--task-model", "a/c", "--dataset", "d.jsonl"],
+            "error: --task-model: without --generate, one task model is metadata for the evaluator; pass --generate to have several task models answer\n",
+        ),
+        (
+            &["--generate", "--task-model", "a/b"],
+            "error: --generate: needs a dataset: each candidate is rendered for each example (pass --dataset FILE.jsonl, or set run.dataset in evalctl.toml)\n",
+        ),
+        (
+            &["--generate", "--dataset", "d.jsonl"],
+            "error: --generate: no task model: pass --task-model PROVIDER/MODEL (repeatable) or --task-model-command CMD, or set run.task_model in evalctl.toml\n",
+        ),
+        (
+            &["--generate", "--dataset", "d.jsonl", "--task-model", "a/b", "--task-model", "a/b"],
+            "error: --task-model: a/b is given twice\n",
+        ),
+        (
+            &["--generate", "--dataset", "d.jsonl", "--task-model", "a/b", "--task-temperature", "-1"],
+            "error: --task-temperature: -1: must be a finite number >= 0\n",
+        ),
+    ];
+    for (flags, stderr) in cases {
+        let mut args = flags.to_vec();
+        args.extend(EVALUATOR);
+        args.push("system.txt");
+        refused(&sb, &args, &[], 2, stderr);
+    }
+    assert!(!sb.exists("called.log"));
+}
+
+#[test]
+fn the_judge_judges_the_answer_with_the_prompt_beside_it() {
+    let judge = crate::judge_support::FakeJudge::start(Some(crate::judge_support::KEY));
+    let output = crate::judge_support::judge_run(&judge, Some(crate::judge_support::KEY))
+        .args([
+            "--no-config",
+            "--generate",
+            "--dataset",
+            &fixture("qa.jsonl"),
+            "--limit",
+            "1",
+        ])
+        .args([
+            "--task-model-command",
+            &format!("sh {}", fixture("model.sh")),
+        ])
+        .arg(fixture("prompts/terse.txt"))
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let received = judge.received();
+    assert_eq!(received.len(), 1);
+    let model = format!("command 'sh {}'", fixture("model.sh"));
+    assert_eq!(
+        received[0].user_message(),
+        format!(
+            "## Objective\nAnswer the user's question correctly and briefly.\n\n## Task model\nThe candidate is the answer the model {model} gave to the prompt below.\n\n## Dataset example\nJudge the candidate on this example:\n```json\n{{\n  \"id\": \"fr\",\n  \"input\": \"capital of France\",\n  \"expected\": \"Paris\"\n}}\n```\n\n## Prompt\nThe prompt the candidate answers:\n```text\nName the city only, nothing else.\nQuestion: what is the capital of France?\n\n```\n\n## Candidate\n```text\nParis\n```\n"
+        )
+    );
+}
+
+#[test]
+fn resume_scores_again_the_answers_a_failed_evaluator_left() {
+    let sb = Sandbox::new();
+    logging_model(&sb);
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write("d.jsonl", std::fs::read(fixture("qa.jsonl")).unwrap());
+    // Fails while `down` exists; then scores 1 when the payload's answer is Paris.
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\n[ -e down ] && { echo down >&2; exit 1; }\ncase \"$p\" in *'\"output\":\"Paris\"'*) printf '{\"score\": 1}' ;; *) printf '{\"score\": 0}' ;; esac\n",
+    );
+    sb.write("down", "");
+    let run = |extra: &[&str]| {
+        sb.evalctl()
+            .args([
+                "run",
+                "--no-config",
+                "--format",
+                "json",
+                "--generate",
+                "--dataset",
+                "d.jsonl",
+            ])
+            .args([
+                "--task-model-command",
+                "sh model.sh",
+                "--evaluator-command",
+                "sh eval.sh",
+            ])
+            .args([
+                "--skip-preflight",
+                "--retries",
+                "0",
+                "--limit",
+                "1",
+                "--output",
+                "results.jsonl",
+            ])
+            .args(extra)
+            .arg("terse.txt")
+            .output()
+            .unwrap()
+    };
+    assert_eq!(code(&run(&[])), 1);
+    assert_eq!(sb.lines("requests.log").len(), 1);
+    std::fs::remove_file(sb.join("down")).unwrap();
+    let resumed = run(&["--resume"]);
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(
+        sb.lines("requests.log").len(),
+        1,
+        "the answer was generated again"
+    );
+    let lines = sb.jsonl("results.jsonl");
+    assert_eq!(lines.len(), 2);
+    assert_eq!(
+        (&lines[1]["output"], &lines[1]["score"]),
+        (&json!("Paris"), &json!(1.0))
+    );
+    assert_eq!(lines[1]["generation"], lines[0]["generation"]);
+}
+
+#[test]
+fn an_evaluation_spec_sees_the_answer_as_final_output() {
+    let sb = Sandbox::new();
+    let spec_fixture = |name: &str| format!("{}/fixtures/spec/{name}", env!("CARGO_MANIFEST_DIR"));
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--generate",
+            "--output",
+            "results.jsonl",
+        ])
+        .args([
+            "--task-model-command",
+            &format!("sh {}", fixture("model.sh")),
+        ])
+        .args([
+            "--spec",
+            &spec_fixture("pack.yaml"),
+            "--dataset",
+            &spec_fixture("dataset.jsonl"),
+        ])
+        .args(["--candidate", "{{inputs.question}}", "-j", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    // The answer names the capital (the `contains` validator passes) but is far from the
+    // reference sentence (the fuzzy match does not).
+    let lines: Vec<Value> = sb
+        .jsonl("results.jsonl")
+        .iter()
+        .map(|line| json!([line["output"], line["side_info"]["validators_not_passed"]]))
+        .collect();
+    assert_eq!(
+        lines,
+        vec![
+            json!(["Paris", ["close_to_reference"]]),
+            json!(["Rome", ["close_to_reference"]])
+        ]
+    );
+}
+
+#[test]
+fn an_example_with_messages_follows_the_system_prompt() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "chat.jsonl",
+        "{\"messages\": [{\"role\": \"user\", \"content\": \"Hi\"}, {\"role\": \"assistant\", \"content\": \"Hello!\"}, {\"role\": \"user\", \"content\": \"Capital of Italy?\"}], \"expected\": \"Rome\"}\n",
+    );
+    let output = sb
+        .evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--generate",
+            "--dataset",
+            "chat.jsonl",
+        ])
+        .args(["--checks", &fixture("checks.json"), "--skip-preflight"])
+        .args([
+            "--task-model",
+            "acme/small",
+            "--task-base-url",
+            &server.url("/v1"),
+        ])
+        .args(["--candidate", "Answer with one word."])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        rows(&json_stdout(&output)),
+        vec![json!(["cand-1", "acme/small", 1.0, 1, 0])]
+    );
+    let requests = server.requests();
+    assert_eq!(
+        serde_json::from_slice::<Value>(&requests[0].body).unwrap()["messages"],
+        json!([
+            {"role": "system", "content": "Answer with one word."},
+            {"role": "user", "content": "Hi"},
+            {"role": "assistant", "content": "Hello!"},
+            {"role": "user", "content": "Capital of Italy?"}
+        ])
+    );
+}
+
+#[test]
+fn an_http_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
+    let evaluator = Server::fixed(Reply::json(r#"{"score": 0.5}"#));
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": \"2+2\"}\n");
+    sb.write("model.sh", "cat >/dev/null\nprintf '4'\n");
+    let output = sb
+        .evalctl()
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--generate",
+            "--dataset",
+            "d.jsonl",
+        ])
+        .args(["--task-model-command", "sh model.sh", "--skip-preflight"])
+        .args([
+            "--evaluator-url",
+            &evaluator.url("/score"),
+            "--candidate",
+            "What is {{q}}?",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let bodies: Vec<String> = evaluator.requests().iter().map(|r| r.body_text()).collect();
+    assert_eq!(
+        bodies,
+        [
+            r#"{"_protocol_version":2,"candidate":"What is {{q}}?","task_model":"command 'sh model.sh'","example":{"q": "2+2"},"prompt":"What is 2+2?","output":"4"}"#
+        ]
+    );
+}
+
+#[test]
+fn preflight_probes_each_task_model_once_and_scores_nothing() {
+    let sb = problem_sandbox();
+    let output = sb
+        .evalctl()
+        .args([
+            "preflight",
+            "--no-config",
+            "--format",
+            "text",
+            "--generate",
+            "--dataset",
+            "d.jsonl",
+        ])
+        .args([
+            "--task-model-command",
+            "sh model.sh",
+            EVALUATOR[0],
+            EVALUATOR[1],
+            "system.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(sb.lines("called.log"), ["called"]);
+}
+
+#[test]
+fn shards_of_a_generating_run_merge_into_its_summary() {
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write(
+        "tutor.txt",
+        std::fs::read(fixture("prompts/tutor.txt")).unwrap(),
+    );
+    let model = format!("sh {}", fixture("model.sh"));
+    let run = |extra: &[&str]| {
+        let output = generate(&sb)
+            .args(["--task-model-command", &model, "--skip-preflight"])
+            .args(extra)
+            .args(["terse.txt", "tutor.txt"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        json_stdout(&output)
+    };
+    let whole = run(&[]);
+    run(&["--shard", "0/2", "--output", "a.jsonl"]);
+    run(&["--shard", "1/2", "--output", "b.jsonl"]);
+    let merged = sb
+        .evalctl()
+        .args(["merge", "--format", "json", "a.jsonl", "b.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&merged), 0, "{}", stderr_text(&merged));
+    assert_eq!(json_stdout(&merged)["candidates"], whole["candidates"]);
+}
