@@ -15,8 +15,8 @@ use serde_json::Value;
 
 use super::named_values::NamedValues;
 
-/// The payload members scoring reads (evidence, tool-call trace, turns, file captures and
-/// `code_execution`'s recorded result), `usage` and `result` aside.
+/// The payload members scoring reads (evidence, tool-call trace, turns, file captures), `usage`
+/// and `result` aside, and [`CODE_EXECUTION_RECORD`]: a reader of a new member lists it here.
 const PAYLOAD_MEMBERS: &[&str] = &[
     "final_output",
     "output",
@@ -43,6 +43,13 @@ const PAYLOAD_MEMBERS: &[&str] = &[
     "phase_id",
     "actor",
     "mismatch",
+    "usage",
+    "result",
+];
+
+/// The members of a recorded result that `code_execution` copies into its evidence.
+pub const CODE_EXECUTION_RECORD: &[&str] = &[
+    "validator_key",
     "target",
     "target_path",
     "test_command",
@@ -56,8 +63,6 @@ const PAYLOAD_MEMBERS: &[&str] = &[
     "failed_tests",
     "error_tests",
     "total_tests",
-    "usage",
-    "result",
 ];
 
 /// The members of a payload's `usage` object that scoring reads.
@@ -116,7 +121,15 @@ enum Shape {
 impl Shape {
     /// The object members this shape keeps (none for `Checked`).
     fn names(self) -> Option<&'static MemberNames> {
-        static PAYLOAD: LazyLock<MemberNames> = LazyLock::new(|| MemberNames::new(PAYLOAD_MEMBERS));
+        static PAYLOAD: LazyLock<MemberNames> = LazyLock::new(|| {
+            let mut names = PAYLOAD_MEMBERS.to_vec();
+            names.extend(
+                CODE_EXECUTION_RECORD
+                    .iter()
+                    .filter(|name| !PAYLOAD_MEMBERS.contains(name)),
+            );
+            MemberNames::new(&names)
+        });
         static USAGE: LazyLock<MemberNames> = LazyLock::new(|| MemberNames::new(USAGE_MEMBERS));
         static RESULT: LazyLock<MemberNames> = LazyLock::new(|| MemberNames::new(RESULT_MEMBERS));
         match self {

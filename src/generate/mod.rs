@@ -25,8 +25,8 @@ use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
 use crate::runner::journal::JournalReader;
 use crate::runner::key::KeyContext;
 use crate::runner::{plan_generation, Generate, Generated, GenerationInfo, PlannedCall};
+use crate::store::Cache;
 use crate::store::CallKey;
-use crate::store::{Cache, CachedCompletion};
 use crate::tasks::run::journal::{completion_configuration, completion_key};
 use crate::tasks::run::model::{Model, ModelSpec, Prompt, Sampling};
 use messages::Rendered;
@@ -249,25 +249,12 @@ impl Generator {
         }
         let started = Instant::now();
         let prompt = self.prompt(candidate_id, rendered);
-        let (completion, attempts) = with_retries(self.retries, || {
-            model.model.complete(&prompt, &self.sampling)
-        })
-        .await;
+        let keep = self.cache.as_ref().zip(key.as_ref());
+        let (completion, attempts) = model
+            .model
+            .complete_and_keep(&prompt, &self.sampling, self.retries, keep)
+            .await;
         let latency_ms = crate::text::milliseconds(started.elapsed());
-        let completion = completion.map_err(|attempt| match attempt.score {
-            Err(error) => error,
-            Ok(_) => CallError::new(ErrorKind::InvalidOutput, "no completion"),
-        });
-        if let (Some(cache), Some(key), Ok(completion)) = (&self.cache, &key, &completion) {
-            let usage = completion.usage;
-            let tokens = [
-                usage.prompt_tokens,
-                usage.completion_tokens,
-                usage.total_tokens,
-            ];
-            let text = completion.text.clone();
-            cache.put_completion(key, CachedCompletion { text, tokens });
-        }
         let info = GenerationInfo {
             usage: completion.as_ref().map_or(Usage::default(), |c| c.usage),
             latency_ms,

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::config::{check_strict, decode, RawConfig};
 use super::text::{evidence, go_quote};
 use super::{ConfigProblem, ResultState, ValidatorOutcome, Verdict};
+use crate::evaluation_spec::payload::CODE_EXECUTION_RECORD;
 
 const PASS_AT_K: &str = "pass_at_k requires multi-sample execution and is not supported yet";
 
@@ -179,22 +180,7 @@ pub(super) fn code_execution(
         ("pass_threshold", json!(threshold)),
         ("scoring", json!(scoring)),
     ]);
-    for field in [
-        "validator_key",
-        "target",
-        "target_path",
-        "test_command",
-        "timeout_ms",
-        "exit_code",
-        "stdout",
-        "stderr",
-        "timed_out",
-        "execution_error",
-        "passed_tests",
-        "failed_tests",
-        "error_tests",
-        "total_tests",
-    ] {
+    for &field in CODE_EXECUTION_RECORD {
         recorded.insert(field, payload.get(field).cloned().unwrap_or(Value::Null));
     }
     result.evidence = recorded;

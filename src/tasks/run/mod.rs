@@ -20,10 +20,9 @@ use super::score::{ModelOutput, ScoreSummary};
 use super::spec::Task;
 use crate::interrupt::interruption;
 use crate::llm::{Completion, Usage};
-use crate::protocol::with_retries;
 use crate::protocol::CallError;
 use crate::report::{Format, Reporter};
-use crate::store::{Cache, CachedCompletion, CallKey};
+use crate::store::{Cache, CallKey};
 use journal::{OutputLine, SavedCompletion};
 use model::{Model, ModelSpec, Prompt, Sampling};
 
@@ -244,22 +243,15 @@ async fn complete(work: &Work, index: usize, sampling: &Sampling, retries: u32) 
         messages: None,
         command_input: serde_json::json!({"task_id": task.task_id, "prompt": text, "sampling": sampling}),
     };
-    let (completion, attempts) =
-        with_retries(retries, || work.model.complete(&prompt, sampling)).await;
-    let completion = completion.map_err(|attempt| match attempt.score {
-        Err(error) => error,
-        Ok(_) => CallError::new(crate::protocol::ErrorKind::InvalidOutput, "no completion"),
-    });
-    if let (Some(cache), Ok(completion)) = (&work.cache, &completion) {
-        let usage = completion.usage;
-        let tokens = [
-            usage.prompt_tokens,
-            usage.completion_tokens,
-            usage.total_tokens,
-        ];
-        let text = completion.text.clone();
-        cache.put_completion(key, CachedCompletion { text, tokens });
-    }
+    let (completion, attempts) = work
+        .model
+        .complete_and_keep(
+            &prompt,
+            sampling,
+            retries,
+            work.cache.as_ref().map(|cache| (cache, key)),
+        )
+        .await;
     Finished {
         index,
         completion,

@@ -14,7 +14,8 @@ use crate::evaluator::command::{CommandEvaluator, CommandSpec};
 use crate::evaluator::Evaluator;
 use crate::llm::reply::read_completion;
 use crate::llm::{Api, Body, Client, Completion, Connection, Endpoint, EndpointFlags, Usage};
-use crate::protocol::{Attempt, CallError, ErrorKind};
+use crate::protocol::{with_retries, Attempt, CallError, ErrorKind};
+use crate::store::{Cache, CachedCompletion, CallKey};
 use crate::transport::display_url;
 
 /// `tasks run`'s flags, as endpoint messages name them.
@@ -163,6 +164,34 @@ impl Model {
             },
             Model::Command { runner, .. } => runner.check_setup(),
         }
+    }
+
+    /// Complete `prompt` with up to `retries` retries, keeping a completion in `cache` under
+    /// `key`: the completion or the last attempt's error, and how many attempts were made.
+    pub async fn complete_and_keep(
+        &self,
+        prompt: &Prompt<'_>,
+        sampling: &Sampling,
+        retries: u32,
+        cache: Option<(&Cache, &CallKey)>,
+    ) -> (Result<Completion, CallError>, u32) {
+        let (completion, attempts) =
+            with_retries(retries, || self.complete(prompt, sampling)).await;
+        let completion = completion.map_err(|attempt| match attempt.score {
+            Err(error) => error,
+            Ok(_) => CallError::new(ErrorKind::InvalidOutput, "no completion"),
+        });
+        if let (Some((cache, key)), Ok(completion)) = (cache, &completion) {
+            let usage = completion.usage;
+            let tokens = [
+                usage.prompt_tokens,
+                usage.completion_tokens,
+                usage.total_tokens,
+            ];
+            let text = completion.text.clone();
+            cache.put_completion(key, CachedCompletion { text, tokens });
+        }
+        (completion, attempts)
     }
 
     /// One attempt at completing `prompt`. A failure is the failed attempt (retryable for
