@@ -149,7 +149,12 @@ fn rubric_dimensions_missing_dimension_and_hard_constraint_violation() {
         json!(false)
     );
 
-    let request = &server.received()[0];
+    // The two candidates' requests arrive in either order: take the first candidate's.
+    let received = server.received();
+    let request = received
+        .iter()
+        .find(|request| request.user_message().contains("scenario:dims"))
+        .expect("the first candidate was judged");
     assert_eq!(
         request.user_message(),
         "## Objective
