@@ -25,7 +25,7 @@ pub struct Calls {
 
 /// Tokens summed from records' `side_info.usage` (the LLM judge reports it; any evaluator may):
 /// spent by the calls made, or saved by the calls the cache answered.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct Usage {
     /// Sum of `usage.prompt_tokens`.
     pub prompt_tokens: u64,
@@ -45,6 +45,18 @@ impl Usage {
         })
     }
 
+    /// The tokens a task model's call reported, if any (a command reports none).
+    fn of_generation(record: &CallRecord) -> Option<(Usage, bool)> {
+        let generation = record.generation.as_ref()?;
+        (!generation.usage.is_zero()).then_some((
+            Usage {
+                prompt_tokens: generation.usage.prompt_tokens,
+                completion_tokens: generation.usage.completion_tokens,
+            },
+            generation.cached,
+        ))
+    }
+
     fn add(self, other: Usage) -> Usage {
         Usage {
             prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
@@ -52,6 +64,44 @@ impl Usage {
                 .completion_tokens
                 .saturating_add(other.completion_tokens),
         }
+    }
+}
+
+/// Tokens spent by the calls made, and saved by the calls the cache answered; each absent until
+/// a call reports some.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Tokens {
+    /// Tokens spent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Tokens the cache saved: what the calls it answered reported when they were made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_saved: Option<Usage>,
+}
+
+impl Tokens {
+    /// Count `usage` as spent, or as saved when the cache answered (`cached`).
+    fn add(&mut self, usage: Usage, cached: bool) {
+        let total = if cached {
+            &mut self.usage_saved
+        } else {
+            &mut self.usage
+        };
+        *total = Some(total.map_or(usage, |total| total.add(usage)));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.usage.is_none() && self.usage_saved.is_none()
+    }
+
+    fn sum(&self, other: &Tokens) -> Tokens {
+        let mut sum = *self;
+        for (usage, cached) in [(other.usage, false), (other.usage_saved, true)] {
+            if let Some(usage) = usage {
+                sum.add(usage, cached);
+            }
+        }
+        sum
     }
 }
 
@@ -98,6 +148,10 @@ pub struct CandidateSummary {
     /// The share of calls an evaluation spec passed (`run --spec`); absent for other evaluators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_rate: Option<f64>,
+    /// `run --generate`: the tokens of the task model's calls; absent when they reported none
+    /// (a `--task-model-command`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Tokens>,
 }
 
 /// The whole run's summary (`--format json` prints it as is).
@@ -115,6 +169,9 @@ pub struct Summary {
     /// Tokens the cache saved: what the calls it answered reported when they were made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_saved: Option<Usage>,
+    /// `run --generate`: the tokens of every task model's calls, when any reported some.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Tokens>,
     /// Wall time of the run (preflight excluded); null for a summary of results files, which
     /// do not record it.
     pub elapsed_ms: Option<f64>,
@@ -162,8 +219,10 @@ pub struct Tally {
     /// Per row, per split (indexed by [`split_slot`]).
     sums: Vec<[Running; 3]>,
     calls: Calls,
-    usage: Option<Usage>,
-    usage_saved: Option<Usage>,
+    /// Tokens the evaluator's calls reported (`side_info.usage`).
+    tokens: Tokens,
+    /// Per row: tokens the task model's calls reported.
+    generation: Vec<Tokens>,
     diagnostics: Diagnostics,
     /// The first failed calls in plan order, keyed by (candidate, split, example).
     first_failures: BTreeMap<(usize, usize, usize), String>,
@@ -225,6 +284,7 @@ impl Tally {
             .collect();
         let sums = vec![<[Running; 3]>::default(); rows.len()];
         let verdicts = vec![(0, 0); rows.len()];
+        let generation = vec![Tokens::default(); rows.len()];
         Tally {
             rows,
             row_index,
@@ -237,8 +297,8 @@ impl Tally {
                 errors: 0,
                 cached: 0,
             },
-            usage: None,
-            usage_saved: None,
+            tokens: Tokens::default(),
+            generation,
             diagnostics: Diagnostics::default(),
             first_failures: BTreeMap::new(),
             verdicts,
@@ -253,6 +313,7 @@ impl Tally {
         self.row_index.clear();
         self.sums.clear();
         self.verdicts.clear();
+        self.generation.clear();
         for id in candidates {
             for model in task_models {
                 self.push_row((id.clone(), Some(model.clone())));
@@ -267,6 +328,7 @@ impl Tally {
         self.rows.push(row);
         self.sums.push(<[Running; 3]>::default());
         self.verdicts.push((0, 0));
+        self.generation.push(Tokens::default());
         index
     }
 
@@ -313,12 +375,7 @@ impl Tally {
         }
         self.calls.cached += usize::from(record.cached);
         if let Some(usage) = Usage::of(record) {
-            let total = if record.cached {
-                &mut self.usage_saved
-            } else {
-                &mut self.usage
-            };
-            *total = Some(total.map_or(usage, |total| total.add(usage)));
+            self.tokens.add(usage, record.cached);
         }
         for name in &record.errored_checks {
             *self
@@ -333,6 +390,9 @@ impl Tally {
                 record.score,
                 record.error.is_some(),
             );
+            if let Some((usage, cached)) = Usage::of_generation(record) {
+                self.generation[index].add(usage, cached);
+            }
             if let Some(passed) = record.passed {
                 let (pass, judged) = &mut self.verdicts[index];
                 *pass += usize::from(passed);
@@ -355,6 +415,8 @@ impl Tally {
             .into_iter()
             .zip(self.sums)
             .zip(self.verdicts)
+            .zip(self.generation)
+            .map(|(((row, sums), verdicts), generation)| ((row, sums), (verdicts, generation)))
             .collect();
         // Rows a results file of `run --generate` added go beside their candidate's, which is
         // left out when only its task models' rows have calls.
@@ -378,7 +440,7 @@ impl Tally {
         let rows = rows.into_iter().map(|(_, row)| row);
         let candidates = rows
             .into_iter()
-            .map(|(((id, task_model), sums), (pass, judged))| {
+            .map(|(((id, task_model), sums), ((pass, judged), generation))| {
                 let aggregate = |split| sums[split_slot(split)].aggregate(seed);
                 let (train, val, single) = if splits.train {
                     (
@@ -402,9 +464,16 @@ impl Tally {
                     val,
                     single,
                     pass_rate: (judged > 0).then(|| pass as f64 / judged as f64),
+                    generation: (!generation.is_empty()).then_some(generation),
                 }
             })
-            .collect();
+            .collect::<Vec<CandidateSummary>>();
+        let generation = candidates
+            .iter()
+            .filter_map(|candidate| candidate.generation.as_ref())
+            .fold(None, |total: Option<Tokens>, tokens| {
+                Some(total.map_or(*tokens, |total| total.sum(tokens)))
+            });
         let pass_score = self.pass_score.map(|(threshold, below)| PassScoreGate {
             threshold,
             below,
@@ -417,8 +486,9 @@ impl Tally {
             evaluator,
             score_range,
             calls: self.calls,
-            usage: self.usage,
-            usage_saved: self.usage_saved,
+            usage: self.tokens.usage,
+            usage_saved: self.tokens.usage_saved,
+            generation,
             elapsed_ms,
             interrupted,
             partial: None,

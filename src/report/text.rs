@@ -31,6 +31,9 @@ pub fn render(summary: &Summary, color: bool) -> String {
     if let Some(tokens) = tokens(summary) {
         out.push(format!("tokens: {tokens}\n"));
     }
+    if let Some(tokens) = task_model_tokens(summary) {
+        out.push(format!("task model tokens: {tokens}\n"));
+    }
     out.push("\n");
 
     out.append(aligned(&table(summary)));
@@ -73,14 +76,25 @@ pub(super) fn from_the_cache(cached: usize) -> String {
 /// completion (saved by the cache: 480 prompt, 120 completion)` (shared by the text and Markdown
 /// summaries). Tokens of cached calls were spent when they were stored, not by this run.
 pub(super) fn tokens(summary: &Summary) -> Option<String> {
+    tokens_of(summary.usage.as_ref(), summary.usage_saved.as_ref())
+}
+
+/// The task models' tokens of `run --generate`, as [`tokens`] says the evaluator's (shared by
+/// the text and Markdown summaries).
+pub(super) fn task_model_tokens(summary: &Summary) -> Option<String> {
+    let generation = summary.generation.as_ref()?;
+    tokens_of(generation.usage.as_ref(), generation.usage_saved.as_ref())
+}
+
+fn tokens_of(spent: Option<&Usage>, saved: Option<&Usage>) -> Option<String> {
     let pair = |usage: &Usage| {
         format!(
             "{} prompt, {} completion",
             usage.prompt_tokens, usage.completion_tokens
         )
     };
-    let spent = summary.usage.as_ref().map(pair);
-    match (spent, &summary.usage_saved) {
+    let spent = spent.map(pair);
+    match (spent, saved) {
         (spent, Some(saved)) => Some(format!(
             "{} (saved by the cache: {})",
             spent.unwrap_or_else(|| "0 prompt, 0 completion".to_string()),
@@ -163,6 +177,10 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     if has_verdicts {
         header.push("pass rate".into());
     }
+    let has_tokens = summary.candidates.iter().any(|c| c.generation.is_some());
+    if has_tokens {
+        header.push("tokens in / out".into());
+    }
     let mut rows = vec![header];
     for candidate in &summary.candidates {
         let scored = [&candidate.val, &candidate.train, &candidate.single]
@@ -190,6 +208,21 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
                     .pass_rate
                     .map_or_else(|| "-".to_string(), |rate| format!("{:.1}%", rate * 100.0)),
             );
+        }
+        if has_tokens {
+            row.push(candidate.generation.as_ref().map_or_else(
+                || "-".to_string(),
+                |tokens| {
+                    let pair = |usage: &Usage| {
+                        format!("{} / {}", usage.prompt_tokens, usage.completion_tokens)
+                    };
+                    let spent = pair(&tokens.usage.unwrap_or_default());
+                    match &tokens.usage_saved {
+                        Some(saved) => format!("{spent} (saved {})", pair(saved)),
+                        None => spent,
+                    }
+                },
+            ));
         }
         rows.push(row);
     }
