@@ -104,3 +104,125 @@ fn tokens_the_cache_answered_are_shown_as_saved_in_json_and_markdown() {
         )
     );
 }
+
+#[test]
+fn a_price_turns_the_tokens_into_a_cost_per_pair() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    // Only acme/small has a price: the total has no cost, acme/large's row shows none.
+    let output = two_models(
+        &sb,
+        &server.url("/v1"),
+        "text",
+        &["--price", "acme/small=1000,2000"],
+    );
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let checks = fixture("checks.json");
+    assert_eq!(
+        text_without_elapsed(&output),
+        format!(
+            "evaluator: checks {checks}   score range: unit\n\
+             calls: 6 (6 ok, 0 errors)   elapsed: E\n\
+             task model tokens: 72 prompt, 18 completion\n\
+             \n\
+             candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
+             terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       36 / 9           $0.054000\n\
+             terse.txt  acme/large  0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 0       36 / 9           -\n\
+             \n\
+             score = the candidate's train mean; failed calls count as 0\n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             exit 0: all 6 calls succeeded\n"
+        )
+    );
+}
+
+/// evalctl.toml for [`two_models`] runs from `sb`'s directory: `prices` as its `[prices]` table.
+fn priced_project(sb: &Sandbox, url: &str, prices: &str) {
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write(
+        "evalctl.toml",
+        format!(
+            "[evaluator]\nchecks = {:?}\n\n[run]\ndataset = {:?}\ngenerate = true\n\
+             task_model = [\"acme/small\", \"acme/large\"]\ntask_base_url = {url:?}\n\
+             skip_preflight = true\nconcurrency = 1\n\n[prices]\n{prices}",
+            fixture("checks.json"),
+            fixture("qa.jsonl")
+        ),
+    );
+}
+
+#[test]
+fn the_prices_table_costs_every_pair_and_the_cache_shows_what_it_saved() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    priced_project(
+        &sb,
+        &server.url("/v1"),
+        "\"acme/small\" = [1000, 2000]\n\"acme/large\" = [0.5, 2]\n",
+    );
+    let run = |format: &str| {
+        let output = sb
+            .evalctl()
+            .env("ACME_API_KEY", KEY)
+            .args(["run", "--format", format, "--cache", "--cache-dir", "cache"])
+            .arg("terse.txt")
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        output
+    };
+    let first = json_stdout(&run("json"));
+    let spent = |prompt: u64, completion: u64, cost: f64| json!({"usage": {"prompt_tokens": prompt, "completion_tokens": completion}, "cost_usd": cost});
+    assert_eq!(first["candidates"][0]["generation"], spent(36, 9, 0.054));
+    assert_eq!(first["candidates"][1]["generation"], spent(36, 9, 0.000036));
+    assert_eq!(first["generation"], spent(72, 18, 0.054 + 0.000036));
+    let again = run("text");
+    let checks = fixture("checks.json");
+    assert_eq!(
+        text_without_elapsed(&again),
+        format!(
+            "evaluator: checks {checks}   score range: unit\n\
+             calls: 6 (6 ok, 0 errors, 6 from the cache)   elapsed: E\n\
+             task model tokens: 0 prompt, 0 completion (saved by the cache: 72 prompt, 18 completion)\n\
+             cost: $0.000000 (saved by the cache: $0.054036)\n\
+             \n\
+             candidate  task model  score            train mean       n / errors  tokens in / out       cost\n\
+             terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       0 / 0 (saved 36 / 9)  $0.000000 (saved $0.054000)\n\
+             terse.txt  acme/large  0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 0       0 / 0 (saved 36 / 9)  $0.000000 (saved $0.000036)\n\
+             \n\
+             score = the candidate's train mean; failed calls count as 0\n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             exit 0: all 6 calls succeeded\n"
+        )
+    );
+}
+
+#[test]
+fn a_price_that_is_not_two_amounts_is_refused_naming_the_line_or_flag() {
+    let sb = Sandbox::new();
+    priced_project(&sb, "http://127.0.0.1:9/v1", "\"acme/small\" = [1000]\n");
+    let output = sb.evalctl().args(["run", "terse.txt"]).output().unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: evalctl.toml:12: prices: \"acme/small\": expected [IN, OUT], two numbers >= 0 \
+         (USD per million input and output tokens)\n"
+    );
+    let output = generate_as(&sb, "text")
+        .args(["--task-model", "acme/small", "--price", "acme/small=1000"])
+        .arg("terse.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: invalid value 'acme/small=1000' for '--price <MODEL=IN,OUT>': expected \
+         MODEL=IN,OUT (USD per million input and output tokens, e.g. \
+         openai/gpt-4o-mini=0.15,0.60)\n\nFor more information, try '--help'.\n"
+    );
+}

@@ -7,6 +7,7 @@ use super::tasks::{model_command_words, ApiArg};
 use super::values::parse_at_least;
 use crate::error::bad_flag;
 use crate::evaluator::command::CommandSpec;
+use crate::generate::price::{parse_price, Price};
 use crate::generate::GenerateSpec;
 use crate::llm::Api;
 use crate::tasks::run::model::{ModelSpec, Sampling};
@@ -50,6 +51,12 @@ pub struct GenerateArgs {
     #[arg(help_heading = GENERATE, long, value_name = "N", allow_negative_numbers = true,
           value_parser = parse_at_least::<u32, 1>)]
     pub task_max_tokens: Option<u32>,
+
+    /// A task model's price: MODEL=IN,OUT in USD per million input and output tokens (e.g.
+    /// openai/gpt-4o-mini=0.15,0.60); the summary shows the cost. Repeatable; replaces the
+    /// [prices] table of evalctl.toml.
+    #[arg(help_heading = GENERATE, long, value_name = "MODEL=IN,OUT", value_parser = parse_price)]
+    pub price: Vec<(String, Price)>,
 }
 
 impl GenerateArgs {
@@ -118,6 +125,7 @@ impl GenerateArgs {
                 max_tokens: self.task_max_tokens,
                 stop: Vec::new(),
             },
+            prices: self.price.into_iter().collect(),
         }))
     }
 }

@@ -69,6 +69,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     if let Some(generator) = &generator {
         tally = tally.per_task_model(&generator.labels());
     }
+    if let Some(spec) = &config.generate {
+        tally = tally.priced(spec.prices.clone());
+    }
     // `--report` needs every record at the end; without it, memory does not grow with calls.
     let mut report_records = config.report.as_ref().map(|_| Vec::new());
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {

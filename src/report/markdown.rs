@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use super::summary::Summary;
-use super::text::{elapsed, from_the_cache, notes, table, task_model_tokens, tokens};
+use super::text::{cost, elapsed, from_the_cache, notes, table, task_model_tokens, tokens};
 use super::Reporter;
 
 /// Render `summary` as Markdown: a heading with the verdict, the reason, the table, the notes.
@@ -20,7 +20,7 @@ pub fn render(summary: &Summary) -> String {
     out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;
     out.push_str(&format!(
-        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors{}) · elapsed: {}{}{}\n",
+        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors{}) · elapsed: {}{}{}{}\n",
         literal(&summary.evaluator.kind),
         literal(&summary.evaluator.target),
         summary.score_range.as_str(),
@@ -33,6 +33,7 @@ pub fn render(summary: &Summary) -> String {
         task_model_tokens(summary).map_or_else(String::new, |tokens| format!(
             " · task model tokens: {tokens}"
         )),
+        cost(summary).map_or_else(String::new, |cost| format!(" · cost: {cost}")),
     ));
     if let Some(partial) = &summary.partial {
         out.push_str(&format!(

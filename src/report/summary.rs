@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::interval;
 use super::runs::Partial;
+use crate::generate::price::{Price, Prices};
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
 pub use crate::runner::{EvaluatorInfo, RunIdentity, RunInfo, Splits};
@@ -105,6 +106,56 @@ impl Tokens {
     }
 }
 
+/// What the task models' calls of `run --generate` spent: tokens, and their cost where the model
+/// has a price (`--price`, `[prices]`).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Spend {
+    /// Tokens spent, and saved by the cache.
+    #[serde(flatten)]
+    pub tokens: Tokens,
+    /// What the tokens spent cost, in USD; absent without a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// What the tokens the cache saved would have cost, in USD; absent without a price or
+    /// without saved tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_saved_usd: Option<f64>,
+}
+
+impl Spend {
+    /// `tokens` at `price`.
+    fn of(tokens: Tokens, price: Option<&Price>) -> Spend {
+        let cost = |usage: Option<Usage>| {
+            Some(price?.cost(usage?.prompt_tokens, usage?.completion_tokens))
+        };
+        Spend {
+            tokens,
+            cost_usd: price.map(|_| cost(tokens.usage).unwrap_or(0.0)),
+            cost_saved_usd: cost(tokens.usage_saved),
+        }
+    }
+
+    /// The sum of `rows`' spending: costs only when every row has one.
+    fn total<'a>(rows: impl Iterator<Item = &'a Spend>) -> Option<Spend> {
+        rows.fold(None, |total: Option<Spend>, row| {
+            let Some(total) = total else {
+                return Some(*row);
+            };
+            let add = |a: Option<f64>, b: Option<f64>, priced: bool| match (a, b) {
+                _ if !priced => None,
+                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            };
+            let priced = total.cost_usd.is_some() && row.cost_usd.is_some();
+            Some(Spend {
+                tokens: total.tokens.sum(&row.tokens),
+                cost_usd: add(total.cost_usd, row.cost_usd, priced),
+                cost_saved_usd: add(total.cost_saved_usd, row.cost_saved_usd, priced)
+                    .filter(|_| total.cost_saved_usd.is_some() || row.cost_saved_usd.is_some()),
+            })
+        })
+    }
+}
+
 /// Aggregate of one candidate over one split. Failed calls count as 0.0.
 #[derive(Debug, Clone, Serialize, PartialEq)]
 pub struct Aggregate {
@@ -148,10 +199,10 @@ pub struct CandidateSummary {
     /// The share of calls an evaluation spec passed (`run --spec`); absent for other evaluators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_rate: Option<f64>,
-    /// `run --generate`: the tokens of the task model's calls; absent when they reported none
-    /// (a `--task-model-command`).
+    /// `run --generate`: the tokens of the task model's calls and their cost; absent when they
+    /// reported no tokens (a `--task-model-command`).
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub generation: Option<Tokens>,
+    pub generation: Option<Spend>,
 }
 
 /// The whole run's summary (`--format json` prints it as is).
@@ -169,9 +220,10 @@ pub struct Summary {
     /// Tokens the cache saved: what the calls it answered reported when they were made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_saved: Option<Usage>,
-    /// `run --generate`: the tokens of every task model's calls, when any reported some.
+    /// `run --generate`: the tokens of every task model's calls, when any reported some, and
+    /// their cost when every such model has a price.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub generation: Option<Tokens>,
+    pub generation: Option<Spend>,
     /// Wall time of the run (preflight excluded); null for a summary of results files, which
     /// do not record it.
     pub elapsed_ms: Option<f64>,
@@ -223,6 +275,8 @@ pub struct Tally {
     tokens: Tokens,
     /// Per row: tokens the task model's calls reported.
     generation: Vec<Tokens>,
+    /// The task models' prices.
+    prices: Prices,
     diagnostics: Diagnostics,
     /// The first failed calls in plan order, keyed by (candidate, split, example).
     first_failures: BTreeMap<(usize, usize, usize), String>,
@@ -299,6 +353,7 @@ impl Tally {
             },
             tokens: Tokens::default(),
             generation,
+            prices: Prices::new(),
             diagnostics: Diagnostics::default(),
             first_failures: BTreeMap::new(),
             verdicts,
@@ -319,6 +374,12 @@ impl Tally {
                 self.push_row((id.clone(), Some(model.clone())));
             }
         }
+        self
+    }
+
+    /// Cost the task models' tokens at `prices`.
+    pub fn priced(mut self, prices: Prices) -> Tally {
+        self.prices = prices;
         self
     }
 
@@ -409,7 +470,7 @@ impl Tally {
         elapsed_ms: Option<f64>,
         interrupted: bool,
     ) -> (Summary, Diagnostics) {
-        let (splits, seed) = (self.splits, self.seed);
+        let (splits, seed, prices) = (self.splits, self.seed, self.prices);
         let rows: Vec<_> = self
             .rows
             .into_iter()
@@ -456,6 +517,10 @@ impl Tally {
                     .or(train.as_ref())
                     .or(single.as_ref())
                     .and_then(|agg| agg.mean);
+                let generation = (!generation.is_empty()).then(|| {
+                    let price = task_model.as_ref().and_then(|model| prices.get(model));
+                    Spend::of(generation, price)
+                });
                 CandidateSummary {
                     id,
                     task_model,
@@ -464,16 +529,15 @@ impl Tally {
                     val,
                     single,
                     pass_rate: (judged > 0).then(|| pass as f64 / judged as f64),
-                    generation: (!generation.is_empty()).then_some(generation),
+                    generation,
                 }
             })
             .collect::<Vec<CandidateSummary>>();
-        let generation = candidates
-            .iter()
-            .filter_map(|candidate| candidate.generation.as_ref())
-            .fold(None, |total: Option<Tokens>, tokens| {
-                Some(total.map_or(*tokens, |total| total.sum(tokens)))
-            });
+        let generation = Spend::total(
+            candidates
+                .iter()
+                .filter_map(|candidate| candidate.generation.as_ref()),
+        );
         let pass_score = self.pass_score.map(|(threshold, below)| PassScoreGate {
             threshold,
             below,

@@ -34,6 +34,9 @@ pub fn render(summary: &Summary, color: bool) -> String {
     if let Some(tokens) = task_model_tokens(summary) {
         out.push(format!("task model tokens: {tokens}\n"));
     }
+    if let Some(cost) = cost(summary) {
+        out.push(format!("cost: {cost}\n"));
+    }
     out.push("\n");
 
     out.append(aligned(&table(summary)));
@@ -82,8 +85,24 @@ pub(super) fn tokens(summary: &Summary) -> Option<String> {
 /// The task models' tokens of `run --generate`, as [`tokens`] says the evaluator's (shared by
 /// the text and Markdown summaries).
 pub(super) fn task_model_tokens(summary: &Summary) -> Option<String> {
+    let tokens = &summary.generation.as_ref()?.tokens;
+    tokens_of(tokens.usage.as_ref(), tokens.usage_saved.as_ref())
+}
+
+/// What the task models' tokens cost, when every model that spent some has a price: `$0.012000
+/// (saved by the cache: $0.004000)` (shared by the text and Markdown summaries).
+pub(super) fn cost(summary: &Summary) -> Option<String> {
     let generation = summary.generation.as_ref()?;
-    tokens_of(generation.usage.as_ref(), generation.usage_saved.as_ref())
+    let spent = dollars(generation.cost_usd?);
+    Some(match generation.cost_saved_usd {
+        Some(saved) => format!("{spent} (saved by the cache: {})", dollars(saved)),
+        None => spent,
+    })
+}
+
+/// `$0.001234`: costs of single calls are fractions of a cent.
+fn dollars(amount: f64) -> String {
+    format!("${amount:.6}")
 }
 
 fn tokens_of(spent: Option<&Usage>, saved: Option<&Usage>) -> Option<String> {
@@ -181,6 +200,13 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     if has_tokens {
         header.push("tokens in / out".into());
     }
+    let has_cost = summary
+        .candidates
+        .iter()
+        .any(|c| c.generation.is_some_and(|spend| spend.cost_usd.is_some()));
+    if has_cost {
+        header.push("cost".into());
+    }
     let mut rows = vec![header];
     for candidate in &summary.candidates {
         let scored = [&candidate.val, &candidate.train, &candidate.single]
@@ -209,20 +235,27 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
                     .map_or_else(|| "-".to_string(), |rate| format!("{:.1}%", rate * 100.0)),
             );
         }
+        let spend = candidate.generation.unwrap_or_default();
+        let with_saved = |spent: String, saved: Option<String>| match saved {
+            Some(saved) => format!("{spent} (saved {saved})"),
+            None => spent,
+        };
         if has_tokens {
-            row.push(candidate.generation.as_ref().map_or_else(
-                || "-".to_string(),
-                |tokens| {
-                    let pair = |usage: &Usage| {
-                        format!("{} / {}", usage.prompt_tokens, usage.completion_tokens)
-                    };
-                    let spent = pair(&tokens.usage.unwrap_or_default());
-                    match &tokens.usage_saved {
-                        Some(saved) => format!("{spent} (saved {})", pair(saved)),
-                        None => spent,
-                    }
-                },
-            ));
+            let pair =
+                |usage: Usage| format!("{} / {}", usage.prompt_tokens, usage.completion_tokens);
+            row.push(match candidate.generation {
+                None => "-".to_string(),
+                Some(_) => with_saved(
+                    pair(spend.tokens.usage.unwrap_or_default()),
+                    spend.tokens.usage_saved.map(pair),
+                ),
+            });
+        }
+        if has_cost {
+            row.push(match spend.cost_usd {
+                None => "-".to_string(),
+                Some(cost) => with_saved(dollars(cost), spend.cost_saved_usd.map(dollars)),
+            });
         }
         rows.push(row);
     }
