@@ -32,6 +32,15 @@ fn text_without_elapsed(output: &std::process::Output) -> String {
     text.replace(&elapsed, &format!("{calls}elapsed: E"))
 }
 
+/// The Markdown summary with its elapsed time replaced by `E`.
+fn markdown_without_elapsed(output: &std::process::Output) -> String {
+    let markdown = stdout_text(output);
+    let evaluator_line = markdown.lines().find(|line| line.starts_with("Evaluator:"));
+    let (_, elapsed) = evaluator_line.unwrap().split_once("elapsed: ").unwrap();
+    let elapsed = elapsed.split(' ').next().unwrap();
+    markdown.replace(&format!("elapsed: {elapsed}"), "elapsed: E")
+}
+
 #[test]
 fn the_summary_counts_the_task_models_tokens_per_pair_and_in_total() {
     let server = fake_openai();
@@ -80,12 +89,8 @@ fn tokens_the_cache_answered_are_shown_as_saved_in_json_and_markdown() {
     );
     let markdown = two_models(&sb, &url, "markdown", &cache);
     assert_eq!(code(&markdown), 0, "{}", stderr_text(&markdown));
-    let markdown = stdout_text(&markdown);
-    let evaluator_line = markdown.lines().find(|line| line.starts_with("Evaluator:"));
-    let (_, elapsed) = evaluator_line.unwrap().split_once("elapsed: ").unwrap();
-    let elapsed = elapsed.split(' ').next().unwrap();
     assert_eq!(
-        markdown.replace(&format!("elapsed: {elapsed}"), "elapsed: E"),
+        markdown_without_elapsed(&markdown),
         format!(
             "### evalctl: ✅ passed (exit 0)\n\n\
              all 6 calls succeeded\n\n\
@@ -224,5 +229,168 @@ fn a_price_that_is_not_two_amounts_is_refused_naming_the_line_or_flag() {
         "error: invalid value 'acme/small=1000' for '--price <MODEL=IN,OUT>': expected \
          MODEL=IN,OUT (USD per million input and output tokens, e.g. \
          openai/gpt-4o-mini=0.15,0.60)\n\nFor more information, try '--help'.\n"
+    );
+}
+
+/// `run --generate` of the terse prompt by `acme/small` alone on `server`, one call at a time,
+/// priced at $0.018 a call (12 prompt and 3 completion tokens), recording results.jsonl.
+fn small_on_a_budget(
+    sb: &Sandbox,
+    url: &str,
+    format: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    generate_as(sb, format)
+        .env("ACME_API_KEY", KEY)
+        .args(["--task-model", "acme/small", "--task-base-url", url])
+        .args(["--skip-preflight", "-j", "1", "--output", "results.jsonl"])
+        .args(["--price", "acme/small=1000,2000"])
+        .args(extra)
+        .arg("terse.txt")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn max_cost_stops_the_run_with_exit_5_and_resume_continues_it() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    // After two calls ($0.036), a third (estimated at $0.018) would pass $0.04.
+    let output = small_on_a_budget(&sb, &url, "text", &["--max-cost", "0.04"]);
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(sb.jsonl("results.jsonl").len(), 2);
+    let checks = fixture("checks.json");
+    assert_eq!(
+        text_without_elapsed(&output),
+        format!(
+            "evaluator: checks {checks}   score range: unit\n\
+             calls: 2 (2 ok, 0 errors)   elapsed: E\n\
+             task model tokens: 24 prompt, 6 completion\n\
+             cost: $0.036000\n\
+             budget: $0.036000 of --max-cost 0.04 spent: stopped, 1 call not made (--resume continues)\n\
+             \n\
+             candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
+             terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  2 / 0       24 / 6           $0.036000\n\
+             \n\
+             score = the candidate's train mean; failed calls count as 0\n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             exit 5: stopped by --max-cost 0.04: 1 call not made (--resume continues); all 2 calls succeeded\n"
+        )
+    );
+    assert_eq!(stderr_text(&output), "");
+    // The same budget resumed: the run has spent $0.036 already, so nothing more is made.
+    let again = small_on_a_budget(&sb, &url, "json", &["--max-cost", "0.04", "--resume"]);
+    assert_eq!(code(&again), 5, "{}", stderr_text(&again));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        json_stdout(&again)["budget"],
+        json!({"max_cost_usd": 0.04, "spent_usd": 0.036, "stopped": true, "calls_not_made": 1})
+    );
+    // A larger budget resumed makes the last call only.
+    let last = small_on_a_budget(&sb, &url, "markdown", &["--max-cost", "0.06", "--resume"]);
+    assert_eq!(code(&last), 0, "{}", stderr_text(&last));
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(sb.jsonl("results.jsonl").len(), 3);
+    assert_eq!(
+        markdown_without_elapsed(&last),
+        format!(
+            "### evalctl: ✅ passed (exit 0)\n\n\
+             all 3 calls succeeded\n\n\
+             | candidate | task model | score | train mean | n / errors | tokens in / out | cost |\n\
+             |---|---|---|---|---|---|---|\n\
+             | terse.txt | acme/small | 1.0000 ± 0.0000 | 1.0000 ± 0.0000 | 3 / 0 | 36 / 9 | \\$0.054000 |\n\
+             \n\
+             Evaluator: checks {} · score range unit · 3 calls (3 ok, 0 errors) · elapsed: E \
+             · task model tokens: 36 prompt, 9 completion · cost: \\$0.054000\n\
+             \n\
+             **Budget:** \\$0.054000 of --max-cost 0.06 spent\n\
+             \n\
+             _score = the candidate's train mean; failed calls count as 0_\n\
+             \n\
+             _± = half-width of the 95% bootstrap interval over examples (--seed)_\n",
+            fixture("checks.json")
+        )
+    );
+}
+
+#[test]
+fn a_budget_stop_is_its_own_verdict_in_markdown_and_json() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    let output = small_on_a_budget(&sb, &url, "markdown", &["--max-cost", "0.02"]);
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(
+        markdown_without_elapsed(&output),
+        format!(
+            "### evalctl: ⏸️ stopped by the budget (exit 5)\n\n\
+             stopped by --max-cost 0.02: 2 calls not made (--resume continues); the call succeeded\n\n\
+             | candidate | task model | score | train mean | n / errors | tokens in / out | cost |\n\
+             |---|---|---|---|---|---|---|\n\
+             | terse.txt | acme/small | 1.0000 | 1.0000 | 1 / 0 | 12 / 3 | \\$0.018000 |\n\
+             \n\
+             Evaluator: checks {} · score range unit · 1 calls (1 ok, 0 errors) · elapsed: E \
+             · task model tokens: 12 prompt, 3 completion · cost: \\$0.018000\n\
+             \n\
+             **Budget:** \\$0.018000 of --max-cost 0.02 spent: stopped, 2 calls not made (--resume continues)\n\
+             \n\
+             _score = the candidate's train mean; failed calls count as 0_\n",
+            fixture("checks.json")
+        )
+    );
+}
+
+#[test]
+fn a_budget_without_a_price_for_every_task_model_is_refused_before_any_call() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let output = generate_as(&sb, "text")
+        .env("ACME_API_KEY", KEY)
+        .args(["--task-model", "acme/small", "--task-model", "acme/large"])
+        .args(["--task-model-command", "sh model.sh"])
+        .args(["--task-base-url", &server.url("/v1")])
+        .args(["--price", "acme/small=1,2", "--max-cost", "1", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: --max-cost: no price for acme/large, --task-model-command: give each task model \
+         one with --price MODEL=IN,OUT (USD per million input and output tokens) or a [prices] \
+         table in evalctl.toml (a --task-model-command reports no tokens, so it cannot be held \
+         to a budget)\n"
+    );
+    assert_eq!(stdout_text(&output), "");
+    assert!(server.requests().is_empty());
+    let output = sb
+        .evalctl()
+        .args(["run", "--no-config", "--evaluator-command", "true"])
+        .args(["--max-cost", "1", "--candidate", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: --max-cost: only applies to --generate\n"
+    );
+    let output = generate_as(&sb, "text")
+        .args(["--task-model", "acme/small", "--max-cost", "0", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: invalid value '0' for '--max-cost <USD>': must be an amount in USD above 0\n\nFor more information, try '--help'.\n"
     );
 }

@@ -158,6 +158,7 @@ pub const RUN: &[Binding] = &[
     bind("run.task_api_key_env", "task_api_key_env", Text),
     bind("run.task_temperature", "task_temperature", Number),
     bind("run.task_max_tokens", "task_max_tokens", Integer),
+    bind("run.max_cost", "max_cost", Number),
     file_only("prices", "price", Prices),
     bind("run.score_range", "score_range", Text),
     bind("run.concurrency", "concurrency", Integer),

@@ -7,8 +7,10 @@
 //!   finds, before any call, every example a candidate cannot be rendered for;
 //! - [`Generator`] holds the task models and answers the runner's calls (with retries, and the
 //!   completion cache under `--cache`), and probes each model in preflight;
-//! - [`price`] reads the task models' prices, which cost the summary reports.
+//! - [`price`] reads the task models' prices, which cost the summary reports, and [`budget`]
+//!   holds a run within `--max-cost`.
 
+pub mod budget;
 pub mod messages;
 pub mod price;
 pub mod template;
@@ -50,6 +52,8 @@ pub struct GenerateSpec {
     pub sampling: Sampling,
     /// `--price`, or the `[prices]` table.
     pub prices: price::Prices,
+    /// `--max-cost`, in USD: every API task model has a price.
+    pub max_cost: Option<f64>,
 }
 
 /// One task model, ready.

@@ -6,7 +6,7 @@
 use std::io::Write;
 
 use super::summary::Summary;
-use super::text::{cost, elapsed, from_the_cache, notes, table, task_model_tokens, tokens};
+use super::text::{budget, cost, elapsed, from_the_cache, notes, table, task_model_tokens, tokens};
 use super::Reporter;
 
 /// Render `summary` as Markdown: a heading with the verdict, the reason, the table, the notes.
@@ -33,8 +33,11 @@ pub fn render(summary: &Summary) -> String {
         task_model_tokens(summary).map_or_else(String::new, |tokens| format!(
             " · task model tokens: {tokens}"
         )),
-        cost(summary).map_or_else(String::new, |cost| format!(" · cost: {cost}")),
+        cost(summary).map_or_else(String::new, |cost| format!(" · cost: {}", literal(&cost))),
     ));
+    if let Some(budget) = budget(summary) {
+        out.push_str(&format!("\n**Budget:** {}\n", literal(&budget)));
+    }
     if let Some(partial) = &summary.partial {
         out.push_str(&format!(
             "\n**Partial:** {}\n",
@@ -51,6 +54,7 @@ pub fn render(summary: &Summary) -> String {
 pub(super) fn verdict(exit: u8) -> &'static str {
     match exit {
         0 => "✅ passed",
+        5 => "⏸️ stopped by the budget",
         130 => "⚠️ interrupted",
         _ => "❌ failed",
     }

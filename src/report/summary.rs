@@ -231,6 +231,9 @@ pub struct Summary {
     /// aggregates cover finished calls only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// `--max-cost` and what the task models' calls spent against it; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetReport>,
     /// Calls of the run's plan with no line in the results files read (`--allow-partial`, or
     /// an interrupted run's file): the aggregates cover the calls present only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -555,6 +558,7 @@ impl Tally {
             generation,
             elapsed_ms,
             interrupted,
+            budget: None,
             partial: None,
             candidates,
             gates: GateReport {
@@ -611,6 +615,19 @@ impl Running {
             ci95,
         }
     }
+}
+
+/// `--max-cost` against what the run spent (the summary's `budget`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetReport {
+    /// `--max-cost`, in USD.
+    pub max_cost_usd: f64,
+    /// What the task models' calls cost, in USD (a resumed run's earlier calls included).
+    pub spent_usd: f64,
+    /// Whether the budget stopped the run before every call was made (exit 5).
+    pub stopped: bool,
+    /// Calls of the plan not made because of it; `--resume` makes them.
+    pub calls_not_made: usize,
 }
 
 /// How the gates judged a run (the summary's `gates`).

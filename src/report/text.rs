@@ -37,6 +37,9 @@ pub fn render(summary: &Summary, color: bool) -> String {
     if let Some(cost) = cost(summary) {
         out.push(format!("cost: {cost}\n"));
     }
+    if let Some(budget) = budget(summary) {
+        out.push(format!("budget: {budget}\n"));
+    }
     out.push("\n");
 
     out.append(aligned(&table(summary)));
@@ -97,6 +100,25 @@ pub(super) fn cost(summary: &Summary) -> Option<String> {
     Some(match generation.cost_saved_usd {
         Some(saved) => format!("{spent} (saved by the cache: {})", dollars(saved)),
         None => spent,
+    })
+}
+
+/// `$0.012000 of --max-cost 0.05 spent` and, when it stopped the run, `: stopped, 4 calls not
+/// made (--resume continues)` (shared by the text and Markdown summaries).
+pub(super) fn budget(summary: &Summary) -> Option<String> {
+    let budget = summary.budget.as_ref()?;
+    let spent = format!(
+        "{} of --max-cost {} spent",
+        dollars(budget.spent_usd),
+        budget.max_cost_usd
+    );
+    Some(if budget.stopped {
+        format!(
+            "{spent}: stopped, {} not made (--resume continues)",
+            counted(budget.calls_not_made, "call", "calls")
+        )
+    } else {
+        spent
     })
 }
 
