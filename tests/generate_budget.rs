@@ -394,3 +394,88 @@ fn a_budget_without_a_price_for_every_task_model_is_refused_before_any_call() {
         "error: invalid value '0' for '--max-cost <USD>': must be an amount in USD above 0\n\nFor more information, try '--help'.\n"
     );
 }
+
+/// A command evaluator that scores each repeat of an example by the next digit of its `runs`
+/// field (1 passes, 0 fails), counting repeats per example id in files: the same scores
+/// whatever order the calls run in.
+const BY_RUNS: &str = r#"p=$(cat)
+id=$(printf '%s' "$p" | sed 's/.*"id": *"\([^"]*\)".*/\1/')
+runs=$(printf '%s' "$p" | sed 's/.*"runs": *"\([^"]*\)".*/\1/')
+n=$(cat "count.$id" 2>/dev/null || echo 0)
+echo $((n + 1)) > "count.$id"
+printf '{"score": %s}' "$(printf '%s' "$runs" | cut -c$((n + 1)))"
+"#;
+
+#[test]
+fn repeats_with_a_pass_score_report_pass_at_1_and_pass_at_n_and_the_flaky_examples() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", BY_RUNS);
+    sb.write(
+        "d.jsonl",
+        "{\"id\": \"a\", \"runs\": \"111\"}\n{\"id\": \"b\", \"runs\": \"100\"}\n\
+         {\"id\": \"c\", \"runs\": \"000\"}\n{\"id\": \"d\", \"runs\": \"110\"}\n",
+    );
+    let run = |format: &str| {
+        for id in ["a", "b", "c", "d"] {
+            let _ = std::fs::remove_file(sb.path().join(format!("count.{id}")));
+        }
+        sb.evalctl()
+            .args([
+                "run",
+                "--no-config",
+                "--format",
+                format,
+                "--skip-preflight",
+                "-j",
+                "1",
+            ])
+            .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+            .args(["--repeat", "3", "--pass-score", "0.5", "--candidate", "x"])
+            .output()
+            .unwrap()
+    };
+    let output = run("json");
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    // pass@1: (3/3 + 1/3 + 0/3 + 2/3) / 4; pass@3: (1 + 1 + 0 + 1) / 4.
+    assert_eq!(
+        json_stdout(&output)["candidates"][0]["pass_at_k"],
+        json!({"k": 3, "pass_at_1": 0.5, "pass_at_k": 0.75, "flaky": ["b", "d"]})
+    );
+    let output = run("text");
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    assert_eq!(
+        text_without_elapsed(&output),
+        "evaluator: command sh eval.sh   score range: unit\n\
+         calls: 12 (12 ok, 0 errors)   elapsed: E\n\
+         \n\
+         candidate  score            train mean       n / errors  pass@1  pass@3\n\
+         cand-1     0.5000 ± 0.3333  0.5000 ± 0.3333  12 / 0      0.5000  0.7500\n\
+         \n\
+         flaky in cand-1 (passed in some repeats, failed in others): b, d\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+         pass@k = chance that at least one of k repeats scores --pass-score or more (unbiased estimator, averaged over examples)\n\
+         \n\
+         exit 1: all 12 calls succeeded; 6 of 12 calls scored below --pass-score 0.5\n"
+    );
+}
+
+#[test]
+fn pass_at_k_is_reported_per_candidate_and_task_model() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let output = two_models(
+        &sb,
+        &server.url("/v1"),
+        "json",
+        &["--repeat", "2", "--pass-score", "1"],
+    );
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    let summary = json_stdout(&output);
+    let pass = |at: f64| json!({"k": 2, "pass_at_1": at, "pass_at_k": at, "flaky": []});
+    assert_eq!(summary["candidates"][0]["task_model"], "acme/small");
+    assert_eq!(summary["candidates"][0]["pass_at_k"], pass(1.0));
+    assert_eq!(summary["candidates"][1]["task_model"], "acme/large");
+    assert_eq!(summary["candidates"][1]["pass_at_k"], pass(0.0));
+}

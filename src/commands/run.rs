@@ -66,7 +66,8 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
     };
-    let mut tally = Tally::new(candidate_ids, splits, config.seed, config.pass_score);
+    let mut tally =
+        Tally::new(candidate_ids, splits, config.seed, config.pass_score).repeated(config.repeat);
     if let Some(generator) = &generator {
         tally = tally.per_task_model(&generator.labels());
     }

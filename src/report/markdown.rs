@@ -6,7 +6,9 @@
 use std::io::Write;
 
 use super::summary::Summary;
-use super::text::{budget, cost, elapsed, from_the_cache, notes, table, task_model_tokens, tokens};
+use super::text::{
+    budget, cost, elapsed, flaky, from_the_cache, notes, table, task_model_tokens, tokens,
+};
 use super::Reporter;
 
 /// Render `summary` as Markdown: a heading with the verdict, the reason, the table, the notes.
@@ -35,6 +37,9 @@ pub fn render(summary: &Summary) -> String {
         )),
         cost(summary).map_or_else(String::new, |cost| format!(" · cost: {}", literal(&cost))),
     ));
+    for line in flaky(summary) {
+        out.push_str(&format!("\n{}\n", literal(&line)));
+    }
     if let Some(budget) = budget(summary) {
         out.push_str(&format!("\n**Budget:** {}\n", literal(&budget)));
     }

@@ -199,6 +199,10 @@ pub struct CandidateSummary {
     /// The share of calls an evaluation spec passed (`run --spec`); absent for other evaluators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_rate: Option<f64>,
+    /// pass@1 and pass@N over the scored split (`--repeat N` with `--pass-score`), and the
+    /// flaky examples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_at_k: Option<PassAtK>,
     /// `run --generate`: the tokens of the task model's calls and their cost; absent when they
     /// reported no tokens (a `--task-model-command`).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -280,6 +284,9 @@ pub struct Tally {
     generation: Vec<Tokens>,
     /// The task models' prices.
     prices: Prices,
+    /// `--repeat N` with `--pass-score`: N, and per row the repeats of each example by split
+    /// slot and example index.
+    repeats: Option<(u32, Vec<ExampleRepeats>)>,
     diagnostics: Diagnostics,
     /// The first failed calls in plan order, keyed by (candidate, split, example).
     first_failures: BTreeMap<(usize, usize, usize), String>,
@@ -357,6 +364,7 @@ impl Tally {
             tokens: Tokens::default(),
             generation,
             prices: Prices::new(),
+            repeats: None,
             diagnostics: Diagnostics::default(),
             first_failures: BTreeMap::new(),
             verdicts,
@@ -372,10 +380,21 @@ impl Tally {
         self.sums.clear();
         self.verdicts.clear();
         self.generation.clear();
+        if let Some((_, repeats)) = &mut self.repeats {
+            repeats.clear();
+        }
         for id in candidates {
             for model in task_models {
                 self.push_row((id.clone(), Some(model.clone())));
             }
+        }
+        self
+    }
+
+    /// Under `--repeat N` (N > 1) with `--pass-score`, report pass@1 and pass@N.
+    pub fn repeated(mut self, repeat: Option<u32>) -> Tally {
+        if let (Some(n), Some(_)) = (repeat.filter(|n| *n > 1), self.pass_score) {
+            self.repeats = Some((n, vec![BTreeMap::new(); self.rows.len()]));
         }
         self
     }
@@ -393,6 +412,9 @@ impl Tally {
         self.sums.push(<[Running; 3]>::default());
         self.verdicts.push((0, 0));
         self.generation.push(Tokens::default());
+        if let Some((_, repeats)) = &mut self.repeats {
+            repeats.push(BTreeMap::new());
+        }
         index
     }
 
@@ -454,6 +476,20 @@ impl Tally {
                 record.score,
                 record.error.is_some(),
             );
+            if let (Some((_, repeats)), Some((threshold, _))) = (&mut self.repeats, self.pass_score)
+            {
+                let slot = (split_slot(record.split), record.example_index.unwrap_or(0));
+                let example = repeats[index].entry(slot).or_insert_with(|| Repeats {
+                    name: record.example_id.clone().unwrap_or_else(|| {
+                        record
+                            .example_line
+                            .map_or_else(|| "the single call".into(), |line| format!("line {line}"))
+                    }),
+                    ..Repeats::default()
+                });
+                example.finished += 1;
+                example.passed += u64::from(record.error.is_none() && record.score >= threshold);
+            }
             if let Some((usage, cached)) = Usage::of_generation(record) {
                 self.generation[index].add(usage, cached);
             }
@@ -480,7 +516,24 @@ impl Tally {
             .zip(self.sums)
             .zip(self.verdicts)
             .zip(self.generation)
-            .map(|(((row, sums), verdicts), generation)| ((row, sums), (verdicts, generation)))
+            .enumerate()
+            .map(|(index, (((row, sums), verdicts), generation))| {
+                let pass_at_k = self.repeats.as_ref().map(|(k, repeats)| {
+                    let scored = if splits.val {
+                        split_slot(Split::Val)
+                    } else if splits.train {
+                        split_slot(Split::Train)
+                    } else {
+                        split_slot(Split::Single)
+                    };
+                    let examples = repeats[index]
+                        .iter()
+                        .filter(move |((slot, _), _)| *slot == scored)
+                        .map(|(_, example)| example);
+                    PassAtK::of(*k, examples)
+                });
+                ((row, sums), (verdicts, generation, pass_at_k))
+            })
             .collect();
         // Rows a results file of `run --generate` added go beside their candidate's, which is
         // left out when only its task models' rows have calls.
@@ -504,37 +557,40 @@ impl Tally {
         let rows = rows.into_iter().map(|(_, row)| row);
         let candidates = rows
             .into_iter()
-            .map(|(((id, task_model), sums), ((pass, judged), generation))| {
-                let aggregate = |split| sums[split_slot(split)].aggregate(seed);
-                let (train, val, single) = if splits.train {
-                    (
-                        Some(aggregate(Split::Train)),
-                        splits.val.then(|| aggregate(Split::Val)),
-                        None,
-                    )
-                } else {
-                    (None, None, Some(aggregate(Split::Single)))
-                };
-                let score = val
-                    .as_ref()
-                    .or(train.as_ref())
-                    .or(single.as_ref())
-                    .and_then(|agg| agg.mean);
-                let generation = (!generation.is_empty()).then(|| {
-                    let price = task_model.as_ref().and_then(|model| prices.get(model));
-                    Spend::of(generation, price)
-                });
-                CandidateSummary {
-                    id,
-                    task_model,
-                    score,
-                    train,
-                    val,
-                    single,
-                    pass_rate: (judged > 0).then(|| pass as f64 / judged as f64),
-                    generation,
-                }
-            })
+            .map(
+                |(((id, task_model), sums), ((pass, judged), generation, pass_at_k))| {
+                    let aggregate = |split| sums[split_slot(split)].aggregate(seed);
+                    let (train, val, single) = if splits.train {
+                        (
+                            Some(aggregate(Split::Train)),
+                            splits.val.then(|| aggregate(Split::Val)),
+                            None,
+                        )
+                    } else {
+                        (None, None, Some(aggregate(Split::Single)))
+                    };
+                    let score = val
+                        .as_ref()
+                        .or(train.as_ref())
+                        .or(single.as_ref())
+                        .and_then(|agg| agg.mean);
+                    let generation = (!generation.is_empty()).then(|| {
+                        let price = task_model.as_ref().and_then(|model| prices.get(model));
+                        Spend::of(generation, price)
+                    });
+                    CandidateSummary {
+                        id,
+                        task_model,
+                        score,
+                        train,
+                        val,
+                        single,
+                        pass_rate: (judged > 0).then(|| pass as f64 / judged as f64),
+                        pass_at_k,
+                        generation,
+                    }
+                },
+            )
             .collect::<Vec<CandidateSummary>>();
         let generation = Spend::total(
             candidates
@@ -617,6 +673,66 @@ impl Running {
     }
 }
 
+/// pass@k of one row under `--repeat N --pass-score X`: the unbiased estimator of Chen et al.
+/// (2021), `1 - C(n-c, k) / C(n, k)` for an example with `n` repeats of which `c` scored at least
+/// X, averaged over the examples.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PassAtK {
+    /// N, the repeats of each call.
+    pub k: u32,
+    /// pass@1 (null when no call finished).
+    pub pass_at_1: Option<f64>,
+    /// pass@N, over the examples with all N repeats finished (null when none has).
+    pub pass_at_k: Option<f64>,
+    /// Ids (or `line N`) of the examples that passed in some repeats and failed in others.
+    pub flaky: Vec<String>,
+}
+
+/// An example's repeats under `--pass-score`: finished, passed, and how it is named.
+#[derive(Debug, Clone, Default)]
+struct Repeats {
+    finished: u64,
+    passed: u64,
+    name: String,
+}
+
+/// One row's repeats of each example, by split slot and example index.
+type ExampleRepeats = BTreeMap<(usize, usize), Repeats>;
+
+/// pass@k of an example with `n` repeats, `c` of them passed: `1 - C(n-c, k) / C(n, k)`,
+/// computed as a product so that large `n` does not overflow.
+fn pass_at(n: u64, c: u64, k: u64) -> f64 {
+    if n - c < k {
+        return 1.0;
+    }
+    1.0 - ((n - c + 1)..=n)
+        .map(|i| 1.0 - k as f64 / i as f64)
+        .product::<f64>()
+}
+
+impl PassAtK {
+    /// pass@1 and pass@`k` over `examples`.
+    fn of<'a>(k: u32, examples: impl Iterator<Item = &'a Repeats> + Clone) -> PassAtK {
+        let mean = |k: u64| {
+            let values: Vec<f64> = examples
+                .clone()
+                .filter(|example| example.finished >= k)
+                .map(|example| pass_at(example.finished, example.passed, k))
+                .collect();
+            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        };
+        PassAtK {
+            k,
+            pass_at_1: mean(1),
+            pass_at_k: mean(u64::from(k)),
+            flaky: examples
+                .filter(|example| example.passed > 0 && example.passed < example.finished)
+                .map(|example| example.name.clone())
+                .collect(),
+        }
+    }
+}
+
 /// `--max-cost` against what the run spent (the summary's `budget`).
 #[derive(Debug, Clone, Serialize)]
 pub struct BudgetReport {
@@ -686,6 +802,15 @@ pub struct PassScoreGate {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pass_at_k_is_the_unbiased_estimator() {
+        // 1 - C(n-c, k) / C(n, k): n = 5, c = 2, k = 2 gives 1 - 3/10.
+        assert!((pass_at(5, 2, 2) - 0.7).abs() < 1e-12);
+        assert!((pass_at(3, 1, 1) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(pass_at(3, 0, 3), 0.0);
+        assert_eq!(pass_at(3, 1, 3), 1.0);
+    }
 
     fn record(side_info: serde_json::Value) -> CallRecord {
         let serde_json::Value::Object(side_info) = side_info else {

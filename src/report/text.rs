@@ -43,6 +43,10 @@ pub fn render(summary: &Summary, color: bool) -> String {
     out.push("\n");
 
     out.append(aligned(&table(summary)));
+    let flaky = flaky(summary);
+    if !flaky.is_empty() {
+        out.push(format!("\n{}\n", flaky.join("\n")));
+    }
     let notes = notes(summary);
     if !notes.is_empty() {
         out.push(format!("\n{}\n", notes.join("\n")));
@@ -218,6 +222,14 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     if has_verdicts {
         header.push("pass rate".into());
     }
+    let repeats = summary
+        .candidates
+        .iter()
+        .find_map(|c| c.pass_at_k.as_ref().map(|pass| pass.k));
+    if let Some(k) = repeats {
+        header.push("pass@1".into());
+        header.push(format!("pass@{k}"));
+    }
     let has_tokens = summary.candidates.iter().any(|c| c.generation.is_some());
     if has_tokens {
         header.push("tokens in / out".into());
@@ -257,6 +269,11 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
                     .map_or_else(|| "-".to_string(), |rate| format!("{:.1}%", rate * 100.0)),
             );
         }
+        if repeats.is_some() {
+            let pass = candidate.pass_at_k.as_ref();
+            row.push(number(pass.and_then(|pass| pass.pass_at_1)));
+            row.push(number(pass.and_then(|pass| pass.pass_at_k)));
+        }
         let spend = candidate.generation.unwrap_or_default();
         let with_saved = |spent: String, saved: Option<String>| match saved {
             Some(saved) => format!("{spent} (saved {saved})"),
@@ -284,6 +301,28 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     rows
 }
 
+/// `flaky in a.txt × acme/small (passed in some repeats, failed in others): fr, it`, one line
+/// per row with flaky examples (shared by the text and Markdown summaries).
+pub(super) fn flaky(summary: &Summary) -> Vec<String> {
+    summary
+        .candidates
+        .iter()
+        .filter_map(|candidate| {
+            let flaky = &candidate.pass_at_k.as_ref()?.flaky;
+            let row = match &candidate.task_model {
+                Some(model) => format!("{} × {model}", candidate.id),
+                None => candidate.id.clone(),
+            };
+            (!flaky.is_empty()).then(|| {
+                format!(
+                    "flaky in {row} (passed in some repeats, failed in others): {}",
+                    flaky.join(", ")
+                )
+            })
+        })
+        .collect()
+}
+
 /// What the table's numbers mean, one note a line (shared by the text and Markdown summaries).
 pub(super) fn notes(summary: &Summary) -> Vec<&'static str> {
     let has_train = summary.candidates.iter().any(|c| c.train.is_some());
@@ -302,6 +341,12 @@ pub(super) fn notes(summary: &Summary) -> Vec<&'static str> {
     });
     if has_interval {
         notes.push("± = half-width of the 95% bootstrap interval over examples (--seed)");
+    }
+    if summary.candidates.iter().any(|c| c.pass_at_k.is_some()) {
+        notes.push(
+            "pass@k = chance that at least one of k repeats scores --pass-score or more \
+             (unbiased estimator, averaged over examples)",
+        );
     }
     notes
 }
