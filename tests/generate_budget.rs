@@ -416,8 +416,8 @@ fn repeats_with_a_pass_score_report_pass_at_1_and_pass_at_n_and_the_flaky_exampl
          {\"id\": \"c\", \"runs\": \"000\"}\n{\"id\": \"d\", \"runs\": \"110\"}\n",
     );
     let run = |format: &str| {
-        for id in ["a", "b", "c", "d"] {
-            let _ = std::fs::remove_file(sb.path().join(format!("count.{id}")));
+        for file in ["count.a", "count.b", "count.c", "count.d", "results.jsonl"] {
+            let _ = std::fs::remove_file(sb.path().join(file));
         }
         sb.evalctl()
             .args([
@@ -431,15 +431,35 @@ fn repeats_with_a_pass_score_report_pass_at_1_and_pass_at_n_and_the_flaky_exampl
             ])
             .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
             .args(["--repeat", "3", "--pass-score", "0.5", "--candidate", "x"])
+            .args(["--output", "results.jsonl"])
             .output()
             .unwrap()
     };
     let output = run("json");
     assert_eq!(code(&output), 1, "{}", stderr_text(&output));
     // pass@1: (3/3 + 1/3 + 0/3 + 2/3) / 4; pass@3: (1 + 1 + 0 + 1) / 4.
+    let pass_at_k = json!({"k": 3, "pass_at_1": 0.5, "pass_at_k": 0.75, "flaky": ["b", "d"]});
     assert_eq!(
         json_stdout(&output)["candidates"][0]["pass_at_k"],
-        json!({"k": 3, "pass_at_1": 0.5, "pass_at_k": 0.75, "flaky": ["b", "d"]})
+        pass_at_k
+    );
+    // The results file alone gives the same.
+    let summarized = sb
+        .evalctl()
+        .args([
+            "summarize",
+            "--format",
+            "json",
+            "--pass-score",
+            "0.5",
+            "results.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&summarized), 1, "{}", stderr_text(&summarized));
+    assert_eq!(
+        json_stdout(&summarized)["candidates"][0]["pass_at_k"],
+        pass_at_k
     );
     let output = run("text");
     assert_eq!(code(&output), 1, "{}", stderr_text(&output));
