@@ -14,6 +14,9 @@ pub enum Exit {
     /// evalctl itself failed after evaluation began (a results write, a full disk, an internal
     /// error); what finished is kept.
     Internal = 4,
+    /// `--max-cost` stopped the run: what finished was written and summarised, and `--resume`
+    /// continues it.
+    BudgetStopped = 5,
     /// Interrupted (SIGINT, SIGTERM or SIGHUP): results so far were flushed and summarised.
     Interrupted = 130,
 }

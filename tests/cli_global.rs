@@ -335,17 +335,44 @@ fn an_evaluator_argument_starting_with_a_dash_gets_a_hint() {
             "--evaluator-command",
             "python3",
             "eval.py",
+            "--lenient",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(stderr_text(&out), "error: unexpected argument '--lenient' found
+
+Usage: evalctl run --candidate <TEXT> --evaluator-command <CMD>... [CANDIDATE_FILE]...
+
+For more information, try '--help'.
+hint: evaluator arguments that start with '-' go inside one quoted string: --evaluator-command \"python3 eval.py --lenient\"
+");
+}
+
+#[test]
+fn an_evaluator_argument_like_a_flag_of_evalctl_gets_clap_s_tip_instead() {
+    let out = evalctl()
+        .args([
+            "run",
+            "--candidate",
+            "c",
+            "--evaluator-command",
+            "python3",
+            "eval.py",
             "--strict",
         ])
         .output()
         .unwrap();
     assert_eq!(code(&out), 2);
+    // clap finds `--price` similar to `--strict`: a flag of evalctl that may be meant, so its
+    // tip is shown as for any typo of a flag, without the evaluator hint.
     assert_eq!(stderr_text(&out), "error: unexpected argument '--strict' found
 
-Usage: evalctl run --candidate <TEXT> --evaluator-command <CMD>... [CANDIDATE_FILE]...
+  tip: a similar argument exists: '--price'
+
+Usage: evalctl run --candidate <TEXT> --evaluator-command <CMD>... --price <MODEL=IN,OUT> [CANDIDATE_FILE]...
 
 For more information, try '--help'.
-hint: evaluator arguments that start with '-' go inside one quoted string: --evaluator-command \"python3 eval.py --strict\"
 ");
 }
 

@@ -12,10 +12,10 @@ use crate::common::{
 };
 use serde_json::{json, Value};
 
-const KEY: &str = "sk-Gn5tQ2wX8vL4mP7rK3zY";
+pub(crate) const KEY: &str = "sk-Gn5tQ2wX8vL4mP7rK3zY";
 
 /// The fixtures of docs/generate.md, by absolute path.
-fn fixture(name: &str) -> String {
+pub(crate) fn fixture(name: &str) -> String {
     let path: PathBuf = [env!("CARGO_MANIFEST_DIR"), "fixtures", "generate", name]
         .iter()
         .collect();
@@ -40,7 +40,7 @@ fn generate(sb: &Sandbox) -> assert_cmd::Command {
 }
 
 /// [`generate`] with `--format FORMAT`.
-fn generate_as(sb: &Sandbox, format: &str) -> assert_cmd::Command {
+pub(crate) fn generate_as(sb: &Sandbox, format: &str) -> assert_cmd::Command {
     let mut command = sb.evalctl();
     command.args([
         "run",
@@ -272,7 +272,7 @@ fn a_command_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
 
 /// A loopback OpenAI-compatible server: the model `small` answers with the capital alone,
 /// `large` in a sentence; usage in every reply; 401 without the key.
-fn fake_openai() -> Server {
+pub(crate) fn fake_openai() -> Server {
     Server::start(|request, _| {
         if request.header("Authorization") != Some(&format!("Bearer {KEY}")) {
             return Reply::status(401, r#"{"error": {"message": "bad key"}}"#);

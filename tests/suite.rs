@@ -39,6 +39,7 @@ mod fep_spec_examples;
 mod fep_stream;
 mod fepmc_parallel;
 mod generate;
+mod generate_budget;
 mod header_env;
 mod input_bounds;
 mod journal_faults;

@@ -7,6 +7,7 @@ use super::tasks::{model_command_words, ApiArg};
 use super::values::parse_at_least;
 use crate::error::bad_flag;
 use crate::evaluator::command::CommandSpec;
+use crate::generate::price::{parse_price, Price};
 use crate::generate::GenerateSpec;
 use crate::llm::Api;
 use crate::tasks::run::model::{ModelSpec, Sampling};
@@ -50,6 +51,27 @@ pub struct GenerateArgs {
     #[arg(help_heading = GENERATE, long, value_name = "N", allow_negative_numbers = true,
           value_parser = parse_at_least::<u32, 1>)]
     pub task_max_tokens: Option<u32>,
+
+    /// A task model's price: MODEL=IN,OUT in USD per million input and output tokens (e.g.
+    /// openai/gpt-4o-mini=0.15,0.60); the summary shows the cost. Repeatable; replaces the
+    /// [prices] table of evalctl.toml.
+    #[arg(help_heading = GENERATE, long, value_name = "MODEL=IN,OUT", value_parser = parse_price)]
+    pub price: Vec<(String, Price)>,
+
+    /// Stop dispatching task model calls once their cost (spent, plus the calls in flight
+    /// estimated) would pass USD; what finished is kept and --resume continues. Needs a price
+    /// for every task model. Exits 5 when it stops the run.
+    #[arg(help_heading = GENERATE, long, value_name = "USD", value_parser = parse_max_cost)]
+    pub max_cost: Option<f64>,
+}
+
+/// `--max-cost USD`: a finite amount above zero.
+fn parse_max_cost(text: &str) -> Result<f64, String> {
+    text.trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|amount| amount.is_finite() && *amount > 0.0)
+        .ok_or_else(|| "must be an amount in USD above 0".to_string())
 }
 
 impl GenerateArgs {
@@ -64,6 +86,7 @@ impl GenerateArgs {
                 (self.task_api_key_env.is_some(), "--task-api-key-env"),
                 (self.task_temperature.is_some(), "--task-temperature"),
                 (self.task_max_tokens.is_some(), "--task-max-tokens"),
+                (self.max_cost.is_some(), "--max-cost"),
             ];
             if let Some((_, flag)) = given.iter().find(|(given, _)| *given) {
                 return Err(bad_flag(flag, "only applies to --generate"));
@@ -104,6 +127,31 @@ impl GenerateArgs {
             let argv = model_command_words("--task-model-command", command)?;
             models.push(ModelSpec::Command(CommandSpec { argv, cwd: None }));
         }
+        let prices: crate::generate::price::Prices = self.price.into_iter().collect();
+        if self.max_cost.is_some() {
+            let unpriced: Vec<&str> = task_models
+                .iter()
+                .filter(|model| !prices.contains_key(*model))
+                .map(String::as_str)
+                .chain(
+                    self.task_model_command
+                        .as_ref()
+                        .map(|_| "--task-model-command"),
+                )
+                .collect();
+            if !unpriced.is_empty() {
+                return Err(bad_flag(
+                    "--max-cost",
+                    format!(
+                        "no price for {}: give each task model one with --price MODEL=IN,OUT \
+                         (USD per million input and output tokens) or a [prices] table in \
+                         evalctl.toml (a --task-model-command reports no tokens, so it cannot \
+                         be held to a budget)",
+                        unpriced.join(", ")
+                    ),
+                ));
+            }
+        }
         if models.is_empty() {
             return Err(bad_flag(
                 "--generate",
@@ -118,6 +166,8 @@ impl GenerateArgs {
                 max_tokens: self.task_max_tokens,
                 stop: Vec::new(),
             },
+            prices,
+            max_cost: self.max_cost,
         }))
     }
 }

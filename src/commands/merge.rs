@@ -51,12 +51,19 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             slot.clone_from(&record.candidate_id);
         }
     }
+    // The run's `--repeat`, as its lines show it: pass@k is reported as `run` reports it.
+    let repeat = records
+        .values()
+        .filter_map(|record| record.repeat)
+        .max()
+        .map(|last| last + 1);
     let mut tally = Tally::new(
         candidate_ids.clone(),
         run.splits,
         config.seed,
         config.pass_score,
-    );
+    )
+    .repeated(repeat);
     let mut junit = config
         .junit
         .as_ref()

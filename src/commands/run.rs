@@ -8,6 +8,7 @@ use crate::error::bad_flag;
 use crate::error::Fatal;
 use crate::evaluator::{self, Evaluator};
 use crate::exit::Exit;
+use crate::generate::budget::Budget;
 use crate::generate::{check_templates, Generator};
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
@@ -65,10 +66,18 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
     };
-    let mut tally = Tally::new(candidate_ids, splits, config.seed, config.pass_score);
+    let mut tally =
+        Tally::new(candidate_ids, splits, config.seed, config.pass_score).repeated(config.repeat);
     if let Some(generator) = &generator {
         tally = tally.per_task_model(&generator.labels());
     }
+    if let Some(spec) = &config.generate {
+        tally = tally.priced(spec.prices.clone());
+    }
+    let budget = config
+        .generate
+        .as_ref()
+        .and_then(|spec| Some(Budget::new(spec.max_cost?, spec.prices.clone())));
     // `--report` needs every record at the end; without it, memory does not grow with calls.
     let mut report_records = config.report.as_ref().map(|_| Vec::new());
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
@@ -80,6 +89,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             |record| {
                 keep_for_report(&mut report_records, &record);
                 tally.add(&record);
+                if let Some(budget) = &budget {
+                    budget.spend(&record);
+                }
                 if let Some(junit) = junit.as_mut() {
                     junit.add(&record);
                 }
@@ -174,6 +186,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 }
             }
             tally.add(&record);
+            if let Some(budget) = &budget {
+                budget.spend(&record);
+            }
             if let Some(junit) = junit.as_mut() {
                 junit.add(&record);
             }
@@ -182,7 +197,20 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let on_stopping = |in_flight: usize| {
             progress.suspend(|| report::print_stopping(in_flight, runner::GRACE, reporter))
         };
-        let finished = runner::execute(context, plan, concurrency, on_finished, on_stopping).await;
+        let may_dispatch = |in_flight: usize| {
+            budget
+                .as_ref()
+                .is_none_or(|budget| budget.allows(in_flight))
+        };
+        let finished = runner::execute(
+            context,
+            plan,
+            concurrency,
+            on_finished,
+            on_stopping,
+            may_dispatch,
+        )
+        .await;
         if let Some(Err(error)) = results.map(ResultsFile::finish) {
             reporter.diagnose(&error);
             write_failure = Some(error);
@@ -200,6 +228,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         Some(crate::text::milliseconds(finished.elapsed)),
         finished.interrupted,
     );
+    summary.budget = budget.map(|budget| report::BudgetReport {
+        max_cost_usd: budget.max_cost(),
+        spent_usd: budget.spent(),
+        stopped: budget.stopped(),
+        calls_not_made: if budget.stopped() {
+            planned.saturating_sub(summary.calls.total)
+        } else {
+            0
+        },
+    });
     // A shard's summary covers its own calls: the rest of the run's plan is missing from it.
     summary.partial = config.shard.and_then(|shard| {
         report::Partial::of_shard(shard.index, shard.count, plan_calls_total, planned)

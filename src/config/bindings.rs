@@ -27,6 +27,9 @@ pub enum Kind {
     /// Like [`Kind::List`], each string naming a file or directory relative to the config
     /// file's directory.
     Paths,
+    /// A table of prices `"PROVIDER/MODEL" = [IN, OUT]` (USD per million input and output
+    /// tokens), one `MODEL=IN,OUT` flag value each.
+    Prices,
     /// A table of HTTP headers `Name = "value"`; `${VAR}` in names and values is expanded from
     /// the environment.
     Headers,
@@ -155,6 +158,8 @@ pub const RUN: &[Binding] = &[
     bind("run.task_api_key_env", "task_api_key_env", Text),
     bind("run.task_temperature", "task_temperature", Number),
     bind("run.task_max_tokens", "task_max_tokens", Integer),
+    bind("run.max_cost", "max_cost", Number),
+    file_only("prices", "price", Prices),
     bind("run.score_range", "score_range", Text),
     bind("run.concurrency", "concurrency", Integer),
     bind("run.timeout", "timeout", Number),
@@ -204,7 +209,7 @@ pub const TASKS_RUN: &[Binding] = &[
 pub const CACHE: &[Binding] = &[bind("run.cache_dir", "cache_dir", Path)];
 
 /// The sections of the file, in the order `evalctl init` writes them.
-pub const SECTIONS: &[&str] = &["evaluator", "run", "tasks"];
+pub const SECTIONS: &[&str] = &["evaluator", "run", "tasks", "prices"];
 
 /// Every key of the file, each once, in table order.
 pub fn all_keys() -> Vec<&'static str> {
@@ -231,7 +236,7 @@ impl Binding {
             .then(|| format!("EVALCTL_{}", self.arg.to_ascii_uppercase()))
     }
 
-    /// The section of the key (`evaluator`, `run`, `tasks`).
+    /// The section of the key (`evaluator`, `run`, `tasks`; `prices` is a section and a key).
     pub fn section(&self) -> &'static str {
         self.key
             .split_once('.')

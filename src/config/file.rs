@@ -206,6 +206,19 @@ pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, V
             ));
             continue;
         }
+        if let Some(binding) = bindings::find(section) {
+            // A section that is one key's whole value (`[prices]`).
+            match flag_values(binding.kind, item, dir) {
+                Ok(flag_values) => values.push(FileValue {
+                    binding,
+                    line,
+                    values: flag_values,
+                    command_dir: None,
+                }),
+                Err(reason) => problems.push(at(reason, section)),
+            }
+            continue;
+        }
         let Some(table) = item.as_table_like() else {
             problems.push(at(strict::expected("a table", toml_type(item)), section));
             continue;
@@ -379,6 +392,38 @@ fn flag_values(kind: Kind, item: &Item, dir: &Path) -> Result<Vec<String>, Strin
                 return Err(format!("[{index}]: must not be empty"));
             }
             Ok(texts.iter().map(|text| relative_to(dir, text)).collect())
+        }
+        Kind::Prices => {
+            let table = item
+                .as_table_like()
+                .ok_or_else(|| strict::expected("a table", toml_type(item)))?;
+            table
+                .iter()
+                .map(|(model, value)| {
+                    let amounts: Option<Vec<f64>> = value
+                        .as_array()
+                        .filter(|array| array.len() == 2)
+                        .map(|array| {
+                            array
+                                .iter()
+                                .filter_map(|amount| {
+                                    amount
+                                        .as_float()
+                                        .or_else(|| amount.as_integer().map(|whole| whole as f64))
+                                })
+                                .filter(|amount| amount.is_finite() && *amount >= 0.0)
+                                .collect()
+                        });
+                    match amounts.as_deref() {
+                        Some([input, output]) => Ok(format!("{model}={input},{output}")),
+                        _ => Err(format!(
+                            "{}: expected [IN, OUT], two numbers >= 0 (USD per million input and \
+                             output tokens)",
+                            strict::key_name(model)
+                        )),
+                    }
+                })
+                .collect()
         }
         Kind::Headers => {
             let table = item

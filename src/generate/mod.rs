@@ -6,9 +6,13 @@
 //! - [`messages`] turns a candidate and an example into the prompt text and its chat form, and
 //!   finds, before any call, every example a candidate cannot be rendered for;
 //! - [`Generator`] holds the task models and answers the runner's calls (with retries, and the
-//!   completion cache under `--cache`), and probes each model in preflight.
+//!   completion cache under `--cache`), and probes each model in preflight;
+//! - [`price`] reads the task models' prices, which cost the summary reports, and [`budget`]
+//!   holds a run within `--max-cost`.
 
+pub mod budget;
 pub mod messages;
+pub mod price;
 pub mod template;
 
 use std::collections::HashMap;
@@ -46,6 +50,10 @@ pub struct GenerateSpec {
     pub models: Vec<ModelSpec>,
     /// `--task-temperature`, `--task-max-tokens`.
     pub sampling: Sampling,
+    /// `--price`, or the `[prices]` table.
+    pub prices: price::Prices,
+    /// `--max-cost`, in USD: every API task model has a price.
+    pub max_cost: Option<f64>,
 }
 
 /// One task model, ready.

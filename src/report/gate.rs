@@ -61,6 +61,8 @@ impl Gates {
             Exit::Interrupted
         } else if results_failed {
             Exit::Internal
+        } else if summary.budget.as_ref().is_some_and(|budget| budget.stopped) {
+            Exit::BudgetStopped
         } else if passed {
             Exit::Success
         } else {
@@ -89,6 +91,15 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
         }
         Exit::Internal => {
             parts.push("a results or report file could not be written (see stderr)".into())
+        }
+        Exit::BudgetStopped => {
+            if let Some(budget) = &summary.budget {
+                parts.push(format!(
+                    "stopped by --max-cost {}: {} not made (--resume continues)",
+                    budget.max_cost_usd,
+                    super::text::counted(budget.calls_not_made, "call", "calls")
+                ))
+            }
         }
         _ => {}
     }

@@ -6,7 +6,9 @@
 use std::io::Write;
 
 use super::summary::Summary;
-use super::text::{elapsed, from_the_cache, notes, table, tokens};
+use super::text::{
+    budget, cost, elapsed, flaky, from_the_cache, notes, table, task_model_tokens, tokens,
+};
 use super::Reporter;
 
 /// Render `summary` as Markdown: a heading with the verdict, the reason, the table, the notes.
@@ -20,7 +22,7 @@ pub fn render(summary: &Summary) -> String {
     out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;
     out.push_str(&format!(
-        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors{}) · elapsed: {}{}\n",
+        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors{}) · elapsed: {}{}{}{}\n",
         literal(&summary.evaluator.kind),
         literal(&summary.evaluator.target),
         summary.score_range.as_str(),
@@ -30,7 +32,17 @@ pub fn render(summary: &Summary) -> String {
         from_the_cache(calls.cached),
         elapsed(summary),
         tokens(summary).map_or_else(String::new, |tokens| format!(" · tokens: {tokens}")),
+        task_model_tokens(summary).map_or_else(String::new, |tokens| format!(
+            " · task model tokens: {tokens}"
+        )),
+        cost(summary).map_or_else(String::new, |cost| format!(" · cost: {}", literal(&cost))),
     ));
+    for line in flaky(summary) {
+        out.push_str(&format!("\n{}\n", literal(&line)));
+    }
+    if let Some(budget) = budget(summary) {
+        out.push_str(&format!("\n**Budget:** {}\n", literal(&budget)));
+    }
     if let Some(partial) = &summary.partial {
         out.push_str(&format!(
             "\n**Partial:** {}\n",
@@ -47,6 +59,7 @@ pub fn render(summary: &Summary) -> String {
 pub(super) fn verdict(exit: u8) -> &'static str {
     match exit {
         0 => "✅ passed",
+        5 => "⏸️ stopped by the budget",
         130 => "⚠️ interrupted",
         _ => "❌ failed",
     }

@@ -38,7 +38,9 @@ pub use results_file::ResultsFile;
 pub use runs::{Partial, Selection};
 pub use spool::Spool;
 pub use stdout::{print_document, print_stdout, print_text, stdout_error, stdout_until_closed};
-pub use summary::{Diagnostics, EvaluatorInfo, RunIdentity, RunInfo, Splits, Summary, Tally};
+pub use summary::{
+    BudgetReport, Diagnostics, EvaluatorInfo, RunIdentity, RunInfo, Splits, Summary, Tally,
+};
 
 use terminal::{Paint, Styled};
 

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::interval;
 use super::runs::Partial;
+use crate::generate::price::{Price, Prices};
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
 pub use crate::runner::{EvaluatorInfo, RunIdentity, RunInfo, Splits};
@@ -25,7 +26,7 @@ pub struct Calls {
 
 /// Tokens summed from records' `side_info.usage` (the LLM judge reports it; any evaluator may):
 /// spent by the calls made, or saved by the calls the cache answered.
-#[derive(Debug, Clone, Copy, Serialize, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
 pub struct Usage {
     /// Sum of `usage.prompt_tokens`.
     pub prompt_tokens: u64,
@@ -45,6 +46,18 @@ impl Usage {
         })
     }
 
+    /// The tokens a task model's call reported, if any (a command reports none).
+    fn of_generation(record: &CallRecord) -> Option<(Usage, bool)> {
+        let generation = record.generation.as_ref()?;
+        (!generation.usage.is_zero()).then_some((
+            Usage {
+                prompt_tokens: generation.usage.prompt_tokens,
+                completion_tokens: generation.usage.completion_tokens,
+            },
+            generation.cached,
+        ))
+    }
+
     fn add(self, other: Usage) -> Usage {
         Usage {
             prompt_tokens: self.prompt_tokens.saturating_add(other.prompt_tokens),
@@ -52,6 +65,94 @@ impl Usage {
                 .completion_tokens
                 .saturating_add(other.completion_tokens),
         }
+    }
+}
+
+/// Tokens spent by the calls made, and saved by the calls the cache answered; each absent until
+/// a call reports some.
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq, Eq)]
+pub struct Tokens {
+    /// Tokens spent.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+    /// Tokens the cache saved: what the calls it answered reported when they were made.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_saved: Option<Usage>,
+}
+
+impl Tokens {
+    /// Count `usage` as spent, or as saved when the cache answered (`cached`).
+    fn add(&mut self, usage: Usage, cached: bool) {
+        let total = if cached {
+            &mut self.usage_saved
+        } else {
+            &mut self.usage
+        };
+        *total = Some(total.map_or(usage, |total| total.add(usage)));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.usage.is_none() && self.usage_saved.is_none()
+    }
+
+    fn sum(&self, other: &Tokens) -> Tokens {
+        let mut sum = *self;
+        for (usage, cached) in [(other.usage, false), (other.usage_saved, true)] {
+            if let Some(usage) = usage {
+                sum.add(usage, cached);
+            }
+        }
+        sum
+    }
+}
+
+/// What the task models' calls of `run --generate` spent: tokens, and their cost where the model
+/// has a price (`--price`, `[prices]`).
+#[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
+pub struct Spend {
+    /// Tokens spent, and saved by the cache.
+    #[serde(flatten)]
+    pub tokens: Tokens,
+    /// What the tokens spent cost, in USD; absent without a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// What the tokens the cache saved would have cost, in USD; absent without a price or
+    /// without saved tokens.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_saved_usd: Option<f64>,
+}
+
+impl Spend {
+    /// `tokens` at `price`.
+    fn of(tokens: Tokens, price: Option<&Price>) -> Spend {
+        let cost = |usage: Option<Usage>| {
+            Some(price?.cost(usage?.prompt_tokens, usage?.completion_tokens))
+        };
+        Spend {
+            tokens,
+            cost_usd: price.map(|_| cost(tokens.usage).unwrap_or(0.0)),
+            cost_saved_usd: cost(tokens.usage_saved),
+        }
+    }
+
+    /// The sum of `rows`' spending: costs only when every row has one.
+    fn total<'a>(rows: impl Iterator<Item = &'a Spend>) -> Option<Spend> {
+        rows.fold(None, |total: Option<Spend>, row| {
+            let Some(total) = total else {
+                return Some(*row);
+            };
+            let add = |a: Option<f64>, b: Option<f64>, priced: bool| match (a, b) {
+                _ if !priced => None,
+                (a, b) => Some(a.unwrap_or(0.0) + b.unwrap_or(0.0)),
+            };
+            let priced = total.cost_usd.is_some() && row.cost_usd.is_some();
+            Some(Spend {
+                tokens: total.tokens.sum(&row.tokens),
+                cost_usd: add(total.cost_usd, row.cost_usd, priced),
+                cost_saved_usd: add(total.cost_saved_usd, row.cost_saved_usd, priced)
+                    .filter(|_| total.cost_saved_usd.is_some() || row.cost_saved_usd.is_some()),
+            })
+        })
     }
 }
 
@@ -98,6 +199,14 @@ pub struct CandidateSummary {
     /// The share of calls an evaluation spec passed (`run --spec`); absent for other evaluators.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_rate: Option<f64>,
+    /// pass@1 and pass@N over the scored split (`--repeat N` with `--pass-score`), and the
+    /// flaky examples.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_at_k: Option<PassAtK>,
+    /// `run --generate`: the tokens of the task model's calls and their cost; absent when they
+    /// reported no tokens (a `--task-model-command`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Spend>,
 }
 
 /// The whole run's summary (`--format json` prints it as is).
@@ -115,6 +224,10 @@ pub struct Summary {
     /// Tokens the cache saved: what the calls it answered reported when they were made.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage_saved: Option<Usage>,
+    /// `run --generate`: the tokens of every task model's calls, when any reported some, and
+    /// their cost when every such model has a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub generation: Option<Spend>,
     /// Wall time of the run (preflight excluded); null for a summary of results files, which
     /// do not record it.
     pub elapsed_ms: Option<f64>,
@@ -122,6 +235,9 @@ pub struct Summary {
     /// aggregates cover finished calls only.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+    /// `--max-cost` and what the task models' calls spent against it; absent without it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget: Option<BudgetReport>,
     /// Calls of the run's plan with no line in the results files read (`--allow-partial`, or
     /// an interrupted run's file): the aggregates cover the calls present only.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -162,8 +278,15 @@ pub struct Tally {
     /// Per row, per split (indexed by [`split_slot`]).
     sums: Vec<[Running; 3]>,
     calls: Calls,
-    usage: Option<Usage>,
-    usage_saved: Option<Usage>,
+    /// Tokens the evaluator's calls reported (`side_info.usage`).
+    tokens: Tokens,
+    /// Per row: tokens the task model's calls reported.
+    generation: Vec<Tokens>,
+    /// The task models' prices.
+    prices: Prices,
+    /// `--repeat N` with `--pass-score`: N, and per row the repeats of each example by split
+    /// slot and example index.
+    repeats: Option<(u32, Vec<ExampleRepeats>)>,
     diagnostics: Diagnostics,
     /// The first failed calls in plan order, keyed by (candidate, split, example).
     first_failures: BTreeMap<(usize, usize, usize), String>,
@@ -225,6 +348,7 @@ impl Tally {
             .collect();
         let sums = vec![<[Running; 3]>::default(); rows.len()];
         let verdicts = vec![(0, 0); rows.len()];
+        let generation = vec![Tokens::default(); rows.len()];
         Tally {
             rows,
             row_index,
@@ -237,8 +361,10 @@ impl Tally {
                 errors: 0,
                 cached: 0,
             },
-            usage: None,
-            usage_saved: None,
+            tokens: Tokens::default(),
+            generation,
+            prices: Prices::new(),
+            repeats: None,
             diagnostics: Diagnostics::default(),
             first_failures: BTreeMap::new(),
             verdicts,
@@ -253,11 +379,29 @@ impl Tally {
         self.row_index.clear();
         self.sums.clear();
         self.verdicts.clear();
+        self.generation.clear();
+        if let Some((_, repeats)) = &mut self.repeats {
+            repeats.clear();
+        }
         for id in candidates {
             for model in task_models {
                 self.push_row((id.clone(), Some(model.clone())));
             }
         }
+        self
+    }
+
+    /// Under `--repeat N` (N > 1) with `--pass-score`, report pass@1 and pass@N.
+    pub fn repeated(mut self, repeat: Option<u32>) -> Tally {
+        if let (Some(n), Some(_)) = (repeat.filter(|n| *n > 1), self.pass_score) {
+            self.repeats = Some((n, vec![BTreeMap::new(); self.rows.len()]));
+        }
+        self
+    }
+
+    /// Cost the task models' tokens at `prices`.
+    pub fn priced(mut self, prices: Prices) -> Tally {
+        self.prices = prices;
         self
     }
 
@@ -267,6 +411,10 @@ impl Tally {
         self.rows.push(row);
         self.sums.push(<[Running; 3]>::default());
         self.verdicts.push((0, 0));
+        self.generation.push(Tokens::default());
+        if let Some((_, repeats)) = &mut self.repeats {
+            repeats.push(BTreeMap::new());
+        }
         index
     }
 
@@ -313,12 +461,7 @@ impl Tally {
         }
         self.calls.cached += usize::from(record.cached);
         if let Some(usage) = Usage::of(record) {
-            let total = if record.cached {
-                &mut self.usage_saved
-            } else {
-                &mut self.usage
-            };
-            *total = Some(total.map_or(usage, |total| total.add(usage)));
+            self.tokens.add(usage, record.cached);
         }
         for name in &record.errored_checks {
             *self
@@ -333,6 +476,23 @@ impl Tally {
                 record.score,
                 record.error.is_some(),
             );
+            if let (Some((_, repeats)), Some((threshold, _))) = (&mut self.repeats, self.pass_score)
+            {
+                let slot = (split_slot(record.split), record.example_index.unwrap_or(0));
+                let example = repeats[index].entry(slot).or_insert_with(|| Repeats {
+                    name: record.example_id.clone().unwrap_or_else(|| {
+                        record
+                            .example_line
+                            .map_or_else(|| "the single call".into(), |line| format!("line {line}"))
+                    }),
+                    ..Repeats::default()
+                });
+                example.finished += 1;
+                example.passed += u64::from(record.error.is_none() && record.score >= threshold);
+            }
+            if let Some((usage, cached)) = Usage::of_generation(record) {
+                self.generation[index].add(usage, cached);
+            }
             if let Some(passed) = record.passed {
                 let (pass, judged) = &mut self.verdicts[index];
                 *pass += usize::from(passed);
@@ -349,12 +509,31 @@ impl Tally {
         elapsed_ms: Option<f64>,
         interrupted: bool,
     ) -> (Summary, Diagnostics) {
-        let (splits, seed) = (self.splits, self.seed);
+        let (splits, seed, prices) = (self.splits, self.seed, self.prices);
         let rows: Vec<_> = self
             .rows
             .into_iter()
             .zip(self.sums)
             .zip(self.verdicts)
+            .zip(self.generation)
+            .enumerate()
+            .map(|(index, (((row, sums), verdicts), generation))| {
+                let pass_at_k = self.repeats.as_ref().map(|(k, repeats)| {
+                    let scored = if splits.val {
+                        split_slot(Split::Val)
+                    } else if splits.train {
+                        split_slot(Split::Train)
+                    } else {
+                        split_slot(Split::Single)
+                    };
+                    let examples = repeats[index]
+                        .iter()
+                        .filter(move |((slot, _), _)| *slot == scored)
+                        .map(|(_, example)| example);
+                    PassAtK::of(*k, examples)
+                });
+                ((row, sums), (verdicts, generation, pass_at_k))
+            })
             .collect();
         // Rows a results file of `run --generate` added go beside their candidate's, which is
         // left out when only its task models' rows have calls.
@@ -378,33 +557,46 @@ impl Tally {
         let rows = rows.into_iter().map(|(_, row)| row);
         let candidates = rows
             .into_iter()
-            .map(|(((id, task_model), sums), (pass, judged))| {
-                let aggregate = |split| sums[split_slot(split)].aggregate(seed);
-                let (train, val, single) = if splits.train {
-                    (
-                        Some(aggregate(Split::Train)),
-                        splits.val.then(|| aggregate(Split::Val)),
-                        None,
-                    )
-                } else {
-                    (None, None, Some(aggregate(Split::Single)))
-                };
-                let score = val
-                    .as_ref()
-                    .or(train.as_ref())
-                    .or(single.as_ref())
-                    .and_then(|agg| agg.mean);
-                CandidateSummary {
-                    id,
-                    task_model,
-                    score,
-                    train,
-                    val,
-                    single,
-                    pass_rate: (judged > 0).then(|| pass as f64 / judged as f64),
-                }
-            })
-            .collect();
+            .map(
+                |(((id, task_model), sums), ((pass, judged), generation, pass_at_k))| {
+                    let aggregate = |split| sums[split_slot(split)].aggregate(seed);
+                    let (train, val, single) = if splits.train {
+                        (
+                            Some(aggregate(Split::Train)),
+                            splits.val.then(|| aggregate(Split::Val)),
+                            None,
+                        )
+                    } else {
+                        (None, None, Some(aggregate(Split::Single)))
+                    };
+                    let score = val
+                        .as_ref()
+                        .or(train.as_ref())
+                        .or(single.as_ref())
+                        .and_then(|agg| agg.mean);
+                    let generation = (!generation.is_empty()).then(|| {
+                        let price = task_model.as_ref().and_then(|model| prices.get(model));
+                        Spend::of(generation, price)
+                    });
+                    CandidateSummary {
+                        id,
+                        task_model,
+                        score,
+                        train,
+                        val,
+                        single,
+                        pass_rate: (judged > 0).then(|| pass as f64 / judged as f64),
+                        pass_at_k,
+                        generation,
+                    }
+                },
+            )
+            .collect::<Vec<CandidateSummary>>();
+        let generation = Spend::total(
+            candidates
+                .iter()
+                .filter_map(|candidate| candidate.generation.as_ref()),
+        );
         let pass_score = self.pass_score.map(|(threshold, below)| PassScoreGate {
             threshold,
             below,
@@ -417,10 +609,12 @@ impl Tally {
             evaluator,
             score_range,
             calls: self.calls,
-            usage: self.usage,
-            usage_saved: self.usage_saved,
+            usage: self.tokens.usage,
+            usage_saved: self.tokens.usage_saved,
+            generation,
             elapsed_ms,
             interrupted,
+            budget: None,
             partial: None,
             candidates,
             gates: GateReport {
@@ -479,6 +673,79 @@ impl Running {
     }
 }
 
+/// pass@k of one row under `--repeat N --pass-score X`: the unbiased estimator of Chen et al.
+/// (2021), `1 - C(n-c, k) / C(n, k)` for an example with `n` repeats of which `c` scored at least
+/// X, averaged over the examples.
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct PassAtK {
+    /// N, the repeats of each call.
+    pub k: u32,
+    /// pass@1 (null when no call finished).
+    pub pass_at_1: Option<f64>,
+    /// pass@N, over the examples with all N repeats finished (null when none has).
+    pub pass_at_k: Option<f64>,
+    /// Ids (or `line N`) of the examples that passed in some repeats and failed in others.
+    pub flaky: Vec<String>,
+}
+
+/// An example's repeats under `--pass-score`: finished, passed, and how it is named.
+#[derive(Debug, Clone, Default)]
+struct Repeats {
+    finished: u64,
+    passed: u64,
+    name: String,
+}
+
+/// One row's repeats of each example, by split slot and example index.
+type ExampleRepeats = BTreeMap<(usize, usize), Repeats>;
+
+/// pass@k of an example with `n` repeats, `c` of them passed: `1 - C(n-c, k) / C(n, k)`,
+/// computed as a product so that large `n` does not overflow.
+fn pass_at(n: u64, c: u64, k: u64) -> f64 {
+    if n - c < k {
+        return 1.0;
+    }
+    1.0 - ((n - c + 1)..=n)
+        .map(|i| 1.0 - k as f64 / i as f64)
+        .product::<f64>()
+}
+
+impl PassAtK {
+    /// pass@1 and pass@`k` over `examples`.
+    fn of<'a>(k: u32, examples: impl Iterator<Item = &'a Repeats> + Clone) -> PassAtK {
+        let mean = |k: u64| {
+            let values: Vec<f64> = examples
+                .clone()
+                .filter(|example| example.finished >= k)
+                .map(|example| pass_at(example.finished, example.passed, k))
+                .collect();
+            (!values.is_empty()).then(|| values.iter().sum::<f64>() / values.len() as f64)
+        };
+        PassAtK {
+            k,
+            pass_at_1: mean(1),
+            pass_at_k: mean(u64::from(k)),
+            flaky: examples
+                .filter(|example| example.passed > 0 && example.passed < example.finished)
+                .map(|example| example.name.clone())
+                .collect(),
+        }
+    }
+}
+
+/// `--max-cost` against what the run spent (the summary's `budget`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetReport {
+    /// `--max-cost`, in USD.
+    pub max_cost_usd: f64,
+    /// What the task models' calls cost, in USD (a resumed run's earlier calls included).
+    pub spent_usd: f64,
+    /// Whether the budget stopped the run before every call was made (exit 5).
+    pub stopped: bool,
+    /// Calls of the plan not made because of it; `--resume` makes them.
+    pub calls_not_made: usize,
+}
+
 /// How the gates judged a run (the summary's `gates`).
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct GateReport {
@@ -535,6 +802,15 @@ pub struct PassScoreGate {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn pass_at_k_is_the_unbiased_estimator() {
+        // 1 - C(n-c, k) / C(n, k): n = 5, c = 2, k = 2 gives 1 - 3/10.
+        assert!((pass_at(5, 2, 2) - 0.7).abs() < 1e-12);
+        assert!((pass_at(3, 1, 1) - 1.0 / 3.0).abs() < 1e-12);
+        assert_eq!(pass_at(3, 0, 3), 0.0);
+        assert_eq!(pass_at(3, 1, 3), 1.0);
+    }
 
     fn record(side_info: serde_json::Value) -> CallRecord {
         let serde_json::Value::Object(side_info) = side_info else {

@@ -31,9 +31,22 @@ pub fn render(summary: &Summary, color: bool) -> String {
     if let Some(tokens) = tokens(summary) {
         out.push(format!("tokens: {tokens}\n"));
     }
+    if let Some(tokens) = task_model_tokens(summary) {
+        out.push(format!("task model tokens: {tokens}\n"));
+    }
+    if let Some(cost) = cost(summary) {
+        out.push(format!("cost: {cost}\n"));
+    }
+    if let Some(budget) = budget(summary) {
+        out.push(format!("budget: {budget}\n"));
+    }
     out.push("\n");
 
     out.append(aligned(&table(summary)));
+    let flaky = flaky(summary);
+    if !flaky.is_empty() {
+        out.push(format!("\n{}\n", flaky.join("\n")));
+    }
     let notes = notes(summary);
     if !notes.is_empty() {
         out.push(format!("\n{}\n", notes.join("\n")));
@@ -73,14 +86,60 @@ pub(super) fn from_the_cache(cached: usize) -> String {
 /// completion (saved by the cache: 480 prompt, 120 completion)` (shared by the text and Markdown
 /// summaries). Tokens of cached calls were spent when they were stored, not by this run.
 pub(super) fn tokens(summary: &Summary) -> Option<String> {
+    tokens_of(summary.usage.as_ref(), summary.usage_saved.as_ref())
+}
+
+/// The task models' tokens of `run --generate`, as [`tokens`] says the evaluator's (shared by
+/// the text and Markdown summaries).
+pub(super) fn task_model_tokens(summary: &Summary) -> Option<String> {
+    let tokens = &summary.generation.as_ref()?.tokens;
+    tokens_of(tokens.usage.as_ref(), tokens.usage_saved.as_ref())
+}
+
+/// What the task models' tokens cost, when every model that spent some has a price: `$0.012000
+/// (saved by the cache: $0.004000)` (shared by the text and Markdown summaries).
+pub(super) fn cost(summary: &Summary) -> Option<String> {
+    let generation = summary.generation.as_ref()?;
+    let spent = dollars(generation.cost_usd?);
+    Some(match generation.cost_saved_usd {
+        Some(saved) => format!("{spent} (saved by the cache: {})", dollars(saved)),
+        None => spent,
+    })
+}
+
+/// `$0.012000 of --max-cost 0.05 spent` and, when it stopped the run, `: stopped, 4 calls not
+/// made (--resume continues)` (shared by the text and Markdown summaries).
+pub(super) fn budget(summary: &Summary) -> Option<String> {
+    let budget = summary.budget.as_ref()?;
+    let spent = format!(
+        "{} of --max-cost {} spent",
+        dollars(budget.spent_usd),
+        budget.max_cost_usd
+    );
+    Some(if budget.stopped {
+        format!(
+            "{spent}: stopped, {} not made (--resume continues)",
+            counted(budget.calls_not_made, "call", "calls")
+        )
+    } else {
+        spent
+    })
+}
+
+/// `$0.001234`: costs of single calls are fractions of a cent.
+fn dollars(amount: f64) -> String {
+    format!("${amount:.6}")
+}
+
+fn tokens_of(spent: Option<&Usage>, saved: Option<&Usage>) -> Option<String> {
     let pair = |usage: &Usage| {
         format!(
             "{} prompt, {} completion",
             usage.prompt_tokens, usage.completion_tokens
         )
     };
-    let spent = summary.usage.as_ref().map(pair);
-    match (spent, &summary.usage_saved) {
+    let spent = spent.map(pair);
+    match (spent, saved) {
         (spent, Some(saved)) => Some(format!(
             "{} (saved by the cache: {})",
             spent.unwrap_or_else(|| "0 prompt, 0 completion".to_string()),
@@ -163,6 +222,25 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     if has_verdicts {
         header.push("pass rate".into());
     }
+    let repeats = summary
+        .candidates
+        .iter()
+        .find_map(|c| c.pass_at_k.as_ref().map(|pass| pass.k));
+    if let Some(k) = repeats {
+        header.push("pass@1".into());
+        header.push(format!("pass@{k}"));
+    }
+    let has_tokens = summary.candidates.iter().any(|c| c.generation.is_some());
+    if has_tokens {
+        header.push("tokens in / out".into());
+    }
+    let has_cost = summary
+        .candidates
+        .iter()
+        .any(|c| c.generation.is_some_and(|spend| spend.cost_usd.is_some()));
+    if has_cost {
+        header.push("cost".into());
+    }
     let mut rows = vec![header];
     for candidate in &summary.candidates {
         let scored = [&candidate.val, &candidate.train, &candidate.single]
@@ -191,9 +269,58 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
                     .map_or_else(|| "-".to_string(), |rate| format!("{:.1}%", rate * 100.0)),
             );
         }
+        if repeats.is_some() {
+            let pass = candidate.pass_at_k.as_ref();
+            row.push(number(pass.and_then(|pass| pass.pass_at_1)));
+            row.push(number(pass.and_then(|pass| pass.pass_at_k)));
+        }
+        let spend = candidate.generation.unwrap_or_default();
+        let with_saved = |spent: String, saved: Option<String>| match saved {
+            Some(saved) => format!("{spent} (saved {saved})"),
+            None => spent,
+        };
+        if has_tokens {
+            let pair =
+                |usage: Usage| format!("{} / {}", usage.prompt_tokens, usage.completion_tokens);
+            row.push(match candidate.generation {
+                None => "-".to_string(),
+                Some(_) => with_saved(
+                    pair(spend.tokens.usage.unwrap_or_default()),
+                    spend.tokens.usage_saved.map(pair),
+                ),
+            });
+        }
+        if has_cost {
+            row.push(match spend.cost_usd {
+                None => "-".to_string(),
+                Some(cost) => with_saved(dollars(cost), spend.cost_saved_usd.map(dollars)),
+            });
+        }
         rows.push(row);
     }
     rows
+}
+
+/// `flaky in a.txt × acme/small (passed in some repeats, failed in others): fr, it`, one line
+/// per row with flaky examples (shared by the text and Markdown summaries).
+pub(super) fn flaky(summary: &Summary) -> Vec<String> {
+    summary
+        .candidates
+        .iter()
+        .filter_map(|candidate| {
+            let flaky = &candidate.pass_at_k.as_ref()?.flaky;
+            let row = match &candidate.task_model {
+                Some(model) => format!("{} × {model}", candidate.id),
+                None => candidate.id.clone(),
+            };
+            (!flaky.is_empty()).then(|| {
+                format!(
+                    "flaky in {row} (passed in some repeats, failed in others): {}",
+                    flaky.join(", ")
+                )
+            })
+        })
+        .collect()
 }
 
 /// What the table's numbers mean, one note a line (shared by the text and Markdown summaries).
@@ -214,6 +341,12 @@ pub(super) fn notes(summary: &Summary) -> Vec<&'static str> {
     });
     if has_interval {
         notes.push("± = half-width of the 95% bootstrap interval over examples (--seed)");
+    }
+    if summary.candidates.iter().any(|c| c.pass_at_k.is_some()) {
+        notes.push(
+            "pass@k = chance that at least one of k repeats scores --pass-score or more \
+             (unbiased estimator, averaged over examples)",
+        );
     }
     notes
 }

@@ -107,6 +107,8 @@ pub struct RunContext {
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
 /// `on_finished` as it completes (nothing is kept here, so memory does not grow with the plan).
+/// Each call starts only if `may_dispatch(calls in flight)` says so (`--max-cost`); once it says
+/// no, the calls in flight finish and the rest of the plan is left undone.
 /// Ctrl-C stops dispatch and gives the calls in flight [`GRACE`] to finish (`on_stopping` is
 /// told how many there are); a second Ctrl-C, SIGTERM, SIGHUP or the end of the grace aborts
 /// them (killing command evaluators) and ends the run.
@@ -116,9 +118,10 @@ pub async fn execute(
     concurrency: usize,
     mut on_finished: impl FnMut(CallRecord),
     on_stopping: impl FnOnce(usize),
+    may_dispatch: impl Fn(usize) -> bool,
 ) -> Finished {
     let started = Instant::now();
-    let mut pending = plan.into_iter();
+    let mut pending = plan.into_iter().peekable();
     let mut in_flight = JoinSet::new();
     let mut interrupted = false;
     let mut on_stopping = Some(on_stopping);
@@ -128,7 +131,10 @@ pub async fn execute(
     tokio::pin!(signal);
     loop {
         while grace_ends.is_none() && in_flight.len() < concurrency {
-            let Some(call) = pending.next() else { break };
+            let running = in_flight.len();
+            let Some(call) = pending.next_if(|_| may_dispatch(running)) else {
+                break;
+            };
             in_flight.spawn(perform(Arc::clone(&context), call));
         }
         if in_flight.is_empty() {

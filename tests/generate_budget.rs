@@ -1,0 +1,501 @@
+//! What `run --generate` spends, through the real binary against the loopback OpenAI-compatible
+//! server of the generate tests (usage in every reply): the task models' tokens per candidate ×
+//! task model and in total, with the tokens the cache saved, in the text, JSON and Markdown
+//! summaries.
+
+use crate::common::{code, json_stdout, stderr_text, stdout_text, Sandbox};
+use crate::generate::{fake_openai, fixture, generate_as, KEY};
+use serde_json::json;
+
+/// `run --generate` of the terse prompt by `acme/small` and `acme/large` on `server`, one call
+/// at a time, with `extra` flags, in `format`.
+fn two_models(sb: &Sandbox, url: &str, format: &str, extra: &[&str]) -> std::process::Output {
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    generate_as(sb, format)
+        .env("ACME_API_KEY", KEY)
+        .args(["--task-model", "acme/small", "--task-model", "acme/large"])
+        .args(["--task-base-url", url, "--skip-preflight", "-j", "1"])
+        .args(extra)
+        .arg("terse.txt")
+        .output()
+        .unwrap()
+}
+
+/// The text summary with its elapsed time replaced by `E`.
+fn text_without_elapsed(output: &std::process::Output) -> String {
+    let text = stdout_text(output);
+    let elapsed = text.lines().nth(1).unwrap().to_string();
+    let (calls, _) = elapsed.split_once("elapsed: ").unwrap();
+    text.replace(&elapsed, &format!("{calls}elapsed: E"))
+}
+
+/// The Markdown summary with its elapsed time replaced by `E`.
+fn markdown_without_elapsed(output: &std::process::Output) -> String {
+    let markdown = stdout_text(output);
+    let evaluator_line = markdown.lines().find(|line| line.starts_with("Evaluator:"));
+    let (_, elapsed) = evaluator_line.unwrap().split_once("elapsed: ").unwrap();
+    let elapsed = elapsed.split(' ').next().unwrap();
+    markdown.replace(&format!("elapsed: {elapsed}"), "elapsed: E")
+}
+
+#[test]
+fn the_summary_counts_the_task_models_tokens_per_pair_and_in_total() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let output = two_models(&sb, &server.url("/v1"), "text", &[]);
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let checks = fixture("checks.json");
+    assert_eq!(
+        text_without_elapsed(&output),
+        format!(
+            "evaluator: checks {checks}   score range: unit\n\
+             calls: 6 (6 ok, 0 errors)   elapsed: E\n\
+             task model tokens: 72 prompt, 18 completion\n\
+             \n\
+             candidate  task model  score            train mean       n / errors  tokens in / out\n\
+             terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       36 / 9\n\
+             terse.txt  acme/large  0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 0       36 / 9\n\
+             \n\
+             score = the candidate's train mean; failed calls count as 0\n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             exit 0: all 6 calls succeeded\n"
+        )
+    );
+}
+
+#[test]
+fn tokens_the_cache_answered_are_shown_as_saved_in_json_and_markdown() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    let cache = ["--cache", "--cache-dir", "cache"];
+    let first = two_models(&sb, &url, "json", &cache);
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    // The second run's answers all come from the cache: none of its tokens is spent.
+    let again = two_models(&sb, &url, "json", &cache);
+    assert_eq!(code(&again), 0, "{}", stderr_text(&again));
+    assert_eq!(server.requests().len(), 6);
+    let summary = json_stdout(&again);
+    let saved = json!({"usage_saved": {"prompt_tokens": 36, "completion_tokens": 9}});
+    assert_eq!(summary["candidates"][0]["generation"], saved);
+    assert_eq!(summary["candidates"][1]["generation"], saved);
+    assert_eq!(
+        summary["generation"],
+        json!({"usage_saved": {"prompt_tokens": 72, "completion_tokens": 18}})
+    );
+    let markdown = two_models(&sb, &url, "markdown", &cache);
+    assert_eq!(code(&markdown), 0, "{}", stderr_text(&markdown));
+    assert_eq!(
+        markdown_without_elapsed(&markdown),
+        format!(
+            "### evalctl: ✅ passed (exit 0)\n\n\
+             all 6 calls succeeded\n\n\
+             | candidate | task model | score | train mean | n / errors | tokens in / out |\n\
+             |---|---|---|---|---|---|\n\
+             | terse.txt | acme/small | 1.0000 ± 0.0000 | 1.0000 ± 0.0000 | 3 / 0 | 0 / 0 (saved 36 / 9) |\n\
+             | terse.txt | acme/large | 0.0000 ± 0.0000 | 0.0000 ± 0.0000 | 3 / 0 | 0 / 0 (saved 36 / 9) |\n\
+             \n\
+             Evaluator: checks {} · score range unit · 6 calls (6 ok, 0 errors, 6 from the cache) · elapsed: E \
+             · task model tokens: 0 prompt, 0 completion (saved by the cache: 72 prompt, 18 completion)\n\
+             \n\
+             _score = the candidate's train mean; failed calls count as 0_\n\
+             \n\
+             _± = half-width of the 95% bootstrap interval over examples (--seed)_\n",
+            fixture("checks.json")
+        )
+    );
+}
+
+#[test]
+fn a_price_turns_the_tokens_into_a_cost_per_pair() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    // Only acme/small has a price: the total has no cost, acme/large's row shows none.
+    let output = two_models(
+        &sb,
+        &server.url("/v1"),
+        "text",
+        &["--price", "acme/small=1000,2000"],
+    );
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let checks = fixture("checks.json");
+    assert_eq!(
+        text_without_elapsed(&output),
+        format!(
+            "evaluator: checks {checks}   score range: unit\n\
+             calls: 6 (6 ok, 0 errors)   elapsed: E\n\
+             task model tokens: 72 prompt, 18 completion\n\
+             \n\
+             candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
+             terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       36 / 9           $0.054000\n\
+             terse.txt  acme/large  0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 0       36 / 9           -\n\
+             \n\
+             score = the candidate's train mean; failed calls count as 0\n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             exit 0: all 6 calls succeeded\n"
+        )
+    );
+}
+
+/// evalctl.toml for [`two_models`] runs from `sb`'s directory: `prices` as its `[prices]` table.
+fn priced_project(sb: &Sandbox, url: &str, prices: &str) {
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write(
+        "evalctl.toml",
+        format!(
+            "[evaluator]\nchecks = {:?}\n\n[run]\ndataset = {:?}\ngenerate = true\n\
+             task_model = [\"acme/small\", \"acme/large\"]\ntask_base_url = {url:?}\n\
+             skip_preflight = true\nconcurrency = 1\n\n[prices]\n{prices}",
+            fixture("checks.json"),
+            fixture("qa.jsonl")
+        ),
+    );
+}
+
+#[test]
+fn the_prices_table_costs_every_pair_and_the_cache_shows_what_it_saved() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    priced_project(
+        &sb,
+        &server.url("/v1"),
+        "\"acme/small\" = [1000, 2000]\n\"acme/large\" = [0.5, 2]\n",
+    );
+    let run = |format: &str| {
+        let output = sb
+            .evalctl()
+            .env("ACME_API_KEY", KEY)
+            .args(["run", "--format", format, "--cache", "--cache-dir", "cache"])
+            .arg("terse.txt")
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        output
+    };
+    let first = json_stdout(&run("json"));
+    let spent = |prompt: u64, completion: u64, cost: f64| json!({"usage": {"prompt_tokens": prompt, "completion_tokens": completion}, "cost_usd": cost});
+    assert_eq!(first["candidates"][0]["generation"], spent(36, 9, 0.054));
+    assert_eq!(first["candidates"][1]["generation"], spent(36, 9, 0.000036));
+    assert_eq!(first["generation"], spent(72, 18, 0.054 + 0.000036));
+    let again = run("text");
+    let checks = fixture("checks.json");
+    assert_eq!(
+        text_without_elapsed(&again),
+        format!(
+            "evaluator: checks {checks}   score range: unit\n\
+             calls: 6 (6 ok, 0 errors, 6 from the cache)   elapsed: E\n\
+             task model tokens: 0 prompt, 0 completion (saved by the cache: 72 prompt, 18 completion)\n\
+             cost: $0.000000 (saved by the cache: $0.054036)\n\
+             \n\
+             candidate  task model  score            train mean       n / errors  tokens in / out       cost\n\
+             terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       0 / 0 (saved 36 / 9)  $0.000000 (saved $0.054000)\n\
+             terse.txt  acme/large  0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 0       0 / 0 (saved 36 / 9)  $0.000000 (saved $0.000036)\n\
+             \n\
+             score = the candidate's train mean; failed calls count as 0\n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             exit 0: all 6 calls succeeded\n"
+        )
+    );
+}
+
+#[test]
+fn a_price_that_is_not_two_amounts_is_refused_naming_the_line_or_flag() {
+    let sb = Sandbox::new();
+    priced_project(&sb, "http://127.0.0.1:9/v1", "\"acme/small\" = [1000]\n");
+    let output = sb.evalctl().args(["run", "terse.txt"]).output().unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: evalctl.toml:12: prices: \"acme/small\": expected [IN, OUT], two numbers >= 0 \
+         (USD per million input and output tokens)\n"
+    );
+    let output = generate_as(&sb, "text")
+        .args(["--task-model", "acme/small", "--price", "acme/small=1000"])
+        .arg("terse.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: invalid value 'acme/small=1000' for '--price <MODEL=IN,OUT>': expected \
+         MODEL=IN,OUT (USD per million input and output tokens, e.g. \
+         openai/gpt-4o-mini=0.15,0.60)\n\nFor more information, try '--help'.\n"
+    );
+}
+
+/// `run --generate` of the terse prompt by `acme/small` alone on `server`, one call at a time,
+/// priced at $0.018 a call (12 prompt and 3 completion tokens), recording results.jsonl.
+fn small_on_a_budget(
+    sb: &Sandbox,
+    url: &str,
+    format: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    generate_as(sb, format)
+        .env("ACME_API_KEY", KEY)
+        .args(["--task-model", "acme/small", "--task-base-url", url])
+        .args(["--skip-preflight", "-j", "1", "--output", "results.jsonl"])
+        .args(["--price", "acme/small=1000,2000"])
+        .args(extra)
+        .arg("terse.txt")
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn max_cost_stops_the_run_with_exit_5_and_resume_continues_it() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    // After two calls ($0.036), a third (estimated at $0.018) would pass $0.04.
+    let output = small_on_a_budget(&sb, &url, "text", &["--max-cost", "0.04"]);
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(sb.jsonl("results.jsonl").len(), 2);
+    let checks = fixture("checks.json");
+    assert_eq!(
+        text_without_elapsed(&output),
+        format!(
+            "evaluator: checks {checks}   score range: unit\n\
+             calls: 2 (2 ok, 0 errors)   elapsed: E\n\
+             task model tokens: 24 prompt, 6 completion\n\
+             cost: $0.036000\n\
+             budget: $0.036000 of --max-cost 0.04 spent: stopped, 1 call not made (--resume continues)\n\
+             \n\
+             candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
+             terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  2 / 0       24 / 6           $0.036000\n\
+             \n\
+             score = the candidate's train mean; failed calls count as 0\n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             exit 5: stopped by --max-cost 0.04: 1 call not made (--resume continues); all 2 calls succeeded\n"
+        )
+    );
+    assert_eq!(stderr_text(&output), "");
+    // The same budget resumed: the run has spent $0.036 already, so nothing more is made.
+    let again = small_on_a_budget(&sb, &url, "json", &["--max-cost", "0.04", "--resume"]);
+    assert_eq!(code(&again), 5, "{}", stderr_text(&again));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        json_stdout(&again)["budget"],
+        json!({"max_cost_usd": 0.04, "spent_usd": 0.036, "stopped": true, "calls_not_made": 1})
+    );
+    // A larger budget resumed makes the last call only.
+    let last = small_on_a_budget(&sb, &url, "markdown", &["--max-cost", "0.06", "--resume"]);
+    assert_eq!(code(&last), 0, "{}", stderr_text(&last));
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(sb.jsonl("results.jsonl").len(), 3);
+    assert_eq!(
+        markdown_without_elapsed(&last),
+        format!(
+            "### evalctl: ✅ passed (exit 0)\n\n\
+             all 3 calls succeeded\n\n\
+             | candidate | task model | score | train mean | n / errors | tokens in / out | cost |\n\
+             |---|---|---|---|---|---|---|\n\
+             | terse.txt | acme/small | 1.0000 ± 0.0000 | 1.0000 ± 0.0000 | 3 / 0 | 36 / 9 | \\$0.054000 |\n\
+             \n\
+             Evaluator: checks {} · score range unit · 3 calls (3 ok, 0 errors) · elapsed: E \
+             · task model tokens: 36 prompt, 9 completion · cost: \\$0.054000\n\
+             \n\
+             **Budget:** \\$0.054000 of --max-cost 0.06 spent\n\
+             \n\
+             _score = the candidate's train mean; failed calls count as 0_\n\
+             \n\
+             _± = half-width of the 95% bootstrap interval over examples (--seed)_\n",
+            fixture("checks.json")
+        )
+    );
+}
+
+#[test]
+fn a_budget_stop_is_its_own_verdict_in_markdown_and_json() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    let output = small_on_a_budget(&sb, &url, "markdown", &["--max-cost", "0.02"]);
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(
+        markdown_without_elapsed(&output),
+        format!(
+            "### evalctl: ⏸️ stopped by the budget (exit 5)\n\n\
+             stopped by --max-cost 0.02: 2 calls not made (--resume continues); the call succeeded\n\n\
+             | candidate | task model | score | train mean | n / errors | tokens in / out | cost |\n\
+             |---|---|---|---|---|---|---|\n\
+             | terse.txt | acme/small | 1.0000 | 1.0000 | 1 / 0 | 12 / 3 | \\$0.018000 |\n\
+             \n\
+             Evaluator: checks {} · score range unit · 1 calls (1 ok, 0 errors) · elapsed: E \
+             · task model tokens: 12 prompt, 3 completion · cost: \\$0.018000\n\
+             \n\
+             **Budget:** \\$0.018000 of --max-cost 0.02 spent: stopped, 2 calls not made (--resume continues)\n\
+             \n\
+             _score = the candidate's train mean; failed calls count as 0_\n",
+            fixture("checks.json")
+        )
+    );
+}
+
+#[test]
+fn a_budget_without_a_price_for_every_task_model_is_refused_before_any_call() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let output = generate_as(&sb, "text")
+        .env("ACME_API_KEY", KEY)
+        .args(["--task-model", "acme/small", "--task-model", "acme/large"])
+        .args(["--task-model-command", "sh model.sh"])
+        .args(["--task-base-url", &server.url("/v1")])
+        .args(["--price", "acme/small=1,2", "--max-cost", "1", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: --max-cost: no price for acme/large, --task-model-command: give each task model \
+         one with --price MODEL=IN,OUT (USD per million input and output tokens) or a [prices] \
+         table in evalctl.toml (a --task-model-command reports no tokens, so it cannot be held \
+         to a budget)\n"
+    );
+    assert_eq!(stdout_text(&output), "");
+    assert!(server.requests().is_empty());
+    let output = sb
+        .evalctl()
+        .args(["run", "--no-config", "--evaluator-command", "true"])
+        .args(["--max-cost", "1", "--candidate", "x"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: --max-cost: only applies to --generate\n"
+    );
+    let output = generate_as(&sb, "text")
+        .args(["--task-model", "acme/small", "--max-cost", "0", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: invalid value '0' for '--max-cost <USD>': must be an amount in USD above 0\n\nFor more information, try '--help'.\n"
+    );
+}
+
+/// A command evaluator that scores each repeat of an example by the next digit of its `runs`
+/// field (1 passes, 0 fails), counting repeats per example id in files: the same scores
+/// whatever order the calls run in.
+const BY_RUNS: &str = r#"p=$(cat)
+id=$(printf '%s' "$p" | sed 's/.*"id": *"\([^"]*\)".*/\1/')
+runs=$(printf '%s' "$p" | sed 's/.*"runs": *"\([^"]*\)".*/\1/')
+n=$(cat "count.$id" 2>/dev/null || echo 0)
+echo $((n + 1)) > "count.$id"
+printf '{"score": %s}' "$(printf '%s' "$runs" | cut -c$((n + 1)))"
+"#;
+
+#[test]
+fn repeats_with_a_pass_score_report_pass_at_1_and_pass_at_n_and_the_flaky_examples() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", BY_RUNS);
+    sb.write(
+        "d.jsonl",
+        "{\"id\": \"a\", \"runs\": \"111\"}\n{\"id\": \"b\", \"runs\": \"100\"}\n\
+         {\"id\": \"c\", \"runs\": \"000\"}\n{\"id\": \"d\", \"runs\": \"110\"}\n",
+    );
+    let run = |format: &str| {
+        for file in ["count.a", "count.b", "count.c", "count.d", "results.jsonl"] {
+            let _ = std::fs::remove_file(sb.path().join(file));
+        }
+        sb.evalctl()
+            .args([
+                "run",
+                "--no-config",
+                "--format",
+                format,
+                "--skip-preflight",
+                "-j",
+                "1",
+            ])
+            .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+            .args(["--repeat", "3", "--pass-score", "0.5", "--candidate", "x"])
+            .args(["--output", "results.jsonl"])
+            .output()
+            .unwrap()
+    };
+    let output = run("json");
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    // pass@1: (3/3 + 1/3 + 0/3 + 2/3) / 4; pass@3: (1 + 1 + 0 + 1) / 4.
+    let pass_at_k = json!({"k": 3, "pass_at_1": 0.5, "pass_at_k": 0.75, "flaky": ["b", "d"]});
+    assert_eq!(
+        json_stdout(&output)["candidates"][0]["pass_at_k"],
+        pass_at_k
+    );
+    // The results file alone gives the same.
+    let summarized = sb
+        .evalctl()
+        .args([
+            "summarize",
+            "--format",
+            "json",
+            "--pass-score",
+            "0.5",
+            "results.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&summarized), 1, "{}", stderr_text(&summarized));
+    assert_eq!(
+        json_stdout(&summarized)["candidates"][0]["pass_at_k"],
+        pass_at_k
+    );
+    let output = run("text");
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    assert_eq!(
+        text_without_elapsed(&output),
+        "evaluator: command sh eval.sh   score range: unit\n\
+         calls: 12 (12 ok, 0 errors)   elapsed: E\n\
+         \n\
+         candidate  score            train mean       n / errors  pass@1  pass@3\n\
+         cand-1     0.5000 ± 0.3333  0.5000 ± 0.3333  12 / 0      0.5000  0.7500\n\
+         \n\
+         flaky in cand-1 (passed in some repeats, failed in others): b, d\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+         pass@k = chance that at least one of k repeats scores --pass-score or more (unbiased estimator, averaged over examples)\n\
+         \n\
+         exit 1: all 12 calls succeeded; 6 of 12 calls scored below --pass-score 0.5\n"
+    );
+}
+
+#[test]
+fn pass_at_k_is_reported_per_candidate_and_task_model() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let output = two_models(
+        &sb,
+        &server.url("/v1"),
+        "json",
+        &["--repeat", "2", "--pass-score", "1"],
+    );
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    let summary = json_stdout(&output);
+    let pass = |at: f64| json!({"k": 2, "pass_at_1": at, "pass_at_k": at, "flaky": []});
+    assert_eq!(summary["candidates"][0]["task_model"], "acme/small");
+    assert_eq!(summary["candidates"][0]["pass_at_k"], pass(1.0));
+    assert_eq!(summary["candidates"][1]["task_model"], "acme/large");
+    assert_eq!(summary["candidates"][1]["pass_at_k"], pass(0.0));
+}
