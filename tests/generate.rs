@@ -1003,3 +1003,44 @@ fn shards_of_a_generating_run_merge_into_its_summary() {
     assert_eq!(code(&merged), 0, "{}", stderr_text(&merged));
     assert_eq!(json_stdout(&merged)["candidates"], whole["candidates"]);
 }
+
+#[test]
+fn compare_pairs_calls_by_candidate_task_model_and_example() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    for output in ["base.jsonl", "new.jsonl"] {
+        let run = generate(&sb)
+            .env("ACME_API_KEY", KEY)
+            .args(["--task-model", "acme/small", "--task-model", "acme/large"])
+            .args(["--task-base-url", &server.url("/v1"), "-j", "1"])
+            .args(["--output", output, "terse.txt"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&run), 0, "{}", stderr_text(&run));
+    }
+    let compared = sb
+        .evalctl()
+        .args(["compare", "base.jsonl", "new.jsonl", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&compared), 0, "{}", stderr_text(&compared));
+    let document = json_stdout(&compared);
+    let candidates: Vec<Value> = document["candidates"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|candidate| json!([candidate["id"], candidate["pairs"], candidate["base_mean"]]))
+        .collect();
+    // Each task model's calls are paired with the same model's, never pooled with the other's.
+    assert_eq!(
+        candidates,
+        [
+            json!(["terse.txt with acme/large", 3, 0.0]),
+            json!(["terse.txt with acme/small", 3, 1.0]),
+        ]
+    );
+}

@@ -38,12 +38,13 @@ pub struct CompareConfig {
     pub allow_different_inputs: bool,
 }
 
-/// Where a call sits whatever its key: candidate, split, example, repeat.
+/// Where a call sits whatever its key: candidate (with its task model under `run --generate`),
+/// split, example, repeat.
 type Position = (String, Split, Option<usize>, Option<u32>);
 
 fn position(record: &CallRecord) -> Position {
     (
-        record.candidate_id.clone(),
+        record.candidate_label(),
         record.split,
         record.example_index,
         record.repeat,
@@ -109,7 +110,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         let entry = paired
             .entry((
                 record.candidate_index.unwrap_or(usize::MAX),
-                record.candidate_id.clone(),
+                record.candidate_label(),
             ))
             .or_default()
             .entry(slot)

@@ -100,14 +100,20 @@ impl CallRecord {
             .unwrap_or_default()
     }
 
+    /// The candidate, with the task model that answered it under `run --generate`
+    /// (`prompt.txt with openai/gpt-4o-mini`).
+    pub fn candidate_label(&self) -> String {
+        match &self.task_model {
+            Some(model) => format!("{} with {model}", self.candidate_id),
+            None => self.candidate_id.clone(),
+        }
+    }
+
     /// A short human label: `prompt.txt train q20 (line 4)` by the example's `id`, else by its
     /// index, `prompt.txt train #3 (line 4)`; under `run --generate`, `prompt.txt with
     /// openai/gpt-4o-mini train q20 (line 4)`.
     pub fn call_label(&self) -> String {
-        let candidate = match &self.task_model {
-            Some(model) => format!("{} with {model}", self.candidate_id),
-            None => self.candidate_id.clone(),
-        };
+        let candidate = self.candidate_label();
         let split = match self.split {
             Split::Single => return candidate,
             Split::Train => "train",
