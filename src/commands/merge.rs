@@ -81,13 +81,12 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     };
     let (mut summary, diagnostics) = tally.finish(run.evaluator, score_range, None, false);
     summary.partial = accounted.partial;
-    let junit_written = match (&junit, &config.junit) {
-        (Some(junit), Some(path)) => junit
-            .write(path, summary.partial.as_ref())
-            .map(Some)
-            .map_err(|error| reporter.diagnose(&error)),
-        _ => Ok(None),
-    };
+    let junit_written = crate::report::write_junit_if_asked(
+        junit.as_ref(),
+        config.junit.as_deref(),
+        summary.partial.as_ref(),
+        reporter,
+    );
     let exit = config.gates.judge(&mut summary, junit_written.is_err());
     crate::report::print_diagnostics(&diagnostics, summary.calls.total, None, reporter);
     print_summary(&summary, reporter)?;

@@ -247,13 +247,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         max_errors: config.max_errors,
         max_error_rate: config.max_error_rate,
     };
-    let junit_written = match (&junit, &config.junit) {
-        (Some(junit), Some(path)) => junit
-            .write(path, summary.partial.as_ref())
-            .map(Some)
-            .map_err(|error| reporter.diagnose(&error)),
-        _ => Ok(None),
-    };
+    let junit_written = crate::report::write_junit_if_asked(
+        junit.as_ref(),
+        config.junit.as_deref(),
+        summary.partial.as_ref(),
+        reporter,
+    );
     let exit = gates.judge(&mut summary, results_failed || junit_written.is_err());
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
     report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);

@@ -42,6 +42,24 @@ enum Outcome {
     Errored { kind: &'static str, message: String },
 }
 
+/// Write `junit` to `path` when the command was asked for a report (`--junit`), telling the user
+/// on stderr when that fails: `Ok` with the "wrote" line (none when nothing was asked), `Err`
+/// when the write failed (the exit code then says so).
+pub fn write_junit_if_asked(
+    junit: Option<&Junit>,
+    path: Option<&Path>,
+    partial: Option<&Partial>,
+    reporter: super::Reporter,
+) -> Result<Option<String>, ()> {
+    match (junit, path) {
+        (Some(junit), Some(path)) => junit
+            .write(path, partial)
+            .map(Some)
+            .map_err(|error| reporter.diagnose(&error)),
+        _ => Ok(None),
+    }
+}
+
 impl Junit {
     /// Check, before any work, that `path` can be written: its directory exists and it is not
     /// a directory.

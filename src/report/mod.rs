@@ -30,7 +30,7 @@ mod text;
 
 pub use gate::Gates;
 pub use interval::DEFAULT_SEED;
-pub use junit::Junit;
+pub use junit::{write_junit_if_asked, Junit};
 pub use markdown::{append_step_summary, append_to_step_summary};
 pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
 pub use progress::Progress;
