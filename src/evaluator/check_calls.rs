@@ -13,8 +13,7 @@ use std::time::{Duration, Instant};
 
 use reqwest::Url;
 use serde_json::{json, Map, Value};
-use tokio::sync::{mpsc, Semaphore};
-use tokio::task::JoinSet;
+use tokio::sync::mpsc;
 
 use super::command::{CommandEvaluator, CommandSpec};
 use crate::checks::extended::{
@@ -30,6 +29,7 @@ use crate::evaluation_spec::validators::{
     check_config, needs_expected, needs_file_target, ToolCall, Validator, ValidatorOutcome,
     Verdict, VALIDATOR_TYPES,
 };
+use crate::in_flight::{shared_places, InFlight, SharedPlaces};
 use crate::input::strict;
 use crate::judging::reply::top_level_objects;
 use crate::llm::reply::{embeddings, message_content};
@@ -186,7 +186,7 @@ impl BlockingCaller {
 pub struct CheckCaller {
     client: Client,
     /// Places shared by every user of this caller (and its clones).
-    limit: Arc<Semaphore>,
+    places: SharedPlaces,
     /// The most calls one [`CheckCaller::answer_in_order`] has started and not finished.
     window: usize,
 }
@@ -197,7 +197,7 @@ impl CheckCaller {
         let concurrency = concurrency.max(1);
         Ok(CheckCaller {
             client: Client::new(CLIENT_TIMEOUT, concurrency)?,
-            limit: Arc::new(Semaphore::new(concurrency)),
+            places: shared_places(concurrency),
             window: concurrency,
         })
     }
@@ -235,22 +235,23 @@ impl CheckCaller {
                 answers.push(case_calls.iter().map(|_| None).collect());
                 waiting.push(case_calls.iter().flatten().count());
             }
-            let mut pending = cases.into_iter().enumerate().flat_map(|(case, calls)| {
-                calls
-                    .into_iter()
-                    .enumerate()
-                    .filter_map(move |(index, call)| call.map(|call| (case, index, call)))
-            });
-            let mut calls = JoinSet::new();
+            let mut pending = cases
+                .into_iter()
+                .enumerate()
+                .flat_map(|(case, calls)| {
+                    calls
+                        .into_iter()
+                        .enumerate()
+                        .filter_map(move |(index, call)| call.map(|call| (case, index, call)))
+                })
+                .map(|(case, index, call)| {
+                    let caller = caller.clone();
+                    async move { (case, index, caller.answer(call).await) }
+                });
+            let mut calls = InFlight::new(caller.window).sharing(Arc::clone(&caller.places));
             let mut next = 0;
             loop {
-                while calls.len() < caller.window {
-                    let Some((case, index, call)) = pending.next() else {
-                        break;
-                    };
-                    let caller = caller.clone();
-                    calls.spawn(async move { (case, index, caller.answer(call).await) });
-                }
+                calls.fill(&mut pending);
                 while next < answers.len() && waiting[next] == 0 {
                     let case = std::mem::take(&mut answers[next]);
                     if sender.send(case).await.is_err() {
@@ -261,19 +262,16 @@ impl CheckCaller {
                 if next == answers.len() {
                     return;
                 }
-                let joined = tokio::select! {
-                    joined = calls.join_next() => joined,
+                let answered = tokio::select! {
+                    answered = calls.next() => answered,
                     // No one wants the answers: dropping `calls` stops the calls in flight.
                     () = sender.closed() => return,
                 };
-                match joined {
-                    Some(Ok((case, index, answer))) => {
+                match answered {
+                    Some((case, index, answer)) => {
                         answers[case][index] = Some(answer);
                         waiting[case] -= 1;
                     }
-                    // A call that panicked leaves its check unanswered (an error it reports);
-                    // its case is released once every call has ended.
-                    Some(Err(_)) => {}
                     None => waiting.iter_mut().for_each(|count| *count = 0),
                 }
             }
@@ -281,9 +279,8 @@ impl CheckCaller {
         receiver
     }
 
-    /// Answer one call (waiting for a free place first).
-    pub async fn answer(&self, call: Call) -> Answer {
-        let _place = self.limit.acquire().await;
+    /// Answer one call (its [`InFlight`] has taken a shared place for it).
+    async fn answer(&self, call: Call) -> Answer {
         let started = Instant::now();
         let outcome = match call {
             Call::Embed {

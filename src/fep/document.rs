@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use serde_json::{Map, Value};
 
-use super::pool;
+use crate::pool;
 
 /// Deeper than this, the document is parsed serially (serde_json stops at 128 levels; an element
 /// parsed alone would have two more to go).

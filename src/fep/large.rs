@@ -17,11 +17,11 @@ use serde_json::Value;
 
 use super::case::{catalog_for_batch, output_problems, prepare_test_case};
 use super::document::Split;
-use super::pool;
 use super::request::{parse_request, CheckSets};
 use super::spool::{self, copy_spool, spool_error};
 use super::writer::{CaseResults, Layout, RunWriter, Spares};
 use crate::checks::{Catalog, Check, Context, Status};
+use crate::pool;
 
 /// Why the evaluation stopped before the end.
 enum Stop {

@@ -10,13 +10,12 @@
 //! as a stream (see [`writer`]).
 //!
 //! Test cases are evaluated in batches on one worker per core and written in input order (see
-//! [`pool`]); every mode evaluates a test case in [`CaseResults::evaluate`]. A large request is
+//! [`crate::pool`]); every mode evaluates a test case in [`CaseResults::evaluate`]. A large request is
 //! evaluated as it is parsed (see [`large`]).
 
 mod case;
 mod document;
 mod large;
-mod pool;
 mod request;
 mod spool;
 mod stream;
@@ -30,6 +29,7 @@ use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
 use crate::error::{bad_input, invalid, Fatal, Problem};
 use crate::evaluator::check_calls::{trusted_catalog, BlockingCaller};
 use crate::input::{document_json_reason, JsonlStream, Source};
+use crate::pool;
 pub use request::{parse_request, Request};
 pub use stream::StreamEnd;
 pub use writer::{CaseResults, Layout, RunWriter, Spares};
@@ -135,7 +135,7 @@ pub fn evaluate_into<W: std::io::Write>(
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
 /// request's `experiment`); `next_answers` gives each test case's answers to [`request_calls`],
 /// in order (empty when no check calls out). The run's status. Batches of test cases are
-/// evaluated on the worker pool (see [`pool`]) and written in order; when a check calls out, one
+/// evaluated on the worker pool (see [`crate::pool`]) and written in order; when a check calls out, one
 /// test case at a time on this thread, each written as soon as it is answered.
 pub fn evaluate_request<W: std::io::Write>(
     request: Request,

@@ -7,9 +7,9 @@ use serde_json::{Map, Value};
 
 use super::case::catalog_for_batch;
 use super::case::{output_problems, prepare_test_case};
-use super::pool;
 use crate::checks::{parse_check, Catalog, Check, Problem};
 use crate::input::strict;
+use crate::pool;
 
 /// A request whose every part is valid and whose checks are prepared.
 pub struct Request {

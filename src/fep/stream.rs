@@ -22,7 +22,6 @@ use std::sync::Mutex;
 
 use super::case::catalog_for_batch;
 use super::case::{output_problems, prepare_test_case};
-use super::pool;
 use super::spool::{self, copy_spool, spool_error};
 use super::writer::{Layout, RunWriter, Spares};
 use crate::checks::{Call, CaseAnswers, Catalog, Check, Context, Problem, Status};
@@ -33,6 +32,7 @@ use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
 };
+use crate::pool;
 
 /// How a streaming evaluation ended, once its result document was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

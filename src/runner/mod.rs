@@ -17,8 +17,6 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::task::JoinSet;
-
 pub use fd_limit::calls_in_flight;
 pub use generation::{Generate, Generated};
 pub use plan::{plan_calls, plan_generation, PlannedCall, Shard, Split};
@@ -26,6 +24,7 @@ pub use record::{CallRecord, EvaluatorInfo, GenerationInfo, RunIdentity, RunInfo
 pub use retry::call_with_retries;
 
 use crate::evaluator::{Answer, Call, Evaluator};
+use crate::in_flight::InFlight;
 use crate::input::{Inputs, Record};
 use crate::interrupt::{catch_in_flag, interruption_of_kind, Interruption};
 use crate::protocol::{Attempt, Findings, Retry};
@@ -122,7 +121,7 @@ pub async fn execute(
 ) -> Finished {
     let started = Instant::now();
     let mut pending = plan.into_iter().peekable();
-    let mut in_flight = JoinSet::new();
+    let mut in_flight = InFlight::new(concurrency);
     let mut interrupted = false;
     let mut on_stopping = Some(on_stopping);
     let mut grace_ends: Option<tokio::time::Instant> = None;
@@ -130,12 +129,12 @@ pub async fn execute(
     let signal = interruption_of_kind();
     tokio::pin!(signal);
     loop {
-        while grace_ends.is_none() && in_flight.len() < concurrency {
+        while grace_ends.is_none() && in_flight.has_room() {
             let running = in_flight.len();
             let Some(call) = pending.next_if(|_| may_dispatch(running)) else {
                 break;
             };
-            in_flight.spawn(perform(Arc::clone(&context), call));
+            in_flight.start(perform(Arc::clone(&context), call));
         }
         if in_flight.is_empty() {
             break;
@@ -162,22 +161,17 @@ pub async fn execute(
                             calls: in_flight.len(),
                             cause: StopCause::Signal { again },
                         });
-                        in_flight.shutdown().await;
+                        in_flight.stop().await;
                         break;
                     }
                 }
             }
             _ = grace => {
                 stopped = Some(Stopped { calls: in_flight.len(), cause: StopCause::GraceEnded });
-                in_flight.shutdown().await;
+                in_flight.stop().await;
                 break;
             }
-            Some(joined) = in_flight.join_next() => match joined {
-                Ok(record) => on_finished(record),
-                // A panicking adapter is a bug: report it as the panic it is.
-                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-                Err(_) => {}
-            },
+            Some(record) = in_flight.next() => on_finished(record),
         }
     }
     Finished {

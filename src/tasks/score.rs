@@ -3,7 +3,7 @@
 //! Tasks without an output and outputs naming no task are reported, never dropped.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::convert::Infallible;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -16,6 +16,7 @@ use crate::input::strict;
 use crate::input::Source;
 use crate::input::{jsonl_lines, parse_object_line};
 use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
+use crate::pool;
 use crate::sandbox::LimitHit;
 
 /// One model output, as read from the outputs file.
@@ -287,48 +288,37 @@ impl ScoreSummary {
     }
 }
 
-/// Each task's score against its output (or as missing), in task order, from as many threads
-/// as there are cores: a `code_exec` task runs interpreter processes that mostly wait. `None`
-/// for a task not reached because an interruption was requested.
+/// Each task's score against its output (or as missing), in task order, on the worker pool
+/// (one task a job when code runs: a `code_exec` task runs interpreter processes that mostly
+/// wait). `None` for a task not reached because an interruption was requested.
 fn score_in_parallel(
     tasks: &[Task],
     by_id: &HashMap<&str, &ModelOutput>,
     code: Option<&CodeRunner>,
 ) -> Vec<Option<anyhow::Result<TaskScore>>> {
-    let next = AtomicUsize::new(0);
-    let work = || {
-        let mut scored = Vec::new();
-        loop {
-            let index = next.fetch_add(1, Ordering::Relaxed);
-            let Some(task) = tasks.get(index) else {
-                return scored;
-            };
-            if crate::interrupt::interrupt_requested() {
-                return scored;
-            }
-            let score = match by_id.get(task.task_id.as_str()) {
-                Some(output) => score_task(task, &output.output, code),
-                None => Ok(missing(task)),
-            };
-            scored.push((index, score));
+    let per_job = if code.is_some() { 1 } else { pool::BATCH };
+    let score = |task: &Task| {
+        if crate::interrupt::interrupt_requested() {
+            return None;
         }
+        Some(match by_id.get(task.task_id.as_str()) {
+            Some(output) => score_task(task, &output.output, code),
+            None => Ok(missing(task)),
+        })
     };
-    let threads = std::thread::available_parallelism().map_or(1, usize::from);
-    let mut scores: Vec<Option<anyhow::Result<TaskScore>>> = Vec::new();
-    scores.resize_with(tasks.len(), || None);
-    std::thread::scope(|scope| {
-        let workers: Vec<_> = (1..threads).map(|_| scope.spawn(work)).collect();
-        let mine = work();
-        let theirs = workers.into_iter().flat_map(|worker| {
-            worker
-                .join()
-                .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
-        });
-        for (index, score) in mine.into_iter().chain(theirs) {
-            scores[index] = Some(score);
-        }
-    });
-    scores
+    let mut scores = Vec::with_capacity(tasks.len());
+    let done: Result<(), Infallible> = pool::ordered(
+        pool::workers(),
+        tasks.chunks(per_job),
+        |job| job.iter().map(score).collect::<Vec<_>>(),
+        |scored| {
+            scores.extend(scored);
+            Ok(())
+        },
+    );
+    match done {
+        Ok(()) => scores,
+    }
 }
 
 /// Whether scoring `outputs` against `file` runs code: a `code_exec` task has an output. The

@@ -20,13 +20,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::{json, Map, Value};
-use tokio::sync::Semaphore;
-use tokio::task::JoinSet;
 
 use crate::error::bad_flag;
 use crate::evaluation_spec::evidence::{Evidence, Resolved, RunRecord};
 use crate::evaluation_spec::judges::{judge_provider, JudgeResult};
 use crate::evaluation_spec::model::{JudgeDecl, PricingRow, SpecDefinition};
+use crate::in_flight;
 use crate::judging::reply::read_response;
 use crate::llm::{Body, Client, Connection, Endpoint};
 use crate::protocol::with_retries;
@@ -368,25 +367,14 @@ impl LiveJudges {
 
     /// Every call at once, at most `concurrency` in flight.
     async fn run_concurrently(&self, calls: Vec<PlannedCall>) -> Vec<Outcome> {
-        let permits = Arc::new(Semaphore::new(self.shared.concurrency));
-        let mut tasks = JoinSet::new();
-        for call in calls {
+        let calls = calls.into_iter().map(|call| {
             let shared = Arc::clone(&self.shared);
-            let permits = Arc::clone(&permits);
-            tasks.spawn(async move {
-                let _permit = permits.acquire_owned().await;
+            async move {
                 let attempt = shared.execute(&call).await;
                 call.outcome(attempt)
-            });
-        }
-        let mut outcomes = Vec::new();
-        while let Some(joined) = tasks.join_next().await {
-            match joined {
-                Ok(outcome) => outcomes.push(outcome),
-                Err(failed) => std::panic::resume_unwind(failed.into_panic()),
             }
-        }
-        outcomes
+        });
+        in_flight::all(self.shared.concurrency, calls).await
     }
 
     /// The calls one at a time, each only while the run's judge budget lasts. The second value

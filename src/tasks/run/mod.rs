@@ -13,11 +13,11 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde::Serialize;
-use tokio::task::JoinSet;
 
 use super::report;
 use super::score::{ModelOutput, ScoreSummary};
 use super::spec::Task;
+use crate::in_flight::InFlight;
 use crate::interrupt::interruption;
 use crate::llm::{Completion, Usage};
 use crate::protocol::CallError;
@@ -178,17 +178,18 @@ pub async fn generate(
             output: saved.output,
         });
     }
-    let mut pending = (0..work.tasks.len()).filter(|&index| !done[index]);
-    let mut in_flight = JoinSet::new();
+    let retries = config.retries;
+    let mut pending = (0..work.tasks.len())
+        .filter(|&index| !done[index])
+        .map(|index| {
+            let (work, sampling) = (Arc::clone(&work), Arc::clone(&sampling));
+            async move { complete(&work, index, &sampling, retries).await }
+        });
+    let mut in_flight = InFlight::new(config.concurrency);
     let interrupted_by_signal = interruption();
     tokio::pin!(interrupted_by_signal);
     loop {
-        while in_flight.len() < config.concurrency {
-            let Some(index) = pending.next() else { break };
-            let (work, sampling) = (Arc::clone(&work), Arc::clone(&sampling));
-            let retries = config.retries;
-            in_flight.spawn(async move { complete(&work, index, &sampling, retries).await });
-        }
+        in_flight.fill(&mut pending);
         if in_flight.is_empty() {
             break;
         }
@@ -196,14 +197,10 @@ pub async fn generate(
             biased;
             _ = &mut interrupted_by_signal => {
                 generated.interrupted = true;
-                in_flight.shutdown().await;
+                in_flight.stop().await;
                 break;
             }
-            Some(joined) = in_flight.join_next() => match joined {
-                Ok(finished) => record(&mut generated, &work, finished, &mut save),
-                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
-                Err(_) => {}
-            },
+            Some(finished) = in_flight.next() => record(&mut generated, &work, finished, &mut save),
         }
     }
     generated.elapsed = started.elapsed();

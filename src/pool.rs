@@ -1,6 +1,7 @@
-//! The worker pool of `fep evaluate`: the calling thread draws jobs (batches of test cases) in
-//! order, one worker per core runs them in any order, and the calling thread hands each result to
-//! one sink in job order — so the output is that of a serial run, only sooner. The jobs between
+//! The worker pool for CPU-bound work (`fep evaluate`'s test cases, `tasks score`'s tasks): the
+//! calling thread draws jobs (batches of test cases, or single tasks) in order, one worker per
+//! core runs them in any order, and the calling thread hands each result to one sink in job
+//! order — so the output is that of a serial run, only sooner. The jobs between
 //! drawn and sunk are bounded, so memory does not grow with the input. A single job, or a single
 //! core, runs on the calling thread without starting any.
 
@@ -12,7 +13,7 @@ use std::sync::mpsc::{self, Receiver};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
 
-/// Test cases per job: enough to make the hand-over cost negligible, few enough that the jobs in
+/// Test cases per job in `fep evaluate`: enough to make the hand-over cost negligible, few enough that the jobs in
 /// flight stay small and a short run still spreads over the workers.
 pub const BATCH: usize = 256;
 
