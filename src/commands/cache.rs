@@ -4,34 +4,44 @@
 use std::path::Path;
 
 use crate::exit::Exit;
-use crate::report::{print_stdout, Format, Reporter};
-use crate::store::Cache;
+use serde::Serialize;
+
+use crate::report::{print, Document, Reporter, Styled};
+use crate::store::{Cache, CacheStats};
 
 /// `evalctl cache stats`: how many results the cache in `dir` holds and its size on disk.
 pub fn stats(dir: &Path, reporter: Reporter) -> anyhow::Result<Exit> {
-    let stats = Cache::stats(dir)?;
-    let document = match reporter.format {
-        Format::Json => serde_json::to_string_pretty(&stats)? + "\n",
-        Format::Text => format!(
-            "cache: {}\nentries: {}\nsize: {} bytes\n",
-            stats.path.display(),
-            stats.entries,
-            stats.bytes
-        ),
-    };
-    print_stdout(&document)?;
+    print(&Cache::stats(dir)?, reporter)?;
     Ok(Exit::Success)
+}
+
+/// The cache's folder, entries and size.
+impl Document for CacheStats {
+    fn text(&self) -> Styled {
+        Styled::from(format!(
+            "cache: {}\nentries: {}\nsize: {} bytes\n",
+            self.path.display(),
+            self.entries,
+            self.bytes
+        ))
+    }
+}
+
+/// What `cache clear` removed.
+#[derive(Serialize)]
+struct Cleared {
+    removed: u64,
+}
+
+impl Document for Cleared {
+    fn text(&self) -> Styled {
+        Styled::from(format!("removed {} cached results\n", self.removed))
+    }
 }
 
 /// `evalctl cache clear`: remove every result cached in `dir`.
 pub fn clear(dir: &Path, reporter: Reporter) -> anyhow::Result<Exit> {
     let removed = Cache::clear(dir)?;
-    let document = match reporter.format {
-        Format::Json => {
-            serde_json::to_string_pretty(&serde_json::json!({"removed": removed}))? + "\n"
-        }
-        Format::Text => format!("removed {removed} cached results\n"),
-    };
-    print_stdout(&document)?;
+    print(&Cleared { removed }, reporter)?;
     Ok(Exit::Success)
 }

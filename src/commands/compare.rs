@@ -8,13 +8,10 @@ use std::collections::{BTreeMap, HashMap};
 use crate::error::{invalid, Problem};
 use crate::exit::Exit;
 use crate::report::compare::{
-    compare_split, render, render_markdown, CandidateComparison, Comparison, PairedExample,
-    Unpaired,
+    compare_split, CandidateComparison, Comparison, ComparisonReport, PairedExample, Unpaired,
 };
 use crate::report::merge::{read_all, ReadRun};
-use crate::report::{
-    append_to_step_summary, print_stdout, print_text, Format, Reporter, Selection,
-};
+use crate::report::{append_to_step_summary, print, Document, Reporter, Selection};
 use crate::runner::{CallRecord, Split};
 
 /// What `compare` needs.
@@ -193,13 +190,15 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         verdict: String::new(),
     };
     comparison.conclude();
-    let as_markdown = render_markdown(&comparison, &config.base, &config.new);
-    match reporter.format {
-        _ if reporter.markdown => print_stdout(&as_markdown)?,
-        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&comparison)?))?,
-        Format::Text => print_text(&render(&comparison))?,
+    let document = ComparisonReport {
+        comparison: &comparison,
+        base: &config.base,
+        new: &config.new,
+    };
+    print(&document, reporter)?;
+    if let Some(markdown) = document.markdown() {
+        append_to_step_summary(&markdown, reporter);
     }
-    append_to_step_summary(&as_markdown, reporter);
     if exit == Exit::EvaluationFailed {
         reporter.note(&comparison.verdict);
     }

@@ -7,7 +7,7 @@ use crate::config::file::{Untrusted, FILE_NAME, STARTER};
 use crate::config::show::{self, Shown};
 use crate::error::bad_flag;
 use crate::exit::Exit;
-use crate::report::{print_stdout, Format, Reporter};
+use crate::report::{print, print_stdout, Document, Format, Reporter, Styled};
 
 /// `evalctl config show`: warn about a file discovery found and did not use, then print the
 /// settings `shown`.
@@ -19,11 +19,15 @@ pub fn show(
     if let Some(untrusted) = untrusted {
         reporter.warning(untrusted);
     }
-    print_stdout(&match reporter.format {
-        Format::Json => format!("{}\n", serde_json::to_string_pretty(&shown)?),
-        Format::Text => show::text(shown),
-    })?;
+    print(shown, reporter)?;
     Ok(Exit::Success)
+}
+
+/// The resolved settings, each with where it came from.
+impl Document for Shown {
+    fn text(&self) -> Styled {
+        Styled::from(show::text(self))
+    }
 }
 
 /// `evalctl init`: write a commented starter `evalctl.toml` in the working directory; an existing

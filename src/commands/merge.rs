@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use crate::exit::Exit;
 use crate::protocol::ScoreRange;
 use crate::report::merge::{read_all, ReadRun};
-use crate::report::{append_step_summary, print_gate_verdict, print_summary, print_written};
+use crate::report::{append_step_summary, print, print_gate_verdict, print_written};
 use crate::report::{Gates, Junit, Reporter};
 use crate::report::{Selection, Tally};
 
@@ -89,7 +89,7 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     );
     let exit = config.gates.judge(&mut summary, junit_written.is_err());
     crate::report::print_diagnostics(&diagnostics, summary.calls.total, None, reporter);
-    print_summary(&summary, reporter)?;
+    print(&summary, reporter)?;
     append_step_summary(&summary, reporter);
     print_written(&[junit_written.ok().flatten()], reporter);
     print_gate_verdict(&summary, reporter);

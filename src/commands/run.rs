@@ -256,7 +256,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let exit = gates.judge(&mut summary, results_failed || junit_written.is_err());
     let kept_output = config.output.as_deref().filter(|_| !results_failed);
     report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
-    report::print_summary(&summary, reporter)?;
+    report::print(&summary, reporter)?;
     report::append_step_summary(&summary, reporter);
     let html_written = match (&config.report, &report_records) {
         (Some(path), Some(records)) => {
@@ -323,7 +323,7 @@ pub fn preflight_only(config: RunConfig, reporter: Reporter) -> anyhow::Result<E
         },
         description: evaluator.describe(),
     };
-    report::print_preflight(&report, reporter.format)?;
+    report::print(&report, reporter)?;
     Ok(Exit::Success)
 }
 

@@ -16,7 +16,7 @@ use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
 };
-use crate::report::{print_stdout, print_text, Format, Reporter, ResultsFile, Spool};
+use crate::report::{print, print_json, Document, Format, Reporter, ResultsFile, Spool, Styled};
 
 /// `evalctl spec validate`.
 #[derive(Debug, Clone)]
@@ -57,7 +57,7 @@ pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<E
     warn_about(&spec, &config.file, reporter);
     let definition = spec.definition();
     if config.print {
-        print_stdout(&format!("{}\n", serde_json::to_string_pretty(definition)?))?;
+        print_json(definition)?;
         return Ok(Exit::Success);
     }
     let report = ValidReport {
@@ -72,26 +72,27 @@ pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<E
         dimensions: definition.scorecard.dimensions.len(),
         strategy: definition.scorecard.strategy.clone(),
     };
-    match reporter.format {
-        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&report)?))?,
-        Format::Text => {
-            let count =
-                |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
-            print_stdout(&format!(
-                "{}: valid: {} v{} ({} judging; {}, {}, {}; {}, {} strategy)\n",
-                report.file,
-                report.name,
-                report.version_number,
-                report.judge_mode,
-                count(report.validators, "validator"),
-                count(report.metrics, "metric"),
-                count(report.llm_judges, "LLM judge"),
-                count(report.dimensions, "dimension"),
-                report.strategy
-            ))?
-        }
-    }
+    print(&report, reporter)?;
     Ok(Exit::Success)
+}
+
+/// A valid spec in one line: its name, version, judging and counts.
+impl Document for ValidReport<'_> {
+    fn text(&self) -> Styled {
+        let count = |n: usize, what: &str| format!("{n} {what}{}", if n == 1 { "" } else { "s" });
+        Styled::from(format!(
+            "{}: valid: {} v{} ({} judging; {}, {}, {}; {}, {} strategy)\n",
+            self.file,
+            self.name,
+            self.version_number,
+            self.judge_mode,
+            count(self.validators, "validator"),
+            count(self.metrics, "metric"),
+            count(self.llm_judges, "LLM judge"),
+            count(self.dimensions, "dimension"),
+            self.strategy
+        ))
+    }
 }
 
 /// Where `spec score` takes judge results from.
@@ -171,15 +172,10 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     match &config.output {
         Some(path) => {
             spool.append_to(path)?;
-            match reporter.format {
-                Format::Json => {
-                    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&summary)?))?;
-                    // stdout is JSON: say on stderr why the exit code is not 0, for CI logs.
-                    if exit != Exit::Success {
-                        reporter.note(summary.exit_line());
-                    }
-                }
-                Format::Text => print_text(&summary.to_text())?,
+            print(&summary, reporter)?;
+            // stdout is JSON: say on stderr why the exit code is not 0, for CI logs.
+            if reporter.format == Format::Json && exit != Exit::Success {
+                reporter.note(summary.exit_line());
             }
         }
         None => {

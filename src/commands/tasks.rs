@@ -6,14 +6,14 @@ use std::sync::Arc;
 
 use crate::error::{invalid, Fatal, Problem};
 use crate::exit::Exit;
-use crate::report::{print_document, print_resumed, print_stdout, Reporter, ResultsFile};
+use crate::report::{print, print_resumed, print_stdout, Reporter, ResultsFile};
 use crate::store::{Cache, Table};
 use crate::tasks::code_exec::CodeRunner;
 use crate::tasks::render::render_prompt;
 use crate::tasks::report;
 use crate::tasks::run::journal::{self, completion_keys};
 use crate::tasks::run::model::{Model, MODEL_FLAGS};
-use crate::tasks::run::{generate, run_report, Generated, Generation, RunSummary, Work};
+use crate::tasks::run::{generate, Generated, Generation, RunSummary, Work};
 use crate::tasks::score::{read_outputs, runs_code, score_all};
 use crate::tasks::validate::{load_tasks, TaskFile};
 use crate::tasks::{MetricName, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
@@ -22,10 +22,7 @@ use crate::tasks::{MetricName, RenderConfig, RunTasksConfig, ScoreConfig, Valida
 /// error unless `--allow-bad-tasks`.
 pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let file = load_tasks(&config.file)?;
-    print_document(
-        &report::validation_report(&file, reporter.format)?,
-        reporter,
-    )?;
+    print(&report::ValidationReport::of(&file), reporter)?;
     reporter.note(report::validation_tally(&file));
     Ok(if file.errors.is_empty() || config.allow_bad_tasks {
         Exit::Success
@@ -73,7 +70,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             write_failed = true;
         }
     }
-    print_document(&report::score_report(&summary, reporter)?, reporter)?;
+    print(&summary, reporter)?;
     if summary.interrupted {
         reporter.note(format!(
             "interrupted: {} of {} tasks scored; the results so far are written and summarised",
@@ -242,7 +239,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         ));
     }
     let summary = RunSummary { scores, generation };
-    print_document(&run_report(&summary, reporter)?, reporter)?;
+    print(&summary, reporter)?;
     // A signal after generation ended (the handlers stay in place) let the summary be written.
     if interrupted || summary.scores.interrupted || crate::interrupt::interrupt_requested() {
         reporter.note(format!(

@@ -17,6 +17,7 @@ use serde::Serialize;
 use super::interval::spread;
 use super::markdown;
 use super::text::counted;
+use super::{Document, Styled};
 use crate::runner::Split;
 
 /// Regressions listed per candidate and split.
@@ -222,6 +223,27 @@ fn reason(comparison: &Comparison) -> String {
                 comparison.candidates.len()
             )
         }
+    }
+}
+
+/// The comparison as `compare` prints it, with the files it compared (Markdown names them).
+#[derive(Serialize)]
+#[serde(transparent)]
+pub struct ComparisonReport<'a> {
+    pub comparison: &'a Comparison,
+    #[serde(skip)]
+    pub base: &'a str,
+    #[serde(skip)]
+    pub new: &'a str,
+}
+
+impl Document for ComparisonReport<'_> {
+    fn text(&self) -> Styled {
+        Styled::from(render(self.comparison))
+    }
+
+    fn markdown(&self) -> Option<String> {
+        Some(render_markdown(self.comparison, self.base, self.new))
     }
 }
 

@@ -11,6 +11,7 @@ macro_rules! diag {
 }
 
 pub mod compare;
+mod document;
 pub mod fep_text;
 mod gate;
 pub mod html;
@@ -28,21 +29,21 @@ mod summary;
 mod terminal;
 mod text;
 
+pub use document::{print, print_json, Document};
 pub use gate::Gates;
 pub use interval::DEFAULT_SEED;
 pub use junit::{write_junit_if_asked, Junit};
 pub use markdown::{append_step_summary, append_to_step_summary};
-pub use preflight::{print_preflight, PreflightReport, ProbeAnswer};
+pub use preflight::{PreflightReport, ProbeAnswer};
 pub use progress::Progress;
 pub use results_file::ResultsFile;
 pub use runs::{Partial, Selection};
 pub use spool::Spool;
-pub use stdout::{print_document, print_stdout, print_text, stdout_error, stdout_until_closed};
+pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
 pub use summary::{
     BudgetReport, Diagnostics, EvaluatorInfo, RunIdentity, RunInfo, Splits, Summary, Tally,
 };
-
-use terminal::{Paint, Styled};
+pub use terminal::{Paint, Styled};
 
 use std::io::IsTerminal;
 
@@ -185,18 +186,17 @@ impl Reporter {
 /// Print `{"ok": false, "exit", "errors"}` on stdout: what a command prints instead of its
 /// normal JSON document when it fails.
 pub fn print_failure(errors: &[String], exit: u8) -> anyhow::Result<()> {
-    let failure = serde_json::json!({"ok": false, "exit": exit, "errors": errors});
-    print_stdout(&format!("{}\n", serde_json::to_string_pretty(&failure)?))
+    print_json(&serde_json::json!({"ok": false, "exit": exit, "errors": errors}))
 }
 
-/// Print the run summary in the reporter's format.
-pub fn print_summary(summary: &Summary, reporter: Reporter) -> anyhow::Result<()> {
-    if reporter.markdown {
-        return print_stdout(&markdown::render(summary));
+/// The run summary: a table, JSON, or Markdown.
+impl Document for Summary {
+    fn text(&self) -> Styled {
+        text::render(self)
     }
-    match reporter.format {
-        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(summary)?)),
-        Format::Text => print_stdout(&text::render(summary, reporter.color_stdout)),
+
+    fn markdown(&self) -> Option<String> {
+        Some(markdown::render(self))
     }
 }
 

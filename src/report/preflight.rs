@@ -3,7 +3,7 @@
 
 use serde::Serialize;
 
-use super::{print_stdout, print_text, EvaluatorInfo, Format};
+use super::{Document, EvaluatorInfo, Styled};
 
 /// What a passed preflight checked.
 #[derive(Debug, Clone, Serialize)]
@@ -32,26 +32,23 @@ pub struct ProbeAnswer {
     pub score: f64,
 }
 
-/// Print a passed preflight's report in `format`.
-pub fn print_preflight(report: &PreflightReport, format: Format) -> anyhow::Result<()> {
-    match format {
-        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(report)?)),
-        Format::Text => {
-            let mut line = format!("preflight ok: {} candidate(s)", report.candidates);
-            if let Some(n) = report.dataset_records {
-                line.push_str(&format!(", dataset {n} records"));
-            }
-            if let Some(n) = report.valset_records {
-                line.push_str(&format!(", valset {n} records"));
-            }
-            line.push_str(&match report.probe {
-                Some(answer) => format!(
-                    "; {} answered the probe with score {}\n",
-                    report.description, answer.score
-                ),
-                None => format!("; {} set up (no probe sent)\n", report.description),
-            });
-            print_text(&line)
+/// A passed preflight: one line of text, or the JSON document.
+impl Document for PreflightReport {
+    fn text(&self) -> Styled {
+        let mut line = format!("preflight ok: {} candidate(s)", self.candidates);
+        if let Some(n) = self.dataset_records {
+            line.push_str(&format!(", dataset {n} records"));
         }
+        if let Some(n) = self.valset_records {
+            line.push_str(&format!(", valset {n} records"));
+        }
+        line.push_str(&match self.probe {
+            Some(answer) => format!(
+                "; {} answered the probe with score {}\n",
+                self.description, answer.score
+            ),
+            None => format!("; {} set up (no probe sent)\n", self.description),
+        });
+        Styled::from(line)
     }
 }

@@ -1,11 +1,8 @@
 //! Standard output for data: a reader going away (a broken pipe, as with `evalctl ... | head`) is
 //! a normal end of the output, not an error, so a run still completes and its exit code still
-//! reports its status. Text documents are printed with their control characters shown, JSON as
-//! it is.
+//! reports its status. Documents reach it through [`super::Document`].
 
 use std::io::{self, Write};
-
-use super::{Format, Reporter};
 
 /// Standard output that takes a reader going away (a broken pipe, as with `| head`) as the end of
 /// the output: the rest is discarded, so the run still completes and the exit code reports its
@@ -59,21 +56,6 @@ pub fn print_stdout(text: &str) -> anyhow::Result<()> {
         .write_all(text.as_bytes())
         .and_then(|()| stdout.flush())
         .map_err(|err| stdout_error(&err))
-}
-
-/// Print the text document `text` on stdout, its control characters shown rather than obeyed
-/// (see [`crate::text::visible`]).
-pub fn print_text(text: &str) -> anyhow::Result<()> {
-    print_stdout(&crate::text::visible(text))
-}
-
-/// Print a command's stdout document in `reporter`'s format: JSON exactly as given (its strings
-/// are escaped already), text as [`print_text`] prints it.
-pub fn print_document(document: &str, reporter: Reporter) -> anyhow::Result<()> {
-    match reporter.format {
-        Format::Json => print_stdout(document),
-        Format::Text => print_text(document),
-    }
 }
 
 /// A failed write to stdout (a full disk, say) as evalctl's own failure (exit 4), saying it was

@@ -38,6 +38,15 @@ pub struct Styled {
     pieces: Vec<(Option<Paint>, String)>,
 }
 
+impl From<String> for Styled {
+    /// A document of one unpainted piece.
+    fn from(text: String) -> Styled {
+        Styled {
+            pieces: vec![(None, text)],
+        }
+    }
+}
+
 impl Styled {
     /// Add `text`, shown as is.
     pub fn push(&mut self, text: impl Into<String>) {

@@ -4,8 +4,8 @@ use super::summary::{Aggregate, Summary, Usage};
 use super::terminal::{Paint, Styled};
 use crate::text::visible;
 
-/// Render `summary` as a table (painted when `color` is on).
-pub fn render(summary: &Summary, color: bool) -> String {
+/// Render `summary` as a table.
+pub fn render(summary: &Summary) -> Styled {
     let mut out = Styled::default();
     let calls = &summary.calls;
     out.push(format!(
@@ -55,7 +55,7 @@ pub fn render(summary: &Summary, color: bool) -> String {
         "\nexit {}: {}\n",
         summary.exit, summary.exit_reason
     ));
-    out.finish(color)
+    out
 }
 
 /// The run's wall time, `12.34s`, or `— (not recorded in results files)` for a summary of

@@ -9,18 +9,36 @@ use super::score::{Aggregate, ScoreSummary};
 use super::spec::Task;
 use super::validate::TaskFile;
 use crate::error::Problem;
-use crate::report::{Format, Reporter};
+use crate::report::{Document, Paint, Styled};
 
 /// The validation report: one `FILE:LINE: task ID, field F: rule: detail` line per error, or a JSON
 /// array of `{line, task_id, rule, field, detail}` objects.
-pub fn validation_report(file: &TaskFile, format: Format) -> anyhow::Result<String> {
-    Ok(match format {
-        Format::Text => task_problems(file)
-            .iter()
-            .map(|problem| format!("{problem}\n"))
-            .collect(),
-        Format::Json => format!("{}\n", serde_json::to_string_pretty(&file.errors)?),
-    })
+#[derive(Serialize)]
+#[serde(transparent)]
+pub struct ValidationReport<'a> {
+    errors: &'a [TaskError],
+    #[serde(skip)]
+    file: &'a TaskFile,
+}
+
+impl<'a> ValidationReport<'a> {
+    pub fn of(file: &'a TaskFile) -> Self {
+        ValidationReport {
+            errors: &file.errors,
+            file,
+        }
+    }
+}
+
+impl Document for ValidationReport<'_> {
+    fn text(&self) -> Styled {
+        Styled::from(
+            task_problems(self.file)
+                .iter()
+                .map(|problem| format!("{problem}\n"))
+                .collect::<String>(),
+        )
+    }
 }
 
 /// The one-line tally for stderr: `FILE: N valid tasks, M errors`.
@@ -61,24 +79,19 @@ pub fn rendered_prompts(tasks: &[Task]) -> anyhow::Result<String> {
     Ok(text)
 }
 
-/// The score summary in the reporter's format.
-pub fn score_report(summary: &ScoreSummary, reporter: Reporter) -> anyhow::Result<String> {
-    match reporter.format {
-        Format::Json => Ok(format!("{}\n", serde_json::to_string_pretty(summary)?)),
-        Format::Text => Ok(score_text(summary)),
+/// The `tasks score` summary: the score table, or the JSON document.
+impl Document for ScoreSummary {
+    fn text(&self) -> Styled {
+        let title = format!(
+            "tasks {} scored against outputs {}",
+            self.tasks_file, self.outputs_file
+        );
+        score_table(&title, self)
     }
 }
 
-fn score_text(summary: &ScoreSummary) -> String {
-    let title = format!(
-        "tasks {} scored against outputs {}",
-        summary.tasks_file, summary.outputs_file
-    );
-    score_table(&title, summary)
-}
-
-/// The score table under a `title` line.
-pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> String {
+/// The score table under a `title` line, its header painted.
+pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
     let row = |name: &str, agg: &Aggregate| {
         format!(
             "  {name:<16} {:>6} {:>7} {:>8} {:>8.4}\n",
@@ -89,16 +102,16 @@ pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> String {
         "  {:<16} {:>6} {:>7} {:>8} {:>8}\n",
         "", "tasks", "scored", "missing", "mean"
     );
-    let mut text = format!(
+    let mut table = Styled::from(format!(
         "{title}{}\n\n",
         if summary.interrupted {
             " (interrupted: partial results)"
         } else {
             ""
         }
-    );
-    text.push_str(&header);
-    text.push_str(&row("all", &summary.overall));
+    ));
+    table.push_painted(Paint::Heading, header);
+    let mut text = row("all", &summary.overall);
     text.push_str("\nby category\n");
     for (category, agg) in &summary.by_category {
         text.push_str(&row(category.name(), agg));
@@ -143,5 +156,6 @@ pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> String {
             ));
         }
     }
-    text
+    table.push(text);
+    table
 }

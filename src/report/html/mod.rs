@@ -20,7 +20,7 @@ use serde_json::{Map, Value};
 use super::text::counted;
 use crate::error::{bad_input, Problem};
 use crate::input::Inputs;
-use crate::report::{print_stdout, print_text, EvaluatorInfo, Format, Reporter, Summary};
+use crate::report::{print, Document, EvaluatorInfo, Reporter, Styled, Summary};
 use crate::runner::CallRecord;
 use crate::text::io_reason;
 
@@ -462,14 +462,19 @@ pub fn write_report(
     reporter: Reporter,
 ) -> anyhow::Result<()> {
     let written = write_page(report, title, path, files)?;
-    match reporter.format {
-        Format::Json => print_stdout(&format!("{}\n", serde_json::to_string_pretty(&written)?)),
-        Format::Text => print_text(&format!(
-            "{} from {files} {}, {}\n",
-            written.line(),
-            if files == 1 { "file" } else { "files" },
-            size(written.bytes)
-        )),
+    print(&written, reporter)
+}
+
+/// What `evalctl report` wrote: one line, or the JSON document.
+impl Document for Written<'_> {
+    fn text(&self) -> Styled {
+        Styled::from(format!(
+            "{} from {} {}, {}\n",
+            self.line(),
+            self.files,
+            if self.files == 1 { "file" } else { "files" },
+            size(self.bytes)
+        ))
     }
 }
 

@@ -21,7 +21,7 @@ use crate::in_flight::InFlight;
 use crate::interrupt::interruption;
 use crate::llm::{Completion, Usage};
 use crate::protocol::CallError;
-use crate::report::{Format, Reporter};
+use crate::report::{Document, Styled};
 use crate::store::{Cache, CallKey};
 use journal::{OutputLine, SavedCompletion};
 use model::{Model, ModelSpec, Prompt, Sampling};
@@ -296,22 +296,24 @@ fn record(
     }
 }
 
-/// The `tasks run` summary in the reporter's format: the scores as `tasks score` shows them, then
-/// the generation and its token usage.
-pub fn run_report(summary: &RunSummary, reporter: Reporter) -> anyhow::Result<String> {
-    if reporter.format == Format::Json {
-        return Ok(format!(
-            "{}
-",
-            serde_json::to_string_pretty(summary)?
-        ));
+/// The `tasks run` summary: the scores as `tasks score` shows them, then the generation and its
+/// token usage; or the JSON document.
+impl Document for RunSummary {
+    fn text(&self) -> Styled {
+        let generation = &self.generation;
+        let title = format!(
+            "tasks {} run against {}",
+            self.scores.tasks_file, generation.model
+        );
+        let mut text = report::score_table(&title, &self.scores);
+        text.push(generation_text(generation));
+        text
     }
-    let generation = &summary.generation;
-    let title = format!(
-        "tasks {} run against {}",
-        summary.scores.tasks_file, generation.model
-    );
-    let mut text = report::score_table(&title, &summary.scores);
+}
+
+/// The generation's lines of the `tasks run` summary: completions, time and tokens.
+fn generation_text(generation: &Generation) -> String {
+    let mut text = String::new();
     let usage = &generation.usage;
     text.push_str(&format!(
         "
@@ -334,5 +336,5 @@ generation: {} of {} tasks completed, {} failed, {:.2} s
         ));
     }
     text.push('\n');
-    Ok(text)
+    text
 }
