@@ -168,6 +168,38 @@ exit 1: 1 of 1 calls failed
 }
 
 #[test]
+fn every_text_document_paints_its_table_header_as_run_does() {
+    let out = evalctl()
+        .args([
+            "--color",
+            "always",
+            "tasks",
+            "score",
+            "fixtures/tasks/tasks.jsonl",
+        ])
+        .args([
+            "--outputs",
+            "fixtures/tasks/outputs.jsonl",
+            "--format",
+            "text",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let stdout = stdout_text(&out);
+    let head: Vec<&str> = stdout.lines().take(4).collect();
+    assert_eq!(
+        head,
+        [
+            "tasks fixtures/tasks/tasks.jsonl scored against outputs fixtures/tasks/outputs.jsonl",
+            "",
+            "\u{1b}[1m                    tasks  scored  missing     mean\u{1b}[0m",
+            "  all                  10      10        0   0.7585",
+        ]
+    );
+}
+
+#[test]
 fn on_a_terminal_the_summary_is_text_with_a_progress_display() {
     // `script` (util-linux) gives evalctl a pseudo-terminal for stdout and stderr.
     let sb = Sandbox::new();

@@ -99,7 +99,7 @@ pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
         )
     };
     let header = format!(
-        "  {:<16} {:>6} {:>7} {:>8} {:>8}\n",
+        "  {:<16} {:>6} {:>7} {:>8} {:>8}",
         "", "tasks", "scored", "missing", "mean"
     );
     let mut table = Styled::from(format!(
@@ -111,7 +111,7 @@ pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
         }
     ));
     table.push_painted(Paint::Heading, header);
-    let mut text = row("all", &summary.overall);
+    let mut text = format!("\n{}", row("all", &summary.overall));
     text.push_str("\nby category\n");
     for (category, agg) in &summary.by_category {
         text.push_str(&row(category.name(), agg));
