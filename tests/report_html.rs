@@ -4,7 +4,8 @@
 //! in example order, the filters work, an injected `<script>` did not run (and shows as text), and
 //! no request left the page; at three window widths no card cuts or scrolls its table; the scatter
 //! numbers pairs at the same scores, marks failed calls, and with two files starts with the same
-//! candidate in each. Screenshots are saved to `target/report-artifacts/`.
+//! candidate in each; the answers of a `run --generate` report stay text and inside their cells.
+//! Screenshots are saved to `target/report-artifacts/`.
 //!
 //! Chromium comes from the system (`/usr/bin/chromium` on Debian; `.ci/run` installs it). With no
 //! Chromium on PATH a test fails when `CI` is set; otherwise it says on stderr that its browser
@@ -879,4 +880,77 @@ fn every_result_is_listed_in_example_order() {
         );
         assert_eq!(shown, json!(expected(&files)), "{page}");
     }
+}
+
+/// Whether the page scrolls sideways, and each answer of `run --generate` that is wider than the
+/// table holding it (its page, its width beyond the table's), with every example open.
+const ANSWERS_OVERFLOW: &str = "(() => {
+  document.querySelectorAll('#answers details').forEach(d => { d.open = true; });
+  const page = document.documentElement.scrollWidth > document.documentElement.clientWidth;
+  const wide = [...document.querySelectorAll('#answers td.answer pre')]
+    .map(pre => [pre.textContent.slice(0, 12), pre.getBoundingClientRect().right
+      - pre.closest('.table-wrap').getBoundingClientRect().right])
+    .filter(([, beyond]) => beyond > 0.5);
+  return [page, wide];
+})()";
+
+#[test]
+fn answers_of_a_generating_run_stay_inside_their_cells_and_stay_text() {
+    let sandbox = Sandbox::new();
+    // One answer of 4,000 characters with no space, one line of markup, one of many lines.
+    sandbox.write(
+        "model.sh",
+        r#"r=$(cat)
+case "$r" in
+  *France*) printf '<script>window.__injected=1</script>' ;;
+  *Italy*) i=0; while [ $i -lt 400 ]; do printf 'xxxxxxxxxx'; i=$((i+1)); done ;;
+  *) i=0; while [ $i -lt 60 ]; do printf 'Tokyo\n'; i=$((i+1)); done ;;
+esac
+"#,
+    );
+    sandbox.write(
+        "terse.txt",
+        std::fs::read(crate::generate::fixture("prompts/terse.txt")).unwrap(),
+    );
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["run", "--no-config", "--format", "json", "--generate"])
+            .args(["--task-model-command", "sh model.sh", "--skip-preflight"])
+            .args(["--dataset", &crate::generate::fixture("qa.jsonl")])
+            .args(["--checks", &crate::generate::fixture("checks.json")])
+            .args(["--report", "gen.html", "terse.txt"]),
+    );
+    let Some(mut browser) =
+        browser_for("answers_of_a_generating_run_stay_inside_their_cells_and_stay_text")
+    else {
+        return;
+    };
+    browser.open(&sandbox.join("gen.html"));
+    for (width, height) in [(1400, 1800), (1200, 1500), (900, 1200)] {
+        browser.viewport(width, height);
+        assert_eq!(
+            browser.eval(ANSWERS_OVERFLOW),
+            json!([false, []]),
+            "at {width}×{height}"
+        );
+        browser.screenshot(&artifacts().join(format!("generate-{width}.png")));
+    }
+    browser.viewport(1280, 900);
+    assert_eq!(
+        browser.eval(
+            "[window.__injected === undefined, \
+              document.querySelector('#answers td.answer pre').textContent, \
+              [...document.querySelectorAll('#answers td.answer pre')] \
+                .map(pre => pre.scrollHeight > pre.clientHeight), \
+              document.querySelectorAll('#ranking tbody tr').length]"
+        ),
+        json!([
+            true,
+            "<script>window.__injected=1</script>",
+            [false, true, true],
+            1
+        ]),
+        "the markup is text, the long answers scroll inside their cells, the page's script ran"
+    );
 }

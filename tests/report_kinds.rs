@@ -8,7 +8,7 @@ use crate::common::{evalctl, Sandbox};
 use serde_json::Value;
 
 /// The JSON the page renders from (`<script type="application/json" id="report-data">`).
-fn report_data(page: &Path) -> Value {
+pub(crate) fn report_data(page: &Path) -> Value {
     let html = std::fs::read_to_string(page).expect("the report is written");
     let start_tag = r#"<script type="application/json" id="report-data">"#;
     let start = html.find(start_tag).expect("the page embeds its data") + start_tag.len();

@@ -40,6 +40,7 @@ mod fep_stream;
 mod fepmc_parallel;
 mod generate;
 mod generate_budget;
+mod generate_report;
 mod header_env;
 mod input_bounds;
 mod journal_faults;

@@ -127,7 +127,7 @@ pub(super) fn budget(summary: &Summary) -> Option<String> {
 }
 
 /// `$0.001234`: costs of single calls are fractions of a cent.
-fn dollars(amount: f64) -> String {
+pub(super) fn dollars(amount: f64) -> String {
     format!("${amount:.6}")
 }
 
@@ -185,7 +185,7 @@ pub(super) fn aligned(rows: &[Vec<String>]) -> Styled {
 }
 
 /// `0.8123 ± 0.0412` (the half-width of the 95% interval), or the bare mean without one.
-fn mean(aggregate: &Aggregate) -> String {
+pub(super) fn mean(aggregate: &Aggregate) -> String {
     match (aggregate.mean, aggregate.ci95) {
         (Some(mean), Some([lo, hi])) => format!("{mean:.4} ± {:.4}", (hi - lo) / 2.0),
         (mean, _) => number(mean),

@@ -239,6 +239,8 @@ fn decode(
                     passed: None,
                     repeat: None,
                     cached: false,
+                    task_model: None,
+                    output: None,
                 },
             ))
         }
@@ -274,6 +276,8 @@ fn decode(
                     latency_ms: None,
                     repeat: None,
                     cached: false,
+                    task_model: None,
+                    output: None,
                 },
             ))
         }

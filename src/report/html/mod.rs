@@ -7,7 +7,9 @@
 //! element) and fills the template. The page renders every string with `textContent`, never
 //! uses a name from the data as a property of a plain object (`__proto__` is just a name), and
 //! its Content-Security-Policy allows only the embedded script and style (by hash) and no fetch.
+//! The answers of `run --generate` are plain HTML beside the data (see `generation`).
 
+mod generation;
 mod load;
 
 use std::collections::HashMap;
@@ -23,6 +25,7 @@ use crate::input::Inputs;
 use crate::report::{print, Document, EvaluatorInfo, Reporter, Styled, Summary};
 use crate::runner::CallRecord;
 use crate::text::io_reason;
+use generation::Matrix;
 
 pub use load::load_results;
 
@@ -55,6 +58,9 @@ struct SourceData {
     summary: Option<Value>,
     /// The dataset and valset records, when known (`run --report`), for the per-example details.
     examples: Option<Examples>,
+    /// `run --generate`: the summary's candidate × task model rows, drawn as plain HTML.
+    #[serde(skip)]
+    matrix: Option<Matrix>,
 }
 
 #[derive(Debug, Serialize)]
@@ -63,11 +69,16 @@ struct Examples {
     val: Vec<Value>,
 }
 
-/// One candidate of one source: what the charts and the table filter call a candidate.
+/// One candidate of one source (under `run --generate`, one candidate × task model pair): what
+/// the charts and the table filter call a candidate.
 #[derive(Debug, Serialize)]
 struct Series {
     source: usize,
+    /// The candidate's id, or `ID × TASK_MODEL` for a pair.
     candidate: String,
+    /// The candidate's id alone.
+    #[serde(skip)]
+    id: String,
     /// The candidate's text, when known (`run --report`).
     text: Option<String>,
 }
@@ -102,6 +113,10 @@ pub struct Row {
     pub repeat: Option<u64>,
     /// Served from the cache.
     pub cached: bool,
+    /// `run --generate`: the task model that answered.
+    pub task_model: Option<String>,
+    /// `run --generate`: the task model's answer.
+    pub output: Option<String>,
 }
 
 /// The columns of each row in the data, in order (the page reads them by these names).
@@ -173,27 +188,34 @@ impl Report {
             elapsed_ms: None,
             summary: None,
             examples: None,
+            matrix: None,
         });
         self.sources.len() - 1
     }
 
     /// Add `row` of `candidate` to `source`.
     fn add_row(&mut self, source: usize, candidate: &str, row: Row) {
-        let series = self.series_of(source, candidate);
+        let series = self.series_of(source, candidate, row.task_model.as_deref());
         self.rows.push((series, row));
     }
 
-    /// The series of `candidate` in `source`, made (after the ones made so far) if it is new.
-    fn series_of(&mut self, source: usize, candidate: &str) -> usize {
+    /// The series of `candidate` (answered by `task_model`) in `source`, made (after the ones
+    /// made so far) if it is new.
+    fn series_of(&mut self, source: usize, candidate: &str, task_model: Option<&str>) -> usize {
+        let name = match task_model {
+            Some(model) => format!("{candidate} × {model}"),
+            None => candidate.to_string(),
+        };
         let next = self.series.len();
         let series = *self
             .series_index
-            .entry((source, candidate.to_string()))
+            .entry((source, name.clone()))
             .or_insert(next);
         if series == next {
             self.series.push(Series {
                 source,
-                candidate: candidate.to_string(),
+                candidate: name,
+                id: candidate.to_string(),
                 text: None,
             });
         }
@@ -217,16 +239,28 @@ impl Report {
     /// --format json` prints over them.
     fn add_run_results(&mut self, name: String, summary: &Summary, records: &[CallRecord]) {
         let source = self.add_source(name, SourceKind::Run);
-        // Candidates in the run's order, not the order their first calls completed in.
+        // Candidates in the run's order (and task models in the summary's), not the order
+        // their first calls completed in.
+        let model_rank = |record: &CallRecord| {
+            summary
+                .candidates
+                .iter()
+                .position(|row| row.task_model.is_some() && row.task_model == record.task_model)
+        };
         let mut planned: Vec<&CallRecord> = records.iter().collect();
-        planned.sort_by_key(|record| record.candidate_index);
-        for record in planned {
-            self.series_of(source, &record.candidate_id);
+        planned.sort_by_key(|record| (record.candidate_index, model_rank(record)));
+        for record in &planned {
+            self.series_of(source, &record.candidate_id, record.task_model.as_deref());
         }
         for record in records {
             self.add_row(source, &record.candidate_id, Row::from(record));
         }
         self.sources[source].summary = serde_json::to_value(summary).ok();
+        let order: Vec<&str> = planned
+            .iter()
+            .map(|record| record.candidate_id.as_str())
+            .collect();
+        self.sources[source].matrix = Matrix::of(&summary.candidates, &order);
         // Lines evalctl wrote name the run's evaluator, and so does the summary over them.
         let named = records.iter().any(|record| record.run.is_some());
         self.sources[source].evaluator = named.then(|| summary.evaluator.clone());
@@ -248,7 +282,7 @@ impl Report {
             series.text = inputs
                 .candidates
                 .iter()
-                .find(|candidate| candidate.id == series.candidate)
+                .find(|candidate| candidate.id == series.id)
                 .map(|candidate| candidate.text.clone());
         }
         report
@@ -305,18 +339,26 @@ impl Report {
             "columns": COLUMNS,
             "rows": rows,
         });
+        // The answers of `run --generate`, and their style, only when there are some.
+        let generation = generation::sections(self);
+        let style = if generation.is_empty() {
+            STYLE.to_string()
+        } else {
+            format!("{STYLE}{}", generation::STYLE)
+        };
         let policy = format!(
             "default-src 'none'; script-src '{}'; style-src '{}'; img-src data:; \
              base-uri 'none'; form-action 'none'",
             sha256_source(SCRIPT),
-            sha256_source(STYLE)
+            sha256_source(&style)
         );
         Ok(fill(
             TEMPLATE,
             &[
                 ("{{CSP}}", &escape_text(&policy)),
                 ("{{TITLE}}", &escape_text(title)),
-                ("{{STYLE}}", STYLE),
+                ("{{STYLE}}", &style),
+                ("{{GENERATION}}", &generation),
                 (
                     "{{DATA}}",
                     &script_safe_json(&serde_json::to_string(&data)?),
@@ -353,6 +395,8 @@ impl From<&CallRecord> for Row {
             passed: record.passed,
             repeat: record.repeat.map(u64::from),
             cached: record.cached,
+            task_model: record.task_model.clone(),
+            output: record.output.clone(),
         }
     }
 }
@@ -563,12 +607,14 @@ mod tests {
     fn the_embedded_script_and_style_cannot_end_their_elements_early() {
         assert!(!SCRIPT.to_ascii_lowercase().contains("</script"));
         assert!(!STYLE.to_ascii_lowercase().contains("</style"));
+        assert!(!generation::STYLE.to_ascii_lowercase().contains("</style"));
         for placeholder in [
             "{{CSP}}",
             "{{TITLE}}",
             "{{STYLE}}",
             "{{DATA}}",
             "{{SCRIPT}}",
+            "{{GENERATION}}",
         ] {
             assert!(TEMPLATE.contains(placeholder), "{placeholder}");
         }
@@ -589,6 +635,8 @@ mod tests {
             passed: None,
             repeat,
             cached: false,
+            task_model: None,
+            output: None,
         }
     }
 
