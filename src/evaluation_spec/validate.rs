@@ -787,7 +787,7 @@ fn validate_dimension(
     check_pass_threshold(
         dimension.pass_threshold,
         required.then_some("is required when the dimension is gated or strategy is binary"),
-        &path,
+        path,
         problems,
     );
 }
