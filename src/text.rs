@@ -1,11 +1,37 @@
 //! Small text helpers every message shares: JSON type names, text and one-line excerpts with
 //! control characters shown rather than obeyed, clipping, I/O reasons without Rust's "(os error N)",
-//! durations as people write them and limits with their thousands separated.
+//! durations as people write them, limits with their thousands separated, and character escapes.
 
 use std::borrow::Cow;
 use std::time::Duration;
 
 use serde_json::Value;
+
+/// `text` with each character that `escape` maps to `Some(replacement)` replaced (an empty
+/// replacement drops it) and every other character kept: the one loop behind the XML, HTML and
+/// script escapes of the reports.
+pub fn escape_chars(text: &str, escape: impl Fn(char) -> Option<&'static str>) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match escape(c) {
+            Some(replacement) => escaped.push_str(replacement),
+            None => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+/// The escape of a character that is markup in XML and HTML alike (`&`, `<`, `>`, `"`); the
+/// apostrophe, which the two escape differently, is left to the caller.
+pub fn markup_escape(c: char) -> Option<&'static str> {
+    match c {
+        '&' => Some("&amp;"),
+        '<' => Some("&lt;"),
+        '>' => Some("&gt;"),
+        '"' => Some("&quot;"),
+        _ => None,
+    }
+}
 
 /// The JSON type name of `value`, for messages.
 pub fn json_type(value: &Value) -> &'static str {

@@ -271,12 +271,8 @@ mod tests {
                 timeout: Duration::from_secs(2)
             }
         );
-        let found: Vec<String> = problems
-            .iter()
-            .map(|p| format!("{}|{}", p.at, p.reason))
-            .collect();
         assert_eq!(
-            found,
+            Problem::listed(&problems),
             [
                 ".custom_checks.exact_match|`exact_match` is a built-in check type",
                 ".custom_checks.bad.extra|unknown key `extra` (expected one of command, timeout)",

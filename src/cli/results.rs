@@ -95,6 +95,17 @@ fn parse_rate(text: &str) -> Result<f64, String> {
     }
 }
 
+impl CiArgs {
+    /// The gates of a run: its command's `--fail-under` and the error limits.
+    pub fn gates(&self, fail_under: Option<f64>) -> Gates {
+        Gates {
+            fail_under,
+            max_errors: self.max_errors,
+            max_error_rate: self.max_error_rate,
+        }
+    }
+}
+
 impl MergeArgs {
     /// Resolve the flags into a [`MergeConfig`].
     pub fn into_config(self) -> anyhow::Result<MergeConfig> {
@@ -103,11 +114,7 @@ impl MergeArgs {
         }
         Ok(MergeConfig {
             files: self.files,
-            gates: Gates {
-                fail_under: self.fail_under,
-                max_errors: self.ci.max_errors,
-                max_error_rate: self.ci.max_error_rate,
-            },
+            gates: self.ci.gates(self.fail_under),
             seed: self.ci.seed,
             junit: self.ci.junit,
             pass_score: self.ci.pass_score,

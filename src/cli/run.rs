@@ -11,7 +11,7 @@ use crate::config::expand::expand;
 use crate::config::{ExecConfig, RunConfig};
 use crate::error::bad_flag;
 use crate::evaluator::checks::ChecksSpec;
-use crate::evaluator::command::{CommandSpec, SCRIPT_INTERPRETERS};
+use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::evaluator::http::{header_name_only, HttpSpec};
 use crate::evaluator::judge::JudgeSpec;
 use crate::evaluator::spec::SpecSpec;
@@ -24,8 +24,8 @@ use crate::runner::Shard;
 
 use super::results::CiArgs;
 use super::values::{
-    allowed_endpoints, parse_allowed_check, parse_at_least, parse_between, parse_count,
-    parse_custom_check, parse_seconds, MAX_TIMEOUT_SECONDS,
+    allowed_endpoints, command_spec, parse_allowed_check, parse_at_least, parse_between,
+    parse_count, parse_custom_check, parse_seconds, MAX_TIMEOUT_SECONDS,
 };
 
 // The sections of `run --help` and `preflight --help`, in the order a run is put together.
@@ -180,8 +180,8 @@ pub struct RunArgs {
 
     /// Only the first N examples of each split.
     #[arg(help_heading = EXEC, long, value_name = "N", allow_negative_numbers = true,
-          value_parser = parse_at_least::<u64, 1>)]
-    pub limit: Option<u64>,
+          value_parser = parse_at_least::<usize, 1>)]
+    pub limit: Option<usize>,
 
     /// Do not probe the evaluator before the run (inputs are still validated).
     #[arg(help_heading = EXEC, long)]
@@ -305,16 +305,7 @@ impl RunArgs {
         let mut candidate_files = self.candidate_files;
         let evaluator = if let Some(words) = self.evaluator_command {
             let argv = resolve_command_words(words, &mut candidate_files)?;
-            if let Some(dir) = self.evaluator_cwd.as_ref().filter(|dir| !dir.is_dir()) {
-                return Err(bad_flag(
-                    "--evaluator-cwd",
-                    format!("{}: no such directory", dir.display()),
-                ));
-            }
-            EvaluatorSpec::Command(CommandSpec {
-                argv,
-                cwd: self.evaluator_cwd,
-            })
+            EvaluatorSpec::Command(command_spec(argv, self.evaluator_cwd, "--evaluator-cwd")?)
         } else if let Some(url) = self.evaluator_url {
             EvaluatorSpec::Http(HttpSpec::new(url, &expand_headers(&self.header)?)?)
         } else if let Some(model) = self.judge_model {
@@ -434,16 +425,12 @@ impl RunArgs {
                 concurrency: self.concurrency as usize,
                 timeout: self.timeout,
                 retries: self.retries,
-                limit: self
-                    .limit
-                    .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
+                limit: self.limit,
                 skip_preflight: self.skip_preflight,
             },
             output: self.output,
             report: self.report,
-            fail_under,
-            max_errors: self.ci.max_errors,
-            max_error_rate: self.ci.max_error_rate,
+            gates: self.ci.gates(fail_under),
             seed: self.ci.seed,
             junit: self.ci.junit,
             pass_score: self.ci.pass_score,

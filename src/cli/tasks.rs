@@ -7,11 +7,10 @@ use std::time::Duration;
 use clap::{ArgGroup, Args, Subcommand, ValueEnum};
 
 use super::config::ConfigArgs;
-use super::values::parse_seconds;
+use super::values::{command_spec, parse_seconds};
 use super::values::{parse_at_least, parse_between, parse_count};
 use crate::commands;
 use crate::error::bad_flag;
-use crate::evaluator::command::CommandSpec;
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::llm::Api;
@@ -127,8 +126,8 @@ pub struct TasksRunArgs {
     retries: u32,
     /// Only the first N valid tasks.
     #[arg(long, value_name = "N", allow_negative_numbers = true,
-          value_parser = parse_at_least::<u64, 1>)]
-    limit: Option<u64>,
+          value_parser = parse_at_least::<usize, 1>)]
+    limit: Option<usize>,
     /// Write the completions as {"task_id", "output"} lines (what `tasks score --outputs` reads).
     #[arg(long, value_name = "FILE.jsonl")]
     save_outputs: Option<PathBuf>,
@@ -198,16 +197,7 @@ impl TasksRunArgs {
             },
             (None, Some(command)) => {
                 let argv = model_command_words("--model-command", &command)?;
-                if let Some(dir) = self.model_cwd.as_ref().filter(|dir| !dir.is_dir()) {
-                    return Err(bad_flag(
-                        "--model-cwd",
-                        format!("{}: no such directory", dir.display()),
-                    ));
-                }
-                ModelSpec::Command(CommandSpec {
-                    argv,
-                    cwd: self.model_cwd,
-                })
+                ModelSpec::Command(command_spec(argv, self.model_cwd, "--model-cwd")?)
             }
             _ => {
                 return Err(bad_flag(
@@ -234,9 +224,7 @@ impl TasksRunArgs {
             concurrency: self.concurrency as usize,
             timeout: self.timeout,
             retries: self.retries,
-            limit: self
-                .limit
-                .map(|limit| usize::try_from(limit).unwrap_or(usize::MAX)),
+            limit: self.limit,
             save_outputs: self.save_outputs,
             output: self.output,
             resume: self.resume,

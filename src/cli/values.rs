@@ -1,7 +1,10 @@
 //! Value parsers several commands' flags share.
 
+use std::path::PathBuf;
+
 use crate::checks::AllowedEndpoint;
 use crate::error::bad_flag;
+use crate::evaluator::command::CommandSpec;
 
 /// A whole number of 0 or more (`--retries`, `--max-errors`).
 pub(super) fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String> {
@@ -31,6 +34,22 @@ pub(super) fn parse_at_least<T: TryFrom<u64>, const MIN: u64>(text: &str) -> Res
         .filter(|number| *number >= MIN)
         .and_then(|number| T::try_from(number).ok())
         .ok_or_else(|| format!("must be a whole number of at least {MIN}"))
+}
+
+/// A command and the directory it runs in (`--evaluator-cwd`, `--model-cwd`, named by
+/// `cwd_flag`), which must exist.
+pub(super) fn command_spec(
+    argv: Vec<String>,
+    cwd: Option<PathBuf>,
+    cwd_flag: &str,
+) -> anyhow::Result<CommandSpec> {
+    if let Some(dir) = cwd.as_ref().filter(|dir| !dir.is_dir()) {
+        return Err(bad_flag(
+            cwd_flag,
+            format!("{}: no such directory", dir.display()),
+        ));
+    }
+    Ok(CommandSpec { argv, cwd })
 }
 
 /// `--custom-check NAME=COMMAND`.

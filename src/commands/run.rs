@@ -13,7 +13,7 @@ use crate::generate::{check_templates, Generator};
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
 use crate::report::{
-    self, EvaluatorInfo, Gates, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
+    self, EvaluatorInfo, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
 use crate::runner::key::{text_digest, KeyContext, RunDigests};
 use crate::runner::preflight::{preflight, Probe};
@@ -242,11 +242,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     summary.partial = config.shard.and_then(|shard| {
         report::Partial::of_shard(shard.index, shard.count, plan_calls_total, planned)
     });
-    let gates = Gates {
-        fail_under: config.fail_under,
-        max_errors: config.max_errors,
-        max_error_rate: config.max_error_rate,
-    };
+    let gates = config.gates;
     let junit_written = crate::report::write_junit_if_asked(
         junit.as_ref(),
         config.junit.as_deref(),

@@ -179,6 +179,23 @@ fn discover() -> Option<String> {
         .map(|(up, _)| format!("{}{FILE_NAME}", "../".repeat(up)))
 }
 
+impl FileValue {
+    /// The value `item` (on `line`) sets for `binding`; its command directory is set later.
+    fn read(
+        binding: &'static Binding,
+        line: usize,
+        item: &Item,
+        dir: &Path,
+    ) -> Result<FileValue, String> {
+        Ok(FileValue {
+            binding,
+            line,
+            values: flag_values(binding.kind, item, dir)?,
+            command_dir: None,
+        })
+    }
+}
+
 /// Decode the file's text: every problem, in file order, or every value it sets.
 pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, Vec<Problem>> {
     let line_of = |span: Option<std::ops::Range<usize>>| {
@@ -208,13 +225,8 @@ pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, V
         }
         if let Some(binding) = bindings::find(section) {
             // A section that is one key's whole value (`[prices]`).
-            match flag_values(binding.kind, item, dir) {
-                Ok(flag_values) => values.push(FileValue {
-                    binding,
-                    line,
-                    values: flag_values,
-                    command_dir: None,
-                }),
+            match FileValue::read(binding, line, item, dir) {
+                Ok(value) => values.push(value),
                 Err(reason) => problems.push(at(reason, section)),
             }
             continue;
@@ -240,13 +252,8 @@ pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, V
                 problems.push(problem(strict::unknown_key_near(name, &known)));
                 continue;
             };
-            match flag_values(binding.kind, item, dir) {
-                Ok(flag_values) => values.push(FileValue {
-                    binding,
-                    line,
-                    values: flag_values,
-                    command_dir: None,
-                }),
+            match FileValue::read(binding, line, item, dir) {
+                Ok(value) => values.push(value),
                 Err(reason) => problems.push(problem(reason)),
             }
         }
@@ -359,15 +366,9 @@ fn flag_values(kind: Kind, item: &Item, dir: &Path) -> Result<Vec<String>, Strin
             .map(|switch| one(switch.to_string()))
             .unwrap_or_else(|| Err(strict::expected("a boolean", toml_type(item)))),
         Kind::Command(_) => {
-            let words = match value {
-                Some(toml_edit::Value::String(text)) => return one(text.value().clone()),
-                Some(toml_edit::Value::Array(array)) => strings(array)?,
-                _ => {
-                    return Err(strict::expected(
-                        "a string or an array of strings",
-                        toml_type(item),
-                    ))
-                }
+            let words = match string_or_strings(item)? {
+                Strings::One(text) => return one(text),
+                Strings::Many(words) => words,
             };
             if words.is_empty() {
                 return Err("must name a program".into());
@@ -375,15 +376,9 @@ fn flag_values(kind: Kind, item: &Item, dir: &Path) -> Result<Vec<String>, Strin
             one(shell_words::join(words))
         }
         Kind::List | Kind::Paths => {
-            let texts = match value {
-                Some(toml_edit::Value::String(text)) => vec![text.value().clone()],
-                Some(toml_edit::Value::Array(array)) => strings(array)?,
-                _ => {
-                    return Err(strict::expected(
-                        "a string or an array of strings",
-                        toml_type(item),
-                    ))
-                }
+            let texts = match string_or_strings(item)? {
+                Strings::One(text) => vec![text],
+                Strings::Many(texts) => texts,
             };
             if kind == Kind::List {
                 return Ok(texts);
@@ -393,54 +388,70 @@ fn flag_values(kind: Kind, item: &Item, dir: &Path) -> Result<Vec<String>, Strin
             }
             Ok(texts.iter().map(|text| relative_to(dir, text)).collect())
         }
-        Kind::Prices => {
-            let table = item
-                .as_table_like()
-                .ok_or_else(|| strict::expected("a table", toml_type(item)))?;
-            table
-                .iter()
-                .map(|(model, value)| {
-                    let amounts: Option<Vec<f64>> = value
-                        .as_array()
-                        .filter(|array| array.len() == 2)
-                        .map(|array| {
-                            array
-                                .iter()
-                                .filter_map(|amount| {
-                                    amount
-                                        .as_float()
-                                        .or_else(|| amount.as_integer().map(|whole| whole as f64))
-                                })
-                                .filter(|amount| amount.is_finite() && *amount >= 0.0)
-                                .collect()
-                        });
-                    match amounts.as_deref() {
-                        Some([input, output]) => Ok(format!("{model}={input},{output}")),
-                        _ => Err(format!(
-                            "{}: expected [IN, OUT], two numbers >= 0 (USD per million input and \
-                             output tokens)",
-                            strict::key_name(model)
-                        )),
-                    }
-                })
-                .collect()
-        }
-        Kind::Headers => {
-            let table = item
-                .as_table_like()
-                .ok_or_else(|| strict::expected("a table", toml_type(item)))?;
-            table
-                .iter()
-                .map(|(name, value)| match value.as_str() {
-                    Some(text) => Ok(format!("{name}: {text}")),
-                    None => Err(format!(
-                        "{}: {}",
-                        strict::key_name(name),
-                        strict::expected("a string", toml_type(value))
-                    )),
-                })
-                .collect()
-        }
+        Kind::Prices => table_entries(item, |model, value| {
+            let amounts: Option<Vec<f64>> =
+                value
+                    .as_array()
+                    .filter(|array| array.len() == 2)
+                    .map(|array| {
+                        array
+                            .iter()
+                            .filter_map(|amount| {
+                                amount
+                                    .as_float()
+                                    .or_else(|| amount.as_integer().map(|whole| whole as f64))
+                            })
+                            .filter(|amount| amount.is_finite() && *amount >= 0.0)
+                            .collect()
+                    });
+            match amounts.as_deref() {
+                Some([input, output]) => Ok(format!("{model}={input},{output}")),
+                _ => Err(format!(
+                    "{}: expected [IN, OUT], two numbers >= 0 (USD per million input and \
+                     output tokens)",
+                    strict::key_name(model)
+                )),
+            }
+        }),
+        Kind::Headers => table_entries(item, |name, value| match value.as_str() {
+            Some(text) => Ok(format!("{name}: {text}")),
+            None => Err(format!(
+                "{}: {}",
+                strict::key_name(name),
+                strict::expected("a string", toml_type(value))
+            )),
+        }),
+    }
+}
+
+/// A table key's entries, each through `entry`, or the first entry's problem.
+fn table_entries(
+    item: &Item,
+    entry: impl Fn(&str, &Item) -> Result<String, String>,
+) -> Result<Vec<String>, String> {
+    let table = item
+        .as_table_like()
+        .ok_or_else(|| strict::expected("a table", toml_type(item)))?;
+    table.iter().map(|(key, value)| entry(key, value)).collect()
+}
+
+/// What a key that takes a string or an array of strings holds.
+enum Strings {
+    /// A lone string (a command key takes it as one shell line).
+    One(String),
+    /// An array's strings.
+    Many(Vec<String>),
+}
+
+/// A string-or-array value, or the problem with anything else.
+fn string_or_strings(item: &Item) -> Result<Strings, String> {
+    match item.as_value() {
+        Some(toml_edit::Value::String(text)) => Ok(Strings::One(text.value().clone())),
+        Some(toml_edit::Value::Array(array)) => strings(array).map(Strings::Many),
+        _ => Err(strict::expected(
+            "a string or an array of strings",
+            toml_type(item),
+        )),
     }
 }
 

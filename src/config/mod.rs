@@ -15,6 +15,7 @@ use std::time::Duration;
 use crate::evaluator::EvaluatorSpec;
 use crate::input::CandidateSource;
 use crate::protocol::ScoreRange;
+use crate::report::Gates;
 
 /// How calls are executed.
 #[derive(Debug, Clone)]
@@ -54,12 +55,8 @@ pub struct RunConfig {
     pub output: Option<PathBuf>,
     /// `--report FILE.html`: the HTML report of the run, written at the end.
     pub report: Option<PathBuf>,
-    /// `--fail-under X`: exit 1 when any candidate's score is below X.
-    pub fail_under: Option<f64>,
-    /// `--max-errors N`: errored calls tolerated before the run exits 1 (default 0).
-    pub max_errors: Option<usize>,
-    /// `--max-error-rate R`: the share of errored calls tolerated before the run exits 1.
-    pub max_error_rate: Option<f64>,
+    /// `--fail-under X`, `--max-errors N`, `--max-error-rate R`: when the run exits 1.
+    pub gates: Gates,
     /// `--seed`: seeds the bootstrap intervals of the summary.
     pub seed: u64,
     /// `--resume`: read `output` first and make only the calls it does not answer yet.

@@ -26,6 +26,15 @@ pub struct SpecProblem {
 }
 
 impl SpecProblem {
+    /// Each of `problems` as it reads and the line it is on, as unit tests list them.
+    #[cfg(test)]
+    pub fn located(problems: &[SpecProblem]) -> Vec<(String, Option<usize>)> {
+        problems
+            .iter()
+            .map(|problem| (problem.to_string(), problem.line))
+            .collect()
+    }
+
     /// A problem without a line.
     pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
         SpecProblem {
@@ -483,12 +492,8 @@ scorecard:
             .replace("  dimensions:", "  pass_treshold: 1\n  dimensions:");
         let (spec, unknown) = decode(text.as_bytes(), "pack.yaml").expect("decoded without them");
         assert_eq!(spec.judge_mode, "deterministic");
-        let found: Vec<(String, Option<usize>)> = unknown
-            .iter()
-            .map(|problem| (problem.to_string(), problem.line))
-            .collect();
         assert_eq!(
-            found,
+            SpecProblem::located(&unknown),
             [
                 (
                     "evaluation_spec.judge_mdoe unknown key `judge_mdoe` (did you mean \

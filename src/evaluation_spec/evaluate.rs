@@ -287,50 +287,37 @@ fn validity(
             reason.to_string()
         }
     };
+    let invalid = |what: &str, name: &str, reason: &str, fallback: &str| {
+        let reason = or(reason, fallback);
+        ("invalid", format!("{what} {name:?} errored: {reason}"))
+    };
+    let degraded = |what: &str, name: &str, reason: &str, fallback: &str| {
+        let reason = or(reason, fallback);
+        ("degraded", format!("{what} {name:?} unavailable: {reason}"))
+    };
     if let Some(v) = validators.iter().find(|v| v.state == ResultState::Error) {
-        let reason = or(&v.reason, "validator error");
-        return (
-            "invalid",
-            format!("validator {:?} errored: {reason}", v.key),
-        );
+        return invalid("validator", &v.key, &v.reason, "validator error");
     }
     if let Some(m) = metrics.iter().find(|m| m.state == "error") {
-        let reason = or(&m.reason, "metric error");
-        return ("invalid", format!("metric {:?} errored: {reason}", m.key));
+        return invalid("metric", &m.key, &m.reason, "metric error");
     }
     if let Some(d) = dimensions.iter().find(|d| d.state == ResultState::Error) {
-        let reason = or(&d.reason, "dimension error");
-        return (
-            "invalid",
-            format!("dimension {:?} errored: {reason}", d.dimension),
+        return invalid("dimension", &d.dimension, &d.reason, "dimension error");
+    }
+    let unavailable = ResultState::Unavailable;
+    if let Some(d) = dimensions.iter().find(|d| d.state == unavailable) {
+        return degraded(
+            "dimension",
+            &d.dimension,
+            &d.reason,
+            "missing scoring evidence",
         );
     }
-    if let Some(d) = dimensions
-        .iter()
-        .find(|d| d.state == ResultState::Unavailable)
-    {
-        let reason = or(&d.reason, "missing scoring evidence");
-        return (
-            "degraded",
-            format!("dimension {:?} unavailable: {reason}", d.dimension),
-        );
-    }
-    if let Some(v) = validators
-        .iter()
-        .find(|v| v.state == ResultState::Unavailable)
-    {
-        let reason = or(&v.reason, "missing validator evidence");
-        return (
-            "degraded",
-            format!("validator {:?} unavailable: {reason}", v.key),
-        );
+    if let Some(v) = validators.iter().find(|v| v.state == unavailable) {
+        return degraded("validator", &v.key, &v.reason, "missing validator evidence");
     }
     if let Some(m) = metrics.iter().find(|m| m.state == "unavailable") {
-        let reason = or(&m.reason, "missing metric evidence");
-        return (
-            "degraded",
-            format!("metric {:?} unavailable: {reason}", m.key),
-        );
+        return degraded("metric", &m.key, &m.reason, "missing metric evidence");
     }
     ("valid", String::new())
 }

@@ -635,6 +635,15 @@ fn text<'v>(payload: &'v Payload, key: &str) -> Option<&'v str> {
     payload.get(key).and_then(loose_string)
 }
 
+/// The non-empty string member `name` of a verification event's payload, which keys what it
+/// verified.
+fn verification_key<'v>(payload: &'v Payload, name: &str) -> Option<&'v str> {
+    payload
+        .get(name)
+        .and_then(Value::as_str)
+        .filter(|key| !key.is_empty())
+}
+
 /// A non-empty id, as the reference treats the zero UUID as none.
 fn id(text: &str) -> Option<&str> {
     (!text.is_empty() && text != "00000000-0000-0000-0000-000000000000").then_some(text)
@@ -794,11 +803,7 @@ impl<'a> Evidence<'a> {
                     }
                 }
                 "grader.verification.file_captured" => {
-                    if let Some(key) = payload
-                        .get("key")
-                        .and_then(Value::as_str)
-                        .filter(|k| !k.is_empty())
-                    {
+                    if let Some(key) = verification_key(payload, "key") {
                         let capture = FileCapture {
                             path: text(payload, "path").unwrap_or("").to_string(),
                             exists: payload
@@ -815,22 +820,14 @@ impl<'a> Evidence<'a> {
                     }
                 }
                 "grader.verification.directory_listed" => {
-                    if let Some(key) = payload
-                        .get("key")
-                        .and_then(Value::as_str)
-                        .filter(|k| !k.is_empty())
-                    {
+                    if let Some(key) = verification_key(payload, "key") {
                         evidence
                             .listings
                             .insert(key, (listing_json(key, payload), EventRef::of(event)));
                     }
                 }
                 "grader.verification.code_executed" => {
-                    if let Some(key) = payload
-                        .get("validator_key")
-                        .and_then(Value::as_str)
-                        .filter(|k| !k.is_empty())
-                    {
+                    if let Some(key) = verification_key(payload, "validator_key") {
                         evidence
                             .code_results
                             .insert(key, (payload, EventRef::of(event)));

@@ -261,6 +261,7 @@ fn yaml_lines(text: &str) -> HashMap<String, usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evaluation_spec::decode::SpecProblem;
 
     #[test]
     fn yaml_paths_map_to_their_lines() {
@@ -337,12 +338,8 @@ evaluation_spec:
 ";
         let problems =
             crate::evaluation_spec::load_spec(text.as_bytes(), "pack.yaml").expect_err("invalid");
-        let located: Vec<(String, Option<usize>)> = problems
-            .iter()
-            .map(|problem| (problem.to_string(), problem.line))
-            .collect();
         assert_eq!(
-            located,
+            SpecProblem::located(&problems),
             [
                 (
                     "evaluation_spec.version_number must be greater than 0".to_string(),

@@ -172,6 +172,18 @@ impl<'de> DeserializeSeed<'de> for Shape {
     }
 }
 
+/// `Visitor` methods that read a scalar of each listed type as an empty payload: a scalar where
+/// an object is expected keeps nothing.
+macro_rules! scalars_read_as_empty {
+    ($($visit:ident($scalar:ty)),* $(,)?) => {
+        $(
+            fn $visit<E: de::Error>(self, _: $scalar) -> Result<Payload, E> {
+                Ok(Payload::default())
+            }
+        )*
+    };
+}
+
 impl<'de> Visitor<'de> for Shape {
     type Value = Payload;
 
@@ -207,33 +219,15 @@ impl<'de> Visitor<'de> for Shape {
         deserializer.deserialize_any(self)
     }
 
-    fn visit_bool<E: de::Error>(self, _: bool) -> Result<Payload, E> {
-        Ok(Payload::default())
-    }
-
-    fn visit_i64<E: de::Error>(self, _: i64) -> Result<Payload, E> {
-        Ok(Payload::default())
-    }
-
-    fn visit_u64<E: de::Error>(self, _: u64) -> Result<Payload, E> {
-        Ok(Payload::default())
-    }
-
-    fn visit_i128<E: de::Error>(self, _: i128) -> Result<Payload, E> {
-        Ok(Payload::default())
-    }
-
-    fn visit_u128<E: de::Error>(self, _: u128) -> Result<Payload, E> {
-        Ok(Payload::default())
-    }
-
-    fn visit_f64<E: de::Error>(self, _: f64) -> Result<Payload, E> {
-        Ok(Payload::default())
-    }
-
-    fn visit_str<E: de::Error>(self, _: &str) -> Result<Payload, E> {
-        Ok(Payload::default())
-    }
+    scalars_read_as_empty!(
+        visit_bool(bool),
+        visit_i64(i64),
+        visit_u64(u64),
+        visit_i128(i128),
+        visit_u128(u128),
+        visit_f64(f64),
+        visit_str(&str),
+    );
 
     fn visit_unit<E: de::Error>(self) -> Result<Payload, E> {
         Ok(Payload::default())

@@ -32,6 +32,13 @@ impl Problems {
     fn add(&mut self, path: impl Into<String>, message: impl Into<String>) {
         self.0.push(SpecProblem::new(path, message));
     }
+
+    /// `must be greater than or equal to 0` at `path` when `value` is below 0.
+    fn at_least_zero<T: PartialOrd + Default>(&mut self, value: T, path: String) {
+        if value < T::default() {
+            self.add(path, "must be greater than or equal to 0");
+        }
+    }
 }
 
 fn blank(text: &str) -> bool {
@@ -131,17 +138,22 @@ fn validate_top_level(spec: &SpecDefinition, problems: &mut Problems) {
     }
 }
 
+/// `PATH.key` is given and unique among `keys`, which it joins.
+fn check_key(key: &str, path: &str, keys: &mut HashSet<String>, problems: &mut Problems) {
+    let key = key.trim();
+    if key.is_empty() {
+        problems.add(format!("{path}.key"), "is required");
+    } else if !keys.insert(key.to_string()) {
+        problems.add(format!("{path}.key"), "must be unique");
+    }
+}
+
 fn validate_validators(spec: &SpecDefinition, problems: &mut Problems) -> HashSet<String> {
     let mut keys = HashSet::new();
     for (i, validator) in spec.validators.iter().enumerate() {
         let path = format!("evaluation_spec.validators[{i}]");
         let kind = validator.kind.as_str();
-        let key = validator.key.trim();
-        if key.is_empty() {
-            problems.add(format!("{path}.key"), "is required");
-        } else if !keys.insert(key.to_string()) {
-            problems.add(format!("{path}.key"), "must be unique");
-        }
+        check_key(&validator.key, &path, &mut keys, problems);
         if !validators::is_known_type(kind) {
             problems.add(
                 format!("{path}.type"),
@@ -240,12 +252,7 @@ fn validate_post_execution_checks(
     let mut keys = HashSet::new();
     for (i, check) in spec.post_execution_checks.iter().enumerate() {
         let path = format!("evaluation_spec.post_execution_checks[{i}]");
-        let key = check.key.trim();
-        if key.is_empty() {
-            problems.add(format!("{path}.key"), "is required");
-        } else if !keys.insert(key.to_string()) {
-            problems.add(format!("{path}.key"), "must be unique");
-        }
+        check_key(&check.key, &path, &mut keys, problems);
         if !matches!(check.kind.as_str(), "file_capture" | "directory_listing") {
             problems.add(
                 format!("{path}.type"),
@@ -255,12 +262,7 @@ fn validate_post_execution_checks(
         if blank(&check.path) {
             problems.add(format!("{path}.path"), "is required");
         }
-        if check.max_size_bytes < 0 {
-            problems.add(
-                format!("{path}.max_size_bytes"),
-                "must be greater than or equal to 0",
-            );
-        }
+        problems.at_least_zero(check.max_size_bytes, format!("{path}.max_size_bytes"));
     }
     keys
 }
@@ -290,12 +292,7 @@ fn validate_metrics(spec: &SpecDefinition, problems: &mut Problems) -> HashSet<S
     let mut keys = HashSet::new();
     for (i, metric) in spec.metrics.iter().enumerate() {
         let path = format!("evaluation_spec.metrics[{i}]");
-        let key = metric.key.trim();
-        if key.is_empty() {
-            problems.add(format!("{path}.key"), "is required");
-        } else if !keys.insert(key.to_string()) {
-            problems.add(format!("{path}.key"), "must be unique");
-        }
+        check_key(&metric.key, &path, &mut keys, problems);
         if !matches!(metric.kind.as_str(), "numeric" | "text" | "boolean") {
             problems.add(format!("{path}.type"), "is not a supported metric type");
         }
@@ -344,16 +341,14 @@ fn validate_behavioral(spec: &SpecDefinition, problems: &mut Problems) {
         if signal.weight <= 0.0 || signal.weight.is_nan() {
             problems.add(format!("{path}.weight"), "must be greater than 0");
         }
-        match signal.pass_threshold {
-            None if signal.gate => problems.add(
-                format!("{path}.pass_threshold"),
-                "is required when the signal is gated",
-            ),
-            Some(threshold) if !in_unit_range(threshold) => {
-                problems.add(format!("{path}.pass_threshold"), "must be between 0 and 1")
-            }
-            _ => {}
-        }
+        check_pass_threshold(
+            signal.pass_threshold,
+            signal
+                .gate
+                .then_some("is required when the signal is gated"),
+            &path,
+            problems,
+        );
     }
 }
 
@@ -372,18 +367,14 @@ fn validate_pricing(spec: &SpecDefinition, problems: &mut Problems) {
         if model.is_empty() {
             problems.add(format!("{path}.provider_model_id"), "is required");
         }
-        if row.input_cost_per_million_tokens < 0.0 {
-            problems.add(
-                format!("{path}.input_cost_per_million_tokens"),
-                "must be greater than or equal to 0",
-            );
-        }
-        if row.output_cost_per_million_tokens < 0.0 {
-            problems.add(
-                format!("{path}.output_cost_per_million_tokens"),
-                "must be greater than or equal to 0",
-            );
-        }
+        problems.at_least_zero(
+            row.input_cost_per_million_tokens,
+            format!("{path}.input_cost_per_million_tokens"),
+        );
+        problems.at_least_zero(
+            row.output_cost_per_million_tokens,
+            format!("{path}.output_cost_per_million_tokens"),
+        );
         if !provider.is_empty() && !model.is_empty() && !seen.insert((provider, model)) {
             problems.add(path, "must be unique by provider_key and provider_model_id");
         }
@@ -450,18 +441,8 @@ fn validate_judges(
                 format!("must be between 0 and {MAX_JUDGE_SAMPLES}"),
             );
         }
-        if limits.max_calls_usd < 0.0 {
-            problems.add(
-                format!("{base}.max_calls_usd"),
-                "must be greater than or equal to 0",
-            );
-        }
-        if limits.max_tokens < 0 {
-            problems.add(
-                format!("{base}.max_tokens"),
-                "must be greater than or equal to 0",
-            );
-        }
+        problems.at_least_zero(limits.max_calls_usd, format!("{base}.max_calls_usd"));
+        problems.at_least_zero(limits.max_tokens, format!("{base}.max_tokens"));
     }
     judges
 }
@@ -799,19 +780,28 @@ fn validate_dimension(
             }
         }
     }
-    if dimension.weight.is_some_and(|weight| weight < 0.0) {
-        problems.add(
-            format!("{path}.weight"),
-            "must be greater than or equal to 0",
-        );
+    if let Some(weight) = dimension.weight {
+        problems.at_least_zero(weight, format!("{path}.weight"));
     }
     let required = dimension.gate || spec.scorecard.strategy == "binary";
-    match dimension.pass_threshold {
-        None if required => problems.add(
-            format!("{path}.pass_threshold"),
-            "is required when the dimension is gated or strategy is binary",
-        ),
-        Some(threshold) if !in_unit_range(threshold) => {
+    check_pass_threshold(
+        dimension.pass_threshold,
+        required.then_some("is required when the dimension is gated or strategy is binary"),
+        path,
+        problems,
+    );
+}
+
+/// `PATH.pass_threshold` lies in [0, 1], and is given when `required` says why it must be.
+fn check_pass_threshold(
+    threshold: Option<f64>,
+    required: Option<&str>,
+    path: &str,
+    problems: &mut Problems,
+) {
+    match (threshold, required) {
+        (None, Some(why)) => problems.add(format!("{path}.pass_threshold"), why),
+        (Some(threshold), _) if !in_unit_range(threshold) => {
             problems.add(format!("{path}.pass_threshold"), "must be between 0 and 1")
         }
         _ => {}

@@ -160,12 +160,8 @@ mod tests {
             &mut Catalog::default(),
         )
         .unwrap_err();
-        let found: Vec<String> = problems
-            .iter()
-            .map(|p| format!("{}|{}", p.at, p.reason))
-            .collect();
         assert_eq!(
-            found,
+            Problem::listed(&problems),
             [
                 "|missing required key `id`",
                 ".input|expected a string or an object, found number",

@@ -193,6 +193,15 @@ impl JsonProblem {
         }
     }
 
+    /// `AT|REASON` for each of `problems`, as unit tests list them.
+    #[cfg(test)]
+    pub fn listed(problems: &[JsonProblem]) -> Vec<String> {
+        problems
+            .iter()
+            .map(|p| format!("{}|{}", p.at, p.reason))
+            .collect()
+    }
+
     /// `LOCATION: reason`, the location being `base` (e.g. `checks[2]`) followed by `at`; with no
     /// base, `at` loses its leading `.`, and with no location at all only the reason remains.
     pub fn describe(&self, base: &str) -> String {

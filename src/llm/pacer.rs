@@ -310,13 +310,18 @@ mod tests {
         headers
     }
 
+    /// The request-limit headers: `limit` requests, `remaining` left, back to full in `reset`.
+    fn request_limit(limit: &str, remaining: &str, reset: &str) -> HeaderMap {
+        headers(&[
+            ("x-ratelimit-limit-requests", limit),
+            ("x-ratelimit-remaining-requests", remaining),
+            ("x-ratelimit-reset-requests", reset),
+        ])
+    }
+
     /// A limit of 20 requests, none left, back to full in a second: 50 ms per request.
     fn exhausted() -> HeaderMap {
-        headers(&[
-            ("x-ratelimit-limit-requests", "20"),
-            ("x-ratelimit-remaining-requests", "0"),
-            ("x-ratelimit-reset-requests", "1s"),
-        ])
+        request_limit("20", "0", "1s")
     }
 
     /// The pacer's time per request for 50 ms announced.
@@ -346,6 +351,13 @@ mod tests {
         times
     }
 
+    /// A pacer whose first request was answered 200 OK with `headers`.
+    async fn answered_ok(headers: &HeaderMap) -> Arc<Pacer> {
+        let pacer = Arc::new(Pacer::default());
+        pacer.start().await.finish(Some(StatusCode::OK), headers);
+        pacer
+    }
+
     fn close(actual: Duration, expected: Duration) -> bool {
         actual.abs_diff(expected) < Duration::from_millis(1)
     }
@@ -371,14 +383,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn what_remains_is_spent_at_once_then_the_rate_holds() {
-        let pacer = Arc::new(Pacer::default());
-        let first = pacer.start().await;
-        let three_left = headers(&[
-            ("x-ratelimit-limit-requests", "20"),
-            ("x-ratelimit-remaining-requests", "3"),
-            ("x-ratelimit-reset-requests", "850ms"),
-        ]);
-        first.finish(Some(StatusCode::OK), &three_left);
+        let pacer = answered_ok(&request_limit("20", "3", "850ms")).await;
         let times = starts(&pacer, 5).await;
         // Three at once (the margin may hold the third a few milliseconds), the fourth when
         // the server has it, 50 ms on, then at the rate.
@@ -391,14 +396,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_limit_barely_used_does_not_set_a_rate() {
         // A fixed window early on: 1 of 1,200 used, a minute to go, is no rate of one a minute.
-        let pacer = Arc::new(Pacer::default());
-        let first = pacer.start().await;
-        let early = headers(&[
-            ("x-ratelimit-limit-requests", "1200"),
-            ("x-ratelimit-remaining-requests", "1199"),
-            ("x-ratelimit-reset-requests", "59s"),
-        ]);
-        first.finish(Some(StatusCode::OK), &early);
+        let pacer = answered_ok(&request_limit("1200", "1199", "59s")).await;
         assert_eq!(starts(&pacer, 3).await, [Duration::ZERO; 3]);
     }
 
@@ -418,14 +416,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn a_429_under_an_announced_rate_moves_the_schedule_to_the_servers_next_request() {
-        let pacer = Arc::new(Pacer::default());
-        let first = pacer.start().await;
-        let half_used = headers(&[
-            ("x-ratelimit-limit-requests", "20"),
-            ("x-ratelimit-remaining-requests", "10"),
-            ("x-ratelimit-reset-requests", "500ms"),
-        ]);
-        first.finish(Some(StatusCode::OK), &half_used);
+        let pacer = answered_ok(&request_limit("20", "10", "500ms")).await;
         let rejected = pacer.start().await;
         let wait_200_ms = headers(&[
             ("x-ratelimit-remaining-requests", "0"),

@@ -155,10 +155,7 @@ pub fn bleu_4(output: &str, reference: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
-    }
+    use crate::metrics::{assert_scores, close};
 
     #[test]
     fn tokenizer_matches_13a() {
@@ -196,10 +193,13 @@ mod tests {
 
     #[test]
     fn empty_and_no_overlap_score_zero() {
-        assert_eq!(bleu_4("", ""), 0.0);
-        assert_eq!(bleu_4("", "a b"), 0.0);
-        assert_eq!(bleu_4("a b", ""), 0.0);
-        assert_eq!(bleu_4("red fox", "blue whale"), 0.0);
+        let pairs = [
+            ("", ""),
+            ("", "a b"),
+            ("a b", ""),
+            ("red fox", "blue whale"),
+        ];
+        assert_scores(bleu_4, &pairs, 0.0);
     }
 
     #[test]

@@ -64,10 +64,7 @@ pub fn squad_f1(output: &str, reference: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
-    }
+    use crate::metrics::{assert_scores, close};
 
     #[test]
     fn normalisation_follows_squad() {
@@ -86,10 +83,11 @@ mod tests {
 
     #[test]
     fn empty_strings_score_zero() {
-        assert_eq!(squad_f1("", ""), 0.0);
-        assert_eq!(squad_f1("the", "a"), 0.0);
-        assert_eq!(squad_f1("", "cat"), 0.0);
-        assert_eq!(squad_f1("cat", ""), 0.0);
+        assert_scores(
+            squad_f1,
+            &[("", ""), ("the", "a"), ("", "cat"), ("cat", "")],
+            0.0,
+        );
     }
 
     #[test]

@@ -13,7 +13,7 @@ mod rouge;
 
 pub use bleu::bleu_4;
 pub use f1::squad_f1;
-pub use rouge::rouge_l;
+pub use rouge::{lcs_length, rouge_l};
 
 /// 1.0 when `output` and `reference` are the same string, else 0.0. No normalisation.
 pub fn exact_match(output: &str, reference: &str) -> f64 {
@@ -36,16 +36,32 @@ pub fn max_over<S: AsRef<str>>(
         .fold(0.0, f64::max)
 }
 
+/// Scores within 1e-12 of each other, as the metrics' unit tests compare them.
+#[cfg(test)]
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() < 1e-12
+}
+
+/// Asserts that `metric` scores each `(output, reference)` pair exactly `expected`.
+#[cfg(test)]
+fn assert_scores(metric: impl Fn(&str, &str) -> f64, pairs: &[(&str, &str)], expected: f64) {
+    for (output, reference) in pairs {
+        assert_eq!(
+            metric(output, reference),
+            expected,
+            "{output:?} vs {reference:?}"
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
     fn exact_match_is_plain_equality() {
-        assert_eq!(exact_match("41", "41"), 1.0);
-        assert_eq!(exact_match("41 ", "41"), 0.0);
-        assert_eq!(exact_match("", ""), 1.0);
-        assert_eq!(exact_match("Ä", "ä"), 0.0);
+        assert_scores(exact_match, &[("41", "41"), ("", "")], 1.0);
+        assert_scores(exact_match, &[("41 ", "41"), ("Ä", "ä")], 0.0);
     }
 
     #[test]

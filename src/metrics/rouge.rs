@@ -12,7 +12,7 @@ fn rouge_tokenize(text: &str) -> Vec<String> {
 }
 
 /// The length of the longest common subsequence of two token lists.
-fn lcs_length(a: &[String], b: &[String]) -> usize {
+pub fn lcs_length<T: PartialEq>(a: &[T], b: &[T]) -> usize {
     let mut previous = vec![0usize; b.len() + 1];
     let mut current = vec![0usize; b.len() + 1];
     for x in a {
@@ -49,10 +49,7 @@ pub fn rouge_l(output: &str, reference: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn close(a: f64, b: f64) -> bool {
-        (a - b).abs() < 1e-12
-    }
+    use crate::metrics::{assert_scores, close};
 
     #[test]
     fn tokenizer_keeps_ascii_alphanumerics_only() {
@@ -69,11 +66,14 @@ mod tests {
 
     #[test]
     fn empty_and_no_overlap_score_zero() {
-        assert_eq!(rouge_l("", ""), 0.0);
-        assert_eq!(rouge_l("", "a"), 0.0);
-        assert_eq!(rouge_l("a", ""), 0.0);
-        assert_eq!(rouge_l("東京", "東京"), 0.0);
-        assert_eq!(rouge_l("red fox", "blue whale"), 0.0);
+        let pairs = [
+            ("", ""),
+            ("", "a"),
+            ("a", ""),
+            ("東京", "東京"),
+            ("red fox", "blue whale"),
+        ];
+        assert_scores(rouge_l, &pairs, 0.0);
     }
 
     #[test]

@@ -14,7 +14,7 @@ use super::summary::scored_below;
 use super::text::counted;
 use crate::error::{bad_flag, Fatal};
 use crate::runner::{CallRecord, Split};
-use crate::text::io_reason;
+use crate::text::{escape_chars, io_reason, markup_escape};
 
 /// The JUnit report, filled as calls finish.
 pub struct Junit {
@@ -260,20 +260,12 @@ fn seconds(latency_ms: f64) -> f64 {
 /// `text` safe inside an XML attribute or element: markup characters escaped, and characters
 /// XML 1.0 forbids (control characters other than tab, newline and carriage return) dropped.
 fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            '\t' | '\n' | '\r' => out.push(c),
-            c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => {}
-            c => out.push(c),
-        }
-    }
-    out
+    escape_chars(text, |c| match c {
+        '\'' => Some("&apos;"),
+        '\t' | '\n' | '\r' => None,
+        c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => Some(""),
+        c => markup_escape(c),
+    })
 }
 
 #[cfg(test)]

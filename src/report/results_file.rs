@@ -205,17 +205,17 @@ impl ResultsFile {
 
 /// A write failed, and the lines from there on are not in the file.
 fn lines_lost(path: &Path, err: &std::io::Error) -> anyhow::Error {
-    Fatal::Internal(format!(
-        "{}: writing results failed: {}; the results after this one are not written",
-        path.display(),
-        io_reason(err)
-    ))
-    .into()
+    write_failed_because(path, err, "; the results after this one are not written")
 }
 
 fn write_failed(path: &Path, err: &std::io::Error) -> anyhow::Error {
+    write_failed_because(path, err, "")
+}
+
+/// `PATH: writing results failed: REASON` and what follows from it (`then`).
+fn write_failed_because(path: &Path, err: &std::io::Error, then: &str) -> anyhow::Error {
     Fatal::Internal(format!(
-        "{}: writing results failed: {}",
+        "{}: writing results failed: {}{then}",
         path.display(),
         io_reason(err)
     ))

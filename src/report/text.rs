@@ -1,6 +1,6 @@
 //! The text summary: one header and one table row per candidate, readable at a glance.
 
-use super::summary::{Aggregate, Summary, Usage};
+use super::summary::{Aggregate, CandidateSummary, Summary, Usage};
 use super::terminal::{Paint, Styled};
 use crate::text::visible;
 
@@ -199,9 +199,10 @@ fn number(value: Option<f64>) -> String {
 /// The summary table, header first: one row per candidate, or per candidate × task model under
 /// `run --generate` (shared by the text and Markdown summaries).
 pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
-    let has_train = summary.candidates.iter().any(|c| c.train.is_some());
-    let has_val = summary.candidates.iter().any(|c| c.val.is_some());
-    let has_models = summary.candidates.iter().any(|c| c.task_model.is_some());
+    let any = |has: fn(&CandidateSummary) -> bool| summary.candidates.iter().any(has);
+    let has_train = any(|c| c.train.is_some());
+    let has_val = any(|c| c.val.is_some());
+    let has_models = any(|c| c.task_model.is_some());
     let mut header = vec!["candidate".to_string()];
     if has_models {
         header.push("task model".into());
@@ -218,7 +219,7 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     if !has_train {
         header.push("n / errors".into());
     }
-    let has_verdicts = summary.candidates.iter().any(|c| c.pass_rate.is_some());
+    let has_verdicts = any(|c| c.pass_rate.is_some());
     if has_verdicts {
         header.push("pass rate".into());
     }
@@ -230,14 +231,11 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
         header.push("pass@1".into());
         header.push(format!("pass@{k}"));
     }
-    let has_tokens = summary.candidates.iter().any(|c| c.generation.is_some());
+    let has_tokens = any(|c| c.generation.is_some());
     if has_tokens {
         header.push("tokens in / out".into());
     }
-    let has_cost = summary
-        .candidates
-        .iter()
-        .any(|c| c.generation.is_some_and(|spend| spend.cost_usd.is_some()));
+    let has_cost = any(|c| c.generation.is_some_and(|spend| spend.cost_usd.is_some()));
     if has_cost {
         header.push("cost".into());
     }

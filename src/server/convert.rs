@@ -31,10 +31,25 @@ pub fn request_to_json(request: pb::EvaluationRequest) -> Value {
         }
         None => {}
     }
-    if let Some(experiment) = request.experiment_metadata {
-        object.insert("experiment_metadata".into(), experiment_to_json(experiment));
-    }
+    insert_some(
+        &mut object,
+        "experiment_metadata",
+        request.experiment_metadata,
+        experiment_to_json,
+    );
     Value::Object(object)
+}
+
+/// Set `key` to the converted `value`, when there is one.
+fn insert_some<T>(
+    object: &mut Map<String, Value>,
+    key: &str,
+    value: Option<T>,
+    convert: impl FnOnce(T) -> Value,
+) {
+    if let Some(value) = value {
+        object.insert(key.into(), convert(value));
+    }
 }
 
 fn test_case_to_json(test_case: pb::TestCase) -> Value {
@@ -50,26 +65,21 @@ fn test_case_to_json(test_case: pb::TestCase) -> Value {
         }
         None => {}
     }
-    if let Some(expected) = test_case.expected {
-        object.insert("expected".into(), output_value_to_json(expected));
-    }
-    if let Some(metadata) = test_case.metadata {
-        object.insert("metadata".into(), struct_to_json(metadata));
-    }
+    insert_some(
+        &mut object,
+        "expected",
+        test_case.expected,
+        output_value_to_json,
+    );
+    insert_some(&mut object, "metadata", test_case.metadata, struct_to_json);
     Value::Object(object)
 }
 
 fn output_to_json(output: pb::Output) -> Value {
     let mut object = Map::new();
-    if let Some(id) = output.id {
-        object.insert("id".into(), Value::String(id));
-    }
-    if let Some(value) = output.value {
-        object.insert("value".into(), output_value_to_json(value));
-    }
-    if let Some(metadata) = output.metadata {
-        object.insert("metadata".into(), struct_to_json(metadata));
-    }
+    insert_some(&mut object, "id", output.id, Value::String);
+    insert_some(&mut object, "value", output.value, output_value_to_json);
+    insert_some(&mut object, "metadata", output.metadata, struct_to_json);
     Value::Object(object)
 }
 
@@ -86,12 +96,8 @@ fn checks_to_json(checks: Vec<pb::Check>) -> Value {
     let checks = checks.into_iter().map(|check| {
         let mut object = Map::new();
         object.insert("type".into(), Value::String(check.r#type));
-        if let Some(arguments) = check.arguments {
-            object.insert("arguments".into(), struct_to_json(arguments));
-        }
-        if let Some(version) = check.version {
-            object.insert("version".into(), Value::String(version));
-        }
+        insert_some(&mut object, "arguments", check.arguments, struct_to_json);
+        insert_some(&mut object, "version", check.version, Value::String);
         Value::Object(object)
     });
     Value::Array(checks.collect())
@@ -99,12 +105,8 @@ fn checks_to_json(checks: Vec<pb::Check>) -> Value {
 
 fn experiment_to_json(experiment: pb::ExperimentMetadata) -> Value {
     let mut object = Map::new();
-    if let Some(name) = experiment.name {
-        object.insert("name".into(), Value::String(name));
-    }
-    if let Some(metadata) = experiment.metadata {
-        object.insert("metadata".into(), struct_to_json(metadata));
-    }
+    insert_some(&mut object, "name", experiment.name, Value::String);
+    insert_some(&mut object, "metadata", experiment.metadata, struct_to_json);
     Value::Object(object)
 }
 

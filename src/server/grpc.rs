@@ -16,7 +16,7 @@ use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
 
 use super::convert::{request_to_json, run_result, test_case_result};
-use super::engine::{blocking, ApiError, Engine, ErrorKind, FEP_VERSION};
+use super::engine::{blocking, ApiError, Engine, ErrorKind, Line, FEP_VERSION};
 use super::pb;
 use super::pb::evaluation_service_server::{EvaluationService, EvaluationServiceServer};
 
@@ -133,6 +133,23 @@ pub fn parse_document(document: &[u8]) -> Result<Value, ApiError> {
     })
 }
 
+/// Admit an EvaluationRequest and start evaluating it case by case (`StreamEvaluation`,
+/// `StartEvaluation`): the number of its test cases, its evaluation id and its result lines.
+pub async fn start_streaming(
+    engine: &Arc<Engine>,
+    request: Request<pb::EvaluationRequest>,
+) -> Result<(i32, String, mpsc::Receiver<Line>), Status> {
+    let permit = engine.admit()?;
+    let message = request.into_inner();
+    let total = i32::try_from(message.test_cases.len()).unwrap_or(i32::MAX);
+    let (evaluation_id, lines) = engine
+        .evaluate_streaming(permit, move |engine| {
+            engine.prepare(request_to_json(message))
+        })
+        .await?;
+    Ok((total, evaluation_id, lines))
+}
+
 #[tonic::async_trait]
 impl EvaluationService for Grpc {
     async fn run_evaluation(
@@ -182,15 +199,7 @@ impl EvaluationService for Grpc {
         &self,
         request: Request<pb::EvaluationRequest>,
     ) -> Result<Response<Self::StreamEvaluationStream>, Status> {
-        let permit = self.engine.admit()?;
-        let message = request.into_inner();
-        let total = i32::try_from(message.test_cases.len()).unwrap_or(i32::MAX);
-        let (evaluation_id, mut lines) = self
-            .engine
-            .evaluate_streaming(permit, move |engine| {
-                engine.prepare(request_to_json(message))
-            })
-            .await?;
+        let (total, evaluation_id, mut lines) = start_streaming(&self.engine, request).await?;
         let (progress, messages) = mpsc::channel(64);
         tokio::spawn(async move {
             let mut completed = 0;

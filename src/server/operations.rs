@@ -16,9 +16,9 @@ use std::time::SystemTime;
 use tokio::sync::{mpsc, oneshot};
 use tonic::{Request, Response, Status};
 
-use super::convert::{request_to_json, run_result};
+use super::convert::run_result;
 use super::engine::{ApiError, Engine, ErrorKind, Line};
-use super::grpc::{parse_document, Authenticated};
+use super::grpc::{parse_document, start_streaming, Authenticated};
 use super::pb;
 use super::pb::async_evaluation_service_server::{
     AsyncEvaluationService, AsyncEvaluationServiceServer,
@@ -247,15 +247,8 @@ impl AsyncEvaluationService for Operations {
         &self,
         request: Request<pb::EvaluationRequest>,
     ) -> Result<Response<pb::EvaluationOperation>, Status> {
-        let permit = self.engine.admit()?;
-        let message = request.into_inner();
-        let total_test_cases = i32::try_from(message.test_cases.len()).unwrap_or(i32::MAX);
-        let (evaluation_id, lines) = self
-            .engine
-            .evaluate_streaming(permit, move |engine| {
-                engine.prepare(request_to_json(message))
-            })
-            .await?;
+        let (total_test_cases, evaluation_id, lines) =
+            start_streaming(&self.engine, request).await?;
         let (cancel, cancelled) = oneshot::channel();
         let operation = Operation {
             id: evaluation_id,

@@ -338,21 +338,10 @@ mod tests {
         assert_eq!(result.confidence.as_deref(), Some("single-model"));
         assert_eq!(result.sample_count, 2);
         assert_eq!(result.variance, Some(0.140625));
-        let tie = combine(
-            "k",
-            "assertion",
-            true,
-            None,
-            &[samples("m", &[1.0, 0.0], 0)],
-        );
+        let one_model = |scores: &[f64]| [samples("m", scores, 0)];
+        let tie = combine("k", "assertion", true, None, &one_model(&[1.0, 0.0]));
         assert_eq!(tie.normalized_score, Some(1.0));
-        let lost = combine(
-            "k",
-            "assertion",
-            true,
-            None,
-            &[samples("m", &[1.0, 0.0, 0.0], 0)],
-        );
+        let lost = combine("k", "assertion", true, None, &one_model(&[1.0, 0.0, 0.0]));
         assert_eq!(lost.normalized_score, Some(0.0));
     }
 

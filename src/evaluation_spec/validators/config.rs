@@ -89,6 +89,24 @@ pub(super) fn check_strict<T: DeserializeOwned + Default>(
     }
 }
 
+/// Decode a config that must be given, for its load-time check: absent ⇒ one problem, `missing`;
+/// undecodable ⇒ one `invalid config` problem; otherwise the problems `check` finds in it.
+pub(super) fn check_required<T: DeserializeOwned + Default>(
+    config: RawConfig<'_>,
+    missing: &str,
+    check: impl FnOnce(T) -> Vec<ConfigProblem>,
+) -> Vec<ConfigProblem> {
+    if config.is_absent() {
+        let mut problems = Problems::default();
+        problems.add("", missing);
+        return problems.0;
+    }
+    match decode::<T>(config) {
+        Ok(decoded) => check(decoded),
+        Err(err) => Problems::undecodable(err),
+    }
+}
+
 /// Whether an optional threshold-like value lies in [0, 1] (absent is fine).
 pub(super) fn in_unit_range(value: Option<f64>) -> bool {
     value.is_none_or(|value| (0.0..=1.0).contains(&value))

@@ -195,6 +195,20 @@ fn clean_path(path: &str) -> String {
     }
 }
 
+/// The files of `files` whose presence among the listed `entries` is `present`.
+fn whose_presence_is<'a>(
+    files: &'a Option<Vec<String>>,
+    entries: &HashSet<String>,
+    present: bool,
+) -> Vec<&'a str> {
+    files
+        .iter()
+        .flatten()
+        .filter(|file| entries.contains(file.as_str()) == present)
+        .map(String::as_str)
+        .collect()
+}
+
 /// `entry` relative to `root`, when it lies inside it.
 fn relative_to(root: &str, entry: &str) -> Option<String> {
     let (root, entry) = (clean_path(root), clean_path(entry));
@@ -228,20 +242,8 @@ pub(super) fn directory_structure(config: &DirectoryConfig, listing: &str) -> Co
         }
         entries.extend(forms);
     }
-    let missing_files: Vec<&str> = config
-        .required_files
-        .iter()
-        .flatten()
-        .filter(|file| !entries.contains(file.as_str()))
-        .map(String::as_str)
-        .collect();
-    let forbidden_present: Vec<&str> = config
-        .forbidden_files
-        .iter()
-        .flatten()
-        .filter(|file| entries.contains(file.as_str()))
-        .map(String::as_str)
-        .collect();
+    let missing_files = whose_presence_is(&config.required_files, &entries, false);
+    let forbidden_present = whose_presence_is(&config.forbidden_files, &entries, true);
     let missing_directories: Vec<&str> = config
         .required_directories
         .iter()

@@ -1,7 +1,8 @@
 //! The overlap-scored validators: token_f1, bleu_score, rouge_score and chrf_score, with the
 //! reference's own formulas (BLEU "method1" = 1/(total+1), orders capped by the candidate; chrF
 //! orders capped by the shorter text; ROUGE both-empty = 0). These are deliberately not the
-//! task-spec metrics in `crate::metrics`, which follow sacrebleu / rouge-score.
+//! task-spec metrics in `crate::metrics`, which follow sacrebleu / rouge-score; they share only
+//! its longest-common-subsequence count.
 
 use std::collections::HashMap;
 use std::hash::Hash;
@@ -13,6 +14,7 @@ use super::config::{check_strict, RawConfig};
 use super::gofmt::go_f4;
 use super::text::{evidence, normalize, prepare_text, threshold_problem, within_pair_limit};
 use super::{Comparison, ConfigProblem};
+use crate::metrics::lcs_length;
 
 /// `score %.4f is below threshold %.4f`.
 fn below_threshold(score: f64, threshold: f64) -> String {
@@ -21,6 +23,22 @@ fn below_threshold(score: f64, threshold: f64) -> String {
         go_f4(score),
         go_f4(threshold)
     )
+}
+
+/// An overlap score's verdict against `threshold`, with `fields` as its evidence followed by the
+/// `score` and the `threshold`, as every overlap validator reports them.
+fn against_threshold<const N: usize>(
+    score: f64,
+    threshold: f64,
+    fields: [(&'static str, Value); N],
+) -> Comparison {
+    let mut raw = evidence(fields);
+    raw.insert("score", json!(score));
+    raw.insert("threshold", json!(threshold));
+    Comparison::scored(score >= threshold, score, || {
+        below_threshold(score, threshold)
+    })
+    .with_evidence(raw)
 }
 
 /// F-beta of a precision and a recall (0 when both are 0).
@@ -144,23 +162,22 @@ pub(super) fn token_f1(config: &TokenF1Config, actual: &str, expected: &str) -> 
             (overlap, precision, recall, score)
         }
     };
-    Comparison::scored(score >= threshold, score, || {
-        below_threshold(score, threshold)
-    })
-    .with_evidence(evidence([
-        ("normalized_actual", json!(normalized_actual)),
-        ("normalized_expected", json!(normalized_expected)),
-        ("pipeline", json!(pipeline)),
-        ("prediction_tokens", json!(predicted)),
-        ("reference_tokens", json!(reference)),
-        ("prediction_token_count", json!(predicted.len())),
-        ("reference_token_count", json!(reference.len())),
-        ("overlap_token_count", json!(overlap)),
-        ("precision", json!(precision)),
-        ("recall", json!(recall)),
-        ("score", json!(score)),
-        ("threshold", json!(threshold)),
-    ]))
+    against_threshold(
+        score,
+        threshold,
+        [
+            ("normalized_actual", json!(normalized_actual)),
+            ("normalized_expected", json!(normalized_expected)),
+            ("pipeline", json!(pipeline)),
+            ("prediction_tokens", json!(predicted)),
+            ("reference_tokens", json!(reference)),
+            ("prediction_token_count", json!(predicted.len())),
+            ("reference_token_count", json!(reference.len())),
+            ("overlap_token_count", json!(overlap)),
+            ("precision", json!(precision)),
+            ("recall", json!(recall)),
+        ],
+    )
 }
 
 // ---- shared text preparation and references -------------------------------------------------
@@ -316,21 +333,20 @@ pub(super) fn bleu_score(config: &BleuConfig, actual: &str, expected: &str) -> C
         };
         (brevity_penalty * geometric, brevity_penalty)
     };
-    Comparison::scored(score >= threshold, score, || {
-        below_threshold(score, threshold)
-    })
-    .with_evidence(evidence([
-        ("candidate_length", json!(c)),
-        ("reference_length", json!(r)),
-        ("reference_lengths", json!(reference_lengths)),
-        ("max_ngram", json!(max_ngram)),
-        ("computed_orders", json!(orders)),
-        ("smoothing", json!(smoothing)),
-        ("brevity_penalty", json!(brevity_penalty)),
-        ("precisions", json!(precisions)),
-        ("score", json!(score)),
-        ("threshold", json!(threshold)),
-    ]))
+    against_threshold(
+        score,
+        threshold,
+        [
+            ("candidate_length", json!(c)),
+            ("reference_length", json!(r)),
+            ("reference_lengths", json!(reference_lengths)),
+            ("max_ngram", json!(max_ngram)),
+            ("computed_orders", json!(orders)),
+            ("smoothing", json!(smoothing)),
+            ("brevity_penalty", json!(brevity_penalty)),
+            ("precisions", json!(precisions)),
+        ],
+    )
 }
 
 // ---- rouge_score ----------------------------------------------------------------------------
@@ -361,23 +377,6 @@ pub(super) fn check_rouge(config: RawConfig<'_>) -> Vec<ConfigProblem> {
             problems.add(".beta", "must be greater than 0");
         }
     })
-}
-
-/// Longest common subsequence length of two token lists.
-fn lcs_length(a: &[&str], b: &[&str]) -> usize {
-    let mut previous = vec![0usize; b.len() + 1];
-    let mut current = vec![0usize; b.len() + 1];
-    for item in a {
-        for (j, other) in b.iter().enumerate() {
-            current[j + 1] = if item == other {
-                previous[j] + 1
-            } else {
-                previous[j + 1].max(current[j])
-            };
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
 }
 
 /// `part / whole`, 0 when `whole` is 0.
@@ -434,20 +433,19 @@ pub(super) fn rouge_score(config: &RougeConfig, actual: &str, expected: &str) ->
         }
     }
     let (score, precision, recall, reference_length) = best.unwrap_or((0.0, 0.0, 0.0, 0));
-    Comparison::scored(score >= threshold, score, || {
-        below_threshold(score, threshold)
-    })
-    .with_evidence(evidence([
-        ("variant", json!(variant)),
-        ("precision", json!(precision)),
-        ("recall", json!(recall)),
-        ("f_score", json!(score)),
-        ("candidate_length", json!(candidate.len())),
-        ("reference_length", json!(reference_length)),
-        ("beta", json!(beta)),
-        ("score", json!(score)),
-        ("threshold", json!(threshold)),
-    ]))
+    against_threshold(
+        score,
+        threshold,
+        [
+            ("variant", json!(variant)),
+            ("precision", json!(precision)),
+            ("recall", json!(recall)),
+            ("f_score", json!(score)),
+            ("candidate_length", json!(candidate.len())),
+            ("reference_length", json!(reference_length)),
+            ("beta", json!(beta)),
+        ],
+    )
 }
 
 // ---- chrf_score -----------------------------------------------------------------------------
@@ -549,23 +547,22 @@ pub(super) fn chrf_score(config: &ChrfConfig, actual: &str, expected: &str) -> C
             "parse chrf_score references: at least one reference is required".into(),
         );
     };
-    Comparison::scored(best.score >= threshold, best.score, || {
-        below_threshold(best.score, threshold)
-    })
-    .with_evidence(evidence([
-        ("char_order", json!(char_order)),
-        ("computed_orders", json!(best.orders)),
-        ("beta", json!(beta)),
-        ("precision", json!(best.precision)),
-        ("recall", json!(best.recall)),
-        ("f_score", json!(best.score)),
-        ("candidate_length", json!(candidate.len())),
-        ("reference_length", json!(best.reference_length)),
-        ("precisions", json!(best.precisions)),
-        ("recalls", json!(best.recalls)),
-        ("score", json!(best.score)),
-        ("threshold", json!(threshold)),
-    ]))
+    against_threshold(
+        best.score,
+        threshold,
+        [
+            ("char_order", json!(char_order)),
+            ("computed_orders", json!(best.orders)),
+            ("beta", json!(beta)),
+            ("precision", json!(best.precision)),
+            ("recall", json!(best.recall)),
+            ("f_score", json!(best.score)),
+            ("candidate_length", json!(candidate.len())),
+            ("reference_length", json!(best.reference_length)),
+            ("precisions", json!(best.precisions)),
+            ("recalls", json!(best.recalls)),
+        ],
+    )
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 //! into a clear `recursion limit exceeded` error instead of a stack overflow.
 
 use serde::Deserialize;
-use serde_json::{json, Value};
+use serde_json::{json, Number, Value};
 
 use super::cache::LastCompiled;
 use super::text::{evidence, go_quote};
@@ -29,15 +29,25 @@ pub(super) fn parse_document(text: &str) -> Result<Value, String> {
 /// Deep equality with every number compared as an f64 (file_content_match `json_equal`,
 /// tool-call argument fragments).
 pub(super) fn equal_as_f64(a: &Value, b: &Value) -> bool {
+    deep_equal(a, b, |a, b| {
+        a.as_f64() == b.as_f64() && a.as_f64().is_some()
+    })
+}
+
+/// Deep equality of two values, numbers compared by `numbers_equal`.
+fn deep_equal(a: &Value, b: &Value, numbers_equal: fn(&Number, &Number) -> bool) -> bool {
     match (a, b) {
-        (Value::Number(a), Value::Number(b)) => a.as_f64() == b.as_f64() && a.as_f64().is_some(),
+        (Value::Number(a), Value::Number(b)) => numbers_equal(a, b),
         (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal_as_f64(a, b))
+            a.len() == b.len()
+                && a.iter()
+                    .zip(b)
+                    .all(|(a, b)| deep_equal(a, b, numbers_equal))
         }
         (Value::Object(a), Value::Object(b)) => {
             a.len() == b.len()
                 && a.iter()
-                    .all(|(key, a)| b.get(key).is_some_and(|b| equal_as_f64(a, b)))
+                    .all(|(key, a)| b.get(key).is_some_and(|b| deep_equal(a, b, numbers_equal)))
         }
         _ => a == b,
     }
@@ -50,7 +60,7 @@ enum TypedNumber {
     Float(f64),
 }
 
-fn typed_number(number: &serde_json::Number) -> Option<TypedNumber> {
+fn typed_number(number: &Number) -> Option<TypedNumber> {
     let literal = number.to_string();
     if !literal.contains(['.', 'e', 'E']) {
         if let Ok(integer) = literal.parse::<i64>() {
@@ -62,21 +72,10 @@ fn typed_number(number: &serde_json::Number) -> Option<TypedNumber> {
 
 /// Deep equality where an integer literal and a float literal differ (`1` ≠ `1.0`).
 fn equal_typed(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Number(a), Value::Number(b)) => {
-            let a = typed_number(a);
-            a.is_some() && a == typed_number(b)
-        }
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len() && a.iter().zip(b).all(|(a, b)| equal_typed(a, b))
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .all(|(key, a)| b.get(key).is_some_and(|b| equal_typed(a, b)))
-        }
-        _ => a == b,
-    }
+    deep_equal(a, b, |a, b| {
+        let a = typed_number(a);
+        a.is_some() && a == typed_number(b)
+    })
 }
 
 /// json_path_match's `equals`: a top-level number compares by value (10 == 10.0); anything else
@@ -465,27 +464,19 @@ mod tests {
                 Step::Property("e".into()),
             ])
         );
-        assert_eq!(
-            parse_path("$['ab']"),
-            Err("invalid quoted property \"'ab'\": invalid syntax".into())
-        );
-        assert_eq!(
-            parse_path("$["),
-            Err("unterminated bracket expression at position 1".into())
-        );
-        assert_eq!(
-            parse_path("$[ ]"),
-            Err("empty bracket expression at position 1".into())
-        );
-        assert_eq!(
-            parse_path("$."),
-            Err("missing property name at position 2".into())
-        );
-        assert_eq!(
-            parse_path("$x"),
-            Err("unexpected token 'x' at position 1".into())
-        );
-        assert_eq!(parse_path(" "), Err("path is empty".into()));
+        for (path, error) in [
+            (
+                "$['ab']",
+                "invalid quoted property \"'ab'\": invalid syntax",
+            ),
+            ("$[", "unterminated bracket expression at position 1"),
+            ("$[ ]", "empty bracket expression at position 1"),
+            ("$.", "missing property name at position 2"),
+            ("$x", "unexpected token 'x' at position 1"),
+            (" ", "path is empty"),
+        ] {
+            assert_eq!(parse_path(path), Err(error.into()), "{path:?}");
+        }
     }
 
     #[test]

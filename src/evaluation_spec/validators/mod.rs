@@ -381,30 +381,26 @@ impl Validator {
             Prepared::Contains => text::contains(actual, expected),
             Prepared::RegexMatch(cache) => text::regex_match(cache, actual, expected),
             Prepared::BooleanAssert => text::boolean_assert(actual, expected),
-            Prepared::FuzzyMatch(config) => {
-                with_config(config, |config| text::fuzzy_match(config, actual, expected))
+            Prepared::FuzzyMatch(config) => compared(config, text::fuzzy_match, actual, expected),
+            Prepared::NumericMatch(settings) => {
+                compared(settings, numeric::numeric_match, actual, expected)
             }
-            Prepared::NumericMatch(settings) => with_config(settings, |settings| {
-                numeric::numeric_match(settings, actual, expected)
-            }),
-            Prepared::NormalizedMatch(config) => with_config(config, |config| {
-                text::normalized_match(config, actual, expected)
-            }),
-            Prepared::TokenF1(config) => with_config(config, |config| {
-                generation::token_f1(config, actual, expected)
-            }),
-            Prepared::BleuScore(config) => with_config(config, |config| {
-                generation::bleu_score(config, actual, expected)
-            }),
-            Prepared::RougeScore(config) => with_config(config, |config| {
-                generation::rouge_score(config, actual, expected)
-            }),
-            Prepared::ChrfScore(config) => with_config(config, |config| {
-                generation::chrf_score(config, actual, expected)
-            }),
-            Prepared::MathEquivalence(config) => with_config(config, |config| {
-                math::math_equivalence(config, actual, expected)
-            }),
+            Prepared::NormalizedMatch(config) => {
+                compared(config, text::normalized_match, actual, expected)
+            }
+            Prepared::TokenF1(config) => compared(config, generation::token_f1, actual, expected),
+            Prepared::BleuScore(config) => {
+                compared(config, generation::bleu_score, actual, expected)
+            }
+            Prepared::RougeScore(config) => {
+                compared(config, generation::rouge_score, actual, expected)
+            }
+            Prepared::ChrfScore(config) => {
+                compared(config, generation::chrf_score, actual, expected)
+            }
+            Prepared::MathEquivalence(config) => {
+                compared(config, math::math_equivalence, actual, expected)
+            }
             Prepared::JsonSchema(cache) => json::json_schema(cache, actual, expected),
             Prepared::JsonPathMatch => json::json_path_match(actual, expected),
             Prepared::FileExists(config) => with_config(config, files::file_present),
@@ -484,6 +480,15 @@ pub fn json_schema_problem(schema: &str) -> Option<String> {
 }
 
 /// Run `compare` with a decoded config, or turn the config error into the result.
+fn compared<T>(
+    config: &Result<T, String>,
+    compare: fn(&T, &str, &str) -> Comparison,
+    actual: &str,
+    expected: &str,
+) -> Comparison {
+    with_config(config, |config| compare(config, actual, expected))
+}
+
 fn with_config<T>(
     config: &Result<T, String>,
     compare: impl FnOnce(&T) -> Comparison,

@@ -5,7 +5,7 @@ use regex::Regex;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::config::{decode, run_time_text, Problems, RawConfig};
+use super::config::{check_required, decode, run_time_text, Problems, RawConfig};
 use super::json::{evaluate_path, parse_document, path_equals};
 use super::text::compile_regex;
 use super::text::evidence;
@@ -129,18 +129,12 @@ fn condition(config: &PostconditionConfig) -> Result<Condition, Problems> {
 }
 
 pub(super) fn check(config: RawConfig<'_>) -> Vec<ConfigProblem> {
-    if config.is_absent() {
-        let mut problems = Problems::default();
-        problems.add("", "is required");
-        return problems.0;
-    }
-    match decode::<PostconditionConfig>(config) {
-        Ok(config) => condition(&config)
+    check_required(config, "is required", |config: PostconditionConfig| {
+        condition(&config)
             .err()
             .map(|problems| problems.0)
-            .unwrap_or_default(),
-        Err(err) => Problems::undecodable(err),
-    }
+            .unwrap_or_default()
+    })
 }
 
 /// Decode and check the config; errors are run-time reasons.

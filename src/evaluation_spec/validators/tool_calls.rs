@@ -4,7 +4,7 @@
 use serde::Deserialize;
 use serde_json::{json, Value};
 
-use super::config::{decode, run_time_text, Problems, RawConfig};
+use super::config::{check_required, decode, run_time_text, Problems, RawConfig};
 use super::gofmt::go_list;
 use super::json::equal_as_f64;
 use super::text::evidence;
@@ -123,15 +123,11 @@ impl ToolCallConfig {
 }
 
 pub(super) fn check(config: RawConfig<'_>) -> Vec<ConfigProblem> {
-    if config.is_absent() {
-        let mut problems = Problems::default();
-        problems.add("", "tool_call_assertion config is required");
-        return problems.0;
-    }
-    match decode::<ToolCallConfig>(config) {
-        Ok(config) => config.normalized().problems().0,
-        Err(err) => Problems::undecodable(err),
-    }
+    check_required(
+        config,
+        "tool_call_assertion config is required",
+        |config: ToolCallConfig| config.normalized().problems().0,
+    )
 }
 
 /// Decode and check the config; errors are run-time reasons.

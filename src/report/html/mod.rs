@@ -24,7 +24,7 @@ use crate::error::{bad_input, Problem};
 use crate::input::Inputs;
 use crate::report::{print, Document, EvaluatorInfo, Reporter, Styled, Summary};
 use crate::runner::CallRecord;
-use crate::text::io_reason;
+use crate::text::{escape_chars, io_reason, markup_escape};
 use generation::Matrix;
 
 pub use load::load_results;
@@ -424,34 +424,22 @@ fn fill(template: &str, values: &[(&str, &str)]) -> String {
 /// `<!--`), `>` and `&` as `\u` escapes, and the two line separators JavaScript once treated as
 /// newlines. Outside strings JSON has none of these characters, so the value is unchanged.
 fn script_safe_json(json: &str) -> String {
-    let mut safe = String::with_capacity(json.len());
-    for c in json.chars() {
-        match c {
-            '<' => safe.push_str("\\u003c"),
-            '>' => safe.push_str("\\u003e"),
-            '&' => safe.push_str("\\u0026"),
-            '\u{2028}' => safe.push_str("\\u2028"),
-            '\u{2029}' => safe.push_str("\\u2029"),
-            c => safe.push(c),
-        }
-    }
-    safe
+    escape_chars(json, |c| match c {
+        '<' => Some("\\u003c"),
+        '>' => Some("\\u003e"),
+        '&' => Some("\\u0026"),
+        '\u{2028}' => Some("\\u2028"),
+        '\u{2029}' => Some("\\u2029"),
+        _ => None,
+    })
 }
 
 /// Text for an HTML element or a quoted attribute.
 fn escape_text(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
+    escape_chars(text, |c| match c {
+        '\'' => Some("&#39;"),
+        c => markup_escape(c),
+    })
 }
 
 /// A CSP source allowing exactly the inline element whose content is `content`.
