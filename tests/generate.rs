@@ -271,7 +271,8 @@ fn a_command_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
 }
 
 /// A loopback OpenAI-compatible server: the model `small` answers with the capital alone,
-/// `large` in a sentence; usage in every reply; 401 without the key.
+/// `large` in a sentence, and `judge` as an LLM judge, `{"score": 1}`; usage in every reply
+/// (12 prompt and 3 completion tokens); 401 without the key.
 pub(crate) fn fake_openai() -> Server {
     Server::start(|request, _| {
         if request.header("Authorization") != Some(&format!("Bearer {KEY}")) {
@@ -295,6 +296,7 @@ pub(crate) fn fake_openai() -> Server {
             .unwrap_or("unknown");
         let answer = match body["model"].as_str() {
             Some("small") => city.to_string(),
+            Some("judge") => json!({"score": 1}).to_string(),
             _ => format!("The capital is {city}."),
         };
         let choice = if request.path == "/v1/chat/completions" {
