@@ -1,12 +1,13 @@
 //! Flags of `run --generate` (and `preflight --generate`): the task models that answer each
 //! candidate, rendered for each example, before the evaluator scores the answer.
 
+use std::path::PathBuf;
+
 use clap::Args;
 
 use super::tasks::{model_command_words, ApiArg};
-use super::values::parse_at_least;
+use super::values::{command_spec, parse_at_least};
 use crate::error::bad_flag;
-use crate::evaluator::command::CommandSpec;
 use crate::generate::price::{parse_price, Price, Pricing};
 use crate::generate::GenerateSpec;
 use crate::llm::Api;
@@ -27,6 +28,11 @@ pub struct GenerateArgs {
     /// shell-word rules (no shell runs).
     #[arg(help_heading = GENERATE, long, value_name = "CMD")]
     pub task_model_command: Option<String>,
+
+    /// Working directory of --task-model-command (from evalctl.toml: the file's directory
+    /// unless the file names another).
+    #[arg(help_heading = GENERATE, long, value_name = "DIR")]
+    pub task_model_cwd: Option<PathBuf>,
 
     /// Which API --task-model speaks: chat (chat completions) or completions (base models)
     /// [default: chat].
@@ -92,6 +98,7 @@ impl GenerateArgs {
         if !self.generate {
             let given = [
                 (self.task_model_command.is_some(), "--task-model-command"),
+                (self.task_model_cwd.is_some(), "--task-model-cwd"),
                 (self.task_api.is_some(), "--task-api"),
                 (self.task_base_url.is_some(), "--task-base-url"),
                 (self.task_api_key_env.is_some(), "--task-api-key-env"),
@@ -141,9 +148,22 @@ impl GenerateArgs {
                 api_key_env: self.task_api_key_env.clone(),
             });
         }
-        if let Some(command) = &self.task_model_command {
-            let argv = model_command_words("--task-model-command", command)?;
-            models.push(ModelSpec::Command(CommandSpec { argv, cwd: None }));
+        match (&self.task_model_command, self.task_model_cwd) {
+            (Some(command), cwd) => {
+                let argv = model_command_words("--task-model-command", command)?;
+                models.push(ModelSpec::Command(command_spec(
+                    argv,
+                    cwd,
+                    "--task-model-cwd",
+                )?));
+            }
+            (None, Some(_)) => {
+                return Err(bad_flag(
+                    "--task-model-cwd",
+                    "only applies to --task-model-command",
+                ))
+            }
+            (None, None) => {}
         }
         check_priced(
             &pricing,
