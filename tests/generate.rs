@@ -2,8 +2,9 @@
 //! `sh` `--task-model-command` and by a loopback OpenAI-compatible server (chat and completions,
 //! usage in replies, two task models), the answers scored by built-in checks and seen by a
 //! command evaluator, result lines and summaries per candidate × task model, `--resume` and
-//! `--cache` making no second generation, the `[run]` keys of evalctl.toml, and every problem a
-//! user can cause reported before any call.
+//! `--cache` making no second generation, the `[run]` keys of evalctl.toml (a task model command
+//! there runs in the file's directory), and every problem a user can cause reported before any
+//! call.
 
 use std::path::PathBuf;
 
@@ -271,7 +272,8 @@ fn a_command_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
 }
 
 /// A loopback OpenAI-compatible server: the model `small` answers with the capital alone,
-/// `large` in a sentence; usage in every reply; 401 without the key.
+/// `large` in a sentence, and `judge` as an LLM judge, `{"score": 1}`; usage in every reply
+/// (12 prompt and 3 completion tokens); 401 without the key.
 pub(crate) fn fake_openai() -> Server {
     Server::start(|request, _| {
         if request.header("Authorization") != Some(&format!("Bearer {KEY}")) {
@@ -295,6 +297,7 @@ pub(crate) fn fake_openai() -> Server {
             .unwrap_or("unknown");
         let answer = match body["model"].as_str() {
             Some("small") => city.to_string(),
+            Some("judge") => json!({"score": 1}).to_string(),
             _ => format!("The capital is {city}."),
         };
         let choice = if request.path == "/v1/chat/completions" {
@@ -495,6 +498,102 @@ fn the_project_file_turns_generation_on() {
     );
     let first: Value = serde_json::from_str(&sb.lines("requests.log")[0]).unwrap();
     assert_eq!(first["sampling"], json!({"temperature": 0.25}));
+}
+
+/// A project with a task model command and its script in `sb`, and an empty subdirectory
+/// `sub` holding the candidate, `terse.txt`.
+fn command_project(sb: &Sandbox) {
+    logging_model(sb);
+    sb.write(
+        "sub/terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write(
+        "evalctl.toml",
+        format!(
+            "[evaluator]\nchecks = {:?}\n\n[run]\ndataset = {:?}\ngenerate = true\n\
+             task_model_command = \"sh model.sh\"\nskip_preflight = true\n",
+            fixture("checks.json"),
+            fixture("qa.jsonl")
+        ),
+    );
+}
+
+#[test]
+fn the_task_model_command_of_the_project_file_runs_in_the_file_s_directory() {
+    let sb = Sandbox::new();
+    command_project(&sb);
+    // Found from a subdirectory: `sh model.sh` runs beside the file, where its script is.
+    let output = sb
+        .evalctl()
+        .current_dir(sb.join("sub"))
+        .args(["run", "--format", "json", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        rows(&json_stdout(&output)),
+        vec![json!(["terse.txt", "command 'sh model.sh'", 1.0, 3, 0])]
+    );
+    assert_eq!(sb.lines("requests.log").len(), 3);
+    // Named with --config from elsewhere, and with the directory the file names.
+    sb.write("models/model.sh", sb.read("model.sh"));
+    let toml = sb.read("evalctl.toml");
+    sb.write(
+        "evalctl.toml",
+        format!("{toml}task_model_cwd = \"models\"\n"),
+    );
+    let output = sb
+        .evalctl()
+        .current_dir(sb.join("sub"))
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--config",
+            "../evalctl.toml",
+            "terse.txt",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(sb.lines("models/requests.log").len(), 3);
+    assert_eq!(sb.lines("requests.log").len(), 3);
+}
+
+#[test]
+fn a_task_model_command_on_the_command_line_runs_where_evalctl_runs() {
+    let sb = Sandbox::new();
+    command_project(&sb);
+    sb.write("sub/model.sh", sb.read("model.sh"));
+    // The flag replaces the file's command, and the directory it would run in.
+    let output = sb
+        .evalctl()
+        .current_dir(sb.join("sub"))
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--task-model-command",
+            "sh model.sh",
+        ])
+        .arg("terse.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(sb.lines("sub/requests.log").len(), 3);
+    assert!(!sb.exists("requests.log"));
+    let output = sb
+        .evalctl()
+        .current_dir(sb.join("sub"))
+        .args(["run", "--task-model-cwd", "nowhere", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        "error: --task-model-cwd: nowhere: no such directory\n"
+    );
 }
 
 #[test]
@@ -708,6 +807,14 @@ fn generation_flags_are_checked_before_anything_runs() {
         (
             &["--generate", "--dataset", "d.jsonl", "--task-model", "a/b", "--task-temperature", "-1"],
             "error: --task-temperature: -1: must be a finite number >= 0\n",
+        ),
+        (
+            &["--task-model-cwd", ".", "--dataset", "d.jsonl"],
+            "error: --task-model-cwd: only applies to --generate\n",
+        ),
+        (
+            &["--generate", "--dataset", "d.jsonl", "--task-model", "a/b", "--task-model-cwd", "."],
+            "error: --task-model-cwd: only applies to --task-model-command\n",
         ),
     ];
     for (flags, stderr) in cases {

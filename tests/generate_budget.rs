@@ -1,11 +1,12 @@
 //! What `run --generate` spends, through the real binary against the loopback OpenAI-compatible
 //! server of the generate tests (usage in every reply): the task models' tokens per candidate ×
 //! task model and in total, with the tokens the cache saved, in the text, JSON and Markdown
-//! summaries.
+//! summaries; their cost and the LLM judge's at `--price`, and `--max-cost` holding a run, with or
+//! without `--generate`, within a budget that counts both.
 
 use crate::common::{code, json_stdout, stderr_text, stdout_text, Sandbox};
 use crate::generate::{fake_openai, fixture, generate_as, KEY};
-use serde_json::json;
+use serde_json::{json, Value};
 
 /// `run --generate` of the terse prompt by `acme/small` and `acme/large` on `server`, one call
 /// at a time, with `extra` flags, in `format`.
@@ -366,10 +367,10 @@ fn a_budget_without_a_price_for_every_task_model_is_refused_before_any_call() {
     assert_eq!(code(&output), 2);
     assert_eq!(
         stderr_text(&output),
-        "error: --max-cost: no price for acme/large, --task-model-command: give each task model \
-         one with --price MODEL=IN,OUT (USD per million input and output tokens) or a [prices] \
-         table in evalctl.toml (a --task-model-command reports no tokens, so it cannot be held \
-         to a budget)\n"
+        "error: --max-cost: no price for acme/large, --task-model-command: give every model the \
+         run calls one with --price MODEL=IN,OUT (USD per million input and output tokens) or a \
+         [prices] table in evalctl.toml (a --task-model-command reports no tokens, so it cannot \
+         be held to a budget)\n"
     );
     assert_eq!(stdout_text(&output), "");
     assert!(server.requests().is_empty());
@@ -382,7 +383,8 @@ fn a_budget_without_a_price_for_every_task_model_is_refused_before_any_call() {
     assert_eq!(code(&output), 2);
     assert_eq!(
         stderr_text(&output),
-        "error: --max-cost: only applies to --generate\n"
+        "error: --max-cost: only applies to --generate or --judge-model (the task models' and \
+         the judge's calls are what it counts)\n"
     );
     let output = generate_as(&sb, "text")
         .args(["--task-model", "acme/small", "--max-cost", "0", "terse.txt"])
@@ -393,6 +395,237 @@ fn a_budget_without_a_price_for_every_task_model_is_refused_before_any_call() {
         stderr_text(&output),
         "error: invalid value '0' for '--max-cost <USD>': must be an amount in USD above 0\n\nFor more information, try '--help'.\n"
     );
+}
+
+/// `run` judged by `acme/judge` on `server` (`{"score": 1}`, 12 prompt and 3 completion tokens a
+/// call, as the task models), one call at a time, in `format`, with `extra` flags.
+fn judged(sb: &Sandbox, url: &str, format: &str, extra: &[&str]) -> std::process::Output {
+    sb.evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args(["run", "--no-config", "--format", format, "--dataset"])
+        .arg(fixture("qa.jsonl"))
+        .args(["--judge-model", "acme/judge", "--judge-base-url", url])
+        .args([
+            "--objective",
+            "Name the capital.",
+            "--skip-preflight",
+            "-j",
+            "1",
+        ])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
+/// [`judged`] under `--generate`: the terse prompt answered by `acme/small`, recording
+/// results.jsonl.
+fn judged_generation(
+    sb: &Sandbox,
+    url: &str,
+    format: &str,
+    extra: &[&str],
+) -> std::process::Output {
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let generation = [
+        "--generate",
+        "--task-model",
+        "acme/small",
+        "--task-base-url",
+        url,
+        "--output",
+        "results.jsonl",
+        "terse.txt",
+    ];
+    judged(sb, url, format, &[extra, &generation].concat())
+}
+
+#[test]
+fn the_judge_s_calls_are_priced_beside_the_task_models_and_in_the_total() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    // A task model call costs $0.018, a judge call $0.0018.
+    let prices = [
+        "--price",
+        "acme/small=1000,2000",
+        "--price",
+        "acme/judge=100,200",
+    ];
+    let output = judged_generation(&sb, &url, "text", &prices);
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 6);
+    assert_eq!(
+        text_without_elapsed(&output),
+        "evaluator: judge acme/judge   score range: unit\n\
+         calls: 3 (3 ok, 0 errors)   elapsed: E\n\
+         tokens: 36 prompt, 9 completion\n\
+         task model tokens: 36 prompt, 9 completion\n\
+         judge cost: $0.005400\n\
+         cost: $0.059400\n\
+         \n\
+         candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
+         terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       36 / 9           $0.054000\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+         \n\
+         exit 0: all 3 calls succeeded\n"
+    );
+    // Each result line keeps the judge's tokens beside the task model's.
+    let line = &sb.jsonl("results.jsonl")[0];
+    let usage = json!({"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15});
+    assert_eq!(line["side_info"]["usage"], usage);
+    assert_eq!(line["generation"]["usage"], usage);
+    let sb = Sandbox::new();
+    let summary = json_stdout(&judged_generation(&sb, &url, "json", &prices));
+    assert_eq!(
+        summary["judge"],
+        json!({"model": "acme/judge", "usage": {"prompt_tokens": 36, "completion_tokens": 9},
+               "cost_usd": 0.0054})
+    );
+    assert_eq!(summary["generation"]["cost_usd"], json!(0.054));
+    assert_eq!(summary["cost_usd"], json!(0.054 + 0.0054));
+    // Without the judge's price, its tokens leave the whole cost unknown.
+    let sb = Sandbox::new();
+    let summary = json_stdout(&judged_generation(&sb, &url, "json", &prices[..2]));
+    assert_eq!(summary["generation"]["cost_usd"], json!(0.054));
+    assert_eq!(
+        (&summary["judge"], &summary["cost_usd"]),
+        (&Value::Null, &Value::Null)
+    );
+    let sb = Sandbox::new();
+    let markdown = judged_generation(&sb, &url, "markdown", &prices);
+    let evaluator_line = markdown_without_elapsed(&markdown)
+        .lines()
+        .find(|line| line.starts_with("Evaluator:"))
+        .unwrap()
+        .to_string();
+    assert_eq!(
+        evaluator_line,
+        "Evaluator: judge acme/judge · score range unit · 3 calls (3 ok, 0 errors) · elapsed: E \
+         · tokens: 36 prompt, 9 completion · task model tokens: 36 prompt, 9 completion \
+         · judge cost: \\$0.005400 · cost: \\$0.059400"
+    );
+}
+
+#[test]
+fn max_cost_counts_the_judge_s_calls_and_resume_continues() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    // A call costs $0.036, the task model's $0.018 and the judge's $0.018: after one, a second
+    // (estimated at $0.036) would pass $0.06. Counting the task model alone would allow three.
+    let prices = [
+        "--price",
+        "acme/small=1000,2000",
+        "--price",
+        "acme/judge=1000,2000",
+    ];
+    let budget = [&prices[..], &["--max-cost", "0.06"]].concat();
+    let output = judged_generation(&sb, &url, "text", &budget);
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(sb.jsonl("results.jsonl").len(), 1);
+    assert_eq!(
+        text_without_elapsed(&output),
+        "evaluator: judge acme/judge   score range: unit\n\
+         calls: 1 (1 ok, 0 errors)   elapsed: E\n\
+         tokens: 12 prompt, 3 completion\n\
+         task model tokens: 12 prompt, 3 completion\n\
+         judge cost: $0.018000\n\
+         cost: $0.036000\n\
+         budget: $0.036000 of --max-cost 0.06 spent: stopped, 2 calls not made (--resume continues)\n\
+         \n\
+         candidate  task model  score   train mean  n / errors  tokens in / out  cost\n\
+         terse.txt  acme/small  1.0000  1.0000      1 / 0       12 / 3           $0.018000\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         \n\
+         exit 5: stopped by --max-cost 0.06: 2 calls not made (--resume continues); the call succeeded\n"
+    );
+    // Resumed with a larger budget: the judge's spending so far counts, and the rest is made.
+    let resumed = [&budget[..2 * 2], &["--max-cost", "0.2", "--resume"]].concat();
+    let again = judged_generation(&sb, &url, "json", &resumed);
+    assert_eq!(code(&again), 0, "{}", stderr_text(&again));
+    assert_eq!(server.requests().len(), 6);
+    let budget = &json_stdout(&again)["budget"];
+    assert_eq!(
+        (budget["stopped"].clone(), budget["calls_not_made"].clone()),
+        (json!(false), json!(0))
+    );
+    assert!(
+        (budget["spent_usd"].as_f64().unwrap() - 0.108).abs() < 1e-12,
+        "{budget}"
+    );
+}
+
+#[test]
+fn max_cost_holds_a_judged_run_without_generate() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let output = judged(
+        &sb,
+        &server.url("/v1"),
+        "text",
+        &[
+            "--price",
+            "acme/judge=1000,2000",
+            "--max-cost",
+            "0.02",
+            "--candidate",
+            "Paris",
+        ],
+    );
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(
+        text_without_elapsed(&output),
+        "evaluator: judge acme/judge   score range: unit\n\
+         calls: 1 (1 ok, 0 errors)   elapsed: E\n\
+         tokens: 12 prompt, 3 completion\n\
+         judge cost: $0.018000\n\
+         cost: $0.018000\n\
+         budget: $0.018000 of --max-cost 0.02 spent: stopped, 2 calls not made (--resume continues)\n\
+         \n\
+         candidate  score   train mean  n / errors\n\
+         cand-1     1.0000  1.0000      1 / 0\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         \n\
+         exit 5: stopped by --max-cost 0.02: 2 calls not made (--resume continues); the call succeeded\n"
+    );
+}
+
+#[test]
+fn a_budget_without_a_price_for_the_judge_is_refused_before_any_call() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    let refusal = "error: --max-cost: no price for acme/judge (--judge-model): give every model \
+                   the run calls one with --price MODEL=IN,OUT (USD per million input and output \
+                   tokens) or a [prices] table in evalctl.toml\n";
+    let output = judged_generation(
+        &sb,
+        &url,
+        "text",
+        &["--price", "acme/small=1,2", "--max-cost", "1"],
+    );
+    assert_eq!(code(&output), 2);
+    assert_eq!(stderr_text(&output), refusal);
+    let output = judged(
+        &sb,
+        &url,
+        "text",
+        &["--max-cost", "1", "--candidate", "Paris"],
+    );
+    assert_eq!(code(&output), 2);
+    assert_eq!(stderr_text(&output), refusal);
+    assert_eq!(stdout_text(&output), "");
+    assert!(server.requests().is_empty());
+    assert!(!sb.exists("results.jsonl"));
 }
 
 /// A command evaluator that scores each repeat of an example by the next digit of its `runs`

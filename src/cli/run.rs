@@ -402,7 +402,9 @@ impl RunArgs {
             other => other,
         };
 
-        let generate = self.generate.into_spec(&self.task_model)?;
+        let (generate, pricing) = self
+            .generate
+            .into_spec(&self.task_model, evaluator.judge_model())?;
         if generate.is_some() && self.dataset.is_none() {
             return Err(bad_flag(
                 "--generate",
@@ -420,6 +422,7 @@ impl RunArgs {
                 None => self.task_model.into_iter().next(),
             },
             generate,
+            pricing,
             score_range,
             exec: ExecConfig {
                 concurrency: self.concurrency as usize,

@@ -71,13 +71,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     if let Some(generator) = &generator {
         tally = tally.per_task_model(&generator.labels());
     }
-    if let Some(spec) = &config.generate {
-        tally = tally.priced(spec.prices.clone());
-    }
+    let judge_model = config.evaluator.judge_model().map(str::to_string);
+    tally = tally.priced(config.pricing.prices.clone(), judge_model.clone());
     let budget = config
-        .generate
-        .as_ref()
-        .and_then(|spec| Some(Budget::new(spec.max_cost?, spec.prices.clone())));
+        .pricing
+        .max_cost
+        .map(|max_cost| Budget::new(max_cost, config.pricing.prices.clone(), judge_model));
     // `--report` needs every record at the end; without it, memory does not grow with calls.
     let mut report_records = config.report.as_ref().map(|_| Vec::new());
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {

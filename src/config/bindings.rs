@@ -81,7 +81,9 @@ pub struct Alternatives {
     pub replaces: &'static [&'static str],
 }
 
-/// The groups of alternatives: the evaluator of `run` and the model of `tasks run`.
+/// The groups of alternatives: the evaluator of `run`, the model of `tasks run`, and the task
+/// model command of `run --generate` (one key: a command given on the command line replaces
+/// the file's, and the directory the file's would run in).
 pub const ALTERNATIVES: &[Alternatives] = &[
     Alternatives {
         noun: "evaluators",
@@ -98,6 +100,11 @@ pub const ALTERNATIVES: &[Alternatives] = &[
         noun: "models",
         choosers: &["tasks.model", "tasks.model_command"],
         replaces: &["tasks.model", "tasks.model_command", "tasks.model_cwd"],
+    },
+    Alternatives {
+        noun: "task model commands",
+        choosers: &["run.task_model_command"],
+        replaces: &["run.task_model_command", "run.task_model_cwd"],
     },
 ];
 
@@ -152,7 +159,12 @@ pub const RUN: &[Binding] = &[
     bind("run.valset", "valset", Path),
     bind("run.task_model", "task_model", List),
     bind("run.generate", "generate", Switch),
-    bind("run.task_model_command", "task_model_command", Text),
+    bind(
+        "run.task_model_command",
+        "task_model_command",
+        Command("task_model_cwd"),
+    ),
+    bind("run.task_model_cwd", "task_model_cwd", Path),
     bind("run.task_api", "task_api", Text),
     bind("run.task_base_url", "task_base_url", Text),
     bind("run.task_api_key_env", "task_api_key_env", Text),

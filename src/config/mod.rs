@@ -47,6 +47,8 @@ pub struct RunConfig {
     pub task_model: Option<String>,
     /// `--generate`: the task models that answer each candidate rendered per example.
     pub generate: Option<crate::generate::GenerateSpec>,
+    /// `--price`, `--max-cost`: what the task models' and the judge's calls cost, and the budget.
+    pub pricing: crate::generate::price::Pricing,
     /// `--score-range`: which scores the shared validator accepts.
     pub score_range: ScoreRange,
     /// Concurrency, timeouts, retries, limits.

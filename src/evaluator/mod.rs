@@ -35,6 +35,16 @@ pub enum EvaluatorSpec {
     Spec(spec::SpecSpec),
 }
 
+impl EvaluatorSpec {
+    /// The LLM judge's model (`--judge-model PROVIDER/MODEL`, as given), when the judge scores.
+    pub fn judge_model(&self) -> Option<&str> {
+        match self {
+            EvaluatorSpec::Judge(judge) => Some(&judge.model),
+            _ => None,
+        }
+    }
+}
+
 /// The inputs of one evaluator call.
 #[derive(Debug, Clone, Copy)]
 pub struct Call<'a> {

@@ -1,4 +1,5 @@
-//! `--max-cost`: what the task models' calls have cost so far, and whether the run may dispatch
+//! `--max-cost`: what the run's model calls have cost so far (the task models' under
+//! `--generate`, and the LLM judge's when it is the evaluator), and whether the run may dispatch
 //! another call without passing the budget (the calls in flight estimated at the mean cost of
 //! the calls made so far).
 
@@ -12,41 +13,58 @@ pub struct Budget {
     /// `--max-cost`, in USD.
     max_cost: f64,
     prices: Prices,
-    /// USD spent by the task model calls made (resumed lines included: the budget is the
-    /// whole run's).
+    /// `--judge-model`, when the LLM judge scores: its calls spend too.
+    judge: Option<String>,
+    /// USD spent by the model calls made (resumed lines included: the budget is the whole
+    /// run's).
     spent: Cell<f64>,
-    /// Task model calls made (not answered by the cache), whose mean cost estimates a call.
+    /// Calls of the run that made a model call (not answered by a cache), whose mean cost
+    /// estimates a call.
     made: Cell<usize>,
     /// Whether a call was held back.
     stopped: Cell<bool>,
 }
 
 impl Budget {
-    /// A budget of `max_cost` USD at `prices`.
-    pub fn new(max_cost: f64, prices: Prices) -> Budget {
+    /// A budget of `max_cost` USD at `prices`; with `judge`, the judge model's calls count too.
+    pub fn new(max_cost: f64, prices: Prices, judge: Option<String>) -> Budget {
         Budget {
             max_cost,
             prices,
+            judge,
             spent: Cell::new(0.0),
             made: Cell::new(0),
             stopped: Cell::new(false),
         }
     }
 
-    /// Count what `record`'s task model call cost.
+    /// Count what `record`'s model calls cost: its task model's (unless the completion cache
+    /// answered) and the judge's (unless the result cache answered).
     pub fn spend(&self, record: &CallRecord) {
-        let Some(generation) = record.generation.as_ref().filter(|g| !g.cached) else {
-            return;
-        };
-        let price = record
-            .task_model
+        let price = |model: Option<&String>| model.and_then(|model| self.prices.get(model));
+        let task_model = record
+            .generation
             .as_ref()
-            .and_then(|model| self.prices.get(model));
-        if let Some(price) = price {
-            let usage = &generation.usage;
-            let cost = price.cost(usage.prompt_tokens, usage.completion_tokens);
-            self.spent.set(self.spent.get() + cost);
+            .filter(|generation| !generation.cached)
+            .map(|generation| {
+                let usage = &generation.usage;
+                price(record.task_model.as_ref()).map_or(0.0, |price| {
+                    price.cost(usage.prompt_tokens, usage.completion_tokens)
+                })
+            });
+        let judge = self.judge.as_ref().filter(|_| !record.cached).map(|model| {
+            let tokens = record.evaluator_tokens();
+            price(Some(model))
+                .zip(tokens)
+                .map_or(0.0, |(price, (prompt, completion))| {
+                    price.cost(prompt, completion)
+                })
+        });
+        if task_model.is_none() && judge.is_none() {
+            return;
         }
+        let cost = task_model.unwrap_or(0.0) + judge.unwrap_or(0.0);
+        self.spent.set(self.spent.get() + cost);
         self.made.set(self.made.get() + 1);
     }
 
@@ -73,7 +91,7 @@ impl Budget {
         self.max_cost
     }
 
-    /// What the calls made cost, in USD.
+    /// What the model calls made cost, in USD.
     pub fn spent(&self) -> f64 {
         self.spent.get()
     }

@@ -7,8 +7,8 @@
 //!   finds, before any call, every example a candidate cannot be rendered for;
 //! - [`Generator`] holds the task models and answers the runner's calls (with retries, and the
 //!   completion cache under `--cache`), and probes each model in preflight;
-//! - [`price`] reads the task models' prices, which cost the summary reports, and [`budget`]
-//!   holds a run within `--max-cost`.
+//! - [`price`] reads the prices of the task models and the judge, whose cost the summary
+//!   reports, and [`budget`] holds a run within `--max-cost` (with or without `--generate`).
 
 pub mod budget;
 pub mod messages;
@@ -50,10 +50,6 @@ pub struct GenerateSpec {
     pub models: Vec<ModelSpec>,
     /// `--task-temperature`, `--task-max-tokens`.
     pub sampling: Sampling,
-    /// `--price`, or the `[prices]` table.
-    pub prices: price::Prices,
-    /// `--max-cost`, in USD: every API task model has a price.
-    pub max_cost: Option<f64>,
 }
 
 /// One task model, ready.

@@ -1,5 +1,6 @@
-//! Prices of the task models (`--price MODEL=IN,OUT`, the `[prices]` table of evalctl.toml): US
-//! dollars per million input and output tokens, and what a call's tokens cost at them.
+//! Prices of the models a run calls, task models and the LLM judge (`--price MODEL=IN,OUT`, the
+//! `[prices]` table of evalctl.toml): US dollars per million input and output tokens, what a
+//! call's tokens cost at them, and the run's budget (`--max-cost`).
 
 use std::collections::BTreeMap;
 
@@ -12,8 +13,17 @@ pub struct Price {
     pub output: f64,
 }
 
-/// Prices by task model, as `--task-model` names it (`PROVIDER/MODEL`).
+/// Prices by model, as `--task-model` and `--judge-model` name it (`PROVIDER/MODEL`).
 pub type Prices = BTreeMap<String, Price>;
+
+/// `--price` and `--max-cost`: what the run's model calls cost, and its budget.
+#[derive(Debug, Clone, Default)]
+pub struct Pricing {
+    /// `--price`, or the `[prices]` table.
+    pub prices: Prices,
+    /// `--max-cost`, in USD: every model the run calls has a price.
+    pub max_cost: Option<f64>,
+}
 
 impl Price {
     /// What `prompt_tokens` and `completion_tokens` cost, in USD.

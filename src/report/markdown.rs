@@ -7,7 +7,8 @@ use std::io::Write;
 
 use super::summary::Summary;
 use super::text::{
-    budget, cost, elapsed, flaky, from_the_cache, notes, table, task_model_tokens, tokens,
+    budget, cost, elapsed, flaky, from_the_cache, judge_cost, notes, table, task_model_tokens,
+    tokens,
 };
 use super::Reporter;
 
@@ -22,7 +23,7 @@ pub fn render(summary: &Summary) -> String {
     out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;
     out.push_str(&format!(
-        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors{}) · elapsed: {}{}{}{}\n",
+        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {} errors{}) · elapsed: {}{}{}{}{}\n",
         literal(&summary.evaluator.kind),
         literal(&summary.evaluator.target),
         summary.score_range.as_str(),
@@ -34,6 +35,10 @@ pub fn render(summary: &Summary) -> String {
         tokens(summary).map_or_else(String::new, |tokens| format!(" · tokens: {tokens}")),
         task_model_tokens(summary).map_or_else(String::new, |tokens| format!(
             " · task model tokens: {tokens}"
+        )),
+        judge_cost(summary).map_or_else(String::new, |cost| format!(
+            " · judge cost: {}",
+            literal(&cost)
         )),
         cost(summary).map_or_else(String::new, |cost| format!(" · cost: {}", literal(&cost))),
     ));

@@ -37,12 +37,10 @@ pub struct Usage {
 impl Usage {
     /// The tokens a record's `side_info.usage` reports, if any.
     fn of(record: &CallRecord) -> Option<Usage> {
-        let usage = record.side_info.get("usage")?;
-        let tokens = |key: &str| usage.get(key).and_then(serde_json::Value::as_u64);
-        let (prompt, completion) = (tokens("prompt_tokens"), tokens("completion_tokens"));
-        (prompt.is_some() || completion.is_some()).then(|| Usage {
-            prompt_tokens: prompt.unwrap_or(0),
-            completion_tokens: completion.unwrap_or(0),
+        let (prompt_tokens, completion_tokens) = record.evaluator_tokens()?;
+        Some(Usage {
+            prompt_tokens,
+            completion_tokens,
         })
     }
 
@@ -106,8 +104,8 @@ impl Tokens {
     }
 }
 
-/// What the task models' calls of `run --generate` spent: tokens, and their cost where the model
-/// has a price (`--price`, `[prices]`).
+/// What the task models' calls of `run --generate`, or the LLM judge's, spent: tokens, and
+/// their cost where the model has a price (`--price`, `[prices]`).
 #[derive(Debug, Clone, Copy, Default, Serialize, PartialEq)]
 pub struct Spend {
     /// Tokens spent, and saved by the cache.
@@ -154,6 +152,16 @@ impl Spend {
             })
         })
     }
+}
+
+/// The LLM judge's spending (the summary's `judge`).
+#[derive(Debug, Clone, Serialize, PartialEq)]
+pub struct JudgeSpend {
+    /// `--judge-model`, as its price names it.
+    pub model: String,
+    /// Its tokens and their cost.
+    #[serde(flatten)]
+    pub spend: Spend,
 }
 
 /// Aggregate of one candidate over one split. Failed calls count as 0.0.
@@ -228,6 +236,17 @@ pub struct Summary {
     /// their cost when every such model has a price.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub generation: Option<Spend>,
+    /// The LLM judge's calls, when it is the evaluator and has a price: its tokens (the
+    /// `usage` and `usage_saved` above) and their cost.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub judge: Option<JudgeSpend>,
+    /// What the run's model calls cost in all, the task models' and the judge's, in USD; absent
+    /// unless every model that spent tokens has a price.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_usd: Option<f64>,
+    /// What the answers the caches gave would have cost in all, in USD.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cost_saved_usd: Option<f64>,
     /// Wall time of the run (preflight excluded); null for a summary of results files, which
     /// do not record it.
     pub elapsed_ms: Option<f64>,
@@ -282,8 +301,10 @@ pub struct Tally {
     tokens: Tokens,
     /// Per row: tokens the task model's calls reported.
     generation: Vec<Tokens>,
-    /// The task models' prices.
+    /// The prices of the task models and the judge.
     prices: Prices,
+    /// `--judge-model`, when the LLM judge scores: the evaluator's tokens are its.
+    judge: Option<String>,
     /// `--repeat N` with `--pass-score`: N, and per row the repeats of each example by split
     /// slot and example index.
     repeats: Option<(u32, Vec<ExampleRepeats>)>,
@@ -364,6 +385,7 @@ impl Tally {
             tokens: Tokens::default(),
             generation,
             prices: Prices::new(),
+            judge: None,
             repeats: None,
             diagnostics: Diagnostics::default(),
             first_failures: BTreeMap::new(),
@@ -399,9 +421,11 @@ impl Tally {
         self
     }
 
-    /// Cost the task models' tokens at `prices`.
-    pub fn priced(mut self, prices: Prices) -> Tally {
+    /// Cost the task models' tokens at `prices`, and the evaluator's as the judge model
+    /// `judge`'s when the LLM judge scores.
+    pub fn priced(mut self, prices: Prices, judge: Option<String>) -> Tally {
         self.prices = prices;
+        self.judge = judge;
         self
     }
 
@@ -597,6 +621,22 @@ impl Tally {
                 .iter()
                 .filter_map(|candidate| candidate.generation.as_ref()),
         );
+        // The judge's tokens count in the whole cost, which an unpriced judge leaves unknown.
+        let judge_spend = self.judge.map(|model| {
+            let spend = Spend::of(self.tokens, prices.get(&model));
+            (model, spend)
+        });
+        let spent = Spend::total(
+            generation.iter().chain(
+                judge_spend
+                    .as_ref()
+                    .map(|(_, spend)| spend)
+                    .filter(|spend| spend.cost_usd.is_some() || !spend.tokens.is_empty()),
+            ),
+        );
+        let judge = judge_spend
+            .filter(|(_, spend)| spend.cost_usd.is_some())
+            .map(|(model, spend)| JudgeSpend { model, spend });
         let pass_score = self.pass_score.map(|(threshold, below)| PassScoreGate {
             threshold,
             below,
@@ -612,6 +652,9 @@ impl Tally {
             usage: self.tokens.usage,
             usage_saved: self.tokens.usage_saved,
             generation,
+            judge,
+            cost_usd: spent.and_then(|spent| spent.cost_usd),
+            cost_saved_usd: spent.and_then(|spent| spent.cost_saved_usd),
             elapsed_ms,
             interrupted,
             budget: None,
@@ -738,7 +781,8 @@ impl PassAtK {
 pub struct BudgetReport {
     /// `--max-cost`, in USD.
     pub max_cost_usd: f64,
-    /// What the task models' calls cost, in USD (a resumed run's earlier calls included).
+    /// What the task models' and the judge's calls cost, in USD (a resumed run's earlier calls
+    /// included).
     pub spent_usd: f64,
     /// Whether the budget stopped the run before every call was made (exit 5).
     pub stopped: bool,

@@ -34,6 +34,9 @@ pub fn render(summary: &Summary) -> Styled {
     if let Some(tokens) = task_model_tokens(summary) {
         out.push(format!("task model tokens: {tokens}\n"));
     }
+    if let Some(cost) = judge_cost(summary) {
+        out.push(format!("judge cost: {cost}\n"));
+    }
     if let Some(cost) = cost(summary) {
         out.push(format!("cost: {cost}\n"));
     }
@@ -96,15 +99,30 @@ pub(super) fn task_model_tokens(summary: &Summary) -> Option<String> {
     tokens_of(tokens.usage.as_ref(), tokens.usage_saved.as_ref())
 }
 
-/// What the task models' tokens cost, when every model that spent some has a price: `$0.012000
-/// (saved by the cache: $0.004000)` (shared by the text and Markdown summaries).
+/// What the run's model calls cost in all, the task models' and the judge's, when every model
+/// that spent tokens has a price: `$0.012000 (saved by the cache: $0.004000)` (shared by the
+/// text and Markdown summaries).
 pub(super) fn cost(summary: &Summary) -> Option<String> {
-    let generation = summary.generation.as_ref()?;
-    let spent = dollars(generation.cost_usd?);
-    Some(match generation.cost_saved_usd {
-        Some(saved) => format!("{spent} (saved by the cache: {})", dollars(saved)),
-        None => spent,
-    })
+    Some(with_saved(summary.cost_usd?, summary.cost_saved_usd))
+}
+
+/// What the LLM judge's calls cost, when it has a price (shared by the text and Markdown
+/// summaries).
+pub(super) fn judge_cost(summary: &Summary) -> Option<String> {
+    let spend = &summary.judge.as_ref()?.spend;
+    Some(with_saved(spend.cost_usd?, spend.cost_saved_usd))
+}
+
+/// `$0.012000`, and `(saved by the cache: $0.004000)` when the cache saved some.
+fn with_saved(spent: f64, saved: Option<f64>) -> String {
+    match saved {
+        Some(saved) => format!(
+            "{} (saved by the cache: {})",
+            dollars(spent),
+            dollars(saved)
+        ),
+        None => dollars(spent),
+    }
 }
 
 /// `$0.012000 of --max-cost 0.05 spent` and, when it stopped the run, `: stopped, 4 calls not

@@ -85,6 +85,16 @@ pub struct GenerationInfo {
 }
 
 impl CallRecord {
+    /// The prompt and completion tokens the evaluator's `side_info.usage` reports (the LLM
+    /// judge's call, on failed calls too), when it reports either.
+    pub fn evaluator_tokens(&self) -> Option<(u64, u64)> {
+        let usage = self.side_info.get("usage")?;
+        let tokens = |key: &str| usage.get(key).and_then(Value::as_u64);
+        let (prompt, completion) = (tokens("prompt_tokens"), tokens("completion_tokens"));
+        (prompt.is_some() || completion.is_some())
+            .then(|| (prompt.unwrap_or(0), completion.unwrap_or(0)))
+    }
+
     /// The names in `side_info.errored_checks` (how a record read back learns its
     /// `errored_checks`).
     pub fn errored_checks_of(side_info: &Map<String, Value>) -> Vec<String> {
