@@ -11,8 +11,8 @@
 #   --generate    `evalctl run --generate` of one candidate prompt over a 2,000-example dataset,
 #                 one task model, the built-in checks as evaluator, -j 64
 #   --promptfoo   the same workload through promptfoo (its openai provider, maxConcurrency 64)
-#   --inspect-ai  and through inspect_ai (--model openai/..., adaptive connections up to 64), and
-#                 again with a fixed --max-connections 64
+#   --inspect-ai  and through inspect_ai (--model openai/... -M responses_api=false, adaptive
+#                 connections up to 64), and again with a fixed --max-connections 64
 #   --compare     all of the above, side by side
 # promptfoo and inspect_ai run at their defaults otherwise; they are installed into BENCH_TOOLS
 # (default /tmp/evalctl-bench-tools) when missing (needs npm and network access); their rows
