@@ -122,14 +122,22 @@ fn evaluate_pairs<W: Write>(
         while !ended && batch.pairs.len() < pool::BATCH {
             let case = batch.keep(cases.next_text());
             let answer = batch.keep(answers.next_text());
-            if interrupt_requested() {
-                (stopped, ended) = (true, true);
-            } else if case.is_none() && answer.is_none() {
-                ended = true;
-            } else {
+            let interrupted = interrupt_requested();
+            // A pair read whole is evaluated even when a signal came meanwhile; one that a
+            // signal cut short (a read it interrupted is a problem) is dropped.
+            let (whole, none) = (
+                matches!(case, Some(Ok(_))) && matches!(answer, Some(Ok(_))),
+                case.is_none() && answer.is_none(),
+            );
+            if whole || (!interrupted && !none) {
                 case_count += usize::from(case.is_some());
                 output_count += usize::from(answer.is_some());
                 batch.pairs.push(RawPair { case, answer });
+            }
+            if interrupted {
+                (stopped, ended) = (true, true);
+            } else if none {
+                ended = true;
             }
         }
         (!batch.pairs.is_empty()).then_some(batch)
