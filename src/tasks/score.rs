@@ -15,9 +15,9 @@ use crate::error::{bad_input, invalid, Fatal, Problem};
 use crate::input::strict;
 use crate::input::Source;
 use crate::input::{jsonl_lines, parse_object_line};
-use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 use crate::pool;
 use crate::sandbox::LimitHit;
+use crate::scoring::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 
 /// One model output, as read from the outputs file.
 #[derive(Debug, Clone)]

@@ -1,7 +1,7 @@
 //! The overlap-scored validators: token_f1, bleu_score, rouge_score and chrf_score, with the
 //! reference's own formulas (BLEU "method1" = 1/(total+1), orders capped by the candidate; chrF
 //! orders capped by the shorter text; ROUGE both-empty = 0). These are deliberately not the
-//! task-spec metrics in `crate::metrics`, which follow sacrebleu / rouge-score; they share only
+//! task-spec metrics in `crate::scoring`, which follow sacrebleu / rouge-score; they share only
 //! its longest-common-subsequence count.
 
 use std::collections::HashMap;
@@ -14,7 +14,7 @@ use super::config::{check_strict, RawConfig};
 use super::gofmt::go_f4;
 use super::text::{evidence, normalize, prepare_text, threshold_problem, within_pair_limit};
 use super::{Comparison, ConfigProblem};
-use crate::metrics::lcs_length;
+use crate::scoring::overlap::lcs_length;
 
 /// `score %.4f is below threshold %.4f`.
 fn below_threshold(score: f64, threshold: f64) -> String {
