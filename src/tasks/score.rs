@@ -278,16 +278,6 @@ pub struct ScoreSummary {
     pub interrupted: bool,
 }
 
-impl ScoreSummary {
-    /// Append one line per scored task to the results file `path` (`--output`).
-    pub fn append_lines(&self, path: &std::path::Path) -> anyhow::Result<()> {
-        let mut results = crate::report::ResultsFile::open(path)?;
-        self.tasks
-            .iter()
-            .try_for_each(|score| results.append(score))
-    }
-}
-
 /// Each task's score against its output (or as missing), in task order, on the worker pool
 /// (one task a job when code runs: a `code_exec` task runs interpreter processes that mostly
 /// wait). `None` for a task not reached because an interruption was requested.
