@@ -1,6 +1,6 @@
 //! Exact and substring matching of texts, with the case rule a vocabulary asks for. Regular
 //! expressions are compiled (once per process, size-bounded, linear-time) by
-//! [`crate::patterns`]; matching one is the `regex` crate's `is_match`.
+//! `crate::patterns`; matching one is the `regex` crate's `is_match`.
 
 use std::borrow::Cow;
 

@@ -3,7 +3,7 @@
 //! I/O, that each vocabulary names, configures and words as its reference does.
 //!
 //! - [`normalize`]: case folding, white space, punctuation, currency, articles, sorting, SQuAD's
-//!   answer normalisation; [`pytext`]: Python's `str` semantics the Python references rely on.
+//!   answer normalisation; `pytext`: Python's `str` semantics the Python references rely on.
 //! - [`matching`]: exact and substring matching under a case rule.
 //! - [`overlap`]: n-gram counts, clipped overlap, token F1, LCS, edit distance, F-measure.
 //! - [`json`]: deep JSON equality under a number rule, JSON Schema validators.

@@ -11,7 +11,7 @@ use unicode_general_category::{get_general_category, GeneralCategory};
 use super::pytext;
 
 /// The currency tokens [`strip_currency`] removes.
-pub const CURRENCY_TOKENS: &[&str] = &["$", "€", "£", "¥", "₹", "USD", "EUR", "GBP", "JPY", "INR"];
+const CURRENCY_TOKENS: &[&str] = &["$", "€", "£", "¥", "₹", "USD", "EUR", "GBP", "JPY", "INR"];
 
 /// Whether `text` starts with a byte some currency token starts with: most characters need no
 /// token compared.

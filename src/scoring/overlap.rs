@@ -32,7 +32,7 @@ pub fn clipped_overlap<T: Eq + Hash>(
 
 /// How many tokens the two lists share, counting repeats (the clipped unigram overlap), by
 /// merging the sorted lists.
-pub fn common_tokens(candidate: &[&str], reference: &[&str]) -> usize {
+fn common_tokens(candidate: &[&str], reference: &[&str]) -> usize {
     let (mut candidate, mut reference) = (candidate.to_vec(), reference.to_vec());
     candidate.sort_unstable();
     reference.sort_unstable();
@@ -54,7 +54,7 @@ pub fn common_tokens(candidate: &[&str], reference: &[&str]) -> usize {
 /// Token F1 of a prediction against a reference, with its parts.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct TokenF1 {
-    /// The shared tokens, repeats counted ([`common_tokens`]).
+    /// The shared tokens, repeats counted.
     pub overlap: usize,
     /// Shared tokens over the prediction's tokens.
     pub precision: f64,
@@ -120,10 +120,10 @@ pub fn lcs_length<T: PartialEq>(a: &[T], b: &[T]) -> usize {
 /// The most pairs of items (chars for an edit distance, tokens for a longest common
 /// subsequence) one quadratic comparison may take: the work grows with the product of the two
 /// lengths.
-pub const MAX_COMPARED_PAIRS: u64 = 100_000_000;
+const MAX_COMPARED_PAIRS: u64 = 100_000_000;
 
 /// `Err` with the reason when comparing `a` by `b` items (`item` names one) is over
-/// [`MAX_COMPARED_PAIRS`].
+/// `MAX_COMPARED_PAIRS`.
 pub fn within_pair_limit(a: usize, b: usize, item: &str) -> Result<(), String> {
     let pairs = (a as u64).saturating_mul(b as u64);
     if pairs > MAX_COMPARED_PAIRS {
@@ -137,7 +137,7 @@ pub fn within_pair_limit(a: usize, b: usize, item: &str) -> Result<(), String> {
 
 /// The Levenshtein distance in chars, as `strsim::levenshtein`, computed without the common
 /// prefix and suffix (they never change it, and near-matches are mostly that); `Err` when what
-/// remains is over [`MAX_COMPARED_PAIRS`] (`rune` names the item, as the evaluation-spec
+/// remains is over `MAX_COMPARED_PAIRS` (`rune` names the item, as the evaluation-spec
 /// reference does).
 pub fn levenshtein(a: &str, b: &str) -> Result<usize, String> {
     let common = |a: &mut dyn Iterator<Item = char>, b: &mut dyn Iterator<Item = char>| -> usize {
