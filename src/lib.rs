@@ -8,14 +8,15 @@
 //! `server` (REST and gRPC over the `fep` engine); `report` (every stdout document, results file
 //! and stderr diagnostic); `runner` (plan, preflight, dispatch, journal); the `evaluator` adapters;
 //! the vocabulary `evaluation_spec`; `judging` (the rubric, prompt fence and reply reader that the
-//! run's judge and the live spec judges share); the vocabulary `checks`; then `llm`, `metrics` and
-//! the foundation (`input`, `protocol`, `store`, `sandbox`, `error`, `secrets`). Each imports only
-//! layers below it: only `cli` and the entry point import a command, and no imports form a circle.
-//! For `run`, data flows one way: `input` → `runner` → `evaluator` adapters → `protocol` (payload,
-//! score validation) → `report` (results file, summary).
+//! run's judge and the live spec judges share); the vocabulary `checks`; then `llm`, `scoring` (the
+//! primitives all three vocabularies score with) and the foundation (`input`, `protocol`, `store`,
+//! `sandbox`, `error`, `secrets`). Each imports only layers below it: only `cli` and the entry
+//! point import a command, and no imports form a circle. For `run`, data flows one way: `input` →
+//! `runner` → `evaluator` adapters → `protocol` (payload, score validation) → `report` (results
+//! file, summary).
 //!
 //! The binary's entry point is [`main_entry`]. Modules are private, so the compiler reports any
-//! code nothing uses; `metrics`, `tasks` and `evaluation_spec` are public for the golden-file,
+//! code nothing uses; `scoring`, `tasks` and `evaluation_spec` are public for the golden-file,
 //! fixture and conformance tests. Only `report` prints: the print lints below enforce it.
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
@@ -36,7 +37,6 @@ mod input;
 mod interrupt;
 mod judging;
 mod llm;
-pub mod metrics;
 mod owner_only;
 mod patterns;
 mod pool;
@@ -45,6 +45,7 @@ mod protocol;
 mod report;
 mod runner;
 mod sandbox;
+pub mod scoring;
 mod secrets;
 mod server;
 mod store;

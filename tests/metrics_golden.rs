@@ -5,7 +5,7 @@
 
 use crate::common;
 
-use evalctl::metrics::{bleu_4, max_over, rouge_l, squad_f1};
+use evalctl::scoring::{bleu_4, max_over, rouge_l, squad_f1};
 use serde_json::{json, Value};
 
 const GOLDEN: &str = include_str!("golden/metrics_golden.jsonl");

@@ -1,7 +1,7 @@
 //! The check types built in: the four standard checks of FEP 2.3.5 — `exact_match`, `contains`,
-//! `regex`, `threshold` — as argument schemas and pass/fail rules over resolved argument values,
-//! and the two extended ones of 2.3.6, whose schemas are here and whose answers come from outside
-//! (see [`super::extended`]).
+//! `regex`, `threshold` — as argument schemas and pass/fail rules over resolved argument values
+//! (matching texts with [`crate::scoring::matching`]), and the two extended ones of 2.3.6, whose
+//! schemas are here and whose answers come from outside (see [`super::extended`]).
 //!
 //! Text arguments accept any JSON value: a string is used as is, anything else by its compact JSON
 //! text. Every other argument type is strict; a mismatch is a `validation_error` naming the
@@ -15,6 +15,7 @@ use serde_json::Value;
 use super::result::CheckError;
 use crate::input::strict::{self, key_name, wrong_type};
 use crate::patterns::{self, PatternError, RegexFlags};
+use crate::scoring::matching::{self, Case, Need};
 use crate::text::{one_line, thousands};
 
 /// The most arguments any standard check takes.
@@ -217,13 +218,8 @@ impl CheckKind {
     pub fn run(self, args: &Args<'_>, compiled: Option<&Regex>) -> Result<bool, CheckError> {
         match self {
             CheckKind::ExactMatch => {
-                let actual = args.text(0);
-                let expected = args.text(1);
-                let equal = if args.flag(2, true)? {
-                    actual == expected
-                } else {
-                    actual.to_lowercase() == expected.to_lowercase()
-                };
+                let case = case_rule(args.flag(2, true)?);
+                let equal = matching::exact(&args.text(0), &args.text(1), case);
                 Ok(equal != args.flag(3, false)?)
             }
             CheckKind::Contains => {
@@ -241,22 +237,11 @@ impl CheckKind {
                         thousands(MAX_CONTAINS_SCAN)
                     )));
                 }
-                let haystack = if case_sensitive {
-                    text
-                } else {
-                    Cow::Owned(text.to_lowercase())
-                };
-                let present = |phrase: &&str| {
-                    if case_sensitive {
-                        haystack.contains(*phrase)
-                    } else {
-                        haystack.contains(&phrase.to_lowercase())
-                    }
-                };
+                let case = case_rule(case_sensitive);
                 Ok(if negate {
-                    !phrases.iter().any(present)
+                    !matching::contains(&text, &phrases, case, Need::Any)
                 } else {
-                    phrases.iter().all(present)
+                    matching::contains(&text, &phrases, case, Need::All)
                 })
             }
             CheckKind::Regex => {
@@ -292,6 +277,15 @@ impl CheckKind {
                 CheckError::unknown(format!("{} is answered from outside", self.name()), false),
             ),
         }
+    }
+}
+
+/// FEP's `case_sensitive: false` lowercases both sides.
+fn case_rule(case_sensitive: bool) -> Case {
+    if case_sensitive {
+        Case::Sensitive
+    } else {
+        Case::Lowercased
     }
 }
 

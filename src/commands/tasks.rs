@@ -14,7 +14,7 @@ use crate::tasks::report;
 use crate::tasks::run::journal::{self, completion_keys};
 use crate::tasks::run::model::{Model, MODEL_FLAGS};
 use crate::tasks::run::{generate, Generated, Generation, RunSummary, Work};
-use crate::tasks::score::{read_outputs, runs_code, score_all};
+use crate::tasks::score::{read_outputs, runs_code, score_all, ScoreSummary};
 use crate::tasks::validate::{load_tasks, TaskFile};
 use crate::tasks::{MetricName, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
 
@@ -65,7 +65,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let summary = score_all(&file, outputs_display, outputs, code.as_ref())?;
     let mut write_failed = false;
     if let Some(path) = &config.output {
-        if let Err(error) = summary.append_lines(path) {
+        if let Err(error) = append_lines(&summary, path) {
             reporter.diagnose(&error);
             write_failed = true;
         }
@@ -225,7 +225,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         reporter.diagnose(&error);
     }
     if let Some(path) = &config.output {
-        if let Err(error) = scores.append_lines(path) {
+        if let Err(error) = append_lines(&scores, path) {
             reporter.diagnose(&error);
             write_failed = true;
         }
@@ -285,4 +285,13 @@ fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow:
         reporter.warning(format!("skipped: {problem}"));
     }
     Ok(file)
+}
+
+/// Append one line per scored task to the results file `path` (`--output`).
+fn append_lines(summary: &ScoreSummary, path: &Path) -> anyhow::Result<()> {
+    let mut results = ResultsFile::open(path)?;
+    summary
+        .tasks
+        .iter()
+        .try_for_each(|score| results.append(score))
 }

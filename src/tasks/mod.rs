@@ -1,6 +1,6 @@
 //! Task specs (`evalctl tasks validate|render|score|run`): the frozen JSONL task contract, its strict
 //! validator, few-shot rendering, the post-process rules and task scoring with the shared text
-//! metrics of [`crate::metrics`]. What users rely on is documented in `docs/tasks.md`.
+//! metrics of [`crate::scoring`]. What users rely on is documented in `docs/tasks.md`.
 
 pub(crate) mod code_exec;
 mod postprocess;

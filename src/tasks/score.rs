@@ -15,9 +15,9 @@ use crate::error::{bad_input, invalid, Fatal, Problem};
 use crate::input::strict;
 use crate::input::Source;
 use crate::input::{jsonl_lines, parse_object_line};
-use crate::metrics::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 use crate::pool;
 use crate::sandbox::LimitHit;
+use crate::scoring::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 
 /// One model output, as read from the outputs file.
 #[derive(Debug, Clone)]
@@ -276,16 +276,6 @@ pub struct ScoreSummary {
     /// A signal stopped scoring: the aggregates cover the tasks scored before it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
-}
-
-impl ScoreSummary {
-    /// Append one line per scored task to the results file `path` (`--output`).
-    pub fn append_lines(&self, path: &std::path::Path) -> anyhow::Result<()> {
-        let mut results = crate::report::ResultsFile::open(path)?;
-        self.tasks
-            .iter()
-            .try_for_each(|score| results.append(score))
-    }
 }
 
 /// Each task's score against its output (or as missing), in task order, on the worker pool

@@ -21,6 +21,7 @@ use super::args::{CompiledPath, PathCache};
 use super::result::CheckError;
 use super::standard::{as_text, CheckKind};
 use crate::input::strict;
+use crate::scoring::json::schema_validator;
 use crate::text::{clip, one_line};
 pub use provider::{AllowedEndpoint, EndpointPolicy, KeySource, ProviderSettings};
 
@@ -425,10 +426,7 @@ pub fn prepare(
                 .map_err(|reason| problems.push(("prompt".into(), reason)))
                 .ok();
             let response_format = setting("response_format").cloned().unwrap_or(Value::Null);
-            let validator = jsonschema::options()
-                .with_draft(jsonschema::Draft::Draft202012)
-                .with_pattern_options(jsonschema::PatternOptions::regex())
-                .build(&response_format)
+            let validator = schema_validator(&response_format)
                 .map_err(|err| {
                     problems.push((
                         "response_format".into(),

@@ -8,9 +8,11 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::config::{decode, RawConfig};
-use super::json::{compile_schema, equal_as_f64, parse_document, validate_against, CompiledSchema};
-use super::text::{collapse_whitespace, compile_regex, go_quote, RegexCache};
+use super::json::{compile_schema, parse_document, validate_against, CompiledSchema};
+use super::text::{compile_regex, go_quote, RegexCache};
 use super::{Comparison, Verdict};
+use crate::scoring::json::equal_as_f64;
+use crate::scoring::normalize::collapse_whitespace;
 
 /// A lenient config decode whose error reads `invalid <kind> config: …`.
 fn lenient<T: serde::de::DeserializeOwned + Default>(

@@ -1,20 +1,20 @@
 //! The overlap-scored validators: token_f1, bleu_score, rouge_score and chrf_score, with the
 //! reference's own formulas (BLEU "method1" = 1/(total+1), orders capped by the candidate; chrF
 //! orders capped by the shorter text; ROUGE both-empty = 0). These are deliberately not the
-//! task-spec metrics in `crate::metrics`, which follow sacrebleu / rouge-score; they share only
-//! its longest-common-subsequence count.
-
-use std::collections::HashMap;
-use std::hash::Hash;
+//! task metrics of `crate::scoring`, which follow sacrebleu / rouge-score; they share the core's
+//! overlap counts (n-grams, clipped overlap, token F1, LCS, F-measure) and normalisers.
 
 use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::config::{check_strict, RawConfig};
 use super::gofmt::go_f4;
-use super::text::{evidence, normalize, prepare_text, threshold_problem, within_pair_limit};
+use super::text::{evidence, normalize, threshold_problem};
 use super::{Comparison, ConfigProblem};
-use crate::metrics::lcs_length;
+use crate::scoring::normalize::prepare;
+use crate::scoring::overlap::{
+    clipped_overlap, f_score, lcs_length, ngram_counts, token_f1 as overlap_f1, within_pair_limit,
+};
 
 /// `score %.4f is below threshold %.4f`.
 fn below_threshold(score: f64, threshold: f64) -> String {
@@ -41,64 +41,7 @@ fn against_threshold<const N: usize>(
     .with_evidence(raw)
 }
 
-/// F-beta of a precision and a recall (0 when both are 0).
-fn f_score(precision: f64, recall: f64, beta: f64) -> f64 {
-    if precision == 0.0 && recall == 0.0 {
-        return 0.0;
-    }
-    let beta2 = beta * beta;
-    let denominator = beta2 * precision + recall;
-    if denominator == 0.0 {
-        0.0
-    } else {
-        (1.0 + beta2) * precision * recall / denominator
-    }
-}
-
-/// Counts of every n-gram of `items`.
-fn ngram_counts<T: Eq + Hash>(items: &[T], n: usize) -> HashMap<&[T], usize> {
-    let mut counts = HashMap::new();
-    if n > 0 && items.len() >= n {
-        for window in items.windows(n) {
-            *counts.entry(window).or_insert(0) += 1;
-        }
-    }
-    counts
-}
-
-/// Σ over the candidate's n-grams of min(candidate count, reference count).
-fn clipped_overlap<T: Eq + Hash>(
-    candidate: &HashMap<&[T], usize>,
-    reference: &HashMap<&[T], usize>,
-) -> usize {
-    candidate
-        .iter()
-        .map(|(gram, count)| (*count).min(reference.get(gram).copied().unwrap_or(0)))
-        .sum()
-}
-
 // ---- token_f1 -------------------------------------------------------------------------------
-
-/// How many tokens the two lists share, counting repeats (the clipped unigram overlap), by
-/// merging the sorted lists.
-fn common_tokens(candidate: &[&str], reference: &[&str]) -> usize {
-    let (mut candidate, mut reference) = (candidate.to_vec(), reference.to_vec());
-    candidate.sort_unstable();
-    reference.sort_unstable();
-    let (mut left, mut right, mut common) = (0, 0, 0);
-    while let (Some(a), Some(b)) = (candidate.get(left), reference.get(right)) {
-        match a.cmp(b) {
-            std::cmp::Ordering::Less => left += 1,
-            std::cmp::Ordering::Greater => right += 1,
-            std::cmp::Ordering::Equal => {
-                common += 1;
-                left += 1;
-                right += 1;
-            }
-        }
-    }
-    common
-}
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -151,15 +94,8 @@ pub(super) fn token_f1(config: &TokenF1Config, actual: &str, expected: &str) -> 
         (true, true) => (0, 1.0, 1.0, 1.0),
         (true, false) | (false, true) => (0, 0.0, 0.0, 0.0),
         (false, false) => {
-            let overlap = common_tokens(&predicted, &reference);
-            let precision = overlap as f64 / predicted.len() as f64;
-            let recall = overlap as f64 / reference.len() as f64;
-            let score = if precision == 0.0 || recall == 0.0 {
-                0.0
-            } else {
-                2.0 * precision * recall / (precision + recall)
-            };
-            (overlap, precision, recall, score)
+            let f1 = overlap_f1(&predicted, &reference);
+            (f1.overlap, f1.precision, f1.recall, f1.f1)
         }
     };
     against_threshold(
@@ -230,10 +166,10 @@ fn prepared_sides(
     expected: &str,
 ) -> Result<(String, Vec<String>), String> {
     let references = references(kind, expected)?;
-    let candidate = prepare_text(actual, prep.normalize, prep.case_insensitive);
+    let candidate = prepare(actual, prep.normalize, prep.case_insensitive);
     let references = references
         .iter()
-        .map(|reference| prepare_text(reference, prep.normalize, prep.case_insensitive))
+        .map(|reference| prepare(reference, prep.normalize, prep.case_insensitive))
         .collect();
     Ok((candidate, references))
 }

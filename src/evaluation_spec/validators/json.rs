@@ -1,17 +1,19 @@
 //! The JSON validators: json_schema (2020-12 by default; a schema declaring draft-07 gets
 //! draft-07 rules, where the reference applies 2020-12 rules to it; through the `jsonschema` crate
 //! with the linear-time `regex` engine for `pattern`) and json_path_match (the reference's
-//! small path language and comparators), plus the JSON equality rules other validators share.
+//! small path language and comparators). Deep equality and schema compilation are the core's
+//! ([`crate::scoring::json`]).
 //!
 //! Documents are decoded with serde_json, whose nesting limit (128) turns a 10,000-deep document
 //! into a clear `recursion limit exceeded` error instead of a stack overflow.
 
 use serde::Deserialize;
-use serde_json::{json, Number, Value};
+use serde_json::{json, Value};
 
 use super::cache::LastCompiled;
 use super::text::{evidence, go_quote};
 use super::Comparison;
+use crate::scoring::json::{equal_typed, schema_validator};
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const DRAFTS_07: &[&str] = &[
@@ -25,58 +27,6 @@ pub(super) fn parse_document(text: &str) -> Result<Value, String> {
 }
 
 // ---- equality rules -------------------------------------------------------------------------
-
-/// Deep equality with every number compared as an f64 (file_content_match `json_equal`,
-/// tool-call argument fragments).
-pub(super) fn equal_as_f64(a: &Value, b: &Value) -> bool {
-    deep_equal(a, b, |a, b| {
-        a.as_f64() == b.as_f64() && a.as_f64().is_some()
-    })
-}
-
-/// Deep equality of two values, numbers compared by `numbers_equal`.
-fn deep_equal(a: &Value, b: &Value, numbers_equal: fn(&Number, &Number) -> bool) -> bool {
-    match (a, b) {
-        (Value::Number(a), Value::Number(b)) => numbers_equal(a, b),
-        (Value::Array(a), Value::Array(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .zip(b)
-                    .all(|(a, b)| deep_equal(a, b, numbers_equal))
-        }
-        (Value::Object(a), Value::Object(b)) => {
-            a.len() == b.len()
-                && a.iter()
-                    .all(|(key, a)| b.get(key).is_some_and(|b| deep_equal(a, b, numbers_equal)))
-        }
-        _ => a == b,
-    }
-}
-
-/// A number as the reference normalises it: an integer literal, or a float.
-#[derive(PartialEq)]
-enum TypedNumber {
-    Integer(i64),
-    Float(f64),
-}
-
-fn typed_number(number: &Number) -> Option<TypedNumber> {
-    let literal = number.to_string();
-    if !literal.contains(['.', 'e', 'E']) {
-        if let Ok(integer) = literal.parse::<i64>() {
-            return Some(TypedNumber::Integer(integer));
-        }
-    }
-    number.as_f64().map(TypedNumber::Float)
-}
-
-/// Deep equality where an integer literal and a float literal differ (`1` ≠ `1.0`).
-fn equal_typed(a: &Value, b: &Value) -> bool {
-    deep_equal(a, b, |a, b| {
-        let a = typed_number(a);
-        a.is_some() && a == typed_number(b)
-    })
-}
 
 /// json_path_match's `equals`: a top-level number compares by value (10 == 10.0); anything else
 /// by typed deep equality.
@@ -118,10 +68,7 @@ pub(super) fn compile_schema(schema: &Value) -> Result<CompiledSchema, String> {
             ));
         }
     };
-    jsonschema::options()
-        .with_draft(jsonschema::Draft::Draft202012)
-        .with_pattern_options(jsonschema::PatternOptions::regex())
-        .build(schema)
+    schema_validator(schema)
         .map(|validator| CompiledSchema { validator, draft })
         .map_err(|err| {
             let stage = match err.kind() {

@@ -10,9 +10,10 @@ use serde_json::json;
 use unicode_general_category::{get_general_category, GeneralCategory};
 
 use super::config::{check_strict, RawConfig};
-use super::text::{collapse_whitespace, evidence, go_quote};
+use super::text::{evidence, go_quote};
 use super::{Comparison, ConfigProblem};
 use crate::evaluation_spec::gostr::go_g;
+use crate::scoring::normalize::collapse_whitespace;
 
 /// Deeper nesting than this (parentheses, unary signs, powers) is refused, not recursed into.
 const MAX_DEPTH: usize = 200;

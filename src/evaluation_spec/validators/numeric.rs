@@ -8,9 +8,10 @@ use serde::Deserialize;
 use serde_json::json;
 
 use super::config::{check_strict, decode, Problems, RawConfig};
-use super::text::{evidence, go_quote, strip_currency, without_chars};
+use super::text::{evidence, go_quote};
 use super::{Comparison, ConfigProblem};
 use crate::evaluation_spec::gostr::go_g;
+use crate::scoring::normalize::{strip_currency, without_chars};
 
 /// The leftmost number `extract_number` takes (ASCII digits only).
 static NUMBER: LazyLock<Regex> = LazyLock::new(|| {

@@ -1,10 +1,10 @@
-//! The simple text validators (exact_match, contains, regex_match, boolean_assert), the
-//! normalisation steps shared by normalized_match and token_f1, fuzzy_match and normalized_match.
+//! The simple text validators (exact_match, contains, regex_match, boolean_assert), the named
+//! normalisation steps shared by normalized_match and token_f1 (each a normaliser of
+//! [`crate::scoring::normalize`]), fuzzy_match and normalized_match.
 
 use regex::Regex;
 use serde::Deserialize;
 use serde_json::{json, Value};
-use unicode_general_category::{get_general_category, GeneralCategory};
 use unicode_normalization::UnicodeNormalization;
 
 use super::cache::LastCompiled;
@@ -12,7 +12,12 @@ use super::config::{check_strict, in_unit_range, Problems, RawConfig};
 use super::gofmt::go_f4;
 use super::{Comparison, ConfigProblem, RawOutput};
 use crate::patterns::{self, PatternError, RegexFlags};
-use crate::text::thousands;
+use crate::scoring::matching::{self, Case, Need};
+use crate::scoring::normalize::{
+    case_fold, collapse_whitespace, is_punctuation_or_symbol, prepare, remove_articles, sort_lines,
+    sort_words, strip_currency, without_chars,
+};
+use crate::scoring::overlap::levenshtein;
 
 /// The last regex compiled from an evidence string.
 pub(super) type RegexCache = LastCompiled<Regex>;
@@ -37,11 +42,12 @@ fn one_line_regex_error(reason: &str) -> String {
 }
 
 pub(super) fn exact_match(actual: &str, expected: &str) -> Comparison {
-    Comparison::binary(actual == expected, "")
+    Comparison::binary(matching::exact(actual, expected, Case::Sensitive), "")
 }
 
 pub(super) fn contains(actual: &str, expected: &str) -> Comparison {
-    Comparison::binary(actual.contains(expected), "")
+    let found = matching::contains(actual, &[expected], Case::Sensitive, Need::All);
+    Comparison::binary(found, "")
 }
 
 pub(super) fn regex_match(cache: &RegexCache, actual: &str, expected: &str) -> Comparison {
@@ -93,166 +99,6 @@ pub(super) const NORMALIZATION_STEPS: &[&str] = &[
     "sort_lines",
 ];
 
-/// The currency tokens `strip_currency` and `extract_number` remove.
-pub(super) const CURRENCY_TOKENS: &[&str] =
-    &["$", "€", "£", "¥", "₹", "USD", "EUR", "GBP", "JPY", "INR"];
-
-/// Whether `text` starts with a byte some currency token starts with: most characters need no
-/// token compared.
-fn may_start_currency(text: &[u8]) -> bool {
-    matches!(
-        text.first(),
-        Some(b'$' | 0xC2 | 0xE2 | b'U' | b'E' | b'G' | b'J' | b'I')
-    )
-}
-
-/// Remove every currency token in one left-to-right scan (the first token that matches at a
-/// position wins).
-pub(super) fn strip_currency(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut kept = 0; // text[kept..at] is kept and not yet copied
-    let mut at = 0;
-    while at < text.len() {
-        // A byte a token may start with is ASCII or a lead byte: `at` is on a char boundary.
-        let token = may_start_currency(&text.as_bytes()[at..])
-            .then(|| {
-                CURRENCY_TOKENS
-                    .iter()
-                    .find(|token| text.as_bytes()[at..].starts_with(token.as_bytes()))
-            })
-            .flatten();
-        match token {
-            Some(token) => {
-                out.push_str(&text[kept..at]);
-                at += token.len();
-                kept = at;
-            }
-            None => at += 1,
-        }
-    }
-    out.push_str(&text[kept..]);
-    out
-}
-
-/// Replace every run of the ASCII white space TAB, LF, FF, CR, SPACE with one space (not VT).
-pub(super) fn collapse_whitespace(text: &str) -> String {
-    let is_space = |byte: &u8| matches!(byte, b'\t' | b'\n' | b'\x0c' | b'\r' | b' ');
-    let bytes = text.as_bytes();
-    let mut out = String::with_capacity(text.len());
-    let mut at = 0;
-    // Runs of white space are cut at ASCII bytes, so on char boundaries.
-    while let Some(run) = bytes[at..].iter().position(is_space) {
-        out.push_str(&text[at..at + run]);
-        out.push(' ');
-        at += run;
-        at += bytes[at..].iter().take_while(|byte| is_space(byte)).count();
-    }
-    out.push_str(&text[at..]);
-    out
-}
-
-/// Full Unicode case folding (`ß` → `ss`).
-pub(super) fn case_fold(text: &str) -> String {
-    if text.is_ascii() {
-        // Folding changes only A-Z among ASCII characters.
-        text.to_ascii_lowercase()
-    } else {
-        caseless::default_case_fold_str(text)
-    }
-}
-
-/// `normalize` (trim + collapse) then `case_insensitive` (case fold).
-pub(super) fn prepare_text(text: &str, normalize: bool, case_insensitive: bool) -> String {
-    let text = if normalize {
-        collapse_whitespace(text.trim())
-    } else {
-        text.to_string()
-    };
-    if case_insensitive {
-        case_fold(&text)
-    } else {
-        text
-    }
-}
-
-fn is_punctuation_or_symbol(ch: char) -> bool {
-    if ch.is_ascii() {
-        // The same answer as the category lookup (a unit test checks every ASCII character).
-        return ch.is_ascii_punctuation();
-    }
-    in_punctuation_or_symbol_category(ch)
-}
-
-/// Whether `ch`'s Unicode general category is a punctuation (P*) or symbol (S*) one.
-fn in_punctuation_or_symbol_category(ch: char) -> bool {
-    use GeneralCategory::*;
-    matches!(
-        get_general_category(ch),
-        ConnectorPunctuation
-            | DashPunctuation
-            | OpenPunctuation
-            | ClosePunctuation
-            | InitialPunctuation
-            | FinalPunctuation
-            | OtherPunctuation
-            | MathSymbol
-            | CurrencySymbol
-            | ModifierSymbol
-            | OtherSymbol
-    )
-}
-
-/// Each whole-word `a`, `an`, `the` (lower case, ASCII word boundaries) becomes one space.
-fn remove_articles(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let is_word = |index: usize| {
-        bytes
-            .get(index)
-            .is_some_and(|byte| byte.is_ascii_alphanumeric() || *byte == b'_')
-    };
-    let mut out = String::with_capacity(text.len());
-    let mut kept = 0; // text[kept..index] is kept and not yet copied
-    let mut index = 0;
-    while index < bytes.len() {
-        let at_boundary = index == 0 || !is_word(index - 1);
-        // An article is ASCII: it never starts inside a multi-byte char, so `index` is then on
-        // a char boundary.
-        let article = at_boundary
-            .then(|| {
-                ["the", "an", "a"].into_iter().find(|article| {
-                    bytes[index..].starts_with(article.as_bytes())
-                        && !is_word(index + article.len())
-                })
-            })
-            .flatten();
-        match article {
-            Some(article) => {
-                out.push_str(&text[kept..index]);
-                out.push(' ');
-                index += article.len();
-                kept = index;
-            }
-            None => index += 1,
-        }
-    }
-    out.push_str(&text[kept..]);
-    out
-}
-
-/// `text` without the chars `drop` picks, copied a run of kept chars at a time.
-pub(super) fn without_chars(text: &str, drop: impl Fn(char) -> bool) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut kept = 0;
-    for (at, ch) in text.char_indices() {
-        if drop(ch) {
-            out.push_str(&text[kept..at]);
-            kept = at + ch.len_utf8();
-        }
-    }
-    out.push_str(&text[kept..]);
-    out
-}
-
 /// Apply one normalisation step; an unknown step is an error.
 pub(super) fn apply_step(step: &str, text: &str) -> Result<String, String> {
     Ok(match step {
@@ -264,17 +110,8 @@ pub(super) fn apply_step(step: &str, text: &str) -> Result<String, String> {
         "strip_formatting" => without_chars(text, |ch| matches!(ch, ',' | '(' | ')' | '[' | ']')),
         "normalize_unicode" => text.nfkc().collect(),
         "remove_articles" => remove_articles(text),
-        "sort_words" => {
-            let mut words: Vec<&str> = text.split_whitespace().collect();
-            words.sort_unstable();
-            words.join(" ")
-        }
-        "sort_lines" => {
-            let unified = text.replace("\r\n", "\n");
-            let mut lines: Vec<&str> = unified.split('\n').collect();
-            lines.sort_unstable();
-            lines.join("\n")
-        }
+        "sort_words" => sort_words(text),
+        "sort_lines" => sort_lines(text),
         other => return Err(format!("unknown normalization step {}", go_quote(other))),
     })
 }
@@ -313,50 +150,13 @@ pub(super) fn threshold_problem(threshold: Option<f64>, problems: &mut Problems)
     }
 }
 
-/// The most pairs of items (runes for `fuzzy_match`, tokens for `rouge_score`'s rouge-l) one
-/// quadratic comparison may take: the work of an edit distance or a longest common subsequence
-/// grows with the product of the two lengths.
-pub(super) const MAX_COMPARED_PAIRS: u64 = 100_000_000;
-
-/// `Err` with the reason when comparing `a` by `b` items (`item` names one) is over
-/// [`MAX_COMPARED_PAIRS`].
-pub(super) fn within_pair_limit(a: usize, b: usize, item: &str) -> Result<(), String> {
-    let pairs = (a as u64).saturating_mul(b as u64);
-    if pairs > MAX_COMPARED_PAIRS {
-        return Err(format!(
-            "would compare {a} × {b} {item}s (limit: {} {item} pairs)",
-            thousands(MAX_COMPARED_PAIRS)
-        ));
-    }
-    Ok(())
-}
-
-/// The Levenshtein distance in chars, as `strsim::levenshtein`, computed without the common
-/// prefix and suffix (they never change it, and near-matches are mostly that); `Err` when what
-/// remains is over [`MAX_COMPARED_PAIRS`].
-fn levenshtein(a: &str, b: &str) -> Result<usize, String> {
-    let common = |a: &mut dyn Iterator<Item = char>, b: &mut dyn Iterator<Item = char>| -> usize {
-        a.zip(b)
-            .take_while(|(x, y)| x == y)
-            .map(|(x, _)| x.len_utf8())
-            .sum()
-    };
-    // Equal chars have equal UTF-8 lengths, so both cuts fall on char boundaries in both texts.
-    let prefix = common(&mut a.chars(), &mut b.chars());
-    let (a, b) = (&a[prefix..], &b[prefix..]);
-    let suffix = common(&mut a.chars().rev(), &mut b.chars().rev());
-    let (a, b) = (&a[..a.len() - suffix], &b[..b.len() - suffix]);
-    within_pair_limit(a.chars().count(), b.chars().count(), "rune")?;
-    Ok(strsim::levenshtein(a, b))
-}
-
 pub(super) fn fuzzy_match(config: &FuzzyConfig, actual: &str, expected: &str) -> Comparison {
     let threshold = config.threshold.unwrap_or(0.8).clamp(0.0, 1.0);
     let case_insensitive = config.case_insensitive.unwrap_or(false);
     let normalize = config.normalize.unwrap_or(false);
     let (actual, expected) = (
-        prepare_text(actual, normalize, case_insensitive),
-        prepare_text(expected, normalize, case_insensitive),
+        prepare(actual, normalize, case_insensitive),
+        prepare(expected, normalize, case_insensitive),
     );
     let (actual_len, expected_len) = (actual.chars().count(), expected.chars().count());
     if actual_len > FUZZY_MAX_RUNES || expected_len > FUZZY_MAX_RUNES {
@@ -474,39 +274,6 @@ mod tests {
     use super::*;
 
     #[test]
-    fn ascii_punctuation_is_the_punctuation_and_symbol_categories() {
-        for ch in (0u8..128).map(char::from) {
-            let by_category = in_punctuation_or_symbol_category(ch);
-            assert_eq!(is_punctuation_or_symbol(ch), by_category, "{ch:?}");
-        }
-    }
-
-    #[test]
-    fn articles_whitespace_and_punctuation_are_removed_around_multibyte_text() {
-        assert_eq!(
-            remove_articles("the cat, a dog an_t the"),
-            "  cat,   dog an_t  "
-        );
-        assert_eq!(remove_articles("éthe théa à the"), "é  thé  à  ");
-        assert_eq!(collapse_whitespace(" é \t\n ü  "), " é ü ");
-        assert_eq!(
-            without_chars("¿Qué?—sí, «ok»!", is_punctuation_or_symbol),
-            "Quésí ok"
-        );
-    }
-
-    #[test]
-    fn every_currency_token_passes_the_first_byte_check() {
-        for token in CURRENCY_TOKENS {
-            assert!(may_start_currency(token.as_bytes()), "{token}");
-        }
-        assert_eq!(
-            strip_currency("USD 1,200 € and ¥3 or $4 GBp"),
-            " 1,200  and 3 or 4 GBp"
-        );
-    }
-
-    #[test]
     fn steps_follow_the_reference() {
         let step = |name: &str, text: &str| apply_step(name, text).unwrap_or_default();
         assert_eq!(step("lowercase", "Straße"), "strasse");
@@ -535,53 +302,5 @@ mod tests {
     fn backreferences_are_a_pack_error_not_a_crash() {
         let outcome = regex_match(&RegexCache::default(), "aa", r"(a)\1");
         assert!(outcome.reason.starts_with("invalid regex pattern: "));
-    }
-
-    #[test]
-    fn trimmed_levenshtein_and_ascii_folding_match_the_full_ones() {
-        let texts = [
-            "",
-            "a",
-            "ab",
-            "ba",
-            "kitten",
-            "sitting",
-            "The capital of France is Paris.",
-            "The capital of France is Lyon.",
-            "the capital of france is paris",
-            "aaaa",
-            "aa",
-            "ßtraße",
-            "strasse",
-            "é",
-            "e\u{301}",
-            "日本語",
-            "日本",
-            "x日本語x",
-            "Ǆ Ⅻ ﬃ",
-        ];
-        for a in texts {
-            assert_eq!(case_fold(a), caseless::default_case_fold_str(a), "{a}");
-            for b in texts {
-                assert_eq!(
-                    levenshtein(a, b),
-                    Ok(strsim::levenshtein(a, b)),
-                    "{a:?} {b:?}"
-                );
-            }
-        }
-        let (long_a, long_b) = ("a".repeat(10_001), "b".repeat(10_000));
-        assert_eq!(
-            levenshtein(&format!("x{long_a}y"), &format!("x{long_b}y")),
-            Err("would compare 10001 × 10000 runes (limit: 100,000,000 rune pairs)".into())
-        );
-        let same = format!("{long_a}{long_b}");
-        assert_eq!(
-            levenshtein(&same, &same),
-            Ok(0),
-            "common parts cost nothing"
-        );
-        let ascii: String = (0u8..128).map(char::from).collect();
-        assert_eq!(case_fold(&ascii), caseless::default_case_fold_str(&ascii));
     }
 }

@@ -6,9 +6,9 @@ use serde_json::{json, Value};
 
 use super::config::{check_required, decode, run_time_text, Problems, RawConfig};
 use super::gofmt::go_list;
-use super::json::equal_as_f64;
 use super::text::evidence;
 use super::{Comparison, ConfigProblem, ResultState, ToolCall, ValidatorOutcome, Verdict};
+use crate::scoring::json::equal_as_f64;
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(deny_unknown_fields)]

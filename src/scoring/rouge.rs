@@ -1,6 +1,8 @@
 //! ROUGE-L exactly as rouge-score's `RougeScorer(["rougeL"]).score(reference, output)` F-measure
 //! with the default tokeniser and no stemmer.
 
+use super::overlap::{f_score, lcs_length};
+
 /// rouge-score's default tokeniser: lowercase, then every maximal run of `[a-z0-9]` is a token;
 /// everything else (including non-ASCII letters) separates tokens.
 fn rouge_tokenize(text: &str) -> Vec<String> {
@@ -9,23 +11,6 @@ fn rouge_tokenize(text: &str) -> Vec<String> {
         .filter(|token| !token.is_empty())
         .map(str::to_string)
         .collect()
-}
-
-/// The length of the longest common subsequence of two token lists.
-pub fn lcs_length<T: PartialEq>(a: &[T], b: &[T]) -> usize {
-    let mut previous = vec![0usize; b.len() + 1];
-    let mut current = vec![0usize; b.len() + 1];
-    for x in a {
-        for (j, y) in b.iter().enumerate() {
-            current[j + 1] = if x == y {
-                previous[j] + 1
-            } else {
-                previous[j + 1].max(current[j])
-            };
-        }
-        std::mem::swap(&mut previous, &mut current);
-    }
-    previous[b.len()]
 }
 
 /// ROUGE-L F-measure of `output` against `reference`, in [0, 1]: LCS over the tokens, precision
@@ -37,19 +22,13 @@ pub fn rouge_l(output: &str, reference: &str) -> f64 {
         return 0.0;
     }
     let lcs = lcs_length(&reference, &output) as f64;
-    let precision = lcs / output.len() as f64;
-    let recall = lcs / reference.len() as f64;
-    if precision + recall > 0.0 {
-        2.0 * precision * recall / (precision + recall)
-    } else {
-        0.0
-    }
+    f_score(lcs / output.len() as f64, lcs / reference.len() as f64, 1.0)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{assert_scores, close};
+    use crate::scoring::{assert_scores, close};
 
     #[test]
     fn tokenizer_keeps_ascii_alphanumerics_only() {

@@ -1,23 +1,36 @@
-//! Pure text metrics for task scoring, kept free of I/O so any scorer can share them: exact match, SQuAD v1.1 token
-//! F1, sentence BLEU (sacrebleu's `sentence_bleu` defaults) and ROUGE-L (rouge-score's `rougeL`).
+//! The scoring core under the three vocabularies (FEP checks in `checks`, evaluation-spec
+//! validators in `evaluation_spec::validators`, task metrics in `tasks`): pure functions, free of
+//! I/O, that each vocabulary names, configures and words as its reference does.
 //!
-//! Every function takes the model output first and one reference second, returns a score in
-//! [0, 1], has no side effects, and is pinned to the reference implementation people compare
-//! against (a committed golden file checks agreement to 1e-9). Where those implementations lean on
-//! Python string semantics (`str.split()`, `str.lower()`), [`pytext`] reproduces them.
+//! - [`normalize`]: case folding, white space, punctuation, currency, articles, sorting, SQuAD's
+//!   answer normalisation; `pytext`: Python's `str` semantics the Python references rely on.
+//! - [`matching`]: exact and substring matching under a case rule.
+//! - [`overlap`]: n-gram counts, clipped overlap, token F1, LCS, edit distance, F-measure.
+//! - [`json`]: deep JSON equality under a number rule, JSON Schema validators.
+//! - The task metrics below: exact match, SQuAD v1.1 token F1, sentence BLEU (sacrebleu's
+//!   `sentence_bleu` defaults) and ROUGE-L (rouge-score's `rougeL`). Each takes the model output
+//!   first and one reference second, returns a score in [0, 1], and is pinned to its reference
+//!   implementation (a committed golden file checks agreement to 1e-9).
+//!
+//! Where two references define a concept differently, the core offers both under their own names
+//! (two white-space rules, two article rules, two BLEUs); it imports no vocabulary.
 
 mod bleu;
 mod f1;
+pub mod json;
+pub mod matching;
+pub mod normalize;
+pub mod overlap;
 mod pytext;
 mod rouge;
 
 pub use bleu::bleu_4;
 pub use f1::squad_f1;
-pub use rouge::{lcs_length, rouge_l};
+pub use rouge::rouge_l;
 
 /// 1.0 when `output` and `reference` are the same string, else 0.0. No normalisation.
 pub fn exact_match(output: &str, reference: &str) -> f64 {
-    if output == reference {
+    if matching::exact(output, reference, matching::Case::Sensitive) {
         1.0
     } else {
         0.0

@@ -2,8 +2,7 @@
 //! the `13a` tokeniser, no lowercasing, `exp` smoothing, effective order, n-grams up to 4 — divided
 //! by 100 so the score lies in [0, 1].
 
-use std::collections::HashMap;
-
+use super::overlap::{clipped_overlap, ngram_counts};
 use super::pytext;
 
 const MAX_ORDER: usize = 4;
@@ -94,17 +93,6 @@ fn substitute_pairs(
     out
 }
 
-/// Every n-gram of order 1..=4 with its count.
-fn ngram_counts(tokens: &[String]) -> HashMap<&[String], usize> {
-    let mut counts = HashMap::new();
-    for n in 1..=MAX_ORDER {
-        for ngram in tokens.windows(n) {
-            *counts.entry(ngram).or_insert(0) += 1;
-        }
-    }
-    counts
-}
-
 /// sacrebleu `sentence_bleu(output, [reference]).score / 100`: 13a tokens, clipped n-gram
 /// precisions for n = 1..=4 with `exp` smoothing for orders without a match, the geometric mean
 /// over the orders the output is long enough for, times the brevity penalty. 0.0 when no unigram
@@ -114,15 +102,13 @@ fn ngram_counts(tokens: &[String]) -> HashMap<&[String], usize> {
 pub fn bleu_4(output: &str, reference: &str) -> f64 {
     let hypothesis = tokenize_13a(output);
     let reference = tokenize_13a(reference);
-    let reference_counts = ngram_counts(&reference);
     let mut correct = [0usize; MAX_ORDER];
     let mut total = [0usize; MAX_ORDER];
-    for (ngram, count) in ngram_counts(&hypothesis) {
-        let order = ngram.len() - 1;
-        total[order] += count;
-        if let Some(&in_reference) = reference_counts.get(ngram) {
-            correct[order] += count.min(in_reference);
-        }
+    for order in 0..MAX_ORDER {
+        let n = order + 1;
+        total[order] = (hypothesis.len() + 1).saturating_sub(n);
+        correct[order] =
+            clipped_overlap(&ngram_counts(&hypothesis, n), &ngram_counts(&reference, n));
     }
     if correct.iter().all(|&c| c == 0) {
         return 0.0;
@@ -155,7 +141,7 @@ pub fn bleu_4(output: &str, reference: &str) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::metrics::{assert_scores, close};
+    use crate::scoring::{assert_scores, close};
 
     #[test]
     fn tokenizer_matches_13a() {
