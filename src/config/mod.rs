@@ -48,7 +48,7 @@ pub struct RunConfig {
     /// `--generate`: the task models that answer each candidate rendered per example.
     pub generate: Option<crate::generate::GenerateSpec>,
     /// `--price`, `--max-cost`: what the task models' and the judge's calls cost, and the budget.
-    pub pricing: crate::generate::price::Pricing,
+    pub pricing: crate::llm::price::Pricing,
     /// `--score-range`: which scores the shared validator accepts.
     pub score_range: ScoreRange,
     /// Concurrency, timeouts, retries, limits.

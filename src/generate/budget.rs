@@ -5,7 +5,7 @@
 
 use std::cell::Cell;
 
-use super::price::Prices;
+use crate::llm::price::Prices;
 use crate::runner::CallRecord;
 
 /// The budget of a run and what it has spent.

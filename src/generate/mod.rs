@@ -7,12 +7,11 @@
 //!   finds, before any call, every example a candidate cannot be rendered for;
 //! - [`Generator`] holds the task models and answers the runner's calls (with retries, and the
 //!   completion cache under `--cache`), and probes each model in preflight;
-//! - [`price`] reads the prices of the task models and the judge, whose cost the summary
-//!   reports, and [`budget`] holds a run within `--max-cost` (with or without `--generate`).
+//! - [`budget`] holds a run within `--max-cost` (with or without `--generate`), at the prices
+//!   of `crate::llm::price`.
 
 pub mod budget;
 pub mod messages;
-pub mod price;
 pub mod template;
 
 use std::collections::HashMap;

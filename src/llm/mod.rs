@@ -10,11 +10,13 @@
 //!   limit the server announced is waited out and sent again without using the caller's
 //!   retries; other failures go to the caller's retries;
 //! - [`pacer`] adapts the rate and the requests in flight to the limits the server announces;
-//! - [`reply`] reads the replies: the message, the completion text, embeddings and usage.
+//! - [`reply`] reads the replies: the message, the completion text, embeddings and usage;
+//! - [`price`] holds what the models cost (`--price`, `[prices]`) and what a call's tokens cost.
 
 pub mod client;
 pub mod endpoint;
 pub mod pacer;
+pub mod price;
 pub mod reply;
 pub mod request;
 

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use super::interval;
 use super::runs::Partial;
-use crate::generate::price::{Price, Prices};
+use crate::llm::price::{Price, Prices};
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
 pub use crate::runner::{EvaluatorInfo, RunIdentity, RunInfo, Splits};
