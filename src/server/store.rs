@@ -89,6 +89,12 @@ impl Store {
             Err(err) => return Err(db_error(path, format!("cannot create it: {err}"))),
         }
         let writing = open_connection(path)?;
+        // A commit held back by a checkpoint's restart retries every 200 µs, not after SQLite's
+        // backoff of 5, 10, 15 ms sleeps: the answers waiting for it wait no longer than the
+        // restart.
+        writing
+            .busy_handler(Some(retry_soon))
+            .map_err(|err| db_error(path, err))?;
         // Answers wait for their commit, so the writer does not checkpoint (a checkpoint syncs
         // the database, about 10 ms on a virtual machine, which every waiting answer would
         // wait for): a checkpointer thread does, mostly beside the commits (see [`checkpoint`]).
@@ -111,10 +117,13 @@ impl Store {
         }
         let reader = open_connection(path)?;
         let checkpointing = open_connection(path)?;
+        // The database file, for the checkpointer to sync it ahead of a restart (see
+        // [`checkpoint`]).
+        let database = std::fs::File::open(path).map_err(|err| db_error(path, err))?;
         let (committed, commits) = mpsc::sync_channel(1);
         let checkpointer = std::thread::Builder::new()
             .name("evalctl-checkpoint".into())
-            .spawn(move || checkpoint(&checkpointing, &commits))
+            .spawn(move || checkpoint(&checkpointing, &database, &commits))
             .map_err(|err| Fatal::Internal(format!("cannot start the database writer: {err}")))?;
         let (inserts, queue) = mpsc::channel();
         let queued = Arc::new(Queued::default());
@@ -290,13 +299,29 @@ const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
 /// runs it holds to stay well under 1% of the runs answered.
 const RESTART_PAGES: i64 = 16_000;
 
+/// How long a commit held back by a checkpoint waits before it tries again, and how many times
+/// (5 s in all, as `busy_timeout` would).
+const RETRY_AFTER: Duration = Duration::from_micros(200);
+const RETRIES: i32 = 25_000;
+
+/// The writer's busy handler: wait [`RETRY_AFTER`] and try again, up to [`RETRIES`] times.
+fn retry_soon(attempts: i32) -> bool {
+    if attempts >= RETRIES {
+        return false;
+    }
+    std::thread::sleep(RETRY_AFTER);
+    true
+}
+
 /// Copy the committed WAL pages into the database after commits, at most every
 /// [`CHECKPOINT_EVERY`], until the writer has gone. A passive checkpoint runs beside the
 /// writer's commits, never holding one up; but under steady commits the WAL never ends up all
 /// copied between two of them, so it would only grow: past [`RESTART_PAGES`], a checkpoint holds
 /// the commits back while it copies the last pages (the passive ones copied the others) and
-/// syncs, and the next commit starts the WAL over. A failed checkpoint is taken up by the next.
-fn checkpoint(connection: &Connection, commits: &mpsc::Receiver<()>) {
+/// syncs, and the next commit starts the WAL over. The pages the passive checkpoints copied are
+/// synced first, beside the commits (`database`), so that the sync that holds them back has
+/// little left to write. A failed checkpoint is taken up by the next.
+fn checkpoint(connection: &Connection, database: &std::fs::File, commits: &mpsc::Receiver<()>) {
     let run = |mode: &str| {
         connection.query_row(&format!("PRAGMA wal_checkpoint({mode})"), [], |row| {
             row.get::<_, i64>(1)
@@ -313,7 +338,10 @@ fn checkpoint(connection: &Connection, commits: &mpsc::Receiver<()>) {
                 Err(RecvTimeoutError::Disconnected) => return,
             }
         }
-        if run("PASSIVE").is_ok_and(|pages| pages > RESTART_PAGES) {
+        if run("PASSIVE").is_ok_and(|pages| pages > RESTART_PAGES)
+            && database.sync_data().is_ok()
+            && run("PASSIVE").is_ok()
+        {
             let _ = run("RESTART");
         }
         next = Instant::now() + CHECKPOINT_EVERY;
