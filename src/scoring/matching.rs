@@ -15,6 +15,7 @@ pub enum Case {
 
 impl Case {
     /// `text` as this rule compares it.
+    #[inline]
     fn apply(self, text: &str) -> Cow<'_, str> {
         match self {
             Case::Sensitive => Cow::Borrowed(text),
@@ -24,6 +25,7 @@ impl Case {
 }
 
 /// Whether the two texts are equal under `case`.
+#[inline]
 pub fn exact(actual: &str, expected: &str, case: Case) -> bool {
     case.apply(actual) == case.apply(expected)
 }
@@ -39,6 +41,7 @@ pub enum Need {
 
 /// Whether `text` contains the phrases `need` asks for, under `case` (the text is lowercased
 /// once, each phrase once).
+#[inline]
 pub fn contains(text: &str, phrases: &[&str], case: Case, need: Need) -> bool {
     let haystack = case.apply(text);
     let present = |phrase: &&str| haystack.contains(case.apply(phrase).as_ref());
