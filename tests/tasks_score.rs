@@ -135,13 +135,28 @@ fn text_summary_and_stdin_outputs() {
         .write_stdin(std::fs::read(OUTPUTS).unwrap())
         .assert()
         .success()
-        .stdout(predicate::str::contains("scored against outputs <stdin>"))
-        .stdout(predicate::str::contains(
-            "  all                  10      10        0   0.7585\n",
-        ))
-        .stdout(predicate::str::contains(
-            "  summary               2       2        0   0.6256\n",
-        ));
+        .stdout(
+            "tasks fixtures/tasks/tasks.jsonl scored against outputs <stdin>
+
+                    tasks  scored  missing     mean
+  all                  10      10        0   0.7585
+
+by category
+  arithmetic            2       2        0   0.8333
+  mcq                   2       2        0   0.5000
+  code_exec             2       2        0   0.8333
+  classification        2       2        0   1.0000
+  summary               2       2        0   0.6256
+
+by metric
+  exact_match           2       2        0   0.5000
+  f1                    2       2        0   0.8333
+  bleu_4                1       1        0   0.6263
+  rouge_l               1       1        0   0.6250
+  accuracy              2       2        0   1.0000
+  code_exec             2       2        0   0.8333
+",
+        );
 }
 
 #[test]
@@ -164,10 +179,12 @@ fn missing_and_unknown_outputs_are_reported() {
         .arg(&per_task)
         .assert()
         .code(1)
-        .stderr(predicate::str::contains(
-            "warning: 8 of 10 tasks have no output and score 0: arith_002, mcq_001",
-        ))
-        .stderr(predicate::str::contains(":2: no task has id \"nope\""));
+        .stderr(format!(
+            "warning: 8 of 10 tasks have no output and score 0: arith_002, mcq_001, mcq_002, \
+             code_001, code_002, cls_002, sum_001, sum_002\n\
+             warning: {}:2: no task has id \"nope\"\n",
+            outputs.display()
+        ));
     let summary: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
     assert_eq!(summary["overall"]["scored"], 2);
     assert_eq!(summary["overall"]["missing"], 8);
