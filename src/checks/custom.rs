@@ -19,7 +19,7 @@ use std::time::Duration;
 use serde_json::{Map, Value};
 
 use super::standard::{arg, setting, ArgSpec, ArgType, CheckKind};
-use super::Problem;
+use super::{CheckError, Problem};
 use crate::input::strict;
 
 /// How long a custom check's command may take unless its declaration says.
@@ -55,7 +55,7 @@ pub struct CustomCheck {
 }
 
 /// What answers a custom check.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub enum AnsweredBy {
     /// A command, declared by the user.
     Command {
@@ -64,16 +64,41 @@ pub enum AnsweredBy {
         /// How long one evaluation may take.
         timeout: Duration,
     },
-    /// The evaluation-spec validator of this type, comparing `actual` with `expected`.
-    Validator(&'static str),
+    /// The evaluation-spec validator of this type, comparing `actual` with `expected`: answered
+    /// by `answer` where the check is evaluated (on the worker pool; no call is made for it).
+    Validator(&'static str, ValidatorFn),
 }
 
+/// Two custom checks are answered alike when they run the same command, or the same validator
+/// (a validator type has one answering function).
+impl PartialEq for AnsweredBy {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (
+                AnsweredBy::Command { argv, timeout },
+                AnsweredBy::Command {
+                    argv: other_argv,
+                    timeout: other_timeout,
+                },
+            ) => argv == other_argv && timeout == other_timeout,
+            (AnsweredBy::Validator(kind, _), AnsweredBy::Validator(other, _)) => kind == other,
+            _ => false,
+        }
+    }
+}
+
+impl Eq for AnsweredBy {}
+
+/// How the evaluator layer answers a `spec.TYPE` check: the validator's type and the check's
+/// resolved arguments to its results object.
+pub type ValidatorFn = fn(&str, &Value) -> Result<Value, CheckError>;
+
 impl CustomCheck {
-    /// The check type `spec.KIND` of an evaluation-spec validator.
-    pub fn validator(kind: &'static str) -> CustomCheck {
+    /// The check type `spec.KIND` of an evaluation-spec validator, answered by `answer`.
+    pub fn validator(kind: &'static str, answer: ValidatorFn) -> CustomCheck {
         CustomCheck {
             name: format!("{VALIDATOR_PREFIX}{kind}"),
-            by: AnsweredBy::Validator(kind),
+            by: AnsweredBy::Validator(kind, answer),
         }
     }
 
@@ -81,8 +106,8 @@ impl CustomCheck {
     pub fn schema(&self) -> &'static [ArgSpec] {
         match self.by {
             AnsweredBy::Command { .. } => &[],
-            AnsweredBy::Validator("tool_call_assertion") => &TOOL_CALL_ARGS,
-            AnsweredBy::Validator(_) => &VALIDATOR_ARGS,
+            AnsweredBy::Validator("tool_call_assertion", _) => &TOOL_CALL_ARGS,
+            AnsweredBy::Validator(..) => &VALIDATOR_ARGS,
         }
     }
 

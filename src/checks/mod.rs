@@ -29,7 +29,7 @@ use regex::Regex;
 use serde_json::{Map, Value};
 
 pub use args::PathCache;
-pub use custom::{AnsweredBy, CustomCheck, CustomChecks};
+pub use custom::{AnsweredBy, CustomCheck, CustomChecks, ValidatorFn};
 pub use extended::{AllowedEndpoint, Answer, Call, CaseAnswers, EndpointPolicy};
 pub use file::load_checks_file;
 pub use result::{CheckError, CheckResult, Resolved, Results, Status};
@@ -439,9 +439,18 @@ impl Check {
         }
     }
 
-    /// Whether it is answered outside evalctl (an extended or custom check).
+    /// Whether it is answered outside evalctl (an extended check, or a custom check's
+    /// command); a `spec.TYPE` check is answered where it is evaluated.
     pub fn calls_out(&self) -> bool {
-        self.kind.calls_out()
+        self.kind.calls_out() && self.validator().is_none()
+    }
+
+    /// The validator that answers a `spec.TYPE` check, and its type.
+    fn validator(&self) -> Option<(&'static str, ValidatorFn)> {
+        match self.custom()?.by {
+            AnsweredBy::Validator(kind, answer) => Some((kind, answer)),
+            AnsweredBy::Command { .. } => None,
+        }
     }
 
     /// The check type's name: a built-in type's, or the custom type's.
@@ -502,7 +511,7 @@ impl Check {
     }
 
     fn call_for(&self, context: &Value) -> Result<Option<Call>, CheckError> {
-        let Some(calls_out) = &self.calls_out else {
+        let Some(calls_out) = self.calls_out.as_ref().filter(|_| self.calls_out()) else {
             return Ok(None);
         };
         let mut resolved = Vec::with_capacity(self.args.len());
@@ -516,12 +525,7 @@ impl Check {
         Ok(Some(match calls_out {
             CallsOut::Custom(check) => Call::Command {
                 check: Arc::clone(check),
-                arguments: Value::Object(
-                    resolved
-                        .iter()
-                        .map(|arg| (arg.name.to_string(), arg.value.clone()))
-                        .collect(),
-                ),
+                arguments: arguments(&resolved),
             },
             CallsOut::Extended(spec) => match &**spec {
                 Spec::Similarity { .. } => Call::Embed {
@@ -571,7 +575,13 @@ impl Check {
         answer: Option<Answer>,
     ) -> CheckResult<'a> {
         let mut resolved = Vec::with_capacity(self.args.len());
-        let (outcome, execution_time_ms) = if self.calls_out.is_some() {
+        let (outcome, execution_time_ms) = if let Some((kind, answer)) = self.validator() {
+            let outcome = self
+                .resolve_call(context, &mut resolved)
+                .and_then(|_| answer(kind, &arguments(&resolved)))
+                .map(Results::Answered);
+            (outcome, clock.lap_ms())
+        } else if self.calls_out.is_some() {
             let outcome = self
                 .resolve_call(context, &mut resolved)
                 .and_then(|_| {
@@ -771,6 +781,16 @@ impl Context {
             }
         }
     }
+}
+
+/// A custom check's resolved arguments as the object its command or validator receives.
+fn arguments(resolved: &[Resolved<'_>]) -> Value {
+    Value::Object(
+        resolved
+            .iter()
+            .map(|arg| (arg.name.to_string(), arg.value.clone()))
+            .collect(),
+    )
 }
 
 #[cfg(test)]

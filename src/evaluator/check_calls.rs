@@ -64,7 +64,7 @@ pub fn validator_checks() -> impl Iterator<Item = CustomCheck> {
         .filter(|kind| {
             (needs_expected(kind) && !needs_file_target(kind)) || **kind == "tool_call_assertion"
         })
-        .map(|kind| CustomCheck::validator(kind))
+        .map(|kind| CustomCheck::validator(kind, run_validator))
 }
 
 /// The catalog of a local command: the validators' check types and `custom` (`--custom-check`;
@@ -100,7 +100,7 @@ pub fn trusted_catalog(trust: &Trust) -> anyhow::Result<Catalog> {
 /// Why the `config` of a `spec.TYPE` check is not one the spec loader would take, worded as its
 /// evaluation reports it; `None` for any other check or a good config.
 pub fn validator_config_problem(check: &Check) -> Option<String> {
-    let AnsweredBy::Validator(kind) = check.custom()?.by else {
+    let AnsweredBy::Validator(kind, _) = check.custom()?.by else {
         return None;
     };
     config_problem(kind, check.literal("config"))
@@ -293,18 +293,9 @@ impl CheckCaller {
                 AnsweredBy::Command { argv, timeout } => {
                     run_command(&check.name, argv, *timeout, &arguments).await
                 }
-                // A validator computes (ROUGE-L is quadratic): off the async threads.
-                AnsweredBy::Validator(kind) => {
-                    let kind: &'static str = kind;
-                    tokio::task::spawn_blocking(move || run_validator(kind, &arguments))
-                        .await
-                        .unwrap_or_else(|err| {
-                            Err(CheckError::unknown(
-                                format!("the validator failed: {err}"),
-                                false,
-                            ))
-                        })
-                }
+                // Evaluations answer a validator where its check is evaluated and send no call
+                // for it; a call made all the same is answered the same way.
+                AnsweredBy::Validator(kind, answer) => answer(kind, &arguments),
             },
         };
         Answer {
@@ -570,7 +561,7 @@ mod tests {
 
     fn exact_match(actual: &str) -> Option<Call> {
         Some(Call::Command {
-            check: Arc::new(CustomCheck::validator("exact_match")),
+            check: Arc::new(CustomCheck::validator("exact_match", run_validator)),
             arguments: json!({"actual": actual, "expected": "a"}),
         })
     }
