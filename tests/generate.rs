@@ -57,6 +57,24 @@ pub(crate) fn generate_as(sb: &Sandbox, format: &str) -> assert_cmd::Command {
     command
 }
 
+/// `evalctl run --generate --format json` in `sb` over its own `d.jsonl`, answered by its
+/// `model.sh`.
+fn generate_local(sb: &Sandbox) -> assert_cmd::Command {
+    let mut command = sb.evalctl();
+    command.args([
+        "run",
+        "--no-config",
+        "--format",
+        "json",
+        "--generate",
+        "--dataset",
+        "d.jsonl",
+        "--task-model-command",
+        "sh model.sh",
+    ]);
+    command
+}
+
 /// What a result line says about its call, without timings, keys and run metadata.
 fn essentials(record: &Value) -> Value {
     let mut generation = record["generation"].clone();
@@ -241,23 +259,8 @@ fn a_command_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
     sb.write("d.jsonl", "{\"q\": \"2+2\"}\n");
     sb.write("eval.sh", crate::common::LOG_PAYLOAD);
     sb.write("model.sh", "cat >/dev/null\nprintf '4'\n");
-    let output = sb
-        .evalctl()
-        .args([
-            "run",
-            "--no-config",
-            "--format",
-            "json",
-            "--generate",
-            "--dataset",
-            "d.jsonl",
-        ])
-        .args([
-            "--task-model-command",
-            "sh model.sh",
-            "--evaluator-command",
-            "sh eval.sh",
-        ])
+    let output = generate_local(&sb)
+        .args(["--evaluator-command", "sh eval.sh"])
         .args(["--candidate", "What is {{q}}?"])
         .output()
         .unwrap();
@@ -873,22 +876,8 @@ fn resume_scores_again_the_answers_a_failed_evaluator_left() {
     );
     sb.write("down", "");
     let run = |extra: &[&str]| {
-        sb.evalctl()
-            .args([
-                "run",
-                "--no-config",
-                "--format",
-                "json",
-                "--generate",
-                "--dataset",
-                "d.jsonl",
-            ])
-            .args([
-                "--task-model-command",
-                "sh model.sh",
-                "--evaluator-command",
-                "sh eval.sh",
-            ])
+        generate_local(&sb)
+            .args(["--evaluator-command", "sh eval.sh"])
             .args([
                 "--skip-preflight",
                 "--retries",
@@ -1020,18 +1009,8 @@ fn an_http_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"q\": \"2+2\"}\n");
     sb.write("model.sh", "cat >/dev/null\nprintf '4'\n");
-    let output = sb
-        .evalctl()
-        .args([
-            "run",
-            "--no-config",
-            "--format",
-            "json",
-            "--generate",
-            "--dataset",
-            "d.jsonl",
-        ])
-        .args(["--task-model-command", "sh model.sh", "--skip-preflight"])
+    let output = generate_local(&sb)
+        .arg("--skip-preflight")
         .args([
             "--evaluator-url",
             &evaluator.url("/score"),
