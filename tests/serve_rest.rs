@@ -5,7 +5,9 @@
 use crate::serve_support;
 
 use crate::serve_support::document::schema_violations;
-use crate::serve_support::{capitals_request, read_reply, send, Server};
+use crate::serve_support::{
+    capitals_request, read_reply_telling_when_the_body_starts, send, Server,
+};
 use serde_json::{json, Value};
 
 const AUTH: &str = "Authorization: Bearer s3cret-token";
@@ -240,15 +242,30 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&dir.path().join("s.db"), &[], &[]);
     let body = capitals_request(20_000);
-    let in_flight = send(&server.rest, "POST", "/evaluate", &[], &body);
-    // The answer is read while the server shuts down (it is larger than the socket buffers).
-    let reading = std::thread::spawn(move || read_reply(in_flight));
-    std::thread::sleep(std::time::Duration::from_millis(50));
+    let in_flight = send(&server.rest, "POST", "/evaluate?stream=true", &[], &body);
+    // The answer is read while the server shuts down (it is larger than the socket buffers);
+    // SIGTERM is sent once its first results have arrived.
+    let (started, body_started) = std::sync::mpsc::channel();
+    let reading = std::thread::spawn(move || {
+        read_reply_telling_when_the_body_starts(in_flight, move || {
+            let _ = started.send(());
+        })
+    });
+    body_started
+        .recv()
+        .expect("the evaluation starts answering");
     let address = server.rest.clone();
     let (status, rest) = server.terminate();
     let reply = reading.join().unwrap();
     assert_eq!(reply.status, 200);
-    assert_eq!(reply.json()["summary"]["total_test_cases"], 20_000);
+    let lines: Vec<Value> = reply
+        .body
+        .split(|&byte| byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 20_001);
+    assert_eq!(lines[20_000]["summary"]["total_test_cases"], 20_000);
     assert!(status.success(), "{rest}");
     assert!(
         rest.contains("SIGTERM: stopped after the requests in flight"),

@@ -157,6 +157,32 @@ pub fn send(address: &str, method: &str, path: &str, headers: &[&str], body: &[u
 pub fn read_reply(mut stream: TcpStream) -> Reply {
     let mut raw = Vec::new();
     let _ = stream.read_to_end(&mut raw);
+    parse_reply(raw)
+}
+
+/// Read a whole response from `stream`, calling `body_started` once, as soon as the first
+/// bytes of the body have arrived (a streamed answer is then under way).
+pub fn read_reply_telling_when_the_body_starts(
+    mut stream: TcpStream,
+    body_started: impl FnOnce(),
+) -> Reply {
+    let mut raw = Vec::new();
+    let mut buffer = [0u8; 16 * 1024];
+    let mut body_started = Some(body_started);
+    while let Ok(read @ 1..) = stream.read(&mut buffer) {
+        raw.extend_from_slice(&buffer[..read]);
+        let head_end = raw.windows(4).position(|window| window == b"\r\n\r\n");
+        if head_end.is_some_and(|end| raw.len() > end + 4) {
+            if let Some(tell) = body_started.take() {
+                tell();
+            }
+        }
+    }
+    parse_reply(raw)
+}
+
+/// A response's status, headers and (de-chunked) body.
+fn parse_reply(raw: Vec<u8>) -> Reply {
     let split = raw
         .windows(4)
         .position(|window| window == b"\r\n\r\n")
