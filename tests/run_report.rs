@@ -51,25 +51,30 @@ fn failed_calls_are_listed_on_stderr_up_to_five() {
             .output()
             .unwrap()
     };
+    let listed: String = (0..5)
+        .map(|i| {
+            format!(
+                "failed: cand-1 train #{i} (line {}): exit_status: command exited with code 4; \
+                 stderr: oops\n",
+                i + 1
+            )
+        })
+        .collect();
     let out = run(&[]);
     assert_eq!(code(&out), 1);
-    let stderr = stderr_text(&out);
     assert_eq!(
-        stderr
-            .matches("exit_status: command exited with code 4; stderr: oops")
-            .count(),
-        5,
-        "{stderr}"
+        stderr_text(&out),
+        format!(
+            "{listed}failed: … and 3 more failed calls (pass --output FILE.jsonl to keep every \
+             call)\nexit 1: 8 of 8 calls failed\n"
+        )
     );
-    assert!(stderr.contains("cand-1 train #0 (line 1)"), "{stderr}");
-    assert!(
-        stderr.contains("… and 3 more failed calls (pass --output FILE.jsonl to keep every call)"),
-        "{stderr}"
-    );
-    let stderr = stderr_text(&run(&["--output", "out.jsonl"]));
-    assert!(
-        stderr.contains("… and 3 more failed calls (every call is in out.jsonl)"),
-        "{stderr}"
+    assert_eq!(
+        stderr_text(&run(&["--output", "out.jsonl"])),
+        format!(
+            "{listed}failed: … and 3 more failed calls (every call is in out.jsonl)\n\
+             exit 1: 8 of 8 calls failed\n"
+        )
     );
 }
 
@@ -100,10 +105,10 @@ fn built_in_checks_that_error_are_named_on_stderr() {
         0,
         "a check error is a failed check, not a failed call"
     );
-    let stderr = stderr_text(&out);
-    assert!(
-        stderr.contains("check contains errored in 1 of 2 calls"),
-        "{stderr}"
+    assert_eq!(
+        stderr_text(&out),
+        "warning: check contains errored in 1 of 2 calls and counted as failed \
+         (see side_info.check_results)\n"
     );
     assert_eq!(json_stdout(&out)["candidates"][0]["score"], 0.5);
 }
