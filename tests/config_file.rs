@@ -301,9 +301,10 @@ fn no_evaluator_anywhere_names_the_file_section() {
         .output()
         .unwrap();
     assert_eq!(code(&output), 2);
-    assert!(
-        stderr_text(&output).contains("[evaluator] section of evalctl.toml"),
-        "{}",
-        stderr_text(&output)
+    assert_eq!(
+        stderr_text(&output),
+        "error: run: no evaluator: pass one of --evaluator-command, --evaluator-url, \
+         --judge-model, --checks or --spec, or set one in the [evaluator] section of evalctl.toml \
+         (evalctl init writes a starter)\n"
     );
 }
