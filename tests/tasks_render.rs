@@ -42,10 +42,12 @@ fn invalid_records_stop_rendering_unless_allowed() {
         .assert()
         .code(2)
         .stdout("")
-        .stderr(predicate::str::contains(
-            "mixed.jsonl:2: bad_type: expected a JSON object, found array\n",
-        ))
-        .stderr(predicate::str::contains("--allow-bad-tasks"));
+        .stderr(format!(
+            "error: {path}:2: bad_type: expected a JSON object, found array\n\
+             error: {path}: 1 task-spec error; fix it (see `evalctl tasks validate`) or pass \
+             --allow-bad-tasks to skip it\n",
+            path = path.display()
+        ));
     evalctl()
         .args(["tasks", "render", "--allow-bad-tasks"])
         .arg(&path)
@@ -55,11 +57,32 @@ fn invalid_records_stop_rendering_unless_allowed() {
             predicate::str::starts_with(r#"{"task_id":"arith_001""#)
                 .and(predicate::function(|out: &str| out.lines().count() == 1)),
         )
-        .stderr(predicate::str::contains("warning: skipped:"));
+        .stderr(format!(
+            "warning: skipped: {}:2: bad_type: expected a JSON object, found array\n",
+            path.display()
+        ));
 }
 
 #[test]
 fn skipping_every_record_warns_that_nothing_was_rendered() {
+    // One warning per error `tasks validate` lists, then that nothing is left.
+    let validated = evalctl()
+        .args([
+            "tasks",
+            "validate",
+            "--format",
+            "text",
+            "fixtures/tasks/tasks_bad.jsonl",
+        ])
+        .assert()
+        .code(2);
+    let errors = String::from_utf8_lossy(&validated.get_output().stdout).into_owned();
+    assert_eq!(errors.lines().count(), 18, "{errors}");
+    let expected: String = errors
+        .lines()
+        .map(|line| format!("warning: skipped: {line}\n"))
+        .chain(["warning: fixtures/tasks/tasks_bad.jsonl: no valid tasks to render\n".into()])
+        .collect();
     evalctl()
         .args([
             "tasks",
@@ -70,11 +93,5 @@ fn skipping_every_record_warns_that_nothing_was_rendered() {
         .assert()
         .success()
         .stdout("")
-        .stderr(
-            predicate::str::contains("warning: skipped: fixtures/tasks/tasks_bad.jsonl:18:").and(
-                predicate::str::ends_with(
-                    "\nwarning: fixtures/tasks/tasks_bad.jsonl: no valid tasks to render\n",
-                ),
-            ),
-        );
+        .stderr(expected);
 }
