@@ -146,10 +146,10 @@ fn bad_shards_and_foreign_lines_are_bad_input() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 2);
-    assert!(
-        stderr_text(&out).contains("'3/3' is not K/N with 0 <= K < N"),
-        "{}",
-        stderr_text(&out)
+    assert_eq!(
+        stderr_text(&out),
+        "error: invalid value '3/3' for '--shard <K/N>': '3/3' is not K/N with 0 <= K < N \
+         (shards are numbered from 0: 0/3, 1/3, 2/3)\n\nFor more information, try '--help'.\n"
     );
     sb.write("old.jsonl", "{\"candidate_id\": \"c\", \"split\": \"single\", \"example_index\": null, \"example_line\": null, \"score\": 1, \"side_info\": {}, \"error\": null, \"attempts\": 1, \"latency_ms\": 1}\n[1]\n");
     let out = sb

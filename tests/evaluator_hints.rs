@@ -38,12 +38,15 @@ fn a_script_without_the_run_bit_is_suggested_its_interpreter() {
         sandbox.write(name, contents);
         let (code, stderr) = run_command(&sandbox, &format!("./{name}"));
         assert_eq!(code, 3, "{name}: {stderr}");
-        assert!(
-            stderr.contains(&format!(
-                "'./{name}' is not executable (the run bit is not set): chmod +x ./{name}, \
-                 or run it as '{interpreter} ./{name}'\n"
-            )),
-            "{name}: {stderr}"
+        assert_eq!(
+            stderr,
+            format!(
+                "error: evaluator preflight failed for command './{name}' (cwd: {}): './{name}' \
+                 is not executable (the run bit is not set): chmod +x ./{name}, or run it as \
+                 '{interpreter} ./{name}'\n",
+                sandbox.path().display()
+            ),
+            "{name}"
         );
     }
 }
@@ -59,12 +62,15 @@ fn a_script_without_a_shebang_is_suggested_one_for_its_extension() {
         sandbox.write_executable(name, "print(1)\n");
         let (code, stderr) = run_command(&sandbox, &format!("./{name}"));
         assert_eq!(code, 3, "{name}: {stderr}");
-        assert!(
-            stderr.contains(&format!(
-                "'./{name}' has no shebang line: start it with a line such as {shebang}, \
-                 or run it as '{interpreter} ./{name}'\n"
-            )),
-            "{name}: {stderr}"
+        assert_eq!(
+            stderr,
+            format!(
+                "error: evaluator preflight failed for command './{name}' (cwd: {}): './{name}' \
+                 has no shebang line: start it with a line such as {shebang}, or run it as \
+                 '{interpreter} ./{name}'\n",
+                sandbox.path().display()
+            ),
+            "{name}"
         );
     }
 }

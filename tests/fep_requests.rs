@@ -274,12 +274,13 @@ fn a_bad_checks_file_stops_the_streaming_mode_before_it_runs() {
         .assert()
         .code(2)
         .stdout("")
-        .stderr(predicate::str::starts_with(
-            "error: checks.json: checks[0].arguments.value: not a valid JSONPath `$.output.value[`",
-        ))
-        .stderr(predicate::str::contains(
-            "error: checks.json: checks[0].arguments: threshold needs at least one of `min_value` and `max_value`",
-        ));
+        .stderr(
+            "error: checks.json: checks[0].arguments.value: not a valid JSONPath `$.output.value[`: \
+             Failed to parse rule:  --> 1:16 ⏎   | ⏎ 1 | $.output.value[ ⏎   |                \
+             ^--- ⏎   | ⏎   = expected selector\n\
+             error: checks.json: checks[0].arguments: threshold needs at least one of `min_value` \
+             and `max_value`\n",
+        );
 }
 
 #[test]
@@ -288,7 +289,12 @@ fn streaming_mode_needs_all_three_files() {
         .args(["fep", "evaluate", "--test-cases", "cases.jsonl"])
         .assert()
         .code(2)
-        .stderr(predicate::str::contains("--outputs"));
+        .stderr(
+            "error: the following required arguments were not provided:\n  --outputs \
+             <FILE.jsonl>\n  --checks <FILE.json>\n\nUsage: evalctl fep evaluate --test-cases \
+             <FILE.jsonl> --outputs <FILE.jsonl> --checks <FILE.json> [REQUEST]\n\nFor more \
+             information, try '--help'.\n",
+        );
 }
 
 #[test]
