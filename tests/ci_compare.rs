@@ -56,11 +56,7 @@ fn compare_pairs_calls_and_gates_on_regressions() {
         c["regressions"],
         serde_json::json!([{"split": "train", "example_index": 1, "example_line": 2, "base": 1.0, "new": 0.0}])
     );
-    let [lo, hi] = [
-        c["ci95"][0].as_f64().unwrap(),
-        c["ci95"][1].as_f64().unwrap(),
-    ];
-    assert!(lo <= -0.125 && -0.125 <= hi, "{c}");
+    assert_eq!(c["ci95"], serde_json::json!([-0.75, 0.375]));
     assert_eq!(
         comparison["unpaired"],
         serde_json::json!({"base": 0, "new": 0})
@@ -73,18 +69,12 @@ fn compare_pairs_calls_and_gates_on_regressions() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 1);
-    let text = stdout_text(&out);
-    assert!(
-        text.starts_with("cand-1 train: 0.6250 -> 0.5000, -0.1250 (95% CI "),
-        "{text}"
-    );
-    assert!(
-        text.contains("\n  regression: train #1 (line 2): 1.0000 -> 0.0000\n"),
-        "{text}"
-    );
-    assert!(
-        text.contains("; 4 pairs: 1 win, 2 ties, 1 loss\n"),
-        "{text}"
+    // The interval is the default seed's paired bootstrap.
+    assert_eq!(
+        stdout_text(&out),
+        "cand-1 train: 0.6250 -> 0.5000, -0.1250 (95% CI -0.7500 to +0.3750); 4 pairs: 1 win, \
+         2 ties, 1 loss\n  regression: train #1 (line 2): 1.0000 -> 0.0000\nexit 1: the train score \
+         dropped by more than --fail-on-regression 0.1: cand-1 -0.1250\n"
     );
     assert_eq!(
         stderr_text(&out),
@@ -113,16 +103,19 @@ fn the_markdown_comparison_is_appended_to_the_step_summary_whatever_the_format()
         "base.jsonl",
         "new.jsonl",
     ])));
-    assert!(
-        markdown.starts_with(
-            "### evalctl compare: ✅ passed (exit 0)\n\nbase.jsonl → new.jsonl · no \
-             --fail-on-regression gate\n\n#### cand-1\n"
-        ),
-        "{markdown}"
-    );
-    assert!(
-        markdown.contains("\n| train #0 (line 1) | 1.0000 | 0.0000 | -1.0000 |\n"),
-        "{markdown}"
+    assert_eq!(
+        markdown,
+        "### evalctl compare: ✅ passed (exit 0)\n\nbase.jsonl → new.jsonl · no \
+         --fail-on-regression gate\n\n#### cand-1\n\n\
+         | split | pairs | base mean | new mean | difference | 95% CI | wins / ties / losses |\n\
+         |---|---|---|---|---|---|---|\n\
+         | train (score) | 2 | 0.7500 | 0.2500 | -0.5000 | -1.0000 to +0.0000 | 0 / 1 / 1 |\n\n\
+         Largest regressions:\n\n\
+         | example | base | new | difference |\n\
+         |---|---|---|---|\n\
+         | train #0 (line 1) | 1.0000 | 0.0000 | -1.0000 |\n\n\
+         exit 0: no --fail-on-regression gate: the train score rose for 0, fell for 1 and held for \
+         0 of 1 candidates\n"
     );
 
     sb.write("step.md", "earlier\n");
