@@ -97,6 +97,8 @@ pub struct PairedExample {
     pub base: Vec<f64>,
     /// Its scores in the new run.
     pub new: Vec<f64>,
+    /// 0-based index of the example (null for a single call).
+    pub index: Option<usize>,
     /// 1-based line of the example in its file.
     pub line: Option<usize>,
     /// The example's `id` field, where it has one.
@@ -108,7 +110,7 @@ pub struct PairedExample {
 pub struct Regression {
     /// `single`, `train` or `val`.
     pub split: Split,
-    /// 0-based example index (null for single calls).
+    /// 0-based example index (null for a single call of `run`).
     pub example_index: Option<usize>,
     /// 1-based line of the example in its file.
     pub example_line: Option<usize>,
@@ -130,18 +132,14 @@ fn split_name(split: Split) -> &'static str {
     }
 }
 
-/// The comparison of one split's paired examples (`(index, example)`, in index order).
-pub fn compare_split(
-    split: Split,
-    examples: &[(usize, &PairedExample)],
-    seed: u64,
-) -> SplitComparison {
+/// The comparison of one split's paired examples, in index order.
+pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> SplitComparison {
     let mean = |scores: &[f64]| scores.iter().sum::<f64>() / scores.len() as f64;
     let pairs: Vec<Regression> = examples
         .iter()
-        .map(|&(index, example)| Regression {
+        .map(|example| Regression {
             split,
-            example_index: (split != Split::Single).then_some(index),
+            example_index: example.index,
             example_line: example.line,
             example_id: example.id.clone(),
             base: mean(&example.base),
@@ -387,10 +385,14 @@ impl Regression {
     /// split alone for a single call.
     fn example_label(&self) -> String {
         let split = split_name(self.split);
-        match (&self.example_id, self.example_index, self.example_line) {
-            (Some(id), Some(_), Some(line)) => format!("{split} {id} (line {line})"),
-            (None, Some(index), Some(line)) => format!("{split} #{index} (line {line})"),
-            _ => split.to_string(),
+        let example = match (&self.example_id, self.example_index) {
+            (Some(id), _) => format!("{split} {id}"),
+            (None, Some(index)) => format!("{split} #{index}"),
+            (None, None) => return split.to_string(),
+        };
+        match self.example_line {
+            Some(line) => format!("{example} (line {line})"),
+            None => example,
         }
     }
 }
