@@ -7,7 +7,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{invalid, Problem};
-use crate::exit::Exit;
+use crate::exit::{Exit, Verdict};
 use crate::report::compare::{
     compare_split, CandidateComparison, Comparison, ComparisonReport, PairedExample, Unpaired,
 };
@@ -201,8 +201,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         unpaired,
         fail_on_regression: config.fail_on_regression,
         regressed,
-        exit: exit as u8,
-        exit_reason: String::new(),
+        closing: Verdict::new(exit, String::new()),
         verdict: String::new(),
     };
     comparison.conclude();

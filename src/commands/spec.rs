@@ -179,7 +179,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             print(&summary, reporter)?;
             // stdout is JSON: say on stderr why the exit code is not 0, for CI logs.
             if reporter.format == Format::Json && exit != Exit::Success {
-                reporter.note(summary.exit_line());
+                reporter.note(summary.closing.line());
             }
         }
         None => {

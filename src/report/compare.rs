@@ -18,6 +18,7 @@ use super::interval::spread;
 use super::markdown;
 use super::text::counted;
 use super::{Document, Styled};
+use crate::exit::Verdict;
 use crate::runner::Split;
 
 /// Regressions listed per candidate and split.
@@ -37,10 +38,9 @@ pub struct Comparison {
     pub fail_on_regression: Option<f64>,
     /// Candidates whose score dropped by more than it.
     pub regressed: Vec<String>,
-    /// The exit code.
-    pub exit: u8,
-    /// Why, in one line.
-    pub exit_reason: String,
+    /// The exit code and why.
+    #[serde(flatten)]
+    pub closing: Verdict,
     /// The closing line, as `run`'s text summary ends: `exit N: ` and the reason.
     pub verdict: String,
 }
@@ -173,8 +173,8 @@ pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> Sp
 impl Comparison {
     /// Set `exit_reason` and the closing line `verdict` from what the gate found.
     pub fn conclude(&mut self) {
-        self.exit_reason = reason(self);
-        self.verdict = format!("exit {}: {}", self.exit, self.exit_reason);
+        self.closing.exit_reason = reason(self);
+        self.verdict = self.closing.line();
     }
 }
 
@@ -306,8 +306,8 @@ pub fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String
     };
     let mut out = format!(
         "### evalctl compare: {} (exit {})\n\n{} → {} · {}\n",
-        markdown::verdict(comparison.exit),
-        comparison.exit,
+        markdown::verdict(comparison.closing.exit),
+        comparison.closing.exit,
         markdown::literal(base),
         markdown::literal(new),
         markdown::literal(&gate)
@@ -408,8 +408,7 @@ mod tests {
             unpaired: Unpaired { base: 1, new: 0 },
             fail_on_regression: None,
             regressed: Vec::new(),
-            exit: 0,
-            exit_reason: String::new(),
+            closing: Verdict::default(),
             verdict: String::new(),
         };
         comparison.conclude();
