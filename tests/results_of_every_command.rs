@@ -385,6 +385,27 @@ fn merge_summarizes_a_spec_file_and_refuses_two_scorings() {
              with --run ({a} or {b})\n"
         )
     );
+    // --run reads one scoring out of the two files.
+    let out = sb
+        .evalctl()
+        .args(["merge", "a-results.jsonl", "b-results.jsonl", "--run", b])
+        .args(["--format", "json"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&out), 1);
+    let summary = json_stdout(&out);
+    assert_eq!(
+        (
+            &summary["calls"],
+            &summary["candidates"][0]["id"],
+            &summary["exit_reason"]
+        ),
+        (
+            &json!({"total": 3, "ok": 2, "errors": 1, "cached": 0}),
+            &json!("b.jsonl"),
+            &json!("1 of 3 calls failed")
+        )
+    );
 }
 
 #[test]
@@ -519,5 +540,23 @@ fn a_run_without_an_overall_score_is_an_errored_line_as_under_run_spec() {
             "failed: runs.jsonl empty (line 1): invalid_output: {message}\n\
              exit 1: 1 of 1 calls failed\n"
         )
+    );
+}
+
+#[test]
+fn spec_score_appended_to_its_own_output_adds_lines_of_the_same_run() {
+    let sb = Sandbox::new();
+    score_spec(&sb);
+    score_spec(&sb); // appended to the existing records.jsonl, not linked in place
+    let lines = sb.jsonl("records.jsonl");
+    assert_eq!(lines.len(), 4);
+    assert!(lines.iter().all(|line| line["run"] == lines[0]["run"]));
+    let out = succeeded(
+        sb.evalctl()
+            .args(["summarize", "records.jsonl", "--format", "json"]),
+    );
+    assert_eq!(
+        json_stdout(&out)["calls"],
+        json!({"total": 2, "ok": 2, "errors": 0, "cached": 0})
     );
 }
