@@ -21,6 +21,31 @@ pub enum Exit {
     Interrupted = 130,
 }
 
+/// The exit code a command ends with and why, the end of every summary document: `exit` and
+/// `exit_reason` in JSON, the closing line `exit 1: 2 of 10 calls failed` in text.
+#[derive(Debug, Clone, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Verdict {
+    /// The exit code.
+    pub exit: u8,
+    /// Why, in one line.
+    pub exit_reason: String,
+}
+
+impl Verdict {
+    /// `exit` for `reason`.
+    pub fn new(exit: Exit, reason: String) -> Verdict {
+        Verdict {
+            exit: exit as u8,
+            exit_reason: reason,
+        }
+    }
+
+    /// The closing line: `exit 1: 2 of 10 calls failed`.
+    pub fn line(&self) -> String {
+        format!("exit {}: {}", self.exit, self.exit_reason)
+    }
+}
+
 impl From<Exit> for std::process::ExitCode {
     fn from(exit: Exit) -> Self {
         std::process::ExitCode::from(exit as u8)

@@ -512,25 +512,25 @@ fn names_of_inherited_object_members_render_their_rows() {
         browser.eval(cells),
         json!([
             [
-                "tasks-results.jsonl · tasks",
+                "tasks-results.jsonl · outputs.jsonl",
                 "__proto__",
                 "__proto__",
                 "1.0000",
                 ""
             ],
             [
-                "tasks-results.jsonl · tasks",
+                "tasks-results.jsonl · outputs.jsonl",
                 "hasOwnProperty",
                 "constructor",
                 "0.0000",
                 ""
             ],
             [
-                "tasks-results.jsonl · tasks",
+                "tasks-results.jsonl · outputs.jsonl",
                 "constructor",
                 "toString",
-                "—",
-                "missing"
+                "0.0000",
+                "missing_output"
             ],
             [
                 "run-results.jsonl · __proto__",

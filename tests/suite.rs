@@ -54,6 +54,7 @@ mod proto_codegen;
 mod rate_limit_pacing;
 mod report_html;
 mod report_kinds;
+mod results_of_every_command;
 mod robustness;
 mod run_command;
 mod run_http;

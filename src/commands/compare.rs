@@ -1,12 +1,13 @@
 //! `evalctl compare BASE.jsonl NEW.jsonl`: read two runs' results, refuse runs that are not
 //! comparable, pair their calls (by key, and calls whose key changed by candidate, split,
-//! example and repeat), gate on `--fail-on-regression`, print the comparison (see
+//! example and repeat; two scorings of `tasks score`, `tasks run` or `spec score` by example
+//! alone, whatever their candidates), gate on `--fail-on-regression`, print the comparison (see
 //! [`crate::report::compare`]) and pick the exit code.
 
 use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{invalid, Problem};
-use crate::exit::Exit;
+use crate::exit::{Exit, Verdict};
 use crate::report::compare::{
     compare_split, CandidateComparison, Comparison, ComparisonReport, PairedExample, Unpaired,
 };
@@ -39,13 +40,23 @@ pub struct CompareConfig {
 /// split, example, repeat.
 type Position = (String, Split, Option<usize>, Option<u32>);
 
-fn position(record: &CallRecord) -> Position {
-    (
-        record.candidate_label(),
-        record.split,
-        record.example_index,
-        record.repeat,
-    )
+/// Where `record` sits; `across` candidates, its candidate is left out.
+fn position(record: &CallRecord, across: bool) -> Position {
+    let candidate = if across {
+        String::new()
+    } else {
+        record.candidate_label()
+    };
+    (candidate, record.split, record.example_index, record.repeat)
+}
+
+/// Whether the two runs pair by example whatever their candidates: lines of `tasks score`,
+/// `tasks run` or `spec score` hold one candidate each (the outputs file, the model, the runs
+/// file), and it is what is compared.
+fn across_candidates(base: &ReadRun, new: &ReadRun) -> bool {
+    [base, new]
+        .iter()
+        .all(|read| read.accounted.run.command.is_some() && read.accounted.run.candidates == 1)
 }
 
 /// Compare the two runs, print the comparison and return the exit code.
@@ -80,10 +91,11 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     } else {
         Split::Single
     };
+    let across = across_candidates(&base_run, &new_run);
     let (base, new) = (base_run.records, new_run.records);
     let mut base_by_position: HashMap<Position, &CallRecord> = base
         .values()
-        .map(|record| (position(record), record))
+        .map(|record| (position(record, across), record))
         .collect();
     let mut unpaired_new = 0;
     // Per candidate, per (split, example): the (base, new) scores of each paired repeat.
@@ -92,11 +104,11 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     for (key, record) in &new {
         let partner = base
             .get(key)
-            .map(|partner| (position(partner), partner))
+            .map(|partner| (position(partner, across), partner))
             .or_else(|| {
                 base_by_position
-                    .get(&position(record))
-                    .map(|p| (position(record), *p))
+                    .get(&position(record, across))
+                    .map(|p| (position(record, across), *p))
             });
         let Some((at, partner)) = partner else {
             unpaired_new += 1;
@@ -104,16 +116,20 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         };
         base_by_position.remove(&at);
         let slot = (record.split, record.example_index.unwrap_or(0));
+        let (was, is) = (partner.candidate_label(), record.candidate_label());
+        let label = if was == is {
+            is
+        } else {
+            format!("{was} → {is}")
+        };
         let entry = paired
-            .entry((
-                record.candidate_index.unwrap_or(usize::MAX),
-                record.candidate_label(),
-            ))
+            .entry((record.candidate_index.unwrap_or(usize::MAX), label))
             .or_default()
             .entry(slot)
             .or_insert_with(|| PairedExample {
                 base: Vec::new(),
                 new: Vec::new(),
+                index: record.example_index,
                 line: record.example_line,
                 id: record.example_id.clone(),
             });
@@ -124,10 +140,10 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     for ((_, id), examples) in paired {
         let mut splits = BTreeMap::new();
         for split in [Split::Single, Split::Train, Split::Val] {
-            let of_split: Vec<(usize, &PairedExample)> = examples
+            let of_split: Vec<&PairedExample> = examples
                 .iter()
                 .filter(|((slot, _), _)| *slot == split)
-                .map(|(&(_, index), example)| (index, example))
+                .map(|(_, example)| example)
                 .collect();
             if !of_split.is_empty() {
                 splits.insert(split, compare_split(split, &of_split, config.seed));
@@ -185,8 +201,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         unpaired,
         fail_on_regression: config.fail_on_regression,
         regressed,
-        exit: exit as u8,
-        exit_reason: String::new(),
+        closing: Verdict::new(exit, String::new()),
         verdict: String::new(),
     };
     comparison.conclude();

@@ -123,6 +123,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .transpose()?
             .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key))),
         run_info: report::RunInfo {
+            command: None,
             evaluator: evaluator_info(evaluator.as_ref()),
             score_range: config.score_range.as_str().to_string(),
             splits,

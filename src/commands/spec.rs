@@ -1,10 +1,12 @@
 //! The `evalctl spec` commands: read the spec and the runs through the shared readers, report
-//! problems through the shared problem type, write evaluation records through the shared results
-//! writer, print through the reporter.
+//! problems through the shared problem type, write evaluation records (with the result-line
+//! members `summarize`, `compare` and `report` read) through the shared results writer, print
+//! through the reporter.
 
 use std::io::Write;
 
 use serde::Serialize;
+use serde_json::Value;
 
 use crate::error::{invalid, Fatal, Problem};
 use crate::evaluation_spec::live::{LiveJudgeOptions, LiveJudges};
@@ -17,6 +19,7 @@ use crate::interrupt::{
     unless_interrupted_blocking,
 };
 use crate::report::{print, print_json, Document, Format, Reporter, ResultsFile, Spool, Styled};
+use crate::runner::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
 
 /// `evalctl spec validate`.
 #[derive(Debug, Clone)]
@@ -167,7 +170,8 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     // One runtime for the whole file: live judge calls are awaited run by run.
     let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref(), output_problems));
     restore_default_actions();
-    let (spool, mut summary) = scored??;
+    let (spool, mut summary, run) = scored??;
+    let spool = spool.with_members(config.output.as_deref(), &run.as_members()?)?;
     let exit = summary.conclude();
     match &config.output {
         Some(path) => {
@@ -175,7 +179,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             print(&summary, reporter)?;
             // stdout is JSON: say on stderr why the exit code is not 0, for CI logs.
             if reporter.format == Format::Json && exit != Exit::Success {
-                reporter.note(summary.exit_line());
+                reporter.note(summary.closing.line());
             }
         }
         None => {
@@ -190,15 +194,17 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
-/// Read, check and score every run, spooling the records: the spool and the summary, or every
-/// problem found in the runs file after those already `found` (then nothing is written, and
-/// nothing is scored after the first problem).
+/// Read, check and score every run, spooling the records (each with the result-line members
+/// but `run`, which is known at the end): the spool, the summary and the `run` of the records,
+/// or every problem found in the runs file after those already `found` (then nothing is
+/// written, and nothing is scored after the first problem). The candidate is the runs file; the
+/// evaluator, the spec.
 async fn score_runs(
     config: &ScoreConfig,
     spec: &EvaluationSpec,
     live: Option<&LiveJudges>,
     found: Vec<Problem>,
-) -> anyhow::Result<(Spool, ScoreSummary)> {
+) -> anyhow::Result<(Spool, ScoreSummary, RunInfo)> {
     let source = config.runs.clone();
     let file = unless_interrupted_blocking(move || JsonlStream::open_file(&source))
         .ok_or_else(interrupted_reading)?
@@ -210,6 +216,16 @@ async fn score_runs(
         config.spec.display(),
         config.runs.display(),
         live.is_some(),
+    );
+    let candidate = config.runs.display();
+    let evaluator = EvaluatorInfo {
+        kind: "spec".to_string(),
+        target: config.spec.display(),
+    };
+    let mut scored = ScoredRun::new(
+        "spec score",
+        evaluator,
+        &serde_json::to_vec(spec.definition())?,
     );
     let mut problems = found;
     let mut line_buffer = Vec::new();
@@ -255,8 +271,31 @@ async fn score_runs(
         }
         let record = evaluate_run(spec, &run);
         summary.add(&record);
+        let example_id = run.id.as_ref().map(|id| match id {
+            Value::String(text) => text.clone(),
+            other => other.to_string(),
+        });
+        let score = record.score();
+        let line = ScoredLine {
+            own: &record,
+            shared: SharedMembers {
+                candidate_id: &candidate,
+                candidate_index: 0,
+                split: Split::Single,
+                example_index: summary.runs - 1,
+                example_line: Some(line),
+                example_id,
+                score: Some(*score.as_ref().unwrap_or(&0.0)),
+                error: score.err(),
+                run: None,
+            },
+        };
         line_buffer.clear();
-        serde_json::to_writer(&mut line_buffer, &record)?;
+        serde_json::to_writer(&mut line_buffer, &line)?;
+        scored.add(
+            line.shared.example_id.as_deref().unwrap_or(""),
+            &line_buffer,
+        );
         line_buffer.push(b'\n');
         spool.write(&line_buffer)?;
     }
@@ -272,5 +311,5 @@ async fn score_runs(
             "no runs (expected one run record per line)",
         )]));
     }
-    Ok((spool, summary))
+    Ok((spool, summary, scored.finish(&candidate)))
 }

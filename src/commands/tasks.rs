@@ -1,11 +1,12 @@
 //! The four `evalctl tasks` commands: load and validate, do the work, print, pick the exit code.
 
+use std::collections::HashMap;
 use std::path::Path;
-
 use std::sync::Arc;
 
 use crate::error::{invalid, Fatal, Problem};
 use crate::exit::Exit;
+use crate::protocol::CallError;
 use crate::report::{print, print_resumed, print_stdout, Reporter, ResultsFile};
 use crate::store::{Cache, Table};
 use crate::tasks::code_exec::CodeRunner;
@@ -13,7 +14,7 @@ use crate::tasks::render::render_prompt;
 use crate::tasks::report;
 use crate::tasks::run::journal::{self, completion_keys};
 use crate::tasks::run::model::{Model, MODEL_FLAGS};
-use crate::tasks::run::{generate, Generated, Generation, RunSummary, Work};
+use crate::tasks::run::{generate, Generated, Generation, GenerationFailure, RunSummary, Work};
 use crate::tasks::score::{read_outputs, runs_code, score_all, ScoreSummary};
 use crate::tasks::validate::{load_tasks, TaskFile};
 use crate::tasks::{MetricName, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
@@ -65,7 +66,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let summary = score_all(&file, outputs_display, outputs, code.as_ref())?;
     let mut write_failed = false;
     if let Some(path) = &config.output {
-        if let Err(error) = append_lines(&summary, path) {
+        if let Err(error) = append_lines(&summary, "tasks score", &file, &[], path) {
             reporter.diagnose(&error);
             write_failed = true;
         }
@@ -225,7 +226,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         reporter.diagnose(&error);
     }
     if let Some(path) = &config.output {
-        if let Err(error) = append_lines(&scores, path) {
+        if let Err(error) = append_lines(&scores, "tasks run", &file, &generation.failed, path) {
             reporter.diagnose(&error);
             write_failed = true;
         }
@@ -287,11 +288,23 @@ fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow:
     Ok(file)
 }
 
-/// Append one line per scored task to the results file `path` (`--output`).
-fn append_lines(summary: &ScoreSummary, path: &Path) -> anyhow::Result<()> {
-    let mut results = ResultsFile::open(path)?;
-    summary
-        .tasks
+/// Append one line per scored task of `file` to the results file `path` (`--output`), as
+/// `command` writes it; `failed` holds the model's errors (`tasks run`).
+fn append_lines(
+    summary: &ScoreSummary,
+    command: &'static str,
+    file: &TaskFile,
+    failed: &[GenerationFailure],
+    path: &Path,
+) -> anyhow::Result<()> {
+    let run = summary.run_info(command, &file.tasks)?;
+    let failed: HashMap<&str, &CallError> = failed
         .iter()
-        .try_for_each(|score| results.append(score))
+        .map(|failure| (failure.task_id.as_str(), &failure.error))
+        .collect();
+    let mut results = ResultsFile::open(path)?;
+    for line in summary.lines(&run, &failed) {
+        results.append(&line)?;
+    }
+    Ok(())
 }

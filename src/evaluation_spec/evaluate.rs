@@ -21,6 +21,7 @@ use super::validators::{
     ValidatorOutcome, Verdict,
 };
 use super::EvaluationSpec;
+use crate::protocol::{CallError, ErrorKind};
 
 /// One validator's result in the evaluation record. Its `raw_output` object holds the
 /// type-specific evidence (similarity, counts, …); the reference's copies of state, verdict,
@@ -136,6 +137,26 @@ pub struct EvaluationRecord {
     /// Evidence warnings and unavailable-dimension reasons, sorted and de-duplicated.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+}
+
+impl EvaluationRecord {
+    /// The overall score as a result line's score (`run --spec`'s calls, `spec score`'s
+    /// records): a record without one is an `invalid_output` error saying why.
+    pub fn score(&self) -> Result<f64, CallError> {
+        self.overall_score.ok_or_else(|| {
+            CallError::new(
+                ErrorKind::InvalidOutput,
+                format!(
+                    "the scorecard gave no overall score: {}",
+                    if self.overall_reason.is_empty() {
+                        "no dimension has a score"
+                    } else {
+                        &self.overall_reason
+                    }
+                ),
+            )
+        })
+    }
 }
 
 /// The validators of a spec, built once per spec.

@@ -7,7 +7,7 @@ use serde::Serialize;
 use super::evaluate::EvaluationRecord;
 use super::validators::ResultState;
 use super::EvaluationSpec;
-use crate::exit::Exit;
+use crate::exit::{Exit, Verdict};
 
 /// A mean over the runs that had a value, with how many had none.
 #[derive(Debug, Clone, Default, Serialize)]
@@ -90,10 +90,10 @@ pub struct ScoreSummary {
     pub validators: Vec<ValidatorTally>,
     /// A signal stopped the scoring; the summary covers the runs before it.
     pub interrupted: bool,
-    /// The exit code (0 every run passed, 1 a run failed or had no verdict, 130 interrupted).
-    pub exit: u8,
-    /// Why, in one line: `1 of 2 runs did not pass`.
-    pub exit_reason: String,
+    /// The exit code (0 every run passed, 1 a run failed or had no verdict, 130 interrupted) and
+    /// why: `1 of 2 runs did not pass`.
+    #[serde(flatten)]
+    pub closing: Verdict,
 }
 
 impl ScoreSummary {
@@ -132,8 +132,7 @@ impl ScoreSummary {
                 })
                 .collect(),
             interrupted: false,
-            exit: Exit::Success as u8,
-            exit_reason: String::new(),
+            closing: Verdict::default(),
         }
     }
 
@@ -189,14 +188,8 @@ impl ScoreSummary {
                 format!("{not_passed} of {} runs did not pass{undecided}", self.runs),
             )
         };
-        self.exit = exit as u8;
-        self.exit_reason = reason;
+        self.closing = Verdict::new(exit, reason);
         exit
-    }
-
-    /// The closing line, as `run` ends its summary: `exit 1: 1 of 2 runs did not pass`.
-    pub fn exit_line(&self) -> String {
-        format!("exit {}: {}", self.exit, self.exit_reason)
     }
 
     /// The summary as a text table.
@@ -260,7 +253,7 @@ impl ScoreSummary {
                 tally.unavailable
             ));
         }
-        out.push_str(&format!("\n{}\n", self.exit_line()));
+        out.push_str(&format!("\n{}\n", self.closing.line()));
         out
     }
 }

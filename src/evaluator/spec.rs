@@ -111,19 +111,7 @@ impl Evaluator for SpecEvaluator {
         );
         side_info.insert("validity".into(), json!(record.validity));
         side_info.insert("validators_not_passed".into(), Value::Array(not_passed));
-        let score = record.overall_score.ok_or_else(|| {
-            CallError::new(
-                ErrorKind::InvalidOutput,
-                format!(
-                    "the scorecard gave no overall score: {}",
-                    if record.overall_reason.is_empty() {
-                        "no dimension has a score"
-                    } else {
-                        &record.overall_reason
-                    }
-                ),
-            )
-        });
+        let score = record.score();
         Attempt {
             score,
             side_info,

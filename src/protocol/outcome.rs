@@ -32,6 +32,8 @@ pub enum ErrorKind {
     HttpStatus,
     /// The HTTP request failed below HTTP (connect, reset, ...).
     Transport,
+    /// Nothing was there to score: a task no output answered (`tasks score`, `tasks run`).
+    MissingOutput,
 }
 
 impl ErrorKind {
@@ -49,6 +51,7 @@ impl ErrorKind {
             ErrorKind::OutOfRange => "out_of_range",
             ErrorKind::HttpStatus => "http_status",
             ErrorKind::Transport => "transport",
+            ErrorKind::MissingOutput => "missing_output",
         }
     }
 }
@@ -61,7 +64,7 @@ impl Serialize for ErrorKind {
 
 impl ErrorKind {
     /// Every kind, for reading a kind back from its name.
-    const ALL: [ErrorKind; 11] = [
+    const ALL: [ErrorKind; 12] = [
         ErrorKind::Spawn,
         ErrorKind::ExitStatus,
         ErrorKind::Timeout,
@@ -73,6 +76,7 @@ impl ErrorKind {
         ErrorKind::OutOfRange,
         ErrorKind::HttpStatus,
         ErrorKind::Transport,
+        ErrorKind::MissingOutput,
     ];
 }
 

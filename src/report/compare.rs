@@ -18,6 +18,7 @@ use super::interval::spread;
 use super::markdown;
 use super::text::counted;
 use super::{Document, Styled};
+use crate::exit::Verdict;
 use crate::runner::Split;
 
 /// Regressions listed per candidate and split.
@@ -37,10 +38,9 @@ pub struct Comparison {
     pub fail_on_regression: Option<f64>,
     /// Candidates whose score dropped by more than it.
     pub regressed: Vec<String>,
-    /// The exit code.
-    pub exit: u8,
-    /// Why, in one line.
-    pub exit_reason: String,
+    /// The exit code and why.
+    #[serde(flatten)]
+    pub closing: Verdict,
     /// The closing line, as `run`'s text summary ends: `exit N: ` and the reason.
     pub verdict: String,
 }
@@ -97,6 +97,8 @@ pub struct PairedExample {
     pub base: Vec<f64>,
     /// Its scores in the new run.
     pub new: Vec<f64>,
+    /// 0-based index of the example (null for a single call).
+    pub index: Option<usize>,
     /// 1-based line of the example in its file.
     pub line: Option<usize>,
     /// The example's `id` field, where it has one.
@@ -108,7 +110,7 @@ pub struct PairedExample {
 pub struct Regression {
     /// `single`, `train` or `val`.
     pub split: Split,
-    /// 0-based example index (null for single calls).
+    /// 0-based example index (null for a single call of `run`).
     pub example_index: Option<usize>,
     /// 1-based line of the example in its file.
     pub example_line: Option<usize>,
@@ -130,18 +132,14 @@ fn split_name(split: Split) -> &'static str {
     }
 }
 
-/// The comparison of one split's paired examples (`(index, example)`, in index order).
-pub fn compare_split(
-    split: Split,
-    examples: &[(usize, &PairedExample)],
-    seed: u64,
-) -> SplitComparison {
+/// The comparison of one split's paired examples, in index order.
+pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> SplitComparison {
     let mean = |scores: &[f64]| scores.iter().sum::<f64>() / scores.len() as f64;
     let pairs: Vec<Regression> = examples
         .iter()
-        .map(|&(index, example)| Regression {
+        .map(|example| Regression {
             split,
-            example_index: (split != Split::Single).then_some(index),
+            example_index: example.index,
             example_line: example.line,
             example_id: example.id.clone(),
             base: mean(&example.base),
@@ -175,8 +173,8 @@ pub fn compare_split(
 impl Comparison {
     /// Set `exit_reason` and the closing line `verdict` from what the gate found.
     pub fn conclude(&mut self) {
-        self.exit_reason = reason(self);
-        self.verdict = format!("exit {}: {}", self.exit, self.exit_reason);
+        self.closing.exit_reason = reason(self);
+        self.verdict = self.closing.line();
     }
 }
 
@@ -308,8 +306,8 @@ pub fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String
     };
     let mut out = format!(
         "### evalctl compare: {} (exit {})\n\n{} → {} · {}\n",
-        markdown::verdict(comparison.exit),
-        comparison.exit,
+        markdown::verdict(comparison.closing.exit),
+        comparison.closing.exit,
         markdown::literal(base),
         markdown::literal(new),
         markdown::literal(&gate)
@@ -387,10 +385,14 @@ impl Regression {
     /// split alone for a single call.
     fn example_label(&self) -> String {
         let split = split_name(self.split);
-        match (&self.example_id, self.example_index, self.example_line) {
-            (Some(id), Some(_), Some(line)) => format!("{split} {id} (line {line})"),
-            (None, Some(index), Some(line)) => format!("{split} #{index} (line {line})"),
-            _ => split.to_string(),
+        let example = match (&self.example_id, self.example_index) {
+            (Some(id), _) => format!("{split} {id}"),
+            (None, Some(index)) => format!("{split} #{index}"),
+            (None, None) => return split.to_string(),
+        };
+        match self.example_line {
+            Some(line) => format!("{example} (line {line})"),
+            None => example,
         }
     }
 }
@@ -406,8 +408,7 @@ mod tests {
             unpaired: Unpaired { base: 1, new: 0 },
             fail_on_regression: None,
             regressed: Vec::new(),
-            exit: 0,
-            exit_reason: String::new(),
+            closing: Verdict::default(),
             verdict: String::new(),
         };
         comparison.conclude();

@@ -5,7 +5,7 @@
 //! JSON knows why the exit code is what it is.
 
 use super::summary::{ErrorGate, FailUnderGate, GateReport, Summary};
-use crate::exit::Exit;
+use crate::exit::{Exit, Verdict};
 
 /// The gates a run is judged by (`--fail-under`, `--max-errors`, `--max-error-rate`).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
@@ -73,9 +73,8 @@ impl Gates {
             fail_under,
             pass_score,
         };
-        summary.exit_reason = reason(&report, summary, exit);
+        summary.closing = Verdict::new(exit, reason(&report, summary, exit));
         summary.gates = report;
-        summary.exit = exit as u8;
         exit
     }
 }

@@ -16,9 +16,9 @@ use super::Reporter;
 pub fn render(summary: &Summary) -> String {
     let mut out = format!(
         "### evalctl: {} (exit {})\n\n{}\n\n",
-        verdict(summary.exit),
-        summary.exit,
-        literal(&summary.exit_reason)
+        verdict(summary.closing.exit),
+        summary.closing.exit,
+        literal(&summary.closing.exit_reason)
     );
     out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;

@@ -211,8 +211,8 @@ pub fn print_written(written: &[Option<String>], reporter: Reporter) {
 /// Tell the user, on stderr, why a judged run failed its gates (`exit 1: ...`), for CI logs
 /// whose stdout is JSON.
 pub fn print_gate_verdict(summary: &Summary, reporter: Reporter) {
-    if summary.exit == crate::exit::Exit::EvaluationFailed as u8 {
-        reporter.note(format!("exit {}: {}", summary.exit, summary.exit_reason));
+    if summary.closing.exit == crate::exit::Exit::EvaluationFailed as u8 {
+        reporter.note(summary.closing.line());
     }
 }
 

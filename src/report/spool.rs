@@ -6,7 +6,7 @@
 //! Either way a run cut short leaves nothing behind.
 
 use std::fs::File;
-use std::io::{BufWriter, Seek, Write};
+use std::io::{BufRead, BufReader, BufWriter, Seek, Write};
 use std::path::Path;
 
 use crate::error::Fatal;
@@ -44,6 +44,28 @@ impl Spool {
     /// Spool one record line.
     pub fn write(&mut self, line: &[u8]) -> anyhow::Result<()> {
         self.writer.write_all(line).map_err(|err| spool_error(&err))
+    }
+
+    /// The spooled records, each JSON object given `members` (`,"run":{...}`, known only once
+    /// every run is scored) before its closing brace, in a new spool for `output`.
+    pub fn with_members(self, output: Option<&Path>, members: &[u8]) -> anyhow::Result<Spool> {
+        let mut spooled = BufReader::with_capacity(BUFFER, self.into_reader()?);
+        let mut spool = Spool::create(output)?;
+        let mut line = Vec::new();
+        loop {
+            line.clear();
+            spooled
+                .read_until(b'\n', &mut line)
+                .map_err(|err| spool_error(&err))?;
+            // Every spooled line is a JSON object and its newline: `...}\n`.
+            let Some(end) = line.iter().rposition(|&byte| byte == b'}') else {
+                break;
+            };
+            spool.write(&line[..end])?;
+            spool.write(members)?;
+            spool.write(&line[end..])?;
+        }
+        Ok(spool)
     }
 
     /// Append the records to `output`: link the unnamed spool as `output` when it still does not

@@ -6,6 +6,7 @@ use serde::Serialize;
 
 use super::interval;
 use super::runs::Partial;
+use crate::exit::Verdict;
 use crate::llm::price::{Price, Prices};
 use crate::protocol::ScoreRange;
 use crate::runner::{CallRecord, Split};
@@ -265,10 +266,9 @@ pub struct Summary {
     pub candidates: Vec<CandidateSummary>,
     /// How the gates judged the run (set by [`super::Gates::judge`]).
     pub gates: GateReport,
-    /// The exit code the run ends with (set by [`super::Gates::judge`]).
-    pub exit: u8,
-    /// Why, in one line (set by [`super::Gates::judge`]).
-    pub exit_reason: String,
+    /// The exit code the run ends with and why (set by [`super::Gates::judge`]).
+    #[serde(flatten)]
+    pub closing: Verdict,
 }
 
 impl Summary {
@@ -664,8 +664,7 @@ impl Tally {
                 pass_score,
                 ..GateReport::default()
             },
-            exit: 0,
-            exit_reason: String::new(),
+            closing: Verdict::default(),
         };
         (summary, diagnostics)
     }

@@ -54,10 +54,7 @@ pub fn render(summary: &Summary) -> Styled {
     if !notes.is_empty() {
         out.push(format!("\n{}\n", notes.join("\n")));
     }
-    out.push(format!(
-        "\nexit {}: {}\n",
-        summary.exit, summary.exit_reason
-    ));
+    out.push(format!("\n{}\n", summary.closing.line()));
     out
 }
 

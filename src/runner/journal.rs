@@ -1,4 +1,5 @@
-//! Reading a results file (`run --output`, the run's journal) back: its lines as
+//! Reading a results file (`run --output`, the run's journal; `tasks score`/`tasks run
+//! --output` and `spec score` lines, which carry the same members) back: its lines as
 //! [`CallRecord`]s through the shared streaming reader, the rule for which of several lines of
 //! one key counts, and the repair of a torn last line left by a killed run.
 //!
@@ -8,6 +9,8 @@
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
+
+use serde_json::Value;
 
 use super::CallRecord;
 use crate::error::Problem;
@@ -64,6 +67,12 @@ impl Iterator for JournalReader {
         Some(match decoded {
             Ok(mut record) => {
                 record.errored_checks = CallRecord::errored_checks_of(&record.side_info);
+                // Another scoring command's line: its own members are its side information.
+                if record.run.as_ref().is_some_and(|run| run.command.is_some()) {
+                    if let Ok(Value::Object(object)) = parse_object_line(text) {
+                        record.side_info = CallRecord::own_members(object);
+                    }
+                }
                 Ok(JournalLine { line, record })
             }
             Err(reason) => Err(Problem::at_line(self.stream.display.as_str(), line, reason)),

@@ -83,7 +83,7 @@ impl Fields {
         }
     }
 
-    fn finish(self) -> [u8; 32] {
+    pub(crate) fn finish(self) -> [u8; 32] {
         self.0.finalize().into()
     }
 
@@ -216,7 +216,7 @@ pub fn text_digest(text: &str) -> String {
 }
 
 /// The first 8 bytes of `digest` as 16 lowercase hex digits.
-fn short_hex(digest: &[u8]) -> String {
+pub(crate) fn short_hex(digest: &[u8]) -> String {
     digest[..8]
         .iter()
         .map(|byte| format!("{byte:02x}"))

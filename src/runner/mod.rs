@@ -20,7 +20,10 @@ use std::time::{Duration, Instant};
 pub use fd_limit::calls_in_flight;
 pub use generation::{Generate, Generated};
 pub use plan::{plan_calls, plan_generation, PlannedCall, Shard, Split};
-pub use record::{CallRecord, EvaluatorInfo, GenerationInfo, RunIdentity, RunInfo, Splits};
+pub use record::{
+    CallRecord, EvaluatorInfo, GenerationInfo, RunIdentity, RunInfo, ScoredLine, ScoredRun,
+    SharedMembers, Splits,
+};
 pub use retry::call_with_retries;
 
 use crate::evaluator::{Answer, Call, Evaluator};

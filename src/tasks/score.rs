@@ -1,6 +1,7 @@
 //! Scoring model outputs against tasks: read the outputs JSONL, post-process each output with its
 //! task's rule, score it with its task's metric, and aggregate per category and per metric.
-//! Tasks without an output and outputs naming no task are reported, never dropped.
+//! Tasks without an output and outputs naming no task are reported, never dropped. Each task's
+//! `--output` line carries the result-line members beside its own ([`ScoreSummary::lines`]).
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::convert::Infallible;
@@ -16,6 +17,8 @@ use crate::input::strict;
 use crate::input::Source;
 use crate::input::{jsonl_lines, parse_object_line};
 use crate::pool;
+use crate::protocol::{CallError, ErrorKind};
+use crate::runner::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
 use crate::sandbox::LimitHit;
 use crate::scoring::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 
@@ -276,6 +279,68 @@ pub struct ScoreSummary {
     /// A signal stopped scoring: the aggregates cover the tasks scored before it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
+}
+
+impl ScoreSummary {
+    /// The `run` of this summary's `--output` lines, written by `command` (`tasks score`,
+    /// `tasks run`) over `tasks`, the tasks scored (in order): the evaluator is the tasks file,
+    /// whose ids, categories, metrics, rules and targets decide the scores.
+    pub fn run_info(&self, command: &'static str, tasks: &[Task]) -> anyhow::Result<RunInfo> {
+        let definition: Vec<_> = tasks
+            .iter()
+            .map(|task| {
+                let (id, targets) = (&task.task_id, &task.targets);
+                (id, task.category, task.metric, task.post_process, targets)
+            })
+            .collect();
+        let evaluator = EvaluatorInfo {
+            kind: "tasks".to_string(),
+            target: self.tasks_file.clone(),
+        };
+        let mut run = ScoredRun::new(command, evaluator, &serde_json::to_vec(&definition)?);
+        for score in &self.tasks {
+            run.add(&score.task_id, &serde_json::to_vec(score)?);
+        }
+        Ok(run.finish(&self.outputs_file))
+    }
+
+    /// Each task's `--output` line: its score, then the result-line members of `run` (see
+    /// [`ScoreSummary::run_info`]). The candidate is the outputs file (`tasks score`) or the
+    /// model (`tasks run`); a task without an output is an error, `failed` (the model's, under
+    /// `tasks run`) or `missing_output`.
+    pub fn lines<'a>(
+        &'a self,
+        run: &'a RunInfo,
+        failed: &'a HashMap<&str, &CallError>,
+    ) -> impl Iterator<Item = ScoredLine<'a, TaskScore>> {
+        self.tasks
+            .iter()
+            .enumerate()
+            .map(move |(index, score)| ScoredLine {
+                own: score,
+                shared: SharedMembers {
+                    candidate_id: &self.outputs_file,
+                    candidate_index: 0,
+                    split: Split::Single,
+                    example_index: index,
+                    example_line: None,
+                    example_id: Some(score.task_id.clone()),
+                    score: None,
+                    error: (score.status == Status::Missing).then(|| {
+                        failed.get(score.task_id.as_str()).map_or_else(
+                            || {
+                                CallError::new(
+                                    ErrorKind::MissingOutput,
+                                    format!("no output for task {}", score.task_id),
+                                )
+                            },
+                            |error| (*error).clone(),
+                        )
+                    }),
+                    run: Some(run),
+                },
+            })
+    }
 }
 
 /// Each task's score against its output (or as missing), in task order, on the worker pool

@@ -1,6 +1,8 @@
-//! Reading results files into a [`Report`]: `run --output` result lines (through the journal
-//! reader, summarised by the run's own tally), `tasks score --output` lines and `spec score`
-//! evaluation records, the kind told per file by its first line. A line that is not a result of
+//! Reading results files into a [`Report`]: result lines — `run --output`'s, and the
+//! `tasks score`/`tasks run --output` lines and `spec score` evaluation records that carry the
+//! same members — through the journal reader, summarised by the run's own tally; an older
+//! evalctl's task lines and evaluation records, without them, by their own members. The kind
+//! is told per file by its first line. A line that is not a result of
 //! its file's kind is a problem `FILE:LINE: reason`, and every problem in every file is reported
 //! together.
 
@@ -31,14 +33,18 @@ pub fn load_results(files: &[Source], selection: &Selection) -> anyhow::Result<R
             )),
             Ok(Some((line, fields))) => match kind_of(&fields) {
                 None => problems.push(Problem::at_line(file.display(), line, NOT_A_RESULT)),
-                Some(SourceKind::Run) => match read_run(file, selection) {
-                    Ok((records, partial)) => {
-                        let mut summary = summarize(&file.display(), &records);
-                        summary.partial = partial;
-                        report.add_run_results(file.display(), &summary, &records);
+                // Result lines, whichever command wrote them.
+                Some(kind) if fields.contains_key("candidate_id") => {
+                    match read_run(file, selection) {
+                        Ok((records, partial)) => {
+                            let mut summary = summarize(&file.display(), &records);
+                            summary.partial = partial;
+                            report.add_run_results(file.display(), kind, &summary, &records);
+                        }
+                        Err(mut found) => problems.append(&mut found),
                     }
-                    Err(mut found) => problems.append(&mut found),
-                },
+                }
+                // An older evalctl's task lines and evaluation records, without them.
                 Some(kind) => read_other(file, kind, &mut report, &mut problems),
             },
         }
@@ -159,7 +165,8 @@ fn summarize(name: &str, records: &[CallRecord]) -> Summary {
     tally.finish(evaluator, range, None, false).0
 }
 
-/// The lines of a `tasks score` or `spec score` file.
+/// The lines of a `tasks score` or `spec score` file an older evalctl wrote (no result-line
+/// members).
 fn read_other(file: &Source, kind: SourceKind, report: &mut Report, problems: &mut Vec<Problem>) {
     let source = report.add_source(file.display(), kind);
     let mut stream = match JsonlStream::open_file(file) {
@@ -188,14 +195,14 @@ const NOT_A_RESULT: &str = "not a result line: expected a `run --output` result 
      split, score), a `tasks score --output` line (task_id, score) or a `spec score` record \
      (overall_score)";
 
-/// The kind of results a file holds, told by its first line.
+/// The kind of results a file holds, told by its first line: the command that wrote it.
 fn kind_of(fields: &Map<String, Value>) -> Option<SourceKind> {
-    if fields.contains_key("candidate_id") {
-        Some(SourceKind::Run)
-    } else if fields.contains_key("task_id") {
+    if fields.contains_key("task_id") {
         Some(SourceKind::Tasks)
     } else if fields.contains_key("overall_score") || fields.contains_key("validator_results") {
         Some(SourceKind::Spec)
+    } else if fields.contains_key("candidate_id") {
+        Some(SourceKind::Run)
     } else {
         None
     }

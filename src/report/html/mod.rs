@@ -235,10 +235,17 @@ impl Report {
             .count()
     }
 
-    /// Add the results `records` of a run's results file `name`, with the summary `run
-    /// --format json` prints over them.
-    fn add_run_results(&mut self, name: String, summary: &Summary, records: &[CallRecord]) {
-        let source = self.add_source(name, SourceKind::Run);
+    /// Add the results `records` of a results file `name` of `kind`, with the summary `run
+    /// --format json` prints over them. A task's row is in its category (its split in the
+    /// page); tasks and spec runs made no evaluator call, so their rows have no attempts or time.
+    fn add_run_results(
+        &mut self,
+        name: String,
+        kind: SourceKind,
+        summary: &Summary,
+        records: &[CallRecord],
+    ) {
+        let source = self.add_source(name, kind);
         // Candidates in the run's order (and task models in the summary's), not the order
         // their first calls completed in.
         let model_rank = |record: &CallRecord| {
@@ -253,7 +260,16 @@ impl Report {
             self.series_of(source, &record.candidate_id, record.task_model.as_deref());
         }
         for record in records {
-            self.add_row(source, &record.candidate_id, Row::from(record));
+            let mut row = Row::from(record);
+            if kind != SourceKind::Run {
+                (row.attempts, row.latency_ms) = (None, None);
+            }
+            if let Some(Value::String(category)) = record.side_info.get("category") {
+                if kind == SourceKind::Tasks {
+                    row.split.clone_from(category);
+                }
+            }
+            self.add_row(source, &record.candidate_id, row);
         }
         self.sources[source].summary = serde_json::to_value(summary).ok();
         let order: Vec<&str> = planned
@@ -270,7 +286,7 @@ impl Report {
     /// and its inputs (candidate texts and example records).
     pub fn of_run(summary: &Summary, records: &[CallRecord], inputs: &Inputs) -> Report {
         let mut report = Report::default();
-        report.add_run_results("this run".to_string(), summary, records);
+        report.add_run_results("this run".to_string(), SourceKind::Run, summary, records);
         let data = &mut report.sources[0];
         data.evaluator = Some(summary.evaluator.clone());
         data.elapsed_ms = summary.elapsed_ms;
