@@ -16,21 +16,20 @@ use crate::evaluation_spec::payload::Payload;
 /// "human_preference_score"?: x}`. Unknown members are ignored; events need a `type` and an
 /// `occurred_at`.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct RunRecord {
     /// The run's id (any JSON value), echoed into its evaluation record.
-    #[serde(default)]
     pub id: Option<Value>,
     /// The challenge inputs in scope (one for `challenge_input`/`case.*` references to resolve).
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub challenge_inputs: Vec<ChallengeInput>,
     /// The run's events, in any order.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub events: Vec<Event>,
     /// Precomputed judge results.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub llm_judge_results: Vec<JudgeResult>,
     /// A human preference score for the `human_preference` source.
-    #[serde(default)]
     pub human_preference_score: Option<f64>,
 }
 
@@ -68,72 +67,72 @@ impl RunRecord {
 
 /// One challenge input (case) of a run.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct ChallengeInput {
     /// The challenge's id.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub challenge_identity_id: String,
     /// The regression case's id.
-    #[serde(default)]
     pub regression_case_id: Option<String>,
     /// The challenge key.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub challenge_key: String,
     /// The case key.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub case_key: String,
     /// The item key.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub item_key: String,
     /// The case payload (`null` = none).
-    #[serde(default)]
     pub payload: Value,
     /// Named case inputs (boxed: a map node of unboxed values is too big for the allocator's
     /// fast path, and every run decodes one).
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub inputs: BTreeMap<String, Box<CaseValue>>,
     /// Named case expectations (boxed, as `inputs`).
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub expectations: BTreeMap<String, Box<CaseValue>>,
     /// Named artifacts.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub artifacts: BTreeMap<String, Artifact>,
 }
 
 /// A case input or expectation: an inline value, a reference to another input or an artifact,
 /// or a path.
 #[derive(Debug, Clone, Default, Deserialize)]
+#[serde(default)]
 pub struct CaseValue {
     /// Free-form kind.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub kind: String,
     /// The inline JSON value (`null` = none).
-    #[serde(default)]
     pub value: Value,
     /// An artifact key.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub artifact_key: String,
     /// `input:<key>` or `artifact:<key>`.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub source: String,
     /// A path string.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub path: String,
 }
 
 /// A case artifact.
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Artifact {
     /// Its key.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub key: String,
     /// Its kind.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub kind: String,
     /// Its path.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub path: String,
     /// Its media type.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub media_type: String,
 }
 
