@@ -12,6 +12,7 @@ use super::source::EventRef;
 use super::timestamp::Timestamp;
 use super::trace::{trace_entry, TraceEntry};
 use super::turns::{turns, Turn};
+use super::usage::{CallUsage, ModelUsage, UsageTally};
 use crate::evaluation_spec::gostr::json_string;
 use crate::evaluation_spec::payload::Payload;
 
@@ -21,21 +22,6 @@ pub(super) struct FileCapture {
     pub(super) path: String,
     pub(super) exists: bool,
     pub(super) content: String,
-}
-
-/// Token usage of one (provider, model).
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct ModelUsage {
-    /// Provider key.
-    pub provider_key: String,
-    /// Model id.
-    pub provider_model_id: String,
-    /// Input tokens.
-    pub input_tokens: f64,
-    /// Output tokens.
-    pub output_tokens: f64,
-    /// Total tokens.
-    pub total_tokens: f64,
 }
 
 /// One completed step's duration.
@@ -110,11 +96,8 @@ impl<'a> Evidence<'a> {
             ..Evidence::default()
         };
         evidence.read_challenge_inputs(&run.challenge_inputs);
-        let mut from_calls = (0.0, 0.0, 0.0);
-        let mut usage_from_calls = false;
         let mut step_started: HashMap<i64, &Timestamp> = HashMap::new();
-        let mut usage_by_model: Vec<ModelUsage> = Vec::new();
-        let mut seen_models: Vec<(String, String)> = Vec::new();
+        let mut calls = UsageTally::default();
         for event in &events {
             let payload = &event.payload;
             match event.kind.as_str() {
@@ -198,54 +181,10 @@ impl<'a> Evidence<'a> {
                 },
                 "sandbox.command.failed" => evidence.failure_count += 1,
                 "model.call.completed" | "model.call.started" => {
-                    let provider = text(payload, "provider_key").unwrap_or("");
-                    let (first, second) = if event.kind == "model.call.completed" {
-                        ("provider_model_id", "model")
-                    } else {
-                        ("model", "provider_model_id")
-                    };
-                    let model = text(payload, first)
-                        .filter(|model| !model.is_empty())
-                        .or_else(|| text(payload, second))
-                        .unwrap_or("");
-                    let seen = seen_models.iter().any(|(known_provider, known_model)| {
-                        known_provider == provider && known_model == model
-                    });
-                    if !seen && (!provider.is_empty() || !model.is_empty()) {
-                        seen_models.push((provider.to_string(), model.to_string()));
-                    }
+                    calls.model_call(event);
                     if event.kind == "model.call.completed" {
                         if let Some(source) = EventRef::of(event) {
                             evidence.last_model_call_source = Some(source);
-                        }
-                        let counts = [
-                            usage(payload, "input_tokens"),
-                            usage(payload, "output_tokens"),
-                            usage(payload, "total_tokens"),
-                        ];
-                        if counts.iter().any(Option::is_some) {
-                            usage_from_calls = true;
-                            let index = match usage_by_model.iter().position(|row| {
-                                row.provider_key == provider && row.provider_model_id == model
-                            }) {
-                                Some(index) => index,
-                                None => {
-                                    usage_by_model.push(ModelUsage {
-                                        provider_key: provider.to_string(),
-                                        provider_model_id: model.to_string(),
-                                        ..ModelUsage::default()
-                                    });
-                                    usage_by_model.len() - 1
-                                }
-                            };
-                            let row = &mut usage_by_model[index];
-                            let [input, output, total] = counts.map(|count| count.unwrap_or(0.0));
-                            row.input_tokens += input;
-                            row.output_tokens += output;
-                            row.total_tokens += total;
-                            from_calls.0 += input;
-                            from_calls.1 += output;
-                            from_calls.2 += total;
                         }
                     }
                 }
@@ -288,7 +227,12 @@ impl<'a> Evidence<'a> {
                 _ => {}
             }
         }
-        if usage_from_calls {
+        let CallUsage {
+            from_calls,
+            model_usage,
+            observed_models,
+        } = calls.finish();
+        if let Some(from_calls) = from_calls {
             evidence.input_tokens.get_or_insert(from_calls.0);
             evidence.output_tokens.get_or_insert(from_calls.1);
             if evidence.total_tokens.is_none() {
@@ -304,17 +248,8 @@ impl<'a> Evidence<'a> {
         if evidence.tool_call_count.is_none() && !evidence.trace.is_empty() {
             evidence.tool_call_count = Some(evidence.trace.len() as f64);
         }
-        for row in &mut usage_by_model {
-            if row.total_tokens == 0.0 && (row.input_tokens > 0.0 || row.output_tokens > 0.0) {
-                row.total_tokens = row.input_tokens + row.output_tokens;
-            }
-        }
-        usage_by_model.sort_by(|a, b| {
-            (&a.provider_key, &a.provider_model_id).cmp(&(&b.provider_key, &b.provider_model_id))
-        });
-        seen_models.sort();
-        evidence.model_usage = usage_by_model;
-        evidence.observed_models = seen_models;
+        evidence.model_usage = model_usage;
+        evidence.observed_models = observed_models;
         if evidence.final_output.is_none() {
             evidence
                 .warnings

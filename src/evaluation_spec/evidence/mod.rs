@@ -6,9 +6,9 @@
 //! From the ground up: [`timestamp`] (event instants), [`record`] (the run record and the scoring
 //! order of its events), [`members`] (reading a payload member), [`source`] (source pointers),
 //! [`trace`] (the tool-call trace), [`resolve`] (case and artifact references), [`turns`]
-//! (conversation turns and transcripts), [`gather`] (the evidence of one run, built from its
-//! events) and [`lookup`] (what scoring asks of that evidence); [`reference`] is the load-time
-//! check of a reference's form.
+//! (conversation turns and transcripts), [`usage`] (token usage from model calls), [`gather`]
+//! (the evidence of one run, built from its events) and [`lookup`] (what scoring asks of that
+//! evidence); [`reference`] is the load-time check of a reference's form.
 
 mod gather;
 mod lookup;
@@ -20,8 +20,9 @@ mod source;
 mod timestamp;
 mod trace;
 mod turns;
+mod usage;
 
-pub use gather::{Evidence, ModelUsage, StepDuration};
+pub use gather::{Evidence, StepDuration};
 pub use record::{order_events, Artifact, CaseValue, ChallengeInput, Event, RunRecord};
 pub use reference::{is_supported_reference, unsupported_reference};
 pub use resolve::Resolved;
@@ -29,3 +30,4 @@ pub use source::SourcePointer;
 pub use timestamp::Timestamp;
 pub use trace::{tool_trace, TraceEntry};
 pub use turns::Turn;
+pub use usage::ModelUsage;
