@@ -37,34 +37,33 @@ pub fn judge_provider(model: &str) -> Option<&'static str> {
 
 /// One judge's result for a run, as recorded in the run record's `llm_judge_results`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct JudgeResult {
     /// The judge's key.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub judge_key: String,
     /// The judge's mode.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub mode: String,
     /// The score in [0,1]; absent when the judge could not score.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub normalized_score: Option<f64>,
     /// The judge's parsed reply.
-    #[serde(default)]
     pub payload: Value,
     /// `single-model`, `low`, `medium` or `high`.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub confidence: Option<String>,
     /// Population variance of the sample scores.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     pub variance: Option<f64>,
     /// Successful samples.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub sample_count: i64,
     /// Models consulted.
-    #[serde(default, deserialize_with = "null_default")]
+    #[serde(deserialize_with = "null_default")]
     pub model_count: i64,
     /// Why there is no score, when there is none.
     #[serde(
-        default,
         deserialize_with = "null_default",
         skip_serializing_if = "String::is_empty"
     )]

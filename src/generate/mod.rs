@@ -22,12 +22,14 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use crate::error::Fatal;
-use crate::input::{Candidate, Inputs, Record, Source};
+use crate::input::{Inputs, Record, Source};
 use crate::llm::{Completion, EndpointFlags, Usage};
 use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
 use crate::runner::journal::JournalReader;
 use crate::runner::key::KeyContext;
-use crate::runner::{plan_generation, Generate, Generated, GenerationInfo, PlannedCall};
+use crate::runner::{
+    plan_generation, Generate, Generated, GenerationCall, GenerationInfo, PlannedCall,
+};
 use crate::store::Cache;
 use crate::store::CallKey;
 use crate::tasks::run::journal::{completion_configuration, completion_key};
@@ -274,21 +276,17 @@ impl Generate for Generator {
         &self.models[index].label
     }
 
-    async fn answer(
-        &self,
-        task_model: usize,
-        candidate: &Candidate,
-        example: Option<&Record>,
-        repeat: Option<u32>,
-        key: &CallKey,
-    ) -> Generated {
+    async fn answer(&self, call: GenerationCall<'_>) -> Generated {
         let not_called = GenerationInfo {
             usage: Usage::default(),
             latency_ms: 0.0,
             attempts: 0,
             cached: false,
         };
-        let rendered = match Rendered::of(&candidate.text, example.map(|record| &record.value)) {
+        let rendered = match Rendered::of(
+            &call.candidate.text,
+            call.example.map(|record| &record.value),
+        ) {
             Ok(rendered) => rendered,
             // Preflight found every missing field already: this is for a call it did not see.
             Err(field) => {
@@ -302,15 +300,17 @@ impl Generate for Generator {
                 }
             }
         };
-        if let Some((output, info)) = self.recorded.get(key) {
+        if let Some((output, info)) = self.recorded.get(call.key) {
             return Generated {
                 prompt: rendered.text,
                 answer: Ok(output.clone()),
                 info: info.clone(),
             };
         }
-        let model = &self.models[task_model];
-        let (completion, info) = self.complete(model, &candidate.id, &rendered, repeat).await;
+        let model = &self.models[call.task_model];
+        let (completion, info) = self
+            .complete(model, &call.candidate.id, &rendered, call.repeat)
+            .await;
         Generated {
             prompt: rendered.text,
             answer: completion.map(|completion| completion.text),

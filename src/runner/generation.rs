@@ -14,16 +14,23 @@ pub trait Generate: Send + Sync {
     /// How results and payloads name task model `index` (`PROVIDER/MODEL` or `command 'CMD'`).
     fn label(&self, index: usize) -> &str;
 
-    /// The answer of task model `task_model` to `candidate` rendered for `example` (repeat
-    /// `repeat`) in the call keyed `key`, retried like any call.
-    async fn answer(
-        &self,
-        task_model: usize,
-        candidate: &Candidate,
-        example: Option<&Record>,
-        repeat: Option<u32>,
-        key: &CallKey,
-    ) -> Generated;
+    /// The answer of the task model `call` names, retried like any call.
+    async fn answer(&self, call: GenerationCall<'_>) -> Generated;
+}
+
+/// One call a task model answers.
+#[derive(Debug, Clone, Copy)]
+pub struct GenerationCall<'a> {
+    /// Which task model (an index into the run's task models).
+    pub task_model: usize,
+    /// The candidate, rendered for `example`.
+    pub candidate: &'a Candidate,
+    /// The example the candidate is rendered for (`None` for single calls).
+    pub example: Option<&'a Record>,
+    /// The repeat index under `--repeat`.
+    pub repeat: Option<u32>,
+    /// The key of the call the answer is scored in.
+    pub key: &'a CallKey,
 }
 
 /// One task model's answer.

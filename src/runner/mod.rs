@@ -18,7 +18,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use fd_limit::calls_in_flight;
-pub use generation::{Generate, Generated};
+pub use generation::{Generate, Generated, GenerationCall};
 pub use plan::{plan_calls, plan_generation, PlannedCall, Shard, Split};
 pub use record::{
     CallRecord, EvaluatorInfo, GenerationInfo, RunIdentity, RunInfo, ScoredLine, ScoredRun,
@@ -194,7 +194,13 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         (Some(generator), Some(model)) => Some((
             generator.label(model),
             generator
-                .answer(model, candidate, example, planned.repeat, &planned.key)
+                .answer(GenerationCall {
+                    task_model: model,
+                    candidate,
+                    example,
+                    repeat: planned.repeat,
+                    key: &planned.key,
+                })
                 .await,
         )),
         _ => None,
