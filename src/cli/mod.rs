@@ -88,8 +88,8 @@ pub enum Command {
     /// The evaluator-result cache of `run --cache`.
     #[command(subcommand)]
     Cache(CacheCommand),
-    /// Summarize a run from its results file (`run --output`): the summary, gates and reports
-    /// `run` prints.
+    /// Summarize a run from its results file (`run --output`, `tasks score|run --output` or
+    /// `spec score`'s records): the summary, gates and reports `run` prints.
     Summarize(MergeArgs),
     /// Summarize a sharded run from its shards' results files (`run --shard K/N --output`), as
     /// if it had run unsharded; summarize given the same files does the same.
@@ -103,8 +103,8 @@ pub enum Command {
     Report(ReportArgs),
     /// Serve the FEP REST API and gRPC service (evaluations stored in SQLite).
     Serve(ServeArgs),
-    /// Two runs' results paired call by call: per-candidate mean difference with a 95% interval,
-    /// wins / ties / losses, the largest regressions.
+    /// Two runs' results paired call by call (or task by task, run by run): per-candidate mean
+    /// difference with a 95% interval, wins / ties / losses, the largest regressions.
     Compare(CompareArgs),
 }
 

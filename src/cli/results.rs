@@ -42,7 +42,8 @@ pub struct CiArgs {
 /// `evalctl summarize FILE.jsonl` and `evalctl merge A.jsonl B.jsonl ...`.
 #[derive(Debug, Args)]
 pub struct MergeArgs {
-    /// Results files (`run --output`; `-` = stdin): one run's, or the shards of one run.
+    /// Results files (`run --output`, `tasks score|run --output`, `spec score` records; `-` =
+    /// stdin): one run's, or the shards of one run.
     #[arg(value_name = "FILE.jsonl", required = true)]
     pub files: Vec<String>,
 
@@ -126,7 +127,7 @@ impl MergeArgs {
 /// `evalctl compare BASE.jsonl NEW.jsonl`.
 #[derive(Debug, Args)]
 pub struct CompareArgs {
-    /// The baseline run's results file.
+    /// The baseline run's results file (`run`, `tasks score|run --output` or `spec score`).
     #[arg(value_name = "BASE.jsonl")]
     pub base: String,
 
