@@ -10,8 +10,9 @@ use serde_json::{json, Map, Value};
 
 use super::evidence::{Evidence, Resolved, RunRecord, SourcePointer};
 use super::judges::JudgeResult;
+use super::load::EvaluationSpec;
 use super::metrics::{collect_metrics, MetricResult};
-use super::model::{SpecDefinition, ValidatorDecl};
+use super::model::ValidatorDecl;
 use super::scorecard::{
     dimension_result, overall, DimensionInputs, DimensionResult, ValidatorSummary,
 };
@@ -20,7 +21,6 @@ use super::validators::{
     self, outcome_class, Comparison, RawOutput, ResultState, TargetValue, ToolCall, Validator,
     ValidatorOutcome, Verdict,
 };
-use super::EvaluationSpec;
 use crate::protocol::{CallError, ErrorKind};
 
 /// One validator's result in the evaluation record. Its `raw_output` object holds the
@@ -157,15 +157,6 @@ impl EvaluationRecord {
             )
         })
     }
-}
-
-/// The validators of a spec, built once per spec.
-pub(super) fn build_validators(definition: &SpecDefinition) -> Vec<Validator> {
-    definition
-        .validators
-        .iter()
-        .map(|decl| Validator::new(&decl.kind, decl.config.as_ref()))
-        .collect()
 }
 
 fn verdict_text(verdict: Option<Verdict>) -> Option<&'static str> {

@@ -1,0 +1,103 @@
+//! Loading a spec: a file's bytes decoded strictly, normalised and validated into an
+//! [`EvaluationSpec`] with its validators built once for every run it scores.
+
+use super::decode::{self, SpecProblem};
+use super::model::SpecDefinition;
+use super::{locate, normalize, validate, validators};
+use crate::error::{invalid, Problem};
+use crate::input::Source;
+
+/// A loaded spec: decoded strictly, normalised and valid, with its validators built (configs
+/// decoded, patterns compiled) once for every run it scores.
+#[derive(Debug)]
+pub struct EvaluationSpec {
+    pub(super) definition: SpecDefinition,
+    pub(super) validators: Vec<validators::Validator>,
+}
+
+impl EvaluationSpec {
+    /// The normalised definition (serialise it for `spec validate --print`).
+    pub fn definition(&self) -> &SpecDefinition {
+        &self.definition
+    }
+
+    /// What `spec validate` should report without rejecting the spec (unknown collectors, metric
+    /// types their collectors do not yield).
+    pub fn warnings(&self) -> Vec<SpecProblem> {
+        validate::advisories(&self.definition)
+    }
+
+    /// A valid spec from a definition: normalise it, then validate it.
+    pub fn from_definition(mut definition: SpecDefinition) -> Result<Self, Vec<SpecProblem>> {
+        normalize::normalize(&mut definition);
+        let problems = validate::validate(&definition);
+        if problems.is_empty() {
+            let validators = definition
+                .validators
+                .iter()
+                .map(|decl| validators::Validator::new(&decl.kind, decl.config.as_ref()))
+                .collect();
+            Ok(EvaluationSpec {
+                definition,
+                validators,
+            })
+        } else {
+            Err(problems)
+        }
+    }
+}
+
+/// Decode (JSON or YAML; a manifest's `evaluation_spec` or a bare spec), normalise and validate a
+/// spec file's bytes. `display` names the file (its extension picks the format when it has one).
+/// Every problem is returned at once, unknown keys with the rest.
+pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<SpecProblem>> {
+    let (definition, mut problems) = decode::decode(bytes, display)?;
+    match EvaluationSpec::from_definition(definition) {
+        Ok(spec) if problems.is_empty() => Ok(spec),
+        Ok(_) => Err(problems),
+        Err(mut invalid) => {
+            let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
+            for problem in &mut invalid {
+                problem.line = problem.line.or_else(|| index.line_of(&problem.path));
+            }
+            problems.extend(invalid);
+            Err(problems)
+        }
+    }
+}
+
+/// Read and load the spec in `source`: every problem, decoding or validation, as a located
+/// [`Problem`] (`FILE[:LINE]: <field path> <message>`).
+pub fn read_spec(source: &Source) -> anyhow::Result<EvaluationSpec> {
+    let display = source.display();
+    let bytes = source.read().map_err(|problem| invalid(vec![problem]))?;
+    load_spec(&bytes, &display).map_err(|problems| {
+        invalid(
+            problems
+                .iter()
+                .map(|problem| spec_problem(&display, problem))
+                .collect(),
+        )
+    })
+}
+
+/// A spec problem located in the file `display` names.
+pub fn spec_problem(display: &str, problem: &SpecProblem) -> Problem {
+    let located = Problem::new(display, problem.to_string());
+    Problem {
+        line: problem.line,
+        ..located
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loaded_spec_can_score_runs_from_several_threads() {
+        fn shareable<T: Send + Sync>() {}
+        shareable::<EvaluationSpec>();
+        shareable::<crate::evaluation_spec::EvaluationRecord>();
+    }
+}
