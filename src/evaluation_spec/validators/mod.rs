@@ -245,6 +245,15 @@ impl Comparison {
         }
     }
 
+    /// Asserts that the comparison could not finish, for a reason that `holds`.
+    #[cfg(test)]
+    fn assert_error(&self, holds: impl Fn(&str) -> bool) {
+        match &self.0 {
+            Err(wording) => assert!(holds(&wording.reason), "{}", wording.reason),
+            Ok(outcome) => panic!("not an error: {outcome:?}"),
+        }
+    }
+
     /// The score the result gives.
     #[cfg(test)]
     fn score(&self) -> Option<f64> {
