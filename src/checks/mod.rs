@@ -37,6 +37,7 @@ pub use standard::CheckKind;
 pub use timestamp::{CaseClock, Timestamp};
 
 use crate::input::strict;
+use crate::scoring::Outcome;
 use args::{classify, ArgSource, Classified};
 use extended::Spec;
 use standard::{
@@ -596,7 +597,7 @@ impl Check {
                 Err(error) => (Err(error), 0.0),
             }
         } else {
-            let outcome = self.run(context, &mut resolved).map(Results::Passed);
+            let outcome = self.run(context, &mut resolved).map(Results::from);
             (outcome, clock.lap_ms())
         };
         CheckResult {
@@ -614,7 +615,7 @@ impl Check {
         &'a self,
         context: &'a Value,
         resolved: &mut Vec<Resolved<'a>>,
-    ) -> Result<bool, CheckError> {
+    ) -> Result<Outcome, CheckError> {
         if let Some(error) = &self.problem_error {
             return Err(error.clone());
         }

@@ -8,6 +8,7 @@ use serde::{Serialize, Serializer};
 use serde_json::Value;
 
 use super::timestamp::Timestamp;
+use crate::scoring::Outcome;
 
 /// Execution status of a check, a test case or a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -116,6 +117,14 @@ pub enum Results {
     Passed(bool),
     /// An extended or custom check: the results object it answered with.
     Answered(Value),
+}
+
+impl From<Outcome> for Results {
+    /// A standard check's results: its verdict (each standard check gives one).
+    #[inline]
+    fn from(outcome: Outcome) -> Self {
+        Results::Passed(outcome.is_pass())
+    }
 }
 
 impl Results {
@@ -277,6 +286,17 @@ struct Metadata<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_outcome_becomes_its_verdict() {
+        assert_eq!(Results::from(Outcome::verdict(true)), Results::Passed(true));
+        assert_eq!(
+            Results::from(Outcome::verdict(false)),
+            Results::Passed(false)
+        );
+        let passed = Results::from(Outcome::verdict(true));
+        assert_eq!((passed.passed(), passed.score()), (Some(true), None));
+    }
 
     #[test]
     fn group_status_follows_the_precedence_rules() {

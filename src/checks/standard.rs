@@ -16,6 +16,7 @@ use super::result::CheckError;
 use crate::input::strict::{self, key_name, wrong_type};
 use crate::patterns::{self, PatternError, RegexFlags};
 use crate::scoring::matching::{self, Case, Need};
+use crate::scoring::Outcome;
 use crate::text::{one_line, thousands};
 
 /// The most arguments any standard check takes.
@@ -212,15 +213,15 @@ impl CheckKind {
         )
     }
 
-    /// Evaluate a standard check over resolved arguments; `compiled` is the regex compiled
-    /// before the run, when pattern and flags were literals. A type that [calls
+    /// Evaluate a standard check over resolved arguments: its verdict; `compiled` is the regex
+    /// compiled before the run, when pattern and flags were literals. A type that [calls
     /// out](CheckKind::calls_out) is never run here.
-    pub fn run(self, args: &Args<'_>, compiled: Option<&Regex>) -> Result<bool, CheckError> {
+    pub fn run(self, args: &Args<'_>, compiled: Option<&Regex>) -> Result<Outcome, CheckError> {
         match self {
             CheckKind::ExactMatch => {
                 let case = case_rule(args.flag(2, true)?);
                 let equal = matching::exact(&args.text(0), &args.text(1), case);
-                Ok(equal != args.flag(3, false)?)
+                Ok(Outcome::verdict(equal != args.flag(3, false)?))
             }
             CheckKind::Contains => {
                 let phrases = args.get(1, as_phrases)?.unwrap_or_default();
@@ -238,11 +239,11 @@ impl CheckKind {
                     )));
                 }
                 let case = case_rule(case_sensitive);
-                Ok(if negate {
+                Ok(Outcome::verdict(if negate {
                     !matching::contains(&text, &phrases, case, Need::Any)
                 } else {
                     matching::contains(&text, &phrases, case, Need::All)
-                })
+                }))
             }
             CheckKind::Regex => {
                 let matched = match compiled {
@@ -257,7 +258,7 @@ impl CheckKind {
                             .is_match(&args.text(0))
                     }
                 };
-                Ok(matched != args.flag(2, false)?)
+                Ok(Outcome::verdict(matched != args.flag(2, false)?))
             }
             CheckKind::Threshold => {
                 let value = args.get(0, as_number)?.unwrap_or(f64::NAN);
@@ -271,7 +272,9 @@ impl CheckKind {
                     Some(max) if args.flag(4, true)? => value <= max,
                     Some(max) => value < max,
                 };
-                Ok((above_min && below_max) != args.flag(5, false)?)
+                Ok(Outcome::verdict(
+                    (above_min && below_max) != args.flag(5, false)?,
+                ))
             }
             CheckKind::SemanticSimilarity | CheckKind::LlmJudge | CheckKind::Custom => Err(
                 CheckError::unknown(format!("{} is answered from outside", self.name()), false),

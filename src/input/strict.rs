@@ -102,10 +102,11 @@ pub fn unknown_keys<'a>(
     object: &'a Map<String, Value>,
     allowed: &'a [&'a str],
 ) -> impl Iterator<Item = (&'a str, String)> + 'a {
-    object
-        .keys()
-        .filter(|key| !allowed.contains(&key.as_str()))
-        .map(|key| (key.as_str(), unknown_key(key, allowed)))
+    flagged(
+        object.keys().map(String::as_str),
+        |key| !allowed.contains(&key),
+        |key| unknown_key(key, allowed),
+    )
 }
 
 /// The keys of `required` absent from `object`, in `required` order, each with its
@@ -114,10 +115,21 @@ pub fn missing_keys<'a>(
     object: &'a Map<String, Value>,
     required: &'a [&'a str],
 ) -> impl Iterator<Item = (&'a str, String)> + 'a {
-    required
-        .iter()
-        .filter(|key| !object.contains_key(**key))
-        .map(|key| (*key, missing_key(key)))
+    flagged(
+        required.iter().copied(),
+        |key| !object.contains_key(key),
+        missing_key,
+    )
+}
+
+/// The `keys` that `flag` picks, in order, each with its `message`.
+fn flagged<'a>(
+    keys: impl Iterator<Item = &'a str> + 'a,
+    flag: impl Fn(&str) -> bool + 'a,
+    message: impl Fn(&str) -> String + 'a,
+) -> impl Iterator<Item = (&'a str, String)> + 'a {
+    keys.filter(move |key| flag(key))
+        .map(move |key| (key, message(key)))
 }
 
 /// `value` as an object, or the [`wrong_type`] message.

@@ -7,6 +7,8 @@
 //! - [`matching`]: exact and substring matching under a case rule.
 //! - [`overlap`]: n-gram counts, clipped overlap, token F1, LCS, edit distance, F-measure.
 //! - [`json`]: deep JSON equality under a number rule, JSON Schema validators.
+//! - [`Outcome`]: what scoring one output found (a score, the verdict where the rule gives one,
+//!   the vocabulary's detail), the one result every vocabulary maps to its reference's shape.
 //! - The task metrics below: exact match, SQuAD v1.1 token F1, sentence BLEU (sacrebleu's
 //!   `sentence_bleu` defaults) and ROUGE-L (rouge-score's `rougeL`). Each takes the model output
 //!   first and one reference second, returns a score in [0, 1], and is pinned to its reference
@@ -20,12 +22,14 @@ mod f1;
 pub mod json;
 pub mod matching;
 pub mod normalize;
+mod outcome;
 pub mod overlap;
 mod pytext;
 mod rouge;
 
 pub use bleu::bleu_4;
 pub use f1::squad_f1;
+pub use outcome::Outcome;
 pub use rouge::rouge_l;
 
 /// 1.0 when `output` and `reference` are the same string, else 0.0. No normalisation.

@@ -24,6 +24,7 @@ use serde_json::Value;
 
 use crate::error::{bad_input, Fatal, Problem};
 use crate::sandbox::{Isolation, LimitHit, Limits, Refused, Sandbox, SetupFailed, WORK_DIR};
+use crate::scoring::Outcome;
 use crate::text::{clip, io_reason, one_line, seconds};
 
 /// The interpreter `code_exec` runs, looked up on `PATH`.
@@ -39,7 +40,7 @@ const INHERITED_ENV: [&str; 3] = ["PATH", "LANG", "LC_ALL"];
 /// The most characters of a failing assertion that [`CodeOutcome::first_failure`] quotes.
 const TARGET_CLIP: usize = 200;
 
-/// What running one task's assertions gave.
+/// What running one task's assertions gave: the detail of its [`Outcome`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CodeOutcome {
     /// Assertions whose script completed its target.
@@ -55,7 +56,7 @@ pub struct CodeOutcome {
 
 impl CodeOutcome {
     /// The fraction of assertions that passed (0.0 when there were none).
-    pub fn score(&self) -> f64 {
+    fn score(&self) -> f64 {
         if self.total == 0 {
             0.0
         } else {
@@ -136,8 +137,13 @@ impl CodeRunner {
         self.sandbox.isolation()
     }
 
-    /// Run `code` followed by each assertion, one script per assertion.
-    pub fn run_assertions(&self, code: &str, assertions: &[String]) -> anyhow::Result<CodeOutcome> {
+    /// Run `code` followed by each assertion, one script per assertion: the fraction that passed
+    /// (a metric: no verdict), with the counts and the first failure.
+    pub fn run_assertions(
+        &self,
+        code: &str,
+        assertions: &[String],
+    ) -> anyhow::Result<Outcome<CodeOutcome>> {
         let mut outcome = CodeOutcome {
             passed: 0,
             total: assertions.len(),
@@ -160,7 +166,7 @@ impl CodeRunner {
                 }
             }
         }
-        Ok(outcome)
+        Ok(Outcome::scored(outcome.score()).with_detail(outcome))
     }
 
     /// Run one script; `None` when it completed its target, else why it failed and the limit

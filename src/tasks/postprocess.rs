@@ -67,44 +67,61 @@ fn extract_code_block(output: &str) -> &str {
 mod tests {
     use super::*;
 
+    /// Asserts that `rule` turns each input into its expected output.
+    fn assert_applies(rule: PostProcess, cases: &[(&str, &str)]) {
+        for (input, expected) in cases {
+            assert_eq!(rule.apply(input), *expected, "{rule:?} on {input:?}");
+        }
+    }
+
     #[test]
     fn simple_rules() {
-        assert_eq!(PostProcess::None.apply(" X \n"), " X \n");
-        assert_eq!(PostProcess::StripWhitespace.apply("\u{a0} 41\n\t"), "41");
-        assert_eq!(PostProcess::Lower.apply("ÀB Straße"), "àb straße");
-        assert_eq!(
-            PostProcess::ExtractFirstLine.apply("\n  \n  first one \nsecond"),
-            "first one"
+        assert_applies(PostProcess::None, &[(" X \n", " X \n")]);
+        assert_applies(PostProcess::StripWhitespace, &[("\u{a0} 41\n\t", "41")]);
+        assert_applies(PostProcess::Lower, &[("ÀB Straße", "àb straße")]);
+        assert_applies(
+            PostProcess::ExtractFirstLine,
+            &[
+                ("\n  \n  first one \nsecond", "first one"),
+                (" \n\n", ""),
+                ("only\r\nnext", "only"),
+            ],
         );
-        assert_eq!(PostProcess::ExtractFirstLine.apply(" \n\n"), "");
-        assert_eq!(PostProcess::ExtractFirstLine.apply("only\r\nnext"), "only");
     }
 
     #[test]
     fn extract_letter_prefers_a_standalone_letter() {
-        let letter = |text| PostProcess::ExtractLetter.apply(text);
-        assert_eq!(letter("Answer: (C)"), "C");
-        assert_eq!(letter("The answer is B."), "B");
-        assert_eq!(letter("ABSOLUTELY"), "A");
-        assert_eq!(letter("I think D"), "D");
-        assert_eq!(letter("Bad E1 answer"), "B");
-        assert_eq!(letter("none here, f g h"), "");
-        assert_eq!(letter(""), "");
-        assert_eq!(letter("é C"), "C");
+        assert_applies(
+            PostProcess::ExtractLetter,
+            &[
+                ("Answer: (C)", "C"),
+                ("The answer is B.", "B"),
+                ("ABSOLUTELY", "A"),
+                ("I think D", "D"),
+                ("Bad E1 answer", "B"),
+                ("none here, f g h", ""),
+                ("", ""),
+                ("é C", "C"),
+            ],
+        );
     }
 
     #[test]
     fn extract_code_block_takes_the_first_fence() {
-        let code = |text| PostProcess::ExtractCodeBlock.apply(text);
-        assert_eq!(
-            code("Here:\n```python\ndef f():\n    return 1\n```\nmore ```x```"),
-            "def f():\n    return 1"
+        assert_applies(
+            PostProcess::ExtractCodeBlock,
+            &[
+                (
+                    "Here:\n```python\ndef f():\n    return 1\n```\nmore ```x```",
+                    "def f():\n    return 1",
+                ),
+                ("```\nx = 1\n```", "x = 1"),
+                ("```\r\nx = 1\r\n```", "x = 1"),
+                ("```x = 1```", "x = 1"),
+                ("```py\nunclosed = True\n", "unclosed = True"),
+                ("no fence at all", "no fence at all"),
+                ("", ""),
+            ],
         );
-        assert_eq!(code("```\nx = 1\n```"), "x = 1");
-        assert_eq!(code("```\r\nx = 1\r\n```"), "x = 1");
-        assert_eq!(code("```x = 1```"), "x = 1");
-        assert_eq!(code("```py\nunclosed = True\n"), "unclosed = True");
-        assert_eq!(code("no fence at all"), "no fence at all");
-        assert_eq!(code(""), "");
     }
 }

@@ -169,28 +169,27 @@ pub fn score_task(
     code: Option<&CodeRunner>,
 ) -> anyhow::Result<TaskScore> {
     let processed = task.post_process.apply(output);
-    let mut assertions = None;
-    let mut sandbox = None;
-    let score = match task.metric {
-        MetricName::ExactMatch | MetricName::Accuracy => {
-            max_over(exact_match, &processed, &task.targets)
-        }
-        MetricName::F1 => max_over(squad_f1, &processed, &task.targets),
-        MetricName::Bleu4 => max_over(bleu_4, &processed, &task.targets),
-        MetricName::RougeL => max_over(rouge_l, &processed, &task.targets),
+    let text = |metric: fn(&str, &str) -> f64| {
+        crate::scoring::Outcome::scored(max_over(metric, &processed, &task.targets))
+            .with_detail(None)
+    };
+    let outcome = match task.metric {
+        MetricName::ExactMatch | MetricName::Accuracy => text(exact_match),
+        MetricName::F1 => text(squad_f1),
+        MetricName::Bleu4 => text(bleu_4),
+        MetricName::RougeL => text(rouge_l),
         MetricName::CodeExec => {
             let code = code
                 .ok_or_else(|| Fatal::Internal("code_exec: no code runner was prepared".into()))?;
-            let outcome = code.run_assertions(&processed, &task.targets)?;
-            sandbox = Some(code.isolation().label());
-            let score = outcome.score();
-            assertions = Some(outcome.into());
-            score
+            code.run_assertions(&processed, &task.targets)?
+                .map_detail(|ran| Some((Assertions::from(ran), code.isolation().label())))
         }
     };
+    // The one mapping of a metric's outcome to the result line.
+    let (assertions, sandbox) = outcome.detail.unzip();
     Ok(TaskScore {
         status: Status::Scored,
-        score: Some(score),
+        score: Some(outcome.score),
         processed_output: Some(processed),
         assertions,
         sandbox,

@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::config::{decode, RawConfig};
 use super::json::{compile_schema, parse_document, validate_against, CompiledSchema};
 use super::text::{compile_regex, go_quote, RegexCache};
-use super::{Comparison, Verdict};
+use super::Comparison;
 use crate::scoring::json::equal_as_f64;
 use crate::scoring::normalize::collapse_whitespace;
 
@@ -44,16 +44,11 @@ pub(super) fn file_present(config: &FileExistsConfig) -> Comparison {
 /// The target is missing; a config error is ignored here (the default `must_exist` applies).
 pub(super) fn file_missing(config: Option<&FileExistsConfig>) -> Comparison {
     let must_exist = config.and_then(|config| config.must_exist).unwrap_or(true);
-    if must_exist {
-        Comparison::binary(false, "file does not exist")
-    } else {
-        Comparison {
-            verdict: Verdict::Pass,
-            score: Some(1.0),
-            reason: "file correctly does not exist".to_string(),
-            evidence: Default::default(),
-        }
-    }
+    Comparison::decided(
+        !must_exist,
+        "file correctly does not exist",
+        "file does not exist",
+    )
 }
 
 // ---- file_content_match ---------------------------------------------------------------------
@@ -293,7 +288,7 @@ mod tests {
         let listing = r#"{"path":"/w","entries":[{"path":"/w/c.txt","size":1}]}"#;
         let outcome = directory_structure(&config, listing);
         assert_eq!(
-            outcome.reason,
+            outcome.reason(),
             "missing required files: a.txt, b.txt; forbidden files present: c.txt; \
              missing required directories: src/"
         );

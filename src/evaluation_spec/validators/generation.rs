@@ -514,16 +514,16 @@ mod tests {
             "the cat sat on the mat",
             "the cat slept on the rug",
         );
-        assert!((outcome.score.unwrap_or(0.0) - 2.0 / 3.0).abs() < 1e-12);
+        assert!((outcome.score().unwrap_or(0.0) - 2.0 / 3.0).abs() < 1e-12);
     }
 
     #[test]
     fn rouge_l_over_too_many_token_pairs_is_an_error() {
         let long = "w ".repeat(10_001);
         let outcome = rouge_score(&RougeConfig::default(), &long, &"v ".repeat(10_000));
-        assert_eq!(outcome.verdict, Verdict::Error);
+        assert_eq!(outcome.verdict(), Verdict::Error);
         assert_eq!(
-            outcome.reason,
+            outcome.reason(),
             "rouge_score input too large: rouge-l would compare 10001 × 10000 tokens \
              (limit: 100,000,000 token pairs)"
         );
@@ -546,9 +546,12 @@ mod tests {
     #[test]
     fn both_empty_rouge_is_zero_and_chrf_is_one() {
         assert_eq!(
-            rouge_score(&RougeConfig::default(), "", "").score,
+            rouge_score(&RougeConfig::default(), "", "").score(),
             Some(0.0)
         );
-        assert_eq!(chrf_score(&ChrfConfig::default(), "", "").score, Some(1.0));
+        assert_eq!(
+            chrf_score(&ChrfConfig::default(), "", "").score(),
+            Some(1.0)
+        );
     }
 }

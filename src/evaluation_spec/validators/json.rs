@@ -429,41 +429,36 @@ mod tests {
     #[test]
     fn negative_index_is_not_found() {
         let outcome = json_path_match("[1,2]", "$[-1]");
-        assert_eq!(outcome.verdict, Verdict::Fail);
+        assert_eq!(outcome.verdict(), Verdict::Fail);
     }
 
     #[test]
     fn nested_numbers_distinguish_integer_and_float_literals() {
         let doc = r#"{"a":[1],"b":10.0}"#;
         let nested = json_path_match(doc, r#"{"path":"$.a","value":[1.0]}"#);
-        assert_eq!(nested.verdict, Verdict::Fail);
+        assert_eq!(nested.verdict(), Verdict::Fail);
         let top = json_path_match(doc, r#"{"path":"$.b","value":10}"#);
-        assert_eq!(top.verdict, Verdict::Pass);
+        assert_eq!(top.verdict(), Verdict::Pass);
         let contains = json_path_match(
             r#"{"n":42}"#,
             r#"{"path":"$.n","comparator":"contains","value":4}"#,
         );
-        assert_eq!(contains.verdict, Verdict::Pass);
+        assert_eq!(contains.verdict(), Verdict::Pass);
     }
 
     #[test]
     fn ten_thousand_deep_documents_are_a_clear_error() {
         let deep = "[".repeat(10_000) + &"]".repeat(10_000);
         let outcome = json_path_match(&deep, "$[0]");
-        assert_eq!(outcome.verdict, Verdict::Error);
-        assert!(
-            outcome.reason.contains("recursion limit exceeded"),
-            "{}",
-            outcome.reason
-        );
+        outcome.assert_error(|reason| reason.contains("recursion limit exceeded"));
         let schema = json_schema(&SchemaCache::default(), &deep, r#"{"type":"array"}"#);
         assert!(schema
-            .reason
+            .reason()
             .starts_with("parse actual JSON document: recursion limit"));
         let deep_schema = "{\"items\":".repeat(10_000) + "{}" + &"}".repeat(10_000);
         let outcome = json_schema(&SchemaCache::default(), "[]", &deep_schema);
         assert!(outcome
-            .reason
+            .reason()
             .starts_with("parse JSON schema: recursion limit"));
     }
 
@@ -473,7 +468,7 @@ mod tests {
         let actual = format!("\"{}!\"", "a".repeat(50_000));
         let started = std::time::Instant::now();
         let outcome = json_schema(&SchemaCache::default(), &actual, schema);
-        assert_eq!(outcome.verdict, Verdict::Fail);
+        assert_eq!(outcome.verdict(), Verdict::Fail);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
@@ -484,15 +479,15 @@ mod tests {
             "type":"object","properties":{"n":{"$ref":"#/definitions/n"}}}"##;
         let cache = SchemaCache::default();
         assert_eq!(
-            json_schema(&cache, r#"{"n": 2.0}"#, schema).verdict,
+            json_schema(&cache, r#"{"n": 2.0}"#, schema).verdict(),
             Verdict::Pass
         );
         let outcome = json_schema(&cache, r#"{"n": 0}"#, schema);
-        assert_eq!(outcome.verdict, Verdict::Fail);
-        assert_eq!(outcome.reason, "json schema validation failed");
-        assert!(outcome.evidence.contains_key("validation_error"));
+        assert_eq!(outcome.verdict(), Verdict::Fail);
+        assert_eq!(outcome.reason(), "json schema validation failed");
+        assert!(outcome.evidence().contains_key("validation_error"));
         let big = json_schema(&cache, r#"{"n": 123456789012345678901234567890}"#, schema);
-        assert_eq!(big.verdict, Verdict::Pass);
+        assert_eq!(big.verdict(), Verdict::Pass);
     }
 
     #[test]
@@ -502,21 +497,16 @@ mod tests {
         let schema = r##"{"$schema":"http://json-schema.org/draft-07/schema#",
             "dependencies":{"a":["b"]}}"##;
         let outcome = json_schema(&SchemaCache::default(), r#"{"a":1}"#, schema);
-        assert_eq!(outcome.verdict, Verdict::Fail);
+        assert_eq!(outcome.verdict(), Verdict::Fail);
         let outcome = json_schema(&SchemaCache::default(), r#"{"a":1,"b":2}"#, schema);
-        assert_eq!(outcome.verdict, Verdict::Pass);
+        assert_eq!(outcome.verdict(), Verdict::Pass);
     }
 
     #[test]
     fn remote_references_are_refused_without_network() {
         let schema = r#"{"$ref":"https://example.com/schema.json"}"#;
         let outcome = json_schema(&SchemaCache::default(), "{}", schema);
-        assert_eq!(outcome.verdict, Verdict::Error);
-        assert!(
-            outcome.reason.starts_with("resolve JSON schema: "),
-            "{}",
-            outcome.reason
-        );
+        outcome.assert_error(|reason| reason.starts_with("resolve JSON schema: "));
     }
 
     #[test]
@@ -527,7 +517,7 @@ mod tests {
             r#"{"$schema":"http://json-schema.org/draft-04/schema#"}"#,
         );
         assert!(outcome
-            .reason
+            .reason()
             .starts_with("parse JSON schema: unsupported JSON schema draft"));
     }
 }

@@ -34,6 +34,8 @@ use serde_json::Value;
 
 use config::RawConfig;
 
+use crate::scoring::Outcome;
+
 /// Every validator type, in the order of the validator table in `docs/spec.md`.
 pub const VALIDATOR_TYPES: &[&str] = &[
     "exact_match",
@@ -173,50 +175,107 @@ impl ResultState {
     }
 }
 
-/// The outcome of comparing two resolved strings.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Comparison {
-    pub verdict: Verdict,
-    /// `normalized_score` in [0, 1]; `None` when the verdict is `Error`.
-    pub score: Option<f64>,
-    /// Empty on most passes; the failure or error text otherwise.
+/// How the reference words a validator's result: the failure or error text (empty on most
+/// passes) and the type-specific evidence keys (the caller adds the base keys and renames
+/// collisions to `evidence_<key>`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Wording {
     pub reason: String,
-    /// Type-specific evidence keys (the caller adds the base keys and renames collisions to
-    /// `evidence_<key>`).
     pub evidence: RawOutput,
 }
+
+/// What comparing two resolved strings found: the scoring core's outcome (`normalized_score`
+/// and verdict) worded as the reference words it, or, when the comparison could not finish, the
+/// error's wording.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Comparison(Result<Outcome<Wording>, Wording>);
 
 impl Comparison {
     /// Score 1 on a pass, 0 and `fail_reason` on a failure.
     fn binary(passed: bool, fail_reason: &str) -> Comparison {
-        Comparison::scored(passed, if passed { 1.0 } else { 0.0 }, || {
-            fail_reason.to_string()
-        })
+        Comparison::decided(passed, "", fail_reason)
+    }
+
+    /// Score 1 and `pass_reason` on a pass, 0 and `fail_reason` on a failure.
+    fn decided(passed: bool, pass_reason: &str, fail_reason: &str) -> Comparison {
+        let reason = if passed { pass_reason } else { fail_reason };
+        Comparison::worded(Outcome::verdict(passed), reason.to_string())
     }
 
     /// A scored outcome; the reason is kept (so only written) on a failure.
     fn scored(passed: bool, score: f64, fail_reason: impl FnOnce() -> String) -> Comparison {
-        Comparison {
-            verdict: if passed { Verdict::Pass } else { Verdict::Fail },
-            score: Some(score),
-            reason: if passed { String::new() } else { fail_reason() },
+        let reason = if passed { String::new() } else { fail_reason() };
+        Comparison::worded(Outcome::judged(passed, score), reason)
+    }
+
+    fn worded(outcome: Outcome, reason: String) -> Comparison {
+        Comparison(Ok(outcome.with_detail(Wording {
+            reason,
             evidence: RawOutput::default(),
-        }
+        })))
     }
 
     /// An error outcome with `reason`.
     fn error(reason: String) -> Comparison {
-        Comparison {
-            verdict: Verdict::Error,
-            score: None,
+        Comparison(Err(Wording {
             reason,
             evidence: RawOutput::default(),
-        }
+        }))
     }
 
     fn with_evidence(mut self, evidence: RawOutput) -> Comparison {
-        self.evidence = evidence;
+        self.wording_mut().evidence = evidence;
         self
+    }
+
+    fn wording_mut(&mut self) -> &mut Wording {
+        match &mut self.0 {
+            Ok(outcome) => &mut outcome.detail,
+            Err(wording) => wording,
+        }
+    }
+
+    /// The verdict as the record writes it: `error` when the comparison could not finish, else
+    /// the outcome's (every validator's outcome has one).
+    fn verdict(&self) -> Verdict {
+        match &self.0 {
+            Ok(outcome) if outcome.is_pass() => Verdict::Pass,
+            Ok(_) => Verdict::Fail,
+            Err(_) => Verdict::Error,
+        }
+    }
+
+    /// Asserts that the comparison could not finish, for a reason that `holds`.
+    #[cfg(test)]
+    fn assert_error(&self, holds: impl Fn(&str) -> bool) {
+        match &self.0 {
+            Err(wording) => assert!(holds(&wording.reason), "{}", wording.reason),
+            Ok(outcome) => panic!("not an error: {outcome:?}"),
+        }
+    }
+
+    /// The score the result gives.
+    #[cfg(test)]
+    fn score(&self) -> Option<f64> {
+        self.0.as_ref().ok().map(|outcome| outcome.score)
+    }
+
+    /// The reason the result gives.
+    #[cfg(test)]
+    fn reason(&self) -> &str {
+        match &self.0 {
+            Ok(outcome) => &outcome.detail.reason,
+            Err(wording) => &wording.reason,
+        }
+    }
+
+    /// The evidence the result gives.
+    #[cfg(test)]
+    fn evidence(&self) -> &RawOutput {
+        match &self.0 {
+            Ok(outcome) => &outcome.detail.evidence,
+            Err(wording) => &wording.evidence,
+        }
     }
 }
 
@@ -237,19 +296,20 @@ pub struct ValidatorOutcome {
 }
 
 impl From<Comparison> for ValidatorOutcome {
-    /// A comparison whose verdict is `Error` becomes state `error`; any other is `available`.
+    /// The one mapping of a comparison to the record's shape: an error becomes state `error`
+    /// with no score; an outcome is `available`, its score the `normalized_score`.
     fn from(comparison: Comparison) -> Self {
-        let state = if comparison.verdict == Verdict::Error {
-            ResultState::Error
-        } else {
-            ResultState::Available
+        let verdict = comparison.verdict();
+        let (state, score, wording) = match comparison.0 {
+            Ok(outcome) => (ResultState::Available, Some(outcome.score), outcome.detail),
+            Err(wording) => (ResultState::Error, None, wording),
         };
         ValidatorOutcome {
             state,
-            verdict: Some(comparison.verdict),
-            score: comparison.score,
-            reason: comparison.reason,
-            evidence: comparison.evidence,
+            verdict: Some(verdict),
+            score,
+            reason: wording.reason,
+            evidence: wording.evidence,
             source_call: None,
         }
     }
@@ -579,9 +639,44 @@ mod tests {
     use super::*;
 
     #[test]
-    fn validators_can_be_shared_across_threads() {
-        fn shared<T: Send + Sync>() {}
-        shared::<Validator>();
+    fn a_comparison_maps_to_the_record_in_one_place() {
+        let evidence = || text::evidence([("k", json!(1))]);
+        let failed = ValidatorOutcome::from(
+            Comparison::scored(false, 0.25, || "too low".into()).with_evidence(evidence()),
+        );
+        assert_eq!(
+            failed,
+            ValidatorOutcome {
+                state: ResultState::Available,
+                verdict: Some(Verdict::Fail),
+                score: Some(0.25),
+                reason: "too low".into(),
+                evidence: evidence(),
+                source_call: None,
+            }
+        );
+        let passed = ValidatorOutcome::from(Comparison::scored(true, 0.75, || "unused".into()));
+        assert_eq!(
+            (passed.verdict, passed.score, passed.reason.as_str()),
+            (Some(Verdict::Pass), Some(0.75), "")
+        );
+        let decided = ValidatorOutcome::from(Comparison::decided(true, "there", "gone"));
+        assert_eq!(
+            (decided.verdict, decided.score, decided.reason.as_str()),
+            (Some(Verdict::Pass), Some(1.0), "there")
+        );
+        let error =
+            ValidatorOutcome::from(Comparison::error("bad".into()).with_evidence(evidence()));
+        assert_eq!(
+            (
+                error.state,
+                error.verdict,
+                error.score,
+                error.reason.as_str()
+            ),
+            (ResultState::Error, Some(Verdict::Error), None, "bad")
+        );
+        assert_eq!(error.evidence, evidence());
     }
 
     #[test]
@@ -591,8 +686,8 @@ mod tests {
             assert!(!matches!(prepared, Prepared::Unsupported), "{kind}");
         }
         let made_up = Validator::new("made_up", None).compare("a", "a");
-        assert_eq!(made_up.reason, "unsupported validator type \"made_up\"");
-        let class = outcome_class("made_up", ResultState::Error, None, None, &made_up.reason);
+        assert_eq!(made_up.reason(), "unsupported validator type \"made_up\"");
+        let class = outcome_class("made_up", ResultState::Error, None, None, made_up.reason());
         assert_eq!(class, "pack_error");
     }
 
@@ -601,8 +696,8 @@ mod tests {
         let config = json!({"max_ngram": null, "smoothing": null, "threshold": null});
         assert!(check_config("bleu_score", Some(&config)).is_empty());
         let outcome = Validator::new("bleu_score", Some(&config)).compare("a b c d", "a b c d");
-        assert_eq!(outcome.verdict, Verdict::Pass);
-        assert_eq!(outcome.evidence["max_ngram"], json!(4));
+        assert_eq!(outcome.verdict(), Verdict::Pass);
+        assert_eq!(outcome.evidence()["max_ngram"], json!(4));
         let chrf = json!({"char_order": null, "beta": null});
         assert!(check_config("chrf_score", Some(&chrf)).is_empty());
         let required = check_config("postcondition", Some(&Value::Null));
@@ -613,7 +708,7 @@ mod tests {
         assert_eq!(
             Validator::new("file_exists", Some(&exists))
                 .file_missing()
-                .reason,
+                .reason(),
             "file does not exist"
         );
     }

@@ -9,7 +9,7 @@ use super::config::{check_required, decode, run_time_text, Problems, RawConfig};
 use super::json::{evaluate_path, parse_document, path_equals};
 use super::text::compile_regex;
 use super::text::evidence;
-use super::{Comparison, ConfigProblem, ResultState, TargetValue, ValidatorOutcome, Verdict};
+use super::{Comparison, ConfigProblem, ResultState, TargetValue, ValidatorOutcome};
 
 const CONDITIONS: &str =
     "exists, not_exists, contains, not_contains, regex_match, json_path_match, equals";
@@ -152,16 +152,6 @@ pub(super) fn prepare(config: RawConfig<'_>) -> Result<Condition, String> {
     })
 }
 
-/// Pass or fail, with a reason either way.
-fn decided(passed: bool, pass_reason: &str, fail_reason: &str) -> Comparison {
-    Comparison {
-        verdict: if passed { Verdict::Pass } else { Verdict::Fail },
-        score: Some(if passed { 1.0 } else { 0.0 }),
-        reason: if passed { pass_reason } else { fail_reason }.to_string(),
-        evidence: Default::default(),
-    }
-}
-
 fn unavailable(reason: &str) -> ValidatorOutcome {
     ValidatorOutcome {
         state: ResultState::Unavailable,
@@ -181,8 +171,8 @@ pub(super) fn postcondition(condition: &Condition, target: TargetValue<'_>) -> V
         TargetValue::Missing { reason } => {
             const GONE: &str = "postcondition target does not exist";
             return match condition {
-                Condition::Exists => decided(false, GONE, GONE).into(),
-                Condition::NotExists => decided(true, GONE, GONE).into(),
+                Condition::Exists => Comparison::decided(false, GONE, GONE).into(),
+                Condition::NotExists => Comparison::decided(true, GONE, GONE).into(),
                 _ => unavailable(reason),
             };
         }
@@ -190,34 +180,34 @@ pub(super) fn postcondition(condition: &Condition, target: TargetValue<'_>) -> V
     };
     const PRESENT: &str = "postcondition target exists";
     let comparison = match condition {
-        Condition::Exists => decided(true, PRESENT, PRESENT),
-        Condition::NotExists => decided(false, PRESENT, PRESENT),
-        Condition::Contains(text) => decided(
+        Condition::Exists => Comparison::decided(true, PRESENT, PRESENT),
+        Condition::NotExists => Comparison::decided(false, PRESENT, PRESENT),
+        Condition::Contains(text) => Comparison::decided(
             content.contains(text.as_str()),
             "target contains expected text",
             "target does not contain expected text",
         )
         .with_evidence(evidence([("expected", json!(text))])),
-        Condition::NotContains(text) => decided(
+        Condition::NotContains(text) => Comparison::decided(
             !content.contains(text.as_str()),
             "target does not contain forbidden text",
             "target contains forbidden text",
         )
         .with_evidence(evidence([("forbidden", json!(text))])),
-        Condition::RegexMatch(regex) => decided(
+        Condition::RegexMatch(regex) => Comparison::decided(
             regex.is_match(content),
             "target matches regex",
             "target does not match regex",
         )
         .with_evidence(evidence([("pattern", json!(regex.as_str()))])),
-        Condition::Equals(Value::String(text)) => decided(
+        Condition::Equals(Value::String(text)) => Comparison::decided(
             content == text,
             "target equals expected string",
             "target does not equal expected string",
         )
         .with_evidence(evidence([("expected", json!(text))])),
         Condition::Equals(value) => match parse_document(content) {
-            Ok(document) => decided(
+            Ok(document) => Comparison::decided(
                 path_equals(&document, value),
                 "target JSON equals expected value",
                 "target JSON does not equal expected value",
@@ -239,6 +229,7 @@ pub(super) fn postcondition(condition: &Condition, target: TargetValue<'_>) -> V
 
 #[cfg(test)]
 mod tests {
+    use super::super::Verdict;
     use super::*;
     use serde_json::json;
 

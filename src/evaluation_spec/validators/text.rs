@@ -294,13 +294,13 @@ mod tests {
         let actual = "a".repeat(100_000) + "!";
         let started = std::time::Instant::now();
         let outcome = regex_match(&cache, &actual, "^(a+)+$");
-        assert_eq!(outcome.verdict, super::super::Verdict::Fail);
+        assert_eq!(outcome.verdict(), super::super::Verdict::Fail);
         assert!(started.elapsed() < std::time::Duration::from_secs(5));
     }
 
     #[test]
     fn backreferences_are_a_pack_error_not_a_crash() {
         let outcome = regex_match(&RegexCache::default(), "aa", r"(a)\1");
-        assert!(outcome.reason.starts_with("invalid regex pattern: "));
+        assert!(outcome.reason().starts_with("invalid regex pattern: "));
     }
 }

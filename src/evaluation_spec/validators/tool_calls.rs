@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 use super::config::{check_required, decode, run_time_text, Problems, RawConfig};
 use super::gofmt::go_list;
 use super::text::evidence;
-use super::{Comparison, ConfigProblem, ResultState, ToolCall, ValidatorOutcome, Verdict};
+use super::{Comparison, ConfigProblem, ToolCall, ValidatorOutcome};
 use crate::scoring::json::equal_as_f64;
 
 #[derive(Debug, Default, Deserialize)]
@@ -289,12 +289,8 @@ pub(super) fn tool_call_assertion(
         ),
     ]));
     ValidatorOutcome {
-        state: ResultState::Available,
-        verdict: Some(if passed { Verdict::Pass } else { Verdict::Fail }),
-        score: comparison.score,
-        reason: comparison.reason,
-        evidence: comparison.evidence,
         source_call: matched.first().copied(),
+        ..comparison.into()
     }
 }
 
