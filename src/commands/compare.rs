@@ -8,12 +8,12 @@ use std::collections::{BTreeMap, HashMap};
 
 use crate::error::{invalid, Problem};
 use crate::exit::{Exit, Verdict};
+use crate::record::{CallRecord, Split};
 use crate::report::compare::{
     compare_split, CandidateComparison, Comparison, ComparisonReport, PairedExample, Unpaired,
 };
 use crate::report::merge::{read_all, ReadRun};
 use crate::report::{append_to_step_summary, print, Document, Reporter, Selection};
-use crate::runner::{CallRecord, Split};
 
 /// What `compare` needs.
 #[derive(Debug, Clone)]

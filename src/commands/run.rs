@@ -12,13 +12,12 @@ use crate::generate::budget::Budget;
 use crate::generate::{check_templates, Generator};
 use crate::input::{load_inputs, CandidateSource, Inputs};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
-use crate::report::{
-    self, EvaluatorInfo, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
-};
+use crate::record::{CallRecord, EvaluatorInfo, RunIdentity, RunInfo, Splits};
+use crate::report::{self, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally};
 use crate::runner::key::{text_digest, KeyContext, RunDigests};
 use crate::runner::preflight::{preflight, Probe};
 use crate::runner::resume::{check_output, resume_from, OutputUse};
-use crate::runner::{self, plan_calls, CallRecord, RunContext};
+use crate::runner::{self, plan_calls, RunContext};
 use crate::store::Table;
 
 /// `evalctl run`.
@@ -62,7 +61,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .junit
         .as_ref()
         .map(|_| Junit::new(candidate_ids.clone(), config.pass_score));
-    let splits = report::Splits {
+    let splits = Splits {
         train: inputs.dataset.is_some(),
         val: inputs.valset.is_some(),
     };
@@ -122,13 +121,13 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .map(crate::store::Cache::open)
             .transpose()?
             .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key))),
-        run_info: report::RunInfo {
+        run_info: RunInfo {
             command: None,
             evaluator: evaluator_info(evaluator.as_ref()),
             score_range: config.score_range.as_str().to_string(),
             splits,
             candidates: inputs.candidates.len(),
-            identity: Some(report::RunIdentity {
+            identity: Some(RunIdentity {
                 fingerprint: digests.fingerprint,
                 evaluator_digest: digests.evaluator,
                 inputs_digest: digests.inputs,

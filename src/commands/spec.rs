@@ -18,8 +18,8 @@ use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
 };
+use crate::record::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
 use crate::report::{print, print_json, Document, Format, Reporter, ResultsFile, Spool, Styled};
-use crate::runner::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
 
 /// `evalctl spec validate`.
 #[derive(Debug, Clone)]

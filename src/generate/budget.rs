@@ -6,7 +6,7 @@
 use std::cell::Cell;
 
 use crate::llm::price::Prices;
-use crate::runner::CallRecord;
+use crate::record::CallRecord;
 
 /// The budget of a run and what it has spent.
 pub struct Budget {

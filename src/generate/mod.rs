@@ -25,11 +25,10 @@ use crate::error::Fatal;
 use crate::input::{Inputs, Record, Source};
 use crate::llm::{Completion, EndpointFlags, Usage};
 use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
+use crate::record::GenerationInfo;
 use crate::runner::journal::JournalReader;
 use crate::runner::key::KeyContext;
-use crate::runner::{
-    plan_generation, Generate, Generated, GenerationCall, GenerationInfo, PlannedCall,
-};
+use crate::runner::{plan_generation, Generate, Generated, GenerationCall, PlannedCall};
 use crate::store::Cache;
 use crate::store::CallKey;
 use crate::tasks::run::journal::{completion_configuration, completion_key};

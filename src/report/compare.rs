@@ -19,7 +19,7 @@ use super::markdown;
 use super::text::counted;
 use super::{Document, Styled};
 use crate::exit::Verdict;
-use crate::runner::Split;
+use crate::record::Split;
 
 /// Regressions listed per candidate and split.
 const REGRESSIONS_SHOWN: usize = 5;

@@ -13,7 +13,7 @@ use super::runs::Partial;
 use super::summary::scored_below;
 use super::text::counted;
 use crate::error::{bad_flag, Fatal};
-use crate::runner::{CallRecord, Split};
+use crate::record::{CallRecord, Split};
 use crate::text::{escape_chars, io_reason, markup_escape};
 
 /// The JUnit report, filled as calls finish.

@@ -6,11 +6,10 @@
 use std::collections::HashMap;
 
 use super::runs::{Accounted, Ledger, Selection};
-use super::RunInfo;
 use crate::error::{invalid, Problem};
 use crate::input::Source;
+use crate::record::{CallRecord, RunInfo};
 use crate::runner::journal::{replaces, JournalReader};
-use crate::runner::CallRecord;
 
 /// The lines of one run read from results files: those that count, by key, and what the run
 /// is and lacks.

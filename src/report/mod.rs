@@ -40,9 +40,7 @@ pub use results_file::ResultsFile;
 pub use runs::{Partial, Selection};
 pub use spool::Spool;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
-pub use summary::{
-    BudgetReport, Diagnostics, EvaluatorInfo, RunIdentity, RunInfo, Splits, Summary, Tally,
-};
+pub use summary::{BudgetReport, Diagnostics, Summary, Tally};
 pub use terminal::{Paint, Styled};
 
 use std::io::IsTerminal;

@@ -3,7 +3,8 @@
 
 use serde::Serialize;
 
-use super::{Document, EvaluatorInfo, Styled};
+use super::{Document, Styled};
+use crate::record::EvaluatorInfo;
 
 /// What a passed preflight checked.
 #[derive(Debug, Clone, Serialize)]

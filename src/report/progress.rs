@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::runner::CallRecord;
+use crate::record::CallRecord;
 
 /// How often the terminal display redraws by itself.
 const TICK: Duration = Duration::from_millis(250);

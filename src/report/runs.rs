@@ -10,9 +10,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde::Serialize;
 
-use super::RunInfo;
 use crate::error::Problem;
-use crate::runner::CallRecord;
+use crate::record::{CallRecord, RunInfo};
 
 /// Which lines to read, and whether an incomplete run is summarized.
 #[derive(Debug, Clone, Default)]

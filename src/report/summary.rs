@@ -9,8 +9,7 @@ use super::runs::Partial;
 use crate::exit::Verdict;
 use crate::llm::price::{Price, Prices};
 use crate::protocol::ScoreRange;
-use crate::runner::{CallRecord, Split};
-pub use crate::runner::{EvaluatorInfo, RunIdentity, RunInfo, Splits};
+use crate::record::{CallRecord, EvaluatorInfo, Split, Splits};
 
 /// Call counts.
 #[derive(Debug, Clone, Serialize)]

@@ -3,9 +3,9 @@
 
 use async_trait::async_trait;
 
-use super::record::GenerationInfo;
 use crate::input::{Candidate, Record};
 use crate::protocol::CallError;
+use crate::record::GenerationInfo;
 use crate::store::CallKey;
 
 /// What answers the calls of a run under `--generate`.

@@ -12,9 +12,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::CallRecord;
 use crate::error::Problem;
 use crate::input::{json_reason, parse_object_line, JsonlStream, Source};
+use crate::record::CallRecord;
 use crate::text::io_reason;
 
 /// The problem of a JSON object that is no result line at all (a dataset record, say).

@@ -24,7 +24,7 @@
 //! lines of two runs are never counted as one.
 //!
 //! Every field is written with a tag and its length, so no two different inputs hash alike by
-//! running into each other. `tasks run` keys its completions with the same [`Fields`] (see
+//! running into each other ([`Fields`]). `tasks run` keys its completions with the same fields (see
 //! `tasks::run::journal`).
 
 use crate::checks::AnsweredBy;
@@ -32,12 +32,13 @@ use std::path::Path;
 
 use sha2::{Digest, Sha256};
 
-use super::Split;
+use crate::digest::{short_hex, Fields};
 use crate::error::bad_input;
 use crate::error::Problem;
 use crate::evaluator::command::CommandSpec;
 use crate::evaluator::EvaluatorSpec;
 use crate::protocol::ScoreRange;
+use crate::record::Split;
 use crate::store::CallKey;
 use crate::text::io_reason;
 
@@ -56,41 +57,6 @@ pub struct DeclaredInputs {
 #[derive(Debug, Clone)]
 pub struct KeyContext {
     configuration: [u8; 32],
-}
-
-/// The fields of a key, each written as a tag byte, a length and the bytes (`tasks run` keys its
-/// completions with it too).
-pub(crate) struct Fields(Sha256);
-
-impl Fields {
-    pub(crate) fn new(domain: &str) -> Fields {
-        let mut fields = Fields(Sha256::new());
-        fields.add(b'D', domain.as_bytes());
-        fields
-    }
-
-    pub(crate) fn add(&mut self, tag: u8, bytes: &[u8]) -> &mut Fields {
-        self.0.update([tag]);
-        self.0.update((bytes.len() as u64).to_le_bytes());
-        self.0.update(bytes);
-        self
-    }
-
-    pub(crate) fn add_optional(&mut self, tag: u8, bytes: Option<&[u8]>) -> &mut Fields {
-        match bytes {
-            Some(bytes) => self.add(tag, bytes),
-            None => self.add(tag.to_ascii_lowercase(), &[]),
-        }
-    }
-
-    pub(crate) fn finish(self) -> [u8; 32] {
-        self.0.finalize().into()
-    }
-
-    /// The key these fields make.
-    pub(crate) fn key(self) -> CallKey {
-        CallKey(self.finish())
-    }
 }
 
 impl KeyContext {
@@ -213,14 +179,6 @@ impl RunDigests {
 /// The digest of a candidate's text, as 16 hex digits (each result line's `candidate_digest`).
 pub fn text_digest(text: &str) -> String {
     short_hex(&Sha256::digest(text.as_bytes()))
-}
-
-/// The first 8 bytes of `digest` as 16 lowercase hex digits.
-pub(crate) fn short_hex(digest: &[u8]) -> String {
-    digest[..8]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect()
 }
 
 fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> anyhow::Result<()> {

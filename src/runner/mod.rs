@@ -9,7 +9,6 @@ pub mod journal;
 pub mod key;
 mod plan;
 pub mod preflight;
-mod record;
 pub mod resume;
 mod retry;
 
@@ -19,11 +18,7 @@ use std::time::{Duration, Instant};
 
 pub use fd_limit::calls_in_flight;
 pub use generation::{Generate, Generated, GenerationCall};
-pub use plan::{plan_calls, plan_generation, PlannedCall, Shard, Split};
-pub use record::{
-    CallRecord, EvaluatorInfo, GenerationInfo, RunIdentity, RunInfo, ScoredLine, ScoredRun,
-    SharedMembers, Splits,
-};
+pub use plan::{plan_calls, plan_generation, PlannedCall, Shard};
 pub use retry::call_with_retries;
 
 use crate::evaluator::{Answer, Call, Evaluator};
@@ -31,6 +26,7 @@ use crate::in_flight::InFlight;
 use crate::input::{Inputs, Record};
 use crate::interrupt::{catch_in_flag, interruption_of_kind, Interruption};
 use crate::protocol::{Attempt, Findings, Retry};
+use crate::record::{CallRecord, RunInfo};
 use crate::store::CachedResult;
 
 /// How long calls in flight get to finish after Ctrl-C (a second Ctrl-C, SIGTERM or SIGHUP

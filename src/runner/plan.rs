@@ -1,23 +1,10 @@
 //! The plan: which calls a run makes, in order (candidate × split × example × repeat), each
 //! with its [`CallKey`].
 
-use serde::{Deserialize, Serialize};
-
 use super::key::KeyContext;
 use crate::input::{Inputs, Record};
+use crate::record::Split;
 use crate::store::CallKey;
-
-/// Which examples a call belongs to.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Split {
-    /// No dataset: one call per candidate.
-    Single,
-    /// A dataset example.
-    Train,
-    /// A valset example.
-    Val,
-}
 
 /// One call of the plan.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -10,9 +10,10 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use super::journal::{replaces, JournalReader, TornTail};
-use super::{CallRecord, PlannedCall};
+use super::PlannedCall;
 use crate::error::{invalid, Problem};
 use crate::input::{Inputs, Source};
+use crate::record::CallRecord;
 use crate::store::CallKey;
 
 /// What the journal held for this run.

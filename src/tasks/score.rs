@@ -18,7 +18,7 @@ use crate::input::Source;
 use crate::input::{jsonl_lines, parse_object_line};
 use crate::pool;
 use crate::protocol::{CallError, ErrorKind};
-use crate::runner::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
+use crate::record::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
 use crate::sandbox::LimitHit;
 use crate::scoring::{bleu_4, exact_match, max_over, rouge_l, squad_f1};
 

@@ -15,10 +15,10 @@ use crate::error::{invalid, Problem};
 use crate::input::strict::{missing_key, wrong_type};
 use crate::input::{JsonlStream, Source};
 use crate::protocol::ScoreRange;
+use crate::record::{CallRecord, EvaluatorInfo, Split, Splits};
 use crate::report::runs::{Ledger, Partial};
-use crate::report::{EvaluatorInfo, Selection, Splits, Summary, Tally, DEFAULT_SEED};
+use crate::report::{Selection, Summary, Tally, DEFAULT_SEED};
 use crate::runner::journal::{replaces, JournalReader};
-use crate::runner::{CallRecord, Split};
 
 /// Every result in `files`, in order, or every problem found in them.
 pub fn load_results(files: &[Source], selection: &Selection) -> anyhow::Result<Report> {

@@ -22,8 +22,8 @@ use serde_json::{Map, Value};
 use super::text::counted;
 use crate::error::{bad_input, Problem};
 use crate::input::Inputs;
-use crate::report::{print, Document, EvaluatorInfo, Reporter, Styled, Summary};
-use crate::runner::CallRecord;
+use crate::record::{CallRecord, EvaluatorInfo};
+use crate::report::{print, Document, Reporter, Styled, Summary};
 use crate::text::{escape_chars, io_reason, markup_escape};
 use generation::Matrix;
 

@@ -11,11 +11,12 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::model::{ModelSpec, Sampling};
+use crate::digest::Fields;
 use crate::error::{invalid, Problem};
 use crate::input::Source;
 use crate::llm::{Api, Usage};
 use crate::runner::journal::repair_torn_tail;
-use crate::runner::key::{add_command_identity, Fields};
+use crate::runner::key::add_command_identity;
 use crate::runner::resume::Resumed;
 use crate::store::CallKey;
 use crate::tasks::score::read_outputs_with;

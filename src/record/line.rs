@@ -1,0 +1,203 @@
+//! One result line: a finished call as `--output` writes it, read back from results files too
+//! (`--resume`, the journal reader), and what summaries aggregate.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::RunInfo;
+use crate::protocol::CallError;
+
+/// Which examples a call belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Split {
+    /// No dataset: one call per candidate.
+    Single,
+    /// A dataset example.
+    Train,
+    /// A valset example.
+    Val,
+}
+
+/// One finished call, as written to `--output`.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct CallRecord {
+    /// The call's key (64 hex digits, see `runner::key`); absent only in lines written before
+    /// evalctl keyed its calls.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key: Option<String>,
+    /// The repeat index under `--repeat` (0-based); absent without it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub repeat: Option<u32>,
+    /// The candidate's id.
+    pub candidate_id: String,
+    /// The candidate's 0-based position in the run's candidates (orders a merged summary).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_index: Option<usize>,
+    /// `single`, `train` or `val`.
+    pub split: Split,
+    /// 0-based index of the example within its split; null for single calls.
+    pub example_index: Option<usize>,
+    /// 1-based line of the example in its file; null for single calls.
+    pub example_line: Option<usize>,
+    /// The example's `id` field (a string, or a number as written), when it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub example_id: Option<String>,
+    /// The score; 0.0 when the call failed (read as 0.0 from a `null`: a task line's missing
+    /// task, which carries its error).
+    #[serde(deserialize_with = "score_or_zero")]
+    pub score: f64,
+    /// Every other key of the evaluator's answer, verbatim; read back from the line of another
+    /// scoring command, its own members ([`CallRecord::own_members`]).
+    #[serde(default)]
+    pub side_info: Map<String, Value>,
+    /// Why the call failed, or null.
+    pub error: Option<CallError>,
+    /// Attempts made (1 + retries used); 0 in the lines of the other scoring commands, which
+    /// call no evaluator.
+    #[serde(default)]
+    pub attempts: u32,
+    /// Wall time of the call, retries included, in milliseconds; 0 in the lines of the other
+    /// scoring commands.
+    #[serde(default)]
+    pub latency_ms: f64,
+    /// An evaluation spec's pass verdict (`run --spec`); absent for other evaluators.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub passed: Option<bool>,
+    /// SHA-256 (first 16 hex digits) of the candidate's text, so one id with two texts shows;
+    /// absent in lines of older evalctl versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub candidate_digest: Option<String>,
+    /// The result came from the cache (`--cache`): no evaluator call was made.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
+    /// `run --generate`: the task model that answered (`PROVIDER/MODEL` or `command 'CMD'`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub task_model: Option<String>,
+    /// `run --generate`: the task model's answer, which the evaluator scored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output: Option<String>,
+    /// `run --generate`: the task model's call (tokens, wall time, attempts).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub generation: Option<GenerationInfo>,
+    /// The run's evaluator, score range, splits and candidate count, so results files alone
+    /// rebuild its summary (`summarize`, `merge`); absent in lines of older evalctl versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<RunInfo>,
+    /// The built-in checks that errored (also in `side_info.errored_checks`, from which a record
+    /// read back gets them).
+    #[serde(skip)]
+    pub errored_checks: Vec<String>,
+}
+
+/// The task model's call behind a call of `run --generate`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GenerationInfo {
+    /// Tokens the task model reported (zero from a command).
+    pub usage: crate::llm::Usage,
+    /// Wall time of the task model's call, retries included, in milliseconds (0 when cached).
+    pub latency_ms: f64,
+    /// Attempts made (0 when the cache answered).
+    pub attempts: u32,
+    /// The answer came from the cache (`--cache`): the task model was not called.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cached: bool,
+}
+
+impl CallRecord {
+    /// The prompt and completion tokens the evaluator's `side_info.usage` reports (the LLM
+    /// judge's call, on failed calls too), when it reports either.
+    pub fn evaluator_tokens(&self) -> Option<(u64, u64)> {
+        let usage = self.side_info.get("usage")?;
+        let tokens = |key: &str| usage.get(key).and_then(Value::as_u64);
+        let (prompt, completion) = (tokens("prompt_tokens"), tokens("completion_tokens"));
+        (prompt.is_some() || completion.is_some())
+            .then(|| (prompt.unwrap_or(0), completion.unwrap_or(0)))
+    }
+
+    /// The names in `side_info.errored_checks` (how a record read back learns its
+    /// `errored_checks`).
+    pub fn errored_checks_of(side_info: &Map<String, Value>) -> Vec<String> {
+        side_info
+            .get("errored_checks")
+            .and_then(Value::as_array)
+            .map(|names| {
+                names
+                    .iter()
+                    .filter_map(|name| name.as_str().map(str::to_string))
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// The candidate, with the task model that answered it under `run --generate`
+    /// (`prompt.txt with openai/gpt-4o-mini`).
+    pub fn candidate_label(&self) -> String {
+        match &self.task_model {
+            Some(model) => format!("{} with {model}", self.candidate_id),
+            None => self.candidate_id.clone(),
+        }
+    }
+
+    /// A short human label: `prompt.txt train q20 (line 4)` by the example's `id`, else by its
+    /// index, `prompt.txt train #3 (line 4)`; under `run --generate`, `prompt.txt with
+    /// openai/gpt-4o-mini train q20 (line 4)`. A single call is its candidate alone; a line of
+    /// another scoring command (split `single`, with an example) names its task or run:
+    /// `outputs.jsonl t-3`, `runs.jsonl run-1 (line 2)`.
+    pub fn call_label(&self) -> String {
+        let mut label = self.candidate_label();
+        match self.split {
+            Split::Single => {}
+            Split::Train => label.push_str(" train"),
+            Split::Val => label.push_str(" val"),
+        }
+        let example = match (&self.example_id, self.example_index) {
+            (Some(id), _) => id.clone(),
+            (None, Some(index)) => format!("#{index}"),
+            (None, None) => return label,
+        };
+        match self.example_line {
+            Some(line) => format!("{label} {example} (line {line})"),
+            None => format!("{label} {example}"),
+        }
+    }
+
+    /// The members of a line of another scoring command that are not result-line members (the
+    /// task's `category`, `metric_name`, `processed_output`, ...; the record's
+    /// `validator_results`, `overall_score`, ...): what it reads back as its `side_info`.
+    pub fn own_members(mut line: Map<String, Value>) -> Map<String, Value> {
+        for shared in RESULT_MEMBERS {
+            line.remove(*shared);
+        }
+        line
+    }
+}
+
+/// The members of a result line (every [`CallRecord`] member that is written).
+const RESULT_MEMBERS: &[&str] = &[
+    "key",
+    "repeat",
+    "candidate_id",
+    "candidate_index",
+    "split",
+    "example_index",
+    "example_line",
+    "example_id",
+    "score",
+    "side_info",
+    "error",
+    "attempts",
+    "latency_ms",
+    "passed",
+    "candidate_digest",
+    "cached",
+    "task_model",
+    "output",
+    "generation",
+    "run",
+];
+
+/// A score as written, `null` read as 0.0 (a missing task's, whose line carries the error).
+fn score_or_zero<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
+    Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(0.0))
+}

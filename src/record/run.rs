@@ -1,0 +1,74 @@
+//! The `run` member of every result line: which command and evaluator wrote it, which run and
+//! shard it belongs to, so a results file alone rebuilds its run's summary.
+
+use serde::{Deserialize, Serialize};
+
+/// Which evaluator ran.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvaluatorInfo {
+    /// `command`, `http`, `judge` or `checks`.
+    pub kind: String,
+    /// The command line, URL, model or checks file.
+    pub target: String,
+}
+
+/// What a run's summary needs beyond its result lines, carried by every line (`run`), so a
+/// results file alone, or several shards' files, rebuild the run's summary (`summarize`,
+/// `merge`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunInfo {
+    /// The command that wrote the line when it is not `run`: `tasks score`, `tasks run` or
+    /// `spec score` (whose lines' own members are read back as their side information).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    /// Which evaluator ran.
+    pub evaluator: EvaluatorInfo,
+    /// `unit` or `any`.
+    pub score_range: String,
+    /// Which splits the run has.
+    pub splits: Splits,
+    /// How many candidates the run has.
+    pub candidates: usize,
+    /// Which run, which shard and how many calls: absent in lines of older evalctl versions,
+    /// which are read as one unsharded run.
+    #[serde(flatten)]
+    pub identity: Option<RunIdentity>,
+}
+
+impl RunInfo {
+    /// `,"run":{...}`: the member that [`SharedMembers::run`] left out of a spooled line, to
+    /// be added before its closing brace.
+    pub fn as_members(&self) -> serde_json::Result<Vec<u8>> {
+        let mut members = b",\"run\":".to_vec();
+        serde_json::to_writer(&mut members, self)?;
+        Ok(members)
+    }
+}
+
+/// Which run a line belongs to and which shard of it (all 16 hex digits of SHA-256).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunIdentity {
+    /// The run fingerprint: over the evaluator's identity, the inputs and the candidates (ids
+    /// and texts), `--limit` and `--repeat` included. Every line of one run, whatever its
+    /// shard, carries the same one.
+    pub fingerprint: String,
+    /// The evaluator's identity alone (the part of every call key it decides).
+    pub evaluator_digest: String,
+    /// The dataset and valset examples the plan uses, alone.
+    pub inputs_digest: String,
+    /// `K/N` (`--shard`; `0/1` for an unsharded run).
+    pub shard: String,
+    /// Calls in this shard's plan.
+    pub shard_calls: usize,
+    /// Calls in the whole run's plan, every shard together.
+    pub plan_calls: usize,
+}
+
+/// Which splits the run has, so a split with no finished call still shows as n = 0.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Splits {
+    /// A dataset was given.
+    pub train: bool,
+    /// A valset was given.
+    pub val: bool,
+}
