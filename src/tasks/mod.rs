@@ -5,11 +5,10 @@
 pub(crate) mod code_exec;
 mod postprocess;
 pub(crate) mod render;
-pub(crate) mod report;
-mod rules;
+pub(crate) mod rules;
 pub mod run;
 pub(crate) mod score;
-mod spec;
+pub(crate) mod spec;
 pub(crate) mod validate;
 
 use std::path::PathBuf;

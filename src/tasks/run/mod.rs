@@ -14,14 +14,12 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::report;
-use super::score::{ModelOutput, ScoreSummary};
+use super::score::ModelOutput;
 use super::spec::Task;
 use crate::in_flight::InFlight;
 use crate::interrupt::interruption;
 use crate::llm::{Completion, Usage};
 use crate::protocol::CallError;
-use crate::report::{Document, Styled};
 use crate::store::{Cache, CallKey};
 use journal::{OutputLine, SavedCompletion};
 use model::{Model, ModelSpec, Prompt, Sampling};
@@ -97,16 +95,6 @@ pub struct Generation {
     pub usage_saved: Usage,
     /// Wall time of generation, in milliseconds.
     pub elapsed_ms: f64,
-}
-
-/// Everything `tasks run` reports: the `tasks score` summary and the generation.
-#[derive(Debug, Clone, Serialize)]
-pub struct RunSummary {
-    /// Scores per task, category and metric.
-    #[serde(flatten)]
-    pub scores: ScoreSummary,
-    /// The generation.
-    pub generation: Generation,
 }
 
 fn is_zero(count: &usize) -> bool {
@@ -294,47 +282,4 @@ fn record(
             index: finished.index,
         }),
     }
-}
-
-/// The `tasks run` summary: the scores as `tasks score` shows them, then the generation and its
-/// token usage; or the JSON document.
-impl Document for RunSummary {
-    fn text(&self) -> Styled {
-        let generation = &self.generation;
-        let title = format!(
-            "tasks {} run against {}",
-            self.scores.tasks_file, generation.model
-        );
-        let mut text = report::score_table(&title, &self.scores);
-        text.push(generation_text(generation));
-        text
-    }
-}
-
-/// The generation's lines of the `tasks run` summary: completions, time and tokens.
-fn generation_text(generation: &Generation) -> String {
-    let mut text = String::new();
-    let usage = &generation.usage;
-    text.push_str(&format!(
-        "
-generation: {} of {} tasks completed, {} failed, {:.2} s
-",
-        generation.completed,
-        generation.tasks,
-        generation.failed.len(),
-        generation.elapsed_ms / 1000.0
-    ));
-    text.push_str(&format!(
-        "tokens: {} (prompt {}, completion {})",
-        usage.total_tokens, usage.prompt_tokens, usage.completion_tokens
-    ));
-    let saved = &generation.usage_saved;
-    if generation.cached > 0 {
-        text.push_str(&format!(
-            "; {} completions from the cache saved {} (prompt {}, completion {})",
-            generation.cached, saved.total_tokens, saved.prompt_tokens, saved.completion_tokens
-        ));
-    }
-    text.push('\n');
-    text
 }

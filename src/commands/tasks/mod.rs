@@ -1,4 +1,7 @@
 //! The four `evalctl tasks` commands: load and validate, do the work, print, pick the exit code.
+//! What they print is in [`documents`].
+
+mod documents;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -11,20 +14,20 @@ use crate::report::{print, print_resumed, print_stdout, Reporter, ResultsFile};
 use crate::store::{Cache, Table};
 use crate::tasks::code_exec::CodeRunner;
 use crate::tasks::render::render_prompt;
-use crate::tasks::report;
 use crate::tasks::run::journal::{self, completion_keys};
 use crate::tasks::run::model::{Model, MODEL_FLAGS};
-use crate::tasks::run::{generate, Generated, Generation, GenerationFailure, RunSummary, Work};
+use crate::tasks::run::{generate, Generated, Generation, GenerationFailure, Work};
 use crate::tasks::score::{read_outputs, runs_code, score_all, ScoreSummary};
 use crate::tasks::validate::{load_tasks, TaskFile};
 use crate::tasks::{MetricName, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
+use documents::{rendered_prompts, task_problems, validation_tally, RunSummary, ValidationReport};
 
 /// `evalctl tasks validate`: report every error on stdout, a tally on stderr; exit 2 on any
 /// error unless `--allow-bad-tasks`.
 pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let file = load_tasks(&config.file)?;
-    print(&report::ValidationReport::of(&file), reporter)?;
-    reporter.note(report::validation_tally(&file));
+    print(&ValidationReport::of(&file), reporter)?;
+    reporter.note(validation_tally(&file));
     Ok(if file.errors.is_empty() || config.allow_bad_tasks {
         Exit::Success
     } else {
@@ -39,7 +42,7 @@ pub fn render(config: &RenderConfig, reporter: Reporter) -> anyhow::Result<Exit>
     if file.tasks.is_empty() {
         reporter.warning(format!("{}: no valid tasks to render", file.display));
     }
-    print_stdout(&report::rendered_prompts(&file.tasks)?)?;
+    print_stdout(&rendered_prompts(&file.tasks)?)?;
     Ok(Exit::Success)
 }
 
@@ -264,7 +267,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
 /// of them, unless `allow_bad_tasks`, which reports them as warnings and keeps the valid ones.
 fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow::Result<TaskFile> {
     let file = load_tasks(path)?;
-    let mut problems = report::task_problems(&file);
+    let mut problems = task_problems(&file);
     if problems.is_empty() {
         return Ok(file);
     }

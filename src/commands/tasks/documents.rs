@@ -1,15 +1,17 @@
-//! How `evalctl tasks` reports: validation errors (text lines or a JSON array), rendered prompts
-//! (JSON lines), the score summary (text table or JSON) and the per-task results file.
+//! What the `evalctl tasks` commands print: validation errors (text lines or a JSON array),
+//! rendered prompts (JSON lines), and the `tasks score` and `tasks run` summaries (a text table,
+//! or the JSON document).
 
 use serde::Serialize;
 
-use super::render::render_prompt;
-use super::rules::TaskError;
-use super::score::{Aggregate, ScoreSummary};
-use super::spec::Task;
-use super::validate::TaskFile;
 use crate::error::Problem;
 use crate::report::{Document, Paint, Styled};
+use crate::tasks::render::render_prompt;
+use crate::tasks::rules::TaskError;
+use crate::tasks::run::Generation;
+use crate::tasks::score::{Aggregate, ScoreSummary};
+use crate::tasks::spec::Task;
+use crate::tasks::validate::TaskFile;
 
 /// The validation report: one `FILE:LINE: task ID, field F: rule: detail` line per error, or a JSON
 /// array of `{line, task_id, rule, field, detail}` objects.
@@ -91,7 +93,7 @@ impl Document for ScoreSummary {
 }
 
 /// The score table under a `title` line, its header painted.
-pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
+fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
     let row = |name: &str, agg: &Aggregate| {
         format!(
             "  {name:<16} {:>6} {:>7} {:>8} {:>8.4}\n",
@@ -158,4 +160,57 @@ pub(super) fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
     }
     table.push(text);
     table
+}
+
+/// Everything `tasks run` reports: the `tasks score` summary and the generation.
+#[derive(Debug, Clone, Serialize)]
+pub struct RunSummary {
+    /// Scores per task, category and metric.
+    #[serde(flatten)]
+    pub scores: ScoreSummary,
+    /// The generation.
+    pub generation: Generation,
+}
+
+/// The `tasks run` summary: the scores as `tasks score` shows them, then the generation and its
+/// token usage; or the JSON document.
+impl Document for RunSummary {
+    fn text(&self) -> Styled {
+        let generation = &self.generation;
+        let title = format!(
+            "tasks {} run against {}",
+            self.scores.tasks_file, generation.model
+        );
+        let mut text = score_table(&title, &self.scores);
+        text.push(generation_text(generation));
+        text
+    }
+}
+
+/// The generation's lines of the `tasks run` summary: completions, time and tokens.
+fn generation_text(generation: &Generation) -> String {
+    let mut text = String::new();
+    let usage = &generation.usage;
+    text.push_str(&format!(
+        "
+generation: {} of {} tasks completed, {} failed, {:.2} s
+",
+        generation.completed,
+        generation.tasks,
+        generation.failed.len(),
+        generation.elapsed_ms / 1000.0
+    ));
+    text.push_str(&format!(
+        "tokens: {} (prompt {}, completion {})",
+        usage.total_tokens, usage.prompt_tokens, usage.completion_tokens
+    ));
+    let saved = &generation.usage_saved;
+    if generation.cached > 0 {
+        text.push_str(&format!(
+            "; {} completions from the cache saved {} (prompt {}, completion {})",
+            generation.cached, saved.total_tokens, saved.prompt_tokens, saved.completion_tokens
+        ));
+    }
+    text.push('\n');
+    text
 }
