@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::RunInfo;
+use super::run::RunInfo;
 use crate::protocol::CallError;
 
 /// Which examples a call belongs to.

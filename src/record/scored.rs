@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-use super::{EvaluatorInfo, RunIdentity, RunInfo, Split, Splits};
+use super::line::Split;
+use super::run::{EvaluatorInfo, RunIdentity, RunInfo, Splits};
 use crate::digest::{short_hex, Fields};
 use crate::protocol::CallError;
 
