@@ -8,10 +8,10 @@ use clap::Args;
 use super::tasks::{model_command_words, ApiArg};
 use super::values::{command_spec, parse_at_least};
 use crate::error::bad_flag;
+use crate::generate::model::{ModelSpec, Sampling};
 use crate::generate::GenerateSpec;
 use crate::llm::price::{parse_price, Price, Pricing};
 use crate::llm::Api;
-use crate::tasks::run::model::{ModelSpec, Sampling};
 
 const GENERATE: &str = "Generate (--generate)";
 

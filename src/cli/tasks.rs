@@ -12,12 +12,13 @@ use super::values::{parse_at_least, parse_between, parse_count};
 use crate::commands;
 use crate::error::bad_flag;
 use crate::exit::Exit;
+use crate::generate::model::{ModelSpec, Sampling};
+use crate::generate::tasks_run::RunTasksConfig;
 use crate::input::Source;
 use crate::llm::Api;
 use crate::report::Reporter;
 use crate::sandbox::Isolation;
-use crate::tasks::run::model::{ModelSpec, Sampling};
-use crate::tasks::{CodeExecSettings, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
+use crate::tasks::{CodeExecSettings, RenderConfig, ScoreConfig, ValidateConfig};
 
 /// `evalctl tasks ...`
 #[derive(Debug, Subcommand)]

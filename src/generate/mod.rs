@@ -1,7 +1,12 @@
+//! Generation: a model answers rendered prompts before anything is scored.
+//!
 //! `run --generate`: each candidate is a prompt template; for every example a task model (an
 //! OpenAI-compatible API through the one LLM client, or a command, as `tasks run` calls them)
-//! answers the rendered prompt, and the evaluator scores the answer.
+//! answers the rendered prompt, and the evaluator scores the answer. `tasks run`: a model answers
+//! each task of a suite, and the command scores the answers as `tasks score` does.
 //!
+//! - [`model`] is the model both ask (an API or a command) and the key of its completions;
+//! - [`tasks_run`] generates a task suite's completions (journal, resume, cache);
 //! - [`template`] finds and fills the `{{field}}` placeholders;
 //! - [`messages`] turns a candidate and an example into the prompt text and its chat form, and
 //!   finds, before any call, every example a candidate cannot be rendered for;
@@ -12,6 +17,8 @@
 
 pub mod budget;
 pub mod messages;
+pub mod model;
+pub mod tasks_run;
 pub mod template;
 
 use std::collections::HashMap;
@@ -31,9 +38,8 @@ use crate::runner::key::KeyContext;
 use crate::runner::{plan_generation, Generate, Generated, GenerationCall, PlannedCall};
 use crate::store::Cache;
 use crate::store::CallKey;
-use crate::tasks::run::journal::{completion_configuration, completion_key};
-use crate::tasks::run::model::{Model, ModelSpec, Prompt, Sampling};
 use messages::Rendered;
+use model::{completion_configuration, completion_key, Model, ModelSpec, Prompt, Sampling};
 
 /// The task model's flags, as endpoint messages name them.
 pub const TASK_MODEL_FLAGS: EndpointFlags = EndpointFlags {

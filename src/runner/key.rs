@@ -25,7 +25,7 @@
 //!
 //! Every field is written with a tag and its length, so no two different inputs hash alike by
 //! running into each other ([`Fields`]). `tasks run` keys its completions with the same fields (see
-//! `tasks::run::journal`).
+//! `generate::model::completion_keys`).
 
 use crate::checks::AnsweredBy;
 use std::path::Path;

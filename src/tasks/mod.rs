@@ -1,12 +1,13 @@
-//! Task specs (`evalctl tasks validate|render|score|run`): the frozen JSONL task contract, its strict
-//! validator, few-shot rendering, the post-process rules and task scoring with the shared text
-//! metrics of [`crate::scoring`]. What users rely on is documented in `docs/tasks.md`.
+//! Task specs (`evalctl tasks validate|render|score|run`): the frozen JSONL task contract, its
+//! strict validator, few-shot rendering, the post-process rules and task scoring with the shared
+//! text metrics of [`crate::scoring`] and the `code_exec` sandbox. `tasks run`'s generation lives
+//! in the generation layer (`src/generate/tasks_run/`). What users rely on is documented in
+//! `docs/tasks.md`.
 
 pub(crate) mod code_exec;
 mod postprocess;
 pub(crate) mod render;
 pub(crate) mod rules;
-pub mod run;
 pub(crate) mod score;
 pub(crate) mod spec;
 pub(crate) mod validate;
@@ -14,7 +15,6 @@ pub(crate) mod validate;
 use std::path::PathBuf;
 use std::time::Duration;
 
-pub use run::RunTasksConfig;
 pub use spec::{Category, MetricName, PostProcess};
 
 /// `evalctl tasks validate`.

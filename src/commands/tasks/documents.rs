@@ -5,10 +5,10 @@
 use serde::Serialize;
 
 use crate::error::Problem;
+use crate::generate::tasks_run::Generation;
 use crate::report::{Document, Paint, Styled};
 use crate::tasks::render::render_prompt;
 use crate::tasks::rules::TaskError;
-use crate::tasks::run::Generation;
 use crate::tasks::score::{Aggregate, ScoreSummary};
 use crate::tasks::spec::Task;
 use crate::tasks::validate::TaskFile;

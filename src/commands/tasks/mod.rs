@@ -9,17 +9,19 @@ use std::sync::Arc;
 
 use crate::error::{invalid, Fatal, Problem};
 use crate::exit::Exit;
+use crate::generate::model::{completion_keys, Model, MODEL_FLAGS};
+use crate::generate::tasks_run::journal;
+use crate::generate::tasks_run::{
+    generate, Generated, Generation, GenerationFailure, RunTasksConfig, Work,
+};
 use crate::protocol::CallError;
 use crate::report::{print, print_resumed, print_stdout, Reporter, ResultsFile};
 use crate::store::{Cache, Table};
 use crate::tasks::code_exec::CodeRunner;
 use crate::tasks::render::render_prompt;
-use crate::tasks::run::journal::{self, completion_keys};
-use crate::tasks::run::model::{Model, MODEL_FLAGS};
-use crate::tasks::run::{generate, Generated, Generation, GenerationFailure, Work};
 use crate::tasks::score::{read_outputs, runs_code, score_all, ScoreSummary};
 use crate::tasks::validate::{load_tasks, TaskFile};
-use crate::tasks::{MetricName, RenderConfig, RunTasksConfig, ScoreConfig, ValidateConfig};
+use crate::tasks::{MetricName, RenderConfig, ScoreConfig, ValidateConfig};
 use documents::{rendered_prompts, task_problems, validation_tally, RunSummary, ValidationReport};
 
 /// `evalctl tasks validate`: report every error on stdout, a tally on stderr; exit 2 on any

@@ -1,8 +1,9 @@
-//! The model `tasks run` (and `run --generate`) generates with: an OpenAI-compatible API through
+//! The model `tasks run` and `run --generate` generate with: an OpenAI-compatible API through
 //! the one LLM client (its key, base-URL, retry and redaction rules; chat completions, or legacy
 //! completions for base models), or a command that reads the rendered prompt as JSON on stdin and
 //! prints the completion on stdout (the command evaluator's child handling: timeout, process
-//! group).
+//! group); and the key of each completion it gives (a SHA-256 of the model's identity, the
+//! sampling and the prompt), under which `tasks run`'s journal and the `--cache` keep it.
 
 use std::time::Duration;
 
@@ -10,11 +11,13 @@ use reqwest::Url;
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::digest::Fields;
 use crate::evaluator::command::{CommandEvaluator, CommandSpec};
 use crate::evaluator::Evaluator;
 use crate::llm::reply::read_completion;
 use crate::llm::{Api, Body, Client, Completion, Connection, Endpoint, EndpointFlags, Usage};
 use crate::protocol::{with_retries, Attempt, CallError, ErrorKind};
+use crate::runner::key::add_command_identity;
 use crate::store::{Cache, CachedCompletion, CallKey};
 use crate::transport::display_url;
 
@@ -248,4 +251,57 @@ impl ApiModel {
         read_completion(&reply, self.api)
             .map_err(|error| self.connection.secrets().scrub(Attempt::failed(error)))
     }
+}
+
+/// The key of each prompt's completion by `model` under `sampling`, in order. A model command
+/// script that cannot be read is bad input naming it.
+pub fn completion_keys(
+    model: &ModelSpec,
+    sampling: &Sampling,
+    prompts: &[String],
+) -> anyhow::Result<Vec<CallKey>> {
+    let configuration = completion_configuration(model, sampling)?;
+    Ok(prompts
+        .iter()
+        .map(|prompt| completion_key(&configuration, prompt.as_bytes()))
+        .collect())
+}
+
+/// What every completion key of `model` under `sampling` shares: the model's identity (its
+/// command script's contents, or its provider, model, API and base URL) and the sampling.
+pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyhow::Result<CallKey> {
+    let mut fields = Fields::new("evalctl completion key v1");
+    match model {
+        ModelSpec::Api {
+            model,
+            api,
+            base_url,
+            api_key_env: _, // which variable holds the key does not change a completion
+        } => {
+            let api = match api {
+                Api::Chat => "chat",
+                Api::Completions => "completions",
+            };
+            fields
+                .add(b'K', b"api")
+                .add(b'J', model.as_bytes())
+                .add(b'G', api.as_bytes())
+                .add_optional(b'B', base_url.as_deref().map(str::as_bytes));
+        }
+        ModelSpec::Command(command) => add_command_identity(&mut fields, command)?,
+    }
+    fields.add(b'X', &sampling.temperature.to_le_bytes());
+    let max_tokens = sampling.max_tokens.map(u32::to_le_bytes);
+    fields.add_optional(b'N', max_tokens.as_ref().map(|n| &n[..]));
+    for stop in &sampling.stop {
+        fields.add(b'S', stop.as_bytes());
+    }
+    Ok(fields.key())
+}
+
+/// The key of the completion of `prompt` (its exact bytes) under `configuration`.
+pub fn completion_key(configuration: &CallKey, prompt: &[u8]) -> CallKey {
+    let mut fields = Fields::new("evalctl completion");
+    fields.add(b'C', configuration.as_bytes()).add(b'P', prompt);
+    fields.key()
 }

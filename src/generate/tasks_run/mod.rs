@@ -1,12 +1,11 @@
-//! The generation of `evalctl tasks run` (its command is `crate::commands::tasks::run`): a task
-//! suite against a model, at most `-j` completions at once (with retries and timeouts), each
-//! rendered prompt answered by the model or the cache; the outputs are then post-processed and
-//! scored through exactly the code of `tasks score`, and reported per category and per metric
-//! with the token usage. `--save-outputs` is the run's journal (`--resume`), and `--cache`
-//! answers prompts the model was already given (see [`journal`]).
+//! The generation of `evalctl tasks run` (its command is `commands::tasks::run`): a task suite
+//! against a [`Model`], at most `-j` completions at once (with retries and timeouts), each
+//! rendered prompt answered by the model or the cache; the command then post-processes and
+//! scores the outputs through exactly the code of `tasks score`. `--save-outputs` is the run's
+//! journal (`--resume`, see [`journal`]), and `--cache` answers prompts the model was already
+//! given (by the key of [`completion_keys`](super::model::completion_keys)).
 
 pub mod journal;
-pub mod model;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -14,15 +13,16 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use super::score::ModelOutput;
-use super::spec::Task;
+use super::model::{Model, ModelSpec, Prompt, Sampling};
 use crate::in_flight::InFlight;
 use crate::interrupt::interruption;
 use crate::llm::{Completion, Usage};
 use crate::protocol::CallError;
 use crate::store::{Cache, CallKey};
+use crate::tasks::score::ModelOutput;
+use crate::tasks::spec::Task;
+use crate::tasks::CodeExecSettings;
 use journal::{OutputLine, SavedCompletion};
-use model::{Model, ModelSpec, Prompt, Sampling};
 
 /// `evalctl tasks run`.
 #[derive(Debug, Clone)]
@@ -53,7 +53,7 @@ pub struct RunTasksConfig {
     /// Run the valid tasks even when others are invalid.
     pub allow_bad_tasks: bool,
     /// How `code_exec` assertion scripts run.
-    pub code: super::CodeExecSettings,
+    pub code: CodeExecSettings,
 }
 
 /// A task whose completion failed, after its retries.

@@ -1,8 +1,8 @@
-//! `tasks run`'s journal and cache: each `--save-outputs` line carries the completion's key (a
-//! SHA-256 of the model's identity, the sampling and the rendered prompt) and its token usage, so
-//! `--resume` can take up an interrupted run where it stopped, and `--cache` can answer a prompt
-//! the same model was already given. A changed model command script, model, API, base URL,
-//! temperature, token limit, stop sequence or prompt changes the key.
+//! `tasks run`'s journal: each `--save-outputs` line carries the completion's key (a SHA-256 of
+//! the model's identity, the sampling and the rendered prompt, see
+//! [`completion_keys`](crate::generate::model::completion_keys)) and its token usage, so
+//! `--resume` can take up an interrupted run where it stopped. A changed model command script,
+//! model, API, base URL, temperature, token limit, stop sequence or prompt changes the key.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -10,69 +10,13 @@ use std::path::Path;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::model::{ModelSpec, Sampling};
-use crate::digest::Fields;
 use crate::error::{invalid, Problem};
 use crate::input::Source;
-use crate::llm::{Api, Usage};
+use crate::llm::Usage;
 use crate::runner::journal::repair_torn_tail;
-use crate::runner::key::add_command_identity;
 use crate::runner::resume::Resumed;
 use crate::store::CallKey;
 use crate::tasks::score::read_outputs_with;
-
-/// The key of each prompt's completion by `model` under `sampling`, in order. A model command
-/// script that cannot be read is bad input naming it.
-pub fn completion_keys(
-    model: &ModelSpec,
-    sampling: &Sampling,
-    prompts: &[String],
-) -> anyhow::Result<Vec<CallKey>> {
-    let configuration = completion_configuration(model, sampling)?;
-    Ok(prompts
-        .iter()
-        .map(|prompt| completion_key(&configuration, prompt.as_bytes()))
-        .collect())
-}
-
-/// What every completion key of `model` under `sampling` shares: the model's identity (its
-/// command script's contents, or its provider, model, API and base URL) and the sampling.
-pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyhow::Result<CallKey> {
-    let mut fields = Fields::new("evalctl completion key v1");
-    match model {
-        ModelSpec::Api {
-            model,
-            api,
-            base_url,
-            api_key_env: _, // which variable holds the key does not change a completion
-        } => {
-            let api = match api {
-                Api::Chat => "chat",
-                Api::Completions => "completions",
-            };
-            fields
-                .add(b'K', b"api")
-                .add(b'J', model.as_bytes())
-                .add(b'G', api.as_bytes())
-                .add_optional(b'B', base_url.as_deref().map(str::as_bytes));
-        }
-        ModelSpec::Command(command) => add_command_identity(&mut fields, command)?,
-    }
-    fields.add(b'X', &sampling.temperature.to_le_bytes());
-    let max_tokens = sampling.max_tokens.map(u32::to_le_bytes);
-    fields.add_optional(b'N', max_tokens.as_ref().map(|n| &n[..]));
-    for stop in &sampling.stop {
-        fields.add(b'S', stop.as_bytes());
-    }
-    Ok(fields.key())
-}
-
-/// The key of the completion of `prompt` (its exact bytes) under `configuration`.
-pub fn completion_key(configuration: &CallKey, prompt: &[u8]) -> CallKey {
-    let mut fields = Fields::new("evalctl completion");
-    fields.add(b'C', configuration.as_bytes()).add(b'P', prompt);
-    fields.key()
-}
 
 /// A `--save-outputs` line: what `tasks score --outputs` reads (`task_id`, `output`), plus the
 /// completion's key and token usage for `--resume`.
