@@ -4,13 +4,15 @@
 //!
 //! The layers, top down: [`main_entry`] hands the command line to `cli` (clap definitions, resolved
 //! once, with `config`'s `evalctl.toml`, into typed configs), which hands each command to its file
-//! in `commands` (wire input → domain → output, pick the exit code). Below the commands: `tasks`;
+//! in `commands` (wire input → domain → output, pick the exit code). Below the commands:
+//! `generate` (the model `run --generate` and `tasks run` ask, and `tasks run`'s generation);
 //! `server` (REST and gRPC over the `fep` engine); `report` (every stdout document, results file
 //! and stderr diagnostic); `runner` (plan, preflight, dispatch, journal); the `evaluator` adapters;
-//! the vocabulary `evaluation_spec`; `judging` (the rubric, prompt fence and reply reader that the
-//! run's judge and the live spec judges share); the vocabulary `checks`; then `llm`, `scoring` (the
-//! primitives all three vocabularies score with) and the foundation (`input`, `protocol`, `store`,
-//! `sandbox`, `error`, `secrets`). Each imports only layers below it: only `cli` and the entry
+//! the vocabularies `evaluation_spec` and `tasks`; `judging` (the rubric, prompt fence and reply
+//! reader that the run's judge and the live spec judges share); `record` (the result lines every
+//! scoring command writes); the vocabulary `checks`; then `llm`, `scoring` (the primitives all
+//! three vocabularies score with) and the foundation (`input`, `protocol`, `store`, `sandbox`,
+//! `error`, `secrets`, `digest`). Each imports only layers below it: only `cli` and the entry
 //! point import a command, and no imports form a circle. For `run`, data flows one way: `input` →
 //! `runner` → `evaluator` adapters → `protocol` (payload, score validation) → `report` (results
 //! file, summary).
