@@ -11,7 +11,7 @@ use crate::error::bad_flag;
 use crate::generate::model::{ModelSpec, Sampling};
 use crate::generate::GenerateSpec;
 use crate::llm::price::{parse_price, Price, Pricing};
-use crate::llm::Api;
+use crate::llm::{Api, EndpointSpec};
 
 const GENERATE: &str = "Generate (--generate)";
 
@@ -142,10 +142,12 @@ impl GenerateArgs {
                 return Err(bad_flag("--task-model", format!("{model} is given twice")));
             }
             models.push(ModelSpec::Api {
-                model: model.clone(),
+                endpoint: EndpointSpec {
+                    model: model.clone(),
+                    base_url: self.task_base_url.clone(),
+                    api_key_env: self.task_api_key_env.clone(),
+                },
                 api,
-                base_url: self.task_base_url.clone(),
-                api_key_env: self.task_api_key_env.clone(),
             });
         }
         match (&self.task_model_command, self.task_model_cwd) {

@@ -18,6 +18,7 @@ use crate::evaluator::spec::SpecSpec;
 use crate::evaluator::EvaluatorSpec;
 use crate::input::CandidateSource;
 use crate::input::Source;
+use crate::llm::EndpointSpec;
 use crate::protocol::ScoreRange;
 use crate::runner::key::DeclaredInputs;
 use crate::runner::Shard;
@@ -310,11 +311,13 @@ impl RunArgs {
             EvaluatorSpec::Http(HttpSpec::new(url, &expand_headers(&self.header)?)?)
         } else if let Some(model) = self.judge_model {
             EvaluatorSpec::Judge(JudgeSpec {
-                model,
+                endpoint: EndpointSpec {
+                    model,
+                    base_url: self.judge_base_url,
+                    api_key_env: self.judge_api_key_env,
+                },
                 objective: self.objective.unwrap_or_default(),
                 rubric: self.rubric,
-                base_url: self.judge_base_url,
-                api_key_env: self.judge_api_key_env,
                 temperature: self.judge_temperature.unwrap_or(0.0),
                 max_tokens: self.judge_max_tokens,
                 probe: self.probe_judge,

@@ -15,7 +15,7 @@ use crate::exit::Exit;
 use crate::generate::model::{ModelSpec, Sampling};
 use crate::generate::tasks_run::RunTasksConfig;
 use crate::input::Source;
-use crate::llm::Api;
+use crate::llm::{Api, EndpointSpec};
 use crate::report::Reporter;
 use crate::sandbox::Isolation;
 use crate::tasks::{CodeExecSettings, RenderConfig, ScoreConfig, ValidateConfig};
@@ -188,13 +188,15 @@ impl TasksRunArgs {
     fn into_config(self) -> anyhow::Result<RunTasksConfig> {
         let model = match (self.model, self.model_command) {
             (Some(model), None) => ModelSpec::Api {
-                model,
+                endpoint: EndpointSpec {
+                    model,
+                    base_url: self.base_url,
+                    api_key_env: self.api_key_env,
+                },
                 api: match self.api {
                     ApiArg::Chat => Api::Chat,
                     ApiArg::Completions => Api::Completions,
                 },
-                base_url: self.base_url,
-                api_key_env: self.api_key_env,
             },
             (None, Some(command)) => {
                 let argv = model_command_words("--model-command", &command)?;

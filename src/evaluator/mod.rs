@@ -39,7 +39,7 @@ impl EvaluatorSpec {
     /// The LLM judge's model (`--judge-model PROVIDER/MODEL`, as given), when the judge scores.
     pub fn judge_model(&self) -> Option<&str> {
         match self {
-            EvaluatorSpec::Judge(judge) => Some(&judge.model),
+            EvaluatorSpec::Judge(judge) => Some(&judge.endpoint.model),
             _ => None,
         }
     }

@@ -15,7 +15,7 @@ use crate::digest::Fields;
 use crate::evaluator::command::{CommandEvaluator, CommandSpec};
 use crate::evaluator::Evaluator;
 use crate::llm::reply::read_completion;
-use crate::llm::{Api, Body, Client, Completion, Connection, Endpoint, EndpointFlags, Usage};
+use crate::llm::{Api, Body, Client, Completion, Connection, EndpointFlags, EndpointSpec, Usage};
 use crate::protocol::{with_retries, Attempt, CallError, ErrorKind};
 use crate::runner::key::add_command_identity;
 use crate::store::{Cache, CachedCompletion, CallKey};
@@ -33,14 +33,10 @@ pub const MODEL_FLAGS: EndpointFlags = EndpointFlags {
 pub enum ModelSpec {
     /// `--model PROVIDER/MODEL`.
     Api {
-        /// `PROVIDER/MODEL`.
-        model: String,
+        /// `PROVIDER/MODEL`, `--base-url`, `--api-key-env`.
+        endpoint: EndpointSpec,
         /// `--api`.
         api: Api,
-        /// `--base-url`.
-        base_url: Option<String>,
-        /// `--api-key-env`.
-        api_key_env: Option<String>,
     },
     /// `--model-command CMD` (and `--model-cwd`).
     Command(CommandSpec),
@@ -107,19 +103,9 @@ impl Model {
                 label: format!("command '{}'", shell_words::join(&command.argv)),
                 runner: CommandEvaluator::model(command.clone(), timeout),
             }),
-            ModelSpec::Api {
-                model,
-                api,
-                base_url,
-                api_key_env,
-            } => {
-                let endpoint = Endpoint::resolve_for(
-                    flags,
-                    model,
-                    base_url.as_deref(),
-                    api_key_env.as_deref(),
-                    |name| std::env::var(name).ok(),
-                )?;
+            ModelSpec::Api { endpoint, api } => {
+                let model = &endpoint.model;
+                let endpoint = endpoint.resolve(flags)?;
                 let url = endpoint.url_for(match api {
                     Api::Chat => "chat/completions",
                     Api::Completions => "completions",
@@ -273,10 +259,13 @@ pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyho
     let mut fields = Fields::new("evalctl completion key v1");
     match model {
         ModelSpec::Api {
-            model,
+            endpoint:
+                EndpointSpec {
+                    model,
+                    base_url,
+                    api_key_env: _, // which variable holds the key does not change a completion
+                },
             api,
-            base_url,
-            api_key_env: _, // which variable holds the key does not change a completion
         } => {
             let api = match api {
                 Api::Chat => "chat",

@@ -46,6 +46,32 @@ pub struct EndpointFlags {
     pub api_key_env: &'static str,
 }
 
+/// A model as its flags name it: `PROVIDER/MODEL`, the base URL when one is given and the
+/// variable holding the key when one is named (else the provider's defaults, see [`Endpoint`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndpointSpec {
+    /// `PROVIDER/MODEL`.
+    pub model: String,
+    /// The base-URL flag (`--judge-base-url`, `--base-url`, `--task-base-url`).
+    pub base_url: Option<String>,
+    /// The key-env flag (`--judge-api-key-env`, `--api-key-env`, `--task-api-key-env`).
+    pub api_key_env: Option<String>,
+}
+
+impl EndpointSpec {
+    /// The endpoint and key these flags name, looked up in the process environment; `flags`
+    /// name the flags in messages. Problems are bad input (exit 2).
+    pub fn resolve(&self, flags: EndpointFlags) -> anyhow::Result<Endpoint> {
+        Endpoint::resolve_for(
+            flags,
+            &self.model,
+            self.base_url.as_deref(),
+            self.api_key_env.as_deref(),
+            |name| std::env::var(name).ok(),
+        )
+    }
+}
+
 /// The judge's flags.
 pub const JUDGE_FLAGS: EndpointFlags = EndpointFlags {
     model: "--judge-model",

@@ -21,6 +21,6 @@ pub mod reply;
 pub mod request;
 
 pub use client::{Client, Connection};
-pub use endpoint::{Endpoint, EndpointFlags};
+pub use endpoint::{Endpoint, EndpointFlags, EndpointSpec};
 pub use reply::{Completion, Usage};
 pub use request::{Api, Body};

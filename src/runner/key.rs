@@ -200,7 +200,7 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
             fields
                 .add(b'K', b"judge")
                 .add(b'V', version)
-                .add(b'J', spec.model.as_bytes())
+                .add(b'J', spec.endpoint.model.as_bytes())
                 .add(b'O', spec.objective.as_bytes())
                 .add(b'X', &spec.temperature.to_le_bytes())
                 .add_optional(
@@ -210,7 +210,7 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
                         .as_ref()
                         .map(|n| &n[..]),
                 )
-                .add_optional(b'B', spec.base_url.as_deref().map(str::as_bytes));
+                .add_optional(b'B', spec.endpoint.base_url.as_deref().map(str::as_bytes));
             let rubric = spec.rubric.as_deref().map(file_digest).transpose()?;
             fields.add_optional(b'Q', rubric.as_ref().map(|digest| &digest[..]));
         }

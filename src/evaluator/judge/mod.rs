@@ -20,23 +20,20 @@ use super::{Call, Evaluator};
 use crate::error::bad_flag;
 use crate::judging::reply;
 use crate::judging::rubric::Rubric;
-use crate::llm::{endpoint, Api, Body, Client, Connection, Endpoint};
+use crate::llm::endpoint::JUDGE_FLAGS;
+use crate::llm::{endpoint, Api, Body, Client, Connection, EndpointSpec};
 use crate::protocol::Attempt;
 use crate::transport::display_url;
 
 /// `--judge-model` and its companion flags.
 #[derive(Debug, Clone)]
 pub struct JudgeSpec {
-    /// `PROVIDER/MODEL`.
-    pub model: String,
+    /// `--judge-model PROVIDER/MODEL`, `--judge-base-url`, `--judge-api-key-env`.
+    pub endpoint: EndpointSpec,
     /// `--objective`.
     pub objective: String,
     /// `--rubric FILE.json`.
     pub rubric: Option<PathBuf>,
-    /// `--judge-base-url`.
-    pub base_url: Option<String>,
-    /// `--judge-api-key-env`.
-    pub api_key_env: Option<String>,
     /// `--judge-temperature`.
     pub temperature: f64,
     /// `--judge-max-tokens`.
@@ -65,12 +62,7 @@ pub fn build(
     if spec.max_tokens == Some(0) {
         return Err(bad_flag("--judge-max-tokens", "must be at least 1"));
     }
-    let endpoint = Endpoint::resolve(
-        &spec.model,
-        spec.base_url.as_deref(),
-        spec.api_key_env.as_deref(),
-        |name| std::env::var(name).ok(),
-    )?;
+    let endpoint = spec.endpoint.resolve(JUDGE_FLAGS)?;
     let rubric = spec.rubric.as_deref().map(Rubric::load).transpose()?;
     Ok(Arc::new(JudgeEvaluator {
         system_message: prompt::system_message(rubric.as_ref()),
@@ -80,7 +72,7 @@ pub fn build(
         temperature: spec.temperature,
         max_tokens: spec.max_tokens,
         probe: spec.probe,
-        model_flag: spec.model.clone(),
+        model_flag: spec.endpoint.model.clone(),
         connection: Connection::new(endpoint)?,
         rubric,
     }))
