@@ -18,9 +18,10 @@ use std::time::Duration;
 
 use serde_json::{Map, Value};
 
+use super::result::CheckError;
 use super::standard::{arg, setting, ArgSpec, ArgType, CheckKind};
-use super::{CheckError, Problem};
 use crate::input::strict;
+use crate::input::strict::JsonProblem as Problem;
 
 /// How long a custom check's command may take unless its declaration says.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);

@@ -6,7 +6,9 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::{parse_check, Catalog, Check};
+use super::catalog::Catalog;
+use super::definition::parse_check;
+use super::prepare::Check;
 use crate::error::{bad_input, invalid, Problem};
 use crate::input::strict::{self, JsonProblem};
 use crate::input::Source;
@@ -35,7 +37,7 @@ pub fn load_checks_file(path: &Path, catalog: &mut Catalog) -> anyhow::Result<Ve
     let mut prepared = Vec::with_capacity(checks.len());
     for (index, raw) in checks.iter().enumerate() {
         let base = format!("checks[{index}]");
-        let located = |problem: &super::Problem| problem.locate(&display, None, &base);
+        let located = |problem: &JsonProblem| problem.locate(&display, None, &base);
         match parse_check(raw, &catalog.custom) {
             Ok(def) => {
                 let check = Check::prepare(def, catalog);

@@ -7,62 +7,14 @@ use std::fmt::Write as _;
 
 use serde_json::Value;
 
-use super::{escape_text, Report, Row};
+use super::data::{Report, Row, SourceData};
+use super::escape::escape_text;
+use super::matrix::Matrix;
 use crate::report::summary::CandidateSummary;
 use crate::report::text::{counted, dollars, mean};
 
 /// The style the two sections add to the page's (only when they are there).
 pub(super) const STYLE: &str = include_str!("generation.css");
-
-/// A run's summary rows of candidate × task model pairs, in its order: what the matrix shows.
-#[derive(Debug, Clone)]
-pub(super) struct Matrix {
-    pairs: Vec<CandidateSummary>,
-}
-
-impl Matrix {
-    /// The pairs among a summary's rows, candidates in the run's `order` (a results file's
-    /// summary lists them as their first calls completed), or `None` when it has none (a run
-    /// without task models).
-    pub(super) fn of(candidates: &[CandidateSummary], order: &[&str]) -> Option<Matrix> {
-        let mut pairs: Vec<CandidateSummary> = candidates
-            .iter()
-            .filter(|row| row.task_model.is_some())
-            .cloned()
-            .collect();
-        pairs.sort_by_key(|pair| order.iter().position(|id| *id == pair.id));
-        (!pairs.is_empty()).then_some(Matrix { pairs })
-    }
-
-    /// Distinct values in first-seen order.
-    fn distinct<'a>(values: impl Iterator<Item = &'a str>) -> Vec<&'a str> {
-        let mut seen: Vec<&str> = Vec::new();
-        for value in values {
-            if !seen.contains(&value) {
-                seen.push(value);
-            }
-        }
-        seen
-    }
-
-    fn candidates(&self) -> Vec<&str> {
-        Matrix::distinct(self.pairs.iter().map(|pair| pair.id.as_str()))
-    }
-
-    fn task_models(&self) -> Vec<&str> {
-        Matrix::distinct(
-            self.pairs
-                .iter()
-                .filter_map(|pair| pair.task_model.as_deref()),
-        )
-    }
-
-    fn cell(&self, candidate: &str, task_model: &str) -> Option<&CandidateSummary> {
-        self.pairs
-            .iter()
-            .find(|pair| pair.id == candidate && pair.task_model.as_deref() == Some(task_model))
-    }
-}
 
 /// The matrix and answer sections of `report`, or nothing when no source has task models.
 pub(super) fn sections(report: &Report) -> String {
@@ -331,7 +283,7 @@ fn answers_counted(count: usize) -> String {
 }
 
 /// The example record of `row`, when its source knows its examples (`run --report`).
-fn example_record<'a>(source: &'a super::SourceData, row: &Row) -> Option<&'a Value> {
+fn example_record<'a>(source: &'a SourceData, row: &Row) -> Option<&'a Value> {
     let examples = source.examples.as_ref()?;
     let split = match row.split.as_str() {
         "train" => &examples.train,

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 
 use std::collections::HashMap;
 
-use super::{Report, Row, SourceKind};
+use super::data::{Report, Row, SourceKind};
 use crate::error::{invalid, Problem};
 use crate::input::strict::{missing_key, wrong_type};
 use crate::input::{JsonlStream, Source};

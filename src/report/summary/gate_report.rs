@@ -1,0 +1,70 @@
+//! How the gates judged a run, as the summary reports it: the budget, the error limits,
+//! `--fail-under` and `--pass-score`.
+
+use serde::Serialize;
+
+/// `--max-cost` against what the run spent (the summary's `budget`).
+#[derive(Debug, Clone, Serialize)]
+pub struct BudgetReport {
+    /// `--max-cost`, in USD.
+    pub max_cost_usd: f64,
+    /// What the task models' and the judge's calls cost, in USD (a resumed run's earlier calls
+    /// included).
+    pub spent_usd: f64,
+    /// Whether the budget stopped the run before every call was made (exit 5).
+    pub stopped: bool,
+    /// Calls of the plan not made because of it; `--resume` makes them.
+    pub calls_not_made: usize,
+}
+
+/// How the gates judged a run (the summary's `gates`).
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct GateReport {
+    /// Errored calls against the error limits.
+    pub errors: ErrorGate,
+    /// `--fail-under` and the candidates below it; absent without `--fail-under`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub fail_under: Option<FailUnderGate>,
+    /// `--pass-score` and the calls below it; absent without `--pass-score`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pass_score: Option<PassScoreGate>,
+}
+
+/// Errored calls against `--max-errors` / `--max-error-rate`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ErrorGate {
+    /// Calls that errored.
+    pub count: usize,
+    /// Calls that finished.
+    pub calls: usize,
+    /// `--max-errors`, when given.
+    pub max_errors: Option<usize>,
+    /// `--max-error-rate`, when given.
+    pub max_error_rate: Option<f64>,
+    /// Whether the errors are within the limits (with no limit given: no error at all).
+    pub passed: bool,
+}
+
+/// `--fail-under` and the candidates below it.
+#[derive(Debug, Clone, Serialize)]
+pub struct FailUnderGate {
+    /// The threshold.
+    pub threshold: f64,
+    /// Ids of the candidates scored below it, or not scored at all.
+    pub below: Vec<String>,
+    /// Whether no candidate is below it.
+    pub passed: bool,
+}
+
+/// `--pass-score` and the calls that scored below it (each a failed JUnit test case).
+#[derive(Debug, Clone, Serialize)]
+pub struct PassScoreGate {
+    /// The threshold.
+    pub threshold: f64,
+    /// Calls that scored below it (errored calls are counted by `errors`, not here).
+    pub below: usize,
+    /// Calls that finished.
+    pub calls: usize,
+    /// Whether no call scored below it.
+    pub passed: bool,
+}

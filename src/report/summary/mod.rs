@@ -1,0 +1,20 @@
+//! The run summary: per-candidate aggregates over each split, and the call counts.
+//!
+//! [`Tally`] ([`tally`]) counts each call as it finishes and gives the [`Summary`]
+//! ([`run_summary`]) at the end: each row's [`aggregate`] over a split, its [`pass_at_k`] under
+//! `--repeat`, and what the model calls [`spend`]; [`gate_report`] holds how the gates judged
+//! the run.
+
+mod aggregate;
+mod gate_report;
+mod pass_at_k;
+mod run_summary;
+mod spend;
+mod tally;
+
+pub use aggregate::Aggregate;
+pub use gate_report::{BudgetReport, ErrorGate, FailUnderGate, GateReport};
+pub use run_summary::{CandidateSummary, Summary};
+pub use spend::Usage;
+pub(super) use tally::scored_below;
+pub use tally::{Diagnostics, Tally};

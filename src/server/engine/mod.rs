@@ -1,0 +1,21 @@
+//! What the REST and gRPC front ends share: request validation (the wording of `fep evaluate`),
+//! the limits, evaluation through the FEP engine, storing results, and the API's errors.
+//!
+//! Parsing and evaluating a request is CPU work: it runs on a blocking thread, never on the
+//! async workers that answer `/health` and every other client, within `--request-timeout`. A
+//! request past its deadline is answered `deadline_exceeded`; its evaluation stops at its next
+//! write (between batches of test cases) and keeps its place among `--max-concurrent` until then.
+//!
+//! [`state`] holds the [`Engine`] (limits, token, admission, request validation), [`evaluate`]
+//! evaluates a request into its stored document, [`stream`] evaluates one line by line, and
+//! [`error`] holds the API's errors.
+
+mod error;
+mod evaluate;
+mod state;
+mod stream;
+
+pub use error::{ApiError, ErrorKind};
+pub use evaluate::blocking;
+pub use state::{Engine, Limits, FEP_VERSION};
+pub use stream::Line;

@@ -1,0 +1,197 @@
+//! The state every request of both front ends shares ([`Engine`]): the store, the limits, the
+//! token, a place among `--max-concurrent`, and request validation (the wording of
+//! `fep evaluate`).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+
+use super::error::{invalid_request, ApiError, ErrorKind};
+use crate::checks::{Call, CaseAnswers, Catalog, Declarations, EndpointPolicy};
+use crate::evaluator::check_calls::{
+    local_catalog, validator_checks, CheckCaller, DEFAULT_CONCURRENCY,
+};
+use crate::fep::{parse_request, Request};
+use crate::input::document_json_reason;
+use crate::server::auth::Token;
+use crate::server::store::Store;
+use crate::server::ServeChecks;
+
+/// The FEP version `/health` and HealthCheck report.
+pub const FEP_VERSION: &str = "0.0.1";
+
+/// The request limits (`--max-body`, `--max-test-cases`, `--max-concurrent`, `--body-timeout`,
+/// `--request-timeout`).
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// The largest request body, in bytes.
+    pub max_body: usize,
+    /// The most test cases in one request.
+    pub max_test_cases: usize,
+    /// The most evaluations running at once; more are turned away (429).
+    pub max_concurrent: usize,
+    /// The longest a REST body may take to arrive (408).
+    pub body_timeout: Duration,
+    /// The longest a request may take from its body's arrival to its result (503).
+    pub request_timeout: Duration,
+}
+
+/// The state every request of both front ends shares.
+pub struct Engine {
+    /// The results database.
+    pub store: Store,
+    /// The request limits.
+    pub limits: Limits,
+    /// The token requests need, with `--token-env`.
+    pub token: Option<Token>,
+    pub(super) running: Arc<Semaphore>,
+    /// The custom checks and endpoints requests may use.
+    pub(super) checks: ServeChecks,
+    /// Sends the calls of checks that call out.
+    pub(super) caller: CheckCaller,
+    /// Catalogs of earlier requests, kept for the next ones: building one (the validators'
+    /// check types) and compiling the JSONPaths a request names cost more than evaluating a
+    /// small request, and most requests name the same few paths.
+    pub(super) spare_catalogs: Mutex<Vec<Catalog>>,
+}
+
+/// The most catalogs kept for reuse.
+const SPARE_CATALOGS: usize = 16;
+
+impl Engine {
+    /// The engine over `store`.
+    pub fn new(
+        store: Store,
+        limits: Limits,
+        token: Option<Token>,
+        checks: ServeChecks,
+    ) -> anyhow::Result<Engine> {
+        local_catalog(&checks.custom)?;
+        Ok(Engine {
+            store,
+            running: Arc::new(Semaphore::new(limits.max_concurrent)),
+            limits,
+            token,
+            checks,
+            caller: CheckCaller::new(SERVER_CALLS)?,
+            spare_catalogs: Mutex::default(),
+        })
+    }
+
+    /// Whether a request with these header values may call the evaluation endpoints.
+    pub fn authorize(
+        &self,
+        authorization: Option<&[u8]>,
+        api_key: Option<&[u8]>,
+    ) -> Result<(), ApiError> {
+        match &self.token {
+            Some(token) if !token.accepts(authorization, api_key) => Err(ApiError::new(
+                ErrorKind::Unauthenticated,
+                "a valid bearer token is required (Authorization: Bearer TOKEN)",
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// A place among the running evaluations, or 429 when `--max-concurrent` are running.
+    pub fn admit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        Arc::clone(&self.running).try_acquire_owned().map_err(|_| {
+            ApiError::new(
+                ErrorKind::Busy,
+                format!(
+                    "{} evaluations are running (--max-concurrent); try again shortly",
+                    self.limits.max_concurrent
+                ),
+            )
+        })
+    }
+
+    /// How many evaluations hold a place among `--max-concurrent` now.
+    pub fn evaluations_running(&self) -> usize {
+        self.limits.max_concurrent - self.running.available_permits()
+    }
+
+    /// Wait until no evaluation runs (each stops within `--request-timeout`).
+    pub async fn drained(&self) {
+        // --max-concurrent is at most 65,536.
+        let every = u32::try_from(self.limits.max_concurrent).unwrap_or(u32::MAX);
+        let _ = self.running.acquire_many(every).await;
+    }
+
+    /// What a request's checks are prepared with: the operator's custom checks and no command a
+    /// client declares, only the endpoints (and their keys) the operator allows.
+    fn catalog(&self) -> Catalog {
+        Catalog {
+            declarations: Declarations::Refused,
+            endpoints: EndpointPolicy::Only(self.checks.allowed_endpoints.clone()),
+            ..Catalog::with_custom(validator_checks().chain(self.checks.custom.iter().cloned()))
+        }
+    }
+
+    /// The answers to the calls of a request's checks that call out.
+    pub(super) async fn answer(&self, calls: Vec<Vec<Option<Call>>>) -> Vec<CaseAnswers> {
+        self.caller
+            .with_window(DEFAULT_CONCURRENCY)
+            .answer_cases(calls)
+            .await
+    }
+
+    /// Parse and validate a JSON body as an EvaluationRequest.
+    pub fn prepare_body(&self, body: &[u8]) -> Result<Request, ApiError> {
+        let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
+        if body.iter().all(u8::is_ascii_whitespace) {
+            return Err(invalid_request(vec![
+                "the request body is empty (expected an EvaluationRequest object)".into(),
+            ]));
+        }
+        let document = serde_json::from_slice(body)
+            .map_err(|err| invalid_request(vec![document_json_reason(&err)]))?;
+        self.prepare(document)
+    }
+
+    /// Validate an EvaluationRequest document: every problem, worded as `fep evaluate` does.
+    pub fn prepare(&self, document: Value) -> Result<Request, ApiError> {
+        let test_cases = document
+            .get("test_cases")
+            .and_then(Value::as_array)
+            .map_or(0, Vec::len);
+        if test_cases > self.limits.max_test_cases {
+            return Err(ApiError::new(
+                ErrorKind::TooManyTestCases,
+                format!(
+                    "{test_cases} test cases in one request; this server takes at most {} \
+                     (--max-test-cases)",
+                    self.limits.max_test_cases
+                ),
+            ));
+        }
+        // A request cannot declare custom checks here, so parsing one changes nothing in the
+        // catalog but its compiled paths: the next request may use it.
+        let mut catalog = self
+            .spare_catalogs
+            .lock()
+            .ok()
+            .and_then(|mut spare| spare.pop())
+            .unwrap_or_else(|| self.catalog());
+        let parsed = parse_request(document, &mut catalog);
+        if let Ok(mut spare) = self.spare_catalogs.lock() {
+            if spare.len() < SPARE_CATALOGS {
+                spare.push(catalog);
+            }
+        }
+        parsed.map_err(|problems| {
+            invalid_request(
+                problems
+                    .iter()
+                    .map(|problem| problem.describe(""))
+                    .collect(),
+            )
+        })
+    }
+}
+
+/// The most calls of checks that call out the server makes at once, over all evaluations (each
+/// makes at most [`DEFAULT_CONCURRENCY`]).
+const SERVER_CALLS: usize = 64;
