@@ -198,6 +198,14 @@ fn requests_over_a_limit_get_an_error_response() {
     assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
 }
 
+/// The JSON values of a streamed (NDJSON) answer's lines.
+fn ndjson(body: &[u8]) -> Vec<Value> {
+    body.split(|&byte| byte == b'\n')
+        .filter(|line| !line.is_empty())
+        .map(|line| serde_json::from_slice(line).unwrap())
+        .collect()
+}
+
 #[test]
 fn streaming_sends_each_result_in_order_then_the_summary() {
     let dir = tempfile::tempdir().unwrap();
@@ -205,12 +213,7 @@ fn streaming_sends_each_result_in_order_then_the_summary() {
     let reply = server.request("POST", "/evaluate?stream=true", &[], &capitals_request(5));
     assert_eq!(reply.status, 200);
     assert_eq!(reply.header("content-type"), Some("application/x-ndjson"));
-    let lines: Vec<Value> = reply
-        .body
-        .split(|&byte| byte == b'\n')
-        .filter(|line| !line.is_empty())
-        .map(|line| serde_json::from_slice(line).unwrap())
-        .collect();
+    let lines = ndjson(&reply.body);
     assert_eq!(lines.len(), 6);
     for (index, line) in lines[..5].iter().enumerate() {
         assert_eq!(
@@ -258,12 +261,7 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
     let (status, rest) = server.terminate();
     let reply = reading.join().unwrap();
     assert_eq!(reply.status, 200);
-    let lines: Vec<Value> = reply
-        .body
-        .split(|&byte| byte == b'\n')
-        .filter(|line| !line.is_empty())
-        .map(|line| serde_json::from_slice(line).unwrap())
-        .collect();
+    let lines = ndjson(&reply.body);
     assert_eq!(lines.len(), 20_001);
     assert_eq!(lines[20_000]["summary"]["total_test_cases"], 20_000);
     assert!(status.success(), "{rest}");
