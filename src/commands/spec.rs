@@ -171,11 +171,11 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref(), output_problems));
     restore_default_actions();
     let (spool, mut summary, run) = scored??;
-    let spool = spool.with_members(config.output.as_deref(), &run.as_members()?)?;
+    let members = run.as_members()?;
     let exit = summary.conclude();
     match &config.output {
         Some(path) => {
-            spool.append_to(path)?;
+            spool.append_to(path, &members)?;
             print(&summary, reporter)?;
             // stdout is JSON: say on stderr why the exit code is not 0, for CI logs.
             if reporter.format == Format::Json && exit != Exit::Success {
@@ -183,7 +183,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             }
         }
         None => {
-            let mut spooled = spool.into_reader()?;
+            let mut spooled = spool.records(&members)?;
             let mut stdout = crate::report::stdout_until_closed();
             std::io::copy(&mut spooled, &mut stdout)
                 .and_then(|_| stdout.flush())
@@ -290,12 +290,17 @@ async fn score_runs(
                 run: None,
             },
         };
+        // The run's digest covers what each scoring concluded (dimension scores, overall
+        // score, verdict, validity), not every byte of its record.
+        let concluded = serde_json::to_vec(&(
+            &record.dimension_scores,
+            record.overall_score,
+            record.passed,
+            record.validity,
+        ))?;
+        scored.add(line.shared.example_id.as_deref().unwrap_or(""), &concluded);
         line_buffer.clear();
         serde_json::to_writer(&mut line_buffer, &line)?;
-        scored.add(
-            line.shared.example_id.as_deref().unwrap_or(""),
-            &line_buffer,
-        );
         line_buffer.push(b'\n');
         spool.write(&line_buffer)?;
     }

@@ -1,12 +1,12 @@
 //! Where `spec score` keeps the evaluation records while it checks the runs file: nothing reaches
-//! `--output` or stdout unless every line is a run record. When `--output` does not exist yet,
-//! the spool is an unnamed file in its directory (Linux `O_TMPFILE`) that becomes `--output` at
-//! the end, linked rather than copied; otherwise it is an anonymous temporary file whose records
-//! are then appended to `--output` (copied by the kernel where it can) or written to stdout.
-//! Either way a run cut short leaves nothing behind.
+//! `--output` or stdout unless every line is a run record. The records end with the `run` member,
+//! known only once every run is scored, so it is inserted as they leave the spool: appended to an
+//! existing `--output` or written to stdout as they are read back, or, when `--output` does not
+//! exist yet, written once more to an unnamed file in its directory (Linux `O_TMPFILE`) that is
+//! then linked as `--output`. Either way a run cut short leaves nothing behind.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Seek, Write};
+use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::path::Path;
 
 use crate::error::Fatal;
@@ -46,51 +46,73 @@ impl Spool {
         self.writer.write_all(line).map_err(|err| spool_error(&err))
     }
 
-    /// The spooled records, each JSON object given `members` (`,"run":{...}`, known only once
-    /// every run is scored) before its closing brace, in a new spool for `output`.
-    pub fn with_members(self, output: Option<&Path>, members: &[u8]) -> anyhow::Result<Spool> {
-        let mut spooled = BufReader::with_capacity(BUFFER, self.into_reader()?);
-        let mut spool = Spool::create(output)?;
-        let mut line = Vec::new();
-        loop {
-            line.clear();
-            spooled
-                .read_until(b'\n', &mut line)
+    /// Append the records, each JSON object given `members` (`,"run":{...}`, known only once
+    /// every run is scored) before its closing brace, to `output`. When `output` still does not
+    /// exist they are written once more, to an unnamed file beside it that is then linked as
+    /// `output`; else they go to the end of it as they are read.
+    pub fn append_to(self, output: &Path, members: &[u8]) -> anyhow::Result<()> {
+        if self.unnamed {
+            let mut spool = Spool::create(Some(output))?;
+            std::io::copy(&mut self.records(members)?, &mut spool.writer)
                 .map_err(|err| spool_error(&err))?;
-            // Every spooled line is a JSON object and its newline: `...}\n`.
-            let Some(end) = line.iter().rposition(|&byte| byte == b'}') else {
-                break;
-            };
-            spool.write(&line[..end])?;
-            spool.write(members)?;
-            spool.write(&line[end..])?;
+            let unnamed = spool.unnamed;
+            let mut file = spool.into_file()?;
+            if unnamed && link_as(&file, output).is_ok() {
+                return Ok(());
+            }
+            file.rewind().map_err(|err| spool_error(&err))?;
+            return ResultsFile::open(output)?.append_from(&mut file);
         }
-        Ok(spool)
+        ResultsFile::open(output)?.append_from(&mut self.records(members)?)
     }
 
-    /// Append the records to `output`: link the unnamed spool as `output` when it still does not
-    /// exist, else copy them to the end of it.
-    pub fn append_to(self, output: &Path) -> anyhow::Result<()> {
-        let unnamed = self.unnamed;
-        let mut file = self.into_file()?;
-        if unnamed && link_as(&file, output).is_ok() {
-            return Ok(());
-        }
-        file.rewind().map_err(|err| spool_error(&err))?;
-        ResultsFile::open(output)?.append_from(&mut file)
-    }
-
-    /// The spool, flushed and rewound, to be read from the start.
-    pub fn into_reader(self) -> anyhow::Result<File> {
+    /// The spooled records from the start, each JSON object given `members` before its closing
+    /// brace as it is read.
+    pub fn records(self, members: &[u8]) -> anyhow::Result<WithMembers> {
         let mut file = self.into_file()?;
         file.rewind().map_err(|err| spool_error(&err))?;
-        Ok(file)
+        Ok(WithMembers {
+            spooled: BufReader::with_capacity(BUFFER, file),
+            members: members.to_vec(),
+            line: Vec::new(),
+            given: 0,
+        })
     }
 
     fn into_file(self) -> anyhow::Result<File> {
         self.writer
             .into_inner()
             .map_err(|err| spool_error(err.error()))
+    }
+}
+
+/// The spooled records as they are read back, each given the members the records end with.
+pub struct WithMembers {
+    spooled: BufReader<File>,
+    members: Vec<u8>,
+    /// The record being given out, members inserted.
+    line: Vec<u8>,
+    /// How much of `line` has been given out.
+    given: usize,
+}
+
+impl Read for WithMembers {
+    fn read(&mut self, buffer: &mut [u8]) -> std::io::Result<usize> {
+        if self.given == self.line.len() {
+            self.line.clear();
+            self.given = 0;
+            if self.spooled.read_until(b'\n', &mut self.line)? == 0 {
+                return Ok(0);
+            }
+            // Every spooled line is a JSON object and its newline: `...}\n`.
+            if let Some(end) = self.line.iter().rposition(|&byte| byte == b'}') {
+                self.line.splice(end..end, self.members.iter().copied());
+            }
+        }
+        let count = buffer.len().min(self.line.len() - self.given);
+        buffer[..count].copy_from_slice(&self.line[self.given..self.given + count]);
+        self.given += count;
+        Ok(count)
     }
 }
 
@@ -163,17 +185,20 @@ mod tests {
         for line in lines {
             spool.write(line.as_bytes()).expect("spooled");
         }
-        spool.append_to(output).expect("appended");
+        spool.append_to(output, b",\"m\":0").expect("appended");
     }
 
     #[test]
-    fn records_become_a_new_output_or_are_appended_to_an_existing_one() {
+    fn records_given_their_members_become_a_new_output_or_are_appended_to_an_existing_one() {
         let dir = tempfile::tempdir().expect("a directory");
         let output = dir.path().join("records.jsonl");
         spooled(&output, &["{\"a\":1}\n", "{\"b\":2}\n"]);
         spooled(&output, &["{\"c\":3}\n"]);
         let written = std::fs::read_to_string(&output).expect("written");
-        assert_eq!(written, "{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n");
+        assert_eq!(
+            written,
+            "{\"a\":1,\"m\":0}\n{\"b\":2,\"m\":0}\n{\"c\":3,\"m\":0}\n"
+        );
     }
 
     #[test]
@@ -183,9 +208,9 @@ mod tests {
         let mut spool = Spool::create(Some(&output)).expect("a spool");
         spool.write(b"{\"late\":1}\n").expect("spooled");
         std::fs::write(&output, "{\"first\":1}\n").expect("written");
-        spool.append_to(&output).expect("appended");
+        spool.append_to(&output, b",\"m\":0").expect("appended");
         let written = std::fs::read_to_string(&output).expect("written");
-        assert_eq!(written, "{\"first\":1}\n{\"late\":1}\n");
+        assert_eq!(written, "{\"first\":1}\n{\"late\":1,\"m\":0}\n");
         let other = dir.path().join("other.jsonl");
         let mut dropped = Spool::create(Some(&other)).expect("a spool");
         dropped.write(b"{}\n").expect("spooled");
