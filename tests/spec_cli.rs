@@ -920,3 +920,52 @@ fn score_reads_runs_from_stdin_but_not_both_inputs() {
         "error: spec score: the spec and the runs cannot both be read from stdin (-)\n"
     );
 }
+
+/// `spec score pack.yaml runs.jsonl --format json` in `sandbox` (with `--output FILE` when one
+/// is named): its exit code and stdout.
+fn score_json(sandbox: &Sandbox, output_file: Option<&str>) -> (i32, String) {
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args(["spec", "score", "pack.yaml", "runs.jsonl"]);
+        command.args(["--format", "json"]);
+        command.args(
+            output_file
+                .map(|file| ["--output", file])
+                .into_iter()
+                .flatten(),
+        );
+        command
+    });
+    (code(&out), stdout_text(&out))
+}
+
+#[test]
+fn a_new_output_file_holds_the_records_stdout_would_show_whatever_the_runs_file_foretold() {
+    let sandbox = sandbox_with_pack();
+    let runs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS))
+        .expect("read the fixture runs");
+    let (france, italy) = runs.trim_end().split_once('\n').expect("two runs");
+    // Two runs, then nine runs and a line of a no-break space, which is blank to the reader but
+    // counted as a record when the output is foreseen: the `run` member (9 calls) is then
+    // shorter than the room each record was given (10), and the records are written again.
+    let nine = [france, italy].repeat(5)[..9].join("\n");
+    for (case, content) in [
+        ("two runs", format!("{france}\n\n{italy}\n")),
+        ("nine runs", format!("{nine}\n\u{a0}\n")),
+    ] {
+        sandbox.write("runs.jsonl", &content);
+        let (exit, records) = score_json(&sandbox, None);
+        assert_eq!(exit, 1, "{case}");
+        let name = format!("{}.jsonl", case.replace(' ', "-"));
+        let (exit, _) = score_json(&sandbox, Some(&name));
+        assert_eq!(exit, 1, "{case}");
+        assert_eq!(sandbox.read(&name), records, "{case}");
+        let lines = jsonl(&records);
+        assert_eq!(lines.len(), content.lines().count() - 1, "{case}");
+        assert_eq!(
+            lines.last().map(|line| line["run"]["plan_calls"].clone()),
+            Some(json!(lines.len())),
+            "{case}"
+        );
+    }
+}

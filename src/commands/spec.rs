@@ -210,7 +210,6 @@ async fn score_runs(
         .ok_or_else(interrupted_reading)?
         .map_err(|problem| invalid(vec![problem]))?;
     let mut runs = JsonlStream::new(&config.runs, file);
-    let mut spool = Spool::create(config.output.as_deref())?;
     let mut summary = ScoreSummary::new(
         spec,
         config.spec.display(),
@@ -227,6 +226,11 @@ async fn score_runs(
         evaluator,
         &serde_json::to_vec(spec.definition())?,
     );
+    // A new --output is the spool linked in place: each record holds room for the `run`
+    // member, sized for the runs the file holds, so that it is written once.
+    let mut spool = Spool::create(config.output.as_deref(), || {
+        JsonlStream::foresee_records(&config.runs).map_or(0, |runs| scored.members_len(runs))
+    })?;
     let mut problems = found;
     let mut line_buffer = Vec::new();
     while let Some(next) = runs.next_text() {

@@ -61,6 +61,40 @@ impl JsonlStream {
         }
     }
 
+    /// How many records a reader will find in `source`, foreseen by counting its non-blank
+    /// lines, where that is cheap and safe: `None` for stdin, a FIFO or any file that is not a
+    /// regular one, or one that cannot be read. A line that is not a record is counted too.
+    pub fn foresee_records(source: &Source) -> Option<usize> {
+        let Source::File(path) = source else {
+            return None;
+        };
+        if !std::fs::metadata(path).ok()?.is_file() {
+            return None;
+        }
+        let mut file = File::open(path).ok()?;
+        let mut chunk = vec![0; 1 << 20];
+        let (mut records, mut in_record) = (0, false);
+        loop {
+            let read = match std::io::Read::read(&mut file, &mut chunk) {
+                Ok(0) => break,
+                Ok(read) => read,
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(_) => return None,
+            };
+            let mut rest = &chunk[..read];
+            while !rest.is_empty() {
+                let line_end = memchr::memchr(b'\n', rest);
+                let part = &rest[..line_end.unwrap_or(rest.len())];
+                in_record = in_record || part.iter().any(|byte| !byte.is_ascii_whitespace());
+                let Some(newline) = line_end else { break };
+                records += usize::from(in_record);
+                in_record = false;
+                rest = &rest[newline + 1..];
+            }
+        }
+        Some(records + usize::from(in_record))
+    }
+
     /// Read `file` (from [`JsonlStream::open_file`]), or stdin when there is none.
     pub fn new(source: &Source, file: Option<File>) -> JsonlStream {
         let reader: Box<dyn BufRead> = match file {
@@ -153,5 +187,37 @@ fn read_line(reader: &mut dyn BufRead, line: &mut Vec<u8>) -> std::io::Result<us
         if done {
             return Ok(read);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_records_foreseen_are_the_non_blank_lines_of_a_regular_file() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let path = dir.path().join("runs.jsonl");
+        let cases: [(&[u8], usize); 5] = [
+            (b"", 0),
+            (b"{}\n\n  \t\r\n{}", 2),
+            (b"{}\r\n{\"a\":1}\n  {}\n", 3),
+            (b"not json\n\n", 1),
+            (b"\n\n\n", 0),
+        ];
+        for (content, records) in cases {
+            std::fs::write(&path, content).expect("written");
+            let source = Source::File(path.clone());
+            assert_eq!(JsonlStream::foresee_records(&source), Some(records));
+        }
+        let long = format!("{{\"a\":\"{}\"}}\n", "x".repeat(3 << 20)).repeat(2);
+        std::fs::write(&path, long).expect("written");
+        assert_eq!(
+            JsonlStream::foresee_records(&Source::File(path.clone())),
+            Some(2)
+        );
+        assert_eq!(JsonlStream::foresee_records(&Source::Stdin), None);
+        let directory = Source::File(dir.path().to_path_buf());
+        assert_eq!(JsonlStream::foresee_records(&directory), None);
     }
 }

@@ -59,9 +59,7 @@ pub struct ScoredLine<'a, T: Serialize> {
 /// evaluator (the task suite, the spec), and digests of what was scored, so lines of two
 /// scorings are never counted as one and two scorings of one suite compare.
 pub struct ScoredRun {
-    command: &'static str,
-    evaluator: EvaluatorInfo,
-    evaluator_digest: String,
+    scorer: Scorer,
     examples: Fields,
     lines: Fields,
     count: usize,
@@ -77,9 +75,11 @@ impl ScoredRun {
             .add(b'S', definition)
             .add(b'V', env!("CARGO_PKG_VERSION").as_bytes());
         ScoredRun {
-            command,
-            evaluator,
-            evaluator_digest: short_hex(&digest.finish()),
+            scorer: Scorer {
+                command,
+                evaluator,
+                evaluator_digest: short_hex(&digest.finish()),
+            },
             examples: Fields::new("evalctl scoring examples"),
             lines: Fields::new("evalctl scoring results"),
             count: 0,
@@ -99,13 +99,38 @@ impl ScoredRun {
     pub fn finish(self, candidate: &str) -> RunInfo {
         let inputs = self.examples.finish();
         let mut run = Fields::new("evalctl scoring run");
-        run.add(b'E', self.evaluator_digest.as_bytes())
+        run.add(b'E', self.scorer.evaluator_digest.as_bytes())
             .add(b'I', &inputs)
             .add(b'N', candidate.as_bytes())
             .add(b'L', &self.lines.finish());
+        let (fingerprint, inputs_digest) = (short_hex(&run.finish()), short_hex(&inputs));
+        self.scorer.run_info(fingerprint, inputs_digest, self.count)
+    }
+
+    /// How long [`RunInfo::as_members`] of the `run` will be once `lines` lines are counted:
+    /// every digest has 16 hex digits, so only the count decides it.
+    pub fn members_len(&self, lines: usize) -> usize {
+        let placeholder = short_hex(&[0; 8]);
+        self.scorer
+            .run_info(placeholder.clone(), placeholder, lines)
+            .as_members()
+            .map_or(0, |members| members.len())
+    }
+}
+
+/// Who scored: the command and the evaluator, with the evaluator's digest.
+struct Scorer {
+    command: &'static str,
+    evaluator: EvaluatorInfo,
+    evaluator_digest: String,
+}
+
+impl Scorer {
+    /// The `run` of `lines` lines of this scorer's, with these digests.
+    fn run_info(&self, fingerprint: String, inputs_digest: String, lines: usize) -> RunInfo {
         RunInfo {
             command: Some(self.command.to_string()),
-            evaluator: self.evaluator,
+            evaluator: self.evaluator.clone(),
             score_range: "unit".to_string(),
             splits: Splits {
                 train: false,
@@ -113,13 +138,35 @@ impl ScoredRun {
             },
             candidates: 1,
             identity: Some(RunIdentity {
-                fingerprint: short_hex(&run.finish()),
-                evaluator_digest: self.evaluator_digest,
-                inputs_digest: short_hex(&inputs),
+                fingerprint,
+                evaluator_digest: self.evaluator_digest.clone(),
+                inputs_digest,
                 shard: "0/1".to_string(),
-                shard_calls: self.count,
-                plan_calls: self.count,
+                shard_calls: lines,
+                plan_calls: lines,
             }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_members_foreseen_for_a_count_are_as_long_as_the_run_of_that_many_lines() {
+        for lines in [0, 1, 9, 10, 12_345] {
+            let evaluator = EvaluatorInfo {
+                kind: "spec".to_string(),
+                target: "a \"quoted\" spec.yaml".to_string(),
+            };
+            let mut scored = ScoredRun::new("spec score", evaluator, b"{}");
+            let foreseen = scored.members_len(lines);
+            for line in 0..lines {
+                scored.add(&line.to_string(), b"{}");
+            }
+            let members = scored.finish("runs.jsonl").as_members().expect("members");
+            assert_eq!(foreseen, members.len(), "{lines} lines");
         }
     }
 }

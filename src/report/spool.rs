@@ -1,12 +1,16 @@
 //! Where `spec score` keeps the evaluation records while it checks the runs file: nothing reaches
 //! `--output` or stdout unless every line is a run record. The records end with the `run` member,
-//! known only once every run is scored, so it is inserted as they leave the spool: appended to an
-//! existing `--output` or written to stdout as they are read back, or, when `--output` does not
-//! exist yet, written once more to an unnamed file in its directory (Linux `O_TMPFILE`) that is
-//! then linked as `--output`. Either way a run cut short leaves nothing behind.
+//! known only once every run is scored. When `--output` does not exist yet, the spool is an
+//! unnamed file in its directory (Linux `O_TMPFILE`), each record holding room for the member
+//! before its closing brace; once the member is known and fits (as many runs were scored as the
+//! runs file was counted to hold), it is written into that room and the spool is linked as
+//! `--output`, so the records are written once. Otherwise the member is inserted as the records
+//! leave the spool: appended to an existing `--output`, written to stdout, or written once more to
+//! a new unnamed file that is linked. Either way a run cut short leaves nothing behind.
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
+use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use crate::error::Fatal;
@@ -20,11 +24,19 @@ pub struct Spool {
     writer: BufWriter<File>,
     /// The spool is an unnamed file in the directory of `--output` (which did not exist).
     unnamed: bool,
+    /// The bytes each record holds free before its closing brace for its members.
+    room: usize,
+    /// Where each record's room starts, while there is room.
+    rooms: Vec<u64>,
+    /// How many bytes have been spooled.
+    spooled: u64,
 }
 
 impl Spool {
-    /// A spool for records bound for `output` (`None`: stdout).
-    pub fn create(output: Option<&Path>) -> anyhow::Result<Spool> {
+    /// A spool for records bound for `output` (`None`: stdout). When `output` does not exist
+    /// yet, each record is given `room()` bytes for the members it will end with (their
+    /// foreseen length), so that they can be written in place.
+    pub fn create(output: Option<&Path>, room: impl FnOnce() -> usize) -> anyhow::Result<Spool> {
         let unnamed = output
             .filter(|path| std::fs::symlink_metadata(path).is_err())
             .and_then(|path| unnamed_file_beside(path).ok());
@@ -38,45 +50,68 @@ impl Spool {
         Ok(Spool {
             writer: BufWriter::with_capacity(BUFFER, file),
             unnamed,
+            room: if unnamed { room() } else { 0 },
+            rooms: Vec::new(),
+            spooled: 0,
         })
     }
 
-    /// Spool one record line.
+    /// Spool one record line: a JSON object and its newline.
     pub fn write(&mut self, line: &[u8]) -> anyhow::Result<()> {
-        self.writer.write_all(line).map_err(|err| spool_error(&err))
+        let written = match closing_brace(line).filter(|_| self.room > 0) {
+            Some(end) => {
+                self.rooms.push(self.spooled + end as u64);
+                self.writer
+                    .write_all(&line[..end])
+                    .and_then(|()| write_spaces(&mut self.writer, self.room))
+                    .and_then(|()| self.writer.write_all(&line[end..]))
+                    .map(|()| line.len() + self.room)
+            }
+            None => self.writer.write_all(line).map(|()| line.len()),
+        };
+        self.spooled += written.map_err(|err| spool_error(&err))? as u64;
+        Ok(())
     }
 
     /// Append the records, each JSON object given `members` (`,"run":{...}`, known only once
     /// every run is scored) before its closing brace, to `output`. When `output` still does not
-    /// exist they are written once more, to an unnamed file beside it that is then linked as
-    /// `output`; else they go to the end of it as they are read.
-    pub fn append_to(self, output: &Path, members: &[u8]) -> anyhow::Result<()> {
-        if self.unnamed {
-            let mut spool = Spool::create(Some(output))?;
+    /// exist, the members are written into the room the records hold (or, when they do not
+    /// fit it, the records are written once more, with them, to an unnamed file beside
+    /// `output`), and that file is linked as `output`; else they go to the end of it as they
+    /// are read.
+    pub fn append_to(mut self, output: &Path, members: &[u8]) -> anyhow::Result<()> {
+        if !self.unnamed {
+            return ResultsFile::open(output)?.append_from(&mut self.records(members)?);
+        }
+        let (mut file, linkable) = if members.len() == self.room {
+            let rooms = std::mem::take(&mut self.rooms);
+            let file = self.into_file()?;
+            for at in rooms {
+                file.write_all_at(members, at)
+                    .map_err(|err| spool_error(&err))?;
+            }
+            (file, true)
+        } else {
+            let mut spool = Spool::create(Some(output), || 0)?;
             std::io::copy(&mut self.records(members)?, &mut spool.writer)
                 .map_err(|err| spool_error(&err))?;
-            let unnamed = spool.unnamed;
-            let mut file = spool.into_file()?;
-            if unnamed && link_as(&file, output).is_ok() {
-                return Ok(());
-            }
-            file.rewind().map_err(|err| spool_error(&err))?;
-            return ResultsFile::open(output)?.append_from(&mut file);
+            let linkable = spool.unnamed;
+            (spool.into_file()?, linkable)
+        };
+        if linkable && link_as(&file, output).is_ok() {
+            return Ok(());
         }
-        ResultsFile::open(output)?.append_from(&mut self.records(members)?)
+        file.rewind().map_err(|err| spool_error(&err))?;
+        ResultsFile::open(output)?.append_from(&mut file)
     }
 
     /// The spooled records from the start, each JSON object given `members` before its closing
-    /// brace as it is read.
+    /// brace (in the room it holds) as it is read.
     pub fn records(self, members: &[u8]) -> anyhow::Result<WithMembers> {
+        let room = self.room;
         let mut file = self.into_file()?;
         file.rewind().map_err(|err| spool_error(&err))?;
-        Ok(WithMembers {
-            spooled: BufReader::with_capacity(BUFFER, file),
-            members: members.to_vec(),
-            line: Vec::new(),
-            given: 0,
-        })
+        Ok(WithMembers::new(file, room, members))
     }
 
     fn into_file(self) -> anyhow::Result<File> {
@@ -86,14 +121,45 @@ impl Spool {
     }
 }
 
-/// The spooled records as they are read back, each given the members the records end with.
+/// Where the closing brace of a record line (`...}\n`) is.
+fn closing_brace(line: &[u8]) -> Option<usize> {
+    line.iter().rposition(|&byte| byte == b'}')
+}
+
+fn write_spaces(writer: &mut impl Write, count: usize) -> std::io::Result<()> {
+    const SPACES: [u8; 256] = [b' '; 256];
+    let mut left = count;
+    while left > 0 {
+        let part = left.min(SPACES.len());
+        writer.write_all(&SPACES[..part])?;
+        left -= part;
+    }
+    Ok(())
+}
+
+/// The spooled records as they are read back, each given the members the records end with in
+/// place of the room it holds for them.
 pub struct WithMembers {
     spooled: BufReader<File>,
+    /// The bytes each record holds free before its closing brace.
+    room: usize,
     members: Vec<u8>,
     /// The record being given out, members inserted.
     line: Vec<u8>,
     /// How much of `line` has been given out.
     given: usize,
+}
+
+impl WithMembers {
+    fn new(file: File, room: usize, members: &[u8]) -> WithMembers {
+        WithMembers {
+            spooled: BufReader::with_capacity(BUFFER, file),
+            room,
+            members: members.to_vec(),
+            line: Vec::new(),
+            given: 0,
+        }
+    }
 }
 
 impl Read for WithMembers {
@@ -104,9 +170,10 @@ impl Read for WithMembers {
             if self.spooled.read_until(b'\n', &mut self.line)? == 0 {
                 return Ok(0);
             }
-            // Every spooled line is a JSON object and its newline: `...}\n`.
-            if let Some(end) = self.line.iter().rposition(|&byte| byte == b'}') {
-                self.line.splice(end..end, self.members.iter().copied());
+            // Every spooled line is a JSON object, its room and its newline: `...<room>}\n`.
+            if let Some(end) = closing_brace(&self.line) {
+                let start = end.saturating_sub(self.room);
+                self.line.splice(start..end, self.members.iter().copied());
             }
         }
         let count = buffer.len().min(self.line.len() - self.given);
@@ -180,20 +247,20 @@ fn link_as(_: &File, _: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn spooled(output: &Path, lines: &[&str]) {
-        let mut spool = Spool::create(Some(output)).expect("a spool");
+    fn spooled(output: &Path, room: usize, lines: &[&str], members: &[u8]) {
+        let mut spool = Spool::create(Some(output), || room).expect("a spool");
         for line in lines {
             spool.write(line.as_bytes()).expect("spooled");
         }
-        spool.append_to(output, b",\"m\":0").expect("appended");
+        spool.append_to(output, members).expect("appended");
     }
 
     #[test]
     fn records_given_their_members_become_a_new_output_or_are_appended_to_an_existing_one() {
         let dir = tempfile::tempdir().expect("a directory");
         let output = dir.path().join("records.jsonl");
-        spooled(&output, &["{\"a\":1}\n", "{\"b\":2}\n"]);
-        spooled(&output, &["{\"c\":3}\n"]);
+        spooled(&output, 6, &["{\"a\":1}\n", "{\"b\":2}\n"], b",\"m\":0");
+        spooled(&output, 6, &["{\"c\":3}\n"], b",\"m\":0");
         let written = std::fs::read_to_string(&output).expect("written");
         assert_eq!(
             written,
@@ -202,17 +269,36 @@ mod tests {
     }
 
     #[test]
+    fn members_that_do_not_fit_the_room_foreseen_are_written_with_the_records_once_more() {
+        let dir = tempfile::tempdir().expect("a directory");
+        for (room, members) in [(0, ",\"m\":10"), (6, ",\"m\":10"), (9, ",\"m\":1")] {
+            let output = dir.path().join(format!("records-{room}.jsonl"));
+            spooled(&output, room, &["{\"a\":1}\n", "{}\n"], members.as_bytes());
+            let written = std::fs::read_to_string(&output).expect("written");
+            let expected = format!("{{\"a\":1{members}}}\n{{{members}}}\n");
+            assert_eq!(written, expected, "room {room}");
+        }
+    }
+
+    #[test]
     fn an_output_created_meanwhile_is_appended_to_and_a_dropped_spool_leaves_nothing() {
         let dir = tempfile::tempdir().expect("a directory");
         let output = dir.path().join("records.jsonl");
-        let mut spool = Spool::create(Some(&output)).expect("a spool");
-        spool.write(b"{\"late\":1}\n").expect("spooled");
-        std::fs::write(&output, "{\"first\":1}\n").expect("written");
-        spool.append_to(&output, b",\"m\":0").expect("appended");
+        for (room, late) in [(6, "{\"late\":1}\n"), (7, "{\"later\":2}\n")] {
+            let mut spool = Spool::create(Some(&output), || room).expect("a spool");
+            spool.write(late.as_bytes()).expect("spooled");
+            if !output.exists() {
+                std::fs::write(&output, "{\"first\":1}\n").expect("written");
+            }
+            spool.append_to(&output, b",\"m\":0").expect("appended");
+        }
         let written = std::fs::read_to_string(&output).expect("written");
-        assert_eq!(written, "{\"first\":1}\n{\"late\":1,\"m\":0}\n");
+        assert_eq!(
+            written,
+            "{\"first\":1}\n{\"late\":1,\"m\":0}\n{\"later\":2,\"m\":0}\n"
+        );
         let other = dir.path().join("other.jsonl");
-        let mut dropped = Spool::create(Some(&other)).expect("a spool");
+        let mut dropped = Spool::create(Some(&other), || 6).expect("a spool");
         dropped.write(b"{}\n").expect("spooled");
         drop(dropped);
         let names: Vec<_> = std::fs::read_dir(dir.path())
