@@ -12,6 +12,10 @@
 # Usage: scripts/bench-spec.sh [SIZES...]   (default: 10000 100000; needs a release build:
 #        cargo build --release). BENCH_DIR=DIR keeps the generated inputs there; BENCH_RUNS=N
 #        (default 3) takes the best of N runs; EVALCTL=PATH benchmarks another binary.
+#        BASELINE=PATH then also runs that binary and this one in turns, BENCH_PAIRS=N (default
+#        7) pairs, the output deleted and synced before each run, and prints the median CPU time
+#        of each and the median of the pairs' ratios (pairing keeps the ratio meaningful when the
+#        machine's speed drifts).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=${EVALCTL:-target/release/evalctl}
@@ -69,11 +73,36 @@ print("        " + ", ".join(f"{v['key']} {v['pass']}/{v['fail']}/{v['errors']}/
 PY
 }
 
+against_baseline() { # N -> one line: median CPU time of $bin and $BASELINE over alternating pairs
+  python3 - "$1" "${BENCH_PAIRS:-7}" "$work" "$bin" "$BASELINE" "${pin[@]}" <<'PY'
+import os, resource, statistics, subprocess, sys
+n, pairs, work, binary, baseline, pin = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
+                                         sys.argv[4], sys.argv[5], sys.argv[6:])
+out = f"{work}/out.jsonl"
+def cpu(program):
+    if os.path.exists(out):
+        os.remove(out)  # --output appends; the next run writes a new file
+    os.sync()           # and the last run's writeback is not charged to this one
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    subprocess.run([*pin, program, "spec", "score", f"{work}/spec.yaml", f"{work}/runs.jsonl",
+                    "--output", out, "--format", "json"], stdout=subprocess.DEVNULL,
+                   stderr=subprocess.DEVNULL)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+timed = [(cpu(binary), cpu(baseline)) for _ in range(pairs)]
+median = statistics.median
+print(f"{n:7d} runs  {pairs} pairs  cpu {median(a for a, _ in timed):7.3f} s  baseline "
+      f"{median(b for _, b in timed):7.3f} s  ratio {median(a / b for a, b in timed):.3f} "
+      f"(median of the pairs; {min(a / b for a, b in timed):.3f}-{max(a / b for a, b in timed):.3f})")
+PY
+}
+
 for n in "${sizes[@]}"; do
   python3 scripts/gen-spec-runs.py "$n" "$work"
   "$bin" spec validate "$work/spec.yaml" >/dev/null
   measure "$n"
   report_outcomes
+  if [ -n "${BASELINE:-}" ]; then against_baseline "$n"; fi
 done
 if [ "$misses" -gt 0 ]; then
   echo "$misses size(s) below the target of $target runs/s of CPU time"; exit 1

@@ -63,7 +63,8 @@ impl JsonlStream {
 
     /// How many records a reader will find in `source`, foreseen by counting its non-blank
     /// lines, where that is cheap and safe: `None` for stdin, a FIFO or any file that is not a
-    /// regular one, or one that cannot be read. A line that is not a record is counted too.
+    /// regular one, or one that cannot be read, or when an interrupt arrives while it counts. A
+    /// line that is not a record is counted too.
     pub fn foresee_records(source: &Source) -> Option<usize> {
         let Source::File(path) = source else {
             return None;
@@ -75,6 +76,9 @@ impl JsonlStream {
         let mut chunk = vec![0; 1 << 20];
         let (mut records, mut in_record) = (0, false);
         loop {
+            if crate::interrupt::interrupt_requested() {
+                return None;
+            }
             let read = match std::io::Read::read(&mut file, &mut chunk) {
                 Ok(0) => break,
                 Ok(read) => read,
