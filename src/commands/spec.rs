@@ -232,7 +232,6 @@ async fn score_runs(
         JsonlStream::foresee_records(&config.runs).map_or(0, |runs| scored.members_len(runs))
     })?;
     let mut problems = found;
-    let mut line_buffer = Vec::new();
     while let Some(next) = runs.next_text() {
         if interrupt_requested() {
             summary.interrupted = true;
@@ -303,10 +302,7 @@ async fn score_runs(
             record.validity,
         ))?;
         scored.add(line.shared.example_id.as_deref().unwrap_or(""), &concluded);
-        line_buffer.clear();
-        serde_json::to_writer(&mut line_buffer, &line)?;
-        line_buffer.push(b'\n');
-        spool.write(&line_buffer)?;
+        spool.write(&line)?;
     }
     if interrupt_requested() && !problems.is_empty() {
         return Err(interrupted_reading());

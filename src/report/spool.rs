@@ -13,23 +13,28 @@ use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
 use std::os::unix::fs::FileExt;
 use std::path::Path;
 
+use serde::Serialize;
+
 use crate::error::Fatal;
 use crate::report::ResultsFile;
 
-/// The write buffer in front of the spool: large writes, few system calls.
+/// How many bytes of records are gathered before they are written: large writes, few system
+/// calls.
 const BUFFER: usize = 1 << 20;
 
 /// The spooled records.
 pub struct Spool {
-    writer: BufWriter<File>,
+    file: File,
+    /// Records not written to `file` yet, each serialized straight into it.
+    pending: Vec<u8>,
     /// The spool is an unnamed file in the directory of `--output` (which did not exist).
     unnamed: bool,
     /// The bytes each record holds free before its closing brace for its members.
     room: usize,
-    /// Where each record's room starts, while there is room.
+    /// Where each record's room starts in the file, while there is room.
     rooms: Vec<u64>,
-    /// How many bytes have been spooled.
-    spooled: u64,
+    /// How many bytes have been written to `file`.
+    written: u64,
 }
 
 impl Spool {
@@ -48,28 +53,41 @@ impl Spool {
             ),
         };
         Ok(Spool {
-            writer: BufWriter::with_capacity(BUFFER, file),
+            file,
+            pending: Vec::with_capacity(BUFFER + (BUFFER >> 3)),
             unnamed,
             room: if unnamed { room() } else { 0 },
             rooms: Vec::new(),
-            spooled: 0,
+            written: 0,
         })
     }
 
-    /// Spool one record line: a JSON object and its newline.
-    pub fn write(&mut self, line: &[u8]) -> anyhow::Result<()> {
-        let written = match closing_brace(line).filter(|_| self.room > 0) {
-            Some(end) => {
-                self.rooms.push(self.spooled + end as u64);
-                self.writer
-                    .write_all(&line[..end])
-                    .and_then(|()| write_spaces(&mut self.writer, self.room))
-                    .and_then(|()| self.writer.write_all(&line[end..]))
-                    .map(|()| line.len() + self.room)
-            }
-            None => self.writer.write_all(line).map(|()| line.len()),
-        };
-        self.spooled += written.map_err(|err| spool_error(&err))? as u64;
+    /// Spool one record (a JSON object) as a line.
+    pub fn write(&mut self, record: &impl Serialize) -> anyhow::Result<()> {
+        let start = self.pending.len();
+        if let Err(err) = serde_json::to_writer(&mut self.pending, record) {
+            self.pending.truncate(start);
+            return Err(err.into());
+        }
+        if self.room > 0 && self.pending.len() > start && self.pending.ends_with(b"}") {
+            let brace = self.pending.len() - 1;
+            self.rooms.push(self.written + brace as u64);
+            self.pending.resize(brace + self.room, b' ');
+            self.pending.push(b'}');
+        }
+        self.pending.push(b'\n');
+        if self.pending.len() >= BUFFER {
+            self.write_pending()?;
+        }
+        Ok(())
+    }
+
+    fn write_pending(&mut self) -> anyhow::Result<()> {
+        self.file
+            .write_all(&self.pending)
+            .map_err(|err| spool_error(&err))?;
+        self.written += self.pending.len() as u64;
+        self.pending.clear();
         Ok(())
     }
 
@@ -92,11 +110,15 @@ impl Spool {
             }
             (file, true)
         } else {
-            let mut spool = Spool::create(Some(output), || 0)?;
-            std::io::copy(&mut self.records(members)?, &mut spool.writer)
-                .map_err(|err| spool_error(&err))?;
+            let spool = Spool::create(Some(output), || 0)?;
             let linkable = spool.unnamed;
-            (spool.into_file()?, linkable)
+            let mut writer = BufWriter::with_capacity(BUFFER, spool.into_file()?);
+            std::io::copy(&mut self.records(members)?, &mut writer)
+                .map_err(|err| spool_error(&err))?;
+            let file = writer
+                .into_inner()
+                .map_err(|err| spool_error(err.error()))?;
+            (file, linkable)
         };
         if linkable && link_as(&file, output).is_ok() {
             return Ok(());
@@ -114,27 +136,10 @@ impl Spool {
         Ok(WithMembers::new(file, room, members))
     }
 
-    fn into_file(self) -> anyhow::Result<File> {
-        self.writer
-            .into_inner()
-            .map_err(|err| spool_error(err.error()))
+    fn into_file(mut self) -> anyhow::Result<File> {
+        self.write_pending()?;
+        Ok(self.file)
     }
-}
-
-/// Where the closing brace of a record line (`...}\n`) is.
-fn closing_brace(line: &[u8]) -> Option<usize> {
-    line.iter().rposition(|&byte| byte == b'}')
-}
-
-fn write_spaces(writer: &mut impl Write, count: usize) -> std::io::Result<()> {
-    const SPACES: [u8; 256] = [b' '; 256];
-    let mut left = count;
-    while left > 0 {
-        let part = left.min(SPACES.len());
-        writer.write_all(&SPACES[..part])?;
-        left -= part;
-    }
-    Ok(())
 }
 
 /// The spooled records as they are read back, each given the members the records end with in
@@ -171,7 +176,7 @@ impl Read for WithMembers {
                 return Ok(0);
             }
             // Every spooled line is a JSON object, its room and its newline: `...<room>}\n`.
-            if let Some(end) = closing_brace(&self.line) {
+            if let Some(end) = self.line.iter().rposition(|&byte| byte == b'}') {
                 let start = end.saturating_sub(self.room);
                 self.line.splice(start..end, self.members.iter().copied());
             }
@@ -247,10 +252,15 @@ fn link_as(_: &File, _: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    /// `line` as the record it holds.
+    fn record(line: &str) -> serde_json::Value {
+        serde_json::from_str(line).expect("a JSON line")
+    }
+
     fn spooled(output: &Path, room: usize, lines: &[&str], members: &[u8]) {
         let mut spool = Spool::create(Some(output), || room).expect("a spool");
         for line in lines {
-            spool.write(line.as_bytes()).expect("spooled");
+            spool.write(&record(line)).expect("spooled");
         }
         spool.append_to(output, members).expect("appended");
     }
@@ -286,7 +296,7 @@ mod tests {
         let output = dir.path().join("records.jsonl");
         for (room, late) in [(6, "{\"late\":1}\n"), (7, "{\"later\":2}\n")] {
             let mut spool = Spool::create(Some(&output), || room).expect("a spool");
-            spool.write(late.as_bytes()).expect("spooled");
+            spool.write(&record(late)).expect("spooled");
             if !output.exists() {
                 std::fs::write(&output, "{\"first\":1}\n").expect("written");
             }
@@ -299,7 +309,7 @@ mod tests {
         );
         let other = dir.path().join("other.jsonl");
         let mut dropped = Spool::create(Some(&other), || 6).expect("a spool");
-        dropped.write(b"{}\n").expect("spooled");
+        dropped.write(&record("{}")).expect("spooled");
         drop(dropped);
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .expect("listed")
