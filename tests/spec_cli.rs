@@ -774,22 +774,25 @@ fn live_judges_without_a_key_are_a_usage_error() {
 /// A fake chat-completions API on 127.0.0.1 whose every reply scores 4 (of 1..5) and reports
 /// 100 + 20 tokens.
 fn judge_api() -> Server {
-    Server::start(|_, _| {
-        Reply::json(
-            json!({
-                "id": "chatcmpl-test",
-                "object": "chat.completion",
-                "model": "gpt-4.1-mini",
-                "choices": [{
-                    "index": 0,
-                    "message": {"role": "assistant", "content": "{\"score\": 4, \"reasoning\": \"ok\"}"},
-                    "finish_reason": "stop"
-                }],
-                "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
-            })
-            .to_string(),
-        )
-    })
+    Server::start(|_, _| judge_reply())
+}
+
+/// The fake judge API's reply.
+fn judge_reply() -> Reply {
+    Reply::json(
+        json!({
+            "id": "chatcmpl-test",
+            "object": "chat.completion",
+            "model": "gpt-4.1-mini",
+            "choices": [{
+                "index": 0,
+                "message": {"role": "assistant", "content": "{\"score\": 4, \"reasoning\": \"ok\"}"},
+                "finish_reason": "stop"
+            }],
+            "usage": {"prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120}
+        })
+        .to_string(),
+    )
 }
 
 /// `spec score --judges live` of the fixture runs under `spec`, at `server`.
@@ -967,5 +970,93 @@ fn a_new_output_file_holds_the_records_stdout_would_show_whatever_the_runs_file_
             Some(json!(lines.len())),
             "{case}"
         );
+    }
+}
+
+/// `spec score judged.yaml runs.jsonl --judges live` in `sandbox` against `server`, with
+/// `--output FILE` when one is named, as a process not yet started.
+fn score_live_process(
+    sandbox: &Sandbox,
+    server: &Server,
+    output_file: Option<&str>,
+) -> std::process::Command {
+    let mut command = crate::common::evalctl_process();
+    command
+        .current_dir(sandbox.path())
+        .args([
+            "spec",
+            "score",
+            "judged.yaml",
+            "runs.jsonl",
+            "--judges",
+            "live",
+        ])
+        .args(["--format", "json", "--judge-base-url"])
+        .arg(server.url("/v1"))
+        .args(
+            output_file
+                .map(|file| ["--output", file])
+                .into_iter()
+                .flatten(),
+        )
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    command
+}
+
+#[test]
+fn an_interrupted_scoring_writes_the_runs_it_scored_to_a_new_output_counted_as_a_run_of_their_own()
+{
+    use std::sync::mpsc;
+    use std::sync::{Arc, Mutex};
+    let sandbox = Sandbox::new();
+    sandbox.write("judged.yaml", JUDGED_SPEC);
+    let runs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS))
+        .expect("read the fixture runs");
+    let (france, italy) = runs.trim_end().split_once('\n').expect("two runs");
+    // What two runs scored whole write: the records an interrupted scoring of a longer file
+    // must leave once it has scored those two.
+    sandbox.write("runs.jsonl", format!("{france}\n{italy}\n"));
+    let whole = score_live_process(&sandbox, &judge_api(), None)
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&whole), 0, "{}", stderr_text(&whole));
+    let two_runs = stdout_text(&whole);
+    // Three runs: the room foreseen fits the member of two; ten runs: it does not.
+    for runs_in_file in [3, 10] {
+        let lines = [france, italy].repeat(runs_in_file)[..runs_in_file].join("\n");
+        sandbox.write("runs.jsonl", format!("{lines}\n"));
+        let (arrived, second_call) = mpsc::channel();
+        let (release, released) = mpsc::channel::<()>();
+        let released = Arc::new(Mutex::new(released));
+        let server = Server::start(move |_, index| {
+            if index == 1 {
+                arrived.send(()).expect("the test waits");
+                released
+                    .lock()
+                    .expect("one holder")
+                    .recv()
+                    .expect("the test releases the call");
+            }
+            judge_reply()
+        });
+        let name = format!("records-{runs_in_file}.jsonl");
+        let child = score_live_process(&sandbox, &server, Some(&name))
+            .spawn()
+            .expect("evalctl starts");
+        second_call
+            .recv_timeout(crate::common::TIMEOUT)
+            .expect("the second run's judge is called");
+        // SAFETY: kill only sends a signal to the child this test started and still holds.
+        assert_eq!(unsafe { libc::kill(child.id() as i32, libc::SIGINT) }, 0);
+        release.send(()).expect("the call is held");
+        let out = child.wait_with_output().expect("evalctl ends");
+        assert_eq!(
+            code(&out),
+            130,
+            "{runs_in_file} runs: {}",
+            stderr_text(&out)
+        );
+        assert_eq!(sandbox.read(&name), two_runs, "{runs_in_file} runs");
     }
 }
