@@ -46,6 +46,29 @@ fn score_text(sandbox: &Sandbox) -> std::process::Output {
     })
 }
 
+/// `spec score pack.yaml runs.jsonl --format json` in `sandbox`, with `--output FILE` when one
+/// is named.
+fn score_json(sandbox: &Sandbox, output_file: Option<&str>) -> std::process::Output {
+    output({
+        let mut command = sandbox.evalctl();
+        command.args([
+            "spec",
+            "score",
+            "pack.yaml",
+            "runs.jsonl",
+            "--format",
+            "json",
+        ]);
+        command.args(
+            output_file
+                .map(|file| ["--output", file])
+                .into_iter()
+                .flatten(),
+        );
+        command
+    })
+}
+
 /// The lines of a JSONL text, each parsed.
 fn jsonl(text: &str) -> Vec<Value> {
     text.lines()
@@ -549,18 +572,7 @@ fn score_reports_every_bad_runs_line_and_writes_nothing() {
 fn score_rejects_a_json_object_that_is_not_a_run_record() {
     let sandbox = sandbox_with_pack();
     sandbox.write("runs.jsonl", "{\"challenge_inputs\": 5, \"events\": []}\n");
-    let out = output({
-        let mut command = sandbox.evalctl();
-        command.args([
-            "spec",
-            "score",
-            "pack.yaml",
-            "runs.jsonl",
-            "--format",
-            "json",
-        ]);
-        command
-    });
+    let out = score_json(&sandbox, None);
     assert_eq!(code(&out), 2);
     assert_eq!(
         json_stdout(&out),
@@ -924,24 +936,6 @@ fn score_reads_runs_from_stdin_but_not_both_inputs() {
     );
 }
 
-/// `spec score pack.yaml runs.jsonl --format json` in `sandbox` (with `--output FILE` when one
-/// is named): its exit code and stdout.
-fn score_json(sandbox: &Sandbox, output_file: Option<&str>) -> (i32, String) {
-    let out = output({
-        let mut command = sandbox.evalctl();
-        command.args(["spec", "score", "pack.yaml", "runs.jsonl"]);
-        command.args(["--format", "json"]);
-        command.args(
-            output_file
-                .map(|file| ["--output", file])
-                .into_iter()
-                .flatten(),
-        );
-        command
-    });
-    (code(&out), stdout_text(&out))
-}
-
 #[test]
 fn a_new_output_file_holds_the_records_stdout_would_show_whatever_the_runs_file_foretold() {
     let sandbox = sandbox_with_pack();
@@ -957,11 +951,11 @@ fn a_new_output_file_holds_the_records_stdout_would_show_whatever_the_runs_file_
         ("nine runs", format!("{nine}\n\u{a0}\n")),
     ] {
         sandbox.write("runs.jsonl", &content);
-        let (exit, records) = score_json(&sandbox, None);
-        assert_eq!(exit, 1, "{case}");
+        let to_stdout = score_json(&sandbox, None);
+        assert_eq!(code(&to_stdout), 1, "{case}");
+        let records = stdout_text(&to_stdout);
         let name = format!("{}.jsonl", case.replace(' ', "-"));
-        let (exit, _) = score_json(&sandbox, Some(&name));
-        assert_eq!(exit, 1, "{case}");
+        assert_eq!(code(&score_json(&sandbox, Some(&name))), 1, "{case}");
         assert_eq!(sandbox.read(&name), records, "{case}");
         let lines = jsonl(&records);
         assert_eq!(lines.len(), content.lines().count() - 1, "{case}");
