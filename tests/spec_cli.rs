@@ -30,8 +30,9 @@ fn sandbox_with_pack() -> Sandbox {
     sandbox
 }
 
-/// `spec score pack.yaml runs.jsonl --format text` in `sandbox`.
-fn score_text(sandbox: &Sandbox) -> std::process::Output {
+/// `spec score pack.yaml runs.jsonl --format FORMAT` in `sandbox`, with `--output FILE` when
+/// one is named.
+fn score(sandbox: &Sandbox, format: &str, output_file: Option<&str>) -> std::process::Output {
     output({
         let mut command = sandbox.evalctl();
         command.args([
@@ -40,24 +41,7 @@ fn score_text(sandbox: &Sandbox) -> std::process::Output {
             "pack.yaml",
             "runs.jsonl",
             "--format",
-            "text",
-        ]);
-        command
-    })
-}
-
-/// `spec score pack.yaml runs.jsonl --format json` in `sandbox`, with `--output FILE` when one
-/// is named.
-fn score_json(sandbox: &Sandbox, output_file: Option<&str>) -> std::process::Output {
-    output({
-        let mut command = sandbox.evalctl();
-        command.args([
-            "spec",
-            "score",
-            "pack.yaml",
-            "runs.jsonl",
-            "--format",
-            "json",
+            format,
         ]);
         command.args(
             output_file
@@ -421,7 +405,7 @@ fn score_ends_with_exit_0_when_every_run_passes() {
         .expect("read the fixture runs");
     let first = runs.lines().next().expect("a first run");
     sandbox.write("runs.jsonl", format!("{first}\n{first}\n"));
-    let out = score_text(&sandbox);
+    let out = score(&sandbox, "text", None);
     assert_eq!(code(&out), 0, "{}", stderr_text(&out));
     assert_eq!(
         stderr_text(&out),
@@ -572,7 +556,7 @@ fn score_reports_every_bad_runs_line_and_writes_nothing() {
 fn score_rejects_a_json_object_that_is_not_a_run_record() {
     let sandbox = sandbox_with_pack();
     sandbox.write("runs.jsonl", "{\"challenge_inputs\": 5, \"events\": []}\n");
-    let out = score_json(&sandbox, None);
+    let out = score(&sandbox, "json", None);
     assert_eq!(code(&out), 2);
     assert_eq!(
         json_stdout(&out),
@@ -597,7 +581,7 @@ fn score_rejects_deeply_nested_json_without_crashing() {
         "]".repeat(10_000)
     );
     sandbox.write("runs.jsonl", deep);
-    let out = score_text(&sandbox);
+    let out = score(&sandbox, "text", None);
     assert_eq!(code(&out), 2);
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
@@ -610,7 +594,7 @@ fn score_rejects_deeply_nested_json_without_crashing() {
 fn score_rejects_an_empty_runs_file() {
     let sandbox = sandbox_with_pack();
     sandbox.write("runs.jsonl", "");
-    let out = score_text(&sandbox);
+    let out = score(&sandbox, "text", None);
     assert_eq!(code(&out), 2);
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
@@ -951,11 +935,11 @@ fn a_new_output_file_holds_the_records_stdout_would_show_whatever_the_runs_file_
         ("nine runs", format!("{nine}\n\u{a0}\n")),
     ] {
         sandbox.write("runs.jsonl", &content);
-        let to_stdout = score_json(&sandbox, None);
+        let to_stdout = score(&sandbox, "json", None);
         assert_eq!(code(&to_stdout), 1, "{case}");
         let records = stdout_text(&to_stdout);
         let name = format!("{}.jsonl", case.replace(' ', "-"));
-        assert_eq!(code(&score_json(&sandbox, Some(&name))), 1, "{case}");
+        assert_eq!(code(&score(&sandbox, "json", Some(&name))), 1, "{case}");
         assert_eq!(sandbox.read(&name), records, "{case}");
         let lines = jsonl(&records);
         assert_eq!(lines.len(), content.lines().count() - 1, "{case}");
