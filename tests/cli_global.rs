@@ -242,6 +242,70 @@ exit 0: all 2 calls succeeded
 }
 
 #[test]
+fn on_a_dumb_terminal_progress_is_heartbeat_lines_without_escape_sequences() {
+    // `script -f` flushes what evalctl writes to its pseudo-terminal into `screen` as it comes:
+    // the evaluator answers once a heartbeat line is there (or gives up after about 30 s).
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\ni=0\n\
+         until grep -q 'progress: ' screen || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done\n\
+         echo '{\"score\": 1}'\n",
+    );
+    sb.write("d.jsonl", "{\"n\": 1}\n");
+    let command = format!(
+        "{} run --heartbeat 0.1 --dataset d.jsonl --evaluator-command 'sh eval.sh' --candidate c",
+        common::bin()
+    );
+    let out = common::clean_environment(&mut std::process::Command::new("script"))
+        .args(["-qfec", &command, "screen"])
+        .env("TERM", "dumb")
+        .current_dir(sb.path())
+        .output()
+        .expect("script (util-linux) runs");
+    assert_eq!(code(&out), 0, "{}", stdout_text(&out));
+    let screen = stdout_text(&out).replace("\r\n", "\n");
+    assert!(!screen.contains('\u{1b}'), "an escape sequence: {screen:?}");
+    // As many heartbeats as timing allows, each a line of its own, then the text summary.
+    let (beats, summary) = screen
+        .split_once("evaluator: ")
+        .unwrap_or_else(|| panic!("no summary: {screen:?}"));
+    let beats: Vec<String> = beats
+        .lines()
+        .map(|line| {
+            let masked = line.replacen(|c: char| c.is_ascii_digit(), "N", 1);
+            masked
+                .split_once(" calls, elapsed ")
+                .map_or(masked.clone(), |(head, tail)| {
+                    let rest = tail.trim_start_matches(|c: char| c.is_ascii_digit());
+                    format!("{head} calls, elapsed [..]{rest}")
+                })
+        })
+        .collect();
+    assert!(!beats.is_empty(), "no heartbeat: {screen:?}");
+    for beat in &beats {
+        assert!(
+            beat == "progress: N/1 calls, elapsed [..]s, 1 in flight, 0 errors"
+                || beat == "progress: N/1 calls, elapsed [..]s, 0 in flight, 0 errors; mean cand-1 1.000",
+            "heartbeat line: {beat:?} in {screen:?}"
+        );
+    }
+    assert_eq!(
+        mask_elapsed(&format!("evaluator: {summary}")),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 1 (1 ok, 0 errors)   elapsed: [..]s
+
+candidate  score   train mean  n / errors
+cand-1     1.0000  1.0000      1 / 0
+
+score = the candidate's train mean; failed calls count as 0
+
+exit 0: the call succeeded
+"
+    );
+}
+
+#[test]
 fn flags_of_another_evaluator_are_usage_errors() {
     let cases: [(&[&str], &str); 6] = [
         (

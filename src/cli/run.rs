@@ -211,8 +211,8 @@ pub struct RunArgs {
     #[arg(help_heading = EXEC, long, value_name = "K/N", value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
-    /// When stderr is not a terminal (CI logs): a one-line progress heartbeat on stderr every
-    /// SECONDS (0 = none).
+    /// When stderr is not a terminal (CI logs) or is a dumb one (TERM=dumb): a one-line progress
+    /// heartbeat on stderr every SECONDS (0 = none).
     #[arg(help_heading = EXEC, long, value_name = "SECONDS", default_value = "30", allow_negative_numbers = true,
           value_parser = parse_heartbeat)]
     pub heartbeat: Duration,

@@ -88,13 +88,12 @@ impl Reporter {
     /// Resolve `format` and `color` for this process's streams.
     pub fn new(format: Option<Format>, color: ColorWhen) -> Reporter {
         let stdout_terminal = std::io::stdout().is_terminal();
-        let painted = |terminal: bool| match color {
+        let painted = |is_terminal: bool| match color {
             ColorWhen::Always => true,
             ColorWhen::Never => false,
             ColorWhen::Auto => {
-                terminal
+                terminal::obeys_escapes(is_terminal)
                     && std::env::var_os("NO_COLOR").is_none_or(|value| value.is_empty())
-                    && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
             }
         };
         Reporter {

@@ -1,8 +1,8 @@
 //! The progress of a run, on stderr. On a terminal: a live bar that ticks on its own (elapsed
 //! time, calls in flight) and shows done / planned, the rate, the ETA once it means something,
-//! the errors so far and each candidate's running mean. Off a terminal (CI logs): a one-line
-//! heartbeat every `--heartbeat` seconds from a timer thread, so a log never stays silent while
-//! slow calls run.
+//! the errors so far and each candidate's running mean. Off a terminal (CI logs), and on a
+//! dumb one (`TERM=dumb`, which cannot redraw a line): a one-line heartbeat every `--heartbeat`
+//! seconds from a timer thread, so a log never stays silent while slow calls run.
 
 use std::io::IsTerminal;
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::record::CallRecord;
+use crate::report::terminal::obeys_escapes;
 
 /// How often the terminal display redraws by itself.
 const TICK: Duration = Duration::from_millis(250);
@@ -119,7 +120,7 @@ impl Progress {
                 .map(|id| (id.clone(), 0.0, 0))
                 .collect(),
         }));
-        if !std::io::stderr().is_terminal() {
+        if !obeys_escapes(std::io::stderr().is_terminal()) {
             let heartbeat = heartbeat.map(|every| {
                 let (stop, stopped) = mpsc::channel::<()>();
                 let state = Arc::clone(&state);

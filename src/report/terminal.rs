@@ -4,6 +4,13 @@
 
 use crate::text::visible;
 
+/// Whether a stream, a terminal or not as `is_terminal` says, obeys escape sequences: a terminal
+/// whose `TERM` is not `dumb` (a dumb one, such as an editor's shell buffer, prints them as
+/// characters). Colour and the live progress bar are for such streams only.
+pub fn obeys_escapes(is_terminal: bool) -> bool {
+    is_terminal && std::env::var_os("TERM").is_none_or(|term| term != "dumb")
+}
+
 /// The styles evalctl paints with, when colour is on.
 #[derive(Debug, Clone, Copy)]
 pub enum Paint {
