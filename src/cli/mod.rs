@@ -88,8 +88,9 @@ pub enum Command {
     /// The evaluator-result cache of `run --cache`.
     #[command(subcommand)]
     Cache(CacheCommand),
-    /// Summarize a run from its results file (`run --output`, `tasks score|run --output` or
-    /// `spec score`'s records): the summary, gates and reports `run` prints.
+    /// Summarize a run from its results files (`run --output`, `tasks score|run --output` or
+    /// `spec score`'s records; several: the shards of one run): the summary, gates and reports
+    /// `run` prints.
     Summarize(MergeArgs),
     /// Summarize a sharded run from its shards' results files (`run --shard K/N --output`), as
     /// if it had run unsharded; summarize given the same files does the same.
