@@ -13,7 +13,7 @@ use std::process::{Child, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use crate::common::{self, wait_until, Sandbox};
+use crate::common::{self, mask_elapsed, wait_until, Sandbox};
 
 /// How long any one event may take before the test fails instead of hanging.
 const EVENT: Duration = Duration::from_secs(60);
@@ -60,17 +60,6 @@ fn wait_for_line(receiver: &Receiver<String>, prefix: &str, seen: &mut Vec<Strin
         if found {
             return;
         }
-    }
-}
-
-/// `line` with the number after `elapsed: ` masked as `[..]`.
-fn mask_elapsed(line: &str) -> String {
-    match line.split_once("elapsed: ") {
-        Some((head, tail)) => {
-            let rest = tail.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
-            format!("{head}elapsed: [..]{rest}")
-        }
-        None => line.to_string(),
     }
 }
 
@@ -168,7 +157,10 @@ fn signal_while_writing(first_ctrl_c: bool, second: libc::c_int) -> (Vec<String>
     assert_eq!(status.code(), Some(130), "{status:?}; stderr {errors:?}");
     summary.extend(stdout.iter());
     errors.extend(stderr.iter());
-    let summary: Vec<String> = summary.iter().map(|line| mask_elapsed(line)).collect();
+    let summary: Vec<String> = mask_elapsed(&summary.join("\n"))
+        .lines()
+        .map(String::from)
+        .collect();
     let page_kb = format!("{:.1} kB", report.len() as f64 / 1e3);
     let errors: Vec<String> = errors
         .iter()
