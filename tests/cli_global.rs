@@ -201,7 +201,7 @@ fn every_text_document_paints_its_table_header_as_run_does() {
 
 #[test]
 fn on_a_terminal_the_summary_is_text_with_a_progress_display() {
-    // `script` (util-linux) gives evalctl a pseudo-terminal for stdout and stderr.
+    // `script` gives evalctl a pseudo-terminal for stdout and stderr.
     let sb = Sandbox::new();
     sb.write("eval.sh", "cat >/dev/null\necho '{\"score\": 1}'\n");
     sb.write("d.jsonl", "{\"n\": 1}\n{\"n\": 2}\n");
@@ -209,9 +209,7 @@ fn on_a_terminal_the_summary_is_text_with_a_progress_display() {
         "{} run -j 1 --dataset d.jsonl --evaluator-command 'sh eval.sh' --candidate c",
         common::bin()
     );
-    let out = common::clean_environment(&mut std::process::Command::new("script"))
-        .args(["-qec", &command, "/dev/null"])
-        .current_dir(sb.path())
+    let out = common::on_a_terminal(sb.path(), &command)
         .output()
         .expect("script (util-linux) runs");
     assert_eq!(code(&out), 0, "{}", stdout_text(&out));
@@ -243,8 +241,8 @@ exit 0: all 2 calls succeeded
 
 #[test]
 fn on_a_dumb_terminal_progress_is_heartbeat_lines_without_escape_sequences() {
-    // `script -f` flushes what evalctl writes to its pseudo-terminal into `screen` as it comes:
-    // the evaluator answers once a heartbeat line is there (or gives up after about 30 s).
+    // What evalctl writes to its pseudo-terminal reaches `screen` as it comes: the evaluator
+    // answers once a heartbeat line is there (or gives up after about 30 s).
     let sb = Sandbox::new();
     sb.write(
         "eval.sh",
@@ -257,10 +255,8 @@ fn on_a_dumb_terminal_progress_is_heartbeat_lines_without_escape_sequences() {
         "{} run --heartbeat 0.1 --dataset d.jsonl --evaluator-command 'sh eval.sh' --candidate c",
         common::bin()
     );
-    let out = common::clean_environment(&mut std::process::Command::new("script"))
-        .args(["-qfec", &command, "screen"])
+    let out = common::on_a_terminal(sb.path(), &command)
         .env("TERM", "dumb")
-        .current_dir(sb.path())
         .output()
         .expect("script (util-linux) runs");
     assert_eq!(code(&out), 0, "{}", stdout_text(&out));

@@ -331,15 +331,11 @@ fn a_judge_key_the_api_rejects_fails_preflight_without_spending_tokens() {
 fn a_command_that_swallowed_the_candidate_says_where_it_went() {
     // On a terminal there is no stdin candidate; `script` gives evalctl one.
     let sandbox = Sandbox::new();
-    let out = std::process::Command::new("script")
-        .args(["-qec"])
-        .arg(format!(
-            "{} run --evaluator-command pyhton3 eval.py cand.txt --format text",
-            common::bin()
-        ))
-        .arg("/dev/null")
-        .current_dir(sandbox.path())
-        .env("NO_COLOR", "1")
+    let command = format!(
+        "{} run --evaluator-command pyhton3 eval.py cand.txt --format text",
+        common::bin()
+    );
+    let out = common::on_a_terminal(sandbox.path(), &command)
         .output()
         .expect("script (util-linux) runs");
     let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");
@@ -389,12 +385,8 @@ fn an_evaluator_from_the_config_file_is_not_said_to_have_swallowed_the_candidate
     let sandbox = Sandbox::new();
     sandbox.write("evalctl.toml", "[evaluator]\ncommand = \"sh eval.sh\"\n");
     sandbox.write("eval.sh", "echo '{\"score\": 1}'\n");
-    let out = std::process::Command::new("script")
-        .args(["-qec"])
-        .arg(format!("{} run --limit 2 --format text", common::bin()))
-        .arg("/dev/null")
-        .current_dir(sandbox.path())
-        .env("NO_COLOR", "1")
+    let command = format!("{} run --limit 2 --format text", common::bin());
+    let out = common::on_a_terminal(sandbox.path(), &command)
         .output()
         .expect("script (util-linux) runs");
     let text = String::from_utf8_lossy(&out.stdout).replace('\r', "");

@@ -51,6 +51,17 @@ pub fn clean_environment(command: &mut std::process::Command) -> &mut std::proce
     command.env("NO_COLOR", "1")
 }
 
+/// `script` (util-linux) running `command_line` in `dir` on a pseudo-terminal (its stdout and
+/// stderr), with a clean environment (see [`clean_environment`]); what the terminal shows is
+/// script's stdout, and is also flushed to `dir/screen` as it comes.
+pub fn on_a_terminal(dir: &std::path::Path, command_line: &str) -> std::process::Command {
+    let mut command = std::process::Command::new("script");
+    clean_environment(&mut command)
+        .args(["-qfec", command_line, "screen"])
+        .current_dir(dir);
+    command
+}
+
 /// `evalctl` as a plain process (for tests that spawn, signal or pipe it), with a clean
 /// environment (see [`clean_environment`]) and a known signal disposition (see
 /// [`default_signal_disposition`]); a test that needs a variable sets it after this.
