@@ -38,6 +38,7 @@ mod generate;
 mod in_flight;
 mod input;
 mod interrupt;
+mod interval;
 mod judging;
 mod llm;
 mod owner_only;

@@ -193,8 +193,8 @@ fn every_text_document_paints_its_table_header_as_run_does() {
         [
             "tasks fixtures/tasks/tasks.jsonl scored against outputs fixtures/tasks/outputs.jsonl",
             "",
-            "\u{1b}[1m                    tasks  scored  missing     mean\u{1b}[0m",
-            "  all                  10      10        0   0.7585",
+            "\u{1b}[1m                    tasks  scored  missing     mean   stderr\u{1b}[0m",
+            "  all                  10      10        0   0.7585   0.1011",
         ]
     );
 }

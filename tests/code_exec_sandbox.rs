@@ -367,12 +367,13 @@ fn the_text_summary_names_the_limits_hit() {
         stdout_text(&output),
         format!(
             "tasks {} scored against outputs {}\n\n\
-             \x20                   tasks  scored  missing     mean\n\
-             \x20 all                   2       2        0   0.0000\n\n\
+             \x20                   tasks  scored  missing     mean   stderr\n\
+             \x20 all                   2       2        0   0.0000   0.0000\n\n\
              by category\n\
-             \x20 code_exec             2       2        0   0.0000\n\n\
+             \x20 code_exec             2       2        0   0.0000   0.0000\n\n\
              by metric\n\
-             \x20 code_exec             2       2        0   0.0000\n\n\
+             \x20 code_exec             2       2        0   0.0000   0.0000\n\n\
+             stderr = standard error of the mean over the tasks (— for a single task)\n\n\
              code_exec assertions stopped by a limit: timeout 2, memory_limit 1\n",
             tasks.display(),
             outputs.display()

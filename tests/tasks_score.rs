@@ -115,6 +115,13 @@ fn scores_every_fixture_task_with_its_rule_and_metric() {
     );
     assert_eq!(summary["by_category"]["mcq"]["mean"], 0.5);
     assert_eq!(summary["by_metric"]["accuracy"]["mean"], 1.0);
+    // The standard error of each mean (Python: statistics.stdev(scores) / sqrt(len(scores))),
+    // null for a group of one task.
+    let stderr = summary["overall"]["stderr"].as_f64().unwrap();
+    assert!((stderr - 0.10105572703775585).abs() < 1e-15, "{stderr}");
+    assert_eq!(summary["by_category"]["mcq"]["stderr"], 0.5);
+    assert_eq!(summary["by_metric"]["accuracy"]["stderr"], 0.0);
+    assert_eq!(summary["by_metric"]["bleu_4"]["stderr"], Value::Null);
     assert_eq!(summary["missing"], json!([]));
     assert_eq!(summary["unknown_outputs"], json!([]));
     assert_eq!(summary["ignored_outputs"], json!([]));
@@ -138,23 +145,25 @@ fn text_summary_and_stdin_outputs() {
         .stdout(
             "tasks fixtures/tasks/tasks.jsonl scored against outputs <stdin>
 
-                    tasks  scored  missing     mean
-  all                  10      10        0   0.7585
+                    tasks  scored  missing     mean   stderr
+  all                  10      10        0   0.7585   0.1011
 
 by category
-  arithmetic            2       2        0   0.8333
-  mcq                   2       2        0   0.5000
-  code_exec             2       2        0   0.8333
-  classification        2       2        0   1.0000
-  summary               2       2        0   0.6256
+  arithmetic            2       2        0   0.8333   0.1667
+  mcq                   2       2        0   0.5000   0.5000
+  code_exec             2       2        0   0.8333   0.1667
+  classification        2       2        0   1.0000   0.0000
+  summary               2       2        0   0.6256   0.0006
 
 by metric
-  exact_match           2       2        0   0.5000
-  f1                    2       2        0   0.8333
-  bleu_4                1       1        0   0.6263
-  rouge_l               1       1        0   0.6250
-  accuracy              2       2        0   1.0000
-  code_exec             2       2        0   0.8333
+  exact_match           2       2        0   0.5000   0.5000
+  f1                    2       2        0   0.8333   0.1667
+  bleu_4                1       1        0   0.6263        —
+  rouge_l               1       1        0   0.6250        —
+  accuracy              2       2        0   1.0000   0.0000
+  code_exec             2       2        0   0.8333   0.1667
+
+stderr = standard error of the mean over the tasks (— for a single task)
 ",
         );
 }

@@ -14,11 +14,11 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::interval::spread;
 use super::markdown;
 use super::text::counted;
 use super::{Document, Styled};
 use crate::exit::Verdict;
+use crate::interval::spread;
 use crate::record::Split;
 
 /// Regressions listed per candidate and split.

@@ -15,7 +15,6 @@ mod document;
 pub mod fep_text;
 mod gate;
 pub mod html;
-mod interval;
 mod junit;
 mod markdown;
 pub mod merge;
@@ -29,9 +28,9 @@ mod summary;
 mod terminal;
 mod text;
 
+pub use crate::interval::DEFAULT_SEED;
 pub use document::{print, print_json, Document};
 pub use gate::Gates;
-pub use interval::DEFAULT_SEED;
 pub use junit::{write_junit_if_asked, Junit};
 pub use markdown::{append_step_summary, append_to_step_summary};
 pub use preflight::{PreflightReport, ProbeAnswer};

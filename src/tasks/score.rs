@@ -212,8 +212,9 @@ fn missing(task: &Task) -> TaskScore {
     }
 }
 
-/// Counts and mean of a group of tasks.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+/// Counts, mean and standard error of a group of tasks; in JSON
+/// `{"tasks", "scored", "missing", "mean", "stderr"}`.
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct Aggregate {
     /// Tasks in the group.
     pub tasks: usize,
@@ -223,8 +224,10 @@ pub struct Aggregate {
     pub missing: usize,
     /// Mean score over all tasks of the group, a missing task counting as 0.
     pub mean: f64,
-    #[serde(skip)]
+    /// Sum of the scores, missing tasks adding nothing.
     sum: f64,
+    /// Each task's score in file order, a missing task's as 0: what the standard error is of.
+    scores: Vec<f64>,
 }
 
 impl Aggregate {
@@ -237,7 +240,26 @@ impl Aggregate {
             }
             None => self.missing += 1,
         }
+        self.scores.push(score.score.unwrap_or(0.0));
         self.mean = self.sum / self.tasks as f64;
+    }
+
+    /// The standard error of `mean` over the group's tasks; `None` with fewer than two.
+    pub fn stderr(&self) -> Option<f64> {
+        crate::interval::standard_error(&self.scores)
+    }
+}
+
+impl Serialize for Aggregate {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut out = serializer.serialize_struct("Aggregate", 5)?;
+        out.serialize_field("tasks", &self.tasks)?;
+        out.serialize_field("scored", &self.scored)?;
+        out.serialize_field("missing", &self.missing)?;
+        out.serialize_field("mean", &self.mean)?;
+        out.serialize_field("stderr", &self.stderr())?;
+        out.end()
     }
 }
 
@@ -513,6 +535,8 @@ mod tests {
         assert_eq!(summary.overall.scored, 1);
         assert_eq!(summary.overall.missing, 1);
         assert_eq!(summary.overall.mean, 0.5);
+        // Scores 1 and 0 (missing): sample deviation √0.5 over √2.
+        assert_eq!(summary.overall.stderr(), Some(0.5));
         assert_eq!(summary.missing, ["b"]);
         assert_eq!(summary.unknown_outputs.len(), 1);
         assert_eq!(summary.unknown_outputs[0].task_id, "zz");

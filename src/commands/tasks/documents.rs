@@ -95,14 +95,17 @@ impl Document for ScoreSummary {
 /// The score table under a `title` line, its header painted.
 fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
     let row = |name: &str, agg: &Aggregate| {
+        let stderr = agg
+            .stderr()
+            .map_or_else(|| "—".to_string(), |stderr| format!("{stderr:.4}"));
         format!(
-            "  {name:<16} {:>6} {:>7} {:>8} {:>8.4}\n",
+            "  {name:<16} {:>6} {:>7} {:>8} {:>8.4} {stderr:>8}\n",
             agg.tasks, agg.scored, agg.missing, agg.mean
         )
     };
     let header = format!(
-        "  {:<16} {:>6} {:>7} {:>8} {:>8}",
-        "", "tasks", "scored", "missing", "mean"
+        "  {:<16} {:>6} {:>7} {:>8} {:>8} {:>8}",
+        "", "tasks", "scored", "missing", "mean", "stderr"
     );
     let mut table = Styled::from(format!(
         "{title}{}\n\n",
@@ -122,6 +125,7 @@ fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
     for (metric, agg) in &summary.by_metric {
         text.push_str(&row(metric.name(), agg));
     }
+    text.push_str("\nstderr = standard error of the mean over the tasks (— for a single task)\n");
     if !summary.code_exec_limits.is_empty() {
         let hits: Vec<String> = summary
             .code_exec_limits

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use crate::report::interval;
+use crate::interval;
 
 /// Aggregate of one candidate over one split. Failed calls count as 0.0.
 #[derive(Debug, Clone, Serialize, PartialEq)]

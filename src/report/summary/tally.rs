@@ -398,7 +398,7 @@ pub(in crate::report) fn scored_below(record: &CallRecord, threshold: f64) -> bo
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::report::interval;
+    use crate::interval;
     use crate::report::summary::Aggregate;
     use serde_json::json;
 

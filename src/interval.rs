@@ -1,6 +1,6 @@
 //! Error bars: the standard error of a mean and its 95% bootstrap interval, seeded so a rerun
-//! prints the same interval (`--seed`). Shared by the run summary and `evalctl compare` (whose
-//! paired differences are just another list of per-example values).
+//! prints the same interval (`--seed`). Shared by the run summary, `evalctl compare` (whose
+//! paired differences are just another list of per-example values) and the task-spec summary.
 
 /// Bootstrap resamples per interval: enough for stable 2.5% / 97.5% percentiles.
 const RESAMPLES: usize = 2000;
@@ -8,16 +8,26 @@ const RESAMPLES: usize = 2000;
 /// The seed used when `--seed` is not given, so reruns print the same interval.
 pub const DEFAULT_SEED: u64 = 20_240_901;
 
-/// The mean of `values`, their standard error and 95% bootstrap interval (resampling `values`
-/// with replacement); `None` for the error bars with fewer than two values.
-pub fn spread(values: &[f64], seed: u64) -> (Option<f64>, Option<[f64; 2]>) {
+/// The standard error of the mean of `values` (the sample standard deviation over the square
+/// root of their count); `None` with fewer than two values.
+pub fn standard_error(values: &[f64]) -> Option<f64> {
     let n = values.len();
     if n < 2 {
-        return (None, None);
+        return None;
     }
     let mean = values.iter().sum::<f64>() / n as f64;
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
-    let stderr = (variance / n as f64).sqrt();
+    Some((variance / n as f64).sqrt())
+}
+
+/// The standard error of the mean of `values` and its 95% bootstrap interval (resampling
+/// `values` with replacement); `None` for both with fewer than two values.
+pub fn spread(values: &[f64], seed: u64) -> (Option<f64>, Option<[f64; 2]>) {
+    let Some(stderr) = standard_error(values) else {
+        return (None, None);
+    };
+    let n = values.len();
+    let mean = values.iter().sum::<f64>() / n as f64;
     if values
         .iter()
         .all(|value| value.total_cmp(&values[0]).is_eq())
@@ -43,6 +53,15 @@ mod tests {
     fn constant_values_have_no_spread_and_one_value_no_interval() {
         assert_eq!(spread(&[0.5; 10], 1), (Some(0.0), Some([0.5, 0.5])));
         assert_eq!(spread(&[0.5], 1), (None, None));
+    }
+
+    #[test]
+    fn the_standard_error_is_the_sample_deviation_over_the_root_of_the_count() {
+        // Mean 0.75; squared deviations 3 × 0.0625 + 0.5625 = 0.75; variance 0.75 / 3 = 0.25;
+        // standard error √(0.25 / 4) = 0.25.
+        assert_eq!(standard_error(&[1.0, 0.0, 1.0, 1.0]), Some(0.25));
+        assert_eq!(standard_error(&[1.0]), None);
+        assert_eq!(standard_error(&[]), None);
     }
 
     #[test]
