@@ -1,8 +1,9 @@
 //! Examples are named by their `id` field where they have one, by index where they have none:
 //! in result lines (`example_id`), the failed calls on stderr, JUnit test cases and the HTML
-//! report's rows.
+//! report's rows; and `run --example ID` picks examples by it.
 
-use crate::common::{code, stderr_text, Sandbox};
+use crate::common::{code, json_stdout, stderr_text, stdout_text, Sandbox, LOG_PAYLOAD};
+use serde_json::Value;
 
 #[test]
 fn examples_are_named_by_id_where_they_have_one() {
@@ -163,4 +164,136 @@ fn compare_names_a_regressed_example_by_its_id() {
         ],
         "{markdown}"
     );
+}
+
+/// A dataset and a valset whose examples have ids, and an evaluator that logs each payload.
+fn picking_sandbox() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(
+        "train.jsonl",
+        "{\"id\": \"q1\"}\n{\"id\": \"q2\"}\n{\"id\": \"q3\"}\n{\"id\": 4}\n",
+    );
+    sb.write("val.jsonl", "{\"id\": \"v1\"}\n{\"id\": \"q2\"}\n");
+    sb.write("eval.sh", LOG_PAYLOAD);
+    sb
+}
+
+/// `evalctl run` over [`picking_sandbox`]'s splits with `args` (the picks), its JSON summary
+/// on stdout and its results in `out.jsonl`.
+fn pick(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    sb.evalctl()
+        .args(["run", "--format", "json", "--skip-preflight", "-j", "1"])
+        .args(["--candidate", "c", "--evaluator-command", "sh eval.sh"])
+        .args(["--dataset", "train.jsonl", "--valset", "val.jsonl"])
+        .args(["--output", "out.jsonl", "--cache", "--cache-dir", "cache"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
+/// `(split, example_index, example_id, cached)` of every line of `out.jsonl`.
+fn picked(sb: &Sandbox) -> Vec<(String, u64, String, bool)> {
+    sb.jsonl("out.jsonl")
+        .iter()
+        .map(|line| {
+            (
+                line["split"].as_str().unwrap().to_string(),
+                line["example_index"].as_u64().unwrap(),
+                line["example_id"].as_str().unwrap().to_string(),
+                line["cached"] == Value::Bool(true),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn example_picks_the_examples_with_these_ids_in_every_split() {
+    let sb = picking_sandbox();
+    let out = pick(&sb, &["--example", "4", "--example", "q2"]);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let summary = json_stdout(&out);
+    assert_eq!(summary["calls"]["total"], 3, "{summary}");
+    let line = |split: &str, index, id: &str| (split.to_string(), index, id.to_string(), false);
+    assert_eq!(
+        picked(&sb),
+        [
+            line("train", 1, "q2"),
+            line("train", 3, "4"),
+            line("val", 1, "q2")
+        ]
+    );
+    // The payloads carry the picked examples, in plan order.
+    let examples: Vec<String> = sb
+        .lines("payloads.log")
+        .iter()
+        .map(|payload| serde_json::from_str::<Value>(payload).unwrap()["example"].to_string())
+        .collect();
+    assert_eq!(
+        examples,
+        ["{\"id\":\"q2\"}", "{\"id\":4}", "{\"id\":\"q2\"}"]
+    );
+}
+
+#[test]
+fn picked_calls_are_the_calls_of_the_whole_run_and_limit_counts_the_picks() {
+    // The whole run fills the cache; a pick makes no call of its own: its calls are the same
+    // calls (the same keys), so the cache answers them and `compare` pairs them.
+    let sb = picking_sandbox();
+    assert_eq!(code(&pick(&sb, &[])), 0);
+    let whole = sb.lines("payloads.log").len();
+    assert_eq!(whole, 6);
+    std::fs::remove_file(sb.path().join("out.jsonl")).unwrap();
+    let out = pick(
+        &sb,
+        &[
+            "--example",
+            "q3",
+            "--example",
+            "v1",
+            "--example",
+            "q1",
+            "--limit",
+            "1",
+        ],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        sb.lines("payloads.log").len(),
+        whole,
+        "a picked call was made again"
+    );
+    let line = |split: &str, index, id: &str| (split.to_string(), index, id.to_string(), true);
+    assert_eq!(picked(&sb), [line("train", 0, "q1"), line("val", 0, "v1")]);
+}
+
+#[test]
+fn an_id_no_example_has_is_an_error_naming_the_files_and_a_near_id() {
+    let sb = picking_sandbox();
+    let out = pick(
+        &sb,
+        &["--example", "q9", "--example", "q2", "--example", "zzz"],
+    );
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        "error: --example: no example of train.jsonl or val.jsonl has the id \"q9\" (did you \
+         mean `q1`?)\n\
+         error: --example: no example of train.jsonl or val.jsonl has the id \"zzz\"\n"
+    );
+    assert!(
+        !sb.path().join("payloads.log").exists(),
+        "an evaluator call was made"
+    );
+    let single = sb
+        .evalctl()
+        .args(["run", "--format", "text", "--candidate", "c"])
+        .args(["--evaluator-command", "sh eval.sh", "--example", "q1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&single), 2);
+    assert_eq!(
+        stderr_text(&single),
+        "error: --example: picks examples of --dataset and --valset, and neither was given\n"
+    );
+    assert_eq!(stdout_text(&single), "");
 }

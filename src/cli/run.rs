@@ -179,6 +179,11 @@ pub struct RunArgs {
           value_parser = parse_count::<u32>)]
     pub retries: u32,
 
+    /// Only the examples whose `id` is ID, in the dataset and the valset (repeatable); an id no
+    /// example has is an error. With --limit, the first N of them.
+    #[arg(help_heading = EXEC, long, value_name = "ID")]
+    pub example: Vec<String>,
+
     /// Only the first N examples of each split.
     #[arg(help_heading = EXEC, long, value_name = "N", allow_negative_numbers = true,
           value_parser = parse_at_least::<usize, 1>)]
@@ -431,7 +436,10 @@ impl RunArgs {
                 concurrency: self.concurrency as usize,
                 timeout: self.timeout,
                 retries: self.retries,
-                limit: self.limit,
+                examples: crate::input::ExampleSelection {
+                    ids: self.example.into_iter().collect(),
+                    limit: self.limit,
+                },
                 skip_preflight: self.skip_preflight,
             },
             output: self.output,

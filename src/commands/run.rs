@@ -33,17 +33,17 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     )?;
     let (keys, mut plan) = match &generator {
         None => {
-            let plan = plan_calls(&inputs, config.exec.limit, config.repeat, &keys);
+            let plan = plan_calls(&inputs, &config.exec.examples, config.repeat, &keys);
             (keys, plan)
         }
-        Some(generator) => generator.plan(&keys, &inputs, config.exec.limit, config.repeat),
+        Some(generator) => generator.plan(&keys, &inputs, &config.exec.examples, config.repeat),
     };
     let plan_calls_total = plan.len();
     if let Some(shard) = config.shard {
         shard.keep(&mut plan);
     }
     let planned = plan.len();
-    let digests = RunDigests::of(&keys, &inputs, config.exec.limit, config.repeat);
+    let digests = RunDigests::of(&keys, &inputs, &config.exec.examples, config.repeat);
     if let Some(path) = config.output.as_deref() {
         let allowed = OutputUse {
             resume: config.resume,
@@ -355,7 +355,7 @@ fn generator(config: &RunConfig, inputs: &Inputs) -> anyhow::Result<Option<Arc<G
     check_templates(
         inputs,
         [config.dataset.as_deref(), config.valset.as_deref()],
-        config.exec.limit,
+        &config.exec.examples,
     )?;
     let mut generator = Generator::build(
         spec,
@@ -375,13 +375,20 @@ fn generator(config: &RunConfig, inputs: &Inputs) -> anyhow::Result<Option<Arc<G
 /// so one run shows everything to fix. `--output` is only checked here: it is created once
 /// preflight has passed.
 fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Arc<dyn Evaluator>)> {
-    let (candidates, dataset, valset) = (
+    let (candidates, dataset, valset, examples) = (
         config.candidates.clone(),
         config.dataset.clone(),
         config.valset.clone(),
+        config.exec.examples.clone(),
     );
-    let inputs =
-        read_interruptibly(move || load_inputs(&candidates, dataset.as_deref(), valset.as_deref()));
+    let inputs = read_interruptibly(move || {
+        load_inputs(
+            &candidates,
+            dataset.as_deref(),
+            valset.as_deref(),
+            &examples,
+        )
+    });
     let evaluator = evaluator::build(
         &config.evaluator,
         config.exec.timeout,

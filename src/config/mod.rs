@@ -26,8 +26,8 @@ pub struct ExecConfig {
     pub timeout: Duration,
     /// Extra attempts for transport failures, HTTP 429 and 5xx.
     pub retries: u32,
-    /// Only the first N examples of each split.
-    pub limit: Option<usize>,
+    /// Which examples of each split: `--example` ids, the first `--limit` N.
+    pub examples: crate::input::ExampleSelection,
     /// Skip the preflight probe call (inputs are still validated).
     pub skip_preflight: bool,
 }

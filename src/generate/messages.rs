@@ -69,7 +69,7 @@ type Missing = ((String, Option<usize>), (String, usize));
 /// Every candidate that cannot be rendered for some example of `splits` (each a file as named
 /// and its records): one problem per candidate and missing field, naming the candidate, the
 /// placeholder's line in it, the field and the first example that lacks it.
-pub fn missing_fields(candidates: &[Candidate], splits: &[(&str, &[Record])]) -> Vec<Problem> {
+pub fn missing_fields(candidates: &[Candidate], splits: &[(&str, Vec<&Record>)]) -> Vec<Problem> {
     let mut problems = Vec::new();
     for candidate in candidates {
         let template = Template::parse(&candidate.text);
@@ -178,10 +178,11 @@ mod tests {
             Record::from_value(2, json!({"ctx": "c"})),
             Record::from_value(3, json!({})),
         ];
-        let problems: Vec<String> = missing_fields(&candidates, &[("qa.jsonl", &records)])
-            .iter()
-            .map(ToString::to_string)
-            .collect();
+        let problems: Vec<String> =
+            missing_fields(&candidates, &[("qa.jsonl", records.iter().collect())])
+                .iter()
+                .map(ToString::to_string)
+                .collect();
         assert_eq!(
             problems,
             vec![

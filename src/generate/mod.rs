@@ -29,7 +29,7 @@ use async_trait::async_trait;
 use serde_json::json;
 
 use crate::error::Fatal;
-use crate::input::{Inputs, Record, Source};
+use crate::input::{ExampleSelection, Inputs, Record, Source};
 use crate::llm::{Completion, EndpointFlags, Usage};
 use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
 use crate::record::GenerationInfo;
@@ -126,14 +126,14 @@ impl Generator {
         }
     }
 
-    /// The plan of a run of `inputs` (the first `limit` examples of each split, `repeat` times)
+    /// The plan of a run of `inputs` (the examples `selection` picks in each split, `repeat` times)
     /// under `keys`, and the key context of the whole run: every key joins the task models and
     /// sampling, and each call's key its own task model.
     pub fn plan(
         &self,
         keys: &KeyContext,
         inputs: &Inputs,
-        limit: Option<usize>,
+        selection: &ExampleSelection,
         repeat: Option<u32>,
     ) -> (KeyContext, Vec<PlannedCall>) {
         let all: Vec<u8> = self
@@ -147,7 +147,7 @@ impl Generator {
             .iter()
             .map(|model| keys.joined(b'M', model.configuration.as_bytes()))
             .collect();
-        let plan = plan_generation(inputs, limit, repeat, &per_model);
+        let plan = plan_generation(inputs, selection, repeat, &per_model);
         (keys, plan)
     }
 
@@ -324,26 +324,36 @@ impl Generate for Generator {
     }
 }
 
-/// Check, before any call, that every candidate renders for every example the run uses (the
-/// first `limit` of each split; `splits` names each split's file as given): every missing field
-/// is reported at once (exit 2).
+/// Check, before any call, that every candidate renders for every example the run uses (those
+/// `selection` picks in each split; `splits` names each split's file as given): every missing
+/// field is reported at once (exit 2).
 pub fn check_templates(
     inputs: &Inputs,
     splits: [Option<&std::path::Path>; 2],
-    limit: Option<usize>,
+    selection: &ExampleSelection,
 ) -> anyhow::Result<()> {
-    fn used(records: &Option<Vec<Record>>, limit: Option<usize>) -> Option<&[Record]> {
-        records.as_deref().map(|records| {
-            &records[..limit.map_or(records.len(), |limit| limit.min(records.len()))]
-        })
+    fn used<'a>(selection: &'a ExampleSelection, records: &'a [Record]) -> Vec<&'a Record> {
+        selection.used(records).map(|(_, record)| record).collect()
     }
     let names: Vec<String> = splits
         .iter()
         .map(|path| path.map_or_else(String::new, |path| path.display().to_string()))
         .collect();
-    let checked: Vec<(&str, &[Record])> = [
-        (&names[0], used(&inputs.dataset, limit)),
-        (&names[1], used(&inputs.valset, limit)),
+    let checked: Vec<(&str, Vec<&Record>)> = [
+        (
+            &names[0],
+            inputs
+                .dataset
+                .as_deref()
+                .map(|records| used(selection, records)),
+        ),
+        (
+            &names[1],
+            inputs
+                .valset
+                .as_deref()
+                .map(|records| used(selection, records)),
+        ),
     ]
     .into_iter()
     .filter_map(|(name, records)| Some((name.as_str(), records?)))

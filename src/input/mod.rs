@@ -5,6 +5,7 @@
 
 mod candidates;
 mod jsonl;
+mod selection;
 mod source;
 mod stream;
 pub mod strict;
@@ -14,6 +15,7 @@ use std::path::Path;
 pub use candidates::{Candidate, CandidateSource};
 use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_lines, parse_object_line, Record};
+pub use selection::ExampleSelection;
 pub use source::{document_json_reason, read_input_file, Source};
 pub use stream::JsonlStream;
 
@@ -30,13 +32,16 @@ pub struct Inputs {
     pub valset: Option<Vec<Record>>,
 }
 
-/// Load and validate the candidates, dataset and valset, reporting all problems at once. The
-/// dataset and valset are read on their own threads, beside the candidates.
+/// Load and validate the candidates, dataset and valset, and that every `--example` id of
+/// `selection` names an example of them, reporting all problems at once. The dataset and valset
+/// are read on their own threads, beside the candidates.
 pub fn load_inputs(
     candidates: &CandidateSource,
     dataset: Option<&Path>,
     valset: Option<&Path>,
+    selection: &ExampleSelection,
 ) -> anyhow::Result<Inputs> {
+    let split_paths = [dataset, valset];
     let read_split = |path: Option<&Path>| {
         path.map(|path| match path.to_str() {
             Some("-") => Err(vec![Problem::new(
@@ -68,6 +73,10 @@ pub fn load_inputs(
     };
     let dataset = keep_records(dataset);
     let valset = keep_records(valset);
+    if problems.is_empty() {
+        let splits = [dataset.as_deref(), valset.as_deref()];
+        problems.extend(selection.problems(splits, split_paths));
+    }
     if !problems.is_empty() {
         return Err(invalid(problems));
     }

@@ -37,6 +37,7 @@ use crate::error::bad_input;
 use crate::error::Problem;
 use crate::evaluator::command::CommandSpec;
 use crate::evaluator::EvaluatorSpec;
+use crate::input::{ExampleSelection, Record};
 use crate::protocol::ScoreRange;
 use crate::record::Split;
 use crate::store::CallKey;
@@ -133,30 +134,37 @@ pub struct RunDigests {
     pub fingerprint: String,
     /// The evaluator's identity, score range and task model (what every call key shares).
     pub evaluator: String,
-    /// The dataset and valset examples the plan uses (`--limit` applied), in order.
+    /// The dataset and valset examples the plan uses (`--example` and `--limit` applied), in
+    /// order.
     pub inputs: String,
 }
 
 impl RunDigests {
-    /// The digests of a run of `inputs` (the first `limit` examples of each split) under `keys`.
+    /// The digests of a run of `inputs` (the examples of each split `selection` picks) under
+    /// `keys`.
     pub fn of(
         keys: &KeyContext,
         inputs: &crate::input::Inputs,
-        limit: Option<usize>,
+        selection: &ExampleSelection,
         repeat: Option<u32>,
     ) -> RunDigests {
         let mut examples = Fields::new("evalctl run inputs");
         for (tag, records) in [(b'T', &inputs.dataset), (b'V', &inputs.valset)] {
-            let used = records.as_deref().map(|records| {
-                &records[..limit.map_or(records.len(), |limit| limit.min(records.len()))]
-            });
+            let used: Option<Vec<(usize, &Record)>> = records
+                .as_deref()
+                .map(|records| selection.used(records).collect());
             examples.add_optional(
                 tag,
-                used.map(|used| (used.len() as u64).to_le_bytes())
+                used.as_ref()
+                    .map(|used| (used.len() as u64).to_le_bytes())
                     .as_ref()
                     .map(|n| &n[..]),
             );
-            for record in used.into_iter().flatten() {
+            for (index, record) in used.into_iter().flatten() {
+                // Picked by id, the same texts at other places are other examples.
+                if selection.by_id() {
+                    examples.add(b'X', &(index as u64).to_le_bytes());
+                }
                 examples.add(b'E', record.text.as_bytes());
             }
         }
@@ -411,7 +419,7 @@ mod tests {
 
     #[test]
     fn the_fingerprint_covers_candidates_inputs_and_repeats_but_not_shards() {
-        use crate::input::{Candidate, Inputs, Record};
+        use crate::input::{Candidate, Inputs};
         let dir = tempfile::tempdir().unwrap();
         let keys =
             KeyContext::new(&command(dir.path(), "a"), ScoreRange::Unit, None, &none()).unwrap();
@@ -421,29 +429,45 @@ mod tests {
                 text: text.into(),
             }],
             dataset: Some(vec![
-                Record::from_value(1, serde_json::json!({"q": example})),
-                Record::from_value(2, serde_json::json!({"q": 2})),
+                Record::from_value(1, serde_json::json!({"id": "a", "q": example})),
+                Record::from_value(2, serde_json::json!({"id": "b", "q": 2})),
             ]),
             valset: None,
         };
-        let base = RunDigests::of(&keys, &inputs("c", "t", "1"), None, None);
+        let pick = |ids: &[&str], limit| ExampleSelection {
+            ids: ids.iter().map(|id| id.to_string()).collect(),
+            limit,
+        };
+        let all = pick(&[], None);
+        let base = RunDigests::of(&keys, &inputs("c", "t", "1"), &all, None);
         assert_eq!(
             base,
-            RunDigests::of(&keys, &inputs("c", "t", "1"), None, None)
+            RunDigests::of(&keys, &inputs("c", "t", "1"), &all, None)
         );
         assert_eq!(base.fingerprint.len(), 16);
-        let renamed = RunDigests::of(&keys, &inputs("d", "t", "1"), None, None);
-        let retexted = RunDigests::of(&keys, &inputs("c", "u", "1"), None, None);
-        let other_example = RunDigests::of(&keys, &inputs("c", "t", "2"), None, None);
-        let limited = RunDigests::of(&keys, &inputs("c", "t", "1"), Some(1), None);
-        let repeated = RunDigests::of(&keys, &inputs("c", "t", "1"), None, Some(2));
-        for variant in [&renamed, &retexted, &other_example, &limited, &repeated] {
+        let renamed = RunDigests::of(&keys, &inputs("d", "t", "1"), &all, None);
+        let retexted = RunDigests::of(&keys, &inputs("c", "u", "1"), &all, None);
+        let other_example = RunDigests::of(&keys, &inputs("c", "t", "2"), &all, None);
+        let limited = RunDigests::of(&keys, &inputs("c", "t", "1"), &pick(&[], Some(1)), None);
+        let picked = RunDigests::of(&keys, &inputs("c", "t", "1"), &pick(&["a"], None), None);
+        let repeated = RunDigests::of(&keys, &inputs("c", "t", "1"), &all, Some(2));
+        for variant in [
+            &renamed,
+            &retexted,
+            &other_example,
+            &limited,
+            &picked,
+            &repeated,
+        ] {
             assert_ne!(variant.fingerprint, base.fingerprint);
             assert_eq!(variant.evaluator, base.evaluator);
         }
         assert_eq!(renamed.inputs, base.inputs);
         assert_ne!(other_example.inputs, base.inputs);
         assert_ne!(limited.inputs, base.inputs);
+        // Picked by id, an example is also told by its place: the first one picked by its id
+        // is another run than the first one kept by --limit.
+        assert_ne!(picked.inputs, limited.inputs);
         assert_eq!(text_digest("t"), text_digest("t"));
         assert_ne!(text_digest("t"), text_digest("u"));
     }

@@ -2,7 +2,7 @@
 //! with its [`CallKey`].
 
 use super::key::KeyContext;
-use crate::input::{Inputs, Record};
+use crate::input::{ExampleSelection, Inputs, Record};
 use crate::record::Split;
 use crate::store::CallKey;
 
@@ -36,27 +36,22 @@ impl Inputs {
 
 /// Every call, in the order a sequential run makes them: for each candidate, its dataset
 /// examples, then its valset examples (or one single call), each `repeat` times in a row when
-/// `--repeat` is given. `limit` keeps the first N of each split.
+/// `--repeat` is given. `selection` says which examples of each split (`--example`, `--limit`).
 pub fn plan_calls(
     inputs: &Inputs,
-    limit: Option<usize>,
+    selection: &ExampleSelection,
     repeat: Option<u32>,
     keys: &KeyContext,
 ) -> Vec<PlannedCall> {
-    let count = |split| {
-        inputs
-            .split_records(split)
-            .map(|records| limit.map_or(records.len(), |limit| records.len().min(limit)))
+    let used = |split| {
+        let records = inputs.split_records(split).unwrap_or_default();
+        selection
+            .used(records)
+            .map(move |(index, _)| (split, Some(index)))
     };
-    let splits: Vec<(Split, Option<usize>)> = match count(Split::Train) {
+    let splits: Vec<(Split, Option<usize>)> = match inputs.dataset {
         None => vec![(Split::Single, None)],
-        Some(train) => {
-            let val = count(Split::Val).unwrap_or(0);
-            let indices = |split, n| (0..n).map(move |index| (split, Some(index)));
-            indices(Split::Train, train)
-                .chain(indices(Split::Val, val))
-                .collect()
-        }
+        Some(_) => used(Split::Train).chain(used(Split::Val)).collect(),
     };
     let repeats: Vec<Option<u32>> = match repeat {
         None => vec![None],
@@ -88,7 +83,7 @@ pub fn plan_calls(
 /// key context, in order), ordered candidate × task model × example × repeat.
 pub fn plan_generation(
     inputs: &Inputs,
-    limit: Option<usize>,
+    selection: &ExampleSelection,
     repeat: Option<u32>,
     keys: &[KeyContext],
 ) -> Vec<PlannedCall> {
@@ -96,7 +91,7 @@ pub fn plan_generation(
         .iter()
         .enumerate()
         .flat_map(|(model, keys)| {
-            plan_calls(inputs, limit, repeat, keys)
+            plan_calls(inputs, selection, repeat, keys)
                 .into_iter()
                 .map(move |call| PlannedCall {
                     task_model: Some(model),
@@ -148,7 +143,7 @@ mod tests {
     fn records(n: usize) -> Option<Vec<Record>> {
         Some(
             (0..n)
-                .map(|i| Record::from_value(i + 1, serde_json::json!({})))
+                .map(|i| Record::from_value(i + 1, serde_json::json!({"id": i})))
                 .collect(),
         )
     }
@@ -171,6 +166,17 @@ mod tests {
         }
     }
 
+    fn every() -> ExampleSelection {
+        ExampleSelection::default()
+    }
+
+    fn first(limit: usize) -> ExampleSelection {
+        ExampleSelection {
+            limit: Some(limit),
+            ..ExampleSelection::default()
+        }
+    }
+
     fn keys() -> KeyContext {
         let url = crate::evaluator::http::HttpSpec::new("http://127.0.0.1:1/".into(), &[]).unwrap();
         let evaluator = crate::evaluator::EvaluatorSpec::Http(url);
@@ -185,7 +191,7 @@ mod tests {
 
     #[test]
     fn single_mode_is_one_call_per_candidate() {
-        let plan = plan_calls(&inputs(2, None, None), None, None, &keys());
+        let plan = plan_calls(&inputs(2, None, None), &every(), None, &keys());
         assert_eq!(plan.len(), 2);
         assert!(plan
             .iter()
@@ -194,7 +200,7 @@ mod tests {
 
     #[test]
     fn generalization_mode_orders_train_then_val_and_limits_each() {
-        let plan = plan_calls(&inputs(2, records(3), records(2)), Some(2), None, &keys());
+        let plan = plan_calls(&inputs(2, records(3), records(2)), &first(2), None, &keys());
         let splits: Vec<_> = plan
             .iter()
             .map(|call| (call.candidate, call.split, call.example))
@@ -215,8 +221,30 @@ mod tests {
     }
 
     #[test]
+    fn examples_picked_by_id_keep_their_index_and_key_in_each_split() {
+        let picked = ExampleSelection {
+            ids: ["1".to_string(), "2".to_string()].into(),
+            limit: None,
+        };
+        let inputs = inputs(1, records(3), records(2));
+        let plan = plan_calls(&inputs, &picked, None, &keys());
+        let splits: Vec<_> = plan.iter().map(|call| (call.split, call.example)).collect();
+        assert_eq!(
+            splits,
+            vec![
+                (Split::Train, Some(1)),
+                (Split::Train, Some(2)),
+                (Split::Val, Some(1)),
+            ]
+        );
+        // The same calls as in the plan of every example: the cache and `compare` pair them.
+        let everything = plan_calls(&inputs, &every(), None, &keys());
+        assert!(plan.iter().all(|call| everything.contains(call)));
+    }
+
+    #[test]
     fn repeats_follow_each_other_with_their_own_keys() {
-        let plan = plan_calls(&inputs(1, records(2), None), None, Some(3), &keys());
+        let plan = plan_calls(&inputs(1, records(2), None), &every(), Some(3), &keys());
         let repeats: Vec<_> = plan
             .iter()
             .map(|call| (call.example, call.repeat))
