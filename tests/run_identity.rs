@@ -454,30 +454,30 @@ fn merge_refuses_a_duplicated_shard_and_shards_of_another_run() {
         )
     );
 
-    // The same run split two ways.
-    succeeded(run(
-        &sb,
-        BASE,
-        &[
-            "--candidate",
-            "first",
-            "--shard",
-            "2/3",
-            "--output",
-            "third.jsonl",
-        ],
-    ));
+    // The same run split two ways. A call's key holds the sandbox's path, so which calls a
+    // shard gets changes from one test run to the next, and a shard of three may get none of
+    // the 20: the last shard of three that got some is merged.
+    let k = (0..3)
+        .rev()
+        .find(|k| {
+            let (shard, file) = (format!("{k}/3"), format!("third-{k}.jsonl"));
+            let extra = ["--candidate", "first", "--shard", &shard, "--output", &file];
+            succeeded(run(&sb, BASE, &extra));
+            !sb.lines(&file).is_empty()
+        })
+        .expect("some shard of three has some of the 20 calls");
+    let third = format!("third-{k}.jsonl");
     let out = sb
         .evalctl()
-        .args(["merge", "--format", "text", "first-0.jsonl", "third.jsonl"])
+        .args(["merge", "--format", "text", "first-0.jsonl", &third])
         .output()
         .unwrap();
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr_text(&out),
         format!(
-            "error: first-0.jsonl, third.jsonl: run {first} is split into different numbers of \
-             shards: 0/2 in first-0.jsonl; 2/3 in third.jsonl\n"
+            "error: first-0.jsonl, {third}: run {first} is split into different numbers of \
+             shards: 0/2 in first-0.jsonl; {k}/3 in {third}\n"
         )
     );
 
