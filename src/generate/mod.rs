@@ -332,32 +332,18 @@ pub fn check_templates(
     splits: [Option<&std::path::Path>; 2],
     selection: &ExampleSelection,
 ) -> anyhow::Result<()> {
-    fn used<'a>(selection: &'a ExampleSelection, records: &'a [Record]) -> Vec<&'a Record> {
-        selection.used(records).map(|(_, record)| record).collect()
-    }
     let names: Vec<String> = splits
         .iter()
         .map(|path| path.map_or_else(String::new, |path| path.display().to_string()))
         .collect();
-    let checked: Vec<(&str, Vec<&Record>)> = [
-        (
-            &names[0],
-            inputs
-                .dataset
-                .as_deref()
-                .map(|records| used(selection, records)),
-        ),
-        (
-            &names[1],
-            inputs
-                .valset
-                .as_deref()
-                .map(|records| used(selection, records)),
-        ),
-    ]
-    .into_iter()
-    .filter_map(|(name, records)| Some((name.as_str(), records?)))
-    .collect();
+    let checked: Vec<(&str, Vec<&Record>)> = names
+        .iter()
+        .zip([&inputs.dataset, &inputs.valset])
+        .filter_map(|(name, records)| {
+            let used = selection.used(records.as_deref()?);
+            Some((name.as_str(), used.map(|(_, record)| record).collect()))
+        })
+        .collect();
     let problems = messages::missing_fields(&inputs.candidates, &checked);
     if problems.is_empty() {
         Ok(())
