@@ -242,28 +242,72 @@ fn picked_calls_are_the_calls_of_the_whole_run_and_limit_counts_the_picks() {
     assert_eq!(code(&pick(&sb, &[])), 0);
     let whole = sb.lines("payloads.log").len();
     assert_eq!(whole, 6);
-    std::fs::remove_file(sb.path().join("out.jsonl")).unwrap();
-    let out = pick(
-        &sb,
-        &[
-            "--example",
-            "q3",
-            "--example",
-            "v1",
-            "--example",
-            "q1",
-            "--limit",
-            "1",
-        ],
-    );
+    std::fs::rename(sb.path().join("out.jsonl"), sb.path().join("whole.jsonl")).unwrap();
+    // Picked in train: q2 and q3, of which --limit 1 keeps q2; in val: v1 and q2, keeps v1.
+    let picks = ["--example", "q3", "--example", "v1", "--example", "q2"];
+    let out = pick(&sb, &[&picks[..], &["--limit", "1"]].concat());
     assert_eq!(code(&out), 0, "{}", stderr_text(&out));
     assert_eq!(
         sb.lines("payloads.log").len(),
         whole,
-        "a picked call was made again"
+        "a call was made again"
     );
     let line = |split: &str, index, id: &str| (split.to_string(), index, id.to_string(), true);
-    assert_eq!(picked(&sb), [line("train", 0, "q1"), line("val", 0, "v1")]);
+    assert_eq!(picked(&sb), [line("train", 1, "q2"), line("val", 0, "v1")]);
+    let compared = sb
+        .evalctl()
+        .args(["compare", "--format", "json", "whole.jsonl", "out.jsonl"])
+        .arg("--allow-different-inputs")
+        .output()
+        .unwrap();
+    assert_eq!(code(&compared), 0, "{}", stderr_text(&compared));
+    assert_eq!(
+        json_stdout(&compared)["unpaired"],
+        serde_json::json!({"base": 4, "new": 0})
+    );
+}
+
+#[test]
+fn a_valset_with_no_pick_takes_no_part_and_the_probe_sends_a_picked_example() {
+    let sb = picking_sandbox();
+    // Only train examples picked: the score is their mean, and --fail-under sees it.
+    let out = pick(
+        &sb,
+        &["--example", "q1", "--example", "q3", "--fail-under", "0.5"],
+    );
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let candidate = &json_stdout(&out)["candidates"][0];
+    assert_eq!(
+        (
+            &candidate["score"],
+            &candidate["train"]["n"],
+            &candidate["val"]
+        ),
+        (&Value::from(1.0), &Value::from(2), &Value::Null),
+        "{candidate}"
+    );
+    // An evaluator that fails on q1: preflight probes with the first example the run uses.
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"q1\"'*) echo q1 breaks me >&2; exit 3;; esac\n\
+         printf '{\"score\": 1}'\n",
+    );
+    let preflight = |picks: &[&str]| {
+        sb.evalctl()
+            .args(["preflight", "--format", "json", "--candidate", "c"])
+            .args([
+                "--evaluator-command",
+                "sh eval.sh",
+                "--dataset",
+                "train.jsonl",
+            ])
+            .args(picks)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(code(&preflight(&[])), 3);
+    let picked = preflight(&["--example", "q2"]);
+    assert_eq!(code(&picked), 0, "{}", stderr_text(&picked));
 }
 
 #[test]

@@ -184,7 +184,7 @@ pub struct RunArgs {
     #[arg(help_heading = EXEC, long, value_name = "ID")]
     pub example: Vec<String>,
 
-    /// Only the first N examples of each split.
+    /// Only the first N examples of each split (with --example, the first N picked).
     #[arg(help_heading = EXEC, long, value_name = "N", allow_negative_numbers = true,
           value_parser = parse_at_least::<usize, 1>)]
     pub limit: Option<usize>,

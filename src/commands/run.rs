@@ -63,7 +63,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .map(|_| Junit::new(candidate_ids.clone(), config.pass_score));
     let splits = Splits {
         train: inputs.dataset.is_some(),
-        val: inputs.valset.is_some(),
+        // A valset none of whose examples `--example` picks takes no part in the run: the score
+        // is the train mean, as without a valset.
+        val: inputs
+            .valset
+            .as_deref()
+            .is_some_and(|records| config.exec.examples.used(records).next().is_some()),
     };
     let mut tally =
         Tally::new(candidate_ids, splits, config.seed, config.pass_score).repeated(config.repeat);
@@ -338,7 +343,7 @@ async fn probe(
         preflight(
             evaluator,
             config.task_model.as_deref(),
-            inputs.dataset.as_ref().and_then(|records| records.first()),
+            first_example(config, inputs).map(|(_, record)| record),
             probe_evaluator,
             config.exec.retries,
         )
@@ -445,14 +450,26 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
             ));
         }
     }
-    let first_example = config
-        .dataset
-        .as_deref()
-        .zip(inputs.dataset.as_ref().and_then(|records| records.first()));
-    for warning in evaluator.setup_warnings(first_example) {
+    for warning in evaluator.setup_warnings(first_example(config, &inputs)) {
         reporter.warning(warning);
     }
     Ok((inputs, evaluator))
+}
+
+/// The first example the run uses (of the dataset, else of the valset) with its file: the one
+/// the preflight probe sends and the evaluator's setup checks look at.
+fn first_example<'a>(
+    config: &'a RunConfig,
+    inputs: &'a Inputs,
+) -> Option<(&'a std::path::Path, &'a crate::input::Record)> {
+    let splits = [
+        (config.dataset.as_deref(), &inputs.dataset),
+        (config.valset.as_deref(), &inputs.valset),
+    ];
+    splits.into_iter().find_map(|(path, records)| {
+        let (_, record) = config.exec.examples.used(records.as_deref()?).next()?;
+        Some((path?, record))
+    })
 }
 
 /// Whether a candidate file's text looks like JSONL: its first non-blank line is a JSON object

@@ -79,6 +79,7 @@ pub struct RunConfig {
     pub pass_score: Option<f64>,
     /// `--shard K/N`: make only shard K (0-based) of N of the plan.
     pub shard: Option<crate::runner::Shard>,
-    /// `--heartbeat SECONDS`: off a terminal, a progress line this often (`None`: off).
+    /// `--heartbeat SECONDS`: off a terminal (or on a dumb one), a progress line this often
+    /// (`None`: off).
     pub heartbeat: Option<Duration>,
 }

@@ -167,7 +167,7 @@ impl Progress {
                 entry.1 += record.score;
                 entry.2 += 1;
             }
-            // Off a terminal the heartbeat reads the state itself: no line to build here.
+            // Without the live bar the heartbeat reads the state itself: no line to build here.
             (!self.bar.is_hidden()).then(|| state.status(false))
         };
         if let Some(message) = message {

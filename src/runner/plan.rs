@@ -237,7 +237,7 @@ mod tests {
                 (Split::Val, Some(1)),
             ]
         );
-        // The same calls as in the plan of every example: the cache and `compare` pair them.
+        // The same calls as in the plan of every example: the cache answers them.
         let everything = plan_calls(&inputs, &every(), None, &keys());
         assert!(plan.iter().all(|call| everything.contains(call)));
     }
