@@ -445,6 +445,9 @@ mod tests {
             RunDigests::of(&keys, &inputs("c", "t", "1"), &all, None)
         );
         assert_eq!(base.fingerprint.len(), 16);
+        // Pinned: a journal written by an earlier evalctl is resumed only while its run's
+        // digests are computed as they were then.
+        assert_eq!(base.inputs, "ab5028eac7454e52");
         let renamed = RunDigests::of(&keys, &inputs("d", "t", "1"), &all, None);
         let retexted = RunDigests::of(&keys, &inputs("c", "u", "1"), &all, None);
         let other_example = RunDigests::of(&keys, &inputs("c", "t", "2"), &all, None);
