@@ -168,6 +168,43 @@ exit 1: 1 of 1 calls failed
 }
 
 #[test]
+fn a_candidate_under_fail_under_is_a_red_row_when_colour_is_on() {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"bad\"'*) printf '{\"score\": 0.2}';; \
+         *) printf '{\"score\": 0.9}';; esac\n",
+    );
+    let out = sb
+        .evalctl()
+        .args([
+            "--color",
+            "always",
+            "run",
+            "--format",
+            "text",
+            "--skip-preflight",
+        ])
+        .args(["--evaluator-command", "sh eval.sh", "--candidate", "good"])
+        .args(["--candidate", "bad", "--fail-under", "0.5"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    assert_eq!(
+        mask_elapsed(&stdout_text(&out)),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 2 (2 ok, 0 errors)   elapsed: [..]s
+
+\u{1b}[1mcandidate  score   n / errors\u{1b}[0m
+cand-1     0.9000  1 / 0
+\u{1b}[31mcand-2     0.2000  1 / 0\u{1b}[0m
+
+exit 1: all 2 calls succeeded; candidate cand-2 scored 0.2000, below --fail-under 0.5
+"
+    );
+}
+
+#[test]
 fn every_text_document_paints_its_table_header_as_run_does() {
     let out = evalctl()
         .args([

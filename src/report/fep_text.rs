@@ -193,7 +193,7 @@ impl FepSummary {
         }
         let mut doc = Styled::default();
         doc.push(out);
-        doc.append(aligned(&rows));
+        doc.append(aligned(&rows, |_| None));
         let mut out = String::new();
         if self.not_passed_count > 0 {
             out.push_str(&format!("\nnot passed ({}):\n", self.not_passed_count));

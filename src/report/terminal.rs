@@ -20,6 +20,8 @@ pub enum Paint {
     Warning,
     /// Bold: table headers.
     Heading,
+    /// Red: a table row that fails a gate (a candidate under `--fail-under`).
+    Failing,
 }
 
 /// `text` in `style` when `color` is on, else as is; control characters in `text` are shown,
@@ -29,6 +31,7 @@ fn paint(style: Paint, text: &str, color: bool) -> String {
         Paint::Error => "1;31",
         Paint::Warning => "33",
         Paint::Heading => "1",
+        Paint::Failing => "31",
     };
     let text = visible(text);
     if color {

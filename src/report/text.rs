@@ -45,7 +45,14 @@ pub fn render(summary: &Summary) -> Styled {
     }
     out.push("\n");
 
-    out.append(aligned(&table(summary)));
+    // The rows after the header are the candidates, in order; those under --fail-under are red.
+    let threshold = summary.gates.fail_under.as_ref().map(|gate| gate.threshold);
+    out.append(aligned(&table(summary), |row| {
+        let candidate = summary.candidates.get(row.checked_sub(1)?)?;
+        threshold
+            .filter(|&threshold| candidate.below(threshold))
+            .map(|_| Paint::Failing)
+    }));
     let flaky = flaky(summary);
     if !flaky.is_empty() {
         out.push(format!("\n{}\n", flaky.join("\n")));
@@ -165,8 +172,9 @@ fn tokens_of(spent: Option<&Usage>, saved: Option<&Usage>) -> Option<String> {
 }
 
 /// `rows` as a table of left-aligned columns two spaces apart, the first row (the header) painted
-/// as a heading. Widths count the characters as shown (control characters escaped).
-pub(super) fn aligned(rows: &[Vec<String>]) -> Styled {
+/// as a heading and each other row as `paint` says for its index. Widths count the characters as
+/// shown (control characters escaped).
+pub(super) fn aligned(rows: &[Vec<String>], paint: impl Fn(usize) -> Option<Paint>) -> Styled {
     let rows: Vec<Vec<String>> = rows
         .iter()
         .map(|row| row.iter().map(|cell| visible(cell).into_owned()).collect())
@@ -189,10 +197,14 @@ pub(super) fn aligned(rows: &[Vec<String>]) -> Styled {
             .collect::<Vec<_>>()
             .join("  ");
         let line = line.trim_end().to_string();
-        if index == 0 {
-            out.push_painted(Paint::Heading, line);
+        let style = if index == 0 {
+            Some(Paint::Heading)
         } else {
-            out.push(line);
+            paint(index)
+        };
+        match style {
+            Some(style) => out.push_painted(style, line),
+            None => out.push(line),
         }
         out.push("\n");
     }

@@ -58,6 +58,14 @@ pub struct CandidateSummary {
     pub generation: Option<Spend>,
 }
 
+impl CandidateSummary {
+    /// Whether the candidate fails `--fail-under threshold`: scored below it, or not scored at
+    /// all (no call finished, e.g. `--limit 0`), since a gate must not pass on nothing.
+    pub fn below(&self, threshold: f64) -> bool {
+        self.score.is_none_or(|score| score < threshold)
+    }
+}
+
 /// The whole run's summary (`--format json` prints it as is).
 #[derive(Debug, Clone, Serialize)]
 pub struct Summary {
@@ -112,12 +120,11 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Candidates that fail `--fail-under threshold`: scored below it, or not scored at all (no
-    /// call finished, e.g. `--limit 0`), since a gate must not pass on nothing.
+    /// Candidates that fail `--fail-under threshold` ([`CandidateSummary::below`]).
     pub fn below(&self, threshold: f64) -> Vec<&CandidateSummary> {
         self.candidates
             .iter()
-            .filter(|c| c.score.is_none_or(|score| score < threshold))
+            .filter(|c| c.below(threshold))
             .collect()
     }
 }
