@@ -340,4 +340,18 @@ fn an_id_no_example_has_is_an_error_naming_the_files_and_a_near_id() {
         "error: --example: picks examples of --dataset and --valset, and neither was given\n"
     );
     assert_eq!(stdout_text(&single), "");
+    sb.write("anonymous.jsonl", "{\"q\": 1}\n{\"q\": 2}\n");
+    let anonymous = sb
+        .evalctl()
+        .args(["run", "--format", "text", "--candidate", "c"])
+        .args(["--evaluator-command", "sh eval.sh", "--example", "q1"])
+        .args(["--dataset", "anonymous.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&anonymous), 2);
+    assert_eq!(
+        stderr_text(&anonymous),
+        "error: --example: no example of anonymous.jsonl has an `id` (a string or a number) to \
+         pick it by\n"
+    );
 }

@@ -42,7 +42,7 @@ impl ExampleSelection {
 
     /// A problem for each `--example` id that no example of `splits` (the dataset and the
     /// valset, when given; `paths` names their files) has, or for the flag itself when there is
-    /// no split to pick from.
+    /// no split to pick from or no example has an id.
     pub fn problems(
         &self,
         splits: [Option<&[Record]>; 2],
@@ -68,6 +68,15 @@ impl ExampleSelection {
             .flatten()
             .filter_map(Record::id)
             .collect();
+        if known.is_empty() {
+            return vec![Problem::new(
+                "--example",
+                format!(
+                    "no example of {} has an `id` (a string or a number) to pick it by",
+                    files.join(" or ")
+                ),
+            )];
+        }
         self.ids
             .iter()
             .filter(|id| !known.contains(*id))
@@ -128,6 +137,11 @@ mod tests {
                 "--example: no example of t.jsonl or v.jsonl has the id \"b2\" (did you mean `b1`?)",
                 "--example: no example of t.jsonl or v.jsonl has the id \"zz\"",
             ]
+        );
+        let anonymous = vec![Record::from_value(1, serde_json::json!({"q": 1}))];
+        assert_eq!(
+            messages(pick.problems([Some(&anonymous), None], [paths[0], None])),
+            ["--example: no example of t.jsonl has an `id` (a string or a number) to pick it by"]
         );
         assert_eq!(
             messages(pick.problems([None, None], [None, None])),
