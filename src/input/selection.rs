@@ -56,6 +56,7 @@ impl ExampleSelection {
             .flatten()
             .map(|path| path.display().to_string())
             .collect();
+        let files = files.join(" or ");
         if files.is_empty() {
             return vec![Problem::new(
                 "--example",
@@ -71,10 +72,7 @@ impl ExampleSelection {
         if known.is_empty() {
             return vec![Problem::new(
                 "--example",
-                format!(
-                    "no example of {} has an `id` (a string or a number) to pick it by",
-                    files.join(" or ")
-                ),
+                format!("no example of {files} has an `id` (a string or a number) to pick it by"),
             )];
         }
         self.ids
@@ -82,7 +80,6 @@ impl ExampleSelection {
             .filter(|id| !known.contains(*id))
             .map(|id| {
                 let near = did_you_mean(id, known.iter().map(String::as_str));
-                let files = files.join(" or ");
                 Problem::new(
                     "--example",
                     format!("no example of {files} has the id {id:?}{near}"),
