@@ -111,6 +111,8 @@ fn preflight_needs_no_candidate_and_does_not_read_stdin() {
             "candidates": 0,
             "dataset_records": 1,
             "valset_records": null,
+            "dataset_used": 1,
+            "valset_used": null,
             "probe": {"score": 0.5}
         })
     );

@@ -308,6 +308,50 @@ fn a_valset_with_no_pick_takes_no_part_and_the_probe_sends_a_picked_example() {
     assert_eq!(code(&preflight(&[])), 3);
     let picked = preflight(&["--example", "q2"]);
     assert_eq!(code(&picked), 0, "{}", stderr_text(&picked));
+    // The report counts the examples the run would use beside the records the files hold.
+    let report = json_stdout(&picked);
+    assert_eq!(
+        (&report["dataset_records"], &report["dataset_used"]),
+        (&Value::from(4), &Value::from(1)),
+        "{report}"
+    );
+}
+
+#[test]
+fn preflight_text_says_how_many_examples_the_picks_and_the_limit_leave() {
+    let sb = picking_sandbox();
+    sb.write("eval.sh", "cat >/dev/null; printf '{\"score\": 1}'\n");
+    let preflight = |picks: &[&str]| {
+        let out = sb
+            .evalctl()
+            .args(["preflight", "--format", "text", "--candidate", "c"])
+            .args(["--evaluator-command", "sh eval.sh"])
+            .args(["--dataset", "train.jsonl", "--valset", "val.jsonl"])
+            .args(picks)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        stdout_text(&out)
+    };
+    let cwd = sb.path().display().to_string();
+    let probe = format!("command 'sh eval.sh' (cwd: {cwd}) answered the probe with score 1");
+    assert_eq!(
+        preflight(&[]),
+        format!("preflight ok: 1 candidate(s), dataset 4 records, valset 2 records; {probe}\n")
+    );
+    assert_eq!(
+        preflight(&["--example", "q2", "--example", "4"]),
+        format!(
+            "preflight ok: 1 candidate(s), dataset 4 records (2 used), valset 2 records (1 \
+             used); {probe}\n"
+        )
+    );
+    assert_eq!(
+        preflight(&["--limit", "3"]),
+        format!(
+            "preflight ok: 1 candidate(s), dataset 4 records (3 used), valset 2 records; {probe}\n"
+        )
+    );
 }
 
 #[test]

@@ -183,6 +183,8 @@ fn preflight_without_probe_judge_sends_nothing() {
   "candidates": 1,
   "dataset_records": null,
   "valset_records": null,
+  "dataset_used": null,
+  "valset_used": null,
   "probe": null
 }
 "#,

@@ -311,12 +311,18 @@ pub fn preflight_only(config: RunConfig, reporter: Reporter) -> anyhow::Result<E
         return Ok(Exit::Interrupted);
     };
     let count = |records: &Option<Vec<crate::input::Record>>| records.as_ref().map(Vec::len);
+    let used = |records: &Option<Vec<crate::input::Record>>| {
+        let records = records.as_deref()?;
+        Some(config.exec.examples.used(records).count())
+    };
     let report = PreflightReport {
         ok: true,
         evaluator: evaluator_info(evaluator.as_ref()),
         candidates: inputs.candidates.len(),
         dataset_records: count(&inputs.dataset),
         valset_records: count(&inputs.valset),
+        dataset_used: used(&inputs.dataset),
+        valset_used: used(&inputs.valset),
         probe: match probed? {
             Probe::Answered(score) => Some(ProbeAnswer { score }),
             Probe::Skipped => None,

@@ -19,6 +19,11 @@ pub struct PreflightReport {
     pub dataset_records: Option<usize>,
     /// Valset records, when a valset was given.
     pub valset_records: Option<usize>,
+    /// Dataset examples the run would use (`--example` and `--limit` pick them), when a dataset
+    /// was given.
+    pub dataset_used: Option<usize>,
+    /// Valset examples the run would use, when a valset was given.
+    pub valset_used: Option<usize>,
     /// The probe's answer; null when no probe was sent.
     pub probe: Option<ProbeAnswer>,
     /// How preflight messages name the evaluator (text format only).
@@ -37,11 +42,17 @@ pub struct ProbeAnswer {
 impl Document for PreflightReport {
     fn text(&self) -> Styled {
         let mut line = format!("preflight ok: {} candidate(s)", self.candidates);
-        if let Some(n) = self.dataset_records {
-            line.push_str(&format!(", dataset {n} records"));
-        }
-        if let Some(n) = self.valset_records {
-            line.push_str(&format!(", valset {n} records"));
+        let splits = [
+            ("dataset", self.dataset_records, self.dataset_used),
+            ("valset", self.valset_records, self.valset_used),
+        ];
+        for (split, records, used) in splits {
+            let Some(records) = records else { continue };
+            line.push_str(&format!(", {split} {records} records"));
+            match used {
+                Some(used) if used != records => line.push_str(&format!(" ({used} used)")),
+                _ => {}
+            }
         }
         line.push_str(&match self.probe {
             Some(answer) => format!(
