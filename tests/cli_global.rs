@@ -199,7 +199,57 @@ calls: 2 (2 ok, 0 errors)   elapsed: [..]s
 cand-1     0.9000  1 / 0
 \u{1b}[31mcand-2     0.2000  1 / 0\u{1b}[0m
 
+best: cand-1 (score 0.9000)
+
 exit 1: all 2 calls succeeded; candidate cand-2 scored 0.2000, below --fail-under 0.5
+"
+    );
+}
+
+#[test]
+fn the_summary_names_the_best_row_and_every_row_that_ties_with_it() {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"low\"'*) printf '{\"score\": 0.2}';; \
+         *) printf '{\"score\": 0.9}';; esac\n",
+    );
+    let run = |candidates: &[&str]| {
+        let mut command = sb.evalctl();
+        command.args(["run", "--format", "text", "--skip-preflight", "-j", "1"]);
+        command.args(["--evaluator-command", "sh eval.sh"]);
+        for candidate in candidates {
+            command.args(["--candidate", candidate]);
+        }
+        let out = command.output().unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        mask_elapsed(&stdout_text(&out))
+    };
+    assert_eq!(
+        run(&["high", "low", "also high"]),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 3 (3 ok, 0 errors)   elapsed: [..]s
+
+candidate  score   n / errors
+cand-1     0.9000  1 / 0
+cand-2     0.2000  1 / 0
+cand-3     0.9000  1 / 0
+
+best: cand-1, cand-3 tie (score 0.9000)
+
+exit 0: all 3 calls succeeded
+"
+    );
+    // One row has no best to name.
+    assert_eq!(
+        run(&["low"]),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 1 (1 ok, 0 errors)   elapsed: [..]s
+
+candidate  score   n / errors
+cand-1     0.2000  1 / 0
+
+exit 0: the call succeeded
 "
     );
 }

@@ -60,6 +60,8 @@ fn the_summary_counts_the_task_models_tokens_per_pair_and_in_total() {
              terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       36 / 9\n\
              terse.txt  acme/large  0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 0       36 / 9\n\
              \n\
+             best: terse.txt × acme/small (score 1.0000)\n\
+             \n\
              score = the candidate's train mean; failed calls count as 0\n\
              ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
              \n\
@@ -103,6 +105,8 @@ fn tokens_the_cache_answered_are_shown_as_saved_in_json_and_markdown() {
              Evaluator: checks {} · score range unit · 6 calls (6 ok, 0 errors, 6 from the cache) · elapsed: E \
              · task model tokens: 0 prompt, 0 completion (saved by the cache: 72 prompt, 18 completion)\n\
              \n\
+             best: terse.txt × acme/small (score 1.0000)\n\
+             \n\
              _score = the candidate's train mean; failed calls count as 0_\n\
              \n\
              _± = half-width of the 95% bootstrap interval over examples (--seed)_\n",
@@ -134,6 +138,8 @@ fn a_price_turns_the_tokens_into_a_cost_per_pair() {
              candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
              terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       36 / 9           $0.054000\n\
              terse.txt  acme/large  0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 0       36 / 9           -\n\
+             \n\
+             best: terse.txt × acme/small (score 1.0000)\n\
              \n\
              score = the candidate's train mean; failed calls count as 0\n\
              ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
@@ -199,6 +205,8 @@ fn the_prices_table_costs_every_pair_and_the_cache_shows_what_it_saved() {
              candidate  task model  score            train mean       n / errors  tokens in / out       cost\n\
              terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  3 / 0       0 / 0 (saved 36 / 9)  $0.000000 (saved $0.054000)\n\
              terse.txt  acme/large  0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 0       0 / 0 (saved 36 / 9)  $0.000000 (saved $0.000036)\n\
+             \n\
+             best: terse.txt × acme/small (score 1.0000)\n\
              \n\
              score = the candidate's train mean; failed calls count as 0\n\
              ± = half-width of the 95% bootstrap interval over examples (--seed)\n\

@@ -86,6 +86,8 @@ candidate  score   n / errors
 cand-1     0.8000  1 / 0
 cand-2     0.6000  1 / 0
 
+best: cand-1 (score 0.8000)
+
 exit 0: all 2 calls succeeded
 ",
             2 * PROMPT_TOKENS,

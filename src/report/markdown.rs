@@ -7,8 +7,8 @@ use std::io::Write;
 
 use super::summary::Summary;
 use super::text::{
-    budget, cost, elapsed, flaky, from_the_cache, judge_cost, notes, table, task_model_tokens,
-    tokens,
+    best, budget, cost, elapsed, flaky, from_the_cache, judge_cost, notes, table,
+    task_model_tokens, tokens,
 };
 use super::Reporter;
 
@@ -42,6 +42,9 @@ pub fn render(summary: &Summary) -> String {
         )),
         cost(summary).map_or_else(String::new, |cost| format!(" · cost: {}", literal(&cost))),
     ));
+    if let Some(best) = best(summary) {
+        out.push_str(&format!("\n{}\n", literal(&best)));
+    }
     for line in flaky(summary) {
         out.push_str(&format!("\n{}\n", literal(&line)));
     }

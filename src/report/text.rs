@@ -53,6 +53,9 @@ pub fn render(summary: &Summary) -> Styled {
             .filter(|&threshold| candidate.below(threshold))
             .map(|_| Paint::Failing)
     }));
+    if let Some(best) = best(summary) {
+        out.push(format!("\n{best}\n"));
+    }
     let flaky = flaky(summary);
     if !flaky.is_empty() {
         out.push(format!("\n{}\n", flaky.join("\n")));
@@ -324,6 +327,38 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
         rows.push(row);
     }
     rows
+}
+
+/// `best: b.txt (score 0.8123)`: the row with the highest score when the table has two rows or
+/// more, every row that shares it on a tie (shared by the text and Markdown summaries).
+pub(super) fn best(summary: &Summary) -> Option<String> {
+    let scored: Vec<(String, f64)> = summary
+        .candidates
+        .iter()
+        .filter_map(|candidate| {
+            let row = match &candidate.task_model {
+                Some(model) => format!("{} × {model}", candidate.id),
+                None => candidate.id.clone(),
+            };
+            Some((row, candidate.score?))
+        })
+        .collect();
+    if summary.candidates.len() < 2 {
+        return None;
+    }
+    let top = scored.iter().map(|(_, score)| *score).reduce(f64::max)?;
+    let rows: Vec<&str> = scored
+        .iter()
+        .filter(|(_, score)| *score == top)
+        .map(|(row, _)| row.as_str())
+        .collect();
+    Some(match rows.len() {
+        1 => format!("best: {} (score {top:.4})", rows[0]),
+        tied if tied == summary.candidates.len() => {
+            format!("best: none, all {tied} tie (score {top:.4})")
+        }
+        _ => format!("best: {} tie (score {top:.4})", rows.join(", ")),
+    })
 }
 
 /// `flaky in a.txt × acme/small (passed in some repeats, failed in others): fr, it`, one line
