@@ -332,20 +332,14 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
 /// `best: b.txt (score 0.8123)`: the row with the highest score when the table has two rows or
 /// more, every row that shares it on a tie (shared by the text and Markdown summaries).
 pub(super) fn best(summary: &Summary) -> Option<String> {
-    let scored: Vec<(String, f64)> = summary
-        .candidates
-        .iter()
-        .filter_map(|candidate| {
-            let row = match &candidate.task_model {
-                Some(model) => format!("{} × {model}", candidate.id),
-                None => candidate.id.clone(),
-            };
-            Some((row, candidate.score?))
-        })
-        .collect();
     if summary.candidates.len() < 2 {
         return None;
     }
+    let scored: Vec<(String, f64)> = summary
+        .candidates
+        .iter()
+        .filter_map(|candidate| Some((row_name(candidate), candidate.score?)))
+        .collect();
     let top = scored.iter().map(|(_, score)| *score).reduce(f64::max)?;
     let rows: Vec<&str> = scored
         .iter()
@@ -361,6 +355,15 @@ pub(super) fn best(summary: &Summary) -> Option<String> {
     })
 }
 
+/// A row's name: the candidate's id, with its task model under `run --generate` (`a.txt ×
+/// acme/small`).
+fn row_name(candidate: &CandidateSummary) -> String {
+    match &candidate.task_model {
+        Some(model) => format!("{} × {model}", candidate.id),
+        None => candidate.id.clone(),
+    }
+}
+
 /// `flaky in a.txt × acme/small (passed in some repeats, failed in others): fr, it`, one line
 /// per row with flaky examples (shared by the text and Markdown summaries).
 pub(super) fn flaky(summary: &Summary) -> Vec<String> {
@@ -369,13 +372,10 @@ pub(super) fn flaky(summary: &Summary) -> Vec<String> {
         .iter()
         .filter_map(|candidate| {
             let flaky = &candidate.pass_at_k.as_ref()?.flaky;
-            let row = match &candidate.task_model {
-                Some(model) => format!("{} × {model}", candidate.id),
-                None => candidate.id.clone(),
-            };
             (!flaky.is_empty()).then(|| {
                 format!(
-                    "flaky in {row} (passed in some repeats, failed in others): {}",
+                    "flaky in {} (passed in some repeats, failed in others): {}",
+                    row_name(candidate),
                     flaky.join(", ")
                 )
             })
