@@ -240,6 +240,21 @@ best: cand-1, cand-3 tie (score 0.9000)
 exit 0: all 3 calls succeeded
 "
     );
+    assert_eq!(
+        run(&["a", "b", "c"]),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 3 (3 ok, 0 errors)   elapsed: [..]s
+
+candidate  score   n / errors
+cand-1     0.9000  1 / 0
+cand-2     0.9000  1 / 0
+cand-3     0.9000  1 / 0
+
+best: none, all 3 tie (score 0.9000)
+
+exit 0: all 3 calls succeeded
+"
+    );
     // One row has no best to name.
     assert_eq!(
         run(&["low"]),

@@ -348,6 +348,7 @@ pub(super) fn best(summary: &Summary) -> Option<String> {
         .collect();
     Some(match rows.len() {
         1 => format!("best: {} (score {top:.4})", rows[0]),
+        2 if summary.candidates.len() == 2 => format!("best: none, both tie (score {top:.4})"),
         tied if tied == summary.candidates.len() => {
             format!("best: none, all {tied} tie (score {top:.4})")
         }
