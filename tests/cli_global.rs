@@ -199,6 +199,9 @@ calls: 2 (2 ok, 0 errors)   elapsed: [..]s
 cand-1     0.9000  1 / 0
 \u{1b}[31mcand-2     0.2000  1 / 0\u{1b}[0m
 
+cand-1 = \"good\"
+cand-2 = \"bad\"
+
 best: cand-1 (score 0.9000)
 
 exit 1: all 2 calls succeeded; candidate cand-2 scored 0.2000, below --fail-under 0.5
@@ -235,6 +238,10 @@ cand-1     0.9000  1 / 0
 cand-2     0.2000  1 / 0
 cand-3     0.9000  1 / 0
 
+cand-1 = \"high\"
+cand-2 = \"low\"
+cand-3 = \"also high\"
+
 best: cand-1, cand-3 tie (score 0.9000)
 
 exit 0: all 3 calls succeeded
@@ -249,6 +256,10 @@ candidate  score   n / errors
 cand-1     0.9000  1 / 0
 cand-2     0.9000  1 / 0
 cand-3     0.9000  1 / 0
+
+cand-1 = \"a\"
+cand-2 = \"b\"
+cand-3 = \"c\"
 
 best: none, all 3 tie (score 0.9000)
 
@@ -267,6 +278,62 @@ cand-1     0.2000  1 / 0
 exit 0: the call succeeded
 "
     );
+}
+
+#[test]
+fn inline_candidates_are_quoted_under_the_table_cut_and_escaped() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null; printf '{\"score\": 1}'\n");
+    let long = "Name the capital city of the country the question asks about, and nothing else.";
+    let run = |format: &str| {
+        let out = sb
+            .evalctl()
+            .args(["run", "--format", format, "--skip-preflight", "-j", "1"])
+            .args(["--evaluator-command", "sh eval.sh"])
+            .args([
+                "--candidate",
+                long,
+                "--candidate",
+                "line one\n\u{1b}[2J*two*",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        out
+    };
+    assert_eq!(
+        mask_elapsed(&stdout_text(&run("text"))),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 2 (2 ok, 0 errors)   elapsed: [..]s
+
+candidate  score   n / errors
+cand-1     1.0000  1 / 0
+cand-2     1.0000  1 / 0
+
+cand-1 = \"Name the capital city of the country the question asks about…\"
+cand-2 = \"line one\\n\\u001b[2J*two*\"
+
+best: none, both tie (score 1.0000)
+
+exit 0: all 2 calls succeeded
+"
+    );
+    let markdown = stdout_text(&run("markdown"));
+    let quoted: Vec<&str> = markdown
+        .lines()
+        .filter(|line| line.starts_with("cand-"))
+        .collect();
+    assert_eq!(
+        quoted,
+        [
+            "cand-1 = \"Name the capital city of the country the question asks about…\"  ",
+            "cand-2 = \"line one\\\\n\\\\u001b\\[2J\\*two\\*\"",
+        ]
+    );
+    // The JSON summary is unchanged: the caller has the texts it gave.
+    let summary: serde_json::Value = serde_json::from_slice(&run("json").stdout).unwrap();
+    assert_eq!(summary["candidates"][0].get("text"), None);
+    assert_eq!(summary.get("inline_texts"), None);
 }
 
 #[test]

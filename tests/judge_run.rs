@@ -86,6 +86,9 @@ candidate  score   n / errors
 cand-1     0.8000  1 / 0
 cand-2     0.6000  1 / 0
 
+cand-1 = \"scenario:plain\"
+cand-2 = \"scenario:fenced\"
+
 best: cand-1 (score 0.8000)
 
 exit 0: all 2 calls succeeded

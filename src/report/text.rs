@@ -2,7 +2,7 @@
 
 use super::summary::{Aggregate, CandidateSummary, Summary, Usage};
 use super::terminal::{Paint, Styled};
-use crate::text::visible;
+use crate::text::{clip, visible};
 
 /// Render `summary` as a table.
 pub fn render(summary: &Summary) -> Styled {
@@ -53,6 +53,10 @@ pub fn render(summary: &Summary) -> Styled {
             .filter(|&threshold| candidate.below(threshold))
             .map(|_| Paint::Failing)
     }));
+    let quoted = inline_texts(summary);
+    if !quoted.is_empty() {
+        out.push(format!("\n{}\n", quoted.join("\n")));
+    }
     if let Some(best) = best(summary) {
         out.push(format!("\n{best}\n"));
     }
@@ -327,6 +331,26 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
         rows.push(row);
     }
     rows
+}
+
+/// How many characters of an inline candidate's text [`inline_texts`] quotes.
+const QUOTED_CHARS: usize = 60;
+
+/// `cand-1 = "Answer briefly."`, one line per candidate given inline when there are two or more
+/// (one needs no telling apart), its text quoted as a JSON string and cut at [`QUOTED_CHARS`]
+/// characters (shared by the text and Markdown summaries).
+pub(super) fn inline_texts(summary: &Summary) -> Vec<String> {
+    if summary.inline_texts.len() < 2 {
+        return Vec::new();
+    }
+    summary
+        .inline_texts
+        .iter()
+        .map(|(id, text)| {
+            let quoted = serde_json::Value::String(clip(text, QUOTED_CHARS)).to_string();
+            format!("{id} = {}", visible(&quoted))
+        })
+        .collect()
 }
 
 /// `best: b.txt (score 0.8123)`: the row with the highest score when the table has two rows or
