@@ -2,10 +2,11 @@
 //! validator's evidence and run it, collect the metrics, score the dimensions, apply the strategy,
 //! and derive status, validity and warnings.
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 
 use serde::ser::{SerializeMap, Serializer};
 use serde::Serialize;
+use serde_json::value::RawValue;
 use serde_json::{json, Map, Value};
 
 use super::evidence::{Evidence, Resolved, RunRecord, SourcePointer};
@@ -62,6 +63,59 @@ pub struct ValidatorResult {
 
 impl Serialize for ValidatorResult {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.serialize_with(serializer, &RepeatedValues::default())
+    }
+}
+
+/// The value strings of one record's validator results, each escaped as JSON once: the
+/// validators that read one target (most read `final_output`) repeat its value, and escaping is
+/// most of what writing a long value with quotes in it costs.
+#[derive(Default)]
+struct RepeatedValues<'a> {
+    escaped: RefCell<Vec<(&'a str, Box<RawValue>)>>,
+}
+
+impl<'a> RepeatedValues<'a> {
+    /// Serialize the member `name`: `value`, escaped the first time this record holds it.
+    fn entry<M: SerializeMap>(
+        &self,
+        out: &mut M,
+        name: &str,
+        value: &'a str,
+    ) -> Result<(), M::Error> {
+        let mut escaped = self.escaped.borrow_mut();
+        if let Some((_, raw)) = escaped.iter().find(|(seen, _)| *seen == value) {
+            return out.serialize_entry(name, raw);
+        }
+        let raw = serde_json::value::to_raw_value(value).map_err(serde::ser::Error::custom)?;
+        out.serialize_entry(name, &raw)?;
+        escaped.push((value, raw));
+        Ok(())
+    }
+}
+
+/// A record's validator results, their repeated values escaped once.
+fn serialize_results<S: Serializer>(
+    results: &[ValidatorResult],
+    serializer: S,
+) -> Result<S::Ok, S::Error> {
+    struct WithRepeats<'a, 'b>(&'a ValidatorResult, &'b RepeatedValues<'a>);
+    impl Serialize for WithRepeats<'_, '_> {
+        fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+            self.0.serialize_with(serializer, self.1)
+        }
+    }
+    let repeated = RepeatedValues::default();
+    serializer.collect_seq(results.iter().map(|result| WithRepeats(result, &repeated)))
+}
+
+impl ValidatorResult {
+    /// The result as its record holds it, the values escaped through `repeated`.
+    fn serialize_with<'a, S: Serializer>(
+        &'a self,
+        serializer: S,
+        repeated: &RepeatedValues<'a>,
+    ) -> Result<S::Ok, S::Error> {
         let mut out = serializer.serialize_map(None)?;
         out.serialize_entry("key", &self.key)?;
         out.serialize_entry("type", &self.kind)?;
@@ -75,9 +129,16 @@ impl Serialize for ValidatorResult {
         }
         out.serialize_entry("target", &self.target)?;
         out.serialize_entry("expected_from", &self.expected_from)?;
-        let optional = [
+        let values = [
             ("actual_value", &self.actual_value),
             ("expected_value", &self.expected_value),
+        ];
+        for (name, value) in values {
+            if let Some(value) = value {
+                repeated.entry(&mut out, name, value)?;
+            }
+        }
+        let optional = [
             ("challenge_identity_id", &self.challenge_identity_id),
             ("regression_case_id", &self.regression_case_id),
         ];
@@ -108,6 +169,7 @@ pub struct EvaluationRecord {
     /// `complete` when every dimension is available with a score, else `partial`.
     pub status: &'static str,
     /// One result per validator, in declaration order.
+    #[serde(serialize_with = "serialize_results")]
     pub validator_results: Vec<ValidatorResult>,
     /// The judge results scoring used.
     #[serde(skip_serializing_if = "Vec::is_empty")]
