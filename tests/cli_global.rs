@@ -242,7 +242,7 @@ cand-1 = \"high\"
 cand-2 = \"low\"
 cand-3 = \"also high\"
 
-best: cand-1, cand-3 tie (score 0.9000)
+best: cand-1 and cand-3 tie (score 0.9000)
 
 exit 0: all 3 calls succeeded
 "
@@ -261,7 +261,7 @@ cand-1 = \"a\"
 cand-2 = \"b\"
 cand-3 = \"c\"
 
-best: none, all 3 tie (score 0.9000)
+best: none, all 3 rows score 0.9000
 
 exit 0: all 3 calls succeeded
 "
@@ -277,6 +277,103 @@ cand-1     0.2000  1 / 0
 
 exit 0: the call succeeded
 "
+    );
+}
+
+#[test]
+fn means_equal_as_shown_tie_and_a_shard_names_no_best_row() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"n\": 1}\n{\"n\": 2}\n{\"n\": 3}\n");
+    // cand-1 scores 0.1, 0.2, 0.3 and cand-2 0.3, 0.2, 0.1: sums in another order, one mean.
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in\n\
+         *'\"up\"'*'\"n\": 1'*|*'\"n\": 1'*'\"up\"'*) s=0.1;;\n\
+         *'\"up\"'*'\"n\": 3'*|*'\"n\": 3'*'\"up\"'*) s=0.3;;\n\
+         *'\"n\": 1'*) s=0.3;;\n*'\"n\": 3'*) s=0.1;;\n*) s=0.2;;\nesac\n\
+         printf '{\"score\": %s}' \"$s\"\n",
+    );
+    let run = |extra: &[&str]| {
+        let out = sb
+            .evalctl()
+            .args(["run", "--format", "text", "--skip-preflight", "-j", "1"])
+            .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+            .args(["--candidate", "up", "--candidate", "down"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        mask_elapsed(&stdout_text(&out))
+    };
+    assert_eq!(
+        run(&[]),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 6 (6 ok, 0 errors)   elapsed: [..]s
+
+candidate  score            train mean       n / errors
+cand-1     0.2000 ± 0.1000  0.2000 ± 0.1000  3 / 0
+cand-2     0.2000 ± 0.1000  0.2000 ± 0.1000  3 / 0
+
+cand-1 = \"up\"
+cand-2 = \"down\"
+
+best: none, both rows score 0.2000
+
+score = the candidate's train mean; failed calls count as 0
+± = half-width of the 95% bootstrap interval over examples (--seed)
+
+exit 0: all 6 calls succeeded
+"
+    );
+    // A shard's rows cover different examples (which ones depends on the call keys, and so on
+    // the sandbox's path): where a shard misses calls, no best row is named.
+    let mut partial = 0;
+    for shard in ["0/2", "1/2"] {
+        let summary = run(&["--shard", shard]);
+        let lines: Vec<&str> = summary.lines().collect();
+        if lines.iter().any(|line| line.starts_with("partial: ")) {
+            partial += 1;
+            assert!(
+                !lines.iter().any(|line| line.starts_with("best:")),
+                "{summary}"
+            );
+        }
+    }
+    assert!(partial > 0, "no shard missed a call");
+}
+
+#[test]
+fn prompts_that_share_a_preamble_are_quoted_from_where_they_differ() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null; printf '{\"score\": 1}'\n");
+    let preamble = "You are a careful assistant. Read the question and think about the country";
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "text", "--skip-preflight", "-j", "1"])
+        .args(["--evaluator-command", "sh eval.sh"])
+        .arg("--candidate")
+        .arg(format!(
+            "{preamble} it names, then answer with its capital."
+        ))
+        .arg("--candidate")
+        .arg(format!("{preamble} it names, then answer in one word."))
+        .arg("--candidate")
+        .arg(preamble)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let quoted: Vec<String> = stdout_text(&out)
+        .lines()
+        .filter(|line| line.contains(" = "))
+        .map(str::to_string)
+        .collect();
+    assert_eq!(
+        quoted,
+        [
+            "cand-1 = …\"names, then answer with its capital.\"",
+            "cand-2 = …\"names, then answer in one word.\"",
+            "cand-3 = …\"about the country\"",
+        ]
     );
 }
 
@@ -310,10 +407,10 @@ candidate  score   n / errors
 cand-1     1.0000  1 / 0
 cand-2     1.0000  1 / 0
 
-cand-1 = \"Name the capital city of the country the question asks about…\"
-cand-2 = \"line one\\n\\u001b[2J*two*\"
+cand-1 = \"Name the capital city of the country the question asks about\"…
+cand-2 = \"line one\\n\\u{1b}[2J*two*\"
 
-best: none, both tie (score 1.0000)
+best: none, both rows score 1.0000
 
 exit 0: all 2 calls succeeded
 "
@@ -326,8 +423,8 @@ exit 0: all 2 calls succeeded
     assert_eq!(
         quoted,
         [
-            "cand-1 = \"Name the capital city of the country the question asks about…\"  ",
-            "cand-2 = \"line one\\\\n\\\\u001b\\[2J\\*two\\*\"",
+            "cand-1 = \"Name the capital city of the country the question asks about\"…  ",
+            "cand-2 = \"line one\\\\n\\\\u{1b}\\[2J\\*two\\*\"",
         ]
     );
     // The JSON summary is unchanged: the caller has the texts it gave.

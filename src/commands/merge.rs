@@ -1,7 +1,8 @@
 //! `evalctl summarize FILE.jsonl` and `evalctl merge A.jsonl B.jsonl ...`: the summary of one or
 //! more results files (a run's `--output`, or the shards of one run), built by the same [`Tally`]
-//! as `run`, so the merge of a run's shards prints the unsharded run's summary. The lines that
-//! count, and the run they belong to, are read by [`read_all`].
+//! as `run`, so the merge of a run's shards prints the unsharded run's summary (but for the
+//! quotes of inline candidates, whose texts results files do not hold). The lines that count,
+//! and the run they belong to, are read by [`read_all`].
 
 use std::path::PathBuf;
 

@@ -243,7 +243,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         },
     });
     if let CandidateSource::Texts(_) = &config.candidates {
-        summary.inline_texts = (inputs.candidates.iter())
+        summary.inline_texts = inputs
+            .candidates
+            .iter()
             .map(|candidate| (candidate.id.clone(), candidate.text.clone()))
             .collect();
     }

@@ -61,9 +61,11 @@ pub struct ValidatorResult {
     pub evidence: RawOutput,
 }
 
+/// For serde_json only: the values are written as its `RawValue`s (another serializer would
+/// show them as maps).
 impl Serialize for ValidatorResult {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        self.serialize_with(serializer, &RepeatedValues::default())
+        self.serialize_sharing(serializer, &EscapedValues::default())
     }
 }
 
@@ -71,11 +73,11 @@ impl Serialize for ValidatorResult {
 /// validators that read one target (most read `final_output`) repeat its value, and escaping is
 /// most of what writing a long value with quotes in it costs.
 #[derive(Default)]
-struct RepeatedValues<'a> {
+struct EscapedValues<'a> {
     escaped: RefCell<Vec<(&'a str, Box<RawValue>)>>,
 }
 
-impl<'a> RepeatedValues<'a> {
+impl<'a> EscapedValues<'a> {
     /// Serialize the member `name`: `value`, escaped the first time this record holds it.
     fn entry<M: SerializeMap>(
         &self,
@@ -94,27 +96,28 @@ impl<'a> RepeatedValues<'a> {
     }
 }
 
-/// A record's validator results, their repeated values escaped once.
+/// A record's validator results, each value escaped once (serde_json only, as for
+/// [`ValidatorResult`]).
 fn serialize_results<S: Serializer>(
     results: &[ValidatorResult],
     serializer: S,
 ) -> Result<S::Ok, S::Error> {
-    struct WithRepeats<'a, 'b>(&'a ValidatorResult, &'b RepeatedValues<'a>);
-    impl Serialize for WithRepeats<'_, '_> {
+    struct Sharing<'a, 'b>(&'a ValidatorResult, &'b EscapedValues<'a>);
+    impl Serialize for Sharing<'_, '_> {
         fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-            self.0.serialize_with(serializer, self.1)
+            self.0.serialize_sharing(serializer, self.1)
         }
     }
-    let repeated = RepeatedValues::default();
-    serializer.collect_seq(results.iter().map(|result| WithRepeats(result, &repeated)))
+    let escaped = EscapedValues::default();
+    serializer.collect_seq(results.iter().map(|result| Sharing(result, &escaped)))
 }
 
 impl ValidatorResult {
-    /// The result as its record holds it, the values escaped through `repeated`.
-    fn serialize_with<'a, S: Serializer>(
+    /// The result as its record holds it, the values escaped through `escaped`.
+    fn serialize_sharing<'a, S: Serializer>(
         &'a self,
         serializer: S,
-        repeated: &RepeatedValues<'a>,
+        escaped: &EscapedValues<'a>,
     ) -> Result<S::Ok, S::Error> {
         let mut out = serializer.serialize_map(None)?;
         out.serialize_entry("key", &self.key)?;
@@ -135,7 +138,7 @@ impl ValidatorResult {
         ];
         for (name, value) in values {
             if let Some(value) = value {
-                repeated.entry(&mut out, name, value)?;
+                escaped.entry(&mut out, name, value)?;
             }
         }
         let optional = [

@@ -7,8 +7,8 @@ use std::io::Write;
 
 use super::summary::Summary;
 use super::text::{
-    best, budget, cost, elapsed, flaky, from_the_cache, inline_texts, judge_cost, notes, table,
-    task_model_tokens, tokens,
+    best, budget, cost, elapsed, flaky, from_the_cache, judge_cost, notes, quoted_candidates,
+    table, task_model_tokens, tokens,
 };
 use super::Reporter;
 
@@ -42,7 +42,7 @@ pub fn render(summary: &Summary) -> String {
         )),
         cost(summary).map_or_else(String::new, |cost| format!(" · cost: {}", literal(&cost))),
     ));
-    let quoted = inline_texts(summary);
+    let quoted = quoted_candidates(summary);
     if !quoted.is_empty() {
         let quoted: Vec<String> = quoted.iter().map(|line| literal(line)).collect();
         out.push_str(&format!("\n{}\n", quoted.join("  \n")));

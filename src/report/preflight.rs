@@ -49,9 +49,8 @@ impl Document for PreflightReport {
         for (split, records, used) in splits {
             let Some(records) = records else { continue };
             line.push_str(&format!(", {split} {records} records"));
-            match used {
-                Some(used) if used != records => line.push_str(&format!(" ({used} used)")),
-                _ => {}
+            if let Some(used) = used.filter(|&used| used != records) {
+                line.push_str(&format!(" ({used} used)"));
             }
         }
         line.push_str(&match self.probe {

@@ -2,7 +2,7 @@
 
 use super::summary::{Aggregate, CandidateSummary, Summary, Usage};
 use super::terminal::{Paint, Styled};
-use crate::text::{clip, visible};
+use crate::text::{one_line, visible};
 
 /// Render `summary` as a table.
 pub fn render(summary: &Summary) -> Styled {
@@ -53,7 +53,7 @@ pub fn render(summary: &Summary) -> Styled {
             .filter(|&threshold| candidate.below(threshold))
             .map(|_| Paint::Failing)
     }));
-    let quoted = inline_texts(summary);
+    let quoted = quoted_candidates(summary);
     if !quoted.is_empty() {
         out.push(format!("\n{}\n", quoted.join("\n")));
     }
@@ -333,50 +333,107 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     rows
 }
 
-/// How many characters of an inline candidate's text [`inline_texts`] quotes.
+/// How many characters of an inline candidate's text [`quoted_candidates`] quotes.
 const QUOTED_CHARS: usize = 60;
 
+/// How many characters before its first difference from another candidate a quote starts (at
+/// the next word), when that difference lies past [`QUOTED_CHARS`] (prompts that share a
+/// preamble).
+const CONTEXT_CHARS: usize = 20;
+
 /// `cand-1 = "Answer briefly."`, one line per candidate given inline when there are two or more
-/// (one needs no telling apart), its text quoted as a JSON string and cut at [`QUOTED_CHARS`]
-/// characters (shared by the text and Markdown summaries).
-pub(super) fn inline_texts(summary: &Summary) -> Vec<String> {
-    if summary.inline_texts.len() < 2 {
+/// (one needs no telling apart), its text quoted by [`quote`]. Texts that share their first
+/// [`QUOTED_CHARS`] characters are quoted from shortly before they differ, so that no two quotes
+/// of different texts are the same (shared by the text and Markdown summaries).
+pub(super) fn quoted_candidates(summary: &Summary) -> Vec<String> {
+    let texts = &summary.inline_texts;
+    if texts.len() < 2 {
         return Vec::new();
     }
-    summary
-        .inline_texts
+    texts
         .iter()
         .map(|(id, text)| {
-            let quoted = serde_json::Value::String(clip(text, QUOTED_CHARS)).to_string();
-            format!("{id} = {}", visible(&quoted))
+            let shared = (texts.iter())
+                .filter(|(_, other)| other != text)
+                .map(|(_, other)| shared_chars(text, other))
+                .max()
+                .unwrap_or(0);
+            let start = if shared >= QUOTED_CHARS {
+                word_start(text, shared - CONTEXT_CHARS, shared)
+            } else {
+                0
+            };
+            format!("{} = {}", one_line(id), quote(text, start))
         })
         .collect()
 }
 
-/// `best: b.txt (score 0.8123)`: the row with the highest score when the table has two rows or
-/// more, every row that shares it on a tie (shared by the text and Markdown summaries).
+/// The character of `text` after the first space from character `from` on, where one comes
+/// before character `before`; else `from`.
+fn word_start(text: &str, from: usize, before: usize) -> usize {
+    (text.chars().enumerate())
+        .take(before)
+        .skip(from)
+        .find(|(_, ch)| ch.is_whitespace())
+        .map_or(from, |(at, _)| at + 1)
+}
+
+/// How many characters `a` and `b` share from their start.
+fn shared_chars(a: &str, b: &str) -> usize {
+    a.chars().zip(b.chars()).take_while(|(x, y)| x == y).count()
+}
+
+/// `text` in double quotes from its character `start`, at most [`QUOTED_CHARS`] characters of it,
+/// with an ellipsis outside the quotes where text is left out; escaped as Rust's debug format
+/// escapes (`\n`, `\"`, `\u{1b}`, `\u{202e}`), so line breaks, control and bidirectional
+/// characters are shown, not obeyed.
+fn quote(text: &str, start: usize) -> String {
+    let from = text
+        .char_indices()
+        .nth(start)
+        .map_or(text.len(), |(at, _)| at);
+    let rest = &text[from..];
+    let (shown, cut) = match rest.char_indices().nth(QUOTED_CHARS) {
+        Some((end, _)) => (&rest[..end], true),
+        None => (rest, false),
+    };
+    let before = if from > 0 { "…" } else { "" };
+    let after = if cut { "…" } else { "" };
+    format!("{before}\"{}\"{after}", shown.escape_debug())
+}
+
+/// `best: b.txt (score 0.8123)`: the row with the highest score as the table shows it (four
+/// decimals: means that differ past them tie), when two rows or more have one and every row
+/// covers the same calls (not a shard, an interrupted run or one the budget stopped). A tie
+/// reads `best: a.txt and c.txt tie (score 0.8123)`, or `best: none, all 3 rows score 0.8123`
+/// when every row shares it (shared by the text and Markdown summaries).
 pub(super) fn best(summary: &Summary) -> Option<String> {
-    if summary.candidates.len() < 2 {
+    let stopped = summary.budget.as_ref().is_some_and(|budget| budget.stopped);
+    if summary.partial.is_some() || summary.interrupted || stopped {
         return None;
     }
     let scored: Vec<(String, f64)> = summary
         .candidates
         .iter()
-        .filter_map(|candidate| Some((row_name(candidate), candidate.score?)))
+        .filter_map(|candidate| Some((one_line(&row_name(candidate)), candidate.score?)))
         .collect();
-    let top = scored.iter().map(|(_, score)| *score).reduce(f64::max)?;
+    if scored.len() < 2 {
+        return None;
+    }
+    let top = number(scored.iter().map(|(_, score)| *score).reduce(f64::max));
     let rows: Vec<&str> = scored
         .iter()
-        .filter(|(_, score)| *score == top)
+        .filter(|(_, score)| number(Some(*score)) == top)
         .map(|(row, _)| row.as_str())
         .collect();
-    Some(match rows.len() {
-        1 => format!("best: {} (score {top:.4})", rows[0]),
-        2 if summary.candidates.len() == 2 => format!("best: none, both tie (score {top:.4})"),
-        tied if tied == summary.candidates.len() => {
-            format!("best: none, all {tied} tie (score {top:.4})")
+    Some(match rows.as_slice() {
+        [row] => format!("best: {row} (score {top})"),
+        [_, _] if scored.len() == 2 => format!("best: none, both rows score {top}"),
+        tied if tied.len() == scored.len() => {
+            format!("best: none, all {} rows score {top}", tied.len())
         }
-        _ => format!("best: {} tie (score {top:.4})", rows.join(", ")),
+        [first @ .., last] => format!("best: {} and {last} tie (score {top})", first.join(", ")),
+        [] => return None,
     })
 }
 
@@ -400,7 +457,7 @@ pub(super) fn flaky(summary: &Summary) -> Vec<String> {
             (!flaky.is_empty()).then(|| {
                 format!(
                     "flaky in {} (passed in some repeats, failed in others): {}",
-                    row_name(candidate),
+                    one_line(&row_name(candidate)),
                     flaky.join(", ")
                 )
             })
