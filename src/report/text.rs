@@ -353,7 +353,8 @@ pub(super) fn quoted_candidates(summary: &Summary) -> Vec<String> {
     texts
         .iter()
         .map(|(id, text)| {
-            let shared = (texts.iter())
+            let shared = texts
+                .iter()
                 .filter(|(_, other)| other != text)
                 .map(|(_, other)| shared_chars(text, other))
                 .max()
@@ -371,7 +372,8 @@ pub(super) fn quoted_candidates(summary: &Summary) -> Vec<String> {
 /// The character of `text` after the first space from character `from` on, where one comes
 /// before character `before`; else `from`.
 fn word_start(text: &str, from: usize, before: usize) -> usize {
-    (text.chars().enumerate())
+    text.chars()
+        .enumerate()
         .take(before)
         .skip(from)
         .find(|(_, ch)| ch.is_whitespace())
