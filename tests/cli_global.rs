@@ -430,7 +430,45 @@ exit 0: all 2 calls succeeded
     // The JSON summary is unchanged: the caller has the texts it gave.
     let summary: serde_json::Value = serde_json::from_slice(&run("json").stdout).unwrap();
     assert_eq!(summary["candidates"][0].get("text"), None);
-    assert_eq!(summary.get("inline_texts"), None);
+    assert_eq!(summary.get("numbered_texts"), None);
+}
+
+#[test]
+fn candidates_file_lines_without_an_id_are_quoted_and_named_ones_are_not() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null; printf '{\"score\": 1}'\n");
+    sb.write(
+        "candidates.jsonl",
+        "{\"candidate\": \"Answer briefly.\"}\n\
+         {\"candidate\": \"Think step by step.\", \"id\": \"cot\"}\n\
+         {\"candidate\": \"Name the capital only.\"}\n",
+    );
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "text", "--skip-preflight", "-j", "1"])
+        .args(["--evaluator-command", "sh eval.sh"])
+        .args(["--candidates", "candidates.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        mask_elapsed(&stdout_text(&out)),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 3 (3 ok, 0 errors)   elapsed: [..]s
+
+candidate  score   n / errors
+line-1     1.0000  1 / 0
+cot        1.0000  1 / 0
+line-3     1.0000  1 / 0
+
+line-1 = \"Answer briefly.\"
+line-3 = \"Name the capital only.\"
+
+best: none, all 3 rows score 1.0000
+
+exit 0: all 3 calls succeeded
+"
+    );
 }
 
 #[test]

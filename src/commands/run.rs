@@ -242,13 +242,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             0
         },
     });
-    if let CandidateSource::Texts(_) = &config.candidates {
-        summary.inline_texts = inputs
-            .candidates
-            .iter()
-            .map(|candidate| (candidate.id.clone(), candidate.text.clone()))
-            .collect();
-    }
+    summary.numbered_texts = inputs
+        .candidates
+        .iter()
+        .filter(|candidate| candidate.numbered)
+        .map(|candidate| (candidate.id.clone(), candidate.text.clone()))
+        .collect();
     // A shard's summary covers its own calls: the rest of the run's plan is missing from it.
     summary.partial = config.shard.and_then(|shard| {
         report::Partial::of_shard(shard.index, shard.count, plan_calls_total, planned)

@@ -167,10 +167,12 @@ mod tests {
             Candidate {
                 id: "p.txt".into(),
                 text: "Intro\n{{question}} {{ctx}}".into(),
+                numbered: false,
             },
             Candidate {
                 id: "sys.txt".into(),
                 text: "System".into(),
+                numbered: false,
             },
         ];
         let records = [

@@ -33,6 +33,9 @@ pub struct Candidate {
     pub id: String,
     /// The text sent as the payload's `candidate`.
     pub text: String,
+    /// The id is one evalctl numbered (`cand-N` for `--candidate TEXT`, `line-N` for a JSONL
+    /// line without an `id`), which says nothing of the text: summaries quote the text.
+    pub numbered: bool,
 }
 
 /// Load the candidates of `source`, appending every problem found to `problems`.
@@ -44,6 +47,7 @@ pub fn load(source: &CandidateSource, problems: &mut Vec<Problem>) -> Vec<Candid
             .map(|(index, text)| Candidate {
                 id: format!("cand-{}", index + 1),
                 text: text.clone(),
+                numbered: true,
             })
             .collect(),
         CandidateSource::Stdin => stdin_candidate(problems).into_iter().collect(),
@@ -78,6 +82,7 @@ fn load_file(path: &str, problems: &mut Vec<Problem>) -> Option<Candidate> {
         Ok(bytes) => whole_text(path, bytes, problems).map(|text| Candidate {
             id: path.to_string(),
             text,
+            numbered: false,
         }),
         Err(problem) => {
             problems.push(problem);
@@ -122,6 +127,7 @@ fn stdin_candidate(problems: &mut Vec<Problem>) -> Option<Candidate> {
     Some(Candidate {
         id: "stdin".into(),
         text,
+        numbered: false,
     })
 }
 
@@ -150,10 +156,10 @@ fn load_jsonl(source: &Source, problems: &mut Vec<Problem>) -> Vec<Candidate> {
             Some(Err(reason)) => return Some(format!("candidate: {reason}")),
             None => return Some(strict::missing_key("candidate")),
         };
-        let id = match record.value.get("id") {
-            None | Some(Value::Null) => format!("line-{line}"),
+        let (id, numbered) = match record.value.get("id") {
+            None | Some(Value::Null) => (format!("line-{line}"), true),
             Some(Value::String(id)) if !id.is_empty() && !id.chars().any(char::is_control) => {
-                id.clone()
+                (id.clone(), false)
             }
             Some(other) => {
                 let expected = "a non-empty string without control characters";
@@ -169,7 +175,7 @@ fn load_jsonl(source: &Source, problems: &mut Vec<Problem>) -> Vec<Candidate> {
             ));
         }
         first_line_of_id.insert(id.clone(), line);
-        candidates.push(Candidate { id, text });
+        candidates.push(Candidate { id, text, numbered });
         None
     });
     // Every problem of the file, in line order, in one pass.

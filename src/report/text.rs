@@ -333,7 +333,7 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     rows
 }
 
-/// How many characters of an inline candidate's text [`quoted_candidates`] quotes.
+/// How many characters of a numbered candidate's text [`quoted_candidates`] quotes.
 const QUOTED_CHARS: usize = 60;
 
 /// How many characters before its first difference from another candidate a quote starts (at
@@ -341,12 +341,12 @@ const QUOTED_CHARS: usize = 60;
 /// preamble).
 const CONTEXT_CHARS: usize = 20;
 
-/// `cand-1 = "Answer briefly."`, one line per candidate given inline when there are two or more
-/// (one needs no telling apart), its text quoted by [`quote`]. Texts that share their first
+/// `cand-1 = "Answer briefly."`, one line per candidate evalctl numbered (`cand-N`, `line-N`)
+/// when there are two or more (one needs no telling apart), its text quoted by [`quote`]. Texts that share their first
 /// [`QUOTED_CHARS`] characters are quoted from shortly before they differ, so that no two quotes
 /// of different texts are the same (shared by the text and Markdown summaries).
 pub(super) fn quoted_candidates(summary: &Summary) -> Vec<String> {
-    let texts = &summary.inline_texts;
+    let texts = &summary.numbered_texts;
     if texts.len() < 2 {
         return Vec::new();
     }

@@ -427,6 +427,7 @@ mod tests {
             candidates: vec![Candidate {
                 id: id.into(),
                 text: text.into(),
+                numbered: false,
             }],
             dataset: Some(vec![
                 Record::from_value(1, serde_json::json!({"id": "a", "q": example})),

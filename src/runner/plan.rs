@@ -157,6 +157,7 @@ mod tests {
             .map(|i| Candidate {
                 id: format!("c{i}"),
                 text: String::new(),
+                numbered: false,
             })
             .collect();
         Inputs {

@@ -112,11 +112,12 @@ pub struct Summary {
     pub partial: Option<Partial>,
     /// Per candidate, in the order given.
     pub candidates: Vec<CandidateSummary>,
-    /// The id and text of each candidate given inline (`--candidate TEXT`, ids `cand-N`), which
-    /// the text and Markdown summaries quote under the table; empty for other candidates and
-    /// for a summary of results files (they do not hold the texts).
+    /// The id and text of each candidate evalctl numbered (`--candidate TEXT` as `cand-N`, a
+    /// `--candidates` line without an `id` as `line-N`), which the text and Markdown summaries
+    /// quote under the table; empty for named candidates and for a summary of results files
+    /// (they do not hold the texts).
     #[serde(skip)]
-    pub inline_texts: Vec<(String, String)>,
+    pub numbered_texts: Vec<(String, String)>,
     /// How the gates judged the run (set by [`crate::report::Gates::judge`]).
     pub gates: GateReport,
     /// The exit code the run ends with and why (set by [`crate::report::Gates::judge`]).

@@ -379,7 +379,7 @@ impl Tally {
             budget: None,
             partial: None,
             candidates,
-            inline_texts: Vec::new(),
+            numbered_texts: Vec::new(),
             gates: GateReport {
                 pass_score,
                 ..GateReport::default()
