@@ -1,15 +1,14 @@
 //! The agentclash conformance cases of kinds `spec_validation`, `scorecard`, `evidence` and
-//! `metric` (`tests/fixtures/conformance/agentclash-cases.json`, a copy of
-//! `../shared/conformance/agentclash-cases.json`; format in section 8 of the design
-//! page). Run-mode cases go through the real binary (`evalctl spec score`), spec cases through
-//! `evalctl spec validate` (and the library, for which stage rejected a spec), helper cases through
-//! the public `evalctl::evaluation_spec` API. Every case runs; the failing ids are collected and the test
-//! fails listing them, so progress stays visible.
+//! `metric` (`tests/fixtures/conformance/agentclash-cases.json`: cases taken from the reference's
+//! own tests, each an `id`, a `kind`, an `input`, the `expected` outcome and the reference test
+//! it comes from as `source`). Run-mode cases go through the real binary (`evalctl spec score`),
+//! spec cases through `evalctl spec validate` (and the library, for which stage rejected a spec),
+//! helper cases through the public `evalctl::evaluation_spec` API. Every case runs; the failing
+//! ids are collected and the test fails listing them all at once.
 
 use crate::spec_support;
 
 use std::collections::BTreeMap;
-use std::path::Path;
 
 use evalctl::evaluation_spec::decode::{self, Shape};
 use evalctl::evaluation_spec::evaluate::evaluate_run_deterministic;
@@ -599,20 +598,5 @@ fn agentclash_conformance_cases() {
         failing.len(),
         summary.join(", "),
         failing.join("\n")
-    );
-}
-
-#[test]
-fn the_vendored_cases_are_the_shared_ones() {
-    let shared =
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/conformance/agentclash-cases.json");
-    let Ok(shared) = std::fs::read(&shared) else {
-        return; // a clone without the shared folder beside it runs the vendored copy alone
-    };
-    let vendored = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/conformance/agentclash-cases.json");
-    assert!(
-        std::fs::read(&vendored).unwrap() == shared,
-        "tests/fixtures/conformance/agentclash-cases.json differs from ../shared/conformance: copy it again"
     );
 }

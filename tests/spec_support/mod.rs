@@ -10,9 +10,8 @@ use serde_json::{json, Value};
 
 use crate::common::evalctl;
 
-/// The conformance cases taken from the reference's own tests, vendored from
-/// `../shared/conformance/agentclash-cases.json` (a test checks the copy against it where that
-/// exists) so that a clone runs them on its own.
+/// The conformance cases taken from the reference's own tests
+/// (`tests/fixtures/conformance/agentclash-cases.json`).
 pub fn conformance_cases() -> Vec<Value> {
     let path = Path::new(env!("CARGO_MANIFEST_DIR"))
         .join("tests/fixtures/conformance/agentclash-cases.json");

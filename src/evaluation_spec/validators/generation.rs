@@ -507,7 +507,7 @@ mod tests {
     use crate::evaluation_spec::validators::Verdict;
 
     #[test]
-    fn rouge_l_example_from_the_design_page() {
+    fn rouge_l_of_one_shared_four_token_subsequence_is_two_thirds() {
         let config = RougeConfig::default();
         let outcome = rouge_score(
             &config,
