@@ -148,10 +148,13 @@ pub fn resolve(args: &[OsString]) -> Result<Resolved, Failure> {
 /// ignored: a usage error. `EVALCTL_CACHE_DIR` and the file's `cache_dir` only say where the
 /// cache is, for whichever command uses it.
 fn check_cache_dir(matches: &ArgMatches) -> anyhow::Result<()> {
-    let Some((_, _, sub)) = configured_subcommand(matches) else {
+    let Some((_, bindings, sub)) = configured_subcommand(matches) else {
         return Ok(());
     };
-    let has_switch = sub.try_contains_id("cache").is_ok();
+    // Whether the command has `--cache` is the command's own fact, not the matches': clap checks
+    // an id against the command's flags only in debug builds (in a release build `get_flag` of
+    // an id the command lacks panics).
+    let has_switch = bindings.iter().any(|binding| binding.arg == "cache");
     if has_switch
         && !sub.get_flag("cache")
         && sub.value_source("cache_dir") == Some(ValueSource::CommandLine)

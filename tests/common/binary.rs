@@ -10,9 +10,15 @@ use serde_json::Value;
 /// How long any one `evalctl` run may take before the test fails instead of hanging.
 pub const TIMEOUT: Duration = Duration::from_secs(60);
 
-/// Path of the built binary.
+/// Path of the binary under test: the one cargo built for the tests, or `TESTED_EVALCTL_BIN` when
+/// set (`.ci/run` runs the tests a second time against a build without debug assertions, as a
+/// release build is: some libraries check things only under them and behave otherwise without).
 pub fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_evalctl")
+    static BIN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| {
+        std::env::var("TESTED_EVALCTL_BIN")
+            .unwrap_or_else(|_| env!("CARGO_BIN_EXE_evalctl").to_string())
+    })
 }
 
 /// Whether evalctl (or clap's help and colour output) reads the environment variable `name`:
