@@ -755,15 +755,33 @@ fn an_output_file_that_is_not_a_results_file_is_refused() {
         .output()
         .unwrap();
     assert_eq!(code(&out), 2);
+    // A file without a result line is no run to add this one beside: --append-run is not
+    // offered.
+    assert_eq!(
+        stderr_text(&out),
+        "error: notes.jsonl: is not a results file (1 line and no result line): name another \
+         --output file\n"
+    );
+    assert_eq!(sb.read("notes.jsonl"), "my notes\n");
+    // Beside result lines of another run, a line that is not one counts with them.
+    let probe = format!("{}my notes\n", sb.read("probe.jsonl"));
+    sb.write("notes.jsonl", &probe);
+    let out = run(&sb, BASE, &["--candidate", "d", "--output", "notes.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    succeeded(run(&sb, BASE, &["--candidate", "d", "--output", "d.jsonl"]));
+    let id2 = fingerprint(&sb, "d.jsonl");
     assert_eq!(
         stderr_text(&out),
         format!(
-            "error: notes.jsonl: holds 1 line not of this run (1 line that is not a result line; \
-             this one is run {id}): name another --output file, or pass --append-run to add this \
-             run beside them (summarize, merge and report then take one run at a time: --run ID)\n"
+            "error: notes.jsonl: holds 21 lines not of this run (run {id}, 1 line that is not a \
+             result line; this one is run {id2}): name another --output file, or pass \
+             --append-run to add this run beside them (summarize, merge and report then take \
+             one run at a time: --run ID)\n"
         )
     );
-    assert_eq!(sb.read("notes.jsonl"), "my notes\n");
+    assert_eq!(sb.read("notes.jsonl"), probe);
 }
 
 #[test]

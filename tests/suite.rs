@@ -49,6 +49,7 @@ mod judge_replies;
 mod judge_run;
 mod metrics_golden;
 mod name_suggestions;
+mod outputs_never_replace_inputs;
 mod preflight_checks;
 mod proto_codegen;
 mod rate_limit_pacing;

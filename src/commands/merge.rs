@@ -1,16 +1,16 @@
 //! `evalctl summarize FILE.jsonl` and `evalctl merge A.jsonl B.jsonl ...`: the summary of one or
 //! more results files (a run's `--output`, or the shards of one run), built by the same [`Tally`]
 //! as `run`, so the merge of a run's shards prints the unsharded run's summary (but for the
-//! quotes of inline candidates, whose texts results files do not hold). The lines that count,
+//! quotes of numbered candidates, whose texts results files do not hold). The lines that count,
 //! and the run they belong to, are read by [`read_all`].
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
 use crate::protocol::ScoreRange;
 use crate::report::merge::{read_all, ReadRun};
 use crate::report::{append_step_summary, print, print_gate_verdict, print_written};
-use crate::report::{Gates, Junit, Reporter};
+use crate::report::{check_distinct, Gates, Junit, Reporter};
 use crate::report::{Selection, Tally};
 
 /// What `summarize` and `merge` need.
@@ -35,6 +35,12 @@ pub struct MergeConfig {
 pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     if let Some(path) = &config.junit {
         Junit::check_writable(path)?;
+        let read: Vec<_> = config
+            .files
+            .iter()
+            .map(|file| ("a results file", Path::new(file)))
+            .collect();
+        check_distinct(&[("--junit", path)], &read)?;
     }
     let ReadRun { accounted, records } = read_all(&config.files, &config.selection)?;
     for note in &accounted.notes {

@@ -7,7 +7,7 @@ use crate::error::Fatal;
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::html;
-use crate::report::{Reporter, Selection};
+use crate::report::{check_distinct, Reporter, Selection};
 
 /// Read every file of `files` (the runs `selection` picks), write the report titled `title` (by
 /// default, the files' names) to `output`, and say what it holds.
@@ -20,10 +20,13 @@ pub fn report(
 ) -> anyhow::Result<Exit> {
     let sources: Vec<Source> = files.iter().map(|f| Source::from_arg(f)).collect();
     // Every problem with the inputs and the output is reported together.
-    let report = match (
-        html::load_results(&sources, selection),
-        html::check_writable(output, "--output"),
-    ) {
+    let read: Vec<_> = files
+        .iter()
+        .map(|file| ("a results file", Path::new(file)))
+        .collect();
+    let writable = html::check_writable(output, "--output")
+        .and_then(|()| check_distinct(&[("--output", output)], &read));
+    let report = match (html::load_results(&sources, selection), writable) {
         (Ok(report), Ok(())) => report,
         (report, writable) => {
             return Err(Fatal::merge(

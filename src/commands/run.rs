@@ -1,19 +1,22 @@
 //! The `run` and `preflight` commands: load and validate inputs, build the evaluator, preflight
 //! it, make the calls, report, and decide the exit code.
 
+use std::path::Path;
 use std::sync::Arc;
 
 use crate::config::RunConfig;
 use crate::error::bad_flag;
 use crate::error::Fatal;
-use crate::evaluator::{self, Evaluator};
+use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::generate::budget::Budget;
 use crate::generate::{check_templates, Generator};
-use crate::input::{load_inputs, CandidateSource, Inputs};
+use crate::input::{load_inputs, CandidateSource, Inputs, Source};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
 use crate::record::{CallRecord, EvaluatorInfo, RunIdentity, RunInfo, Splits};
-use crate::report::{self, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally};
+use crate::report::{
+    self, check_distinct, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
+};
 use crate::runner::key::{text_digest, KeyContext, RunDigests};
 use crate::runner::preflight::{preflight, Probe};
 use crate::runner::resume::{check_output, resume_from, OutputUse};
@@ -387,6 +390,45 @@ fn generator(config: &RunConfig, inputs: &Inputs) -> anyhow::Result<Option<Arc<G
     Ok(Some(Arc::new(generator)))
 }
 
+/// The files the run writes: `--output`, `--report`, `--junit`.
+fn files_written(config: &RunConfig) -> Vec<(&'static str, &Path)> {
+    [
+        ("--output", &config.output),
+        ("--report", &config.report),
+        ("--junit", &config.junit),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+    .collect()
+}
+
+/// The files the run reads: the candidates, the dataset and valset, the evaluator's files.
+fn files_read(config: &RunConfig) -> Vec<(&'static str, &Path)> {
+    let mut read = Vec::new();
+    match &config.candidates {
+        CandidateSource::Files(paths) => {
+            read.extend(
+                paths
+                    .iter()
+                    .map(|path| ("a candidate file", Path::new(path))),
+            );
+        }
+        CandidateSource::Jsonl(Source::File(path)) => read.push(("--candidates", path.as_path())),
+        _ => {}
+    }
+    read.extend(config.dataset.as_deref().map(|path| ("--dataset", path)));
+    read.extend(config.valset.as_deref().map(|path| ("--valset", path)));
+    match &config.evaluator {
+        EvaluatorSpec::Checks(checks) => read.push(("--checks", checks.path.as_path())),
+        EvaluatorSpec::Spec(spec) => read.push(("--spec", spec.path.as_path())),
+        EvaluatorSpec::Judge(judge) => {
+            read.extend(judge.rubric.as_deref().map(|path| ("--rubric", path)));
+        }
+        EvaluatorSpec::Command(_) | EvaluatorSpec::Http(_) => {}
+    }
+    read
+}
+
 /// Load the inputs, build the evaluator and check `--output` can be written. Problems in all
 /// three (a bad dataset, a bad checks file and an unwritable output, say) are reported together,
 /// so one run shows everything to fix. `--output` is only checked here: it is created once
@@ -426,9 +468,12 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let html = config.report.as_deref().map_or(Ok(()), |path| {
         report::html::check_writable(path, "--report")
     });
-    let (inputs, evaluator) = match (inputs, evaluator, output, html) {
-        (Ok(inputs), Ok(evaluator), Ok(()), Ok(())) => (inputs, evaluator),
-        (inputs, evaluator, output, html) => {
+    let output = output
+        .and(html)
+        .and(check_distinct(&files_written(config), &files_read(config)));
+    let (inputs, evaluator) = match (inputs, evaluator, output) {
+        (Ok(inputs), Ok(evaluator), Ok(())) => (inputs, evaluator),
+        (inputs, evaluator, output) => {
             // While the user fixes the inputs, an evaluator that cannot start is worth knowing
             // too (`pyhton3 eval.py`, a missing `eval.sh`): preflight would only say so on the
             // next try.
@@ -436,13 +481,7 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
                 let reason = evaluator.check_setup().err()?;
                 Some(bad_flag(&evaluator.describe(), reason))
             });
-            let errors = [
-                inputs.err(),
-                evaluator.err(),
-                output.err(),
-                html.err(),
-                setup,
-            ];
+            let errors = [inputs.err(), evaluator.err(), output.err(), setup];
             return Err(Fatal::merge(errors.into_iter().flatten()));
         }
     };

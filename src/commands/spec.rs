@@ -19,7 +19,9 @@ use crate::interrupt::{
     unless_interrupted_blocking,
 };
 use crate::record::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
-use crate::report::{print, print_json, Document, Format, Reporter, ResultsFile, Spool, Styled};
+use crate::report::{
+    check_distinct, print, print_json, Document, Format, Reporter, ResultsFile, Spool, Styled,
+};
 
 /// `evalctl spec validate`.
 #[derive(Debug, Clone)]
@@ -130,10 +132,17 @@ pub struct ScoreConfig {
 /// no verdict, 2 on invalid input, 130 when interrupted (what was scored is written).
 pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let spec = read_spec(&config.spec);
-    let output = config
-        .output
-        .as_deref()
-        .map_or(Ok(()), ResultsFile::check_writable);
+    let output = config.output.as_deref().map_or(Ok(()), |path| {
+        ResultsFile::check_writable(path).and_then(|()| {
+            check_distinct(
+                &[("--output", path)],
+                &[
+                    ("the spec", config.spec.path()),
+                    ("the runs file", config.runs.path()),
+                ],
+            )
+        })
+    });
     let spec = match spec {
         Ok(spec) => {
             warn_about(&spec, &config.spec, reporter);

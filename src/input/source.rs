@@ -30,6 +30,14 @@ impl Source {
         }
     }
 
+    /// The file's path, or `-` for standard input.
+    pub fn path(&self) -> &Path {
+        match self {
+            Source::Stdin => Path::new("-"),
+            Source::File(path) => path,
+        }
+    }
+
     /// How messages name it: the path as given, or `<stdin>`.
     pub fn display(&self) -> String {
         match self {

@@ -178,23 +178,32 @@ pub fn check_output(
         ));
     }
     if others + not_results > 0 && !allowed.append_run {
-        let mut what: Vec<String> = other_runs.into_iter().collect();
-        if not_results > 0 {
-            what.push(match not_results {
-                1 => "1 line that is not a result line".to_string(),
-                n => format!("{n} lines that are not result lines"),
-            });
-        }
-        problems.push(Problem::new(
-            display,
+        let problem = if ours + others == 0 {
+            // A dataset or notes, say: not a file to add a run beside.
+            format!(
+                "is not a results file ({} and no result line): name another --output file",
+                match not_results {
+                    1 => "1 line".to_string(),
+                    n => format!("{n} lines"),
+                }
+            )
+        } else {
+            let mut what: Vec<String> = other_runs.into_iter().collect();
+            if not_results > 0 {
+                what.push(match not_results {
+                    1 => "1 line that is not a result line".to_string(),
+                    n => format!("{n} lines that are not result lines"),
+                });
+            }
             format!(
                 "holds {} not of this run ({}; this one is run {fingerprint}): name another \
                  --output file, or pass --append-run to add this run beside them (summarize, \
                  merge and report then take one run at a time: --run ID)",
                 lines(others + not_results),
                 what.join(", ")
-            ),
-        ));
+            )
+        };
+        problems.push(Problem::new(display, problem));
     }
     if problems.is_empty() {
         Ok(())

@@ -15,7 +15,7 @@ use crate::generate::tasks_run::{
     generate, Generated, Generation, GenerationFailure, RunTasksConfig, Work,
 };
 use crate::protocol::CallError;
-use crate::report::{print, print_resumed, print_stdout, Reporter, ResultsFile};
+use crate::report::{check_distinct, print, print_resumed, print_stdout, Reporter, ResultsFile};
 use crate::store::{Cache, Table};
 use crate::tasks::code_exec::CodeRunner;
 use crate::tasks::render::render_prompt;
@@ -54,10 +54,17 @@ pub fn render(config: &RenderConfig, reporter: Reporter) -> anyhow::Result<Exit>
 pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
     let outputs = read_outputs(&config.outputs);
-    let output = config
-        .output
-        .as_deref()
-        .map_or(Ok(()), ResultsFile::check_writable);
+    let output = config.output.as_deref().map_or(Ok(()), |path| {
+        ResultsFile::check_writable(path).and_then(|()| {
+            check_distinct(
+                &[("--output", path)],
+                &[
+                    ("the task file", &config.file),
+                    ("--outputs", config.outputs.path()),
+                ],
+            )
+        })
+    });
     let (file, (outputs_display, outputs)) = match (file, outputs, output) {
         (Ok(file), Ok(outputs), Ok(())) => (file, outputs),
         (file, outputs, output) => {
@@ -119,10 +126,17 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
 /// failed, 2 on invalid input, 3 when the model cannot be used at all, 130 when interrupted.
 pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
-    let writable = [&config.save_outputs, &config.output]
-        .into_iter()
-        .flatten()
-        .map(|path| ResultsFile::check_writable(path))
+    let written: Vec<_> = [
+        ("--save-outputs", &config.save_outputs),
+        ("--output", &config.output),
+    ]
+    .into_iter()
+    .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
+    .collect();
+    let writable = written
+        .iter()
+        .map(|(_, path)| ResultsFile::check_writable(path))
+        .chain([check_distinct(&written, &[("the task file", &config.file)])])
         .find_map(Result::err);
     let model = Model::build(
         &config.model,

@@ -1,0 +1,198 @@
+//! A file a command writes (`--output`, `--report`, `--junit`, `report --output`,
+//! `--save-outputs`) is never one it reads, nor another it writes, however the two are named:
+//! each such clash is a usage error before any work, and the files are left as they were.
+
+use crate::common::{code, stderr_text, Sandbox};
+
+const DATASET: &str = "{\"q\": \"capital of France\"}\n{\"q\": \"capital of Italy\"}\n";
+
+fn sandbox() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "touch called\ncat >/dev/null\nprintf '{\"score\": 1}'\n",
+    );
+    sb.write("train.jsonl", DATASET);
+    sb
+}
+
+/// `evalctl ARGS --format text` in `sb`: its exit code and stderr.
+fn refused(sb: &Sandbox, args: &[&str]) -> String {
+    let out = sb
+        .evalctl()
+        .args(args)
+        .args(["--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2, "{}", stderr_text(&out));
+    stderr_text(&out)
+}
+
+#[test]
+fn run_refuses_a_report_junit_or_output_that_is_an_input_or_another_output() {
+    let sb = sandbox();
+    sb.write("prompt.txt", "Answer briefly.");
+    let run = [
+        "run",
+        "--skip-preflight",
+        "--evaluator-command",
+        "sh eval.sh",
+        "--dataset",
+        "train.jsonl",
+        "prompt.txt",
+    ];
+    fn with<'a>(run: &[&'a str], more: &[&'a str]) -> Vec<&'a str> {
+        [run, more].concat()
+    }
+    assert_eq!(
+        refused(&sb, &with(&run, &["--report", "./train.jsonl"])),
+        "error: --report: ./train.jsonl is also --dataset, an input: name another file\n"
+    );
+    assert_eq!(
+        refused(
+            &sb,
+            &with(&run, &["--output", "train.jsonl", "--append-run"])
+        ),
+        "error: --output: train.jsonl is also --dataset, an input: name another file\n"
+    );
+    assert_eq!(
+        refused(
+            &sb,
+            &with(
+                &run,
+                &[
+                    "--output",
+                    "r.jsonl",
+                    "--junit",
+                    "r.jsonl",
+                    "--report",
+                    "prompt.txt"
+                ]
+            )
+        ),
+        "error: --report: prompt.txt is also a candidate file, an input: name another file\n\
+         error: --junit: r.jsonl is also --output: name a file for each\n"
+    );
+    assert_eq!(sb.read("train.jsonl"), DATASET);
+    assert_eq!(sb.read("prompt.txt"), "Answer briefly.");
+    assert!(!sb.exists("r.jsonl"));
+    assert!(!sb.exists("called"), "the evaluator ran");
+}
+
+#[test]
+fn a_file_reached_through_a_link_is_the_same_file() {
+    let sb = sandbox();
+    std::os::unix::fs::symlink("train.jsonl", sb.path().join("link.jsonl")).unwrap();
+    assert_eq!(
+        refused(
+            &sb,
+            &[
+                "run",
+                "--evaluator-command",
+                "sh eval.sh",
+                "--dataset",
+                "train.jsonl",
+                "--candidate",
+                "x",
+                "--junit",
+                "link.jsonl",
+            ]
+        ),
+        "error: --junit: link.jsonl is also --dataset, an input: name another file\n"
+    );
+    assert_eq!(sb.read("train.jsonl"), DATASET);
+}
+
+#[test]
+fn commands_that_read_results_do_not_write_over_them() {
+    let sb = sandbox();
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "x",
+        ])
+        .args(["--dataset", "train.jsonl", "--output", "r.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let results = sb.read("r.jsonl");
+    assert_eq!(
+        refused(&sb, &["summarize", "r.jsonl", "--junit", "r.jsonl"]),
+        "error: --junit: r.jsonl is also a results file, an input: name another file\n"
+    );
+    assert_eq!(
+        refused(&sb, &["report", "r.jsonl", "--output", "r.jsonl"]),
+        "error: --output: r.jsonl is also a results file, an input: name another file\n"
+    );
+    assert_eq!(sb.read("r.jsonl"), results);
+}
+
+#[test]
+fn spec_and_tasks_commands_do_not_write_over_what_they_score() {
+    let sb = sandbox();
+    let root = env!("CARGO_MANIFEST_DIR");
+    for name in [
+        "spec/pack.yaml",
+        "spec/runs.jsonl",
+        "tasks/tasks.jsonl",
+        "tasks/outputs.jsonl",
+    ] {
+        let text = std::fs::read(format!("{root}/fixtures/{name}")).unwrap();
+        sb.write(name.rsplit('/').next().unwrap(), text);
+    }
+    let runs = sb.read("runs.jsonl");
+    assert_eq!(
+        refused(
+            &sb,
+            &[
+                "spec",
+                "score",
+                "pack.yaml",
+                "runs.jsonl",
+                "--output",
+                "runs.jsonl"
+            ]
+        ),
+        "error: --output: runs.jsonl is also the runs file, an input: name another file\n"
+    );
+    assert_eq!(sb.read("runs.jsonl"), runs);
+    let outputs = sb.read("outputs.jsonl");
+    assert_eq!(
+        refused(
+            &sb,
+            &[
+                "tasks",
+                "score",
+                "tasks.jsonl",
+                "--outputs",
+                "outputs.jsonl",
+                "--output",
+                "outputs.jsonl",
+            ]
+        ),
+        "error: --output: outputs.jsonl is also --outputs, an input: name another file\n"
+    );
+    assert_eq!(sb.read("outputs.jsonl"), outputs);
+    assert_eq!(
+        refused(
+            &sb,
+            &[
+                "tasks",
+                "run",
+                "tasks.jsonl",
+                "--model-command",
+                "sh model.sh",
+                "--save-outputs",
+                "saved.jsonl",
+                "--output",
+                "saved.jsonl",
+            ]
+        ),
+        "error: --output: saved.jsonl is also --save-outputs: name a file for each\n"
+    );
+    assert!(!sb.exists("saved.jsonl"));
+}
