@@ -716,6 +716,18 @@ fn output_appends_and_never_truncates() {
 }
 
 #[test]
+fn output_to_dev_null_discards_the_lines_as_tasks_and_spec_score_do() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with(LOG_PAYLOAD)
+        .args(["--candidate", "c", "--output", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(stderr_text(&out), "");
+}
+
+#[test]
 fn output_into_a_missing_directory_is_bad_input() {
     let sb = Sandbox::new();
     let out = sb

@@ -55,9 +55,10 @@ impl State {
             ));
         }
         line.push_str(&format!(
-            "{} in flight, {} errors",
+            "{} in flight, {} error{}",
             self.in_flight(),
-            self.errors
+            self.errors,
+            if self.errors == 1 { "" } else { "s" }
         ));
         if self.done > 0 && elapsed > 0.0 {
             let rate = self.done as f64 / elapsed;
@@ -170,10 +171,11 @@ impl Progress {
             // Without the live bar the heartbeat reads the state itself: no line to build here.
             (!self.bar.is_hidden()).then(|| state.status(false))
         };
+        // The count first: the last frame drawn then shows every call done.
+        self.bar.inc(1);
         if let Some(message) = message {
             self.bar.set_message(message);
         }
-        self.bar.inc(1);
     }
 
     /// Run `f` (which prints to stderr) with the bar out of the way.
@@ -211,7 +213,7 @@ mod tests {
         };
         assert_eq!(
             state.status(true),
-            "2/100 calls, elapsed 4s, 8 in flight, 1 errors, 0.5 calls/s; mean a 0.750"
+            "2/100 calls, elapsed 4s, 8 in flight, 1 error, 0.5 calls/s; mean a 0.750"
         );
         state.done = 8;
         assert!(

@@ -132,7 +132,7 @@ impl ResultsFile {
     pub fn finish(self) -> anyhow::Result<()> {
         let path = self.path;
         match self.sink {
-            Sink::Direct(file) => file.sync_data().map_err(|err| write_failed(&path, &err)),
+            Sink::Direct(file) => sync(&file).map_err(|err| write_failed(&path, &err)),
             Sink::Background { lines, writer, .. } => {
                 drop(lines);
                 let written = writer.map_or(Ok(()), |writer| {
@@ -252,11 +252,20 @@ fn write_queued(file: File, queued: &Receiver<Vec<u8>>) -> std::io::Result<()> {
             Err(RecvTimeoutError::Disconnected) => break,
         }
         if dirty && synced.elapsed() >= SYNC_EVERY {
-            out.get_ref().sync_data()?;
+            sync(out.get_ref())?;
             synced = Instant::now();
             dirty = false;
         }
     }
     out.flush()?;
-    out.get_ref().sync_data()
+    sync(out.get_ref())
+}
+
+/// Make what was written to `file` durable. A file that takes no sync (a character device such
+/// as `/dev/null`, a FIFO: `EINVAL`) has nothing to keep.
+fn sync(file: &File) -> std::io::Result<()> {
+    match file.sync_data() {
+        Err(err) if err.raw_os_error() == Some(libc::EINVAL) => Ok(()),
+        synced => synced,
+    }
 }
