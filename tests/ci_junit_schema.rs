@@ -1,5 +1,6 @@
 //! `--junit FILE.xml` against the JUnit schema Jenkins reads: the binary writes the report for a
-//! plain run, a run with errored calls, a run under `--pass-score` with failures, `--repeat 2`,
+//! plain run, a run with errored calls, a run under `--pass-score` with failures, a candidate
+//! below `--fail-under` (in `run` and in `summarize`), `--repeat 2`,
 //! candidates and examples full of XML markup and control characters (which XML 1.0 forbids),
 //! and `merge` / `summarize` of a sharded run; `xmllint` validates every file against the
 //! vendored `tests/fixtures/junit/junit-10.xsd` (the Jenkins xunit plugin's schema; see the
@@ -129,6 +130,35 @@ fn a_run_with_failures_under_pass_score_is_valid() {
     run(&sb, "d.jsonl", &["--pass-score", "0.5"], 1);
     let xml = schema.validate(&sb, "report.xml");
     assert_eq!(mask_times(&xml), expected!("pass-score-failures.xml"));
+}
+
+#[test]
+fn a_candidate_below_fail_under_is_a_failed_case_in_run_and_summarize_alike() {
+    let Some(schema) = Schema::find() else { return };
+    let sb = sandbox();
+    run(
+        &sb,
+        "ok.jsonl",
+        &["--fail-under", "0.95", "--output", "r.jsonl"],
+        1,
+    );
+    let xml = schema.validate(&sb, "report.xml");
+    assert_eq!(mask_times(&xml), expected!("fail-under.xml"));
+    let out = sb
+        .evalctl()
+        .args([
+            "summarize",
+            "r.jsonl",
+            "--fail-under",
+            "0.95",
+            "--junit",
+            "again.xml",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    let again = schema.validate(&sb, "again.xml");
+    assert_eq!(mask_times(&again), expected!("fail-under.xml"));
 }
 
 #[test]

@@ -91,7 +91,8 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let junit_written = crate::report::write_junit_if_asked(
         junit.as_ref(),
         config.junit.as_deref(),
-        summary.partial.as_ref(),
+        &summary,
+        config.gates.fail_under,
         reporter,
     );
     let exit = config.gates.judge(&mut summary, junit_written.is_err());

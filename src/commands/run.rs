@@ -259,7 +259,8 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let junit_written = crate::report::write_junit_if_asked(
         junit.as_ref(),
         config.junit.as_deref(),
-        summary.partial.as_ref(),
+        &summary,
+        gates.fail_under,
         reporter,
     );
     let exit = gates.judge(&mut summary, results_failed || junit_written.is_err());

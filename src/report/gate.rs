@@ -4,7 +4,7 @@
 //! The verdict is part of the summary (`gates`, `exit`, `exit_reason`), so a CI job reading the
 //! JSON knows why the exit code is what it is.
 
-use super::summary::{ErrorGate, FailUnderGate, GateReport, Summary};
+use super::summary::{CandidateSummary, ErrorGate, FailUnderGate, GateReport, Summary};
 use crate::exit::{Exit, Verdict};
 
 /// The gates a run is judged by (`--fail-under`, `--max-errors`, `--max-error-rate`).
@@ -134,16 +134,11 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
             .iter()
             .filter(|c| gate.below.contains(&c.id))
         {
-            parts.push(match candidate.score {
-                Some(score) => format!(
-                    "candidate {} scored {score:.4}, below --fail-under {threshold}",
-                    candidate.id
-                ),
-                None => format!(
-                    "candidate {} has no score (no call finished), below --fail-under {threshold}",
-                    candidate.id
-                ),
-            });
+            parts.push(format!(
+                "candidate {} {}",
+                candidate.id,
+                below_fail_under(candidate, threshold)
+            ));
         }
     }
     if let Some(gate) = &report.pass_score {
@@ -156,4 +151,14 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
         });
     }
     parts.join("; ")
+}
+
+/// Why `candidate` fails `--fail-under threshold`: `scored 0.4000, below --fail-under 0.5`, or
+/// `has no score (no call finished), below --fail-under 0.5` (the exit reason and the JUnit
+/// report say it alike).
+pub(super) fn below_fail_under(candidate: &CandidateSummary, threshold: f64) -> String {
+    match candidate.score {
+        Some(score) => format!("scored {score:.4}, below --fail-under {threshold}"),
+        None => format!("has no score (no call finished), below --fail-under {threshold}"),
+    }
 }

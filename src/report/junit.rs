@@ -3,14 +3,15 @@
 //! call is an `<error>`, a score under `--pass-score` a `<failure>` (and the run exits 1, see
 //! [`super::Gates`]). The evaluator's `reasoning` and `feedback` are in the failure and in the
 //! case's `<system-out>`. Cases are ordered by candidate, split and example, so the file does not
-//! depend on the order calls finished in; a partial summary adds a skipped case saying what is
-//! missing.
+//! depend on the order calls finished in. `--fail-under` adds a suite of one case per candidate,
+//! failed where the gate fails it, so the report fails where the run does; a partial summary adds
+//! a skipped case saying what is missing.
 
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::runs::Partial;
-use super::summary::scored_below;
+use super::gate::below_fail_under;
+use super::summary::{scored_below, Summary};
 use super::text::counted;
 use crate::error::{bad_flag, Fatal};
 use crate::record::{CallRecord, Split};
@@ -42,18 +43,20 @@ enum Outcome {
     Errored { kind: &'static str, message: String },
 }
 
-/// Write `junit` to `path` when the command was asked for a report (`--junit`), telling the user
-/// on stderr when that fails: `Ok` with the "wrote" line (none when nothing was asked), `Err`
-/// when the write failed (the exit code then says so).
+/// Write `junit` to `path` when the command was asked for a report (`--junit`), with the
+/// `--fail-under` verdict of each of `summary`'s candidates and what the summary lacks when it
+/// is partial, telling the user on stderr when that fails: `Ok` with the "wrote" line (none when
+/// nothing was asked), `Err` when the write failed (the exit code then says so).
 pub fn write_junit_if_asked(
     junit: Option<&Junit>,
     path: Option<&Path>,
-    partial: Option<&Partial>,
+    summary: &Summary,
+    fail_under: Option<f64>,
     reporter: super::Reporter,
 ) -> Result<Option<String>, ()> {
     match (junit, path) {
         (Some(junit), Some(path)) => junit
-            .write(path, partial)
+            .write(path, summary, fail_under)
             .map(Some)
             .map_err(|error| reporter.diagnose(&error)),
         _ => Ok(None),
@@ -139,9 +142,10 @@ impl Junit {
     }
 
     /// The report as a JUnit XML document, and its test cases, failures, errors and skipped
-    /// cases; `partial` (what of the run's plan is missing) is a skipped case of its own suite,
-    /// so CI shows it.
-    fn render(&self, partial: Option<&Partial>) -> (String, [usize; 4]) {
+    /// cases; `fail_under` judges `summary`'s candidates in a suite of their own, and what a
+    /// partial summary lacks of the run's plan is a skipped case of its own suite, so CI shows
+    /// both.
+    fn render(&self, summary: &Summary, fail_under: Option<f64>) -> (String, [usize; 4]) {
         let mut suites = String::new();
         let (mut tests, mut failures, mut errors, mut skipped, mut seconds) = (0, 0, 0, 0, 0.0);
         for (&(candidate, split), examples) in &self.suites {
@@ -200,7 +204,50 @@ impl Junit {
             errors += errored;
             seconds += time;
         }
-        if let Some(Partial { description, .. }) = partial {
+        if let Some(threshold) = fail_under {
+            let cases: Vec<(String, Option<String>, String)> = summary
+                .candidates
+                .iter()
+                .map(|candidate| {
+                    let failure = candidate
+                        .below(threshold)
+                        .then(|| below_fail_under(candidate, threshold));
+                    let score = candidate.score.map_or("score: none".to_string(), |score| {
+                        format!("score: {score:.4}")
+                    });
+                    (candidate.row_name(), failure, score)
+                })
+                .collect();
+            let failed = cases
+                .iter()
+                .filter(|(_, failure, _)| failure.is_some())
+                .count();
+            suites.push_str(&format!(
+                "  <testsuite name=\"--fail-under {threshold}\" tests=\"{}\" failures=\"{failed}\" \
+                 errors=\"0\" skipped=\"0\" time=\"0.000\">\n",
+                cases.len()
+            ));
+            for (name, failure, score) in &cases {
+                suites.push_str(&format!(
+                    "    <testcase name=\"{}\" classname=\"fail-under\" time=\"0.000\">\n",
+                    escape(name)
+                ));
+                if let Some(message) = failure {
+                    suites.push_str(&format!(
+                        "      <failure message=\"{0}\" type=\"fail-under\">{0}</failure>\n",
+                        escape(message)
+                    ));
+                }
+                suites.push_str(&format!(
+                    "      <system-out>{score}</system-out>\n    </testcase>\n"
+                ));
+            }
+            suites.push_str("  </testsuite>\n");
+            tests += cases.len();
+            failures += failed;
+        }
+        if let Some(partial) = &summary.partial {
+            let description = &partial.description;
             suites.push_str(&format!(
                 "  <testsuite name=\"partial\" tests=\"1\" failures=\"0\" errors=\"0\" \
                  skipped=\"1\" time=\"0.000\">\n    <testcase name=\"missing calls\" \
@@ -223,8 +270,13 @@ impl Junit {
     /// return the line that tells the user so: `wrote junit.xml: 8 test cases (2 failures, 1
     /// error)`, and `, 1 skipped` for a partial summary's case. A failure is evalctl's own
     /// (exit 4) and leaves an earlier report as it was.
-    pub fn write(&self, path: &Path, partial: Option<&Partial>) -> anyhow::Result<String> {
-        let (document, [tests, failures, errors, skipped]) = self.render(partial);
+    pub fn write(
+        &self,
+        path: &Path,
+        summary: &Summary,
+        fail_under: Option<f64>,
+    ) -> anyhow::Result<String> {
+        let (document, [tests, failures, errors, skipped]) = self.render(summary, fail_under);
         crate::owner_only::replace(path, document.as_bytes()).map_err(|err| {
             Fatal::Internal(format!(
                 "{}: writing the JUnit report failed: {}",

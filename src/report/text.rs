@@ -417,7 +417,7 @@ pub(super) fn best(summary: &Summary) -> Option<String> {
     let scored: Vec<(String, f64)> = summary
         .candidates
         .iter()
-        .filter_map(|candidate| Some((one_line(&row_name(candidate)), candidate.score?)))
+        .filter_map(|candidate| Some((one_line(&candidate.row_name()), candidate.score?)))
         .collect();
     if scored.len() < 2 {
         return None;
@@ -439,15 +439,6 @@ pub(super) fn best(summary: &Summary) -> Option<String> {
     })
 }
 
-/// A row's name: the candidate's id, with its task model under `run --generate` (`a.txt ×
-/// acme/small`).
-fn row_name(candidate: &CandidateSummary) -> String {
-    match &candidate.task_model {
-        Some(model) => format!("{} × {model}", candidate.id),
-        None => candidate.id.clone(),
-    }
-}
-
 /// `flaky in a.txt × acme/small (passed in some repeats, failed in others): fr, it`, one line
 /// per row with flaky examples (shared by the text and Markdown summaries).
 pub(super) fn flaky(summary: &Summary) -> Vec<String> {
@@ -459,7 +450,7 @@ pub(super) fn flaky(summary: &Summary) -> Vec<String> {
             (!flaky.is_empty()).then(|| {
                 format!(
                     "flaky in {} (passed in some repeats, failed in others): {}",
-                    one_line(&row_name(candidate)),
+                    one_line(&candidate.row_name()),
                     flaky.join(", ")
                 )
             })

@@ -64,6 +64,15 @@ impl CandidateSummary {
     pub fn below(&self, threshold: f64) -> bool {
         self.score.is_none_or(|score| score < threshold)
     }
+
+    /// The row's name: the candidate's id, with its task model under `run --generate` (`a.txt
+    /// × acme/small`).
+    pub fn row_name(&self) -> String {
+        match &self.task_model {
+            Some(model) => format!("{} × {model}", self.id),
+            None => self.id.clone(),
+        }
+    }
 }
 
 /// The whole run's summary (`--format json` prints it as is).
