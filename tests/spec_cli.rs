@@ -553,6 +553,32 @@ fn score_reports_every_bad_runs_line_and_writes_nothing() {
 }
 
 #[test]
+fn score_rejects_a_dataset_given_as_the_runs_file_and_takes_a_run_without_events() {
+    let out = output({
+        let mut command = in_repository();
+        command.args(["spec", "score", PACK, DATASET, "--format", "text"]);
+        command
+    });
+    assert_eq!(code(&out), 2);
+    assert_eq!(stdout_text(&out), "");
+    let not_a_run = "not a run record: it has none of events, challenge_inputs, \
+                     llm_judge_results and human_preference_score (is this the runs file?)";
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "error: {DATASET}:1: {not_a_run}\n\
+             error: {DATASET}:2: {not_a_run}\n"
+        )
+    );
+    let sandbox = sandbox_with_pack();
+    sandbox.write("runs.jsonl", "{\"id\": \"quiet\", \"events\": []}\n");
+    // Scored as the reference scores it (the gate dimension alone decides).
+    let out = score(&sandbox, "json", None);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(jsonl(&stdout_text(&out))[0]["id"], "quiet");
+}
+
+#[test]
 fn score_rejects_a_json_object_that_is_not_a_run_record() {
     let sandbox = sandbox_with_pack();
     sandbox.write("runs.jsonl", "{\"challenge_inputs\": 5, \"events\": []}\n");

@@ -262,6 +262,15 @@ async fn score_runs(
             .then(|| serde_json::from_str::<RunRecord>(text).ok())
             .flatten();
         let mut run = match fast {
+            Some(run) if run.lacks_run_members(text) => {
+                problems.push(Problem::at_line(
+                    runs.display.as_str(),
+                    line,
+                    "not a run record: it has none of events, challenge_inputs, \
+                     llm_judge_results and human_preference_score (is this the runs file?)",
+                ));
+                continue;
+            }
             Some(run) => run,
             None => {
                 let reason = match (parse_object_line(text), RunRecord::from_json_line(text)) {

@@ -34,6 +34,25 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Whether this record, decoded from `line`, is no run: `line` has none of a run record's
+    /// members but `id` (a line of another file, such as a dataset's, which may have an `id`).
+    /// A run with no events (`{"events": []}`) is a run.
+    pub fn lacks_run_members(&self, line: &str) -> bool {
+        const RUN_MEMBERS: [&str; 4] = [
+            "challenge_inputs",
+            "events",
+            "llm_judge_results",
+            "human_preference_score",
+        ];
+        let empty = self.challenge_inputs.is_empty()
+            && self.events.is_empty()
+            && self.llm_judge_results.is_empty()
+            && self.human_preference_score.is_none();
+        empty
+            && serde_json::from_str::<serde_json::Map<String, Value>>(line)
+                .is_ok_and(|object| !RUN_MEMBERS.iter().any(|key| object.contains_key(*key)))
+    }
+
     /// Decode one JSONL line, or say what is wrong with it: `expected a JSON object`, or the
     /// offending member's path and the decoder's message (`events[3]: missing field
     /// \`occurred_at\` at column 412`).
