@@ -108,7 +108,8 @@ fn bad_candidate_lines_are_all_reported_and_nothing_runs() {
     let sb = Sandbox::new();
     sb.write(
         "c.jsonl",
-        "{\"candidate\": 1}\n[\"x\"]\n{\"id\": \"only-id\"}\n{\"candidate\": \"a\", \"id\": \"d\"}\n{\"candidate\": \"b\", \"id\": \"d\"}\n{\"candidate\": \"c\", \"id\": 7}\n{oops\n",
+        "{\"candidate\": 1}\n[\"x\"]\n{\"id\": \"only-id\"}\n{\"candidate\": \"a\", \"id\": \"d\"}\n{\"candidate\": \"b\", \"id\": \"d\"}\n{\"candidate\": \"c\", \"id\": 7}\n{oops\n\
+         {\"candidate\": \"e\", \"idd\": \"e\"}\n{\"candidate\": \"f\", \"source\": \"notes\"}\n",
     );
     let out = sb
         .run_with(MARKING)
@@ -125,8 +126,10 @@ error: c.jsonl:3: missing required key `candidate`
 error: c.jsonl:5: duplicate candidate id \"d\" (first on line 4)
 error: c.jsonl:6: id: expected a non-empty string without control characters, found number
 error: c.jsonl:7: invalid JSON: key must be a string at column 2
+error: c.jsonl:8: unknown key `idd` (did you mean `id`?)
 "
     );
+    // Line 9's `source` is the user's own: only a typo of `candidate` or `id` is refused.
     assert!(!sb.exists("called"), "the evaluator must not be called");
     assert_failure_document(&out);
 }
