@@ -399,3 +399,37 @@ fn an_id_no_example_has_is_an_error_naming_the_files_and_a_near_id() {
          pick it by\n"
     );
 }
+
+#[test]
+fn an_id_two_examples_of_a_split_share_is_warned_about_once_a_number_and_a_string_alike() {
+    let sb = Sandbox::new();
+    sb.write(
+        "train.jsonl",
+        "{\"id\": 4}\n{\"id\": \"4\"}\n{\"id\": \"x1\"}\n{\"id\": \"x1\"}\n{\"id\": \"x1\"}\n",
+    );
+    // The same id in two splits names two examples of two splits: no warning.
+    sb.write("val.jsonl", "{\"id\": \"x1\"}\n");
+    sb.write("eval.sh", LOG_PAYLOAD);
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--skip-preflight",
+            "--candidate",
+            "c",
+        ])
+        .args(["--evaluator-command", "sh eval.sh"])
+        .args(["--dataset", "train.jsonl", "--valset", "val.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "warning: train.jsonl:2: id \"4\" is also line 1's: results and failures name both \
+         \"4\", and --example \"4\" picks both\n\
+         warning: train.jsonl:4: id \"x1\" is also line 3's: results and failures name both \
+         \"x1\", and --example \"x1\" picks both\n"
+    );
+}

@@ -11,7 +11,7 @@ use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::generate::budget::Budget;
 use crate::generate::{check_templates, Generator};
-use crate::input::{load_inputs, CandidateSource, Inputs, Source};
+use crate::input::{load_inputs, repeated_ids, CandidateSource, Inputs, Source};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
 use crate::record::{CallRecord, EvaluatorInfo, RunIdentity, RunInfo, Splits};
 use crate::report::{
@@ -488,6 +488,22 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     };
     for candidate in inputs.candidates.iter().filter(|c| c.text.is_empty()) {
         reporter.warning(format!("candidate {} is empty", candidate.id));
+    }
+    let splits = [
+        (config.dataset.as_deref(), &inputs.dataset),
+        (config.valset.as_deref(), &inputs.valset),
+    ];
+    for (path, records) in splits {
+        let (Some(path), Some(records)) = (path, records) else {
+            continue;
+        };
+        for (id, first, line) in repeated_ids(records) {
+            reporter.warning(format!(
+                "{}:{line}: id {id:?} is also line {first}'s: results and failures name both \
+                 {id:?}, and --example {id:?} picks both",
+                path.display()
+            ));
+        }
     }
     if let CandidateSource::Files(_) = &config.candidates {
         for candidate in inputs

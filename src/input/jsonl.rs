@@ -36,6 +36,28 @@ impl Record {
     }
 }
 
+/// Each id that more than one of `records` has, as its first two lines: `(id, first, second)`
+/// in file order. A number and a string name an example alike (`4` and `"4"`), so they count
+/// as one id.
+pub fn repeated_ids(records: &[Record]) -> Vec<(String, usize, usize)> {
+    let mut first_line = std::collections::HashMap::new();
+    let mut repeated = Vec::new();
+    for record in records {
+        let Some(id) = record.id() else { continue };
+        match first_line.get(&id) {
+            Some(&Some(first)) => {
+                repeated.push((id.clone(), first, record.line));
+                first_line.insert(id, None);
+            }
+            Some(None) => {}
+            None => {
+                first_line.insert(id, Some(record.line));
+            }
+        }
+    }
+    repeated
+}
+
 #[cfg(test)]
 impl Record {
     /// A record for `value`, its text being the value's compact JSON (for records made in tests).

@@ -14,7 +14,7 @@ use std::path::Path;
 
 pub use candidates::{Candidate, CandidateSource};
 use jsonl::read_jsonl;
-pub use jsonl::{json_reason, jsonl_lines, parse_object_line, Record};
+pub use jsonl::{json_reason, jsonl_lines, parse_object_line, repeated_ids, Record};
 pub use selection::ExampleSelection;
 pub use source::{document_json_reason, read_input_file, Source};
 pub use stream::JsonlStream;
