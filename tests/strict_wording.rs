@@ -1,6 +1,7 @@
 //! One wording for strict JSON through the real binary: an unknown key, a missing required key and
 //! a wrong type read the same in a tasks file, a checks file, an FEP request, a rubric, a
-//! candidates file and a task outputs file, each located at its line and JSON location.
+//! candidates file and a task outputs file, each located at its line and JSON location; a JSONL
+//! file given where one document is expected is named as such.
 
 use std::path::Path;
 
@@ -139,5 +140,23 @@ fn tasks_and_task_outputs_share_the_wording() {
         &["tasks", "score", "good.jsonl", "--outputs", "outputs.jsonl"],
         "error: outputs.jsonl:1: missing required key `task_id`\n\
          error: outputs.jsonl:2: task_id: expected a string, found number\n",
+    );
+}
+
+#[test]
+fn a_jsonl_file_given_for_one_document_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    write(dir.path(), "d.jsonl", &["{\"q\": 1}", "{\"q\": 2}"]);
+    rejects(
+        dir.path(),
+        &["run", "--checks", "d.jsonl", "--candidate", "x"],
+        "error: d.jsonl: invalid JSON: trailing characters at line 2, column 1 (a JSON value on \
+         each line, as in a JSONL file: this takes one JSON document)\n",
+    );
+    rejects(
+        dir.path(),
+        &["spec", "validate", "d.jsonl"],
+        "error: d.jsonl:2: manifest could not be decoded: trailing characters (a JSON value on \
+         each line, as in a runs file: a spec is one JSON or YAML document)\n",
     );
 }

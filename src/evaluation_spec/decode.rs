@@ -300,7 +300,12 @@ fn without_position(message: &str, line: Option<usize>, column: Option<usize>) -
         .iter()
         .find_map(|marker| trimmed.find(marker).map(|at| &trimmed[at..]))
         .and_then(house_wording);
-    reworded.unwrap_or_else(|| format!("could not be decoded: {trimmed}"))
+    let jsonl = if trimmed == "trailing characters" && column == Some(1) {
+        " (a JSON value on each line, as in a runs file: a spec is one JSON or YAML document)"
+    } else {
+        ""
+    };
+    reworded.unwrap_or_else(|| format!("could not be decoded: {trimmed}{jsonl}"))
 }
 
 /// serde's strict-decoding messages in the house wording, or `None` for any other message.

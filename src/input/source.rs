@@ -96,11 +96,17 @@ pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|err| format!("cannot read: {}", io_reason(&err)))
 }
 
-/// A serde_json error in a whole document: "invalid JSON: <what> at line L, column C".
+/// A serde_json error in a whole document: "invalid JSON: <what> at line L, column C", and
+/// when a second value starts a line, that the file looks like JSONL.
 pub fn document_json_reason(err: &serde_json::Error) -> String {
+    let what = json_error_what(err);
+    let jsonl = if what == "trailing characters" && err.column() == 1 {
+        " (a JSON value on each line, as in a JSONL file: this takes one JSON document)"
+    } else {
+        ""
+    };
     format!(
-        "invalid JSON: {} at line {}, column {}",
-        json_error_what(err),
+        "invalid JSON: {what} at line {}, column {}{jsonl}",
         err.line(),
         err.column()
     )
