@@ -347,8 +347,8 @@ fn tokens_of_cached_completions_are_shown_as_saved_not_spent() {
     assert_eq!(
         text.lines().last(),
         Some(
-            "tokens: 0 (prompt 0, completion 0); 3 completions from the cache saved 36 \
-             (prompt 30, completion 6)"
+            "tokens: 0 prompt, 0 completion (saved by the cache: 30 prompt, 6 completion); 3 \
+             completions from the cache"
         ),
         "{text}"
     );

@@ -41,8 +41,9 @@ pub use results_file::ResultsFile;
 pub use runs::{Partial, Selection};
 pub use spool::Spool;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
-pub use summary::{BudgetReport, Diagnostics, Summary, Tally};
+pub use summary::{BudgetReport, Diagnostics, Summary, Tally, Usage};
 pub use terminal::{Paint, Styled};
+pub use text::{counted, tokens_of};
 
 use std::io::IsTerminal;
 

@@ -82,7 +82,7 @@ pub(super) fn elapsed(summary: &Summary) -> String {
 }
 
 /// `1 win`, `3 wins`: a count and its noun.
-pub(super) fn counted(count: usize, one: &str, many: &str) -> String {
+pub fn counted(count: usize, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }
 
@@ -160,7 +160,9 @@ pub(super) fn dollars(amount: f64) -> String {
     format!("${amount:.6}")
 }
 
-fn tokens_of(spent: Option<&Usage>, saved: Option<&Usage>) -> Option<String> {
+/// `30 prompt, 6 completion`, and ` (saved by the cache: 12 prompt, 2 completion)` when the
+/// cache answered calls that spent tokens: the one wording of tokens in every summary.
+pub fn tokens_of(spent: Option<&Usage>, saved: Option<&Usage>) -> Option<String> {
     let pair = |usage: &Usage| {
         format!(
             "{} prompt, {} completion",

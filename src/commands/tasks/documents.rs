@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::error::Problem;
 use crate::generate::tasks_run::Generation;
-use crate::report::{Document, Paint, Styled};
+use crate::report::{counted, tokens_of, Document, Paint, Styled, Usage};
 use crate::tasks::render::render_prompt;
 use crate::tasks::rules::TaskError;
 use crate::tasks::score::{Aggregate, ScoreSummary};
@@ -204,15 +204,14 @@ generation: {} of {} tasks completed, {} failed, {:.2} s
         generation.failed.len(),
         generation.elapsed_ms / 1000.0
     ));
-    text.push_str(&format!(
-        "tokens: {} (prompt {}, completion {})",
-        usage.total_tokens, usage.prompt_tokens, usage.completion_tokens
-    ));
-    let saved = &generation.usage_saved;
+    let saved = (generation.cached > 0).then(|| Usage::from(generation.usage_saved));
+    if let Some(tokens) = tokens_of(Some(&Usage::from(*usage)), saved.as_ref()) {
+        text.push_str(&format!("tokens: {tokens}"));
+    }
     if generation.cached > 0 {
         text.push_str(&format!(
-            "; {} completions from the cache saved {} (prompt {}, completion {})",
-            generation.cached, saved.total_tokens, saved.prompt_tokens, saved.completion_tokens
+            "; {} from the cache",
+            counted(generation.cached, "completion", "completions")
         ));
     }
     text.push('\n');

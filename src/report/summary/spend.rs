@@ -16,6 +16,16 @@ pub struct Usage {
     pub completion_tokens: u64,
 }
 
+impl From<crate::llm::reply::Usage> for Usage {
+    /// The prompt and completion tokens a model's reply reports.
+    fn from(usage: crate::llm::reply::Usage) -> Usage {
+        Usage {
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+        }
+    }
+}
+
 impl Usage {
     /// The tokens a record's `side_info.usage` reports, if any.
     pub(super) fn of(record: &CallRecord) -> Option<Usage> {
