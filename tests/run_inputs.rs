@@ -646,3 +646,23 @@ fn stdin_given_twice_is_reported_once_as_a_duplicate() {
     );
     assert!(!sb.exists("called"));
 }
+
+#[test]
+fn no_evaluator_and_missing_input_files_are_reported_together() {
+    let sb = Sandbox::new();
+    let out = sb
+        .evalctl()
+        .args(["run", "--no-config", "--format", "text"])
+        .args(["--dataset", "nope.jsonl", "--valset", "-", "missing.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        "error: run: no evaluator: pass one of --evaluator-command, --evaluator-url, \
+         --judge-model, --checks or --spec, or set one in the [evaluator] section of \
+         evalctl.toml (evalctl init writes a starter)\n\
+         error: nope.jsonl: cannot read: No such file or directory\n\
+         error: missing.txt: cannot read: No such file or directory\n"
+    );
+}

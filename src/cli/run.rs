@@ -9,7 +9,7 @@ use clap::{ArgGroup, Args, ValueEnum};
 use crate::checks::{CustomCheck, Trust};
 use crate::config::expand::expand;
 use crate::config::{ExecConfig, RunConfig};
-use crate::error::bad_flag;
+use crate::error::{bad_flag, Fatal, Problem};
 use crate::evaluator::checks::ChecksSpec;
 use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::evaluator::http::{header_name_only, HttpSpec};
@@ -22,6 +22,7 @@ use crate::llm::EndpointSpec;
 use crate::protocol::ScoreRange;
 use crate::runner::key::DeclaredInputs;
 use crate::runner::Shard;
+use crate::text::io_reason;
 
 use super::results::CiArgs;
 use super::values::{
@@ -343,12 +344,30 @@ impl RunArgs {
                 judge_base_url: self.judge_base_url,
             })
         } else {
-            return Err(bad_flag(
+            // The input files are not read without an evaluator, but one that is missing is
+            // worth knowing now too.
+            let named = [&self.dataset, &self.valset]
+                .into_iter()
+                .flatten()
+                .map(PathBuf::as_path)
+                .chain(self.candidates.iter().map(std::path::Path::new))
+                .chain(candidate_files.iter().map(std::path::Path::new));
+            let missing = named
+                .filter(|path| path.as_os_str() != "-")
+                .filter_map(|path| {
+                    let err = std::fs::metadata(path).err()?;
+                    Some(Problem::new(
+                        path.display().to_string(),
+                        format!("cannot read: {}", io_reason(&err)),
+                    ))
+                });
+            let no_evaluator = Problem::new(
                 "run",
                 "no evaluator: pass one of --evaluator-command, --evaluator-url, --judge-model, \
                  --checks or --spec, or set one in the [evaluator] section of evalctl.toml \
                  (evalctl init writes a starter)",
-            ));
+            );
+            return Err(Fatal::Invalid([no_evaluator].into_iter().chain(missing).collect()).into());
         };
         if self.valset.is_some() && self.dataset.is_none() {
             return Err(bad_flag(
