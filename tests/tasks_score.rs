@@ -688,3 +688,35 @@ fn python_descendant(pid: u32) -> Option<u32> {
     }
     None
 }
+
+#[test]
+fn an_outputs_file_given_as_the_task_file_is_one_problem_naming_the_order() {
+    let out = evalctl()
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .args([
+            "tasks",
+            "score",
+            OUTPUTS,
+            "--outputs",
+            TASKS,
+            "--format",
+            "text",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(common::code(&out), 2);
+    let stderr = common::stderr_text(&out);
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines[0],
+        "error: fixtures/tasks/outputs.jsonl: not a task file: every line holds an `output`, as \
+         an outputs file does (the task file comes first, the outputs file after --outputs)"
+    );
+    // Then the outputs file's own problems: the tasks hold no `output`.
+    assert_eq!(
+        lines[1..],
+        (1..=10)
+            .map(|line| format!("error: {TASKS}:{line}: missing required key `output`"))
+            .collect::<Vec<_>>()
+    );
+}

@@ -287,6 +287,14 @@ fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow:
     if problems.is_empty() {
         return Ok(file);
     }
+    if looks_like_outputs(&file) {
+        // One line, not every field every line lacks.
+        return Err(invalid(vec![Problem::new(
+            file.display.as_str(),
+            "not a task file: every line holds an `output`, as an outputs file does (the task \
+             file comes first, the outputs file after --outputs)",
+        )]));
+    }
     if !allow_bad_tasks {
         problems.push(Problem::new(
             file.display.as_str(),
@@ -305,6 +313,20 @@ fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow:
         reporter.warning(format!("skipped: {problem}"));
     }
     Ok(file)
+}
+
+/// Whether the task file is an outputs file given in its place (`tasks score OUTPUTS --outputs
+/// TASKS`): no valid task, and an unknown `output` member on every line that has an error.
+fn looks_like_outputs(file: &TaskFile) -> bool {
+    let lines: std::collections::BTreeSet<usize> =
+        file.errors.iter().map(|error| error.line).collect();
+    let with_output: std::collections::BTreeSet<usize> = file
+        .errors
+        .iter()
+        .filter(|error| error.field.as_deref() == Some("output"))
+        .map(|error| error.line)
+        .collect();
+    file.tasks.is_empty() && !lines.is_empty() && lines == with_output
 }
 
 /// Append one line per scored task of `file` to the results file `path` (`--output`), as
