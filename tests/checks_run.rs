@@ -154,10 +154,10 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         .code(2)
         .stdout("")
         .stderr(
-            "error: bad.json: checks[0].arguments: missing required key `expected`\n\
-             error: bad.json: checks[1].arguments.pattern: not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
-             error: bad.json: checks[2].type: unknown check type `fuzzy` (did you mean `spec.fuzzy_match`? known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)\n\
-             error: bad.json: checks[3].arguments.pattern: not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",
+            "error: bad.json:1: checks[0].arguments: missing required key `expected`\n\
+             error: bad.json:2: checks[1].arguments.pattern: not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
+             error: bad.json:3: checks[2].type: unknown check type `fuzzy` (did you mean `spec.fuzzy_match`? known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)\n\
+             error: bad.json:4: checks[3].arguments.pattern: not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",
         );
     assert!(!dir.path().join("out.jsonl").exists());
     for (text, expected) in [

@@ -156,7 +156,7 @@ fn a_request_with_no_check_at_all_is_rejected() {
         .code(2)
         .stdout("")
         .stderr(
-            "error: <stdin>: checks: no checks to run: give `checks` (shared, or one list per \
+            "error: <stdin>:2: checks: no checks to run: give `checks` (shared, or one list per \
              test case) or per-test-case `checks`\n",
         );
 }

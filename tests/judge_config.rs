@@ -75,7 +75,7 @@ fn rubric_problems_name_the_file_and_field() {
         .assert()
         .code(2)
         .stderr(format!(
-            "error: {bad}: quality_dimensions[1].weight: expected a positive finite number, found string \"high\"\n"
+            "error: {bad}:4: quality_dimensions[1].weight: expected a positive finite number, found string \"high\"\n"
         ));
     let dir = tempfile::tempdir().unwrap();
     let not_json = dir.path().join("rubric.json");

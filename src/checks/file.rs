@@ -20,24 +20,26 @@ use crate::input::Source;
 pub fn load_checks_file(path: &Path, catalog: &mut Catalog) -> anyhow::Result<Vec<Check>> {
     let source = Source::File(path.to_path_buf());
     let display = source.display();
-    let document = source.read_json("{\"checks\": [...]}").map_err(bad_input)?;
+    let (document, text) = source
+        .read_json_and_text("{\"checks\": [...]}")
+        .map_err(bad_input)?;
     let (checks, shape_problems) = checks_array(&document);
     let mut problems: Vec<Problem> = shape_problems
         .iter()
-        .map(|problem| problem.locate(&display, None, ""))
+        .map(|problem| problem.locate_in(&display, &text, ""))
         .collect();
     if let Some(declarations) = document.get("custom_checks") {
         problems.extend(
             catalog
                 .declare(declarations)
                 .iter()
-                .map(|problem| problem.locate(&display, None, "")),
+                .map(|problem| problem.locate_in(&display, &text, "")),
         );
     }
     let mut prepared = Vec::with_capacity(checks.len());
     for (index, raw) in checks.iter().enumerate() {
         let base = format!("checks[{index}]");
-        let located = |problem: &JsonProblem| problem.locate(&display, None, &base);
+        let located = |problem: &JsonProblem| problem.locate_in(&display, &text, &base);
         match parse_check(raw, &catalog.custom) {
             Ok(def) => {
                 let check = Check::prepare(def, catalog);

@@ -89,7 +89,7 @@ pub fn evaluate_into<W: std::io::Write>(
                 invalid(
                     problems
                         .iter()
-                        .map(|problem| problem.locate(&name, None, ""))
+                        .map(|problem| problem.locate_in(&name, &bytes, ""))
                         .collect(),
                 )
             })?;

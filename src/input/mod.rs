@@ -4,6 +4,7 @@
 //! runs (exit 2).
 
 mod candidates;
+mod json_lines;
 mod jsonl;
 mod selection;
 mod source;

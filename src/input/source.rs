@@ -65,9 +65,16 @@ impl Source {
     /// The one JSON document it holds (a checks file, an FEP request, a rubric): read whole, a
     /// leading UTF-8 BOM ignored; an empty file is a problem that says what `expected` is.
     pub fn read_json(&self, expected: &str) -> Result<Value, Problem> {
+        self.read_json_and_text(expected).map(|(value, _)| value)
+    }
+
+    /// [`Source::read_json`], and the document's bytes, for locating its problems at lines
+    /// ([`super::strict::JsonProblem::locate_in`]).
+    pub fn read_json_and_text(&self, expected: &str) -> Result<(Value, Vec<u8>), Problem> {
         let bytes = self.read_document(expected)?;
-        serde_json::from_slice(&bytes)
-            .map_err(|err| Problem::new(self.display(), document_json_reason(&err)))
+        let value = serde_json::from_slice(&bytes)
+            .map_err(|err| Problem::new(self.display(), document_json_reason(&err)))?;
+        Ok((value, bytes))
     }
 
     /// The bytes of a JSON document, its UTF-8 BOM removed, for a caller that parses them itself;

@@ -223,6 +223,13 @@ impl JsonProblem {
         }
     }
 
+    /// This problem as a located input problem in the one JSON document `source` holds
+    /// (`document`, its text), at the line its location points at.
+    pub fn locate_in(&self, source: &str, document: &[u8], base: &str) -> Problem {
+        let line = super::json_lines::line_of(document, &self.location(base));
+        self.locate(source, line, base)
+    }
+
     /// This problem as a located input problem in `source` (at `line`, when it has lines), the
     /// JSON location being `base` followed by `at` (see [`JsonProblem::describe`]).
     pub fn locate(&self, source: &str, line: Option<usize>, base: &str) -> Problem {

@@ -37,15 +37,15 @@ impl Rubric {
     /// and the offending field as its location, all of them at once.
     pub fn load(path: &Path) -> anyhow::Result<Rubric> {
         let source = Source::File(path.to_path_buf());
-        let value = source
-            .read_json("a rubric object {\"quality_dimensions\": [...]}")
+        let (value, text) = source
+            .read_json_and_text("a rubric object {\"quality_dimensions\": [...]}")
             .map_err(bad_input)?;
         let display = source.display();
         Rubric::from_value(&value).map_err(|problems| {
             invalid(
                 problems
                     .iter()
-                    .map(|problem| problem.locate(&display, None, ""))
+                    .map(|problem| problem.locate_in(&display, &text, ""))
                     .collect(),
             )
         })
