@@ -94,22 +94,28 @@ impl Walker<'_> {
     /// the way is recorded in `found` (deeper ones replace it).
     fn value(&mut self, wanted: &[Step], found: &mut Option<usize>) -> Option<()> {
         match self.peek()? {
-            b'{' => {
+            open @ (b'{' | b'[') => {
+                let close = if open == b'{' { b'}' } else { b']' };
                 self.bump();
                 self.skip_space();
-                if self.peek() == Some(b'}') {
+                if self.peek() == Some(close) {
                     self.bump();
                     return Some(());
                 }
-                loop {
+                for index in 0.. {
                     self.skip_space();
                     let line = self.line;
-                    let key = self.string()?;
-                    self.skip_space();
-                    (self.bump()? == b':').then_some(())?;
-                    self.skip_space();
+                    let step = if open == b'{' {
+                        let key = self.string()?;
+                        self.skip_space();
+                        (self.bump()? == b':').then_some(())?;
+                        self.skip_space();
+                        Step::Key(key)
+                    } else {
+                        Step::Index(index)
+                    };
                     match wanted.split_first() {
-                        Some((Step::Key(wanted_key), below)) if *wanted_key == key => {
+                        Some((next, below)) if *next == step => {
                             *found = Some(line);
                             self.value(below, found)?;
                         }
@@ -117,36 +123,12 @@ impl Walker<'_> {
                     }
                     self.skip_space();
                     match self.bump()? {
-                        b',' => continue,
-                        b'}' => return Some(()),
+                        b',' => {}
+                        byte if byte == close => return Some(()),
                         _ => return None,
                     }
                 }
-            }
-            b'[' => {
-                self.bump();
-                self.skip_space();
-                if self.peek() == Some(b']') {
-                    self.bump();
-                    return Some(());
-                }
-                let mut index = 0;
-                loop {
-                    self.skip_space();
-                    match wanted.split_first() {
-                        Some((Step::Index(wanted_index), below)) if *wanted_index == index => {
-                            *found = Some(self.line);
-                            self.value(below, found)?;
-                        }
-                        _ => self.value(&[], &mut None)?,
-                    }
-                    self.skip_space();
-                    match self.bump()? {
-                        b',' => index += 1,
-                        b']' => return Some(()),
-                        _ => return None,
-                    }
-                }
+                None
             }
             b'"' => self.string().map(drop),
             _ => {
