@@ -196,3 +196,34 @@ fn spec_and_tasks_commands_do_not_write_over_what_they_score() {
     );
     assert!(!sb.exists("saved.jsonl"));
 }
+
+#[test]
+fn new_files_named_two_ways_clash_and_a_device_takes_every_output() {
+    let sb = sandbox();
+    std::fs::create_dir(sb.path().join("sub")).unwrap();
+    let run = |more: &[&str]| {
+        let mut command = sb.evalctl();
+        command
+            .args(["run", "--format", "text", "--skip-preflight"])
+            .args(["--evaluator-command", "sh eval.sh", "--candidate", "x"])
+            .args(["--dataset", "train.jsonl"])
+            .args(more);
+        command.output().unwrap()
+    };
+    let out = run(&["--junit", "sub/../x.xml", "--report", "x.xml"]);
+    assert_eq!(code(&out), 2, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "error: --junit: sub/../x.xml is also --report: name a file for each\n"
+    );
+    assert!(!sb.exists("x.xml"));
+    let out = run(&[
+        "--output",
+        "/dev/null",
+        "--junit",
+        "/dev/null",
+        "--report",
+        "/dev/null",
+    ]);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+}

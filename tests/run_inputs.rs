@@ -109,7 +109,8 @@ fn bad_candidate_lines_are_all_reported_and_nothing_runs() {
     sb.write(
         "c.jsonl",
         "{\"candidate\": 1}\n[\"x\"]\n{\"id\": \"only-id\"}\n{\"candidate\": \"a\", \"id\": \"d\"}\n{\"candidate\": \"b\", \"id\": \"d\"}\n{\"candidate\": \"c\", \"id\": 7}\n{oops\n\
-         {\"candidate\": \"e\", \"idd\": \"e\"}\n{\"candidate\": \"f\", \"source\": \"notes\"}\n",
+         {\"candidate\": \"e\", \"idd\": \"e\"}\n{\"candidate\": \"f\", \"source\": \"notes\"}\n\
+         {\"candidate\": \"g\", \"id\": \"g\", \"uid\": \"7\"}\n{\"candidate\": \"h\", \"in\": 1}\n",
     );
     let out = sb
         .run_with(MARKING)
@@ -129,7 +130,8 @@ error: c.jsonl:7: invalid JSON: key must be a string at column 2
 error: c.jsonl:8: unknown key `idd` (did you mean `id`?)
 "
     );
-    // Line 9's `source` is the user's own: only a typo of `candidate` or `id` is refused.
+    // Lines 9 to 11 keep keys of their own (`source`, `uid` beside an `id`, `in`): only a typo of
+    // `candidate` or `id` on a line without it is refused.
     assert!(!sb.exists("called"), "the evaluator must not be called");
     assert_failure_document(&out);
 }

@@ -146,6 +146,17 @@ fn tasks_and_task_outputs_share_the_wording() {
 #[test]
 fn a_jsonl_file_given_for_one_document_is_named_as_such() {
     let dir = tempfile::tempdir().unwrap();
+    // A stray brace after the document is not a second document.
+    write(
+        dir.path(),
+        "brace.json",
+        &["{", "  \"checks\": []", "}", "}"],
+    );
+    rejects(
+        dir.path(),
+        &["run", "--checks", "brace.json", "--candidate", "x"],
+        "error: brace.json: invalid JSON: trailing characters at line 4, column 1\n",
+    );
     write(dir.path(), "d.jsonl", &["{\"q\": 1}", "{\"q\": 2}"]);
     rejects(
         dir.path(),
@@ -157,6 +168,6 @@ fn a_jsonl_file_given_for_one_document_is_named_as_such() {
         dir.path(),
         &["spec", "validate", "d.jsonl"],
         "error: d.jsonl:2: manifest could not be decoded: trailing characters (a JSON value on \
-         each line, as in a runs file: a spec is one JSON or YAML document)\n",
+         each line, as in a JSONL file: a spec is one JSON or YAML document)\n",
     );
 }

@@ -710,7 +710,7 @@ fn an_outputs_file_given_as_the_task_file_is_one_problem_naming_the_order() {
     assert_eq!(
         lines[0],
         "error: fixtures/tasks/outputs.jsonl: not a task file: every line holds an `output`, as \
-         an outputs file does (the task file comes first, the outputs file after --outputs)"
+         a `tasks score --outputs` file does (the task file comes first)"
     );
     // Then the outputs file's own problems: the tasks hold no `output`.
     assert_eq!(

@@ -10,6 +10,7 @@ use super::catalog::Catalog;
 use super::definition::parse_check;
 use super::prepare::Check;
 use crate::error::{bad_input, invalid, Problem};
+use crate::input::json_lines::DocumentLines;
 use crate::input::strict::{self, JsonProblem};
 use crate::input::Source;
 
@@ -23,6 +24,7 @@ pub fn load_checks_file(path: &Path, catalog: &mut Catalog) -> anyhow::Result<Ve
     let (document, text) = source
         .read_json_and_text("{\"checks\": [...]}")
         .map_err(bad_input)?;
+    let text = DocumentLines::new(&text);
     let (checks, shape_problems) = checks_array(&document);
     let mut problems: Vec<Problem> = shape_problems
         .iter()

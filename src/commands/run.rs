@@ -391,6 +391,9 @@ fn generator(config: &RunConfig, inputs: &Inputs) -> anyhow::Result<Option<Arc<G
     Ok(Some(Arc::new(generator)))
 }
 
+/// How many ids shared by examples of one split are warned about one by one.
+const REPEATED_IDS_SHOWN: usize = 5;
+
 /// The files the run writes: `--output`, `--report`, `--junit`.
 fn files_written(config: &RunConfig) -> Vec<(&'static str, &Path)> {
     [
@@ -469,9 +472,12 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let html = config.report.as_deref().map_or(Ok(()), |path| {
         report::html::check_writable(path, "--report")
     });
-    let output = output
-        .and(html)
-        .and(check_distinct(&files_written(config), &files_read(config)));
+    let distinct = check_distinct(&files_written(config), &files_read(config));
+    let outputs = [output.err(), html.err(), distinct.err()];
+    let output = match outputs.into_iter().flatten().collect::<Vec<_>>() {
+        errors if errors.is_empty() => Ok(()),
+        errors => Err(Fatal::merge(errors)),
+    };
     let (inputs, evaluator) = match (inputs, evaluator, output) {
         (Ok(inputs), Ok(evaluator), Ok(())) => (inputs, evaluator),
         (inputs, evaluator, output) => {
@@ -497,7 +503,15 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
         let (Some(path), Some(records)) = (path, records) else {
             continue;
         };
-        for (id, first, line) in repeated_ids(records) {
+        let repeated = repeated_ids(records);
+        if repeated.len() > REPEATED_IDS_SHOWN {
+            reporter.warning(format!(
+                "{}: {} ids are each the id of more than one example; the first {REPEATED_IDS_SHOWN}:",
+                path.display(),
+                repeated.len()
+            ));
+        }
+        for (id, first, line) in repeated.into_iter().take(REPEATED_IDS_SHOWN) {
             reporter.warning(format!(
                 "{}:{line}: id {id:?} is also line {first}'s: results and failures name both \
                  {id:?}, and --example {id:?} picks both",

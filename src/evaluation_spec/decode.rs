@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::flow_depth;
 use super::model::SpecDefinition;
-use crate::input::strict;
+use crate::input::{second_value_starts_line, strict};
 
 /// One problem with a spec: the field path (`evaluation_spec.validators[2].config.threshold`), the
 /// message, and the file's line when the format gives one.
@@ -224,7 +224,13 @@ fn parse<T: DeserializeOwned>(
         Format::Json => {
             let json_failure = |path: String, inner: serde_json::Error| {
                 let line = (inner.line() > 0).then_some(inner.line());
-                let message = without_position(&inner.to_string(), line, Some(inner.column()));
+                let mut message = without_position(&inner.to_string(), line, Some(inner.column()));
+                if second_value_starts_line(&inner, bytes) {
+                    message.push_str(
+                        " (a JSON value on each line, as in a JSONL file: a spec is one JSON or \
+                         YAML document)",
+                    );
+                }
                 (path, message, line)
             };
             let mut deserializer = serde_json::Deserializer::from_slice(bytes);
@@ -300,12 +306,7 @@ fn without_position(message: &str, line: Option<usize>, column: Option<usize>) -
         .iter()
         .find_map(|marker| trimmed.find(marker).map(|at| &trimmed[at..]))
         .and_then(house_wording);
-    let jsonl = if trimmed == "trailing characters" && column == Some(1) {
-        " (a JSON value on each line, as in a runs file: a spec is one JSON or YAML document)"
-    } else {
-        ""
-    };
-    reworded.unwrap_or_else(|| format!("could not be decoded: {trimmed}{jsonl}"))
+    reworded.unwrap_or_else(|| format!("could not be decoded: {trimmed}"))
 }
 
 /// serde's strict-decoding messages in the house wording, or `None` for any other message.

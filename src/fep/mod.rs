@@ -28,6 +28,7 @@ use serde_json::Value;
 use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
 use crate::error::{bad_input, invalid, Fatal, Problem};
 use crate::evaluator::check_calls::{trusted_catalog, BlockingCaller};
+use crate::input::json_lines::DocumentLines;
 use crate::input::{document_json_reason, JsonlStream, Source};
 use crate::pool;
 pub use request::{parse_request, Request};
@@ -83,13 +84,17 @@ pub fn evaluate_into<W: std::io::Write>(
                 return Ok(StreamEnd::Finished(status));
             }
             let document = document::parse_document(&bytes).map_err(|err| {
-                bad_input(Problem::new(source.display(), document_json_reason(&err)))
+                bad_input(Problem::new(
+                    source.display(),
+                    document_json_reason(&err, &bytes),
+                ))
             })?;
+            let lines = DocumentLines::new(&bytes);
             let mut request = parse_request(document, &mut catalog).map_err(|problems| {
                 invalid(
                     problems
                         .iter()
-                        .map(|problem| problem.locate_in(&name, &bytes, ""))
+                        .map(|problem| problem.locate_in(&name, &lines, ""))
                         .collect(),
                 )
             })?;

@@ -151,13 +151,15 @@ fn load_jsonl(source: &Source, problems: &mut Vec<Problem>) -> Vec<Candidate> {
     let mut candidates = Vec::new();
     let (_, mut file_problems) = scan_jsonl_checked(&display, &bytes, |record| {
         let line = record.line;
-        // Other keys are the user's own (metadata), but one that is a typo of ours (`idd`)
-        // would silently give the candidate another id or no text.
+        // Other keys are the user's own (metadata), but one that is a typo of ours (`idd` on a
+        // line without `id`) would silently give the candidate another id or no text.
         const KEYS: [&str; 2] = ["candidate", "id"];
         let typo = record.value.as_object().and_then(|object| {
-            object
-                .keys()
-                .find(|key| !KEYS.contains(&key.as_str()) && strict::nearest(key, KEYS).is_some())
+            object.keys().find(|key| {
+                key.len() > 2
+                    && !KEYS.contains(&key.as_str())
+                    && strict::nearest(key, KEYS).is_some_and(|near| !object.contains_key(near))
+            })
         });
         if let Some(key) = typo {
             return Some(strict::unknown_key_near(key, &KEYS));

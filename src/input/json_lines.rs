@@ -10,15 +10,46 @@ enum Step {
     Index(usize),
 }
 
-/// Documents larger than this are not walked (each problem would walk it again): a problem in
-/// a large FEP request keeps its JSON location alone.
+/// Documents larger than this are not walked: a problem in a large FEP request keeps its JSON
+/// location alone.
 const LARGEST: usize = 4 << 20;
+
+/// How many problems of one document get a line: each walks the document again, so a file of
+/// thousands of problems would take time quadratic in its size; the rest keep their JSON
+/// location alone (and the first ones show where to look).
+const LOOKUPS: usize = 50;
+
+/// A JSON document whose problems are given lines, [`LOOKUPS`] at the most.
+pub struct DocumentLines<'a> {
+    document: &'a [u8],
+    lookups: std::cell::Cell<usize>,
+}
+
+impl<'a> DocumentLines<'a> {
+    /// The lines of `document` (its text).
+    pub fn new(document: &'a [u8]) -> DocumentLines<'a> {
+        DocumentLines {
+            document,
+            lookups: std::cell::Cell::new(0),
+        }
+    }
+
+    /// [`line_of`] `location`, while lookups are left.
+    pub fn line(&self, location: &str) -> Option<usize> {
+        let done = self.lookups.get();
+        if done >= LOOKUPS {
+            return None;
+        }
+        self.lookups.set(done + 1);
+        line_of(self.document, location)
+    }
+}
 
 /// The 1-based line where the value at `location` starts in `document` (for a member, its key),
 /// or of the deepest value of `location` the document has; `None` for the whole document, a
 /// location that does not parse, a document of one line, one that is not JSON or one larger
 /// than [`LARGEST`].
-pub fn line_of(document: &[u8], location: &str) -> Option<usize> {
+fn line_of(document: &[u8], location: &str) -> Option<usize> {
     let document = document.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(document);
     let steps = parse_location(location)?;
     // In a document of one line, every location is on it: the line says nothing.
@@ -184,6 +215,10 @@ mod tests {
         assert_eq!(line_of(b"{\"checks\": []}\n", "checks"), None);
         let with_bom = [b"\xEF\xBB\xBF".as_slice(), CHECKS.as_bytes()].concat();
         assert_eq!(line_of(&with_bom, "checks[1].type"), Some(4));
+        let lines = DocumentLines::new(CHECKS.as_bytes());
+        let given: Vec<Option<usize>> = (0..LOOKUPS + 1).map(|_| lines.line("checks[1]")).collect();
+        assert_eq!(given[LOOKUPS - 1], Some(3));
+        assert_eq!(given[LOOKUPS], None);
     }
 
     #[test]

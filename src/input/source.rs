@@ -73,7 +73,7 @@ impl Source {
     pub fn read_json_and_text(&self, expected: &str) -> Result<(Value, Vec<u8>), Problem> {
         let bytes = self.read_document(expected)?;
         let value = serde_json::from_slice(&bytes)
-            .map_err(|err| Problem::new(self.display(), document_json_reason(&err)))?;
+            .map_err(|err| Problem::new(self.display(), document_json_reason(&err, &bytes)))?;
         Ok((value, bytes))
     }
 
@@ -103,20 +103,32 @@ pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|err| format!("cannot read: {}", io_reason(&err)))
 }
 
-/// A serde_json error in a whole document: "invalid JSON: <what> at line L, column C", and
-/// when a second value starts a line, that the file looks like JSONL.
-pub fn document_json_reason(err: &serde_json::Error) -> String {
-    let what = json_error_what(err);
-    let jsonl = if what == "trailing characters" && err.column() == 1 {
+/// A serde_json error in `document`, a whole document: "invalid JSON: <what> at line L, column
+/// C", and when a second object or array starts a line, that the file looks like JSONL.
+pub fn document_json_reason(err: &serde_json::Error, document: &[u8]) -> String {
+    let jsonl = if second_value_starts_line(err, document) {
         " (a JSON value on each line, as in a JSONL file: this takes one JSON document)"
     } else {
         ""
     };
     format!(
-        "invalid JSON: {what} at line {}, column {}{jsonl}",
+        "invalid JSON: {} at line {}, column {}{jsonl}",
+        json_error_what(err),
         err.line(),
         err.column()
     )
+}
+
+/// Whether `err` is a second JSON object or array starting a line of `document` (a JSONL file
+/// given where one document belongs), rather than a stray character after the document.
+pub fn second_value_starts_line(err: &serde_json::Error, document: &[u8]) -> bool {
+    json_error_what(err) == "trailing characters"
+        && err.column() == 1
+        && document
+            .split(|&byte| byte == b'\n')
+            .nth(err.line().saturating_sub(1))
+            .and_then(|line| line.first())
+            .is_some_and(|first| matches!(first, b'{' | b'['))
 }
 
 /// A serde_json error's description without its position.

@@ -10,6 +10,7 @@ use std::borrow::Cow;
 
 use serde_json::{Map, Value};
 
+use super::json_lines::DocumentLines;
 use crate::error::Problem;
 use crate::text::json_type;
 
@@ -224,10 +225,9 @@ impl JsonProblem {
     }
 
     /// This problem as a located input problem in the one JSON document `source` holds
-    /// (`document`, its text), at the line its location points at.
-    pub fn locate_in(&self, source: &str, document: &[u8], base: &str) -> Problem {
-        let line = super::json_lines::line_of(document, &self.location(base));
-        self.locate(source, line, base)
+    /// (`lines`, its text), at the line its location points at.
+    pub fn locate_in(&self, source: &str, lines: &DocumentLines<'_>, base: &str) -> Problem {
+        self.locate(source, lines.line(&self.location(base)), base)
     }
 
     /// This problem as a located input problem in `source` (at `line`, when it has lines), the

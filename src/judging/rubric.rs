@@ -8,6 +8,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use crate::error::{bad_input, invalid};
+use crate::input::json_lines::DocumentLines;
 use crate::input::strict::{self, JsonProblem};
 use crate::input::Source;
 use crate::text::clip;
@@ -41,11 +42,12 @@ impl Rubric {
             .read_json_and_text("a rubric object {\"quality_dimensions\": [...]}")
             .map_err(bad_input)?;
         let display = source.display();
+        let lines = DocumentLines::new(&text);
         Rubric::from_value(&value).map_err(|problems| {
             invalid(
                 problems
                     .iter()
-                    .map(|problem| problem.locate_in(&display, &text, ""))
+                    .map(|problem| problem.locate_in(&display, &lines, ""))
                     .collect(),
             )
         })

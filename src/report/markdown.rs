@@ -122,7 +122,9 @@ pub(super) fn literal(text: &str) -> String {
 /// When `GITHUB_STEP_SUMMARY` names a file (GitHub Actions sets it), append the Markdown summary
 /// to it, whatever `--format` says. A failure is a warning: the job's own output is intact.
 pub fn append_step_summary(summary: &Summary, reporter: Reporter) {
-    append_to_step_summary(&render(summary), reporter);
+    if std::env::var_os("GITHUB_STEP_SUMMARY").is_some_and(|path| !path.is_empty()) {
+        append_to_step_summary(&render(summary), reporter);
+    }
 }
 
 /// Append `markdown` to the file `GITHUB_STEP_SUMMARY` names, if any (a failure is a warning).

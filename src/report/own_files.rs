@@ -49,18 +49,28 @@ fn is_stdio(path: &Path) -> bool {
     path.as_os_str() == "-"
 }
 
-/// Whether `a` and `b` are one file: both exist and share device and inode, or their absolute
-/// paths are the same.
+/// Whether `a` and `b` are one regular file: both exist and share device and inode, or one does
+/// not exist yet and both resolve to the same path (their directories resolved, links
+/// followed). A device or FIFO (`/dev/null`) may take any number of outputs.
 fn same_file(a: &Path, b: &Path) -> bool {
     use std::os::unix::fs::MetadataExt;
     match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-        _ => absolute(a) == absolute(b),
+        (Ok(a), Ok(b)) => a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino(),
+        (Ok(_), Err(_)) | (Err(_), Ok(_)) => false,
+        (Err(_), Err(_)) => resolved(a) == resolved(b),
     }
 }
 
-fn absolute(path: &Path) -> PathBuf {
-    std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf())
+/// The path a file that does not exist yet would have: its directory resolved (links followed,
+/// `..` taken), its name kept.
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|dir| dir.join(name))
+            .unwrap_or(absolute),
+        _ => absolute,
+    }
 }
 
 #[cfg(test)]
@@ -80,5 +90,11 @@ mod tests {
         assert!(check_distinct(&[("--junit", &new)], &[("--dataset", &data)]).is_ok());
         let stdin = Path::new("-");
         assert!(check_distinct(&[("--output", stdin)], &[("candidates", stdin)]).is_ok());
+        // Files not written yet, named through `..`: one file.
+        let through = dir.path().join("sub/../new.xml");
+        assert!(check_distinct(&[("--junit", &new), ("--report", &through)], &[]).is_err());
+        // A device takes any number of outputs.
+        let null = Path::new("/dev/null");
+        assert!(check_distinct(&[("--junit", null), ("--report", null)], &[]).is_ok());
     }
 }

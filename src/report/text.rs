@@ -335,6 +335,10 @@ pub(super) fn table(summary: &Summary) -> Vec<Vec<String>> {
     rows
 }
 
+/// Above this many numbered candidates, [`quoted_candidates`] quotes none: the quotes would
+/// outgrow the table (a `--candidates` file of hundreds of prompts names them by line).
+const QUOTED_CANDIDATES: usize = 20;
+
 /// How many characters of a numbered candidate's text [`quoted_candidates`] quotes.
 const QUOTED_CHARS: usize = 60;
 
@@ -343,13 +347,14 @@ const QUOTED_CHARS: usize = 60;
 /// preamble).
 const CONTEXT_CHARS: usize = 20;
 
-/// `cand-1 = "Answer briefly."`, one line per candidate evalctl numbered (`cand-N`, `line-N`)
-/// when there are two or more (one needs no telling apart), its text quoted by [`quote`]. Texts that share their first
-/// [`QUOTED_CHARS`] characters are quoted from shortly before they differ, so that no two quotes
-/// of different texts are the same (shared by the text and Markdown summaries).
+/// `cand-1 = "Answer briefly."`, one line per candidate evalctl numbered (`cand-N`, `line-N`) when
+/// there are two to [`QUOTED_CANDIDATES`] (one needs no telling apart), its text quoted by
+/// [`quote`]. Texts that share their first [`QUOTED_CHARS`] characters are quoted from shortly
+/// before they differ, so that no two quotes of different texts are the same (shared by the text
+/// and Markdown summaries).
 pub(super) fn quoted_candidates(summary: &Summary) -> Vec<String> {
     let texts = &summary.numbered_texts;
-    if texts.len() < 2 {
+    if texts.len() < 2 || texts.len() > QUOTED_CANDIDATES {
         return Vec::new();
     }
     texts

@@ -204,7 +204,7 @@ generation: {} of {} tasks completed, {} failed, {:.2} s
         generation.failed.len(),
         generation.elapsed_ms / 1000.0
     ));
-    let saved = (generation.cached > 0).then(|| Usage::from(generation.usage_saved));
+    let saved = (!generation.usage_saved.is_zero()).then(|| Usage::from(generation.usage_saved));
     if let Some(tokens) = tokens_of(Some(&Usage::from(*usage)), saved.as_ref()) {
         text.push_str(&format!("tokens: {tokens}"));
     }

@@ -291,8 +291,8 @@ fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow:
         // One line, not every field every line lacks.
         return Err(invalid(vec![Problem::new(
             file.display.as_str(),
-            "not a task file: every line holds an `output`, as an outputs file does (the task \
-             file comes first, the outputs file after --outputs)",
+            "not a task file: every line holds an `output`, as a `tasks score --outputs` file \
+             does (the task file comes first)",
         )]));
     }
     if !allow_bad_tasks {

@@ -147,7 +147,7 @@ impl Engine {
             ]));
         }
         let document = serde_json::from_slice(body)
-            .map_err(|err| invalid_request(vec![document_json_reason(&err)]))?;
+            .map_err(|err| invalid_request(vec![document_json_reason(&err, body)]))?;
         self.prepare(document)
     }
 
