@@ -406,7 +406,8 @@ fn files_written(config: &RunConfig) -> Vec<(&'static str, &Path)> {
     .collect()
 }
 
-/// The files the run reads: the candidates, the dataset and valset, the evaluator's files.
+/// The files the run reads: the candidates, the dataset and valset, the `--cache-input` files,
+/// the evaluator's files.
 fn files_read(config: &RunConfig) -> Vec<(&'static str, &Path)> {
     let mut read = Vec::new();
     match &config.candidates {
@@ -421,6 +422,13 @@ fn files_read(config: &RunConfig) -> Vec<(&'static str, &Path)> {
         _ => {}
     }
     read.extend(config.dataset.as_deref().map(|path| ("--dataset", path)));
+    read.extend(
+        config
+            .declared
+            .paths
+            .iter()
+            .map(|path| ("--cache-input", path.as_path())),
+    );
     read.extend(config.valset.as_deref().map(|path| ("--valset", path)));
     match &config.evaluator {
         EvaluatorSpec::Checks(checks) => read.push(("--checks", checks.path.as_path())),
