@@ -432,4 +432,25 @@ fn an_id_two_examples_of_a_split_share_is_warned_about_once_a_number_and_a_strin
          warning: train.jsonl:4: id \"x1\" is also line 3's: results and failures name both \
          \"x1\", and --example \"x1\" picks both\n"
     );
+    // Among the examples picked only.
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--skip-preflight",
+            "--candidate",
+            "c",
+        ])
+        .args(["--evaluator-command", "sh eval.sh", "--example", "x1"])
+        .args(["--dataset", "train.jsonl", "--valset", "val.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "warning: train.jsonl:4: id \"x1\" is also line 3's: results and failures name both \
+         \"x1\", and --example \"x1\" picks both\n"
+    );
 }

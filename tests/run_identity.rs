@@ -785,6 +785,34 @@ fn an_output_file_that_is_not_a_results_file_is_refused() {
 }
 
 #[test]
+fn an_output_holding_only_a_torn_first_line_points_at_resume() {
+    let sb = sandbox();
+    sb.write(
+        "torn.jsonl",
+        "{\"key\": \"abc\", \"candidate_id\": \"c\", \"spl",
+    );
+    let out = run(&sb, BASE, &["--candidate", "c", "--output", "torn.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        "error: torn.jsonl: holds only a line cut short (a run stopped while writing its first \
+         result?): pass --resume to drop it and continue that run, or name another --output \
+         file\n"
+    );
+    succeeded(run(
+        &sb,
+        BASE,
+        &["--candidate", "c", "--output", "torn.jsonl", "--resume"],
+    ));
+    assert!(sb
+        .jsonl("torn.jsonl")
+        .iter()
+        .all(|line| line["candidate_id"] == "cand-1"));
+}
+
+#[test]
 fn a_dataset_given_as_results_is_one_problem_per_file() {
     let sb = sandbox();
     let out = sb

@@ -571,6 +571,14 @@ fn score_rejects_a_dataset_given_as_the_runs_file_and_takes_a_run_without_events
         )
     );
     let sandbox = sandbox_with_pack();
+    // `null` members are absent ones.
+    sandbox.write("runs.jsonl", "{\"id\": 1, \"events\": null}\n");
+    let out = score(&sandbox, "text", None);
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        format!("error: runs.jsonl:1: {not_a_run}\n")
+    );
     sandbox.write("runs.jsonl", "{\"id\": \"quiet\", \"events\": []}\n");
     // Scored as the reference scores it (the gate dimension alone decides).
     let out = score(&sandbox, "json", None);

@@ -511,7 +511,9 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
         let (Some(path), Some(records)) = (path, records) else {
             continue;
         };
-        let repeated = repeated_ids(records);
+        // Only the examples the run uses: a shared id among the others does not matter here.
+        let used = config.exec.examples.used(records).map(|(_, record)| record);
+        let repeated = repeated_ids(used);
         if repeated.len() > REPEATED_IDS_SHOWN {
             reporter.warning(format!(
                 "{}: {} ids are each the id of more than one example; the first {REPEATED_IDS_SHOWN}:",

@@ -39,7 +39,9 @@ impl Record {
 /// Each id that more than one of `records` has, as its first two lines: `(id, first, second)`
 /// in file order. A number and a string name an example alike (`4` and `"4"`), so they count
 /// as one id.
-pub fn repeated_ids(records: &[Record]) -> Vec<(String, usize, usize)> {
+pub fn repeated_ids<'a>(
+    records: impl IntoIterator<Item = &'a Record>,
+) -> Vec<(String, usize, usize)> {
     let mut first_line = std::collections::HashMap::new();
     let mut repeated = Vec::new();
     for record in records {

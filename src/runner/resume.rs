@@ -122,6 +122,18 @@ pub struct OutputUse {
     pub append_run: bool,
 }
 
+/// Whether the file at `path` ends with a newline (its last line is whole).
+fn ends_with_newline(path: &Path) -> bool {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut last = [0u8];
+    std::fs::File::open(path)
+        .and_then(|mut file| {
+            file.seek(SeekFrom::End(-1))?;
+            file.read_exact(&mut last)
+        })
+        .is_ok_and(|()| last[0] == b'\n')
+}
+
 /// Refuse, before any call, an existing results file at `path` that holds lines of this run
 /// (fingerprint `fingerprint`, calls `plan`) without `--resume`, or lines of another run without
 /// `--append-run`; the problem names the file, the counts and the ways out. A line without a
@@ -178,7 +190,12 @@ pub fn check_output(
         ));
     }
     if others + not_results > 0 && !allowed.append_run {
-        let problem = if ours + others == 0 {
+        let problem = if ours + others == 0 && not_results == 1 && !ends_with_newline(path) {
+            // The one line a run wrote when it was stopped in the middle of it.
+            "holds only a line cut short (a run stopped while writing its first result?): pass \
+             --resume to drop it and continue that run, or name another --output file"
+                .to_string()
+        } else if ours + others == 0 {
             // A dataset or notes, say: not a file to add a run beside.
             format!(
                 "is not a results file ({} and no result line): name another --output file",

@@ -35,7 +35,8 @@ pub struct RunRecord {
 
 impl RunRecord {
     /// Whether this record, decoded from `line`, is no run: `line` has none of a run record's
-    /// members but `id` (a line of another file, such as a dataset's, which may have an `id`).
+    /// members but `id`, or only `null` ones (a line of another file, such as a dataset's,
+    /// which may have an `id`).
     /// A run with no events (`{"events": []}`) is a run.
     pub fn lacks_run_members(&self, line: &str) -> bool {
         const RUN_MEMBERS: [&str; 4] = [
@@ -49,8 +50,12 @@ impl RunRecord {
             && self.llm_judge_results.is_empty()
             && self.human_preference_score.is_none();
         empty
-            && serde_json::from_str::<serde_json::Map<String, Value>>(line)
-                .is_ok_and(|object| !RUN_MEMBERS.iter().any(|key| object.contains_key(*key)))
+            && serde_json::from_str::<serde_json::Map<String, Value>>(line).is_ok_and(|object| {
+                // `null` is an absent member, as everywhere in a run record.
+                !RUN_MEMBERS
+                    .iter()
+                    .any(|key| object.get(*key).is_some_and(|value| !value.is_null()))
+            })
     }
 
     /// Decode one JSONL line, or say what is wrong with it: `expected a JSON object`, or the
