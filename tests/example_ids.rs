@@ -410,46 +410,37 @@ fn an_id_two_examples_of_a_split_share_is_warned_about_once_a_number_and_a_strin
     // The same id in two splits names two examples of two splits: no warning.
     sb.write("val.jsonl", "{\"id\": \"x1\"}\n");
     sb.write("eval.sh", LOG_PAYLOAD);
-    let out = sb
-        .evalctl()
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--skip-preflight",
-            "--candidate",
-            "c",
-        ])
-        .args(["--evaluator-command", "sh eval.sh"])
-        .args(["--dataset", "train.jsonl", "--valset", "val.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let run = |picks: &[&str]| {
+        let out = sb
+            .evalctl()
+            .args([
+                "run",
+                "--format",
+                "json",
+                "--skip-preflight",
+                "--candidate",
+                "c",
+            ])
+            .args(["--evaluator-command", "sh eval.sh"])
+            .args(["--dataset", "train.jsonl", "--valset", "val.jsonl"])
+            .args(picks)
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        stderr_text(&out)
+    };
+    let out = run(&[]);
     assert_eq!(
-        stderr_text(&out),
+        out,
         "warning: train.jsonl:2: id \"4\" is also line 1's: results and failures name both \
          \"4\", and --example \"4\" picks both\n\
          warning: train.jsonl:4: id \"x1\" is also line 3's: results and failures name both \
          \"x1\", and --example \"x1\" picks both\n"
     );
     // Among the examples picked only.
-    let out = sb
-        .evalctl()
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--skip-preflight",
-            "--candidate",
-            "c",
-        ])
-        .args(["--evaluator-command", "sh eval.sh", "--example", "x1"])
-        .args(["--dataset", "train.jsonl", "--valset", "val.jsonl"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let out = run(&["--example", "x1"]);
     assert_eq!(
-        stderr_text(&out),
+        out,
         "warning: train.jsonl:4: id \"x1\" is also line 3's: results and failures name both \
          \"x1\", and --example \"x1\" picks both\n"
     );
