@@ -340,10 +340,15 @@ fn report_reads_spec_score_records_as_results() {
 fn merge_summarizes_a_spec_file_and_refuses_two_scorings() {
     let sb = sandbox();
     score_spec(&sb);
-    let out = succeeded(
-        sb.evalctl()
-            .args(["merge", "records.jsonl", "--format", "text"]),
-    );
+    // A record that did not pass fails the summary as it failed `spec score`, and is a failed
+    // JUnit test case.
+    let out = sb
+        .evalctl()
+        .args(["merge", "records.jsonl", "--format", "text"])
+        .args(["--junit", "junit.xml"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
     assert_eq!(
         stdout_text(&out),
         "evaluator: spec pack.yaml   score range: unit\n\
@@ -354,7 +359,44 @@ fn merge_summarizes_a_spec_file_and_refuses_two_scorings() {
          \n\
          ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
          \n\
-         exit 0: all 2 calls succeeded\n"
+         exit 1: all 2 calls succeeded; 1 of 2 runs did not pass\n"
+    );
+    assert_eq!(
+        stderr_text(&out),
+        "wrote junit.xml: 2 test cases (1 failure, 0 errors)\n\
+         exit 1: all 2 calls succeeded; 1 of 2 runs did not pass\n"
+    );
+    let reason = "the run did not pass: hybrid: gated dimension &quot;discipline&quot; below \
+                  pass_threshold";
+    assert_eq!(
+        sb.read("junit.xml"),
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n\
+             <testsuites name=\"evalctl\" tests=\"2\" failures=\"1\" errors=\"0\" time=\"0.000\">\n\
+             \x20 <testsuite name=\"runs.jsonl single\" tests=\"2\" failures=\"1\" errors=\"0\" \
+             skipped=\"0\" time=\"0.000\">\n\
+             \x20   <testcase name=\"runs.jsonl run-france (line 1)\" \
+             classname=\"runs.jsonl.single\" time=\"0.000\">\n\
+             \x20     <system-out>score: 1</system-out>\n\
+             \x20   </testcase>\n\
+             \x20   <testcase name=\"runs.jsonl run-italy (line 2)\" \
+             classname=\"runs.jsonl.single\" time=\"0.000\">\n\
+             \x20     <failure message=\"{reason}\" type=\"verdict\">{reason}</failure>\n\
+             \x20     <system-out>score: 0</system-out>\n\
+             \x20   </testcase>\n\
+             \x20 </testsuite>\n\
+             </testsuites>\n"
+        )
+    );
+    let summary = json_stdout(
+        &sb.evalctl()
+            .args(["summarize", "records.jsonl", "--format", "json"])
+            .output()
+            .expect("evalctl runs"),
+    );
+    assert_eq!(
+        (&summary["gates"]["verdicts"], &summary["exit"]),
+        (&json!({"failed": 1, "runs": 2, "passed": false}), &json!(1))
     );
 
     succeeded(score(&sb, "a.jsonl", "a-results.jsonl"));
@@ -551,10 +593,12 @@ fn spec_score_appended_to_its_own_output_adds_lines_of_the_same_run() {
     let lines = sb.jsonl("records.jsonl");
     assert_eq!(lines.len(), 4);
     assert!(lines.iter().all(|line| line["run"] == lines[0]["run"]));
-    let out = succeeded(
-        sb.evalctl()
-            .args(["summarize", "records.jsonl", "--format", "json"]),
-    );
+    let out = sb
+        .evalctl()
+        .args(["summarize", "records.jsonl", "--format", "json"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&out), 1, "one of the two runs did not pass");
     assert_eq!(
         json_stdout(&out)["calls"],
         json!({"total": 2, "ok": 2, "errors": 0, "cached": 0})

@@ -84,13 +84,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     }
     check_comparable(config, &base_run, &new_run, reporter)?;
     let splits = new_run.accounted.run.splits;
-    let score_split = if splits.val {
-        Split::Val
-    } else if splits.train {
-        Split::Train
-    } else {
-        Split::Single
-    };
+    let score_split = Split::scored_in(splits);
     let across = across_candidates(&base_run, &new_run);
     let (base, new) = (base_run.records, new_run.records);
     let mut base_by_position: HashMap<Position, &CallRecord> = base

@@ -70,11 +70,11 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         config.seed,
         config.pass_score,
     )
-    .repeated(repeat);
-    let mut junit = config
-        .junit
-        .as_ref()
-        .map(|_| Junit::new(candidate_ids, config.pass_score));
+    .repeated(repeat)
+    .gated_by_verdicts(run.gated_by_verdicts());
+    let mut junit = config.junit.as_ref().map(|_| {
+        Junit::new(candidate_ids, config.pass_score).gated_by_verdicts(run.gated_by_verdicts())
+    });
     for record in records.values() {
         tally.add(record);
         if let Some(junit) = junit.as_mut() {

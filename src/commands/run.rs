@@ -13,7 +13,7 @@ use crate::generate::budget::Budget;
 use crate::generate::{check_templates, Generator};
 use crate::input::{load_inputs, repeated_ids, CandidateSource, Inputs, Source};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
-use crate::record::{CallRecord, EvaluatorInfo, RunIdentity, RunInfo, Splits};
+use crate::record::{CallRecord, EvaluatorInfo, RunIdentity, RunInfo, Split, Splits};
 use crate::report::{
     self, check_distinct, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
@@ -113,6 +113,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .iter()
             .map(|c| c.id.clone())
             .collect::<Vec<_>>(),
+        Split::scored_in(splits),
         config.heartbeat,
     );
     let context = Arc::new(RunContext {

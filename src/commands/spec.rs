@@ -18,7 +18,9 @@ use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
     unless_interrupted_blocking,
 };
-use crate::record::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
+use crate::record::{
+    EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split, SPEC_SCORE,
+};
 use crate::report::{
     check_distinct, print, print_json, Document, Format, Reporter, ResultsFile, Spool, Styled,
 };
@@ -231,7 +233,7 @@ async fn score_runs(
         target: config.spec.display(),
     };
     let mut scored = ScoredRun::new(
-        "spec score",
+        SPEC_SCORE,
         evaluator,
         &serde_json::to_vec(spec.definition())?,
     );

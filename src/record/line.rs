@@ -4,7 +4,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::run::RunInfo;
+use super::run::{RunInfo, Splits};
 use crate::protocol::CallError;
 
 /// Which examples a call belongs to.
@@ -17,6 +17,20 @@ pub enum Split {
     Train,
     /// A valset example.
     Val,
+}
+
+impl Split {
+    /// The split of `splits` whose mean is a candidate's score: `val` when there is a valset,
+    /// else `train`, else `single`.
+    pub fn scored_in(splits: Splits) -> Split {
+        if splits.val {
+            Split::Val
+        } else if splits.train {
+            Split::Train
+        } else {
+            Split::Single
+        }
+    }
 }
 
 /// One finished call, as written to `--output`.

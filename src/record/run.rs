@@ -35,7 +35,17 @@ pub struct RunInfo {
     pub identity: Option<RunIdentity>,
 }
 
+/// The `command` of `spec score`'s lines.
+pub const SPEC_SCORE: &str = "spec score";
+
 impl RunInfo {
+    /// Whether the lines' own verdicts gate the run, as they gate the command that wrote them:
+    /// `spec score` exits 1 when a run did not pass, and so do `summarize` and `merge` of its
+    /// records (`run --spec` is gated by its flags alone).
+    pub fn gated_by_verdicts(&self) -> bool {
+        self.command.as_deref() == Some(SPEC_SCORE)
+    }
+
     /// `,"run":{...}`: the member that [`SharedMembers::run`] left out of a spooled line, to
     /// be added before its closing brace.
     pub fn as_members(&self) -> serde_json::Result<Vec<u8>> {

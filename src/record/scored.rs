@@ -152,6 +152,7 @@ impl Scorer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::record::SPEC_SCORE;
 
     #[test]
     fn the_members_foreseen_for_a_count_are_as_long_as_the_run_of_that_many_lines() {
@@ -160,7 +161,7 @@ mod tests {
                 kind: "spec".to_string(),
                 target: "a \"quoted\" spec.yaml".to_string(),
             };
-            let mut scored = ScoredRun::new("spec score", evaluator, b"{}");
+            let mut scored = ScoredRun::new(SPEC_SCORE, evaluator, b"{}");
             let foreseen = scored.members_len(lines);
             for line in 0..lines {
                 scored.add(&line.to_string(), b"{}");

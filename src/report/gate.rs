@@ -1,6 +1,7 @@
 //! The gates of a finished run and the exit code they give: `--fail-under` on each candidate's
 //! score, the errored calls against `--max-errors` / `--max-error-rate` (none tolerated by
-//! default), and the calls that scored below `--pass-score` (each a failed JUnit test case).
+//! default), the calls that scored below `--pass-score` (each a failed JUnit test case), and
+//! for `spec score`'s records their own verdicts, as `spec score` judged them.
 //! The verdict is part of the summary (`gates`, `exit`, `exit_reason`), so a CI job reading the
 //! JSON knows why the exit code is what it is.
 
@@ -54,9 +55,11 @@ impl Gates {
             }
         });
         let pass_score = summary.gates.pass_score.take();
+        let verdicts = summary.gates.verdicts.take();
         let passed = errors.passed
             && fail_under.as_ref().is_none_or(|gate| gate.passed)
-            && pass_score.as_ref().is_none_or(|gate| gate.passed);
+            && pass_score.as_ref().is_none_or(|gate| gate.passed)
+            && verdicts.as_ref().is_none_or(|gate| gate.passed);
         let exit = if summary.interrupted {
             Exit::Interrupted
         } else if results_failed {
@@ -72,6 +75,7 @@ impl Gates {
             errors,
             fail_under,
             pass_score,
+            verdicts,
         };
         summary.closing = Verdict::new(exit, reason(&report, summary, exit));
         summary.gates = report;
@@ -149,6 +153,13 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
                 gate.calls, gate.threshold
             ),
         });
+    }
+    // As `spec score` words it; a run with no verdict is an errored call, counted above.
+    if let Some(gate) = report.verdicts.as_ref().filter(|gate| !gate.passed) {
+        parts.push(format!(
+            "{} of {} runs did not pass",
+            gate.failed, gate.runs
+        ));
     }
     parts.join("; ")
 }

@@ -1,7 +1,7 @@
 //! `--junit FILE.xml`: the run as JUnit XML, the report GitLab, Jenkins and most CI systems show
 //! as test results. One `testsuite` per candidate and split, one `testcase` per call: a failed
-//! call is an `<error>`, a score under `--pass-score` a `<failure>` (and the run exits 1, see
-//! [`super::Gates`]). The evaluator's `reasoning` and `feedback` are in the failure and in the
+//! call is an `<error>`, a score under `--pass-score` a `<failure>`, and so is a `spec score`
+//! record that did not pass (and the run exits 1, see [`super::Gates`]). The evaluator's `reasoning` and `feedback` are in the failure and in the
 //! case's `<system-out>`. Cases are ordered by candidate, split and example, so the file does not
 //! depend on the order calls finished in. `--fail-under` adds a suite of one case per candidate,
 //! failed where the gate fails it, so the report fails where the run does; a partial summary adds
@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use super::gate::below_fail_under;
-use super::summary::{scored_below, Summary};
+use super::summary::{scored_below, verdict_failed, Summary};
 use super::text::counted;
 use crate::error::{bad_flag, Fatal};
 use crate::record::{CallRecord, Split};
@@ -21,6 +21,8 @@ use crate::text::{escape_chars, io_reason, markup_escape};
 pub struct Junit {
     candidate_ids: Vec<String>,
     pass_score: Option<f64>,
+    /// Whether a record's own `passed: false` fails its case (`spec score`'s lines).
+    gated_by_verdicts: bool,
     /// (candidate position, split) → the suite's cases by example index and repeat.
     suites: BTreeMap<(usize, u8), BTreeMap<(usize, u32), Case>>,
 }
@@ -39,8 +41,15 @@ const DETAILS: [&str; 2] = ["reasoning", "feedback"];
 
 enum Outcome {
     Passed,
-    Failed(String),
-    Errored { kind: &'static str, message: String },
+    /// `type` is `verdict` or `score`.
+    Failed {
+        kind: &'static str,
+        message: String,
+    },
+    Errored {
+        kind: &'static str,
+        message: String,
+    },
 }
 
 /// Write `junit` to `path` when the command was asked for a report (`--junit`), with the
@@ -87,8 +96,16 @@ impl Junit {
         Junit {
             candidate_ids,
             pass_score,
+            gated_by_verdicts: false,
             suites: BTreeMap::new(),
         }
+    }
+
+    /// With `gated`, a record's own `passed: false` fails its case, as it fails the run
+    /// (`spec score`'s lines, see [`crate::record::RunInfo::gated_by_verdicts`]).
+    pub fn gated_by_verdicts(mut self, gated: bool) -> Junit {
+        self.gated_by_verdicts = gated;
+        self
     }
 
     /// Add one finished call.
@@ -108,10 +125,21 @@ impl Junit {
                 kind: error.kind.as_str(),
                 message: error.message.clone(),
             },
-            (None, Some(pass)) if scored_below(record, pass) => Outcome::Failed(format!(
-                "score {} is below --pass-score {pass}",
-                record.score
-            )),
+            (None, _) if self.gated_by_verdicts && verdict_failed(record) => Outcome::Failed {
+                kind: "verdict",
+                message: match record
+                    .side_info
+                    .get("overall_reason")
+                    .and_then(|r| r.as_str())
+                {
+                    Some(reason) => format!("the run did not pass: {reason}"),
+                    None => "the run did not pass".to_string(),
+                },
+            },
+            (None, Some(pass)) if scored_below(record, pass) => Outcome::Failed {
+                kind: "score",
+                message: format!("score {} is below --pass-score {pass}", record.score),
+            },
             _ => Outcome::Passed,
         };
         self.suites.entry((candidate, split)).or_default().insert(
@@ -152,7 +180,7 @@ impl Junit {
             let cases: Vec<&Case> = examples.values().collect();
             let failed = cases
                 .iter()
-                .filter(|case| matches!(case.outcome, Outcome::Failed(_)))
+                .filter(|case| matches!(case.outcome, Outcome::Failed { .. }))
                 .count();
             let errored = cases
                 .iter()
@@ -181,8 +209,8 @@ impl Junit {
                 let mut out = format!("score: {}", case.score);
                 match &case.outcome {
                     Outcome::Passed => {}
-                    Outcome::Failed(message) => suites.push_str(&format!(
-                        "      <failure message=\"{0}\" type=\"score\">{0}{details}</failure>\n",
+                    Outcome::Failed { kind, message } => suites.push_str(&format!(
+                        "      <failure message=\"{0}\" type=\"{kind}\">{0}{details}</failure>\n",
                         escape(message)
                     )),
                     Outcome::Errored { kind, message } => {

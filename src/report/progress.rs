@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::record::CallRecord;
+use crate::record::{CallRecord, Split};
 use crate::report::terminal::obeys_escapes;
 
 /// How often the terminal display redraws by itself.
@@ -33,7 +33,9 @@ struct State {
     done: u64,
     errors: u64,
     concurrency: usize,
-    /// Per candidate: id, score sum, calls.
+    /// The split whose mean is the score: only its calls count in the means.
+    scored: Split,
+    /// Per candidate: id, score sum, calls of the scored split.
     means: Vec<(String, f64, u64)>,
 }
 
@@ -82,7 +84,12 @@ impl State {
             .map(|(id, sum, n)| format!("{id} {:.3}", sum / *n as f64))
             .collect();
         if !means.is_empty() {
-            line.push_str(&format!("; mean {}", means.join(", ")));
+            let split = if self.scored == Split::Val {
+                "val "
+            } else {
+                ""
+            };
+            line.push_str(&format!("; {split}mean {}", means.join(", ")));
             if self.means.len() > MEANS_SHOWN {
                 line.push_str(", …");
             }
@@ -103,11 +110,14 @@ fn clock(seconds: f64) -> String {
 
 impl Progress {
     /// Start the display of a run of `planned` calls, `concurrency` at once, over
-    /// `candidate_ids`; off a terminal, a heartbeat line every `heartbeat` (none with `None`).
+    /// `candidate_ids`, whose running means are those of the `scored` split (the one the
+    /// summary scores them by); off a terminal, a heartbeat line every `heartbeat` (none with
+    /// `None`).
     pub fn start(
         planned: u64,
         concurrency: usize,
         candidate_ids: &[String],
+        scored: Split,
         heartbeat: Option<Duration>,
     ) -> Progress {
         let state = Arc::new(Mutex::new(State {
@@ -116,6 +126,7 @@ impl Progress {
             done: 0,
             errors: 0,
             concurrency,
+            scored,
             means: candidate_ids
                 .iter()
                 .map(|id| (id.clone(), 0.0, 0))
@@ -160,10 +171,12 @@ impl Progress {
             let mut state = lock(&self.state);
             state.done += 1;
             state.errors += u64::from(record.error.is_some());
+            let scored = state.scored;
             if let Some(entry) = state
                 .means
                 .iter_mut()
                 .find(|(id, _, _)| *id == record.candidate_id)
+                .filter(|_| record.split == scored)
             {
                 entry.1 += record.score;
                 entry.2 += 1;
@@ -209,6 +222,7 @@ mod tests {
             done: 2,
             errors: 1,
             concurrency: 8,
+            scored: Split::Single,
             means: vec![("a".into(), 1.5, 2)],
         };
         assert_eq!(
@@ -222,5 +236,24 @@ mod tests {
             state.status(false)
         );
         assert_eq!(clock(65.0), "1m05s");
+    }
+
+    #[test]
+    fn the_running_means_are_those_of_the_split_that_scores() {
+        let progress = Progress::start(4, 2, &["a".to_string()], Split::Val, None);
+        for (split, score) in [("train", 1.0), ("val", 0.5), ("val", 0.25), ("train", 1.0)] {
+            let line = format!(
+                r#"{{"candidate_id":"a","split":"{split}","example_index":0,"example_line":1,"score":{score},"error":null}}"#
+            );
+            progress.record(&serde_json::from_str(&line).expect("a result line"));
+        }
+        let status = lock(&progress.state).status(false);
+        progress.finish();
+        // The rate before it depends on the clock; the means do not.
+        assert_eq!(
+            status.split_once("; ").map(|(_, means)| means),
+            Some("val mean a 0.375"),
+            "{status}"
+        );
     }
 }

@@ -1,5 +1,5 @@
 //! How the gates judged a run, as the summary reports it: the budget, the error limits,
-//! `--fail-under` and `--pass-score`.
+//! `--fail-under`, `--pass-score` and the verdicts of `spec score` records.
 
 use serde::Serialize;
 
@@ -28,6 +28,10 @@ pub struct GateReport {
     /// `--pass-score` and the calls below it; absent without `--pass-score`.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_score: Option<PassScoreGate>,
+    /// The records' own verdicts, when the lines are `spec score`'s (which exits 1 when a run
+    /// did not pass); absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdicts: Option<VerdictGate>,
 }
 
 /// Errored calls against `--max-errors` / `--max-error-rate`.
@@ -66,5 +70,17 @@ pub struct PassScoreGate {
     /// Calls that finished.
     pub calls: usize,
     /// Whether no call scored below it.
+    pub passed: bool,
+}
+
+/// The verdicts of `spec score` records: a run scored without error whose scorecard did not
+/// pass fails the summary as it failed `spec score` (a run with no verdict is an errored call).
+#[derive(Debug, Clone, Serialize)]
+pub struct VerdictGate {
+    /// Runs scored without error whose record says `passed: false`.
+    pub failed: usize,
+    /// Runs that finished.
+    pub runs: usize,
+    /// Whether none failed.
     pub passed: bool,
 }

@@ -16,5 +16,5 @@ pub use aggregate::Aggregate;
 pub use gate_report::{BudgetReport, ErrorGate, FailUnderGate, GateReport};
 pub use run_summary::{CandidateSummary, Summary};
 pub use spend::Usage;
-pub(super) use tally::scored_below;
+pub(super) use tally::{scored_below, verdict_failed};
 pub use tally::{Diagnostics, Tally};

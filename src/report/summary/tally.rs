@@ -4,7 +4,7 @@
 use std::collections::{BTreeMap, HashMap};
 
 use super::aggregate::Running;
-use super::gate_report::{GateReport, PassScoreGate};
+use super::gate_report::{GateReport, PassScoreGate, VerdictGate};
 use super::pass_at_k::{ExampleRepeats, PassAtK, Repeats};
 use super::run_summary::{Calls, CandidateSummary, Summary};
 use super::spend::{JudgeSpend, Spend, Tokens, Usage};
@@ -46,6 +46,9 @@ pub struct Tally {
     verdicts: Vec<(usize, usize)>,
     /// `--pass-score`, and the calls that scored below it.
     pass_score: Option<(f64, usize)>,
+    /// When the records' own verdicts gate the run (`spec score`'s lines): the calls scored
+    /// without error whose verdict is `passed: false`.
+    verdict_failures: Option<usize>,
 }
 
 /// A row of the summary: a candidate's id and, under `run --generate`, a task model.
@@ -110,7 +113,15 @@ impl Tally {
             first_failures: BTreeMap::new(),
             verdicts,
             pass_score: pass_score.map(|threshold| (threshold, 0)),
+            verdict_failures: None,
         }
+    }
+
+    /// With `gated`, the records' own verdicts gate the run, as `spec score` gates it: a call
+    /// scored without error whose record says `passed: false` fails the summary.
+    pub fn gated_by_verdicts(mut self, gated: bool) -> Tally {
+        self.verdict_failures = gated.then_some(0);
+        self
     }
 
     /// One row per candidate × task model (`run --generate`), candidate by candidate, so a
@@ -202,6 +213,9 @@ impl Tally {
         if let Some((threshold, below)) = &mut self.pass_score {
             *below += usize::from(scored_below(record, *threshold));
         }
+        if let Some(failed) = &mut self.verdict_failures {
+            *failed += usize::from(verdict_failed(record));
+        }
         self.calls.cached += usize::from(record.cached);
         if let Some(usage) = Usage::of(record) {
             self.tokens.add(usage, record.cached);
@@ -262,13 +276,7 @@ impl Tally {
             .enumerate()
             .map(|(index, (((row, sums), verdicts), generation))| {
                 let pass_at_k = self.repeats.as_ref().map(|(k, repeats)| {
-                    let scored = if splits.val {
-                        split_slot(Split::Val)
-                    } else if splits.train {
-                        split_slot(Split::Train)
-                    } else {
-                        split_slot(Split::Single)
-                    };
+                    let scored = split_slot(Split::scored_in(splits));
                     let examples = repeats[index]
                         .iter()
                         .filter(move |((slot, _), _)| *slot == scored)
@@ -362,6 +370,11 @@ impl Tally {
             calls: self.calls.total,
             passed: below == 0,
         });
+        let verdicts = self.verdict_failures.map(|failed| VerdictGate {
+            failed,
+            runs: self.calls.total,
+            passed: failed == 0,
+        });
         let mut diagnostics = self.diagnostics;
         diagnostics.failures = self.first_failures.into_values().collect();
         let summary = Summary {
@@ -382,6 +395,7 @@ impl Tally {
             numbered_texts: Vec::new(),
             gates: GateReport {
                 pass_score,
+                verdicts,
                 ..GateReport::default()
             },
             closing: Verdict::default(),
@@ -394,6 +408,13 @@ impl Tally {
 /// (an errored call is an error, not a failure).
 pub(in crate::report) fn scored_below(record: &CallRecord, threshold: f64) -> bool {
     record.error.is_none() && record.score < threshold
+}
+
+/// Whether `record` was scored without error and its own verdict is `passed: false`: a failed
+/// test case where the records' verdicts gate the run (an errored call is an error, not a
+/// failure).
+pub(in crate::report) fn verdict_failed(record: &CallRecord) -> bool {
+    record.error.is_none() && record.passed == Some(false)
 }
 
 #[cfg(test)]
