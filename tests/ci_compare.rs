@@ -142,3 +142,60 @@ fn the_markdown_comparison_is_appended_to_the_step_summary_whatever_the_format()
         stderr_text(&out)
     );
 }
+
+/// Scores the calls of a run in the order they are made (`-j 1`) with `$SCORES`' words.
+const IN_TURN: &str = "cat >/dev/null\nn=$(cat count 2>/dev/null || echo 0)\n\
+                       echo $((n + 1)) > count\nset -- $SCORES\nshift \"$n\"\n\
+                       printf '{\"score\": %s}' \"$1\"\n";
+
+fn run_in_turn(sb: &Sandbox, scores: &str, output: &str, extra: &[&str]) {
+    std::fs::remove_file(sb.join("count")).ok();
+    succeeded(
+        sb.evalctl()
+            .args(["run", "--format", "json", "--skip-preflight", "-j", "1"])
+            .args(["--evaluator-command", "sh in_turn.sh", "--candidate", "c"])
+            .args(["--output", output])
+            .args(extra)
+            .env("SCORES", scores),
+    );
+}
+
+#[test]
+fn equal_scores_in_any_order_tie_and_a_drop_of_the_limit_itself_passes() {
+    let sb = Sandbox::new();
+    sb.write("in_turn.sh", IN_TURN);
+    sb.write("d.jsonl", "{\"i\":0}\n");
+    // 0.1 + 0.2 + 0.3 is not 0.3 + 0.2 + 0.1 in floating point: the same three repeats, made
+    // in another order, are still the same mean, every time.
+    let repeated = ["--dataset", "d.jsonl", "--repeat", "3"];
+    run_in_turn(&sb, "0.1 0.2 0.3", "base.jsonl", &repeated);
+    run_in_turn(&sb, "0.3 0.2 0.1", "new.jsonl", &repeated);
+    for _ in 0..5 {
+        let out = succeeded(
+            sb.evalctl()
+                .args(["compare", "--format", "text", "base.jsonl", "new.jsonl"])
+                .args(["--fail-on-regression", "0"]),
+        );
+        assert_eq!(
+            stdout_text(&out),
+            "cand-1 train: 0.2000 -> 0.2000, +0.0000; 1 pair: 0 wins, 1 tie, 0 losses\n\
+             exit 0: no candidate's train score dropped by more than --fail-on-regression 0 (1 \
+             of 1 candidates compared)\n"
+        );
+    }
+    // 0.7 - 0.8 is -0.10000000000000009: a drop of 0.1 is not more than 0.1.
+    run_in_turn(&sb, "0.8", "high.jsonl", &[]);
+    run_in_turn(&sb, "0.7", "low.jsonl", &[]);
+    let out = succeeded(
+        sb.evalctl()
+            .args(["compare", "--format", "text", "high.jsonl", "low.jsonl"])
+            .args(["--fail-on-regression", "0.1"]),
+    );
+    assert_eq!(
+        stdout_text(&out),
+        "cand-1: 0.8000 -> 0.7000, -0.1000; 1 pair: 0 wins, 0 ties, 1 loss\n  \
+         regression: single: 0.8000 -> 0.7000\n\
+         exit 0: no candidate's score dropped by more than --fail-on-regression 0.1 (1 of 1 \
+         candidates compared)\n"
+    );
+}

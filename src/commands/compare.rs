@@ -13,7 +13,7 @@ use crate::report::compare::{
     compare_split, CandidateComparison, Comparison, ComparisonReport, PairedExample, Unpaired,
 };
 use crate::report::merge::{read_all, ReadRun};
-use crate::report::{append_to_step_summary, print, Document, Reporter, Selection};
+use crate::report::{append_to_step_summary, below, print, Document, Reporter, Selection};
 
 /// What `compare` needs.
 #[derive(Debug, Clone)]
@@ -156,7 +156,11 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         .map(|limit| {
             candidates
                 .iter()
-                .filter(|c| c.score.as_ref().is_some_and(|s| s.difference < -limit))
+                .filter(|c| {
+                    c.score
+                        .as_ref()
+                        .is_some_and(|s| below(s.difference, -limit))
+                })
                 .map(|c| c.id.clone())
                 .collect()
         })

@@ -5,6 +5,7 @@
 //! paired-bootstrap 95% interval, win / tie / loss counts and the largest regressions.
 //! `--fail-on-regression X` exits 1 when a candidate's score drops by more than X, the score
 //! being the one `run` and `--fail-under` use: the val mean with a valset, else the train mean.
+//! Differences within float rounding are ties, not wins or losses (see [`super::summary`]).
 //! The comparison ends with the closing line `run` ends with (`exit N: ...`); calls present in
 //! one run only are a warning, which says so when most calls are unpaired (the wrong files); two
 //! runs whose evaluator or inputs differ are refused unless `--allow-different-inputs`. Printed
@@ -15,6 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::markdown;
+use super::summary::{below, sum_in_order};
 use super::text::counted;
 use super::{Document, Styled};
 use crate::exit::Verdict;
@@ -134,7 +136,7 @@ fn split_name(split: Split) -> &'static str {
 
 /// The comparison of one split's paired examples, in index order.
 pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> SplitComparison {
-    let mean = |scores: &[f64]| scores.iter().sum::<f64>() / scores.len() as f64;
+    let mean = |scores: &[f64]| sum_in_order(scores) / scores.len() as f64;
     let pairs: Vec<Regression> = examples
         .iter()
         .map(|example| Regression {
@@ -153,7 +155,7 @@ pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> Sp
     let count = pairs.len();
     let mut regressions: Vec<Regression> = pairs
         .into_iter()
-        .filter(|pair| pair.new < pair.base)
+        .filter(|pair| below(pair.new, pair.base))
         .collect();
     regressions.sort_by(|a, b| (a.new - a.base).total_cmp(&(b.new - b.base)));
     regressions.truncate(REGRESSIONS_SHOWN);
@@ -163,9 +165,12 @@ pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> Sp
         new_mean,
         difference: new_mean - base_mean,
         ci95: spread(&differences, seed).1,
-        wins: differences.iter().filter(|d| **d > 0.0).count(),
-        ties: differences.iter().filter(|d| **d == 0.0).count(),
-        losses: differences.iter().filter(|d| **d < 0.0).count(),
+        wins: differences.iter().filter(|d| below(0.0, **d)).count(),
+        ties: differences
+            .iter()
+            .filter(|d| !below(**d, 0.0) && !below(0.0, **d))
+            .count(),
+        losses: differences.iter().filter(|d| below(**d, 0.0)).count(),
         regressions,
     }
 }
@@ -215,9 +220,9 @@ fn reason(comparison: &Comparison) -> String {
             format!(
                 "no --fail-on-regression gate: the {split} rose for {}, fell for {} and held for \
                  {} of {} candidates",
-                count(|d| d > 0.0),
-                count(|d| d < 0.0),
-                count(|d| d == 0.0),
+                count(|d| below(0.0, d)),
+                count(|d| below(d, 0.0)),
+                count(|d| !below(d, 0.0) && !below(0.0, d)),
                 comparison.candidates.len()
             )
         }

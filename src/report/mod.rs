@@ -41,7 +41,7 @@ pub use results_file::ResultsFile;
 pub use runs::{Partial, Selection};
 pub use spool::Spool;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
-pub use summary::{BudgetReport, Diagnostics, Summary, Tally, Usage};
+pub use summary::{below, BudgetReport, Diagnostics, Summary, Tally, Usage};
 pub use terminal::{Paint, Styled};
 pub use text::{counted, tokens_of};
 
@@ -293,12 +293,12 @@ pub fn print_interrupted_while_writing(reporter: Reporter) {
 }
 
 /// Tell the user, on stderr, about the first failed calls and the built-in checks that errored.
-/// `calls` is how many calls finished; `output` is the `--output` file, if any, where every call
-/// can be read in full.
+/// `calls` is how many calls finished; `kept_in` says where every call can be read in full: the
+/// `--output` file, the results files read, or nowhere.
 pub fn print_diagnostics(
     diagnostics: &Diagnostics,
     calls: usize,
-    output: Option<&std::path::Path>,
+    kept_in: Option<&str>,
     reporter: Reporter,
 ) {
     for failure in &diagnostics.failures {
@@ -306,11 +306,8 @@ pub fn print_diagnostics(
     }
     if diagnostics.more_failures > 0 {
         let more = diagnostics.more_failures;
-        reporter.failure(match output {
-            Some(path) => format!(
-                "… and {more} more failed calls (every call is in {})",
-                path.display()
-            ),
+        reporter.failure(match kept_in {
+            Some(place) => format!("… and {more} more failed calls (every call is in {place})"),
             None => format!(
                 "… and {more} more failed calls (pass --output FILE.jsonl to keep every call)"
             ),
@@ -320,7 +317,7 @@ pub fn print_diagnostics(
         reporter.warning(format!(
             "check {check} errored in {errored} of {} calls and counted as failed (see side_info.check_results{})",
             calls,
-            output.map_or(String::new(), |path| format!(" in {}", path.display()))
+            kept_in.map_or(String::new(), |place| format!(" in {place}"))
         ));
     }
 }

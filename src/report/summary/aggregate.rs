@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
+use super::rounding::sum_in_order;
 use crate::interval;
 
 /// Aggregate of one candidate over one split. Failed calls count as 0.0.
@@ -58,9 +59,7 @@ impl Running {
             .examples
             .values()
             .map(|scores| {
-                let mut scores = scores.clone();
-                scores.sort_by(f64::total_cmp);
-                let example_sum: f64 = scores.iter().sum();
+                let example_sum = sum_in_order(scores);
                 sum += example_sum;
                 example_sum / scores.len() as f64
             })

@@ -6,6 +6,7 @@ use serde::Serialize;
 use super::aggregate::Aggregate;
 use super::gate_report::{BudgetReport, GateReport};
 use super::pass_at_k::PassAtK;
+use super::rounding::below;
 use super::spend::{JudgeSpend, Spend, Usage};
 use crate::exit::Verdict;
 use crate::protocol::ScoreRange;
@@ -59,10 +60,10 @@ pub struct CandidateSummary {
 }
 
 impl CandidateSummary {
-    /// Whether the candidate fails `--fail-under threshold`: scored below it, or not scored at
-    /// all (no call finished, e.g. `--limit 0`), since a gate must not pass on nothing.
+    /// Whether the candidate fails `--fail-under threshold`: scored below it (by more than float
+    /// rounding), or not scored at all (no call finished, e.g. `--limit 0`), since a gate must not pass on nothing.
     pub fn below(&self, threshold: f64) -> bool {
-        self.score.is_none_or(|score| score < threshold)
+        self.score.is_none_or(|score| below(score, threshold))
     }
 
     /// The row's name: the candidate's id, with its task model under `run --generate` (`a.txt

@@ -6,6 +6,7 @@ use std::collections::{BTreeMap, HashMap};
 use super::aggregate::Running;
 use super::gate_report::{GateReport, PassScoreGate, VerdictGate};
 use super::pass_at_k::{ExampleRepeats, PassAtK, Repeats};
+use super::rounding::below;
 use super::run_summary::{Calls, CandidateSummary, Summary};
 use super::spend::{JudgeSpend, Spend, Tokens, Usage};
 use crate::exit::Verdict;
@@ -245,7 +246,8 @@ impl Tally {
                     ..Repeats::default()
                 });
                 example.finished += 1;
-                example.passed += u64::from(record.error.is_none() && record.score >= threshold);
+                example.passed +=
+                    u64::from(!scored_below(record, threshold) && record.error.is_none());
             }
             if let Some((usage, cached)) = Usage::of_generation(record) {
                 self.generation[index].add(usage, cached);
@@ -404,10 +406,10 @@ impl Tally {
     }
 }
 
-/// Whether `record` is a call that scored below `--pass-score threshold`: a failed test case
-/// (an errored call is an error, not a failure).
+/// Whether `record` is a call that scored below `--pass-score threshold` (by more than float
+/// rounding): a failed test case (an errored call is an error, not a failure).
 pub(in crate::report) fn scored_below(record: &CallRecord, threshold: f64) -> bool {
-    record.error.is_none() && record.score < threshold
+    record.error.is_none() && below(record.score, threshold)
 }
 
 /// Whether `record` was scored without error and its own verdict is `passed: false`: a failed

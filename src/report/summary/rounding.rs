@@ -1,0 +1,48 @@
+//! Float rounding in means and gates. Scores are summed in one order whatever order they came
+//! in (calls finish, and a results file is read, in any order), so the same scores always give
+//! the same mean to the last bit; and a value within [`ROUNDING`] of a threshold counts as at
+//! it, so a mean the summary shows as `0.1000` (0.3 / 3 is 0.09999999999999999) meets
+//! `--fail-under 0.1`, and a drop of 0.8 to 0.7 (0.10000000000000009) is not more than
+//! `--fail-on-regression 0.1`.
+
+/// How far a value may sit on the wrong side of a threshold and still count as at it: the
+/// rounding of float arithmetic, far below any difference a score can mean.
+pub const ROUNDING: f64 = 1e-9;
+
+/// Whether `value` is below `threshold` by more than [`ROUNDING`].
+pub fn below(value: f64, threshold: f64) -> bool {
+    value < threshold - ROUNDING
+}
+
+/// The sum of `scores` added in ascending order, whatever order they are given in.
+pub fn sum_in_order(scores: &[f64]) -> f64 {
+    let mut sorted = scores.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    sorted.iter().sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_order_of_the_scores_does_not_change_their_sum() {
+        assert_ne!(0.1 + 0.2 + 0.3, 0.3 + 0.2 + 0.1);
+        assert_eq!(
+            sum_in_order(&[0.1, 0.2, 0.3]),
+            sum_in_order(&[0.3, 0.2, 0.1])
+        );
+    }
+
+    #[test]
+    fn a_value_equal_to_its_threshold_up_to_rounding_is_not_below_it() {
+        let mean = [0.3, 0.0, 0.0].iter().sum::<f64>() / 3.0;
+        assert!(mean < 0.1);
+        assert!(!below(mean, 0.1));
+        let drop = [0.7, -0.8].iter().sum::<f64>();
+        assert!(drop < -0.1);
+        assert!(!below(drop, -0.1));
+        assert!(below(0.0999, 0.1));
+        assert!(below(-0.1001, -0.1));
+    }
+}
