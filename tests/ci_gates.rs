@@ -74,15 +74,72 @@ fn errors_fail_the_run_unless_tolerated() {
     let out = run(&sb, "json", &["--max-error-rate", "0.1"]);
     assert_eq!(code(&out), 1);
     assert_eq!(json_stdout(&out)["gates"]["errors"]["max_error_rate"], 0.1);
-    // Both limits: both must hold.
+    // Both limits: both must hold, and the reason names the one exceeded.
+    let reason = |limits: &[&str]| {
+        let out = run(&sb, "json", limits);
+        (code(&out), json_stdout(&out)["exit_reason"].clone())
+    };
     assert_eq!(
-        code(&run(
-            &sb,
-            "json",
-            &["--max-errors", "5", "--max-error-rate", "0.1"]
-        )),
-        1
+        reason(&["--max-errors", "5", "--max-error-rate", "0.1"]),
+        (
+            1,
+            json!("2 of 10 calls failed, more than --max-error-rate 0.1 allows (within --max-errors 5)")
+        )
     );
+    assert_eq!(
+        reason(&["--max-errors", "1", "--max-error-rate", "0.1"]),
+        (
+            1,
+            json!("2 of 10 calls failed, more than --max-errors 1 and --max-error-rate 0.1 allow")
+        )
+    );
+    assert_eq!(
+        reason(&["--max-errors", "2", "--max-error-rate", "0.2"]),
+        (
+            0,
+            json!("2 of 10 calls failed, within --max-errors 2 and --max-error-rate 0.2")
+        )
+    );
+}
+
+#[test]
+fn a_mean_equal_to_the_threshold_up_to_rounding_meets_it() {
+    let sb = Sandbox::new();
+    // 0.3, 0 and 0: the mean 0.3 / 3 is 0.09999999999999999 in floating point.
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"i\":0'*) echo '{\"score\": 0.3}';; *) echo '{\"score\": 0}';; esac\n",
+    );
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+    let out = succeeded(
+        sb.evalctl()
+            .args(["run", "--format", "json", "--skip-preflight"])
+            .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+            .args(["--dataset", "d.jsonl", "--fail-under", "0.1"])
+            .args(["--output", "r.jsonl"]),
+    );
+    let summary = json_stdout(&out);
+    assert_eq!(
+        (&summary["candidates"][0]["score"], &summary["exit_reason"]),
+        (
+            &json!(0.09999999999999999),
+            &json!("all 3 calls succeeded; no candidate below --fail-under 0.1")
+        )
+    );
+    succeeded(sb.evalctl().args([
+        "summarize",
+        "r.jsonl",
+        "--fail-under",
+        "0.1",
+        "--junit",
+        "j.xml",
+    ]));
+    let out = sb
+        .evalctl()
+        .args(["summarize", "r.jsonl", "--fail-under", "0.1001"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
 }
 
 #[test]
@@ -119,4 +176,80 @@ fn bad_gate_values_are_usage_errors() {
     assert!(stderr_text(&out).contains("'5' is not a share between 0 and 1"));
     let out = run(&sb, "json", &["--max-errors", "-1"]);
     assert_eq!(code(&out), 2);
+    // --pass-score is held to the score range as --fail-under is, before any call.
+    for (flag, value, never) in [
+        ("--pass-score", "1.5", "pass"),
+        ("--pass-score", "-0.5", "fail"),
+        ("--fail-under", "1.5", "pass"),
+    ] {
+        let out = run(&sb, "text", &[flag, value]);
+        assert_eq!(code(&out), 2);
+        assert_eq!(
+            stderr_text(&out),
+            format!(
+                "error: {flag}: {value} is outside the unit score range [0, 1], so the gate \
+                 could never {never}; pass --score-range any for scores outside [0, 1]\n"
+            )
+        );
+    }
+    for args in [
+        &["--pass-score", "nan"][..],
+        &["--score-range", "any", "--pass-score", "inf"],
+    ] {
+        let out = run(&sb, "text", args);
+        assert_eq!(
+            (code(&out), stderr_text(&out)),
+            (
+                2,
+                "error: --pass-score: must be a finite number\n".to_string()
+            )
+        );
+    }
+    assert_eq!(
+        code(&run(
+            &sb,
+            "json",
+            &["--score-range", "any", "--pass-score", "5"]
+        )),
+        1
+    );
+}
+
+#[test]
+fn summarize_says_the_failed_calls_it_does_not_list_are_in_the_file_it_read() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\nexit 1\n");
+    let lines: Vec<String> = (0..7).map(|i| json!({"i": i}).to_string()).collect();
+    sb.write("d.jsonl", lines.join("\n") + "\n");
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "json", "--skip-preflight"])
+        .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+        .args(["--dataset", "d.jsonl", "--output", "r.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let failed: String = (1..=5)
+        .map(|line| {
+            format!(
+                "failed: cand-1 train #{} (line {line}): exit_status: command exited with code 1\n",
+                line - 1
+            )
+        })
+        .collect();
+    for (file, kept_in) in [("r.jsonl", "r.jsonl"), ("-", "the results read from stdin")] {
+        let out = sb
+            .evalctl()
+            .args(["summarize", file, "--format", "json"])
+            .write_stdin(sb.read("r.jsonl"))
+            .output()
+            .unwrap();
+        assert_eq!(
+            stderr_text(&out),
+            format!(
+                "{failed}failed: … and 2 more failed calls (every call is in {kept_in})\n\
+                 exit 1: 7 of 7 calls failed\n"
+            )
+        );
+    }
 }

@@ -113,6 +113,9 @@ impl MergeArgs {
         if self.fail_under.is_some_and(|x| !x.is_finite()) {
             return Err(bad_flag("--fail-under", "must be a finite number"));
         }
+        if self.ci.pass_score.is_some_and(|x| !x.is_finite()) {
+            return Err(bad_flag("--pass-score", "must be a finite number"));
+        }
         Ok(MergeConfig {
             files: self.files,
             gates: self.ci.gates(self.fail_under),

@@ -412,22 +412,8 @@ impl RunArgs {
             ScoreRangeArg::Unit => ScoreRange::Unit,
             ScoreRangeArg::Any => ScoreRange::Any,
         };
-        let fail_under = match self.fail_under {
-            Some(x) if !x.is_finite() => {
-                return Err(bad_flag("--fail-under", "must be a finite number"))
-            }
-            Some(x) if score_range == ScoreRange::Unit && !(0.0..=1.0).contains(&x) => {
-                return Err(bad_flag(
-                    "--fail-under",
-                    format!(
-                        "{x} is outside the unit score range [0, 1], so the gate could never \
-                         {}; pass --score-range any for scores outside [0, 1]",
-                        if x > 1.0 { "pass" } else { "fail" }
-                    ),
-                ))
-            }
-            other => other,
-        };
+        let fail_under = unit_threshold("--fail-under", self.fail_under, score_range)?;
+        let pass_score = unit_threshold("--pass-score", self.ci.pass_score, score_range)?;
 
         let (generate, pricing) = self
             .generate
@@ -466,7 +452,7 @@ impl RunArgs {
             gates: self.ci.gates(fail_under),
             seed: self.ci.seed,
             junit: self.ci.junit,
-            pass_score: self.ci.pass_score,
+            pass_score,
             shard: self.shard,
             heartbeat: (!self.heartbeat.is_zero()).then_some(self.heartbeat),
             resume: self.resume,
@@ -654,4 +640,25 @@ fn no_candidate(evaluator: &EvaluatorSpec, typed: bool) -> anyhow::Error {
         }
     }
     bad_flag("run", message)
+}
+
+/// A gate's threshold (`--fail-under`, `--pass-score`): a finite number, and under the unit
+/// score range one in [0, 1], since a score can be nothing else.
+fn unit_threshold(
+    flag: &str,
+    value: Option<f64>,
+    score_range: ScoreRange,
+) -> anyhow::Result<Option<f64>> {
+    match value {
+        Some(x) if !x.is_finite() => Err(bad_flag(flag, "must be a finite number")),
+        Some(x) if score_range == ScoreRange::Unit && !(0.0..=1.0).contains(&x) => Err(bad_flag(
+            flag,
+            format!(
+                "{x} is outside the unit score range [0, 1], so the gate could never {}; pass \
+                 --score-range any for scores outside [0, 1]",
+                if x > 1.0 { "pass" } else { "fail" }
+            ),
+        )),
+        other => Ok(other),
+    }
 }

@@ -96,7 +96,12 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         reporter,
     );
     let exit = config.gates.judge(&mut summary, junit_written.is_err());
-    crate::report::print_diagnostics(&diagnostics, summary.calls.total, None, reporter);
+    let kept_in = match config.files.as_slice() {
+        [one] if one == "-" => "the results read from stdin".to_string(),
+        [one] => one.clone(),
+        files => format!("the {} results files", files.len()),
+    };
+    crate::report::print_diagnostics(&diagnostics, summary.calls.total, Some(&kept_in), reporter);
     print(&summary, reporter)?;
     append_step_summary(&summary, reporter);
     print_written(&[junit_written.ok().flatten()], reporter);

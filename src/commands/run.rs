@@ -265,8 +265,15 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         reporter,
     );
     let exit = gates.judge(&mut summary, results_failed || junit_written.is_err());
-    let kept_output = config.output.as_deref().filter(|_| !results_failed);
-    report::print_diagnostics(&diagnostics, summary.calls.total, kept_output, reporter);
+    let kept_in = (config.output.as_deref())
+        .filter(|_| !results_failed)
+        .map(|path| path.display().to_string());
+    report::print_diagnostics(
+        &diagnostics,
+        summary.calls.total,
+        kept_in.as_deref(),
+        reporter,
+    );
     report::print(&summary, reporter)?;
     report::append_step_summary(&summary, reporter);
     let html_written = match (&config.report, &report_records) {

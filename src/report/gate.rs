@@ -107,26 +107,42 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
         _ => {}
     }
     let errors = &report.errors;
+    // Each limit given, and whether the errored calls exceed it.
     let limits = [
-        errors.max_errors.map(|max| format!("--max-errors {max}")),
         errors
-            .max_error_rate
-            .map(|rate| format!("--max-error-rate {rate}")),
-    ]
-    .into_iter()
-    .flatten()
-    .collect::<Vec<_>>()
-    .join(" and ");
+            .max_errors
+            .map(|max| (format!("--max-errors {max}"), errors.count > max)),
+        errors.max_error_rate.map(|rate| {
+            let exceeded = errors.count as f64 > rate * errors.calls as f64;
+            (format!("--max-error-rate {rate}"), exceeded)
+        }),
+    ];
+    let named = |exceeded: bool| {
+        limits
+            .iter()
+            .flatten()
+            .filter(|(_, over)| *over == exceeded)
+            .map(|(limit, _)| limit.as_str())
+            .collect::<Vec<_>>()
+    };
+    let (over, within) = (named(true), named(false));
     let failed = format!("{} of {} calls failed", errors.count, errors.calls);
-    parts.push(match (errors.passed, errors.count, limits.is_empty()) {
-        (true, 0, _) => match errors.calls {
+    parts.push(match (errors.passed, errors.count) {
+        (true, 0) => match errors.calls {
             0 => "no call finished".to_string(),
             1 => "the call succeeded".to_string(),
             calls => format!("all {calls} calls succeeded"),
         },
-        (true, _, _) => format!("{failed}, within {limits}"),
-        (false, _, true) => failed,
-        (false, _, false) => format!("{failed}, more than {limits} allows"),
+        (true, _) => format!("{failed}, within {}", within.join(" and ")),
+        (false, _) if over.is_empty() => failed,
+        (false, _) => {
+            let allow = if over.len() == 1 { "allows" } else { "allow" };
+            let mut part = format!("{failed}, more than {} {allow}", over.join(" and "));
+            if !within.is_empty() {
+                part.push_str(&format!(" (within {})", within.join(" and ")));
+            }
+            part
+        }
     });
     if let Some(gate) = &report.fail_under {
         let threshold = gate.threshold;
