@@ -172,3 +172,64 @@ fn bad_shards_and_foreign_lines_are_bad_input() {
          error: missing.jsonl: cannot read: No such file or directory\n"
     );
 }
+
+#[test]
+fn a_shard_does_not_fail_fail_under_for_a_candidate_whose_scoring_calls_are_elsewhere() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 0.9}'\n");
+    sb.write("train.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+    sb.write("val.jsonl", "{\"v\":0}\n{\"v\":1}\n");
+    let mut not_judged_anywhere = 0;
+    for shard in 0..SHARDS {
+        let out = succeeded(
+            sb.evalctl()
+                .args([
+                    "run",
+                    "--format",
+                    "json",
+                    "--evaluator-command",
+                    "sh eval.sh",
+                ])
+                .args(["--candidate", "first", "--candidate", "second"])
+                .args(["--dataset", "train.jsonl", "--valset", "val.jsonl"])
+                .args(["--fail-under", "0.3", "--junit", "junit.xml"])
+                .args(["--shard", &format!("{shard}/{SHARDS}")]),
+        );
+        let summary = json_stdout(&out);
+        // Every score is 0.9: a candidate with no val call in this shard is not judged, and
+        // said so, rather than failed as "no score".
+        let unscored: Vec<&str> = summary["candidates"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|c| c["score"].is_null())
+            .map(|c| c["id"].as_str().unwrap())
+            .collect();
+        not_judged_anywhere += unscored.len();
+        let mut reason = format!(
+            "all {} calls succeeded; no candidate below --fail-under 0.3",
+            summary["calls"]["total"]
+        );
+        for id in &unscored {
+            reason.push_str(&format!(
+                "; candidate {id} has no val score among the calls read: not judged by \
+                 --fail-under 0.3"
+            ));
+        }
+        assert_eq!(summary["exit_reason"], json!(reason));
+        let mut gate = json!({"threshold": 0.3, "below": [], "passed": true});
+        if !unscored.is_empty() {
+            gate["not_judged"] = json!(unscored);
+        }
+        assert_eq!(summary["gates"]["fail_under"], gate);
+        let skipped = sb
+            .read("junit.xml")
+            .matches("<skipped message=\"has no val score among the calls read")
+            .count();
+        assert_eq!(skipped, unscored.len());
+    }
+    assert!(
+        not_judged_anywhere > 0,
+        "some shard has a candidate without a val call"
+    );
+}

@@ -659,7 +659,8 @@ fn lines_without_a_fingerprint_are_one_unsharded_run_and_absent_calls_are_partia
     let sb = sandbox();
     succeeded(run(&sb, BASE, &["--candidate", "c", "--output", "r.jsonl"]));
     let mut lines = sb.jsonl("r.jsonl");
-    // An interrupted run: two calls have no line. Summarized, marked partial, not refused.
+    // An interrupted run: two calls have no line. Summarized and marked partial, not refused;
+    // the summary fails (as a missing shard is refused) unless --allow-partial.
     sb.write(
         "cut.jsonl",
         lines[2..]
@@ -667,13 +668,47 @@ fn lines_without_a_fingerprint_are_one_unsharded_run_and_absent_calls_are_partia
             .map(|l| format!("{l}\n"))
             .collect::<String>(),
     );
-    let out = succeeded(
-        sb.evalctl()
-            .args(["summarize", "--format", "json", "cut.jsonl"]),
-    );
+    let out = sb
+        .evalctl()
+        .args(["summarize", "--format", "json", "cut.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    let summary = json_stdout(&out);
     assert_eq!(
-        json_stdout(&out)["partial"]["description"],
-        "2 of 20 calls absent"
+        (
+            &summary["partial"]["description"],
+            &summary["gates"]["complete"],
+            &summary["exit_reason"]
+        ),
+        (
+            &json!("2 of 20 calls absent"),
+            &json!({"missing_calls": 2, "plan_calls": 20, "passed": false}),
+            &json!(
+                "2 of 20 calls absent: the run did not finish (run --resume completes it; \
+                 --allow-partial summarizes what is there); all 18 calls succeeded"
+            )
+        )
+    );
+    let out = succeeded(sb.evalctl().args([
+        "summarize",
+        "--format",
+        "json",
+        "--allow-partial",
+        "cut.jsonl",
+    ]));
+    let summary = json_stdout(&out);
+    assert_eq!(
+        (
+            &summary["partial"]["description"],
+            &summary["gates"].get("complete"),
+            &summary["exit_reason"]
+        ),
+        (
+            &json!("2 of 20 calls absent"),
+            &None,
+            &json!("all 18 calls succeeded")
+        )
     );
 
     // An older evalctl's lines: no fingerprint, no shard. Read as one unsharded run, said so.

@@ -69,8 +69,9 @@ pub struct RunSelectionArgs {
     #[arg(long, value_name = "ID")]
     pub run: Option<String>,
 
-    /// Summarize a run with missing shards (else refused): the summary is marked partial and
-    /// says how many calls are missing.
+    /// Summarize a run with missing shards (else refused) or calls absent from its shards
+    /// (else `summarize` and `merge` exit 1): the summary is marked partial and says how many
+    /// calls are missing.
     #[arg(long)]
     pub allow_partial: bool,
 }
@@ -103,6 +104,7 @@ impl CiArgs {
             fail_under,
             max_errors: self.max_errors,
             max_error_rate: self.max_error_rate,
+            absent_calls_fail: false,
         }
     }
 }
@@ -118,7 +120,10 @@ impl MergeArgs {
         }
         Ok(MergeConfig {
             files: self.files,
-            gates: self.ci.gates(self.fail_under),
+            gates: Gates {
+                absent_calls_fail: !self.runs.allow_partial,
+                ..self.ci.gates(self.fail_under)
+            },
             seed: self.ci.seed,
             junit: self.ci.junit,
             pass_score: self.ci.pass_score,

@@ -5,10 +5,13 @@
 //! The verdict is part of the summary (`gates`, `exit`, `exit_reason`), so a CI job reading the
 //! JSON knows why the exit code is what it is.
 
-use super::summary::{CandidateSummary, ErrorGate, FailUnderGate, GateReport, Summary};
+use super::summary::{
+    CandidateSummary, CompleteGate, ErrorGate, FailUnderGate, GateReport, Summary,
+};
 use crate::exit::{Exit, Verdict};
 
-/// The gates a run is judged by (`--fail-under`, `--max-errors`, `--max-error-rate`).
+/// The gates a run is judged by (`--fail-under`, `--max-errors`, `--max-error-rate`, and for
+/// `summarize` and `merge` the calls absent from the shards read).
 #[derive(Debug, Clone, Copy, Default, PartialEq)]
 pub struct Gates {
     /// Exit 1 when any candidate's score is below this.
@@ -17,6 +20,9 @@ pub struct Gates {
     pub max_errors: Option<usize>,
     /// Errored calls tolerated, as a share of the calls that finished.
     pub max_error_rate: Option<f64>,
+    /// Exit 1 when calls of the shards read have no line (an interrupted run): `summarize` and
+    /// `merge` without `--allow-partial`, which refuse a missing shard outright.
+    pub absent_calls_fail: bool,
 }
 
 impl Gates {
@@ -52,11 +58,26 @@ impl Gates {
                 threshold,
                 passed: below.is_empty(),
                 below,
+                not_judged: summary
+                    .not_judged()
+                    .into_iter()
+                    .map(|c| c.id.clone())
+                    .collect(),
             }
         });
         let pass_score = summary.gates.pass_score.take();
         let verdicts = summary.gates.verdicts.take();
-        let passed = errors.passed
+        let complete = summary
+            .partial
+            .as_ref()
+            .filter(|partial| self.absent_calls_fail && partial.missing_shards.is_empty())
+            .map(|partial| CompleteGate {
+                missing_calls: partial.missing_calls,
+                plan_calls: partial.plan_calls,
+                passed: false,
+            });
+        let passed = complete.is_none()
+            && errors.passed
             && fail_under.as_ref().is_none_or(|gate| gate.passed)
             && pass_score.as_ref().is_none_or(|gate| gate.passed)
             && verdicts.as_ref().is_none_or(|gate| gate.passed);
@@ -76,6 +97,7 @@ impl Gates {
             fail_under,
             pass_score,
             verdicts,
+            complete,
         };
         summary.closing = Verdict::new(exit, reason(&report, summary, exit));
         summary.gates = report;
@@ -105,6 +127,13 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
             }
         }
         _ => {}
+    }
+    if let Some(gate) = &report.complete {
+        parts.push(format!(
+            "{} of {} calls absent: the run did not finish (run --resume completes it; \
+             --allow-partial summarizes what is there)",
+            gate.missing_calls, gate.plan_calls
+        ));
     }
     let errors = &report.errors;
     // Each limit given, and whether the errored calls exceed it.
@@ -160,6 +189,13 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
                 below_fail_under(candidate, threshold)
             ));
         }
+        for candidate in summary.not_judged() {
+            parts.push(format!(
+                "candidate {} {}",
+                candidate.id,
+                not_judged(candidate, threshold)
+            ));
+        }
     }
     if let Some(gate) = &report.pass_score {
         parts.push(match gate.below {
@@ -186,6 +222,28 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
 pub(super) fn below_fail_under(candidate: &CandidateSummary, threshold: f64) -> String {
     match candidate.score {
         Some(score) => format!("scored {score:.4}, below --fail-under {threshold}"),
-        None => format!("has no score (no call finished), below --fail-under {threshold}"),
+        None => format!(
+            "has no score (no {}call finished), below --fail-under {threshold}",
+            scoring_split(candidate)
+        ),
+    }
+}
+
+/// Why `candidate` is not judged by `--fail-under threshold` in a partial summary: `has no val
+/// score among the calls read: not judged by --fail-under 0.5` (the exit reason and the JUnit
+/// report say it alike).
+pub(super) fn not_judged(candidate: &CandidateSummary, threshold: f64) -> String {
+    format!(
+        "has no {}score among the calls read: not judged by --fail-under {threshold}",
+        scoring_split(candidate)
+    )
+}
+
+/// `val ` when a valset scores the candidate, else nothing: the split its score is the mean of.
+fn scoring_split(candidate: &CandidateSummary) -> &'static str {
+    if candidate.val.is_some() {
+        "val "
+    } else {
+        ""
     }
 }

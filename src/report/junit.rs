@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use super::gate::below_fail_under;
+use super::gate::{below_fail_under, not_judged as not_judged_by_fail_under};
 use super::summary::{scored_below, verdict_failed, Summary};
 use super::text::counted;
 use crate::error::{bad_flag, Fatal};
@@ -34,6 +34,14 @@ struct Case {
     outcome: Outcome,
     /// `\nreasoning: ...` and `\nfeedback: ...`, from the evaluator's side information.
     details: String,
+}
+
+/// How `--fail-under` judged a candidate, as its test case says.
+enum FailUnder {
+    Met,
+    Failed(String),
+    /// No score in a partial summary: a skipped case.
+    NotJudged(String),
 }
 
 /// The side-information keys whose text a test case shows: what the evaluator said about it.
@@ -233,38 +241,49 @@ impl Junit {
             seconds += time;
         }
         if let Some(threshold) = fail_under {
-            let cases: Vec<(String, Option<String>, String)> = summary
+            let not_judged = summary.not_judged();
+            let cases: Vec<(String, FailUnder, String)> = summary
                 .candidates
                 .iter()
                 .map(|candidate| {
-                    let failure = candidate
-                        .below(threshold)
-                        .then(|| below_fail_under(candidate, threshold));
+                    let outcome = if summary.fails_under(candidate, threshold) {
+                        FailUnder::Failed(below_fail_under(candidate, threshold))
+                    } else if not_judged.iter().any(|c| std::ptr::eq(*c, candidate)) {
+                        FailUnder::NotJudged(not_judged_by_fail_under(candidate, threshold))
+                    } else {
+                        FailUnder::Met
+                    };
                     let score = candidate.score.map_or("score: none".to_string(), |score| {
                         format!("score: {score:.4}")
                     });
-                    (candidate.row_name(), failure, score)
+                    (candidate.row_name(), outcome, score)
                 })
                 .collect();
-            let failed = cases
-                .iter()
-                .filter(|(_, failure, _)| failure.is_some())
-                .count();
+            let count = |keep: fn(&FailUnder) -> bool| {
+                cases.iter().filter(|(_, outcome, _)| keep(outcome)).count()
+            };
+            let failed = count(|outcome| matches!(outcome, FailUnder::Failed(_)));
+            let not_run = count(|outcome| matches!(outcome, FailUnder::NotJudged(_)));
             suites.push_str(&format!(
                 "  <testsuite name=\"--fail-under {threshold}\" tests=\"{}\" failures=\"{failed}\" \
-                 errors=\"0\" skipped=\"0\" time=\"0.000\">\n",
+                 errors=\"0\" skipped=\"{not_run}\" time=\"0.000\">\n",
                 cases.len()
             ));
-            for (name, failure, score) in &cases {
+            for (name, outcome, score) in &cases {
                 suites.push_str(&format!(
                     "    <testcase name=\"{}\" classname=\"fail-under\" time=\"0.000\">\n",
                     escape(name)
                 ));
-                if let Some(message) = failure {
-                    suites.push_str(&format!(
+                match outcome {
+                    FailUnder::Failed(message) => suites.push_str(&format!(
                         "      <failure message=\"{0}\" type=\"fail-under\">{0}</failure>\n",
                         escape(message)
-                    ));
+                    )),
+                    FailUnder::NotJudged(message) => suites.push_str(&format!(
+                        "      <skipped message=\"{}\"/>\n",
+                        escape(message)
+                    )),
+                    FailUnder::Met => {}
                 }
                 suites.push_str(&format!(
                     "      <system-out>{score}</system-out>\n    </testcase>\n"
@@ -273,6 +292,7 @@ impl Junit {
             suites.push_str("  </testsuite>\n");
             tests += cases.len();
             failures += failed;
+            skipped += not_run;
         }
         if let Some(partial) = &summary.partial {
             let description = &partial.description;

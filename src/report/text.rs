@@ -50,7 +50,7 @@ pub fn render(summary: &Summary) -> Styled {
     out.append(aligned(&table(summary), |row| {
         let candidate = summary.candidates.get(row.checked_sub(1)?)?;
         threshold
-            .filter(|&threshold| candidate.below(threshold))
+            .filter(|&threshold| summary.fails_under(candidate, threshold))
             .map(|_| Paint::Failing)
     }));
     let quoted = quoted_candidates(summary);

@@ -32,6 +32,10 @@ pub struct GateReport {
     /// did not pass); absent otherwise.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub verdicts: Option<VerdictGate>,
+    /// Calls of the shards read with no line, which fail `summarize` and `merge` unless
+    /// `--allow-partial`; absent otherwise.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub complete: Option<CompleteGate>,
 }
 
 /// Errored calls against `--max-errors` / `--max-error-rate`.
@@ -56,6 +60,10 @@ pub struct FailUnderGate {
     pub threshold: f64,
     /// Ids of the candidates scored below it, or not scored at all.
     pub below: Vec<String>,
+    /// Ids of the candidates not judged: with no score in a partial summary (a shard's own,
+    /// `--allow-partial`), whose calls of the split that scores may all be absent.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_judged: Vec<String>,
     /// Whether no candidate is below it.
     pub passed: bool,
 }
@@ -82,5 +90,17 @@ pub struct VerdictGate {
     /// Runs that finished.
     pub runs: usize,
     /// Whether none failed.
+    pub passed: bool,
+}
+
+/// Calls of the shards read with no line (an interrupted run): `summarize` and `merge` fail
+/// unless `--allow-partial`, as they refuse a missing shard.
+#[derive(Debug, Clone, Serialize)]
+pub struct CompleteGate {
+    /// Calls of the plan with no line.
+    pub missing_calls: usize,
+    /// Calls of the whole plan.
+    pub plan_calls: usize,
+    /// Always false: the gate is there only when calls are absent.
     pub passed: bool,
 }

@@ -14,7 +14,7 @@ mod spend;
 mod tally;
 
 pub use aggregate::Aggregate;
-pub use gate_report::{BudgetReport, ErrorGate, FailUnderGate, GateReport};
+pub use gate_report::{BudgetReport, CompleteGate, ErrorGate, FailUnderGate, GateReport};
 pub use rounding::{below, sum_in_order};
 pub use run_summary::{CandidateSummary, Summary};
 pub use spend::Usage;

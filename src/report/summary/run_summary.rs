@@ -60,12 +60,6 @@ pub struct CandidateSummary {
 }
 
 impl CandidateSummary {
-    /// Whether the candidate fails `--fail-under threshold`: scored below it (by more than float
-    /// rounding), or not scored at all (no call finished, e.g. `--limit 0`), since a gate must not pass on nothing.
-    pub fn below(&self, threshold: f64) -> bool {
-        self.score.is_none_or(|score| below(score, threshold))
-    }
-
     /// The row's name: the candidate's id, with its task model under `run --generate` (`a.txt
     /// × acme/small`).
     pub fn row_name(&self) -> String {
@@ -136,11 +130,31 @@ pub struct Summary {
 }
 
 impl Summary {
-    /// Candidates that fail `--fail-under threshold` ([`CandidateSummary::below`]).
+    /// Whether `--fail-under threshold` fails `candidate`: scored below it (by more than float
+    /// rounding), or not scored at all (no call finished, e.g. `--limit 0`), since a gate must
+    /// not pass on nothing; but in a partial summary (a shard's own, `--allow-partial`) a
+    /// candidate with no score is not judged ([`Summary::not_judged`]): its calls of the split
+    /// that scores may all be among the calls absent.
+    pub fn fails_under(&self, candidate: &CandidateSummary, threshold: f64) -> bool {
+        match candidate.score {
+            Some(score) => below(score, threshold),
+            None => self.partial.is_none(),
+        }
+    }
+
+    /// Candidates that fail `--fail-under threshold` ([`Summary::fails_under`]).
     pub fn below(&self, threshold: f64) -> Vec<&CandidateSummary> {
         self.candidates
             .iter()
-            .filter(|c| c.below(threshold))
+            .filter(|c| self.fails_under(c, threshold))
+            .collect()
+    }
+
+    /// Candidates `--fail-under` does not judge: those with no score in a partial summary.
+    pub fn not_judged(&self) -> Vec<&CandidateSummary> {
+        self.candidates
+            .iter()
+            .filter(|c| c.score.is_none() && self.partial.is_some())
             .collect()
     }
 }
