@@ -206,10 +206,13 @@ fn a_shard_does_not_fail_fail_under_for_a_candidate_whose_scoring_calls_are_else
             .map(|c| c["id"].as_str().unwrap())
             .collect();
         not_judged_anywhere += unscored.len();
-        let mut reason = format!(
-            "all {} calls succeeded; no candidate below --fail-under 0.3",
-            summary["calls"]["total"]
-        );
+        // How many calls a shard has depends on the calls' keys, which vary with the sandbox.
+        let mut reason = match summary["calls"]["total"].as_u64().unwrap() {
+            0 => "no call finished".to_string(),
+            1 => "the call succeeded".to_string(),
+            calls => format!("all {calls} calls succeeded"),
+        };
+        reason.push_str("; no candidate below --fail-under 0.3");
         for id in &unscored {
             reason.push_str(&format!(
                 "; candidate {id} has no val score among the calls read: not judged by \
@@ -228,8 +231,9 @@ fn a_shard_does_not_fail_fail_under_for_a_candidate_whose_scoring_calls_are_else
             .count();
         assert_eq!(skipped, unscored.len());
     }
+    // Each candidate's two val calls cannot reach all three shards.
     assert!(
-        not_judged_anywhere > 0,
+        not_judged_anywhere >= 2,
         "some shard has a candidate without a val call"
     );
 }

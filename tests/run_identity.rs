@@ -864,3 +864,93 @@ fn a_dataset_given_as_results_is_one_problem_per_file() {
          (candidate_id, split, score, ...)\n"
     );
 }
+
+#[test]
+fn a_last_line_a_killed_run_cut_short_is_left_out_with_a_note() {
+    let sb = sandbox();
+    succeeded(run(&sb, BASE, &["--candidate", "c", "--output", "r.jsonl"]));
+    let whole = sb.read("r.jsonl");
+    // What a SIGKILL in the middle of the last write leaves: a line without its end.
+    let torn = &whole[..whole.len() - 40];
+    let bytes = torn.len() - torn.rfind('\n').unwrap() - 1;
+    sb.write("torn.jsonl", torn);
+    let note = format!(
+        "note: torn.jsonl:20: the last line was cut short by an interrupted run ({bytes} bytes): \
+         left out (run --resume completes the run)\n"
+    );
+    let out = sb
+        .evalctl()
+        .args(["summarize", "--format", "json", "torn.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "{note}exit 1: 1 of 20 calls absent: the run did not finish (run --resume completes \
+             it; --allow-partial summarizes what is there); all 19 calls succeeded\n"
+        )
+    );
+    assert_eq!(json_stdout(&out)["calls"]["total"], 19);
+    let out =
+        succeeded(
+            sb.evalctl()
+                .args(["report", "torn.jsonl", "-o", "r.html", "--format", "text"]),
+        );
+    assert_eq!(stderr_text(&out), note);
+    assert_eq!(
+        stdout_text(&out).split_once(", ").map(|(head, _)| head),
+        Some("wrote r.html: 19 results (0 failed) from 1 file")
+    );
+    // A file holding nothing but such a line has nothing to summarize.
+    let first = whole.lines().next().unwrap();
+    sb.write("only.jsonl", &first[..first.len() / 2]);
+    let out = sb
+        .evalctl()
+        .args(["summarize", "--format", "text", "only.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "error: only.jsonl:1: the last line was cut short by an interrupted run ({} bytes): \
+             left out (run --resume completes the run)\n",
+            first.len() / 2
+        )
+    );
+}
+
+#[test]
+fn a_run_is_not_appended_after_a_line_cut_short() {
+    let sb = sandbox();
+    succeeded(run(&sb, BASE, &["--candidate", "c", "--output", "r.jsonl"]));
+    let whole = sb.read("r.jsonl");
+    let torn = &whole[..whole.len() - 40];
+    let bytes = torn.len() - torn.rfind('\n').unwrap() - 1;
+    sb.write("r.jsonl", torn);
+    // Another run beside those lines would begin on the torn line and break both.
+    let out = run(
+        &sb,
+        BASE,
+        &["--candidate", "d", "--output", "r.jsonl", "--append-run"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "error: r.jsonl: line 20 was cut short by an interrupted run ({bytes} bytes): pass \
+             --resume to drop it and continue that run, or name another --output file\n"
+        )
+    );
+    assert_eq!(sb.read("r.jsonl"), torn);
+    // Its own run resumes: the line is dropped and made again.
+    succeeded(run(
+        &sb,
+        BASE,
+        &["--candidate", "c", "--output", "r.jsonl", "--resume"],
+    ));
+    assert_eq!(sb.jsonl("r.jsonl").len(), 20);
+}

@@ -26,14 +26,17 @@ pub fn report(
         .collect();
     let writable = html::check_writable(output, "--output")
         .and_then(|()| check_distinct(&[("--output", output)], &read));
-    let report = match (html::load_results(&sources, selection), writable) {
-        (Ok(report), Ok(())) => report,
+    let (report, notes) = match (html::load_results(&sources, selection), writable) {
+        (Ok(loaded), Ok(())) => loaded,
         (report, writable) => {
             return Err(Fatal::merge(
                 [report.err(), writable.err()].into_iter().flatten(),
             ))
         }
     };
+    for note in notes {
+        reporter.note(format!("note: {note}"));
+    }
     let title = title.unwrap_or_else(|| format!("evalctl report: {}", files.join(", ")));
     html::write_report(&report, &title, output, files.len(), reporter)?;
     Ok(Exit::Success)

@@ -131,6 +131,12 @@ impl JsonlStream {
         )
     }
 
+    /// Whether the line last returned has no closing newline: the end of a file whose writer
+    /// stopped mid-line (every line evalctl writes ends with one).
+    pub fn line_unterminated(&self) -> bool {
+        !self.buffer.ends_with(b"\n")
+    }
+
     /// The next non-blank line's text and its 1-based number, for a caller that decodes the line
     /// itself (straight into its own type, with [`parse_object_line`] to word a bad line); the
     /// problem of an unreadable line; or `None` at the end.

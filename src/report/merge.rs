@@ -23,7 +23,8 @@ pub struct ReadRun {
 /// Every line of `files` that counts, by key, and the run they belong to (the one `selection`
 /// names, else the only one). Every problem in every file is reported in one pass: a line that
 /// is not a result line, one without the run it belongs to (written by an older evalctl), lines
-/// of several runs, a shard missing or given twice (see [`Ledger`]).
+/// of several runs, a shard missing or given twice (see [`Ledger`]); a last line a killed run
+/// cut short is left out, with a note.
 pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadRun> {
     let mut problems = Vec::new();
     let mut first_legacy: Option<(RunInfo, String)> = None;
@@ -34,9 +35,10 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
             .collect(),
     );
     let mut lines: Vec<CallRecord> = Vec::new();
+    let mut torn_lines = Vec::new();
     for (index, file) in files.iter().enumerate() {
         let source = Source::from_arg(file);
-        let reader = match JournalReader::open(&source) {
+        let mut reader = match JournalReader::open(&source) {
             Ok(reader) => reader,
             Err(problem) => {
                 problems.push(problem);
@@ -44,7 +46,7 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
             }
         };
         let mut read_any = false;
-        for line in reader {
+        for line in reader.by_ref() {
             let line = match line {
                 Ok(line) => line,
                 // A file whose first line is no result line is no results file: one problem.
@@ -87,6 +89,11 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
             ledger.add(index, run, &record);
             lines.push(record);
         }
+        torn_lines.extend(reader.torn_line());
+    }
+    if lines.is_empty() {
+        // Files that hold nothing but lines cut short: those are the problem.
+        problems.append(&mut torn_lines);
     }
     if !problems.is_empty() {
         return Err(invalid(problems));
@@ -107,8 +114,11 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
             }
         }
     }
-    let accounted = ledger
+    let mut accounted = ledger
         .account(chosen, records.len(), selection.allow_partial)
         .map_err(invalid)?;
+    accounted
+        .notes
+        .extend(torn_lines.iter().map(ToString::to_string));
     Ok(ReadRun { accounted, records })
 }

@@ -33,6 +33,8 @@ pub struct JournalLine {
 /// The lines of a results file (or stdin), in order, streamed: memory does not grow with the file.
 pub struct JournalReader {
     stream: JsonlStream,
+    /// The last line, cut short by a killed run and left out, once the reader has met it.
+    torn: Option<TornTail>,
 }
 
 impl JournalReader {
@@ -41,6 +43,30 @@ impl JournalReader {
         let file = JsonlStream::open_file(source)?;
         Ok(JournalReader {
             stream: JsonlStream::new(source, file),
+            torn: None,
+        })
+    }
+
+    /// The last line, when a killed run cut it short (the reader ends before it).
+    pub fn torn(&self) -> Option<TornTail> {
+        self.torn
+    }
+
+    /// `a.jsonl:12: the last line was cut short by an interrupted run (340 bytes): left out`,
+    /// and what completes the run, when the reader met such a line: it is not read as a line
+    /// (the reader ends before it), as `--resume` cuts it off. A note for the user, or the
+    /// problem of a file that holds nothing else.
+    pub fn torn_line(&self) -> Option<Problem> {
+        self.torn.map(|torn| {
+            Problem::at_line(
+                self.stream.display.as_str(),
+                torn.line,
+                format!(
+                    "the last line was cut short by an interrupted run ({} bytes): left out (run \
+                     --resume completes the run)",
+                    torn.bytes
+                ),
+            )
         })
     }
 }
@@ -55,6 +81,7 @@ impl Iterator for JournalReader {
             Ok(found) => found,
             Err(problem) => return Some(Err(problem)),
         };
+        let bytes = text.len() as u64;
         let decoded = serde_json::from_str::<CallRecord>(text).map_err(|err| {
             // A line that is not a JSON object says so in the shared wording; one that is, but
             // not a result line, names the key at fault.
@@ -74,6 +101,11 @@ impl Iterator for JournalReader {
                     }
                 }
                 Ok(JournalLine { line, record })
+            }
+            // A killed run's last line: the end of what was written, not a bad line.
+            Err(_) if self.stream.line_unterminated() => {
+                self.torn = Some(TornTail { line, bytes });
+                return None;
             }
             Err(reason) => Err(Problem::at_line(self.stream.display.as_str(), line, reason)),
         })

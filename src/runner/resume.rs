@@ -122,18 +122,6 @@ pub struct OutputUse {
     pub append_run: bool,
 }
 
-/// Whether the file at `path` ends with a newline (its last line is whole).
-fn ends_with_newline(path: &Path) -> bool {
-    use std::io::{Read, Seek, SeekFrom};
-    let mut last = [0u8];
-    std::fs::File::open(path)
-        .and_then(|mut file| {
-            file.seek(SeekFrom::End(-1))?;
-            file.read_exact(&mut last)
-        })
-        .is_ok_and(|()| last[0] == b'\n')
-}
-
 /// Refuse, before any call, an existing results file at `path` that holds lines of this run
 /// (fingerprint `fingerprint`, calls `plan`) without `--resume`, or lines of another run without
 /// `--append-run`; the problem names the file, the counts and the ways out. A line without a
@@ -150,9 +138,9 @@ pub fn check_output(
     let planned: HashSet<String> = plan.iter().map(|call| call.key.to_string()).collect();
     let (mut ours, mut others, mut not_results) = (0usize, 0usize, 0usize);
     let mut other_runs = BTreeSet::new();
-    for line in
-        JournalReader::open(&Source::File(path.to_path_buf())).map_err(|p| invalid(vec![p]))?
-    {
+    let mut reader =
+        JournalReader::open(&Source::File(path.to_path_buf())).map_err(|p| invalid(vec![p]))?;
+    for line in reader.by_ref() {
         let record = match line {
             Ok(line) => line.record,
             // `--resume` repairs a torn last line and names any other bad line itself.
@@ -177,8 +165,17 @@ pub fn check_output(
             ));
         }
     }
+    // A last line a killed run cut short: `--resume` drops it; nothing may be appended to it.
+    let torn = reader.torn().filter(|_| !allowed.resume);
     let display = path.display().to_string();
     let mut problems = Vec::new();
+    if torn.is_some() && ours + others + not_results == 0 {
+        return Err(invalid(vec![Problem::new(
+            display,
+            "holds only a line cut short (a run stopped while writing its first result?): pass \
+             --resume to drop it and continue that run, or name another --output file",
+        )]));
+    }
     if ours > 0 && !allowed.resume {
         problems.push(Problem::new(
             display.clone(),
@@ -190,12 +187,7 @@ pub fn check_output(
         ));
     }
     if others + not_results > 0 && !allowed.append_run {
-        let problem = if ours + others == 0 && not_results == 1 && !ends_with_newline(path) {
-            // The one line a run wrote when it was stopped in the middle of it.
-            "holds only a line cut short (a run stopped while writing its first result?): pass \
-             --resume to drop it and continue that run, or name another --output file"
-                .to_string()
-        } else if ours + others == 0 {
+        let problem = if ours + others == 0 {
             // A dataset or notes, say: not a file to add a run beside.
             format!(
                 "is not a results file ({} and no result line): name another --output file",
@@ -220,7 +212,18 @@ pub fn check_output(
                 what.join(", ")
             )
         };
-        problems.push(Problem::new(display, problem));
+        problems.push(Problem::new(display.clone(), problem));
+    }
+    if let Some(torn) = torn.filter(|_| problems.is_empty()) {
+        // Lines appended after it would join it into one broken line.
+        problems.push(Problem::new(
+            display,
+            format!(
+                "line {} was cut short by an interrupted run ({} bytes): pass --resume to drop \
+                 it and continue that run, or name another --output file",
+                torn.line, torn.bytes
+            ),
+        ));
     }
     if problems.is_empty() {
         Ok(())

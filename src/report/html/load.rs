@@ -20,10 +20,15 @@ use crate::report::runs::{Ledger, Partial};
 use crate::report::{Selection, Summary, Tally, DEFAULT_SEED};
 use crate::runner::journal::{replaces, JournalReader};
 
-/// Every result in `files`, in order, or every problem found in them.
-pub fn load_results(files: &[Source], selection: &Selection) -> anyhow::Result<Report> {
+/// Every result in `files`, in order, and the notes for the user (a last line a killed run cut
+/// short, left out); or every problem found in them.
+pub fn load_results(
+    files: &[Source],
+    selection: &Selection,
+) -> anyhow::Result<(Report, Vec<String>)> {
     let mut report = Report::default();
     let mut problems = Vec::new();
+    let mut notes = Vec::new();
     for file in files {
         match first_record(file) {
             Err(problem) => problems.push(problem),
@@ -36,7 +41,8 @@ pub fn load_results(files: &[Source], selection: &Selection) -> anyhow::Result<R
                 // Result lines, whichever command wrote them.
                 Some(kind) if fields.contains_key("candidate_id") => {
                     match read_run(file, selection) {
-                        Ok((records, partial)) => {
+                        Ok((records, partial, torn)) => {
+                            notes.extend(torn);
                             let mut summary = summarize(&file.display(), &records);
                             summary.partial = partial;
                             report.add_run_results(file.display(), kind, &summary, &records);
@@ -50,7 +56,7 @@ pub fn load_results(files: &[Source], selection: &Selection) -> anyhow::Result<R
         }
     }
     if problems.is_empty() {
-        Ok(report)
+        Ok((report, notes))
     } else {
         Err(invalid(problems))
     }
@@ -74,18 +80,20 @@ fn first_record(file: &Source) -> Result<Option<(usize, Fields)>, Problem> {
     }
 }
 
+/// A run's results that count, what of its plan is missing, and the note of a torn last line.
+type RunResults = (Vec<CallRecord>, Option<Partial>, Option<String>);
+
 /// The lines of a run's results file that count, through the journal reader: for a key with
 /// several lines (a resumed run re-ran an errored call), the one [`replaces`] picks; of a file
 /// with several runs, the run `selection` names; and what of the run is missing (a missing
-/// shard is refused unless `selection` allows it, see [`Ledger`]).
-fn read_run(
-    file: &Source,
-    selection: &Selection,
-) -> Result<(Vec<CallRecord>, Option<Partial>), Vec<Problem>> {
+/// shard is refused unless `selection` allows it, see [`Ledger`]); and the note of a last line a
+/// killed run cut short, left out.
+fn read_run(file: &Source, selection: &Selection) -> Result<RunResults, Vec<Problem>> {
     let mut records: Vec<CallRecord> = Vec::new();
     let mut by_key: HashMap<String, usize> = HashMap::new();
     let mut problems = Vec::new();
-    for line in JournalReader::open(file).map_err(|problem| vec![problem])? {
+    let mut reader = JournalReader::open(file).map_err(|problem| vec![problem])?;
+    for line in reader.by_ref() {
         let record = match line {
             Ok(line) => line.record,
             Err(problem) => {
@@ -123,11 +131,12 @@ fn read_run(
     }
     let chosen = ledger.chosen(selection)?;
     records.retain(|record| chosen.keeps(record));
+    let torn = reader.torn_line().map(|line| line.to_string());
     if records.iter().all(|record| record.run.is_none()) {
-        return Ok((records, None));
+        return Ok((records, None, torn));
     }
     let accounted = ledger.account(chosen, records.len(), selection.allow_partial)?;
-    Ok((records, accounted.partial))
+    Ok((records, accounted.partial, torn))
 }
 
 /// The summary `run --format json` prints over `records` (the evaluator is the one the lines
