@@ -746,6 +746,45 @@ hint: evaluator arguments that start with '-' go inside one quoted string: --eva
 }
 
 #[test]
+fn the_hinted_command_is_quoted_for_the_shell_and_runs_as_copied() {
+    let sb = Sandbox::new();
+    let script = r#"cat >/dev/null; echo "{\"score\": 1}""#;
+    let out = sb
+        .evalctl()
+        .args(["run", "--candidate", "c", "--evaluator-command", "sh", "-c"])
+        .arg(script)
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    let hinted = r#"'sh -c '\''cat >/dev/null; echo "{\"score\": 1}"'\'''"#;
+    assert_eq!(
+        stderr_text(&out).lines().last(),
+        Some(
+            format!(
+                "hint: evaluator arguments that start with '-' go inside one quoted string: \
+                 --evaluator-command {hinted}"
+            )
+            .as_str()
+        )
+    );
+    // The hint, pasted into a shell, is the command that was meant.
+    let pasted = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "\"$EVALCTL\" run --format json --candidate c --evaluator-command {hinted}"
+        ))
+        .env("EVALCTL", crate::common::binary::bin())
+        .current_dir(sb.path())
+        .output()
+        .unwrap();
+    assert_eq!(code(&pasted), 0, "{}", stderr_text(&pasted));
+    assert_eq!(
+        crate::common::json_stdout(&pasted)["candidates"][0]["score"],
+        1.0
+    );
+}
+
+#[test]
 fn an_evaluator_argument_like_a_flag_of_evalctl_gets_clap_s_tip_instead() {
     let out = evalctl()
         .args([

@@ -318,19 +318,15 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
             lenient
                 .reporter
                 .note(shown.join("\n").replace("\n\n\n", "\n\n").trim_end());
+            let command = shell_words::join(words.iter().chain([&unknown]).chain(script.as_ref()));
             lenient.reporter.note(format!(
-                "hint: {}: --evaluator-command {:?}",
+                "hint: {}: --evaluator-command {}",
                 if suggested {
                     format!("if {unknown} is meant for the evaluator, quote the command")
                 } else {
                     "evaluator arguments that start with '-' go inside one quoted string".into()
                 },
-                words
-                    .into_iter()
-                    .chain([unknown])
-                    .chain(script)
-                    .collect::<Vec<_>>()
-                    .join(" ")
+                quoted_for_shell(&command)
             ));
         }
         _ => {
@@ -338,6 +334,16 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         }
     }
     Exit::BadInput.into()
+}
+
+/// `command` as one word of a POSIX shell, to be copied: in double quotes when nothing in it
+/// is special there (`"sh -c 'cat >/dev/null'"`), else in single quotes.
+fn quoted_for_shell(command: &str) -> String {
+    if command.contains(['"', '$', '`', '\\', '!']) {
+        shell_words::quote(command).into_owned()
+    } else {
+        format!("\"{command}\"")
+    }
 }
 
 /// Whether `--evaluator-command` took one word, an interpreter (`python3`, `node`, ...).
