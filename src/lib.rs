@@ -68,7 +68,7 @@ pub fn main_entry() -> std::process::ExitCode {
     if let Some(exit) = sandbox::run_launcher_if_asked() {
         return exit;
     }
-    let (command, reporter) = match cli::parse() {
+    let (command, reporter, provenance) = match cli::parse() {
         Ok(parsed) => parsed,
         Err(exit) => return exit,
     };
@@ -97,6 +97,8 @@ pub fn main_entry() -> std::process::ExitCode {
     match outcome {
         Ok(exit) => exit.into(),
         Err(error) => {
+            // A value the file or the environment gave is named there, not as its flag.
+            let error = provenance.attribute(error);
             reporter.error(&error);
             error::Fatal::exit_of(&error).into()
         }

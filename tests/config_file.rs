@@ -308,3 +308,60 @@ fn no_evaluator_anywhere_names_the_file_section() {
          (evalctl init writes a starter)\n"
     );
 }
+
+#[test]
+fn a_bad_value_from_the_file_or_the_environment_is_named_where_it_was_set() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", PWD_EVAL);
+    sb.write(
+        "evalctl.toml",
+        "[evaluator]\ncommand = \"sh eval.sh\"\n\n[run]\nfail_under = 1.5\n",
+    );
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let mut command = sb.evalctl();
+        command
+            .args(["run", "--candidate", "c", "--format", "text"])
+            .args(args);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let out = command.output().unwrap();
+        (code(&out), stderr_text(&out))
+    };
+    let outside = "1.5 is outside the unit score range [0, 1], so the gate could never pass; \
+                   pass --score-range any for scores outside [0, 1]";
+    // Checked after parsing (against the score range), yet named at the file's line...
+    assert_eq!(
+        run(&[], &[]),
+        (
+            2,
+            format!("error: evalctl.toml:5: run.fail_under: {outside}\n")
+        )
+    );
+    // ...or by the variable that set it, and by the flag only when the flag was typed.
+    assert_eq!(
+        run(
+            &["--no-config"],
+            &[
+                ("EVALCTL_FAIL_UNDER", "1.5"),
+                ("EVALCTL_EVALUATOR_COMMAND", "sh eval.sh")
+            ]
+        ),
+        (2, format!("error: EVALCTL_FAIL_UNDER: {outside}\n"))
+    );
+    assert_eq!(
+        run(&["--fail-under", "1.5"], &[]),
+        (2, format!("error: --fail-under: {outside}\n"))
+    );
+    // A value the flag's own parser rejects, from a variable.
+    assert_eq!(
+        run(
+            &["--no-config", "--evaluator-command", "sh eval.sh"],
+            &[("EVALCTL_CONCURRENCY", "abc")]
+        ),
+        (
+            2,
+            "error: EVALCTL_CONCURRENCY: must be a whole number between 1 and 4096\n".to_string()
+        )
+    );
+}

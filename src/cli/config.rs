@@ -320,6 +320,41 @@ fn first_rejected(command: &clap::Command, arg: &str, values: &[String]) -> Opti
     })
 }
 
+/// A value error clap found in a variable rather than on the command line: the variable
+/// (`EVALCTL_CONCURRENCY`) and the parser's reason, when the flag clap names (`--concurrency
+/// <N>`) was not typed and a variable bound to it holds the value it rejected.
+pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<(String, String)> {
+    let (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) = (
+        error.get(ContextKind::InvalidArg),
+        error.get(ContextKind::InvalidValue),
+    ) else {
+        return None;
+    };
+    let long = flag.trim_start_matches("--").split(' ').next()?;
+    let typed = args.iter().filter_map(|arg| arg.to_str()).any(|arg| {
+        arg.strip_prefix("--")
+            .and_then(|arg| arg.strip_prefix(long))
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+    });
+    if typed {
+        return None;
+    }
+    let definition = command();
+    CONFIGURED.iter().find_map(|path| {
+        let sub = path
+            .iter()
+            .try_fold(&definition, |command, name| command.find_subcommand(name))?;
+        bindings_of(path)?.iter().find_map(|binding| {
+            let name = binding.env_name()?;
+            let bound = sub
+                .get_arguments()
+                .any(|arg| arg.get_id() == binding.arg && arg.get_long() == Some(long));
+            (bound && std::env::var(&name).as_deref() == Ok(value.as_str()))
+                .then(|| (name, parser_reason(error, value)))
+        })
+    })
+}
+
 /// A clap value error as a reason: the parser's own message, else the values it accepts.
 fn parser_reason(error: &clap::Error, value: &str) -> String {
     if let Some(source) = std::error::Error::source(error) {
@@ -330,6 +365,49 @@ fn parser_reason(error: &clap::Error, value: &str) -> String {
             format!("{value:?} is not one of {}", valid.join(", "))
         }
         _ => format!("{value:?} is not a valid value"),
+    }
+}
+
+/// Where each setting of the command that was not typed came from, so that a problem found
+/// with its value later (`--fail-under 1.5` outside the score range) names the place the user
+/// can fix: `evalctl.toml:4: run.fail_under: ...` or `EVALCTL_FAIL_UNDER: ...`, not a flag
+/// they never typed.
+pub struct Provenance(Vec<Setting>);
+
+impl Provenance {
+    /// The settings of `resolved` that the file or the environment gave.
+    pub fn of(resolved: &Resolved) -> Provenance {
+        Provenance(
+            settings(resolved)
+                .into_iter()
+                .filter(|setting| matches!(setting.origin, Origin::Env(_) | Origin::File { .. }))
+                .collect(),
+        )
+    }
+
+    /// `error` with each problem that names a flag as a whole moved to where its value came
+    /// from.
+    pub fn attribute(&self, error: anyhow::Error) -> anyhow::Error {
+        match error.downcast::<crate::error::Fatal>() {
+            Ok(crate::error::Fatal::Invalid(problems)) => {
+                invalid(problems.into_iter().map(|p| self.place(p)).collect())
+            }
+            Ok(other) => other.into(),
+            Err(other) => other,
+        }
+    }
+
+    fn place(&self, problem: Problem) -> Problem {
+        let given = (problem.line.is_none() && problem.location.is_none())
+            .then(|| self.0.iter().find(|setting| setting.flag == problem.source))
+            .flatten();
+        match given.map(|setting| (&setting.origin, setting.key)) {
+            Some((Origin::File { file, line }, key)) => {
+                Problem::at_line(file.as_str(), *line, problem.message).at(key)
+            }
+            Some((Origin::Env(name), _)) => Problem::new(name.as_str(), problem.message),
+            _ => problem,
+        }
     }
 }
 

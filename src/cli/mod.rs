@@ -166,7 +166,7 @@ impl From<ColorChoice> for ColorWhen {
 /// or `--version` has been printed when this returns the exit code instead.
 /// The settings `evalctl.toml` holds for the command become its flags' defaults (flags and
 /// `EVALCTL_*` variables win); a problem with the file is reported here (exit 2).
-pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
+pub fn parse() -> Result<(Command, Reporter, config::Provenance), std::process::ExitCode> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     config::command()
         .try_get_matches_from(&args)
@@ -202,7 +202,7 @@ pub fn parse() -> Result<(Command, Reporter), std::process::ExitCode> {
              command prints text",
         );
     }
-    Ok((cli.command, reporter))
+    Ok((cli.command, reporter, config::Provenance::of(&resolved)))
 }
 
 /// The global `--format` and `--color` of `args`, wherever they are placed: after `config show
@@ -289,6 +289,14 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
             let _ = crate::report::print_failure(&[reason], Exit::BadInput as u8);
         }
         let _ = error.print();
+        return Exit::BadInput.into();
+    }
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if let Some((variable, reason)) = config::rejected_variable(&error, &args) {
+        // `EVALCTL_CONCURRENCY=abc`: the variable is what to fix, not a flag never typed.
+        lenient
+            .reporter
+            .error(&crate::error::bad_flag(&variable, reason));
         return Exit::BadInput.into();
     }
     if lenient.reporter.format == Format::Json {
