@@ -227,3 +227,54 @@ fn new_files_named_two_ways_clash_and_a_device_takes_every_output() {
     ]);
     assert_eq!(code(&out), 0, "{}", stderr_text(&out));
 }
+
+#[test]
+fn score_lines_are_appended_only_to_a_results_file_whose_last_line_is_whole() {
+    let sb = Sandbox::new();
+    for name in ["pack.yaml", "runs.jsonl"] {
+        let fixture = format!("{}/fixtures/spec/{name}", env!("CARGO_MANIFEST_DIR"));
+        sb.write(name, std::fs::read(fixture).expect("the fixture is there"));
+    }
+    sb.write("mydata.jsonl", "{\"input\": \"a\"}\n");
+    let spec_score = |output: &str| {
+        let out = sb
+            .evalctl()
+            .args([
+                "spec",
+                "score",
+                "pack.yaml",
+                "runs.jsonl",
+                "--format",
+                "json",
+            ])
+            .args(["--output", output])
+            .output()
+            .unwrap();
+        (code(&out), stderr_text(&out))
+    };
+    // A dataset named by mistake is no results file: nothing is appended to it.
+    assert_eq!(
+        spec_score("mydata.jsonl"),
+        (
+            2,
+            "error: mydata.jsonl: is not a results file (line 1 is no result line): name another \
+             --output file\n"
+                .to_string()
+        )
+    );
+    assert_eq!(sb.read("mydata.jsonl"), "{\"input\": \"a\"}\n");
+    // Records of another scoring are appended to; a file a killed run cut short is not.
+    assert_eq!(spec_score("records.jsonl").0, 1);
+    assert_eq!(spec_score("records.jsonl").0, 1);
+    let records = sb.read("records.jsonl");
+    sb.write("torn.jsonl", &records[..records.len() - 10]);
+    assert_eq!(
+        spec_score("torn.jsonl"),
+        (
+            2,
+            "error: torn.jsonl: ends with a line cut short by an interrupted run, which lines \
+             appended would join: name another --output file\n"
+                .to_string()
+        )
+    );
+}

@@ -469,7 +469,10 @@ fn score_counts_runs_without_a_verdict_among_those_that_did_not_pass() {
 #[test]
 fn score_with_output_appends_records_and_prints_the_json_summary() {
     let sandbox = Sandbox::new();
-    sandbox.write("records.jsonl", "{\"earlier\": true}\n");
+    // An earlier result line (of whichever command): appended to, never replaced.
+    let earlier = json!({"candidate_id": "earlier", "split": "single", "example_index": null,
+                         "example_line": null, "score": 1.0, "error": null});
+    sandbox.write("records.jsonl", format!("{earlier}\n"));
     let out = output({
         let mut command = in_repository();
         command
@@ -503,7 +506,7 @@ fn score_with_output_appends_records_and_prints_the_json_summary() {
         })
     );
     let lines = sandbox.jsonl("records.jsonl");
-    assert_eq!(lines[0], json!({"earlier": true}), "appended, not replaced");
+    assert_eq!(lines[0], earlier, "appended, not replaced");
     assert_eq!(
         lines[1..].iter().map(verdict).collect::<Vec<_>>(),
         fixture_verdicts()

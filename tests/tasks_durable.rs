@@ -205,3 +205,32 @@ fn the_config_file_turns_the_cache_on_for_tasks_run() {
         "cache_dir is relative to the file"
     );
 }
+
+#[test]
+fn a_journal_is_not_appended_to_without_resume() {
+    let sb = suite();
+    let first = tasks_run(&sb, &["--save-outputs", "saved.jsonl"]);
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    let saved = sb.read("saved.jsonl");
+    // The same command again (or another model's) would give every task a second output.
+    let again = tasks_run(&sb, &["--save-outputs", "saved.jsonl"]);
+    assert_eq!(code(&again), 2);
+    assert_eq!(
+        stderr_text(&again),
+        "error: saved.jsonl: already holds 4 saved outputs: pass --resume to take up the run \
+         that saved them, or name another --save-outputs file\n"
+    );
+    assert_eq!(sb.read("saved.jsonl"), saved, "the journal is untouched");
+    assert_eq!(calls(&sb).len(), 4, "no call was made");
+    // A path it cannot write is named by its own flag.
+    let out = tasks_run(&sb, &["--save-outputs", "nodir/saved.jsonl"]);
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: nodir/saved.jsonl: cannot open --save-outputs for writing: no directory \
+             nodir\n"
+                .to_string()
+        )
+    );
+}

@@ -264,7 +264,10 @@ fn an_output_for_a_skipped_invalid_task_is_ignored_not_unknown() {
 fn per_task_output_appends_and_never_truncates() {
     let dir = tempfile::tempdir().unwrap();
     let per_task = dir.path().join("per_task.jsonl");
-    std::fs::write(&per_task, "{\"earlier\": true}\n").unwrap();
+    // An earlier result line (of whichever command): appended to, never replaced.
+    let earlier = json!({"candidate_id": "earlier", "split": "single", "example_index": null,
+                         "example_line": null, "score": 1.0, "error": null});
+    std::fs::write(&per_task, format!("{earlier}\n")).unwrap();
     for _ in 0..2 {
         evalctl()
             .args(["tasks", "score", TASKS, "--outputs", OUTPUTS, "--output"])
@@ -274,7 +277,7 @@ fn per_task_output_appends_and_never_truncates() {
     }
     let lines = read_lines(&per_task);
     assert_eq!(lines.len(), 21, "the earlier line and 10 per run");
-    assert_eq!(lines[0], json!({"earlier": true}));
+    assert_eq!(lines[0], earlier);
     assert_eq!(lines[1]["task_id"], lines[11]["task_id"]);
 }
 

@@ -478,7 +478,7 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let output = config
         .output
         .as_deref()
-        .map_or(Ok(()), ResultsFile::check_writable)
+        .map_or(Ok(()), |path| ResultsFile::check_writable(path, "--output"))
         .and(
             config
                 .junit

@@ -135,15 +135,17 @@ pub struct ScoreConfig {
 pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let spec = read_spec(&config.spec);
     let output = config.output.as_deref().map_or(Ok(()), |path| {
-        ResultsFile::check_writable(path).and_then(|()| {
-            check_distinct(
-                &[("--output", path)],
-                &[
-                    ("the spec", config.spec.path()),
-                    ("the runs file", config.runs.path()),
-                ],
-            )
-        })
+        ResultsFile::check_writable(path, "--output")
+            .and_then(|()| {
+                check_distinct(
+                    &[("--output", path)],
+                    &[
+                        ("the spec", config.spec.path()),
+                        ("the runs file", config.runs.path()),
+                    ],
+                )
+            })
+            .and_then(|()| ResultsFile::check_appendable(path, "--output"))
     });
     let spec = match spec {
         Ok(spec) => {

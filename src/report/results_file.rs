@@ -22,12 +22,15 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 
 use crate::error::{bad_input, Fatal, Problem};
+use crate::input::Source;
+use crate::runner::journal::{ends_with_newline, JournalReader};
 use crate::text::io_reason;
 
-fn cannot_open(path: &Path, reason: &str) -> anyhow::Error {
+/// `PATH: cannot open FLAG for writing: REASON` (the flag the user gave the path with).
+fn cannot_open(path: &Path, flag: &str, reason: &str) -> anyhow::Error {
     bad_input(Problem::new(
         path.display().to_string(),
-        format!("cannot open --output for writing: {reason}"),
+        format!("cannot open {flag} for writing: {reason}"),
     ))
 }
 
@@ -56,17 +59,19 @@ enum Sink {
 }
 
 impl ResultsFile {
-    /// Check, without creating or changing anything, that [`ResultsFile::open`] would succeed:
-    /// every command with `--output` calls this before any work.
-    pub fn check_writable(path: &Path) -> anyhow::Result<()> {
+    /// Check, without creating or changing anything, that [`ResultsFile::open`] would succeed
+    /// for the file `flag` names: every command with `--output` calls this before any work.
+    pub fn check_writable(path: &Path, flag: &str) -> anyhow::Result<()> {
         if path.as_os_str() == "-" {
             return Err(bad_input(Problem::new(
-                "--output",
-                "'-' is not a file: results go to a file while the summary goes to stdout; \
-                 name a file, e.g. --output results.jsonl",
+                flag,
+                format!(
+                    "'-' is not a file: results go to a file while the summary goes to stdout; \
+                     name a file, e.g. {flag} results.jsonl"
+                ),
             )));
         }
-        let fail = |reason: String| cannot_open(path, &reason);
+        let fail = |reason: String| cannot_open(path, flag, &reason);
         match std::fs::metadata(path) {
             Ok(metadata) if metadata.is_dir() => Err(fail("it is a directory".into())),
             Ok(_) => std::fs::OpenOptions::new()
@@ -88,6 +93,48 @@ impl ResultsFile {
         }
     }
 
+    /// Check that result lines may be appended to the file at `path` that `flag` names, when
+    /// it exists: it is a results file (its first line is a result line, of whichever run) and
+    /// its last line is whole. A dataset or notes named by mistake, or a file a killed run cut
+    /// short (appended lines would join its torn line), is bad input before any work.
+    pub fn check_appendable(path: &Path, flag: &str) -> anyhow::Result<()> {
+        if std::fs::metadata(path)
+            .map_or(true, |metadata| metadata.len() == 0 || !metadata.is_file())
+        {
+            return Ok(());
+        }
+        let refuse = |reason: String| {
+            bad_input(Problem::new(
+                path.display().to_string(),
+                format!("{reason}: name another {flag} file"),
+            ))
+        };
+        let mut reader =
+            JournalReader::open(&Source::File(path.to_path_buf())).map_err(bad_input)?;
+        match reader.next() {
+            Some(Err(problem)) => {
+                return Err(refuse(format!(
+                    "is not a results file (line {} is no result line)",
+                    problem.line.unwrap_or(1)
+                )))
+            }
+            None if reader.torn().is_some() => {
+                return Err(refuse(
+                    "holds only a line cut short (a run stopped while writing it?)".into(),
+                ))
+            }
+            _ => {}
+        }
+        if !ends_with_newline(path) {
+            return Err(refuse(
+                "ends with a line cut short by an interrupted run, which lines appended would \
+                 join"
+                    .into(),
+            ));
+        }
+        Ok(())
+    }
+
     /// Open (create, readable by its owner only, or append to) `path`, already checked by
     /// [`ResultsFile::check_writable`].
     pub fn open(path: &Path) -> anyhow::Result<Self> {
@@ -95,7 +142,7 @@ impl ResultsFile {
             .create(true)
             .append(true)
             .open(path)
-            .map_err(|err| cannot_open(path, &io_reason(&err)))?;
+            .map_err(|err| cannot_open(path, "the file", &io_reason(&err)))?;
         Ok(ResultsFile {
             path: path.to_path_buf(),
             sink: Sink::Direct(file),

@@ -159,6 +159,18 @@ pub fn repair_torn_tail(path: &Path) -> Result<Option<TornTail>, Problem> {
     }))
 }
 
+/// Whether the file at `path` ends with a newline (its last line is whole); false when it
+/// cannot be read.
+pub fn ends_with_newline(path: &Path) -> bool {
+    let mut last = [0u8];
+    File::open(path)
+        .and_then(|mut file| {
+            file.seek(SeekFrom::End(-1))?;
+            file.read_exact(&mut last)
+        })
+        .is_ok_and(|()| last[0] == b'\n')
+}
+
 /// The length of `file` up to and including its last newline, or `None` when it ends with one
 /// (or is empty). Reads backwards from the end, a block at a time.
 fn whole_lines_length(file: &mut File, length: u64) -> std::io::Result<Option<u64>> {

@@ -55,15 +55,17 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
     let outputs = read_outputs(&config.outputs);
     let output = config.output.as_deref().map_or(Ok(()), |path| {
-        ResultsFile::check_writable(path).and_then(|()| {
-            check_distinct(
-                &[("--output", path)],
-                &[
-                    ("the task file", &config.file),
-                    ("--outputs", config.outputs.path()),
-                ],
-            )
-        })
+        ResultsFile::check_writable(path, "--output")
+            .and_then(|()| {
+                check_distinct(
+                    &[("--output", path)],
+                    &[
+                        ("the task file", &config.file),
+                        ("--outputs", config.outputs.path()),
+                    ],
+                )
+            })
+            .and_then(|()| ResultsFile::check_appendable(path, "--output"))
     });
     let (file, (outputs_display, outputs)) = match (file, outputs, output) {
         (Ok(file), Ok(outputs), Ok(())) => (file, outputs),
@@ -135,8 +137,19 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     .collect();
     let writable = written
         .iter()
-        .map(|(_, path)| ResultsFile::check_writable(path))
+        .map(|(flag, path)| ResultsFile::check_writable(path, flag))
         .chain([check_distinct(&written, &[("the task file", &config.file)])])
+        .chain(
+            config
+                .output
+                .as_deref()
+                .map(|path| ResultsFile::check_appendable(path, "--output")),
+        )
+        .chain(
+            (config.save_outputs.as_deref())
+                .filter(|_| !config.resume)
+                .map(journal::check_unused),
+        )
         .find_map(Result::err);
     let model = Model::build(
         &config.model,

@@ -42,6 +42,31 @@ pub struct SavedCompletion {
     pub usage: Usage,
 }
 
+/// Check, before any call, that the `--save-outputs` file at `path` holds no saved output when
+/// the run does not `--resume`: appending a second run's outputs would give its tasks two outputs
+/// each (which neither `--resume` nor `tasks score --outputs` accepts), and regenerate what was
+/// paid for.
+pub fn check_unused(path: &Path) -> anyhow::Result<()> {
+    let held = match std::fs::read(path) {
+        Ok(bytes) => bytes
+            .split(|&byte| byte == b'\n')
+            .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+            .count(),
+        Err(_) => 0,
+    };
+    match held {
+        0 => Ok(()),
+        held => Err(invalid(vec![Problem::new(
+            path.display().to_string(),
+            format!(
+                "already holds {held} saved output{}: pass --resume to take up the run that saved \
+                 them, or name another --save-outputs file",
+                if held == 1 { "" } else { "s" }
+            ),
+        )])),
+    }
+}
+
 /// Read the `--save-outputs` file at `path` for `--resume`: repair a torn last line, and take
 /// each line whose task is one of `task_ids` and whose key is that task's key in `keys`. A line
 /// of a task of this run under another key (another model, sampling or prompt) is bad input:
