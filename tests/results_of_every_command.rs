@@ -603,4 +603,20 @@ fn spec_score_appended_to_its_own_output_adds_lines_of_the_same_run() {
         json_stdout(&out)["calls"],
         json!({"total": 2, "ok": 2, "errors": 0, "cached": 0})
     );
+    // The report counts each run once too.
+    let out = succeeded(sb.evalctl().args([
+        "report",
+        "records.jsonl",
+        "-o",
+        "report.html",
+        "--format",
+        "json",
+    ]));
+    assert_eq!(json_stdout(&out)["results"], 2);
+    assert_eq!(
+        report_data(&sb.join("report.html"))["rows"]
+            .as_array()
+            .map(Vec::len),
+        Some(2)
+    );
 }

@@ -144,6 +144,22 @@ impl CallRecord {
             .unwrap_or_default()
     }
 
+    /// What tells this call's lines from other calls' in a results file, so that a call with
+    /// several lines (a resumed call, a scoring appended twice) counts once: its key, else (lines
+    /// of the other scoring commands, and of older evalctl versions) its candidate, split,
+    /// example and repeat.
+    pub fn call_key(&self) -> String {
+        self.key.clone().unwrap_or_else(|| {
+            format!(
+                "{}/{:?}/{:?}/{:?}",
+                self.candidate_label(),
+                self.split,
+                self.example_index,
+                self.repeat
+            )
+        })
+    }
+
     /// The candidate, with the task model that answered it under `run --generate`
     /// (`prompt.txt with openai/gpt-4o-mini`).
     pub fn candidate_label(&self) -> String {

@@ -101,12 +101,7 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
     let chosen = ledger.chosen(selection).map_err(invalid)?;
     let mut records: HashMap<String, CallRecord> = HashMap::new();
     for record in lines.into_iter().filter(|record| chosen.keeps(record)) {
-        let key = record.key.clone().unwrap_or_else(|| {
-            format!(
-                "{}/{:?}/{:?}/{:?}",
-                record.candidate_id, record.split, record.example_index, record.repeat
-            )
-        });
+        let key = record.call_key();
         match records.get(&key) {
             Some(earlier) if !replaces(record.error.is_some(), earlier.error.is_some()) => {}
             _ => {

@@ -89,48 +89,41 @@ type RunResults = (Vec<CallRecord>, Option<Partial>, Option<String>);
 /// shard is refused unless `selection` allows it, see [`Ledger`]); and the note of a last line a
 /// killed run cut short, left out.
 fn read_run(file: &Source, selection: &Selection) -> Result<RunResults, Vec<Problem>> {
-    let mut records: Vec<CallRecord> = Vec::new();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
+    let mut lines: Vec<CallRecord> = Vec::new();
     let mut problems = Vec::new();
     let mut reader = JournalReader::open(file).map_err(|problem| vec![problem])?;
     for line in reader.by_ref() {
-        let record = match line {
-            Ok(line) => line.record,
-            Err(problem) => {
-                problems.push(problem);
-                continue;
-            }
-        };
-        let earlier = record
-            .key
-            .as_ref()
-            .map(|key| (key.clone(), record.repeat))
-            .and_then(|key| by_key.get(&format!("{}/{:?}", key.0, key.1)).copied());
-        match earlier {
-            Some(index) => {
-                if replaces(record.error.is_some(), records[index].error.is_some()) {
-                    records[index] = record;
-                }
-            }
-            None => {
-                if let Some(key) = &record.key {
-                    by_key.insert(format!("{key}/{:?}", record.repeat), records.len());
-                }
-                records.push(record);
-            }
+        match line {
+            Ok(line) => lines.push(line.record),
+            Err(problem) => problems.push(problem),
         }
     }
     if !problems.is_empty() {
         return Err(problems);
     }
     let mut ledger = Ledger::new(vec![file.display()]);
-    for record in &records {
+    for record in &lines {
         if let Some(run) = &record.run {
             ledger.add(0, run, record);
         }
     }
     let chosen = ledger.chosen(selection)?;
-    records.retain(|record| chosen.keeps(record));
+    // The chosen run's lines, one a call, in the order of each call's first line.
+    let mut records: Vec<CallRecord> = Vec::new();
+    let mut by_key: HashMap<String, usize> = HashMap::new();
+    for record in lines.into_iter().filter(|record| chosen.keeps(record)) {
+        match by_key.get(&record.call_key()).copied() {
+            Some(index) => {
+                if replaces(record.error.is_some(), records[index].error.is_some()) {
+                    records[index] = record;
+                }
+            }
+            None => {
+                by_key.insert(record.call_key(), records.len());
+                records.push(record);
+            }
+        }
+    }
     let torn = reader.torn_line().map(|line| line.to_string());
     if records.iter().all(|record| record.run.is_none()) {
         return Ok((records, None, torn));
