@@ -144,6 +144,12 @@ pub fn interrupt_requested() -> bool {
     REQUESTED.load(Ordering::SeqCst)
 }
 
+/// Forget a signal already acted on (it stopped `tasks run`'s generation), so that the work that
+/// follows (scoring what was generated, which may run code) stops only for a signal of its own.
+pub fn forget_request() {
+    REQUESTED.store(false, Ordering::SeqCst);
+}
+
 /// How often a thread waiting for a reader looks at the signal flag.
 const SIGNAL_POLL: Duration = Duration::from_millis(10);
 

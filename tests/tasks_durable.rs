@@ -234,3 +234,66 @@ fn a_journal_is_not_appended_to_without_resume() {
         )
     );
 }
+
+#[test]
+fn an_interrupted_run_scores_what_was_generated_when_a_task_runs_code() {
+    let sb = Sandbox::new();
+    let code_task = r#"{"task_id": "c1", "category": "code_exec", "prompt": "Write add(a, b).", "targets": ["assert add(1, 2) == 3"], "metric_name": "code_exec", "post_process": "none"}"#;
+    let three: String = TASKS
+        .lines()
+        .take(3)
+        .map(|line| format!("{line}\n"))
+        .collect();
+    sb.write("tasks.jsonl", format!("{three}{code_task}\n"));
+    // t1 and t2 are answered; t3 never is, so the run is stopped while it waits.
+    sb.write(
+        "model.sh",
+        "task=$(sed -n 's/^{\"task_id\":\"\\([^\"]*\\)\".*/\\1/p')\n\
+         case \"$task\" in t1|t2) printf '%s' \"$task\" ;; *) exec sleep 60 ;; esac\n",
+    );
+    let child = crate::common::evalctl_process()
+        .current_dir(sb.path())
+        .args([
+            "tasks",
+            "run",
+            "tasks.jsonl",
+            "--no-config",
+            "--format",
+            "json",
+        ])
+        .args(["--model-command", "sh model.sh", "-j", "1"])
+        .args(["--save-outputs", "saved.jsonl", "--output", "scores.jsonl"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start evalctl");
+    let saved_two = crate::common::wait_until(std::time::Duration::from_secs(60), || {
+        std::fs::read_to_string(sb.join("saved.jsonl"))
+            .is_ok_and(|saved| saved.lines().count() == 2)
+    });
+    assert!(saved_two, "t1 and t2 were saved");
+    // SIGTERM stops the call in flight at once (a first Ctrl-C would let it finish).
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().expect("evalctl ends");
+    assert_eq!(code(&out), 130, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out).lines().last(),
+        Some(
+            "interrupted: 2 of 4 tasks generated and scored; the results so far are written and \
+             summarised"
+        )
+    );
+    let scores: Vec<(Value, Value)> = sb
+        .jsonl("scores.jsonl")
+        .iter()
+        .map(|line| (line["task_id"].clone(), line["score"].clone()))
+        .collect();
+    assert_eq!(
+        scores,
+        [
+            (Value::from("t1"), Value::from(1.0)),
+            (Value::from("t2"), Value::from(1.0))
+        ]
+    );
+}

@@ -244,6 +244,9 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         elapsed_ms: crate::text::milliseconds(elapsed),
     };
     if interrupted {
+        // The signal stopped the generation; what was generated is scored, unless another
+        // signal stops that too (the code runner's handler saw the first one as well).
+        crate::interrupt::forget_request();
         // Score only what was generated: the tasks not reached are not failures of the model.
         let answered: std::collections::HashSet<&str> = outputs
             .iter()
