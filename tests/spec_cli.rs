@@ -1075,3 +1075,36 @@ fn an_interrupted_scoring_writes_the_runs_it_scored_to_a_new_output_counted_as_a
         assert_eq!(sandbox.read(&name), two_runs, "{runs_in_file} runs");
     }
 }
+
+#[test]
+fn a_failed_write_of_the_records_still_prints_the_summary_and_exits_4() {
+    let out = output({
+        let mut command = in_repository();
+        command.args([
+            "spec",
+            "score",
+            PACK,
+            RUNS,
+            "--format",
+            "json",
+            "--output",
+            "/dev/full",
+        ]);
+        command
+    });
+    assert_eq!(code(&out), 4, "{}", stderr_text(&out));
+    let summary = json_stdout(&out);
+    assert_eq!(
+        (&summary["runs"], &summary["exit"], &summary["exit_reason"]),
+        (
+            &json!(2),
+            &json!(4),
+            &json!("the records could not be written to /dev/full (see stderr)")
+        )
+    );
+    assert_eq!(
+        stderr_text(&out),
+        "error: /dev/full: writing results failed: No space left on device\n\
+         exit 4: the records could not be written to /dev/full (see stderr)\n"
+    );
+}

@@ -12,7 +12,7 @@ use crate::error::{invalid, Fatal, Problem};
 use crate::evaluation_spec::live::{LiveJudgeOptions, LiveJudges};
 use crate::evaluation_spec::summary::ScoreSummary;
 use crate::evaluation_spec::{evaluate_run, read_spec, spec_problem, EvaluationSpec, RunRecord};
-use crate::exit::Exit;
+use crate::exit::{Exit, Verdict};
 use crate::input::{parse_object_line, JsonlStream, Source};
 use crate::interrupt::{
     catch_in_flag, interrupt_requested, interrupted_reading, restore_default_actions,
@@ -185,11 +185,25 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     restore_default_actions();
     let (spool, mut summary, run) = scored??;
     let members = run.as_members()?;
-    let exit = summary.conclude();
+    let mut exit = summary.conclude();
     match &config.output {
         Some(path) => {
-            spool.append_to(path, &members)?;
+            // A failed write is reported after the summary, which is printed whole (exit 4).
+            let written = spool.append_to(path, &members);
+            if written.is_err() {
+                exit = Exit::Internal;
+                summary.closing = Verdict::new(
+                    exit,
+                    format!(
+                        "the records could not be written to {} (see stderr)",
+                        path.display()
+                    ),
+                );
+            }
             print(&summary, reporter)?;
+            if let Err(error) = written {
+                reporter.diagnose(&error);
+            }
             // stdout is JSON: say on stderr why the exit code is not 0, for CI logs.
             if reporter.format == Format::Json && exit != Exit::Success {
                 reporter.note(summary.closing.line());
