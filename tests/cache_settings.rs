@@ -283,3 +283,43 @@ fn a_declared_input_that_is_missing_is_named() {
         "error: evalctl.toml:2: run.cache_inputs: [0]: must not be empty\n"
     );
 }
+
+#[test]
+fn a_cache_dir_that_cannot_hold_a_cache_is_bad_input() {
+    let sb = project();
+    sb.write("notadir", "x\n");
+    std::fs::create_dir(sb.join("foreign")).unwrap();
+    sb.write("foreign/results.sqlite3", "{\"q\": 1}\n");
+    let refused = |args: &[&str]| {
+        let out = sb
+            .evalctl()
+            .args(args)
+            .args(["--format", "text"])
+            .output()
+            .unwrap();
+        (code(&out), stderr_text(&out))
+    };
+    let not_a_directory = "error: --cache-dir: notadir: is not a directory (--cache-dir names \
+                           the folder that holds the cache)\n"
+        .to_string();
+    for args in [
+        &["run", "--candidate", "c", "--cache-dir", "notadir"][..],
+        &["cache", "stats", "--cache-dir", "notadir"],
+        &["cache", "clear", "--cache-dir", "notadir"],
+    ] {
+        assert_eq!(refused(args), (2, not_a_directory.clone()), "{args:?}");
+    }
+    // A file there that is no database is left as it was.
+    let foreign = "error: foreign/results.sqlite3: is not an evalctl cache (not a SQLite \
+                   database): remove it, or name another --cache-dir\n"
+        .to_string();
+    for args in [
+        &["run", "--candidate", "c", "--cache-dir", "foreign"][..],
+        &["cache", "stats", "--cache-dir", "foreign"],
+        &["cache", "clear", "--cache-dir", "foreign"],
+    ] {
+        assert_eq!(refused(args), (2, foreign.clone()), "{args:?}");
+    }
+    assert_eq!(sb.read("foreign/results.sqlite3"), "{\"q\": 1}\n");
+    assert!(!sb.join("calls.log").exists(), "nothing was evaluated");
+}

@@ -310,3 +310,25 @@ fn a_stream_its_client_stops_reading_ends_at_the_request_timeout() {
     }
     drop(stream);
 }
+
+#[test]
+fn a_db_that_is_no_database_is_bad_input_and_left_as_it_was() {
+    let sb = crate::common::Sandbox::new();
+    sb.write("notes.jsonl", "{\"a\": 1}\n");
+    let out = sb
+        .evalctl()
+        .args(["serve", "--format", "text", "--db", "notes.jsonl"])
+        .args(["--listen", "127.0.0.1:0", "--grpc-listen", "127.0.0.1:0"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (crate::common::code(&out), crate::common::stderr_text(&out)),
+        (
+            2,
+            "error: notes.jsonl: cannot open --db: it is no SQLite database (evalctl's own or \
+             any): name another file, or a new one\n"
+                .to_string()
+        )
+    );
+    assert_eq!(sb.read("notes.jsonl"), "{\"a\": 1}\n");
+}

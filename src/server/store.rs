@@ -111,7 +111,7 @@ impl Store {
                  );
                  CREATE INDEX IF NOT EXISTS evaluations_created_at ON evaluations (created_at);",
             )
-            .map_err(|err| db_error(path, err))?;
+            .map_err(|err| sqlite_error(path, err))?;
         if let Some(retain) = retain {
             prune(&writing, retain).map_err(|err| db_error(path, err))?;
         }
@@ -227,12 +227,12 @@ impl Drop for Store {
 }
 
 fn open_connection(path: &Path) -> anyhow::Result<Connection> {
-    let connection = Connection::open(path).map_err(|err| db_error(path, err))?;
+    let connection = Connection::open(path).map_err(|err| sqlite_error(path, err))?;
     connection
         .execute_batch(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA busy_timeout = 5000;",
         )
-        .map_err(|err| db_error(path, err))?;
+        .map_err(|err| sqlite_error(path, err))?;
     Ok(connection)
 }
 
@@ -442,6 +442,18 @@ fn unix_seconds(at: SystemTime) -> i64 {
 
 fn db_error(path: &Path, reason: impl std::fmt::Display) -> anyhow::Error {
     Fatal::Internal(format!("--db {}: {reason}", path.display())).into()
+}
+
+/// A SQLite error of the database at `path`: bad input when the file is no database.
+fn sqlite_error(path: &Path, err: rusqlite::Error) -> anyhow::Error {
+    if crate::store::is_not_a_database(&err) {
+        return crate::error::bad_input(crate::error::Problem::new(
+            path.display().to_string(),
+            "cannot open --db: it is no SQLite database (evalctl's own or any): name another \
+             file, or a new one",
+        ));
+    }
+    db_error(path, err)
 }
 
 /// The default database: `$XDG_DATA_HOME/evalctl/serve.db`, else

@@ -18,7 +18,7 @@ use serde::Serialize;
 use serde_json::{Map, Value};
 
 use super::CallKey;
-use crate::error::Fatal;
+use crate::error::{bad_input, Fatal, Problem};
 
 /// The database file inside the cache directory.
 const DATABASE: &str = "results.sqlite3";
@@ -90,11 +90,39 @@ fn failed(dir: &Path, err: impl std::fmt::Display) -> anyhow::Error {
     Fatal::Internal(format!("cache {}: {err}", dir.join(DATABASE).display())).into()
 }
 
+/// A SQLite error of the cache in `dir`: bad input when its database file is no database.
+fn failed_sqlite(dir: &Path, err: rusqlite::Error) -> anyhow::Error {
+    if super::is_not_a_database(&err) {
+        return bad_input(Problem::new(
+            dir.join(DATABASE).display().to_string(),
+            "is not an evalctl cache (not a SQLite database): remove it, or name another \
+             --cache-dir",
+        ));
+    }
+    failed(dir, err)
+}
+
+/// Refuse a `dir` that exists and is not a directory (bad input): the cache cannot be there,
+/// and an empty cache must not be reported at a path that cannot hold one.
+fn check_dir(dir: &Path) -> anyhow::Result<()> {
+    match std::fs::metadata(dir) {
+        Ok(metadata) if !metadata.is_dir() => Err(bad_input(Problem::new(
+            "--cache-dir",
+            format!(
+                "{}: is not a directory (--cache-dir names the folder that holds the cache)",
+                dir.display()
+            ),
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// Open (creating it and its directory if need be, readable by their owner only: SQLite gives
 /// its `-wal` and `-shm` files the database's mode) the database in `dir`, in WAL mode, with
 /// its table. Several processes may do this at once: a setup that finds the database locked
 /// is tried again until [`BUSY_TIMEOUT`] has passed.
 fn connect(dir: &Path) -> anyhow::Result<Connection> {
+    check_dir(dir)?;
     let path = dir.join(DATABASE);
     crate::owner_only::create_dir_all(dir)
         .and_then(|()| {
@@ -104,7 +132,7 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
                 .open(&path)
         })
         .map_err(|err| failed(dir, crate::text::io_reason(&err)))?;
-    let connection = Connection::open(&path).map_err(|err| failed(dir, err))?;
+    let connection = Connection::open(&path).map_err(|err| failed_sqlite(dir, err))?;
     let set_up = || -> rusqlite::Result<()> {
         connection.busy_timeout(BUSY_TIMEOUT)?;
         connection.pragma_update(None, "journal_mode", "WAL")?;
@@ -138,7 +166,7 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
             {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err(err) => return Err(failed(dir, err)),
+            Err(err) => return Err(failed_sqlite(dir, err)),
         }
     }
 }
@@ -307,6 +335,7 @@ impl Cache {
 
     /// What the cache in `dir` holds (nothing, when there is none yet: it is not created).
     pub fn stats(dir: &Path) -> anyhow::Result<CacheStats> {
+        check_dir(dir)?;
         let path = dir.join(DATABASE);
         let entries = if path.exists() {
             connect(dir)?
@@ -333,6 +362,7 @@ impl Cache {
 
     /// Remove every stored result of the cache in `dir`; returns how many there were.
     pub fn clear(dir: &Path) -> anyhow::Result<u64> {
+        check_dir(dir)?;
         if !dir.join(DATABASE).exists() {
             return Ok(0);
         }

@@ -11,6 +11,16 @@ use std::path::PathBuf;
 
 use crate::error::bad_flag;
 
+/// Whether `err` says the file SQLite opened is no database (a dataset named by mistake): the
+/// user's to fix (exit 2), not evalctl failing.
+pub fn is_not_a_database(err: &rusqlite::Error) -> bool {
+    matches!(
+        err,
+        rusqlite::Error::SqliteFailure(failure, _)
+            if failure.code == rusqlite::ErrorCode::NotADatabase
+    )
+}
+
 /// The cache directory `--cache` (with `--cache-dir`) names; `None` without `--cache`.
 pub fn cache_dir(cache: bool, dir: Option<PathBuf>) -> anyhow::Result<Option<PathBuf>> {
     if !cache {
