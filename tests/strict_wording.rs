@@ -170,4 +170,18 @@ fn a_jsonl_file_given_for_one_document_is_named_as_such() {
         "error: d.jsonl:2: manifest could not be decoded: trailing characters (a JSON value on \
          each line, as in a JSONL file: a spec is one JSON or YAML document)\n",
     );
+    // A syntax error before the first key is the manifest's, not a placeholder's.
+    write(dir.path(), "syn.yaml", &["name: x", "  version_number: 1"]);
+    rejects(
+        dir.path(),
+        &["spec", "validate", "syn.yaml"],
+        "error: syn.yaml:2: manifest could not be decoded: mapping values are not allowed in \
+         this context\n",
+    );
+    write(dir.path(), "syn.json", &["{\"name\": \"x\",}"]);
+    rejects(
+        dir.path(),
+        &["spec", "validate", "syn.json"],
+        "error: syn.json:1: manifest could not be decoded: trailing comma\n",
+    );
 }

@@ -279,10 +279,10 @@ fn parse<T: DeserializeOwned>(
     })
 }
 
-/// `prefix.path`, with serde_path_to_error's `.` (the root) meaning no path; the root of a
-/// manifest is `manifest`.
+/// `prefix.path`, with serde_path_to_error's `.` (the root) and `?` (no place yet: a syntax
+/// error before the first key) meaning no path; the root of a manifest is `manifest`.
 fn join_path(prefix: &str, path: &str) -> String {
-    let path = if path == "." { "" } else { path };
+    let path = if matches!(path, "." | "?") { "" } else { path };
     match (prefix.is_empty(), path.is_empty()) {
         (true, true) => "manifest".to_string(),
         (true, false) => path.to_string(),
