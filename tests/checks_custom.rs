@@ -189,7 +189,7 @@ fn evaluation_spec_validators_are_check_types() {
     assert_eq!(
         results[2]["error"],
         json!({"type": "validation_error", "recoverable": false,
-            "message": "argument `config.threshold`: must be between 0 and 1"})
+            "message": "arguments.config.threshold: must be between 0 and 1"})
     );
     assert_eq!(
         results[3]["error"]["message"],
@@ -272,7 +272,62 @@ fn run_checks_refuses_a_validator_config_before_the_run() {
         json!([{"type": "spec.fuzzy_match",
             "arguments": {"actual": "$.output.value", "expected": "x", "config": {"threshold": 3}}}]),
         &[],
-        "error: checks.json: check spec.fuzzy_match: argument `config.threshold`: must be \
-         between 0 and 1\n",
+        "error: checks.json: checks[0].arguments.config.threshold: must be between 0 and 1\n",
+    );
+}
+
+#[test]
+fn a_validator_config_is_a_problem_of_the_file_beside_the_others_with_its_line() {
+    let sb = crate::common::Sandbox::new();
+    sb.write(
+        "checks.json",
+        "{\"checks\": [\n\
+         {\"type\": \"spec.fuzzy_match\", \"arguments\": {\"actual\": \"$.output.value\", \
+         \"expected\": \"x\", \"config\": {\"case_insensitve\": true}}},\n\
+         {\"type\": \"regex\", \"arguments\": {\"text\": \"$.output.value\", \"pattern\": \"a(\"}}\n\
+         ]}\n",
+    );
+    let config = "checks.json:2: checks[0].arguments.config: invalid config: unknown field \
+                  `case_insensitve`, expected one of `threshold`, `case_insensitive`, `normalize`";
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--checks",
+            "checks.json",
+            "--candidate",
+            "x",
+            "--format",
+            "text",
+        ])
+        .output()
+        .unwrap();
+    // Both problems in one pass, each at its line, in run and in the streaming mode alike.
+    let expected = format!(
+        "error: {config}\nerror: checks.json:3: checks[1].arguments.pattern: not a valid regular \
+         expression: regex parse error: ⏎     a( ⏎      ^ ⏎ error: unclosed group\n"
+    );
+    assert_eq!(
+        (crate::common::code(&out), crate::common::stderr_text(&out)),
+        (2, expected.clone())
+    );
+    sb.write("tc.jsonl", "{\"id\": \"a\", \"input\": \"x\"}\n");
+    sb.write("out.jsonl", "{\"value\": \"x\"}\n");
+    let out = sb
+        .evalctl()
+        .args([
+            "fep",
+            "evaluate",
+            "--test-cases",
+            "tc.jsonl",
+            "--outputs",
+            "out.jsonl",
+        ])
+        .args(["--checks", "checks.json", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (crate::common::code(&out), crate::common::stderr_text(&out)),
+        (2, expected)
     );
 }

@@ -66,8 +66,9 @@ pub enum AnsweredBy {
         timeout: Duration,
     },
     /// The evaluation-spec validator of this type, comparing `actual` with `expected`: answered
-    /// by `answer` where the check is evaluated (on the worker pool; no call is made for it).
-    Validator(&'static str, ValidatorFn),
+    /// by `answer` where the check is evaluated (on the worker pool; no call is made for it);
+    /// its literal `config` is checked when the check is prepared.
+    Validator(&'static str, ValidatorFn, ConfigCheckFn),
 }
 
 /// Two custom checks are answered alike when they run the same command, or the same validator
@@ -82,7 +83,7 @@ impl PartialEq for AnsweredBy {
                     timeout: other_timeout,
                 },
             ) => argv == other_argv && timeout == other_timeout,
-            (AnsweredBy::Validator(kind, _), AnsweredBy::Validator(other, _)) => kind == other,
+            (AnsweredBy::Validator(kind, ..), AnsweredBy::Validator(other, ..)) => kind == other,
             _ => false,
         }
     }
@@ -94,12 +95,22 @@ impl Eq for AnsweredBy {}
 /// resolved arguments to its results object.
 pub type ValidatorFn = fn(&str, &Value) -> Result<Value, CheckError>;
 
+/// The problems the spec loader would find in a `spec.TYPE` check's `config` (the validator's
+/// type, the literal config): each where it is below `config` (empty, or `.threshold`) and what
+/// is wrong, so a checks file reports them with the others, at their line.
+pub type ConfigCheckFn = fn(&str, Option<&Value>) -> Vec<(String, String)>;
+
 impl CustomCheck {
-    /// The check type `spec.KIND` of an evaluation-spec validator, answered by `answer`.
-    pub fn validator(kind: &'static str, answer: ValidatorFn) -> CustomCheck {
+    /// The check type `spec.KIND` of an evaluation-spec validator, answered by `answer`, its
+    /// `config` checked by `check_config`.
+    pub fn validator(
+        kind: &'static str,
+        answer: ValidatorFn,
+        check_config: ConfigCheckFn,
+    ) -> CustomCheck {
         CustomCheck {
             name: format!("{VALIDATOR_PREFIX}{kind}"),
-            by: AnsweredBy::Validator(kind, answer),
+            by: AnsweredBy::Validator(kind, answer, check_config),
         }
     }
 
@@ -107,7 +118,7 @@ impl CustomCheck {
     pub fn schema(&self) -> &'static [ArgSpec] {
         match self.by {
             AnsweredBy::Command { .. } => &[],
-            AnsweredBy::Validator("tool_call_assertion", _) => &TOOL_CALL_ARGS,
+            AnsweredBy::Validator("tool_call_assertion", ..) => &TOOL_CALL_ARGS,
             AnsweredBy::Validator(..) => &VALIDATOR_ARGS,
         }
     }

@@ -46,6 +46,14 @@ pub(super) struct PreparedArg {
     pub(super) source: ArgSource,
 }
 
+/// Argument `name` of `args`, when it was given literally.
+fn literal_named<'a>(args: &'a [PreparedArg], name: &str) -> Option<&'a Value> {
+    args.iter().find_map(|arg| match &arg.source {
+        ArgSource::Literal(value) if &*arg.name == name => Some(value),
+        _ => None,
+    })
+}
+
 /// What answers a check that calls out.
 #[derive(Debug)]
 pub(super) enum CallsOut {
@@ -146,6 +154,16 @@ impl Check {
         if let Some(reason) = def.kind.cross_argument_problem(&given) {
             problems.push(Problem::new(".arguments", reason));
         }
+        if let Some(AnsweredBy::Validator(kind, _, check_config)) =
+            def.custom.as_ref().map(|custom| &custom.by)
+        {
+            let config = literal_named(&args, "config").filter(|config| !config.is_null());
+            problems.extend(
+                check_config(kind, config)
+                    .into_iter()
+                    .map(|(at, reason)| Problem::new(format!(".arguments.config{at}"), reason)),
+            );
+        }
         let regex = if def.kind == CheckKind::Regex {
             prepare_regex(&args, &mut problems)
         } else {
@@ -165,12 +183,7 @@ impl Check {
                 Some(CallsOut::Custom(custom))
             }
             (CheckKind::SemanticSimilarity | CheckKind::LlmJudge, None) if problems.is_empty() => {
-                let setting = |name: &str| {
-                    args.iter().find_map(|arg| match &arg.source {
-                        ArgSource::Literal(value) if &*arg.name == name => Some(value),
-                        _ => None,
-                    })
-                };
+                let setting = |name: &str| literal_named(&args, name);
                 match extended::prepare(def.kind, &setting, paths) {
                     Ok(mut spec) => match catalog.endpoints.admit(spec.provider_mut()) {
                         Ok(()) => Some(CallsOut::Extended(Arc::new(spec))),
@@ -225,7 +238,7 @@ impl Check {
     /// The validator that answers a `spec.TYPE` check, and its type.
     pub(super) fn validator(&self) -> Option<(&'static str, ValidatorFn)> {
         match self.custom()?.by {
-            AnsweredBy::Validator(kind, answer) => Some((kind, answer)),
+            AnsweredBy::Validator(kind, answer, _) => Some((kind, answer)),
             AnsweredBy::Command { .. } => None,
         }
     }
@@ -244,14 +257,6 @@ impl Check {
             Some(CallsOut::Custom(custom)) => Some(custom),
             _ => None,
         }
-    }
-
-    /// Argument `name`, when it was given literally.
-    pub fn literal(&self, name: &str) -> Option<&Value> {
-        self.args.iter().find_map(|arg| match &arg.source {
-            ArgSource::Literal(value) if &*arg.name == name => Some(value),
-            _ => None,
-        })
     }
 
     /// The extended check's settings, when this is a valid `semantic_similarity` or

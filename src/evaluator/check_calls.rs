@@ -21,7 +21,7 @@ use crate::checks::extended::{
 };
 use crate::checks::standard::as_text;
 use crate::checks::{
-    Answer, AnsweredBy, Call, CaseAnswers, Catalog, Check, CheckError, CustomCheck, Declarations,
+    Answer, AnsweredBy, Call, CaseAnswers, Catalog, CheckError, CustomCheck, Declarations,
     EndpointPolicy, Trust,
 };
 use crate::error::bad_flag;
@@ -64,7 +64,7 @@ pub fn validator_checks() -> impl Iterator<Item = CustomCheck> {
         .filter(|kind| {
             (needs_expected(kind) && !needs_file_target(kind)) || **kind == "tool_call_assertion"
         })
-        .map(|kind| CustomCheck::validator(kind, run_validator))
+        .map(|kind| CustomCheck::validator(kind, run_validator, validator_config_problems))
 }
 
 /// The catalog of a local command: the validators' check types and `custom` (`--custom-check`;
@@ -97,19 +97,21 @@ pub fn trusted_catalog(trust: &Trust) -> anyhow::Result<Catalog> {
     })
 }
 
-/// Why the `config` of a `spec.TYPE` check is not one the spec loader would take, worded as its
-/// evaluation reports it; `None` for any other check or a good config.
-pub fn validator_config_problem(check: &Check) -> Option<String> {
-    let AnsweredBy::Validator(kind, _) = check.custom()?.by else {
-        return None;
-    };
-    config_problem(kind, check.literal("config"))
+/// The problems the spec loader would find in the `config` of a `spec.KIND` check, worded as
+/// its evaluation reports them (see [`crate::checks::ConfigCheckFn`]).
+fn validator_config_problems(kind: &str, config: Option<&Value>) -> Vec<(String, String)> {
+    check_config(kind, config)
+        .into_iter()
+        .map(|problem| (problem.at, problem.message))
+        .collect()
 }
 
+/// A `config` taken from the evaluated case (a JSONPath), checked when the check runs: its
+/// problems in one reason, `argument `config.threshold`: ...`.
 fn config_problem(kind: &str, config: Option<&Value>) -> Option<String> {
-    let problems: Vec<String> = check_config(kind, config.filter(|config| !config.is_null()))
+    let problems: Vec<String> = validator_config_problems(kind, config)
         .into_iter()
-        .map(|problem| format!("argument `config{}`: {}", problem.at, problem.message))
+        .map(|(at, message)| format!("argument `config{at}`: {message}"))
         .collect();
     (!problems.is_empty()).then(|| problems.join("; "))
 }
@@ -295,7 +297,7 @@ impl CheckCaller {
                 }
                 // Evaluations answer a validator where its check is evaluated and send no call
                 // for it; a call made all the same is answered the same way.
-                AnsweredBy::Validator(kind, answer) => answer(kind, &arguments),
+                AnsweredBy::Validator(kind, answer, _) => answer(kind, &arguments),
             },
         };
         Answer {
@@ -561,7 +563,11 @@ mod tests {
 
     fn exact_match(actual: &str) -> Option<Call> {
         Some(Call::Command {
-            check: Arc::new(CustomCheck::validator("exact_match", run_validator)),
+            check: Arc::new(CustomCheck::validator(
+                "exact_match",
+                run_validator,
+                validator_config_problems,
+            )),
             arguments: json!({"actual": actual, "expected": "a"}),
         })
     }

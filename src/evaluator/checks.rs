@@ -19,9 +19,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use serde_json::{json, Map, Value};
 
-use super::check_calls::{
-    api_path, trusted_catalog, validator_config_problem, CheckCaller, Provider,
-};
+use super::check_calls::{api_path, trusted_catalog, CheckCaller, Provider};
 use super::{Call, Evaluator};
 use crate::checks::result::ErrorType;
 use crate::checks::{load_checks_file, CaseClock, Check, Context, Trust};
@@ -59,12 +57,11 @@ pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Ev
         .iter()
         .zip(&names)
         .filter_map(|(check, name)| {
-            let reason = validator_config_problem(check).or_else(|| {
-                let spec = check.extended()?;
-                spec.unscored()
-                    .map(str::to_string)
-                    .or_else(|| Provider::resolve(spec.provider(), api_path(spec)).err())
-            })?;
+            let spec = check.extended()?;
+            let reason = spec
+                .unscored()
+                .map(str::to_string)
+                .or_else(|| Provider::resolve(spec.provider(), api_path(spec)).err())?;
             Some(Problem::new(
                 path.display().to_string(),
                 format!("check {name}: {reason}"),
