@@ -668,3 +668,28 @@ fn no_evaluator_and_missing_input_files_are_reported_together() {
          error: missing.txt: cannot read: No such file or directory\n"
     );
 }
+
+#[test]
+fn an_input_read_from_a_file_only_says_so_for_a_dash() {
+    let sb = Sandbox::new();
+    for args in [
+        &["tasks", "validate", "-"][..],
+        &["run", "--no-config", "--candidate", "x", "--checks", "-"],
+    ] {
+        let out = sb
+            .evalctl()
+            .args(args)
+            .args(["--format", "text"])
+            .write_stdin("{}\n")
+            .output()
+            .unwrap();
+        assert_eq!(
+            (code(&out), stderr_text(&out)),
+            (
+                2,
+                "error: -: this input is read from a file, not stdin: name the file\n".to_string()
+            ),
+            "{args:?}"
+        );
+    }
+}

@@ -94,9 +94,12 @@ impl Source {
     }
 }
 
-/// The bytes of an input file, or why not: `is a directory, not a file` or
-/// `cannot read: <reason>` (the caller names the file).
+/// The bytes of an input file, or why not: `-` for stdin, which an input file is not read
+/// from; `is a directory, not a file`; or `cannot read: <reason>` (the caller names the file).
 pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
+    if path.as_os_str() == "-" && !path.exists() {
+        return Err("this input is read from a file, not stdin: name the file".to_string());
+    }
     if path.is_dir() {
         return Err("is a directory, not a file".to_string());
     }
