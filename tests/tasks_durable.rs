@@ -222,6 +222,32 @@ fn a_journal_is_not_appended_to_without_resume() {
     );
     assert_eq!(sb.read("saved.jsonl"), saved, "the journal is untouched");
     assert_eq!(calls(&sb).len(), 4, "no call was made");
+    // With --resume it is taken up, and the text summary says so.
+    let resumed = sb
+        .evalctl()
+        .args([
+            "tasks",
+            "run",
+            "tasks.jsonl",
+            "--no-config",
+            "--format",
+            "text",
+        ])
+        .args([
+            "--model-command",
+            "sh model.sh",
+            "--save-outputs",
+            "saved.jsonl",
+            "--resume",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(
+        crate::common::stdout_text(&resumed).lines().last(),
+        Some("tokens: 0 prompt, 0 completion; 4 completions resumed from --save-outputs")
+    );
+    assert_eq!(calls(&sb).len(), 4, "no call was made");
     // A path it cannot write is named by its own flag.
     let out = tasks_run(&sb, &["--save-outputs", "nodir/saved.jsonl"]);
     assert_eq!(

@@ -205,15 +205,25 @@ generation: {} of {} tasks completed, {} failed, {:.2} s
         generation.elapsed_ms / 1000.0
     ));
     let saved = (!generation.usage_saved.is_zero()).then(|| Usage::from(generation.usage_saved));
-    if let Some(tokens) = tokens_of(Some(&Usage::from(*usage)), saved.as_ref()) {
-        text.push_str(&format!("tokens: {tokens}"));
+    let mut parts: Vec<String> = tokens_of(Some(&Usage::from(*usage)), saved.as_ref())
+        .map(|tokens| format!("tokens: {tokens}"))
+        .into_iter()
+        .collect();
+    if generation.resumed > 0 {
+        parts.push(format!(
+            "{} resumed from --save-outputs",
+            counted(generation.resumed, "completion", "completions")
+        ));
     }
     if generation.cached > 0 {
-        text.push_str(&format!(
-            "; {} from the cache",
+        parts.push(format!(
+            "{} from the cache",
             counted(generation.cached, "completion", "completions")
         ));
     }
-    text.push('\n');
+    if !parts.is_empty() {
+        text.push_str(&parts.join("; "));
+        text.push('\n');
+    }
     text
 }
