@@ -544,10 +544,10 @@ fn score_reports_every_bad_runs_line_and_writes_nothing() {
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
         stderr_text(&out),
-        "error: runs.jsonl:2: not a run record: events[0].type: invalid type: integer `3`, expected a string at column 22\n\
+        "error: runs.jsonl:2: not a run record: events[0].type: expected a string, found integer `3` at column 22\n\
          error: runs.jsonl:3: expected a JSON object, found array\n\
          error: runs.jsonl:4: invalid JSON: expected ident at column 2\n\
-         error: runs.jsonl:5: not a run record: events[0]: missing field `type` at column 34\n"
+         error: runs.jsonl:5: not a run record: events[0]: missing required key `type` at column 34\n"
     );
     assert!(
         !sandbox.exists("records.jsonl"),
@@ -600,12 +600,12 @@ fn score_rejects_a_json_object_that_is_not_a_run_record() {
         json!({
             "ok": false,
             "exit": 2,
-            "errors": ["runs.jsonl:1: not a run record: challenge_inputs: invalid type: integer `5`, expected a sequence at column 22"]
+            "errors": ["runs.jsonl:1: not a run record: challenge_inputs: expected a sequence, found integer `5` at column 22"]
         })
     );
     assert_eq!(
         stderr_text(&out),
-        "error: runs.jsonl:1: not a run record: challenge_inputs: invalid type: integer `5`, expected a sequence at column 22\n"
+        "error: runs.jsonl:1: not a run record: challenge_inputs: expected a sequence, found integer `5` at column 22\n"
     );
 }
 

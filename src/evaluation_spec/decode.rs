@@ -310,7 +310,7 @@ fn without_position(message: &str, line: Option<usize>, column: Option<usize>) -
 }
 
 /// serde's strict-decoding messages in the house wording, or `None` for any other message.
-fn house_wording(message: &str) -> Option<String> {
+pub fn house_wording(message: &str) -> Option<String> {
     if let Some(rest) = message.strip_prefix("unknown field `") {
         let (key, expected) = rest.split_once('`')?;
         let expected = expected

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::timestamp::Timestamp;
+use crate::evaluation_spec::decode::house_wording;
 use crate::evaluation_spec::judges::JudgeResult;
 use crate::evaluation_spec::model::null_default;
 use crate::evaluation_spec::payload::Payload;
@@ -70,6 +71,9 @@ impl RunRecord {
             let what = message
                 .rfind(" at line ")
                 .map_or(message.as_str(), |cut| &message[..cut]);
+            // `expected an object, found string "x"`, `missing required key `x``: the wording
+            // of every other JSON input.
+            let what = house_wording(what).unwrap_or_else(|| what.to_string());
             let at = format!("{what} at column {}", err.column());
             if path.is_empty() || path == "." {
                 at
