@@ -221,9 +221,9 @@ mod tests {
             "expected a JSON object"
         );
         let missing = RunRecord::from_json_line(r#"{"events": [{"type": "x"}]}"#).unwrap_err();
-        assert!(
-            missing.starts_with("events[0]: missing field `occurred_at`"),
-            "{missing}"
+        assert_eq!(
+            missing,
+            "events[0]: missing required key `occurred_at` at column 25"
         );
         let bad_time =
             RunRecord::from_json_line(r#"{"events": [{"type": "x", "occurred_at": "yesterday"}]}"#)
