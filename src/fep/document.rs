@@ -4,18 +4,16 @@
 //! also uses), and the elements of the long arrays are parsed by serde_json on the workers, in
 //! batches. The value is the one `serde_json::from_slice`
 //! gives (keys in order, a repeated key keeping its first place and its last value). Whatever the
-//! scan does not expect — not an object, malformed JSON, deep nesting — is parsed serially by
-//! serde_json, so a bad document gets serde_json's own error.
+//! scan does not expect — not an object, malformed JSON, nesting deeper than
+//! [`crate::input::json_scan::MAX_DEPTH`] — is parsed serially by serde_json, so a bad document
+//! gets serde_json's own error.
 
 use std::ops::Range;
 
 use serde_json::{Map, Value};
 
+use crate::input::json_scan::Scan;
 use crate::pool;
-
-/// Deeper than this, the document is parsed serially (serde_json stops at 128 levels; an element
-/// parsed alone would have two more to go).
-const MAX_DEPTH: usize = 100;
 
 /// The JSON value of `bytes`, as `serde_json::from_slice` parses it.
 pub fn parse_document(bytes: &[u8]) -> serde_json::Result<Value> {
@@ -45,7 +43,7 @@ impl<'a> Split<'a> {
     /// The split of the object that `bytes` holds; `None` when it is not an object or not the
     /// way the scan expects.
     pub fn of(bytes: &'a [u8]) -> Option<Split<'a>> {
-        let members = Scan::members(bytes)?
+        let members = members(bytes)?
             .into_iter()
             .map(|(key, value, elements)| {
                 let key: String = serde_json::from_slice(&bytes[key]).ok()?;
@@ -118,154 +116,40 @@ fn parse_elements(bytes: &[u8], elements: &[Range<usize>]) -> Option<Vec<Value>>
 /// Where a member's key (with its quotes) and value are, and each element of an array value.
 type MemberSpans = (Range<usize>, Range<usize>, Option<Vec<Range<usize>>>);
 
-/// A scan of JSON text for where values start and end; it checks only what it needs to find
-/// them (the parts are parsed by serde_json afterwards).
-struct Scan<'a> {
-    bytes: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Scan<'a> {
-    /// The members of the object that `bytes` holds (an optional UTF-8 BOM and whitespace
-    /// around it); `None` when it is not an object or not the way the scan expects.
-    fn members(bytes: &'a [u8]) -> Option<Vec<MemberSpans>> {
-        let mut scan = Scan { bytes, at: 0 };
-        scan.skip_whitespace();
-        scan.expect(b'{')?;
-        scan.skip_whitespace();
-        let mut members = Vec::new();
-        if scan.peek() == Some(b'}') {
-            scan.at += 1;
-        } else {
-            loop {
-                let key = scan.string()?;
-                scan.skip_whitespace();
-                scan.expect(b':')?;
-                scan.skip_whitespace();
-                let start = scan.at;
-                let elements = if scan.peek() == Some(b'[') {
-                    Some(scan.elements()?)
-                } else {
-                    scan.value()?;
-                    None
-                };
-                members.push((key, start..scan.at, elements));
-                scan.skip_whitespace();
-                match scan.next()? {
-                    b',' => scan.skip_whitespace(),
-                    b'}' => break,
-                    _ => return None,
-                }
-            }
-        }
-        scan.skip_whitespace();
-        (scan.at == bytes.len()).then_some(members)
-    }
-
-    /// The elements of the array that starts here.
-    fn elements(&mut self) -> Option<Vec<Range<usize>>> {
-        self.expect(b'[')?;
-        self.skip_whitespace();
-        let mut elements = Vec::new();
-        if self.peek() == Some(b']') {
-            self.at += 1;
-            return Some(elements);
-        }
+/// The members of the object that `bytes` holds (an optional UTF-8 BOM and whitespace around
+/// it); `None` when it is not an object or not the way the scan expects.
+fn members(bytes: &[u8]) -> Option<Vec<MemberSpans>> {
+    let mut scan = Scan::new(bytes);
+    scan.skip_whitespace();
+    scan.expect(b'{')?;
+    scan.skip_whitespace();
+    let mut members = Vec::new();
+    if scan.peek() == Some(b'}') {
+        scan.next();
+    } else {
         loop {
-            let start = self.at;
-            self.value()?;
-            elements.push(start..self.at);
-            self.skip_whitespace();
-            match self.next()? {
-                b',' => self.skip_whitespace(),
-                b']' => return Some(elements),
+            let key = scan.string()?;
+            scan.skip_whitespace();
+            scan.expect(b':')?;
+            scan.skip_whitespace();
+            let start = scan.at();
+            let elements = if scan.peek() == Some(b'[') {
+                Some(scan.elements()?)
+            } else {
+                scan.value()?;
+                None
+            };
+            members.push((key, start..scan.at(), elements));
+            scan.skip_whitespace();
+            match scan.next()? {
+                b',' => scan.skip_whitespace(),
+                b'}' => break,
                 _ => return None,
             }
         }
     }
-
-    /// Pass the value that starts here: a string, an object or array (brackets counted, not
-    /// matched), or a scalar (up to the next delimiter).
-    fn value(&mut self) -> Option<()> {
-        match self.peek()? {
-            b'"' => self.string().map(drop),
-            b'{' | b'[' => {
-                let mut depth = 0usize;
-                loop {
-                    match self.peek()? {
-                        b'"' => {
-                            self.string()?;
-                            continue;
-                        }
-                        b'{' | b'[' => {
-                            depth += 1;
-                            if depth > MAX_DEPTH {
-                                return None;
-                            }
-                        }
-                        b'}' | b']' => {
-                            depth -= 1;
-                            if depth == 0 {
-                                self.at += 1;
-                                return Some(());
-                            }
-                        }
-                        _ => {}
-                    }
-                    self.at += 1;
-                }
-            }
-            b',' | b']' | b'}' | b':' => None,
-            _ => {
-                let start = self.at;
-                while let Some(byte) = self.peek() {
-                    if matches!(byte, b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
-                        break;
-                    }
-                    self.at += 1;
-                }
-                (self.at > start).then_some(())
-            }
-        }
-    }
-
-    /// Pass the string that starts here; its span, quotes included.
-    fn string(&mut self) -> Option<Range<usize>> {
-        let start = self.at;
-        self.expect(b'"')?;
-        loop {
-            let rest = self.bytes.get(self.at..)?;
-            let stop = rest
-                .iter()
-                .position(|&byte| byte == b'"' || byte == b'\\')?;
-            self.at += stop;
-            if self.next()? == b'"' {
-                return Some(start..self.at);
-            }
-            // An escape: the next byte is part of it, whatever it is.
-            self.next()?;
-        }
-    }
-
-    fn skip_whitespace(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\n' | b'\r')) {
-            self.at += 1;
-        }
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.bytes.get(self.at).copied()
-    }
-
-    fn next(&mut self) -> Option<u8> {
-        let byte = self.peek()?;
-        self.at += 1;
-        Some(byte)
-    }
-
-    fn expect(&mut self, byte: u8) -> Option<()> {
-        (self.next()? == byte).then_some(())
-    }
+    scan.skip_whitespace();
+    (scan.at() == bytes.len()).then_some(members)
 }
 
 #[cfg(test)]

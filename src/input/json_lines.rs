@@ -1,7 +1,10 @@
 //! The line of a JSON document a problem's location points at (`checks[1].arguments.pattern`),
 //! so that problems in one-document inputs (checks files, rubrics, FEP requests) name a line as
-//! JSONL and YAML inputs do. The document is walked as text, tracking the path of each value;
-//! a location the document lacks (a missing key) points at the deepest value it has.
+//! JSONL and YAML inputs do. The document is walked as text with the shared [`Scan`], down the
+//! location's path only; a location the document lacks (a missing key) points at the deepest
+//! value it has.
+
+use super::json_scan::Scan;
 
 /// One step of a location: a member or an element.
 #[derive(Debug, PartialEq)]
@@ -58,11 +61,12 @@ fn line_of(document: &[u8], location: &str) -> Option<usize> {
         return None;
     }
     let mut walker = Walker {
+        scan: Scan::new(document),
         text: document,
-        at: 0,
         line: 1,
+        counted: 0,
     };
-    walker.skip_space();
+    walker.scan.skip_whitespace();
     let mut found = None;
     walker.value(&steps, &mut found)?;
     found
@@ -95,100 +99,69 @@ fn parse_location(location: &str) -> Option<Vec<Step>> {
     Some(steps)
 }
 
+/// A walk down one location of a document, on the shared [`Scan`], counting lines as it goes.
 struct Walker<'a> {
+    scan: Scan<'a>,
     text: &'a [u8],
-    at: usize,
+    /// The line of the byte at `counted`.
     line: usize,
+    counted: usize,
 }
 
 impl Walker<'_> {
-    fn peek(&self) -> Option<u8> {
-        self.text.get(self.at).copied()
-    }
-
-    fn bump(&mut self) -> Option<u8> {
-        let byte = self.peek()?;
-        self.at += 1;
-        if byte == b'\n' {
-            self.line += 1;
-        }
-        Some(byte)
-    }
-
-    fn skip_space(&mut self) {
-        while matches!(self.peek(), Some(b' ' | b'\t' | b'\r' | b'\n')) {
-            self.bump();
-        }
+    /// The 1-based line of where the scan is.
+    fn line(&mut self) -> usize {
+        let at = self.scan.at();
+        self.line += memchr::memchr_iter(b'\n', &self.text[self.counted..at]).count();
+        self.counted = at;
+        self.line
     }
 
     /// Walk one value; `wanted` are the steps still to take below it. The line of each value on
-    /// the way is recorded in `found` (deeper ones replace it).
+    /// the way is recorded in `found` (deeper ones replace it); a value below none of them is
+    /// passed whole.
     fn value(&mut self, wanted: &[Step], found: &mut Option<usize>) -> Option<()> {
-        match self.peek()? {
-            open @ (b'{' | b'[') => {
-                let close = if open == b'{' { b'}' } else { b']' };
-                self.bump();
-                self.skip_space();
-                if self.peek() == Some(close) {
-                    self.bump();
-                    return Some(());
-                }
-                for index in 0.. {
-                    self.skip_space();
-                    let line = self.line;
-                    let step = if open == b'{' {
-                        let key = self.string()?;
-                        self.skip_space();
-                        (self.bump()? == b':').then_some(())?;
-                        self.skip_space();
-                        Step::Key(key)
-                    } else {
-                        Step::Index(index)
-                    };
-                    match wanted.split_first() {
-                        Some((next, below)) if *next == step => {
-                            *found = Some(line);
-                            self.value(below, found)?;
-                        }
-                        _ => self.value(&[], &mut None)?,
-                    }
-                    self.skip_space();
-                    match self.bump()? {
-                        b',' => {}
-                        byte if byte == close => return Some(()),
-                        _ => return None,
-                    }
-                }
-                None
+        let Some((next, below)) = wanted.split_first() else {
+            return self.scan.value();
+        };
+        let open = match self.scan.peek()? {
+            open @ (b'{' | b'[') => open,
+            // A scalar where the location goes deeper: its line is the deepest one.
+            _ => return self.scan.value(),
+        };
+        let close = if open == b'{' { b'}' } else { b']' };
+        self.scan.next();
+        self.scan.skip_whitespace();
+        if self.scan.peek() == Some(close) {
+            self.scan.next();
+            return Some(());
+        }
+        for index in 0.. {
+            self.scan.skip_whitespace();
+            let line = self.line();
+            let step = if open == b'{' {
+                let key = self.scan.string()?;
+                self.scan.skip_whitespace();
+                self.scan.expect(b':')?;
+                self.scan.skip_whitespace();
+                Step::Key(serde_json::from_slice(&self.text[key]).ok()?)
+            } else {
+                Step::Index(index)
+            };
+            if *next == step {
+                *found = Some(line);
+                self.value(below, found)?;
+            } else {
+                self.scan.value()?;
             }
-            b'"' => self.string().map(drop),
-            _ => {
-                // A number, true, false or null: up to the next delimiter.
-                while !matches!(
-                    self.peek(),
-                    None | Some(b',' | b'}' | b']' | b' ' | b'\t' | b'\r' | b'\n')
-                ) {
-                    self.bump();
-                }
-                Some(())
+            self.scan.skip_whitespace();
+            match self.scan.next()? {
+                b',' => {}
+                byte if byte == close => return Some(()),
+                _ => return None,
             }
         }
-    }
-
-    /// A JSON string, decoded (a key is compared with its location's).
-    fn string(&mut self) -> Option<String> {
-        let start = self.at;
-        (self.bump()? == b'"').then_some(())?;
-        loop {
-            match self.bump()? {
-                b'\\' => {
-                    self.bump()?;
-                }
-                b'"' => break,
-                _ => {}
-            }
-        }
-        serde_json::from_slice(&self.text[start..self.at]).ok()
+        None
     }
 }
 

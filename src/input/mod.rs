@@ -5,6 +5,7 @@
 
 mod candidates;
 pub mod json_lines;
+pub mod json_scan;
 mod jsonl;
 mod selection;
 mod source;
