@@ -21,9 +21,7 @@ use crate::interrupt::{
 use crate::record::{
     EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split, SPEC_SCORE,
 };
-use crate::report::{
-    check_distinct, print, print_json, Document, Format, Reporter, ResultsFile, Spool, Styled,
-};
+use crate::report::{print, print_json, Document, Format, Reporter, ResultsFile, Spool, Styled};
 
 /// `evalctl spec validate`.
 #[derive(Debug, Clone)]
@@ -135,17 +133,13 @@ pub struct ScoreConfig {
 pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let spec = read_spec(&config.spec);
     let output = config.output.as_deref().map_or(Ok(()), |path| {
-        ResultsFile::check_writable(path, "--output")
-            .and_then(|()| {
-                check_distinct(
-                    &[("--output", path)],
-                    &[
-                        ("the spec", config.spec.path()),
-                        ("the runs file", config.runs.path()),
-                    ],
-                )
-            })
-            .and_then(|()| ResultsFile::check_appendable(path, "--output"))
+        ResultsFile::check_scoring_output(
+            path,
+            &[
+                ("the spec", config.spec.path()),
+                ("the runs file", config.runs.path()),
+            ],
+        )
     });
     let spec = match spec {
         Ok(spec) => {

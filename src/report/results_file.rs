@@ -93,6 +93,16 @@ impl ResultsFile {
         }
     }
 
+    /// Check, before any work, the `--output` at `path` of a command that appends the lines of
+    /// its scoring (`tasks score`, `tasks run`, `spec score`): it can be written, it is none of
+    /// the command's `inputs` (each named as the problem says it), and it is a results file whose
+    /// last line is whole ([`ResultsFile::check_appendable`]).
+    pub fn check_scoring_output(path: &Path, inputs: &[(&str, &Path)]) -> anyhow::Result<()> {
+        ResultsFile::check_writable(path, "--output")
+            .and_then(|()| super::check_distinct(&[("--output", path)], inputs))
+            .and_then(|()| ResultsFile::check_appendable(path, "--output"))
+    }
+
     /// Check that result lines may be appended to the file at `path` that `flag` names, when
     /// it exists: it is a results file (its first line is a result line, of whichever run) and
     /// its last line is whole. A dataset or notes named by mistake, or a file a killed run cut

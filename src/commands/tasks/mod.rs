@@ -55,17 +55,13 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let file = load_valid(&config.file, config.allow_bad_tasks, reporter);
     let outputs = read_outputs(&config.outputs);
     let output = config.output.as_deref().map_or(Ok(()), |path| {
-        ResultsFile::check_writable(path, "--output")
-            .and_then(|()| {
-                check_distinct(
-                    &[("--output", path)],
-                    &[
-                        ("the task file", &config.file),
-                        ("--outputs", config.outputs.path()),
-                    ],
-                )
-            })
-            .and_then(|()| ResultsFile::check_appendable(path, "--output"))
+        ResultsFile::check_scoring_output(
+            path,
+            &[
+                ("the task file", &config.file),
+                ("--outputs", config.outputs.path()),
+            ],
+        )
     });
     let (file, (outputs_display, outputs)) = match (file, outputs, output) {
         (Ok(file), Ok(outputs), Ok(())) => (file, outputs),
