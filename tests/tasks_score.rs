@@ -723,3 +723,26 @@ fn an_outputs_file_given_as_the_task_file_is_one_problem_naming_the_order() {
             .collect::<Vec<_>>()
     );
 }
+
+#[test]
+fn a_group_of_no_task_has_no_mean() {
+    let dir = tempfile::tempdir().unwrap();
+    let empty = dir.path().join("empty.jsonl");
+    std::fs::write(&empty, "").unwrap();
+    let out = evalctl()
+        .args([
+            "tasks",
+            "score",
+            "fixtures/tasks/tasks_bad.jsonl",
+            "--outputs",
+        ])
+        .arg(&empty)
+        .args(["--allow-bad-tasks", "--format", "json"])
+        .output()
+        .unwrap();
+    let summary: Value = serde_json::from_slice(&out.stdout).expect("a JSON summary");
+    assert_eq!(
+        summary["overall"],
+        json!({"tasks": 0, "scored": 0, "missing": 0, "mean": null, "stderr": null})
+    );
+}

@@ -222,8 +222,9 @@ pub struct Aggregate {
     pub scored: usize,
     /// Tasks without an output.
     pub missing: usize,
-    /// Mean score over all tasks of the group, a missing task counting as 0.
-    pub mean: f64,
+    /// Mean score over all tasks of the group, a missing task counting as 0 (reported as null
+    /// for a group of no task: see [`Aggregate::mean`]).
+    mean: f64,
     /// Sum of the scores, missing tasks adding nothing.
     sum: f64,
     /// Each task's score in file order, a missing task's as 0: what the standard error is of.
@@ -244,6 +245,12 @@ impl Aggregate {
         self.mean = self.sum / self.tasks as f64;
     }
 
+    /// The mean score, a missing task counting as 0; `None` for a group of no task (every task
+    /// invalid, or an interrupted `tasks run` that generated none), which has no mean.
+    pub fn mean(&self) -> Option<f64> {
+        (self.tasks > 0).then_some(self.mean)
+    }
+
     /// The standard error of `mean` over the group's tasks; `None` with fewer than two.
     pub fn stderr(&self) -> Option<f64> {
         crate::interval::standard_error(&self.scores)
@@ -257,7 +264,7 @@ impl Serialize for Aggregate {
         out.serialize_field("tasks", &self.tasks)?;
         out.serialize_field("scored", &self.scored)?;
         out.serialize_field("missing", &self.missing)?;
-        out.serialize_field("mean", &self.mean)?;
+        out.serialize_field("mean", &self.mean())?;
         out.serialize_field("stderr", &self.stderr())?;
         out.end()
     }
@@ -534,7 +541,7 @@ mod tests {
         assert_eq!(summary.overall.tasks, 2);
         assert_eq!(summary.overall.scored, 1);
         assert_eq!(summary.overall.missing, 1);
-        assert_eq!(summary.overall.mean, 0.5);
+        assert_eq!(summary.overall.mean(), Some(0.5));
         // Scores 1 and 0 (missing): sample deviation √0.5 over √2.
         assert_eq!(summary.overall.stderr(), Some(0.5));
         assert_eq!(summary.missing, ["b"]);
@@ -542,6 +549,6 @@ mod tests {
         assert_eq!(summary.unknown_outputs[0].task_id, "zz");
         assert_eq!(summary.ignored_outputs.len(), 1);
         assert_eq!(summary.ignored_outputs[0].task_id, "c");
-        assert_eq!(summary.by_category[&Category::Arithmetic].mean, 0.5);
+        assert_eq!(summary.by_category[&Category::Arithmetic].mean(), Some(0.5));
     }
 }

@@ -95,12 +95,15 @@ impl Document for ScoreSummary {
 /// The score table under a `title` line, its header painted.
 fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
     let row = |name: &str, agg: &Aggregate| {
-        let stderr = agg
-            .stderr()
-            .map_or_else(|| "—".to_string(), |stderr| format!("{stderr:.4}"));
+        let shown =
+            |value: Option<f64>| value.map_or_else(|| "—".to_string(), |v| format!("{v:.4}"));
         format!(
-            "  {name:<16} {:>6} {:>7} {:>8} {:>8.4} {stderr:>8}\n",
-            agg.tasks, agg.scored, agg.missing, agg.mean
+            "  {name:<16} {:>6} {:>7} {:>8} {:>8} {:>8}\n",
+            agg.tasks,
+            agg.scored,
+            agg.missing,
+            shown(agg.mean()),
+            shown(agg.stderr())
         )
     };
     let header = format!(
