@@ -299,8 +299,8 @@ fn a_cache_dir_that_cannot_hold_a_cache_is_bad_input() {
             .unwrap();
         (code(&out), stderr_text(&out))
     };
-    let not_a_directory = "error: --cache-dir: notadir: is not a directory (--cache-dir names \
-                           the folder that holds the cache)\n"
+    let not_a_directory = "error: notadir: is not a directory, so it cannot hold the cache: \
+                           remove it, or name another --cache-dir\n"
         .to_string();
     for args in [
         &["run", "--candidate", "c", "--cache-dir", "notadir"][..],

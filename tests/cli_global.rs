@@ -767,6 +767,26 @@ fn the_hinted_command_is_quoted_for_the_shell_and_runs_as_copied() {
             .as_str()
         )
     );
+    // A first value that is itself a quoted command keeps its words.
+    let quoted = sb
+        .evalctl()
+        .args([
+            "run",
+            "--candidate",
+            "c",
+            "--evaluator-command",
+            "python3 eval.py",
+        ])
+        .arg("--lenient")
+        .output()
+        .unwrap();
+    assert_eq!(
+        stderr_text(&quoted).lines().last(),
+        Some(
+            "hint: evaluator arguments that start with '-' go inside one quoted string: \
+             --evaluator-command \"python3 eval.py --lenient\""
+        )
+    );
     // The hint, pasted into a shell, is the command that was meant.
     let pasted = std::process::Command::new("sh")
         .arg("-c")

@@ -272,8 +272,8 @@ fn score_lines_are_appended_only_to_a_results_file_whose_last_line_is_whole() {
         spec_score("torn.jsonl"),
         (
             2,
-            "error: torn.jsonl: ends with a line cut short by an interrupted run, which lines \
-             appended would join: name another --output file\n"
+            "error: torn.jsonl: ends with a line cut short (no closing newline), which lines \
+             appended would join: remove that line, or name another --output file\n"
                 .to_string()
         )
     );

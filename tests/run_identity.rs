@@ -902,6 +902,32 @@ fn a_last_line_a_killed_run_cut_short_is_left_out_with_a_note() {
         stdout_text(&out).split_once(", ").map(|(head, _)| head),
         Some("wrote r.html: 19 results (0 failed) from 1 file")
     );
+    // Cut in the middle of a character, it is the same torn line.
+    let mut cut = torn.as_bytes().to_vec();
+    cut.push(0xC3);
+    sb.write("cut.jsonl", &cut);
+    let out = sb
+        .evalctl()
+        .args([
+            "summarize",
+            "--format",
+            "json",
+            "--allow-partial",
+            "cut.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            0,
+            format!(
+                "note: cut.jsonl:20: the last line was cut short by an interrupted run ({} \
+                 bytes): left out (run --resume completes the run)\n",
+                bytes + 1
+            )
+        )
+    );
     // A file holding nothing but such a line has nothing to summarize.
     let first = whole.lines().next().unwrap();
     sb.write("only.jsonl", &first[..first.len() / 2]);
@@ -910,15 +936,26 @@ fn a_last_line_a_killed_run_cut_short_is_left_out_with_a_note() {
         .args(["summarize", "--format", "text", "only.jsonl"])
         .output()
         .unwrap();
-    assert_eq!(code(&out), 2);
-    assert_eq!(
-        stderr_text(&out),
-        format!(
-            "error: only.jsonl:1: the last line was cut short by an interrupted run ({} bytes): \
-             left out (run --resume completes the run)\n",
-            first.len() / 2
-        )
+    let only = format!(
+        "error: only.jsonl:1: the last line was cut short by an interrupted run ({} bytes): left \
+         out (run --resume completes the run)\n",
+        first.len() / 2
     );
+    assert_eq!((code(&out), stderr_text(&out)), (2, only.clone()));
+    // The report says it alike.
+    let out = sb
+        .evalctl()
+        .args([
+            "report",
+            "only.jsonl",
+            "-o",
+            "only.html",
+            "--format",
+            "text",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!((code(&out), stderr_text(&out)), (2, only));
 }
 
 #[test]
@@ -946,6 +983,30 @@ fn a_run_is_not_appended_after_a_line_cut_short() {
         )
     );
     assert_eq!(sb.read("r.jsonl"), torn);
+    // A whole last line without its newline would be joined the same way.
+    sb.write("whole.jsonl", whole.trim_end());
+    let out = run(
+        &sb,
+        BASE,
+        &[
+            "--candidate",
+            "d",
+            "--output",
+            "whole.jsonl",
+            "--append-run",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: whole.jsonl: its last line has no closing newline: pass --resume to drop it \
+             and continue that run, or name another --output file\n"
+                .to_string()
+        )
+    );
     // Its own run resumes: the line is dropped and made again.
     succeeded(run(
         &sb,

@@ -326,7 +326,16 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
             lenient
                 .reporter
                 .note(shown.join("\n").replace("\n\n\n", "\n\n").trim_end());
-            let command = shell_words::join(words.iter().chain([&unknown]).chain(script.as_ref()));
+            // The first value may itself be a quoted command (`"python3 eval.py" --lenient`):
+            // its words, as the run would split them.
+            let first = shell_words::split(&words[0]).unwrap_or_else(|_| vec![words[0].clone()]);
+            let command = shell_words::join(
+                first
+                    .iter()
+                    .chain(&words[1..])
+                    .chain([&unknown])
+                    .chain(script.as_ref()),
+            );
             lenient.reporter.note(format!(
                 "hint: {}: --evaluator-command {}",
                 if suggested {

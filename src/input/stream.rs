@@ -131,10 +131,10 @@ impl JsonlStream {
         )
     }
 
-    /// Whether the line last returned has no closing newline: the end of a file whose writer
-    /// stopped mid-line (every line evalctl writes ends with one).
-    pub fn line_unterminated(&self) -> bool {
-        !self.buffer.ends_with(b"\n")
+    /// The length of the line last read when it has no closing newline: the end of a file
+    /// whose writer stopped mid-line (every line evalctl writes ends with one).
+    pub fn unterminated_len(&self) -> Option<usize> {
+        (!self.buffer.ends_with(b"\n")).then_some(self.buffer.len())
     }
 
     /// The next non-blank line's text and its 1-based number, for a caller that decodes the line

@@ -136,11 +136,13 @@ impl ResultsFile {
             _ => {}
         }
         if !ends_with_newline(path) {
-            return Err(refuse(
-                "ends with a line cut short by an interrupted run, which lines appended would \
-                 join"
-                    .into(),
-            ));
+            return Err(bad_input(Problem::new(
+                path.display().to_string(),
+                format!(
+                    "ends with a line cut short (no closing newline), which lines appended would \
+                     join: remove that line, or name another {flag} file"
+                ),
+            )));
         }
         Ok(())
     }

@@ -57,18 +57,22 @@ impl JournalReader {
     /// (the reader ends before it), as `--resume` cuts it off. A note for the user, or the
     /// problem of a file that holds nothing else.
     pub fn torn_line(&self) -> Option<Problem> {
-        self.torn.map(|torn| {
-            Problem::at_line(
-                self.stream.display.as_str(),
-                torn.line,
-                format!(
-                    "the last line was cut short by an interrupted run ({} bytes): left out (run \
-                     --resume completes the run)",
-                    torn.bytes
-                ),
-            )
-        })
+        self.torn
+            .map(|torn| torn_line_problem(&self.stream.display, torn.line, torn.bytes))
     }
+}
+
+/// `FILE:LINE: the last line was cut short by an interrupted run (N bytes): left out (run
+/// --resume completes the run)`: what every results reader says of a killed run's last line.
+pub fn torn_line_problem(display: &str, line: usize, bytes: u64) -> Problem {
+    Problem::at_line(
+        display,
+        line,
+        format!(
+            "the last line was cut short by an interrupted run ({bytes} bytes): left out (run \
+             --resume completes the run)"
+        ),
+    )
 }
 
 impl Iterator for JournalReader {
@@ -79,19 +83,15 @@ impl Iterator for JournalReader {
     fn next(&mut self) -> Option<Self::Item> {
         let (line, text) = match self.stream.next_text()? {
             Ok(found) => found,
-            Err(problem) => return Some(Err(problem)),
+            // Cut in the middle of a character: a killed run's last line too.
+            Err(problem) => match (self.stream.unterminated_len(), problem.line) {
+                (Some(bytes), Some(line)) => return self.torn_at(line, bytes),
+                _ => return Some(Err(problem)),
+            },
         };
-        let bytes = text.len() as u64;
-        let decoded = serde_json::from_str::<CallRecord>(text).map_err(|err| {
-            // A line that is not a JSON object says so in the shared wording; one that is, but
-            // not a result line, names the key at fault.
-            match parse_object_line(text) {
-                Err(reason) => reason,
-                Ok(object) if object.get("candidate_id").is_none() => NOT_A_RESULT.to_string(),
-                Ok(_) => format!("not a result line: {}", json_reason(&err)),
-            }
-        });
-        Some(match decoded {
+        // Built whole while the line's text is borrowed; whether an error is a torn last line is
+        // asked of the stream afterwards.
+        let built = match serde_json::from_str::<CallRecord>(text) {
             Ok(mut record) => {
                 record.errored_checks = CallRecord::errored_checks_of(&record.side_info);
                 // Another scoring command's line: its own members are its side information.
@@ -102,13 +102,39 @@ impl Iterator for JournalReader {
                 }
                 Ok(JournalLine { line, record })
             }
-            // A killed run's last line: the end of what was written, not a bad line.
-            Err(_) if self.stream.line_unterminated() => {
-                self.torn = Some(TornTail { line, bytes });
-                return None;
-            }
-            Err(reason) => Err(Problem::at_line(self.stream.display.as_str(), line, reason)),
-        })
+            // A line that is not a JSON object says so in the shared wording; one that is, but
+            // not a result line, names the key at fault.
+            Err(err) => Err((
+                err.is_eof(),
+                match parse_object_line(text) {
+                    Err(reason) => reason,
+                    Ok(object) if object.get("candidate_id").is_none() => NOT_A_RESULT.to_string(),
+                    Ok(_) => format!("not a result line: {}", json_reason(&err)),
+                },
+            )),
+        };
+        match (built, self.stream.unterminated_len()) {
+            (Ok(line), _) => Some(Ok(line)),
+            // A last line whose JSON ends too soon: the end of what a killed run wrote, not a
+            // bad line.
+            (Err((true, _)), Some(bytes)) => self.torn_at(line, bytes),
+            (Err((_, reason)), _) => Some(Err(Problem::at_line(
+                self.stream.display.as_str(),
+                line,
+                reason,
+            ))),
+        }
+    }
+}
+
+impl JournalReader {
+    /// End at the torn last line `line` of `bytes` bytes, noting it.
+    fn torn_at(&mut self, line: usize, bytes: usize) -> Option<Result<JournalLine, Problem>> {
+        self.torn = Some(TornTail {
+            line,
+            bytes: bytes as u64,
+        });
+        None
     }
 }
 

@@ -214,14 +214,26 @@ pub fn check_output(
         };
         problems.push(Problem::new(display.clone(), problem));
     }
-    if let Some(torn) = torn.filter(|_| problems.is_empty()) {
-        // Lines appended after it would join it into one broken line.
+    // Lines appended after a last line without its newline would join it into one broken line.
+    let reason = match torn {
+        Some(torn) => Some(format!(
+            "line {} was cut short by an interrupted run ({} bytes)",
+            torn.line, torn.bytes
+        )),
+        None if !allowed.resume
+            && std::fs::metadata(path).is_ok_and(|file| file.len() > 0)
+            && !super::journal::ends_with_newline(path) =>
+        {
+            Some("its last line has no closing newline".to_string())
+        }
+        None => None,
+    };
+    if let Some(reason) = reason.filter(|_| problems.is_empty()) {
         problems.push(Problem::new(
             display,
             format!(
-                "line {} was cut short by an interrupted run ({} bytes): pass --resume to drop \
-                 it and continue that run, or name another --output file",
-                torn.line, torn.bytes
+                "{reason}: pass --resume to drop it and continue that run, or name another \
+                 --output file"
             ),
         ));
     }

@@ -107,11 +107,9 @@ fn failed_sqlite(dir: &Path, err: rusqlite::Error) -> anyhow::Error {
 fn check_dir(dir: &Path) -> anyhow::Result<()> {
     match std::fs::metadata(dir) {
         Ok(metadata) if !metadata.is_dir() => Err(bad_input(Problem::new(
-            "--cache-dir",
-            format!(
-                "{}: is not a directory (--cache-dir names the folder that holds the cache)",
-                dir.display()
-            ),
+            dir.display().to_string(),
+            "is not a directory, so it cannot hold the cache: remove it, or name another \
+             --cache-dir",
         ))),
         _ => Ok(()),
     }

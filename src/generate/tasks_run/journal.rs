@@ -47,6 +47,10 @@ pub struct SavedCompletion {
 /// each (which neither `--resume` nor `tasks score --outputs` accepts), and regenerate what was
 /// paid for.
 pub fn check_unused(path: &Path) -> anyhow::Result<()> {
+    // A device or a pipe (`/dev/null`, `/dev/stderr`) holds nothing to resume, and is not read.
+    if !std::fs::metadata(path).is_ok_and(|file| file.is_file()) {
+        return Ok(());
+    }
     let held = match std::fs::read(path) {
         Ok(bytes) => bytes
             .split(|&byte| byte == b'\n')

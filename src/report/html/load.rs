@@ -18,7 +18,7 @@ use crate::protocol::ScoreRange;
 use crate::record::{CallRecord, EvaluatorInfo, Split, Splits};
 use crate::report::runs::{Ledger, Partial};
 use crate::report::{Selection, Summary, Tally, DEFAULT_SEED};
-use crate::runner::journal::{replaces, JournalReader};
+use crate::runner::journal::{replaces, torn_line_problem, JournalReader};
 
 /// Every result in `files`, in order, and the notes for the user (a last line a killed run cut
 /// short, left out); or every problem found in them.
@@ -74,7 +74,13 @@ fn first_record(file: &Source) -> Result<Option<(usize, Fields)>, Problem> {
     let mut stream = JsonlStream::new(file, JsonlStream::open_file(file)?);
     match stream.next_record() {
         None => Ok(None),
-        Some(Err(problem)) => Err(problem),
+        // A file holding nothing but a line a killed run cut short, as the results readers say.
+        Some(Err(problem)) => match (stream.unterminated_len(), problem.line) {
+            (Some(bytes), Some(line)) if stream.next_record().is_none() => {
+                Err(torn_line_problem(&file.display(), line, bytes as u64))
+            }
+            _ => Err(problem),
+        },
         Some(Ok((line, Value::Object(fields)))) => Ok(Some((line, fields))),
         Some(Ok((line, _))) => Err(Problem::at_line(file.display(), line, NOT_A_RESULT)),
     }
