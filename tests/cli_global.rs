@@ -767,7 +767,8 @@ fn the_hinted_command_is_quoted_for_the_shell_and_runs_as_copied() {
             .as_str()
         )
     );
-    // A first value that is itself a quoted command keeps its words.
+    // A first value that is itself a quoted command keeps its words (and a candidate file after
+    // it stays out of the command).
     let quoted = sb
         .evalctl()
         .args([
@@ -777,7 +778,7 @@ fn the_hinted_command_is_quoted_for_the_shell_and_runs_as_copied() {
             "--evaluator-command",
             "python3 eval.py",
         ])
-        .arg("--lenient")
+        .args(["prompt.txt", "--lenient"])
         .output()
         .unwrap();
     assert_eq!(

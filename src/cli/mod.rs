@@ -327,12 +327,18 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
                 .reporter
                 .note(shown.join("\n").replace("\n\n\n", "\n\n").trim_end());
             // The first value may itself be a quoted command (`"python3 eval.py" --lenient`):
-            // its words, as the run would split them.
+            // its words, as the run splits them; the values after a quoted command are
+            // candidate files, not the evaluator's.
             let first = shell_words::split(&words[0]).unwrap_or_else(|_| vec![words[0].clone()]);
+            let rest = if first.len() > 1 {
+                &[][..]
+            } else {
+                &words[1..]
+            };
             let command = shell_words::join(
                 first
                     .iter()
-                    .chain(&words[1..])
+                    .chain(rest)
                     .chain([&unknown])
                     .chain(script.as_ref()),
             );
