@@ -231,10 +231,7 @@ fn new_files_named_two_ways_clash_and_a_device_takes_every_output() {
 #[test]
 fn score_lines_are_appended_only_to_a_results_file_whose_last_line_is_whole() {
     let sb = Sandbox::new();
-    for name in ["pack.yaml", "runs.jsonl"] {
-        let fixture = format!("{}/fixtures/spec/{name}", env!("CARGO_MANIFEST_DIR"));
-        sb.write(name, std::fs::read(fixture).expect("the fixture is there"));
-    }
+    sb.copy_fixtures("fixtures/spec", &["pack.yaml", "runs.jsonl"]);
     sb.write("mydata.jsonl", "{\"input\": \"a\"}\n");
     let spec_score = |output: &str| {
         let out = sb

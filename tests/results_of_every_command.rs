@@ -63,10 +63,7 @@ fn score_missing_one(sb: &Sandbox, outputs: &str, results: &str) {
 
 /// `spec score pack.yaml runs.jsonl --output records.jsonl` over the repository's fixtures.
 fn score_spec(sb: &Sandbox) {
-    for name in ["pack.yaml", "runs.jsonl"] {
-        let fixture = format!("{}/fixtures/spec/{name}", env!("CARGO_MANIFEST_DIR"));
-        sb.write(name, std::fs::read(fixture).expect("the fixture is there"));
-    }
+    sb.copy_fixtures("fixtures/spec", &["pack.yaml", "runs.jsonl"]);
     let out = sb
         .evalctl()
         .args([

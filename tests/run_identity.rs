@@ -865,14 +865,21 @@ fn a_dataset_given_as_results_is_one_problem_per_file() {
     );
 }
 
+/// A run's whole journal `r.jsonl`, and what a SIGKILL in the middle of its last write leaves
+/// (the last line without its end), with the length of that torn line.
+fn journal_and_torn_copy(sb: &Sandbox) -> (String, String, usize) {
+    succeeded(run(sb, BASE, &["--candidate", "c", "--output", "r.jsonl"]));
+    let whole = sb.read("r.jsonl");
+    let torn = whole[..whole.len() - 40].to_string();
+    let bytes = torn.len() - torn.rfind('\n').unwrap() - 1;
+    (whole, torn, bytes)
+}
+
 #[test]
 fn a_last_line_a_killed_run_cut_short_is_left_out_with_a_note() {
     let sb = sandbox();
-    succeeded(run(&sb, BASE, &["--candidate", "c", "--output", "r.jsonl"]));
-    let whole = sb.read("r.jsonl");
-    // What a SIGKILL in the middle of the last write leaves: a line without its end.
-    let torn = &whole[..whole.len() - 40];
-    let bytes = torn.len() - torn.rfind('\n').unwrap() - 1;
+    let (whole, torn, bytes) = journal_and_torn_copy(&sb);
+    let torn = torn.as_str();
     sb.write("torn.jsonl", torn);
     let note = format!(
         "note: torn.jsonl:20: the last line was cut short by an interrupted run ({bytes} bytes): \
@@ -961,10 +968,8 @@ fn a_last_line_a_killed_run_cut_short_is_left_out_with_a_note() {
 #[test]
 fn a_run_is_not_appended_after_a_line_cut_short() {
     let sb = sandbox();
-    succeeded(run(&sb, BASE, &["--candidate", "c", "--output", "r.jsonl"]));
-    let whole = sb.read("r.jsonl");
-    let torn = &whole[..whole.len() - 40];
-    let bytes = torn.len() - torn.rfind('\n').unwrap() - 1;
+    let (whole, torn, bytes) = journal_and_torn_copy(&sb);
+    let torn = torn.as_str();
     sb.write("r.jsonl", torn);
     // Another run beside those lines would begin on the torn line and break both.
     let out = run(

@@ -54,6 +54,14 @@ impl Sandbox {
         path
     }
 
+    /// Copy the repository's files `names` of `dir` (`fixtures/spec`) into the sandbox, by name.
+    pub fn copy_fixtures(&self, dir: &str, names: &[&str]) {
+        for name in names {
+            let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir).join(name);
+            self.write(name, std::fs::read(fixture).expect("the fixture is there"));
+        }
+    }
+
     /// Write an executable file (mode 0755).
     pub fn write_executable(&self, name: &str, contents: impl AsRef<[u8]>) -> PathBuf {
         use std::os::unix::fs::PermissionsExt;
