@@ -568,11 +568,7 @@ fn output_never_mixes_runs_silently() {
     let out = succeeded(run(&sb, NEW, &[&other[..], &["--append-run"]].concat()));
     assert_eq!(json_stdout(&out)["calls"]["total"], 20);
     assert_eq!(sb.lines("r.jsonl").len(), 40);
-    let out = sb
-        .evalctl()
-        .args(["summarize", "--format", "json", "r.jsonl"])
-        .output()
-        .unwrap();
+    let out = summarize(&sb, &["r.jsonl"]);
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr_text(&out),
@@ -626,11 +622,7 @@ fn output_never_mixes_runs_silently() {
     assert_eq!(comparison["candidates"][0]["difference"], -1.0);
     assert_eq!(comparison["unpaired"], json!({"base": 0, "new": 0}));
 
-    let out = sb
-        .evalctl()
-        .args(["summarize", "--format", "json", "r.jsonl", "--run", ""])
-        .output()
-        .unwrap();
+    let out = summarize(&sb, &["r.jsonl", "--run", ""]);
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr_text(&out),
@@ -639,11 +631,7 @@ fn output_never_mixes_runs_silently() {
              0/1); run {other_id} (20 lines in r.jsonl; shard 0/1)); give more of the id\n"
         )
     );
-    let out = sb
-        .evalctl()
-        .args(["summarize", "--format", "json", "r.jsonl", "--run", "zz"])
-        .output()
-        .unwrap();
+    let out = summarize(&sb, &["r.jsonl", "--run", "zz"]);
     assert_eq!(code(&out), 2);
     assert_eq!(
         stderr_text(&out),
@@ -668,11 +656,7 @@ fn lines_without_a_fingerprint_are_one_unsharded_run_and_absent_calls_are_partia
             .map(|l| format!("{l}\n"))
             .collect::<String>(),
     );
-    let out = sb
-        .evalctl()
-        .args(["summarize", "--format", "json", "cut.jsonl"])
-        .output()
-        .unwrap();
+    let out = summarize(&sb, &["cut.jsonl"]);
     assert_eq!(code(&out), 1);
     let summary = json_stdout(&out);
     assert_eq!(
@@ -865,6 +849,15 @@ fn a_dataset_given_as_results_is_one_problem_per_file() {
     );
 }
 
+/// `evalctl summarize --format json ARGS` in the sandbox.
+fn summarize(sb: &Sandbox, args: &[&str]) -> std::process::Output {
+    sb.evalctl()
+        .args(["summarize", "--format", "json"])
+        .args(args)
+        .output()
+        .unwrap()
+}
+
 /// A run's whole journal `r.jsonl`, and what a SIGKILL in the middle of its last write leaves
 /// (the last line without its end), with the length of that torn line.
 fn journal_and_torn_copy(sb: &Sandbox) -> (String, String, usize) {
@@ -885,11 +878,7 @@ fn a_last_line_a_killed_run_cut_short_is_left_out_with_a_note() {
         "note: torn.jsonl:20: the last line was cut short by an interrupted run ({bytes} bytes): \
          left out (run --resume completes the run)\n"
     );
-    let out = sb
-        .evalctl()
-        .args(["summarize", "--format", "json", "torn.jsonl"])
-        .output()
-        .unwrap();
+    let out = summarize(&sb, &["torn.jsonl"]);
     assert_eq!(code(&out), 1);
     assert_eq!(
         stderr_text(&out),
