@@ -70,6 +70,9 @@ impl Browser {
             ])
             .arg(format!("--user-data-dir={}", profile.path().display()))
             .arg("about:blank")
+            // Chromium keeps its single-instance socket in a folder of TMPDIR, which a killed
+            // browser leaves behind: inside the profile, it goes with the profile.
+            .env("TMPDIR", profile.path())
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
