@@ -143,6 +143,43 @@ fn a_mean_equal_to_the_threshold_up_to_rounding_meets_it() {
 }
 
 #[test]
+fn beyond_the_unit_range_rounding_is_judged_relative_to_the_scores_size() {
+    let sb = Sandbox::new();
+    // 100000000.1 and 100000000.3: their mean is 100000000.19999999 in floating point, more
+    // than 1e-9 below 100000000.2, and still at it.
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"i\":0'*) echo '{\"score\": 100000000.1}';; *) echo '{\"score\": 100000000.3}';; esac\n",
+    );
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    let gate = |threshold: &str| {
+        let out = sb
+            .evalctl()
+            .args(["run", "--format", "json", "--skip-preflight"])
+            .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+            .args(["--dataset", "d.jsonl", "--score-range", "any"])
+            .args(["--fail-under", threshold])
+            .output()
+            .unwrap();
+        let summary = json_stdout(&out);
+        (
+            code(&out),
+            summary["candidates"][0]["score"].clone(),
+            summary["exit_reason"].clone(),
+        )
+    };
+    assert_eq!(
+        gate("100000000.2"),
+        (
+            0,
+            json!(100000000.19999999),
+            json!("all 2 calls succeeded; no candidate below --fail-under 100000000.2")
+        )
+    );
+    assert_eq!(gate("100000000.2001").0, 1);
+}
+
+#[test]
 fn fail_under_names_the_threshold_and_the_candidates_below_it() {
     let sb = sandbox();
     let out = run(&sb, "json", &["--max-errors", "2", "--fail-under", "0.9"]);

@@ -9,9 +9,15 @@
 /// rounding of float arithmetic, far below any difference a score can mean.
 pub const ROUNDING: f64 = 1e-9;
 
-/// Whether `value` is below `threshold` by more than [`ROUNDING`].
+/// The same for large values (`--score-range any`), relative to their size: rounding grows with
+/// the size of what is added (a mean of scores around 1e8 can be off by 1e-8).
+const RELATIVE_ROUNDING: f64 = 1e-12;
+
+/// Whether `value` is below `threshold` by more than [`ROUNDING`], or by more than
+/// [`RELATIVE_ROUNDING`] of the larger one's size when that is more.
 pub fn below(value: f64, threshold: f64) -> bool {
-    value < threshold - ROUNDING
+    let size = value.abs().max(threshold.abs());
+    value < threshold - ROUNDING.max(RELATIVE_ROUNDING * size)
 }
 
 /// The sum of `scores` added in ascending order, whatever order they are given in.
@@ -44,5 +50,16 @@ mod tests {
         assert!(!below(drop, -0.1));
         assert!(below(0.0999, 0.1));
         assert!(below(-0.1001, -0.1));
+    }
+
+    #[test]
+    fn rounding_beyond_the_unit_range_is_judged_relative_to_the_values_size() {
+        // Scores of a hundred million: the mean shown as 100000000.2 is off by far more than
+        // 1e-9, and far less than any difference such scores can mean.
+        let mean = sum_in_order(&[100000000.1, 100000000.3]) / 2.0;
+        assert!(mean < 100000000.2 - 1e-9);
+        assert!(!below(mean, 100000000.2));
+        assert!(below(mean, 100000000.2001));
+        assert!(below(-2e6 - 0.001, -2e6));
     }
 }
