@@ -119,7 +119,7 @@ type MemberSpans = (Range<usize>, Range<usize>, Option<Vec<Range<usize>>>);
 /// The members of the object that `bytes` holds (an optional UTF-8 BOM and whitespace around
 /// it); `None` when it is not an object or not the way the scan expects.
 fn members(bytes: &[u8]) -> Option<Vec<MemberSpans>> {
-    let mut scan = Scan::new(bytes);
+    let mut scan = Scan::parts_of(bytes);
     scan.skip_whitespace();
     scan.expect(b'{')?;
     scan.skip_whitespace();

@@ -195,6 +195,15 @@ mod tests {
     }
 
     #[test]
+    fn a_location_past_a_deeply_nested_value_still_has_its_line() {
+        // 120 levels: more than a split of a FEP request scans, fewer than serde_json parses.
+        let deep = format!("{}{}", "[".repeat(120), "]".repeat(120));
+        let document = format!("{{\"checks\": [\n  {deep},\n  {{\"type\": \"x\"}}\n]}}\n");
+        assert!(serde_json::from_str::<serde_json::Value>(&document).is_ok());
+        assert_eq!(line_of(document.as_bytes(), "checks[1].type"), Some(3));
+    }
+
+    #[test]
     fn locations_parse_into_keys_and_indexes() {
         assert_eq!(
             parse_location(".a[2].\"x.y\".b"),

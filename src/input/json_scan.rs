@@ -5,20 +5,37 @@
 
 use std::ops::Range;
 
-/// Deeper than this, a value is not scanned (serde_json stops at 128 levels; an element parsed
-/// alone would have two more to go).
+/// Deeper than this, a split's parts are not scanned (serde_json stops at 128 levels; an element
+/// parsed alone would have two more to go): see [`Scan::parts_of`].
 pub const MAX_DEPTH: usize = 100;
 
 /// A scan of JSON text for where values start and end.
 pub struct Scan<'a> {
     bytes: &'a [u8],
     at: usize,
+    /// Values nested deeper than this are not passed.
+    max_depth: usize,
 }
 
 impl<'a> Scan<'a> {
-    /// A scan of `bytes` from its start.
+    /// A scan of `bytes` from its start, passing values however deeply nested (brackets are
+    /// counted, not recursed into).
     pub fn new(bytes: &'a [u8]) -> Scan<'a> {
-        Scan { bytes, at: 0 }
+        Scan {
+            bytes,
+            at: 0,
+            max_depth: usize::MAX,
+        }
+    }
+
+    /// A scan of `bytes` for parts that serde_json will parse alone: a value nested deeper than
+    /// [`MAX_DEPTH`] is not passed, so that the whole is parsed at once and gets serde_json's
+    /// own error.
+    pub fn parts_of(bytes: &'a [u8]) -> Scan<'a> {
+        Scan {
+            max_depth: MAX_DEPTH,
+            ..Scan::new(bytes)
+        }
     }
 
     /// Where the scan is: the offset of the next byte.
@@ -63,7 +80,7 @@ impl<'a> Scan<'a> {
                         }
                         b'{' | b'[' => {
                             depth += 1;
-                            if depth > MAX_DEPTH {
+                            if depth > self.max_depth {
                                 return None;
                             }
                         }
