@@ -199,3 +199,46 @@ fn equal_scores_in_any_order_tie_and_a_drop_of_the_limit_itself_passes() {
          candidates compared)\n"
     );
 }
+
+#[test]
+fn a_call_pairs_once_and_a_new_candidate_in_front_pairs_with_no_base_call() {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"candidate\":\"bad idea\"'*) echo '{\"score\": 0}';; \
+         *'\"i\":0'*) echo '{\"score\": 0.2}';; *) echo '{\"score\": 1}';; esac\n",
+    );
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+    let run = |candidates: &[&str], output: &str| {
+        let mut command = sb.evalctl();
+        command.args(["run", "--format", "json", "--skip-preflight"]);
+        command.args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"]);
+        for candidate in candidates {
+            command.args(["--candidate", candidate]);
+        }
+        succeeded(command.args(["--output", output]));
+    };
+    run(&["good"], "base.jsonl");
+    // `good` is now cand-2; cand-1, the position `good` had, is a new text.
+    run(&["bad idea", "good"], "new.jsonl");
+    let compare = || {
+        sb.evalctl()
+            .args(["compare", "--format", "text", "base.jsonl", "new.jsonl"])
+            .args(["--fail-on-regression", "0.02"])
+            .output()
+            .unwrap()
+    };
+    let first = compare();
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    assert_eq!(
+        stdout_text(&first),
+        "cand-1 → cand-2 train: 0.7333 -> 0.7333, +0.0000 (95% CI +0.0000 to +0.0000); 3 \
+         pairs: 0 wins, 3 ties, 0 losses\n\
+         unpaired calls: 0 in base, 3 in new\n\
+         exit 0: no candidate's train score dropped by more than --fail-on-regression 0.02 (1 \
+         of 1 candidates compared)\n"
+    );
+    for _ in 0..5 {
+        assert_eq!(compare().stdout, first.stdout);
+    }
+}

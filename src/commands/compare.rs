@@ -87,28 +87,31 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     let score_split = Split::scored_in(splits);
     let across = across_candidates(&base_run, &new_run);
     let (base, new) = (base_run.records, new_run.records);
-    let mut base_by_position: HashMap<Position, &CallRecord> = base
-        .values()
-        .map(|record| (position(record, across), record))
+    // A call pairs with the base call of its key; the others pair by position with the base
+    // calls no key pairs, taken in the order of their keys: each call is in one pair at most,
+    // and the same two files always give the same pairs.
+    let mut free_by_position: HashMap<Position, &CallRecord> = base
+        .iter()
+        .filter(|(key, _)| !new.contains_key(*key))
+        .map(|(_, record)| (position(record, across), record))
         .collect();
+    let mut new_calls: Vec<(&String, &CallRecord)> = new.iter().collect();
+    new_calls.sort_unstable_by_key(|(key, _)| *key);
     let mut unpaired_new = 0;
     // Per candidate, per (split, example): the (base, new) scores of each paired repeat.
     let mut paired: BTreeMap<(usize, String), BTreeMap<(Split, usize), PairedExample>> =
         BTreeMap::new();
-    for (key, record) in &new {
-        let partner = base
-            .get(key)
-            .map(|partner| (position(partner, across), partner))
-            .or_else(|| {
-                base_by_position
-                    .get(&position(record, across))
-                    .map(|p| (position(record, across), *p))
-            });
-        let Some((at, partner)) = partner else {
-            unpaired_new += 1;
-            continue;
+    for (key, record) in new_calls {
+        let partner = match base.get(key) {
+            Some(partner) => partner,
+            None => match free_by_position.remove(&position(record, across)) {
+                Some(partner) => partner,
+                None => {
+                    unpaired_new += 1;
+                    continue;
+                }
+            },
         };
-        base_by_position.remove(&at);
         let slot = (record.split, record.example_index.unwrap_or(0));
         let (was, is) = (partner.candidate_label(), record.candidate_label());
         let label = if was == is {
@@ -171,7 +174,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         Exit::EvaluationFailed
     };
     let unpaired = Unpaired {
-        base: base_by_position.len(),
+        base: free_by_position.len(),
         new: unpaired_new,
     };
     if unpaired.base + unpaired.new > 0 {
