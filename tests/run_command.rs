@@ -282,6 +282,8 @@ fn ctrl_c_term_and_hup_flush_results_print_the_summary_and_exit_130() {
                 "sh eval.sh",
                 "--output",
                 "out.jsonl",
+                "--junit",
+                "junit.xml",
                 "--candidate",
                 "fast",
                 "--candidate",
@@ -299,6 +301,18 @@ fn ctrl_c_term_and_hup_flush_results_print_the_summary_and_exit_130() {
         assert_eq!(summary["calls"]["total"], 1);
         assert_eq!(summary["candidates"].as_array().unwrap().len(), 3);
         assert_eq!(summary["candidates"][0]["score"].as_f64(), Some(1.0));
+        // The calls not made are absent, as a summary of the results file says: the JUnit
+        // report does not read as a complete run that passed.
+        assert_eq!(
+            summary["partial"],
+            json!({"missing_calls": 2, "plan_calls": 3, "missing_shards": [],
+                   "description": "2 of 3 calls absent"})
+        );
+        let junit = sb.read("junit.xml");
+        assert!(
+            junit.contains("<skipped message=\"partial: 2 of 3 calls absent\"/>"),
+            "{junit}"
+        );
         let results = sb.jsonl("out.jsonl");
         assert_eq!(results.len(), 1);
         assert_eq!(results[0]["candidate_id"], "cand-1");
@@ -308,7 +322,10 @@ fn ctrl_c_term_and_hup_flush_results_print_the_summary_and_exit_130() {
         );
         assert_eq!(
             stderr,
-            format!("{first}interrupted: 1 of 3 calls finished; the summary covers them\n"),
+            format!(
+                "{first}wrote junit.xml: 2 test cases (0 failures, 0 errors, 1 skipped)\n\
+                 interrupted: 1 of 3 calls finished; the summary covers them\n"
+            ),
             "{signal}"
         );
     }

@@ -252,10 +252,23 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .filter(|candidate| candidate.numbered)
         .map(|candidate| (candidate.id.clone(), candidate.text.clone()))
         .collect();
-    // A shard's summary covers its own calls: the rest of the run's plan is missing from it.
-    summary.partial = config.shard.and_then(|shard| {
-        report::Partial::of_shard(shard.index, shard.count, plan_calls_total, planned)
-    });
+    // A shard's summary covers its own calls, an interrupted run's those that finished: the
+    // rest of the run's plan is missing from it, as a summary of its results file says.
+    let covered = if finished.interrupted {
+        summary.calls.total
+    } else {
+        planned
+    };
+    summary.partial = match config.shard {
+        Some(shard) => {
+            report::Partial::of_shard(shard.index, shard.count, plan_calls_total, covered)
+        }
+        None => report::Partial::new(
+            plan_calls_total.saturating_sub(covered),
+            plan_calls_total,
+            Vec::new(),
+        ),
+    };
     let gates = config.gates;
     let junit_written = crate::report::write_junit_if_asked(
         junit.as_ref(),
