@@ -85,7 +85,7 @@ impl Secrets {
     /// The given secrets (empty ones dropped), longest first so a secret containing another is
     /// redacted whole.
     /// Each is also redacted as it appears inside a JSON string (a server echoing it in JSON
-    /// escapes `"` and `\`).
+    /// escapes `"` and `\`, and some escape `/` as `\/` too).
     pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
         let mut values: Vec<String> = values
             .into_iter()
@@ -93,7 +93,8 @@ impl Secrets {
             .flat_map(|value| {
                 let quoted = serde_json::to_string(&value).unwrap_or_default();
                 let escaped = quoted[1..quoted.len().saturating_sub(1).max(1)].to_string();
-                [value, escaped]
+                let slashes_escaped = escaped.replace('/', "\\/");
+                [value, escaped, slashes_escaped]
             })
             .filter(|value| !value.is_empty())
             .collect();
@@ -122,6 +123,27 @@ impl Secrets {
         self.0.iter().fold(text.to_string(), |text, secret| {
             text.replace(secret.as_str(), REDACTED)
         })
+    }
+
+    /// `bytes` (a server's reply, not necessarily text) with every secret replaced by
+    /// [`REDACTED`]; a secret inside a JSON string leaves it a valid JSON string.
+    pub fn redact_bytes(&self, mut bytes: Vec<u8>) -> Vec<u8> {
+        for secret in &self.0 {
+            let secret = secret.as_bytes();
+            if memchr::memmem::find(&bytes, secret).is_none() {
+                continue;
+            }
+            let mut redacted = Vec::with_capacity(bytes.len());
+            let mut rest = bytes.as_slice();
+            while let Some(at) = memchr::memmem::find(rest, secret) {
+                redacted.extend_from_slice(&rest[..at]);
+                redacted.extend_from_slice(REDACTED.as_bytes());
+                rest = &rest[at + secret.len()..];
+            }
+            redacted.extend_from_slice(rest);
+            bytes = redacted;
+        }
+        bytes
     }
 
     /// `attempt` with every secret removed from its error message and side information.
@@ -203,6 +225,23 @@ mod tests {
     }
 
     #[test]
+    fn a_reply_echoing_a_secret_is_redacted_and_stays_json() {
+        let secrets = Secrets::new([r#"sk-"KEY"123456"#.to_string()]);
+        let reply = serde_json::json!({"model": "m Bearer sk-\"KEY\"123456", "n": [1]})
+            .to_string()
+            .into_bytes();
+        let redacted = secrets.redact_bytes(reply);
+        assert_eq!(
+            serde_json::from_slice::<Value>(&redacted).unwrap(),
+            serde_json::json!({"model": "m Bearer [redacted]", "n": [1]})
+        );
+        assert_eq!(
+            secrets.redact_bytes(b"\xff no secret".to_vec()),
+            b"\xff no secret"
+        );
+    }
+
+    #[test]
     fn base64_matches_the_standard_alphabet() {
         assert_eq!(base64(b"user:PWSECRET13"), "dXNlcjpQV1NFQ1JFVDEz");
         assert_eq!(base64(b"a"), "YQ==");
@@ -216,5 +255,11 @@ mod tests {
         let secrets = Secrets::new([r#"HS"EC\RET9"#.to_string()]);
         let echoed = serde_json::json!({"x-api-key": r#"HS"EC\RET9"#}).to_string();
         assert_eq!(secrets.redact(&echoed), r#"{"x-api-key":"[redacted]"}"#);
+        // PHP's json_encode, among others, escapes `/` too.
+        let secrets = Secrets::new(["sk-ab/cd+ef==".to_string()]);
+        assert_eq!(
+            secrets.redact(r#"{"error":"bad key sk-ab\/cd+ef=="}"#),
+            r#"{"error":"bad key [redacted]"}"#
+        );
     }
 }

@@ -453,3 +453,99 @@ fn calls_run_at_once_up_to_j_across_test_cases() {
     let peak = state.0.lock().unwrap().2;
     assert_eq!(peak, 3, "{peak} calls at once with -j 3");
 }
+
+#[test]
+fn a_key_the_api_echoes_in_a_reply_that_succeeds_is_redacted_in_results_reports_and_caches() {
+    // The API names its model after the header it got, "embed-2024 Bearer sk-…", with `/`
+    // escaped as `\/` as some JSON encoders do.
+    let server = Server::start(|request: &Request, _| {
+        let echoed = request
+            .header("authorization")
+            .unwrap_or_default()
+            .to_string();
+        let mut reply = api_reply(request);
+        let mut body: Value = serde_json::from_slice(&reply.body).unwrap();
+        body["model"] = json!(format!("{} {echoed}", body["model"].as_str().unwrap()));
+        reply.body = body.to_string().replace('/', "\\/").into_bytes();
+        reply
+    });
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "Capital of France?", "expected": "Paris"}],
+        "outputs": [{"value": "paris"}],
+        "checks": [similarity(&server), judge(&server)]
+    });
+    let (code, document) = evaluate(&request, &[&server]);
+    assert_eq!(code, 0, "{document}");
+    let results = &document["results"][0]["check_results"];
+    assert_eq!(
+        results[0]["results"]["metadata"]["model_version"],
+        "embed-2024 Bearer [redacted]"
+    );
+    assert_eq!(
+        results[1]["results"]["metadata"]["model_version"],
+        "judge-2024 Bearer [redacted]"
+    );
+    // Through `run --checks`, its results file, report and cache.
+    let dir = tempfile::tempdir().unwrap();
+    let (mut similar, mut judged) = (similarity(&server), judge(&server));
+    similar["arguments"]["reference"] = json!("Paris");
+    judged["arguments"]["prompt"] = json!("Capital of France: {{$.output.value}}");
+    std::fs::write(
+        dir.path().join("checks.json"),
+        json!({"checks": [similar, judged]}).to_string(),
+    )
+    .unwrap();
+    let output = evalctl()
+        .current_dir(dir.path())
+        .env("EXT_TEST_KEY", KEY)
+        .args(["run", "--checks", "checks.json", "--candidate", "Paris"])
+        .args(allow(&server))
+        .args(["--output", "out.jsonl", "--report", "report.html"])
+        .args(["--cache", "--cache-dir", "cache", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{output:?}");
+    let mut written = vec![output.stdout, output.stderr];
+    for entry in walk(dir.path()) {
+        written.push(std::fs::read(entry).unwrap());
+    }
+    assert!(
+        written
+            .iter()
+            .all(|bytes| find_bytes(bytes, KEY.as_bytes()).is_none()),
+        "the key leaked"
+    );
+    let results = &scored_line(dir.path())["side_info"]["check_results"];
+    assert_eq!(
+        (
+            &results[0]["results"]["metadata"]["model_version"],
+            &results[1]["results"]["metadata"]["model_version"]
+        ),
+        (
+            &json!("embed-2024 Bearer [redacted]"),
+            &json!("judge-2024 Bearer [redacted]")
+        )
+    );
+}
+
+/// Every file below `dir`.
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .flat_map(|entry| {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                walk(&path)
+            } else {
+                vec![path]
+            }
+        })
+        .collect()
+}
+
+/// Where `needle` is in `haystack`.
+fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
+    haystack
+        .windows(needle.len())
+        .position(|window| window == needle)
+}

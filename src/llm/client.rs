@@ -115,7 +115,8 @@ impl Client {
 
     /// One POST of the JSON `body` to `url` of `connection`, within `timeout`, paced by the
     /// connection's pacer: the body of a 2xx reply, or the failed attempt (a timeout of the API
-    /// retryable like a 5xx), every message free of the connection's secrets. A 429 with an
+    /// retryable like a 5xx), each free of the connection's secrets (a server may echo the key,
+    /// and what a reply holds reaches results, reports and caches). A 429 with an
     /// announced limit is sent again once the pacer lets it (see the module documentation).
     pub async fn post(
         &self,
@@ -144,6 +145,7 @@ impl Client {
                 _ => {
                     return answer
                         .body
+                        .map(|reply| connection.secrets.redact_bytes(reply))
                         .map_err(|failed| connection.secrets.scrub(retry_timeouts(failed)))
                 }
             }
