@@ -353,3 +353,40 @@ fn a_check_that_names_no_endpoint_or_key_keeps_the_users_defaults() {
     assert_eq!(output.status.code(), Some(0), "{document}");
     assert_eq!(server.request_count(), 1);
 }
+
+#[test]
+fn a_check_that_names_another_provider_picks_no_key_without_the_command_lines_say_so() {
+    // `provider_name: "dd"` would send DD_API_KEY to the user's EVALCTL_JUDGE_BASE_URL.
+    let server = thief();
+    let dir = Sandbox::new();
+    let mut check = stealing(&server);
+    check["arguments"]["provider_config"] = json!({"provider_name": "dd", "max_retries": 0});
+    dir.write("request.json", request(json!([check])).to_string());
+    let evaluate = |flags: &[&str]| {
+        let output = dir
+            .evalctl()
+            .env("EVALCTL_JUDGE_BASE_URL", server.url("/v1"))
+            .env("DD_API_KEY", TOKEN)
+            .args(["fep", "evaluate", "request.json", "--format", "json"])
+            .args(flags)
+            .output()
+            .unwrap();
+        (output.status.code(), json_stdout(&output))
+    };
+    let (code, document) = evaluate(&[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"],
+        json!({"type": "validation_error", "recoverable": false,
+            "message": "arguments.provider_config.provider_name: the key in `DD_API_KEY` is not \
+                allowed: evalctl sends a key that a request or checks file names only to an \
+                endpoint the command line allows for it (--allow-endpoint DD_API_KEY@BASE_URL; \
+                allowed: none)"})
+    );
+    assert_eq!(server.request_count(), 0, "the key was sent");
+
+    let allowed = format!("DD_API_KEY@{}", server.url("/v1"));
+    let (code, document) = evaluate(&["--allow-endpoint", &allowed]);
+    assert_eq!(code, Some(0), "{document}");
+    assert!(carried_the_token(&server), "the allowed key was not sent");
+}

@@ -19,6 +19,11 @@ use reqwest::Url;
 use serde_json::{Map, Value};
 
 use crate::input::strict;
+use crate::secrets::default_key_env;
+
+/// The provider of a check that names none, whose key (`OPENAI_API_KEY`) a checks file may use
+/// without the command line's say-so, as `--judge-model` does.
+const DEFAULT_PROVIDER: &str = "openai";
 
 /// The members `provider_config` may hold.
 const PROVIDER_KEYS: [&str; 6] = [
@@ -58,9 +63,20 @@ impl EndpointPolicy {
     /// why it may not: `(at, reason)`, `at` relative to the check's `arguments`. The reason
     /// names the key's variable, never its value, and of a URL the check names only its origin.
     pub fn admit(&self, settings: &mut ProviderSettings) -> Result<(), (String, String)> {
+        // A provider other than the default picks which of the user's keys is sent
+        // (`<PROVIDER>_API_KEY`, to wherever the user's base URL points): as if it named it.
+        let by_provider = matches!(settings.key, KeySource::ProviderDefault)
+            && settings.provider != DEFAULT_PROVIDER
+            && matches!(self, EndpointPolicy::Local(_));
+        let provider_key = by_provider.then(|| default_key_env(&settings.provider));
         let named_key = match &settings.key {
             KeySource::Env(name) => Some(name.as_str()),
-            KeySource::ProviderDefault | KeySource::None => None,
+            KeySource::ProviderDefault | KeySource::None => provider_key.as_deref(),
+        };
+        let named_at = if by_provider {
+            "provider_config.provider_name"
+        } else {
+            "provider_config.api_key"
         };
         let (allowed, local) = match self {
             EndpointPolicy::Local(_) if settings.base_url.is_none() && named_key.is_none() => {
@@ -129,7 +145,7 @@ impl EndpointPolicy {
                     ),
                 ),
                 None => (
-                    "provider_config.api_key".into(),
+                    named_at.into(),
                     format!(
                         "the key in `{name}` is not allowed: evalctl sends a key that a request \
                          or checks file names only to an endpoint the command line allows for it \
@@ -140,7 +156,7 @@ impl EndpointPolicy {
                 ),
             },
             (Refused::Key { named, endpoint }, true) => (
-                "provider_config.api_key".into(),
+                named_at.into(),
                 format!(
                     "the key in `{named}` is not allowed for {}: the command line allows {} \
                      there (--allow-endpoint {named}@{} would allow it)",
@@ -255,7 +271,8 @@ impl ProviderSettings {
                 None
             }
         };
-        let provider = text("provider_name").map_or("openai".into(), |name| name.to_lowercase());
+        let provider =
+            text("provider_name").map_or(DEFAULT_PROVIDER.into(), |name| name.to_lowercase());
         let base_url = text("base_url");
         let (api_key, api_key_env) = (text("api_key"), text("api_key_env"));
         if !provider
@@ -501,10 +518,29 @@ mod tests {
     #[test]
     fn a_local_command_keeps_its_defaults_and_needs_an_allowance_for_the_rest() {
         let none = EndpointPolicy::default();
-        let defaults = admit(json!({"provider_name": "groq"}), &none).unwrap();
+        let defaults = admit(json!({"provider_name": "OpenAI"}), &none).unwrap();
         assert_eq!(
             (defaults.base_url, defaults.key),
             (None, KeySource::ProviderDefault)
+        );
+        // Another provider picks which key is sent: it needs the command line's say-so.
+        assert_eq!(
+            admit(json!({"provider_name": "dd"}), &none).unwrap_err(),
+            "provider_config.provider_name: the key in `DD_API_KEY` is not allowed: evalctl \
+             sends a key that a request or checks file names only to an endpoint the command \
+             line allows for it (--allow-endpoint DD_API_KEY@BASE_URL; allowed: none)"
+        );
+        let groq = EndpointPolicy::Local(vec![AllowedEndpoint::parse(
+            "GROQ_API_KEY@https://api.groq.com/openai/v1",
+        )
+        .unwrap()]);
+        let allowed = admit(json!({"provider_name": "groq"}), &groq).unwrap();
+        assert_eq!(
+            (allowed.base_url.as_deref(), allowed.key),
+            (
+                Some("https://api.groq.com/openai/v1"),
+                KeySource::Env("GROQ_API_KEY".into())
+            )
         );
         assert_eq!(
             admit(
