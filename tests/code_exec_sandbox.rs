@@ -725,3 +725,73 @@ fn a_full_tmpdir_without_the_sandbox_is_evalctls_error() {
     );
     assert_eq!(code(&output), 4);
 }
+
+#[test]
+fn a_python3_linked_from_a_folder_of_secrets_shows_the_code_only_its_installation() {
+    if !sandbox_available() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    // `~/bin/python3` linked to the system's interpreter, beside `~/.aws/credentials`: the
+    // sandbox mounts the interpreter's installation, never the folder that holds the link.
+    let sandbox = Sandbox::new();
+    let home = sandbox.join("home");
+    std::fs::create_dir_all(home.join("bin")).unwrap();
+    let system_python = std::fs::canonicalize("/usr/bin/python3").unwrap();
+    std::os::unix::fs::symlink(&system_python, home.join("bin/python3")).unwrap();
+    sandbox.write("home/.aws/credentials", "aws_secret_access_key=SECRET");
+    for dir in [sandbox.path(), &home, &home.join(".aws")] {
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let (tasks, outputs) = task_files(
+        &sandbox,
+        &[attack(
+            "walk",
+            "import os\nfound = [f for r, ds, fs in os.walk('/') for f in fs if f == 'credentials']",
+            &["found == []"],
+        )],
+    );
+    // Named through /proc/self/root: evalctl refuses an interpreter under /tmp, where the test's
+    // folder is (the sandbox builds its root there); the way it is found is the same as ~/bin's.
+    let bin = format!("/proc/self/root{}", home.join("bin").display());
+    let output = evalctl_as(User::Current, sandbox.path())
+        .env("PATH", format!("{bin}:/usr/bin:/bin"))
+        .args(["tasks", "score", "--format", "json"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .args(["--output", "lines.jsonl"])
+        .output()
+        .unwrap();
+    let line = &sandbox.jsonl("lines.jsonl")[0];
+    assert_eq!(
+        (&line["sandbox"], &line["score"]),
+        (&json!("namespaces"), &json!(1.0)),
+        "{line} {}",
+        stderr_text(&output)
+    );
+    // A python3 installed in the home directory itself (a copy, not a link): its installation
+    // would be the whole home directory, which is refused.
+    std::fs::remove_file(home.join("bin/python3")).unwrap();
+    std::fs::copy(&system_python, home.join("bin/python3")).unwrap();
+    let output = evalctl_as(User::Current, sandbox.path())
+        .env("PATH", format!("{bin}:/usr/bin:/bin"))
+        .env("HOME", format!("/proc/self/root{}", home.display()))
+        .args(["tasks", "score"])
+        .arg(&tasks)
+        .arg("--outputs")
+        .arg(&outputs)
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 2);
+    assert_eq!(
+        stderr_text(&output),
+        format!(
+            "error: python3: code_exec tasks run their assertions with it, but it is installed in \
+             {}, which the sandbox would show whole to model-written code (/, or \
+             your home directory or a folder above it): put a python3 installed elsewhere first \
+             on PATH (such as /usr/bin/python3)\n",
+            home.display()
+        )
+    );
+}

@@ -243,18 +243,44 @@ fn refused(cause: Refused) -> Fatal {
 }
 
 /// Find `python3` on `PATH`: the program to run and its installation prefixes (a virtual
-/// environment's and its base's). An executable file is taken as it is, its prefix the folder
-/// above its `bin` (and above its link target's); anything else (a shim script, as pyenv's) is
-/// asked where it lives. Fails with a clear message when it is missing or unusable.
+/// environment's and its base's). A compiled program is run as its link target, its prefix the
+/// folder above the target's `bin` (a virtual environment's `python3` is run as found, and its
+/// environment is a prefix too); anything else (a shim script, as pyenv's) is asked where it
+/// lives. A prefix that is `/`, your home directory or a folder above it is refused: the sandbox
+/// would show all of it to model-written code. Fails with a clear message when `python3` is
+/// missing, unusable or installed so.
 fn find_python() -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
-    if let Some(found) = python_binary_on_path() {
-        return Ok(found);
+    let (program, install) = match python_binary_on_path() {
+        Some(found) => found,
+        None => ask_python()?,
+    };
+    let home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .map(|home| home.canonicalize().unwrap_or(home));
+    let broad = install.iter().find(|prefix| {
+        prefix.parent().is_none() || home.as_ref().is_some_and(|home| home.starts_with(prefix))
+    });
+    match broad {
+        Some(prefix) => Err(bad_input(Problem::new(
+            PYTHON,
+            format!(
+                "code_exec tasks run their assertions with it, but it is installed in {}, \
+                 which the sandbox would show whole to model-written code (/, or your home \
+                 directory or a folder above it): put a python3 installed elsewhere first on \
+                 PATH (such as /usr/bin/python3)",
+                prefix.display()
+            ),
+        ))
+        .into()),
+        None => Ok((program, install)),
     }
-    ask_python()
 }
 
-/// `python3` on `PATH` when it is a compiled program (or a link to one): itself and the prefixes
-/// above it and its target; `None` for anything else, left to [`ask_python`].
+/// `python3` on `PATH` when it is a compiled program (or a link to one): the program to run
+/// and its prefixes; `None` for anything else, left to [`ask_python`]. A link is run as its
+/// target, and only the installation the target belongs to is a prefix: the folder above a
+/// link (`~/bin`, `~/.local`) holds no more of Python than the link. A virtual environment's
+/// link (`pyvenv.cfg` above it) is run as found, so that Python finds its environment.
 fn python_binary_on_path() -> Option<(PathBuf, Vec<PathBuf>)> {
     let path = std::env::var_os("PATH")?;
     let program = std::env::split_paths(&path)
@@ -268,12 +294,18 @@ fn python_binary_on_path() -> Option<(PathBuf, Vec<PathBuf>)> {
         return None;
     }
     let prefix = |path: &std::path::Path| path.parent()?.parent().map(std::path::Path::to_path_buf);
-    let mut install: Vec<PathBuf> = [prefix(&program), prefix(&target)]
+    let environment = prefix(&program).filter(|dir| dir.join("pyvenv.cfg").is_file());
+    let run = if environment.is_some() {
+        program
+    } else {
+        target.clone()
+    };
+    let mut install: Vec<PathBuf> = [environment, prefix(&target)]
         .into_iter()
         .flatten()
         .collect();
     install.dedup();
-    Some((program, install))
+    Some((run, install))
 }
 
 /// Ask `python3` (a script, as a pyenv shim) where it lives.
