@@ -270,8 +270,7 @@ fn find_python() -> anyhow::Result<(PathBuf, Vec<PathBuf>)> {
                  PATH (such as /usr/bin/python3)",
                 prefix.display()
             ),
-        ))
-        .into()),
+        ))),
         None => Ok((program, install)),
     }
 }
