@@ -2,8 +2,8 @@
 //! the judge against a loopback OpenAI-compatible server that refuses requests past its limit
 //! with 429 and `Retry-After`, `retry-after-ms` and `x-ratelimit-*` headers finish with zero
 //! failed calls at `--retries 0` and few 429s; so does `tasks run` against a server with a
-//! request rate; a 429 without an announced limit still uses `--retries`; announced waits are
-//! bounded per call.
+//! request rate; a 429 without an announced limit is waited out too; announced waits are
+//! bounded per call, over all its attempts.
 //!
 //! The 429 counts are asserted against a server whose limit is on requests in flight, which it
 //! counts itself: evalctl counts each request from before it is sent until its reply is read, so
@@ -271,36 +271,35 @@ fn tasks_run_at_an_announced_rate_loses_no_call_at_zero_retries() {
 }
 
 #[test]
-fn a_429_without_an_announced_limit_uses_the_retries() {
-    let bare = || Server::fail_then(1, Reply::status(429, TOO_MANY), completion_of_any());
+fn a_429_without_an_announced_limit_is_waited_out_without_the_retries() {
+    // A limit that says nothing (no Retry-After, no x-ratelimit-*): the pacer waits a second of
+    // its own and sends the request again, at --retries 0.
+    let server = Server::fail_then(1, Reply::status(429, TOO_MANY), completion_of_any());
     let sandbox = Sandbox::new();
     tasks(&sandbox, 1);
-    let server = bare();
     let output = tasks_run(&sandbox, &server, "0");
-    assert_eq!(code(&output), 1, "stderr: {}", stderr_text(&output));
-    let failed = &json_stdout(&output)["generation"]["failed"];
-    assert_eq!(failed[0]["error"]["kind"], "http_status", "{failed}");
-    assert_eq!(server.request_count(), 1);
-    let server = bare();
-    let output = tasks_run(&sandbox, &server, "1");
     assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    assert_eq!(json_stdout(&output)["generation"]["failed"], json!([]));
     assert_eq!(server.request_count(), 2);
 }
 
 #[test]
-fn announced_waits_are_bounded_per_call() {
-    // A server that always says "wait 0 ms": 20 announced waits, then the 429 is a failure.
-    let server = Server::fixed(Reply::status(429, TOO_MANY).header("retry-after-ms", "0"));
-    let sandbox = Sandbox::new();
-    tasks(&sandbox, 1);
-    let output = tasks_run(&sandbox, &server, "0");
-    assert_eq!(code(&output), 1, "stderr: {}", stderr_text(&output));
-    let failed = &json_stdout(&output)["generation"]["failed"];
-    assert_eq!(
-        failed[0]["error"]["message"],
-        format!("HTTP 429 Too Many Requests: {TOO_MANY}")
-    );
-    assert_eq!(server.request_count(), 21);
+fn announced_waits_are_bounded_per_call_over_all_its_attempts() {
+    // A server that always says "wait 0 ms": 20 announced waits, then the 429 is a failure,
+    // and the retries wait no more.
+    for (retries, requests) in [("0", 21), ("2", 23)] {
+        let server = Server::fixed(Reply::status(429, TOO_MANY).header("retry-after-ms", "0"));
+        let sandbox = Sandbox::new();
+        tasks(&sandbox, 1);
+        let output = tasks_run(&sandbox, &server, retries);
+        assert_eq!(code(&output), 1, "stderr: {}", stderr_text(&output));
+        let failed = &json_stdout(&output)["generation"]["failed"];
+        assert_eq!(
+            failed[0]["error"]["message"],
+            format!("HTTP 429 Too Many Requests: {TOO_MANY}")
+        );
+        assert_eq!(server.request_count(), requests, "--retries {retries}");
+    }
 }
 
 /// A completion whatever the request.

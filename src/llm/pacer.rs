@@ -17,7 +17,11 @@
 //!
 //! A `Retry-After`/`retry-after-ms` without an announced rate, and an exhausted token limit
 //! (`x-ratelimit-remaining-tokens: 0` until `x-ratelimit-reset-tokens`), pause every request to
-//! the endpoint until then. No wait is longer than [`MAX_RETRY_AFTER_SECS`].
+//! the endpoint until then. A 429 that announces nothing pauses every request too: one second,
+//! doubling with each such round of 429s until a request succeeds (a limit per second or minute
+//! that does not say so is waited out, not retried into), for at most
+//! [`UNANNOUNCED_ROUNDS`] rounds in a row; after that the 429s are failed attempts like any
+//! other (a used-up quota answers 429 too). No wait is longer than [`MAX_RETRY_AFTER_SECS`].
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -39,6 +43,10 @@ const READINGS: usize = 8;
 const PROBE_SLOWDOWN: f64 = 8.0;
 /// The longest any one wait is.
 const MAX_WAIT: Duration = Duration::from_secs(MAX_RETRY_AFTER_SECS);
+/// The pause after a first 429 that announces nothing; each further round doubles it.
+const UNANNOUNCED_WAIT: Duration = Duration::from_secs(1);
+/// How many rounds of 429s that announce nothing, with no success between them, are waited out.
+pub const UNANNOUNCED_ROUNDS: u32 = 5;
 
 /// The pacers of this process, by base URL and model.
 type Pacers = Mutex<HashMap<(String, String), Arc<Pacer>>>;
@@ -74,6 +82,8 @@ struct State {
     started: u64,
     /// `started` when `limit` was last cut.
     cut_at: u64,
+    /// Rounds of 429s that announced nothing since the last success.
+    unannounced_rounds: u32,
     /// The announced rate, once known.
     rate: Option<Rate>,
     /// The last few rate readings: time per request.
@@ -92,6 +102,7 @@ impl Default for State {
             in_flight: 0,
             started: 0,
             cut_at: 0,
+            unannounced_rounds: 0,
             rate: None,
             readings: VecDeque::new(),
             full_at: None,
@@ -108,6 +119,15 @@ struct Rate {
     /// How much earlier than `full_at` a start may be: the time the bucket takes to refill all
     /// but one request, at the announced rate.
     burst: Duration,
+}
+
+/// How long a request that drew a 429 waits before it is sent again.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Wait {
+    /// The wait.
+    pub duration: Duration,
+    /// The server announced it (`Retry-After`, `retry-after-ms`, `x-ratelimit-reset-*`).
+    pub announced: bool,
 }
 
 /// A request's place among the requests in flight; finishing (or dropping) it frees the place.
@@ -156,10 +176,11 @@ impl Pacer {
 
 impl Permit {
     /// Learn from what the server answered (`status` and `headers`; `None` when no answer came).
-    /// For a 429 whose limit the server announced (`Retry-After`, `retry-after-ms` or
-    /// `x-ratelimit-reset-*`) the wait it announced: the request may be sent again once the
-    /// pacer lets it start, without counting as a retry.
-    pub fn finish(self, status: Option<StatusCode>, headers: &HeaderMap) -> Option<Duration> {
+    /// For a 429, the wait before the request may be sent again once the pacer lets it start,
+    /// without counting as a retry: the one the server announced (`Retry-After`,
+    /// `retry-after-ms` or `x-ratelimit-reset-*`), else the pacer's own (see the module
+    /// documentation); `None` when the 429 is to be a failed attempt.
+    pub fn finish(self, status: Option<StatusCode>, headers: &HeaderMap) -> Option<Wait> {
         let now = Instant::now();
         let limits = rate_limits(headers);
         let mut state = self.pacer.lock();
@@ -246,14 +267,15 @@ impl State {
         }
     }
 
-    /// A 429 to request `number`: the announced wait, if the server announced one.
+    /// A 429 to request `number`: the wait the server announced, else the pacer's own while
+    /// rounds of unannounced 429s are left.
     fn rejected(
         &mut self,
         number: u64,
         after: Option<Duration>,
         limits: &RateLimits,
         now: Instant,
-    ) -> Option<Duration> {
+    ) -> Option<Wait> {
         let out_of_requests = limits.requests.remaining == Some(0);
         let out_of_tokens = limits.tokens.remaining == Some(0);
         let explained = out_of_tokens || (out_of_requests && self.rate.is_some());
@@ -271,21 +293,42 @@ impl State {
             (_, Some(after)) => self.pause_for(Some(after), now),
             (_, None) => {}
         }
+        let reset = [limits.requests, limits.tokens]
+            .into_iter()
+            .filter_map(|window| window.reset)
+            .min();
+        let announced = after.or(reset);
         if !explained && number >= self.cut_at {
             let level = self.limit.min(self.in_flight as f64);
             self.ceiling = level;
             self.limit = (level / 2.0).floor().max(1.0);
             self.cut_at = self.started;
+            if announced.is_none() {
+                self.unannounced_rounds += 1;
+            }
         }
-        let reset = [limits.requests, limits.tokens]
-            .into_iter()
-            .filter_map(|window| window.reset)
-            .min();
-        after.or(reset).map(|wait| wait.min(MAX_WAIT))
+        match announced {
+            Some(wait) => Some(Wait {
+                duration: wait.min(MAX_WAIT),
+                announced: true,
+            }),
+            None if !explained && self.unannounced_rounds <= UNANNOUNCED_ROUNDS => {
+                let doubling = self.unannounced_rounds.saturating_sub(1).min(16);
+                let wait = UNANNOUNCED_WAIT.saturating_mul(1 << doubling).min(MAX_WAIT);
+                self.pause_for(Some(wait), now);
+                Some(Wait {
+                    duration: wait,
+                    announced: false,
+                })
+            }
+            None => None,
+        }
     }
 
-    /// A success: one more request in flight per `limit` successes, slower near the ceiling.
+    /// A success: one more request in flight per `limit` successes, slower near the ceiling;
+    /// the next 429 that announces nothing is a first one again.
     fn succeeded(&mut self) {
+        self.unannounced_rounds = 0;
         if self.limit.is_finite() {
             let slowdown = if self.limit + 1.0 >= self.ceiling {
                 PROBE_SLOWDOWN
@@ -322,6 +365,14 @@ mod tests {
     /// A limit of 20 requests, none left, back to full in a second: 50 ms per request.
     fn exhausted() -> HeaderMap {
         request_limit("20", "0", "1s")
+    }
+
+    /// A wait of `ms` the server announced.
+    fn announced(ms: u64) -> Wait {
+        Wait {
+            duration: Duration::from_millis(ms),
+            announced: true,
+        }
     }
 
     /// The pacer's time per request for 50 ms announced.
@@ -408,7 +459,7 @@ mod tests {
         let after = headers(&[("retry-after-ms", "300"), ("retry-after", "1")]);
         assert_eq!(
             rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &after),
-            Some(Duration::from_millis(300))
+            Some(announced(300))
         );
         drop(waiting);
         assert_eq!(starts(&pacer, 2).await, [Duration::from_millis(300); 2]);
@@ -423,7 +474,7 @@ mod tests {
             ("retry-after-ms", "200"),
         ]);
         let wait = rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &wait_200_ms);
-        assert_eq!(wait, Some(Duration::from_millis(200)));
+        assert_eq!(wait, Some(announced(200)));
         // The next request goes when the server said, the one after it at the rate.
         let times = starts(&pacer, 2).await;
         assert!(close(times[0], Duration::from_millis(200)), "{times:?}");
@@ -461,12 +512,15 @@ mod tests {
             held.push(pacer.start().await);
         }
         let too_many = StatusCode::TOO_MANY_REQUESTS;
-        // A bare 429 is no announced wait: it goes to the caller's retries.
+        // A bare 429 announces no wait: the pacer pauses a second of its own.
         assert_eq!(
             held.pop()
                 .unwrap()
                 .finish(Some(too_many), &HeaderMap::new()),
-            None
+            Some(Wait {
+                duration: Duration::from_secs(1),
+                announced: false
+            })
         );
         assert_eq!(pacer.lock().limit, 4.0);
         // Another request of the same round does not cut again.
@@ -494,6 +548,41 @@ mod tests {
         assert_eq!(pacer.lock().ceiling, 4.0);
         four.clear();
         assert_eq!(fifth.await.unwrap(), 12);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn bare_429s_pause_every_request_doubling_until_a_success_for_five_rounds() {
+        let pacer = Arc::new(Pacer::default());
+        let bare_429 = |pacer: &Arc<Pacer>| {
+            let pacer = Arc::clone(pacer);
+            async move {
+                let started = Instant::now();
+                let permit = pacer.start().await;
+                let waited = started.elapsed();
+                let wait = permit.finish(Some(StatusCode::TOO_MANY_REQUESTS), &HeaderMap::new());
+                (waited, wait.map(|wait| wait.duration))
+            }
+        };
+        let mut seen = Vec::new();
+        for _ in 0..UNANNOUNCED_ROUNDS + 1 {
+            seen.push(bare_429(&pacer).await);
+        }
+        let second = Duration::from_secs(1);
+        assert_eq!(
+            seen,
+            [
+                (Duration::ZERO, Some(second)),
+                (second, Some(second * 2)),
+                (second * 2, Some(second * 4)),
+                (second * 4, Some(second * 8)),
+                (second * 8, Some(second * 16)),
+                // A sixth round in a row is the server's word (a used-up quota): a failure.
+                (second * 16, None),
+            ]
+        );
+        // A success makes the next one a first round again.
+        succeed(&pacer, 1).await;
+        assert_eq!(bare_429(&pacer).await, (Duration::ZERO, Some(second)));
     }
 
     #[tokio::test(start_paused = true)]

@@ -14,5 +14,5 @@ mod score;
 pub use lenient_json::{replace_nonfinite_tokens, restore_tokens};
 pub use outcome::{Attempt, CallError, ErrorKind, Findings, Retry};
 pub use payload::{build_payload, PREFLIGHT_CANDIDATE};
-pub use retry::with_retries;
+pub use retry::{with_retries, CallWaits};
 pub use score::{parse_evaluator_output, validate_score, ScoreRange};

@@ -2,6 +2,7 @@
 //! Any attempt that says whether another may follow ([`Retryable`]) can be retried: an
 //! evaluator's call, a model's completion, a check's API call.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::time::Duration;
 
@@ -33,26 +34,60 @@ impl<T> Retryable for Result<T, Attempt> {
     }
 }
 
+/// What one call spent waiting out 429s (a model API's rate limit) without counting them as
+/// retries, over all its attempts: a call is allowed so many such waits in all, not per attempt.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct CallWaits {
+    /// 429s whose wait the server announced.
+    pub announced: u32,
+    /// 429s that announced nothing.
+    pub unannounced: u32,
+    /// The time they made the call wait.
+    pub waited: Duration,
+}
+
+tokio::task_local! {
+    /// The waits of the call [`with_retries`] is making.
+    static CALL_WAITS: Cell<CallWaits>;
+}
+
+impl CallWaits {
+    /// The waits of the call being made so far (none outside [`with_retries`]).
+    pub fn of_this_call() -> CallWaits {
+        CALL_WAITS.try_with(Cell::get).unwrap_or_default()
+    }
+
+    /// Record the waits of the call being made (nothing outside [`with_retries`]).
+    pub fn record(self) {
+        let _ = CALL_WAITS.try_with(|waits| waits.set(self));
+    }
+}
+
 /// Make attempts with `make_attempt` until one succeeds, fails for good, or `retries` extra attempts
 /// are spent, waiting between them as [`backoff`] or the server's `Retry-After` says. Returns the
-/// last attempt and how many attempts were made.
+/// last attempt and how many attempts were made. The attempts share one [`CallWaits`].
 pub async fn with_retries<F, Fut, A>(retries: u32, mut make_attempt: F) -> (A, u32)
 where
     F: FnMut() -> Fut,
     Fut: Future<Output = A>,
     A: Retryable,
 {
-    let mut attempts = 0;
-    loop {
-        let attempt = make_attempt().await;
-        attempts += 1;
-        match attempt.retry() {
-            Retry::Allowed { after } if attempts <= retries => {
-                tokio::time::sleep(after.unwrap_or_else(|| backoff(attempts))).await;
+    let call = async move {
+        let mut attempts = 0;
+        loop {
+            let attempt = make_attempt().await;
+            attempts += 1;
+            match attempt.retry() {
+                Retry::Allowed { after } if attempts <= retries => {
+                    tokio::time::sleep(after.unwrap_or_else(|| backoff(attempts))).await;
+                }
+                _ => return (attempt, attempts),
             }
-            _ => return (attempt, attempts),
         }
-    }
+    };
+    CALL_WAITS
+        .scope(Cell::new(CallWaits::default()), call)
+        .await
 }
 
 /// The delay before retry number `attempt` (1-based): 200 ms doubling, ±50% jitter, capped.
