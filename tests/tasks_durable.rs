@@ -262,7 +262,7 @@ fn a_journal_is_not_appended_to_without_resume() {
 }
 
 #[test]
-fn an_interrupted_run_scores_what_was_generated_when_a_task_runs_code() {
+fn an_interrupted_run_scores_what_was_generated_and_its_resume_writes_one_whole_scoring() {
     let sb = Sandbox::new();
     let code_task = r#"{"task_id": "c1", "category": "code_exec", "prompt": "Write add(a, b).", "targets": ["assert add(1, 2) == 3"], "metric_name": "code_exec", "post_process": "none"}"#;
     let three: String = TASKS
@@ -271,12 +271,16 @@ fn an_interrupted_run_scores_what_was_generated_when_a_task_runs_code() {
         .map(|line| format!("{line}\n"))
         .collect();
     sb.write("tasks.jsonl", format!("{three}{code_task}\n"));
-    // t1 and t2 are answered; t3 never is, so the run is stopped while it waits.
+    // t1 and t2 are answered; while `hold` exists t3 never is, so the run is stopped while it
+    // waits.
     sb.write(
         "model.sh",
         "task=$(sed -n 's/^{\"task_id\":\"\\([^\"]*\\)\".*/\\1/p')\n\
-         case \"$task\" in t1|t2) printf '%s' \"$task\" ;; *) exec sleep 60 ;; esac\n",
+         case \"$task\" in t1|t2) printf '%s' \"$task\"; exit ;; esac\n\
+         [ -e hold ] && exec sleep 60\n\
+         case \"$task\" in c1) printf 'def add(a, b):\\n    return a + b' ;; *) printf '%s' \"$task\" ;; esac\n",
     );
+    sb.write("hold", "");
     let child = crate::common::evalctl_process()
         .current_dir(sb.path())
         .args([
@@ -303,13 +307,41 @@ fn an_interrupted_run_scores_what_was_generated_when_a_task_runs_code() {
     unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
     let out = child.wait_with_output().expect("evalctl ends");
     assert_eq!(code(&out), 130, "{}", stderr_text(&out));
+    // What was generated is scored and summarised; --output waits for the whole run, which
+    // --resume completes from the saved completions.
+    let summary = json_stdout(&out);
     assert_eq!(
-        stderr_text(&out).lines().last(),
-        Some(
-            "interrupted: 2 of 4 tasks generated and scored; the results so far are written and \
-             summarised"
-        )
+        (&summary["interrupted"], &summary["overall"]["scored"]),
+        (&Value::from(true), &Value::from(2))
     );
+    let stderr = stderr_text(&out);
+    assert_eq!(
+        stderr.lines().rev().take(2).collect::<Vec<_>>(),
+        [
+            "interrupted: 2 of 4 tasks generated and scored; the summary covers them",
+            "scores.jsonl: not written: the run was interrupted and its completions are saved in \
+             saved.jsonl; the same command with --resume completes it and writes a line for every \
+             task",
+        ]
+    );
+    assert!(!sb.join("scores.jsonl").exists());
+    std::fs::remove_file(sb.join("hold")).unwrap();
+    let resumed = sb
+        .evalctl()
+        .args([
+            "tasks",
+            "run",
+            "tasks.jsonl",
+            "--no-config",
+            "--format",
+            "json",
+        ])
+        .args(["--model-command", "sh model.sh", "-j", "1"])
+        .args(["--save-outputs", "saved.jsonl", "--output", "scores.jsonl"])
+        .arg("--resume")
+        .output()
+        .unwrap();
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
     let scores: Vec<(Value, Value)> = sb
         .jsonl("scores.jsonl")
         .iter()
@@ -319,7 +351,16 @@ fn an_interrupted_run_scores_what_was_generated_when_a_task_runs_code() {
         scores,
         [
             (Value::from("t1"), Value::from(1.0)),
-            (Value::from("t2"), Value::from(1.0))
+            (Value::from("t2"), Value::from(1.0)),
+            (Value::from("t3"), Value::from(1.0)),
+            (Value::from("c1"), Value::from(1.0))
         ]
     );
+    // One scoring, which summarize reads.
+    let summarized = sb
+        .evalctl()
+        .args(["summarize", "scores.jsonl", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&summarized), 0, "{}", stderr_text(&summarized));
 }

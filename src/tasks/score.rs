@@ -304,7 +304,8 @@ pub struct ScoreSummary {
     /// `code_exec` assertions stopped by each limit, over all tasks (left out when none was).
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub code_exec_limits: BTreeMap<LimitHit, usize>,
-    /// A signal stopped scoring: the aggregates cover the tasks scored before it.
+    /// A signal stopped scoring (or, under `tasks run`, the generation): the aggregates cover
+    /// the tasks scored before it.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub interrupted: bool,
 }

@@ -251,16 +251,30 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         file.tasks
             .retain(|task| answered.contains(task.task_id.as_str()));
     }
-    let scores = score_all(&file, model.label(), outputs, code.as_ref())?;
+    let mut scores = score_all(&file, model.label(), outputs, code.as_ref())?;
+    // The summary says the generation was cut short, as it says of the scoring.
+    scores.interrupted |= interrupted;
     let mut write_failed = write_error.is_some();
     if let Some(error) = write_error {
         reporter.diagnose(&error);
     }
-    if let Some(path) = &config.output {
-        if let Err(error) = append_lines(&scores, "tasks run", &file, &generation.failed, path) {
-            reporter.diagnose(&error);
-            write_failed = true;
+    match (&config.output, &config.save_outputs) {
+        // Resumable: the lines of part of the tasks would be a scoring of their own, beside the
+        // complete one `--resume` appends; the outputs are saved, and `--resume` writes them all.
+        (Some(path), Some(saved)) if scores.interrupted => reporter.note(format!(
+            "{}: not written: the run was interrupted and its completions are saved in {}; the \
+             same command with --resume completes it and writes a line for every task",
+            path.display(),
+            saved.display()
+        )),
+        (Some(path), _) => {
+            if let Err(error) = append_lines(&scores, "tasks run", &file, &generation.failed, path)
+            {
+                reporter.diagnose(&error);
+                write_failed = true;
+            }
         }
+        (None, _) => {}
     }
     for failure in &generation.failed {
         reporter.failure(format!(
@@ -275,8 +289,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     // A signal after generation ended (the handlers stay in place) let the summary be written.
     if interrupted || summary.scores.interrupted || crate::interrupt::interrupt_requested() {
         reporter.note(format!(
-            "interrupted: {} of {} tasks generated and scored; the results so far are written \
-             and summarised",
+            "interrupted: {} of {} tasks generated and scored; the summary covers them",
             summary.scores.tasks.len(),
             summary.generation.tasks
         ));
