@@ -592,3 +592,49 @@ fn a_run_that_fails_preflight_creates_no_output_file() {
         "nothing was evaluated, so no results file"
     );
 }
+
+#[test]
+fn preflight_refuses_an_output_that_run_would_refuse() {
+    let sb = Sandbox::new();
+    sb.write("ev.sh", "cat >/dev/null; echo '{\"score\": 0.5}'\n");
+    sb.write("notes.txt", "my notes\n");
+    let evaluator = ["--evaluator-command", "sh ev.sh"];
+    succeeded(
+        sb.evalctl()
+            .args(["run", "--candidate", "a", "--output", "r.jsonl"])
+            .args(evaluator),
+    );
+    let preflight = |candidate: &str, extra: &[&str]| {
+        let out = sb
+            .evalctl()
+            .args(["preflight", "--format", "text", "--candidate", candidate])
+            .args(evaluator)
+            .args(extra)
+            .output()
+            .unwrap();
+        (code(&out), stderr_text(&out))
+    };
+    // The runs' fingerprints hold the sandbox's path: the lines are checked up to them.
+    let (status, stderr) = preflight("b", &["--output", "r.jsonl"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.starts_with("error: r.jsonl: holds 1 line not of this run (run "),
+        "{stderr}"
+    );
+    assert_eq!(
+        preflight("b", &["--output", "notes.txt"]),
+        (
+            2,
+            "error: notes.txt: is not a results file (1 line and no result line): name another \
+             --output file\n"
+                .to_string()
+        )
+    );
+    let (status, stderr) = preflight("a", &["--output", "r.jsonl"]);
+    assert_eq!(status, 2, "{stderr}");
+    assert!(
+        stderr.starts_with("error: r.jsonl: already holds 1 line of this run"),
+        "{stderr}"
+    );
+    assert_eq!(preflight("a", &["--output", "r.jsonl", "--resume"]).0, 0);
+}

@@ -28,32 +28,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config, reporter)?;
     let generator = generator(&config, &inputs)?;
     let inputs = Arc::new(inputs);
-    let keys = KeyContext::new(
-        &config.evaluator,
-        config.score_range,
-        config.task_model.as_deref(),
-        &config.declared,
-    )?;
-    let (keys, mut plan) = match &generator {
-        None => {
-            let plan = plan_calls(&inputs, &config.exec.examples, config.repeat, &keys);
-            (keys, plan)
-        }
-        Some(generator) => generator.plan(&keys, &inputs, &config.exec.examples, config.repeat),
-    };
-    let plan_calls_total = plan.len();
-    if let Some(shard) = config.shard {
-        shard.keep(&mut plan);
-    }
+    let Planned {
+        mut plan,
+        plan_calls_total,
+        digests,
+    } = plan_checked(&config, &inputs, generator.as_deref())?;
     let planned = plan.len();
-    let digests = RunDigests::of(&keys, &inputs, &config.exec.examples, config.repeat);
-    if let Some(path) = config.output.as_deref() {
-        let allowed = OutputUse {
-            resume: config.resume,
-            append_run: config.append_run,
-        };
-        check_output(path, &digests.fingerprint, &plan, allowed)?;
-    }
     let (concurrency, limited) =
         runner::calls_in_flight(config.exec.concurrency, planned, evaluator.kind());
     if let Some(warning) = limited {
@@ -319,12 +299,62 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     Ok(exit)
 }
 
+/// The run's plan, with `--output` checked against it.
+struct Planned {
+    /// This shard's calls.
+    plan: Vec<runner::PlannedCall>,
+    /// Calls of the whole run, every shard together.
+    plan_calls_total: usize,
+    digests: RunDigests,
+}
+
+/// Plan the run's calls (this shard's), and refuse (exit 2) an `--output` the run may not write
+/// to: one that holds this run without `--resume`, another run without `--append-run`, or is no
+/// results file. `preflight` makes the same check, so that it passes only when `run` would start.
+fn plan_checked(
+    config: &RunConfig,
+    inputs: &Inputs,
+    generator: Option<&Generator>,
+) -> anyhow::Result<Planned> {
+    let keys = KeyContext::new(
+        &config.evaluator,
+        config.score_range,
+        config.task_model.as_deref(),
+        &config.declared,
+    )?;
+    let (keys, mut plan) = match generator {
+        None => {
+            let plan = plan_calls(inputs, &config.exec.examples, config.repeat, &keys);
+            (keys, plan)
+        }
+        Some(generator) => generator.plan(&keys, inputs, &config.exec.examples, config.repeat),
+    };
+    let plan_calls_total = plan.len();
+    if let Some(shard) = config.shard {
+        shard.keep(&mut plan);
+    }
+    let digests = RunDigests::of(&keys, inputs, &config.exec.examples, config.repeat);
+    if let Some(path) = config.output.as_deref() {
+        let allowed = OutputUse {
+            resume: config.resume,
+            append_run: config.append_run,
+        };
+        check_output(path, &digests.fingerprint, &plan, allowed)?;
+    }
+    Ok(Planned {
+        plan,
+        plan_calls_total,
+        digests,
+    })
+}
+
 /// `evalctl preflight`: validate every input, probe the evaluator once, score nothing. A
 /// failure is reported by the reporter like any command's (with `--format json`, as
 /// `{"ok": false, "exit", "errors"}` on stdout), so a CI job can parse either outcome.
 pub fn preflight_only(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let (inputs, evaluator) = prepare(&config, reporter)?;
     let generator = generator(&config, &inputs)?;
+    plan_checked(&config, &inputs, generator.as_deref())?;
     let probe_evaluator = !config.exec.skip_preflight;
     let models = generator.as_deref();
     let Some(probed) = runner::block_on(probe(
