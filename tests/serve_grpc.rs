@@ -2,8 +2,9 @@
 //! loopback port, driven with the client generated from the FEP document's own `.proto`:
 //! evaluation, retrieval, validation errors, authentication and streaming (each case in the
 //! document's fields as it finishes), the operator's custom checks answered over gRPC, the token
-//! checked before a message is read, and the deadline of an evaluation; and evalctl's additions
-//! to that `.proto`, seen through evalctl's own client.
+//! checked before a message is read, the deadline of an evaluation, and a request over
+//! `--max-check-results` refused by every RPC that evaluates; and evalctl's additions to that
+//! `.proto`, seen through evalctl's own client.
 
 use crate::serve_support::grpc::{authorized, capitals, checked_by, evalctl_pb, pb};
 use crate::serve_support::Server;
@@ -425,4 +426,41 @@ async fn grpc_refuses_what_the_schemas_refuse_as_invalid_argument() {
         assert_eq!(refused.code(), tonic::Code::InvalidArgument);
         assert_eq!(refused.message(), message);
     }
+}
+
+#[tokio::test]
+async fn every_rpc_that_evaluates_refuses_a_request_over_the_check_result_limit() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &["--max-check-results", "2"], &[]);
+    let address = format!("http://{}", server.grpc);
+    let mut client = EvaluationServiceClient::connect(address.clone())
+        .await
+        .unwrap();
+    let mut operations =
+        pb::async_evaluation_service_client::AsyncEvaluationServiceClient::connect(address)
+            .await
+            .unwrap();
+    let message = "3 check results in one request (test cases times the checks that apply to \
+                   each); this server takes at most 2 (--max-check-results)";
+    let refused = [
+        client.run_evaluation(capitals(3, true)).await.unwrap_err(),
+        client
+            .stream_evaluation(capitals(3, true))
+            .await
+            .unwrap_err(),
+        operations
+            .start_evaluation(capitals(3, true))
+            .await
+            .unwrap_err(),
+    ];
+    for refused in refused {
+        assert_eq!(refused.code(), tonic::Code::InvalidArgument);
+        assert_eq!(refused.message(), message);
+    }
+    let run = client
+        .run_evaluation(capitals(2, true))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(run.results.len(), 2);
 }

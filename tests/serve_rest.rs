@@ -1,5 +1,6 @@
 //! `evalctl serve` over HTTP: the real server on an ephemeral loopback port, driven with the FEP
-//! spec's example, invalid requests, auth, limits (413, 400, 429), persistence across a restart,
+//! spec's example, invalid requests, auth, limits (413, 400 for too many test cases or check
+//! results, 429), persistence across a restart,
 //! streaming order and a graceful shutdown with a request in flight.
 
 use crate::serve_support;
@@ -196,6 +197,88 @@ fn requests_over_a_limit_get_an_error_response() {
     assert_eq!(evaluate(&server, &capitals_request(3)).status, 200);
     // The server is still up after the errors.
     assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+}
+
+/// A request of `n` test cases (the first with `own` checks of its own) and `shared` checks.
+fn checked_request(n: usize, shared: usize, own: usize) -> Vec<u8> {
+    let check = json!({"type": "exact_match",
+        "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected"}});
+    let test_cases: Vec<Value> = (0..n)
+        .map(|i| {
+            let mut case = json!({"id": format!("t{i}"), "input": "q", "expected": "Paris"});
+            if i == 0 && own > 0 {
+                case["checks"] = json!(vec![check.clone(); own]);
+            }
+            case
+        })
+        .collect();
+    serde_json::to_vec(&json!({
+        "test_cases": test_cases,
+        "outputs": vec![json!({"value": "Paris"}); n],
+        "checks": vec![check; shared],
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_request_over_the_check_result_limit_is_refused_before_evaluation() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &["--max-check-results", "6"], &[]);
+    let refused = |count: usize| {
+        json!({
+            "error": "too_many_check_results",
+            "message": format!(
+                "{count} check results in one request (test cases times the checks that apply \
+                 to each); this server takes at most 6 (--max-check-results)"
+            ),
+        })
+    };
+    // 7 test cases × 1 shared check; 2 × 2 shared plus 3 of the first test case's own.
+    for (body, count) in [(checked_request(7, 1, 0), 7), (checked_request(2, 2, 3), 7)] {
+        for path in ["/evaluate", "/evaluate?stream=true"] {
+            let reply = server.request("POST", path, &[], &body);
+            assert_eq!(reply.status, 400, "{path}");
+            assert_eq!(reply.header("content-type"), Some("application/json"));
+            assert_eq!(reply.json(), refused(count), "{path}");
+        }
+    }
+    // At the limit: 3 × 2 shared; 2 × 2 shared plus 2 of its own.
+    for (body, test_cases) in [(checked_request(3, 2, 0), 3), (checked_request(2, 2, 2), 2)] {
+        let reply = server.request("POST", "/evaluate", &[], &body);
+        assert_eq!(
+            reply.status,
+            200,
+            "{}",
+            String::from_utf8_lossy(&reply.body)
+        );
+        let run = reply.json();
+        assert_eq!(run["summary"]["total_test_cases"], test_cases);
+        let results = run["results"].as_array().unwrap();
+        let check_results: usize = results
+            .iter()
+            .map(|result| result["check_results"].as_array().unwrap().len())
+            .sum();
+        assert_eq!(check_results, 6);
+    }
+}
+
+#[test]
+fn the_default_check_result_limit_refuses_ten_thousand_cases_times_a_thousand_checks() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let body = checked_request(10_000, 1_000, 0);
+    assert!(body.len() < 2 << 20, "{}", body.len());
+    let reply = server.request("POST", "/evaluate", &[], &body);
+    assert_eq!(reply.status, 400);
+    assert_eq!(
+        reply.json(),
+        json!({
+            "error": "too_many_check_results",
+            "message": "10000000 check results in one request (test cases times the checks \
+                        that apply to each); this server takes at most 1000000 \
+                        (--max-check-results)",
+        })
+    );
 }
 
 /// The JSON values of a streamed (NDJSON) answer's lines.

@@ -43,6 +43,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 1_000_000,
           allow_negative_numbers = true, value_parser = parse_at_least::<u64, 1>)]
     max_test_cases: u64,
+    /// The most check results in one request: its test cases times the checks that apply to
+    /// each (shared and per-test-case), counted before evaluating (more: 400).
+    #[arg(long, value_name = "N", default_value_t = 1_000_000,
+          allow_negative_numbers = true, value_parser = parse_at_least::<u64, 1>)]
+    max_check_results: u64,
     /// The most evaluations running at once (more: 429 / RESOURCE_EXHAUSTED).
     #[arg(long, value_name = "N", default_value_t = 256,
           allow_negative_numbers = true, value_parser = parse_between::<u64, 1, 65_536>)]
@@ -106,6 +111,7 @@ impl ServeArgs {
             limits: Limits {
                 max_body: size(self.max_body),
                 max_test_cases: size(self.max_test_cases),
+                max_check_results: size(self.max_check_results),
                 max_concurrent: size(self.max_concurrent),
                 body_timeout: self.body_timeout,
                 request_timeout: self.request_timeout,

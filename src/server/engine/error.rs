@@ -12,6 +12,8 @@ pub enum ErrorKind {
     Validation,
     /// More test cases than `--max-test-cases` (400).
     TooManyTestCases,
+    /// More check results than `--max-check-results` (400).
+    TooManyCheckResults,
     /// A body over `--max-body` (413).
     BodyTooLarge,
     /// `--max-concurrent` evaluations are running (429).
@@ -36,6 +38,7 @@ impl ErrorKind {
         match self {
             ErrorKind::Validation => "validation_error",
             ErrorKind::TooManyTestCases => "too_many_test_cases",
+            ErrorKind::TooManyCheckResults => "too_many_check_results",
             ErrorKind::BodyTooLarge => "payload_too_large",
             ErrorKind::Busy => "too_many_requests",
             ErrorKind::BodyTimeout => "request_timeout",
@@ -50,7 +53,9 @@ impl ErrorKind {
     /// The HTTP status code.
     pub fn http_status(self) -> u16 {
         match self {
-            ErrorKind::Validation | ErrorKind::TooManyTestCases => 400,
+            ErrorKind::Validation
+            | ErrorKind::TooManyTestCases
+            | ErrorKind::TooManyCheckResults => 400,
             ErrorKind::BodyTooLarge => 413,
             ErrorKind::Busy => 429,
             ErrorKind::BodyTimeout => 408,
@@ -65,7 +70,9 @@ impl ErrorKind {
     /// The gRPC status code.
     pub fn grpc_code(self) -> tonic::Code {
         match self {
-            ErrorKind::Validation | ErrorKind::TooManyTestCases => tonic::Code::InvalidArgument,
+            ErrorKind::Validation
+            | ErrorKind::TooManyTestCases
+            | ErrorKind::TooManyCheckResults => tonic::Code::InvalidArgument,
             ErrorKind::BodyTooLarge | ErrorKind::Busy => tonic::Code::ResourceExhausted,
             ErrorKind::BodyTimeout | ErrorKind::DeadlineExceeded => tonic::Code::DeadlineExceeded,
             ErrorKind::Unauthenticated => tonic::Code::Unauthenticated,

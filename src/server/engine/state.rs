@@ -22,14 +22,17 @@ use crate::server::ServeChecks;
 /// The FEP version `/health` and HealthCheck report.
 pub const FEP_VERSION: &str = "0.0.1";
 
-/// The request limits (`--max-body`, `--max-test-cases`, `--max-concurrent`, `--body-timeout`,
-/// `--request-timeout`).
+/// The request limits (`--max-body`, `--max-test-cases`, `--max-check-results`,
+/// `--max-concurrent`, `--body-timeout`, `--request-timeout`).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// The largest request body, in bytes.
     pub max_body: usize,
     /// The most test cases in one request.
     pub max_test_cases: usize,
+    /// The most check results one request may ask for: its test cases times the checks that
+    /// apply to each.
+    pub max_check_results: usize,
     /// The most evaluations running at once; more are turned away (429).
     pub max_concurrent: usize,
     /// The longest a REST body may take to arrive (408).
@@ -167,6 +170,17 @@ impl Engine {
                 ),
             ));
         }
+        let check_results = check_results(&document);
+        if check_results > self.limits.max_check_results as u64 {
+            return Err(ApiError::new(
+                ErrorKind::TooManyCheckResults,
+                format!(
+                    "{check_results} check results in one request (test cases times the checks \
+                     that apply to each); this server takes at most {} (--max-check-results)",
+                    self.limits.max_check_results
+                ),
+            ));
+        }
         // A request cannot declare custom checks here, so parsing one changes nothing in the
         // catalog but its compiled paths: the next request may use it.
         let mut catalog = self
@@ -192,6 +206,69 @@ impl Engine {
     }
 }
 
+/// How many check results an EvaluationRequest document asks for, counted before it is parsed:
+/// for each test case, the checks of `checks` that apply to it (the whole list when it is
+/// shared, its own list when `checks` holds one list per test case) plus its own `checks`.
+/// Whatever is not an array counts nothing (parsing refuses it).
+fn check_results(document: &Value) -> u64 {
+    let length = |value: Option<&Value>| value.and_then(Value::as_array).map_or(0, Vec::len) as u64;
+    let test_cases = document
+        .get("test_cases")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    let checks = document
+        .get("checks")
+        .and_then(Value::as_array)
+        .map_or(&[][..], Vec::as_slice);
+    // As the request reader decides: one list per test case once any item is a list.
+    let from_checks = if checks.iter().any(Value::is_array) {
+        checks
+            .iter()
+            .take(test_cases.len())
+            .map(|list| length(Some(list)))
+            .sum()
+    } else {
+        (checks.len() as u64).saturating_mul(test_cases.len() as u64)
+    };
+    let own: u64 = test_cases
+        .iter()
+        .map(|test_case| length(test_case.get("checks")))
+        .sum();
+    from_checks.saturating_add(own)
+}
+
 /// The most calls of checks that call out the server makes at once, over all evaluations (each
 /// makes at most [`DEFAULT_CONCURRENCY`]).
 const SERVER_CALLS: usize = 64;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn check_results_count_the_checks_that_apply_to_each_test_case() {
+        let case = |checks: Value| json!({"id": "t", "input": "q", "checks": checks});
+        let check = json!({"type": "exact_match"});
+        // Shared checks apply to every test case, and each test case adds its own.
+        let shared = json!({
+            "test_cases": [case(json!([check, check])), {"id": "u", "input": "q"}, case(json!([]))],
+            "checks": [check, check, check],
+        });
+        assert_eq!(check_results(&shared), 3 * 3 + 2);
+        // One list per test case: each list applies to its test case only; lists beyond the
+        // test cases apply to none.
+        let per_case = json!({
+            "test_cases": [case(json!([check])), {"id": "u", "input": "q"}],
+            "checks": [[check, check], [check], [check, check, check]],
+        });
+        assert_eq!(check_results(&per_case), 2 + 1 + 1);
+        // What is not an array counts nothing.
+        assert_eq!(
+            check_results(&json!({"test_cases": 3, "checks": [check]})),
+            0
+        );
+        assert_eq!(check_results(&json!({"test_cases": [{}], "checks": {}})), 0);
+        assert_eq!(check_results(&json!([1, 2])), 0);
+    }
+}
