@@ -1,10 +1,11 @@
 //! `evalctl serve` against clients that hold it up: idle connections, half-sent request heads
-//! and bodies are closed or refused; an evaluation that waits (on a custom check held by the
+//! and bodies are closed or refused; past `--max-connections` a new connection waits until one
+//! closes while those open are answered; a request head over 64 KiB is a 431; an evaluation that waits (on a custom check held by the
 //! test) leaves `/health` and other clients answered, and one past `--request-timeout` is a 503
 //! (a stream whose client stops reading ends then too);
 //! a result the database refuses is a 500, never a 200; the database is its owner's alone.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -331,4 +332,132 @@ fn a_db_that_is_no_database_is_bad_input_and_left_as_it_was() {
         )
     );
     assert_eq!(sb.read("notes.jsonl"), "{\"a\": 1}\n");
+}
+
+/// Ask for `/health` on the kept-alive connection `stream`; the whole response.
+fn health_on(stream: &mut TcpStream) -> String {
+    stream
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    one_response(stream)
+}
+
+/// One response (its head and `Content-Length` body) read from `stream`, which stays open.
+fn one_response(stream: &mut TcpStream) -> String {
+    // Only a guard against a hanging test: the answer is awaited as an event.
+    stream
+        .set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut received = Vec::new();
+    let mut byte = [0u8; 1];
+    while !received.ends_with(b"\r\n\r\n") {
+        stream.read_exact(&mut byte).expect("a response head");
+        received.push(byte[0]);
+    }
+    let head = String::from_utf8(received).unwrap();
+    let length: usize = head
+        .lines()
+        .find_map(|line| {
+            line.to_ascii_lowercase()
+                .strip_prefix("content-length: ")?
+                .parse()
+                .ok()
+        })
+        .expect("a content-length");
+    let mut body = vec![0u8; length];
+    stream.read_exact(&mut body).unwrap();
+    head + &String::from_utf8(body).unwrap()
+}
+
+/// Whether the server has sent nothing on `stream` yet (a read would block).
+fn nothing_sent_on(stream: &TcpStream) -> bool {
+    stream.set_nonblocking(true).unwrap();
+    let unanswered =
+        matches!(stream.peek(&mut [0u8; 1]), Err(err) if err.kind() == ErrorKind::WouldBlock);
+    stream.set_nonblocking(false).unwrap();
+    unanswered
+}
+
+#[test]
+fn past_max_connections_a_new_connection_waits_until_one_closes() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(&dir.path().join("s.db"), &["--max-connections", "2"], &[]);
+    let healthy = |response: &str| {
+        response.starts_with("HTTP/1.1 200 OK\r\n") && response.contains("{\"status\":\"healthy\",")
+    };
+    let mut first = TcpStream::connect(&server.rest).unwrap();
+    let mut second = TcpStream::connect(&server.rest).unwrap();
+    for stream in [&mut first, &mut second] {
+        let response = health_on(stream);
+        assert!(healthy(&response), "{response}");
+    }
+    // A third connection is accepted, then waits for a place: the server says so (once).
+    let mut third = TcpStream::connect(&server.rest).unwrap();
+    third
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .unwrap();
+    let mut told = String::new();
+    server.stderr.read_line(&mut told).unwrap();
+    assert_eq!(
+        told,
+        "2 connections are open (--max-connections): new connections wait until one closes\n"
+    );
+    assert!(nothing_sent_on(&third));
+    // The connections open are still answered, and the third still waits.
+    let response = health_on(&mut second);
+    assert!(healthy(&response), "{response}");
+    assert!(nothing_sent_on(&third));
+    // One closes: the third is served.
+    drop(first);
+    let response = one_response(&mut third);
+    assert!(healthy(&response), "{response}");
+    // gRPC connections share the places: one waits (no SETTINGS frame) until one closes.
+    let mut grpc = TcpStream::connect(&server.grpc).unwrap();
+    assert!(nothing_sent_on(&grpc));
+    drop(second);
+    grpc.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut frame_head = [0u8; 9];
+    grpc.read_exact(&mut frame_head)
+        .expect("the server's SETTINGS");
+    assert_eq!(frame_head[3], 0x4, "{frame_head:?}");
+}
+
+#[test]
+fn a_request_head_over_64_kib_is_a_431_and_its_connection_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    // A head of `size` bytes, request line and headers.
+    let head = |size: usize| {
+        let start = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Padding: ";
+        let head = format!("{start}{}\r\n\r\n", "a".repeat(size - start.len() - 4));
+        assert_eq!(head.len(), size);
+        head
+    };
+    // At the limit: answered.
+    let mut under = TcpStream::connect(&server.rest).unwrap();
+    under.write_all(head(64 << 10).as_bytes()).unwrap();
+    let answered = String::from_utf8(until_closed(under)).unwrap();
+    assert!(answered.starts_with("HTTP/1.1 200 OK\r\n"), "{answered}");
+    // One byte over it: 431, no body, and the connection is closed (or reset, when the rest of
+    // the head was never read).
+    let mut over = TcpStream::connect(&server.rest).unwrap();
+    let _ = over.write_all(head((64 << 10) + 1).as_bytes());
+    over.set_read_timeout(Some(Duration::from_secs(60)))
+        .unwrap();
+    let mut received = Vec::new();
+    let mut buffer = [0u8; 4096];
+    while let Ok(read @ 1..) = over.read(&mut buffer) {
+        received.extend_from_slice(&buffer[..read]);
+    }
+    let reply = crate::serve_support::parse_reply(received);
+    assert_eq!(reply.status, 431);
+    assert_eq!(reply.header("content-length"), Some("0"));
+    assert_eq!(reply.body, b"");
+    // A body is not a head: one well over 64 KiB is evaluated.
+    let body = capitals_request(2_000);
+    assert!(body.len() > 128 << 10, "{}", body.len());
+    let reply = read_reply(send(&server.rest, "POST", "/evaluate", &[], &body));
+    assert_eq!(reply.status, 200);
+    assert_eq!(reply.json()["summary"]["total_test_cases"], 2_000);
 }

@@ -52,6 +52,11 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 256,
           allow_negative_numbers = true, value_parser = parse_between::<u64, 1, 65_536>)]
     max_concurrent: u64,
+    /// The most connections open at once, REST and gRPC together; past it, new connections
+    /// wait (unanswered, in the system's queue) until one closes.
+    #[arg(long, value_name = "N", default_value_t = 1_024,
+          allow_negative_numbers = true, value_parser = parse_between::<u64, 1, 1_048_576>)]
+    max_connections: u64,
     /// Close a connection that brings no complete request head in SECONDS: idle between
     /// requests, or sending its head slowly (gRPC: one from which nothing is read, not even an
     /// answer to a ping).
@@ -117,6 +122,7 @@ impl ServeArgs {
                 request_timeout: self.request_timeout,
             },
             idle_timeout: self.idle_timeout,
+            max_connections: size(self.max_connections),
             allow_unauthenticated_remote: self.allow_unauthenticated_remote,
             checks: ServeChecks {
                 custom: self.custom_check,

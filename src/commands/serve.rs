@@ -56,14 +56,22 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             local_addr(&grpc_listener)?
         ));
         let idle = config.idle_timeout;
+        let open = connections::Connections::new(config.max_connections, reporter);
         let rest = connections::serve_rest(
             rest_listener,
             rest::router(Arc::clone(&engine)),
             idle,
+            open.clone(),
             stopped.clone(),
         );
-        let grpc_connections = TcpListenerStream::new(grpc_listener)
-            .map(|accepted| accepted.map(|stream| connections::Quiet::new(stream, idle)));
+        // As over REST, nothing more is accepted until a connection has its place.
+        let grpc_connections = TcpListenerStream::new(grpc_listener).then(move |accepted| {
+            let open = open.clone();
+            async move {
+                let stream = accepted?;
+                Ok::<_, std::io::Error>(connections::Quiet::new(stream, idle, open.place().await))
+            }
+        });
         // A live client answers the pings sent after half the idle timeout without a read; a
         // call is cancelled past the time its message and its evaluation may take.
         let grpc = tonic::transport::Server::builder()

@@ -6,8 +6,8 @@
 //! Both listeners bind before anything is reported; their addresses are then printed on stderr
 //! (`REST listening on http://ADDR`, `gRPC listening on http://ADDR`), so a caller that asked
 //! for port 0 learns the port. SIGINT or SIGTERM stops accepting connections, lets the requests
-//! in flight and the operations' evaluations finish, then closes the database. Idle and slow connections are closed
-//! ([`connections`]). Without `--token-env`, only loopback addresses are served unless
+//! in flight and the operations' evaluations finish, then closes the database. Idle and slow connections are closed,
+//! and at most `--max-connections` are open at once ([`connections`]). Without `--token-env`, only loopback addresses are served unless
 //! `--allow-unauthenticated-remote` says otherwise.
 
 pub(crate) mod auth;
@@ -47,6 +47,8 @@ pub struct ServeConfig {
     pub limits: Limits,
     /// How long a connection may wait for a request head (REST) or send nothing (gRPC).
     pub idle_timeout: Duration,
+    /// The most connections open at once, REST and gRPC together.
+    pub max_connections: usize,
     /// Serve a non-loopback address without `--token-env`.
     pub allow_unauthenticated_remote: bool,
     /// What requests' checks may use beyond the built-in ones.

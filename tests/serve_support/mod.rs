@@ -182,7 +182,7 @@ pub fn read_reply_telling_when_the_body_starts(
 }
 
 /// A response's status, headers and (de-chunked) body.
-fn parse_reply(raw: Vec<u8>) -> Reply {
+pub fn parse_reply(raw: Vec<u8>) -> Reply {
     let split = raw
         .windows(4)
         .position(|window| window == b"\r\n\r\n")
