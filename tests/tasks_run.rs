@@ -157,14 +157,17 @@ failed: task arith_002: exit_status: command exited with code 3; stderr: broken 
 fn fake_model(key: &'static str) -> Server {
     let calls = Arc::new(AtomicUsize::new(0));
     Server::start(move |request, _| {
-        if calls.fetch_add(1, Ordering::SeqCst) == 0 {
-            return Reply::status(503, "busy");
-        }
         if request.header("Authorization") != Some(&format!("Bearer {key}")) {
             return Reply::status(
                 401,
                 format!("bad key {:?}", request.header("Authorization")),
             );
+        }
+        if request.path == "/v1/models" {
+            return Reply::json(r#"{"object": "list", "data": []}"#);
+        }
+        if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Reply::status(503, "busy");
         }
         let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
         let (prompt, chat) = match request.path.as_str() {
@@ -233,8 +236,27 @@ fn an_openai_compatible_model_over_chat_and_completions() {
         );
         assert_eq!(run["by_category"]["arithmetic"]["tasks"], 2);
         let requests = server.requests();
-        assert_eq!(requests.len(), 4, "{api}: one 503, then three completions");
-        let body: Value = serde_json::from_slice(&requests[1].body).unwrap();
+        let paths: Vec<&str> = requests.iter().map(|r| r.path.as_str()).collect();
+        let completions = format!(
+            "/v1/{}",
+            if api == "chat" {
+                "chat/completions"
+            } else {
+                "completions"
+            }
+        );
+        assert_eq!(
+            paths,
+            [
+                "/v1/models",
+                &completions,
+                &completions,
+                &completions,
+                &completions
+            ],
+            "{api}: the key checked, one 503, then three completions"
+        );
+        let body: Value = serde_json::from_slice(&requests[2].body).unwrap();
         assert_eq!(body["model"], "base-7b");
         assert_eq!(body["temperature"], 0.0);
         assert_eq!(body["max_tokens"], 16);
@@ -245,33 +267,24 @@ fn an_openai_compatible_model_over_chat_and_completions() {
 }
 
 #[test]
-fn a_rejected_key_fails_each_task_without_showing_it() {
+fn a_rejected_key_stops_the_run_before_any_task_without_showing_it() {
     let server = fake_model("sk-the-right-one-123");
     let base = server.url("/v1");
     let output = evalctl()
         .env("ACME_API_KEY", KEY)
-        .args([
-            "tasks",
-            "run",
-            "--no-config",
-            "--format",
-            "json",
-            TASKS,
-            "--limit",
-            "1",
-        ])
-        .args(["--model", "acme/m", "--base-url", &base, "--retries", "1"])
+        .args(["tasks", "run", "--no-config", "--format", "json", TASKS])
+        .args(["--model", "acme/m", "--base-url", &base])
         .output()
         .unwrap();
-    assert_eq!(code(&output), 1);
-    let run = json_stdout(&output);
-    let error = &run["generation"]["failed"][0]["error"];
-    assert_eq!(error["kind"], "http_status");
+    assert_eq!(code(&output), 3);
     assert_eq!(
-        error["message"],
-        "HTTP 401 Unauthorized: bad key Some(\"Bearer [redacted]\") — the server refused the credentials sent (the token or key is not shown)"
+        stderr_text(&output),
+        format!(
+            "error: model acme/m at {base} cannot run: the API rejected the key in ACME_API_KEY \
+             (HTTP 401 from the models endpoint)\n"
+        )
     );
-    assert!(!stderr_text(&output).contains(KEY));
+    assert_eq!(server.request_count(), 1, "one check, no task");
 }
 
 #[test]

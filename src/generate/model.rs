@@ -155,6 +155,21 @@ impl Model {
         }
     }
 
+    /// Whether the API lets this key in: `GET {base}/models`, free (see
+    /// [`Client::check_access`]), so that a rejected key or an unreachable server shows once,
+    /// before any task; a command has nothing to check.
+    pub async fn check_access(&self) -> Result<(), String> {
+        match self {
+            Model::Api(model) => {
+                model
+                    .client
+                    .check_access(&model.connection, model.timeout)
+                    .await
+            }
+            Model::Command { .. } => Ok(()),
+        }
+    }
+
     /// Complete `prompt` with up to `retries` retries, keeping a completion in `cache` under
     /// `key`: the completion or the last attempt's error, and how many attempts were made.
     pub async fn complete_and_keep(

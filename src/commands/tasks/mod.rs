@@ -173,6 +173,11 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     model
         .check_setup()
         .map_err(|reason| Fatal::Preflight(format!("{} cannot run: {reason}", model.describe())))?;
+    if !file.tasks.is_empty() {
+        crate::runner::block_on(model.check_access())?.map_err(|reason| {
+            Fatal::Preflight(format!("{} cannot run: {reason}", model.describe()))
+        })?;
+    }
     if file.tasks.is_empty() {
         reporter.warning(format!("{}: no valid tasks to run", file.display));
     }
