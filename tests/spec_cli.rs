@@ -877,8 +877,13 @@ fn live_judges_score_each_run_through_the_judge_base_url() {
         ]
     );
     let requests = server.requests();
+    assert_eq!(
+        requests[0].path, "/v1/models",
+        "the endpoint is checked first"
+    );
+    let requests = &requests[1..];
     assert_eq!(requests.len(), 2, "one sample per run");
-    for request in &requests {
+    for request in requests {
         assert_eq!(request.path, "/v1/chat/completions");
         assert_eq!(
             request.header("authorization"),
@@ -891,6 +896,24 @@ fn live_judges_score_each_run_through_the_judge_base_url() {
             json!(["gpt-4.1-mini", 0.0])
         );
     }
+}
+
+#[test]
+fn live_judges_whose_key_the_api_rejects_stop_the_scoring_before_any_run() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(|_, _| Reply::status(401, "{\"error\": \"bad key\"}"));
+    let out = score_live(&sandbox, JUDGED_SPEC, &server);
+    assert_eq!(
+        (code(&out), stdout_text(&out), stderr_text(&out)),
+        (
+            3,
+            String::new(),
+            "error: live judges cannot run: judge helpful: model gpt-4.1-mini: the API wants a \
+             key, and OPENAI_API_KEY is not set (HTTP 401 from the models endpoint)\n"
+                .to_string()
+        )
+    );
+    assert_eq!(server.request_count(), 1, "one check, no judge call");
 }
 
 #[test]
@@ -915,7 +938,8 @@ fn live_judges_asking_for_more_samples_than_the_limit_are_unavailable_without_a_
             "better_direction": "higher"
         })
     );
-    assert_eq!(server.request_count(), 0, "no judge call is made");
+    let paths: Vec<String> = server.requests().into_iter().map(|r| r.path).collect();
+    assert_eq!(paths, ["/v1/models"], "no judge call is made");
 }
 
 #[test]
@@ -1044,8 +1068,9 @@ fn an_interrupted_scoring_writes_the_runs_it_scored_to_a_new_output_counted_as_a
         let (arrived, second_call) = mpsc::channel();
         let (release, released) = mpsc::channel::<()>();
         let released = Arc::new(Mutex::new(released));
+        // Request 0 checks the key (`GET /v1/models`), 1 judges the first run, 2 the second.
         let server = Server::start(move |_, index| {
-            if index == 1 {
+            if index == 2 {
                 arrived.send(()).expect("the test waits");
                 released
                     .lock()

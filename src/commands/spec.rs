@@ -173,6 +173,11 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             },
         )?),
     };
+    // A rejected key or an unreachable API shows once, before any run, not in every record.
+    if let Some(live) = &live {
+        crate::runner::block_on(live.check_access())?
+            .map_err(|reason| Fatal::Preflight(format!("live judges cannot run: {reason}")))?;
+    }
     catch_in_flag();
     // One runtime for the whole file: live judge calls are awaited run by run.
     let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref(), output_problems));

@@ -177,11 +177,19 @@ impl Client {
             .get(connection.endpoint.url_for("models"))
             .timeout(timeout);
         match connection.authorize(request).send().await {
-            Ok(response) if matches!(response.status().as_u16(), 401 | 403) => Err(format!(
-                "the API rejected the key in {} (HTTP {} from the models endpoint)",
-                connection.endpoint.key_env,
-                response.status().as_u16()
-            )),
+            Ok(response) if matches!(response.status().as_u16(), 401 | 403) => {
+                let (status, key_env) = (response.status().as_u16(), &connection.endpoint.key_env);
+                Err(match connection.endpoint.key {
+                    Some(_) => format!(
+                        "the API rejected the key in {key_env} (HTTP {status} from the models \
+                         endpoint)"
+                    ),
+                    None => format!(
+                        "the API wants a key, and {key_env} is not set (HTTP {status} from the \
+                         models endpoint)"
+                    ),
+                })
+            }
             Ok(_) => Ok(()),
             Err(err) => Err(connection.secrets.redact(
                 &transport_error(&err, timeout)

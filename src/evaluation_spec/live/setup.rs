@@ -247,6 +247,34 @@ impl LiveJudges {
         })
     }
 
+    /// Whether every judge endpoint lets its key in (`GET {base}/models`, free; see
+    /// [`Client::check_access`]), each endpoint and key once, before any run is judged: the first
+    /// that does not, as `judge KEY: model MODEL: reason`.
+    pub async fn check_access(&self) -> Result<(), String> {
+        let mut checked: Vec<(String, String)> = Vec::new();
+        for judge in &self.shared.judges {
+            for model in &judge.models {
+                let endpoint = model.connection.endpoint();
+                let reached = (endpoint.base.to_string(), endpoint.key_env.clone());
+                if checked.contains(&reached) {
+                    continue;
+                }
+                self.shared
+                    .client
+                    .check_access(&model.connection, judge.timeout)
+                    .await
+                    .map_err(|reason| {
+                        format!(
+                            "judge {}: model {}: {reason}",
+                            judge.decl.key, model.declared
+                        )
+                    })?;
+                checked.push(reached);
+            }
+        }
+        Ok(())
+    }
+
     /// The evidence references the judges read (`context_from`, `reference_from`), each once,
     /// in declaration order: the keys [`JudgeInputs::evidence`] needs.
     pub fn references(&self) -> Vec<String> {
