@@ -366,3 +366,25 @@ fn tokens_of_cached_completions_are_shown_as_saved_not_spent() {
         "{text}"
     );
 }
+
+#[test]
+fn a_reply_that_is_not_json_is_shown_in_the_failure() {
+    // A web server where the API should be: its page says what is wrong.
+    let server = Server::start(|_, _| {
+        Reply::json("<html><body><h1>Welcome to nginx!</h1></body></html>\n")
+            .header("Content-Type", "text/html")
+    });
+    let output = evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args(["tasks", "run", "--no-config", "--format", "json", TASKS])
+        .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
+        .args(["--limit", "1", "--retries", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    assert_eq!(
+        json_stdout(&output)["generation"]["failed"][0]["error"],
+        json!({"kind": "invalid_json", "message": "the API's reply is not JSON (expected value at \
+            line 1 column 1): <html><body><h1>Welcome to nginx!</h1></body></html>"})
+    );
+}

@@ -395,7 +395,7 @@ impl CheckCaller {
         .await;
         let reply = reply.map_err(|failed| check_error(failed, provider.connection.secrets()))?;
         let reply = serde_json::from_slice(&reply).map_err(|err| {
-            CheckError::unknown(format!("the API's reply is not JSON: {err}"), false)
+            CheckError::unknown(crate::llm::reply::not_json(&reply, &err).message, false)
         })?;
         Ok((provider, reply))
     }

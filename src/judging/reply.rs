@@ -32,15 +32,7 @@ pub fn read_response(
 ) -> Attempt {
     let envelope: Value = match serde_json::from_slice(body) {
         Ok(envelope) => envelope,
-        Err(err) => {
-            return Attempt::failed(CallError::new(
-                ErrorKind::InvalidJson,
-                format!(
-                    "the API's response is not JSON ({err}): {}",
-                    excerpt(&String::from_utf8_lossy(body), secrets)
-                ),
-            ))
-        }
+        Err(err) => return Attempt::failed(crate::llm::reply::not_json(body, &err)),
     };
     let (mut score, mut side_info) = match message_content(&envelope, secrets) {
         Ok(content) => judge_reply(&content, rubric, secrets),

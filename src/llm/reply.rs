@@ -97,15 +97,23 @@ pub fn excerpt(text: &str, secrets: &Secrets) -> String {
     clip(&one_line(&secrets.redact(text.trim())), REPLY_EXCERPT_CHARS)
 }
 
+/// The error of a reply that is not JSON, with an excerpt of what came back (a web server's
+/// page, a proxy's login form: the usual sign of a wrong base URL). Replies reach here free of
+/// the key ([`super::Client::post`] redacts them).
+pub fn not_json(body: &[u8], err: &serde_json::Error) -> CallError {
+    CallError::new(
+        ErrorKind::InvalidJson,
+        format!(
+            "the API's reply is not JSON ({err}): {}",
+            excerpt(&String::from_utf8_lossy(body), &Secrets::default())
+        ),
+    )
+}
+
 /// The completion text and usage of a (chat) completions reply.
 pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
     let invalid = |reason: String| CallError::new(ErrorKind::InvalidOutput, reason);
-    let reply: Value = serde_json::from_slice(body).map_err(|err| {
-        CallError::new(
-            ErrorKind::InvalidJson,
-            format!("the reply is not JSON: {err}"),
-        )
-    })?;
+    let reply: Value = serde_json::from_slice(body).map_err(|err| not_json(body, &err))?;
     let (pointer, field) = match api {
         Api::Chat => ("/choices/0/message/content", "choices[0].message.content"),
         Api::Completions => ("/choices/0/text", "choices[0].text"),
