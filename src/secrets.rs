@@ -118,6 +118,11 @@ impl Secrets {
             .collect()
     }
 
+    /// Whether there is no secret (nothing sent was one).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
     /// `text` with every secret replaced by [`REDACTED`].
     pub fn redact(&self, text: &str) -> String {
         self.0.iter().fold(text.to_string(), |text, secret| {

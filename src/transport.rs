@@ -342,22 +342,51 @@ async fn read_reply(
             format!(": {excerpt}")
         }
     );
-    let error = if matches!(status.as_u16(), 401 | 403) {
-        CallError::setup_fault(
+    // Causes that fail every call the same way are setup faults: preflight names them, and does
+    // not suggest --skip-preflight.
+    let error = match status.as_u16() {
+        401 | 403 if secrets.is_empty() => CallError::setup_fault(
+            ErrorKind::HttpStatus,
+            format!("{message} — the server wants credentials, and none were sent"),
+        ),
+        401 | 403 => CallError::setup_fault(
             ErrorKind::HttpStatus,
             format!(
                 "{message} — the server refused the credentials sent (the token or key is not \
                  shown)"
             ),
-        )
-    } else {
-        CallError::new(ErrorKind::HttpStatus, message)
+        ),
+        300..=399 => CallError::setup_fault(
+            ErrorKind::HttpStatus,
+            format!(
+                "{message} — redirects are not followed (the request and its credentials would \
+                 go elsewhere): give the URL it points to{}",
+                location(headers, secrets)
+                    .map(|to| format!(" (Location: {to})"))
+                    .unwrap_or_default()
+            ),
+        ),
+        404 | 405 => CallError::setup_fault(
+            ErrorKind::HttpStatus,
+            format!("{message} — is the URL's path right?"),
+        ),
+        _ => CallError::new(ErrorKind::HttpStatus, message),
     };
     Err(if is_retryable(status) {
         Attempt::transient(error, after)
     } else {
         Attempt::failed(error)
     })
+}
+
+/// Where a redirect points, without its query (it may carry a token) and free of `secrets`.
+fn location(headers: &HeaderMap, secrets: &Secrets) -> Option<String> {
+    let to = headers.get(reqwest::header::LOCATION)?.to_str().ok()?;
+    let shown = match to.split_once('?') {
+        Some((path, _)) => format!("{path}?…"),
+        None => to.to_string(),
+    };
+    Some(one_line(&secrets.redact(&shown)))
 }
 
 #[cfg(test)]

@@ -428,9 +428,50 @@ fn http_error_status_fails_preflight_on_one_line() {
     let url = server.url("/score");
     assert_fails(
         &out,
-        &format!("{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: unauthorized ⏎ see the docs — the server refused the credentials sent (the token or key is not shown)"),
+        &format!("{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: unauthorized ⏎ see the docs — the server wants credentials, and none were sent"),
     );
     assert_eq!(server.request_count(), 1, "a 4xx is not retried");
+    let out = preflight(&sb, &["--evaluator-url", &url])
+        .args(["--header", "Authorization: Bearer ${EVAL_TOKEN}"])
+        .env("EVAL_TOKEN", "tok-Wrong4Token7")
+        .output()
+        .unwrap();
+    assert_fails(
+        &out,
+        &format!("{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: unauthorized ⏎ see the docs — the server refused the credentials sent (the token or key is not shown)"),
+    );
+}
+
+#[test]
+fn a_redirect_or_a_wrong_path_fails_preflight_naming_the_cause_not_the_sentinel() {
+    let server = Server::start(|request, _| match request.path.as_str() {
+        "/old" => Reply::status(302, "").header("Location", "https://example.test/score?token=x"),
+        _ => Reply::status(404, "no such route"),
+    });
+    let sb = Sandbox::new();
+    let failure = |path: &str| {
+        let out = preflight(&sb, &["--evaluator-url", &server.url(path)])
+            .output()
+            .unwrap();
+        stderr_text(&out)
+    };
+    assert_eq!(
+        failure("/old"),
+        format!(
+            "{PREFIX}url {}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP \
+             302 Found — redirects are not followed (the request and its credentials would go \
+             elsewhere): give the URL it points to (Location: https://example.test/score?…)\n",
+            server.url("/old")
+        )
+    );
+    assert_eq!(
+        failure("/scroe"),
+        format!(
+            "{PREFIX}url {}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP \
+             404 Not Found: no such route — is the URL's path right?\n",
+            server.url("/scroe")
+        )
+    );
 }
 
 #[test]
