@@ -290,3 +290,26 @@ fn summarize_says_the_failed_calls_it_does_not_list_are_in_the_file_it_read() {
         );
     }
 }
+
+#[test]
+fn scores_near_the_largest_float_have_a_finite_mean_that_the_gate_judges() {
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"i\":0'*) echo '{\"score\": 1.7e308}';; *) echo '{\"score\": 1.5e308}';; esac\n",
+    );
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "json", "--skip-preflight"])
+        .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+        .args(["--dataset", "d.jsonl", "--score-range", "any"])
+        .args(["--fail-under", "1.61e308"])
+        .output()
+        .unwrap();
+    let summary = json_stdout(&out);
+    assert_eq!(
+        (code(&out), &summary["candidates"][0]["score"]),
+        (1, &json!(1.6e308))
+    );
+}

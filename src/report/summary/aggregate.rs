@@ -54,12 +54,17 @@ impl Running {
 
     pub(super) fn aggregate(&self, seed: u64) -> Aggregate {
         let finished = self.n > 0;
+        // Scores near the largest float (`--score-range any`) would overflow their sum and its
+        // squares: they are divided by a power of two first (exactly), and the results
+        // multiplied back. Any other score is taken as it is.
+        let scale = overflow_scale(self.min.abs().max(self.max.abs()));
         let mut sum = 0.0;
         let example_means: Vec<f64> = self
             .examples
             .values()
             .map(|scores| {
-                let example_sum = sum_in_order(scores);
+                let scaled: Vec<f64> = scores.iter().map(|score| score / scale).collect();
+                let example_sum = sum_in_order(&scaled);
                 sum += example_sum;
                 example_sum / scores.len() as f64
             })
@@ -67,12 +72,49 @@ impl Running {
         let (stderr, ci95) = interval::spread(&example_means, seed);
         Aggregate {
             n: self.n,
-            mean: finished.then(|| sum / self.n as f64),
+            mean: finished.then(|| sum / self.n as f64 * scale),
             min: finished.then_some(self.min),
             max: finished.then_some(self.max),
             errors: self.errors,
-            stderr,
-            ci95,
+            stderr: stderr.map(|stderr| stderr * scale),
+            ci95: ci95.map(|[lo, hi]| [lo * scale, hi * scale]),
         }
+    }
+}
+
+/// Scores up to this size are summed, and their squares too, without overflow.
+const LARGEST_EXACT: f64 = 1e100;
+
+/// The power of two scores as large as `largest` are divided by so that none is above
+/// [`LARGEST_EXACT`]: 1 for any smaller.
+fn overflow_scale(largest: f64) -> f64 {
+    if largest.is_finite() && largest > LARGEST_EXACT {
+        let excess = (largest / LARGEST_EXACT).log2().ceil();
+        2f64.powi(excess as i32)
+    } else {
+        1.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scores_near_the_largest_float_average_without_overflow() {
+        let mut running = Running::default();
+        for (example, score) in [1.7e308, 1.7e308, 1.5e308, 1.3e308].into_iter().enumerate() {
+            running.add(example, score, false);
+        }
+        let aggregate = running.aggregate(1);
+        assert_eq!(aggregate.mean, Some(1.55e308));
+        let stderr = aggregate.stderr.expect("a standard error");
+        assert!((stderr / 0.0957e308 - 1.0).abs() < 1e-3, "{stderr}");
+        assert!(aggregate
+            .ci95
+            .is_some_and(|[lo, hi]| lo.is_finite() && hi.is_finite()));
+        // Scores of every day are summed as they are.
+        assert_eq!(overflow_scale(0.9), 1.0);
+        assert_eq!(overflow_scale(1e99), 1.0);
     }
 }
