@@ -127,9 +127,8 @@ fn a_probe_answer_after_a_log_line_is_told_to_log_to_stderr() {
     assert_eq!(
         stderr,
         format!(
-            "error: evaluator preflight failed for command 'sh eval.sh' (cwd: {}): the probe \
-             call (candidate \"__evalctl_preflight__\") failed: output is not valid JSON \
-             (expected value at line 1 column 1): Scoring candidate... ⏎ {{\"score\": 1.0}} — \
+            "error: evaluator preflight failed for command 'sh eval.sh' (cwd: {}): output is \
+             not valid JSON (expected value at line 1 column 1): Scoring candidate... ⏎ {{\"score\": 1.0}} — \
              stdout must hold only the JSON object; log to stderr\n",
             sandbox.path().display()
         )
@@ -212,9 +211,8 @@ fn refused_credentials_are_named_and_the_token_is_not_shown() {
         assert_eq!(
             stderr,
             format!(
-                "error: evaluator preflight failed for url {}: the probe call (candidate \
-                 \"__evalctl_preflight__\") failed: HTTP {reason}: {{\"error\": \"bad token\"}} \
-                 — the server refused the credentials sent (the token or key is not shown)\n",
+                "error: evaluator preflight failed for url {}: HTTP {reason}: {{\"error\": \
+                 \"bad token\"}} — the server refused the credentials sent (the token or key is not shown)\n",
                 server.url("/score")
             )
         );

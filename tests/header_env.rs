@@ -80,8 +80,7 @@ fn an_error_that_repeats_the_token_is_redacted() {
     assert_eq!(
         stderr_text(&output),
         format!(
-            "error: evaluator preflight failed for url {}: the probe call (candidate \
-             \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: bad token [redacted] — the \
+            "error: evaluator preflight failed for url {}: HTTP 401 Unauthorized: bad token [redacted] — the \
              server refused the credentials sent (the token or key is not shown)\n",
             server.url("/score")
         )

@@ -519,7 +519,7 @@ exit 1: 1 of 1 calls failed
         let stderr = String::from_utf8_lossy(&preflight.stderr).into_owned();
         assert_eq!(
             stderr,
-            format!("error: evaluator preflight failed for judge fake/judge-model at {base_url}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: {reply} — the server refused the credentials sent (the token or key is not shown)\n")
+            format!("error: evaluator preflight failed for judge fake/judge-model at {base_url}: HTTP 401 Unauthorized: {reply} — the server refused the credentials sent (the token or key is not shown)\n")
         );
         outputs.extend([
             String::from_utf8_lossy(&preflight.stdout).into_owned(),

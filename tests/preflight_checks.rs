@@ -355,7 +355,7 @@ fn an_interpreter_that_does_not_exist_is_named() {
     let cwd = canonical(&sb);
     assert_fails(
         &out,
-        &format!("{PREFIX}command './eval' (cwd: {cwd}): the probe call (candidate \"__evalctl_preflight__\") failed: cannot start './eval': its interpreter '/no/such/interpreter' (shebang line) was not found"),
+        &format!("{PREFIX}command './eval' (cwd: {cwd}): cannot start './eval': its interpreter '/no/such/interpreter' (shebang line) was not found"),
     );
 }
 
@@ -398,7 +398,7 @@ fn probe_timeout_is_a_preflight_failure() {
     let cwd = canonical(&sb);
     assert_fails(
         &out,
-        &format!("{PREFIX}command 'sh eval.sh' (cwd: {cwd}): the probe call (candidate \"__evalctl_preflight__\") failed: no answer within 0.3s; the evaluator and its children were killed"),
+        &format!("{PREFIX}command 'sh eval.sh' (cwd: {cwd}): no answer within 0.3s; the evaluator and its children were killed"),
     );
 }
 
@@ -411,10 +411,7 @@ fn connection_refused_names_the_url() {
         .unwrap();
     assert_fails(
         &out,
-        &format!(
-            "{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: \
-             connection refused — is the server running?"
-        ),
+        &format!("{PREFIX}url {url}: connection refused — is the server running?"),
     );
 }
 
@@ -428,7 +425,7 @@ fn http_error_status_fails_preflight_on_one_line() {
     let url = server.url("/score");
     assert_fails(
         &out,
-        &format!("{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: unauthorized ⏎ see the docs — the server wants credentials, and none were sent"),
+        &format!("{PREFIX}url {url}: HTTP 401 Unauthorized: unauthorized ⏎ see the docs — the server wants credentials, and none were sent"),
     );
     assert_eq!(server.request_count(), 1, "a 4xx is not retried");
     let out = preflight(&sb, &["--evaluator-url", &url])
@@ -438,7 +435,7 @@ fn http_error_status_fails_preflight_on_one_line() {
         .unwrap();
     assert_fails(
         &out,
-        &format!("{PREFIX}url {url}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP 401 Unauthorized: unauthorized ⏎ see the docs — the server refused the credentials sent (the token or key is not shown)"),
+        &format!("{PREFIX}url {url}: HTTP 401 Unauthorized: unauthorized ⏎ see the docs — the server refused the credentials sent (the token or key is not shown)"),
     );
 }
 
@@ -458,7 +455,7 @@ fn a_redirect_or_a_wrong_path_fails_preflight_naming_the_cause_not_the_sentinel(
     assert_eq!(
         failure("/old"),
         format!(
-            "{PREFIX}url {}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP \
+            "{PREFIX}url {}: HTTP \
              302 Found — redirects are not followed (the request and its credentials would go \
              elsewhere): give the URL it points to (Location: https://example.test/score?…)\n",
             server.url("/old")
@@ -467,7 +464,7 @@ fn a_redirect_or_a_wrong_path_fails_preflight_naming_the_cause_not_the_sentinel(
     assert_eq!(
         failure("/scroe"),
         format!(
-            "{PREFIX}url {}: the probe call (candidate \"__evalctl_preflight__\") failed: HTTP \
+            "{PREFIX}url {}: HTTP \
              404 Not Found: no such route — is the URL's path right?\n",
             server.url("/scroe")
         )

@@ -61,21 +61,22 @@ pub async fn preflight(
                     error.kind,
                     ErrorKind::Spawn | ErrorKind::Timeout | ErrorKind::Transport
                 );
-            Err(fail(format!(
-                "the probe call (candidate {PREFLIGHT_CANDIDATE:?}{}) failed: {}{}",
-                if first_example.is_some() {
-                    ", the first dataset record as example"
-                } else {
-                    ""
-                },
-                error.message,
-                if sentinel_may_matter {
-                    " — an evaluator that cannot score this sentinel candidate can be run with \
-                     --skip-preflight"
-                } else {
-                    ""
-                }
-            )))
+            // Only where the sentinel may matter is the probe itself part of the cause.
+            Err(fail(if sentinel_may_matter {
+                format!(
+                    "the probe call (candidate {PREFLIGHT_CANDIDATE:?}{}) failed: {} — an \
+                     evaluator that cannot score this sentinel candidate can be run with \
+                     --skip-preflight",
+                    if first_example.is_some() {
+                        ", the first dataset record as example"
+                    } else {
+                        ""
+                    },
+                    error.message,
+                )
+            } else {
+                error.message
+            }))
         }
     }
 }
