@@ -667,6 +667,22 @@ fn no_evaluator_and_missing_input_files_are_reported_together() {
          error: nope.jsonl: cannot read: No such file or directory\n\
          error: missing.txt: cannot read: No such file or directory\n"
     );
+    // `preflight` says so under its own name.
+    let out = sb
+        .evalctl()
+        .args(["preflight", "--no-config", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: preflight: no evaluator: pass one of --evaluator-command, --evaluator-url, \
+             --judge-model, --checks or --spec, or set one in the [evaluator] section of \
+             evalctl.toml (evalctl init writes a starter)\n"
+                .to_string()
+        )
+    );
 }
 
 #[test]

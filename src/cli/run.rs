@@ -362,7 +362,7 @@ impl RunArgs {
                     ))
                 });
             let no_evaluator = Problem::new(
-                "run",
+                if preflight { "preflight" } else { "run" },
                 "no evaluator: pass one of --evaluator-command, --evaluator-url, --judge-model, \
                  --checks or --spec, or set one in the [evaluator] section of evalctl.toml \
                  (evalctl init writes a starter)",
