@@ -553,8 +553,8 @@ fn output_never_mixes_runs_silently() {
         .unwrap()
         .to_string();
     let refusal = format!(
-        "error: r.jsonl: holds 20 lines not of this run (run {id}; this one is run {other_id}): \
-         name another --output file, or pass --append-run to add this run beside them \
+        "error: r.jsonl: holds 20 lines not of this run (run {id}: its candidates or --repeat \
+         differ; this one is run {other_id}): name another --output file, or pass --append-run to add this run beside them \
          (summarize, merge and report then take one run at a time: --run ID)\n"
     );
     assert_eq!(stderr, refusal);
@@ -794,8 +794,8 @@ fn an_output_file_that_is_not_a_results_file_is_refused() {
     assert_eq!(
         stderr_text(&out),
         format!(
-            "error: notes.jsonl: holds 21 lines not of this run (run {id}, 1 line that is not a \
-             result line; this one is run {id2}): name another --output file, or pass \
+            "error: notes.jsonl: holds 21 lines not of this run (run {id}: its candidates or \
+             --repeat differ; 1 line that is not a result line; this one is run {id2}): name another --output file, or pass \
              --append-run to add this run beside them (summarize, merge and report then take \
              one run at a time: --run ID)\n"
         )
@@ -1008,4 +1008,29 @@ fn a_run_is_not_appended_after_a_line_cut_short() {
         &["--candidate", "c", "--output", "r.jsonl", "--resume"],
     ));
     assert_eq!(sb.jsonl("r.jsonl").len(), 20);
+}
+
+#[test]
+fn a_resume_after_the_evaluator_changed_is_refused_naming_what_differs() {
+    let sb = sandbox();
+    succeeded(run(&sb, BASE, &["--candidate", "c", "--output", "r.jsonl"]));
+    let id = fingerprint(&sb, "r.jsonl");
+    // The evaluator script is edited: its calls are not this run's, whose keys it is part of.
+    sb.write("eval.sh", format!("{EVAL}# fixed\n"));
+    let out = run(
+        &sb,
+        BASE,
+        &["--candidate", "c", "--output", "r.jsonl", "--resume"],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(code(&out), 2);
+    let stderr = stderr_text(&out);
+    assert!(
+        stderr.starts_with(&format!(
+            "error: r.jsonl: holds 20 lines not of this run (run {id}: its evaluator differs; \
+             this one is run "
+        )),
+        "{stderr}"
+    );
 }

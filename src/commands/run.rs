@@ -339,7 +339,7 @@ fn plan_checked(
             resume: config.resume,
             append_run: config.append_run,
         };
-        check_output(path, &digests.fingerprint, &plan, allowed)?;
+        check_output(path, &digests, &plan, allowed)?;
     }
     Ok(Planned {
         plan,

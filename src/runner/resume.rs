@@ -10,6 +10,7 @@ use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use super::journal::{replaces, JournalReader, TornTail};
+use super::key::RunDigests;
 use super::PlannedCall;
 use crate::error::{invalid, Problem};
 use crate::input::{Inputs, Source};
@@ -123,15 +124,17 @@ pub struct OutputUse {
 }
 
 /// Refuse, before any call, an existing results file at `path` that holds lines of this run
-/// (fingerprint `fingerprint`, calls `plan`) without `--resume`, or lines of another run without
-/// `--append-run`; the problem names the file, the counts and the ways out. A line without a
-/// fingerprint (an older evalctl's) is this run's when its key is one of `plan`'s.
+/// (`digests`, calls `plan`) without `--resume`, or lines of another run without `--append-run`;
+/// the problem names the file, the counts, what tells the other runs from this one and the ways
+/// out. A line without a fingerprint (an older evalctl's) is this run's when its key is one of
+/// `plan`'s.
 pub fn check_output(
     path: &Path,
-    fingerprint: &str,
+    digests: &RunDigests,
     plan: &[PlannedCall],
     allowed: OutputUse,
 ) -> anyhow::Result<()> {
+    let fingerprint = digests.fingerprint.as_str();
     if !path.is_file() {
         return Ok(());
     }
@@ -161,7 +164,19 @@ pub fn check_output(
             others += 1;
             other_runs.insert(identity.map_or_else(
                 || "no run fingerprint: an older evalctl's".to_string(),
-                |identity| format!("run {}", identity.fingerprint),
+                |identity| {
+                    let mut differs = Vec::new();
+                    if identity.evaluator_digest != digests.evaluator {
+                        differs.push("its evaluator differs");
+                    }
+                    if identity.inputs_digest != digests.inputs {
+                        differs.push("its inputs differ");
+                    }
+                    if differs.is_empty() {
+                        differs.push("its candidates or --repeat differ");
+                    }
+                    format!("run {}: {}", identity.fingerprint, differs.join(" and "))
+                },
             ));
         }
     }
@@ -209,7 +224,7 @@ pub fn check_output(
                  --output file, or pass --append-run to add this run beside them (summarize, \
                  merge and report then take one run at a time: --run ID)",
                 lines(others + not_results),
-                what.join(", ")
+                what.join("; ")
             )
         };
         problems.push(Problem::new(display.clone(), problem));
