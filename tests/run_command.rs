@@ -331,6 +331,40 @@ fn ctrl_c_term_and_hup_flush_results_print_the_summary_and_exit_130() {
     }
 }
 
+#[test]
+fn a_signal_during_preflight_prints_the_failure_document() {
+    let sb = Sandbox::new();
+    // The probe never answers; the file says it has arrived.
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\nsleep 30 &\necho $! > probe.pid\nwait\n",
+    );
+    let (status, stdout, stderr) = interrupt(
+        &sb,
+        &[
+            "run",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "c",
+        ],
+        || !sb.read("probe.pid").trim().is_empty(),
+        "-TERM",
+    );
+    assert_eq!(status.code(), Some(130));
+    assert_eq!(
+        serde_json::from_str::<Value>(&stdout).expect("one JSON document"),
+        json!({"ok": false, "exit": 130,
+               "errors": ["interrupted during preflight: nothing was evaluated"]})
+    );
+    assert_eq!(
+        stderr,
+        "warning: interrupted during preflight: nothing was evaluated\n"
+    );
+}
+
 /// Start `evalctl` with `args` in `sb`, wait for `ready`, send `signal` (a `kill` option such as
 /// `-INT`); returns (status, stdout, stderr).
 fn interrupt(

@@ -148,7 +148,6 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         {
             Some(probed) => probed?,
             None => {
-                reporter.warning("interrupted during preflight: no call was made");
                 let nothing = runner::Finished {
                     interrupted: true,
                     elapsed: std::time::Duration::ZERO,
@@ -216,6 +215,22 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         Some(crate::text::milliseconds(finished.elapsed)),
         finished.interrupted,
     );
+    if stopped_in_preflight {
+        // Nothing was evaluated: no summary of nothing, but the failure document; a resumed run
+        // summarises the calls its journal holds.
+        if summary.calls.total == 0 {
+            reporter.stopped(
+                "interrupted during preflight: nothing was evaluated",
+                Exit::Interrupted,
+            );
+            return Ok(Exit::Interrupted);
+        }
+        reporter.warning(format!(
+            "interrupted during preflight: no call was made; the summary covers the {} calls \
+             resumed",
+            summary.calls.total
+        ));
+    }
     summary.budget = budget.map(|budget| report::BudgetReport {
         max_cost_usd: budget.max_cost(),
         spent_usd: budget.spent(),
