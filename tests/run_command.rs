@@ -331,40 +331,6 @@ fn ctrl_c_term_and_hup_flush_results_print_the_summary_and_exit_130() {
     }
 }
 
-#[test]
-fn a_signal_during_preflight_prints_the_failure_document() {
-    let sb = Sandbox::new();
-    // The probe never answers; the file says it has arrived.
-    sb.write(
-        "eval.sh",
-        "cat >/dev/null\nsleep 30 &\necho $! > probe.pid\nwait\n",
-    );
-    let (status, stdout, stderr) = interrupt(
-        &sb,
-        &[
-            "run",
-            "--format",
-            "json",
-            "--evaluator-command",
-            "sh eval.sh",
-            "--candidate",
-            "c",
-        ],
-        || !sb.read("probe.pid").trim().is_empty(),
-        "-TERM",
-    );
-    assert_eq!(status.code(), Some(130));
-    assert_eq!(
-        serde_json::from_str::<Value>(&stdout).expect("one JSON document"),
-        json!({"ok": false, "exit": 130,
-               "errors": ["interrupted during preflight: nothing was evaluated"]})
-    );
-    assert_eq!(
-        stderr,
-        "warning: interrupted during preflight: nothing was evaluated\n"
-    );
-}
-
 /// Start `evalctl` with `args` in `sb`, wait for `ready`, send `signal` (a `kill` option such as
 /// `-INT`); returns (status, stdout, stderr).
 fn interrupt(
@@ -423,7 +389,7 @@ fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
     let ready = || !sb.read("slow.pid").trim().is_empty();
     for command in ["run", "preflight"] {
         let _ = std::fs::remove_file(sb.join("slow.pid"));
-        let (status, stdout, _) = interrupt(
+        let (status, stdout, stderr) = interrupt(
             &sb,
             &[
                 command,
@@ -438,11 +404,17 @@ fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
             "-TERM",
         );
         assert_eq!(status.code(), Some(130), "{command}: {status:?}");
-        if command == "run" {
-            let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary");
-            assert_eq!(summary["interrupted"], true);
-            assert_eq!(summary["calls"]["total"], 0);
-        }
+        // Nothing was evaluated: the failure document, not a summary of no call.
+        let error = match command {
+            "run" => "interrupted during preflight: nothing was evaluated",
+            _ => "interrupted: preflight stopped before the evaluator answered",
+        };
+        assert_eq!(
+            serde_json::from_str::<Value>(&stdout).expect("one JSON document"),
+            json!({"ok": false, "exit": 130, "errors": [error]}),
+            "{command}"
+        );
+        assert_eq!(stderr, format!("warning: {error}\n"), "{command}");
         let pid: u32 = sb.read("slow.pid").trim().parse().unwrap();
         assert!(
             wait_until(Duration::from_secs(3), || !process_alive(pid)),
