@@ -461,3 +461,23 @@ fn a_request_head_over_64_kib_is_a_431_and_its_connection_closed() {
     assert_eq!(reply.status, 200);
     assert_eq!(reply.json()["summary"]["total_test_cases"], 2_000);
 }
+
+#[test]
+fn connections_are_held_to_what_the_open_file_limit_allows_with_a_warning() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_with_open_files(&dir.path().join("serve.db"), &[], 400);
+    let warning = server
+        .startup
+        .lines()
+        .next()
+        .expect("a first line")
+        .to_string();
+    assert!(
+        warning.starts_with(
+            "warning: --max-connections 1024 needs about 1280 open files, but the open-file \
+             limit is 400 even raised to its hard limit: holding at most "
+        ) && warning.ends_with(" connections open"),
+        "{warning}"
+    );
+    assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
+}

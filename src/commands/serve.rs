@@ -46,6 +46,10 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             config.checks,
         )?);
         let (stop, stopped) = watch::channel(false);
+        let (max_connections, limited) = crate::runner::connections_open(config.max_connections);
+        if let Some(warning) = limited {
+            reporter.warning(warning);
+        }
         reporter.note(format!("database {}", db.display()));
         reporter.note(format!(
             "REST listening on http://{}",
@@ -56,7 +60,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             local_addr(&grpc_listener)?
         ));
         let idle = config.idle_timeout;
-        let open = connections::Connections::new(config.max_connections, reporter);
+        let open = connections::Connections::new(max_connections, reporter);
         let rest = connections::serve_rest(
             rest_listener,
             rest::router(Arc::clone(&engine)),

@@ -1,7 +1,8 @@
-//! The open-file limit against `-j`: at the start of a run the soft `RLIMIT_NOFILE` is raised
-//! toward the hard limit, and when that still leaves too few descriptors for the calls wanted at
-//! once, calls in flight are bounded by the descriptors available, with one warning, instead of
-//! failing with `spawn: Too many open files`.
+//! The open-file limit against `-j` and `serve --max-connections`: at the start of a run (or of
+//! the server) the soft `RLIMIT_NOFILE` is raised toward the hard limit, and when that still
+//! leaves too few descriptors for the calls wanted at once (or the connections), they are bounded
+//! by the descriptors available, with one warning, instead of failing with `Too many open
+//! files`.
 
 /// Descriptors kept aside for evalctl itself: the runtime's event queue and wake-ups, the signal
 /// pipe, the results file, and the transient pipes of the two spawns that may be in progress at
@@ -38,6 +39,30 @@ pub fn calls_in_flight(
         "-j {requested} needs about {} open files, but the open-file limit is {limit} even \
          raised to its hard limit: running at most {affordable} calls at once",
         wanted as u64 * per_call + RESERVED
+    );
+    (affordable, Some(warning))
+}
+
+/// Descriptors `serve` keeps aside beside its connections: the database and its journal, the
+/// listeners, and the calls its evaluations make (a custom check's pipes, a model API's
+/// connections).
+const SERVE_RESERVED: u64 = 256;
+
+/// How many connections `serve` may hold open: `requested` (`--max-connections`), or fewer when
+/// even the raised open-file limit cannot hold that many — then with the warning that says so.
+pub fn connections_open(requested: usize) -> (usize, Option<String>) {
+    let Some(limit) = raise_soft_limit() else {
+        return (requested, None);
+    };
+    let available = limit.saturating_sub(descriptors_in_use() + SERVE_RESERVED);
+    let affordable = usize::try_from(available).unwrap_or(usize::MAX).max(1);
+    if affordable >= requested {
+        return (requested, None);
+    }
+    let warning = format!(
+        "--max-connections {requested} needs about {} open files, but the open-file limit is \
+         {limit} even raised to its hard limit: holding at most {affordable} connections open",
+        requested as u64 + SERVE_RESERVED
     );
     (affordable, Some(warning))
 }

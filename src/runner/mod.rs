@@ -16,7 +16,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-pub use fd_limit::calls_in_flight;
+pub use fd_limit::{calls_in_flight, connections_open};
 pub use generation::{Generate, Generated, GenerationCall};
 pub use plan::{plan_calls, plan_generation, PlannedCall, Shard};
 pub use retry::call_with_retries;

@@ -31,7 +31,37 @@ impl Server {
 
     /// [`Server::start`] with the database at its default location (no `--db`).
     pub fn start_with_db(db: Option<&Path>, extra: &[&str], env: &[(&str, &str)]) -> Server {
+        Server::start_from(crate::common::evalctl_process(), db, extra, env)
+    }
+
+    /// [`Server::start`] with at most `files` open files (hard and soft `RLIMIT_NOFILE`).
+    pub fn start_with_open_files(db: &Path, extra: &[&str], files: u64) -> Server {
+        use std::os::unix::process::CommandExt;
         let mut command = crate::common::evalctl_process();
+        // SAFETY: setrlimit is async-signal-safe and touches only the child about to exec.
+        unsafe {
+            command.pre_exec(move || {
+                let limit = libc::rlimit {
+                    rlim_cur: files,
+                    rlim_max: files,
+                };
+                if libc::setrlimit(libc::RLIMIT_NOFILE, &limit) == 0 {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::last_os_error())
+                }
+            });
+        }
+        Server::start_from(command, Some(db), extra, &[])
+    }
+
+    /// Start `command` (an `evalctl` process) as `serve` on port 0.
+    fn start_from(
+        mut command: std::process::Command,
+        db: Option<&Path>,
+        extra: &[&str],
+        env: &[(&str, &str)],
+    ) -> Server {
         command.args([
             "serve",
             "--listen",
