@@ -584,7 +584,7 @@ const REFUSAL: &str = "error: code_exec: model-written code runs in a sandbox, w
     unprivileged user namespaces may be disabled (sysctl kernel.unprivileged_userns_clone, \
     user.max_user_namespaces) or forbidden by a container runtime or AppArmor. To run it without \
     isolation, with your rights (only code you trust): --unsafe-code-exec, or unsafe_code_exec = \
-    true under [tasks] in evalctl.toml, or EVALCTL_UNSAFE_CODE_EXEC=true\n";
+    true under [tasks] in a file given with --config, or EVALCTL_UNSAFE_CODE_EXEC=true\n";
 
 #[test]
 fn without_a_sandbox_evalctl_refuses_before_any_model_call() {
@@ -669,7 +669,7 @@ fn unsafe_code_exec_runs_without_namespaces_with_a_scrubbed_environment() {
 }
 
 #[test]
-fn the_config_file_can_give_up_the_sandbox_for_tasks_run() {
+fn only_a_config_file_the_command_line_names_can_give_up_the_sandbox() {
     let sandbox = Sandbox::new();
     code_suite(&sandbox);
     sandbox.write("evalctl.toml", "[tasks]\nunsafe_code_exec = true\n");
@@ -684,7 +684,21 @@ fn the_config_file_can_give_up_the_sandbox_for_tasks_run() {
         "--format",
         "json",
     ];
+    // Found by discovery (a repository just cloned, say): not a say-so.
     let output = without_user_namespaces(&sandbox, &run, &[]);
+    assert_eq!(code(&output), 3);
+    assert_eq!(
+        stderr_text(&output),
+        format!(
+            "warning: evalctl.toml:2: tasks.unsafe_code_exec = true is not used: a file found in \
+             this directory or a parent may not give up the code sandbox (a repository you \
+             cloned could); pass --unsafe-code-exec, or --config evalctl.toml if you trust the \
+             file\n{REFUSAL}"
+        )
+    );
+    assert!(!sandbox.join("per_task.jsonl").exists());
+    let named = [&run[..], &["--config", "evalctl.toml"]].concat();
+    let output = without_user_namespaces(&sandbox, &named, &[]);
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
     let line = sandbox.jsonl("per_task.jsonl").remove(0);
     assert_eq!(line["score"], 1.0, "{line}");

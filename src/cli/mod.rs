@@ -191,6 +191,9 @@ pub fn parse() -> Result<(Command, Reporter, config::Provenance), std::process::
     if let Some(untrusted) = &resolved.untrusted {
         reporter.warning(untrusted);
     }
+    for ignored in resolved.file.iter().flat_map(|file| &file.ignored) {
+        reporter.warning(ignored);
+    }
     if reporter.markdown
         && !matches!(
             cli.command,

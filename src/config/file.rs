@@ -5,7 +5,8 @@
 //! A file found by discovery names commands evalctl runs, so it must be the user's, as git
 //! requires of a repository (`safe.directory`): one owned by another user, or that group or
 //! others may write (a shared `/tmp`, a parent directory someone else controls), is not used,
-//! and the command says so ([`Untrusted`]). `--config FILE` is the user's say-so.
+//! and the command says so ([`Untrusted`]). `--config FILE` is the user's say-so. Whoever owns
+//! it, a found file may not give up the code sandbox ([`FROM_THE_COMMAND_LINE`]).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -39,7 +40,14 @@ pub struct ConfigFile {
     pub display: String,
     /// Every key the file sets, in file order.
     pub values: Vec<FileValue>,
+    /// What the file says and is not done, one warning each (see [`FROM_THE_COMMAND_LINE`]).
+    pub ignored: Vec<String>,
 }
+
+/// Keys a file found by discovery may not set: they give up the code sandbox, which takes the
+/// user's say-so on the command line (the flag, its variable, or `--config FILE`). A repository
+/// someone else wrote is the user's own files once cloned, so ownership does not tell.
+const FROM_THE_COMMAND_LINE: &[&str] = &["tasks.unsafe_code_exec"];
 
 /// One key the file sets.
 #[derive(Debug, Clone)]
@@ -141,8 +149,31 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let values = decode(&display, &dir, &text).map_err(invalid)?;
-    Ok((Some(ConfigFile { display, values }), None))
+    let mut values = decode(&display, &dir, &text).map_err(invalid)?;
+    let mut ignored = Vec::new();
+    if *choice == Choice::Discover {
+        values.retain(|value| {
+            let refused = FROM_THE_COMMAND_LINE.contains(&value.binding.key)
+                && value.values.iter().any(|value| value == "true");
+            if refused {
+                ignored.push(format!(
+                    "{display}:{}: {} = true is not used: a file found in this directory or a \
+                     parent may not give up the code sandbox (a repository you cloned could); \
+                     pass --unsafe-code-exec, or --config {display} if you trust the file",
+                    value.line, value.binding.key
+                ));
+            }
+            !refused
+        });
+    }
+    Ok((
+        Some(ConfigFile {
+            display,
+            values,
+            ignored,
+        }),
+        None,
+    ))
 }
 
 /// Why a discovered file at `path` is not to be used: it is not owned by the effective user,

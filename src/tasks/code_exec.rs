@@ -237,7 +237,8 @@ fn refused(cause: Refused) -> Fatal {
     Fatal::Preflight(format!(
         "code_exec: model-written code runs in a sandbox, which cannot be built here: {cause}. \
          To run it without isolation, with your rights (only code you trust): \
-         --unsafe-code-exec, or unsafe_code_exec = true under [tasks] in evalctl.toml, or \
+         --unsafe-code-exec, or unsafe_code_exec = true under [tasks] in a file given with \
+         --config, or \
          EVALCTL_UNSAFE_CODE_EXEC=true"
     ))
 }
