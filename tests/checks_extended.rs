@@ -40,16 +40,23 @@ fn steady(mut result: Value) -> Value {
     result
 }
 
-#[test]
-fn similarity_and_judge_results_follow_the_spec() {
-    let server = fake_api();
+/// `fep evaluate` of one test case (the capital of France, answered `paris`) with a similarity
+/// and a judge check against `server`: the document, after checking it exits 0.
+fn capital_of_france(server: &Server) -> Value {
     let request = json!({
         "test_cases": [{"id": "t1", "input": "Capital of France?", "expected": "Paris"}],
         "outputs": [{"value": "paris"}],
-        "checks": [similarity(&server), judge(&server)]
+        "checks": [similarity(server), judge(server)]
     });
-    let (code, document) = evaluate(&request, &[&server]);
+    let (code, document) = evaluate(&request, &[server]);
     assert_eq!(code, 0, "{document}");
+    document
+}
+
+#[test]
+fn similarity_and_judge_results_follow_the_spec() {
+    let server = fake_api();
+    let document = capital_of_france(&server);
     let results = &document["results"][0]["check_results"];
     assert_eq!(
         steady(results[0].clone()),
@@ -469,13 +476,7 @@ fn a_key_the_api_echoes_in_a_reply_that_succeeds_is_redacted_in_results_reports_
         reply.body = body.to_string().replace('/', "\\/").into_bytes();
         reply
     });
-    let request = json!({
-        "test_cases": [{"id": "t1", "input": "Capital of France?", "expected": "Paris"}],
-        "outputs": [{"value": "paris"}],
-        "checks": [similarity(&server), judge(&server)]
-    });
-    let (code, document) = evaluate(&request, &[&server]);
-    assert_eq!(code, 0, "{document}");
+    let document = capital_of_france(&server);
     let results = &document["results"][0]["check_results"];
     assert_eq!(
         results[0]["results"]["metadata"]["model_version"],

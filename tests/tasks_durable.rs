@@ -281,18 +281,25 @@ fn an_interrupted_run_scores_what_was_generated_and_its_resume_writes_one_whole_
          case \"$task\" in c1) printf 'def add(a, b):\\n    return a + b' ;; *) printf '%s' \"$task\" ;; esac\n",
     );
     sb.write("hold", "");
+    let run = [
+        "tasks",
+        "run",
+        "tasks.jsonl",
+        "--no-config",
+        "--format",
+        "json",
+        "--model-command",
+        "sh model.sh",
+        "-j",
+        "1",
+        "--save-outputs",
+        "saved.jsonl",
+        "--output",
+        "scores.jsonl",
+    ];
     let child = crate::common::evalctl_process()
         .current_dir(sb.path())
-        .args([
-            "tasks",
-            "run",
-            "tasks.jsonl",
-            "--no-config",
-            "--format",
-            "json",
-        ])
-        .args(["--model-command", "sh model.sh", "-j", "1"])
-        .args(["--save-outputs", "saved.jsonl", "--output", "scores.jsonl"])
+        .args(run)
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -326,21 +333,7 @@ fn an_interrupted_run_scores_what_was_generated_and_its_resume_writes_one_whole_
     );
     assert!(!sb.join("scores.jsonl").exists());
     std::fs::remove_file(sb.join("hold")).unwrap();
-    let resumed = sb
-        .evalctl()
-        .args([
-            "tasks",
-            "run",
-            "tasks.jsonl",
-            "--no-config",
-            "--format",
-            "json",
-        ])
-        .args(["--model-command", "sh model.sh", "-j", "1"])
-        .args(["--save-outputs", "saved.jsonl", "--output", "scores.jsonl"])
-        .arg("--resume")
-        .output()
-        .unwrap();
+    let resumed = sb.evalctl().args(run).arg("--resume").output().unwrap();
     assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
     let scores: Vec<(Value, Value)> = sb
         .jsonl("scores.jsonl")
