@@ -8,9 +8,11 @@ defaults, 1,200 a minute is 20 a second and at most 20 at once). A request that 
 empty gets 429 with Retry-After (whole seconds), retry-after-ms and x-ratelimit-limit-requests
 (the bucket's size), -remaining-requests and -reset-requests (the time until the bucket is full
 again, as OpenAI reports it, e.g. "850ms"); successful replies carry the x-ratelimit-* headers
-too. GET /stats answers {"completions": N, "rejected": N}.
+too. With --silent it says nothing of its limit: a bare 429, and no x-ratelimit-* header on any
+reply (as many proxies and self-hosted servers answer). GET /stats answers {"completions": N,
+"rejected": N}.
 
-Usage: scripts/fake-ratelimited-llm.py [--rpm 1200] [--burst 20] [--latency-ms 100]
+Usage: scripts/fake-ratelimited-llm.py [--rpm 1200] [--burst 20] [--latency-ms 100] [--silent]
 Prints the port it listens on (127.0.0.1, chosen by the system) as its first line.
 """
 import argparse, json, math, sys, threading, time
@@ -20,6 +22,7 @@ parser = argparse.ArgumentParser()
 parser.add_argument("--rpm", type=float, default=1200)
 parser.add_argument("--burst", type=int, default=20)
 parser.add_argument("--latency-ms", type=float, default=100)
+parser.add_argument("--silent", action="store_true")
 args = parser.parse_args()
 rate = args.rpm / 60.0  # requests per second
 
@@ -72,16 +75,17 @@ class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
         request = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         allowed, tokens = take()
-        limits = [
+        limits = [] if args.silent else [
             ("x-ratelimit-limit-requests", str(args.burst)),
             ("x-ratelimit-remaining-requests", str(int(tokens))),
             ("x-ratelimit-reset-requests", duration((args.burst - tokens) / rate)),
         ]
         if not allowed:
             wait = (1.0 - tokens) / rate
+            announced = [] if args.silent else [("Retry-After", str(math.ceil(wait))),
+                                                ("retry-after-ms", str(math.ceil(wait * 1000)))]
             self.reply(429, {"error": {"message": "Rate limit reached for requests", "type": "requests"}},
-                       limits + [("Retry-After", str(math.ceil(wait))),
-                                 ("retry-after-ms", str(math.ceil(wait * 1000)))])
+                       limits + announced)
             return
         time.sleep(args.latency_ms / 1000.0)
         usage = {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}

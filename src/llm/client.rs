@@ -1,11 +1,10 @@
 //! Sending requests to an OpenAI-compatible API: a [`Connection`] is an endpoint made ready once
 //! (its `Authorization` header, marked sensitive, and the secrets every message is scrubbed of);
 //! a [`Client`] is the keep-alive HTTP client that posts to it, every request paced by the
-//! endpoint's [`Pacer`]. A 429 is waited out and sent again here, without counting as a retry:
-//! the wait the server announced (at most [`MAX_ANNOUNCED_WAITS`] times per call), else the
-//! pacer's own (at most [`MAX_UNANNOUNCED_WAITS`] times per call), all of it at most
-//! [`ANNOUNCED_WAIT_FACTOR`] × the call's timeout per call, counted over all the call's attempts
-//! ([`CallWaits`]). Any other failed post is the failed attempt the caller's retries read:
+//! endpoint's [`Pacer`]. A 429 is waited out and sent again here, without counting as a retry,
+//! for the wait the server announced or else the pacer's own: at most [`MAX_WAITS`] times and
+//! [`WAIT_FACTOR`] × the call's timeout of waiting per call, counted over all the call's
+//! attempts ([`CallWaits`]). Any other failed post is the failed attempt the caller's retries read:
 //! transport failures, 429 and 5xx (after the server's `Retry-After`) and timeouts of the API
 //! are retryable.
 
@@ -16,20 +15,16 @@ use reqwest::header::{HeaderValue, AUTHORIZATION};
 use reqwest::Url;
 
 use super::endpoint::Endpoint;
-use super::pacer::{self, Pacer, Wait};
+use super::pacer::{self, Pacer};
 use crate::error::bad_flag;
 use crate::protocol::{Attempt, CallWaits, ErrorKind, Retry};
 use crate::secrets::Secrets;
 use crate::transport::{build_client, exchange_json, transport_error, url_secrets};
 
-/// The most 429s with an announced limit one call waits out before the next counts as a failed
-/// attempt.
-pub const MAX_ANNOUNCED_WAITS: u32 = 20;
-/// The most 429s that announce nothing one call waits out (the pacer's own waits, one second
-/// doubling) before the next counts as a failed attempt.
-pub const MAX_UNANNOUNCED_WAITS: u32 = 5;
+/// The most 429s one call waits out before the next counts as a failed attempt.
+pub const MAX_WAITS: u32 = 20;
 /// One call waits out 429s for at most this many times its timeout in total.
-pub const ANNOUNCED_WAIT_FACTOR: u32 = 10;
+pub const WAIT_FACTOR: u32 = 10;
 
 /// An endpoint ready for requests.
 pub struct Connection {
@@ -130,7 +125,7 @@ impl Client {
         body: Vec<u8>,
         timeout: Duration,
     ) -> Result<Vec<u8>, Attempt> {
-        let budget = timeout.saturating_mul(ANNOUNCED_WAIT_FACTOR);
+        let budget = timeout.saturating_mul(WAIT_FACTOR);
         let mut waits = CallWaits::of_this_call();
         loop {
             let permit = connection.pacer.start().await;
@@ -141,17 +136,10 @@ impl Client {
                 .body(body.clone());
             let answer =
                 exchange_json(connection.authorize(request), timeout, &connection.secrets).await;
-            let wait = permit.finish(answer.status, &answer.headers);
-            let (count, most) = match wait {
-                Some(Wait {
-                    announced: true, ..
-                }) => (&mut waits.announced, MAX_ANNOUNCED_WAITS),
-                _ => (&mut waits.unannounced, MAX_UNANNOUNCED_WAITS),
-            };
-            match wait {
-                Some(wait) if *count < most && waits.waited + wait.duration <= budget => {
-                    *count += 1;
-                    waits.waited += wait.duration;
+            match permit.finish(answer.status, &answer.headers) {
+                Some(wait) if waits.waits < MAX_WAITS && waits.waited + wait <= budget => {
+                    waits.waits += 1;
+                    waits.waited += wait;
                     waits.record();
                 }
                 _ => {

@@ -121,15 +121,6 @@ struct Rate {
     burst: Duration,
 }
 
-/// How long a request that drew a 429 waits before it is sent again.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Wait {
-    /// The wait.
-    pub duration: Duration,
-    /// The server announced it (`Retry-After`, `retry-after-ms`, `x-ratelimit-reset-*`).
-    pub announced: bool,
-}
-
 /// A request's place among the requests in flight; finishing (or dropping) it frees the place.
 pub struct Permit {
     pacer: Arc<Pacer>,
@@ -180,7 +171,7 @@ impl Permit {
     /// without counting as a retry: the one the server announced (`Retry-After`,
     /// `retry-after-ms` or `x-ratelimit-reset-*`), else the pacer's own (see the module
     /// documentation); `None` when the 429 is to be a failed attempt.
-    pub fn finish(self, status: Option<StatusCode>, headers: &HeaderMap) -> Option<Wait> {
+    pub fn finish(self, status: Option<StatusCode>, headers: &HeaderMap) -> Option<Duration> {
         let now = Instant::now();
         let limits = rate_limits(headers);
         let mut state = self.pacer.lock();
@@ -275,7 +266,7 @@ impl State {
         after: Option<Duration>,
         limits: &RateLimits,
         now: Instant,
-    ) -> Option<Wait> {
+    ) -> Option<Duration> {
         let out_of_requests = limits.requests.remaining == Some(0);
         let out_of_tokens = limits.tokens.remaining == Some(0);
         let explained = out_of_tokens || (out_of_requests && self.rate.is_some());
@@ -308,18 +299,12 @@ impl State {
             }
         }
         match announced {
-            Some(wait) => Some(Wait {
-                duration: wait.min(MAX_WAIT),
-                announced: true,
-            }),
+            Some(wait) => Some(wait.min(MAX_WAIT)),
             None if !explained && self.unannounced_rounds <= UNANNOUNCED_ROUNDS => {
                 let doubling = self.unannounced_rounds.saturating_sub(1).min(16);
                 let wait = UNANNOUNCED_WAIT.saturating_mul(1 << doubling).min(MAX_WAIT);
                 self.pause_for(Some(wait), now);
-                Some(Wait {
-                    duration: wait,
-                    announced: false,
-                })
+                Some(wait)
             }
             None => None,
         }
@@ -365,14 +350,6 @@ mod tests {
     /// A limit of 20 requests, none left, back to full in a second: 50 ms per request.
     fn exhausted() -> HeaderMap {
         request_limit("20", "0", "1s")
-    }
-
-    /// A wait of `ms` the server announced.
-    fn announced(ms: u64) -> Wait {
-        Wait {
-            duration: Duration::from_millis(ms),
-            announced: true,
-        }
     }
 
     /// The pacer's time per request for 50 ms announced.
@@ -459,7 +436,7 @@ mod tests {
         let after = headers(&[("retry-after-ms", "300"), ("retry-after", "1")]);
         assert_eq!(
             rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &after),
-            Some(announced(300))
+            Some(Duration::from_millis(300))
         );
         drop(waiting);
         assert_eq!(starts(&pacer, 2).await, [Duration::from_millis(300); 2]);
@@ -474,7 +451,7 @@ mod tests {
             ("retry-after-ms", "200"),
         ]);
         let wait = rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &wait_200_ms);
-        assert_eq!(wait, Some(announced(200)));
+        assert_eq!(wait, Some(Duration::from_millis(200)));
         // The next request goes when the server said, the one after it at the rate.
         let times = starts(&pacer, 2).await;
         assert!(close(times[0], Duration::from_millis(200)), "{times:?}");
@@ -517,10 +494,7 @@ mod tests {
             held.pop()
                 .unwrap()
                 .finish(Some(too_many), &HeaderMap::new()),
-            Some(Wait {
-                duration: Duration::from_secs(1),
-                announced: false
-            })
+            Some(Duration::from_secs(1))
         );
         assert_eq!(pacer.lock().limit, 4.0);
         // Another request of the same round does not cut again.
@@ -560,7 +534,7 @@ mod tests {
                 let permit = pacer.start().await;
                 let waited = started.elapsed();
                 let wait = permit.finish(Some(StatusCode::TOO_MANY_REQUESTS), &HeaderMap::new());
-                (waited, wait.map(|wait| wait.duration))
+                (waited, wait)
             }
         };
         let mut seen = Vec::new();

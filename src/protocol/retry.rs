@@ -38,10 +38,8 @@ impl<T> Retryable for Result<T, Attempt> {
 /// retries, over all its attempts: a call is allowed so many such waits in all, not per attempt.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
 pub struct CallWaits {
-    /// 429s whose wait the server announced.
-    pub announced: u32,
-    /// 429s that announced nothing.
-    pub unannounced: u32,
+    /// 429s waited out.
+    pub waits: u32,
     /// The time they made the call wait.
     pub waited: Duration,
 }
