@@ -30,6 +30,24 @@ pub fn default_key_env(provider: &str) -> String {
 /// What a secret is replaced by.
 pub const REDACTED: &str = "[redacted]";
 
+/// Secrets shorter than this are not redacted from a server's reply (see
+/// [`Secrets::redact_bytes`]): real keys are far longer.
+const MIN_REPLY_SECRET: usize = 8;
+
+/// Every string of `value`, member names included.
+fn json_strings(value: &Value) -> Box<dyn Iterator<Item = &str> + '_> {
+    match value {
+        Value::String(text) => Box::new(std::iter::once(text.as_str())),
+        Value::Array(items) => Box::new(items.iter().flat_map(json_strings)),
+        Value::Object(map) => {
+            Box::new(map.iter().flat_map(|(name, value)| {
+                std::iter::once(name.as_str()).chain(json_strings(value))
+            }))
+        }
+        _ => Box::new(std::iter::empty()),
+    }
+}
+
 /// Header values and their parts shorter than this are not redacted (redacting `1` or `gzip`
 /// everywhere would garble messages without protecting anything).
 const MIN_SECRET_PART: usize = 6;
@@ -130,10 +148,23 @@ impl Secrets {
         })
     }
 
-    /// `bytes` (a server's reply, not necessarily text) with every secret replaced by
-    /// [`REDACTED`]; a secret inside a JSON string leaves it a valid JSON string.
+    /// `bytes` (a server's reply, not necessarily text) with every secret of at least
+    /// [`MIN_REPLY_SECRET`] characters replaced by [`REDACTED`] (a shorter one, such as a
+    /// local server's dummy key `x`, would garble the reply without protecting anything); a
+    /// secret inside a JSON string leaves it a valid JSON string. A JSON reply with escapes is
+    /// also read, so that a secret it spells with them (`\u002b` for `+`) is found in its text:
+    /// then the reply is written anew with it redacted.
     pub fn redact_bytes(&self, mut bytes: Vec<u8>) -> Vec<u8> {
-        for secret in &self.0 {
+        let secrets: Vec<&str> = self
+            .0
+            .iter()
+            .map(String::as_str)
+            .filter(|secret| secret.len() >= MIN_REPLY_SECRET)
+            .collect();
+        if secrets.is_empty() {
+            return bytes;
+        }
+        for secret in &secrets {
             let secret = secret.as_bytes();
             if memchr::memmem::find(&bytes, secret).is_none() {
                 continue;
@@ -147,6 +178,15 @@ impl Secrets {
             }
             redacted.extend_from_slice(rest);
             bytes = redacted;
+        }
+        if bytes.contains(&b'\\') {
+            if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
+                let holds = |text: &str| secrets.iter().any(|secret| text.contains(secret));
+                if json_strings(&value).any(holds) {
+                    let kept = Secrets(secrets.iter().map(|secret| secret.to_string()).collect());
+                    return serde_json::to_vec(&kept.redact_value(value)).unwrap_or(bytes);
+                }
+            }
         }
         bytes
     }
@@ -244,6 +284,17 @@ mod tests {
             secrets.redact_bytes(b"\xff no secret".to_vec()),
             b"\xff no secret"
         );
+        // Spelled with an escape, as .NET writes `+`.
+        let secrets = Secrets::new(["sk-ab+cd123456".to_string()]);
+        let reply = br#"{"echo": "key sk-ab\u002bcd123456", "n": 1.5}"#.to_vec();
+        assert_eq!(
+            serde_json::from_slice::<Value>(&secrets.redact_bytes(reply)).unwrap(),
+            serde_json::json!({"echo": "key [redacted]", "n": 1.5})
+        );
+        // A dummy key of a local server is no secret to take out of a reply.
+        let dummy = Secrets::new(["x".to_string()]);
+        let reply = br#"{"text": "x"}"#.to_vec();
+        assert_eq!(dummy.redact_bytes(reply.clone()), reply);
     }
 
     #[test]

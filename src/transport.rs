@@ -368,7 +368,7 @@ async fn read_reply(
         ),
         404 | 405 => CallError::setup_fault(
             ErrorKind::HttpStatus,
-            format!("{message} — is the URL's path right?"),
+            format!("{message} — is the URL's path right (for a model API, the model's name)?"),
         ),
         _ => CallError::new(ErrorKind::HttpStatus, message),
     };
@@ -379,12 +379,21 @@ async fn read_reply(
     })
 }
 
-/// Where a redirect points, without its query (it may carry a token) and free of `secrets`.
+/// Where a redirect points, without a user, password, query or fragment (they may carry a
+/// token), and free of `secrets`.
 fn location(headers: &HeaderMap, secrets: &Secrets) -> Option<String> {
     let to = headers.get(reqwest::header::LOCATION)?.to_str().ok()?;
-    let shown = match to.split_once('?') {
-        Some((path, _)) => format!("{path}?…"),
-        None => to.to_string(),
+    let shown = match Url::parse(to) {
+        Ok(url) => display_url(&url),
+        // A path on the same server.
+        Err(_) => {
+            let path = to.split(['?', '#']).next().unwrap_or_default();
+            if path.len() < to.len() {
+                format!("{path}?…")
+            } else {
+                path.to_string()
+            }
+        }
     };
     Some(one_line(&secrets.redact(&shown)))
 }

@@ -465,7 +465,7 @@ fn a_redirect_or_a_wrong_path_fails_preflight_naming_the_cause_not_the_sentinel(
         failure("/scroe"),
         format!(
             "{PREFIX}url {}: HTTP \
-             404 Not Found: no such route — is the URL's path right?\n",
+             404 Not Found: no such route — is the URL's path right (for a model API, the model's name)?\n",
             server.url("/scroe")
         )
     );
@@ -656,7 +656,8 @@ fn preflight_refuses_an_output_that_run_would_refuse() {
     let (status, stderr) = preflight("b", &["--output", "r.jsonl"]);
     assert_eq!(status, 2, "{stderr}");
     assert!(
-        stderr.starts_with("error: r.jsonl: holds 1 line not of this run (run "),
+        stderr.starts_with("error: r.jsonl: holds 1 line not of this run (run ")
+            && stderr.contains(": its candidates or --repeat differ; this one is run "),
         "{stderr}"
     );
     assert_eq!(

@@ -274,13 +274,29 @@ fn tasks_run_at_an_announced_rate_loses_no_call_at_zero_retries() {
 fn a_429_without_an_announced_limit_is_waited_out_without_the_retries() {
     // A limit that says nothing (no Retry-After, no x-ratelimit-*): the pacer waits a second of
     // its own and sends the request again, at --retries 0.
-    let server = Server::fail_then(1, Reply::status(429, TOO_MANY), completion_of_any());
+    let completions = Arc::new(AtomicUsize::new(0));
+    let server = Server::start({
+        let completions = Arc::clone(&completions);
+        move |request: &Request, _| {
+            if request.method != "POST" {
+                return Reply::json(r#"{"object": "list", "data": []}"#);
+            }
+            match completions.fetch_add(1, Ordering::SeqCst) {
+                0 => Reply::status(429, TOO_MANY),
+                _ => completion_of_any(),
+            }
+        }
+    });
     let sandbox = Sandbox::new();
     tasks(&sandbox, 1);
     let output = tasks_run(&sandbox, &server, "0");
     assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
     assert_eq!(json_stdout(&output)["generation"]["failed"], json!([]));
-    assert_eq!(server.request_count(), 2);
+    assert_eq!(
+        completions.load(Ordering::SeqCst),
+        2,
+        "the 429, then the completion"
+    );
 }
 
 #[test]

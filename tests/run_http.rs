@@ -227,7 +227,7 @@ fn client_errors_and_bad_scores_are_not_retried() {
     assert_eq!(record["error"]["kind"], "http_status");
     assert_eq!(
         record["error"]["message"],
-        "HTTP 404 Not Found: no such route — is the URL's path right?"
+        "HTTP 404 Not Found: no such route — is the URL's path right (for a model API, the model's name)?"
     );
     assert_eq!(record["attempts"], 1);
     assert_eq!(server.request_count(), 1);

@@ -388,3 +388,45 @@ fn a_reply_that_is_not_json_is_shown_in_the_failure() {
             line 1 column 1): <html><body><h1>Welcome to nginx!</h1></body></html>"})
     );
 }
+
+#[test]
+fn a_run_whose_completions_are_all_saved_needs_no_api_to_resume() {
+    let sb = Sandbox::new();
+    let tasks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TASKS);
+    // An API whose key is revoked once the first run is done.
+    let revoked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let server = Server::start({
+        let revoked = Arc::clone(&revoked);
+        move |_, _| {
+            if revoked.load(Ordering::SeqCst) {
+                return Reply::status(401, "revoked");
+            }
+            Reply::json(
+                json!({"choices": [{"message": {"role": "assistant", "content": "41"}}],
+                       "usage": {"prompt_tokens": 10, "completion_tokens": 2, "total_tokens": 12}})
+                .to_string(),
+            )
+        }
+    });
+    let base = server.url("/v1");
+    let run = |extra: &[&str]| {
+        sb.evalctl()
+            .env("ACME_API_KEY", KEY)
+            .args(["tasks", "run", "--no-config", "--format", "json"])
+            .arg(&tasks)
+            .args(["--model", "acme/m", "--base-url", &base, "--limit", "2"])
+            .args(["--save-outputs", "saved.jsonl"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let first = run(&[]);
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    revoked.store(true, Ordering::SeqCst);
+    let requests = server.request_count();
+    // Every completion is saved: nothing to check, nothing to call.
+    let resumed = run(&["--resume"]);
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(json_stdout(&resumed)["generation"]["resumed"], 2);
+    assert_eq!(server.request_count(), requests);
+}

@@ -152,9 +152,10 @@ impl Client {
         }
     }
 
-    /// `GET {base}/models` with the key: free, so a rejected key (401, 403) or an unreachable
-    /// server shows before any call. Any other answer (some compatible servers have no models
-    /// endpoint) says nothing against the connection.
+    /// `GET {base}/models` with the key: free, so a rejected key (401) or an unreachable server
+    /// shows before any call. Any other answer says nothing against the connection: some
+    /// compatible servers have no models endpoint, and a key scoped to completions alone may be
+    /// refused it (403) and still complete.
     pub async fn check_access(
         &self,
         connection: &Connection,
@@ -165,7 +166,7 @@ impl Client {
             .get(connection.endpoint.url_for("models"))
             .timeout(timeout);
         match connection.authorize(request).send().await {
-            Ok(response) if matches!(response.status().as_u16(), 401 | 403) => {
+            Ok(response) if response.status().as_u16() == 401 => {
                 let (status, key_env) = (response.status().as_u16(), &connection.endpoint.key_env);
                 Err(match connection.endpoint.key {
                     Some(_) => format!(

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::markdown;
-use super::summary::{below, sum_in_order};
+use super::summary::{below, mean_in_order, overflow_scale};
 use super::text::counted;
 use super::{Document, Styled};
 use crate::exit::Verdict;
@@ -136,7 +136,6 @@ fn split_name(split: Split) -> &'static str {
 
 /// The comparison of one split's paired examples, in index order.
 pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> SplitComparison {
-    let mean = |scores: &[f64]| sum_in_order(scores) / scores.len() as f64;
     let pairs: Vec<Regression> = examples
         .iter()
         .map(|example| Regression {
@@ -144,14 +143,19 @@ pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> Sp
             example_index: example.index,
             example_line: example.line,
             example_id: example.id.clone(),
-            base: mean(&example.base),
-            new: mean(&example.new),
+            base: mean_in_order(&example.base),
+            new: mean_in_order(&example.new),
         })
         .collect();
     let differences: Vec<f64> = pairs.iter().map(|pair| pair.new - pair.base).collect();
     let n = pairs.len() as f64;
-    let base_mean = pairs.iter().map(|pair| pair.base).sum::<f64>() / n;
-    let new_mean = pairs.iter().map(|pair| pair.new).sum::<f64>() / n;
+    // Scores near the largest float are scaled (exactly) so that their sums do not overflow.
+    let largest = pairs.iter().fold(0.0f64, |largest, pair| {
+        largest.max(pair.base.abs()).max(pair.new.abs())
+    });
+    let scale = overflow_scale(largest);
+    let base_mean = pairs.iter().map(|pair| pair.base / scale).sum::<f64>() / n * scale;
+    let new_mean = pairs.iter().map(|pair| pair.new / scale).sum::<f64>() / n * scale;
     let count = pairs.len();
     let mut regressions: Vec<Regression> = pairs
         .into_iter()

@@ -255,6 +255,13 @@ impl Cache {
         self
     }
 
+    /// Whether [`Cache::expect`] found `key` stored (so a call for it need not be made).
+    pub fn holds(&self, key: &CallKey) -> bool {
+        self.stored
+            .as_ref()
+            .is_some_and(|stored| stored.contains(key))
+    }
+
     /// Whether `key` may be stored: not when [`Cache::expect`] found it missing.
     fn may_hold(&self, key: &CallKey) -> bool {
         self.stored

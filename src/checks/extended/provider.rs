@@ -64,9 +64,11 @@ impl EndpointPolicy {
     /// names the key's variable, never its value, and of a URL the check names only its origin.
     pub fn admit(&self, settings: &mut ProviderSettings) -> Result<(), (String, String)> {
         // A provider other than the default picks which of the user's keys is sent
-        // (`<PROVIDER>_API_KEY`, to wherever the user's base URL points): as if it named it.
+        // (`<PROVIDER>_API_KEY`, to wherever the user's base URL points): as if it named it. A
+        // check that names its `base_url` gets the key allowed there, whatever its provider.
         let by_provider = matches!(settings.key, KeySource::ProviderDefault)
             && settings.provider != DEFAULT_PROVIDER
+            && settings.base_url.is_none()
             && matches!(self, EndpointPolicy::Local(_));
         let provider_key = by_provider.then(|| default_key_env(&settings.provider));
         let named_key = match &settings.key {
@@ -535,6 +537,15 @@ mod tests {
         )
         .unwrap()]);
         let allowed = admit(json!({"provider_name": "groq"}), &groq).unwrap();
+        let local = EndpointPolicy::Local(vec![
+            AllowedEndpoint::parse("http://127.0.0.1:9/v1").unwrap()
+        ]);
+        let named = admit(
+            json!({"provider_name": "vllm", "base_url": "http://127.0.0.1:9/v1"}),
+            &local,
+        )
+        .unwrap();
+        assert_eq!(named.key, KeySource::None, "the endpoint's key, none");
         assert_eq!(
             (allowed.base_url.as_deref(), allowed.key),
             (

@@ -173,11 +173,6 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     model
         .check_setup()
         .map_err(|reason| Fatal::Preflight(format!("{} cannot run: {reason}", model.describe())))?;
-    if !file.tasks.is_empty() {
-        crate::runner::block_on(model.check_access())?.map_err(|reason| {
-            Fatal::Preflight(format!("{} cannot run: {reason}", model.describe()))
-        })?;
-    }
     if file.tasks.is_empty() {
         reporter.warning(format!("{}: no valid tasks to run", file.display));
     }
@@ -203,6 +198,18 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     };
     let cache = config.cache_dir.as_deref().map(Cache::open).transpose()?;
     let cache = cache.map(|cache| cache.expect(Table::Completions, &keys));
+    // A key the API rejects, or an API out of reach, shows once, before any task; a run whose
+    // completions are all saved or cached calls no model, and needs none.
+    let resumed_tasks: std::collections::HashSet<usize> =
+        resumed.iter().map(|saved| saved.index).collect();
+    let calls_the_model = keys.iter().enumerate().any(|(index, key)| {
+        !resumed_tasks.contains(&index) && !cache.as_ref().is_some_and(|cache| cache.holds(key))
+    });
+    if calls_the_model {
+        crate::runner::block_on(model.check_access())?.map_err(|reason| {
+            Fatal::Preflight(format!("{} cannot run: {reason}", model.describe()))
+        })?;
+    }
     let mut saved = saved.map(ResultsFile::in_background);
     let work = Arc::new(Work {
         model: Arc::new(model),

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::rounding::sum_in_order;
+use super::rounding::{overflow_scale, sum_in_order};
 use crate::interval;
 
 /// Aggregate of one candidate over one split. Failed calls count as 0.0.
@@ -79,20 +79,6 @@ impl Running {
             stderr: stderr.map(|stderr| stderr * scale),
             ci95: ci95.map(|[lo, hi]| [lo * scale, hi * scale]),
         }
-    }
-}
-
-/// Scores up to this size are summed, and their squares too, without overflow.
-const LARGEST_EXACT: f64 = 1e100;
-
-/// The power of two scores as large as `largest` are divided by so that none is above
-/// [`LARGEST_EXACT`]: 1 for any smaller.
-fn overflow_scale(largest: f64) -> f64 {
-    if largest.is_finite() && largest > LARGEST_EXACT {
-        let excess = (largest / LARGEST_EXACT).log2().ceil();
-        2f64.powi(excess as i32)
-    } else {
-        1.0
     }
 }
 

@@ -15,7 +15,7 @@ mod tally;
 
 pub use aggregate::Aggregate;
 pub use gate_report::{BudgetReport, CompleteGate, ErrorGate, FailUnderGate, GateReport};
-pub use rounding::{below, sum_in_order};
+pub use rounding::{below, mean_in_order, overflow_scale};
 pub use run_summary::{CandidateSummary, Summary};
 pub use spend::Usage;
 pub(super) use tally::{scored_below, verdict_failed};

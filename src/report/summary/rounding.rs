@@ -16,8 +16,40 @@ const RELATIVE_ROUNDING: f64 = 1e-12;
 /// Whether `value` is below `threshold` by more than [`ROUNDING`], or by more than
 /// [`RELATIVE_ROUNDING`] of the larger one's size when that is more.
 pub fn below(value: f64, threshold: f64) -> bool {
+    // An infinite value or threshold (a mean that overflowed) has no size to be relative to.
     let size = value.abs().max(threshold.abs());
-    value < threshold - ROUNDING.max(RELATIVE_ROUNDING * size)
+    let margin = if size.is_finite() {
+        ROUNDING.max(RELATIVE_ROUNDING * size)
+    } else {
+        ROUNDING
+    };
+    value < threshold - margin
+}
+
+/// Scores up to this size are summed, and their squares too, without overflow.
+const LARGEST_EXACT: f64 = 1e100;
+
+/// The power of two scores as large as `largest` are divided by so that none is above
+/// [`LARGEST_EXACT`] (scores near the largest float, under `--score-range any`, would overflow
+/// their sum): 1 for any smaller.
+pub fn overflow_scale(largest: f64) -> f64 {
+    if largest.is_finite() && largest > LARGEST_EXACT {
+        let excess = (largest / LARGEST_EXACT).log2().ceil();
+        2f64.powi(excess as i32)
+    } else {
+        1.0
+    }
+}
+
+/// The mean of `scores`, added in order ([`sum_in_order`]) and scaled against overflow
+/// ([`overflow_scale`]); NaN for none.
+pub fn mean_in_order(scores: &[f64]) -> f64 {
+    let largest = scores
+        .iter()
+        .fold(0.0f64, |largest, score| largest.max(score.abs()));
+    let scale = overflow_scale(largest);
+    let scaled: Vec<f64> = scores.iter().map(|score| score / scale).collect();
+    sum_in_order(&scaled) / scores.len() as f64 * scale
 }
 
 /// The sum of `scores` added in ascending order, whatever order they are given in.
@@ -61,5 +93,7 @@ mod tests {
         assert!(!below(mean, 100000000.2));
         assert!(below(mean, 100000000.2001));
         assert!(below(-2e6 - 0.001, -2e6));
+        assert!(below(f64::NEG_INFINITY, -0.1));
+        assert!(!below(f64::INFINITY, 0.0));
     }
 }
