@@ -84,20 +84,28 @@ fn the_file_is_found_from_a_subdirectory_and_its_paths_and_command_are_its_own()
         "[evaluator]\ncommand = \"sh eval.sh\"\n\n[run]\ndataset = \"data/d.jsonl\"\n",
     );
     std::fs::create_dir_all(sb.join("deep/er")).unwrap();
-    let output = sb
-        .evalctl()
-        .current_dir(sb.join("deep/er"))
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--candidate",
-            "c",
-            "--output",
-            "r.jsonl",
-        ])
-        .output()
-        .unwrap();
+    let run = |extra: &[&str]| {
+        sb.evalctl()
+            .current_dir(sb.join("deep/er"))
+            .args(["run", "--format", "json", "--candidate", "c"])
+            .args(["--output", "r.jsonl"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Found above the working directory, it chooses no command unless named with --config.
+    let found = run(&[]);
+    assert_eq!(code(&found), 2);
+    assert!(
+        stderr_text(&found).starts_with(
+            "warning: ../../evalctl.toml: not used from a parent directory: evaluator.command \
+             (line 2): a file found above the working directory may not choose what runs or \
+             what is called with your keys; pass --config ../../evalctl.toml if you trust it\n"
+        ),
+        "{}",
+        stderr_text(&found)
+    );
+    let output = run(&["--config", "../../evalctl.toml"]);
     assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
     let summary = json_stdout(&output);
     assert_eq!(summary["calls"]["total"], 2);

@@ -1,7 +1,8 @@
 //! `evalctl.toml` discovery on a shared machine, as git treats `safe.directory`: a file found in
 //! the working directory or a parent that another user owns, or that group or others may write,
 //! is not used (its evaluator command never runs); evalctl warns, naming the file, why, and
-//! `--config FILE`, which trusts it. The attack: a file in a shared parent directory (a shared
+//! `--config FILE`, which trusts it. A file of the user's found in a parent directory chooses no
+//! command or evaluator either, unless named. The attack: a file in a shared parent directory (a shared
 //! `/tmp`) whose evaluator command would create a marker file.
 
 use std::os::unix::fs::PermissionsExt;
@@ -57,9 +58,36 @@ fn a_config_others_may_write_is_not_used_unless_named() {
 }
 
 #[test]
-fn the_users_own_config_is_used() {
+fn the_users_own_config_above_the_working_directory_chooses_no_command_unless_named() {
+    // A file of the user's, but found above the working directory (a repository cloned into a
+    // folder of theirs): its evaluator is not used.
     let dir = shared_config(0o644);
     let output = run(&dir, &["run"]);
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr_text(&output),
+        format!(
+            "warning: ../evalctl.toml: not used from a parent directory: evaluator.command (line \
+             2): a file found above the working directory may not choose what runs or what is \
+             called with your keys; pass --config ../evalctl.toml if you trust it\n{NO_EVALUATOR}"
+        )
+    );
+    assert!(!dir.exists("shared/marker"), "the file's evaluator ran");
+    let named = run(&dir, &["run", "--config", "../evalctl.toml"]);
+    assert_eq!(named.status.code(), Some(0), "{}", stderr_text(&named));
+    assert_eq!(stderr_text(&named), "");
+    assert!(dir.exists("shared/marker"));
+}
+
+#[test]
+fn the_users_own_config_in_the_working_directory_is_used() {
+    let dir = shared_config(0o644);
+    let output = dir
+        .evalctl()
+        .current_dir(dir.join("shared"))
+        .args(["run", "--candidate", "x", "--format", "text"])
+        .output()
+        .unwrap();
     assert_eq!(output.status.code(), Some(0), "{}", stderr_text(&output));
     assert_eq!(stderr_text(&output), "");
     assert!(dir.exists("shared/marker"));

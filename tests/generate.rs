@@ -526,11 +526,12 @@ fn command_project(sb: &Sandbox) {
 fn the_task_model_command_of_the_project_file_runs_in_the_file_s_directory() {
     let sb = Sandbox::new();
     command_project(&sb);
-    // Found from a subdirectory: `sh model.sh` runs beside the file, where its script is.
+    // Named from a subdirectory: `sh model.sh` runs beside the file, where its script is.
     let output = sb
         .evalctl()
         .current_dir(sb.join("sub"))
-        .args(["run", "--format", "json", "terse.txt"])
+        .args(["run", "--format", "json", "--config", "../evalctl.toml"])
+        .arg("terse.txt")
         .output()
         .unwrap();
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
@@ -539,7 +540,7 @@ fn the_task_model_command_of_the_project_file_runs_in_the_file_s_directory() {
         vec![json!(["terse.txt", "command 'sh model.sh'", 1.0, 3, 0])]
     );
     assert_eq!(sb.lines("requests.log").len(), 3);
-    // Named with --config from elsewhere, and with the directory the file names.
+    // With the directory the file names.
     sb.write("models/model.sh", sb.read("model.sh"));
     let toml = sb.read("evalctl.toml");
     sb.write(
@@ -573,14 +574,8 @@ fn a_task_model_command_on_the_command_line_runs_where_evalctl_runs() {
     let output = sb
         .evalctl()
         .current_dir(sb.join("sub"))
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--task-model-command",
-            "sh model.sh",
-        ])
-        .arg("terse.txt")
+        .args(["run", "--format", "json", "--config", "../evalctl.toml"])
+        .args(["--task-model-command", "sh model.sh", "terse.txt"])
         .output()
         .unwrap();
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
@@ -589,7 +584,8 @@ fn a_task_model_command_on_the_command_line_runs_where_evalctl_runs() {
     let output = sb
         .evalctl()
         .current_dir(sb.join("sub"))
-        .args(["run", "--task-model-cwd", "nowhere", "terse.txt"])
+        .args(["run", "--config", "../evalctl.toml"])
+        .args(["--task-model-cwd", "nowhere", "terse.txt"])
         .output()
         .unwrap();
     assert_eq!(code(&output), 2);

@@ -6,7 +6,8 @@
 //! requires of a repository (`safe.directory`): one owned by another user, or that group or
 //! others may write (a shared `/tmp`, a parent directory someone else controls), is not used,
 //! and the command says so ([`Untrusted`]). `--config FILE` is the user's say-so. Whoever owns
-//! it, a found file may not give up the code sandbox ([`FROM_THE_COMMAND_LINE`]).
+//! it, a found file may not give up the code sandbox ([`FROM_THE_COMMAND_LINE`]), and one found
+//! in a parent directory may not choose what runs or is called ([`NOT_FROM_A_PARENT`]).
 
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -48,6 +49,21 @@ pub struct ConfigFile {
 /// user's say-so on the command line (the flag, its variable, or `--config FILE`). A repository
 /// someone else wrote is the user's own files once cloned, so ownership does not tell.
 const FROM_THE_COMMAND_LINE: &[&str] = &["tasks.unsafe_code_exec"];
+
+/// Keys (or, ending in `.`, sections; else key prefixes) a file found in a parent directory
+/// may not set: what runs a command or calls an evaluator or a model with the user's keys. The
+/// file in the working directory is the project the user is in; one above it the user may not
+/// know of (a repository cloned into a folder of theirs, a checkout above the one they work in).
+const NOT_FROM_A_PARENT: &[&str] = &[
+    "evaluator.",
+    "run.generate",
+    "run.task_model",
+    "run.task_base_url",
+    "run.task_api_key_env",
+    "tasks.model",
+    "tasks.base_url",
+    "tasks.api_key_env",
+];
 
 /// One key the file sets.
 #[derive(Debug, Clone)]
@@ -151,6 +167,27 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
         .unwrap_or_default();
     let mut values = decode(&display, &dir, &text).map_err(invalid)?;
     let mut ignored = Vec::new();
+    if *choice == Choice::Discover && display != FILE_NAME {
+        let mut left_out = Vec::new();
+        values.retain(|value| {
+            let key = value.binding.key;
+            let active = NOT_FROM_A_PARENT
+                .iter()
+                .any(|active| key.starts_with(active));
+            if active {
+                left_out.push(format!("{key} (line {})", value.line));
+            }
+            !active
+        });
+        if !left_out.is_empty() {
+            ignored.push(format!(
+                "{display}: not used from a parent directory: {}: a file found above the \
+                 working directory may not choose what runs or what is called with your keys; \
+                 pass --config {display} if you trust it",
+                left_out.join(", ")
+            ));
+        }
+    }
     if *choice == Choice::Discover {
         values.retain(|value| {
             let refused = FROM_THE_COMMAND_LINE.contains(&value.binding.key)
