@@ -80,6 +80,61 @@ fn run_refuses_a_report_junit_or_output_that_is_an_input_or_another_output() {
 }
 
 #[test]
+fn run_refuses_a_report_or_junit_that_is_a_file_its_commands_name() {
+    let sb = sandbox();
+    sb.write("model.sh", "cat >/dev/null\nprintf 'Paris'\n");
+    let script = sb.read("eval.sh");
+    let script = format!("#!/bin/sh\n{script}");
+    sb.write_executable("eval.sh", &script);
+    assert_eq!(
+        refused(
+            &sb,
+            &[
+                "run",
+                "--evaluator-command",
+                "sh eval.sh",
+                "--dataset",
+                "train.jsonl",
+                "--candidate",
+                "x",
+                "--report",
+                "eval.sh",
+            ]
+        ),
+        "error: --report: eval.sh is also a file of --evaluator-command, an input: name another \
+         file\n"
+    );
+    assert_eq!(
+        refused(
+            &sb,
+            &[
+                "run",
+                "--evaluator-command",
+                "./eval.sh",
+                "--dataset",
+                "train.jsonl",
+                "--candidate",
+                "x",
+                "--generate",
+                "--task-model-command",
+                "sh model.sh",
+                "--junit",
+                "model.sh",
+                "--report",
+                "./eval.sh",
+            ]
+        ),
+        "error: --report: ./eval.sh is also a file of --evaluator-command, an input: name another \
+         file\n\
+         error: --junit: model.sh is also a file of --task-model-command, an input: name another \
+         file\n"
+    );
+    assert_eq!(sb.read("eval.sh"), script);
+    assert_eq!(sb.read("model.sh"), "cat >/dev/null\nprintf 'Paris'\n");
+    assert!(!sb.exists("called"), "the evaluator ran");
+}
+
+#[test]
 fn a_file_reached_through_a_link_is_the_same_file() {
     let sb = sandbox();
     std::os::unix::fs::symlink("train.jsonl", sb.path().join("link.jsonl")).unwrap();

@@ -1,7 +1,7 @@
 //! The `run` and `preflight` commands: load and validate inputs, build the evaluator, preflight
 //! it, make the calls, report, and decide the exit code.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use crate::config::RunConfig;
@@ -10,6 +10,7 @@ use crate::error::Fatal;
 use crate::evaluator::{self, Evaluator, EvaluatorSpec};
 use crate::exit::Exit;
 use crate::generate::budget::Budget;
+use crate::generate::model::ModelSpec;
 use crate::generate::{check_templates, Generator};
 use crate::input::{load_inputs, repeated_ids, CandidateSource, Inputs, Source};
 use crate::interrupt::{interrupt_requested, read_interruptibly, unless_interrupted};
@@ -473,36 +474,41 @@ fn files_written(config: &RunConfig) -> Vec<(&'static str, &Path)> {
 }
 
 /// The files the run reads: the candidates, the dataset and valset, the `--cache-input` files,
-/// the evaluator's files.
-fn files_read(config: &RunConfig) -> Vec<(&'static str, &Path)> {
-    let mut read = Vec::new();
+/// the evaluator's files (a command's script among them) and the task-model commands' files.
+fn files_read(config: &RunConfig) -> Vec<(&'static str, PathBuf)> {
+    let mut read: Vec<(&'static str, PathBuf)> = Vec::new();
     match &config.candidates {
         CandidateSource::Files(paths) => {
-            read.extend(
-                paths
-                    .iter()
-                    .map(|path| ("a candidate file", Path::new(path))),
-            );
+            read.extend(paths.iter().map(|path| ("a candidate file", path.into())));
         }
-        CandidateSource::Jsonl(Source::File(path)) => read.push(("--candidates", path.as_path())),
+        CandidateSource::Jsonl(Source::File(path)) => read.push(("--candidates", path.clone())),
         _ => {}
     }
-    read.extend(config.dataset.as_deref().map(|path| ("--dataset", path)));
-    read.extend(
-        config
-            .declared
-            .paths
-            .iter()
-            .map(|path| ("--cache-input", path.as_path())),
-    );
-    read.extend(config.valset.as_deref().map(|path| ("--valset", path)));
+    read.extend(config.dataset.clone().map(|path| ("--dataset", path)));
+    read.extend((config.declared.paths.iter()).map(|path| ("--cache-input", path.clone())));
+    read.extend(config.valset.clone().map(|path| ("--valset", path)));
     match &config.evaluator {
-        EvaluatorSpec::Checks(checks) => read.push(("--checks", checks.path.as_path())),
-        EvaluatorSpec::Spec(spec) => read.push(("--spec", spec.path.as_path())),
+        EvaluatorSpec::Checks(checks) => read.push(("--checks", checks.path.clone())),
+        EvaluatorSpec::Spec(spec) => read.push(("--spec", spec.path.clone())),
         EvaluatorSpec::Judge(judge) => {
-            read.extend(judge.rubric.as_deref().map(|path| ("--rubric", path)));
+            read.extend(judge.rubric.clone().map(|path| ("--rubric", path)));
         }
-        EvaluatorSpec::Command(_) | EvaluatorSpec::Http(_) => {}
+        EvaluatorSpec::Command(command) => read.extend(
+            command
+                .named_files()
+                .map(|(_, path)| ("a file of --evaluator-command", path)),
+        ),
+        EvaluatorSpec::Http(_) => {}
+    }
+    let task_models = config.generate.iter().flat_map(|spec| &spec.models);
+    for model in task_models {
+        if let ModelSpec::Command(command) = model {
+            read.extend(
+                command
+                    .named_files()
+                    .map(|(_, path)| ("a file of --task-model-command", path)),
+            );
+        }
     }
     read
 }
@@ -546,7 +552,12 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let html = config.report.as_deref().map_or(Ok(()), |path| {
         report::html::check_writable(path, "--report")
     });
-    let distinct = check_distinct(&files_written(config), &files_read(config));
+    let read = files_read(config);
+    let read: Vec<_> = read
+        .iter()
+        .map(|(flag, path)| (*flag, path.as_path()))
+        .collect();
+    let distinct = check_distinct(&files_written(config), &read);
     let outputs = [output.err(), html.err(), distinct.err()];
     let output = match outputs.into_iter().flatten().collect::<Vec<_>>() {
         errors if errors.is_empty() => Ok(()),

@@ -258,19 +258,14 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
 /// A command's identity: argv, working directory, and the content of every argv word that names
 /// a file (the script), resolved against the working directory.
 pub(crate) fn add_command_identity(fields: &mut Fields, spec: &CommandSpec) -> anyhow::Result<()> {
-    let cwd = match &spec.cwd {
-        Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
-        None => std::env::current_dir().unwrap_or_default(),
-    };
-    fields
-        .add(b'K', b"command")
-        .add(b'W', cwd.as_os_str().as_encoded_bytes());
+    fields.add(b'K', b"command").add(
+        b'W',
+        spec.working_directory().as_os_str().as_encoded_bytes(),
+    );
+    let mut files = spec.named_files().peekable();
     for (index, word) in spec.argv.iter().enumerate() {
         fields.add(b'A', word.as_bytes());
-        // The program itself is found on PATH unless it is a path; other words name a script
-        // (or any file the command reads) when such a file exists.
-        let names_path = index > 0 || word.contains('/');
-        if let Some(file) = names_path.then(|| cwd.join(word)).filter(|p| p.is_file()) {
+        if let Some((_, file)) = files.next_if(|(named, _)| *named == index) {
             fields.add(b'F', &file_digest(&file)?);
         }
     }

@@ -47,6 +47,30 @@ pub struct CommandSpec {
     pub cwd: Option<PathBuf>,
 }
 
+impl CommandSpec {
+    /// The working directory the child starts in, made absolute.
+    pub fn working_directory(&self) -> PathBuf {
+        match &self.cwd {
+            Some(dir) => std::path::absolute(dir).unwrap_or_else(|_| dir.clone()),
+            None => std::env::current_dir().unwrap_or_default(),
+        }
+    }
+
+    /// The files the command names, each beside the argv word that names it: the program when
+    /// it is a path (otherwise it is found on PATH) and every argument naming an existing file
+    /// (the script, or any file it reads), resolved against the working directory.
+    pub fn named_files(&self) -> impl Iterator<Item = (usize, PathBuf)> + '_ {
+        let cwd = self.working_directory();
+        self.argv
+            .iter()
+            .enumerate()
+            .filter_map(move |(index, word)| {
+                let names_path = index > 0 || word.contains('/');
+                Some((index, cwd.join(word))).filter(|(_, path)| names_path && path.is_file())
+            })
+    }
+}
+
 /// Runs a command per call.
 pub struct CommandEvaluator {
     spec: CommandSpec,
