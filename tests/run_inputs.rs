@@ -574,6 +574,43 @@ fn a_candidate_file_given_twice_is_rejected() {
 }
 
 #[test]
+fn two_candidates_with_one_text_are_rejected_in_every_form() {
+    // They would make the same calls, and their results would share keys: a results file could
+    // not tell them apart (summarize would find half the calls absent).
+    let sb = Sandbox::new();
+    sb.write("base.txt", "Answer briefly.");
+    sb.write("copy.txt", "Answer briefly.");
+    sb.write(
+        "c.jsonl",
+        "{\"candidate\": \"p\", \"id\": \"baseline\"}\n{\"candidate\": \"q\"}\n\
+         {\"candidate\": \"p\", \"id\": \"b\"}\n",
+    );
+    let cases: [(&[&str], &str); 3] = [
+        (
+            &["base.txt", "copy.txt"],
+            "error: copy.txt: it has the same text as base.txt: a run scores each text once \
+             (--repeat N scores every text N times)\n",
+        ),
+        (
+            &["--candidate", "x", "--candidate", "y", "--candidate", "x"],
+            "error: --candidate: cand-3 has the same text as cand-1: a run scores each text \
+             once (--repeat N scores every text N times)\n",
+        ),
+        (
+            &["--candidates", "c.jsonl"],
+            "error: c.jsonl:3: candidate \"b\" has the same text as line 1's: a run scores each \
+             text once (--repeat N scores every text N times)\n",
+        ),
+    ];
+    for (args, expected) in cases {
+        let out = sb.run_with(MARKING).args(args).output().unwrap();
+        assert_eq!(code(&out), 2, "{args:?}: {}", stderr_text(&out));
+        assert_eq!(stderr_text(&out), expected, "{args:?}");
+    }
+    assert!(!sb.exists("called"));
+}
+
+#[test]
 fn stdin_datasets_pretty_printed_json_and_bad_ids_are_explained() {
     let sb = Sandbox::new();
     sb.write("pretty.json", "[\n  {\"a\": 1},\n  {\"a\": 2}\n]\n");

@@ -38,8 +38,33 @@ pub struct Candidate {
     pub numbered: bool,
 }
 
+/// Why a run takes each candidate text once: two candidates with one text would make the same
+/// calls, and their results would share keys (a reader of the results file could not tell them
+/// apart).
+const ONE_TEXT_ONCE: &str = "a run scores each text once (--repeat N scores every text N times)";
+
 /// Load the candidates of `source`, appending every problem found to `problems`.
 pub fn load(source: &CandidateSource, problems: &mut Vec<Problem>) -> Vec<Candidate> {
+    let candidates = load_each(source, problems);
+    if !matches!(source, CandidateSource::Jsonl(_)) {
+        let mut first_with_text: HashMap<&str, &str> = HashMap::new();
+        for candidate in &candidates {
+            if let Some(first) = first_with_text.insert(&candidate.text, &candidate.id) {
+                let (flag, what) = match source {
+                    CandidateSource::Texts(_) => ("--candidate", candidate.id.as_str()),
+                    _ => (candidate.id.as_str(), "it"),
+                };
+                problems.push(Problem::new(
+                    flag,
+                    format!("{what} has the same text as {first}: {ONE_TEXT_ONCE}"),
+                ));
+            }
+        }
+    }
+    candidates
+}
+
+fn load_each(source: &CandidateSource, problems: &mut Vec<Problem>) -> Vec<Candidate> {
     match source {
         CandidateSource::Texts(texts) => texts
             .iter()
@@ -148,6 +173,7 @@ fn load_jsonl(source: &Source, problems: &mut Vec<Problem>) -> Vec<Candidate> {
         }
     };
     let mut first_line_of_id: HashMap<String, usize> = HashMap::new();
+    let mut first_line_of_text: HashMap<String, usize> = HashMap::new();
     let mut candidates = Vec::new();
     let (_, mut file_problems) = scan_jsonl_checked(&display, &bytes, |record| {
         let line = record.line;
@@ -187,7 +213,13 @@ fn load_jsonl(source: &Source, problems: &mut Vec<Problem>) -> Vec<Candidate> {
                 "duplicate candidate id {id:?} (first on line {first})"
             ));
         }
+        if let Some(first) = first_line_of_text.get(&text) {
+            return Some(format!(
+                "candidate {id:?} has the same text as line {first}'s: {ONE_TEXT_ONCE}"
+            ));
+        }
         first_line_of_id.insert(id.clone(), line);
+        first_line_of_text.insert(text.clone(), line);
         candidates.push(Candidate { id, text, numbered });
         None
     });
