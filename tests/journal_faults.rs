@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::process::{Child, Stdio};
 use std::time::Duration;
 
-use crate::common::{code, json_stdout, succeeded, wait_until, Sandbox};
+use crate::common::{code, json_stdout, stderr_text, succeeded, wait_until, Sandbox};
 use serde_json::Value;
 
 /// Scores each call with the example's `s`, after a short pause so runs last long enough to
@@ -290,4 +290,46 @@ fn resuming_a_finished_run_makes_no_call_not_even_the_probe() {
     assert!(!sb.exists("calls.log"), "the evaluator was called");
     assert_eq!(resumed["candidates"], first["candidates"]);
     assert_eq!(sb.lines("out.jsonl").len(), 2);
+}
+
+#[test]
+fn resume_cuts_only_a_line_cut_short_and_leaves_a_file_it_refuses_as_it_was() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    sb.write("eval.sh", SCORE_S);
+    let run = |output: &str| {
+        sb.evalctl()
+            .args(RUN)
+            .args(["--output", output, "--resume"])
+            .output()
+            .unwrap()
+    };
+    // Notes named by mistake, their last line without a newline: refused, not a byte changed.
+    let notes = "line one of notes\nline two, no newline";
+    sb.write("notes.txt", notes);
+    let refused = run("notes.txt");
+    assert_eq!(code(&refused), 2, "{}", stderr_text(&refused));
+    assert_eq!(
+        stderr_text(&refused),
+        "error: notes.txt:1: invalid JSON: expected value at column 1\n\
+         error: notes.txt:2: invalid JSON: expected value at column 1\n"
+    );
+    assert_eq!(sb.read("notes.txt"), notes);
+
+    // A whole last line without its newline (an editor's save) is a result like any other:
+    // kept, ended with its newline, and only the calls it does not answer are made.
+    let first = run("out.jsonl");
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    let whole = sb.read("out.jsonl");
+    let kept: Vec<&str> = whole.lines().take(3).collect();
+    sb.write("out.jsonl", kept.join("\n"));
+    let resumed = run("out.jsonl");
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(
+        stderr_text(&resumed),
+        "resuming out.jsonl: 3 of 4 calls already done, 1 to make\n"
+    );
+    let lines = sb.lines("out.jsonl");
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[..3], kept);
 }

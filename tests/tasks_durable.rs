@@ -357,3 +357,30 @@ fn an_interrupted_run_scores_what_was_generated_and_its_resume_writes_one_whole_
         .unwrap();
     assert_eq!(code(&summarized), 0, "{}", stderr_text(&summarized));
 }
+
+#[test]
+fn resume_keeps_a_whole_last_line_without_its_newline() {
+    // A saved completion is paid for: only a line whose JSON ends too soon is cut off.
+    let sb = suite();
+    sb.write("fail.txt", "t4\n");
+    let first = tasks_run(&sb, &["--save-outputs", "saved.jsonl"]);
+    assert_eq!(code(&first), 1, "{}", stderr_text(&first));
+    let saved = sb.read("saved.jsonl");
+    sb.write("saved.jsonl", saved.trim_end());
+    std::fs::remove_file(sb.path().join("fail.txt")).unwrap();
+    let resumed = tasks_run(&sb, &["--save-outputs", "saved.jsonl", "--resume"]);
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(
+        stderr_text(&resumed),
+        "resuming saved.jsonl: 3 of 4 calls already done, 1 to make\n"
+    );
+    assert_eq!(calls(&sb), ["t1", "t2", "t3", "t4", "t4"], "only t4 again");
+    assert!(sb.read("saved.jsonl").starts_with(&saved));
+    assert_eq!(sb.lines("saved.jsonl").len(), 4);
+
+    // A file that is no journal is refused, and left as it was.
+    sb.write("notes.txt", "my notes, no newline");
+    let refused = tasks_run(&sb, &["--save-outputs", "notes.txt", "--resume"]);
+    assert_eq!(code(&refused), 2, "{}", stderr_text(&refused));
+    assert_eq!(sb.read("notes.txt"), "my notes, no newline");
+}

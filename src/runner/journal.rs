@@ -144,7 +144,7 @@ pub fn replaces(later_failed: bool, earlier_failed: bool) -> bool {
     !later_failed || earlier_failed
 }
 
-/// A last line cut short by a killed run (no closing newline), removed by [`repair_torn_tail`].
+/// A last line cut short by a killed run (no closing newline), removed by [`mend_tail`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TornTail {
     /// Its 1-based line number.
@@ -153,36 +153,88 @@ pub struct TornTail {
     pub bytes: u64,
 }
 
-/// Truncate a torn last line of the results file at `path` (every line evalctl writes ends with
-/// a newline, so a last line without one was cut short) and say what was removed; `None` when the
-/// file is whole or absent.
-pub fn repair_torn_tail(path: &Path) -> Result<Option<TornTail>, Problem> {
+/// How a results file ends, as [`tail_of`] finds it without changing it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Tail {
+    /// Absent, empty, or ending with a newline.
+    Whole,
+    /// A last line a killed run cut short (its JSON ends too soon, or its last character is cut
+    /// in the middle): the first `keep` bytes are the whole lines before it.
+    Torn {
+        /// The line and its length.
+        torn: TornTail,
+        /// The length of the file without it.
+        keep: u64,
+    },
+    /// A last line without its newline that is not cut short: written by hand or by another
+    /// tool. It is read like any line (a bad one is a problem naming it).
+    Unended,
+}
+
+/// How the file at `path` ends ([`Tail`]), read from its end without changing it. Only a last
+/// line whose JSON ends too soon is torn: a whole object without its newline, or text that is
+/// not JSON, is left for the reader to take or refuse, so a file named by mistake loses nothing.
+pub fn tail_of(path: &Path) -> Result<Tail, Problem> {
+    let fail = |err: std::io::Error| {
+        Problem::new(
+            path.display().to_string(),
+            format!("cannot read the journal: {}", io_reason(&err)),
+        )
+    };
+    let mut file = match File::open(path) {
+        Ok(file) => file,
+        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(Tail::Whole),
+        Err(err) => return Err(fail(err)),
+    };
+    let length = file.metadata().map_err(fail)?.len();
+    let Some(keep) = whole_lines_length(&mut file, length).map_err(fail)? else {
+        return Ok(Tail::Whole);
+    };
+    let mut last = Vec::new();
+    file.seek(SeekFrom::Start(keep)).map_err(fail)?;
+    file.read_to_end(&mut last).map_err(fail)?;
+    let cut_character = std::str::from_utf8(&last).is_err_and(|err| err.error_len().is_none());
+    let cut_json =
+        serde_json::from_slice::<serde::de::IgnoredAny>(&last).is_err_and(|err| err.is_eof());
+    if !(cut_character || cut_json) {
+        return Ok(Tail::Unended);
+    }
+    let line = count_newlines(&mut file, keep).map_err(fail)? + 1;
+    Ok(Tail::Torn {
+        torn: TornTail {
+            line,
+            bytes: length - keep,
+        },
+        keep,
+    })
+}
+
+/// Make the results file at `path` end with a whole line before lines are appended, as `tail`
+/// (from [`tail_of`], once the file was read and found to be the command's own) says: cut a torn
+/// last line off (and say what was removed), or end an unended one with its newline.
+pub fn mend_tail(path: &Path, tail: Tail) -> Result<Option<TornTail>, Problem> {
     let fail = |err: std::io::Error| {
         Problem::new(
             path.display().to_string(),
             format!("cannot repair the journal: {}", io_reason(&err)),
         )
     };
-    let mut file = match std::fs::OpenOptions::new()
-        .read(true)
-        .write(true)
-        .open(path)
-    {
-        Ok(file) => file,
-        Err(err) if err.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(err) => return Err(fail(err)),
-    };
-    let length = file.metadata().map_err(fail)?.len();
-    let Some(keep) = whole_lines_length(&mut file, length).map_err(fail)? else {
-        return Ok(None);
-    };
-    let line = count_newlines(&mut file, keep).map_err(fail)? + 1;
-    file.set_len(keep).map_err(fail)?;
-    file.sync_all().map_err(fail)?;
-    Ok(Some(TornTail {
-        line,
-        bytes: length - keep,
-    }))
+    let open = || std::fs::OpenOptions::new().append(true).open(path);
+    match tail {
+        Tail::Whole => Ok(None),
+        Tail::Torn { torn, keep } => {
+            let file = open().map_err(fail)?;
+            file.set_len(keep).map_err(fail)?;
+            file.sync_all().map_err(fail)?;
+            Ok(Some(torn))
+        }
+        Tail::Unended => {
+            let mut file = open().map_err(fail)?;
+            std::io::Write::write_all(&mut file, b"\n").map_err(fail)?;
+            file.sync_all().map_err(fail)?;
+            Ok(None)
+        }
+    }
 }
 
 /// Whether the file at `path` ends with a newline (its last line is whole); false when it
@@ -271,26 +323,53 @@ mod tests {
     }
 
     #[test]
-    fn a_torn_last_line_is_cut_and_a_whole_file_left_alone() {
+    fn only_a_line_whose_json_ends_too_soon_is_torn() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.jsonl");
-        assert_eq!(repair_torn_tail(&path).unwrap(), None);
-        std::fs::write(&path, format!("{LINE}\n{LINE}\n")).unwrap();
-        assert_eq!(repair_torn_tail(&path).unwrap(), None);
-        std::fs::write(&path, format!("{LINE}\n{LINE}\n{{\"key\":\"a")).unwrap();
+        let look = |text: &str| {
+            std::fs::write(&path, text).unwrap();
+            tail_of(&path).unwrap()
+        };
+        assert_eq!(tail_of(&path).unwrap(), Tail::Whole);
+        assert_eq!(look(&format!("{LINE}\n{LINE}\n")), Tail::Whole);
+        let two = (2 * (LINE.len() + 1)) as u64;
+        let torn = look(&format!("{LINE}\n{LINE}\n{{\"key\":\"a"));
         assert_eq!(
-            repair_torn_tail(&path).unwrap(),
+            torn,
+            Tail::Torn {
+                torn: TornTail { line: 3, bytes: 9 },
+                keep: two
+            }
+        );
+        // Looking changes nothing; mending cuts the torn line.
+        assert!(std::fs::read_to_string(&path).unwrap().ends_with("\"a"));
+        assert_eq!(
+            mend_tail(&path, torn).unwrap(),
             Some(TornTail { line: 3, bytes: 9 })
         );
         assert_eq!(
             std::fs::read_to_string(&path).unwrap(),
             format!("{LINE}\n{LINE}\n")
         );
-        std::fs::write(&path, "{\"torn").unwrap();
+        // A character cut in the middle.
+        assert!(matches!(
+            look("{\"a\": \"\u{e9}"),
+            Tail::Torn { keep: 0, .. }
+        ));
+        std::fs::write(&path, [b"{\"a\": \"".as_slice(), &[0xc3]].concat()).unwrap();
+        assert!(matches!(
+            tail_of(&path).unwrap(),
+            Tail::Torn { keep: 0, .. }
+        ));
+        // A whole line without its newline, or text that is no JSON, is not torn.
+        let unended = look(&format!("{LINE}\n{LINE}"));
+        assert_eq!(unended, Tail::Unended);
+        assert_eq!(mend_tail(&path, unended).unwrap(), None);
         assert_eq!(
-            repair_torn_tail(&path).unwrap(),
-            Some(TornTail { line: 1, bytes: 6 })
+            std::fs::read_to_string(&path).unwrap(),
+            format!("{LINE}\n{LINE}\n")
         );
-        assert_eq!(std::fs::read(&path).unwrap(), b"");
+        assert_eq!(look("notes\nline two, no newline"), Tail::Unended);
+        assert_eq!(look("only line"), Tail::Unended);
     }
 }

@@ -9,7 +9,7 @@
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use super::journal::{replaces, JournalReader, TornTail};
+use super::journal::{mend_tail, replaces, tail_of, JournalReader, TornTail};
 use super::key::RunDigests;
 use super::PlannedCall;
 use crate::error::{invalid, Problem};
@@ -28,9 +28,10 @@ pub struct Resumed {
     pub torn: Option<TornTail>,
 }
 
-/// Read the journal at `path` against `plan`: repair a torn last line, hand each call's record
-/// that counts to `counted` (in file order, its `candidate_id` the current one), and remove the
-/// calls it answers from `plan`. A line that is not a result line is bad input naming its line.
+/// Read the journal at `path` against `plan`: hand each call's record that counts to `counted`
+/// (in file order, its `candidate_id` the current one), remove the calls it answers from `plan`,
+/// and cut a torn last line off. A line that is not a result line is bad input naming its line,
+/// and the file is left as it was.
 pub fn resume_from(
     path: &Path,
     inputs: &Inputs,
@@ -38,13 +39,10 @@ pub fn resume_from(
     keep_errors: bool,
     mut counted: impl FnMut(CallRecord),
 ) -> anyhow::Result<Resumed> {
-    let torn = super::journal::repair_torn_tail(path).map_err(|problem| invalid(vec![problem]))?;
     if !path.exists() {
-        return Ok(Resumed {
-            torn,
-            ..Resumed::default()
-        });
+        return Ok(Resumed::default());
     }
+    let tail = tail_of(path).map_err(|problem| invalid(vec![problem]))?;
     let planned: HashMap<CallKey, usize> = plan
         .iter()
         .enumerate()
@@ -81,6 +79,7 @@ pub fn resume_from(
     if !problems.is_empty() {
         return Err(invalid(problems));
     }
+    let torn = mend_tail(path, tail).map_err(|problem| invalid(vec![problem]))?;
 
     // Second pass: hand on the lines that count, and drop their calls from the plan.
     let mut answered = vec![false; plan.len()];

@@ -38,26 +38,27 @@ pub struct ModelOutput {
 /// dataset, an outputs file may hold any number of lines, none included: then every task is
 /// missing.
 pub fn read_outputs(source: &Source) -> anyhow::Result<(String, Vec<ModelOutput>)> {
-    let (display, outputs) = read_outputs_with(source, |_| Ok(()))?;
+    let bytes = source.read().map_err(bad_input)?;
+    let (display, outputs) = outputs_in(source.display(), &bytes, |_| Ok(()))?;
     Ok((
         display,
         outputs.into_iter().map(|(output, ())| output).collect(),
     ))
 }
 
-/// [`read_outputs`], with `more` reading what else each line's object holds (`tasks run`'s
-/// journal: the key and usage); its error is the line's problem at a field: `(field, reason)`.
-pub fn read_outputs_with<T>(
-    source: &Source,
+/// [`read_outputs`] of the file `display` whose content is `bytes`, with `more` reading what
+/// else each line's object holds (`tasks run`'s journal: the key and usage); its error is the
+/// line's problem at a field: `(field, reason)`.
+pub fn outputs_in<T>(
+    display: String,
+    bytes: &[u8],
     mut more: impl FnMut(&Value) -> Result<T, (&'static str, String)>,
 ) -> anyhow::Result<(String, Vec<(ModelOutput, T)>)> {
-    let display = source.display();
-    let bytes = source.read().map_err(bad_input)?;
     // One pass over the lines in order, so problems come out in line order.
     let mut problems = Vec::new();
     let mut outputs = Vec::new();
     let mut first_line: HashMap<String, usize> = HashMap::new();
-    for (line, text) in jsonl_lines(&bytes) {
+    for (line, text) in jsonl_lines(bytes) {
         let problem = |message| Problem::at_line(display.as_str(), line, message);
         let record = match text.and_then(parse_object_line) {
             Ok(record) => record,

@@ -13,10 +13,10 @@ use serde_json::Value;
 use crate::error::{invalid, Problem};
 use crate::input::Source;
 use crate::llm::Usage;
-use crate::runner::journal::repair_torn_tail;
+use crate::runner::journal::{mend_tail, tail_of, Tail};
 use crate::runner::resume::Resumed;
 use crate::store::CallKey;
-use crate::tasks::score::read_outputs_with;
+use crate::tasks::score::outputs_in;
 
 /// A `--save-outputs` line: what `tasks score --outputs` reads (`task_id`, `output`), plus the
 /// completion's key and token usage for `--resume`.
@@ -71,8 +71,9 @@ pub fn check_unused(path: &Path) -> anyhow::Result<()> {
     }
 }
 
-/// Read the `--save-outputs` file at `path` for `--resume`: repair a torn last line, and take
-/// each line whose task is one of `task_ids` and whose key is that task's key in `keys`. A line
+/// Read the `--save-outputs` file at `path` for `--resume`: take each line whose task is one of
+/// `task_ids` and whose key is that task's key in `keys`, then cut a torn last line off (a file
+/// with a problem is left as it was). A line
 /// of a task of this run under another key (another model, sampling or prompt) is bad input:
 /// its task would then have two outputs in the file. Lines of other tasks are counted as foreign.
 pub fn resume_from(
@@ -80,16 +81,17 @@ pub fn resume_from(
     task_ids: &[&str],
     keys: &[CallKey],
 ) -> anyhow::Result<(Vec<SavedCompletion>, Resumed)> {
-    let torn = repair_torn_tail(path).map_err(|problem| invalid(vec![problem]))?;
-    let mut resumed = Resumed {
-        torn,
-        ..Resumed::default()
-    };
+    let mut resumed = Resumed::default();
     if !path.exists() {
         return Ok((Vec::new(), resumed));
     }
+    let tail = tail_of(path).map_err(|problem| invalid(vec![problem]))?;
     let source = Source::File(path.to_path_buf());
-    let (display, lines) = read_outputs_with(&source, |record| {
+    let mut bytes = source.read().map_err(|problem| invalid(vec![problem]))?;
+    if let Tail::Torn { keep, .. } = tail {
+        bytes.truncate(keep as usize);
+    }
+    let (display, lines) = outputs_in(source.display(), &bytes, |record| {
         let key = record.get("key").and_then(Value::as_str);
         let usage = match record.get("usage").map(Usage::deserialize) {
             None => Usage::default(),
@@ -131,6 +133,7 @@ pub fn resume_from(
     if !problems.is_empty() {
         return Err(invalid(problems));
     }
+    resumed.torn = mend_tail(path, tail).map_err(|problem| invalid(vec![problem]))?;
     resumed.done = saved.len();
     Ok((saved, resumed))
 }
