@@ -230,3 +230,37 @@ fn every_summary_counts_cached_calls_and_their_tokens_as_saved() {
         .all(|row| row[cached_column] == true));
     assert!(page.contains("' from the cache'"));
 }
+
+#[test]
+fn an_edited_custom_check_script_misses() {
+    // A custom check's command names its script as a command evaluator's does: its content is
+    // part of the key.
+    let sb = Sandbox::new();
+    sb.write(
+        "checks.json",
+        r#"{"checks": [{"type": "wc", "arguments": {"text": "$.output.value"}}]}"#,
+    );
+    let verdict = |passed: bool| {
+        format!("cat >/dev/null\necho call >> calls.log\necho '{{\"passed\": {passed}}}'\n")
+    };
+    sb.write("wc.sh", verdict(true));
+    let run = || {
+        let out = sb
+            .evalctl()
+            .args(["run", "--no-config", "--format", "json", "--skip-preflight"])
+            .args(["--checks", "checks.json", "--custom-check", "wc=sh wc.sh"])
+            .args(["--candidate", "hi", "--cache", "--cache-dir", "cache"])
+            .output()
+            .expect("evalctl runs");
+        let summary = json_stdout(&out);
+        (
+            summary["calls"]["cached"].clone(),
+            summary["candidates"][0]["score"].clone(),
+        )
+    };
+    assert_eq!(run(), (0.into(), 1.0.into()));
+    assert_eq!(run(), (1.into(), 1.0.into()));
+    sb.write("wc.sh", verdict(false));
+    assert_eq!(run(), (0.into(), 0.0.into()));
+    assert_eq!(calls(&sb), 2);
+}

@@ -616,3 +616,39 @@ fn evalctl_judge_base_url_and_api_key_env_are_honoured() {
     assert_eq!(result.code, 0, "stderr: {}", result.stderr);
     assert_eq!(record(&result, "cand-1")["score"], json!(0.8));
 }
+
+#[test]
+fn the_cache_never_answers_for_another_server_the_environment_names() {
+    // The base URL from EVALCTL_JUDGE_BASE_URL (or OPENAI_BASE_URL) is part of every call key,
+    // as --judge-base-url is: a switch of server is a miss, the same server again a hit.
+    let (first, second) = (FakeJudge::start(Some(KEY)), FakeJudge::start(Some(KEY)));
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    let run = |variable: &str, server: &FakeJudge| {
+        let mut command = evalctl();
+        command
+            .args(["run", "--no-config", "--judge-model", "openai/judge-model"])
+            .args([
+                "--objective",
+                "x",
+                "--format",
+                "json",
+                "--candidate",
+                "scenario:plain",
+            ])
+            .arg("--cache")
+            .arg("--cache-dir")
+            .arg(&cache)
+            .env_remove("EVALCTL_JUDGE_BASE_URL")
+            .env_remove("OPENAI_BASE_URL")
+            .env(variable, server.base_url())
+            .env("OPENAI_API_KEY", KEY);
+        let result = finish(command, dir.path());
+        assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+        result.summary["calls"]["cached"].clone()
+    };
+    assert_eq!(run("EVALCTL_JUDGE_BASE_URL", &first), json!(0));
+    assert_eq!(run("EVALCTL_JUDGE_BASE_URL", &second), json!(0));
+    assert_eq!(run("OPENAI_BASE_URL", &first), json!(1));
+    assert_eq!((first.received().len(), second.received().len()), (1, 1));
+}

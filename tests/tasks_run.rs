@@ -430,3 +430,27 @@ fn a_run_whose_completions_are_all_saved_needs_no_api_to_resume() {
     assert_eq!(json_stdout(&resumed)["generation"]["resumed"], 2);
     assert_eq!(server.request_count(), requests);
 }
+
+#[test]
+fn cached_completions_are_never_another_servers() {
+    // A base URL from the environment is part of the completion key, as --base-url is.
+    let (first, second) = (fake_model(KEY), fake_model(KEY));
+    let cache = tempfile::tempdir().unwrap();
+    let run = |server: &Server| {
+        let output = evalctl()
+            .env("ACME_API_KEY", KEY)
+            .env("EVALCTL_JUDGE_BASE_URL", server.url("/v1"))
+            .args(["tasks", "run", "--no-config", "--format", "json", TASKS])
+            .args(["--model", "acme/m", "--limit", "2", "-j", "1", "--cache"])
+            .arg("--cache-dir")
+            .arg(cache.path())
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        // Absent when nothing came from the cache.
+        json_stdout(&output)["generation"]["cached"].as_u64()
+    };
+    assert_eq!(run(&first), None);
+    assert_eq!(run(&second), None);
+    assert_eq!(run(&first), Some(2));
+}

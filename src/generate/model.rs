@@ -274,12 +274,7 @@ pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyho
     let mut fields = Fields::new("evalctl completion key v1");
     match model {
         ModelSpec::Api {
-            endpoint:
-                EndpointSpec {
-                    model,
-                    base_url,
-                    api_key_env: _, // which variable holds the key does not change a completion
-                },
+            endpoint, // which variable holds the key does not change a completion
             api,
         } => {
             let api = match api {
@@ -288,9 +283,12 @@ pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyho
             };
             fields
                 .add(b'K', b"api")
-                .add(b'J', model.as_bytes())
+                .add(b'J', endpoint.model.as_bytes())
                 .add(b'G', api.as_bytes())
-                .add_optional(b'B', base_url.as_deref().map(str::as_bytes));
+                .add_optional(
+                    b'B',
+                    endpoint.chosen_base_url().as_deref().map(str::as_bytes),
+                );
         }
         ModelSpec::Command(command) => add_command_identity(&mut fields, command)?,
     }

@@ -59,6 +59,22 @@ pub struct EndpointSpec {
 }
 
 impl EndpointSpec {
+    /// The base URL its calls go to when it is not the provider's default (which the model's
+    /// name tells): the flag's, else the one the environment gives ([`base_url_from_env`]).
+    /// What call and completion keys cover, so results of one server are never another's.
+    pub fn chosen_base_url(&self) -> Option<String> {
+        let provider = self
+            .model
+            .split_once('/')
+            .map_or("", |(provider, _)| provider);
+        self.base_url.clone().or_else(|| {
+            base_url_from_env(&provider.to_ascii_lowercase(), |name| {
+                std::env::var(name).ok()
+            })
+            .map(|(_, url)| url)
+        })
+    }
+
     /// The endpoint and key these flags name, looked up in the process environment; `flags`
     /// name the flags in messages. Problems are bad input (exit 2).
     pub fn resolve(&self, flags: EndpointFlags) -> anyhow::Result<Endpoint> {
@@ -70,6 +86,24 @@ impl EndpointSpec {
             |name| std::env::var(name).ok(),
         )
     }
+}
+
+/// The base URL the environment gives a call to `provider` (lower-cased) whose flags name none,
+/// with the variable that gives it: `EVALCTL_JUDGE_BASE_URL`, else `OPENAI_BASE_URL` for
+/// `openai`; `env` looks a variable up (an empty one counts as unset).
+pub fn base_url_from_env(
+    provider: &str,
+    env: impl Fn(&str) -> Option<String>,
+) -> Option<(&'static str, String)> {
+    let env_nonempty = |name: &str| env(name).filter(|value| !value.trim().is_empty());
+    env_nonempty(BASE_URL_ENV)
+        .map(|url| (BASE_URL_ENV, url))
+        .or_else(|| {
+            (provider == "openai")
+                .then(|| env_nonempty("OPENAI_BASE_URL"))
+                .flatten()
+                .map(|url| ("OPENAI_BASE_URL", url))
+        })
 }
 
 /// The judge's flags.
@@ -130,13 +164,8 @@ impl Endpoint {
 
         let (source, url) = if let Some(url) = base_url {
             (flags.base_url.to_string(), url.to_string())
-        } else if let Some(url) = env_nonempty(BASE_URL_ENV) {
-            (BASE_URL_ENV.to_string(), url)
-        } else if let Some(url) = (provider_lower == "openai")
-            .then(|| env_nonempty("OPENAI_BASE_URL"))
-            .flatten()
-        {
-            ("OPENAI_BASE_URL".to_string(), url)
+        } else if let Some((variable, url)) = base_url_from_env(&provider_lower, &env) {
+            (variable.to_string(), url)
         } else if let Some((_, url)) = PROVIDERS.iter().find(|(name, _)| *name == provider_lower) {
             (format!("the {provider_lower} default"), url.to_string())
         } else {

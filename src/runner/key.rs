@@ -38,6 +38,7 @@ use crate::error::Problem;
 use crate::evaluator::command::CommandSpec;
 use crate::evaluator::EvaluatorSpec;
 use crate::input::{ExampleSelection, Record};
+use crate::llm::endpoint::base_url_from_env;
 use crate::protocol::ScoreRange;
 use crate::record::Split;
 use crate::store::CallKey;
@@ -218,7 +219,13 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
                         .as_ref()
                         .map(|n| &n[..]),
                 )
-                .add_optional(b'B', spec.endpoint.base_url.as_deref().map(str::as_bytes));
+                .add_optional(
+                    b'B',
+                    spec.endpoint
+                        .chosen_base_url()
+                        .as_deref()
+                        .map(str::as_bytes),
+                );
             let rubric = spec.rubric.as_deref().map(file_digest).transpose()?;
             fields.add_optional(b'Q', rubric.as_ref().map(|digest| &digest[..]));
         }
@@ -231,6 +238,14 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
                 fields.add(b'C', custom.name.as_bytes());
                 if let AnsweredBy::Command { argv, .. } = &custom.by {
                     fields.add(b'A', shell_words::join(argv).as_bytes());
+                    // The script it names, as of a command evaluator (it runs here too).
+                    let command = CommandSpec {
+                        argv: argv.clone(),
+                        cwd: None,
+                    };
+                    for (_, file) in command.named_files() {
+                        fields.add(b'F', &file_digest(&file)?);
+                    }
                 }
             }
             // What the command line allows the file decides whether its checks run.
@@ -242,17 +257,32 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
                     .add(b'E', endpoint.base_url.as_bytes())
                     .add_optional(b'k', endpoint.key_env.as_deref().map(str::as_bytes));
             }
+            // Where a model check that names no endpoint sends its requests.
+            if let Some(url) = default_base_url() {
+                fields.add(b'D', url.as_bytes());
+            }
         }
         EvaluatorSpec::Spec(spec) => {
             fields
                 .add(b'K', b"spec")
                 .add(b'V', version)
                 .add(b'F', &file_digest(&spec.path)?)
-                .add(b'L', &[u8::from(spec.live_judges)])
-                .add_optional(b'B', spec.judge_base_url.as_deref().map(str::as_bytes));
+                .add(b'L', &[u8::from(spec.live_judges)]);
+            let base_url = spec.judge_base_url.clone().or_else(|| {
+                // Where live judges without --judge-base-url send their requests.
+                default_base_url().filter(|_| spec.live_judges)
+            });
+            fields.add_optional(b'B', base_url.as_deref().map(str::as_bytes));
         }
     }
     Ok(())
+}
+
+/// The base URL the environment gives model calls that name none (`EVALCTL_JUDGE_BASE_URL`,
+/// else `OPENAI_BASE_URL`); only set variables join a key, so keys of runs without them stay as
+/// they were.
+fn default_base_url() -> Option<String> {
+    base_url_from_env("openai", |name| std::env::var(name).ok()).map(|(_, url)| url)
 }
 
 /// A command's identity: argv, working directory, and the content of every argv word that names
