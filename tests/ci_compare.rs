@@ -242,3 +242,46 @@ fn a_call_pairs_once_and_a_new_candidate_in_front_pairs_with_no_base_call() {
         assert_eq!(compare().stdout, first.stdout);
     }
 }
+
+#[test]
+fn an_interrupted_run_fails_the_comparison_unless_allow_partial() {
+    // Read like summarize reads it: calls absent from either run fail the comparison, gate or
+    // not, and a gate with no candidate compared on the score split does not pass.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n{\"i\":3}\n");
+    run(&sb, "1 1 1 1", "base.jsonl");
+    run(&sb, "0 0 0 0", "full.jsonl");
+    // An interrupted run: the lines of its first two examples written.
+    let written: String = (sb.lines("full.jsonl").iter())
+        .filter(|line| {
+            serde_json::from_str::<serde_json::Value>(line).unwrap()["example_index"].as_u64()
+                < Some(2)
+        })
+        .map(|line| format!("{line}\n"))
+        .collect();
+    sb.write("new.jsonl", written);
+    let compare = |extra: &[&str]| {
+        sb.evalctl()
+            .args(["compare", "--format", "text", "base.jsonl", "new.jsonl"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    let out = compare(&["--fail-on-regression", "0.5"]);
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    assert_eq!(
+        stdout_text(&out),
+        "cand-1 train: 1.0000 -> 0.0000, -1.0000 (95% CI -1.0000 to -1.0000); 2 pairs: 0 wins, \
+         0 ties, 2 losses\n  regression: train #0 (line 1): 1.0000 -> 0.0000\n  regression: \
+         train #1 (line 2): 1.0000 -> 0.0000\nunpaired calls: 2 in base, 0 in new\nexit 1: \
+         new.jsonl: 2 of 4 calls absent: the run did not finish (run --resume completes it; --allow-partial compares what is there)\n"
+    );
+    assert_eq!(code(&compare(&[])), 1);
+    let allowed = compare(&["--allow-partial", "--fail-on-regression", "0.5"]);
+    assert_eq!(code(&allowed), 1, "the drop itself fails the gate");
+    assert!(stdout_text(&allowed).ends_with(
+        "exit 1: the train score dropped by more than --fail-on-regression 0.5: cand-1 -1.0000\n"
+    ));
+    assert_eq!(code(&compare(&["--allow-partial"])), 0);
+}

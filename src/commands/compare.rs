@@ -168,7 +168,26 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
                 .collect()
         })
         .unwrap_or_default();
-    let exit = if regressed.is_empty() {
+    // An interrupted run fails the comparison as it fails `summarize` (a missing shard was
+    // refused when the files were read).
+    let accounted = [
+        (&config.base, &base_run.accounted),
+        (&config.new, &new_run.accounted),
+    ];
+    let incomplete: Vec<String> = accounted
+        .into_iter()
+        .filter(|_| !config.allow_partial)
+        .filter_map(|(file, accounted)| {
+            let partial = accounted.partial.as_ref()?;
+            Some(format!(
+                "{file}: {} of {} calls absent",
+                partial.missing_calls, partial.plan_calls
+            ))
+        })
+        .collect();
+    let nothing_judged = config.fail_on_regression.is_some()
+        && candidates.iter().all(|candidate| candidate.score.is_none());
+    let exit = if regressed.is_empty() && incomplete.is_empty() && !nothing_judged {
         Exit::Success
     } else {
         Exit::EvaluationFailed
@@ -202,6 +221,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         unpaired,
         fail_on_regression: config.fail_on_regression,
         regressed,
+        incomplete,
         closing: Verdict::new(exit, String::new()),
         verdict: String::new(),
     };

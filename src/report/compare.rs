@@ -40,6 +40,10 @@ pub struct Comparison {
     pub fail_on_regression: Option<f64>,
     /// Candidates whose score dropped by more than it.
     pub regressed: Vec<String>,
+    /// Runs with calls of their plan absent (interrupted), as `FILE: N of M calls absent`: each
+    /// fails the comparison, as it fails `summarize`, unless `--allow-partial`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incomplete: Vec<String>,
     /// The exit code and why.
     #[serde(flatten)]
     pub closing: Verdict,
@@ -199,7 +203,18 @@ fn reason(comparison: &Comparison) -> String {
         .iter()
         .filter_map(|c| c.score.as_ref())
         .collect();
+    if !comparison.incomplete.is_empty() {
+        return format!(
+            "{}: the run did not finish (run --resume completes it; --allow-partial compares \
+             what is there)",
+            comparison.incomplete.join("; ")
+        );
+    }
     match comparison.fail_on_regression {
+        Some(_) if scored.is_empty() => format!(
+            "no candidate was compared on the {split}: the --fail-on-regression gate does not \
+             pass on nothing"
+        ),
         Some(limit) if !comparison.regressed.is_empty() => {
             let dropped: Vec<String> = comparison
                 .candidates
@@ -417,6 +432,7 @@ mod tests {
             unpaired: Unpaired { base: 1, new: 0 },
             fail_on_regression: None,
             regressed: Vec::new(),
+            incomplete: Vec::new(),
             closing: Verdict::default(),
             verdict: String::new(),
         };
