@@ -48,6 +48,10 @@ fn json_strings(value: &Value) -> Box<dyn Iterator<Item = &str> + '_> {
     }
 }
 
+/// How many levels of JSON held in JSON strings are read for a secret spelled with escapes (a
+/// reply, the model's content in it, a JSON document in that content).
+const NESTED_JSON: u8 = 2;
+
 /// Header values and their parts shorter than this are not redacted (redacting `1` or `gzip`
 /// everywhere would garble messages without protecting anything).
 const MIN_SECRET_PART: usize = 6;
@@ -148,6 +152,41 @@ impl Secrets {
         })
     }
 
+    /// [`Secrets::redact`], and where `text` is JSON (up to `depth` levels down) that spells a
+    /// secret with escapes, that JSON written anew with it redacted.
+    fn redact_text(&self, text: &str, depth: u8) -> String {
+        let redacted = self.redact(text);
+        if depth == 0 || !redacted.contains("\\u") {
+            return redacted;
+        }
+        match serde_json::from_str::<Value>(&redacted) {
+            Ok(value) if json_strings(&value).any(|inner| self.spelled_in(inner, depth - 1)) => {
+                let value = self.redact_value_within(value, depth - 1);
+                serde_json::to_string(&value).unwrap_or(redacted)
+            }
+            _ => redacted,
+        }
+    }
+
+    fn redact_value_within(&self, value: Value, depth: u8) -> Value {
+        match value {
+            Value::String(text) => Value::String(self.redact_text(&text, depth)),
+            Value::Array(items) => Value::Array(
+                (items.into_iter())
+                    .map(|item| self.redact_value_within(item, depth))
+                    .collect(),
+            ),
+            Value::Object(map) => Value::Object(
+                (map.into_iter())
+                    .map(|(name, value)| {
+                        (self.redact(&name), self.redact_value_within(value, depth))
+                    })
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
     /// `bytes` (a server's reply, not necessarily text) with every secret of at least
     /// [`MIN_REPLY_SECRET`] characters replaced by [`REDACTED`] (a shorter one, such as a
     /// local server's dummy key `x`, would garble the reply without protecting anything); a
@@ -179,16 +218,26 @@ impl Secrets {
             redacted.extend_from_slice(rest);
             bytes = redacted;
         }
-        if bytes.contains(&b'\\') {
+        if memchr::memmem::find(&bytes, b"\\u").is_some() {
             if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
-                let holds = |text: &str| secrets.iter().any(|secret| text.contains(secret));
-                if json_strings(&value).any(holds) {
-                    let kept = Secrets(secrets.iter().map(|secret| secret.to_string()).collect());
+                let kept = Secrets(secrets.iter().map(|secret| secret.to_string()).collect());
+                if json_strings(&value).any(|text| kept.spelled_in(text, NESTED_JSON)) {
                     return serde_json::to_vec(&kept.redact_value(value)).unwrap_or(bytes);
                 }
             }
         }
         bytes
+    }
+
+    /// Whether `text` holds a secret, or (up to `depth` levels down) is JSON whose strings
+    /// spell one with `\uXXXX` escapes: a model's reply whose content is JSON in a JSON string.
+    fn spelled_in(&self, text: &str, depth: u8) -> bool {
+        self.0.iter().any(|secret| text.contains(secret.as_str()))
+            || (depth > 0
+                && text.contains("\\u")
+                && serde_json::from_str::<Value>(text).is_ok_and(|value| {
+                    json_strings(&value).any(|inner| self.spelled_in(inner, depth - 1))
+                }))
     }
 
     /// `attempt` with every secret removed from its error message and side information.
@@ -210,17 +259,7 @@ impl Secrets {
     }
 
     fn redact_value(&self, value: Value) -> Value {
-        match value {
-            Value::String(text) => Value::String(self.redact(&text)),
-            Value::Array(items) => Value::Array(
-                items
-                    .into_iter()
-                    .map(|item| self.redact_value(item))
-                    .collect(),
-            ),
-            Value::Object(map) => Value::Object(self.redact_map(map)),
-            other => other,
-        }
+        self.redact_value_within(value, NESTED_JSON)
     }
 }
 
@@ -316,6 +355,33 @@ mod tests {
         assert_eq!(
             secrets.redact(r#"{"error":"bad key sk-ab\/cd+ef=="}"#),
             r#"{"error":"bad key [redacted]"}"#
+        );
+    }
+
+    #[test]
+    fn a_secret_spelled_with_escapes_inside_json_in_a_json_string_is_redacted() {
+        // A model's reply whose content is JSON, echoing the key as `\uXXXX` escapes.
+        let key = "sk-FAKE-abcdef123456";
+        let spelled: String = key
+            .chars()
+            .map(|c| format!("\\u{:04x}", c as u32))
+            .collect();
+        let content = format!(r#"{{"passed": true, "reason": "k={spelled}"}}"#);
+        let reply = serde_json::json!({"choices": [{"message": {"content": content}}]});
+        let secrets = Secrets::new([key.to_string()]);
+        let redacted = secrets.redact_bytes(reply.to_string().into_bytes());
+        let reply: Value = serde_json::from_slice(&redacted).unwrap();
+        let content = reply["choices"][0]["message"]["content"].as_str().unwrap();
+        let content: Value = serde_json::from_str(content).unwrap();
+        assert_eq!(content["reason"], "k=[redacted]");
+        assert_eq!(content["passed"], true);
+        // A reply without the secret is left byte for byte.
+        let clean =
+            serde_json::json!({"choices": [{"message": {"content": "{\"a\": \"\\u0041\"}"}}]})
+                .to_string();
+        assert_eq!(
+            secrets.redact_bytes(clean.clone().into_bytes()),
+            clean.into_bytes()
         );
     }
 }

@@ -529,6 +529,44 @@ fn a_key_the_api_echoes_in_a_reply_that_succeeds_is_redacted_in_results_reports_
     );
 }
 
+#[test]
+fn a_key_spelled_with_escapes_in_the_models_json_verdict_is_redacted() {
+    // The judge's verdict is JSON inside the reply's JSON; its reasoning echoes the key with
+    // every character written as `\uXXXX`.
+    let server = Server::start(|request: &Request, _| {
+        let mut reply = api_reply(request);
+        if request.path == "/v1/chat/completions" {
+            let echoed = request.header("authorization").unwrap_or_default();
+            let spelled: String = echoed
+                .chars()
+                .map(|c| format!("\\u{:04x}", c as u32))
+                .collect();
+            let mut body: Value = serde_json::from_slice(&reply.body).unwrap();
+            body["choices"][0]["message"]["content"] = json!(format!(
+                r#"{{"passed": true, "reasoning": "got {spelled}"}}"#
+            ));
+            reply.body = body.to_string().into_bytes();
+        }
+        reply
+    });
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "Capital of France?"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": [judge(&server)]
+    });
+    let (code, document) = evaluate(&request, &[&server]);
+    assert_eq!(code, 0, "{document}");
+    let response = &document["results"][0]["check_results"][0]["results"]["response"];
+    assert_eq!(
+        response,
+        &json!({"passed": true, "reasoning": "got Bearer [redacted]"})
+    );
+    assert_eq!(
+        find_bytes(document.to_string().as_bytes(), KEY.as_bytes()),
+        None
+    );
+}
+
 /// Every file below `dir`.
 fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     std::fs::read_dir(dir)
