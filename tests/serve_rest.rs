@@ -7,7 +7,7 @@ use crate::serve_support;
 
 use crate::serve_support::document::schema_violations;
 use crate::serve_support::{
-    capitals_request, read_reply_telling_when_the_body_starts, send, Server,
+    capitals_request, read_reply, read_reply_telling_when_the_body_starts, send, Server,
 };
 use serde_json::{json, Value};
 
@@ -191,6 +191,22 @@ fn requests_over_a_limit_get_an_error_response() {
     let large = evaluate(&server, &vec![b' '; 5000]);
     assert_eq!(large.status, 413);
     assert_eq!(large.json()["error"], "payload_too_large");
+    // A head that declares a body over the limit is answered at once, its body not awaited.
+    let mut declared = std::net::TcpStream::connect(&server.rest).unwrap();
+    declared
+        .set_read_timeout(Some(std::time::Duration::from_secs(60)))
+        .unwrap();
+    std::io::Write::write_all(
+        &mut declared,
+        b"POST /evaluate HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 999999999\r\n\r\n",
+    )
+    .unwrap();
+    let declared = read_reply(declared);
+    assert_eq!(declared.status, 413);
+    assert_eq!(
+        declared.json()["message"],
+        "the request body is over 2000 bytes (--max-body)"
+    );
     let many = evaluate(&server, &capitals_request(4));
     assert_eq!(many.status, 400);
     assert_eq!(many.json()["error"], "too_many_test_cases");
@@ -387,8 +403,10 @@ fn an_evaluation_past_max_concurrent_gets_429_and_the_server_goes_on() {
     assert_eq!(error["error"], "too_many_requests");
     assert_eq!(
         error["message"],
-        "1 evaluations are running (--max-concurrent); try again shortly"
+        "all 1 places for evaluations are taken (--max-concurrent: requests being received or \
+         evaluated); try again shortly"
     );
+    assert_eq!(busy.header("retry-after"), Some("1"));
 
     // The client goes away: its evaluation stops, and the place is free again.
     drop(first);

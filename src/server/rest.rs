@@ -44,6 +44,11 @@ impl IntoResponse for ApiError {
                 .headers_mut()
                 .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
         }
+        if self.kind == ErrorKind::Busy {
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+        }
         response
     }
 }
@@ -95,6 +100,12 @@ async fn evaluate(
     let (head, body) = request.into_parts();
     authorize(&engine, &head.headers)?;
     let stream = stream_requested(&head.uri)?;
+    // A body its head says is too large is refused before it takes a place or is waited for.
+    let declared = (head.headers.get(header::CONTENT_LENGTH))
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    if declared.is_some_and(|length| length > engine.limits.max_body as u64) {
+        return Err(body_too_large(&engine.limits));
+    }
     let permit = engine.admit()?;
     let body = read_body(body, &engine.limits).await?;
     let prepare = move |engine: &Engine| engine.prepare_body(&body);
@@ -119,20 +130,26 @@ async fn evaluate(
     Ok(json_body(engine.run(permit, prepare).await?))
 }
 
+/// 413: the body is over `--max-body` bytes.
+fn body_too_large(limits: &Limits) -> ApiError {
+    ApiError::new(
+        ErrorKind::BodyTooLarge,
+        format!(
+            "the request body is over {} bytes (--max-body)",
+            limits.max_body
+        ),
+    )
+}
+
 /// The whole body, or 413 past `--max-body` bytes, or 408 when it takes longer than
 /// `--body-timeout` to arrive.
 async fn read_body(body: Body, limits: &Limits) -> Result<Bytes, ApiError> {
-    let max_body = limits.max_body;
-    let too_large = || {
-        ApiError::new(
-            ErrorKind::BodyTooLarge,
-            format!("the request body is over {max_body} bytes (--max-body)"),
-        )
-    };
-    let read = Limited::new(body, max_body).collect();
+    let read = Limited::new(body, limits.max_body).collect();
     match tokio::time::timeout(limits.body_timeout, read).await {
         Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(err)) if err.downcast_ref::<LengthLimitError>().is_some() => Err(too_large()),
+        Ok(Err(err)) if err.downcast_ref::<LengthLimitError>().is_some() => {
+            Err(body_too_large(limits))
+        }
         Ok(Err(err)) => Err(ApiError::new(
             ErrorKind::Validation,
             format!("cannot read the request body: {err}"),

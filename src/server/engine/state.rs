@@ -98,13 +98,15 @@ impl Engine {
         }
     }
 
-    /// A place among the running evaluations, or 429 when `--max-concurrent` are running.
+    /// A place among the running evaluations, or 429 when `--max-concurrent` are taken (by
+    /// evaluations running, or REST requests whose body is still arriving).
     pub fn admit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
         Arc::clone(&self.running).try_acquire_owned().map_err(|_| {
             ApiError::new(
                 ErrorKind::Busy,
                 format!(
-                    "{} evaluations are running (--max-concurrent); try again shortly",
+                    "all {} places for evaluations are taken (--max-concurrent: requests \
+                     being received or evaluated); try again shortly",
                     self.limits.max_concurrent
                 ),
             )
