@@ -9,6 +9,7 @@ use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::num::NonZeroUsize;
 use std::panic::{self, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Mutex, OnceLock};
 use std::thread;
@@ -48,8 +49,8 @@ type Outcome<R> = thread::Result<R>;
 
 /// Run `work` on every job of `jobs` on `workers` threads (usually [`workers`]) and give the
 /// results to `sink` in the order of the jobs. `jobs` is drawn on the calling thread (it may read input); the first error
-/// of `sink` stops the drawing (the jobs in flight finish, their results are dropped) and is
-/// returned.
+/// of `sink` stops the drawing (the jobs running finish, those drawn but not begun are not run,
+/// their results are dropped) and is returned.
 pub fn ordered<J, R, E>(
     workers: usize,
     jobs: impl Iterator<Item = J>,
@@ -71,11 +72,17 @@ where
     let (job_sender, job_receiver) = mpsc::sync_channel::<(usize, J)>(workers);
     let job_receiver = Mutex::new(job_receiver);
     let (result_sender, results) = mpsc::channel::<(usize, Outcome<R>)>();
+    // Set once the sink has failed: the jobs drawn but not begun are then passed over.
+    let sink_failed = AtomicBool::new(false);
     thread::scope(|scope| {
         for _ in 0..workers {
             let (job_receiver, result_sender, work) = (&job_receiver, result_sender.clone(), &work);
+            let sink_failed = &sink_failed;
             scope.spawn(move || {
                 while let Some((sequence, job)) = next_job(job_receiver) {
+                    if sink_failed.load(Ordering::Relaxed) {
+                        continue;
+                    }
                     let outcome = panic::catch_unwind(AssertUnwindSafe(|| work(job)));
                     if result_sender.send((sequence, outcome)).is_err() {
                         break;
@@ -85,13 +92,19 @@ where
         }
         drop(result_sender);
         let mut order = InOrder::new(sink);
+        let deliver = |order: &mut InOrder<R, E, _>, done| {
+            order.deliver(done);
+            if order.failed() {
+                sink_failed.store(true, Ordering::Relaxed);
+            }
+        };
         // Jobs drawn but not yet sunk: at most this many, or the results of the jobs after a slow
         // one would pile up.
         let limit = workers * 4;
         for (sequence, job) in std::iter::once(first).chain(jobs).enumerate() {
             while sequence - order.next >= limit && !order.failed() {
                 match results.recv() {
-                    Ok(done) => order.deliver(done),
+                    Ok(done) => deliver(&mut order, done),
                     Err(_) => break,
                 }
             }
@@ -99,12 +112,12 @@ where
                 break;
             }
             while let Ok(done) = results.try_recv() {
-                order.deliver(done);
+                deliver(&mut order, done);
             }
         }
         drop(job_sender);
         for done in results {
-            order.deliver(done);
+            deliver(&mut order, done);
         }
         order.outcome
     })

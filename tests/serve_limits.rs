@@ -214,6 +214,75 @@ fn an_evaluation_past_the_request_timeout_is_a_503_and_the_server_goes_on() {
     );
 }
 
+/// `n` test cases that each take a while of CPU: one shared fuzzy match of two unlike
+/// 3,000-character texts (9 million pairs).
+fn cpu_bound_request(n: usize) -> Vec<u8> {
+    let text = |seed: usize| -> String {
+        (0..3000)
+            .map(|i| char::from(b'a' + ((i * 7 + seed) * (i + 3) % 8) as u8))
+            .collect()
+    };
+    json!({
+        "test_cases": (0..n).map(|i| json!({"id": format!("t{i}"), "input": "q"})).collect::<Vec<_>>(),
+        "outputs": vec![json!({"value": "x"}); n],
+        "checks": [{"type": "spec.fuzzy_match", "arguments": {"actual": text(1), "expected": text(2)}}]
+    })
+    .to_string()
+    .into_bytes()
+}
+
+#[test]
+fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_test_case() {
+    // Minutes of CPU if it ran to the end: once answered 503 (or its stream ended), it stops
+    // within the test cases being evaluated, and its place is free again.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--request-timeout", "1", "--max-concurrent", "1"],
+        &[],
+    );
+    let freed = |what: &str| {
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let reply = server.request("POST", "/evaluate", &[], &capitals_request(1));
+            if reply.status == 200 {
+                break;
+            }
+            assert_eq!(
+                reply.status,
+                429,
+                "{}",
+                String::from_utf8_lossy(&reply.body)
+            );
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{what}: the evaluation went on past its answer"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    };
+    let reply = server.request("POST", "/evaluate", &[], &cpu_bound_request(512));
+    assert_eq!(
+        reply.status,
+        503,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    freed("answered");
+    let reply = server.request(
+        "POST",
+        "/evaluate?stream=true",
+        &[],
+        &cpu_bound_request(512),
+    );
+    assert!(
+        String::from_utf8_lossy(&reply.body).ends_with("\"error\":\"deadline_exceeded\",\"message\":\"the request was not evaluated within 1s (--request-timeout); its evaluation was stopped\"}\n"),
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    freed("streamed");
+}
+
 #[test]
 fn a_result_the_database_refuses_is_a_500_and_never_a_200() {
     let dir = tempfile::tempdir().unwrap();

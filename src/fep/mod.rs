@@ -106,7 +106,8 @@ pub fn evaluate_into<W: std::io::Write>(
             RunWriter::begin(out, request.experiment.as_ref(), layout)
                 .and_then(|writer| {
                     let mut answers = answers.into_iter();
-                    evaluate_request(request, writer, || answers.next().unwrap_or_default())
+                    let next_answers = || answers.next().unwrap_or_default();
+                    evaluate_request(request, writer, next_answers, &|| false)
                 })
                 .map(StreamEnd::Finished)
                 .map_err(Into::into)
@@ -139,13 +140,16 @@ pub fn evaluate_into<W: std::io::Write>(
 
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
 /// request's `experiment`); `next_answers` gives each test case's answers to [`request_calls`],
-/// in order (empty when no check calls out). The run's status. Batches of test cases are
+/// in order (empty when no check calls out). Once `stopped` says so (checked before each test
+/// case), the evaluation ends with a `TimedOut` error, whatever its batches still held. The
+/// run's status. Batches of test cases are
 /// evaluated on the worker pool (see [`crate::pool`]) and written in order; when a check calls out, one
 /// test case at a time on this thread, each written as soon as it is answered.
 pub fn evaluate_request<W: std::io::Write>(
     request: Request,
     mut writer: RunWriter<W>,
     mut next_answers: impl FnMut() -> CaseAnswers,
+    stopped: &(dyn Fn() -> bool + Sync),
 ) -> std::io::Result<Status> {
     let (batch, workers) = match request.calls_out() {
         true => (1, 1),
@@ -180,6 +184,12 @@ pub fn evaluate_request<W: std::io::Write>(
             for ((index, ((test_case, output), own)), answers) in
                 (job * batch..).zip(cases).zip(answers)
             {
+                if stopped() {
+                    return Err(std::io::Error::new(
+                        std::io::ErrorKind::TimedOut,
+                        "the evaluation was stopped",
+                    ));
+                }
                 let checks = checks.for_case(index).iter().chain(own);
                 context.with(test_case, output, |context| {
                     results.evaluate(context, checks, answers)

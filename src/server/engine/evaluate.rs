@@ -59,7 +59,7 @@ impl Engine {
     }
 
     /// Evaluate `request` (with the answers to its calls) into an EvaluationRunResult document;
-    /// it stops at its next write once `abandoned` is set.
+    /// it stops at its next test case once `abandoned` is set.
     fn evaluate(
         &self,
         request: Request,
@@ -74,8 +74,14 @@ impl Engine {
             .map_err(internal)?;
         let evaluation_id = writer.evaluation_id().to_string();
         let mut answers = answers.into_iter();
-        evaluate_request(request, writer, || answers.next().unwrap_or_default())
-            .map_err(internal)?;
+        let stopped = || abandoned.load(Ordering::Relaxed);
+        evaluate_request(
+            request,
+            writer,
+            || answers.next().unwrap_or_default(),
+            &stopped,
+        )
+        .map_err(internal)?;
         Ok(Evaluated {
             evaluation_id,
             document: Bytes::from(document.bytes),

@@ -4,7 +4,7 @@
 //! Parsing and evaluating a request is CPU work: it runs on a blocking thread, never on the
 //! async workers that answer `/health` and every other client, within `--request-timeout`. A
 //! request past its deadline is answered `deadline_exceeded`; its evaluation stops at its next
-//! write (between batches of test cases) and keeps its place among `--max-concurrent` until then.
+//! test case and keeps its place among `--max-concurrent` until then.
 //!
 //! [`state`] holds the [`Engine`] (limits, token, admission, request validation), [`evaluate`]
 //! evaluates a request into its stored document, [`stream`] evaluates one line by line, and

@@ -44,6 +44,9 @@ impl Engine {
         });
         let (lines, receiver) = mpsc::channel(64);
         let watched = lines.clone();
+        // Past the deadline, or with the client gone, the evaluation stops at its next test case.
+        let gone = lines.clone();
+        let stopped = move || tokio::time::Instant::now() >= deadline || gone.is_closed();
         let (started, evaluation_id) = tokio::sync::oneshot::channel();
         let engine = Arc::clone(self);
         let runtime = tokio::runtime::Handle::current();
@@ -78,7 +81,7 @@ impl Engine {
                             })
                             .unwrap_or_default()
                     };
-                    evaluate_request(request, writer, next_answers).map(|_| evaluation_id)
+                    evaluate_request(request, writer, next_answers, &stopped).map(|_| evaluation_id)
                 });
             let failure = match (evaluated, document_from_lines(&sink.kept)) {
                 (Ok(evaluation_id), Some(document)) => {
