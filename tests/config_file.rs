@@ -99,8 +99,9 @@ fn the_file_is_found_from_a_subdirectory_and_its_paths_and_command_are_its_own()
     assert!(
         stderr_text(&found).starts_with(
             "warning: ../../evalctl.toml: not used from a parent directory: evaluator.command \
-             (line 2): a file found above the working directory may not choose what runs or \
-             what is called with your keys; pass --config ../../evalctl.toml if you trust it\n"
+             (line 2): a file found above the working directory may not choose what runs, \
+             what is called with your keys, or where results are read and written; pass \
+             --config ../../evalctl.toml if you trust it\n"
         ),
         "{}",
         stderr_text(&found)

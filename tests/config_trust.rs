@@ -68,8 +68,9 @@ fn the_users_own_config_above_the_working_directory_chooses_no_command_unless_na
         stderr_text(&output),
         format!(
             "warning: ../evalctl.toml: not used from a parent directory: evaluator.command (line \
-             2): a file found above the working directory may not choose what runs or what is \
-             called with your keys; pass --config ../evalctl.toml if you trust it\n{NO_EVALUATOR}"
+             2): a file found above the working directory may not choose what runs, what is \
+             called with your keys, or where results are read and written; pass --config \
+             ../evalctl.toml if you trust it\n{NO_EVALUATOR}"
         )
     );
     assert!(!dir.exists("shared/marker"), "the file's evaluator ran");
@@ -185,4 +186,47 @@ fn an_unprivileged_user_does_not_use_roots_config() {
         )
     );
     assert!(!dir.exists("shared/marker"), "the file's evaluator ran");
+}
+
+#[test]
+fn a_config_above_the_working_directory_chooses_no_cache_or_journal_to_read() {
+    // A repository could ship a cache or a journal whose lines answer the user's calls.
+    let dir = Sandbox::new();
+    dir.write(
+        "shared/evalctl.toml",
+        "[run]\ncache = true\ncache_dir = \"vendor/cache\"\noutput = \"vendor/r.jsonl\"\n\
+         resume = true\n[tasks]\nsave_outputs = \"vendor/saved.jsonl\"\nresume = true\n",
+    );
+    dir.write("shared/work/eval.sh", "printf '{\"score\": 1}'\n");
+    let output = dir
+        .evalctl()
+        .current_dir(dir.join("shared/work"))
+        .env("XDG_CACHE_HOME", dir.join("home-cache"))
+        .args([
+            "run",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--candidate",
+            "x",
+        ])
+        .args(["--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_text(&output));
+    assert_eq!(
+        stderr_text(&output),
+        "warning: ../evalctl.toml: not used from a parent directory: run.cache_dir (line 3), \
+         run.output (line 4), run.resume (line 5), tasks.save_outputs (line 7), tasks.resume \
+         (line 8): a file found above the working directory may not choose what runs, what is \
+         called with your keys, or where results are read and written; pass --config \
+         ../evalctl.toml if you trust it\n"
+    );
+    assert!(
+        !dir.exists("shared/vendor"),
+        "the parent's cache or journal was used"
+    );
+    assert!(
+        dir.exists("home-cache/evalctl"),
+        "the user's own cache was used"
+    );
 }

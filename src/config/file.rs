@@ -51,18 +51,26 @@ pub struct ConfigFile {
 const FROM_THE_COMMAND_LINE: &[&str] = &["tasks.unsafe_code_exec"];
 
 /// Keys (or, ending in `.`, sections; else key prefixes) a file found in a parent directory
-/// may not set: what runs a command or calls an evaluator or a model with the user's keys. The
-/// file in the working directory is the project the user is in; one above it the user may not
-/// know of (a repository cloned into a folder of theirs, a checkout above the one they work in).
+/// may not set: what runs a command or calls an evaluator or a model with the user's keys, and
+/// where results are read from or written (a cache or journal it ships would answer the user's
+/// calls). The file in the working directory is the project the user is in; one above it the
+/// user may not know of (a repository cloned into a folder of theirs, a checkout above the one
+/// they work in).
 const NOT_FROM_A_PARENT: &[&str] = &[
     "evaluator.",
     "run.generate",
     "run.task_model",
     "run.task_base_url",
     "run.task_api_key_env",
+    "run.output",
+    "run.resume",
+    "run.cache_dir",
     "tasks.model",
     "tasks.base_url",
     "tasks.api_key_env",
+    "tasks.save_outputs",
+    "tasks.output",
+    "tasks.resume",
 ];
 
 /// One key the file sets.
@@ -182,8 +190,8 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
         if !left_out.is_empty() {
             ignored.push(format!(
                 "{display}: not used from a parent directory: {}: a file found above the \
-                 working directory may not choose what runs or what is called with your keys; \
-                 pass --config {display} if you trust it",
+                 working directory may not choose what runs, what is called with your keys, or \
+                 where results are read and written; pass --config {display} if you trust it",
                 left_out.join(", ")
             ));
         }
