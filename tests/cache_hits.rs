@@ -264,3 +264,30 @@ fn an_edited_custom_check_script_misses() {
     assert_eq!(run(), (0.into(), 0.0.into()));
     assert_eq!(calls(&sb), 2);
 }
+
+#[test]
+fn a_cache_input_that_is_no_file_is_refused_not_read() {
+    // Reading /dev/zero to key the calls would never end.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", RECORDING);
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "text",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args(["--candidate", "good", "--cache", "--cache-dir", "cache"])
+        .args(["--cache-input", "/dev/zero"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stderr),
+        "error: /dev/zero: this --cache-input (cache_inputs) is not a regular file or a \
+         directory: name the files the evaluator reads\n"
+    );
+    assert_eq!(calls(&sb), 0);
+}

@@ -322,8 +322,15 @@ fn add_declared_inputs(fields: &mut Fields, declared: &DeclaredInputs) -> anyhow
         if metadata.is_dir() {
             fields.add(b'Y', b"dir");
             add_directory(fields, path, Path::new(""))?;
-        } else {
+        } else if metadata.is_file() {
             fields.add(b'Y', b"file").add(b'F', &file_digest(path)?);
+        } else {
+            // A FIFO or a device has no content to key (reading one could wait forever).
+            return Err(bad_input(Problem::new(
+                path.display().to_string(),
+                "this --cache-input (cache_inputs) is not a regular file or a directory: name \
+                 the files the evaluator reads",
+            )));
         }
     }
     if let Some(salt) = &declared.salt {
@@ -334,7 +341,7 @@ fn add_declared_inputs(fields: &mut Fields, declared: &DeclaredInputs) -> anyhow
 
 /// The files under `root.join(relative)`, in byte order of their names at each level: each
 /// file's path inside `root` and content digest, each symbolic link's path and target (links
-/// are not followed, so a loop cannot hold a run up).
+/// are not followed, so a loop cannot hold a run up), each special file's path (never read).
 fn add_directory(fields: &mut Fields, root: &Path, relative: &Path) -> anyhow::Result<()> {
     let dir = root.join(relative);
     let mut entries = std::fs::read_dir(&dir)
@@ -353,8 +360,11 @@ fn add_directory(fields: &mut Fields, root: &Path, relative: &Path) -> anyhow::R
             fields
                 .add(b'L', name)
                 .add(b'G', target.as_os_str().as_encoded_bytes());
-        } else {
+        } else if kind.is_file() {
             fields.add(b'P', name).add(b'F', &file_digest(&path)?);
+        } else {
+            // A FIFO, socket or device counts by its path: it has no content to key.
+            fields.add(b'S', name);
         }
     }
     Ok(())
@@ -551,5 +561,16 @@ mod tests {
         )
         .unwrap_err();
         assert!(error.to_string().contains("missing"), "{error}");
+        // A FIFO is never opened (its reader would wait for a writer): inside a directory it
+        // counts by its path, and named itself it is bad input.
+        let renamed = with(declare(&[&lib], None));
+        let fifo = lib.join("pipe");
+        let name = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: `name` is a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(name.as_ptr(), 0o600) }, 0);
+        assert_ne!(with(declare(&[&lib], None)), renamed);
+        let error = KeyContext::new(&evaluator, ScoreRange::Unit, None, &declare(&[&fifo], None))
+            .unwrap_err();
+        assert!(error.to_string().contains("not a regular file"), "{error}");
     }
 }
