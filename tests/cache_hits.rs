@@ -291,3 +291,55 @@ fn a_cache_input_that_is_no_file_is_refused_not_read() {
     );
     assert_eq!(calls(&sb), 0);
 }
+
+#[test]
+fn a_damaged_cache_is_bad_input_and_cache_clear_removes_it() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 0.5}'\n");
+    let candidates: String = (0..300)
+        .map(|i| format!("{{\"candidate\": \"c{i}\"}}\n"))
+        .collect();
+    sb.write("cands.jsonl", candidates);
+    let run = || {
+        sb.evalctl()
+            .args(["run", "--no-config", "--format", "text", "--skip-preflight"])
+            .args([
+                "--evaluator-command",
+                "sh eval.sh",
+                "--candidates",
+                "cands.jsonl",
+            ])
+            .args(["--cache", "--cache-dir", "cache"])
+            .output()
+            .expect("evalctl runs")
+    };
+    assert_eq!(run().status.code(), Some(0));
+    // A disk that filled up, a copy cut short: half the database is gone.
+    let database = sb.path().join("cache/results.sqlite3");
+    let length = std::fs::metadata(&database).unwrap().len();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .open(&database)
+        .unwrap()
+        .set_len(length / 2)
+        .unwrap();
+    let refused = run();
+    assert_eq!(refused.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8_lossy(&refused.stderr),
+        "error: cache/results.sqlite3: the cache database is damaged (database disk image is \
+         malformed): `evalctl cache clear --cache-dir cache` removes it, or name another \
+         --cache-dir\n"
+    );
+    let cleared = sb
+        .evalctl()
+        .args(["cache", "clear", "--cache-dir", "cache", "--format", "text"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(cleared.status.code(), Some(0));
+    assert_eq!(
+        String::from_utf8_lossy(&cleared.stdout),
+        "removed the damaged cache database (its results could not be counted)\n"
+    );
+    assert_eq!(run().status.code(), Some(0));
+}

@@ -30,18 +30,35 @@ impl Document for CacheStats {
 /// What `cache clear` removed.
 #[derive(Serialize)]
 struct Cleared {
+    /// How many results (0 for a damaged database, whose entries cannot be counted).
     removed: u64,
+    /// The database was damaged and was removed whole.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    damaged: bool,
 }
 
 impl Document for Cleared {
     fn text(&self) -> Styled {
-        Styled::from(format!("removed {} cached results\n", self.removed))
+        Styled::from(if self.damaged {
+            "removed the damaged cache database (its results could not be counted)\n".to_string()
+        } else {
+            format!("removed {} cached results\n", self.removed)
+        })
     }
 }
 
 /// `evalctl cache clear`: remove every result cached in `dir`.
 pub fn clear(dir: &Path, reporter: Reporter) -> anyhow::Result<Exit> {
-    let removed = Cache::clear(dir)?;
-    print(&Cleared { removed }, reporter)?;
+    let cleared = match Cache::clear(dir)? {
+        Some(removed) => Cleared {
+            removed,
+            damaged: false,
+        },
+        None => Cleared {
+            removed: 0,
+            damaged: true,
+        },
+    };
+    print(&cleared, reporter)?;
     Ok(Exit::Success)
 }

@@ -90,16 +90,53 @@ fn failed(dir: &Path, err: impl std::fmt::Display) -> anyhow::Error {
     Fatal::Internal(format!("cache {}: {err}", dir.join(DATABASE).display())).into()
 }
 
-/// A SQLite error of the cache in `dir`: bad input when its database file is no database.
+/// A SQLite error of the cache in `dir`: bad input when its database file is no database, or
+/// a damaged one (`cache clear` removes that).
 fn failed_sqlite(dir: &Path, err: rusqlite::Error) -> anyhow::Error {
+    let path = dir.join(DATABASE).display().to_string();
     if super::is_not_a_database(&err) {
         return bad_input(Problem::new(
-            dir.join(DATABASE).display().to_string(),
+            path,
             "is not an evalctl cache (not a SQLite database): remove it, or name another \
              --cache-dir",
         ));
     }
+    if is_damaged(&err) {
+        return bad_input(Problem::new(
+            &path,
+            format!(
+                "the cache database is damaged ({err}): `evalctl cache clear --cache-dir {}` \
+                 removes it, or name another --cache-dir",
+                dir.display()
+            ),
+        ));
+    }
     failed(dir, err)
+}
+
+/// Whether the SQLite database in `dir` is damaged: its own check says so (a file that is no
+/// database at all is not: it may be something else the user keeps there).
+fn damaged(dir: &Path) -> bool {
+    let checked = Connection::open_with_flags(
+        dir.join(DATABASE),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .and_then(|connection| {
+        connection.query_row("PRAGMA quick_check", [], |row| row.get::<_, String>(0))
+    });
+    match checked {
+        Ok(verdict) => verdict != "ok",
+        Err(err) => is_damaged(&err),
+    }
+}
+
+/// Whether `err` says the cache's database is damaged (cut short, overwritten in part).
+fn is_damaged(err: &rusqlite::Error) -> bool {
+    matches!(
+        err,
+        rusqlite::Error::SqliteFailure(failure, _)
+            if failure.code == rusqlite::ErrorCode::DatabaseCorrupt
+    )
 }
 
 /// Refuse a `dir` that exists and is not a directory (bad input): the cache cannot be there,
@@ -349,7 +386,7 @@ impl Cache {
                     [],
                     |row| row.get(0),
                 )
-                .map_err(|err| failed(dir, err))?
+                .map_err(|err| failed_sqlite(dir, err))?
         } else {
             0
         };
@@ -365,22 +402,34 @@ impl Cache {
         })
     }
 
-    /// Remove every stored result of the cache in `dir`; returns how many there were.
-    pub fn clear(dir: &Path) -> anyhow::Result<u64> {
+    /// Remove every stored result of the cache in `dir`; returns how many there were, or `None`
+    /// when its database was damaged and has been removed whole (its entries cannot be counted).
+    pub fn clear(dir: &Path) -> anyhow::Result<Option<u64>> {
         check_dir(dir)?;
         if !dir.join(DATABASE).exists() {
-            return Ok(0);
+            return Ok(Some(0));
+        }
+        if damaged(dir) {
+            for suffix in ["", "-wal", "-shm"] {
+                match std::fs::remove_file(dir.join(format!("{DATABASE}{suffix}"))) {
+                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(failed(dir, crate::text::io_reason(&err)))
+                    }
+                    _ => {}
+                }
+            }
+            return Ok(None);
         }
         let connection = connect(dir)?;
         let removed = ["DELETE FROM results", "DELETE FROM completions"]
             .iter()
             .map(|delete| connection.execute(delete, []))
             .sum::<rusqlite::Result<usize>>()
-            .map_err(|err| failed(dir, err))?;
+            .map_err(|err| failed_sqlite(dir, err))?;
         connection
             .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
-            .map_err(|err| failed(dir, err))?;
-        Ok(removed as u64)
+            .map_err(|err| failed_sqlite(dir, err))?;
+        Ok(Some(removed as u64))
     }
 }
 
