@@ -378,6 +378,14 @@ fn a_stream_its_client_stops_reading_ends_at_the_request_timeout() {
             String::from_utf8_lossy(&reply.body)
         );
     }
+    // SIGTERM while the client still holds the connection without reading: the server waits
+    // for the answer's writing no longer than the request timeout and idle timeout allow.
+    let (done, ended) = std::sync::mpsc::channel();
+    std::thread::spawn(move || done.send(server.terminate()));
+    let (status, said) = ended
+        .recv_timeout(Duration::from_secs(60))
+        .expect("serve exits while a client does not read");
+    assert!(status.success(), "{said}");
     drop(stream);
 }
 

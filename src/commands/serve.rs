@@ -65,6 +65,9 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             rest_listener,
             rest::router(Arc::clone(&engine)),
             idle,
+            // A request in flight is answered within --request-timeout; its answer is then
+            // written to a client that reads it.
+            config.limits.request_timeout + idle,
             open.clone(),
             stopped.clone(),
         );

@@ -91,12 +91,15 @@ pub async fn stopped(mut stop: watch::Receiver<bool>) {
     let _ = stop.wait_for(|stop| *stop).await;
 }
 
-/// Serve `router` on `listener` until `stop` turns true, then wait for the connections to end.
-/// Each connection takes a place among `connections` first.
+/// Serve `router` on `listener` until `stop` turns true, then wait for the connections to end,
+/// each for `drain_limit` at most (a client that stops reading its response would otherwise
+/// hold the server up for as long as it likes). Each connection takes a place among
+/// `connections` first.
 pub async fn serve_rest(
     mut listener: TcpListener,
     router: Router,
     idle_timeout: Duration,
+    drain_limit: Duration,
     connections: Connections,
     stop: watch::Receiver<bool>,
 ) {
@@ -129,7 +132,7 @@ pub async fn serve_rest(
                 _ = connection.as_mut() => {}
                 () = stopped(stop) => {
                     connection.as_mut().graceful_shutdown();
-                    let _ = connection.await;
+                    let _ = tokio::time::timeout(drain_limit, connection).await;
                 }
             }
             drop((open, place));
