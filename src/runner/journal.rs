@@ -94,6 +94,10 @@ impl Iterator for JournalReader {
         let built = match serde_json::from_str::<CallRecord>(text) {
             Ok(mut record) => {
                 record.errored_checks = CallRecord::errored_checks_of(&record.side_info);
+                // A failed call scores 0 in every aggregate, whatever a hand-edited line says.
+                if record.error.is_some() {
+                    record.score = 0.0;
+                }
                 // Another scoring command's line: its own members are its side information.
                 if record.run.as_ref().is_some_and(|run| run.command.is_some()) {
                     if let Ok(Value::Object(object)) = parse_object_line(text) {
@@ -298,7 +302,9 @@ mod tests {
         let path = dir.path().join("r.jsonl");
         let failed = r#"{"candidate_id":"c","split":"single","example_index":null,"example_line":null,"score":0.0,"side_info":{},"error":{"kind":"timeout","message":"slow"},"attempts":3,"latency_ms":9.0,"cached":true,"repeat":2}"#;
         std::fs::write(&path, format!("{LINE}\n\n{failed}\n[1]\n{{\"score\":1}}\n")).unwrap();
-        let lines: Vec<_> = JournalReader::open(&Source::File(path)).unwrap().collect();
+        let lines: Vec<_> = JournalReader::open(&Source::File(path.clone()))
+            .unwrap()
+            .collect();
         let first = lines[0].as_ref().unwrap();
         assert_eq!(first.line, 1);
         assert_eq!(first.record.key.as_deref(), Some("ab"));
@@ -318,6 +324,13 @@ mod tests {
             "{}",
             problem(3)
         );
+        // A failed call counts 0, whatever its line says.
+        let edited = failed.replace("\"score\":0.0", "\"score\":0.9");
+        std::fs::write(&path, format!("{edited}\n")).unwrap();
+        let read: Vec<_> = JournalReader::open(&Source::File(path.clone()))
+            .unwrap()
+            .collect();
+        assert_eq!(read[0].as_ref().unwrap().record.score, 0.0);
         assert!(replaces(false, true) && replaces(true, true) && replaces(false, false));
         assert!(!replaces(true, false));
     }
