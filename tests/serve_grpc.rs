@@ -464,3 +464,64 @@ async fn every_rpc_that_evaluates_refuses_a_request_over_the_check_result_limit(
         .into_inner();
     assert_eq!(run.results.len(), 2);
 }
+
+#[tokio::test]
+async fn an_integral_number_compares_as_over_rest() {
+    // Every Struct number is a double on the wire: 4 arrives as 4.0, and must still be `4`.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let mut request = capitals(1, true);
+    let number = prost_types::Value {
+        kind: Some(prost_types::value::Kind::NumberValue(4.0)),
+    };
+    request.outputs[0].value = Some(pb::OutputValue {
+        value: Some(pb::output_value::Value::ObjectValue(prost_types::Struct {
+            fields: [("n".to_string(), number)].into_iter().collect(),
+        })),
+    });
+    let arguments = serde_json::json!({"actual": "$.output.value.n", "expected": "4"});
+    let rest = server.request(
+        "POST",
+        "/evaluate",
+        &[],
+        serde_json::json!({"test_cases": [{"id": "t0", "input": "q"}],
+            "outputs": [{"value": {"n": 4}}],
+            "checks": [{"type": "exact_match", "arguments": arguments}]})
+        .to_string()
+        .as_bytes(),
+    );
+    assert_eq!(
+        rest.json()["results"][0]["check_results"][0]["results"]["passed"],
+        true
+    );
+    if let Some(pb::check_configuration::Configuration::SharedChecks(shared)) = request
+        .checks
+        .as_mut()
+        .and_then(|checks| checks.configuration.as_mut())
+    {
+        let path = prost_types::Value {
+            kind: Some(prost_types::value::Kind::StringValue(
+                "$.output.value.n".into(),
+            )),
+        };
+        let expected = prost_types::Value {
+            kind: Some(prost_types::value::Kind::StringValue("4".into())),
+        };
+        let fields = &mut shared.checks[0].arguments.as_mut().unwrap().fields;
+        fields.insert("actual".into(), path);
+        fields.insert("expected".into(), expected);
+    }
+    let run = client.run_evaluation(request).await.unwrap().into_inner();
+    assert_eq!(
+        run.results[0].check_results[0]
+            .results
+            .as_ref()
+            .unwrap()
+            .fields["passed"]
+            .kind,
+        Some(prost_types::value::Kind::BoolValue(true))
+    );
+}

@@ -120,12 +120,23 @@ fn struct_to_json(fields: prost_types::Struct) -> Value {
     )
 }
 
+/// A Struct's number (every one is a double on the wire) as JSON: an integral one as an integer,
+/// as a REST client writes it (`4`, not `4.0`), so that a check compares it the same whichever
+/// front end the request came through.
+fn number_to_json(number: f64) -> Value {
+    /// Integers up to 2^53 are exact in a double.
+    const EXACT: f64 = 9_007_199_254_740_992.0;
+    if number.fract() == 0.0 && number.abs() <= EXACT {
+        Value::from(number as i64)
+    } else {
+        serde_json::Number::from_f64(number).map_or(Value::Null, Value::Number)
+    }
+}
+
 fn value_to_json(value: prost_types::Value) -> Value {
     match value.kind {
         None | Some(Kind::NullValue(_)) => Value::Null,
-        Some(Kind::NumberValue(number)) => {
-            serde_json::Number::from_f64(number).map_or(Value::Null, Value::Number)
-        }
+        Some(Kind::NumberValue(number)) => number_to_json(number),
         Some(Kind::StringValue(text)) => Value::String(text),
         Some(Kind::BoolValue(flag)) => Value::Bool(flag),
         Some(Kind::StructValue(fields)) => struct_to_json(fields),
@@ -328,9 +339,13 @@ mod tests {
 
     #[test]
     fn structs_round_trip_through_json() {
-        let original = json!({"a": "x", "b": 1.5, "c": [true, null], "d": {"e": "f"}});
+        let original = json!({"a": "x", "b": 1.5, "c": [true, null], "d": {"e": "f"}, "n": 4});
         let round = struct_to_json(to_struct(&original).unwrap());
         assert_eq!(round, original);
+        // An integral double is the integer a REST client would write.
+        assert_eq!(round["n"].to_string(), "4");
+        assert_eq!(number_to_json(-0.0).to_string(), "0");
+        assert_eq!(number_to_json(1e300).to_string(), "1e+300");
     }
 
     #[test]
