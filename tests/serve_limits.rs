@@ -164,6 +164,15 @@ fn health_and_other_clients_are_answered_while_an_evaluation_waits() {
         reply.json()["results"][0]["check_results"][0]["results"],
         json!({"passed": true})
     );
+    // Its run started before the other request's, which ran while it waited: `started_at` is
+    // when the evaluation began, not when its calls had been answered.
+    let (waited, other) = (reply.json(), other.json());
+    let at = |document: &serde_json::Value, key: &str| document[key].as_str().unwrap().to_string();
+    assert!(
+        at(&waited, "started_at") <= at(&other, "started_at")
+            && at(&other, "completed_at") <= at(&waited, "completed_at"),
+        "{waited} {other}"
+    );
 }
 
 #[test]

@@ -25,7 +25,7 @@ use std::path::PathBuf;
 
 use serde_json::Value;
 
-use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status};
+use crate::checks::{load_checks_file, Call, CaseAnswers, Context, Status, Timestamp};
 use crate::error::{bad_input, invalid, Fatal, Problem};
 use crate::evaluator::check_calls::{trusted_catalog, BlockingCaller};
 use crate::input::json_lines::DocumentLines;
@@ -98,12 +98,13 @@ pub fn evaluate_into<W: std::io::Write>(
                         .collect(),
                 )
             })?;
+            let started = Timestamp::now();
             let answers = if request.calls_out() {
                 BlockingCaller::new(checking.concurrency)?.answer_cases(request_calls(&mut request))
             } else {
                 Vec::new()
             };
-            RunWriter::begin(out, request.experiment.as_ref(), layout)
+            RunWriter::begin_at(out, request.experiment.as_ref(), layout, started)
                 .and_then(|writer| {
                     let mut answers = answers.into_iter();
                     let next_answers = || answers.next().unwrap_or_default();

@@ -116,10 +116,21 @@ pub struct RunWriter<W: Write> {
 }
 
 impl<W: Write> RunWriter<W> {
-    /// Start the document: `evaluation_id`, `started_at`, `experiment` (when given), `results`.
-    /// [`Layout::Lines`] writes nothing yet.
-    pub fn begin(mut out: W, experiment: Option<&Value>, layout: Layout) -> io::Result<Self> {
-        let (evaluation_id, started_at) = (evaluation_id(), Timestamp::now().to_string());
+    /// Start the document: `evaluation_id`, `started_at` (now), `experiment` (when given),
+    /// `results`. [`Layout::Lines`] writes nothing yet.
+    pub fn begin(out: W, experiment: Option<&Value>, layout: Layout) -> io::Result<Self> {
+        RunWriter::begin_at(out, experiment, layout, Timestamp::now())
+    }
+
+    /// [`RunWriter::begin`] of a run that started at `started` (before the calls of its checks
+    /// that call out were answered).
+    pub fn begin_at(
+        mut out: W,
+        experiment: Option<&Value>,
+        layout: Layout,
+        started: Timestamp,
+    ) -> io::Result<Self> {
+        let (evaluation_id, started_at) = (evaluation_id(), started.to_string());
         if layout == Layout::Document {
             write_header(&mut out, &evaluation_id, &started_at, experiment)?;
             out.write_all(b"\"results\":[")?;

@@ -10,7 +10,7 @@ use tokio::sync::OwnedSemaphorePermit;
 
 use super::error::{internal, ApiError, ErrorKind};
 use super::state::Engine;
-use crate::checks::{Call, CaseAnswers};
+use crate::checks::{Call, CaseAnswers, Timestamp};
 use crate::fep::{evaluate_request, request_calls, Layout, Request, RunWriter};
 
 impl Engine {
@@ -24,6 +24,7 @@ impl Engine {
         prepare: impl FnOnce(&Engine) -> Result<Request, ApiError> + Send + 'static,
     ) -> Result<Bytes, ApiError> {
         let waiting = Waiting::default();
+        let started = Timestamp::now();
         let evaluated = async {
             let (engine, abandoned) = (Arc::clone(self), waiting.flag());
             let prepared = blocking(move || {
@@ -32,7 +33,7 @@ impl Engine {
                     let calls = request_calls(&mut request);
                     return Ok(Prepared::Calls(request, calls, permit));
                 }
-                let evaluated = engine.evaluate(request, Vec::new(), &abandoned);
+                let evaluated = engine.evaluate(request, Vec::new(), started, &abandoned);
                 drop(permit);
                 evaluated.map(Prepared::Evaluated)
             })
@@ -43,7 +44,7 @@ impl Engine {
                     let answers = self.answer(calls).await;
                     let (engine, abandoned) = (Arc::clone(self), waiting.flag());
                     blocking(move || {
-                        let evaluated = engine.evaluate(request, answers, &abandoned);
+                        let evaluated = engine.evaluate(request, answers, started, &abandoned);
                         drop(permit);
                         evaluated
                     })
@@ -58,20 +59,27 @@ impl Engine {
         self.store(evaluated).await
     }
 
-    /// Evaluate `request` (with the answers to its calls) into an EvaluationRunResult document;
+    /// Evaluate `request` (with the answers to its calls), which `started` then, into an
+    /// EvaluationRunResult document;
     /// it stops at its next test case once `abandoned` is set.
     fn evaluate(
         &self,
         request: Request,
         answers: Vec<CaseAnswers>,
+        started: Timestamp,
         abandoned: &AtomicBool,
     ) -> Result<Evaluated, ApiError> {
         let mut document = Awaited {
             bytes: Vec::with_capacity(1024),
             abandoned,
         };
-        let writer = RunWriter::begin(&mut document, request.experiment.as_ref(), Layout::Document)
-            .map_err(internal)?;
+        let writer = RunWriter::begin_at(
+            &mut document,
+            request.experiment.as_ref(),
+            Layout::Document,
+            started,
+        )
+        .map_err(internal)?;
         let evaluation_id = writer.evaluation_id().to_string();
         let mut answers = answers.into_iter();
         let stopped = || abandoned.load(Ordering::Relaxed);
