@@ -5,7 +5,7 @@
 //! (a stream whose client stops reading ends then too);
 //! a result the database refuses is a 500, never a 200; the database is its owner's alone.
 
-use std::io::{BufRead, ErrorKind, Read, Write};
+use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -349,17 +349,17 @@ fn the_database_and_its_folder_are_readable_by_their_owner_only() {
     }
 }
 
-#[test]
-fn a_stream_its_client_stops_reading_ends_at_the_request_timeout() {
-    use std::io::{BufRead, BufReader};
+/// A server with `--max-concurrent 1 --request-timeout 1`, and a streamed evaluation whose
+/// results this client stopped reading after its head and first line, once the deadline has
+/// stopped it (its place is free again) while the client still holds the connection.
+fn a_stream_left_unread() -> (Server, tempfile::TempDir, BufReader<TcpStream>, String) {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(
         &dir.path().join("s.db"),
         &["--max-concurrent", "1", "--request-timeout", "1"],
         &[],
     );
-    // A streamed evaluation whose results this client stops reading after the first: once the
-    // socket buffers are full, it waits for the client, holding the one place.
+    // Once the socket buffers are full, the evaluation waits for the client, holding the place.
     let stream = send(
         &server.rest,
         "POST",
@@ -373,8 +373,7 @@ fn a_stream_its_client_stops_reading_ends_at_the_request_timeout() {
         line.clear();
         stream.read_line(&mut line).expect("the response's head");
     }
-    stream.read_line(&mut line).expect("a first result");
-    // The deadline stops it while the client still holds the connection: the place is freed.
+    stream.read_line(&mut line).expect("a first line");
     loop {
         let reply = server.request("POST", "/evaluate", &[], &capitals_request(1));
         if reply.status == 200 {
@@ -387,8 +386,40 @@ fn a_stream_its_client_stops_reading_ends_at_the_request_timeout() {
             String::from_utf8_lossy(&reply.body)
         );
     }
-    // SIGTERM while the client still holds the connection without reading: the server waits
-    // for the answer's writing no longer than the request timeout and idle timeout allow.
+    (server, dir, stream, line)
+}
+
+#[test]
+fn a_stream_its_client_stops_reading_ends_at_the_request_timeout_with_the_error_line() {
+    let (_server, _dir, mut stream, line) = a_stream_left_unread();
+    // A client that reads again gets every line sent, then the error that ended the stream (its
+    // last line: chunked, or alone when the stream had ended before the answer began).
+    let mut rest = String::new();
+    loop {
+        match stream.read_line(&mut rest) {
+            Ok(0) => break,
+            Ok(_) => {}
+            Err(err) => panic!("{err} after {} bytes", rest.len()),
+        }
+    }
+    let all = format!("{line}{rest}");
+    let error = "{\"error\":\"deadline_exceeded\",\"message\":\"the request was not evaluated \
+                 within 1s (--request-timeout); its evaluation was stopped\"}\n";
+    let at = all
+        .rfind(error)
+        .unwrap_or_else(|| panic!("no error line: {:?}", &all[all.len().saturating_sub(300)..]));
+    assert!(
+        matches!(&all[at + error.len()..], "" | "\r\n0\r\n\r\n"),
+        "{:?}",
+        &all[at..]
+    );
+}
+
+#[test]
+fn sigterm_does_not_wait_for_a_client_that_does_not_read() {
+    // The server waits for an answer's writing no longer than the request timeout and idle
+    // timeout allow.
+    let (server, _dir, stream, _) = a_stream_left_unread();
     let (done, ended) = std::sync::mpsc::channel();
     std::thread::spawn(move || done.send(server.terminate()));
     let (status, said) = ended

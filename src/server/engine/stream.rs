@@ -51,7 +51,7 @@ impl Engine {
         let engine = Arc::clone(self);
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let _permit = permit;
+            let permit = permit;
             let mut sink = LineSink {
                 lines,
                 pending: Vec::new(),
@@ -95,9 +95,13 @@ impl Engine {
                 // The client went away.
                 _ => None,
             };
+            // The evaluation has stopped: its place is free while the last line waits.
+            drop(permit);
             if let Some(error) = failure {
-                // Unless the client has stopped reading: then the stream just ends.
-                let _ = sink.lines.try_send(Err(error));
+                // A client still reading gets it after the lines before it; one that has stopped
+                // reading for ERROR_LINE_GRACE does not, and the stream just ends.
+                let sent = tokio::time::timeout(ERROR_LINE_GRACE, sink.lines.send(Err(error)));
+                let _ = runtime.block_on(sent);
             }
         });
         let evaluation_id = evaluation_id
@@ -106,6 +110,10 @@ impl Engine {
         Ok((evaluation_id, receiver))
     }
 }
+
+/// How long the error line that ends a stream waits for room behind the lines its client has
+/// not read yet.
+const ERROR_LINE_GRACE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A streamed NDJSON line, or the error that ends the stream.
 pub type Line = Result<Bytes, ApiError>;
