@@ -285,3 +285,35 @@ fn an_interrupted_run_fails_the_comparison_unless_allow_partial() {
     ));
     assert_eq!(code(&compare(&["--allow-partial"])), 0);
 }
+
+#[test]
+fn examples_with_ids_pair_by_id_when_a_record_is_inserted() {
+    // A record put in front of the dataset shifts every index: each example still pairs with
+    // itself, by its id.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write(
+        "d.jsonl",
+        "{\"id\":\"q0\",\"i\":0}\n{\"id\":\"q1\",\"i\":1}\n{\"id\":\"q2\",\"i\":2}\n",
+    );
+    run(&sb, "0.9 0.1 0.5 0.3", "base.jsonl");
+    sb.write(
+        "d.jsonl",
+        "{\"id\":\"new\",\"i\":3}\n{\"id\":\"q0\",\"i\":0}\n{\"id\":\"q1\",\"i\":1}\n\
+         {\"id\":\"q2\",\"i\":2}\n",
+    );
+    run(&sb, "0.9 0.1 0.5 0.3", "new.jsonl");
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "text", "base.jsonl", "new.jsonl"])
+        .args(["--allow-different-inputs", "--fail-on-regression", "0.05"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stdout_text(&out),
+        "cand-1 train: 0.5000 -> 0.5000, +0.0000 (95% CI +0.0000 to +0.0000); 3 pairs: 0 wins, \
+         3 ties, 0 losses\nunpaired calls: 0 in base, 1 in new\nexit 0: no candidate's train \
+         score dropped by more than --fail-on-regression 0.05 (1 of 1 candidates compared)\n"
+    );
+}

@@ -1,10 +1,10 @@
 //! `evalctl compare BASE.jsonl NEW.jsonl`: read two runs' results, refuse runs that are not
 //! comparable, pair their calls (by key, and calls whose key changed by candidate, split,
-//! example and repeat; two scorings of `tasks score`, `tasks run` or `spec score` by example
+//! example (its `id`, else its index) and repeat; two scorings of `tasks score`, `tasks run` or `spec score` by example
 //! alone, whatever their candidates), gate on `--fail-on-regression`, print the comparison (see
 //! [`crate::report::compare`]) and pick the exit code.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use crate::error::{invalid, Problem};
 use crate::exit::{Exit, Verdict};
@@ -38,16 +38,51 @@ pub struct CompareConfig {
 
 /// Where a call sits whatever its key: candidate (with its task model under `run --generate`),
 /// split, example, repeat.
-type Position = (String, Split, Option<usize>, Option<u32>);
+type Position = (String, Split, Example, Option<u32>);
 
-/// Where `record` sits; `across` candidates, its candidate is left out.
-fn position(record: &CallRecord, across: bool) -> Position {
-    let candidate = if across {
-        String::new()
-    } else {
-        record.candidate_label()
+/// Which example a call is of, whatever its key: by its `id`, and how many examples of its
+/// candidate and split carry that id before it (so that a record inserted into the dataset
+/// still pairs each example with itself), else by its index.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+enum Example {
+    Id(String, usize),
+    Index(Option<usize>),
+}
+
+/// The position of every call of `records` (by key); `across` candidates, the candidate is left
+/// out.
+fn positions(records: &HashMap<String, CallRecord>, across: bool) -> HashMap<&str, Position> {
+    let candidate = |record: &CallRecord| {
+        if across {
+            String::new()
+        } else {
+            record.candidate_label()
+        }
     };
-    (candidate, record.split, record.example_index, record.repeat)
+    // Of each id, the indices of the examples that carry it, per candidate and split, in order.
+    let mut carriers: HashMap<(String, Split, &str), BTreeSet<usize>> = HashMap::new();
+    for record in records.values() {
+        if let (Some(id), Some(index)) = (&record.example_id, record.example_index) {
+            carriers
+                .entry((candidate(record), record.split, id.as_str()))
+                .or_default()
+                .insert(index);
+        }
+    }
+    records
+        .iter()
+        .map(|(key, record)| {
+            let example = match (&record.example_id, record.example_index) {
+                (Some(id), Some(index)) => {
+                    let carrying = &carriers[&(candidate(record), record.split, id.as_str())];
+                    Example::Id(id.clone(), carrying.range(..index).count())
+                }
+                (_, index) => Example::Index(index),
+            };
+            let position = (candidate(record), record.split, example, record.repeat);
+            (key.as_str(), position)
+        })
+        .collect()
 }
 
 /// Whether the two runs pair by example whatever their candidates: lines of `tasks score`,
@@ -90,10 +125,11 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     // A call pairs with the base call of its key; the others pair by position with the base
     // calls no key pairs, taken in the order of their keys: each call is in one pair at most,
     // and the same two files always give the same pairs.
-    let mut free_by_position: HashMap<Position, &CallRecord> = base
+    let (base_positions, new_positions) = (positions(&base, across), positions(&new, across));
+    let mut free_by_position: HashMap<&Position, &CallRecord> = base
         .iter()
         .filter(|(key, _)| !new.contains_key(*key))
-        .map(|(_, record)| (position(record, across), record))
+        .map(|(key, record)| (&base_positions[key.as_str()], record))
         .collect();
     let mut new_calls: Vec<(&String, &CallRecord)> = new.iter().collect();
     new_calls.sort_unstable_by_key(|(key, _)| *key);
@@ -104,7 +140,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     for (key, record) in new_calls {
         let partner = match base.get(key) {
             Some(partner) => partner,
-            None => match free_by_position.remove(&position(record, across)) {
+            None => match free_by_position.remove(&new_positions[key.as_str()]) {
                 Some(partner) => partner,
                 None => {
                     unpaired_new += 1;
