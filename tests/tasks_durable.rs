@@ -384,3 +384,45 @@ fn resume_keeps_a_whole_last_line_without_its_newline() {
     assert_eq!(code(&refused), 2, "{}", stderr_text(&refused));
     assert_eq!(sb.read("notes.txt"), "my notes, no newline");
 }
+
+#[test]
+fn a_second_run_writing_the_same_journal_is_refused_before_any_call() {
+    // Two runs appending to one journal would give a task two outputs: the second is refused.
+    let sb = suite();
+    sb.write(
+        "slow.sh",
+        format!("touch started\nwhile [ ! -e go ]; do sleep 0.01; done\n{MODEL}"),
+    );
+    let first = crate::common::evalctl_process()
+        .current_dir(sb.path())
+        .args([
+            "tasks",
+            "run",
+            "tasks.jsonl",
+            "--no-config",
+            "--format",
+            "json",
+        ])
+        .args(["--model-command", "sh slow.sh", "-j", "1"])
+        .args(["--save-outputs", "saved.jsonl"])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    assert!(
+        crate::common::wait_until(std::time::Duration::from_secs(60), || sb.exists("started")),
+        "the first run never called its model"
+    );
+    let second = tasks_run(&sb, &["--save-outputs", "saved.jsonl", "--resume"]);
+    assert_eq!(code(&second), 2, "{}", stderr_text(&second));
+    assert_eq!(
+        stderr_text(&second),
+        "error: saved.jsonl: another evalctl is writing this file now: wait until it has \
+         finished, or name another file\n"
+    );
+    assert!(calls(&sb).is_empty(), "the second run called the model");
+    sb.write("go", "");
+    let status = { first }.wait_with_output().unwrap().status;
+    assert!(status.success());
+    assert_eq!(sb.lines("saved.jsonl").len(), 4);
+}

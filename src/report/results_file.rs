@@ -148,13 +148,24 @@ impl ResultsFile {
     }
 
     /// Open (create, readable by its owner only, or append to) `path`, already checked by
-    /// [`ResultsFile::check_writable`].
+    /// [`ResultsFile::check_writable`], and hold it as its only writer: while another evalctl
+    /// writes it (a second `run` or `tasks run` given the same file), it is bad input, since
+    /// the two runs' lines would be mixed in it.
     pub fn open(path: &Path) -> anyhow::Result<Self> {
         let file = crate::owner_only::file_options()
             .create(true)
             .append(true)
             .open(path)
             .map_err(|err| cannot_open(path, "the file", &io_reason(&err)))?;
+        use std::os::fd::AsRawFd;
+        // SAFETY: `file` is an open descriptor for the whole call; the lock goes with it.
+        if unsafe { libc::flock(file.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+            return Err(bad_input(Problem::new(
+                path.display().to_string(),
+                "another evalctl is writing this file now: wait until it has finished, or \
+                 name another file",
+            )));
+        }
         Ok(ResultsFile {
             path: path.to_path_buf(),
             sink: Sink::Direct(file),
