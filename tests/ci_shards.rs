@@ -237,3 +237,39 @@ fn a_shard_does_not_fail_fail_under_for_a_candidate_whose_scoring_calls_are_else
         "some shard has a candidate without a val call"
     );
 }
+
+#[test]
+fn a_shard_pointed_at_another_shards_output_is_told_so() {
+    // A matrix typo: shard 1/3 given shard 0/3's file. Not "pass --resume", which would mix the
+    // two shards in one file.
+    let sb = sandbox();
+    let shard = |index: &str, extra: &[&str]| {
+        sb.evalctl()
+            .args(RUN)
+            .args(["--shard", index, "--output", "shard.jsonl"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // Whether its calls all succeed does not matter here.
+    shard("0/3", &[]);
+    let lines = sb.lines("shard.jsonl").len();
+    for extra in [&[][..], &["--resume"][..]] {
+        let out = shard("1/3", extra);
+        assert_eq!(code(&out), 2, "{}", stderr_text(&out));
+        let fingerprint = serde_json::from_str::<Value>(&sb.lines("shard.jsonl")[0]).unwrap()
+            ["run"]["fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        assert_eq!(
+            stderr_text(&out),
+            format!(
+                "error: shard.jsonl: holds {lines} lines of shard 0/3 of this run (run \
+                 {fingerprint}), and this is shard 1/3: give each shard its own --output file \
+                 (merge reads them together)\n"
+            )
+        );
+    }
+    assert_eq!(sb.lines("shard.jsonl").len(), lines);
+}

@@ -996,8 +996,8 @@ fn a_run_is_not_appended_after_a_line_cut_short() {
         (code(&out), stderr_text(&out)),
         (
             2,
-            "error: whole.jsonl: its last line has no closing newline: pass --resume to drop it \
-             and continue that run, or name another --output file\n"
+            "error: whole.jsonl: its last line has no closing newline: pass --resume to \
+             continue that run (a whole line is kept), or name another --output file\n"
                 .to_string()
         )
     );

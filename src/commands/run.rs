@@ -121,9 +121,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 fingerprint: digests.fingerprint,
                 evaluator_digest: digests.evaluator,
                 inputs_digest: digests.inputs,
-                shard: config
-                    .shard
-                    .map_or_else(|| "0/1".to_string(), |shard| shard.to_string()),
+                shard: shard_label(&config),
                 shard_calls: planned,
                 plan_calls: plan_calls_total,
             }),
@@ -355,7 +353,7 @@ fn plan_checked(
             resume: config.resume,
             append_run: config.append_run,
         };
-        check_output(path, &digests, &plan, allowed)?;
+        check_output(path, &digests, &shard_label(config), &plan, allowed)?;
     }
     Ok(Planned {
         plan,
@@ -456,6 +454,11 @@ fn generator(config: &RunConfig, inputs: &Inputs) -> anyhow::Result<Option<Arc<G
         generator.recall(path);
     }
     Ok(Some(Arc::new(generator)))
+}
+
+/// The run's shard as its lines name it: `K/N`, `0/1` unsharded.
+fn shard_label(config: &RunConfig) -> String {
+    (config.shard).map_or_else(|| "0/1".to_string(), |shard| shard.to_string())
 }
 
 /// How many ids shared by examples of one split are warned about one by one.

@@ -6,7 +6,7 @@
 //! Before any call, [`check_output`] makes sure an existing `--output` file is not mixed with
 //! this run by accident: lines of this run need `--resume`, lines of another run `--append-run`.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
 use super::journal::{mend_tail, replaces, tail_of, JournalReader, TornTail};
@@ -123,13 +123,14 @@ pub struct OutputUse {
 }
 
 /// Refuse, before any call, an existing results file at `path` that holds lines of this run
-/// (`digests`, calls `plan`) without `--resume`, or lines of another run without `--append-run`;
-/// the problem names the file, the counts, what tells the other runs from this one and the ways
-/// out. A line without a fingerprint (an older evalctl's) is this run's when its key is one of
-/// `plan`'s.
+/// (`digests`, calls `plan`, its `shard`: `K/N`, `0/1` unsharded) without `--resume`, lines of
+/// another shard of this run, or lines of another run without `--append-run`; the problem names
+/// the file, the counts, what tells the other runs from this one and the ways out. A line
+/// without a fingerprint (an older evalctl's) is this run's when its key is one of `plan`'s.
 pub fn check_output(
     path: &Path,
     digests: &RunDigests,
+    shard: &str,
     plan: &[PlannedCall],
     allowed: OutputUse,
 ) -> anyhow::Result<()> {
@@ -140,6 +141,8 @@ pub fn check_output(
     let planned: HashSet<String> = plan.iter().map(|call| call.key.to_string()).collect();
     let (mut ours, mut others, mut not_results) = (0usize, 0usize, 0usize);
     let mut other_runs = BTreeSet::new();
+    // Lines of this run's other shards, by shard.
+    let mut other_shards: BTreeMap<String, usize> = BTreeMap::new();
     let mut reader =
         JournalReader::open(&Source::File(path.to_path_buf())).map_err(|p| invalid(vec![p]))?;
     for line in reader.by_ref() {
@@ -157,7 +160,12 @@ pub fn check_output(
             Some(identity) => identity.fingerprint == fingerprint,
             None => record.key.as_ref().is_some_and(|key| planned.contains(key)),
         };
-        if this_run {
+        let shard_of_line = identity.map(|identity| identity.shard.as_str());
+        if this_run && shard_of_line.is_some_and(|line_shard| line_shard != shard) {
+            *other_shards
+                .entry(shard_of_line.unwrap_or_default().to_string())
+                .or_default() += 1;
+        } else if this_run {
             ours += 1;
         } else {
             others += 1;
@@ -189,6 +197,19 @@ pub fn check_output(
             "holds only a line cut short (a run stopped while writing its first result?): pass \
              --resume to drop it and continue that run, or name another --output file",
         )]));
+    }
+    if !other_shards.is_empty() && !allowed.append_run {
+        let held: Vec<String> = (other_shards.iter())
+            .map(|(other, count)| format!("{} of shard {other}", lines(*count)))
+            .collect();
+        problems.push(Problem::new(
+            display.clone(),
+            format!(
+                "holds {} of this run (run {fingerprint}), and this is shard {shard}: give each \
+                 shard its own --output file (merge reads them together)",
+                held.join(", ")
+            ),
+        ));
     }
     if ours > 0 && !allowed.resume {
         problems.push(Problem::new(
@@ -243,12 +264,13 @@ pub fn check_output(
         None => None,
     };
     if let Some(reason) = reason.filter(|_| problems.is_empty()) {
+        let remedy = match torn {
+            Some(_) => "pass --resume to drop it and continue that run",
+            None => "pass --resume to continue that run (a whole line is kept)",
+        };
         problems.push(Problem::new(
             display,
-            format!(
-                "{reason}: pass --resume to drop it and continue that run, or name another \
-                 --output file"
-            ),
+            format!("{reason}: {remedy}, or name another --output file"),
         ));
     }
     if problems.is_empty() {
