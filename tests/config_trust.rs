@@ -229,4 +229,13 @@ fn a_config_above_the_working_directory_chooses_no_cache_or_journal_to_read() {
         dir.exists("home-cache/evalctl"),
         "the user's own cache was used"
     );
+    // `config show`, where a user looks to learn why a setting does not apply, says it too.
+    let shown = dir
+        .evalctl()
+        .current_dir(dir.join("shared/work"))
+        .args(["config", "show", "run", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(shown.status.code(), Some(0), "{}", stderr_text(&shown));
+    assert_eq!(stderr_text(&shown), stderr_text(&output));
 }

@@ -521,7 +521,11 @@ impl ConfigCommand {
             command: resolved.path.join(" "),
             settings: settings(&resolved),
         };
-        commands::config::show(&shown, resolved.untrusted.as_ref(), reporter)
+        let ignored = resolved
+            .file
+            .as_ref()
+            .map_or(&[][..], |file| &file.ignored[..]);
+        commands::config::show(&shown, resolved.untrusted.as_ref(), ignored, reporter)
     }
 }
 

@@ -14,10 +14,16 @@ use crate::report::{print, print_stdout, Document, Format, Reporter, Styled};
 pub fn show(
     shown: &Shown,
     untrusted: Option<&Untrusted>,
+    ignored: &[String],
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
     if let Some(untrusted) = untrusted {
         reporter.warning(untrusted);
+    }
+    // The keys of the file that do not apply (from a parent directory, or giving up the
+    // sandbox), as the command shown would warn.
+    for warning in ignored {
+        reporter.warning(warning);
     }
     print(shown, reporter)?;
     Ok(Exit::Success)
