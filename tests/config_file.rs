@@ -144,6 +144,21 @@ fn config_names_a_file_and_no_config_ignores_it() {
         stderr_text(&output),
         "error: --config: missing.toml: no such file\n"
     );
+    for (named, reason) in [
+        (".", "is a directory, not a file"),
+        ("/dev/null", "is not a regular file"),
+    ] {
+        let output = sb
+            .evalctl()
+            .args(["run", "--config", named, "--candidate", "c"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 2);
+        assert_eq!(
+            stderr_text(&output),
+            format!("error: --config: {named}: {reason}\n")
+        );
+    }
 }
 
 #[test]

@@ -33,8 +33,13 @@ pub fn expand(text: &str, lookup: impl Fn(&str) -> Option<String>) -> Result<Str
                 "`${{{name}}}`: a variable name is letters, digits and `_`"
             ));
         }
-        match lookup(name).filter(|value| !value.is_empty()) {
-            Some(value) => out.push_str(&value),
+        match lookup(name) {
+            Some(value) if !value.is_empty() => out.push_str(&value),
+            Some(_) => {
+                return Err(format!(
+                    "`${{{name}}}`: the environment variable {name} is empty"
+                ))
+            }
             None => {
                 return Err(format!(
                     "`${{{name}}}`: the environment variable {name} is not set"
@@ -52,7 +57,11 @@ mod tests {
     use super::*;
 
     fn env(name: &str) -> Option<String> {
-        (name == "TOKEN").then(|| "s3cret".to_string())
+        match name {
+            "TOKEN" => Some("s3cret".to_string()),
+            "EMPTY" => Some(String::new()),
+            _ => None,
+        }
     }
 
     #[test]
@@ -64,6 +73,10 @@ mod tests {
         assert_eq!(
             expand("${NOPE}", env).unwrap_err(),
             "`${NOPE}`: the environment variable NOPE is not set"
+        );
+        assert_eq!(
+            expand("${EMPTY}", env).unwrap_err(),
+            "`${EMPTY}`: the environment variable EMPTY is empty"
         );
         assert_eq!(
             expand("sk-literal ${TOKEN", env).unwrap_err(),

@@ -130,10 +130,16 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
     let display = match choice {
         Choice::Ignore => return Ok((None, None)),
         Choice::File(path) => {
-            if !path.is_file() {
+            let not_a_file = match std::fs::metadata(path) {
+                Ok(metadata) if metadata.is_dir() => Some("is a directory, not a file"),
+                Ok(metadata) if !metadata.is_file() => Some("is not a regular file"),
+                Ok(_) => None,
+                Err(_) => Some("no such file"),
+            };
+            if let Some(reason) = not_a_file {
                 return Err(bad_flag(
                     "--config",
-                    format!("{}: no such file", path.display()),
+                    format!("{}: {reason}", path.display()),
                 ));
             }
             path.display().to_string()
