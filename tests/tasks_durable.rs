@@ -378,10 +378,20 @@ fn resume_keeps_a_whole_last_line_without_its_newline() {
     assert!(sb.read("saved.jsonl").starts_with(&saved));
     assert_eq!(sb.lines("saved.jsonl").len(), 4);
 
-    // A file that is no journal is refused, and left as it was.
+    // A file that is no journal is refused, with --resume or without, and left as it was.
     sb.write("notes.txt", "my notes, no newline");
     let refused = tasks_run(&sb, &["--save-outputs", "notes.txt", "--resume"]);
     assert_eq!(code(&refused), 2, "{}", stderr_text(&refused));
+    let refused = tasks_run(&sb, &["--save-outputs", "notes.txt"]);
+    assert_eq!(
+        (code(&refused), stderr_text(&refused)),
+        (
+            2,
+            "error: notes.txt: is not a --save-outputs journal (no line is a saved output): \
+             name another --save-outputs file\n"
+                .to_string()
+        )
+    );
     assert_eq!(sb.read("notes.txt"), "my notes, no newline");
 }
 

@@ -51,13 +51,23 @@ pub fn check_unused(path: &Path) -> anyhow::Result<()> {
     if !std::fs::metadata(path).is_ok_and(|file| file.is_file()) {
         return Ok(());
     }
-    let held = match std::fs::read(path) {
-        Ok(bytes) => bytes
-            .split(|&byte| byte == b'\n')
-            .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
-            .count(),
-        Err(_) => 0,
+    let bytes = std::fs::read(path).unwrap_or_default();
+    let lines: Vec<&[u8]> = bytes
+        .split(|&byte| byte == b'\n')
+        .filter(|line| !line.iter().all(u8::is_ascii_whitespace))
+        .collect();
+    let is_saved_output = |line: &&&[u8]| {
+        serde_json::from_slice::<Value>(line)
+            .is_ok_and(|value| value.get("task_id").is_some() && value.get("output").is_some())
     };
+    let held = lines.iter().filter(is_saved_output).count();
+    if held == 0 && !lines.is_empty() {
+        return Err(invalid(vec![Problem::new(
+            path.display().to_string(),
+            "is not a --save-outputs journal (no line is a saved output): name another \
+             --save-outputs file",
+        )]));
+    }
     match held {
         0 => Ok(()),
         held => Err(invalid(vec![Problem::new(
