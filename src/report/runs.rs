@@ -58,7 +58,7 @@ impl Partial {
             [one] => format!("shard {one} missing: {missing_calls} of {plan_calls} calls absent"),
             several => format!(
                 "shards {} missing: {missing_calls} of {plan_calls} calls absent",
-                several.join(", ")
+                shard_ranges(several)
             ),
         };
         (missing_calls > 0).then_some(Partial {
@@ -83,6 +83,32 @@ impl Partial {
             .collect();
         Partial::new(plan_calls.saturating_sub(shard_calls), plan_calls, others)
     }
+}
+
+/// `K/N` shards, in order, as a list in which three or more in a row are a range: `0/100–6/100,
+/// 8/100–99/100` rather than 99 of them (a shard's summary of a large run names every other).
+fn shard_ranges(shards: &[String]) -> String {
+    let mut parts: Vec<String> = Vec::new();
+    let mut run: Vec<&String> = Vec::new();
+    let flush = |run: &mut Vec<&String>, parts: &mut Vec<String>| {
+        match run.as_slice() {
+            [first, .., last] if run.len() >= 3 => parts.push(format!("{first}–{last}")),
+            items => parts.extend(items.iter().map(|shard| shard.to_string())),
+        }
+        run.clear();
+    };
+    for shard in shards {
+        let follows = run.last().and_then(|last| {
+            let ((k, n), (next, count)) = (shard_of(last)?, shard_of(shard)?);
+            Some(n == count && next == k + 1)
+        });
+        if follows != Some(true) {
+            flush(&mut run, &mut parts);
+        }
+        run.push(shard);
+    }
+    flush(&mut run, &mut parts);
+    parts.join(", ")
 }
 
 /// What the lines read belong to: the run, and what of it is missing.
@@ -474,4 +500,22 @@ fn difference(a: &RunSeen, b: &RunSeen) -> String {
         found.push("the candidates or --repeat differ".to_string());
     }
     found.join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn three_shards_or_more_in_a_row_are_a_range() {
+        let shards =
+            |list: &[&str]| shard_ranges(&list.iter().map(|s| s.to_string()).collect::<Vec<_>>());
+        assert_eq!(shards(&["0/3", "2/3"]), "0/3, 2/3");
+        assert_eq!(shards(&["0/5", "1/5"]), "0/5, 1/5");
+        let others: Vec<String> = (0..100)
+            .filter(|&k| k != 7)
+            .map(|k| format!("{k}/100"))
+            .collect();
+        assert_eq!(shard_ranges(&others), "0/100–6/100, 8/100–99/100");
+    }
 }
