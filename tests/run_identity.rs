@@ -453,6 +453,26 @@ fn merge_refuses_a_duplicated_shard_and_shards_of_another_run() {
              each shard's file once\n"
         )
     );
+    // The same file named twice is said to be that.
+    let out = sb
+        .evalctl()
+        .args([
+            "merge",
+            "--format",
+            "json",
+            "first-0.jsonl",
+            "first-1.jsonl",
+        ])
+        .arg("first-1.jsonl")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: first-1.jsonl: given twice: pass each file once\n".to_string()
+        )
+    );
 
     // The same run split two ways. A call's key holds the sandbox's path, so which calls a
     // shard gets changes from one test run to the next, and a shard of three may get none of
