@@ -352,6 +352,9 @@ async fn an_evaluation_past_the_request_timeout_is_deadline_exceeded() {
             "--custom-check",
             "stuck=sh -c 'cat >/dev/null; exec sleep 3600'",
             "--request-timeout",
+            "2",
+            // Shorter than the call: a connection with a call in flight is not idle.
+            "--idle-timeout",
             "1",
         ],
         &[],
@@ -371,7 +374,7 @@ async fn an_evaluation_past_the_request_timeout_is_deadline_exceeded() {
     assert_eq!(expired.code(), tonic::Code::DeadlineExceeded);
     assert_eq!(
         expired.message(),
-        "the request was not evaluated within 1s (--request-timeout); its evaluation was stopped"
+        "the request was not evaluated within 2s (--request-timeout); its evaluation was stopped"
     );
     let mut stream = client
         .stream_evaluation(request)
@@ -524,4 +527,31 @@ async fn an_integral_number_compares_as_over_rest() {
             .kind,
         Some(prost_types::value::Kind::BoolValue(true))
     );
+}
+
+#[tokio::test]
+async fn a_grpc_connection_with_no_call_gives_its_place_back_after_the_idle_timeout() {
+    // The channel stays open and answers the server's pings, but makes no call: past
+    // --idle-timeout it is closed, and a client waiting for its place is answered.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--max-connections", "1", "--idle-timeout", "1"],
+        &[],
+    );
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    client
+        .health_check(pb::HealthCheckRequest {})
+        .await
+        .unwrap();
+    let rest = server.rest.clone();
+    let health = tokio::task::spawn_blocking(move || {
+        crate::serve_support::request(&rest, "GET", "/health", &[], b"")
+    })
+    .await
+    .unwrap();
+    assert_eq!(health.status, 200);
+    drop(client);
 }

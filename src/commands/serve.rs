@@ -79,12 +79,14 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 Ok::<_, std::io::Error>(connections::Quiet::new(stream, idle, open.place().await))
             }
         });
-        // A live client answers the pings sent after half the idle timeout without a read; a
-        // call is cancelled past the time its message and its evaluation may take.
+        // A live client answers the pings sent every half idle timeout (a dead one, in a long
+        // call, is found out); a connection with no call in flight for the idle timeout is
+        // closed; a call is cancelled past the time its message and its evaluation may take.
         let grpc = tonic::transport::Server::builder()
             .http2_keepalive_interval(Some(idle / 2))
             .http2_keepalive_timeout(Some(idle / 2))
             .timeout(config.limits.body_timeout + config.limits.request_timeout)
+            .layer(connections::CountCalls)
             .add_service(grpc::service(Arc::clone(&engine)))
             .add_service(operations::service(Arc::clone(&engine)))
             .serve_with_incoming_shutdown(grpc_connections, connections::stopped(stopped));

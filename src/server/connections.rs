@@ -4,8 +4,9 @@
 //!   a connection that brings no complete request head in that time, idle between requests or
 //!   sending its head slowly, is closed) and a request head of at most [`MAX_HEAD`] bytes (a
 //!   larger one is answered 431 and the connection closed).
-//! - gRPC connections are closed once nothing at all has been read from them for
-//!   `--idle-timeout` ([`Quiet`]; HTTP/2 pings keep a live client's connection busy).
+//! - gRPC connections are closed once no call has been in flight on them for `--idle-timeout`
+//!   ([`Quiet`], told of each call by [`CountCalls`]): HTTP/2 pings, which keep a live client's
+//!   connection open during a long call, do not keep an idle one open.
 //! - Both listeners together hold at most `--max-connections` connections open
 //!   ([`Connections`]): each connection holds a place for its life, and a listener that has
 //!   accepted one more waits for a place to free before it serves it or accepts another (so
@@ -17,7 +18,7 @@
 use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::task::{ready, Context, Poll};
 use std::time::Duration;
@@ -31,7 +32,7 @@ use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{Instant, Sleep};
-use tonic::transport::server::{Connected, TcpConnectInfo};
+use tonic::transport::server::Connected;
 
 use crate::report::Reporter;
 
@@ -142,25 +143,80 @@ pub async fn serve_rest(
     open.closed().await;
 }
 
-/// A gRPC connection that fails (and is closed) once nothing has been read from it for its idle
-/// timeout; it holds its place among the open connections until it is dropped.
+/// The gRPC calls in flight on one connection, and when the last one ended (or the connection
+/// was accepted).
+#[derive(Debug)]
+pub struct Calls {
+    in_flight: AtomicUsize,
+    last_ended: std::sync::Mutex<Instant>,
+}
+
+impl Calls {
+    /// When the connection has been idle for `idle_timeout` (no call in flight since the last
+    /// one ended), or `None` while a call is in flight.
+    fn idle_until(&self, idle_timeout: Duration) -> Option<Instant> {
+        if self.in_flight.load(Ordering::SeqCst) > 0 {
+            return None;
+        }
+        let last_ended = *self
+            .last_ended
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner());
+        Some(last_ended + idle_timeout)
+    }
+}
+
+/// A call in flight on a connection, from its request's head until its response's end.
+struct CallInFlight(Arc<Calls>);
+
+impl CallInFlight {
+    fn start(calls: &Arc<Calls>) -> CallInFlight {
+        calls.in_flight.fetch_add(1, Ordering::SeqCst);
+        CallInFlight(Arc::clone(calls))
+    }
+}
+
+impl Drop for CallInFlight {
+    fn drop(&mut self) {
+        *self
+            .0
+            .last_ended
+            .lock()
+            .unwrap_or_else(|poison| poison.into_inner()) = Instant::now();
+        self.0.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What a gRPC request learns of its connection (tonic puts it in the request's extensions):
+/// where to count itself in flight.
+#[derive(Debug, Clone)]
+pub struct QuietInfo {
+    calls: Arc<Calls>,
+}
+
+/// A gRPC connection that fails (and is closed) once no call has been in flight on it for its
+/// idle timeout (bytes it reads, such as the answers to the server's pings, do not count); it
+/// holds its place among the open connections until it is dropped.
 pub struct Quiet {
     stream: TcpStream,
     idle_timeout: Duration,
-    last_read: Instant,
+    calls: Arc<Calls>,
     timer: Pin<Box<Sleep>>,
     _place: OwnedSemaphorePermit,
 }
 
 impl Quiet {
-    /// `stream`, closed after `idle_timeout` without a byte read, holding `place`.
+    /// `stream`, closed after `idle_timeout` without a call in flight, holding `place`.
     pub fn new(stream: TcpStream, idle_timeout: Duration, place: OwnedSemaphorePermit) -> Quiet {
-        let last_read = Instant::now();
+        let accepted = Instant::now();
         Quiet {
             stream,
             idle_timeout,
-            last_read,
-            timer: Box::pin(tokio::time::sleep_until(last_read + idle_timeout)),
+            calls: Arc::new(Calls {
+                in_flight: AtomicUsize::new(0),
+                last_ended: std::sync::Mutex::new(accepted),
+            }),
+            timer: Box::pin(tokio::time::sleep_until(accepted + idle_timeout)),
             _place: place,
         }
     }
@@ -172,23 +228,24 @@ impl AsyncRead for Quiet {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        let before = buf.filled().len();
         if let Poll::Ready(read) = Pin::new(&mut self.stream).poll_read(cx, buf) {
-            if buf.filled().len() > before {
-                self.last_read = Instant::now();
-            }
             return Poll::Ready(read);
         }
         loop {
             ready!(self.timer.as_mut().poll(cx));
-            let quiet_until = self.last_read + self.idle_timeout;
-            if Instant::now() >= quiet_until {
-                return Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "nothing read within --idle-timeout",
-                )));
-            }
-            self.timer.as_mut().reset(quiet_until);
+            let idle_timeout = self.idle_timeout;
+            let next_look = match self.calls.idle_until(idle_timeout) {
+                Some(idle_until) if Instant::now() >= idle_until => {
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "no call within --idle-timeout",
+                    )));
+                }
+                Some(idle_until) => idle_until,
+                // A call in flight: looked at again an idle timeout from now.
+                None => Instant::now() + idle_timeout,
+            };
+            self.timer.as_mut().reset(next_look);
         }
     }
 }
@@ -224,9 +281,86 @@ impl AsyncWrite for Quiet {
 }
 
 impl Connected for Quiet {
-    type ConnectInfo = TcpConnectInfo;
+    type ConnectInfo = QuietInfo;
 
-    fn connect_info(&self) -> TcpConnectInfo {
-        self.stream.connect_info()
+    fn connect_info(&self) -> QuietInfo {
+        QuietInfo {
+            calls: Arc::clone(&self.calls),
+        }
+    }
+}
+
+/// The layer over serve's gRPC routes that counts each call in flight on its connection (see
+/// [`Quiet`]), from its request's head until its response body has ended or been dropped.
+#[derive(Debug, Clone, Copy)]
+pub struct CountCalls;
+
+impl<S> tower_layer::Layer<S> for CountCalls {
+    type Service = Counted<S>;
+
+    fn layer(&self, inner: S) -> Counted<S> {
+        Counted(inner)
+    }
+}
+
+/// A service whose calls [`CountCalls`] counts.
+#[derive(Debug, Clone)]
+pub struct Counted<S>(S);
+
+impl<S, B> tonic::codegen::Service<tonic::codegen::http::Request<B>> for Counted<S>
+where
+    S: tonic::codegen::Service<
+        tonic::codegen::http::Request<B>,
+        Response = tonic::codegen::http::Response<tonic::body::Body>,
+    >,
+    S::Future: Send + 'static,
+{
+    type Response = tonic::codegen::http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, S::Error>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.0.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
+        let call =
+            (request.extensions().get::<QuietInfo>()).map(|info| CallInFlight::start(&info.calls));
+        let answered = self.0.call(request);
+        Box::pin(async move {
+            let response = answered.await?;
+            Ok(match call {
+                Some(call) => {
+                    response.map(|body| tonic::body::Body::new(Counting { body, _call: call }))
+                }
+                None => response,
+            })
+        })
+    }
+}
+
+/// A response body that holds its call in flight until it ends or is dropped.
+struct Counting {
+    body: tonic::body::Body,
+    _call: CallInFlight,
+}
+
+impl http_body::Body for Counting {
+    type Data = tonic::codegen::Bytes;
+    type Error = tonic::Status;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
     }
 }
