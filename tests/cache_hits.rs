@@ -343,3 +343,32 @@ fn a_damaged_cache_is_bad_input_and_cache_clear_removes_it() {
     );
     assert_eq!(run().status.code(), Some(0));
 }
+
+#[test]
+fn a_cached_score_the_run_would_refuse_is_not_used() {
+    // A stored score goes through the score validator as an evaluator's does.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", RECORDING);
+    let run = || {
+        let out = sb
+            .evalctl()
+            .args(["run", "--no-config", "--format", "json", "--skip-preflight"])
+            .args(["--evaluator-command", "sh eval.sh", "--candidate", "good"])
+            .args(["--cache", "--cache-dir", "cache"])
+            .output()
+            .expect("evalctl runs");
+        let summary = json_stdout(&out);
+        (
+            summary["calls"]["cached"].clone(),
+            summary["candidates"][0]["score"].clone(),
+        )
+    };
+    assert_eq!(run(), (0.into(), 0.5.into()));
+    let database = rusqlite::Connection::open(sb.path().join("cache/results.sqlite3")).unwrap();
+    database
+        .execute_batch("UPDATE results SET score = 7.5")
+        .unwrap();
+    drop(database);
+    assert_eq!(run(), (0.into(), 0.5.into()));
+    assert_eq!(calls(&sb), 2);
+}

@@ -111,6 +111,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .map(crate::store::Cache::open)
             .transpose()?
             .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key))),
+        score_range: config.score_range,
         run_info: RunInfo {
             command: None,
             evaluator: evaluator_info(evaluator.as_ref()),

@@ -25,7 +25,7 @@ use crate::evaluator::{Answer, Call, Evaluator};
 use crate::in_flight::InFlight;
 use crate::input::{Inputs, Record};
 use crate::interrupt::{catch_in_flag, interruption_of_kind, Interruption};
-use crate::protocol::{Attempt, Findings, Retry};
+use crate::protocol::{validate_score, Attempt, Findings, Retry, ScoreRange};
 use crate::record::{CallRecord, RunInfo};
 use crate::store::CachedResult;
 
@@ -96,6 +96,8 @@ pub struct RunContext {
     pub retries: u32,
     /// `--cache`: answers repeated calls, keeps successful results.
     pub cache: Option<crate::store::Cache>,
+    /// `--score-range`: what a score from the cache must satisfy, as an evaluator's must.
+    pub score_range: ScoreRange,
 
     /// What every result line carries about the run.
     pub run_info: RunInfo,
@@ -278,10 +280,12 @@ async fn evaluate(
     planned: &PlannedCall,
     call: &Call<'_>,
 ) -> (Attempt, u32, bool) {
-    let hit = context
-        .cache
-        .as_ref()
-        .and_then(|cache| cache.get(&planned.key));
+    // A stored score goes through the one validator as an evaluator's does: one the run's
+    // range refuses (a cache edited by hand) is not used, and the call is made.
+    let range = context.score_range;
+    let hit = (context.cache.as_ref())
+        .and_then(|cache| cache.get(&planned.key))
+        .filter(|hit| validate_score(&serde_json::json!(hit.score), range).is_ok());
     match hit {
         Some(hit) => {
             let findings = Findings {
