@@ -250,26 +250,6 @@ fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_test_case()
         &["--request-timeout", "1", "--max-concurrent", "1"],
         &[],
     );
-    let freed = |what: &str| {
-        let deadline = std::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            let reply = server.request("POST", "/evaluate", &[], &capitals_request(1));
-            if reply.status == 200 {
-                break;
-            }
-            assert_eq!(
-                reply.status,
-                429,
-                "{}",
-                String::from_utf8_lossy(&reply.body)
-            );
-            assert!(
-                std::time::Instant::now() < deadline,
-                "{what}: the evaluation went on past its answer"
-            );
-            std::thread::sleep(Duration::from_millis(50));
-        }
-    };
     let reply = server.request("POST", "/evaluate", &[], &cpu_bound_request(512));
     assert_eq!(
         reply.status,
@@ -277,7 +257,7 @@ fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_test_case()
         "{}",
         String::from_utf8_lossy(&reply.body)
     );
-    freed("answered");
+    server.until_a_place_is_free("answered: the evaluation went on past its answer");
     let reply = server.request(
         "POST",
         "/evaluate?stream=true",
@@ -289,7 +269,7 @@ fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_test_case()
         "{}",
         String::from_utf8_lossy(&reply.body)
     );
-    freed("streamed");
+    server.until_a_place_is_free("streamed: the evaluation went on past its end");
 }
 
 #[test]
@@ -374,18 +354,7 @@ fn a_stream_left_unread() -> (Server, tempfile::TempDir, BufReader<TcpStream>, S
         stream.read_line(&mut line).expect("the response's head");
     }
     stream.read_line(&mut line).expect("a first line");
-    loop {
-        let reply = server.request("POST", "/evaluate", &[], &capitals_request(1));
-        if reply.status == 200 {
-            break;
-        }
-        assert_eq!(
-            reply.status,
-            429,
-            "{}",
-            String::from_utf8_lossy(&reply.body)
-        );
-    }
+    server.until_a_place_is_free("the deadline did not stop the stream");
     (server, dir, stream, line)
 }
 

@@ -118,6 +118,26 @@ impl Server {
     pub fn request(&self, method: &str, path: &str, headers: &[&str], body: &[u8]) -> Reply {
         request(&self.rest, method, path, headers, body)
     }
+
+    /// Send a one-test-case evaluation until it is answered 200 rather than 429 (a place among
+    /// `--max-concurrent` has been freed), failing with `what` if none is freed within a minute.
+    pub fn until_a_place_is_free(&self, what: &str) {
+        let give_up = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let reply = self.request("POST", "/evaluate", &[], &capitals_request(1));
+            if reply.status == 200 {
+                return;
+            }
+            assert_eq!(
+                reply.status,
+                429,
+                "{}",
+                String::from_utf8_lossy(&reply.body)
+            );
+            assert!(std::time::Instant::now() < give_up, "{what}");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+    }
 }
 
 impl Drop for Server {
