@@ -47,8 +47,10 @@ pub enum FepCommand {
             conflicts_with = "request"
         )]
         checks: Option<PathBuf>,
-        /// NDJSON on stdout: one test case result per line as it completes, then a line with the
-        /// run's evaluation_id, timestamps, status and summary.
+        /// NDJSON on stdout: one test case result per line, in order, then a line with the run's
+        /// evaluation_id, timestamps, status and summary (written once the input has been read
+        /// and the calls of checks that call out answered; `serve` streams each line as its test
+        /// case completes).
         #[arg(long)]
         stream: bool,
         /// Declare a custom check type: NAME=COMMAND (the command gets a check's resolved
