@@ -113,6 +113,20 @@ fn a_missing_variable_or_a_bad_reference_names_the_flag_and_the_header() {
         assert_eq!(stderr_text(&output), stderr, "{header}");
         assert!(!stderr_text(&output).contains("tok-Pasted1"));
     }
+    // Every header's problem is reported at once.
+    let output = run(
+        &dir,
+        url,
+        &["X-A: ${EVAL_MISSING_TOKEN}", "X-B: ${}"],
+        "text",
+    );
+    assert_eq!(output.status.code(), Some(2));
+    assert_eq!(
+        stderr_text(&output),
+        "error: --header: X-A: `${EVAL_MISSING_TOKEN}`: the environment variable \
+         EVAL_MISSING_TOKEN is not set\n\
+         error: --header: X-B: `${}`: a variable name is letters, digits and `_`\n"
+    );
     // An expanded value that is no header value is refused without showing it.
     let output = dir
         .evalctl()

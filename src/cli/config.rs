@@ -273,8 +273,9 @@ fn file_defaults(
         if !bindings.contains(value.binding) || replaced(value.binding.key) {
             continue;
         }
-        if let Err(problem) = value.check_references(&config.display) {
-            problems.push(problem);
+        let unset = value.check_references(&config.display);
+        if !unset.is_empty() {
+            problems.extend(unset);
             continue;
         }
         let values = value.values.clone();

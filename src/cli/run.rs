@@ -9,7 +9,7 @@ use clap::{ArgGroup, Args, ValueEnum};
 use crate::checks::{CustomCheck, Trust};
 use crate::config::expand::expand;
 use crate::config::{ExecConfig, RunConfig};
-use crate::error::{bad_flag, Fatal, Problem};
+use crate::error::{bad_flag, invalid, Fatal, Problem};
 use crate::evaluator::checks::ChecksSpec;
 use crate::evaluator::command::SCRIPT_INTERPRETERS;
 use crate::evaluator::http::{header_name_only, HttpSpec};
@@ -550,18 +550,28 @@ impl RunArgs {
 /// `--header` values (flags and `evaluator.headers`) with each `${NAME}` replaced by that
 /// environment variable's value, so a token need not be in argv: `--header 'Authorization:
 /// Bearer ${EVAL_TOKEN}'`. A problem names the header, never its value.
+/// Every header's problem is reported at once.
 fn expand_headers(headers: &[String]) -> anyhow::Result<Vec<String>> {
-    headers
+    let mut problems = Vec::new();
+    let expanded: Vec<String> = headers
         .iter()
-        .map(|header| {
-            expand(header, |name| std::env::var(name).ok()).map_err(|reason| {
-                bad_flag(
-                    "--header",
-                    format!("{}: {reason}", header_name_only(header).trim()),
-                )
-            })
+        .filter_map(|header| {
+            expand(header, |name| std::env::var(name).ok())
+                .map_err(|reason| {
+                    let name = header_name_only(header);
+                    problems.push(Problem::new(
+                        "--header",
+                        format!("{}: {reason}", name.trim()),
+                    ));
+                })
+                .ok()
         })
-        .collect()
+        .collect();
+    if problems.is_empty() {
+        Ok(expanded)
+    } else {
+        Err(invalid(problems))
+    }
 }
 
 /// Turn the values of `--evaluator-command` into an argv.

@@ -89,17 +89,16 @@ pub struct FileValue {
 }
 
 impl FileValue {
-    /// Check that every `${VAR}` in a header is set, so a problem is reported at the file's
-    /// line. The values stay as written: `--header` expands them, whichever place gave them.
-    pub fn check_references(&self, file: &str) -> Result<(), Problem> {
+    /// The problem of each `${VAR}` in a header that is not set, at the file's line. The
+    /// values stay as written: `--header` expands them, whichever place gave them.
+    pub fn check_references(&self, file: &str) -> Vec<Problem> {
         if self.binding.kind != Kind::Headers {
-            return Ok(());
+            return Vec::new();
         }
-        for value in &self.values {
-            expand(value, |name| std::env::var(name).ok())
-                .map_err(|reason| Problem::at_line(file, self.line, reason).at(self.binding.key))?;
-        }
-        Ok(())
+        (self.values.iter())
+            .filter_map(|value| expand(value, |name| std::env::var(name).ok()).err())
+            .map(|reason| Problem::at_line(file, self.line, reason).at(self.binding.key))
+            .collect()
     }
 }
 
