@@ -1,6 +1,7 @@
 //! Small text helpers every message shares: JSON type names, text and one-line excerpts with
 //! control characters shown rather than obeyed, clipping, I/O reasons without Rust's "(os error N)",
-//! durations as people write them, limits with their thousands separated, and character escapes.
+//! durations and byte counts as people write them, limits with their thousands separated, and
+//! character escapes.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -119,6 +120,16 @@ pub fn seconds(duration: Duration) -> String {
 /// A duration in milliseconds, to the microsecond (no float noise such as `239.77047000000002`).
 pub fn milliseconds(duration: std::time::Duration) -> f64 {
     duration.as_micros() as f64 / 1000.0
+}
+
+/// A byte count as people read it: `840 B`, `12.3 kB`, `4.1 MB`, `2.7 GB`.
+pub fn size(bytes: u64) -> String {
+    match bytes {
+        0..1_000 => format!("{bytes} B"),
+        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
+        1_000_000..1_000_000_000 => format!("{:.1} MB", bytes as f64 / 1e6),
+        _ => format!("{:.1} GB", bytes as f64 / 1e9),
+    }
 }
 
 /// `number` with its thousands separated by commas (`1,000,000`), as limits are written.

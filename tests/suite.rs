@@ -68,6 +68,7 @@ mod serve_checks;
 mod serve_durability;
 mod serve_grpc;
 mod serve_limits;
+mod serve_memory;
 mod serve_operations;
 mod serve_rest;
 mod spec_cli;

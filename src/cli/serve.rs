@@ -52,6 +52,13 @@ pub struct ServeArgs {
     #[arg(long, value_name = "N", default_value_t = 256,
           allow_negative_numbers = true, value_parser = parse_between::<u64, 1, 65_536>)]
     max_concurrent: u64,
+    /// The most memory the requests in flight may hold together, in bytes: each one's body as
+    /// it arrives, the document parsed from it and the check results it asks for, estimated
+    /// before they are taken (a request alone over it: 413 / RESOURCE_EXHAUSTED; past it with
+    /// others: 429 / RESOURCE_EXHAUSTED). At least --max-body.
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 30,
+          allow_negative_numbers = true, value_parser = parse_at_least::<u64, 1>)]
+    max_memory: u64,
     /// The most connections open at once, REST and gRPC together; past it, new connections
     /// wait (unanswered, in the system's queue) until one closes.
     #[arg(long, value_name = "N", default_value_t = 1_024,
@@ -106,6 +113,16 @@ impl ServeArgs {
                 ));
             }
         }
+        if self.max_memory < self.max_body {
+            return Err(bad_flag(
+                "--max-memory",
+                format!(
+                    "{} is less than --max-body ({}): a request's body alone takes that much \
+                     as it arrives",
+                    self.max_memory, self.max_body
+                ),
+            ));
+        }
         let size = |value: u64| usize::try_from(value).unwrap_or(usize::MAX);
         let config = ServeConfig {
             listen: self.listen,
@@ -118,6 +135,7 @@ impl ServeArgs {
                 max_test_cases: size(self.max_test_cases),
                 max_check_results: size(self.max_check_results),
                 max_concurrent: size(self.max_concurrent),
+                max_memory: self.max_memory,
                 body_timeout: self.body_timeout,
                 request_timeout: self.request_timeout,
             },

@@ -40,6 +40,64 @@ pub fn request_to_json(request: pb::EvaluationRequest) -> Value {
     Value::Object(object)
 }
 
+/// How many JSON values [`request_to_json`] makes of `request` (at most), counted without
+/// converting it, so that the memory its document takes is known before it is taken.
+pub fn request_values(request: &pb::EvaluationRequest) -> u64 {
+    use pb::check_configuration::Configuration;
+    let input = |input: &Option<pb::InputValue>| match input.as_ref().and_then(|i| i.value.as_ref())
+    {
+        Some(pb::input_value::Value::ObjectValue(fields)) => struct_values(fields),
+        _ => 1,
+    };
+    let output =
+        |value: &Option<pb::OutputValue>| match value.as_ref().and_then(|v| v.value.as_ref()) {
+            Some(pb::output_value::Value::ObjectValue(fields)) => struct_values(fields),
+            _ => 1,
+        };
+    let fields = |fields: &Option<prost_types::Struct>| fields.as_ref().map_or(0, struct_values);
+    let checks = |checks: &[pb::Check]| -> u64 {
+        let each = checks.iter().map(|check| 3 + fields(&check.arguments));
+        1 + each.sum::<u64>()
+    };
+    let test_cases: u64 = (request.test_cases.iter())
+        .map(|case| 2 + input(&case.input) + output(&case.expected) + fields(&case.metadata))
+        .sum();
+    let outputs: u64 = (request.outputs.iter())
+        .map(|each| 2 + output(&each.value) + fields(&each.metadata))
+        .sum();
+    let configured = match request
+        .checks
+        .as_ref()
+        .and_then(|checks| checks.configuration.as_ref())
+    {
+        Some(Configuration::SharedChecks(shared)) => checks(&shared.checks),
+        Some(Configuration::PerTestCaseChecks(per_case)) => {
+            1 + per_case
+                .check_lists
+                .iter()
+                .map(|list| checks(&list.checks))
+                .sum::<u64>()
+        }
+        None => 0,
+    };
+    let experiment = request.experiment_metadata.as_ref();
+    let experiment = experiment.map_or(0, |experiment| 2 + fields(&experiment.metadata));
+    3 + test_cases + outputs + configured + experiment
+}
+
+/// How many JSON values a Struct becomes: itself and each value in it, however deep.
+fn struct_values(fields: &prost_types::Struct) -> u64 {
+    1 + fields.fields.values().map(prost_values).sum::<u64>()
+}
+
+fn prost_values(value: &prost_types::Value) -> u64 {
+    match &value.kind {
+        Some(Kind::StructValue(fields)) => struct_values(fields),
+        Some(Kind::ListValue(list)) => 1 + list.values.iter().map(prost_values).sum::<u64>(),
+        _ => 1,
+    }
+}
+
 /// Set `key` to the converted `value`, when there is one.
 fn insert_some<T>(
     object: &mut Map<String, Value>,

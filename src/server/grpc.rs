@@ -8,6 +8,7 @@ use std::convert::Infallible;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
+use prost::Message;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -15,10 +16,11 @@ use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
 
-use super::convert::{request_to_json, run_result, test_case_result};
-use super::engine::{blocking, ApiError, Engine, ErrorKind, Line, FEP_VERSION};
+use super::convert::{request_to_json, request_values, run_result, test_case_result};
+use super::engine::{blocking, ApiError, Engine, ErrorKind, Line, Place, FEP_VERSION, VALUE_COST};
 use super::pb;
 use super::pb::evaluation_service_server::{EvaluationService, EvaluationServiceServer};
+use crate::fep;
 
 /// The header a call's status travels in when it has no message to answer with.
 const GRPC_STATUS: &str = "grpc-status";
@@ -123,6 +125,19 @@ impl<S: NamedService> NamedService for Authenticated<S> {
     const NAME: &'static str = S::NAME;
 }
 
+/// The request `message` validated, once `place` holds the memory its JSON document takes (the
+/// message itself arrived within `--max-body`).
+fn prepare(
+    engine: &Engine,
+    message: pb::EvaluationRequest,
+    place: &mut Place,
+) -> Result<fep::Request, ApiError> {
+    let cost = (message.encoded_len() as u64)
+        .saturating_add(request_values(&message).saturating_mul(VALUE_COST));
+    place.hold(cost, "the JSON document of its message")?;
+    engine.prepare(request_to_json(message), place)
+}
+
 /// A stored EvaluationRunResult document.
 pub fn parse_document(document: &[u8]) -> Result<Value, ApiError> {
     serde_json::from_slice(document).map_err(|err| {
@@ -139,13 +154,11 @@ pub async fn start_streaming(
     engine: &Arc<Engine>,
     request: Request<pb::EvaluationRequest>,
 ) -> Result<(i32, String, mpsc::Receiver<Line>), Status> {
-    let permit = engine.admit()?;
+    let place = engine.admit(0)?;
     let message = request.into_inner();
     let total = i32::try_from(message.test_cases.len()).unwrap_or(i32::MAX);
     let (evaluation_id, lines) = engine
-        .evaluate_streaming(permit, move |engine| {
-            engine.prepare(request_to_json(message))
-        })
+        .evaluate_streaming(place, move |engine, place| prepare(engine, message, place))
         .await?;
     Ok((total, evaluation_id, lines))
 }
@@ -156,13 +169,11 @@ impl EvaluationService for Grpc {
         &self,
         request: Request<pb::EvaluationRequest>,
     ) -> Result<Response<pb::EvaluationRunResult>, Status> {
-        let permit = self.engine.admit()?;
+        let place = self.engine.admit(0)?;
         let message = request.into_inner();
         let document = self
             .engine
-            .run(permit, move |engine| {
-                engine.prepare(request_to_json(message))
-            })
+            .run(place, move |engine, place| prepare(engine, message, place))
             .await?;
         // A large result takes a while to convert.
         let result = blocking(move || parse_document(&document).map(|run| run_result(&run)));

@@ -14,7 +14,7 @@ use http_body_util::{BodyExt, LengthLimitError, Limited};
 use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 
-use super::engine::{ApiError, Engine, ErrorKind, Limits, FEP_VERSION};
+use super::engine::{ApiError, Engine, ErrorKind, Limits, Place, FEP_VERSION};
 
 /// The OpenAPI document of this API, as served.
 const OPENAPI: &str = include_str!("../../docs/openapi.yaml");
@@ -106,11 +106,15 @@ async fn evaluate(
     if declared.is_some_and(|length| length > engine.limits.max_body as u64) {
         return Err(body_too_large(&engine.limits));
     }
-    let permit = engine.admit()?;
+    // The body holds its declared length of --max-memory as it arrives, or --max-body until its
+    // length is known.
+    let expected = declared.unwrap_or(engine.limits.max_body as u64);
+    let mut place = engine.admit(expected)?;
     let body = read_body(body, &engine.limits).await?;
-    let prepare = move |engine: &Engine| engine.prepare_body(&body);
+    place.release(expected.saturating_sub(body.len() as u64));
+    let prepare = move |engine: &Engine, place: &mut Place| engine.prepare_body(&body, place);
     if stream {
-        let (evaluation_id, lines) = engine.evaluate_streaming(permit, prepare).await?;
+        let (evaluation_id, lines) = engine.evaluate_streaming(place, prepare).await?;
         // An error ends the stream as an ErrorResponse line.
         let lines = ReceiverStream::new(lines)
             .map(|line| Ok::<_, std::io::Error>(line.unwrap_or_else(|err| err.to_json().into())));
@@ -127,7 +131,7 @@ async fn evaluate(
         }
         return Ok(response);
     }
-    Ok(json_body(engine.run(permit, prepare).await?))
+    Ok(json_body(engine.run(place, prepare).await?))
 }
 
 /// 413: the body is over `--max-body` bytes.

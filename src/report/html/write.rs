@@ -9,7 +9,7 @@ use super::data::Report;
 use crate::error::{bad_input, Problem};
 use crate::report::text::counted;
 use crate::report::{print, Document, Reporter, Styled};
-use crate::text::io_reason;
+use crate::text::{io_reason, size};
 
 /// Check, before any work, that the report can be written to `path` (`flag` names the option
 /// in the message): not a directory, and its directory exists.
@@ -65,7 +65,7 @@ impl Document for Written<'_> {
             self.line(),
             self.files,
             if self.files == 1 { "file" } else { "files" },
-            size(self.bytes)
+            size(self.bytes as u64)
         ))
     }
 }
@@ -74,7 +74,11 @@ impl Document for Written<'_> {
 /// the line that tells the user so, `wrote report.html: 60 results (4 failed), 12.3 kB`.
 pub fn write_run_report(report: &Report, path: &Path) -> anyhow::Result<String> {
     let written = write_page(report, "evalctl run", path, 1)?;
-    Ok(format!("{}, {}", written.line(), size(written.bytes)))
+    Ok(format!(
+        "{}, {}",
+        written.line(),
+        size(written.bytes as u64)
+    ))
 }
 
 /// Render `report` under `title` and write it to `path`: what was written.
@@ -105,15 +109,6 @@ impl Written<'_> {
             counted(self.results, "result", "results"),
             self.errors
         )
-    }
-}
-
-/// A byte count as people read it: `840 B`, `12.3 kB`, `4.1 MB`.
-fn size(bytes: usize) -> String {
-    match bytes {
-        0..1_000 => format!("{bytes} B"),
-        1_000..1_000_000 => format!("{:.1} kB", bytes as f64 / 1e3),
-        _ => format!("{:.1} MB", bytes as f64 / 1e6),
     }
 }
 

@@ -6,9 +6,9 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use axum::body::Bytes;
-use tokio::sync::OwnedSemaphorePermit;
 
 use super::error::{internal, ApiError, ErrorKind};
+use super::place::Place;
 use super::state::Engine;
 use crate::checks::{Call, CaseAnswers, Timestamp};
 use crate::fep::{evaluate_request, request_calls, Layout, Request, RunWriter};
@@ -16,36 +16,36 @@ use crate::fep::{evaluate_request, request_calls, Layout, Request, RunWriter};
 impl Engine {
     /// Evaluate the request `prepare` gives within `--request-timeout` and store the result; the
     /// EvaluationRunResult document, once stored. `prepare` and the evaluation run on a blocking
-    /// thread, the calls of checks that call out are answered between them. `permit` is held
+    /// thread, the calls of checks that call out are answered between them. `place` is held
     /// until the evaluation has stopped, past the deadline too.
     pub async fn run(
         self: &Arc<Self>,
-        permit: OwnedSemaphorePermit,
-        prepare: impl FnOnce(&Engine) -> Result<Request, ApiError> + Send + 'static,
+        mut place: Place,
+        prepare: impl FnOnce(&Engine, &mut Place) -> Result<Request, ApiError> + Send + 'static,
     ) -> Result<Bytes, ApiError> {
         let waiting = Waiting::default();
         let started = Timestamp::now();
         let evaluated = async {
             let (engine, abandoned) = (Arc::clone(self), waiting.flag());
             let prepared = blocking(move || {
-                let mut request = prepare(&engine)?;
+                let mut request = prepare(&engine, &mut place)?;
                 if request.calls_out() {
                     let calls = request_calls(&mut request);
-                    return Ok(Prepared::Calls(request, calls, permit));
+                    return Ok(Prepared::Calls(request, calls, place));
                 }
                 let evaluated = engine.evaluate(request, Vec::new(), started, &abandoned);
-                drop(permit);
+                drop(place);
                 evaluated.map(Prepared::Evaluated)
             })
             .await?;
             match prepared {
                 Prepared::Evaluated(evaluated) => Ok(evaluated),
-                Prepared::Calls(request, calls, permit) => {
+                Prepared::Calls(request, calls, place) => {
                     let answers = self.answer(calls).await;
                     let (engine, abandoned) = (Arc::clone(self), waiting.flag());
                     blocking(move || {
                         let evaluated = engine.evaluate(request, answers, started, &abandoned);
-                        drop(permit);
+                        drop(place);
                         evaluated
                     })
                     .await
@@ -160,7 +160,7 @@ pub async fn blocking<T: Send + 'static>(
 /// checks that call out to answer first (and its place among the running evaluations).
 enum Prepared {
     Evaluated(Evaluated),
-    Calls(Request, Vec<Vec<Option<Call>>>, OwnedSemaphorePermit),
+    Calls(Request, Vec<Vec<Option<Call>>>, Place),
 }
 
 /// Held while a request waits for its evaluation; dropped (the request answered, past its

@@ -6,16 +6,19 @@
 //! request past its deadline is answered `deadline_exceeded`; its evaluation stops at its next
 //! test case and keeps its place among `--max-concurrent` until then.
 //!
-//! [`state`] holds the [`Engine`] (limits, token, admission, request validation), [`evaluate`]
+//! [`state`] holds the [`Engine`] (limits, token, admission, request validation), [`place`] a
+//! request's place among `--max-concurrent` and its share of `--max-memory`, [`evaluate`]
 //! evaluates a request into its stored document, [`stream`] evaluates one line by line, and
 //! [`error`] holds the API's errors.
 
 mod error;
 mod evaluate;
+mod place;
 mod state;
 mod stream;
 
 pub use error::{ApiError, ErrorKind};
 pub use evaluate::blocking;
+pub use place::{Place, VALUE_COST};
 pub use state::{Engine, Limits, FEP_VERSION};
 pub use stream::Line;

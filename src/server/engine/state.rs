@@ -1,14 +1,15 @@
 //! The state every request of both front ends shares ([`Engine`]): the store, the limits, the
-//! token, a place among `--max-concurrent`, and request validation (the wording of
-//! `fep evaluate`).
+//! token, a [`Place`] among `--max-concurrent` and in `--max-memory`, and request validation
+//! (the wording of `fep evaluate`).
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::Semaphore;
 
 use super::error::{invalid_request, ApiError, ErrorKind};
+use super::place::{parsed_cost, MemoryBudget, Place, RESULT_COST};
 use crate::checks::{Call, CaseAnswers, Catalog, Declarations, EndpointPolicy};
 use crate::evaluator::check_calls::{
     local_catalog, validator_checks, CheckCaller, DEFAULT_CONCURRENCY,
@@ -23,7 +24,7 @@ use crate::server::ServeChecks;
 pub const FEP_VERSION: &str = "0.0.1";
 
 /// The request limits (`--max-body`, `--max-test-cases`, `--max-check-results`,
-/// `--max-concurrent`, `--body-timeout`, `--request-timeout`).
+/// `--max-concurrent`, `--max-memory`, `--body-timeout`, `--request-timeout`).
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
     /// The largest request body, in bytes.
@@ -35,6 +36,9 @@ pub struct Limits {
     pub max_check_results: usize,
     /// The most evaluations running at once; more are turned away (429).
     pub max_concurrent: usize,
+    /// The most memory the requests in flight may hold together, in bytes (estimated before
+    /// it is taken, see [`Place`]).
+    pub max_memory: u64,
     /// The longest a REST body may take to arrive (408).
     pub body_timeout: Duration,
     /// The longest a request may take from its body's arrival to its result (503).
@@ -50,6 +54,8 @@ pub struct Engine {
     /// The token requests need, with `--token-env`.
     pub token: Option<Token>,
     pub(super) running: Arc<Semaphore>,
+    /// `--max-memory`, shared by the requests in flight.
+    memory: MemoryBudget,
     /// The custom checks and endpoints requests may use.
     pub(super) checks: ServeChecks,
     /// Sends the calls of checks that call out.
@@ -75,6 +81,7 @@ impl Engine {
         Ok(Engine {
             store,
             running: Arc::new(Semaphore::new(limits.max_concurrent)),
+            memory: MemoryBudget::new(limits.max_memory),
             limits,
             token,
             checks,
@@ -98,10 +105,12 @@ impl Engine {
         }
     }
 
-    /// A place among the running evaluations, or 429 when `--max-concurrent` are taken (by
-    /// evaluations running, or REST requests whose body is still arriving).
-    pub fn admit(&self) -> Result<OwnedSemaphorePermit, ApiError> {
-        Arc::clone(&self.running).try_acquire_owned().map_err(|_| {
+    /// A place among the running evaluations holding `body` bytes of `--max-memory` for the
+    /// body about to arrive; 429 when `--max-concurrent` are taken (by evaluations running, or
+    /// REST requests whose body is still arriving) or the memory is, 413 when `body` alone is
+    /// over `--max-memory`.
+    pub fn admit(&self, body: u64) -> Result<Place, ApiError> {
+        let running = Arc::clone(&self.running).try_acquire_owned().map_err(|_| {
             ApiError::new(
                 ErrorKind::Busy,
                 format!(
@@ -110,7 +119,10 @@ impl Engine {
                     self.limits.max_concurrent
                 ),
             )
-        })
+        })?;
+        let mut place = Place::new(running, &self.memory);
+        place.hold(body, "its body")?;
+        Ok(place)
     }
 
     /// How many evaluations hold a place among `--max-concurrent` now.
@@ -143,21 +155,24 @@ impl Engine {
             .await
     }
 
-    /// Parse and validate a JSON body as an EvaluationRequest.
-    pub fn prepare_body(&self, body: &[u8]) -> Result<Request, ApiError> {
+    /// Parse and validate a JSON body as an EvaluationRequest, once `place` holds the memory
+    /// the parsed document takes.
+    pub fn prepare_body(&self, body: &[u8], place: &mut Place) -> Result<Request, ApiError> {
         let body = body.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(body);
         if body.iter().all(u8::is_ascii_whitespace) {
             return Err(invalid_request(vec![
                 "the request body is empty (expected an EvaluationRequest object)".into(),
             ]));
         }
+        place.hold(parsed_cost(body), "the document parsed from its body")?;
         let document = serde_json::from_slice(body)
             .map_err(|err| invalid_request(vec![document_json_reason(&err, body)]))?;
-        self.prepare(document)
+        self.prepare(document, place)
     }
 
-    /// Validate an EvaluationRequest document: every problem, worded as `fep evaluate` does.
-    pub fn prepare(&self, document: Value) -> Result<Request, ApiError> {
+    /// Validate an EvaluationRequest document: every problem, worded as `fep evaluate` does;
+    /// `place` holds the memory its check results take before they are parsed.
+    pub fn prepare(&self, document: Value, place: &mut Place) -> Result<Request, ApiError> {
         let test_cases = document
             .get("test_cases")
             .and_then(Value::as_array)
@@ -183,6 +198,10 @@ impl Engine {
                 ),
             ));
         }
+        place.hold(
+            check_results.saturating_mul(RESULT_COST),
+            &format!("{check_results} check results"),
+        )?;
         // A request cannot declare custom checks here, so parsing one changes nothing in the
         // catalog but its compiled paths: the next request may use it.
         let mut catalog = self

@@ -6,10 +6,11 @@ use std::sync::Arc;
 
 use axum::body::Bytes;
 use serde_json::{Map, Value};
-use tokio::sync::{mpsc, OwnedSemaphorePermit};
+use tokio::sync::mpsc;
 
 use super::error::{ApiError, ErrorKind};
 use super::evaluate::{blocking, Evaluated};
+use super::place::Place;
 use super::state::Engine;
 use crate::evaluator::check_calls::DEFAULT_CONCURRENCY;
 use crate::fep::{evaluate_request, request_calls, Layout, Request, RunWriter};
@@ -24,17 +25,17 @@ impl Engine {
     /// stops the evaluation and the calls in flight (nothing is stored).
     pub async fn evaluate_streaming(
         self: &Arc<Self>,
-        permit: OwnedSemaphorePermit,
-        prepare: impl FnOnce(&Engine) -> Result<Request, ApiError> + Send + 'static,
+        mut place: Place,
+        prepare: impl FnOnce(&Engine, &mut Place) -> Result<Request, ApiError> + Send + 'static,
     ) -> Result<(String, mpsc::Receiver<Line>), ApiError> {
         let deadline = tokio::time::Instant::now() + self.limits.request_timeout;
         let engine = Arc::clone(self);
         let prepared = blocking(move || {
-            let mut request = prepare(&engine)?;
+            let mut request = prepare(&engine, &mut place)?;
             let calls = request.calls_out().then(|| request_calls(&mut request));
-            Ok((request, calls, permit))
+            Ok((request, calls, place))
         });
-        let (request, calls, permit) = tokio::time::timeout_at(deadline, prepared)
+        let (request, calls, place) = tokio::time::timeout_at(deadline, prepared)
             .await
             .unwrap_or_else(|_| Err(self.deadline_exceeded()))?;
         let mut answers = calls.map(|calls| {
@@ -51,7 +52,7 @@ impl Engine {
         let engine = Arc::clone(self);
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
-            let permit = permit;
+            let place = place;
             let mut sink = LineSink {
                 lines,
                 pending: Vec::new(),
@@ -96,7 +97,7 @@ impl Engine {
                 _ => None,
             };
             // The evaluation has stopped: its place is free while the last line waits.
-            drop(permit);
+            drop(place);
             if let Some(error) = failure {
                 // A client still reading gets it after the lines before it; one that has stopped
                 // reading for ERROR_LINE_GRACE does not, and the stream just ends.
