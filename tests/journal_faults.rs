@@ -333,3 +333,53 @@ fn resume_cuts_only_a_line_cut_short_and_leaves_a_file_it_refuses_as_it_was() {
     assert_eq!(lines.len(), 4);
     assert_eq!(lines[..3], kept);
 }
+
+#[test]
+fn resume_refuses_a_file_another_evalctl_writes_before_touching_its_last_line() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    sb.write(
+        "wait.sh",
+        "touch started\nwhile [ ! -e go ]; do sleep 0.01; done\nprintf '{\"score\": 1}'\n",
+    );
+    let run = [
+        "run",
+        "--skip-preflight",
+        "--evaluator-command",
+        "sh wait.sh",
+        "--candidate",
+        "a",
+        "--dataset",
+        "d.jsonl",
+        "--output",
+        "out.jsonl",
+    ];
+    let mut first = common::evalctl_process()
+        .current_dir(sb.path())
+        .args(run)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("start evalctl");
+    assert!(
+        wait_until(Duration::from_secs(60), || sb.exists("started")),
+        "the first run never called its evaluator"
+    );
+    // The first run's writer is half-way through a line.
+    let half_written = "{\"key\": \"half";
+    sb.write("out.jsonl", half_written);
+    let second = sb.evalctl().args(run).arg("--resume").output().unwrap();
+    assert_eq!(
+        (code(&second), stderr_text(&second)),
+        (
+            2,
+            "error: out.jsonl: another evalctl is writing this file now: wait until it has \
+             finished, or name another file\n"
+                .to_string()
+        )
+    );
+    assert_eq!(sb.read("out.jsonl"), half_written);
+    sb.write("go", "");
+    first.wait().unwrap();
+}

@@ -67,7 +67,14 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .map(|max_cost| Budget::new(max_cost, config.pricing.prices.clone(), judge_model));
     // `--report` needs every record at the end; without it, memory does not grow with calls.
     let mut report_records = config.report.as_ref().map(|_| Vec::new());
+    // A results file being resumed is held as its only writer before it is read: while another
+    // evalctl writes it, its last line, half-written, must not be taken for one cut short and
+    // removed.
+    let mut resumed_file = None;
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
+        if path.exists() {
+            resumed_file = Some(ResultsFile::open(path)?);
+        }
         let resumed = resume_from(
             path,
             &inputs,
@@ -156,11 +163,15 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 return Ok((nothing, false, true));
             }
         };
-        let mut results = config
-            .output
-            .as_deref()
-            .map(|path| ResultsFile::open(path).map(ResultsFile::in_background))
-            .transpose()?;
+        let mut results = match resumed_file.take() {
+            Some(file) => Some(file),
+            None => config
+                .output
+                .as_deref()
+                .map(ResultsFile::open)
+                .transpose()?,
+        }
+        .map(ResultsFile::in_background);
         let mut write_failure = None;
         let on_finished = |record: CallRecord| {
             keep_for_report(&mut report_records, &record);
