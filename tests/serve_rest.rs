@@ -102,7 +102,7 @@ fn an_invalid_request_lists_every_problem_in_the_words_of_fep_evaluate() {
             "outputs: 1 outputs for 2 test cases (outputs[i] belongs to test_cases[i])",
             "test_cases[1]: missing required key `id`",
             "test_cases[1].input: expected a string or an object, found number",
-            "checks[0].type: unknown check type `fuzzy` (did you mean `spec.fuzzy_match`? known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)",
+            "checks[0].type: unknown check type `fuzzy` (did you mean `spec.fuzzy_match`? known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is one this server declares with --custom-check)",
         ])
     );
     assert!(error["message"]

@@ -7,8 +7,10 @@ use std::sync::{Arc, LazyLock};
 use regex::Regex;
 use serde_json::{Map, Value};
 
-use super::custom::{CustomCheck, CustomChecks};
+use super::catalog::Catalog;
+use super::custom::CustomCheck;
 use super::standard::{CheckKind, CHECK_VERSION};
+use super::trust::Declarations;
 use crate::input::strict;
 use crate::input::strict::JsonProblem as Problem;
 
@@ -32,11 +34,10 @@ pub struct CheckDef<'a> {
     pub version: Option<&'a str>,
 }
 
-/// Validate the shape of one check object; `custom` are the custom types known.
-pub fn parse_check<'a>(
-    value: &'a Value,
-    custom: &CustomChecks,
-) -> Result<CheckDef<'a>, Vec<Problem>> {
+/// Validate the shape of one check object; `catalog` knows the custom types, and whether a
+/// document may declare more.
+pub fn parse_check<'a>(value: &'a Value, catalog: &Catalog) -> Result<CheckDef<'a>, Vec<Problem>> {
+    let custom = &catalog.custom;
     let object = strict::as_object(value).map_err(|reason| vec![Problem::new("", reason)])?;
     let mut problems: Vec<Problem> = strict::missing_keys(object, &CHECK_KEYS[..2])
         .map(|(_, reason)| Problem::new("", reason))
@@ -67,12 +68,18 @@ pub fn parse_check<'a>(
                         .iter()
                         .map(|kind| kind.name())
                         .chain(custom.keys().map(String::as_str));
+                    let declared = match catalog.declarations {
+                        Declarations::AllowedByName(_) => {
+                            "is declared in `custom_checks` or with --custom-check"
+                        }
+                        Declarations::Refused => "is one this server declares with --custom-check",
+                    };
                     let hint = strict::hint(
                         name,
                         every,
                         &format!(
                             "known: {}; spec.TYPE runs an evaluation-spec validator; a custom \
-                             type is declared in `custom_checks` or with --custom-check",
+                             type {declared}",
                             known.join(", ")
                         ),
                     );
@@ -160,7 +167,7 @@ mod tests {
     fn shape_problems_are_all_reported() {
         let problems = parse_check(
             &json!({"type": "fuzzy", "args": {}, "version": "1.x"}),
-            &CustomChecks::new(),
+            &Catalog::default(),
         )
         .unwrap_err();
         let at: Vec<&str> = problems.iter().map(|p| p.at.as_str()).collect();

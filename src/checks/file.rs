@@ -42,7 +42,7 @@ pub fn load_checks_file(path: &Path, catalog: &mut Catalog) -> anyhow::Result<Ve
     for (index, raw) in checks.iter().enumerate() {
         let base = format!("checks[{index}]");
         let located = |problem: &JsonProblem| problem.locate_in(&display, &text, &base);
-        match parse_check(raw, &catalog.custom) {
+        match parse_check(raw, catalog) {
             Ok(def) => {
                 let check = Check::prepare(def, catalog);
                 problems.extend(check.problems().iter().map(located));

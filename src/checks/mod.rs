@@ -52,14 +52,13 @@ pub use crate::input::strict::JsonProblem as Problem;
 
 #[cfg(test)]
 mod tests {
-    use super::custom::CustomChecks;
     use super::result::Results;
     use super::*;
     use serde_json::{json, Value};
 
     fn prepare(check: Value) -> Check {
         Check::prepare(
-            parse_check(&check, &CustomChecks::new()).unwrap(),
+            parse_check(&check, &Catalog::default()).unwrap(),
             &mut Catalog::default(),
         )
     }

@@ -90,7 +90,7 @@ fn prepare_own_checks(
 ) -> Vec<Check> {
     let mut own = Vec::with_capacity(checks.len());
     for (index, raw) in checks.iter().enumerate() {
-        match parse_check(raw, &catalog.custom) {
+        match parse_check(raw, catalog) {
             Ok(def) => own.push(Check::prepare(def, catalog)),
             Err(found) => {
                 let at = format!(".checks[{index}]");

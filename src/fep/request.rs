@@ -177,7 +177,7 @@ fn prepare_check_sets(
     let mut prepare_list = |list: &[Value], at: &str, problems: &mut Vec<Problem>| -> Vec<Check> {
         list.iter()
             .enumerate()
-            .filter_map(|(index, raw)| match parse_check(raw, &catalog.custom) {
+            .filter_map(|(index, raw)| match parse_check(raw, catalog) {
                 Ok(def) => Some(Check::prepare(def, catalog)),
                 Err(found) => {
                     located(problems, &format!("{at}[{index}]"), found);

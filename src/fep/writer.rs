@@ -376,12 +376,7 @@ mod tests {
         let bad = json!({"type": "exact_match", "arguments": {"actual": "$.output.nope", "expected": "a"}});
         let checks: Vec<Check> = [ok, bad]
             .iter()
-            .map(|raw| {
-                Check::prepare(
-                    parse_check(raw, &catalog.custom.clone()).unwrap(),
-                    &mut catalog,
-                )
-            })
+            .map(|raw| Check::prepare(parse_check(raw, &catalog).unwrap(), &mut catalog))
             .collect();
         let mut buffer = Vec::new();
         let mut writer =
