@@ -1133,3 +1133,83 @@ fn a_failed_write_of_the_records_still_prints_the_summary_and_exits_4() {
          exit 4: the records could not be written to /dev/full (see stderr)\n"
     );
 }
+
+/// `spec score --judges live --retries 0` of the fixture runs under [`JUDGED_SPEC`], whose judge
+/// API answers the chat-completions call numbered `n` (from 1) with `answer(n)`.
+fn score_live_answering(sandbox: &Sandbox, answer: fn(usize) -> Reply) -> std::process::Output {
+    let server = Server::start(move |request, index| match request.path.as_str() {
+        "/v1/models" => Reply::json("{\"object\": \"list\", \"data\": []}"),
+        _ => answer(index),
+    });
+    sandbox.write("judged.yaml", JUDGED_SPEC);
+    output({
+        let mut command = in_repository();
+        command
+            .args(["spec", "score"])
+            .arg(sandbox.join("judged.yaml"))
+            .args([
+                RUNS,
+                "--judges",
+                "live",
+                "--retries",
+                "0",
+                "--format",
+                "text",
+            ])
+            .arg("--judge-base-url")
+            .arg(server.url("/v1"));
+        command
+    })
+}
+
+#[test]
+fn live_judge_calls_that_give_no_score_are_counted_in_a_warning() {
+    fn overloaded() -> Reply {
+        Reply::status(500, "{\"error\": \"the model is overloaded\"}")
+    }
+    let sandbox = Sandbox::new();
+    let out = score_live_answering(&sandbox, |_| overloaded());
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "warning: every one of the 2 live judge calls gave no score (the first: HTTP 500 \
+             Internal Server Error: {{\"error\": \"the model is overloaded\"}}); a judge without \
+             a score is left out of its run's scoring\n\
+             spec {} scored runs fixtures/spec/runs.jsonl (judges: live)\n\
+             runs: 2   passed: 2   failed: 0   undecided: 0   pass rate: 100.0%   mean overall \
+             score: 0.5000\n\
+             \n\
+             dimension      mean     n  missing\n\
+             correctness  0.5000     2        0\n\
+             helpfulness       -     0        2\n\
+             \n\
+             validator      mean  pass  fail  errors  unavailable\n\
+             says_paris   0.5000     1     1       0            0\n\
+             \n\
+             exit 0: all 2 runs passed\n",
+            sandbox.join("judged.yaml").display()
+        )
+    );
+    // One call of two fails (the models check is request 0).
+    let out = score_live_answering(&sandbox, |n| match n {
+        1 => overloaded(),
+        _ => judge_reply(),
+    });
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out).lines().next(),
+        Some(
+            "warning: 1 of 2 live judge calls gave no score (the first: HTTP 500 Internal Server \
+             Error: {\"error\": \"the model is overloaded\"}); a judge without a score is left \
+             out of its run's scoring"
+        )
+    );
+    // Every call scored: no warning.
+    let out = score_live_answering(&sandbox, |_| judge_reply());
+    assert!(
+        stderr_text(&out).starts_with("spec "),
+        "{}",
+        stderr_text(&out)
+    );
+}

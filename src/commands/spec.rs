@@ -182,6 +182,9 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     // One runtime for the whole file: live judge calls are awaited run by run.
     let scored = crate::runner::block_on(score_runs(config, &spec, live.as_ref(), output_problems));
     restore_default_actions();
+    if let Some(warning) = live.as_ref().and_then(LiveJudges::failure_warning) {
+        reporter.warning(warning);
+    }
     let (spool, mut summary, run) = scored??;
     let members = run.as_members()?;
     let mut exit = summary.conclude();

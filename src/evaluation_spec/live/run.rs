@@ -123,9 +123,12 @@ impl LiveJudges {
 }
 
 impl Shared {
-    /// One call with the judge client's retries.
+    /// One call with the judge client's retries, counted in the tally.
     async fn execute(&self, call: &PlannedCall) -> Attempt {
-        with_retries(self.retries, || self.attempt(call)).await.0
+        let attempt = with_retries(self.retries, || self.attempt(call)).await.0;
+        let failure = attempt.score.as_ref().err();
+        self.tally.add(failure.map(|error| error.message.as_str()));
+        attempt
     }
 
     /// One request; the score is the judge's per the call's reading; free of secrets.

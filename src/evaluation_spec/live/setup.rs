@@ -3,7 +3,8 @@
 //! variable), and `scorecard.judge_limits`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use super::aggregate::Mode;
@@ -71,6 +72,29 @@ pub(super) struct Shared {
     pub(super) secrets: Secrets,
     pub(super) retries: u32,
     pub(super) concurrency: usize,
+    /// The calls made so far, and those that gave no score.
+    pub(super) tally: CallTally,
+}
+
+/// How many judge calls were made, how many gave no score, and the first one's reason.
+#[derive(Default)]
+pub(super) struct CallTally {
+    calls: AtomicUsize,
+    failed: AtomicUsize,
+    first_failure: Mutex<Option<String>>,
+}
+
+impl CallTally {
+    /// Count one call, which gave a score or failed with `reason`.
+    pub(super) fn add(&self, failure: Option<&str>) {
+        self.calls.fetch_add(1, Ordering::Relaxed);
+        if let Some(reason) = failure {
+            self.failed.fetch_add(1, Ordering::Relaxed);
+            if let Ok(mut first) = self.first_failure.lock() {
+                first.get_or_insert_with(|| reason.to_string());
+            }
+        }
+    }
 }
 
 /// One declared judge with its defaults applied.
@@ -243,8 +267,37 @@ impl LiveJudges {
                 secrets: Secrets::new(secrets),
                 retries: options.retries,
                 concurrency,
+                tally: CallTally::default(),
             }),
         })
+    }
+
+    /// A warning when judge calls made so far gave no score (the reference leaves such a judge
+    /// out of its run's scoring without a word): how many of how many, and the first reason.
+    pub fn failure_warning(&self) -> Option<String> {
+        let tally = &self.shared.tally;
+        let (calls, failed) = (
+            tally.calls.load(Ordering::Relaxed),
+            tally.failed.load(Ordering::Relaxed),
+        );
+        if failed == 0 {
+            return None;
+        }
+        let first = tally
+            .first_failure
+            .lock()
+            .ok()
+            .and_then(|first| first.clone());
+        let how_many = if failed == calls {
+            format!("every one of the {calls}")
+        } else {
+            format!("{failed} of {calls}")
+        };
+        Some(format!(
+            "{how_many} live judge calls gave no score (the first: {}); a judge without a score \
+             is left out of its run's scoring",
+            first.unwrap_or_default()
+        ))
     }
 
     /// Whether every judge endpoint lets its key in (`GET {base}/models`, free; see
