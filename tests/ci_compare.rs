@@ -317,3 +317,65 @@ fn examples_with_ids_pair_by_id_when_a_record_is_inserted() {
          score dropped by more than --fail-on-regression 0.05 (1 of 1 candidates compared)\n"
     );
 }
+
+#[test]
+fn a_partial_repeated_run_has_one_mean_in_summarize_and_compare() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    succeeded(
+        sb.evalctl()
+            .args([
+                "run",
+                "--format",
+                "json",
+                "--evaluator-command",
+                "sh eval.sh",
+            ])
+            .args(["--candidate", "c", "--dataset", "d.jsonl", "--repeat", "2"])
+            .args(["--output", "full.jsonl"])
+            .env("SCORES", "1 0"),
+    );
+    // Example 1's second repeat is absent: example 0 scored 1, 1; example 1 scored 0.
+    let full = sb.read("full.jsonl");
+    let partial: Vec<&str> = full
+        .lines()
+        .filter(|line| {
+            let record: serde_json::Value = serde_json::from_str(line).unwrap();
+            record["example_index"] != 1 || record["repeat"] != 1
+        })
+        .collect();
+    assert_eq!(partial.len(), 3);
+    sb.write("partial.jsonl", partial.join("\n") + "\n");
+    let summary = json_stdout(
+        &sb.evalctl()
+            .args([
+                "summarize",
+                "--format",
+                "json",
+                "--allow-partial",
+                "partial.jsonl",
+            ])
+            .output()
+            .unwrap(),
+    );
+    let train = &summary["candidates"][0]["train"];
+    assert_eq!(
+        serde_json::json!([train["n"], train["mean"], train["stderr"]]),
+        serde_json::json!([3, 0.5, 0.5])
+    );
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "text", "--allow-partial"])
+        .args(["partial.jsonl", "full.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stdout_text(&out),
+        "cand-1 train: 0.5000 -> 0.5000, +0.0000 (95% CI +0.0000 to +0.0000); 2 pairs: 0 wins, \
+         2 ties, 0 losses\n\
+         unpaired calls: 0 in base, 1 in new\n\
+         exit 0: no --fail-on-regression gate: the train score rose for 0, fell for 0 and held \
+         for 1 of 1 candidates\n"
+    );
+}

@@ -13,7 +13,9 @@ use crate::interval;
 pub struct Aggregate {
     /// Finished calls.
     pub n: usize,
-    /// Mean score (null when no call finished).
+    /// Mean score (null when no call finished): of the examples' means where examples have
+    /// different numbers of repeats (a partial run), so that it is the mean the interval is
+    /// around; otherwise of the calls, which is the same number.
     pub mean: Option<f64>,
     /// Lowest score.
     pub min: Option<f64>,
@@ -70,9 +72,16 @@ impl Running {
             })
             .collect();
         let (stderr, ci95) = interval::spread(&example_means, seed);
+        let mut counts = self.examples.values().map(Vec::len);
+        let first = counts.next();
+        let mean = if counts.all(|count| Some(count) == first) {
+            sum / self.n as f64
+        } else {
+            sum_in_order(&example_means) / example_means.len() as f64
+        };
         Aggregate {
             n: self.n,
-            mean: finished.then(|| sum / self.n as f64 * scale),
+            mean: finished.then(|| mean * scale),
             min: finished.then_some(self.min),
             max: finished.then_some(self.max),
             errors: self.errors,
@@ -85,6 +94,20 @@ impl Running {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn with_unequal_repeats_the_mean_is_of_the_example_means() {
+        let mut running = Running::default();
+        // Example 0 scored 1.0 twice, example 1 scored 0.0 once (its second repeat is absent).
+        for (example, score) in [(0, 1.0), (0, 1.0), (1, 0.0)] {
+            running.add(example, score, false);
+        }
+        let aggregate = running.aggregate(1);
+        assert_eq!((aggregate.n, aggregate.mean), (3, Some(0.5)));
+        // Equal repeats: the mean of the calls.
+        running.add(1, 0.5, false);
+        assert_eq!(running.aggregate(1).mean, Some(0.625));
+    }
 
     #[test]
     fn scores_near_the_largest_float_average_without_overflow() {
