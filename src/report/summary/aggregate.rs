@@ -81,7 +81,7 @@ impl Running {
         };
         Aggregate {
             n: self.n,
-            mean: finished.then(|| mean * scale),
+            mean: finished.then_some(mean * scale),
             min: finished.then_some(self.min),
             max: finished.then_some(self.max),
             errors: self.errors,
