@@ -124,15 +124,44 @@ pub fn decode_as(bytes: &[u8], display: &str, shape: Shape) -> Result<Decoded, V
         Shape::Definition => parse_past_unknown_keys(bytes, format, "evaluation_spec"),
         Shape::Manifest => {
             let (envelope, unknown): (Envelope, _) = parse_past_unknown_keys(bytes, format, "")?;
-            match envelope
-                .evaluation_spec
-                .or(envelope.version.and_then(|version| version.0))
-            {
-                Some(spec) => Ok((spec, unknown)),
-                None => Err(vec![SpecProblem::new("evaluation_spec", "is required")]),
+            let nested = envelope.version.and_then(|version| version.0);
+            match (envelope.evaluation_spec, nested) {
+                (Some(_), Some(_)) => Err(vec![SpecProblem::new(
+                    "evaluation_spec",
+                    "is given twice, at the top level and under `version:`: keep one",
+                )]),
+                (Some(spec), None) | (None, Some(spec)) => Ok((spec, unknown)),
+                (None, None) => Err(vec![SpecProblem::new(
+                    "evaluation_spec",
+                    format!("is required{}", misspelt_spec_key(bytes, format)),
+                )]),
             }
         }
     }
+}
+
+/// ` (this file has `version.evalution_spec`: did you mean `evaluation_spec`?)` when a key at
+/// the top level or under `version:` is a near miss of `evaluation_spec`; empty otherwise.
+fn misspelt_spec_key(bytes: &[u8], format: Format) -> String {
+    let parsed = match format {
+        Format::Json => serde_json::from_slice::<serde_json::Value>(bytes).ok(),
+        Format::Yaml => serde_norway::from_slice::<serde_json::Value>(bytes).ok(),
+    };
+    let Some(serde_json::Value::Object(top)) = parsed else {
+        return String::new();
+    };
+    let under_version = top.get("version").and_then(serde_json::Value::as_object);
+    let keys = (top.keys().map(|key| (String::new(), key))).chain(
+        under_version
+            .into_iter()
+            .flat_map(|version| version.keys().map(|key| ("version.".to_string(), key))),
+    );
+    for (prefix, key) in keys {
+        if strict::nearest("evaluation_spec", [key.as_str()]).is_some() {
+            return format!(" (this file has `{prefix}{key}`: did you mean `evaluation_spec`?)");
+        }
+    }
+    String::new()
 }
 
 /// At most this many unknown keys are reported; decoding stops at the next one.
@@ -553,6 +582,27 @@ scorecard:
         assert_eq!(missing.to_string(), "evaluation_spec is required");
         let blank = problem(decode(b"  \n", "spec.yaml"));
         assert_eq!(blank.to_string(), "evaluation_spec is required");
+    }
+
+    #[test]
+    fn a_manifest_with_two_specs_or_a_misspelt_one_is_named() {
+        let twice = "evaluation_spec: {name: a}\nversion:\n  evaluation_spec: {name: b}\n";
+        assert_eq!(
+            problem(decode(twice.as_bytes(), "pack.yaml")).to_string(),
+            "evaluation_spec is given twice, at the top level and under `version:`: keep one"
+        );
+        let misspelt = "version:\n  number: 1\n  evalution_spec: {name: a}\n";
+        assert_eq!(
+            problem(decode(misspelt.as_bytes(), "pack.yaml")).to_string(),
+            "evaluation_spec is required (this file has `version.evalution_spec`: did you mean \
+             `evaluation_spec`?)"
+        );
+        let top = r#"{"pack": {}, "evaluation-spec": {"name": "a"}}"#;
+        assert_eq!(
+            problem(decode(top.as_bytes(), "pack.json")).to_string(),
+            "evaluation_spec is required (this file has `evaluation-spec`: did you mean \
+             `evaluation_spec`?)"
+        );
     }
 
     #[test]
