@@ -908,9 +908,12 @@ fn live_judges_whose_key_the_api_rejects_stop_the_scoring_before_any_run() {
         (
             3,
             String::new(),
-            "error: live judges cannot run: judge helpful: model gpt-4.1-mini: the API wants a \
-             key, and OPENAI_API_KEY is not set (HTTP 401 from the models endpoint)\n"
-                .to_string()
+            format!(
+                "error: live judges cannot run: judge helpful: model gpt-4.1-mini at {}: the \
+                 API wants a key, and OPENAI_API_KEY is not set (HTTP 401 from the models \
+                 endpoint)\n",
+                server.url("/v1")
+            )
         )
     );
     assert_eq!(server.request_count(), 1, "one check, no judge call");
@@ -1211,5 +1214,73 @@ fn live_judge_calls_that_give_no_score_are_counted_in_a_warning() {
         stderr_text(&out).starts_with("spec "),
         "{}",
         stderr_text(&out)
+    );
+}
+
+#[test]
+fn live_judges_whose_api_cannot_be_reached_name_the_url_they_tried() {
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/v1", closed.local_addr().unwrap());
+    drop(closed);
+    let sandbox = Sandbox::new();
+    sandbox.write("judged.yaml", JUDGED_SPEC);
+    let out = output({
+        let mut command = in_repository();
+        command
+            .args(["spec", "score"])
+            .arg(sandbox.join("judged.yaml"))
+            .args([RUNS, "--judges", "live", "--format", "text"])
+            .args(["--judge-base-url", &url]);
+        command
+    });
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            3,
+            format!(
+                "error: live judges cannot run: judge helpful: model gpt-4.1-mini at {url}: \
+                 connection refused — is the server running?\n"
+            )
+        )
+    );
+}
+
+#[test]
+fn a_recorded_judge_score_outside_zero_to_one_is_refused_with_its_line() {
+    let sandbox = Sandbox::new();
+    sandbox.write("judged.yaml", JUDGED_SPEC);
+    let judged = |score: f64| {
+        json!({"events": [], "llm_judge_results": [
+            {"judge_key": "helpful", "mode": "rubric", "normalized_score": score, "payload": {}}
+        ]})
+        .to_string()
+    };
+    sandbox.write(
+        "runs.jsonl",
+        format!("{}\n{}\n{}\n", judged(0.5), judged(1.7), judged(-0.2)),
+    );
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command.args([
+            "spec",
+            "score",
+            "judged.yaml",
+            "runs.jsonl",
+            "--format",
+            "text",
+        ]);
+        command
+    });
+    assert_eq!(
+        (code(&out), stdout_text(&out), stderr_text(&out)),
+        (
+            2,
+            String::new(),
+            "error: runs.jsonl:2: llm_judge_results[0].normalized_score is 1.7: a judge's \
+             normalized score is in [0, 1]\n\
+             error: runs.jsonl:3: llm_judge_results[0].normalized_score is -0.2: a judge's \
+             normalized score is in [0, 1]\n"
+                .to_string()
+        )
     );
 }

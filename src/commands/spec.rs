@@ -302,6 +302,11 @@ async fn score_runs(
                 continue;
             }
         };
+        // Live judges replace the recorded results, which are then not read.
+        if let Some(reason) = run.judge_score_problem().filter(|_| live.is_none()) {
+            problems.push(Problem::at_line(runs.display.as_str(), line, reason));
+            continue;
+        }
         // After the first problem the rest is only checked.
         if !problems.is_empty() {
             continue;

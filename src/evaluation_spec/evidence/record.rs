@@ -35,6 +35,24 @@ pub struct RunRecord {
 }
 
 impl RunRecord {
+    /// Why a recorded judge result cannot be scored: its `normalized_score` is outside [0, 1],
+    /// where every judge's score is normalised (the reference would take it as given and let a
+    /// dimension score 1.7 pass the run).
+    pub fn judge_score_problem(&self) -> Option<String> {
+        self.llm_judge_results
+            .iter()
+            .enumerate()
+            .find_map(|(index, result)| {
+                let score = result.normalized_score?;
+                (!(0.0..=1.0).contains(&score)).then(|| {
+                    format!(
+                        "llm_judge_results[{index}].normalized_score is {score}: a judge's \
+                         normalized score is in [0, 1]"
+                    )
+                })
+            })
+    }
+
     /// Whether this record, decoded from `line`, is no run: `line` has none of a run record's
     /// members but `id`, or only `null` ones (a line of another file, such as a dataset's,
     /// which may have an `id`).

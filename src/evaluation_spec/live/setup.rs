@@ -14,6 +14,7 @@ use crate::evaluation_spec::judges::judge_provider;
 use crate::evaluation_spec::model::{JudgeDecl, PricingRow, SpecDefinition};
 use crate::llm::{Client, Connection, Endpoint};
 use crate::secrets::Secrets;
+use crate::transport::display_url;
 
 /// A judge call's time limit when the judge sets no `timeout_ms`.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
@@ -318,8 +319,10 @@ impl LiveJudges {
                     .await
                     .map_err(|reason| {
                         format!(
-                            "judge {}: model {}: {reason}",
-                            judge.decl.key, model.declared
+                            "judge {}: model {} at {}: {reason}",
+                            judge.decl.key,
+                            model.declared,
+                            display_url(&endpoint.base)
                         )
                     })?;
                 checked.push(reached);
