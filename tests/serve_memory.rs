@@ -1,8 +1,9 @@
 //! `serve --max-memory`: the memory the requests in flight may hold together, estimated before
-//! it is taken. A request whose parsed document alone would be over it is refused (413,
-//! RESOURCE_EXHAUSTED) before it is parsed, whatever members it holds; one that would take the
-//! budget past it while another request holds the rest is turned away (429), and admitted once
-//! that request has stopped.
+//! it is taken. A request whose parsed document or answer alone would be over it is refused
+//! (413, RESOURCE_EXHAUSTED) before it is parsed or evaluated, whatever members it holds; one
+//! that would take the budget past it while another request holds the rest is turned away
+//! (429), and admitted once that request has stopped. A body holds memory as its bytes arrive,
+//! not as its head declares; a stored result read back holds its size while it is answered.
 
 use std::io::{BufRead, BufReader};
 
@@ -36,7 +37,7 @@ fn a_request_whose_parsed_document_would_be_over_max_memory_is_a_413() {
             json!({
                 "error": "payload_too_large",
                 "message": "the request would take about 4.0 MB of memory (the document parsed \
-                            from its body); this server gives requests 1.0 MB in all \
+                            from its body); this server gives requests 1,000,000 bytes in all \
                             (--max-memory)",
             }),
             "{path}"
@@ -71,8 +72,8 @@ async fn a_grpc_message_whose_document_would_be_over_max_memory_is_resource_exha
     assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
     assert_eq!(
         refused.message(),
-        "the request would take about 4.7 MB of memory (the JSON document of its message); \
-         this server gives requests 1.0 MB in all (--max-memory)"
+        "the request would take about 8.6 MB of memory (the JSON document of its message); \
+         this server gives requests 1,000,000 bytes in all (--max-memory)"
     );
     let streamed = client
         .stream_evaluation(authorized(capitals(5_000, true)))
@@ -93,11 +94,11 @@ fn past_max_memory_a_request_gets_429_until_the_requests_in_flight_stop() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(
         &dir.path().join("s.db"),
-        &["--max-body", "3000000", "--max-memory", "60000000"],
+        &["--max-body", "3000000", "--max-memory", "100000000"],
         &[],
     );
     // A streamed evaluation of 30,000 test cases whose results this client does not read: it
-    // holds about 44 MB of the 60 MB for as long as the test needs.
+    // holds about 73 MB of the 100 MB for as long as the test needs.
     let large = capitals_request(30_000);
     let first = send(&server.rest, "POST", "/evaluate?stream=true", &[], &large);
     let mut first = BufReader::new(first);
@@ -118,9 +119,9 @@ fn past_max_memory_a_request_gets_429_until_the_requests_in_flight_stop() {
         busy.json(),
         json!({
             "error": "too_many_requests",
-            "message": "the request would take about 28.6 MB of memory (the document parsed \
-                        from its body), and the requests in flight hold too much of the 60.0 MB \
-                        this server gives them (--max-memory); try again shortly",
+            "message": "the request would take about 51.7 MB of memory (the document parsed \
+                        from its body), and the requests in flight hold too much of the \
+                        100,000,000 bytes this server gives them (--max-memory); try again shortly",
         })
     );
     assert_eq!(busy.header("retry-after"), Some("1"));
@@ -155,4 +156,106 @@ fn past_max_memory_a_request_gets_429_until_the_requests_in_flight_stop() {
         );
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
+}
+
+#[test]
+fn a_body_holds_memory_as_it_arrives_not_as_its_head_declares() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--max-body", "1000000", "--max-memory", "1000000"],
+        &[],
+    );
+    // Two clients declare bodies as large as the whole budget, send a byte, and wait.
+    let held: Vec<std::net::TcpStream> = [
+        "Content-Length: 1000000\r\n",
+        "Transfer-Encoding: chunked\r\n\r\n1\r\n",
+    ]
+    .iter()
+    .map(|framing| {
+        let mut stream = std::net::TcpStream::connect(&server.rest).unwrap();
+        let head = format!("POST /evaluate HTTP/1.1\r\nHost: x\r\n{framing}\r\n{{");
+        std::io::Write::write_all(&mut stream, head.as_bytes()).unwrap();
+        stream
+    })
+    .collect();
+    // Others are served meanwhile.
+    let small = server.request("POST", "/evaluate", &[], &capitals_request(1));
+    assert_eq!(
+        small.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&small.body)
+    );
+    drop(held);
+}
+
+#[test]
+fn a_request_whose_answer_would_repeat_its_values_past_max_memory_is_a_413() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--max-body", "1000000", "--max-memory", "5000000"],
+        &[],
+    );
+    // A 200 KB request whose 100 checks each repeat its 100 KB values in their results.
+    let long = "x".repeat(100_000);
+    let check = json!({"type": "exact_match",
+        "arguments": {"actual": "$.output.value", "expected": "$.test_case.expected"}});
+    let request = json!({
+        "test_cases": [{"id": "t", "input": "q", "expected": long}],
+        "outputs": [{"value": long}],
+        "checks": vec![check; 100],
+    });
+    let reply = server.request("POST", "/evaluate", &[], request.to_string().as_bytes());
+    assert_eq!(
+        reply.status,
+        413,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(
+        reply.json()["message"],
+        "the request would take about 60.8 MB of memory (the answer of its 100 check results); \
+         this server gives requests 5,000,000 bytes in all (--max-memory)"
+    );
+}
+
+#[tokio::test]
+async fn a_stored_result_read_back_holds_its_size_while_it_is_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--max-body", "1000000", "--max-memory", "3000000"],
+        &[],
+    );
+    let answered = server.request("POST", "/evaluate", &[], &capitals_request(1000));
+    assert_eq!(
+        answered.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&answered.body)
+    );
+    let id = answered.json()["evaluation_id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    // Over REST the document is answered as it is stored.
+    let read = server.request("GET", &format!("/evaluations/{id}"), &[], b"");
+    assert_eq!(read.status, 200);
+    assert_eq!(read.body, answered.body);
+    // gRPC parses it and makes a message of it: more than the budget.
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let refused = client
+        .get_evaluation(pb::GetEvaluationRequest { evaluation_id: id })
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+    assert_eq!(
+        refused.message(),
+        "the request would take about 7.7 MB of memory (the stored result); this server gives \
+         requests 3,000,000 bytes in all (--max-memory)"
+    );
 }

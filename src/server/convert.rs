@@ -7,6 +7,7 @@
 use prost_types::value::Kind;
 use serde_json::{Map, Value};
 
+use super::engine::JsonCount;
 use super::pb;
 
 /// The request as the EvaluationRequest JSON document. Absent message fields stay absent, so
@@ -40,61 +41,108 @@ pub fn request_to_json(request: pb::EvaluationRequest) -> Value {
     Value::Object(object)
 }
 
-/// How many JSON values [`request_to_json`] makes of `request` (at most), counted without
-/// converting it, so that the memory its document takes is known before it is taken.
-pub fn request_values(request: &pb::EvaluationRequest) -> u64 {
+/// How many values and containers [`request_to_json`] makes of `request` (at most), counted
+/// without converting it, so that the memory its document takes is known before it is taken.
+pub fn request_count(request: &pb::EvaluationRequest) -> JsonCount {
     use pb::check_configuration::Configuration;
-    let input = |input: &Option<pb::InputValue>| match input.as_ref().and_then(|i| i.value.as_ref())
-    {
-        Some(pb::input_value::Value::ObjectValue(fields)) => struct_values(fields),
-        _ => 1,
+    let mut count = Counter::default();
+    count.object(0); // the request
+    count.array();
+    for case in &request.test_cases {
+        count.object(1); // id
+        match case.input.as_ref().and_then(|input| input.value.as_ref()) {
+            Some(pb::input_value::Value::ObjectValue(fields)) => count.fields(fields),
+            _ => count.scalar(),
+        }
+        count.output(&case.expected);
+        count.some_fields(&case.metadata);
+    }
+    count.array();
+    for output in &request.outputs {
+        count.object(1); // id
+        count.output(&output.value);
+        count.some_fields(&output.metadata);
+    }
+    let checks = |count: &mut Counter, checks: &[pb::Check]| {
+        count.array();
+        for check in checks {
+            count.object(2); // type, version
+            count.some_fields(&check.arguments);
+        }
     };
-    let output =
-        |value: &Option<pb::OutputValue>| match value.as_ref().and_then(|v| v.value.as_ref()) {
-            Some(pb::output_value::Value::ObjectValue(fields)) => struct_values(fields),
-            _ => 1,
-        };
-    let fields = |fields: &Option<prost_types::Struct>| fields.as_ref().map_or(0, struct_values);
-    let checks = |checks: &[pb::Check]| -> u64 {
-        let each = checks.iter().map(|check| 3 + fields(&check.arguments));
-        1 + each.sum::<u64>()
-    };
-    let test_cases: u64 = (request.test_cases.iter())
-        .map(|case| 2 + input(&case.input) + output(&case.expected) + fields(&case.metadata))
-        .sum();
-    let outputs: u64 = (request.outputs.iter())
-        .map(|each| 2 + output(&each.value) + fields(&each.metadata))
-        .sum();
-    let configured = match request
+    match request
         .checks
         .as_ref()
         .and_then(|checks| checks.configuration.as_ref())
     {
-        Some(Configuration::SharedChecks(shared)) => checks(&shared.checks),
+        Some(Configuration::SharedChecks(shared)) => checks(&mut count, &shared.checks),
         Some(Configuration::PerTestCaseChecks(per_case)) => {
-            1 + per_case
-                .check_lists
-                .iter()
-                .map(|list| checks(&list.checks))
-                .sum::<u64>()
+            count.array();
+            for list in &per_case.check_lists {
+                checks(&mut count, &list.checks);
+            }
         }
-        None => 0,
-    };
-    let experiment = request.experiment_metadata.as_ref();
-    let experiment = experiment.map_or(0, |experiment| 2 + fields(&experiment.metadata));
-    3 + test_cases + outputs + configured + experiment
+        None => {}
+    }
+    if let Some(experiment) = &request.experiment_metadata {
+        count.object(1); // name
+        count.some_fields(&experiment.metadata);
+    }
+    count.0
 }
 
-/// How many JSON values a Struct becomes: itself and each value in it, however deep.
-fn struct_values(fields: &prost_types::Struct) -> u64 {
-    1 + fields.fields.values().map(prost_values).sum::<u64>()
-}
+/// A running [`JsonCount`].
+#[derive(Default)]
+struct Counter(JsonCount);
 
-fn prost_values(value: &prost_types::Value) -> u64 {
-    match &value.kind {
-        Some(Kind::StructValue(fields)) => struct_values(fields),
-        Some(Kind::ListValue(list)) => 1 + list.values.iter().map(prost_values).sum::<u64>(),
-        _ => 1,
+impl Counter {
+    fn scalar(&mut self) {
+        self.0.values += 1;
+    }
+
+    /// An array (its elements are counted apart).
+    fn array(&mut self) {
+        self.0.values += 1;
+        self.0.containers += 1;
+    }
+
+    /// An object with `scalars` scalar members (its other members are counted apart).
+    fn object(&mut self, scalars: u64) {
+        self.array();
+        self.0.values += scalars;
+    }
+
+    fn fields(&mut self, fields: &prost_types::Struct) {
+        self.object(0);
+        for value in fields.fields.values() {
+            self.value(value);
+        }
+    }
+
+    fn some_fields(&mut self, fields: &Option<prost_types::Struct>) {
+        if let Some(fields) = fields {
+            self.fields(fields);
+        }
+    }
+
+    fn output(&mut self, value: &Option<pb::OutputValue>) {
+        match value.as_ref().and_then(|value| value.value.as_ref()) {
+            Some(pb::output_value::Value::ObjectValue(fields)) => self.fields(fields),
+            _ => self.scalar(),
+        }
+    }
+
+    fn value(&mut self, value: &prost_types::Value) {
+        match &value.kind {
+            Some(Kind::StructValue(fields)) => self.fields(fields),
+            Some(Kind::ListValue(list)) => {
+                self.array();
+                for value in &list.values {
+                    self.value(value);
+                }
+            }
+            _ => self.scalar(),
+        }
     }
 }
 

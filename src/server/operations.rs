@@ -18,7 +18,7 @@ use tonic::{Request, Response, Status};
 
 use super::convert::run_result;
 use super::engine::{ApiError, Engine, ErrorKind, Line};
-use super::grpc::{parse_document, start_streaming, Authenticated};
+use super::grpc::{parse_document, start_streaming, Authenticated, GRPC_ANSWER_COPIES};
 use super::pb;
 use super::pb::async_evaluation_service_server::{
     AsyncEvaluationService, AsyncEvaluationServiceServer,
@@ -285,7 +285,7 @@ impl AsyncEvaluationService for Operations {
             registry.operations[&number].message()
         };
         if operation.status == Stage::Completed.name() {
-            operation.result = match self.engine.stored(id).await {
+            operation.result = match self.engine.stored(id, GRPC_ANSWER_COPIES).await {
                 Ok(document) => Some(run_result(&parse_document(&document)?)),
                 // Pruned by --retain meanwhile.
                 Err(error) if error.kind == ErrorKind::NotFound => None,

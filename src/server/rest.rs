@@ -106,12 +106,8 @@ async fn evaluate(
     if declared.is_some_and(|length| length > engine.limits.max_body as u64) {
         return Err(body_too_large(&engine.limits));
     }
-    // The body holds its declared length of --max-memory as it arrives, or --max-body until its
-    // length is known.
-    let expected = declared.unwrap_or(engine.limits.max_body as u64);
-    let mut place = engine.admit(expected)?;
-    let body = read_body(body, &engine.limits).await?;
-    place.release(expected.saturating_sub(body.len() as u64));
+    let mut place = engine.admit(0)?;
+    let body = read_body(body, &engine.limits, declared, &mut place).await?;
     let prepare = move |engine: &Engine, place: &mut Place| engine.prepare_body(&body, place);
     if stream {
         let (evaluation_id, lines) = engine.evaluate_streaming(place, prepare).await?;
@@ -145,19 +141,40 @@ fn body_too_large(limits: &Limits) -> ApiError {
     )
 }
 
-/// The whole body, or 413 past `--max-body` bytes, or 408 when it takes longer than
-/// `--body-timeout` to arrive.
-async fn read_body(body: Body, limits: &Limits) -> Result<Bytes, ApiError> {
-    let read = Limited::new(body, limits.max_body).collect();
-    match tokio::time::timeout(limits.body_timeout, read).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(err)) if err.downcast_ref::<LengthLimitError>().is_some() => {
-            Err(body_too_large(limits))
+/// The whole body, `place` holding its bytes of `--max-memory` as they arrive (not before: a
+/// client that declares a large body and sends nothing holds nothing); 413 past `--max-body`
+/// bytes, 429 / 413 past `--max-memory`, 408 when it takes longer than `--body-timeout` to
+/// arrive.
+async fn read_body(
+    body: Body,
+    limits: &Limits,
+    declared: Option<u64>,
+    place: &mut Place,
+) -> Result<Bytes, ApiError> {
+    let read = async {
+        let mut body = Limited::new(body, limits.max_body);
+        let capacity = declared.map_or(0, |length| length as usize);
+        let mut bytes = Vec::with_capacity(0);
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|err| match err.downcast_ref::<LengthLimitError>() {
+                Some(_) => body_too_large(limits),
+                None => ApiError::new(
+                    ErrorKind::Validation,
+                    format!("cannot read the request body: {err}"),
+                ),
+            })?;
+            if let Ok(data) = frame.into_data() {
+                place.hold(data.len() as u64, "its body")?;
+                if bytes.capacity() == 0 {
+                    bytes.reserve_exact(capacity.max(data.len()));
+                }
+                bytes.extend_from_slice(&data);
+            }
         }
-        Ok(Err(err)) => Err(ApiError::new(
-            ErrorKind::Validation,
-            format!("cannot read the request body: {err}"),
-        )),
+        Ok(Bytes::from(bytes))
+    };
+    match tokio::time::timeout(limits.body_timeout, read).await {
+        Ok(read) => read,
         Err(_) => Err(ApiError::new(
             ErrorKind::BodyTimeout,
             format!(
@@ -174,7 +191,7 @@ async fn get_evaluation(
     headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     authorize(&engine, &headers)?;
-    let document = engine.stored(evaluation_id).await?;
+    let document = engine.stored(evaluation_id, 1).await?;
     Ok(json_body(document))
 }
 

@@ -179,11 +179,12 @@ impl Store {
             .unwrap_or_else(|_| Err(WRITER_STOPPED.into()))
     }
 
-    /// The stored document of `evaluation_id`, if any (blocking: call it off the async workers).
-    pub fn get(&self, evaluation_id: &str) -> Result<Option<Bytes>, String> {
+    /// The stored document of `evaluation_id`, if any, as stored (blocking: call it off the
+    /// async workers).
+    pub fn get(&self, evaluation_id: &str) -> Result<Option<Stored>, String> {
         // A result leaves the queue only after its commit, so looking here first misses none.
         if let Some(document) = lock(&self.queued).get(evaluation_id) {
-            return Ok(Some(document.clone()));
+            return Ok(Some(Stored::Queued(document.clone())));
         }
         let reader = self
             .reader
@@ -196,9 +197,44 @@ impl Store {
                     .query_row(params![evaluation_id], |row| row.get::<_, Vec<u8>>(0))
                     .optional()
             })
-            .map_err(|err| err.to_string())?
-            .map(stored_document)
-            .transpose()
+            .map_err(|err| err.to_string())
+            .map(|found| found.map(Stored::Row))
+    }
+}
+
+/// A stored document, before it is decompressed.
+pub enum Stored {
+    /// Not committed yet: the document itself.
+    Queued(Bytes),
+    /// As the database holds it.
+    Row(Vec<u8>),
+}
+
+impl Stored {
+    /// How large the document is, in bytes: its frame says (the compressor writes it), or it is
+    /// stored as it is.
+    pub fn size(&self) -> u64 {
+        match self {
+            Stored::Queued(document) => document.len() as u64,
+            Stored::Row(stored) => {
+                let frame = match stored.split_first() {
+                    Some((&DICTIONARY_V1, frame)) => frame,
+                    _ => stored,
+                };
+                match zstd::zstd_safe::get_frame_content_size(frame) {
+                    Ok(Some(size)) => size,
+                    _ => stored.len() as u64,
+                }
+            }
+        }
+    }
+
+    /// The document as JSON (blocking: it may decompress megabytes).
+    pub fn document(self) -> Result<Bytes, String> {
+        match self {
+            Stored::Queued(document) => Ok(document),
+            Stored::Row(stored) => stored_document(stored),
+        }
     }
 }
 
@@ -477,6 +513,14 @@ pub fn default_path() -> PathBuf {
 mod tests {
     use super::*;
 
+    /// The document `store` holds for `id`, decompressed.
+    fn read(store: &Store, id: &str) -> Option<Bytes> {
+        store
+            .get(id)
+            .unwrap()
+            .map(|stored| stored.document().unwrap())
+    }
+
     #[test]
     fn the_dictionary_is_the_one_documents_were_stored_against() {
         // Every document stored with `DICTIONARY_V1` needs these exact bytes to be read: a
@@ -490,6 +534,17 @@ mod tests {
             digest,
             "56f5d40dee778c7e3a81bae2136f770a1fdb4fefe43a11d15da0433b044dcdfe"
         );
+    }
+
+    #[test]
+    fn a_stored_document_knows_its_size_before_it_is_decompressed() {
+        let document = br#"{"results":[]}"#.repeat(100);
+        let mut stored = vec![DICTIONARY_V1];
+        stored.extend(compressor().unwrap().compress(&document).unwrap());
+        assert!(stored.len() < document.len());
+        assert_eq!(Stored::Row(stored).size(), document.len() as u64);
+        assert_eq!(Stored::Row(b"{}".to_vec()).size(), 2);
+        assert_eq!(Stored::Queued(Bytes::from_static(b"{ }")).size(), 3);
     }
 
     #[test]
@@ -537,12 +592,12 @@ mod tests {
             .unwrap();
         let inserted = runtime.block_on(store.insert("a".into(), Bytes::from_static(b"{\"x\":1}")));
         assert_eq!(inserted, Ok(()));
-        assert_eq!(store.get("a").unwrap().as_deref(), Some(&b"{\"x\":1}"[..]));
-        assert_eq!(store.get("b").unwrap(), None);
+        assert_eq!(read(&store, "a").as_deref(), Some(&b"{\"x\":1}"[..]));
+        assert_eq!(read(&store, "b"), None);
         drop(store);
         let reopened = Store::open(&path, Some(Duration::from_secs(86_400))).unwrap();
         assert_eq!(
-            reopened.get("a").unwrap().as_deref(),
+            read(&reopened, "a").as_deref(),
             Some(&b"{\"x\":1}"[..]),
             "read back from the database, decompressed"
         );
@@ -565,14 +620,8 @@ mod tests {
                 params![plain_frame],
             )
             .unwrap();
-        assert_eq!(
-            reopened.get("old").unwrap().as_deref(),
-            Some(&b"{\"y\":2}"[..])
-        );
-        assert_eq!(
-            reopened.get("older").unwrap().as_deref(),
-            Some(&b"{\"z\":3}"[..])
-        );
+        assert_eq!(read(&reopened, "old").as_deref(), Some(&b"{\"y\":2}"[..]));
+        assert_eq!(read(&reopened, "older").as_deref(), Some(&b"{\"z\":3}"[..]));
         connection
             .execute(
                 "DELETE FROM evaluations WHERE evaluation_id IN ('old', 'older')",

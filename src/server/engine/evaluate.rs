@@ -8,7 +8,7 @@ use std::sync::Arc;
 use axum::body::Bytes;
 
 use super::error::{internal, ApiError, ErrorKind};
-use super::place::Place;
+use super::place::{Place, Share};
 use super::state::Engine;
 use crate::checks::{Call, CaseAnswers, Timestamp};
 use crate::fep::{evaluate_request, request_calls, Layout, Request, RunWriter};
@@ -17,7 +17,8 @@ impl Engine {
     /// Evaluate the request `prepare` gives within `--request-timeout` and store the result; the
     /// EvaluationRunResult document, once stored. `prepare` and the evaluation run on a blocking
     /// thread, the calls of checks that call out are answered between them. `place` is held
-    /// until the evaluation has stopped, past the deadline too.
+    /// until the evaluation has stopped, past the deadline too, and its memory share until the
+    /// document returned is dropped (once written).
     pub async fn run(
         self: &Arc<Self>,
         mut place: Place,
@@ -34,29 +35,29 @@ impl Engine {
                     return Ok(Prepared::Calls(request, calls, place));
                 }
                 let evaluated = engine.evaluate(request, Vec::new(), started, &abandoned);
-                drop(place);
-                evaluated.map(Prepared::Evaluated)
+                let share = place.answered();
+                evaluated.map(|evaluated| Prepared::Evaluated(evaluated, share))
             })
             .await?;
             match prepared {
-                Prepared::Evaluated(evaluated) => Ok(evaluated),
+                Prepared::Evaluated(evaluated, share) => Ok((evaluated, share)),
                 Prepared::Calls(request, calls, place) => {
                     let answers = self.answer(calls).await;
                     let (engine, abandoned) = (Arc::clone(self), waiting.flag());
                     blocking(move || {
                         let evaluated = engine.evaluate(request, answers, started, &abandoned);
-                        drop(place);
-                        evaluated
+                        let share = place.answered();
+                        evaluated.map(|evaluated| (evaluated, share))
                     })
                     .await
                 }
             }
         };
-        let evaluated = tokio::time::timeout(self.limits.request_timeout, evaluated)
+        let (evaluated, share) = tokio::time::timeout(self.limits.request_timeout, evaluated)
             .await
             .unwrap_or_else(|_| Err(self.deadline_exceeded()))?;
         drop(waiting);
-        self.store(evaluated).await
+        Ok(share.with(self.store(evaluated).await?))
     }
 
     /// Evaluate `request` (with the answers to its calls), which `started` then, into an
@@ -122,15 +123,34 @@ impl Engine {
         Ok(evaluated.document)
     }
 
-    /// The stored EvaluationRunResult document of `evaluation_id` (404 when there is none).
-    pub async fn stored(self: &Arc<Self>, evaluation_id: String) -> Result<Bytes, ApiError> {
+    /// The stored EvaluationRunResult document of `evaluation_id` (404 when there is none),
+    /// holding its size `copies` times of `--max-memory` (the front end's copies of it) until it
+    /// is dropped: 429 / 413 when the budget cannot.
+    pub async fn stored(
+        self: &Arc<Self>,
+        evaluation_id: String,
+        copies: u64,
+    ) -> Result<Bytes, ApiError> {
         let engine = Arc::clone(self);
         let lookup = tokio::task::spawn_blocking(move || {
             let found = engine.store.get(&evaluation_id);
             (found, evaluation_id)
         });
         match lookup.await {
-            Ok((Ok(Some(document)), _)) => Ok(document),
+            Ok((Ok(Some(stored)), _)) => {
+                let mut share = self.memory_share();
+                share.hold(stored.size().saturating_mul(copies), "the stored result")?;
+                let document = blocking(move || {
+                    stored.document().map_err(|reason| {
+                        ApiError::new(
+                            ErrorKind::Internal,
+                            format!("cannot read the database: {reason}"),
+                        )
+                    })
+                })
+                .await?;
+                Ok(share.with(document))
+            }
             Ok((Ok(None), evaluation_id)) => Err(ApiError::new(
                 ErrorKind::NotFound,
                 format!("no evaluation with id `{evaluation_id}`"),
@@ -159,7 +179,7 @@ pub async fn blocking<T: Send + 'static>(
 /// A request parsed on a blocking thread: evaluated there already, or with the calls of its
 /// checks that call out to answer first (and its place among the running evaluations).
 enum Prepared {
-    Evaluated(Evaluated),
+    Evaluated(Evaluated, Share),
     Calls(Request, Vec<Vec<Option<Call>>>, Place),
 }
 

@@ -19,6 +19,6 @@ mod stream;
 
 pub use error::{ApiError, ErrorKind};
 pub use evaluate::blocking;
-pub use place::{Place, VALUE_COST};
+pub use place::{JsonCount, Place};
 pub use state::{Engine, Limits, FEP_VERSION};
 pub use stream::Line;

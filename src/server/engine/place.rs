@@ -8,10 +8,11 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use super::error::{ApiError, ErrorKind};
-use crate::text::size;
+use crate::text::{size, thousands};
 
 /// The memory one JSON value may take once parsed, in bytes, above its text: the value itself
 /// (object keys kept in order, numbers kept as their text), its share of the array or object
@@ -19,10 +20,38 @@ use crate::text::size;
 /// bytes a value.)
 pub const VALUE_COST: u64 = 128;
 
-/// The memory one check result takes while the answer is built and stored, in bytes: its
-/// result object, its line of the answer, and its share of the stored copy. (A request of
-/// 1,000,000 `exact_match` results took 550 MB.)
-pub const RESULT_COST: u64 = 512;
+/// The memory an array or object takes once parsed beyond what it takes as a value, in bytes:
+/// its vector's first room for elements, an object's table of keys. (16 MB of `[{"a":0},…]` took
+/// 944 MB parsed: 470 bytes an object of one member, counted as two values and an object.)
+pub const CONTAINER_COST: u64 = 384;
+
+/// How many values, arrays and objects a JSON document has (at most).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct JsonCount {
+    /// Every value, the arrays and objects among them.
+    pub values: u64,
+    /// The arrays and objects.
+    pub containers: u64,
+}
+
+impl JsonCount {
+    /// The memory the document takes once parsed: its text, and the cost of each value and
+    /// container.
+    pub fn cost(self, text: u64) -> u64 {
+        text.saturating_add(self.values.saturating_mul(VALUE_COST))
+            .saturating_add(self.containers.saturating_mul(CONTAINER_COST))
+    }
+}
+
+/// The memory one check result takes while the answer is built and stored, in bytes, besides
+/// the values it repeats: its result object, its line of the answer, and its share of the
+/// stored copy. (A request of 1,000,000 `exact_match` results took 550 MB.)
+pub const RESULT_COST: u64 = 384;
+
+/// How many times a check result may hold the values it repeats (its resolved arguments) while
+/// the answer is built: as values, as text in the answer, and in the answer's room to grow. (200
+/// checks repeating two 1 MB values took 1.2 GB.)
+pub const ECHO_COPIES: u64 = 3;
 
 /// The budget is counted in KiB, so that a semaphore's `u32` permits cover terabytes.
 const UNIT: u64 = 1024;
@@ -47,13 +76,98 @@ impl MemoryBudget {
     }
 }
 
-/// A request's place: it holds one of `--max-concurrent` and its share of `--max-memory` until
-/// dropped, once its evaluation has stopped.
-pub struct Place {
-    _running: OwnedSemaphorePermit,
+/// A share of `--max-memory`: held until dropped.
+pub struct Share {
+    /// The budget's units this share holds.
     memory: Option<OwnedSemaphorePermit>,
+    /// The bytes this share holds (the units cover them, rounded up).
+    bytes: u64,
     units: Arc<Semaphore>,
     budget: u64,
+}
+
+impl Share {
+    /// An empty share of `budget`.
+    pub fn of(budget: &MemoryBudget) -> Share {
+        Share {
+            memory: None,
+            bytes: 0,
+            units: Arc::clone(&budget.units),
+            budget: budget.bytes,
+        }
+    }
+
+    /// Hold `bytes` more of the budget, for `what` the request will take (named in the
+    /// refusal): 413 when this request alone would be over `--max-memory`, 429 when the
+    /// requests in flight hold too much of it now.
+    pub fn hold(&mut self, bytes: u64, what: &str) -> Result<(), ApiError> {
+        let wanted = self.bytes.saturating_add(bytes);
+        let budget = format!("{} bytes", thousands(self.budget));
+        if wanted > self.budget {
+            return Err(ApiError::new(
+                ErrorKind::BodyTooLarge,
+                format!(
+                    "the request would take about {} of memory ({what}); this server gives \
+                     requests {budget} in all (--max-memory)",
+                    size(wanted),
+                ),
+            ));
+        }
+        let held = self
+            .memory
+            .as_ref()
+            .map_or(0, |memory| memory.num_permits());
+        let more = usize::try_from(wanted.div_ceil(UNIT)).unwrap_or(usize::MAX) - held;
+        if more > 0 {
+            let more = u32::try_from(more).unwrap_or(u32::MAX);
+            let more = Arc::clone(&self.units)
+                .try_acquire_many_owned(more)
+                .map_err(|_| {
+                    ApiError::new(
+                        ErrorKind::Busy,
+                        format!(
+                            "the request would take about {} of memory ({what}), and the \
+                             requests in flight hold too much of the {budget} this server \
+                             gives them (--max-memory); try again shortly",
+                            size(wanted),
+                        ),
+                    )
+                })?;
+            match &mut self.memory {
+                Some(memory) => memory.merge(more),
+                None => self.memory = Some(more),
+            }
+        }
+        self.bytes = wanted;
+        Ok(())
+    }
+
+    /// `answer`, holding this share until the last copy of it is dropped (once written).
+    pub fn with(self, answer: Bytes) -> Bytes {
+        Bytes::from_owner(Answer {
+            bytes: answer,
+            _share: self,
+        })
+    }
+}
+
+/// An answer and the share of the memory it holds.
+struct Answer {
+    bytes: Bytes,
+    _share: Share,
+}
+
+impl AsRef<[u8]> for Answer {
+    fn as_ref(&self) -> &[u8] {
+        &self.bytes
+    }
+}
+
+/// A request's place: one of `--max-concurrent` until its evaluation has stopped, and its share
+/// of `--max-memory` until then, or until its answer is written ([`Place::answered`]).
+pub struct Place {
+    _running: OwnedSemaphorePermit,
+    share: Share,
 }
 
 impl Place {
@@ -61,76 +175,30 @@ impl Place {
     pub fn new(running: OwnedSemaphorePermit, budget: &MemoryBudget) -> Place {
         Place {
             _running: running,
-            memory: None,
-            units: Arc::clone(&budget.units),
-            budget: budget.bytes,
+            share: Share::of(budget),
         }
     }
 
-    /// The memory this place holds, in bytes.
-    pub fn held(&self) -> u64 {
-        self.memory
-            .as_ref()
-            .map_or(0, |memory| memory.num_permits() as u64 * UNIT)
-    }
-
-    /// Hold `bytes` more of the budget, for `what` the request will take (named in the
-    /// refusal): 413 when this request alone would be over `--max-memory`, 429 when the
-    /// requests in flight hold too much of it now.
+    /// See [`Share::hold`].
     pub fn hold(&mut self, bytes: u64, what: &str) -> Result<(), ApiError> {
-        let wanted = self.held().saturating_add(bytes);
-        if wanted > self.budget {
-            return Err(ApiError::new(
-                ErrorKind::BodyTooLarge,
-                format!(
-                    "the request would take about {} of memory ({what}); this server gives \
-                     requests {} in all (--max-memory)",
-                    size(wanted),
-                    size(self.budget)
-                ),
-            ));
-        }
-        let units = u32::try_from(bytes.div_ceil(UNIT)).unwrap_or(u32::MAX);
-        if units == 0 {
-            return Ok(());
-        }
-        let more = Arc::clone(&self.units)
-            .try_acquire_many_owned(units)
-            .map_err(|_| {
-                ApiError::new(
-                    ErrorKind::Busy,
-                    format!(
-                        "the request would take about {} of memory ({what}), and the requests \
-                         in flight hold too much of the {} this server gives them \
-                         (--max-memory); try again shortly",
-                        size(wanted),
-                        size(self.budget)
-                    ),
-                )
-            })?;
-        match &mut self.memory {
-            Some(memory) => memory.merge(more),
-            None => self.memory = Some(more),
-        }
-        Ok(())
+        self.share.hold(bytes, what)
     }
 
-    /// Give back `bytes` of what this place holds (at most all of it): what was held for a body
-    /// before its length was known, beyond that length.
-    pub fn release(&mut self, bytes: u64) {
-        let units = usize::try_from(bytes / UNIT).unwrap_or(usize::MAX);
-        if let Some(memory) = &mut self.memory {
-            let units = units.min(memory.num_permits());
-            drop(memory.split(units));
-        }
+    /// The evaluation has stopped: its place among `--max-concurrent` is free, and the memory
+    /// share stays with the answer.
+    pub fn answered(self) -> Share {
+        self.share
     }
 }
 
 /// The memory the JSON document `text` takes once parsed, estimated from its length and a count
 /// of its values (an upper bound of it: every comma outside a string, every opening bracket, and
-/// the document itself) without parsing it.
+/// the document itself) and containers (every opening bracket) without parsing it.
 pub fn parsed_cost(text: &[u8]) -> u64 {
-    let mut values: u64 = 1;
+    let mut count = JsonCount {
+        values: 1,
+        containers: 0,
+    };
     let mut in_string = false;
     let mut escaped = false;
     for &byte in text {
@@ -145,12 +213,16 @@ pub fn parsed_cost(text: &[u8]) -> u64 {
         } else {
             match byte {
                 b'"' => in_string = true,
-                b',' | b'[' | b'{' => values += 1,
+                b',' => count.values += 1,
+                b'[' | b'{' => {
+                    count.values += 1;
+                    count.containers += 1;
+                }
                 _ => {}
             }
         }
     }
-    (text.len() as u64).saturating_add(values.saturating_mul(VALUE_COST))
+    count.cost(text.len() as u64)
 }
 
 #[cfg(test)]
@@ -164,11 +236,12 @@ mod tests {
 
     #[test]
     fn parsed_cost_counts_values_outside_strings_only() {
-        let cost = |text: &str| (parsed_cost(text.as_bytes()) - text.len() as u64) / VALUE_COST;
-        assert_eq!(cost("0"), 1);
-        assert_eq!(cost("[0,0,0]"), 4);
-        assert_eq!(cost(r#"{"a":[1,2],"b":{}}"#), 6);
-        assert_eq!(cost(r#"["a,b[{", "\"]", "\\", 1]"#), 5);
+        let count = |values, containers| JsonCount { values, containers };
+        let cost = |text: &str| parsed_cost(text.as_bytes());
+        assert_eq!(cost("0"), count(1, 0).cost(1));
+        assert_eq!(cost("[0,0,0]"), count(4, 1).cost(7));
+        assert_eq!(cost(r#"{"a":[1,2],"b":{}}"#), count(6, 3).cost(18));
+        assert_eq!(cost(r#"["a,b[{", "\"]", "\\", 1]"#), count(5, 1).cost(25));
     }
 
     #[tokio::test]
@@ -176,9 +249,15 @@ mod tests {
         let budget = MemoryBudget::new(10 * UNIT);
         let running = Arc::new(Semaphore::new(2));
         let mut first = Place::new(Arc::clone(&running).try_acquire_owned().unwrap(), &budget);
-        first.hold(6 * UNIT, "its body").unwrap();
+        // Bytes held a few at a time take whole units only as they fill them.
+        for _ in 0..12 {
+            first.hold(UNIT / 2, "its body").unwrap();
+        }
         first.hold(UNIT / 2, "its document").unwrap();
-        assert_eq!((first.held(), held(&budget)), (7 * UNIT, 7 * UNIT));
+        assert_eq!(
+            (first.share.bytes, held(&budget)),
+            (13 * UNIT / 2, 7 * UNIT)
+        );
 
         let mut second = Place::new(Arc::clone(&running).try_acquire_owned().unwrap(), &budget);
         let busy = second.hold(4 * UNIT, "its body").unwrap_err();
@@ -188,14 +267,9 @@ mod tests {
         assert_eq!(
             too_large.message,
             "the request would take about 11.3 kB of memory (its body); this server gives \
-             requests 10.2 kB in all (--max-memory)"
+             requests 10,240 bytes in all (--max-memory)"
         );
 
-        first.release(3 * UNIT);
-        assert_eq!((first.held(), held(&budget)), (4 * UNIT, 4 * UNIT));
-        first.release(100 * UNIT);
-        assert_eq!((first.held(), held(&budget)), (0, 0));
-        first.hold(7 * UNIT, "its body").unwrap();
         drop(first);
         assert_eq!(held(&budget), 0);
         second.hold(4 * UNIT, "its body").unwrap();

@@ -9,7 +9,7 @@ use serde_json::Value;
 use tokio::sync::Semaphore;
 
 use super::error::{invalid_request, ApiError, ErrorKind};
-use super::place::{parsed_cost, MemoryBudget, Place, RESULT_COST};
+use super::place::{parsed_cost, MemoryBudget, Place, Share, ECHO_COPIES, RESULT_COST};
 use crate::checks::{Call, CaseAnswers, Catalog, Declarations, EndpointPolicy};
 use crate::evaluator::check_calls::{
     local_catalog, validator_checks, CheckCaller, DEFAULT_CONCURRENCY,
@@ -130,6 +130,11 @@ impl Engine {
         self.limits.max_concurrent - self.running.available_permits()
     }
 
+    /// An empty share of `--max-memory`, for what is not an evaluation (a stored result read).
+    pub fn memory_share(&self) -> Share {
+        Share::of(&self.memory)
+    }
+
     /// Wait until no evaluation runs (each stops within `--request-timeout`).
     pub async fn drained(&self) {
         // --max-concurrent is at most 65,536.
@@ -167,12 +172,18 @@ impl Engine {
         place.hold(parsed_cost(body), "the document parsed from its body")?;
         let document = serde_json::from_slice(body)
             .map_err(|err| invalid_request(vec![document_json_reason(&err, body)]))?;
-        self.prepare(document, place)
+        self.prepare(document, place, 1)
     }
 
     /// Validate an EvaluationRequest document: every problem, worded as `fep evaluate` does;
-    /// `place` holds the memory its check results take before they are parsed.
-    pub fn prepare(&self, document: Value, place: &mut Place) -> Result<Request, ApiError> {
+    /// `place` holds the memory its answer takes before it is parsed, `answer_copies` times
+    /// (the front end's copies of it: the document, and gRPC's parsed values and message).
+    pub fn prepare(
+        &self,
+        document: Value,
+        place: &mut Place,
+        answer_copies: u64,
+    ) -> Result<Request, ApiError> {
         let test_cases = document
             .get("test_cases")
             .and_then(Value::as_array)
@@ -187,7 +198,8 @@ impl Engine {
                 ),
             ));
         }
-        let check_results = check_results(&document);
+        let answer = answer_size(&document);
+        let check_results = answer.check_results;
         if check_results > self.limits.max_check_results as u64 {
             return Err(ApiError::new(
                 ErrorKind::TooManyCheckResults,
@@ -199,8 +211,8 @@ impl Engine {
             ));
         }
         place.hold(
-            check_results.saturating_mul(RESULT_COST),
-            &format!("{check_results} check results"),
+            answer.bytes.saturating_mul(answer_copies),
+            &format!("the answer of its {check_results} check results"),
         )?;
         // A request cannot declare custom checks here, so parsing one changes nothing in the
         // catalog but its compiled paths: the next request may use it.
@@ -227,35 +239,68 @@ impl Engine {
     }
 }
 
-/// How many check results an EvaluationRequest document asks for, counted before it is parsed:
-/// for each test case, the checks of `checks` that apply to it (the whole list when it is
-/// shared, its own list when `checks` holds one list per test case) plus its own `checks`.
-/// Whatever is not an array counts nothing (parsing refuses it).
-fn check_results(document: &Value) -> u64 {
-    let length = |value: Option<&Value>| value.and_then(Value::as_array).map_or(0, Vec::len) as u64;
-    let test_cases = document
-        .get("test_cases")
+/// What an EvaluationRequest document's answer holds, counted before it is parsed.
+#[derive(Debug, PartialEq)]
+struct AnswerSize {
+    /// For each test case, the checks of `checks` that apply to it (the whole list when it is
+    /// shared, its own list when `checks` holds one list per test case) plus its own `checks`.
+    /// Whatever is not an array counts nothing (parsing refuses it).
+    check_results: u64,
+    /// The memory the answer takes, estimated: each check result's [`RESULT_COST`] and the
+    /// values it may repeat (its test case and output, whose paths its arguments resolve,
+    /// [`ECHO_COPIES`] times), and each test case result's copy of its test case and output.
+    bytes: u64,
+}
+
+/// The elements of `value` when it is an array; none otherwise.
+fn array(value: Option<&Value>) -> &[Value] {
+    value
         .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
-    let checks = document
-        .get("checks")
-        .and_then(Value::as_array)
-        .map_or(&[][..], Vec::as_slice);
+        .map_or(&[][..], Vec::as_slice)
+}
+
+fn answer_size(document: &Value) -> AnswerSize {
+    let test_cases = array(document.get("test_cases"));
+    let outputs = array(document.get("outputs"));
+    let checks = array(document.get("checks"));
     // As the request reader decides: one list per test case once any item is a list.
-    let from_checks = if checks.iter().any(Value::is_array) {
-        checks
-            .iter()
-            .take(test_cases.len())
-            .map(|list| length(Some(list)))
-            .sum()
-    } else {
-        (checks.len() as u64).saturating_mul(test_cases.len() as u64)
+    let per_case = checks.iter().any(Value::is_array);
+    let mut size = AnswerSize {
+        check_results: 0,
+        bytes: 0,
     };
-    let own: u64 = test_cases
-        .iter()
-        .map(|test_case| length(test_case.get("checks")))
-        .sum();
-    from_checks.saturating_add(own)
+    for (index, test_case) in test_cases.iter().enumerate() {
+        let from_checks = match per_case {
+            true => checks.get(index).map_or(0, |list| array(Some(list)).len()),
+            false => checks.len(),
+        };
+        let results = (from_checks + array(test_case.get("checks")).len()) as u64;
+        let echoed = json_size(test_case) + outputs.get(index).map_or(0, json_size);
+        size.check_results = size.check_results.saturating_add(results);
+        size.bytes = (size.bytes)
+            .saturating_add(
+                results
+                    .saturating_mul(RESULT_COST.saturating_add(echoed.saturating_mul(ECHO_COPIES))),
+            )
+            .saturating_add(echoed);
+    }
+    size
+}
+
+/// About how many bytes `value` takes written as JSON.
+fn json_size(value: &Value) -> u64 {
+    match value {
+        Value::Null | Value::Bool(_) => 5,
+        Value::Number(number) => number.as_str().len() as u64,
+        Value::String(text) => text.len() as u64 + 2,
+        Value::Array(values) => 2 + values.iter().map(|value| json_size(value) + 1).sum::<u64>(),
+        Value::Object(members) => {
+            let each = members
+                .iter()
+                .map(|(key, value)| key.len() as u64 + 4 + json_size(value));
+            2 + each.sum::<u64>()
+        }
+    }
 }
 
 /// The most calls of checks that call out the server makes at once, over all evaluations (each
@@ -269,6 +314,7 @@ mod tests {
 
     #[test]
     fn check_results_count_the_checks_that_apply_to_each_test_case() {
+        let check_results = |document: &Value| answer_size(document).check_results;
         let case = |checks: Value| json!({"id": "t", "input": "q", "checks": checks});
         let check = json!({"type": "exact_match"});
         // Shared checks apply to every test case, and each test case adds its own.
@@ -291,5 +337,24 @@ mod tests {
         );
         assert_eq!(check_results(&json!({"test_cases": [{}], "checks": {}})), 0);
         assert_eq!(check_results(&json!([1, 2])), 0);
+    }
+
+    #[test]
+    fn the_answer_counts_what_each_check_result_may_repeat() {
+        let long = "x".repeat(1000);
+        let document = json!({
+            "test_cases": [{"id": "t", "expected": long}],
+            "outputs": [{"value": long}],
+            "checks": [{"type": "exact_match"}, {"type": "exact_match"}],
+        });
+        let echoed = json_size(&document["test_cases"][0]) + json_size(&document["outputs"][0]);
+        assert_eq!(echoed, 2038);
+        assert_eq!(
+            answer_size(&document),
+            AnswerSize {
+                check_results: 2,
+                bytes: 2 * (RESULT_COST + 3 * echoed) + echoed,
+            }
+        );
     }
 }

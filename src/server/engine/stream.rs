@@ -96,7 +96,8 @@ impl Engine {
                 // The client went away.
                 _ => None,
             };
-            // The evaluation has stopped: its place is free while the last line waits.
+            // The evaluation has stopped: its place and memory are free while the last line waits
+            // (the lines not yet read are at most the channel's 64).
             drop(place);
             if let Some(error) = failure {
                 // A client still reading gets it after the lines before it; one that has stopped
