@@ -72,7 +72,7 @@ async fn a_grpc_message_whose_document_would_be_over_max_memory_is_resource_exha
     assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
     assert_eq!(
         refused.message(),
-        "the request would take about 8.6 MB of memory (the JSON document of its message); \
+        "the request would take about 8.8 MB of memory (the JSON document of its message); \
          this server gives requests 1,000,000 bytes in all (--max-memory)"
     );
     let streamed = client

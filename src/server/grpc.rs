@@ -16,6 +16,7 @@ use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
 
+use super::budgeted::{take_place, Budgeted};
 use super::convert::{request_count, request_to_json, run_result, test_case_result};
 use super::engine::{blocking, ApiError, Engine, ErrorKind, Line, Place, FEP_VERSION};
 use super::pb;
@@ -30,14 +31,15 @@ const HEALTH_CHECK: &str = "/fep.v1.EvaluationService/HealthCheck";
 
 /// The service over `engine`, taking messages up to `--max-body` bytes from the callers that
 /// carry the token.
-pub fn service(engine: Arc<Engine>) -> Authenticated<EvaluationServiceServer<Grpc>> {
+pub fn service(engine: Arc<Engine>) -> Authenticated<Budgeted<EvaluationServiceServer<Grpc>>> {
     let max_body = engine.limits.max_body;
     let inner = EvaluationServiceServer::new(Grpc {
         engine: Arc::clone(&engine),
     })
     .max_decoding_message_size(max_body)
     .max_encoding_message_size(usize::MAX);
-    Authenticated::new(engine, inner)
+    let budgeted = Budgeted::new(Arc::clone(&engine), inner);
+    Authenticated::new(engine, budgeted)
 }
 
 /// The EvaluationService implementation.
@@ -152,13 +154,13 @@ pub fn parse_document(document: &[u8]) -> Result<Value, ApiError> {
     })
 }
 
-/// Admit an EvaluationRequest and start evaluating it case by case (`StreamEvaluation`,
+/// Start evaluating an admitted EvaluationRequest case by case (`StreamEvaluation`,
 /// `StartEvaluation`): the number of its test cases, its evaluation id and its result lines.
 pub async fn start_streaming(
     engine: &Arc<Engine>,
     request: Request<pb::EvaluationRequest>,
 ) -> Result<(i32, String, mpsc::Receiver<Line>), Status> {
-    let place = engine.admit(0)?;
+    let place = take_place(&request)?;
     let message = request.into_inner();
     let total = i32::try_from(message.test_cases.len()).unwrap_or(i32::MAX);
     let (evaluation_id, lines) = engine
@@ -173,7 +175,7 @@ impl EvaluationService for Grpc {
         &self,
         request: Request<pb::EvaluationRequest>,
     ) -> Result<Response<pb::EvaluationRunResult>, Status> {
-        let place = self.engine.admit(0)?;
+        let place = take_place(&request)?;
         let message = request.into_inner();
         let document = self
             .engine

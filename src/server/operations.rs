@@ -16,6 +16,7 @@ use std::time::SystemTime;
 use tokio::sync::{mpsc, oneshot};
 use tonic::{Request, Response, Status};
 
+use super::budgeted::Budgeted;
 use super::convert::run_result;
 use super::engine::{ApiError, Engine, ErrorKind, Line};
 use super::grpc::{parse_document, start_streaming, Authenticated, GRPC_ANSWER_COPIES};
@@ -34,7 +35,9 @@ const DEFAULT_PAGE_SIZE: usize = 50;
 const MAX_PAGE_SIZE: usize = 1000;
 
 /// The service over `engine`, behind the same token check as the EvaluationService.
-pub fn service(engine: Arc<Engine>) -> Authenticated<AsyncEvaluationServiceServer<Operations>> {
+pub fn service(
+    engine: Arc<Engine>,
+) -> Authenticated<Budgeted<AsyncEvaluationServiceServer<Operations>>> {
     let max_body = engine.limits.max_body;
     let inner = AsyncEvaluationServiceServer::new(Operations {
         engine: Arc::clone(&engine),
@@ -42,7 +45,8 @@ pub fn service(engine: Arc<Engine>) -> Authenticated<AsyncEvaluationServiceServe
     })
     .max_decoding_message_size(max_body)
     .max_encoding_message_size(usize::MAX);
-    Authenticated::new(engine, inner)
+    let budgeted = Budgeted::new(Arc::clone(&engine), inner);
+    Authenticated::new(engine, budgeted)
 }
 
 /// The AsyncEvaluationService implementation.

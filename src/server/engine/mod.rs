@@ -19,6 +19,8 @@ mod stream;
 
 pub use error::{ApiError, ErrorKind};
 pub use evaluate::blocking;
+#[cfg(test)]
+pub use place::MemoryBudget;
 pub use place::{JsonCount, Place};
 pub use state::{Engine, Limits, FEP_VERSION};
 pub use stream::Line;
