@@ -361,6 +361,12 @@ pub fn house_wording(message: &str) -> Option<String> {
     }
     if let Some(rest) = message.strip_prefix("invalid type: ") {
         let (found, expected) = rest.split_once(", expected ")?;
+        // serde names Rust's number types; people read "an integer" and "a number".
+        let expected = match expected {
+            "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" => "an integer",
+            "f32" | "f64" => "a number",
+            other => other,
+        };
         return Some(format!("expected {expected}, found {found}"));
     }
     let key = message.strip_prefix("missing field `")?.split('`').next()?;
@@ -582,6 +588,18 @@ scorecard:
         assert_eq!(missing.to_string(), "evaluation_spec is required");
         let blank = problem(decode(b"  \n", "spec.yaml"));
         assert_eq!(blank.to_string(), "evaluation_spec is required");
+    }
+
+    #[test]
+    fn a_wrong_type_is_worded_for_people_not_as_a_rust_type() {
+        let quoted = problem(decode(
+            br#"{"name": "s", "version_number": "1"}"#,
+            "spec.json",
+        ));
+        assert_eq!(
+            quoted.to_string(),
+            "evaluation_spec.version_number expected an integer, found string \"1\""
+        );
     }
 
     #[test]
