@@ -10,6 +10,11 @@ const EVAL: &str = "p=$(cat)\ni=$(printf '%s' \"$p\" | sed -n 's/.*\"i\":\\([0-9
                     set -- $SCORES\nshift \"$i\"\nprintf '{\"score\": %s}' \"$1\"\n";
 
 fn run(sb: &Sandbox, scores: &str, output: &str) {
+    run_with(sb, scores, output, &[]);
+}
+
+/// [`run`] with `extra` flags.
+fn run_with(sb: &Sandbox, scores: &str, output: &str, extra: &[&str]) {
     succeeded(
         sb.evalctl()
             .args([
@@ -27,6 +32,7 @@ fn run(sb: &Sandbox, scores: &str, output: &str) {
                 "--output",
                 output,
             ])
+            .args(extra)
             .env("SCORES", scores),
     );
 }
@@ -323,19 +329,7 @@ fn a_partial_repeated_run_has_one_mean_in_summarize_and_compare() {
     let sb = Sandbox::new();
     sb.write("eval.sh", EVAL);
     sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
-    succeeded(
-        sb.evalctl()
-            .args([
-                "run",
-                "--format",
-                "json",
-                "--evaluator-command",
-                "sh eval.sh",
-            ])
-            .args(["--candidate", "c", "--dataset", "d.jsonl", "--repeat", "2"])
-            .args(["--output", "full.jsonl"])
-            .env("SCORES", "1 0"),
-    );
+    run_with(&sb, "1 0", "full.jsonl", &["--repeat", "2"]);
     // Example 1's second repeat is absent: example 0 scored 1, 1; example 1 scored 0.
     let full = sb.read("full.jsonl");
     let partial: Vec<&str> = full

@@ -339,21 +339,7 @@ fn a_stream_left_unread() -> (Server, tempfile::TempDir, BufReader<TcpStream>, S
         &["--max-concurrent", "1", "--request-timeout", "1"],
         &[],
     );
-    // Once the socket buffers are full, the evaluation waits for the client, holding the place.
-    let stream = send(
-        &server.rest,
-        "POST",
-        "/evaluate?stream=true",
-        &[],
-        &capitals_request(60_000),
-    );
-    let mut stream = BufReader::new(stream);
-    let mut line = String::new();
-    while line != "\r\n" {
-        line.clear();
-        stream.read_line(&mut line).expect("the response's head");
-    }
-    stream.read_line(&mut line).expect("a first line");
+    let (stream, line) = server.stream_left_unread(&capitals_request(60_000));
     server.until_a_place_is_free("the deadline did not stop the stream");
     (server, dir, stream, line)
 }

@@ -5,13 +5,18 @@
 //! (429), and admitted once that request has stopped. A body holds memory as its bytes arrive,
 //! not as its head declares; a stored result read back holds its size while it is answered.
 
-use std::io::{BufRead, BufReader};
-
 use serde_json::json;
 
 use crate::serve_support::grpc::{authorized, capitals, pb};
 use crate::serve_support::{capitals_request, read_reply, send, Server};
 use pb::evaluation_service_client::EvaluationServiceClient;
+
+/// A server with `flags`, and the folder of its database.
+fn server_with(flags: &[&str]) -> (Server, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), flags, &[]);
+    (server, dir)
+}
 
 /// A valid, empty request with a member no schema lists: `values` zeros.
 fn junk_request(values: usize) -> Vec<u8> {
@@ -21,12 +26,7 @@ fn junk_request(values: usize) -> Vec<u8> {
 
 #[test]
 fn a_request_whose_parsed_document_would_be_over_max_memory_is_a_413() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &["--max-body", "100000", "--max-memory", "1000000"],
-        &[],
-    );
+    let (server, _dir) = server_with(&["--max-body", "100000", "--max-memory", "1000000"]);
     // 60 KB of zeros: within --max-body, but about 4 MB once parsed.
     let junk = junk_request(30_000);
     for path in ["/evaluate", "/evaluate?stream=true"] {
@@ -56,12 +56,7 @@ fn a_request_whose_parsed_document_would_be_over_max_memory_is_a_413() {
 
 #[tokio::test]
 async fn a_grpc_message_whose_document_would_be_over_max_memory_is_resource_exhausted() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &["--max-body", "1000000", "--max-memory", "1000000"],
-        &[],
-    );
+    let (server, _dir) = server_with(&["--max-body", "1000000", "--max-memory", "1000000"]);
     let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
         .await
         .unwrap();
@@ -91,27 +86,11 @@ async fn a_grpc_message_whose_document_would_be_over_max_memory_is_resource_exha
 
 #[test]
 fn past_max_memory_a_request_gets_429_until_the_requests_in_flight_stop() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &["--max-body", "3000000", "--max-memory", "100000000"],
-        &[],
-    );
+    let (server, _dir) = server_with(&["--max-body", "3000000", "--max-memory", "100000000"]);
     // A streamed evaluation of 30,000 test cases whose results this client does not read: it
     // holds about 73 MB of the 100 MB for as long as the test needs.
     let large = capitals_request(30_000);
-    let first = send(&server.rest, "POST", "/evaluate?stream=true", &[], &large);
-    let mut first = BufReader::new(first);
-    let mut line = String::new();
-    while line != "\r\n" {
-        line.clear();
-        first
-            .read_line(&mut line)
-            .expect("the first response's head");
-    }
-    first
-        .read_line(&mut line)
-        .expect("a first result: the evaluation runs");
+    let (first, _) = server.stream_left_unread(&large);
 
     let busy = server.request("POST", "/evaluate", &[], &large);
     assert_eq!(busy.status, 429, "{}", String::from_utf8_lossy(&busy.body));
@@ -160,12 +139,7 @@ fn past_max_memory_a_request_gets_429_until_the_requests_in_flight_stop() {
 
 #[test]
 fn a_body_holds_memory_as_it_arrives_not_as_its_head_declares() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &["--max-body", "1000000", "--max-memory", "1000000"],
-        &[],
-    );
+    let (server, _dir) = server_with(&["--max-body", "1000000", "--max-memory", "1000000"]);
     // Two clients declare bodies as large as the whole budget, send a byte, and wait.
     let held: Vec<std::net::TcpStream> = [
         "Content-Length: 1000000\r\n",
@@ -192,12 +166,7 @@ fn a_body_holds_memory_as_it_arrives_not_as_its_head_declares() {
 
 #[test]
 fn a_request_whose_answer_would_repeat_its_values_past_max_memory_is_a_413() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &["--max-body", "1000000", "--max-memory", "5000000"],
-        &[],
-    );
+    let (server, _dir) = server_with(&["--max-body", "1000000", "--max-memory", "5000000"]);
     // A 200 KB request whose 100 checks each repeat its 100 KB values in their results.
     let long = "x".repeat(100_000);
     let check = json!({"type": "exact_match",
@@ -223,12 +192,7 @@ fn a_request_whose_answer_would_repeat_its_values_past_max_memory_is_a_413() {
 
 #[tokio::test]
 async fn a_stored_result_read_back_holds_its_size_while_it_is_answered() {
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &["--max-body", "1000000", "--max-memory", "3000000"],
-        &[],
-    );
+    let (server, _dir) = server_with(&["--max-body", "1000000", "--max-memory", "3000000"]);
     let answered = server.request("POST", "/evaluate", &[], &capitals_request(1000));
     assert_eq!(
         answered.status,

@@ -373,29 +373,10 @@ fn sigterm_finishes_the_request_in_flight_then_exits() {
 
 #[test]
 fn an_evaluation_past_max_concurrent_gets_429_and_the_server_goes_on() {
-    use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(&dir.path().join("s.db"), &["--max-concurrent", "1"], &[]);
-    // A streamed evaluation whose results this client does not read: once the socket buffers
-    // are full, it waits, holding the one place, for as long as the test needs.
-    let first = send(
-        &server.rest,
-        "POST",
-        "/evaluate?stream=true",
-        &[],
-        &capitals_request(30_000),
-    );
-    let mut first = BufReader::new(first);
-    let mut line = String::new();
-    while line != "\r\n" {
-        line.clear();
-        first
-            .read_line(&mut line)
-            .expect("the first response's head");
-    }
-    first
-        .read_line(&mut line)
-        .expect("a first result: the evaluation runs");
+    // A streamed evaluation whose results this client does not read holds the one place.
+    let (first, _) = server.stream_left_unread(&capitals_request(30_000));
 
     let busy = evaluate(&server, &capitals_request(1));
     assert_eq!(busy.status, 429, "{}", String::from_utf8_lossy(&busy.body));

@@ -828,8 +828,13 @@ fn judge_reply() -> Reply {
     )
 }
 
-/// `spec score --judges live` of the fixture runs under `spec`, at `server`.
+/// `spec score --judges live --retries 0` of the fixture runs under `spec`, at `server`.
 fn score_live(sandbox: &Sandbox, spec: &str, server: &Server) -> std::process::Output {
+    score_live_at(sandbox, spec, &server.url("/v1"))
+}
+
+/// [`score_live`] with the judges at `base_url`.
+fn score_live_at(sandbox: &Sandbox, spec: &str, base_url: &str) -> std::process::Output {
     sandbox.write("judged.yaml", spec);
     output({
         let mut command = in_repository();
@@ -840,11 +845,12 @@ fn score_live(sandbox: &Sandbox, spec: &str, server: &Server) -> std::process::O
                 RUNS,
                 "--judges",
                 "live",
+                "--retries",
+                "0",
                 "--format",
                 "text",
-                "--judge-base-url",
             ])
-            .arg(server.url("/v1"));
+            .args(["--judge-base-url", base_url]);
         command
     })
 }
@@ -1144,25 +1150,7 @@ fn score_live_answering(sandbox: &Sandbox, answer: fn(usize) -> Reply) -> std::p
         "/v1/models" => Reply::json("{\"object\": \"list\", \"data\": []}"),
         _ => answer(index),
     });
-    sandbox.write("judged.yaml", JUDGED_SPEC);
-    output({
-        let mut command = in_repository();
-        command
-            .args(["spec", "score"])
-            .arg(sandbox.join("judged.yaml"))
-            .args([
-                RUNS,
-                "--judges",
-                "live",
-                "--retries",
-                "0",
-                "--format",
-                "text",
-            ])
-            .arg("--judge-base-url")
-            .arg(server.url("/v1"));
-        command
-    })
+    score_live(sandbox, JUDGED_SPEC, &server)
 }
 
 #[test]
@@ -1222,17 +1210,7 @@ fn live_judges_whose_api_cannot_be_reached_name_the_url_they_tried() {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let url = format!("http://{}/v1", closed.local_addr().unwrap());
     drop(closed);
-    let sandbox = Sandbox::new();
-    sandbox.write("judged.yaml", JUDGED_SPEC);
-    let out = output({
-        let mut command = in_repository();
-        command
-            .args(["spec", "score"])
-            .arg(sandbox.join("judged.yaml"))
-            .args([RUNS, "--judges", "live", "--format", "text"])
-            .args(["--judge-base-url", &url]);
-        command
-    });
+    let out = score_live_at(&Sandbox::new(), JUDGED_SPEC, &url);
     assert_eq!(
         (code(&out), stderr_text(&out)),
         (

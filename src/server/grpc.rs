@@ -2,44 +2,33 @@
 //! GetEvaluation, HealthCheck and StreamEvaluation, over the same engine as the REST API. An
 //! invalid request is INVALID_ARGUMENT whose message lists every problem; a missing or wrong
 //! token is UNAUTHENTICATED, decided on the call's headers before its message is read
-//! ([`Authenticated`], which guards the AsyncEvaluationService too; HealthCheck stays open).
+//! ([`Admitted`], which guards the AsyncEvaluationService too; HealthCheck stays open).
 
-use std::convert::Infallible;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 
 use prost::Message;
 use serde_json::Value;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
-use tonic::codegen::{http, BoxFuture, Service};
-use tonic::server::NamedService;
 use tonic::{Request, Response, Status};
 
-use super::budgeted::{take_place, Budgeted};
+use super::admission::{take_place, Admitted};
 use super::convert::{request_count, request_to_json, run_result, test_case_result};
 use super::engine::{blocking, ApiError, Engine, ErrorKind, Line, Place, FEP_VERSION};
 use super::pb;
 use super::pb::evaluation_service_server::{EvaluationService, EvaluationServiceServer};
 use crate::fep;
 
-/// The header a call's status travels in when it has no message to answer with.
-const GRPC_STATUS: &str = "grpc-status";
-
-/// The path of the call that needs no token.
-const HEALTH_CHECK: &str = "/fep.v1.EvaluationService/HealthCheck";
-
 /// The service over `engine`, taking messages up to `--max-body` bytes from the callers that
 /// carry the token.
-pub fn service(engine: Arc<Engine>) -> Authenticated<Budgeted<EvaluationServiceServer<Grpc>>> {
+pub fn service(engine: Arc<Engine>) -> Admitted<EvaluationServiceServer<Grpc>> {
     let max_body = engine.limits.max_body;
     let inner = EvaluationServiceServer::new(Grpc {
         engine: Arc::clone(&engine),
     })
     .max_decoding_message_size(max_body)
     .max_encoding_message_size(usize::MAX);
-    let budgeted = Budgeted::new(Arc::clone(&engine), inner);
-    Authenticated::new(engine, budgeted)
+    Admitted::new(engine, inner)
 }
 
 /// The EvaluationService implementation.
@@ -51,80 +40,6 @@ impl From<ApiError> for Status {
     fn from(error: ApiError) -> Self {
         Status::new(error.kind.grpc_code(), error.message)
     }
-}
-
-/// A service behind the token check: a call without the token is answered UNAUTHENTICATED
-/// from its headers, before a byte of its message is read or decoded.
-#[derive(Clone)]
-pub struct Authenticated<S> {
-    engine: Arc<Engine>,
-    inner: S,
-}
-
-impl<S> Authenticated<S> {
-    /// `inner`, answering only the callers `engine` authorizes.
-    pub fn new(engine: Arc<Engine>, inner: S) -> Self {
-        Authenticated { engine, inner }
-    }
-}
-
-impl<S, B> Service<http::Request<B>> for Authenticated<S>
-where
-    S: Service<
-        http::Request<B>,
-        Response = http::Response<tonic::body::Body>,
-        Error = Infallible,
-        Future = BoxFuture<http::Response<tonic::body::Body>, Infallible>,
-    >,
-{
-    type Response = http::Response<tonic::body::Body>;
-    type Error = Infallible;
-    type Future = BoxFuture<Self::Response, Self::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
-    fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let headers = request.headers();
-        let refused = match request.uri().path() {
-            HEALTH_CHECK => None,
-            _ => self
-                .engine
-                .authorize(
-                    headers.get("authorization").map(|value| value.as_bytes()),
-                    headers.get("x-api-key").map(|value| value.as_bytes()),
-                )
-                .err(),
-        };
-        match refused {
-            Some(error) => {
-                let response = Status::from(error).into_http();
-                Box::pin(async move { Ok(response) })
-            }
-            None => {
-                let call = self.inner.call(request);
-                Box::pin(async move {
-                    let mut response = call.await?;
-                    // tonic refuses a message over --max-body as OUT_OF_RANGE (11); the FEP's
-                    // status table gives a size refusal RESOURCE_EXHAUSTED (8). The service
-                    // itself never answers OUT_OF_RANGE, so every 11 is that refusal.
-                    let headers = response.headers_mut();
-                    if headers
-                        .get(GRPC_STATUS)
-                        .is_some_and(|status| status == "11")
-                    {
-                        headers.insert(GRPC_STATUS, http::HeaderValue::from_static("8"));
-                    }
-                    Ok(response)
-                })
-            }
-        }
-    }
-}
-
-impl<S: NamedService> NamedService for Authenticated<S> {
-    const NAME: &'static str = S::NAME;
 }
 
 /// How many times the memory of an answer over REST a gRPC call's answer takes: the stored

@@ -7,12 +7,12 @@
 //! (`REST listening on http://ADDR`, `gRPC listening on http://ADDR`), so a caller that asked
 //! for port 0 learns the port. SIGINT or SIGTERM stops accepting connections, lets the requests
 //! in flight and the operations' evaluations finish, then closes the database. Idle and slow connections are closed,
-//! and at most `--max-connections` are open at once ([`connections`]); a gRPC call that
-//! evaluates takes its place before its message is read ([`budgeted`]). Without `--token-env`, only loopback addresses are served unless
+//! and at most `--max-connections` are open at once ([`connections`]); a gRPC call is admitted
+//! on its headers, its token checked and, when it evaluates, its place taken ([`admission`]). Without `--token-env`, only loopback addresses are served unless
 //! `--allow-unauthenticated-remote` says otherwise.
 
+mod admission;
 pub(crate) mod auth;
-mod budgeted;
 pub(crate) mod connections;
 mod convert;
 pub(crate) mod engine;

@@ -16,10 +16,10 @@ use std::time::SystemTime;
 use tokio::sync::{mpsc, oneshot};
 use tonic::{Request, Response, Status};
 
-use super::budgeted::Budgeted;
+use super::admission::Admitted;
 use super::convert::run_result;
 use super::engine::{ApiError, Engine, ErrorKind, Line};
-use super::grpc::{parse_document, start_streaming, Authenticated, GRPC_ANSWER_COPIES};
+use super::grpc::{parse_document, start_streaming, GRPC_ANSWER_COPIES};
 use super::pb;
 use super::pb::async_evaluation_service_server::{
     AsyncEvaluationService, AsyncEvaluationServiceServer,
@@ -35,9 +35,7 @@ const DEFAULT_PAGE_SIZE: usize = 50;
 const MAX_PAGE_SIZE: usize = 1000;
 
 /// The service over `engine`, behind the same token check as the EvaluationService.
-pub fn service(
-    engine: Arc<Engine>,
-) -> Authenticated<Budgeted<AsyncEvaluationServiceServer<Operations>>> {
+pub fn service(engine: Arc<Engine>) -> Admitted<AsyncEvaluationServiceServer<Operations>> {
     let max_body = engine.limits.max_body;
     let inner = AsyncEvaluationServiceServer::new(Operations {
         engine: Arc::clone(&engine),
@@ -45,8 +43,7 @@ pub fn service(
     })
     .max_decoding_message_size(max_body)
     .max_encoding_message_size(usize::MAX);
-    let budgeted = Budgeted::new(Arc::clone(&engine), inner);
-    Authenticated::new(engine, budgeted)
+    Admitted::new(engine, inner)
 }
 
 /// The AsyncEvaluationService implementation.

@@ -119,6 +119,24 @@ impl Server {
         request(&self.rest, method, path, headers, body)
     }
 
+    /// A streamed evaluation of `request` whose client reads its head and first line and then
+    /// nothing: once the socket buffers are full, the evaluation waits for the client, holding
+    /// its place, for as long as the caller needs. The stream and the first line.
+    pub fn stream_left_unread(&self, request: &[u8]) -> (BufReader<TcpStream>, String) {
+        let stream = send(&self.rest, "POST", "/evaluate?stream=true", &[], request);
+        let mut stream = BufReader::new(stream);
+        let mut line = String::new();
+        while line != "\r\n" {
+            line.clear();
+            stream.read_line(&mut line).expect("the response's head");
+        }
+        line.clear();
+        stream
+            .read_line(&mut line)
+            .expect("a first line: the evaluation runs");
+        (stream, line)
+    }
+
     /// Send a one-test-case evaluation until it is answered 200 rather than 429 (a place among
     /// `--max-concurrent` has been freed), failing with `what` if none is freed within a minute.
     pub fn until_a_place_is_free(&self, what: &str) {

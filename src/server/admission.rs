@@ -1,9 +1,12 @@
-//! The gRPC calls that evaluate (`RunEvaluation`, `StreamEvaluation`, `StartEvaluation`) take
-//! their [`Place`] before their message is read, as a REST request does before its body: one of
-//! `--max-concurrent` (RESOURCE_EXHAUSTED at once when none is free), and a share of
-//! `--max-memory` that grows as the message's bytes arrive, so that clients sending large
-//! messages slowly cannot hold more memory than the budget between them. The place travels to
-//! the handler in the request's extensions ([`take_place`]).
+//! How a gRPC call is admitted ([`Admitted`], in front of both services), on its headers, before
+//! a byte of its message is read or decoded:
+//! - without the token (`--token-env`), it is UNAUTHENTICATED (HealthCheck stays open);
+//! - a call that evaluates (`RunEvaluation`, `StreamEvaluation`, `StartEvaluation`) takes its
+//!   [`Place`], as a REST request does before its body: one of `--max-concurrent`
+//!   (RESOURCE_EXHAUSTED at once when none is free), and a share of `--max-memory` that grows
+//!   as the message's bytes arrive, so that clients sending large messages slowly cannot hold
+//!   more memory than the budget between them. The place travels to the handler in the
+//!   request's extensions ([`take_place`]).
 
 use std::convert::Infallible;
 use std::pin::Pin;
@@ -18,6 +21,12 @@ use tonic::Status;
 
 use super::engine::{ApiError, Engine, ErrorKind, Place};
 
+/// The header a call's status travels in when it has no message to answer with.
+const GRPC_STATUS: &str = "grpc-status";
+
+/// The path of the call that needs no token.
+const HEALTH_CHECK: &str = "/fep.v1.EvaluationService/HealthCheck";
+
 /// The calls that evaluate a request message.
 const EVALUATING: [&str; 3] = [
     "/fep.v1.EvaluationService/RunEvaluation",
@@ -29,7 +38,7 @@ const EVALUATING: [&str; 3] = [
 #[derive(Clone, Default)]
 struct PlaceSlot(Arc<Mutex<Option<Place>>>);
 
-/// The place [`Budgeted`] took for this call, which its message's bytes are held in.
+/// The place [`Admitted`] took for this call, which its message's bytes are held in.
 pub fn take_place<T>(request: &tonic::Request<T>) -> Result<Place, Status> {
     request
         .extensions()
@@ -38,21 +47,38 @@ pub fn take_place<T>(request: &tonic::Request<T>) -> Result<Place, Status> {
         .ok_or_else(|| Status::internal("the call has no place among the evaluations"))
 }
 
-/// A gRPC service whose evaluating calls take their place before their message is read.
+/// A gRPC service behind the token check, whose evaluating calls take their place before their
+/// message is read.
 #[derive(Clone)]
-pub struct Budgeted<S> {
+pub struct Admitted<S> {
     engine: Arc<Engine>,
     inner: S,
 }
 
-impl<S> Budgeted<S> {
-    /// `inner`, its evaluating calls admitted by `engine`.
+impl<S> Admitted<S> {
+    /// `inner`, answering only the callers `engine` authorizes, as `engine` admits them.
     pub fn new(engine: Arc<Engine>, inner: S) -> Self {
-        Budgeted { engine, inner }
+        Admitted { engine, inner }
+    }
+
+    /// Whether a call of `path` with `headers` is refused, or the place it takes when it
+    /// evaluates.
+    fn admit(&self, path: &str, headers: &http::HeaderMap) -> Result<Option<PlaceSlot>, Status> {
+        if path != HEALTH_CHECK {
+            self.engine.authorize(
+                headers.get("authorization").map(|value| value.as_bytes()),
+                headers.get("x-api-key").map(|value| value.as_bytes()),
+            )?;
+        }
+        if !EVALUATING.contains(&path) {
+            return Ok(None);
+        }
+        let place = self.engine.admit(0)?;
+        Ok(Some(PlaceSlot(Arc::new(Mutex::new(Some(place))))))
     }
 }
 
-impl<S, B> Service<http::Request<B>> for Budgeted<S>
+impl<S, B> Service<http::Request<B>> for Admitted<S>
 where
     S: Service<
         http::Request<HeldBody<B>>,
@@ -70,27 +96,37 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let slot = if EVALUATING.contains(&request.uri().path()) {
-            match self.engine.admit(0) {
-                Ok(place) => Some(PlaceSlot(Arc::new(Mutex::new(Some(place))))),
-                Err(error) => {
-                    let response = Status::from(error).into_http();
-                    return Box::pin(async move { Ok(response) });
-                }
+        let slot = match self.admit(request.uri().path(), request.headers()) {
+            Ok(slot) => slot,
+            Err(refused) => {
+                let response = refused.into_http();
+                return Box::pin(async move { Ok(response) });
             }
-        } else {
-            None
         };
         let (mut head, body) = request.into_parts();
         if let Some(slot) = &slot {
             head.extensions.insert(slot.clone());
         }
         let body = HeldBody { inner: body, slot };
-        self.inner.call(http::Request::from_parts(head, body))
+        let call = self.inner.call(http::Request::from_parts(head, body));
+        Box::pin(async move {
+            let mut response = call.await?;
+            // tonic refuses a message over --max-body as OUT_OF_RANGE (11); the FEP's status
+            // table gives a size refusal RESOURCE_EXHAUSTED (8). The service itself never
+            // answers OUT_OF_RANGE, so every 11 is that refusal.
+            let headers = response.headers_mut();
+            if headers
+                .get(GRPC_STATUS)
+                .is_some_and(|status| status == "11")
+            {
+                headers.insert(GRPC_STATUS, http::HeaderValue::from_static("8"));
+            }
+            Ok(response)
+        })
     }
 }
 
-impl<S: NamedService> NamedService for Budgeted<S> {
+impl<S: NamedService> NamedService for Admitted<S> {
     const NAME: &'static str = S::NAME;
 }
 
