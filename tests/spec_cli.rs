@@ -1262,3 +1262,37 @@ fn a_recorded_judge_score_outside_zero_to_one_is_refused_with_its_line() {
         )
     );
 }
+
+#[test]
+fn run_with_live_judges_warns_when_judge_calls_gave_no_score() {
+    let server = Server::start(|request, _| match request.path.as_str() {
+        "/v1/models" => Reply::json("{\"object\": \"list\", \"data\": []}"),
+        _ => Reply::status(500, "{\"error\": \"the model is overloaded\"}"),
+    });
+    let sandbox = Sandbox::new();
+    sandbox.write("judged.yaml", JUDGED_SPEC);
+    let out = output({
+        let mut command = sandbox.evalctl();
+        command
+            .args([
+                "run",
+                "--spec",
+                "judged.yaml",
+                "--live-judges",
+                "--candidate",
+                "Paris",
+            ])
+            .args(["--retries", "0", "--format", "text", "--judge-base-url"])
+            .arg(server.url("/v1"));
+        command
+    });
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out).lines().next(),
+        Some(
+            "warning: the one live judge call gave no score (the first: HTTP 500 Internal \
+             Server Error: {\"error\": \"the model is overloaded\"}); a judge without a score is \
+             left out of its run's scoring"
+        )
+    );
+}

@@ -219,6 +219,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     if let Some(stopped) = finished.stopped {
         report::print_stopped(stopped, runner::GRACE, reporter);
     }
+    for warning in evaluator.closing_warnings() {
+        reporter.warning(warning);
+    }
 
     let (mut summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),

@@ -122,6 +122,12 @@ pub trait Evaluator: Send + Sync {
         Vec::new()
     }
 
+    /// What the run should warn about once its calls are made: things that are not errors but
+    /// change what the scores mean, such as a spec's live judge calls that gave no score.
+    fn closing_warnings(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// Whether preflight sends a probe call.
     fn probes(&self) -> bool {
         true

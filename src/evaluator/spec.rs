@@ -83,6 +83,14 @@ impl Evaluator for SpecEvaluator {
         false
     }
 
+    fn closing_warnings(&self) -> Vec<String> {
+        self.live
+            .as_ref()
+            .and_then(LiveJudges::failure_warning)
+            .into_iter()
+            .collect()
+    }
+
     async fn evaluate(&self, call: &Call<'_>) -> Attempt {
         let mut run = match synthesized_run(call) {
             Ok(run) => run,

@@ -289,14 +289,14 @@ impl LiveJudges {
             .lock()
             .ok()
             .and_then(|first| first.clone());
-        let how_many = if failed == calls {
-            format!("every one of the {calls}")
-        } else {
-            format!("{failed} of {calls}")
+        let how_many = match (failed, calls) {
+            (1, 1) => "the one live judge call gave".to_string(),
+            _ if failed == calls => format!("every one of the {calls} live judge calls gave"),
+            _ => format!("{failed} of {calls} live judge calls gave"),
         };
         Some(format!(
-            "{how_many} live judge calls gave no score (the first: {}); a judge without a score \
-             is left out of its run's scoring",
+            "{how_many} no score (the first: {}); a judge without a score is left out of its \
+             run's scoring",
             first.unwrap_or_default()
         ))
     }
