@@ -361,12 +361,7 @@ pub fn house_wording(message: &str) -> Option<String> {
     }
     if let Some(rest) = message.strip_prefix("invalid type: ") {
         let (found, expected) = rest.split_once(", expected ")?;
-        // serde names Rust's number types; people read "an integer" and "a number".
-        let expected = match expected {
-            "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" => "an integer",
-            "f32" | "f64" => "a number",
-            other => other,
-        };
+        let expected = strict::expected_in_words(expected);
         return Some(format!("expected {expected}, found {found}"));
     }
     let key = message.strip_prefix("missing field `")?.split('`').next()?;

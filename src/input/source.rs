@@ -134,11 +134,19 @@ pub fn second_value_starts_line(err: &serde_json::Error, document: &[u8]) -> boo
             .is_some_and(|first| matches!(first, b'{' | b'['))
 }
 
-/// A serde_json error's description without its position.
+/// A serde_json error's description without its position, what it expected in people's words.
 pub fn json_error_what(err: &serde_json::Error) -> String {
     let message = err.to_string();
-    message
+    let what = message
         .rfind(" at line ")
-        .map_or(message.as_str(), |cut| &message[..cut])
-        .to_string()
+        .map_or(message.as_str(), |cut| &message[..cut]);
+    match what.rsplit_once(", expected ") {
+        Some((found, expected)) => {
+            format!(
+                "{found}, expected {}",
+                super::strict::expected_in_words(expected)
+            )
+        }
+        None => what.to_string(),
+    }
 }

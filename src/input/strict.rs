@@ -83,6 +83,16 @@ pub fn hint<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>, valid: &
     }
 }
 
+/// What serde says it expected, in people's words: Rust's number types (`f64`, `u32`, ...)
+/// are `a number` and `an integer`; anything else is kept.
+pub fn expected_in_words(expected: &str) -> &str {
+    match expected {
+        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" => "an integer",
+        "f32" | "f64" => "a number",
+        other => other,
+    }
+}
+
 /// `unknown key `KEY` (expected one of A, B, C)`.
 pub fn unknown_key(key: &str, allowed: &[&str]) -> String {
     format!(
