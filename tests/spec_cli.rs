@@ -110,7 +110,7 @@ fn validate_warns_about_an_unknown_collector_but_accepts_the_spec() {
     assert_eq!(code(&out), 0, "{}", stderr_text(&out));
     assert_eq!(
         stderr_text(&out),
-        "warning: pack.yaml: evaluation_spec.metrics[0].collector \"run_bogus\" is not a known \
+        "warning: pack.yaml:34: evaluation_spec.metrics[0].collector \"run_bogus\" is not a known \
          collector; the metric will be an error when runs are scored\n"
     );
 }

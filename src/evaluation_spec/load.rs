@@ -13,6 +13,9 @@ use crate::input::Source;
 pub struct EvaluationSpec {
     pub(super) definition: SpecDefinition,
     pub(super) validators: Vec<validators::Validator>,
+    /// What `spec validate` reports without rejecting the spec (unknown collectors, metric
+    /// types their collectors do not yield), located in the file it was loaded from.
+    warnings: Vec<SpecProblem>,
 }
 
 impl EvaluationSpec {
@@ -22,9 +25,9 @@ impl EvaluationSpec {
     }
 
     /// What `spec validate` should report without rejecting the spec (unknown collectors, metric
-    /// types their collectors do not yield).
-    pub fn warnings(&self) -> Vec<SpecProblem> {
-        validate::advisories(&self.definition)
+    /// types their collectors do not yield), with their lines.
+    pub fn warnings(&self) -> &[SpecProblem] {
+        &self.warnings
     }
 
     /// A valid spec from a definition: normalise it, then validate it.
@@ -38,6 +41,7 @@ impl EvaluationSpec {
                 .map(|decl| validators::Validator::new(&decl.kind, decl.config.as_ref()))
                 .collect();
             Ok(EvaluationSpec {
+                warnings: validate::advisories(&definition),
                 definition,
                 validators,
             })
@@ -52,14 +56,23 @@ impl EvaluationSpec {
 /// Every problem is returned at once, unknown keys with the rest.
 pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<SpecProblem>> {
     let (definition, mut problems) = decode::decode(bytes, display)?;
+    let locate = |found: &mut Vec<SpecProblem>| {
+        if found.is_empty() {
+            return;
+        }
+        let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
+        for problem in found {
+            problem.line = problem.line.or_else(|| index.line_of(&problem.path));
+        }
+    };
     match EvaluationSpec::from_definition(definition) {
-        Ok(spec) if problems.is_empty() => Ok(spec),
+        Ok(mut spec) if problems.is_empty() => {
+            locate(&mut spec.warnings);
+            Ok(spec)
+        }
         Ok(_) => Err(problems),
         Err(mut invalid) => {
-            let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
-            for problem in &mut invalid {
-                problem.line = problem.line.or_else(|| index.line_of(&problem.path));
-            }
+            locate(&mut invalid);
             problems.extend(invalid);
             Err(problems)
         }
