@@ -1296,3 +1296,27 @@ fn run_with_live_judges_warns_when_judge_calls_gave_no_score() {
         )
     );
 }
+
+#[test]
+fn validate_warns_that_a_reliability_dimension_without_its_metrics_is_always_unavailable() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "spec.yaml",
+        "name: r\nversion_number: 1\njudge_mode: deterministic\nvalidators:\n  - {key: says_paris, \
+         type: contains, target: final_output, expected_from: \"literal:Paris\"}\nmetrics:\n  - \
+         {key: done, type: boolean, collector: run_completed_successfully}\nscorecard:\n  \
+         dimensions:\n    - correctness\n    - reliability\n",
+    );
+    let out = sandbox
+        .evalctl()
+        .args(["spec", "validate", "spec.yaml", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "warning: spec.yaml:11: evaluation_spec.scorecard.dimensions[1] \"reliability\" will be \
+         unavailable in every run: reliability reads the metrics whose collectors are \
+         run_completed_successfully and run_failure_count, and no metric has run_failure_count\n"
+    );
+}

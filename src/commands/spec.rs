@@ -36,7 +36,7 @@ pub struct ValidateConfig {
 /// its collector does not yield), as warnings on stderr.
 fn warn_about(spec: &EvaluationSpec, source: &Source, reporter: Reporter) {
     for warning in spec.warnings() {
-        reporter.warning(spec_problem(&source.display(), &warning));
+        reporter.warning(spec_problem(&source.display(), warning));
     }
 }
 

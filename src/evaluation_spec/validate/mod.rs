@@ -131,6 +131,31 @@ pub fn advisories(spec: &SpecDefinition) -> Vec<SpecProblem> {
             Some(_) => {}
         }
     }
+    // A reliability dimension reads two metrics by their collectors; without them it is
+    // unavailable in every run.
+    let declared = |collector: &str| {
+        spec.metrics
+            .iter()
+            .any(|metric| metric.collector == collector)
+    };
+    let missing: Vec<&str> = ["run_completed_successfully", "run_failure_count"]
+        .into_iter()
+        .filter(|collector| !declared(collector))
+        .collect();
+    for (i, dimension) in spec.scorecard.dimensions.iter().enumerate() {
+        if dimension.source == "reliability" && !missing.is_empty() {
+            problems.add(
+                format!("evaluation_spec.scorecard.dimensions[{i}]"),
+                format!(
+                    "{:?} will be unavailable in every run: reliability reads the metrics whose \
+                     collectors are run_completed_successfully and run_failure_count, and no \
+                     metric has {}",
+                    dimension.key,
+                    missing.join(" or ")
+                ),
+            );
+        }
+    }
     problems.0
 }
 
