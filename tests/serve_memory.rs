@@ -208,7 +208,7 @@ async fn a_stored_result_read_back_holds_its_size_while_it_is_answered() {
     let read = server.request("GET", &format!("/evaluations/{id}"), &[], b"");
     assert_eq!(read.status, 200);
     assert_eq!(read.body, answered.body);
-    // gRPC parses it and makes a message of it: more than the budget.
+    // gRPC makes a message of it and encodes that: more than the budget.
     let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
         .await
         .unwrap();
@@ -219,7 +219,7 @@ async fn a_stored_result_read_back_holds_its_size_while_it_is_answered() {
     assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
     assert_eq!(
         refused.message(),
-        "the request would take about 7.7 MB of memory (the stored result); this server gives \
+        "the request would take about 4.7 MB of memory (the stored result); this server gives \
          requests 3,000,000 bytes in all (--max-memory)"
     );
 }

@@ -31,6 +31,7 @@ use crate::evaluator::check_calls::{trusted_catalog, BlockingCaller};
 use crate::input::json_lines::DocumentLines;
 use crate::input::{document_json_reason, JsonlStream, Source};
 use crate::pool;
+pub use document::Split;
 pub use request::{parse_request, Request};
 pub use stream::StreamEnd;
 pub use writer::{CaseResults, Layout, RunWriter, Spares};

@@ -17,9 +17,8 @@ use tokio::sync::{mpsc, oneshot};
 use tonic::{Request, Response, Status};
 
 use super::admission::Admitted;
-use super::convert::run_result;
 use super::engine::{ApiError, Engine, ErrorKind, Line};
-use super::grpc::{parse_document, start_streaming, GRPC_ANSWER_COPIES};
+use super::grpc::{result_message, start_streaming, GRPC_ANSWER_COPIES};
 use super::pb;
 use super::pb::async_evaluation_service_server::{
     AsyncEvaluationService, AsyncEvaluationServiceServer,
@@ -287,7 +286,7 @@ impl AsyncEvaluationService for Operations {
         };
         if operation.status == Stage::Completed.name() {
             operation.result = match self.engine.stored(id, GRPC_ANSWER_COPIES).await {
-                Ok(document) => Some(run_result(&parse_document(&document)?)),
+                Ok(document) => Some(result_message(&document)?),
                 // Pruned by --retain meanwhile.
                 Err(error) if error.kind == ErrorKind::NotFound => None,
                 Err(error) => return Err(error.into()),
