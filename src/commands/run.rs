@@ -77,6 +77,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         }
         let resumed = resume_from(
             path,
+            &digests.fingerprint,
             &inputs,
             &mut plan,
             config.resume_keep_errors,

@@ -233,8 +233,8 @@ pub fn print_resumed(
     }
     if resumed.foreign > 0 {
         reporter.warning(format!(
-            "{path}: ignoring {} lines whose keys match no call of this run (another \
-             configuration: a different evaluator, inputs, score range or task model)",
+            "{path}: ignoring {} lines of other runs (another configuration: a different \
+             evaluator, inputs, candidates, score range or task model)",
             resumed.foreign
         ));
     }

@@ -1,7 +1,7 @@
 //! `run --resume`: what an earlier run's journal already holds. Each planned call whose key has a
-//! successful line is done (and so is an errored one under `--resume-keep-errors`); the rest are
-//! made again. Lines whose keys match no planned call belong to another configuration and are
-//! only counted.
+//! successful line of this run is done (and so is an errored one under `--resume-keep-errors`);
+//! the rest are made again. Lines of other runs (`--append-run`), even where their keys are this
+//! run's, and lines whose keys match no planned call are only counted.
 //!
 //! Before any call, [`check_output`] makes sure an existing `--output` file is not mixed with
 //! this run by accident: lines of this run need `--resume`, lines of another run `--append-run`.
@@ -22,18 +22,22 @@ use crate::store::CallKey;
 pub struct Resumed {
     /// Calls of the plan the journal already answers (their records were handed on).
     pub done: usize,
-    /// Lines whose keys match no call of this run (another configuration, or no key).
+    /// Lines of other runs, or whose keys match no call of this run.
     pub foreign: usize,
     /// The torn last line that was cut off, if there was one.
     pub torn: Option<TornTail>,
 }
 
-/// Read the journal at `path` against `plan`: hand each call's record that counts to `counted`
-/// (in file order, its `candidate_id` the current one), remove the calls it answers from `plan`,
-/// and cut a torn last line off. A line that is not a result line is bad input naming its line,
-/// and the file is left as it was.
+/// Read the journal at `path` against `plan`, the calls of the run `fingerprint` names: hand each
+/// call's record that counts to `counted` (in file order, its `candidate_id` the current one),
+/// remove the calls it answers from `plan`, and cut a torn last line off. A line counts when it
+/// is this run's (a line without a fingerprint, an older evalctl's, when its key is planned): a
+/// line of another run answers none of this run's calls, though its key may be the same (the
+/// same candidate and example under a run whose other candidates differ). A line that is not a
+/// result line is bad input naming its line, and the file is left as it was.
 pub fn resume_from(
     path: &Path,
+    fingerprint: &str,
     inputs: &Inputs,
     plan: &mut Vec<PlannedCall>,
     keep_errors: bool,
@@ -49,6 +53,10 @@ pub fn resume_from(
         .map(|(index, call)| (call.key, index))
         .collect();
     let key_of = |record: &CallRecord| {
+        let identity = record.run.as_ref().and_then(|run| run.identity.as_ref());
+        if identity.is_some_and(|identity| identity.fingerprint != fingerprint) {
+            return None;
+        }
         let key = CallKey::parse(record.key.as_deref()?)?;
         planned.contains_key(&key).then_some(key)
     };
