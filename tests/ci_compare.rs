@@ -1,6 +1,6 @@
-//! `evalctl compare` through the binary: two runs paired call by call, per-candidate mean
-//! difference with a paired-bootstrap interval, win / tie / loss counts, the largest regressions
-//! with their example lines, and `--fail-on-regression`; the Markdown comparison (`--format
+//! `evalctl compare` through the binary: two runs paired call by call (and example by example
+//! across unequal repeats), per-candidate mean difference with a paired-bootstrap interval,
+//! win / tie / loss counts, the largest regressions with their example lines, and `--fail-on-regression`; the Markdown comparison (`--format
 //! markdown`) and its copy appended to `$GITHUB_STEP_SUMMARY`.
 
 use crate::common::*;
@@ -368,8 +368,87 @@ fn a_partial_repeated_run_has_one_mean_in_summarize_and_compare() {
         stdout_text(&out),
         "cand-1 train: 0.5000 -> 0.5000, +0.0000 (95% CI +0.0000 to +0.0000); 2 pairs: 0 wins, \
          2 ties, 0 losses\n\
-         unpaired calls: 0 in base, 1 in new\n\
          exit 0: no --fail-on-regression gate: the train score rose for 0, fell for 0 and held \
          for 1 of 1 candidates\n"
+    );
+}
+
+/// Scores the calls in the order they are made (`-j 1`): 1, 0, 0.5, 0.25, 1, 0, … (the count
+/// kept in `calls`), so that repeats of one example differ.
+const COUNTING: &str = "cat >/dev/null\nn=$(cat calls 2>/dev/null || echo 0)\n\
+                        echo $((n + 1)) > calls\nset -- 1 0 0.5 0.25\nshift $((n % 4))\n\
+                        printf '{\"score\": %s}' \"$1\"\n";
+
+#[test]
+fn runs_of_different_repeat_counts_compare_each_examples_mean_of_all_its_repeats() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", COUNTING);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+    run_with(&sb, "", "once.jsonl", &["-j", "1"]);
+    run_with(&sb, "", "r3.jsonl", &["--repeat", "3", "-j", "1"]);
+    run_with(&sb, "", "r5.jsonl", &["--repeat", "5", "-j", "1"]);
+    let mean = |file: &str| {
+        let summary = json_stdout(&succeeded(sb.evalctl().args([
+            "summarize",
+            "--format",
+            "json",
+            file,
+        ])));
+        summary["candidates"][0]["train"]["mean"].clone()
+    };
+    // Each side's mean is its run's own (the mean of every repeat of each example), not the
+    // mean of the repeats the other run also has; a run without --repeat pairs with the first
+    // repeat of each example, and every call is compared.
+    for (base, new) in [("r3.jsonl", "r5.jsonl"), ("once.jsonl", "r3.jsonl")] {
+        let out = sb
+            .evalctl()
+            .args(["compare", "--format", "json", base, new])
+            .args(["--fail-on-regression", "1"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            (code(&out), stderr_text(&out)),
+            (0, String::new()),
+            "{base} {new}"
+        );
+        let comparison = json_stdout(&out);
+        let candidate = &comparison["candidates"][0];
+        assert_eq!(
+            serde_json::json!([
+                candidate["pairs"],
+                candidate["base_mean"],
+                candidate["new_mean"],
+                comparison["unpaired"]
+            ]),
+            serde_json::json!([3, mean(base), mean(new), {"base": 0, "new": 0}]),
+            "{base} {new}"
+        );
+    }
+}
+
+#[test]
+fn calls_a_run_lacks_are_not_blamed_on_the_wrong_files() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+    run(&sb, "1 1 1", "full.jsonl");
+    // The same run, interrupted after its first call.
+    let first = sb.lines("full.jsonl")[0].clone();
+    sb.write("cut.jsonl", first + "\n");
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "text", "full.jsonl", "cut.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            1,
+            "warning: 2 of 3 calls in full.jsonl and 0 of 1 calls in cut.jsonl are in one run \
+             only: they are not compared\n\
+             exit 1: cut.jsonl: 2 of 3 calls absent: the run did not finish (run --resume \
+             completes it; --allow-partial compares what is there)\n"
+                .to_string()
+        )
     );
 }

@@ -37,8 +37,9 @@ pub struct CompareConfig {
 }
 
 /// Where a call sits whatever its key: candidate (with its task model under `run --generate`),
-/// split, example, repeat.
-type Position = (String, Split, Example, Option<u32>);
+/// split, example, repeat (0 for a run without `--repeat`, whose one call of an example pairs
+/// with the first repeat of a run with it).
+type Position = (String, Split, Example, u32);
 
 /// Which example a call is of, whatever its key: by its `id`, and how many examples of its
 /// candidate and split carry that id before it (so that a record inserted into the dataset
@@ -79,10 +80,39 @@ fn positions(records: &HashMap<String, CallRecord>, across: bool) -> HashMap<&st
                 }
                 (_, index) => Example::Index(index),
             };
-            let position = (candidate(record), record.split, example, record.repeat);
+            let position = (
+                candidate(record),
+                record.split,
+                example,
+                record.repeat.unwrap_or(0),
+            );
             (key.as_str(), position)
         })
         .collect()
+}
+
+/// A candidate of the comparison: its index in the new run and its label (`old → new` where
+/// the paired calls' candidates differ).
+type PairedAt = (usize, String);
+
+/// Which example of its own run a call is of: candidate, split and example index (its repeats
+/// share it).
+type ExampleOf = (Option<usize>, Split, Option<usize>);
+
+fn example_of(record: &CallRecord) -> ExampleOf {
+    (record.candidate_index, record.split, record.example_index)
+}
+
+/// The paired example at `at` and `slot`, which a paired call made.
+fn paired_example<'a>(
+    paired: &'a mut BTreeMap<PairedAt, BTreeMap<(Split, usize), PairedExample>>,
+    at: &PairedAt,
+    slot: &(Split, usize),
+) -> &'a mut PairedExample {
+    paired
+        .get_mut(at)
+        .and_then(|examples| examples.get_mut(slot))
+        .expect("a paired call made the example") // ok: `at` and `slot` were recorded with it
 }
 
 /// Whether the two runs pair by example whatever their candidates: lines of `tasks score`,
@@ -126,24 +156,28 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     // calls no key pairs, taken in the order of their keys: each call is in one pair at most,
     // and the same two files always give the same pairs.
     let (base_positions, new_positions) = (positions(&base, across), positions(&new, across));
-    let mut free_by_position: HashMap<&Position, &CallRecord> = base
+    let mut free_by_position: HashMap<&Position, (&String, &CallRecord)> = base
         .iter()
         .filter(|(key, _)| !new.contains_key(*key))
-        .map(|(key, record)| (&base_positions[key.as_str()], record))
+        .map(|(key, record)| (&base_positions[key.as_str()], (key, record)))
         .collect();
     let mut new_calls: Vec<(&String, &CallRecord)> = new.iter().collect();
     new_calls.sort_unstable_by_key(|(key, _)| *key);
-    let mut unpaired_new = 0;
     // Per candidate, per (split, example): the (base, new) scores of each paired repeat.
-    let mut paired: BTreeMap<(usize, String), BTreeMap<(Split, usize), PairedExample>> =
-        BTreeMap::new();
+    let mut paired: BTreeMap<PairedAt, BTreeMap<(Split, usize), PairedExample>> = BTreeMap::new();
+    // Where the calls of each example paired went, in each run, so that the repeats one run
+    // has more of join their example (a run of `--repeat 5` against one of `--repeat 3`
+    // compares each example's mean of all its repeats).
+    let mut new_examples: HashMap<ExampleOf, (PairedAt, (Split, usize))> = HashMap::new();
+    let mut base_examples: HashMap<ExampleOf, (PairedAt, (Split, usize))> = HashMap::new();
+    let mut unpaired_new_calls = Vec::new();
     for (key, record) in new_calls {
         let partner = match base.get(key) {
             Some(partner) => partner,
             None => match free_by_position.remove(&new_positions[key.as_str()]) {
-                Some(partner) => partner,
+                Some((_, partner)) => partner,
                 None => {
-                    unpaired_new += 1;
+                    unpaired_new_calls.push(record);
                     continue;
                 }
             },
@@ -155,8 +189,15 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         } else {
             format!("{was} → {is}")
         };
+        let at = (record.candidate_index.unwrap_or(usize::MAX), label);
+        new_examples
+            .entry(example_of(record))
+            .or_insert_with(|| (at.clone(), slot));
+        base_examples
+            .entry(example_of(partner))
+            .or_insert_with(|| (at.clone(), slot));
         let entry = paired
-            .entry((record.candidate_index.unwrap_or(usize::MAX), label))
+            .entry(at)
             .or_default()
             .entry(slot)
             .or_insert_with(|| PairedExample {
@@ -168,6 +209,24 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
             });
         entry.base.push(partner.score);
         entry.new.push(record.score);
+    }
+    let mut unpaired_new = 0;
+    for record in unpaired_new_calls {
+        match new_examples.get(&example_of(record)) {
+            Some((at, slot)) => paired_example(&mut paired, at, slot).new.push(record.score),
+            None => unpaired_new += 1,
+        }
+    }
+    let mut free_base: Vec<(&String, &CallRecord)> = free_by_position.into_values().collect();
+    free_base.sort_unstable_by_key(|(key, _)| *key);
+    let mut unpaired_base = 0;
+    for (_, record) in free_base {
+        match base_examples.get(&example_of(record)) {
+            Some((at, slot)) => paired_example(&mut paired, at, slot)
+                .base
+                .push(record.score),
+            None => unpaired_base += 1,
+        }
     }
     let mut candidates = Vec::new();
     for ((_, id), examples) in paired {
@@ -229,11 +288,15 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         Exit::EvaluationFailed
     };
     let unpaired = Unpaired {
-        base: free_by_position.len(),
+        base: unpaired_base,
         new: unpaired_new,
     };
     if unpaired.base + unpaired.new > 0 {
-        let most = 2 * unpaired.base > base.len() || 2 * unpaired.new > new.len();
+        // Where a run has calls absent, they are why its partners' calls are unpaired.
+        let absent = [&base_run.accounted, &new_run.accounted]
+            .iter()
+            .any(|accounted| accounted.partial.is_some());
+        let most = !absent && (2 * unpaired.base > base.len() || 2 * unpaired.new > new.len());
         reporter.warning(format!(
             "{} of {} calls in {} and {} of {} calls in {} are in one run only: they are not \
              compared{}",
