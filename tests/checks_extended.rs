@@ -130,7 +130,7 @@ fn a_reply_against_the_response_format_is_an_error_and_the_other_checks_run() {
     assert_eq!(results[0]["status"], "error");
     assert_eq!(
         results[0]["error"],
-        json!({"type": "unknown_error", "recoverable": true,
+        json!({"type": "unknown_error", "recoverable": false,
             "message": "the judge's reply does not match response_format: /passed: \"maybe\" is not of type \"boolean\""})
     );
     assert_eq!(results[1]["results"], json!({"passed": false}));
@@ -587,4 +587,61 @@ fn find_bytes(haystack: &[u8], needle: &[u8]) -> Option<usize> {
     haystack
         .windows(needle.len())
         .position(|window| window == needle)
+}
+
+#[test]
+fn run_checks_neither_buys_a_bad_reply_twice_nor_counts_a_score_outside_the_unit_interval() {
+    let server = fake_api();
+    let dir = tempfile::tempdir().unwrap();
+    let mut scored = judge(&server);
+    scored["arguments"]["response_format"] = json!({"type": "object", "required": ["score"],
+        "properties": {"score": {"type": "number"}}});
+    std::fs::write(
+        dir.path().join("checks.json"),
+        json!({"checks": [scored]}).to_string(),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("data.jsonl"),
+        "{\"input\": \"be vague\"}\n{\"input\": \"score it out of 10\"}\n",
+    )
+    .unwrap();
+    let out = evalctl()
+        .current_dir(dir.path())
+        .env("EXT_TEST_KEY", KEY)
+        .args(["run", "--checks", "checks.json", "--candidate", "Lyon"])
+        .args(allow(&server))
+        .args(["--dataset", "data.jsonl", "--output", "out.jsonl"])
+        .args(["--format", "json", "-j", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let lines: Vec<Value> = std::fs::read_to_string(dir.path().join("out.jsonl"))
+        .unwrap()
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    let outcome = |line: &Value| {
+        json!([
+            line["example_index"],
+            line["attempts"],
+            line["score"],
+            line["error"],
+            line["side_info"]["errored_checks"]
+        ])
+    };
+    let mut outcomes: Vec<Value> = lines.iter().map(outcome).collect();
+    outcomes.sort_by_key(|outcome| outcome[0].as_u64());
+    assert_eq!(
+        outcomes,
+        vec![
+            // A reply against the format is the check's error, asked once.
+            json!([0, 1, 0.0, null, ["llm_judge"]]),
+            // A judge scoring on a scale of 10 is no score in [0, 1]: the call's error, not a 0.
+            json!([1, 1, 0.0, {"kind": "invalid_output", "message": "check llm_judge: its score \
+                7 is outside [0, 1], which run --checks counts (a judge answering on another \
+                scale?)"}, []]),
+        ]
+    );
+    assert_eq!(server.requests().len(), 2);
 }

@@ -143,6 +143,18 @@ impl Results {
 
     /// A score in [0, 1] the results carry (`score`, at the top or in `response`), if any.
     pub fn score(&self) -> Option<f64> {
+        self.any_score().filter(|score| (0.0..=1.0).contains(score))
+    }
+
+    /// A score the results carry outside [0, 1] (an `llm_judge` whose judge answered 1.5, or
+    /// on a scale of 10), which is no score: `run --checks` refuses it.
+    pub fn score_out_of_range(&self) -> Option<f64> {
+        self.any_score()
+            .filter(|score| !(0.0..=1.0).contains(score))
+    }
+
+    /// The number the results carry as `score` (at the top or in `response`), if any.
+    fn any_score(&self) -> Option<f64> {
         let Results::Answered(results) = self else {
             return None;
         };
@@ -150,7 +162,6 @@ impl Results {
             .get("score")
             .or_else(|| results.pointer("/response/score"))
             .and_then(Value::as_f64)
-            .filter(|score| (0.0..=1.0).contains(score))
     }
 }
 

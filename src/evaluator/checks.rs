@@ -6,7 +6,8 @@
 //! defaulting to `line-N` (its line in the dataset file), and `output` = `{"value": candidate}`.
 //! A call without a dataset example has the test case `{"id": "single"}`. The score is the mean
 //! of the checks' credits: 1 passed, 0 failed or errored, and for a check whose results hold no
-//! `passed` their `score` in [0, 1], else 1 (see `CheckResult::credit`). Side information holds
+//! `passed` their `score` in [0, 1], else 0 (see `CheckResult::credit`); a `score` outside
+//! [0, 1] makes the call an `invalid_output` error. Side information holds
 //! the check results (`check_results`) and the names of the checks that failed (`failed_checks`:
 //! errored or `passed: false`) and errored (`errored_checks`). A check's name is its type, with `#k` (1-based)
 //! when the file has several checks of that type. `errored_checks` is read by the report layer
@@ -21,7 +22,7 @@ use serde_json::{json, Map, Value};
 
 use super::check_calls::{api_path, trusted_catalog, CheckCaller, Provider};
 use super::{Call, Evaluator};
-use crate::checks::result::ErrorType;
+use crate::checks::result::{ErrorType, Results};
 use crate::checks::{load_checks_file, CaseClock, Check, Context, Trust};
 use crate::error::{bad_input, Problem};
 use crate::input::Record;
@@ -180,9 +181,26 @@ impl Evaluator for ChecksEvaluator {
         let mut errored = Vec::new();
         let mut credit = 0.0;
         let mut transient = None;
+        let mut out_of_range = None;
         for (index, (check, name)) in self.checks.iter().zip(&self.names).enumerate() {
             let answer = answers.get_mut(index).and_then(Option::take);
             let result = check.evaluate(context.value(), &mut clock, answer);
+            let unscorable = result
+                .outcome
+                .as_ref()
+                .ok()
+                .filter(|results| results.passed().is_none());
+            if let Some(score) = unscorable.and_then(Results::score_out_of_range) {
+                out_of_range.get_or_insert_with(|| {
+                    CallError::new(
+                        ErrorKind::InvalidOutput,
+                        format!(
+                            "check {name}: its score {score} is outside [0, 1], which run \
+                             --checks counts (a judge answering on another scale?)"
+                        ),
+                    )
+                });
+            }
             if let Err(error) = &result.outcome {
                 errored.push(name.clone());
                 if error.recoverable && transient.is_none() {
@@ -220,6 +238,13 @@ impl Evaluator for ChecksEvaluator {
             return Attempt {
                 side_info,
                 ..Attempt::transient(error, None)
+            };
+        }
+        // A score outside [0, 1] is no score: the call errors rather than count it as 0.
+        if let Some(error) = out_of_range {
+            return Attempt {
+                side_info,
+                ..Attempt::failed(error)
             };
         }
         Attempt {

@@ -66,6 +66,8 @@ pub fn api_reply(request: &Request) -> Reply {
                 let prompt = body["messages"][1]["content"].as_str().unwrap_or_default();
                 let verdict = if prompt.contains("vague") {
                     json!({"passed": "maybe"})
+                } else if prompt.contains("out of 10") {
+                    json!({"score": 7})
                 } else if prompt.contains("nested") {
                     json!({"passed": "no", "detail": {"passed": true}})
                 } else {

@@ -547,7 +547,7 @@ pub fn judge_results(
                 clip(&one_line(content), 300)
             ),
         },
-        true,
+        false,
     ))
 }
 
