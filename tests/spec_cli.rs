@@ -1297,6 +1297,61 @@ fn run_with_live_judges_warns_when_judge_calls_gave_no_score() {
     );
 }
 
+/// `run --spec judged.yaml --live-judges --candidate Paris` against `server`, with `extra`.
+fn run_live_at(sandbox: &Sandbox, server: &Server, extra: &[&str]) -> std::process::Output {
+    sandbox.write("judged.yaml", JUDGED_SPEC);
+    output({
+        let mut command = sandbox.evalctl();
+        command
+            .args(["run", "--spec", "judged.yaml", "--live-judges"])
+            .args(["--candidate", "Paris", "--retries", "0", "--format", "text"])
+            .args(extra)
+            .arg("--judge-base-url")
+            .arg(server.url("/v1"));
+        command
+    })
+}
+
+#[test]
+fn run_with_live_judges_checks_their_endpoint_before_any_call() {
+    let sandbox = Sandbox::new();
+    let server = Server::start(|_, _| Reply::status(401, "{\"error\": \"bad key\"}"));
+    let out = run_live_at(&sandbox, &server, &[]);
+    assert_eq!(
+        (code(&out), stdout_text(&out), stderr_text(&out)),
+        (
+            3,
+            String::new(),
+            format!(
+                "error: evaluator preflight failed for spec file judged.yaml: live judges cannot \
+                 run: judge helpful: model gpt-4.1-mini at {}: the API wants a key, and \
+                 OPENAI_API_KEY is not set (HTTP 401 from the models endpoint)\n",
+                server.url("/v1")
+            )
+        )
+    );
+    assert_eq!(server.request_count(), 1, "one check, no judge call");
+}
+
+#[test]
+fn run_with_live_judges_gives_each_judge_call_its_timeout() {
+    let sandbox = Sandbox::new();
+    // The judge sets no timeout_ms: --timeout 1 is its limit, not a minute.
+    let server = Server::start(|request, _| match request.path.as_str() {
+        "/v1/models" => Reply::json("{\"object\": \"list\", \"data\": []}"),
+        _ => judge_reply().after(std::time::Duration::from_secs(60)),
+    });
+    let out = run_live_at(&sandbox, &server, &["--timeout", "1"]);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out).lines().next(),
+        Some(
+            "warning: the one live judge call gave no score (the first: no answer within 1s); a \
+             judge without a score is left out of its run's scoring"
+        )
+    );
+}
+
 #[test]
 fn validate_warns_that_a_reliability_dimension_without_its_metrics_is_always_unavailable() {
     let sandbox = Sandbox::new();

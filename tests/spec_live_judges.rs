@@ -100,7 +100,7 @@ fn options(server: &Server) -> LiveJudgeOptions {
     LiveJudgeOptions {
         base_url: Some(server.url("/v1")),
         retries: 2,
-        concurrency: 4,
+        ..LiveJudgeOptions::default()
     }
 }
 

@@ -139,7 +139,7 @@ pub trait Evaluator: Send + Sync {
 
 /// Build the evaluator `spec` names: each call within `timeout`, with up to `concurrency` calls
 /// in flight (`retries` is for the calls an adapter makes inside one call: a spec's live
-/// judges). Configuration problems are bad input (exit 2).
+/// judges, each within `timeout` unless the judge sets its own). Configuration problems are bad input (exit 2).
 pub fn build(
     spec: &EvaluatorSpec,
     timeout: std::time::Duration,
@@ -161,6 +161,6 @@ pub fn build(
         )?),
         EvaluatorSpec::Judge(spec) => judge::build(spec, timeout, concurrency)?,
         EvaluatorSpec::Checks(spec) => checks::build(spec, concurrency)?,
-        EvaluatorSpec::Spec(spec) => spec::build(spec, retries)?,
+        EvaluatorSpec::Spec(spec) => spec::build(spec, retries, timeout)?,
     })
 }

@@ -33,8 +33,13 @@ pub struct SpecSpec {
     pub judge_base_url: Option<String>,
 }
 
-/// Load and validate the spec (every problem is bad input, exit 2) and build the evaluator.
-pub fn build(spec: &SpecSpec, retries: u32) -> anyhow::Result<Arc<dyn Evaluator>> {
+/// Load and validate the spec (every problem is bad input, exit 2) and build the evaluator; a
+/// live judge that sets no `timeout_ms` has `timeout` (`--timeout`) for each call.
+pub fn build(
+    spec: &SpecSpec,
+    retries: u32,
+    timeout: std::time::Duration,
+) -> anyhow::Result<Arc<dyn Evaluator>> {
     let loaded = read_spec(&Source::File(spec.path.clone()))?;
     let live = spec
         .live_judges
@@ -44,6 +49,7 @@ pub fn build(spec: &SpecSpec, retries: u32) -> anyhow::Result<Arc<dyn Evaluator>
                 &LiveJudgeOptions {
                     base_url: spec.judge_base_url.clone(),
                     retries,
+                    timeout,
                     ..LiveJudgeOptions::default()
                 },
             )
@@ -81,6 +87,18 @@ impl Evaluator for SpecEvaluator {
     /// calls).
     fn probes(&self) -> bool {
         false
+    }
+
+    /// Each live judge endpoint lets its key in (`GET {base}/models`), as `spec score --judges
+    /// live` checks before any run.
+    async fn check_access(&self) -> Result<(), String> {
+        match &self.live {
+            Some(live) => live
+                .check_access()
+                .await
+                .map_err(|reason| format!("live judges cannot run: {reason}")),
+            None => Ok(()),
+        }
     }
 
     fn closing_warnings(&self) -> Vec<String> {

@@ -16,7 +16,7 @@ use crate::llm::{Client, Connection, Endpoint};
 use crate::secrets::Secrets;
 use crate::transport::display_url;
 
-/// A judge call's time limit when the judge sets no `timeout_ms`.
+/// A judge call's time limit when the judge sets no `timeout_ms` and the command no other.
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// Samples per model when a judge sets none (or 0).
 const DEFAULT_SAMPLES: usize = 3;
@@ -35,6 +35,9 @@ pub struct LiveJudgeOptions {
     pub retries: u32,
     /// Judge calls of one run in flight at once (at least 1).
     pub concurrency: usize,
+    /// A judge call's time limit when the judge sets no `timeout_ms` (`run --spec` gives its
+    /// `--timeout`).
+    pub timeout: Duration,
 }
 
 impl Default for LiveJudgeOptions {
@@ -43,6 +46,7 @@ impl Default for LiveJudgeOptions {
             base_url: None,
             retries: 2,
             concurrency: 4,
+            timeout: DEFAULT_TIMEOUT,
         }
     }
 }
@@ -248,7 +252,7 @@ impl LiveJudges {
                     .timeout_ms
                     .and_then(|ms| u64::try_from(ms).ok())
                     .filter(|ms| *ms > 0)
-                    .map_or(DEFAULT_TIMEOUT, Duration::from_millis),
+                    .map_or(options.timeout, Duration::from_millis),
                 scale,
                 models,
                 decl: decl.clone(),
@@ -258,7 +262,7 @@ impl LiveJudges {
             .iter()
             .map(|judge| judge.timeout)
             .max()
-            .unwrap_or(DEFAULT_TIMEOUT);
+            .unwrap_or(options.timeout);
         let concurrency = options.concurrency.max(1);
         Ok(LiveJudges {
             shared: Arc::new(Shared {
