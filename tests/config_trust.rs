@@ -81,6 +81,51 @@ fn the_users_own_config_above_the_working_directory_chooses_no_command_unless_na
 }
 
 #[test]
+fn what_a_parent_config_may_not_set_cannot_stop_the_command_either() {
+    // An [evaluator] section that would be refused for its own sake (a companion key without
+    // the evaluator it belongs to, a value of the wrong type) is left out unread, as a valid
+    // one is.
+    let dir = Sandbox::new();
+    let config = dir.write(
+        "shared/evalctl.toml",
+        "[evaluator]\njudge_base_url = \"http://127.0.0.1:1/v1\"\nrubric = 3\n",
+    );
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).unwrap();
+    std::fs::create_dir(dir.join("shared/work")).unwrap();
+    dir.write("shared/work/eval.sh", "printf '{\"score\": 1}'\n");
+    let output = run(&dir, &["run", "--evaluator-command", "sh eval.sh"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_text(&output));
+    assert_eq!(
+        stderr_text(&output),
+        "warning: ../evalctl.toml: not used from a parent directory: evaluator.judge_base_url \
+         (line 2), evaluator.rubric (line 3): a file found above the working directory may not \
+         choose what runs, what is called with your keys, or where results are read and written; \
+         pass --config ../evalctl.toml if you trust it\n"
+    );
+    // Named, it is read, and refused for what it says.
+    let named = run(
+        &dir,
+        &[
+            "run",
+            "--evaluator-command",
+            "sh eval.sh",
+            "--config",
+            "../evalctl.toml",
+        ],
+    );
+    assert_eq!(
+        (named.status.code(), stderr_text(&named)),
+        (
+            Some(2),
+            "error: ../evalctl.toml:2: evaluator.judge_base_url: only applies to `judge_model` or \
+             `spec`, which this section does not set\nerror: ../evalctl.toml:3: \
+             evaluator.rubric: expected a string, found integer\n"
+                .to_string()
+        )
+    );
+}
+
+#[test]
 fn the_users_own_config_in_the_working_directory_is_used() {
     let dir = shared_config(0o644);
     let output = dir

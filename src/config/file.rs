@@ -178,28 +178,23 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
         .parent()
         .map(Path::to_path_buf)
         .unwrap_or_default();
-    let mut values = decode(&display, &dir, &text).map_err(invalid)?;
+    let from_a_parent = *choice == Choice::Discover && display != FILE_NAME;
+    let Decoded {
+        mut values,
+        left_out,
+    } = decode(&display, &dir, &text, from_a_parent).map_err(invalid)?;
     let mut ignored = Vec::new();
-    if *choice == Choice::Discover && display != FILE_NAME {
-        let mut left_out = Vec::new();
-        values.retain(|value| {
-            let key = value.binding.key;
-            let active = NOT_FROM_A_PARENT
-                .iter()
-                .any(|active| key.starts_with(active));
-            if active {
-                left_out.push(format!("{key} (line {})", value.line));
-            }
-            !active
-        });
-        if !left_out.is_empty() {
-            ignored.push(format!(
-                "{display}: not used from a parent directory: {}: a file found above the \
-                 working directory may not choose what runs, what is called with your keys, or \
-                 where results are read and written; pass --config {display} if you trust it",
-                left_out.join(", ")
-            ));
-        }
+    if !left_out.is_empty() {
+        let left_out: Vec<String> = left_out
+            .iter()
+            .map(|(key, line)| format!("{key} (line {line})"))
+            .collect();
+        ignored.push(format!(
+            "{display}: not used from a parent directory: {}: a file found above the \
+             working directory may not choose what runs, what is called with your keys, or \
+             where results are read and written; pass --config {display} if you trust it",
+            left_out.join(", ")
+        ));
     }
     if *choice == Choice::Discover {
         values.retain(|value| {
@@ -277,8 +272,30 @@ impl FileValue {
     }
 }
 
-/// Decode the file's text: every problem, in file order, or every value it sets.
-pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, Vec<Problem>> {
+/// The values a decoded file sets.
+pub struct Decoded {
+    /// The values used.
+    pub values: Vec<FileValue>,
+    /// The keys (with their lines) of a file found in a parent directory that it may not set
+    /// ([`NOT_FROM_A_PARENT`]): left out unread, so that they cannot stop the command.
+    pub left_out: Vec<(&'static str, usize)>,
+}
+
+/// Whether a file found in a parent directory may not set `key`.
+fn not_from_a_parent(key: &str) -> bool {
+    NOT_FROM_A_PARENT
+        .iter()
+        .any(|refused| key.starts_with(refused))
+}
+
+/// Decode the file's text (found in a parent directory: `from_a_parent`): every problem, in
+/// file order, or every value it sets.
+pub fn decode(
+    display: &str,
+    dir: &Path,
+    text: &str,
+    from_a_parent: bool,
+) -> Result<Decoded, Vec<Problem>> {
     let line_of = |span: Option<std::ops::Range<usize>>| {
         span.map_or(1, |span| {
             text[..span.start.min(text.len())].matches('\n').count() + 1
@@ -293,6 +310,7 @@ pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, V
     })?;
     let mut problems = Vec::new();
     let mut values = Vec::new();
+    let mut left_out = Vec::new();
     let root = document.as_table();
     for (section, item) in root.iter() {
         let line = line_of(root.key(section).and_then(toml_edit::Key::span));
@@ -333,6 +351,10 @@ pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, V
                 problems.push(problem(strict::unknown_key_near(name, &known)));
                 continue;
             };
+            if from_a_parent && not_from_a_parent(binding.key) {
+                left_out.push((binding.key, line));
+                continue;
+            }
             match FileValue::read(binding, line, item, dir) {
                 Ok(value) => values.push(value),
                 Err(reason) => problems.push(problem(reason)),
@@ -342,7 +364,7 @@ pub fn decode(display: &str, dir: &Path, text: &str) -> Result<Vec<FileValue>, V
     problems.extend(check_alternatives(display, &values));
     set_command_dirs(&mut values, dir);
     if problems.is_empty() {
-        Ok(values)
+        Ok(Decoded { values, left_out })
     } else {
         problems.sort_by_key(|problem| problem.line);
         Err(problems)
@@ -579,8 +601,9 @@ mod tests {
     use super::*;
 
     fn problems(text: &str) -> Vec<String> {
-        decode("e.toml", Path::new(""), text)
-            .unwrap_err()
+        decode("e.toml", Path::new(""), text, false)
+            .err()
+            .expect("problems")
             .iter()
             .map(Problem::to_string)
             .collect()
@@ -589,7 +612,9 @@ mod tests {
     #[test]
     fn values_become_flag_values_with_paths_from_the_file_dir() {
         let text = "[evaluator]\ncommand = [\"sh\", \"eval me.sh\"]\n\n[run]\ndataset = \"d.jsonl\"\nconcurrency = 4\ntimeout = 2.5\nskip_preflight = true\n";
-        let values = decode("x/e.toml", Path::new("x"), text).unwrap();
+        let values = decode("x/e.toml", Path::new("x"), text, false)
+            .unwrap()
+            .values;
         let shown: Vec<(&str, usize, Vec<String>)> = values
             .iter()
             .map(|value| (value.binding.key, value.line, value.values.clone()))
