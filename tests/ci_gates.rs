@@ -292,6 +292,48 @@ fn summarize_says_the_failed_calls_it_does_not_list_are_in_the_file_it_read() {
 }
 
 #[test]
+fn every_failed_repeat_is_listed_with_its_repeat_in_run_and_summarize() {
+    let sb = Sandbox::new();
+    // Each call fails with its own message: the count of calls so far (`-j 1`).
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\necho x >> calls\necho \"oops $(wc -l < calls)\" >&2\nexit 1\n",
+    );
+    sb.write("d.jsonl", "{\"id\": \"q1\"}\n");
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "json", "--skip-preflight", "-j", "1"])
+        .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+        .args([
+            "--dataset",
+            "d.jsonl",
+            "--repeat",
+            "3",
+            "--output",
+            "r.jsonl",
+        ])
+        .output()
+        .unwrap();
+    let failed: String = (0..3)
+        .map(|repeat| {
+            format!(
+                "failed: cand-1 train q1 (line 1) repeat {repeat}: exit_status: command exited \
+                 with code 1; stderr: oops {}\n",
+                repeat + 1
+            )
+        })
+        .collect();
+    let listed = format!("{failed}exit 1: 3 of 3 calls failed\n");
+    assert_eq!((code(&out), stderr_text(&out)), (1, listed.clone()));
+    let out = sb
+        .evalctl()
+        .args(["summarize", "r.jsonl", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!((code(&out), stderr_text(&out)), (1, listed));
+}
+
+#[test]
 fn scores_near_the_largest_float_have_a_finite_mean_that_the_gate_judges() {
     let sb = Sandbox::new();
     sb.write(

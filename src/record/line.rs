@@ -173,8 +173,17 @@ impl CallRecord {
     /// index, `prompt.txt train #3 (line 4)`; under `run --generate`, `prompt.txt with
     /// openai/gpt-4o-mini train q20 (line 4)`. A single call is its candidate alone; a line of
     /// another scoring command (split `single`, with an example) names its task or run:
-    /// `outputs.jsonl t-3`, `runs.jsonl run-1 (line 2)`.
+    /// `outputs.jsonl t-3`, `runs.jsonl run-1 (line 2)`. A repeat ends it: `prompt.txt train
+    /// q20 (line 4) repeat 2`.
     pub fn call_label(&self) -> String {
+        match self.repeat {
+            Some(repeat) => format!("{} repeat {repeat}", self.example_label()),
+            None => self.example_label(),
+        }
+    }
+
+    /// [`CallRecord::call_label`] without the repeat.
+    fn example_label(&self) -> String {
         let mut label = self.candidate_label();
         match self.split {
             Split::Single => {}

@@ -156,10 +156,7 @@ impl Junit {
                 record.repeat.unwrap_or(0),
             ),
             Case {
-                name: match record.repeat {
-                    Some(repeat) => format!("{} repeat {repeat}", record.call_label()),
-                    None => record.call_label(),
-                },
+                name: record.call_label(),
                 seconds: seconds(record.latency_ms),
                 score: record.score,
                 outcome,

@@ -41,8 +41,8 @@ pub struct Tally {
     /// slot and example index.
     repeats: Option<(u32, Vec<ExampleRepeats>)>,
     diagnostics: Diagnostics,
-    /// The first failed calls in plan order, keyed by (candidate, split, example).
-    first_failures: BTreeMap<(usize, usize, usize), String>,
+    /// The first failed calls in plan order, keyed by (candidate, split, example, repeat).
+    first_failures: BTreeMap<(usize, usize, usize, u32), String>,
     /// Per row: calls with a pass verdict, and calls with any verdict.
     verdicts: Vec<(usize, usize)>,
     /// `--pass-score`, and the calls that scored below it.
@@ -59,7 +59,7 @@ type Row = (String, Option<String>);
 #[derive(Debug, Default)]
 pub struct Diagnostics {
     /// `label: kind: message` of the first failed calls in plan order (candidate, split,
-    /// example), whatever order they finished in.
+    /// example, repeat), whatever order they finished in.
     pub failures: Vec<String>,
     /// Failed calls not in `failures`.
     pub more_failures: usize,
@@ -194,6 +194,7 @@ impl Tally {
                 row.unwrap_or(usize::MAX),
                 split_slot(record.split),
                 record.example_index.unwrap_or(0),
+                record.repeat.unwrap_or(0),
             );
             self.first_failures.insert(
                 key,
