@@ -546,7 +546,7 @@ fn a_multi_line_reply_stays_on_one_line_in_the_preflight_message() {
         .unwrap();
     assert_eq!(done.status.code(), Some(3));
     let stderr = String::from_utf8_lossy(&done.stderr);
-    assert_eq!(stderr, format!("error: evaluator preflight failed for judge fake/judge-model at {}: the probe call (candidate \"__evalctl_preflight__\") failed: the judge's reply holds no valid JSON object: I would rather not. ⏎ There is no JSON here. ⏎ Goodbye. — an evaluator that cannot score this sentinel candidate can be run with --skip-preflight\n", server.base_url()));
+    assert_eq!(stderr, format!("error: evaluator preflight failed for judge fake/judge-model at {}: the probe call (candidate \"__evalctl_preflight__\") failed: the judge's reply holds no valid JSON object: I would rather not. ⏎ There is no JSON here. ⏎ Goodbye. — an evaluator that cannot score this sentinel candidate can be run without --probe-judge\n", server.base_url()));
 }
 
 #[test]

@@ -133,6 +133,11 @@ pub trait Evaluator: Send + Sync {
         true
     }
 
+    /// How to run without the probe call, for the hint of a probe that failed.
+    fn without_probe(&self) -> &'static str {
+        "with --skip-preflight"
+    }
+
     /// One attempt at scoring `call`, within the configured timeout.
     async fn evaluate(&self, call: &Call<'_>) -> Attempt;
 }

@@ -65,14 +65,14 @@ pub async fn preflight(
             Err(fail(if sentinel_may_matter {
                 format!(
                     "the probe call (candidate {PREFLIGHT_CANDIDATE:?}{}) failed: {} — an \
-                     evaluator that cannot score this sentinel candidate can be run with \
-                     --skip-preflight",
+                     evaluator that cannot score this sentinel candidate can be run {}",
                     if first_example.is_some() {
                         ", the first dataset record as example"
                     } else {
                         ""
                     },
                     error.message,
+                    evaluator.without_probe(),
                 )
             } else {
                 error.message

@@ -134,6 +134,11 @@ impl Evaluator for JudgeEvaluator {
         "judge"
     }
 
+    /// The judge is probed only with --probe-judge, which --skip-preflight cannot go with.
+    fn without_probe(&self) -> &'static str {
+        "without --probe-judge"
+    }
+
     fn target(&self) -> String {
         self.model_flag.clone()
     }
