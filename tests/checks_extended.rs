@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use serde_json::{json, Value};
 
-use crate::common::{evalctl, json_stdout, Reply, Request, Server};
+use crate::common::{evalctl, json_stdout, refused_url, Reply, Request, Server};
 use crate::extended_support::{
     allow, api_reply, embedding, fake_api, judge, provider, refused_before_run, scored_line,
     similarity, KEY,
@@ -644,4 +644,27 @@ fn run_checks_neither_buys_a_bad_reply_twice_nor_counts_a_score_outside_the_unit
         ]
     );
     assert_eq!(server.requests().len(), 2);
+}
+
+#[test]
+fn an_endpoint_that_cannot_be_reached_is_named_in_the_checks_error() {
+    let base = refused_url("/v1");
+    let mut check = json!({"type": "llm_judge", "arguments": {
+        "prompt": "Answer: {{$.output.value}}",
+        "response_format": {"type": "object", "properties": {"passed": {"type": "boolean"}}},
+        "provider_config": {"base_url": base, "max_retries": 0},
+        "model_config": {"model": "judge"}}});
+    let request = json!({"test_cases": [{"id": "t1", "input": "q"}],
+        "outputs": [{"value": "Paris"}], "checks": [check.take()]});
+    let output = evalctl()
+        .args(["fep", "evaluate", "-", "--allow-endpoint", &base])
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    let document = json_stdout(&output);
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"],
+        json!({"type": "unknown_error", "recoverable": true, "message": format!(
+            "{base}/chat/completions: connection refused — is the server running?")})
+    );
 }

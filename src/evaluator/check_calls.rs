@@ -36,8 +36,8 @@ use crate::llm::reply::{embeddings, message_content};
 use crate::llm::{Body, Client, Connection, Endpoint, EndpointFlags};
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
-use crate::secrets::Secrets;
 use crate::text::{clip, one_line};
+use crate::transport::display_url;
 
 /// How the check arguments name what would be flags for `--judge-model`.
 const CHECK_SETTINGS: EndpointFlags = EndpointFlags {
@@ -393,7 +393,7 @@ impl CheckCaller {
             )
         })
         .await;
-        let reply = reply.map_err(|failed| check_error(failed, provider.connection.secrets()))?;
+        let reply = reply.map_err(|failed| check_error(failed, &provider))?;
         let reply = serde_json::from_slice(&reply).map_err(|err| {
             CheckError::unknown(crate::llm::reply::not_json(&reply, &err).message, false)
         })?;
@@ -401,15 +401,21 @@ impl CheckCaller {
     }
 }
 
-/// A failed attempt as the check's error, its message scrubbed.
-fn check_error(failed: Attempt, secrets: &Secrets) -> CheckError {
+/// A failed attempt at `provider` as the check's error, its message scrubbed; one that never
+/// reached the endpoint names its URL (which a default or an environment variable may have
+/// chosen).
+fn check_error(failed: Attempt, provider: &Provider) -> CheckError {
     let error = failed
         .score
         .err()
         .unwrap_or_else(|| CallError::new(ErrorKind::InvalidOutput, "no reply"));
-    let message = secrets.redact(&error.message);
+    let message = provider.connection.secrets().redact(&error.message);
     match error.kind {
         ErrorKind::Timeout => CheckError::timeout(message),
+        ErrorKind::Transport => CheckError::unknown(
+            format!("{}: {message}", display_url(&provider.url)),
+            matches!(failed.retry, Retry::Allowed { .. }),
+        ),
         _ => CheckError::unknown(message, matches!(failed.retry, Retry::Allowed { .. })),
     }
 }
