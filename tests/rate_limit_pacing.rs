@@ -312,7 +312,10 @@ fn announced_waits_are_bounded_per_call_over_all_its_attempts() {
         let failed = &json_stdout(&output)["generation"]["failed"];
         assert_eq!(
             failed[0]["error"]["message"],
-            format!("HTTP 429 Too Many Requests: {TOO_MANY}")
+            format!(
+                "HTTP 429 Too Many Requests: {TOO_MANY} (after the 20 waits a call makes, it \
+                 waits no more)"
+            )
         );
         let completions = server
             .requests()
@@ -321,6 +324,44 @@ fn announced_waits_are_bounded_per_call_over_all_its_attempts() {
             .count();
         assert_eq!(completions, requests, "--retries {retries}");
     }
+}
+
+#[test]
+fn a_wait_past_the_calls_budget_is_not_made_and_the_failure_says_why() {
+    // Retry-After: 100 is waited at most a minute, which is still past --timeout 1's 10 s.
+    let server = Server::fixed(Reply::status(429, TOO_MANY).header("retry-after", "100"));
+    let sandbox = Sandbox::new();
+    tasks(&sandbox, 1);
+    let output = sandbox
+        .evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "tasks",
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "tasks.jsonl",
+        ])
+        .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
+        .args(["--retries", "0", "--timeout", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1, "stderr: {}", stderr_text(&output));
+    assert_eq!(
+        json_stdout(&output)["generation"]["failed"][0]["error"]["message"],
+        format!(
+            "HTTP 429 Too Many Requests: {TOO_MANY} (the API asks the call to wait 60s, past \
+             what it may wait in all: 10s (10 times its time limit, --timeout), of which 0s are \
+             spent)"
+        )
+    );
+    let completions = server
+        .requests()
+        .iter()
+        .filter(|request| request.method == "POST")
+        .count();
+    assert_eq!(completions, 1, "the wait was not made");
 }
 
 /// A completion whatever the request.

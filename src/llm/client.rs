@@ -19,6 +19,7 @@ use super::pacer::{self, Pacer};
 use crate::error::bad_flag;
 use crate::protocol::{Attempt, CallWaits, ErrorKind, Retry};
 use crate::secrets::Secrets;
+use crate::text::seconds;
 use crate::transport::{build_client, exchange_json, transport_error, url_secrets};
 
 /// The most 429s one call waits out before the next counts as a failed attempt.
@@ -136,7 +137,8 @@ impl Client {
                 .body(body.clone());
             let answer =
                 exchange_json(connection.authorize(request), timeout, &connection.secrets).await;
-            match permit.finish(answer.status, &answer.headers) {
+            let wait = permit.finish(answer.status, &answer.headers);
+            match wait {
                 Some(wait) if waits.waits < MAX_WAITS && waits.waited + wait <= budget => {
                     waits.waits += 1;
                     waits.waited += wait;
@@ -146,7 +148,13 @@ impl Client {
                     return answer
                         .body
                         .map(|reply| connection.secrets.redact_bytes(reply))
-                        .map_err(|failed| connection.secrets.scrub(retry_timeouts(failed)))
+                        .map_err(|failed| {
+                            let failed = connection.secrets.scrub(retry_timeouts(failed));
+                            match wait {
+                                Some(wait) => not_waited(failed, wait, &waits, budget),
+                                None => failed,
+                            }
+                        })
                 }
             }
         }
@@ -188,6 +196,26 @@ impl Client {
             )),
         }
     }
+}
+
+/// A 429 whose wait the call did not make: its message says why (the waits a call makes are
+/// bounded, in number and in time).
+fn not_waited(mut failed: Attempt, wait: Duration, waits: &CallWaits, budget: Duration) -> Attempt {
+    if let Err(error) = &mut failed.score {
+        let why = if waits.waits >= MAX_WAITS {
+            format!("after the {MAX_WAITS} waits a call makes, it waits no more")
+        } else {
+            format!(
+                "the API asks the call to wait {}, past what it may wait in all: {} \
+                 ({WAIT_FACTOR} times its time limit, --timeout), of which {} are spent",
+                seconds(wait),
+                seconds(budget),
+                seconds(waits.waited)
+            )
+        };
+        error.message = format!("{} ({why})", error.message);
+    }
+    failed
 }
 
 /// A failed attempt, with an API that did not answer in time made retryable like a 5xx.
