@@ -473,6 +473,27 @@ fn merge_refuses_a_duplicated_shard_and_shards_of_another_run() {
             "error: first-1.jsonl: given twice: pass each file once\n".to_string()
         )
     );
+    // However it is named, in merge and in the report, which would count its calls twice.
+    for command in [
+        &["merge", "--format", "json"][..],
+        &["report", "-o", "twice.html"],
+    ] {
+        let out = sb
+            .evalctl()
+            .args(command)
+            .args(["first-0.jsonl", "first-1.jsonl", "./first-1.jsonl"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            (code(&out), stderr_text(&out)),
+            (
+                2,
+                "error: ./first-1.jsonl: given twice: pass each file once\n".to_string()
+            ),
+            "{command:?}"
+        );
+    }
+    assert!(!sb.exists("twice.html"));
 
     // The same run split two ways. A call's key holds the sandbox's path, so which calls a
     // shard gets changes from one test run to the next, and a shard of three may get none of

@@ -7,7 +7,7 @@ use crate::error::Fatal;
 use crate::exit::Exit;
 use crate::input::Source;
 use crate::report::html;
-use crate::report::{check_distinct, Reporter, Selection};
+use crate::report::{check_distinct, check_read_once, Reporter, Selection};
 
 /// Read every file of `files` (the runs `selection` picks), write the report titled `title` (by
 /// default, the files' names) to `output`, and say what it holds.
@@ -18,6 +18,7 @@ pub fn report(
     selection: &Selection,
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
+    check_read_once(files)?;
     let sources: Vec<Source> = files.iter().map(|f| Source::from_arg(f)).collect();
     // Every problem with the inputs and the output is reported together.
     let read: Vec<_> = files

@@ -36,15 +36,7 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
     );
     let mut lines: Vec<CallRecord> = Vec::new();
     let mut torn_lines = Vec::new();
-    let mut given = std::collections::HashSet::new();
-    for file in files {
-        if !given.insert(file) {
-            return Err(invalid(vec![Problem::new(
-                file.as_str(),
-                "given twice: pass each file once",
-            )]));
-        }
-    }
+    super::check_read_once(files)?;
     for (index, file) in files.iter().enumerate() {
         let source = Source::from_arg(file);
         let mut reader = match JournalReader::open(&source) {

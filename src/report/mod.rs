@@ -34,7 +34,7 @@ pub use document::{print, print_json, Document};
 pub use gate::Gates;
 pub use junit::{write_junit_if_asked, Junit};
 pub use markdown::{append_step_summary, append_to_step_summary};
-pub use own_files::check_distinct;
+pub use own_files::{check_distinct, check_read_once};
 pub use preflight::{PreflightReport, ProbeAnswer};
 pub use progress::Progress;
 pub use results_file::ResultsFile;

@@ -1,6 +1,7 @@
 //! The files a command writes are never the files it reads, nor one another: checked before any
 //! work, so that `--report data.jsonl`, `--junit results.jsonl` or `--output train.jsonl` cannot
-//! replace an input or mix results into it. A file is the same as another when both exist and
+//! replace an input or mix results into it. Nor is a results file read twice (`merge r r`,
+//! `report r ./r`), which would count its calls twice. A file is the same as another when both exist and
 //! are one file (device and inode, however they are named), or when they are named by the same
 //! path.
 
@@ -43,6 +44,25 @@ pub fn check_distinct(written: &[Named<'_>], read: &[Named<'_>]) -> anyhow::Resu
     } else {
         Err(Fatal::Invalid(problems).into())
     }
+}
+
+/// Refuse a file of `files` (results files, `-` for stdin) that is an earlier one again, however
+/// it is named: its calls would count twice.
+pub fn check_read_once(files: &[String]) -> anyhow::Result<()> {
+    for (index, file) in files.iter().enumerate() {
+        let path = Path::new(file);
+        let again = files[..index].iter().any(|earlier| {
+            earlier == file || (!is_stdio(path) && same_file(path, Path::new(earlier)))
+        });
+        if again {
+            return Err(Fatal::Invalid(vec![Problem::new(
+                file.as_str(),
+                "given twice: pass each file once",
+            )])
+            .into());
+        }
+    }
+    Ok(())
 }
 
 fn is_stdio(path: &Path) -> bool {
