@@ -18,7 +18,9 @@ pub use candidates::{Candidate, CandidateSource};
 use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_lines, parse_object_line, repeated_ids, Record};
 pub use selection::ExampleSelection;
-pub use source::{document_json_reason, read_input_file, second_value_starts_line, Source};
+pub use source::{
+    document_json_reason, json_error_what, read_input_file, second_value_starts_line, Source,
+};
 pub use stream::JsonlStream;
 
 use crate::error::{invalid, Problem};

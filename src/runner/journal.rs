@@ -13,7 +13,7 @@ use std::path::Path;
 use serde_json::Value;
 
 use crate::error::Problem;
-use crate::input::{json_reason, parse_object_line, JsonlStream, Source};
+use crate::input::{json_error_what, parse_object_line, JsonlStream, Source};
 use crate::record::CallRecord;
 use crate::text::io_reason;
 
@@ -113,7 +113,7 @@ impl Iterator for JournalReader {
                 match parse_object_line(text) {
                     Err(reason) => reason,
                     Ok(object) if object.get("candidate_id").is_none() => NOT_A_RESULT.to_string(),
-                    Ok(_) => format!("not a result line: {}", json_reason(&err)),
+                    Ok(_) => format!("not a result line: {}", member_at_fault(text, &err)),
                 },
             )),
         };
@@ -128,6 +128,22 @@ impl Iterator for JournalReader {
                 reason,
             ))),
         }
+    }
+}
+
+/// What is wrong with the JSON object `text` that did not decode as a result line (`err`): the
+/// member at fault, named by its path, and why (`score: invalid type: string "0.5", expected a
+/// number at column 199`).
+fn member_at_fault(text: &str, err: &serde_json::Error) -> String {
+    let mut deserializer = serde_json::Deserializer::from_str(text);
+    let path = serde_path_to_error::deserialize::<_, CallRecord>(&mut deserializer)
+        .err()
+        .map(|located| located.path().to_string())
+        .filter(|path| !path.is_empty() && path != ".");
+    let what = format!("{} at column {}", json_error_what(err), err.column());
+    match path {
+        Some(path) => format!("{path}: {what}"),
+        None => what,
     }
 }
 
