@@ -414,7 +414,8 @@ fn ctrl_c_during_the_preflight_probe_leaves_no_evaluator_behind() {
             json!({"ok": false, "exit": 130, "errors": [error]}),
             "{command}"
         );
-        assert_eq!(stderr, format!("warning: {error}\n"), "{command}");
+        // Said as every interruption is, without a prefix (not an error, not a warning).
+        assert_eq!(stderr, format!("{error}\n"), "{command}");
         let pid: u32 = sb.read("slow.pid").trim().parse().unwrap();
         assert!(
             wait_until(Duration::from_secs(3), || !process_alive(pid)),

@@ -172,10 +172,10 @@ impl Reporter {
     }
 
     /// The same as [`Reporter::error`] for a failure that is not an error value (an
-    /// interruption before any result): `message` on stderr as a warning, and the JSON failure
-    /// document with `exit`.
+    /// interruption before any result): `message` on stderr without a prefix, as every
+    /// interruption is said, and the JSON failure document with `exit`.
     pub fn stopped(&self, message: &str, exit: crate::exit::Exit) {
-        self.warning(message);
+        self.say(None, message);
         if self.format == Format::Json {
             let _ = print_failure(&[message.to_string()], exit as u8);
         }
