@@ -137,6 +137,22 @@ fn a_reply_against_the_response_format_is_an_error_and_the_other_checks_run() {
 }
 
 #[test]
+fn a_reply_cut_off_at_the_token_limit_says_so() {
+    let server = fake_api();
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "be long-winded"}],
+        "outputs": [{"value": "Lyon"}],
+        "checks": [judge(&server)]
+    });
+    let (_, document) = evaluate(&request, &[&server]);
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"]["message"],
+        "the judge's reply holds no JSON object: {\"reasoning\": \"First, let us (the reply was \
+         cut off at the token limit: raise model_config.max_tokens)"
+    );
+}
+
+#[test]
 fn retryable_failures_are_retried_and_a_slow_api_is_a_timeout_error() {
     let calls = Arc::new(AtomicUsize::new(0));
     let seen = Arc::clone(&calls);

@@ -73,10 +73,16 @@ pub fn api_reply(request: &Request) -> Reply {
                 } else {
                     json!({"passed": prompt.contains("Paris"), "reasoning": "compared"})
                 };
+                // A long-winded judge is cut off at its token limit.
+                let (content, finish) = if prompt.contains("long-winded") {
+                    ("{\"reasoning\": \"First, let us".to_string(), "length")
+                } else {
+                    (format!("```json\n{verdict}\n```"), "stop")
+                };
                 Reply::json(
                     json!({"id": "c1", "object": "chat.completion", "model": "judge-2024",
-                        "choices": [{"index": 0, "finish_reason": "stop",
-                            "message": {"role": "assistant", "content": format!("```json\n{verdict}\n```")}}],
+                        "choices": [{"index": 0, "finish_reason": finish,
+                            "message": {"role": "assistant", "content": content}}],
                         "usage": {"prompt_tokens": 50, "completion_tokens": 9, "total_tokens": 59}})
                     .to_string(),
                 )

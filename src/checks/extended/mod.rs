@@ -539,14 +539,26 @@ pub fn judge_results(
         }
         first_problem.get_or_insert(errors.join("; "));
     }
+    let cut_off = metadata
+        .get("finish_reason")
+        .is_some_and(|reason| reason == "length");
     Err(CheckError::unknown(
-        match first_problem {
-            Some(problem) => format!("the judge's reply does not match response_format: {problem}"),
-            None => format!(
-                "the judge's reply holds no JSON object: {}",
-                clip(&one_line(content), 300)
-            ),
-        },
+        format!(
+            "{}{}",
+            match first_problem {
+                Some(problem) =>
+                    format!("the judge's reply does not match response_format: {problem}"),
+                None => format!(
+                    "the judge's reply holds no JSON object: {}",
+                    clip(&one_line(content), 300)
+                ),
+            },
+            if cut_off {
+                " (the reply was cut off at the token limit: raise model_config.max_tokens)"
+            } else {
+                ""
+            }
+        ),
         false,
     ))
 }
