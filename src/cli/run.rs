@@ -415,6 +415,11 @@ impl RunArgs {
         let fail_under = unit_threshold("--fail-under", self.fail_under, score_range)?;
         let pass_score = unit_threshold("--pass-score", self.ci.pass_score, score_range)?;
 
+        // An empty model would reach evaluators as `task_model: ""`, and empty their
+        // OPTIMIZE_ANYTHING_TASK_MODEL.
+        if self.task_model.iter().any(|model| model.trim().is_empty()) {
+            return Err(bad_flag("--task-model", "must not be empty"));
+        }
         let (generate, pricing) = self
             .generate
             .into_spec(&self.task_model, evaluator.judge_model())?;

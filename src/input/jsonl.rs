@@ -126,10 +126,14 @@ pub fn scan_jsonl_checked(
     }
     if non_blank == 0 {
         problems.push(Problem::new(display, "no records"));
-    } else if non_blank > MAX_RECORDS {
+    } else if records.len() > MAX_RECORDS {
+        // The limit is on valid records (protocol v2): a bad line is its own problem.
         problems.push(Problem::new(
             display,
-            format!("too many records: {non_blank} (maximum {MAX_RECORDS})"),
+            format!(
+                "too many records: {} (maximum {MAX_RECORDS})",
+                records.len()
+            ),
         ));
     }
     (records, problems)
@@ -263,5 +267,14 @@ mod tests {
             )]
         );
         assert!(read_jsonl_bytes("ok", "{}\n".repeat(MAX_RECORDS).as_bytes()).is_ok());
+        // Bad lines are not records: the limit counts the valid ones.
+        let with_bad = "{}\n".repeat(MAX_RECORDS) + "[1]\n{bad\n";
+        assert_eq!(
+            read_jsonl_bytes("w", with_bad.as_bytes()).unwrap_err(),
+            vec![
+                "w:10001: expected a JSON object, found array".to_string(),
+                "w:10002: invalid JSON: key must be a string at column 2".to_string(),
+            ]
+        );
     }
 }

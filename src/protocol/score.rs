@@ -121,6 +121,9 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
             format!("output is not valid UTF-8: {err}"),
         )
     })?;
+    // A byte order mark before the answer (some Windows tools write one) is ignored, as at the
+    // start of every input.
+    let text = text.strip_prefix('\u{feff}').unwrap_or(text);
     if text.trim().is_empty() {
         return Err(CallError::new(
             ErrorKind::InvalidJson,
@@ -143,6 +146,18 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_byte_order_mark_before_the_answer_is_ignored() {
+        let (score, side_info) = parse_evaluator_output(
+            "\u{feff}{\"score\": 0.5, \"a\": 1}".as_bytes(),
+            ScoreRange::Unit,
+        );
+        assert_eq!(
+            (score.ok(), side_info["a"].clone()),
+            (Some(0.5), Value::from(1))
+        );
+    }
 
     #[test]
     fn non_numeric_messages_name_the_type_once() {
