@@ -235,10 +235,17 @@ pub fn admit(
 impl Bound<'_> {
     /// Count a query of `segments` run once from a node of the document of `shape`.
     fn query(&mut self, segments: &[Segment], shape: Shape) {
-        let mut nodes = Nodes {
+        let one = Nodes {
             count: 1,
             repeats: 1,
         };
+        self.query_from(segments, one, shape);
+    }
+
+    /// Count a query of `segments` run from each of the nodes `from`: together, as the work of
+    /// the runs adds up to that of one run over all of them.
+    fn query_from(&mut self, segments: &[Segment], from: Nodes, shape: Shape) {
+        let mut nodes = from;
         for segment in segments {
             nodes = self.segment(segment, nodes, shape);
         }
@@ -301,29 +308,30 @@ impl Bound<'_> {
                 }
             }
             Selector::Filter(filter) => {
-                // The filter runs once per child, from that child.
-                let before = self.visited;
-                self.filter(filter, shape);
-                let per_child = self.visited - before + 1;
-                self.visited = before;
-                self.visit(children.saturating_mul(per_child));
-                Nodes {
+                // The filter runs once per child, from that child: its relative subqueries are
+                // counted over all the children at once (a child's own children are few where
+                // others' are many), the rest once per child.
+                let candidates = Nodes {
                     count: children,
                     repeats: nodes.repeats,
-                }
+                };
+                self.visit(children);
+                self.filter(filter, candidates, shape);
+                candidates
             }
         }
     }
 
-    fn filter(&mut self, filter: &Filter, shape: Shape) {
+    /// Count `filter` run from each of the candidates `from`.
+    fn filter(&mut self, filter: &Filter, from: Nodes, shape: Shape) {
         match filter {
             Filter::Or(parts) | Filter::And(parts) => {
                 for part in parts {
-                    self.filter(part, shape);
+                    self.filter(part, from, shape);
                 }
             }
-            Filter::Atom(FilterAtom::Filter { expr, .. }) => self.filter(expr, shape),
-            Filter::Atom(FilterAtom::Test { expr, .. }) => self.test(expr, shape),
+            Filter::Atom(FilterAtom::Filter { expr, .. }) => self.filter(expr, from, shape),
+            Filter::Atom(FilterAtom::Test { expr, .. }) => self.test(expr, from, shape),
             Filter::Atom(FilterAtom::Comparison(comparison)) => {
                 let (left, right) = match comparison.as_ref() {
                     Comparison::Eq(left, right)
@@ -333,54 +341,60 @@ impl Bound<'_> {
                     | Comparison::Lt(left, right)
                     | Comparison::Lte(left, right) => (left, right),
                 };
-                self.comparable(left, shape);
-                self.comparable(right, shape);
+                self.comparable(left, from, shape);
+                self.comparable(right, from, shape);
             }
         }
     }
 
-    fn test(&mut self, test: &Test, shape: Shape) {
+    fn test(&mut self, test: &Test, from: Nodes, shape: Shape) {
         match test {
-            Test::RelQuery(segments) => self.query(segments, shape),
+            Test::RelQuery(segments) => self.query_from(segments, from, shape),
             Test::AbsQuery(query) => {
+                // The same query from the root, once per candidate.
                 let root = *self
                     .root_shape
                     .get_or_insert_with(|| Shape::of(self.root, ROOT_LOCATION_BYTES));
+                let before = self.visited;
                 self.query(&query.segments, root);
+                let once = self.visited - before;
+                self.visited = before.saturating_add(once.saturating_mul(from.count));
             }
-            Test::Function(function) => self.function(function, shape),
+            Test::Function(function) => self.function(function, from, shape),
         }
     }
 
-    fn comparable(&mut self, comparable: &Comparable, shape: Shape) {
+    fn comparable(&mut self, comparable: &Comparable, from: Nodes, shape: Shape) {
         match comparable {
-            Comparable::Literal(_) | Comparable::SingularQuery(_) => self.visit(1),
-            Comparable::Function(function) => self.function(function, shape),
+            Comparable::Literal(_) | Comparable::SingularQuery(_) => self.visit(from.count),
+            Comparable::Function(function) => self.function(function, from, shape),
         }
     }
 
-    fn function(&mut self, function: &TestFunction, shape: Shape) {
+    fn function(&mut self, function: &TestFunction, from: Nodes, shape: Shape) {
         match function {
             TestFunction::Custom(_, args) => {
                 for arg in args {
-                    self.argument(arg, shape);
+                    self.argument(arg, from, shape);
                 }
             }
-            TestFunction::Length(arg) => self.argument(arg, shape),
-            TestFunction::Value(arg) | TestFunction::Count(arg) => self.argument(arg, shape),
+            TestFunction::Length(arg) => self.argument(arg, from, shape),
+            TestFunction::Value(arg) | TestFunction::Count(arg) => self.argument(arg, from, shape),
             TestFunction::Search(text, pattern) | TestFunction::Match(text, pattern) => {
-                self.argument(text, shape);
-                self.argument(pattern, shape);
-                self.visit(regex_call_nodes(pattern));
+                self.argument(text, from, shape);
+                self.argument(pattern, from, shape);
+                // Work, not nodes held.
+                let calls = regex_call_nodes(pattern).saturating_mul(from.count);
+                self.visited = self.visited.saturating_add(calls);
             }
         }
     }
 
-    fn argument(&mut self, arg: &FnArg, shape: Shape) {
+    fn argument(&mut self, arg: &FnArg, from: Nodes, shape: Shape) {
         match arg {
-            FnArg::Literal(_) => self.visit(1),
-            FnArg::Test(test) => self.test(test, shape),
-            FnArg::Filter(filter) => self.filter(filter, shape),
+            FnArg::Literal(_) => self.visit(from.count),
+            FnArg::Test(test) => self.test(test, from, shape),
+            FnArg::Filter(filter) => self.filter(filter, from, shape),
         }
     }
 }
@@ -431,6 +445,9 @@ mod tests {
             "$.items[?@.n > 5].n",
             "$.items[?match(@.tags[0], 'a')]",
             "$..items[-1:]",
+            // A filter inside a filter: each item's own tags, not the widest array, per item.
+            "$.items[?@.tags[?@ == 'x']].n",
+            "$.items[?@..n].n",
         ] {
             assert_eq!(admitted(path, &wide), Ok(()), "{path}");
         }
