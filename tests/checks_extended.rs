@@ -137,6 +137,22 @@ fn a_reply_against_the_response_format_is_an_error_and_the_other_checks_run() {
 }
 
 #[test]
+fn a_prompt_placeholder_that_is_no_jsonpath_is_a_jsonpath_error() {
+    let server = fake_api();
+    let mut check = judge(&server);
+    check["arguments"]["prompt"] = json!("Answer: {{$.output.value[}}");
+    let request = json!({"test_cases": [{"id": "t1", "input": "q"}],
+        "outputs": [{"value": "Lyon"}], "checks": [check]});
+    let (_, document) = evaluate(&request, &[&server]);
+    let error = &document["results"][0]["check_results"][0]["error"];
+    assert_eq!(
+        json!([error["type"], error["recoverable"]]),
+        json!(["jsonpath_error", false])
+    );
+    assert_eq!(server.request_count(), 0);
+}
+
+#[test]
 fn a_reply_cut_off_at_the_token_limit_says_so() {
     let server = fake_api();
     let request = json!({

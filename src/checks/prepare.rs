@@ -193,6 +193,8 @@ impl Check {
                         }
                     },
                     Err(found) => {
+                        // The prompt's only problem is a placeholder that is no JSONPath.
+                        path_problems += found.iter().filter(|(at, _)| at == "prompt").count();
                         problems.extend(
                             found.into_iter().map(|(at, reason)| {
                                 Problem::new(format!(".arguments.{at}"), reason)
