@@ -369,6 +369,42 @@ fn checks_is_required_even_when_every_test_case_carries_its_own() {
 }
 
 #[test]
+fn a_name_with_a_blank_outside_brackets_is_no_jsonpath() {
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "q"}],
+        "outputs": [{"value": {"a b": "x", "k": "x"}}],
+        "checks": [
+            check("exact_match", json!({"actual": "$.output.value.a b", "expected": "x"})),
+            check("exact_match", json!({"actual": "$.output.value.k ", "expected": "x"})),
+            check("exact_match", json!({"actual": "$.output.value['a b']", "expected": "x"}))
+        ]
+    });
+    let (document, _) = evaluate(&request);
+    let statuses: Vec<Value> = outcomes(&document)
+        .into_iter()
+        .map(|outcome| json!([outcome["status"], outcome["error"]["message"]]))
+        .collect();
+    let refused = |path: &str| {
+        json!([
+            "error",
+            format!(
+                "arguments.actual: not a valid JSONPath `{path}`: a blank \
+            outside brackets may only come before `.` or `[` (a name with a space is written \
+            ['a b'])"
+            )
+        ])
+    };
+    assert_eq!(
+        statuses,
+        [
+            refused("$.output.value.a b"),
+            refused("$.output.value.k "),
+            json!(["completed", null])
+        ]
+    );
+}
+
+#[test]
 fn a_jsonpath_that_cannot_be_parsed_is_a_jsonpath_error() {
     let request = json!({
         "test_cases": [{"id": "t1", "input": "q"}],

@@ -202,6 +202,9 @@ impl PathCache {
         if let Some(known) = self.compiled.get(text) {
             return known.clone();
         }
+        if let Some(reason) = stray_blank(text) {
+            return Err(reason);
+        }
         let compiled = parse_json_path(text)
             .map(|query| CompiledPath {
                 text: Arc::from(text),
@@ -215,10 +218,63 @@ impl PathCache {
     }
 }
 
+/// A blank the JSONPath grammar (RFC 9535) does not allow outside brackets, which the parser
+/// would take into a name (`$.a b` for the key `a b`) or drop (`$.a `): outside brackets, blank
+/// space may only come before a segment (`.` or `[`).
+fn stray_blank(text: &str) -> Option<String> {
+    let (mut depth, mut quote, mut escaped) = (0usize, None, false);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if let Some(open) = quote {
+            match c {
+                _ if escaped => escaped = false,
+                '\\' => escaped = true,
+                _ if c == open => quote = None,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '\'' | '"' if depth > 0 => quote = Some(c),
+            '[' => depth += 1,
+            ']' => depth = depth.saturating_sub(1),
+            _ if depth == 0 && c.is_whitespace() => {
+                while chars.next_if(|next| next.is_whitespace()).is_some() {}
+                if !matches!(chars.peek(), Some('.' | '[')) {
+                    return Some(
+                        "a blank outside brackets may only come before `.` or `[` (a name with \
+                         a space is written ['a b'])"
+                            .to_string(),
+                    );
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn blanks_outside_brackets_only_come_before_a_segment() {
+        for path in ["$.a b", "$..a b", "$.a ", "$.a\tb", "$ a"] {
+            assert!(stray_blank(path).is_some(), "{path:?}");
+        }
+        for path in [
+            "$.a",
+            "$ .a",
+            "$.a [0]",
+            "$['a b']",
+            "$[?@.x == 'a b']",
+            "$[?@.x == \"a ] b\"]",
+        ] {
+            assert_eq!(stray_blank(path), None, "{path:?}");
+        }
+    }
 
     #[test]
     fn classification_follows_the_prefix_and_escape_rules() {
