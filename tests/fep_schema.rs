@@ -221,6 +221,20 @@ fn threshold_refuses_a_member_its_schema_forbids_naming_it() {
 }
 
 #[test]
+fn a_missing_argument_names_the_unlisted_one_that_misspells_it() {
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "q"}],
+        "outputs": [{"value": "x"}],
+        "checks": [check("exact_match", json!({"actual": "$.output.value", "expceted": "x"}))]
+    });
+    let (document, _) = evaluate(&request);
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"]["message"],
+        "arguments: missing required key `expected` (`expceted` is given: misspelt?)"
+    );
+}
+
+#[test]
 fn values_outside_the_schemas_types_are_refused_naming_the_member() {
     let case = |id: &str, expected: Value| json!({"id": id, "input": "q", "expected": expected});
     let request = json!({

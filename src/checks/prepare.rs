@@ -87,6 +87,7 @@ impl Check {
             .collect();
         let mut args = Vec::with_capacity(def.arguments.len());
         let mut given = [false; MAX_ARGS];
+        let args_given: Vec<&str> = def.arguments.keys().map(String::as_str).collect();
         for (name, raw) in def.arguments {
             let at = format!(".arguments.{}", strict::key_name(name));
             let slot = schema.iter().position(|spec| spec.name == name);
@@ -146,9 +147,25 @@ impl Check {
                 source,
             });
         }
+        // Arguments the schema does not list, for the hint of a missing one they misspell.
+        let unlisted: Vec<&str> = args_given
+            .iter()
+            .copied()
+            .filter(|name| schema.iter().all(|spec| spec.name != *name))
+            .collect();
         for (slot, spec) in schema.iter().enumerate() {
             if spec.required && !given[slot] {
-                problems.push(Problem::new(".arguments", strict::missing_key(spec.name)));
+                let missing = strict::missing_key(spec.name);
+                let misspelt = unlisted
+                    .iter()
+                    .find(|name| strict::nearest(name, [spec.name]).is_some());
+                problems.push(Problem::new(
+                    ".arguments",
+                    match misspelt {
+                        Some(name) => format!("{missing} (`{name}` is given: misspelt?)"),
+                        None => missing,
+                    },
+                ));
             }
         }
         if let Some(reason) = def.kind.cross_argument_problem(&given) {
