@@ -116,6 +116,15 @@ fn tasks(sandbox: &Sandbox, count: usize) {
 
 /// `evalctl tasks run` of `tasks.jsonl` against `server` with `--retries RETRIES`.
 fn tasks_run(sandbox: &Sandbox, server: &Server, retries: &str) -> std::process::Output {
+    tasks_run_with(
+        sandbox,
+        server,
+        &["--retries", retries, "-j", &CONCURRENCY.to_string()],
+    )
+}
+
+/// `evalctl tasks run` of `tasks.jsonl` against `server` with `flags`.
+fn tasks_run_with(sandbox: &Sandbox, server: &Server, flags: &[&str]) -> std::process::Output {
     sandbox
         .evalctl()
         .env("ACME_API_KEY", KEY)
@@ -128,7 +137,7 @@ fn tasks_run(sandbox: &Sandbox, server: &Server, retries: &str) -> std::process:
             "tasks.jsonl",
         ])
         .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
-        .args(["--retries", retries, "-j", &CONCURRENCY.to_string()])
+        .args(flags)
         .output()
         .unwrap()
 }
@@ -332,21 +341,7 @@ fn a_wait_past_the_calls_budget_is_not_made_and_the_failure_says_why() {
     let server = Server::fixed(Reply::status(429, TOO_MANY).header("retry-after", "100"));
     let sandbox = Sandbox::new();
     tasks(&sandbox, 1);
-    let output = sandbox
-        .evalctl()
-        .env("ACME_API_KEY", KEY)
-        .args([
-            "tasks",
-            "run",
-            "--no-config",
-            "--format",
-            "json",
-            "tasks.jsonl",
-        ])
-        .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
-        .args(["--retries", "0", "--timeout", "1"])
-        .output()
-        .unwrap();
+    let output = tasks_run_with(&sandbox, &server, &["--retries", "0", "--timeout", "1"]);
     assert_eq!(code(&output), 1, "stderr: {}", stderr_text(&output));
     assert_eq!(
         json_stdout(&output)["generation"]["failed"][0]["error"]["message"],

@@ -1092,24 +1092,30 @@ fn an_appended_run_resumes_only_its_own_lines() {
     succeeded(run(&sb, BASE, &two("d")));
     let first = fingerprint(&sb, "r.jsonl");
     // Another run beside it shares candidate c's calls (the same keys), not its run: resuming it
-    // makes every one of its own calls, so that its lines are complete.
-    let out = run(
-        &sb,
-        BASE,
-        &[&two("e")[..], &["--append-run", "--resume"]].concat(),
-    )
-    .output()
-    .unwrap();
-    assert_eq!(
-        (code(&out), stderr_text(&out)),
-        (
-            0,
-            "warning: r.jsonl: ignoring 40 lines of other runs (another configuration: a \
-             different evaluator, inputs, candidates, score range or task model)\n\
-             resuming r.jsonl: 0 of 40 calls already done, 40 to make\n"
-                .to_string()
+    // makes every one of its own calls, so that its lines are complete; resumed again, it is
+    // whole.
+    let resumed = |done: usize| {
+        let out = run(
+            &sb,
+            BASE,
+            &[&two("e")[..], &["--append-run", "--resume"]].concat(),
         )
-    );
+        .output()
+        .unwrap();
+        assert_eq!(
+            (code(&out), stderr_text(&out)),
+            (
+                0,
+                format!(
+                    "warning: r.jsonl: ignoring 40 lines of other runs (another configuration: a \
+                     different evaluator, inputs, candidates, score range or task model)\n\
+                     resuming r.jsonl: {done} of 40 calls already done, {} to make\n",
+                    40 - done
+                )
+            )
+        );
+    };
+    resumed(0);
     let lines = sb.jsonl("r.jsonl");
     assert_eq!(lines.len(), 80);
     let second = lines[79]["run"]["fingerprint"]
@@ -1122,18 +1128,5 @@ fn an_appended_run_resumes_only_its_own_lines() {
     let summary: Value = serde_json::from_slice(&summary.stdout).unwrap();
     assert_eq!(summary["calls"]["total"], 40);
     assert_eq!(summary["partial"], Value::Null);
-    // Resumed again, it is whole.
-    let out = run(
-        &sb,
-        BASE,
-        &[&two("e")[..], &["--append-run", "--resume"]].concat(),
-    )
-    .output()
-    .unwrap();
-    assert_eq!(
-        stderr_text(&out),
-        "warning: r.jsonl: ignoring 40 lines of other runs (another configuration: a different \
-         evaluator, inputs, candidates, score range or task model)\n\
-         resuming r.jsonl: 40 of 40 calls already done, 0 to make\n"
-    );
+    resumed(40);
 }
