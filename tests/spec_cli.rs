@@ -1374,4 +1374,28 @@ fn validate_warns_that_a_reliability_dimension_without_its_metrics_is_always_una
          unavailable in every run: reliability reads the metrics whose collectors are \
          run_completed_successfully and run_failure_count, and no metric has run_failure_count\n"
     );
+    // With an error beside it, the warning comes first, not once the error is fixed.
+    sandbox.write(
+        "spec.yaml",
+        sandbox
+            .read("spec.yaml")
+            .replace("version_number: 1", "version_number: 0"),
+    );
+    let out = sandbox
+        .evalctl()
+        .args(["spec", "validate", "spec.yaml", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "warning: spec.yaml:11: evaluation_spec.scorecard.dimensions[1] \"reliability\" will \
+             be unavailable in every run: reliability reads the metrics whose collectors are \
+             run_completed_successfully and run_failure_count, and no metric has \
+             run_failure_count\nerror: spec.yaml:2: evaluation_spec.version_number must be \
+             greater than 0\n"
+                .to_string()
+        )
+    );
 }

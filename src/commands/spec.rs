@@ -11,7 +11,9 @@ use serde_json::Value;
 use crate::error::{invalid, Fatal, Problem};
 use crate::evaluation_spec::live::{LiveJudgeOptions, LiveJudges};
 use crate::evaluation_spec::summary::ScoreSummary;
-use crate::evaluation_spec::{evaluate_run, read_spec, spec_problem, EvaluationSpec, RunRecord};
+use crate::evaluation_spec::{
+    evaluate_run, read_spec, read_spec_warning, spec_problem, EvaluationSpec, RunRecord,
+};
 use crate::exit::{Exit, Verdict};
 use crate::input::{parse_object_line, JsonlStream, Source};
 use crate::interrupt::{
@@ -58,7 +60,13 @@ struct ValidReport<'a> {
 /// `evalctl spec validate FILE [--print]`: exit 0 when the spec is valid; its problems are bad
 /// input (exit 2).
 pub fn validate(config: &ValidateConfig, reporter: Reporter) -> anyhow::Result<Exit> {
-    let spec = read_spec(&config.file)?;
+    // What would be warned about comes with the errors, not only once they are fixed.
+    let spec = read_spec_warning(&config.file).map_err(|(error, warnings)| {
+        for warning in warnings {
+            reporter.warning(warning);
+        }
+        error
+    })?;
     warn_about(&spec, &config.file, reporter);
     let definition = spec.definition();
     if config.print {

@@ -56,41 +56,65 @@ impl EvaluationSpec {
 /// Every problem is returned at once, unknown keys with the rest.
 pub fn load_spec(bytes: &[u8], display: &str) -> Result<EvaluationSpec, Vec<SpecProblem>> {
     let (definition, mut problems) = decode::decode(bytes, display)?;
-    let locate = |found: &mut Vec<SpecProblem>| {
-        if found.is_empty() {
-            return;
-        }
-        let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
-        for problem in found {
-            problem.line = problem.line.or_else(|| index.line_of(&problem.path));
-        }
-    };
     match EvaluationSpec::from_definition(definition) {
         Ok(mut spec) if problems.is_empty() => {
-            locate(&mut spec.warnings);
+            locate_lines(bytes, &mut spec.warnings);
             Ok(spec)
         }
         Ok(_) => Err(problems),
         Err(mut invalid) => {
-            locate(&mut invalid);
+            locate_lines(bytes, &mut invalid);
             problems.extend(invalid);
             Err(problems)
         }
     }
 }
 
+/// What `spec validate` warns about in a spec [`load_spec`] refused, as far as it decodes: the
+/// warnings come with the errors, not only once the errors are fixed.
+fn warnings_despite_errors(bytes: &[u8], display: &str) -> Vec<SpecProblem> {
+    let Ok((mut definition, _)) = decode::decode(bytes, display) else {
+        return Vec::new();
+    };
+    normalize::normalize(&mut definition);
+    let mut warnings = validate::advisories(&definition);
+    locate_lines(bytes, &mut warnings);
+    warnings
+}
+
+/// Give each of `found` without a line the line its path is on in the spec file `bytes`.
+fn locate_lines(bytes: &[u8], found: &mut [SpecProblem]) {
+    if found.is_empty() {
+        return;
+    }
+    let index = locate::LineIndex::new(&String::from_utf8_lossy(bytes));
+    for problem in found {
+        problem.line = problem.line.or_else(|| index.line_of(&problem.path));
+    }
+}
+
 /// Read and load the spec in `source`: every problem, decoding or validation, as a located
 /// [`Problem`] (`FILE[:LINE]: <field path> <message>`).
 pub fn read_spec(source: &Source) -> anyhow::Result<EvaluationSpec> {
+    read_spec_warning(source).map_err(|(error, _)| error)
+}
+
+/// [`read_spec`], with what `spec validate` warns about in a spec it refuses (see
+/// [`warnings_despite_errors`]), located in the file.
+pub fn read_spec_warning(source: &Source) -> Result<EvaluationSpec, (anyhow::Error, Vec<Problem>)> {
     let display = source.display();
-    let bytes = source.read().map_err(|problem| invalid(vec![problem]))?;
+    let bytes = source
+        .read()
+        .map_err(|problem| (invalid(vec![problem]), Vec::new()))?;
     load_spec(&bytes, &display).map_err(|problems| {
-        invalid(
-            problems
+        let located = |found: &[SpecProblem]| -> Vec<Problem> {
+            found
                 .iter()
                 .map(|problem| spec_problem(&display, problem))
-                .collect(),
-        )
+                .collect()
+        };
+        let warnings = warnings_despite_errors(&bytes, &display);
+        (invalid(located(&problems)), located(&warnings))
     })
 }
 

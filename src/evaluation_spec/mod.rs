@@ -31,5 +31,5 @@ pub mod validators;
 pub use decode::SpecProblem;
 pub use evaluate::{evaluate_run, EvaluationRecord};
 pub use evidence::RunRecord;
-pub use load::{load_spec, read_spec, spec_problem, EvaluationSpec};
+pub use load::{load_spec, read_spec, read_spec_warning, spec_problem, EvaluationSpec};
 pub use model::SpecDefinition;
