@@ -1362,18 +1362,19 @@ fn validate_warns_that_a_reliability_dimension_without_its_metrics_is_always_una
          {key: done, type: boolean, collector: run_completed_successfully}\nscorecard:\n  \
          dimensions:\n    - correctness\n    - reliability\n",
     );
-    let out = sandbox
-        .evalctl()
-        .args(["spec", "validate", "spec.yaml", "--format", "text"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
-    assert_eq!(
-        stderr_text(&out),
-        "warning: spec.yaml:11: evaluation_spec.scorecard.dimensions[1] \"reliability\" will be \
-         unavailable in every run: reliability reads the metrics whose collectors are \
-         run_completed_successfully and run_failure_count, and no metric has run_failure_count\n"
-    );
+    let validated = || {
+        let out = sandbox
+            .evalctl()
+            .args(["spec", "validate", "spec.yaml", "--format", "text"])
+            .output()
+            .unwrap();
+        (code(&out), stderr_text(&out))
+    };
+    let warning = "warning: spec.yaml:11: evaluation_spec.scorecard.dimensions[1] \"reliability\" \
+                   will be unavailable in every run: reliability reads the metrics whose \
+                   collectors are run_completed_successfully and run_failure_count, and no \
+                   metric has run_failure_count\n";
+    assert_eq!(validated(), (0, warning.to_string()));
     // With an error beside it, the warning comes first, not once the error is fixed.
     sandbox.write(
         "spec.yaml",
@@ -1381,21 +1382,14 @@ fn validate_warns_that_a_reliability_dimension_without_its_metrics_is_always_una
             .read("spec.yaml")
             .replace("version_number: 1", "version_number: 0"),
     );
-    let out = sandbox
-        .evalctl()
-        .args(["spec", "validate", "spec.yaml", "--format", "text"])
-        .output()
-        .unwrap();
     assert_eq!(
-        (code(&out), stderr_text(&out)),
+        validated(),
         (
             2,
-            "warning: spec.yaml:11: evaluation_spec.scorecard.dimensions[1] \"reliability\" will \
-             be unavailable in every run: reliability reads the metrics whose collectors are \
-             run_completed_successfully and run_failure_count, and no metric has \
-             run_failure_count\nerror: spec.yaml:2: evaluation_spec.version_number must be \
-             greater than 0\n"
-                .to_string()
+            format!(
+                "{warning}error: spec.yaml:2: evaluation_spec.version_number must be greater \
+                 than 0\n"
+            )
         )
     );
 }
