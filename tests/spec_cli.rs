@@ -1269,23 +1269,7 @@ fn run_with_live_judges_warns_when_judge_calls_gave_no_score() {
         "/v1/models" => Reply::json("{\"object\": \"list\", \"data\": []}"),
         _ => Reply::status(500, "{\"error\": \"the model is overloaded\"}"),
     });
-    let sandbox = Sandbox::new();
-    sandbox.write("judged.yaml", JUDGED_SPEC);
-    let out = output({
-        let mut command = sandbox.evalctl();
-        command
-            .args([
-                "run",
-                "--spec",
-                "judged.yaml",
-                "--live-judges",
-                "--candidate",
-                "Paris",
-            ])
-            .args(["--retries", "0", "--format", "text", "--judge-base-url"])
-            .arg(server.url("/v1"));
-        command
-    });
+    let out = run_live_at(&Sandbox::new(), &server, &[]);
     assert_eq!(code(&out), 0, "{}", stderr_text(&out));
     assert_eq!(
         stderr_text(&out).lines().next(),
