@@ -86,6 +86,24 @@ fn errors_keep_side_info_and_score_zero() {
 }
 
 #[test]
+fn a_lone_surrogate_escape_in_an_answer_keeps_the_score() {
+    // JSON.stringify and json.dumps write `\ud83d` for a text cut in the middle of an emoji.
+    let sb = Sandbox::new();
+    let (exit, record) = run_once(
+        &sb,
+        r#"{"score": 0.5, "reasoning": "cut mid-emoji \ud83d", "pair": "\ud83d\ude00"}"#,
+        "unit",
+        &[],
+    );
+    assert_eq!(exit, 0);
+    assert_eq!(record["score"].as_f64(), Some(0.5));
+    assert_eq!(
+        record["side_info"],
+        json!({"reasoning": "cut mid-emoji \u{fffd}", "pair": "\u{1f600}"})
+    );
+}
+
+#[test]
 fn non_zero_exit_is_exit_status_with_a_stderr_excerpt_and_side_info() {
     let sb = Sandbox::new();
     let out = sb

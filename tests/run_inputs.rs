@@ -296,7 +296,7 @@ fn every_bad_line_of_dataset_and_valset_is_reported_in_one_pass() {
     let sb = Sandbox::new();
     sb.write(
         "d.jsonl",
-        "{\"ok\": 1}\n\n[1, 2]\n{bad\n{\"ok\": 2}\n\"str\"\n",
+        "{\"ok\": 1}\n\n[1, 2]\n{bad\n{\"ok\": 2}\n\"str\"\n{\"x\": \"\\ud800\"}\n",
     );
     sb.write(
         "v.jsonl",
@@ -320,6 +320,7 @@ fn every_bad_line_of_dataset_and_valset_is_reported_in_one_pass() {
         "error: d.jsonl:3: expected a JSON object, found array
 error: d.jsonl:4: invalid JSON: key must be a string at column 2
 error: d.jsonl:6: expected a JSON object, found string
+error: d.jsonl:7: invalid JSON: a \\u escape of half a UTF-16 surrogate pair (\\uD800-\\uDFFF) without its other half: a string must hold Unicode characters at column 14
 error: v.jsonl:2: invalid UTF-8 (bad byte at column 1)
 error: v.jsonl:3: invalid JSON: expected value at column 7
 error: v.jsonl:4: expected a JSON object, found number

@@ -134,12 +134,26 @@ pub fn second_value_starts_line(err: &serde_json::Error, document: &[u8]) -> boo
             .is_some_and(|first| matches!(first, b'{' | b'['))
 }
 
-/// A serde_json error's description without its position, what it expected in people's words.
+/// A serde_json error's description without its position, in people's words: what it
+/// expected, how deep JSON may nest, what a lone surrogate escape is.
 pub fn json_error_what(err: &serde_json::Error) -> String {
     let message = err.to_string();
     let what = message
         .rfind(" at line ")
         .map_or(message.as_str(), |cut| &message[..cut]);
+    match what {
+        "recursion limit exceeded" => {
+            return "arrays and objects nest deeper than 128 levels (the limit)".to_string()
+        }
+        // serde_json's words for `\ud83d` not followed by the `\u` escape of a low surrogate,
+        // and for a low surrogate alone: half of a character written as two UTF-16 escapes.
+        "unexpected end of hex escape" | "lone leading surrogate in hex escape" => {
+            return "a \\u escape of half a UTF-16 surrogate pair (\\uD800-\\uDFFF) without \
+                    its other half: a string must hold Unicode characters"
+                .to_string()
+        }
+        _ => {}
+    }
     match what.rsplit_once(", expected ") {
         Some((found, expected)) => {
             format!(

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::rubric::Rubric;
 use crate::llm::reply::{excerpt, message_content};
 use crate::protocol::{
-    replace_nonfinite_tokens, restore_tokens, validate_score, Attempt, CallError, ErrorKind, Retry,
+    restore_tokens, to_standard_json, validate_score, Attempt, CallError, ErrorKind, Retry,
     ScoreRange,
 };
 use crate::text::{clip, json_type};
@@ -179,9 +179,8 @@ fn objects_in(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
         .take(MAX_OBJECT_STARTS)
         .filter_map(|(start, _)| {
             let rest = &text[start..];
-            leading_object(rest).or_else(|| {
-                replace_nonfinite_tokens(rest).and_then(|replaced| leading_object(&replaced))
-            })
+            leading_object(rest)
+                .or_else(|| to_standard_json(rest).and_then(|replaced| leading_object(&replaced)))
         })
 }
 

@@ -1,10 +1,13 @@
-//! Reading evaluator output that uses the non-standard `NaN`, `Infinity` and `-Infinity` tokens
-//! (Python's `json.dumps` writes them), so they are reported as non-finite scores rather than as
-//! unparseable JSON.
-//!
-//! Each token outside a string is replaced by a sentinel string before parsing; [`sentinel_token`]
-//! recognises a sentinel and [`restore_tokens`] turns sentinels left in side information into the
-//! plain strings `"NaN"`, `"Infinity"`, `"-Infinity"`.
+//! Reading evaluator and judge output that is not quite standard JSON, as Python's `json.dumps`
+//! and JavaScript's `JSON.stringify` write it:
+//! - the `NaN`, `Infinity` and `-Infinity` tokens, so that they are reported as non-finite
+//!   scores rather than as unparseable JSON. Each token outside a string is replaced by a
+//!   sentinel string before parsing; [`sentinel_token`] recognises a sentinel and
+//!   [`restore_tokens`] turns sentinels left in side information into the plain strings `"NaN"`,
+//!   `"Infinity"`, `"-Infinity"`;
+//! - the `\u` escape of half a UTF-16 surrogate pair without its other half (a text cut in the
+//!   middle of an emoji), which no Rust string can hold: it becomes U+FFFD, the replacement
+//!   character, so that the score is not lost with it.
 
 use serde_json::Value;
 
@@ -12,32 +15,34 @@ use serde_json::Value;
 const SENTINEL_PREFIX: char = '\u{0}';
 const TOKENS: [&str; 3] = ["-Infinity", "Infinity", "NaN"];
 
-/// Parse `text`, accepting bare `NaN`/`Infinity`/`-Infinity` tokens outside strings.
-/// Returns `None` when the text has no such token (the strict parse error stands) or is still
-/// invalid with them replaced.
-pub fn parse_with_nonfinite_tokens(text: &str) -> Option<Value> {
-    serde_json::from_str(&replace_nonfinite_tokens(text)?).ok()
+/// Parse `text`, accepting bare `NaN`/`Infinity`/`-Infinity` tokens outside strings and lone
+/// surrogate escapes inside them. Returns `None` when the text has neither (the strict parse
+/// error stands) or is still invalid with them replaced.
+pub fn parse_lenient(text: &str) -> Option<Value> {
+    serde_json::from_str(&to_standard_json(text)?).ok()
 }
 
 /// `text` with every bare `NaN`/`Infinity`/`-Infinity` token outside strings replaced by its
-/// sentinel string, ready for a strict JSON parser; `None` when there is no such token.
-pub fn replace_nonfinite_tokens(text: &str) -> Option<String> {
+/// sentinel string and every lone surrogate escape inside strings by `\ufffd`, ready for a
+/// strict JSON parser; `None` when there is nothing to replace.
+pub fn to_standard_json(text: &str) -> Option<String> {
     let mut out = String::with_capacity(text.len() + 16);
     let mut replaced = false;
     let mut in_string = false;
-    let mut escaped = false;
     let mut rest = text;
     while let Some(ch) = rest.chars().next() {
         if in_string {
-            out.push(ch);
-            if escaped {
-                escaped = false;
-            } else if ch == '\\' {
-                escaped = true;
-            } else if ch == '"' {
-                in_string = false;
-            }
-            rest = &rest[ch.len_utf8()..];
+            let taken = if ch == '\\' {
+                let (escape, lone) = escape_at(rest);
+                out.push_str(if lone { "\\ufffd" } else { escape });
+                replaced |= lone;
+                escape.len()
+            } else {
+                in_string = ch != '"';
+                out.push(ch);
+                ch.len_utf8()
+            };
+            rest = &rest[taken..];
             continue;
         }
         if ch == '"' {
@@ -52,6 +57,25 @@ pub fn replace_nonfinite_tokens(text: &str) -> Option<String> {
         rest = &rest[ch.len_utf8()..];
     }
     replaced.then_some(out)
+}
+
+/// The escape `text` starts with (at its backslash): a surrogate pair's two `\u` escapes
+/// together, else one `\u` escape, else the backslash and the character it escapes; and whether
+/// it is the escape of a lone surrogate.
+fn escape_at(text: &str) -> (&str, bool) {
+    let code = |at: usize| {
+        text.get(at..at + 6)
+            .and_then(|escape| escape.strip_prefix("\\u"))
+            .and_then(|hex| u16::from_str_radix(hex, 16).ok())
+    };
+    match code(0) {
+        Some(0xD800..=0xDBFF) if matches!(code(6), Some(0xDC00..=0xDFFF)) => (&text[..12], false),
+        Some(unit) => (&text[..6], (0xD800..=0xDFFF).contains(&unit)),
+        None => {
+            let next = text[1..].chars().next().map_or(0, char::len_utf8);
+            (&text[..1 + next], false)
+        }
+    }
 }
 
 /// If `value` is a sentinel, the token it stands for.
@@ -80,10 +104,9 @@ mod tests {
 
     #[test]
     fn tokens_outside_strings_become_sentinels() {
-        let value = parse_with_nonfinite_tokens(
-            r#"{"score": NaN, "a": [Infinity, -Infinity], "s": "NaN \" Infinity"}"#,
-        )
-        .unwrap();
+        let value =
+            parse_lenient(r#"{"score": NaN, "a": [Infinity, -Infinity], "s": "NaN \" Infinity"}"#)
+                .unwrap();
         assert_eq!(sentinel_token(&value["score"]), Some("NaN"));
         assert_eq!(sentinel_token(&value["a"][0]), Some("Infinity"));
         assert_eq!(sentinel_token(&value["a"][1]), Some("-Infinity"));
@@ -92,14 +115,28 @@ mod tests {
 
     #[test]
     fn text_without_tokens_is_left_to_the_strict_error() {
-        assert!(replace_nonfinite_tokens("{\"score\": 1} plain").is_none());
-        assert!(parse_with_nonfinite_tokens("{\"score\": }").is_none());
-        assert!(parse_with_nonfinite_tokens("{\"score\": NaN,}").is_none());
+        assert!(to_standard_json("{\"score\": 1} plain").is_none());
+        assert!(parse_lenient("{\"score\": }").is_none());
+        assert!(parse_lenient("{\"score\": NaN,}").is_none());
+    }
+
+    #[test]
+    fn lone_surrogate_escapes_become_the_replacement_character() {
+        let value = parse_lenient(
+            r#"{"cut": "mid-emoji \ud83d", "low": "\uDC00!", "pair": "\ud83d\ude00", "kept": "\\ud83d", "q": "\"\ud800"}"#,
+        )
+        .unwrap();
+        assert_eq!(value["cut"], "mid-emoji \u{fffd}");
+        assert_eq!(value["low"], "\u{fffd}!");
+        assert_eq!(value["pair"], "\u{1f600}");
+        assert_eq!(value["kept"], "\\ud83d");
+        assert_eq!(value["q"], "\"\u{fffd}");
+        assert!(to_standard_json(r#"{"pair": "\ud83d\ude00", "e": "\\ud83d"}"#).is_none());
     }
 
     #[test]
     fn restore_turns_sentinels_into_plain_strings() {
-        let mut value = parse_with_nonfinite_tokens(r#"{"x": [NaN]}"#).unwrap();
+        let mut value = parse_lenient(r#"{"x": [NaN]}"#).unwrap();
         restore_tokens(&mut value);
         assert_eq!(value.to_string(), r#"{"x":["NaN"]}"#);
     }

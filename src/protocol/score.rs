@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::lenient_json::{parse_with_nonfinite_tokens, restore_tokens, sentinel_token};
+use super::lenient_json::{parse_lenient, restore_tokens, sentinel_token};
 use super::outcome::{CallError, ErrorKind};
 use crate::text::{clip, json_type, one_line};
 
@@ -131,7 +131,7 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
         ));
     }
     serde_json::from_str(text).or_else(|err| {
-        parse_with_nonfinite_tokens(text).ok_or_else(|| {
+        parse_lenient(text).ok_or_else(|| {
             CallError::new(
                 ErrorKind::InvalidJson,
                 format!(
