@@ -400,6 +400,30 @@ error: vdir: is a directory, not a file
 }
 
 #[test]
+fn one_bad_file_as_dataset_and_valset_has_its_problems_said_once() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{}\nbad\n");
+    let out = sb
+        .run_with(MARKING)
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--valset",
+            "d.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        "error: d.jsonl:2: invalid JSON: expected value at column 1\n"
+    );
+    assert!(!sb.exists("called"));
+}
+
+#[test]
 fn empty_files_have_no_records() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "");

@@ -67,10 +67,16 @@ pub fn load_inputs(
         };
         (candidates, joined(dataset), joined(valset), problems)
     });
+    // One file given as both --dataset and --valset has its problems said once.
     let mut keep_records = |split: Option<Result<Vec<Record>, Vec<Problem>>>| {
         split.map(|result| {
-            result.unwrap_or_else(|mut split_problems| {
-                problems.append(&mut split_problems);
+            result.unwrap_or_else(|split_problems| {
+                let said = problems.len();
+                for problem in split_problems {
+                    if !problems[..said].contains(&problem) {
+                        problems.push(problem);
+                    }
+                }
                 Vec::new()
             })
         })
