@@ -251,6 +251,44 @@ fn artifacts() -> PathBuf {
     dir
 }
 
+/// The cards of a `spec score` file count the runs that passed, red when one did not.
+#[test]
+fn the_report_of_spec_score_records_shows_the_runs_that_did_not_pass() {
+    let sandbox = Sandbox::new();
+    let fixtures = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/spec");
+    let scored = sandbox
+        .evalctl()
+        .arg("spec")
+        .arg("score")
+        .arg(fixtures.join("pack.yaml"))
+        .arg(fixtures.join("runs.jsonl"))
+        .args(["--output", "scored.jsonl"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&scored), 1, "{}", stderr_text(&scored));
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "scored.jsonl", "-o", "spec.html"]),
+    );
+    let Some(mut browser) =
+        browser_for("the_report_of_spec_score_records_shows_the_runs_that_did_not_pass")
+    else {
+        return;
+    };
+    browser.open(&sandbox.join("spec.html"));
+    let card = browser.eval(
+        "(() => { const c = document.querySelector('[data-field=verdicts]');
+           return [c.querySelector('.value').textContent, c.querySelector('.detail').textContent,
+                   c.classList.contains('bad')]; })()",
+    );
+    assert_eq!(
+        card,
+        json!(["1 of 2", "1 did not pass their scorecard", true])
+    );
+    assert!(browser.events_named("Runtime.exceptionThrown").is_empty());
+}
+
 /// Set a filter control's value and fire the event the page listens for.
 fn set_filter(browser: &mut Browser, id: &str, value: &str) {
     browser.eval(&format!(
@@ -302,6 +340,17 @@ fn the_report_of_a_real_run_renders_in_chromium() {
     ]));
     let written = json_stdout(&report);
     assert_eq!(written["results"], summary["calls"]["total"]);
+    // The page's data holds the summary `summarize` prints, gates and exit code included.
+    let summarized = sandbox
+        .evalctl()
+        .args(["summarize", "r.jsonl", "--format", "json"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&summarized), 1);
+    assert_eq!(
+        crate::report_kinds::report_data(&sandbox.join("report.html"))["sources"][0]["summary"],
+        json_stdout(&summarized)
+    );
 
     let Some(mut browser) = browser_for("the_report_of_a_real_run_renders_in_chromium") else {
         return;

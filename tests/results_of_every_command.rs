@@ -292,10 +292,18 @@ fn report_reads_spec_score_records_as_results() {
     assert_eq!(
         json_stdout(&out),
         json!({"ok": true, "report": "report.html", "files": 1, "results": 2, "errors": 0,
-               "bytes": json_stdout(&out)["bytes"]})
+               "not_passed": 1, "bytes": json_stdout(&out)["bytes"]})
     );
     let data = report_data(&sb.join("report.html"));
     let source = &data["sources"][0];
+    // The summary `summarize` prints: one run did not pass, which fails it.
+    assert_eq!(
+        (
+            &source["summary"]["gates"]["verdicts"],
+            &source["summary"]["exit"]
+        ),
+        (&json!({"failed": 1, "runs": 2, "passed": false}), &json!(1))
+    );
     assert_eq!(
         (&source["name"], &source["kind"], &source["evaluator"]),
         (

@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 
 use crate::exit::Exit;
-use crate::protocol::ScoreRange;
 use crate::report::merge::{read_all, ReadRun};
 use crate::report::{append_step_summary, print, print_gate_verdict, print_written};
 use crate::report::{check_distinct, Gates, Junit, Reporter};
@@ -47,46 +46,16 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         reporter.note(format!("note: {note}"));
     }
     let run = accounted.run;
-    let mut candidate_ids: Vec<String> = (0..run.candidates)
-        .map(|index| format!("candidate #{index}"))
-        .collect();
-    for record in records.values() {
-        if let Some(slot) = record
-            .candidate_index
-            .and_then(|i| candidate_ids.get_mut(i))
-        {
-            slot.clone_from(&record.candidate_id);
-        }
-    }
-    // The run's `--repeat`, as its lines show it: pass@k is reported as `run` reports it.
-    let repeat = records
-        .values()
-        .filter_map(|record| record.repeat)
-        .max()
-        .map(|last| last + 1);
-    let mut tally = Tally::new(
-        candidate_ids.clone(),
-        run.splits,
-        config.seed,
-        config.pass_score,
-    )
-    .repeated(repeat)
-    .gated_by_verdicts(run.gated_by_verdicts());
+    let (tally, candidate_ids) =
+        Tally::of_run(&run, records.values(), config.seed, config.pass_score);
     let mut junit = config.junit.as_ref().map(|_| {
         Junit::new(candidate_ids, config.pass_score).gated_by_verdicts(run.gated_by_verdicts())
     });
-    for record in records.values() {
-        tally.add(record);
-        if let Some(junit) = junit.as_mut() {
-            junit.add(record);
-        }
+    if let Some(junit) = junit.as_mut() {
+        records.values().for_each(|record| junit.add(record));
     }
-    let score_range = if run.score_range == ScoreRange::Any.as_str() {
-        ScoreRange::Any
-    } else {
-        ScoreRange::Unit
-    };
-    let (mut summary, diagnostics) = tally.finish(run.evaluator, score_range, None, false);
+    let range = run.range();
+    let (mut summary, diagnostics) = tally.finish(run.evaluator, range, None, false);
     summary.partial = accounted.partial;
     let junit_written = crate::report::write_junit_if_asked(
         junit.as_ref(),

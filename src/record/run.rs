@@ -1,6 +1,7 @@
 //! The `run` member of every result line: which command and evaluator wrote it, which run and
 //! shard it belongs to, so a results file alone rebuilds its run's summary.
 
+use crate::protocol::ScoreRange;
 use serde::{Deserialize, Serialize};
 
 /// Which evaluator ran.
@@ -44,6 +45,15 @@ impl RunInfo {
     /// records (`run --spec` is gated by its flags alone).
     pub fn gated_by_verdicts(&self) -> bool {
         self.command.as_deref() == Some(SPEC_SCORE)
+    }
+
+    /// The score range the run was made with (`unit` unless it says `any`).
+    pub fn range(&self) -> ScoreRange {
+        if self.score_range == ScoreRange::Any.as_str() {
+            ScoreRange::Any
+        } else {
+            ScoreRange::Unit
+        }
     }
 
     /// `,"run":{...}`: the member that [`SharedMembers::run`] left out of a spooled line, to

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use super::matrix::Matrix;
 use crate::input::Inputs;
 use crate::record::{CallRecord, EvaluatorInfo};
-use crate::report::Summary;
+use crate::report::{Summary, VerdictGate};
 
 /// What the data calls each kind of input.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -39,6 +39,9 @@ pub(super) struct SourceData {
     /// `run --generate`: the summary's candidate × task model rows, drawn as plain HTML.
     #[serde(skip)]
     pub(super) matrix: Option<Matrix>,
+    /// `spec score` records: how many runs were scored and how many did not pass.
+    #[serde(skip)]
+    pub(super) verdicts: Option<VerdictGate>,
 }
 
 #[derive(Debug, Serialize)]
@@ -117,6 +120,7 @@ impl Report {
             summary: None,
             examples: None,
             matrix: None,
+            verdicts: None,
         });
         self.sources.len() - 1
     }
@@ -153,6 +157,18 @@ impl Report {
     /// How many rows (results) the report holds.
     pub fn rows(&self) -> usize {
         self.rows.len()
+    }
+
+    /// How many runs of `spec score` records did not pass, of how many; `None` when no source
+    /// holds such records.
+    pub fn not_passed(&self) -> Option<(usize, usize)> {
+        self.sources
+            .iter()
+            .filter_map(|source| source.verdicts.as_ref())
+            .map(|verdicts| (verdicts.failed, verdicts.runs))
+            .reduce(|(failed, runs), (more_failed, more_runs)| {
+                (failed + more_failed, runs + more_runs)
+            })
     }
 
     /// How many rows are failed results.
@@ -200,6 +216,9 @@ impl Report {
             self.add_row(source, &record.candidate_id, row);
         }
         self.sources[source].summary = serde_json::to_value(summary).ok();
+        self.sources[source]
+            .verdicts
+            .clone_from(&summary.gates.verdicts);
         let order: Vec<&str> = planned
             .iter()
             .map(|record| record.candidate_id.as_str())

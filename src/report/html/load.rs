@@ -16,8 +16,8 @@ use crate::input::strict::{missing_key, wrong_type};
 use crate::input::{JsonlStream, Source};
 use crate::protocol::ScoreRange;
 use crate::record::{CallRecord, EvaluatorInfo, Split, Splits};
-use crate::report::runs::{Ledger, Partial};
-use crate::report::{Selection, Summary, Tally, DEFAULT_SEED};
+use crate::report::runs::{Accounted, Ledger};
+use crate::report::{Gates, Selection, Summary, Tally, DEFAULT_SEED};
 use crate::runner::journal::{replaces, torn_line_problem, JournalReader};
 
 /// Every result in `files`, in order, and the notes for the user (a last line a killed run cut
@@ -41,10 +41,9 @@ pub fn load_results(
                 // Result lines, whichever command wrote them.
                 Some(kind) if fields.contains_key("candidate_id") => {
                     match read_run(file, selection) {
-                        Ok((records, partial, torn)) => {
+                        Ok((records, accounted, torn)) => {
                             notes.extend(torn);
-                            let mut summary = summarize(&file.display(), &records);
-                            summary.partial = partial;
+                            let summary = summarize(&file.display(), &records, accounted);
                             report.add_run_results(file.display(), kind, &summary, &records);
                         }
                         Err(mut found) => problems.append(&mut found),
@@ -86,8 +85,9 @@ fn first_record(file: &Source) -> Result<Option<(usize, Fields)>, Problem> {
     }
 }
 
-/// A run's results that count, what of its plan is missing, and the note of a torn last line.
-type RunResults = (Vec<CallRecord>, Option<Partial>, Option<String>);
+/// A run's results that count, the run they belong to and what of its plan is missing (unless
+/// an older evalctl wrote them), and the note of a torn last line.
+type RunResults = (Vec<CallRecord>, Option<Accounted>, Option<String>);
 
 /// The lines of a run's results file that count, through the journal reader: for a key with
 /// several lines (a resumed run re-ran an errored call), the one [`replaces`] picks; of a file
@@ -135,42 +135,51 @@ fn read_run(file: &Source, selection: &Selection) -> Result<RunResults, Vec<Prob
         return Ok((records, None, torn));
     }
     let accounted = ledger.account(chosen, records.len(), selection.allow_partial)?;
-    Ok((records, accounted.partial, torn))
+    Ok((records, Some(accounted), torn))
 }
 
-/// The summary `run --format json` prints over `records` (the evaluator is the one the lines
-/// name, if they do; the elapsed time is not in a results file; the score range is `any` only
-/// when a score is outside [0, 1]).
-fn summarize(name: &str, records: &[CallRecord]) -> Summary {
-    let mut candidates: Vec<String> = Vec::new();
-    for record in records {
-        if !candidates.contains(&record.candidate_id) {
-            candidates.push(record.candidate_id.clone());
+/// The summary `summarize` prints over `records` of the `accounted` run, judged by the default
+/// gates (the elapsed time is not in a results file). Lines of an older evalctl, which do not
+/// say their run, are summarised as one run of the candidates they name, whose score range is
+/// `any` only when a score is outside [0, 1].
+fn summarize(name: &str, records: &[CallRecord], accounted: Option<Accounted>) -> Summary {
+    let mut summary = match accounted {
+        Some(accounted) => {
+            let run = accounted.run;
+            let (tally, _) = Tally::of_run(&run, records.iter(), DEFAULT_SEED, None);
+            let range = run.range();
+            let mut summary = tally.finish(run.evaluator, range, None, false).0;
+            summary.partial = accounted.partial;
+            summary
         }
-    }
-    let splits = Splits {
-        train: records.iter().any(|r| r.split == Split::Train),
-        val: records.iter().any(|r| r.split == Split::Val),
-    };
-    let mut tally = Tally::new(candidates, splits, DEFAULT_SEED, None);
-    records.iter().for_each(|record| tally.add(record));
-    let unit = records.iter().all(|r| (0.0..=1.0).contains(&r.score));
-    let evaluator = records
-        .iter()
-        .find_map(|record| record.run.as_ref())
-        .map_or_else(
-            || EvaluatorInfo {
+        None => {
+            let mut candidates: Vec<String> = Vec::new();
+            for record in records {
+                if !candidates.contains(&record.candidate_id) {
+                    candidates.push(record.candidate_id.clone());
+                }
+            }
+            let splits = Splits {
+                train: records.iter().any(|r| r.split == Split::Train),
+                val: records.iter().any(|r| r.split == Split::Val),
+            };
+            let mut tally = Tally::new(candidates, splits, DEFAULT_SEED, None);
+            records.iter().for_each(|record| tally.add(record));
+            let unit = records.iter().all(|r| (0.0..=1.0).contains(&r.score));
+            let evaluator = EvaluatorInfo {
                 kind: "results file".to_string(),
                 target: name.to_string(),
-            },
-            |run| run.evaluator.clone(),
-        );
-    let range = if unit {
-        ScoreRange::Unit
-    } else {
-        ScoreRange::Any
+            };
+            let range = if unit {
+                ScoreRange::Unit
+            } else {
+                ScoreRange::Any
+            };
+            tally.finish(evaluator, range, None, false).0
+        }
     };
-    tally.finish(evaluator, range, None, false).0
+    Gates::default().judge(&mut summary, false);
+    summary
 }
 
 /// The lines of a `tasks score` or `spec score` file an older evalctl wrote (no result-line

@@ -162,6 +162,7 @@
       var failed = calls ? calls.errors : errors;
       var cached = own.filter(function (row) { return row[col.cached]; }).length;
       var evaluator = source.evaluator;
+      var verdicts = source.summary ? source.summary.gates.verdicts : null;
       var group = el('div', { className: 'cards', data: { source: String(sourceIndex) } }, [
         card('evaluator', prefix + 'evaluator', evaluator ? evaluator.kind : source.kind + ' results',
           evaluator ? evaluator.target : 'read from ' + source.name),
@@ -171,6 +172,8 @@
           total ? (100 * failed / total).toFixed(1) + '% of ' + total : null, failed > 0),
         card('elapsed', prefix + 'elapsed', source.elapsed_ms === null ? '—' : fmtMs(source.elapsed_ms),
           callTime ? 'call time ' + fmtMs(callTime) : (source.elapsed_ms === null ? 'not recorded in results files' : null)),
+        verdicts ? card('verdicts', prefix + 'passed', (verdicts.runs - verdicts.failed) + ' of ' + verdicts.runs,
+          verdicts.failed + ' did not pass their scorecard', verdicts.failed > 0) : null,
         source.summary && source.summary.partial ? card('partial', prefix + 'partial',
           source.summary.partial.missing_calls + ' calls missing', source.summary.partial.description, true) : null,
       ]);

@@ -41,6 +41,11 @@ struct Written<'a> {
     files: usize,
     results: usize,
     errors: usize,
+    /// Of `spec score` records: runs that did not pass their scorecard.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    not_passed: Option<usize>,
+    #[serde(skip)]
+    runs: usize,
     bytes: usize,
 }
 
@@ -96,15 +101,24 @@ fn write_page<'a>(
         files,
         results: report.rows(),
         errors: report.errors(),
+        not_passed: report.not_passed().map(|(failed, _)| failed),
+        runs: report.not_passed().map_or(0, |(_, runs)| runs),
         bytes: page.len(),
     })
 }
 
 impl Written<'_> {
-    /// `wrote PATH: N results (M failed)`.
+    /// `wrote PATH: N results (M failed)`, and of `spec score` records `(M failed; K of R runs
+    /// did not pass)`.
     fn line(&self) -> String {
+        let verdicts = self.not_passed.map_or(String::new(), |failed| {
+            format!(
+                "; {failed} of {} did not pass",
+                counted(self.runs, "run", "runs")
+            )
+        });
         format!(
-            "wrote {}: {} ({} failed)",
+            "wrote {}: {} ({} failed{verdicts})",
             self.report.display(),
             counted(self.results, "result", "results"),
             self.errors

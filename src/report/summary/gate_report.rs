@@ -83,7 +83,7 @@ pub struct PassScoreGate {
 
 /// The verdicts of `spec score` records: a run scored without error whose scorecard did not
 /// pass fails the summary as it failed `spec score` (a run with no verdict is an errored call).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerdictGate {
     /// Runs scored without error whose record says `passed: false`.
     pub failed: usize,

@@ -14,7 +14,9 @@ mod spend;
 mod tally;
 
 pub use aggregate::Aggregate;
-pub use gate_report::{BudgetReport, CompleteGate, ErrorGate, FailUnderGate, GateReport};
+pub use gate_report::{
+    BudgetReport, CompleteGate, ErrorGate, FailUnderGate, GateReport, VerdictGate,
+};
 pub use rounding::{below, mean_in_order, overflow_scale};
 pub use run_summary::{CandidateSummary, Summary};
 pub use spend::Usage;

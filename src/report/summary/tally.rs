@@ -12,7 +12,7 @@ use super::spend::{JudgeSpend, Spend, Tokens, Usage};
 use crate::exit::Verdict;
 use crate::llm::price::Prices;
 use crate::protocol::ScoreRange;
-use crate::record::{CallRecord, EvaluatorInfo, Split, Splits};
+use crate::record::{CallRecord, EvaluatorInfo, RunInfo, Split, Splits};
 
 /// How many failed calls are described one by one on stderr.
 const FAILURES_SHOWN: usize = 5;
@@ -116,6 +116,40 @@ impl Tally {
             pass_score: pass_score.map(|threshold| (threshold, 0)),
             verdict_failures: None,
         }
+    }
+
+    /// The tally `summarize` makes of the lines of `run` read back from results files, with
+    /// `records` added: a row per candidate of the run (named as its lines name it, else
+    /// `candidate #N`), pass@k over the `--repeat` the lines show, gated by the lines' verdicts
+    /// when their command is (`spec score`). Also the candidates' names, in order.
+    pub fn of_run<'a>(
+        run: &RunInfo,
+        records: impl Iterator<Item = &'a CallRecord> + Clone,
+        seed: u64,
+        pass_score: Option<f64>,
+    ) -> (Tally, Vec<String>) {
+        let mut candidate_ids: Vec<String> = (0..run.candidates)
+            .map(|index| format!("candidate #{index}"))
+            .collect();
+        for record in records.clone() {
+            if let Some(slot) = record
+                .candidate_index
+                .and_then(|index| candidate_ids.get_mut(index))
+            {
+                slot.clone_from(&record.candidate_id);
+            }
+        }
+        // The run's `--repeat`, as its lines show it: pass@k is reported as `run` reports it.
+        let repeat = records
+            .clone()
+            .filter_map(|record| record.repeat)
+            .max()
+            .map(|last| last + 1);
+        let mut tally = Tally::new(candidate_ids.clone(), run.splits, seed, pass_score)
+            .repeated(repeat)
+            .gated_by_verdicts(run.gated_by_verdicts());
+        records.for_each(|record| tally.add(record));
+        (tally, candidate_ids)
     }
 
     /// With `gated`, the records' own verdicts gate the run, as `spec score` gates it: a call
