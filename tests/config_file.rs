@@ -6,7 +6,7 @@
 use crate::common;
 
 use crate::common::{code, json_stdout, stderr_text, stdout_text, Sandbox};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// An evaluator that scores 1.0 and names the directory it ran in, in its side info.
 const PWD_EVAL: &str =
@@ -96,15 +96,15 @@ fn the_file_is_found_from_a_subdirectory_and_its_paths_and_command_are_its_own()
     // Found above the working directory, it chooses no command unless named with --config.
     let found = run(&[]);
     assert_eq!(code(&found), 2);
-    assert!(
-        stderr_text(&found).starts_with(
-            "warning: ../../evalctl.toml: not used from a parent directory: evaluator.command \
-             (line 2): a file found above the working directory may not choose what runs, \
-             what is called with your keys, or where results are read and written; pass \
-             --config ../../evalctl.toml if you trust it\n"
-        ),
-        "{}",
-        stderr_text(&found)
+    assert_eq!(
+        stderr_text(&found),
+        "warning: ../../evalctl.toml: not used from a parent directory: evaluator.command (line \
+         2), run.dataset (line 5): a file found above the working directory may not choose what \
+         runs, what is called with your keys, which files are read, or where results are read and \
+         written; pass --config ../../evalctl.toml if you trust it\n\
+         error: run: no evaluator: pass one of --evaluator-command, --evaluator-url, \
+         --judge-model, --checks or --spec, or set one in the [evaluator] section of evalctl.toml \
+         (evalctl init writes a starter)\n"
     );
     let output = run(&["--config", "../../evalctl.toml"]);
     assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
@@ -113,12 +113,21 @@ fn the_file_is_found_from_a_subdirectory_and_its_paths_and_command_are_its_own()
     let records = sb.jsonl("deep/er/r.jsonl");
     let sandbox_name = sb.path().file_name().unwrap().to_str().unwrap();
     assert_eq!(records[0]["side_info"]["dir"], sandbox_name);
-    let shown = show(&sb, "deep/er", &[], &[]);
+    let shown = show(
+        &sb,
+        "deep/er",
+        &["run", "--config", "../../evalctl.toml"],
+        &[],
+    );
     assert_eq!(shown["config_file"], "../../evalctl.toml");
     assert_eq!(
         setting(&shown, "run.dataset"),
         (&"../../data/d.jsonl".into(), "../../evalctl.toml:5")
     );
+    // Found, not named: the file above chooses no dataset (whose lines go to the evaluator).
+    let shown = show(&sb, "deep/er", &["run"], &[]);
+    assert_eq!(shown["config_file"], "../../evalctl.toml");
+    assert_eq!(setting(&shown, "run.dataset"), (&json!([]), "default"));
 }
 
 #[test]

@@ -69,8 +69,8 @@ fn the_users_own_config_above_the_working_directory_chooses_no_command_unless_na
         format!(
             "warning: ../evalctl.toml: not used from a parent directory: evaluator.command (line \
              2): a file found above the working directory may not choose what runs, what is \
-             called with your keys, or where results are read and written; pass --config \
-             ../evalctl.toml if you trust it\n{NO_EVALUATOR}"
+             called with your keys, which files are read, or where results are read and written; \
+             pass --config ../evalctl.toml if you trust it\n{NO_EVALUATOR}"
         )
     );
     assert!(!dir.exists("shared/marker"), "the file's evaluator ran");
@@ -99,8 +99,8 @@ fn what_a_parent_config_may_not_set_cannot_stop_the_command_either() {
         stderr_text(&output),
         "warning: ../evalctl.toml: not used from a parent directory: evaluator.judge_base_url \
          (line 2), evaluator.rubric (line 3): a file found above the working directory may not \
-         choose what runs, what is called with your keys, or where results are read and written; \
-         pass --config ../evalctl.toml if you trust it\n"
+         choose what runs, what is called with your keys, which files are read, or where results \
+         are read and written; pass --config ../evalctl.toml if you trust it\n"
     );
     // Named, it is read, and refused for what it says.
     let named = run(
@@ -263,8 +263,9 @@ fn a_config_above_the_working_directory_chooses_no_cache_or_journal_to_read() {
         "warning: ../evalctl.toml: not used from a parent directory: run.cache_dir (line 3), \
          run.output (line 4), run.resume (line 5), tasks.save_outputs (line 7), tasks.resume \
          (line 8): a file found above the working directory may not choose what runs, what is \
-         called with your keys, or where results are read and written; pass --config \
-         ../evalctl.toml if you trust it\n"
+         called with your keys, which files are read, or where results are read and written; \
+         pass --config ../evalctl.toml if you trust it\n\
+         note: ../evalctl.toml, found in a parent directory, sets run.cache (line 2)\n"
     );
     assert!(
         !dir.exists("shared/vendor"),
@@ -283,4 +284,34 @@ fn a_config_above_the_working_directory_chooses_no_cache_or_journal_to_read() {
         .unwrap();
     assert_eq!(shown.status.code(), Some(0), "{}", stderr_text(&shown));
     assert_eq!(stderr_text(&shown), stderr_text(&output));
+}
+
+#[test]
+fn a_config_above_the_working_directory_chooses_no_file_to_read_and_says_what_it_sets() {
+    // A dataset's lines go to the evaluator (and to the results file); a repository above the
+    // working directory could name any file the user can read.
+    let dir = Sandbox::new();
+    dir.write("secret.json", "{\"token\": \"s3cr3t\"}\n");
+    dir.write(
+        "shared/evalctl.toml",
+        "[run]\ndataset = \"../secret.json\"\nvalset = \"../secret.json\"\n\
+         cache_inputs = [\"/usr\"]\nlimit = 1\n",
+    );
+    dir.write(
+        "shared/work/eval.sh",
+        "cat > seen.json\nprintf '{\"score\": 1}'\n",
+    );
+    let output = run(&dir, &["run", "--evaluator-command", "sh eval.sh"]);
+    assert_eq!(output.status.code(), Some(0), "{}", stderr_text(&output));
+    assert_eq!(
+        stderr_text(&output),
+        "warning: ../evalctl.toml: not used from a parent directory: run.dataset (line 2), \
+         run.valset (line 3), run.cache_inputs (line 4): a file found above the working \
+         directory may not choose what runs, what is called with your keys, which files are \
+         read, or where results are read and written; pass --config ../evalctl.toml if you \
+         trust it\n\
+         note: ../evalctl.toml, found in a parent directory, sets run.limit (line 5)\n"
+    );
+    let seen = std::fs::read_to_string(dir.join("shared/work/seen.json")).unwrap();
+    assert!(!seen.contains("s3cr3t"), "the evaluator was sent {seen}");
 }

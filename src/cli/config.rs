@@ -135,6 +135,27 @@ pub struct Resolved {
     pub untrusted: Option<Untrusted>,
 }
 
+impl Resolved {
+    /// Say on stderr what the user may not know of the file: that discovery found one it did
+    /// not use, which of the file's keys do not apply (from a parent directory, or giving up the
+    /// sandbox), and what a file found in a parent directory sets.
+    pub fn tell_about_the_file(&self, reporter: Reporter) {
+        if let Some(untrusted) = &self.untrusted {
+            reporter.warning(untrusted);
+        }
+        for ignored in self.file.iter().flat_map(|file| &file.ignored) {
+            reporter.warning(ignored);
+        }
+        if let Some(note) = self
+            .file
+            .iter()
+            .find_map(|file| file.from_a_parent.as_ref())
+        {
+            reporter.note(format!("note: {note}"));
+        }
+    }
+}
+
 /// Parse `args`, then, for a command that reads the file, parse them again with the file's
 /// values as the defaults of their flags.
 pub fn resolve(args: &[OsString]) -> Result<Resolved, Failure> {
@@ -522,11 +543,9 @@ impl ConfigCommand {
             command: resolved.path.join(" "),
             settings: settings(&resolved),
         };
-        let ignored = resolved
-            .file
-            .as_ref()
-            .map_or(&[][..], |file| &file.ignored[..]);
-        commands::config::show(&shown, resolved.untrusted.as_ref(), ignored, reporter)
+        // As the command shown would say it.
+        resolved.tell_about_the_file(reporter);
+        commands::config::show(&shown, reporter)
     }
 }
 

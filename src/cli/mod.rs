@@ -188,12 +188,7 @@ pub fn parse() -> Result<(Command, Reporter, config::Provenance), std::process::
             sub.value_source("evaluator_command") == Some(clap::parser::ValueSource::CommandLine)
         });
     }
-    if let Some(untrusted) = &resolved.untrusted {
-        reporter.warning(untrusted);
-    }
-    for ignored in resolved.file.iter().flat_map(|file| &file.ignored) {
-        reporter.warning(ignored);
-    }
+    resolved.tell_about_the_file(reporter);
     if reporter.markdown
         && !matches!(
             cli.command,

@@ -3,28 +3,14 @@
 
 use std::os::unix::fs::OpenOptionsExt;
 
-use crate::config::file::{Untrusted, FILE_NAME, STARTER};
+use crate::config::file::{FILE_NAME, STARTER};
 use crate::config::show::{self, Shown};
 use crate::error::bad_flag;
 use crate::exit::Exit;
 use crate::report::{print, print_stdout, Document, Format, Reporter, Styled};
 
-/// `evalctl config show`: warn about a file discovery found and did not use, then print the
-/// settings `shown`.
-pub fn show(
-    shown: &Shown,
-    untrusted: Option<&Untrusted>,
-    ignored: &[String],
-    reporter: Reporter,
-) -> anyhow::Result<Exit> {
-    if let Some(untrusted) = untrusted {
-        reporter.warning(untrusted);
-    }
-    // The keys of the file that do not apply (from a parent directory, or giving up the
-    // sandbox), as the command shown would warn.
-    for warning in ignored {
-        reporter.warning(warning);
-    }
+/// `evalctl config show`: print the settings `shown`.
+pub fn show(shown: &Shown, reporter: Reporter) -> anyhow::Result<Exit> {
     print(shown, reporter)?;
     Ok(Exit::Success)
 }

@@ -43,6 +43,9 @@ pub struct ConfigFile {
     pub values: Vec<FileValue>,
     /// What the file says and is not done, one warning each (see [`FROM_THE_COMMAND_LINE`]).
     pub ignored: Vec<String>,
+    /// For a file found in a parent directory, which the user may not know is in effect: the
+    /// note that names what it sets.
+    pub from_a_parent: Option<String>,
 }
 
 /// Keys a file found by discovery may not set: they give up the code sandbox, which takes the
@@ -51,13 +54,17 @@ pub struct ConfigFile {
 const FROM_THE_COMMAND_LINE: &[&str] = &["tasks.unsafe_code_exec"];
 
 /// Keys (or, ending in `.`, sections; else key prefixes) a file found in a parent directory
-/// may not set: what runs a command or calls an evaluator or a model with the user's keys, and
-/// where results are read from or written (a cache or journal it ships would answer the user's
+/// may not set: what runs a command or calls an evaluator or a model with the user's keys, which
+/// files are read (a dataset's lines are sent to the evaluator), and where results are read from
+/// or written (a cache or journal it ships would answer the user's
 /// calls). The file in the working directory is the project the user is in; one above it the
 /// user may not know of (a repository cloned into a folder of theirs, a checkout above the one
 /// they work in).
 const NOT_FROM_A_PARENT: &[&str] = &[
     "evaluator.",
+    "run.dataset",
+    "run.valset",
+    "run.cache_inputs",
     "run.generate",
     "run.task_model",
     "run.task_base_url",
@@ -191,8 +198,9 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
             .collect();
         ignored.push(format!(
             "{display}: not used from a parent directory: {}: a file found above the \
-             working directory may not choose what runs, what is called with your keys, or \
-             where results are read and written; pass --config {display} if you trust it",
+             working directory may not choose what runs, what is called with your keys, which \
+             files are read, or where results are read and written; pass --config {display} if \
+             you trust it",
             left_out.join(", ")
         ));
     }
@@ -211,11 +219,22 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
             !refused
         });
     }
+    let from_a_parent = (from_a_parent && !values.is_empty()).then(|| {
+        let set: Vec<String> = values
+            .iter()
+            .map(|value| format!("{} (line {})", value.binding.key, value.line))
+            .collect();
+        format!(
+            "{display}, found in a parent directory, sets {}",
+            set.join(", ")
+        )
+    });
     Ok((
         Some(ConfigFile {
             display,
             values,
             ignored,
+            from_a_parent,
         }),
         None,
     ))
