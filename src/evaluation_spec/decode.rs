@@ -9,8 +9,8 @@ use std::fmt;
 use serde::de::{self, DeserializeOwned, Deserializer, IgnoredAny, MapAccess, Visitor};
 use serde::Deserialize;
 
-use super::flow_depth;
 use super::model::SpecDefinition;
+use super::yaml_nesting;
 use crate::input::{second_value_starts_line, strict};
 
 /// One problem with a spec: the field path (`evaluation_spec.validators[2].config.threshold`), the
@@ -275,13 +275,13 @@ fn parse<T: DeserializeOwned>(
                         .map_err(|err| json_failure(String::new(), err))
                 })
         }
-        Format::Yaml => match flow_depth::too_deep_at(bytes) {
-            Some(line) => Err((
+        Format::Yaml => match yaml_nesting::too_deep_at(bytes) {
+            Some((line, nesting)) => Err((
                 String::new(),
                 format!(
-                    "could not be decoded: flow collections ([...], {{...}}) nest deeper than {} \
-                     levels (the limit)",
-                    flow_depth::MAX_FLOW_DEPTH
+                    "could not be decoded: {} nest deeper than {} levels (the limit)",
+                    nesting.describe(),
+                    yaml_nesting::MAX_DEPTH
                 ),
                 Some(line),
             )),

@@ -11,7 +11,6 @@
 pub mod decode;
 pub mod evaluate;
 pub mod evidence;
-mod flow_depth;
 pub mod gostr;
 pub mod judges;
 pub mod live;
@@ -27,6 +26,7 @@ pub mod signals;
 pub mod summary;
 pub mod validate;
 pub mod validators;
+mod yaml_nesting;
 
 pub use decode::SpecProblem;
 pub use evaluate::{evaluate_run, EvaluationRecord};

@@ -1,25 +1,49 @@
-//! The nesting pre-scan of a YAML spec: flow collections (`[...]`, `{...}`) nested deeper than
-//! [`MAX_FLOW_DEPTH`] are refused before the YAML parser sees the file. The parser's work grows
-//! with the square of that depth (a 160 KB file of `[` took 47 s), while it stays linear in
-//! block nesting, which its own limit of 128 levels stops early.
+//! The nesting pre-scan of a YAML spec: collections nested deeper than [`MAX_DEPTH`] are
+//! refused before the YAML parser sees the file. The parser's work grows with the square of the
+//! depth of flow collections (`[...]`, `{...}`: a 160 KB file of `[` took 47 s), and it holds
+//! every event of block collections in memory before its own nesting limit is checked (a line of
+//! 200,000 `- ` took 150 MB, a few MB of them gigabytes).
 //!
-//! The scan follows YAML's lexical rules as far as they decide what a bracket is: a `[` or `{`
-//! opens a collection where a node can start (or anywhere inside a flow collection), and
-//! brackets inside quoted scalars, plain scalars of block context, block scalars (`|`, `>`) and
-//! comments are text.
+//! The scan follows YAML's lexical rules as far as they decide what a bracket or an entry is: a
+//! `[` or `{` opens a collection where a node can start (or anywhere inside a flow collection),
+//! and brackets inside quoted scalars, plain scalars of block context, block scalars (`|`, `>`)
+//! and comments are text. Block nesting is told by indentation (a line's first node deeper than
+//! the collections open around it opens one more) and by the compact entries of one line
+//! (`- - x`, `? - x`); it may count fewer levels than the parser, never more.
 
-/// The deepest flow nesting a YAML spec may have (the parser's own nesting limit).
-pub const MAX_FLOW_DEPTH: usize = 128;
+/// The deepest nesting of flow collections, and of block collections, a YAML spec may have (the
+/// parser's own nesting limit).
+pub const MAX_DEPTH: usize = 128;
 
-/// The 1-based line where the flow nesting of `text` first goes deeper than
-/// [`MAX_FLOW_DEPTH`], if it does.
-pub fn too_deep_at(text: &[u8]) -> Option<usize> {
+/// The kind of collections that nest too deeply.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Nesting {
+    /// `[...]`, `{...}`.
+    Flow,
+    /// Indented or compact (`- - x`) block collections.
+    Block,
+}
+
+impl Nesting {
+    /// How a message names them.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Nesting::Flow => "flow collections ([...], {...})",
+            Nesting::Block => "block collections (indented, or `- - …` on one line)",
+        }
+    }
+}
+
+/// The 1-based line where the nesting of `text` first goes deeper than [`MAX_DEPTH`], and of
+/// which collections, if it does.
+pub fn too_deep_at(text: &[u8]) -> Option<(usize, Nesting)> {
     Scan {
         text,
         at: 0,
         line: 1,
         line_start: 0,
         depth: 0,
+        block: Vec::new(),
     }
     .run()
 }
@@ -30,7 +54,10 @@ struct Scan<'a> {
     line: usize,
     /// Where the current line starts.
     line_start: usize,
+    /// How many flow collections are open at the cursor.
     depth: usize,
+    /// The columns of the block collections open at the cursor, outermost first.
+    block: Vec<usize>,
 }
 
 impl Scan<'_> {
@@ -106,7 +133,24 @@ impl Scan<'_> {
         }
     }
 
-    fn run(mut self) -> Option<usize> {
+    /// A node (or a `-`/`?` entry) of block context starts at `column`: the first of its line
+    /// (`first_on_line`), or an entry right after another on its line (`after_entry`). Whether
+    /// block collections now nest too deeply.
+    fn block_node(&mut self, column: usize, first_on_line: bool, after_entry: bool) -> bool {
+        if first_on_line {
+            while self.block.last().is_some_and(|&open| open > column) {
+                self.block.pop();
+            }
+            if self.block.last().is_none_or(|&open| open < column) {
+                self.block.push(column);
+            }
+        } else if after_entry {
+            self.block.push(column);
+        }
+        self.block.len() > MAX_DEPTH
+    }
+
+    fn run(mut self) -> Option<(usize, Nesting)> {
         // Whether the next byte that is not blank starts a token (a node, an indicator).
         let mut at_token = true;
         // Whether the cursor is inside a plain scalar.
@@ -114,15 +158,29 @@ impl Scan<'_> {
         // The column of the last node or `-`/`?` entry started on this line (a block scalar's
         // lines are indented deeper than it).
         let mut node_column = 0;
+        // Whether a token has started on this line, and whether the last one is a `-`/`?` entry.
+        let mut line_has_token = false;
+        let mut last_is_entry = false;
         while let Some(byte) = self.peek(0) {
             let column = self.at - self.line_start;
             let after_blank = column == 0 || Self::blank_or_end(Some(self.text[self.at - 1]));
             let flow = self.depth > 0;
+            let starts_token =
+                at_token && !plain && !matches!(byte, b'\n' | b' ' | b'\t' | b'\r' | b'#' | b':');
+            if !flow && starts_token {
+                let entry = matches!(byte, b'-' | b'?') && Self::blank_or_end(self.peek(1));
+                if self.block_node(column, !line_has_token, entry && last_is_entry) {
+                    return Some((self.line, Nesting::Block));
+                }
+                (line_has_token, last_is_entry) = (true, entry);
+            }
             match byte {
                 b'\n' => {
                     at_token = true;
                     plain = false;
                     node_column = 0;
+                    line_has_token = false;
+                    last_is_entry = false;
                     self.advance();
                 }
                 b' ' | b'\t' | b'\r' => self.advance(),
@@ -142,8 +200,8 @@ impl Scan<'_> {
                     } else if byte == b']' || byte == b'}' {
                         self.depth -= 1;
                     }
-                    if self.depth > MAX_FLOW_DEPTH {
-                        return Some(self.line);
+                    if self.depth > MAX_DEPTH {
+                        return Some((self.line, Nesting::Flow));
                     }
                     self.advance();
                 }
@@ -194,21 +252,27 @@ mod tests {
 
     #[test]
     fn flow_nesting_deeper_than_the_limit_is_found_on_its_line() {
-        let limit = MAX_FLOW_DEPTH;
+        let limit = MAX_DEPTH;
         assert_eq!(too_deep_at(deep("[", "]", limit).as_bytes()), None);
-        assert_eq!(too_deep_at(deep("[", "]", limit + 1).as_bytes()), Some(1));
+        assert_eq!(
+            too_deep_at(deep("[", "]", limit + 1).as_bytes()),
+            Some((1, Nesting::Flow))
+        );
         let text = format!("name: s\nvalidators: {}\n", deep("{a: ", "}", limit + 1));
-        assert_eq!(too_deep_at(text.as_bytes()), Some(2));
+        assert_eq!(too_deep_at(text.as_bytes()), Some((2, Nesting::Flow)));
         let text = format!("a:\n  - !!seq &x {}", deep("[\n", "]", limit + 1));
-        assert_eq!(too_deep_at(text.as_bytes()), Some(limit + 2));
+        assert_eq!(
+            too_deep_at(text.as_bytes()),
+            Some((limit + 2, Nesting::Flow))
+        );
         // Inside a flow collection, quoted text does not hide the brackets after it.
         let text = format!("a: [\"]]\", 'it''s]', {}]", deep("[", "]", limit));
-        assert_eq!(too_deep_at(text.as_bytes()), Some(1));
+        assert_eq!(too_deep_at(text.as_bytes()), Some((1, Nesting::Flow)));
     }
 
     #[test]
     fn brackets_in_text_are_not_nesting() {
-        let brackets = "[".repeat(MAX_FLOW_DEPTH + 1);
+        let brackets = "[".repeat(MAX_DEPTH + 1);
         for text in [
             format!("a: \"{brackets}\"\n"),
             format!("a: '{brackets}'\n"),
@@ -225,11 +289,44 @@ mod tests {
     }
 
     #[test]
-    fn a_block_scalar_ends_where_its_parent_continues() {
-        let text = format!(
-            "- k: |\n    text\n  j: {}",
-            deep("[", "]", MAX_FLOW_DEPTH + 1)
+    fn block_nesting_deeper_than_the_limit_is_found_on_its_line() {
+        let compact = |depth: usize| format!("name: s\nvalidators:\n{}x\n", "- ".repeat(depth));
+        // The mapping and the entries' sequences but the first, which the scan does not tell
+        // from the mapping it is the value of (both stand at column 0).
+        assert_eq!(too_deep_at(compact(MAX_DEPTH).as_bytes()), None);
+        assert_eq!(
+            too_deep_at(compact(MAX_DEPTH + 1).as_bytes()),
+            Some((3, Nesting::Block))
         );
-        assert_eq!(too_deep_at(text.as_bytes()), Some(3));
+        let indented: String = (0..=MAX_DEPTH)
+            .map(|level| format!("{}k{level}:\n", " ".repeat(level)))
+            .collect();
+        assert_eq!(
+            too_deep_at(indented.as_bytes()),
+            Some((MAX_DEPTH + 1, Nesting::Block))
+        );
+        assert_eq!(
+            too_deep_at(indented[..indented.len() - 12].as_bytes()),
+            None
+        );
+    }
+
+    #[test]
+    fn entries_that_do_not_nest_are_not_counted() {
+        let list: String = (0..1000)
+            .map(|n| format!("- {n}\n- [x]\n- k: v\n  j: w\n"))
+            .collect();
+        let wrapped: String = (0..200)
+            .map(|n| format!("k{n}:\n  - a\n  - b: |\n      - - - - text\n    c: 'x'\n"))
+            .collect();
+        for text in [list, wrapped] {
+            assert_eq!(too_deep_at(text.as_bytes()), None, "{text}");
+        }
+    }
+
+    #[test]
+    fn a_block_scalar_ends_where_its_parent_continues() {
+        let text = format!("- k: |\n    text\n  j: {}", deep("[", "]", MAX_DEPTH + 1));
+        assert_eq!(too_deep_at(text.as_bytes()), Some((3, Nesting::Flow)));
     }
 }
