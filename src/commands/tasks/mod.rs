@@ -255,13 +255,20 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         // The signal stopped the generation; what was generated is scored, unless another
         // signal stops that too (the code runner's handler saw the first one as well).
         crate::interrupt::forget_request();
-        // Score only what was generated: the tasks not reached are not failures of the model.
-        let answered: std::collections::HashSet<&str> = outputs
+        // Score the tasks the generation reached, answered or failed after their retries (a
+        // failure scores 0, as in a whole run); the tasks not reached are not the model's fault.
+        let reached: std::collections::HashSet<&str> = outputs
             .iter()
             .map(|output| output.task_id.as_str())
+            .chain(
+                generation
+                    .failed
+                    .iter()
+                    .map(|failure| failure.task_id.as_str()),
+            )
             .collect();
         file.tasks
-            .retain(|task| answered.contains(task.task_id.as_str()));
+            .retain(|task| reached.contains(task.task_id.as_str()));
     }
     let mut scores = score_all(&file, model.label(), outputs, code.as_ref())?;
     // The summary says the generation was cut short, as it says of the scoring.
