@@ -65,6 +65,22 @@ fn stopped_once(sb: &Sandbox, args: &[&str], ready: impl FnMut() -> bool) -> std
     child.wait_with_output().expect("evalctl ends")
 }
 
+/// `tasks run` of the suite, one call at a time, its scores written to scores.jsonl.
+const RUN_TO_SCORES: [&str; 12] = [
+    "tasks",
+    "run",
+    "tasks.jsonl",
+    "--no-config",
+    "--format",
+    "json",
+    "--model-command",
+    "sh model.sh",
+    "-j",
+    "1",
+    "--output",
+    "scores.jsonl",
+];
+
 fn calls(sb: &Sandbox) -> Vec<String> {
     std::fs::read_to_string(sb.path().join("calls.log"))
         .unwrap_or_default()
@@ -372,22 +388,8 @@ fn an_interrupted_run_scores_a_failed_task_as_zero_and_writes_its_line() {
     let sb = suite();
     sb.write("fail.txt", "t1\n");
     sb.write("hold.txt", "t3\n");
-    let run = [
-        "tasks",
-        "run",
-        "tasks.jsonl",
-        "--no-config",
-        "--format",
-        "json",
-        "--model-command",
-        "sh model.sh",
-        "-j",
-        "1",
-        "--output",
-        "scores.jsonl",
-    ];
     // With one call at a time, t3 is called once t1 has failed and t2 is answered.
-    let out = stopped_once(&sb, &run, || sb.exists("holding"));
+    let out = stopped_once(&sb, &RUN_TO_SCORES, || sb.exists("holding"));
     assert_eq!(code(&out), 130, "{}", stderr_text(&out));
     assert_eq!(
         stderr_text(&out),
@@ -442,6 +444,44 @@ fn an_interrupted_run_scores_a_failed_task_as_zero_and_writes_its_line() {
             (json!("t2"), json!(1.0), Value::Null),
         ]
     );
+}
+
+#[test]
+fn the_scores_of_an_interrupted_run_are_read_back_as_a_partial_run() {
+    let sb = suite();
+    sb.write("hold.txt", "t3\n");
+    let out = stopped_once(&sb, &RUN_TO_SCORES, || sb.exists("holding"));
+    assert_eq!(code(&out), 130, "{}", stderr_text(&out));
+    // The plan is every task: two of its four calls have a line.
+    let run = sb.jsonl("scores.jsonl")[0]["run"].clone();
+    assert_eq!(
+        (&run["shard"], &run["shard_calls"], &run["plan_calls"]),
+        (&json!("0/1"), &json!(2), &json!(4))
+    );
+    let summarized = sb
+        .evalctl()
+        .args(["summarize", "scores.jsonl", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&summarized), 1, "{}", stderr_text(&summarized));
+    let exit_line = "exit 1: 2 of 4 calls absent: the run did not finish (run --resume completes \
+                     it; --allow-partial summarizes what is there); all 2 calls succeeded";
+    assert_eq!(
+        crate::common::stdout_text(&summarized),
+        format!(
+            "evaluator: tasks tasks.jsonl   score range: unit\n\
+             calls: 2 (2 ok, 0 errors)   elapsed: — (not recorded in results files)\n\
+             partial: 2 of 4 calls absent\n\
+             \n\
+             candidate              score            n / errors\n\
+             command 'sh model.sh'  1.0000 ± 0.0000  2 / 0\n\
+             \n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             {exit_line}\n"
+        )
+    );
+    assert_eq!(stderr_text(&summarized), format!("{exit_line}\n"));
 }
 
 #[test]
