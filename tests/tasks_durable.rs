@@ -4,7 +4,7 @@
 //! answers a prompt the same model was given before (a changed model script misses).
 
 use crate::common::{code, json_stdout, stderr_text, Sandbox};
-use serde_json::Value;
+use serde_json::{json, Value};
 
 /// Four tasks whose right answer is their own id.
 const TASKS: &str = r#"{"task_id": "t1", "category": "classification", "prompt": "say t1", "targets": ["t1"], "metric_name": "exact_match", "post_process": "strip_whitespace"}
@@ -13,11 +13,13 @@ const TASKS: &str = r#"{"task_id": "t1", "category": "classification", "prompt":
 {"task_id": "t4", "category": "classification", "prompt": "say t4", "targets": ["t4"], "metric_name": "exact_match", "post_process": "strip_whitespace"}
 "#;
 
-/// A model that records each call in calls.log, answers with the task id, and fails the tasks
-/// listed in fail.txt.
+/// A model that records each call in calls.log, answers with the task id, fails the tasks
+/// listed in fail.txt, and never answers those listed in hold.txt (it creates `holding` and
+/// waits to be stopped).
 const MODEL: &str = r#"task=$(sed -n 's/^{"task_id":"\([^"]*\)".*/\1/p')
 echo "$task" >> calls.log
 if [ -f fail.txt ] && grep -qx "$task" fail.txt; then echo "down" >&2; exit 3; fi
+if [ -f hold.txt ] && grep -qx "$task" hold.txt; then touch holding; exec sleep 60; fi
 printf '%s' "$task"
 "#;
 
@@ -43,6 +45,41 @@ fn tasks_run(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
         .output()
         .unwrap()
 }
+
+/// `evalctl ARGS` in `sb`, sent SIGTERM once `ready` holds (SIGTERM stops the call in flight
+/// at once; a first Ctrl-C would let it finish), run to its end.
+fn stopped_once(sb: &Sandbox, args: &[&str], ready: impl FnMut() -> bool) -> std::process::Output {
+    let child = crate::common::evalctl_process()
+        .current_dir(sb.path())
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start evalctl");
+    assert!(
+        crate::common::wait_until(std::time::Duration::from_secs(60), ready),
+        "evalctl never got where it is to be stopped"
+    );
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    child.wait_with_output().expect("evalctl ends")
+}
+
+/// `tasks run` of the suite, one call at a time, its scores written to scores.jsonl.
+const RUN_TO_SCORES: [&str; 12] = [
+    "tasks",
+    "run",
+    "tasks.jsonl",
+    "--no-config",
+    "--format",
+    "json",
+    "--model-command",
+    "sh model.sh",
+    "-j",
+    "1",
+    "--output",
+    "scores.jsonl",
+];
 
 fn calls(sb: &Sandbox) -> Vec<String> {
     std::fs::read_to_string(sb.path().join("calls.log"))
@@ -297,22 +334,10 @@ fn an_interrupted_run_scores_what_was_generated_and_its_resume_writes_one_whole_
         "--output",
         "scores.jsonl",
     ];
-    let child = crate::common::evalctl_process()
-        .current_dir(sb.path())
-        .args(run)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start evalctl");
-    let saved_two = crate::common::wait_until(std::time::Duration::from_secs(60), || {
+    let out = stopped_once(&sb, &run, || {
         std::fs::read_to_string(sb.join("saved.jsonl"))
             .is_ok_and(|saved| saved.lines().count() == 2)
     });
-    assert!(saved_two, "t1 and t2 were saved");
-    // SIGTERM stops the call in flight at once (a first Ctrl-C would let it finish).
-    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
-    let out = child.wait_with_output().expect("evalctl ends");
     assert_eq!(code(&out), 130, "{}", stderr_text(&out));
     // What was generated is scored and summarised; --output waits for the whole run, which
     // --resume completes from the saved completions.
@@ -356,6 +381,107 @@ fn an_interrupted_run_scores_what_was_generated_and_its_resume_writes_one_whole_
         .output()
         .unwrap();
     assert_eq!(code(&summarized), 0, "{}", stderr_text(&summarized));
+}
+
+#[test]
+fn an_interrupted_run_scores_a_failed_task_as_zero_and_writes_its_line() {
+    let sb = suite();
+    sb.write("fail.txt", "t1\n");
+    sb.write("hold.txt", "t3\n");
+    // With one call at a time, t3 is called once t1 has failed and t2 is answered.
+    let out = stopped_once(&sb, &RUN_TO_SCORES, || sb.exists("holding"));
+    assert_eq!(code(&out), 130, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "failed: task t1: exit_status: command exited with code 3; stderr: down (scored 0)\n\
+         interrupted: 2 of 4 tasks generated and scored; the summary covers them\n"
+    );
+    let mut summary = json_stdout(&out);
+    summary["generation"]["elapsed_ms"] = Value::Null;
+    let half = json!({"tasks": 2, "scored": 1, "missing": 1, "mean": 0.5, "stderr": 0.5});
+    assert_eq!(
+        summary,
+        json!({
+            "tasks_file": "tasks.jsonl",
+            "outputs_file": "command 'sh model.sh'",
+            "overall": half,
+            "by_category": {"classification": half},
+            "by_metric": {"exact_match": half},
+            "missing": ["t1"],
+            "unknown_outputs": [],
+            "ignored_outputs": [],
+            "interrupted": true,
+            "generation": {
+                "model": "command 'sh model.sh'",
+                "tasks": 4,
+                "completed": 1,
+                "failed": [{"task_id": "t1", "attempts": 1, "error": {"kind": "exit_status",
+                    "message": "command exited with code 3; stderr: down"}}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
+                "elapsed_ms": null
+            }
+        })
+    );
+    let lines: Vec<(Value, Value, Value)> = sb
+        .jsonl("scores.jsonl")
+        .iter()
+        .map(|line| {
+            (
+                line["task_id"].clone(),
+                line["score"].clone(),
+                line["error"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            (
+                json!("t1"),
+                Value::Null,
+                json!({"kind": "exit_status", "message": "command exited with code 3; stderr: down"})
+            ),
+            (json!("t2"), json!(1.0), Value::Null),
+        ]
+    );
+}
+
+#[test]
+fn the_scores_of_an_interrupted_run_are_read_back_as_a_partial_run() {
+    let sb = suite();
+    sb.write("hold.txt", "t3\n");
+    let out = stopped_once(&sb, &RUN_TO_SCORES, || sb.exists("holding"));
+    assert_eq!(code(&out), 130, "{}", stderr_text(&out));
+    // The plan is every task: two of its four calls have a line.
+    let run = sb.jsonl("scores.jsonl")[0]["run"].clone();
+    assert_eq!(
+        (&run["shard"], &run["shard_calls"], &run["plan_calls"]),
+        (&json!("0/1"), &json!(2), &json!(4))
+    );
+    let summarized = sb
+        .evalctl()
+        .args(["summarize", "scores.jsonl", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&summarized), 1, "{}", stderr_text(&summarized));
+    let exit_line = "exit 1: 2 of 4 calls absent: the run did not finish (run --resume completes \
+                     it; --allow-partial summarizes what is there); all 2 calls succeeded";
+    assert_eq!(
+        crate::common::stdout_text(&summarized),
+        format!(
+            "evaluator: tasks tasks.jsonl   score range: unit\n\
+             calls: 2 (2 ok, 0 errors)   elapsed: — (not recorded in results files)\n\
+             partial: 2 of 4 calls absent\n\
+             \n\
+             candidate              score            n / errors\n\
+             command 'sh model.sh'  1.0000 ± 0.0000  2 / 0\n\
+             \n\
+             ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+             \n\
+             {exit_line}\n"
+        )
+    );
+    assert_eq!(stderr_text(&summarized), format!("{exit_line}\n"));
 }
 
 #[test]

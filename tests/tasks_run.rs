@@ -368,6 +368,32 @@ fn tokens_of_cached_completions_are_shown_as_saved_not_spent() {
 }
 
 #[test]
+fn a_usage_without_total_tokens_totals_prompt_and_completion() {
+    let server = Server::start(|request, _| {
+        if request.path == "/v1/models" {
+            return Reply::json(r#"{"object": "list", "data": []}"#);
+        }
+        Reply::json(
+            json!({"choices": [{"message": {"role": "assistant", "content": "41"}}],
+                   "usage": {"prompt_tokens": 13, "completion_tokens": 6}})
+            .to_string(),
+        )
+    });
+    let output = evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args(["tasks", "run", "--no-config", "--format", "json", TASKS])
+        .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
+        .args(["--limit", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        json_stdout(&output)["generation"]["usage"],
+        json!({"prompt_tokens": 26, "completion_tokens": 12, "total_tokens": 38})
+    );
+}
+
+#[test]
 fn a_reply_that_is_not_json_is_shown_in_the_failure() {
     // A web server where the API should be: its page says what is wrong.
     let server = Server::start(|_, _| {

@@ -607,19 +607,49 @@ fn a_signal_stops_code_exec_kills_the_script_and_cleans_up() {
     let (tasks, outputs) = code_task_files(dir.path(), output);
     let tmp = dir.path().join("tmp");
     std::fs::create_dir(&tmp).unwrap();
-    let mut child = common::evalctl_process()
-        .args([
-            "tasks",
-            "score",
-            "--code-timeout",
-            "100",
-            "--format",
-            "json",
-        ])
-        .arg(&tasks)
-        .arg("--outputs")
-        .arg(&outputs)
-        .env("TMPDIR", &tmp)
+    let (out, script_pid) = stopped_once_code_runs(
+        common::evalctl_process()
+            .args([
+                "tasks",
+                "score",
+                "--code-timeout",
+                "100",
+                "--format",
+                "json",
+            ])
+            .arg(&tasks)
+            .arg("--outputs")
+            .arg(&outputs)
+            .env("TMPDIR", &tmp),
+    );
+    let stderr = common::stderr_text(&out);
+    assert_eq!(common::code(&out), 130, "{stderr}");
+    assert!(
+        stderr.contains("interrupted: 0 of 1 tasks scored"),
+        "{stderr}"
+    );
+    let summary: Value =
+        serde_json::from_slice(&out.stdout).expect("a JSON summary of what was scored");
+    assert_eq!(summary["interrupted"], true);
+    // The script was killed with evalctl's sandbox launcher; the kernel ends it at once.
+    assert!(
+        common::wait_until(std::time::Duration::from_secs(30), || {
+            !common::process_alive(script_pid)
+        }),
+        "the script survived"
+    );
+    assert_eq!(
+        std::fs::read_dir(&tmp).unwrap().count(),
+        0,
+        "temporary files left behind"
+    );
+}
+
+/// Run `command` (evalctl scoring `code_exec` tasks) to its end, sent SIGTERM once an assertion
+/// script runs; the script's pid is returned with what evalctl printed.
+fn stopped_once_code_runs(command: &mut std::process::Command) -> (std::process::Output, u32) {
+    let child = command
+        .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -632,35 +662,62 @@ fn a_signal_stops_code_exec_kills_the_script_and_cleans_up() {
         }),
         "the script never started"
     );
-    let script_pid = script_pid.unwrap().to_string();
-    std::process::Command::new("kill")
-        .args(["-TERM", &child.id().to_string()])
-        .status()
-        .unwrap();
-    let status = child.wait().unwrap();
-    let mut stderr = String::new();
-    std::io::Read::read_to_string(&mut child.stderr.take().unwrap(), &mut stderr).unwrap();
-    assert_eq!(status.code(), Some(130), "{stderr}");
-    assert!(
-        stderr.contains("interrupted: 0 of 1 tasks scored"),
-        "{stderr}"
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) };
+    let out = child.wait_with_output().unwrap();
+    (out, script_pid.unwrap())
+}
+
+#[test]
+fn the_scores_of_an_interrupted_scoring_are_read_back_as_a_partial_run() {
+    let dir = tempfile::tempdir().unwrap();
+    // `sum` is scored; the code of `loop` hangs until evalctl is stopped.
+    let (tasks, outputs) = code_task_files(
+        dir.path(),
+        "```python\nimport time\ntime.sleep(300)\ndef f():\n    return 1\n```",
     );
-    let mut stdout = String::new();
-    std::io::Read::read_to_string(&mut child.stdout.take().unwrap(), &mut stdout).unwrap();
-    let summary: Value = serde_json::from_str(&stdout).expect("a JSON summary of what was scored");
-    assert_eq!(summary["interrupted"], true);
-    // The script was killed with evalctl's sandbox launcher; the kernel ends it at once.
-    let script_pid: u32 = script_pid.trim().parse().unwrap();
-    assert!(
-        common::wait_until(std::time::Duration::from_secs(30), || {
-            !common::process_alive(script_pid)
-        }),
-        "the script survived"
+    let sum = json!({"task_id": "sum", "category": "arithmetic", "prompt": "1+1=",
+                     "targets": ["2"], "metric_name": "exact_match", "post_process": "none"});
+    let code_task = std::fs::read_to_string(&tasks).unwrap();
+    std::fs::write(&tasks, format!("{sum}\n{code_task}")).unwrap();
+    let code_output = std::fs::read_to_string(&outputs).unwrap();
+    let sum_output = json!({"task_id": "sum", "output": "2"});
+    std::fs::write(&outputs, format!("{sum_output}\n{code_output}")).unwrap();
+    let scores = dir.path().join("scores.jsonl");
+    // One worker scores the tasks in order: `sum` is scored before the script of `loop` runs.
+    let (out, _) = stopped_once_code_runs(
+        common::evalctl_process()
+            .args(["tasks", "score", "--format", "json"])
+            .arg(&tasks)
+            .arg("--outputs")
+            .arg(&outputs)
+            .arg("--output")
+            .arg(&scores)
+            .env("EVALCTL_INTERNAL_FEP_WORKERS", "1"),
     );
+    assert_eq!(common::code(&out), 130, "{}", common::stderr_text(&out));
+    let lines = read_lines(&scores);
+    let run = &lines[0]["run"];
     assert_eq!(
-        std::fs::read_dir(&tmp).unwrap().count(),
-        0,
-        "temporary files left behind"
+        (lines.len(), &run["shard_calls"], &run["plan_calls"]),
+        (1, &json!(1), &json!(2))
+    );
+    let summarized = evalctl()
+        .args(["summarize", "--format", "json"])
+        .arg(&scores)
+        .output()
+        .unwrap();
+    assert_eq!(common::code(&summarized), 1);
+    let summary: Value = serde_json::from_slice(&summarized.stdout).unwrap();
+    assert_eq!(
+        (&summary["partial"], &summary["exit_reason"]),
+        (
+            &json!({"missing_calls": 1, "plan_calls": 2, "missing_shards": [],
+                    "description": "1 of 2 calls absent"}),
+            &json!(
+                "1 of 2 calls absent: the run did not finish (run --resume completes it; \
+                    --allow-partial summarizes what is there); the call succeeded"
+            )
+        )
     );
 }
 

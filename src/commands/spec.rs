@@ -367,5 +367,7 @@ async fn score_runs(
             "no runs (expected one run record per line)",
         )]));
     }
-    Ok((spool, summary, scored.finish(&candidate)))
+    // The runs file is read as it streams: the plan is the runs scored.
+    let plan_calls = summary.runs;
+    Ok((spool, summary, scored.finish(&candidate, plan_calls)))
 }

@@ -134,14 +134,16 @@ pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
         reply
             .pointer(&format!("/usage/{name}"))
             .and_then(Value::as_u64)
-            .unwrap_or(0)
     };
+    let prompt_tokens = count("prompt_tokens").unwrap_or(0);
+    let completion_tokens = count("completion_tokens").unwrap_or(0);
     Ok(Completion {
         text,
         usage: Usage {
-            prompt_tokens: count("prompt_tokens"),
-            completion_tokens: count("completion_tokens"),
-            total_tokens: count("total_tokens"),
+            prompt_tokens,
+            completion_tokens,
+            // Some servers leave the total out: it is the sum of the two.
+            total_tokens: count("total_tokens").unwrap_or(prompt_tokens + completion_tokens),
         },
     })
 }

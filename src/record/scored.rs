@@ -95,8 +95,9 @@ impl ScoredRun {
     }
 
     /// The `run` of the lines counted, all of `candidate`'s: one candidate, split `single`,
-    /// scores in [0, 1], one unsharded plan of as many calls as lines.
-    pub fn finish(self, candidate: &str) -> RunInfo {
+    /// scores in [0, 1], one unsharded plan of `plan_calls` calls (fewer lines than that are an
+    /// interrupted scoring, which the readers of the file then see as partial).
+    pub fn finish(self, candidate: &str, plan_calls: usize) -> RunInfo {
         let inputs = self.examples.finish();
         let mut run = Fields::new("evalctl scoring run");
         run.add(b'E', self.scorer.evaluator_digest.as_bytes())
@@ -104,15 +105,16 @@ impl ScoredRun {
             .add(b'N', candidate.as_bytes())
             .add(b'L', &self.lines.finish());
         let (fingerprint, inputs_digest) = (short_hex(&run.finish()), short_hex(&inputs));
-        self.scorer.run_info(fingerprint, inputs_digest, self.count)
+        self.scorer
+            .run_info(fingerprint, inputs_digest, self.count, plan_calls)
     }
 
-    /// How long [`RunInfo::as_members`] of the `run` will be once `lines` lines are counted:
-    /// every digest has 16 hex digits, so only the count decides it.
+    /// How long [`RunInfo::as_members`] of the `run` will be once `lines` lines are counted, in a
+    /// plan of as many calls: every digest has 16 hex digits, so only the count decides it.
     pub fn members_len(&self, lines: usize) -> usize {
         let placeholder = short_hex(&[0; 8]);
         self.scorer
-            .run_info(placeholder.clone(), placeholder, lines)
+            .run_info(placeholder.clone(), placeholder, lines, lines)
             .as_members()
             .map_or(0, |members| members.len())
     }
@@ -126,8 +128,15 @@ struct Scorer {
 }
 
 impl Scorer {
-    /// The `run` of `lines` lines of this scorer's, with these digests.
-    fn run_info(&self, fingerprint: String, inputs_digest: String, lines: usize) -> RunInfo {
+    /// The `run` of `lines` lines of this scorer's, of a plan of `plan_calls` calls, with these
+    /// digests.
+    fn run_info(
+        &self,
+        fingerprint: String,
+        inputs_digest: String,
+        lines: usize,
+        plan_calls: usize,
+    ) -> RunInfo {
         RunInfo {
             command: Some(self.command.to_string()),
             evaluator: self.evaluator.clone(),
@@ -143,7 +152,7 @@ impl Scorer {
                 inputs_digest,
                 shard: "0/1".to_string(),
                 shard_calls: lines,
-                plan_calls: lines,
+                plan_calls,
             }),
         }
     }
@@ -166,7 +175,10 @@ mod tests {
             for line in 0..lines {
                 scored.add(&line.to_string(), b"{}");
             }
-            let members = scored.finish("runs.jsonl").as_members().expect("members");
+            let members = scored
+                .finish("runs.jsonl", lines)
+                .as_members()
+                .expect("members");
             assert_eq!(foreseen, members.len(), "{lines} lines");
         }
     }

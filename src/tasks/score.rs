@@ -313,8 +313,10 @@ pub struct ScoreSummary {
 
 impl ScoreSummary {
     /// The `run` of this summary's `--output` lines, written by `command` (`tasks score`,
-    /// `tasks run`) over `tasks`, the tasks scored (in order): the evaluator is the tasks file,
-    /// whose ids, categories, metrics, rules and targets decide the scores.
+    /// `tasks run`) of a plan of `tasks` (in order), every one of which an uninterrupted run
+    /// scores: the evaluator is the tasks file, whose ids, categories, metrics, rules and targets
+    /// decide the scores, and the plan has one call per task, so that the lines of an
+    /// interrupted run are read back as partial.
     pub fn run_info(&self, command: &'static str, tasks: &[Task]) -> anyhow::Result<RunInfo> {
         let definition: Vec<_> = tasks
             .iter()
@@ -331,7 +333,7 @@ impl ScoreSummary {
         for score in &self.tasks {
             run.add(&score.task_id, &serde_json::to_vec(score)?);
         }
-        Ok(run.finish(&self.outputs_file))
+        Ok(run.finish(&self.outputs_file, tasks.len()))
     }
 
     /// Each task's `--output` line: its score, then the result-line members of `run` (see

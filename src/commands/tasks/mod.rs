@@ -20,6 +20,7 @@ use crate::store::{Cache, Table};
 use crate::tasks::code_exec::CodeRunner;
 use crate::tasks::render::render_prompt;
 use crate::tasks::score::{read_outputs, runs_code, score_all, ScoreSummary};
+use crate::tasks::spec::Task;
 use crate::tasks::validate::{load_tasks, TaskFile};
 use crate::tasks::{MetricName, RenderConfig, ScoreConfig, ValidateConfig};
 use documents::{rendered_prompts, task_problems, validation_tally, RunSummary, ValidationReport};
@@ -76,7 +77,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let summary = score_all(&file, outputs_display, outputs, code.as_ref())?;
     let mut write_failed = false;
     if let Some(path) = &config.output {
-        if let Err(error) = append_lines(&summary, "tasks score", &file, &[], path) {
+        if let Err(error) = append_lines(&summary, "tasks score", &file.tasks, &[], path) {
             reporter.diagnose(&error);
             write_failed = true;
         }
@@ -255,13 +256,20 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         // The signal stopped the generation; what was generated is scored, unless another
         // signal stops that too (the code runner's handler saw the first one as well).
         crate::interrupt::forget_request();
-        // Score only what was generated: the tasks not reached are not failures of the model.
-        let answered: std::collections::HashSet<&str> = outputs
+        // Score the tasks the generation reached, answered or failed after their retries (a
+        // failure scores 0, as in a whole run); the tasks not reached are not the model's fault.
+        let reached: std::collections::HashSet<&str> = outputs
             .iter()
             .map(|output| output.task_id.as_str())
+            .chain(
+                generation
+                    .failed
+                    .iter()
+                    .map(|failure| failure.task_id.as_str()),
+            )
             .collect();
         file.tasks
-            .retain(|task| answered.contains(task.task_id.as_str()));
+            .retain(|task| reached.contains(task.task_id.as_str()));
     }
     let mut scores = score_all(&file, model.label(), outputs, code.as_ref())?;
     // The summary says the generation was cut short, as it says of the scoring.
@@ -280,7 +288,9 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
             saved.display()
         )),
         (Some(path), _) => {
-            if let Err(error) = append_lines(&scores, "tasks run", &file, &generation.failed, path)
+            // The plan is every task the run was to generate, not only those it reached.
+            if let Err(error) =
+                append_lines(&scores, "tasks run", &work.tasks, &generation.failed, path)
             {
                 reporter.diagnose(&error);
                 write_failed = true;
@@ -366,16 +376,16 @@ fn looks_like_outputs(file: &TaskFile) -> bool {
     file.tasks.is_empty() && !lines.is_empty() && lines == with_output
 }
 
-/// Append one line per scored task of `file` to the results file `path` (`--output`), as
-/// `command` writes it; `failed` holds the model's errors (`tasks run`).
+/// Append one line per scored task to the results file `path` (`--output`), as `command`
+/// writes it of a plan of the tasks `planned`; `failed` holds the model's errors (`tasks run`).
 fn append_lines(
     summary: &ScoreSummary,
     command: &'static str,
-    file: &TaskFile,
+    planned: &[Task],
     failed: &[GenerationFailure],
     path: &Path,
 ) -> anyhow::Result<()> {
-    let run = summary.run_info(command, &file.tasks)?;
+    let run = summary.run_info(command, planned)?;
     let failed: HashMap<&str, &CallError> = failed
         .iter()
         .map(|failure| (failure.task_id.as_str(), &failure.error))
