@@ -50,19 +50,26 @@ pub fn json_type(value: &Value) -> &'static str {
 /// cannot break one-line messages; tabs become spaces and other control characters are shown
 /// as [`visible`] shows them.
 pub fn one_line(text: &str) -> String {
-    let joined = text
-        .lines()
-        .collect::<Vec<_>>()
-        .join(" ⏎ ")
-        .replace('\t', " ");
-    visible(&joined).into_owned()
+    visible(&fold_lines(text).replace('\t', " ")).into_owned()
 }
 
-/// `text` with every control character other than line feed and tab shown as its Rust escape
-/// (`\u{1b}`, `\r`, `\u{7}`), not obeyed: text evalctl did not write itself (an evaluator's
-/// reason, an id from a results file) cannot move the cursor, clear or retitle a terminal.
+/// `text` with each line break shown as ` ⏎ `, so that an id cannot break the one-line message
+/// it is named in (a failed call, a regression, a JUnit test case's name); what else it holds is
+/// left to the output's own escaping.
+pub fn fold_lines(text: &str) -> String {
+    text.lines().collect::<Vec<_>>().join(" ⏎ ")
+}
+
+/// `text` with every control character other than line feed and tab, and every bidirectional
+/// embedding, override or isolate, shown as its Rust escape (`\u{1b}`, `\r`, `\u{202e}`), not
+/// obeyed: text evalctl did not write itself (an evaluator's reason, an id from a results file)
+/// cannot move the cursor, clear or retitle a terminal, or make the text around it read in
+/// another order.
 pub fn visible(text: &str) -> Cow<'_, str> {
-    let shown = |ch: char| ch.is_control() && ch != '\n' && ch != '\t';
+    let shown = |ch: char| {
+        (ch.is_control() && ch != '\n' && ch != '\t')
+            || matches!(ch, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+    };
     if !text.contains(shown) {
         return Cow::Borrowed(text);
     }
@@ -161,6 +168,14 @@ mod tests {
             "a\n\tb\\u{1b}]0;t\\u{7}\\r\\u{9b}\\u{7f}é"
         );
         assert!(matches!(visible("plain ⏎ text"), Cow::Borrowed(_)));
+    }
+
+    #[test]
+    fn visible_shows_what_would_reorder_the_text_around_it() {
+        assert_eq!(
+            visible("id \u{202e}txt.exe\u{2066}x\u{2069} \u{200f}"),
+            "id \\u{202e}txt.exe\\u{2066}x\\u{2069} \u{200f}"
+        );
     }
 
     #[test]

@@ -138,7 +138,7 @@ fn markdown_summary_on_stdout_and_in_the_step_summary() {
          | candidate | score | train mean | n / errors |\n|---|---|---|---|\n\
          | cand-1 | 0.4000 ± 0.5000 | 0.4000 ± 0.5000 | 3 / 1 |\n"
     );
-    assert!(tail.starts_with("command sh eval.sh · score range unit · 3 calls (2 ok, 1 errors) · "));
+    assert!(tail.starts_with("command sh eval.sh · score range unit · 3 calls (2 ok, 1 error) · "));
     assert_eq!(sb.read("step.md"), format!("earlier\n{markdown}\n"));
 }
 

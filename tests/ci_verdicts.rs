@@ -191,7 +191,7 @@ fn calls_below_pass_score_fail_the_run_and_junit_carries_the_reasoning() {
             "### evalctl: ❌ failed (exit 1)\n\n{BELOW}\n\n\
              | candidate | score | train mean | n / errors |\n|---|---|---|---|\n\
              | cot.txt | 0.4375 ± 0.3438 | 0.4375 ± 0.3438 | 4 / 1 |\n\n\
-             Evaluator: command sh eval.sh · score range unit · 4 calls (3 ok, 1 errors) · \
+             Evaluator: command sh eval.sh · score range unit · 4 calls (3 ok, 1 error) · \
              elapsed: — (not recorded in results files)\n\n\
              _score = the candidate's train mean; failed calls count as 0_\n\n\
              _± = half-width of the 95% bootstrap interval over examples (--seed)_\n"
@@ -411,7 +411,7 @@ fn a_shard_run_marks_its_summary_partial_in_every_format() {
             "### evalctl: ❌ failed (exit 1)\n\n{reason}\n\n\
              | candidate | score | train mean | n / errors |\n|---|---|---|---|\n\
              | cot.txt | 0.4167 ± 0.5000 | 0.4167 ± 0.5000 | 3 / 1 |\n\n\
-             Evaluator: command sh -c 'exec sh \"\\$EVAL\"' · score range unit · 3 calls (2 ok, 1 errors) · \
+             Evaluator: command sh -c 'exec sh \"\\$EVAL\"' · score range unit · 3 calls (2 ok, 1 error) · \
              elapsed: [..]s\n\n\
              **Partial:** {description}\n\n\
              _score = the candidate's train mean; failed calls count as 0_\n\n\

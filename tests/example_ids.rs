@@ -166,6 +166,75 @@ fn compare_names_a_regressed_example_by_its_id() {
     );
 }
 
+#[test]
+fn ids_with_line_breaks_or_bidi_controls_stay_on_their_line_and_are_shown_not_obeyed() {
+    let sb = Sandbox::new();
+    sb.write(
+        "d.jsonl",
+        "{\"id\": \"line\\nbreak\", \"s\": 0}\n{\"id\": \"\u{202e}txt.exe\", \"s\": 0}\n",
+    );
+    sb.write("base.sh", "cat >/dev/null\nprintf '{\"score\": 1}'\n");
+    sb.write("new.sh", "cat >/dev/null\necho wrong >&2\nexit 3\n");
+    let run = |script: &str, results: &str, extra: &[&str]| {
+        sb.evalctl()
+            .args([
+                "run",
+                "--format",
+                "text",
+                "--skip-preflight",
+                "--candidate",
+                "c",
+            ])
+            .args(["--evaluator-command", &format!("sh {script}")])
+            .args(["--dataset", "d.jsonl", "--output", results])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    assert_eq!(code(&run("base.sh", "base.jsonl", &[])), 0);
+    let failed = run("new.sh", "new.jsonl", &["--junit", "junit.xml"]);
+    assert_eq!(
+        stderr_text(&failed),
+        "failed: cand-1 train line ⏎ break (line 1): exit_status: command exited with code 3; \
+         stderr: wrong\n\
+         failed: cand-1 train \\u{202e}txt.exe (line 2): exit_status: command exited with code \
+         3; stderr: wrong\n\
+         wrote junit.xml: 2 test cases (0 failures, 2 errors)\n\
+         exit 1: 2 of 2 calls failed\n"
+    );
+    let junit = sb.read("junit.xml");
+    let names: Vec<&str> = junit
+        .split("<testcase ")
+        .skip(1)
+        .filter_map(|case| case.split("name=\"").nth(1)?.split('"').next())
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "cand-1 train line ⏎ break (line 1)",
+            "cand-1 train \u{202e}txt.exe (line 2)"
+        ]
+    );
+    let compared = sb
+        .evalctl()
+        .args(["compare", "base.jsonl", "new.jsonl", "--format", "text"])
+        .arg("--allow-different-inputs")
+        .output()
+        .unwrap();
+    let compared = stdout_text(&compared);
+    let regressions: Vec<&str> = compared
+        .lines()
+        .filter(|line| line.contains("regression:"))
+        .collect();
+    assert_eq!(
+        regressions,
+        [
+            "  regression: train line ⏎ break (line 1): 1.0000 -> 0.0000",
+            "  regression: train \\u{202e}txt.exe (line 2): 1.0000 -> 0.0000"
+        ]
+    );
+}
+
 /// A dataset and a valset whose examples have ids, and an evaluator that logs each payload.
 fn picking_sandbox() -> Sandbox {
     let sb = Sandbox::new();

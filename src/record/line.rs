@@ -6,6 +6,7 @@ use serde_json::{Map, Value};
 
 use super::run::{RunInfo, Splits};
 use crate::protocol::CallError;
+use crate::text::fold_lines;
 
 /// Which examples a call belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
@@ -163,9 +164,10 @@ impl CallRecord {
     /// The candidate, with the task model that answered it under `run --generate`
     /// (`prompt.txt with openai/gpt-4o-mini`).
     pub fn candidate_label(&self) -> String {
+        let candidate = fold_lines(&self.candidate_id);
         match &self.task_model {
-            Some(model) => format!("{} with {model}", self.candidate_id),
-            None => self.candidate_id.clone(),
+            Some(model) => format!("{candidate} with {model}"),
+            None => candidate,
         }
     }
 
@@ -191,7 +193,7 @@ impl CallRecord {
             Split::Val => label.push_str(" val"),
         }
         let example = match (&self.example_id, self.example_index) {
-            (Some(id), _) => id.clone(),
+            (Some(id), _) => fold_lines(id),
             (None, Some(index)) => format!("#{index}"),
             (None, None) => return label,
         };

@@ -22,6 +22,7 @@ use super::{Document, Styled};
 use crate::exit::Verdict;
 use crate::interval::spread;
 use crate::record::Split;
+use crate::text::fold_lines;
 
 /// Regressions listed per candidate and split.
 const REGRESSIONS_SHOWN: usize = 5;
@@ -410,7 +411,7 @@ impl Regression {
     fn example_label(&self) -> String {
         let split = split_name(self.split);
         let example = match (&self.example_id, self.example_index) {
-            (Some(id), _) => format!("{split} {id}"),
+            (Some(id), _) => format!("{split} {}", fold_lines(id)),
             (None, Some(index)) => format!("{split} #{index}"),
             (None, None) => return split.to_string(),
         };

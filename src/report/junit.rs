@@ -200,14 +200,14 @@ impl Junit {
             suites.push_str(&format!(
                 "  <testsuite name=\"{} {split}\" tests=\"{}\" failures=\"{failed}\" \
                  errors=\"{errored}\" skipped=\"0\" time=\"{time:.3}\">\n",
-                escape(id),
+                attribute(id),
                 cases.len(),
             ));
             for case in cases.iter() {
                 suites.push_str(&format!(
                     "    <testcase name=\"{}\" classname=\"{}.{split}\" time=\"{:.3}\">\n",
-                    escape(&case.name),
-                    escape(id),
+                    attribute(&case.name),
+                    attribute(id),
                     case.seconds
                 ));
                 let details = escape(&case.details);
@@ -215,12 +215,14 @@ impl Junit {
                 match &case.outcome {
                     Outcome::Passed => {}
                     Outcome::Failed { kind, message } => suites.push_str(&format!(
-                        "      <failure message=\"{0}\" type=\"{kind}\">{0}{details}</failure>\n",
+                        "      <failure message=\"{}\" type=\"{kind}\">{}{details}</failure>\n",
+                        attribute(message),
                         escape(message)
                     )),
                     Outcome::Errored { kind, message } => {
                         suites.push_str(&format!(
-                            "      <error message=\"{0}\" type=\"{kind}\">{0}{details}</error>\n",
+                            "      <error message=\"{}\" type=\"{kind}\">{}{details}</error>\n",
+                            attribute(message),
                             escape(message)
                         ));
                         out.push_str(&format!("\nerror: {kind}: {message}"));
@@ -269,16 +271,17 @@ impl Junit {
             for (name, outcome, score) in &cases {
                 suites.push_str(&format!(
                     "    <testcase name=\"{}\" classname=\"fail-under\" time=\"0.000\">\n",
-                    escape(name)
+                    attribute(name)
                 ));
                 match outcome {
                     FailUnder::Failed(message) => suites.push_str(&format!(
-                        "      <failure message=\"{0}\" type=\"fail-under\">{0}</failure>\n",
+                        "      <failure message=\"{}\" type=\"fail-under\">{}</failure>\n",
+                        attribute(message),
                         escape(message)
                     )),
                     FailUnder::NotJudged(message) => suites.push_str(&format!(
                         "      <skipped message=\"{}\"/>\n",
-                        escape(message)
+                        attribute(message)
                     )),
                     FailUnder::Met => {}
                 }
@@ -298,7 +301,7 @@ impl Junit {
                  skipped=\"1\" time=\"0.000\">\n    <testcase name=\"missing calls\" \
                  classname=\"partial\" time=\"0.000\">\n      <skipped message=\"{0}\"/>\n    \
                  </testcase>\n  </testsuite>\n",
-                escape(&format!("partial: {description}"))
+                attribute(&format!("partial: {description}"))
             ));
             tests += 1;
             skipped += 1;
@@ -365,6 +368,15 @@ fn escape(text: &str) -> String {
     })
 }
 
+/// `text` safe inside an XML attribute, as [`escape`] makes it, with tab, line feed and carriage
+/// return written as character references: an XML parser turns them into spaces otherwise.
+fn attribute(text: &str) -> String {
+    escape(text)
+        .replace('\t', "&#9;")
+        .replace('\n', "&#10;")
+        .replace('\r', "&#13;")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -380,5 +392,6 @@ mod tests {
     #[test]
     fn escape_covers_markup_and_drops_forbidden_characters() {
         assert_eq!(escape("a<b>&\"c'\u{1}\n"), "a&lt;b&gt;&amp;&quot;c&apos;\n");
+        assert_eq!(attribute("a\tb\nc\r<"), "a&#9;b&#10;c&#13;&lt;");
     }
 }

@@ -9,14 +9,13 @@ pub fn render(summary: &Summary) -> Styled {
     let mut out = Styled::default();
     let calls = &summary.calls;
     out.push(format!(
-        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {} {}{})   elapsed: {}{}\n",
+        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {}{})   elapsed: {}{}\n",
         summary.evaluator.kind,
         summary.evaluator.target,
         summary.score_range.as_str(),
         calls.total,
         calls.ok,
-        calls.errors,
-        if calls.errors == 1 { "error" } else { "errors" },
+        counted(calls.errors, "error", "errors"),
         from_the_cache(calls.cached),
         elapsed(summary),
         if summary.interrupted {
