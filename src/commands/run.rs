@@ -118,7 +118,8 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .as_deref()
             .map(crate::store::Cache::open)
             .transpose()?
-            .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key))),
+            .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key)))
+            .transpose()?,
         score_range: config.score_range,
         run_info: RunInfo {
             command: None,

@@ -67,6 +67,8 @@ enum Store {
 
 /// An open cache. Dropping it commits every store queued so far.
 pub struct Cache {
+    /// The cache directory.
+    dir: PathBuf,
     connection: Mutex<Connection>,
     /// The keys of this run the cache held when it opened ([`Cache::expect`]); `None`: not
     /// looked up, every lookup asks the database.
@@ -257,6 +259,7 @@ impl Cache {
             .spawn(move || write_stores(writer_connection, &queued))
             .map_err(|err| failed(dir, err))?;
         Ok(Cache {
+            dir: dir.to_path_buf(),
             connection: Mutex::new(connection),
             stored: None,
             stores: Some(stores),
@@ -266,30 +269,39 @@ impl Cache {
 
     /// Look up, in one read transaction, which of `keys` (a run's calls, or its completions:
     /// `table` names which) the cache holds, so that a lookup of any other key costs no query
-    /// (a cold cache then costs a run almost nothing). A failed lookup leaves every key to its
-    /// own query.
+    /// (a cold cache then costs a run almost nothing). The lookups read every page a store of
+    /// `keys` would write, so a damaged database is found here, before any call: it is bad input
+    /// naming the file and `cache clear`. Any other failed lookup leaves every key to its own
+    /// query.
     pub fn expect<'a>(
         mut self,
         table: Table,
         keys: impl IntoIterator<Item = &'a CallKey>,
-    ) -> Cache {
-        let stored = self.connection.get_mut().ok().and_then(|connection| {
-            let transaction = connection.transaction().ok()?;
+    ) -> anyhow::Result<Cache> {
+        let Ok(connection) = self.connection.get_mut() else {
+            return Ok(self);
+        };
+        let looked_up = || -> rusqlite::Result<HashSet<CallKey>> {
+            let transaction = connection.transaction()?;
             let query = match table {
                 Table::Results => "SELECT 1 FROM results WHERE key = ?1",
                 Table::Completions => "SELECT 1 FROM completions WHERE key = ?1",
             };
-            let mut exists = transaction.prepare(query).ok()?;
+            let mut exists = transaction.prepare(query)?;
             let mut stored = HashSet::new();
             for key in keys {
-                if exists.exists(params![key.as_bytes()]).ok()? {
+                if exists.exists(params![key.as_bytes()])? {
                     stored.insert(*key);
                 }
             }
-            Some(stored)
-        });
-        self.stored = stored;
-        self
+            Ok(stored)
+        };
+        match looked_up() {
+            Ok(stored) => self.stored = Some(stored),
+            Err(err) if is_damaged(&err) => return Err(failed_sqlite(&self.dir, err)),
+            Err(_) => {}
+        }
+        Ok(self)
     }
 
     /// Whether [`Cache::expect`] found `key` stored (so a call for it need not be made).
@@ -475,7 +487,8 @@ mod tests {
 
         let cache = Cache::open(dir.path())
             .unwrap()
-            .expect(Table::Results, &[key(1), key(2)]);
+            .expect(Table::Results, &[key(1), key(2)])
+            .unwrap();
         assert_eq!(cache.get(&key(1)).map(|hit| hit.score), Some(0.5));
         assert!(cache.get(&key(2)).is_none());
         // A key the run did not expect is not looked up.
