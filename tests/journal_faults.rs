@@ -293,6 +293,60 @@ fn resuming_a_finished_run_makes_no_call_not_even_the_probe() {
 }
 
 #[test]
+fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    let script = format!("echo called >> calls.log\n{SCORE_S}");
+    let run = |extra: &[&str]| {
+        let mut command = sb.run_with(&script);
+        command.args(["--skip-preflight", "-j", "1", "--candidate", "a"]);
+        command.args(["--dataset", "d.jsonl", "--output", "out.jsonl"]);
+        command.args(extra);
+        command.output().expect("evalctl runs")
+    };
+    let first = run(&[]);
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    // A line edited by hand to a score `--score-range unit` refuses.
+    let journal = sb.read("out.jsonl");
+    let edited = journal.replacen("\"score\":0.5,", "\"score\":7,", 1);
+    assert_ne!(edited, journal);
+    sb.write("out.jsonl", &edited);
+
+    // summarize, merge and report refuse the line, naming the score and the range.
+    let refused = "error: out.jsonl:1: score 7 is outside its run's score range (unit): evalctl \
+                   never writes such a line; correct or remove it\n";
+    for args in [
+        &["summarize", "out.jsonl"][..],
+        &["merge", "out.jsonl"],
+        &["report", "out.jsonl", "--output", "report.html"],
+    ] {
+        let out = sb.evalctl().args(args).output().expect("evalctl runs");
+        assert_eq!(
+            (code(&out), stderr_text(&out).as_str()),
+            (2, refused),
+            "{args:?}"
+        );
+    }
+    assert!(!sb.exists("report.html"));
+
+    // --resume makes that call again, with a warning, and leaves the line as it was.
+    let resumed = run(&["--resume"]);
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(
+        stderr_text(&resumed),
+        "warning: out.jsonl: ignoring 1 line of this run with a score its --score-range refuses \
+         (edited by hand?): making its call again\n\
+         resuming out.jsonl: 1 of 2 calls already done, 1 to make\n"
+    );
+    assert_eq!(sb.lines("calls.log").len(), 3);
+    assert_eq!(
+        json_stdout(&resumed)["candidates"],
+        json_stdout(&first)["candidates"]
+    );
+    assert!(sb.read("out.jsonl").starts_with(&edited));
+}
+
+#[test]
 fn resume_cuts_only_a_line_cut_short_and_leaves_a_file_it_refuses_as_it_was() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");

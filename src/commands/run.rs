@@ -81,6 +81,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             &inputs,
             &mut plan,
             config.resume_keep_errors,
+            config.score_range,
             |record| {
                 keep_for_report(&mut report_records, &record);
                 tally.add(&record);

@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::error::Problem;
 use crate::input::{json_error_what, parse_object_line, JsonlStream, Source};
+use crate::protocol::{validate_score, ScoreRange};
 use crate::record::CallRecord;
 use crate::text::io_reason;
 
@@ -35,6 +36,9 @@ pub struct JournalReader {
     stream: JsonlStream,
     /// The last line, cut short by a killed run and left out, once the reader has met it.
     torn: Option<TornTail>,
+    /// Whether a line whose score its own run's score range refuses is a problem (it is unless
+    /// [`JournalReader::scores_unchecked`]).
+    checks_scores: bool,
 }
 
 impl JournalReader {
@@ -44,7 +48,15 @@ impl JournalReader {
         Ok(JournalReader {
             stream: JsonlStream::new(source, file),
             torn: None,
+            checks_scores: true,
         })
+    }
+
+    /// Read a line whose score its run's score range refuses like any other, for a caller that
+    /// judges scores itself ([`score_refused`]).
+    pub fn scores_unchecked(mut self) -> JournalReader {
+        self.checks_scores = false;
+        self
     }
 
     /// The last line, when a killed run cut it short (the reader ends before it).
@@ -104,7 +116,18 @@ impl Iterator for JournalReader {
                         record.side_info = CallRecord::own_members(object);
                     }
                 }
-                Ok(JournalLine { line, record })
+                match record.run.as_ref().map(|run| run.range()) {
+                    Some(range) if self.checks_scores && score_refused(&record, range) => Err((
+                        false,
+                        format!(
+                            "score {} is outside its run's score range ({}): evalctl never \
+                                 writes such a line; correct or remove it",
+                            record.score,
+                            range.as_str()
+                        ),
+                    )),
+                    _ => Ok(JournalLine { line, record }),
+                }
             }
             // A line that is not a JSON object says so in the shared wording; one that is, but
             // not a result line, names the key at fault.
@@ -156,6 +179,12 @@ impl JournalReader {
         });
         None
     }
+}
+
+/// Whether `record`'s score is one `range` refuses, as the score validator judges an
+/// evaluator's (a failed call's line scores 0, which every range takes).
+pub fn score_refused(record: &CallRecord, range: ScoreRange) -> bool {
+    validate_score(&Value::from(record.score), range).is_err()
 }
 
 /// Whether a line replaces an earlier line with the same key, given whether each failed: a later
