@@ -351,13 +351,15 @@ fn resume_cuts_only_a_line_cut_short_and_leaves_a_file_it_refuses_as_it_was() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
     sb.write("eval.sh", SCORE_S);
-    let run = |output: &str| {
+    let run_with = |output: &str, extra: &[&str]| {
         sb.evalctl()
             .args(RUN)
-            .args(["--output", output, "--resume"])
+            .args(["--output", output])
+            .args(extra)
             .output()
             .unwrap()
     };
+    let run = |output: &str| run_with(output, &["--resume"]);
     // Notes named by mistake, their last line without a newline: refused, not a byte changed.
     let notes = "line one of notes\nline two, no newline";
     sb.write("notes.txt", notes);
@@ -369,6 +371,25 @@ fn resume_cuts_only_a_line_cut_short_and_leaves_a_file_it_refuses_as_it_was() {
          error: notes.txt:2: invalid JSON: expected value at column 1\n"
     );
     assert_eq!(sb.read("notes.txt"), notes);
+    // Unfinished JSON that does not start as a result line does (`{"key":"`) is no line a
+    // killed run cut short: refused with --resume or without, not a byte changed.
+    let draft = "{\"my\":\"draft notes, not finished";
+    sb.write("draft.jsonl", draft);
+    for extra in [&["--resume"][..], &[]] {
+        let refused = run_with("draft.jsonl", extra);
+        assert_eq!(
+            (code(&refused), stderr_text(&refused)),
+            (
+                2,
+                "error: draft.jsonl:1: the last line is unfinished JSON that does not start as \
+                 evalctl's lines do ({\"key\":\"): it is no line an interrupted run cut short, \
+                 and the file is left as it was: name another file\n"
+                    .to_string()
+            ),
+            "{extra:?}"
+        );
+        assert_eq!(sb.read("draft.jsonl"), draft);
+    }
 
     // A whole last line without its newline (an editor's save) is a result like any other:
     // kept, ended with its newline, and only the calls it does not answer are made.
@@ -421,7 +442,7 @@ fn resume_refuses_a_file_another_evalctl_writes_before_touching_its_last_line() 
         "the first run never called its evaluator"
     );
     // The first run's writer is half-way through a line.
-    let half_written = "{\"key\": \"half";
+    let half_written = "{\"key\":\"half";
     sb.write("out.jsonl", half_written);
     let second = sb.evalctl().args(run).arg("--resume").output().unwrap();
     assert_eq!(

@@ -220,10 +220,17 @@ pub enum Tail {
     Unended,
 }
 
+/// How every line `run` writes starts: `key` is the first member a [`CallRecord`] serializes,
+/// and `run` gives every call its key.
+pub const RESULT_LINE_START: &[u8] = b"{\"key\":\"";
+
 /// How the file at `path` ends ([`Tail`]), read from its end without changing it. Only a last
 /// line whose JSON ends too soon is torn: a whole object without its newline, or text that is
 /// not JSON, is left for the reader to take or refuse, so a file named by mistake loses nothing.
-pub fn tail_of(path: &Path) -> Result<Tail, Problem> {
+/// A torn line must also be one evalctl may have written, whose lines start with `own_start`
+/// (it agrees with it as far as it goes): any other unfinished JSON (notes, a draft) is the
+/// problem, and the file is left as it was.
+pub fn tail_of(path: &Path, own_start: &[u8]) -> Result<Tail, Problem> {
     let fail = |err: std::io::Error| {
         Problem::new(
             path.display().to_string(),
@@ -249,6 +256,19 @@ pub fn tail_of(path: &Path) -> Result<Tail, Problem> {
         return Ok(Tail::Unended);
     }
     let line = count_newlines(&mut file, keep).map_err(fail)? + 1;
+    let agreed = last.len().min(own_start.len());
+    if last[..agreed] != own_start[..agreed] {
+        return Err(Problem::at_line(
+            path.display().to_string(),
+            line,
+            format!(
+                "the last line is unfinished JSON that does not start as evalctl's lines do \
+                 ({}): it is no line an interrupted run cut short, and the file is left as it \
+                 was: name another file",
+                String::from_utf8_lossy(own_start)
+            ),
+        ));
+    }
     Ok(Tail::Torn {
         torn: TornTail {
             line,
@@ -384,11 +404,12 @@ mod tests {
     fn only_a_line_whose_json_ends_too_soon_is_torn() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.jsonl");
+        let tail = || tail_of(&path, RESULT_LINE_START);
         let look = |text: &str| {
             std::fs::write(&path, text).unwrap();
-            tail_of(&path).unwrap()
+            tail().unwrap()
         };
-        assert_eq!(tail_of(&path).unwrap(), Tail::Whole);
+        assert_eq!(tail().unwrap(), Tail::Whole);
         assert_eq!(look(&format!("{LINE}\n{LINE}\n")), Tail::Whole);
         let two = (2 * (LINE.len() + 1)) as u64;
         let torn = look(&format!("{LINE}\n{LINE}\n{{\"key\":\"a"));
@@ -411,14 +432,33 @@ mod tests {
         );
         // A character cut in the middle.
         assert!(matches!(
-            look("{\"a\": \"\u{e9}"),
+            look("{\"key\":\"\u{e9}"),
             Tail::Torn { keep: 0, .. }
         ));
-        std::fs::write(&path, [b"{\"a\": \"".as_slice(), &[0xc3]].concat()).unwrap();
-        assert!(matches!(
-            tail_of(&path).unwrap(),
-            Tail::Torn { keep: 0, .. }
-        ));
+        std::fs::write(&path, [b"{\"key\":\"".as_slice(), &[0xc3]].concat()).unwrap();
+        assert!(matches!(tail().unwrap(), Tail::Torn { keep: 0, .. }));
+        // Cut before its key ends: it may still be evalctl's.
+        assert!(matches!(look("{\"ke"), Tail::Torn { keep: 0, .. }));
+        // Unfinished JSON that no line of evalctl's starts as is refused, and left as it was.
+        for foreign in [
+            "{\"my\":\"draft",
+            "{ \"key\":\"a",
+            &format!("{LINE}\n{{\"a"),
+        ] {
+            std::fs::write(&path, foreign).unwrap();
+            let line = foreign.lines().count();
+            assert_eq!(
+                tail().unwrap_err().to_string(),
+                format!(
+                    "{}:{line}: the last line is unfinished JSON that does not start as \
+                     evalctl's lines do ({{\"key\":\"): it is no line an interrupted run cut \
+                     short, and the file is left as it was: name another file",
+                    path.display()
+                ),
+                "{foreign}"
+            );
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), foreign);
+        }
         // A whole line without its newline, or text that is no JSON, is not torn.
         let unended = look(&format!("{LINE}\n{LINE}"));
         assert_eq!(unended, Tail::Unended);

@@ -9,7 +9,9 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use super::journal::{mend_tail, replaces, score_refused, tail_of, JournalReader, TornTail};
+use super::journal::{
+    mend_tail, replaces, score_refused, tail_of, JournalReader, TornTail, RESULT_LINE_START,
+};
 use super::key::RunDigests;
 use super::PlannedCall;
 use crate::error::{invalid, Problem};
@@ -52,7 +54,7 @@ pub fn resume_from(
     if !path.exists() {
         return Ok(Resumed::default());
     }
-    let tail = tail_of(path).map_err(|problem| invalid(vec![problem]))?;
+    let tail = tail_of(path, RESULT_LINE_START).map_err(|problem| invalid(vec![problem]))?;
     let planned: HashMap<CallKey, usize> = plan
         .iter()
         .enumerate()
@@ -161,6 +163,9 @@ pub fn check_output(
     if !path.is_file() {
         return Ok(());
     }
+    // Unfinished JSON at the end that no line of evalctl's starts as: refused, with or without
+    // `--resume` (which would cut off a torn line).
+    tail_of(path, RESULT_LINE_START).map_err(|problem| invalid(vec![problem]))?;
     let planned: HashSet<String> = plan.iter().map(|call| call.key.to_string()).collect();
     let (mut ours, mut others, mut not_results) = (0usize, 0usize, 0usize);
     let mut other_runs = BTreeSet::new();
