@@ -292,10 +292,12 @@ fn a_cache_input_that_is_no_file_is_refused_not_read() {
     assert_eq!(calls(&sb), 0);
 }
 
-#[test]
-fn a_damaged_cache_is_bad_input_and_cache_clear_removes_it() {
+/// Fill a cache with 300 results, `damage` its database file, then check that `run --cache`
+/// refuses it as bad input naming `cache clear` before any call, and runs again once `cache
+/// clear` has removed it.
+fn refuses_a_damaged_cache(damage: impl FnOnce(&std::path::Path)) {
     let sb = Sandbox::new();
-    sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 0.5}'\n");
+    sb.write("eval.sh", RECORDING);
     let candidates: String = (0..300)
         .map(|i| format!("{{\"candidate\": \"c{i}\"}}\n"))
         .collect();
@@ -314,15 +316,8 @@ fn a_damaged_cache_is_bad_input_and_cache_clear_removes_it() {
             .expect("evalctl runs")
     };
     assert_eq!(run().status.code(), Some(0));
-    // A disk that filled up, a copy cut short: half the database is gone.
-    let database = sb.path().join("cache/results.sqlite3");
-    let length = std::fs::metadata(&database).unwrap().len();
-    std::fs::OpenOptions::new()
-        .write(true)
-        .open(&database)
-        .unwrap()
-        .set_len(length / 2)
-        .unwrap();
+    assert_eq!(calls(&sb), 300);
+    damage(&sb.path().join("cache/results.sqlite3"));
     let refused = run();
     assert_eq!(refused.status.code(), Some(2));
     assert_eq!(
@@ -331,6 +326,7 @@ fn a_damaged_cache_is_bad_input_and_cache_clear_removes_it() {
          malformed): `evalctl cache clear --cache-dir cache` removes it, or name another \
          --cache-dir\n"
     );
+    assert_eq!(calls(&sb), 300, "no call is made");
     let cleared = sb
         .evalctl()
         .args(["cache", "clear", "--cache-dir", "cache", "--format", "text"])
@@ -342,6 +338,33 @@ fn a_damaged_cache_is_bad_input_and_cache_clear_removes_it() {
         "removed the damaged cache database (its results could not be counted)\n"
     );
     assert_eq!(run().status.code(), Some(0));
+}
+
+#[test]
+fn a_cache_cut_short_is_bad_input_and_cache_clear_removes_it() {
+    // A disk that filled up, a copy cut short: half the database is gone.
+    refuses_a_damaged_cache(|database| {
+        let length = std::fs::metadata(database).unwrap().len();
+        std::fs::OpenOptions::new()
+            .write(true)
+            .open(database)
+            .unwrap()
+            .set_len(length / 2)
+            .unwrap();
+    });
+}
+
+#[test]
+fn a_cache_garbled_past_its_header_is_bad_input_and_cache_clear_removes_it() {
+    // Every page after the first overwritten in part: the header still says SQLite, and only
+    // reading the results finds the damage.
+    refuses_a_damaged_cache(|database| {
+        let mut bytes = std::fs::read(database).unwrap();
+        for byte in bytes.iter_mut().skip(4096).step_by(7) {
+            *byte = byte.wrapping_mul(31).wrapping_add(17);
+        }
+        std::fs::write(database, bytes).unwrap();
+    });
 }
 
 #[test]

@@ -323,3 +323,59 @@ fn a_cache_dir_that_cannot_hold_a_cache_is_bad_input() {
     assert_eq!(sb.read("foreign/results.sqlite3"), "{\"q\": 1}\n");
     assert!(!sb.join("calls.log").exists(), "nothing was evaluated");
 }
+
+/// `evalctl ARGS` in `sb` with its directory `dir` read-only: by its mode, or for root, whom
+/// modes do not stop, by a read-only bind mount in a mount namespace of its own.
+fn with_read_only_dir(sb: &Sandbox, dir: &str, args: &[&str]) -> std::process::Output {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        let mode = |mode| std::fs::set_permissions(sb.join(dir), PermissionsExt::from_mode(mode));
+        mode(0o500).unwrap();
+        let out = sb.evalctl().args(args).output().expect("evalctl runs");
+        mode(0o700).unwrap();
+        return out;
+    }
+    let mut command = std::process::Command::new("unshare");
+    crate::common::clean_environment(&mut command)
+        .current_dir(sb.path())
+        .args(["-m", "sh", "-c"])
+        .arg(
+            "mount --bind \"$1\" \"$1\" && mount -o remount,bind,ro \"$1\" && shift && exec \"$@\"",
+        )
+        .args(["sh", dir, crate::common::bin()])
+        .args(args)
+        .output()
+        .expect("unshare runs")
+}
+
+#[test]
+fn a_read_only_cache_is_bad_input_for_run_and_stats_reads_it() {
+    let sb = project();
+    run(&sb, &[], &[]);
+    assert_eq!(sb.lines("calls.log").len(), 2);
+    let refused = with_read_only_dir(&sb, "from-file", &["run", "--candidate", "other"]);
+    assert_eq!(
+        (code(&refused), stderr_text(&refused)),
+        (
+            2,
+            "error: from-file: the cache directory cannot be written: name a writable one with \
+             --cache-dir, or run without the cache (leave out --cache, or EVALCTL_CACHE=false)\n"
+                .to_string()
+        )
+    );
+    assert_eq!(sb.lines("calls.log").len(), 2, "nothing was evaluated");
+    let stats = with_read_only_dir(&sb, "from-file", &["cache", "stats", "--format", "text"]);
+    assert_eq!(code(&stats), 0, "{}", stderr_text(&stats));
+    let size = std::fs::metadata(sb.join("from-file/results.sqlite3"))
+        .unwrap()
+        .len();
+    assert!(
+        !sb.exists("from-file/results.sqlite3-wal"),
+        "nothing was written"
+    );
+    assert_eq!(
+        stdout_text(&stats),
+        format!("cache: from-file/results.sqlite3\nentries: 2\nsize: {size} bytes\n")
+    );
+}

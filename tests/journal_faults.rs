@@ -293,17 +293,73 @@ fn resuming_a_finished_run_makes_no_call_not_even_the_probe() {
 }
 
 #[test]
+fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    let script = format!("echo called >> calls.log\n{SCORE_S}");
+    let run = |extra: &[&str]| {
+        let mut command = sb.run_with(&script);
+        command.args(["--skip-preflight", "-j", "1", "--candidate", "a"]);
+        command.args(["--dataset", "d.jsonl", "--output", "out.jsonl"]);
+        command.args(extra);
+        command.output().expect("evalctl runs")
+    };
+    let first = run(&[]);
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    // A line edited by hand to a score `--score-range unit` refuses.
+    let journal = sb.read("out.jsonl");
+    let edited = journal.replacen("\"score\":0.5,", "\"score\":7,", 1);
+    assert_ne!(edited, journal);
+    sb.write("out.jsonl", &edited);
+
+    // summarize, merge and report refuse the line, naming the score and the range.
+    let refused = "error: out.jsonl:1: score 7 is outside its run's score range (unit): evalctl \
+                   never writes such a line; correct or remove it\n";
+    for args in [
+        &["summarize", "out.jsonl"][..],
+        &["merge", "out.jsonl"],
+        &["report", "out.jsonl", "--output", "report.html"],
+    ] {
+        let out = sb.evalctl().args(args).output().expect("evalctl runs");
+        assert_eq!(
+            (code(&out), stderr_text(&out).as_str()),
+            (2, refused),
+            "{args:?}"
+        );
+    }
+    assert!(!sb.exists("report.html"));
+
+    // --resume makes that call again, with a warning, and leaves the line as it was.
+    let resumed = run(&["--resume"]);
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(
+        stderr_text(&resumed),
+        "warning: out.jsonl: ignoring 1 line of this run with a score its --score-range refuses \
+         (edited by hand?): making its call again\n\
+         resuming out.jsonl: 1 of 2 calls already done, 1 to make\n"
+    );
+    assert_eq!(sb.lines("calls.log").len(), 3);
+    assert_eq!(
+        json_stdout(&resumed)["candidates"],
+        json_stdout(&first)["candidates"]
+    );
+    assert!(sb.read("out.jsonl").starts_with(&edited));
+}
+
+#[test]
 fn resume_cuts_only_a_line_cut_short_and_leaves_a_file_it_refuses_as_it_was() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
     sb.write("eval.sh", SCORE_S);
-    let run = |output: &str| {
+    let run_with = |output: &str, extra: &[&str]| {
         sb.evalctl()
             .args(RUN)
-            .args(["--output", output, "--resume"])
+            .args(["--output", output])
+            .args(extra)
             .output()
             .unwrap()
     };
+    let run = |output: &str| run_with(output, &["--resume"]);
     // Notes named by mistake, their last line without a newline: refused, not a byte changed.
     let notes = "line one of notes\nline two, no newline";
     sb.write("notes.txt", notes);
@@ -315,6 +371,25 @@ fn resume_cuts_only_a_line_cut_short_and_leaves_a_file_it_refuses_as_it_was() {
          error: notes.txt:2: invalid JSON: expected value at column 1\n"
     );
     assert_eq!(sb.read("notes.txt"), notes);
+    // Unfinished JSON that does not start as a result line does (`{"key":"`) is no line a
+    // killed run cut short: refused with --resume or without, not a byte changed.
+    let draft = "{\"my\":\"draft notes, not finished";
+    sb.write("draft.jsonl", draft);
+    for extra in [&["--resume"][..], &[]] {
+        let refused = run_with("draft.jsonl", extra);
+        assert_eq!(
+            (code(&refused), stderr_text(&refused)),
+            (
+                2,
+                "error: draft.jsonl:1: the last line is unfinished JSON that does not start as \
+                 evalctl's lines do ({\"key\":\"): it is no line an interrupted run cut short, \
+                 and the file is left as it was: name another file\n"
+                    .to_string()
+            ),
+            "{extra:?}"
+        );
+        assert_eq!(sb.read("draft.jsonl"), draft);
+    }
 
     // A whole last line without its newline (an editor's save) is a result like any other:
     // kept, ended with its newline, and only the calls it does not answer are made.
@@ -367,7 +442,7 @@ fn resume_refuses_a_file_another_evalctl_writes_before_touching_its_last_line() 
         "the first run never called its evaluator"
     );
     // The first run's writer is half-way through a line.
-    let half_written = "{\"key\": \"half";
+    let half_written = "{\"key\":\"half";
     sb.write("out.jsonl", half_written);
     let second = sb.evalctl().args(run).arg("--resume").output().unwrap();
     assert_eq!(

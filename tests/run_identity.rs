@@ -849,7 +849,7 @@ fn an_output_holding_only_a_torn_first_line_points_at_resume() {
     let sb = sandbox();
     sb.write(
         "torn.jsonl",
-        "{\"key\": \"abc\", \"candidate_id\": \"c\", \"spl",
+        "{\"key\":\"abc\",\"candidate_id\":\"c\",\"spl",
     );
     let out = run(&sb, BASE, &["--candidate", "c", "--output", "torn.jsonl"])
         .output()

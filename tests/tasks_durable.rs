@@ -107,17 +107,14 @@ fn resume_repairs_a_torn_line_and_generates_only_the_missing_completions() {
         assert_eq!(line["usage"]["total_tokens"], 0, "{line}");
     }
     // A run killed while writing leaves a torn last line.
-    sb.write(
-        "saved.jsonl",
-        format!("{saved}{{\"task_id\": \"t2\", \"outp"),
-    );
+    sb.write("saved.jsonl", format!("{saved}{{\"task_id\":\"t2\",\"outp"));
     std::fs::remove_file(sb.path().join("fail.txt")).unwrap();
 
     let resumed = tasks_run(&sb, &["--save-outputs", "saved.jsonl", "--resume"]);
     assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
     assert_eq!(
         stderr_text(&resumed),
-        "warning: saved.jsonl:4: the last line was cut short by an interrupted run (23 bytes); \
+        "warning: saved.jsonl:4: the last line was cut short by an interrupted run (21 bytes); \
          removed it\nresuming saved.jsonl: 3 of 4 calls already done, 1 to make\n"
     );
     assert_eq!(calls(&sb), ["t1", "t2", "t3", "t4", "t2"], "only t2 again");
@@ -519,6 +516,21 @@ fn resume_keeps_a_whole_last_line_without_its_newline() {
         )
     );
     assert_eq!(sb.read("notes.txt"), "my notes, no newline");
+    // Unfinished JSON that is no saved output's start is not taken for a torn line and cut off.
+    let draft = format!("{saved}{{\"my\":\"draft");
+    sb.write("draft.jsonl", &draft);
+    let refused = tasks_run(&sb, &["--save-outputs", "draft.jsonl", "--resume"]);
+    assert_eq!(
+        (code(&refused), stderr_text(&refused)),
+        (
+            2,
+            "error: draft.jsonl:4: the last line is unfinished JSON that does not start as \
+             evalctl's lines do ({\"task_id\":\"): it is no line an interrupted run cut short, \
+             and the file is left as it was: name another file\n"
+                .to_string()
+        )
+    );
+    assert_eq!(sb.read("draft.jsonl"), draft);
 }
 
 #[test]

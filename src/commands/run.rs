@@ -81,6 +81,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             &inputs,
             &mut plan,
             config.resume_keep_errors,
+            config.score_range,
             |record| {
                 keep_for_report(&mut report_records, &record);
                 tally.add(&record);
@@ -118,7 +119,8 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .as_deref()
             .map(crate::store::Cache::open)
             .transpose()?
-            .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key))),
+            .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key)))
+            .transpose()?,
         score_range: config.score_range,
         run_info: RunInfo {
             command: None,

@@ -238,6 +238,21 @@ pub fn print_resumed(
             resumed.foreign
         ));
     }
+    if resumed.refused_scores > 0 {
+        reporter.warning(format!(
+            "{path}: ignoring {} of this run with a score its --score-range refuses (edited by \
+             hand?): making {} again",
+            match resumed.refused_scores {
+                1 => "1 line".to_string(),
+                n => format!("{n} lines"),
+            },
+            if resumed.refused_scores == 1 {
+                "its call"
+            } else {
+                "their calls"
+            }
+        ));
+    }
     reporter.note(format!(
         "resuming {path}: {} of {planned} calls already done, {} to make",
         resumed.done,

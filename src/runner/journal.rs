@@ -14,6 +14,7 @@ use serde_json::Value;
 
 use crate::error::Problem;
 use crate::input::{json_error_what, parse_object_line, JsonlStream, Source};
+use crate::protocol::{validate_score, ScoreRange};
 use crate::record::CallRecord;
 use crate::text::io_reason;
 
@@ -35,6 +36,9 @@ pub struct JournalReader {
     stream: JsonlStream,
     /// The last line, cut short by a killed run and left out, once the reader has met it.
     torn: Option<TornTail>,
+    /// Whether a line whose score its own run's score range refuses is a problem (it is unless
+    /// [`JournalReader::scores_unchecked`]).
+    checks_scores: bool,
 }
 
 impl JournalReader {
@@ -44,7 +48,15 @@ impl JournalReader {
         Ok(JournalReader {
             stream: JsonlStream::new(source, file),
             torn: None,
+            checks_scores: true,
         })
+    }
+
+    /// Read a line whose score its run's score range refuses like any other, for a caller that
+    /// judges scores itself ([`score_refused`]).
+    pub fn scores_unchecked(mut self) -> JournalReader {
+        self.checks_scores = false;
+        self
     }
 
     /// The last line, when a killed run cut it short (the reader ends before it).
@@ -104,7 +116,18 @@ impl Iterator for JournalReader {
                         record.side_info = CallRecord::own_members(object);
                     }
                 }
-                Ok(JournalLine { line, record })
+                match record.run.as_ref().map(|run| run.range()) {
+                    Some(range) if self.checks_scores && score_refused(&record, range) => Err((
+                        false,
+                        format!(
+                            "score {} is outside its run's score range ({}): evalctl never \
+                                 writes such a line; correct or remove it",
+                            record.score,
+                            range.as_str()
+                        ),
+                    )),
+                    _ => Ok(JournalLine { line, record }),
+                }
             }
             // A line that is not a JSON object says so in the shared wording; one that is, but
             // not a result line, names the key at fault.
@@ -158,6 +181,12 @@ impl JournalReader {
     }
 }
 
+/// Whether `record`'s score is one `range` refuses, as the score validator judges an
+/// evaluator's (a failed call's line scores 0, which every range takes).
+pub fn score_refused(record: &CallRecord, range: ScoreRange) -> bool {
+    validate_score(&Value::from(record.score), range).is_err()
+}
+
 /// Whether a line replaces an earlier line with the same key, given whether each failed: a later
 /// line wins, except that an error never replaces a success.
 pub fn replaces(later_failed: bool, earlier_failed: bool) -> bool {
@@ -191,10 +220,17 @@ pub enum Tail {
     Unended,
 }
 
+/// How every line `run` writes starts: `key` is the first member a [`CallRecord`] serializes,
+/// and `run` gives every call its key.
+pub const RESULT_LINE_START: &[u8] = b"{\"key\":\"";
+
 /// How the file at `path` ends ([`Tail`]), read from its end without changing it. Only a last
 /// line whose JSON ends too soon is torn: a whole object without its newline, or text that is
 /// not JSON, is left for the reader to take or refuse, so a file named by mistake loses nothing.
-pub fn tail_of(path: &Path) -> Result<Tail, Problem> {
+/// A torn line must also be one evalctl may have written, whose lines start with `own_start`
+/// (it agrees with it as far as it goes): any other unfinished JSON (notes, a draft) is the
+/// problem, and the file is left as it was.
+pub fn tail_of(path: &Path, own_start: &[u8]) -> Result<Tail, Problem> {
     let fail = |err: std::io::Error| {
         Problem::new(
             path.display().to_string(),
@@ -220,6 +256,19 @@ pub fn tail_of(path: &Path) -> Result<Tail, Problem> {
         return Ok(Tail::Unended);
     }
     let line = count_newlines(&mut file, keep).map_err(fail)? + 1;
+    let agreed = last.len().min(own_start.len());
+    if last[..agreed] != own_start[..agreed] {
+        return Err(Problem::at_line(
+            path.display().to_string(),
+            line,
+            format!(
+                "the last line is unfinished JSON that does not start as evalctl's lines do \
+                 ({}): it is no line an interrupted run cut short, and the file is left as it \
+                 was: name another file",
+                String::from_utf8_lossy(own_start)
+            ),
+        ));
+    }
     Ok(Tail::Torn {
         torn: TornTail {
             line,
@@ -355,11 +404,12 @@ mod tests {
     fn only_a_line_whose_json_ends_too_soon_is_torn() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("r.jsonl");
+        let tail = || tail_of(&path, RESULT_LINE_START);
         let look = |text: &str| {
             std::fs::write(&path, text).unwrap();
-            tail_of(&path).unwrap()
+            tail().unwrap()
         };
-        assert_eq!(tail_of(&path).unwrap(), Tail::Whole);
+        assert_eq!(tail().unwrap(), Tail::Whole);
         assert_eq!(look(&format!("{LINE}\n{LINE}\n")), Tail::Whole);
         let two = (2 * (LINE.len() + 1)) as u64;
         let torn = look(&format!("{LINE}\n{LINE}\n{{\"key\":\"a"));
@@ -382,14 +432,33 @@ mod tests {
         );
         // A character cut in the middle.
         assert!(matches!(
-            look("{\"a\": \"\u{e9}"),
+            look("{\"key\":\"\u{e9}"),
             Tail::Torn { keep: 0, .. }
         ));
-        std::fs::write(&path, [b"{\"a\": \"".as_slice(), &[0xc3]].concat()).unwrap();
-        assert!(matches!(
-            tail_of(&path).unwrap(),
-            Tail::Torn { keep: 0, .. }
-        ));
+        std::fs::write(&path, [b"{\"key\":\"".as_slice(), &[0xc3]].concat()).unwrap();
+        assert!(matches!(tail().unwrap(), Tail::Torn { keep: 0, .. }));
+        // Cut before its key ends: it may still be evalctl's.
+        assert!(matches!(look("{\"ke"), Tail::Torn { keep: 0, .. }));
+        // Unfinished JSON that no line of evalctl's starts as is refused, and left as it was.
+        for foreign in [
+            "{\"my\":\"draft",
+            "{ \"key\":\"a",
+            &format!("{LINE}\n{{\"a"),
+        ] {
+            std::fs::write(&path, foreign).unwrap();
+            let line = foreign.lines().count();
+            assert_eq!(
+                tail().unwrap_err().to_string(),
+                format!(
+                    "{}:{line}: the last line is unfinished JSON that does not start as \
+                     evalctl's lines do ({{\"key\":\"): it is no line an interrupted run cut \
+                     short, and the file is left as it was: name another file",
+                    path.display()
+                ),
+                "{foreign}"
+            );
+            assert_eq!(std::fs::read_to_string(&path).unwrap(), foreign);
+        }
         // A whole line without its newline, or text that is no JSON, is not torn.
         let unended = look(&format!("{LINE}\n{LINE}"));
         assert_eq!(unended, Tail::Unended);

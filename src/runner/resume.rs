@@ -9,11 +9,14 @@
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::path::Path;
 
-use super::journal::{mend_tail, replaces, tail_of, JournalReader, TornTail};
+use super::journal::{
+    mend_tail, replaces, score_refused, tail_of, JournalReader, TornTail, RESULT_LINE_START,
+};
 use super::key::RunDigests;
 use super::PlannedCall;
 use crate::error::{invalid, Problem};
 use crate::input::{Inputs, Source};
+use crate::protocol::ScoreRange;
 use crate::record::CallRecord;
 use crate::store::CallKey;
 
@@ -24,6 +27,9 @@ pub struct Resumed {
     pub done: usize,
     /// Lines of other runs, or whose keys match no call of this run.
     pub foreign: usize,
+    /// Lines of this run whose score the run's score range refuses (a line edited by hand):
+    /// they answer no call.
+    pub refused_scores: usize,
     /// The torn last line that was cut off, if there was one.
     pub torn: Option<TornTail>,
 }
@@ -33,20 +39,22 @@ pub struct Resumed {
 /// remove the calls it answers from `plan`, and cut a torn last line off. A line counts when it
 /// is this run's (a line without a fingerprint, an older evalctl's, when its key is planned): a
 /// line of another run answers none of this run's calls, though its key may be the same (the
-/// same candidate and example under a run whose other candidates differ). A line that is not a
-/// result line is bad input naming its line, and the file is left as it was.
+/// same candidate and example under a run whose other candidates differ), and its score is one
+/// `score_range` takes: a line whose score the range refuses answers no call, and is counted. A
+/// line that is not a result line is bad input naming its line, and the file is left as it was.
 pub fn resume_from(
     path: &Path,
     fingerprint: &str,
     inputs: &Inputs,
     plan: &mut Vec<PlannedCall>,
     keep_errors: bool,
+    score_range: ScoreRange,
     mut counted: impl FnMut(CallRecord),
 ) -> anyhow::Result<Resumed> {
     if !path.exists() {
         return Ok(Resumed::default());
     }
-    let tail = tail_of(path).map_err(|problem| invalid(vec![problem]))?;
+    let tail = tail_of(path, RESULT_LINE_START).map_err(|problem| invalid(vec![problem]))?;
     let planned: HashMap<CallKey, usize> = plan
         .iter()
         .enumerate()
@@ -63,15 +71,14 @@ pub fn resume_from(
 
     // First pass: which line counts for each planned key.
     let mut chosen: HashMap<CallKey, (usize, bool)> = HashMap::new();
-    let mut foreign = 0;
+    let (mut foreign, mut refused_scores) = (0, 0);
     let mut problems = Vec::new();
-    for line in JournalReader::open(&Source::File(path.to_path_buf()))
-        .map_err(|problem| invalid(vec![problem]))?
-    {
+    for line in read(path)? {
         match line {
             Err(problem) => problems.push(problem),
             Ok(line) => match key_of(&line.record) {
                 None => foreign += 1,
+                Some(_) if score_refused(&line.record, score_range) => refused_scores += 1,
                 Some(key) => {
                     let failed = line.record.error.is_some();
                     let counts = chosen
@@ -92,14 +99,15 @@ pub fn resume_from(
     // Second pass: hand on the lines that count, and drop their calls from the plan.
     let mut answered = vec![false; plan.len()];
     let mut done = 0;
-    for line in JournalReader::open(&Source::File(path.to_path_buf()))
-        .map_err(|problem| invalid(vec![problem]))?
-    {
+    for line in read(path)? {
         let Ok(mut line) = line else { continue };
         let Some(key) = key_of(&line.record) else {
             continue;
         };
-        let (chosen_line, failed) = chosen[&key]; // ok: every planned key was chosen above
+        // A key whose every line has a refused score has no line chosen.
+        let Some(&(chosen_line, failed)) = chosen.get(&key) else {
+            continue;
+        };
         if chosen_line != line.line || (failed && !keep_errors) {
             continue;
         }
@@ -117,8 +125,17 @@ pub fn resume_from(
     Ok(Resumed {
         done,
         foreign,
+        refused_scores,
         torn,
     })
+}
+
+/// The lines of the journal at `path`, their scores left to [`resume_from`] to judge against
+/// the run's score range.
+fn read(path: &Path) -> anyhow::Result<JournalReader> {
+    JournalReader::open(&Source::File(path.to_path_buf()))
+        .map(JournalReader::scores_unchecked)
+        .map_err(|problem| invalid(vec![problem]))
 }
 
 /// What this run may find in its `--output` file.
@@ -146,6 +163,9 @@ pub fn check_output(
     if !path.is_file() {
         return Ok(());
     }
+    // Unfinished JSON at the end that no line of evalctl's starts as: refused, with or without
+    // `--resume` (which would cut off a torn line).
+    tail_of(path, RESULT_LINE_START).map_err(|problem| invalid(vec![problem]))?;
     let planned: HashSet<String> = plan.iter().map(|call| call.key.to_string()).collect();
     let (mut ours, mut others, mut not_results) = (0usize, 0usize, 0usize);
     let mut other_runs = BTreeSet::new();

@@ -67,6 +67,8 @@ enum Store {
 
 /// An open cache. Dropping it commits every store queued so far.
 pub struct Cache {
+    /// The cache directory.
+    dir: PathBuf,
     connection: Mutex<Connection>,
     /// The keys of this run the cache held when it opened ([`Cache::expect`]); `None`: not
     /// looked up, every lookup asks the database.
@@ -90,10 +92,39 @@ fn failed(dir: &Path, err: impl std::fmt::Display) -> anyhow::Error {
     Fatal::Internal(format!("cache {}: {err}", dir.join(DATABASE).display())).into()
 }
 
-/// A SQLite error of the cache in `dir`: bad input when its database file is no database, or
-/// a damaged one (`cache clear` removes that).
+/// The bad input of a cache directory that cannot be written (a read-only file system, another
+/// user's directory): nothing was evaluated, and the user chooses another place or no cache.
+fn not_writable(dir: &Path) -> anyhow::Error {
+    bad_input(Problem::new(
+        dir.display().to_string(),
+        "the cache directory cannot be written: name a writable one with --cache-dir, or run \
+         without the cache (leave out --cache, or EVALCTL_CACHE=false)",
+    ))
+}
+
+/// Whether the I/O error `err` says a file cannot be written there.
+fn is_not_writable(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
+    )
+}
+
+/// A SQLite error of the cache in `dir`: bad input when its database file is no database, a
+/// damaged one (`cache clear` removes that), or one that cannot be written (nor its write-ahead
+/// log made beside it).
 fn failed_sqlite(dir: &Path, err: rusqlite::Error) -> anyhow::Error {
     let path = dir.join(DATABASE).display().to_string();
+    if matches!(
+        &err,
+        rusqlite::Error::SqliteFailure(failure, _)
+            if matches!(
+                failure.code,
+                rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen
+            )
+    ) {
+        return not_writable(dir);
+    }
     if super::is_not_a_database(&err) {
         return bad_input(Problem::new(
             path,
@@ -139,6 +170,39 @@ fn is_damaged(err: &rusqlite::Error) -> bool {
     )
 }
 
+/// How many results and completions the database in `dir` holds, read without writing: a cache
+/// that cannot be written is counted too. A database in write-ahead-log mode needs its shared
+/// memory file beside it; where that cannot be made (a read-only directory), no other process
+/// can write the database either, and it is read as the file it is (`immutable`).
+fn count_entries(dir: &Path) -> anyhow::Result<u64> {
+    let read_only =
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY | rusqlite::OpenFlags::SQLITE_OPEN_URI;
+    let count = |uri: String| {
+        let connection = Connection::open_with_flags(uri, read_only)?;
+        connection.busy_timeout(BUSY_TIMEOUT)?;
+        connection.query_row(
+            "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM completions)",
+            [],
+            |row| row.get(0),
+        )
+    };
+    // A URI names the file: `%`, `?` and `#` in its path are escaped.
+    let file = dir.join(DATABASE).display().to_string();
+    let file = file
+        .replace('%', "%25")
+        .replace('?', "%3f")
+        .replace('#', "%23");
+    match count(format!("file:{file}")) {
+        Err(rusqlite::Error::SqliteFailure(failure, _))
+            if failure.code == rusqlite::ErrorCode::CannotOpen =>
+        {
+            count(format!("file:{file}?immutable=1"))
+        }
+        counted => counted,
+    }
+    .map_err(|err| failed_sqlite(dir, err))
+}
+
 /// Refuse a `dir` that exists and is not a directory (bad input): the cache cannot be there,
 /// and an empty cache must not be reported at a path that cannot hold one.
 fn check_dir(dir: &Path) -> anyhow::Result<()> {
@@ -166,7 +230,13 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
                 .append(true)
                 .open(&path)
         })
-        .map_err(|err| failed(dir, crate::text::io_reason(&err)))?;
+        .map_err(|err| {
+            if is_not_writable(&err) {
+                not_writable(dir)
+            } else {
+                failed(dir, crate::text::io_reason(&err))
+            }
+        })?;
     let connection = Connection::open(&path).map_err(|err| failed_sqlite(dir, err))?;
     let set_up = || -> rusqlite::Result<()> {
         connection.busy_timeout(BUSY_TIMEOUT)?;
@@ -257,6 +327,7 @@ impl Cache {
             .spawn(move || write_stores(writer_connection, &queued))
             .map_err(|err| failed(dir, err))?;
         Ok(Cache {
+            dir: dir.to_path_buf(),
             connection: Mutex::new(connection),
             stored: None,
             stores: Some(stores),
@@ -266,30 +337,39 @@ impl Cache {
 
     /// Look up, in one read transaction, which of `keys` (a run's calls, or its completions:
     /// `table` names which) the cache holds, so that a lookup of any other key costs no query
-    /// (a cold cache then costs a run almost nothing). A failed lookup leaves every key to its
-    /// own query.
+    /// (a cold cache then costs a run almost nothing). The lookups read every page a store of
+    /// `keys` would write, so a damaged database is found here, before any call: it is bad input
+    /// naming the file and `cache clear`. Any other failed lookup leaves every key to its own
+    /// query.
     pub fn expect<'a>(
         mut self,
         table: Table,
         keys: impl IntoIterator<Item = &'a CallKey>,
-    ) -> Cache {
-        let stored = self.connection.get_mut().ok().and_then(|connection| {
-            let transaction = connection.transaction().ok()?;
+    ) -> anyhow::Result<Cache> {
+        let Ok(connection) = self.connection.get_mut() else {
+            return Ok(self);
+        };
+        let looked_up = || -> rusqlite::Result<HashSet<CallKey>> {
+            let transaction = connection.transaction()?;
             let query = match table {
                 Table::Results => "SELECT 1 FROM results WHERE key = ?1",
                 Table::Completions => "SELECT 1 FROM completions WHERE key = ?1",
             };
-            let mut exists = transaction.prepare(query).ok()?;
+            let mut exists = transaction.prepare(query)?;
             let mut stored = HashSet::new();
             for key in keys {
-                if exists.exists(params![key.as_bytes()]).ok()? {
+                if exists.exists(params![key.as_bytes()])? {
                     stored.insert(*key);
                 }
             }
-            Some(stored)
-        });
-        self.stored = stored;
-        self
+            Ok(stored)
+        };
+        match looked_up() {
+            Ok(stored) => self.stored = Some(stored),
+            Err(err) if is_damaged(&err) => return Err(failed_sqlite(&self.dir, err)),
+            Err(_) => {}
+        }
+        Ok(self)
     }
 
     /// Whether [`Cache::expect`] found `key` stored (so a call for it need not be made).
@@ -379,14 +459,9 @@ impl Cache {
     pub fn stats(dir: &Path) -> anyhow::Result<CacheStats> {
         check_dir(dir)?;
         let path = dir.join(DATABASE);
-        let entries = if path.exists() {
-            connect(dir)?
-                .query_row(
-                    "SELECT (SELECT count(*) FROM results) + (SELECT count(*) FROM completions)",
-                    [],
-                    |row| row.get(0),
-                )
-                .map_err(|err| failed_sqlite(dir, err))?
+        // An empty file is a cache not set up yet.
+        let entries = if std::fs::metadata(&path).is_ok_and(|file| file.len() > 0) {
+            count_entries(dir)?
         } else {
             0
         };
@@ -475,7 +550,8 @@ mod tests {
 
         let cache = Cache::open(dir.path())
             .unwrap()
-            .expect(Table::Results, &[key(1), key(2)]);
+            .expect(Table::Results, &[key(1), key(2)])
+            .unwrap();
         assert_eq!(cache.get(&key(1)).map(|hit| hit.score), Some(0.5));
         assert!(cache.get(&key(2)).is_none());
         // A key the run did not expect is not looked up.

@@ -198,7 +198,9 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         _ => Vec::new(),
     };
     let cache = config.cache_dir.as_deref().map(Cache::open).transpose()?;
-    let cache = cache.map(|cache| cache.expect(Table::Completions, &keys));
+    let cache = cache
+        .map(|cache| cache.expect(Table::Completions, &keys))
+        .transpose()?;
     // A key the API rejects, or an API out of reach, shows once, before any task; a run whose
     // completions are all saved or cached calls no model, and needs none.
     let resumed_tasks: std::collections::HashSet<usize> =

@@ -32,6 +32,9 @@ pub struct OutputLine<'a> {
     pub usage: Usage,
 }
 
+/// How every [`OutputLine`] starts: `task_id` is the first member it serializes.
+const OUTPUT_LINE_START: &[u8] = b"{\"task_id\":\"";
+
 /// A completion an earlier run saved.
 pub struct SavedCompletion {
     /// The task's position in this run.
@@ -95,7 +98,7 @@ pub fn resume_from(
     if !path.exists() {
         return Ok((Vec::new(), resumed));
     }
-    let tail = tail_of(path).map_err(|problem| invalid(vec![problem]))?;
+    let tail = tail_of(path, OUTPUT_LINE_START).map_err(|problem| invalid(vec![problem]))?;
     let source = Source::File(path.to_path_buf());
     let mut bytes = source.read().map_err(|problem| invalid(vec![problem]))?;
     if let Tail::Torn { keep, .. } = tail {
