@@ -395,3 +395,69 @@ fn a_cached_score_the_run_would_refuse_is_not_used() {
     assert_eq!(run(), (0.into(), 0.5.into()));
     assert_eq!(calls(&sb), 2);
 }
+
+/// Records each call's example in `calls.log` and `started.Q`, waits for `go.Q`, then scores.
+const GATED: &str = "p=$(cat)\nq=${p#*\\\"q\\\": }\nq=${q%%\\}*}\necho \"$q\" >> calls.log\n\
+                     touch started.$q\nwhile [ ! -e go.$q ]; do sleep 0.01; done\n\
+                     printf '{\"score\": 0.1, \"why\": \"v1\"}'\n";
+
+#[test]
+fn a_script_edited_during_the_run_caches_nothing_after_the_change() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": 1}\n{\"q\": 2}\n");
+    sb.write("eval.sh", GATED);
+    let run = |output: &str| {
+        let mut command = common::evalctl_process();
+        command
+            .current_dir(sb.path())
+            .args(["run", "--format", "json", "--skip-preflight", "-j", "1"])
+            .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+            .args(["--candidate", "c", "--cache", "--cache-dir", "cache"])
+            .args(["--output", output]);
+        command
+    };
+    let running = run("first.jsonl")
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("evalctl starts");
+    sb.write("go.1", "");
+    // The first call is answered (and cached); the second has begun: the script is edited.
+    assert!(common::wait_until(
+        std::time::Duration::from_secs(30),
+        || sb.exists("started.2")
+    ));
+    sb.write("eval.sh", GATED.replace("0.1", "0.9"));
+    sb.write("go.2", "");
+    let first = running.wait_with_output().expect("evalctl ends");
+    assert_eq!(first.status.code(), Some(0));
+    assert_eq!(
+        common::stderr_text(&first),
+        "warning: eval.sh changed during the run: its results may mix what both versions \
+         answered (the call keys hash the file as it was when the run began, and no answer \
+         after the change was cached under them); run again to score one version\n"
+    );
+
+    // Back to the first version: the answer given during the change is not served as its own.
+    sb.write("eval.sh", GATED);
+    let second = run("second.jsonl").output().expect("evalctl runs");
+    assert_eq!(
+        second.status.code(),
+        Some(0),
+        "{}",
+        common::stderr_text(&second)
+    );
+    let cached: Vec<_> = sb
+        .jsonl("second.jsonl")
+        .iter()
+        .map(|line| (line["example_index"].clone(), line["cached"].clone()))
+        .collect();
+    assert_eq!(
+        cached,
+        [
+            (serde_json::json!(0), serde_json::json!(true)),
+            (serde_json::json!(1), serde_json::Value::Null)
+        ]
+    );
+    assert_eq!(sb.lines("calls.log"), ["1", "2", "2"]);
+}

@@ -18,7 +18,7 @@ use crate::record::{CallRecord, EvaluatorInfo, RunIdentity, RunInfo, Split, Spli
 use crate::report::{
     self, check_distinct, Junit, PreflightReport, ProbeAnswer, Reporter, ResultsFile, Tally,
 };
-use crate::runner::key::{text_digest, KeyContext, RunDigests};
+use crate::runner::key::{text_digest, KeyContext, KeyedFiles, RunDigests};
 use crate::runner::preflight::{preflight, Probe};
 use crate::runner::resume::{check_output, resume_from, OutputUse};
 use crate::runner::{self, plan_calls, RunContext};
@@ -33,6 +33,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         mut plan,
         plan_calls_total,
         digests,
+        keyed_files,
     } = plan_checked(&config, &inputs, generator.as_deref())?;
     let planned = plan.len();
     let (concurrency, limited) =
@@ -122,6 +123,8 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .map(|cache| cache.expect(Table::Results, plan.iter().map(|call| &call.key)))
             .transpose()?,
         score_range: config.score_range,
+        keyed_files,
+        changed_keyed_file: std::sync::OnceLock::new(),
         run_info: RunInfo {
             command: None,
             evaluator: evaluator_info(evaluator.as_ref()),
@@ -204,7 +207,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 .is_none_or(|budget| budget.allows(in_flight))
         };
         let finished = runner::execute(
-            context,
+            Arc::clone(&context),
             plan,
             concurrency,
             on_finished,
@@ -224,6 +227,17 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     }
     for warning in evaluator.closing_warnings() {
         reporter.warning(warning);
+    }
+    if let Some(changed) = context.changed_keyed_file.get() {
+        // Named as from the working directory, where the user is.
+        let working_directory = std::env::current_dir().unwrap_or_default();
+        let changed = changed.strip_prefix(&working_directory).unwrap_or(changed);
+        reporter.warning(format!(
+            "{} changed during the run: its results may mix what both versions answered (the \
+             call keys hash the file as it was when the run began, and no answer after the \
+             change was cached under them); run again to score one version",
+            changed.display()
+        ));
     }
 
     let (mut summary, diagnostics) = tally.finish(
@@ -338,6 +352,8 @@ struct Planned {
     /// Calls of the whole run, every shard together.
     plan_calls_total: usize,
     digests: RunDigests,
+    /// The files the call keys hash, as they were.
+    keyed_files: KeyedFiles,
 }
 
 /// Plan the run's calls (this shard's), and refuse (exit 2) an `--output` the run may not write
@@ -377,6 +393,7 @@ fn plan_checked(
         plan,
         plan_calls_total,
         digests,
+        keyed_files: keys.keyed_files().clone(),
     })
 }
 

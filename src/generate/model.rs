@@ -17,7 +17,7 @@ use crate::evaluator::Evaluator;
 use crate::llm::reply::read_completion;
 use crate::llm::{Api, Body, Client, Completion, Connection, EndpointFlags, EndpointSpec, Usage};
 use crate::protocol::{with_retries, Attempt, CallError, ErrorKind};
-use crate::runner::key::add_command_identity;
+use crate::runner::key::{add_command_identity, KeyFields};
 use crate::store::{Cache, CachedCompletion, CallKey};
 use crate::transport::display_url;
 
@@ -271,7 +271,9 @@ pub fn completion_keys(
 /// What every completion key of `model` under `sampling` shares: the model's identity (its
 /// command script's contents, or its provider, model, API and base URL) and the sampling.
 pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyhow::Result<CallKey> {
-    let mut fields = Fields::new("evalctl completion key v1");
+    // The model command's script is hashed as `run` hashes its evaluator's (which `run` also
+    // watches for changes during the run; `tasks run` does not watch this one).
+    let mut fields = KeyFields::new("evalctl completion key v1");
     match model {
         ModelSpec::Api {
             endpoint, // which variable holds the key does not change a completion
@@ -298,7 +300,7 @@ pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyho
     for stop in &sampling.stop {
         fields.add(b'S', stop.as_bytes());
     }
-    Ok(fields.key())
+    Ok(fields.into_fields().key())
 }
 
 /// The key of the completion of `prompt` (its exact bytes) under `configuration`.

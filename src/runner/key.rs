@@ -28,7 +28,10 @@
 //! `generate::model::completion_keys`).
 
 use crate::checks::AnsweredBy;
-use std::path::Path;
+use std::ops::{Deref, DerefMut};
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
 
@@ -55,10 +58,95 @@ pub struct DeclaredInputs {
 }
 
 /// What every key of one run shares: the digest of the evaluator's identity, the score range and
-/// the task model.
+/// the task model, and the files whose content went into it.
 #[derive(Debug, Clone)]
 pub struct KeyContext {
     configuration: [u8; 32],
+    files: KeyedFiles,
+}
+
+/// The files a run's keys hash the content of (the evaluator's script, rubric, checks or spec
+/// file, the declared inputs), each as it was when it was read: a file that changes during the
+/// run no longer matches the keys, and what the evaluator answers after the change must not be
+/// stored under them.
+#[derive(Debug, Clone, Default)]
+pub struct KeyedFiles(Vec<(PathBuf, FileStamp)>);
+
+impl KeyedFiles {
+    /// The first of the files that is no longer as it was read (written, replaced or removed).
+    pub fn changed(&self) -> Option<&Path> {
+        self.0
+            .iter()
+            .find(|(path, stamp)| FileStamp::of(path).as_ref() != Some(stamp))
+            .map(|(path, _)| path.as_path())
+    }
+}
+
+/// What tells a file's content changed without reading it: its size, modification time and
+/// inode (an editor that saves by renaming makes a new one).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileStamp {
+    len: u64,
+    modified: Option<SystemTime>,
+    inode: (u64, u64),
+}
+
+impl FileStamp {
+    fn of(path: &Path) -> Option<FileStamp> {
+        let metadata = std::fs::metadata(path).ok()?;
+        Some(FileStamp {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+            inode: (metadata.dev(), metadata.ino()),
+        })
+    }
+}
+
+/// The fields of a key context being hashed, and the files whose content they took, each
+/// stamped before it was read.
+pub(crate) struct KeyFields {
+    fields: Fields,
+    files: KeyedFiles,
+}
+
+impl KeyFields {
+    pub(crate) fn new(domain: &str) -> KeyFields {
+        KeyFields {
+            fields: Fields::new(domain),
+            files: KeyedFiles::default(),
+        }
+    }
+
+    /// SHA-256 of the file's content, read in pieces; the file is kept with its stamp.
+    fn file_digest(&mut self, path: &Path) -> anyhow::Result<[u8; 32]> {
+        if let Some(stamp) = FileStamp::of(path) {
+            self.files.0.push((path.to_path_buf(), stamp));
+        }
+        let unreadable = |err: std::io::Error| unreadable(path, &err);
+        let mut file = std::fs::File::open(path).map_err(unreadable)?;
+        let mut digest = Sha256::new();
+        std::io::copy(&mut file, &mut digest).map_err(unreadable)?;
+        Ok(digest.finalize().into())
+    }
+
+    /// The fields alone, for a key whose files need no watching.
+    pub(crate) fn into_fields(self) -> Fields {
+        self.fields
+    }
+}
+
+impl Deref for KeyFields {
+    type Target = Fields;
+
+    fn deref(&self) -> &Fields {
+        &self.fields
+    }
+}
+
+impl DerefMut for KeyFields {
+    fn deref_mut(&mut self) -> &mut Fields {
+        &mut self.fields
+    }
 }
 
 impl KeyContext {
@@ -72,7 +160,7 @@ impl KeyContext {
         task_model: Option<&str>,
         declared: &DeclaredInputs,
     ) -> anyhow::Result<KeyContext> {
-        let mut fields = Fields::new("evalctl call key v1");
+        let mut fields = KeyFields::new("evalctl call key v1");
         add_evaluator_identity(&mut fields, evaluator)?;
         add_declared_inputs(&mut fields, declared)?;
         let range = match score_range {
@@ -83,8 +171,14 @@ impl KeyContext {
             .add(b'R', range.as_bytes())
             .add_optional(b'M', task_model.map(str::as_bytes));
         Ok(KeyContext {
-            configuration: fields.finish(),
+            files: std::mem::take(&mut fields.files),
+            configuration: fields.into_fields().finish(),
         })
+    }
+
+    /// The files this context hashed, as they were then.
+    pub fn keyed_files(&self) -> &KeyedFiles {
+        &self.files
     }
 
     /// This context with `identity` (tagged `tag`) joined: no key of it is a key of this one.
@@ -95,6 +189,7 @@ impl KeyContext {
         fields.add(b'C', &self.configuration).add(tag, identity);
         KeyContext {
             configuration: fields.finish(),
+            files: self.files.clone(),
         }
     }
 
@@ -190,7 +285,7 @@ pub fn text_digest(text: &str) -> String {
     short_hex(&Sha256::digest(text.as_bytes()))
 }
 
-fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> anyhow::Result<()> {
+fn add_evaluator_identity(fields: &mut KeyFields, evaluator: &EvaluatorSpec) -> anyhow::Result<()> {
     let version = env!("CARGO_PKG_VERSION").as_bytes();
     match evaluator {
         EvaluatorSpec::Command(spec) => add_command_identity(fields, spec)?,
@@ -226,14 +321,17 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
                         .as_deref()
                         .map(str::as_bytes),
                 );
-            let rubric = spec.rubric.as_deref().map(file_digest).transpose()?;
+            let rubric = (spec.rubric.as_deref())
+                .map(|rubric| fields.file_digest(rubric))
+                .transpose()?;
             fields.add_optional(b'Q', rubric.as_ref().map(|digest| &digest[..]));
         }
         EvaluatorSpec::Checks(spec) => {
+            let digest = fields.file_digest(&spec.path)?;
             fields
                 .add(b'K', b"checks")
                 .add(b'V', version)
-                .add(b'F', &file_digest(&spec.path)?);
+                .add(b'F', &digest);
             for custom in &spec.trust.custom {
                 fields.add(b'C', custom.name.as_bytes());
                 if let AnsweredBy::Command { argv, .. } = &custom.by {
@@ -244,7 +342,8 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
                         cwd: None,
                     };
                     for (_, file) in command.named_files() {
-                        fields.add(b'F', &file_digest(&file)?);
+                        let digest = fields.file_digest(&file)?;
+                        fields.add(b'F', &digest);
                     }
                 }
             }
@@ -263,10 +362,11 @@ fn add_evaluator_identity(fields: &mut Fields, evaluator: &EvaluatorSpec) -> any
             }
         }
         EvaluatorSpec::Spec(spec) => {
+            let digest = fields.file_digest(&spec.path)?;
             fields
                 .add(b'K', b"spec")
                 .add(b'V', version)
-                .add(b'F', &file_digest(&spec.path)?)
+                .add(b'F', &digest)
                 .add(b'L', &[u8::from(spec.live_judges)]);
             let base_url = spec.judge_base_url.clone().or_else(|| {
                 // Where live judges without --judge-base-url send their requests.
@@ -287,7 +387,10 @@ fn default_base_url() -> Option<String> {
 
 /// A command's identity: argv, working directory, and the content of every argv word that names
 /// a file (the script), resolved against the working directory.
-pub(crate) fn add_command_identity(fields: &mut Fields, spec: &CommandSpec) -> anyhow::Result<()> {
+pub(crate) fn add_command_identity(
+    fields: &mut KeyFields,
+    spec: &CommandSpec,
+) -> anyhow::Result<()> {
     fields.add(b'K', b"command").add(
         b'W',
         spec.working_directory().as_os_str().as_encoded_bytes(),
@@ -296,7 +399,8 @@ pub(crate) fn add_command_identity(fields: &mut Fields, spec: &CommandSpec) -> a
     for (index, word) in spec.argv.iter().enumerate() {
         fields.add(b'A', word.as_bytes());
         if let Some((_, file)) = files.next_if(|(named, _)| *named == index) {
-            fields.add(b'F', &file_digest(&file)?);
+            let digest = fields.file_digest(&file)?;
+            fields.add(b'F', &digest);
         }
     }
     Ok(())
@@ -305,7 +409,7 @@ pub(crate) fn add_command_identity(fields: &mut Fields, spec: &CommandSpec) -> a
 /// The declared inputs: each path's content (a directory's files and symbolic links, with their
 /// paths inside it), in the order of the declared paths, then the salt. Without any, nothing is
 /// added, so keys stay those of a run that declares nothing.
-fn add_declared_inputs(fields: &mut Fields, declared: &DeclaredInputs) -> anyhow::Result<()> {
+fn add_declared_inputs(fields: &mut KeyFields, declared: &DeclaredInputs) -> anyhow::Result<()> {
     let mut paths: Vec<&Path> = declared.paths.iter().map(|path| path.as_path()).collect();
     paths.sort_unstable();
     paths.dedup();
@@ -323,7 +427,8 @@ fn add_declared_inputs(fields: &mut Fields, declared: &DeclaredInputs) -> anyhow
             fields.add(b'Y', b"dir");
             add_directory(fields, path, Path::new(""))?;
         } else if metadata.is_file() {
-            fields.add(b'Y', b"file").add(b'F', &file_digest(path)?);
+            let digest = fields.file_digest(path)?;
+            fields.add(b'Y', b"file").add(b'F', &digest);
         } else {
             // A FIFO or a device has no content to key (reading one could wait forever).
             return Err(bad_input(Problem::new(
@@ -342,7 +447,7 @@ fn add_declared_inputs(fields: &mut Fields, declared: &DeclaredInputs) -> anyhow
 /// The files under `root.join(relative)`, in byte order of their names at each level: each
 /// file's path inside `root` and content digest, each symbolic link's path and target (links
 /// are not followed, so a loop cannot hold a run up), each special file's path (never read).
-fn add_directory(fields: &mut Fields, root: &Path, relative: &Path) -> anyhow::Result<()> {
+fn add_directory(fields: &mut KeyFields, root: &Path, relative: &Path) -> anyhow::Result<()> {
     let dir = root.join(relative);
     let mut entries = std::fs::read_dir(&dir)
         .and_then(|entries| entries.collect::<std::io::Result<Vec<_>>>())
@@ -361,7 +466,8 @@ fn add_directory(fields: &mut Fields, root: &Path, relative: &Path) -> anyhow::R
                 .add(b'L', name)
                 .add(b'G', target.as_os_str().as_encoded_bytes());
         } else if kind.is_file() {
-            fields.add(b'P', name).add(b'F', &file_digest(&path)?);
+            let digest = fields.file_digest(&path)?;
+            fields.add(b'P', name).add(b'F', &digest);
         } else {
             // A FIFO, socket or device counts by its path: it has no content to key.
             fields.add(b'S', name);
@@ -376,15 +482,6 @@ fn unreadable(path: &Path, err: &std::io::Error) -> anyhow::Error {
         path.display().to_string(),
         format!("cannot read to key the run's calls: {}", io_reason(err)),
     ))
-}
-
-/// SHA-256 of a file's content, read in pieces.
-fn file_digest(path: &Path) -> anyhow::Result<[u8; 32]> {
-    let unreadable = |err: std::io::Error| unreadable(path, &err);
-    let mut file = std::fs::File::open(path).map_err(unreadable)?;
-    let mut digest = Sha256::new();
-    std::io::copy(&mut file, &mut digest).map_err(unreadable)?;
-    Ok(digest.finalize().into())
 }
 
 #[cfg(test)]

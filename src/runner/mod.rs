@@ -13,7 +13,8 @@ pub mod resume;
 mod retry;
 
 use std::future::Future;
-use std::sync::Arc;
+use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 pub use fd_limit::{calls_in_flight, connections_open};
@@ -28,6 +29,7 @@ use crate::interrupt::{catch_in_flag, interruption_of_kind, Interruption};
 use crate::protocol::{validate_score, Attempt, Findings, Retry, ScoreRange};
 use crate::record::{CallRecord, RunInfo};
 use crate::store::CachedResult;
+use key::KeyedFiles;
 
 /// How long calls in flight get to finish after Ctrl-C (a second Ctrl-C, SIGTERM or SIGHUP
 /// stops them at once).
@@ -98,11 +100,33 @@ pub struct RunContext {
     pub cache: Option<crate::store::Cache>,
     /// `--score-range`: what a score from the cache must satisfy, as an evaluator's must.
     pub score_range: ScoreRange,
+    /// The files the call keys hash, as they were: once one changes, no answer is cached under
+    /// keys that no longer describe the evaluator.
+    pub keyed_files: KeyedFiles,
+    /// The first of them found changed during the run, for the command to warn about.
+    pub changed_keyed_file: OnceLock<PathBuf>,
 
     /// What every result line carries about the run.
     pub run_info: RunInfo,
     /// Each candidate's text digest ([`key::text_digest`]), by candidate index.
     pub candidate_digests: Vec<String>,
+}
+
+impl RunContext {
+    /// Whether the files the call keys hash are still as they were; the first one found changed
+    /// is kept for the warning.
+    fn keys_still_hold(&self) -> bool {
+        if self.changed_keyed_file.get().is_some() {
+            return false;
+        }
+        match self.keyed_files.changed() {
+            None => true,
+            Some(path) => {
+                let _ = self.changed_keyed_file.set(path.to_path_buf());
+                false
+            }
+        }
+    }
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
@@ -303,13 +327,18 @@ async fn evaluate(
         None => {
             let (attempt, attempts) =
                 call_with_retries(context.evaluator.as_ref(), call, context.retries).await;
-            if let (Some(cache), Ok(score)) = (&context.cache, &attempt.score) {
-                let result = CachedResult {
-                    score: *score,
-                    side_info: attempt.side_info.clone(),
-                    passed: attempt.findings.passed,
-                };
-                cache.put(&planned.key, result);
+            // Checked after every call, so that a run without a cache warns of a change too.
+            let keys_hold = context.keys_still_hold();
+            match (&context.cache, &attempt.score) {
+                (Some(cache), Ok(score)) if keys_hold => {
+                    let result = CachedResult {
+                        score: *score,
+                        side_info: attempt.side_info.clone(),
+                        passed: attempt.findings.passed,
+                    };
+                    cache.put(&planned.key, result);
+                }
+                _ => {}
             }
             (attempt, attempts, false)
         }
