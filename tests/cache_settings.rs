@@ -107,6 +107,18 @@ fn flag_beats_env_beats_file_for_run_and_cache_commands() {
         )),
         "{default}"
     );
+    // A relative XDG_CACHE_HOME is ignored, as the XDG specification says: the cache would
+    // move with the working directory.
+    let home = sb.join("home");
+    let env = [("XDG_CACHE_HOME", "xdg"), ("HOME", home.to_str().unwrap())];
+    let default = cache(&sb, "stats", &["--no-config"], &env);
+    assert!(
+        default.starts_with(&format!(
+            "cache: {}\nentries: 0\n",
+            sb.join("home/.cache/evalctl/results.sqlite3").display()
+        )),
+        "{default}"
+    );
 }
 
 #[test]

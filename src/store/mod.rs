@@ -7,7 +7,7 @@ mod key;
 pub use cache::{Cache, CacheStats, CachedCompletion, CachedResult, Table};
 pub use key::CallKey;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use crate::error::bad_flag;
 
@@ -30,10 +30,12 @@ pub fn cache_dir(cache: bool, dir: Option<PathBuf>) -> anyhow::Result<Option<Pat
 }
 
 /// The cache directory when `--cache-dir` is not given: `$XDG_CACHE_HOME/evalctl`, else
-/// `~/.cache/evalctl`.
+/// `~/.cache/evalctl`. A relative `XDG_CACHE_HOME` is ignored, as the XDG Base Directory
+/// specification says, so the cache does not move with the working directory.
 pub fn default_cache_dir() -> anyhow::Result<PathBuf> {
     let from = |name: &str| std::env::var_os(name).filter(|value| !value.is_empty());
-    if let Some(dir) = from("XDG_CACHE_HOME") {
+    let absolute = |dir: &std::ffi::OsString| Path::new(dir).is_absolute();
+    if let Some(dir) = from("XDG_CACHE_HOME").filter(absolute) {
         return Ok(PathBuf::from(dir).join("evalctl"));
     }
     match from("HOME") {
