@@ -397,4 +397,18 @@ fn a_bad_value_from_the_file_or_the_environment_is_named_where_it_was_set() {
             "error: EVALCTL_CONCURRENCY: must be a whole number between 1 and 4096\n".to_string()
         )
     );
+    // `config show` names it alike.
+    let shown = sb
+        .evalctl()
+        .args(["config", "show", "run", "--format", "text"])
+        .env("EVALCTL_CACHE", "maybe")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&shown), stderr_text(&shown)),
+        (
+            2,
+            "error: EVALCTL_CACHE: \"maybe\" is not one of true, false\n".to_string()
+        )
+    );
 }

@@ -534,9 +534,11 @@ impl ConfigCommand {
         let resolved = match resolve(&args) {
             Ok(resolved) => resolved,
             Err(Failure::Config(error)) => return Err(error),
-            Err(Failure::Usage(error)) => {
-                return Err(bad_flag("config show", super::clap_reason(&error)))
-            }
+            // `EVALCTL_CACHE=maybe`: the variable is what to fix, as the command shown says.
+            Err(Failure::Usage(error)) => match rejected_variable(&error, &args) {
+                Some((variable, reason)) => return Err(bad_flag(&variable, reason)),
+                None => return Err(bad_flag("config show", super::clap_reason(&error))),
+            },
         };
         let shown = Shown {
             config_file: resolved.file.as_ref().map(|file| file.display.clone()),
