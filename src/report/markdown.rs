@@ -7,8 +7,8 @@ use std::io::Write;
 
 use super::summary::Summary;
 use super::text::{
-    best, budget, cost, counted, elapsed, flaky, from_the_cache, judge_cost, notes,
-    quoted_candidates, table, task_model_tokens, tokens,
+    best, budget, call_outcomes, cost, elapsed, flaky, judge_cost, notes, quoted_candidates, table,
+    task_model_tokens, tokens,
 };
 use super::Reporter;
 
@@ -23,14 +23,12 @@ pub fn render(summary: &Summary) -> String {
     out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;
     out.push_str(&format!(
-        "\nEvaluator: {} {} · score range {} · {} calls ({} ok, {}{}) · elapsed: {}{}{}{}{}\n",
+        "\nEvaluator: {} {} · score range {} · {} calls ({}) · elapsed: {}{}{}{}{}\n",
         literal(&summary.evaluator.kind),
         literal(&summary.evaluator.target),
         summary.score_range.as_str(),
         calls.total,
-        calls.ok,
-        counted(calls.errors, "error", "errors"),
-        from_the_cache(calls.cached),
+        call_outcomes(calls),
         elapsed(summary),
         tokens(summary).map_or_else(String::new, |tokens| format!(" · tokens: {tokens}")),
         task_model_tokens(summary).map_or_else(String::new, |tokens| format!(

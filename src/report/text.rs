@@ -1,6 +1,6 @@
 //! The text summary: one header and one table row per candidate, readable at a glance.
 
-use super::summary::{Aggregate, CandidateSummary, Summary, Usage};
+use super::summary::{Aggregate, Calls, CandidateSummary, Summary, Usage};
 use super::terminal::{Paint, Styled};
 use crate::text::{one_line, visible};
 
@@ -9,14 +9,12 @@ pub fn render(summary: &Summary) -> Styled {
     let mut out = Styled::default();
     let calls = &summary.calls;
     out.push(format!(
-        "evaluator: {} {}   score range: {}\ncalls: {} ({} ok, {}{})   elapsed: {}{}\n",
+        "evaluator: {} {}   score range: {}\ncalls: {} ({})   elapsed: {}{}\n",
         summary.evaluator.kind,
         summary.evaluator.target,
         summary.score_range.as_str(),
         calls.total,
-        calls.ok,
-        counted(calls.errors, "error", "errors"),
-        from_the_cache(calls.cached),
+        call_outcomes(calls),
         elapsed(summary),
         if summary.interrupted {
             "   (interrupted: partial results)"
@@ -85,14 +83,18 @@ pub fn counted(count: usize, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }
 
-/// `, N from the cache` when the cache answered any call (shared by the text and Markdown
-/// summaries).
-pub(super) fn from_the_cache(cached: usize) -> String {
-    if cached == 0 {
-        String::new()
-    } else {
-        format!(", {cached} from the cache")
-    }
+/// How the calls ended: `5 ok, 1 error`, and `, 4 from the cache` when the cache answered any
+/// (shared by the text and Markdown summaries).
+pub(super) fn call_outcomes(calls: &Calls) -> String {
+    let cached = match calls.cached {
+        0 => String::new(),
+        cached => format!(", {cached} from the cache"),
+    };
+    format!(
+        "{} ok, {}{cached}",
+        calls.ok,
+        counted(calls.errors, "error", "errors")
+    )
 }
 
 /// The tokens spent, and those the cache saved, when any call reported them: `120 prompt, 30

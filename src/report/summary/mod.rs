@@ -18,7 +18,7 @@ pub use gate_report::{
     BudgetReport, CompleteGate, ErrorGate, FailUnderGate, GateReport, VerdictGate,
 };
 pub use rounding::{below, mean_in_order, overflow_scale};
-pub use run_summary::{CandidateSummary, Summary};
+pub use run_summary::{Calls, CandidateSummary, Summary};
 pub use spend::Usage;
 pub(super) use tally::{scored_below, verdict_failed};
 pub use tally::{Diagnostics, Tally};
