@@ -124,7 +124,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .transpose()?,
         score_range: config.score_range,
         keyed_files,
-        changed_keyed_file: std::sync::OnceLock::new(),
+        found_changed_file: std::sync::OnceLock::new(),
         run_info: RunInfo {
             command: None,
             evaluator: evaluator_info(evaluator.as_ref()),
@@ -228,7 +228,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     for warning in evaluator.closing_warnings() {
         reporter.warning(warning);
     }
-    if let Some(changed) = context.changed_keyed_file.get() {
+    if let Some(changed) = context.changed_keyed_file() {
         // Named as from the working directory, where the user is.
         let working_directory = std::env::current_dir().unwrap_or_default();
         let changed = changed.strip_prefix(&working_directory).unwrap_or(changed);

@@ -271,8 +271,8 @@ pub fn completion_keys(
 /// What every completion key of `model` under `sampling` shares: the model's identity (its
 /// command script's contents, or its provider, model, API and base URL) and the sampling.
 pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyhow::Result<CallKey> {
-    // The model command's script is hashed as `run` hashes its evaluator's (which `run` also
-    // watches for changes during the run; `tasks run` does not watch this one).
+    // The model command's script is hashed as an evaluator's is. Unlike an evaluator's, it is
+    // not watched for changes during the run.
     let mut fields = KeyFields::new("evalctl completion key v1");
     match model {
         ModelSpec::Api {

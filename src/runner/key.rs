@@ -65,10 +65,11 @@ pub struct KeyContext {
     files: KeyedFiles,
 }
 
-/// The files a run's keys hash the content of (the evaluator's script, rubric, checks or spec
-/// file, the declared inputs), each as it was when it was read: a file that changes during the
-/// run no longer matches the keys, and what the evaluator answers after the change must not be
-/// stored under them.
+/// The files a run's keys hash the content of, named where the run was set up (the evaluator's
+/// script, rubric, checks or spec file, a declared file), each as it was when it was read: a file
+/// that changes during the run no longer matches the keys, and what the evaluator answers after
+/// the change must not be stored under them. The files under a declared directory are not
+/// watched: there may be thousands of them, and they would be checked after every call.
 #[derive(Debug, Clone, Default)]
 pub struct KeyedFiles(Vec<(PathBuf, FileStamp)>);
 
@@ -82,12 +83,14 @@ impl KeyedFiles {
     }
 }
 
-/// What tells a file's content changed without reading it: its size, modification time and
-/// inode (an editor that saves by renaming makes a new one).
+/// What tells a file's content changed without reading it: its size, its modification and
+/// status-change times (a write sets the latter even when the former is put back) and its inode
+/// (an editor that saves by renaming makes a new one).
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct FileStamp {
     len: u64,
     modified: Option<SystemTime>,
+    status_changed: (i64, i64),
     inode: (u64, u64),
 }
 
@@ -97,6 +100,7 @@ impl FileStamp {
         Some(FileStamp {
             len: metadata.len(),
             modified: metadata.modified().ok(),
+            status_changed: (metadata.ctime(), metadata.ctime_nsec()),
             inode: (metadata.dev(), metadata.ino()),
         })
     }
@@ -117,16 +121,12 @@ impl KeyFields {
         }
     }
 
-    /// SHA-256 of the file's content, read in pieces; the file is kept with its stamp.
+    /// SHA-256 of the file's content; the file is watched, with its stamp.
     fn file_digest(&mut self, path: &Path) -> anyhow::Result<[u8; 32]> {
         if let Some(stamp) = FileStamp::of(path) {
             self.files.0.push((path.to_path_buf(), stamp));
         }
-        let unreadable = |err: std::io::Error| unreadable(path, &err);
-        let mut file = std::fs::File::open(path).map_err(unreadable)?;
-        let mut digest = Sha256::new();
-        std::io::copy(&mut file, &mut digest).map_err(unreadable)?;
-        Ok(digest.finalize().into())
+        file_digest(path)
     }
 
     /// The fields alone, for a key whose files need no watching.
@@ -466,8 +466,7 @@ fn add_directory(fields: &mut KeyFields, root: &Path, relative: &Path) -> anyhow
                 .add(b'L', name)
                 .add(b'G', target.as_os_str().as_encoded_bytes());
         } else if kind.is_file() {
-            let digest = fields.file_digest(&path)?;
-            fields.add(b'P', name).add(b'F', &digest);
+            fields.add(b'P', name).add(b'F', &file_digest(&path)?);
         } else {
             // A FIFO, socket or device counts by its path: it has no content to key.
             fields.add(b'S', name);
@@ -482,6 +481,15 @@ fn unreadable(path: &Path, err: &std::io::Error) -> anyhow::Error {
         path.display().to_string(),
         format!("cannot read to key the run's calls: {}", io_reason(err)),
     ))
+}
+
+/// SHA-256 of a file's content, read in pieces.
+fn file_digest(path: &Path) -> anyhow::Result<[u8; 32]> {
+    let unreadable = |err: std::io::Error| unreadable(path, &err);
+    let mut file = std::fs::File::open(path).map_err(unreadable)?;
+    let mut digest = Sha256::new();
+    std::io::copy(&mut file, &mut digest).map_err(unreadable)?;
+    Ok(digest.finalize().into())
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ pub mod resume;
 mod retry;
 
 use std::future::Future;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -104,7 +104,7 @@ pub struct RunContext {
     /// keys that no longer describe the evaluator.
     pub keyed_files: KeyedFiles,
     /// The first of them found changed during the run, for the command to warn about.
-    pub changed_keyed_file: OnceLock<PathBuf>,
+    pub found_changed_file: OnceLock<PathBuf>,
 
     /// What every result line carries about the run.
     pub run_info: RunInfo,
@@ -113,16 +113,22 @@ pub struct RunContext {
 }
 
 impl RunContext {
-    /// Whether the files the call keys hash are still as they were; the first one found changed
-    /// is kept for the warning.
+    /// The first of the files the call keys hash that changed during the run: found before an
+    /// answer was to be cached, or now.
+    pub fn changed_keyed_file(&self) -> Option<&Path> {
+        (self.found_changed_file.get().map(PathBuf::as_path)).or_else(|| self.keyed_files.changed())
+    }
+
+    /// Whether the files the call keys hash are still as they were, checked before an answer is
+    /// cached; the first one found changed is kept for the warning.
     fn keys_still_hold(&self) -> bool {
-        if self.changed_keyed_file.get().is_some() {
+        if self.found_changed_file.get().is_some() {
             return false;
         }
         match self.keyed_files.changed() {
             None => true,
             Some(path) => {
-                let _ = self.changed_keyed_file.set(path.to_path_buf());
+                let _ = self.found_changed_file.set(path.to_path_buf());
                 false
             }
         }
@@ -327,10 +333,8 @@ async fn evaluate(
         None => {
             let (attempt, attempts) =
                 call_with_retries(context.evaluator.as_ref(), call, context.retries).await;
-            // Checked after every call, so that a run without a cache warns of a change too.
-            let keys_hold = context.keys_still_hold();
             match (&context.cache, &attempt.score) {
-                (Some(cache), Ok(score)) if keys_hold => {
+                (Some(cache), Ok(score)) if context.keys_still_hold() => {
                     let result = CachedResult {
                         score: *score,
                         side_info: attempt.side_info.clone(),
