@@ -9,7 +9,9 @@
 //! and brackets inside quoted scalars, plain scalars of block context, block scalars (`|`, `>`)
 //! and comments are text. Block nesting is told by indentation (a line's first node deeper than
 //! the collections open around it opens one more) and by the compact entries of one line
-//! (`- - x`, `? - x`); it may count fewer levels than the parser, never more.
+//! (`- - x`, `? - x`); it may count fewer levels than the parser, and never more but for the
+//! lines of a plain scalar continued each more deeply indented than the last (which no spec
+//! writes 128 of). A document marker (`---`, `...`) starts afresh.
 
 /// The deepest nesting of flow collections, and of block collections, a YAML spec may have (the
 /// parser's own nesting limit).
@@ -165,6 +167,17 @@ impl Scan<'_> {
             let column = self.at - self.line_start;
             let after_blank = column == 0 || Self::blank_or_end(Some(self.text[self.at - 1]));
             let flow = self.depth > 0;
+            // A document marker (`---`, `...`) at the start of a line: a node may follow it.
+            let rest = &self.text[self.at..];
+            if column == 0
+                && (rest.starts_with(b"---") || rest.starts_with(b"..."))
+                && Self::blank_or_end(rest.get(3).copied())
+            {
+                (self.depth, at_token, plain) = (0, true, false);
+                self.block.clear();
+                (0..3).for_each(|_| self.advance());
+                continue;
+            }
             let starts_token =
                 at_token && !plain && !matches!(byte, b'\n' | b' ' | b'\t' | b'\r' | b'#' | b':');
             if !flow && starts_token {
@@ -268,6 +281,12 @@ mod tests {
         // Inside a flow collection, quoted text does not hide the brackets after it.
         let text = format!("a: [\"]]\", 'it''s]', {}]", deep("[", "]", limit));
         assert_eq!(too_deep_at(text.as_bytes()), Some((1, Nesting::Flow)));
+        // After a document marker, a node may start on its line.
+        let text = format!("--- {}\n", deep("[", "]", limit + 1));
+        assert_eq!(too_deep_at(text.as_bytes()), Some((1, Nesting::Flow)));
+        let text = format!("a: 1\n...\n--- {}\n", deep("[", "]", limit + 1));
+        assert_eq!(too_deep_at(text.as_bytes()), Some((3, Nesting::Flow)));
+        assert_eq!(too_deep_at(b"--- [a]\nb: c\n---\n- [x]\n"), None);
     }
 
     #[test]
