@@ -333,6 +333,18 @@ fn a_cache_dir_that_cannot_hold_a_cache_is_bad_input() {
         assert_eq!(refused(args), (2, foreign.clone()), "{args:?}");
     }
     assert_eq!(sb.read("foreign/results.sqlite3"), "{\"q\": 1}\n");
+    // Nor can a directory where the database belongs.
+    std::fs::create_dir_all(sb.join("holed/results.sqlite3")).unwrap();
+    let holed = "error: holed/results.sqlite3: is a directory, not the cache: remove it, or name \
+                 another --cache-dir\n"
+        .to_string();
+    for args in [
+        &["run", "--candidate", "c", "--cache-dir", "holed"][..],
+        &["cache", "stats", "--cache-dir", "holed"],
+        &["cache", "clear", "--cache-dir", "holed"],
+    ] {
+        assert_eq!(refused(args), (2, holed.clone()), "{args:?}");
+    }
     assert!(!sb.join("calls.log").exists(), "nothing was evaluated");
 }
 

@@ -335,7 +335,8 @@ fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line()
     assert_eq!(
         stderr_text(&resumed),
         "warning: out.jsonl: ignoring 1 line of this run with a score its --score-range refuses \
-         (edited by hand?): making its call again\n\
+         (edited by hand?): making its call again; summarize, merge and report refuse the file \
+         until that line is corrected or removed\n\
          resuming out.jsonl: 1 of 2 calls already done, 1 to make\n"
     );
     assert_eq!(sb.lines("calls.log").len(), 3);

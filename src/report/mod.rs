@@ -239,18 +239,15 @@ pub fn print_resumed(
         ));
     }
     if resumed.refused_scores > 0 {
+        let (lines, calls) = match resumed.refused_scores {
+            1 => ("that line is", "its call"),
+            _ => ("those lines are", "their calls"),
+        };
         reporter.warning(format!(
             "{path}: ignoring {} of this run with a score its --score-range refuses (edited by \
-             hand?): making {} again",
-            match resumed.refused_scores {
-                1 => "1 line".to_string(),
-                n => format!("{n} lines"),
-            },
-            if resumed.refused_scores == 1 {
-                "its call"
-            } else {
-                "their calls"
-            }
+             hand?): making {calls} again; summarize, merge and report refuse the file until \
+             {lines} corrected or removed",
+            counted(resumed.refused_scores, "line", "lines"),
         ));
     }
     reporter.note(format!(

@@ -203,16 +203,22 @@ fn count_entries(dir: &Path) -> anyhow::Result<u64> {
     .map_err(|err| failed_sqlite(dir, err))
 }
 
-/// Refuse a `dir` that exists and is not a directory (bad input): the cache cannot be there,
-/// and an empty cache must not be reported at a path that cannot hold one.
+/// Refuse a `dir` that exists and is not a directory, or whose database path is a directory
+/// (bad input): the cache cannot be there, and an empty cache must not be reported at a path
+/// that cannot hold one.
 fn check_dir(dir: &Path) -> anyhow::Result<()> {
-    match std::fs::metadata(dir) {
-        Ok(metadata) if !metadata.is_dir() => Err(bad_input(Problem::new(
-            dir.display().to_string(),
-            "is not a directory, so it cannot hold the cache: remove it, or name another \
-             --cache-dir",
+    let database = dir.join(DATABASE);
+    let refused = match std::fs::metadata(dir) {
+        Ok(metadata) if !metadata.is_dir() => Some((dir, "is not a directory, so it cannot hold")),
+        Ok(_) if database.is_dir() => Some((database.as_path(), "is a directory, not")),
+        _ => None,
+    };
+    match refused {
+        Some((path, what)) => Err(bad_input(Problem::new(
+            path.display().to_string(),
+            format!("{what} the cache: remove it, or name another --cache-dir"),
         ))),
-        _ => Ok(()),
+        None => Ok(()),
     }
 }
 
