@@ -10,7 +10,7 @@ use crate::exit::Exit;
 
 /// One problem with an input, located as precisely as the input allows:
 /// `SOURCE[:LINE][: LOCATION]: MESSAGE`.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Problem {
     /// What the problem is in: a path as given, `<stdin>`, or a flag such as `--objective`.
     pub source: String,

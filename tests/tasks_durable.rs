@@ -347,7 +347,7 @@ fn an_interrupted_run_scores_what_was_generated_and_its_resume_writes_one_whole_
     assert_eq!(
         stderr.lines().rev().take(2).collect::<Vec<_>>(),
         [
-            "interrupted: 2 of 4 tasks generated and scored; the summary covers them",
+            "interrupted: 2 of 4 tasks scored; the summary covers them",
             "scores.jsonl: not written: the run was interrupted and its completions are saved in \
              saved.jsonl; the same command with --resume completes it and writes a line for every \
              task",
@@ -391,7 +391,8 @@ fn an_interrupted_run_scores_a_failed_task_as_zero_and_writes_its_line() {
     assert_eq!(
         stderr_text(&out),
         "failed: task t1: exit_status: command exited with code 3; stderr: down (scored 0)\n\
-         interrupted: 2 of 4 tasks generated and scored; the summary covers them\n"
+         interrupted: 2 of 4 tasks scored, 1 of them a failed generation (scored 0); the summary \
+         covers them\n"
     );
     let mut summary = json_stdout(&out);
     summary["generation"]["elapsed_ms"] = Value::Null;

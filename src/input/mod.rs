@@ -68,12 +68,12 @@ pub fn load_inputs(
         (candidates, joined(dataset), joined(valset), problems)
     });
     // One file given as both --dataset and --valset has its problems said once.
+    let mut said: std::collections::HashSet<Problem> = problems.iter().cloned().collect();
     let mut keep_records = |split: Option<Result<Vec<Record>, Vec<Problem>>>| {
         split.map(|result| {
             result.unwrap_or_else(|split_problems| {
-                let said = problems.len();
                 for problem in split_problems {
-                    if !problems[..said].contains(&problem) {
+                    if said.insert(problem.clone()) {
                         problems.push(problem);
                     }
                 }

@@ -312,8 +312,12 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     print(&summary, reporter)?;
     // A signal after generation ended (the handlers stay in place) let the summary be written.
     if interrupted || summary.scores.interrupted || crate::interrupt::interrupt_requested() {
+        let failed = match summary.generation.failed.len() {
+            0 => String::new(),
+            failed => format!(", {failed} of them a failed generation (scored 0)"),
+        };
         reporter.note(format!(
-            "interrupted: {} of {} tasks generated and scored; the summary covers them",
+            "interrupted: {} of {} tasks scored{failed}; the summary covers them",
             summary.scores.tasks.len(),
             summary.generation.tasks
         ));
