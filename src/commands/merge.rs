@@ -54,9 +54,7 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     if let Some(junit) = junit.as_mut() {
         records.values().for_each(|record| junit.add(record));
     }
-    let range = run.range();
-    let (mut summary, diagnostics) = tally.finish(run.evaluator, range, None, false);
-    summary.partial = accounted.partial;
+    let (mut summary, diagnostics) = tally.finish_read(run, accounted.partial);
     let junit_written = crate::report::write_junit_if_asked(
         junit.as_ref(),
         config.junit.as_deref(),

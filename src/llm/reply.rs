@@ -143,7 +143,8 @@ pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
             prompt_tokens,
             completion_tokens,
             // Some servers leave the total out: it is the sum of the two.
-            total_tokens: count("total_tokens").unwrap_or(prompt_tokens + completion_tokens),
+            total_tokens: count("total_tokens")
+                .unwrap_or(prompt_tokens.saturating_add(completion_tokens)),
         },
     })
 }

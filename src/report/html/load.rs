@@ -147,10 +147,7 @@ fn summarize(name: &str, records: &[CallRecord], accounted: Option<Accounted>) -
         Some(accounted) => {
             let run = accounted.run;
             let (tally, _) = Tally::of_run(&run, records.iter(), DEFAULT_SEED, None);
-            let range = run.range();
-            let mut summary = tally.finish(run.evaluator, range, None, false).0;
-            summary.partial = accounted.partial;
-            summary
+            tally.finish_read(run, accounted.partial).0
         }
         None => {
             let mut candidates: Vec<String> = Vec::new();

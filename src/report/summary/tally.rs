@@ -13,6 +13,7 @@ use crate::exit::Verdict;
 use crate::llm::price::Prices;
 use crate::protocol::ScoreRange;
 use crate::record::{CallRecord, EvaluatorInfo, RunInfo, Split, Splits};
+use crate::report::runs::Partial;
 
 /// How many failed calls are described one by one on stderr.
 const FAILURES_SHOWN: usize = 5;
@@ -157,6 +158,15 @@ impl Tally {
     pub fn gated_by_verdicts(mut self, gated: bool) -> Tally {
         self.verdict_failures = gated.then_some(0);
         self
+    }
+
+    /// The summary of a run's lines read back from results files, as [`Tally::finish`] makes
+    /// it of the run `run` (no elapsed time, not interrupted), with what of its plan is missing.
+    pub fn finish_read(self, run: RunInfo, partial: Option<Partial>) -> (Summary, Diagnostics) {
+        let range = run.range();
+        let (mut summary, diagnostics) = self.finish(run.evaluator, range, None, false);
+        summary.partial = partial;
+        (summary, diagnostics)
     }
 
     /// One row per candidate × task model (`run --generate`), candidate by candidate, so a
