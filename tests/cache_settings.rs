@@ -349,8 +349,9 @@ fn a_cache_dir_that_cannot_hold_a_cache_is_bad_input() {
 }
 
 /// `evalctl ARGS` in `sb` with its directory `dir` read-only: by its mode, or for root, whom
-/// modes do not stop, by a read-only bind mount in a mount namespace of its own.
-fn with_read_only_dir(sb: &Sandbox, dir: &str, args: &[&str]) -> std::process::Output {
+/// modes do not stop, by a read-only bind mount in a mount namespace of its own; `None` (with
+/// [`crate::common::tool_missing`]) where root may make no mount namespace.
+fn with_read_only_dir(sb: &Sandbox, dir: &str, args: &[&str]) -> Option<std::process::Output> {
     use std::os::unix::fs::PermissionsExt;
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
@@ -358,7 +359,17 @@ fn with_read_only_dir(sb: &Sandbox, dir: &str, args: &[&str]) -> std::process::O
         mode(0o500).unwrap();
         let out = sb.evalctl().args(args).output().expect("evalctl runs");
         mode(0o700).unwrap();
-        return out;
+        return Some(out);
+    }
+    let namespaces = std::process::Command::new("unshare")
+        .args(["-m", "true"])
+        .status()
+        .is_ok_and(|status| status.success());
+    if !namespaces {
+        crate::common::tool_missing(
+            "root may make no mount namespace (`unshare -m`) to make a directory read-only",
+        );
+        return None;
     }
     let mut command = std::process::Command::new("unshare");
     crate::common::clean_environment(&mut command)
@@ -370,7 +381,7 @@ fn with_read_only_dir(sb: &Sandbox, dir: &str, args: &[&str]) -> std::process::O
         .args(["sh", dir, crate::common::bin()])
         .args(args)
         .output()
-        .expect("unshare runs")
+        .ok()
 }
 
 #[test]
@@ -378,7 +389,10 @@ fn a_read_only_cache_is_bad_input_for_run_and_stats_reads_it() {
     let sb = project();
     run(&sb, &[], &[]);
     assert_eq!(sb.lines("calls.log").len(), 2);
-    let refused = with_read_only_dir(&sb, "from-file", &["run", "--candidate", "other"]);
+    let Some(refused) = with_read_only_dir(&sb, "from-file", &["run", "--candidate", "other"])
+    else {
+        return;
+    };
     assert_eq!(
         (code(&refused), stderr_text(&refused)),
         (
@@ -389,7 +403,8 @@ fn a_read_only_cache_is_bad_input_for_run_and_stats_reads_it() {
         )
     );
     assert_eq!(sb.lines("calls.log").len(), 2, "nothing was evaluated");
-    let stats = with_read_only_dir(&sb, "from-file", &["cache", "stats", "--format", "text"]);
+    let stats = with_read_only_dir(&sb, "from-file", &["cache", "stats", "--format", "text"])
+        .expect("evalctl runs");
     assert_eq!(code(&stats), 0, "{}", stderr_text(&stats));
     let size = std::fs::metadata(sb.join("from-file/results.sqlite3"))
         .unwrap()
