@@ -289,6 +289,53 @@ fn the_report_of_spec_score_records_shows_the_runs_that_did_not_pass() {
     assert!(browser.events_named("Runtime.exceptionThrown").is_empty());
 }
 
+/// A shard's results rank candidates over different calls: the ranking says so, as the text
+/// summary leaves out its `best:` line; a whole run's ranking says nothing of it.
+#[test]
+fn the_ranking_of_a_partial_run_says_its_candidates_cover_different_calls() {
+    let sandbox = Sandbox::new();
+    sandbox.write("d.jsonl", "{\"q\":\"1\"}\n{\"q\":\"2\"}\n{\"q\":\"3\"}\n");
+    sandbox.write("c.jsonl", CANDIDATES);
+    for (shard, output) in [("1/2", "shard.jsonl"), ("0/1", "whole.jsonl")] {
+        let out = sandbox
+            .run_with(EVALUATOR)
+            .args(["--candidates", "c.jsonl", "--dataset", "d.jsonl"])
+            .args(["--shard", shard, "--output", output])
+            .output()
+            .expect("evalctl runs");
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    }
+    succeeded(sandbox.evalctl().args([
+        "report",
+        "shard.jsonl",
+        "--allow-partial",
+        "-o",
+        "shard.html",
+    ]));
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "whole.jsonl", "-o", "whole.html"]),
+    );
+    let Some(mut browser) =
+        browser_for("the_ranking_of_a_partial_run_says_its_candidates_cover_different_calls")
+    else {
+        return;
+    };
+    let note = "(() => { const p = document.getElementById('ranking-partial');
+                  return p ? p.textContent : null; })()";
+    browser.open(&sandbox.join("shard.html"));
+    assert_eq!(
+        browser.eval(note),
+        json!(
+            "Partial results: the candidates' scores cover different calls, so this order may \
+             not hold once every call is in."
+        )
+    );
+    browser.open(&sandbox.join("whole.html"));
+    assert_eq!(browser.eval(note), Value::Null);
+}
+
 /// Set a filter control's value and fire the event the page listens for.
 fn set_filter(browser: &mut Browser, id: &str, value: &str) {
     browser.eval(&format!(

@@ -228,6 +228,12 @@
     table.appendChild(body);
     var wrap = document.getElementById('ranking');
     wrap.appendChild(el('h3', { text: 'Candidates ranked by score' }));
+    // As the text summary leaves out its `best:` line: a partial run's rows cover different calls.
+    if (sources.some(function (source) { return source.summary && source.summary.partial; })) {
+      wrap.appendChild(el('p', { id: 'ranking-partial', className: 'muted',
+        text: 'Partial results: the candidates\' scores cover different calls, so this order may not ' +
+          'hold once every call is in.' }));
+    }
     wrap.appendChild(el('div', { className: 'table-wrap' }, [table]));
   }
 
