@@ -434,7 +434,7 @@ fn a_script_edited_during_the_run_caches_nothing_after_the_change() {
     assert_eq!(
         common::stderr_text(&first),
         "warning: eval.sh changed during the run: its results may mix what both versions \
-         answered (the call keys hash the file as it was when the run began, and no answer \
+         answered (the cache keys hash the file as it was when the run began, and no answer \
          after the change was cached under them); run again to score one version\n"
     );
 

@@ -215,6 +215,74 @@ fn the_cache_answers_a_prompt_given_before_and_an_edited_model_misses() {
     assert_eq!(json_stdout(&stats)["entries"], 12);
 }
 
+/// Records each call, creates `started.TASK`, waits for `go.TASK`, then answers with the task id.
+const GATED_MODEL: &str = r#"task=$(sed -n 's/^{"task_id":"\([^"]*\)".*/\1/p')
+echo "$task" >> calls.log
+touch "started.$task"
+while [ ! -e "go.$task" ]; do sleep 0.01; done
+printf '%s' "$task"
+"#;
+
+#[test]
+fn a_model_script_edited_during_the_run_has_nothing_cached_after_the_change() {
+    let sb = suite();
+    sb.write("model.sh", GATED_MODEL);
+    sb.write("go.t1", "");
+    let args = [
+        "tasks",
+        "run",
+        "tasks.jsonl",
+        "--no-config",
+        "--format",
+        "json",
+        "--model-command",
+        "sh model.sh",
+        "-j",
+        "1",
+        "--cache",
+        "--cache-dir",
+        "cache",
+    ];
+    let running = crate::common::evalctl_process()
+        .current_dir(sb.path())
+        .args(args)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start evalctl");
+    // t1 is answered (and cached); t2 has begun: the model script is edited, answering wrong.
+    assert!(crate::common::wait_until(
+        std::time::Duration::from_secs(30),
+        || sb.exists("started.t2")
+    ));
+    sb.write("model.sh", GATED_MODEL.replace("'%s'", "'x%s'"));
+    for task in ["t2", "t3", "t4"] {
+        sb.write(&format!("go.{task}"), "");
+    }
+    let first = running.wait_with_output().expect("evalctl ends");
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    assert_eq!(
+        stderr_text(&first),
+        "warning: model.sh changed during the run: its results may mix what both versions \
+         answered (the cache keys hash the file as it was when the run began, and no answer \
+         after the change was cached under them); run again to score one version\n"
+    );
+
+    // Back to the first version: only t1's completion is served from the cache.
+    sb.write("model.sh", GATED_MODEL);
+    let second = tasks_run(&sb, &["--cache", "--cache-dir", "cache"]);
+    assert_eq!(code(&second), 0, "{}", stderr_text(&second));
+    let summary = json_stdout(&second);
+    assert_eq!(
+        (
+            &summary["generation"]["cached"],
+            &summary["overall"]["mean"]
+        ),
+        (&json!(1), &json!(1.0))
+    );
+    assert_eq!(calls(&sb), ["t1", "t2", "t3", "t4", "t2", "t3", "t4"]);
+}
+
 #[test]
 fn the_config_file_turns_the_cache_on_for_tasks_run() {
     let sb = suite();

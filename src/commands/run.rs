@@ -124,7 +124,6 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .transpose()?,
         score_range: config.score_range,
         keyed_files,
-        found_changed_file: std::sync::OnceLock::new(),
         run_info: RunInfo {
             command: None,
             evaluator: evaluator_info(evaluator.as_ref()),
@@ -228,16 +227,13 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     for warning in evaluator.closing_warnings() {
         reporter.warning(warning);
     }
-    if let Some(changed) = context.changed_keyed_file() {
-        // Named as from the working directory, where the user is.
-        let working_directory = std::env::current_dir().unwrap_or_default();
-        let changed = changed.strip_prefix(&working_directory).unwrap_or(changed);
-        reporter.warning(format!(
-            "{} changed during the run: its results may mix what both versions answered (the \
-             call keys hash the file as it was when the run began, and no answer after the \
-             change was cached under them); run again to score one version",
-            changed.display()
-        ));
+    let keyed_files = std::iter::once(&context.keyed_files).chain(
+        generator
+            .iter()
+            .flat_map(|generator| generator.keyed_files()),
+    );
+    for warning in keyed_files.filter_map(KeyedFiles::changed_during_the_run) {
+        reporter.warning(warning);
     }
 
     let (mut summary, diagnostics) = tally.finish(

@@ -34,7 +34,7 @@ use crate::llm::{Completion, EndpointFlags, Usage};
 use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
 use crate::record::GenerationInfo;
 use crate::runner::journal::JournalReader;
-use crate::runner::key::KeyContext;
+use crate::runner::key::{KeyContext, KeyedFiles};
 use crate::runner::{plan_generation, Generate, Generated, GenerationCall, PlannedCall};
 use crate::store::Cache;
 use crate::store::CallKey;
@@ -64,6 +64,8 @@ struct TaskModel {
     label: String,
     /// What every completion key of this model shares (its identity and the sampling).
     configuration: CallKey,
+    /// The files that identity hashes (a command's script), as they were.
+    keyed_files: KeyedFiles,
 }
 
 /// The task models of a run, answering its calls.
@@ -93,9 +95,12 @@ impl Generator {
             .iter()
             .map(|model_spec| {
                 let model = Model::build(model_spec, TASK_MODEL_FLAGS, timeout, concurrency)?;
+                let (configuration, keyed_files) =
+                    completion_configuration(model_spec, &spec.sampling)?;
                 Ok(TaskModel {
                     label: model.label(),
-                    configuration: completion_configuration(model_spec, &spec.sampling)?,
+                    configuration,
+                    keyed_files,
                     model,
                 })
             })
@@ -149,6 +154,11 @@ impl Generator {
             .collect();
         let plan = plan_generation(inputs, selection, repeat, &per_model);
         (keys, plan)
+    }
+
+    /// The files each task model's completion keys hash (a command's script), as they were.
+    pub fn keyed_files(&self) -> impl Iterator<Item = &KeyedFiles> {
+        self.models.iter().map(|model| &model.keyed_files)
     }
 
     /// The labels of the task models, in order.
@@ -259,7 +269,8 @@ impl Generator {
         }
         let started = Instant::now();
         let prompt = self.prompt(candidate_id, rendered);
-        let keep = self.cache.as_ref().zip(key.as_ref());
+        let keep = (self.cache.as_ref().zip(key.as_ref()))
+            .map(|(cache, key)| (cache, key, &model.keyed_files));
         let (completion, attempts) = model
             .model
             .complete_and_keep(&prompt, &self.sampling, self.retries, keep)

@@ -17,7 +17,7 @@ use crate::evaluator::Evaluator;
 use crate::llm::reply::read_completion;
 use crate::llm::{Api, Body, Client, Completion, Connection, EndpointFlags, EndpointSpec, Usage};
 use crate::protocol::{with_retries, Attempt, CallError, ErrorKind};
-use crate::runner::key::{add_command_identity, KeyFields};
+use crate::runner::key::{add_command_identity, KeyFields, KeyedFiles};
 use crate::store::{Cache, CachedCompletion, CallKey};
 use crate::transport::display_url;
 
@@ -171,13 +171,14 @@ impl Model {
     }
 
     /// Complete `prompt` with up to `retries` retries, keeping a completion in `cache` under
-    /// `key`: the completion or the last attempt's error, and how many attempts were made.
+    /// `key` while the files the key hashes still hold: the completion or the last attempt's
+    /// error, and how many attempts were made.
     pub async fn complete_and_keep(
         &self,
         prompt: &Prompt<'_>,
         sampling: &Sampling,
         retries: u32,
-        cache: Option<(&Cache, &CallKey)>,
+        cache: Option<(&Cache, &CallKey, &KeyedFiles)>,
     ) -> (Result<Completion, CallError>, u32) {
         let (completion, attempts) =
             with_retries(retries, || self.complete(prompt, sampling)).await;
@@ -185,7 +186,8 @@ impl Model {
             Err(error) => error,
             Ok(_) => CallError::new(ErrorKind::InvalidOutput, "no completion"),
         });
-        if let (Some((cache, key)), Ok(completion)) = (cache, &completion) {
+        let cache = cache.filter(|(_, _, files)| completion.is_ok() && files.still_hold());
+        if let (Some((cache, key, _)), Ok(completion)) = (cache, &completion) {
             let usage = completion.usage;
             let tokens = [
                 usage.prompt_tokens,
@@ -254,25 +256,28 @@ impl ApiModel {
     }
 }
 
-/// The key of each prompt's completion by `model` under `sampling`, in order. A model command
-/// script that cannot be read is bad input naming it.
+/// The key of each prompt's completion by `model` under `sampling`, in order, and the files
+/// they hash. A model command script that cannot be read is bad input naming it.
 pub fn completion_keys(
     model: &ModelSpec,
     sampling: &Sampling,
     prompts: &[String],
-) -> anyhow::Result<Vec<CallKey>> {
-    let configuration = completion_configuration(model, sampling)?;
-    Ok(prompts
+) -> anyhow::Result<(Vec<CallKey>, KeyedFiles)> {
+    let (configuration, files) = completion_configuration(model, sampling)?;
+    let keys = prompts
         .iter()
         .map(|prompt| completion_key(&configuration, prompt.as_bytes()))
-        .collect())
+        .collect();
+    Ok((keys, files))
 }
 
 /// What every completion key of `model` under `sampling` shares: the model's identity (its
-/// command script's contents, or its provider, model, API and base URL) and the sampling.
-pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyhow::Result<CallKey> {
-    // The model command's script is hashed as an evaluator's is. Unlike an evaluator's, it is
-    // not watched for changes during the run.
+/// command script's contents, or its provider, model, API and base URL) and the sampling; and
+/// the files it hashes (the command's script), watched as an evaluator's are.
+pub fn completion_configuration(
+    model: &ModelSpec,
+    sampling: &Sampling,
+) -> anyhow::Result<(CallKey, KeyedFiles)> {
     let mut fields = KeyFields::new("evalctl completion key v1");
     match model {
         ModelSpec::Api {
@@ -300,7 +305,8 @@ pub fn completion_configuration(model: &ModelSpec, sampling: &Sampling) -> anyho
     for stop in &sampling.stop {
         fields.add(b'S', stop.as_bytes());
     }
-    Ok(fields.into_fields().key())
+    let (fields, files) = fields.into_parts();
+    Ok((fields.key(), files))
 }
 
 /// The key of the completion of `prompt` (its exact bytes) under `configuration`.

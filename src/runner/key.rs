@@ -31,6 +31,7 @@ use crate::checks::AnsweredBy;
 use std::ops::{Deref, DerefMut};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
 use std::time::SystemTime;
 
 use sha2::{Digest, Sha256};
@@ -71,15 +72,49 @@ pub struct KeyContext {
 /// the change must not be stored under them. The files under a declared directory are not
 /// watched: there may be thousands of them, and they would be checked after every call.
 #[derive(Debug, Clone, Default)]
-pub struct KeyedFiles(Vec<(PathBuf, FileStamp)>);
+pub struct KeyedFiles {
+    files: Vec<(PathBuf, FileStamp)>,
+    /// The first of them found changed before an answer was to be stored, shared by clones.
+    found_changed: Arc<OnceLock<PathBuf>>,
+}
 
 impl KeyedFiles {
     /// The first of the files that is no longer as it was read (written, replaced or removed).
-    pub fn changed(&self) -> Option<&Path> {
-        self.0
+    fn changed(&self) -> Option<&Path> {
+        self.files
             .iter()
             .find(|(path, stamp)| FileStamp::of(path).as_ref() != Some(stamp))
             .map(|(path, _)| path.as_path())
+    }
+
+    /// Whether the files are still as they were, checked before an answer is stored under the
+    /// keys; once one has changed, they never hold again, and it is kept for the warning.
+    pub fn still_hold(&self) -> bool {
+        if self.found_changed.get().is_some() {
+            return false;
+        }
+        match self.changed() {
+            None => true,
+            Some(path) => {
+                let _ = self.found_changed.set(path.to_path_buf());
+                false
+            }
+        }
+    }
+
+    /// The warning a run ends with when one of the files changed during it (found before an
+    /// answer was to be stored, or now), naming the file as from the working directory.
+    pub fn changed_during_the_run(&self) -> Option<String> {
+        let changed =
+            (self.found_changed.get().map(PathBuf::as_path)).or_else(|| self.changed())?;
+        let working_directory = std::env::current_dir().unwrap_or_default();
+        let changed = changed.strip_prefix(&working_directory).unwrap_or(changed);
+        Some(format!(
+            "{} changed during the run: its results may mix what both versions answered (the \
+             cache keys hash the file as it was when the run began, and no answer after the \
+             change was cached under them); run again to score one version",
+            changed.display()
+        ))
     }
 }
 
@@ -124,14 +159,14 @@ impl KeyFields {
     /// SHA-256 of the file's content; the file is watched, with its stamp.
     fn file_digest(&mut self, path: &Path) -> anyhow::Result<[u8; 32]> {
         if let Some(stamp) = FileStamp::of(path) {
-            self.files.0.push((path.to_path_buf(), stamp));
+            self.files.files.push((path.to_path_buf(), stamp));
         }
         file_digest(path)
     }
 
-    /// The fields alone, for a key whose files need no watching.
-    pub(crate) fn into_fields(self) -> Fields {
-        self.fields
+    /// The fields, and the files whose content they took.
+    pub(crate) fn into_parts(self) -> (Fields, KeyedFiles) {
+        (self.fields, self.files)
     }
 }
 
@@ -170,9 +205,10 @@ impl KeyContext {
         fields
             .add(b'R', range.as_bytes())
             .add_optional(b'M', task_model.map(str::as_bytes));
+        let (fields, files) = fields.into_parts();
         Ok(KeyContext {
-            files: std::mem::take(&mut fields.files),
-            configuration: fields.into_fields().finish(),
+            configuration: fields.finish(),
+            files,
         })
     }
 

@@ -13,8 +13,7 @@ pub mod resume;
 mod retry;
 
 use std::future::Future;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 pub use fd_limit::{calls_in_flight, connections_open};
@@ -103,36 +102,11 @@ pub struct RunContext {
     /// The files the call keys hash, as they were: once one changes, no answer is cached under
     /// keys that no longer describe the evaluator.
     pub keyed_files: KeyedFiles,
-    /// The first of them found changed during the run, for the command to warn about.
-    pub found_changed_file: OnceLock<PathBuf>,
 
     /// What every result line carries about the run.
     pub run_info: RunInfo,
     /// Each candidate's text digest ([`key::text_digest`]), by candidate index.
     pub candidate_digests: Vec<String>,
-}
-
-impl RunContext {
-    /// The first of the files the call keys hash that changed during the run: found before an
-    /// answer was to be cached, or now.
-    pub fn changed_keyed_file(&self) -> Option<&Path> {
-        (self.found_changed_file.get().map(PathBuf::as_path)).or_else(|| self.keyed_files.changed())
-    }
-
-    /// Whether the files the call keys hash are still as they were, checked before an answer is
-    /// cached; the first one found changed is kept for the warning.
-    fn keys_still_hold(&self) -> bool {
-        if self.found_changed_file.get().is_some() {
-            return false;
-        }
-        match self.keyed_files.changed() {
-            None => true,
-            Some(path) => {
-                let _ = self.found_changed_file.set(path.to_path_buf());
-                false
-            }
-        }
-    }
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
@@ -334,7 +308,7 @@ async fn evaluate(
             let (attempt, attempts) =
                 call_with_retries(context.evaluator.as_ref(), call, context.retries).await;
             match (&context.cache, &attempt.score) {
-                (Some(cache), Ok(score)) if context.keys_still_hold() => {
+                (Some(cache), Ok(score)) if context.keyed_files.still_hold() => {
                     let result = CachedResult {
                         score: *score,
                         side_info: attempt.side_info.clone(),

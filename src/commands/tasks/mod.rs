@@ -183,7 +183,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         .map(ResultsFile::open)
         .transpose()?;
     let prompts: Vec<String> = file.tasks.iter().map(render_prompt).collect();
-    let keys = completion_keys(&config.model, &config.sampling, &prompts)?;
+    let (keys, keyed_files) = completion_keys(&config.model, &config.sampling, &prompts)?;
     let resumed = match (&config.save_outputs, config.resume) {
         (Some(path), true) => {
             let task_ids: Vec<&str> = file
@@ -219,6 +219,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         tasks: file.tasks.clone().into(),
         prompts,
         keys,
+        keyed_files,
         cache,
     });
     let generated =
@@ -241,6 +242,9 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     } = generated;
     if let Some(Err(error)) = saved.map(ResultsFile::finish) {
         write_error.get_or_insert(error);
+    }
+    if let Some(warning) = work.keyed_files.changed_during_the_run() {
+        reporter.warning(warning);
     }
     let model = &work.model;
     let generation = Generation {

@@ -18,6 +18,7 @@ use crate::in_flight::InFlight;
 use crate::interrupt::interruption;
 use crate::llm::{Completion, Usage};
 use crate::protocol::CallError;
+use crate::runner::key::KeyedFiles;
 use crate::store::{Cache, CallKey};
 use crate::tasks::score::ModelOutput;
 use crate::tasks::spec::Task;
@@ -109,6 +110,8 @@ pub struct Work {
     pub prompts: Vec<String>,
     /// Each task's completion key.
     pub keys: Vec<CallKey>,
+    /// The files the keys hash (the model command's script), as they were.
+    pub keyed_files: KeyedFiles,
     pub cache: Option<Cache>,
 }
 
@@ -234,7 +237,9 @@ async fn complete(work: &Work, index: usize, sampling: &Sampling, retries: u32) 
             &prompt,
             sampling,
             retries,
-            work.cache.as_ref().map(|cache| (cache, key)),
+            work.cache
+                .as_ref()
+                .map(|cache| (cache, key, &work.keyed_files)),
         )
         .await;
     Finished {
