@@ -177,7 +177,7 @@ fn deeply_nested_json_is_an_error_naming_the_file_and_line() {
         .code(2)
         .stdout("")
         .stderr(
-            "error: request.json: invalid JSON: arrays and objects nest deeper than 128 levels (the limit) at line 2, column 147\n",
+            "error: request.json: invalid JSON: arrays and objects nest deeper than 127 levels (the limit) at line 2, column 147\n",
         );
     sandbox.write("results.jsonl", format!("{{\"a\": {deep}}}\n"));
     sandbox
@@ -186,7 +186,7 @@ fn deeply_nested_json_is_an_error_naming_the_file_and_line() {
         .assert()
         .code(2)
         .stdout("")
-        .stderr("error: results.jsonl:1: invalid JSON: arrays and objects nest deeper than 128 levels (the limit) at column 133\n");
+        .stderr("error: results.jsonl:1: invalid JSON: arrays and objects nest deeper than 127 levels (the limit) at column 133\n");
 }
 
 #[test]

@@ -623,7 +623,7 @@ fn score_rejects_deeply_nested_json_without_crashing() {
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
         stderr_text(&out),
-        "error: runs.jsonl:1: invalid JSON: arrays and objects nest deeper than 128 levels (the limit) at column 182\n"
+        "error: runs.jsonl:1: invalid JSON: arrays and objects nest deeper than 127 levels (the limit) at column 182\n"
     );
 }
 

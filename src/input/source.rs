@@ -143,7 +143,7 @@ pub fn json_error_what(err: &serde_json::Error) -> String {
         .map_or(message.as_str(), |cut| &message[..cut]);
     match what {
         "recursion limit exceeded" => {
-            return "arrays and objects nest deeper than 128 levels (the limit)".to_string()
+            return "arrays and objects nest deeper than 127 levels (the limit)".to_string()
         }
         // serde_json's words for `\ud83d` not followed by the `\u` escape of a low surrogate,
         // and for a low surrogate alone: half of a character written as two UTF-16 escapes.
