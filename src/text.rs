@@ -84,6 +84,11 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// `1 win`, `3 wins`: a count and its noun.
+pub fn counted(count: usize, one: &str, many: &str) -> String {
+    format!("{count} {}", if count == 1 { one } else { many })
+}
+
 /// At most `max` characters of `text`, with an ellipsis when cut.
 pub fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

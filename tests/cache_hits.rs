@@ -461,3 +461,36 @@ fn a_script_edited_during_the_run_caches_nothing_after_the_change() {
     );
     assert_eq!(sb.lines("calls.log"), ["1", "2", "2"]);
 }
+
+#[test]
+fn results_the_cache_cannot_store_are_said_at_the_end() {
+    // A cache whose reads work and whose writes fail: `results` is a view.
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": 1}\n{\"q\": 2}\n{\"q\": 3}\n");
+    sb.write("eval.sh", RECORDING);
+    std::fs::create_dir(sb.join("cache")).unwrap();
+    rusqlite::Connection::open(sb.join("cache/results.sqlite3"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE completions (key BLOB PRIMARY KEY, text TEXT NOT NULL, \
+             prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, \
+             total_tokens INTEGER NOT NULL) WITHOUT ROWID;
+             CREATE VIEW results (key, score, side_info, passed) AS \
+             SELECT key, 0.0, text, NULL FROM completions WHERE 0;",
+        )
+        .unwrap();
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "json", "--skip-preflight"])
+        .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+        .args(["--candidate", "good", "--cache", "--cache-dir", "cache"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(out.status.code(), Some(0), "{}", common::stderr_text(&out));
+    assert_eq!(
+        common::stderr_text(&out),
+        "warning: cache/results.sqlite3: 3 answers could not be stored (cannot modify results \
+         because it is a view): the run's answers are right, but the cache did not keep them; \
+         if the cache is damaged, `evalctl cache clear --cache-dir cache` removes it\n"
+    );
+}

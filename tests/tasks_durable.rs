@@ -284,6 +284,31 @@ fn a_model_script_edited_during_the_run_has_nothing_cached_after_the_change() {
 }
 
 #[test]
+fn completions_the_cache_cannot_store_are_said_at_the_end() {
+    // A cache whose reads work and whose writes fail: `completions` is a view.
+    let sb = suite();
+    std::fs::create_dir(sb.join("cache")).unwrap();
+    rusqlite::Connection::open(sb.join("cache/results.sqlite3"))
+        .unwrap()
+        .execute_batch(
+            "CREATE TABLE results (key BLOB PRIMARY KEY, score REAL NOT NULL, \
+             side_info TEXT NOT NULL, passed INTEGER) WITHOUT ROWID;
+             CREATE VIEW completions (key, text, prompt_tokens, completion_tokens, \
+             total_tokens) AS SELECT key, side_info, 0, 0, 0 FROM results WHERE 0;",
+        )
+        .unwrap();
+    let out = tasks_run(&sb, &["--cache", "--cache-dir", "cache"]);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        stderr_text(&out),
+        "warning: cache/results.sqlite3: 4 answers could not be stored (cannot modify \
+         completions because it is a view): the run's answers are right, but the cache did not \
+         keep them; if the cache is damaged, `evalctl cache clear --cache-dir cache` removes it\n"
+    );
+    assert_eq!(json_stdout(&out)["overall"]["mean"], json!(1.0));
+}
+
+#[test]
 fn the_config_file_turns_the_cache_on_for_tasks_run() {
     let sb = suite();
     sb.write(

@@ -235,6 +235,13 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     for warning in keyed_files.filter_map(KeyedFiles::changed_during_the_run) {
         reporter.warning(warning);
     }
+    let caches = context
+        .cache
+        .iter()
+        .chain(generator.iter().flat_map(|g| g.cache()));
+    for warning in caches.filter_map(crate::store::Cache::flush) {
+        reporter.warning(warning);
+    }
 
     let (mut summary, diagnostics) = tally.finish(
         evaluator_info(evaluator.as_ref()),

@@ -156,6 +156,11 @@ impl Generator {
         (keys, plan)
     }
 
+    /// The cache of the task models' completions, if `--cache` is on.
+    pub fn cache(&self) -> Option<&Cache> {
+        self.cache.as_ref()
+    }
+
     /// The files each task model's completion keys hash (a command's script), as they were.
     pub fn keyed_files(&self) -> impl Iterator<Item = &KeyedFiles> {
         self.models.iter().map(|model| &model.keyed_files)

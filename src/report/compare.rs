@@ -17,11 +17,11 @@ use serde::Serialize;
 
 use super::markdown;
 use super::summary::{below, mean_in_order, overflow_scale};
-use super::text::counted;
 use super::{Document, Styled};
 use crate::exit::Verdict;
 use crate::interval::spread;
 use crate::record::Split;
+use crate::text::counted;
 use crate::text::fold_lines;
 
 /// Regressions listed per candidate and split.

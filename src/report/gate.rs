@@ -122,7 +122,7 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
                 parts.push(format!(
                     "stopped by --max-cost {}: {} not made (--resume continues)",
                     budget.max_cost_usd,
-                    super::text::counted(budget.calls_not_made, "call", "calls")
+                    crate::text::counted(budget.calls_not_made, "call", "calls")
                 ))
             }
         }

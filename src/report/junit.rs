@@ -12,9 +12,9 @@ use std::path::Path;
 
 use super::gate::{below_fail_under, not_judged as not_judged_by_fail_under};
 use super::summary::{scored_below, verdict_failed, Summary};
-use super::text::counted;
 use crate::error::{bad_flag, Fatal};
 use crate::record::{CallRecord, Split};
+use crate::text::counted;
 use crate::text::{escape_chars, io_reason, markup_escape};
 
 /// The JUnit report, filled as calls finish.

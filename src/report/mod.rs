@@ -30,6 +30,7 @@ mod terminal;
 mod text;
 
 pub use crate::interval::DEFAULT_SEED;
+pub use crate::text::counted;
 pub use document::{print, print_json, Document};
 pub use gate::Gates;
 pub use junit::{write_junit_if_asked, Junit};
@@ -43,7 +44,7 @@ pub use spool::Spool;
 pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
 pub use summary::{below, BudgetReport, Diagnostics, Summary, Tally, Usage, VerdictGate};
 pub use terminal::{Paint, Styled};
-pub use text::{counted, tokens_of};
+pub use text::tokens_of;
 
 use std::io::IsTerminal;
 

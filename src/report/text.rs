@@ -2,7 +2,7 @@
 
 use super::summary::{Aggregate, Calls, CandidateSummary, Summary, Usage};
 use super::terminal::{Paint, Styled};
-use crate::text::{one_line, visible};
+use crate::text::{counted, one_line, visible};
 
 /// Render `summary` as a table.
 pub fn render(summary: &Summary) -> Styled {
@@ -76,11 +76,6 @@ pub(super) fn elapsed(summary: &Summary) -> String {
         || "— (not recorded in results files)".to_string(),
         |ms| format!("{:.2}s", ms / 1000.0),
     )
-}
-
-/// `1 win`, `3 wins`: a count and its noun.
-pub fn counted(count: usize, one: &str, many: &str) -> String {
-    format!("{count} {}", if count == 1 { one } else { many })
 }
 
 /// How the calls ended: `5 ok, 1 error`, and `, 4 from the cache` when the cache answered any

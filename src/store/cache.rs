@@ -19,6 +19,7 @@ use serde_json::{Map, Value};
 
 use super::CallKey;
 use crate::error::{bad_input, Fatal, Problem};
+use crate::text::counted;
 
 /// The database file inside the cache directory.
 const DATABASE: &str = "results.sqlite3";
@@ -59,10 +60,20 @@ pub struct CachedCompletion {
     pub tokens: [u64; 3],
 }
 
-/// What the writer thread stores.
+/// What the writer thread stores, or is asked.
 enum Store {
     Result(CallKey, CachedResult),
     Completion(CallKey, CachedCompletion),
+    /// Answer, once every store queued before has been committed, with the stores that failed.
+    Flush(mpsc::SyncSender<Option<StoreFailures>>),
+}
+
+/// The stores that failed (a damaged database that reading did not show, a full disk): how
+/// many, and the first failure's reason.
+#[derive(Debug, Clone)]
+struct StoreFailures {
+    count: usize,
+    first: String,
 }
 
 /// An open cache. Dropping it commits every store queued so far.
@@ -283,43 +294,80 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
 }
 
 /// The writer thread: commit each batch of queued stores in one transaction until the cache
-/// is dropped. A store that fails is dropped: the cache only saves calls, it never fails a run.
+/// is dropped. A store that fails is dropped (the cache only saves calls, it never fails a run)
+/// and counted, for [`Cache::flush`] to tell.
 fn write_stores(connection: Connection, stores: &Receiver<Store>) {
+    let mut failures: Option<StoreFailures> = None;
     while let Ok(first) = stores.recv() {
         // Let the stores of the calls finishing now gather: one transaction then writes many
         // (each commit appends pages to the write-ahead log, and a long log is checkpointed).
         std::thread::sleep(GATHER);
-        let Ok(transaction) = connection.unchecked_transaction() else {
-            continue;
-        };
-        let queued = std::iter::once(first).chain(stores.try_iter().take(STORES_PER_COMMIT - 1));
-        for store in queued {
-            let _ = match store {
-                Store::Result(key, result) => transaction
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO results (key, score, side_info, passed) \
-                         VALUES (?1, ?2, ?3, ?4)",
-                    )
-                    .and_then(|mut insert| {
-                        let side_info = Value::Object(result.side_info).to_string();
-                        let row = params![key.as_bytes(), result.score, side_info, result.passed];
-                        insert.execute(row)
-                    }),
-                Store::Completion(key, completion) => transaction
-                    .prepare_cached(
-                        "INSERT OR REPLACE INTO completions (key, text, prompt_tokens, \
-                         completion_tokens, total_tokens) VALUES (?1, ?2, ?3, ?4, ?5)",
-                    )
-                    .and_then(|mut insert| {
-                        let [prompt, generated, total] = completion.tokens;
-                        let row =
-                            params![key.as_bytes(), completion.text, prompt, generated, total];
-                        insert.execute(row)
-                    }),
+        let mut queued: Vec<Store> = std::iter::once(first)
+            .chain(stores.try_iter().take(STORES_PER_COMMIT - 1))
+            .collect();
+        let flushes: Vec<_> = queued
+            .extract_if(.., |store| matches!(store, Store::Flush(_)))
+            .collect();
+        if !queued.is_empty() {
+            let batch = queued.len();
+            let (mut refused, mut first) = (0, None);
+            let committed = connection.unchecked_transaction().and_then(|transaction| {
+                for store in queued {
+                    if let Err(err) = write_store(&transaction, store) {
+                        refused += 1;
+                        first.get_or_insert(err.to_string());
+                    }
+                }
+                transaction.commit()
+            });
+            // A batch that was not committed lost every store it held.
+            let lost = match committed {
+                Err(err) => Some((batch, first.unwrap_or(err.to_string()))),
+                Ok(()) => first.map(|reason| (refused, reason)),
             };
+            if let Some((count, reason)) = lost {
+                failures
+                    .get_or_insert(StoreFailures {
+                        count: 0,
+                        first: reason,
+                    })
+                    .count += count;
+            }
         }
-        let _ = transaction.commit();
+        for flush in flushes {
+            if let Store::Flush(answer) = flush {
+                let _ = answer.send(failures.clone());
+            }
+        }
     }
+}
+
+/// Write one store in `transaction` (a flush writes nothing).
+fn write_store(transaction: &rusqlite::Transaction<'_>, store: Store) -> rusqlite::Result<()> {
+    match store {
+        Store::Result(key, result) => transaction
+            .prepare_cached(
+                "INSERT OR REPLACE INTO results (key, score, side_info, passed) \
+                 VALUES (?1, ?2, ?3, ?4)",
+            )
+            .and_then(|mut insert| {
+                let side_info = Value::Object(result.side_info).to_string();
+                let row = params![key.as_bytes(), result.score, side_info, result.passed];
+                insert.execute(row)
+            }),
+        Store::Completion(key, completion) => transaction
+            .prepare_cached(
+                "INSERT OR REPLACE INTO completions (key, text, prompt_tokens, \
+                 completion_tokens, total_tokens) VALUES (?1, ?2, ?3, ?4, ?5)",
+            )
+            .and_then(|mut insert| {
+                let [prompt, generated, total] = completion.tokens;
+                let row = params![key.as_bytes(), completion.text, prompt, generated, total];
+                insert.execute(row)
+            }),
+        Store::Flush(_) => Ok(0),
+    }
+    .map(|_| ())
 }
 
 impl Cache {
@@ -453,6 +501,24 @@ impl Cache {
     /// Queue the completion of `key` for the writer thread.
     pub fn put_completion(&self, key: &CallKey, completion: CachedCompletion) {
         self.queue(Store::Completion(*key, completion));
+    }
+
+    /// Wait until every store queued so far is committed; the warning of those that failed,
+    /// if any did (the cache is damaged in a way its reads did not show, or the disk is full):
+    /// the run's answers are right, but they were not kept.
+    pub fn flush(&self) -> Option<String> {
+        let (answer, answered) = mpsc::sync_channel(1);
+        self.queue(Store::Flush(answer));
+        let failures = answered.recv().ok()??;
+        let path = self.dir.join(DATABASE);
+        Some(format!(
+            "{}: {} could not be stored ({}): the run's answers are right, but the cache did not \
+             keep them; if the cache is damaged, `evalctl cache clear --cache-dir {}` removes it",
+            path.display(),
+            counted(failures.count, "answer", "answers"),
+            failures.first,
+            self.dir.display()
+        ))
     }
 
     fn queue(&self, store: Store) {

@@ -243,7 +243,11 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     if let Some(Err(error)) = saved.map(ResultsFile::finish) {
         write_error.get_or_insert(error);
     }
-    if let Some(warning) = work.keyed_files.changed_during_the_run() {
+    let cache_lost = work.cache.as_ref().and_then(crate::store::Cache::flush);
+    for warning in [work.keyed_files.changed_during_the_run(), cache_lost]
+        .into_iter()
+        .flatten()
+    {
         reporter.warning(warning);
     }
     let model = &work.model;

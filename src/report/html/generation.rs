@@ -11,7 +11,8 @@ use super::data::{Report, Row, SourceData};
 use super::escape::escape_text;
 use super::matrix::Matrix;
 use crate::report::summary::CandidateSummary;
-use crate::report::text::{counted, dollars, mean};
+use crate::report::text::{dollars, mean};
+use crate::text::counted;
 
 /// The style the two sections add to the page's (only when they are there).
 pub(super) const STYLE: &str = include_str!("generation.css");

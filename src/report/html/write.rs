@@ -7,8 +7,8 @@ use serde::Serialize;
 
 use super::data::Report;
 use crate::error::{bad_input, Problem};
-use crate::report::text::counted;
 use crate::report::{print, Document, Reporter, Styled};
+use crate::text::counted;
 use crate::text::{io_reason, size};
 
 /// Check, before any work, that the report can be written to `path` (`flag` names the option
