@@ -5,6 +5,15 @@
 use crate::common::{code, json_stdout, stderr_text, stdout_text, Sandbox, LOG_PAYLOAD};
 use serde_json::Value;
 
+/// The `name` of each JUnit test case, in order.
+fn test_case_names(junit: &str) -> Vec<&str> {
+    junit
+        .split("<testcase ")
+        .skip(1)
+        .filter_map(|case| case.split("name=\"").nth(1)?.split('"').next())
+        .collect()
+}
+
 #[test]
 fn examples_are_named_by_id_where_they_have_one() {
     let sb = Sandbox::new();
@@ -71,14 +80,8 @@ fn examples_are_named_by_id_where_they_have_one() {
         ]
     );
 
-    let junit = sb.read("junit.xml");
-    let names: Vec<&str> = junit
-        .split("<testcase ")
-        .skip(1)
-        .filter_map(|case| case.split("name=\"").nth(1)?.split('"').next())
-        .collect();
     assert_eq!(
-        names,
+        test_case_names(&sb.read("junit.xml")),
         [
             "cand-1 train q1 (line 1)",
             "cand-1 train 7 (line 2)",
@@ -202,14 +205,8 @@ fn ids_with_line_breaks_or_bidi_controls_stay_on_their_line_and_are_shown_not_ob
          wrote junit.xml: 2 test cases (0 failures, 2 errors)\n\
          exit 1: 2 of 2 calls failed\n"
     );
-    let junit = sb.read("junit.xml");
-    let names: Vec<&str> = junit
-        .split("<testcase ")
-        .skip(1)
-        .filter_map(|case| case.split("name=\"").nth(1)?.split('"').next())
-        .collect();
     assert_eq!(
-        names,
+        test_case_names(&sb.read("junit.xml")),
         [
             "cand-1 train line ⏎ break (line 1)",
             "cand-1 train \u{202e}txt.exe (line 2)"

@@ -228,24 +228,11 @@ fn a_model_script_edited_during_the_run_has_nothing_cached_after_the_change() {
     let sb = suite();
     sb.write("model.sh", GATED_MODEL);
     sb.write("go.t1", "");
-    let args = [
-        "tasks",
-        "run",
-        "tasks.jsonl",
-        "--no-config",
-        "--format",
-        "json",
-        "--model-command",
-        "sh model.sh",
-        "-j",
-        "1",
-        "--cache",
-        "--cache-dir",
-        "cache",
-    ];
+    // The suite's run, one call at a time, with the cache instead of --output.
+    let args = [&RUN_TO_SCORES[..10], &["--cache", "--cache-dir", "cache"]].concat();
     let running = crate::common::evalctl_process()
         .current_dir(sb.path())
-        .args(args)
+        .args(&args)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
