@@ -294,7 +294,9 @@ fn the_report_of_spec_score_records_shows_the_runs_that_did_not_pass() {
 #[test]
 fn the_ranking_of_a_partial_run_says_its_candidates_cover_different_calls() {
     let sandbox = Sandbox::new();
-    sandbox.write("d.jsonl", "{\"q\":\"1\"}\n{\"q\":\"2\"}\n{\"q\":\"3\"}\n");
+    // Calls fall to shards by their keys: with 80 calls, neither half is empty but once in 2^80.
+    let examples: String = (0..40).map(|q| format!("{{\"q\":\"{q}\"}}\n")).collect();
+    sandbox.write("d.jsonl", examples);
     sandbox.write("c.jsonl", CANDIDATES);
     for (shard, output) in [("1/2", "shard.jsonl"), ("0/1", "whole.jsonl")] {
         let out = sandbox
