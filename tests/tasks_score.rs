@@ -714,8 +714,8 @@ fn the_scores_of_an_interrupted_scoring_are_read_back_as_a_partial_run() {
             &json!({"missing_calls": 1, "plan_calls": 2, "missing_shards": [],
                     "description": "1 of 2 calls absent"}),
             &json!(
-                "1 of 2 calls absent: the run did not finish (run --resume completes it; \
-                    --allow-partial summarizes what is there); the call succeeded"
+                "1 of 2 calls absent: the run did not finish (scoring again to a new --output \
+                    completes it; --allow-partial summarizes what is there); the call succeeded"
             )
         )
     );

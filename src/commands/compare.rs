@@ -269,6 +269,10 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         (&config.base, &base_run.accounted),
         (&config.new, &new_run.accounted),
     ];
+    let completed_by = accounted
+        .iter()
+        .find_map(|(_, accounted)| accounted.partial.as_ref())
+        .map_or("", |partial| partial.completed_by);
     let incomplete: Vec<String> = accounted
         .into_iter()
         .filter(|_| !config.allow_partial)
@@ -321,6 +325,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         fail_on_regression: config.fail_on_regression,
         regressed,
         incomplete,
+        completed_by,
         closing: Verdict::new(exit, String::new()),
         verdict: String::new(),
     };

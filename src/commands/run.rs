@@ -296,6 +296,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             plan_calls_total.saturating_sub(covered),
             plan_calls_total,
             Vec::new(),
+            crate::record::completed_by(None),
         ),
     };
     let gates = config.gates;

@@ -10,5 +10,5 @@ mod run;
 mod scored;
 
 pub use line::{CallRecord, GenerationInfo, Split};
-pub use run::{EvaluatorInfo, RunIdentity, RunInfo, Splits, SPEC_SCORE};
+pub use run::{completed_by, EvaluatorInfo, RunIdentity, RunInfo, Splits, SPEC_SCORE};
 pub use scored::{ScoredLine, ScoredRun, SharedMembers};

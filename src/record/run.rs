@@ -39,12 +39,27 @@ pub struct RunInfo {
 /// The `command` of `spec score`'s lines.
 pub const SPEC_SCORE: &str = "spec score";
 
+/// What completes a run of `command` (`None`: `run`) when calls of its plan have no line:
+/// `--resume` for the commands that take it up, scoring again for the others.
+pub fn completed_by(command: Option<&str>) -> &'static str {
+    match command {
+        None => "run --resume completes it",
+        Some("tasks run") => "tasks run --resume with its --save-outputs completes it",
+        Some(_) => "scoring again to a new --output completes it",
+    }
+}
+
 impl RunInfo {
     /// Whether the lines' own verdicts gate the run, as they gate the command that wrote them:
     /// `spec score` exits 1 when a run did not pass, and so do `summarize` and `merge` of its
     /// records (`run --spec` is gated by its flags alone).
     pub fn gated_by_verdicts(&self) -> bool {
         self.command.as_deref() == Some(SPEC_SCORE)
+    }
+
+    /// What completes the run when calls of its plan have no line.
+    pub fn completed_by(&self) -> &'static str {
+        completed_by(self.command.as_deref())
     }
 
     /// The score range the run was made with (`unit` unless it says `any`).

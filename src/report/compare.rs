@@ -45,6 +45,9 @@ pub struct Comparison {
     /// fails the comparison, as it fails `summarize`, unless `--allow-partial`.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub incomplete: Vec<String>,
+    /// What completes them: `run --resume completes it`.
+    #[serde(skip)]
+    pub completed_by: &'static str,
     /// The exit code and why.
     #[serde(flatten)]
     pub closing: Verdict,
@@ -206,9 +209,9 @@ fn reason(comparison: &Comparison) -> String {
         .collect();
     if !comparison.incomplete.is_empty() {
         return format!(
-            "{}: the run did not finish (run --resume completes it; --allow-partial compares \
-             what is there)",
-            comparison.incomplete.join("; ")
+            "{}: the run did not finish ({}; --allow-partial compares what is there)",
+            comparison.incomplete.join("; "),
+            comparison.completed_by
         );
     }
     match comparison.fail_on_regression {
@@ -434,6 +437,7 @@ mod tests {
             fail_on_regression: None,
             regressed: Vec::new(),
             incomplete: Vec::new(),
+            completed_by: "",
             closing: Verdict::default(),
             verdict: String::new(),
         };

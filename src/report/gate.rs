@@ -128,11 +128,11 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
         }
         _ => {}
     }
-    if let Some(gate) = &report.complete {
+    if let (Some(gate), Some(partial)) = (&report.complete, &summary.partial) {
         parts.push(format!(
-            "{} of {} calls absent: the run did not finish (run --resume completes it; \
-             --allow-partial summarizes what is there)",
-            gate.missing_calls, gate.plan_calls
+            "{} of {} calls absent: the run did not finish ({}; --allow-partial summarizes what \
+             is there)",
+            gate.missing_calls, gate.plan_calls, partial.completed_by
         ));
     }
     let errors = &report.errors;

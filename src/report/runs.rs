@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde::Serialize;
 
 use crate::error::Problem;
-use crate::record::{CallRecord, RunInfo};
+use crate::record::{completed_by, CallRecord, RunInfo};
 
 /// Which lines to read, and whether an incomplete run is summarized.
 #[derive(Debug, Clone, Default)]
@@ -42,16 +42,20 @@ pub struct Partial {
     pub missing_shards: Vec<String>,
     /// The same in words: `shard 2/3 missing: 49 of 150 calls absent`.
     pub description: String,
+    /// What completes the run: `run --resume completes it`.
+    #[serde(skip)]
+    pub completed_by: &'static str,
 }
 
 impl Partial {
     /// `missing_calls` of the `plan_calls` of a run's plan absent, `missing_shards` (`K/N`)
-    /// with no line at all; `None` when no call is missing (a shard of a tiny plan may have had
-    /// no call, and so no line).
+    /// with no line at all, of a run that `completed_by` says how to complete; `None` when no
+    /// call is missing (a shard of a tiny plan may have had no call, and so no line).
     pub fn new(
         missing_calls: usize,
         plan_calls: usize,
         missing_shards: Vec<String>,
+        completed_by: &'static str,
     ) -> Option<Partial> {
         let description = match missing_shards.as_slice() {
             [] => format!("{missing_calls} of {plan_calls} calls absent"),
@@ -66,10 +70,11 @@ impl Partial {
             plan_calls,
             missing_shards,
             description,
+            completed_by,
         })
     }
 
-    /// What a run's shard `index` of `count` lacks of its run's `plan_calls`, `shard_calls`
+    /// What a `run` shard `index` of `count` lacks of its run's `plan_calls`, `shard_calls`
     /// being its own: the other shards, as a summary of its results file alone says.
     pub fn of_shard(
         index: u64,
@@ -81,7 +86,12 @@ impl Partial {
             .filter(|&k| k != index)
             .map(|k| format!("{k}/{count}"))
             .collect();
-        Partial::new(plan_calls.saturating_sub(shard_calls), plan_calls, others)
+        Partial::new(
+            plan_calls.saturating_sub(shard_calls),
+            plan_calls,
+            others,
+            completed_by(None),
+        )
     }
 }
 
@@ -408,7 +418,12 @@ impl Ledger {
             .collect();
         let plan_calls = identity.plan_calls;
         let missing_calls = plan_calls.saturating_sub(present);
-        let partial = Partial::new(missing_calls, plan_calls, missing_shards);
+        let partial = Partial::new(
+            missing_calls,
+            plan_calls,
+            missing_shards,
+            run.info.completed_by(),
+        );
         if let Some(partial) = partial
             .as_ref()
             .filter(|partial| !partial.missing_shards.is_empty() && !allow_partial)
