@@ -993,6 +993,31 @@ fn a_last_line_a_killed_run_cut_short_is_left_out_with_a_note() {
         .output()
         .unwrap();
     assert_eq!((code(&out), stderr_text(&out)), (2, only));
+    // A line cut after its first byte is one byte long.
+    sb.write(
+        "brace.jsonl",
+        format!("{}{{", &torn[..=torn.rfind('\n').unwrap()]),
+    );
+    let out = sb
+        .evalctl()
+        .args([
+            "summarize",
+            "--format",
+            "json",
+            "--allow-partial",
+            "brace.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            0,
+            "note: brace.jsonl:20: the last line was cut short by an interrupted run (1 byte): \
+             left out (run --resume completes the run)\n"
+                .to_string()
+        )
+    );
 }
 
 #[test]

@@ -81,8 +81,9 @@ pub fn torn_line_problem(display: &str, line: usize, bytes: u64) -> Problem {
         display,
         line,
         format!(
-            "the last line was cut short by an interrupted run ({bytes} bytes): left out (run \
-             --resume completes the run)"
+            "the last line was cut short by an interrupted run ({}): left out (run --resume \
+             completes the run)",
+            crate::text::counted(bytes as usize, "byte", "bytes")
         ),
     )
 }

@@ -280,8 +280,9 @@ pub fn check_output(
     // Lines appended after a last line without its newline would join it into one broken line.
     let reason = match torn {
         Some(torn) => Some(format!(
-            "line {} was cut short by an interrupted run ({} bytes)",
-            torn.line, torn.bytes
+            "line {} was cut short by an interrupted run ({})",
+            torn.line,
+            crate::text::counted(torn.bytes as usize, "byte", "bytes")
         )),
         None if !allowed.resume
             && std::fs::metadata(path).is_ok_and(|file| file.len() > 0)
