@@ -345,6 +345,21 @@ fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line()
         json_stdout(&first)["candidates"]
     );
     assert!(sb.read("out.jsonl").starts_with(&edited));
+
+    // Once the call has a line of its own, a second --resume makes no call, and says so.
+    let again = run(&["--resume"]);
+    assert_eq!(
+        (code(&again), stderr_text(&again)),
+        (
+            0,
+            "warning: out.jsonl: ignoring 1 line of this run with a score its --score-range \
+             refuses (edited by hand?): its call has another line; summarize, merge and report \
+             refuse the file until that line is corrected or removed\n\
+             resuming out.jsonl: 2 of 2 calls already done, 0 to make\n"
+                .to_string()
+        )
+    );
+    assert_eq!(sb.lines("calls.log").len(), 3);
 }
 
 #[test]

@@ -228,8 +228,9 @@ pub fn print_resumed(
     let path = path.display();
     if let Some(torn) = resumed.torn {
         reporter.warning(format!(
-            "{path}:{}: the last line was cut short by an interrupted run ({} bytes); removed it",
-            torn.line, torn.bytes
+            "{path}:{}: the last line was cut short by an interrupted run ({}); removed it",
+            torn.line,
+            counted(torn.bytes as usize, "byte", "bytes")
         ));
     }
     if resumed.foreign > 0 {
@@ -240,14 +241,23 @@ pub fn print_resumed(
         ));
     }
     if resumed.refused_scores > 0 {
-        let (lines, calls) = match resumed.refused_scores {
-            1 => ("that line is", "its call"),
-            _ => ("those lines are", "their calls"),
+        let one = resumed.refused_scores == 1;
+        let lines = if one {
+            "that line is"
+        } else {
+            "those lines are"
+        };
+        let calls = match resumed.refused_calls_remade {
+            0 if one => "its call has another line".to_string(),
+            0 => "their calls have other lines".to_string(),
+            remade if remade == resumed.refused_scores && one => "making its call again".into(),
+            remade if remade == resumed.refused_scores => "making their calls again".into(),
+            remade => format!("making {} again", counted(remade, "call", "calls")),
         };
         reporter.warning(format!(
             "{path}: ignoring {} of this run with a score its --score-range refuses (edited by \
-             hand?): making {calls} again; summarize, merge and report refuse the file until \
-             {lines} corrected or removed",
+             hand?): {calls}; summarize, merge and report refuse the file until {lines} \
+             corrected or removed",
             counted(resumed.refused_scores, "line", "lines"),
         ));
     }

@@ -30,6 +30,8 @@ pub struct Resumed {
     /// Lines of this run whose score the run's score range refuses (a line edited by hand):
     /// they answer no call.
     pub refused_scores: usize,
+    /// The calls of those lines that no other line answers: made again.
+    pub refused_calls_remade: usize,
     /// The torn last line that was cut off, if there was one.
     pub torn: Option<TornTail>,
 }
@@ -72,13 +74,17 @@ pub fn resume_from(
     // First pass: which line counts for each planned key.
     let mut chosen: HashMap<CallKey, (usize, bool)> = HashMap::new();
     let (mut foreign, mut refused_scores) = (0, 0);
+    let mut refused_keys = HashSet::new();
     let mut problems = Vec::new();
     for line in read(path)? {
         match line {
             Err(problem) => problems.push(problem),
             Ok(line) => match key_of(&line.record) {
                 None => foreign += 1,
-                Some(_) if score_refused(&line.record, score_range) => refused_scores += 1,
+                Some(key) if score_refused(&line.record, score_range) => {
+                    refused_scores += 1;
+                    refused_keys.insert(key);
+                }
                 Some(key) => {
                     let failed = line.record.error.is_some();
                     let counts = chosen
@@ -126,6 +132,10 @@ pub fn resume_from(
         done,
         foreign,
         refused_scores,
+        refused_calls_remade: refused_keys
+            .iter()
+            .filter(|key| !chosen.contains_key(key))
+            .count(),
         torn,
     })
 }
