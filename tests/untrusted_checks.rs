@@ -315,14 +315,18 @@ fn a_checks_file_sends_a_key_only_where_the_command_line_allows_it() {
             .output()
             .unwrap()
     };
+    // `run --checks`: with its one check refused, nothing would be evaluated: refused at once.
     let refused = run(&[]);
     assert_eq!(
-        stderr_text(&refused),
-        format!(
-            "warning: checks.json: check semantic_similarity: {}\n\
-             warning: check semantic_similarity errored in 1 of 1 calls and counted as failed \
-             (see side_info.check_results)\n",
-            endpoint_refusal(&server)["message"].as_str().unwrap()
+        (refused.status.code(), stderr_text(&refused)),
+        (
+            Some(2),
+            format!(
+                "error: checks.json: check semantic_similarity: {}\n\
+                 error: checks.json: no check of the file may run, so nothing would be \
+                 evaluated: allow what they name on the command line, or add a check that runs\n",
+                endpoint_refusal(&server)["message"].as_str().unwrap()
+            )
         )
     );
     assert_eq!(server.request_count(), 0, "the file's endpoint was called");

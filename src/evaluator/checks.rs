@@ -72,6 +72,28 @@ pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Ev
     if !setup_problems.is_empty() {
         return Err(crate::error::invalid(setup_problems));
     }
+    // A check the command line does not allow errs on every call (a warning says so); when no
+    // check may run, every call would score 0 without anything evaluated.
+    if checks.iter().all(|check| !check.refusals().is_empty()) {
+        let mut problems: Vec<Problem> = checks
+            .iter()
+            .zip(&names)
+            .flat_map(|(check, name)| {
+                check.refusals().iter().map(move |refusal| {
+                    Problem::new(
+                        path.display().to_string(),
+                        format!("check {name}: {}", refusal.describe("")),
+                    )
+                })
+            })
+            .collect();
+        problems.push(Problem::new(
+            path.display().to_string(),
+            "no check of the file may run, so nothing would be evaluated: allow what they name \
+             on the command line, or add a check that runs",
+        ));
+        return Err(crate::error::invalid(problems));
+    }
     let caller = checks
         .iter()
         .any(Check::calls_out)
