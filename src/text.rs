@@ -89,6 +89,38 @@ pub fn counted(count: usize, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
 }
 
+/// A score, mean or difference as the reports print it: four decimals (`0.8123`, with `{:+}`
+/// `+0.0412`), or four in scientific notation from 10^12 on (`1.0000e300`), where four decimals
+/// would print every digit of a huge `--score-range any` score.
+pub struct Fixed4(pub f64);
+
+impl std::fmt::Display for Fixed4 {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Fixed4(value) = *self;
+        match (value.abs() >= 1e12, f.sign_plus()) {
+            (false, false) => write!(f, "{value:.4}"),
+            (false, true) => write!(f, "{value:+.4}"),
+            (true, false) => write!(f, "{value:.4e}"),
+            (true, true) => write!(f, "{value:+.4e}"),
+        }
+    }
+}
+
+/// A threshold or raw score as the user would write it: its shortest form (`0.8`), or scientific
+/// notation from 10^12 on (`2e300`), where the shortest form would print every digit.
+pub struct Shortest(pub f64);
+
+impl std::fmt::Display for Shortest {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let Shortest(value) = *self;
+        if value.abs() >= 1e12 {
+            write!(f, "{value:e}")
+        } else {
+            write!(f, "{value}")
+        }
+    }
+}
+
 /// At most `max` characters of `text`, with an ellipsis when cut.
 pub fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
@@ -160,6 +192,30 @@ pub fn thousands(number: u64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn numbers_print_in_scientific_notation_from_ten_to_the_twelfth_on() {
+        let fixed = |value: f64| (format!("{}", Fixed4(value)), format!("{:+}", Fixed4(value)));
+        assert_eq!(fixed(0.8123456), ("0.8123".into(), "+0.8123".into()));
+        assert_eq!(fixed(-0.25), ("-0.2500".into(), "-0.2500".into()));
+        assert_eq!(
+            fixed(999e9),
+            ("999000000000.0000".into(), "+999000000000.0000".into())
+        );
+        assert_eq!(fixed(1e300), ("1.0000e300".into(), "+1.0000e300".into()));
+        assert_eq!(fixed(-1.5e12), ("-1.5000e12".into(), "-1.5000e12".into()));
+        assert_eq!(fixed(f64::INFINITY).0, "inf");
+        let shortest = |value: f64| Shortest(value).to_string();
+        assert_eq!(
+            [
+                shortest(0.8),
+                shortest(5.0),
+                shortest(2e300),
+                shortest(-3e15)
+            ],
+            ["0.8", "5", "2e300", "-3e15"]
+        );
+    }
 
     #[test]
     fn one_line_folds_lines_and_shows_control_characters() {

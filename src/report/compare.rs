@@ -22,7 +22,7 @@ use crate::exit::Verdict;
 use crate::interval::spread;
 use crate::record::Split;
 use crate::text::counted;
-use crate::text::fold_lines;
+use crate::text::{fold_lines, Fixed4};
 
 /// Regressions listed per candidate and split.
 const REGRESSIONS_SHOWN: usize = 5;
@@ -224,7 +224,13 @@ fn reason(comparison: &Comparison) -> String {
                 .candidates
                 .iter()
                 .filter(|c| comparison.regressed.contains(&c.id))
-                .filter_map(|c| Some(format!("{} {:+.4}", c.id, c.score.as_ref()?.difference)))
+                .filter_map(|c| {
+                    Some(format!(
+                        "{} {:+}",
+                        c.id,
+                        Fixed4(c.score.as_ref()?.difference)
+                    ))
+                })
                 .collect();
             format!(
                 "the {split} dropped by more than --fail-on-regression {limit}: {}",
@@ -280,17 +286,17 @@ pub fn render(comparison: &Comparison) -> String {
     for c in &comparison.candidates {
         for (split, s) in &c.splits {
             let interval = s.ci95.map_or_else(String::new, |[lo, hi]| {
-                format!(" (95% CI {lo:+.4} to {hi:+.4})")
+                format!(" (95% CI {:+} to {:+})", Fixed4(lo), Fixed4(hi))
             });
             let label = match split {
                 Split::Single => c.id.clone(),
                 split => format!("{} {}", c.id, split_name(*split)),
             };
             out.push_str(&format!(
-                "{label}: {:.4} -> {:.4}, {:+.4}{interval}; {}: {}, {}, {}\n",
-                s.base_mean,
-                s.new_mean,
-                s.difference,
+                "{label}: {} -> {}, {:+}{interval}; {}: {}, {}, {}\n",
+                Fixed4(s.base_mean),
+                Fixed4(s.new_mean),
+                Fixed4(s.difference),
                 counted(s.pairs, "pair", "pairs"),
                 counted(s.wins, "win", "wins"),
                 counted(s.ties, "tie", "ties"),
@@ -298,10 +304,10 @@ pub fn render(comparison: &Comparison) -> String {
             ));
             for r in &s.regressions {
                 out.push_str(&format!(
-                    "  regression: {}: {:.4} -> {:.4}\n",
+                    "  regression: {}: {} -> {}\n",
                     r.example_label(),
-                    r.base,
-                    r.new
+                    Fixed4(r.base),
+                    Fixed4(r.new)
                 ));
             }
         }
@@ -359,15 +365,15 @@ pub fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String
         let rows = c.splits.iter().map(|(split, s)| {
             let interval = s.ci95.map_or_else(
                 || "—".to_string(),
-                |[lo, hi]| format!("{lo:+.4} to {hi:+.4}"),
+                |[lo, hi]| format!("{:+} to {:+}", Fixed4(lo), Fixed4(hi)),
             );
             let gated = if c.split == *split { " (score)" } else { "" };
             vec![
                 format!("{}{gated}", split_name(*split)),
                 s.pairs.to_string(),
-                format!("{:.4}", s.base_mean),
-                format!("{:.4}", s.new_mean),
-                format!("{:+.4}", s.difference),
+                Fixed4(s.base_mean).to_string(),
+                Fixed4(s.new_mean).to_string(),
+                format!("{:+}", Fixed4(s.difference)),
                 interval,
                 format!("{} / {} / {}", s.wins, s.ties, s.losses),
             ]
@@ -386,9 +392,9 @@ pub fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String
         let rows = regressions.iter().map(|r| {
             vec![
                 r.example_label(),
-                format!("{:.4}", r.base),
-                format!("{:.4}", r.new),
-                format!("{:+.4}", r.new - r.base),
+                Fixed4(r.base).to_string(),
+                Fixed4(r.new).to_string(),
+                format!("{:+}", Fixed4(r.new - r.base)),
             ]
         });
         out.push_str(&markdown::rows_table(

@@ -9,6 +9,7 @@ use super::summary::{
     CandidateSummary, CompleteGate, ErrorGate, FailUnderGate, GateReport, Summary,
 };
 use crate::exit::{Exit, Verdict};
+use crate::text::{Fixed4, Shortest};
 
 /// The gates a run is judged by (`--fail-under`, `--max-errors`, `--max-error-rate`, and for
 /// `summarize` and `merge` the calls absent from the shards read).
@@ -176,7 +177,10 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
     if let Some(gate) = &report.fail_under {
         let threshold = gate.threshold;
         if gate.passed {
-            parts.push(format!("no candidate below --fail-under {threshold}"));
+            parts.push(format!(
+                "no candidate below --fail-under {}",
+                Shortest(threshold)
+            ));
         }
         for candidate in summary
             .candidates
@@ -199,10 +203,14 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
     }
     if let Some(gate) = &report.pass_score {
         parts.push(match gate.below {
-            0 => format!("no call scored below --pass-score {}", gate.threshold),
+            0 => format!(
+                "no call scored below --pass-score {}",
+                Shortest(gate.threshold)
+            ),
             below => format!(
                 "{below} of {} calls scored below --pass-score {}",
-                gate.calls, gate.threshold
+                gate.calls,
+                Shortest(gate.threshold)
             ),
         });
     }
@@ -221,10 +229,15 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
 /// report say it alike).
 pub(super) fn below_fail_under(candidate: &CandidateSummary, threshold: f64) -> String {
     match candidate.score {
-        Some(score) => format!("scored {score:.4}, below --fail-under {threshold}"),
+        Some(score) => format!(
+            "scored {}, below --fail-under {}",
+            Fixed4(score),
+            Shortest(threshold)
+        ),
         None => format!(
-            "has no score (no {}call finished), below --fail-under {threshold}",
-            scoring_split(candidate)
+            "has no score (no {}call finished), below --fail-under {}",
+            scoring_split(candidate),
+            Shortest(threshold)
         ),
     }
 }
@@ -234,8 +247,9 @@ pub(super) fn below_fail_under(candidate: &CandidateSummary, threshold: f64) -> 
 /// report say it alike).
 pub(super) fn not_judged(candidate: &CandidateSummary, threshold: f64) -> String {
     format!(
-        "has no {}score among the calls read: not judged by --fail-under {threshold}",
-        scoring_split(candidate)
+        "has no {}score among the calls read: not judged by --fail-under {}",
+        scoring_split(candidate),
+        Shortest(threshold)
     )
 }
 

@@ -15,7 +15,7 @@ use super::summary::{scored_below, verdict_failed, Summary};
 use crate::error::{bad_flag, Fatal};
 use crate::record::{CallRecord, Split};
 use crate::text::counted;
-use crate::text::{escape_chars, io_reason, markup_escape};
+use crate::text::{escape_chars, io_reason, markup_escape, Fixed4, Shortest};
 
 /// The JUnit report, filled as calls finish.
 pub struct Junit {
@@ -146,7 +146,11 @@ impl Junit {
             },
             (None, Some(pass)) if scored_below(record, pass) => Outcome::Failed {
                 kind: "score",
-                message: format!("score {} is below --pass-score {pass}", record.score),
+                message: format!(
+                    "score {} is below --pass-score {}",
+                    Shortest(record.score),
+                    Shortest(pass)
+                ),
             },
             _ => Outcome::Passed,
         };
@@ -253,7 +257,7 @@ impl Junit {
                         FailUnder::Met
                     };
                     let score = candidate.score.map_or("score: none".to_string(), |score| {
-                        format!("score: {score:.4}")
+                        format!("score: {}", Fixed4(score))
                     });
                     (candidate.row_name(), outcome, score)
                 })
@@ -264,8 +268,9 @@ impl Junit {
             let failed = count(|outcome| matches!(outcome, FailUnder::Failed(_)));
             let not_run = count(|outcome| matches!(outcome, FailUnder::NotJudged(_)));
             suites.push_str(&format!(
-                "  <testsuite name=\"--fail-under {threshold}\" tests=\"{}\" failures=\"{failed}\" \
+                "  <testsuite name=\"--fail-under {}\" tests=\"{}\" failures=\"{failed}\" \
                  errors=\"0\" skipped=\"{not_run}\" time=\"0.000\">\n",
+                Shortest(threshold),
                 cases.len()
             ));
             for (name, outcome, score) in &cases {

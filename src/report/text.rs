@@ -2,7 +2,7 @@
 
 use super::summary::{Aggregate, Calls, CandidateSummary, Summary, Usage};
 use super::terminal::{Paint, Styled};
-use crate::text::{counted, one_line, visible};
+use crate::text::{counted, one_line, visible, Fixed4};
 
 /// Render `summary` as a table.
 pub fn render(summary: &Summary) -> Styled {
@@ -219,13 +219,13 @@ pub(super) fn aligned(rows: &[Vec<String>], paint: impl Fn(usize) -> Option<Pain
 /// `0.8123 ± 0.0412` (the half-width of the 95% interval), or the bare mean without one.
 pub(super) fn mean(aggregate: &Aggregate) -> String {
     match (aggregate.mean, aggregate.ci95) {
-        (Some(mean), Some([lo, hi])) => format!("{mean:.4} ± {:.4}", (hi - lo) / 2.0),
+        (Some(mean), Some([lo, hi])) => format!("{} ± {}", Fixed4(mean), Fixed4((hi - lo) / 2.0)),
         (mean, _) => number(mean),
     }
 }
 
 fn number(value: Option<f64>) -> String {
-    value.map_or_else(|| "-".to_string(), |value| format!("{value:.4}"))
+    value.map_or_else(|| "-".to_string(), |value| Fixed4(value).to_string())
 }
 
 /// The summary table, header first: one row per candidate, or per candidate × task model under

@@ -95,8 +95,9 @@ impl Document for ScoreSummary {
 /// The score table under a `title` line, its header painted.
 fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
     let row = |name: &str, agg: &Aggregate| {
-        let shown =
-            |value: Option<f64>| value.map_or_else(|| "—".to_string(), |v| format!("{v:.4}"));
+        let shown = |value: Option<f64>| {
+            value.map_or_else(|| "—".to_string(), |v| crate::text::Fixed4(v).to_string())
+        };
         format!(
             "  {name:<16} {:>6} {:>7} {:>8} {:>8} {:>8}\n",
             agg.tasks,

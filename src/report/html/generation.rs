@@ -12,7 +12,7 @@ use super::escape::escape_text;
 use super::matrix::Matrix;
 use crate::report::summary::CandidateSummary;
 use crate::report::text::{dollars, mean};
-use crate::text::counted;
+use crate::text::{counted, Fixed4};
 
 /// The style the two sections add to the page's (only when they are there).
 pub(super) const STYLE: &str = include_str!("generation.css");
@@ -95,7 +95,8 @@ fn cell(html: &mut String, pair: &CandidateSummary) {
         details.push(format!("pass rate {:.1}%", rate * 100.0));
     }
     if let Some(pass) = &pair.pass_at_k {
-        let number = |value: Option<f64>| value.map_or_else(|| "—".into(), |v| format!("{v:.4}"));
+        let number =
+            |value: Option<f64>| value.map_or_else(|| "—".into(), |v| Fixed4(v).to_string());
         details.push(format!(
             "pass@1 {}, pass@{} {}",
             number(pass.pass_at_1),
@@ -227,7 +228,7 @@ fn answer_row(html: &mut String, candidate: &str, row: &Row, repeats: bool, reas
     }
     let score = match (&row.error, row.score) {
         (Some((kind, _)), _) => format!("<span class=\"pill\">{}</span>", escape_text(kind)),
-        (None, Some(score)) => format!("{score:.4}"),
+        (None, Some(score)) => Fixed4(score).to_string(),
         (None, None) => "—".to_string(),
     };
     let _ = write!(html, "<td class=\"num\">{score}</td><td class=\"answer\">");
