@@ -230,6 +230,30 @@ fn ids_with_line_breaks_or_bidi_controls_stay_on_their_line_and_are_shown_not_ob
             "  regression: train \\u{202e}txt.exe (line 2): 1.0000 -> 0.0000"
         ]
     );
+    // In JSON the control is an escape: the same string, printed safely.
+    let compared = sb
+        .evalctl()
+        .args(["compare", "base.jsonl", "new.jsonl", "--format", "json"])
+        .arg("--allow-different-inputs")
+        .output()
+        .unwrap();
+    let ids: Vec<&str> = std::str::from_utf8(&compared.stdout)
+        .unwrap()
+        .lines()
+        .filter(|line| line.contains("\"example_id\""))
+        .map(str::trim)
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            "\"example_id\": \"line\\nbreak\",",
+            "\"example_id\": \"\\u202etxt.exe\",",
+            "\"example_id\": \"line\\nbreak\",",
+            "\"example_id\": \"\\u202etxt.exe\","
+        ]
+    );
+    let regressions = &json_stdout(&compared)["candidates"][0]["splits"]["train"]["regressions"];
+    assert_eq!(regressions[1]["example_id"], "\u{202e}txt.exe");
 }
 
 /// A dataset and a valset whose examples have ids, and an evaluator that logs each payload.

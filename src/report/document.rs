@@ -44,9 +44,11 @@ impl Document for crate::evaluation_spec::summary::ScoreSummary {
     }
 }
 
-/// Print `value` as one pretty-printed JSON document and a newline.
+/// Print `value` as one pretty-printed JSON document and a newline, the characters a terminal
+/// would obey escaped.
 pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    print_stdout(&format!("{}\n", serde_json::to_string_pretty(value)?))
+    let json = crate::text::json_visible(serde_json::to_string_pretty(value)?);
+    print_stdout(&format!("{json}\n"))
 }
 
 #[cfg(test)]
