@@ -173,6 +173,21 @@ fn invalid_output_errors_quote_stderr() {
         record["error"]["message"],
         "output is not valid JSON (expected value at line 1 column 1): Traceback: oops"
     );
+    // Nested past the JSON limit: said as every JSON input says it.
+    let deep = format!(
+        "{{\"score\":1,\"x\":{}{}}}",
+        "[".repeat(128),
+        "]".repeat(128)
+    );
+    let (_, record) = run_once(&sb, &deep, "unit", &[]);
+    assert_eq!(
+        record["error"]["message"],
+        format!(
+            "output is not valid JSON (arrays and objects nest deeper than 127 levels (the limit) \
+             at line 1 column 142): {}…",
+            &deep[..200]
+        )
+    );
 }
 
 #[test]

@@ -5,6 +5,7 @@ use serde_json::{Map, Value};
 
 use super::lenient_json::{parse_lenient, restore_tokens, sentinel_token};
 use super::outcome::{CallError, ErrorKind};
+use crate::input::json_error_what;
 use crate::text::{clip, json_type, one_line};
 
 /// Which scores are valid (`--score-range`).
@@ -135,7 +136,10 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
             CallError::new(
                 ErrorKind::InvalidJson,
                 format!(
-                    "output is not valid JSON ({err}): {}",
+                    "output is not valid JSON ({} at line {} column {}): {}",
+                    json_error_what(&err),
+                    err.line(),
+                    err.column(),
                     clip(&one_line(text.trim()), 200)
                 ),
             )
