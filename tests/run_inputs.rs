@@ -403,23 +403,29 @@ error: vdir: is a directory, not a file
 fn one_bad_file_as_dataset_and_valset_has_its_problems_said_once() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{}\nbad\n");
-    let out = sb
-        .run_with(MARKING)
-        .args([
-            "--candidate",
-            "c",
-            "--dataset",
-            "d.jsonl",
-            "--valset",
-            "d.jsonl",
-        ])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
-    assert_eq!(
-        stderr_text(&out),
-        "error: d.jsonl:2: invalid JSON: expected value at column 1\n"
-    );
+    // Named the same way, or two ways: the problems are said under --dataset's name.
+    for valset in ["d.jsonl", "./d.jsonl"] {
+        let out = sb
+            .run_with(MARKING)
+            .args([
+                "--candidate",
+                "c",
+                "--dataset",
+                "d.jsonl",
+                "--valset",
+                valset,
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(
+            (code(&out), stderr_text(&out)),
+            (
+                2,
+                "error: d.jsonl:2: invalid JSON: expected value at column 1\n".to_string()
+            ),
+            "{valset}"
+        );
+    }
     assert!(!sb.exists("called"));
 }
 

@@ -19,7 +19,8 @@ use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_lines, parse_object_line, repeated_ids, Record};
 pub use selection::ExampleSelection;
 pub use source::{
-    document_json_reason, json_error_what, read_input_file, second_value_starts_line, Source,
+    document_json_reason, json_error_what, read_input_file, same_file, second_value_starts_line,
+    Source,
 };
 pub use stream::JsonlStream;
 
@@ -67,7 +68,29 @@ pub fn load_inputs(
         };
         (candidates, joined(dataset), joined(valset), problems)
     });
-    // One file given as both --dataset and --valset has its problems said once.
+    // One file given as both --dataset and --valset, however it is named, has its problems said
+    // once, under the name --dataset gives it.
+    let valset = match split_paths {
+        [Some(named), Some(again)] if named != again && same_file(named, again) => {
+            valset.map(|split| {
+                split.map_err(|problems| {
+                    let (named, again) = (named.display().to_string(), again.display().to_string());
+                    problems
+                        .into_iter()
+                        .map(|problem| Problem {
+                            source: if problem.source == again {
+                                named.clone()
+                            } else {
+                                problem.source
+                            },
+                            ..problem
+                        })
+                        .collect()
+                })
+            })
+        }
+        _ => valset,
+    };
     let mut said: std::collections::HashSet<Problem> = problems.iter().cloned().collect();
     let mut keep_records = |split: Option<Result<Vec<Record>, Vec<Problem>>>| {
         split.map(|result| {

@@ -164,3 +164,27 @@ pub fn json_error_what(err: &serde_json::Error) -> String {
         None => what.to_string(),
     }
 }
+
+/// Whether `a` and `b` are one regular file: both exist and share device and inode, or one does
+/// not exist yet and both resolve to the same path (their directories resolved, links
+/// followed). A device or FIFO (`/dev/null`) may take any number of outputs.
+pub fn same_file(a: &Path, b: &Path) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    match (std::fs::metadata(a), std::fs::metadata(b)) {
+        (Ok(a), Ok(b)) => a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino(),
+        (Ok(_), Err(_)) | (Err(_), Ok(_)) => false,
+        (Err(_), Err(_)) => resolved(a) == resolved(b),
+    }
+}
+
+/// The path a file that does not exist yet would have: its directory resolved (links followed,
+/// `..` taken), its name kept.
+fn resolved(path: &Path) -> PathBuf {
+    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    match (absolute.parent(), absolute.file_name()) {
+        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
+            .map(|dir| dir.join(name))
+            .unwrap_or(absolute),
+        _ => absolute,
+    }
+}

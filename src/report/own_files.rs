@@ -5,9 +5,10 @@
 //! are one file (device and inode, however they are named), or when they are named by the same
 //! path.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::error::{Fatal, Problem};
+use crate::input::same_file;
 
 /// What a file is to the command: the flag (or argument) that names it and its path.
 pub type Named<'a> = (&'a str, &'a Path);
@@ -67,30 +68,6 @@ pub fn check_read_once(files: &[String]) -> anyhow::Result<()> {
 
 fn is_stdio(path: &Path) -> bool {
     path.as_os_str() == "-"
-}
-
-/// Whether `a` and `b` are one regular file: both exist and share device and inode, or one does
-/// not exist yet and both resolve to the same path (their directories resolved, links
-/// followed). A device or FIFO (`/dev/null`) may take any number of outputs.
-fn same_file(a: &Path, b: &Path) -> bool {
-    use std::os::unix::fs::MetadataExt;
-    match (std::fs::metadata(a), std::fs::metadata(b)) {
-        (Ok(a), Ok(b)) => a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino(),
-        (Ok(_), Err(_)) | (Err(_), Ok(_)) => false,
-        (Err(_), Err(_)) => resolved(a) == resolved(b),
-    }
-}
-
-/// The path a file that does not exist yet would have: its directory resolved (links followed,
-/// `..` taken), its name kept.
-fn resolved(path: &Path) -> PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
-    match (absolute.parent(), absolute.file_name()) {
-        (Some(dir), Some(name)) => std::fs::canonicalize(dir)
-            .map(|dir| dir.join(name))
-            .unwrap_or(absolute),
-        _ => absolute,
-    }
 }
 
 #[cfg(test)]
