@@ -41,6 +41,7 @@ mod interrupt;
 mod interval;
 mod judging;
 mod llm;
+mod mapped;
 mod owner_only;
 mod patterns;
 mod pool;

@@ -12,6 +12,7 @@ use super::jsonl::{jsonl_line, parse_object_line};
 use super::source::Source;
 use crate::error::Problem;
 use crate::interrupt::InterruptibleRead;
+use crate::mapped::{self, Mapped};
 use crate::text::io_reason;
 
 /// The non-blank records of a JSONL file or stdin, in order.
@@ -72,20 +73,18 @@ impl JsonlStream {
         if !std::fs::metadata(path).ok()?.is_file() {
             return None;
         }
-        let mut file = File::open(path).ok()?;
-        let mut chunk = vec![0; 1 << 20];
+        let file = File::open(path).ok()?;
+        let size = file.metadata().ok()?.len();
         let (mut records, mut in_record) = (0, false);
-        loop {
+        // Mapped a window at a time, not read: reading would copy every byte of a file often
+        // larger than the records scored from it.
+        for offset in (0..size).step_by(usize::try_from(mapped::WINDOW).ok()?) {
             if crate::interrupt::interrupt_requested() {
                 return None;
             }
-            let read = match std::io::Read::read(&mut file, &mut chunk) {
-                Ok(0) => break,
-                Ok(read) => read,
-                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => continue,
-                Err(_) => return None,
-            };
-            let mut rest = &chunk[..read];
+            let len = usize::try_from(mapped::WINDOW.min(size - offset)).ok()?;
+            let window = Mapped::for_reading(&file, offset, len)?;
+            let mut rest = window.bytes();
             while !rest.is_empty() {
                 let line_end = memchr::memchr(b'\n', rest);
                 let part = &rest[..line_end.unwrap_or(rest.len())];

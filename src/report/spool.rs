@@ -10,12 +10,12 @@
 
 use std::fs::File;
 use std::io::{BufRead, BufReader, BufWriter, Read, Seek, Write};
-use std::os::unix::fs::FileExt;
 use std::path::Path;
 
 use serde::Serialize;
 
 use crate::error::Fatal;
+use crate::mapped::{self, Mapped};
 use crate::report::ResultsFile;
 
 /// How many bytes of records are gathered before they are written: large writes, few system
@@ -101,14 +101,8 @@ impl Spool {
         if !self.unnamed {
             return ResultsFile::open(output)?.append_from(&mut self.records(members)?);
         }
-        let (mut file, linkable) = if members.len() == self.room {
-            let rooms = std::mem::take(&mut self.rooms);
-            let file = self.into_file()?;
-            for at in rooms {
-                file.write_all_at(members, at)
-                    .map_err(|err| spool_error(&err))?;
-            }
-            (file, true)
+        let (mut file, linkable) = if self.write_into_rooms(members)? {
+            (self.file, true)
         } else {
             let spool = Spool::create(Some(output), || 0)?;
             let linkable = spool.unnamed;
@@ -134,6 +128,41 @@ impl Spool {
         let mut file = self.into_file()?;
         file.rewind().map_err(|err| spool_error(&err))?;
         Ok(WithMembers::new(file, room, members))
+    }
+
+    /// Write `members` into the room of every record, in place, through a mapping of the spool,
+    /// a window at a time (no system call a record); `false` when they do not fit the room or
+    /// the spool cannot be mapped (the records then leave the spool as they do for stdout).
+    fn write_into_rooms(&mut self, members: &[u8]) -> anyhow::Result<bool> {
+        if members.len() != self.room {
+            return Ok(false);
+        }
+        self.write_pending()?;
+        let (page, length) = (mapped::page_size(), members.len() as u64);
+        let mut rooms = self.rooms.as_slice();
+        // A window from the page of the first room left, holding every room that ends in it.
+        while let Some(&first) = rooms.first() {
+            let start = first - first % page;
+            let end = (start + mapped::WINDOW)
+                .min(self.written)
+                .max(first + length);
+            let count = rooms.partition_point(|&at| at + length <= end);
+            // (When a window cannot be mapped, the rooms written so far are written over again
+            // as the records are copied out of the spool.)
+            let Some(mut window) = usize::try_from(end - start)
+                .ok()
+                .and_then(|len| Mapped::for_writing(&self.file, start, len))
+            else {
+                return Ok(false);
+            };
+            let bytes = window.bytes_mut();
+            for &at in &rooms[..count] {
+                let at = (at - start) as usize;
+                bytes[at..at + members.len()].copy_from_slice(members);
+            }
+            rooms = &rooms[count..];
+        }
+        Ok(true)
     }
 
     fn into_file(mut self) -> anyhow::Result<File> {
@@ -276,6 +305,32 @@ mod tests {
             written,
             "{\"a\":1,\"m\":0}\n{\"b\":2,\"m\":0}\n{\"c\":3,\"m\":0}\n"
         );
+    }
+
+    #[test]
+    fn members_are_written_into_rooms_across_every_window_of_the_spool() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let output = dir.path().join("records.jsonl");
+        // 20,000 records of 1 KiB: the rooms span five windows, some across their edges.
+        let text = "x".repeat(1000);
+        let mut spool = Spool::create(Some(&output), || 7).expect("a spool");
+        for index in 0..20_000 {
+            spool
+                .write(&serde_json::json!({"i": index, "t": text}))
+                .expect("spooled");
+        }
+        spool.append_to(&output, b",\"m\":42").expect("appended");
+        let written = std::fs::read_to_string(&output).expect("written");
+        let lines: Vec<&str> = written.lines().collect();
+        assert_eq!(lines.len(), 20_000);
+        for (index, line) in lines.iter().enumerate() {
+            assert_eq!(
+                line.strip_prefix(&format!("{{\"i\":{index},\"t\":\"{text}\""))
+                    .expect("the record"),
+                ",\"m\":42}",
+                "record {index}"
+            );
+        }
     }
 
     #[test]
