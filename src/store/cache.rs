@@ -7,6 +7,7 @@
 //! cache creates is readable by its owner only (the directory 0700, the database files 0600).
 
 use std::collections::HashSet;
+use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{self, Receiver, Sender};
 use std::sync::Mutex;
@@ -197,12 +198,20 @@ fn count_entries(dir: &Path) -> anyhow::Result<u64> {
             |row| row.get(0),
         )
     };
-    // A URI names the file: `%`, `?` and `#` in its path are escaped.
-    let file = dir.join(DATABASE).display().to_string();
-    let file = file
-        .replace('%', "%25")
-        .replace('?', "%3f")
-        .replace('#', "%23");
+    // A URI names the file: every byte of its path but letters, digits and `/-._~` is escaped
+    // (a path need not be UTF-8).
+    let file: String = dir
+        .join(DATABASE)
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .map(|&byte| match byte {
+            b'a'..=b'z' | b'A'..=b'Z' | b'0'..=b'9' | b'/' | b'-' | b'.' | b'_' | b'~' => {
+                char::from(byte).to_string()
+            }
+            _ => format!("%{byte:02X}"),
+        })
+        .collect();
     match count(format!("file:{file}")) {
         Err(rusqlite::Error::SqliteFailure(failure, _))
             if failure.code == rusqlite::ErrorCode::CannotOpen =>
@@ -633,5 +642,18 @@ mod tests {
         assert_eq!((hit.text.as_str(), hit.tokens), ("the answer", [1, 2, 3]));
         assert_eq!(Cache::stats(dir.path()).unwrap().entries, 2);
         assert_eq!(Cache::clear(dir.path()).unwrap(), Some(2));
+    }
+
+    #[test]
+    fn the_entries_are_counted_in_a_directory_whose_name_is_not_utf8_or_has_uri_characters() {
+        use std::ffi::OsStr;
+        let dir = tempfile::tempdir().unwrap();
+        for name in [&b"cache-\xff"[..], b"50% ?a#b c"] {
+            let cache_dir = dir.path().join(OsStr::from_bytes(name));
+            let cache = Cache::open(&cache_dir).unwrap();
+            cache.put(&key(1), result(0.5));
+            drop(cache);
+            assert_eq!(count_entries(&cache_dir).unwrap(), 1, "{cache_dir:?}");
+        }
     }
 }
