@@ -275,8 +275,8 @@ fn a_command_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
 }
 
 /// A loopback OpenAI-compatible server: the model `small` answers with the capital alone,
-/// `large` in a sentence, and `judge` as an LLM judge, `{"score": 1}`; usage in every reply
-/// (12 prompt and 3 completion tokens); 401 without the key.
+/// `large` in a sentence, `judge` as an LLM judge, `{"score": 1}`, and `prude` refuses; usage
+/// in every reply (12 prompt and 3 completion tokens); 401 without the key.
 pub(crate) fn fake_openai() -> Server {
     Server::start(|request, _| {
         if request.header("Authorization") != Some(&format!("Bearer {KEY}")) {
@@ -303,7 +303,10 @@ pub(crate) fn fake_openai() -> Server {
             Some("judge") => json!({"score": 1}).to_string(),
             _ => format!("The capital is {city}."),
         };
-        let choice = if request.path == "/v1/chat/completions" {
+        let choice = if body["model"] == "prude" {
+            json!({"index": 0, "message": {"role": "assistant", "content": null,
+                   "refusal": "I can't help with that."}, "finish_reason": "stop"})
+        } else if request.path == "/v1/chat/completions" {
             json!({"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"})
         } else {
             json!({"index": 0, "text": answer, "finish_reason": "stop"})
@@ -628,6 +631,35 @@ fn a_failed_generation_is_a_failed_call_naming_the_task_model() {
         json!({"kind": "exit_status", "message": "task model command 'sh model.sh': command exited with code 3; stderr: out of memory"})
     );
     assert_eq!(lines[0].get("output"), None);
+}
+
+#[test]
+fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let output = generate_as(&sb, "text")
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "--task-model",
+            "acme/prude",
+            "--task-base-url",
+            &server.url("/v1"),
+        ])
+        .args(["--skip-preflight", "--limit", "1", "--retries", "0"])
+        .args(["--output", "results.jsonl", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1);
+    assert_eq!(
+        stderr_text(&output),
+        "failed: terse.txt with acme/prude train fr (line 1): invalid_output: task model \
+         acme/prude: the model refused: I can't help with that.\nexit 1: 1 of 1 calls failed\n"
+    );
+    assert_eq!(sb.jsonl("results.jsonl")[0].get("output"), None);
 }
 
 // ----- problems before any call -----------------------------------------------------------------

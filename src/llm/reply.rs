@@ -110,7 +110,12 @@ pub fn not_json(body: &[u8], err: &serde_json::Error) -> CallError {
     )
 }
 
-/// The completion text and usage of a (chat) completions reply.
+/// Why a reply the API's content filter withheld has no answer.
+const CONTENT_FILTERED: &str =
+    "the API's content filter withheld the reply (finish_reason content_filter)";
+
+/// The completion text and usage of a (chat) completions reply; a refusal or a reply the API's
+/// content filter withheld is an `invalid_output` error.
 pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
     let invalid = |reason: String| CallError::new(ErrorKind::InvalidOutput, reason);
     let reply: Value = serde_json::from_slice(body).map_err(|err| not_json(body, &err))?;
@@ -118,9 +123,26 @@ pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
         Api::Chat => ("/choices/0/message/content", "choices[0].message.content"),
         Api::Completions => ("/choices/0/text", "choices[0].text"),
     };
+    // A refusal, or a reply the API's content filter withheld, is no answer to score.
+    if let Some(refusal) = reply
+        .pointer("/choices/0/message/refusal")
+        .and_then(Value::as_str)
+        .filter(|refusal| !refusal.trim().is_empty())
+    {
+        return Err(invalid(format!(
+            "the model refused: {}",
+            clip(&one_line(refusal.trim()), 200)
+        )));
+    }
+    let filtered =
+        reply.pointer("/choices/0/finish_reason") == Some(&Value::from("content_filter"));
     let text = match reply.pointer(pointer) {
+        Some(Value::String(text)) if filtered && text.is_empty() => {
+            return Err(invalid(CONTENT_FILTERED.into()))
+        }
         Some(Value::String(text)) => text.clone(),
-        // A reply cut by a content filter or a tool call carries no text.
+        Some(Value::Null) if filtered => return Err(invalid(CONTENT_FILTERED.into())),
+        // A reply that calls a tool instead carries no text.
         Some(Value::Null) => String::new(),
         Some(other) => {
             return Err(invalid(format!(
@@ -203,6 +225,46 @@ mod tests {
         assert_eq!(
             read_completion(b"[", Api::Chat).unwrap_err().kind,
             ErrorKind::InvalidJson
+        );
+    }
+
+    #[test]
+    fn a_refusal_or_a_filtered_reply_is_no_answer() {
+        let message = |reply: Value| {
+            let error = read_completion(reply.to_string().as_bytes(), Api::Chat).unwrap_err();
+            (error.kind, error.message)
+        };
+        let refused = json!({"choices": [{"message": {"content": null,
+            "refusal": "I can't\nhelp."}, "finish_reason": "stop"}]});
+        assert_eq!(
+            message(refused),
+            (
+                ErrorKind::InvalidOutput,
+                "the model refused: I can't ⏎ help.".into()
+            )
+        );
+        for content in [Value::Null, json!("")] {
+            let filtered = json!({"choices": [{"message": {"content": content},
+                "finish_reason": "content_filter"}]});
+            assert_eq!(
+                message(filtered),
+                (ErrorKind::InvalidOutput, CONTENT_FILTERED.into())
+            );
+        }
+        // Text cut short by the filter is still the text; a tool call's null content is empty.
+        let cut = json!({"choices": [{"message": {"content": "partial"}, "finish_reason": "content_filter"}]});
+        assert_eq!(
+            read_completion(cut.to_string().as_bytes(), Api::Chat)
+                .unwrap()
+                .text,
+            "partial"
+        );
+        let tool = json!({"choices": [{"message": {"content": null, "tool_calls": []}, "finish_reason": "tool_calls"}]});
+        assert_eq!(
+            read_completion(tool.to_string().as_bytes(), Api::Chat)
+                .unwrap()
+                .text,
+            ""
         );
     }
 
