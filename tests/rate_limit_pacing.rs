@@ -337,11 +337,12 @@ fn announced_waits_are_bounded_per_call_over_all_its_attempts() {
 
 #[test]
 fn a_wait_past_the_calls_budget_is_not_made_and_the_failure_says_why() {
-    // Retry-After: 100 is waited at most a minute, which is still past --timeout 1's 10 s.
+    // Retry-After: 100 is waited at most a minute, which is still past --timeout 1's 10 s; no
+    // retry makes that wait either.
     let server = Server::fixed(Reply::status(429, TOO_MANY).header("retry-after", "100"));
     let sandbox = Sandbox::new();
     tasks(&sandbox, 1);
-    let output = tasks_run_with(&sandbox, &server, &["--retries", "0", "--timeout", "1"]);
+    let output = tasks_run_with(&sandbox, &server, &["--retries", "2", "--timeout", "1"]);
     assert_eq!(code(&output), 1, "stderr: {}", stderr_text(&output));
     assert_eq!(
         json_stdout(&output)["generation"]["failed"][0]["error"]["message"],

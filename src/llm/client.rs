@@ -199,12 +199,14 @@ impl Client {
 }
 
 /// A 429 whose wait the call did not make: its message says why (the waits a call makes are
-/// bounded, in number and in time).
+/// bounded, in number and in time). A wait past what the call may still wait is not made by a
+/// retry either: the call fails now.
 fn not_waited(mut failed: Attempt, wait: Duration, waits: &CallWaits, budget: Duration) -> Attempt {
     if let Err(error) = &mut failed.score {
         let why = if waits.waits >= MAX_WAITS {
             format!("after the {MAX_WAITS} waits a call makes, it waits no more")
         } else {
+            failed.retry = Retry::Never;
             format!(
                 "the API asks the call to wait {}, past what it may wait in all: {} \
                  ({WAIT_FACTOR} times its time limit, --timeout), of which {} are spent",
