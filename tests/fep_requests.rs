@@ -146,19 +146,22 @@ fn the_text_summary_counts_every_test_case_whatever_path_wrote_it() {
 
 #[test]
 fn a_request_with_no_check_at_all_is_rejected() {
-    evalctl()
-        .args(["fep", "evaluate", "--format", "text", "-"])
-        .write_stdin(
-            r#"{"test_cases": [{"id": "a", "input": "x"}], "outputs": [{"value": "x"}],
-                "checks": []}"#,
-        )
-        .assert()
-        .code(2)
-        .stdout("")
-        .stderr(
-            "error: <stdin>:2: checks: no checks to run: give `checks` (shared, or one list per \
-             test case) or per-test-case `checks`\n",
-        );
+    // No shared check, or one empty list per test case.
+    for checks in ["[]", "[[]]"] {
+        evalctl()
+            .args(["fep", "evaluate", "--format", "text", "-"])
+            .write_stdin(format!(
+                r#"{{"test_cases": [{{"id": "a", "input": "x"}}], "outputs": [{{"value": "x"}}],
+                "checks": {checks}}}"#
+            ))
+            .assert()
+            .code(2)
+            .stdout("")
+            .stderr(
+                "error: <stdin>:2: checks: no checks to run: give `checks` (shared, or one list \
+                 per test case) or per-test-case `checks`\n",
+            );
+    }
 }
 
 fn write_stream_inputs(dir: &std::path::Path) {

@@ -112,7 +112,12 @@ pub fn parse_request(document: Value, catalog: &mut Catalog) -> Result<Request, 
     let raw_checks = raw_checks.unwrap_or_default();
     let checks = prepare_check_sets(&raw_checks, test_cases.len(), catalog, &mut problems);
     let own_check_count: usize = own_checks.iter().map(Vec::len).sum();
-    if raw_checks.is_empty() && own_check_count == 0 && !test_cases.is_empty() && checks_given {
+    // Shared checks, or one list per test case (`[[]]` holds none).
+    let given_check_count: usize = raw_checks
+        .iter()
+        .map(|item| item.as_array().map_or(1, Vec::len))
+        .sum();
+    if given_check_count == 0 && own_check_count == 0 && !test_cases.is_empty() && checks_given {
         problems.push(Problem::new(
             ".checks",
             "no checks to run: give `checks` (shared, or one list per test case) or \
