@@ -362,3 +362,48 @@ fn the_checks_of_a_test_case_share_one_evaluated_at_and_see_only_their_own_conte
         "q2"
     );
 }
+
+#[test]
+fn controls_a_terminal_obeys_are_escaped_in_the_json_on_stdout() {
+    let request = r#"{"test_cases": [{"id": "c1\u009b31m\u202e", "input": "x"}],
+        "outputs": [{"value": "x"}], "checks": [{"type": "exact_match",
+        "arguments": {"actual": "$.output.value", "expected": "x"}}]}"#;
+    for stream in [&[][..], &["--stream"]] {
+        let out = evalctl()
+            .args(["fep", "evaluate", "-", "--format", "json"])
+            .args(stream)
+            .write_stdin(request)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        let contexts: Vec<&str> = stdout
+            .lines()
+            .filter_map(|line| line.split_once(",\"check_results\""))
+            .map(|(head, _)| head)
+            .collect();
+        assert_eq!(
+            contexts,
+            [
+                r#"{"status":"completed","execution_context":{"test_case":{"id":"c1\u009b31m\u202e","input":"x"},"output":{"value":"x"}}"#
+            ],
+            "{stream:?}"
+        );
+    }
+}
+
+#[test]
+fn a_line_feed_in_a_test_case_id_stays_on_its_line_of_the_text_summary() {
+    let request = json!({"test_cases": [{"id": "real: exact_match failed\n  other", "input": "x"}],
+        "outputs": [{"value": "y"}], "checks": [{"type": "exact_match",
+        "arguments": {"actual": "$.output.value", "expected": "x"}}]});
+    let (code, lines) = text_summary(&request, "completed");
+    assert_eq!(code, Some(0));
+    assert_eq!(
+        lines[lines.len() - 2..],
+        [
+            "not passed (1):".to_string(),
+            "  real: exact_match failed ⏎   other: exact_match failed".to_string()
+        ]
+    );
+}

@@ -27,7 +27,10 @@ pub fn evaluate(
         }
         return exit(outcome, reporter);
     }
-    let out = BufWriter::with_capacity(1 << 16, crate::report::stdout_until_closed());
+    let out = BufWriter::with_capacity(
+        1 << 16,
+        crate::report::JsonVisible::new(crate::report::stdout_until_closed()),
+    );
     exit(evaluate_into(config, checking, layout, out), reporter)
 }
 

@@ -151,7 +151,7 @@ impl FepSummary {
         if self.not_passed.len() < LISTED {
             let id = case["execution_context"]["test_case"]["id"]
                 .as_str()
-                .map_or_else(|| format!("#{}", self.cases), str::to_string);
+                .map_or_else(|| format!("#{}", self.cases), crate::text::fold_lines);
             self.not_passed
                 .push(format!("  {id}: {}", outcomes.join("; ")));
         }

@@ -41,7 +41,7 @@ pub use progress::Progress;
 pub use results_file::ResultsFile;
 pub use runs::{Partial, Selection};
 pub use spool::Spool;
-pub use stdout::{print_stdout, stdout_error, stdout_until_closed};
+pub use stdout::{print_stdout, stdout_error, stdout_until_closed, JsonVisible};
 pub use summary::{below, BudgetReport, Diagnostics, Summary, Tally, Usage, VerdictGate};
 pub use terminal::{Paint, Styled};
 pub use text::tokens_of;
