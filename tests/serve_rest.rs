@@ -394,3 +394,37 @@ fn an_evaluation_past_max_concurrent_gets_429_and_the_server_goes_on() {
     server.until_a_place_is_free("the place was never freed");
     assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
 }
+
+#[test]
+fn a_request_of_many_bad_checks_is_answered_with_the_first_problems_and_their_count() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("serve.db"), &[], &[]);
+    let checks: Vec<Value> = (0..150)
+        .map(|_| json!({"type": "zzz", "arguments": {}}))
+        .collect();
+    let request = json!({"test_cases": [{"id": "a", "input": "q"}], "outputs": [{"value": "x"}],
+                         "checks": checks});
+    let reply = evaluate(&server, request.to_string().as_bytes());
+    assert_eq!(reply.status, 400);
+    let error = reply.json();
+    let problem = |index: usize| {
+        format!(
+            "checks[{index}].type: unknown check type `zzz` (known: exact_match, contains, regex, \
+             threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec \
+             validator; a custom type is one this server declares with --custom-check)"
+        )
+    };
+    assert_eq!(
+        error["details"]["problems"],
+        json!((0..100).map(problem).collect::<Vec<_>>())
+    );
+    let first: Vec<String> = (0..10).map(problem).collect();
+    assert_eq!(
+        error["message"],
+        format!(
+            "invalid EvaluationRequest (150 problems): {}; … and 140 more (details.problems \
+             lists the first 100)",
+            first.join("; ")
+        )
+    );
+}

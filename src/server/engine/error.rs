@@ -122,14 +122,27 @@ impl ApiError {
     }
 }
 
-pub(super) fn invalid_request(problems: Vec<String>) -> ApiError {
+/// The most problems a 400 answer lists in `details.problems`, and in its message: a request
+/// of a million bad checks is not answered with a million problems, twice.
+const LISTED_PROBLEMS: usize = 100;
+const PROBLEMS_IN_MESSAGE: usize = 10;
+
+pub(super) fn invalid_request(mut problems: Vec<String>) -> ApiError {
     let count = problems.len();
+    let mut listed = problems[..count.min(PROBLEMS_IN_MESSAGE)].join("; ");
+    if count > PROBLEMS_IN_MESSAGE {
+        listed.push_str(&format!(
+            "; … and {} more (details.problems lists the first {})",
+            count - PROBLEMS_IN_MESSAGE,
+            count.min(LISTED_PROBLEMS)
+        ));
+    }
+    problems.truncate(LISTED_PROBLEMS);
     ApiError {
         kind: ErrorKind::Validation,
         message: format!(
-            "invalid EvaluationRequest ({count} problem{}): {}",
+            "invalid EvaluationRequest ({count} problem{}): {listed}",
             if count == 1 { "" } else { "s" },
-            problems.join("; ")
         ),
         problems,
     }
