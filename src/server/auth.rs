@@ -9,13 +9,29 @@ pub struct Token(Vec<u8>);
 impl Token {
     /// The token in environment variable `name` (named by `--token-env`).
     pub fn from_env(name: &str) -> anyhow::Result<Token> {
-        match std::env::var_os(name) {
-            Some(value) if !value.is_empty() => Ok(Token(value.into_encoded_bytes())),
-            _ => Err(bad_flag(
+        let token = match std::env::var_os(name) {
+            Some(value) if !value.is_empty() => value.into_encoded_bytes(),
+            _ => {
+                return Err(bad_flag(
+                    "--token-env",
+                    format!("the environment variable {name} is not set or is empty"),
+                ))
+            }
+        };
+        // A header value loses its leading and trailing white space, and holds no control
+        // character: such a token could never be sent, and every client would be refused.
+        let edge_space = token.first().is_some_and(u8::is_ascii_whitespace)
+            || token.last().is_some_and(u8::is_ascii_whitespace);
+        if edge_space || token.iter().any(|&byte| byte < b' ' || byte == 0x7f) {
+            return Err(bad_flag(
                 "--token-env",
-                format!("the environment variable {name} is not set or is empty"),
-            )),
+                format!(
+                    "the token in {name} starts or ends with white space or holds a control \
+                     character, which no HTTP header carries: no client could send it"
+                ),
+            ));
         }
+        Ok(Token(token))
     }
 
     /// Whether the request's `authorization` / `x-api-key` header values carry the token.
