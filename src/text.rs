@@ -80,25 +80,6 @@ pub fn visible(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
-/// `json` (serialized JSON) with the characters a terminal obeys that JSON may hold raw (DEL, the
-/// C1 controls such as U+009B, which some terminals take for an escape sequence, and the
-/// bidirectional controls) written as `\uXXXX` escapes: the same JSON value, safe to print.
-/// They stand only inside strings, where every other control is escaped already.
-pub fn json_visible(json: String) -> String {
-    if !json.contains(obeyed_by_terminals) {
-        return json;
-    }
-    let mut out = String::with_capacity(json.len() + 16);
-    for ch in json.chars() {
-        if obeyed_by_terminals(ch) {
-            out.push_str(&format!("\\u{:04x}", u32::from(ch)));
-        } else {
-            out.push(ch);
-        }
-    }
-    out
-}
-
 /// Whether a terminal acts on `ch` rather than showing it: a control character other than line
 /// feed and tab, or one that reorders the text around it.
 fn obeyed_by_terminals(ch: char) -> bool {
@@ -251,20 +232,6 @@ mod tests {
             "a\n\tb\\u{1b}]0;t\\u{7}\\r\\u{9b}\\u{7f}é"
         );
         assert!(matches!(visible("plain ⏎ text"), Cow::Borrowed(_)));
-    }
-
-    #[test]
-    fn json_escapes_what_a_terminal_would_obey_and_stays_the_same_value() {
-        let value = serde_json::json!({"id": "a\u{9b}2J\u{7f}\u{202e}b\u{1b}\ttab\né"});
-        let json = json_visible(serde_json::to_string_pretty(&value).expect("serialized"));
-        assert_eq!(
-            json,
-            "{\n  \"id\": \"a\\u009b2J\\u007f\\u202eb\\u001b\\ttab\\né\"\n}"
-        );
-        assert_eq!(
-            serde_json::from_str::<serde_json::Value>(&json).expect("JSON"),
-            value
-        );
     }
 
     #[test]

@@ -8,7 +8,9 @@
 
 use serde::Serialize;
 
-use super::stdout::print_stdout;
+use std::io::Write;
+
+use super::stdout::{print_stdout, stdout_error, stdout_until_closed, JsonVisible};
 use super::terminal::Styled;
 use super::{Format, Reporter};
 
@@ -47,8 +49,13 @@ impl Document for crate::evaluation_spec::summary::ScoreSummary {
 /// Print `value` as one pretty-printed JSON document and a newline, the characters a terminal
 /// would obey escaped.
 pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let json = crate::text::json_visible(serde_json::to_string_pretty(value)?);
-    print_stdout(&format!("{json}\n"))
+    let mut json = serde_json::to_vec_pretty(value)?;
+    json.push(b'\n');
+    let mut stdout = JsonVisible::new(stdout_until_closed());
+    stdout
+        .write_all(&json)
+        .and_then(|()| stdout.flush())
+        .map_err(|err| stdout_error(&err))
 }
 
 #[cfg(test)]
