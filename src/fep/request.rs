@@ -112,12 +112,21 @@ pub fn parse_request(document: Value, catalog: &mut Catalog) -> Result<Request, 
     let raw_checks = raw_checks.unwrap_or_default();
     let checks = prepare_check_sets(&raw_checks, test_cases.len(), catalog, &mut problems);
     let own_check_count: usize = own_checks.iter().map(Vec::len).sum();
-    // Shared checks, or one list per test case (`[[]]` holds none).
+    // Shared checks, or one list per test case (`[[]]` holds none); a check already found bad
+    // is said as it is.
     let given_check_count: usize = raw_checks
         .iter()
         .map(|item| item.as_array().map_or(1, Vec::len))
         .sum();
-    if given_check_count == 0 && own_check_count == 0 && !test_cases.is_empty() && checks_given {
+    let checks_found_bad = problems
+        .iter()
+        .any(|problem| problem.at.contains(".checks"));
+    if given_check_count == 0
+        && own_check_count == 0
+        && !test_cases.is_empty()
+        && checks_given
+        && !checks_found_bad
+    {
         problems.push(Problem::new(
             ".checks",
             "no checks to run: give `checks` (shared, or one list per test case) or \
@@ -293,6 +302,18 @@ mod tests {
                             "checks": [[], []]})
             ),
             ["checks: 2 check lists for 1 test cases (checks[i] applies to test_cases[i])"]
+        );
+        // A test case's only check, bad, is said as it is, not also as no check at all.
+        assert_eq!(
+            problems(json!({"test_cases": [{"id": "a", "input": "q",
+                "checks": [{"type": "zzz", "arguments": {}}]}],
+                "outputs": [{"value": "1"}], "checks": []})),
+            [
+                "test_cases[0].checks[0].type: unknown check type `zzz` (known: exact_match, \
+              contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an \
+              evaluation-spec validator; a custom type is declared in `custom_checks` or with \
+              --custom-check)"
+            ]
         );
     }
 
