@@ -275,8 +275,9 @@ fn a_command_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
 }
 
 /// A loopback OpenAI-compatible server: the model `small` answers with the capital alone,
-/// `large` in a sentence, `judge` as an LLM judge, `{"score": 1}`, and `prude` refuses; usage
-/// in every reply (12 prompt and 3 completion tokens); 401 without the key.
+/// `large` in a sentence, `judge` as an LLM judge, `{"score": 1}`, `prude` refuses and `cut`
+/// ends with half a surrogate pair; usage in every reply (12 prompt and 3 completion tokens);
+/// 401 without the key.
 pub(crate) fn fake_openai() -> Server {
     Server::start(|request, _| {
         if request.header("Authorization") != Some(&format!("Bearer {KEY}")) {
@@ -303,6 +304,14 @@ pub(crate) fn fake_openai() -> Server {
             Some("judge") => json!({"score": 1}).to_string(),
             _ => format!("The capital is {city}."),
         };
+        if body["model"] == "cut" {
+            // The answer cut mid-emoji, as some servers send it: half a surrogate pair.
+            return Reply::json(
+                r#"{"choices": [{"index": 0, "message": {"role": "assistant",
+                    "content": "Paris \ud83d"}, "finish_reason": "length"}],
+                    "usage": {"prompt_tokens": 12, "completion_tokens": 3}}"#,
+            );
+        }
         let choice = if body["model"] == "prude" {
             json!({"index": 0, "message": {"role": "assistant", "content": null,
                    "refusal": "I can't help with that."}, "finish_reason": "stop"})
@@ -660,6 +669,37 @@ fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() 
          acme/prude: the model refused: I can't help with that.\nexit 1: 1 of 1 calls failed\n"
     );
     assert_eq!(sb.jsonl("results.jsonl")[0].get("output"), None);
+}
+
+#[test]
+fn an_answer_cut_mid_character_is_scored_with_a_replacement_character() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let output = generate(&sb)
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "--task-model",
+            "acme/cut",
+            "--task-base-url",
+            &server.url("/v1"),
+        ])
+        .args(["--skip-preflight", "--limit", "1"])
+        .args(["--output", "results.jsonl", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let line = &sb.jsonl("results.jsonl")[0];
+    assert_eq!(
+        (
+            &line["output"],
+            &line["generation"]["usage"]["total_tokens"]
+        ),
+        (&json!("Paris \u{fffd}"), &json!(15))
+    );
 }
 
 // ----- problems before any call -----------------------------------------------------------------

@@ -394,9 +394,8 @@ impl CheckCaller {
         })
         .await;
         let reply = reply.map_err(|failed| check_error(failed, &provider))?;
-        let reply = serde_json::from_slice(&reply).map_err(|err| {
-            CheckError::unknown(crate::llm::reply::not_json(&reply, &err).message, false)
-        })?;
+        let reply = crate::llm::reply::parse_reply(&reply)
+            .map_err(|error| CheckError::unknown(error.message, false))?;
         Ok((provider, reply))
     }
 }

@@ -30,9 +30,9 @@ pub fn read_response(
     rubric: Option<&Rubric>,
     secrets: &Secrets,
 ) -> Attempt {
-    let envelope: Value = match serde_json::from_slice(body) {
+    let envelope = match crate::llm::reply::parse_reply(body) {
         Ok(envelope) => envelope,
-        Err(err) => return Attempt::failed(crate::llm::reply::not_json(body, &err)),
+        Err(error) => return Attempt::failed(error),
     };
     let (mut score, mut side_info) = match message_content(&envelope, secrets) {
         Ok(content) => judge_reply(&content, rubric, secrets),

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::request::Api;
-use crate::protocol::{CallError, ErrorKind};
+use crate::protocol::{parse_lenient, CallError, ErrorKind};
 use crate::secrets::Secrets;
 use crate::text::{clip, one_line};
 
@@ -97,10 +97,22 @@ pub fn excerpt(text: &str, secrets: &Secrets) -> String {
     clip(&one_line(&secrets.redact(text.trim())), REPLY_EXCERPT_CHARS)
 }
 
+/// An API's reply as JSON. A lone surrogate escape in it (`"\ud83d"`: a text cut mid-emoji, as
+/// some servers send it) is read as U+FFFD, as in an evaluator's answer; a reply that is not
+/// JSON is an `invalid_json` error quoting it.
+pub fn parse_reply(body: &[u8]) -> Result<Value, CallError> {
+    serde_json::from_slice(body).or_else(|err| {
+        std::str::from_utf8(body)
+            .ok()
+            .and_then(parse_lenient)
+            .ok_or_else(|| not_json(body, &err))
+    })
+}
+
 /// The error of a reply that is not JSON, with an excerpt of what came back (a web server's
 /// page, a proxy's login form: the usual sign of a wrong base URL). Replies reach here free of
 /// the key ([`super::Client::post`] redacts them).
-pub fn not_json(body: &[u8], err: &serde_json::Error) -> CallError {
+fn not_json(body: &[u8], err: &serde_json::Error) -> CallError {
     CallError::new(
         ErrorKind::InvalidJson,
         format!(
@@ -118,7 +130,7 @@ const CONTENT_FILTERED: &str =
 /// content filter withheld is an `invalid_output` error.
 pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
     let invalid = |reason: String| CallError::new(ErrorKind::InvalidOutput, reason);
-    let reply: Value = serde_json::from_slice(body).map_err(|err| not_json(body, &err))?;
+    let reply = parse_reply(body)?;
     let (pointer, field) = match api {
         Api::Chat => ("/choices/0/message/content", "choices[0].message.content"),
         Api::Completions => ("/choices/0/text", "choices[0].text"),
@@ -225,6 +237,20 @@ mod tests {
         assert_eq!(
             read_completion(b"[", Api::Chat).unwrap_err().kind,
             ErrorKind::InvalidJson
+        );
+    }
+
+    #[test]
+    fn a_lone_surrogate_escape_in_a_reply_is_read_as_a_replacement_character() {
+        let cut = br#"{"choices":[{"message":{"content":"Paris \ud83d"}}],"usage":{"prompt_tokens":7,"completion_tokens":2}}"#;
+        let completion = read_completion(cut, Api::Chat).unwrap();
+        assert_eq!(
+            (completion.text.as_str(), completion.usage.total_tokens),
+            ("Paris \u{fffd}", 9)
+        );
+        assert_eq!(
+            read_completion(b"<html>", Api::Chat).unwrap_err().message,
+            "the API's reply is not JSON (expected value at line 1 column 1): <html>"
         );
     }
 
