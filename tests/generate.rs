@@ -642,26 +642,28 @@ fn a_failed_generation_is_a_failed_call_naming_the_task_model() {
     assert_eq!(lines[0].get("output"), None);
 }
 
-#[test]
-fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() {
+/// `run --generate` in `format` over the first example, answered by `model` of [`fake_openai`]
+/// with no retry, its results in `results.jsonl` of the returned sandbox.
+fn one_answer_from(model: &str, format: &str) -> (Sandbox, std::process::Output) {
     let server = fake_openai();
     let sb = Sandbox::new();
     sb.write(
         "terse.txt",
         std::fs::read(fixture("prompts/terse.txt")).unwrap(),
     );
-    let output = generate_as(&sb, "text")
+    let output = generate_as(&sb, format)
         .env("ACME_API_KEY", KEY)
-        .args([
-            "--task-model",
-            "acme/prude",
-            "--task-base-url",
-            &server.url("/v1"),
-        ])
+        .args(["--task-model", model, "--task-base-url", &server.url("/v1")])
         .args(["--skip-preflight", "--limit", "1", "--retries", "0"])
         .args(["--output", "results.jsonl", "terse.txt"])
         .output()
         .unwrap();
+    (sb, output)
+}
+
+#[test]
+fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() {
+    let (sb, output) = one_answer_from("acme/prude", "text");
     assert_eq!(code(&output), 1);
     assert_eq!(
         stderr_text(&output),
@@ -673,24 +675,7 @@ fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() 
 
 #[test]
 fn an_answer_cut_mid_character_is_scored_with_a_replacement_character() {
-    let server = fake_openai();
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
-    let output = generate(&sb)
-        .env("ACME_API_KEY", KEY)
-        .args([
-            "--task-model",
-            "acme/cut",
-            "--task-base-url",
-            &server.url("/v1"),
-        ])
-        .args(["--skip-preflight", "--limit", "1"])
-        .args(["--output", "results.jsonl", "terse.txt"])
-        .output()
-        .unwrap();
+    let (sb, output) = one_answer_from("acme/cut", "json");
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
     let line = &sb.jsonl("results.jsonl")[0];
     assert_eq!(
