@@ -4,7 +4,7 @@
 //! summaries; their cost and the LLM judge's at `--price`, and `--max-cost` holding a run, with or
 //! without `--generate`, within a budget that counts both.
 
-use crate::common::{code, json_stdout, stderr_text, stdout_text, Sandbox};
+use crate::common::{code, json_stdout, stderr_text, stdout_text, Reply, Sandbox, Server};
 use crate::generate::{fake_openai, fixture, generate_as, KEY};
 use serde_json::{json, Value};
 
@@ -739,4 +739,77 @@ fn pass_at_k_is_reported_per_candidate_and_task_model() {
     assert_eq!(summary["candidates"][0]["pass_at_k"], pass(1.0));
     assert_eq!(summary["candidates"][1]["task_model"], "acme/large");
     assert_eq!(summary["candidates"][1]["pass_at_k"], pass(0.0));
+}
+
+/// A loopback OpenAI-compatible API whose judge (`judge`) answers prose, not JSON, to the
+/// first `garbled` requests, then `{"score": 1}`; every other model answers `Paris`. Every
+/// reply reports 12 prompt and 3 completion tokens.
+fn judge_garbled_at_first(garbled: usize) -> Server {
+    Server::start(move |request, index| {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let answer = match body["model"].as_str() {
+            Some("judge") if index < garbled => "It looks right to me.".to_string(),
+            Some("judge") => json!({"score": 1}).to_string(),
+            _ => "Paris".to_string(),
+        };
+        Reply::json(
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
+                                "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}})
+            .to_string(),
+        )
+    })
+}
+
+#[test]
+fn a_resumed_run_counts_what_its_superseded_judge_calls_spent() {
+    // Every call costs $0.018, the task model's and the judge's. The first run's three judge
+    // calls answer prose: three failed calls, $0.108 spent.
+    let server = judge_garbled_at_first(6);
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    let prices = [
+        "--price",
+        "acme/small=1000,2000",
+        "--price",
+        "acme/judge=1000,2000",
+    ];
+    let first = judged_generation(&sb, &url, "json", &prices);
+    assert_eq!(code(&first), 1, "{}", stderr_text(&first));
+    assert_eq!(json_stdout(&first)["cost_usd"], json!(0.108));
+    // Resumed, the answers recorded are scored again, and the $0.054 the failed judge calls
+    // spent counts: after two calls ($0.054 + 2 × $0.036), a third would pass $0.13. Each
+    // call's task model answer counts once, on the line that scores it.
+    let budget = [&prices[..], &["--max-cost", "0.13", "--resume"]].concat();
+    let resumed = judged_generation(&sb, &url, "text", &budget);
+    assert_eq!(code(&resumed), 5, "{}", stderr_text(&resumed));
+    assert_eq!(server.requests().len(), 8);
+    assert_eq!(
+        text_without_elapsed(&resumed),
+        "evaluator: judge acme/judge   score range: unit\n\
+         calls: 2 (2 ok, 0 errors)   elapsed: E\n\
+         tokens: 60 prompt, 15 completion\n\
+         task model tokens: 24 prompt, 6 completion\n\
+         judge cost: $0.090000\n\
+         cost: $0.126000\n\
+         budget: $0.126000 of --max-cost 0.13 spent: stopped, 1 call not made (--resume continues)\n\
+         \n\
+         candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
+         terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  2 / 0       24 / 6           $0.036000\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
+         \n\
+         exit 5: stopped by --max-cost 0.13: 1 call not made (--resume continues); all 2 calls succeeded\n"
+    );
+    // The summary of the results file counts the same tokens.
+    let summary = sb
+        .evalctl()
+        .args(["summarize", "--format", "json", "results.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        json_stdout(&summary)["usage"],
+        json!({"prompt_tokens": 60, "completion_tokens": 15})
+    );
 }

@@ -41,13 +41,22 @@ pub fn merge(config: &MergeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .collect();
         check_distinct(&[("--junit", path)], &read)?;
     }
-    let ReadRun { accounted, records } = read_all(&config.files, &config.selection)?;
+    let ReadRun {
+        accounted,
+        records,
+        superseded,
+    } = read_all(&config.files, &config.selection)?;
     for note in &accounted.notes {
         reporter.note(format!("note: {note}"));
     }
     let run = accounted.run;
-    let (tally, candidate_ids) =
-        Tally::of_run(&run, records.values(), config.seed, config.pass_score);
+    let (tally, candidate_ids) = Tally::of_run(
+        &run,
+        records.values(),
+        &superseded,
+        config.seed,
+        config.pass_score,
+    );
     let mut junit = config.junit.as_ref().map(|_| {
         Junit::new(candidate_ids, config.pass_score).gated_by_verdicts(run.gated_by_verdicts())
     });

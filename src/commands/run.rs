@@ -20,7 +20,7 @@ use crate::report::{
 };
 use crate::runner::key::{text_digest, KeyContext, KeyedFiles, RunDigests};
 use crate::runner::preflight::{preflight, Probe};
-use crate::runner::resume::{check_output, resume_from, OutputUse};
+use crate::runner::resume::{check_output, resume_from, OutputUse, ResumedLine};
 use crate::runner::{self, plan_calls, RunContext};
 use crate::store::Table;
 
@@ -83,14 +83,22 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             &mut plan,
             config.resume_keep_errors,
             config.score_range,
-            |record| {
-                keep_for_report(&mut report_records, &record);
-                tally.add(&record);
-                if let Some(budget) = &budget {
-                    budget.spend(&record);
+            |line| match line {
+                ResumedLine::Answers(record) => {
+                    keep_for_report(&mut report_records, &record);
+                    tally.add(&record);
+                    if let Some(budget) = &budget {
+                        budget.spend(&record);
+                    }
+                    if let Some(junit) = junit.as_mut() {
+                        junit.add(&record);
+                    }
                 }
-                if let Some(junit) = junit.as_mut() {
-                    junit.add(&record);
+                ResumedLine::Superseded(record) => {
+                    tally.add_superseded(&record);
+                    if let Some(budget) = &budget {
+                        budget.spend_superseded(&record);
+                    }
                 }
             },
         )?;

@@ -5,7 +5,7 @@
 
 use std::cell::Cell;
 
-use crate::llm::price::Prices;
+use crate::llm::price::{Price, Prices};
 use crate::record::CallRecord;
 
 /// The budget of a run and what it has spent.
@@ -21,6 +21,8 @@ pub struct Budget {
     /// Calls of the run that made a model call (not answered by a cache), whose mean cost
     /// estimates a call.
     made: Cell<usize>,
+    /// What those calls cost, in USD (`spent` less what superseded lines spent).
+    made_cost: Cell<f64>,
     /// Whether a call was held back.
     stopped: Cell<bool>,
 }
@@ -34,6 +36,7 @@ impl Budget {
             judge,
             spent: Cell::new(0.0),
             made: Cell::new(0),
+            made_cost: Cell::new(0.0),
             stopped: Cell::new(false),
         }
     }
@@ -41,31 +44,50 @@ impl Budget {
     /// Count what `record`'s model calls cost: its task model's (unless the completion cache
     /// answered) and the judge's (unless the result cache answered).
     pub fn spend(&self, record: &CallRecord) {
-        let price = |model: Option<&String>| model.and_then(|model| self.prices.get(model));
         let task_model = record
             .generation
             .as_ref()
             .filter(|generation| !generation.cached)
             .map(|generation| {
                 let usage = &generation.usage;
-                price(record.task_model.as_ref()).map_or(0.0, |price| {
+                self.price(record.task_model.as_ref()).map_or(0.0, |price| {
                     price.cost(usage.prompt_tokens, usage.completion_tokens)
                 })
             });
-        let judge = self.judge.as_ref().filter(|_| !record.cached).map(|model| {
-            let tokens = record.evaluator_tokens();
-            price(Some(model))
-                .zip(tokens)
-                .map_or(0.0, |(price, (prompt, completion))| {
-                    price.cost(prompt, completion)
-                })
-        });
+        let judge = self.judge_cost(record);
         if task_model.is_none() && judge.is_none() {
             return;
         }
         let cost = task_model.unwrap_or(0.0) + judge.unwrap_or(0.0);
         self.spent.set(self.spent.get() + cost);
         self.made.set(self.made.get() + 1);
+        self.made_cost.set(self.made_cost.get() + cost);
+    }
+
+    /// Count what a superseded line's calls cost (a call `--resume` makes again, or made
+    /// again before): the judge's. Its task model's answer, when it had one, is scored again by
+    /// the line that replaces it, which counts it.
+    pub fn spend_superseded(&self, record: &CallRecord) {
+        if let Some(cost) = self.judge_cost(record) {
+            self.spent.set(self.spent.get() + cost);
+        }
+    }
+
+    /// What the judge's call of `record` cost, when the judge scores and the result cache did
+    /// not answer.
+    fn judge_cost(&self, record: &CallRecord) -> Option<f64> {
+        self.judge.as_ref().filter(|_| !record.cached).map(|model| {
+            let tokens = record.evaluator_tokens();
+            self.price(Some(model))
+                .zip(tokens)
+                .map_or(0.0, |(price, (prompt, completion))| {
+                    price.cost(prompt, completion)
+                })
+        })
+    }
+
+    fn price(&self, model: Option<&String>) -> Option<&Price> {
+        model.and_then(|model| self.prices.get(model))
     }
 
     /// Whether one more call may start with `in_flight` calls running: the spent cost, plus the
@@ -79,7 +101,7 @@ impl Budget {
         let estimate = if made == 0 {
             0.0
         } else {
-            self.spent.get() / made as f64
+            self.made_cost.get() / made as f64
         };
         let allowed = self.spent.get() + (in_flight + 1) as f64 * estimate <= self.max_cost;
         self.stopped.set(!allowed);

@@ -1,6 +1,6 @@
 //! The lines of one run read from results files (a run's `--output`, or the shards of one run),
 //! for `summarize`, `merge` and `compare`. Lines are read through the journal reader; of several
-//! lines with one key, [`replaces`] says which counts; which run and shards the lines belong to
+//! lines with one key, [`OneLineACall`] keeps the one that counts; which run and shards the lines belong to
 //! is checked by [`Ledger`].
 
 use std::collections::HashMap;
@@ -9,7 +9,7 @@ use super::runs::{Accounted, Ledger, Selection};
 use crate::error::{invalid, Problem};
 use crate::input::Source;
 use crate::record::{CallRecord, RunInfo};
-use crate::runner::journal::{replaces, JournalReader};
+use crate::runner::journal::{JournalReader, OneLineACall};
 
 /// The lines of one run read from results files: those that count, by key, and what the run
 /// is and lacks.
@@ -18,6 +18,9 @@ pub struct ReadRun {
     pub accounted: Accounted,
     /// Every line of the run that counts, by key.
     pub records: HashMap<String, CallRecord>,
+    /// The run's lines that other lines of their calls replaced (calls made again by
+    /// `--resume`): what they spent counts in the run's spending.
+    pub superseded: Vec<CallRecord>,
 }
 
 /// Every line of `files` that counts, by key, and the run they belong to (the one `selection`
@@ -100,21 +103,24 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
         return Err(invalid(problems));
     }
     let chosen = ledger.chosen(selection).map_err(invalid)?;
-    let mut records: HashMap<String, CallRecord> = HashMap::new();
+    let mut one_a_call = OneLineACall::default();
     for record in lines.into_iter().filter(|record| chosen.keeps(record)) {
-        let key = record.call_key();
-        match records.get(&key) {
-            Some(earlier) if !replaces(record.error.is_some(), earlier.error.is_some()) => {}
-            _ => {
-                records.insert(key, record);
-            }
-        }
+        one_a_call.add(record);
     }
+    let (counted, superseded) = one_a_call.finish();
+    let records: HashMap<String, CallRecord> = counted
+        .into_iter()
+        .map(|record| (record.call_key(), record))
+        .collect();
     let mut accounted = ledger
         .account(chosen, records.len(), selection.allow_partial)
         .map_err(invalid)?;
     accounted
         .notes
         .extend(torn_lines.iter().map(ToString::to_string));
-    Ok(ReadRun { accounted, records })
+    Ok(ReadRun {
+        accounted,
+        records,
+        superseded,
+    })
 }

@@ -6,6 +6,7 @@
 //! A journal may hold more than one line for a key: `--resume` re-runs an errored call and
 //! appends its new line after the old one. [`replaces`] says which counts.
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::path::Path;
@@ -192,6 +193,43 @@ pub fn score_refused(record: &CallRecord, range: ScoreRange) -> bool {
 /// line wins, except that an error never replaces a success.
 pub fn replaces(later_failed: bool, earlier_failed: bool) -> bool {
     !later_failed || earlier_failed
+}
+
+/// The lines of one run, one a call: of several lines with one key, the one [`replaces`] picks,
+/// in the order of each call's first line. The others are the run's superseded lines: their
+/// calls were made, and what they spent is the run's too.
+#[derive(Debug, Default)]
+pub struct OneLineACall {
+    counted: Vec<CallRecord>,
+    by_key: HashMap<String, usize>,
+    superseded: Vec<CallRecord>,
+}
+
+impl OneLineACall {
+    /// Take the run's next line.
+    pub fn add(&mut self, record: CallRecord) {
+        let key = record.call_key();
+        match self.by_key.get(&key) {
+            Some(&index) => {
+                let earlier = &mut self.counted[index];
+                if replaces(record.error.is_some(), earlier.error.is_some()) {
+                    let earlier = std::mem::replace(earlier, record);
+                    self.superseded.push(earlier);
+                } else {
+                    self.superseded.push(record);
+                }
+            }
+            None => {
+                self.by_key.insert(key, self.counted.len());
+                self.counted.push(record);
+            }
+        }
+    }
+
+    /// The lines that count, and the superseded ones.
+    pub fn finish(self) -> (Vec<CallRecord>, Vec<CallRecord>) {
+        (self.counted, self.superseded)
+    }
 }
 
 /// A last line cut short by a killed run (no closing newline), removed by [`mend_tail`].
@@ -399,6 +437,35 @@ mod tests {
         assert_eq!(read[0].as_ref().unwrap().record.score, 0.0);
         assert!(replaces(false, true) && replaces(true, true) && replaces(false, false));
         assert!(!replaces(true, false));
+    }
+
+    #[test]
+    fn one_line_a_call_keeps_the_line_that_counts_and_the_superseded_ones() {
+        let line = |example: u64, score: f64, failed: bool| {
+            let mut value: Value = serde_json::from_str(LINE).unwrap();
+            value["example_index"] = example.into();
+            value["key"] = format!("k{example}").into();
+            value["score"] = score.into();
+            if failed {
+                value["error"] = serde_json::json!({"kind": "timeout", "message": "slow"});
+            }
+            serde_json::from_value::<CallRecord>(value).unwrap()
+        };
+        let mut lines = OneLineACall::default();
+        for record in [
+            line(0, 0.0, true),
+            line(1, 0.5, false),
+            line(0, 0.7, false),
+            line(0, 0.0, true),
+        ] {
+            lines.add(record);
+        }
+        let (counted, superseded) = lines.finish();
+        let scores = |records: &[CallRecord]| records.iter().map(|r| r.score).collect::<Vec<_>>();
+        // The first example's success counts, in the place of its first line.
+        assert_eq!(scores(&counted), [0.7, 0.5]);
+        assert_eq!(superseded.len(), 2);
+        assert!(superseded.iter().all(|record| record.error.is_some()));
     }
 
     #[test]

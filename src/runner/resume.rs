@@ -36,14 +36,24 @@ pub struct Resumed {
     pub torn: Option<TornTail>,
 }
 
+/// A line of this run's journal, as [`resume_from`] hands it on.
+#[derive(Debug)]
+pub enum ResumedLine {
+    /// The line that answers its call (its `candidate_id` the current one).
+    Answers(CallRecord),
+    /// A line another line of its call replaces, or one whose call is made again: what its
+    /// call spent is the run's all the same.
+    Superseded(CallRecord),
+}
+
 /// Read the journal at `path` against `plan`, the calls of the run `fingerprint` names: hand each
-/// call's record that counts to `counted` (in file order, its `candidate_id` the current one),
-/// remove the calls it answers from `plan`, and cut a torn last line off. A line counts when it
-/// is this run's (a line without a fingerprint, an older evalctl's, when its key is planned): a
-/// line of another run answers none of this run's calls, though its key may be the same (the
-/// same candidate and example under a run whose other candidates differ), and its score is one
-/// `score_range` takes: a line whose score the range refuses answers no call, and is counted. A
-/// line that is not a result line is bad input naming its line, and the file is left as it was.
+/// line of this run to `take` in file order (as the record that answers its call, else as
+/// superseded), remove the calls answered from `plan`, and cut a torn last line off. A line is
+/// this run's when its fingerprint is (a line without one, an older evalctl's, when its key is
+/// planned): a line of another run answers none of this run's calls, though its key may be the
+/// same (the same candidate and example under a run whose other candidates differ). A line whose
+/// score `score_range` refuses answers no call, and is counted. A line that is not a result line
+/// is bad input naming its line, and the file is left as it was.
 pub fn resume_from(
     path: &Path,
     fingerprint: &str,
@@ -51,7 +61,7 @@ pub fn resume_from(
     plan: &mut Vec<PlannedCall>,
     keep_errors: bool,
     score_range: ScoreRange,
-    mut counted: impl FnMut(CallRecord),
+    mut take: impl FnMut(ResumedLine),
 ) -> anyhow::Result<Resumed> {
     if !path.exists() {
         return Ok(Resumed::default());
@@ -111,17 +121,18 @@ pub fn resume_from(
             continue;
         };
         // A key whose every line has a refused score has no line chosen.
-        let Some(&(chosen_line, failed)) = chosen.get(&key) else {
-            continue;
-        };
-        if chosen_line != line.line || (failed && !keep_errors) {
+        let answers = chosen.get(&key).is_some_and(|&(chosen_line, failed)| {
+            chosen_line == line.line && (!failed || keep_errors)
+        });
+        if !answers {
+            take(ResumedLine::Superseded(line.record));
             continue;
         }
         let index = planned[&key]; // ok: key_of only yields planned keys
         answered[index] = true;
         done += 1;
         line.record.candidate_id = inputs.candidates[plan[index].candidate].id.clone();
-        counted(line.record);
+        take(ResumedLine::Answers(line.record));
     }
     let mut index = 0;
     plan.retain(|_| {

@@ -8,8 +8,6 @@
 
 use serde_json::{Map, Value};
 
-use std::collections::HashMap;
-
 use super::data::{Report, Row, SourceKind};
 use crate::error::{invalid, Problem};
 use crate::input::strict::{missing_key, wrong_type};
@@ -18,7 +16,7 @@ use crate::protocol::ScoreRange;
 use crate::record::{CallRecord, EvaluatorInfo, Split, Splits};
 use crate::report::runs::{Accounted, Ledger};
 use crate::report::{Gates, Selection, Summary, Tally, DEFAULT_SEED};
-use crate::runner::journal::{replaces, torn_line_problem, JournalReader};
+use crate::runner::journal::{torn_line_problem, JournalReader, OneLineACall};
 
 /// Every result in `files`, in order, and the notes for the user (a last line a killed run cut
 /// short, left out); or every problem found in them.
@@ -41,10 +39,15 @@ pub fn load_results(
                 // Result lines, whichever command wrote them.
                 Some(kind) if fields.contains_key("candidate_id") => {
                     match read_run(file, selection) {
-                        Ok((records, accounted, torn)) => {
-                            notes.extend(torn);
-                            let summary = summarize(&file.display(), &records, accounted);
-                            report.add_run_results(file.display(), kind, &summary, &records);
+                        Ok(results) => {
+                            notes.extend(results.torn.clone());
+                            let summary = summarize(&file.display(), &results);
+                            report.add_run_results(
+                                file.display(),
+                                kind,
+                                &summary,
+                                &results.records,
+                            );
                         }
                         Err(mut found) => problems.append(&mut found),
                     }
@@ -85,12 +88,21 @@ fn first_record(file: &Source) -> Result<Option<(usize, Fields)>, Problem> {
     }
 }
 
-/// A run's results that count, the run they belong to and what of its plan is missing (unless
-/// an older evalctl wrote them), and the note of a torn last line.
-type RunResults = (Vec<CallRecord>, Option<Accounted>, Option<String>);
+/// What a run's results file holds of the run.
+struct RunResults {
+    /// The lines that count, one a call.
+    records: Vec<CallRecord>,
+    /// The lines other lines of their calls replaced, whose spending is the run's too.
+    superseded: Vec<CallRecord>,
+    /// The run they belong to and what of its plan is missing (unless an older evalctl wrote
+    /// them).
+    accounted: Option<Accounted>,
+    /// The note of a torn last line.
+    torn: Option<String>,
+}
 
 /// The lines of a run's results file that count, through the journal reader: for a key with
-/// several lines (a resumed run re-ran an errored call), the one [`replaces`] picks; of a file
+/// several lines (a resumed run re-ran an errored call), the one [`OneLineACall`] keeps; of a file
 /// with several runs, the run `selection` names; and what of the run is missing (a missing
 /// shard is refused unless `selection` allows it, see [`Ledger`]); and the note of a last line a
 /// killed run cut short, left out.
@@ -115,38 +127,35 @@ fn read_run(file: &Source, selection: &Selection) -> Result<RunResults, Vec<Prob
     }
     let chosen = ledger.chosen(selection)?;
     // The chosen run's lines, one a call, in the order of each call's first line.
-    let mut records: Vec<CallRecord> = Vec::new();
-    let mut by_key: HashMap<String, usize> = HashMap::new();
+    let mut one_a_call = OneLineACall::default();
     for record in lines.into_iter().filter(|record| chosen.keeps(record)) {
-        match by_key.get(&record.call_key()).copied() {
-            Some(index) => {
-                if replaces(record.error.is_some(), records[index].error.is_some()) {
-                    records[index] = record;
-                }
-            }
-            None => {
-                by_key.insert(record.call_key(), records.len());
-                records.push(record);
-            }
-        }
+        one_a_call.add(record);
     }
+    let (records, superseded) = one_a_call.finish();
     let torn = reader.torn_line().map(|line| line.to_string());
-    if records.iter().all(|record| record.run.is_none()) {
-        return Ok((records, None, torn));
-    }
-    let accounted = ledger.account(chosen, records.len(), selection.allow_partial)?;
-    Ok((records, Some(accounted), torn))
+    let accounted = if records.iter().all(|record| record.run.is_none()) {
+        None
+    } else {
+        Some(ledger.account(chosen, records.len(), selection.allow_partial)?)
+    };
+    Ok(RunResults {
+        records,
+        superseded,
+        accounted,
+        torn,
+    })
 }
 
 /// The summary `summarize` prints over `records` of the `accounted` run, judged by the default
 /// gates (the elapsed time is not in a results file). Lines of an older evalctl, which do not
 /// say their run, are summarised as one run of the candidates they name, whose score range is
 /// `any` only when a score is outside [0, 1].
-fn summarize(name: &str, records: &[CallRecord], accounted: Option<Accounted>) -> Summary {
-    let mut summary = match accounted {
+fn summarize(name: &str, results: &RunResults) -> Summary {
+    let (records, superseded) = (&results.records, &results.superseded);
+    let mut summary = match results.accounted.clone() {
         Some(accounted) => {
             let run = accounted.run;
-            let (tally, _) = Tally::of_run(&run, records.iter(), DEFAULT_SEED, None);
+            let (tally, _) = Tally::of_run(&run, records.iter(), superseded, DEFAULT_SEED, None);
             tally.finish_read(run, accounted.partial).0
         }
         None => {
@@ -162,6 +171,9 @@ fn summarize(name: &str, records: &[CallRecord], accounted: Option<Accounted>) -
             };
             let mut tally = Tally::new(candidates, splits, DEFAULT_SEED, None);
             records.iter().for_each(|record| tally.add(record));
+            superseded
+                .iter()
+                .for_each(|record| tally.add_superseded(record));
             let unit = records.iter().all(|r| (0.0..=1.0).contains(&r.score));
             let evaluator = EvaluatorInfo {
                 kind: "results file".to_string(),

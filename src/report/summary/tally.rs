@@ -120,12 +120,14 @@ impl Tally {
     }
 
     /// The tally `summarize` makes of the lines of `run` read back from results files, with
-    /// `records` added: a row per candidate of the run (named as its lines name it, else
-    /// `candidate #N`), pass@k over the `--repeat` the lines show, gated by the lines' verdicts
-    /// when their command is (`spec score`). Also the candidates' names, in order.
+    /// `records` added and what the `superseded` lines spent: a row per candidate of the run
+    /// (named as its lines name it, else `candidate #N`), pass@k over the `--repeat` the lines
+    /// show, gated by the lines' verdicts when their command is (`spec score`). Also the
+    /// candidates' names, in order.
     pub fn of_run<'a>(
         run: &RunInfo,
         records: impl Iterator<Item = &'a CallRecord> + Clone,
+        superseded: &[CallRecord],
         seed: u64,
         pass_score: Option<f64>,
     ) -> (Tally, Vec<String>) {
@@ -150,6 +152,9 @@ impl Tally {
             .repeated(repeat)
             .gated_by_verdicts(run.gated_by_verdicts());
         records.for_each(|record| tally.add(record));
+        superseded
+            .iter()
+            .for_each(|record| tally.add_superseded(record));
         (tally, candidate_ids)
     }
 
@@ -225,6 +230,15 @@ impl Tally {
             Some(&index) => Some(index),
             None if row.1.is_some() => Some(self.push_row(row)),
             None => None,
+        }
+    }
+
+    /// Count what a superseded line of the run spent (a call `--resume` made again): the
+    /// evaluator's tokens. Its task model's answer, when it had one, was scored again by the
+    /// line that replaced it, which counts its tokens.
+    pub fn add_superseded(&mut self, record: &CallRecord) {
+        if let Some(usage) = Usage::of(record) {
+            self.tokens.add(usage, record.cached);
         }
     }
 
