@@ -813,3 +813,75 @@ fn a_resumed_run_counts_what_its_superseded_judge_calls_spent() {
         json!({"prompt_tokens": 60, "completion_tokens": 15})
     );
 }
+
+#[test]
+fn a_reply_without_token_usage_stops_a_budget_and_is_said_beside_a_cost() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let url = server.url("/v1");
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    // `acme/mute`'s API leaves the token usage out of its replies.
+    let mute = |format: &str, extra: &[&str]| {
+        generate_as(&sb, format)
+            .env("ACME_API_KEY", KEY)
+            .args(["--task-model", "acme/mute", "--task-base-url", &url])
+            .args(["--skip-preflight", "-j", "1", "--output", "results.jsonl"])
+            .args(["--price", "acme/mute=1000,2000"])
+            .args(extra)
+            .arg("terse.txt")
+            .output()
+            .unwrap()
+    };
+    // Under a budget, the first such reply stops the run: what it spends cannot be counted.
+    let output = mute("text", &["--max-cost", "1"]);
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 1);
+    let checks = fixture("checks.json");
+    assert_eq!(
+        text_without_elapsed(&output),
+        format!(
+            "evaluator: checks {checks}   score range: unit\n\
+             calls: 1 (1 ok, 0 errors)   elapsed: E\n\
+             budget: $0.000000 of --max-cost 1 spent: stopped, 2 calls not made (acme/mute's API \
+             reported no token usage, so the budget cannot count its calls: run without --max-cost \
+             to make them)\n\
+             \n\
+             candidate  task model  score   train mean  n / errors\n\
+             terse.txt  acme/mute   0.0000  0.0000      1 / 0\n\
+             \n\
+             score = the candidate's train mean; failed calls count as 0\n\
+             \n\
+             exit 5: stopped by --max-cost 1: 2 calls not made (acme/mute's API reported no token \
+             usage, so the budget cannot count its calls: run without --max-cost to make them); \
+             the call succeeded\n"
+        )
+    );
+    let warning = "warning: acme/mute's API reported no token usage for 1 call: the costs shown \
+                   leave them out\n";
+    assert_eq!(stderr_text(&output), warning);
+    let generation = &sb.jsonl("results.jsonl")[0]["generation"];
+    assert_eq!(generation["usage_missing"], json!(true));
+    assert_eq!(generation["usage"]["total_tokens"], json!(0));
+    // Resumed under a budget, the line already recorded stops it before any call.
+    let again = mute("json", &["--max-cost", "1", "--resume"]);
+    assert_eq!(code(&again), 5, "{}", stderr_text(&again));
+    assert_eq!(server.requests().len(), 1);
+    assert_eq!(
+        json_stdout(&again)["budget"],
+        json!({"max_cost_usd": 1.0, "spent_usd": 0.0, "stopped": true, "calls_not_made": 2,
+               "usage_missing_from": "acme/mute"})
+    );
+    // Without a budget, the run makes every call and says what its cost leaves out.
+    let all = mute("text", &["--resume"]);
+    assert_eq!(code(&all), 0, "{}", stderr_text(&all));
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(
+        stderr_text(&all),
+        "resuming results.jsonl: 1 of 3 calls already done, 2 to make\n\
+         warning: acme/mute's API reported no token usage for 3 calls: the costs shown leave \
+         them out\n"
+    );
+}

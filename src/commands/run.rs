@@ -282,6 +282,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         } else {
             0
         },
+        usage_missing_from: budget.usage_missing_from().map(str::to_string),
     });
     summary.numbered_texts = inputs
         .candidates

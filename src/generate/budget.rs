@@ -1,9 +1,10 @@
 //! `--max-cost`: what the run's model calls have cost so far (the task models' under
 //! `--generate`, and the LLM judge's when it is the evaluator), and whether the run may dispatch
 //! another call without passing the budget (the calls in flight estimated at the mean cost of
-//! the calls made so far).
+//! the calls made so far). A call whose API reported no token usage cannot be counted: the
+//! budget stops the run there.
 
-use std::cell::Cell;
+use std::cell::{Cell, OnceCell};
 
 use crate::llm::price::{Price, Prices};
 use crate::record::CallRecord;
@@ -25,6 +26,9 @@ pub struct Budget {
     made_cost: Cell<f64>,
     /// Whether a call was held back.
     stopped: Cell<bool>,
+    /// The first model whose API reported no token usage for a call: what the run spends can
+    /// no longer be counted.
+    usage_missing_from: OnceCell<String>,
 }
 
 impl Budget {
@@ -38,12 +42,17 @@ impl Budget {
             made: Cell::new(0),
             made_cost: Cell::new(0.0),
             stopped: Cell::new(false),
+            usage_missing_from: OnceCell::new(),
         }
     }
 
     /// Count what `record`'s model calls cost: its task model's (unless the completion cache
     /// answered) and the judge's (unless the result cache answered).
     pub fn spend(&self, record: &CallRecord) {
+        if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
+            // Only the first is named.
+            let _ = self.usage_missing_from.set(model.to_string());
+        }
         let task_model = record
             .generation
             .as_ref()
@@ -92,8 +101,12 @@ impl Budget {
 
     /// Whether one more call may start with `in_flight` calls running: the spent cost, plus the
     /// calls in flight and this one at the mean cost of a call so far, stays within the budget.
-    /// Once it says no, it says no for the rest of the run.
+    /// Once it says no, it says no for the rest of the run; so it does once a call's API
+    /// reported no token usage.
     pub fn allows(&self, in_flight: usize) -> bool {
+        if self.usage_missing_from.get().is_some() {
+            self.stopped.set(true);
+        }
         if self.stopped.get() {
             return false;
         }
@@ -121,5 +134,10 @@ impl Budget {
     /// Whether the budget held a call back.
     pub fn stopped(&self) -> bool {
         self.stopped.get()
+    }
+
+    /// The model whose API reported no token usage for a call, if one did.
+    pub fn usage_missing_from(&self) -> Option<&str> {
+        self.usage_missing_from.get().map(String::as_str)
     }
 }

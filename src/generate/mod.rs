@@ -252,25 +252,15 @@ impl Generator {
             .zip(key.as_ref())
             .and_then(|(cache, key)| cache.get_completion(key))
         {
-            let [prompt_tokens, completion_tokens, total_tokens] = hit.tokens;
-            let usage = Usage {
-                prompt_tokens,
-                completion_tokens,
-                total_tokens,
-            };
+            let completion = Completion::kept(hit.text, hit.tokens);
             let info = GenerationInfo {
-                usage,
+                usage: completion.usage,
                 latency_ms: 0.0,
                 attempts: 0,
                 cached: true,
+                usage_missing: false,
             };
-            return (
-                Ok(Completion {
-                    text: hit.text,
-                    usage,
-                }),
-                info,
-            );
+            return (Ok(completion), info);
         }
         let started = Instant::now();
         let prompt = self.prompt(candidate_id, rendered);
@@ -286,6 +276,7 @@ impl Generator {
             latency_ms,
             attempts,
             cached: false,
+            usage_missing: completion.as_ref().is_ok_and(|c| c.usage_missing),
         };
         (completion, info)
     }
@@ -303,6 +294,7 @@ impl Generate for Generator {
             latency_ms: 0.0,
             attempts: 0,
             cached: false,
+            usage_missing: false,
         };
         let rendered = match Rendered::of(
             &call.candidate.text,

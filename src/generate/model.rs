@@ -219,6 +219,8 @@ impl Model {
                     .map(|text| Completion {
                         text,
                         usage: Usage::default(),
+                        // A command reports no tokens: none are missing.
+                        usage_missing: false,
                     })
                     .map_err(Attempt::failed)
             }

@@ -46,6 +46,26 @@ pub struct Completion {
     pub text: String,
     /// Its token usage (zero from a command).
     pub usage: Usage,
+    /// The API's reply reported no token usage (some servers and proxies leave it out): its
+    /// tokens are unknown, not zero.
+    pub usage_missing: bool,
+}
+
+impl Completion {
+    /// A completion the cache kept: its text, and the prompt, completion and total tokens it
+    /// reported when it was made.
+    pub fn kept(text: String, tokens: [u64; 3]) -> Completion {
+        let [prompt_tokens, completion_tokens, total_tokens] = tokens;
+        Completion {
+            text,
+            usage: Usage {
+                prompt_tokens,
+                completion_tokens,
+                total_tokens,
+            },
+            usage_missing: false,
+        }
+    }
 }
 
 /// The text of `choices[0].message.content` (a string, or an array of text parts).
@@ -169,10 +189,13 @@ pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
             .pointer(&format!("/usage/{name}"))
             .and_then(Value::as_u64)
     };
-    let prompt_tokens = count("prompt_tokens").unwrap_or(0);
-    let completion_tokens = count("completion_tokens").unwrap_or(0);
+    let (prompt_tokens, completion_tokens) = (count("prompt_tokens"), count("completion_tokens"));
+    let usage_missing = prompt_tokens.is_none() && completion_tokens.is_none();
+    let (prompt_tokens, completion_tokens) =
+        (prompt_tokens.unwrap_or(0), completion_tokens.unwrap_or(0));
     Ok(Completion {
         text,
+        usage_missing,
         usage: Usage {
             prompt_tokens,
             completion_tokens,
@@ -228,8 +251,14 @@ mod tests {
         let completion = read_completion(chat, Api::Chat).unwrap();
         assert_eq!(completion.text, "41");
         assert_eq!(completion.usage.total_tokens, 8);
+        assert!(!completion.usage_missing);
         let base = br#"{"choices":[{"text":" 41"}]}"#;
-        assert_eq!(read_completion(base, Api::Completions).unwrap().text, " 41");
+        let completion = read_completion(base, Api::Completions).unwrap();
+        // No usage at all: its tokens are unknown, not zero.
+        assert_eq!(
+            (completion.text.as_str(), completion.usage_missing),
+            (" 41", true)
+        );
         assert_eq!(
             read_completion(base, Api::Chat).unwrap_err().message,
             "the reply has no choices[0].message.content"

@@ -117,6 +117,9 @@ pub struct GenerationInfo {
     /// The answer came from the cache (`--cache`): the task model was not called.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub cached: bool,
+    /// The API's reply reported no token usage: `usage` is unknown, not zero.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub usage_missing: bool,
 }
 
 impl CallRecord {
@@ -128,6 +131,18 @@ impl CallRecord {
         let (prompt, completion) = (tokens("prompt_tokens"), tokens("completion_tokens"));
         (prompt.is_some() || completion.is_some())
             .then(|| (prompt.unwrap_or(0), completion.unwrap_or(0)))
+    }
+
+    /// The model of this call whose API reported no token usage, so that what the call spent is
+    /// unknown: its task model's (a reply without `usage`), or `judge`'s, the LLM judge that
+    /// scored it without saying its tokens. Calls the caches answered spent nothing.
+    pub fn usage_missing_from<'a>(&'a self, judge: Option<&'a str>) -> Option<&'a str> {
+        let generation = self.generation.as_ref();
+        if generation.is_some_and(|generation| generation.usage_missing && !generation.cached) {
+            return self.task_model.as_deref();
+        }
+        let judged = !self.cached && self.error.is_none() && self.evaluator_tokens().is_none();
+        judge.filter(|_| judged)
     }
 
     /// The names in `side_info.errored_checks` (how a record read back learns its
@@ -241,4 +256,57 @@ const RESULT_MEMBERS: &[&str] = &[
 /// A score as written, `null` read as 0.0 (a missing task's, whose line carries the error).
 fn score_or_zero<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<f64, D::Error> {
     Ok(Option::<f64>::deserialize(deserializer)?.unwrap_or(0.0))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn record(line: Value) -> CallRecord {
+        let mut base = json!({"candidate_id": "c", "split": "train", "score": 1.0,
+                              "error": null, "attempts": 1, "latency_ms": 2.0});
+        base.as_object_mut()
+            .unwrap()
+            .extend(line.as_object().unwrap().clone());
+        serde_json::from_value(base).unwrap()
+    }
+
+    #[test]
+    fn a_call_whose_api_reported_no_tokens_names_its_model() {
+        let generation = |extra: Value| {
+            let mut generation = json!({"usage": {"prompt_tokens": 0, "completion_tokens": 0,
+                                                  "total_tokens": 0},
+                                        "latency_ms": 1.0, "attempts": 1});
+            generation
+                .as_object_mut()
+                .unwrap()
+                .extend(extra.as_object().unwrap().clone());
+            record(json!({"task_model": "acme/mute", "generation": generation,
+                          "side_info": {"usage": {"prompt_tokens": 3}}}))
+        };
+        let mute = generation(json!({"usage_missing": true}));
+        assert_eq!(
+            mute.usage_missing_from(Some("acme/judge")),
+            Some("acme/mute")
+        );
+        // The cache's answer spent nothing; a reply with its usage is counted.
+        let cached = generation(json!({"usage_missing": true, "cached": true}));
+        assert_eq!(cached.usage_missing_from(Some("acme/judge")), None);
+        assert_eq!(
+            generation(json!({})).usage_missing_from(Some("acme/judge")),
+            None
+        );
+        // A judge that scored without saying its tokens; not one that failed or was cached.
+        let judged = record(json!({"side_info": {"reasoning": "fine"}}));
+        assert_eq!(
+            judged.usage_missing_from(Some("acme/judge")),
+            Some("acme/judge")
+        );
+        assert_eq!(judged.usage_missing_from(None), None);
+        let failed = record(json!({"error": {"kind": "timeout", "message": "slow"}}));
+        assert_eq!(failed.usage_missing_from(Some("acme/judge")), None);
+        let cached = record(json!({"cached": true}));
+        assert_eq!(cached.usage_missing_from(Some("acme/judge")), None);
+    }
 }

@@ -121,9 +121,10 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
         Exit::BudgetStopped => {
             if let Some(budget) = &summary.budget {
                 parts.push(format!(
-                    "stopped by --max-cost {}: {} not made (--resume continues)",
+                    "stopped by --max-cost {}: {} not made ({})",
                     budget.max_cost_usd,
-                    crate::text::counted(budget.calls_not_made, "call", "calls")
+                    crate::text::counted(budget.calls_not_made, "call", "calls"),
+                    budget.way_on()
                 ))
             }
         }

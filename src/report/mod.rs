@@ -336,6 +336,12 @@ pub fn print_diagnostics(
             ),
         });
     }
+    for (model, calls) in &diagnostics.usage_missing {
+        reporter.warning(format!(
+            "{model}'s API reported no token usage for {}: the costs shown leave them out",
+            crate::text::counted(*calls, "call", "calls")
+        ));
+    }
     for (check, errored) in &diagnostics.errored_checks {
         reporter.warning(format!(
             "check {check} errored in {errored} of {} calls and counted as failed (see side_info.check_results{})",

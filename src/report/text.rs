@@ -143,8 +143,9 @@ pub(super) fn budget(summary: &Summary) -> Option<String> {
     );
     Some(if budget.stopped {
         format!(
-            "{spent}: stopped, {} not made (--resume continues)",
-            counted(budget.calls_not_made, "call", "calls")
+            "{spent}: stopped, {} not made ({})",
+            counted(budget.calls_not_made, "call", "calls"),
+            budget.way_on()
         )
     } else {
         spent

@@ -208,18 +208,9 @@ async fn complete(work: &Work, index: usize, sampling: &Sampling, retries: u32) 
         .as_ref()
         .and_then(|cache| cache.get_completion(key))
     {
-        let [prompt_tokens, completion_tokens, total_tokens] = hit.tokens;
-        let usage = Usage {
-            prompt_tokens,
-            completion_tokens,
-            total_tokens,
-        };
         return Finished {
             index,
-            completion: Ok(Completion {
-                text: hit.text,
-                usage,
-            }),
+            completion: Ok(Completion::kept(hit.text, hit.tokens)),
             attempts: 0,
             cached: true,
         };

@@ -15,6 +15,24 @@ pub struct BudgetReport {
     pub stopped: bool,
     /// Calls of the plan not made because of it; `--resume` makes them.
     pub calls_not_made: usize,
+    /// The model whose API reported no token usage for a call: the budget cannot count what
+    /// its calls spend, and stopped the run there.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage_missing_from: Option<String>,
+}
+
+impl BudgetReport {
+    /// What makes the calls the budget held back: `--resume continues`, or, when a model's
+    /// API reported no token usage, a run without the budget.
+    pub fn way_on(&self) -> String {
+        match &self.usage_missing_from {
+            Some(model) => format!(
+                "{model}'s API reported no token usage, so the budget cannot count its calls: \
+                 run without --max-cost to make them"
+            ),
+            None => "--resume continues".into(),
+        }
+    }
 }
 
 /// How the gates judged a run (the summary's `gates`).

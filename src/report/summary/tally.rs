@@ -66,6 +66,8 @@ pub struct Diagnostics {
     pub more_failures: usize,
     /// Check name → calls in which it errored (from `side_info.errored_checks`).
     pub errored_checks: BTreeMap<String, usize>,
+    /// Priced model → calls its API reported no token usage for: costs leave them out.
+    pub usage_missing: BTreeMap<String, usize>,
 }
 
 fn split_slot(split: Split) -> usize {
@@ -277,6 +279,15 @@ impl Tally {
             *failed += usize::from(verdict_failed(record));
         }
         self.calls.cached += usize::from(record.cached);
+        if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
+            if self.prices.contains_key(model) {
+                *self
+                    .diagnostics
+                    .usage_missing
+                    .entry(model.to_string())
+                    .or_default() += 1;
+            }
+        }
         if let Some(usage) = Usage::of(record) {
             self.tokens.add(usage, record.cached);
         }
