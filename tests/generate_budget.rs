@@ -777,10 +777,10 @@ fn a_resumed_run_counts_what_its_superseded_judge_calls_spent() {
     let first = judged_generation(&sb, &url, "json", &prices);
     assert_eq!(code(&first), 1, "{}", stderr_text(&first));
     assert_eq!(json_stdout(&first)["cost_usd"], json!(0.108));
-    // Resumed, the answers recorded are scored again, and the $0.054 the failed judge calls
-    // spent counts: after two calls ($0.054 + 2 × $0.036), a third would pass $0.13. Each
-    // call's task model answer counts once, on the line that scores it.
-    let budget = [&prices[..], &["--max-cost", "0.13", "--resume"]].concat();
+    // Resumed, the answers recorded are scored again: what the failed lines spent counts
+    // ($0.108), and each answer's tokens count once, on the line that spent them. After two
+    // judge calls ($0.108 + 2 × $0.018), a third would pass $0.15.
+    let budget = [&prices[..], &["--max-cost", "0.15", "--resume"]].concat();
     let resumed = judged_generation(&sb, &url, "text", &budget);
     assert_eq!(code(&resumed), 5, "{}", stderr_text(&resumed));
     assert_eq!(server.requests().len(), 8);
@@ -789,18 +789,18 @@ fn a_resumed_run_counts_what_its_superseded_judge_calls_spent() {
         "evaluator: judge acme/judge   score range: unit\n\
          calls: 2 (2 ok, 0 errors)   elapsed: E\n\
          tokens: 60 prompt, 15 completion\n\
-         task model tokens: 24 prompt, 6 completion\n\
+         task model tokens: 36 prompt, 9 completion\n\
          judge cost: $0.090000\n\
-         cost: $0.126000\n\
-         budget: $0.126000 of --max-cost 0.13 spent: stopped, 1 call not made (--resume continues)\n\
+         cost: $0.144000\n\
+         budget: $0.144000 of --max-cost 0.15 spent: stopped, 1 call not made (--resume continues)\n\
          \n\
          candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
-         terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  2 / 0       24 / 6           $0.036000\n\
+         terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  2 / 0       36 / 9           $0.054000\n\
          \n\
          score = the candidate's train mean; failed calls count as 0\n\
          ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
          \n\
-         exit 5: stopped by --max-cost 0.13: 1 call not made (--resume continues); all 2 calls succeeded\n"
+         exit 5: stopped by --max-cost 0.15: 1 call not made (--resume continues); all 2 calls succeeded\n"
     );
     // The summary of the results file counts the same tokens.
     let summary = sb
@@ -883,5 +883,132 @@ fn a_reply_without_token_usage_stops_a_budget_and_is_said_beside_a_cost() {
         "resuming results.jsonl: 1 of 3 calls already done, 2 to make\n\
          warning: acme/mute's API reported no token usage for 3 calls: the costs shown leave \
          them out\n"
+    );
+}
+
+#[test]
+fn a_call_stopped_while_its_answer_is_scored_keeps_the_answer_and_what_it_spent() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    // While `hold` is there, the evaluator says it started and waits.
+    sb.write(
+        "eval.sh",
+        "cat > /dev/null\nif [ -e hold ]; then touch \"started.$$\"; fi\n\
+         while [ -e hold ]; do sleep 0.05; done\nprintf '{\"score\": 1}'\n",
+    );
+    sb.write("hold", "");
+    let url = server.url("/v1");
+    let run = |format: &str| {
+        let mut command = crate::common::evalctl_process();
+        command
+            .current_dir(sb.path())
+            .env("ACME_API_KEY", KEY)
+            .args(["run", "--no-config", "--format", format, "--generate"])
+            .args(["--dataset", &fixture("qa.jsonl")])
+            .args([
+                "--evaluator-command",
+                "sh eval.sh",
+                "--task-model",
+                "acme/small",
+            ])
+            .args(["--task-base-url", &url, "--skip-preflight", "-j", "3"])
+            .args([
+                "--price",
+                "acme/small=1000,2000",
+                "--output",
+                "results.jsonl",
+            ])
+            .arg("terse.txt");
+        command
+    };
+    let started = || {
+        std::fs::read_dir(sb.path())
+            .unwrap()
+            .filter(|entry| {
+                let name = entry.as_ref().unwrap().file_name();
+                name.to_string_lossy().starts_with("started.")
+            })
+            .count()
+    };
+    let child = run("json")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    assert!(
+        crate::common::wait_until(std::time::Duration::from_secs(60), || started() == 3),
+        "the evaluator never scored the three answers"
+    );
+    // SIGTERM stops the three calls in flight: each task model had answered, at $0.018.
+    // SAFETY: kill with a live child's pid has no memory-safety preconditions.
+    assert_eq!(
+        unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) },
+        0
+    );
+    let stopped = child.wait_with_output().unwrap();
+    assert_eq!(code(&stopped), 130, "{}", stderr_text(&stopped));
+    let summary = json_stdout(&stopped);
+    assert_eq!(summary["calls"]["total"], json!(0));
+    assert_eq!(
+        (&summary["generation"]["usage"], &summary["cost_usd"]),
+        (
+            &json!({"prompt_tokens": 36, "completion_tokens": 9}),
+            &json!(0.054)
+        )
+    );
+    let lines = sb.jsonl("results.jsonl");
+    assert_eq!(lines.len(), 3);
+    for line in &lines {
+        assert_eq!(line["error"]["kind"], json!("interrupted"), "{line}");
+        assert_eq!(line["generation"]["usage"]["total_tokens"], json!(15));
+        assert!(line["output"]
+            .as_str()
+            .is_some_and(|output| !output.is_empty()));
+    }
+    assert_eq!(
+        lines[0]["error"]["message"],
+        json!("the run stopped before the evaluator scored the task model's answer: --resume scores it")
+    );
+    // The file's summary says the same: no call, and the tokens spent.
+    let read = sb
+        .evalctl()
+        .args([
+            "summarize",
+            "--allow-partial",
+            "--format",
+            "json",
+            "results.jsonl",
+        ])
+        .output()
+        .unwrap();
+    let summary = json_stdout(&read);
+    assert_eq!(
+        (&summary["calls"]["total"], &summary["generation"]["usage"]),
+        (
+            &json!(0),
+            &json!({"prompt_tokens": 36, "completion_tokens": 9})
+        )
+    );
+    // Resumed, the answers kept are scored: no task model is called again, and the cost is the
+    // whole run's.
+    std::fs::remove_file(sb.join("hold")).unwrap();
+    let resumed = run("text").arg("--resume").output().unwrap();
+    assert_eq!(code(&resumed), 0, "{}", stderr_text(&resumed));
+    assert_eq!(server.requests().len(), 3);
+    let text = text_without_elapsed(&resumed);
+    assert_eq!(
+        text.lines().collect::<Vec<_>>()[1..6],
+        [
+            "calls: 3 (3 ok, 0 errors)   elapsed: E",
+            "task model tokens: 36 prompt, 9 completion",
+            "cost: $0.054000",
+            "",
+            "candidate  task model  score            train mean       n / errors  tokens in / out  cost",
+        ]
     );
 }

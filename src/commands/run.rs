@@ -152,6 +152,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .iter()
             .map(|candidate| text_digest(&candidate.text))
             .collect(),
+        unscored: Default::default(),
     });
     let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
         // A resumed run with every call done already makes no call: the evaluator is not probed.
@@ -187,7 +188,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .map(ResultsFile::in_background);
         let mut write_failure = None;
         let on_finished = |record: CallRecord| {
-            keep_for_report(&mut report_records, &record);
+            if !record.unscored() {
+                keep_for_report(&mut report_records, &record);
+            }
             if let Some(file) = results.as_mut() {
                 if let Err(error) = file.append(&record) {
                     // Keep scoring: the summary still covers every call; the exit code says 4.
@@ -197,6 +200,13 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 }
             }
             tally.add(&record);
+            if record.unscored() {
+                // A call stopped after its task model answered: only what it spent counts.
+                if let Some(budget) = &budget {
+                    budget.spend_superseded(&record);
+                }
+                return;
+            }
             if let Some(budget) = &budget {
                 budget.spend(&record);
             }

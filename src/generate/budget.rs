@@ -47,16 +47,35 @@ impl Budget {
     }
 
     /// Count what `record`'s model calls cost: its task model's (unless the completion cache
-    /// answered) and the judge's (unless the result cache answered).
+    /// or an earlier line's answer answered) and the judge's (unless the result cache
+    /// answered).
     pub fn spend(&self, record: &CallRecord) {
         if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
             // Only the first is named.
             let _ = self.usage_missing_from.set(model.to_string());
         }
+        let Some(cost) = self.cost_of(record) else {
+            return;
+        };
+        self.spent.set(self.spent.get() + cost);
+        self.made.set(self.made.get() + 1);
+        self.made_cost.set(self.made_cost.get() + cost);
+    }
+
+    /// Count what a line that answers no call cost: one another line of its call replaces (a
+    /// call `--resume` makes again), or one the run stopped before its evaluator scored it.
+    pub fn spend_superseded(&self, record: &CallRecord) {
+        if let Some(cost) = self.cost_of(record) {
+            self.spent.set(self.spent.get() + cost);
+        }
+    }
+
+    /// What `record`'s model calls cost, when it made any: its task model's and the judge's.
+    fn cost_of(&self, record: &CallRecord) -> Option<f64> {
         let task_model = record
             .generation
             .as_ref()
-            .filter(|generation| !generation.cached)
+            .filter(|generation| generation.spent())
             .map(|generation| {
                 let usage = &generation.usage;
                 self.price(record.task_model.as_ref()).map_or(0.0, |price| {
@@ -64,22 +83,8 @@ impl Budget {
                 })
             });
         let judge = self.judge_cost(record);
-        if task_model.is_none() && judge.is_none() {
-            return;
-        }
-        let cost = task_model.unwrap_or(0.0) + judge.unwrap_or(0.0);
-        self.spent.set(self.spent.get() + cost);
-        self.made.set(self.made.get() + 1);
-        self.made_cost.set(self.made_cost.get() + cost);
-    }
-
-    /// Count what a superseded line's calls cost (a call `--resume` makes again, or made
-    /// again before): the judge's. Its task model's answer, when it had one, is scored again by
-    /// the line that replaces it, which counts it.
-    pub fn spend_superseded(&self, record: &CallRecord) {
-        if let Some(cost) = self.judge_cost(record) {
-            self.spent.set(self.spent.get() + cost);
-        }
+        (task_model.is_some() || judge.is_some())
+            .then(|| task_model.unwrap_or(0.0) + judge.unwrap_or(0.0))
     }
 
     /// What the judge's call of `record` cost, when the judge scores and the result cache did

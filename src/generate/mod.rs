@@ -258,6 +258,7 @@ impl Generator {
                 latency_ms: 0.0,
                 attempts: 0,
                 cached: true,
+                recalled: false,
                 usage_missing: false,
             };
             return (Ok(completion), info);
@@ -276,6 +277,7 @@ impl Generator {
             latency_ms,
             attempts,
             cached: false,
+            recalled: false,
             usage_missing: completion.as_ref().is_ok_and(|c| c.usage_missing),
         };
         (completion, info)
@@ -294,6 +296,7 @@ impl Generate for Generator {
             latency_ms: 0.0,
             attempts: 0,
             cached: false,
+            recalled: false,
             usage_missing: false,
         };
         let rendered = match Rendered::of(
@@ -317,7 +320,10 @@ impl Generate for Generator {
             return Generated {
                 prompt: rendered.text,
                 answer: Ok(output.clone()),
-                info: info.clone(),
+                info: GenerationInfo {
+                    recalled: true,
+                    ..info.clone()
+                },
             };
         }
         let model = &self.models[call.task_model];

@@ -34,6 +34,10 @@ pub enum ErrorKind {
     Transport,
     /// Nothing was there to score: a task no output answered (`tasks score`, `tasks run`).
     MissingOutput,
+    /// The run was stopped (Ctrl-C, SIGTERM, SIGHUP) after the task model answered and before
+    /// the evaluator scored the answer: the line keeps the answer and what it spent, and
+    /// answers no call (`--resume` scores the answer).
+    Interrupted,
 }
 
 impl ErrorKind {
@@ -52,6 +56,7 @@ impl ErrorKind {
             ErrorKind::HttpStatus => "http_status",
             ErrorKind::Transport => "transport",
             ErrorKind::MissingOutput => "missing_output",
+            ErrorKind::Interrupted => "interrupted",
         }
     }
 }
@@ -64,7 +69,7 @@ impl Serialize for ErrorKind {
 
 impl ErrorKind {
     /// Every kind, for reading a kind back from its name.
-    const ALL: [ErrorKind; 12] = [
+    const ALL: [ErrorKind; 13] = [
         ErrorKind::Spawn,
         ErrorKind::ExitStatus,
         ErrorKind::Timeout,
@@ -77,6 +82,7 @@ impl ErrorKind {
         ErrorKind::HttpStatus,
         ErrorKind::Transport,
         ErrorKind::MissingOutput,
+        ErrorKind::Interrupted,
     ];
 }
 

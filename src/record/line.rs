@@ -120,9 +120,30 @@ pub struct GenerationInfo {
     /// The API's reply reported no token usage: `usage` is unknown, not zero.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub usage_missing: bool,
+    /// The answer an earlier line of this call recorded, scored again by `--resume`: what it
+    /// spent counts on that line, not on this one.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub recalled: bool,
+}
+
+impl GenerationInfo {
+    /// Whether this call's task model spent tokens: it was called, not answered by the cache
+    /// or by an earlier line's answer.
+    pub fn spent(&self) -> bool {
+        !self.cached && !self.recalled
+    }
 }
 
 impl CallRecord {
+    /// Whether the line answers no call: the run stopped after its task model answered and
+    /// before the evaluator scored it (`interrupted`). It keeps the answer, for `--resume`, and
+    /// what it spent.
+    pub fn unscored(&self) -> bool {
+        self.error
+            .as_ref()
+            .is_some_and(|error| error.kind == crate::protocol::ErrorKind::Interrupted)
+    }
+
     /// The prompt and completion tokens the evaluator's `side_info.usage` reports (the LLM
     /// judge's call, on failed calls too), when it reports either.
     pub fn evaluator_tokens(&self) -> Option<(u64, u64)> {
@@ -138,7 +159,7 @@ impl CallRecord {
     /// scored it without saying its tokens. Calls the caches answered spent nothing.
     pub fn usage_missing_from<'a>(&'a self, judge: Option<&'a str>) -> Option<&'a str> {
         let generation = self.generation.as_ref();
-        if generation.is_some_and(|generation| generation.usage_missing && !generation.cached) {
+        if generation.is_some_and(|generation| generation.usage_missing && generation.spent()) {
             return self.task_model.as_deref();
         }
         let judged = !self.cached && self.error.is_none() && self.evaluator_tokens().is_none();

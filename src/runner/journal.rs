@@ -196,8 +196,9 @@ pub fn replaces(later_failed: bool, earlier_failed: bool) -> bool {
 }
 
 /// The lines of one run, one a call: of several lines with one key, the one [`replaces`] picks,
-/// in the order of each call's first line. The others are the run's superseded lines: their
-/// calls were made, and what they spent is the run's too.
+/// in the order of each call's first line. The others, and the lines that answer no call (an
+/// interrupted call's answer, not scored), are the run's superseded lines: what they spent is
+/// the run's too.
 #[derive(Debug, Default)]
 pub struct OneLineACall {
     counted: Vec<CallRecord>,
@@ -208,6 +209,10 @@ pub struct OneLineACall {
 impl OneLineACall {
     /// Take the run's next line.
     pub fn add(&mut self, record: CallRecord) {
+        if record.unscored() {
+            self.superseded.push(record);
+            return;
+        }
         let key = record.call_key();
         match self.by_key.get(&key) {
             Some(&index) => {

@@ -25,7 +25,7 @@ use crate::evaluator::{Answer, Call, Evaluator};
 use crate::in_flight::InFlight;
 use crate::input::{Inputs, Record};
 use crate::interrupt::{catch_in_flag, interruption_of_kind, Interruption};
-use crate::protocol::{validate_score, Attempt, Findings, Retry, ScoreRange};
+use crate::protocol::{validate_score, Attempt, CallError, ErrorKind, Findings, Retry, ScoreRange};
 use crate::record::{CallRecord, RunInfo};
 use crate::store::CachedResult;
 use key::KeyedFiles;
@@ -107,6 +107,9 @@ pub struct RunContext {
     pub run_info: RunInfo,
     /// Each candidate's text digest ([`key::text_digest`]), by candidate index.
     pub candidate_digests: Vec<String>,
+    /// The lines of calls the run stopped after their task model answered: each keeps the
+    /// answer and what it spent (`interrupted`), handed on once the calls have stopped.
+    pub unscored: std::sync::Mutex<Vec<CallRecord>>,
 }
 
 /// Make every call of `plan`, at most `concurrency` at once, handing each finished call to
@@ -167,6 +170,7 @@ pub async fn execute(
                             cause: StopCause::Signal { again },
                         });
                         in_flight.stop().await;
+                        hand_on_unscored(&context, &mut on_finished);
                         break;
                     }
                 }
@@ -174,6 +178,7 @@ pub async fn execute(
             _ = grace => {
                 stopped = Some(Stopped { calls: in_flight.len(), cause: StopCause::GraceEnded });
                 in_flight.stop().await;
+                hand_on_unscored(&context, &mut on_finished);
                 break;
             }
             Some(record) = in_flight.next() => on_finished(record),
@@ -183,6 +188,27 @@ pub async fn execute(
         interrupted,
         elapsed: started.elapsed(),
         stopped,
+    }
+}
+
+/// Hand the lines of the calls stopped after their task model answered to `on_finished`.
+fn hand_on_unscored(context: &RunContext, on_finished: &mut impl FnMut(CallRecord)) {
+    let lines = std::mem::take(&mut *context.unscored.lock().expect("no call panics holding it"));
+    lines.into_iter().for_each(on_finished);
+}
+
+/// A call's `interrupted` line, kept while its evaluator scores the task model's answer: should
+/// the run stop the call (dropping it), the line goes to the run's unscored lines.
+struct UnscoredLine<'a> {
+    line: Option<CallRecord>,
+    into: &'a std::sync::Mutex<Vec<CallRecord>>,
+}
+
+impl Drop for UnscoredLine<'_> {
+    fn drop(&mut self) {
+        if let (Some(line), Ok(mut lines)) = (self.line.take(), self.into.lock()) {
+            lines.push(line);
+        }
     }
 }
 
@@ -207,6 +233,18 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         )),
         _ => None,
     };
+    let line = |attempt: Attempt, attempts: u32, cached: bool, latency_ms: f64| CallRecord {
+        latency_ms,
+        ..call_line(
+            &context,
+            &planned,
+            example,
+            generated.as_ref(),
+            attempt,
+            attempts,
+            cached,
+        )
+    };
     let answer = match &generated {
         Some((
             label,
@@ -228,6 +266,17 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         )) => Ok(Some(Answer { prompt, output })),
         None => Ok(None),
     };
+    let mut unscored = UnscoredLine {
+        line: answer.as_ref().is_ok_and(Option::is_some).then(|| {
+            let stopped = CallError::new(
+                ErrorKind::Interrupted,
+                "the run stopped before the evaluator scored the task model's answer: \
+                 --resume scores it",
+            );
+            line(Attempt::failed(stopped), 0, false, 0.0)
+        }),
+        into: &context.unscored,
+    };
     // The record's latency is the evaluator's; the task model's call has its own.
     let started = Instant::now();
     let task_model = match &generated {
@@ -246,6 +295,26 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
             evaluate(&context, &planned, &call).await
         }
     };
+    unscored.line = None;
+    line(
+        attempt,
+        attempts,
+        cached,
+        crate::text::milliseconds(started.elapsed()),
+    )
+}
+
+/// The result line of `planned` (`generated` by its task model, under `--generate`): its
+/// evaluator's `attempt`, after `attempts` attempts (`cached`: the cache answered).
+fn call_line(
+    context: &RunContext,
+    planned: &PlannedCall,
+    example: Option<&Record>,
+    generated: Option<&(&str, Generated)>,
+    attempt: Attempt,
+    attempts: u32,
+    cached: bool,
+) -> CallRecord {
     let (score, error) = match attempt.score {
         Ok(score) => (score, None),
         Err(error) => (0.0, Some(error)),
@@ -253,7 +322,7 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
     CallRecord {
         key: Some(planned.key.to_string()),
         repeat: planned.repeat,
-        candidate_id: candidate.id.clone(),
+        candidate_id: context.inputs.candidates[planned.candidate].id.clone(),
         candidate_index: Some(planned.candidate),
         split: planned.split,
         example_index: planned.example,
@@ -263,15 +332,13 @@ async fn perform(context: Arc<RunContext>, planned: PlannedCall) -> CallRecord {
         side_info: attempt.side_info,
         error,
         attempts,
-        latency_ms: crate::text::milliseconds(started.elapsed()),
+        latency_ms: 0.0,
         passed: attempt.findings.passed,
         candidate_digest: context.candidate_digests.get(planned.candidate).cloned(),
         cached,
-        task_model: generated.as_ref().map(|(label, _)| label.to_string()),
-        output: generated
-            .as_ref()
-            .and_then(|(_, generated)| generated.answer.as_ref().ok().cloned()),
-        generation: generated.map(|(_, generated)| generated.info),
+        task_model: generated.map(|(label, _)| label.to_string()),
+        output: generated.and_then(|(_, generated)| generated.answer.as_ref().ok().cloned()),
+        generation: generated.map(|(_, generated)| generated.info.clone()),
         run: Some(context.run_info.clone()),
         errored_checks: attempt.findings.errored_checks,
     }

@@ -91,6 +91,8 @@ pub fn resume_from(
             Err(problem) => problems.push(problem),
             Ok(line) => match key_of(&line.record) {
                 None => foreign += 1,
+                // An interrupted call's answer, not scored: it answers no call.
+                Some(_) if line.record.unscored() => {}
                 Some(key) if score_refused(&line.record, score_range) => {
                     refused_scores += 1;
                     refused_keys.insert(key);
@@ -120,7 +122,7 @@ pub fn resume_from(
         let Some(key) = key_of(&line.record) else {
             continue;
         };
-        // A key whose every line has a refused score has no line chosen.
+        // A key whose every line has a refused score, or answers no call, has no line chosen.
         let answers = chosen.get(&key).is_some_and(|&(chosen_line, failed)| {
             chosen_line == line.line && (!failed || keep_errors)
         });

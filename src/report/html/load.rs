@@ -133,7 +133,10 @@ fn read_run(file: &Source, selection: &Selection) -> Result<RunResults, Vec<Prob
     }
     let (records, superseded) = one_a_call.finish();
     let torn = reader.torn_line().map(|line| line.to_string());
-    let accounted = if records.iter().all(|record| record.run.is_none()) {
+    let older_evalctl = (records.iter())
+        .chain(&superseded)
+        .all(|record| record.run.is_none());
+    let accounted = if older_evalctl {
         None
     } else {
         Some(ledger.account(chosen, records.len(), selection.allow_partial)?)

@@ -36,9 +36,11 @@ impl Usage {
         })
     }
 
-    /// The tokens a task model's call reported, if any (a command reports none).
+    /// The tokens a task model's call reported, if any (a command reports none), and whether
+    /// the cache answered it; none for an answer an earlier line recorded (its tokens count on
+    /// that line).
     pub(super) fn of_generation(record: &CallRecord) -> Option<(Usage, bool)> {
-        let generation = record.generation.as_ref()?;
+        let generation = record.generation.as_ref().filter(|g| !g.recalled)?;
         (!generation.usage.is_zero()).then_some((
             Usage {
                 prompt_tokens: generation.usage.prompt_tokens,

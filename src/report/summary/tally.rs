@@ -235,17 +235,26 @@ impl Tally {
         }
     }
 
-    /// Count what a superseded line of the run spent (a call `--resume` made again): the
-    /// evaluator's tokens. Its task model's answer, when it had one, was scored again by the
-    /// line that replaced it, which counts its tokens.
+    /// Count what a line of the run that answers no call spent: one another line of its call
+    /// replaced (a call `--resume` made again), or one the run stopped before its evaluator
+    /// scored it.
     pub fn add_superseded(&mut self, record: &CallRecord) {
         if let Some(usage) = Usage::of(record) {
             self.tokens.add(usage, record.cached);
         }
+        if let Some((usage, cached)) = Usage::of_generation(record) {
+            if let Some(index) = self.row_of(record) {
+                self.generation[index].add(usage, cached);
+            }
+        }
     }
 
-    /// Count one finished call.
+    /// Count one finished call (a line that answers none only for what it spent).
     pub fn add(&mut self, record: &CallRecord) {
+        if record.unscored() {
+            self.add_superseded(record);
+            return;
+        }
         self.calls.total += 1;
         let row = self.row_of(record);
         if let Some(error) = &record.error {
