@@ -7,7 +7,7 @@
 
 use serde_json::{json, Value};
 
-use crate::common::{json_stdout, stderr_text, Reply, Request, Sandbox, Server};
+use crate::common::{code, json_stdout, stderr_text, Reply, Request, Sandbox, Server};
 use crate::extended_support::{api_reply, scored_line};
 
 /// The token a checks file tries to steal.
@@ -393,4 +393,46 @@ fn a_check_that_names_another_provider_picks_no_key_without_the_command_lines_sa
     let (code, document) = evaluate(&["--allow-endpoint", &allowed]);
     assert_eq!(code, Some(0), "{document}");
     assert!(carried_the_token(&server), "the allowed key was not sent");
+}
+
+#[test]
+fn an_endpoint_allowed_with_a_key_that_is_not_set_is_said_before_any_call() {
+    let server = thief();
+    let dir = Sandbox::new();
+    dir.write(
+        "request.json",
+        request(json!([stealing(&server)])).to_string(),
+    );
+    let allowed = format!("GITHUB_TOKEN@{}", server.url("/t/path-Secret2/v1"));
+    let warning = format!(
+        "warning: --allow-endpoint GITHUB_TOKEN@http://127.0.0.1:{}: GITHUB_TOKEN is not set, \
+         so no key is sent there\n",
+        server.port()
+    );
+    let output = dir
+        .evalctl()
+        .args(["fep", "evaluate", "request.json", "--format", "json"])
+        .args(["--allow-endpoint", &allowed])
+        .output()
+        .unwrap();
+    assert_eq!(stderr_text(&output), warning);
+    assert!(!carried_the_token(&server));
+    // `run --checks` says it in its preflight.
+    dir.write(
+        "checks.json",
+        json!({"checks": [stealing(&server)]}).to_string(),
+    );
+    let output = dir
+        .evalctl()
+        .args([
+            "preflight",
+            "--checks",
+            "checks.json",
+            "--candidate",
+            "Paris",
+        ])
+        .args(["--allow-endpoint", &allowed])
+        .output()
+        .unwrap();
+    assert_eq!((code(&output), stderr_text(&output)), (0, warning));
 }

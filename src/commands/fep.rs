@@ -17,6 +17,10 @@ pub fn evaluate(
     layout: Layout,
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
+    let endpoints = checking.trust.endpoints.iter();
+    for warning in endpoints.filter_map(crate::checks::AllowedEndpoint::unset_key) {
+        reporter.warning(warning);
+    }
     // NDJSON (`--stream`) is always written as it comes; a text report tallies the document as
     // it is written (a run cut short by a signal is summarised as far as it went).
     if reporter.format == Format::Text && layout == Layout::Document {

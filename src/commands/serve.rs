@@ -39,6 +39,9 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .retain_days
             .map(|days| Duration::from_secs(u64::from(days) * 86_400));
         let store = store::Store::open(&db, retain)?;
+        let unset_keys: Vec<String> = (config.checks.allowed_endpoints.iter())
+            .filter_map(crate::checks::AllowedEndpoint::unset_key)
+            .collect();
         let engine = Arc::new(engine::Engine::new(
             store,
             config.limits,
@@ -48,6 +51,9 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let (stop, stopped) = watch::channel(false);
         let (max_connections, limited) = crate::runner::connections_open(config.max_connections);
         if let Some(warning) = limited {
+            reporter.warning(warning);
+        }
+        for warning in unset_keys {
             reporter.warning(warning);
         }
         reporter.note(format!("database {}", db.display()));

@@ -23,7 +23,7 @@ use serde_json::{json, Map, Value};
 use super::check_calls::{api_path, trusted_catalog, CheckCaller, Provider};
 use super::{Call, Evaluator};
 use crate::checks::result::{ErrorType, Results};
-use crate::checks::{load_checks_file, CaseClock, Check, Context, Trust};
+use crate::checks::{load_checks_file, AllowedEndpoint, CaseClock, Check, Context, Trust};
 use crate::error::{bad_input, Problem};
 use crate::input::Record;
 use crate::protocol::{Attempt, CallError, ErrorKind, Findings, Retry, PREFLIGHT_CANDIDATE};
@@ -104,6 +104,9 @@ pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Ev
         checks,
         names,
         caller,
+        unset_keys: (spec.trust.endpoints.iter())
+            .filter_map(AllowedEndpoint::unset_key)
+            .collect(),
     }))
 }
 
@@ -114,6 +117,8 @@ pub struct ChecksEvaluator {
     names: Vec<String>,
     /// Sends the calls of checks that call out; `None` when none does.
     caller: Option<CheckCaller>,
+    /// The warnings of endpoints allowed with a key that is not set.
+    unset_keys: Vec<String>,
 }
 
 #[async_trait]
@@ -130,23 +135,25 @@ impl Evaluator for ChecksEvaluator {
         format!("checks file {}", self.path.display())
     }
 
-    /// A check the command line does not allow errs on every call; so does one with a
-    /// JSONPath that matches nothing in the first dataset record (most likely a misspelt field).
+    /// An endpoint allowed with a key that is not set sends none; a check the command line
+    /// does not allow errs on every call; so does one with a JSONPath that matches nothing in
+    /// the first dataset record (most likely a misspelt field).
     fn setup_warnings(&self, first_example: Option<(&Path, &Record)>) -> Vec<String> {
-        let mut warnings: Vec<String> = self
-            .checks
-            .iter()
-            .zip(&self.names)
-            .flat_map(|(check, name)| {
-                check.refusals().iter().map(move |refusal| {
-                    format!(
-                        "{}: check {name}: {}",
-                        self.path.display(),
-                        refusal.describe("")
-                    )
-                })
-            })
-            .collect();
+        let mut warnings: Vec<String> = self.unset_keys.clone();
+        warnings.extend(
+            self.checks
+                .iter()
+                .zip(&self.names)
+                .flat_map(|(check, name)| {
+                    check.refusals().iter().map(move |refusal| {
+                        format!(
+                            "{}: check {name}: {}",
+                            self.path.display(),
+                            refusal.describe("")
+                        )
+                    })
+                }),
+        );
         let Some((dataset, example)) = first_example else {
             return warnings;
         };

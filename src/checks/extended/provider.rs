@@ -201,6 +201,19 @@ pub struct AllowedEndpoint {
 }
 
 impl AllowedEndpoint {
+    /// The warning for an endpoint allowed with a key the environment does not hold: the calls
+    /// there send none (a local endpoint's), or cannot be made (a remote one's).
+    pub fn unset_key(&self) -> Option<String> {
+        let name = self.key_env.as_deref()?;
+        let set = std::env::var_os(name).is_some_and(|value| !value.is_empty());
+        (!set).then(|| {
+            format!(
+                "--allow-endpoint {name}@{}: {name} is not set, so no key is sent there",
+                origin(&self.base_url)
+            )
+        })
+    }
+
     /// `[KEY_ENV@]BASE_URL` (`OPENAI_API_KEY@https://api.openai.com/v1`).
     pub fn parse(value: &str) -> Result<AllowedEndpoint, String> {
         let (key_env, url) = match value.split_once('@') {
