@@ -952,6 +952,12 @@ fn a_call_stopped_while_its_answer_is_scored_keeps_the_answer_and_what_it_spent(
     );
     let stopped = child.wait_with_output().unwrap();
     assert_eq!(code(&stopped), 130, "{}", stderr_text(&stopped));
+    assert_eq!(
+        stderr_text(&stopped),
+        "interrupted: stopped the 3 calls in flight; the task model had answered 3 of them: the \
+         answers are kept in results.jsonl, and --resume scores them\n\
+         interrupted: 0 of 3 calls finished; the summary covers them\n"
+    );
     let summary = json_stdout(&stopped);
     assert_eq!(summary["calls"]["total"], json!(0));
     assert_eq!(

@@ -240,7 +240,11 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     })??;
     progress.finish();
     if let Some(stopped) = finished.stopped {
-        report::print_stopped(stopped, runner::GRACE, reporter);
+        let kept_in = config
+            .output
+            .as_deref()
+            .map(|path| path.display().to_string());
+        report::print_stopped(stopped, runner::GRACE, kept_in.as_deref(), reporter);
     }
     for warning in evaluator.closing_warnings() {
         reporter.warning(warning);

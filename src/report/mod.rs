@@ -278,17 +278,30 @@ pub fn print_stopping(in_flight: usize, grace: std::time::Duration, reporter: Re
     ));
 }
 
-/// Tell the user, on stderr, which calls in flight an interrupted run stopped, and why.
+/// Tell the user, on stderr, which calls in flight an interrupted run stopped, and why; and
+/// where the answers their task models had given are kept (the results file `kept_in`).
 pub fn print_stopped(
     stopped: crate::runner::Stopped,
     grace: std::time::Duration,
+    kept_in: Option<&str>,
     reporter: Reporter,
 ) {
     let (calls, were) = match stopped.calls {
         1 => ("the 1 call".to_string(), "was"),
         n => (format!("the {n} calls"), "were"),
     };
-    reporter.note(match stopped.cause {
+    let answers = match (stopped.answered, kept_in) {
+        (0, _) => String::new(),
+        (answered, Some(file)) => format!(
+            "; the task model had answered {answered} of them: the answers are kept in {file}, \
+             and --resume scores them"
+        ),
+        (answered, None) => format!(
+            "; the task model had answered {answered} of them: without --output, the answers \
+             are not kept"
+        ),
+    };
+    let stopped_calls = match stopped.cause {
         crate::runner::StopCause::Signal { again: true } => {
             format!("interrupted again: stopped {calls} in flight")
         }
@@ -299,7 +312,8 @@ pub fn print_stopped(
             "interrupted: {calls} in flight did not finish within {}s and {were} stopped",
             grace.as_secs()
         ),
-    });
+    };
+    reporter.note(format!("{stopped_calls}{answers}"));
 }
 
 /// Tell the user, on stderr, how far an interrupted run got.

@@ -69,6 +69,9 @@ pub struct Stopped {
     pub calls: usize,
     /// Why.
     pub cause: StopCause,
+    /// How many of them had their task model's answer (`--generate`), handed on as
+    /// `interrupted` lines.
+    pub answered: usize,
 }
 
 /// Why calls in flight were stopped.
@@ -165,20 +168,23 @@ pub async fn execute(
                     }
                     _ => {
                         let again = grace_ends.is_some();
-                        stopped = Some(Stopped {
-                            calls: in_flight.len(),
-                            cause: StopCause::Signal { again },
-                        });
+                        let calls = in_flight.len();
                         in_flight.stop().await;
-                        hand_on_unscored(&context, &mut on_finished);
+                        let answered = hand_on_unscored(&context, &mut on_finished);
+                        stopped = Some(Stopped {
+                            calls,
+                            cause: StopCause::Signal { again },
+                            answered,
+                        });
                         break;
                     }
                 }
             }
             _ = grace => {
-                stopped = Some(Stopped { calls: in_flight.len(), cause: StopCause::GraceEnded });
+                let calls = in_flight.len();
                 in_flight.stop().await;
-                hand_on_unscored(&context, &mut on_finished);
+                let answered = hand_on_unscored(&context, &mut on_finished);
+                stopped = Some(Stopped { calls, cause: StopCause::GraceEnded, answered });
                 break;
             }
             Some(record) = in_flight.next() => on_finished(record),
@@ -191,10 +197,13 @@ pub async fn execute(
     }
 }
 
-/// Hand the lines of the calls stopped after their task model answered to `on_finished`.
-fn hand_on_unscored(context: &RunContext, on_finished: &mut impl FnMut(CallRecord)) {
+/// Hand the lines of the calls stopped after their task model answered to `on_finished`; how
+/// many there were.
+fn hand_on_unscored(context: &RunContext, on_finished: &mut impl FnMut(CallRecord)) -> usize {
     let lines = std::mem::take(&mut *context.unscored.lock().expect("no call panics holding it"));
+    let answered = lines.len();
     lines.into_iter().for_each(on_finished);
+    answered
 }
 
 /// A call's `interrupted` line, kept while its evaluator scores the task model's answer: should
