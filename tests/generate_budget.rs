@@ -302,6 +302,17 @@ fn max_cost_stops_the_run_with_exit_5_and_resume_continues_it() {
         json_stdout(&again)["budget"],
         json!({"max_cost_usd": 0.04, "spent_usd": 0.036, "stopped": true, "calls_not_made": 1})
     );
+    // Nor is the task model probed: its probe is a paid call too.
+    let probed = generate_as(&sb, "json")
+        .env("ACME_API_KEY", KEY)
+        .args(["--task-model", "acme/small", "--task-base-url", &url])
+        .args(["-j", "1", "--output", "results.jsonl", "--resume"])
+        .args(["--price", "acme/small=1000,2000", "--max-cost", "0.04"])
+        .arg("terse.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&probed), 5, "{}", stderr_text(&probed));
+    assert_eq!(server.requests().len(), 2);
     // A larger budget resumed makes the last call only.
     let last = small_on_a_budget(&sb, &url, "markdown", &["--max-cost", "0.06", "--resume"]);
     assert_eq!(code(&last), 0, "{}", stderr_text(&last));

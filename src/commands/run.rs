@@ -155,8 +155,10 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         unscored: Default::default(),
     });
     let (finished, results_failed, stopped_in_preflight) = runner::block_on(async {
-        // A resumed run with every call done already makes no call: the evaluator is not probed.
-        let probe_evaluator = !config.exec.skip_preflight && !plan.is_empty();
+        // A resumed run with every call done already, or whose budget is spent already, makes
+        // no call: nothing is probed (a model's probe is a paid call).
+        let budget_allows = budget.as_ref().is_none_or(|budget| budget.allows(0));
+        let probe_evaluator = !config.exec.skip_preflight && !plan.is_empty() && budget_allows;
         let models = generator.as_deref();
         match probe(
             &config,
