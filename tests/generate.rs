@@ -672,7 +672,10 @@ fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() 
         "failed: terse.txt with acme/prude train fr (line 1): invalid_output: task model \
          acme/prude: the model refused: I can't help with that.\nexit 1: 1 of 1 calls failed\n"
     );
-    assert_eq!(sb.jsonl("results.jsonl")[0].get("output"), None);
+    let line = &sb.jsonl("results.jsonl")[0];
+    assert_eq!(line.get("output"), None);
+    // The refusal spent its tokens all the same.
+    assert_eq!(line["generation"]["usage"]["total_tokens"], json!(15));
 }
 
 #[test]

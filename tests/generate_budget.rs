@@ -898,6 +898,38 @@ fn a_reply_without_token_usage_stops_a_budget_and_is_said_beside_a_cost() {
 }
 
 #[test]
+fn a_refusal_spends_against_the_budget() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    // Each refusal reports 12 prompt and 3 completion tokens: $0.018. After one, a second
+    // would pass $0.03.
+    let output = generate_as(&sb, "json")
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "--task-model",
+            "acme/prude",
+            "--task-base-url",
+            &server.url("/v1"),
+        ])
+        .args(["--skip-preflight", "-j", "1", "--retries", "0"])
+        .args(["--price", "acme/prude=1000,2000", "--max-cost", "0.03"])
+        .arg("terse.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 1);
+    let summary = json_stdout(&output);
+    assert_eq!(
+        (&summary["cost_usd"], &summary["budget"]["spent_usd"]),
+        (&json!(0.018), &json!(0.018))
+    );
+}
+
+#[test]
 fn a_call_stopped_while_its_answer_is_scored_keeps_the_answer_and_what_it_spent() {
     let server = fake_openai();
     let sb = Sandbox::new();

@@ -273,14 +273,18 @@ impl Generator {
             .await;
         let latency_ms = crate::text::milliseconds(started.elapsed());
         let info = GenerationInfo {
-            usage: completion.as_ref().map_or(Usage::default(), |c| c.usage),
+            // A reply that gave no answer (a refusal) spent its tokens too.
+            usage: match &completion {
+                Ok(completion) => completion.usage,
+                Err(unanswered) => unanswered.usage,
+            },
             latency_ms,
             attempts,
             cached: false,
             recalled: false,
             usage_missing: completion.as_ref().is_ok_and(|c| c.usage_missing),
         };
-        (completion, info)
+        (completion.map_err(|unanswered| unanswered.error), info)
     }
 }
 

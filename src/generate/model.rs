@@ -14,7 +14,7 @@ use serde_json::{json, Value};
 use crate::digest::Fields;
 use crate::evaluator::command::{CommandEvaluator, CommandSpec};
 use crate::evaluator::Evaluator;
-use crate::llm::reply::read_completion;
+use crate::llm::reply::{read_completion, Unanswered};
 use crate::llm::{Api, Body, Client, Completion, Connection, EndpointFlags, EndpointSpec, Usage};
 use crate::protocol::{with_retries, Attempt, CallError, ErrorKind};
 use crate::runner::key::{add_command_identity, KeyFields, KeyedFiles};
@@ -172,19 +172,25 @@ impl Model {
 
     /// Complete `prompt` with up to `retries` retries, keeping a completion in `cache` under
     /// `key` while the files the key hashes still hold: the completion or the last attempt's
-    /// error, and how many attempts were made.
+    /// error (with the tokens its reply reported), and how many attempts were made.
     pub async fn complete_and_keep(
         &self,
         prompt: &Prompt<'_>,
         sampling: &Sampling,
         retries: u32,
         cache: Option<(&Cache, &CallKey, &KeyedFiles)>,
-    ) -> (Result<Completion, CallError>, u32) {
+    ) -> (Result<Completion, Unanswered>, u32) {
         let (completion, attempts) =
             with_retries(retries, || self.complete(prompt, sampling)).await;
-        let completion = completion.map_err(|attempt| match attempt.score {
-            Err(error) => error,
-            Ok(_) => CallError::new(ErrorKind::InvalidOutput, "no completion"),
+        let completion = completion.map_err(|attempt| {
+            let usage = (attempt.side_info.get("usage"))
+                .and_then(|usage| serde_json::from_value(usage.clone()).ok())
+                .unwrap_or_default();
+            let error = match attempt.score {
+                Err(error) => error,
+                Ok(_) => CallError::new(ErrorKind::InvalidOutput, "no completion"),
+            };
+            Unanswered { error, usage }
         });
         let cache = cache.filter(|(_, _, files)| completion.is_ok() && files.still_hold());
         if let (Some((cache, key, _)), Ok(completion)) = (cache, &completion) {
@@ -253,8 +259,16 @@ impl ApiModel {
             .client
             .post(&self.connection, &self.url, body, self.timeout)
             .await?;
-        read_completion(&reply, self.api)
-            .map_err(|error| self.connection.secrets().scrub(Attempt::failed(error)))
+        read_completion(&reply, self.api).map_err(|unanswered| {
+            let mut attempt = Attempt::failed(unanswered.error);
+            // A refusal spent tokens: the failed attempt keeps them, as the judge's does.
+            if !unanswered.usage.is_zero() {
+                attempt
+                    .side_info
+                    .insert("usage".into(), json!(unanswered.usage));
+            }
+            self.connection.secrets().scrub(attempt)
+        })
     }
 }
 

@@ -51,6 +51,26 @@ pub struct Completion {
     pub usage_missing: bool,
 }
 
+/// A completion call that gave no completion: why, and the tokens its reply reported (a
+/// refusal, or a reply the content filter withheld, spent them all the same).
+#[derive(Debug, Clone)]
+pub struct Unanswered {
+    /// Why there is no completion.
+    pub error: CallError,
+    /// The tokens the reply reported (zero when it reported none, or there was no reply).
+    pub usage: Usage,
+}
+
+impl From<CallError> for Unanswered {
+    /// A call whose reply reported no tokens (or that had no reply).
+    fn from(error: CallError) -> Unanswered {
+        Unanswered {
+            error,
+            usage: Usage::default(),
+        }
+    }
+}
+
 impl Completion {
     /// A completion the cache kept: its text, and the prompt, completion and total tokens it
     /// reported when it was made.
@@ -147,10 +167,45 @@ const CONTENT_FILTERED: &str =
     "the API's content filter withheld the reply (finish_reason content_filter)";
 
 /// The completion text and usage of a (chat) completions reply; a refusal or a reply the API's
-/// content filter withheld is an `invalid_output` error.
-pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
-    let invalid = |reason: String| CallError::new(ErrorKind::InvalidOutput, reason);
+/// content filter withheld is an `invalid_output` error, with the tokens it reported.
+pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, Unanswered> {
     let reply = parse_reply(body)?;
+    let (usage, usage_missing) = usage_in(&reply);
+    match completion_text(&reply, api) {
+        Ok(text) => Ok(Completion {
+            text,
+            usage,
+            usage_missing,
+        }),
+        Err(error) => Err(Unanswered { error, usage }),
+    }
+}
+
+/// The tokens a reply reports, and whether it reports none at all.
+fn usage_in(reply: &Value) -> (Usage, bool) {
+    let count = |name: &str| {
+        reply
+            .pointer(&format!("/usage/{name}"))
+            .and_then(Value::as_u64)
+    };
+    let (prompt_tokens, completion_tokens) = (count("prompt_tokens"), count("completion_tokens"));
+    let usage_missing = prompt_tokens.is_none() && completion_tokens.is_none();
+    let (prompt_tokens, completion_tokens) =
+        (prompt_tokens.unwrap_or(0), completion_tokens.unwrap_or(0));
+    let usage = Usage {
+        prompt_tokens,
+        completion_tokens,
+        // Some servers leave the total out: it is the sum of the two.
+        total_tokens: count("total_tokens")
+            .unwrap_or(prompt_tokens.saturating_add(completion_tokens)),
+    };
+    (usage, usage_missing)
+}
+
+/// The text of a (chat) completions reply; a refusal or a reply the API's content filter
+/// withheld is an `invalid_output` error.
+fn completion_text(reply: &Value, api: Api) -> Result<String, CallError> {
+    let invalid = |reason: String| CallError::new(ErrorKind::InvalidOutput, reason);
     let (pointer, field) = match api {
         Api::Chat => ("/choices/0/message/content", "choices[0].message.content"),
         Api::Completions => ("/choices/0/text", "choices[0].text"),
@@ -184,26 +239,7 @@ pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, CallError> {
         }
         None => return Err(invalid(format!("the reply has no {field}"))),
     };
-    let count = |name: &str| {
-        reply
-            .pointer(&format!("/usage/{name}"))
-            .and_then(Value::as_u64)
-    };
-    let (prompt_tokens, completion_tokens) = (count("prompt_tokens"), count("completion_tokens"));
-    let usage_missing = prompt_tokens.is_none() && completion_tokens.is_none();
-    let (prompt_tokens, completion_tokens) =
-        (prompt_tokens.unwrap_or(0), completion_tokens.unwrap_or(0));
-    Ok(Completion {
-        text,
-        usage_missing,
-        usage: Usage {
-            prompt_tokens,
-            completion_tokens,
-            // Some servers leave the total out: it is the sum of the two.
-            total_tokens: count("total_tokens")
-                .unwrap_or(prompt_tokens.saturating_add(completion_tokens)),
-        },
-    })
+    Ok(text)
 }
 
 /// The two vectors of an embeddings reply (`data[i].embedding`, by `index` when given).
@@ -260,11 +296,11 @@ mod tests {
             (" 41", true)
         );
         assert_eq!(
-            read_completion(base, Api::Chat).unwrap_err().message,
+            read_completion(base, Api::Chat).unwrap_err().error.message,
             "the reply has no choices[0].message.content"
         );
         assert_eq!(
-            read_completion(b"[", Api::Chat).unwrap_err().kind,
+            read_completion(b"[", Api::Chat).unwrap_err().error.kind,
             ErrorKind::InvalidJson
         );
     }
@@ -278,7 +314,10 @@ mod tests {
             ("Paris \u{fffd}", 9)
         );
         assert_eq!(
-            read_completion(b"<html>", Api::Chat).unwrap_err().message,
+            read_completion(b"<html>", Api::Chat)
+                .unwrap_err()
+                .error
+                .message,
             "the API's reply is not JSON (expected value at line 1 column 1): <html>"
         );
     }
@@ -286,7 +325,9 @@ mod tests {
     #[test]
     fn a_refusal_or_a_filtered_reply_is_no_answer() {
         let message = |reply: Value| {
-            let error = read_completion(reply.to_string().as_bytes(), Api::Chat).unwrap_err();
+            let error = read_completion(reply.to_string().as_bytes(), Api::Chat)
+                .unwrap_err()
+                .error;
             (error.kind, error.message)
         };
         let refused = json!({"choices": [{"message": {"content": null,

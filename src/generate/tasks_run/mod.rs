@@ -16,6 +16,7 @@ use serde::Serialize;
 use super::model::{Model, ModelSpec, Prompt, Sampling};
 use crate::in_flight::InFlight;
 use crate::interrupt::interruption;
+use crate::llm::reply::Unanswered;
 use crate::llm::{Completion, Usage};
 use crate::protocol::CallError;
 use crate::runner::key::KeyedFiles;
@@ -132,7 +133,7 @@ pub struct Generated {
 /// One task's completion, after its retries.
 struct Finished {
     index: usize,
-    completion: Result<Completion, CallError>,
+    completion: Result<Completion, Unanswered>,
     attempts: u32,
     cached: bool,
 }
@@ -271,11 +272,15 @@ fn record(
                 output: completion.text,
             });
         }
-        Err(error) => generated.failed.push(GenerationFailure {
-            task_id: task_id.clone(),
-            error,
-            attempts: finished.attempts,
-            index: finished.index,
-        }),
+        Err(Unanswered { error, usage }) => {
+            // A reply that gave no answer (a refusal) spent its tokens too.
+            generated.usage.add(usage);
+            generated.failed.push(GenerationFailure {
+                task_id: task_id.clone(),
+                error,
+                attempts: finished.attempts,
+                index: finished.index,
+            })
+        }
     }
 }
