@@ -754,7 +754,7 @@ fn pass_at_k_is_reported_per_candidate_and_task_model() {
 
 /// A loopback OpenAI-compatible API whose judge (`judge`) answers prose, not JSON, to the
 /// first `garbled` requests, then `{"score": 1}`; every other model answers `Paris`. Every
-/// reply reports 12 prompt and 3 completion tokens.
+/// reply reports 12 prompt and 3 completion tokens, but `mute`'s.
 fn judge_garbled_at_first(garbled: usize) -> Server {
     Server::start(move |request, index| {
         let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
@@ -763,12 +763,15 @@ fn judge_garbled_at_first(garbled: usize) -> Server {
             Some("judge") => json!({"score": 1}).to_string(),
             _ => "Paris".to_string(),
         };
-        Reply::json(
-            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": answer},
-                                "finish_reason": "stop"}],
-                   "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}})
-            .to_string(),
-        )
+        let mut reply = json!({"choices": [{"index": 0, "message": {"role": "assistant",
+                                                                    "content": answer},
+                                            "finish_reason": "stop"}],
+                               "usage": {"prompt_tokens": 12, "completion_tokens": 3,
+                                         "total_tokens": 15}});
+        if body["model"] == "mute" {
+            reply.as_object_mut().unwrap().remove("usage");
+        }
+        Reply::json(reply.to_string())
     })
 }
 
@@ -894,6 +897,67 @@ fn a_reply_without_token_usage_stops_a_budget_and_is_said_beside_a_cost() {
         "resuming results.jsonl: 1 of 3 calls already done, 2 to make\n\
          warning: acme/mute's API reported no token usage for 3 calls: the costs shown leave \
          them out\n"
+    );
+}
+
+#[test]
+fn a_resumed_run_still_knows_which_answers_reported_no_tokens() {
+    // `acme/mute` reports no tokens; the first run's judge calls all fail.
+    let server = judge_garbled_at_first(6);
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let run = |extra: &[&str]| {
+        judged(
+            &sb,
+            &server.url("/v1"),
+            "text",
+            &[
+                &["--generate", "--task-model", "acme/mute"][..],
+                &[
+                    "--task-base-url",
+                    &server.url("/v1"),
+                    "--output",
+                    "results.jsonl",
+                ],
+                &["--price", "acme/mute=1,1", "--price", "acme/judge=1,1"],
+                extra,
+                &["terse.txt"],
+            ]
+            .concat(),
+        )
+    };
+    let first = run(&[]);
+    assert_eq!(code(&first), 1, "{}", stderr_text(&first));
+    assert!(stderr_text(&first).ends_with(
+        "warning: acme/mute's API reported no token usage for 3 calls: the costs shown leave \
+         them out\nexit 1: 3 of 3 calls failed\n"
+    ));
+    // Resumed under a budget, the answers recorded without their tokens stop it at once.
+    let resumed = run(&["--max-cost", "1", "--resume"]);
+    assert_eq!(code(&resumed), 5, "{}", stderr_text(&resumed));
+    assert_eq!(server.requests().len(), 6);
+    assert_eq!(
+        text_without_elapsed(&resumed),
+        "evaluator: judge acme/judge   score range: unit\n\
+         calls: 0 (0 ok, 0 errors)   elapsed: E\n\
+         tokens: 36 prompt, 9 completion\n\
+         judge cost: $0.000045\n\
+         cost: $0.000045\n\
+         budget: $0.000045 of --max-cost 1 spent: stopped, 3 calls not made (acme/mute's API \
+         reported no token usage, so the budget cannot count its calls: run without --max-cost \
+         to make them)\n\
+         \n\
+         candidate  task model  score  train mean  n / errors\n\
+         terse.txt  acme/mute   -      -           0 / 0\n\
+         \n\
+         score = the candidate's train mean; failed calls count as 0\n\
+         \n\
+         exit 5: stopped by --max-cost 1: 3 calls not made (acme/mute's API reported no token \
+         usage, so the budget cannot count its calls: run without --max-cost to make them); no \
+         call finished\n"
     );
 }
 

@@ -50,10 +50,6 @@ impl Budget {
     /// or an earlier line's answer answered) and the judge's (unless the result cache
     /// answered).
     pub fn spend(&self, record: &CallRecord) {
-        if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
-            // Only the first is named.
-            let _ = self.usage_missing_from.set(model.to_string());
-        }
         let Some(cost) = self.cost_of(record) else {
             return;
         };
@@ -71,7 +67,13 @@ impl Budget {
     }
 
     /// What `record`'s model calls cost, when it made any: its task model's and the judge's.
+    /// A call whose API reported no token usage cannot be costed: the first such is kept, and
+    /// the budget allows no call after it.
     fn cost_of(&self, record: &CallRecord) -> Option<f64> {
+        if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
+            // Only the first is named.
+            let _ = self.usage_missing_from.set(model.to_string());
+        }
         let task_model = record
             .generation
             .as_ref()

@@ -155,14 +155,17 @@ impl CallRecord {
     }
 
     /// The model of this call whose API reported no token usage, so that what the call spent is
-    /// unknown: its task model's (a reply without `usage`), or `judge`'s, the LLM judge that
-    /// scored it without saying its tokens. Calls the caches answered spent nothing.
+    /// unknown: its task model's (a reply without `usage`), or `judge`'s, the LLM judge whose
+    /// reply (read, a score in it or not: its `model` is known) said no tokens. Calls the caches
+    /// answered spent nothing, and an answer an earlier line recorded is that line's.
     pub fn usage_missing_from<'a>(&'a self, judge: Option<&'a str>) -> Option<&'a str> {
         let generation = self.generation.as_ref();
         if generation.is_some_and(|generation| generation.usage_missing && generation.spent()) {
             return self.task_model.as_deref();
         }
-        let judged = !self.cached && self.error.is_none() && self.evaluator_tokens().is_none();
+        let judged = !self.cached
+            && self.side_info.contains_key("model")
+            && self.evaluator_tokens().is_none();
         judge.filter(|_| judged)
     }
 
@@ -318,16 +321,23 @@ mod tests {
             generation(json!({})).usage_missing_from(Some("acme/judge")),
             None
         );
-        // A judge that scored without saying its tokens; not one that failed or was cached.
-        let judged = record(json!({"side_info": {"reasoning": "fine"}}));
+        // A judge whose reply said no tokens, a score in it or not; not a call that got no
+        // reply, or that the cache answered.
+        let judged = record(json!({"side_info": {"reasoning": "fine", "model": "judge"}}));
         assert_eq!(
             judged.usage_missing_from(Some("acme/judge")),
             Some("acme/judge")
         );
         assert_eq!(judged.usage_missing_from(None), None);
+        let unreadable = record(json!({"side_info": {"model": "judge"},
+                                       "error": {"kind": "invalid_json", "message": "prose"}}));
+        assert_eq!(
+            unreadable.usage_missing_from(Some("acme/judge")),
+            Some("acme/judge")
+        );
         let failed = record(json!({"error": {"kind": "timeout", "message": "slow"}}));
         assert_eq!(failed.usage_missing_from(Some("acme/judge")), None);
-        let cached = record(json!({"cached": true}));
+        let cached = record(json!({"cached": true, "side_info": {"model": "judge"}}));
         assert_eq!(cached.usage_missing_from(Some("acme/judge")), None);
     }
 }

@@ -239,12 +239,26 @@ impl Tally {
     /// replaced (a call `--resume` made again), or one the run stopped before its evaluator
     /// scored it.
     pub fn add_superseded(&mut self, record: &CallRecord) {
+        self.note_usage_missing(record);
         if let Some(usage) = Usage::of(record) {
             self.tokens.add(usage, record.cached);
         }
         if let Some((usage, cached)) = Usage::of_generation(record) {
             if let Some(index) = self.row_of(record) {
                 self.generation[index].add(usage, cached);
+            }
+        }
+    }
+
+    /// Count a call of a priced model whose API reported no token usage: the costs leave it out.
+    fn note_usage_missing(&mut self, record: &CallRecord) {
+        if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
+            if self.prices.contains_key(model) {
+                *self
+                    .diagnostics
+                    .usage_missing
+                    .entry(model.to_string())
+                    .or_default() += 1;
             }
         }
     }
@@ -288,15 +302,7 @@ impl Tally {
             *failed += usize::from(verdict_failed(record));
         }
         self.calls.cached += usize::from(record.cached);
-        if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
-            if self.prices.contains_key(model) {
-                *self
-                    .diagnostics
-                    .usage_missing
-                    .entry(model.to_string())
-                    .or_default() += 1;
-            }
-        }
+        self.note_usage_missing(record);
         if let Some(usage) = Usage::of(record) {
             self.tokens.add(usage, record.cached);
         }
