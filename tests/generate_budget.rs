@@ -1107,6 +1107,10 @@ fn a_call_stopped_while_its_answer_is_scored_keeps_the_answer_and_what_it_spent(
             &json!({"prompt_tokens": 36, "completion_tokens": 9})
         )
     );
+    let rows: Vec<(&Value, &Value)> = (summary["candidates"].as_array().unwrap().iter())
+        .map(|row| (&row["id"], &row["task_model"]))
+        .collect();
+    assert_eq!(rows, [(&json!("terse.txt"), &json!("acme/small"))]);
     // Resumed, the answers kept are scored: no task model is called again, and the cost is the
     // whole run's.
     std::fs::remove_file(sb.join("hold")).unwrap();

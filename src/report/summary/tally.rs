@@ -129,14 +129,15 @@ impl Tally {
     pub fn of_run<'a>(
         run: &RunInfo,
         records: impl Iterator<Item = &'a CallRecord> + Clone,
-        superseded: &[CallRecord],
+        superseded: &'a [CallRecord],
         seed: u64,
         pass_score: Option<f64>,
     ) -> (Tally, Vec<String>) {
         let mut candidate_ids: Vec<String> = (0..run.candidates)
             .map(|index| format!("candidate #{index}"))
             .collect();
-        for record in records.clone() {
+        // Every line names its candidate: one that answers no call (an interrupted call's) too.
+        for record in records.clone().chain(superseded) {
             if let Some(slot) = record
                 .candidate_index
                 .and_then(|index| candidate_ids.get_mut(index))
@@ -145,8 +146,7 @@ impl Tally {
             }
         }
         // The run's `--repeat`, as its lines show it: pass@k is reported as `run` reports it.
-        let repeat = records
-            .clone()
+        let repeat = (records.clone().chain(superseded))
             .filter_map(|record| record.repeat)
             .max()
             .map(|last| last + 1);
