@@ -41,8 +41,8 @@ fn run(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
         .unwrap()
 }
 
-/// The JUnit file with every `time="..."` masked.
-fn junit(sb: &Sandbox) -> String {
+/// The JUnit file `report.xml` with every `time="..."` masked.
+pub(crate) fn junit(sb: &Sandbox) -> String {
     let text = sb.read("report.xml");
     let mut masked = String::new();
     let mut rest = text.as_str();

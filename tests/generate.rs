@@ -664,6 +664,47 @@ fn one_answer_from(model: &str, format: &str) -> (Sandbox, std::process::Output)
 }
 
 #[test]
+fn junit_has_a_suite_per_candidate_task_model_and_split() {
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    // acme/prude refuses every prompt: its calls are errors of its own suite.
+    let output = generate_as(&sb, "text")
+        .env("ACME_API_KEY", KEY)
+        .args(["--task-model", "acme/small", "--task-model", "acme/prude"])
+        .args(["--task-base-url", &server.url("/v1"), "--skip-preflight"])
+        .args(["--limit", "1", "--junit", "report.xml", "terse.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    let refusal = "task model acme/prude: the model refused: I can&apos;t help with that.";
+    assert_eq!(
+        crate::ci_reports::junit(&sb),
+        format!(
+            "<?xml version=\"1.0\" encoding=\"UTF-8\"?>
+<testsuites name=\"evalctl\" tests=\"2\" failures=\"0\" errors=\"1\" time=\"T\">
+  <testsuite name=\"terse.txt with acme/prude train\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"T\">
+    <testcase name=\"terse.txt with acme/prude train fr (line 1)\" classname=\"terse.txt with acme/prude.train\" time=\"T\">
+      <error message=\"{refusal}\" type=\"invalid_output\">{refusal}</error>
+      <system-out>score: 0
+error: invalid_output: {refusal}</system-out>
+    </testcase>
+  </testsuite>
+  <testsuite name=\"terse.txt with acme/small train\" tests=\"1\" failures=\"0\" errors=\"0\" skipped=\"0\" time=\"T\">
+    <testcase name=\"terse.txt with acme/small train fr (line 1)\" classname=\"terse.txt with acme/small.train\" time=\"T\">
+      <system-out>score: 1</system-out>
+    </testcase>
+  </testsuite>
+</testsuites>
+"
+        )
+    );
+}
+
+#[test]
 fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() {
     let (sb, output) = one_answer_from("acme/prude", "text");
     assert_eq!(code(&output), 1);

@@ -29,7 +29,7 @@ pub struct CiArgs {
     #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
     pub seed: u64,
 
-    /// Write a JUnit XML report at the end: one testsuite per candidate and split, one
+    /// Write a JUnit XML report at the end: one testsuite per candidate (× task model) and split, one
     /// testcase per call (an errored call is an error).
     #[arg(long, value_name = "FILE.xml")]
     pub junit: Option<PathBuf>,

@@ -23,9 +23,12 @@ pub struct Junit {
     pass_score: Option<f64>,
     /// Whether a record's own `passed: false` fails its case (`spec score`'s lines).
     gated_by_verdicts: bool,
-    /// (candidate position, split) → the suite's cases by example index and repeat.
-    suites: BTreeMap<(usize, u8), BTreeMap<(usize, u32), Case>>,
+    /// Each suite's cases by example index and repeat.
+    suites: BTreeMap<Suite, BTreeMap<(usize, u32), Case>>,
 }
+
+/// A suite: candidate position, task model under `--generate`, split.
+type Suite = (usize, Option<String>, u8);
 
 struct Case {
     name: String,
@@ -154,7 +157,8 @@ impl Junit {
             },
             _ => Outcome::Passed,
         };
-        self.suites.entry((candidate, split)).or_default().insert(
+        let suite = (candidate, record.task_model.clone(), split);
+        self.suites.entry(suite).or_default().insert(
             (
                 record.example_index.unwrap_or(0),
                 record.repeat.unwrap_or(0),
@@ -185,7 +189,7 @@ impl Junit {
     fn render(&self, summary: &Summary, fail_under: Option<f64>) -> (String, [usize; 4]) {
         let mut suites = String::new();
         let (mut tests, mut failures, mut errors, mut skipped, mut seconds) = (0, 0, 0, 0, 0.0);
-        for (&(candidate, split), examples) in &self.suites {
+        for ((candidate, task_model, split), examples) in &self.suites {
             let cases: Vec<&Case> = examples.values().collect();
             let failed = cases
                 .iter()
@@ -198,9 +202,15 @@ impl Junit {
             let time: f64 = cases.iter().map(|case| case.seconds).sum();
             let id = self
                 .candidate_ids
-                .get(candidate)
+                .get(*candidate)
                 .map_or("?", String::as_str);
-            let split = ["single", "train", "val"][usize::from(split)];
+            // Under `--generate`, a suite per candidate × task model, named as calls are.
+            let id = match task_model {
+                Some(model) => format!("{id} with {model}"),
+                None => id.to_string(),
+            };
+            let id = id.as_str();
+            let split = ["single", "train", "val"][usize::from(*split)];
             suites.push_str(&format!(
                 "  <testsuite name=\"{} {split}\" tests=\"{}\" failures=\"{failed}\" \
                  errors=\"{errored}\" skipped=\"0\" time=\"{time:.3}\">\n",
