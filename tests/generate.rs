@@ -40,6 +40,16 @@ fn generate(sb: &Sandbox) -> assert_cmd::Command {
     generate_as(sb, "json")
 }
 
+/// A sandbox holding the terse prompt of the fixtures as `terse.txt`.
+pub(crate) fn with_terse_prompt() -> Sandbox {
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb
+}
+
 /// [`generate`] with `--format FORMAT`.
 pub(crate) fn generate_as(sb: &Sandbox, format: &str) -> assert_cmd::Command {
     let mut command = sb.evalctl();
@@ -221,11 +231,7 @@ fn a_task_model_command_answers_each_candidate_and_the_checks_score_the_answers(
 
 #[test]
 fn the_text_summary_has_one_row_per_candidate_and_task_model() {
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     let output = generate_as(&sb, "text")
         .args(["--skip-preflight"])
         .args([
@@ -334,11 +340,7 @@ pub(crate) fn fake_openai() -> Server {
 #[test]
 fn two_task_models_over_an_openai_compatible_api_make_a_matrix() {
     let server = fake_openai();
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     let output = generate(&sb)
         .env("ACME_API_KEY", KEY)
         .args(["--task-model", "acme/small", "--task-model", "acme/large"])
@@ -611,11 +613,7 @@ fn a_task_model_command_on_the_command_line_runs_where_evalctl_runs() {
 
 #[test]
 fn a_failed_generation_is_a_failed_call_naming_the_task_model() {
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     sb.write(
         "model.sh",
         "cat >/dev/null\necho 'out of memory' >&2\nexit 3\n",
@@ -648,11 +646,7 @@ fn a_failed_generation_is_a_failed_call_naming_the_task_model() {
 /// with no retry, its results in `results.jsonl` of the returned sandbox.
 fn one_answer_from(model: &str, format: &str) -> (Sandbox, std::process::Output) {
     let server = fake_openai();
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     let output = generate_as(&sb, format)
         .env("ACME_API_KEY", KEY)
         .args(["--task-model", model, "--task-base-url", &server.url("/v1")])
@@ -666,11 +660,7 @@ fn one_answer_from(model: &str, format: &str) -> (Sandbox, std::process::Output)
 #[test]
 fn junit_has_a_suite_per_candidate_task_model_and_split() {
     let server = fake_openai();
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     // acme/prude refuses every prompt: its calls are errors of its own suite.
     let output = generate_as(&sb, "text")
         .env("ACME_API_KEY", KEY)
@@ -1160,11 +1150,7 @@ fn preflight_probes_each_task_model_once_and_scores_nothing() {
 
 #[test]
 fn shards_of_a_generating_run_merge_into_its_summary() {
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     sb.write(
         "tutor.txt",
         std::fs::read(fixture("prompts/tutor.txt")).unwrap(),
@@ -1195,11 +1181,7 @@ fn shards_of_a_generating_run_merge_into_its_summary() {
 #[test]
 fn compare_pairs_calls_by_candidate_task_model_and_example() {
     let server = fake_openai();
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     for output in ["base.jsonl", "new.jsonl"] {
         let run = generate(&sb)
             .env("ACME_API_KEY", KEY)

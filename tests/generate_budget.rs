@@ -5,7 +5,7 @@
 //! without `--generate`, within a budget that counts both.
 
 use crate::common::{code, json_stdout, stderr_text, stdout_text, Reply, Sandbox, Server};
-use crate::generate::{fake_openai, fixture, generate_as, KEY};
+use crate::generate::{fake_openai, fixture, generate_as, with_terse_prompt, KEY};
 use serde_json::{json, Value};
 
 /// `run --generate` of the terse prompt by `acme/small` and `acme/large` on `server`, one call
@@ -370,11 +370,7 @@ fn a_budget_stop_is_its_own_verdict_in_markdown_and_json() {
 #[test]
 fn a_budget_without_a_price_for_every_task_model_is_refused_before_any_call() {
     let server = fake_openai();
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     let output = generate_as(&sb, "text")
         .env("ACME_API_KEY", KEY)
         .args(["--task-model", "acme/small", "--task-model", "acme/large"])
@@ -435,6 +431,15 @@ fn judged(sb: &Sandbox, url: &str, format: &str, extra: &[&str]) -> std::process
         .output()
         .unwrap()
 }
+
+/// Prices at which a call of `acme/small` or `acme/judge` (12 prompt and 3 completion tokens)
+/// costs $0.018.
+const SMALL_AND_JUDGE_AT_0_018: [&str; 4] = [
+    "--price",
+    "acme/small=1000,2000",
+    "--price",
+    "acme/judge=1000,2000",
+];
 
 /// [`judged`] under `--generate`: the terse prompt answered by `acme/small`, recording
 /// results.jsonl.
@@ -537,12 +542,7 @@ fn max_cost_counts_the_judge_s_calls_and_resume_continues() {
     let url = server.url("/v1");
     // A call costs $0.036, the task model's $0.018 and the judge's $0.018: after one, a second
     // (estimated at $0.036) would pass $0.06. Counting the task model alone would allow three.
-    let prices = [
-        "--price",
-        "acme/small=1000,2000",
-        "--price",
-        "acme/judge=1000,2000",
-    ];
+    let prices = SMALL_AND_JUDGE_AT_0_018;
     let budget = [&prices[..], &["--max-cost", "0.06"]].concat();
     let output = judged_generation(&sb, &url, "text", &budget);
     assert_eq!(code(&output), 5, "{}", stderr_text(&output));
@@ -782,12 +782,7 @@ fn a_resumed_run_counts_what_its_superseded_judge_calls_spent() {
     let server = judge_garbled_at_first(6);
     let sb = Sandbox::new();
     let url = server.url("/v1");
-    let prices = [
-        "--price",
-        "acme/small=1000,2000",
-        "--price",
-        "acme/judge=1000,2000",
-    ];
+    let prices = SMALL_AND_JUDGE_AT_0_018;
     let first = judged_generation(&sb, &url, "json", &prices);
     assert_eq!(code(&first), 1, "{}", stderr_text(&first));
     assert_eq!(json_stdout(&first)["cost_usd"], json!(0.108));
@@ -904,11 +899,7 @@ fn a_reply_without_token_usage_stops_a_budget_and_is_said_beside_a_cost() {
 fn a_resumed_run_still_knows_which_answers_reported_no_tokens() {
     // `acme/mute` reports no tokens; the first run's judge calls all fail.
     let server = judge_garbled_at_first(6);
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     let run = |extra: &[&str]| {
         judged(
             &sb,
@@ -964,11 +955,7 @@ fn a_resumed_run_still_knows_which_answers_reported_no_tokens() {
 #[test]
 fn a_refusal_spends_against_the_budget() {
     let server = fake_openai();
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     // Each refusal reports 12 prompt and 3 completion tokens: $0.018. After one, a second
     // would pass $0.03.
     let output = generate_as(&sb, "json")
@@ -996,11 +983,7 @@ fn a_refusal_spends_against_the_budget() {
 #[test]
 fn a_call_stopped_while_its_answer_is_scored_keeps_the_answer_and_what_it_spent() {
     let server = fake_openai();
-    let sb = Sandbox::new();
-    sb.write(
-        "terse.txt",
-        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
-    );
+    let sb = with_terse_prompt();
     // While `hold` is there, the evaluator says it started and waits.
     sb.write(
         "eval.sh",
