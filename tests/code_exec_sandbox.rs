@@ -412,11 +412,21 @@ fn the_verdict_cannot_be_forged_from_inside() {
         ),
         ("tracing", "import sys\nsys.settrace(lambda *args: None)"),
         ("ctypes", "import ctypes\nmemory = ctypes.string_at(1, 1)"),
+        // A third-party module with native code (cffi's) could read any memory.
+        ("site_packages", "import _cffi_backend"),
+        // So could bytecode built by hand.
+        ("new_code", "g.__code__.replace(co_consts=(None, 2))"),
     ];
-    let attacks: Vec<Attack> = forgeries
+    let mut attacks: Vec<Attack> = forgeries
         .iter()
         .map(|(id, code)| attack(id, format!("{WRONG}{code}"), &["g() == 2"]))
         .collect();
+    // A target sees the builtins as they were before the code ran.
+    attacks.push(attack(
+        "patch_isinstance",
+        format!("{WRONG}import builtins\nbuiltins.isinstance = lambda *args: True"),
+        &["isinstance(g(), str)"],
+    ));
     let sandbox = Sandbox::new();
     let (lines, output) = score_as(User::Current, &sandbox, &attacks, "5");
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
@@ -455,6 +465,18 @@ fn the_verdict_cannot_be_forged_from_inside() {
         (
             "ctypes",
             "g() == 2: ImportError: evalctl code_exec: module ctypes is not available".to_string(),
+        ),
+        (
+            "site_packages",
+            "g() == 2: ModuleNotFoundError: No module named '_cffi_backend'".to_string(),
+        ),
+        (
+            "new_code",
+            "g() == 2: RuntimeError: evalctl code_exec: code.__new__ is not available".to_string(),
+        ),
+        (
+            "patch_isinstance",
+            "isinstance(g(), str): AssertionError".to_string(),
         ),
     ];
     for (id, failure_text) in expected {

@@ -788,7 +788,8 @@ fn a_resumed_run_counts_what_its_superseded_judge_calls_spent() {
     assert_eq!(json_stdout(&first)["cost_usd"], json!(0.108));
     // Resumed, the answers recorded are scored again: what the failed lines spent counts
     // ($0.108), and each answer's tokens count once, on the line that spent them. After two
-    // judge calls ($0.108 + 2 × $0.018), a third would pass $0.15.
+    // judge calls ($0.108 + 2 × $0.018), a third would pass $0.15: the failed line of the call
+    // not made still answers it, as `summarize` says.
     let budget = [&prices[..], &["--max-cost", "0.15", "--resume"]].concat();
     let resumed = judged_generation(&sb, &url, "text", &budget);
     assert_eq!(code(&resumed), 5, "{}", stderr_text(&resumed));
@@ -796,7 +797,7 @@ fn a_resumed_run_counts_what_its_superseded_judge_calls_spent() {
     assert_eq!(
         text_without_elapsed(&resumed),
         "evaluator: judge acme/judge   score range: unit\n\
-         calls: 2 (2 ok, 0 errors)   elapsed: E\n\
+         calls: 3 (2 ok, 1 error)   elapsed: E\n\
          tokens: 60 prompt, 15 completion\n\
          task model tokens: 36 prompt, 9 completion\n\
          judge cost: $0.090000\n\
@@ -804,22 +805,26 @@ fn a_resumed_run_counts_what_its_superseded_judge_calls_spent() {
          budget: $0.144000 of --max-cost 0.15 spent: stopped, 1 call not made (--resume continues)\n\
          \n\
          candidate  task model  score            train mean       n / errors  tokens in / out  cost\n\
-         terse.txt  acme/small  1.0000 ± 0.0000  1.0000 ± 0.0000  2 / 0       36 / 9           $0.054000\n\
+         terse.txt  acme/small  0.6667 ± 0.5000  0.6667 ± 0.5000  3 / 1       36 / 9           $0.054000\n\
          \n\
          score = the candidate's train mean; failed calls count as 0\n\
          ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
          \n\
-         exit 5: stopped by --max-cost 0.15: 1 call not made (--resume continues); all 2 calls succeeded\n"
+         exit 5: stopped by --max-cost 0.15: 1 call not made (--resume continues); 1 of 3 calls failed\n"
     );
-    // The summary of the results file counts the same tokens.
+    // The summary of the results file counts the same calls and tokens.
     let summary = sb
         .evalctl()
         .args(["summarize", "--format", "json", "results.jsonl"])
         .output()
         .unwrap();
+    let summary = json_stdout(&summary);
     assert_eq!(
-        json_stdout(&summary)["usage"],
-        json!({"prompt_tokens": 60, "completion_tokens": 15})
+        (&summary["calls"], &summary["usage"]),
+        (
+            &json!({"total": 3, "ok": 2, "errors": 1, "cached": 0}),
+            &json!({"prompt_tokens": 60, "completion_tokens": 15})
+        )
     );
 }
 
@@ -933,7 +938,7 @@ fn a_resumed_run_still_knows_which_answers_reported_no_tokens() {
     assert_eq!(
         text_without_elapsed(&resumed),
         "evaluator: judge acme/judge   score range: unit\n\
-         calls: 0 (0 ok, 0 errors)   elapsed: E\n\
+         calls: 3 (0 ok, 3 errors)   elapsed: E\n\
          tokens: 36 prompt, 9 completion\n\
          judge cost: $0.000045\n\
          cost: $0.000045\n\
@@ -941,14 +946,15 @@ fn a_resumed_run_still_knows_which_answers_reported_no_tokens() {
          reported no token usage, so the budget cannot count its calls: run without --max-cost \
          to make them)\n\
          \n\
-         candidate  task model  score  train mean  n / errors\n\
-         terse.txt  acme/mute   -      -           0 / 0\n\
+         candidate  task model  score            train mean       n / errors\n\
+         terse.txt  acme/mute   0.0000 ± 0.0000  0.0000 ± 0.0000  3 / 3\n\
          \n\
          score = the candidate's train mean; failed calls count as 0\n\
+         ± = half-width of the 95% bootstrap interval over examples (--seed)\n\
          \n\
          exit 5: stopped by --max-cost 1: 3 calls not made (acme/mute's API reported no token \
-         usage, so the budget cannot count its calls: run without --max-cost to make them); no \
-         call finished\n"
+         usage, so the budget cannot count its calls: run without --max-cost to make them); 3 \
+         of 3 calls failed\n"
     );
 }
 

@@ -741,7 +741,7 @@ fn python_descendant(pid: u32) -> Option<u32> {
     let mut pending = children(pid);
     while let Some(pid) = pending.pop() {
         let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap_or_default();
-        if cmdline.ends_with(b"-I\0-\0") {
+        if cmdline.ends_with(b"-I\0-S\0-\0") {
             return Some(pid);
         }
         pending.extend(children(pid));

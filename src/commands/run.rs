@@ -1,6 +1,7 @@
 //! The `run` and `preflight` commands: load and validate inputs, build the evaluator, preflight
 //! it, make the calls, report, and decide the exit code.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -72,6 +73,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     // evalctl writes it, its last line, half-written, must not be taken for one cut short and
     // removed.
     let mut resumed_file = None;
+    // The failed lines whose calls the run makes again, by key: one whose call it does not
+    // make (stopped first) still answers it, as in the file.
+    let mut remade: BTreeMap<String, CallRecord> = BTreeMap::new();
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
         if path.exists() {
             resumed_file = Some(ResultsFile::open(path)?);
@@ -93,6 +97,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                     if let Some(junit) = junit.as_mut() {
                         junit.add(&record);
                     }
+                }
+                ResumedLine::Remade(record) => {
+                    if let Some(budget) = &budget {
+                        budget.spend_superseded(&record);
+                    }
+                    remade.insert(record.call_key(), record);
                 }
                 ResumedLine::Superseded(record) => {
                     tally.add_superseded(&record);
@@ -192,6 +202,10 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let on_finished = |record: CallRecord| {
             if !record.unscored() {
                 keep_for_report(&mut report_records, &record);
+                // The failed line this one replaces counts only for what it spent.
+                if let Some(earlier) = remade.remove(&record.call_key()) {
+                    tally.add_superseded(&earlier);
+                }
             }
             if let Some(file) = results.as_mut() {
                 if let Err(error) = file.append(&record) {
@@ -241,6 +255,15 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         anyhow::Ok((finished, write_failure.is_some(), false))
     })??;
     progress.finish();
+    // Failed calls the run did not make again (stopped first) are failed calls still.
+    let not_remade = remade.len();
+    for earlier in remade.into_values() {
+        keep_for_report(&mut report_records, &earlier);
+        tally.add(&earlier);
+        if let Some(junit) = junit.as_mut() {
+            junit.add(&earlier);
+        }
+    }
     if let Some(stopped) = finished.stopped {
         let kept_in = config
             .output
@@ -294,7 +317,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         spent_usd: budget.spent(),
         stopped: budget.stopped(),
         calls_not_made: if budget.stopped() {
-            planned.saturating_sub(summary.calls.total)
+            (planned + not_remade).saturating_sub(summary.calls.total)
         } else {
             0
         },

@@ -41,8 +41,11 @@ pub struct Resumed {
 pub enum ResumedLine {
     /// The line that answers its call (its `candidate_id` the current one).
     Answers(CallRecord),
-    /// A line another line of its call replaces, or one whose call is made again: what its
-    /// call spent is the run's all the same.
+    /// The failed line that answers its call until the run makes the call again (its
+    /// `candidate_id` the current one): should the run stop before, it still answers it, as in
+    /// the file.
+    Remade(CallRecord),
+    /// A line another line of its call replaces: what its call spent is the run's all the same.
     Superseded(CallRecord),
 }
 
@@ -123,17 +126,18 @@ pub fn resume_from(
             continue;
         };
         // A key whose every line has a refused score, or answers no call, has no line chosen.
-        let answers = chosen.get(&key).is_some_and(|&(chosen_line, failed)| {
-            chosen_line == line.line && (!failed || keep_errors)
-        });
-        if !answers {
+        let Some(&(_, failed)) = chosen.get(&key).filter(|(at, _)| *at == line.line) else {
             take(ResumedLine::Superseded(line.record));
             continue;
-        }
+        };
         let index = planned[&key]; // ok: key_of only yields planned keys
+        line.record.candidate_id = inputs.candidates[plan[index].candidate].id.clone();
+        if failed && !keep_errors {
+            take(ResumedLine::Remade(line.record));
+            continue;
+        }
         answered[index] = true;
         done += 1;
-        line.record.candidate_id = inputs.candidates[plan[index].candidate].id.clone();
         take(ResumedLine::Answers(line.record));
     }
     let mut index = 0;

@@ -120,7 +120,7 @@ impl CodeRunner {
         };
         let sandbox = Sandbox::new(isolation, program, &install, env, limits).map_err(refused)?;
         if probe_first && isolation == Isolation::Namespaces {
-            let probed = sandbox.probe(&["-I", "-c", "pass"]);
+            let probed = sandbox.probe(&["-I", "-S", "-c", "pass"]);
             if crate::interrupt::interrupt_requested() {
                 return Err(Fatal::Interrupted(
                     "interrupted: code_exec stopped before any task was scored".into(),
@@ -186,7 +186,7 @@ impl CodeRunner {
         let finished = self
             .sandbox
             .run(
-                &["-I", "-"],
+                &["-I", "-S", "-"],
                 program.as_bytes(),
                 token.as_bytes(),
                 self.timeout,

@@ -1,13 +1,17 @@
 # The code_exec harness: evalctl sends this program, after two assignments naming the code under
-# test (__evalctl_code) and one target (__evalctl_target), to `python3 -I -` in the sandbox.
+# test (__evalctl_code) and one target (__evalctl_target), to `python3 -I -S -` in the sandbox
+# (the standard library only: no site-packages, whose native modules could reach any memory).
 #
 # Before the code runs, the harness reads a one-time token from file descriptor 4 and closes it,
-# keeps the builtins it needs, and installs an audit hook (which nothing can remove) that refuses
-# what would reach the harness's frame or memory: frame lookups (sys._getframe, a traceback's or generator's frame), the garbage
-# collector's object lists, tracing and profiling, signal handlers (they receive frames), ctypes.
-# The code then runs in a fresh namespace; the target is asserted when it parses as an expression,
-# else run as statements; only then is the token written to file descriptor 3, which evalctl
-# reads. Code that exits early, patches builtins or rewrites this program writes no token.
+# keeps the builtins it needs (and a copy of them all), and installs an audit hook (which nothing
+# can remove) that refuses what would reach the harness's frame or memory: frame lookups
+# (sys._getframe, a traceback's or generator's frame), the garbage collector's object lists,
+# tracing and profiling, signal handlers (they receive frames), ctypes, and new code objects
+# (bytecode built by hand can read memory). The code then runs in a fresh namespace; the target,
+# in a copy of it whose builtins are those from before the code ran, is asserted when it parses
+# as an expression, else run as statements; only then is the token written to file descriptor 3,
+# which evalctl reads. Code that exits early, patches builtins or rewrites this program writes
+# no token.
 
 
 def __evalctl_run(code, target):
@@ -32,6 +36,7 @@ def __evalctl_run(code, target):
         check = compile_(target, "<target>", "exec")
         expression = False
     program = compile_(code, "<code>", "exec")
+    pristine = dict(builtins.__dict__)
 
     refused = frozenset(
         (
@@ -42,6 +47,7 @@ def __evalctl_run(code, target):
             "gc.get_objects",
             "gc.get_referrers",
             "gc.get_referents",
+            "code.__new__",
         )
     )
     frames = frozenset(("sys._getframe", "sys._getframemodulename"))
@@ -80,11 +86,14 @@ def __evalctl_run(code, target):
     sys.addaudithook(audit)
     scope = {"__name__": "__main__", "__builtins__": builtins}
     exec_(program, scope)
+    # The target sees what the code defined, and the builtins as they were before it ran.
+    checked = dict(scope)
+    checked["__builtins__"] = pristine
     if expression:
-        if not eval_(check, scope):
+        if not eval_(check, checked):
             raise AssertionError
     else:
-        exec_(check, scope)
+        exec_(check, checked)
     write(3, token)
 
 
