@@ -31,7 +31,7 @@ sandboxed=$(time_of "${score[@]}")
 unsandboxed=$(time_of "${score[@]}" --unsafe-code-exec)
 # The interpreter itself, as evalctl runs it (python3 on PATH may be a shim that starts another).
 python=$(python3 -c 'import sys; print(sys.executable)')
-python_start=$(time_of "$python" -I -c pass)
+python_start=$(time_of "$python" -I -S -c pass)
 misses=0
 python3 - "$sandboxed" "$unsandboxed" "$python_start" <<'PY' || misses=$((misses + 1))
 import json, sys
@@ -39,7 +39,7 @@ sandboxed, unsandboxed, start = (json.loads(arg) for arg in sys.argv[1:4])
 per_script = (sandboxed["wall"] - unsandboxed["wall"]) / 40 * 1000
 ok = per_script <= 15
 print(f"40 scripts: sandboxed median {sandboxed['wall']:.3f} s, unsandboxed {unsandboxed['wall']:.3f} s; "
-      f"python3 -I -c pass alone {start['wall'] * 1000:.1f} ms")
+      f"python3 -I -S -c pass alone {start['wall'] * 1000:.1f} ms")
 print(f"sandbox cost per script: {per_script:.1f} ms; {'meets' if ok else 'MISSES'} <= 15 ms")
 sys.exit(0 if ok else 1)
 PY
