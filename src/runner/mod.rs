@@ -200,7 +200,10 @@ pub async fn execute(
 /// Hand the lines of the calls stopped after their task model answered to `on_finished`; how
 /// many there were.
 fn hand_on_unscored(context: &RunContext, on_finished: &mut impl FnMut(CallRecord)) -> usize {
-    let lines = std::mem::take(&mut *context.unscored.lock().expect("no call panics holding it"));
+    // A call that panicked is a bug the runner reports itself; the lines kept are still good.
+    let mut kept = (context.unscored.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
+    let lines = std::mem::take(&mut *kept);
+    drop(kept);
     let answered = lines.len();
     lines.into_iter().for_each(on_finished);
     answered
@@ -215,7 +218,8 @@ struct UnscoredLine<'a> {
 
 impl Drop for UnscoredLine<'_> {
     fn drop(&mut self) {
-        if let (Some(line), Ok(mut lines)) = (self.line.take(), self.into.lock()) {
+        if let Some(line) = self.line.take() {
+            let mut lines = (self.into.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
             lines.push(line);
         }
     }
