@@ -103,9 +103,19 @@ impl<T: Send + 'static> InFlight<T> {
         }
     }
 
-    /// Abort every call in flight and wait until they have ended.
-    pub async fn stop(&mut self) {
-        self.calls.shutdown().await;
+    /// Abort every call in flight and wait until they have ended; the results of the calls that
+    /// had finished already, not yet taken, are returned rather than lost.
+    pub async fn stop(&mut self) -> Vec<T> {
+        self.calls.abort_all();
+        let mut finished = Vec::new();
+        while let Some(joined) = self.calls.join_next().await {
+            match joined {
+                Ok(result) => finished.push(result),
+                Err(error) if error.is_panic() => std::panic::resume_unwind(error.into_panic()),
+                Err(_) => {}
+            }
+        }
+        finished
     }
 }
 
@@ -152,6 +162,22 @@ mod tests {
                 }
             })
             .collect()
+    }
+
+    #[tokio::test]
+    async fn stop_returns_what_finished_and_was_not_taken() {
+        let mut in_flight: InFlight<u32> = InFlight::new(2);
+        let (done, finished) = tokio::sync::oneshot::channel();
+        in_flight.start(async move {
+            let _ = done.send(());
+            7
+        });
+        in_flight.start(std::future::pending());
+        // The first call has run to its end; the second never ends.
+        finished.await.unwrap();
+        tokio::task::yield_now().await;
+        assert_eq!(in_flight.stop().await, [7]);
+        assert!(in_flight.is_empty());
     }
 
     #[tokio::test]

@@ -168,10 +168,10 @@ pub async fn execute(
                     }
                     _ => {
                         let again = grace_ends.is_some();
-                        let calls = in_flight.len();
-                        in_flight.stop().await;
-                        let answered = hand_on_unscored(&context, &mut on_finished);
-                        stopped = Some(Stopped {
+                        let (calls, answered) =
+                            stop_calls(&mut in_flight, &context, &mut on_finished).await;
+                        // Calls that all finished as they were stopped stopped none.
+                        stopped = (calls > 0).then_some(Stopped {
                             calls,
                             cause: StopCause::Signal { again },
                             answered,
@@ -181,10 +181,12 @@ pub async fn execute(
                 }
             }
             _ = grace => {
-                let calls = in_flight.len();
-                in_flight.stop().await;
-                let answered = hand_on_unscored(&context, &mut on_finished);
-                stopped = Some(Stopped { calls, cause: StopCause::GraceEnded, answered });
+                let (calls, answered) = stop_calls(&mut in_flight, &context, &mut on_finished).await;
+                stopped = (calls > 0).then_some(Stopped {
+                    calls,
+                    cause: StopCause::GraceEnded,
+                    answered,
+                });
                 break;
             }
             Some(record) = in_flight.next() => on_finished(record),
@@ -197,16 +199,25 @@ pub async fn execute(
     }
 }
 
-/// Hand the lines of the calls stopped after their task model answered to `on_finished`; how
-/// many there were.
-fn hand_on_unscored(context: &RunContext, on_finished: &mut impl FnMut(CallRecord)) -> usize {
+/// Stop the calls in flight, handing to `on_finished` the records of those that had finished
+/// already and the `interrupted` lines of those stopped after their task model answered: how
+/// many calls were stopped, and how many of them had an answer.
+async fn stop_calls(
+    in_flight: &mut InFlight<CallRecord>,
+    context: &RunContext,
+    on_finished: &mut impl FnMut(CallRecord),
+) -> (usize, usize) {
+    let running = in_flight.len();
+    let finished = in_flight.stop().await;
+    let stopped = running - finished.len();
+    finished.into_iter().for_each(&mut *on_finished);
     // A call that panicked is a bug the runner reports itself; the lines kept are still good.
     let mut kept = (context.unscored.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
     let lines = std::mem::take(&mut *kept);
     drop(kept);
     let answered = lines.len();
     lines.into_iter().for_each(on_finished);
-    answered
+    (stopped, answered)
 }
 
 /// A call's `interrupted` line, kept while its evaluator scores the task model's answer: should

@@ -189,7 +189,9 @@ pub async fn generate(
             biased;
             _ = &mut interrupted_by_signal => {
                 generated.interrupted = true;
-                in_flight.stop().await;
+                for finished in in_flight.stop().await {
+                    record(&mut generated, &work, finished, &mut save);
+                }
                 break;
             }
             Some(finished) = in_flight.next() => record(&mut generated, &work, finished, &mut save),
