@@ -124,3 +124,31 @@ fn a_request_cannot_declare_commands() {
         json!(["custom_checks: this server runs only the custom checks its operator declared (evalctl serve --custom-check NAME=COMMAND)"])
     );
 }
+
+#[test]
+fn an_endpoint_allowed_with_a_key_that_is_not_set_is_said_at_start() {
+    let api = fake_api();
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let allowed = format!("EXT_UNSET_KEY@{}", api.url("/v1"));
+    let server = Server::start(&db, &["--allow-endpoint", &allowed], &[]);
+    let masked: Vec<String> = (server.startup.lines())
+        .map(|line| match line.split_once(" listening on ") {
+            Some((api, _)) => format!("{api} listening on ADDRESS"),
+            None => line.to_string(),
+        })
+        .collect();
+    assert_eq!(
+        masked,
+        [
+            format!(
+                "warning: --allow-endpoint EXT_UNSET_KEY@http://127.0.0.1:{}: EXT_UNSET_KEY is \
+                 not set, so no key is sent there",
+                api.port()
+            ),
+            format!("database {}", db.display()),
+            "REST listening on ADDRESS".to_string(),
+            "gRPC listening on ADDRESS".to_string(),
+        ]
+    );
+}
