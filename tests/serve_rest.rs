@@ -181,6 +181,43 @@ fn the_token_is_required_except_for_health_and_never_printed() {
 }
 
 #[test]
+fn a_token_short_enough_to_guess_is_warned_about_at_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("s.db");
+    let startup_of = |token: &str| {
+        let server = Server::start(
+            &db,
+            &["--token-env", "SERVE_TEST_TOKEN"],
+            &[("SERVE_TEST_TOKEN", token)],
+        );
+        let lines: Vec<String> = (server.startup.lines())
+            .map(|line| match line.split_once(" listening on ") {
+                Some((api, _)) => format!("{api} listening on ADDRESS"),
+                None => line.to_string(),
+            })
+            .collect();
+        // Stopped as soon as it says it listens, it stops gracefully: its signals are caught
+        // before it says so.
+        let (status, _) = server.terminate();
+        assert!(status.success());
+        lines
+    };
+    let listening = [
+        format!("database {}", db.display()),
+        "REST listening on ADDRESS".to_string(),
+        "gRPC listening on ADDRESS".to_string(),
+    ];
+    let mut warned = vec![
+        "warning: the token in SERVE_TEST_TOKEN is 15 bytes long: a token shorter than 16 bytes \
+         can be guessed; use a long random one (such as `openssl rand -hex 32`)"
+            .to_string(),
+    ];
+    warned.extend(listening.iter().cloned());
+    assert_eq!(startup_of("fifteen-byte-tk"), warned);
+    assert_eq!(startup_of("sixteen-bytes-tk"), listening);
+}
+
+#[test]
 fn requests_over_a_limit_get_an_error_response() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(

@@ -26,6 +26,11 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .as_deref()
         .map(auth::Token::from_env)
         .transpose()?;
+    if let (Some(token), Some(name)) = (&token, &config.token_env) {
+        if let Some(warning) = token.weakness(name) {
+            reporter.warning(warning);
+        }
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("evalctl-serve")
@@ -48,6 +53,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             token,
             config.checks,
         )?);
+        let signals = StopSignals::catch()?;
         let (stop, stopped) = watch::channel(false);
         let (max_connections, limited) = crate::runner::connections_open(config.max_connections);
         if let Some(warning) = limited {
@@ -97,13 +103,12 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .add_service(operations::service(Arc::clone(&engine)))
             .serve_with_incoming_shutdown(grpc_connections, connections::stopped(stopped));
         let signal = async {
-            let signal = wait_for_signal().await;
+            let signal = signals.next().await;
             let _ = stop.send(true);
             signal
         };
         let ((), grpc, signal) = tokio::join!(rest, grpc, signal);
         grpc.map_err(|err| Fatal::Internal(format!("the gRPC server failed: {err}")))?;
-        let signal = signal?;
         // The evaluations of operations (StartEvaluation) were acknowledged too: they finish.
         let running = engine.evaluations_running();
         if running > 0 {
@@ -147,17 +152,31 @@ fn local_addr(listener: &TcpListener) -> anyhow::Result<SocketAddr> {
         .map_err(|err| Fatal::Internal(format!("cannot read the bound address: {err}")).into())
 }
 
-/// Wait for SIGINT or SIGTERM; the signal's name.
-async fn wait_for_signal() -> anyhow::Result<&'static str> {
-    use tokio::signal::unix::{signal, SignalKind};
-    let listen =
-        |kind| signal(kind).map_err(|err| Fatal::Internal(format!("cannot handle signals: {err}")));
-    let (mut interrupt, mut terminate) = (
-        listen(SignalKind::interrupt())?,
-        listen(SignalKind::terminate())?,
-    );
-    Ok(tokio::select! {
-        _ = interrupt.recv() => "SIGINT",
-        _ = terminate.recv() => "SIGTERM",
-    })
+/// SIGINT and SIGTERM, caught from the moment this is made: made before the listening lines are
+/// printed, so that a supervisor that stops the server as soon as it reads them stops it
+/// gracefully.
+struct StopSignals {
+    interrupt: tokio::signal::unix::Signal,
+    terminate: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn catch() -> anyhow::Result<StopSignals> {
+        use tokio::signal::unix::{signal, SignalKind};
+        let listen = |kind| {
+            signal(kind).map_err(|err| Fatal::Internal(format!("cannot handle signals: {err}")))
+        };
+        Ok(StopSignals {
+            interrupt: listen(SignalKind::interrupt())?,
+            terminate: listen(SignalKind::terminate())?,
+        })
+    }
+
+    /// Wait for SIGINT or SIGTERM; the signal's name.
+    async fn next(mut self) -> &'static str {
+        tokio::select! {
+            _ = self.interrupt.recv() => "SIGINT",
+            _ = self.terminate.recv() => "SIGTERM",
+        }
+    }
 }

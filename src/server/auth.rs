@@ -3,6 +3,9 @@
 
 use crate::error::bad_flag;
 
+/// Below this length a token draws a warning at start (16 random bytes are 128 bits).
+const MIN_TOKEN_BYTES: usize = 16;
+
 /// The token requests must carry (`Authorization: Bearer TOKEN`, or `X-API-Key: TOKEN`).
 pub struct Token(Vec<u8>);
 
@@ -32,6 +35,18 @@ impl Token {
             ));
         }
         Ok(Token(token))
+    }
+
+    /// A warning when the token is short enough to be guessed: anyone who guesses it can run
+    /// evaluations (and reach the endpoints `--allow-endpoint` opens) on this machine.
+    pub fn weakness(&self, name: &str) -> Option<String> {
+        (self.0.len() < MIN_TOKEN_BYTES).then(|| {
+            format!(
+                "the token in {name} is {} bytes long: a token shorter than {MIN_TOKEN_BYTES} \
+                 bytes can be guessed; use a long random one (such as `openssl rand -hex 32`)",
+                self.0.len()
+            )
+        })
     }
 
     /// Whether the request's `authorization` / `x-api-key` header values carry the token.
