@@ -888,6 +888,10 @@ fn a_reply_without_token_usage_stops_a_budget_and_is_said_beside_a_cost() {
         json!({"max_cost_usd": 1.0, "spent_usd": 0.0, "stopped": true, "calls_not_made": 2,
                "usage_missing_from": "acme/mute"})
     );
+    assert_eq!(
+        json_stdout(&again)["usage_missing"],
+        json!({"acme/mute": 1})
+    );
     // Without a budget, the run makes every call and says what its cost leaves out.
     let all = mute("text", &["--resume"]);
     assert_eq!(code(&all), 0, "{}", stderr_text(&all));

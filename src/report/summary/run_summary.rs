@@ -1,6 +1,8 @@
 //! The summary document of a run (`--format json` prints it as is): call counts, each
 //! candidate's line, the spending, and the gates' verdict.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use super::aggregate::Aggregate;
@@ -100,6 +102,10 @@ pub struct Summary {
     /// What the answers the caches gave would have cost in all, in USD.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cost_saved_usd: Option<f64>,
+    /// Priced model → its calls whose API reported no token usage: the costs above leave them
+    /// out (each such line says `"usage_missing": true`); absent when there are none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub usage_missing: BTreeMap<String, usize>,
     /// Wall time of the run (preflight excluded); null for a summary of results files, which
     /// do not record it.
     pub elapsed_ms: Option<f64>,

@@ -474,6 +474,7 @@ impl Tally {
             judge,
             cost_usd: spent.and_then(|spent| spent.cost_usd),
             cost_saved_usd: spent.and_then(|spent| spent.cost_saved_usd),
+            usage_missing: diagnostics.usage_missing.clone(),
             elapsed_ms,
             interrupted,
             budget: None,
