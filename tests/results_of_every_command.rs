@@ -302,7 +302,10 @@ fn report_reads_spec_score_records_as_results() {
             &source["summary"]["gates"]["verdicts"],
             &source["summary"]["exit"]
         ),
-        (&json!({"failed": 1, "runs": 2, "passed": false}), &json!(1))
+        (
+            &json!({"failed": 1, "without_verdict": 0, "runs": 2, "passed": false}),
+            &json!(1)
+        )
     );
     assert_eq!(
         (&source["name"], &source["kind"], &source["evaluator"]),
@@ -401,7 +404,10 @@ fn merge_summarizes_a_spec_file_and_refuses_two_scorings() {
     );
     assert_eq!(
         (&summary["gates"]["verdicts"], &summary["exit"]),
-        (&json!({"failed": 1, "runs": 2, "passed": false}), &json!(1))
+        (
+            &json!({"failed": 1, "without_verdict": 0, "runs": 2, "passed": false}),
+            &json!(1)
+        )
     );
 
     succeeded(score(&sb, "a.jsonl", "a-results.jsonl"));
@@ -550,7 +556,14 @@ fn a_run_without_an_overall_score_is_an_errored_line_as_under_run_spec() {
          scorecard:\n  strategy: weighted\n  pass_threshold: 0.5\n  dimensions:\n\
          \x20   - {key: correctness, source: validators, validators: [names_capital]}\n",
     );
-    sb.write("runs.jsonl", "{\"id\":\"empty\",\"events\":[]}\n");
+    // A run that passes, then one the scorecard gives no overall score.
+    sb.copy_fixtures("fixtures/spec", &["runs.jsonl"]);
+    let fixture_runs = sb.read("runs.jsonl");
+    let france = fixture_runs.lines().next().unwrap();
+    sb.write(
+        "runs.jsonl",
+        format!("{france}\n{{\"id\":\"empty\",\"events\":[]}}\n"),
+    );
     let out = sb
         .evalctl()
         .args([
@@ -565,27 +578,48 @@ fn a_run_without_an_overall_score_is_an_errored_line_as_under_run_spec() {
         .output()
         .expect("evalctl runs");
     assert_eq!(code(&out), 1, "{}", stderr_text(&out));
-    let record = &sb.jsonl("records.jsonl")[0];
+    let scored = json_stdout(&out);
+    assert_eq!(
+        (&scored["pass_rate"], &scored["exit_reason"]),
+        (
+            &json!(0.5),
+            &json!("1 of 2 runs did not pass (1 without a verdict)")
+        )
+    );
+    let record = &sb.jsonl("records.jsonl")[1];
     let message = "the scorecard gave no overall score: no dimensions produced an available score";
     assert_eq!(
         (&record["score"], &record["error"], &record["example_line"]),
         (
             &json!(0.0),
             &json!({"kind": "invalid_output", "message": message}),
-            &json!(1)
+            &json!(2)
         )
     );
+    // Read back, the run without a verdict did not pass either: the same pass rate, the same
+    // words.
     let out = sb
         .evalctl()
-        .args(["summarize", "records.jsonl", "--format", "text"])
+        .args(["summarize", "records.jsonl", "--format", "json"])
         .output()
         .expect("evalctl runs");
     assert_eq!(code(&out), 1);
+    let summary = json_stdout(&out);
+    assert_eq!(
+        (
+            &summary["candidates"][0]["pass_rate"],
+            &summary["gates"]["verdicts"]
+        ),
+        (
+            &json!(0.5),
+            &json!({"failed": 1, "without_verdict": 1, "runs": 2, "passed": false})
+        )
+    );
     assert_eq!(
         stderr_text(&out),
         format!(
-            "failed: runs.jsonl empty (line 1): invalid_output: {message}\n\
-             exit 1: 1 of 1 calls failed\n"
+            "failed: runs.jsonl empty (line 2): invalid_output: {message}\n\
+             exit 1: 1 of 2 calls failed; 1 of 2 runs did not pass (1 without a verdict)\n"
         )
     );
 }

@@ -33,3 +33,4 @@ pub use evaluate::{evaluate_run, EvaluationRecord};
 pub use evidence::RunRecord;
 pub use load::{load_spec, read_spec, read_spec_warning, spec_problem, EvaluationSpec};
 pub use model::SpecDefinition;
+pub use summary::did_not_pass;

@@ -178,14 +178,9 @@ impl ScoreSummary {
             };
             (Exit::Success, reason)
         } else {
-            let undecided = match self.undecided {
-                0 => String::new(),
-                1 => " (1 without a verdict)".to_string(),
-                n => format!(" ({n} without a verdict)"),
-            };
             (
                 Exit::EvaluationFailed,
-                format!("{not_passed} of {} runs did not pass{undecided}", self.runs),
+                did_not_pass(not_passed, self.runs, self.undecided),
             )
         };
         self.closing = Verdict::new(exit, reason);
@@ -256,4 +251,15 @@ impl ScoreSummary {
         out.push_str(&format!("\n{}\n", self.closing.line()));
         out
     }
+}
+
+/// Why runs fail a summary, as `spec score` says it and every reader of its records repeats
+/// it: `2 of 4 runs did not pass (1 without a verdict)`.
+pub fn did_not_pass(not_passed: usize, runs: usize, without_verdict: usize) -> String {
+    let undecided = match without_verdict {
+        0 => String::new(),
+        1 => " (1 without a verdict)".to_string(),
+        n => format!(" ({n} without a verdict)"),
+    };
+    format!("{not_passed} of {runs} runs did not pass{undecided}")
 }

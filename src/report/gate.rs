@@ -215,11 +215,12 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
             ),
         });
     }
-    // As `spec score` words it; a run with no verdict is an errored call, counted above.
+    // As `spec score` words it; a run with no verdict is an errored call too, counted above.
     if let Some(gate) = report.verdicts.as_ref().filter(|gate| !gate.passed) {
-        parts.push(format!(
-            "{} of {} runs did not pass",
-            gate.failed, gate.runs
+        parts.push(crate::evaluation_spec::did_not_pass(
+            gate.failed,
+            gate.runs,
+            gate.without_verdict,
         ));
     }
     parts.join("; ")

@@ -99,12 +99,14 @@ pub struct PassScoreGate {
     pub passed: bool,
 }
 
-/// The verdicts of `spec score` records: a run scored without error whose scorecard did not
-/// pass fails the summary as it failed `spec score` (a run with no verdict is an errored call).
+/// The verdicts of `spec score` records: a run that did not pass fails the summary as it
+/// failed `spec score`, a run with no verdict (an errored call) included.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct VerdictGate {
-    /// Runs scored without error whose record says `passed: false`.
+    /// Runs that did not pass: their record says `passed: false`, or has no verdict.
     pub failed: usize,
+    /// Of those, the runs without a verdict (the scorecard gave no overall score).
+    pub without_verdict: usize,
     /// Runs that finished.
     pub runs: usize,
     /// Whether none failed.

@@ -44,13 +44,13 @@ pub struct Tally {
     diagnostics: Diagnostics,
     /// The first failed calls in plan order, keyed by (candidate, split, example, repeat).
     first_failures: BTreeMap<(usize, usize, usize, u32), String>,
-    /// Per row: calls with a pass verdict, and calls with any verdict.
-    verdicts: Vec<(usize, usize)>,
+    /// Per row: calls with a pass verdict, calls with any verdict, and all its calls.
+    verdicts: Vec<(usize, usize, usize)>,
     /// `--pass-score`, and the calls that scored below it.
     pass_score: Option<(f64, usize)>,
-    /// When the records' own verdicts gate the run (`spec score`'s lines): the calls scored
-    /// without error whose verdict is `passed: false`.
-    verdict_failures: Option<usize>,
+    /// When the records' own verdicts gate the run (`spec score`'s lines): the runs that did
+    /// not pass, and those of them without a verdict (errored).
+    verdict_failures: Option<(usize, usize)>,
 }
 
 /// A row of the summary: a candidate's id and, under `run --generate`, a task model.
@@ -94,7 +94,7 @@ impl Tally {
             .map(|(index, row)| (row.clone(), index))
             .collect();
         let sums = vec![<[Running; 3]>::default(); rows.len()];
-        let verdicts = vec![(0, 0); rows.len()];
+        let verdicts = vec![(0, 0, 0); rows.len()];
         let generation = vec![Tokens::default(); rows.len()];
         Tally {
             rows,
@@ -160,10 +160,10 @@ impl Tally {
         (tally, candidate_ids)
     }
 
-    /// With `gated`, the records' own verdicts gate the run, as `spec score` gates it: a call
-    /// scored without error whose record says `passed: false` fails the summary.
+    /// With `gated`, the records' own verdicts gate the run, as `spec score` gates it: a run
+    /// whose record says `passed: false`, or has no verdict, fails the summary.
     pub fn gated_by_verdicts(mut self, gated: bool) -> Tally {
-        self.verdict_failures = gated.then_some(0);
+        self.verdict_failures = gated.then_some((0, 0));
         self
     }
 
@@ -216,7 +216,7 @@ impl Tally {
         self.row_index.insert(row.clone(), index);
         self.rows.push(row);
         self.sums.push(<[Running; 3]>::default());
-        self.verdicts.push((0, 0));
+        self.verdicts.push((0, 0, 0));
         self.generation.push(Tokens::default());
         if let Some((_, repeats)) = &mut self.repeats {
             repeats.push(BTreeMap::new());
@@ -298,8 +298,9 @@ impl Tally {
         if let Some((threshold, below)) = &mut self.pass_score {
             *below += usize::from(scored_below(record, *threshold));
         }
-        if let Some(failed) = &mut self.verdict_failures {
-            *failed += usize::from(verdict_failed(record));
+        if let Some((failed, without_verdict)) = &mut self.verdict_failures {
+            *failed += usize::from(verdict_failed(record) || record.passed.is_none());
+            *without_verdict += usize::from(record.passed.is_none());
         }
         self.calls.cached += usize::from(record.cached);
         self.note_usage_missing(record);
@@ -337,11 +338,10 @@ impl Tally {
             if let Some((usage, cached)) = Usage::of_generation(record) {
                 self.generation[index].add(usage, cached);
             }
-            if let Some(passed) = record.passed {
-                let (pass, judged) = &mut self.verdicts[index];
-                *pass += usize::from(passed);
-                *judged += 1;
-            }
+            let (pass, judged, calls) = &mut self.verdicts[index];
+            *pass += usize::from(record.passed == Some(true));
+            *judged += usize::from(record.passed.is_some());
+            *calls += 1;
         }
     }
 
@@ -396,7 +396,7 @@ impl Tally {
         let candidates = rows
             .into_iter()
             .map(
-                |(((id, task_model), sums), ((pass, judged), generation, pass_at_k))| {
+                |(((id, task_model), sums), ((pass, judged, calls), generation, pass_at_k))| {
                     let aggregate = |split| sums[split_slot(split)].aggregate(seed);
                     let (train, val, single) = if splits.train {
                         (
@@ -423,7 +423,9 @@ impl Tally {
                         train,
                         val,
                         single,
-                        pass_rate: (judged > 0).then(|| pass as f64 / judged as f64),
+                        // A call with no verdict (errored) did not pass, as `spec score`
+                        // counts a run without one.
+                        pass_rate: (judged > 0).then(|| pass as f64 / calls as f64),
                         pass_at_k,
                         generation,
                     }
@@ -457,8 +459,9 @@ impl Tally {
             calls: self.calls.total,
             passed: below == 0,
         });
-        let verdicts = self.verdict_failures.map(|failed| VerdictGate {
+        let verdicts = (self.verdict_failures).map(|(failed, without_verdict)| VerdictGate {
             failed,
+            without_verdict,
             runs: self.calls.total,
             passed: failed == 0,
         });
