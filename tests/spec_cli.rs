@@ -1053,7 +1053,7 @@ fn score_live_process(
 }
 
 #[test]
-fn an_interrupted_scoring_writes_the_runs_it_scored_to_a_new_output_counted_as_a_run_of_their_own()
+fn an_interrupted_scoring_writes_the_runs_it_scored_to_a_new_output_and_its_readers_see_it_partial()
 {
     use std::sync::mpsc;
     use std::sync::{Arc, Mutex};
@@ -1106,7 +1106,31 @@ fn an_interrupted_scoring_writes_the_runs_it_scored_to_a_new_output_counted_as_a
             "{runs_in_file} runs: {}",
             stderr_text(&out)
         );
-        assert_eq!(sandbox.read(&name), two_runs, "{runs_in_file} runs");
+        // The records of the two runs scored whole, but of a plan of every run in the file.
+        let expected: Vec<Value> = jsonl(&two_runs)
+            .into_iter()
+            .map(|mut record| {
+                record["run"]["plan_calls"] = json!(runs_in_file);
+                record
+            })
+            .collect();
+        assert_eq!(jsonl(&sandbox.read(&name)), expected, "{runs_in_file} runs");
+        // So a reader of the records sees a partial scoring, not a complete one.
+        let summary = sandbox
+            .evalctl()
+            .args(["summarize", &name, "--format", "json"])
+            .output()
+            .expect("evalctl runs");
+        assert_eq!(code(&summary), 1, "{}", stderr_text(&summary));
+        assert_eq!(
+            json_stdout(&summary)["exit_reason"],
+            json!(format!(
+                "{} of {runs_in_file} calls absent: the run did not finish (scoring again to a \
+                 new --output completes it; --allow-partial summarizes what is there); all 2 \
+                 calls succeeded",
+                runs_in_file - 2
+            ))
+        );
     }
 }
 

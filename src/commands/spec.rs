@@ -367,7 +367,15 @@ async fn score_runs(
             "no runs (expected one run record per line)",
         )]));
     }
-    // The runs file is read as it streams: the plan is the runs scored.
-    let plan_calls = summary.runs;
+    // The runs file is read as it streams: the plan is the runs scored, unless an interrupt
+    // left runs unscored. Then it is every run of the file (from stdin, where the rest is
+    // unknown, one more than were scored), so that the readers of the records see a partial
+    // scoring, not a complete one.
+    let plan_calls = match summary.interrupted {
+        false => summary.runs,
+        true => JsonlStream::records_in(&config.runs)
+            .unwrap_or(summary.runs + 1)
+            .max(summary.runs),
+    };
     Ok((spool, summary, scored.finish(&candidate, plan_calls)))
 }

@@ -67,6 +67,17 @@ impl JsonlStream {
     /// regular one, or one that cannot be read, or when an interrupt arrives while it counts. A
     /// line that is not a record is counted too.
     pub fn foresee_records(source: &Source) -> Option<usize> {
+        Self::count_records(source, crate::interrupt::interrupt_requested)
+    }
+
+    /// [`JsonlStream::foresee_records`] counted to the end even after an interrupt: how many
+    /// records a reading that an interrupt cut short left in `source`, and read.
+    pub fn records_in(source: &Source) -> Option<usize> {
+        Self::count_records(source, || false)
+    }
+
+    /// The non-blank lines of `source`, unless `stop` says to give up.
+    fn count_records(source: &Source, stop: impl Fn() -> bool) -> Option<usize> {
         let Source::File(path) = source else {
             return None;
         };
@@ -79,7 +90,7 @@ impl JsonlStream {
         // Mapped a window at a time, not read: reading would copy every byte of a file often
         // larger than the records scored from it.
         for offset in (0..size).step_by(usize::try_from(mapped::WINDOW).ok()?) {
-            if crate::interrupt::interrupt_requested() {
+            if stop() {
                 return None;
             }
             let len = usize::try_from(mapped::WINDOW.min(size - offset)).ok()?;
