@@ -6,6 +6,7 @@
 //! to every attempt an adapter returns.
 
 use std::fmt;
+use std::sync::Mutex;
 
 use serde_json::{Map, Value};
 
@@ -25,6 +26,39 @@ pub fn default_key_env(provider: &str) -> String {
         })
         .collect();
     format!("{stem}_API_KEY")
+}
+
+/// The environment variables the command line named as holding secrets this process keeps for
+/// others: the `serve --token-env` token and the keys `--allow-endpoint KEY_ENV@URL` lends.
+static HELD_ENV: Mutex<Vec<String>> = Mutex::new(Vec::new());
+
+/// Count environment variable `name` among those holding a secret this process keeps for others
+/// (see [`held_env`]).
+pub fn hold_env(name: &str) {
+    let mut held = HELD_ENV
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner());
+    if !held.iter().any(|known| known == name) {
+        held.push(name.to_string());
+    }
+}
+
+/// The environment variables holding secrets this process keeps for others: a custom check's
+/// command does not get them (a command a request declares could send them anywhere).
+pub fn held_env() -> Vec<String> {
+    HELD_ENV
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+        .clone()
+}
+
+/// Whether environment variable `name` says it holds a secret (`OPENAI_API_KEY`, `GH_TOKEN`,
+/// `DB_PASSWORD`, `AWS_SECRET_ACCESS_KEY`).
+fn names_a_secret(name: &str) -> bool {
+    let name = name.to_ascii_uppercase();
+    ["KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"]
+        .iter()
+        .any(|word| name.contains(word))
 }
 
 /// What a secret is replaced by.
@@ -123,6 +157,19 @@ impl Secrets {
         values.sort_by_key(|value| std::cmp::Reverse(value.len()));
         values.dedup();
         Secrets(values)
+    }
+
+    /// The secrets of this process's environment, for what a command prints before anyone else
+    /// sees it (a custom check's results and errors, which `serve` answers to its clients and
+    /// stores): the values of the variables [`held_env`] names and of those whose names say
+    /// they hold one, when at least [`MIN_REPLY_SECRET`] characters long.
+    pub fn of_environment() -> Secrets {
+        let held = held_env();
+        Secrets::new(std::env::vars_os().filter_map(|(name, value)| {
+            let (name, value) = (name.to_str()?, value.into_string().ok()?);
+            let secret = held.iter().any(|known| known == name) || names_a_secret(name);
+            (secret && value.trim().len() >= MIN_REPLY_SECRET).then(|| value.trim().to_string())
+        }))
     }
 
     /// The secrets in values sent with requests (HTTP header values, URL passwords and query
@@ -258,7 +305,9 @@ impl Secrets {
             .collect()
     }
 
-    fn redact_value(&self, value: Value) -> Value {
+    /// Every string of `value`, member names included, with every secret replaced by
+    /// [`REDACTED`] (also where a string holds JSON that spells one with escapes).
+    pub fn redact_value(&self, value: Value) -> Value {
         self.redact_value_within(value, NESTED_JSON)
     }
 }

@@ -152,3 +152,72 @@ fn an_endpoint_allowed_with_a_key_that_is_not_set_is_said_at_start() {
         ]
     );
 }
+
+#[test]
+fn a_custom_checks_command_gets_neither_the_token_nor_the_lent_keys_and_shows_no_secret() {
+    const TOKEN: &str = "tok-Canary-0123456789abcdef";
+    const OWN: &str = "pw-Canary-778899";
+    let spill = r#"spill=sh -c 'cat >/dev/null; printf "{\"passed\": true, \"token\": \"%s\", \"lent\": \"%s\", \"own\": \"%s\"}" "${SERVE_TEST_TOKEN-unset}" "${EXT_TEST_KEY-unset}" "${OWN_SERVICE_PASSWORD-unset}"'"#;
+    let crash = r#"crash=sh -c 'cat >/dev/null; echo "own=$OWN_SERVICE_PASSWORD" >&2; exit 1'"#;
+    let api = fake_api();
+    let dir = tempfile::tempdir().unwrap();
+    let allowed = format!("EXT_TEST_KEY@{}", api.url("/v1"));
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &[
+            &[
+                "--token-env",
+                "SERVE_TEST_TOKEN",
+                "--allow-endpoint",
+                &allowed,
+            ][..],
+            &["--custom-check", spill, "--custom-check", crash],
+        ]
+        .concat(),
+        &[
+            ("SERVE_TEST_TOKEN", TOKEN),
+            ("EXT_TEST_KEY", KEY),
+            ("OWN_SERVICE_PASSWORD", OWN),
+        ],
+    );
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    let reply = server.request(
+        "POST",
+        "/evaluate",
+        &[&auth],
+        &request(json!([
+            {"type": "spill", "arguments": {}},
+            {"type": "crash", "arguments": {}}
+        ])),
+    );
+    assert_eq!(reply.status, 200);
+    let document = reply.json();
+    let results = &document["results"][0]["check_results"];
+    // The token and the lent key are not in the command's environment; a secret of the
+    // operator's own that is (its name says what it is) does not reach the client.
+    assert_eq!(
+        results[0]["results"],
+        json!({"passed": true, "token": "unset", "lent": "unset", "own": "[redacted]"})
+    );
+    assert_eq!(
+        results[1]["error"],
+        json!({"type": "unknown_error", "recoverable": false,
+            "message": "command exited with code 1; stderr: own=[redacted]"})
+    );
+    // Nor does it reach the store.
+    let id = document["evaluation_id"].as_str().unwrap();
+    let stored = server.request("GET", &format!("/evaluations/{id}"), &[&auth], b"");
+    assert_eq!(stored.json()["results"], document["results"]);
+    let (status, logs) = server.terminate();
+    assert!(status.success());
+    for text in [
+        String::from_utf8_lossy(&reply.body).to_string(),
+        String::from_utf8_lossy(&stored.body).to_string(),
+        logs,
+    ] {
+        assert!(
+            !text.contains(TOKEN) && !text.contains(KEY) && !text.contains(OWN),
+            "{text}"
+        );
+    }
+}

@@ -18,6 +18,7 @@ pub fn evaluate(
     reporter: Reporter,
 ) -> anyhow::Result<Exit> {
     let endpoints = checking.trust.endpoints.iter();
+    let endpoints = endpoints.inspect(|endpoint| endpoint.hold_key());
     for warning in endpoints.filter_map(crate::checks::AllowedEndpoint::unset_key) {
         reporter.warning(warning);
     }

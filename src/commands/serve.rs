@@ -27,6 +27,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .map(auth::Token::from_env)
         .transpose()?;
     if let (Some(token), Some(name)) = (&token, &config.token_env) {
+        crate::secrets::hold_env(name);
         if let Some(warning) = token.weakness(name) {
             reporter.warning(warning);
         }
@@ -45,6 +46,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             .map(|days| Duration::from_secs(u64::from(days) * 86_400));
         let store = store::Store::open(&db, retain)?;
         let unset_keys: Vec<String> = (config.checks.allowed_endpoints.iter())
+            .inspect(|endpoint| endpoint.hold_key())
             .filter_map(crate::checks::AllowedEndpoint::unset_key)
             .collect();
         let engine = Arc::new(engine::Engine::new(

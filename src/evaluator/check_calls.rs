@@ -36,6 +36,7 @@ use crate::llm::reply::{embeddings, message_content};
 use crate::llm::{Body, Client, Connection, Endpoint, EndpointFlags};
 use crate::protocol::with_retries;
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry};
+use crate::secrets::Secrets;
 use crate::text::{clip, one_line};
 use crate::transport::display_url;
 
@@ -455,19 +456,22 @@ async fn run_command(
         },
         timeout,
     );
+    // What the command prints reaches the request's client (and `serve`'s store): no secret of
+    // the environment's goes with it.
+    let secrets = Secrets::of_environment();
     let stdout = command
         .complete(arguments.to_string().as_bytes())
         .await
         .map_err(|error| match error.kind {
-            ErrorKind::Timeout => CheckError::timeout(error.message),
-            _ => CheckError::unknown(error.message, false),
+            ErrorKind::Timeout => CheckError::timeout(secrets.redact(&error.message)),
+            _ => CheckError::unknown(secrets.redact(&error.message), false),
         })?;
     match serde_json::from_str::<Value>(stdout.trim()) {
-        Ok(results @ Value::Object(_)) => Ok(results),
+        Ok(results @ Value::Object(_)) => Ok(secrets.redact_value(results)),
         _ => Err(CheckError::unknown(
             format!(
                 "the command of custom check `{name}` printed no JSON object of results: {:?}",
-                clip(&one_line(stdout.trim()), 200)
+                clip(&one_line(&secrets.redact(stdout.trim())), 200)
             ),
             false,
         )),

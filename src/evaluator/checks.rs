@@ -105,6 +105,7 @@ pub fn build(spec: &ChecksSpec, concurrency: usize) -> anyhow::Result<Arc<dyn Ev
         names,
         caller,
         unset_keys: (spec.trust.endpoints.iter())
+            .inspect(|endpoint| endpoint.hold_key())
             .filter_map(AllowedEndpoint::unset_key)
             .collect(),
     }))

@@ -214,6 +214,14 @@ impl AllowedEndpoint {
         })
     }
 
+    /// Count its key among the secrets this process keeps for others: no custom check's
+    /// command gets it or shows it (see [`crate::secrets::held_env`]).
+    pub fn hold_key(&self) {
+        if let Some(name) = &self.key_env {
+            crate::secrets::hold_env(name);
+        }
+    }
+
     /// `[KEY_ENV@]BASE_URL` (`OPENAI_API_KEY@https://api.openai.com/v1`).
     pub fn parse(value: &str) -> Result<AllowedEndpoint, String> {
         let (key_env, url) = match value.split_once('@') {

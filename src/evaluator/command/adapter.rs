@@ -71,6 +71,9 @@ impl CommandSpec {
     }
 }
 
+/// The role of a custom check's command.
+const CUSTOM_CHECK: &str = "custom check command";
+
 /// Runs a command per call.
 pub struct CommandEvaluator {
     spec: CommandSpec,
@@ -113,7 +116,7 @@ impl CommandEvaluator {
     /// check's results.
     pub fn check_command(spec: CommandSpec, timeout: Duration) -> Self {
         CommandEvaluator {
-            role: "custom check command",
+            role: CUSTOM_CHECK,
             ..CommandEvaluator::new(spec, timeout, ScoreRange::Any)
         }
     }
@@ -182,6 +185,13 @@ impl CommandEvaluator {
         }
         if let Some(model) = task_model {
             command.env(TASK_MODEL_ENV, model);
+        }
+        // A custom check's command (which a request may declare) does not get the secrets this
+        // process keeps for others: the server's token, the keys lent to endpoints.
+        if self.role == CUSTOM_CHECK {
+            for name in crate::secrets::held_env() {
+                command.env_remove(name);
+            }
         }
         start_reaper();
         let spawned = start(command).await;
