@@ -3,7 +3,7 @@
 //! a task line's exact shape, the summary and JUnit of a task file, two outputs files over one
 //! task file compared task by task (and two models' `tasks run` files), the report of a spec
 //! file, a file that holds two scorings, and the refusals (two scorings merged, a task file
-//! compared with a spec file).
+//! compared with a spec file, spec records of other cases, tasks asked other prompts).
 
 use serde_json::{json, Value};
 
@@ -532,9 +532,9 @@ fn a_task_file_and_a_spec_file_are_not_compared() {
              (a-results.jsonl: run {}, 3 calls, tasks `tasks.jsonl`, evaluator {}; \
              records.jsonl: run {}, 2 calls, spec `pack.yaml`, evaluator {}): their scores are \
              not comparable; pass --allow-different-inputs if this is intended\n\
-             error: a-results.jsonl, records.jsonl: the runs' inputs differ (dataset and valset \
-             examples: a-results.jsonl: 3 calls, inputs {}; records.jsonl: 2 calls, inputs {}): \
-             pass --allow-different-inputs if this is intended\n",
+             error: a-results.jsonl, records.jsonl: the runs' inputs differ (the tasks scored \
+             and their prompts: a-results.jsonl: 3 calls, inputs {}; records.jsonl: 2 calls, \
+             inputs {}): pass --allow-different-inputs if this is intended\n",
             text(&tasks, "fingerprint"),
             text(&tasks, "evaluator_digest"),
             text(&spec, "fingerprint"),
@@ -657,5 +657,92 @@ fn spec_score_appended_to_its_own_output_adds_lines_of_the_same_run() {
             .as_array()
             .map(Vec::len),
         Some(2)
+    );
+}
+
+#[test]
+fn spec_records_of_other_cases_are_not_compared_even_without_run_ids() {
+    let sb = Sandbox::new();
+    sb.copy_fixtures("fixtures/spec", &["pack.yaml", "runs.jsonl"]);
+    // Two agents' runs of the same two cases, in the other order, without ids: their records
+    // would pair France with Italy.
+    let runs: Vec<Value> = (sb.jsonl("runs.jsonl").into_iter())
+        .map(|mut run| {
+            run.as_object_mut().unwrap().remove("id");
+            run
+        })
+        .collect();
+    let lines = |runs: &[&Value]| {
+        runs.iter()
+            .map(|run| format!("{run}\n"))
+            .collect::<String>()
+    };
+    sb.write("a.jsonl", lines(&[&runs[0], &runs[1]]));
+    sb.write("b.jsonl", lines(&[&runs[1], &runs[0]]));
+    for (runs_file, records) in [
+        ("a.jsonl", "a-records.jsonl"),
+        ("b.jsonl", "b-records.jsonl"),
+    ] {
+        let out = sb
+            .evalctl()
+            .args(["spec", "score", "pack.yaml", runs_file, "--format", "json"])
+            .args(["--output", records])
+            .output()
+            .expect("evalctl runs");
+        assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    }
+    let (a, b) = (
+        run_of(&sb, "a-records.jsonl"),
+        run_of(&sb, "b-records.jsonl"),
+    );
+    let out = sb
+        .evalctl()
+        .args(["compare", "a-records.jsonl", "b-records.jsonl"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "error: a-records.jsonl, b-records.jsonl: the runs' inputs differ (the runs scored \
+             and the cases they were given: a-records.jsonl: 2 calls, inputs {}; \
+             b-records.jsonl: 2 calls, inputs {}): pass --allow-different-inputs if this is \
+             intended\n",
+            a["inputs_digest"].as_str().unwrap(),
+            b["inputs_digest"].as_str().unwrap(),
+        )
+    );
+}
+
+#[test]
+fn task_files_whose_prompts_differ_are_not_compared() {
+    let sb = sandbox();
+    succeeded(score(&sb, "a.jsonl", "a-results.jsonl"));
+    // The same tasks, one of them asked another question.
+    sb.write(
+        "tasks.jsonl",
+        TASKS.replacen("\"prompt\":\"", "\"prompt\":\"Now: ", 1),
+    );
+    succeeded(score(&sb, "a.jsonl", "changed-results.jsonl"));
+    let (before, after) = (
+        run_of(&sb, "a-results.jsonl"),
+        run_of(&sb, "changed-results.jsonl"),
+    );
+    let out = sb
+        .evalctl()
+        .args(["compare", "a-results.jsonl", "changed-results.jsonl"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&out), 2);
+    assert_eq!(
+        stderr_text(&out),
+        format!(
+            "error: a-results.jsonl, changed-results.jsonl: the runs' inputs differ (the tasks \
+             scored and their prompts: a-results.jsonl: 3 calls, inputs {}; \
+             changed-results.jsonl: 3 calls, inputs {}): pass --allow-different-inputs if this \
+             is intended\n",
+            before["inputs_digest"].as_str().unwrap(),
+            after["inputs_digest"].as_str().unwrap(),
+        )
     );
 }

@@ -166,8 +166,8 @@ pub struct CompareArgs {
     pub allow_partial: bool,
 
     /// Compare two runs whose evaluator (script, rubric, checks, score range, task model) or
-    /// inputs (dataset and valset examples) differ (else refused: their scores do not measure
-    /// the same thing).
+    /// inputs (dataset and valset examples; the tasks and their prompts; the runs and their
+    /// cases) differ (else refused: their scores do not measure the same thing).
     #[arg(long)]
     pub allow_different_inputs: bool,
 }

@@ -394,9 +394,9 @@ fn check_comparable(
         problems.push(Problem::new(
             files,
             format!(
-                "the runs' inputs differ (dataset and valset examples: {}: {} calls, inputs \
-                 {}; {}: {} calls, inputs {}): pass --allow-different-inputs if this is \
-                 intended",
+                "the runs' inputs differ ({}: {}: {} calls, inputs {}; {}: {} calls, inputs \
+                 {}): pass --allow-different-inputs if this is intended",
+                base.accounted.run.inputs_are(),
                 config.base,
                 base.records.len(),
                 b.inputs_digest,

@@ -352,7 +352,21 @@ async fn score_runs(
             record.passed,
             record.validity,
         ))?;
-        scored.add(line.shared.example_id.as_deref().unwrap_or(""), &concluded);
+        // A run's example is the cases it was given, named as the pack names them.
+        let cases = run.challenge_inputs.iter().flat_map(|case| {
+            [
+                case.challenge_identity_id.as_str(),
+                case.regression_case_id.as_deref().unwrap_or(""),
+                case.challenge_key.as_str(),
+                case.case_key.as_str(),
+                case.item_key.as_str(),
+            ]
+        });
+        scored.add(
+            line.shared.example_id.as_deref().unwrap_or(""),
+            cases,
+            &concluded,
+        );
         spool.write(&line)?;
     }
     if interrupt_requested() && !problems.is_empty() {

@@ -62,6 +62,15 @@ impl RunInfo {
         completed_by(self.command.as_deref())
     }
 
+    /// What the run's inputs digest covers, as a reader is told when two runs' differ.
+    pub fn inputs_are(&self) -> &'static str {
+        match self.command.as_deref() {
+            None => "dataset and valset examples",
+            Some(SPEC_SCORE) => "the runs scored and the cases they were given",
+            Some(_) => "the tasks scored and their prompts",
+        }
+    }
+
     /// The score range the run was made with (`unit` unless it says `any`).
     pub fn range(&self) -> ScoreRange {
         if self.score_range == ScoreRange::Any.as_str() {

@@ -86,10 +86,19 @@ impl ScoredRun {
         }
     }
 
-    /// Count one line: its example (`example_id`) and what its own members say (`own`, as
-    /// JSON).
-    pub fn add(&mut self, example_id: &str, own: &[u8]) {
+    /// Count one line: its example, named by `example_id` and made of the texts `example` (what
+    /// was asked: a task's prompts, the cases a run was given), and what its own members say
+    /// (`own`, as JSON). Two scorings whose examples differ in any of those do not compare.
+    pub fn add<'e>(
+        &mut self,
+        example_id: &str,
+        example: impl IntoIterator<Item = &'e str>,
+        own: &[u8],
+    ) {
         self.examples.add(b'E', example_id.as_bytes());
+        for text in example {
+            self.examples.add(b'X', text.as_bytes());
+        }
         self.lines.add(b'L', own);
         self.count += 1;
     }
@@ -173,7 +182,7 @@ mod tests {
             let mut scored = ScoredRun::new(SPEC_SCORE, evaluator, b"{}");
             let foreseen = scored.members_len(lines);
             for line in 0..lines {
-                scored.add(&line.to_string(), b"{}");
+                scored.add(&line.to_string(), [], b"{}");
             }
             let members = scored
                 .finish("runs.jsonl", lines)

@@ -330,8 +330,16 @@ impl ScoreSummary {
             target: self.tasks_file.clone(),
         };
         let mut run = ScoredRun::new(command, evaluator, &serde_json::to_vec(&definition)?);
+        let by_id: HashMap<&str, &Task> = (tasks.iter())
+            .map(|task| (task.task_id.as_str(), task))
+            .collect();
         for score in &self.tasks {
-            run.add(&score.task_id, &serde_json::to_vec(score)?);
+            // A task's example is what its model is asked: the few-shot pairs and the prompt.
+            let task = by_id.get(score.task_id.as_str());
+            let shots = (task.iter().flat_map(|task| &task.few_shot_examples))
+                .flat_map(|shot| [shot.prompt.as_str(), shot.completion.as_str()]);
+            let asked = shots.chain(task.map(|task| task.prompt.as_str()));
+            run.add(&score.task_id, asked, &serde_json::to_vec(score)?);
         }
         Ok(run.finish(&self.outputs_file, tasks.len()))
     }
