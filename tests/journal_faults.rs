@@ -293,6 +293,35 @@ fn resuming_a_finished_run_makes_no_call_not_even_the_probe() {
 }
 
 #[test]
+fn a_line_without_a_score_that_does_not_say_why_is_refused_not_read_as_a_zero() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    let mut command = sb.run_with(SCORE_S);
+    command.args(["--skip-preflight", "-j", "1", "--candidate", "a"]);
+    command.args(["--dataset", "d.jsonl", "--output", "out.jsonl"]);
+    succeeded(command);
+    let journal = sb.read("out.jsonl");
+    let edited = journal.replacen("\"score\":0.5,", "\"score\":null,", 1);
+    assert_ne!(edited, journal);
+    sb.write("out.jsonl", &edited);
+    let refused = "error: out.jsonl:1: score is null and error is null: a line without a score \
+                   says why; evalctl never writes such a line; correct or remove it\n";
+    for args in [
+        &["summarize", "out.jsonl"][..],
+        &["merge", "out.jsonl"],
+        &["compare", "out.jsonl", "out.jsonl"],
+        &["report", "out.jsonl", "--output", "report.html"],
+    ] {
+        let out = sb.evalctl().args(args).output().expect("evalctl runs");
+        assert_eq!(
+            (code(&out), stderr_text(&out).as_str()),
+            (2, refused),
+            "{args:?}"
+        );
+    }
+}
+
+#[test]
 fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");

@@ -118,7 +118,19 @@ impl Iterator for JournalReader {
                         record.side_info = CallRecord::own_members(object);
                     }
                 }
+                // A line without a score says why (a missing task's does); one that does not
+                // would count as a successful 0.
+                let unexplained = record.error.is_none()
+                    && record.score == 0.0
+                    && parse_object_line(text)
+                        .is_ok_and(|object| object.get("score").is_some_and(Value::is_null));
                 match record.run.as_ref().map(|run| run.range()) {
+                    _ if unexplained => Err((
+                        false,
+                        "score is null and error is null: a line without a score says why; \
+                         evalctl never writes such a line; correct or remove it"
+                            .to_string(),
+                    )),
                     Some(range) if self.checks_scores && score_refused(&record, range) => Err((
                         false,
                         format!(
