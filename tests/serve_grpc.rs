@@ -2,7 +2,8 @@
 //! loopback port, driven with the client generated from the FEP document's own `.proto`:
 //! evaluation, retrieval, validation errors, authentication and streaming (each case in the
 //! document's fields as it finishes), the operator's custom checks answered over gRPC, the token
-//! checked before a message is read, the deadline of an evaluation, and a request over
+//! checked before a message is read, a message that does not arrive in time, one read for
+//! what it decodes into before it is decoded, the deadline of an evaluation, and a request over
 //! `--max-check-results` refused by every RPC that evaluates; and evalctl's additions to that
 //! `.proto`, seen through evalctl's own client.
 
@@ -329,7 +330,13 @@ async fn the_token_is_checked_before_the_message_is_read() {
     let undecoded = raw_call(&server.grpc, RUN, authorized(undecodable()))
         .await
         .unwrap_err();
-    assert_eq!(undecoded.code(), tonic::Code::Internal, "{undecoded:?}");
+    assert_eq!(
+        (undecoded.code(), undecoded.message()),
+        (
+            tonic::Code::InvalidArgument,
+            "the message is not an EvaluationRequest that can be decoded: it ends inside a field"
+        )
+    );
     // HealthCheck needs no token.
     assert_eq!(
         client
@@ -554,4 +561,98 @@ async fn a_grpc_connection_with_no_call_gives_its_place_back_after_the_idle_time
     .unwrap();
     assert_eq!(health.status, 200);
     drop(client);
+}
+
+#[tokio::test]
+async fn a_message_that_does_not_arrive_in_time_is_deadline_exceeded_and_frees_its_place() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &["--body-timeout", "1", "--max-concurrent", "1"],
+        &[],
+    );
+    // A call whose message never comes (its stream of messages waits forever).
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.grpc))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    grpc.ready().await.unwrap();
+    let silent = grpc
+        .client_streaming(
+            tonic::Request::new(tokio_stream::pending::<pb::EvaluationRequest>()),
+            tonic::codegen::http::uri::PathAndQuery::from_static(
+                "/fep.v1.EvaluationService/RunEvaluation",
+            ),
+            tonic_prost::ProstCodec::<pb::EvaluationRequest, pb::EvaluationRunResult>::default(),
+        )
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (silent.code(), silent.message()),
+        (
+            tonic::Code::DeadlineExceeded,
+            "the request message did not arrive within 1s (--body-timeout)"
+        )
+    );
+    // Its place among --max-concurrent 1 is free again.
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let run = client.run_evaluation(capitals(2, true)).await.unwrap();
+    assert_eq!(
+        run.into_inner().status,
+        pb::EvaluationStatus::Completed as i32
+    );
+}
+
+/// The wire bytes of an EvaluationRequest of `count` empty test cases (two bytes each).
+#[derive(Clone, PartialEq, prost::Message)]
+struct EmptyTestCases {
+    #[prost(bytes = "vec", repeated, tag = "1")]
+    test_cases: Vec<Vec<u8>>,
+}
+
+#[tokio::test]
+async fn a_message_of_many_small_test_cases_is_refused_before_it_is_decoded() {
+    const RUN: &str = "/fep.v1.EvaluationService/RunEvaluation";
+    let many = || EmptyTestCases {
+        test_cases: vec![Vec::new(); 100_000],
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let limits = ["--max-body", "1000000", "--max-memory", "5000000"];
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &[&limits[..], &["--max-test-cases", "10"]].concat(),
+        &[],
+    );
+    let refused = raw_call(&server.grpc, RUN, tonic::Request::new(many()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), refused.message()),
+        (
+            tonic::Code::InvalidArgument,
+            "100000 test cases in one request; this server takes at most 10 (--max-test-cases)"
+        )
+    );
+    // Within --max-test-cases, what 200 kB decode into is over --max-memory.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(
+        &dir.path().join("s.db"),
+        &[&limits[..], &["--max-test-cases", "1000000"]].concat(),
+        &[],
+    );
+    let refused = raw_call(&server.grpc, RUN, tonic::Request::new(many()))
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), refused.message()),
+        (
+            tonic::Code::ResourceExhausted,
+            "the request would take about 24.6 MB of memory (its message decoded); this server \
+             gives requests 5,000,000 bytes in all (--max-memory)"
+        )
+    );
 }

@@ -65,10 +65,27 @@ async fn a_grpc_message_whose_document_would_be_over_max_memory_is_resource_exha
         .await
         .unwrap_err();
     assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+    // Refused before it is decoded: what its decoded message holds is over the budget.
     assert_eq!(
         refused.message(),
-        "the request would take about 8.8 MB of memory (the JSON document of its message); \
-         this server gives requests 1,000,000 bytes in all (--max-memory)"
+        "the request would take about 2.8 MB of memory (its message decoded); this server \
+         gives requests 1,000,000 bytes in all (--max-memory)"
+    );
+    // With room for that, the JSON document made of the message is over it.
+    let (roomier, _roomier_dir) =
+        server_with(&["--max-body", "1000000", "--max-memory", "6000000"]);
+    let mut roomier_client = EvaluationServiceClient::connect(format!("http://{}", roomier.grpc))
+        .await
+        .unwrap();
+    let refused = roomier_client
+        .run_evaluation(authorized(capitals(5_000, true)))
+        .await
+        .unwrap_err();
+    assert_eq!(refused.code(), tonic::Code::ResourceExhausted);
+    assert_eq!(
+        refused.message(),
+        "the request would take about 11.4 MB of memory (the JSON document of its message); \
+         this server gives requests 6,000,000 bytes in all (--max-memory)"
     );
     let streamed = client
         .stream_evaluation(authorized(capitals(5_000, true)))

@@ -7,11 +7,18 @@
 //!   as the message's bytes arrive, so that clients sending large messages slowly cannot hold
 //!   more memory than the budget between them. The place travels to the handler in the
 //!   request's extensions ([`take_place`]).
+//! - its message must arrive within `--body-timeout` (DEADLINE_EXCEEDED), as a REST body must;
+//! - once it has arrived, and before it is decoded, its wire bytes are read for what decoding
+//!   takes ([`message_cost`]): more test cases than `--max-test-cases` are refused
+//!   (INVALID_ARGUMENT), the memory of the decoded message is held in the place, and a message
+//!   that cannot be decoded (cut short, nested too deep) is INVALID_ARGUMENT saying why.
 
 use std::convert::Infallible;
+use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use axum::body::Bytes;
 use http_body::{Body, Frame, SizeHint};
@@ -19,7 +26,8 @@ use tonic::codegen::{http, BoxFuture, Service};
 use tonic::server::NamedService;
 use tonic::Status;
 
-use super::engine::{ApiError, Engine, ErrorKind, Place};
+use super::engine::{too_many_test_cases, ApiError, Engine, ErrorKind, Place};
+use super::message_cost::message_cost;
 
 /// The header a call's status travels in when it has no message to answer with.
 const GRPC_STATUS: &str = "grpc-status";
@@ -107,7 +115,8 @@ where
         if let Some(slot) = &slot {
             head.extensions.insert(slot.clone());
         }
-        let body = HeldBody { inner: body, slot };
+        let limits = self.engine.limits;
+        let body = HeldBody::new(body, slot, limits.max_test_cases, limits.body_timeout);
         let call = self.inner.call(http::Request::from_parts(head, body));
         Box::pin(async move {
             let mut response = call.await?;
@@ -130,11 +139,89 @@ impl<S: NamedService> NamedService for Admitted<S> {
     const NAME: &'static str = S::NAME;
 }
 
-/// A call's message body whose bytes its place holds as they arrive; past `--max-memory` the
-/// body fails with the refusal, which tonic answers as its status.
+/// A call's message body whose bytes its place holds as they arrive (twice: tonic's buffer and
+/// the copy read for its cost), read whole for what decoding it takes before tonic decodes it,
+/// and given `--body-timeout` to arrive. A refusal fails the body, and tonic answers it as its
+/// status. The body of a call that does not evaluate is passed on as it is.
 pub struct HeldBody<B> {
     inner: B,
     slot: Option<PlaceSlot>,
+    max_test_cases: usize,
+    body_timeout: Duration,
+    /// Until the message is read whole: when its time is up.
+    deadline: Option<Pin<Box<tokio::time::Sleep>>>,
+    /// The message's bytes so far (its 5-byte gRPC prefix first), until it is read whole.
+    message: Vec<u8>,
+}
+
+impl<B> HeldBody<B> {
+    fn new(
+        inner: B,
+        slot: Option<PlaceSlot>,
+        max_test_cases: usize,
+        body_timeout: Duration,
+    ) -> Self {
+        let deadline = slot
+            .as_ref()
+            .map(|_| Box::pin(tokio::time::sleep(body_timeout)));
+        HeldBody {
+            inner,
+            slot,
+            max_test_cases,
+            body_timeout,
+            deadline,
+            message: Vec::new(),
+        }
+    }
+
+    /// Hold `bytes` more in the call's place, for `what`.
+    fn hold(&self, bytes: u64, what: &str) -> Result<(), ApiError> {
+        let Some(slot) = &self.slot else {
+            return Ok(());
+        };
+        match slot.0.lock() {
+            Ok(mut place) => match place.as_mut() {
+                Some(place) => place.hold(bytes, what),
+                None => Ok(()),
+            },
+            Err(_) => Err(ApiError::new(ErrorKind::Internal, "a place was lost")),
+        }
+    }
+
+    /// Take in `data`, the next bytes of the message: once it is whole, what decoding it
+    /// takes is checked and held, and its deadline is lifted.
+    fn arrived(&mut self, data: &[u8]) -> Result<(), ApiError> {
+        self.hold(2 * data.len() as u64, "its message")?;
+        if self.deadline.is_none() {
+            return Ok(());
+        }
+        self.message.extend_from_slice(data);
+        let Some(prefix) = self.message.get(..5) else {
+            return Ok(());
+        };
+        let len = u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize;
+        let compressed = prefix[0] != 0;
+        let Some(message) = self.message.get(5..5 + len) else {
+            return Ok(());
+        };
+        // A compressed message is refused by tonic, undecoded.
+        let cost = (!compressed).then(|| message_cost(message)).transpose();
+        self.message = Vec::new();
+        self.deadline = None;
+        let cost = cost.map_err(|reason| {
+            ApiError::new(
+                ErrorKind::Validation,
+                format!("the message is not an EvaluationRequest that can be decoded: {reason}"),
+            )
+        })?;
+        let Some(cost) = cost else {
+            return Ok(());
+        };
+        if cost.test_cases > self.max_test_cases {
+            return Err(too_many_test_cases(cost.test_cases, self.max_test_cases));
+        }
+        self.hold(cost.bytes, "its message decoded")
+    }
 }
 
 impl<B> Body for HeldBody<B>
@@ -153,18 +240,28 @@ where
             Poll::Ready(Some(Ok(frame))) => frame,
             Poll::Ready(Some(Err(err))) => return Poll::Ready(Some(Err(err.into()))),
             Poll::Ready(None) => return Poll::Ready(None),
-            Poll::Pending => return Poll::Pending,
-        };
-        if let (Some(data), Some(slot)) = (frame.data_ref(), &self.slot) {
-            let held = match slot.0.lock() {
-                Ok(mut place) => match place.as_mut() {
-                    Some(place) => place.hold(data.len() as u64, "its message"),
-                    None => Ok(()),
-                },
-                Err(_) => Err(ApiError::new(ErrorKind::Internal, "a place was lost")),
-            };
-            if let Err(error) = held {
+            Poll::Pending => {
+                let late =
+                    (self.deadline.as_mut()).is_some_and(|due| due.as_mut().poll(cx).is_ready());
+                if !late {
+                    return Poll::Pending;
+                }
+                self.deadline = None;
+                let error = ApiError::new(
+                    ErrorKind::BodyTimeout,
+                    format!(
+                        "the request message did not arrive within {:?} (--body-timeout)",
+                        self.body_timeout
+                    ),
+                );
                 return Poll::Ready(Some(Err(Box::new(Status::from(error)))));
+            }
+        };
+        if self.slot.is_some() {
+            if let Some(data) = frame.data_ref().cloned() {
+                if let Err(error) = self.arrived(&data) {
+                    return Poll::Ready(Some(Err(Box::new(Status::from(error)))));
+                }
             }
         }
         Poll::Ready(Some(Ok(frame)))
@@ -194,13 +291,14 @@ mod tests {
         let slot = PlaceSlot(Arc::new(Mutex::new(Some(place))));
         let kilobyte = || Ok::<_, Infallible>(Frame::data(Bytes::from(vec![b'x'; 1_000])));
         let frames = tokio_stream::iter([kilobyte(), kilobyte(), kilobyte(), kilobyte()]);
-        let mut body = HeldBody {
-            inner: http_body_util::StreamBody::new(frames),
-            slot: Some(slot),
-        };
-        for _ in 0..3 {
-            assert!(body.frame().await.unwrap().is_ok());
-        }
+        let mut body = HeldBody::new(
+            http_body_util::StreamBody::new(frames),
+            Some(slot),
+            10,
+            Duration::from_secs(60),
+        );
+        // Each kilobyte is held twice: tonic's buffer, and the copy read for its cost.
+        assert!(body.frame().await.unwrap().is_ok());
         let refused = body.frame().await.unwrap().unwrap_err();
         let status = refused.downcast::<Status>().unwrap();
         assert_eq!(status.code(), tonic::Code::ResourceExhausted);

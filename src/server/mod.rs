@@ -17,6 +17,7 @@ pub(crate) mod connections;
 mod convert;
 pub(crate) mod engine;
 pub(crate) mod grpc;
+mod message_cost;
 pub(crate) mod operations;
 pub(crate) mod rest;
 pub(crate) mod store;

@@ -22,5 +22,5 @@ pub use evaluate::blocking;
 #[cfg(test)]
 pub use place::MemoryBudget;
 pub use place::{JsonCount, Place};
-pub use state::{Engine, Limits, FEP_VERSION};
+pub use state::{too_many_test_cases, Engine, Limits, FEP_VERSION};
 pub use stream::Line;

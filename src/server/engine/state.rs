@@ -189,14 +189,7 @@ impl Engine {
             .and_then(Value::as_array)
             .map_or(0, Vec::len);
         if test_cases > self.limits.max_test_cases {
-            return Err(ApiError::new(
-                ErrorKind::TooManyTestCases,
-                format!(
-                    "{test_cases} test cases in one request; this server takes at most {} \
-                     (--max-test-cases)",
-                    self.limits.max_test_cases
-                ),
-            ));
+            return Err(too_many_test_cases(test_cases, self.limits.max_test_cases));
         }
         let answer = answer_size(&document);
         let check_results = answer.check_results;
@@ -237,6 +230,17 @@ impl Engine {
             )
         })
     }
+}
+
+/// The refusal of a request of `test_cases` test cases, more than `--max-test-cases` (`max`).
+pub fn too_many_test_cases(test_cases: usize, max: usize) -> ApiError {
+    ApiError::new(
+        ErrorKind::TooManyTestCases,
+        format!(
+            "{test_cases} test cases in one request; this server takes at most {max} \
+             (--max-test-cases)"
+        ),
+    )
 }
 
 /// What an EvaluationRequest document's answer holds, counted before it is parsed.
