@@ -124,6 +124,11 @@ impl std::fmt::Display for Shortest {
     }
 }
 
+/// How much of a name or id a client sent an error message repeats, in characters: enough to
+/// recognise it, not so much that the message outgrows what a client reads (a gRPC status
+/// travels in a header).
+pub const ECHOED: usize = 100;
+
 /// At most `max` characters of `text`, with an ellipsis when cut.
 pub fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {

@@ -463,3 +463,56 @@ async fn an_operation_past_the_request_timeout_fails() {
         .unwrap();
     assert_eq!(ids(&failed), [operation.operation_id.as_str()]);
 }
+
+#[tokio::test]
+async fn an_error_repeats_at_most_100_characters_of_what_the_client_sent() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let address = format!("http://{}", server.grpc);
+    let long = "x".repeat(20_000);
+    let clipped = format!("{}…", "x".repeat(100));
+    let mut evaluations = EvaluationServiceClient::connect(address.clone())
+        .await
+        .unwrap();
+    let missing = evaluations
+        .get_evaluation(pb::GetEvaluationRequest {
+            evaluation_id: long.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (missing.code(), missing.message()),
+        (
+            tonic::Code::NotFound,
+            format!("no evaluation with id `{clipped}`").as_str()
+        )
+    );
+    let mut operations = AsyncEvaluationServiceClient::connect(address).await.unwrap();
+    let missing = operations
+        .get_operation(pb::GetOperationRequest {
+            operation_id: long.clone(),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (missing.code(), missing.message()),
+        (
+            tonic::Code::NotFound,
+            format!("no operation with id `{clipped}`").as_str()
+        )
+    );
+    let listed = operations
+        .list_operations(pb::ListOperationsRequest {
+            page_token: Some(long.clone()),
+            ..pb::ListOperationsRequest::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (listed.code(), listed.message()),
+        (
+            tonic::Code::InvalidArgument,
+            format!("page_token `{clipped}` is not one ListOperations gave").as_str()
+        )
+    );
+}

@@ -85,7 +85,10 @@ pub fn parse_check<'a>(value: &'a Value, catalog: &Catalog) -> Result<CheckDef<'
                     );
                     problems.push(Problem::new(
                         ".type",
-                        format!("unknown check type `{name}` {hint}"),
+                        format!(
+                            "unknown check type `{}` {hint}",
+                            crate::text::clip(name, crate::text::ECHOED)
+                        ),
                     ));
                 }
                 kind

@@ -23,6 +23,7 @@ use super::pb;
 use super::pb::async_evaluation_service_server::{
     AsyncEvaluationService, AsyncEvaluationServiceServer,
 };
+use crate::text::{clip, ECHOED};
 
 /// How many finished operations are kept (the oldest go first).
 const KEEP_FINISHED: usize = 1000;
@@ -161,7 +162,7 @@ impl Registry {
 }
 
 fn not_found(id: &str) -> Status {
-    Status::not_found(format!("no operation with id `{id}`"))
+    Status::not_found(format!("no operation with id `{}`", clip(id, ECHOED)))
 }
 
 impl Operations {
@@ -235,7 +236,8 @@ fn parse_filter(filter: &str) -> Result<Option<Stage>, Status> {
     match wanted.and_then(|name| Stage::ALL.into_iter().find(|stage| stage.name() == name)) {
         Some(stage) => Ok(Some(stage)),
         None => Err(Status::invalid_argument(format!(
-            "filter `{filter}` is not understood: expected `status=STATUS`, STATUS one of {}",
+            "filter `{}` is not understood: expected `status=STATUS`, STATUS one of {}",
+            clip(filter, ECHOED),
             Stage::ALL.map(Stage::name).join(", ")
         ))),
     }
@@ -312,7 +314,8 @@ impl AsyncEvaluationService for Operations {
             "" => u64::MAX,
             token => token.parse::<u64>().map_err(|_| {
                 Status::invalid_argument(format!(
-                    "page_token `{token}` is not one ListOperations gave"
+                    "page_token `{}` is not one ListOperations gave",
+                    clip(token, ECHOED)
                 ))
             })?,
         };

@@ -153,7 +153,10 @@ impl Engine {
             }
             Ok((Ok(None), evaluation_id)) => Err(ApiError::new(
                 ErrorKind::NotFound,
-                format!("no evaluation with id `{evaluation_id}`"),
+                format!(
+                    "no evaluation with id `{}`",
+                    crate::text::clip(&evaluation_id, crate::text::ECHOED)
+                ),
             )),
             Ok((Err(reason), _)) => Err(ApiError::new(
                 ErrorKind::Internal,
