@@ -452,3 +452,48 @@ fn calls_a_run_lacks_are_not_blamed_on_the_wrong_files() {
         )
     );
 }
+
+#[test]
+fn runs_whose_scores_are_means_of_different_splits_are_not_compared() {
+    // With a valset a run's score is its val mean; without, its train mean: whichever file
+    // comes first, the gate would judge one run's score against the other's other split.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    sb.write("v.jsonl", "{\"i\":2}\n");
+    run(&sb, "0.5 0.5 0.9", "train-only.jsonl");
+    run_with(
+        &sb,
+        "0.5 0.5 0.9",
+        "with-val.jsonl",
+        &["--valset", "v.jsonl"],
+    );
+    for (base, new) in [
+        ("with-val.jsonl", "train-only.jsonl"),
+        ("train-only.jsonl", "with-val.jsonl"),
+    ] {
+        let out = sb
+            .evalctl()
+            .args(["compare", base, new, "--allow-different-inputs"])
+            .args(["--fail-on-regression", "0.05"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2);
+        let split = |file: &str| {
+            if file == "with-val.jsonl" {
+                "val"
+            } else {
+                "train"
+            }
+        };
+        assert_eq!(
+            stderr_text(&out),
+            format!(
+                "error: {base}, {new}: the runs' scores are the means of different splits \
+                 ({base}: {}; {new}: {}): compare runs that both have a valset, or neither\n",
+                split(base),
+                split(new)
+            )
+        );
+    }
+}

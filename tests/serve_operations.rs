@@ -487,7 +487,9 @@ async fn an_error_repeats_at_most_100_characters_of_what_the_client_sent() {
             format!("no evaluation with id `{clipped}`").as_str()
         )
     );
-    let mut operations = AsyncEvaluationServiceClient::connect(address).await.unwrap();
+    let mut operations = AsyncEvaluationServiceClient::connect(address)
+        .await
+        .unwrap();
     let missing = operations
         .get_operation(pb::GetOperationRequest {
             operation_id: long.clone(),

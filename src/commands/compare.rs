@@ -150,6 +150,21 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     check_comparable(config, &base_run, &new_run, reporter)?;
     let splits = new_run.accounted.run.splits;
     let score_split = Split::scored_in(splits);
+    // The gate judges the score: the same split's mean in both runs, whatever inputs differ.
+    let base_split = Split::scored_in(base_run.accounted.run.splits);
+    if base_split != score_split {
+        return Err(invalid(vec![Problem::new(
+            format!("{}, {}", config.base, config.new),
+            format!(
+                "the runs' scores are the means of different splits ({}: {}; {}: {}): compare \
+                 runs that both have a valset, or neither",
+                config.base,
+                base_split.name(),
+                config.new,
+                score_split.name()
+            ),
+        )]));
+    }
     let across = across_candidates(&base_run, &new_run);
     let (base, new) = (base_run.records, new_run.records);
     // A call pairs with the base call of its key; the others pair by position with the base

@@ -21,6 +21,15 @@ pub enum Split {
 }
 
 impl Split {
+    /// `single`, `train` or `val`, as a result line writes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Split::Single => "single",
+            Split::Train => "train",
+            Split::Val => "val",
+        }
+    }
+
     /// The split of `splits` whose mean is a candidate's score: `val` when there is a valset,
     /// else `train`, else `single`.
     pub fn scored_in(splits: Splits) -> Split {

@@ -133,15 +133,6 @@ pub struct Regression {
     pub new: f64,
 }
 
-/// `train`, `val` or `single`.
-fn split_name(split: Split) -> &'static str {
-    match split {
-        Split::Single => "single",
-        Split::Train => "train",
-        Split::Val => "val",
-    }
-}
-
 /// The comparison of one split's paired examples, in index order.
 pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> SplitComparison {
     let pairs: Vec<Regression> = examples
@@ -200,7 +191,7 @@ impl Comparison {
 fn reason(comparison: &Comparison) -> String {
     let split = match comparison.score_split {
         Split::Single => "score".to_string(),
-        split => format!("{} score", split_name(split)),
+        split => format!("{} score", Split::name(split)),
     };
     let scored: Vec<&SplitComparison> = comparison
         .candidates
@@ -290,7 +281,7 @@ pub fn render(comparison: &Comparison) -> String {
             });
             let label = match split {
                 Split::Single => c.id.clone(),
-                split => format!("{} {}", c.id, split_name(*split)),
+                split => format!("{} {}", c.id, Split::name(*split)),
             };
             out.push_str(&format!(
                 "{label}: {} -> {}, {:+}{interval}; {}: {}, {}, {}\n",
@@ -369,7 +360,7 @@ pub fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String
             );
             let gated = if c.split == *split { " (score)" } else { "" };
             vec![
-                format!("{}{gated}", split_name(*split)),
+                format!("{}{gated}", Split::name(*split)),
                 s.pairs.to_string(),
                 Fixed4(s.base_mean).to_string(),
                 Fixed4(s.new_mean).to_string(),
@@ -418,7 +409,7 @@ impl Regression {
     /// Where the example is: `train q7 (line 2)` by its `id`, else `train #1 (line 2)`, or the
     /// split alone for a single call.
     fn example_label(&self) -> String {
-        let split = split_name(self.split);
+        let split = Split::name(self.split);
         let example = match (&self.example_id, self.example_index) {
             (Some(id), _) => format!("{split} {}", fold_lines(id)),
             (None, Some(index)) => format!("{split} #{index}"),

@@ -239,15 +239,10 @@ impl KeyContext {
         repeat: Option<u32>,
     ) -> CallKey {
         let mut fields = Fields::new("evalctl call");
-        let split = match split {
-            Split::Single => "single",
-            Split::Train => "train",
-            Split::Val => "val",
-        };
         fields
             .add(b'C', &self.configuration)
             .add(b'T', candidate.as_bytes())
-            .add(b'S', split.as_bytes());
+            .add(b'S', split.name().as_bytes());
         match example {
             Some((index, text)) => fields
                 .add(b'I', &(index as u64).to_le_bytes())
