@@ -3,7 +3,7 @@
 //! followed to its stored result, listed page by page and filtered; a running one cancelled (its
 //! check's command killed); the token required by all four calls; unknown operations NOT_FOUND;
 //! a running one finished and stored before SIGTERM ends the server; one past its deadline
-//! failed.
+//! failed; and a StreamEvaluation its client cancels, its check's command killed at once.
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
@@ -252,33 +252,8 @@ struct Held {
 }
 
 async fn held(extra: &[&str]) -> Held {
-    let dir = tempfile::tempdir().unwrap();
-    let fifo = |name: &str| {
-        let path = dir.path().join(name);
-        mkfifo(&path);
-        path
-    };
-    let (alive, started, hold) = (fifo("alive"), fifo("started"), fifo("hold"));
-    let script = dir.path().join("held.sh");
-    std::fs::write(
-        &script,
-        format!(
-            "exec 3>'{}'\necho started >'{}'\nread line <'{}'\necho '{{\"passed\": true}}'\n",
-            alive.display(),
-            started.display(),
-            hold.display()
-        ),
-    )
-    .unwrap();
-    let held = format!("held=sh {}", script.display());
-    let mut flags = vec!["--custom-check", &held, "--token-env", "SERVE_OPS_TOKEN"];
-    flags.extend_from_slice(extra);
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &flags,
-        &[("SERVE_OPS_TOKEN", "grpc-token")],
-    );
-    let address = format!("http://{}", server.grpc);
+    let command = HeldCommand::new(extra);
+    let address = format!("http://{}", command.server.grpc);
     let mut operations = AsyncEvaluationServiceClient::connect(address.clone())
         .await
         .unwrap();
@@ -288,26 +263,80 @@ async fn held(extra: &[&str]) -> Held {
         .await
         .unwrap()
         .into_inner();
-    // Wait until the command runs: `alive` has its writer, `started` its line.
-    let (alive, started) = tokio::task::spawn_blocking(move || {
-        let alive = std::fs::File::open(alive).unwrap();
-        let mut line = String::new();
-        BufReader::new(std::fs::File::open(started).unwrap())
-            .read_line(&mut line)
-            .unwrap();
-        (alive, line)
-    })
-    .await
-    .unwrap();
-    assert_eq!(started, "started\n");
+    let alive = command.running().await;
     Held {
-        server,
+        server: command.server,
         operations,
         evaluations,
         id: operation.operation_id,
         alive,
-        hold,
-        dir,
+        hold: command.hold,
+        dir: command.dir,
+    }
+}
+
+/// A server whose custom check `held` runs the command [`Held`] describes, before any call.
+struct HeldCommand {
+    server: Server,
+    alive: std::path::PathBuf,
+    started: std::path::PathBuf,
+    hold: std::path::PathBuf,
+    dir: tempfile::TempDir,
+}
+
+impl HeldCommand {
+    fn new(extra: &[&str]) -> HeldCommand {
+        let dir = tempfile::tempdir().unwrap();
+        let fifo = |name: &str| {
+            let path = dir.path().join(name);
+            mkfifo(&path);
+            path
+        };
+        let (alive, started, hold) = (fifo("alive"), fifo("started"), fifo("hold"));
+        let script = dir.path().join("held.sh");
+        std::fs::write(
+            &script,
+            format!(
+                "exec 3>'{}'\necho started >'{}'\nread line <'{}'\necho '{{\"passed\": true}}'\n",
+                alive.display(),
+                started.display(),
+                hold.display()
+            ),
+        )
+        .unwrap();
+        let held = format!("held=sh {}", script.display());
+        let mut flags = vec!["--custom-check", &held, "--token-env", "SERVE_OPS_TOKEN"];
+        flags.extend_from_slice(extra);
+        let server = Server::start(
+            &dir.path().join("s.db"),
+            &flags,
+            &[("SERVE_OPS_TOKEN", "grpc-token")],
+        );
+        HeldCommand {
+            server,
+            alive,
+            started,
+            hold,
+            dir,
+        }
+    }
+
+    /// Wait until the command runs (`alive` has its writer, `started` its line): the read end
+    /// of `alive`.
+    async fn running(&self) -> std::fs::File {
+        let (alive, started) = (self.alive.clone(), self.started.clone());
+        let (alive, started) = tokio::task::spawn_blocking(move || {
+            let alive = std::fs::File::open(alive).unwrap();
+            let mut line = String::new();
+            BufReader::new(std::fs::File::open(started).unwrap())
+                .read_line(&mut line)
+                .unwrap();
+            (alive, line)
+        })
+        .await
+        .unwrap();
+        assert_eq!(started, "started\n");
+        alive
     }
 }
 
@@ -517,4 +546,44 @@ async fn an_error_repeats_at_most_100_characters_of_what_the_client_sent() {
             format!("page_token `{clipped}` is not one ListOperations gave").as_str()
         )
     );
+}
+
+#[tokio::test]
+async fn a_stream_its_client_cancels_kills_its_check_and_frees_its_place() {
+    // A long --idle-timeout: the connection, idle once the stream is cancelled, stays open.
+    let command = HeldCommand::new(&["--max-concurrent", "1", "--idle-timeout", "600"]);
+    let mut evaluations =
+        EvaluationServiceClient::connect(format!("http://{}", command.server.grpc))
+            .await
+            .unwrap();
+    let stream = evaluations
+        .stream_evaluation(authorized(checked_by(capitals(1, true), "held")))
+        .await
+        .unwrap();
+    let alive = command.running().await;
+    // The client cancels while the check runs: its command is killed (nothing writes `hold`),
+    // and the place is free again.
+    drop(stream);
+    // (Given up on well before the check's own 30 s timeout would kill it.)
+    tokio::time::timeout(std::time::Duration::from_secs(20), ended(alive))
+        .await
+        .expect("the command was not killed when its client cancelled the stream");
+    // The place is freed as the evaluation stops, just after its command is killed.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let next = loop {
+        match evaluations
+            .run_evaluation(authorized(capitals(1, true)))
+            .await
+        {
+            Err(busy) if busy.code() == tonic::Code::ResourceExhausted => {
+                assert!(
+                    std::time::Instant::now() < give_up,
+                    "the cancelled stream kept its place"
+                );
+                tokio::task::yield_now().await;
+            }
+            answered => break answered.unwrap().into_inner(),
+        }
+    };
+    assert_eq!(next.status, pb::EvaluationStatus::Completed as i32);
 }

@@ -161,7 +161,15 @@ impl EvaluationService for Grpc {
             // built from the FEP document's proto (which has no `test_case_result`) finds them
             // there, and in each running message's partial `final_result` as they finish.
             let mut results = Vec::new();
-            while let Some(line) = lines.recv().await {
+            loop {
+                // A client that goes away while a test case's checks run (a custom check's
+                // command, a model's answer) is seen at once: dropping `lines` stops the
+                // evaluation and the calls in flight.
+                let line = tokio::select! {
+                    line = lines.recv() => line,
+                    () = progress.closed() => return,
+                };
+                let Some(line) = line else { break };
                 let line = match line {
                     Ok(line) => line,
                     Err(error) => {
