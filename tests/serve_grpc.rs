@@ -656,3 +656,33 @@ async fn a_message_of_many_small_test_cases_is_refused_before_it_is_decoded() {
         )
     );
 }
+
+#[tokio::test]
+async fn a_check_result_carries_its_test_cases_and_its_outputs_metadata() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let tagged = |key: &str, value: &str| prost_types::Struct {
+        fields: [(
+            key.to_string(),
+            prost_types::Value {
+                kind: Some(prost_types::value::Kind::StringValue(value.into())),
+            },
+        )]
+        .into(),
+    };
+    let mut request = capitals(1, true);
+    request.test_cases[0].metadata = Some(tagged("topic", "geography"));
+    request.outputs[0].metadata = Some(tagged("model", "m-1"));
+    let run = client.run_evaluation(request).await.unwrap().into_inner();
+    let metadata = run.results[0].check_results[0].metadata.clone().unwrap();
+    assert_eq!(
+        (metadata.test_case_metadata, metadata.output_metadata),
+        (
+            Some(tagged("topic", "geography")),
+            Some(tagged("model", "m-1"))
+        )
+    );
+}

@@ -316,7 +316,7 @@ pub fn test_case_result(result: &Value) -> pb::TestCaseResult {
             .map(|checks| {
                 checks
                     .iter()
-                    .map(|check| check_result(check, test_case))
+                    .map(|check| check_result(check, test_case, output))
                     .collect()
             })
             .unwrap_or_default(),
@@ -330,7 +330,7 @@ pub fn test_case_result(result: &Value) -> pb::TestCaseResult {
     }
 }
 
-fn check_result(check: &Value, test_case: &Value) -> pb::CheckResult {
+fn check_result(check: &Value, test_case: &Value, output: &Value) -> pb::CheckResult {
     let metadata = &check["metadata"];
     let additional: Map<String, Value> = metadata
         .as_object()
@@ -351,7 +351,7 @@ fn check_result(check: &Value, test_case: &Value) -> pb::CheckResult {
         metadata: Some(pb::CheckResultMetadata {
             test_case_id: text(&test_case["id"]),
             test_case_metadata: test_case.get("metadata").and_then(to_struct),
-            output_metadata: None,
+            output_metadata: output.get("metadata").and_then(to_struct),
             check_version: text(&metadata["check_version"]),
             additional_metadata: (!additional.is_empty())
                 .then(|| to_struct(&Value::Object(additional)))
