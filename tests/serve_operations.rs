@@ -549,6 +549,32 @@ async fn an_error_repeats_at_most_100_characters_of_what_the_client_sent() {
 }
 
 #[tokio::test]
+async fn a_page_token_is_a_number_list_operations_gave() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let mut operations = AsyncEvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    // No operation was started; and no token is written with a sign or a leading zero.
+    for token in ["999999", "03", "+3"] {
+        let listed = operations
+            .list_operations(pb::ListOperationsRequest {
+                page_token: Some(token.to_string()),
+                ..pb::ListOperationsRequest::default()
+            })
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (listed.code(), listed.message()),
+            (
+                tonic::Code::InvalidArgument,
+                format!("page_token `{token}` is not one ListOperations gave").as_str()
+            )
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_stream_its_client_cancels_kills_its_check_and_frees_its_place() {
     // A long --idle-timeout: the connection, idle once the stream is cancelled, stays open.
     let command = HeldCommand::new(&["--max-concurrent", "1", "--idle-timeout", "600"]);

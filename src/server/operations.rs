@@ -310,16 +310,19 @@ impl AsyncEvaluationService for Operations {
                 .map_err(|_| Status::invalid_argument(format!("page_size {size} is negative")))?
                 .min(MAX_PAGE_SIZE),
         };
+        let registry = self.registry();
+        // A token is the number of the last operation of a page, as ListOperations wrote it.
         let before = match request.page_token.as_deref().unwrap_or_default() {
             "" => u64::MAX,
-            token => token.parse::<u64>().map_err(|_| {
-                Status::invalid_argument(format!(
-                    "page_token `{}` is not one ListOperations gave",
-                    clip(token, ECHOED)
-                ))
-            })?,
+            token => (token.parse::<u64>().ok())
+                .filter(|number| number.to_string() == token && *number < registry.next)
+                .ok_or_else(|| {
+                    Status::invalid_argument(format!(
+                        "page_token `{}` is not one ListOperations gave",
+                        clip(token, ECHOED)
+                    ))
+                })?,
         };
-        let registry = self.registry();
         let mut matching = registry
             .operations
             .range(..before)
