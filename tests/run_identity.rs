@@ -1155,3 +1155,34 @@ fn an_appended_run_resumes_only_its_own_lines() {
     assert_eq!(summary["partial"], Value::Null);
     resumed(40);
 }
+
+#[test]
+fn an_empty_file_among_the_shards_is_said_to_add_nothing() {
+    let sb = sandbox();
+    for k in 0..2 {
+        let (shard, file) = (format!("{k}/2"), format!("s{k}.jsonl"));
+        succeeded(run(
+            &sb,
+            BASE,
+            &["--candidate", "c", "--shard", &shard, "--output", &file],
+        ));
+    }
+    sb.write("empty.jsonl", "");
+    let with_empty = succeeded(sb.evalctl().args([
+        "merge",
+        "--format",
+        "json",
+        "s0.jsonl",
+        "empty.jsonl",
+        "s1.jsonl",
+    ]));
+    assert_eq!(
+        stderr_text(&with_empty),
+        "note: empty.jsonl: no result lines: it adds nothing\n"
+    );
+    let without = succeeded(
+        sb.evalctl()
+            .args(["merge", "--format", "json", "s0.jsonl", "s1.jsonl"]),
+    );
+    assert_eq!(json_stdout(&with_empty), json_stdout(&without));
+}

@@ -39,6 +39,8 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
     );
     let mut lines: Vec<CallRecord> = Vec::new();
     let mut torn_lines = Vec::new();
+    // The files that hold no line at all (an empty shard): said, not silently passed over.
+    let mut empty_files = Vec::new();
     super::check_read_once(files)?;
     for (index, file) in files.iter().enumerate() {
         let source = Source::from_arg(file);
@@ -93,7 +95,11 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
             ledger.add(index, run, &record);
             lines.push(record);
         }
-        torn_lines.extend(reader.torn_line());
+        let torn = reader.torn_line();
+        if !read_any && torn.is_none() && problems.is_empty() {
+            empty_files.push(source.display());
+        }
+        torn_lines.extend(torn);
     }
     if lines.is_empty() {
         // Files that hold nothing but lines cut short: those are the problem.
@@ -118,6 +124,9 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
     accounted
         .notes
         .extend(torn_lines.iter().map(ToString::to_string));
+    accounted.notes.extend(
+        (empty_files.iter()).map(|file| format!("{file}: no result lines: it adds nothing")),
+    );
     Ok(ReadRun {
         accounted,
         records,
