@@ -616,43 +616,46 @@ struct EmptyTestCases {
 
 #[tokio::test]
 async fn a_message_of_many_small_test_cases_is_refused_before_it_is_decoded() {
-    const RUN: &str = "/fep.v1.EvaluationService/RunEvaluation";
-    let many = || EmptyTestCases {
-        test_cases: vec![Vec::new(); 100_000],
+    // 100,000 empty test cases (200 kB) sent to a server of `--max-test-cases max`: refused.
+    let refusal = |max: &'static str| async move {
+        let dir = tempfile::tempdir().unwrap();
+        let server = Server::start(
+            &dir.path().join("s.db"),
+            &[
+                "--max-body",
+                "1000000",
+                "--max-memory",
+                "5000000",
+                "--max-test-cases",
+                max,
+            ],
+            &[],
+        );
+        let many = EmptyTestCases {
+            test_cases: vec![Vec::new(); 100_000],
+        };
+        const RUN: &str = "/fep.v1.EvaluationService/RunEvaluation";
+        let refused = raw_call(&server.grpc, RUN, tonic::Request::new(many))
+            .await
+            .unwrap_err();
+        (refused.code(), refused.message().to_string())
     };
-    let dir = tempfile::tempdir().unwrap();
-    let limits = ["--max-body", "1000000", "--max-memory", "5000000"];
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &[&limits[..], &["--max-test-cases", "10"]].concat(),
-        &[],
-    );
-    let refused = raw_call(&server.grpc, RUN, tonic::Request::new(many()))
-        .await
-        .unwrap_err();
     assert_eq!(
-        (refused.code(), refused.message()),
+        refusal("10").await,
         (
             tonic::Code::InvalidArgument,
             "100000 test cases in one request; this server takes at most 10 (--max-test-cases)"
+                .to_string()
         )
     );
     // Within --max-test-cases, what 200 kB decode into is over --max-memory.
-    let dir = tempfile::tempdir().unwrap();
-    let server = Server::start(
-        &dir.path().join("s.db"),
-        &[&limits[..], &["--max-test-cases", "1000000"]].concat(),
-        &[],
-    );
-    let refused = raw_call(&server.grpc, RUN, tonic::Request::new(many()))
-        .await
-        .unwrap_err();
     assert_eq!(
-        (refused.code(), refused.message()),
+        refusal("1000000").await,
         (
             tonic::Code::ResourceExhausted,
             "the request would take about 24.6 MB of memory (its message decoded); this server \
              gives requests 5,000,000 bytes in all (--max-memory)"
+                .to_string()
         )
     );
 }
