@@ -571,31 +571,43 @@ async fn a_message_that_does_not_arrive_in_time_is_deadline_exceeded_and_frees_i
         &["--body-timeout", "1", "--max-concurrent", "1"],
         &[],
     );
-    // A call whose message never comes (its stream of messages waits forever).
     let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.grpc))
         .unwrap()
         .connect()
         .await
         .unwrap();
     let mut grpc = tonic::client::Grpc::new(channel);
-    grpc.ready().await.unwrap();
-    let silent = grpc
-        .client_streaming(
-            tonic::Request::new(tokio_stream::pending::<pb::EvaluationRequest>()),
-            tonic::codegen::http::uri::PathAndQuery::from_static(
-                "/fep.v1.EvaluationService/RunEvaluation",
-            ),
-            tonic_prost::ProstCodec::<pb::EvaluationRequest, pb::EvaluationRunResult>::default(),
-        )
-        .await
-        .unwrap_err();
-    assert_eq!(
-        (silent.code(), silent.message()),
-        (
-            tonic::Code::DeadlineExceeded,
-            "the request message did not arrive within 1s (--body-timeout)"
-        )
-    );
+    // A call whose message never comes, and one whose message comes but whose stream never
+    // ends (the call waits for its end): each stream of messages then waits forever.
+    let never = || tokio_stream::pending::<pb::EvaluationRequest>();
+    let silent: Vec<_> = vec![
+        Box::pin(never()) as std::pin::Pin<Box<dyn tokio_stream::Stream<Item = _> + Send>>,
+        Box::pin(tokio_stream::StreamExt::chain(
+            tokio_stream::iter([capitals(2, true)]),
+            never(),
+        )),
+    ];
+    for messages in silent {
+        grpc.ready().await.unwrap();
+        let refused = grpc
+            .client_streaming(
+                tonic::Request::new(messages),
+                tonic::codegen::http::uri::PathAndQuery::from_static(
+                    "/fep.v1.EvaluationService/RunEvaluation",
+                ),
+                tonic_prost::ProstCodec::<pb::EvaluationRequest, pb::EvaluationRunResult>::default(
+                ),
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(
+            (refused.code(), refused.message()),
+            (
+                tonic::Code::DeadlineExceeded,
+                "the request message did not arrive within 1s (--body-timeout)"
+            )
+        );
+    }
     // Its place among --max-concurrent 1 is free again.
     let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
         .await
@@ -686,6 +698,57 @@ async fn a_check_result_carries_its_test_cases_and_its_outputs_metadata() {
         (
             Some(tagged("topic", "geography")),
             Some(tagged("model", "m-1"))
+        )
+    );
+}
+
+#[tokio::test]
+async fn a_message_that_cannot_be_decoded_or_echoes_too_much_says_why() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    // A test case whose id (field 1) is the byte 0xff: not UTF-8.
+    let not_utf8 = EmptyTestCases {
+        test_cases: vec![vec![0x0a, 0x01, 0xff]],
+    };
+    let refused = raw_call(
+        &server.grpc,
+        "/fep.v1.EvaluationService/RunEvaluation",
+        tonic::Request::new(not_utf8),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(
+        (refused.code(), refused.message()),
+        (
+            tonic::Code::InvalidArgument,
+            "the message is not an EvaluationRequest that can be decoded: field 1 of a TestCase \
+             is text that is not UTF-8"
+        )
+    );
+    // A check version of 20,000 characters is repeated as its first 100.
+    let mut request = capitals(1, true);
+    let Some(pb::check_configuration::Configuration::SharedChecks(shared)) = request
+        .checks
+        .as_mut()
+        .and_then(|checks| checks.configuration.as_mut())
+    else {
+        unreachable!("capitals shares its checks")
+    };
+    shared.checks[0].version = Some("9".repeat(20_000));
+    let mut client = EvaluationServiceClient::connect(format!("http://{}", server.grpc))
+        .await
+        .unwrap();
+    let refused = client.run_evaluation(request).await.unwrap_err();
+    assert_eq!(
+        (refused.code(), refused.message()),
+        (
+            tonic::Code::InvalidArgument,
+            format!(
+                "invalid EvaluationRequest (1 problem): checks[0].version: `{}…` is not a \
+                 semantic version (MAJOR.MINOR.PATCH)",
+                "9".repeat(100)
+            )
+            .as_str()
         )
     );
 }

@@ -148,10 +148,11 @@ pub struct HeldBody<B> {
     slot: Option<PlaceSlot>,
     max_test_cases: usize,
     body_timeout: Duration,
-    /// Until the message is read whole: when its time is up.
+    /// Until the body has ended (its message read whole, and the stream half-closed, which the
+    /// call waits for): when its time is up.
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
     /// The message's bytes so far (its 5-byte gRPC prefix first), until it is read whole.
-    message: Vec<u8>,
+    message: Option<Vec<u8>>,
 }
 
 impl<B> HeldBody<B> {
@@ -164,13 +165,14 @@ impl<B> HeldBody<B> {
         let deadline = slot
             .as_ref()
             .map(|_| Box::pin(tokio::time::sleep(body_timeout)));
+        let message = slot.as_ref().map(|_| Vec::new());
         HeldBody {
             inner,
             slot,
             max_test_cases,
             body_timeout,
             deadline,
-            message: Vec::new(),
+            message,
         }
     }
 
@@ -189,25 +191,24 @@ impl<B> HeldBody<B> {
     }
 
     /// Take in `data`, the next bytes of the message: once it is whole, what decoding it
-    /// takes is checked and held, and its deadline is lifted.
+    /// takes is checked and held.
     fn arrived(&mut self, data: &[u8]) -> Result<(), ApiError> {
         self.hold(2 * data.len() as u64, "its message")?;
-        if self.deadline.is_none() {
+        let Some(bytes) = &mut self.message else {
             return Ok(());
-        }
-        self.message.extend_from_slice(data);
-        let Some(prefix) = self.message.get(..5) else {
+        };
+        bytes.extend_from_slice(data);
+        let Some(prefix) = bytes.get(..5) else {
             return Ok(());
         };
         let len = u32::from_be_bytes([prefix[1], prefix[2], prefix[3], prefix[4]]) as usize;
         let compressed = prefix[0] != 0;
-        let Some(message) = self.message.get(5..5 + len) else {
+        let Some(message) = bytes.get(5..5 + len) else {
             return Ok(());
         };
         // A compressed message is refused by tonic, undecoded.
         let cost = (!compressed).then(|| message_cost(message)).transpose();
-        self.message = Vec::new();
-        self.deadline = None;
+        self.message = None;
         let cost = cost.map_err(|reason| {
             ApiError::new(
                 ErrorKind::Validation,
@@ -239,7 +240,10 @@ where
         let frame = match Pin::new(&mut self.inner).poll_frame(cx) {
             Poll::Ready(Some(Ok(frame))) => frame,
             Poll::Ready(Some(Err(err))) => return Poll::Ready(Some(Err(err.into()))),
-            Poll::Ready(None) => return Poll::Ready(None),
+            Poll::Ready(None) => {
+                self.deadline = None;
+                return Poll::Ready(None);
+            }
             Poll::Pending => {
                 let late =
                     (self.deadline.as_mut()).is_some_and(|due| due.as_mut().poll(cx).is_ready());

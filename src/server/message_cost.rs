@@ -38,6 +38,37 @@ enum Kind {
 }
 
 impl Kind {
+    /// The message type's name, as the `.proto` names it.
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Request => "EvaluationRequest",
+            Kind::TestCase => "TestCase",
+            Kind::Value => "InputValue or OutputValue",
+            Kind::Output => "Output",
+            Kind::CheckConfiguration => "CheckConfiguration",
+            Kind::Checks => "SharedChecks or CheckList",
+            Kind::PerTestCaseChecks => "PerTestCaseChecks",
+            Kind::Check => "Check",
+            Kind::ExperimentMetadata => "ExperimentMetadata",
+            Kind::Struct => "Struct",
+            Kind::StructEntry => "Struct entry",
+            Kind::JsonValue => "Value",
+            Kind::ListValue => "ListValue",
+        }
+    }
+
+    /// Whether field `number` holds text (a `string`), which must be UTF-8.
+    fn holds_text(self, number: u64) -> bool {
+        matches!(
+            (self, number),
+            (
+                Kind::TestCase | Kind::Value | Kind::Check | Kind::ExperimentMetadata,
+                1
+            ) | (Kind::Output | Kind::Check | Kind::JsonValue, 3)
+                | (Kind::StructEntry, 1)
+        )
+    }
+
     /// The message field `number` holds, and the memory each occurrence adds beside its bytes
     /// (an element of a repeated field or a map, with the spare room of its collection); `None`
     /// for a field that holds no message.
@@ -124,6 +155,12 @@ pub fn message_cost(message: &[u8]) -> Result<MessageCost, String> {
             (5, None) => at = skip(at, 4, end)?,
             (2, None) => {
                 let len = length(message, &mut at, end)?;
+                if kind.holds_text(number) && std::str::from_utf8(&message[at..at + len]).is_err() {
+                    return Err(format!(
+                        "field {number} of a {} is text that is not UTF-8",
+                        kind.name()
+                    ));
+                }
                 at = skip(at, len, end)?;
             }
             _ => {
@@ -252,6 +289,11 @@ mod tests {
         assert_eq!(
             message_cost(&[0x4b]),
             Err("wire type 3 is not one protobuf 3 writes".to_string())
+        );
+        // A test case id that is not UTF-8 (0xff).
+        assert_eq!(
+            message_cost(&[0x0a, 0x03, 0x0a, 0x01, 0xff]),
+            Err("field 1 of a TestCase is text that is not UTF-8".to_string())
         );
         // Unknown fields are stepped over.
         assert_eq!(
