@@ -159,6 +159,9 @@ fn a_custom_checks_command_gets_neither_the_token_nor_the_lent_keys_and_shows_no
     const OWN: &str = "pw-Canary-778899";
     let spill = r#"spill=sh -c 'cat >/dev/null; printf "{\"passed\": true, \"token\": \"%s\", \"lent\": \"%s\", \"own\": \"%s\"}" "${SERVE_TEST_TOKEN-unset}" "${EXT_TEST_KEY-unset}" "${OWN_SERVICE_PASSWORD-unset}"'"#;
     let crash = r#"crash=sh -c 'cat >/dev/null; echo "own=$OWN_SERVICE_PASSWORD" >&2; exit 1'"#;
+    // The secret where the stderr excerpt (its last 500 characters) would cut through it.
+    let cut =
+        r#"cut=sh -c 'cat >/dev/null; printf "%0600d$OWN_SERVICE_PASSWORD%0492d" 0 0 >&2; exit 1'"#;
     let api = fake_api();
     let dir = tempfile::tempdir().unwrap();
     let allowed = format!("EXT_TEST_KEY@{}", api.url("/v1"));
@@ -172,6 +175,7 @@ fn a_custom_checks_command_gets_neither_the_token_nor_the_lent_keys_and_shows_no
                 &allowed,
             ][..],
             &["--custom-check", spill, "--custom-check", crash],
+            &["--custom-check", cut],
         ]
         .concat(),
         &[
@@ -187,7 +191,8 @@ fn a_custom_checks_command_gets_neither_the_token_nor_the_lent_keys_and_shows_no
         &[&auth],
         &request(json!([
             {"type": "spill", "arguments": {}},
-            {"type": "crash", "arguments": {}}
+            {"type": "crash", "arguments": {}},
+            {"type": "cut", "arguments": {}}
         ])),
     );
     assert_eq!(reply.status, 200);
@@ -203,6 +208,13 @@ fn a_custom_checks_command_gets_neither_the_token_nor_the_lent_keys_and_shows_no
         results[1]["error"],
         json!({"type": "unknown_error", "recoverable": false,
             "message": "command exited with code 1; stderr: own=[redacted]"})
+    );
+    assert_eq!(
+        results[2]["error"]["message"],
+        format!(
+            "command exited with code 1; stderr: …edacted]{}",
+            "0".repeat(492)
+        )
     );
     // Nor does it reach the store.
     let id = document["evaluation_id"].as_str().unwrap();

@@ -146,7 +146,8 @@ fn semantic_version(version: &Value) -> Result<&str, String> {
     };
     if !SEMVER.is_match(text) {
         return Err(format!(
-            "`{text}` is not a semantic version (MAJOR.MINOR.PATCH)"
+            "`{}` is not a semantic version (MAJOR.MINOR.PATCH)",
+            crate::text::clip(text, crate::text::ECHOED)
         ));
     }
     Ok(text)
@@ -157,7 +158,11 @@ fn semantic_version(version: &Value) -> Result<&str, String> {
 pub(super) fn unavailable_version(version: &str) -> Option<String> {
     let implemented = CHECK_VERSION.split('.').next().unwrap_or_default();
     (version.split('.').next() != Some(implemented)).then(|| {
-        format!("`{version}` is not available: evalctl implements {CHECK_VERSION} (any {implemented}.x.y is accepted)")
+        format!(
+            "`{}` is not available: evalctl implements {CHECK_VERSION} (any {implemented}.x.y is \
+             accepted)",
+            crate::text::clip(version, crate::text::ECHOED)
+        )
     })
 }
 

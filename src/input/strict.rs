@@ -166,6 +166,11 @@ pub fn as_str(value: &Value) -> Result<&str, String> {
 /// A key as messages and locations show it: as is when it is plain `[A-Za-z0-9_-]+`, else as a
 /// JSON string, so a key from the input can neither break a line nor fake a separator.
 pub fn key_name(key: &str) -> Cow<'_, str> {
+    // A long key (a client's, a model's) is named by its first characters.
+    if key.chars().nth(crate::text::ECHOED).is_some() {
+        let clipped = crate::text::clip(key, crate::text::ECHOED);
+        return Cow::Owned(quoted_unless_plain(&clipped, b"").into_owned());
+    }
     quoted_unless_plain(key, b"")
 }
 

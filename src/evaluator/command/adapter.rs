@@ -126,7 +126,12 @@ impl CommandEvaluator {
     /// A non-zero exit, a timeout or output that is not UTF-8 is the call error.
     pub(crate) async fn complete(&self, input: &[u8]) -> Result<String, CallError> {
         let output = self.exchange(input, None).await?;
-        let stderr = String::from_utf8_lossy(&output.stderr);
+        let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        // A custom check's errors reach clients: its stderr loses the environment's secrets
+        // before an excerpt is cut from it (a cut through a secret would leave a piece).
+        if self.role == CUSTOM_CHECK {
+            stderr = crate::secrets::Secrets::of_environment().redact(&stderr);
+        }
         if !output.status.success() {
             return Err(CallError::new(
                 ErrorKind::ExitStatus,
