@@ -322,6 +322,35 @@ fn a_line_without_a_score_that_does_not_say_why_is_refused_not_read_as_a_zero() 
 }
 
 #[test]
+fn a_resumed_line_counts_where_its_call_is_whatever_place_an_edit_gave_it() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    sb.write("v.jsonl", "{\"s\": 1}\n");
+    let run = |extra: &[&str]| {
+        let mut command = sb.run_with(SCORE_S);
+        command.args(["--skip-preflight", "-j", "1", "--candidate", "a"]);
+        command.args(["--dataset", "d.jsonl", "--valset", "v.jsonl"]);
+        command.args(["--output", "out.jsonl"]);
+        command.args(extra);
+        succeeded(command)
+    };
+    let first = json_stdout(&run(&[]));
+    // The first line (a dataset example's) edited to say it is a valset example.
+    let journal = sb.read("out.jsonl");
+    let edited = journal.replacen("\"split\":\"train\"", "\"split\":\"val\"", 1);
+    assert_ne!(edited, journal);
+    sb.write("out.jsonl", &edited);
+    let resumed = run(&["--resume"]);
+    assert_eq!(
+        stderr_text(&resumed),
+        "warning: out.jsonl: 1 line of this run names another split, example, candidate or \
+         repeat than its call (edited by hand?): counted where its call is\n\
+         resuming out.jsonl: 3 of 3 calls already done, 0 to make\n"
+    );
+    assert_eq!(json_stdout(&resumed)["candidates"], first["candidates"]);
+}
+
+#[test]
 fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");

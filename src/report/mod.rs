@@ -261,6 +261,28 @@ pub fn print_resumed(
             counted(resumed.refused_scores, "line", "lines"),
         ));
     }
+    if resumed.misplaced > 0 {
+        reporter.warning(format!(
+            "{path}: {} of this run {} another split, example, candidate or repeat than \
+             {} call (edited by hand?): counted where {} call is",
+            counted(resumed.misplaced, "line", "lines"),
+            if resumed.misplaced == 1 {
+                "names"
+            } else {
+                "name"
+            },
+            if resumed.misplaced == 1 {
+                "its"
+            } else {
+                "their"
+            },
+            if resumed.misplaced == 1 {
+                "its"
+            } else {
+                "each"
+            },
+        ));
+    }
     reporter.note(format!(
         "resuming {path}: {} of {planned} calls already done, {} to make",
         resumed.done,

@@ -32,6 +32,9 @@ pub struct Resumed {
     pub refused_scores: usize,
     /// The calls of those lines that no other line answers: made again.
     pub refused_calls_remade: usize,
+    /// Lines that answer their call but say another place for it (split, example, candidate
+    /// or repeat: edited by hand): counted in the place their call has.
+    pub misplaced: usize,
     /// The torn last line that was cut off, if there was one.
     pub torn: Option<TornTail>,
 }
@@ -119,7 +122,7 @@ pub fn resume_from(
 
     // Second pass: hand on the lines that count, and drop their calls from the plan.
     let mut answered = vec![false; plan.len()];
-    let mut done = 0;
+    let (mut done, mut misplaced) = (0, 0);
     for line in read(path)? {
         let Ok(mut line) = line else { continue };
         let Some(key) = key_of(&line.record) else {
@@ -131,7 +134,20 @@ pub fn resume_from(
             continue;
         };
         let index = planned[&key]; // ok: key_of only yields planned keys
-        line.record.candidate_id = inputs.candidates[plan[index].candidate].id.clone();
+                                   // The key says which call the line answers: the call's place is where it counts.
+        let call = &plan[index];
+        // (A line of an older evalctl names no candidate index.)
+        let place = |record: &CallRecord| {
+            let candidate = record.candidate_index.unwrap_or(call.candidate);
+            (candidate, record.split, record.example_index, record.repeat)
+        };
+        let planned_place = (call.candidate, call.split, call.example, call.repeat);
+        if place(&line.record) != planned_place {
+            misplaced += 1;
+            (line.record.candidate_index, line.record.split) = (Some(call.candidate), call.split);
+            (line.record.example_index, line.record.repeat) = (call.example, call.repeat);
+        }
+        line.record.candidate_id = inputs.candidates[call.candidate].id.clone();
         if failed && !keep_errors {
             take(ResumedLine::Remade(line.record));
             continue;
@@ -153,6 +169,7 @@ pub fn resume_from(
             .iter()
             .filter(|key| !chosen.contains_key(key))
             .count(),
+        misplaced,
         torn,
     })
 }
