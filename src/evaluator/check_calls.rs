@@ -457,15 +457,15 @@ async fn run_command(
         timeout,
     );
     // What the command prints reaches the request's client (and `serve`'s store): no secret of
-    // the environment's goes with it.
-    let secrets = Secrets::of_environment();
+    // the environment's goes with it (its stderr, quoted in errors, lost them as it was read).
     let stdout = command
         .complete(arguments.to_string().as_bytes())
         .await
         .map_err(|error| match error.kind {
-            ErrorKind::Timeout => CheckError::timeout(secrets.redact(&error.message)),
-            _ => CheckError::unknown(secrets.redact(&error.message), false),
+            ErrorKind::Timeout => CheckError::timeout(error.message),
+            _ => CheckError::unknown(error.message, false),
         })?;
+    let secrets = Secrets::of_environment();
     match serde_json::from_str::<Value>(stdout.trim()) {
         Ok(results @ Value::Object(_)) => Ok(secrets.redact_value(results)),
         _ => Err(CheckError::unknown(
