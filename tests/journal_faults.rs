@@ -306,13 +306,19 @@ fn a_line_without_a_score_that_does_not_say_why_is_refused_not_read_as_a_zero() 
     sb.write("out.jsonl", &edited);
     let refused = "error: out.jsonl:1: score is null and error is null: a line without a score \
                    says why; evalctl never writes such a line; correct or remove it\n";
-    for args in [
-        &["summarize", "out.jsonl"][..],
+    readers_refuse(&sb, &[&["compare", "out.jsonl", "out.jsonl"]], refused);
+}
+
+/// `summarize`, `merge`, `report` (and the `more` commands) of `out.jsonl` in `sb` each exit 2
+/// with exactly `refused` on stderr.
+fn readers_refuse(sb: &Sandbox, more: &[&[&str]], refused: &str) {
+    let readers: [&[&str]; 3] = [
+        &["summarize", "out.jsonl"],
         &["merge", "out.jsonl"],
-        &["compare", "out.jsonl", "out.jsonl"],
         &["report", "out.jsonl", "--output", "report.html"],
-    ] {
-        let out = sb.evalctl().args(args).output().expect("evalctl runs");
+    ];
+    for args in readers.iter().chain(more) {
+        let out = sb.evalctl().args(*args).output().expect("evalctl runs");
         assert_eq!(
             (code(&out), stderr_text(&out).as_str()),
             (2, refused),
@@ -373,18 +379,7 @@ fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line()
     // summarize, merge and report refuse the line, naming the score and the range.
     let refused = "error: out.jsonl:1: score 7 is outside its run's score range (unit): evalctl \
                    never writes such a line; correct or remove it\n";
-    for args in [
-        &["summarize", "out.jsonl"][..],
-        &["merge", "out.jsonl"],
-        &["report", "out.jsonl", "--output", "report.html"],
-    ] {
-        let out = sb.evalctl().args(args).output().expect("evalctl runs");
-        assert_eq!(
-            (code(&out), stderr_text(&out).as_str()),
-            (2, refused),
-            "{args:?}"
-        );
-    }
+    readers_refuse(&sb, &[], refused);
     assert!(!sb.exists("report.html"));
 
     // --resume makes that call again, with a warning, and leaves the line as it was.

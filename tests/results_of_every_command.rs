@@ -691,25 +691,37 @@ fn spec_records_of_other_cases_are_not_compared_even_without_run_ids() {
             .expect("evalctl runs");
         assert_eq!(code(&out), 1, "{}", stderr_text(&out));
     }
-    let (a, b) = (
-        run_of(&sb, "a-records.jsonl"),
-        run_of(&sb, "b-records.jsonl"),
+    refused_for_other_inputs(
+        &sb,
+        ("a-records.jsonl", "b-records.jsonl"),
+        2,
+        "the runs scored and the cases they were given",
     );
+}
+
+/// `compare BASE NEW` in `sb` is refused (exit 2) because the two files' inputs (`what`, of
+/// `calls` calls each) differ: the refusal names both digests.
+fn refused_for_other_inputs(sb: &Sandbox, (base, new): (&str, &str), calls: usize, what: &str) {
     let out = sb
         .evalctl()
-        .args(["compare", "a-records.jsonl", "b-records.jsonl"])
+        .args(["compare", base, new])
         .output()
         .expect("evalctl runs");
     assert_eq!(code(&out), 2);
+    let digest = |file: &str| {
+        run_of(sb, file)["inputs_digest"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
     assert_eq!(
         stderr_text(&out),
         format!(
-            "error: a-records.jsonl, b-records.jsonl: the runs' inputs differ (the runs scored \
-             and the cases they were given: a-records.jsonl: 2 calls, inputs {}; \
-             b-records.jsonl: 2 calls, inputs {}): pass --allow-different-inputs if this is \
-             intended\n",
-            a["inputs_digest"].as_str().unwrap(),
-            b["inputs_digest"].as_str().unwrap(),
+            "error: {base}, {new}: the runs' inputs differ ({what}: {base}: {calls} calls, \
+             inputs {}; {new}: {calls} calls, inputs {}): pass --allow-different-inputs if this \
+             is intended\n",
+            digest(base),
+            digest(new),
         )
     );
 }
@@ -724,25 +736,10 @@ fn task_files_whose_prompts_differ_are_not_compared() {
         TASKS.replacen("\"prompt\":\"", "\"prompt\":\"Now: ", 1),
     );
     succeeded(score(&sb, "a.jsonl", "changed-results.jsonl"));
-    let (before, after) = (
-        run_of(&sb, "a-results.jsonl"),
-        run_of(&sb, "changed-results.jsonl"),
-    );
-    let out = sb
-        .evalctl()
-        .args(["compare", "a-results.jsonl", "changed-results.jsonl"])
-        .output()
-        .expect("evalctl runs");
-    assert_eq!(code(&out), 2);
-    assert_eq!(
-        stderr_text(&out),
-        format!(
-            "error: a-results.jsonl, changed-results.jsonl: the runs' inputs differ (the tasks \
-             scored and their prompts: a-results.jsonl: 3 calls, inputs {}; \
-             changed-results.jsonl: 3 calls, inputs {}): pass --allow-different-inputs if this \
-             is intended\n",
-            before["inputs_digest"].as_str().unwrap(),
-            after["inputs_digest"].as_str().unwrap(),
-        )
+    refused_for_other_inputs(
+        &sb,
+        ("a-results.jsonl", "changed-results.jsonl"),
+        3,
+        "the tasks scored and their prompts",
     );
 }
