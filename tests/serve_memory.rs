@@ -207,6 +207,56 @@ fn a_request_whose_answer_would_repeat_its_values_past_max_memory_is_a_413() {
     );
 }
 
+#[test]
+fn a_request_whose_results_would_repeat_its_check_past_max_memory_is_a_413() {
+    let (server, _dir) = server_with(&["--max-body", "1000000", "--max-memory", "5000000"]);
+    // A 60 KB request: one shared check with a 20 KB literal and 2,000 arguments exact_match
+    // ignores, which each of its 200 results repeats (`resolved_arguments`,
+    // `metadata.ignored`).
+    let request = |test_cases: usize| {
+        let mut arguments = serde_json::Map::new();
+        for index in 0..2000 {
+            arguments.insert(format!("k{index}"), json!(1));
+        }
+        arguments.insert("actual".into(), json!("$.output.value"));
+        arguments.insert("expected".into(), json!("x".repeat(20_000)));
+        json!({
+            "test_cases": (0..test_cases).map(|i| json!({"id": format!("t{i}"), "input": "q"})).collect::<Vec<_>>(),
+            "outputs": vec![json!({"value": "x"}); test_cases],
+            "checks": [{"type": "exact_match", "arguments": arguments}],
+        })
+        .to_string()
+    };
+    let reply = server.request("POST", "/evaluate", &[], request(200).as_bytes());
+    assert_eq!(
+        reply.status,
+        413,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(
+        reply.json()["message"],
+        "the request would take about 33.7 MB of memory (the answer of its 200 check results); \
+         this server gives requests 5,000,000 bytes in all (--max-memory)"
+    );
+    // Its results do repeat them: 20 test cases fit, and each result names the 2,000.
+    let reply = server.request("POST", "/evaluate", &[], request(20).as_bytes());
+    assert_eq!(reply.status, 200);
+    let results = &reply.json()["results"];
+    assert_eq!(results.as_array().unwrap().len(), 20);
+    for result in results.as_array().unwrap() {
+        let check = &result["check_results"][0];
+        assert_eq!(check["metadata"]["ignored"].as_array().unwrap().len(), 2000);
+        assert_eq!(
+            check["resolved_arguments"]["expected"]["value"]
+                .as_str()
+                .unwrap()
+                .len(),
+            20_000
+        );
+    }
+}
+
 #[tokio::test]
 async fn a_stored_result_read_back_holds_its_size_while_it_is_answered() {
     let (server, _dir) = server_with(&["--max-body", "1000000", "--max-memory", "3000000"]);

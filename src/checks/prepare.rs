@@ -248,6 +248,18 @@ impl Check {
         }
     }
 
+    /// How many bytes each of its results repeats of it as given, `json_size` telling a
+    /// value's: the values of its literal arguments (`resolved_arguments`) and the names of the
+    /// members evalctl ignores, quoted (`metadata.ignored`).
+    pub fn repeated_size(&self, json_size: fn(&Value) -> u64) -> u64 {
+        let literals = self.args.iter().filter_map(|arg| match &arg.source {
+            ArgSource::Literal(value) => Some(json_size(value)),
+            ArgSource::Path(_) => None,
+        });
+        let names = self.ignored.iter().map(|name| name.len() as u64 + 3);
+        literals.chain(names).sum()
+    }
+
     /// Whether it is answered outside evalctl (an extended check, or a custom check's
     /// command); a `spec.TYPE` check is answered where it is evaluated.
     pub fn calls_out(&self) -> bool {

@@ -42,6 +42,21 @@ impl Request {
         };
         listed || self.own_checks.iter().flatten().any(Check::calls_out)
     }
+
+    /// How many bytes all its check results repeat of their checks as given (see
+    /// [`Check::repeated_size`]): each check's once for every test case it applies to.
+    pub fn repeated_size(&self, json_size: fn(&Value) -> u64) -> u64 {
+        let size = |checks: &[Check]| {
+            (checks.iter())
+                .map(|check| check.repeated_size(json_size))
+                .sum::<u64>()
+        };
+        let listed = match &self.checks {
+            CheckSets::Shared(checks) => size(checks).saturating_mul(self.test_cases.len() as u64),
+            CheckSets::PerCase(lists) => lists.iter().map(|list| size(list)).sum(),
+        };
+        listed.saturating_add(self.own_checks.iter().map(|own| size(own)).sum())
+    }
 }
 
 impl CheckSets {

@@ -221,14 +221,23 @@ impl Engine {
                 spare.push(catalog);
             }
         }
-        parsed.map_err(|problems| {
+        let request = parsed.map_err(|problems| {
             invalid_request(
                 problems
                     .iter()
                     .map(|problem| problem.describe(""))
                     .collect(),
             )
-        })
+        })?;
+        // What each result repeats of its check as given is known once the checks are
+        // prepared: their literal arguments, and the names of the members they ignore.
+        place.hold(
+            (request.repeated_size(json_size))
+                .saturating_mul(ECHO_COPIES)
+                .saturating_mul(answer_copies),
+            &format!("the answer of its {check_results} check results"),
+        )?;
+        Ok(request)
     }
 }
 
