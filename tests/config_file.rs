@@ -102,9 +102,10 @@ fn the_file_is_found_from_a_subdirectory_and_its_paths_and_command_are_its_own()
          2), run.dataset (line 5): a file found above the working directory may not choose what \
          runs, what is called with your keys, which files are read, or where results are read and \
          written; pass --config ../../evalctl.toml if you trust it\n\
-         error: run: no evaluator: pass one of --evaluator-command, --evaluator-url, \
-         --judge-model, --checks or --spec, or set one in the [evaluator] section of evalctl.toml \
-         (evalctl init writes a starter)\n"
+         error: run: no evaluator: ../../evalctl.toml sets one, but it was found in a parent \
+         directory and may not choose what runs: pass --config ../../evalctl.toml if you trust \
+         it, or pass one of --evaluator-command, --evaluator-url, --judge-model, --checks or \
+         --spec\n"
     );
     let output = run(&["--config", "../../evalctl.toml"]);
     assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));

@@ -70,7 +70,11 @@ fn the_users_own_config_above_the_working_directory_chooses_no_command_unless_na
             "warning: ../evalctl.toml: not used from a parent directory: evaluator.command (line \
              2): a file found above the working directory may not choose what runs, what is \
              called with your keys, which files are read, or where results are read and written; \
-             pass --config ../evalctl.toml if you trust it\n{NO_EVALUATOR}"
+             pass --config ../evalctl.toml if you trust it\n\
+             error: run: no evaluator: ../evalctl.toml sets one, but it was found in a parent \
+             directory and may not choose what runs: pass --config ../evalctl.toml if you trust \
+             it, or pass one of --evaluator-command, --evaluator-url, --judge-model, --checks or \
+             --spec\n"
         )
     );
     assert!(!dir.exists("shared/marker"), "the file's evaluator ran");

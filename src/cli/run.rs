@@ -271,6 +271,11 @@ pub struct RunArgs {
     /// `EVALCTL_EVALUATOR_COMMAND`), so words after it may be candidates it swallowed.
     #[arg(skip)]
     pub evaluator_command_typed: bool,
+
+    /// The config file found in a parent directory whose evaluator was left out unread (it
+    /// may not choose what runs), for the error of a run with no evaluator.
+    #[arg(skip)]
+    pub evaluator_left_out_of: Option<String>,
 }
 
 /// `--score-range` values.
@@ -361,11 +366,21 @@ impl RunArgs {
                         format!("cannot read: {}", io_reason(&err)),
                     ))
                 });
+            const FLAGS: &str =
+                "--evaluator-command, --evaluator-url, --judge-model, --checks or --spec";
             let no_evaluator = Problem::new(
                 if preflight { "preflight" } else { "run" },
-                "no evaluator: pass one of --evaluator-command, --evaluator-url, --judge-model, \
-                 --checks or --spec, or set one in the [evaluator] section of evalctl.toml \
-                 (evalctl init writes a starter)",
+                match &self.evaluator_left_out_of {
+                    Some(file) => format!(
+                        "no evaluator: {file} sets one, but it was found in a parent directory \
+                         and may not choose what runs: pass --config {file} if you trust it, or \
+                         pass one of {FLAGS}"
+                    ),
+                    None => format!(
+                        "no evaluator: pass one of {FLAGS}, or set one in the [evaluator] \
+                         section of evalctl.toml (evalctl init writes a starter)"
+                    ),
+                },
             );
             return Err(Fatal::Invalid([no_evaluator].into_iter().chain(missing).collect()).into());
         };

@@ -46,6 +46,16 @@ pub struct ConfigFile {
     /// For a file found in a parent directory, which the user may not know is in effect: the
     /// note that names what it sets.
     pub from_a_parent: Option<String>,
+    /// The keys of a file found in a parent directory that it may not set, left out unread.
+    pub left_out: Vec<&'static str>,
+}
+
+impl ConfigFile {
+    /// Whether it sets an evaluator that was left out because it was found in a parent
+    /// directory.
+    pub fn left_out_an_evaluator(&self) -> bool {
+        (self.left_out.iter()).any(|key| key.starts_with("evaluator."))
+    }
 }
 
 /// Keys a file found by discovery may not set: they give up the code sandbox, which takes the
@@ -191,6 +201,7 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
         left_out,
     } = decode(&display, &dir, &text, from_a_parent).map_err(invalid)?;
     let mut ignored = Vec::new();
+    let left_out_keys = left_out.iter().map(|(key, _)| *key).collect();
     if !left_out.is_empty() {
         let left_out: Vec<String> = left_out
             .iter()
@@ -235,6 +246,7 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
             values,
             ignored,
             from_a_parent,
+            left_out: left_out_keys,
         }),
         None,
     ))
