@@ -397,8 +397,9 @@ fn a_read_only_cache_is_bad_input_for_run_and_stats_reads_it() {
         (code(&refused), stderr_text(&refused)),
         (
             2,
-            "error: from-file: the cache directory cannot be written: name a writable one with \
-             --cache-dir, or run without the cache (leave out --cache, or EVALCTL_CACHE=false)\n"
+            "error: evalctl.toml:8: run.cache_dir: from-file: the cache directory cannot be \
+             written: name a writable one with --cache-dir, or run without the cache (leave out \
+             --cache, or EVALCTL_CACHE=false)\n"
                 .to_string()
         )
     );

@@ -398,6 +398,30 @@ fn a_bad_value_from_the_file_or_the_environment_is_named_where_it_was_set() {
             "error: EVALCTL_CONCURRENCY: must be a whole number between 1 and 4096\n".to_string()
         )
     );
+    // A file a setting names that cannot be read keeps its name, placed where it was set.
+    let missing = "nope.jsonl: cannot read: No such file or directory";
+    assert_eq!(
+        run(
+            &["--no-config", "--evaluator-command", "sh eval.sh"],
+            &[("EVALCTL_DATASET", "nope.jsonl")]
+        ),
+        (2, format!("error: EVALCTL_DATASET: {missing}\n"))
+    );
+    sb.write(
+        "evalctl.toml",
+        "[evaluator]\ncommand = \"sh eval.sh\"\n\n[run]\ndataset = \"nope.jsonl\"\n",
+    );
+    assert_eq!(
+        run(&[], &[]),
+        (
+            2,
+            format!("error: evalctl.toml:5: run.dataset: {missing}\n")
+        )
+    );
+    assert_eq!(
+        run(&["--dataset", "nope.jsonl"], &[]),
+        (2, format!("error: {missing}\n"))
+    );
     // `config show` names it alike.
     let shown = sb
         .evalctl()

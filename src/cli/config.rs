@@ -419,16 +419,33 @@ impl Provenance {
         }
     }
 
+    /// A problem of a flag as a whole goes to where its value was set; a problem of a file as
+    /// a whole that a setting names (`nope.jsonl: cannot read`) keeps the file's name, placed
+    /// there too.
     fn place(&self, problem: Problem) -> Problem {
-        let given = (problem.line.is_none() && problem.location.is_none())
-            .then(|| self.0.iter().find(|setting| setting.flag == problem.source))
-            .flatten();
-        match given.map(|setting| (&setting.origin, setting.key)) {
-            Some((Origin::File { file, line }, key)) => {
-                Problem::at_line(file.as_str(), *line, problem.message).at(key)
+        if problem.line.is_some() || problem.location.is_some() {
+            return problem;
+        }
+        let of_the_flag = self.0.iter().find(|setting| setting.flag == problem.source);
+        let of_a_file_it_names =
+            || (self.0.iter()).find(|setting| setting.value.contains(&problem.source));
+        let (setting, names_a_file) = match of_the_flag {
+            Some(setting) => (setting, false),
+            None => match of_a_file_it_names() {
+                Some(setting) => (setting, true),
+                None => return problem,
+            },
+        };
+        let message = || match names_a_file {
+            true => format!("{}: {}", problem.source, problem.message),
+            false => problem.message.clone(),
+        };
+        match &setting.origin {
+            Origin::File { file, line } => {
+                Problem::at_line(file.as_str(), *line, message()).at(setting.key)
             }
-            Some((Origin::Env(name), _)) => Problem::new(name.as_str(), problem.message),
-            _ => problem,
+            Origin::Env(name) => Problem::new(name.as_str(), message()),
+            Origin::Flag(_) | Origin::Default => problem,
         }
     }
 }
