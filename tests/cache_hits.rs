@@ -462,6 +462,74 @@ fn a_script_edited_during_the_run_caches_nothing_after_the_change() {
     assert_eq!(sb.lines("calls.log"), ["1", "2", "2"]);
 }
 
+/// Logs each call; on the call of example 2 (once), writes `lib/data.txt`.
+const WRITES_LIB: &str = "p=$(cat)\necho x >> calls.log\ncase \"$p\" in *'\"q\": 2'*) [ -e once ] || \
+                          { touch once; echo v2 > lib/data.txt; };; esac\nprintf '{\"score\": 0.5}'\n";
+
+#[test]
+fn a_declared_directory_changed_during_the_run_takes_back_the_answers_it_cached() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": 1}\n{\"q\": 2}\n");
+    sb.write("eval.sh", WRITES_LIB);
+    sb.write("lib/prompt.txt", "v1\n");
+    let run = || {
+        common::evalctl_process()
+            .current_dir(sb.path())
+            .args(["run", "--format", "json", "--skip-preflight", "-j", "1"])
+            .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+            .args(["--candidate", "c", "--cache", "--cache-dir", "cache"])
+            .args(["--cache-input", "lib"])
+            .output()
+            .expect("evalctl runs")
+    };
+    let first = run();
+    assert_eq!(first.status.code(), Some(0));
+    assert_eq!(
+        common::stderr_text(&first),
+        "warning: a file under lib (--cache-input) was written, added or removed during the run: \
+         its results may mix what both versions answered; the 2 answers this run cached under \
+         keys that hash the directory as it was when the run began were removed from the cache; \
+         run again to score one version\n"
+    );
+    // Back to the directory the keys hash: nothing is served from the run that saw it change.
+    std::fs::remove_file(sb.path().join("lib/data.txt")).unwrap();
+    let second = run();
+    assert_eq!(common::stderr_text(&second), "");
+    assert_eq!(json_stdout(&second)["calls"]["cached"], 0);
+    assert_eq!(calls(&sb), 4);
+    // Unchanged, its answers stay.
+    let third = run();
+    assert_eq!(json_stdout(&third)["calls"]["cached"], 2);
+    assert_eq!(calls(&sb), 4);
+}
+
+#[test]
+fn without_the_cache_a_changed_directory_is_said_and_compiled_python_is_not_a_change() {
+    let sb = Sandbox::new();
+    sb.write("lib/prompt.txt", "v1\n");
+    let run = |script: &str| {
+        sb.write("eval.sh", script);
+        let out = common::evalctl_process()
+            .current_dir(sb.path())
+            .args(["run", "--format", "json", "--skip-preflight"])
+            .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+            .args(["--cache-input", "lib"])
+            .output()
+            .expect("evalctl runs");
+        assert_eq!(out.status.code(), Some(0));
+        common::stderr_text(&out)
+    };
+    let pycache = "cat >/dev/null\nmkdir -p lib/__pycache__\necho b >> lib/__pycache__/m.pyc\n\
+                   printf '{\"score\": 1}'\n";
+    assert_eq!(run(pycache), "");
+    let log = "cat >/dev/null\necho b >> lib/log\nprintf '{\"score\": 1}'\n";
+    assert_eq!(
+        run(log),
+        "warning: a file under lib (--cache-input) was written, added or removed during the run: \
+         its results may mix what both versions answered; run again to score one version\n"
+    );
+}
+
 #[test]
 fn results_the_cache_cannot_store_are_said_at_the_end() {
     // A cache whose reads work and whose writes fail: `results` is a view.

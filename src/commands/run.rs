@@ -282,6 +282,12 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     for warning in keyed_files.filter_map(KeyedFiles::changed_during_the_run) {
         reporter.warning(warning);
     }
+    if let Some(directory) = context.keyed_files.changed_directory() {
+        let removed = (context.cache.as_ref()).map(crate::store::Cache::forget_results_stored);
+        reporter.warning(KeyedFiles::directory_changed_during_the_run(
+            directory, removed,
+        ));
+    }
     let caches = context
         .cache
         .iter()

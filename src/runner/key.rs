@@ -46,7 +46,7 @@ use crate::llm::endpoint::base_url_from_env;
 use crate::protocol::ScoreRange;
 use crate::record::Split;
 use crate::store::CallKey;
-use crate::text::io_reason;
+use crate::text::{counted, io_reason};
 
 /// What the user declares decides a score beyond what evalctl sees (`--cache-input`,
 /// `--cache-salt`).
@@ -69,13 +69,48 @@ pub struct KeyContext {
 /// The files a run's keys hash the content of, named where the run was set up (the evaluator's
 /// script, rubric, checks or spec file, a declared file), each as it was when it was read: a file
 /// that changes during the run no longer matches the keys, and what the evaluator answers after
-/// the change must not be stored under them. The files under a declared directory are not
-/// watched: there may be thousands of them, and they would be checked after every call.
+/// the change must not be stored under them. The declared directories are listed too, but
+/// checked only at the end of the run: there may be thousands of files under them.
 #[derive(Debug, Clone, Default)]
 pub struct KeyedFiles {
     files: Vec<(PathBuf, FileStamp)>,
     /// The first of them found changed before an answer was to be stored, shared by clones.
     found_changed: Arc<OnceLock<PathBuf>>,
+    /// The declared directories, each as it was listed before its files were read.
+    directories: Vec<(PathBuf, Listing)>,
+}
+
+/// Every entry under a directory, in order, with its stamp (a symbolic link's own); an entry
+/// that cannot be read has none.
+type Listing = Vec<(PathBuf, Option<FileStamp>)>;
+
+/// The listing of `root`: what [`KeyedFiles`] compares to tell that a file under it was
+/// written, added or removed (but for `__pycache__` folders). A directory that cannot be read
+/// lists nothing.
+fn listing(root: &Path) -> Listing {
+    fn walk(dir: &Path, listing: &mut Listing) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        let mut entries: Vec<_> = entries.flatten().collect();
+        entries.sort_by_key(std::fs::DirEntry::file_name);
+        for entry in entries {
+            // Python writes its compiled modules there as an evaluator imports them; a change
+            // of what it compiles shows in the source beside it.
+            if entry.file_name() == "__pycache__" {
+                continue;
+            }
+            let metadata = entry.metadata().ok();
+            let is_dir = metadata.as_ref().is_some_and(std::fs::Metadata::is_dir);
+            listing.push((entry.path(), metadata.as_ref().map(FileStamp::from)));
+            if is_dir {
+                walk(&entry.path(), listing);
+            }
+        }
+    }
+    let mut listing = Vec::new();
+    walk(root, &mut listing);
+    listing
 }
 
 impl KeyedFiles {
@@ -107,15 +142,47 @@ impl KeyedFiles {
     pub fn changed_during_the_run(&self) -> Option<String> {
         let changed =
             (self.found_changed.get().map(PathBuf::as_path)).or_else(|| self.changed())?;
-        let working_directory = std::env::current_dir().unwrap_or_default();
-        let changed = changed.strip_prefix(&working_directory).unwrap_or(changed);
         Some(format!(
             "{} changed during the run: its results may mix what both versions answered (the \
              cache keys hash the file as it was when the run began, and no answer after the \
              change was cached under them); run again to score one version",
-            changed.display()
+            from_the_working_directory(changed).display()
         ))
     }
+
+    /// The first declared directory under which a file was written, added or removed since the
+    /// run began, looked at now (once, at the end of the run).
+    pub fn changed_directory(&self) -> Option<&Path> {
+        (self.directories.iter())
+            .find(|(root, listed)| listing(root) != *listed)
+            .map(|(root, _)| root.as_path())
+    }
+
+    /// The warning a run ends with when a file under the declared directory `root` changed
+    /// during it; `removed`, with the cache on: how many answers the run had cached, which may
+    /// come from either version and are removed from it.
+    pub fn directory_changed_during_the_run(root: &Path, removed: Option<usize>) -> String {
+        let cache = match removed {
+            Some(removed) => format!(
+                "; the {} this run cached under keys that hash the directory as it was when \
+                 the run began {} removed from the cache",
+                counted(removed, "answer", "answers"),
+                if removed == 1 { "was" } else { "were" }
+            ),
+            None => String::new(),
+        };
+        format!(
+            "a file under {} (--cache-input) was written, added or removed during the run: its \
+             results may mix what both versions answered{cache}; run again to score one version",
+            from_the_working_directory(root).display()
+        )
+    }
+}
+
+/// `path` as from the working directory, where it is under it.
+fn from_the_working_directory(path: &Path) -> &Path {
+    let working_directory = std::env::current_dir().unwrap_or_default();
+    path.strip_prefix(&working_directory).unwrap_or(path)
 }
 
 /// What tells a file's content changed without reading it: its size, its modification and
@@ -131,13 +198,18 @@ struct FileStamp {
 
 impl FileStamp {
     fn of(path: &Path) -> Option<FileStamp> {
-        let metadata = std::fs::metadata(path).ok()?;
-        Some(FileStamp {
+        std::fs::metadata(path).ok().as_ref().map(FileStamp::from)
+    }
+}
+
+impl From<&std::fs::Metadata> for FileStamp {
+    fn from(metadata: &std::fs::Metadata) -> FileStamp {
+        FileStamp {
             len: metadata.len(),
             modified: metadata.modified().ok(),
             status_changed: (metadata.ctime(), metadata.ctime_nsec()),
             inode: (metadata.dev(), metadata.ino()),
-        })
+        }
     }
 }
 
@@ -455,6 +527,8 @@ fn add_declared_inputs(fields: &mut KeyFields, declared: &DeclaredInputs) -> any
             ))
         })?;
         if metadata.is_dir() {
+            // Listed before it is read, so that a change while it is read shows at the end.
+            (fields.files.directories).push((path.to_path_buf(), listing(path)));
             fields.add(b'Y', b"dir");
             add_directory(fields, path, Path::new(""))?;
         } else if metadata.is_file() {

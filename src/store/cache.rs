@@ -65,6 +65,8 @@ pub struct CachedCompletion {
 enum Store {
     Result(CallKey, CachedResult),
     Completion(CallKey, CachedCompletion),
+    /// Remove the results of these keys.
+    Forget(Vec<CallKey>),
     /// Answer, once every store queued before has been committed, with the stores that failed.
     Flush(mpsc::SyncSender<Option<StoreFailures>>),
 }
@@ -87,6 +89,8 @@ pub struct Cache {
     stored: Option<HashSet<CallKey>>,
     stores: Option<Sender<Store>>,
     writer: Option<JoinHandle<()>>,
+    /// The keys of the results stored since it opened, for [`Cache::forget_results_stored`].
+    results_stored: Mutex<Vec<CallKey>>,
 }
 
 /// `evalctl cache stats`.
@@ -374,6 +378,13 @@ fn write_store(transaction: &rusqlite::Transaction<'_>, store: Store) -> rusqlit
                 let row = params![key.as_bytes(), completion.text, prompt, generated, total];
                 insert.execute(row)
             }),
+        Store::Forget(keys) => transaction
+            .prepare_cached("DELETE FROM results WHERE key = ?1")
+            .and_then(|mut delete| {
+                (keys.iter()).try_fold(0, |deleted, key| {
+                    Ok(deleted + delete.execute(params![key.as_bytes()])?)
+                })
+            }),
         Store::Flush(_) => Ok(0),
     }
     .map(|_| ())
@@ -395,6 +406,7 @@ impl Cache {
             stored: None,
             stores: Some(stores),
             writer: Some(writer),
+            results_stored: Mutex::new(Vec::new()),
         })
     }
 
@@ -481,7 +493,22 @@ impl Cache {
 
     /// Queue the successful result of `key` for the writer thread.
     pub fn put(&self, key: &CallKey, result: CachedResult) {
+        if let Ok(mut stored) = self.results_stored.lock() {
+            stored.push(*key);
+        }
         self.queue(Store::Result(*key, result));
+    }
+
+    /// Queue the removal of every result stored since the cache opened (they may answer for
+    /// inputs other than those their keys hash); how many.
+    pub fn forget_results_stored(&self) -> usize {
+        let keys = match self.results_stored.lock() {
+            Ok(mut stored) => std::mem::take(&mut *stored),
+            Err(_) => Vec::new(),
+        };
+        let count = keys.len();
+        self.queue(Store::Forget(keys));
+        count
     }
 
     /// The stored completion of `key`, if any. A read that fails counts as a miss.
