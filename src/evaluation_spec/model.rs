@@ -397,24 +397,45 @@ pub struct JudgeLimits {
 }
 
 /// One scorecard dimension. Decodes from a bare string (the key) or a strict object.
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+///
+/// `remote = "Self"` makes serde's derives inherent functions (`Dimension::deserialize`,
+/// `Dimension::serialize`) rather than trait impls, so that the `Deserialize` impl below can
+/// take the bare string itself and hand an object to the derived, strict decoding.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields, default)]
 pub struct Dimension {
     /// Unique key.
+    #[serde(deserialize_with = "null_default")]
     pub key: String,
     /// Where the score comes from (empty until built-in expansion).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub source: String,
     /// Validators in scope (empty = all).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        deserialize_with = "null_default",
+        skip_serializing_if = "Vec::is_empty"
+    )]
     pub validators: Vec<String>,
     /// Metric key (source `metric`).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub metric: String,
     /// Judge key (source `llm_judge`).
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub judge_key: String,
     /// `higher` or `lower`.
-    #[serde(skip_serializing_if = "String::is_empty")]
+    #[serde(
+        deserialize_with = "null_default",
+        skip_serializing_if = "String::is_empty"
+    )]
     pub better_direction: String,
     /// Normalisation envelope of a raw value.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -423,11 +444,17 @@ pub struct Dimension {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub weight: Option<f64>,
     /// Whether the dimension gates the verdict.
-    #[serde(skip_serializing_if = "is_false")]
+    #[serde(deserialize_with = "null_default", skip_serializing_if = "is_false")]
     pub gate: bool,
     /// The gate's threshold in [0,1].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub pass_threshold: Option<f64>,
+}
+
+impl Serialize for Dimension {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        Dimension::serialize(self, serializer)
+    }
 }
 
 /// A dimension's normalisation envelope (`max` is the floor for `higher`).
@@ -440,49 +467,6 @@ pub struct DimensionNormalization {
     /// The value that scores 0.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max: Option<f64>,
-}
-
-/// The object form of a dimension, decoded strictly.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct DimensionObject {
-    #[serde(default, deserialize_with = "null_default")]
-    key: String,
-    #[serde(default, deserialize_with = "null_default")]
-    source: String,
-    #[serde(default, deserialize_with = "null_default")]
-    validators: Vec<String>,
-    #[serde(default, deserialize_with = "null_default")]
-    metric: String,
-    #[serde(default, deserialize_with = "null_default")]
-    judge_key: String,
-    #[serde(default, deserialize_with = "null_default")]
-    better_direction: String,
-    #[serde(default)]
-    normalization: Option<DimensionNormalization>,
-    #[serde(default)]
-    weight: Option<f64>,
-    #[serde(default, deserialize_with = "null_default")]
-    gate: bool,
-    #[serde(default)]
-    pass_threshold: Option<f64>,
-}
-
-impl From<DimensionObject> for Dimension {
-    fn from(object: DimensionObject) -> Self {
-        Dimension {
-            key: object.key,
-            source: object.source,
-            validators: object.validators,
-            metric: object.metric,
-            judge_key: object.judge_key,
-            better_direction: object.better_direction,
-            normalization: object.normalization,
-            weight: object.weight,
-            gate: object.gate,
-            pass_threshold: object.pass_threshold,
-        }
-    }
 }
 
 impl<'de> Deserialize<'de> for Dimension {
@@ -508,8 +492,7 @@ impl<'de> Deserialize<'de> for Dimension {
             }
 
             fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<Dimension, A::Error> {
-                DimensionObject::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(Dimension::from)
+                Dimension::deserialize(de::value::MapAccessDeserializer::new(map))
             }
         }
 
