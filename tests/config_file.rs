@@ -152,7 +152,7 @@ fn config_names_a_file_and_no_config_ignores_it() {
     assert_eq!(code(&output), 2);
     assert_eq!(
         stderr_text(&output),
-        "error: --config: missing.toml: no such file\n"
+        "error: missing.toml: cannot read: No such file or directory\n"
     );
     for (named, reason) in [
         (".", "is a directory, not a file"),
@@ -166,7 +166,7 @@ fn config_names_a_file_and_no_config_ignores_it() {
         assert_eq!(code(&output), 2);
         assert_eq!(
             stderr_text(&output),
-            format!("error: --config: {named}: {reason}\n")
+            format!("error: {named}: {reason}\n")
         );
     }
 }

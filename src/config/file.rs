@@ -16,8 +16,9 @@ use toml_edit::Item;
 
 use super::bindings::{self, Binding, Kind, ALTERNATIVES, EVALUATOR_COMPANIONS};
 use super::expand::expand;
-use crate::error::{bad_flag, invalid, Problem};
+use crate::error::{invalid, Problem};
 use crate::input::strict;
+use crate::text::io_reason;
 
 /// The file name looked for.
 pub const FILE_NAME: &str = "evalctl.toml";
@@ -146,17 +147,18 @@ pub fn load(choice: &Choice) -> anyhow::Result<(Option<ConfigFile>, Option<Untru
     let display = match choice {
         Choice::Ignore => return Ok((None, None)),
         Choice::File(path) => {
+            // Worded as every file that cannot be read is (`PATH: cannot read: ...`).
             let not_a_file = match std::fs::metadata(path) {
-                Ok(metadata) if metadata.is_dir() => Some("is a directory, not a file"),
-                Ok(metadata) if !metadata.is_file() => Some("is not a regular file"),
+                Ok(metadata) if metadata.is_dir() => Some("is a directory, not a file".into()),
+                Ok(metadata) if !metadata.is_file() => Some("is not a regular file".into()),
                 Ok(_) => None,
-                Err(_) => Some("no such file"),
+                Err(err) => Some(format!("cannot read: {}", io_reason(&err))),
             };
             if let Some(reason) = not_a_file {
-                return Err(bad_flag(
-                    "--config",
-                    format!("{}: {reason}", path.display()),
-                ));
+                return Err(invalid(vec![Problem::new(
+                    path.display().to_string(),
+                    reason,
+                )]));
             }
             path.display().to_string()
         }
