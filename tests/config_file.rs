@@ -164,10 +164,7 @@ fn config_names_a_file_and_no_config_ignores_it() {
             .output()
             .unwrap();
         assert_eq!(code(&output), 2);
-        assert_eq!(
-            stderr_text(&output),
-            format!("error: {named}: {reason}\n")
-        );
+        assert_eq!(stderr_text(&output), format!("error: {named}: {reason}\n"));
     }
 }
 

@@ -257,6 +257,52 @@ fn a_request_whose_results_would_repeat_its_check_past_max_memory_is_a_413() {
     }
 }
 
+#[test]
+fn a_string_of_control_characters_counts_as_written_escaped() {
+    let (server, _dir) = server_with(&["--max-body", "1000000", "--max-memory", "10000000"]);
+    // 100,000 U+0001 are 600 kB written (`\u0001` each), 100 kB decoded.
+    let request = |text: String| {
+        let check = json!({"type": "exact_match",
+            "arguments": {"actual": "$.output.value", "expected": "x"}});
+        json!({
+            "test_cases": [{"id": "t", "input": "q"}],
+            "outputs": [{"value": text}],
+            "checks": vec![check; 10],
+        })
+        .to_string()
+    };
+    let escaped = server.request(
+        "POST",
+        "/evaluate",
+        &[],
+        request("\u{1}".repeat(100_000)).as_bytes(),
+    );
+    assert_eq!(
+        escaped.status,
+        413,
+        "{}",
+        String::from_utf8_lossy(&escaped.body)
+    );
+    assert_eq!(
+        escaped.json()["message"],
+        "the request would take about 19.8 MB of memory (the answer of its 10 check results); \
+         this server gives requests 10,000,000 bytes in all (--max-memory)"
+    );
+    // The same length of plain text fits.
+    let plain = server.request(
+        "POST",
+        "/evaluate",
+        &[],
+        request("x".repeat(100_000)).as_bytes(),
+    );
+    assert_eq!(
+        plain.status,
+        200,
+        "{}",
+        String::from_utf8_lossy(&plain.body)
+    );
+}
+
 #[tokio::test]
 async fn a_stored_result_read_back_holds_its_size_while_it_is_answered() {
     let (server, _dir) = server_with(&["--max-body", "1000000", "--max-memory", "3000000"]);

@@ -300,20 +300,31 @@ fn answer_size(document: &Value) -> AnswerSize {
     size
 }
 
-/// About how many bytes `value` takes written as JSON.
+/// About how many bytes `value` takes written as JSON (at most).
 fn json_size(value: &Value) -> u64 {
     match value {
         Value::Null | Value::Bool(_) => 5,
         Value::Number(number) => number.as_str().len() as u64,
-        Value::String(text) => text.len() as u64 + 2,
+        Value::String(text) => escaped_size(text),
         Value::Array(values) => 2 + values.iter().map(|value| json_size(value) + 1).sum::<u64>(),
         Value::Object(members) => {
             let each = members
                 .iter()
-                .map(|(key, value)| key.len() as u64 + 4 + json_size(value));
+                .map(|(key, value)| escaped_size(key) + 2 + json_size(value));
             2 + each.sum::<u64>()
         }
     }
+}
+
+/// How many bytes `text` takes written as a JSON string, quotes included: a control character
+/// is written as `\u0001` (6 bytes), a quote or a backslash escaped (2).
+fn escaped_size(text: &str) -> u64 {
+    let escaped = text.bytes().map(|byte| match byte {
+        0..0x20 => 5,
+        b'"' | b'\\' => 1,
+        _ => 0,
+    });
+    text.len() as u64 + 2 + escaped.sum::<u64>()
 }
 
 /// The most calls of checks that call out the server makes at once, over all evaluations (each
@@ -324,6 +335,18 @@ const SERVER_CALLS: usize = 64;
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_string_counts_as_written_escaped() {
+        for text in ["plain", "quote \" and \\", "\u{1}\n\t\u{1f}", "é, 日本", ""] {
+            let written = serde_json::to_string(text).unwrap().len() as u64;
+            assert!(escaped_size(text) >= written, "{text:?}");
+        }
+        assert_eq!(escaped_size("\u{1}"), 8);
+        assert_eq!(escaped_size("a\"b"), 6);
+        let document = json!({"k\u{1}": ["\u{1}", {"\"": null}]});
+        assert!(json_size(&document) >= document.to_string().len() as u64);
+    }
 
     #[test]
     fn check_results_count_the_checks_that_apply_to_each_test_case() {
