@@ -553,3 +553,60 @@ fn connections_are_held_to_what_the_open_file_limit_allows_with_a_warning() {
     );
     assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
 }
+
+#[test]
+fn a_client_that_reads_nothing_of_its_answer_is_disconnected_and_frees_its_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let flags = [
+        "--idle-timeout",
+        "1",
+        "--max-body",
+        "10000000",
+        "--max-memory",
+        "120000000",
+    ];
+    let server = Server::start(&dir.path().join("s.db"), &flags, &[]);
+    // A stored result of about 30 MB: five checks each repeat a 5 MB output.
+    let check = json!({"type": "exact_match",
+        "arguments": {"actual": "$.output.value", "expected": "x"}});
+    let large = json!({
+        "test_cases": [{"id": "t", "input": "q"}],
+        "outputs": [{"value": "x".repeat(5_000_000)}],
+        "checks": vec![check; 5],
+    })
+    .to_string();
+    let stored = server.request("POST", "/evaluate", &[], large.as_bytes());
+    assert_eq!(stored.status, 200);
+    let id = stored.json()["evaluation_id"].as_str().unwrap().to_string();
+    // Three clients ask for it and read nothing: their answers hold 90 MB of the budget while
+    // they wait to be written, and an evaluation that takes about 85 MB must wait.
+    let head = format!("GET /evaluations/{id} HTTP/1.1\r\nHost: x\r\n\r\n");
+    let unread: Vec<TcpStream> = (0..3)
+        .map(|_| {
+            let mut stream = TcpStream::connect(&server.rest).unwrap();
+            stream.write_all(head.as_bytes()).unwrap();
+            stream
+        })
+        .collect();
+    let status = || {
+        server
+            .request("POST", "/evaluate", &[], large.as_bytes())
+            .status
+    };
+    let answered =
+        |code: u16| crate::common::wait_until(Duration::from_secs(60), || status() == code);
+    assert!(answered(429));
+    // Once they have read nothing for --idle-timeout, they are disconnected: the memory is free.
+    assert!(answered(200));
+    for mut stream in unread {
+        // What the server had written before it gave up, then the end (or a reset: the server
+        // closed a connection with unwritten bytes).
+        let mut received = Vec::new();
+        let mut buffer = vec![0; 1 << 20];
+        while let Ok(read @ 1..) = stream.read(&mut buffer) {
+            received.extend_from_slice(&buffer[..read]);
+        }
+        assert!(received.starts_with(b"HTTP/1.1 200 OK\r\n"));
+        assert!(received.len() < 30_000_000, "the answer was written whole");
+    }
+}

@@ -3,7 +3,9 @@
 //! - REST connections are served by hyper's HTTP/1 with a header-read timeout (`--idle-timeout`:
 //!   a connection that brings no complete request head in that time, idle between requests or
 //!   sending its head slowly, is closed) and a request head of at most [`MAX_HEAD`] bytes (a
-//!   larger one is answered 431 and the connection closed).
+//!   larger one is answered 431 and the connection closed). A client that reads nothing of its
+//!   answer for `--idle-timeout` is disconnected too ([`Reading`]): the answer holds its share of
+//!   `--max-memory` until it is written.
 //! - gRPC connections are closed once no call has been in flight on them for `--idle-timeout`
 //!   ([`Quiet`], told of each call by [`CountCalls`]): HTTP/2 pings, which keep a live client's
 //!   connection open during a long call, do not keep an idle one open.
@@ -123,7 +125,7 @@ pub async fn serve_rest(
             () = &mut stopping => break,
         };
         let connection = http.serve_connection(
-            TokioIo::new(stream),
+            TokioIo::new(Reading::new(stream, idle_timeout)),
             TowerToHyperService::new(router.clone()),
         );
         let (stop, open) = (stop.clone(), opened.clone());
@@ -141,6 +143,91 @@ pub async fn serve_rest(
     }
     drop((listener, opened));
     open.closed().await;
+}
+
+/// A REST connection that fails (and is closed) once what it writes has waited `limit` for the
+/// client to read: a client that stops reading its answer cannot hold it, and its share of
+/// `--max-memory`, for longer.
+pub struct Reading {
+    stream: TcpStream,
+    limit: Duration,
+    /// Running since a write first found the client's window full; gone once one goes through.
+    waiting: Option<Pin<Box<Sleep>>>,
+}
+
+impl Reading {
+    fn new(stream: TcpStream, limit: Duration) -> Reading {
+        Reading {
+            stream,
+            limit,
+            waiting: None,
+        }
+    }
+
+    /// `written`, or the error of a write that has waited `limit`: the timer wakes the
+    /// connection's task, whose next write attempt then fails.
+    fn within_limit<T>(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<T>>,
+    ) -> Poll<io::Result<T>> {
+        if written.is_ready() {
+            self.waiting = None;
+            return written;
+        }
+        let limit = self.limit;
+        let waiting = (self.waiting).get_or_insert_with(|| Box::pin(tokio::time::sleep(limit)));
+        match waiting.as_mut().poll(cx) {
+            Poll::Ready(()) => Poll::Ready(Err(io::Error::new(
+                io::ErrorKind::TimedOut,
+                "the client read nothing of its answer within --idle-timeout",
+            ))),
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+impl AsyncRead for Reading {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Reading {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.within_limit(cx, written)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.within_limit(cx, written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let flushed = Pin::new(&mut self.stream).poll_flush(cx);
+        self.within_limit(cx, flushed)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
 }
 
 /// The gRPC calls in flight on one connection, and when the last one ended (or the connection

@@ -450,7 +450,12 @@ fn stored_document(stored: Vec<u8>) -> Result<Bytes, String> {
             frame, &PREPARED,
         )
         .and_then(|mut decoder| {
+            // Made as large as its frame says at once: grown as it is read, it would take up to
+            // twice its size while it is copied.
             let mut document = Vec::new();
+            if let Ok(Some(size)) = zstd::zstd_safe::get_frame_content_size(frame) {
+                let _ = document.try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX));
+            }
             std::io::Read::read_to_end(&mut decoder, &mut document).map(|_| document)
         }),
         _ if stored.starts_with(&ZSTD_MAGIC) => zstd::stream::decode_all(stored.as_slice()),
