@@ -7,16 +7,17 @@
 //! into billions of nodes. The bound is computed from the query and four numbers of the
 //! document (its nodes, depth, widest container and longest location): each step's node count
 //! is bounded by the previous step's, how often one node can recur in it, and the document's
-//! shape; a filter costs its subqueries once per candidate, and a `match()` or `search()` call
-//! costs more when its pattern compiles large. The bound is an over-estimate, exact enough that
-//! ordinary queries over ordinary documents stay far below it.
+//! shape; a filter costs its subqueries once per candidate, a comparison the values it compares
+//! (two arrays are compared element by element, two strings byte by byte), and a `match()` or
+//! `search()` call the text it reads, and more when its pattern compiles large. The bound is an
+//! over-estimate, exact enough that ordinary queries over ordinary documents stay far below it.
 
 use std::collections::HashMap;
 use std::sync::{LazyLock, Mutex};
 
 use jsonpath_rust::parser::model::{
-    Comparable, Comparison, Filter, FilterAtom, FnArg, Literal, Segment, Selector, Test,
-    TestFunction,
+    Comparable, Comparison, Filter, FilterAtom, FnArg, Literal, Segment, Selector, SingularQuery,
+    SingularQuerySegment, Test, TestFunction,
 };
 use regex::RegexBuilder;
 use serde_json::Value;
@@ -36,6 +37,12 @@ const REGEX_CALL_NODES: u64 = 100;
 /// What such a call costs when its pattern compiles to more than [`SMALL_PATTERN_BYTES`], or
 /// comes from the document (its size is then unknown).
 const LARGE_REGEX_CALL_NODES: u64 = 100_000;
+
+/// How many bytes of text a comparison reads for the work of one node visited (`memcmp`).
+const COMPARED_BYTES_PER_NODE: u64 = 1024;
+
+/// How many bytes of text a `match()` or `search()` call reads for the work of one node visited.
+const SEARCHED_BYTES_PER_NODE: u64 = 64;
 
 /// The compiled size under which a pattern counts as [`REGEX_CALL_NODES`].
 const SMALL_PATTERN_BYTES: usize = 64 << 10;
@@ -119,6 +126,8 @@ struct Shape {
     widest: u64,
     /// Bytes of its longest normalized location, `$` included.
     location: u64,
+    /// Bytes of its strings and member names.
+    text: u64,
 }
 
 impl Shape {
@@ -130,6 +139,7 @@ impl Shape {
             depth: 0,
             widest: 0,
             location,
+            text: 0,
         };
         let mut pending = vec![(document, 0u64, location)];
         while let Some((value, depth, location)) = pending.pop() {
@@ -149,13 +159,20 @@ impl Shape {
                 Value::Object(members) => {
                     shape.widest = shape.widest.max(members.len() as u64);
                     pending.extend(members.iter().map(|(key, member)| {
+                        shape.text += key.len() as u64;
                         (member, depth + 1, location + name_selector_bytes(key))
                     }));
                 }
+                Value::String(text) => shape.text += text.len() as u64,
                 _ => {}
             }
         }
         shape
+    }
+
+    /// What comparing the whole document costs, in nodes: each node, and its text.
+    fn compared(self) -> u64 {
+        self.nodes + self.text / COMPARED_BYTES_PER_NODE
     }
 }
 
@@ -177,6 +194,25 @@ pub fn name_selector_bytes(key: &str) -> u64 {
         })
         .sum();
     key.len() as u64 + escaped + 4
+}
+
+/// The value a singular query (`$.a[0]`) names in `root`, if any.
+fn singular<'v>(root: &'v Value, segments: &[SingularQuerySegment]) -> Option<&'v Value> {
+    segments
+        .iter()
+        .try_fold(root, |value, segment| match segment {
+            SingularQuerySegment::Name(name) => value.get(name.as_str()),
+            SingularQuerySegment::Index(index) => {
+                let items = value.as_array()?;
+                let at = match usize::try_from(*index) {
+                    Ok(at) => at,
+                    Err(_) => items
+                        .len()
+                        .checked_sub(usize::try_from(index.unsigned_abs()).ok()?)?,
+                };
+                items.get(at)
+            }
+        })
 }
 
 /// Bounds on the nodes a query holds after some of its steps.
@@ -233,6 +269,13 @@ pub fn admit(
 }
 
 impl Bound<'_> {
+    /// The shape of the whole evaluation context, measured once.
+    fn root_shape(&mut self) -> Shape {
+        *self
+            .root_shape
+            .get_or_insert_with(|| Shape::of(self.root, ROOT_LOCATION_BYTES))
+    }
+
     /// Count a query of `segments` run once from a node of the document of `shape`.
     fn query(&mut self, segments: &[Segment], shape: Shape) {
         let one = Nodes {
@@ -341,8 +384,10 @@ impl Bound<'_> {
                     | Comparison::Lt(left, right)
                     | Comparison::Lte(left, right) => (left, right),
                 };
-                self.comparable(left, from, shape);
-                self.comparable(right, from, shape);
+                // Equal values are compared whole; the smaller side bounds the work.
+                let left = self.comparable(left, from, shape);
+                let right = self.comparable(right, from, shape);
+                self.visited = self.visited.saturating_add(left.min(right));
             }
         }
     }
@@ -352,9 +397,7 @@ impl Bound<'_> {
             Test::RelQuery(segments) => self.query_from(segments, from, shape),
             Test::AbsQuery(query) => {
                 // The same query from the root, once per candidate.
-                let root = *self
-                    .root_shape
-                    .get_or_insert_with(|| Shape::of(self.root, ROOT_LOCATION_BYTES));
+                let root = self.root_shape();
                 let before = self.visited;
                 self.query(&query.segments, root);
                 let once = self.visited - before;
@@ -364,10 +407,41 @@ impl Bound<'_> {
         }
     }
 
-    fn comparable(&mut self, comparable: &Comparable, from: Nodes, shape: Shape) {
+    /// Count a comparable evaluated for each of the candidates `from`; what comparing its
+    /// values costs over all of them, in nodes ([`Shape::compared`]).
+    fn comparable(&mut self, comparable: &Comparable, from: Nodes, shape: Shape) -> u64 {
         match comparable {
-            Comparable::Literal(_) | Comparable::SingularQuery(_) => self.visit(from.count),
-            Comparable::Function(function) => self.function(function, from, shape),
+            Comparable::Literal(literal) => {
+                self.visit(from.count);
+                let text = match literal {
+                    Literal::String(text) => text.len() as u64,
+                    _ => 0,
+                };
+                from.count
+                    .saturating_mul(1 + text / COMPARED_BYTES_PER_NODE)
+            }
+            Comparable::SingularQuery(SingularQuery::Current(_)) => {
+                self.visit(from.count);
+                // Each candidate's own value: together at most the document, once per time a
+                // node recurs among the candidates.
+                from.repeats
+                    .min(from.count)
+                    .saturating_mul(shape.compared())
+            }
+            Comparable::SingularQuery(SingularQuery::Root(segments)) => {
+                self.visit(from.count);
+                // The same value for every candidate.
+                let value = singular(self.root, segments);
+                let once = value.map_or(1, |value| Shape::of(value, 0).compared());
+                from.count.saturating_mul(once)
+            }
+            Comparable::Function(function) => {
+                self.function(function, from, shape);
+                from.repeats
+                    .min(from.count)
+                    .saturating_mul(shape.compared())
+                    .max(from.count)
+            }
         }
     }
 
@@ -383,9 +457,24 @@ impl Bound<'_> {
             TestFunction::Search(text, pattern) | TestFunction::Match(text, pattern) => {
                 self.argument(text, from, shape);
                 self.argument(pattern, from, shape);
-                // Work, not nodes held.
+                // Work, not nodes held: compiling the pattern on every call, and reading the
+                // text (each candidate's own, or the same text for every candidate).
                 let calls = regex_call_nodes(pattern).saturating_mul(from.count);
-                self.visited = self.visited.saturating_add(calls);
+                let read = match text {
+                    FnArg::Literal(Literal::String(text)) => {
+                        from.count.saturating_mul(text.len() as u64)
+                    }
+                    FnArg::Literal(_) => 0,
+                    FnArg::Test(test) if matches!(**test, Test::RelQuery(_)) => {
+                        from.repeats.min(from.count).saturating_mul(shape.text)
+                    }
+                    FnArg::Test(_) | FnArg::Filter(_) => {
+                        let root = self.root_shape();
+                        from.count.saturating_mul(root.text.max(shape.text))
+                    }
+                };
+                let work = calls.saturating_add(read / SEARCHED_BYTES_PER_NODE);
+                self.visited = self.visited.saturating_add(work);
             }
         }
     }
@@ -429,6 +518,8 @@ mod tests {
                 widest: 3,
                 // $['a'][2]['it\'s']
                 location: 18,
+                // a, it's, b and "x"
+                text: 7,
             }
         );
         assert_eq!(Shape::of(&nested(3), ROOT_LOCATION_BYTES).depth, 3);
@@ -471,6 +562,24 @@ mod tests {
             Err(Exceeded::Nodes)
         );
         assert_eq!(admitted("$[?match(@, $[0])]", &items), Err(Exceeded::Nodes));
+        // Comparing two arrays costs their elements, two strings their bytes, per candidate;
+        // a pattern's text costs what it reads.
+        let zeros = json!({"arr": vec![0; 2_000]});
+        assert_eq!(admitted("$.arr[?@ == $.arr[0]]", &zeros), Ok(()));
+        assert_eq!(
+            admitted("$.arr[?$.arr == $.arr]", &zeros),
+            Err(Exceeded::Nodes)
+        );
+        let long = json!({"big": "x".repeat(1_000_000), "items": vec![0; 2_000]});
+        assert_eq!(admitted("$.items[?@ == 0]", &long), Ok(()));
+        assert_eq!(
+            admitted("$.items[?$.big == $.big]", &long),
+            Err(Exceeded::Nodes)
+        );
+        assert_eq!(
+            admitted("$.items[?search($.big, 'x')]", &long),
+            Err(Exceeded::Nodes)
+        );
         let key = "k".repeat(50_000);
         let long_keys = (0..100).fold(json!(1), |inner, _| json!({key.as_str(): inner}));
         assert_eq!(admitted("$..*", &long_keys), Err(Exceeded::LocationBytes));
