@@ -223,25 +223,27 @@ fn an_evaluation_past_the_request_timeout_is_a_503_and_the_server_goes_on() {
     );
 }
 
-/// `n` test cases that each take a while of CPU: one shared fuzzy match of two unlike
-/// 3,000-character texts (9 million pairs).
-fn cpu_bound_request(n: usize) -> Vec<u8> {
+/// `n` test cases, each with `checks` shared checks that each take a while of CPU: a fuzzy
+/// match of two unlike 3,000-character texts (9 million pairs).
+fn cpu_bound_request(n: usize, checks: usize) -> Vec<u8> {
     let text = |seed: usize| -> String {
         (0..3000)
             .map(|i| char::from(b'a' + ((i * 7 + seed) * (i + 3) % 8) as u8))
             .collect()
     };
+    let check =
+        json!({"type": "spec.fuzzy_match", "arguments": {"actual": text(1), "expected": text(2)}});
     json!({
         "test_cases": (0..n).map(|i| json!({"id": format!("t{i}"), "input": "q"})).collect::<Vec<_>>(),
         "outputs": vec![json!({"value": "x"}); n],
-        "checks": [{"type": "spec.fuzzy_match", "arguments": {"actual": text(1), "expected": text(2)}}]
+        "checks": vec![check; checks],
     })
     .to_string()
     .into_bytes()
 }
 
 #[test]
-fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_test_case() {
+fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_check() {
     // Minutes of CPU if it ran to the end: once answered 503 (or its stream ended), it stops
     // within the test cases being evaluated, and its place is free again.
     let dir = tempfile::tempdir().unwrap();
@@ -250,7 +252,7 @@ fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_test_case()
         &["--request-timeout", "1", "--max-concurrent", "1"],
         &[],
     );
-    let reply = server.request("POST", "/evaluate", &[], &cpu_bound_request(512));
+    let reply = server.request("POST", "/evaluate", &[], &cpu_bound_request(512, 1));
     assert_eq!(
         reply.status,
         503,
@@ -262,7 +264,7 @@ fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_test_case()
         "POST",
         "/evaluate?stream=true",
         &[],
-        &cpu_bound_request(512),
+        &cpu_bound_request(512, 1),
     );
     assert!(
         String::from_utf8_lossy(&reply.body).ends_with("\"error\":\"deadline_exceeded\",\"message\":\"the request was not evaluated within 1s (--request-timeout); its evaluation was stopped\"}\n"),
@@ -270,6 +272,10 @@ fn a_cpu_bound_evaluation_past_the_request_timeout_stops_at_its_next_test_case()
         String::from_utf8_lossy(&reply.body)
     );
     server.until_a_place_is_free("streamed: the evaluation went on past its end");
+    // One test case of many such checks stops within it.
+    let reply = server.request("POST", "/evaluate", &[], &cpu_bound_request(1, 512));
+    assert_eq!(reply.status, 503);
+    server.until_a_place_is_free("one test case: the evaluation went on past its answer");
 }
 
 #[test]

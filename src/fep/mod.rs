@@ -142,8 +142,8 @@ pub fn evaluate_into<W: std::io::Write>(
 
 /// Evaluate a validated request, writing each test case result through `writer` (begun with the
 /// request's `experiment`); `next_answers` gives each test case's answers to [`request_calls`],
-/// in order (empty when no check calls out). Once `stopped` says so (checked before each test
-/// case), the evaluation ends with a `TimedOut` error, whatever its batches still held. The
+/// in order (empty when no check calls out). Once `stopped` says so (checked before each check),
+/// the evaluation ends with a `TimedOut` error, whatever its batches still held. The
 /// run's status. Batches of test cases are
 /// evaluated on the worker pool (see [`crate::pool`]) and written in order; when a check calls out, one
 /// test case at a time on this thread, each written as soon as it is answered.
@@ -186,16 +186,22 @@ pub fn evaluate_request<W: std::io::Write>(
             for ((index, ((test_case, output), own)), answers) in
                 (job * batch..).zip(cases).zip(answers)
             {
+                let was_stopped = || {
+                    std::io::Error::new(std::io::ErrorKind::TimedOut, "the evaluation was stopped")
+                };
                 if stopped() {
-                    return Err(std::io::Error::new(
-                        std::io::ErrorKind::TimedOut,
-                        "the evaluation was stopped",
-                    ));
+                    return Err(was_stopped());
                 }
-                let checks = checks.for_case(index).iter().chain(own);
+                // Looked at before each check too: one test case may hold many, each bounded on
+                // its own.
+                let checks = (checks.for_case(index).iter().chain(own)).take_while(|_| !stopped());
                 context.with(test_case, output, |context| {
                     results.evaluate(context, checks, answers)
                 })?;
+                // A test case cut short is not written.
+                if stopped() {
+                    return Err(was_stopped());
+                }
                 // Freed here, on a worker, rather than all at the end on one thread.
                 drop((std::mem::take(test_case), std::mem::take(output)));
             }
