@@ -62,7 +62,7 @@ impl Engine {
 
     /// Evaluate `request` (with the answers to its calls), which `started` then, into an
     /// EvaluationRunResult document;
-    /// it stops at its next test case once `abandoned` is set.
+    /// it stops at its next check once `abandoned` is set.
     fn evaluate(
         &self,
         request: Request,

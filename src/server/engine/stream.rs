@@ -45,7 +45,7 @@ impl Engine {
         });
         let (lines, receiver) = mpsc::channel(64);
         let watched = lines.clone();
-        // Past the deadline, or with the client gone, the evaluation stops at its next test case.
+        // Past the deadline, or with the client gone, the evaluation stops at its next check.
         let gone = lines.clone();
         let stopped = move || tokio::time::Instant::now() >= deadline || gone.is_closed();
         let (started, evaluation_id) = tokio::sync::oneshot::channel();
