@@ -8,7 +8,7 @@
 use serde_json::json;
 
 use crate::serve_support::grpc::{authorized, capitals, pb};
-use crate::serve_support::{capitals_request, read_reply, send, Server};
+use crate::serve_support::{capitals_request, read_reply, send, Reply, Server};
 use pb::evaluation_service_client::EvaluationServiceClient;
 
 /// A server with `flags`, and the folder of its database.
@@ -22,6 +22,17 @@ fn server_with(flags: &[&str]) -> (Server, tempfile::TempDir) {
 fn junk_request(values: usize) -> Vec<u8> {
     let zeros = vec!["0"; values].join(",");
     format!(r#"{{"test_cases":[],"outputs":[],"checks":[],"junk":[{zeros}]}}"#).into_bytes()
+}
+
+/// Assert that `reply` is a 413 saying `message`.
+fn assert_too_large(reply: &Reply, message: &str) {
+    assert_eq!(
+        reply.status,
+        413,
+        "{}",
+        String::from_utf8_lossy(&reply.body)
+    );
+    assert_eq!(reply.json()["message"], message);
 }
 
 #[test]
@@ -194,16 +205,10 @@ fn a_request_whose_answer_would_repeat_its_values_past_max_memory_is_a_413() {
         "checks": vec![check; 100],
     });
     let reply = server.request("POST", "/evaluate", &[], request.to_string().as_bytes());
-    assert_eq!(
-        reply.status,
-        413,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    assert_eq!(
-        reply.json()["message"],
+    assert_too_large(
+        &reply,
         "the request would take about 60.8 MB of memory (the answer of its 100 check results); \
-         this server gives requests 5,000,000 bytes in all (--max-memory)"
+         this server gives requests 5,000,000 bytes in all (--max-memory)",
     );
 }
 
@@ -228,16 +233,10 @@ fn a_request_whose_results_would_repeat_its_check_past_max_memory_is_a_413() {
         .to_string()
     };
     let reply = server.request("POST", "/evaluate", &[], request(200).as_bytes());
-    assert_eq!(
-        reply.status,
-        413,
-        "{}",
-        String::from_utf8_lossy(&reply.body)
-    );
-    assert_eq!(
-        reply.json()["message"],
+    assert_too_large(
+        &reply,
         "the request would take about 33.7 MB of memory (the answer of its 200 check results); \
-         this server gives requests 5,000,000 bytes in all (--max-memory)"
+         this server gives requests 5,000,000 bytes in all (--max-memory)",
     );
     // Its results do repeat them: 20 test cases fit, and each result names the 2,000.
     let reply = server.request("POST", "/evaluate", &[], request(20).as_bytes());
@@ -277,16 +276,10 @@ fn a_string_of_control_characters_counts_as_written_escaped() {
         &[],
         request("\u{1}".repeat(100_000)).as_bytes(),
     );
-    assert_eq!(
-        escaped.status,
-        413,
-        "{}",
-        String::from_utf8_lossy(&escaped.body)
-    );
-    assert_eq!(
-        escaped.json()["message"],
+    assert_too_large(
+        &escaped,
         "the request would take about 19.8 MB of memory (the answer of its 10 check results); \
-         this server gives requests 10,000,000 bytes in all (--max-memory)"
+         this server gives requests 10,000,000 bytes in all (--max-memory)",
     );
     // The same length of plain text fits.
     let plain = server.request(
