@@ -507,6 +507,7 @@ fn a_declared_directory_changed_during_the_run_takes_back_the_answers_it_cached(
 fn without_the_cache_a_changed_directory_is_said_and_compiled_python_is_not_a_change() {
     let sb = Sandbox::new();
     sb.write("lib/prompt.txt", "v1\n");
+    sb.write("lib/sub/module.py", "x = 1\n");
     let run = |script: &str| {
         sb.write("eval.sh", script);
         let out = common::evalctl_process()
@@ -519,7 +520,8 @@ fn without_the_cache_a_changed_directory_is_said_and_compiled_python_is_not_a_ch
         assert_eq!(out.status.code(), Some(0));
         common::stderr_text(&out)
     };
-    let pycache = "cat >/dev/null\nmkdir -p lib/__pycache__\necho b >> lib/__pycache__/m.pyc\n\
+    let pycache = "cat >/dev/null\nmkdir -p lib/__pycache__ lib/sub/__pycache__\n\
+                   echo b >> lib/__pycache__/m.pyc\necho b >> lib/sub/__pycache__/m.pyc\n\
                    printf '{\"score\": 1}'\n";
     assert_eq!(run(pycache), "");
     let log = "cat >/dev/null\necho b >> lib/log\nprintf '{\"score\": 1}'\n";

@@ -80,8 +80,8 @@ pub struct KeyedFiles {
     directories: Vec<(PathBuf, Listing)>,
 }
 
-/// Every entry under a directory, in order, with its stamp (a symbolic link's own); an entry
-/// that cannot be read has none.
+/// Every entry under a directory, in order, with its stamp (a symbolic link's own); a folder,
+/// or an entry that cannot be read, has none.
 type Listing = Vec<(PathBuf, Option<FileStamp>)>;
 
 /// The listing of `root`: what [`KeyedFiles`] compares to tell that a file under it was
@@ -101,10 +101,14 @@ fn listing(root: &Path) -> Listing {
                 continue;
             }
             let metadata = entry.metadata().ok();
-            let is_dir = metadata.as_ref().is_some_and(std::fs::Metadata::is_dir);
-            listing.push((entry.path(), metadata.as_ref().map(FileStamp::from)));
-            if is_dir {
-                walk(&entry.path(), listing);
+            match metadata.as_ref().filter(|metadata| metadata.is_dir()) {
+                // A folder by its name and what it holds: its own times change with an entry
+                // added, a `__pycache__` too.
+                Some(_) => {
+                    listing.push((entry.path(), None));
+                    walk(&entry.path(), listing);
+                }
+                None => listing.push((entry.path(), metadata.as_ref().map(FileStamp::from))),
             }
         }
     }
