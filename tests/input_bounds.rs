@@ -52,6 +52,50 @@ fn a_jsonpath_that_multiplies_over_a_deep_document_is_a_jsonpath_error() {
 }
 
 #[test]
+fn a_jsonpath_comparison_or_search_counts_what_it_reads() {
+    // 2,000 zeros compared with themselves once per element: 4 million comparisons; a 1 MB
+    // text searched once per element.
+    let results = check_results(
+        json!({"id": "a", "input": "q", "arr": vec![0; 2_000], "big": "x".repeat(1_000_000)}),
+        json!({"value": "x"}),
+        vec![
+            check(
+                "exact_match",
+                json!({"actual": "$.test_case.arr[?$.test_case.arr == $.test_case.arr]", "expected": 0}),
+            ),
+            check(
+                "exact_match",
+                json!({"actual": "$.test_case.arr[?search($.test_case.big, 'y')]", "expected": 0}),
+            ),
+            // Comparing each element with one value runs.
+            check(
+                "exact_match",
+                json!({"actual": "$.test_case.arr[?@ == $.test_case.arr[0]]", "expected": 0}),
+            ),
+        ],
+    );
+    let refused = |path: &str| {
+        (
+            "jsonpath_error".to_string(),
+            format!(
+                "argument `actual`: JSONPath `{path}` could visit more than 1,000,000 nodes of \
+                 this evaluation context (the limit for one query)"
+            ),
+        )
+    };
+    assert_eq!(
+        error_of(&results[0]),
+        refused("$.test_case.arr[?$.test_case.arr == $.test_case.arr]")
+    );
+    assert_eq!(
+        error_of(&results[1]),
+        refused("$.test_case.arr[?search($.test_case.big, 'y')]")
+    );
+    assert_eq!(results[2]["status"], "completed", "{}", results[2]);
+    assert_eq!(results[2]["results"], json!({"passed": true}));
+}
+
+#[test]
 fn a_fuzzy_match_of_two_long_texts_is_an_error_naming_the_limit() {
     let results = check_results(
         json!({"id": "a", "input": "q", "expected": "b".repeat(100_000)}),
