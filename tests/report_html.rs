@@ -13,6 +13,7 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -45,7 +46,7 @@ struct Browser {
     next_id: u64,
     /// Every event received, in order.
     events: Vec<Value>,
-    _profile: tempfile::TempDir,
+    profile: tempfile::TempDir,
 }
 
 impl Browser {
@@ -73,6 +74,9 @@ impl Browser {
             // Chromium keeps its single-instance socket in a folder of TMPDIR, which a killed
             // browser leaves behind: inside the profile, it goes with the profile.
             .env("TMPDIR", profile.path())
+            // Its own process group, so that the browser's helpers (network service, renderers)
+            // are stopped with it: left running, they write into the profile as it is removed.
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
@@ -108,7 +112,7 @@ impl Browser {
             session: String::new(),
             next_id: 0,
             events: Vec::new(),
-            _profile: profile,
+            profile,
         };
         let target = browser.call(None, "Target.createTarget", json!({"url": "about:blank"}));
         let attached = browser.call(
@@ -221,8 +225,18 @@ impl Browser {
 
 impl Drop for Browser {
     fn drop(&mut self) {
-        let _ = self.child.kill();
+        let group = nix::unistd::Pid::from_raw(self.child.id() as i32);
+        let _ = nix::sys::signal::killpg(group, nix::sys::signal::Signal::SIGKILL);
         let _ = self.child.wait();
+        // A helper that was writing as the group was killed may finish that write: remove the
+        // profile until nothing is left (the temporary directory's own removal gives up at the
+        // first folder that is not empty, and leaves the profile in TMPDIR).
+        for _ in 0..100 {
+            match std::fs::remove_dir_all(self.profile.path()) {
+                Err(error) if error.kind() != std::io::ErrorKind::NotFound => continue,
+                _ => break,
+            }
+        }
     }
 }
 
