@@ -560,8 +560,10 @@ fn connections_are_held_to_what_the_open_file_limit_allows_with_a_warning() {
     assert_eq!(server.request("GET", "/health", &[], b"").status, 200);
 }
 
-#[test]
-fn a_client_that_reads_nothing_of_its_answer_is_disconnected_and_frees_its_memory() {
+/// A server whose idle timeout is a second and whose requests may hold `max_memory` bytes, with
+/// a stored result of about 30 MB (five checks each repeat a 5 MB output): the server, its
+/// folder, the request that made the result (about 85 MB to evaluate) and the result's id.
+fn server_with_a_large_result(max_memory: &str) -> (Server, tempfile::TempDir, String, String) {
     let dir = tempfile::tempdir().unwrap();
     let flags = [
         "--idle-timeout",
@@ -569,10 +571,9 @@ fn a_client_that_reads_nothing_of_its_answer_is_disconnected_and_frees_its_memor
         "--max-body",
         "10000000",
         "--max-memory",
-        "120000000",
+        max_memory,
     ];
     let server = Server::start(&dir.path().join("s.db"), &flags, &[]);
-    // A stored result of about 30 MB: five checks each repeat a 5 MB output.
     let check = json!({"type": "exact_match",
         "arguments": {"actual": "$.output.value", "expected": "x"}});
     let large = json!({
@@ -584,6 +585,12 @@ fn a_client_that_reads_nothing_of_its_answer_is_disconnected_and_frees_its_memor
     let stored = server.request("POST", "/evaluate", &[], large.as_bytes());
     assert_eq!(stored.status, 200);
     let id = stored.json()["evaluation_id"].as_str().unwrap().to_string();
+    (server, dir, large, id)
+}
+
+#[test]
+fn a_client_that_reads_nothing_of_its_answer_is_disconnected_and_frees_its_memory() {
+    let (server, _dir, large, id) = server_with_a_large_result("120000000");
     // Three clients ask for it and read nothing: their answers hold 90 MB of the budget while
     // they wait to be written, and an evaluation that takes about 85 MB must wait.
     let head = format!("GET /evaluations/{id} HTTP/1.1\r\nHost: x\r\n\r\n");
@@ -615,4 +622,53 @@ fn a_client_that_reads_nothing_of_its_answer_is_disconnected_and_frees_its_memor
         assert!(received.starts_with(b"HTTP/1.1 200 OK\r\n"));
         assert!(received.len() < 30_000_000, "the answer was written whole");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_grpc_client_that_reads_nothing_of_its_answer_holds_its_memory_until_disconnected() {
+    use crate::serve_support::grpc::{authorized, pb};
+    let (server, _dir, large, id) = server_with_a_large_result("300000000");
+    // A client asks for the result over gRPC and reads nothing of it: HTTP/2's flow control
+    // holds the answer back, and it holds its 240 MB share of the budget meanwhile.
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.grpc))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut client = tonic::client::Grpc::new(channel);
+    client.ready().await.unwrap();
+    let unread = client
+        .server_streaming(
+            authorized(pb::GetEvaluationRequest { evaluation_id: id }),
+            tonic::codegen::http::uri::PathAndQuery::from_static(
+                "/fep.v1.EvaluationService/GetEvaluation",
+            ),
+            tonic_prost::ProstCodec::<_, pb::EvaluationRunResult>::default(),
+        )
+        .await
+        .expect("the answer's head");
+    let status = || {
+        let (rest, body) = (server.rest.clone(), large.clone());
+        async move {
+            tokio::task::spawn_blocking(move || {
+                read_reply(send(&rest, "POST", "/evaluate", &[], body.as_bytes())).status
+            })
+            .await
+            .unwrap()
+        }
+    };
+    // An evaluation of about 85 MB must wait while the answer is held...
+    assert_eq!(status().await, 429);
+    // ... until the client, having read nothing for --idle-timeout, is disconnected.
+    let give_up = std::time::Instant::now() + Duration::from_secs(60);
+    while status().await != 200 {
+        assert!(
+            std::time::Instant::now() < give_up,
+            "the answer's memory was never freed"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    // The client finds its connection closed before the end of the answer.
+    let message = unread.into_inner().message().await;
+    assert!(message.is_err(), "the answer was written whole");
 }

@@ -8,7 +8,11 @@
 //!   `--max-memory` until it is written.
 //! - gRPC connections are closed once no call has been in flight on them for `--idle-timeout`
 //!   ([`Quiet`], told of each call by [`CountCalls`]): HTTP/2 pings, which keep a live client's
-//!   connection open during a long call, do not keep an idle one open.
+//!   connection open during a long call, do not keep an idle one open. A call is in flight until
+//!   its answer has been written, and an answer holds its share of `--max-memory` until then
+//!   ([`HeldAnswer`]): a connection whose answers wait to be written while it writes less than
+//!   [`MIN_PROGRESS`] in an `--idle-timeout` (a client that reads nothing, HTTP/2's flow control
+//!   holding the answer back) is closed too.
 //! - Both listeners together hold at most `--max-connections` connections open
 //!   ([`Connections`]): each connection holds a place for its life, and a listener that has
 //!   accepted one more waits for a place to free before it serves it or accepts another (so
@@ -43,6 +47,11 @@ use crate::report::Reporter;
 /// (a body is read through that buffer, never held whole in it). gRPC's HTTP/2 header lists are
 /// held to hyper's 16 KiB.
 pub const MAX_HEAD: usize = 64 << 10;
+
+/// The least a gRPC connection whose answers wait to be written must write in an
+/// `--idle-timeout` to be kept open: one HTTP/2 frame of data at the default frame size (its
+/// pings, and the answers to a client's, are 17 bytes each).
+pub const MIN_PROGRESS: u64 = 16 << 10;
 
 /// The places for open connections that both listeners share (`--max-connections`).
 #[derive(Clone)]
@@ -236,6 +245,8 @@ impl AsyncWrite for Reading {
 pub struct Calls {
     in_flight: AtomicUsize,
     last_ended: std::sync::Mutex<Instant>,
+    /// The parts of answers handed to HTTP/2 and not yet written.
+    waiting: AtomicUsize,
 }
 
 impl Calls {
@@ -289,6 +300,10 @@ pub struct Quiet {
     idle_timeout: Duration,
     calls: Arc<Calls>,
     timer: Pin<Box<Sleep>>,
+    /// The bytes written so far.
+    written: u64,
+    /// What had been written at the last look that found answers waiting to be written.
+    written_at_look: Option<u64>,
     _place: OwnedSemaphorePermit,
 }
 
@@ -302,10 +317,23 @@ impl Quiet {
             calls: Arc::new(Calls {
                 in_flight: AtomicUsize::new(0),
                 last_ended: std::sync::Mutex::new(accepted),
+                waiting: AtomicUsize::new(0),
             }),
             timer: Box::pin(tokio::time::sleep_until(accepted + idle_timeout)),
+            written: 0,
+            written_at_look: None,
             _place: place,
         }
+    }
+}
+
+impl Quiet {
+    /// `written`, counted.
+    fn count(&mut self, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
+        if let Poll::Ready(Ok(bytes)) = written {
+            self.written += bytes as u64;
+        }
+        written
     }
 }
 
@@ -332,6 +360,19 @@ impl AsyncRead for Quiet {
                 // A call in flight: looked at again an idle timeout from now.
                 None => Instant::now() + idle_timeout,
             };
+            // Answers that have waited to be written since the last look, while the connection
+            // wrote too little: the client reads nothing of them.
+            let written = self.written;
+            match self.written_at_look {
+                _ if self.calls.waiting.load(Ordering::SeqCst) == 0 => self.written_at_look = None,
+                Some(before) if written - before < MIN_PROGRESS => {
+                    return Poll::Ready(Err(io::Error::new(
+                        io::ErrorKind::TimedOut,
+                        "the client read nothing of its answer within --idle-timeout",
+                    )));
+                }
+                _ => self.written_at_look = Some(written),
+            }
             self.timer.as_mut().reset(next_look);
         }
     }
@@ -343,7 +384,8 @@ impl AsyncWrite for Quiet {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
+        self.count(written)
     }
 
     fn poll_write_vectored(
@@ -351,7 +393,8 @@ impl AsyncWrite for Quiet {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
+        self.count(written)
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -377,8 +420,15 @@ impl Connected for Quiet {
     }
 }
 
+/// What a gRPC answer is made of (the stored document, with its share of `--max-memory`): a
+/// handler puts it in its response's extensions, and the answer holds it until it has been
+/// written.
+#[derive(Clone)]
+pub struct HeldAnswer(pub tonic::codegen::Bytes);
+
 /// The layer over serve's gRPC routes that counts each call in flight on its connection (see
-/// [`Quiet`]), from its request's head until its response body has ended or been dropped.
+/// [`Quiet`]), from its request's head until its answer has been written, or its connection
+/// closed.
 #[derive(Debug, Clone, Copy)]
 pub struct CountCalls;
 
@@ -415,21 +465,63 @@ where
             (request.extensions().get::<QuietInfo>()).map(|info| CallInFlight::start(&info.calls));
         let answered = self.0.call(request);
         Box::pin(async move {
-            let response = answered.await?;
+            let mut response = answered.await?;
+            let document = (response.extensions_mut().remove::<HeldAnswer>())
+                .map(|HeldAnswer(document)| document);
             Ok(match call {
-                Some(call) => {
-                    response.map(|body| tonic::body::Body::new(Counting { body, _call: call }))
-                }
+                Some(call) => response.map(|body| {
+                    let held = Arc::new(Held {
+                        call,
+                        _document: document,
+                    });
+                    tonic::body::Body::new(Counting { body, held })
+                }),
                 None => response,
             })
         })
     }
 }
 
-/// A response body that holds its call in flight until it ends or is dropped.
+/// What an answer holds until it has been written or its connection closed: its call in flight
+/// and what it was made of.
+struct Held {
+    call: CallInFlight,
+    _document: Option<tonic::codegen::Bytes>,
+}
+
+/// A response body whose parts each hold its [`Held`] until they have been written (HTTP/2 drops
+/// a part once it has written it), and count among their connection's answers waiting.
 struct Counting {
     body: tonic::body::Body,
-    _call: CallInFlight,
+    held: Arc<Held>,
+}
+
+/// A part of an answer handed to HTTP/2.
+struct Waiting {
+    part: tonic::codegen::Bytes,
+    held: Arc<Held>,
+}
+
+impl Waiting {
+    fn start(part: tonic::codegen::Bytes, held: &Arc<Held>) -> tonic::codegen::Bytes {
+        held.call.0.waiting.fetch_add(1, Ordering::SeqCst);
+        tonic::codegen::Bytes::from_owner(Waiting {
+            part,
+            held: Arc::clone(held),
+        })
+    }
+}
+
+impl AsRef<[u8]> for Waiting {
+    fn as_ref(&self) -> &[u8] {
+        &self.part
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        self.held.call.0.waiting.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 impl http_body::Body for Counting {
@@ -440,7 +532,11 @@ impl http_body::Body for Counting {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
+        let frame = ready!(Pin::new(&mut self.body).poll_frame(cx));
+        let held = &self.held;
+        Poll::Ready(
+            frame.map(|frame| frame.map(|frame| frame.map_data(|part| Waiting::start(part, held)))),
+        )
     }
 
     fn is_end_stream(&self) -> bool {

@@ -6,6 +6,7 @@
 
 use std::sync::Arc;
 
+use axum::body::Bytes;
 use prost::Message;
 use serde_json::Value;
 use tokio::sync::mpsc;
@@ -13,6 +14,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
 
 use super::admission::{take_place, Admitted};
+use super::connections::HeldAnswer;
 use super::convert::{request_count, request_to_json, run_result, test_case_result};
 use super::engine::{blocking, ApiError, Engine, ErrorKind, Line, Place, FEP_VERSION};
 use super::pb;
@@ -91,6 +93,14 @@ pub fn result_message(document: &[u8]) -> Result<pb::EvaluationRunResult, ApiErr
     Ok(message)
 }
 
+/// `message`, the answer made of `document`, which it holds (and its share of `--max-memory`)
+/// until it has been written ([`HeldAnswer`]).
+pub fn holding<T>(message: T, document: Bytes) -> Response<T> {
+    let mut answer = Response::new(message);
+    answer.extensions_mut().insert(HeldAnswer(document));
+    answer
+}
+
 /// Start evaluating an admitted EvaluationRequest case by case (`StreamEvaluation`,
 /// `StartEvaluation`): the number of its test cases, its evaluation id and its result lines.
 pub async fn start_streaming(
@@ -119,8 +129,9 @@ impl EvaluationService for Grpc {
             .run(place, move |engine, place| prepare(engine, message, place))
             .await?;
         // A large result takes a while to convert.
+        let held = document.clone();
         let result = blocking(move || result_message(&document));
-        Ok(Response::new(result.await?))
+        Ok(holding(result.await?, held))
     }
 
     async fn get_evaluation(
@@ -131,7 +142,7 @@ impl EvaluationService for Grpc {
             .engine
             .stored(request.into_inner().evaluation_id, GRPC_ANSWER_COPIES)
             .await?;
-        Ok(Response::new(result_message(&document)?))
+        Ok(holding(result_message(&document)?, document))
     }
 
     async fn health_check(

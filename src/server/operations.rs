@@ -18,7 +18,7 @@ use tonic::{Request, Response, Status};
 
 use super::admission::Admitted;
 use super::engine::{ApiError, Engine, ErrorKind, Line};
-use super::grpc::{result_message, start_streaming, GRPC_ANSWER_COPIES};
+use super::grpc::{holding, result_message, start_streaming, GRPC_ANSWER_COPIES};
 use super::pb;
 use super::pb::async_evaluation_service_server::{
     AsyncEvaluationService, AsyncEvaluationServiceServer,
@@ -287,12 +287,15 @@ impl AsyncEvaluationService for Operations {
             registry.operations[&number].message()
         };
         if operation.status == Stage::Completed.name() {
-            operation.result = match self.engine.stored(id, GRPC_ANSWER_COPIES).await {
-                Ok(document) => Some(result_message(&document)?),
+            match self.engine.stored(id, GRPC_ANSWER_COPIES).await {
+                Ok(document) => {
+                    operation.result = Some(result_message(&document)?);
+                    return Ok(holding(operation, document));
+                }
                 // Pruned by --retain meanwhile.
-                Err(error) if error.kind == ErrorKind::NotFound => None,
+                Err(error) if error.kind == ErrorKind::NotFound => {}
                 Err(error) => return Err(error.into()),
-            };
+            }
         }
         Ok(Response::new(operation))
     }
