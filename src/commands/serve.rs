@@ -90,7 +90,11 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             let open = open.clone();
             async move {
                 let stream = accepted?;
-                Ok::<_, std::io::Error>(connections::Quiet::new(stream, idle, open.place().await))
+                Ok::<_, std::io::Error>(connections::Watched::grpc(
+                    stream,
+                    idle,
+                    open.place().await,
+                ))
             }
         });
         // A live client answers the pings sent every half idle timeout (a dead one, in a long

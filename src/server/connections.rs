@@ -4,10 +4,10 @@
 //!   a connection that brings no complete request head in that time, idle between requests or
 //!   sending its head slowly, is closed) and a request head of at most [`MAX_HEAD`] bytes (a
 //!   larger one is answered 431 and the connection closed). A client that reads nothing of its
-//!   answer for `--idle-timeout` is disconnected too ([`Reading`]): the answer holds its share of
+//!   answer for `--idle-timeout` is disconnected too ([`StalledWrites`]): the answer holds its share of
 //!   `--max-memory` until it is written.
 //! - gRPC connections are closed once no call has been in flight on them for `--idle-timeout`
-//!   ([`Quiet`], told of each call by [`CountCalls`]): HTTP/2 pings, which keep a live client's
+//!   ([`CallWatch`], told of each call by [`CountCalls`]): HTTP/2 pings, which keep a live client's
 //!   connection open during a long call, do not keep an idle one open. A call is in flight until
 //!   its answer has been written, and an answer holds its share of `--max-memory` until then
 //!   ([`HeldAnswer`]): a connection whose answers wait to be written while it writes less than
@@ -134,7 +134,7 @@ pub async fn serve_rest(
             () = &mut stopping => break,
         };
         let connection = http.serve_connection(
-            TokioIo::new(Reading::new(stream, idle_timeout)),
+            TokioIo::new(Watched::rest(stream, idle_timeout)),
             TowerToHyperService::new(router.clone()),
         );
         let (stop, open) = (stop.clone(), opened.clone());
@@ -154,25 +154,99 @@ pub async fn serve_rest(
     open.closed().await;
 }
 
-/// A REST connection that fails (and is closed) once what it writes has waited `limit` for the
-/// client to read: a client that stops reading its answer cannot hold it, and its share of
-/// `--max-memory`, for longer.
-pub struct Reading {
+/// A connection's stream and what watches it ([`Watch`]): each read and write goes through the
+/// watch, which may fail one, and the connection is then closed.
+pub struct Watched<W> {
     stream: TcpStream,
+    watch: W,
+}
+
+/// What watches a connection's reads and writes ([`Watched`]). Each method is given what a read,
+/// write or flush came to (`Pending`: nothing to read yet, or the client's window is full), and
+/// returns it or an error that closes the connection.
+pub trait Watch: Unpin {
+    fn read(&mut self, cx: &mut Context<'_>, read: Poll<io::Result<()>>) -> Poll<io::Result<()>>;
+    fn wrote(
+        &mut self,
+        cx: &mut Context<'_>,
+        written: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>>;
+    fn flushed(
+        &mut self,
+        cx: &mut Context<'_>,
+        flushed: Poll<io::Result<()>>,
+    ) -> Poll<io::Result<()>>;
+}
+
+impl<W: Watch> AsyncRead for Watched<W> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let read = Pin::new(&mut this.stream).poll_read(cx, buf);
+        this.watch.read(cx, read)
+    }
+}
+
+impl<W: Watch> AsyncWrite for Watched<W> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let written = Pin::new(&mut this.stream).poll_write(cx, buf);
+        this.watch.wrote(cx, written)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        let this = &mut *self;
+        let written = Pin::new(&mut this.stream).poll_write_vectored(cx, bufs);
+        this.watch.wrote(cx, written)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        let flushed = Pin::new(&mut this.stream).poll_flush(cx);
+        this.watch.flushed(cx, flushed)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
+/// A REST connection's watch: it fails once what the connection writes has waited `limit` for
+/// the client to read, so that a client that stops reading its answer cannot hold it, and its
+/// share of `--max-memory`, for longer.
+pub struct StalledWrites {
     limit: Duration,
     /// Running since a write first found the client's window full; gone once one goes through.
     waiting: Option<Pin<Box<Sleep>>>,
 }
 
-impl Reading {
-    fn new(stream: TcpStream, limit: Duration) -> Reading {
-        Reading {
-            stream,
+impl Watched<StalledWrites> {
+    /// `stream`, closed once a write has waited `limit` for the client to read.
+    fn rest(stream: TcpStream, limit: Duration) -> Self {
+        let watch = StalledWrites {
             limit,
             waiting: None,
-        }
+        };
+        Watched { stream, watch }
     }
+}
 
+impl StalledWrites {
     /// `written`, or the error of a write that has waited `limit`: the timer wakes the
     /// connection's task, whose next write attempt then fails.
     fn within_limit<T>(
@@ -196,46 +270,25 @@ impl Reading {
     }
 }
 
-impl AsyncRead for Reading {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
+impl Watch for StalledWrites {
+    fn read(&mut self, _: &mut Context<'_>, read: Poll<io::Result<()>>) -> Poll<io::Result<()>> {
+        read
+    }
+
+    fn wrote(
+        &mut self,
         cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
+        written: Poll<io::Result<usize>>,
+    ) -> Poll<io::Result<usize>> {
+        self.within_limit(cx, written)
+    }
+
+    fn flushed(
+        &mut self,
+        cx: &mut Context<'_>,
+        flushed: Poll<io::Result<()>>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for Reading {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
-        self.within_limit(cx, written)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
-        self.within_limit(cx, written)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        let flushed = Pin::new(&mut self.stream).poll_flush(cx);
         self.within_limit(cx, flushed)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 
@@ -288,15 +341,16 @@ impl Drop for CallInFlight {
 /// What a gRPC request learns of its connection (tonic puts it in the request's extensions):
 /// where to count itself in flight.
 #[derive(Debug, Clone)]
-pub struct QuietInfo {
+pub struct ConnectionCalls {
     calls: Arc<Calls>,
 }
 
-/// A gRPC connection that fails (and is closed) once no call has been in flight on it for its
-/// idle timeout (bytes it reads, such as the answers to the server's pings, do not count); it
-/// holds its place among the open connections until it is dropped.
-pub struct Quiet {
-    stream: TcpStream,
+/// A gRPC connection's watch: it fails once no call has been in flight on the connection for its
+/// idle timeout (bytes it reads, such as the answers to the server's pings, do not count), or
+/// once answers have waited to be written for an idle timeout while it wrote less than
+/// [`MIN_PROGRESS`]; it holds the connection's place among the open connections until it is
+/// dropped.
+pub struct CallWatch {
     idle_timeout: Duration,
     calls: Arc<Calls>,
     timer: Pin<Box<Sleep>>,
@@ -307,12 +361,11 @@ pub struct Quiet {
     _place: OwnedSemaphorePermit,
 }
 
-impl Quiet {
+impl Watched<CallWatch> {
     /// `stream`, closed after `idle_timeout` without a call in flight, holding `place`.
-    pub fn new(stream: TcpStream, idle_timeout: Duration, place: OwnedSemaphorePermit) -> Quiet {
+    pub fn grpc(stream: TcpStream, idle_timeout: Duration, place: OwnedSemaphorePermit) -> Self {
         let accepted = Instant::now();
-        Quiet {
-            stream,
+        let watch = CallWatch {
             idle_timeout,
             calls: Arc::new(Calls {
                 in_flight: AtomicUsize::new(0),
@@ -323,28 +376,16 @@ impl Quiet {
             written: 0,
             written_at_look: None,
             _place: place,
-        }
+        };
+        Watched { stream, watch }
     }
 }
 
-impl Quiet {
-    /// `written`, counted.
-    fn count(&mut self, written: Poll<io::Result<usize>>) -> Poll<io::Result<usize>> {
-        if let Poll::Ready(Ok(bytes)) = written {
-            self.written += bytes as u64;
-        }
-        written
-    }
-}
-
-impl AsyncRead for Quiet {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        if let Poll::Ready(read) = Pin::new(&mut self.stream).poll_read(cx, buf) {
-            return Poll::Ready(read);
+impl Watch for CallWatch {
+    /// Nothing to read yet: the connection is looked at when its timer is up.
+    fn read(&mut self, cx: &mut Context<'_>, read: Poll<io::Result<()>>) -> Poll<io::Result<()>> {
+        if read.is_ready() {
+            return read;
         }
         loop {
             ready!(self.timer.as_mut().poll(cx));
@@ -376,46 +417,34 @@ impl AsyncRead for Quiet {
             self.timer.as_mut().reset(next_look);
         }
     }
-}
 
-impl AsyncWrite for Quiet {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
+    /// Counted.
+    fn wrote(
+        &mut self,
+        _: &mut Context<'_>,
+        written: Poll<io::Result<usize>>,
     ) -> Poll<io::Result<usize>> {
-        let written = Pin::new(&mut self.stream).poll_write(cx, buf);
-        self.count(written)
+        if let Poll::Ready(Ok(bytes)) = written {
+            self.written += bytes as u64;
+        }
+        written
     }
 
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        let written = Pin::new(&mut self.stream).poll_write_vectored(cx, bufs);
-        self.count(written)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
+    fn flushed(
+        &mut self,
+        _: &mut Context<'_>,
+        flushed: Poll<io::Result<()>>,
+    ) -> Poll<io::Result<()>> {
+        flushed
     }
 }
 
-impl Connected for Quiet {
-    type ConnectInfo = QuietInfo;
+impl Connected for Watched<CallWatch> {
+    type ConnectInfo = ConnectionCalls;
 
-    fn connect_info(&self) -> QuietInfo {
-        QuietInfo {
-            calls: Arc::clone(&self.calls),
+    fn connect_info(&self) -> ConnectionCalls {
+        ConnectionCalls {
+            calls: Arc::clone(&self.watch.calls),
         }
     }
 }
@@ -427,7 +456,7 @@ impl Connected for Quiet {
 pub struct HeldAnswer(pub tonic::codegen::Bytes);
 
 /// The layer over serve's gRPC routes that counts each call in flight on its connection (see
-/// [`Quiet`]), from its request's head until its answer has been written, or its connection
+/// [`CallWatch`]), from its request's head until its answer has been written, or its connection
 /// closed.
 #[derive(Debug, Clone, Copy)]
 pub struct CountCalls;
@@ -461,8 +490,8 @@ where
     }
 
     fn call(&mut self, request: tonic::codegen::http::Request<B>) -> Self::Future {
-        let call =
-            (request.extensions().get::<QuietInfo>()).map(|info| CallInFlight::start(&info.calls));
+        let call = (request.extensions().get::<ConnectionCalls>())
+            .map(|info| CallInFlight::start(&info.calls));
         let answered = self.0.call(request);
         Box::pin(async move {
             let mut response = answered.await?;
