@@ -1,18 +1,18 @@
 //! How `serve` holds its connections, so that idle, slow and numerous clients cannot keep them
-//! open or exhaust the server:
+//! open or exhaust the server. Each connection's stream is [`Watched`], by a watch of its kind:
 //! - REST connections are served by hyper's HTTP/1 with a header-read timeout (`--idle-timeout`:
 //!   a connection that brings no complete request head in that time, idle between requests or
 //!   sending its head slowly, is closed) and a request head of at most [`MAX_HEAD`] bytes (a
 //!   larger one is answered 431 and the connection closed). A client that reads nothing of its
-//!   answer for `--idle-timeout` is disconnected too ([`StalledWrites`]): the answer holds its share of
-//!   `--max-memory` until it is written.
+//!   answer for `--idle-timeout` is disconnected too ([`StalledWrites`]): the answer holds its
+//!   share of `--max-memory` until it is written.
 //! - gRPC connections are closed once no call has been in flight on them for `--idle-timeout`
-//!   ([`CallWatch`], told of each call by [`CountCalls`]): HTTP/2 pings, which keep a live client's
-//!   connection open during a long call, do not keep an idle one open. A call is in flight until
-//!   its answer has been written, and an answer holds its share of `--max-memory` until then
-//!   ([`HeldAnswer`]): a connection whose answers wait to be written while it writes less than
-//!   [`MIN_PROGRESS`] in an `--idle-timeout` (a client that reads nothing, HTTP/2's flow control
-//!   holding the answer back) is closed too.
+//!   ([`CallWatch`], told of each call by [`CountCalls`]): HTTP/2 pings, which keep a live
+//!   client's connection open during a long call, do not keep an idle one open. A call is in
+//!   flight until its answer has been written, and an answer holds its share of `--max-memory`
+//!   until then ([`HeldAnswer`]): a connection whose answers wait to be written while it writes
+//!   less than [`MIN_PROGRESS`] in an `--idle-timeout` (a client that reads nothing, HTTP/2's
+//!   flow control holding the answer back) is closed too.
 //! - Both listeners together hold at most `--max-connections` connections open
 //!   ([`Connections`]): each connection holds a place for its life, and a listener that has
 //!   accepted one more waits for a place to free before it serves it or accepts another (so
