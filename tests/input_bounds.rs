@@ -52,9 +52,9 @@ fn a_jsonpath_that_multiplies_over_a_deep_document_is_a_jsonpath_error() {
 }
 
 #[test]
-fn a_jsonpath_comparison_or_search_counts_what_it_reads() {
+fn a_jsonpath_comparison_search_or_length_counts_what_it_reads() {
     // 2,000 zeros compared with themselves once per element: 4 million comparisons; a 1 MB
-    // text searched once per element.
+    // text searched, or its characters counted, once per element.
     let results = check_results(
         json!({"id": "a", "input": "q", "arr": vec![0; 2_000], "big": "x".repeat(1_000_000)}),
         json!({"value": "x"}),
@@ -71,6 +71,10 @@ fn a_jsonpath_comparison_or_search_counts_what_it_reads() {
             check(
                 "exact_match",
                 json!({"actual": "$.test_case.arr[?@ == $.test_case.arr[0]]", "expected": 0}),
+            ),
+            check(
+                "exact_match",
+                json!({"actual": "$.test_case.arr[?length($.test_case.big) > 1]", "expected": 0}),
             ),
         ],
     );
@@ -93,6 +97,10 @@ fn a_jsonpath_comparison_or_search_counts_what_it_reads() {
     );
     assert_eq!(results[2]["status"], "completed", "{}", results[2]);
     assert_eq!(results[2]["results"], json!({"passed": true}));
+    assert_eq!(
+        error_of(&results[3]),
+        refused("$.test_case.arr[?length($.test_case.big) > 1]")
+    );
 }
 
 #[test]

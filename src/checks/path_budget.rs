@@ -8,8 +8,9 @@
 //! document (its nodes, depth, widest container and longest location): each step's node count
 //! is bounded by the previous step's, how often one node can recur in it, and the document's
 //! shape; a filter costs its subqueries once per candidate, a comparison the values it compares
-//! (two arrays are compared element by element, two strings byte by byte), and a `match()` or
-//! `search()` call the text it reads, and more when its pattern compiles large. The bound is an
+//! (two arrays are compared element by element, two strings byte by byte), a `length()` call
+//! the text it counts, and a `match()` or `search()` call the text it reads, and more when its
+//! pattern compiles large. The bound is an
 //! over-estimate, exact enough that ordinary queries over ordinary documents stay far below it.
 
 use std::collections::HashMap;
@@ -452,7 +453,12 @@ impl Bound<'_> {
                     self.argument(arg, from, shape);
                 }
             }
-            TestFunction::Length(arg) => self.argument(arg, from, shape),
+            TestFunction::Length(arg) => {
+                self.argument(arg, from, shape);
+                // Counting a string's characters reads it.
+                let read = self.text_read(arg, from, shape);
+                self.visited = self.visited.saturating_add(read / COMPARED_BYTES_PER_NODE);
+            }
             TestFunction::Value(arg) | TestFunction::Count(arg) => self.argument(arg, from, shape),
             TestFunction::Search(text, pattern) | TestFunction::Match(text, pattern) => {
                 self.argument(text, from, shape);
@@ -460,21 +466,25 @@ impl Bound<'_> {
                 // Work, not nodes held: compiling the pattern on every call, and reading the
                 // text (each candidate's own, or the same text for every candidate).
                 let calls = regex_call_nodes(pattern).saturating_mul(from.count);
-                let read = match text {
-                    FnArg::Literal(Literal::String(text)) => {
-                        from.count.saturating_mul(text.len() as u64)
-                    }
-                    FnArg::Literal(_) => 0,
-                    FnArg::Test(test) if matches!(**test, Test::RelQuery(_)) => {
-                        from.repeats.min(from.count).saturating_mul(shape.text)
-                    }
-                    FnArg::Test(_) | FnArg::Filter(_) => {
-                        let root = self.root_shape();
-                        from.count.saturating_mul(root.text.max(shape.text))
-                    }
-                };
+                let read = self.text_read(text, from, shape);
                 let work = calls.saturating_add(read / SEARCHED_BYTES_PER_NODE);
                 self.visited = self.visited.saturating_add(work);
+            }
+        }
+    }
+
+    /// The bytes of text a function reads of its argument `text` over all the candidates
+    /// `from`: each candidate's own, or the same text for every candidate.
+    fn text_read(&mut self, text: &FnArg, from: Nodes, shape: Shape) -> u64 {
+        match text {
+            FnArg::Literal(Literal::String(text)) => from.count.saturating_mul(text.len() as u64),
+            FnArg::Literal(_) => 0,
+            FnArg::Test(test) if matches!(**test, Test::RelQuery(_)) => {
+                from.repeats.min(from.count).saturating_mul(shape.text)
+            }
+            FnArg::Test(_) | FnArg::Filter(_) => {
+                let root = self.root_shape();
+                from.count.saturating_mul(root.text.max(shape.text))
             }
         }
     }
@@ -580,6 +590,12 @@ mod tests {
             admitted("$.items[?search($.big, 'x')]", &long),
             Err(Exceeded::Nodes)
         );
+        // Counting a long text's characters once per candidate reads it each time.
+        assert_eq!(
+            admitted("$.items[?length($.big) > 1]", &long),
+            Err(Exceeded::Nodes)
+        );
+        assert_eq!(admitted("$.items[?length(@) > 1]", &long), Ok(()));
         let key = "k".repeat(50_000);
         let long_keys = (0..100).fold(json!(1), |inner, _| json!({key.as_str(): inner}));
         assert_eq!(admitted("$..*", &long_keys), Err(Exceeded::LocationBytes));
