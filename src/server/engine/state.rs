@@ -301,7 +301,7 @@ fn answer_size(document: &Value) -> AnswerSize {
 }
 
 /// About how many bytes `value` takes written as JSON (at most).
-fn json_size(value: &Value) -> u64 {
+pub(super) fn json_size(value: &Value) -> u64 {
     match value {
         Value::Null | Value::Bool(_) => 5,
         Value::Number(number) => number.as_str().len() as u64,

@@ -1,5 +1,6 @@
 //! Evaluating a request line by line (NDJSON): each test case result sent as it is written,
-//! the calls of checks that call out made meanwhile, and the whole document stored at the end.
+//! the calls of checks that call out made meanwhile, and the whole document stored at the end
+//! (gathered as the lines are sent, in the document's layout: [`StreamedDocument`]).
 
 use std::io::{self, Write};
 use std::sync::Arc;
@@ -11,7 +12,7 @@ use tokio::sync::mpsc;
 use super::error::{ApiError, ErrorKind};
 use super::evaluate::{blocking, Evaluated};
 use super::place::Place;
-use super::state::Engine;
+use super::state::{json_size, Engine};
 use crate::evaluator::check_calls::DEFAULT_CONCURRENCY;
 use crate::fep::{evaluate_request, request_calls, Layout, Request, RunWriter};
 
@@ -53,10 +54,11 @@ impl Engine {
         let runtime = tokio::runtime::Handle::current();
         tokio::task::spawn_blocking(move || {
             let place = place;
+            let head = request.experiment.as_ref().map_or(0, json_size);
             let mut sink = LineSink {
                 lines,
                 pending: Vec::new(),
-                kept: Vec::new(),
+                document: StreamedDocument::new(HEAD_ROOM + head as usize),
                 deadline,
                 runtime: runtime.clone(),
             };
@@ -84,11 +86,11 @@ impl Engine {
                     };
                     evaluate_request(request, writer, next_answers, &stopped).map(|_| evaluation_id)
                 });
-            let failure = match (evaluated, document_from_lines(&sink.kept)) {
+            let failure = match (evaluated, sink.document.finish()) {
                 (Ok(evaluation_id), Some(document)) => {
                     let evaluated = Evaluated {
                         evaluation_id,
-                        document: Bytes::from(document),
+                        document,
                     };
                     runtime.block_on(engine.store(evaluated)).err()
                 }
@@ -121,13 +123,13 @@ const ERROR_LINE_GRACE: std::time::Duration = std::time::Duration::from_secs(10)
 pub type Line = Result<Bytes, ApiError>;
 
 /// Where a streaming evaluation writes: each flush (the writer flushes after every line) sends
-/// the line, and a copy is kept to store the whole result at the end. A flush past the deadline
-/// fails, which stops the evaluation, and so does one that waits for a client that has stopped
-/// reading until the deadline.
+/// the line, and adds it to the document stored at the end. A flush past the deadline fails,
+/// which stops the evaluation, and so does one that waits for a client that has stopped reading
+/// until the deadline.
 struct LineSink {
     lines: mpsc::Sender<Line>,
     pending: Vec<u8>,
-    kept: Vec<u8>,
+    document: StreamedDocument,
     deadline: tokio::time::Instant,
     runtime: tokio::runtime::Handle,
 }
@@ -154,7 +156,11 @@ impl Write for LineSink {
                 "past --request-timeout",
             ));
         }
-        self.kept.extend_from_slice(&self.pending);
+        for line in self.pending.split(|&byte| byte == b'\n') {
+            if !line.is_empty() {
+                self.document.line(line);
+            }
+        }
         let line = Bytes::from(std::mem::take(&mut self.pending));
         let gone = || io::Error::new(io::ErrorKind::BrokenPipe, "the client went away");
         let line = match self.lines.try_send(Ok(line)) {
@@ -174,61 +180,113 @@ impl Write for LineSink {
     }
 }
 
-/// The EvaluationRunResult document that NDJSON `lines` (test case results, then the summary
-/// line) stand for, laid out as the document layout writes it.
-pub fn document_from_lines(lines: &[u8]) -> Option<Vec<u8>> {
-    let lines = lines.strip_suffix(b"\n")?;
-    let (cases, last) = match lines.iter().rposition(|&byte| byte == b'\n') {
-        Some(end) => (&lines[..end], &lines[end + 1..]),
-        None => (&lines[..0], lines),
-    };
-    let summary: Map<String, Value> = serde_json::from_slice(last).ok()?;
-    let mut document = Vec::with_capacity(lines.len() + 64);
-    document.push(b'{');
-    let member = |document: &mut Vec<u8>, key: &str| {
-        if let Some(value) = summary.get(key) {
-            document.extend_from_slice(format!("{}:{value},", Value::from(key)).as_bytes());
+/// Room for a stored document's head beside its experiment: `{`, `evaluation_id`, `started_at`,
+/// the member names and `"results":[` take about 130 bytes.
+const HEAD_ROOM: usize = 256;
+
+/// The EvaluationRunResult document of a streamed evaluation, gathered line by line (test case
+/// results, then the summary line) in the document's layout after room for its head, which is
+/// known from the summary line: the document is then made in place, and the results are not
+/// held twice.
+struct StreamedDocument {
+    buffer: Vec<u8>,
+    /// The bytes left for the head at the start of `buffer`.
+    room: usize,
+    /// Where the last line gathered starts in `buffer` (with the separator before it).
+    last: usize,
+}
+
+impl StreamedDocument {
+    /// A document whose head will take at most `room` bytes (or be made whole once more).
+    fn new(room: usize) -> Self {
+        StreamedDocument {
+            buffer: vec![b' '; room],
+            room,
+            last: room,
         }
-    };
-    for key in ["evaluation_id", "started_at", "experiment"] {
-        member(&mut document, key);
     }
-    document.extend_from_slice(b"\"results\":[");
-    if !cases.is_empty() {
-        document.push(b'\n');
-        // Each result is compact JSON on one line (newlines inside strings are escaped).
-        for (index, case) in cases.split(|&byte| byte == b'\n').enumerate() {
-            if index > 0 {
-                document.extend_from_slice(b",\n");
+
+    /// Add one line (without its end).
+    fn line(&mut self, line: &[u8]) {
+        self.last = self.buffer.len();
+        let first = self.last == self.room;
+        self.buffer
+            .extend_from_slice(if first { b"\n" } else { b",\n" });
+        self.buffer.extend_from_slice(line);
+    }
+
+    /// The document, laid out as the document layout writes it, its last line taken for the
+    /// summary line; `None` when that is not a JSON object (or there is none). Leaves nothing.
+    fn finish(&mut self) -> Option<Bytes> {
+        let mut buffer = std::mem::take(&mut self.buffer);
+        if self.last == self.room && buffer.len() == self.room {
+            return None;
+        }
+        let separator = if self.last == self.room { 1 } else { 2 };
+        let summary: Map<String, Value> =
+            serde_json::from_slice(&buffer[self.last + separator..]).ok()?;
+        buffer.truncate(self.last);
+        let member = |document: &mut Vec<u8>, key: &str| {
+            if let Some(value) = summary.get(key) {
+                document.extend_from_slice(format!("{}:{value},", Value::from(key)).as_bytes());
             }
-            document.extend_from_slice(case);
+        };
+        let mut head = vec![b'{'];
+        for key in ["evaluation_id", "started_at", "experiment"] {
+            member(&mut head, key);
+        }
+        head.extend_from_slice(b"\"results\":[");
+        buffer.extend_from_slice(b"\n],");
+        for key in ["completed_at", "status", "summary"] {
+            member(&mut buffer, key);
+        }
+        buffer.pop();
+        buffer.extend_from_slice(b"}\n");
+        match self.room.checked_sub(head.len()) {
+            Some(start) => {
+                buffer[start..self.room].copy_from_slice(&head);
+                Some(Bytes::from(buffer).slice(start..))
+            }
+            None => {
+                head.extend_from_slice(&buffer[self.room..]);
+                Some(Bytes::from(head))
+            }
         }
     }
-    document.extend_from_slice(b"\n],");
-    for key in ["completed_at", "status", "summary"] {
-        member(&mut document, key);
-    }
-    document.pop();
-    document.extend_from_slice(b"}\n");
-    Some(document)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The document gathered from NDJSON `lines` with `room` for its head.
+    fn gathered(lines: &[u8], room: usize) -> Option<String> {
+        let mut document = StreamedDocument::new(room);
+        for line in lines
+            .split(|&byte| byte == b'\n')
+            .filter(|line| !line.is_empty())
+        {
+            document.line(line);
+        }
+        let made = document.finish()?;
+        Some(String::from_utf8(made.to_vec()).unwrap())
+    }
+
     #[test]
     fn lines_become_the_document() {
-        let lines = b"{\"status\":\"completed\"}\n{\"status\":\"error\"}\n{\"evaluation_id\":\"e\",\"started_at\":\"s\",\"completed_at\":\"c\",\"status\":\"error\",\"summary\":{\"total_test_cases\":2}}\n";
-        let document = document_from_lines(lines).unwrap();
+        let lines = b"{\"status\":\"completed\"}\n{\"status\":\"error\"}\n{\"evaluation_id\":\"e\",\"started_at\":\"s\",\"experiment\":{\"name\":\"x\"},\"completed_at\":\"c\",\"status\":\"error\",\"summary\":{\"total_test_cases\":2}}\n";
+        let document = "{\"evaluation_id\":\"e\",\"started_at\":\"s\",\"experiment\":{\"name\":\"x\"},\"results\":[\n{\"status\":\"completed\"},\n{\"status\":\"error\"}\n],\"completed_at\":\"c\",\"status\":\"error\",\"summary\":{\"total_test_cases\":2}}\n";
+        // Made in place, or once more when the head is larger than the room foreseen.
+        assert_eq!(gathered(lines, HEAD_ROOM).as_deref(), Some(document));
+        assert_eq!(gathered(lines, 10).as_deref(), Some(document));
+        let empty = gathered(b"{\"evaluation_id\":\"e\",\"status\":\"completed\"}\n", 0).unwrap();
         assert_eq!(
-            String::from_utf8(document).unwrap(),
-            "{\"evaluation_id\":\"e\",\"started_at\":\"s\",\"results\":[\n{\"status\":\"completed\"},\n{\"status\":\"error\"}\n],\"completed_at\":\"c\",\"status\":\"error\",\"summary\":{\"total_test_cases\":2}}\n"
+            empty,
+            "{\"evaluation_id\":\"e\",\"results\":[\n],\"status\":\"completed\"}\n"
         );
-        let empty =
-            document_from_lines(b"{\"evaluation_id\":\"e\",\"status\":\"completed\"}\n").unwrap();
-        let parsed: Value = serde_json::from_slice(&empty).unwrap();
+        let parsed: Value = serde_json::from_str(&empty).unwrap();
         assert_eq!(parsed["results"], serde_json::json!([]));
-        assert_eq!(document_from_lines(b"not json\n"), None);
+        assert_eq!(gathered(b"not json\n", HEAD_ROOM), None);
+        assert_eq!(gathered(b"", HEAD_ROOM), None);
     }
 }
