@@ -544,6 +544,40 @@ exit 0: all 2 calls succeeded
 }
 
 #[test]
+fn on_a_terminal_a_failed_gate_is_said_once_at_the_end_of_the_summary() {
+    // stdout and stderr on one screen: the text summary ends with the exit line, which stderr
+    // repeats only for a log whose stdout went elsewhere.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\necho '{\"score\": 0.5}'\n");
+    sb.write("d.jsonl", "{\"n\": 1}\n");
+    let command = format!(
+        "{} run --dataset d.jsonl --evaluator-command 'sh eval.sh' --candidate c --fail-under 0.9",
+        common::bin()
+    );
+    let out = common::on_a_terminal(sb.path(), &command)
+        .output()
+        .expect("script (util-linux) runs");
+    assert_eq!(code(&out), 1, "{}", stdout_text(&out));
+    let screen = stdout_text(&out).replace("\r\n", "\n");
+    let summary = screen
+        .rsplit_once("\u{1b}[2K")
+        .map_or(screen.as_str(), |(_, summary)| summary);
+    assert_eq!(
+        mask_elapsed(summary),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 1 (1 ok, 0 errors)   elapsed: [..]s
+
+candidate  score   train mean  n / errors
+cand-1     0.5000  0.5000      1 / 0
+
+score = the candidate's train mean; failed calls count as 0
+
+exit 1: the call succeeded; candidate cand-1 scored 0.5000, below --fail-under 0.9
+"
+    );
+}
+
+#[test]
 fn on_a_dumb_terminal_progress_is_heartbeat_lines_without_escape_sequences() {
     // What evalctl writes to its pseudo-terminal reaches `screen` as it comes: the evaluator
     // answers once a heartbeat line is there (or gives up after about 30 s).

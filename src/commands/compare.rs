@@ -355,7 +355,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         append_to_step_summary(&markdown, reporter);
     }
     if exit == Exit::EvaluationFailed {
-        reporter.note(&comparison.verdict);
+        reporter.repeat_verdict(&comparison.verdict);
     }
     Ok(exit)
 }

@@ -85,12 +85,15 @@ pub struct Reporter {
     /// `--format markdown`: commands with a Markdown report (run, summarize, merge, compare) print it;
     /// the others print text (`format` is then text) after a warning.
     pub markdown: bool,
+    /// Whether stdout and stderr are both terminals: a person reads them as one.
+    pub one_screen: bool,
 }
 
 impl Reporter {
     /// Resolve `format` and `color` for this process's streams.
     pub fn new(format: Option<Format>, color: ColorWhen) -> Reporter {
         let stdout_terminal = std::io::stdout().is_terminal();
+        let stderr_terminal = std::io::stderr().is_terminal();
         let painted = |is_terminal: bool| match color {
             ColorWhen::Always => true,
             ColorWhen::Never => false,
@@ -106,8 +109,9 @@ impl Reporter {
                 Format::Json
             }),
             color_stdout: painted(stdout_terminal),
-            color_stderr: painted(std::io::stderr().is_terminal()),
+            color_stderr: painted(stderr_terminal),
             markdown: false,
+            one_screen: stdout_terminal && stderr_terminal,
         }
     }
 
@@ -119,6 +123,15 @@ impl Reporter {
             color_stdout: false,
             markdown: true,
             ..self
+        }
+    }
+
+    /// The closing line of a failed stdout document (`exit 1: ...`) once more on stderr, for a CI
+    /// log whose stdout is JSON or went to a file; not when the text document that ends with it
+    /// is on the same screen.
+    pub fn repeat_verdict(&self, line: impl std::fmt::Display) {
+        if !(self.one_screen && self.format == Format::Text && !self.markdown) {
+            self.note(line);
         }
     }
 
@@ -209,10 +222,10 @@ pub fn print_written(written: &[Option<String>], reporter: Reporter) {
 }
 
 /// Tell the user, on stderr, why a judged run failed its gates (`exit 1: ...`), for CI logs
-/// whose stdout is JSON.
+/// whose stdout is JSON or a file ([`Reporter::repeat_verdict`]).
 pub fn print_gate_verdict(summary: &Summary, reporter: Reporter) {
     if summary.closing.exit == crate::exit::Exit::EvaluationFailed as u8 {
-        reporter.note(summary.closing.line());
+        reporter.repeat_verdict(summary.closing.line());
     }
 }
 
