@@ -7,12 +7,22 @@ use crate::common::{code, evalctl, mask_elapsed, stderr_text, stdout_text, Sandb
 
 #[test]
 fn version_names_the_package_version() {
-    let out = evalctl().arg("--version").output().unwrap();
-    assert_eq!(code(&out), 0);
-    assert_eq!(
-        stdout_text(&out).trim(),
-        format!("evalctl {}", env!("CARGO_PKG_VERSION"))
-    );
+    // Asked of a command, the version is still evalctl's.
+    for args in [
+        &["--version"][..],
+        &["-V"],
+        &["run", "-V"],
+        &["spec", "score", "--version"],
+    ] {
+        let out = evalctl().args(args).output().unwrap();
+        assert_eq!(code(&out), 0, "{args:?}");
+        assert_eq!(
+            stdout_text(&out),
+            format!("evalctl {}\n", env!("CARGO_PKG_VERSION")),
+            "{args:?}"
+        );
+        assert_eq!(stderr_text(&out), "", "{args:?}");
+    }
 }
 
 #[test]

@@ -267,8 +267,17 @@ fn lenient_parse() -> Lenient {
 /// does not apply.
 fn usage_error(error: clap::Error) -> std::process::ExitCode {
     use clap::error::{ContextKind, ErrorKind};
+    if error.kind() == ErrorKind::DisplayVersion {
+        // `evalctl run -V` too: the version is the tool's (clap names the subcommand,
+        // `evalctl-run 0.1.0`).
+        let version = format!("evalctl {}\n", env!("CARGO_PKG_VERSION"));
+        return match crate::report::print_stdout(&version) {
+            Ok(()) => std::process::ExitCode::SUCCESS,
+            Err(_) => std::process::ExitCode::from(Exit::Internal as u8),
+        };
+    }
     if !error.use_stderr() {
-        // --help, --version: their output is the document.
+        // --help: its output is the document.
         let _ = error.print();
         return std::process::ExitCode::from(error.exit_code() as u8);
     }
