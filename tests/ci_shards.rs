@@ -104,6 +104,29 @@ fn merged_shards_print_the_unsharded_summary() {
     );
     assert_eq!(comparable(json_stdout(&merged)), comparable(single.clone()));
 
+    // The report of the shards is the report of their lines in one file (the run they make),
+    // its source named by them all.
+    let joined: String = shard_files.iter().map(|file| sb.read(file)).collect();
+    sb.write("joined.jsonl", &joined);
+    let one_file = ["joined.jsonl".to_string()];
+    for (files, html) in [
+        (&shard_files[..], "shards.html"),
+        (&one_file[..], "one.html"),
+    ] {
+        succeeded(
+            sb.evalctl()
+                .args(["report", "--title", "t", "-o", html])
+                .args(files),
+        );
+    }
+    assert_eq!(
+        sb.read("shards.html").replace(
+            "shard-0.jsonl + shard-1.jsonl + shard-2.jsonl",
+            "joined.jsonl"
+        ),
+        sb.read("one.html")
+    );
+
     // One run's file alone: its own summary.
     let summarized = succeeded(sb.evalctl().args([
         "summarize",

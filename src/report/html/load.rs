@@ -19,7 +19,9 @@ use crate::report::{Gates, Selection, Summary, Tally, DEFAULT_SEED};
 use crate::runner::journal::{torn_line_problem, JournalReader, OneLineACall};
 
 /// Every result in `files`, in order, and the notes for the user (a last line a killed run cut
-/// short, left out); or every problem found in them.
+/// short, left out); or every problem found in them. Result lines are read run by run: the
+/// files whose first line names the same run (its shards) together, as `summarize` reads them,
+/// as one source named by all of them.
 pub fn load_results(
     files: &[Source],
     selection: &Selection,
@@ -27,6 +29,10 @@ pub fn load_results(
     let mut report = Report::default();
     let mut problems = Vec::new();
     let mut notes = Vec::new();
+    // What each file holds, in order: a run's results (the index of its files among `runs`),
+    // or an older evalctl's lines of a kind.
+    let mut sources: Vec<Result<usize, (&Source, SourceKind)>> = Vec::new();
+    let mut runs: Vec<(Option<String>, SourceKind, Vec<&Source>)> = Vec::new();
     for file in files {
         match first_record(file) {
             Err(problem) => problems.push(problem),
@@ -38,23 +44,43 @@ pub fn load_results(
                 None => problems.push(Problem::at_line(file.display(), line, NOT_A_RESULT)),
                 // Result lines, whichever command wrote them.
                 Some(kind) if fields.contains_key("candidate_id") => {
-                    match read_run(file, selection) {
-                        Ok(results) => {
-                            notes.extend(results.torn.clone());
-                            let summary = summarize(&file.display(), &results);
-                            report.add_run_results(
-                                file.display(),
-                                kind,
-                                &summary,
-                                &results.records,
-                            );
+                    let fingerprint = (fields.get("run"))
+                        .and_then(|run| run.get("fingerprint"))
+                        .and_then(Value::as_str)
+                        .map(str::to_string);
+                    let same_run = (runs.iter())
+                        .position(|(seen, _, _)| fingerprint.is_some() && *seen == fingerprint);
+                    match same_run {
+                        Some(index) => runs[index].2.push(file),
+                        None => {
+                            sources.push(Ok(runs.len()));
+                            runs.push((fingerprint, kind, vec![file]));
                         }
-                        Err(mut found) => problems.append(&mut found),
                     }
                 }
                 // An older evalctl's task lines and evaluation records, without them.
-                Some(kind) => read_other(file, kind, &mut report, &mut problems),
+                Some(kind) => sources.push(Err((file, kind))),
             },
+        }
+    }
+    for source in sources {
+        let (kind, run_files) = match source {
+            Ok(index) => (runs[index].1, &runs[index].2),
+            Err((file, kind)) => {
+                read_other(file, kind, &mut report, &mut problems);
+                continue;
+            }
+        };
+        match read_run(run_files, selection) {
+            Ok(results) => {
+                notes.extend(results.torn.iter().cloned());
+                let name = (run_files.iter().map(|file| file.display()))
+                    .collect::<Vec<_>>()
+                    .join(" + ");
+                let summary = summarize(&name, &results);
+                report.add_run_results(name, kind, &summary, &results.records);
+            }
+            Err(mut found) => problems.append(&mut found),
         }
     }
     if problems.is_empty() {
@@ -97,42 +123,51 @@ struct RunResults {
     /// The run they belong to and what of its plan is missing (unless an older evalctl wrote
     /// them).
     accounted: Option<Accounted>,
-    /// The note of a torn last line.
-    torn: Option<String>,
+    /// The notes of torn last lines.
+    torn: Vec<String>,
 }
 
-/// The lines of a run's results file that count, through the journal reader: for a key with
-/// several lines (a resumed run re-ran an errored call), the one [`OneLineACall`] keeps; of a file
-/// with several runs, the run `selection` names; and what of the run is missing (a missing
-/// shard is refused unless `selection` allows it, see [`Ledger`]); and the note of a last line a
-/// killed run cut short, left out.
-fn read_run(file: &Source, selection: &Selection) -> Result<RunResults, Vec<Problem>> {
-    let mut lines: Vec<CallRecord> = Vec::new();
+/// The lines of a run's results files (its `--output`, or its shards) that count, through the
+/// journal reader: for a key with several lines (a resumed run re-ran an errored call), the one
+/// [`OneLineACall`] keeps; of files with several runs, the run `selection` names; and what of
+/// the run is missing (a missing shard, or one given twice, is refused unless `selection`
+/// allows it, see [`Ledger`]); and the notes of last lines a killed run cut short, left out.
+fn read_run(files: &[&Source], selection: &Selection) -> Result<RunResults, Vec<Problem>> {
+    let mut lines: Vec<(usize, CallRecord)> = Vec::new();
     let mut problems = Vec::new();
-    let mut reader = JournalReader::open(file).map_err(|problem| vec![problem])?;
-    for line in reader.by_ref() {
-        match line {
-            Ok(line) => lines.push(line.record),
-            Err(problem) => problems.push(problem),
+    let mut torn = Vec::new();
+    for (index, file) in files.iter().enumerate() {
+        let mut reader = match JournalReader::open(file) {
+            Ok(reader) => reader,
+            Err(problem) => {
+                problems.push(problem);
+                continue;
+            }
+        };
+        for line in reader.by_ref() {
+            match line {
+                Ok(line) => lines.push((index, line.record)),
+                Err(problem) => problems.push(problem),
+            }
         }
+        torn.extend(reader.torn_line().map(|line| line.to_string()));
     }
     if !problems.is_empty() {
         return Err(problems);
     }
-    let mut ledger = Ledger::new(vec![file.display()]);
-    for record in &lines {
+    let mut ledger = Ledger::new(files.iter().map(|file| file.display()).collect());
+    for (index, record) in &lines {
         if let Some(run) = &record.run {
-            ledger.add(0, run, record);
+            ledger.add(*index, run, record);
         }
     }
     let chosen = ledger.chosen(selection)?;
     // The chosen run's lines, one a call, in the order of each call's first line.
     let mut one_a_call = OneLineACall::default();
-    for record in lines.into_iter().filter(|record| chosen.keeps(record)) {
+    for (_, record) in lines.into_iter().filter(|(_, record)| chosen.keeps(record)) {
         one_a_call.add(record);
     }
     let (records, superseded) = one_a_call.finish();
-    let torn = reader.torn_line().map(|line| line.to_string());
     let older_evalctl = (records.iter())
         .chain(&superseded)
         .all(|record| record.run.is_none());
