@@ -293,6 +293,41 @@ fn an_interrupted_run_fails_the_comparison_unless_allow_partial() {
 }
 
 #[test]
+fn a_candidate_with_no_call_in_both_runs_is_named_as_not_compared() {
+    // The new run was cut before its second candidate's calls: with --allow-partial, the gate
+    // judges the first, and says the second was not compared.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    let two = ["--candidate", "d"];
+    run_with(&sb, "1 1", "base.jsonl", &two);
+    run_with(&sb, "1 1", "full.jsonl", &two);
+    let first_candidate: String = (sb.lines("full.jsonl").iter())
+        .filter(|line| line.contains("\"candidate_id\":\"cand-1\""))
+        .map(|line| format!("{line}\n"))
+        .collect();
+    sb.write("new.jsonl", first_candidate);
+    let compare = |format: &str| {
+        sb.evalctl()
+            .args(["compare", "--format", format, "base.jsonl", "new.jsonl"])
+            .args(["--allow-partial", "--fail-on-regression", "0.5"])
+            .output()
+            .unwrap()
+    };
+    let text = compare("text");
+    assert_eq!(code(&text), 0, "{}", stderr_text(&text));
+    assert_eq!(
+        stdout_text(&text),
+        "cand-1 train: 1.0000 -> 1.0000, +0.0000 (95% CI +0.0000 to +0.0000); 2 pairs: 0 wins, \
+         2 ties, 0 losses\nunpaired calls: 2 in base, 0 in new\nexit 0: no candidate's train \
+         score dropped by more than --fail-on-regression 0.5 (1 of 2 candidates compared; not \
+         compared, with no call in both runs: cand-2)\n"
+    );
+    let json = json_stdout(&compare("json"));
+    assert_eq!(json["not_compared"], serde_json::json!(["cand-2"]));
+}
+
+#[test]
 fn examples_with_ids_pair_by_id_when_a_record_is_inserted() {
     // A record put in front of the dataset shifts every index: each example still pairs with
     // itself, by its id.

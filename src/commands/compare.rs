@@ -4,7 +4,7 @@
 //! alone, whatever their candidates), gate on `--fail-on-regression`, print the comparison (see
 //! [`crate::report::compare`]) and pick the exit code.
 
-use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use crate::error::{invalid, Problem};
 use crate::exit::{Exit, Verdict};
@@ -186,6 +186,8 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     let mut new_examples: HashMap<ExampleOf, (PairedAt, (Split, usize))> = HashMap::new();
     let mut base_examples: HashMap<ExampleOf, (PairedAt, (Split, usize))> = HashMap::new();
     let mut unpaired_new_calls = Vec::new();
+    // The candidates with a call in a pair, in either run.
+    let mut paired_candidates: HashSet<String> = HashSet::new();
     for (key, record) in new_calls {
         let partner = match base.get(key) {
             Some(partner) => partner,
@@ -200,7 +202,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         let slot = (record.split, record.example_index.unwrap_or(0));
         let (was, is) = (partner.candidate_label(), record.candidate_label());
         let label = if was == is {
-            is
+            is.clone()
         } else {
             format!("{was} → {is}")
         };
@@ -224,6 +226,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
             });
         entry.base.push(partner.score);
         entry.new.push(record.score);
+        paired_candidates.extend([was, is]);
     }
     let mut unpaired_new = 0;
     for record in unpaired_new_calls {
@@ -264,6 +267,16 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
             splits,
         });
     }
+    // The candidates of either run with no call in a pair: not compared, nor judged by the gate.
+    let mut not_compared: Vec<(usize, String)> = (base.values().chain(new.values()))
+        .map(|record| {
+            let index = record.candidate_index.unwrap_or(usize::MAX);
+            (index, record.candidate_label())
+        })
+        .filter(|(_, label)| !paired_candidates.contains(label))
+        .collect();
+    not_compared.sort_unstable();
+    not_compared.dedup();
     let regressed: Vec<String> = config
         .fail_on_regression
         .map(|limit| {
@@ -336,6 +349,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     let mut comparison = Comparison {
         score_split,
         candidates,
+        not_compared: not_compared.into_iter().map(|(_, label)| label).collect(),
         unpaired,
         fail_on_regression: config.fail_on_regression,
         regressed,

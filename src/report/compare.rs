@@ -35,6 +35,10 @@ pub struct Comparison {
     pub score_split: Split,
     /// Per candidate present in both runs, in the new run's order.
     pub candidates: Vec<CandidateComparison>,
+    /// The candidates of either run none of whose calls has a partner in the other (an
+    /// interrupted run, `--allow-partial`): neither compared nor judged by the gate.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_compared: Vec<String>,
     /// Calls of each run with no partner in the other.
     pub unpaired: Unpaired,
     /// `--fail-on-regression`, when given.
@@ -230,22 +234,36 @@ fn reason(comparison: &Comparison) -> String {
         }
         Some(limit) => format!(
             "no candidate's {split} dropped by more than --fail-on-regression {limit} ({} of {} \
-             candidates compared)",
+             candidates compared{})",
             scored.len(),
-            comparison.candidates.len()
+            comparison.candidates.len() + comparison.not_compared.len(),
+            not_compared(comparison)
         ),
         None => {
             let count =
                 |keep: fn(f64) -> bool| scored.iter().filter(|s| keep(s.difference)).count();
             format!(
                 "no --fail-on-regression gate: the {split} rose for {}, fell for {} and held for \
-                 {} of {} candidates",
+                 {} of {} candidates{}",
                 count(|d| below(0.0, d)),
                 count(|d| below(d, 0.0)),
                 count(|d| !below(d, 0.0) && !below(0.0, d)),
-                comparison.candidates.len()
+                comparison.candidates.len() + comparison.not_compared.len(),
+                not_compared(comparison)
             )
         }
+    }
+}
+
+/// `; not compared, with no call in both runs: cand-2`, naming the candidates of one run only,
+/// or nothing.
+fn not_compared(comparison: &Comparison) -> String {
+    match comparison.not_compared.as_slice() {
+        [] => String::new(),
+        ids => format!(
+            "; not compared, with no call in both runs: {}",
+            ids.join(", ")
+        ),
     }
 }
 
@@ -430,6 +448,7 @@ mod tests {
         let mut comparison = Comparison {
             score_split: Split::Single,
             candidates,
+            not_compared: Vec::new(),
             unpaired: Unpaired { base: 1, new: 0 },
             fail_on_regression: None,
             regressed: Vec::new(),
