@@ -325,6 +325,29 @@ fn a_candidate_with_no_call_in_both_runs_is_named_as_not_compared() {
     );
     let json = json_stdout(&compare("json"));
     assert_eq!(json["not_compared"], serde_json::json!(["cand-2"]));
+    // Its summary names the candidate it has no line of by its place, counting from 1.
+    let summary = sb
+        .evalctl()
+        .args([
+            "summarize",
+            "--format",
+            "json",
+            "--allow-partial",
+            "new.jsonl",
+        ])
+        .output()
+        .unwrap();
+    let ids: Vec<serde_json::Value> = (json_stdout(&summary)["candidates"].as_array().unwrap())
+        .iter()
+        .map(|candidate| candidate["id"].clone())
+        .collect();
+    assert_eq!(
+        ids,
+        [
+            serde_json::json!("cand-1"),
+            serde_json::json!("candidate 2 (no line read)")
+        ]
+    );
 }
 
 #[test]

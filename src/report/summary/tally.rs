@@ -123,9 +123,9 @@ impl Tally {
 
     /// The tally `summarize` makes of the lines of `run` read back from results files, with
     /// `records` added and what the `superseded` lines spent: a row per candidate of the run
-    /// (named as its lines name it, else `candidate #N`), pass@k over the `--repeat` the lines
-    /// show, gated by the lines' verdicts when their command is (`spec score`). Also the
-    /// candidates' names, in order.
+    /// (named as its lines name it, else `candidate N (no line read)`, N counting from 1 as
+    /// `cand-N` does), pass@k over the `--repeat` the lines show, gated by the lines' verdicts
+    /// when their command is (`spec score`). Also the candidates' names, in order.
     pub fn of_run<'a>(
         run: &RunInfo,
         records: impl Iterator<Item = &'a CallRecord> + Clone,
@@ -134,7 +134,7 @@ impl Tally {
         pass_score: Option<f64>,
     ) -> (Tally, Vec<String>) {
         let mut candidate_ids: Vec<String> = (0..run.candidates)
-            .map(|index| format!("candidate #{index}"))
+            .map(|index| format!("candidate {} (no line read)", index + 1))
             .collect();
         // Every line names its candidate: one that answers no call (an interrupted call's) too.
         for record in records.clone().chain(superseded) {
