@@ -528,7 +528,7 @@ fn compare_warns_when_most_calls_are_unpaired() {
         stdout_text(&out),
         "unpaired calls: 4 in base, 4 in new\n\
          exit 0: no --fail-on-regression gate: the train score rose for 0, fell for 0 and held \
-         for 0 of 0 candidates\n"
+         for 0 of 2 candidates; not compared, with no call in both runs: cot.txt, terse.txt\n"
     );
     assert_eq!(
         stderr_text(&out),
