@@ -160,6 +160,48 @@ fn merge_gates_and_reports_like_run() {
 }
 
 #[test]
+fn a_merge_names_the_shard_whose_calls_are_absent() {
+    // Shard 1/3 was interrupted: its file lacks its last two calls. The merge says which shard
+    // (and file) to resume.
+    let sb = sandbox();
+    for shard in 0..SHARDS {
+        sb.evalctl()
+            .args(RUN)
+            .args(["--shard", &format!("{shard}/{SHARDS}")])
+            .args(["--output", &format!("shard-{shard}.jsonl")])
+            .output()
+            .unwrap();
+    }
+    let lines = sb.lines("shard-1.jsonl");
+    let kept: String = (lines[..lines.len() - 2].iter())
+        .map(|line| format!("{line}\n"))
+        .collect();
+    sb.write("shard-1.jsonl", &kept);
+    let out = sb
+        .evalctl()
+        .args(["merge", "--format", "json", "--max-errors", "10"])
+        .args(["shard-0.jsonl", "shard-1.jsonl", "shard-2.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    let summary = json_stdout(&out);
+    assert_eq!(
+        summary["partial"]["incomplete_shards"],
+        json!(["1/3 (shard-1.jsonl)"])
+    );
+    assert_eq!(
+        summary["partial"]["description"],
+        "2 of 60 calls absent, from shard 1/3 (shard-1.jsonl)"
+    );
+    assert_eq!(
+        summary["exit_reason"],
+        "2 of 60 calls absent, from shard 1/3 (shard-1.jsonl): the run did not finish (run \
+         --resume completes it; --allow-partial summarizes what is there); 4 of 58 calls failed, \
+         within --max-errors 10"
+    );
+}
+
+#[test]
 fn bad_shards_and_foreign_lines_are_bad_input() {
     let sb = sandbox();
     let out = sb

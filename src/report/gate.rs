@@ -132,9 +132,12 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
     }
     if let (Some(gate), Some(partial)) = (&report.complete, &summary.partial) {
         parts.push(format!(
-            "{} of {} calls absent: the run did not finish ({}; --allow-partial summarizes what \
-             is there)",
-            gate.missing_calls, gate.plan_calls, partial.completed_by
+            "{} of {} calls absent{}: the run did not finish ({}; --allow-partial summarizes \
+             what is there)",
+            gate.missing_calls,
+            gate.plan_calls,
+            partial.absent_from(),
+            partial.completed_by
         ));
     }
     let errors = &report.errors;

@@ -6,7 +6,7 @@
 //! splits meet; `--allow-partial` summarizes what is there instead, marked partial. Lines of an
 //! older evalctl carry none of this: they are read as one unsharded run, and a note says so.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use serde::Serialize;
 
@@ -40,7 +40,12 @@ pub struct Partial {
     pub plan_calls: usize,
     /// The shards with no line (`K/N`).
     pub missing_shards: Vec<String>,
-    /// The same in words: `shard 2/3 missing: 49 of 150 calls absent`.
+    /// The shards of a sharded run that have lines but lack some of their calls (an interrupted
+    /// shard), each with its files: `1/3 (shard-1.jsonl)`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub incomplete_shards: Vec<String>,
+    /// The same in words: `shard 2/3 missing: 49 of 150 calls absent`, or `28 of 60 calls
+    /// absent, from shard 1/3 (shard-1.jsonl)`.
     pub description: String,
     /// What completes the run: `run --resume completes it`.
     #[serde(skip)]
@@ -69,9 +74,19 @@ impl Partial {
             missing_calls,
             plan_calls,
             missing_shards,
+            incomplete_shards: Vec::new(),
             description,
             completed_by,
         })
+    }
+
+    /// `, from shard 1/3 (shard-1.jsonl)`: the shards whose calls are absent, or nothing.
+    pub fn absent_from(&self) -> String {
+        match self.incomplete_shards.as_slice() {
+            [] => String::new(),
+            [one] => format!(", from shard {one}"),
+            several => format!(", from shards {}", several.join(", ")),
+        }
     }
 
     /// What a `run` shard `index` of `count` lacks of its run's `plan_calls`, `shard_calls`
@@ -163,10 +178,21 @@ struct RunSeen {
     lines: usize,
     /// File index → lines of this run in it.
     files: BTreeMap<usize, usize>,
-    /// `K/N` → (file indices, calls of the shard).
-    shards: BTreeMap<String, (BTreeSet<usize>, usize)>,
+    /// `K/N` → the shard's lines.
+    shards: BTreeMap<String, ShardSeen>,
     /// Candidate id → its text digests.
     candidates: BTreeMap<String, BTreeSet<String>>,
+}
+
+/// One shard's lines, as read.
+#[derive(Debug)]
+struct ShardSeen {
+    /// The files it has lines in (indices).
+    files: BTreeSet<usize>,
+    /// The calls of its plan.
+    calls: usize,
+    /// The calls it has lines of (their keys).
+    keys: HashSet<String>,
 }
 
 /// The runs of the lines read so far.
@@ -210,11 +236,13 @@ impl Ledger {
         seen.lines += 1;
         *seen.files.entry(file).or_default() += 1;
         if let Some(identity) = &run.identity {
-            let shard = seen
-                .shards
-                .entry(identity.shard.clone())
-                .or_insert_with(|| (BTreeSet::new(), identity.shard_calls));
-            shard.0.insert(file);
+            let shard = (seen.shards.entry(identity.shard.clone())).or_insert_with(|| ShardSeen {
+                files: BTreeSet::new(),
+                calls: identity.shard_calls,
+                keys: HashSet::new(),
+            });
+            shard.files.insert(file);
+            shard.keys.insert(record.call_key());
         }
         if let Some(digest) = &record.candidate_digest {
             seen.candidates
@@ -371,15 +399,17 @@ impl Ledger {
             });
         };
         let mut problems = Vec::new();
-        for (shard, (in_files, _)) in &run.shards {
-            if in_files.len() > 1 {
-                let names: Vec<&str> = in_files.iter().map(|&i| self.files[i].as_str()).collect();
+        for (shard, seen) in &run.shards {
+            if seen.files.len() > 1 {
+                let names: Vec<&str> = (seen.files.iter())
+                    .map(|&i| self.files[i].as_str())
+                    .collect();
                 problems.push(Problem::new(
                     names.join(", "),
                     format!(
                         "shard {shard} of run {} is in {} files: pass each shard's file once",
                         identity.fingerprint,
-                        in_files.len()
+                        seen.files.len()
                     ),
                 ));
             }
@@ -393,9 +423,10 @@ impl Ledger {
             let found: Vec<String> = run
                 .shards
                 .iter()
-                .map(|(shard, (in_files, _))| {
-                    let names: Vec<&str> =
-                        in_files.iter().map(|&i| self.files[i].as_str()).collect();
+                .map(|(shard, seen)| {
+                    let names: Vec<&str> = (seen.files.iter())
+                        .map(|&i| self.files[i].as_str())
+                        .collect();
                     format!("{shard} in {}", names.join(", "))
                 })
                 .collect();
@@ -418,12 +449,26 @@ impl Ledger {
             .collect();
         let plan_calls = identity.plan_calls;
         let missing_calls = plan_calls.saturating_sub(present);
-        let partial = Partial::new(
+        let mut partial = Partial::new(
             missing_calls,
             plan_calls,
             missing_shards,
             run.info.completed_by(),
         );
+        // The shards of a sharded run whose calls are absent: the ones to resume.
+        if let Some(partial) = partial.as_mut().filter(|_| count > 1) {
+            partial.incomplete_shards = (run.shards.iter())
+                .filter(|(_, seen)| seen.keys.len() < seen.calls)
+                .map(|(shard, seen)| {
+                    let names: Vec<&str> = (seen.files.iter())
+                        .map(|&i| self.files[i].as_str())
+                        .collect();
+                    format!("{shard} ({})", names.join(", "))
+                })
+                .collect();
+            let absent_from = partial.absent_from();
+            partial.description.push_str(&absent_from);
+        }
         if let Some(partial) = partial
             .as_ref()
             .filter(|partial| !partial.missing_shards.is_empty() && !allow_partial)
