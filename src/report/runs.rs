@@ -401,11 +401,8 @@ impl Ledger {
         let mut problems = Vec::new();
         for (shard, seen) in &run.shards {
             if seen.files.len() > 1 {
-                let names: Vec<&str> = (seen.files.iter())
-                    .map(|&i| self.files[i].as_str())
-                    .collect();
                 problems.push(Problem::new(
-                    names.join(", "),
+                    self.names_of(&seen.files),
                     format!(
                         "shard {shard} of run {} is in {} files: pass each shard's file once",
                         identity.fingerprint,
@@ -423,12 +420,7 @@ impl Ledger {
             let found: Vec<String> = run
                 .shards
                 .iter()
-                .map(|(shard, seen)| {
-                    let names: Vec<&str> = (seen.files.iter())
-                        .map(|&i| self.files[i].as_str())
-                        .collect();
-                    format!("{shard} in {}", names.join(", "))
-                })
+                .map(|(shard, seen)| format!("{shard} in {}", self.names_of(&seen.files)))
                 .collect();
             problems.push(Problem::new(
                 files.clone(),
@@ -459,12 +451,7 @@ impl Ledger {
         if let Some(partial) = partial.as_mut().filter(|_| count > 1) {
             partial.incomplete_shards = (run.shards.iter())
                 .filter(|(_, seen)| seen.keys.len() < seen.calls)
-                .map(|(shard, seen)| {
-                    let names: Vec<&str> = (seen.files.iter())
-                        .map(|&i| self.files[i].as_str())
-                        .collect();
-                    format!("{shard} ({})", names.join(", "))
-                })
+                .map(|(shard, seen)| format!("{shard} ({})", self.names_of(&seen.files)))
                 .collect();
             let absent_from = partial.absent_from();
             partial.description.push_str(&absent_from);
@@ -492,8 +479,12 @@ impl Ledger {
 
     /// The files `run` has lines in, joined.
     fn file_names(&self, run: &RunSeen) -> String {
-        run.files
-            .keys()
+        self.names_of(run.files.keys())
+    }
+
+    /// The names of the files of `indices`, joined.
+    fn names_of<'a>(&self, indices: impl IntoIterator<Item = &'a usize>) -> String {
+        (indices.into_iter())
             .map(|&index| self.files[index].as_str())
             .collect::<Vec<_>>()
             .join(", ")
