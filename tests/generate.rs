@@ -281,8 +281,8 @@ fn a_command_evaluator_gets_the_prompt_and_the_answer_in_the_payload() {
 }
 
 /// A loopback OpenAI-compatible server: the model `small` answers with the capital alone,
-/// `large` in a sentence, `judge` as an LLM judge, `{"score": 1}`, `prude` refuses and `cut`
-/// ends with half a surrogate pair; usage in every reply (12 prompt and 3 completion tokens) but
+/// `large` in a sentence, `judge` as an LLM judge, `{"score": 1}`, `prude` refuses, `void`
+/// answers with null content (and no tool call) and `cut` ends with half a surrogate pair; usage in every reply (12 prompt and 3 completion tokens) but
 /// `mute`'s; 401 without the key.
 pub(crate) fn fake_openai() -> Server {
     Server::start(|request, _| {
@@ -321,6 +321,9 @@ pub(crate) fn fake_openai() -> Server {
         let choice = if body["model"] == "prude" {
             json!({"index": 0, "message": {"role": "assistant", "content": null,
                    "refusal": "I can't help with that."}, "finish_reason": "stop"})
+        } else if body["model"] == "void" {
+            json!({"index": 0, "message": {"role": "assistant", "content": null},
+                   "finish_reason": "stop"})
         } else if request.path == "/v1/chat/completions" {
             json!({"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"})
         } else {
@@ -706,6 +709,21 @@ fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() 
     let line = &sb.jsonl("results.jsonl")[0];
     assert_eq!(line.get("output"), None);
     // The refusal spent its tokens all the same.
+    assert_eq!(line["generation"]["usage"]["total_tokens"], json!(15));
+}
+
+#[test]
+fn a_task_model_reply_without_content_is_a_failed_call_not_an_empty_answer_to_score() {
+    let (sb, output) = one_answer_from("acme/void", "text");
+    assert_eq!(code(&output), 1);
+    assert_eq!(
+        stderr_text(&output),
+        "failed: terse.txt with acme/void train fr (line 1): invalid_output: task model \
+         acme/void: the reply's choices[0].message.content is null: no answer (finish_reason \
+         stop)\nexit 1: 1 of 1 calls failed\n"
+    );
+    let line = &sb.jsonl("results.jsonl")[0];
+    assert_eq!(line.get("output"), None);
     assert_eq!(line["generation"]["usage"]["total_tokens"], json!(15));
 }
 

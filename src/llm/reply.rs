@@ -230,7 +230,17 @@ fn completion_text(reply: &Value, api: Api) -> Result<String, CallError> {
         Some(Value::String(text)) => text.clone(),
         Some(Value::Null) if filtered => return Err(invalid(CONTENT_FILTERED.into())),
         // A reply that calls a tool instead carries no text.
-        Some(Value::Null) => String::new(),
+        Some(Value::Null) if calls_a_tool(reply) => String::new(),
+        // Anything else with no text is no answer (not an empty one to score).
+        Some(Value::Null) => {
+            let finish = (reply
+                .pointer("/choices/0/finish_reason")
+                .and_then(Value::as_str))
+            .map_or(String::new(), |reason| format!(" (finish_reason {reason})"));
+            return Err(invalid(format!(
+                "the reply's {field} is null: no answer{finish}"
+            )));
+        }
         Some(other) => {
             return Err(invalid(format!(
                 "{field}: {}",
@@ -240,6 +250,22 @@ fn completion_text(reply: &Value, api: Api) -> Result<String, CallError> {
         None => return Err(invalid(format!("the reply has no {field}"))),
     };
     Ok(text)
+}
+
+/// Whether a chat reply calls a tool (or a function) instead of answering in text.
+fn calls_a_tool(reply: &Value) -> bool {
+    let message = reply.pointer("/choices/0/message");
+    let finish = reply
+        .pointer("/choices/0/finish_reason")
+        .and_then(Value::as_str);
+    message.is_some_and(|message| {
+        message
+            .get("tool_calls")
+            .is_some_and(|calls| !calls.is_null())
+            || message
+                .get("function_call")
+                .is_some_and(|call| !call.is_null())
+    }) || matches!(finish, Some("tool_calls" | "function_call"))
 }
 
 /// The two vectors of an embeddings reply (`data[i].embedding`, by `index` when given).
@@ -361,6 +387,25 @@ mod tests {
                 .unwrap()
                 .text,
             ""
+        );
+        // Null content without a tool call is no answer, whatever the reason it ended.
+        let empty = json!({"choices": [{"message": {"content": null}, "finish_reason": "stop"}]});
+        assert_eq!(
+            message(empty),
+            (
+                ErrorKind::InvalidOutput,
+                "the reply's choices[0].message.content is null: no answer (finish_reason stop)"
+                    .into()
+            )
+        );
+        let cut = json!({"choices": [{"message": {"content": null}, "finish_reason": "length"}]});
+        assert_eq!(
+            message(cut),
+            (
+                ErrorKind::InvalidOutput,
+                "the reply's choices[0].message.content is null: no answer (finish_reason length)"
+                    .into()
+            )
         );
     }
 
