@@ -347,9 +347,9 @@ fn a_wait_past_the_calls_budget_is_not_made_and_the_failure_says_why() {
     assert_eq!(
         json_stdout(&output)["generation"]["failed"][0]["error"]["message"],
         format!(
-            "HTTP 429 Too Many Requests: {TOO_MANY} (the API asks the call to wait 60s, past \
-             what it may wait in all: 10s (10 times its time limit, --timeout), of which 0s are \
-             spent)"
+            "HTTP 429 Too Many Requests: {TOO_MANY} (the API asks the call to wait at least \
+             60s, past what it may wait in all: 10s (10 times its time limit, --timeout), of \
+             which 0s are spent)"
         )
     );
     let completions = server

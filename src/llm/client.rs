@@ -20,7 +20,9 @@ use crate::error::bad_flag;
 use crate::protocol::{Attempt, CallWaits, ErrorKind, Retry};
 use crate::secrets::Secrets;
 use crate::text::seconds;
-use crate::transport::{build_client, exchange_json, transport_error, url_secrets};
+use crate::transport::{
+    build_client, exchange_json, transport_error, url_secrets, MAX_RETRY_AFTER_SECS,
+};
 
 /// The most 429s one call waits out before the next counts as a failed attempt.
 pub const MAX_WAITS: u32 = 20;
@@ -207,8 +209,14 @@ fn not_waited(mut failed: Attempt, wait: Duration, waits: &CallWaits, budget: Du
             format!("after the {MAX_WAITS} waits a call makes, it waits no more")
         } else {
             failed.retry = Retry::Never;
+            // A wait is read capped at the longest one made: the API may have asked for more.
+            let at_least = if wait >= Duration::from_secs(MAX_RETRY_AFTER_SECS) {
+                "at least "
+            } else {
+                ""
+            };
             format!(
-                "the API asks the call to wait {}, past what it may wait in all: {} \
+                "the API asks the call to wait {at_least}{}, past what it may wait in all: {} \
                  ({WAIT_FACTOR} times its time limit, --timeout), of which {} are spent",
                 seconds(wait),
                 seconds(budget),
