@@ -103,6 +103,37 @@ impl<T: Send + 'static> InFlight<T> {
         }
     }
 
+    /// After a first interruption (Ctrl-C): hand each call in flight that finishes within `grace`
+    /// to `on_finished`, and stop the others once `grace` has passed or `again` has resolved (a
+    /// second interruption), handing on those that had finished as they were stopped. How many
+    /// calls were stopped, and whether `again` stopped them (else the grace ended, or none was
+    /// left to stop).
+    pub async fn finish_within(
+        &mut self,
+        grace: std::time::Duration,
+        again: impl Future,
+        mut on_finished: impl FnMut(T),
+    ) -> (usize, bool) {
+        let grace_ends = tokio::time::sleep(grace);
+        tokio::pin!(grace_ends, again);
+        let by_again = loop {
+            if self.is_empty() {
+                return (0, false);
+            }
+            tokio::select! {
+                biased;
+                _ = &mut again => break true,
+                () = &mut grace_ends => break false,
+                Some(finished) = self.next() => on_finished(finished),
+            }
+        };
+        let running = self.len();
+        let finished = self.stop().await;
+        let stopped = running - finished.len();
+        finished.into_iter().for_each(on_finished);
+        (stopped, by_again)
+    }
+
     /// Abort every call in flight and wait until they have ended; the results of the calls that
     /// had finished already, not yet taken, are returned rather than lost.
     pub async fn stop(&mut self) -> Vec<T> {

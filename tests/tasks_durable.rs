@@ -376,6 +376,63 @@ fn a_journal_is_not_appended_to_without_resume() {
 }
 
 #[test]
+fn a_ctrl_c_lets_the_completion_in_flight_finish_and_saves_it() {
+    // t3's model call holds until `release` exists; Ctrl-C comes while it holds. As in `run`,
+    // the completion in flight gets its grace: it is answered, saved and scored, and no other
+    // task is started.
+    let sb = suite();
+    sb.write(
+        "model.sh",
+        "task=$(sed -n 's/^{\"task_id\":\"\\([^\"]*\\)\".*/\\1/p')\n\
+         echo \"$task\" >> calls.log\n\
+         if [ \"$task\" = t3 ]; then touch holding; i=0; \
+         until [ -e release ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done; fi\n\
+         printf '%s' \"$task\"\n",
+    );
+    let mut child = crate::common::evalctl_process()
+        .current_dir(sb.path())
+        .args([
+            "tasks",
+            "run",
+            "tasks.jsonl",
+            "--no-config",
+            "--format",
+            "json",
+        ])
+        .args(["--model-command", "sh model.sh", "-j", "1"])
+        .args(["--save-outputs", "saved.jsonl"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start evalctl");
+    assert!(
+        crate::common::wait_until(std::time::Duration::from_secs(60), || sb.exists("holding")),
+        "t3 was never called"
+    );
+    unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) };
+    // Released once evalctl says it waits for the call in flight.
+    let stderr = child.stderr.take().unwrap();
+    let mut lines = std::io::BufRead::lines(std::io::BufReader::new(stderr));
+    let waiting = lines.next().expect("a line on stderr").unwrap();
+    assert_eq!(
+        waiting,
+        "interrupted: no new calls; waiting up to 5s for the 1 in flight (Ctrl-C again stops \
+         them now)"
+    );
+    sb.write("release", "");
+    let rest: Vec<String> = lines.map(Result::unwrap).collect();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 130, "{rest:?}");
+    let saved: Vec<Value> = (sb.jsonl("saved.jsonl").iter())
+        .map(|line| line["task_id"].clone())
+        .collect();
+    assert_eq!(saved, [json!("t1"), json!("t2"), json!("t3")]);
+    assert_eq!(sb.read("calls.log"), "t1\nt2\nt3\n", "t4 was not started");
+    assert_eq!(json_stdout(&out)["overall"]["scored"], 3);
+}
+
+#[test]
 fn an_interrupted_run_scores_what_was_generated_and_its_resume_writes_one_whole_scoring() {
     let sb = Sandbox::new();
     let code_task = r#"{"task_id": "c1", "category": "code_exec", "prompt": "Write add(a, b).", "targets": ["assert add(1, 2) == 3"], "metric_name": "code_exec", "post_process": "none"}"#;

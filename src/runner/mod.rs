@@ -135,12 +135,11 @@ pub async fn execute(
     let mut in_flight = InFlight::new(concurrency);
     let mut interrupted = false;
     let mut on_stopping = Some(on_stopping);
-    let mut grace_ends: Option<tokio::time::Instant> = None;
     let mut stopped = None;
     let signal = interruption_of_kind();
     tokio::pin!(signal);
     loop {
-        while grace_ends.is_none() && in_flight.has_room() {
+        while in_flight.has_room() {
             let running = in_flight.len();
             let Some(call) = pending.next_if(|_| may_dispatch(running)) else {
                 break;
@@ -150,43 +149,33 @@ pub async fn execute(
         if in_flight.is_empty() {
             break;
         }
-        let grace = async {
-            match grace_ends {
-                Some(deadline) => tokio::time::sleep_until(deadline).await,
-                None => std::future::pending().await,
-            }
-        };
         tokio::select! {
             biased;
             kind = &mut signal => {
                 interrupted = true;
-                match (kind, on_stopping.take()) {
+                let (calls, cause) = match (kind, on_stopping.take()) {
                     (Interruption::CtrlC, Some(tell)) => {
                         tell(in_flight.len());
-                        grace_ends = Some(tokio::time::Instant::now() + GRACE);
-                        signal.set(interruption_of_kind());
+                        let (calls, again) = in_flight
+                            .finish_within(GRACE, interruption_of_kind(), &mut on_finished)
+                            .await;
+                        let cause = match again {
+                            true => StopCause::Signal { again: true },
+                            false => StopCause::GraceEnded,
+                        };
+                        (calls, cause)
                     }
                     _ => {
-                        let again = grace_ends.is_some();
-                        let (calls, answered) =
-                            stop_calls(&mut in_flight, &context, &mut on_finished).await;
-                        // Calls that all finished as they were stopped stopped none.
-                        stopped = (calls > 0).then_some(Stopped {
-                            calls,
-                            cause: StopCause::Signal { again },
-                            answered,
-                        });
-                        break;
+                        let running = in_flight.len();
+                        let finished = in_flight.stop().await;
+                        let calls = running - finished.len();
+                        finished.into_iter().for_each(&mut on_finished);
+                        (calls, StopCause::Signal { again: false })
                     }
-                }
-            }
-            _ = grace => {
-                let (calls, answered) = stop_calls(&mut in_flight, &context, &mut on_finished).await;
-                stopped = (calls > 0).then_some(Stopped {
-                    calls,
-                    cause: StopCause::GraceEnded,
-                    answered,
-                });
+                };
+                let answered = hand_on_unscored(&context, &mut on_finished);
+                // Calls that all finished as they were stopped stopped none.
+                stopped = (calls > 0).then_some(Stopped { calls, cause, answered });
                 break;
             }
             Some(record) = in_flight.next() => on_finished(record),
@@ -199,25 +188,16 @@ pub async fn execute(
     }
 }
 
-/// Stop the calls in flight, handing to `on_finished` the records of those that had finished
-/// already and the `interrupted` lines of those stopped after their task model answered: how
-/// many calls were stopped, and how many of them had an answer.
-async fn stop_calls(
-    in_flight: &mut InFlight<CallRecord>,
-    context: &RunContext,
-    on_finished: &mut impl FnMut(CallRecord),
-) -> (usize, usize) {
-    let running = in_flight.len();
-    let finished = in_flight.stop().await;
-    let stopped = running - finished.len();
-    finished.into_iter().for_each(&mut *on_finished);
+/// Hand to `on_finished` the `interrupted` lines of the calls stopped after their task model
+/// answered: how many there were.
+fn hand_on_unscored(context: &RunContext, on_finished: &mut impl FnMut(CallRecord)) -> usize {
     // A call that panicked is a bug the runner reports itself; the lines kept are still good.
     let mut kept = (context.unscored.lock()).unwrap_or_else(std::sync::PoisonError::into_inner);
     let lines = std::mem::take(&mut *kept);
     drop(kept);
     let answered = lines.len();
     lines.into_iter().for_each(on_finished);
-    (stopped, answered)
+    answered
 }
 
 /// A call's `interrupted` line, kept while its evaluator scores the task model's answer: should

@@ -222,13 +222,18 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         keyed_files,
         cache,
     });
-    let generated =
-        crate::runner::block_on(generate(Arc::clone(&work), resumed, config, |output| {
-            match &mut saved {
-                Some(results) => results.append(output),
-                None => Ok(()),
-            }
-        }))?;
+    let on_stopping =
+        |in_flight| crate::report::print_stopping(in_flight, crate::runner::GRACE, reporter);
+    let generated = crate::runner::block_on(generate(
+        Arc::clone(&work),
+        resumed,
+        config,
+        |output| match &mut saved {
+            Some(results) => results.append(output),
+            None => Ok(()),
+        },
+        on_stopping,
+    ))?;
     let Generated {
         outputs,
         failed,

@@ -15,11 +15,12 @@ use serde::Serialize;
 
 use super::model::{Model, ModelSpec, Prompt, Sampling};
 use crate::in_flight::InFlight;
-use crate::interrupt::interruption;
+use crate::interrupt::{interruption_of_kind, Interruption};
 use crate::llm::reply::Unanswered;
 use crate::llm::{Completion, Usage};
 use crate::protocol::CallError;
 use crate::runner::key::KeyedFiles;
+use crate::runner::GRACE;
 use crate::store::{Cache, CallKey};
 use crate::tasks::score::ModelOutput;
 use crate::tasks::spec::Task;
@@ -139,13 +140,16 @@ struct Finished {
 }
 
 /// Generate the completion of every task `resumed` does not hold, at most `-j` at once, each from
-/// the cache when it has it; `save` gets each new output as it arrives. An interruption aborts
-/// the completions in flight (killing model commands).
+/// the cache when it has it; `save` gets each new output as it arrives. Ctrl-C stops starting
+/// completions and gives those in flight [`GRACE`] to finish (`on_stopping` is told how many
+/// there are), as `run` does; a second Ctrl-C, SIGTERM, SIGHUP or the end of the grace aborts
+/// them (killing model commands).
 pub async fn generate(
     work: Arc<Work>,
     resumed: Vec<SavedCompletion>,
     config: &RunTasksConfig,
     mut save: impl FnMut(&OutputLine<'_>) -> anyhow::Result<()>,
+    on_stopping: impl FnOnce(usize),
 ) -> Generated {
     let started = Instant::now();
     let sampling = Arc::new(config.sampling.clone());
@@ -178,8 +182,9 @@ pub async fn generate(
             async move { complete(&work, index, &sampling, retries).await }
         });
     let mut in_flight = InFlight::new(config.concurrency);
-    let interrupted_by_signal = interruption();
-    tokio::pin!(interrupted_by_signal);
+    let mut on_stopping = Some(on_stopping);
+    let signal = interruption_of_kind();
+    tokio::pin!(signal);
     loop {
         in_flight.fill(&mut pending);
         if in_flight.is_empty() {
@@ -187,10 +192,17 @@ pub async fn generate(
         }
         tokio::select! {
             biased;
-            _ = &mut interrupted_by_signal => {
+            kind = &mut signal => {
                 generated.interrupted = true;
-                for finished in in_flight.stop().await {
-                    record(&mut generated, &work, finished, &mut save);
+                let on_finished = |finished| record(&mut generated, &work, finished, &mut save);
+                match (kind, on_stopping.take()) {
+                    (Interruption::CtrlC, Some(tell)) => {
+                        tell(in_flight.len());
+                        in_flight
+                            .finish_within(GRACE, interruption_of_kind(), on_finished)
+                            .await;
+                    }
+                    _ => in_flight.stop().await.into_iter().for_each(on_finished),
                 }
                 break;
             }
