@@ -462,6 +462,35 @@ fn resume_and_the_cache_generate_nothing_twice() {
         stderr_text(&resumed),
         "resuming results.jsonl: 3 of 3 calls already done, 0 to make\n"
     );
+    // Another temperature is another run: its resume says the task models differ.
+    let changed = generate(&sb)
+        .args(["--task-model-command", "sh model.sh", "--skip-preflight"])
+        .args([
+            "--task-temperature",
+            "0.7",
+            "--output",
+            "results.jsonl",
+            "--resume",
+        ])
+        .arg("terse.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&changed), 2);
+    let lines = sb.jsonl("results.jsonl");
+    let before = lines[0]["run"]["fingerprint"].as_str().unwrap();
+    let stderr = stderr_text(&changed);
+    let now = (stderr.split("this one is run ").nth(1))
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_default();
+    assert_eq!(
+        stderr,
+        format!(
+            "error: results.jsonl: holds 3 lines not of this run (run {before}: its evaluator or \
+             task models differ; this one is run {now}): name another --output file, or pass \
+             --append-run to add this run beside them (summarize, merge and report then take one \
+             run at a time: --run ID)\n"
+        )
+    );
     // With --cache, the second run's answers come from the cache: the model is not called.
     run(&["--cache", "--cache-dir", "cache"]);
     assert_eq!(sb.lines("requests.log").len(), 6);

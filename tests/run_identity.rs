@@ -1094,8 +1094,8 @@ fn a_resume_after_the_evaluator_changed_is_refused_naming_what_differs() {
     let stderr = stderr_text(&out);
     assert!(
         stderr.starts_with(&format!(
-            "error: r.jsonl: holds 20 lines not of this run (run {id}: its evaluator differs; \
-             this one is run "
+            "error: r.jsonl: holds 20 lines not of this run (run {id}: its evaluator or task \
+             models differ; this one is run "
         )),
         "{stderr}"
     );

@@ -539,7 +539,7 @@ fn difference(a: &RunSeen, b: &RunSeen) -> String {
     match (&a.info.identity, &b.info.identity) {
         (Some(x), Some(y)) => {
             if x.evaluator_digest != y.evaluator_digest {
-                found.push("the evaluator differs".to_string());
+                found.push("the evaluator or task models differ".to_string());
             }
             if x.inputs_digest != y.inputs_digest {
                 found.push("the inputs differ".to_string());

@@ -246,7 +246,7 @@ pub fn check_output(
                 |identity| {
                     let mut differs = Vec::new();
                     if identity.evaluator_digest != digests.evaluator {
-                        differs.push("its evaluator differs");
+                        differs.push("its evaluator or task models differ");
                     }
                     if identity.inputs_digest != digests.inputs {
                         differs.push("its inputs differ");
