@@ -68,6 +68,42 @@ pub const REDACTED: &str = "[redacted]";
 /// [`Secrets::redact_bytes`]): real keys are far longer.
 const MIN_REPLY_SECRET: usize = 8;
 
+/// The fewest characters of a secret's start or end that [`Secrets::redact`] redacts where a
+/// text shows them without the rest (a server that echoes a key masked, `sk-CANARY-b8-7f****`).
+/// Shorter pieces, such as a provider's prefix shared by every key (`sk-proj-`) or the last four
+/// characters servers show on purpose, say little of a key; secrets shorter than twice this are
+/// only redacted whole.
+const MIN_SECRET_PIECE: usize = 12;
+
+/// `text` with every start or end of `secret` of at least [`MIN_SECRET_PIECE`] characters that
+/// it shows replaced by [`REDACTED`], the longest first.
+fn redact_pieces(mut text: String, secret: &str) -> String {
+    let chars = secret.chars().count();
+    if chars < 2 * MIN_SECRET_PIECE {
+        return text;
+    }
+    let bounds: Vec<usize> = (secret.char_indices().map(|(at, _)| at))
+        .chain([secret.len()])
+        .collect();
+    // Each piece contains the shortest one: when that is absent, so are the longer ones.
+    let (first, last) = (bounds[MIN_SECRET_PIECE], bounds[chars - MIN_SECRET_PIECE]);
+    if text.contains(&secret[..first]) {
+        for &end in bounds[MIN_SECRET_PIECE..chars].iter().rev() {
+            if text.contains(&secret[..end]) {
+                text = text.replace(&secret[..end], REDACTED);
+            }
+        }
+    }
+    if text.contains(&secret[last..]) {
+        for &start in &bounds[1..=chars - MIN_SECRET_PIECE] {
+            if text.contains(&secret[start..]) {
+                text = text.replace(&secret[start..], REDACTED);
+            }
+        }
+    }
+    text
+}
+
 /// Every string of `value`, member names included.
 fn json_strings(value: &Value) -> Box<dyn Iterator<Item = &str> + '_> {
     match value {
@@ -192,10 +228,11 @@ impl Secrets {
         self.0.is_empty()
     }
 
-    /// `text` with every secret replaced by [`REDACTED`].
+    /// `text` with every secret replaced by [`REDACTED`], and every piece of at least
+    /// [`MIN_SECRET_PIECE`] characters of a secret's start or end (the longest first).
     pub fn redact(&self, text: &str) -> String {
         self.0.iter().fold(text.to_string(), |text, secret| {
-            text.replace(secret.as_str(), REDACTED)
+            redact_pieces(text.replace(secret.as_str(), REDACTED), secret)
         })
     }
 
@@ -333,6 +370,28 @@ mod tests {
         assert_eq!(
             Secrets::new(Secrets::sent_values(["Bearer ab"])).redact("ab Bearer ab"),
             "ab [redacted]"
+        );
+    }
+
+    #[test]
+    fn a_long_secret_shown_in_part_is_redacted_and_a_short_piece_is_not() {
+        let secrets = Secrets::new(["sk-CANARY-b8-7f3a9d-0123456789".to_string()]);
+        // A server that echoes the key masked shows its start, or its end.
+        assert_eq!(
+            secrets.redact("Incorrect API key provided: sk-CANARY-b8-7f****"),
+            "Incorrect API key provided: [redacted]****"
+        );
+        assert_eq!(
+            secrets.redact("key ****7f3a9d-0123456789 refused"),
+            "key ****[redacted] refused"
+        );
+        // Fewer characters of it (a provider's prefix, the last four) are not redacted.
+        assert_eq!(secrets.redact("sk-CANARY-b …6789"), "sk-CANARY-b …6789");
+        // A short secret is only redacted whole.
+        let short = Secrets::new(["tok-1234567890".to_string()]);
+        assert_eq!(
+            short.redact("tok-12345678 tok-1234567890"),
+            "tok-12345678 [redacted]"
         );
     }
 

@@ -381,6 +381,23 @@ exit 1: 2 of 2 calls failed
 }
 
 #[test]
+fn a_key_the_api_echoes_masked_is_redacted_too() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["--retries", "0", "--candidate", "scenario:masked401"]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 1);
+    assert_eq!(
+        record(&result, "cand-1")["error"]["message"],
+        "HTTP 401 Unauthorized: {\"error\":{\"message\":\"Incorrect API key provided: \
+         [redacted]******\"}} — the server refused the credentials sent (the token or key is not \
+         shown)"
+    );
+    assert!(!result.stderr.contains(&KEY[..12]), "{}", result.stderr);
+}
+
+#[test]
 fn timeouts_are_retried() {
     let server = FakeJudge::start(Some(KEY));
     let dir = tempfile::tempdir().unwrap();

@@ -211,6 +211,11 @@ fn answer(request: &Request, received: &Received, seen: &Mutex<HashMap<String, u
             401,
             json!({"message": format!("Incorrect API key provided: {echoed_key}"), "code": "invalid_api_key"}),
         ),
+        // The key echoed masked, as some APIs do: all but its last six characters.
+        "masked401" => error(
+            401,
+            json!({"message": format!("Incorrect API key provided: {}******", &KEY[..KEY.len() - 6])}),
+        ),
         // The key echoed just before the 300-character excerpt of an HTTP error body ends.
         "leak401" | "leak500" => Reply::status(
             if scenario == "leak401" { 401 } else { 500 },
