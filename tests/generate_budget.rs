@@ -873,8 +873,8 @@ fn a_reply_without_token_usage_stops_a_budget_and_is_said_beside_a_cost() {
              the call succeeded\n"
         )
     );
-    let warning = "warning: acme/mute's API reported no token usage for 1 call: the costs shown \
-                   leave them out\n";
+    let warning = "warning: acme/mute's API reported no token usage for 1 call: their tokens \
+                   and cost are not counted\n";
     assert_eq!(stderr_text(&output), warning);
     let generation = &sb.jsonl("results.jsonl")[0]["generation"];
     assert_eq!(generation["usage_missing"], json!(true));
@@ -899,8 +899,8 @@ fn a_reply_without_token_usage_stops_a_budget_and_is_said_beside_a_cost() {
     assert_eq!(
         stderr_text(&all),
         "resuming results.jsonl: 1 of 3 calls already done, 2 to make\n\
-         warning: acme/mute's API reported no token usage for 3 calls: the costs shown leave \
-         them out\n"
+         warning: acme/mute's API reported no token usage for 3 calls: their tokens and cost \
+         are not counted\n"
     );
 }
 
@@ -932,8 +932,8 @@ fn a_resumed_run_still_knows_which_answers_reported_no_tokens() {
     let first = run(&[]);
     assert_eq!(code(&first), 1, "{}", stderr_text(&first));
     assert!(stderr_text(&first).ends_with(
-        "warning: acme/mute's API reported no token usage for 3 calls: the costs shown leave \
-         them out\nexit 1: 3 of 3 calls failed\n"
+        "warning: acme/mute's API reported no token usage for 3 calls: their tokens and cost \
+         are not counted\nexit 1: 3 of 3 calls failed\n"
     ));
     // Resumed under a budget, the answers recorded without their tokens stop it at once.
     let resumed = run(&["--max-cost", "1", "--resume"]);

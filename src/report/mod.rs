@@ -387,7 +387,7 @@ pub fn print_diagnostics(
     }
     for (model, calls) in &diagnostics.usage_missing {
         reporter.warning(format!(
-            "{model}'s API reported no token usage for {}: the costs shown leave them out",
+            "{model}'s API reported no token usage for {}: their tokens and cost are not counted",
             crate::text::counted(*calls, "call", "calls")
         ));
     }
