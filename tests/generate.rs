@@ -727,33 +727,28 @@ error: invalid_output: {refusal}</system-out>
 }
 
 #[test]
-fn a_task_model_that_refuses_gives_a_failed_call_not_an_empty_answer_to_score() {
-    let (sb, output) = one_answer_from("acme/prude", "text");
-    assert_eq!(code(&output), 1);
-    assert_eq!(
-        stderr_text(&output),
-        "failed: terse.txt with acme/prude train fr (line 1): invalid_output: task model \
-         acme/prude: the model refused: I can't help with that.\nexit 1: 1 of 1 calls failed\n"
-    );
-    let line = &sb.jsonl("results.jsonl")[0];
-    assert_eq!(line.get("output"), None);
-    // The refusal spent its tokens all the same.
-    assert_eq!(line["generation"]["usage"]["total_tokens"], json!(15));
-}
-
-#[test]
-fn a_task_model_reply_without_content_is_a_failed_call_not_an_empty_answer_to_score() {
-    let (sb, output) = one_answer_from("acme/void", "text");
-    assert_eq!(code(&output), 1);
-    assert_eq!(
-        stderr_text(&output),
-        "failed: terse.txt with acme/void train fr (line 1): invalid_output: task model \
-         acme/void: the reply's choices[0].message.content is null: no answer (finish_reason \
-         stop)\nexit 1: 1 of 1 calls failed\n"
-    );
-    let line = &sb.jsonl("results.jsonl")[0];
-    assert_eq!(line.get("output"), None);
-    assert_eq!(line["generation"]["usage"]["total_tokens"], json!(15));
+fn a_reply_that_refuses_or_has_no_content_is_a_failed_call_not_an_empty_answer_to_score() {
+    for (model, reason) in [
+        ("prude", "the model refused: I can't help with that."),
+        (
+            "void",
+            "the reply's choices[0].message.content is null: no answer (finish_reason stop)",
+        ),
+    ] {
+        let (sb, output) = one_answer_from(&format!("acme/{model}"), "text");
+        assert_eq!(code(&output), 1);
+        assert_eq!(
+            stderr_text(&output),
+            format!(
+                "failed: terse.txt with acme/{model} train fr (line 1): invalid_output: task \
+                 model acme/{model}: {reason}\nexit 1: 1 of 1 calls failed\n"
+            )
+        );
+        let line = &sb.jsonl("results.jsonl")[0];
+        assert_eq!(line.get("output"), None);
+        // The reply spent its tokens all the same.
+        assert_eq!(line["generation"]["usage"]["total_tokens"], json!(15));
+    }
 }
 
 #[test]

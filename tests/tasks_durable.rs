@@ -30,20 +30,38 @@ fn suite() -> Sandbox {
     sb
 }
 
+/// `tasks run` of the suite's tasks, its summary in JSON.
+const TASKS_RUN: [&str; 6] = [
+    "tasks",
+    "run",
+    "tasks.jsonl",
+    "--no-config",
+    "--format",
+    "json",
+];
+
 fn tasks_run(sb: &Sandbox, extra: &[&str]) -> std::process::Output {
     sb.evalctl()
-        .args([
-            "tasks",
-            "run",
-            "tasks.jsonl",
-            "--no-config",
-            "--format",
-            "json",
-        ])
+        .args(TASKS_RUN)
         .args(["--model-command", "sh model.sh", "-j", "1"])
         .args(extra)
         .output()
         .unwrap()
+}
+
+/// `tasks run` of the suite's tasks in `sb` with `model` (a command), one call at a time, its
+/// outputs saved in saved.jsonl, started and left running (stdout and stderr piped).
+fn saving_in_the_background(sb: &Sandbox, model: &str) -> std::process::Child {
+    crate::common::evalctl_process()
+        .current_dir(sb.path())
+        .args(TASKS_RUN)
+        .args(["--model-command", model, "-j", "1"])
+        .args(["--save-outputs", "saved.jsonl"])
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start evalctl")
 }
 
 /// `evalctl ARGS` in `sb`, sent SIGTERM once `ready` holds (SIGTERM stops the call in flight
@@ -389,23 +407,7 @@ fn a_ctrl_c_lets_the_completion_in_flight_finish_and_saves_it() {
          until [ -e release ] || [ $i -ge 600 ]; do sleep 0.05; i=$((i+1)); done; fi\n\
          printf '%s' \"$task\"\n",
     );
-    let mut child = crate::common::evalctl_process()
-        .current_dir(sb.path())
-        .args([
-            "tasks",
-            "run",
-            "tasks.jsonl",
-            "--no-config",
-            "--format",
-            "json",
-        ])
-        .args(["--model-command", "sh model.sh", "-j", "1"])
-        .args(["--save-outputs", "saved.jsonl"])
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .expect("start evalctl");
+    let mut child = saving_in_the_background(&sb, "sh model.sh");
     assert!(
         crate::common::wait_until(std::time::Duration::from_secs(60), || sb.exists("holding")),
         "t3 was never called"
@@ -680,22 +682,7 @@ fn a_second_run_writing_the_same_journal_is_refused_before_any_call() {
         "slow.sh",
         format!("touch started\nwhile [ ! -e go ]; do sleep 0.01; done\n{MODEL}"),
     );
-    let first = crate::common::evalctl_process()
-        .current_dir(sb.path())
-        .args([
-            "tasks",
-            "run",
-            "tasks.jsonl",
-            "--no-config",
-            "--format",
-            "json",
-        ])
-        .args(["--model-command", "sh slow.sh", "-j", "1"])
-        .args(["--save-outputs", "saved.jsonl"])
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let first = saving_in_the_background(&sb, "sh slow.sh");
     assert!(
         crate::common::wait_until(std::time::Duration::from_secs(60), || sb.exists("started")),
         "the first run never called its model"
