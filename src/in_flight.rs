@@ -127,11 +127,17 @@ impl<T: Send + 'static> InFlight<T> {
                 Some(finished) = self.next() => on_finished(finished),
             }
         };
+        (self.stop_handing_on(on_finished).await, by_again)
+    }
+
+    /// [`InFlight::stop`], handing the calls that had finished to `on_finished`: how many calls
+    /// were stopped before they finished.
+    pub async fn stop_handing_on(&mut self, on_finished: impl FnMut(T)) -> usize {
         let running = self.len();
         let finished = self.stop().await;
         let stopped = running - finished.len();
         finished.into_iter().for_each(on_finished);
-        (stopped, by_again)
+        stopped
     }
 
     /// Abort every call in flight and wait until they have ended; the results of the calls that

@@ -159,17 +159,15 @@ pub async fn execute(
                         let (calls, again) = in_flight
                             .finish_within(GRACE, interruption_of_kind(), &mut on_finished)
                             .await;
-                        let cause = match again {
-                            true => StopCause::Signal { again: true },
-                            false => StopCause::GraceEnded,
+                        let cause = if again {
+                            StopCause::Signal { again: true }
+                        } else {
+                            StopCause::GraceEnded
                         };
                         (calls, cause)
                     }
                     _ => {
-                        let running = in_flight.len();
-                        let finished = in_flight.stop().await;
-                        let calls = running - finished.len();
-                        finished.into_iter().for_each(&mut on_finished);
+                        let calls = in_flight.stop_handing_on(&mut on_finished).await;
                         (calls, StopCause::Signal { again: false })
                     }
                 };

@@ -202,7 +202,9 @@ pub async fn generate(
                             .finish_within(GRACE, interruption_of_kind(), on_finished)
                             .await;
                     }
-                    _ => in_flight.stop().await.into_iter().for_each(on_finished),
+                    _ => {
+                        in_flight.stop_handing_on(on_finished).await;
+                    }
                 }
                 break;
             }
