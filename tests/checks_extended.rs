@@ -199,6 +199,48 @@ fn retryable_failures_are_retried_and_a_slow_api_is_a_timeout_error() {
 }
 
 #[test]
+fn a_429_is_waited_out_and_the_rate_limit_is_named_on_stderr() {
+    // The first request draws a 429 that asks for no wait; it is sent again, without using the
+    // check's retries (max_retries 0), and the run ends with a note of what the limit cost.
+    let calls = Arc::new(AtomicUsize::new(0));
+    let seen = Arc::clone(&calls);
+    let limited = Server::start(move |request: &Request, _| {
+        if seen.fetch_add(1, Ordering::SeqCst) == 0 {
+            return Reply::status(429, r#"{"error": {"message": "slow down"}}"#)
+                .header("Retry-After", "0");
+        }
+        api_reply(request)
+    });
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "q", "expected": "Paris"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": [similarity(&limited)]
+    });
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .args(["fep", "evaluate", "-"])
+        .args(allow(&limited))
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(0));
+    let document = json_stdout(&output);
+    assert_eq!(
+        document["results"][0]["check_results"][0]["status"],
+        "completed"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    assert_eq!(
+        String::from_utf8_lossy(&output.stderr),
+        format!(
+            "rate limited: embed at {} answered 1 of 2 requests with 429 Too Many Requests: 1 \
+             waited out and sent again (0s of waiting, summed over the calls)\n",
+            limited.url("/v1")
+        )
+    );
+}
+
+#[test]
 fn keys_are_named_by_variable_and_never_shown() {
     let server = fake_api();
     let other = fake_api();

@@ -158,6 +158,52 @@ fn tasks_run_at_the_limit_loses_no_call_at_zero_retries() {
         rejected < few(CALLS),
         "{rejected} 429s for {CALLS} completions"
     );
+    // Each 429 was waited out for the 5 ms the server asked, and the user is told.
+    assert_eq!(
+        stderr_text(&output),
+        rate_limited_note(
+            &model.server,
+            CALLS + rejected,
+            rejected,
+            rejected,
+            5 * rejected,
+            0
+        )
+    );
+}
+
+/// The note a command ends with when `server`'s model `m` answered `too_many` of `requests`
+/// with 429: `waited_out` of them waited out for `waited_ms` in all, `failed` failed attempts;
+/// none without a 429.
+fn rate_limited_note(
+    server: &Server,
+    requests: usize,
+    too_many: usize,
+    waited_out: usize,
+    waited_ms: usize,
+    failed: usize,
+) -> String {
+    if too_many == 0 {
+        return String::new();
+    }
+    let mut outcomes = Vec::new();
+    if waited_out > 0 {
+        outcomes.push(format!(
+            "{waited_out} waited out and sent again ({}s of waiting, summed over the calls)",
+            waited_ms as f64 / 1000.0
+        ));
+    }
+    match failed {
+        0 => {}
+        1 => outcomes.push("1 counted as a failed attempt".to_string()),
+        _ => outcomes.push(format!("{failed} counted as failed attempts")),
+    }
+    format!(
+        "rate limited: m at {} answered {too_many} of {requests} requests with 429 Too Many \
+         Requests: {}\n",
+        server.url("/v1"),
+        outcomes.join(", ")
+    )
 }
 
 #[test]
@@ -205,6 +251,18 @@ fn the_judge_at_the_limit_loses_no_call_at_zero_retries() {
     assert!(
         rejected < few(CALLS),
         "{rejected} 429s for {CALLS} completions"
+    );
+    assert_eq!(
+        stderr_text(&output),
+        rate_limited_note(
+            &model.server,
+            CALLS + rejected,
+            rejected,
+            rejected,
+            5 * rejected,
+            0
+        )
+        .replace(" m at ", " judge at ")
     );
 }
 
@@ -306,6 +364,10 @@ fn a_429_without_an_announced_limit_is_waited_out_without_the_retries() {
         2,
         "the 429, then the completion"
     );
+    assert_eq!(
+        stderr_text(&output),
+        rate_limited_note(&server, 2, 1, 1, 1000, 0)
+    );
 }
 
 #[test]
@@ -332,6 +394,15 @@ fn announced_waits_are_bounded_per_call_over_all_its_attempts() {
             .filter(|request| request.method == "POST")
             .count();
         assert_eq!(completions, requests, "--retries {retries}");
+        assert_eq!(
+            stderr_text(&output),
+            format!(
+                "failed: task t0: http_status: {} (scored 0)\n{}",
+                failed[0]["error"]["message"].as_str().unwrap(),
+                rate_limited_note(&server, requests, requests, 20, 0, requests - 20)
+            ),
+            "--retries {retries}"
+        );
     }
 }
 
@@ -358,6 +429,15 @@ fn a_wait_past_the_calls_budget_is_not_made_and_the_failure_says_why() {
         .filter(|request| request.method == "POST")
         .count();
     assert_eq!(completions, 1, "the wait was not made");
+    let failed = &json_stdout(&output)["generation"]["failed"][0]["error"]["message"];
+    assert_eq!(
+        stderr_text(&output),
+        format!(
+            "failed: task t0: http_status: {} (scored 0)\n{}",
+            failed.as_str().unwrap(),
+            rate_limited_note(&server, 1, 1, 0, 0, 1)
+        )
+    );
 }
 
 /// A completion whatever the request.

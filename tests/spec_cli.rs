@@ -905,6 +905,35 @@ fn live_judges_score_each_run_through_the_judge_base_url() {
 }
 
 #[test]
+fn a_live_judges_429_is_waited_out_and_named_before_the_summary() {
+    let sandbox = Sandbox::new();
+    let posts = std::sync::atomic::AtomicUsize::new(0);
+    let server = Server::start(move |request, _| {
+        let first_post = request.method == "POST"
+            && posts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+        match first_post {
+            true => Reply::status(429, r#"{"error": {"message": "slow down"}}"#)
+                .header("retry-after-ms", "20"),
+            false => judge_reply(),
+        }
+    });
+    let out = score_live(&sandbox, JUDGED_SPEC, &server);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(jsonl(&stdout_text(&out)).len(), 2);
+    assert_eq!(
+        stderr_text(&out).lines().next(),
+        Some(
+            format!(
+                "rate limited: gpt-4.1-mini at {} answered 1 of 3 requests with 429 Too Many \
+                 Requests: 1 waited out and sent again (0.02s of waiting, summed over the calls)",
+                server.url("/v1")
+            )
+            .as_str()
+        )
+    );
+}
+
+#[test]
 fn live_judges_whose_key_the_api_rejects_stop_the_scoring_before_any_run() {
     let sandbox = Sandbox::new();
     let server = Server::start(|_, _| Reply::status(401, "{\"error\": \"bad key\"}"));

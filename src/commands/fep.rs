@@ -46,6 +46,7 @@ fn exit(outcome: anyhow::Result<StreamEnd>, reporter: Reporter) -> anyhow::Resul
         Ok(err) => crate::report::stdout_error(&err),
         Err(other) => other,
     });
+    crate::report::print_rate_limits(reporter);
     Ok(match outcome? {
         StreamEnd::Finished(Status::Error) => Exit::EvaluationFailed,
         StreamEnd::Finished(Status::Completed | Status::Skip) => Exit::Success,

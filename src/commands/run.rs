@@ -371,6 +371,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         kept_in.as_deref(),
         reporter,
     );
+    report::print_rate_limits(reporter);
     report::print(&summary, reporter)?;
     report::append_step_summary(&summary, reporter);
     let html_written = match (&config.report, &report_records) {

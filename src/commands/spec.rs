@@ -193,6 +193,7 @@ pub fn score(config: &ScoreConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     if let Some(warning) = live.as_ref().and_then(LiveJudges::failure_warning) {
         reporter.warning(warning);
     }
+    crate::report::print_rate_limits(reporter);
     let (spool, mut summary, run) = scored??;
     let members = run.as_members()?;
     let mut exit = summary.conclude();

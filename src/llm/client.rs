@@ -145,6 +145,7 @@ impl Client {
                     waits.waits += 1;
                     waits.waited += wait;
                     waits.record();
+                    connection.pacer.waited_out(wait);
                 }
                 _ => {
                     return answer

@@ -22,6 +22,9 @@
 //! that does not say so is waited out, not retried into), for at most
 //! [`UNANNOUNCED_ROUNDS`] rounds in a row; after that the 429s are failed attempts like any
 //! other (a used-up quota answers 429 too). No wait is longer than [`MAX_RETRY_AFTER_SECS`].
+//!
+//! Each pacer also counts what the limit cost (requests, 429s, the waits made), which a command
+//! reports when it ends ([`rate_limited`]).
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex, MutexGuard, OnceLock, PoisonError};
@@ -32,7 +35,7 @@ use reqwest::{StatusCode, Url};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::transport::{rate_limits, retry_after, RateLimits, MAX_RETRY_AFTER_SECS};
+use crate::transport::{display_url, rate_limits, retry_after, RateLimits, MAX_RETRY_AFTER_SECS};
 
 /// The share of the announced rate the pacer uses: a little slack absorbs requests that reach
 /// the server later than planned.
@@ -49,18 +52,58 @@ const UNANNOUNCED_WAIT: Duration = Duration::from_secs(1);
 pub const UNANNOUNCED_ROUNDS: u32 = 5;
 
 /// The pacers of this process, by base URL and model.
-type Pacers = Mutex<HashMap<(String, String), Arc<Pacer>>>;
+type Pacers = Mutex<HashMap<(Url, String), Arc<Pacer>>>;
+
+/// The pacers of this process.
+fn pacers() -> MutexGuard<'static, HashMap<(Url, String), Arc<Pacer>>> {
+    static PACERS: OnceLock<Pacers> = OnceLock::new();
+    let pacers = PACERS.get_or_init(Mutex::default);
+    pacers.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 /// The pacer of the model at `base`, shared by every caller in this process.
 pub fn shared(base: &Url, model: &str) -> Arc<Pacer> {
-    static PACERS: OnceLock<Pacers> = OnceLock::new();
-    let pacers = PACERS.get_or_init(Mutex::default);
-    let mut pacers = pacers.lock().unwrap_or_else(PoisonError::into_inner);
     Arc::clone(
-        pacers
-            .entry((base.as_str().to_string(), model.to_string()))
+        pacers()
+            .entry((base.clone(), model.to_string()))
             .or_default(),
     )
+}
+
+/// What one endpoint's rate limit cost this process's calls to a model.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RateLimited {
+    /// The base URL, as shown to users.
+    pub url: String,
+    pub model: String,
+    /// Requests sent.
+    pub requests: u64,
+    /// Requests answered 429.
+    pub too_many: u64,
+    /// The 429s the calls waited out and sent again (the rest were failed attempts).
+    pub waited_out: u64,
+    /// The time those waits took, summed over the calls.
+    pub waited: Duration,
+}
+
+/// Every endpoint and model of this process that answered a 429, by URL and model.
+pub fn rate_limited() -> Vec<RateLimited> {
+    let mut limited: Vec<RateLimited> = pacers()
+        .iter()
+        .filter_map(|((base, model), pacer)| {
+            let state = pacer.lock();
+            (state.too_many > 0).then(|| RateLimited {
+                url: display_url(base),
+                model: model.clone(),
+                requests: state.started,
+                too_many: state.too_many,
+                waited_out: state.waited_out,
+                waited: state.waited,
+            })
+        })
+        .collect();
+    limited.sort_by(|a, b| (&a.url, &a.model).cmp(&(&b.url, &b.model)));
+    limited
 }
 
 /// Paces the requests to one endpoint and model.
@@ -88,6 +131,11 @@ struct State {
     rate: Option<Rate>,
     /// The last few rate readings: time per request.
     readings: VecDeque<Duration>,
+    /// Requests answered 429.
+    too_many: u64,
+    /// 429s waited out, and the time those waits took (over all the calls).
+    waited_out: u64,
+    waited: Duration,
     /// When the server's bucket is full again after every start taken so far.
     full_at: Option<Instant>,
     /// No request starts before this.
@@ -105,6 +153,9 @@ impl Default for State {
             unannounced_rounds: 0,
             rate: None,
             readings: VecDeque::new(),
+            too_many: 0,
+            waited_out: 0,
+            waited: Duration::ZERO,
             full_at: None,
             pause_until: None,
         }
@@ -163,6 +214,13 @@ impl Pacer {
             }
         }
     }
+
+    /// A caller waited `wait` after a 429 and sends its request again (for [`rate_limited`]).
+    pub fn waited_out(&self, wait: Duration) {
+        let mut state = self.lock();
+        state.waited_out += 1;
+        state.waited += wait;
+    }
 }
 
 impl Permit {
@@ -178,6 +236,7 @@ impl Permit {
         state.learn(&limits, now);
         let announced = match status {
             Some(StatusCode::TOO_MANY_REQUESTS) => {
+                state.too_many += 1;
                 state.rejected(self.number, retry_after(headers), &limits, now)
             }
             Some(status) if status.is_success() => {

@@ -364,6 +364,39 @@ pub fn print_interrupted_while_writing(reporter: Reporter) {
     reporter.note("interrupted while the summary and reports were written: they are complete");
 }
 
+/// Tell the user, on stderr, which model APIs answered 429 Too Many Requests to this process's
+/// calls, how many of those were waited out and sent again, and how long that took: the calls
+/// are counted right either way, but a slow run or a failed attempt has its cause named.
+pub fn print_rate_limits(reporter: Reporter) {
+    for limited in crate::llm::pacer::rate_limited() {
+        let crate::llm::pacer::RateLimited {
+            url,
+            model,
+            requests,
+            too_many,
+            waited_out,
+            waited,
+        } = limited;
+        let mut outcomes = Vec::new();
+        if waited_out > 0 {
+            outcomes.push(format!(
+                "{waited_out} waited out and sent again ({} of waiting, summed over the calls)",
+                crate::text::seconds(waited)
+            ));
+        }
+        match too_many.saturating_sub(waited_out) {
+            0 => {}
+            1 => outcomes.push("1 counted as a failed attempt".to_string()),
+            failed => outcomes.push(format!("{failed} counted as failed attempts")),
+        }
+        reporter.note(format!(
+            "rate limited: {model} at {url} answered {too_many} of {requests} requests with 429 \
+             Too Many Requests: {}",
+            outcomes.join(", ")
+        ));
+    }
+}
+
 /// Tell the user, on stderr, about the first failed calls and the built-in checks that errored.
 /// `calls` is how many calls finished; `kept_in` says where every call can be read in full: the
 /// `--output` file, the results files read, or nowhere.

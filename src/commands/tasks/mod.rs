@@ -321,6 +321,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
             failure.error.message
         ));
     }
+    crate::report::print_rate_limits(reporter);
     let summary = RunSummary { scores, generation };
     print(&summary, reporter)?;
     // A signal after generation ended (the handlers stay in place) let the summary be written.
