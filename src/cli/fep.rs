@@ -24,6 +24,9 @@ pub enum FepCommand {
     ///
     /// Exit 0 when every check ran (passed or not), 1 when a check errored, 2 on an invalid
     /// request (every problem is listed with its JSON location; nothing is evaluated).
+    #[command(override_usage = "evalctl fep evaluate [OPTIONS] <REQUEST>\n       \
+                                evalctl fep evaluate [OPTIONS] --test-cases <FILE.jsonl> \
+                                --outputs <FILE.jsonl> --checks <FILE.json>")]
     Evaluate {
         /// The EvaluationRequest JSON file (`-` = stdin).
         #[arg(required_unless_present = "test_cases")]
