@@ -316,6 +316,33 @@ fn interpreter_script_must_exist_relative_to_the_cwd() {
 }
 
 #[test]
+fn a_directory_named_as_the_script_is_refused_naming_the_file_to_give() {
+    let sb = Sandbox::new();
+    let cwd = canonical(&sb);
+    sb.write("evdir/__main__.py", "print('{\"score\": 1}')\n");
+    sb.write("shdir/eval.sh", PRINT_EVAL_OUT);
+    for (command, name_it) in [
+        (
+            "python3 evdir",
+            "name the file it runs (python3 evdir/__main__.py)",
+        ),
+        ("sh shdir", "name the script file"),
+    ] {
+        let script = command.split(' ').nth(1).unwrap();
+        let out = preflight(&sb, &["--evaluator-command", command])
+            .output()
+            .unwrap();
+        assert_fails(
+            &out,
+            &format!(
+                "{PREFIX}command '{command}' (cwd: {cwd}): script '{script}' is a directory: \
+                 {name_it}, whose content keys the cache and --resume"
+            ),
+        );
+    }
+}
+
+#[test]
 fn script_without_shebang_or_run_bit_is_explained() {
     let sb = Sandbox::new();
     sb.write_executable("noshebang.sh", "printf '{\"score\": 1}'\n");

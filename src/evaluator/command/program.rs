@@ -137,6 +137,19 @@ pub(super) fn check_script_argument(argv: &[String], cwd: Option<&Path>) -> Resu
     };
     if path.is_file() {
         Ok(())
+    } else if path.is_dir() {
+        // `python3 pkg` runs `pkg/__main__.py`; the script must be named as a file, whose
+        // content keys the cache and `--resume` (a directory's would not be read).
+        let main = Path::new(script).join("__main__.py");
+        let name_it = match interpreter.starts_with("python") && path.join("__main__.py").is_file()
+        {
+            true => format!("name the file it runs ({interpreter} {})", main.display()),
+            false => "name the script file".to_string(),
+        };
+        Err(format!(
+            "script '{script}' is a directory: {name_it}, whose content keys the cache and \
+             --resume"
+        ))
     } else {
         Err(format!("script '{script}' not found"))
     }
