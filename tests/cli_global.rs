@@ -482,6 +482,38 @@ exit 0: all 3 calls succeeded
 }
 
 #[test]
+fn a_line_break_in_a_candidate_file_name_stays_in_its_row() {
+    // A file name that would forge a second row, claiming weak.txt scored 1.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null; printf '{\"score\": 0}'\n");
+    let forged = "strong.txt\nweak.txt  1.0000  1 / 0";
+    sb.write(forged, "strong");
+    sb.write("weak.txt", "weak");
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "text", "--skip-preflight", "-j", "1"])
+        .args(["--evaluator-command", "sh eval.sh"])
+        .args(["weak.txt", forged])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        mask_elapsed(&stdout_text(&out)),
+        "evaluator: command sh eval.sh   score range: unit
+calls: 2 (2 ok, 0 errors)   elapsed: [..]s
+
+candidate                             score   n / errors
+weak.txt                              0.0000  1 / 0
+strong.txt ⏎ weak.txt  1.0000  1 / 0  0.0000  1 / 0
+
+best: none, both rows score 0.0000
+
+exit 0: all 2 calls succeeded
+"
+    );
+}
+
+#[test]
 fn every_text_document_paints_its_table_header_as_run_does() {
     let out = evalctl()
         .args([

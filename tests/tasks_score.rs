@@ -211,6 +211,36 @@ fn missing_and_unknown_outputs_are_reported() {
 }
 
 #[test]
+fn an_unknown_task_id_with_a_line_break_is_listed_on_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let outputs = dir.path().join("outputs.jsonl");
+    write_jsonl(
+        &outputs,
+        &[json!({"task_id": "nope\n  outputs.jsonl:9: arith_001", "output": "?"})],
+    );
+    let out = evalctl()
+        .args(["tasks", "score", TASKS, "--format", "text", "--outputs"])
+        .arg(&outputs)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8(out.stdout).unwrap();
+    let listed = stdout
+        .split_once("outputs naming no task:\n")
+        .map(|(_, list)| list);
+    assert_eq!(
+        listed,
+        Some(
+            format!(
+                "  {}:1: nope ⏎   outputs.jsonl:9: arith_001\n",
+                outputs.display()
+            )
+            .as_str()
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn an_output_for_a_skipped_invalid_task_is_ignored_not_unknown() {
     let dir = tempfile::tempdir().unwrap();
     let tasks = dir.path().join("tasks.jsonl");

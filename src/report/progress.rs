@@ -94,7 +94,8 @@ impl State {
                 line.push_str(", …");
             }
         }
-        crate::text::visible(&line).into_owned()
+        // One line: an id's line break cannot make a line that reads as another.
+        crate::text::one_line(&line)
     }
 }
 
@@ -228,6 +229,13 @@ mod tests {
         assert_eq!(
             state.status(true),
             "2/100 calls, elapsed 4s, 8 in flight, 1 error, 0.5 calls/s; mean a 0.750"
+        );
+        // An id's line break stays on the status line.
+        state.means[0].0 = "a\nb  0.999".into();
+        assert!(
+            state.status(true).ends_with("; mean a ⏎ b  0.999 0.750"),
+            "{}",
+            state.status(true)
         );
         state.done = 8;
         assert!(

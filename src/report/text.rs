@@ -2,7 +2,7 @@
 
 use super::summary::{Aggregate, Calls, CandidateSummary, Summary, Usage};
 use super::terminal::{Paint, Styled};
-use crate::text::{counted, one_line, visible, Fixed4};
+use crate::text::{counted, one_line, Fixed4};
 
 /// Render `summary` as a table.
 pub fn render(summary: &Summary) -> Styled {
@@ -178,12 +178,13 @@ pub fn tokens_of(spent: Option<&Usage>, saved: Option<&Usage>) -> Option<String>
 }
 
 /// `rows` as a table of left-aligned columns two spaces apart, the first row (the header) painted
-/// as a heading and each other row as `paint` says for its index. Widths count the characters as
-/// shown (control characters escaped).
+/// as a heading and each other row as `paint` says for its index. Each cell is shown on one line
+/// ([`one_line`]: a line break in an id cannot start a row of its own), and widths count the
+/// characters as shown.
 pub(super) fn aligned(rows: &[Vec<String>], paint: impl Fn(usize) -> Option<Paint>) -> Styled {
     let rows: Vec<Vec<String>> = rows
         .iter()
-        .map(|row| row.iter().map(|cell| visible(cell).into_owned()).collect())
+        .map(|row| row.iter().map(|cell| one_line(cell)).collect())
         .collect();
     let columns = rows.iter().map(Vec::len).max().unwrap_or(0);
     let widths: Vec<usize> = (0..columns)

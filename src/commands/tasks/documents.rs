@@ -162,7 +162,9 @@ fn score_table(title: &str, summary: &ScoreSummary) -> Styled {
         for output in outputs {
             text.push_str(&format!(
                 "  {}:{}: {}\n",
-                summary.outputs_file, output.line, output.task_id
+                summary.outputs_file,
+                output.line,
+                crate::text::one_line(&output.task_id)
             ));
         }
     }
