@@ -32,63 +32,80 @@ fn sorted(items: Vec<Expr>) -> Vec<Expr> {
     keyed.into_iter().map(|(_, item)| item).collect()
 }
 
-/// One binary `add` node of canonical operands: an operand that is itself a sum is spliced in
-/// (its constant is *not* re-folded, as in the reference), numbers are folded, 0 dropped.
-fn add_pair(left: Expr, right: Expr) -> Expr {
-    let (terms, numbers) = operands([left, right], |operand| match operand {
-        Expr::Add(inner) => Ok(inner),
-        other => Err(other),
-    });
-    assembled(terms, numbers.into_iter().sum(), Zero::is_zero, Expr::Add)
+/// The kind of a chain (`a + b + c`, `a * b * c`), folded pair by pair from the left as the
+/// reference does: each binary node splices in the items of an operand of its own kind (its
+/// constant is *not* re-folded), folds the numbers among its two operands and drops an identity
+/// constant; a product with a zero constant is that zero.
+#[derive(Clone, Copy)]
+enum Chain {
+    Sum,
+    Product,
 }
 
-/// One binary `mul` node: products spliced in, numbers folded, a zero constant wins, 1 dropped.
-fn multiply_pair(left: Expr, right: Expr) -> Expr {
-    let (factors, numbers) = operands([left, right], |operand| match operand {
-        Expr::Mul(inner) => Ok(inner),
-        other => Err(other),
-    });
-    let constant: BigRational = numbers.into_iter().product();
-    if constant.is_zero() {
-        return Expr::Number(constant);
+/// A chain folded so far: one expression, or the items of a node of the chain's kind (two or
+/// more), in no order. Only the order of the finished node is seen, so the items are sorted
+/// once at the end, not at every pair: a chain of n operands costs n log n, not n².
+enum Folded {
+    One(Expr),
+    Node(Vec<Expr>),
+}
+
+impl Chain {
+    /// The items of `operand` when it is a node of this chain's kind.
+    fn splice(self, operand: Expr) -> Result<Vec<Expr>, Expr> {
+        match (self, operand) {
+            (Chain::Sum, Expr::Add(items)) | (Chain::Product, Expr::Mul(items)) => Ok(items),
+            (_, other) => Err(other),
+        }
     }
-    assembled(factors, constant, One::is_one, Expr::Mul)
-}
 
-/// The items of a binary node's operands, the items of an operand of the node's own kind
-/// (`splice`) spliced in, and its numbers apart.
-fn operands(
-    pair: [Expr; 2],
-    splice: fn(Expr) -> Result<Vec<Expr>, Expr>,
-) -> (Vec<Expr>, Vec<BigRational>) {
-    let mut items = Vec::new();
-    let mut numbers = Vec::new();
-    for operand in pair {
-        match splice(operand) {
+    /// One binary node of `left` (the chain so far) and the canonical `right`.
+    fn pair(self, left: Folded, right: Expr) -> Folded {
+        let mut numbers = Vec::new();
+        let mut operand = |operand: Result<Vec<Expr>, Expr>, items: &mut Vec<Expr>| match operand {
             Ok(inner) => items.extend(inner),
             Err(Expr::Number(value)) => numbers.push(value),
             Err(other) => items.push(other),
+        };
+        // The chain's items so far are grown in place, never copied.
+        let mut items = Vec::new();
+        match left {
+            Folded::Node(inner) => items = inner,
+            Folded::One(expr) => operand(self.splice(expr), &mut items),
+        }
+        operand(self.splice(right), &mut items);
+        let (constant, identity): (BigRational, bool) = match self {
+            Chain::Sum => {
+                let sum: BigRational = numbers.into_iter().sum();
+                let zero = sum.is_zero();
+                (sum, zero)
+            }
+            Chain::Product => {
+                let product: BigRational = numbers.into_iter().product();
+                if product.is_zero() {
+                    return Folded::One(Expr::Number(product));
+                }
+                let one = product.is_one();
+                (product, one)
+            }
+        };
+        if !identity || items.is_empty() {
+            items.push(Expr::Number(constant));
+        }
+        match items.len() {
+            1 => Folded::One(items.remove(0)),
+            _ => Folded::Node(items),
         }
     }
-    (items, numbers)
-}
 
-/// A node of `items` and their folded `constant` (left out when `identity` says it changes
-/// nothing, unless it is all there is), sorted; a single item stands alone.
-fn assembled(
-    mut items: Vec<Expr>,
-    constant: BigRational,
-    identity: fn(&BigRational) -> bool,
-    node: fn(Vec<Expr>) -> Expr,
-) -> Expr {
-    if !identity(&constant) || items.is_empty() {
-        items.push(Expr::Number(constant));
+    /// The finished chain: a node's items sorted by key.
+    fn finish(self, folded: Folded) -> Expr {
+        match (self, folded) {
+            (_, Folded::One(expr)) => expr,
+            (Chain::Sum, Folded::Node(items)) => Expr::Add(sorted(items)),
+            (Chain::Product, Folded::Node(items)) => Expr::Mul(sorted(items)),
+        }
     }
-    let mut items = sorted(items);
-    if items.len() == 1 {
-        return items.remove(0);
-    }
-    node(items)
 }
 
 fn power(base: Expr, exponent: Expr) -> Result<Expr, String> {
@@ -121,18 +138,18 @@ pub(super) fn canonical(ast: &Expr) -> Result<Expr, String> {
         Expr::Number(value) => Expr::Number(value.clone()),
         Expr::Symbol(name) => Expr::Symbol(name.clone()),
         Expr::Add(items) | Expr::Mul(items) => {
-            let pair = if matches!(ast, Expr::Add(_)) {
-                add_pair
+            let chain = if matches!(ast, Expr::Add(_)) {
+                Chain::Sum
             } else {
-                multiply_pair
+                Chain::Product
             };
             let mut operands = items.iter();
             let first = operands.next().map(canonical).transpose()?;
-            let mut folded = first.ok_or("empty chain")?;
+            let mut folded = Folded::One(first.ok_or("empty chain")?);
             for operand in operands {
-                folded = pair(folded, canonical(operand)?);
+                folded = chain.pair(folded, canonical(operand)?);
             }
-            folded
+            chain.finish(folded)
         }
         Expr::Pow(base, exponent) => power(canonical(base)?, canonical(exponent)?)?,
     })

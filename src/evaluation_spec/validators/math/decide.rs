@@ -189,6 +189,20 @@ mod tests {
     }
 
     #[test]
+    fn a_long_chain_is_folded_once_and_sorted_once() {
+        // 20,000 factors: folding pair by pair with a sort (or a copy) at each pair took
+        // minutes; sorted once at the end, a moment. The order of the factors does not count.
+        let factors = vec!["(x+1)"; 20_000].join("*");
+        let outcome = verdict(&format!("{factors}*y"), &format!("y*{factors}"));
+        assert_eq!(outcome.verdict(), Verdict::Pass);
+        let sum = vec!["x"; 20_000].join("+");
+        assert_eq!(
+            verdict(&format!("{sum}+1"), &format!("1+{sum}")).verdict(),
+            Verdict::Pass
+        );
+    }
+
+    #[test]
     fn numeric_fallback_fails_with_the_difference() {
         let outcome = verdict("41", "42");
         assert_eq!(outcome.verdict(), Verdict::Fail);
