@@ -133,7 +133,8 @@ fn markdown_reports_escape_ids_names_and_line_breaks() {
             if index == 0 {
                 line["candidate_id"] = json!("line one\nline two\r\n\u{1b}[2J<b>");
             }
-            line["run"]["evaluator"]["target"] = json!("sh `eval`.sh <img src=x>");
+            line["run"]["evaluator"]["target"] =
+                json!("sh `eval`.sh <img src=x> https://evil.example WWW.evil.example awww.x");
             format!("{line}\n")
         })
         .collect();
@@ -151,7 +152,7 @@ fn markdown_reports_escape_ids_names_and_line_breaks() {
          |---|---|---|---|\n\
          | line one line two \\\\u{1b}\\[2J\\<b\\> | 0.5000 | 0.5000 | 1 / 0 |\n\
          | \\# a\\|b \\`c\\` \\*d\\* \\_e\\_ \\[f\\](g) \\@team #1 \\&amp; \\~s\\~ \\$x\\$ \\\\ \\#\\# | 0.5000 | 0.5000 | 1 / 0 |\n\n\
-         Evaluator: command sh \\`eval\\`.sh \\<img src=x\\> · score range unit · 2 calls (2 ok, 0 errors) · elapsed: — (not recorded in results files)\n\n\
+         Evaluator: command sh \\`eval\\`.sh \\<img src=x\\> https\\://evil.example WWW\\.evil.example awww.x · score range unit · 2 calls (2 ok, 0 errors) · elapsed: — (not recorded in results files)\n\n\
          best: none, both rows score 0.5000\n\n\
          _score = the candidate's train mean; failed calls count as 0_\n"
     );

@@ -104,6 +104,9 @@ pub(super) fn literal(text: &str) -> String {
     for (at, ch) in shown.char_indices() {
         let special = match ch {
             '#' => at == 0 || at >= closing,
+            // GitHub links a bare `https://…` or `www.…`: an escaped `:` or `.` is not one.
+            ':' => shown[at..].starts_with("://"),
+            '.' => ends_with_www_word(&shown[..at]),
             _ => matches!(
                 ch,
                 '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '&' | '|' | '~' | '$' | '@'
@@ -115,6 +118,22 @@ pub(super) fn literal(text: &str) -> String {
         out.push(ch);
     }
     out
+}
+
+/// Whether `text` ends with the word `www` (GitHub's Markdown links `www.` after a word's start).
+fn ends_with_www_word(text: &str) -> bool {
+    let Some(before) = text
+        .len()
+        .checked_sub(3)
+        .filter(|&start| text.is_char_boundary(start) && text[start..].eq_ignore_ascii_case("www"))
+        .map(|start| &text[..start])
+    else {
+        return false;
+    };
+    !before
+        .chars()
+        .next_back()
+        .is_some_and(char::is_alphanumeric)
 }
 
 /// When `GITHUB_STEP_SUMMARY` names a file (GitHub Actions sets it), append the Markdown summary
