@@ -373,12 +373,25 @@ fn seconds(latency_ms: f64) -> f64 {
 }
 
 /// `text` safe inside an XML attribute or element: markup characters escaped, and characters
-/// XML 1.0 forbids (control characters other than tab, newline and carriage return) dropped.
+/// XML 1.0 forbids (control characters other than tab, newline and carriage return, U+FFFE and
+/// U+FFFF) shown as their Rust escapes (`\u{1}`), so that two ids differing only in them keep
+/// different names.
 fn escape(text: &str) -> String {
-    escape_chars(text, |c| match c {
+    let forbidden = |c: char| {
+        (c < ' ' && !matches!(c, '\t' | '\n' | '\r')) || c == '\u{FFFE}' || c == '\u{FFFF}'
+    };
+    let shown: std::borrow::Cow<str> = match text.contains(forbidden) {
+        true => text
+            .chars()
+            .map(|c| match forbidden(c) {
+                true => c.escape_unicode().to_string(),
+                false => c.to_string(),
+            })
+            .collect(),
+        false => text.into(),
+    };
+    escape_chars(&shown, |c| match c {
         '\'' => Some("&apos;"),
-        '\t' | '\n' | '\r' => None,
-        c if c < ' ' || c == '\u{FFFE}' || c == '\u{FFFF}' => Some(""),
         c => markup_escape(c),
     })
 }
@@ -405,8 +418,11 @@ mod tests {
     }
 
     #[test]
-    fn escape_covers_markup_and_drops_forbidden_characters() {
-        assert_eq!(escape("a<b>&\"c'\u{1}\n"), "a&lt;b&gt;&amp;&quot;c&apos;\n");
+    fn escape_covers_markup_and_shows_forbidden_characters_as_escapes() {
+        assert_eq!(
+            escape("a<b>&\"c'\u{1}\n\u{ffff}"),
+            "a&lt;b&gt;&amp;&quot;c&apos;\\u{1}\n\\u{ffff}"
+        );
         assert_eq!(attribute("a\tb\nc\r<"), "a&#9;b&#10;c&#13;&lt;");
     }
 }
