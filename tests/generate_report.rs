@@ -247,7 +247,7 @@ fn two_candidates_and_two_task_models_make_a_two_by_two_matrix() {
 const MODEL: &str = r#"r=$(cat)
 case "$r" in
   *France*) printf '<script>window.__injected=1</script> & "Paris"' ;;
-  *Italy*) printf 'Rome\n  is <b>the</b> capital' ;;
+  *Italy*) printf 'Rome\n  is <b>the</b> \033]0;T\007\342\200\256capital\000' ;;
   *) echo "no idea" >&2; exit 3 ;;
 esac
 "#;
@@ -299,7 +299,8 @@ fn answers_and_reasoning_are_text_beside_their_scores() {
   </section>
 "#
     );
-    // Every answer, reasoning and message is escaped text inside a <pre> that keeps its lines;
+    // Every answer, reasoning and message is escaped text inside a <pre> that keeps its lines,
+    // its control characters and bidirectional overrides shown as escapes;
     // the example records of the run are shown above its answers, one row per repeat; the
     // failed calls show their error instead of an answer.
     assert_eq!(
@@ -327,9 +328,9 @@ fn answers_and_reasoning_are_text_beside_their_scores() {
     <div class="table-wrap"><table class="answers"><thead><tr><th>candidate</th><th>task model</th><th class="num">repeat</th><th class="num">score</th><th>answer</th><th>reasoning</th></tr></thead>
     <tbody>
     <tr><td class="cand">terse.txt</td><td>command &#39;sh model.sh&#39;</td><td class="num">0</td><td class="num">0.2500</td><td class="answer"><pre>Rome
-  is &lt;b&gt;the&lt;/b&gt; capital</pre></td><td class="muted">—</td></tr>
+  is &lt;b&gt;the&lt;/b&gt; \u{1b}]0;T\u{7}\u{202e}capital\u{0}</pre></td><td class="muted">—</td></tr>
     <tr><td class="cand">terse.txt</td><td>command &#39;sh model.sh&#39;</td><td class="num">1</td><td class="num">0.2500</td><td class="answer"><pre>Rome
-  is &lt;b&gt;the&lt;/b&gt; capital</pre></td><td class="muted">—</td></tr>
+  is &lt;b&gt;the&lt;/b&gt; \u{1b}]0;T\u{7}\u{202e}capital\u{0}</pre></td><td class="muted">—</td></tr>
     </tbody></table></div></details>
     <details class="example" data-source="0" data-split="train" data-example="2"><summary>train jp (line 3) <span class="muted">2 answers (2 failed)</span></summary>
     <h4>example</h4><pre>{

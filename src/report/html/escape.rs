@@ -17,9 +17,12 @@ pub(super) fn script_safe_json(json: &str) -> String {
     })
 }
 
-/// Text for an HTML element or a quoted attribute.
+/// Text for an HTML element or a quoted attribute, its control characters (but line breaks and
+/// tabs) and bidirectional overrides shown as escapes (`\u{0}`, `\u{202e}`), as on a terminal:
+/// a NUL is no HTML, and an override would make the text around it read in another order.
 pub(super) fn escape_text(text: &str) -> String {
-    escape_chars(text, |c| match c {
+    let shown: Vec<_> = text.split('\r').map(crate::text::visible).collect();
+    escape_chars(&shown.join("\r"), |c| match c {
         '\'' => Some("&#39;"),
         c => markup_escape(c),
     })
@@ -45,6 +48,14 @@ mod tests {
         assert_eq!(
             escape_text("<b>\"x\" & 'y'"),
             "&lt;b&gt;&quot;x&quot; &amp; &#39;y&#39;"
+        );
+    }
+
+    #[test]
+    fn control_characters_and_overrides_are_shown_and_line_breaks_kept() {
+        assert_eq!(
+            escape_text("nul\0byte \u{1b}]0;T\u{7} \u{202e}evil\r\n\tend"),
+            "nul\\u{0}byte \\u{1b}]0;T\\u{7} \\u{202e}evil\r\n\tend"
         );
     }
 }
