@@ -294,9 +294,10 @@ fn streaming_mode_needs_all_three_files() {
         .code(2)
         .stderr(
             "error: the following required arguments were not provided:\n  --outputs \
-             <FILE.jsonl>\n  --checks <FILE.json>\n\nUsage: evalctl fep evaluate --test-cases \
-             <FILE.jsonl> --outputs <FILE.jsonl> --checks <FILE.json> [REQUEST]\n\nFor more \
-             information, try '--help'.\n",
+             <FILE.jsonl>\n  --checks <FILE.json>\n\nUsage: evalctl fep evaluate [OPTIONS] \
+             <REQUEST>\n       evalctl fep evaluate [OPTIONS] --test-cases <FILE.jsonl> \
+             --outputs <FILE.jsonl> --checks <FILE.json>\n\nFor more information, try \
+             '--help'.\n",
         );
 }
 
