@@ -104,6 +104,61 @@ fn redact_pieces(mut text: String, secret: &str) -> String {
     text
 }
 
+/// The fewest characters a secret has for [`encoded_forms`] to be redacted too (a shorter one's
+/// upper-case or hex could be an ordinary word or number).
+const MIN_ENCODED_SECRET: usize = 16;
+
+/// The forms a server that echoes `secret` altered may show it in, for a secret of at least
+/// [`MIN_ENCODED_SECRET`] characters: upper- and lower-case, hex (both cases), and base64 (the
+/// standard and the URL-safe alphabet) wherever it starts in the encoded text (`Bearer KEY`
+/// encoded whole): for each of the three places a secret can start in a base64 group, the
+/// characters that its bytes alone decide.
+fn encoded_forms(secret: &str) -> Vec<String> {
+    if secret.chars().count() < MIN_ENCODED_SECRET {
+        return Vec::new();
+    }
+    let bytes = secret.as_bytes();
+    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    let mut forms = vec![
+        secret.to_uppercase(),
+        secret.to_lowercase(),
+        hex.to_uppercase(),
+        hex,
+    ];
+    for skipped in 0..3 {
+        let whole_groups = (bytes.len() - skipped) / 3 * 3;
+        let encoded = base64(&bytes[skipped..skipped + whole_groups]);
+        forms.push(encoded.replace('+', "-").replace('/', "_"));
+        forms.push(encoded);
+    }
+    forms.retain(|form| form != secret);
+    forms
+}
+
+/// `bytes` with [`redact_pieces`] applied when they are text that shows a piece of `secret`'s
+/// start or end (whole secrets are redacted before).
+fn redact_pieces_in_bytes(bytes: Vec<u8>, secret: &str) -> Vec<u8> {
+    let chars = secret.chars().count();
+    if chars < 2 * MIN_SECRET_PIECE {
+        return bytes;
+    }
+    let (first, last) = match (
+        secret.char_indices().nth(MIN_SECRET_PIECE),
+        secret.char_indices().nth(chars - MIN_SECRET_PIECE),
+    ) {
+        (Some((first, _)), Some((last, _))) => (first, last),
+        _ => return bytes,
+    };
+    let shows = |piece: &str| memchr::memmem::find(&bytes, piece.as_bytes()).is_some();
+    if !shows(&secret[..first]) && !shows(&secret[last..]) {
+        return bytes;
+    }
+    match String::from_utf8(bytes) {
+        Ok(text) => redact_pieces(text, secret).into_bytes(),
+        Err(not_text) => not_text.into_bytes(),
+    }
+}
+
 /// Every string of `value`, member names included.
 fn json_strings(value: &Value) -> Box<dyn Iterator<Item = &str> + '_> {
     match value {
@@ -178,6 +233,8 @@ impl Secrets {
     /// redacted whole.
     /// Each is also redacted as it appears inside a JSON string (a server echoing it in JSON
     /// escapes `"` and `\`, and some escape `/` as `\/` too).
+    /// A secret of at least [`MIN_ENCODED_SECRET`] characters is also redacted encoded as a
+    /// server may echo it ([`encoded_forms`]).
     pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
         let mut values: Vec<String> = values
             .into_iter()
@@ -186,7 +243,8 @@ impl Secrets {
                 let quoted = serde_json::to_string(&value).unwrap_or_default();
                 let escaped = quoted[1..quoted.len().saturating_sub(1).max(1)].to_string();
                 let slashes_escaped = escaped.replace('/', "\\/");
-                [value, escaped, slashes_escaped]
+                let encoded = encoded_forms(&value);
+                [value, escaped, slashes_escaped].into_iter().chain(encoded)
             })
             .filter(|value| !value.is_empty())
             .collect();
@@ -231,9 +289,11 @@ impl Secrets {
     /// `text` with every secret replaced by [`REDACTED`], and every piece of at least
     /// [`MIN_SECRET_PIECE`] characters of a secret's start or end (the longest first).
     pub fn redact(&self, text: &str) -> String {
-        self.0.iter().fold(text.to_string(), |text, secret| {
-            redact_pieces(text.replace(secret.as_str(), REDACTED), secret)
-        })
+        // Every whole secret first: a piece of one secret's form may be part of another's.
+        let whole = (self.0.iter()).fold(text.to_string(), |text, secret| {
+            text.replace(secret.as_str(), REDACTED)
+        });
+        (self.0.iter()).fold(whole, |text, secret| redact_pieces(text, secret))
     }
 
     /// [`Secrets::redact`], and where `text` is JSON (up to `depth` levels down) that spells a
@@ -301,6 +361,10 @@ impl Secrets {
             }
             redacted.extend_from_slice(rest);
             bytes = redacted;
+        }
+        // Then their pieces: a piece of one secret's form may be part of another's.
+        for secret in &secrets {
+            bytes = redact_pieces_in_bytes(bytes, secret);
         }
         if memchr::memmem::find(&bytes, b"\\u").is_some() {
             if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
@@ -392,6 +456,48 @@ mod tests {
         assert_eq!(
             short.redact("tok-12345678 tok-1234567890"),
             "tok-12345678 [redacted]"
+        );
+    }
+
+    #[test]
+    fn a_secret_echoed_encoded_or_in_part_is_redacted_in_text_and_in_replies() {
+        let key = "sk-CANARY-k3y-0123456789abcdef";
+        let secrets = Secrets::new([key.to_string()]);
+        let hex: String = key.bytes().map(|byte| format!("{byte:02x}")).collect();
+        // Each echo, and how much of it may stay: at most a base64 group's worth at each end
+        // (the encoding of the text beside the key, and of the key's first or last bytes).
+        let echoes = [
+            (base64(key.as_bytes()), 8),
+            (base64(format!("Bearer {key}").as_bytes()), 16),
+            (
+                base64(format!("x:{key}").as_bytes())
+                    .replace('+', "-")
+                    .replace('/', "_"),
+                8,
+            ),
+            (hex.clone(), 0),
+            (hex.to_uppercase(), 0),
+            (key.to_uppercase(), 0),
+            (key[..key.len() - 1].to_string(), 0),
+        ];
+        for (echo, may_stay) in echoes {
+            let text = format!("ECHO[{echo}]");
+            for shown in [
+                secrets.redact(&text),
+                String::from_utf8(secrets.redact_bytes(text.clone().into_bytes())).unwrap(),
+            ] {
+                assert!(
+                    shown.starts_with("ECHO[") && shown.contains(REDACTED),
+                    "{shown}"
+                );
+                let left = shown.replace(REDACTED, "").len() - "ECHO[]".len();
+                assert!(left <= may_stay, "{echo} -> {shown}");
+            }
+        }
+        // A short secret's encodings are not looked for (they could be ordinary text).
+        assert_eq!(
+            Secrets::new(["abcdef12".to_string()]).redact("ABCDEF12"),
+            "ABCDEF12"
         );
     }
 

@@ -398,6 +398,20 @@ fn a_key_the_api_echoes_masked_is_redacted_too() {
 }
 
 #[test]
+fn a_key_the_api_echoes_encoded_is_redacted_too() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["--retries", "0", "--candidate", "scenario:encoded"]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "{}", result.stderr);
+    assert_eq!(
+        record(&result, "cand-1")["side_info"]["reasoning"],
+        "b64 QmVhcmVyIHNr[redacted]ZDQ= hex [redacted] up [redacted]"
+    );
+}
+
+#[test]
 fn timeouts_are_retried() {
     let server = FakeJudge::start(Some(KEY));
     let dir = tempfile::tempdir().unwrap();

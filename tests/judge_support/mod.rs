@@ -200,6 +200,14 @@ fn answer(request: &Request, received: &Received, seen: &Mutex<HashMap<String, u
         "constraintbad" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": "mostly", "reasoning": "hedging"}"#),
         "malformed" => completion(r#"{"score": 0.5, "reasoning": "unterminated"#),
         "echo" => completion(&format!(r#"{{"score": 0.5, "reasoning": "you sent {echoed_key}"}}"#)),
+        // The key echoed encoded: `Authorization: Bearer KEY` in base64, the key in hex and
+        // upper-cased.
+        "encoded" => completion(&format!(
+            r#"{{"score": 0.5, "reasoning": "b64 {} hex {} up {}"}}"#,
+            "QmVhcmVyIHNrLVpxN3hXOXBMM21LOHZUMm5SNWJZZDQ=",
+            "736b2d5a7137785739704c336d4b387654326e523562596434",
+            KEY.to_uppercase()
+        )),
         "ratelimited" if seen == 1 => error(
             429,
             json!({"message": "Rate limit reached", "type": "requests"}),
