@@ -44,12 +44,12 @@ fn idle_connections_and_half_sent_heads_are_closed() {
     assert_eq!(until_closed(silent), b"");
     // Half a request head.
     let mut half = TcpStream::connect(&server.rest).unwrap();
-    half.write_all(b"POST /evaluate HTTP/1.1\r\nHost: x\r\nContent-Le")
+    half.write_all(b"POST /evaluate HTTP/1.1\r\nHost: localhost\r\nContent-Le")
         .unwrap();
     assert_eq!(until_closed(half), b"");
     // A kept-alive connection after its request has been answered.
     let mut kept = TcpStream::connect(&server.rest).unwrap();
-    kept.write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+    kept.write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .unwrap();
     let answered = String::from_utf8(until_closed(kept)).unwrap();
     assert!(answered.starts_with("HTTP/1.1 200 OK\r\n"), "{answered}");
@@ -72,7 +72,7 @@ fn a_body_that_does_not_arrive_in_time_is_a_408() {
     let mut stream = TcpStream::connect(&server.rest).unwrap();
     stream
         .write_all(
-            b"POST /evaluate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n\
+            b"POST /evaluate HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n\
               Content-Length: 100\r\n\r\n{\"test_cases\"",
         )
         .unwrap();
@@ -415,7 +415,7 @@ fn a_db_that_is_no_database_is_bad_input_and_left_as_it_was() {
 /// Ask for `/health` on the kept-alive connection `stream`; the whole response.
 fn health_on(stream: &mut TcpStream) -> String {
     stream
-        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .unwrap();
     one_response(stream)
 }
@@ -472,7 +472,7 @@ fn past_max_connections_a_new_connection_waits_until_one_closes() {
     // A third connection is accepted, then waits for a place: the server says so (once).
     let mut third = TcpStream::connect(&server.rest).unwrap();
     third
-        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n\r\n")
+        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\n\r\n")
         .unwrap();
     let mut told = String::new();
     server.stderr.read_line(&mut told).unwrap();
@@ -507,7 +507,7 @@ fn a_request_head_over_64_kib_is_a_431_and_its_connection_closed() {
     let server = Server::start(&dir.path().join("s.db"), &[], &[]);
     // A head of `size` bytes, request line and headers.
     let head = |size: usize| {
-        let start = "GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\nX-Padding: ";
+        let start = "GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nX-Padding: ";
         let head = format!("{start}{}\r\n\r\n", "a".repeat(size - start.len() - 4));
         assert_eq!(head.len(), size);
         head
@@ -593,7 +593,7 @@ fn a_client_that_reads_nothing_of_its_answer_is_disconnected_and_frees_its_memor
     let (server, _dir, large, id) = server_with_a_large_result("120000000");
     // Three clients ask for it and read nothing: their answers hold 90 MB of the budget while
     // they wait to be written, and an evaluation that takes about 85 MB must wait.
-    let head = format!("GET /evaluations/{id} HTTP/1.1\r\nHost: x\r\n\r\n");
+    let head = format!("GET /evaluations/{id} HTTP/1.1\r\nHost: localhost\r\n\r\n");
     let unread: Vec<TcpStream> = (0..3)
         .map(|_| {
             let mut stream = TcpStream::connect(&server.rest).unwrap();

@@ -17,6 +17,76 @@ fn evaluate(server: &Server, body: &[u8]) -> serve_support::Reply {
     server.request("POST", "/evaluate", &[], body)
 }
 
+/// One request with exactly these header lines (the Host among them, or none), read whole.
+fn raw_request(server: &Server, head: &str, body: &[u8]) -> serve_support::Reply {
+    use std::io::Write;
+    let mut stream = std::net::TcpStream::connect(&server.rest).expect("connects");
+    let head = format!(
+        "{head}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    stream.write_all(body).unwrap();
+    read_reply(stream)
+}
+
+#[test]
+fn what_a_web_page_of_another_site_sends_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let address = server.rest.clone();
+    // A page posting its "simple" request (text/plain, no preflight) to the loopback server.
+    let posted = raw_request(
+        &server,
+        &format!(
+            "POST /evaluate HTTP/1.1\r\nHost: {address}\r\nOrigin: https://evil.example\r\n\
+             Content-Type: text/plain"
+        ),
+        &capitals_request(1),
+    );
+    assert_eq!(posted.status, 403);
+    assert_eq!(
+        posted.json(),
+        json!({"error": "forbidden", "message": "a request a web page sent (Origin: \
+            https://evil.example) is refused: evalctl serve answers programs, not pages of other \
+            sites"})
+    );
+    // A page whose name was made to resolve to 127.0.0.1 (DNS rebinding) is of the server's
+    // origin: its Host is not a loopback name.
+    let rebound = raw_request(
+        &server,
+        "GET /evaluations/some-id HTTP/1.1\r\nHost: evil.example:8080",
+        b"",
+    );
+    assert_eq!(rebound.status, 403);
+    assert_eq!(
+        rebound.json()["message"],
+        "Host evil.example:8080 is not a loopback name (localhost, 127.0.0.1, [::1]): without \
+         --token-env this server answers requests to its loopback address only (a name made to \
+         resolve to it could be a web page's)"
+    );
+    // Programs: its own origin, loopback names, no Host at all.
+    let port = address.rsplit_once(':').unwrap().1;
+    for head in [
+        format!("POST /evaluate HTTP/1.1\r\nHost: {address}\r\nOrigin: http://{address}"),
+        format!("POST /evaluate HTTP/1.1\r\nHost: localhost:{port}"),
+        format!("POST /evaluate HTTP/1.1\r\nHost: [::1]:{port}"),
+        "POST /evaluate HTTP/1.0".to_string(),
+    ] {
+        let reply = raw_request(
+            &server,
+            &format!("{head}\r\nContent-Type: application/json"),
+            &capitals_request(1),
+        );
+        assert_eq!(
+            reply.status,
+            200,
+            "{head}: {}",
+            String::from_utf8_lossy(&reply.body)
+        );
+    }
+}
+
 #[test]
 fn the_spec_example_is_evaluated_stored_and_found_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -235,7 +305,7 @@ fn requests_over_a_limit_get_an_error_response() {
         .unwrap();
     std::io::Write::write_all(
         &mut declared,
-        b"POST /evaluate HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 999999999\r\n\r\n",
+        b"POST /evaluate HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 999999999\r\n\r\n",
     )
     .unwrap();
     let declared = read_reply(declared);

@@ -17,7 +17,8 @@ use crate::server::{auth, connections, engine, grpc, operations, rest, store, Se
 
 /// Serve until SIGINT or SIGTERM; exit 0 after a graceful shutdown.
 pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
-    if config.token_env.is_none() && !config.allow_unauthenticated_remote {
+    let loopback_only = config.token_env.is_none() && !config.allow_unauthenticated_remote;
+    if loopback_only {
         refuse_remote(config.listen, "--listen")?;
         refuse_remote(config.grpc_listen, "--grpc-listen")?;
     }
@@ -53,6 +54,7 @@ pub fn serve(config: ServeConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             store,
             config.limits,
             token,
+            loopback_only,
             config.checks,
         )?);
         let signals = StopSignals::catch()?;

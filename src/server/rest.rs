@@ -64,13 +64,75 @@ fn json_body(body: impl Into<Body>) -> Response {
         .into_response()
 }
 
+/// Whether the caller may call: not a web page of another site (see [`refuse_web_pages`]), and
+/// with the token when `--token-env` sets one.
 fn authorize(engine: &Engine, headers: &HeaderMap) -> Result<(), ApiError> {
+    refuse_web_pages(engine, headers)?;
     engine.authorize(
         headers
             .get(header::AUTHORIZATION)
             .map(HeaderValue::as_bytes),
         headers.get("x-api-key").map(HeaderValue::as_bytes),
     )
+}
+
+/// 403 for what a web browser sends on behalf of a page of another site: a browser may post to
+/// a loopback server without asking (a "simple" request: a `text/plain` or form body), and a
+/// page whose name is made to resolve to 127.0.0.1 is of the same origin as the server. So a
+/// request whose `Origin` is not the server's own is refused; and on a server for its own
+/// machine (no `--token-env`, no `--allow-unauthenticated-remote`) so is a request whose `Host`
+/// is no loopback name. Programs (curl, a client library) send no `Origin` and name the address
+/// they connect to.
+fn refuse_web_pages(engine: &Engine, headers: &HeaderMap) -> Result<(), ApiError> {
+    let host = headers
+        .get(header::HOST)
+        .and_then(|host| host.to_str().ok());
+    if let Some(origin) = headers.get(header::ORIGIN) {
+        let origin = String::from_utf8_lossy(origin.as_bytes());
+        let own = host.is_some_and(|host| {
+            origin
+                .strip_prefix("http://")
+                .or(origin.strip_prefix("https://"))
+                == Some(host)
+        });
+        if !own {
+            return Err(ApiError::new(
+                ErrorKind::Forbidden,
+                format!(
+                    "a request a web page sent (Origin: {}) is refused: evalctl serve answers \
+                     programs, not pages of other sites",
+                    crate::text::one_line(&origin)
+                ),
+            ));
+        }
+    }
+    match host {
+        Some(host) if engine.loopback_only && !names_loopback(host) => Err(ApiError::new(
+            ErrorKind::Forbidden,
+            format!(
+                "Host {} is not a loopback name (localhost, 127.0.0.1, [::1]): without \
+                 --token-env this server answers requests to its loopback address only (a \
+                 name made to resolve to it could be a web page's)",
+                crate::text::one_line(host)
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Whether a `Host` header names a loopback address: `localhost`, an IPv4 address in
+/// 127.0.0.0/8 or `[::1]`, with or without a port.
+fn names_loopback(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(bracketed) => bracketed
+            .split_once(']')
+            .map_or(bracketed, |(name, _)| name),
+        None => host.rsplit_once(':').map_or(host, |(name, _)| name),
+    };
+    name.eq_ignore_ascii_case("localhost")
+        || name
+            .parse::<std::net::IpAddr>()
+            .is_ok_and(|address| address.is_loopback())
 }
 
 /// `?stream=true|false` (absent: false).
@@ -222,4 +284,33 @@ async fn method_not_allowed(method: Method, uri: Uri) -> ApiError {
         ErrorKind::MethodNotAllowed,
         format!("{method} is not allowed on {}", uri.path()),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::names_loopback;
+
+    #[test]
+    fn loopback_names_with_or_without_a_port() {
+        for host in [
+            "localhost",
+            "LOCALHOST:8080",
+            "127.0.0.1",
+            "127.1.2.3:80",
+            "[::1]",
+            "[::1]:8080",
+        ] {
+            assert!(names_loopback(host), "{host}");
+        }
+        for host in [
+            "evil.example",
+            "evil.example:8080",
+            "localhost.evil.example",
+            "10.0.0.1:80",
+            "[::2]:80",
+            "127.0.0.1.evil.example",
+        ] {
+            assert!(!names_loopback(host), "{host}");
+        }
+    }
 }

@@ -24,6 +24,8 @@ pub enum ErrorKind {
     DeadlineExceeded,
     /// No valid token (401).
     Unauthenticated,
+    /// A request a web browser sent for a page of another site (403).
+    Forbidden,
     /// No such evaluation or path (404).
     NotFound,
     /// The path exists, the method does not (405).
@@ -44,6 +46,7 @@ impl ErrorKind {
             ErrorKind::BodyTimeout => "request_timeout",
             ErrorKind::DeadlineExceeded => "deadline_exceeded",
             ErrorKind::Unauthenticated => "unauthenticated",
+            ErrorKind::Forbidden => "forbidden",
             ErrorKind::NotFound => "not_found",
             ErrorKind::MethodNotAllowed => "method_not_allowed",
             ErrorKind::Internal => "internal_error",
@@ -61,6 +64,7 @@ impl ErrorKind {
             ErrorKind::BodyTimeout => 408,
             ErrorKind::DeadlineExceeded => 503,
             ErrorKind::Unauthenticated => 401,
+            ErrorKind::Forbidden => 403,
             ErrorKind::NotFound => 404,
             ErrorKind::MethodNotAllowed => 405,
             ErrorKind::Internal => 500,
@@ -76,6 +80,7 @@ impl ErrorKind {
             ErrorKind::BodyTooLarge | ErrorKind::Busy => tonic::Code::ResourceExhausted,
             ErrorKind::BodyTimeout | ErrorKind::DeadlineExceeded => tonic::Code::DeadlineExceeded,
             ErrorKind::Unauthenticated => tonic::Code::Unauthenticated,
+            ErrorKind::Forbidden => tonic::Code::PermissionDenied,
             ErrorKind::NotFound => tonic::Code::NotFound,
             ErrorKind::MethodNotAllowed => tonic::Code::Unimplemented,
             ErrorKind::Internal => tonic::Code::Internal,

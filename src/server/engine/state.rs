@@ -53,6 +53,9 @@ pub struct Engine {
     pub limits: Limits,
     /// The token requests need, with `--token-env`.
     pub token: Option<Token>,
+    /// Without a token or `--allow-unauthenticated-remote`: the server is for its own machine,
+    /// and answers REST requests to its loopback names only.
+    pub loopback_only: bool,
     pub(super) running: Arc<Semaphore>,
     /// `--max-memory`, shared by the requests in flight.
     memory: MemoryBudget,
@@ -75,6 +78,7 @@ impl Engine {
         store: Store,
         limits: Limits,
         token: Option<Token>,
+        loopback_only: bool,
         checks: ServeChecks,
     ) -> anyhow::Result<Engine> {
         local_catalog(&checks.custom)?;
@@ -84,6 +88,7 @@ impl Engine {
             memory: MemoryBudget::new(limits.max_memory),
             limits,
             token,
+            loopback_only,
             checks,
             caller: CheckCaller::new(SERVER_CALLS)?,
             spare_catalogs: Mutex::default(),
