@@ -152,15 +152,20 @@ fn tasks_run_at_the_limit_loses_no_call_at_zero_retries() {
     let run = json_stdout(&output);
     assert_eq!(run["generation"]["failed"], json!([]));
     assert_eq!(run["generation"]["completed"], CALLS);
+    few_429s_each_waited_out(&model, &output, "m");
+}
+
+/// `model` served every call once and sent few 429s, and `output` (of calls to its model
+/// `name`) ends with the note that each was waited out for the 5 ms the server asked.
+fn few_429s_each_waited_out(model: &LimitedModel, output: &std::process::Output, name: &str) {
     assert_eq!(model.completions.load(Ordering::SeqCst), CALLS);
     let rejected = model.rejected.load(Ordering::SeqCst);
     assert!(
         rejected < few(CALLS),
         "{rejected} 429s for {CALLS} completions"
     );
-    // Each 429 was waited out for the 5 ms the server asked, and the user is told.
     assert_eq!(
-        stderr_text(&output),
+        stderr_text(output),
         rate_limited_note(
             &model.server,
             CALLS + rejected,
@@ -169,6 +174,7 @@ fn tasks_run_at_the_limit_loses_no_call_at_zero_retries() {
             5 * rejected,
             0
         )
+        .replace(" m at ", &format!(" {name} at "))
     );
 }
 
@@ -246,24 +252,7 @@ fn the_judge_at_the_limit_loses_no_call_at_zero_retries() {
             (&json!(null), &json!(1))
         );
     }
-    assert_eq!(model.completions.load(Ordering::SeqCst), CALLS);
-    let rejected = model.rejected.load(Ordering::SeqCst);
-    assert!(
-        rejected < few(CALLS),
-        "{rejected} 429s for {CALLS} completions"
-    );
-    assert_eq!(
-        stderr_text(&output),
-        rate_limited_note(
-            &model.server,
-            CALLS + rejected,
-            rejected,
-            rejected,
-            5 * rejected,
-            0
-        )
-        .replace(" m at ", " judge at ")
-    );
+    few_429s_each_waited_out(&model, &output, "judge");
 }
 
 /// A fake OpenAI-compatible server with a request rate limit on its own clock: a bucket of
