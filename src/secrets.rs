@@ -226,7 +226,13 @@ impl fmt::Debug for Secret {
 
 /// The secrets one evaluator sends. Its `Debug` form never shows them.
 #[derive(Clone, Default)]
-pub struct Secrets(Vec<String>);
+pub struct Secrets {
+    /// Every form of every secret that is redacted whole, longest first.
+    forms: Vec<String>,
+    /// The secrets as given, whose start or end pieces are redacted too (not their encoded
+    /// forms: 12 hex digits are 6 bytes, a prefix every key of a provider shares).
+    given: Vec<String>,
+}
 
 impl Secrets {
     /// The given secrets (empty ones dropped), longest first so a secret containing another is
@@ -236,9 +242,13 @@ impl Secrets {
     /// A secret of at least [`MIN_ENCODED_SECRET`] characters is also redacted encoded as a
     /// server may echo it ([`encoded_forms`]).
     pub fn new(values: impl IntoIterator<Item = String>) -> Secrets {
-        let mut values: Vec<String> = values
+        let mut given: Vec<String> = values
             .into_iter()
             .filter(|value| !value.is_empty())
+            .collect();
+        given.sort_by_key(|value| std::cmp::Reverse(value.len()));
+        given.dedup();
+        let mut forms: Vec<String> = (given.iter().cloned())
             .flat_map(|value| {
                 let quoted = serde_json::to_string(&value).unwrap_or_default();
                 let escaped = quoted[1..quoted.len().saturating_sub(1).max(1)].to_string();
@@ -248,9 +258,9 @@ impl Secrets {
             })
             .filter(|value| !value.is_empty())
             .collect();
-        values.sort_by_key(|value| std::cmp::Reverse(value.len()));
-        values.dedup();
-        Secrets(values)
+        forms.sort_by_key(|value| std::cmp::Reverse(value.len()));
+        forms.dedup();
+        Secrets { forms, given }
     }
 
     /// The secrets of this process's environment, for what a command prints before anyone else
@@ -283,17 +293,17 @@ impl Secrets {
 
     /// Whether there is no secret (nothing sent was one).
     pub fn is_empty(&self) -> bool {
-        self.0.is_empty()
+        self.forms.is_empty()
     }
 
-    /// `text` with every secret replaced by [`REDACTED`], and every piece of at least
-    /// [`MIN_SECRET_PIECE`] characters of a secret's start or end (the longest first).
+    /// `text` with every form of every secret replaced by [`REDACTED`], and every piece of at
+    /// least [`MIN_SECRET_PIECE`] characters of a secret's start or end (the longest first).
     pub fn redact(&self, text: &str) -> String {
-        // Every whole secret first: a piece of one secret's form may be part of another's.
-        let whole = (self.0.iter()).fold(text.to_string(), |text, secret| {
+        // Every whole form first: a piece of one secret may be part of another's form.
+        let whole = (self.forms.iter()).fold(text.to_string(), |text, secret| {
             text.replace(secret.as_str(), REDACTED)
         });
-        (self.0.iter()).fold(whole, |text, secret| redact_pieces(text, secret))
+        (self.given.iter()).fold(whole, |text, secret| redact_pieces(text, secret))
     }
 
     /// [`Secrets::redact`], and where `text` is JSON (up to `depth` levels down) that spells a
@@ -338,9 +348,7 @@ impl Secrets {
     /// also read, so that a secret it spells with them (`\u002b` for `+`) is found in its text:
     /// then the reply is written anew with it redacted.
     pub fn redact_bytes(&self, mut bytes: Vec<u8>) -> Vec<u8> {
-        let secrets: Vec<&str> = self
-            .0
-            .iter()
+        let secrets: Vec<&str> = (self.forms.iter())
             .map(String::as_str)
             .filter(|secret| secret.len() >= MIN_REPLY_SECRET)
             .collect();
@@ -362,13 +370,23 @@ impl Secrets {
             redacted.extend_from_slice(rest);
             bytes = redacted;
         }
-        // Then their pieces: a piece of one secret's form may be part of another's.
-        for secret in &secrets {
+        // Then the pieces of the secrets as given: a piece of one may be part of another's form.
+        for secret in self
+            .given
+            .iter()
+            .filter(|secret| secret.len() >= MIN_REPLY_SECRET)
+        {
             bytes = redact_pieces_in_bytes(bytes, secret);
         }
         if memchr::memmem::find(&bytes, b"\\u").is_some() {
             if let Ok(value) = serde_json::from_slice::<Value>(&bytes) {
-                let kept = Secrets(secrets.iter().map(|secret| secret.to_string()).collect());
+                let kept = Secrets {
+                    forms: secrets.iter().map(|secret| secret.to_string()).collect(),
+                    given: (self.given.iter())
+                        .filter(|secret| secret.len() >= MIN_REPLY_SECRET)
+                        .cloned()
+                        .collect(),
+                };
                 if json_strings(&value).any(|text| kept.spelled_in(text, NESTED_JSON)) {
                     return serde_json::to_vec(&kept.redact_value(value)).unwrap_or(bytes);
                 }
@@ -380,7 +398,9 @@ impl Secrets {
     /// Whether `text` holds a secret, or (up to `depth` levels down) is JSON whose strings
     /// spell one with `\uXXXX` escapes: a model's reply whose content is JSON in a JSON string.
     fn spelled_in(&self, text: &str, depth: u8) -> bool {
-        self.0.iter().any(|secret| text.contains(secret.as_str()))
+        self.forms
+            .iter()
+            .any(|secret| text.contains(secret.as_str()))
             || (depth > 0
                 && text.contains("\\u")
                 && serde_json::from_str::<Value>(text).is_ok_and(|value| {
@@ -390,7 +410,7 @@ impl Secrets {
 
     /// `attempt` with every secret removed from its error message and side information.
     pub fn scrub(&self, mut attempt: Attempt) -> Attempt {
-        if self.0.is_empty() {
+        if self.forms.is_empty() {
             return attempt;
         }
         if let Err(error) = &mut attempt.score {
@@ -415,7 +435,7 @@ impl Secrets {
 
 impl fmt::Debug for Secrets {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Secrets({} {REDACTED})", self.0.len())
+        write!(f, "Secrets({} {REDACTED})", self.given.len())
     }
 }
 
@@ -494,6 +514,17 @@ mod tests {
                 assert!(left <= may_stay, "{echo} -> {shown}");
             }
         }
+        // An encoded form is redacted whole only: 12 hex digits of a key's start are 6 bytes
+        // (`sk-pro`), which the hex of ordinary text holds too.
+        assert_eq!(
+            secrets.redact("hexdump: 7461736b2d43414e4152592d6b3379"),
+            "hexdump: 7461736b2d43414e4152592d6b3379"
+        );
+        assert_eq!(
+            String::from_utf8(secrets.redact_bytes(b"x 736b2d43414e4152592d6b3379 y".to_vec()))
+                .unwrap(),
+            "x 736b2d43414e4152592d6b3379 y"
+        );
         // A short secret's encodings are not looked for (they could be ordinary text).
         assert_eq!(
             Secrets::new(["abcdef12".to_string()]).redact("ABCDEF12"),

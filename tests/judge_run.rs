@@ -407,7 +407,7 @@ fn a_key_the_api_echoes_encoded_is_redacted_too() {
     assert_eq!(result.code, 0, "{}", result.stderr);
     assert_eq!(
         record(&result, "cand-1")["side_info"]["reasoning"],
-        "b64 QmVhcmVyIHNr[redacted]ZDQ= hex [redacted] up [redacted]"
+        "b64 QmVhcmVyIHNr[redacted]ZDQ= hex [redacted] up [redacted] digest 7461736b2d5a713737"
     );
 }
 

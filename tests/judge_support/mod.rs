@@ -201,9 +201,9 @@ fn answer(request: &Request, received: &Received, seen: &Mutex<HashMap<String, u
         "malformed" => completion(r#"{"score": 0.5, "reasoning": "unterminated"#),
         "echo" => completion(&format!(r#"{{"score": 0.5, "reasoning": "you sent {echoed_key}"}}"#)),
         // The key echoed encoded: `Authorization: Bearer KEY` in base64, the key in hex and
-        // upper-cased.
+        // upper-cased; then the hex of ordinary text that shares the key's first six bytes.
         "encoded" => completion(&format!(
-            r#"{{"score": 0.5, "reasoning": "b64 {} hex {} up {}"}}"#,
+            r#"{{"score": 0.5, "reasoning": "b64 {} hex {} up {} digest 7461736b2d5a713737"}}"#,
             "QmVhcmVyIHNrLVpxN3hXOXBMM21LOHZUMm5SNWJZZDQ=",
             "736b2d5a7137785739704c336d4b387654326e523562596434",
             KEY.to_uppercase()
