@@ -75,6 +75,7 @@ pub fn shared(base: &Url, model: &str) -> Arc<Pacer> {
 pub struct RateLimited {
     /// The base URL, as shown to users.
     pub url: String,
+    /// The model, as requests name it.
     pub model: String,
     /// Requests sent.
     pub requests: u64,
