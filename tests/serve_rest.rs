@@ -65,7 +65,39 @@ fn what_a_web_page_of_another_site_sends_is_refused() {
          --token-env this server answers requests to its loopback address only (a name made to \
          resolve to it could be a web page's)"
     );
-    // Programs: its own origin, loopback names, no Host at all.
+    // A head that names two hosts, or two origins, is not taken at its first: the host of an
+    // absolute-form target is the request's, two Host headers or none in HTTP/1.1 are a 400.
+    for (head, status) in [
+        (
+            format!("POST http://evil.example/evaluate HTTP/1.1\r\nHost: {address}"),
+            403,
+        ),
+        (
+            format!("POST /evaluate HTTP/1.1\r\nHost: {address}\r\nHost: evil.example"),
+            400,
+        ),
+        ("POST /evaluate HTTP/1.1".to_string(), 400),
+        (
+            format!(
+                "POST /evaluate HTTP/1.1\r\nHost: {address}\r\nOrigin: http://{address}\r\n\
+                 Origin: https://evil.example"
+            ),
+            403,
+        ),
+    ] {
+        let reply = raw_request(
+            &server,
+            &format!("{head}\r\nContent-Type: application/json"),
+            &capitals_request(1),
+        );
+        assert_eq!(
+            reply.status,
+            status,
+            "{head}: {}",
+            String::from_utf8_lossy(&reply.body)
+        );
+    }
+    // Programs: its own origin, loopback names, no Host at all (HTTP/1.0).
     let port = address.rsplit_once(':').unwrap().1;
     for head in [
         format!("POST /evaluate HTTP/1.1\r\nHost: {address}\r\nOrigin: http://{address}"),

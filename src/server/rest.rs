@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri};
+use axum::http::request::Parts;
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode, Uri, Version};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::Router;
@@ -64,10 +65,12 @@ fn json_body(body: impl Into<Body>) -> Response {
         .into_response()
 }
 
-/// Whether the caller may call: not a web page of another site (see [`refuse_web_pages`]), and
-/// with the token when `--token-env` sets one.
-fn authorize(engine: &Engine, headers: &HeaderMap) -> Result<(), ApiError> {
-    refuse_web_pages(engine, headers)?;
+/// Whether the caller may call: a request head that names one host (see [`host_of`]), not
+/// from a web page of another site (see [`refuse_web_pages`]), and with the token when
+/// `--token-env` sets one.
+fn authorize(engine: &Engine, head: &Parts) -> Result<(), ApiError> {
+    let headers = &head.headers;
+    refuse_web_pages(engine, host_of(head)?, headers)?;
     engine.authorize(
         headers
             .get(header::AUTHORIZATION)
@@ -83,10 +86,18 @@ fn authorize(engine: &Engine, headers: &HeaderMap) -> Result<(), ApiError> {
 /// machine (no `--token-env`, no `--allow-unauthenticated-remote`) so is a request whose `Host`
 /// is no loopback name. Programs (curl, a client library) send no `Origin` and name the address
 /// they connect to.
-fn refuse_web_pages(engine: &Engine, headers: &HeaderMap) -> Result<(), ApiError> {
-    let host = headers
-        .get(header::HOST)
-        .and_then(|host| host.to_str().ok());
+fn refuse_web_pages(
+    engine: &Engine,
+    host: Option<&str>,
+    headers: &HeaderMap,
+) -> Result<(), ApiError> {
+    let mut origins = headers.get_all(header::ORIGIN).iter();
+    if let (Some(_), Some(_)) = (origins.next(), origins.next()) {
+        return Err(ApiError::new(
+            ErrorKind::Forbidden,
+            "a request with two Origin headers is refused",
+        ));
+    }
     if let Some(origin) = headers.get(header::ORIGIN) {
         let origin = String::from_utf8_lossy(origin.as_bytes());
         let own = host.is_some_and(|host| {
@@ -117,6 +128,31 @@ fn refuse_web_pages(engine: &Engine, headers: &HeaderMap) -> Result<(), ApiError
             ),
         )),
         _ => Ok(()),
+    }
+}
+
+/// The host a request is for, as HTTP/1.1 says (RFC 9112 §3.2): the authority of an
+/// absolute-form target, else its one `Host` header; 400 for two `Host` headers, or none in an
+/// HTTP/1.1 request. `None` for an HTTP/1.0 request without one.
+fn host_of(head: &Parts) -> Result<Option<&str>, ApiError> {
+    if let Some(authority) = head.uri.authority() {
+        return Ok(Some(authority.as_str()));
+    }
+    let mut hosts = head.headers.get_all(header::HOST).iter();
+    match (hosts.next(), hosts.next()) {
+        (Some(_), Some(_)) => Err(ApiError::new(
+            ErrorKind::Validation,
+            "the request has two Host headers",
+        )),
+        (Some(host), None) => host
+            .to_str()
+            .map(Some)
+            .map_err(|_| ApiError::new(ErrorKind::Validation, "the Host header is not text")),
+        (None, _) if head.version == Version::HTTP_10 => Ok(None),
+        (None, _) => Err(ApiError::new(
+            ErrorKind::Validation,
+            "an HTTP/1.1 request needs a Host header",
+        )),
     }
 }
 
@@ -160,7 +196,7 @@ async fn evaluate(
 ) -> Result<Response, ApiError> {
     // The request taken whole: the Uri and HeaderMap extractors would copy its head.
     let (head, body) = request.into_parts();
-    authorize(&engine, &head.headers)?;
+    authorize(&engine, &head)?;
     let stream = stream_requested(&head.uri)?;
     // A body its head says is too large is refused before it takes a place or is waited for.
     let declared = (head.headers.get(header::CONTENT_LENGTH))
@@ -250,9 +286,9 @@ async fn read_body(
 async fn get_evaluation(
     State(engine): State<Arc<Engine>>,
     Path(evaluation_id): Path<String>,
-    headers: HeaderMap,
+    head: Parts,
 ) -> Result<Response, ApiError> {
-    authorize(&engine, &headers)?;
+    authorize(&engine, &head)?;
     let document = engine.stored(evaluation_id, 1).await?;
     Ok(json_body(document))
 }
