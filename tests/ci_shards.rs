@@ -204,18 +204,25 @@ fn a_merge_names_the_shard_whose_calls_are_absent() {
 #[test]
 fn bad_shards_and_foreign_lines_are_bad_input() {
     let sb = sandbox();
-    let out = sb
-        .evalctl()
-        .args(RUN)
-        .args(["--shard", "3/3"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&out), 2);
-    assert_eq!(
-        stderr_text(&out),
-        "error: invalid value '3/3' for '--shard <K/N>': '3/3' is not K/N with 0 <= K < N \
-         (shards are numbered from 0: 0/3, 1/3, 2/3)\n\nFor more information, try '--help'.\n"
-    );
+    // Past the most shards a run may have, a summary naming each missing shard would be work
+    // without end.
+    for shard in ["3/3", "0/100001"] {
+        let out = sb
+            .evalctl()
+            .args(RUN)
+            .args(["--shard", shard])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 2);
+        assert_eq!(
+            stderr_text(&out),
+            format!(
+                "error: invalid value '{shard}' for '--shard <K/N>': '{shard}' is not K/N with 0 \
+                 <= K < N <= 100000 (shards are numbered from 0: 0/3, 1/3, 2/3)\n\nFor more \
+                 information, try '--help'.\n"
+            )
+        );
+    }
     sb.write("old.jsonl", "{\"candidate_id\": \"c\", \"split\": \"single\", \"example_index\": null, \"example_line\": null, \"score\": 1, \"side_info\": {}, \"error\": null, \"attempts\": 1, \"latency_ms\": 1}\n[1]\n");
     let out = sb
         .evalctl()
@@ -236,6 +243,42 @@ fn bad_shards_and_foreign_lines_are_bad_input() {
          error: old.jsonl:2: expected a JSON object, found array\n\
          error: missing.jsonl: cannot read: No such file or directory\n"
     );
+}
+
+#[test]
+fn a_line_claiming_more_shards_than_a_run_may_have_is_not_read_as_a_shard() {
+    // A summary names every missing shard: a results file claiming 100 million shards (as
+    // `--shard 0/100000000` once made) would keep it busy for minutes, deaf to SIGTERM.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 1}'\n");
+    sb.write("train.jsonl", "{\"i\":0}\n");
+    succeeded(sb.evalctl().args([
+        "run",
+        "--evaluator-command",
+        "sh eval.sh",
+        "--candidate",
+        "c",
+        "--dataset",
+        "train.jsonl",
+        "--output",
+        "whole.jsonl",
+    ]));
+    let line = sb.read("whole.jsonl");
+    assert!(line.contains("\"shard\":\"0/1\""), "{line}");
+    sb.write(
+        "huge.jsonl",
+        line.replace("\"shard\":\"0/1\"", "\"shard\":\"0/100000000\""),
+    );
+    let out = succeeded(
+        sb.evalctl()
+            .args(["summarize", "--format", "json", "huge.jsonl"]),
+    );
+    assert_eq!(
+        stderr_text(&out),
+        "note: huge.jsonl: the lines carry no run fingerprint (written by an older evalctl): \
+         read as one unsharded run; runs and shards are not checked\n"
+    );
+    assert_eq!(json_stdout(&out)["partial"], Value::Null);
 }
 
 #[test]

@@ -20,6 +20,7 @@ use crate::input::CandidateSource;
 use crate::input::Source;
 use crate::llm::EndpointSpec;
 use crate::protocol::ScoreRange;
+use crate::record::{shard_of, MAX_SHARDS};
 use crate::runner::key::DeclaredInputs;
 use crate::runner::Shard;
 use crate::text::io_reason;
@@ -296,15 +297,13 @@ fn parse_heartbeat(text: &str) -> Result<Duration, String> {
         .ok_or_else(|| format!("'{text}' is not a number of seconds (0 = no heartbeat)"))
 }
 
-/// `K/N` with 0 <= K < N (`--shard`).
+/// `K/N` with 0 <= K < N <= [`MAX_SHARDS`] (`--shard`).
 fn parse_shard(text: &str) -> Result<Shard, String> {
-    let parsed = text
-        .split_once('/')
-        .and_then(|(k, n)| Some((k.trim().parse().ok()?, n.trim().parse().ok()?)));
-    match parsed {
-        Some((index, count)) if index < count => Ok(Shard { index, count }),
-        _ => Err(format!(
-            "'{text}' is not K/N with 0 <= K < N (shards are numbered from 0: 0/3, 1/3, 2/3)"
+    match shard_of(text) {
+        Some((index, count)) => Ok(Shard { index, count }),
+        None => Err(format!(
+            "'{text}' is not K/N with 0 <= K < N <= {MAX_SHARDS} (shards are numbered from 0: \
+             0/3, 1/3, 2/3)"
         )),
     }
 }

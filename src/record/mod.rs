@@ -10,5 +10,7 @@ mod run;
 mod scored;
 
 pub use line::{CallRecord, GenerationInfo, Split};
-pub use run::{completed_by, EvaluatorInfo, RunIdentity, RunInfo, Splits, SPEC_SCORE};
+pub use run::{
+    completed_by, shard_of, EvaluatorInfo, RunIdentity, RunInfo, Splits, MAX_SHARDS, SPEC_SCORE,
+};
 pub use scored::{ScoredLine, ScoredRun, SharedMembers};

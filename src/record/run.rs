@@ -100,12 +100,35 @@ pub struct RunIdentity {
     pub evaluator_digest: String,
     /// The dataset and valset examples the plan uses, alone.
     pub inputs_digest: String,
-    /// `K/N` (`--shard`; `0/1` for an unsharded run).
+    /// `K/N` (`--shard`; `0/1` for an unsharded run), as [`shard_of`] reads it.
+    #[serde(deserialize_with = "shard_label")]
     pub shard: String,
     /// Calls in this shard's plan.
     pub shard_calls: usize,
     /// Calls in the whole run's plan, every shard together.
     pub plan_calls: usize,
+}
+
+/// The most shards a run may be split into (`--shard K/N`, a line's `shard`): Kubernetes' limit
+/// on an indexed Job's completions. A summary names every missing shard, so N bounds its work.
+pub const MAX_SHARDS: u64 = 100_000;
+
+/// `K/N` with 0 <= K < N <= [`MAX_SHARDS`], as numbers (`--shard`, a line's `shard`).
+pub fn shard_of(text: &str) -> Option<(u64, u64)> {
+    let (k, n) = text.split_once('/')?;
+    let (k, n) = (k.trim().parse().ok()?, n.trim().parse().ok()?);
+    (k < n && n <= MAX_SHARDS).then_some((k, n))
+}
+
+/// A line's `shard`: `K/N` as evalctl writes it (see [`shard_of`]).
+fn shard_label<'de, D: serde::Deserializer<'de>>(deserializer: D) -> Result<String, D::Error> {
+    let label = String::deserialize(deserializer)?;
+    match shard_of(&label) {
+        Some((k, n)) if format!("{k}/{n}") == label => Ok(label),
+        _ => Err(serde::de::Error::custom(format!(
+            "expected K/N with 0 <= K < N <= {MAX_SHARDS}, found \"{label}\""
+        ))),
+    }
 }
 
 /// Which splits the run has, so a split with no finished call still shows as n = 0.
@@ -115,4 +138,33 @@ pub struct Splits {
     pub train: bool,
     /// A valset was given.
     pub val: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_shard_is_k_of_at_most_max_shards() {
+        assert_eq!(shard_of("2/3"), Some((2, 3)));
+        assert_eq!(shard_of(" 0 / 100000"), Some((0, 100_000)));
+        for bad in [
+            "3/3",
+            "0/0",
+            "0/100001",
+            "-1/3",
+            "1",
+            "a/b",
+            "0/18446744073709551616",
+        ] {
+            assert_eq!(shard_of(bad), None, "{bad}");
+        }
+        let line_shard = |label: &str| shard_label(serde_json::Value::from(label));
+        assert_eq!(line_shard("1/4").unwrap(), "1/4");
+        assert_eq!(
+            line_shard(" 1/4").unwrap_err().to_string(),
+            "expected K/N with 0 <= K < N <= 100000, found \" 1/4\""
+        );
+        assert!(line_shard("0/100000000").is_err());
+    }
 }

@@ -11,7 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashSet};
 use serde::Serialize;
 
 use crate::error::Problem;
-use crate::record::{completed_by, CallRecord, RunInfo};
+use crate::record::{completed_by, shard_of, CallRecord, RunInfo};
 
 /// Which lines to read, and whether an incomplete run is summarized.
 #[derive(Debug, Clone, Default)]
@@ -518,12 +518,6 @@ impl Ledger {
 /// `1 line`, `3 lines`.
 fn lines(count: usize) -> String {
     format!("{count} line{}", if count == 1 { "" } else { "s" })
-}
-
-/// `K/N` as numbers.
-fn shard_of(text: &str) -> Option<(u64, u64)> {
-    let (k, n) = text.split_once('/')?;
-    Some((k.parse().ok()?, n.parse().ok()?))
 }
 
 /// What tells run `b` from run `a`, in words.
