@@ -181,6 +181,54 @@ fn a_spec_regex_pattern_that_compiles_too_large_is_an_invalid_pattern() {
 }
 
 #[test]
+fn a_json_schema_compiles_few_patterns_each_within_the_limit() {
+    // Each `\p{L}{100}` compiled takes megabytes and a second: 150 of them in a 6 KB schema
+    // held the server past --max-memory for minutes.
+    let schema_of = |patterns: usize| {
+        let all: Vec<_> = (0..patterns)
+            .map(|n| json!({"pattern": format!(r"\p{{L}}{{100}}|x{n}")}))
+            .collect();
+        json!({"type": "string", "allOf": all}).to_string()
+    };
+    let with_keys = json!({"type": "object", "allOf": (0..31).map(|n| json!({"pattern": format!("x{n}")})).collect::<Vec<_>>(), "patternProperties": {"^a": {}, "^b": {}}});
+    let results = check_results(
+        json!({"id": "a", "input": "q"}),
+        json!({"value": "w"}),
+        [schema_of(150), schema_of(1), with_keys.to_string()]
+            .into_iter()
+            .map(|schema| {
+                check(
+                    "spec.json_schema",
+                    json!({"actual": "\"x0\"", "expected": schema}),
+                )
+            })
+            .collect(),
+    );
+    let errors: Vec<_> = results.iter().map(error_of).collect();
+    assert_eq!(
+        errors,
+        [
+            (
+                "validation_error".to_string(),
+                "parse JSON schema: the schema holds 150 patterns (pattern, patternProperties), \
+                 more than the 32 one schema may hold"
+                    .to_string()
+            ),
+            (
+                "validation_error".to_string(),
+                r#"parse JSON schema: "\\p{L}{100}|x0" is not a "regex""#.to_string()
+            ),
+            (
+                "validation_error".to_string(),
+                "parse JSON schema: the schema holds 33 patterns (pattern, patternProperties), \
+                 more than the 32 one schema may hold"
+                    .to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
 fn a_deeply_nested_yaml_spec_is_refused_before_it_is_parsed() {
     let sandbox = Sandbox::new();
     // About 160 KB: a validators list nested 80,000 levels deep.

@@ -1,8 +1,11 @@
 //! JSON primitives for scoring: deep equality under a chosen number rule, and JSON Schema
 //! validators compiled the one way every vocabulary compiles them (2020-12 rules, the
-//! linear-time `regex` engine for `pattern`, no network).
+//! linear-time `regex` engine for `pattern` within the size limits of every pattern from an
+//! input, at most [`MAX_SCHEMA_PATTERNS`] patterns a schema, no network).
 
 use serde_json::{Number, Value};
+
+use crate::patterns::MAX_COMPILED_BYTES;
 
 /// Deep equality with every number compared as an f64.
 pub fn equal_as_f64(a: &Value, b: &Value) -> bool {
@@ -55,14 +58,74 @@ fn typed_number(number: &Number) -> Option<TypedNumber> {
     number.as_f64().map(TypedNumber::Float)
 }
 
-/// A validator for `schema` with JSON Schema 2020-12 rules and the `regex` crate for `pattern`.
-pub fn schema_validator(
-    schema: &Value,
-) -> Result<jsonschema::Validator, jsonschema::ValidationError<'_>> {
+/// The most patterns one schema may hold (`pattern` strings and `patternProperties` keys, as
+/// many as it names, repeats included): each compiles to at most [`MAX_COMPILED_BYTES`], and its
+/// lazy DFA takes as much, so a schema's patterns cost at most 64 MiB to compile and hold.
+pub const MAX_SCHEMA_PATTERNS: usize = 32;
+
+/// Why a schema gave no validator.
+#[derive(Debug)]
+pub struct SchemaError {
+    /// A `$ref` did not resolve (the schema may be well formed).
+    pub unresolved: bool,
+    /// The reason, as the validator words it.
+    pub reason: String,
+}
+
+impl std::fmt::Display for SchemaError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.reason)
+    }
+}
+
+/// A validator for `schema` with JSON Schema 2020-12 rules and the `regex` crate for `pattern`,
+/// each pattern compiled within [`MAX_COMPILED_BYTES`]; a schema of more than
+/// [`MAX_SCHEMA_PATTERNS`] patterns is refused before any is compiled.
+pub fn schema_validator(schema: &Value) -> Result<jsonschema::Validator, SchemaError> {
+    let patterns = patterns_in(schema);
+    if patterns > MAX_SCHEMA_PATTERNS {
+        return Err(SchemaError {
+            unresolved: false,
+            reason: format!(
+                "the schema holds {patterns} patterns (pattern, patternProperties), more than \
+                 the {MAX_SCHEMA_PATTERNS} one schema may hold"
+            ),
+        });
+    }
+    let pattern_options = jsonschema::PatternOptions::regex()
+        .size_limit(MAX_COMPILED_BYTES)
+        .dfa_size_limit(MAX_COMPILED_BYTES);
     jsonschema::options()
         .with_draft(jsonschema::Draft::Draft202012)
-        .with_pattern_options(jsonschema::PatternOptions::regex())
+        .with_pattern_options(pattern_options)
         .build(schema)
+        .map_err(|err| SchemaError {
+            unresolved: matches!(
+                err.kind(),
+                jsonschema::error::ValidationErrorKind::Referencing(_)
+            ),
+            reason: err.to_string(),
+        })
+}
+
+/// How many patterns `schema` names: `pattern` members whose value is a string, and the keys
+/// of `patternProperties` objects, wherever they stand.
+fn patterns_in(schema: &Value) -> usize {
+    match schema {
+        Value::Object(members) => members
+            .iter()
+            .map(|(name, value)| {
+                let own = match (name.as_str(), value) {
+                    ("pattern", Value::String(_)) => 1,
+                    ("patternProperties", Value::Object(keys)) => keys.len(),
+                    _ => 0,
+                };
+                own + patterns_in(value)
+            })
+            .sum(),
+        Value::Array(items) => items.iter().map(patterns_in).sum(),
+        _ => 0,
+    }
 }
 
 #[cfg(test)]

@@ -71,10 +71,7 @@ pub(super) fn compile_schema(schema: &Value) -> Result<CompiledSchema, String> {
     schema_validator(schema)
         .map(|validator| CompiledSchema { validator, draft })
         .map_err(|err| {
-            let stage = match err.kind() {
-                jsonschema::error::ValidationErrorKind::Referencing(_) => "resolve",
-                _ => "parse",
-            };
+            let stage = if err.unresolved { "resolve" } else { "parse" };
             format!("{stage} JSON schema: {err}")
         })
 }
