@@ -111,6 +111,14 @@ fn what_a_web_page_of_another_site_sends_is_refused() {
             "{head}: {}",
             String::from_utf8_lossy(&reply.body)
         );
+        // The open paths (no token needed) are no exception: a page learns nothing from them.
+        for open in ["/health", "/openapi.yaml"] {
+            let head = head
+                .replacen("POST", "GET", 1)
+                .replacen("/evaluate", open, 1);
+            let reply = raw_request(&server, &head, b"");
+            assert_eq!(reply.status, status, "{head}");
+        }
     }
 }
 

@@ -65,18 +65,24 @@ fn json_body(body: impl Into<Body>) -> Response {
         .into_response()
 }
 
-/// Whether the caller may call: a request head that names one host (see [`host_of`]), not
-/// from a web page of another site (see [`refuse_web_pages`]), and with the token when
-/// `--token-env` sets one.
+/// Whether the caller may call: a request the server answers at all (see [`answered`]), with
+/// the token when `--token-env` sets one.
 fn authorize(engine: &Engine, head: &Parts) -> Result<(), ApiError> {
+    answered(engine, head)?;
     let headers = &head.headers;
-    refuse_web_pages(engine, host_of(head)?, headers)?;
     engine.authorize(
         headers
             .get(header::AUTHORIZATION)
             .map(HeaderValue::as_bytes),
         headers.get("x-api-key").map(HeaderValue::as_bytes),
     )
+}
+
+/// Whether the server answers a request at all, the open `/health` and `/openapi.yaml` too: its
+/// head names one host (see [`host_of`]), and it does not come from a web page of another site
+/// (see [`refuse_web_pages`]).
+fn answered(engine: &Engine, head: &Parts) -> Result<(), ApiError> {
+    refuse_web_pages(engine, host_of(head)?, &head.headers)
 }
 
 /// 403 for what a web browser sends on behalf of a page of another site: a browser may post to
@@ -293,22 +299,24 @@ async fn get_evaluation(
     Ok(json_body(document))
 }
 
-async fn health() -> Response {
-    json_body(format!(
+async fn health(State(engine): State<Arc<Engine>>, head: Parts) -> Result<Response, ApiError> {
+    answered(&engine, &head)?;
+    Ok(json_body(format!(
         "{{\"status\":\"healthy\",\"version\":\"{FEP_VERSION}\",\"evalctl\":\"{}\"}}\n",
         env!("CARGO_PKG_VERSION")
-    ))
+    )))
 }
 
-async fn openapi() -> Response {
-    (
+async fn openapi(State(engine): State<Arc<Engine>>, head: Parts) -> Result<Response, ApiError> {
+    answered(&engine, &head)?;
+    Ok((
         [(
             header::CONTENT_TYPE,
             HeaderValue::from_static("application/yaml"),
         )],
         OPENAPI,
     )
-        .into_response()
+        .into_response())
 }
 
 async fn not_found(uri: Uri) -> ApiError {
