@@ -527,3 +527,141 @@ fn resume_refuses_a_file_another_evalctl_writes_before_touching_its_last_line() 
     sb.write("go", "");
     first.wait().unwrap();
 }
+
+#[test]
+fn a_run_written_beside_while_this_one_is_in_preflight_is_refused_before_any_call() {
+    // The first run's preflight probe waits; meanwhile another run writes the same --output
+    // (which did not exist when the first run checked it) and finishes.
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    sb.write(
+        "probe-waits.sh",
+        "p=$(cat)\ncase \"$p\" in\n*__evalctl_preflight__*) if [ -n \"$WAIT\" ]; then touch probing; \
+         while [ ! -e go ]; do sleep 0.01; done; fi ;;\n*) echo call >> calls.log ;;\nesac\n\
+         printf '{\"score\": 1}'\n",
+    );
+    let run = |candidate: &str| {
+        [
+            "run",
+            "--evaluator-command",
+            "sh probe-waits.sh",
+            "--candidate",
+            candidate,
+            "--dataset",
+            "d.jsonl",
+            "--output",
+            "out.jsonl",
+        ]
+        .map(str::to_string)
+    };
+    let first = common::evalctl_process()
+        .current_dir(sb.path())
+        .env("WAIT", "1")
+        .args(run("a"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start evalctl");
+    assert!(
+        wait_until(Duration::from_secs(60), || sb.exists("probing")),
+        "the first run never probed its evaluator"
+    );
+    succeeded(sb.evalctl().args(run("b")));
+    let written = sb.read("out.jsonl");
+    sb.write("go", "");
+    let first = first.wait_with_output().unwrap();
+    let fingerprint = |line: &str| {
+        serde_json::from_str::<Value>(line).unwrap()["run"]["fingerprint"]
+            .as_str()
+            .unwrap()
+            .to_string()
+    };
+    let second_run = fingerprint(written.lines().next().unwrap());
+    assert_eq!(code(&first), 2);
+    let stderr = stderr_text(&first);
+    let this_run = stderr
+        .split("this one is run ")
+        .nth(1)
+        .and_then(|rest| rest.split(')').next())
+        .unwrap_or_default()
+        .to_string();
+    assert_eq!(
+        stderr,
+        format!(
+            "error: out.jsonl: holds 2 lines not of this run (run {second_run}: its candidates \
+             or --repeat differ; this one is run {this_run}): name another --output file, or \
+             pass --append-run to add this run beside them (summarize, merge and report then \
+             take one run at a time: --run ID)\n"
+        )
+    );
+    assert_eq!(
+        sb.read("out.jsonl"),
+        written,
+        "the other run's lines, alone"
+    );
+    assert_eq!(
+        sb.read("calls.log"),
+        "call\ncall\n",
+        "the second run's two calls only"
+    );
+}
+
+#[test]
+fn an_output_removed_while_the_run_writes_it_is_written_again() {
+    // A cleanup removes the output's folder while the second call is in flight.
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    sb.write(
+        "wait.sh",
+        "p=$(cat)\ncase \"$p\" in *0.25*) touch second; while [ ! -e go ]; do sleep 0.01; done ;; \
+         esac\nprintf '{\"score\": 1}'\n",
+    );
+    std::fs::create_dir(sb.path().join("out")).unwrap();
+    let child = common::evalctl_process()
+        .current_dir(sb.path())
+        .args([
+            "run",
+            "--skip-preflight",
+            "-j",
+            "1",
+            "--evaluator-command",
+            "sh wait.sh",
+            "--candidate",
+            "a",
+            "--dataset",
+            "d.jsonl",
+            "--output",
+            "out/results.jsonl",
+        ])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start evalctl");
+    assert!(
+        wait_until(Duration::from_secs(60), || sb.exists("second")),
+        "the second call never started"
+    );
+    std::fs::remove_dir_all(sb.path().join("out")).unwrap();
+    sb.write("go", "");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        stderr_text(&out),
+        "warning: out/results.jsonl was removed while the results were written to it: they are \
+         written to it again\n"
+    );
+    let lines: Vec<Value> = sb
+        .read("out/results.jsonl")
+        .lines()
+        .map(|line| serde_json::from_str(line).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 2, "both calls' lines");
+    let summarized =
+        succeeded(
+            sb.evalctl()
+                .args(["summarize", "--format", "json", "out/results.jsonl"]),
+        );
+    assert_eq!(json_stdout(&summarized)["calls"]["total"], 2);
+}

@@ -4,12 +4,27 @@
 use crate::common::{code, json_stdout, stderr_text, succeeded, Sandbox};
 
 #[test]
-fn an_output_file_that_fails_mid_run_still_gets_a_summary_and_exit_4() {
+fn an_output_file_that_fails_mid_run_stops_the_run_with_a_summary_and_exit_4() {
     let sb = Sandbox::new();
-    sb.write("d.jsonl", "{\"n\": 1}\n{\"n\": 2}\n{\"n\": 3}\n");
+    sb.write(
+        "d.jsonl",
+        "{\"n\": 1}\n{\"n\": 2}\n{\"n\": 3}\n{\"n\": 4}\n",
+    );
+    // One call at a time; the second waits until evalctl has closed /dev/full, which its
+    // results writer does once a write there has failed.
     let out = sb
-        .run_with("cat >/dev/null\nprintf '{\"score\": 1}'\n")
+        .run_with(
+            "cat >/dev/null\n\
+             if [ -e first ]; then\n\
+               while ls -l /proc/$PPID/fd | grep -q /dev/full; do sleep 0.01; done\n\
+             fi\n\
+             touch first\n\
+             printf '{\"score\": 1}'\n",
+        )
         .args([
+            "--skip-preflight",
+            "-j",
+            "1",
             "--candidate",
             "c",
             "--dataset",
@@ -20,14 +35,37 @@ fn an_output_file_that_fails_mid_run_still_gets_a_summary_and_exit_4() {
         .output()
         .unwrap();
     // A write failure after evaluation began is evalctl's own failure: exit 4, reported once.
+    // No call starts once it is known: the second call starts only if the first one's line had
+    // not failed yet when it was queued, and never a third (the second ends after the failure).
     assert_eq!(code(&out), 4, "{}", stderr_text(&out));
+    let summary = json_stdout(&out);
+    let made = summary["calls"]["total"].as_u64().unwrap();
+    assert!(made == 1 || made == 2, "{made} calls made");
+    let calls = |n: u64| format!("{n} call{}", if n == 1 { "" } else { "s" });
     assert_eq!(
         stderr_text(&out),
-        "error: /dev/full: writing results failed: No space left on device; \
-         the results after this one are not written\n"
+        format!(
+            "error: /dev/full: writing results failed: No space left on device; the results \
+             after this one are not written\n\
+             stopped: no call is started once results cannot be written: {} not made (run \
+             --resume makes them once /dev/full can be written)\n",
+            calls(4 - made),
+        )
     );
-    let summary = json_stdout(&out);
-    assert_eq!(summary["calls"]["total"], 3, "every call still counted");
+    assert_eq!(
+        summary["exit_reason"],
+        format!(
+            "a results or report file could not be written (see stderr); {}",
+            match made {
+                1 => "the call succeeded",
+                _ => "all 2 calls succeeded",
+            }
+        )
+    );
+    assert_eq!(
+        summary["partial"]["description"],
+        format!("{} of 4 calls absent", 4 - made)
+    );
     assert_eq!(summary["candidates"][0]["score"], 1.0);
 }
 

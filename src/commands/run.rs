@@ -1,6 +1,7 @@
 //! The `run` and `preflight` commands: load and validate inputs, build the evaluator, preflight
 //! it, make the calls, report, and decide the exit code.
 
+use std::cell::RefCell;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -149,9 +150,9 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             splits,
             candidates: inputs.candidates.len(),
             identity: Some(RunIdentity {
-                fingerprint: digests.fingerprint,
-                evaluator_digest: digests.evaluator,
-                inputs_digest: digests.inputs,
+                fingerprint: digests.fingerprint.clone(),
+                evaluator_digest: digests.evaluator.clone(),
+                inputs_digest: digests.inputs.clone(),
                 shard: shard_label(&config),
                 shard_calls: planned,
                 plan_calls: plan_calls_total,
@@ -189,15 +190,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                 return Ok((nothing, false, true));
             }
         };
-        let mut results = match resumed_file.take() {
+        let results = match resumed_file.take() {
             Some(file) => Some(file),
-            None => config
-                .output
-                .as_deref()
-                .map(ResultsFile::open)
-                .transpose()?,
+            None => match config.output.as_deref() {
+                Some(path) => Some(open_checked(path, &config, &digests, &plan)?),
+                None => None,
+            },
         }
         .map(ResultsFile::in_background);
+        // Once results cannot be written, no call is started: its result would be lost.
+        let results = RefCell::new(results);
         let mut write_failure = None;
         let on_finished = |record: CallRecord| {
             if !record.unscored() {
@@ -207,14 +209,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
                     tally.add_superseded(&earlier);
                 }
             }
-            if let Some(file) = results.as_mut() {
+            let mut open = results.borrow_mut();
+            if let Some(file) = open.as_mut() {
                 if let Err(error) = file.append(&record) {
-                    // Keep scoring: the summary still covers every call; the exit code says 4.
+                    // The calls in flight finish and count in the summary; the exit code says 4.
                     progress.suspend(|| reporter.diagnose(&error));
-                    results = None;
+                    *open = None;
                     write_failure = Some(error);
                 }
             }
+            drop(open);
             tally.add(&record);
             if record.unscored() {
                 // A call stopped after its task model answered: only what it spent counts.
@@ -234,10 +238,16 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let on_stopping = |in_flight: usize| {
             progress.suspend(|| report::print_stopping(in_flight, runner::GRACE, reporter))
         };
+        let writing = config.output.is_some();
         let may_dispatch = |in_flight: usize| {
-            budget
+            let written = results
+                .borrow()
                 .as_ref()
-                .is_none_or(|budget| budget.allows(in_flight))
+                .map_or(!writing, |file| !file.has_failed());
+            written
+                && budget
+                    .as_ref()
+                    .is_none_or(|budget| budget.allows(in_flight))
         };
         let finished = runner::execute(
             Arc::clone(&context),
@@ -248,9 +258,13 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             may_dispatch,
         )
         .await;
-        if let Some(Err(error)) = results.map(ResultsFile::finish) {
-            reporter.diagnose(&error);
-            write_failure = Some(error);
+        match results.into_inner().map(ResultsFile::finish) {
+            Some(Err(error)) => {
+                reporter.diagnose(&error);
+                write_failure = Some(error);
+            }
+            Some(Ok(Some(warning))) => reporter.warning(warning),
+            _ => {}
         }
         anyhow::Ok((finished, write_failure.is_some(), false))
     })??;
@@ -337,7 +351,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         .collect();
     // A shard's summary covers its own calls, an interrupted run's those that finished: the
     // rest of the run's plan is missing from it, as a summary of its results file says.
-    let covered = if finished.interrupted {
+    let covered = if finished.interrupted || results_failed {
         summary.calls.total
     } else {
         planned
@@ -353,6 +367,19 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
             crate::record::completed_by(None),
         ),
     };
+    let not_made = (planned + not_remade).saturating_sub(summary.calls.total);
+    if let Some(path) = config
+        .output
+        .as_deref()
+        .filter(|_| results_failed && not_made > 0)
+    {
+        reporter.note(format!(
+            "stopped: no call is started once results cannot be written: {} not made (run \
+             --resume makes them once {} can be written)",
+            crate::text::counted(not_made, "call", "calls"),
+            path.display()
+        ));
+    }
     let gates = config.gates;
     let junit_written = crate::report::write_junit_if_asked(
         junit.as_ref(),
@@ -402,6 +429,24 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         return Ok(Exit::Interrupted);
     }
     Ok(exit)
+}
+
+/// Open `--output` at `path` (not resumed) as its only writer, and check it again against the
+/// run's plan now that no other evalctl can write it: another run given the same file may have
+/// written it since [`plan_checked`] looked (while this run's preflight probe was answered).
+fn open_checked(
+    path: &Path,
+    config: &RunConfig,
+    digests: &RunDigests,
+    plan: &[runner::PlannedCall],
+) -> anyhow::Result<ResultsFile> {
+    let file = ResultsFile::open(path)?;
+    let allowed = OutputUse {
+        resume: config.resume,
+        append_run: config.append_run,
+    };
+    check_output(path, digests, &shard_label(config), plan, allowed)?;
+    Ok(file)
 }
 
 /// The run's plan, with `--output` checked against it.

@@ -43,6 +43,9 @@ const GATHER: Duration = Duration::from_millis(2);
 pub struct ResultsFile {
     path: PathBuf,
     sink: Sink,
+    /// The file read back, when it is a regular file: [`ResultsFile::finish`] writes its lines
+    /// to the path again if the path no longer names it (removed while they were written).
+    written: Option<File>,
 }
 
 /// Where appended lines go.
@@ -168,6 +171,7 @@ impl ResultsFile {
         }
         Ok(ResultsFile {
             path: path.to_path_buf(),
+            written: read_back(&file, path),
             sink: Sink::Direct(file),
         })
     }
@@ -183,13 +187,16 @@ impl ResultsFile {
         let writer = {
             let failed = Arc::clone(&failed);
             std::thread::spawn(move || {
-                let written = write_queued(file, &queued);
+                let written = write_queued(&file, &queued);
+                // Said before the file is closed: whoever sees it closed sees the failure.
                 failed.store(written.is_err(), Ordering::SeqCst);
+                drop(file);
                 written
             })
         };
         ResultsFile {
             path: self.path,
+            written: self.written,
             sink: Sink::Background {
                 lines: Some(lines),
                 writer: Some(writer),
@@ -198,11 +205,23 @@ impl ResultsFile {
         }
     }
 
-    /// Write what is queued, `fsync` the file, and report the first write that failed.
-    pub fn finish(self) -> anyhow::Result<()> {
+    /// Whether a write has failed (in the background, as far as the writer thread has got):
+    /// the lines from there on are not in the file.
+    pub fn has_failed(&self) -> bool {
+        match &self.sink {
+            Sink::Direct(_) => false,
+            Sink::Background { failed, .. } => failed.load(Ordering::SeqCst),
+        }
+    }
+
+    /// Write what is queued, `fsync` the file, and report the first write that failed. When
+    /// the path no longer names the file (a cleanup removed it, or its folder, while the lines
+    /// were written), the lines are written there again, and the warning that says so is
+    /// returned.
+    pub fn finish(self) -> anyhow::Result<Option<String>> {
         let path = self.path;
         match self.sink {
-            Sink::Direct(file) => sync(&file).map_err(|err| write_failed(&path, &err)),
+            Sink::Direct(file) => sync(&file).map_err(|err| write_failed(&path, &err))?,
             Sink::Background { lines, writer, .. } => {
                 drop(lines);
                 let written = writer.map_or(Ok(()), |writer| {
@@ -212,8 +231,12 @@ impl ResultsFile {
                 });
                 // The writer thread stops at its first failure, wherever the caller was then:
                 // the same words as a failure an append saw.
-                written.map_err(|err| lines_lost(&path, &err))
+                written.map_err(|err| lines_lost(&path, &err))?
             }
+        }
+        match self.written {
+            Some(written) => write_again_if_gone(&path, written),
+            None => Ok(None),
         }
     }
 
@@ -273,6 +296,71 @@ impl ResultsFile {
     }
 }
 
+/// A handle that reads back the regular file `file` opened at `path` (none for a device or a
+/// FIFO, or when it cannot be opened for reading).
+fn read_back(file: &File, path: &Path) -> Option<File> {
+    use std::os::unix::fs::MetadataExt;
+    let opened = file.metadata().ok().filter(std::fs::Metadata::is_file)?;
+    let reader = File::open(path).ok()?;
+    let read = reader.metadata().ok()?;
+    (read.dev() == opened.dev() && read.ino() == opened.ino()).then_some(reader)
+}
+
+/// When `path` no longer names the file `written` reads (removed, or its folder removed, while
+/// the lines were written: they would go with the last handle), write them to `path` again,
+/// its folder made again, and say so. A path that names another file now is left as it is:
+/// the lines go to `PATH.PID` beside it, and that is an error (exit 4).
+fn write_again_if_gone(path: &Path, mut written: File) -> anyhow::Result<Option<String>> {
+    use std::io::{Seek, SeekFrom};
+    use std::os::unix::fs::MetadataExt;
+    let ours = written.metadata().map_err(|err| write_failed(path, &err))?;
+    let named = std::fs::metadata(path);
+    if named
+        .as_ref()
+        .is_ok_and(|named| named.dev() == ours.dev() && named.ino() == ours.ino())
+    {
+        return Ok(None);
+    }
+    let replaced = named.is_ok();
+    let target = if replaced {
+        PathBuf::from(format!("{}.{}", path.display(), std::process::id()))
+    } else {
+        path.to_path_buf()
+    };
+    let copied = (|| {
+        if let Some(dir) = target.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+            crate::owner_only::create_dir_all(dir)?;
+        }
+        let mut again = crate::owner_only::file_options()
+            .write(true)
+            .create_new(true)
+            .open(&target)?;
+        written.seek(SeekFrom::Start(0))?;
+        std::io::copy(&mut written, &mut again)?;
+        again.sync_all()
+    })();
+    let shown = path.display();
+    match (copied, replaced) {
+        (Ok(()), false) => Ok(Some(format!(
+            "{shown} was removed while the results were written to it: they are written to it \
+             again"
+        ))),
+        (Ok(()), true) => Err(Fatal::Internal(format!(
+            "{shown} was replaced by another file while the results were written to it: that \
+             file is left as it is, and the results are in {}",
+            target.display()
+        ))
+        .into()),
+        (Err(err), _) => Err(Fatal::Internal(format!(
+            "{shown} was removed or replaced while the results were written to it, and writing \
+             them to {} failed: {}",
+            target.display(),
+            io_reason(&err)
+        ))
+        .into()),
+    }
+}
+
 /// A write failed, and the lines from there on are not in the file.
 fn lines_lost(path: &Path, err: &std::io::Error) -> anyhow::Error {
     write_failed_because(path, err, "; the results after this one are not written")
@@ -295,7 +383,7 @@ fn write_failed_because(path: &Path, err: &std::io::Error, then: &str) -> anyhow
 /// The writer thread: write each batch of queued lines as it comes (one `write` for all that
 /// are waiting), `fsync` when a second has passed since the last one and lines were written,
 /// and once more when the queue closes.
-fn write_queued(file: File, queued: &Receiver<Vec<u8>>) -> std::io::Result<()> {
+fn write_queued(file: &File, queued: &Receiver<Vec<u8>>) -> std::io::Result<()> {
     let mut out = BufWriter::with_capacity(1 << 16, file);
     let mut synced = Instant::now();
     let mut dirty = false;

@@ -245,8 +245,12 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         elapsed,
         mut write_error,
     } = generated;
-    if let Some(Err(error)) = saved.map(ResultsFile::finish) {
-        write_error.get_or_insert(error);
+    match saved.map(ResultsFile::finish) {
+        Some(Err(error)) => {
+            write_error.get_or_insert(error);
+        }
+        Some(Ok(Some(warning))) => reporter.warning(warning),
+        _ => {}
     }
     let cache_lost = work.cache.as_ref().and_then(crate::store::Cache::flush);
     for warning in [work.keyed_files.changed_during_the_run(), cache_lost]
