@@ -395,6 +395,23 @@ fn a_bad_value_from_the_file_or_the_environment_is_named_where_it_was_set() {
             "error: EVALCTL_CONCURRENCY: must be a whole number between 1 and 4096\n".to_string()
         )
     );
+    // The seed says its range, from a variable as from the file.
+    let seed = "must be a whole number between 0 and 18446744073709551615";
+    assert_eq!(
+        run(
+            &["--no-config", "--evaluator-command", "sh eval.sh"],
+            &[("EVALCTL_SEED", "-1")]
+        ),
+        (2, format!("error: EVALCTL_SEED: {seed}\n"))
+    );
+    sb.write(
+        "evalctl.toml",
+        "[evaluator]\ncommand = \"sh eval.sh\"\n\n[run]\nseed = -1\n",
+    );
+    assert_eq!(
+        run(&[], &[]),
+        (2, format!("error: evalctl.toml:5: run.seed: {seed}\n"))
+    );
     // A file a setting names that cannot be read keeps its name, placed where it was set.
     let missing = "nope.jsonl: cannot read: No such file or directory";
     assert_eq!(

@@ -68,7 +68,8 @@ pub struct GenerateArgs {
     /// plus the calls in flight estimated) would pass USD; what finished is kept and --resume
     /// continues. Needs --generate or --judge-model, and a price for every model they call.
     /// Exits 5 when it stops the run.
-    #[arg(help_heading = GENERATE, long, value_name = "USD", value_parser = parse_max_cost)]
+    #[arg(help_heading = GENERATE, long, value_name = "USD", allow_negative_numbers = true,
+          value_parser = parse_max_cost)]
     pub max_cost: Option<f64>,
 }
 

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use super::values::parse_count;
+use super::values::{parse_count, parse_seed};
 use crate::commands::compare::CompareConfig;
 use crate::commands::merge::MergeConfig;
 use crate::error::bad_flag;
@@ -21,12 +21,13 @@ pub struct CiArgs {
 
     /// Tolerate errored calls up to this share of the calls (0 to 1): the run exits 1 only
     /// above it. With --max-errors too, both must hold.
-    #[arg(long, value_name = "R", value_parser = parse_rate)]
+    #[arg(long, value_name = "R", allow_negative_numbers = true, value_parser = parse_rate)]
     pub max_error_rate: Option<f64>,
 
     /// Seed of the bootstrap behind each aggregate's 95% interval (ci95): the same seed prints
     /// the same interval.
-    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED,
+          allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
 
     /// Write a JUnit XML report at the end: one testsuite per candidate (× task model) and split, one
@@ -145,11 +146,12 @@ pub struct CompareArgs {
 
     /// Exit 1 when a candidate's score drops by more than X: the val mean with a valset, else
     /// the train mean (the score `run` and --fail-under use).
-    #[arg(long, value_name = "X")]
+    #[arg(long, value_name = "X", allow_negative_numbers = true)]
     pub fail_on_regression: Option<f64>,
 
     /// Seed of the paired bootstrap behind each difference's 95% interval.
-    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED)]
+    #[arg(long, value_name = "N", default_value_t = crate::report::DEFAULT_SEED,
+          allow_negative_numbers = true, value_parser = parse_seed)]
     pub seed: u64,
 
     /// The run of BASE.jsonl to compare, by its fingerprint or the start of it, when the file

@@ -103,11 +103,12 @@ pub struct RunArgs {
     pub judge_api_key_env: Option<String>,
 
     /// Judge sampling temperature [default: 0].
-    #[arg(help_heading = JUDGE, long, value_name = "T")]
+    #[arg(help_heading = JUDGE, long, value_name = "T", allow_negative_numbers = true)]
     pub judge_temperature: Option<f64>,
 
     /// Judge completion token limit.
-    #[arg(help_heading = JUDGE, long, value_name = "N")]
+    #[arg(help_heading = JUDGE, long, value_name = "N", allow_negative_numbers = true,
+          value_parser = parse_at_least::<u32, 1>)]
     pub judge_max_tokens: Option<u32>,
 
     /// During preflight, send one real judge call (costs tokens).
@@ -215,7 +216,8 @@ pub struct RunArgs {
     /// Make only shard K of N of the calls (K from 0 to N-1, as a Kubernetes Indexed Job's
     /// JOB_COMPLETION_INDEX): a deterministic split by call key; `evalctl merge` joins the
     /// shards' --output files into the unsharded run's summary.
-    #[arg(help_heading = EXEC, long, value_name = "K/N", value_parser = parse_shard)]
+    #[arg(help_heading = EXEC, long, value_name = "K/N", allow_hyphen_values = true,
+          value_parser = parse_shard)]
     pub shard: Option<Shard>,
 
     /// When stderr is not a terminal (CI logs) or is a dumb one (TERM=dumb): a one-line progress

@@ -4,6 +4,8 @@ use std::path::PathBuf;
 
 use clap::{Subcommand, ValueEnum};
 
+use super::values::parse_count;
+
 use crate::commands::spec::{self as command, JudgeSource, ScoreConfig, ValidateConfig};
 use crate::exit::Exit;
 use crate::input::Source;
@@ -51,7 +53,8 @@ pub enum SpecCommand {
         )]
         judge_base_url: Option<String>,
         /// Live judges: retries of a judge call on 429, 5xx and timeouts.
-        #[arg(long, value_name = "N", default_value_t = 2)]
+        #[arg(long, value_name = "N", default_value_t = 2, allow_negative_numbers = true,
+              value_parser = parse_count::<u32>)]
         retries: u32,
     },
 }

@@ -103,7 +103,12 @@ pub struct TasksRunArgs {
     #[arg(long, value_name = "NAME")]
     api_key_env: Option<String>,
     /// Sampling temperature.
-    #[arg(long, value_name = "T", default_value_t = 0.0)]
+    #[arg(
+        long,
+        value_name = "T",
+        default_value_t = 0.0,
+        allow_negative_numbers = true
+    )]
     temperature: f64,
     /// Completion token limit.
     #[arg(long, value_name = "N", allow_negative_numbers = true,

@@ -12,6 +12,13 @@ pub(super) fn parse_count<T: std::str::FromStr>(text: &str) -> Result<T, String>
         .map_err(|_| format!("'{text}' is not a whole number of 0 or more"))
 }
 
+/// A bootstrap seed (`--seed`): any whole number a 64-bit unsigned integer holds.
+pub(super) fn parse_seed(text: &str) -> Result<u64, String> {
+    text.trim()
+        .parse()
+        .map_err(|_| format!("must be a whole number between 0 and {}", u64::MAX))
+}
+
 /// A whole number from `MIN` to `MAX` (`-j`, `--repeat`, `--max-concurrent`), said in words: the
 /// flag takes negative numbers as its value, so `-1` reaches this reason instead of being read as
 /// an unknown flag.
