@@ -144,6 +144,32 @@ fn tasks_and_task_outputs_share_the_wording() {
 }
 
 #[test]
+fn a_byte_that_is_not_utf8_in_a_json_document_is_said_so_where_it_stands() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("checks.json"),
+        b"{\"checks\": [{\"type\": \"contains\",\n  \"arguments\": {\"text\": \"$.output.value\", \"phrases\": [\"\xff\"]}}]}",
+    )
+    .unwrap();
+    rejects(
+        dir.path(),
+        &["run", "--checks", "checks.json", "--candidate", "x"],
+        "error: checks.json: invalid UTF-8 (bad byte at line 2, column 56)\n",
+    );
+    // A syntax error before it is the one said.
+    std::fs::write(
+        dir.path().join("request.json"),
+        b"{\"test_cases\": [}\n\"\xff\"",
+    )
+    .unwrap();
+    rejects(
+        dir.path(),
+        &["fep", "evaluate", "request.json"],
+        "error: request.json: invalid JSON: expected value at line 1, column 17\n",
+    );
+}
+
+#[test]
 fn a_jsonl_file_given_for_one_document_is_named_as_such() {
     let dir = tempfile::tempdir().unwrap();
     // A stray brace after the document is not a second document.

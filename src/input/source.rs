@@ -107,8 +107,23 @@ pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
 }
 
 /// A serde_json error in `document`, a whole document: "invalid JSON: <what> at line L, column
-/// C", and when a second object or array starts a line, that the file looks like JSONL.
+/// C", and when a second object or array starts a line, that the file looks like JSONL. A byte
+/// that is not UTF-8, where the parser stopped or before, is said as the JSONL readers say it:
+/// "invalid UTF-8 (bad byte at line L, column C)" (column in bytes).
 pub fn document_json_reason(err: &serde_json::Error, document: &[u8]) -> String {
+    if let Err(bad) = std::str::from_utf8(document) {
+        let before = &document[..bad.valid_up_to()];
+        let line = before.iter().filter(|&&byte| byte == b'\n').count() + 1;
+        let column = before
+            .iter()
+            .rev()
+            .take_while(|&&byte| byte != b'\n')
+            .count()
+            + 1;
+        if (line, column) <= (err.line(), err.column()) {
+            return format!("invalid UTF-8 (bad byte at line {line}, column {column})");
+        }
+    }
     let jsonl = if second_value_starts_line(err, document) {
         " (a JSON value on each line, as in a JSONL file: this takes one JSON document)"
     } else {
