@@ -169,10 +169,25 @@ pub fn json_error_what(err: &serde_json::Error) -> String {
         }
         _ => {}
     }
+    if what == "number out of range" {
+        return "a number too large for a 64-bit float (beyond ±1.8e308)".to_string();
+    }
+    // `invalid type: string "0.5", expected f64`, `invalid value: integer `-1`, expected usize`:
+    // said the house way round, `expected a number, found string "0.5"`.
     match what.rsplit_once(", expected ") {
         Some((found, expected)) => {
+            let found = found
+                .strip_prefix("invalid type: ")
+                .or_else(|| found.strip_prefix("invalid value: "))
+                .map_or(found, |found| found);
+            let found = match found.split_once(" `") {
+                // `integer `-1``, `floating point `1.5``: the number as written.
+                Some(("integer" | "floating point", number)) => number.trim_end_matches('`').into(),
+                Some((kind, value)) => format!("{kind} {}", value.trim_end_matches('`')),
+                None => found.to_string(),
+            };
             format!(
-                "{found}, expected {}",
+                "expected {}, found {found}",
                 super::strict::expected_in_words(expected)
             )
         }
@@ -201,5 +216,39 @@ fn resolved(path: &Path) -> PathBuf {
             .map(|dir| dir.join(name))
             .unwrap_or(absolute),
         _ => absolute,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_error_what;
+
+    /// serde's complaint about `json` decoded as `T`, as a reason.
+    fn reason<T: serde::de::DeserializeOwned + std::fmt::Debug>(json: &str) -> String {
+        json_error_what(&serde_json::from_str::<T>(json).unwrap_err())
+    }
+
+    #[test]
+    fn serde_complaints_are_said_the_house_way_round() {
+        assert_eq!(
+            reason::<f64>("\"0.5\""),
+            "expected a number, found string \"0.5\""
+        );
+        assert_eq!(
+            reason::<usize>("-1"),
+            "expected a whole number of 0 or more, found -1"
+        );
+        assert_eq!(
+            reason::<u64>("1.5"),
+            "expected a whole number of 0 or more, found 1.5"
+        );
+        assert_eq!(
+            reason::<i32>("true"),
+            "expected an integer, found boolean true"
+        );
+        assert_eq!(
+            reason::<f64>("1e400"),
+            "a number too large for a 64-bit float (beyond ±1.8e308)"
+        );
     }
 }

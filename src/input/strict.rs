@@ -84,10 +84,11 @@ pub fn hint<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>, valid: &
 }
 
 /// What serde says it expected, in people's words: Rust's number types (`f64`, `u32`, ...)
-/// are `a number` and `an integer`; anything else is kept.
+/// are `a number`, `an integer` and `a whole number of 0 or more`; anything else is kept.
 pub fn expected_in_words(expected: &str) -> &str {
     match expected {
-        "i8" | "i16" | "i32" | "i64" | "u8" | "u16" | "u32" | "u64" | "usize" => "an integer",
+        "i8" | "i16" | "i32" | "i64" => "an integer",
+        "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number of 0 or more",
         "f32" | "f64" => "a number",
         other => other,
     }
