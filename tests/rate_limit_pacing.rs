@@ -440,3 +440,66 @@ fn completion_of_any() -> Reply {
         connection: 0,
     })
 }
+
+#[test]
+fn a_pause_past_what_a_call_may_wait_fails_the_calls_after_it_at_once() {
+    // Every request is answered 429 with a wait far past any call's (a quota used up for the
+    // day): the call that drew it fails at once, and so do the calls after it, unsent, instead
+    // of each sitting out the pause first.
+    let posts = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&posts);
+    let server = Server::start(move |request, _| {
+        if request.method == "GET" {
+            return Reply::json(r#"{"object": "list", "data": []}"#);
+        }
+        counted.fetch_add(1, Ordering::SeqCst);
+        Reply::status(429, TOO_MANY).header("Retry-After", "99999999999999999999")
+    });
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "examples.jsonl",
+        "{\"input\": \"a\"}\n{\"input\": \"b\"}\n{\"input\": \"c\"}\n",
+    );
+    let output = sandbox
+        .evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args([
+            "run",
+            "--no-config",
+            "--format",
+            "json",
+            "--candidate",
+            "an answer",
+        ])
+        .args(["--dataset", "examples.jsonl", "--objective", "Answer well."])
+        .args(["--judge-model", "acme/judge", "--judge-base-url"])
+        .arg(server.url("/v1"))
+        .args(["--retries", "0", "-j", "1", "--timeout", "1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1);
+    assert_eq!(posts.load(Ordering::SeqCst), 1, "one request sent");
+    let budget = "may wait in all: 10s (10 times its time limit, --timeout), of which 0s are \
+                  spent";
+    let unsent = |n: usize| {
+        format!(
+            "failed: cand-1 train #{n} (line {}): http_status: not sent: the API pauses every \
+             request for 60s more (HTTP 429 Too Many Requests, or a limit used up), past what the \
+             call {budget}\n",
+            n + 1
+        )
+    };
+    assert_eq!(
+        stderr_text(&output),
+        format!(
+            "failed: cand-1 train #0 (line 1): http_status: HTTP 429 Too Many Requests: {TOO_MANY} \
+             (the API asks the call to wait at least 60s, past what it {budget})\n{}{}\
+             rate limited: judge at {} answered 1 of 1 requests with 429 Too Many Requests: 1 \
+             counted as a failed attempt; 2 requests not sent, as the pause it asked for was \
+             longer than their calls could wait\nexit 1: 3 of 3 calls failed\n",
+            unsent(1),
+            unsent(2),
+            server.url("/v1")
+        )
+    );
+}

@@ -17,7 +17,7 @@ use reqwest::Url;
 use super::endpoint::Endpoint;
 use super::pacer::{self, Pacer};
 use crate::error::bad_flag;
-use crate::protocol::{Attempt, CallWaits, ErrorKind, Retry};
+use crate::protocol::{Attempt, CallError, CallWaits, ErrorKind, Retry};
 use crate::secrets::Secrets;
 use crate::text::seconds;
 use crate::transport::{
@@ -130,8 +130,21 @@ impl Client {
     ) -> Result<Vec<u8>, Attempt> {
         let budget = timeout.saturating_mul(WAIT_FACTOR);
         let mut waits = CallWaits::of_this_call();
+        // The wait of the 429 being waited out, counted in `waits` already: the pause it sets
+        // is that wait.
+        let mut waiting_out = Duration::ZERO;
         loop {
-            let permit = connection.pacer.start().await;
+            let may_wait = (budget + waiting_out).saturating_sub(waits.waited);
+            let permit = match connection.pacer.start(may_wait).await {
+                Ok(permit) => permit,
+                Err(pause) => return Err(not_sent(pause, &waits, budget)),
+            };
+            // A pause another call's 429 set holds this call too, and counts as its waiting.
+            let held = permit.paused.saturating_sub(waiting_out);
+            if !held.is_zero() {
+                waits.waited += held;
+                waits.record();
+            }
             let request = self
                 .http
                 .post(url.clone())
@@ -146,6 +159,7 @@ impl Client {
                     waits.waited += wait;
                     waits.record();
                     connection.pacer.waited_out(wait);
+                    waiting_out = wait;
                 }
                 _ => {
                     return answer
@@ -227,6 +241,24 @@ fn not_waited(mut failed: Attempt, wait: Duration, waits: &CallWaits, budget: Du
         error.message = format!("{} ({why})", error.message);
     }
     failed
+}
+
+/// A request not sent: every request to the API is paused (a 429's `Retry-After`, an exhausted
+/// limit) for `pause`, longer than the call may still wait. It fails now, as a 429 it may not
+/// wait out does, and is not retried.
+fn not_sent(pause: Duration, waits: &CallWaits, budget: Duration) -> Attempt {
+    Attempt::failed(CallError::new(
+        ErrorKind::HttpStatus,
+        format!(
+            "not sent: the API pauses every request for {} more (HTTP 429 Too Many Requests, or \
+             a limit used up), past what the call may wait in all: {} ({WAIT_FACTOR} times its \
+             time limit, --timeout), of which {} are spent",
+            // Read as whole seconds: the pause was announced in them.
+            seconds(Duration::from_secs(pause.as_secs_f64().ceil() as u64)),
+            seconds(budget),
+            seconds(waits.waited)
+        ),
+    ))
 }
 
 /// A failed attempt, with an API that did not answer in time made retryable like a 5xx.

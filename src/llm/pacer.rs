@@ -85,6 +85,9 @@ pub struct RateLimited {
     pub waited_out: u64,
     /// The time those waits took, summed over the calls.
     pub waited: Duration,
+    /// Requests not sent because a pause of every request (a 429's `Retry-After`, an exhausted
+    /// limit) was longer than their calls could still wait.
+    pub not_sent: u64,
 }
 
 /// Every endpoint and model of this process that answered a 429, by URL and model.
@@ -100,6 +103,7 @@ pub fn rate_limited() -> Vec<RateLimited> {
                 too_many: state.too_many,
                 waited_out: state.waited_out,
                 waited: state.waited,
+                not_sent: state.not_sent,
             })
         })
         .collect();
@@ -137,6 +141,8 @@ struct State {
     /// 429s waited out, and the time those waits took (over all the calls).
     waited_out: u64,
     waited: Duration,
+    /// The requests a pause kept from being sent.
+    not_sent: u64,
     /// When the server's bucket is full again after every start taken so far.
     full_at: Option<Instant>,
     /// No request starts before this.
@@ -157,6 +163,7 @@ impl Default for State {
             too_many: 0,
             waited_out: 0,
             waited: Duration::ZERO,
+            not_sent: 0,
             full_at: None,
             pause_until: None,
         }
@@ -178,6 +185,8 @@ pub struct Permit {
     pacer: Arc<Pacer>,
     /// The request's number.
     number: u64,
+    /// How long a pause held the request before it started (see [`Pacer::start`]).
+    pub paused: Duration,
 }
 
 impl Pacer {
@@ -185,33 +194,56 @@ impl Pacer {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Wait for a place among the requests in flight and for this request's start time.
-    pub async fn start(self: &Arc<Self>) -> Permit {
-        let (number, mut at) = loop {
+    /// Wait for a place among the requests in flight and for this request's start time. A pause
+    /// of every request (a 429's `Retry-After`, an exhausted limit) holds the request for at
+    /// most `may_wait`, what its call may still wait: a longer one is not waited, and `Err`
+    /// says how long it would have been (the call fails now, as a 429 it may not wait out).
+    pub async fn start(self: &Arc<Self>, may_wait: Duration) -> Result<Permit, Duration> {
+        let (number, mut at, paused) = loop {
             let released = self.released.notified();
             tokio::pin!(released);
             released.as_mut().enable();
             {
                 let mut state = self.lock();
                 if (state.in_flight as f64) < state.limit {
+                    let now = Instant::now();
+                    if let Some(asked) = state.pause_past(now, may_wait) {
+                        state.not_sent += 1;
+                        return Err(asked);
+                    }
                     state.in_flight += 1;
                     state.started += 1;
-                    let at = state.reserve(Instant::now());
-                    break (state.started - 1, at);
+                    let paused = state.pause_past(now, Duration::ZERO).unwrap_or_default();
+                    let at = state.reserve(now);
+                    break (state.started - 1, at, paused);
                 }
             }
             released.await;
         };
-        let permit = Permit {
+        let took_place = Instant::now();
+        let mut permit = Permit {
             pacer: Arc::clone(self),
             number,
+            paused,
         };
-        // A pause announced while this request waited holds it too.
+        // A pause announced while this request waited holds it too, within what it may wait.
         loop {
             tokio::time::sleep_until(at).await;
-            match self.lock().pause_until {
-                Some(until) if until > Instant::now() => at = until,
-                _ => return permit,
+            let mut state = self.lock();
+            let now = Instant::now();
+            let waited = now.saturating_duration_since(took_place);
+            match state.pause_until {
+                Some(until) if until > now => {
+                    if let Some(asked) = state.pause_past(now, may_wait.saturating_sub(waited)) {
+                        // Not sent: the place is freed as the permit drops, the number unused.
+                        state.started -= 1;
+                        state.not_sent += 1;
+                        return Err(asked);
+                    }
+                    permit.paused += until - now;
+                    at = until;
+                }
+                _ => return Ok(permit),
             }
         }
     }
@@ -308,6 +340,13 @@ impl State {
         if limits.tokens.remaining == Some(0) {
             self.pause_for(limits.tokens.reset, now);
         }
+    }
+
+    /// How long the pause of every start lasts from `now`, when that is longer than `may_wait`.
+    fn pause_past(&self, now: Instant, may_wait: Duration) -> Option<Duration> {
+        self.pause_until
+            .map(|until| until.saturating_duration_since(now))
+            .filter(|pause| *pause > may_wait)
     }
 
     /// Pause every start for `delay` (at most [`MAX_WAIT`]).
@@ -417,6 +456,14 @@ mod tests {
         Duration::from_millis(50).div_f64(MARGIN)
     }
 
+    /// A request's start, with all the time in the world to wait.
+    async fn started(pacer: &Arc<Pacer>) -> Permit {
+        match pacer.start(Duration::MAX).await {
+            Ok(permit) => permit,
+            Err(_) => unreachable!("no pause is longer than forever"),
+        }
+    }
+
     /// When each of `count` requests, all asking at once, was let start.
     async fn starts(pacer: &Arc<Pacer>, count: usize) -> Vec<Duration> {
         let begin = Instant::now();
@@ -424,7 +471,7 @@ mod tests {
             .map(|_| {
                 let pacer = Arc::clone(pacer);
                 tokio::spawn(async move {
-                    let permit = pacer.start().await;
+                    let permit = started(&pacer).await;
                     let at = begin.elapsed();
                     permit.finish(Some(StatusCode::OK), &HeaderMap::new());
                     at
@@ -442,7 +489,7 @@ mod tests {
     /// A pacer whose first request was answered 200 OK with `headers`.
     async fn answered_ok(headers: &HeaderMap) -> Arc<Pacer> {
         let pacer = Arc::new(Pacer::default());
-        pacer.start().await.finish(Some(StatusCode::OK), headers);
+        started(&pacer).await.finish(Some(StatusCode::OK), headers);
         pacer
     }
 
@@ -459,7 +506,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_announced_rate_spreads_starts_instead_of_sending_them_at_once() {
         let pacer = Arc::new(Pacer::default());
-        let first = pacer.start().await;
+        let first = started(&pacer).await;
         assert_eq!(first.finish(Some(StatusCode::OK), &exhausted()), None);
         // The server's next request is free in 50 ms; then one per 50 ms, less the margin.
         let times = starts(&pacer, 4).await;
@@ -491,8 +538,8 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_retry_after_pauses_every_request_and_is_an_announced_wait() {
         let pacer = Arc::new(Pacer::default());
-        let rejected = pacer.start().await;
-        let waiting = pacer.start().await;
+        let rejected = started(&pacer).await;
+        let waiting = started(&pacer).await;
         let after = headers(&[("retry-after-ms", "300"), ("retry-after", "1")]);
         assert_eq!(
             rejected.finish(Some(StatusCode::TOO_MANY_REQUESTS), &after),
@@ -505,7 +552,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_429_under_an_announced_rate_moves_the_schedule_to_the_servers_next_request() {
         let pacer = answered_ok(&request_limit("20", "10", "500ms")).await;
-        let rejected = pacer.start().await;
+        let rejected = started(&pacer).await;
         let wait_200_ms = headers(&[
             ("x-ratelimit-remaining-requests", "0"),
             ("retry-after-ms", "200"),
@@ -524,7 +571,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn an_exhausted_token_limit_pauses_until_its_reset() {
         let pacer = Arc::new(Pacer::default());
-        let first = pacer.start().await;
+        let first = started(&pacer).await;
         let no_tokens = headers(&[
             ("x-ratelimit-remaining-tokens", "0"),
             ("x-ratelimit-reset-tokens", "1.5s"),
@@ -532,7 +579,7 @@ mod tests {
         assert_eq!(first.finish(Some(StatusCode::OK), &no_tokens), None);
         assert_eq!(starts(&pacer, 2).await, [Duration::from_millis(1500); 2]);
         // A far reset waits at most the cap.
-        let first = pacer.start().await;
+        let first = started(&pacer).await;
         let far = headers(&[
             ("x-ratelimit-remaining-tokens", "0"),
             ("x-ratelimit-reset-tokens", "6m0s"),
@@ -546,7 +593,7 @@ mod tests {
         let pacer = Arc::new(Pacer::default());
         let mut held = Vec::new();
         for _ in 0..8 {
-            held.push(pacer.start().await);
+            held.push(started(&pacer).await);
         }
         let too_many = StatusCode::TOO_MANY_REQUESTS;
         // A bare 429 announces no wait: the pacer pauses a second of its own.
@@ -566,11 +613,11 @@ mod tests {
         // At most four start now; a fifth waits for a place.
         let mut four = Vec::new();
         for _ in 0..4 {
-            four.push(pacer.start().await);
+            four.push(started(&pacer).await);
         }
         let fifth = tokio::spawn({
             let pacer = Arc::clone(&pacer);
-            async move { pacer.start().await.number }
+            async move { started(&pacer).await.number }
         });
         tokio::task::yield_now().await;
         assert!(!fifth.is_finished());
@@ -590,9 +637,9 @@ mod tests {
         let bare_429 = |pacer: &Arc<Pacer>| {
             let pacer = Arc::clone(pacer);
             async move {
-                let started = Instant::now();
-                let permit = pacer.start().await;
-                let waited = started.elapsed();
+                let asked = Instant::now();
+                let permit = started(&pacer).await;
+                let waited = asked.elapsed();
                 let wait = permit.finish(Some(StatusCode::TOO_MANY_REQUESTS), &HeaderMap::new());
                 (waited, wait)
             }
@@ -646,7 +693,7 @@ mod tests {
 
     async fn succeed(pacer: &Arc<Pacer>, count: usize) {
         for _ in 0..count {
-            let permit = pacer.start().await;
+            let permit = started(pacer).await;
             permit.finish(Some(StatusCode::OK), &HeaderMap::new());
         }
     }
@@ -655,9 +702,9 @@ mod tests {
     async fn a_dropped_request_frees_its_place() {
         let pacer = Arc::new(Pacer::default());
         pacer.lock().limit = 1.0;
-        let held = pacer.start().await;
+        let held = started(&pacer).await;
         drop(held);
-        let again = pacer.start().await;
+        let again = started(&pacer).await;
         assert_eq!(pacer.lock().in_flight, 1);
         drop(again);
         assert_eq!(pacer.lock().in_flight, 0);
@@ -670,5 +717,24 @@ mod tests {
         assert!(Arc::ptr_eq(&shared(&base, "m"), &shared(&base, "m")));
         assert!(!Arc::ptr_eq(&shared(&base, "m"), &shared(&base, "n")));
         assert!(!Arc::ptr_eq(&shared(&base, "m"), &shared(&other, "m")));
+    }
+    #[tokio::test(start_paused = true)]
+    async fn a_pause_longer_than_a_call_may_wait_is_not_waited() {
+        let pacer = Arc::new(Pacer::default());
+        let retry_after = headers(&[("retry-after", "30")]);
+        started(&pacer)
+            .await
+            .finish(Some(StatusCode::TOO_MANY_REQUESTS), &retry_after);
+        // Every request is paused for 30 s: a call that may wait 10 s more is not sent...
+        let refused = pacer.start(Duration::from_secs(10)).await.err();
+        assert_eq!(refused, Some(Duration::from_secs(30)));
+        // ...one that may wait 40 s starts when the pause ends, and says it was held.
+        let begin = Instant::now();
+        let permit = pacer.start(Duration::from_secs(40)).await.ok().unwrap();
+        assert_eq!(begin.elapsed(), Duration::from_secs(30));
+        assert_eq!(permit.paused, Duration::from_secs(30));
+        drop(permit);
+        let state = pacer.lock();
+        assert_eq!((state.started, state.not_sent), (2, 1));
     }
 }

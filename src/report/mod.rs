@@ -376,6 +376,7 @@ pub fn print_rate_limits(reporter: Reporter) {
             too_many,
             waited_out,
             waited,
+            not_sent,
         } = limited;
         let mut outcomes = Vec::new();
         if waited_out > 0 {
@@ -389,9 +390,16 @@ pub fn print_rate_limits(reporter: Reporter) {
             1 => outcomes.push("1 counted as a failed attempt".to_string()),
             failed => outcomes.push(format!("{failed} counted as failed attempts")),
         }
+        let not_sent = match not_sent {
+            0 => String::new(),
+            n => format!(
+                "; {} not sent, as the pause it asked for was longer than their calls could wait",
+                crate::text::counted(n as usize, "request", "requests")
+            ),
+        };
         reporter.note(format!(
             "rate limited: {model} at {url} answered {too_many} of {requests} requests with 429 \
-             Too Many Requests: {}",
+             Too Many Requests: {}{not_sent}",
             outcomes.join(", ")
         ));
     }
