@@ -68,6 +68,23 @@ fn invalid_base_urls_name_their_source() {
 }
 
 #[test]
+fn a_base_url_with_a_user_or_password_is_refused_when_a_key_would_be_replaced() {
+    // The URL's user and password would go as `Authorization: Basic`, and the key not at all;
+    // the password is not shown.
+    judge("acme/judge-1")
+        .args(["--objective", "x", "--judge-base-url"])
+        .arg("http://proxy:s3cret-pw@127.0.0.1:9/v1")
+        .env("ACME_API_KEY", KEY)
+        .assert()
+        .code(2)
+        .stderr(
+            "error: --judge-base-url: http://127.0.0.1:9/v1: the URL names a user or password, \
+             which would be sent in place of the API key in ACME_API_KEY: leave them out of the \
+             URL\n",
+        );
+}
+
+#[test]
 fn rubric_problems_name_the_file_and_field() {
     let bad = fixture("rubric_bad_weight.json");
     judge("ollama/llama3")

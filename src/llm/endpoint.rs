@@ -197,6 +197,17 @@ impl Endpoint {
             None => default_key_env(provider),
         };
         let key = env_nonempty(&key_env).map(|key| Secret::new(key.trim().to_string()));
+        // A user or password in the URL goes as `Authorization: Basic`, in place of the key.
+        if key.is_some() && (!base.username().is_empty() || base.password().is_some()) {
+            return Err(bad_flag(
+                &source,
+                format!(
+                    "{}: the URL names a user or password, which would be sent in place of the \
+                     API key in {key_env}: leave them out of the URL",
+                    crate::transport::display_url(&base)
+                ),
+            ));
+        }
         Ok(Endpoint {
             provider: provider_lower,
             model: model.to_string(),
