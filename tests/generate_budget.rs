@@ -1122,3 +1122,59 @@ fn a_call_stopped_while_its_answer_is_scored_keeps_the_answer_and_what_it_spent(
         ]
     );
 }
+
+#[test]
+fn a_call_whose_task_model_and_judge_both_report_no_tokens_counts_for_each() {
+    // Neither `acme/mute` nor the judge `mute` reports its token usage: each of the three calls
+    // is uncounted for both models, and each model is named.
+    let server = Server::start(|request, _| {
+        let body: Value = serde_json::from_slice(&request.body).unwrap_or_default();
+        let answer = match body["messages"][0]["content"].as_str() {
+            Some(system) if system.contains("score") => json!({"score": 1}).to_string(),
+            _ => "Paris".to_string(),
+        };
+        Reply::json(
+            json!({"choices": [{"index": 0, "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": answer}}]})
+            .to_string(),
+        )
+    });
+    let sb = with_terse_prompt();
+    let url = server.url("/v1");
+    let output = sb
+        .evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args(["run", "--no-config", "--format", "json", "--dataset"])
+        .arg(fixture("qa.jsonl"))
+        .args(["--judge-model", "acme/mute", "--judge-base-url", &url])
+        .args([
+            "--objective",
+            "Name the capital.",
+            "--skip-preflight",
+            "-j",
+            "1",
+        ])
+        .args([
+            "--generate",
+            "--task-model",
+            "acme/quiet",
+            "--task-base-url",
+            &url,
+        ])
+        .args(["--price", "acme/quiet=1,1", "--price", "acme/mute=1,1"])
+        .arg("terse.txt")
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        json_stdout(&output)["usage_missing"],
+        json!({"acme/mute": 3, "acme/quiet": 3})
+    );
+    assert_eq!(
+        stderr_text(&output),
+        "warning: acme/mute's API reported no token usage for 3 calls: their tokens and cost \
+         are not counted\n\
+         warning: acme/quiet's API reported no token usage for 3 calls: their tokens and cost \
+         are not counted\n"
+    );
+}

@@ -70,7 +70,7 @@ impl Budget {
     /// A call whose API reported no token usage cannot be costed: the first such is kept, and
     /// the budget allows no call after it.
     fn cost_of(&self, record: &CallRecord) -> Option<f64> {
-        if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
+        if let Some(model) = record.usage_missing_from(self.judge.as_deref()).first() {
             // Only the first is named.
             let _ = self.usage_missing_from.set(model.to_string());
         }

@@ -163,19 +163,22 @@ impl CallRecord {
             .then(|| (prompt.unwrap_or(0), completion.unwrap_or(0)))
     }
 
-    /// The model of this call whose API reported no token usage, so that what the call spent is
-    /// unknown: its task model's (a reply without `usage`), or `judge`'s, the LLM judge whose
-    /// reply (read, a score in it or not: its `model` is known) said no tokens. Calls the caches
-    /// answered spent nothing, and an answer an earlier line recorded is that line's.
-    pub fn usage_missing_from<'a>(&'a self, judge: Option<&'a str>) -> Option<&'a str> {
+    /// The models of this call whose API reported no token usage, so that what the call spent
+    /// is unknown: its task model's (a reply without `usage`), then `judge`'s, the LLM judge
+    /// whose reply (read, a score in it or not: its `model` is known) said no tokens. Calls the
+    /// caches answered spent nothing, and an answer an earlier line recorded is that line's.
+    pub fn usage_missing_from<'a>(&'a self, judge: Option<&'a str>) -> Vec<&'a str> {
         let generation = self.generation.as_ref();
-        if generation.is_some_and(|generation| generation.usage_missing && generation.spent()) {
-            return self.task_model.as_deref();
-        }
+        let task_model = self.task_model.as_deref().filter(|_| {
+            generation.is_some_and(|generation| generation.usage_missing && generation.spent())
+        });
         let judged = !self.cached
             && self.side_info.contains_key("model")
             && self.evaluator_tokens().is_none();
-        judge.filter(|_| judged)
+        task_model
+            .into_iter()
+            .chain(judge.filter(|_| judged))
+            .collect()
     }
 
     /// The names in `side_info.errored_checks` (how a record read back learns its
@@ -319,34 +322,37 @@ mod tests {
                           "side_info": {"usage": {"prompt_tokens": 3}}}))
         };
         let mute = generation(json!({"usage_missing": true}));
-        assert_eq!(
-            mute.usage_missing_from(Some("acme/judge")),
-            Some("acme/mute")
-        );
+        assert_eq!(mute.usage_missing_from(Some("acme/judge")), ["acme/mute"]);
         // The cache's answer spent nothing; a reply with its usage is counted.
         let cached = generation(json!({"usage_missing": true, "cached": true}));
-        assert_eq!(cached.usage_missing_from(Some("acme/judge")), None);
-        assert_eq!(
-            generation(json!({})).usage_missing_from(Some("acme/judge")),
-            None
-        );
+        assert!(cached.usage_missing_from(Some("acme/judge")).is_empty());
+        assert!(generation(json!({}))
+            .usage_missing_from(Some("acme/judge"))
+            .is_empty());
         // A judge whose reply said no tokens, a score in it or not; not a call that got no
         // reply, or that the cache answered.
         let judged = record(json!({"side_info": {"reasoning": "fine", "model": "judge"}}));
         assert_eq!(
             judged.usage_missing_from(Some("acme/judge")),
-            Some("acme/judge")
+            ["acme/judge"]
         );
-        assert_eq!(judged.usage_missing_from(None), None);
+        assert!(judged.usage_missing_from(None).is_empty());
         let unreadable = record(json!({"side_info": {"model": "judge"},
                                        "error": {"kind": "invalid_json", "message": "prose"}}));
         assert_eq!(
             unreadable.usage_missing_from(Some("acme/judge")),
-            Some("acme/judge")
+            ["acme/judge"]
         );
         let failed = record(json!({"error": {"kind": "timeout", "message": "slow"}}));
-        assert_eq!(failed.usage_missing_from(Some("acme/judge")), None);
+        assert!(failed.usage_missing_from(Some("acme/judge")).is_empty());
         let cached = record(json!({"cached": true, "side_info": {"model": "judge"}}));
-        assert_eq!(cached.usage_missing_from(Some("acme/judge")), None);
+        assert!(cached.usage_missing_from(Some("acme/judge")).is_empty());
+        // Both a task model and the judge that said no tokens, in that order.
+        let mut both = generation(json!({"usage_missing": true}));
+        both.side_info = judged.side_info.clone();
+        assert_eq!(
+            both.usage_missing_from(Some("acme/judge")),
+            ["acme/mute", "acme/judge"]
+        );
     }
 }

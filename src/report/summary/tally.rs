@@ -252,7 +252,7 @@ impl Tally {
 
     /// Count a call of a priced model whose API reported no token usage: the costs leave it out.
     fn note_usage_missing(&mut self, record: &CallRecord) {
-        if let Some(model) = record.usage_missing_from(self.judge.as_deref()) {
+        for model in record.usage_missing_from(self.judge.as_deref()) {
             if self.prices.contains_key(model) {
                 *self
                     .diagnostics
