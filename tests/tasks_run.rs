@@ -416,6 +416,29 @@ fn a_reply_that_is_not_json_is_shown_in_the_failure() {
 }
 
 #[test]
+fn an_error_object_in_a_200_reply_is_shown_in_the_failure() {
+    let server = Server::start(|request, _| {
+        if request.method == "GET" {
+            return Reply::json(r#"{"object": "list", "data": []}"#);
+        }
+        Reply::json(r#"{"error": {"message": "internal thing failed", "type": "server_error"}}"#)
+    });
+    let output = evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args(["tasks", "run", "--no-config", "--format", "json", TASKS])
+        .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
+        .args(["--limit", "1", "--retries", "0"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
+    assert_eq!(
+        json_stdout(&output)["generation"]["failed"][0]["error"],
+        json!({"kind": "invalid_output", "message": "the API answered with an error: \
+            {\"message\":\"internal thing failed\",\"type\":\"server_error\"}"})
+    );
+}
+
+#[test]
 fn a_run_whose_completions_are_all_saved_needs_no_api_to_resume() {
     let sb = Sandbox::new();
     let tasks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TASKS);

@@ -247,7 +247,19 @@ fn completion_text(reply: &Value, api: Api) -> Result<String, CallError> {
                 crate::input::strict::wrong_type("a string", other)
             )))
         }
-        None => return Err(invalid(format!("the reply has no {field}"))),
+        // Replies reach here free of the key ([`super::Client::post`] redacts them).
+        None => {
+            let shown = |value: &Value| {
+                let text = value
+                    .as_str()
+                    .map_or_else(|| value.to_string(), str::to_string);
+                excerpt(&text, &Secrets::default())
+            };
+            return Err(invalid(match reply.get("error") {
+                Some(error) => format!("the API answered with an error: {}", shown(error)),
+                None => format!("the reply has no {field}: {}", shown(reply)),
+            }));
+        }
     };
     Ok(text)
 }
@@ -323,7 +335,13 @@ mod tests {
         );
         assert_eq!(
             read_completion(base, Api::Chat).unwrap_err().error.message,
-            "the reply has no choices[0].message.content"
+            r#"the reply has no choices[0].message.content: {"choices":[{"text":" 41"}]}"#
+        );
+        // An error object in a 200 reply is the API's own words.
+        let error = br#"{"error":{"message":"internal thing failed","type":"server_error"}}"#;
+        assert_eq!(
+            read_completion(error, Api::Chat).unwrap_err().error.message,
+            r#"the API answered with an error: {"message":"internal thing failed","type":"server_error"}"#
         );
         assert_eq!(
             read_completion(b"[", Api::Chat).unwrap_err().error.kind,
