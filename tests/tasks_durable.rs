@@ -700,3 +700,47 @@ fn a_second_run_writing_the_same_journal_is_refused_before_any_call() {
     assert!(status.success());
     assert_eq!(sb.lines("saved.jsonl").len(), 4);
 }
+
+#[test]
+fn no_task_starts_once_its_completion_cannot_be_saved() {
+    // One call at a time; every call after the first waits until evalctl has closed
+    // /dev/full, which its writer does once a write there has failed.
+    let sb = suite();
+    sb.write(
+        "gated.sh",
+        format!(
+            "if [ -e first ]; then\n\
+               while ls -l /proc/$PPID/fd | grep -q /dev/full; do sleep 0.01; done\n\
+             fi\n\
+             touch first\n{MODEL}"
+        ),
+    );
+    let output = sb
+        .evalctl()
+        .args(TASKS_RUN)
+        .args(["--model-command", "sh gated.sh", "-j", "1"])
+        .args(["--save-outputs", "/dev/full"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 4, "{}", stderr_text(&output));
+    // The second task starts only if the first one's line had not failed yet when it was
+    // queued, and never a third (the second ends after the failure).
+    let made = calls(&sb).len();
+    assert!(made == 1 || made == 2, "{made} calls made");
+    assert_eq!(
+        stderr_text(&output),
+        format!(
+            "error: /dev/full: writing results failed: No space left on device; the results \
+             after this one are not written\n\
+             stopped: no task is started once its completion cannot be saved: {} tasks not run \
+             (tasks run --resume runs them once /dev/full can be written)\n",
+            4 - made
+        )
+    );
+    // The tasks not run are not the model's fault: only those it answered are scored.
+    let run = json_stdout(&output);
+    assert_eq!(run["generation"]["completed"], made);
+    assert_eq!(run["generation"]["tasks"], 4);
+    assert_eq!(run["overall"]["tasks"], made);
+    assert_eq!(run["missing"], json!([]));
+}

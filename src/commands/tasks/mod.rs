@@ -244,6 +244,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         interrupted,
         elapsed,
         mut write_error,
+        not_started,
     } = generated;
     match saved.map(ResultsFile::finish) {
         Some(Err(error)) => {
@@ -275,6 +276,8 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         // The signal stopped the generation; what was generated is scored, unless another
         // signal stops that too (the code runner's handler saw the first one as well).
         crate::interrupt::forget_request();
+    }
+    if interrupted || not_started > 0 {
         // Score the tasks the generation reached, answered or failed after their retries (a
         // failure scores 0, as in a whole run); the tasks not reached are not the model's fault.
         let reached: std::collections::HashSet<&str> = outputs
@@ -296,6 +299,14 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     let mut write_failed = write_error.is_some();
     if let Some(error) = write_error {
         reporter.diagnose(&error);
+    }
+    if let Some(saved) = config.save_outputs.as_deref().filter(|_| not_started > 0) {
+        reporter.note(format!(
+            "stopped: no task is started once its completion cannot be saved: {} not run \
+             (tasks run --resume runs them once {} can be written)",
+            crate::text::counted(not_started, "task", "tasks"),
+            saved.display()
+        ));
     }
     match (&config.output, &config.save_outputs) {
         // Resumable: the lines of part of the tasks would be a scoring of their own, beside the

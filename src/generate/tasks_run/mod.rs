@@ -127,8 +127,10 @@ pub struct Generated {
     pub usage_saved: Usage,
     pub interrupted: bool,
     pub elapsed: Duration,
-    /// The first failed write of `--save-outputs` (writing stops there; generation goes on).
+    /// The first failed write of `--save-outputs` (writing stops there, and no task starts).
     pub write_error: Option<anyhow::Error>,
+    /// Tasks not started because their completions could not be saved.
+    pub not_started: usize,
 }
 
 /// One task's completion, after its retries.
@@ -163,6 +165,7 @@ pub async fn generate(
         interrupted: false,
         elapsed: Duration::ZERO,
         write_error: None,
+        not_started: 0,
     };
     let mut done = vec![false; work.tasks.len()];
     for saved in resumed {
@@ -186,7 +189,10 @@ pub async fn generate(
     let signal = interruption_of_kind();
     tokio::pin!(signal);
     loop {
-        in_flight.fill(&mut pending);
+        // Once a completion cannot be saved, no task starts: its completion would be lost.
+        if generated.write_error.is_none() {
+            in_flight.fill(&mut pending);
+        }
         if in_flight.is_empty() {
             break;
         }
@@ -210,6 +216,9 @@ pub async fn generate(
             }
             Some(finished) = in_flight.next() => record(&mut generated, &work, finished, &mut save),
         }
+    }
+    if !generated.interrupted {
+        generated.not_started = pending.count();
     }
     generated.elapsed = started.elapsed();
     generated.failed.sort_by_key(|failure| failure.index);
