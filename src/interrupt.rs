@@ -12,6 +12,9 @@
 //! of its own while the calling thread waits for its result or a signal, whichever comes first; a
 //! reader that streams on the calling thread wraps its source in [`InterruptibleRead`], whose
 //! blocked `read` gives up when a signal caught by [`catch_in_flag`] interrupts it.
+//!
+//! A write past the file size limit (`ulimit -f`) does not stop evalctl either
+//! ([`catch_file_size_limit`]): it fails like a full disk, and is reported as such.
 
 use std::future::Future;
 use std::io::{self, Read};
@@ -43,6 +46,25 @@ fn is_ignored(number: libc::c_int) -> bool {
         let mut current: libc::sigaction = std::mem::zeroed();
         libc::sigaction(number, std::ptr::null(), &mut current) == 0
             && current.sa_sigaction == libc::SIG_IGN
+    }
+}
+
+/// Catch SIGXFSZ with a handler that does nothing, so that a write past the file size limit
+/// (`ulimit -f`) fails with `EFBIG` (a results write that fails: exit 4, what finished kept)
+/// instead of killing evalctl mid-line. A caught signal is reset to its default in the programs
+/// evalctl starts; one ignored at start stays ignored.
+pub fn catch_file_size_limit() {
+    extern "C" fn write_fails(_: libc::c_int) {}
+    if is_ignored(libc::SIGXFSZ) {
+        return;
+    }
+    // SAFETY: the handler does nothing, so it is async-signal-safe; a zeroed sigaction with
+    // its handler set and an empty mask is a valid action.
+    unsafe {
+        let mut action: libc::sigaction = std::mem::zeroed();
+        action.sa_sigaction = write_fails as *const () as usize;
+        libc::sigemptyset(&mut action.sa_mask);
+        libc::sigaction(libc::SIGXFSZ, &action, std::ptr::null_mut());
     }
 }
 

@@ -69,6 +69,7 @@ pub fn main_entry() -> std::process::ExitCode {
     if let Some(exit) = sandbox::run_launcher_if_asked() {
         return exit;
     }
+    interrupt::catch_file_size_limit();
     let (command, reporter, provenance) = match cli::parse() {
         Ok(parsed) => parsed,
         Err(exit) => return exit,
