@@ -80,6 +80,14 @@ fn what_a_web_page_of_another_site_sends_is_refused() {
         ),
         ("POST /evaluate HTTP/1.1".to_string(), 400),
         (
+            format!("POST /evaluate HTTP/1.1\r\nHost: {address}, evil.example"),
+            400,
+        ),
+        (
+            format!("POST /evaluate HTTP/1.1\r\nHost: localhost:{port},evil.example"),
+            400,
+        ),
+        (
             format!(
                 "POST /evaluate HTTP/1.1\r\nHost: {address}\r\nOrigin: http://{address}\r\n\
                  Origin: https://evil.example"

@@ -150,16 +150,40 @@ fn host_of(head: &Parts) -> Result<Option<&str>, ApiError> {
             ErrorKind::Validation,
             "the request has two Host headers",
         )),
-        (Some(host), None) => host
-            .to_str()
-            .map(Some)
-            .map_err(|_| ApiError::new(ErrorKind::Validation, "the Host header is not text")),
+        (Some(host), None) => match host.to_str() {
+            Ok(host) if one_authority(host) => Ok(Some(host)),
+            _ => Err(ApiError::new(
+                ErrorKind::Validation,
+                "the Host header names no one host (HOST or HOST:PORT)",
+            )),
+        },
         (None, _) if head.version == Version::HTTP_10 => Ok(None),
         (None, _) => Err(ApiError::new(
             ErrorKind::Validation,
             "an HTTP/1.1 request needs a Host header",
         )),
     }
+}
+
+/// Whether `host` is one authority as a `Host` header carries it: a host and perhaps a port of
+/// digits, no user (`127.0.0.1:8080, evil.example` names two).
+fn one_authority(host: &str) -> bool {
+    let (name, port) = match host.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((name, rest)) => (name, rest.strip_prefix(':')),
+            None => return false,
+        },
+        None => match host.rsplit_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        },
+    };
+    let port_is_digits =
+        port.is_none_or(|port| !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit()));
+    !name.is_empty()
+        && port_is_digits
+        && host.parse::<axum::http::uri::Authority>().is_ok()
+        && !name.contains([',', '@', ' '])
 }
 
 /// Whether a `Host` header names a loopback address: `localhost`, an IPv4 address in
