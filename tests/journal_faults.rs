@@ -665,3 +665,46 @@ fn an_output_removed_while_the_run_writes_it_is_written_again() {
         );
     assert_eq!(json_stdout(&summarized)["calls"]["total"], 2);
 }
+
+#[test]
+fn an_output_link_whose_file_is_removed_while_the_run_writes_it_gets_its_file_again() {
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    sb.write(
+        "wait.sh",
+        "p=$(cat)\ncase \"$p\" in *0.25*) touch second; while [ ! -e go ]; do sleep 0.01; done ;; \
+         esac\nprintf '{\"score\": 1}'\n",
+    );
+    std::os::unix::fs::symlink("target.jsonl", sb.path().join("latest.jsonl")).unwrap();
+    let child = common::evalctl_process()
+        .current_dir(sb.path())
+        .args(["run", "--skip-preflight", "-j", "1"])
+        .args(["--evaluator-command", "sh wait.sh", "--candidate", "a"])
+        .args(["--dataset", "d.jsonl", "--output", "latest.jsonl"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start evalctl");
+    assert!(
+        wait_until(Duration::from_secs(60), || sb.exists("second")),
+        "the second call never started"
+    );
+    std::fs::remove_file(sb.path().join("target.jsonl")).unwrap();
+    sb.write("go", "");
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            0,
+            "warning: latest.jsonl was removed while the results were written to it: they are \
+             written to it again\n"
+                .to_string()
+        )
+    );
+    assert_eq!(
+        sb.read("target.jsonl").lines().count(),
+        2,
+        "both calls' lines"
+    );
+}

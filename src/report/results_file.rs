@@ -325,7 +325,13 @@ fn write_again_if_gone(path: &Path, mut written: File) -> anyhow::Result<Option<
     let target = if replaced {
         PathBuf::from(format!("{}.{}", path.display(), std::process::id()))
     } else {
-        path.to_path_buf()
+        // A link whose file was removed: the file it names is made again.
+        match std::fs::read_link(path) {
+            Ok(linked) => path
+                .parent()
+                .map_or(linked.clone(), |dir| dir.join(&linked)),
+            Err(_) => path.to_path_buf(),
+        }
     };
     let copied = (|| {
         if let Some(dir) = target.parent().filter(|dir| !dir.as_os_str().is_empty()) {
@@ -351,9 +357,10 @@ fn write_again_if_gone(path: &Path, mut written: File) -> anyhow::Result<Option<
             target.display()
         ))
         .into()),
-        (Err(err), _) => Err(Fatal::Internal(format!(
-            "{shown} was removed or replaced while the results were written to it, and writing \
-             them to {} failed: {}",
+        (Err(err), replaced) => Err(Fatal::Internal(format!(
+            "{shown} was {} while the results were written to it, and writing them to {} \
+             failed: {}",
+            if replaced { "replaced" } else { "removed" },
             target.display(),
             io_reason(&err)
         ))
