@@ -246,9 +246,10 @@ fn bad_shards_and_foreign_lines_are_bad_input() {
 }
 
 #[test]
-fn a_line_claiming_more_shards_than_a_run_may_have_is_not_read_as_a_shard() {
+fn a_line_claiming_more_shards_than_a_run_may_have_is_no_result_line() {
     // A summary names every missing shard: a results file claiming 100 million shards (as
-    // `--shard 0/100000000` once made) would keep it busy for minutes, deaf to SIGTERM.
+    // `--shard 0/100000000` once made) would keep it busy for minutes, deaf to SIGTERM. A line
+    // that names its run in a form evalctl never writes is no line of an older evalctl either.
     let sb = Sandbox::new();
     sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 1}'\n");
     sb.write("train.jsonl", "{\"i\":0}\n");
@@ -269,16 +270,20 @@ fn a_line_claiming_more_shards_than_a_run_may_have_is_not_read_as_a_shard() {
         "huge.jsonl",
         line.replace("\"shard\":\"0/1\"", "\"shard\":\"0/100000000\""),
     );
-    let out = succeeded(
-        sb.evalctl()
-            .args(["summarize", "--format", "json", "huge.jsonl"]),
-    );
+    let out = sb
+        .evalctl()
+        .args(["summarize", "--format", "text", "huge.jsonl"])
+        .output()
+        .unwrap();
     assert_eq!(
-        stderr_text(&out),
-        "note: huge.jsonl: the lines carry no run fingerprint (written by an older evalctl): \
-         read as one unsharded run; runs and shards are not checked\n"
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: huge.jsonl:1: not a result line: run.shard: expected K/N with 0 <= K < N <= \
+             100000, found \"0/100000000\"\n"
+                .to_string()
+        )
     );
-    assert_eq!(json_stdout(&out)["partial"], Value::Null);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use serde_json::Value;
 use crate::error::Problem;
 use crate::input::{json_error_what, parse_object_line, JsonlStream, Source};
 use crate::protocol::{validate_score, ScoreRange};
-use crate::record::CallRecord;
+use crate::record::{CallRecord, RunIdentity};
 use crate::text::io_reason;
 
 /// The problem of a JSON object that is no result line at all (a dataset record, say).
@@ -124,7 +124,19 @@ impl Iterator for JournalReader {
                     && record.score == 0.0
                     && parse_object_line(text)
                         .is_ok_and(|object| object.get("score").is_some_and(Value::is_null));
+                // A line that says which run it is, but not in a form evalctl writes, is no
+                // line of an older evalctl: its run member is at fault.
+                let identity_fault = record
+                    .run
+                    .as_ref()
+                    .is_some_and(|run| run.identity.is_none())
+                    .then(|| identity_fault(text))
+                    .flatten();
                 match record.run.as_ref().map(|run| run.range()) {
+                    _ if identity_fault.is_some() => Err((
+                        false,
+                        format!("not a result line: {}", identity_fault.unwrap_or_default()),
+                    )),
                     _ if unexplained => Err((
                         false,
                         "score is null and error is null: a line without a score says why; \
@@ -166,6 +178,17 @@ impl Iterator for JournalReader {
             ))),
         }
     }
+}
+
+/// What is wrong with the `run` member of the result line `text` when it names a run (a
+/// `fingerprint`) but does not decode as one: `run.shard: expected K/N …`.
+fn identity_fault(text: &str) -> Option<String> {
+    let line = parse_object_line(text).ok()?;
+    let run = line.get("run")?;
+    run.get("fingerprint")?;
+    let located = serde_path_to_error::deserialize::<_, RunIdentity>(run).err()?;
+    let what = json_error_what(located.inner());
+    Some(format!("run.{}: {what}", located.path()))
 }
 
 /// What is wrong with the JSON object `text` that did not decode as a result line (`err`): the
