@@ -36,6 +36,7 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         plan_calls_total,
         digests,
         keyed_files,
+        output_checked,
     } = plan_checked(&config, &inputs, generator.as_deref())?;
     let planned = plan.len();
     let (concurrency, limited) =
@@ -193,7 +194,13 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
         let results = match resumed_file.take() {
             Some(file) => Some(file),
             None => match config.output.as_deref() {
-                Some(path) => Some(open_checked(path, &config, &digests, &plan)?),
+                Some(path) => Some(open_checked(
+                    path,
+                    output_checked.as_ref(),
+                    &config,
+                    &digests,
+                    &plan,
+                )?),
                 None => None,
             },
         }
@@ -432,21 +439,43 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
 }
 
 /// Open `--output` at `path` (not resumed) as its only writer, and check it again against the
-/// run's plan now that no other evalctl can write it: another run given the same file may have
-/// written it since [`plan_checked`] looked (while this run's preflight probe was answered).
+/// run's plan now that no other evalctl can write it, when it changed since [`plan_checked`]
+/// looked (`checked`): another run given the same file may have written it meanwhile (while
+/// this run's preflight probe was answered).
 fn open_checked(
     path: &Path,
+    checked: Option<&FileState>,
     config: &RunConfig,
     digests: &RunDigests,
     plan: &[runner::PlannedCall],
 ) -> anyhow::Result<ResultsFile> {
     let file = ResultsFile::open(path)?;
-    let allowed = OutputUse {
-        resume: config.resume,
-        append_run: config.append_run,
-    };
-    check_output(path, digests, &shard_label(config), plan, allowed)?;
+    if FileState::of(path).as_ref() != checked {
+        let allowed = OutputUse {
+            resume: config.resume,
+            append_run: config.append_run,
+        };
+        check_output(path, digests, &shard_label(config), plan, allowed)?;
+    }
     Ok(file)
+}
+
+/// What tells a file that changed from one that did not: its length and modification time
+/// (`None`: no such file, or an empty one).
+#[derive(Debug, PartialEq, Eq)]
+struct FileState {
+    len: u64,
+    modified: Option<std::time::SystemTime>,
+}
+
+impl FileState {
+    fn of(path: &Path) -> Option<FileState> {
+        let metadata = std::fs::metadata(path).ok().filter(|meta| meta.len() > 0)?;
+        Some(FileState {
+            len: metadata.len(),
+            modified: metadata.modified().ok(),
+        })
+    }
 }
 
 /// The run's plan, with `--output` checked against it.
@@ -458,6 +487,8 @@ struct Planned {
     digests: RunDigests,
     /// The files the call keys hash, as they were.
     keyed_files: KeyedFiles,
+    /// `--output` as it was when checked against the plan.
+    output_checked: Option<FileState>,
 }
 
 /// Plan the run's calls (this shard's), and refuse (exit 2) an `--output` the run may not write
@@ -486,7 +517,9 @@ fn plan_checked(
         shard.keep(&mut plan);
     }
     let digests = RunDigests::of(&keys, inputs, &config.exec.examples, config.repeat);
+    let mut output_checked = None;
     if let Some(path) = config.output.as_deref() {
+        output_checked = FileState::of(path);
         let allowed = OutputUse {
             resume: config.resume,
             append_run: config.append_run,
@@ -498,6 +531,7 @@ fn plan_checked(
         plan_calls_total,
         digests,
         keyed_files: keys.keyed_files().clone(),
+        output_checked,
     })
 }
 
