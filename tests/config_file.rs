@@ -395,6 +395,24 @@ fn a_bad_value_from_the_file_or_the_environment_is_named_where_it_was_set() {
             "error: EVALCTL_CONCURRENCY: must be a whole number between 1 and 4096\n".to_string()
         )
     );
+    // Every bad variable is said at once, not one a run.
+    assert_eq!(
+        run(
+            &["--no-config", "--evaluator-command", "sh eval.sh"],
+            &[
+                ("EVALCTL_CONCURRENCY", "abc"),
+                ("EVALCTL_LIMIT", "1e3"),
+                ("EVALCTL_SKIP_PREFLIGHT", "maybe")
+            ]
+        ),
+        (
+            2,
+            "error: EVALCTL_CONCURRENCY: must be a whole number between 1 and 4096\n\
+             error: EVALCTL_LIMIT: must be a whole number of at least 1\n\
+             error: EVALCTL_SKIP_PREFLIGHT: \"maybe\" is not one of true, false\n"
+                .to_string()
+        )
+    );
     // The seed says its range, from a variable as from the file.
     let seed = "must be a whole number between 0 and 18446744073709551615";
     assert_eq!(

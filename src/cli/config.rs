@@ -328,24 +328,29 @@ fn first_rejected(command: &clap::Command, arg: &str, values: &[String]) -> Opti
     if matches!(flag.get_action(), clap::ArgAction::SetTrue) {
         return None; // a TOML boolean, already checked
     }
+    values.iter().find_map(|value| rejected_value(flag, value))
+}
+
+/// Why `flag`'s own parser rejects `value`, if it does (a trial parse of the value alone).
+fn rejected_value(flag: &clap::Arg, value: &str) -> Option<String> {
     let trial = clap::Command::new("trial").arg(
         clap::Arg::new("value")
             .long("value")
             .allow_negative_numbers(true)
             .value_parser(flag.get_value_parser().clone()),
     );
-    values.iter().find_map(|value| {
-        let parsed = trial
-            .clone()
-            .try_get_matches_from(["trial".to_string(), format!("--value={value}")]);
-        parsed.err().map(|error| parser_reason(&error, value))
-    })
+    trial
+        .try_get_matches_from(["trial".to_string(), format!("--value={value}")])
+        .err()
+        .map(|error| parser_reason(&error, value))
 }
 
-/// A value error clap found in a variable rather than on the command line: the variable
-/// (`EVALCTL_CONCURRENCY`) and the parser's reason, when the flag clap names (`--concurrency
-/// <N>`) was not typed and a variable bound to it holds the value it rejected.
-pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<(String, String)> {
+/// A value error clap found in a variable rather than on the command line, as the problems to
+/// fix: the variable (`EVALCTL_CONCURRENCY`) and the parser's reason, when the flag clap names
+/// (`--concurrency <N>`) was not typed and a variable bound to it holds the value it rejected;
+/// then every other variable of the command whose value its flag's parser rejects (clap stops
+/// at the first), so that one run shows them all.
+pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow::Error> {
     let (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) = (
         error.get(ContextKind::InvalidArg),
         error.get(ContextKind::InvalidValue),
@@ -366,14 +371,38 @@ pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<(Stri
         let sub = path
             .iter()
             .try_fold(&definition, |command, name| command.find_subcommand(name))?;
-        bindings_of(path)?.iter().find_map(|binding| {
+        let bindings = bindings_of(path)?;
+        let first = bindings.iter().find_map(|binding| {
             let name = binding.env_name()?;
             let bound = sub
                 .get_arguments()
                 .any(|arg| arg.get_id() == binding.arg && arg.get_long() == Some(long));
             (bound && std::env::var(&name).as_deref() == Ok(value.as_str()))
-                .then(|| (name, parser_reason(error, value)))
-        })
+                .then(|| Problem::new(name, parser_reason(error, value)))
+        })?;
+        let typed = |flag: &clap::Arg| {
+            flag.get_long().is_some_and(|long| {
+                args.iter().filter_map(|word| word.to_str()).any(|word| {
+                    word.strip_prefix("--")
+                        .and_then(|word| word.strip_prefix(long))
+                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
+                })
+            })
+        };
+        let others = bindings.iter().filter_map(|binding| {
+            let name = binding.env_name()?;
+            let value = std::env::var(&name).ok()?;
+            let flag = sub
+                .get_arguments()
+                .find(|flag| flag.get_id() == binding.arg)?;
+            if name == first.source || typed(flag) {
+                return None;
+            }
+            Some(Problem::new(name, rejected_value(flag, &value)?))
+        });
+        let mut problems = vec![first.clone()];
+        problems.extend(others);
+        Some(invalid(problems))
     })
 }
 
@@ -553,7 +582,7 @@ impl ConfigCommand {
             Err(Failure::Config(error)) => return Err(error),
             // `EVALCTL_CACHE=maybe`: the variable is what to fix, as the command shown says.
             Err(Failure::Usage(error)) => match rejected_variable(&error, &args) {
-                Some((variable, reason)) => return Err(bad_flag(&variable, reason)),
+                Some(rejected) => return Err(rejected),
                 None => return Err(bad_flag("config show", super::clap_reason(&error))),
             },
         };

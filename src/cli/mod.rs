@@ -302,11 +302,9 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         return Exit::BadInput.into();
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some((variable, reason)) = config::rejected_variable(&error, &args) {
+    if let Some(rejected) = config::rejected_variable(&error, &args) {
         // `EVALCTL_CONCURRENCY=abc`: the variable is what to fix, not a flag never typed.
-        lenient
-            .reporter
-            .error(&crate::error::bad_flag(&variable, reason));
+        lenient.reporter.error(&rejected);
         return Exit::BadInput.into();
     }
     if lenient.reporter.format == Format::Json {
