@@ -607,33 +607,20 @@ fn a_run_written_beside_while_this_one_is_in_preflight_is_refused_before_any_cal
     );
 }
 
-#[test]
-fn an_output_removed_while_the_run_writes_it_is_written_again() {
-    // A cleanup removes the output's folder while the second call is in flight.
-    let sb = Sandbox::new();
+/// Run two calls one at a time with `--output output` in `sb`, `remove` what a cleanup removes
+/// while the second call is in flight, and return what evalctl said.
+fn removed_mid_run(sb: &Sandbox, output: &str, remove: impl FnOnce()) -> std::process::Output {
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
     sb.write(
         "wait.sh",
         "p=$(cat)\ncase \"$p\" in *0.25*) touch second; while [ ! -e go ]; do sleep 0.01; done ;; \
          esac\nprintf '{\"score\": 1}'\n",
     );
-    std::fs::create_dir(sb.path().join("out")).unwrap();
     let child = common::evalctl_process()
         .current_dir(sb.path())
-        .args([
-            "run",
-            "--skip-preflight",
-            "-j",
-            "1",
-            "--evaluator-command",
-            "sh wait.sh",
-            "--candidate",
-            "a",
-            "--dataset",
-            "d.jsonl",
-            "--output",
-            "out/results.jsonl",
-        ])
+        .args(["run", "--skip-preflight", "-j", "1"])
+        .args(["--evaluator-command", "sh wait.sh", "--candidate", "a"])
+        .args(["--dataset", "d.jsonl", "--output", output])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -643,21 +630,33 @@ fn an_output_removed_while_the_run_writes_it_is_written_again() {
         wait_until(Duration::from_secs(60), || sb.exists("second")),
         "the second call never started"
     );
-    std::fs::remove_dir_all(sb.path().join("out")).unwrap();
+    remove();
     sb.write("go", "");
-    let out = child.wait_with_output().unwrap();
-    assert_eq!(code(&out), 0);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn an_output_removed_while_the_run_writes_it_is_written_again() {
+    // A cleanup removes the output's folder while the second call is in flight.
+    let sb = Sandbox::new();
+    std::fs::create_dir(sb.path().join("out")).unwrap();
+    let out = removed_mid_run(&sb, "out/results.jsonl", || {
+        std::fs::remove_dir_all(sb.path().join("out")).unwrap()
+    });
     assert_eq!(
-        stderr_text(&out),
-        "warning: out/results.jsonl was removed while the results were written to it: they are \
-         written to it again\n"
+        (code(&out), stderr_text(&out)),
+        (
+            0,
+            "warning: out/results.jsonl was removed while the results were written to it: they \
+             are written to it again\n"
+                .to_string()
+        )
     );
-    let lines: Vec<Value> = sb
-        .read("out/results.jsonl")
-        .lines()
-        .map(|line| serde_json::from_str(line).unwrap())
-        .collect();
-    assert_eq!(lines.len(), 2, "both calls' lines");
+    assert_eq!(
+        sb.read("out/results.jsonl").lines().count(),
+        2,
+        "both calls' lines"
+    );
     let summarized =
         succeeded(
             sb.evalctl()
@@ -669,30 +668,10 @@ fn an_output_removed_while_the_run_writes_it_is_written_again() {
 #[test]
 fn an_output_link_whose_file_is_removed_while_the_run_writes_it_gets_its_file_again() {
     let sb = Sandbox::new();
-    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
-    sb.write(
-        "wait.sh",
-        "p=$(cat)\ncase \"$p\" in *0.25*) touch second; while [ ! -e go ]; do sleep 0.01; done ;; \
-         esac\nprintf '{\"score\": 1}'\n",
-    );
     std::os::unix::fs::symlink("target.jsonl", sb.path().join("latest.jsonl")).unwrap();
-    let child = common::evalctl_process()
-        .current_dir(sb.path())
-        .args(["run", "--skip-preflight", "-j", "1"])
-        .args(["--evaluator-command", "sh wait.sh", "--candidate", "a"])
-        .args(["--dataset", "d.jsonl", "--output", "latest.jsonl"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start evalctl");
-    assert!(
-        wait_until(Duration::from_secs(60), || sb.exists("second")),
-        "the second call never started"
-    );
-    std::fs::remove_file(sb.path().join("target.jsonl")).unwrap();
-    sb.write("go", "");
-    let out = child.wait_with_output().unwrap();
+    let out = removed_mid_run(&sb, "latest.jsonl", || {
+        std::fs::remove_file(sb.path().join("target.jsonl")).unwrap()
+    });
     assert_eq!(
         (code(&out), stderr_text(&out)),
         (

@@ -400,6 +400,15 @@ fn a_reply_that_is_not_json_is_shown_in_the_failure() {
         Reply::json("<html><body><h1>Welcome to nginx!</h1></body></html>\n")
             .header("Content-Type", "text/html")
     });
+    assert_eq!(
+        first_failure(&server),
+        json!({"kind": "invalid_json", "message": "the API's reply is not JSON (expected value at \
+            line 1 column 1): <html><body><h1>Welcome to nginx!</h1></body></html>"})
+    );
+}
+
+/// The error of the first task of a `tasks run` against `server` that generated nothing.
+fn first_failure(server: &Server) -> Value {
     let output = evalctl()
         .env("ACME_API_KEY", KEY)
         .args(["tasks", "run", "--no-config", "--format", "json", TASKS])
@@ -408,11 +417,7 @@ fn a_reply_that_is_not_json_is_shown_in_the_failure() {
         .output()
         .unwrap();
     assert_eq!(code(&output), 1, "{}", stderr_text(&output));
-    assert_eq!(
-        json_stdout(&output)["generation"]["failed"][0]["error"],
-        json!({"kind": "invalid_json", "message": "the API's reply is not JSON (expected value at \
-            line 1 column 1): <html><body><h1>Welcome to nginx!</h1></body></html>"})
-    );
+    json_stdout(&output)["generation"]["failed"][0]["error"].clone()
 }
 
 #[test]
@@ -423,16 +428,8 @@ fn an_error_object_in_a_200_reply_is_shown_in_the_failure() {
         }
         Reply::json(r#"{"error": {"message": "internal thing failed", "type": "server_error"}}"#)
     });
-    let output = evalctl()
-        .env("ACME_API_KEY", KEY)
-        .args(["tasks", "run", "--no-config", "--format", "json", TASKS])
-        .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
-        .args(["--limit", "1", "--retries", "0"])
-        .output()
-        .unwrap();
-    assert_eq!(code(&output), 1, "{}", stderr_text(&output));
     assert_eq!(
-        json_stdout(&output)["generation"]["failed"][0]["error"],
+        first_failure(&server),
         json!({"kind": "invalid_output", "message": "the API answered with an error: \
             {\"message\":\"internal thing failed\",\"type\":\"server_error\"}"})
     );
