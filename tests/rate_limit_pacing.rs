@@ -212,6 +212,21 @@ fn rate_limited_note(
     )
 }
 
+/// `evalctl run` of `examples.jsonl` in `sandbox`, judged by `acme/judge` at `server` with
+/// `--retries 0` and `flags`, its summary in JSON.
+fn judge_run(sandbox: &Sandbox, server: &Server, flags: &[&str]) -> std::process::Output {
+    sandbox
+        .evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args(["run", "--no-config", "--format", "json"])
+        .args(["--candidate", "an answer", "--dataset", "examples.jsonl"])
+        .args(["--objective", "Answer well.", "--judge-model", "acme/judge"])
+        .args(["--judge-base-url", &server.url("/v1"), "--retries", "0"])
+        .args(flags)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn the_judge_at_the_limit_loses_no_call_at_zero_retries() {
     let model = LimitedModel::in_flight_limited();
@@ -220,24 +235,11 @@ fn the_judge_at_the_limit_loses_no_call_at_zero_retries() {
         .map(|n| format!("{}\n", json!({"input": format!("question {n}")})))
         .collect();
     sandbox.write("examples.jsonl", examples);
-    let output = sandbox
-        .evalctl()
-        .env("ACME_API_KEY", KEY)
-        .args([
-            "run",
-            "--no-config",
-            "--format",
-            "json",
-            "--candidate",
-            "an answer",
-        ])
-        .args(["--dataset", "examples.jsonl", "--objective", "Answer well."])
-        .args(["--judge-model", "acme/judge", "--judge-base-url"])
-        .arg(model.server.url("/v1"))
-        .args(["--retries", "0", "-j", &CONCURRENCY.to_string()])
-        .args(["--output", "results.jsonl"])
-        .output()
-        .unwrap();
+    let output = judge_run(
+        &sandbox,
+        &model.server,
+        &["-j", &CONCURRENCY.to_string(), "--output", "results.jsonl"],
+    );
     assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
     let results = std::fs::read_to_string(sandbox.join("results.jsonl")).unwrap();
     let scored: Vec<Value> = results
@@ -460,23 +462,7 @@ fn a_pause_past_what_a_call_may_wait_fails_the_calls_after_it_at_once() {
         "examples.jsonl",
         "{\"input\": \"a\"}\n{\"input\": \"b\"}\n{\"input\": \"c\"}\n",
     );
-    let output = sandbox
-        .evalctl()
-        .env("ACME_API_KEY", KEY)
-        .args([
-            "run",
-            "--no-config",
-            "--format",
-            "json",
-            "--candidate",
-            "an answer",
-        ])
-        .args(["--dataset", "examples.jsonl", "--objective", "Answer well."])
-        .args(["--judge-model", "acme/judge", "--judge-base-url"])
-        .arg(server.url("/v1"))
-        .args(["--retries", "0", "-j", "1", "--timeout", "1"])
-        .output()
-        .unwrap();
+    let output = judge_run(&sandbox, &server, &["-j", "1", "--timeout", "1"]);
     assert_eq!(code(&output), 1);
     assert_eq!(posts.load(Ordering::SeqCst), 1, "one request sent");
     let budget = "may wait in all: 10s (10 times its time limit, --timeout), of which 0s are \
