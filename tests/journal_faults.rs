@@ -687,3 +687,31 @@ fn an_output_link_whose_file_is_removed_while_the_run_writes_it_gets_its_file_ag
         "both calls' lines"
     );
 }
+
+#[test]
+fn an_output_replaced_while_the_run_writes_it_is_left_alone_and_the_lines_kept_beside_it() {
+    let sb = Sandbox::new();
+    let out = removed_mid_run(&sb, "out.jsonl", || {
+        std::fs::rename(sb.path().join("out.jsonl"), sb.path().join("moved.jsonl")).unwrap();
+        sb.write("out.jsonl", "someone else's file\n");
+    });
+    let kept: Vec<String> = std::fs::read_dir(sb.path())
+        .unwrap()
+        .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|name| name.starts_with("out.jsonl."))
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            4,
+            format!(
+                "error: out.jsonl was replaced by another file while the results were written to \
+                 it: that file is left as it is, and the results are in {}\n",
+                kept[0]
+            )
+        )
+    );
+    assert_eq!(sb.read("out.jsonl"), "someone else's file\n");
+    assert_eq!(sb.read(&kept[0]).lines().count(), 2, "both calls' lines");
+}
