@@ -25,6 +25,25 @@ pub fn display_url(url: &Url) -> String {
     }
 }
 
+/// A URL as written, as shown to users, whether or not it parses (a message saying why it is
+/// refused quotes it): the text with its user info and query cut out. Its authority is read up
+/// to the first `/`, `?` or `#`, never shorter than a URL parser reads it, so all before its last
+/// `@` goes.
+pub fn display_url_text(text: &str) -> String {
+    let (scheme, rest) = match text.split_once("://") {
+        Some((scheme, rest)) => (format!("{scheme}://"), rest),
+        None => (String::new(), text),
+    };
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, tail) = rest.split_at(authority_end);
+    let host = authority
+        .rsplit_once('@')
+        .map_or(authority, |(_, host)| host);
+    let path = tail.split(['?', '#']).next().unwrap_or_default();
+    let cut = if path.len() < tail.len() { "?…" } else { "" };
+    format!("{scheme}{host}{path}{cut}")
+}
+
 /// The parts of a URL that may be secrets: its password (and the Basic credentials made from
 /// it) and its query values, decoded and as written.
 pub fn url_secrets(url: &Url) -> Vec<String> {
@@ -386,14 +405,7 @@ fn location(headers: &HeaderMap, secrets: &Secrets) -> Option<String> {
     let shown = match Url::parse(to) {
         Ok(url) => display_url(&url),
         // A path on the same server.
-        Err(_) => {
-            let path = to.split(['?', '#']).next().unwrap_or_default();
-            if path.len() < to.len() {
-                format!("{path}?…")
-            } else {
-                path.to_string()
-            }
-        }
+        Err(_) => display_url_text(to),
     };
     Some(one_line(&secrets.redact(&shown)))
 }
@@ -407,6 +419,22 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert(RETRY_AFTER, HeaderValue::from_str(value).unwrap());
         retry_after_at(&headers, now)
+    }
+
+    #[test]
+    fn a_url_that_does_not_parse_is_shown_without_its_user_info_or_query() {
+        assert_eq!(
+            display_url_text("http://u:s3cret@[bad/v1?key=k"),
+            "http://[bad/v1?…"
+        );
+        assert_eq!(display_url_text("http://a@b@host/x"), "http://host/x");
+        assert_eq!(display_url_text("/next?token=t#f"), "/next?…");
+        assert_eq!(display_url_text("/next"), "/next");
+        assert_eq!(display_url_text("localhost:8000"), "localhost:8000");
+        assert_eq!(
+            display_url_text("https://u:pw@example.com/v1?key=abc"),
+            "https://example.com/v1?…"
+        );
     }
 
     #[test]

@@ -296,6 +296,31 @@ fn header_references_expand_and_config_show_masks_them() {
 }
 
 #[test]
+fn config_show_masks_the_user_info_of_a_url_that_does_not_parse() {
+    let sb = Sandbox::new();
+    sb.write(
+        "evalctl.toml",
+        "[evaluator]\nurl = \"http://u:s3cret@[bad/score?key=s3cret-key\"\n",
+    );
+    let output = sb
+        .evalctl()
+        .args(["config", "show", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "stderr: {}", stderr_text(&output));
+    let text = stdout_text(&output);
+    let row: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("evaluator.url"))
+        .collect();
+    assert_eq!(
+        row,
+        ["evaluator.url                http://[bad/score?…  evalctl.toml:2"]
+    );
+    assert!(!text.contains("s3cret"), "{text}");
+}
+
+#[test]
 fn init_writes_a_valid_starter_and_never_overwrites() {
     let sb = Sandbox::new();
     let output = sb

@@ -65,6 +65,13 @@ fn invalid_base_urls_name_their_source() {
         .stderr(
             "error: EVALCTL_JUDGE_BASE_URL: \"localhost:8000\": the scheme must be http or https\n",
         );
+    // A URL that does not parse is quoted without its user info and query: they may be secrets.
+    judge("acme/judge-1")
+        .args(["--objective", "x", "--judge-base-url"])
+        .arg("http://proxy:s3cret-pw@[::1/v1?key=s3cret-key")
+        .assert()
+        .code(2)
+        .stderr("error: --judge-base-url: \"http://[::1/v1?…\": invalid IPv6 address\n");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::secrets::REDACTED;
-use crate::transport::display_url;
+use crate::transport::{display_url, display_url_text};
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -77,6 +77,8 @@ pub fn mask_header(header: &str) -> String {
 pub fn mask_url(text: &str) -> String {
     match reqwest::Url::parse(text) {
         Ok(url) if matches!(url.scheme(), "http" | "https") => display_url(&url),
+        // Meant as a URL, but it does not parse: its user info may still be a password.
+        Err(_) if text.contains("://") => display_url_text(text),
         _ => text.to_string(),
     }
 }
@@ -136,5 +138,6 @@ mod tests {
             "https://example.com/v1?…"
         );
         assert_eq!(mask_url("sh eval.sh"), "sh eval.sh");
+        assert_eq!(mask_url("http://u:pw@[bad/v1"), "http://[bad/v1");
     }
 }

@@ -180,8 +180,10 @@ impl Endpoint {
                 ),
             ));
         };
-        let base = parse_base_url(&url)
-            .map_err(|reason| bad_flag(&source, format!("{url:?}: {reason}")))?;
+        let base = parse_base_url(&url).map_err(|reason| {
+            let shown = crate::transport::display_url_text(&url);
+            bad_flag(&source, format!("{shown:?}: {reason}"))
+        })?;
         let chat_url = url_for(&base, "chat/completions");
 
         let key_env = match api_key_env {
