@@ -103,6 +103,29 @@ fn errors_fail_the_run_unless_tolerated() {
 }
 
 #[test]
+fn an_error_share_equal_to_the_rate_is_within_it() {
+    // 29 of 50 is 0.58, but 0.58 * 50 is 28.999999999999996 in floating point.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    let lines: Vec<String> = (0..50)
+        .map(|i| json!({"i": i, "fail": i < 29}).to_string())
+        .collect();
+    sb.write("d.jsonl", lines.join("\n") + "\n");
+    let out = run(&sb, "json", &["--max-error-rate", "0.58"]);
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    assert_eq!(
+        json_stdout(&out)["exit_reason"],
+        "29 of 50 calls failed, within --max-error-rate 0.58"
+    );
+    let out = run(&sb, "json", &["--max-error-rate", "0.5799"]);
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        json_stdout(&out)["exit_reason"],
+        "29 of 50 calls failed, more than --max-error-rate 0.5799 allows"
+    );
+}
+
+#[test]
 fn a_mean_equal_to_the_threshold_up_to_rounding_meets_it() {
     let sb = Sandbox::new();
     // 0.3, 0 and 0: the mean 0.3 / 3 is 0.09999999999999999 in floating point.

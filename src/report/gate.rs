@@ -34,9 +34,9 @@ impl Gates {
     pub fn judge(&self, summary: &mut Summary, results_failed: bool) -> Exit {
         let calls = &summary.calls;
         let within_count = self.max_errors.is_none_or(|max| calls.errors <= max);
-        let within_rate = self.max_error_rate.is_none_or(|rate| {
-            calls.total == 0 || calls.errors as f64 <= rate * calls.total as f64
-        });
+        let within_rate = self
+            .max_error_rate
+            .is_none_or(|rate| !above_rate(calls.errors, calls.total, rate));
         let limited = self.max_errors.is_some() || self.max_error_rate.is_some();
         let errors = ErrorGate {
             count: calls.errors,
@@ -106,6 +106,13 @@ impl Gates {
     }
 }
 
+/// Whether `errors` of `calls` is a share above `rate`. The share is a division, rounded once
+/// to the float nearest it, as the rate written in decimal is: 57 of 100 is within 0.57, where
+/// `rate * calls` (56.99999999999999) would not be.
+fn above_rate(errors: usize, calls: usize, rate: f64) -> bool {
+    calls > 0 && errors as f64 / calls as f64 > rate
+}
+
 /// The one-line reason for `exit`, as the text summary's last line and the JSON's
 /// `exit_reason` say it: `2 of 10 calls failed (more than --max-errors 1); candidate b scored
 /// 0.4000, below --fail-under 0.5; 3 of 10 calls scored below --pass-score 0.75`.
@@ -147,7 +154,7 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
             .max_errors
             .map(|max| (format!("--max-errors {max}"), errors.count > max)),
         errors.max_error_rate.map(|rate| {
-            let exceeded = errors.count as f64 > rate * errors.calls as f64;
+            let exceeded = above_rate(errors.count, errors.calls, rate);
             (format!("--max-error-rate {rate}"), exceeded)
         }),
     ];
