@@ -234,21 +234,56 @@ fn every_summary_counts_cached_calls_and_their_tokens_as_saved() {
 #[test]
 fn an_edited_custom_check_script_misses() {
     // A custom check's command names its script as a command evaluator's does: its content is
-    // part of the key.
+    // part of the key, whether the command line declares the check or the checks file does.
+    const CHECKS: &str = r#"{"checks": [{"type": "wc", "arguments": {"text": "$.output.value"}}]}"#;
+    const DECLARING: &str = r#"{"custom_checks": {"wc": {"command": ["sh", "wc.sh"]}},
+        "checks": [{"type": "wc", "arguments": {"text": "$.output.value"}}]}"#;
+    for (checks, lends) in [
+        (CHECKS, ["--custom-check", "wc=sh wc.sh"]),
+        (DECLARING, ["--allow-custom-check", "wc"]),
+    ] {
+        let sb = Sandbox::new();
+        sb.write("checks.json", checks);
+        let verdict = |passed: bool| {
+            format!("cat >/dev/null\necho call >> calls.log\necho '{{\"passed\": {passed}}}'\n")
+        };
+        sb.write("wc.sh", verdict(true));
+        let run = || {
+            let out = sb
+                .evalctl()
+                .args(["run", "--no-config", "--format", "json", "--skip-preflight"])
+                .args(["--checks", "checks.json"])
+                .args(lends)
+                .args(["--candidate", "hi", "--cache", "--cache-dir", "cache"])
+                .output()
+                .expect("evalctl runs");
+            let summary = json_stdout(&out);
+            (
+                summary["calls"]["cached"].clone(),
+                summary["candidates"][0]["score"].clone(),
+            )
+        };
+        assert_eq!(run(), (0.into(), 1.0.into()), "{lends:?}");
+        assert_eq!(run(), (1.into(), 1.0.into()), "{lends:?}");
+        sb.write("wc.sh", verdict(false));
+        assert_eq!(run(), (0.into(), 0.0.into()), "{lends:?}");
+        assert_eq!(calls(&sb), 2, "{lends:?}");
+    }
+}
+
+#[test]
+fn a_record_on_another_line_misses_when_the_checks_see_its_line() {
+    // A record without an `id` is the test case `line-N`: moved down a line, it is another case.
     let sb = Sandbox::new();
     sb.write(
         "checks.json",
-        r#"{"checks": [{"type": "wc", "arguments": {"text": "$.output.value"}}]}"#,
+        r#"{"checks": [{"type": "exact_match", "arguments": {"actual": "$.test_case.id", "expected": "line-1"}}]}"#,
     );
-    let verdict = |passed: bool| {
-        format!("cat >/dev/null\necho call >> calls.log\necho '{{\"passed\": {passed}}}'\n")
-    };
-    sb.write("wc.sh", verdict(true));
     let run = || {
         let out = sb
             .evalctl()
             .args(["run", "--no-config", "--format", "json", "--skip-preflight"])
-            .args(["--checks", "checks.json", "--custom-check", "wc=sh wc.sh"])
+            .args(["--checks", "checks.json", "--dataset", "d.jsonl"])
             .args(["--candidate", "hi", "--cache", "--cache-dir", "cache"])
             .output()
             .expect("evalctl runs");
@@ -258,11 +293,11 @@ fn an_edited_custom_check_script_misses() {
             summary["candidates"][0]["score"].clone(),
         )
     };
+    sb.write("d.jsonl", "{\"q\": 1}\n");
     assert_eq!(run(), (0.into(), 1.0.into()));
     assert_eq!(run(), (1.into(), 1.0.into()));
-    sb.write("wc.sh", verdict(false));
+    sb.write("d.jsonl", "\n{\"q\": 1}\n");
     assert_eq!(run(), (0.into(), 0.0.into()));
-    assert_eq!(calls(&sb), 2);
 }
 
 #[test]

@@ -23,7 +23,9 @@ use serde_json::{json, Map, Value};
 use super::check_calls::{api_path, trusted_catalog, CheckCaller, Provider};
 use super::{Call, Evaluator};
 use crate::checks::result::{ErrorType, Results};
-use crate::checks::{load_checks_file, AllowedEndpoint, CaseClock, Check, Context, Trust};
+use crate::checks::{
+    load_checks_file, AllowedEndpoint, CaseClock, Check, Context, CustomCheck, Trust,
+};
 use crate::error::{bad_input, Problem};
 use crate::input::Record;
 use crate::protocol::{Attempt, CallError, ErrorKind, Findings, Retry, PREFLIGHT_CANDIDATE};
@@ -36,6 +38,21 @@ pub struct ChecksSpec {
     pub path: PathBuf,
     /// What the command line lends the file's checks.
     pub trust: Trust,
+}
+
+impl ChecksSpec {
+    /// The custom check types the file's checks may run, by name: the command line's
+    /// (`--custom-check`) and those the file declares that `--allow-custom-check` allows. A
+    /// call's key hashes their commands, as a command evaluator's.
+    pub fn runnable_custom_checks(&self) -> anyhow::Result<Vec<Arc<CustomCheck>>> {
+        let mut catalog = trusted_catalog(&self.trust)?;
+        load_checks_file(&self.path, &mut catalog)?;
+        let refused = catalog.refused;
+        Ok((catalog.custom.into_iter())
+            .filter(|(name, _)| !refused.contains(name))
+            .map(|(_, check)| check)
+            .collect())
+    }
 }
 
 /// Load and validate the checks file and build the evaluator; `concurrency` bounds the calls of

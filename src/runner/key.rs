@@ -1,6 +1,7 @@
 //! The call key: a stable SHA-256 of everything that decides a call's result — the candidate
-//! text, the split, the example's index and text, the evaluator's identity, the score range, the
-//! task model and, with `--repeat`, the repeat index. The journal (`--output`) and `--resume`
+//! text, the split, the example's index and text (and its line, for the checks and spec
+//! evaluators, which see it), the evaluator's identity, the score range, the task model and, with
+//! `--repeat`, the repeat index. The journal (`--output`) and `--resume`
 //! match calls by it, and the cache stores results under it, so a changed evaluator script,
 //! rubric or checks file misses both by construction.
 //!
@@ -11,7 +12,8 @@
 //! - LLM judge: model, objective, the rubric file's content, temperature, token limit and base
 //!   URL, plus evalctl's version (the prompt template is evalctl's code);
 //! - checks and spec: the file's content (and `--live-judges`), plus evalctl's version (the
-//!   checks are evalctl's code).
+//!   checks are evalctl's code); for checks also the custom checks they may run, each command as
+//!   a command evaluator's.
 //!
 //! Beyond what evalctl can see, the user declares what else decides a score
 //! ([`DeclaredInputs`]): files and directories the evaluator reads without naming them on its
@@ -64,6 +66,9 @@ pub struct DeclaredInputs {
 pub struct KeyContext {
     configuration: [u8; 32],
     files: KeyedFiles,
+    /// The evaluator sees an example's line in its file (the checks' default `test_case.id`
+    /// `line-N`, a spec case's key): a key then covers it, as it covers the text.
+    sees_lines: bool,
 }
 
 /// The files a run's keys hash the content of, named where the run was set up (the evaluator's
@@ -285,6 +290,7 @@ impl KeyContext {
         Ok(KeyContext {
             configuration: fields.finish(),
             files,
+            sees_lines: matches!(evaluator, EvaluatorSpec::Checks(_) | EvaluatorSpec::Spec(_)),
         })
     }
 
@@ -302,16 +308,18 @@ impl KeyContext {
         KeyContext {
             configuration: fields.finish(),
             files: self.files.clone(),
+            sees_lines: self.sees_lines,
         }
     }
 
-    /// The key of one call: `example` is the example's index in its split and its exact text,
-    /// `repeat` the repeat index under `--repeat`.
+    /// The key of one call: `example` is the example's index in its split and the record (its
+    /// exact text, and its line where the evaluator sees it), `repeat` the repeat index under
+    /// `--repeat`.
     pub fn call_key(
         &self,
         candidate: &str,
         split: Split,
-        example: Option<(usize, &str)>,
+        example: Option<(usize, &Record)>,
         repeat: Option<u32>,
     ) -> CallKey {
         let mut fields = Fields::new("evalctl call");
@@ -320,10 +328,17 @@ impl KeyContext {
             .add(b'T', candidate.as_bytes())
             .add(b'S', split.name().as_bytes());
         match example {
-            Some((index, text)) => fields
-                .add(b'I', &(index as u64).to_le_bytes())
-                .add(b'E', text.as_bytes()),
-            None => fields.add(b'i', &[]),
+            Some((index, record)) => {
+                fields
+                    .add(b'I', &(index as u64).to_le_bytes())
+                    .add(b'E', record.text.as_bytes());
+                if self.sees_lines {
+                    fields.add(b'L', &(record.line as u64).to_le_bytes());
+                }
+            }
+            None => {
+                fields.add(b'i', &[]);
+            }
         };
         fields.add_optional(b'P', repeat.map(u32::to_le_bytes).as_ref().map(|r| &r[..]));
         CallKey(fields.finish())
@@ -439,7 +454,8 @@ fn add_evaluator_identity(fields: &mut KeyFields, evaluator: &EvaluatorSpec) -> 
                 .add(b'K', b"checks")
                 .add(b'V', version)
                 .add(b'F', &digest);
-            for custom in &spec.trust.custom {
+            // The file's own declarations run their commands too, once allowed.
+            for custom in spec.runnable_custom_checks()? {
                 fields.add(b'C', custom.name.as_bytes());
                 if let AnsweredBy::Command { argv, .. } = &custom.by {
                     fields.add(b'A', shell_words::join(argv).as_bytes());
@@ -617,8 +633,13 @@ mod tests {
         DeclaredInputs::default()
     }
 
+    /// The record `{"q":Q}` at `line`.
+    fn record(q: u32, line: usize) -> Record {
+        Record::from_value(line, serde_json::json!({ "q": q }))
+    }
+
     fn key(context: &KeyContext) -> CallKey {
-        context.call_key("cand", Split::Train, Some((0, "{\"q\":1}")), None)
+        context.call_key("cand", Split::Train, Some((0, &record(1, 1))), None)
     }
 
     #[test]
@@ -640,11 +661,11 @@ mod tests {
         let reference = key(&base);
         assert_eq!(reference, key(&base.clone()));
         let variants = [
-            base.call_key("cand2", Split::Train, Some((0, "{\"q\":1}")), None),
-            base.call_key("cand", Split::Val, Some((0, "{\"q\":1}")), None),
-            base.call_key("cand", Split::Train, Some((1, "{\"q\":1}")), None),
-            base.call_key("cand", Split::Train, Some((0, "{\"q\":2}")), None),
-            base.call_key("cand", Split::Train, Some((0, "{\"q\":1}")), Some(0)),
+            base.call_key("cand2", Split::Train, Some((0, &record(1, 1))), None),
+            base.call_key("cand", Split::Val, Some((0, &record(1, 1))), None),
+            base.call_key("cand", Split::Train, Some((1, &record(1, 1))), None),
+            base.call_key("cand", Split::Train, Some((0, &record(2, 1))), None),
+            base.call_key("cand", Split::Train, Some((0, &record(1, 1))), Some(0)),
             key(
                 &KeyContext::new(&command(dir.path(), "a"), ScoreRange::Any, None, &none())
                     .unwrap(),
@@ -664,6 +685,26 @@ mod tests {
         for (index, variant) in variants.iter().enumerate() {
             assert_ne!(*variant, reference, "variant {index}");
         }
+        // A command sees no line: a record moved down a line keeps its key.
+        assert_eq!(
+            base.call_key("cand", Split::Train, Some((0, &record(1, 2))), None),
+            reference
+        );
+    }
+
+    #[test]
+    fn a_record_moved_to_another_line_misses_where_the_evaluator_sees_its_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let checks = dir.path().join("checks.json");
+        std::fs::write(&checks, r#"{"checks": []}"#).unwrap();
+        let evaluator = EvaluatorSpec::Checks(crate::evaluator::checks::ChecksSpec {
+            path: checks,
+            trust: Default::default(),
+        });
+        let keys = KeyContext::new(&evaluator, ScoreRange::Unit, None, &none()).unwrap();
+        let at = |line| keys.call_key("cand", Split::Train, Some((0, &record(1, line))), None);
+        assert_eq!(at(1), at(1));
+        assert_ne!(at(1), at(2));
     }
 
     #[test]

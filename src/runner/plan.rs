@@ -62,7 +62,7 @@ pub fn plan_calls(
         for &(split, example) in &splits {
             let example_text = example.and_then(|index| {
                 let record = &inputs.split_records(split)?[index];
-                Some((index, record.text.as_ref()))
+                Some((index, record))
             });
             for &repeat in &repeats {
                 plan.push(PlannedCall {
