@@ -494,3 +494,58 @@ fn a_bad_value_from_the_file_or_the_environment_is_named_where_it_was_set() {
         )
     );
 }
+
+#[test]
+fn a_switch_set_false_by_its_variable_asks_for_nothing_it_would_need() {
+    // `EVALCTL_RESUME=false` is resume off: it needs no --output (`tasks run`: no
+    // --save-outputs), as `--resume` would.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null; echo '{\"score\": 1}'\n");
+    let run = |args: &[&str], variable: &str, value: &str| {
+        let out = sb
+            .evalctl()
+            .args(["--format", "text"])
+            .args(args)
+            .arg("--no-config")
+            .env(variable, value)
+            .output()
+            .unwrap();
+        // What is said before clap's usage line.
+        let stderr = stderr_text(&out);
+        let said: Vec<&str> = stderr.lines().take_while(|line| !line.is_empty()).collect();
+        (code(&out), said.join("\n"))
+    };
+    let evaluate = [
+        "run",
+        "--evaluator-command",
+        "sh eval.sh",
+        "--candidate",
+        "c",
+    ];
+    for variable in ["EVALCTL_RESUME", "EVALCTL_RESUME_KEEP_ERRORS"] {
+        assert_eq!(
+            run(&evaluate, variable, "false"),
+            (0, String::new()),
+            "{variable}"
+        );
+    }
+    let needs = |flag: &str| {
+        format!("error: the following required arguments were not provided:\n  {flag}")
+    };
+    assert_eq!(
+        run(&evaluate, "EVALCTL_RESUME", "true"),
+        (2, needs("--output <FILE.jsonl>"))
+    );
+    let generate = ["tasks", "run", "--model-command", "echo hi", "tasks.jsonl"];
+    assert_eq!(
+        run(&generate, "EVALCTL_RESUME", "false"),
+        (
+            2,
+            "error: tasks.jsonl: cannot read: No such file or directory".to_string()
+        )
+    );
+    assert_eq!(
+        run(&generate, "EVALCTL_RESUME", "true"),
+        (2, needs("--save-outputs <FILE.jsonl>"))
+    );
+}
