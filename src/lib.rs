@@ -74,6 +74,10 @@ pub fn main_entry() -> std::process::ExitCode {
         Ok(parsed) => parsed,
         Err(exit) => return exit,
     };
+    let reporter = match &command {
+        Command::Fep(fep) if fep.writes_ndjson() => reporter.ndjson(),
+        _ => reporter,
+    };
     let outcome = match command {
         Command::Run(args) => args
             .into_config(false)

@@ -131,7 +131,7 @@ fn test_cases_from_a_pipe_are_read_once_and_evaluated() {
 }
 
 #[test]
-fn a_problem_late_in_a_pipe_leaves_stdout_empty() {
+fn a_problem_late_in_a_pipe_leaves_nothing_half_written_on_stdout() {
     let dir = tempfile::tempdir().unwrap();
     write_inputs(dir.path());
     let cases: String = (0..3000)
@@ -156,6 +156,19 @@ fn a_problem_late_in_a_pipe_leaves_stdout_empty() {
     let printed: Value = serde_json::from_slice(&piped.stdout).expect("one JSON document");
     assert_eq!(printed, document);
     assert_eq!(String::from_utf8(piped.stderr).unwrap(), stderr);
+    // With --stream, stdout is NDJSON whatever --format says: the failure document is its line.
+    for format in ["text", "json"] {
+        let (command, inputs) = STREAM_FROM_STDIN.split_at(2);
+        let args = [command, &["--stream", "--format", format], inputs].concat();
+        let piped = run_piped(dir.path(), &args, stdin.as_bytes());
+        assert_eq!(piped.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8(piped.stdout).unwrap(),
+            format!("{document}\n"),
+            "{format}"
+        );
+        assert_eq!(String::from_utf8(piped.stderr).unwrap(), stderr);
+    }
 }
 
 #[test]

@@ -79,6 +79,11 @@ pub enum FepCommand {
 }
 
 impl FepCommand {
+    /// `--stream`: stdout is NDJSON, whatever `--format` says, a failure included.
+    pub fn writes_ndjson(&self) -> bool {
+        matches!(self, FepCommand::Evaluate { stream: true, .. })
+    }
+
     /// Run the subcommand.
     pub fn execute(self, reporter: Reporter) -> anyhow::Result<Exit> {
         let FepCommand::Evaluate {

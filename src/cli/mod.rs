@@ -296,7 +296,7 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
                 .and_then(|usage| usage.split(" [OPTIONS]").next())
                 .unwrap_or("evalctl");
             let reason = format!("no command given: `{command} --help` lists the commands");
-            let _ = crate::report::print_failure(&[reason], Exit::BadInput as u8);
+            let _ = crate::report::print_failure(&[reason], Exit::BadInput as u8, false);
         }
         let _ = error.print();
         return Exit::BadInput.into();
@@ -308,7 +308,7 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         return Exit::BadInput.into();
     }
     if lenient.reporter.format == Format::Json {
-        let _ = crate::report::print_failure(&[clap_reason(&error)], Exit::BadInput as u8);
+        let _ = crate::report::print_failure(&[clap_reason(&error)], Exit::BadInput as u8, false);
     }
     let unknown = error
         .get(ContextKind::InvalidArg)

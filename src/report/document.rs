@@ -49,7 +49,16 @@ impl Document for crate::evaluation_spec::summary::ScoreSummary {
 /// Print `value` as one pretty-printed JSON document and a newline, the characters a terminal
 /// would obey escaped.
 pub fn print_json(value: &impl Serialize) -> anyhow::Result<()> {
-    let mut json = serde_json::to_vec_pretty(value)?;
+    write_json(serde_json::to_vec_pretty(value)?)
+}
+
+/// Print `value` as one line of JSON, the characters a terminal would obey escaped.
+pub fn print_json_line(value: &impl Serialize) -> anyhow::Result<()> {
+    write_json(serde_json::to_vec(value)?)
+}
+
+/// Write `json` and a newline to stdout, the characters a terminal would obey escaped.
+fn write_json(mut json: Vec<u8>) -> anyhow::Result<()> {
     json.push(b'\n');
     let mut stdout = JsonVisible::new(stdout_until_closed());
     stdout

@@ -31,7 +31,7 @@ mod text;
 
 pub use crate::interval::DEFAULT_SEED;
 pub use crate::text::counted;
-pub use document::{print, print_json, Document};
+pub use document::{print, print_json, print_json_line, Document};
 pub use gate::Gates;
 pub use junit::{write_junit_if_asked, Junit};
 pub use markdown::{append_step_summary, append_to_step_summary};
@@ -87,6 +87,8 @@ pub struct Reporter {
     pub markdown: bool,
     /// Whether stdout and stderr are both terminals: a person reads them as one.
     pub one_screen: bool,
+    /// stdout is NDJSON (`fep evaluate --stream`): a failure document is one line of it.
+    pub ndjson: bool,
 }
 
 impl Reporter {
@@ -112,6 +114,18 @@ impl Reporter {
             color_stderr: painted(stderr_terminal),
             markdown: false,
             one_screen: stdout_terminal && stderr_terminal,
+            ndjson: false,
+        }
+    }
+
+    /// This reporter for a command whose stdout is NDJSON whatever `--format` says: a failure
+    /// is one JSON line there.
+    pub fn ndjson(self) -> Reporter {
+        Reporter {
+            format: Format::Json,
+            color_stdout: false,
+            ndjson: true,
+            ..self
         }
     }
 
@@ -157,7 +171,8 @@ impl Reporter {
     pub fn error(&self, error: &anyhow::Error) {
         self.diagnose(error);
         if self.format == Format::Json {
-            let _ = print_failure(&Fatal::messages(error), Fatal::exit_of(error) as u8);
+            let exit = Fatal::exit_of(error) as u8;
+            let _ = print_failure(&Fatal::messages(error), exit, self.ndjson);
         }
     }
 
@@ -191,15 +206,19 @@ impl Reporter {
     pub fn stopped(&self, message: &str, exit: crate::exit::Exit) {
         self.say(None, message);
         if self.format == Format::Json {
-            let _ = print_failure(&[message.to_string()], exit as u8);
+            let _ = print_failure(&[message.to_string()], exit as u8, self.ndjson);
         }
     }
 }
 
 /// Print `{"ok": false, "exit", "errors"}` on stdout: what a command prints instead of its
-/// normal JSON document when it fails.
-pub fn print_failure(errors: &[String], exit: u8) -> anyhow::Result<()> {
-    print_json(&serde_json::json!({"ok": false, "exit": exit, "errors": errors}))
+/// normal JSON document when it fails; on one line where stdout is NDJSON.
+pub fn print_failure(errors: &[String], exit: u8, ndjson: bool) -> anyhow::Result<()> {
+    let failure = serde_json::json!({"ok": false, "exit": exit, "errors": errors});
+    match ndjson {
+        true => print_json_line(&failure),
+        false => print_json(&failure),
+    }
 }
 
 /// The run summary: a table, JSON, or Markdown.
