@@ -90,3 +90,59 @@ fn a_run_results_file_names_the_evaluator_its_lines_carry() {
     );
     assert_eq!(data["sources"][0]["elapsed_ms"], Value::Null);
 }
+
+#[test]
+fn two_executions_of_one_run_are_two_sources_their_shards_joined_by_execution() {
+    // The same command run twice (a judge that answers otherwise the second time) writes lines
+    // of the same run fingerprint: each execution is a source, whatever the order of its files.
+    let sandbox = Sandbox::new();
+    let examples: String = (0..40).map(|i| format!("{{\"id\": \"e{i}\"}}\n")).collect();
+    sandbox.write("d.jsonl", examples);
+    sandbox.write(
+        "eval.sh",
+        "cat >/dev/null\necho \"{\\\"score\\\": $SCORE}\"\n",
+    );
+    for (execution, score) in [("a", "1"), ("b", "0.25")] {
+        for shard in ["0/2", "1/2"] {
+            let output = format!("{execution}-{}.jsonl", &shard[..1]);
+            sandbox
+                .evalctl()
+                .args([
+                    "run",
+                    "--dataset",
+                    "d.jsonl",
+                    "--evaluator-command",
+                    "sh eval.sh",
+                ])
+                .args(["--candidate", "p", "--skip-preflight", "--format", "json"])
+                .args(["--shard", shard, "--output", &output])
+                .env("SCORE", score)
+                .assert()
+                .success();
+        }
+    }
+    sandbox
+        .evalctl()
+        .args(["report", "a-0.jsonl", "b-0.jsonl", "a-1.jsonl", "b-1.jsonl"])
+        .args(["-o", "r.html", "--format", "text"])
+        .assert()
+        .success();
+    let data = report_data(&sandbox.path().join("r.html"));
+    let sources: Vec<(&str, f64)> = (data["sources"].as_array().unwrap().iter())
+        .map(|source| {
+            (
+                source["name"].as_str().unwrap(),
+                source["summary"]["candidates"][0]["score"]
+                    .as_f64()
+                    .unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        sources,
+        [
+            ("a-0.jsonl + a-1.jsonl", 1.0),
+            ("b-0.jsonl + b-1.jsonl", 0.25)
+        ]
+    );
+}

@@ -18,10 +18,21 @@ use crate::report::runs::{Accounted, Ledger};
 use crate::report::{Gates, Selection, Summary, Tally, DEFAULT_SEED};
 use crate::runner::journal::{torn_line_problem, JournalReader, OneLineACall};
 
+/// The files of one run read as one source: its shards.
+struct RunFiles<'a> {
+    fingerprint: Option<String>,
+    kind: SourceKind,
+    files: Vec<&'a Source>,
+    /// The shard each file's first line names.
+    shards: Vec<String>,
+}
+
 /// Every result in `files`, in order, and the notes for the user (a last line a killed run cut
 /// short, left out); or every problem found in them. Result lines are read run by run: the
 /// files whose first line names the same run (its shards) together, as `summarize` reads them,
-/// as one source named by all of them.
+/// as one source named by all of them. A file whose first line names a shard of a run that a
+/// source already holds is another execution of that run (the same command run again, a judge
+/// that answers otherwise): it starts a source of its own, or joins one that lacks its shard.
 pub fn load_results(
     files: &[Source],
     selection: &Selection,
@@ -32,7 +43,7 @@ pub fn load_results(
     // What each file holds, in order: a run's results (the index of its files among `runs`),
     // or an older evalctl's lines of a kind.
     let mut sources: Vec<Result<usize, (&Source, SourceKind)>> = Vec::new();
-    let mut runs: Vec<(Option<String>, SourceKind, Vec<&Source>)> = Vec::new();
+    let mut runs: Vec<RunFiles> = Vec::new();
     for file in files {
         match first_record(file) {
             Err(problem) => problems.push(problem),
@@ -44,17 +55,33 @@ pub fn load_results(
                 None => problems.push(Problem::at_line(file.display(), line, NOT_A_RESULT)),
                 // Result lines, whichever command wrote them.
                 Some(kind) if fields.contains_key("candidate_id") => {
-                    let fingerprint = (fields.get("run"))
-                        .and_then(|run| run.get("fingerprint"))
-                        .and_then(Value::as_str)
-                        .map(str::to_string);
-                    let same_run = (runs.iter())
-                        .position(|(seen, _, _)| fingerprint.is_some() && *seen == fingerprint);
+                    let named = |member: &str| {
+                        (fields.get("run"))
+                            .and_then(|run| run.get(member))
+                            .and_then(Value::as_str)
+                            .map(str::to_string)
+                    };
+                    let (fingerprint, shard) = (named("fingerprint"), named("shard"));
+                    let same_run = runs.iter().position(|run| {
+                        fingerprint.is_some()
+                            && run.fingerprint == fingerprint
+                            && shard
+                                .as_ref()
+                                .is_none_or(|shard| !run.shards.contains(shard))
+                    });
                     match same_run {
-                        Some(index) => runs[index].2.push(file),
+                        Some(index) => {
+                            runs[index].files.push(file);
+                            runs[index].shards.extend(shard);
+                        }
                         None => {
                             sources.push(Ok(runs.len()));
-                            runs.push((fingerprint, kind, vec![file]));
+                            runs.push(RunFiles {
+                                fingerprint,
+                                kind,
+                                files: vec![file],
+                                shards: shard.into_iter().collect(),
+                            });
                         }
                     }
                 }
@@ -65,7 +92,7 @@ pub fn load_results(
     }
     for source in sources {
         let (kind, run_files) = match source {
-            Ok(index) => (runs[index].1, &runs[index].2),
+            Ok(index) => (runs[index].kind, &runs[index].files),
             Err((file, kind)) => {
                 read_other(file, kind, &mut report, &mut problems);
                 continue;
