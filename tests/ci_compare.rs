@@ -383,6 +383,58 @@ fn examples_with_ids_pair_by_id_when_a_record_is_inserted() {
 }
 
 #[test]
+fn an_id_of_several_examples_pairs_them_in_order_and_says_so() {
+    // Two examples share the id `q1`, in another order in the new dataset: their calls pair in
+    // the order of the examples, which is not each example with itself.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write(
+        "d.jsonl",
+        "{\"id\":\"q0\",\"i\":0}\n{\"id\":\"q1\",\"i\":1}\n{\"id\":\"q1\",\"i\":2}\n",
+    );
+    run(&sb, "0.5 0.1 0.9", "base.jsonl");
+    sb.write(
+        "d.jsonl",
+        "{\"id\":\"q0\",\"i\":0}\n{\"id\":\"q1\",\"i\":2}\n{\"id\":\"q1\",\"i\":1}\n",
+    );
+    run(&sb, "0.5 0.1 0.9", "new.jsonl");
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "json", "base.jsonl", "new.jsonl"])
+        .args(["--allow-different-inputs"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 0);
+    assert_eq!(
+        stderr_text(&out),
+        "warning: example id \"q1\" names several examples of a run: their calls were paired in \
+         the order of those examples, which may not pair each example with itself (give every \
+         example an id of its own)\n"
+    );
+    // Unique ids in another order say nothing.
+    for (dataset, output) in [
+        (
+            "{\"id\":\"q0\",\"i\":0}\n{\"id\":\"q1\",\"i\":1}\n",
+            "a.jsonl",
+        ),
+        (
+            "{\"id\":\"q1\",\"i\":1}\n{\"id\":\"q0\",\"i\":0}\n",
+            "b.jsonl",
+        ),
+    ] {
+        sb.write("d.jsonl", dataset);
+        run(&sb, "0.5 0.1", output);
+    }
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "json", "a.jsonl", "b.jsonl"])
+        .args(["--allow-different-inputs"])
+        .output()
+        .unwrap();
+    assert_eq!((code(&out), stderr_text(&out)), (0, String::new()));
+}
+
+#[test]
 fn a_partial_repeated_run_has_one_mean_in_summarize_and_compare() {
     let sb = Sandbox::new();
     sb.write("eval.sh", EVAL);

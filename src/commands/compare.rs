@@ -53,23 +53,8 @@ enum Example {
 /// The position of every call of `records` (by key); `across` candidates, the candidate is left
 /// out.
 fn positions(records: &HashMap<String, CallRecord>, across: bool) -> HashMap<&str, Position> {
-    let candidate = |record: &CallRecord| {
-        if across {
-            String::new()
-        } else {
-            record.candidate_label()
-        }
-    };
-    // Of each id, the indices of the examples that carry it, per candidate and split, in order.
-    let mut carriers: HashMap<(String, Split, &str), BTreeSet<usize>> = HashMap::new();
-    for record in records.values() {
-        if let (Some(id), Some(index)) = (&record.example_id, record.example_index) {
-            carriers
-                .entry((candidate(record), record.split, id.as_str()))
-                .or_default()
-                .insert(index);
-        }
-    }
+    let candidate = |record: &CallRecord| candidate_of(record, across);
+    let carriers = carriers(records, across);
     records
         .iter()
         .map(|(key, record)| {
@@ -88,6 +73,42 @@ fn positions(records: &HashMap<String, CallRecord>, across: bool) -> HashMap<&st
             );
             (key.as_str(), position)
         })
+        .collect()
+}
+
+/// The candidate part of a call's position: its label, or nothing `across` candidates.
+fn candidate_of(record: &CallRecord, across: bool) -> String {
+    if across {
+        String::new()
+    } else {
+        record.candidate_label()
+    }
+}
+
+/// Of each id, the indices of the examples that carry it, per candidate (unless `across`) and
+/// split, in order.
+fn carriers(
+    records: &HashMap<String, CallRecord>,
+    across: bool,
+) -> HashMap<(String, Split, &str), BTreeSet<usize>> {
+    let mut carriers: HashMap<(String, Split, &str), BTreeSet<usize>> = HashMap::new();
+    for record in records.values() {
+        if let (Some(id), Some(index)) = (&record.example_id, record.example_index) {
+            (carriers.entry((candidate_of(record, across), record.split, id.as_str())))
+                .or_default()
+                .insert(index);
+        }
+    }
+    carriers
+}
+
+/// The ids that stand for several examples of one candidate and split in `records`: calls of
+/// them that pair by position pair by the order of those examples, which need not be the same
+/// examples.
+fn shared_ids(records: &HashMap<String, CallRecord>, across: bool) -> HashSet<&str> {
+    (carriers(records, across).into_iter())
+        .filter(|(_, indices)| indices.len() > 1)
+        .map(|((_, _, id), _)| id)
         .collect()
 }
 
@@ -188,11 +209,21 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     let mut unpaired_new_calls = Vec::new();
     // The candidates with a call in a pair, in either run.
     let mut paired_candidates: HashSet<String> = HashSet::new();
+    let shared = [shared_ids(&base, across), shared_ids(&new, across)];
+    // The ids of several examples whose calls paired by position.
+    let mut paired_in_order: BTreeSet<&str> = BTreeSet::new();
     for (key, record) in new_calls {
         let partner = match base.get(key) {
             Some(partner) => partner,
             None => match free_by_position.remove(&new_positions[key.as_str()]) {
-                Some((_, partner)) => partner,
+                Some((_, partner)) => {
+                    if let (_, _, Example::Id(id, _), _) = &new_positions[key.as_str()] {
+                        if shared.iter().any(|ids| ids.contains(id.as_str())) {
+                            paired_in_order.insert(id);
+                        }
+                    }
+                    partner
+                }
                 None => {
                     unpaired_new_calls.push(record);
                     continue;
@@ -344,6 +375,20 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
             } else {
                 ""
             }
+        ));
+    }
+    if !paired_in_order.is_empty() {
+        let ids: Vec<String> = (paired_in_order.iter())
+            .map(|id| crate::text::one_line(&format!("{id:?}")))
+            .collect();
+        let (ids, name) = match ids.as_slice() {
+            [id] => (format!("id {id}"), "names"),
+            ids => (format!("ids {}", ids.join(", ")), "each name"),
+        };
+        reporter.warning(format!(
+            "example {ids} {name} several examples of a run: their calls were paired in the \
+             order of those examples, which may not pair each example with itself (give every \
+             example an id of its own)"
         ));
     }
     let mut comparison = Comparison {
