@@ -383,6 +383,79 @@ fn examples_with_ids_pair_by_id_when_a_record_is_inserted() {
 }
 
 #[test]
+fn a_regression_a_failed_call_makes_says_so() {
+    // The evaluator fails on `q1` in the new run (its score is no number): the drop to 0 is the
+    // failure's, not the candidate's, and the regression says so in every format.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write(
+        "d.jsonl",
+        "{\"id\":\"q0\",\"i\":0}\n{\"id\":\"q1\",\"i\":1}\n",
+    );
+    run(&sb, "0.5 0.75", "base.jsonl");
+    let out = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--output",
+            "new.jsonl",
+        ])
+        .env("SCORES", "0.25 oops")
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    let compare = |format: &str| {
+        let out = sb
+            .evalctl()
+            .args(["compare", "--format", format, "base.jsonl", "new.jsonl"])
+            .output()
+            .unwrap();
+        assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+        stdout_text(&out)
+    };
+    assert_eq!(
+        compare("text"),
+        "cand-1 train: 0.6250 -> 0.1250, -0.5000 (95% CI -0.7500 to -0.2500); 2 pairs: 0 wins, \
+         0 ties, 2 losses\n  regression: train q1 (line 2): 0.7500 -> 0.0000 (1 call failed in \
+         new)\n  regression: train q0 (line 1): 0.5000 -> 0.2500\nexit 0: no \
+         --fail-on-regression gate: the train score rose for 0, fell for 1 and held for 0 of 1 \
+         candidates\n"
+    );
+    let json: serde_json::Value = serde_json::from_str(&compare("json")).unwrap();
+    let regressions = &json["candidates"][0]["regressions"];
+    assert_eq!(
+        (&regressions[0]["failed"], &regressions[1].get("failed")),
+        (&serde_json::json!({"base": 0, "new": 1}), &None)
+    );
+    let markdown = compare("markdown");
+    let regressions: Vec<&str> = (markdown.lines())
+        .skip_while(|line| *line != "Largest regressions:")
+        .take(6)
+        .collect();
+    assert_eq!(
+        regressions,
+        [
+            "Largest regressions:",
+            "",
+            "| example | base | new | difference |",
+            "|---|---|---|---|",
+            "| train q1 (line 2) | 0.7500 | 0.0000 (1 call failed in new) | -0.7500 |",
+            "| train q0 (line 1) | 0.5000 | 0.2500 | -0.2500 |",
+        ]
+    );
+}
+
+#[test]
 fn an_id_of_several_examples_pairs_them_in_order_and_says_so() {
     // Two examples share the id `q1`, in another order in the new dataset: their calls pair in
     // the order of the examples, which is not each example with itself.

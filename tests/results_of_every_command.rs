@@ -205,7 +205,7 @@ fn compare_pairs_two_outputs_files_over_one_task_file_task_by_task() {
         "a.jsonl → b.jsonl: 1.0000 -> 0.3333, -0.6667 (95% CI -1.0000 to +0.0000); 3 pairs: \
          0 wins, 1 tie, 2 losses\n\
          \x20 regression: single add: 1.0000 -> 0.0000\n\
-         \x20 regression: single pick: 1.0000 -> 0.0000\n\
+         \x20 regression: single pick: 1.0000 -> 0.0000 (1 call failed in new)\n\
          exit 1: the score dropped by more than --fail-on-regression 0.1: a.jsonl → b.jsonl \
          -0.6667\n"
     );
@@ -272,7 +272,7 @@ fn compare_pairs_two_models_tasks_run_files_and_names_a_failed_generation() {
             {"split": "single", "example_index": 0, "example_line": null, "example_id": "add",
              "base": 1.0, "new": 0.0},
             {"split": "single", "example_index": 2, "example_line": null, "example_id": "pick",
-             "base": 1.0, "new": 0.0}
+             "base": 1.0, "new": 0.0, "failed": {"base": 0, "new": 1}}
         ])
     );
 }

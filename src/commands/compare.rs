@@ -10,7 +10,8 @@ use crate::error::{invalid, Problem};
 use crate::exit::{Exit, Verdict};
 use crate::record::{CallRecord, Split};
 use crate::report::compare::{
-    compare_split, CandidateComparison, Comparison, ComparisonReport, PairedExample, Unpaired,
+    compare_split, CandidateComparison, Comparison, ComparisonReport, Failed, PairedExample,
+    Unpaired,
 };
 use crate::report::merge::{read_all, ReadRun};
 use crate::report::{append_to_step_summary, below, print, Document, Reporter, Selection};
@@ -254,15 +255,22 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
                 index: record.example_index,
                 line: record.example_line,
                 id: record.example_id.clone(),
+                failed: Failed::default(),
             });
         entry.base.push(partner.score);
         entry.new.push(record.score);
+        entry.failed.base += usize::from(partner.error.is_some());
+        entry.failed.new += usize::from(record.error.is_some());
         paired_candidates.extend([was, is]);
     }
     let mut unpaired_new = 0;
     for record in unpaired_new_calls {
         match new_examples.get(&example_of(record)) {
-            Some((at, slot)) => paired_example(&mut paired, at, slot).new.push(record.score),
+            Some((at, slot)) => {
+                let example = paired_example(&mut paired, at, slot);
+                example.new.push(record.score);
+                example.failed.new += usize::from(record.error.is_some());
+            }
             None => unpaired_new += 1,
         }
     }
@@ -271,9 +279,11 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     let mut unpaired_base = 0;
     for (_, record) in free_base {
         match base_examples.get(&example_of(record)) {
-            Some((at, slot)) => paired_example(&mut paired, at, slot)
-                .base
-                .push(record.score),
+            Some((at, slot)) => {
+                let example = paired_example(&mut paired, at, slot);
+                example.base.push(record.score);
+                example.failed.base += usize::from(record.error.is_some());
+            }
             None => unpaired_base += 1,
         }
     }

@@ -117,6 +117,31 @@ pub struct PairedExample {
     pub line: Option<usize>,
     /// The example's `id` field, where it has one.
     pub id: Option<String>,
+    /// Its calls that failed (scored 0), in the base run and in the new run.
+    pub failed: Failed,
+}
+
+/// Calls of an example that failed, in each run: they score 0, so a comparison says which of
+/// its drops a failed call makes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct Failed {
+    /// In the base run.
+    pub base: usize,
+    /// In the new run.
+    pub new: usize,
+}
+
+impl Failed {
+    /// `1 call failed in new`, `2 calls failed in base, 1 in new`; `None` when none did.
+    fn said(&self) -> Option<String> {
+        let calls = |n| counted(n, "call", "calls");
+        match (self.base, self.new) {
+            (0, 0) => None,
+            (0, new) => Some(format!("{} failed in new", calls(new))),
+            (base, 0) => Some(format!("{} failed in base", calls(base))),
+            (base, new) => Some(format!("{} failed in base, {new} in new", calls(base))),
+        }
+    }
 }
 
 /// One paired example's means; in the output, one scored lower in the new run.
@@ -135,6 +160,9 @@ pub struct Regression {
     pub base: f64,
     /// Score in the new run.
     pub new: f64,
+    /// The example's calls that failed (scored 0), when any did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failed: Option<Failed>,
 }
 
 /// The comparison of one split's paired examples, in index order.
@@ -148,6 +176,7 @@ pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> Sp
             example_id: example.id.clone(),
             base: mean_in_order(&example.base),
             new: mean_in_order(&example.new),
+            failed: (example.failed != Failed::default()).then_some(example.failed),
         })
         .collect();
     let differences: Vec<f64> = pairs.iter().map(|pair| pair.new - pair.base).collect();
@@ -313,10 +342,11 @@ pub fn render(comparison: &Comparison) -> String {
             ));
             for r in &s.regressions {
                 out.push_str(&format!(
-                    "  regression: {}: {} -> {}\n",
+                    "  regression: {}: {} -> {}{}\n",
                     r.example_label(),
                     Fixed4(r.base),
-                    Fixed4(r.new)
+                    Fixed4(r.new),
+                    r.failures_said()
                 ));
             }
         }
@@ -402,7 +432,7 @@ pub fn render_markdown(comparison: &Comparison, base: &str, new: &str) -> String
             vec![
                 r.example_label(),
                 Fixed4(r.base).to_string(),
-                Fixed4(r.new).to_string(),
+                format!("{}{}", Fixed4(r.new), r.failures_said()),
                 format!("{:+}", Fixed4(r.new - r.base)),
             ]
         });
@@ -437,6 +467,13 @@ impl Regression {
             Some(line) => format!("{example} (line {line})"),
             None => example,
         }
+    }
+
+    /// ` (1 call failed in new)` after its scores, when a call of it failed; else nothing.
+    fn failures_said(&self) -> String {
+        (self.failed.as_ref().and_then(Failed::said))
+            .map(|said| format!(" ({said})"))
+            .unwrap_or_default()
     }
 }
 
@@ -479,6 +516,7 @@ mod tests {
                 example_id: None,
                 base: 1.0,
                 new: 0.5,
+                failed: None,
             }],
         };
         let candidate = CandidateComparison {
