@@ -752,16 +752,57 @@ fn a_reply_that_refuses_or_has_no_content_is_a_failed_call_not_an_empty_answer_t
 }
 
 #[test]
-fn an_answer_cut_mid_character_is_scored_with_a_replacement_character() {
-    let (sb, output) = one_answer_from("acme/cut", "json");
+fn an_answer_cut_at_the_token_limit_is_scored_and_said_to_be_cut_short() {
+    // acme/cut stops at its token limit mid-emoji: the half character is a replacement
+    // character, and the line, the summary and a warning say the answer may be cut short, as
+    // the cache keeps it.
+    let server = fake_openai();
+    let sb = with_terse_prompt();
+    let run = |cache: &[&str], output: &str| {
+        generate_as(&sb, "json")
+            .env("ACME_API_KEY", KEY)
+            .args([
+                "--task-model",
+                "acme/cut",
+                "--task-base-url",
+                &server.url("/v1"),
+            ])
+            .args(["--skip-preflight", "--limit", "1", "--retries", "0"])
+            .args(cache)
+            .args(["--output", output, "terse.txt"])
+            .output()
+            .unwrap()
+    };
+    let warning = "warning: acme/cut stopped at its token limit in 1 call: the answers scored \
+                   may be cut short (--task-max-tokens raises the limit)\n";
+    let cache: &[&str] = &["--cache", "--cache-dir", "c"];
+    for (cache, cached, output) in [
+        (&[][..], false, "plain.jsonl"),
+        (cache, false, "stored.jsonl"),
+        (cache, true, "recalled.jsonl"),
+    ] {
+        let results = output;
+        let output = run(cache, results);
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        assert_eq!(stderr_text(&output), warning);
+        assert_eq!(json_stdout(&output)["cut_short"], json!({"acme/cut": 1}));
+        let line = &sb.jsonl(results)[0];
+        assert_eq!(
+            (
+                &line["output"],
+                &line["generation"]["cut_short"],
+                &line["generation"].get("cached").is_some()
+            ),
+            (&json!("Paris \u{fffd}"), &json!(true), &cached),
+        );
+    }
+    // A whole answer says nothing of it.
+    let (sb, output) = one_answer_from("acme/small", "json");
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
-    let line = &sb.jsonl("results.jsonl")[0];
+    assert_eq!(json_stdout(&output).get("cut_short"), None);
     assert_eq!(
-        (
-            &line["output"],
-            &line["generation"]["usage"]["total_tokens"]
-        ),
-        (&json!("Paris \u{fffd}"), &json!(15))
+        sb.jsonl("results.jsonl")[0]["generation"].get("cut_short"),
+        None
     );
 }
 

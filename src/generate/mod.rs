@@ -252,7 +252,7 @@ impl Generator {
             .zip(key.as_ref())
             .and_then(|(cache, key)| cache.get_completion(key))
         {
-            let completion = Completion::kept(hit.text, hit.tokens);
+            let completion = Completion::kept(hit.text, hit.tokens, hit.cut_short);
             let info = GenerationInfo {
                 usage: completion.usage,
                 latency_ms: 0.0,
@@ -260,6 +260,7 @@ impl Generator {
                 cached: true,
                 recalled: false,
                 usage_missing: false,
+                cut_short: completion.cut_short,
             };
             return (Ok(completion), info);
         }
@@ -283,6 +284,7 @@ impl Generator {
             cached: false,
             recalled: false,
             usage_missing: completion.as_ref().is_ok_and(|c| c.usage_missing),
+            cut_short: completion.as_ref().is_ok_and(|c| c.cut_short),
         };
         (completion.map_err(|unanswered| unanswered.error), info)
     }
@@ -302,6 +304,7 @@ impl Generate for Generator {
             cached: false,
             recalled: false,
             usage_missing: false,
+            cut_short: false,
         };
         let rendered = match Rendered::of(
             &call.candidate.text,

@@ -201,7 +201,15 @@ impl Model {
                 usage.total_tokens,
             ];
             let text = completion.text.clone();
-            cache.put_completion(key, CachedCompletion { text, tokens });
+            let cut_short = completion.cut_short;
+            cache.put_completion(
+                key,
+                CachedCompletion {
+                    text,
+                    tokens,
+                    cut_short,
+                },
+            );
         }
         (completion, attempts)
     }
@@ -227,6 +235,7 @@ impl Model {
                         usage: Usage::default(),
                         // A command reports no tokens: none are missing.
                         usage_missing: false,
+                        cut_short: false,
                     })
                     .map_err(Attempt::failed)
             }

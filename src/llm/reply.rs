@@ -49,6 +49,9 @@ pub struct Completion {
     /// The API's reply reported no token usage (some servers and proxies leave it out): its
     /// tokens are unknown, not zero.
     pub usage_missing: bool,
+    /// The model stopped at its token limit (`finish_reason: length`): the text may be cut
+    /// short.
+    pub cut_short: bool,
 }
 
 /// A completion call that gave no completion: why, and the tokens its reply reported (a
@@ -72,12 +75,13 @@ impl From<CallError> for Unanswered {
 }
 
 impl Completion {
-    /// A completion the cache kept: its text, and the prompt, completion and total tokens it
-    /// reported when it was made.
-    pub fn kept(text: String, tokens: [u64; 3]) -> Completion {
+    /// A completion the cache kept: its text, the prompt, completion and total tokens it
+    /// reported when it was made, and whether the model stopped at its token limit.
+    pub fn kept(text: String, tokens: [u64; 3], cut_short: bool) -> Completion {
         let [prompt_tokens, completion_tokens, total_tokens] = tokens;
         Completion {
             text,
+            cut_short,
             usage: Usage {
                 prompt_tokens,
                 completion_tokens,
@@ -176,6 +180,7 @@ pub fn read_completion(body: &[u8], api: Api) -> Result<Completion, Unanswered> 
             text,
             usage,
             usage_missing,
+            cut_short: reply.pointer("/choices/0/finish_reason") == Some(&Value::from("length")),
         }),
         Err(error) => Err(Unanswered { error, usage }),
     }

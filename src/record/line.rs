@@ -133,6 +133,10 @@ pub struct GenerationInfo {
     /// spent counts on that line, not on this one.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub recalled: bool,
+    /// The task model stopped at its token limit (`finish_reason: length`): the answer scored
+    /// may be cut short.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
 }
 
 impl GenerationInfo {
@@ -179,6 +183,12 @@ impl CallRecord {
             .into_iter()
             .chain(judge.filter(|_| judged))
             .collect()
+    }
+
+    /// The task model whose answer this call scored was cut at its token limit, if it was.
+    pub fn cut_short_by(&self) -> Option<&str> {
+        let cut_short = self.generation.as_ref().is_some_and(|g| g.cut_short);
+        self.task_model.as_deref().filter(|_| cut_short)
     }
 
     /// The names in `side_info.errored_checks` (how a record read back learns its

@@ -451,6 +451,13 @@ pub fn print_diagnostics(
             crate::text::counted(*calls, "call", "calls")
         ));
     }
+    for (model, calls) in &diagnostics.cut_short {
+        reporter.warning(format!(
+            "{model} stopped at its token limit in {}: the answers scored may be cut short \
+             (--task-max-tokens raises the limit)",
+            crate::text::counted(*calls, "call", "calls")
+        ));
+    }
     for (check, errored) in &diagnostics.errored_checks {
         reporter.warning(format!(
             "check {check} errored in {errored} of {} calls and counted as failed (see side_info.check_results{})",

@@ -59,6 +59,8 @@ pub struct CachedCompletion {
     pub text: String,
     /// Its token usage: prompt, completion and total tokens.
     pub tokens: [u64; 3],
+    /// The model stopped at its token limit: the text may be cut short.
+    pub cut_short: bool,
 }
 
 /// What the writer thread stores, or is asked.
@@ -285,6 +287,11 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
                  prompt_tokens INTEGER NOT NULL,
                  completion_tokens INTEGER NOT NULL,
                  total_tokens INTEGER NOT NULL
+             ) WITHOUT ROWID;
+             -- The completions the model stopped at its token limit (a table of its own, so
+             -- that a cache an earlier evalctl made keeps its shape).
+             CREATE TABLE IF NOT EXISTS cut_short_completions (
+                 key BLOB PRIMARY KEY
              ) WITHOUT ROWID;",
         )
     };
@@ -377,6 +384,15 @@ fn write_store(transaction: &rusqlite::Transaction<'_>, store: Store) -> rusqlit
                 let [prompt, generated, total] = completion.tokens;
                 let row = params![key.as_bytes(), completion.text, prompt, generated, total];
                 insert.execute(row)
+            })
+            .and_then(|_| {
+                let mark = match completion.cut_short {
+                    true => "INSERT OR REPLACE INTO cut_short_completions (key) VALUES (?1)",
+                    false => "DELETE FROM cut_short_completions WHERE key = ?1",
+                };
+                transaction
+                    .prepare_cached(mark)?
+                    .execute(params![key.as_bytes()])
             }),
         Store::Forget(keys) => transaction
             .prepare_cached("DELETE FROM results WHERE key = ?1")
@@ -519,7 +535,8 @@ impl Cache {
         let connection = self.connection.lock().ok()?;
         let mut statement = connection
             .prepare_cached(
-                "SELECT text, prompt_tokens, completion_tokens, total_tokens FROM completions \
+                "SELECT text, prompt_tokens, completion_tokens, total_tokens, \
+                 EXISTS (SELECT 1 FROM cut_short_completions WHERE key = ?1) FROM completions \
                  WHERE key = ?1",
             )
             .ok()?;
@@ -528,6 +545,7 @@ impl Cache {
                 Ok(CachedCompletion {
                     text: row.get(0)?,
                     tokens: [row.get(1)?, row.get(2)?, row.get(3)?],
+                    cut_short: row.get(4)?,
                 })
             })
             .optional()
@@ -610,7 +628,9 @@ impl Cache {
             .sum::<rusqlite::Result<usize>>()
             .map_err(|err| failed_sqlite(dir, err))?;
         connection
-            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE); VACUUM;")
+            .execute_batch(
+                "DELETE FROM cut_short_completions; PRAGMA wal_checkpoint(TRUNCATE); VACUUM;",
+            )
             .map_err(|err| failed_sqlite(dir, err))?;
         Ok(Some(removed as u64))
     }
@@ -652,6 +672,7 @@ mod tests {
             CachedCompletion {
                 text,
                 tokens: [1, 2, 3],
+                cut_short: true,
             },
         );
         drop(cache); // commits what is queued
@@ -666,7 +687,22 @@ mod tests {
         assert!(cache.get_completion(&key(3)).is_none());
         let cache = Cache::open(dir.path()).unwrap();
         let hit = cache.get_completion(&key(3)).unwrap();
-        assert_eq!((hit.text.as_str(), hit.tokens), ("the answer", [1, 2, 3]));
+        assert_eq!(
+            (hit.text.as_str(), hit.tokens, hit.cut_short),
+            ("the answer", [1, 2, 3], true)
+        );
+        // Stored again, not cut short: the mark goes.
+        let text = "the whole answer".to_string();
+        let whole = CachedCompletion {
+            text,
+            tokens: [1, 2, 3],
+            cut_short: false,
+        };
+        cache.put_completion(&key(3), whole);
+        drop(cache);
+        let cache = Cache::open(dir.path()).unwrap();
+        assert!(!cache.get_completion(&key(3)).unwrap().cut_short);
+        drop(cache);
         assert_eq!(Cache::stats(dir.path()).unwrap().entries, 2);
         assert_eq!(Cache::clear(dir.path()).unwrap(), Some(2));
     }

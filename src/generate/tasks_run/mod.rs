@@ -236,7 +236,7 @@ async fn complete(work: &Work, index: usize, sampling: &Sampling, retries: u32) 
     {
         return Finished {
             index,
-            completion: Ok(Completion::kept(hit.text, hit.tokens)),
+            completion: Ok(Completion::kept(hit.text, hit.tokens, hit.cut_short)),
             attempts: 0,
             cached: true,
         };

@@ -106,6 +106,10 @@ pub struct Summary {
     /// out (each such line says `"usage_missing": true`); absent when there are none.
     #[serde(skip_serializing_if = "BTreeMap::is_empty")]
     pub usage_missing: BTreeMap<String, usize>,
+    /// Task model → its scored answers cut at its token limit (each such line's `generation`
+    /// says `"cut_short": true`); absent when there are none.
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub cut_short: BTreeMap<String, usize>,
     /// Wall time of the run (preflight excluded); null for a summary of results files, which
     /// do not record it.
     pub elapsed_ms: Option<f64>,

@@ -68,6 +68,8 @@ pub struct Diagnostics {
     pub errored_checks: BTreeMap<String, usize>,
     /// Priced model → calls its API reported no token usage for: costs leave them out.
     pub usage_missing: BTreeMap<String, usize>,
+    /// Task model → scored calls whose answer it cut at its token limit.
+    pub cut_short: BTreeMap<String, usize>,
 }
 
 fn split_slot(split: Split) -> usize {
@@ -304,6 +306,13 @@ impl Tally {
         }
         self.calls.cached += usize::from(record.cached);
         self.note_usage_missing(record);
+        if let Some(model) = record.cut_short_by() {
+            *self
+                .diagnostics
+                .cut_short
+                .entry(model.to_string())
+                .or_default() += 1;
+        }
         if let Some(usage) = Usage::of(record) {
             self.tokens.add(usage, record.cached);
         }
@@ -478,6 +487,7 @@ impl Tally {
             cost_usd: spent.and_then(|spent| spent.cost_usd),
             cost_saved_usd: spent.and_then(|spent| spent.cost_saved_usd),
             usage_missing: diagnostics.usage_missing.clone(),
+            cut_short: diagnostics.cut_short.clone(),
             elapsed_ms,
             interrupted,
             budget: None,
