@@ -12,8 +12,13 @@ use crate::protocol::{Attempt, CallError, ErrorKind, Retry, MAX_OUTPUT_BYTES};
 use crate::secrets::Secrets;
 use crate::text::{clip, one_line, seconds, strip_os_error};
 
-/// The URL as shown to users: user info and the query (where APIs put keys) hidden.
+/// The URL as shown to users: user info and the query (where APIs put keys) hidden. A URL
+/// without a host (`u:pw@host`, read as the scheme `u`) is shown as its text is, see
+/// [`display_url_text`].
 pub fn display_url(url: &Url) -> String {
+    if url.host().is_none() {
+        return display_url_text(url.as_str());
+    }
     let mut shown = url.clone();
     let _ = shown.set_username("");
     let _ = shown.set_password(None);
@@ -26,22 +31,34 @@ pub fn display_url(url: &Url) -> String {
 }
 
 /// A URL as written, as shown to users, whether or not it parses (a message saying why it is
-/// refused quotes it): the text with its user info and query cut out. Its authority is read up
-/// to the first `/`, `?` or `#`, never shorter than a URL parser reads it, so all before its last
-/// `@` goes.
+/// refused quotes it): its scheme and slashes, then what follows the last `@` before the query
+/// (user info may hold a password, with `/` in it too), then `?…` for a query or fragment.
 pub fn display_url_text(text: &str) -> String {
-    let (scheme, rest) = match text.split_once("://") {
-        Some((scheme, rest)) => (format!("{scheme}://"), rest),
-        None => (String::new(), text),
+    let (prefix, rest) = text.split_at(scheme_and_slashes(text));
+    let (head, cut) = match rest.find(['?', '#']) {
+        Some(at) => (&rest[..at], "?…"),
+        None => (rest, ""),
     };
-    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let (authority, tail) = rest.split_at(authority_end);
-    let host = authority
-        .rsplit_once('@')
-        .map_or(authority, |(_, host)| host);
-    let path = tail.split(['?', '#']).next().unwrap_or_default();
-    let cut = if path.len() < tail.len() { "?…" } else { "" };
-    format!("{scheme}{host}{path}{cut}")
+    let host_on = head.rsplit_once('@').map_or(head, |(_, after)| after);
+    format!("{prefix}{host_on}{cut}")
+}
+
+/// The length of `text`'s scheme (`http:`, when it starts like one) and the slashes after it.
+fn scheme_and_slashes(text: &str) -> usize {
+    let scheme = text.split_once(':').map_or(0, |(scheme, _)| {
+        let mut chars = scheme.chars();
+        let named = chars
+            .next()
+            .is_some_and(|first| first.is_ascii_alphabetic())
+            && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'));
+        if named {
+            scheme.len() + 1
+        } else {
+            0
+        }
+    });
+    let after = &text[scheme..];
+    scheme + after.len() - after.trim_start_matches(['/', '\\']).len()
 }
 
 /// The parts of a URL that may be secrets: its password (and the Basic credentials made from
@@ -431,6 +448,16 @@ mod tests {
         assert_eq!(display_url_text("/next?token=t#f"), "/next?…");
         assert_eq!(display_url_text("/next"), "/next");
         assert_eq!(display_url_text("localhost:8000"), "localhost:8000");
+        // Forms a URL parser reads otherwise, or not at all: the password goes all the same.
+        assert_eq!(display_url_text("http:/u:pw@[bad/v1"), "http:/[bad/v1");
+        assert_eq!(display_url_text("http://u:p/w@host/v1"), "http://host/v1");
+        assert_eq!(display_url_text("https:\\\\u:pw@[bad"), "https:\\\\[bad");
+        assert_eq!(display_url_text("u:pw@host/x"), "u:host/x");
+        assert_eq!(
+            display_url_text("//u:pw@other.example/x?q=1"),
+            "//other.example/x?…"
+        );
+        assert_eq!(display_url(&Url::parse("u:pw@host/x").unwrap()), "u:host/x");
         assert_eq!(
             display_url_text("https://u:pw@example.com/v1?key=abc"),
             "https://example.com/v1?…"

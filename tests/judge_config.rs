@@ -65,13 +65,32 @@ fn invalid_base_urls_name_their_source() {
         .stderr(
             "error: EVALCTL_JUDGE_BASE_URL: \"localhost:8000\": the scheme must be http or https\n",
         );
-    // A URL that does not parse is quoted without its user info and query: they may be secrets.
-    judge("acme/judge-1")
-        .args(["--objective", "x", "--judge-base-url"])
-        .arg("http://proxy:s3cret-pw@[::1/v1?key=s3cret-key")
-        .assert()
-        .code(2)
-        .stderr("error: --judge-base-url: \"http://[::1/v1?…\": invalid IPv6 address\n");
+    // A URL that does not parse, or parses without a host, is quoted without its user info and
+    // query: they may be secrets (a password may hold a `/`).
+    for (url, said) in [
+        (
+            "http://proxy:s3cret-pw@[::1/v1?key=s3cret-key",
+            "\"http://[::1/v1?…\": invalid IPv6 address",
+        ),
+        (
+            "http:/proxy:s3cret-pw@[::1/v1",
+            "\"http:/[::1/v1\": invalid IPv6 address",
+        ),
+        (
+            "http://proxy:s3c/ret-pw@[::1/v1",
+            "\"http://[::1/v1\": invalid port number",
+        ),
+        (
+            "proxy:s3cret-pw@host/v1?key=s3cret-key",
+            "\"proxy:host/v1?…\": the scheme must be http or https",
+        ),
+    ] {
+        judge("acme/judge-1")
+            .args(["--objective", "x", "--judge-base-url", url])
+            .assert()
+            .code(2)
+            .stderr(format!("error: --judge-base-url: {said}\n"));
+    }
 }
 
 #[test]

@@ -470,6 +470,8 @@ fn http_error_status_fails_preflight_on_one_line() {
 fn a_redirect_or_a_wrong_path_fails_preflight_naming_the_cause_not_the_sentinel() {
     let server = Server::start(|request, _| match request.path.as_str() {
         "/old" => Reply::status(302, "").header("Location", "https://example.test/score?token=x"),
+        // A network-path reference, its credentials in it.
+        "/away" => Reply::status(302, "").header("Location", "//u:s3cret@example.test/x?token=x"),
         _ => Reply::status(404, "no such route"),
     });
     let sb = Sandbox::new();
@@ -486,6 +488,15 @@ fn a_redirect_or_a_wrong_path_fails_preflight_naming_the_cause_not_the_sentinel(
              302 Found — redirects are not followed (the request and its credentials would go \
              elsewhere): give the URL it points to (Location: https://example.test/score?…)\n",
             server.url("/old")
+        )
+    );
+    assert_eq!(
+        failure("/away"),
+        format!(
+            "{PREFIX}url {}: HTTP \
+             302 Found — redirects are not followed (the request and its credentials would go \
+             elsewhere): give the URL it points to (Location: //example.test/x?…)\n",
+            server.url("/away")
         )
     );
     assert_eq!(

@@ -510,7 +510,7 @@ fn settings(resolved: &Resolved) -> Vec<Setting> {
                 .iter()
                 .map(|value| match binding.kind {
                     Kind::Headers => show::mask_header(value),
-                    _ => show::mask_url(value),
+                    _ => show::mask_value(binding.key, value),
                 })
                 .collect();
             let origin = match sub.value_source(binding.arg) {

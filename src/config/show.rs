@@ -73,12 +73,15 @@ pub fn mask_header(header: &str) -> String {
     }
 }
 
-/// A value with a URL's secrets (user info, query) masked, when it is an http(s) URL.
-pub fn mask_url(text: &str) -> String {
+/// The value of the setting `key` as shown: a URL setting's (`evaluator.url`, `*base_url`)
+/// without user info or query, whatever it holds (one that does not parse may carry a password
+/// too); any other value the same way when it is an http(s) URL.
+pub fn mask_value(key: &str, text: &str) -> String {
+    if key.ends_with("url") {
+        return display_url_text(text);
+    }
     match reqwest::Url::parse(text) {
         Ok(url) if matches!(url.scheme(), "http" | "https") => display_url(&url),
-        // Meant as a URL, but it does not parse: its user info may still be a password.
-        Err(_) if text.contains("://") => display_url_text(text),
         _ => text.to_string(),
     }
 }
@@ -134,10 +137,17 @@ mod tests {
         );
         assert_eq!(mask_header("X-Id: 42"), "X-Id: [redacted]");
         assert_eq!(
-            mask_url("https://u:pw@example.com/v1?key=abc"),
+            mask_value("run.dataset", "https://u:pw@example.com/v1?key=abc"),
             "https://example.com/v1?…"
         );
-        assert_eq!(mask_url("sh eval.sh"), "sh eval.sh");
-        assert_eq!(mask_url("http://u:pw@[bad/v1"), "http://[bad/v1");
+        assert_eq!(mask_value("evaluator.command", "sh eval.sh"), "sh eval.sh");
+        assert_eq!(mask_value("evaluator.objective", "Right?"), "Right?");
+        for (url, shown) in [
+            ("http://u:pw@[bad/v1", "http://[bad/v1"),
+            ("ftp://u:pw@host/v1?key=k", "ftp://host/v1?…"),
+            ("u:pw@host/x", "u:host/x"),
+        ] {
+            assert_eq!(mask_value("evaluator.judge_base_url", url), shown);
+        }
     }
 }

@@ -12,7 +12,7 @@ use super::{Call, Evaluator};
 use crate::error::bad_flag;
 use crate::protocol::{parse_evaluator_output, Attempt, Retry, ScoreRange};
 use crate::secrets::Secrets;
-use crate::transport::{build_client, display_url, send_json, url_secrets};
+use crate::transport::{build_client, display_url, display_url_text, send_json, url_secrets};
 
 /// `--evaluator-url` and `--header`, validated.
 #[derive(Debug, Clone)]
@@ -84,7 +84,7 @@ fn missing_scheme_hint(url: &str) -> String {
     }
     match Url::parse(&format!("http://{url}")) {
         Ok(with_scheme) if with_scheme.host().is_some() => {
-            format!("; did you mean {}?", display_url(&with_scheme))
+            format!("; did you mean {}?", display_url_text(with_scheme.as_str()))
         }
         _ => String::new(),
     }
