@@ -543,6 +543,13 @@ fn a_switch_set_false_by_its_variable_asks_for_nothing_it_would_need() {
         run(&evaluate, "EVALCTL_RESUME", "true"),
         (2, needs("--output <FILE.jsonl>"))
     );
+    // Nor does it conflict with what the switch on would: `--skip-preflight` with
+    // `EVALCTL_PROBE_JUDGE=false`.
+    let skipped = [&evaluate[..], &["--skip-preflight"]].concat();
+    assert_eq!(
+        run(&skipped, "EVALCTL_PROBE_JUDGE", "false"),
+        (0, String::new())
+    );
     let generate = ["tasks", "run", "--model-command", "echo hi", "tasks.jsonl"];
     assert_eq!(
         run(&generate, "EVALCTL_RESUME", "false"),
@@ -554,5 +561,29 @@ fn a_switch_set_false_by_its_variable_asks_for_nothing_it_would_need() {
     assert_eq!(
         run(&generate, "EVALCTL_RESUME", "true"),
         (2, needs("--save-outputs <FILE.jsonl>"))
+    );
+    // The variable comes before the file, and `config show` says where the value came from.
+    sb.write(
+        "evalctl.toml",
+        "[run]\nresume = true\noutput = \"o.jsonl\"\n",
+    );
+    let resume = |env: &[(&str, &str)]| {
+        let mut command = sb.evalctl();
+        command.args(["config", "show", "run", "--format", "text"]);
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let shown = stdout_text(&command.output().unwrap());
+        (shown.lines())
+            .find(|line| line.starts_with("run.resume "))
+            .map(|line| line.split_whitespace().collect::<Vec<_>>().join(" "))
+    };
+    assert_eq!(
+        resume(&[]).as_deref(),
+        Some("run.resume true evalctl.toml:2")
+    );
+    assert_eq!(
+        resume(&[("EVALCTL_RESUME", "false")]).as_deref(),
+        Some("run.resume false env EVALCTL_RESUME")
     );
 }

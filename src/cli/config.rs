@@ -103,14 +103,27 @@ pub fn command() -> clap::Command {
         command = edit_subcommand(command, path, |sub| {
             sub.mut_args(|arg| {
                 let binding = bindings.iter().find(|binding| arg.get_id() == binding.arg);
-                match binding.and_then(Binding::env_name) {
-                    Some(env) => arg.env(env).hide_env(true),
+                match binding.filter(|binding| !switched_off(binding)) {
+                    Some(binding) => match binding.env_name() {
+                        Some(env) => arg.env(env).hide_env(true),
+                        None => arg,
+                    },
                     None => arg,
                 }
             })
         });
     }
     command
+}
+
+/// A switch its variable turns off (`EVALCTL_RESUME=false`): off, as if neither the variable
+/// nor the file set it. clap is not given the variable, since it takes a flag a variable sets
+/// as given, false or not, for what the flag requires or conflicts with.
+fn switched_off(binding: &Binding) -> bool {
+    binding.kind == Kind::Switch
+        && binding
+            .env_name()
+            .is_some_and(|name| std::env::var(name).as_deref() == Ok("false"))
 }
 
 /// Why resolving the command line failed.
@@ -218,7 +231,11 @@ fn resolve_with_file(args: &[OsString]) -> Result<Resolved, Failure> {
             untrusted,
         });
     };
-    let defaults = file_defaults(&config, bindings, sub, &path).map_err(Failure::Config)?;
+    let mut defaults = file_defaults(&config, bindings, sub, &path).map_err(Failure::Config)?;
+    // The variable comes before the file.
+    defaults.retain(|(arg, _, _)| {
+        !(bindings.iter()).any(|binding| binding.arg == *arg && switched_off(binding))
+    });
     let from_file = defaults
         .iter()
         .map(|(arg, line, _)| (*arg, *line))
@@ -518,6 +535,7 @@ fn settings(resolved: &Resolved) -> Vec<Setting> {
                 Some(ValueSource::EnvVariable) => {
                     Origin::Env(binding.env_name().unwrap_or_default())
                 }
+                _ if switched_off(binding) => Origin::Env(binding.env_name().unwrap_or_default()),
                 _ => match (
                     &resolved.file,
                     resolved

@@ -228,7 +228,7 @@ pub struct RunArgs {
 
     /// Continue the run whose journal is --output: calls with a successful line are not made
     /// again, errored ones are; new lines are appended and the summary covers the whole journal.
-    #[arg(help_heading = RESUME, long, requires_if("true", "output"))]
+    #[arg(help_heading = RESUME, long, requires = "output")]
     pub resume: bool,
 
     /// Add this run to an --output file that holds lines of other runs (else refused): each
@@ -237,7 +237,7 @@ pub struct RunArgs {
     pub append_run: bool,
 
     /// With --resume: keep errored lines as they are instead of re-running their calls.
-    #[arg(help_heading = RESUME, long, requires_if("true", "resume"))]
+    #[arg(help_heading = RESUME, long, requires = "resume")]
     pub resume_keep_errors: bool,
 
     /// Make each call N times (each line gets its repeat index).

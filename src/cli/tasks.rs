@@ -143,7 +143,7 @@ pub struct TasksRunArgs {
     /// Continue the run whose journal is --save-outputs: tasks with a saved completion (same
     /// model, sampling and prompt) are not generated again; new completions are appended and
     /// the summary covers every task.
-    #[arg(long, requires_if("true", "save_outputs"))]
+    #[arg(long, requires = "save_outputs")]
     resume: bool,
     /// Keep every completion in a cache and answer prompts the model was already given from it
     /// (directory: --cache-dir, else EVALCTL_CACHE_DIR, else cache_dir in evalctl.toml, else
