@@ -169,6 +169,20 @@ fn a_problem_late_in_a_pipe_leaves_nothing_half_written_on_stdout() {
         );
         assert_eq!(String::from_utf8(piped.stderr).unwrap(), stderr);
     }
+    // A usage error too.
+    let out = command(
+        dir.path(),
+        &["fep", "evaluate", "--stream", "--format", "text", "-j", "0"],
+    )
+    .args(&STREAM_FROM_STDIN[2..])
+    .output()
+    .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "{\"ok\":false,\"exit\":2,\"errors\":[\"invalid value '0' for '--concurrency <N>': \
+         must be a whole number between 1 and 4096\"]}\n"
+    );
 }
 
 #[test]

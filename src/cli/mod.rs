@@ -253,8 +253,19 @@ fn lenient_parse() -> Lenient {
         let words = sub.try_get_many::<String>("evaluator_command").ok()??;
         Some(words.cloned().collect())
     });
+    // `fep evaluate --stream`: stdout is NDJSON, a usage error's document too.
+    let ndjson = matches
+        .as_ref()
+        .and_then(|m| {
+            let evaluate = m
+                .subcommand_matches("fep")?
+                .subcommand_matches("evaluate")?;
+            evaluate.try_get_one::<bool>("stream").ok()?.copied()
+        })
+        .unwrap_or(false);
+    let reporter = reporter(format, color);
     Lenient {
-        reporter: reporter(format, color),
+        reporter: if ndjson { reporter.ndjson() } else { reporter },
         evaluator_words,
     }
 }
@@ -308,7 +319,9 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         return Exit::BadInput.into();
     }
     if lenient.reporter.format == Format::Json {
-        let _ = crate::report::print_failure(&[clap_reason(&error)], Exit::BadInput as u8, false);
+        let reason = [clap_reason(&error)];
+        let _ =
+            crate::report::print_failure(&reason, Exit::BadInput as u8, lenient.reporter.ndjson);
     }
     let unknown = error
         .get(ContextKind::InvalidArg)
