@@ -121,28 +121,38 @@ fn two_executions_of_one_run_are_two_sources_their_shards_joined_by_execution() 
                 .success();
         }
     }
-    sandbox
-        .evalctl()
-        .args(["report", "a-0.jsonl", "b-0.jsonl", "a-1.jsonl", "b-1.jsonl"])
-        .args(["-o", "r.html", "--format", "text"])
-        .assert()
-        .success();
-    let data = report_data(&sandbox.path().join("r.html"));
-    let sources: Vec<(&str, f64)> = (data["sources"].as_array().unwrap().iter())
-        .map(|source| {
-            (
-                source["name"].as_str().unwrap(),
-                source["summary"]["candidates"][0]["score"]
-                    .as_f64()
-                    .unwrap(),
-            )
-        })
-        .collect();
+    let sources = |files: &[&str]| -> Vec<(String, f64)> {
+        sandbox
+            .evalctl()
+            .arg("report")
+            .args(files)
+            .args(["-o", "r.html", "--format", "text"])
+            .assert()
+            .success();
+        let data = report_data(&sandbox.path().join("r.html"));
+        (data["sources"].as_array().unwrap().iter())
+            .map(|source| {
+                let score = &source["summary"]["candidates"][0]["score"];
+                (
+                    source["name"].as_str().unwrap().to_string(),
+                    score.as_f64().unwrap(),
+                )
+            })
+            .collect()
+    };
+    let named = |name: &str, score: f64| (name.to_string(), score);
     assert_eq!(
-        sources,
+        sources(&["a-0.jsonl", "b-0.jsonl", "a-1.jsonl", "b-1.jsonl"]),
         [
-            ("a-0.jsonl + a-1.jsonl", 1.0),
-            ("b-0.jsonl + b-1.jsonl", 0.25)
+            named("a-0.jsonl + a-1.jsonl", 1.0),
+            named("b-0.jsonl + b-1.jsonl", 0.25)
         ]
+    );
+    // A file that holds both shards of one execution, given first.
+    let joined = sandbox.read("a-0.jsonl") + &sandbox.read("a-1.jsonl");
+    sandbox.write("a.jsonl", joined);
+    assert_eq!(
+        sources(&["a.jsonl", "b-0.jsonl", "b-1.jsonl"]),
+        [named("a.jsonl", 1.0), named("b-0.jsonl + b-1.jsonl", 0.25)]
     );
 }

@@ -6,6 +6,8 @@
 //! its file's kind is a problem `FILE:LINE: reason`, and every problem in every file is reported
 //! together.
 
+use std::collections::BTreeSet;
+
 use serde_json::{Map, Value};
 
 use super::data::{Report, Row, SourceKind};
@@ -23,16 +25,32 @@ struct RunFiles<'a> {
     fingerprint: Option<String>,
     kind: SourceKind,
     files: Vec<&'a Source>,
-    /// The shard each file's first line names.
-    shards: Vec<String>,
+    /// The shards their lines name.
+    shards: BTreeSet<String>,
+}
+
+/// The shards the result lines of `file` name (`run.shard`); a line that is no result line
+/// names none (reading the file for its results says what is wrong with it).
+fn shards_in(file: &Source) -> BTreeSet<String> {
+    let Ok(opened) = JsonlStream::open_file(file) else {
+        return BTreeSet::new();
+    };
+    let mut stream = JsonlStream::new(file, opened);
+    std::iter::from_fn(|| stream.next_record())
+        .filter_map(|record| {
+            let (_, line) = record.ok()?;
+            let shard = line.get("run")?.get("shard")?.as_str()?;
+            Some(shard.to_string())
+        })
+        .collect()
 }
 
 /// Every result in `files`, in order, and the notes for the user (a last line a killed run cut
 /// short, left out); or every problem found in them. Result lines are read run by run: the
 /// files whose first line names the same run (its shards) together, as `summarize` reads them,
-/// as one source named by all of them. A file whose first line names a shard of a run that a
-/// source already holds is another execution of that run (the same command run again, a judge
-/// that answers otherwise): it starts a source of its own, or joins one that lacks its shard.
+/// as one source named by all of them. A file with a shard of a run that a source already holds
+/// is another execution of that run (the same command run again, a judge that answers
+/// otherwise): it starts a source of its own, or joins one that holds none of its shards.
 pub fn load_results(
     files: &[Source],
     selection: &Selection,
@@ -61,18 +79,20 @@ pub fn load_results(
                             .and_then(Value::as_str)
                             .map(str::to_string)
                     };
-                    let (fingerprint, shard) = (named("fingerprint"), named("shard"));
+                    let fingerprint = named("fingerprint");
+                    let shards = match fingerprint {
+                        Some(_) => shards_in(file),
+                        None => BTreeSet::new(),
+                    };
                     let same_run = runs.iter().position(|run| {
                         fingerprint.is_some()
                             && run.fingerprint == fingerprint
-                            && shard
-                                .as_ref()
-                                .is_none_or(|shard| !run.shards.contains(shard))
+                            && run.shards.is_disjoint(&shards)
                     });
                     match same_run {
                         Some(index) => {
                             runs[index].files.push(file);
-                            runs[index].shards.extend(shard);
+                            runs[index].shards.extend(shards);
                         }
                         None => {
                             sources.push(Ok(runs.len()));
@@ -80,7 +100,7 @@ pub fn load_results(
                                 fingerprint,
                                 kind,
                                 files: vec![file],
-                                shards: shard.into_iter().collect(),
+                                shards,
                             });
                         }
                     }
