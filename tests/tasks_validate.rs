@@ -259,3 +259,32 @@ fn the_clean_fixture_covers_every_category_metric_and_rule() {
     }
     assert_eq!(rules.len(), PostProcess::ALL.len(), "{rules:?}");
 }
+
+#[test]
+fn a_marker_inside_a_snake_case_name_is_no_few_shot_block() {
+    // `var_q:` and `my_example:` do not start a word; `Q:` twice does.
+    let task = |id: &str, prompt: &str| {
+        serde_json::json!({
+            "task_id": id, "category": "arithmetic", "prompt": prompt, "targets": ["2"],
+            "metric_name": "exact_match", "post_process": "none", "few_shot_examples": []
+        })
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("tasks.jsonl");
+    let lines = [
+        task("names", "see var_q: 1 and my_example: 2"),
+        task("block", "Q: 1+1\nA: 2\nQ: 2+2"),
+    ];
+    std::fs::write(&path, format!("{}\n{}\n", lines[0], lines[1])).unwrap();
+    let shown = path.display();
+    evalctl()
+        .args(["tasks", "validate", "--format", "text"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stdout(format!(
+            "{shown}:2: task block, field prompt: embedded_few_shot: the prompt holds 2 \
+             question:/q:/example: markers, a few-shot block; move the examples to \
+             few_shot_examples\n"
+        ));
+}

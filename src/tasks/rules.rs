@@ -452,8 +452,9 @@ fn is_mcq_letter(target: &str) -> bool {
     matches!(target, "A" | "B" | "C" | "D" | "E")
 }
 
-/// How many `question:` / `q:` / `example:` markers (case-insensitive, each starting a word) the
-/// prompt holds.
+/// How many `question:` / `q:` / `example:` markers (case-insensitive, each starting a word, as
+/// a regular expression's `\b` reads it: after neither a letter, a digit nor `_`) the prompt
+/// holds.
 fn count_few_shot_markers(prompt: &str) -> usize {
     let lower = prompt.to_ascii_lowercase();
     FEW_SHOT_MARKERS
@@ -465,7 +466,7 @@ fn count_few_shot_markers(prompt: &str) -> usize {
                     !lower[..*at]
                         .chars()
                         .next_back()
-                        .is_some_and(char::is_alphanumeric)
+                        .is_some_and(|before| before.is_alphanumeric() || before == '_')
                 })
                 .count()
         })
@@ -516,6 +517,7 @@ mod tests {
         assert_eq!(count_few_shot_markers("Question: a\nQ: b\nexample: c"), 3);
         assert_eq!(count_few_shot_markers("FAQ: what? Question: x"), 1);
         assert_eq!(count_few_shot_markers("(q: 1) (Q: 2)"), 2);
+        assert_eq!(count_few_shot_markers("see var_q: 1 and my_example: 2"), 0);
     }
 
     #[test]
