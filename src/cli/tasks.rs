@@ -59,8 +59,9 @@ pub enum TasksCommand {
         #[arg(long)]
         allow_bad_tasks: bool,
         /// Time limit of each code_exec assertion, in seconds.
-        #[arg(long, value_name = "SECONDS", default_value_t = 10.0)]
-        code_timeout: f64,
+        #[arg(long, value_name = "SECONDS", default_value = "10", allow_negative_numbers = true,
+              value_parser = parse_seconds)]
+        code_timeout: Duration,
         /// Run code_exec assertions without the sandbox, with your rights, where the kernel
         /// refuses to build one. Only for code you trust.
         #[arg(long, env = "EVALCTL_UNSAFE_CODE_EXEC", hide_env_values = true)]
@@ -278,15 +279,6 @@ impl TasksCommand {
                 code_timeout,
                 unsafe_code_exec,
             } => {
-                let code_timeout = Duration::try_from_secs_f64(code_timeout)
-                    .ok()
-                    .filter(|timeout| !timeout.is_zero())
-                    .ok_or_else(|| {
-                        bad_flag(
-                            "--code-timeout",
-                            format!("must be a positive number of seconds, got {code_timeout}"),
-                        )
-                    })?;
                 let outputs = Source::from_arg(&outputs);
                 commands::tasks::score(
                     &ScoreConfig {
