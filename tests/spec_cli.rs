@@ -116,6 +116,29 @@ fn validate_warns_about_an_unknown_collector_but_accepts_the_spec() {
 }
 
 #[test]
+fn validate_says_an_integer_too_large_is_out_of_range() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "spec.yaml",
+        "name: s\nversion_number: 99999999999999999999999\n",
+    );
+    let out = sandbox
+        .evalctl()
+        .args(["spec", "validate", "spec.yaml", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: spec.yaml:2: evaluation_spec.version_number expected an integer, found \
+             99999999999999999999999, out of range\n"
+                .to_string()
+        )
+    );
+}
+
+#[test]
 fn validate_reports_the_fixture_pack_in_json() {
     let out = output({
         let mut command = in_repository();
@@ -544,7 +567,7 @@ fn score_reports_every_bad_runs_line_and_writes_nothing() {
     assert_eq!(stdout_text(&out), "");
     assert_eq!(
         stderr_text(&out),
-        "error: runs.jsonl:2: not a run record: events[0].type: expected a string, found integer `3` at column 22\n\
+        "error: runs.jsonl:2: not a run record: events[0].type: expected a string, found 3 at column 22\n\
          error: runs.jsonl:3: expected a JSON object, found array\n\
          error: runs.jsonl:4: invalid JSON: expected ident at column 2\n\
          error: runs.jsonl:5: not a run record: events[0]: missing required key `type` at column 34\n"
@@ -600,12 +623,12 @@ fn score_rejects_a_json_object_that_is_not_a_run_record() {
         json!({
             "ok": false,
             "exit": 2,
-            "errors": ["runs.jsonl:1: not a run record: challenge_inputs: expected a sequence, found integer `5` at column 22"]
+            "errors": ["runs.jsonl:1: not a run record: challenge_inputs: expected a sequence, found 5 at column 22"]
         })
     );
     assert_eq!(
         stderr_text(&out),
-        "error: runs.jsonl:1: not a run record: challenge_inputs: expected a sequence, found integer `5` at column 22\n"
+        "error: runs.jsonl:1: not a run record: challenge_inputs: expected a sequence, found 5 at column 22\n"
     );
 }
 

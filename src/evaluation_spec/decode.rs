@@ -361,8 +361,7 @@ pub fn house_wording(message: &str) -> Option<String> {
     }
     if let Some(rest) = message.strip_prefix("invalid type: ") {
         let (found, expected) = rest.split_once(", expected ")?;
-        let expected = strict::expected_in_words(expected);
-        return Some(format!("expected {expected}, found {found}"));
+        return Some(strict::expected_found(found, expected));
     }
     let key = message.strip_prefix("missing field `")?.split('`').next()?;
     Some(format!("missing required key `{key}`"))
@@ -594,6 +593,15 @@ scorecard:
         assert_eq!(
             quoted.to_string(),
             "evaluation_spec.version_number expected an integer, found string \"1\""
+        );
+        let huge = problem(decode(
+            b"name: s\nversion_number: 99999999999999999999999\n",
+            "spec.yaml",
+        ));
+        assert_eq!(
+            huge.to_string(),
+            "evaluation_spec.version_number expected an integer, found \
+             99999999999999999999999, out of range"
         );
     }
 

@@ -175,22 +175,7 @@ pub fn json_error_what(err: &serde_json::Error) -> String {
     // `invalid type: string "0.5", expected f64`, `invalid value: integer `-1`, expected usize`:
     // said the house way round, `expected a number, found string "0.5"`.
     match what.rsplit_once(", expected ") {
-        Some((found, expected)) => {
-            let found = found
-                .strip_prefix("invalid type: ")
-                .or_else(|| found.strip_prefix("invalid value: "))
-                .map_or(found, |found| found);
-            let found = match found.split_once(" `") {
-                // `integer `-1``, `floating point `1.5``: the number as written.
-                Some(("integer" | "floating point", number)) => number.trim_end_matches('`').into(),
-                Some((kind, value)) => format!("{kind} {}", value.trim_end_matches('`')),
-                None => found.to_string(),
-            };
-            format!(
-                "expected {}, found {found}",
-                super::strict::expected_in_words(expected)
-            )
-        }
+        Some((found, expected)) => super::strict::expected_found(found, expected),
         None => what.to_string(),
     }
 }

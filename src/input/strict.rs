@@ -83,6 +83,25 @@ pub fn hint<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>, valid: &
     }
 }
 
+/// serde's `FOUND, expected EXPECTED` said the house way round: `expected a number, found
+/// string "0.5"`. A number is shown as written (`integer `-1``), and one beyond what its reader
+/// holds (`integer `99999999999999999999999` as u128`) is said to be out of range.
+pub fn expected_found(found: &str, expected: &str) -> String {
+    let found = found
+        .strip_prefix("invalid type: ")
+        .or_else(|| found.strip_prefix("invalid value: "))
+        .unwrap_or(found);
+    let found = match found.split_once(" `") {
+        Some(("integer" | "floating point", number)) => match number.split_once("` as ") {
+            Some((number, _)) => format!("{number}, out of range"),
+            None => number.trim_end_matches('`').into(),
+        },
+        Some((kind, value)) => format!("{kind} {}", value.trim_end_matches('`')),
+        None => found.to_string(),
+    };
+    format!("expected {}, found {found}", expected_in_words(expected))
+}
+
 /// What serde says it expected, in people's words: Rust's number types (`f64`, `u32`, ...)
 /// are `a number`, `an integer` and `a whole number of 0 or more`; anything else is kept.
 pub fn expected_in_words(expected: &str) -> &str {
