@@ -231,6 +231,24 @@ fn every_summary_counts_cached_calls_and_their_tokens_as_saved() {
     assert!(page.contains("' from the cache'"));
 }
 
+/// `run --checks checks.json --cache` of the candidate `hi` with `extra` flags: the calls the
+/// cache answered and the candidate's score.
+fn cached_checks_run(sb: &Sandbox, extra: &[&str]) -> (serde_json::Value, serde_json::Value) {
+    let out = sb
+        .evalctl()
+        .args(["run", "--no-config", "--format", "json", "--skip-preflight"])
+        .args(["--checks", "checks.json"])
+        .args(extra)
+        .args(["--candidate", "hi", "--cache", "--cache-dir", "cache"])
+        .output()
+        .expect("evalctl runs");
+    let summary = json_stdout(&out);
+    (
+        summary["calls"]["cached"].clone(),
+        summary["candidates"][0]["score"].clone(),
+    )
+}
+
 #[test]
 fn an_edited_custom_check_script_misses() {
     // A custom check's command names its script as a command evaluator's does: its content is
@@ -248,21 +266,7 @@ fn an_edited_custom_check_script_misses() {
             format!("cat >/dev/null\necho call >> calls.log\necho '{{\"passed\": {passed}}}'\n")
         };
         sb.write("wc.sh", verdict(true));
-        let run = || {
-            let out = sb
-                .evalctl()
-                .args(["run", "--no-config", "--format", "json", "--skip-preflight"])
-                .args(["--checks", "checks.json"])
-                .args(lends)
-                .args(["--candidate", "hi", "--cache", "--cache-dir", "cache"])
-                .output()
-                .expect("evalctl runs");
-            let summary = json_stdout(&out);
-            (
-                summary["calls"]["cached"].clone(),
-                summary["candidates"][0]["score"].clone(),
-            )
-        };
+        let run = || cached_checks_run(&sb, &lends);
         assert_eq!(run(), (0.into(), 1.0.into()), "{lends:?}");
         assert_eq!(run(), (1.into(), 1.0.into()), "{lends:?}");
         sb.write("wc.sh", verdict(false));
@@ -279,20 +283,7 @@ fn a_record_on_another_line_misses_when_the_checks_see_its_line() {
         "checks.json",
         r#"{"checks": [{"type": "exact_match", "arguments": {"actual": "$.test_case.id", "expected": "line-1"}}]}"#,
     );
-    let run = || {
-        let out = sb
-            .evalctl()
-            .args(["run", "--no-config", "--format", "json", "--skip-preflight"])
-            .args(["--checks", "checks.json", "--dataset", "d.jsonl"])
-            .args(["--candidate", "hi", "--cache", "--cache-dir", "cache"])
-            .output()
-            .expect("evalctl runs");
-        let summary = json_stdout(&out);
-        (
-            summary["calls"]["cached"].clone(),
-            summary["candidates"][0]["score"].clone(),
-        )
-    };
+    let run = || cached_checks_run(&sb, &["--dataset", "d.jsonl"]);
     sb.write("d.jsonl", "{\"q\": 1}\n");
     assert_eq!(run(), (0.into(), 1.0.into()));
     assert_eq!(run(), (1.into(), 1.0.into()));

@@ -15,26 +15,31 @@ fn run(sb: &Sandbox, scores: &str, output: &str) {
 
 /// [`run`] with `extra` flags.
 fn run_with(sb: &Sandbox, scores: &str, output: &str, extra: &[&str]) {
-    succeeded(
-        sb.evalctl()
-            .args([
-                "run",
-                "--format",
-                "json",
-                "--evaluator-command",
-                "sh eval.sh",
-            ])
-            .args([
-                "--candidate",
-                "c",
-                "--dataset",
-                "d.jsonl",
-                "--output",
-                output,
-            ])
-            .args(extra)
-            .env("SCORES", scores),
-    );
+    succeeded(&mut run_command(sb, scores, output, extra));
+}
+
+/// The `evalctl run` of [`run_with`], to run.
+fn run_command(sb: &Sandbox, scores: &str, output: &str, extra: &[&str]) -> assert_cmd::Command {
+    let mut command = sb.evalctl();
+    command
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args([
+            "--candidate",
+            "c",
+            "--dataset",
+            "d.jsonl",
+            "--output",
+            output,
+        ])
+        .args(extra)
+        .env("SCORES", scores);
+    command
 }
 
 #[test]
@@ -393,24 +398,7 @@ fn a_regression_a_failed_call_makes_says_so() {
         "{\"id\":\"q0\",\"i\":0}\n{\"id\":\"q1\",\"i\":1}\n",
     );
     run(&sb, "0.5 0.75", "base.jsonl");
-    let out = sb
-        .evalctl()
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--evaluator-command",
-            "sh eval.sh",
-        ])
-        .args([
-            "--candidate",
-            "c",
-            "--dataset",
-            "d.jsonl",
-            "--output",
-            "new.jsonl",
-        ])
-        .env("SCORES", "0.25 oops")
+    let out = run_command(&sb, "0.25 oops", "new.jsonl", &[])
         .output()
         .unwrap();
     assert_eq!(code(&out), 1, "{}", stderr_text(&out));
