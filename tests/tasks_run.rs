@@ -500,3 +500,53 @@ fn cached_completions_are_never_another_servers() {
     assert_eq!(run(&second), None);
     assert_eq!(run(&first), Some(2));
 }
+
+#[test]
+fn a_completion_cut_at_the_token_limit_is_said_saved_and_resumed_so() {
+    // The model stops at its token limit on every task: the saved lines, the summary and a
+    // warning say so, and a resumed run says it of the completions it took from the file.
+    let sb = Sandbox::new();
+    let tasks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TASKS);
+    let server = Server::start(|_, _| {
+        Reply::json(
+            json!({"choices": [{"message": {"role": "assistant", "content": "4"},
+                                "finish_reason": "length"}],
+                   "usage": {"prompt_tokens": 10, "completion_tokens": 1, "total_tokens": 11}})
+            .to_string(),
+        )
+    });
+    let base = server.url("/v1");
+    let run = |extra: &[&str]| {
+        sb.evalctl()
+            .env("ACME_API_KEY", KEY)
+            .args(["tasks", "run", "--no-config", "--format", "json"])
+            .arg(&tasks)
+            .args(["--model", "acme/m", "--base-url", &base, "--limit", "2"])
+            .args(["--save-outputs", "saved.jsonl", "--max-tokens", "1"])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    for extra in [&[][..], &["--resume"]] {
+        let output = run(extra);
+        let summary = json_stdout(&output);
+        let ids = summary["generation"]["cut_short"].clone();
+        assert_eq!(ids, json!(["arith_001", "arith_002"]), "{extra:?}");
+        assert_eq!(
+            (stderr_text(&output).lines()).find(|line| line.starts_with("warning:")),
+            Some(
+                "warning: acme/m stopped at its token limit in 2 tasks (task \"arith_001\" and \
+                 others): their completions may be cut short (--max-tokens raises the limit)"
+            ),
+            "{extra:?}"
+        );
+    }
+    let saved: Vec<Value> = sb.jsonl("saved.jsonl");
+    assert_eq!(
+        saved
+            .iter()
+            .map(|line| &line["cut_short"])
+            .collect::<Vec<_>>(),
+        [&json!(true), &json!(true)]
+    );
+}

@@ -241,6 +241,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         cached,
         usage,
         usage_saved,
+        cut_short,
         interrupted,
         elapsed,
         mut write_error,
@@ -261,6 +262,24 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         reporter.warning(warning);
     }
     let model = &work.model;
+    let mut cut_short = cut_short;
+    cut_short.sort_unstable();
+    let cut_short: Vec<String> = (cut_short.into_iter())
+        .map(|index| work.tasks[index].task_id.clone())
+        .collect();
+    if let Some(first) = cut_short.first() {
+        reporter.warning(format!(
+            "{} stopped at its token limit in {} (task {first:?}{}): their completions may be \
+             cut short (--max-tokens raises the limit)",
+            model.label(),
+            crate::text::counted(cut_short.len(), "task", "tasks"),
+            if cut_short.len() > 1 {
+                " and others"
+            } else {
+                ""
+            }
+        ));
+    }
     let generation = Generation {
         model: model.label(),
         tasks: file.tasks.len(),
@@ -270,6 +289,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         cached,
         usage,
         usage_saved,
+        cut_short,
         elapsed_ms: crate::text::milliseconds(elapsed),
     };
     if interrupted {

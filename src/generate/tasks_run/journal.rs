@@ -30,6 +30,9 @@ pub struct OutputLine<'a> {
     pub key: String,
     /// Its token usage.
     pub usage: Usage,
+    /// The model stopped at its token limit: the completion may be cut short.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cut_short: bool,
 }
 
 /// How every [`OutputLine`] starts: `task_id` is the first member it serializes.
@@ -43,6 +46,8 @@ pub struct SavedCompletion {
     pub output: String,
     /// Its token usage.
     pub usage: Usage,
+    /// The model stopped at its token limit.
+    pub cut_short: bool,
 }
 
 /// Check, before any call, that the `--save-outputs` file at `path` holds no saved output when
@@ -111,7 +116,8 @@ pub fn resume_from(
             Some(Ok(usage)) => usage,
             Some(Err(err)) => return Err(("usage", err.to_string())),
         };
-        Ok((key.and_then(CallKey::parse), usage))
+        let cut_short = record.get("cut_short") == Some(&Value::Bool(true));
+        Ok((key.and_then(CallKey::parse), usage, cut_short))
     })?;
     let position: HashMap<&str, usize> = task_ids
         .iter()
@@ -120,7 +126,7 @@ pub fn resume_from(
         .collect();
     let mut saved = Vec::new();
     let mut problems = Vec::new();
-    for (output, (key, usage)) in lines {
+    for (output, (key, usage, cut_short)) in lines {
         let Some(&index) = position.get(output.task_id.as_str()) else {
             resumed.foreign += 1;
             continue;
@@ -141,6 +147,7 @@ pub fn resume_from(
             index,
             output: output.output,
             usage,
+            cut_short,
         });
     }
     if !problems.is_empty() {

@@ -96,6 +96,9 @@ pub struct Generation {
     /// Tokens of the completions the cache answered: spent when they were stored, not now.
     #[serde(skip_serializing_if = "Usage::is_zero")]
     pub usage_saved: Usage,
+    /// The tasks whose completion the model cut at its token limit, in the file's order.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub cut_short: Vec<String>,
     /// Wall time of generation, in milliseconds.
     pub elapsed_ms: f64,
 }
@@ -125,6 +128,8 @@ pub struct Generated {
     pub cached: usize,
     pub usage: Usage,
     pub usage_saved: Usage,
+    /// The tasks (their indices) whose completion the model cut at its token limit.
+    pub cut_short: Vec<usize>,
     pub interrupted: bool,
     pub elapsed: Duration,
     /// The first failed write of `--save-outputs` (writing stops there, and no task starts).
@@ -162,6 +167,7 @@ pub async fn generate(
         cached: 0,
         usage: Usage::default(),
         usage_saved: Usage::default(),
+        cut_short: Vec::new(),
         interrupted: false,
         elapsed: Duration::ZERO,
         write_error: None,
@@ -171,6 +177,9 @@ pub async fn generate(
     for saved in resumed {
         done[saved.index] = true;
         generated.usage.add(saved.usage);
+        if saved.cut_short {
+            generated.cut_short.push(saved.index);
+        }
         generated.outputs.push(ModelOutput {
             line: generated.outputs.len() + 1,
             task_id: work.tasks[saved.index].task_id.clone(),
@@ -282,12 +291,16 @@ fn record(
             } else {
                 generated.usage.add(completion.usage);
             }
+            if completion.cut_short {
+                generated.cut_short.push(finished.index);
+            }
             if generated.write_error.is_none() {
                 let line = OutputLine {
                     task_id,
                     output: &completion.text,
                     key: work.keys[finished.index].to_string(),
                     usage: completion.usage,
+                    cut_short: completion.cut_short,
                 };
                 generated.write_error = save(&line).err();
             }
