@@ -257,20 +257,14 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
                 id: record.example_id.clone(),
                 failed: Failed::default(),
             });
-        entry.base.push(partner.score);
-        entry.new.push(record.score);
-        entry.failed.base += usize::from(partner.error.is_some());
-        entry.failed.new += usize::from(record.error.is_some());
+        entry.add_base(partner);
+        entry.add_new(record);
         paired_candidates.extend([was, is]);
     }
     let mut unpaired_new = 0;
     for record in unpaired_new_calls {
         match new_examples.get(&example_of(record)) {
-            Some((at, slot)) => {
-                let example = paired_example(&mut paired, at, slot);
-                example.new.push(record.score);
-                example.failed.new += usize::from(record.error.is_some());
-            }
+            Some((at, slot)) => paired_example(&mut paired, at, slot).add_new(record),
             None => unpaired_new += 1,
         }
     }
@@ -279,11 +273,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     let mut unpaired_base = 0;
     for (_, record) in free_base {
         match base_examples.get(&example_of(record)) {
-            Some((at, slot)) => {
-                let example = paired_example(&mut paired, at, slot);
-                example.base.push(record.score);
-                example.failed.base += usize::from(record.error.is_some());
-            }
+            Some((at, slot)) => paired_example(&mut paired, at, slot).add_base(record),
             None => unpaired_base += 1,
         }
     }

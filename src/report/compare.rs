@@ -20,7 +20,7 @@ use super::summary::{below, mean_in_order, overflow_scale};
 use super::{Document, Styled};
 use crate::exit::Verdict;
 use crate::interval::spread;
-use crate::record::Split;
+use crate::record::{CallRecord, Split};
 use crate::text::counted;
 use crate::text::{fold_lines, Fixed4};
 
@@ -119,6 +119,20 @@ pub struct PairedExample {
     pub id: Option<String>,
     /// Its calls that failed (scored 0), in the base run and in the new run.
     pub failed: Failed,
+}
+
+impl PairedExample {
+    /// Add a call of the base run.
+    pub fn add_base(&mut self, call: &CallRecord) {
+        self.base.push(call.score);
+        self.failed.base += usize::from(call.error.is_some());
+    }
+
+    /// Add a call of the new run.
+    pub fn add_new(&mut self, call: &CallRecord) {
+        self.new.push(call.score);
+        self.failed.new += usize::from(call.error.is_some());
+    }
 }
 
 /// Calls of an example that failed, in each run: they score 0, so a comparison says which of

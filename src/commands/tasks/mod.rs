@@ -237,15 +237,11 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     let Generated {
         outputs,
         failed,
-        resumed,
-        cached,
-        usage,
-        usage_saved,
         cut_short,
         interrupted,
-        elapsed,
         mut write_error,
         not_started,
+        ..
     } = generated;
     match saved.map(ResultsFile::finish) {
         Some(Err(error)) => {
@@ -262,11 +258,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         reporter.warning(warning);
     }
     let model = &work.model;
-    let mut cut_short = cut_short;
-    cut_short.sort_unstable();
-    let cut_short: Vec<String> = (cut_short.into_iter())
-        .map(|index| work.tasks[index].task_id.clone())
-        .collect();
+    let cut_short = task_ids(cut_short, &work.tasks);
     if let Some(first) = cut_short.first() {
         reporter.warning(format!(
             "{} stopped at its token limit in {} (task {first:?}{}): their completions may be \
@@ -285,12 +277,12 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         tasks: file.tasks.len(),
         completed: outputs.len(),
         failed,
-        resumed,
-        cached,
-        usage,
-        usage_saved,
+        resumed: generated.resumed,
+        cached: generated.cached,
+        usage: generated.usage,
+        usage_saved: generated.usage_saved,
         cut_short,
-        elapsed_ms: crate::text::milliseconds(elapsed),
+        elapsed_ms: crate::text::milliseconds(generated.elapsed),
     };
     if interrupted {
         // The signal stopped the generation; what was generated is scored, unless another
@@ -383,6 +375,14 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
 
 /// Load a tasks file for `render` or `score`: any invalid record is a bad-input error listing all
 /// of them, unless `allow_bad_tasks`, which reports them as warnings and keeps the valid ones.
+/// The ids of the tasks at `indices`, in the file's order.
+fn task_ids(mut indices: Vec<usize>, tasks: &[Task]) -> Vec<String> {
+    indices.sort_unstable();
+    (indices.into_iter())
+        .map(|index| tasks[index].task_id.clone())
+        .collect()
+}
+
 fn load_valid(path: &Path, allow_bad_tasks: bool, reporter: Reporter) -> anyhow::Result<TaskFile> {
     let file = load_tasks(path)?;
     let mut problems = task_problems(&file);
