@@ -226,8 +226,9 @@ fn ids_with_line_breaks_or_bidi_controls_stay_on_their_line_and_are_shown_not_ob
     assert_eq!(
         regressions,
         [
-            "  regression: train line ⏎ break (line 1): 1.0000 -> 0.0000",
-            "  regression: train \\u{202e}txt.exe (line 2): 1.0000 -> 0.0000"
+            "  regression: train line ⏎ break (line 1): 1.0000 -> 0.0000 (1 call failed in new)",
+            "  regression: train \\u{202e}txt.exe (line 2): 1.0000 -> 0.0000 (1 call failed in \
+             new)"
         ]
     );
     // In JSON the control is an escape: the same string, printed safely.
