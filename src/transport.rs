@@ -30,17 +30,37 @@ pub fn display_url(url: &Url) -> String {
     }
 }
 
-/// A URL as written, as shown to users, whether or not it parses (a message saying why it is
-/// refused quotes it): its scheme and slashes, then what follows the last `@` before the query
-/// (user info may hold a password, with `/` in it too), then `?…` for a query or fragment.
+/// A URL a user wrote, as shown to them (a message saying why it is refused quotes it): as
+/// written when it parses with a host and holds no user info, query or fragment; else
+/// [`display_url`] of it; else, when it does not parse, [`display_url_text`].
+pub fn shown_url(text: &str) -> String {
+    match Url::parse(text.trim()) {
+        Ok(url) if url.host().is_some() => {
+            let plain = url.username().is_empty()
+                && url.password().is_none()
+                && url.query().is_none()
+                && url.fragment().is_none();
+            match plain {
+                true => text.trim().to_string(),
+                false => display_url(&url),
+            }
+        }
+        Ok(url) => display_url(&url),
+        Err(_) => display_url_text(text),
+    }
+}
+
+/// A URL that does not parse (or parses without a host), as shown to users: its scheme and
+/// slashes, then what follows its last `@` (user info may hold a password, with `/`, `?` or `#`
+/// in it: where the user info ends cannot be told, so all before that `@` goes), then `?…` for
+/// a query or fragment.
 pub fn display_url_text(text: &str) -> String {
     let (prefix, rest) = text.split_at(scheme_and_slashes(text));
-    let (head, cut) = match rest.find(['?', '#']) {
-        Some(at) => (&rest[..at], "?…"),
-        None => (rest, ""),
-    };
-    let host_on = head.rsplit_once('@').map_or(head, |(_, after)| after);
-    format!("{prefix}{host_on}{cut}")
+    let host_on = rest.rsplit_once('@').map_or(rest, |(_, after)| after);
+    match host_on.find(['?', '#']) {
+        Some(at) => format!("{prefix}{}?…", &host_on[..at]),
+        None => format!("{prefix}{host_on}"),
+    }
 }
 
 /// The length of `text`'s scheme (`http:`, when it starts like one) and the slashes after it.
@@ -453,11 +473,25 @@ mod tests {
             ("u:pw@host/x", "u:host/x"),
             ("//u:pw@other.example/x?q=1", "//other.example/x?…"),
             (
-                "https://u:pw@example.com/v1?key=abc",
+                "https://u:pw@example.com/v1?k=a",
                 "https://example.com/v1?…",
             ),
+            ("http://alice:pa#ss@127.0.0.1:9/v1", "http://127.0.0.1:9/v1"),
+            ("http://bob:hun?ter2@[::1/v1", "http://[::1/v1"),
         ] {
             assert_eq!(display_url_text(url), shown, "{url}");
+        }
+        // A URL that parses keeps what is not a secret, an `@` in its path too.
+        for (url, shown) in [
+            ("ftp://example.com", "ftp://example.com"),
+            (
+                " http://127.0.0.1:9/api@v2/score ",
+                "http://127.0.0.1:9/api@v2/score",
+            ),
+            ("http://u:pw@h/x?k=1", "http://h/x?…"),
+            ("http://alice:pa#ss@127.0.0.1:9/v1", "http://127.0.0.1:9/v1"),
+        ] {
+            assert_eq!(shown_url(url), shown, "{url}");
         }
         let hostless = Url::parse("u:pw@host/x").unwrap();
         assert_eq!(display_url(&hostless), "u:host/x");

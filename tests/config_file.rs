@@ -308,6 +308,15 @@ fn config_show_masks_the_user_info_of_a_url_that_does_not_parse() {
             "ftp://host/score?…",
         ),
         ("u:s3cret@host/score", "u:host/score"),
+        (
+            "http://alice:s3cr#et@127.0.0.1:9/score",
+            "http://127.0.0.1:9/score",
+        ),
+        // An `@` in a path that parses is no user info.
+        (
+            "http://127.0.0.1:9/api@v2/score",
+            "http://127.0.0.1:9/api@v2/score",
+        ),
     ] {
         sb.write("evalctl.toml", format!("[evaluator]\nurl = \"{url}\"\n"));
         let output = sb

@@ -81,6 +81,10 @@ fn invalid_base_urls_name_their_source() {
             "\"http://[::1/v1\": invalid port number",
         ),
         (
+            "http://proxy:s3c#ret-pw@[::1/v1",
+            "\"http://[::1/v1\": invalid port number",
+        ),
+        (
             "proxy:s3cret-pw@host/v1?key=s3cret-key",
             "\"proxy:host/v1?…\": the scheme must be http or https",
         ),

@@ -4,7 +4,7 @@
 use serde::Serialize;
 
 use crate::secrets::REDACTED;
-use crate::transport::{display_url, display_url_text};
+use crate::transport::{display_url, shown_url};
 
 /// Where a setting's value came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -78,7 +78,7 @@ pub fn mask_header(header: &str) -> String {
 /// too); any other value the same way when it is an http(s) URL.
 pub fn mask_value(key: &str, text: &str) -> String {
     if key.ends_with("url") {
-        return display_url_text(text);
+        return shown_url(text);
     }
     match reqwest::Url::parse(text) {
         Ok(url) if matches!(url.scheme(), "http" | "https") => display_url(&url),

@@ -12,7 +12,7 @@ use super::{Call, Evaluator};
 use crate::error::bad_flag;
 use crate::protocol::{parse_evaluator_output, Attempt, Retry, ScoreRange};
 use crate::secrets::Secrets;
-use crate::transport::{build_client, display_url, display_url_text, send_json, url_secrets};
+use crate::transport::{build_client, display_url, send_json, url_secrets};
 
 /// `--evaluator-url` and `--header`, validated.
 #[derive(Debug, Clone)]
@@ -79,12 +79,13 @@ impl HttpSpec {
 fn missing_scheme_hint(url: &str) -> String {
     let authority = url.split('/').next().unwrap_or_default();
     let looks_like_a_host = authority == "localhost" || authority.contains(['.', ':']);
-    if url.contains("://") || !looks_like_a_host {
+    // With an `@` in it, what is a host and what a password cannot be told: no guess is shown.
+    if url.contains("://") || url.contains('@') || !looks_like_a_host {
         return String::new();
     }
     match Url::parse(&format!("http://{url}")) {
         Ok(with_scheme) if with_scheme.host().is_some() => {
-            format!("; did you mean {}?", display_url_text(with_scheme.as_str()))
+            format!("; did you mean {}?", display_url(&with_scheme))
         }
         _ => String::new(),
     }

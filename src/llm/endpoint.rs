@@ -181,7 +181,7 @@ impl Endpoint {
             ));
         };
         let base = parse_base_url(&url).map_err(|reason| {
-            let shown = crate::transport::display_url_text(&url);
+            let shown = crate::transport::shown_url(&url);
             bad_flag(&source, format!("{shown:?}: {reason}"))
         })?;
         let chat_url = url_for(&base, "chat/completions");
