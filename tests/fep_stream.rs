@@ -169,20 +169,33 @@ fn a_problem_late_in_a_pipe_leaves_nothing_half_written_on_stdout() {
         );
         assert_eq!(String::from_utf8(piped.stderr).unwrap(), stderr);
     }
-    // A usage error too.
-    let out = command(
-        dir.path(),
-        &["fep", "evaluate", "--stream", "--format", "text", "-j", "0"],
-    )
-    .args(&STREAM_FROM_STDIN[2..])
-    .output()
-    .unwrap();
-    assert_eq!(out.status.code(), Some(2));
-    assert_eq!(
-        String::from_utf8(out.stdout).unwrap(),
-        "{\"ok\":false,\"exit\":2,\"errors\":[\"invalid value '0' for '--concurrency <N>': \
-         must be a whole number between 1 and 4096\"]}\n"
-    );
+    // A usage error too, wherever clap stopped reading.
+    for (args, reason) in [
+        (
+            &["--stream", "--format", "text", "-j", "0"][..],
+            "invalid value '0' for '--concurrency <N>': must be a whole number between 1 and 4096",
+        ),
+        (
+            &["--bogus", "--stream"],
+            "unexpected argument '--bogus' found",
+        ),
+        (
+            &["--stream", "--stream"],
+            "the argument '--stream' cannot be used multiple times",
+        ),
+    ] {
+        let out = command(dir.path(), &["fep", "evaluate"])
+            .args(args)
+            .args(&STREAM_FROM_STDIN[2..])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap(),
+            format!("{{\"ok\":false,\"exit\":2,\"errors\":[\"{reason}\"]}}\n"),
+            "{args:?}"
+        );
+    }
 }
 
 #[test]

@@ -253,21 +253,26 @@ fn lenient_parse() -> Lenient {
         let words = sub.try_get_many::<String>("evaluator_command").ok()??;
         Some(words.cloned().collect())
     });
-    // `fep evaluate --stream`: stdout is NDJSON, a usage error's document too.
-    let ndjson = matches
-        .as_ref()
-        .and_then(|m| {
-            let evaluate = m
-                .subcommand_matches("fep")?
-                .subcommand_matches("evaluate")?;
-            evaluate.try_get_one::<bool>("stream").ok()?.copied()
-        })
-        .unwrap_or(false);
     let reporter = reporter(format, color);
     Lenient {
-        reporter: if ndjson { reporter.ndjson() } else { reporter },
+        reporter: match asks_for_ndjson(&args) {
+            true => reporter.ndjson(),
+            false => reporter,
+        },
         evaluator_words,
     }
+}
+
+/// Whether a command line clap rejected is `fep evaluate` with `--stream` (given once or more,
+/// `--stream=true`), whose stdout is NDJSON: a usage error's document too. Read from its words,
+/// wherever the error stopped clap.
+fn asks_for_ndjson(args: &[std::ffi::OsString]) -> bool {
+    let words: Vec<&str> = (args.iter().skip(1))
+        .map_while(|word| word.to_str())
+        .take_while(|word| *word != "--")
+        .collect();
+    let evaluate = words.windows(2).any(|pair| pair == ["fep", "evaluate"]);
+    evaluate && (words.iter()).any(|word| *word == "--stream" || *word == "--stream=true")
 }
 
 /// Print a clap error and return its exit code (2 for usage errors, 0 for --help/--version).
