@@ -331,10 +331,15 @@ fn without_position(message: &str, line: Option<usize>, column: Option<usize>) -
             .unwrap_or(message),
         _ => message,
     };
-    let reworded = ["unknown field `", "invalid type: ", "missing field `"]
-        .iter()
-        .find_map(|marker| trimmed.find(marker).map(|at| &trimmed[at..]))
-        .and_then(house_wording);
+    let reworded = [
+        "unknown field `",
+        "invalid type: ",
+        "invalid value: ",
+        "missing field `",
+    ]
+    .iter()
+    .find_map(|marker| trimmed.find(marker).map(|at| &trimmed[at..]))
+    .and_then(house_wording);
     reworded.unwrap_or_else(|| format!("could not be decoded: {trimmed}"))
 }
 
@@ -359,8 +364,8 @@ pub fn house_wording(message: &str) -> Option<String> {
             },
         );
     }
-    if let Some(rest) = message.strip_prefix("invalid type: ") {
-        let (found, expected) = rest.split_once(", expected ")?;
+    if message.starts_with("invalid type: ") || message.starts_with("invalid value: ") {
+        let (found, expected) = message.split_once(", expected ")?;
         return Some(strict::expected_found(found, expected));
     }
     let key = message.strip_prefix("missing field `")?.split('`').next()?;
@@ -602,6 +607,15 @@ scorecard:
             huge.to_string(),
             "evaluation_spec.version_number expected an integer, found \
              99999999999999999999999, out of range"
+        );
+        // Beyond the 32 bits the field holds.
+        let wide = problem(decode(
+            b"name: s\nversion_number: 2147483648\n",
+            "spec.yaml",
+        ));
+        assert_eq!(
+            wide.to_string(),
+            "evaluation_spec.version_number expected an integer, found 2147483648, out of range"
         );
     }
 

@@ -84,17 +84,28 @@ pub fn hint<'a>(word: &str, allowed: impl IntoIterator<Item = &'a str>, valid: &
 }
 
 /// serde's `FOUND, expected EXPECTED` said the house way round: `expected a number, found
-/// string "0.5"`. A number is shown as written (`integer `-1``), and one beyond what its reader
-/// holds (`integer `99999999999999999999999` as u128`) is said to be out of range.
+/// string "0.5"`. A number is shown without serde's quotes (`integer `-1``), and one beyond what
+/// its reader holds (`integer `99999999999999999999999` as u128`, or `2147483648` for an `i32`)
+/// is said to be out of range.
 pub fn expected_found(found: &str, expected: &str) -> String {
-    let found = found
-        .strip_prefix("invalid type: ")
-        .or_else(|| found.strip_prefix("invalid value: "))
-        .unwrap_or(found);
+    let (found, a_value) = match found.strip_prefix("invalid value: ") {
+        Some(found) => (found, true),
+        None => (found.strip_prefix("invalid type: ").unwrap_or(found), false),
+    };
     let found = match found.split_once(" `") {
         Some(("integer" | "floating point", number)) => match number.split_once("` as ") {
             Some((number, _)) => format!("{number}, out of range"),
-            None => number.trim_end_matches('`').into(),
+            None => {
+                let number = number.trim_end_matches('`');
+                // A whole number its integer type cannot hold (a negative one for an unsigned
+                // type is no whole number of 0 or more, as said).
+                let signed = expected.starts_with('i');
+                let too_large = a_value && (signed || !number.starts_with('-'));
+                match too_large && expected_in_words(expected) != expected {
+                    true => format!("{number}, out of range"),
+                    false => number.to_string(),
+                }
+            }
         },
         Some((kind, value)) => format!("{kind} {}", value.trim_end_matches('`')),
         None => found.to_string(),
