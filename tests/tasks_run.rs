@@ -435,10 +435,31 @@ fn an_error_object_in_a_200_reply_is_shown_in_the_failure() {
     );
 }
 
+/// `tasks run` of the fixture's first two tasks by `acme/m` of `server`, saving its completions
+/// in `saved.jsonl`, with `extra` flags.
+fn saving_run(sb: &Sandbox, server: &Server, extra: &[&str]) -> std::process::Output {
+    let tasks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TASKS);
+    sb.evalctl()
+        .env("ACME_API_KEY", KEY)
+        .args(["tasks", "run", "--no-config", "--format", "json"])
+        .arg(&tasks)
+        .args([
+            "--model",
+            "acme/m",
+            "--base-url",
+            &server.url("/v1"),
+            "--limit",
+            "2",
+        ])
+        .args(["--save-outputs", "saved.jsonl"])
+        .args(extra)
+        .output()
+        .unwrap()
+}
+
 #[test]
 fn a_run_whose_completions_are_all_saved_needs_no_api_to_resume() {
     let sb = Sandbox::new();
-    let tasks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TASKS);
     // An API whose key is revoked once the first run is done.
     let revoked = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let server = Server::start({
@@ -454,18 +475,7 @@ fn a_run_whose_completions_are_all_saved_needs_no_api_to_resume() {
             )
         }
     });
-    let base = server.url("/v1");
-    let run = |extra: &[&str]| {
-        sb.evalctl()
-            .env("ACME_API_KEY", KEY)
-            .args(["tasks", "run", "--no-config", "--format", "json"])
-            .arg(&tasks)
-            .args(["--model", "acme/m", "--base-url", &base, "--limit", "2"])
-            .args(["--save-outputs", "saved.jsonl"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let run = |extra: &[&str]| saving_run(&sb, &server, extra);
     let first = run(&[]);
     assert_eq!(code(&first), 0, "{}", stderr_text(&first));
     revoked.store(true, Ordering::SeqCst);
@@ -506,7 +516,6 @@ fn a_completion_cut_at_the_token_limit_is_said_saved_and_resumed_so() {
     // The model stops at its token limit on every task: the saved lines, the summary and a
     // warning say so, and a resumed run says it of the completions it took from the file.
     let sb = Sandbox::new();
-    let tasks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(TASKS);
     let server = Server::start(|_, _| {
         Reply::json(
             json!({"choices": [{"message": {"role": "assistant", "content": "4"},
@@ -515,18 +524,7 @@ fn a_completion_cut_at_the_token_limit_is_said_saved_and_resumed_so() {
             .to_string(),
         )
     });
-    let base = server.url("/v1");
-    let run = |extra: &[&str]| {
-        sb.evalctl()
-            .env("ACME_API_KEY", KEY)
-            .args(["tasks", "run", "--no-config", "--format", "json"])
-            .arg(&tasks)
-            .args(["--model", "acme/m", "--base-url", &base, "--limit", "2"])
-            .args(["--save-outputs", "saved.jsonl", "--max-tokens", "1"])
-            .args(extra)
-            .output()
-            .unwrap()
-    };
+    let run = |extra: &[&str]| saving_run(&sb, &server, &[&["--max-tokens", "1"], extra].concat());
     for extra in [&[][..], &["--resume"]] {
         let output = run(extra);
         let summary = json_stdout(&output);
