@@ -41,17 +41,19 @@ pub struct ChecksSpec {
 }
 
 impl ChecksSpec {
-    /// The custom check types the file's checks may run, by name: the command line's
-    /// (`--custom-check`) and those the file declares that `--allow-custom-check` allows. A
+    /// The custom check types the file's checks may run: the command line's (`--custom-check`,
+    /// in its order), then by name those the file declares that `--allow-custom-check` allows. A
     /// call's key hashes their commands, as a command evaluator's.
     pub fn runnable_custom_checks(&self) -> anyhow::Result<Vec<Arc<CustomCheck>>> {
         let mut catalog = trusted_catalog(&self.trust)?;
         load_checks_file(&self.path, &mut catalog)?;
-        let refused = catalog.refused;
-        Ok((catalog.custom.into_iter())
-            .filter(|(name, _)| !refused.contains(name))
-            .map(|(_, check)| check)
-            .collect())
+        let typed = |name: &str| self.trust.custom.iter().any(|check| check.name == name);
+        let from_the_command_line =
+            (self.trust.custom.iter()).filter_map(|check| catalog.custom.get(&check.name).cloned());
+        let declared = (catalog.custom.iter())
+            .filter(|(name, _)| !typed(name) && !catalog.refused.contains(*name))
+            .map(|(_, check)| Arc::clone(check));
+        Ok(from_the_command_line.chain(declared).collect())
     }
 }
 

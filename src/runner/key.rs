@@ -456,9 +456,10 @@ fn add_evaluator_identity(fields: &mut KeyFields, evaluator: &EvaluatorSpec) -> 
                 .add(b'F', &digest);
             // The file's own declarations run their commands too, once allowed.
             for custom in spec.runnable_custom_checks()? {
-                fields.add(b'C', custom.name.as_bytes());
                 if let AnsweredBy::Command { argv, .. } = &custom.by {
-                    fields.add(b'A', shell_words::join(argv).as_bytes());
+                    fields
+                        .add(b'C', custom.name.as_bytes())
+                        .add(b'A', shell_words::join(argv).as_bytes());
                     // The script it names, as of a command evaluator (it runs here too).
                     let command = CommandSpec {
                         argv: argv.clone(),
@@ -690,6 +691,36 @@ mod tests {
             base.call_key("cand", Split::Train, Some((0, &record(1, 2))), None),
             reference
         );
+    }
+
+    #[test]
+    fn a_checks_file_keys_the_custom_commands_it_may_run_and_only_those() {
+        let dir = tempfile::tempdir().unwrap();
+        let checks = dir.path().join("checks.json");
+        let script = dir.path().join("mine.sh");
+        std::fs::write(&script, "echo 1").unwrap();
+        let declared = serde_json::json!({
+            "custom_checks": {"mine": {"command": ["sh", script]}}, "checks": []
+        });
+        std::fs::write(&checks, declared.to_string()).unwrap();
+        let key_of = |allowed: &[&str]| {
+            let trust = crate::checks::Trust {
+                commands: allowed.iter().map(|name| name.to_string()).collect(),
+                ..Default::default()
+            };
+            let evaluator = EvaluatorSpec::Checks(crate::evaluator::checks::ChecksSpec {
+                path: checks.clone(),
+                trust,
+            });
+            key(&KeyContext::new(&evaluator, ScoreRange::Unit, None, &none()).unwrap())
+        };
+        let refused = key_of(&[]);
+        let allowed = key_of(&["mine"]);
+        assert_ne!(refused, allowed);
+        // The command's script is part of the key once it may run, and only then.
+        std::fs::write(&script, "echo 0").unwrap();
+        assert_eq!(key_of(&[]), refused);
+        assert_ne!(key_of(&["mine"]), allowed);
     }
 
     #[test]
