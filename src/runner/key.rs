@@ -453,7 +453,8 @@ fn add_evaluator_identity(fields: &mut KeyFields, evaluator: &EvaluatorSpec) -> 
             fields
                 .add(b'K', b"checks")
                 .add(b'V', version)
-                .add(b'F', &digest);
+                .add(b'F', &digest)
+                .add(b'l', SEES_LINES);
             // The file's own declarations run their commands too, once allowed.
             for custom in spec.runnable_custom_checks()? {
                 if let AnsweredBy::Command { argv, .. } = &custom.by {
@@ -491,6 +492,7 @@ fn add_evaluator_identity(fields: &mut KeyFields, evaluator: &EvaluatorSpec) -> 
                 .add(b'K', b"spec")
                 .add(b'V', version)
                 .add(b'F', &digest)
+                .add(b'l', SEES_LINES)
                 .add(b'L', &[u8::from(spec.live_judges)]);
             let base_url = spec.judge_base_url.clone().or_else(|| {
                 // Where live judges without --judge-base-url send their requests.
@@ -501,6 +503,11 @@ fn add_evaluator_identity(fields: &mut KeyFields, evaluator: &EvaluatorSpec) -> 
     }
     Ok(())
 }
+
+/// Marks the identity of an evaluator whose calls' keys cover the record's line: a run of it is
+/// another run than one an evalctl wrote whose keys did not, so that a journal of that one is
+/// not taken up under keys that pair none of its lines.
+const SEES_LINES: &[u8] = b"keys cover the record's line";
 
 /// The base URL the environment gives model calls that name none (`EVALCTL_JUDGE_BASE_URL`,
 /// else `OPENAI_BASE_URL`); only set variables join a key, so keys of runs without them stay as
