@@ -512,7 +512,7 @@ fn a_bad_value_from_the_file_or_the_environment_is_named_where_it_was_set() {
 }
 
 #[test]
-fn a_switch_set_false_by_its_variable_asks_for_nothing_it_would_need() {
+fn a_switch_its_variable_sets_needs_what_its_flag_needs_and_its_variable_is_named() {
     // `EVALCTL_RESUME=false` is resume off: it needs no --output (`tasks run`: no
     // --save-outputs), as `--resume` would.
     let sb = Sandbox::new();
@@ -545,12 +545,46 @@ fn a_switch_set_false_by_its_variable_asks_for_nothing_it_would_need() {
             "{variable}"
         );
     }
-    let needs = |flag: &str| {
-        format!("error: the following required arguments were not provided:\n  {flag}")
+    // Set true, the switch needs what `--resume` needs, and the variable is named as the cause.
+    let needs = |variable: &str, flag: &str, needed: &str| {
+        format!(
+            "error: {variable}: turns on {flag}, which needs {needed}: give it, or unset {variable}"
+        )
     };
     assert_eq!(
         run(&evaluate, "EVALCTL_RESUME", "true"),
-        (2, needs("--output <FILE.jsonl>"))
+        (
+            2,
+            needs("EVALCTL_RESUME", "--resume", "--output <FILE.jsonl>")
+        )
+    );
+    let json = sb
+        .evalctl()
+        .args(["--format", "json"])
+        .args(evaluate)
+        .arg("--no-config")
+        .env("EVALCTL_RESUME_KEEP_ERRORS", "true")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&json), stdout_text(&json)),
+        (
+            2,
+            "{\n  \"ok\": false,\n  \"exit\": 2,\n  \"errors\": [\n    \"EVALCTL_RESUME_KEEP_ERRORS: \
+             turns on --resume-keep-errors, which needs --output <FILE.jsonl>, --resume: give \
+             them, or unset EVALCTL_RESUME_KEEP_ERRORS\"\n  ]\n}\n"
+                .to_string()
+        )
+    );
+    // Typed, the flag is what clap names.
+    let typed = [&evaluate[..], &["--resume"]].concat();
+    assert_eq!(
+        run(&typed, "EVALCTL_RESUME", "true"),
+        (
+            2,
+            "error: the following required arguments were not provided:\n  --output <FILE.jsonl>"
+                .to_string()
+        )
     );
     // Nor does it conflict with what the switch on would: `--skip-preflight` with
     // `EVALCTL_PROBE_JUDGE=false`.
@@ -569,7 +603,10 @@ fn a_switch_set_false_by_its_variable_asks_for_nothing_it_would_need() {
     );
     assert_eq!(
         run(&generate, "EVALCTL_RESUME", "true"),
-        (2, needs("--save-outputs <FILE.jsonl>"))
+        (
+            2,
+            needs("EVALCTL_RESUME", "--resume", "--save-outputs <FILE.jsonl>")
+        )
     );
     // The variable comes before the file, and `config show` says where the value came from.
     sb.write(

@@ -375,12 +375,7 @@ pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<anyho
         return None;
     };
     let long = flag.trim_start_matches("--").split(' ').next()?;
-    let typed = args.iter().filter_map(|arg| arg.to_str()).any(|arg| {
-        arg.strip_prefix("--")
-            .and_then(|arg| arg.strip_prefix(long))
-            .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
-    });
-    if typed {
+    if typed(args, long) {
         return None;
     }
     let definition = command();
@@ -397,22 +392,13 @@ pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<anyho
             (bound && std::env::var(&name).as_deref() == Ok(value.as_str()))
                 .then(|| Problem::new(name, parser_reason(error, value)))
         })?;
-        let typed = |flag: &clap::Arg| {
-            flag.get_long().is_some_and(|long| {
-                args.iter().filter_map(|word| word.to_str()).any(|word| {
-                    word.strip_prefix("--")
-                        .and_then(|word| word.strip_prefix(long))
-                        .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
-                })
-            })
-        };
         let others = bindings.iter().filter_map(|binding| {
             let name = binding.env_name()?;
             let value = std::env::var(&name).ok()?;
             let flag = sub
                 .get_arguments()
                 .find(|flag| flag.get_id() == binding.arg)?;
-            if name == first.source || typed(flag) {
+            if name == first.source || flag.get_long().is_some_and(|long| typed(args, long)) {
                 return None;
             }
             Some(Problem::new(name, rejected_value(flag, &value)?))
@@ -420,6 +406,68 @@ pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<anyho
         let mut problems = vec![first.clone()];
         problems.extend(others);
         Some(invalid(problems))
+    })
+}
+
+/// A flag missing that a switch needs (`--output` for `--resume`) when the switch was not typed
+/// but turned on by its variable (`EVALCTL_RESUME=true`): the variable is what to look at, not
+/// only the flag clap names.
+pub fn required_by_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow::Error> {
+    if error.kind() != clap::error::ErrorKind::MissingRequiredArgument {
+        return None;
+    }
+    let (missing, them) = match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(missing)) => (
+            missing.join(", "),
+            if missing.len() > 1 { "them" } else { "it" },
+        ),
+        _ => return None,
+    };
+    let missing = missing.as_str();
+    // clap's usage line names the flags that are set, those a variable set among them.
+    let rendered = error.render().to_string();
+    let usage = rendered
+        .lines()
+        .find_map(|line| line.strip_prefix("Usage: "))?;
+    let definition = command();
+    let problems: Vec<Problem> = CONFIGURED
+        .iter()
+        .filter(|path| usage.starts_with(&format!("evalctl {} ", path.join(" "))))
+        .filter_map(|path| {
+            let sub = path
+                .iter()
+                .try_fold(&definition, |command, name| command.find_subcommand(name))?;
+            Some((sub, bindings_of(path)?))
+        })
+        .flat_map(|(sub, bindings)| {
+            bindings.iter().filter_map(move |binding| {
+                let name = binding.env_name()?;
+                let flag = sub
+                    .get_arguments()
+                    .find(|flag| flag.get_id() == binding.arg)?;
+                let long = flag.get_long()?;
+                let set = binding.kind == Kind::Switch
+                    && std::env::var_os(&name).is_some()
+                    && !switched_off(binding);
+                (set && !typed(args, long) && usage.split(' ').any(|word| word == format!("--{long}")))
+                    .then(|| {
+                        Problem::new(
+                            name.clone(),
+                            format!("turns on --{long}, which needs {missing}: give {them}, or unset {name}"),
+                        )
+                    })
+            })
+        })
+        .collect();
+    (!problems.is_empty()).then(|| invalid(problems))
+}
+
+/// Whether the command line `args` holds the flag `--long` (alone or as `--long=VALUE`).
+fn typed(args: &[OsString], long: &str) -> bool {
+    args.iter().filter_map(|arg| arg.to_str()).any(|arg| {
+        arg.strip_prefix("--")
+            .and_then(|arg| arg.strip_prefix(long))
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with('='))
     })
 }
 

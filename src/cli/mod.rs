@@ -318,9 +318,12 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         return Exit::BadInput.into();
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if let Some(rejected) = config::rejected_variable(&error, &args) {
-        // `EVALCTL_CONCURRENCY=abc`: the variable is what to fix, not a flag never typed.
-        lenient.reporter.error(&rejected);
+    let variable = config::rejected_variable(&error, &args)
+        .or_else(|| config::required_by_variable(&error, &args));
+    if let Some(variable) = variable {
+        // `EVALCTL_CONCURRENCY=abc`, `EVALCTL_RESUME=true` without `--output`: the variable is
+        // what to fix, not a flag never typed.
+        lenient.reporter.error(&variable);
         return Exit::BadInput.into();
     }
     if lenient.reporter.format == Format::Json {
