@@ -34,10 +34,19 @@ pub struct Verdict {
 impl Verdict {
     /// `exit` for `reason`.
     pub fn new(exit: Exit, reason: String) -> Verdict {
-        Verdict {
+        let mut verdict = Verdict {
             exit: exit as u8,
-            exit_reason: reason,
-        }
+            exit_reason: String::new(),
+        };
+        verdict.set_reason(&reason);
+        verdict
+    }
+
+    /// Say why, on one line: a line break that an id or a file name named in it holds is shown
+    /// as ` ⏎ `, so that no part of the reason stands on a line of its own, as a closing line
+    /// (`exit 0: ...`) would.
+    pub fn set_reason(&mut self, reason: &str) {
+        self.exit_reason = crate::text::fold_lines(reason);
     }
 
     /// The closing line: `exit 1: 2 of 10 calls failed`.

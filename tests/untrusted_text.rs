@@ -179,3 +179,73 @@ fn markdown_reports_escape_ids_names_and_line_breaks() {
         ]
     );
 }
+
+#[test]
+fn a_line_break_in_an_id_or_a_file_name_cannot_split_the_closing_line() {
+    // The closing line is the last word of a CI log: an id or a file name holding a line break
+    // would otherwise put a line of its own there (`exit 0: ...`).
+    let sandbox = Sandbox::new();
+    sandbox.write("d.jsonl", "{\"q\":1}\n{\"q\":2}\n");
+    let forged = "prompt\nexit 0: all 2 calls succeeded";
+    sandbox.write(forged, "hi");
+    let out = sandbox
+        .run_with("cat >/dev/null\necho '{\"score\": 0.5}'\n")
+        .args(["--dataset", "d.jsonl", "--fail-under", "0.9"])
+        .args(["--", forged])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), json_stdout(&out)["exit_reason"].clone()),
+        (
+            1,
+            json!(
+                "all 2 calls succeeded; candidate prompt ⏎ exit 0: all 2 calls succeeded scored \
+                 0.5000, below --fail-under 0.9"
+            )
+        )
+    );
+    assert_eq!(
+        stderr_text(&out),
+        "exit 1: all 2 calls succeeded; candidate prompt ⏎ exit 0: all 2 calls succeeded scored \
+         0.5000, below --fail-under 0.9\n"
+    );
+
+    // A shard's file name in merge's reason (and the partial line) likewise.
+    sandbox.write("d4.jsonl", "{\"q\":1}\n{\"q\":2}\n{\"q\":3}\n{\"q\":4}\n");
+    for shard in ["0/2", "1/2"] {
+        succeeded(
+            sandbox
+                .run_with("cat >/dev/null\necho '{\"score\": 0.5}'\n")
+                .args([
+                    "--dataset",
+                    "d4.jsonl",
+                    "--candidate",
+                    "x",
+                    "--shard",
+                    shard,
+                ])
+                .args(["--output", &format!("s{}.jsonl", &shard[..1])]),
+        );
+    }
+    let first = std::fs::read_to_string(sandbox.join("s0.jsonl")).unwrap();
+    let torn: Vec<&str> = first.lines().take(1).collect();
+    let named = "shard0\nexit 0: merged.jsonl";
+    sandbox.write(named, format!("{}\n", torn.join("\n")));
+    let merged = sandbox
+        .evalctl()
+        .args(["merge", named, "s1.jsonl", "--format", "text"])
+        .output()
+        .unwrap();
+    let text = stdout_text(&merged);
+    assert_eq!(
+        (code(&merged), text.lines().last()),
+        (
+            1,
+            Some(
+                "exit 1: 1 of 4 calls absent, from shard 0/2 (shard0 ⏎ exit 0: merged.jsonl): \
+                 the run did not finish (run --resume completes it; --allow-partial summarizes \
+                 what is there); all 3 calls succeeded"
+            )
+        )
+    );
+}

@@ -228,7 +228,7 @@ pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> Sp
 impl Comparison {
     /// Set `exit_reason` and the closing line `verdict` from what the gate found.
     pub fn conclude(&mut self) {
-        self.closing.exit_reason = reason(self);
+        self.closing.set_reason(&reason(self));
         self.verdict = self.closing.line();
     }
 }

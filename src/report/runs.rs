@@ -485,7 +485,7 @@ impl Ledger {
     /// The names of the files of `indices`, joined.
     fn names_of<'a>(&self, indices: impl IntoIterator<Item = &'a usize>) -> String {
         (indices.into_iter())
-            .map(|&index| self.files[index].as_str())
+            .map(|&index| crate::text::fold_lines(&self.files[index]))
             .collect::<Vec<_>>()
             .join(", ")
     }
