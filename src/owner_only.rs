@@ -26,17 +26,29 @@ pub fn create_dir_all(dir: &Path) -> std::io::Result<()> {
     DirBuilder::new().recursive(true).mode(DIR_MODE).create(dir)
 }
 
-/// Replace `path` with `contents` atomically: a temporary file in the same directory (readable
-/// by the owner only), written and synced, then renamed to `path`. On failure `path` is as it
-/// was and the temporary file is removed. A `path` that is not a regular file (`/dev/stdout`, a
-/// named pipe) is written as it is: there is nothing there to keep or replace.
+/// Replace `path` with `contents` atomically: a temporary file in the same directory, written
+/// and synced, then renamed to `path`. A file that was there keeps its mode (a new one is
+/// readable by the owner only), and a link to a file stays a link: the file it leads to is
+/// replaced. On failure `path` is as it was and the temporary file is removed. A `path` that is
+/// not a regular file (`/dev/stdout`, a named pipe) is written as it is: there is nothing there
+/// to keep or replace.
 pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
-    if std::fs::metadata(path).is_ok_and(|meta| !meta.is_file() && !meta.is_dir()) {
+    let existing = std::fs::metadata(path).ok();
+    if existing
+        .as_ref()
+        .is_some_and(|meta| !meta.is_file() && !meta.is_dir())
+    {
         return OpenOptions::new()
             .write(true)
             .open(path)
             .and_then(|mut file| file.write_all(contents));
     }
+    let linked = std::fs::symlink_metadata(path)
+        .is_ok_and(|meta| meta.file_type().is_symlink())
+        .then(|| std::fs::canonicalize(path).ok())
+        .flatten();
+    let path = linked.as_deref().unwrap_or(path);
+    let mode = existing.map_or(FILE_MODE, |meta| meta.permissions().mode() & 0o7777);
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -44,7 +56,7 @@ pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
     let mut temporary = tempfile::Builder::new()
         .prefix(".evalctl-")
         .suffix(".tmp")
-        .permissions(Permissions::from_mode(FILE_MODE))
+        .permissions(Permissions::from_mode(mode))
         .tempfile_in(dir)?;
     temporary.write_all(contents)?;
     temporary.as_file().sync_all()?;
@@ -65,14 +77,13 @@ mod tests {
     }
 
     #[test]
-    fn replaced_files_and_created_directories_are_the_owners_only() {
+    fn created_files_and_directories_are_the_owners_only() {
         let dir = tempfile::tempdir().expect("a directory");
         let nested = dir.path().join("a/b");
         create_dir_all(&nested).expect("created");
         assert_eq!((mode(&dir.path().join("a")), mode(&nested)), (0o700, 0o700));
         let file = nested.join("report.html");
-        std::fs::write(&file, "old").expect("written");
-        replace(&file, b"new").expect("replaced");
+        replace(&file, b"new").expect("written");
         assert_eq!(std::fs::read_to_string(&file).expect("read"), "new");
         assert_eq!(mode(&file), 0o600);
         let names: Vec<_> = std::fs::read_dir(&nested)
@@ -80,5 +91,30 @@ mod tests {
             .map(|entry| entry.expect("an entry").file_name())
             .collect();
         assert_eq!(names, ["report.html"]);
+    }
+
+    #[test]
+    fn a_replaced_file_keeps_its_mode_and_a_link_stays_a_link() {
+        let dir = tempfile::tempdir().expect("a directory");
+        let shared = dir.path().join("shared.html");
+        std::fs::write(&shared, "old").expect("written");
+        std::fs::set_permissions(&shared, Permissions::from_mode(0o644)).expect("chmod");
+        replace(&shared, b"new").expect("replaced");
+        assert_eq!(mode(&shared), 0o644);
+        let link = dir.path().join("link.html");
+        std::os::unix::fs::symlink("shared.html", &link).expect("linked");
+        replace(&link, b"newer").expect("replaced through the link");
+        let still_a_link = std::fs::symlink_metadata(&link)
+            .expect("exists")
+            .file_type()
+            .is_symlink();
+        assert_eq!(
+            (
+                still_a_link,
+                std::fs::read_to_string(&shared).expect("read"),
+                mode(&shared)
+            ),
+            (true, "newer".to_string(), 0o644)
+        );
     }
 }

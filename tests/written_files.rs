@@ -76,8 +76,51 @@ fn a_report_replaces_its_file_atomically_or_not_at_all() {
             .args(["report", "r.jsonl", "-o", "report.html"]),
     );
     assert!(sandbox.read("report.html").starts_with("<!DOCTYPE html>"));
-    assert_eq!(mode(&sandbox.join("report.html")), 0o600);
     assert_eq!(names(sandbox.path()), before, "no temporary file is left");
+}
+
+#[test]
+fn a_report_written_again_keeps_the_mode_its_file_was_given_and_a_link_stays_a_link() {
+    // A report shared on purpose (`chmod 644`, a link into a web root) stays shared.
+    let sandbox = sandbox_with_results();
+    sandbox.write("report.html", "the earlier report\n");
+    std::fs::set_permissions(
+        sandbox.join("report.html"),
+        std::fs::Permissions::from_mode(0o644),
+    )
+    .expect("chmod");
+    std::fs::create_dir(sandbox.join("site")).expect("a directory");
+    sandbox.write("site/shared.xml", "the earlier report\n");
+    std::fs::set_permissions(
+        sandbox.join("site/shared.xml"),
+        std::fs::Permissions::from_mode(0o640),
+    )
+    .expect("chmod");
+    std::os::unix::fs::symlink("site/shared.xml", sandbox.join("junit.xml")).expect("linked");
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["report", "r.jsonl", "-o", "report.html"]),
+    );
+    succeeded(
+        sandbox
+            .evalctl()
+            .args(["summarize", "r.jsonl", "--junit", "junit.xml"]),
+    );
+    let linked = std::fs::symlink_metadata(sandbox.join("junit.xml"))
+        .expect("exists")
+        .file_type()
+        .is_symlink();
+    assert_eq!(
+        (
+            mode(&sandbox.join("report.html")),
+            linked,
+            mode(&sandbox.join("site/shared.xml")),
+            sandbox.read("site/shared.xml").starts_with("<?xml"),
+            names(&sandbox.join("site")),
+        ),
+        (0o644, true, 0o640, true, vec!["shared.xml".to_string()])
+    );
 }
 
 #[test]
