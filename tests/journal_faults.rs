@@ -357,6 +357,51 @@ fn a_resumed_line_counts_where_its_call_is_whatever_place_an_edit_gave_it() {
 }
 
 #[test]
+fn a_line_naming_its_candidate_otherwise_is_counted_with_its_candidate_by_summarize() {
+    // A line edited to give its candidate another name is still its candidate's call: counted
+    // in its row (the name most lines give), not in the calls alone.
+    let sb = Sandbox::new();
+    sb.write(
+        "d.jsonl",
+        "{\"s\": 1}\n{\"s\": 0}\n{\"s\": 1}\n{\"s\": 1}\n",
+    );
+    let mut command = sb.run_with(SCORE_S);
+    command.args(["--skip-preflight", "-j", "1", "--candidate", "a"]);
+    command.args(["--dataset", "d.jsonl", "--output", "out.jsonl"]);
+    let first = json_stdout(&succeeded(command));
+    let journal = sb.read("out.jsonl");
+    let edited = journal.replacen(
+        "\"candidate_id\":\"cand-1\"",
+        "\"candidate_id\":\"renamed\"",
+        1,
+    );
+    assert_ne!(edited, journal);
+    sb.write("out.jsonl", &edited);
+    let out = sb
+        .evalctl()
+        .args(["summarize", "out.jsonl", "--format", "json"])
+        .output()
+        .unwrap();
+    let summary = json_stdout(&out);
+    assert_eq!(
+        (
+            code(&out),
+            stderr_text(&out),
+            &summary["calls"],
+            &summary["candidates"]
+        ),
+        (
+            0,
+            "note: 1 line of this run names its candidate otherwise than most of its lines do \
+             (edited by hand?): counted with its candidate, under the name most lines give it\n"
+                .to_string(),
+            &first["calls"],
+            &first["candidates"]
+        )
+    );
+}
+
+#[test]
 fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");

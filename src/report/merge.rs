@@ -9,7 +9,7 @@ use super::runs::{Accounted, Ledger, Selection};
 use crate::error::{invalid, Problem};
 use crate::input::Source;
 use crate::record::{CallRecord, RunInfo};
-use crate::runner::journal::{JournalReader, OneLineACall};
+use crate::runner::journal::{JournalReader, OneLineACall, RunLines};
 
 /// The lines of one run read from results files: those that count, by key, and what the run
 /// is and lacks.
@@ -113,7 +113,11 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
     for record in lines.into_iter().filter(|record| chosen.keeps(record)) {
         one_a_call.add(record);
     }
-    let (counted, superseded) = one_a_call.finish();
+    let RunLines {
+        counted,
+        superseded,
+        renamed,
+    } = one_a_call.finish();
     let records: HashMap<String, CallRecord> = counted
         .into_iter()
         .map(|record| (record.call_key(), record))
@@ -127,6 +131,17 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
     accounted.notes.extend(
         (empty_files.iter()).map(|file| format!("{file}: no result lines: it adds nothing")),
     );
+    if renamed > 0 {
+        let (names, its) = match renamed {
+            1 => ("names its", "its"),
+            _ => ("name their", "their"),
+        };
+        accounted.notes.push(format!(
+            "{} of this run {names} candidate otherwise than most of its lines do (edited by \
+             hand?): counted with {its} candidate, under the name most lines give it",
+            crate::text::counted(renamed, "line", "lines"),
+        ));
+    }
     Ok(ReadRun {
         accounted,
         records,

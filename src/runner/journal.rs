@@ -266,10 +266,68 @@ impl OneLineACall {
         }
     }
 
-    /// The lines that count, and the superseded ones.
-    pub fn finish(self) -> (Vec<CallRecord>, Vec<CallRecord>) {
-        (self.counted, self.superseded)
+    /// The lines that count, and the superseded ones, each line naming its candidate as the
+    /// run's lines name it ([`RunLines::renamed`]).
+    pub fn finish(self) -> RunLines {
+        let (mut counted, mut superseded) = (self.counted, self.superseded);
+        let names = names_most_lines_give(counted.iter().chain(&superseded));
+        let mut renamed = 0;
+        for record in counted.iter_mut().chain(&mut superseded) {
+            let name = (record.candidate_index).and_then(|index| names.get(&index));
+            if let Some(name) = name.filter(|name| **name != record.candidate_id) {
+                record.candidate_id.clone_from(name);
+                renamed += 1;
+            }
+        }
+        RunLines {
+            counted,
+            superseded,
+            renamed,
+        }
     }
+}
+
+/// The lines of one run that [`OneLineACall`] sorted.
+#[derive(Debug)]
+pub struct RunLines {
+    /// One line a call.
+    pub counted: Vec<CallRecord>,
+    /// The lines other lines of their call replaced, and those that answer no call.
+    pub superseded: Vec<CallRecord>,
+    /// Lines that named their candidate (`candidate_index`) otherwise than most lines of the
+    /// run do (edited by hand): they are counted with their candidate, under its name, rather
+    /// than as a candidate the run does not have.
+    pub renamed: usize,
+}
+
+/// The name (`candidate_id`) most of `records` give each candidate (`candidate_index`); of
+/// names given equally often, the first.
+fn names_most_lines_give<'a>(
+    records: impl Iterator<Item = &'a CallRecord>,
+) -> HashMap<usize, String> {
+    let mut given: HashMap<usize, Vec<(&str, usize)>> = HashMap::new();
+    for record in records {
+        let Some(index) = record.candidate_index else {
+            continue;
+        };
+        let names = given.entry(index).or_default();
+        match names
+            .iter_mut()
+            .find(|(name, _)| *name == record.candidate_id)
+        {
+            Some((_, lines)) => *lines += 1,
+            None => names.push((&record.candidate_id, 1)),
+        }
+    }
+    given
+        .into_iter()
+        .filter_map(|(index, names)| {
+            let most = names
+                .into_iter()
+                .reduce(|most, next| if next.1 > most.1 { next } else { most })?;
+            Some((index, most.0.to_string()))
+        })
+        .collect()
 }
 
 /// A last line cut short by a killed run (no closing newline), removed by [`mend_tail`].
@@ -500,7 +558,12 @@ mod tests {
         ] {
             lines.add(record);
         }
-        let (counted, superseded) = lines.finish();
+        let RunLines {
+            counted,
+            superseded,
+            renamed,
+        } = lines.finish();
+        assert_eq!(renamed, 0);
         let scores = |records: &[CallRecord]| records.iter().map(|r| r.score).collect::<Vec<_>>();
         // The first example's success counts, in the place of its first line.
         assert_eq!(scores(&counted), [0.7, 0.5]);

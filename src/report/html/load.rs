@@ -18,7 +18,7 @@ use crate::protocol::ScoreRange;
 use crate::record::{CallRecord, EvaluatorInfo, Split, Splits};
 use crate::report::runs::{Accounted, Ledger};
 use crate::report::{Gates, Selection, Summary, Tally, DEFAULT_SEED};
-use crate::runner::journal::{torn_line_problem, JournalReader, OneLineACall};
+use crate::runner::journal::{torn_line_problem, JournalReader, OneLineACall, RunLines};
 
 /// The files of one run read as one source: its shards.
 struct RunFiles<'a> {
@@ -214,7 +214,11 @@ fn read_run(files: &[&Source], selection: &Selection) -> Result<RunResults, Vec<
     for (_, record) in lines.into_iter().filter(|(_, record)| chosen.keeps(record)) {
         one_a_call.add(record);
     }
-    let (records, superseded) = one_a_call.finish();
+    let RunLines {
+        counted: records,
+        superseded,
+        ..
+    } = one_a_call.finish();
     let older_evalctl = (records.iter())
         .chain(&superseded)
         .all(|record| record.run.is_none());
