@@ -1,6 +1,6 @@
 //! Inputs that would make evalctl's work grow without bound end in a named error instead: a
 //! JSONPath whose worst case over its document is too large, deeply nested YAML, a fuzzy match of
-//! very long strings, a regex pattern that compiles too large.
+//! very long strings, a regex pattern that compiles too large, or patterns that do together.
 
 use serde_json::json;
 
@@ -160,6 +160,39 @@ fn regex_patterns_that_compile_too_large_are_validation_errors_naming_the_limit(
                  pattern)"})
         );
     }
+}
+
+#[test]
+fn regex_patterns_that_compile_too_large_together_are_validation_errors_naming_the_limit() {
+    // 70 distinct patterns each within the limit for one pattern, but near it: those past
+    // 64 MiB in all are refused, the first ones run.
+    let checks: Vec<_> = (0..70)
+        .map(|n| {
+            check(
+                "regex",
+                json!({"text": "$.output.value", "pattern": format!("\\w{{19}}q{n}")}),
+            )
+        })
+        .collect();
+    let request = json!({
+        "test_cases": [{"id": "t", "input": "q"}],
+        "outputs": [{"value": "w"}],
+        "checks": checks,
+    });
+    let (document, code) = crate::fep_support::evaluate(&request);
+    assert_eq!(code, 1);
+    let results = document["results"][0]["check_results"].as_array().unwrap();
+    let refused: Vec<usize> = (results.iter().enumerate())
+        .filter(|(_, result)| result["status"] == "error")
+        .map(|(index, _)| index)
+        .collect();
+    assert_eq!(refused, (62..70).collect::<Vec<_>>());
+    assert_eq!(
+        results[69]["error"],
+        json!({"type": "validation_error", "recoverable": false, "message":
+            "arguments.pattern: the patterns of this request or file compile to more than 64 MiB \
+             in all (the limit for one document's patterns)"})
+    );
 }
 
 #[test]

@@ -329,3 +329,39 @@ async fn a_stored_result_read_back_holds_its_size_while_it_is_answered() {
          requests 3,000,000 bytes in all (--max-memory)"
     );
 }
+
+/// A request of `n` `regex` checks, each a distinct pattern that compiles to nearly the limit
+/// for one pattern (19 Unicode word characters).
+fn heavy_patterns_request(n: usize) -> Vec<u8> {
+    let checks: Vec<_> = (0..n)
+        .map(|i| {
+            json!({"type": "regex", "arguments": {"text": "$.output.value", "pattern": format!("\\w{{19}}q{i}")}})
+        })
+        .collect();
+    serde_json::to_vec(&json!({
+        "test_cases": [{"id": "a", "input": "x"}],
+        "outputs": [{"value": "hello"}],
+        "checks": checks,
+    }))
+    .unwrap()
+}
+
+#[test]
+fn a_request_whose_regular_expressions_would_be_over_max_memory_is_a_413() {
+    // A few KB of patterns compile to megabytes: they hold the request's share before it is
+    // evaluated, their compiled programs and the room their searches grow into.
+    let (server, _dir) = server_with(&["--max-body", "100000", "--max-memory", "8000000"]);
+    let reply = server.request("POST", "/evaluate", &[], &heavy_patterns_request(10));
+    assert_too_large(
+        &reply,
+        "the request would take about 21.3 MB of memory (the regular expressions of its \
+         checks); this server gives requests 8,000,000 bytes in all (--max-memory)",
+    );
+    let within = server.request("POST", "/evaluate", &[], &heavy_patterns_request(2));
+    assert_eq!(
+        (within.status, &within.json()["summary"]["completed_checks"]),
+        (200, &json!(2)),
+        "{}",
+        String::from_utf8_lossy(&within.body)
+    );
+}

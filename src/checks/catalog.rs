@@ -12,6 +12,7 @@ use super::custom::{self, CustomCheck, CustomChecks};
 use super::extended::EndpointPolicy;
 use super::trust::Declarations;
 use crate::input::strict::JsonProblem as Problem;
+use crate::patterns::DocumentPatterns;
 
 /// What one run's checks are prepared with: each JSONPath compiled once, the custom check types
 /// declared, where extended checks may send requests, and which commands a request may declare.
@@ -28,6 +29,8 @@ pub struct Catalog {
     /// The custom check types a request or checks file declared that the command line does not
     /// allow: their checks are `validation_error`s, their commands never run.
     pub refused: BTreeSet<String>,
+    /// The patterns the checks compiled before the run, capped in size together.
+    pub patterns: DocumentPatterns,
 }
 
 impl Catalog {

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use regex::Regex;
 use serde_json::Value;
 
 use super::args::{classify, ArgSource, Classified};
@@ -18,13 +17,14 @@ use super::result::CheckError;
 use super::standard::{precompile_regex, CheckKind, MAX_ARGS, REGEX_FLAGS, REGEX_PATTERN};
 use crate::input::strict;
 use crate::input::strict::JsonProblem as Problem;
+use crate::patterns::{DocumentPatterns, Pattern};
 
 /// A check ready to run: arguments classified, paths compiled, a literal regex compiled.
 #[derive(Debug)]
 pub struct Check {
     pub(super) kind: CheckKind,
     pub(super) args: Vec<PreparedArg>,
-    pub(super) regex: Option<Regex>,
+    pub(super) regex: Option<Pattern>,
     /// How a check that calls out is answered.
     pub(super) calls_out: Option<CallsOut>,
     pub(super) problems: Vec<Problem>,
@@ -182,7 +182,7 @@ impl Check {
             );
         }
         let regex = if def.kind == CheckKind::Regex {
-            prepare_regex(&args, &mut problems)
+            prepare_regex(&args, &mut problems, &catalog.patterns)
         } else {
             None
         };
@@ -317,7 +317,11 @@ impl Check {
 /// flags the compiled regex is kept for every evaluation; when `flags` is a JSONPath or invalid,
 /// the pattern is still compiled with the default flags, so a syntax error is reported in the
 /// same pass as any problem with `flags` (the flags never change whether a pattern parses).
-fn prepare_regex(args: &[PreparedArg], problems: &mut Vec<Problem>) -> Option<Regex> {
+fn prepare_regex(
+    args: &[PreparedArg],
+    problems: &mut Vec<Problem>,
+    document: &DocumentPatterns,
+) -> Option<Pattern> {
     let has_problem = |at: &str| problems.iter().any(|p| p.at == at);
     if has_problem(".arguments.pattern") {
         return None;
@@ -331,7 +335,7 @@ fn prepare_regex(args: &[PreparedArg], problems: &mut Vec<Problem>) -> Option<Re
         // A JSONPath, or invalid: compiled with the default flags only to check the syntax.
         _ => None,
     };
-    match precompile_regex(pattern, flags.flatten()) {
+    match precompile_regex(pattern, flags.flatten(), document) {
         Ok(compiled) => flags.map(|_| compiled),
         Err(reason) => {
             problems.push(Problem::new(".arguments.pattern", reason));

@@ -9,12 +9,11 @@
 
 use std::borrow::Cow;
 
-use regex::Regex;
 use serde_json::Value;
 
 use super::result::CheckError;
 use crate::input::strict::{self, key_name, wrong_type};
-use crate::patterns::{self, PatternError, RegexFlags};
+use crate::patterns::{self, DocumentPatterns, Pattern, PatternError, RegexFlags};
 use crate::scoring::matching::{self, Case, Need};
 use crate::scoring::Outcome;
 use crate::text::{one_line, thousands};
@@ -216,7 +215,7 @@ impl CheckKind {
     /// Evaluate a standard check over resolved arguments: its verdict; `compiled` is the regex
     /// compiled before the run, when pattern and flags were literals. A type that [calls
     /// out](CheckKind::calls_out) is never run here.
-    pub fn run(self, args: &Args<'_>, compiled: Option<&Regex>) -> Result<Outcome, CheckError> {
+    pub fn run(self, args: &Args<'_>, compiled: Option<&Pattern>) -> Result<Outcome, CheckError> {
         match self {
             CheckKind::ExactMatch => {
                 let case = case_rule(args.flag(2, true)?);
@@ -451,17 +450,29 @@ const MAX_CONTAINS_SCAN: u64 = 1_000_000_000;
 
 /// Compile `pattern` with `flags` (once per process, within the size limit of
 /// [`patterns`]); the error says why the pattern is not a regular expression or names the limit.
-fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Regex, String> {
-    patterns::compile(pattern, flags).map_err(|err| match err {
-        PatternError::Syntax(reason) => {
-            format!("not a valid regular expression: {}", one_line(&reason))
-        }
-        too_large @ PatternError::TooLarge => too_large.to_string(),
-    })
+fn compile_regex(pattern: &str, flags: RegexFlags) -> Result<Pattern, String> {
+    patterns::compile(pattern, flags).map_err(|err| regex_reason(&err))
 }
 
-/// Compile a `regex` check's literal pattern and flags before the run.
-pub fn precompile_regex(pattern: &Value, flags: Option<&Value>) -> Result<Regex, String> {
+/// Why a `regex` check's pattern is refused.
+fn regex_reason(err: &PatternError) -> String {
+    match err {
+        PatternError::Syntax(reason) => {
+            format!("not a valid regular expression: {}", one_line(reason))
+        }
+        limit => limit.to_string(),
+    }
+}
+
+/// Compile a `regex` check's literal pattern and flags before the run, as one of the
+/// `document`'s patterns.
+pub fn precompile_regex(
+    pattern: &Value,
+    flags: Option<&Value>,
+    document: &DocumentPatterns,
+) -> Result<Pattern, String> {
     let flags = flags.map(as_flags).transpose()?.unwrap_or_default();
-    compile_regex(as_pattern(pattern)?, flags)
+    document
+        .compile(as_pattern(pattern)?, flags)
+        .map_err(|err| regex_reason(&err))
 }

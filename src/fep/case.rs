@@ -6,6 +6,7 @@ use serde_json::Value;
 
 use crate::checks::{parse_check, Catalog, Check, PathCache, Problem};
 use crate::input::strict;
+use crate::patterns::DocumentPatterns;
 
 /// Validate a test case and prepare its own `checks`. Problems are located relative to the test
 /// case (`.id`, `.checks[0].type`, ...).
@@ -70,8 +71,8 @@ pub fn prepare_test_case(
     }
 }
 
-/// A catalog for one batch of test cases prepared on a worker: `catalog`'s custom checks and
-/// endpoint policy, JSONPaths compiled anew.
+/// A catalog for one batch of test cases prepared on a worker: `catalog`'s custom checks,
+/// endpoint policy and count of the document's patterns, JSONPaths compiled anew.
 pub fn catalog_for_batch(catalog: &Catalog) -> Catalog {
     Catalog {
         paths: PathCache::default(),
@@ -79,6 +80,16 @@ pub fn catalog_for_batch(catalog: &Catalog) -> Catalog {
         endpoints: catalog.endpoints.clone(),
         declarations: catalog.declarations.clone(),
         refused: catalog.refused.clone(),
+        patterns: catalog.patterns.clone(),
+    }
+}
+
+/// A catalog for a batch of test cases evaluated and dropped on a worker: as
+/// [`catalog_for_batch`], its patterns counted apart (they go with the batch).
+pub fn catalog_for_own_batch(catalog: &Catalog) -> Catalog {
+    Catalog {
+        patterns: DocumentPatterns::default(),
+        ..catalog_for_batch(catalog)
     }
 }
 

@@ -15,7 +15,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 
-use super::case::{catalog_for_batch, output_problems, prepare_test_case};
+use super::case::{catalog_for_batch, catalog_for_own_batch, output_problems, prepare_test_case};
 use super::document::Split;
 use super::request::{parse_request, CheckSets};
 use super::spool::{self, copy_spool, spool_error};
@@ -123,7 +123,7 @@ impl Batch<'_> {
         test_cases: &[Range<usize>],
         outputs: &[Range<usize>],
     ) -> Option<CaseResults> {
-        let mut catalog = catalog_for_batch(self.catalog);
+        let mut catalog = catalog_for_own_batch(self.catalog);
         let mut context = Context::new(Value::Null, Value::Null);
         let mut results = self.spares.results(Layout::Document);
         for (test_case, output) in test_cases.iter().zip(outputs) {

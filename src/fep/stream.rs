@@ -20,7 +20,7 @@ use serde_json::Value;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
-use super::case::catalog_for_batch;
+use super::case::catalog_for_own_batch;
 use super::case::{output_problems, prepare_test_case};
 use super::spool::{self, copy_spool, spool_error};
 use super::writer::{Layout, RunWriter, Spares};
@@ -264,7 +264,7 @@ struct Checking<'a> {
 impl BatchEvaluator<'_> {
     /// Decode, validate and, while no problem has been seen anywhere, evaluate the pairs of `batch`.
     fn evaluate(&self, batch: RawBatch) -> anyhow::Result<Batch> {
-        let mut catalog = catalog_for_batch(self.checking.catalog);
+        let mut catalog = catalog_for_own_batch(self.checking.catalog);
         let mut context = Context::new(Value::Null, Value::Null);
         let mut problems = Vec::new();
         let mut results = self.spares.results(self.layout);

@@ -1,7 +1,6 @@
 //! postcondition: one condition over a captured file — exists, not_exists, contains,
 //! not_contains, regex_match, json_path_match, equals.
 
-use regex::Regex;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -10,6 +9,7 @@ use super::json::{evaluate_path, parse_document, path_equals};
 use super::text::compile_regex;
 use super::text::evidence;
 use super::{Comparison, ConfigProblem, ResultState, TargetValue, ValidatorOutcome};
+use crate::patterns::Pattern;
 
 const CONDITIONS: &str =
     "exists, not_exists, contains, not_contains, regex_match, json_path_match, equals";
@@ -29,7 +29,7 @@ pub(super) enum Condition {
     NotExists,
     Contains(String),
     NotContains(String),
-    RegexMatch(Regex),
+    RegexMatch(Pattern),
     JsonPathMatch { path: String, value: Value },
     Equals(Value),
 }

@@ -2,7 +2,6 @@
 //! normalisation steps shared by normalized_match and token_f1 (each a normaliser of
 //! [`crate::scoring::normalize`]), fuzzy_match and normalized_match.
 
-use regex::Regex;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use unicode_normalization::UnicodeNormalization;
@@ -11,7 +10,7 @@ use super::cache::LastCompiled;
 use super::config::{check_strict, in_unit_range, Problems, RawConfig};
 use super::gofmt::go_f4;
 use super::{Comparison, ConfigProblem, RawOutput};
-use crate::patterns::{self, PatternError, RegexFlags};
+use crate::patterns::{self, Pattern, PatternError, RegexFlags};
 use crate::scoring::matching::{self, Case, Need};
 use crate::scoring::normalize::{
     case_fold, collapse_whitespace, is_punctuation_or_symbol, prepare, remove_articles, sort_lines,
@@ -20,14 +19,14 @@ use crate::scoring::normalize::{
 use crate::scoring::overlap::levenshtein;
 
 /// The last regex compiled from an evidence string.
-pub(super) type RegexCache = LastCompiled<Regex>;
+pub(super) type RegexCache = LastCompiled<Pattern>;
 
 /// Compile a regex (once per process, within the size limit of [`patterns`]), or give the
 /// compiler's error on one line, or name the limit.
-pub(super) fn compile_regex(pattern: &str) -> Result<Regex, String> {
+pub(super) fn compile_regex(pattern: &str) -> Result<Pattern, String> {
     patterns::compile(pattern, RegexFlags::default()).map_err(|err| match err {
         PatternError::Syntax(reason) => one_line_regex_error(&reason),
-        too_large @ PatternError::TooLarge => too_large.to_string(),
+        limit => limit.to_string(),
     })
 }
 

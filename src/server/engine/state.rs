@@ -16,6 +16,7 @@ use crate::evaluator::check_calls::{
 };
 use crate::fep::{parse_request, Request};
 use crate::input::document_json_reason;
+use crate::patterns::DocumentPatterns;
 use crate::server::auth::Token;
 use crate::server::store::Store;
 use crate::server::ServeChecks;
@@ -220,7 +221,9 @@ impl Engine {
             .ok()
             .and_then(|mut spare| spare.pop())
             .unwrap_or_else(|| self.catalog());
+        catalog.patterns = DocumentPatterns::default();
         let parsed = parse_request(document, &mut catalog);
+        let patterns = catalog.patterns.used_bytes();
         if let Ok(mut spare) = self.spare_catalogs.lock() {
             if spare.len() < SPARE_CATALOGS {
                 spare.push(catalog);
@@ -234,6 +237,7 @@ impl Engine {
                     .collect(),
             )
         })?;
+        place.hold(patterns, "the regular expressions of its checks")?;
         // What each result repeats of its check as given is known once the checks are
         // prepared: their literal arguments, and the names of the members they ignore.
         place.hold(
