@@ -752,3 +752,63 @@ async fn a_message_that_cannot_be_decoded_or_echoes_too_much_says_why() {
         )
     );
 }
+
+#[tokio::test]
+async fn a_call_that_does_not_evaluate_takes_a_small_message_and_only_for_the_body_timeout() {
+    // HealthCheck needs no token: its message may hold no memory the budget does not count,
+    // nor its connection past --body-timeout.
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &["--body-timeout", "1"], &[]);
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{}", server.grpc))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut grpc = tonic::client::Grpc::new(channel);
+    let health = || {
+        tonic::codegen::http::uri::PathAndQuery::from_static(
+            "/fep.v1.EvaluationService/HealthCheck",
+        )
+    };
+    let codec = || tonic_prost::ProstCodec::<EmptyTestCases, pb::HealthCheckResponse>::default();
+    let large = EmptyTestCases {
+        test_cases: vec![vec![0; 100_000]],
+    };
+    grpc.ready().await.unwrap();
+    let refused = grpc
+        .unary(tonic::Request::new(large), health(), codec())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (refused.code(), refused.message()),
+        (
+            tonic::Code::ResourceExhausted,
+            "the message is larger than 65,536 bytes (the most a call that does not evaluate \
+             takes)"
+        )
+    );
+    grpc.ready().await.unwrap();
+    let never = tokio_stream::pending::<EmptyTestCases>();
+    let late = grpc
+        .client_streaming(tonic::Request::new(never), health(), codec())
+        .await
+        .unwrap_err();
+    assert_eq!(
+        (late.code(), late.message()),
+        (
+            tonic::Code::DeadlineExceeded,
+            "the request message did not arrive within 1s (--body-timeout)"
+        )
+    );
+    // A health check as clients send it is answered.
+    grpc.ready().await.unwrap();
+    let healthy = grpc
+        .unary(
+            tonic::Request::new(EmptyTestCases::default()),
+            health(),
+            codec(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(healthy.into_inner().status, "healthy");
+}

@@ -7,6 +7,9 @@
 //!   as the message's bytes arrive, so that clients sending large messages slowly cannot hold
 //!   more memory than the budget between them. The place travels to the handler in the
 //!   request's extensions ([`take_place`]).
+//! - a call that does not evaluate has a message of at most [`MAX_OTHER_MESSAGE`] bytes (an id,
+//!   a page token): RESOURCE_EXHAUSTED past it, so that it holds no memory the budget does not
+//!   count;
 //! - its message must arrive within `--body-timeout` (DEADLINE_EXCEEDED), as a REST body must;
 //! - once it has arrived, and before it is decoded, its wire bytes are read for what decoding
 //!   takes ([`message_cost`]): more test cases than `--max-test-cases` are refused
@@ -41,6 +44,10 @@ const EVALUATING: [&str; 3] = [
     "/fep.v1.EvaluationService/StreamEvaluation",
     "/fep.v1.AsyncEvaluationService/StartEvaluation",
 ];
+
+/// The largest message of a call that does not evaluate (HealthCheck's is empty; the others
+/// name an evaluation, an operation or a page).
+const MAX_OTHER_MESSAGE: usize = 64 << 10;
 
 /// Where an evaluating call's place waits for its handler.
 #[derive(Clone, Default)]
@@ -142,7 +149,8 @@ impl<S: NamedService> NamedService for Admitted<S> {
 /// A call's message body whose bytes its place holds as they arrive (twice: tonic's buffer and
 /// the copy read for its cost), read whole for what decoding it takes before tonic decodes it,
 /// and given `--body-timeout` to arrive. A refusal fails the body, and tonic answers it as its
-/// status. The body of a call that does not evaluate is passed on as it is.
+/// status. The body of a call that does not evaluate is passed on as it arrives, within
+/// [`MAX_OTHER_MESSAGE`] and `--body-timeout`.
 pub struct HeldBody<B> {
     inner: B,
     slot: Option<PlaceSlot>,
@@ -153,6 +161,8 @@ pub struct HeldBody<B> {
     deadline: Option<Pin<Box<tokio::time::Sleep>>>,
     /// The message's bytes so far (its 5-byte gRPC prefix first), until it is read whole.
     message: Option<Vec<u8>>,
+    /// How many bytes have arrived.
+    received: usize,
 }
 
 impl<B> HeldBody<B> {
@@ -162,9 +172,7 @@ impl<B> HeldBody<B> {
         max_test_cases: usize,
         body_timeout: Duration,
     ) -> Self {
-        let deadline = slot
-            .as_ref()
-            .map(|_| Box::pin(tokio::time::sleep(body_timeout)));
+        let deadline = Some(Box::pin(tokio::time::sleep(body_timeout)));
         let message = slot.as_ref().map(|_| Vec::new());
         HeldBody {
             inner,
@@ -173,6 +181,7 @@ impl<B> HeldBody<B> {
             body_timeout,
             deadline,
             message,
+            received: 0,
         }
     }
 
@@ -193,6 +202,17 @@ impl<B> HeldBody<B> {
     /// Take in `data`, the next bytes of the message: once it is whole, what decoding it
     /// takes is checked and held.
     fn arrived(&mut self, data: &[u8]) -> Result<(), ApiError> {
+        self.received = self.received.saturating_add(data.len());
+        if self.slot.is_none() && self.received > MAX_OTHER_MESSAGE {
+            return Err(ApiError::new(
+                ErrorKind::BodyTooLarge,
+                format!(
+                    "the message is larger than {} bytes (the most a call that does not \
+                     evaluate takes)",
+                    crate::text::thousands(MAX_OTHER_MESSAGE as u64)
+                ),
+            ));
+        }
         self.hold(2 * data.len() as u64, "its message")?;
         let Some(bytes) = &mut self.message else {
             return Ok(());
@@ -261,11 +281,9 @@ where
                 return Poll::Ready(Some(Err(Box::new(Status::from(error)))));
             }
         };
-        if self.slot.is_some() {
-            if let Some(data) = frame.data_ref().cloned() {
-                if let Err(error) = self.arrived(&data) {
-                    return Poll::Ready(Some(Err(Box::new(Status::from(error)))));
-                }
+        if let Some(data) = frame.data_ref().cloned() {
+            if let Err(error) = self.arrived(&data) {
+                return Poll::Ready(Some(Err(Box::new(Status::from(error)))));
             }
         }
         Poll::Ready(Some(Ok(frame)))
