@@ -242,7 +242,8 @@ fn a_price_that_is_not_two_amounts_is_refused_naming_the_line_or_flag() {
 }
 
 /// `run --generate` of the terse prompt by `acme/small` alone on `server`, one call at a time,
-/// priced at $0.018 a call (12 prompt and 3 completion tokens), recording results.jsonl.
+/// priced at $0.018 a call (12 prompt and 3 completion tokens) unless `extra` gives its own
+/// `--price`, recording results.jsonl.
 fn small_on_a_budget(
     sb: &Sandbox,
     url: &str,
@@ -253,11 +254,15 @@ fn small_on_a_budget(
         "terse.txt",
         std::fs::read(fixture("prompts/terse.txt")).unwrap(),
     );
+    let price = match extra.contains(&"--price") {
+        true => &[][..],
+        false => &["--price", "acme/small=1000,2000"][..],
+    };
     generate_as(sb, format)
         .env("ACME_API_KEY", KEY)
         .args(["--task-model", "acme/small", "--task-base-url", url])
         .args(["--skip-preflight", "-j", "1", "--output", "results.jsonl"])
-        .args(["--price", "acme/small=1000,2000"])
+        .args(price)
         .args(extra)
         .arg("terse.txt")
         .output()
@@ -338,6 +343,23 @@ fn max_cost_stops_the_run_with_exit_5_and_resume_continues_it() {
             fixture("checks.json")
         )
     );
+}
+
+#[test]
+fn a_budget_that_the_calls_spend_exactly_lets_every_call_be_made() {
+    // Three calls of 12 prompt tokens at $11 a million spend $0.000396, which floating point
+    // sums as 0.00039600000000000003.
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    let output = small_on_a_budget(
+        &sb,
+        &server.url("/v1"),
+        "json",
+        &["--price", "acme/small=11,0", "--max-cost", "0.000396"],
+    );
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 3);
+    assert_eq!(json_stdout(&output)["budget"]["stopped"], json!(false));
 }
 
 #[test]

@@ -9,6 +9,9 @@ use std::cell::{Cell, OnceCell};
 use crate::llm::price::{Price, Prices};
 use crate::record::CallRecord;
 
+/// The relative error of a sum of costs that still counts as equal to the budget.
+const COST_ROUNDING: f64 = 1e-9;
+
 /// The budget of a run and what it has spent.
 pub struct Budget {
     /// `--max-cost`, in USD.
@@ -123,7 +126,10 @@ impl Budget {
         } else {
             self.made_cost.get() / made as f64
         };
-        let allowed = self.spent.get() + (in_flight + 1) as f64 * estimate <= self.max_cost;
+        // Costs are sums of products of prices: 0.05 + 0.01 is 0.060000000000000005, which
+        // a budget of 0.06 must still allow.
+        let allowed = self.spent.get() + (in_flight + 1) as f64 * estimate
+            <= self.max_cost * (1.0 + COST_ROUNDING);
         self.stopped.set(!allowed);
         allowed
     }
