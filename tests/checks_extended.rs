@@ -742,3 +742,63 @@ fn an_endpoint_that_cannot_be_reached_is_named_in_the_checks_error() {
             "{base}/chat/completions: connection refused — is the server running?")})
     );
 }
+
+#[test]
+fn vectors_of_huge_or_tiny_values_are_compared_exactly_or_said_to_be_beyond_a_number() {
+    // An embeddings API may answer values whose squares overflow or vanish: identical vectors
+    // are still a cosine of 1, and a dot product beyond a number is an error, not a score.
+    let vectors = Arc::new(std::sync::Mutex::new(json!([[6e80, 8e80], [6e80, 8e80]])));
+    let answered = Arc::clone(&vectors);
+    let server = Server::start(move |request: &Request, _| {
+        if request.path != "/v1/embeddings" {
+            return api_reply(request);
+        }
+        let pair = answered.lock().unwrap().clone();
+        let data: Vec<Value> = (0..2)
+            .map(|index| json!({"object": "embedding", "index": index, "embedding": pair[index]}))
+            .collect();
+        Reply::json(json!({"object": "list", "data": data, "model": "embed-2024"}).to_string())
+    });
+    let check = |metric: &str| {
+        let mut check = similarity(&server);
+        check["arguments"]["similarity_metric"] = json!(metric);
+        check["arguments"]["model_config"] = json!({"model": "embed"});
+        check
+    };
+    let request = |metric: &str| {
+        json!({
+            "test_cases": [{"id": "t1", "input": "q", "expected": "a"}],
+            "outputs": [{"value": "a"}],
+            "checks": [check(metric)]
+        })
+    };
+    for pair in [
+        json!([[6e80, 8e80], [6e80, 8e80]]),
+        json!([[6e-90, 8e-90], [6e-90, 8e-90]]),
+    ] {
+        *vectors.lock().unwrap() = pair.clone();
+        let (code, document) = evaluate(&request("cosine"), &[&server]);
+        let result = &document["results"][0]["check_results"][0];
+        assert_eq!(
+            (
+                code,
+                &result["results"]["response"]["score"],
+                &result["results"]["response"]["passed"]
+            ),
+            (0, &json!(1.0), &json!(true)),
+            "{pair}: {document}"
+        );
+    }
+    *vectors.lock().unwrap() = json!([[1e200, 1e200], [1e200, 1e200]]);
+    let (code, document) = evaluate(&request("dot"), &[&server]);
+    let result = &document["results"][0]["check_results"][0];
+    assert_eq!(
+        (code, &result["status"], &result["error"]["message"]),
+        (
+            1,
+            &json!("error"),
+            &json!("the dot product of the embeddings is beyond what a number holds")
+        ),
+        "{document}"
+    );
+}

@@ -158,27 +158,32 @@ impl Metric {
         Metric::NAMES[self as usize]
     }
 
-    /// The score of two vectors of equal length, and the raw value it came from.
+    /// The score of two vectors of equal length, and the raw value it came from. Cosine and
+    /// distance are computed on the vectors scaled to at most 1, so that no square or product
+    /// of finite values overflows or vanishes (the cosine of a vector and itself is 1 however
+    /// large or small its values); a dot product may be infinite.
     pub fn score(self, a: &[f64], b: &[f64]) -> (f64, f64) {
-        let dot: f64 = a.iter().zip(b).map(|(x, y)| x * y).sum();
+        let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f64>();
         let raw = match self {
             Metric::Cosine => {
-                let norms = (a.iter().map(|x| x * x).sum::<f64>()
-                    * b.iter().map(|y| y * y).sum::<f64>())
-                .sqrt();
+                let (a, b) = (scaled(a.iter().copied()), scaled(b.iter().copied()));
+                let norms = (dot(&a, &a) * dot(&b, &b)).sqrt();
                 if norms == 0.0 {
                     0.0
                 } else {
-                    dot / norms
+                    dot(&a, &b) / norms
                 }
             }
-            Metric::Dot => dot,
-            Metric::Euclidean => a
-                .iter()
-                .zip(b)
-                .map(|(x, y)| (x - y) * (x - y))
-                .sum::<f64>()
-                .sqrt(),
+            Metric::Dot => dot(a, b),
+            Metric::Euclidean => {
+                let largest = a
+                    .iter()
+                    .zip(b)
+                    .map(|(x, y)| (x - y).abs())
+                    .fold(0.0, f64::max);
+                let differences = scaled(a.iter().zip(b).map(|(x, y)| x - y));
+                largest * dot(&differences, &differences).sqrt()
+            }
         };
         let score = match self {
             Metric::Cosine | Metric::Dot => raw.clamp(0.0, 1.0),
@@ -186,6 +191,16 @@ impl Metric {
         };
         (score, raw)
     }
+}
+
+/// `values` divided by the largest of their magnitudes (unchanged when all are 0, or one is not
+/// finite).
+fn scaled(values: impl Iterator<Item = f64> + Clone) -> Vec<f64> {
+    let largest = values.clone().map(f64::abs).fold(0.0, f64::max);
+    if largest == 0.0 || !largest.is_finite() {
+        return values.collect();
+    }
+    values.map(|value| value / largest).collect()
 }
 
 /// `semantic_similarity`'s `threshold`.
@@ -476,7 +491,26 @@ pub fn similarity_results(
             false,
         ));
     }
+    if text.iter().chain(reference).any(|value| !value.is_finite()) {
+        return Err(CheckError::unknown(
+            "the embeddings API returned a value that is not a finite number",
+            false,
+        ));
+    }
     let (score, raw) = metric.score(text, reference);
+    if !raw.is_finite() {
+        return Err(CheckError::unknown(
+            format!(
+                "the {} of the embeddings is beyond what a number holds",
+                match metric {
+                    Metric::Dot => "dot product",
+                    Metric::Cosine => "cosine",
+                    Metric::Euclidean => "distance",
+                }
+            ),
+            false,
+        ));
+    }
     let mut response = Map::new();
     response.insert("score".into(), json!(score));
     if let Some(threshold) = threshold {
@@ -576,6 +610,22 @@ mod tests {
         assert_eq!(Metric::Euclidean.score(&a, &a), (1.0, 0.0));
         assert!((Metric::Euclidean.score(&a, &b).0 - 1.0 / (1.0 + 2f64.sqrt())).abs() < 1e-12);
         assert_eq!(Metric::Dot.score(&[2.0], &[3.0]), (1.0, 6.0));
+        // Vectors whose squares overflow or vanish as floating point numbers.
+        for size in [6e80, 6e-90, 1e200, 1e-300] {
+            let v = [size, 0.75 * size];
+            assert!(
+                (Metric::Cosine.score(&v, &v).0 - 1.0).abs() < 1e-12,
+                "{size}"
+            );
+            assert_eq!(Metric::Cosine.score(&v, &[-size, 0.0]).0, 0.0, "{size}");
+            let distance = Metric::Euclidean.score(&v, &[0.0, 0.0]).1;
+            assert!((distance / (1.25 * size) - 1.0).abs() < 1e-12, "{size}");
+        }
+        assert_eq!(
+            Metric::Cosine.score(&[1e200, 0.0], &[1e200, 0.0]),
+            (1.0, 1.0)
+        );
+        assert_eq!(Metric::Euclidean.score(&[1e200], &[-1e200]).1, 2e200);
     }
 
     #[test]
