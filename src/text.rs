@@ -164,9 +164,15 @@ pub fn strip_os_error(message: &str) -> String {
         .to_string()
 }
 
-/// A duration as people write it in flags and messages: `0.3s`, `30s`, `2.25s`.
+/// A duration as people write it in flags and messages: `0.3s`, `30s`, `2.25s`, to the
+/// millisecond (a wait until a clock time is `1.889s`, not `1.8889235260000001s`); one shorter
+/// than that, to the microsecond.
 pub fn seconds(duration: Duration) -> String {
-    format!("{}s", duration.as_secs_f64())
+    let millis = (duration.as_micros() + 500) / 1000;
+    if millis == 0 {
+        return format!("{}s", duration.as_micros() as f64 / 1e6);
+    }
+    format!("{}s", millis as f64 / 1e3)
 }
 
 /// A duration in milliseconds, to the microsecond (no float noise such as `239.77047000000002`).
@@ -228,6 +234,11 @@ mod tests {
     #[test]
     fn one_line_folds_lines_and_shows_control_characters() {
         assert_eq!(one_line("a\nb\tc\u{1b}[2J"), "a ⏎ b c\\u{1b}[2J");
+        assert_eq!(
+            [0.3, 30.0, 2.25, 1.8889235260000001, 0.0004, 0.0]
+                .map(|secs| seconds(Duration::from_secs_f64(secs))),
+            ["0.3s", "30s", "2.25s", "1.889s", "0.0004s", "0s"]
+        );
     }
 
     #[test]
