@@ -100,6 +100,8 @@ pub struct Fixed4(pub f64);
 impl std::fmt::Display for Fixed4 {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let Fixed4(value) = *self;
+        // A value that rounds to zero is shown as zero, not `-0.0000`.
+        let value = if value.abs() < 0.00005 { 0.0 } else { value };
         match (value.abs() >= 1e12, f.sign_plus()) {
             (false, false) => write!(f, "{value:.4}"),
             (false, true) => write!(f, "{value:+.4}"),
@@ -219,6 +221,9 @@ mod tests {
         assert_eq!(fixed(1e300), ("1.0000e300".into(), "+1.0000e300".into()));
         assert_eq!(fixed(-1.5e12), ("-1.5000e12".into(), "-1.5000e12".into()));
         assert_eq!(fixed(f64::INFINITY).0, "inf");
+        // What rounds to zero has no sign of its own.
+        assert_eq!(fixed(-0.00001), ("0.0000".into(), "+0.0000".into()));
+        assert_eq!(fixed(-0.0), ("0.0000".into(), "+0.0000".into()));
         let shortest = |value: f64| Shortest(value).to_string();
         assert_eq!(
             [

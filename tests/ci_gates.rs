@@ -378,3 +378,34 @@ fn scores_near_the_largest_float_have_a_finite_mean_that_the_gate_judges() {
         (1, &json!(1.6e308))
     );
 }
+
+#[test]
+fn a_score_that_rounds_to_zero_is_shown_without_a_sign() {
+    // -0.00001 to four places is 0.0000, not -0.0000, in the table and the closing line.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null\necho '{\"score\": -0.00001}'\n");
+    sb.write("d.jsonl", "{\"i\":0}\n");
+    let out = sb
+        .evalctl()
+        .args(["run", "--format", "text", "--skip-preflight"])
+        .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+        .args(["--dataset", "d.jsonl", "--score-range", "any"])
+        .args(["--fail-under", "0.5"])
+        .output()
+        .unwrap();
+    let text = stdout_text(&out);
+    let shown: Vec<&str> = text
+        .lines()
+        .filter(|line| line.starts_with("cand-1") || line.starts_with("exit"))
+        .collect();
+    assert_eq!(
+        (code(&out), shown),
+        (
+            1,
+            vec![
+                "cand-1     0.0000  0.0000      1 / 0",
+                "exit 1: the call succeeded; candidate cand-1 scored 0.0000, below --fail-under 0.5"
+            ]
+        )
+    );
+}
