@@ -185,6 +185,8 @@ struct PatternCount {
     seen: HashSet<(String, RegexFlags)>,
     compiled: u64,
     used: u64,
+    /// A pattern did not fit: no new one is compiled.
+    full: bool,
 }
 
 impl DocumentPatterns {
@@ -192,15 +194,22 @@ impl DocumentPatterns {
     /// document gives it: [`PatternError::TooMuchInAll`] when it takes the document's patterns
     /// over [`MAX_DOCUMENT_COMPILED_BYTES`].
     pub fn compile(&self, pattern: &str, flags: RegexFlags) -> Compiled {
-        let compiled = compile(pattern, flags)?;
-        let mut count = self
-            .0
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
         let key = (pattern.to_string(), flags);
+        let refused = {
+            let count = self.count();
+            count.full && !count.seen.contains(&key)
+        };
+        if refused {
+            // Once the document's patterns are at the limit, a new one is not compiled at all:
+            // a request of many large patterns costs the compiling of 64 MiB, not of each.
+            return Err(PatternError::TooMuchInAll);
+        }
+        let compiled = compile(pattern, flags)?;
+        let mut count = self.count();
         if !count.seen.contains(&key) {
             // One the document may not hold is not held: it counts nothing.
             if count.compiled + compiled.compiled_bytes() > MAX_DOCUMENT_COMPILED_BYTES {
+                count.full = true;
                 return Err(PatternError::TooMuchInAll);
             }
             count.compiled += compiled.compiled_bytes();
@@ -212,10 +221,13 @@ impl DocumentPatterns {
 
     /// The memory the document's patterns may take while it is evaluated.
     pub fn used_bytes(&self) -> u64 {
+        self.count().used
+    }
+
+    fn count(&self) -> std::sync::MutexGuard<'_, PatternCount> {
         self.0
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
-            .used
     }
 }
 
