@@ -151,6 +151,49 @@ fn a_missing_variable_or_a_bad_reference_names_the_flag_and_the_header() {
 }
 
 #[test]
+fn a_header_without_a_colon_or_with_a_framing_name_is_refused_without_its_value() {
+    // A variable holding the token alone, or a tab for the colon: the header as typed is
+    // named (its name, never its value), not the token it expands to.
+    let dir = Sandbox::new();
+    let url = "http://127.0.0.1:9/score";
+    for (header, stderr) in [
+        (
+            "${EVAL_TOKEN}",
+            "error: --header: \"${EVAL_TOKEN}\": expected \"Name: value\"\n",
+        ),
+        (
+            "Bearer\t${EVAL_TOKEN}",
+            "error: --header: \"Bearer\": expected \"Name: value\"\n",
+        ),
+        (
+            "${EVAL_TOKEN}: x",
+            "error: --header: \"${EVAL_TOKEN}\": a header's name is written as it is, not from \
+             a variable\n",
+        ),
+        // The body's length is evalctl's to say: a header giving it would cut or stall every
+        // payload.
+        (
+            "Content-Length: 5",
+            "error: --header: content-length: evalctl sets it for each request's body; it \
+             cannot be given\n",
+        ),
+        (
+            "Transfer-Encoding: chunked",
+            "error: --header: transfer-encoding: evalctl sets it for each request's body; it \
+             cannot be given\n",
+        ),
+    ] {
+        let output = run(&dir, url, &[header], "text");
+        assert_eq!(
+            (output.status.code(), stderr_text(&output)),
+            (Some(2), stderr.to_string()),
+            "{header}"
+        );
+        assert_never_shown(&dir, &[&output]);
+    }
+}
+
+#[test]
 fn config_show_masks_the_header() {
     let dir = Sandbox::new();
     let output = dir

@@ -577,9 +577,27 @@ fn expand_headers(headers: &[String]) -> anyhow::Result<Vec<String>> {
     let expanded: Vec<String> = headers
         .iter()
         .filter_map(|header| {
-            expand(header, |name| std::env::var(name).ok())
+            // The shape is checked as typed: a value from a variable is never shown.
+            let Some((name, value)) = header.split_once(':') else {
+                problems.push(Problem::new(
+                    "--header",
+                    format!("{:?}: expected \"Name: value\"", header_name_only(header)),
+                ));
+                return None;
+            };
+            if name.contains("${") {
+                problems.push(Problem::new(
+                    "--header",
+                    format!(
+                        "{:?}: a header's name is written as it is, not from a variable",
+                        name.trim()
+                    ),
+                ));
+                return None;
+            }
+            expand(value, |variable| std::env::var(variable).ok())
+                .map(|value| format!("{name}:{value}"))
                 .map_err(|reason| {
-                    let name = header_name_only(header);
                     problems.push(Problem::new(
                         "--header",
                         format!("{}: {reason}", name.trim()),

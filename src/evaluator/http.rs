@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, TRANSFER_ENCODING};
 use reqwest::Url;
 
 use super::{Call, Evaluator};
@@ -22,6 +22,9 @@ pub struct HttpSpec {
     /// Extra headers (values may be secrets: never printed).
     pub headers: HeaderMap,
 }
+
+/// The headers that say where a request's body ends: evalctl's own, for the payload it sends.
+const FRAMING: [HeaderName; 2] = [CONTENT_LENGTH, TRANSFER_ENCODING];
 
 impl HttpSpec {
     /// Validate the URL and the `Name: value` headers.
@@ -56,6 +59,12 @@ impl HttpSpec {
                     format!("{:?}: invalid header name", name.trim()),
                 )
             })?;
+            if FRAMING.contains(&name) {
+                return Err(bad_flag(
+                    "--header",
+                    format!("{name}: evalctl sets it for each request's body; it cannot be given"),
+                ));
+            }
             let mut value = HeaderValue::from_str(value.trim()).map_err(|_| {
                 bad_flag(
                     "--header",
@@ -91,9 +100,13 @@ fn missing_scheme_hint(url: &str) -> String {
     }
 }
 
-/// What to show of a header argument in an error: its name only, never its value.
+/// What to show of a header argument as typed (its variables not expanded) in an error: its
+/// name only, never its value.
 pub fn header_name_only(header: &str) -> &str {
-    header.split([':', '=', ' ']).next().unwrap_or_default()
+    header
+        .split(|c: char| c == ':' || c == '=' || c.is_whitespace())
+        .next()
+        .unwrap_or_default()
 }
 
 /// POSTs each call to a URL.
