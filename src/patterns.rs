@@ -174,11 +174,32 @@ fn build(pattern: &str, flags: RegexFlags) -> Compiled {
         })
 }
 
+/// What holds the memory a document's patterns take as they are compiled (a `serve` request's
+/// share of `--max-memory`), so that it is held before each pattern is compiled, not after.
+pub trait PatternMemory: Send + Sync {
+    /// Hold `bytes` more; false when they cannot be held (the holder keeps why).
+    fn hold(&self, bytes: u64) -> bool;
+    /// Give back `bytes` of what was held.
+    fn release(&self, bytes: u64);
+}
+
 /// The distinct patterns one document (a request, a checks file) compiled before it is
 /// evaluated, counted together however many threads prepare its checks (clones share the
-/// count): capped in size, and the memory they may take while it is evaluated.
-#[derive(Debug, Clone, Default)]
-pub struct DocumentPatterns(Arc<Mutex<PatternCount>>);
+/// count): capped in size, and the memory they may take while it is evaluated, held as they
+/// are compiled when the document has a [`PatternMemory`].
+#[derive(Clone, Default)]
+pub struct DocumentPatterns {
+    count: Arc<Mutex<PatternCount>>,
+    memory: Option<Arc<dyn PatternMemory>>,
+}
+
+impl fmt::Debug for DocumentPatterns {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DocumentPatterns")
+            .field("count", &self.count)
+            .finish_non_exhaustive()
+    }
+}
 
 #[derive(Debug, Default)]
 struct PatternCount {
@@ -189,43 +210,90 @@ struct PatternCount {
     full: bool,
 }
 
+/// The most memory one pattern may take once used (see [`Pattern::used_bytes`]): held before
+/// it is compiled, the rest given back once its size is known.
+const MOST_ONE_PATTERN_USES: u64 = PATTERN_OVERHEAD + 2 * MAX_COMPILED_BYTES as u64;
+
 impl DocumentPatterns {
-    /// `pattern` compiled with `flags` for the document, counted once however often the
-    /// document gives it: [`PatternError::TooMuchInAll`] when it takes the document's patterns
-    /// over [`MAX_DOCUMENT_COMPILED_BYTES`].
-    pub fn compile(&self, pattern: &str, flags: RegexFlags) -> Compiled {
-        let key = (pattern.to_string(), flags);
-        let refused = {
-            let count = self.count();
-            count.full && !count.seen.contains(&key)
-        };
-        if refused {
-            // Once the document's patterns are at the limit, a new one is not compiled at all:
-            // a request of many large patterns costs the compiling of 64 MiB, not of each.
-            return Err(PatternError::TooMuchInAll);
+    /// The patterns of a document whose memory `memory` holds as they are compiled.
+    pub fn held_by(memory: Arc<dyn PatternMemory>) -> DocumentPatterns {
+        DocumentPatterns {
+            count: Arc::default(),
+            memory: Some(memory),
         }
-        let compiled = compile(pattern, flags)?;
-        let mut count = self.count();
-        if !count.seen.contains(&key) {
-            // One the document may not hold is not held: it counts nothing.
-            if count.compiled + compiled.compiled_bytes() > MAX_DOCUMENT_COMPILED_BYTES {
-                count.full = true;
-                return Err(PatternError::TooMuchInAll);
-            }
-            count.compiled += compiled.compiled_bytes();
-            count.used += compiled.used_bytes();
-            count.seen.insert(key);
-        }
-        Ok(compiled)
     }
 
-    /// The memory the document's patterns may take while it is evaluated.
-    pub fn used_bytes(&self) -> u64 {
-        self.count().used
+    /// `pattern` compiled with `flags` for the document, counted once however often the
+    /// document gives it: [`PatternError::TooMuchInAll`] when it takes the document's patterns
+    /// over [`MAX_DOCUMENT_COMPILED_BYTES`] or past what its memory holder can hold.
+    pub fn compile(&self, pattern: &str, flags: RegexFlags) -> Compiled {
+        let key = (pattern.to_string(), flags);
+        let known = {
+            let count = self.count();
+            if count.full && !count.seen.contains(&key) {
+                // Once the document's patterns are at the limit, a new one is not compiled at
+                // all: a request of many large patterns costs the compiling of 64 MiB, not of
+                // each.
+                return Err(PatternError::TooMuchInAll);
+            }
+            count.seen.contains(&key)
+        };
+        let Some(memory) = self.memory.as_ref().filter(|_| !known) else {
+            return self
+                .count_in(&key, compile(pattern, flags))
+                .map(|(pattern, _)| pattern);
+        };
+        let refused = || {
+            self.count().full = true;
+            Err(PatternError::TooMuchInAll)
+        };
+        if !memory.hold(MOST_ONE_PATTERN_USES) {
+            return refused();
+        }
+        let mut held = MOST_ONE_PATTERN_USES;
+        let compiled = compile(pattern, flags);
+        // A program with its other engines may take a little more than it was given.
+        let used = compiled.as_ref().map_or(0, Pattern::used_bytes);
+        if used > held {
+            if !memory.hold(used - held) {
+                memory.release(held);
+                return refused();
+            }
+            held = used;
+        }
+        let kept = self.count_in(&key, compiled);
+        let kept_bytes = match &kept {
+            Ok((_, true)) => used,
+            _ => 0,
+        };
+        memory.release(held - kept_bytes);
+        kept.map(|(pattern, _)| pattern)
+    }
+
+    /// Count `compiled`, the pattern of `key`, once: with whether it is new to the document.
+    fn count_in(
+        &self,
+        key: &(String, RegexFlags),
+        compiled: Compiled,
+    ) -> Result<(Pattern, bool), PatternError> {
+        let compiled = compiled?;
+        let mut count = self.count();
+        if count.seen.contains(key) {
+            return Ok((compiled, false));
+        }
+        // One the document may not hold is not held: it counts nothing.
+        if count.compiled + compiled.compiled_bytes() > MAX_DOCUMENT_COMPILED_BYTES {
+            count.full = true;
+            return Err(PatternError::TooMuchInAll);
+        }
+        count.compiled += compiled.compiled_bytes();
+        count.used += compiled.used_bytes();
+        count.seen.insert(key.clone());
+        Ok((compiled, true))
     }
 
     fn count(&self) -> std::sync::MutexGuard<'_, PatternCount> {
-        self.0
+        self.count
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
@@ -271,35 +339,91 @@ mod tests {
         assert!(reason.contains("unclosed group"), "{reason}");
     }
 
+    /// A memory holder of `limit` bytes that counts what it holds.
+    #[derive(Default)]
+    struct Counted {
+        limit: u64,
+        held: Mutex<u64>,
+    }
+
+    impl PatternMemory for Counted {
+        fn hold(&self, bytes: u64) -> bool {
+            let mut held = self.held.lock().unwrap();
+            let fits = *held + bytes <= self.limit;
+            if fits {
+                *held += bytes;
+            }
+            fits
+        }
+
+        fn release(&self, bytes: u64) {
+            *self.held.lock().unwrap() -= bytes;
+        }
+    }
+
+    fn held(memory: &Counted) -> u64 {
+        *memory.held.lock().unwrap()
+    }
+
+    /// A pattern that compiles to most of the limit for one pattern.
+    fn heavy(n: usize) -> String {
+        format!(r"\w{{19}}q{n}")
+    }
+
     #[test]
-    fn a_documents_patterns_are_capped_together_and_say_what_they_may_take() {
-        let document = DocumentPatterns::default();
+    fn a_documents_patterns_are_capped_together_and_hold_what_they_may_take() {
+        let memory = Arc::new(Counted {
+            limit: u64::MAX,
+            ..Counted::default()
+        });
+        let document = DocumentPatterns::held_by(memory.clone());
         let light = document
             .compile("a literal", RegexFlags::default())
             .unwrap();
         assert!(light.is_match("just a literal"));
         let shared = document.clone();
         shared.compile("a literal", RegexFlags::default()).unwrap();
-        let after_one = document.used_bytes();
-        assert!((PATTERN_OVERHEAD..2 * PATTERN_OVERHEAD).contains(&after_one));
-        // Each of these compiles to most of the limit for one pattern: a document may hold
-        // about 64 MiB of them, not more.
-        let heavy = |n: usize| format!(r"\w{{19}}q{n}");
-        let held = (0..200)
+        assert!((PATTERN_OVERHEAD..2 * PATTERN_OVERHEAD).contains(&held(&memory)));
+        // A document may hold about 64 MiB of these, not more.
+        let kept = (0..200)
             .map(|n| shared.compile(&heavy(n), RegexFlags::default()))
             .take_while(Result::is_ok)
             .count();
-        assert!((40..80).contains(&held), "{held}");
+        assert!((40..80).contains(&kept), "{kept}");
         assert_eq!(
             document
                 .compile(&heavy(1000), RegexFlags::default())
                 .unwrap_err(),
             PatternError::TooMuchInAll
         );
-        // Given again, a pattern it holds costs nothing more; one it refused counts nothing.
-        let used = document.used_bytes();
+        // Given again, a pattern it holds costs nothing more; one it refused holds nothing.
+        let used = held(&memory);
         assert!(document.compile(&heavy(0), RegexFlags::default()).is_ok());
-        assert_eq!(document.used_bytes(), used);
+        assert_eq!(held(&memory), used);
+        assert_eq!(used, document.count().used);
         assert!((MAX_DOCUMENT_COMPILED_BYTES..2 * MAX_DOCUMENT_COMPILED_BYTES).contains(&used));
+    }
+
+    #[test]
+    fn a_pattern_its_memory_cannot_hold_is_not_compiled() {
+        // Room for one pattern at its largest: the second is refused before it is compiled,
+        // and so is every new one after it.
+        let memory = Arc::new(Counted {
+            limit: MOST_ONE_PATTERN_USES + MOST_ONE_PATTERN_USES / 2,
+            ..Counted::default()
+        });
+        let document = DocumentPatterns::held_by(memory.clone());
+        assert!(document.compile(&heavy(1), RegexFlags::default()).is_ok());
+        let first = held(&memory);
+        assert_eq!(
+            document.compile(&heavy(2), RegexFlags::default()).err(),
+            Some(PatternError::TooMuchInAll)
+        );
+        assert_eq!(
+            document.compile("small", RegexFlags::default()).err(),
+            Some(PatternError::TooMuchInAll)
+        );
+        assert!(document.compile(&heavy(1), RegexFlags::default()).is_ok());
+        assert_eq!(held(&memory), first);
     }
 }

@@ -348,13 +348,14 @@ fn heavy_patterns_request(n: usize) -> Vec<u8> {
 
 #[test]
 fn a_request_whose_regular_expressions_would_be_over_max_memory_is_a_413() {
-    // A few KB of patterns compile to megabytes: they hold the request's share before it is
-    // evaluated, their compiled programs and the room their searches grow into.
+    // A few KB of patterns compile to megabytes: each holds the most one pattern may take
+    // before it is compiled (the fourth does not fit), then what it takes: its compiled program
+    // and the room its searches grow into.
     let (server, _dir) = server_with(&["--max-body", "100000", "--max-memory", "8000000"]);
     let reply = server.request("POST", "/evaluate", &[], &heavy_patterns_request(10));
     assert_too_large(
         &reply,
-        "the request would take about 21.3 MB of memory (the regular expressions of its \
+        "the request would take about 8.5 MB of memory (the regular expressions of its \
          checks); this server gives requests 8,000,000 bytes in all (--max-memory)",
     );
     let within = server.request("POST", "/evaluate", &[], &heavy_patterns_request(2));

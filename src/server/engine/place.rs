@@ -145,6 +145,29 @@ impl Share {
         Ok(())
     }
 
+    /// Give back `bytes` of what this share holds (the units that no longer cover anything).
+    pub fn release(&mut self, bytes: u64) {
+        self.bytes = self.bytes.saturating_sub(bytes);
+        let keep = usize::try_from(self.bytes.div_ceil(UNIT)).unwrap_or(usize::MAX);
+        if let Some(memory) = &mut self.memory {
+            let extra = memory.num_permits().saturating_sub(keep);
+            if extra > 0 {
+                drop(memory.split(extra));
+            }
+        }
+    }
+
+    /// Take over what `other` holds.
+    fn absorb(&mut self, other: Share) {
+        self.bytes = self.bytes.saturating_add(other.bytes);
+        if let Some(more) = other.memory {
+            match &mut self.memory {
+                Some(memory) => memory.merge(more),
+                None => self.memory = Some(more),
+            }
+        }
+    }
+
     /// `answer`, holding this share until the last copy of it is dropped (once written).
     pub fn with(self, answer: Bytes) -> Bytes {
         Bytes::from_owner(Answer {
@@ -185,6 +208,22 @@ impl Place {
     /// See [`Share::hold`].
     pub fn hold(&mut self, bytes: u64, what: &str) -> Result<(), ApiError> {
         self.share.hold(bytes, what)
+    }
+
+    /// A share of the same budget for what is held while other threads take it (the patterns
+    /// of a request's checks, compiled on the worker pool), to be [`Place::absorb`]ed after.
+    pub fn side_share(&self) -> Share {
+        Share {
+            memory: None,
+            bytes: 0,
+            units: Arc::clone(&self.share.units),
+            budget: self.share.budget,
+        }
+    }
+
+    /// Hold what `share` holds, as this place's own.
+    pub fn absorb(&mut self, share: Share) {
+        self.share.absorb(share);
     }
 
     /// The evaluation has stopped: its place among `--max-concurrent` is free, and the memory

@@ -16,7 +16,7 @@ use crate::evaluator::check_calls::{
 };
 use crate::fep::{parse_request, Request};
 use crate::input::document_json_reason;
-use crate::patterns::DocumentPatterns;
+use crate::patterns::{DocumentPatterns, PatternMemory};
 use crate::server::auth::Token;
 use crate::server::store::Store;
 use crate::server::ServeChecks;
@@ -221,14 +221,23 @@ impl Engine {
             .ok()
             .and_then(|mut spare| spare.pop())
             .unwrap_or_else(|| self.catalog());
-        catalog.patterns = DocumentPatterns::default();
+        // The patterns of its checks hold their memory as they are compiled.
+        let patterns = Arc::new(PatternShare(Mutex::new((place.side_share(), None))));
+        catalog.patterns = DocumentPatterns::held_by(patterns.clone());
         let parsed = parse_request(document, &mut catalog);
-        let patterns = catalog.patterns.used_bytes();
+        catalog.patterns = DocumentPatterns::default();
         if let Ok(mut spare) = self.spare_catalogs.lock() {
             if spare.len() < SPARE_CATALOGS {
                 spare.push(catalog);
             }
         }
+        let (share, refused) = Arc::into_inner(patterns)
+            .map(|patterns| patterns.0.into_inner().unwrap_or_else(|p| p.into_inner()))
+            .ok_or_else(|| ApiError::new(ErrorKind::Internal, "the patterns' share was kept"))?;
+        if let Some(refused) = refused {
+            return Err(refused);
+        }
+        place.absorb(share);
         let request = parsed.map_err(|problems| {
             invalid_request(
                 problems
@@ -237,7 +246,6 @@ impl Engine {
                     .collect(),
             )
         })?;
-        place.hold(patterns, "the regular expressions of its checks")?;
         // What each result repeats of its check as given is known once the checks are
         // prepared: their literal arguments, and the names of the members they ignore.
         place.hold(
@@ -247,6 +255,31 @@ impl Engine {
             &format!("the answer of its {check_results} check results"),
         )?;
         Ok(request)
+    }
+}
+
+/// The share of `--max-memory` a request's regular expressions hold as they are compiled, and
+/// the refusal of the first one that could not be held.
+struct PatternShare(Mutex<(Share, Option<ApiError>)>);
+
+impl PatternMemory for PatternShare {
+    fn hold(&self, bytes: u64) -> bool {
+        let mut held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        if held.1.is_some() {
+            return false;
+        }
+        match held.0.hold(bytes, "the regular expressions of its checks") {
+            Ok(()) => true,
+            Err(refused) => {
+                held.1 = Some(refused);
+                false
+            }
+        }
+    }
+
+    fn release(&self, bytes: u64) {
+        let mut held = self.0.lock().unwrap_or_else(|p| p.into_inner());
+        held.0.release(bytes);
     }
 }
 
