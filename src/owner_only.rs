@@ -43,12 +43,10 @@ pub fn replace(path: &Path, contents: &[u8]) -> std::io::Result<()> {
             .open(path)
             .and_then(|mut file| file.write_all(contents));
     }
-    let linked = std::fs::symlink_metadata(path)
-        .is_ok_and(|meta| meta.file_type().is_symlink())
-        .then(|| std::fs::canonicalize(path).ok())
-        .flatten();
+    let linked = crate::input::link_target(path);
     let path = linked.as_deref().unwrap_or(path);
-    let mode = existing.map_or(FILE_MODE, |meta| meta.permissions().mode() & 0o7777);
+    // The file's permissions, never its set-user-ID, set-group-ID or sticky bits.
+    let mode = existing.map_or(FILE_MODE, |meta| meta.permissions().mode() & 0o777);
     let dir = match path.parent() {
         Some(parent) if !parent.as_os_str().is_empty() => parent,
         _ => Path::new("."),
@@ -116,5 +114,23 @@ mod tests {
             ),
             (true, "newer".to_string(), 0o644)
         );
+        // A link to nothing yet creates the file it names; a set-user-ID file gives only its
+        // permissions.
+        let dangling = dir.path().join("dangling.html");
+        std::os::unix::fs::symlink("made.html", &dangling).expect("linked");
+        replace(&dangling, b"made").expect("written through the link");
+        let made = dir.path().join("made.html");
+        assert_eq!(
+            (std::fs::read_to_string(&made).expect("read"), mode(&made)),
+            ("made".to_string(), 0o600)
+        );
+        std::fs::set_permissions(&made, Permissions::from_mode(0o6755)).expect("chmod");
+        replace(&made, b"again").expect("replaced");
+        let full_mode = std::fs::metadata(&made)
+            .expect("exists")
+            .permissions()
+            .mode()
+            & 0o7777;
+        assert_eq!(full_mode, 0o755);
     }
 }

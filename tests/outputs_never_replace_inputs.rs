@@ -159,6 +159,43 @@ fn a_file_reached_through_a_link_is_the_same_file() {
 }
 
 #[test]
+fn a_link_to_a_file_not_written_yet_is_that_file() {
+    // `r.html -> out.jsonl` before the run: the report would be written through the link
+    // over the results the run has just written.
+    let sb = sandbox();
+    std::os::unix::fs::symlink("out.jsonl", sb.path().join("r.html")).unwrap();
+    std::os::unix::fs::symlink("elsewhere/j.xml", sb.path().join("j.xml")).unwrap();
+    let run = [
+        "run",
+        "--evaluator-command",
+        "sh eval.sh",
+        "--dataset",
+        "train.jsonl",
+        "--candidate",
+        "x",
+    ];
+    assert_eq!(
+        refused(
+            &sb,
+            &[&run[..], &["--output", "out.jsonl", "--report", "r.html"]].concat()
+        ),
+        "error: --report: r.html is also --output: name a file for each\n"
+    );
+    // A link whose target's directory is missing is found before the run, with the other
+    // unwritable files.
+    assert_eq!(
+        refused(
+            &sb,
+            &[&run[..], &["--output", "/", "--junit", "j.xml"]].concat()
+        ),
+        "error: /: cannot open --output for writing: it is a directory\n\
+         error: --junit: j.xml: no directory elsewhere\n"
+    );
+    assert!(!sb.path().join("called").exists());
+    assert!(!sb.path().join("out.jsonl").exists());
+}
+
+#[test]
 fn commands_that_read_results_do_not_write_over_them() {
     let sb = sandbox();
     let out = sb

@@ -718,13 +718,11 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
     let output = config
         .output
         .as_deref()
-        .map_or(Ok(()), |path| ResultsFile::check_writable(path, "--output"))
-        .and(
-            config
-                .junit
-                .as_deref()
-                .map_or(Ok(()), Junit::check_writable),
-        );
+        .map_or(Ok(()), |path| ResultsFile::check_writable(path, "--output"));
+    let junit = config
+        .junit
+        .as_deref()
+        .map_or(Ok(()), Junit::check_writable);
     let html = config.report.as_deref().map_or(Ok(()), |path| {
         report::html::check_writable(path, "--report")
     });
@@ -734,7 +732,7 @@ fn prepare(config: &RunConfig, reporter: Reporter) -> anyhow::Result<(Inputs, Ar
         .map(|(flag, path)| (*flag, path.as_path()))
         .collect();
     let distinct = check_distinct(&files_written(config), &read);
-    let outputs = [output.err(), html.err(), distinct.err()];
+    let outputs = [output.err(), junit.err(), html.err(), distinct.err()];
     let output = match outputs.into_iter().flatten().collect::<Vec<_>>() {
         errors if errors.is_empty() => Ok(()),
         errors => Err(Fatal::merge(errors)),

@@ -19,8 +19,8 @@ use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_lines, parse_object_line, repeated_ids, Record};
 pub use selection::ExampleSelection;
 pub use source::{
-    document_json_reason, json_error_what, read_input_file, same_file, second_value_starts_line,
-    Source,
+    document_json_reason, json_error_what, link_target, read_input_file, same_file,
+    second_value_starts_line, Source,
 };
 pub use stream::JsonlStream;
 

@@ -180,6 +180,24 @@ pub fn json_error_what(err: &serde_json::Error) -> String {
     }
 }
 
+/// Where the symbolic link `path` leads, followed link by link (at most 40, as the kernel
+/// follows them) whether or not its last target exists: `None` when `path` is no link.
+pub fn link_target(path: &Path) -> Option<PathBuf> {
+    let mut current = path.to_path_buf();
+    let mut followed = false;
+    for _ in 0..40 {
+        let Ok(target) = std::fs::read_link(&current) else {
+            break;
+        };
+        followed = true;
+        current = match current.parent() {
+            Some(dir) if target.is_relative() => dir.join(target),
+            _ => target,
+        };
+    }
+    followed.then_some(current)
+}
+
 /// Whether `a` and `b` are one regular file: both exist and share device and inode, or one does
 /// not exist yet and both resolve to the same path (their directories resolved, links
 /// followed). A device or FIFO (`/dev/null`) may take any number of outputs.
@@ -193,9 +211,11 @@ pub fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// The path a file that does not exist yet would have: its directory resolved (links followed,
-/// `..` taken), its name kept.
+/// `..` taken), its name kept, or, when it is a link to nothing yet, the path the link names
+/// (a report written through it would create that file).
 fn resolved(path: &Path) -> PathBuf {
-    let absolute = std::path::absolute(path).unwrap_or_else(|_| path.to_path_buf());
+    let path = link_target(path).unwrap_or_else(|| path.to_path_buf());
+    let absolute = std::path::absolute(&path).unwrap_or(path);
     match (absolute.parent(), absolute.file_name()) {
         (Some(dir), Some(name)) => std::fs::canonicalize(dir)
             .map(|dir| dir.join(name))

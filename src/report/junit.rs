@@ -93,7 +93,10 @@ impl Junit {
                 format!("{}: is a directory, not a file", path.display()),
             ));
         }
-        match path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+        // A link is written through: the directory that counts is its target's.
+        let target = crate::input::link_target(path);
+        let target = target.as_deref().unwrap_or(path);
+        match target.parent().filter(|dir| !dir.as_os_str().is_empty()) {
             Some(dir) if !dir.is_dir() => Err(bad_flag(
                 "--junit",
                 format!("{}: no directory {}", path.display(), dir.display()),

@@ -24,7 +24,10 @@ pub fn check_writable(path: &Path, flag: &str) -> anyhow::Result<()> {
     if path.is_dir() {
         return Err(fail(format!("cannot write {flag}: it is a directory")));
     }
-    match path.parent().filter(|dir| !dir.as_os_str().is_empty()) {
+    // A link is written through: the directory that counts is its target's.
+    let target = crate::input::link_target(path);
+    let target = target.as_deref().unwrap_or(path);
+    match target.parent().filter(|dir| !dir.as_os_str().is_empty()) {
         Some(dir) if !dir.is_dir() => Err(fail(format!(
             "cannot write {flag}: no directory {}",
             dir.display()
