@@ -399,6 +399,37 @@ fn a_line_naming_its_candidate_otherwise_is_counted_with_its_candidate_by_summar
             &first["candidates"]
         )
     );
+
+    // Lines edited to give one candidate another's name: each keeps its own name, and
+    // neither's calls are counted as the other's.
+    let mut command = sb.run_with(SCORE_S);
+    command.args([
+        "--skip-preflight",
+        "-j",
+        "1",
+        "--candidate",
+        "a",
+        "--candidate",
+        "b",
+    ]);
+    command.args(["--dataset", "d.jsonl", "--output", "two.jsonl"]);
+    let two = json_stdout(&succeeded(command));
+    let journal = sb.read("two.jsonl");
+    let edited = journal.replacen(
+        "\"candidate_id\":\"cand-2\"",
+        "\"candidate_id\":\"cand-1\"",
+        3,
+    );
+    sb.write("two.jsonl", &edited);
+    let out = sb
+        .evalctl()
+        .args(["summarize", "two.jsonl", "--format", "json"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), &json_stdout(&out)["candidates"]),
+        (0, &two["candidates"])
+    );
 }
 
 #[test]

@@ -300,34 +300,45 @@ pub struct RunLines {
     pub renamed: usize,
 }
 
-/// The name (`candidate_id`) most of `records` give each candidate (`candidate_index`); of
-/// names given equally often, the first.
+/// The name (`candidate_id`) of each candidate (`candidate_index`) of `records`: the one most
+/// of its lines give, of names given equally often the first, and never another candidate's.
+/// A name several candidates' lines give goes to the one whose lines give it most (the first of
+/// them, at equal counts); the others take their next most given name, and one left with no
+/// name of its own is `candidate N` (counting from 1), as it stands in the plan.
 fn names_most_lines_give<'a>(
     records: impl Iterator<Item = &'a CallRecord>,
 ) -> HashMap<usize, String> {
-    let mut given: HashMap<usize, Vec<(&str, usize)>> = HashMap::new();
+    // (index, name, lines giving it, order first seen)
+    let mut given: Vec<(usize, &str, usize)> = Vec::new();
+    let mut position: HashMap<(usize, &str), usize> = HashMap::new();
     for record in records {
         let Some(index) = record.candidate_index else {
             continue;
         };
-        let names = given.entry(index).or_default();
-        match names
-            .iter_mut()
-            .find(|(name, _)| *name == record.candidate_id)
-        {
-            Some((_, lines)) => *lines += 1,
-            None => names.push((&record.candidate_id, 1)),
+        let key = (index, record.candidate_id.as_str());
+        match position.get(&key) {
+            Some(&at) => given[at].2 += 1,
+            None => {
+                position.insert(key, given.len());
+                given.push((index, &record.candidate_id, 1));
+            }
         }
     }
-    given
-        .into_iter()
-        .filter_map(|(index, names)| {
-            let most = names
-                .into_iter()
-                .reduce(|most, next| if next.1 > most.1 { next } else { most })?;
-            Some((index, most.0.to_string()))
-        })
-        .collect()
+    // Most lines first; of equal counts, the name seen first (a stable sort keeps that order).
+    given.sort_by(|a, b| b.2.cmp(&a.2));
+    let mut names: HashMap<usize, String> = HashMap::new();
+    let mut taken: std::collections::HashSet<&str> = std::collections::HashSet::new();
+    for &(index, name, _) in &given {
+        if !names.contains_key(&index) && taken.insert(name) {
+            names.insert(index, name.to_string());
+        }
+    }
+    for &(index, _, _) in &given {
+        names
+            .entry(index)
+            .or_insert_with(|| format!("candidate {}", index + 1));
+    }
+    names
 }
 
 /// A last line cut short by a killed run (no closing newline), removed by [`mend_tail`].
