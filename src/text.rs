@@ -54,10 +54,21 @@ pub fn one_line(text: &str) -> String {
 }
 
 /// `text` with each line break shown as ` ⏎ `, so that an id cannot break the one-line message
-/// it is named in (a failed call, a regression, a JUnit test case's name); what else it holds is
+/// it is named in (a failed call, a regression, a JUnit test case's name): a line feed, a
+/// carriage return (`\r\n` is one break), a vertical tab, a form feed, NEL, and the Unicode
+/// line and paragraph separators; a break at the very end is dropped. What else it holds is
 /// left to the output's own escaping.
 pub fn fold_lines(text: &str) -> String {
-    text.lines().collect::<Vec<_>>().join(" ⏎ ")
+    let text = text.replace("\r\n", "\n");
+    let mut pieces: Vec<&str> = text
+        .split([
+            '\n', '\r', '\u{b}', '\u{c}', '\u{85}', '\u{2028}', '\u{2029}',
+        ])
+        .collect();
+    if pieces.len() > 1 && pieces.last() == Some(&"") {
+        pieces.pop();
+    }
+    pieces.join(" ⏎ ")
 }
 
 /// `text` with every control character other than line feed and tab, and every bidirectional
@@ -239,6 +250,16 @@ mod tests {
     #[test]
     fn one_line_folds_lines_and_shows_control_characters() {
         assert_eq!(one_line("a\nb\tc\u{1b}[2J"), "a ⏎ b c\\u{1b}[2J");
+        assert_eq!(
+            [
+                "a\r\nb\rc\u{b}d\u{c}e\u{85}f\u{2028}g\u{2029}h\n",
+                "a\n\n",
+                "",
+                "\n"
+            ]
+            .map(fold_lines),
+            ["a ⏎ b ⏎ c ⏎ d ⏎ e ⏎ f ⏎ g ⏎ h", "a ⏎ ", "", ""]
+        );
         assert_eq!(
             [0.3, 30.0, 2.25, 1.8889235260000001, 0.0004, 0.0]
                 .map(|secs| seconds(Duration::from_secs_f64(secs))),

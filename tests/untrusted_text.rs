@@ -210,6 +210,23 @@ fn a_line_break_in_an_id_or_a_file_name_cannot_split_the_closing_line() {
          0.5000, below --fail-under 0.9\n"
     );
 
+    // Every other line break likewise: a Unicode line separator ends a line in many viewers.
+    let separated = "b\u{2028}exit 0: all 2 calls succeeded";
+    sandbox.write(separated, "hi");
+    let out = sandbox
+        .run_with("cat >/dev/null\necho '{\"score\": 0.5}'\n")
+        .args(["--dataset", "d.jsonl", "--fail-under", "0.9"])
+        .args(["--", separated])
+        .output()
+        .unwrap();
+    assert_eq!(
+        json_stdout(&out)["exit_reason"],
+        json!(
+            "all 2 calls succeeded; candidate b ⏎ exit 0: all 2 calls succeeded scored 0.5000, \
+             below --fail-under 0.9"
+        )
+    );
+
     // A shard's file name in merge's reason (and the partial line) likewise.
     sandbox.write("d4.jsonl", "{\"q\":1}\n{\"q\":2}\n{\"q\":3}\n{\"q\":4}\n");
     for shard in ["0/2", "1/2"] {

@@ -325,7 +325,7 @@ fn names_most_lines_give<'a>(
         }
     }
     // Most lines first; of equal counts, the name seen first (a stable sort keeps that order).
-    given.sort_by(|a, b| b.2.cmp(&a.2));
+    given.sort_by_key(|given| std::cmp::Reverse(given.2));
     let mut names: HashMap<usize, String> = HashMap::new();
     let mut taken: std::collections::HashSet<&str> = std::collections::HashSet::new();
     for &(index, name, _) in &given {
