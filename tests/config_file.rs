@@ -576,6 +576,24 @@ fn a_switch_its_variable_sets_needs_what_its_flag_needs_and_its_variable_is_name
                 .to_string()
         )
     );
+    // `config show`, which says where settings come from, names it too.
+    let shown = sb
+        .evalctl()
+        .args(["config", "show", "tasks", "run", "t.jsonl", "--no-config"])
+        .args(["--format", "text"])
+        .env("EVALCTL_RESUME", "true")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&shown), stderr_text(&shown)),
+        (
+            2,
+            format!(
+                "{}\n",
+                needs("EVALCTL_RESUME", "--resume", "--save-outputs <FILE.jsonl>")
+            )
+        )
+    );
     // Typed, the flag is what clap names.
     let typed = [&evaluate[..], &["--resume"]].concat();
     assert_eq!(

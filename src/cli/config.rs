@@ -367,7 +367,7 @@ fn rejected_value(flag: &clap::Arg, value: &str) -> Option<String> {
 /// (`--concurrency <N>`) was not typed and a variable bound to it holds the value it rejected;
 /// then every other variable of the command whose value its flag's parser rejects (clap stops
 /// at the first), so that one run shows them all.
-pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow::Error> {
+fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow::Error> {
     let (Some(ContextValue::String(flag)), Some(ContextValue::String(value))) = (
         error.get(ContextKind::InvalidArg),
         error.get(ContextKind::InvalidValue),
@@ -409,10 +409,16 @@ pub fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<anyho
     })
 }
 
+/// The `EVALCTL_*` variable behind a usage error clap words as a flag's, when one is:
+/// [`rejected_variable`], else [`required_by_variable`].
+pub fn variable_at_fault(error: &clap::Error, args: &[OsString]) -> Option<anyhow::Error> {
+    rejected_variable(error, args).or_else(|| required_by_variable(error, args))
+}
+
 /// A flag missing that a switch needs (`--output` for `--resume`) when the switch was not typed
 /// but turned on by its variable (`EVALCTL_RESUME=true`): the variable is what to look at, not
 /// only the flag clap names.
-pub fn required_by_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow::Error> {
+fn required_by_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow::Error> {
     if error.kind() != clap::error::ErrorKind::MissingRequiredArgument {
         return None;
     }
@@ -647,7 +653,7 @@ impl ConfigCommand {
             Ok(resolved) => resolved,
             Err(Failure::Config(error)) => return Err(error),
             // `EVALCTL_CACHE=maybe`: the variable is what to fix, as the command shown says.
-            Err(Failure::Usage(error)) => match rejected_variable(&error, &args) {
+            Err(Failure::Usage(error)) => match variable_at_fault(&error, &args) {
                 Some(rejected) => return Err(rejected),
                 None => return Err(bad_flag("config show", super::clap_reason(&error))),
             },

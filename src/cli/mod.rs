@@ -318,9 +318,7 @@ fn usage_error(error: clap::Error) -> std::process::ExitCode {
         return Exit::BadInput.into();
     }
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    let variable = config::rejected_variable(&error, &args)
-        .or_else(|| config::required_by_variable(&error, &args));
-    if let Some(variable) = variable {
+    if let Some(variable) = config::variable_at_fault(&error, &args) {
         // `EVALCTL_CONCURRENCY=abc`, `EVALCTL_RESUME=true` without `--output`: the variable is
         // what to fix, not a flag never typed.
         lenient.reporter.error(&variable);
