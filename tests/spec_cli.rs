@@ -140,6 +140,44 @@ fn validate_says_an_integer_too_large_is_out_of_range() {
 }
 
 #[test]
+fn validate_refuses_a_number_that_is_not_finite_naming_its_path_and_line() {
+    // A weight of .nan made every run pass, with no score; .inf anywhere is refused alike.
+    for (number, spec) in [
+        (
+            ".nan",
+            "name: s\nversion_number: 1\nscorecard:\n  dimensions:\n    - {key: c, weight: .nan}\n",
+        ),
+        (
+            "-.Inf",
+            "name: s\nversion_number: 1\nruntime_limits:\n  max_cost_usd: -.Inf\n",
+        ),
+    ] {
+        let sandbox = Sandbox::new();
+        sandbox.write("spec.yaml", spec);
+        let out = sandbox
+            .evalctl()
+            .args(["spec", "validate", "spec.yaml", "--format", "text"])
+            .output()
+            .unwrap();
+        let (line, path) = match number {
+            ".nan" => (5, "scorecard.dimensions[0].weight"),
+            _ => (4, "runtime_limits.max_cost_usd"),
+        };
+        assert_eq!(
+            (code(&out), stderr_text(&out)),
+            (
+                2,
+                format!(
+                    "error: spec.yaml:{line}: evaluation_spec.{path} is not a finite number: a \
+                     spec's numbers are finite (YAML's .nan and .inf are not)\n"
+                )
+            ),
+            "{number}"
+        );
+    }
+}
+
+#[test]
 fn validate_reports_the_fixture_pack_in_json() {
     let out = output({
         let mut command = in_repository();

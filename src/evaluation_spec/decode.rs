@@ -120,8 +120,25 @@ pub fn decode_as(bytes: &[u8], display: &str, shape: Shape) -> Result<Decoded, V
         return Err(vec![SpecProblem::new("evaluation_spec", "is required")]);
     }
     let format = detect_format(bytes, display);
+    let prefix = match shape {
+        Shape::Definition => "evaluation_spec",
+        Shape::Manifest => "",
+    };
+    // Only YAML can write such a number; looked for once the document is known not to nest
+    // too deep to parse.
+    if format == Format::Yaml && yaml_nesting::too_deep_at(bytes).is_none() {
+        if let Some((path, line)) = non_finite_number(bytes) {
+            return Err(vec![SpecProblem {
+                path: join_path(prefix, &path),
+                message: "is not a finite number: a spec's numbers are finite (YAML's .nan and \
+                          .inf are not)"
+                    .to_string(),
+                line,
+            }]);
+        }
+    }
     match shape {
-        Shape::Definition => parse_past_unknown_keys(bytes, format, "evaluation_spec"),
+        Shape::Definition => parse_past_unknown_keys(bytes, format, prefix),
         Shape::Manifest => {
             let (envelope, unknown): (Envelope, _) = parse_past_unknown_keys(bytes, format, "")?;
             let nested = envelope.version.and_then(|version| version.0);
@@ -306,6 +323,51 @@ fn parse<T: DeserializeOwned>(
             line,
         }]
     })
+}
+
+/// Where the YAML document `bytes` holds a number that is not finite (`.nan`, `.inf`,
+/// `-.inf`), which no JSON spec can hold and no rule of a spec compares as a number (a weight
+/// of `.nan` made every run pass): its path (`scorecard.dimensions[0].weight`) and the first
+/// line that writes such a number. `None` when there is none, or the document does not parse
+/// (its parse says why).
+fn non_finite_number(bytes: &[u8]) -> Option<(String, Option<usize>)> {
+    fn find(value: &serde_norway::Value, path: String) -> Option<String> {
+        match value {
+            serde_norway::Value::Number(number) if number.is_nan() || number.is_infinite() => {
+                Some(path)
+            }
+            serde_norway::Value::Sequence(items) => items
+                .iter()
+                .enumerate()
+                .find_map(|(index, item)| find(item, format!("{path}[{index}]"))),
+            serde_norway::Value::Mapping(members) => members.iter().find_map(|(key, member)| {
+                let key = match key {
+                    serde_norway::Value::String(key) => key.clone(),
+                    other => serde_norway::to_string(other).unwrap_or_default(),
+                };
+                let path = match path.as_str() {
+                    "" => key.trim().to_string(),
+                    _ => format!("{path}.{}", key.trim()),
+                };
+                find(member, path)
+            }),
+            serde_norway::Value::Tagged(tagged) => find(&tagged.value, path),
+            _ => None,
+        }
+    }
+    let value: serde_norway::Value = serde_norway::from_slice(bytes).ok()?;
+    let path = find(&value, String::new())?;
+    let text = String::from_utf8_lossy(bytes);
+    let line = text.lines().position(|line| {
+        let line = line.to_ascii_lowercase();
+        [".nan", ".inf"].iter().any(|word| {
+            line.match_indices(word).any(|(at, _)| {
+                line[..at].ends_with([' ', ':', '-', '+', '[', ',', '{'])
+                    && !line[at + word.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
+            })
+        })
+    });
+    Some((path, line.map(|index| index + 1)))
 }
 
 /// `prefix.path`, with serde_path_to_error's `.` (the root) and `?` (no place yet: a syntax
