@@ -178,6 +178,44 @@ fn validate_refuses_a_number_that_is_not_finite_naming_its_path_and_line() {
 }
 
 #[test]
+fn a_json_pack_nesting_too_deep_anywhere_is_refused_before_it_is_parsed() {
+    // A member the spec ignores (`pack`) nesting 16,000 deep took seconds and gigabytes.
+    let sandbox = Sandbox::new();
+    let depth = 16_000;
+    sandbox.write(
+        "pack.json",
+        format!(
+            "{{\"pack\":\n{}{},\"version\":{{\"evaluation_spec\":{{}}}}}}",
+            "[".repeat(depth),
+            "]".repeat(depth)
+        ),
+    );
+    sandbox.write("runs.jsonl", "{\"id\":\"r\",\"events\":[]}\n");
+    for command in [
+        &["validate", "pack.json"][..],
+        &["score", "pack.json", "runs.jsonl"],
+    ] {
+        let out = sandbox
+            .evalctl()
+            .arg("spec")
+            .args(command)
+            .args(["--format", "text"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            (code(&out), stderr_text(&out)),
+            (
+                2,
+                "error: pack.json:2: manifest could not be decoded: arrays and objects nest \
+                 deeper than 127 levels (the limit)\n"
+                    .to_string()
+            ),
+            "{command:?}"
+        );
+    }
+}
+
+#[test]
 fn validate_reports_the_fixture_pack_in_json() {
     let out = output({
         let mut command = in_repository();

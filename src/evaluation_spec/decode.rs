@@ -267,6 +267,12 @@ fn parse<T: DeserializeOwned>(
     prefix: &str,
 ) -> Result<T, Vec<SpecProblem>> {
     let result = match format {
+        Format::Json if json_too_deep_at(bytes).is_some() => Err((
+            String::new(),
+            "could not be decoded: arrays and objects nest deeper than 127 levels (the limit)"
+                .to_string(),
+            json_too_deep_at(bytes),
+        )),
         Format::Json => {
             let json_failure = |path: String, inner: serde_json::Error| {
                 let line = (inner.line() > 0).then_some(inner.line());
@@ -323,6 +329,35 @@ fn parse<T: DeserializeOwned>(
             line,
         }]
     })
+}
+
+/// The line at which the JSON document `bytes` nests deeper than serde_json's 127 levels, found
+/// in one pass over its text before it is parsed: a member a spec ignores (a manifest's `pack`)
+/// is skipped by a parse whose work grows with the square of its depth.
+fn json_too_deep_at(bytes: &[u8]) -> Option<usize> {
+    let (mut depth, mut line) = (0usize, 1);
+    let (mut in_string, mut escaped) = (false, false);
+    for &byte in bytes {
+        match byte {
+            b'\n' => line += 1,
+            _ if in_string => match (escaped, byte) {
+                (true, _) => escaped = false,
+                (false, b'\\') => escaped = true,
+                (false, b'"') => in_string = false,
+                _ => {}
+            },
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > 127 {
+                    return Some(line);
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Where the YAML document `bytes` holds a number that is not finite (`.nan`, `.inf`,
