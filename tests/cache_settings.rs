@@ -355,10 +355,19 @@ fn with_read_only_dir(sb: &Sandbox, dir: &str, args: &[&str]) -> Option<std::pro
     use std::os::unix::fs::PermissionsExt;
     // SAFETY: geteuid has no preconditions.
     if unsafe { libc::geteuid() } != 0 {
-        let mode = |mode| std::fs::set_permissions(sb.join(dir), PermissionsExt::from_mode(mode));
-        mode(0o500).unwrap();
+        // The database too, as another user's is (SQLite says "read only" then, not "cannot
+        // open").
+        let mode = |path: &str, mode| {
+            let path = sb.join(path);
+            path.exists()
+                .then(|| std::fs::set_permissions(path, PermissionsExt::from_mode(mode)).unwrap());
+        };
+        let database = format!("{dir}/results.sqlite3");
+        mode(&database, 0o400);
+        mode(dir, 0o500);
         let out = sb.evalctl().args(args).output().expect("evalctl runs");
-        mode(0o700).unwrap();
+        mode(dir, 0o700);
+        mode(&database, 0o600);
         return Some(out);
     }
     let namespaces = std::process::Command::new("unshare")

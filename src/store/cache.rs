@@ -219,8 +219,13 @@ fn count_entries(dir: &Path) -> anyhow::Result<u64> {
         })
         .collect();
     match count(format!("file:{file}")) {
+        // Which of the two SQLite says depends on what it could not create: the shared memory
+        // file (cannot open), or the write-ahead log it would recover (read only).
         Err(rusqlite::Error::SqliteFailure(failure, _))
-            if failure.code == rusqlite::ErrorCode::CannotOpen =>
+            if matches!(
+                failure.code,
+                rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly
+            ) =>
         {
             count(format!("file:{file}?immutable=1"))
         }
