@@ -496,6 +496,30 @@ fn a_background_process_holding_stdout_is_named_in_the_timeout() {
 }
 
 #[test]
+fn an_evaluator_that_answers_but_does_not_exit_is_told_apart_from_one_that_does_not_answer() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\nprintf '{\"score\": 1}'\nexec >&-\nsleep 30\n")
+        .args([
+            "--skip-preflight",
+            "--candidate",
+            "c",
+            "--timeout",
+            "0.5",
+            "--output",
+            "out.jsonl",
+        ])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1);
+    assert_eq!(
+        sb.jsonl("out.jsonl")[0]["error"],
+        json!({"kind": "timeout", "message": "the evaluator closed its stdout but did not exit \
+            within 0.5s; it and its children were killed"})
+    );
+}
+
+#[test]
 fn a_signal_ignored_at_start_stays_ignored() {
     // Like `nohup evalctl ...`: SIGHUP is ignored when evalctl starts, so a closed terminal does
     // not stop the run.

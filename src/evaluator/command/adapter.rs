@@ -212,6 +212,9 @@ impl CommandEvaluator {
         // the evaluator has exited, a process it left behind holding stderr gets a moment, not
         // the whole deadline.
         let mut stderr_bytes = Captured::default();
+        // Whether stdout has ended: an evaluator past the deadline with its answer written has
+        // not exited, rather than not answered.
+        let answered = std::sync::atomic::AtomicBool::new(false);
         let ended = tokio::time::timeout(self.timeout, async {
             let answer = async {
                 let write = async {
@@ -223,6 +226,7 @@ impl CommandEvaluator {
                 let read_stdout = async {
                     let mut out = Captured::default();
                     read_capped(&mut stdout, &mut out, MAX_OUTPUT_BYTES, Keep::Head).await;
+                    answered.store(!out.overflowed, std::sync::atomic::Ordering::Relaxed);
                     if out.overflowed {
                         // Stop the evaluator now: it holds stderr (and maybe stdin) open, so
                         // waiting for them would wait for the timeout.
@@ -278,6 +282,15 @@ impl CommandEvaluator {
                     format!(
                         "the {} exited, but a process it started kept its stdout open past {}; \
                          it was killed (redirect background processes' output away from stdout)",
+                        self.role,
+                        seconds(self.timeout)
+                    ),
+                ),
+                _ if answered.load(std::sync::atomic::Ordering::Relaxed) => CallError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "the {} closed its stdout but did not exit within {}; it and its \
+                         children were killed",
                         self.role,
                         seconds(self.timeout)
                     ),
