@@ -669,7 +669,7 @@ error: pretty.json:1: invalid JSON: EOF while parsing a list at column 1
 error: pretty.json:2: invalid JSON: trailing characters at column 11
 error: pretty.json:4: invalid JSON: expected value at column 1
 error: pretty.json: this looks like a pretty-printed JSON document; JSONL needs one JSON object per line (e.g. jq -c '.[]' pretty.json)
-error: -: --dataset and --valset read files, not stdin (candidates can come from stdin)
+error: --valset: '-' is not a file: a split is read from a file, not stdin (candidates can come from stdin)
 ");
     assert!(!sb.exists("called"));
 }

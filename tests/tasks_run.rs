@@ -126,6 +126,31 @@ error: tasks.jsonl: 1 task-spec error; fix it (see `evalctl tasks validate`) or 
 }
 
 #[test]
+fn a_model_commands_completion_is_cut_at_the_stop_sequence_as_an_apis_is() {
+    // The command goes on past the answer; --stop ends the completion there, as an API would.
+    let sb = Sandbox::new();
+    let valid = std::fs::read_to_string(TASKS).unwrap();
+    sb.write(
+        "tasks.jsonl",
+        format!("{}\n", valid.lines().next().unwrap()),
+    );
+    sb.write(
+        "model.sh",
+        "cat > /dev/null; printf '41\\n\\nQuestion: 2 + 2?\\nAnswer: 4'",
+    );
+    let output = sb
+        .evalctl()
+        .args(["tasks", "run", "tasks.jsonl", "--format", "json"])
+        .args(["--model-command", "sh model.sh", "--stop", "\n\n"])
+        .args(["--save-outputs", "saved.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(json_stdout(&output)["overall"]["mean"], 1.0);
+    assert_eq!(sb.jsonl("saved.jsonl")[0]["output"], "41");
+}
+
+#[test]
 fn a_failed_generation_scores_zero_and_exits_1() {
     let sb = Sandbox::new();
     let output = sb

@@ -231,7 +231,7 @@ impl Model {
                     .complete(&input)
                     .await
                     .map(|text| Completion {
-                        text,
+                        text: until_stop(text, &sampling.stop),
                         usage: Usage::default(),
                         // A command reports no tokens: none are missing.
                         usage_missing: false,
@@ -241,6 +241,19 @@ impl Model {
             }
         }
     }
+}
+
+/// `text` up to the first of the `stops` it holds, as an API cuts a completion at its stop
+/// sequences (the sequence itself is not kept).
+fn until_stop(mut text: String, stops: &[String]) -> String {
+    let first = (stops.iter())
+        .filter(|stop| !stop.is_empty())
+        .filter_map(|stop| text.find(stop.as_str()))
+        .min();
+    if let Some(at) = first {
+        text.truncate(at);
+    }
+    text
 }
 
 impl ApiModel {
@@ -329,6 +342,11 @@ pub fn completion_configuration(
     fields.add_optional(b'N', max_tokens.as_ref().map(|n| &n[..]));
     for stop in &sampling.stop {
         fields.add(b'S', stop.as_bytes());
+    }
+    // A command's completion is cut at its stop sequences by evalctl (an earlier evalctl kept
+    // it whole): what was kept whole is not its answer.
+    if matches!(model, ModelSpec::Command(_)) && !sampling.stop.is_empty() {
+        fields.add(b'T', b"cut at the stop sequences");
     }
     let (fields, files) = fields.into_parts();
     Ok((fields.key(), files))

@@ -47,18 +47,19 @@ pub fn load_inputs(
     selection: &ExampleSelection,
 ) -> anyhow::Result<Inputs> {
     let split_paths = [dataset, valset];
-    let read_split = |path: Option<&Path>| {
+    let read_split = |path: Option<&Path>, flag: &str| {
         path.map(|path| match path.to_str() {
             Some("-") => Err(vec![Problem::new(
-                "-",
-                "--dataset and --valset read files, not stdin (candidates can come from stdin)",
+                flag,
+                "'-' is not a file: a split is read from a file, not stdin (candidates can come \
+                 from stdin)",
             )]),
             _ => read_jsonl(path),
         })
     };
     let (candidates, dataset, valset, mut problems) = std::thread::scope(|scope| {
-        let dataset = scope.spawn(|| read_split(dataset));
-        let valset = scope.spawn(|| read_split(valset));
+        let dataset = scope.spawn(|| read_split(dataset, "--dataset"));
+        let valset = scope.spawn(|| read_split(valset, "--valset"));
         let mut problems = Vec::new();
         let candidates = candidates::load(candidates, &mut problems);
         let joined = |handle: std::thread::ScopedJoinHandle<'_, _>| {
