@@ -178,6 +178,30 @@ fn validate_refuses_a_number_that_is_not_finite_naming_its_path_and_line() {
 }
 
 #[test]
+fn a_yaml_key_given_twice_is_named_once_where_it_is_given_again() {
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "dup.yaml",
+        "name: x\nversion_number: 1\nscorecard:\n  pass_threshold: 0.5\n  dimensions: []\n  \
+         pass_threshold: 0.9\n",
+    );
+    let out = sandbox
+        .evalctl()
+        .args(["spec", "validate", "dup.yaml", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: dup.yaml:6: evaluation_spec.scorecard.pass_threshold is given twice (first on \
+             line 4): keep one\n"
+                .to_string()
+        )
+    );
+}
+
+#[test]
 fn a_json_pack_nesting_too_deep_anywhere_is_refused_before_it_is_parsed() {
     // A member the spec ignores (`pack`) nesting 16,000 deep took seconds and gigabytes.
     let sandbox = Sandbox::new();

@@ -316,7 +316,13 @@ fn parse<T: DeserializeOwned>(
                     let location = inner.location();
                     let line = location.as_ref().map(|at| at.line());
                     let column = location.as_ref().map(|at| at.column());
-                    let message = without_position(&inner.to_string(), line, column);
+                    let message = inner.to_string();
+                    // A key given twice is named where it is given again, its path once.
+                    if let Some((key, first, again)) = duplicate_key(&message, bytes, line) {
+                        let twice = format!("is given twice (first on line {first}): keep one");
+                        return (join_path(&path, &key), twice, Some(again));
+                    }
+                    let message = without_position(&message, line, column);
                     (path, message, line)
                 })
             }
@@ -329,6 +335,29 @@ fn parse<T: DeserializeOwned>(
             line,
         }]
     })
+}
+
+/// For serde's ``duplicate field `KEY` `` about the mapping at line `from`: the key, and the
+/// lines of its first and second occurrences from that line on.
+fn duplicate_key(
+    message: &str,
+    bytes: &[u8],
+    from: Option<usize>,
+) -> Option<(String, usize, usize)> {
+    let named = &message[message.find("duplicate field `")? + "duplicate field `".len()..];
+    let key = named[..named.find('`')?].to_string();
+    let text = String::from_utf8_lossy(bytes);
+    let writes_key = |line: &str| {
+        let line = line.trim_start().trim_start_matches("- ");
+        line.strip_prefix(key.as_str())
+            .is_some_and(|rest| rest.trim_start().starts_with(':'))
+    };
+    let mut lines = (text.lines().enumerate())
+        .skip(from.unwrap_or(1).saturating_sub(1))
+        .filter(|(_, line)| writes_key(line))
+        .map(|(index, _)| index + 1);
+    let (first, again) = (lines.next()?, lines.next()?);
+    Some((key, first, again))
 }
 
 /// The line at which the JSON document `bytes` nests deeper than serde_json's 127 levels, found
