@@ -358,6 +358,27 @@ fn a_request_whose_regular_expressions_would_be_over_max_memory_is_a_413() {
         "the request would take about 8.5 MB of memory (the regular expressions of its \
          checks); this server gives requests 8,000,000 bytes in all (--max-memory)",
     );
+    // Patterns of every size are held to the byte: none leaves the share's count behind its
+    // units (which made ordinary patterns a 500).
+    for pattern in ["abc", "hello", "h.llo", "x{1,3}", "q13", "^a", "\\d+"] {
+        let request = json!({
+            "test_cases": [{"id": "a", "input": "x"}],
+            "outputs": [{"value": "hello"}],
+            "checks": [{"type": "regex", "arguments": {"text": "$.output.value", "pattern": pattern}}],
+        });
+        let reply = server.request(
+            "POST",
+            "/evaluate",
+            &[],
+            &serde_json::to_vec(&request).unwrap(),
+        );
+        assert_eq!(
+            reply.status,
+            200,
+            "{pattern}: {}",
+            String::from_utf8_lossy(&reply.body)
+        );
+    }
     let within = server.request("POST", "/evaluate", &[], &heavy_patterns_request(2));
     assert_eq!(
         (within.status, &within.json()["summary"]["completed_checks"]),

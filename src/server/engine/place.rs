@@ -120,7 +120,9 @@ impl Share {
             .memory
             .as_ref()
             .map_or(0, |memory| memory.num_permits());
-        let more = usize::try_from(wanted.div_ceil(UNIT)).unwrap_or(usize::MAX) - held;
+        let more = usize::try_from(wanted.div_ceil(UNIT))
+            .unwrap_or(usize::MAX)
+            .saturating_sub(held);
         if more > 0 {
             let more = u32::try_from(more).unwrap_or(u32::MAX);
             let more = Arc::clone(&self.units)
@@ -153,17 +155,6 @@ impl Share {
             let extra = memory.num_permits().saturating_sub(keep);
             if extra > 0 {
                 drop(memory.split(extra));
-            }
-        }
-    }
-
-    /// Take over what `other` holds.
-    fn absorb(&mut self, other: Share) {
-        self.bytes = self.bytes.saturating_add(other.bytes);
-        if let Some(more) = other.memory {
-            match &mut self.memory {
-                Some(memory) => memory.merge(more),
-                None => self.memory = Some(more),
             }
         }
     }
@@ -210,20 +201,22 @@ impl Place {
         self.share.hold(bytes, what)
     }
 
-    /// A share of the same budget for what is held while other threads take it (the patterns
-    /// of a request's checks, compiled on the worker pool), to be [`Place::absorb`]ed after.
-    pub fn side_share(&self) -> Share {
-        Share {
+    /// Lend the share to what holds memory while other threads take it (the patterns of a
+    /// request's checks, compiled on the worker pool), until [`Place::give_back`]: it holds
+    /// the whole request's share, so that a request over `--max-memory` alone is told so.
+    pub fn lend_share(&mut self) -> Share {
+        let empty = Share {
             memory: None,
             bytes: 0,
             units: Arc::clone(&self.share.units),
             budget: self.share.budget,
-        }
+        };
+        std::mem::replace(&mut self.share, empty)
     }
 
-    /// Hold what `share` holds, as this place's own.
-    pub fn absorb(&mut self, share: Share) {
-        self.share.absorb(share);
+    /// Take back the share [`Place::lend_share`] lent, with what it holds now.
+    pub fn give_back(&mut self, share: Share) {
+        self.share = share;
     }
 
     /// The evaluation has stopped: its place among `--max-concurrent` is free, and the memory

@@ -222,7 +222,7 @@ impl Engine {
             .and_then(|mut spare| spare.pop())
             .unwrap_or_else(|| self.catalog());
         // The patterns of its checks hold their memory as they are compiled.
-        let patterns = Arc::new(PatternShare(Mutex::new((place.side_share(), None))));
+        let patterns = Arc::new(PatternShare(Mutex::new((place.lend_share(), None))));
         catalog.patterns = DocumentPatterns::held_by(patterns.clone());
         let parsed = parse_request(document, &mut catalog);
         catalog.patterns = DocumentPatterns::default();
@@ -234,10 +234,10 @@ impl Engine {
         let (share, refused) = Arc::into_inner(patterns)
             .map(|patterns| patterns.0.into_inner().unwrap_or_else(|p| p.into_inner()))
             .ok_or_else(|| ApiError::new(ErrorKind::Internal, "the patterns' share was kept"))?;
+        place.give_back(share);
         if let Some(refused) = refused {
             return Err(refused);
         }
-        place.absorb(share);
         let request = parsed.map_err(|problems| {
             invalid_request(
                 problems
