@@ -175,6 +175,23 @@ fn validate_refuses_a_number_that_is_not_finite_naming_its_path_and_line() {
             "{number}"
         );
     }
+    // Text is text: a name written `.inf` is the name ".inf".
+    let sandbox = Sandbox::new();
+    sandbox.write("spec.yaml", "name: .inf\nversion_number: 0\n");
+    let out = sandbox
+        .evalctl()
+        .args(["spec", "validate", "spec.yaml", "--format", "text"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        stderr_text(&out),
+        "error: spec.yaml:2: evaluation_spec.version_number must be greater than 0\n\
+         error: spec.yaml: evaluation_spec.judge_mode must be one of deterministic, llm_judge, \
+         hybrid\n\
+         error: spec.yaml: evaluation_spec.validators must contain at least one validator\n\
+         error: spec.yaml: evaluation_spec.scorecard.dimensions must contain at least one \
+         dimension\n"
+    );
 }
 
 #[test]

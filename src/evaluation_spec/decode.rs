@@ -124,20 +124,7 @@ pub fn decode_as(bytes: &[u8], display: &str, shape: Shape) -> Result<Decoded, V
         Shape::Definition => "evaluation_spec",
         Shape::Manifest => "",
     };
-    // Only YAML can write such a number; looked for once the document is known not to nest
-    // too deep to parse.
-    if format == Format::Yaml && yaml_nesting::too_deep_at(bytes).is_none() {
-        if let Some((path, line)) = non_finite_number(bytes) {
-            return Err(vec![SpecProblem {
-                path: join_path(prefix, &path),
-                message: "is not a finite number: a spec's numbers are finite (YAML's .nan and \
-                          .inf are not)"
-                    .to_string(),
-                line,
-            }]);
-        }
-    }
-    match shape {
+    let decoded = match shape {
         Shape::Definition => parse_past_unknown_keys(bytes, format, prefix),
         Shape::Manifest => {
             let (envelope, unknown): (Envelope, _) = parse_past_unknown_keys(bytes, format, "")?;
@@ -154,7 +141,21 @@ pub fn decode_as(bytes: &[u8], display: &str, shape: Shape) -> Result<Decoded, V
                 )]),
             }
         }
+    }?;
+    // Only YAML can write such a number; looked for among the spec's numbers as decoded (a
+    // `.inf` a text field holds is text).
+    if format == Format::Yaml {
+        if let Some((path, line)) = non_finite_number(&decoded.0, bytes) {
+            return Err(vec![SpecProblem {
+                path: join_path("evaluation_spec", &path),
+                message: "is not a finite number: a spec's numbers are finite (YAML's .nan and \
+                          .inf are not)"
+                    .to_string(),
+                line,
+            }]);
+        }
     }
+    Ok(decoded)
 }
 
 /// ` (this file has `version.evalution_spec`: did you mean `evaluation_spec`?)` when a key at
@@ -389,16 +390,17 @@ fn json_too_deep_at(bytes: &[u8]) -> Option<usize> {
     None
 }
 
-/// Where the YAML document `bytes` holds a number that is not finite (`.nan`, `.inf`,
-/// `-.inf`), which no JSON spec can hold and no rule of a spec compares as a number (a weight
-/// of `.nan` made every run pass): its path (`scorecard.dimensions[0].weight`) and the first
-/// line that writes such a number. `None` when there is none, or the document does not parse
-/// (its parse says why).
-fn non_finite_number(bytes: &[u8]) -> Option<(String, Option<usize>)> {
-    fn find(value: &serde_norway::Value, path: String) -> Option<String> {
+/// Where `spec`, decoded from the YAML document `bytes`, holds a number that is not finite
+/// (`.nan`, `.inf`, `-.inf`), which no JSON spec can hold and no rule of a spec compares as a
+/// number (a weight of `.nan` made every run pass): its path (`scorecard.dimensions[0].weight`)
+/// and the first line that gives its key such a number.
+fn non_finite_number(spec: &SpecDefinition, bytes: &[u8]) -> Option<(String, Option<usize>)> {
+    fn find(value: &serde_norway::Value, path: String) -> Option<(String, String)> {
         match value {
             serde_norway::Value::Number(number) if number.is_nan() || number.is_infinite() => {
-                Some(path)
+                let key = path.rsplit('.').next().unwrap_or_default();
+                let key = key.split('[').next().unwrap_or_default().to_string();
+                Some((path, key))
             }
             serde_norway::Value::Sequence(items) => items
                 .iter()
@@ -419,18 +421,25 @@ fn non_finite_number(bytes: &[u8]) -> Option<(String, Option<usize>)> {
             _ => None,
         }
     }
-    let value: serde_norway::Value = serde_norway::from_slice(bytes).ok()?;
-    let path = find(&value, String::new())?;
+    let value = serde_norway::to_value(spec).ok()?;
+    let (path, key) = find(&value, String::new())?;
     let text = String::from_utf8_lossy(bytes);
-    let line = text.lines().position(|line| {
+    // A word `.nan` or `.inf` (any case, signed) after a separator or at the line's start.
+    let writes_non_finite = |line: &str| {
         let line = line.to_ascii_lowercase();
         [".nan", ".inf"].iter().any(|word| {
             line.match_indices(word).any(|(at, _)| {
-                line[..at].ends_with([' ', ':', '-', '+', '[', ',', '{'])
+                let before = line[..at].trim_end_matches(['+', '-']);
+                (before.is_empty()
+                    || before.ends_with(|c: char| c.is_whitespace() || ":[,{".contains(c)))
                     && !line[at + word.len()..].starts_with(|c: char| c.is_ascii_alphanumeric())
             })
         })
-    });
+    };
+    let line = (text
+        .lines()
+        .position(|line| line.contains(&format!("{key}:")) && writes_non_finite(line)))
+    .or_else(|| text.lines().position(writes_non_finite));
     Some((path, line.map(|index| index + 1)))
 }
 
