@@ -196,6 +196,66 @@ fn a_link_to_a_file_not_written_yet_is_that_file() {
 }
 
 #[test]
+fn no_output_is_the_cache_database_or_the_config_file() {
+    // A report written over the cache, or over the evalctl.toml the run read, loses them.
+    let sb = sandbox();
+    sb.write("evalctl.toml", "[run]\nconcurrency = 2\n");
+    std::fs::create_dir(sb.path().join("cdir")).unwrap();
+    let run = |extra: &[&str]| {
+        refused(
+            &sb,
+            &[
+                &[
+                    "run",
+                    "--evaluator-command",
+                    "sh eval.sh",
+                    "--candidate",
+                    "x",
+                    "--cache",
+                    "--cache-dir",
+                    "cdir",
+                ][..],
+                extra,
+            ]
+            .concat(),
+        )
+    };
+    assert_eq!(
+        run(&["--report", "cdir/results.sqlite3"]),
+        "error: --report: cdir/results.sqlite3 is also the --cache database, an input: name \
+         another file\n"
+    );
+    std::os::unix::fs::symlink("evalctl.toml", sb.path().join("j.xml")).unwrap();
+    assert_eq!(
+        run(&["--junit", "j.xml"]),
+        "error: --junit: j.xml is also the config file, an input: name another file\n"
+    );
+    let tasks = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/tasks/tasks.jsonl");
+    sb.write("tasks.jsonl", std::fs::read_to_string(tasks).unwrap());
+    assert_eq!(
+        refused(
+            &sb,
+            &[
+                "tasks",
+                "run",
+                "tasks.jsonl",
+                "--model-command",
+                "sh eval.sh",
+                "--cache",
+                "--cache-dir",
+                "cdir",
+                "--save-outputs",
+                "cdir/results.sqlite3",
+            ]
+        ),
+        "error: --save-outputs: cdir/results.sqlite3 is also the --cache database, an input: \
+         name another file\n"
+    );
+    assert_eq!(sb.read("evalctl.toml"), "[run]\nconcurrency = 2\n");
+    assert!(!sb.path().join("called").exists());
+}
+
+#[test]
 fn commands_that_read_results_do_not_write_over_them() {
     let sb = sandbox();
     let out = sb

@@ -187,6 +187,9 @@ pub fn parse() -> Result<(Command, Reporter, config::Provenance), std::process::
         args.evaluator_command_typed = resolved.matches.subcommand().is_some_and(|(_, sub)| {
             sub.value_source("evaluator_command") == Some(clap::parser::ValueSource::CommandLine)
         });
+        args.config_file = (resolved.file.iter())
+            .map(|file| std::path::PathBuf::from(&file.display))
+            .next();
         args.evaluator_left_out_of = (resolved.file.iter())
             .find(|file| file.left_out_an_evaluator())
             .map(|file| file.display.clone());

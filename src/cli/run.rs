@@ -279,6 +279,10 @@ pub struct RunArgs {
     /// may not choose what runs), for the error of a run with no evaluator.
     #[arg(skip)]
     pub evaluator_left_out_of: Option<String>,
+
+    /// The config file in use, which no file the run writes may be.
+    #[arg(skip)]
+    pub config_file: Option<PathBuf>,
 }
 
 /// `--score-range` values.
@@ -481,6 +485,7 @@ impl RunArgs {
             append_run: self.append_run,
             repeat: self.repeat,
             cache_dir: crate::store::cache_dir(self.cache, self.cache_dir)?,
+            config_file: self.config_file,
             declared: DeclaredInputs {
                 paths: self.cache_input,
                 salt: self.cache_salt,

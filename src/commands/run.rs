@@ -663,6 +663,15 @@ fn files_read(config: &RunConfig) -> Vec<(&'static str, PathBuf)> {
     read.extend(config.dataset.clone().map(|path| ("--dataset", path)));
     read.extend((config.declared.paths.iter()).map(|path| ("--cache-input", path.clone())));
     read.extend(config.valset.clone().map(|path| ("--valset", path)));
+    read.extend(
+        (config.cache_dir.iter()).map(|dir| ("the --cache database", crate::store::database(dir))),
+    );
+    read.extend(
+        config
+            .config_file
+            .clone()
+            .map(|path| ("the config file", path)),
+    );
     match &config.evaluator {
         EvaluatorSpec::Checks(checks) => read.push(("--checks", checks.path.clone())),
         EvaluatorSpec::Spec(spec) => read.push(("--spec", spec.path.clone())),

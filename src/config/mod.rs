@@ -71,6 +71,8 @@ pub struct RunConfig {
     pub repeat: Option<u32>,
     /// `--cache` (with `--cache-dir`): the directory of the evaluator-result cache.
     pub cache_dir: Option<PathBuf>,
+    /// The `evalctl.toml` in use.
+    pub config_file: Option<PathBuf>,
     /// `--cache-input`, `--cache-salt`: what else joins every call's key.
     pub declared: crate::runner::key::DeclaredInputs,
     /// `--junit FILE.xml`: the calls as a JUnit XML report, written when the run ends.

@@ -24,6 +24,11 @@ use crate::text::counted;
 
 /// The database file inside the cache directory.
 const DATABASE: &str = "results.sqlite3";
+
+/// The cache database of the cache directory `dir`.
+pub fn database(dir: &Path) -> std::path::PathBuf {
+    dir.join(DATABASE)
+}
 /// How long a write waits for another process holding the database.
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -4,7 +4,7 @@
 mod cache;
 mod key;
 
-pub use cache::{Cache, CacheStats, CachedCompletion, CachedResult, Table};
+pub use cache::{database, Cache, CacheStats, CachedCompletion, CachedResult, Table};
 pub use key::CallKey;
 
 use std::path::{Path, PathBuf};

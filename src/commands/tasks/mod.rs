@@ -132,10 +132,16 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     .into_iter()
     .filter_map(|(flag, path)| Some((flag, path.as_deref()?)))
     .collect();
+    let cache = config.cache_dir.as_deref().map(crate::store::database);
+    let read: Vec<_> = [("the task file", Some(config.file.as_path()))]
+        .into_iter()
+        .chain([("the --cache database", cache.as_deref())])
+        .filter_map(|(what, path)| Some((what, path?)))
+        .collect();
     let writable = written
         .iter()
         .map(|(flag, path)| ResultsFile::check_writable(path, flag))
-        .chain([check_distinct(&written, &[("the task file", &config.file)])])
+        .chain([check_distinct(&written, &read)])
         .chain(
             config
                 .output
