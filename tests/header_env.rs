@@ -178,6 +178,11 @@ fn a_header_without_a_colon_or_with_a_framing_name_is_refused_without_its_value(
              cannot be given\n",
         ),
         (
+            "Content-Type: text/plain",
+            "error: --header: content-type: evalctl sets it for each request's body; it cannot \
+             be given\n",
+        ),
+        (
             "Transfer-Encoding: chunked",
             "error: --header: transfer-encoding: evalctl sets it for each request's body; it \
              cannot be given\n",

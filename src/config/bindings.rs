@@ -30,8 +30,8 @@ pub enum Kind {
     /// A table of prices `"PROVIDER/MODEL" = [IN, OUT]` (USD per million input and output
     /// tokens), one `MODEL=IN,OUT` flag value each.
     Prices,
-    /// A table of HTTP headers `Name = "value"`; `${VAR}` in names and values is expanded from
-    /// the environment.
+    /// A table of HTTP headers `Name = "value"`; `${VAR}` in values is expanded from the
+    /// environment (a name is written as it is).
     Headers,
 }
 

@@ -5,7 +5,9 @@
 use std::time::Duration;
 
 use async_trait::async_trait;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, TRANSFER_ENCODING};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING,
+};
 use reqwest::Url;
 
 use super::{Call, Evaluator};
@@ -23,8 +25,9 @@ pub struct HttpSpec {
     pub headers: HeaderMap,
 }
 
-/// The headers that say where a request's body ends: evalctl's own, for the payload it sends.
-const FRAMING: [HeaderName; 2] = [CONTENT_LENGTH, TRANSFER_ENCODING];
+/// The headers that say what a request's body is and where it ends: evalctl's own, for the JSON
+/// payload it sends (a second `Content-Type` would make a server read it as something else).
+const FRAMING: [HeaderName; 3] = [CONTENT_LENGTH, CONTENT_TYPE, TRANSFER_ENCODING];
 
 impl HttpSpec {
     /// Validate the URL and the `Name: value` headers.

@@ -334,9 +334,16 @@ fn names_most_lines_give<'a>(
         }
     }
     for &(index, _, _) in &given {
-        names
-            .entry(index)
-            .or_insert_with(|| format!("candidate {}", index + 1));
+        if names.contains_key(&index) {
+            continue;
+        }
+        // Its position's name, made distinct from every name taken.
+        let plain = format!("candidate {}", index + 1);
+        let name = std::iter::once(plain.clone())
+            .chain((2..).map(|n| format!("{plain} ({n})")))
+            .find(|name| !taken.contains(name.as_str()))
+            .unwrap_or(plain);
+        names.insert(index, name);
     }
     names
 }
@@ -546,6 +553,36 @@ mod tests {
         assert_eq!(read[0].as_ref().unwrap().record.score, 0.0);
         assert!(replaces(false, true) && replaces(true, true) && replaces(false, false));
         assert!(!replaces(true, false));
+    }
+
+    #[test]
+    fn each_candidate_keeps_a_name_of_its_own() {
+        // Candidates 0 and 1 both named X by their lines; candidate 2's lines give the name
+        // candidate 1 would fall back to.
+        let line = |index: usize, id: &str| {
+            let mut value: Value = serde_json::from_str(LINE).unwrap();
+            value["candidate_index"] = index.into();
+            value["candidate_id"] = id.into();
+            serde_json::from_value::<CallRecord>(value).unwrap()
+        };
+        let records = [
+            line(0, "X"),
+            line(0, "X"),
+            line(1, "X"),
+            line(2, "candidate 2"),
+            line(2, "candidate 2"),
+        ];
+        let names = names_most_lines_give(records.iter());
+        let mut names: Vec<(usize, String)> = names.into_iter().collect();
+        names.sort();
+        assert_eq!(
+            names,
+            [
+                (0, "X".to_string()),
+                (1, "candidate 2 (2)".to_string()),
+                (2, "candidate 2".to_string())
+            ]
+        );
     }
 
     #[test]
