@@ -227,27 +227,24 @@ fn a_line_break_in_an_id_or_a_file_name_cannot_split_the_closing_line() {
         )
     );
 
-    // A shard's file name in merge's reason (and the partial line) likewise.
-    sandbox.write("d4.jsonl", "{\"q\":1}\n{\"q\":2}\n{\"q\":3}\n{\"q\":4}\n");
+    // A shard's file name in merge's reason (and the partial line) likewise. 20 examples: each
+    // shard makes some (a shard of none has a chance of 2 in a million).
+    let examples: String = (1..=20).map(|q| format!("{{\"q\":{q}}}\n")).collect();
+    sandbox.write("d20.jsonl", examples);
     for shard in ["0/2", "1/2"] {
         succeeded(
             sandbox
                 .run_with("cat >/dev/null\necho '{\"score\": 0.5}'\n")
-                .args([
-                    "--dataset",
-                    "d4.jsonl",
-                    "--candidate",
-                    "x",
-                    "--shard",
-                    shard,
-                ])
+                .args(["--dataset", "d20.jsonl", "--candidate", "x"])
+                .args(["--shard", shard])
                 .args(["--output", &format!("s{}.jsonl", &shard[..1])]),
         );
     }
+    // Shard 0 cut short: its first line dropped.
     let first = std::fs::read_to_string(sandbox.join("s0.jsonl")).unwrap();
-    let torn: Vec<&str> = first.lines().take(1).collect();
-    let named = "shard0\nexit 0: merged.jsonl";
-    sandbox.write(named, format!("{}\n", torn.join("\n")));
+    let kept = first.lines().skip(1).collect::<Vec<_>>().join("\n");
+    let named = "shard\nexit 0: merged.jsonl";
+    sandbox.write(named, format!("{kept}\n"));
     let merged = sandbox
         .evalctl()
         .args(["merge", named, "s1.jsonl", "--format", "text"])
@@ -259,9 +256,9 @@ fn a_line_break_in_an_id_or_a_file_name_cannot_split_the_closing_line() {
         (
             1,
             Some(
-                "exit 1: 1 of 4 calls absent, from shard 0/2 (shard0 ⏎ exit 0: merged.jsonl): \
+                "exit 1: 1 of 20 calls absent, from shard 0/2 (shard ⏎ exit 0: merged.jsonl): \
                  the run did not finish (run --resume completes it; --allow-partial summarizes \
-                 what is there); all 3 calls succeeded"
+                 what is there); all 19 calls succeeded"
             )
         )
     );
