@@ -651,3 +651,158 @@ fn a_switch_its_variable_sets_needs_what_its_flag_needs_and_its_variable_is_name
         Some("run.resume false env EVALCTL_RESUME")
     );
 }
+
+#[test]
+fn a_switch_the_file_turns_on_needs_what_its_flag_needs_and_the_files_values_count_for_it() {
+    let sb = Sandbox::new();
+    sb.write("eval.sh", "cat >/dev/null; echo '{\"score\": 1}'\n");
+    let run = |args: &[&str]| {
+        let out = sb
+            .evalctl()
+            .args([
+                "run",
+                "--format",
+                "text",
+                "--evaluator-command",
+                "sh eval.sh",
+            ])
+            .args(["--candidate", "c"])
+            .args(args)
+            .output()
+            .unwrap();
+        // What is said before clap's usage line, if any.
+        let stderr = stderr_text(&out);
+        let said: Vec<&str> = stderr.lines().take_while(|line| !line.is_empty()).collect();
+        (code(&out), said.join("\n"))
+    };
+    // Turned on by the file with nothing to resume, the switch is an error at its line (it was
+    // ignored), in every format.
+    sb.write("evalctl.toml", "[run]\nconcurrency = 2\nresume = true\n");
+    assert_eq!(
+        run(&[]),
+        (
+            2,
+            "error: evalctl.toml:3: run.resume: turns on --resume, which needs --output \
+             <FILE.jsonl>: give it, or remove this line"
+                .to_string()
+        )
+    );
+    let json = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "json",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args(["--candidate", "c"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&json), stdout_text(&json)),
+        (
+            2,
+            "{\n  \"ok\": false,\n  \"exit\": 2,\n  \"errors\": [\n    \"evalctl.toml:3: \
+             run.resume: turns on --resume, which needs --output <FILE.jsonl>: give it, or \
+             remove this line\"\n  ]\n}\n"
+                .to_string()
+        )
+    );
+    sb.write("evalctl.toml", "[run]\nresume_keep_errors = true\n");
+    assert_eq!(
+        run(&[]),
+        (
+            2,
+            "error: evalctl.toml:2: run.resume_keep_errors: turns on --resume-keep-errors, which \
+             needs --output <FILE.jsonl>, --resume: give them, or remove this line"
+                .to_string()
+        )
+    );
+    // Given on the command line, what it needs is there.
+    sb.write("evalctl.toml", "[run]\nresume = true\n");
+    assert_eq!(
+        run(&["--output", "typed.jsonl"]),
+        (
+            0,
+            "resuming typed.jsonl: 0 of 1 calls already done, 1 to make".to_string()
+        )
+    );
+    assert_eq!(sb.read("typed.jsonl").lines().count(), 1);
+    // Switched off by its variable, the line is not looked at.
+    let off = sb
+        .evalctl()
+        .args([
+            "run",
+            "--format",
+            "text",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args(["--candidate", "c"])
+        .env("EVALCTL_RESUME", "false")
+        .output()
+        .unwrap();
+    assert_eq!(code(&off), 0, "{}", stderr_text(&off));
+
+    // The file's `output` is what a typed `--resume` needs (it was refused as missing): the run
+    // resumes the file's journal and makes no call again.
+    sb.write("evalctl.toml", "[run]\noutput = \"o.jsonl\"\n");
+    assert_eq!(run(&[]), (0, String::new()));
+    assert_eq!(sb.read("o.jsonl").lines().count(), 1);
+    let resumed = (
+        0,
+        "resuming o.jsonl: 1 of 1 calls already done, 0 to make".to_string(),
+    );
+    assert_eq!(run(&["--resume"]), resumed);
+    assert_eq!(sb.read("o.jsonl").lines().count(), 1);
+    // And `config show` says the value came from the file, not the command line.
+    let shown = show(&sb, ".", &["run", "--resume"], &[]);
+    assert_eq!(
+        setting(&shown, "run.output"),
+        (&json!("o.jsonl"), "evalctl.toml:2")
+    );
+    // A chain: typed `--resume-keep-errors` needs `resume`, which needs `output`, both the file's.
+    sb.write(
+        "evalctl.toml",
+        "[run]\nresume = true\noutput = \"o.jsonl\"\n",
+    );
+    assert_eq!(run(&["--resume-keep-errors"]), resumed);
+    assert_eq!(sb.read("o.jsonl").lines().count(), 1);
+    // `tasks run`: the file's `save_outputs` for a typed `--resume`.
+    sb.write(
+        "tasks.jsonl",
+        concat!(
+            r#"{"task_id":"add","category":"arithmetic","prompt":"1+1","targets":["2"],"#,
+            r#""metric_name":"exact_match","post_process":"strip_whitespace"}"#,
+            "\n"
+        ),
+    );
+    sb.write("evalctl.toml", "[tasks]\nsave_outputs = \"saved.jsonl\"\n");
+    let tasks = |extra: &[&str]| {
+        let out = sb
+            .evalctl()
+            .args([
+                "tasks",
+                "run",
+                "--format",
+                "json",
+                "--model-command",
+                "echo 2",
+            ])
+            .args(extra)
+            .arg("tasks.jsonl")
+            .output()
+            .unwrap();
+        (code(&out), stderr_text(&out))
+    };
+    assert_eq!(tasks(&[]), (0, String::new()));
+    assert_eq!(
+        tasks(&["--resume"]),
+        (
+            0,
+            "resuming saved.jsonl: 1 of 1 calls already done, 0 to make\n".to_string()
+        )
+    );
+    assert_eq!(sb.read("saved.jsonl").lines().count(), 1);
+}

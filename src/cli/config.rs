@@ -144,6 +144,9 @@ pub struct Resolved {
     pub file: Option<ConfigFile>,
     /// The flags the file set (clap ids), each with the line that set it.
     pub from_file: Vec<(&'static str, usize)>,
+    /// Those of them added to the words as if typed, since a typed flag needs them (clap counts
+    /// a default as absent for that): they came from the file all the same.
+    pub added_for_the_file: Vec<&'static str>,
     /// A file discovery found and did not use, for the command to warn about.
     pub untrusted: Option<Untrusted>,
 }
@@ -202,15 +205,29 @@ fn check_cache_dir(matches: &ArgMatches) -> anyhow::Result<()> {
 }
 
 fn resolve_with_file(args: &[OsString]) -> Result<Resolved, Failure> {
-    let first = command()
-        .try_get_matches_from(args)
-        .map_err(Failure::Usage)?;
+    // The error stands only if the file this parse finds does not give what is missing.
+    let (first, missing) = match command().try_get_matches_from(args) {
+        Ok(first) => (first, None),
+        Err(error) if the_file_may_give(&error) => {
+            match command().ignore_errors(true).try_get_matches_from(args) {
+                Ok(first) => (first, Some(error)),
+                Err(_) => return Err(Failure::Usage(error)),
+            }
+        }
+        Err(error) => return Err(Failure::Usage(error)),
+    };
+    let without_the_file = |missing: Option<clap::Error>| match missing {
+        Some(error) => Err(Failure::Usage(error)),
+        None => Ok(()),
+    };
     let Some((path, bindings, sub)) = configured_subcommand(&first) else {
+        without_the_file(missing)?;
         return Ok(Resolved {
             matches: first,
             path: Vec::new(),
             file: None,
             from_file: Vec::new(),
+            added_for_the_file: Vec::new(),
             untrusted: None,
         });
     };
@@ -223,11 +240,13 @@ fn resolve_with_file(args: &[OsString]) -> Result<Resolved, Failure> {
     };
     let (file, untrusted) = file::load(&choice).map_err(Failure::Config)?;
     let Some(config) = file else {
+        without_the_file(missing)?;
         return Ok(Resolved {
             matches: first,
             path,
             file: None,
             from_file: Vec::new(),
+            added_for_the_file: Vec::new(),
             untrusted,
         });
     };
@@ -241,21 +260,199 @@ fn resolve_with_file(args: &[OsString]) -> Result<Resolved, Failure> {
         .map(|(arg, line, _)| (*arg, *line))
         .collect();
     let with_defaults = edit_subcommand(command(), &path, |mut sub| {
-        for (arg, _, values) in defaults {
-            sub = sub.mut_arg(arg, |flag| flag.default_values(values));
+        for (arg, _, values) in &defaults {
+            sub = sub.mut_arg(*arg, |flag| flag.default_values(values));
         }
         sub
     });
-    let matches = with_defaults
-        .try_get_matches_from(args)
-        .map_err(Failure::Usage)?;
+    let (matches, words) =
+        parse_with_the_file(&with_defaults, args, &path, &defaults).map_err(Failure::Usage)?;
+    let needs = switches_missing_what_they_need(&with_defaults, &words, &path, &defaults, &matches);
+    if !needs.is_empty() {
+        let problems = (needs.into_iter())
+            .map(|(arg, line, reason)| {
+                let key = bindings.iter().find(|binding| binding.arg == arg);
+                let problem = Problem::at_line(config.display.as_str(), line, reason);
+                match key {
+                    Some(binding) => problem.at(binding.key),
+                    None => problem,
+                }
+            })
+            .collect();
+        return Err(Failure::Config(invalid(problems)));
+    }
     Ok(Resolved {
         matches,
         path,
         file: Some(config),
         from_file,
+        added_for_the_file: words.added,
         untrusted: None,
     })
+}
+
+/// Whether `error` is only flags missing that a given flag needs (`--resume` needs `--output`),
+/// which the file may give.
+pub fn the_file_may_give(error: &clap::Error) -> bool {
+    what_is_missing(error)
+        .is_some_and(|(missing, _)| (missing.split(", ")).all(|shown| shown.starts_with("--")))
+}
+
+/// The words of a command line, with the flags added to them for what the file gives.
+struct Words {
+    /// The words as parsed.
+    words: Vec<OsString>,
+    /// The flags (clap ids) added for the file's values.
+    added: Vec<&'static str>,
+}
+
+/// Parse `args` with `command`, whose flags take the file's values as defaults. clap counts a
+/// default as absent for what a flag needs (`--resume` needs `--output`), so a value the file
+/// gives that a given flag needs is added to the words, as if typed, and the words are parsed
+/// again.
+fn parse_with_the_file(
+    command: &clap::Command,
+    args: &[OsString],
+    path: &[&str],
+    defaults: &[(&'static str, usize, Vec<String>)],
+) -> Result<(ArgMatches, Words), clap::Error> {
+    let mut words = Words {
+        words: args.to_vec(),
+        added: Vec::new(),
+    };
+    loop {
+        let error = match command.clone().try_get_matches_from(&words.words) {
+            Ok(matches) => return Ok((matches, words)),
+            Err(error) => error,
+        };
+        let needed: Vec<&(&'static str, usize, Vec<String>)> = missing_flags(&error, command, path)
+            .into_iter()
+            .filter_map(|id| defaults.iter().find(|(arg, _, _)| *arg == id))
+            .filter(|(arg, _, _)| !words.added.contains(arg))
+            .collect();
+        if needed.is_empty() {
+            return Err(error);
+        }
+        for (arg, _, values) in needed {
+            let Some(flag) = subcommand_of(command, path)
+                .and_then(|sub| sub.get_arguments().find(|flag| flag.get_id() == *arg))
+            else {
+                return Err(error);
+            };
+            let Some(long) = flag.get_long() else {
+                return Err(error);
+            };
+            let typed: Vec<OsString> = match flag.get_action() {
+                clap::ArgAction::SetTrue => vec![format!("--{long}").into()],
+                _ => (values.iter())
+                    .map(|value| format!("--{long}={value}").into())
+                    .collect(),
+            };
+            let at = after_the_subcommand(&words.words, path);
+            words.words.splice(at..at, typed);
+            words.added.push(*arg);
+        }
+    }
+}
+
+/// The switches the file turns on (`resume = true`) that need a flag the command has not got
+/// (`--output`), each as `(clap id, line, reason)`: clap checks what a flag needs only when it
+/// is given, and the file's values are defaults.
+fn switches_missing_what_they_need(
+    command: &clap::Command,
+    words: &Words,
+    path: &[&str],
+    defaults: &[(&'static str, usize, Vec<String>)],
+    matches: &ArgMatches,
+) -> Vec<(&'static str, usize, String)> {
+    let Some((_, _, sub)) = configured_subcommand(matches) else {
+        return Vec::new();
+    };
+    let Some(definition) = subcommand_of(command, path) else {
+        return Vec::new();
+    };
+    let switches = defaults.iter().filter_map(|(arg, line, values)| {
+        let flag = definition
+            .get_arguments()
+            .find(|flag| flag.get_id() == *arg)?;
+        let on_by_the_file = matches!(flag.get_action(), clap::ArgAction::SetTrue)
+            && values.iter().any(|value| value == "true")
+            && sub.value_source(arg) == Some(ValueSource::DefaultValue);
+        on_by_the_file.then_some((*arg, *line, flag.get_long()?))
+    });
+    switches
+        .filter_map(|(arg, line, long)| {
+            let mut trial = words.words.clone();
+            let at = after_the_subcommand(&trial, path);
+            trial.insert(at, format!("--{long}").into());
+            let error = parse_with_the_file(command, &trial, path, defaults).err()?;
+            let (missing, them) = what_is_missing(&error)?;
+            let reason = format!(
+                "turns on --{long}, which needs {missing}: give {them}, or remove this line"
+            );
+            Some((arg, line, reason))
+        })
+        .collect()
+}
+
+/// The flags a "required arguments were not provided" `error` names, shown as clap shows them
+/// (`--output <FILE.jsonl>`), and the pronoun for them.
+fn what_is_missing(error: &clap::Error) -> Option<(String, &'static str)> {
+    if error.kind() != clap::error::ErrorKind::MissingRequiredArgument {
+        return None;
+    }
+    match error.get(ContextKind::InvalidArg) {
+        Some(ContextValue::Strings(missing)) => Some((
+            missing.join(", "),
+            if missing.len() > 1 { "them" } else { "it" },
+        )),
+        _ => None,
+    }
+}
+
+/// The subcommand at `path` of `command`.
+fn subcommand_of<'a>(command: &'a clap::Command, path: &[&str]) -> Option<&'a clap::Command> {
+    path.iter()
+        .try_fold(command, |command, name| command.find_subcommand(name))
+}
+
+/// The clap ids of the flags a "required arguments were not provided" `error` names.
+fn missing_flags(error: &clap::Error, command: &clap::Command, path: &[&str]) -> Vec<&'static str> {
+    if error.kind() != clap::error::ErrorKind::MissingRequiredArgument {
+        return Vec::new();
+    }
+    let (Some(ContextValue::Strings(missing)), Some(sub)) = (
+        error.get(ContextKind::InvalidArg),
+        subcommand_of(command, path),
+    ) else {
+        return Vec::new();
+    };
+    missing
+        .iter()
+        .filter_map(|shown| {
+            let long = shown.split(' ').next()?.strip_prefix("--")?;
+            let flag = sub
+                .get_arguments()
+                .find(|flag| flag.get_long() == Some(long))?;
+            bindings_of(path)?
+                .iter()
+                .find(|binding| binding.arg == flag.get_id().as_str())
+                .map(|binding| binding.arg)
+        })
+        .collect()
+}
+
+/// The index of the word after the subcommand's name in `words` (`run` of `evalctl run ...`,
+/// `run` of `evalctl tasks run ...`): a flag inserted there is the subcommand's, before any `--`.
+fn after_the_subcommand(words: &[OsString], path: &[&str]) -> usize {
+    let mut at = 1;
+    for name in path {
+        match (words.iter().skip(at)).position(|word| word == name) {
+            Some(offset) => at += offset + 1,
+            None => return words.len(),
+        }
+    }
+    at
 }
 
 /// The subcommand of `matches` that reads the file: its path, keys and matches.
@@ -302,9 +499,7 @@ fn file_defaults(
         })
     };
     let definition = command();
-    let subcommand = path
-        .iter()
-        .try_fold(&definition, |command, name| command.find_subcommand(name));
+    let subcommand = subcommand_of(&definition, path);
     let mut problems = Vec::new();
     let mut defaults = Vec::new();
     for value in &config.values {
@@ -380,9 +575,7 @@ fn rejected_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow::E
     }
     let definition = command();
     CONFIGURED.iter().find_map(|path| {
-        let sub = path
-            .iter()
-            .try_fold(&definition, |command, name| command.find_subcommand(name))?;
+        let sub = subcommand_of(&definition, path)?;
         let bindings = bindings_of(path)?;
         let first = bindings.iter().find_map(|binding| {
             let name = binding.env_name()?;
@@ -419,16 +612,7 @@ pub fn variable_at_fault(error: &clap::Error, args: &[OsString]) -> Option<anyho
 /// but turned on by its variable (`EVALCTL_RESUME=true`): the variable is what to look at, not
 /// only the flag clap names.
 fn required_by_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow::Error> {
-    if error.kind() != clap::error::ErrorKind::MissingRequiredArgument {
-        return None;
-    }
-    let (missing, them) = match error.get(ContextKind::InvalidArg) {
-        Some(ContextValue::Strings(missing)) => (
-            missing.join(", "),
-            if missing.len() > 1 { "them" } else { "it" },
-        ),
-        _ => return None,
-    };
+    let (missing, them) = what_is_missing(error)?;
     let missing = missing.as_str();
     // clap's usage line names the flags that are set, those a variable set among them.
     let rendered = error.render().to_string();
@@ -440,9 +624,7 @@ fn required_by_variable(error: &clap::Error, args: &[OsString]) -> Option<anyhow
         .iter()
         .filter(|path| usage.starts_with(&format!("evalctl {} ", path.join(" "))))
         .filter_map(|path| {
-            let sub = path
-                .iter()
-                .try_fold(&definition, |command, name| command.find_subcommand(name))?;
+            let sub = subcommand_of(&definition, path)?;
             Some((sub, bindings_of(path)?))
         })
         .flat_map(|(sub, bindings)| {
@@ -556,10 +738,7 @@ fn settings(resolved: &Resolved) -> Vec<Setting> {
         return Vec::new();
     };
     let definition = command();
-    let subcommand = resolved
-        .path
-        .iter()
-        .try_fold(&definition, |command, name| command.find_subcommand(name));
+    let subcommand = subcommand_of(&definition, &resolved.path);
     let long = |arg: &str| {
         subcommand
             .and_then(|sub| sub.get_arguments().find(|flag| flag.get_id() == arg))
@@ -585,7 +764,11 @@ fn settings(resolved: &Resolved) -> Vec<Setting> {
                 })
                 .collect();
             let origin = match sub.value_source(binding.arg) {
-                Some(ValueSource::CommandLine) => Origin::Flag(flag.clone()),
+                Some(ValueSource::CommandLine)
+                    if !resolved.added_for_the_file.contains(&binding.arg) =>
+                {
+                    Origin::Flag(flag.clone())
+                }
                 Some(ValueSource::EnvVariable) => {
                     Origin::Env(binding.env_name().unwrap_or_default())
                 }
@@ -677,10 +860,7 @@ mod tests {
     fn every_binding_names_a_flag_of_its_command_with_a_fitting_action() {
         let definition = command();
         for path in CONFIGURED {
-            let sub = path
-                .iter()
-                .try_fold(&definition, |command, name| command.find_subcommand(name))
-                .expect("a configured command exists");
+            let sub = subcommand_of(&definition, path).expect("a configured command exists");
             for binding in bindings_of(path).expect("configured") {
                 let flag = sub
                     .get_arguments()

@@ -168,10 +168,14 @@ impl From<ColorChoice> for ColorWhen {
 /// `EVALCTL_*` variables win); a problem with the file is reported here (exit 2).
 pub fn parse() -> Result<(Command, Reporter, config::Provenance), std::process::ExitCode> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    config::command()
+    match config::command()
         .try_get_matches_from(&args)
         .and_then(|matches| Cli::from_arg_matches(&matches))
-        .map_err(usage_error)?;
+    {
+        Err(error) if config::the_file_may_give(&error) => {}
+        Err(error) => return Err(usage_error(error)),
+        Ok(_) => {}
+    }
     let (format, color) = global_flags(&args);
     let reporter = reporter(format, color);
     let resolved = match config::resolve(&args) {
