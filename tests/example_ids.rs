@@ -257,6 +257,38 @@ fn ids_with_line_breaks_or_bidi_controls_stay_on_their_line_and_are_shown_not_ob
     assert_eq!(regressions[1]["example_id"], "\u{202e}txt.exe");
 }
 
+#[test]
+fn a_candidate_named_with_line_breaks_names_its_junit_suite_on_one_line_as_its_cases() {
+    let sb = Sandbox::new();
+    sb.write("prompt\u{2028}v2\nfinal.txt", "Answer briefly.");
+    sb.write("d.jsonl", "{\"id\": \"q1\"}\n");
+    sb.write("eval.sh", "cat >/dev/null\nprintf '{\"score\": 1}'\n");
+    let output = sb
+        .evalctl()
+        .args(["run", "--format", "json", "--skip-preflight"])
+        .args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"])
+        .args(["--junit", "junit.xml", "prompt\u{2028}v2\nfinal.txt"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let junit = sb.read("junit.xml");
+    let lines: Vec<&str> = junit
+        .lines()
+        .filter(|line| line.contains("<testsuite ") || line.contains("<testcase "))
+        // Up to the times, which vary.
+        .filter_map(|line| line.trim().split(" time=").next())
+        .collect();
+    assert_eq!(
+        lines,
+        [
+            "<testsuite name=\"prompt ⏎ v2 ⏎ final.txt train\" tests=\"1\" failures=\"0\" \
+             errors=\"0\" skipped=\"0\"",
+            "<testcase name=\"prompt ⏎ v2 ⏎ final.txt train q1 (line 1)\" \
+             classname=\"prompt ⏎ v2 ⏎ final.txt.train\""
+        ]
+    );
+}
+
 /// A dataset and a valset whose examples have ids, and an evaluator that logs each payload.
 fn picking_sandbox() -> Sandbox {
     let sb = Sandbox::new();

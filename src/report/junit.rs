@@ -15,7 +15,7 @@ use super::summary::{scored_below, verdict_failed, Summary};
 use crate::error::{bad_flag, Fatal};
 use crate::record::{CallRecord, Split};
 use crate::text::counted;
-use crate::text::{escape_chars, io_reason, markup_escape, Fixed4, Shortest};
+use crate::text::{escape_chars, fold_lines, io_reason, markup_escape, Fixed4, Shortest};
 
 /// The JUnit report, filled as calls finish.
 pub struct Junit {
@@ -207,10 +207,12 @@ impl Junit {
                 .candidate_ids
                 .get(*candidate)
                 .map_or("?", String::as_str);
-            // Under `--generate`, a suite per candidate × task model, named as calls are.
+            // Under `--generate`, a suite per candidate × task model, named as calls are (a line
+            // break folded, as in the name of each of its cases).
+            let id = fold_lines(id);
             let id = match task_model {
                 Some(model) => format!("{id} with {model}"),
-                None => id.to_string(),
+                None => id,
             };
             let id = id.as_str();
             let split = ["single", "train", "val"][usize::from(*split)];
