@@ -472,27 +472,38 @@ fn processes_an_evaluator_leaves_behind_are_killed_when_it_exits() {
 
 #[test]
 fn a_timeout_says_whether_the_evaluator_answered_exited_or_neither() {
-    // Each evaluator runs past --timeout 0.5 in its own way; the message tells them apart.
-    for (script, message) in [
+    // Each evaluator runs past --timeout in its own way; the message tells them apart. (The
+    // one that prints and then waits is given the time to print on a busy machine.)
+    for (script, timeout, message) in [
         (
             "cat >/dev/null\nprintf '{\"score\": 1}'\nsleep 30 &\n",
+            "0.5",
             "the evaluator exited, but a process it started kept its stdout open past 0.5s; it \
              was killed (redirect background processes' output away from stdout)",
         ),
         (
             "cat >/dev/null\nprintf '{\"score\": 1}'\nexec >&-\nsleep 30\n",
+            "0.5",
             "the evaluator closed its stdout but did not exit within 0.5s; it and its children \
              were killed",
         ),
         (
+            "cat >/dev/null\nprintf '{\"score\": 1}'\nsleep 30\n",
+            "3",
+            "no answer within 3s: the evaluator printed 12 bytes to stdout but neither closed it \
+             nor exited (it must exit once its answer is printed); it and its children were \
+             killed",
+        ),
+        (
             "cat >/dev/null\nsleep 30\n",
+            "0.5",
             "no answer within 0.5s; the evaluator and its children were killed",
         ),
     ] {
         let sb = Sandbox::new();
         let out = sb
             .run_with(script)
-            .args(["--skip-preflight", "--candidate", "c", "--timeout", "0.5"])
+            .args(["--skip-preflight", "--candidate", "c", "--timeout", timeout])
             .args(["--output", "out.jsonl"])
             .output()
             .unwrap();

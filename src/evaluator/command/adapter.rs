@@ -22,15 +22,15 @@ use crate::evaluator::{Call, Evaluator};
 use crate::process_group::start_reaper;
 use crate::protocol::MAX_OUTPUT_BYTES;
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
-use crate::text::seconds;
+use crate::text::{counted, seconds};
 
 /// How long stderr may stay open after the evaluator answered and exited (a process it left
 /// behind may hold it); then the answer is judged with the stderr read so far.
 const STDERR_GRACE: Duration = Duration::from_millis(100);
 /// How a child's exchange ended within the deadline.
 enum Ended {
-    /// It closed stdout and exited: stdout and its status.
-    Exited(Captured, std::io::Result<ExitStatus>),
+    /// It closed stdout and exited: its status.
+    Exited(std::io::Result<ExitStatus>),
     /// It printed more than [`MAX_OUTPUT_BYTES`] on stdout (it has been killed).
     Overflowed,
 }
@@ -215,6 +215,8 @@ impl CommandEvaluator {
         // Whether stdout has ended: an evaluator past the deadline with its answer written has
         // not exited, rather than not answered.
         let answered = std::sync::atomic::AtomicBool::new(false);
+        // What stdout held, also when the deadline passed before it ended.
+        let mut out = Captured::default();
         let ended = tokio::time::timeout(self.timeout, async {
             let answer = async {
                 let write = async {
@@ -224,7 +226,6 @@ impl CommandEvaluator {
                     }
                 };
                 let read_stdout = async {
-                    let mut out = Captured::default();
                     read_capped(&mut stdout, &mut out, MAX_OUTPUT_BYTES, Keep::Head).await;
                     answered.store(!out.overflowed, std::sync::atomic::Ordering::Relaxed);
                     if out.overflowed {
@@ -232,13 +233,13 @@ impl CommandEvaluator {
                         // waiting for them would wait for the timeout.
                         group.kill();
                     }
-                    out
+                    out.overflowed
                 };
-                let (_, out) = tokio::join!(write, read_stdout);
-                if out.overflowed {
+                let (_, overflowed) = tokio::join!(write, read_stdout);
+                if overflowed {
                     return Ended::Overflowed;
                 }
-                Ended::Exited(out, child.wait().await)
+                Ended::Exited(child.wait().await)
             };
             let drain = read_capped(&mut stderr, &mut stderr_bytes, MAX_STDERR_BYTES, Keep::Tail);
             tokio::pin!(answer, drain);
@@ -257,14 +258,14 @@ impl CommandEvaluator {
         .await;
         let failure = match ended {
             // Dropping `group` kills anything the evaluator left running in its group.
-            Ok(Ended::Exited(out, Ok(status))) => {
+            Ok(Ended::Exited(Ok(status))) => {
                 return Ok(ChildOutput {
                     stdout: out.bytes,
                     stderr: stderr_bytes.bytes,
                     status,
                 })
             }
-            Ok(Ended::Exited(_, Err(err))) => CallError::new(
+            Ok(Ended::Exited(Err(err))) => CallError::new(
                 ErrorKind::Spawn,
                 format!("cannot wait for the {}: {err}", self.role),
             ),
@@ -293,6 +294,17 @@ impl CommandEvaluator {
                          children were killed",
                         self.role,
                         seconds(self.timeout)
+                    ),
+                ),
+                _ if !out.bytes.is_empty() => CallError::new(
+                    ErrorKind::Timeout,
+                    format!(
+                        "no answer within {}: the {} printed {} to stdout but neither closed it \
+                         nor exited (it must exit once its answer is printed); it and its \
+                         children were killed",
+                        seconds(self.timeout),
+                        self.role,
+                        counted(out.bytes.len(), "byte", "bytes"),
                     ),
                 ),
                 _ => CallError::new(
