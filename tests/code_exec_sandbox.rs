@@ -427,6 +427,41 @@ fn the_verdict_cannot_be_forged_from_inside() {
         format!("{WRONG}import builtins\nbuiltins.isinstance = lambda *args: True"),
         &["isinstance(g(), str)"],
     ));
+    // Nor can the code reach the target's builtins through a name this program looks up once
+    // the code has run (its globals are the code's to rebind), or a key of its own type.
+    const ALWAYS_EQUAL: &str = "class Yes:\n    def __eq__(self, other):\n        return True\n\
+                                def f(x):\n    return Yes()\n";
+    const FAKE_TYPE: &str = "import sys\nreal = dict\nclass Scope(real):\n\
+                             \x20   def __getitem__(self, key):\n\
+                             \x20       value = real.__getitem__(self, key)\n\
+                             \x20       if key == '__builtins__':\n\
+                             \x20           value = real(value)\n\
+                             \x20           value['type'] = lambda o: int\n\
+                             \x20       return value\n";
+    let safe_target = "__builtins__['type'](f(2)) is int and f(2) == 4";
+    attacks.push(attack(
+        "rebind_dict",
+        format!(
+            "{ALWAYS_EQUAL}{FAKE_TYPE}sys.modules['__main__'].dict = lambda *a, **k: Scope(*a, **k)\n"
+        ),
+        &[safe_target],
+    ));
+    attacks.push(attack(
+        "rebind_assertion_error",
+        format!(
+            "{ALWAYS_EQUAL}import sys\nsys.modules['__main__'].AssertionError = None.__class__\n"
+        ),
+        &["__builtins__['type'](f(2)) is int"],
+    ));
+    attacks.push(attack(
+        "key_of_its_own",
+        format!(
+            "{ALWAYS_EQUAL}class Key(str):\n    def __hash__(self):\n        return hash('type')\n\
+             \x20   def __eq__(self, other):\n        return True\n\
+             globals()[Key('type')] = lambda o: int\n"
+        ),
+        &["type(f(2)) is int"],
+    ));
     let sandbox = Sandbox::new();
     let (lines, output) = score_as(User::Current, &sandbox, &attacks, "5");
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
@@ -435,7 +470,8 @@ fn the_verdict_cannot_be_forged_from_inside() {
     let expected = [
         ("exit_early", early.to_string()),
         ("sys_exit", early.to_string()),
-        ("patch_builtins", early.to_string()),
+        // Its AssertionError is not the one raised.
+        ("patch_builtins", "g() == 2: AssertionError".to_string()),
         ("write_verdict", early.to_string()),
         (
             "read_own_script",
@@ -477,6 +513,15 @@ fn the_verdict_cannot_be_forged_from_inside() {
         (
             "patch_isinstance",
             "isinstance(g(), str): AssertionError".to_string(),
+        ),
+        ("rebind_dict", format!("{safe_target}: AssertionError")),
+        (
+            "rebind_assertion_error",
+            "__builtins__['type'](f(2)) is int: AssertionError".to_string(),
+        ),
+        (
+            "key_of_its_own",
+            "type(f(2)) is int: AssertionError".to_string(),
         ),
     ];
     for (id, failure_text) in expected {

@@ -8,7 +8,8 @@
 # (sys._getframe, a traceback's or generator's frame), the garbage collector's object lists,
 # tracing and profiling, signal handlers (they receive frames), ctypes, and new code objects
 # (bytecode built by hand can read memory). The code then runs in a fresh namespace; the target,
-# in a copy of it whose builtins are those from before the code ran, is asserted when it parses
+# in a plain copy of it whose builtins are those from before the code ran (and with nothing this
+# program looks up after the code ran left for the code to rebind), is asserted when it parses
 # as an expression, else run as statements; only then is the token written to file descriptor 3,
 # which evalctl reads. Code that exits early, patches builtins or rewrites this program writes
 # no token.
@@ -21,6 +22,9 @@ def __evalctl_run(code, target):
     import types  # noqa: F401 (it looks at a traceback's frame once, when first imported)
 
     compile_, exec_, eval_ = builtins.compile, builtins.exec, builtins.eval
+    # Every name used after the code runs is a local taken now: the code can rebind a global of
+    # this module (`sys.modules["__main__"].dict = ...`), which a later lookup would find.
+    dict_, type_, str_, assertion_error = builtins.dict, builtins.type, builtins.str, AssertionError
     read, write, close = os.read, os.write, os.close
     token = b""
     while True:
@@ -86,12 +90,17 @@ def __evalctl_run(code, target):
     sys.addaudithook(audit)
     scope = {"__name__": "__main__", "__builtins__": builtins}
     exec_(program, scope)
-    # The target sees what the code defined, and the builtins as they were before it ran.
-    checked = dict(scope)
+    # The target sees what the code defined, in a plain dict with plain string keys (a key of
+    # the code's own type could run its code on every lookup), and the builtins as they were
+    # before it ran.
+    checked = dict_()
+    for name, value in dict_.items(scope):
+        if type_(name) is str_:
+            checked[name] = value
     checked["__builtins__"] = pristine
     if expression:
         if not eval_(check, checked):
-            raise AssertionError
+            raise assertion_error
     else:
         exec_(check, checked)
     write(3, token)
