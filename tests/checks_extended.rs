@@ -137,6 +137,35 @@ fn a_reply_against_the_response_format_is_an_error_and_the_other_checks_run() {
 }
 
 #[test]
+fn a_response_format_whose_validation_would_multiply_is_not_applied_to_the_reply() {
+    // Each level is allOf two references to the level below: 2^30 steps on any reply.
+    let server = fake_api();
+    let mut defs = serde_json::Map::new();
+    defs.insert("d0".into(), json!({"type": "object"}));
+    for level in 1..=30 {
+        let below = json!({"$ref": format!("#/$defs/d{}", level - 1)});
+        defs.insert(format!("d{level}"), json!({"allOf": [below, below]}));
+    }
+    let mut check = judge(&server);
+    check["arguments"]["response_format"] = json!({"$defs": defs, "$ref": "#/$defs/d30"});
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "Capital of France?"}],
+        "outputs": [{"value": "Paris"}],
+        "checks": [check]
+    });
+    let (code, document) = evaluate(&request, &[&server]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"],
+        json!({"type": "unknown_error", "recoverable": false,
+            "message": "the judge's reply was not checked against response_format: validating \
+                this document against the schema would take more than 250000 steps (each \
+                subschema counted for each part of the document it applies to, as often as \
+                oneOf, anyOf, allOf and $ref reach it)"})
+    );
+}
+
+#[test]
 fn a_prompt_placeholder_that_is_no_jsonpath_is_a_jsonpath_error() {
     let server = fake_api();
     let mut check = judge(&server);

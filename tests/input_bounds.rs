@@ -262,6 +262,76 @@ fn a_json_schema_compiles_few_patterns_each_within_the_limit() {
 }
 
 #[test]
+fn a_json_schema_whose_validation_would_multiply_is_an_error_before_it_runs() {
+    // 2 KB: each level of `$defs` is oneOf two branches that both reach the level below, so
+    // validating a document nested 40 deep would take 2^40 steps (a depth of 20 took 20 s and
+    // 1.2 GB).
+    let bomb = |depth: usize| {
+        let mut defs = serde_json::Map::new();
+        defs.insert("d0".into(), json!({}));
+        for level in 1..=depth {
+            let below = json!({"$ref": format!("#/$defs/d{}", level - 1)});
+            defs.insert(
+                format!("d{level}"),
+                json!({"oneOf": [{"items": below}, {"items": below, "minItems": 0}]}),
+            );
+        }
+        json!({"$defs": defs, "$ref": format!("#/$defs/d{depth}")}).to_string()
+    };
+    // A schema that refers to itself where it stands would never end.
+    let a_loop = json!({"$defs": {"a": {"anyOf": [{"$ref": "#/$defs/b"}]}, "b": {"$ref": "#/$defs/a"}}, "$ref": "#/$defs/a"});
+    // A usual schema over a large document is within the bound: 1 + 20,000 × (1 + 10) steps.
+    let fields = "abcdefghij";
+    let usual = json!({"type": "array", "items": {"type": "object", "properties":
+        fields.chars().map(|name| (name.to_string(), json!({"type": "string"}))).collect::<serde_json::Map<_, _>>()}});
+    let record: serde_json::Map<_, _> = fields
+        .chars()
+        .map(|name| (name.to_string(), json!("x")))
+        .collect();
+    let large = serde_json::to_string(&vec![record; 20_000]).unwrap();
+    let results = check_results(
+        json!({"id": "a", "input": "q"}),
+        json!({"value": nested_array(40), "large": large}),
+        vec![
+            check(
+                "spec.json_schema",
+                json!({"actual": "$.output.value", "expected": bomb(40)}),
+            ),
+            check(
+                "spec.json_schema",
+                json!({"actual": "$.output.value", "expected": a_loop.to_string()}),
+            ),
+            check(
+                "spec.json_schema",
+                json!({"actual": "$.output.large", "expected": usual.to_string()}),
+            ),
+        ],
+    );
+    let errors: Vec<_> = results[..2].iter().map(error_of).collect();
+    assert_eq!(
+        errors,
+        [
+            (
+                "validation_error".to_string(),
+                "validate JSON document: validating this document against the schema would \
+                 take more than 250000 steps (each subschema counted for each part of the \
+                 document it applies to, as often as oneOf, anyOf, allOf and $ref reach it)"
+                    .to_string()
+            ),
+            (
+                "validation_error".to_string(),
+                "validate JSON document: the schema's subschemas and the document nest deeper \
+                 than 512 levels together, or a $ref leads back to where it stands without \
+                 descending into the document"
+                    .to_string()
+            ),
+        ]
+    );
+    assert_eq!(results[2]["status"], "completed", "{}", results[2]);
+    assert_eq!(results[2]["results"]["passed"], true, "{}", results[2]);
+}
+
+#[test]
 fn a_deeply_nested_yaml_spec_is_refused_before_it_is_parsed() {
     let sandbox = Sandbox::new();
     // About 160 KB: a validators list nested 80,000 levels deep.

@@ -63,6 +63,262 @@ fn typed_number(number: &Number) -> Option<TypedNumber> {
 /// lazy DFA takes as much, so a schema's patterns cost at most 64 MiB to compile and hold.
 pub const MAX_SCHEMA_PATTERNS: usize = 32;
 
+/// The most steps one validation may take: a step is one subschema applied to one part of the
+/// document, counted as often as the schema reaches it (through `oneOf`, `$ref` and the rest).
+/// A schema whose branches each reach the same parts (`oneOf` of two `$ref`s, nested) takes
+/// steps exponential in the document's depth; a usual schema takes about its size times the
+/// document's. Counted before validating, so a schema and document past it cost next to nothing.
+pub const MAX_VALIDATION_STEPS: u64 = 250_000;
+
+/// How deep the count may go through subschemas and the document together.
+const MAX_STEP_DEPTH: usize = 512;
+
+/// Why a schema would take too much work on a document.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TooMuchWork {
+    /// More than [`MAX_VALIDATION_STEPS`].
+    Steps,
+    /// Subschemas and document nest past [`MAX_STEP_DEPTH`] together, or a subschema reaches
+    /// itself without descending into the document (a `$ref` loop).
+    Depth,
+}
+
+impl std::fmt::Display for TooMuchWork {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TooMuchWork::Steps => write!(
+                f,
+                "validating this document against the schema would take more than \
+                 {MAX_VALIDATION_STEPS} steps (each subschema counted for each part of the \
+                 document it applies to, as often as oneOf, anyOf, allOf and $ref reach it)"
+            ),
+            TooMuchWork::Depth => write!(
+                f,
+                "the schema's subschemas and the document nest deeper than {MAX_STEP_DEPTH} \
+                 levels together, or a $ref leads back to where it stands without descending \
+                 into the document"
+            ),
+        }
+    }
+}
+
+/// Count the steps validating `instance` against `schema` takes, at most: every applicator's
+/// subschemas are counted (both of `then` and `else`, every `$ref` target a reference may name),
+/// so the count is never under the validator's work. The count stops past
+/// [`MAX_VALIDATION_STEPS`], so it costs at most that many steps itself.
+pub fn within_validation_bounds(schema: &Value, instance: &Value) -> Result<(), TooMuchWork> {
+    let mut count = StepCount::new(schema);
+    count.steps(schema, instance, 0)
+}
+
+/// The state of one count: where references lead, and the steps counted so far.
+struct StepCount<'s> {
+    /// The schema and each subschema with an `$id`, against which a pointer may resolve.
+    resources: Vec<&'s Value>,
+    /// Each `$anchor` and `$dynamicAnchor` name, with the subschemas that declare it.
+    anchors: std::collections::HashMap<&'s str, Vec<&'s Value>>,
+    /// The targets of each reference met so far.
+    targets: std::collections::HashMap<&'s str, std::rc::Rc<[&'s Value]>>,
+    steps: u64,
+}
+
+/// The document part a `propertyNames` subschema sees: a key, to which only in-place keywords
+/// apply.
+static KEY: Value = Value::Null;
+
+impl<'s> StepCount<'s> {
+    fn new(schema: &'s Value) -> StepCount<'s> {
+        let mut count = StepCount {
+            resources: vec![schema],
+            anchors: std::collections::HashMap::new(),
+            targets: std::collections::HashMap::new(),
+            steps: 0,
+        };
+        count.index(schema, 0);
+        count
+    }
+
+    /// Note the resources and anchors under `value`.
+    fn index(&mut self, value: &'s Value, depth: usize) {
+        if depth > MAX_STEP_DEPTH {
+            return;
+        }
+        match value {
+            Value::Object(members) => {
+                if members.get("$id").is_some_and(Value::is_string) && depth > 0 {
+                    self.resources.push(value);
+                }
+                for name in ["$anchor", "$dynamicAnchor", "$recursiveAnchor"] {
+                    if let Some(Value::String(anchor)) = members.get(name) {
+                        self.anchors.entry(anchor).or_default().push(value);
+                    }
+                }
+                for member in members.values() {
+                    self.index(member, depth + 1);
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.index(item, depth + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    /// The subschemas `reference` may name: a JSON pointer tried against every resource (those
+    /// whose `$id` it names, else all), or an anchor.
+    fn resolve(&self, reference: &str) -> Vec<&'s Value> {
+        let (uri, fragment) = reference.split_once('#').unwrap_or((reference, ""));
+        let fragment = percent_decoded(fragment);
+        if !(fragment.is_empty() || fragment.starts_with('/')) {
+            return self
+                .anchors
+                .get(fragment.as_str())
+                .cloned()
+                .unwrap_or_default();
+        }
+        let named = |resource: &&&'s Value| {
+            resource
+                .get("$id")
+                .and_then(Value::as_str)
+                .is_some_and(|id| {
+                    id.trim_end_matches('#')
+                        .ends_with(uri.trim_start_matches("./"))
+                })
+        };
+        let mut found: Vec<&'s Value> = (self.resources.iter())
+            .filter(|resource| uri.is_empty() || named(resource))
+            .filter_map(|resource| resource.pointer(&fragment))
+            .collect();
+        if found.is_empty() && !uri.is_empty() {
+            found = (self.resources.iter())
+                .filter_map(|resource| resource.pointer(&fragment))
+                .collect();
+        }
+        found.sort_by_key(|target| std::ptr::from_ref(*target) as usize);
+        found.dedup_by_key(|target| std::ptr::from_ref(*target) as usize);
+        found
+    }
+
+    /// Count the steps of `schema` applied to `instance`, `depth` levels into the count.
+    fn steps(
+        &mut self,
+        schema: &'s Value,
+        instance: &Value,
+        depth: usize,
+    ) -> Result<(), TooMuchWork> {
+        self.steps += 1;
+        if self.steps > MAX_VALIDATION_STEPS {
+            return Err(TooMuchWork::Steps);
+        }
+        let Value::Object(keywords) = schema else {
+            return Ok(());
+        };
+        if depth > MAX_STEP_DEPTH {
+            return Err(TooMuchWork::Depth);
+        }
+        let next = depth + 1;
+        for (keyword, value) in keywords {
+            match (keyword.as_str(), instance) {
+                ("allOf" | "anyOf" | "oneOf", _) => {
+                    for sub in value.as_array().into_iter().flatten() {
+                        self.steps(sub, instance, next)?;
+                    }
+                }
+                ("not" | "if" | "then" | "else", _) => self.steps(value, instance, next)?,
+                ("dependentSchemas" | "dependencies", _) => {
+                    for sub in value.as_object().into_iter().flat_map(|subs| subs.values()) {
+                        self.steps(sub, instance, next)?;
+                    }
+                }
+                ("$ref" | "$dynamicRef" | "$recursiveRef", _) => {
+                    let reference = value.as_str().unwrap_or_default();
+                    let targets = match self.targets.get(reference) {
+                        Some(targets) => targets.clone(),
+                        None => {
+                            let targets: std::rc::Rc<[&'s Value]> = self.resolve(reference).into();
+                            self.targets.insert(reference, targets.clone());
+                            targets
+                        }
+                    };
+                    for target in targets.iter() {
+                        self.steps(target, instance, next)?;
+                    }
+                }
+                ("prefixItems", Value::Array(items)) => {
+                    for (sub, item) in value.as_array().into_iter().flatten().zip(items) {
+                        self.steps(sub, item, next)?;
+                    }
+                }
+                ("items", Value::Array(items)) if value.is_array() => {
+                    for (sub, item) in value.as_array().into_iter().flatten().zip(items) {
+                        self.steps(sub, item, next)?;
+                    }
+                }
+                (
+                    "items" | "additionalItems" | "unevaluatedItems" | "contains",
+                    Value::Array(items),
+                ) => {
+                    for item in items {
+                        self.steps(value, item, next)?;
+                    }
+                }
+                ("properties", Value::Object(members)) => {
+                    for (name, sub) in value.as_object().into_iter().flatten() {
+                        if let Some(member) = members.get(name) {
+                            self.steps(sub, member, next)?;
+                        }
+                    }
+                }
+                ("patternProperties", Value::Object(members)) => {
+                    for sub in value.as_object().into_iter().flat_map(|subs| subs.values()) {
+                        for member in members.values() {
+                            self.steps(sub, member, next)?;
+                        }
+                    }
+                }
+                ("additionalProperties" | "unevaluatedProperties", Value::Object(members)) => {
+                    for member in members.values() {
+                        self.steps(value, member, next)?;
+                    }
+                }
+                ("propertyNames", Value::Object(members)) => {
+                    for _ in members.keys() {
+                        self.steps(value, &KEY, next)?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `text` with each `%XX` escape decoded (a JSON pointer in a URI fragment).
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut at = 0;
+    while at < bytes.len() {
+        let escaped = (bytes[at] == b'%')
+            .then(|| text.get(at + 1..at + 3))
+            .flatten()
+            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
+        match escaped {
+            Some(byte) => {
+                out.push(byte);
+                at += 3;
+            }
+            None => {
+                out.push(bytes[at]);
+                at += 1;
+            }
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// Why a schema gave no validator.
 #[derive(Debug)]
 pub struct SchemaError {
@@ -132,6 +388,76 @@ fn patterns_in(schema: &Value) -> usize {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// `{"$defs": {"d0": {}, "dN": {"allOf": [REF(N-1), REF(N-1)]}}, "$ref": REF(depth)}`: 2^depth
+    /// steps on any document, wherever `reference` makes each reference lead.
+    fn doubling(
+        depth: usize,
+        name: impl Fn(usize) -> Value,
+        reference: impl Fn(usize) -> String,
+    ) -> Value {
+        let mut defs = serde_json::Map::new();
+        defs.insert("d0".into(), name(0));
+        for level in 1..=depth {
+            let below = json!({"$ref": reference(level - 1)});
+            let mut def = name(level);
+            def["allOf"] = json!([below, below]);
+            defs.insert(format!("d{level}"), def);
+        }
+        json!({"$defs": defs, "$ref": reference(depth)})
+    }
+
+    #[test]
+    fn the_steps_of_a_validation_follow_every_reference_and_stop_at_the_bound() {
+        let plain = |_: usize| json!({});
+        // About 2^17 steps are within the bound; 2^20 are not, by pointer, percent-escaped pointer,
+        // anchor or `$id`.
+        let by_pointer = |level: usize| format!("#/$defs/d{level}");
+        assert_eq!(
+            within_validation_bounds(&doubling(15, plain, by_pointer), &json!(1)),
+            Ok(())
+        );
+        assert_eq!(
+            within_validation_bounds(&doubling(18, plain, by_pointer), &json!(1)),
+            Err(TooMuchWork::Steps)
+        );
+        let escaped = |level: usize| format!("#/%24defs/d{level}");
+        assert_eq!(
+            within_validation_bounds(&doubling(18, plain, escaped), &json!(1)),
+            Err(TooMuchWork::Steps)
+        );
+        let anchored = |level: usize| json!({"$anchor": format!("a{level}")});
+        assert_eq!(
+            within_validation_bounds(
+                &doubling(18, anchored, |level| format!("#a{level}")),
+                &json!(1)
+            ),
+            Err(TooMuchWork::Steps)
+        );
+        let identified = |level: usize| json!({"$id": format!("https://example.com/d{level}")});
+        assert_eq!(
+            within_validation_bounds(
+                &doubling(18, identified, |level| format!("d{level}")),
+                &json!(1)
+            ),
+            Err(TooMuchWork::Steps)
+        );
+        // What descends into the document counts each part it reaches.
+        let items = json!({"items": {"properties": {"a": {"type": "string"}}}});
+        let document = json!(vec![json!({"a": "x"}); 1000]);
+        assert_eq!(within_validation_bounds(&items, &document), Ok(()));
+        let document = json!(vec![json!({"a": "x"}); 130_000]);
+        assert_eq!(
+            within_validation_bounds(&items, &document),
+            Err(TooMuchWork::Steps)
+        );
+        // A reference back to where it stands never descends: never ends.
+        let a_loop = json!({"$defs": {"a": {"not": {"$ref": "#/$defs/a"}}}, "$ref": "#/$defs/a"});
+        assert_eq!(
+            within_validation_bounds(&a_loop, &json!(1)),
+            Err(TooMuchWork::Depth)
+        );
+    }
 
     #[test]
     fn number_rules() {

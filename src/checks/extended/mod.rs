@@ -21,7 +21,7 @@ use super::args::{CompiledPath, PathCache};
 use super::result::CheckError;
 use super::standard::{as_text, CheckKind};
 use crate::input::strict;
-use crate::scoring::json::schema_validator;
+use crate::scoring::json::{schema_validator, within_validation_bounds};
 use crate::text::{clip, one_line};
 pub use provider::{AllowedEndpoint, EndpointPolicy, KeySource, ProviderSettings};
 
@@ -547,12 +547,23 @@ pub fn judge_results(
     metadata: Map<String, Value>,
     objects: impl Iterator<Item = Map<String, Value>>,
 ) -> Result<Value, CheckError> {
-    let Spec::Judge { validator, .. } = spec else {
+    let Spec::Judge {
+        validator,
+        response_format,
+        ..
+    } = spec
+    else {
         return Err(CheckError::unknown("not an llm_judge check", false));
     };
     let mut first_problem = None;
     for object in objects {
         let response = Value::Object(object);
+        if let Err(too_much) = within_validation_bounds(response_format, &response) {
+            return Err(CheckError::unknown(
+                format!("the judge's reply was not checked against response_format: {too_much}"),
+                false,
+            ));
+        }
         let errors: Vec<String> = validator
             .iter_errors(&response)
             .take(3)

@@ -13,7 +13,7 @@ use serde_json::{json, Value};
 use super::cache::LastCompiled;
 use super::text::{evidence, go_quote};
 use super::Comparison;
-use crate::scoring::json::{equal_typed, schema_validator};
+use crate::scoring::json::{equal_typed, schema_validator, within_validation_bounds};
 
 const DRAFT_2020_12: &str = "https://json-schema.org/draft/2020-12/schema";
 const DRAFTS_07: &[&str] = &[
@@ -44,6 +44,8 @@ pub(super) fn path_equals(actual: &Value, expected: &Value) -> bool {
 #[derive(Debug)]
 pub(super) struct CompiledSchema {
     validator: jsonschema::Validator,
+    /// The schema, for the work its validation of a document may take.
+    schema: Value,
     draft: String,
 }
 
@@ -69,7 +71,11 @@ pub(super) fn compile_schema(schema: &Value) -> Result<CompiledSchema, String> {
         }
     };
     schema_validator(schema)
-        .map(|validator| CompiledSchema { validator, draft })
+        .map(|validator| CompiledSchema {
+            validator,
+            schema: schema.clone(),
+            draft,
+        })
         .map_err(|err| {
             let stage = if err.unresolved { "resolve" } else { "parse" };
             format!("{stage} JSON schema: {err}")
@@ -91,6 +97,9 @@ pub(super) fn validate_against(schema: &CompiledSchema, actual: &str) -> Compari
         Ok(document) => document,
         Err(err) => return Comparison::error(format!("parse actual JSON document: {err}")),
     };
+    if let Err(too_much) = within_validation_bounds(&schema.schema, &document) {
+        return Comparison::error(format!("validate JSON document: {too_much}"));
+    }
     match schema.validator.validate(&document) {
         Ok(()) => Comparison::binary(true, "")
             .with_evidence(evidence([("schema_draft", json!(schema.draft))])),
