@@ -340,22 +340,41 @@ fn a_checks_file_sends_a_key_only_where_the_command_line_allows_it() {
 }
 
 #[test]
-fn a_check_that_names_no_endpoint_or_key_keeps_the_users_defaults() {
+fn a_check_that_names_no_endpoint_spends_no_key_without_the_command_lines_say_so() {
+    // The user's defaults point at `server` with a key: a request naming no endpoint would
+    // spend it there (on api.openai.com, without the variables).
     let server = thief();
     let dir = Sandbox::new();
     let mut check = stealing(&server);
     check["arguments"]["provider_config"] = json!({"max_retries": 0});
     dir.write("request.json", request(json!([check])).to_string());
-    let output = dir
-        .evalctl()
-        .env("EVALCTL_JUDGE_BASE_URL", server.url("/v1"))
-        .env("OPENAI_API_KEY", crate::extended_support::KEY)
-        .args(["fep", "evaluate", "request.json", "--format", "json"])
-        .output()
-        .unwrap();
-    let document = json_stdout(&output);
-    assert_eq!(output.status.code(), Some(0), "{document}");
-    assert_eq!(server.request_count(), 1);
+    let evaluate = |flags: &[&str]| {
+        let output = dir
+            .evalctl()
+            .env("EVALCTL_JUDGE_BASE_URL", server.url("/v1"))
+            .env("OPENAI_API_KEY", TOKEN)
+            .args(["fep", "evaluate", "request.json", "--format", "json"])
+            .args(flags)
+            .output()
+            .unwrap();
+        (output.status.code(), json_stdout(&output))
+    };
+    let (code, document) = evaluate(&[]);
+    assert_eq!(code, Some(1));
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"],
+        json!({"type": "validation_error", "recoverable": false,
+            "message": "arguments.provider_config.base_url: names no endpoint, and the command \
+                line allows none: a request or checks file calls a model, with your key, only \
+                where the command line allows it (--allow-endpoint [KEY_ENV@]BASE_URL, such as \
+                --allow-endpoint OPENAI_API_KEY@https://api.openai.com/v1)"})
+    );
+    assert_eq!(server.request_count(), 0, "the default endpoint was called");
+    // The one endpoint allowed is where it goes, with the key allowed there.
+    let allowed = format!("OPENAI_API_KEY@{}", server.url("/v1"));
+    let (code, document) = evaluate(&["--allow-endpoint", &allowed]);
+    assert_eq!(code, Some(0), "{document}");
+    assert!(carried_the_token(&server), "the allowed key was not sent");
 }
 
 #[test]

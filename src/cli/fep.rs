@@ -65,10 +65,11 @@ pub enum FepCommand {
         /// Repeatable.
         #[arg(long, value_name = "NAME", value_parser = parse_allowed_check)]
         allow_custom_check: Vec<String>,
-        /// Let extended checks whose provider_config names a base_url or a key call this
-        /// OpenAI-compatible endpoint, with the API key in environment variable KEY_ENV when
-        /// given (OPENAI_API_KEY@https://api.openai.com/v1); else such a check is a validation
-        /// error. A check that names neither uses the defaults of --judge-model. Repeatable.
+        /// Let the extended checks (llm_judge, semantic_similarity) call this OpenAI-compatible
+        /// endpoint, with the API key in environment variable KEY_ENV when given
+        /// (OPENAI_API_KEY@https://api.openai.com/v1): a check names it in
+        /// provider_config.base_url, or names none when it is the only one allowed. Any other
+        /// such check is a validation error: a request spends no key unasked. Repeatable.
         #[arg(long, value_name = "[KEY_ENV@]BASE_URL")]
         allow_endpoint: Vec<String>,
         /// Calls of checks that call out (semantic_similarity, llm_judge, custom) made at once.

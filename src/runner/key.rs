@@ -481,10 +481,6 @@ fn add_evaluator_identity(fields: &mut KeyFields, evaluator: &EvaluatorSpec) -> 
                     .add(b'E', endpoint.base_url.as_bytes())
                     .add_optional(b'k', endpoint.key_env.as_deref().map(str::as_bytes));
             }
-            // Where a model check that names no endpoint sends its requests.
-            if let Some(url) = default_base_url() {
-                fields.add(b'D', url.as_bytes());
-            }
         }
         EvaluatorSpec::Spec(spec) => {
             let digest = fields.file_digest(&spec.path)?;

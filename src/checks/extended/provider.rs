@@ -2,16 +2,15 @@
 //! resolved or sent here: `evaluator::check_calls` does that).
 //!
 //! `provider_config` (every member optional): `provider_name` (default `openai`), `base_url`
-//! (default as for `--judge-model`; no user, password or query: credentials belong in the
+//! (one the command line allows; no user, password or query: credentials belong in the
 //! environment), `api_key` as `"${NAME}"` or `api_key_env` as `NAME` (default
 //! `<PROVIDER>_API_KEY`; a key itself is refused: it would sit in a file or a request), `timeout`
 //! in seconds (default 30, at most 600) and `max_retries` (default 2, at most 5). `model_config`
 //! needs `model`; its other members are sent as they are in the request body (`temperature`,
 //! `dimensions`, ...).
 //!
-//! A check that names an endpoint or a key calls only an endpoint the user allows
-//! ([`EndpointPolicy`]: `--allow-endpoint`), with the one key allowed for it; under
-//! `evalctl serve` every check does.
+//! A check calls only an endpoint the user allows ([`EndpointPolicy`]: `--allow-endpoint`),
+//! with the one key allowed for it: a check that names no endpoint, the one endpoint allowed.
 
 use std::time::Duration;
 
@@ -21,9 +20,11 @@ use serde_json::{Map, Value};
 use crate::input::strict;
 use crate::secrets::default_key_env;
 
-/// The provider of a check that names none, whose key (`OPENAI_API_KEY`) a checks file may use
-/// without the command line's say-so, as `--judge-model` does.
+/// The provider of a check that names none.
 const DEFAULT_PROVIDER: &str = "openai";
+
+/// An endpoint to show in a hint for allowing one: the default provider's.
+const HINT_ENDPOINT: &str = "OPENAI_API_KEY@https://api.openai.com/v1";
 
 /// The members `provider_config` may hold.
 const PROVIDER_KEYS: [&str; 6] = [
@@ -40,11 +41,10 @@ const PROVIDER_KEYS: [&str; 6] = [
 /// send the user's keys to a place of its choosing.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum EndpointPolicy {
-    /// A local command (`fep evaluate`, `run --checks`): a check that names neither a
-    /// `base_url` nor a key gets the user's defaults (as `--judge-model` resolves them:
-    /// `EVALCTL_JUDGE_BASE_URL`, `OPENAI_BASE_URL`, the provider's endpoint and
-    /// `<PROVIDER>_API_KEY`); one that names either calls only an endpoint the command line
-    /// allows (`--allow-endpoint`), with the key allowed for it.
+    /// A local command (`fep evaluate`, `run --checks`): only the endpoints its command line
+    /// allows (`--allow-endpoint`), each with the key allowed for it. Not the user's defaults
+    /// (`OPENAI_API_KEY` to the OpenAI endpoint): a file or request must not spend the user's
+    /// key unasked.
     Local(Vec<AllowedEndpoint>),
     /// Only these endpoints (`evalctl serve --allow-endpoint`): a client must not read the
     /// server's environment, send its keys to a place of its choosing, or make it call others.
@@ -52,7 +52,7 @@ pub enum EndpointPolicy {
 }
 
 impl Default for EndpointPolicy {
-    /// A local command that allows no endpoint beyond the user's defaults.
+    /// A local command that allows no endpoint.
     fn default() -> Self {
         EndpointPolicy::Local(Vec::new())
     }
@@ -81,9 +81,6 @@ impl EndpointPolicy {
             "provider_config.api_key"
         };
         let (allowed, local) = match self {
-            EndpointPolicy::Local(_) if settings.base_url.is_none() && named_key.is_none() => {
-                return Ok(())
-            }
             EndpointPolicy::Local(allowed) => (allowed, true),
             EndpointPolicy::Only(allowed) => (allowed, false),
         };
@@ -146,16 +143,34 @@ impl EndpointPolicy {
                         listed()
                     ),
                 ),
-                None => (
-                    named_at.into(),
-                    format!(
-                        "the key in `{name}` is not allowed: evalctl sends a key that a request \
-                         or checks file names only to an endpoint the command line allows for it \
-                         (--allow-endpoint {name}@BASE_URL; allowed: {})",
-                        listed(),
-                        name = named_key.unwrap_or_default()
+                None => match named_key {
+                    Some(name) => (
+                        named_at.into(),
+                        format!(
+                            "the key in `{name}` is not allowed: evalctl sends a key that a \
+                             request or checks file names only to an endpoint the command line \
+                             allows for it (--allow-endpoint {name}@BASE_URL; allowed: {})",
+                            listed(),
+                        ),
                     ),
-                ),
+                    None if allowed.is_empty() => (
+                        "provider_config.base_url".into(),
+                        format!(
+                            "names no endpoint, and the command line allows none: a request or \
+                             checks file calls a model, with your key, only where the command \
+                             line allows it (--allow-endpoint [KEY_ENV@]BASE_URL, such as \
+                             --allow-endpoint {HINT_ENDPOINT})"
+                        ),
+                    ),
+                    None => (
+                        "provider_config.base_url".into(),
+                        format!(
+                            "names no endpoint, and the command line allows several: name one \
+                             (allowed: {})",
+                            listed()
+                        ),
+                    ),
+                },
             },
             (Refused::Key { named, endpoint }, true) => (
                 named_at.into(),
@@ -539,12 +554,36 @@ mod tests {
     }
 
     #[test]
-    fn a_local_command_keeps_its_defaults_and_needs_an_allowance_for_the_rest() {
+    fn a_local_command_calls_only_the_endpoints_it_allows() {
         let none = EndpointPolicy::default();
-        let defaults = admit(json!({"provider_name": "OpenAI"}), &none).unwrap();
+        // A check that names nothing would spend the user's key at the user's endpoint.
         assert_eq!(
-            (defaults.base_url, defaults.key),
-            (None, KeySource::ProviderDefault)
+            admit(json!({"provider_name": "OpenAI"}), &none).unwrap_err(),
+            "provider_config.base_url: names no endpoint, and the command line allows none: a \
+             request or checks file calls a model, with your key, only where the command line \
+             allows it (--allow-endpoint [KEY_ENV@]BASE_URL, such as --allow-endpoint \
+             OPENAI_API_KEY@https://api.openai.com/v1)"
+        );
+        let openai = EndpointPolicy::Local(vec![AllowedEndpoint::parse(
+            "OPENAI_API_KEY@https://api.openai.com/v1",
+        )
+        .unwrap()]);
+        let defaults = admit(json!({}), &openai).unwrap();
+        assert_eq!(
+            (defaults.base_url.as_deref(), defaults.key),
+            (
+                Some("https://api.openai.com/v1"),
+                KeySource::Env("OPENAI_API_KEY".into())
+            )
+        );
+        let two = EndpointPolicy::Local(vec![
+            AllowedEndpoint::parse("OPENAI_API_KEY@https://api.openai.com/v1").unwrap(),
+            AllowedEndpoint::parse("http://127.0.0.1:9/v1").unwrap(),
+        ]);
+        assert_eq!(
+            admit(json!({}), &two).unwrap_err(),
+            "provider_config.base_url: names no endpoint, and the command line allows several: \
+             name one (allowed: https://api.openai.com/v1, http://127.0.0.1:9/v1)"
         );
         // Another provider picks which key is sent: it needs the command line's say-so.
         assert_eq!(
