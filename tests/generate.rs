@@ -522,6 +522,44 @@ fn resume_and_the_cache_generate_nothing_twice() {
 }
 
 #[test]
+fn a_cached_answer_is_keyed_by_what_the_user_declares_and_the_candidate_a_command_sees() {
+    let sb = with_terse_prompt();
+    logging_model(&sb);
+    sb.write(
+        "same.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    sb.write("notes.txt", "v1");
+    let run = |candidate: &str, extra: &[&str]| {
+        let output = generate(&sb)
+            .args(["--task-model-command", "sh model.sh", "--skip-preflight"])
+            .args([
+                "--cache",
+                "--cache-dir",
+                "cache",
+                "--cache-input",
+                "notes.txt",
+            ])
+            .args(extra)
+            .arg(candidate)
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        sb.lines("requests.log").len()
+    };
+    assert_eq!(run("terse.txt", &[]), 3);
+    assert_eq!(run("terse.txt", &[]), 3, "the cache did not answer");
+    // A declared input edited, or a new salt, is another answer (both were served the old one).
+    sb.write("notes.txt", "v2");
+    assert_eq!(run("terse.txt", &[]), 6);
+    assert_eq!(run("terse.txt", &["--cache-salt", "model v2"]), 9);
+    assert_eq!(run("terse.txt", &["--cache-salt", "model v2"]), 9);
+    // The command gets the candidate's id with the prompt: the same prompt under another id is
+    // asked again.
+    assert_eq!(run("same.txt", &["--cache-salt", "model v2"]), 12);
+}
+
+#[test]
 fn the_project_file_turns_generation_on() {
     let sb = Sandbox::new();
     logging_model(&sb);

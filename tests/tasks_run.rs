@@ -339,6 +339,50 @@ fn the_repository_config_names_the_model_command() {
 }
 
 #[test]
+fn a_command_models_cached_completion_is_keyed_by_the_task_id_it_sees() {
+    // Two tasks of one prompt; the command answers by task id, as fixtures/tasks/model.sh does.
+    let sb = Sandbox::new();
+    sb.write(
+        "model.sh",
+        "case \"$(cat)\" in *'\"task_id\":\"a1\"'*) printf 41;; *) printf 99;; esac\n",
+    );
+    for (file, id) in [("a.jsonl", "a1"), ("b.jsonl", "b1")] {
+        sb.write(
+            file,
+            format!(
+                "{{\"task_id\": \"{id}\", \"category\": \"arithmetic\", \"prompt\": \
+                 \"What is 17 + 24?\", \"targets\": [\"41\"], \"metric_name\": \
+                 \"exact_match\", \"post_process\": \"strip_whitespace\"}}\n"
+            ),
+        );
+    }
+    let mean = |file: &str| {
+        let output = sb
+            .evalctl()
+            .args(["tasks", "run", file, "--no-config", "--format", "json"])
+            .args([
+                "--model-command",
+                "sh model.sh",
+                "--cache",
+                "--cache-dir",
+                "cache",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+        let summary = json_stdout(&output);
+        (
+            summary["overall"]["mean"].clone(),
+            summary["generation"]["cached"].clone(),
+        )
+    };
+    assert_eq!(mean("a.jsonl"), (json!(1.0), json!(null)));
+    // b1's answer is 99, not a1's 41 from the cache.
+    assert_eq!(mean("b.jsonl"), (json!(0.0), json!(null)));
+    assert_eq!(mean("b.jsonl"), (json!(0.0), json!(1)));
+}
+
+#[test]
 fn tokens_of_cached_completions_are_shown_as_saved_not_spent() {
     let server = fake_model(KEY);
     let base = server.url("/v1");

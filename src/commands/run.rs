@@ -622,6 +622,7 @@ fn generator(config: &RunConfig, inputs: &Inputs) -> anyhow::Result<Option<Arc<G
         config.exec.concurrency,
         config.exec.retries,
         config.cache_dir.as_deref(),
+        &config.declared,
     )?;
     if let Some(path) = config.output.as_deref().filter(|_| config.resume) {
         generator.recall(path);

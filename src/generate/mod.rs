@@ -34,7 +34,7 @@ use crate::llm::{Completion, EndpointFlags, Usage};
 use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
 use crate::record::GenerationInfo;
 use crate::runner::journal::JournalReader;
-use crate::runner::key::{KeyContext, KeyedFiles};
+use crate::runner::key::{DeclaredInputs, KeyContext, KeyedFiles};
 use crate::runner::{plan_generation, Generate, Generated, GenerationCall, PlannedCall};
 use crate::store::Cache;
 use crate::store::CallKey;
@@ -61,6 +61,8 @@ pub struct GenerateSpec {
 /// One task model, ready.
 struct TaskModel {
     model: Model,
+    /// It sees the candidate's id with each prompt (a command), so its answers are keyed by it.
+    sees_ids: bool,
     label: String,
     /// What every completion key of this model shares (its identity and the sampling).
     configuration: CallKey,
@@ -89,6 +91,7 @@ impl Generator {
         concurrency: usize,
         retries: u32,
         cache_dir: Option<&Path>,
+        declared: &DeclaredInputs,
     ) -> anyhow::Result<Generator> {
         let models = spec
             .models
@@ -96,8 +99,9 @@ impl Generator {
             .map(|model_spec| {
                 let model = Model::build(model_spec, TASK_MODEL_FLAGS, timeout, concurrency)?;
                 let (configuration, keyed_files) =
-                    completion_configuration(model_spec, &spec.sampling)?;
+                    completion_configuration(model_spec, &spec.sampling, declared)?;
                 Ok(TaskModel {
+                    sees_ids: model_spec.seen_id("").is_some(),
                     label: model.label(),
                     configuration,
                     keyed_files,
@@ -244,7 +248,8 @@ impl Generator {
             if let Some(repeat) = repeat {
                 prompt.extend_from_slice(&repeat.to_le_bytes());
             }
-            completion_key(&model.configuration, &prompt)
+            let seen_id = model.sees_ids.then_some(candidate_id);
+            completion_key(&model.configuration, &prompt, seen_id)
         });
         if let Some(hit) = self
             .cache

@@ -17,7 +17,9 @@ use crate::evaluator::Evaluator;
 use crate::llm::reply::{read_completion, Unanswered};
 use crate::llm::{Api, Body, Client, Completion, Connection, EndpointFlags, EndpointSpec, Usage};
 use crate::protocol::{with_retries, Attempt, CallError, ErrorKind};
-use crate::runner::key::{add_command_identity, KeyFields, KeyedFiles};
+use crate::runner::key::{
+    add_command_identity, add_declared_inputs, DeclaredInputs, KeyFields, KeyedFiles,
+};
 use crate::store::{Cache, CachedCompletion, CallKey};
 use crate::transport::display_url;
 
@@ -40,6 +42,14 @@ pub enum ModelSpec {
     },
     /// `--model-command CMD` (and `--model-cwd`).
     Command(CommandSpec),
+}
+
+impl ModelSpec {
+    /// `id` when this model sees it with the prompt (a command gets the task's or candidate's
+    /// id), so that it keys the completion too; an API gets the prompt alone.
+    pub fn seen_id<'a>(&self, id: &'a str) -> Option<&'a str> {
+        matches!(self, ModelSpec::Command(_)).then_some(id)
+    }
 }
 
 /// How every completion is sampled.
@@ -294,27 +304,31 @@ impl ApiModel {
     }
 }
 
-/// The key of each prompt's completion by `model` under `sampling`, in order, and the files
-/// they hash. A model command script that cannot be read is bad input naming it.
-pub fn completion_keys(
+/// The key of the completion of each `(task_id, prompt)` by `model` under `sampling`, in order,
+/// and the files they hash. A model command script that cannot be read is bad input naming it.
+pub fn completion_keys<'a>(
     model: &ModelSpec,
     sampling: &Sampling,
-    prompts: &[String],
+    tasks: impl Iterator<Item = (&'a str, &'a String)>,
 ) -> anyhow::Result<(Vec<CallKey>, KeyedFiles)> {
-    let (configuration, files) = completion_configuration(model, sampling)?;
-    let keys = prompts
-        .iter()
-        .map(|prompt| completion_key(&configuration, prompt.as_bytes()))
+    let (configuration, files) =
+        completion_configuration(model, sampling, &DeclaredInputs::default())?;
+    let keys = tasks
+        .map(|(task_id, prompt)| {
+            completion_key(&configuration, prompt.as_bytes(), model.seen_id(task_id))
+        })
         .collect();
     Ok((keys, files))
 }
 
 /// What every completion key of `model` under `sampling` shares: the model's identity (its
-/// command script's contents, or its provider, model, API and base URL) and the sampling; and
-/// the files it hashes (the command's script), watched as an evaluator's are.
+/// command script's contents, or its provider, model, API and base URL), the sampling, and what
+/// the user declares decides an answer (`--cache-input`, `--cache-salt`); and the files it
+/// hashes (the command's script, the declared files), watched as an evaluator's are.
 pub fn completion_configuration(
     model: &ModelSpec,
     sampling: &Sampling,
+    declared: &DeclaredInputs,
 ) -> anyhow::Result<(CallKey, KeyedFiles)> {
     let mut fields = KeyFields::new("evalctl completion key v1");
     match model {
@@ -348,13 +362,19 @@ pub fn completion_configuration(
     if matches!(model, ModelSpec::Command(_)) && !sampling.stop.is_empty() {
         fields.add(b'T', b"cut at the stop sequences");
     }
+    add_declared_inputs(&mut fields, declared)?;
     let (fields, files) = fields.into_parts();
     Ok((fields.key(), files))
 }
 
-/// The key of the completion of `prompt` (its exact bytes) under `configuration`.
-pub fn completion_key(configuration: &CallKey, prompt: &[u8]) -> CallKey {
+/// The key of the completion of `prompt` (its exact bytes) under `configuration`, by a model
+/// that also sees the id `seen_id` (a command gets the task's or candidate's id, and may answer
+/// by it).
+pub fn completion_key(configuration: &CallKey, prompt: &[u8], seen_id: Option<&str>) -> CallKey {
     let mut fields = Fields::new("evalctl completion");
     fields.add(b'C', configuration.as_bytes()).add(b'P', prompt);
+    if let Some(id) = seen_id {
+        fields.add(b'I', id.as_bytes());
+    }
     fields.key()
 }

@@ -536,7 +536,10 @@ pub(crate) fn add_command_identity(
 /// The declared inputs: each path's content (a directory's files and symbolic links, with their
 /// paths inside it), in the order of the declared paths, then the salt. Without any, nothing is
 /// added, so keys stay those of a run that declares nothing.
-fn add_declared_inputs(fields: &mut KeyFields, declared: &DeclaredInputs) -> anyhow::Result<()> {
+pub(crate) fn add_declared_inputs(
+    fields: &mut KeyFields,
+    declared: &DeclaredInputs,
+) -> anyhow::Result<()> {
     let mut paths: Vec<&Path> = declared.paths.iter().map(|path| path.as_path()).collect();
     paths.sort_unstable();
     paths.dedup();

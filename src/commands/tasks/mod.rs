@@ -189,7 +189,8 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         .map(ResultsFile::open)
         .transpose()?;
     let prompts: Vec<String> = file.tasks.iter().map(render_prompt).collect();
-    let (keys, keyed_files) = completion_keys(&config.model, &config.sampling, &prompts)?;
+    let ids = file.tasks.iter().map(|task| task.task_id.as_str());
+    let (keys, keyed_files) = completion_keys(&config.model, &config.sampling, ids.zip(&prompts))?;
     let resumed = match (&config.save_outputs, config.resume) {
         (Some(path), true) => {
             let task_ids: Vec<&str> = file
