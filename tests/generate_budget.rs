@@ -346,6 +346,36 @@ fn max_cost_stops_the_run_with_exit_5_and_resume_continues_it() {
 }
 
 #[test]
+fn a_call_that_failed_before_spending_does_not_lower_the_estimate_of_a_call() {
+    // The first call fails with a 500 ($0); the others cost $0.018 each. Counted at $0, it made
+    // a call look like $0.009, and a third call started past the budget of $0.03.
+    let server = Server::start(|_, index| {
+        if index == 0 {
+            return Reply::status(500, r#"{"error": {"message": "try again"}}"#);
+        }
+        Reply::json(
+            json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "Paris"},
+                                "finish_reason": "stop"}],
+                   "usage": {"prompt_tokens": 12, "completion_tokens": 3, "total_tokens": 15}})
+            .to_string(),
+        )
+    });
+    let sb = Sandbox::new();
+    let output = small_on_a_budget(
+        &sb,
+        &server.url("/v1"),
+        "json",
+        &["--max-cost", "0.03", "--retries", "0"],
+    );
+    assert_eq!(code(&output), 5, "{}", stderr_text(&output));
+    assert_eq!(server.requests().len(), 2);
+    assert_eq!(
+        json_stdout(&output)["budget"],
+        json!({"max_cost_usd": 0.03, "spent_usd": 0.018, "stopped": true, "calls_not_made": 1})
+    );
+}
+
+#[test]
 fn a_budget_that_the_calls_spend_exactly_lets_every_call_be_made() {
     // Three calls of 12 prompt tokens at $11 a million spend $0.000396, which floating point
     // sums as 0.00039600000000000003.

@@ -22,8 +22,8 @@ pub struct Budget {
     /// USD spent by the model calls made (resumed lines included: the budget is the whole
     /// run's).
     spent: Cell<f64>,
-    /// Calls of the run that made a model call (not answered by a cache), whose mean cost
-    /// estimates a call.
+    /// Calls of the run whose model calls cost something (not answered by a cache, not failed
+    /// before any token was spent), whose mean cost estimates a call.
     made: Cell<usize>,
     /// What those calls cost, in USD (`spent` less what superseded lines spent).
     made_cost: Cell<f64>,
@@ -57,8 +57,12 @@ impl Budget {
             return;
         };
         self.spent.set(self.spent.get() + cost);
-        self.made.set(self.made.get() + 1);
-        self.made_cost.set(self.made_cost.get() + cost);
+        // A call that failed before spending a token says nothing of what a call costs: counted
+        // at $0, it would let more calls start than the budget holds.
+        if cost > 0.0 {
+            self.made.set(self.made.get() + 1);
+            self.made_cost.set(self.made_cost.get() + cost);
+        }
     }
 
     /// Count what a line that answers no call cost: one another line of its call replaces (a
