@@ -116,6 +116,41 @@ fn similarity_and_judge_results_follow_the_spec() {
 }
 
 #[test]
+fn the_text_summary_counts_an_extended_checks_verdict_as_passed_or_failed() {
+    // The answer `Lyon`: the similarity to `Paris` is under its threshold, and the judge says
+    // `passed: false`. Both verdicts sit in `results.response`; they were counted as scores.
+    let server = fake_api();
+    let request = json!({
+        "test_cases": [{"id": "t1", "input": "Capital of France?", "expected": "Paris"}],
+        "outputs": [{"value": "Lyon"}],
+        "checks": [similarity(&server), judge(&server)]
+    });
+    let output = evalctl()
+        .env("EXT_TEST_KEY", KEY)
+        .args(["fep", "evaluate", "-", "--format", "text"])
+        .args(allow(&server))
+        .write_stdin(request.to_string())
+        .output()
+        .unwrap();
+    let text = String::from_utf8(output.stdout).unwrap();
+    assert_eq!(output.status.code(), Some(0), "{text}");
+    // Past the first line, which names the evaluation.
+    let (_, summary) = text.split_once('\n').unwrap();
+    assert_eq!(
+        summary,
+        "test cases: 1   checks: 0 passed, 2 failed, 0 errors\n\
+         \n\
+         check type           passed  failed  scored  errors  skipped\n\
+         llm_judge            0       1       0       0       0\n\
+         semantic_similarity  0       1       0       0       0\n\
+         all                  0       2       0       0       0\n\
+         \n\
+         not passed (1):\n\
+         \x20 t1: semantic_similarity failed; llm_judge failed\n"
+    );
+}
+
+#[test]
 fn a_reply_against_the_response_format_is_an_error_and_the_other_checks_run() {
     let server = fake_api();
     let request = json!({

@@ -127,6 +127,14 @@ impl From<Outcome> for Results {
     }
 }
 
+/// Whether a check's `results` say it passed: a boolean `passed` at their top or in their
+/// `response` (`semantic_similarity` with a threshold, an `llm_judge` whose format has one).
+pub fn passed_in(results: &Value) -> Option<bool> {
+    (results.get("passed"))
+        .or_else(|| results.pointer("/response/passed"))
+        .and_then(Value::as_bool)
+}
+
 impl Results {
     /// Whether the check passed, when its results say: a standard check always does; an
     /// answered object does through a boolean `passed`, at its top or in its `response`
@@ -134,10 +142,7 @@ impl Results {
     pub fn passed(&self) -> Option<bool> {
         match self {
             Results::Passed(passed) => Some(*passed),
-            Results::Answered(results) => results
-                .get("passed")
-                .or_else(|| results.pointer("/response/passed"))
-                .and_then(Value::as_bool),
+            Results::Answered(results) => passed_in(results),
         }
     }
 

@@ -124,7 +124,7 @@ impl FepSummary {
             };
             match (
                 check["status"].as_str(),
-                check["results"]["passed"].as_bool(),
+                crate::checks::result::passed_in(&check["results"]),
             ) {
                 (Some("completed"), Some(true)) => tally.passed += 1,
                 (Some("completed"), Some(false)) => {
