@@ -145,7 +145,8 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
         r#"{"checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value"}},
                        {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "(", "flags": {"i": 1}}},
                        {"type": "fuzzy", "arguments": {}},
-                       {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "[", "flags": "$.test_case.flags"}}]}"#,
+                       {"type": "regex", "arguments": {"text": "$.output.value", "pattern": "[", "flags": "$.test_case.flags"}},
+                       {"type": "contains", "version": "2", "arguments": {"text": "x", "phrases": []}}]}"#,
     );
     evalctl()
         .current_dir(dir.path())
@@ -157,7 +158,9 @@ fn a_bad_checks_file_is_reported_before_anything_runs() {
             "error: bad.json:1: checks[0].arguments: missing required key `expected`\n\
              error: bad.json:2: checks[1].arguments.pattern: not a valid regular expression: regex parse error: ⏎     ( ⏎     ^ ⏎ error: unclosed group\n\
              error: bad.json:3: checks[2].type: unknown check type `fuzzy` (did you mean `spec.fuzzy_match`? known: exact_match, contains, regex, threshold, semantic_similarity, llm_judge; spec.TYPE runs an evaluation-spec validator; a custom type is declared in `custom_checks` or with --custom-check)\n\
-             error: bad.json:4: checks[3].arguments.pattern: not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n",
+             error: bad.json:4: checks[3].arguments.pattern: not a valid regular expression: regex parse error: ⏎     [ ⏎     ^ ⏎ error: unclosed character class\n\
+             error: bad.json:5: checks[4].version: `2` is not a semantic version (MAJOR.MINOR.PATCH)\n\
+             error: bad.json:5: checks[4].arguments.phrases: must hold at least one phrase\n",
         );
     assert!(!dir.path().join("out.jsonl").exists());
     for (text, expected) in [

@@ -48,7 +48,21 @@ pub fn load_checks_file(path: &Path, catalog: &mut Catalog) -> anyhow::Result<Ve
                 problems.extend(check.problems().iter().map(located));
                 prepared.push(check);
             }
-            Err(found) => problems.extend(found.iter().map(located)),
+            Err(found) => {
+                problems.extend(found.iter().map(located));
+                // A malformed `version` alone: the arguments are checked all the same, so that
+                // every problem of the file shows at once.
+                if found.iter().all(|problem| problem.at == ".version") {
+                    let mut unversioned = raw.clone();
+                    if let Some(members) = unversioned.as_object_mut() {
+                        members.remove("version");
+                    }
+                    if let Ok(def) = parse_check(&unversioned, catalog) {
+                        let check = Check::prepare(def, catalog);
+                        problems.extend(check.problems().iter().map(located));
+                    }
+                }
+            }
         }
     }
     if problems.is_empty() {
