@@ -865,4 +865,38 @@ fn vectors_of_huge_or_tiny_values_are_compared_exactly_or_said_to_be_beyond_a_nu
         ),
         "{document}"
     );
+    // A vector of zeros has no direction: its cosine is no score (two of them scored 0, while
+    // their distance scored 1).
+    *vectors.lock().unwrap() = json!([[0.0, 0.0], [0.0, 0.0]]);
+    let (code, document) = evaluate(&request("cosine"), &[&server]);
+    let result = &document["results"][0]["check_results"][0];
+    assert_eq!(
+        (code, &result["error"]["message"]),
+        (
+            1,
+            &json!(
+                "the embeddings API returned a vector of zeros for the text and the \
+                    reference: its cosine with another vector is undefined"
+            )
+        ),
+        "{document}"
+    );
+    *vectors.lock().unwrap() = json!([[0.0, 0.0], [0.6, 0.8]]);
+    let (_, document) = evaluate(&request("cosine"), &[&server]);
+    assert_eq!(
+        document["results"][0]["check_results"][0]["error"]["message"],
+        json!(
+            "the embeddings API returned a vector of zeros for the text: its cosine with \
+               another vector is undefined"
+        )
+    );
+    let (code, document) = evaluate(&request("euclidean"), &[&server]);
+    assert_eq!(
+        (
+            code,
+            &document["results"][0]["check_results"][0]["results"]["response"]["score"]
+        ),
+        (0, &json!(0.5)),
+        "{document}"
+    );
 }

@@ -497,6 +497,21 @@ pub fn similarity_results(
             false,
         ));
     }
+    let all_zero = |vector: &[f64]| vector.iter().all(|value| *value == 0.0);
+    if *metric == Metric::Cosine && (all_zero(text) || all_zero(reference)) {
+        return Err(CheckError::unknown(
+            format!(
+                "the embeddings API returned a vector of zeros for the {}: its cosine with \
+                 another vector is undefined",
+                match (all_zero(text), all_zero(reference)) {
+                    (true, true) => "text and the reference",
+                    (true, false) => "text",
+                    _ => "reference",
+                }
+            ),
+            false,
+        ));
+    }
     let (score, raw) = metric.score(text, reference);
     if !raw.is_finite() {
         return Err(CheckError::unknown(
