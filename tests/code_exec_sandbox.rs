@@ -462,6 +462,25 @@ fn the_verdict_cannot_be_forged_from_inside() {
         ),
         &["type(f(2)) is int"],
     ));
+    // Nor through a builtin of its own (bare names are the code's), or by changing the builtins
+    // while the target runs.
+    let guarded = "__builtins__['type'](f(2)) is __builtins__['int'] and f(2) == 4";
+    attacks.push(attack(
+        "own_int",
+        format!("{ALWAYS_EQUAL}int = Yes\n"),
+        &[guarded],
+    ));
+    attacks.push(attack(
+        "builtins_changed_by_the_call",
+        format!(
+            "{ALWAYS_EQUAL}import builtins\n\
+             def f(x):\n\
+             \x20   builtins.int = Yes\n\
+             \x20   globals()['__builtins__'] = {{'int': Yes, 'type': lambda o: Yes}}\n\
+             \x20   return Yes()\n"
+        ),
+        &[guarded],
+    ));
     let sandbox = Sandbox::new();
     let (lines, output) = score_as(User::Current, &sandbox, &attacks, "5");
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
@@ -522,6 +541,11 @@ fn the_verdict_cannot_be_forged_from_inside() {
         (
             "key_of_its_own",
             "type(f(2)) is int: AssertionError".to_string(),
+        ),
+        ("own_int", format!("{guarded}: AssertionError")),
+        (
+            "builtins_changed_by_the_call",
+            format!("{guarded}: AssertionError"),
         ),
     ];
     for (id, failure_text) in expected {
