@@ -769,6 +769,19 @@ fn a_switch_the_file_turns_on_needs_what_its_flag_needs_and_the_files_values_cou
     );
     assert_eq!(run(&["--resume-keep-errors"]), resumed);
     assert_eq!(sb.read("o.jsonl").lines().count(), 1);
+    // A switch the file turns off is not what a typed flag needs.
+    sb.write(
+        "evalctl.toml",
+        "[run]\nresume = false\noutput = \"o.jsonl\"\n",
+    );
+    assert_eq!(
+        run(&["--resume-keep-errors"]),
+        (
+            2,
+            "error: the following required arguments were not provided:\n  --resume".to_string()
+        )
+    );
+    assert_eq!(sb.read("o.jsonl").lines().count(), 1);
     // `tasks run`: the file's `save_outputs` for a typed `--resume`.
     sb.write(
         "tasks.jsonl",

@@ -325,32 +325,37 @@ fn parse_with_the_file(
             Ok(matches) => return Ok((matches, words)),
             Err(error) => error,
         };
-        let needed: Vec<&(&'static str, usize, Vec<String>)> = missing_flags(&error, command, path)
+        let Some(sub) = subcommand_of(command, path) else {
+            return Err(error);
+        };
+        // The words of each missing flag the file gives: a switch the file turns off gives
+        // nothing.
+        let needed: Vec<(&'static str, Vec<OsString>)> = missing_flags(&error, command, path)
             .into_iter()
             .filter_map(|id| defaults.iter().find(|(arg, _, _)| *arg == id))
             .filter(|(arg, _, _)| !words.added.contains(arg))
+            .filter_map(|(arg, _, values)| {
+                let flag = sub.get_arguments().find(|flag| flag.get_id() == *arg)?;
+                let long = flag.get_long()?;
+                let typed: Vec<OsString> = match flag.get_action() {
+                    clap::ArgAction::SetTrue => (values.iter().any(|value| value == "true"))
+                        .then(|| format!("--{long}").into())
+                        .into_iter()
+                        .collect(),
+                    _ => (values.iter())
+                        .map(|value| format!("--{long}={value}").into())
+                        .collect(),
+                };
+                (!typed.is_empty()).then_some((*arg, typed))
+            })
             .collect();
         if needed.is_empty() {
             return Err(error);
         }
-        for (arg, _, values) in needed {
-            let Some(flag) = subcommand_of(command, path)
-                .and_then(|sub| sub.get_arguments().find(|flag| flag.get_id() == *arg))
-            else {
-                return Err(error);
-            };
-            let Some(long) = flag.get_long() else {
-                return Err(error);
-            };
-            let typed: Vec<OsString> = match flag.get_action() {
-                clap::ArgAction::SetTrue => vec![format!("--{long}").into()],
-                _ => (values.iter())
-                    .map(|value| format!("--{long}={value}").into())
-                    .collect(),
-            };
+        for (arg, typed) in needed {
             let at = after_the_subcommand(&words.words, path);
             words.words.splice(at..at, typed);
-            words.added.push(*arg);
+            words.added.push(arg);
         }
     }
 }
