@@ -219,17 +219,33 @@ impl<'s> StepCount<'s> {
             return Err(TooMuchWork::Depth);
         }
         let next = depth + 1;
+        // `unevaluatedProperties` and `unevaluatedItems` have the subschemas beside them applied
+        // again, to learn what they evaluated.
+        let passes = match keywords.contains_key("unevaluatedProperties")
+            || keywords.contains_key("unevaluatedItems")
+        {
+            true => 2,
+            false => 1,
+        };
         for (keyword, value) in keywords {
             match (keyword.as_str(), instance) {
                 ("allOf" | "anyOf" | "oneOf", _) => {
-                    for sub in value.as_array().into_iter().flatten() {
-                        self.steps(sub, instance, next)?;
+                    for _ in 0..passes {
+                        for sub in value.as_array().into_iter().flatten() {
+                            self.steps(sub, instance, next)?;
+                        }
                     }
                 }
-                ("not" | "if" | "then" | "else", _) => self.steps(value, instance, next)?,
+                ("not" | "if" | "then" | "else", _) => {
+                    for _ in 0..passes {
+                        self.steps(value, instance, next)?;
+                    }
+                }
                 ("dependentSchemas" | "dependencies", _) => {
-                    for sub in value.as_object().into_iter().flat_map(|subs| subs.values()) {
-                        self.steps(sub, instance, next)?;
+                    for _ in 0..passes {
+                        for sub in value.as_object().into_iter().flat_map(|subs| subs.values()) {
+                            self.steps(sub, instance, next)?;
+                        }
                     }
                 }
                 ("$ref" | "$dynamicRef" | "$recursiveRef", _) => {
@@ -242,8 +258,10 @@ impl<'s> StepCount<'s> {
                             targets
                         }
                     };
-                    for target in targets.iter() {
-                        self.steps(target, instance, next)?;
+                    for _ in 0..passes {
+                        for target in targets.iter() {
+                            self.steps(target, instance, next)?;
+                        }
                     }
                 }
                 ("prefixItems", Value::Array(items)) => {
@@ -449,6 +467,23 @@ mod tests {
         let document = json!(vec![json!({"a": "x"}); 130_000]);
         assert_eq!(
             within_validation_bounds(&items, &document),
+            Err(TooMuchWork::Steps)
+        );
+        // `unevaluatedProperties` applies the subschemas beside it again: twice a level.
+        let mut defs = serde_json::Map::new();
+        let mut document = json!({});
+        defs.insert("d0".into(), json!({}));
+        for level in 1..=20 {
+            let below = json!({"$ref": format!("#/$defs/d{}", level - 1)});
+            defs.insert(
+                format!("d{level}"),
+                json!({"anyOf": [{"properties": {"a": below}}], "unevaluatedProperties": false}),
+            );
+            document = json!({ "a": document });
+        }
+        let annotated = json!({"$defs": defs, "$ref": "#/$defs/d20"});
+        assert_eq!(
+            within_validation_bounds(&annotated, &document),
             Err(TooMuchWork::Steps)
         );
         // A reference back to where it stands never descends: never ends.
