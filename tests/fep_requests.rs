@@ -246,7 +246,7 @@ fn streaming_problems_name_file_and_line() {
     write_stream_inputs(dir.path());
     fs::write(
         dir.path().join("cases.jsonl"),
-        "{\"input\": \"q\"}\n\n[1]\n{\"id\": \"c\", \"input\": \"q\"}\n",
+        "{\"input\": \"q\"}\n\n[1]\n\u{feff}{\"id\": \"c\", \"input\": \"q\"}\n",
     )
     .unwrap();
     evalctl()
@@ -258,6 +258,8 @@ fn streaming_problems_name_file_and_line() {
         .stderr(
             "error: cases.jsonl:1: missing required key `id`\n\
              error: cases.jsonl:3: expected a JSON object, found array\n\
+             error: cases.jsonl:4: invalid JSON: the line starts with a byte order mark (U+FEFF), \
+             as a file joined to another leaves it: remove it\n\
              error: outputs.jsonl: 2 outputs for 3 test cases in cases.jsonl (record i of each belongs together)\n",
         );
 }

@@ -194,6 +194,14 @@ pub fn jsonl_line(number: usize, raw: &[u8]) -> Option<Result<&str, String>> {
 /// The JSON object on a non-blank JSONL line, or why it is not one: `invalid JSON: <what> at
 /// column N` or `expected a JSON object, found <type>`.
 pub fn parse_object_line(line: &str) -> Result<Value, String> {
+    if line.trim_start().starts_with('\u{feff}') {
+        // Only the file's first line may carry one: files joined end to end leave theirs.
+        return Err(
+            "invalid JSON: the line starts with a byte order mark (U+FEFF), as a file joined \
+             to another leaves it: remove it"
+                .to_string(),
+        );
+    }
     match serde_json::from_str::<Value>(line) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(format!(
@@ -220,6 +228,17 @@ mod tests {
     fn read_jsonl_bytes(display: &str, bytes: &[u8]) -> Result<Vec<Record>, Vec<String>> {
         into_result(scan_jsonl_bytes(display, bytes))
             .map_err(|problems| problems.iter().map(Problem::to_string).collect())
+    }
+
+    #[test]
+    fn a_byte_order_mark_past_the_first_line_is_named() {
+        let problems =
+            read_jsonl_bytes("d.jsonl", b"{\"a\":1}\n\xEF\xBB\xBF{\"b\":2}\n").unwrap_err();
+        assert_eq!(
+            problems,
+            ["d.jsonl:2: invalid JSON: the line starts with a byte order mark (U+FEFF), as a file \
+              joined to another leaves it: remove it"]
+        );
     }
 
     #[test]
