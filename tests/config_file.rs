@@ -809,6 +809,31 @@ fn a_switch_the_file_turns_on_needs_what_its_flag_needs_and_the_files_values_cou
             .unwrap();
         (code(&out), stderr_text(&out))
     };
+    // Without its tasks file, that file is all that is missing.
+    let no_tasks = sb
+        .evalctl()
+        .args([
+            "tasks",
+            "run",
+            "--format",
+            "text",
+            "--model-command",
+            "echo 2",
+            "--resume",
+        ])
+        .output()
+        .unwrap();
+    let said = stderr_text(&no_tasks);
+    assert_eq!(
+        (code(&no_tasks), said.lines().take(2).collect::<Vec<_>>()),
+        (
+            2,
+            vec![
+                "error: the following required arguments were not provided:",
+                "  <FILE>"
+            ]
+        )
+    );
     assert_eq!(tasks(&[]), (0, String::new()));
     assert_eq!(
         tasks(&["--resume"]),

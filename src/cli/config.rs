@@ -291,11 +291,12 @@ fn resolve_with_file(args: &[OsString]) -> Result<Resolved, Failure> {
     })
 }
 
-/// Whether `error` is only flags missing that a given flag needs (`--resume` needs `--output`),
-/// which the file may give.
+/// Whether `error` names flags missing that a given flag needs (`--resume` needs `--output`),
+/// which the file may give: the error is then said once the file is read, without them if it
+/// gives them.
 pub fn the_file_may_give(error: &clap::Error) -> bool {
     what_is_missing(error)
-        .is_some_and(|(missing, _)| (missing.split(", ")).all(|shown| shown.starts_with("--")))
+        .is_some_and(|(missing, _)| (missing.split(", ")).any(|shown| shown.starts_with("--")))
 }
 
 /// The words of a command line, with the flags added to them for what the file gives.
