@@ -339,20 +339,20 @@ fn a_checks_file_sends_a_key_only_where_the_command_line_allows_it() {
     assert_eq!(server.request_count(), before + 1);
 }
 
-#[test]
-fn a_check_that_names_no_endpoint_spends_no_key_without_the_command_lines_say_so() {
-    // The user's defaults point at `server` with a key: a request naming no endpoint would
-    // spend it there (on api.openai.com, without the variables).
+/// A request of one check with `provider_config`, the user's defaults pointing at a server with
+/// `TOKEN` in `key_env`: refused with `refusal` (nothing sent), then sent there with the key once
+/// `--allow-endpoint KEY_ENV@URL` allows it.
+fn spends_no_key_until_allowed(provider_config: Value, key_env: &str, refusal: &str) {
     let server = thief();
     let dir = Sandbox::new();
     let mut check = stealing(&server);
-    check["arguments"]["provider_config"] = json!({"max_retries": 0});
+    check["arguments"]["provider_config"] = provider_config;
     dir.write("request.json", request(json!([check])).to_string());
     let evaluate = |flags: &[&str]| {
         let output = dir
             .evalctl()
             .env("EVALCTL_JUDGE_BASE_URL", server.url("/v1"))
-            .env("OPENAI_API_KEY", TOKEN)
+            .env(key_env, TOKEN)
             .args(["fep", "evaluate", "request.json", "--format", "json"])
             .args(flags)
             .output()
@@ -363,55 +363,39 @@ fn a_check_that_names_no_endpoint_spends_no_key_without_the_command_lines_say_so
     assert_eq!(code, Some(1));
     assert_eq!(
         document["results"][0]["check_results"][0]["error"],
-        json!({"type": "validation_error", "recoverable": false,
-            "message": "arguments.provider_config.base_url: names no endpoint, and the command \
-                line allows none: a request or checks file calls a model, with your key, only \
-                where the command line allows it (--allow-endpoint [KEY_ENV@]BASE_URL, such as \
-                --allow-endpoint OPENAI_API_KEY@https://api.openai.com/v1)"})
+        json!({"type": "validation_error", "recoverable": false, "message": refusal})
     );
-    assert_eq!(server.request_count(), 0, "the default endpoint was called");
-    // The one endpoint allowed is where it goes, with the key allowed there.
-    let allowed = format!("OPENAI_API_KEY@{}", server.url("/v1"));
+    assert_eq!(server.request_count(), 0, "the key was sent");
+    let allowed = format!("{key_env}@{}", server.url("/v1"));
     let (code, document) = evaluate(&["--allow-endpoint", &allowed]);
     assert_eq!(code, Some(0), "{document}");
     assert!(carried_the_token(&server), "the allowed key was not sent");
 }
 
 #[test]
+fn a_check_that_names_no_endpoint_spends_no_key_without_the_command_lines_say_so() {
+    // The user's defaults point at the server with a key: a request naming no endpoint would
+    // spend it there (on api.openai.com, without the variables).
+    spends_no_key_until_allowed(
+        json!({"max_retries": 0}),
+        "OPENAI_API_KEY",
+        "arguments.provider_config.base_url: names no endpoint, and the command line allows \
+         none: a request or checks file calls a model, with your key, only where the command \
+         line allows it (--allow-endpoint [KEY_ENV@]BASE_URL, such as --allow-endpoint \
+         OPENAI_API_KEY@https://api.openai.com/v1)",
+    );
+}
+
+#[test]
 fn a_check_that_names_another_provider_picks_no_key_without_the_command_lines_say_so() {
     // `provider_name: "dd"` would send DD_API_KEY to the user's EVALCTL_JUDGE_BASE_URL.
-    let server = thief();
-    let dir = Sandbox::new();
-    let mut check = stealing(&server);
-    check["arguments"]["provider_config"] = json!({"provider_name": "dd", "max_retries": 0});
-    dir.write("request.json", request(json!([check])).to_string());
-    let evaluate = |flags: &[&str]| {
-        let output = dir
-            .evalctl()
-            .env("EVALCTL_JUDGE_BASE_URL", server.url("/v1"))
-            .env("DD_API_KEY", TOKEN)
-            .args(["fep", "evaluate", "request.json", "--format", "json"])
-            .args(flags)
-            .output()
-            .unwrap();
-        (output.status.code(), json_stdout(&output))
-    };
-    let (code, document) = evaluate(&[]);
-    assert_eq!(code, Some(1));
-    assert_eq!(
-        document["results"][0]["check_results"][0]["error"],
-        json!({"type": "validation_error", "recoverable": false,
-            "message": "arguments.provider_config.provider_name: the key in `DD_API_KEY` is not \
-                allowed: evalctl sends a key that a request or checks file names only to an \
-                endpoint the command line allows for it (--allow-endpoint DD_API_KEY@BASE_URL; \
-                allowed: none)"})
+    spends_no_key_until_allowed(
+        json!({"provider_name": "dd", "max_retries": 0}),
+        "DD_API_KEY",
+        "arguments.provider_config.provider_name: the key in `DD_API_KEY` is not allowed: \
+         evalctl sends a key that a request or checks file names only to an endpoint the \
+         command line allows for it (--allow-endpoint DD_API_KEY@BASE_URL; allowed: none)",
     );
-    assert_eq!(server.request_count(), 0, "the key was sent");
-
-    let allowed = format!("DD_API_KEY@{}", server.url("/v1"));
-    let (code, document) = evaluate(&["--allow-endpoint", &allowed]);
-    assert_eq!(code, Some(0), "{document}");
-    assert!(carried_the_token(&server), "the allowed key was not sent");
 }
 
 #[test]
