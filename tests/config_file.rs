@@ -656,20 +656,22 @@ fn a_switch_its_variable_sets_needs_what_its_flag_needs_and_its_variable_is_name
 fn a_switch_the_file_turns_on_needs_what_its_flag_needs_and_the_files_values_count_for_it() {
     let sb = Sandbox::new();
     sb.write("eval.sh", "cat >/dev/null; echo '{\"score\": 1}'\n");
-    let run = |args: &[&str]| {
-        let out = sb
-            .evalctl()
+    // `run` of one candidate in `format`.
+    let evaluate = |format: &str| {
+        let mut command = sb.evalctl();
+        command
             .args([
                 "run",
                 "--format",
-                "text",
+                format,
                 "--evaluator-command",
                 "sh eval.sh",
             ])
-            .args(["--candidate", "c"])
-            .args(args)
-            .output()
-            .unwrap();
+            .args(["--candidate", "c"]);
+        command
+    };
+    let run = |args: &[&str]| {
+        let out = evaluate("text").args(args).output().unwrap();
         // What is said before clap's usage line, if any.
         let stderr = stderr_text(&out);
         let said: Vec<&str> = stderr.lines().take_while(|line| !line.is_empty()).collect();
@@ -687,18 +689,7 @@ fn a_switch_the_file_turns_on_needs_what_its_flag_needs_and_the_files_values_cou
                 .to_string()
         )
     );
-    let json = sb
-        .evalctl()
-        .args([
-            "run",
-            "--format",
-            "json",
-            "--evaluator-command",
-            "sh eval.sh",
-        ])
-        .args(["--candidate", "c"])
-        .output()
-        .unwrap();
+    let json = evaluate("json").output().unwrap();
     assert_eq!(
         (code(&json), stdout_text(&json)),
         (
@@ -730,16 +721,7 @@ fn a_switch_the_file_turns_on_needs_what_its_flag_needs_and_the_files_values_cou
     );
     assert_eq!(sb.read("typed.jsonl").lines().count(), 1);
     // Switched off by its variable, the line is not looked at.
-    let off = sb
-        .evalctl()
-        .args([
-            "run",
-            "--format",
-            "text",
-            "--evaluator-command",
-            "sh eval.sh",
-        ])
-        .args(["--candidate", "c"])
+    let off = evaluate("text")
         .env("EVALCTL_RESUME", "false")
         .output()
         .unwrap();
