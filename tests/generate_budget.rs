@@ -71,6 +71,35 @@ fn the_summary_counts_the_task_models_tokens_per_pair_and_in_total() {
 }
 
 #[test]
+fn summarize_lists_the_rows_in_the_order_of_the_file_every_time() {
+    // The rows of two task models, read back: they came out in a different order from one
+    // `summarize` to the next.
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "tutor.txt",
+        std::fs::read(fixture("prompts/tutor.txt")).unwrap(),
+    );
+    let extra = ["--output", "results.jsonl", "tutor.txt"];
+    let output = two_models(&sb, &server.url("/v1"), "json", &extra);
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    let rows = |document: &Value| -> Vec<String> {
+        (document["candidates"].as_array().unwrap().iter())
+            .map(|row| format!("{} {}", row["id"], row["task_model"]))
+            .collect()
+    };
+    let run_rows = rows(&json_stdout(&output));
+    for _ in 0..4 {
+        let summarized = sb
+            .evalctl()
+            .args(["summarize", "--format", "json", "results.jsonl"])
+            .output()
+            .unwrap();
+        assert_eq!(rows(&json_stdout(&summarized)), run_rows);
+    }
+}
+
+#[test]
 fn tokens_the_cache_answered_are_shown_as_saved_in_json_and_markdown() {
     let server = fake_openai();
     let sb = Sandbox::new();

@@ -13,7 +13,7 @@ use crate::report::compare::{
     compare_split, CandidateComparison, Comparison, ComparisonReport, Failed, PairedExample,
     Unpaired,
 };
-use crate::report::merge::{read_all, ReadRun};
+use crate::report::merge::{read_all, ReadRun, RecordsByKey};
 use crate::report::{append_to_step_summary, below, print, Document, Reporter, Selection};
 
 /// What `compare` needs.
@@ -53,7 +53,7 @@ enum Example {
 
 /// The position of every call of `records` (by key); `across` candidates, the candidate is left
 /// out.
-fn positions(records: &HashMap<String, CallRecord>, across: bool) -> HashMap<&str, Position> {
+fn positions(records: &RecordsByKey, across: bool) -> HashMap<&str, Position> {
     let candidate = |record: &CallRecord| candidate_of(record, across);
     let carriers = carriers(records, across);
     records
@@ -89,7 +89,7 @@ fn candidate_of(record: &CallRecord, across: bool) -> String {
 /// Of each id, the indices of the examples that carry it, per candidate (unless `across`) and
 /// split, in order.
 fn carriers(
-    records: &HashMap<String, CallRecord>,
+    records: &RecordsByKey,
     across: bool,
 ) -> HashMap<(String, Split, &str), BTreeSet<usize>> {
     let mut carriers: HashMap<(String, Split, &str), BTreeSet<usize>> = HashMap::new();
@@ -106,7 +106,7 @@ fn carriers(
 /// The ids that stand for several examples of one candidate and split in `records`: calls of
 /// them that pair by position pair by the order of those examples, which need not be the same
 /// examples.
-fn shared_ids(records: &HashMap<String, CallRecord>, across: bool) -> HashSet<&str> {
+fn shared_ids(records: &RecordsByKey, across: bool) -> HashSet<&str> {
     (carriers(records, across).into_iter())
         .filter(|(_, indices)| indices.len() > 1)
         .map(|((_, _, id), _)| id)

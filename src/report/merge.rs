@@ -3,21 +3,23 @@
 //! lines with one key, [`OneLineACall`] keeps the one that counts; which run and shards the lines belong to
 //! is checked by [`Ledger`].
 
-use std::collections::HashMap;
-
 use super::runs::{Accounted, Ledger, Selection};
 use crate::error::{invalid, Problem};
 use crate::input::Source;
 use crate::record::{CallRecord, RunInfo};
 use crate::runner::journal::{JournalReader, OneLineACall, RunLines};
 
+/// Lines of a run by their call key, in the order of each call's first line in the files: what
+/// is read from them (rows, test cases) comes in the same order every time.
+pub type RecordsByKey = indexmap::IndexMap<String, CallRecord>;
+
 /// The lines of one run read from results files: those that count, by key, and what the run
 /// is and lacks.
 pub struct ReadRun {
     /// The run, its fingerprint and what of its plan is missing.
     pub accounted: Accounted,
-    /// Every line of the run that counts, by key.
-    pub records: HashMap<String, CallRecord>,
+    /// Every line of the run that counts, by key, in the order of each call's first line.
+    pub records: RecordsByKey,
     /// The run's lines that other lines of their calls replaced (calls made again by
     /// `--resume`): what they spent counts in the run's spending.
     pub superseded: Vec<CallRecord>,
@@ -118,7 +120,7 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
         superseded,
         renamed,
     } = one_a_call.finish();
-    let records: HashMap<String, CallRecord> = counted
+    let records: RecordsByKey = counted
         .into_iter()
         .map(|record| (record.call_key(), record))
         .collect();
