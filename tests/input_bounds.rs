@@ -301,6 +301,8 @@ fn a_json_schema_whose_validation_would_multiply_is_an_error_before_it_runs() {
         );
     }
     let compiled = json!({"$defs": defs, "properties": {"never": {"$ref": "#/$defs/d12"}}});
+    let scanned = json!({"$defs": {"p": {"pattern": "a$"}},
+        "allOf": vec![json!({"$ref": "#/$defs/p"}); 300]});
     let schema_check = |actual: &str, expected: String| {
         check(
             "spec.json_schema",
@@ -309,17 +311,24 @@ fn a_json_schema_whose_validation_would_multiply_is_an_error_before_it_runs() {
     };
     let results = check_results(
         json!({"id": "a", "input": "q"}),
-        json!({"value": nested_array(40), "large": large, "huge": "[1e400, 1e400]"}),
+        json!({"value": nested_array(40), "large": large, "huge": "[1e400, 1e400]",
+               "long": json!("b".repeat(64 << 10)).to_string(),
+               "many": format!("[{}0]", "0,".repeat(250_000))}),
         vec![
             schema_check("$.output.value", bomb(40)),
             schema_check("$.output.value", a_loop.to_string()),
             schema_check("$.output.value", compiled.to_string()),
             // Numbers no float holds all hash alike and equal none: quadratic, and wrong.
             schema_check("$.output.huge", json!({"uniqueItems": true}).to_string()),
+            // A pattern scans its text each time it is applied (20,000 times over 200 KB ran
+            // for minutes).
+            schema_check("$.output.long", scanned.to_string()),
+            // Decoded, each value takes tens of bytes (4 million took 400 MB).
+            schema_check("$.output.many", json!({}).to_string()),
             schema_check("$.output.large", usual.to_string()),
         ],
     );
-    let errors: Vec<_> = results[..4].iter().map(error_of).collect();
+    let errors: Vec<_> = results[..6].iter().map(error_of).collect();
     assert_eq!(
         errors,
         [
@@ -350,10 +359,23 @@ fn a_json_schema_whose_validation_would_multiply_is_an_error_before_it_runs() {
                  holds, which the validator cannot compare"
                     .to_string()
             ),
+            (
+                "validation_error".to_string(),
+                "validate JSON document: validating this document against the schema would \
+                 take more than 250000 steps (each subschema counted for each part of the \
+                 document it applies to, as often as oneOf, anyOf, allOf and $ref reach it)"
+                    .to_string()
+            ),
+            (
+                "validation_error".to_string(),
+                "parse actual JSON document: the document holds more than 250000 values (the \
+                 limit)"
+                    .to_string()
+            ),
         ]
     );
-    assert_eq!(results[4]["status"], "completed", "{}", results[4]);
-    assert_eq!(results[4]["results"]["passed"], true, "{}", results[4]);
+    assert_eq!(results[6]["status"], "completed", "{}", results[6]);
+    assert_eq!(results[6]["results"]["passed"], true, "{}", results[6]);
 }
 
 #[test]

@@ -21,9 +21,35 @@ const DRAFTS_07: &[&str] = &[
     "https://json-schema.org/draft-07/schema#",
 ];
 
-/// Decode exactly one JSON value.
+/// The most values a JSON document decoded from text may hold: decoded, each takes tens of
+/// bytes (an 8 MB array of 4 million numbers took 400 MB), which a request's size does not show.
+const MAX_DOCUMENT_VALUES: usize = 250_000;
+
+/// Decode exactly one JSON value, of at most [`MAX_DOCUMENT_VALUES`] values.
 pub(super) fn parse_document(text: &str) -> Result<Value, String> {
+    if values_at_least(text) > MAX_DOCUMENT_VALUES {
+        return Err(format!(
+            "the document holds more than {MAX_DOCUMENT_VALUES} values (the limit)"
+        ));
+    }
     serde_json::from_str(text).map_err(|err| err.to_string())
+}
+
+/// How many values `text` holds as JSON, at least: one, and one more for each `,` outside a
+/// string (a malformed text is left to the decoder).
+fn values_at_least(text: &str) -> usize {
+    let (mut values, mut in_string, mut escaped) = (1, false, false);
+    for byte in text.bytes() {
+        match (in_string, escaped, byte) {
+            (true, true, _) => escaped = false,
+            (true, false, b'\\') => escaped = true,
+            (true, false, b'"') => in_string = false,
+            (false, _, b'"') => in_string = true,
+            (false, _, b',') => values += 1,
+            _ => {}
+        }
+    }
+    values
 }
 
 // ---- equality rules -------------------------------------------------------------------------
@@ -404,6 +430,18 @@ pub(super) fn json_path_match(actual: &str, expected: &str) -> Comparison {
 mod tests {
     use super::*;
     use crate::evaluation_spec::validators::Verdict;
+
+    #[test]
+    fn a_document_of_too_many_values_is_not_decoded() {
+        assert_eq!(values_at_least(r#"[1, "a,b", "\",", {"c": [2, 3]}]"#), 5);
+        let many = format!("[{}0]", "0,".repeat(MAX_DOCUMENT_VALUES));
+        assert_eq!(
+            parse_document(&many),
+            Err("the document holds more than 250000 values (the limit)".to_string())
+        );
+        let enough = format!("[{}0]", "0,".repeat(MAX_DOCUMENT_VALUES - 1));
+        assert!(parse_document(&enough).is_ok());
+    }
 
     #[test]
     fn path_forms() {
