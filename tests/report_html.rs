@@ -937,9 +937,11 @@ fn the_scatter_numbers_pairs_at_the_same_scores_and_marks_failed_calls() {
     assert_eq!(
         browser.eval("document.getElementById('scatter-counts').textContent"),
         json!(format!(
-            "{} paired examples: y higher in {above}, x higher in {below}, tied in {} ({failed} with a failed call, scored 0)",
+            "{} paired examples: y higher in {above}, x higher in {below}, tied in {}; {failed} \
+             {} with a failed call (scored 0)",
             TRAIN + VAL,
-            TRAIN + VAL - above - below
+            TRAIN + VAL - above - below,
+            if failed == 1 { "pair" } else { "pairs" }
         ))
     );
     browser.screenshot(&artifacts().join("scatter.png"));

@@ -462,7 +462,7 @@
     wrap.appendChild(scatterLegend());
     wrap.appendChild(el('p', { id: 'scatter-counts', className: 'muted', text: plural(points.length, 'paired example') +
       ': y higher in ' + above + ', x higher in ' + below + ', tied in ' + (points.length - above - below) +
-      (failedPairs ? ' (' + failedPairs + ' with a failed call, scored 0)' : '') }));
+      (failedPairs ? '; ' + plural(failedPairs, 'pair') + ' with a failed call (scored 0)' : '') }));
   }
 
   function scatterLegend() {
