@@ -303,6 +303,48 @@ fn the_report_of_spec_score_records_shows_the_runs_that_did_not_pass() {
     assert!(browser.events_named("Runtime.exceptionThrown").is_empty());
 }
 
+#[test]
+fn ids_with_bidirectional_controls_are_shown_not_obeyed() {
+    // `ab` and `U+202E ba U+202C` rendered alike: the override reversed the second.
+    let sandbox = Sandbox::new();
+    sandbox.write(
+        "candidates.jsonl",
+        "{\"candidate\": \"x\", \"id\": \"ab\"}\n{\"candidate\": \"y\", \"id\": \"\u{202e}ba\u{202c}\"}\n",
+    );
+    sandbox.write("eval.sh", "cat >/dev/null; echo '{\"score\": 1}'\n");
+    succeeded(sandbox.evalctl().args([
+        "run",
+        "--candidates",
+        "candidates.jsonl",
+        "--evaluator-command",
+        "sh eval.sh",
+        "--skip-preflight",
+        "--report",
+        "ids.html",
+    ]));
+    let Some(mut browser) = browser_for("ids_with_bidirectional_controls_are_shown_not_obeyed")
+    else {
+        return;
+    };
+    browser.open(&sandbox.join("ids.html"));
+    let options = browser.eval("[...document.querySelectorAll('option')].map(o => o.textContent)");
+    let shown: Vec<&str> = options
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .filter(|text| text.contains("ba"))
+        .collect();
+    assert!(!shown.is_empty(), "{options}");
+    assert!(
+        shown
+            .iter()
+            .all(|text| text.contains("\\u{202e}ba\\u{202c}") && !text.contains('\u{202e}')),
+        "{options}"
+    );
+    assert!(browser.events_named("Runtime.exceptionThrown").is_empty());
+}
+
 /// A shard's results rank candidates over different calls: the ranking says so, as the text
 /// summary leaves out its `best:` line; a whole run's ranking says nothing of it.
 #[test]

@@ -19,18 +19,28 @@
 
   // ---- small helpers ----------------------------------------------------------------------
 
+  // Text shown, not obeyed, as the text reports show it: a control character (other than line
+  // feed and tab) and a bidirectional embedding, override or isolate appear as their escapes
+  // (`\u{202e}`), so that an id cannot read in another order or look like another id.
+  var OBEYED = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+  function visible(text) {
+    return String(text).replace(OBEYED, function (c) {
+      return '\\u{' + c.charCodeAt(0).toString(16) + '}';
+    });
+  }
+
   function el(tag, props, children) {
     var node = document.createElement(tag);
     if (props) {
       Object.keys(props).forEach(function (key) {
-        if (key === 'text') node.textContent = props[key];
+        if (key === 'text') node.textContent = visible(props[key]);
         else if (key === 'data') Object.assign(node.dataset, props[key]);
         else node[key] = props[key];
       });
     }
     (children || []).forEach(function (child) {
       if (child === null || child === undefined) return;
-      node.appendChild(typeof child === 'string' ? document.createTextNode(child) : child);
+      node.appendChild(typeof child === 'string' ? document.createTextNode(visible(child)) : child);
     });
     return node;
   }
@@ -38,7 +48,7 @@
   function svgEl(tag, attrs, text) {
     var node = document.createElementNS(SVG, tag);
     Object.keys(attrs || {}).forEach(function (key) { node.setAttribute(key, String(attrs[key])); });
-    if (text !== undefined) node.textContent = text;
+    if (text !== undefined) node.textContent = visible(text);
     return node;
   }
 
