@@ -353,6 +353,18 @@ fn a_candidate_with_no_call_in_both_runs_is_named_as_not_compared() {
             serde_json::json!("candidate 2 (no line read)")
         ]
     );
+    // A gate names it so, once (it read `candidate candidate 2 ...`).
+    let gated = sb
+        .evalctl()
+        .args(["summarize", "--format", "json", "--allow-partial"])
+        .args(["--fail-under", "0.5", "new.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        json_stdout(&gated)["exit_reason"],
+        "all 2 calls succeeded; no candidate below --fail-under 0.5; candidate 2 (no line read) \
+         has no score among the calls read: not judged by --fail-under 0.5"
+    );
 }
 
 #[test]

@@ -437,7 +437,7 @@ fn a_budget_stop_is_its_own_verdict_in_markdown_and_json() {
              |---|---|---|---|---|---|---|\n\
              | terse.txt | acme/small | 1.0000 | 1.0000 | 1 / 0 | 12 / 3 | \\$0.018000 |\n\
              \n\
-             Evaluator: checks {} · score range unit · 1 calls (1 ok, 0 errors) · elapsed: E \
+             Evaluator: checks {} · score range unit · 1 call (1 ok, 0 errors) · elapsed: E \
              · task model tokens: 12 prompt, 3 completion · cost: \\$0.018000\n\
              \n\
              **Budget:** \\$0.018000 of --max-cost 0.02 spent: stopped, 2 calls not made (--resume continues)\n\

@@ -199,15 +199,15 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
             .filter(|c| gate.below.contains(&c.id))
         {
             parts.push(format!(
-                "candidate {} {}",
-                candidate.id,
+                "{} {}",
+                candidate_named(&candidate.id),
                 below_fail_under(candidate, threshold)
             ));
         }
         for candidate in summary.not_judged() {
             parts.push(format!(
-                "candidate {} {}",
-                candidate.id,
+                "{} {}",
+                candidate_named(&candidate.id),
                 not_judged(candidate, threshold)
             ));
         }
@@ -237,6 +237,15 @@ fn reason(report: &GateReport, summary: &Summary, exit: Exit) -> String {
 }
 
 /// Why `candidate` fails `--fail-under threshold`: `scored 0.4000, below --fail-under 0.5`, or
+/// `candidate ID`, or the id alone when it says so itself (`candidate 2 (no line read)`, the
+/// name of a candidate whose lines were not read).
+fn candidate_named(id: &str) -> String {
+    match id.starts_with("candidate ") {
+        true => id.to_string(),
+        false => format!("candidate {id}"),
+    }
+}
+
 /// `has no score (no call finished), below --fail-under 0.5` (the exit reason and the JUnit
 /// report say it alike).
 pub(super) fn below_fail_under(candidate: &CandidateSummary, threshold: f64) -> String {

@@ -23,11 +23,11 @@ pub fn render(summary: &Summary) -> String {
     out.push_str(&rows_table(&table(summary)));
     let calls = &summary.calls;
     out.push_str(&format!(
-        "\nEvaluator: {} {} · score range {} · {} calls ({}) · elapsed: {}{}{}{}{}\n",
+        "\nEvaluator: {} {} · score range {} · {} ({}) · elapsed: {}{}{}{}{}\n",
         literal(&summary.evaluator.kind),
         literal(&summary.evaluator.target),
         summary.score_range.as_str(),
-        calls.total,
+        crate::text::counted(calls.total, "call", "calls"),
         call_outcomes(calls),
         elapsed(summary),
         tokens(summary).map_or_else(String::new, |tokens| format!(" · tokens: {tokens}")),
