@@ -23,9 +23,6 @@ use crate::secrets::default_key_env;
 /// The provider of a check that names none.
 const DEFAULT_PROVIDER: &str = "openai";
 
-/// An endpoint to show in a hint for allowing one: the default provider's.
-const HINT_ENDPOINT: &str = "OPENAI_API_KEY@https://api.openai.com/v1";
-
 /// The members `provider_config` may hold.
 const PROVIDER_KEYS: [&str; 6] = [
     "provider_name",
@@ -155,12 +152,11 @@ impl EndpointPolicy {
                     ),
                     None if allowed.is_empty() => (
                         "provider_config.base_url".into(),
-                        format!(
-                            "names no endpoint, and the command line allows none: a request or \
-                             checks file calls a model, with your key, only where the command \
-                             line allows it (--allow-endpoint [KEY_ENV@]BASE_URL, such as \
-                             --allow-endpoint {HINT_ENDPOINT})"
-                        ),
+                        "names no endpoint, and the command line allows none: a request or \
+                         checks file calls a model, with your key, only where the command line \
+                         allows it (--allow-endpoint [KEY_ENV@]BASE_URL, such as \
+                         --allow-endpoint OPENAI_API_KEY@https://api.openai.com/v1)"
+                            .to_string(),
                     ),
                     None => (
                         "provider_config.base_url".into(),
