@@ -380,6 +380,40 @@ fn scores_near_the_largest_float_have_a_finite_mean_that_the_gate_judges() {
 }
 
 #[test]
+fn an_interval_as_wide_as_the_largest_floats_shows_a_finite_half_width() {
+    // [-1.5e308, 1.5e308]: its width overflows a float, its half-width does not.
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"i\":2'*) echo '{\"score\": -1.5e308}';; *) echo '{\"score\": 1.5e308}';; esac\n",
+    );
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+    let row = |format: &str| {
+        let out = sb
+            .evalctl()
+            .args(["run", "--format", format, "--skip-preflight"])
+            .args(["--evaluator-command", "sh eval.sh", "--candidate", "c"])
+            .args(["--dataset", "d.jsonl", "--score-range", "any"])
+            .output()
+            .unwrap();
+        let text = stdout_text(&out);
+        let row = text
+            .lines()
+            .find(|line| line.contains("cand-1"))
+            .map(str::to_string);
+        (code(&out), row)
+    };
+    let half = "5.0000e307 ± 1.5000e308";
+    assert_eq!(
+        [row("text"), row("markdown")],
+        [
+            (0, Some(format!("cand-1     {half}  {half}  3 / 0"))),
+            (0, Some(format!("| cand-1 | {half} | {half} | 3 / 0 |"))),
+        ]
+    );
+}
+
+#[test]
 fn a_score_that_rounds_to_zero_is_shown_without_a_sign() {
     // -0.00001 to four places is 0.0000, not -0.0000, in the table and the closing line.
     let sb = Sandbox::new();

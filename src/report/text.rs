@@ -221,7 +221,10 @@ pub(super) fn aligned(rows: &[Vec<String>], paint: impl Fn(usize) -> Option<Pain
 /// `0.8123 ± 0.0412` (the half-width of the 95% interval), or the bare mean without one.
 pub(super) fn mean(aggregate: &Aggregate) -> String {
     match (aggregate.mean, aggregate.ci95) {
-        (Some(mean), Some([lo, hi])) => format!("{} ± {}", Fixed4(mean), Fixed4((hi - lo) / 2.0)),
+        // Halved before subtracting: `hi - lo` overflows when the bounds are near ±1.8e308.
+        (Some(mean), Some([lo, hi])) => {
+            format!("{} ± {}", Fixed4(mean), Fixed4(hi / 2.0 - lo / 2.0))
+        }
         (mean, _) => number(mean),
     }
 }
