@@ -125,6 +125,54 @@ fn non_zero_exit_is_exit_status_with_a_stderr_excerpt_and_side_info() {
 }
 
 #[test]
+fn a_secret_of_the_environment_that_the_evaluator_prints_is_redacted() {
+    // The evaluator inherits the environment; what it prints of a variable named as a secret's
+    // (`..._TOKEN`) reaches no message, result line or summary.
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "cat >/dev/null\necho \"using $EVAL_TOKEN\" >&2\n\
+         printf '{\"score\": 0.5, \"why\": \"called with %s\"}' \"$EVAL_TOKEN\"\n\
+         [ \"$1\" = fail ] && exit 3\nexit 0\n",
+    );
+    let run = |argument: &str| {
+        let out = sb
+            .evalctl()
+            .args(["run", "--format", "json", "--skip-preflight"])
+            .args(["--evaluator-command", &format!("sh eval.sh {argument}")])
+            .args(["--candidate", "c", "--output", "out.jsonl"])
+            .env("EVAL_TOKEN", "tok-0123456789abcdef")
+            .output()
+            .unwrap();
+        let record = sb.jsonl("out.jsonl").remove(0);
+        std::fs::remove_file(sb.join("out.jsonl")).unwrap();
+        (code(&out), stderr_text(&out), record)
+    };
+    let (status, stderr, record) = run("fail");
+    assert_eq!(
+        (
+            status,
+            stderr,
+            &record["error"]["message"],
+            &record["side_info"]
+        ),
+        (
+            1,
+            "failed: cand-1: exit_status: command exited with code 3; stderr: using \
+             [redacted]\nexit 1: 1 of 1 calls failed\n"
+                .to_string(),
+            &json!("command exited with code 3; stderr: using [redacted]"),
+            &json!({"why": "called with [redacted]"}),
+        )
+    );
+    let (status, _, record) = run("pass");
+    assert_eq!(
+        (status, &record["side_info"]),
+        (0, &json!({"why": "called with [redacted]"}))
+    );
+}
+
+#[test]
 fn stderr_excerpt_is_bounded_and_a_signal_is_named() {
     let sb = Sandbox::new();
     let out = sb

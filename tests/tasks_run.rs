@@ -126,6 +126,32 @@ error: tasks.jsonl: 1 task-spec error; fix it (see `evalctl tasks validate`) or 
 }
 
 #[test]
+fn a_secret_of_the_environment_in_a_model_commands_completion_is_redacted() {
+    let sb = Sandbox::new();
+    let valid = std::fs::read_to_string(TASKS).unwrap();
+    sb.write(
+        "tasks.jsonl",
+        format!("{}\n", valid.lines().next().unwrap()),
+    );
+    sb.write(
+        "model.sh",
+        "cat > /dev/null; printf '41 (key %s)' \"$EVAL_TOKEN\"",
+    );
+    let output = sb
+        .evalctl()
+        .args(["tasks", "run", "tasks.jsonl", "--format", "json"])
+        .args(["--model-command", "sh model.sh"])
+        .args(["--save-outputs", "saved.jsonl"])
+        .env("EVAL_TOKEN", "tok-0123456789abcdef")
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&output), &sb.jsonl("saved.jsonl")[0]["output"]),
+        (0, &json!("41 (key [redacted])"))
+    );
+}
+
+#[test]
 fn a_model_commands_completion_is_cut_at_the_stop_sequence_as_an_apis_is() {
     // The command goes on past the answer; --stop ends the completion there, as an API would.
     let sb = Sandbox::new();

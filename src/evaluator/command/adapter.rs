@@ -22,6 +22,7 @@ use crate::evaluator::{Call, Evaluator};
 use crate::process_group::start_reaper;
 use crate::protocol::MAX_OUTPUT_BYTES;
 use crate::protocol::{parse_evaluator_output, Attempt, CallError, ErrorKind, Retry, ScoreRange};
+use crate::secrets::Secrets;
 use crate::text::{counted, seconds};
 
 /// How long stderr may stay open after the evaluator answered and exited (a process it left
@@ -82,6 +83,9 @@ pub struct CommandEvaluator {
     score_range: ScoreRange,
     /// What messages call the command: `evaluator`, or `model command` for `tasks run`.
     role: &'static str,
+    /// The environment's secrets, which the command inherits and may print: what it prints
+    /// loses them before it reaches a message, a result or a completion.
+    secrets: Secrets,
 }
 
 /// What a child printed before it exited.
@@ -101,6 +105,7 @@ impl CommandEvaluator {
             timeout,
             score_range,
             role: "evaluator",
+            secrets: Secrets::of_environment(),
         }
     }
 
@@ -126,24 +131,24 @@ impl CommandEvaluator {
     /// A non-zero exit, a timeout or output that is not UTF-8 is the call error.
     pub(crate) async fn complete(&self, input: &[u8]) -> Result<String, CallError> {
         let output = self.exchange(input, None).await?;
-        let mut stderr = String::from_utf8_lossy(&output.stderr).into_owned();
-        // A custom check's errors reach clients: its stderr loses the environment's secrets
-        // before an excerpt is cut from it (a cut through a secret would leave a piece).
-        if self.role == CUSTOM_CHECK {
-            stderr = crate::secrets::Secrets::of_environment().redact(&stderr);
-        }
+        // Its stderr loses the environment's secrets before an excerpt is cut from it (a cut
+        // through a secret would leave a piece).
+        let stderr = self
+            .secrets
+            .redact(&String::from_utf8_lossy(&output.stderr));
         if !output.status.success() {
             return Err(CallError::new(
                 ErrorKind::ExitStatus,
                 format!("{}{}", exit_reason(output.status), stderr_suffix(&stderr)),
             ));
         }
-        String::from_utf8(output.stdout).map_err(|_| {
+        let answer = String::from_utf8(output.stdout).map_err(|_| {
             CallError::new(
                 ErrorKind::InvalidOutput,
                 format!("stdout is not UTF-8{}", stderr_suffix(&stderr)),
             )
-        })
+        })?;
+        Ok(self.secrets.redact(&answer))
     }
 
     fn command_line(&self) -> String {
@@ -161,7 +166,10 @@ impl CommandEvaluator {
     /// One attempt: exchange the payload and answer, and judge the answer.
     async fn run_child(&self, call: &Call<'_>) -> Attempt {
         match self.exchange(&call.payload(), call.task_model).await {
-            Ok(output) => self.answer(&output.stdout, &output.stderr, output.status),
+            Ok(output) => {
+                self.secrets
+                    .scrub(self.answer(&output.stdout, &output.stderr, output.status))
+            }
             Err(error) => Attempt::failed(error),
         }
     }
@@ -324,7 +332,7 @@ impl CommandEvaluator {
 
     /// The attempt for an evaluator that exited with `status` after printing `stdout`.
     fn answer(&self, stdout: &[u8], stderr: &[u8], status: ExitStatus) -> Attempt {
-        let stderr_text = String::from_utf8_lossy(stderr);
+        let stderr_text = self.secrets.redact(&String::from_utf8_lossy(stderr));
         let (score, side_info) = parse_evaluator_output(stdout, self.score_range);
         let score = if status.success() {
             score.map_err(|err| with_stderr(logs_on_stdout(err, stdout), &stderr_text))
