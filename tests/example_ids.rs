@@ -398,7 +398,17 @@ fn a_valset_with_no_pick_takes_no_part_and_the_probe_sends_a_picked_example() {
         &sb,
         &["--example", "q1", "--example", "q3", "--fail-under", "0.5"],
     );
-    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    // Said, since the gate then judges the train mean of a run given a valset.
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            0,
+            "warning: --example picks no example of the valset val.jsonl: the score (and \
+             --fail-under) is the train mean, and `compare` pairs this run only with runs \
+             without a valset\n"
+                .to_string()
+        )
+    );
     let candidate = &json_stdout(&out)["candidates"][0];
     assert_eq!(
         (

@@ -52,12 +52,19 @@ pub fn run(config: RunConfig, reporter: Reporter) -> anyhow::Result<Exit> {
     let splits = Splits {
         train: inputs.dataset.is_some(),
         // A valset none of whose examples `--example` picks takes no part in the run: the score
-        // is the train mean, as without a valset.
+        // is the train mean, as without a valset (said, since a gate then judges the train mean).
         val: inputs
             .valset
             .as_deref()
             .is_some_and(|records| config.exec.examples.used(records).next().is_some()),
     };
+    if let (Some(valset), false) = (&config.valset, splits.val) {
+        reporter.warning(format!(
+            "--example picks no example of the valset {}: the score (and --fail-under) is the \
+             train mean, and `compare` pairs this run only with runs without a valset",
+            valset.display()
+        ));
+    }
     let mut tally =
         Tally::new(candidate_ids, splits, config.seed, config.pass_score).repeated(config.repeat);
     if let Some(generator) = &generator {
