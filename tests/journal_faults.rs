@@ -492,6 +492,34 @@ fn a_journal_score_the_run_refuses_answers_no_call_and_readers_refuse_its_line()
 }
 
 #[test]
+fn a_line_that_gives_its_run_another_score_range_than_the_runs_first_line_is_refused() {
+    // Else a score the run's range refuses passes under the range the edited line claims.
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");
+    let out = sb
+        .run_with(SCORE_S)
+        .args(["--skip-preflight", "-j", "1", "--candidate", "a"])
+        .args(["--dataset", "d.jsonl", "--output", "out.jsonl"])
+        .output()
+        .expect("evalctl runs");
+    assert_eq!(code(&out), 0, "{}", stderr_text(&out));
+    let journal = sb.read("out.jsonl");
+    let (first, second) = journal.split_once('\n').unwrap();
+    let edited = second
+        .replacen("\"score\":0.25,", "\"score\":7,", 1)
+        .replacen("\"score_range\":\"unit\"", "\"score_range\":\"any\"", 1);
+    assert_ne!(edited, second);
+    sb.write("out.jsonl", &format!("{first}\n{edited}"));
+    let fingerprint = sb.jsonl("out.jsonl")[0]["run"]["fingerprint"].clone();
+    let refused = format!(
+        "error: out.jsonl:2: run.score_range differs from out.jsonl:1, a line of the same run \
+         {}: evalctl never writes such lines; correct or remove the one edited\n",
+        fingerprint.as_str().unwrap()
+    );
+    readers_refuse(&sb, &[&["compare", "out.jsonl", "out.jsonl"]], &refused);
+}
+
+#[test]
 fn resume_cuts_only_a_line_cut_short_and_leaves_a_file_it_refuses_as_it_was() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "{\"s\": 0.5}\n{\"s\": 0.25}\n");

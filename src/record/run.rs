@@ -50,6 +50,21 @@ pub fn completed_by(command: Option<&str>) -> &'static str {
 }
 
 impl RunInfo {
+    /// The member of the run that `self` and `other`, two lines' `run` of one fingerprint, give
+    /// differently (`score_range`), among those every line of a run shares; `None` when they
+    /// agree. evalctl never writes such lines: one was edited by hand.
+    pub fn differs_from(&self, other: &RunInfo) -> Option<&'static str> {
+        [
+            ("command", self.command == other.command),
+            ("evaluator", self.evaluator == other.evaluator),
+            ("score_range", self.score_range == other.score_range),
+            ("splits", self.splits == other.splits),
+            ("candidates", self.candidates == other.candidates),
+        ]
+        .into_iter()
+        .find_map(|(member, same)| (!same).then_some(member))
+    }
+
     /// Whether the lines' own verdicts gate the run, as they gate the command that wrote them:
     /// `spec score` exits 1 when a run did not pass, and so do `summarize` and `merge` of its
     /// records (`run --spec` is gated by its flags alone).

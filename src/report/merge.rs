@@ -94,7 +94,10 @@ pub fn read_all(files: &[String], selection: &Selection) -> anyhow::Result<ReadR
                     _ => {}
                 }
             }
-            ledger.add(index, run, &record);
+            if let Err(reason) = ledger.add((index, line.line), run, &record) {
+                problems.push(at(reason));
+                continue;
+            }
             lines.push(record);
         }
         let torn = reader.torn_line();

@@ -175,6 +175,8 @@ impl Chosen {
 struct RunSeen {
     fingerprint: Option<String>,
     info: RunInfo,
+    /// Where its first line is: the file's index, the line's number.
+    first_line: (usize, usize),
     lines: usize,
     /// File index → lines of this run in it.
     files: BTreeMap<usize, usize>,
@@ -211,19 +213,39 @@ impl Ledger {
         }
     }
 
-    /// Count `record`, a line of `files[file]` that names its run as `run`.
-    pub fn add(&mut self, file: usize, run: &RunInfo, record: &CallRecord) {
+    /// Count `record`, line `line` of `files[file]`, that names its run as `run`; a line whose
+    /// `run` gives a member every line of its run shares (its score range, say) otherwise than
+    /// the run's first line is not counted: why is the error.
+    pub fn add(
+        &mut self,
+        (file, line): (usize, usize),
+        run: &RunInfo,
+        record: &CallRecord,
+    ) -> Result<(), String> {
         let fingerprint = run.identity.as_ref().map(|id| id.fingerprint.clone());
         let index = match self
             .runs
             .iter()
             .position(|seen| seen.fingerprint == fingerprint)
         {
-            Some(index) => index,
+            Some(index) => {
+                let first = &self.runs[index];
+                if let (Some(member), Some(id)) = (run.differs_from(&first.info), &fingerprint) {
+                    let (first_file, first_line) = first.first_line;
+                    return Err(format!(
+                        "run.{member} differs from {}:{first_line}, a line of the same run \
+                         {id}: evalctl never writes such lines; correct or remove the one \
+                         edited",
+                        self.files[first_file]
+                    ));
+                }
+                index
+            }
             None => {
                 self.runs.push(RunSeen {
                     fingerprint,
                     info: run.clone(),
+                    first_line: (file, line),
                     lines: 0,
                     files: BTreeMap::new(),
                     shards: BTreeMap::new(),
@@ -250,6 +272,7 @@ impl Ledger {
                 .or_default()
                 .insert(digest.clone());
         }
+        Ok(())
     }
 
     /// The run the lines are read for: the one `--run` names, else the only one; several runs

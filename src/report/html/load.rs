@@ -183,6 +183,7 @@ fn read_run(files: &[&Source], selection: &Selection) -> Result<RunResults, Vec<
     let mut lines: Vec<(usize, CallRecord)> = Vec::new();
     let mut problems = Vec::new();
     let mut torn = Vec::new();
+    let mut ledger = Ledger::new(files.iter().map(|file| file.display()).collect());
     for (index, file) in files.iter().enumerate() {
         let mut reader = match JournalReader::open(file) {
             Ok(reader) => reader,
@@ -192,8 +193,15 @@ fn read_run(files: &[&Source], selection: &Selection) -> Result<RunResults, Vec<
             }
         };
         for line in reader.by_ref() {
-            match line {
-                Ok(line) => lines.push((index, line.record)),
+            let counted = line.and_then(|line| {
+                let run = line.record.run.as_ref();
+                match run.map(|run| ledger.add((index, line.line), run, &line.record)) {
+                    Some(Err(reason)) => Err(Problem::at_line(file.display(), line.line, reason)),
+                    _ => Ok(line.record),
+                }
+            });
+            match counted {
+                Ok(record) => lines.push((index, record)),
                 Err(problem) => problems.push(problem),
             }
         }
@@ -201,12 +209,6 @@ fn read_run(files: &[&Source], selection: &Selection) -> Result<RunResults, Vec<
     }
     if !problems.is_empty() {
         return Err(problems);
-    }
-    let mut ledger = Ledger::new(files.iter().map(|file| file.display()).collect());
-    for (index, record) in &lines {
-        if let Some(run) = &record.run {
-            ledger.add(*index, run, record);
-        }
     }
     let chosen = ledger.chosen(selection)?;
     // The chosen run's lines, one a call, in the order of each call's first line.
