@@ -509,7 +509,7 @@ fn a_line_that_gives_its_run_another_score_range_than_the_runs_first_line_is_ref
         .replacen("\"score\":0.25,", "\"score\":7,", 1)
         .replacen("\"score_range\":\"unit\"", "\"score_range\":\"any\"", 1);
     assert_ne!(edited, second);
-    sb.write("out.jsonl", &format!("{first}\n{edited}"));
+    sb.write("out.jsonl", format!("{first}\n{edited}"));
     let fingerprint = sb.jsonl("out.jsonl")[0]["run"]["fingerprint"].clone();
     let refused = format!(
         "error: out.jsonl:2: run.score_range differs from out.jsonl:1, a line of the same run \
