@@ -897,19 +897,87 @@ const SCATTER_MARKERS: &str = "[...document.querySelectorAll('#scatter [data-cou
     .map(m => [m.dataset.x, m.dataset.y, m.dataset.failed, Number(m.dataset.count)]).sort()";
 
 #[test]
+fn the_scatter_pairs_examples_by_id_and_counts_ties_within_rounding_as_compare_does() {
+    // The new dataset has a record inserted in front, and scores one example 0.30000000000000004
+    // where the old scored it 0.3: compare pairs q1..q3 with themselves, all tied.
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ns=$(printf '%s' \"$p\" | sed -n 's/.*\"s\": *\\([0-9.]*\\).*/\\1/p')\n\
+         printf '{\"score\": %s}' \"$s\"\n",
+    );
+    sb.write(
+        "old.jsonl",
+        "{\"id\": \"q1\", \"s\": 0.1}\n{\"id\": \"q2\", \"s\": 0.2}\n{\"id\": \"q3\", \"s\": 0.3}\n",
+    );
+    sb.write(
+        "new.jsonl",
+        "{\"id\": \"q0\", \"s\": 0.9}\n{\"id\": \"q1\", \"s\": 0.1}\n{\"id\": \"q2\", \"s\": 0.2}\n\
+         {\"id\": \"q3\", \"s\": 0.30000000000000004}\n",
+    );
+    for (dataset, output) in [("old.jsonl", "before.jsonl"), ("new.jsonl", "after.jsonl")] {
+        succeeded(
+            sb.evalctl()
+                .args(["run", "--skip-preflight", "--candidate", "c"])
+                .args(["--evaluator-command", "sh eval.sh", "--dataset", dataset])
+                .args(["--output", output]),
+        );
+    }
+    let compare = sb
+        .evalctl()
+        .args([
+            "compare",
+            "before.jsonl",
+            "after.jsonl",
+            "--allow-different-inputs",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .expect("evalctl runs");
+    let train = &json_stdout(&compare)["candidates"][0];
+    assert_eq!(
+        (
+            &train["pairs"],
+            &train["wins"],
+            &train["ties"],
+            &train["losses"]
+        ),
+        (&json!(3), &json!(0), &json!(3), &json!(0)),
+        "{train}"
+    );
+    succeeded(
+        sb.evalctl()
+            .args(["report", "before.jsonl", "after.jsonl", "-o", "r.html"]),
+    );
+    let Some(mut browser) = browser_for(
+        "the_scatter_pairs_examples_by_id_and_counts_ties_within_rounding_as_compare_does",
+    ) else {
+        return;
+    };
+    browser.open(&sb.join("r.html"));
+    assert_eq!(
+        browser.eval("document.getElementById('scatter-counts').textContent"),
+        json!("3 paired examples: y higher in 0, x higher in 0, tied in 3")
+    );
+}
+
+#[test]
 fn the_scatter_numbers_pairs_at_the_same_scores_and_marks_failed_calls() {
     let sandbox = two_runs();
     // Candidate A (x) against B (y) of the base run: one marker per distinct pair of scores, a
     // pair with B's call failed in the `failed` lane of y.
     let mut expected: Vec<(String, String, &str, u64)> = Vec::new();
-    let (mut above, mut below, mut failed) = (0, 0, 0);
+    // Pairs, y higher, x higher, pairs with a failed call: in train, in val.
+    let mut counts = [[0usize; 4]; 2];
     for i in 0..TRAIN + VAL {
         let (x, _) = outcome("a", i);
         let (y, y_fails) = outcome("b", i);
         let y_shown = if y_fails { 0.0 } else { y };
-        above += usize::from(y_shown > x);
-        below += usize::from(y_shown < x);
-        failed += usize::from(y_fails);
+        let split = &mut counts[usize::from(i >= TRAIN)];
+        split[0] += 1;
+        split[1] += usize::from(y_shown > x);
+        split[2] += usize::from(y_shown < x);
+        split[3] += usize::from(y_fails);
         let marker = if y_fails {
             (x.to_string(), "failed".to_string(), "y")
         } else {
@@ -976,14 +1044,25 @@ fn the_scatter_numbers_pairs_at_the_same_scores_and_marks_failed_calls() {
             "a pair with a failed call (it scores 0 in every aggregate): drawn in the red “failed” lane of the axis whose call failed, in the corner when both did"
         ])
     );
+    // Counted in each split apart, as `compare` counts them.
+    let said = |split: &str, [pairs, above, below, failed]: [usize; 4]| {
+        let failed = match failed {
+            0 => String::new(),
+            1 => ", 1 pair with a failed call (scored 0)".to_string(),
+            n => format!(", {n} pairs with a failed call (scored 0)"),
+        };
+        format!(
+            "{split}: {pairs} paired examples: y higher in {above}, x higher in {below}, tied in \
+             {}{failed}",
+            pairs - above - below
+        )
+    };
     assert_eq!(
         browser.eval("document.getElementById('scatter-counts').textContent"),
         json!(format!(
-            "{} paired examples: y higher in {above}, x higher in {below}, tied in {}; {failed} \
-             {} with a failed call (scored 0)",
-            TRAIN + VAL,
-            TRAIN + VAL - above - below,
-            if failed == 1 { "pair" } else { "pairs" }
+            "{}; {}",
+            said("train", counts[0]),
+            said("val", counts[1])
         ))
     );
     browser.screenshot(&artifacts().join("scatter.png"));

@@ -339,9 +339,38 @@
 
   // ---- comparison -------------------------------------------------------------------------
 
-  function pairKey(row) {
+  // Where a row's call stands, as `compare` pairs calls: its task or run id; else its split, its
+  // example (by id where it has one, so that a record inserted into the dataset still pairs each
+  // example with itself; the k-th example of an id another example shares is its k-th) and its
+  // repeat.
+  function pairKey(row, occurrence) {
     if (row[col.label] !== null) return 'label:' + row[col.label];
-    return row[col.split] + '#' + row[col.example_index] + '/' + (row[col.repeat] === null ? 0 : row[col.repeat]);
+    var example = row[col.example_id] === null ? 'index:' + row[col.example_index]
+      : 'id:' + row[col.example_id] + '~' + occurrence(row);
+    return row[col.split] + '#' + example + '/' + (row[col.repeat] === null ? 0 : row[col.repeat]);
+  }
+
+  // occurrence(row): among the examples of the row's series and split with its id, how many come
+  // before its example.
+  function occurrences(of) {
+    var indexes = new Map();
+    var name = function (row) { return row[col.series] + '#' + row[col.split] + '#' + row[col.example_id]; };
+    rows.forEach(function (row) {
+      if (!of(row) || row[col.example_id] === null) return;
+      if (!indexes.has(name(row))) indexes.set(name(row), []);
+      var seen = indexes.get(name(row));
+      if (seen.indexOf(row[col.example_index]) < 0) seen.push(row[col.example_index]);
+    });
+    indexes.forEach(function (seen) { seen.sort(function (a, b) { return a - b; }); });
+    return function (row) { return indexes.get(name(row)).indexOf(row[col.example_index]); };
+  }
+
+  // Whether `a` is higher than `b` by more than float rounding: `compare`'s rule for a win,
+  // under which 0.3 and 0.30000000000000004 tie.
+  function higher(a, b) {
+    var difference = a - b;
+    var size = Math.abs(difference);
+    return difference - (isFinite(size) ? Math.max(1e-9, 1e-12 * size) : 1e-9) > 0;
   }
 
   function drawComparison() {
@@ -398,11 +427,13 @@
     var xs = Number(document.getElementById('scatter-x').value);
     var ys = Number(document.getElementById('scatter-y').value);
     var byKey = new Map();
+    var chosen = function (row) { return row[col.series] === xs || row[col.series] === ys; };
+    var occurrence = occurrences(chosen);
     rows.forEach(function (row) {
+      if (!chosen(row)) return;
       var s = row[col.series];
-      if (s !== xs && s !== ys) return;
-      var key = pairKey(row);
-      if (!byKey.has(key)) byKey.set(key, {});
+      var key = pairKey(row, occurrence);
+      if (!byKey.has(key)) byKey.set(key, { split: row[col.label] !== null ? null : row[col.split] });
       var point = byKey.get(key);
       var failed = errorKind(row) !== null;
       if (s === xs) { point.x = scoreOf(row); point.xFailed = failed; }
@@ -464,15 +495,29 @@
     chart.appendChild(svgEl('text', { x: (left + right) / 2, y: size - 6, 'text-anchor': 'middle' }, 'x: ' + seriesLabel(xs)));
     chart.appendChild(svgEl('text', { x: 10, y: (top + bottom) / 2, 'text-anchor': 'middle',
       transform: 'rotate(-90 10 ' + (top + bottom) / 2 + ')' }, 'y: ' + seriesLabel(ys)));
-    var above = points.filter(function (p) { return p.y > p.x; }).length;
-    var below = points.filter(function (p) { return p.y < p.x; }).length;
-    var failedPairs = points.filter(function (p) { return p.xFailed || p.yFailed; }).length;
+    // Counted for each split apart, as `compare` counts them: a train example is never weighed
+    // against a val one.
+    var splits = [];
+    points.forEach(function (p) { if (splits.indexOf(p.split) < 0) splits.push(p.split); });
+    var counts = splits.map(function (split) {
+      var inSplit = points.filter(function (p) { return p.split === split; });
+      return (splits.length > 1 && split !== null ? split + ': ' : '') + pairCounts(inSplit);
+    });
     var wrap = clear(document.getElementById('scatter'));
     wrap.appendChild(chart);
     wrap.appendChild(scatterLegend());
-    wrap.appendChild(el('p', { id: 'scatter-counts', className: 'muted', text: plural(points.length, 'paired example') +
-      ': y higher in ' + above + ', x higher in ' + below + ', tied in ' + (points.length - above - below) +
-      (failedPairs ? '; ' + plural(failedPairs, 'pair') + ' with a failed call (scored 0)' : '') }));
+    wrap.appendChild(el('p', { id: 'scatter-counts', className: 'muted', text: counts.join('; ') }));
+  }
+
+  // `4 paired examples: y higher in 1, x higher in 2, tied in 1` (and how many pairs have a
+  // failed call), ties within float rounding.
+  function pairCounts(points) {
+    var yHigher = points.filter(function (p) { return higher(p.y, p.x); }).length;
+    var xHigher = points.filter(function (p) { return higher(p.x, p.y); }).length;
+    var failedPairs = points.filter(function (p) { return p.xFailed || p.yFailed; }).length;
+    return plural(points.length, 'paired example') + ': y higher in ' + yHigher + ', x higher in ' + xHigher +
+      ', tied in ' + (points.length - yHigher - xHigher) +
+      (failedPairs ? ', ' + plural(failedPairs, 'pair') + ' with a failed call (scored 0)' : '');
   }
 
   function scatterLegend() {
