@@ -9,11 +9,15 @@ const RESAMPLES: usize = 2000;
 pub const DEFAULT_SEED: u64 = 20_240_901;
 
 /// The standard error of the mean of `values` (the sample standard deviation over the square
-/// root of their count); `None` with fewer than two values.
+/// root of their count); `None` with fewer than two values. Equal values have none, whatever
+/// the rounding of their mean (three values of 0.7 have a mean of 0.6999999999999998).
 pub fn standard_error(values: &[f64]) -> Option<f64> {
     let n = values.len();
     if n < 2 {
         return None;
+    }
+    if all_equal(values) {
+        return Some(0.0);
     }
     let mean = values.iter().sum::<f64>() / n as f64;
     let variance = values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64;
@@ -27,13 +31,9 @@ pub fn spread(values: &[f64], seed: u64) -> (Option<f64>, Option<[f64; 2]>) {
         return (None, None);
     };
     let n = values.len();
-    let mean = values.iter().sum::<f64>() / n as f64;
-    if values
-        .iter()
-        .all(|value| value.total_cmp(&values[0]).is_eq())
-    {
-        // Every resample is these same values in this same order: its mean is `mean`.
-        return (Some(stderr), Some([mean, mean]));
+    if all_equal(values) {
+        // Every resample is these same values: its mean is the value.
+        return (Some(stderr), Some([values[0], values[0]]));
     }
     let mut rng = fastrand::Rng::with_seed(seed);
     let mut means: Vec<f64> = (0..RESAMPLES)
@@ -45,6 +45,13 @@ pub fn spread(values: &[f64], seed: u64) -> (Option<f64>, Option<[f64; 2]>) {
     (Some(stderr), Some([lo, hi]))
 }
 
+/// Whether every value of `values` is the first.
+fn all_equal(values: &[f64]) -> bool {
+    values
+        .iter()
+        .all(|value| value.total_cmp(&values[0]).is_eq())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -52,6 +59,7 @@ mod tests {
     #[test]
     fn constant_values_have_no_spread_and_one_value_no_interval() {
         assert_eq!(spread(&[0.5; 10], 1), (Some(0.0), Some([0.5, 0.5])));
+        assert_eq!(spread(&[0.7; 3], 1), (Some(0.0), Some([0.7, 0.7])));
         assert_eq!(spread(&[0.5], 1), (None, None));
     }
 

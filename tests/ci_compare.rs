@@ -4,6 +4,7 @@
 //! markdown`) and its copy appended to `$GITHUB_STEP_SUMMARY`.
 
 use crate::common::*;
+use serde_json::json;
 
 /// Scores `$SCORES`' word for the example's `i` (`{"i":2}` → the third word).
 const EVAL: &str = "p=$(cat)\ni=$(printf '%s' \"$p\" | sed -n 's/.*\"i\":\\([0-9]*\\).*/\\1/p')\n\
@@ -168,6 +169,48 @@ fn run_in_turn(sb: &Sandbox, scores: &str, output: &str, extra: &[&str]) {
             .args(["--output", output])
             .args(extra)
             .env("SCORES", scores),
+    );
+}
+
+#[test]
+fn compare_gives_each_run_the_mean_run_gave_it_to_the_last_bit_under_repeat() {
+    // Two examples of three repeats: their means' mean (0.4666666666666667) is not the calls'
+    // mean (0.46666666666666673), which is the one run prints.
+    let sb = Sandbox::new();
+    sb.write("in_turn.sh", IN_TURN);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    let repeated = ["--dataset", "d.jsonl", "--repeat", "3"];
+    run_in_turn(&sb, "0.7 0.8 0.1 0.0 0.8 0.4", "r.jsonl", &repeated);
+    let summary = json_stdout(&succeeded(sb.evalctl().args([
+        "summarize",
+        "r.jsonl",
+        "--format",
+        "json",
+    ])));
+    let compared = json_stdout(&succeeded(
+        sb.evalctl()
+            .args(["compare", "r.jsonl", "r.jsonl", "--format", "json"]),
+    ));
+    let mean = &summary["candidates"][0]["train"]["mean"];
+    assert_eq!(
+        (mean, &compared["candidates"][0]["base_mean"]),
+        (&json!(0.46666666666666673), mean)
+    );
+}
+
+#[test]
+fn a_mean_of_equal_scores_is_that_score_with_no_spread() {
+    // 0.7 + 0.7 + 0.7 is 2.0999999999999996: a third of it is below every score.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
+    let out = run_command(&sb, "0.7 0.7 0.7", "r.jsonl", &[])
+        .output()
+        .unwrap();
+    let train = &json_stdout(&out)["candidates"][0]["train"];
+    assert_eq!(
+        (&train["mean"], &train["stderr"], &train["ci95"]),
+        (&json!(0.7), &json!(0.0), &json!([0.7, 0.7]))
     );
 }
 

@@ -16,7 +16,7 @@ use std::collections::BTreeMap;
 use serde::Serialize;
 
 use super::markdown;
-use super::summary::{below, mean_in_order, overflow_scale};
+use super::summary::{below, mean_in_order, mean_of_examples};
 use super::{Document, Styled};
 use crate::exit::Verdict;
 use crate::interval::spread;
@@ -194,14 +194,17 @@ pub fn compare_split(split: Split, examples: &[&PairedExample], seed: u64) -> Sp
         })
         .collect();
     let differences: Vec<f64> = pairs.iter().map(|pair| pair.new - pair.base).collect();
-    let n = pairs.len() as f64;
-    // Scores near the largest float are scaled (exactly) so that their sums do not overflow.
-    let largest = pairs.iter().fold(0.0f64, |largest, pair| {
-        largest.max(pair.base.abs()).max(pair.new.abs())
-    });
-    let scale = overflow_scale(largest);
-    let base_mean = pairs.iter().map(|pair| pair.base / scale).sum::<f64>() / n * scale;
-    let new_mean = pairs.iter().map(|pair| pair.new / scale).sum::<f64>() / n * scale;
+    // The runs' own means of these examples, to the last bit.
+    let side = |scores: fn(&PairedExample) -> &[f64]| {
+        mean_of_examples(
+            &examples
+                .iter()
+                .map(|example| scores(example))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let base_mean = side(|example| &example.base);
+    let new_mean = side(|example| &example.new);
     let count = pairs.len();
     let mut regressions: Vec<Regression> = pairs
         .into_iter()

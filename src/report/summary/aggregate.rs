@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::rounding::{overflow_scale, sum_in_order};
+use super::rounding::{mean_of_examples, overflow_scale, sum_in_order};
 use crate::interval;
 
 /// Aggregate of one candidate over one split. Failed calls count as 0.0.
@@ -60,28 +60,19 @@ impl Running {
         // squares: they are divided by a power of two first (exactly), and the results
         // multiplied back. Any other score is taken as it is.
         let scale = overflow_scale(self.min.abs().max(self.max.abs()));
-        let mut sum = 0.0;
         let example_means: Vec<f64> = self
             .examples
             .values()
             .map(|scores| {
                 let scaled: Vec<f64> = scores.iter().map(|score| score / scale).collect();
-                let example_sum = sum_in_order(&scaled);
-                sum += example_sum;
-                example_sum / scores.len() as f64
+                sum_in_order(&scaled) / scores.len() as f64
             })
             .collect();
         let (stderr, ci95) = interval::spread(&example_means, seed);
-        let mut counts = self.examples.values().map(Vec::len);
-        let first = counts.next();
-        let mean = if counts.all(|count| Some(count) == first) {
-            sum / self.n as f64
-        } else {
-            sum_in_order(&example_means) / example_means.len() as f64
-        };
+        let examples: Vec<&[f64]> = self.examples.values().map(Vec::as_slice).collect();
         Aggregate {
             n: self.n,
-            mean: finished.then_some(mean * scale),
+            mean: finished.then(|| mean_of_examples(&examples)),
             min: finished.then_some(self.min),
             max: finished.then_some(self.max),
             errors: self.errors,

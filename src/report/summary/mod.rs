@@ -17,7 +17,7 @@ pub use aggregate::Aggregate;
 pub use gate_report::{
     BudgetReport, CompleteGate, ErrorGate, FailUnderGate, GateReport, VerdictGate,
 };
-pub use rounding::{below, mean_in_order, overflow_scale};
+pub use rounding::{below, mean_in_order, mean_of_examples};
 pub use run_summary::{Calls, CandidateSummary, Summary};
 pub use spend::Usage;
 pub(super) use tally::{scored_below, verdict_failed};

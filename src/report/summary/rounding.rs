@@ -52,6 +52,45 @@ pub fn mean_in_order(scores: &[f64]) -> f64 {
     sum_in_order(&scaled) / scores.len() as f64 * scale
 }
 
+/// The mean score of `examples` (each example's scores, its repeats, in example order): of the
+/// calls when every example has as many, else of the examples' means (a partial run), so that
+/// it is the mean the interval is around. Each example's scores are added in one order
+/// ([`sum_in_order`]), scaled against overflow ([`overflow_scale`]), and the mean is kept within
+/// the lowest and highest score, which rounding could take it past (three scores of 0.7 add
+/// up to a mean of 0.6999999999999998). NaN for none. `run`, `summarize`, `merge` and `compare`
+/// all take their means here, so the same scores give the same mean to the last bit.
+pub fn mean_of_examples(examples: &[&[f64]]) -> f64 {
+    let scores = || examples.iter().flat_map(|scores| scores.iter().copied());
+    let (lowest, highest) = scores().fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), score| {
+        (lo.min(score), hi.max(score))
+    });
+    let scale = overflow_scale(lowest.abs().max(highest.abs()));
+    let (mut sum, mut calls) = (0.0, 0usize);
+    let means: Vec<f64> = examples
+        .iter()
+        .map(|scores| {
+            let scaled: Vec<f64> = scores.iter().map(|score| score / scale).collect();
+            let example_sum = sum_in_order(&scaled);
+            (sum, calls) = (sum + example_sum, calls + scores.len());
+            example_sum / scores.len() as f64
+        })
+        .collect();
+    let equal_repeats = examples
+        .windows(2)
+        .all(|pair| pair[0].len() == pair[1].len());
+    let mean = if equal_repeats {
+        sum / calls as f64
+    } else {
+        sum_in_order(&means) / means.len() as f64
+    };
+    let mean = mean * scale;
+    if mean.is_nan() {
+        mean
+    } else {
+        mean.clamp(lowest, highest)
+    }
+}
+
 /// The sum of `scores` added in ascending order, whatever order they are given in.
 pub fn sum_in_order(scores: &[f64]) -> f64 {
     let mut sorted = scores.to_vec();
@@ -62,6 +101,19 @@ pub fn sum_in_order(scores: &[f64]) -> f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_mean_of_examples_is_of_the_calls_or_of_the_example_means_and_within_the_scores() {
+        // Plain addition: 0.7 + 0.7 + 0.7 = 2.0999999999999996, a third of it below 0.7.
+        assert_eq!(mean_of_examples(&[&[0.7], &[0.7], &[0.7]]), 0.7);
+        // Two repeats each: the mean of the four calls.
+        assert_eq!(mean_of_examples(&[&[1.0, 0.0], &[0.5, 0.5]]), 0.5);
+        // Unequal repeats: of the examples' means (1 and 0.25), not of the calls (0.5).
+        assert_eq!(mean_of_examples(&[&[1.0], &[0.5, 0.0, 0.0, 0.5]]), 0.625);
+        // Near the largest float, without overflowing.
+        assert_eq!(mean_of_examples(&[&[1.5e308], &[1.5e308]]), 1.5e308);
+        assert!(mean_of_examples(&[]).is_nan());
+    }
 
     #[test]
     fn the_order_of_the_scores_does_not_change_their_sum() {
