@@ -430,6 +430,34 @@ fn one_bad_file_as_dataset_and_valset_has_its_problems_said_once() {
 }
 
 #[test]
+fn a_record_or_candidate_that_gives_a_key_twice_is_refused_naming_it() {
+    // Which `id` (or text) counts would be the JSON reader's choice.
+    let sb = Sandbox::new();
+    sb.write(
+        "d.jsonl",
+        "{\"id\": \"a\"}\n{\"id\": \"b\", \"x\": {\"id\": 1}, \"id\": \"c\"}\n",
+    );
+    sb.write("c.jsonl", "{\"candidate\": \"p\", \"candidate\": \"q\"}\n");
+    let out = sb
+        .run_with(MARKING)
+        .args(["--candidates", "c.jsonl", "--dataset", "d.jsonl"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: c.jsonl:1: the key `candidate` is given twice in one object (the second by \
+             column 36): keep one\n\
+             error: d.jsonl:2: the key `id` is given twice in one object (the second by column \
+             38): keep one\n"
+                .to_string()
+        )
+    );
+    assert!(!sb.exists("called"));
+}
+
+#[test]
 fn empty_files_have_no_records() {
     let sb = Sandbox::new();
     sb.write("d.jsonl", "");

@@ -134,6 +134,33 @@ fn allow_bad_tasks_still_reports_but_exits_zero() {
 }
 
 #[test]
+fn a_record_that_gives_a_field_twice_is_bad_json_naming_the_field() {
+    // Read as JSON readers read it, the last value would win: an mcq task with target A would be
+    // scored as the summary task the second `category` and `targets` make of it.
+    let good = std::fs::read_to_string(GOOD).unwrap();
+    let first = good.lines().next().unwrap();
+    let twice = format!(
+        "{},\"category\":\"summary\"}}\n",
+        first.trim_end().strip_suffix('}').unwrap()
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("twice.jsonl");
+    std::fs::write(&path, format!("{first}\n{twice}")).unwrap();
+    let column = twice.trim_end().chars().count();
+    evalctl()
+        .args(["tasks", "validate", "--format", "text"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stdout(format!(
+            "{}:2: bad_json: the key `category` is given twice in one object (the second by \
+             column {column}): keep one\n",
+            path.display()
+        ))
+        .stderr(format!("{}: 1 valid task, 1 error\n", path.display()));
+}
+
+#[test]
 fn file_level_problems_name_the_path() {
     evalctl()
         .args([

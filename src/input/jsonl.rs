@@ -5,6 +5,7 @@ use std::path::Path;
 
 use serde_json::Value;
 
+use super::repeated_key::repeated_key;
 use super::source::{json_error_what, read_input_file};
 use crate::error::Problem;
 use crate::text::json_type;
@@ -148,7 +149,12 @@ fn scan_jsonl_objects(
     let mut records = Vec::new();
     let mut problems = Vec::new();
     for (line_number, line) in jsonl_lines(bytes) {
-        let parsed = line.and_then(|line| Ok((parse_object_line(line)?, line.trim())));
+        // A record that gives one key twice says two things: which the evaluator reads is its
+        // JSON reader's choice.
+        let parsed = line.and_then(|line| {
+            let value = parse_object_line(line)?;
+            repeated_key(line).map_or(Ok((value, line.trim())), Err)
+        });
         let record = parsed.map(|(value, text)| Record {
             line: line_number,
             value,

@@ -7,6 +7,7 @@ mod candidates;
 pub mod json_lines;
 pub mod json_scan;
 mod jsonl;
+mod repeated_key;
 mod selection;
 mod source;
 mod stream;
@@ -17,6 +18,7 @@ use std::path::Path;
 pub use candidates::{Candidate, CandidateSource};
 use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_lines, parse_object_line, repeated_ids, Record};
+pub use repeated_key::repeated_key;
 pub use selection::ExampleSelection;
 pub use source::{
     document_json_reason, json_error_what, link_target, read_input_file, same_file,

@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::lenient_json::{parse_lenient, restore_tokens, sentinel_token};
+use super::lenient_json::{parse_lenient, restore_tokens, sentinel_token, to_standard_json};
 use super::outcome::{CallError, ErrorKind};
-use crate::input::json_error_what;
+use crate::input::{json_error_what, repeated_key};
 use crate::text::{clip, json_type, one_line};
 
 /// Which scores are valid (`--score-range`).
@@ -131,7 +131,22 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
             "output is empty; expected a JSON object with a score",
         ));
     }
-    serde_json::from_str(text).or_else(|err| {
+    // An answer that gives a key twice (`{"score": 1, "score": 0}`) says two things at once.
+    let repeated = |standard: &str| {
+        repeated_key(standard).map_or(Ok(()), |reason| {
+            Err(CallError::new(
+                ErrorKind::InvalidJson,
+                format!("output is ambiguous JSON: {reason}"),
+            ))
+        })
+    };
+    let strict = serde_json::from_str(text);
+    if strict.is_ok() {
+        repeated(text)?;
+    } else if let Some(standard) = to_standard_json(text) {
+        repeated(&standard)?;
+    }
+    strict.or_else(|err| {
         parse_lenient(text).ok_or_else(|| {
             CallError::new(
                 ErrorKind::InvalidJson,

@@ -11,7 +11,7 @@ use super::rules::{check_record, Rule, TaskError};
 use super::spec::Task;
 use crate::error::{bad_input, Problem};
 use crate::input::strict;
-use crate::input::{json_reason, jsonl_lines, read_input_file};
+use crate::input::{json_reason, jsonl_lines, read_input_file, repeated_key};
 
 /// A validated tasks file: the records that passed and every problem found.
 #[derive(Debug)]
@@ -66,6 +66,11 @@ pub fn validate_bytes(display: String, bytes: &[u8]) -> TaskFile {
                 continue;
             }
         };
+        // A record that gives a field twice says two things at once.
+        if let Some(reason) = repeated_key(text) {
+            errors.push(line_error(Rule::BadJson, reason));
+            continue;
+        }
         match serde_json::from_str::<Value>(text) {
             Ok(Value::Object(record)) => match check_record(line, &record, &mut seen_ids) {
                 Ok(task) => tasks.push(task),

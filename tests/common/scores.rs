@@ -133,6 +133,17 @@ pub const SCORE_MATRIX: &[(&str, Expect, Expect)] = &[
         Expect::Error("invalid_json"),
         Expect::Error("invalid_json"),
     ),
+    // Two scores: which one counts is the JSON reader's choice.
+    (
+        r#"{"score": 1, "score": 0}"#,
+        Expect::Error("invalid_json"),
+        Expect::Error("invalid_json"),
+    ),
+    (
+        r#"{"score": 1, "why": {"a": NaN, "a": 1}}"#,
+        Expect::Error("invalid_json"),
+        Expect::Error("invalid_json"),
+    ),
     (
         "",
         Expect::Error("invalid_json"),
