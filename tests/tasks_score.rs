@@ -169,6 +169,36 @@ stderr = standard error of the mean over the tasks (— for a single task)
 }
 
 #[test]
+fn post_process_rules_strip_and_split_lines_as_python_does() {
+    // arith_001 strips whitespace (U+001C..U+001F are Python whitespace); arith_002 takes the
+    // first line (U+001D ends a line in Python).
+    let dir = tempfile::tempdir().unwrap();
+    let tasks: Vec<Value> = read_lines(Path::new(TASKS)).into_iter().take(2).collect();
+    write_jsonl(&dir.path().join("tasks.jsonl"), &tasks);
+    write_jsonl(
+        &dir.path().join("outputs.jsonl"),
+        &[
+            json!({"task_id": "arith_001", "output": "\u{1c}41\u{1f}"}),
+            json!({"task_id": "arith_002", "output": "\u{1d}\n12"}),
+        ],
+    );
+    let out = evalctl()
+        .current_dir(dir.path())
+        .args([
+            "tasks",
+            "score",
+            "tasks.jsonl",
+            "--outputs",
+            "outputs.jsonl",
+        ])
+        .args(["--format", "json"])
+        .output()
+        .unwrap();
+    let summary: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(summary["overall"]["mean"], json!(1.0), "{summary}");
+}
+
+#[test]
 fn missing_and_unknown_outputs_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs.jsonl");

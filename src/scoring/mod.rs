@@ -24,7 +24,7 @@ pub mod matching;
 pub mod normalize;
 mod outcome;
 pub mod overlap;
-mod pytext;
+pub(crate) mod pytext;
 mod rouge;
 
 pub use bleu::bleu_4;

@@ -1,5 +1,6 @@
-//! Python `str` semantics the reference metrics depend on: what `str.split()` and `str.rstrip()`
-//! treat as whitespace, and what the `re` module's `\w` treats as a word character.
+//! Python `str` semantics the reference metrics and post-process rules depend on: what
+//! `str.split()`, `str.strip()` and `str.splitlines()` treat as whitespace and line ends, and
+//! what the `re` module's `\w` treats as a word character.
 
 /// Python's `str.isspace()`: Rust's `White_Space` plus the separators U+001C..U+001F.
 pub fn is_space(c: char) -> bool {
@@ -14,6 +15,21 @@ pub fn split(text: &str) -> impl Iterator<Item = &str> {
 /// Python's `str.rstrip()` with no arguments.
 pub fn rstrip(text: &str) -> &str {
     text.trim_end_matches(is_space)
+}
+
+/// Python's `str.strip()` with no arguments.
+pub fn strip(text: &str) -> &str {
+    text.trim_matches(is_space)
+}
+
+/// The lines of `text` as Python's `str.splitlines()` ends them: at `\n`, `\r`, `\v`, `\f`,
+/// U+001C..U+001E, U+0085, U+2028 and U+2029 (`\r\n`, one end there, is two here: the empty line
+/// between them is the only difference).
+pub fn lines(text: &str) -> impl Iterator<Item = &str> {
+    text.split([
+        '\n', '\r', '\u{b}', '\u{c}', '\u{1c}', '\u{1d}', '\u{1e}', '\u{85}', '\u{2028}',
+        '\u{2029}',
+    ])
 }
 
 /// Python `re`'s `\w` on `str` patterns: alphanumeric or underscore. Rust's `is_alphanumeric`
@@ -35,6 +51,11 @@ mod tests {
         );
         assert_eq!(split("  ").count(), 0);
         assert_eq!(rstrip("x \t\u{1e}\n"), "x");
+        assert_eq!(strip("\u{1c}41\u{1f}"), "41");
+        assert_eq!(
+            lines("a\u{1d}b\u{2028}c\r\nd").collect::<Vec<_>>(),
+            ["a", "b", "c", "", "d"]
+        );
     }
 
     #[test]

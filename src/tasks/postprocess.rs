@@ -1,22 +1,22 @@
 //! The post-process rules: one deterministic, stateless normalisation of a model output before
-//! its metric sees it.
+//! its metric sees it, with Python's `str` semantics, as the reference's.
 
 use super::spec::PostProcess;
+use crate::scoring::pytext;
 
 impl PostProcess {
     /// Apply this rule to a model output.
     pub fn apply(self, output: &str) -> String {
         match self {
             PostProcess::None => output.to_string(),
-            PostProcess::StripWhitespace => output.trim().to_string(),
+            PostProcess::StripWhitespace => pytext::strip(output).to_string(),
             PostProcess::Lower => output.to_lowercase(),
             PostProcess::ExtractLetter => {
                 extract_letter(output).map(String::from).unwrap_or_default()
             }
             PostProcess::ExtractCodeBlock => extract_code_block(output).to_string(),
-            PostProcess::ExtractFirstLine => output
-                .lines()
-                .map(str::trim)
+            PostProcess::ExtractFirstLine => pytext::lines(output)
+                .map(pytext::strip)
                 .find(|line| !line.is_empty())
                 .unwrap_or_default()
                 .to_string(),
@@ -77,7 +77,11 @@ mod tests {
     #[test]
     fn simple_rules() {
         assert_applies(PostProcess::None, &[(" X \n", " X \n")]);
-        assert_applies(PostProcess::StripWhitespace, &[("\u{a0} 41\n\t", "41")]);
+        // Python's whitespace: U+001C..U+001F too.
+        assert_applies(
+            PostProcess::StripWhitespace,
+            &[("\u{a0} 41\n\t", "41"), ("\u{1c}41\u{1f}", "41")],
+        );
         assert_applies(PostProcess::Lower, &[("ÀB Straße", "àb straße")]);
         assert_applies(
             PostProcess::ExtractFirstLine,
@@ -85,6 +89,9 @@ mod tests {
                 ("\n  \n  first one \nsecond", "first one"),
                 (" \n\n", ""),
                 ("only\r\nnext", "only"),
+                // Python's line ends: U+001D and U+2028 too.
+                ("\u{1d}\n41", "41"),
+                ("one\u{2028}two", "one"),
             ],
         );
     }
