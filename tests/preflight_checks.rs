@@ -235,6 +235,26 @@ fn missing_cwd() {
             "errors": ["--evaluator-cwd: no-such-dir: no such directory"]
         })
     );
+    // A file is no working directory either, and is not called a missing one.
+    sb.write("eval.sh", "cat >/dev/null\necho '{\"score\": 1}'\n");
+    let out = preflight(
+        &sb,
+        &[
+            "--evaluator-command",
+            "sh eval.sh",
+            "--evaluator-cwd",
+            "eval.sh",
+        ],
+    )
+    .output()
+    .unwrap();
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: --evaluator-cwd: eval.sh: is a file, not a directory\n".to_string()
+        )
+    );
 }
 
 #[test]

@@ -50,11 +50,11 @@ pub(super) fn command_spec(
     cwd: Option<PathBuf>,
     cwd_flag: &str,
 ) -> anyhow::Result<CommandSpec> {
-    if let Some(dir) = cwd.as_ref().filter(|dir| !dir.is_dir()) {
-        return Err(bad_flag(
-            cwd_flag,
-            format!("{}: no such directory", dir.display()),
-        ));
+    if let Some((dir, reason)) = cwd
+        .as_ref()
+        .and_then(|dir| Some((dir, crate::input::not_a_directory(dir)?)))
+    {
+        return Err(bad_flag(cwd_flag, format!("{}: {reason}", dir.display())));
     }
     Ok(CommandSpec { argv, cwd })
 }

@@ -21,8 +21,8 @@ pub use jsonl::{json_reason, jsonl_lines, parse_object_line, repeated_ids, Recor
 pub use repeated_key::repeated_key;
 pub use selection::ExampleSelection;
 pub use source::{
-    document_json_reason, json_error_what, link_target, read_input_file, same_file,
-    second_value_starts_line, Source,
+    document_json_reason, json_error_what, link_target, not_a_directory, read_input_file,
+    same_file, second_value_starts_line, Source,
 };
 pub use stream::JsonlStream;
 

@@ -106,6 +106,16 @@ pub fn read_input_file(path: &Path) -> Result<Vec<u8>, String> {
     std::fs::read(path).map_err(|err| format!("cannot read: {}", io_reason(&err)))
 }
 
+/// Why `dir` cannot be a working directory (`no such directory`, `is a file, not a directory`),
+/// or `None` when it is a directory (the caller names the flag and the path).
+pub fn not_a_directory(dir: &Path) -> Option<&'static str> {
+    match std::fs::metadata(dir) {
+        Ok(metadata) if metadata.is_dir() => None,
+        Ok(_) => Some("is a file, not a directory"),
+        Err(_) => Some("no such directory"),
+    }
+}
+
 /// A serde_json error in `document`, a whole document: "invalid JSON: <what> at line L, column
 /// C", and when a second object or array starts a line, that the file looks like JSONL. A byte
 /// that is not UTF-8, where the parser stopped or before, is said as the JSONL readers say it:

@@ -395,11 +395,8 @@ impl Evaluator for CommandEvaluator {
 
     fn check_setup(&self) -> Result<(), String> {
         if let Some(dir) = &self.spec.cwd {
-            if !dir.is_dir() {
-                return Err(format!(
-                    "--evaluator-cwd {}: no such directory",
-                    dir.display()
-                ));
+            if let Some(reason) = crate::input::not_a_directory(dir) {
+                return Err(format!("--evaluator-cwd {}: {reason}", dir.display()));
             }
         }
         check_program(&self.spec.argv[0], &self.program)?;
