@@ -63,6 +63,34 @@ fn score_range_matrix_for_the_command_adapter() {
 }
 
 #[test]
+fn a_score_of_minus_zero_is_zero_in_the_result_line_and_the_summary() {
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\nprintf '{\"score\": -0}'\n")
+        .args([
+            "--skip-preflight",
+            "--candidate",
+            "c",
+            "--output",
+            "out.jsonl",
+        ])
+        .output()
+        .unwrap();
+    let single = json_stdout(&out)["candidates"][0]["single"].clone();
+    let line = sb.read("out.jsonl");
+    assert_eq!(
+        (
+            code(&out),
+            line.contains("\"score\":0.0,"),
+            single["min"].to_string(),
+            single["max"].to_string()
+        ),
+        (0, true, "0.0".to_string(), "0.0".to_string()),
+        "{line}"
+    );
+}
+
+#[test]
 fn errors_keep_side_info_and_score_zero() {
     let sb = Sandbox::new();
     let (exit, record) = run_once(

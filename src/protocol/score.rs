@@ -71,7 +71,8 @@ pub fn validate_score(value: &Value, range: ScoreRange) -> Result<f64, CallError
             format!("score {score} is outside [0, 1]; pass --score-range any to accept unbounded scores"),
         ));
     }
-    Ok(score)
+    // -0 is 0: adding 0 makes it positive, so that no result or aggregate shows `-0.0`.
+    Ok(score + 0.0)
 }
 
 /// Parse an evaluator's raw answer (stdout or HTTP body) into a validated score and side info.
