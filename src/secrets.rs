@@ -135,6 +135,21 @@ fn encoded_forms(secret: &str) -> Vec<String> {
     forms
 }
 
+/// `escaped` (a secret as a JSON string holds it) with every character beyond ASCII written as
+/// `\uXXXX` escapes (UTF-16, lower-case hex), as Python's `json.dumps` writes it by default.
+fn ascii_escaped(escaped: &str) -> String {
+    let mut units = [0u16; 2];
+    escaped
+        .chars()
+        .map(|ch| match ch.is_ascii() {
+            true => ch.to_string(),
+            false => (ch.encode_utf16(&mut units).iter())
+                .map(|unit| format!("\\u{unit:04x}"))
+                .collect(),
+        })
+        .collect()
+}
+
 /// `bytes` with [`redact_pieces`] applied when they are text that shows a piece of `secret`'s
 /// start or end (whole secrets are redacted before).
 fn redact_pieces_in_bytes(bytes: Vec<u8>, secret: &str) -> Vec<u8> {
@@ -253,8 +268,11 @@ impl Secrets {
                 let quoted = serde_json::to_string(&value).unwrap_or_default();
                 let escaped = quoted[1..quoted.len().saturating_sub(1).max(1)].to_string();
                 let slashes_escaped = escaped.replace('/', "\\/");
+                let ascii_escaped = ascii_escaped(&escaped);
                 let encoded = encoded_forms(&value);
-                [value, escaped, slashes_escaped].into_iter().chain(encoded)
+                [value, escaped, slashes_escaped, ascii_escaped]
+                    .into_iter()
+                    .chain(encoded)
             })
             .filter(|value| !value.is_empty())
             .collect();
@@ -443,6 +461,15 @@ impl fmt::Debug for Secrets {
 mod tests {
     use super::*;
     use crate::protocol::{CallError, ErrorKind};
+
+    #[test]
+    fn a_secret_beyond_ascii_is_redacted_as_python_escapes_it_too() {
+        let secrets = Secrets::new(["pässwörd-0123456789".to_string()]);
+        assert_eq!(
+            secrets.redact(r#"{"why": "p\u00e4ssw\u00f6rd-0123456789"} then pässwörd-0123456789"#),
+            r#"{"why": "[redacted]"} then [redacted]"#
+        );
+    }
 
     #[test]
     fn header_values_and_their_tokens_are_redacted() {

@@ -201,6 +201,36 @@ fn a_secret_of_the_environment_that_the_evaluator_prints_is_redacted() {
 }
 
 #[test]
+fn a_secret_in_an_answer_is_redacted_before_its_excerpt_is_cut() {
+    // The answer is no JSON: its first 200 characters are quoted, which would cut the secret
+    // after 10 characters, too few to be known as a piece of it.
+    let sb = Sandbox::new();
+    let out = sb
+        .run_with("cat >/dev/null\nprintf '%0190d%s' 0 \"$EVAL_TOKEN\"\n")
+        .args([
+            "--skip-preflight",
+            "--candidate",
+            "c",
+            "--output",
+            "out.jsonl",
+        ])
+        .env("EVAL_TOKEN", "tok-0123456789abcdef")
+        .output()
+        .unwrap();
+    let message = sb.jsonl("out.jsonl")[0]["error"]["message"].clone();
+    assert_eq!(
+        (code(&out), message),
+        (
+            1,
+            json!(format!(
+                "output is not valid JSON (invalid number at line 1 column 2): {}[redacted]",
+                "0".repeat(190)
+            ))
+        )
+    );
+}
+
+#[test]
 fn stderr_excerpt_is_bounded_and_a_signal_is_named() {
     let sb = Sandbox::new();
     let out = sb

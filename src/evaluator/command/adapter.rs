@@ -332,7 +332,10 @@ impl CommandEvaluator {
 
     /// The attempt for an evaluator that exited with `status` after printing `stdout`.
     fn answer(&self, stdout: &[u8], stderr: &[u8], status: ExitStatus) -> Attempt {
+        // What it printed loses the environment's secrets before an excerpt is cut from it (a
+        // cut through a secret would leave a piece), as an HTTP evaluator's reply does.
         let stderr_text = self.secrets.redact(&String::from_utf8_lossy(stderr));
+        let stdout = &self.secrets.redact_bytes(stdout.to_vec());
         let (score, side_info) = parse_evaluator_output(stdout, self.score_range);
         let score = if status.success() {
             score.map_err(|err| with_stderr(logs_on_stdout(err, stdout), &stderr_text))
