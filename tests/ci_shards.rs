@@ -160,6 +160,33 @@ fn merge_gates_and_reports_like_run() {
 }
 
 #[test]
+fn shards_that_name_one_checks_file_two_ways_merge() {
+    // The run is the file's content: `checks.json` and `./checks.json` are one run's shards.
+    let sb = Sandbox::new();
+    sb.write(
+        "checks.json",
+        r#"{"checks": [{"type": "contains", "arguments": {"text": "$.output.value", "phrases": ["a"]}}]}"#,
+    );
+    sb.write(
+        "d.jsonl",
+        "{\"input\": \"q1\"}\n{\"input\": \"q2\"}\n{\"input\": \"q3\"}\n",
+    );
+    for (shard, checks) in [("0/2", "checks.json"), ("1/2", "./checks.json")] {
+        succeeded(
+            sb.evalctl()
+                .args(["run", "--format", "json", "--candidate", "a cat"])
+                .args(["--checks", checks, "--dataset", "d.jsonl", "--shard", shard])
+                .args(["--output", &format!("s{}.jsonl", &shard[..1])]),
+        );
+    }
+    let merged = json_stdout(&succeeded(
+        sb.evalctl()
+            .args(["merge", "s0.jsonl", "s1.jsonl", "--format", "json"]),
+    ));
+    assert_eq!(merged["candidates"][0]["train"]["n"], json!(3), "{merged}");
+}
+
+#[test]
 fn a_merge_names_the_shard_whose_calls_are_absent() {
     // Shard 1/3 was interrupted: its file lacks its last two calls. The merge says which shard
     // (and file) to resume.

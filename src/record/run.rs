@@ -52,11 +52,15 @@ pub fn completed_by(command: Option<&str>) -> &'static str {
 impl RunInfo {
     /// The member of the run that `self` and `other`, two lines' `run` of one fingerprint, give
     /// differently (`score_range`), among those every line of a run shares; `None` when they
-    /// agree. evalctl never writes such lines: one was edited by hand.
+    /// agree. evalctl never writes such lines: one was edited by hand. (The evaluator's target
+    /// is its name as typed: `checks.json` and `./checks.json` are one run's.)
     pub fn differs_from(&self, other: &RunInfo) -> Option<&'static str> {
         [
             ("command", self.command == other.command),
-            ("evaluator", self.evaluator == other.evaluator),
+            (
+                "evaluator.kind",
+                self.evaluator.kind == other.evaluator.kind,
+            ),
             ("score_range", self.score_range == other.score_range),
             ("splits", self.splits == other.splits),
             ("candidates", self.candidates == other.candidates),
