@@ -959,6 +959,38 @@ fn the_scatter_pairs_examples_by_id_and_counts_ties_within_rounding_as_compare_d
         browser.eval("document.getElementById('scatter-counts').textContent"),
         json!("3 paired examples: y higher in 0, x higher in 0, tied in 3")
     );
+    // Under --repeat an example's repeats are one pair, their scores averaged: 1 and 0 against
+    // 0 and 1 is a tie, as compare says, not one win each way.
+    sb.write(
+        "turn.sh",
+        "cat >/dev/null\nn=$(cat count 2>/dev/null || echo 0)\necho $((n + 1)) > count\n\
+         set -- $SCORES\nshift \"$n\"\nprintf '{\"score\": %s}' \"$1\"\n",
+    );
+    sb.write("one.jsonl", "{\"id\": \"q1\"}\n");
+    for (scores, output) in [("1 0", "x.jsonl"), ("0 1", "y.jsonl")] {
+        let _ = std::fs::remove_file(sb.join("count"));
+        succeeded(
+            sb.evalctl()
+                .args(["run", "--skip-preflight", "-j", "1", "--candidate", "c"])
+                .args([
+                    "--evaluator-command",
+                    "sh turn.sh",
+                    "--dataset",
+                    "one.jsonl",
+                ])
+                .args(["--repeat", "2", "--output", output])
+                .env("SCORES", scores),
+        );
+    }
+    succeeded(
+        sb.evalctl()
+            .args(["report", "x.jsonl", "y.jsonl", "-o", "repeats.html"]),
+    );
+    browser.open(&sb.join("repeats.html"));
+    assert_eq!(
+        browser.eval("document.getElementById('scatter-counts').textContent"),
+        json!("1 paired example: y higher in 0, x higher in 0, tied in 1")
+    );
 }
 
 #[test]

@@ -339,15 +339,15 @@
 
   // ---- comparison -------------------------------------------------------------------------
 
-  // Where a row's call stands, as `compare` pairs calls: its task or run id; else its split, its
-  // example (by id where it has one, so that a record inserted into the dataset still pairs each
-  // example with itself; the k-th example of an id another example shares is its k-th) and its
-  // repeat.
+  // Which example a row's call scores, as `compare` pairs examples: its task or run id; else its
+  // split and its example (by id where it has one, so that a record inserted into the dataset
+  // still pairs each example with itself; the k-th example of an id another example shares is
+  // its k-th). The repeats of an example are one pair, their scores averaged.
   function pairKey(row, occurrence) {
     if (row[col.label] !== null) return 'label:' + row[col.label];
     var example = row[col.example_id] === null ? 'index:' + row[col.example_index]
       : 'id:' + row[col.example_id] + '~' + occurrence(row);
-    return row[col.split] + '#' + example + '/' + (row[col.repeat] === null ? 0 : row[col.repeat]);
+    return row[col.split] + '#' + example;
   }
 
   // occurrence(row): among the examples of the row's series and split with its id, how many come
@@ -433,14 +433,29 @@
       if (!chosen(row)) return;
       var s = row[col.series];
       var key = pairKey(row, occurrence);
-      if (!byKey.has(key)) byKey.set(key, { split: row[col.label] !== null ? null : row[col.split] });
+      if (!byKey.has(key)) {
+        byKey.set(key, { split: row[col.label] !== null ? null : row[col.split],
+          calls: { x: { scores: [], failed: 0 }, y: { scores: [], failed: 0 } } });
+      }
       var point = byKey.get(key);
-      var failed = errorKind(row) !== null;
-      if (s === xs) { point.x = scoreOf(row); point.xFailed = failed; }
-      if (s === ys) { point.y = scoreOf(row); point.yFailed = failed; }
+      var failed = errorKind(row) !== null ? 1 : 0;
+      if (s === xs) { point.calls.x.scores.push(scoreOf(row)); point.calls.x.failed += failed; }
+      if (s === ys) { point.calls.y.scores.push(scoreOf(row)); point.calls.y.failed += failed; }
     });
+    // Each side's calls of the example: the mean of their scores (added in ascending order, as
+    // `compare` adds them), failed when every one did (drawn in the failed lane), and whether one
+    // did (counted).
     var points = Array.from(byKey.values())
-      .filter(function (p) { return p.x !== undefined && p.y !== undefined; });
+      .filter(function (p) { return p.calls.x.scores.length && p.calls.y.scores.length; });
+    points.forEach(function (p) {
+      ['x', 'y'].forEach(function (axis) {
+        var calls = p.calls[axis];
+        var sorted = calls.scores.slice().sort(function (a, b) { return a - b; });
+        p[axis] = sorted.reduce(function (sum, score) { return sum + score; }, 0) / sorted.length;
+        p[axis + 'Failed'] = calls.failed === sorted.length;
+        p[axis + 'AnyFailed'] = calls.failed > 0;
+      });
+    });
     var groups = new Map();
     points.forEach(function (p) {
       var x = p.xFailed ? 'failed' : String(p.x);
@@ -514,7 +529,7 @@
   function pairCounts(points) {
     var yHigher = points.filter(function (p) { return higher(p.y, p.x); }).length;
     var xHigher = points.filter(function (p) { return higher(p.x, p.y); }).length;
-    var failedPairs = points.filter(function (p) { return p.xFailed || p.yFailed; }).length;
+    var failedPairs = points.filter(function (p) { return p.xAnyFailed || p.yAnyFailed; }).length;
     return plural(points.length, 'paired example') + ': y higher in ' + yHigher + ', x higher in ' + xHigher +
       ', tied in ' + (points.length - yHigher - xHigher) +
       (failedPairs ? ', ' + plural(failedPairs, 'pair') + ' with a failed call (scored 0)' : '');
