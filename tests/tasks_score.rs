@@ -199,6 +199,29 @@ fn post_process_rules_strip_and_split_lines_as_python_does() {
 }
 
 #[test]
+fn an_output_line_that_gives_a_member_twice_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("outputs.jsonl"),
+        "{\"task_id\": \"arith_001\", \"output\": \"41\", \"output\": \"99\"}\n",
+    )
+    .unwrap();
+    let tasks = std::fs::canonicalize(TASKS).unwrap();
+    evalctl()
+        .current_dir(dir.path())
+        .args(["tasks", "score"])
+        .arg(&tasks)
+        .args(["--outputs", "outputs.jsonl", "--format", "text"])
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(
+            "error: outputs.jsonl:1: the key `output` is given twice in one object (the second \
+             by column 56): keep one\n",
+        );
+}
+
+#[test]
 fn missing_and_unknown_outputs_are_reported() {
     let dir = tempfile::tempdir().unwrap();
     let outputs = dir.path().join("outputs.jsonl");
