@@ -489,6 +489,52 @@ fn a_usage_without_total_tokens_totals_prompt_and_completion() {
 }
 
 #[test]
+fn replies_without_usage_are_counted_as_unknown_not_as_zero_tokens() {
+    // Some servers and proxies leave `usage` out: the tokens are unknown, and said to be.
+    let server = Server::start(|request, _| {
+        if request.path == "/v1/models" {
+            return Reply::json(r#"{"object": "list", "data": []}"#);
+        }
+        Reply::json(
+            json!({"choices": [{"message": {"role": "assistant", "content": "41"}}]}).to_string(),
+        )
+    });
+    let sb = Sandbox::new();
+    let run = |format: &str, more: &[&str]| {
+        sb.evalctl()
+            .env("ACME_API_KEY", KEY)
+            .args(["tasks", "run", "--no-config", "--format", format])
+            .arg(std::fs::canonicalize(TASKS).unwrap())
+            .args(["--model", "acme/m", "--base-url", &server.url("/v1")])
+            .args(["--limit", "2", "--save-outputs", "saved.jsonl"])
+            .args(more)
+            .output()
+            .unwrap()
+    };
+    let output = run("json", &[]);
+    assert_eq!(code(&output), 0, "{}", stderr_text(&output));
+    assert_eq!(
+        json_stdout(&output)["generation"]["usage_missing"],
+        json!(2)
+    );
+    let marked: Vec<Value> = (sb.jsonl("saved.jsonl").iter())
+        .map(|line| line["usage_missing"].clone())
+        .collect();
+    assert_eq!(marked, [json!(true), json!(true)]);
+    // Resumed, the completions keep the mark.
+    let stdout = String::from_utf8_lossy(&run("text", &["--resume"]).stdout).to_string();
+    let tokens = stdout.lines().find(|line| line.starts_with("tokens:"));
+    assert_eq!(
+        tokens,
+        Some(
+            "tokens: 0 prompt, 0 completion; 2 completions reported no token usage (their tokens \
+             are unknown, counted as 0); 2 completions resumed from --save-outputs"
+        ),
+        "{stdout}"
+    );
+}
+
+#[test]
 fn a_reply_that_is_not_json_is_shown_in_the_failure() {
     // A web server where the API should be: its page says what is wrong.
     let server = Server::start(|_, _| {

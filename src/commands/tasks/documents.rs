@@ -215,6 +215,12 @@ generation: {} of {} tasks completed, {} failed, {:.2} s
         .map(|tokens| format!("tokens: {tokens}"))
         .into_iter()
         .collect();
+    if generation.usage_missing > 0 {
+        parts.push(format!(
+            "{} reported no token usage (their tokens are unknown, counted as 0)",
+            counted(generation.usage_missing, "completion", "completions")
+        ));
+    }
     if generation.resumed > 0 {
         parts.push(format!(
             "{} resumed from --save-outputs",

@@ -288,6 +288,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         cached: generated.cached,
         usage: generated.usage,
         usage_saved: generated.usage_saved,
+        usage_missing: generated.usage_missing,
         cut_short,
         elapsed_ms: crate::text::milliseconds(generated.elapsed),
     };

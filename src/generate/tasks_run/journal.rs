@@ -30,6 +30,9 @@ pub struct OutputLine<'a> {
     pub key: String,
     /// Its token usage.
     pub usage: Usage,
+    /// The API's reply reported no token usage: `usage` is unknown, not zero.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub usage_missing: bool,
     /// The model stopped at its token limit: the completion may be cut short.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cut_short: bool,
@@ -46,6 +49,8 @@ pub struct SavedCompletion {
     pub output: String,
     /// Its token usage.
     pub usage: Usage,
+    /// Its reply reported no token usage.
+    pub usage_missing: bool,
     /// The model stopped at its token limit.
     pub cut_short: bool,
 }
@@ -116,8 +121,14 @@ pub fn resume_from(
             Some(Ok(usage)) => usage,
             Some(Err(err)) => return Err(("usage", err.to_string())),
         };
-        let cut_short = record.get("cut_short") == Some(&Value::Bool(true));
-        Ok((key.and_then(CallKey::parse), usage, cut_short))
+        let marked = |name| record.get(name) == Some(&Value::Bool(true));
+        let (usage_missing, cut_short) = (marked("usage_missing"), marked("cut_short"));
+        Ok((
+            key.and_then(CallKey::parse),
+            usage,
+            usage_missing,
+            cut_short,
+        ))
     })?;
     let position: HashMap<&str, usize> = task_ids
         .iter()
@@ -126,7 +137,7 @@ pub fn resume_from(
         .collect();
     let mut saved = Vec::new();
     let mut problems = Vec::new();
-    for (output, (key, usage, cut_short)) in lines {
+    for (output, (key, usage, usage_missing, cut_short)) in lines {
         let Some(&index) = position.get(output.task_id.as_str()) else {
             resumed.foreign += 1;
             continue;
@@ -147,6 +158,7 @@ pub fn resume_from(
             index,
             output: output.output,
             usage,
+            usage_missing,
             cut_short,
         });
     }

@@ -96,6 +96,10 @@ pub struct Generation {
     /// Tokens of the completions the cache answered: spent when they were stored, not now.
     #[serde(skip_serializing_if = "Usage::is_zero")]
     pub usage_saved: Usage,
+    /// Completions whose reply reported no token usage (some servers and proxies leave it out):
+    /// their tokens are unknown, not the zero `usage` counts them as.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub usage_missing: usize,
     /// The tasks whose completion the model cut at its token limit, in the file's order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cut_short: Vec<String>,
@@ -128,6 +132,8 @@ pub struct Generated {
     pub cached: usize,
     pub usage: Usage,
     pub usage_saved: Usage,
+    /// Completions (spent, not cached) whose reply reported no token usage.
+    pub usage_missing: usize,
     /// The tasks (their indices) whose completion the model cut at its token limit.
     pub cut_short: Vec<usize>,
     pub interrupted: bool,
@@ -167,6 +173,7 @@ pub async fn generate(
         cached: 0,
         usage: Usage::default(),
         usage_saved: Usage::default(),
+        usage_missing: 0,
         cut_short: Vec::new(),
         interrupted: false,
         elapsed: Duration::ZERO,
@@ -177,6 +184,7 @@ pub async fn generate(
     for saved in resumed {
         done[saved.index] = true;
         generated.usage.add(saved.usage);
+        generated.usage_missing += usize::from(saved.usage_missing);
         if saved.cut_short {
             generated.cut_short.push(saved.index);
         }
@@ -290,6 +298,7 @@ fn record(
                 generated.usage_saved.add(completion.usage);
             } else {
                 generated.usage.add(completion.usage);
+                generated.usage_missing += usize::from(completion.usage_missing);
             }
             if completion.cut_short {
                 generated.cut_short.push(finished.index);
@@ -300,6 +309,7 @@ fn record(
                     output: &completion.text,
                     key: work.keys[finished.index].to_string(),
                     usage: completion.usage,
+                    usage_missing: completion.usage_missing && !finished.cached,
                     cut_short: completion.cut_short,
                 };
                 generated.write_error = save(&line).err();
