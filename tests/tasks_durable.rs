@@ -159,6 +159,25 @@ fn resume_repairs_a_torn_line_and_generates_only_the_missing_completions() {
 }
 
 #[test]
+fn resuming_with_a_smaller_limit_names_the_saved_outputs_it_leaves_aside() {
+    // The saved outputs past --limit are this run's configuration, not another's.
+    let sb = suite();
+    let saving = ["--save-outputs", "saved.jsonl"];
+    assert_eq!(code(&tasks_run(&sb, &saving)), 0);
+    let out = tasks_run(&sb, &[&saving[..], &["--resume", "--limit", "1"]].concat());
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            0,
+            "warning: saved.jsonl: ignoring 3 saved outputs of tasks this run does not have \
+             (past --limit, or no longer in the task file)\n\
+             resuming saved.jsonl: 1 of 1 calls already done, 0 to make\n"
+                .to_string()
+        )
+    );
+}
+
+#[test]
 fn resuming_under_another_configuration_is_refused_and_the_journal_kept() {
     let sb = suite();
     let first = tasks_run(&sb, &["--save-outputs", "saved.jsonl"]);

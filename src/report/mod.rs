@@ -267,9 +267,16 @@ pub fn print_resumed(
     }
     if resumed.foreign > 0 {
         reporter.warning(format!(
-            "{path}: ignoring {} lines of other runs (another configuration: a different \
-             evaluator, inputs, candidates, score range or task model)",
-            resumed.foreign
+            "{path}: ignoring {} of other runs (another configuration: a different evaluator, \
+             inputs, candidates, score range or task model)",
+            counted(resumed.foreign, "line", "lines")
+        ));
+    }
+    if resumed.other_tasks > 0 {
+        reporter.warning(format!(
+            "{path}: ignoring {} of tasks this run does not have (past --limit, or no longer in \
+             the task file)",
+            counted(resumed.other_tasks, "saved output", "saved outputs")
         ));
     }
     if resumed.refused_scores > 0 {

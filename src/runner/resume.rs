@@ -27,6 +27,9 @@ pub struct Resumed {
     pub done: usize,
     /// Lines of other runs, or whose keys match no call of this run.
     pub foreign: usize,
+    /// `tasks run`: saved outputs of tasks this run does not have (past `--limit`, or no longer
+    /// in the task file).
+    pub other_tasks: usize,
     /// Lines of this run whose score the run's score range refuses (a line edited by hand):
     /// they answer no call.
     pub refused_scores: usize,
@@ -164,6 +167,7 @@ pub fn resume_from(
     Ok(Resumed {
         done,
         foreign,
+        other_tasks: 0,
         refused_scores,
         refused_calls_remade: refused_keys
             .iter()

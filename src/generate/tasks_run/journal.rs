@@ -139,7 +139,7 @@ pub fn resume_from(
     let mut problems = Vec::new();
     for (output, (key, usage, usage_missing, cut_short)) in lines {
         let Some(&index) = position.get(output.task_id.as_str()) else {
-            resumed.foreign += 1;
+            resumed.other_tasks += 1;
             continue;
         };
         if key != Some(keys[index]) {
