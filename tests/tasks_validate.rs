@@ -181,16 +181,18 @@ fn file_level_problems_name_the_path() {
         .stderr("error: fixtures/tasks: is a directory, not a file\n");
     let dir = tempfile::tempdir().unwrap();
     let empty = dir.path().join("empty.jsonl");
-    std::fs::write(&empty, "\n  \n").unwrap();
-    evalctl()
-        .args(["tasks", "validate"])
-        .arg(&empty)
-        .assert()
-        .code(2)
-        .stderr(format!(
-            "error: {}: no tasks (the file is empty)\n",
-            empty.display()
-        ));
+    for (bytes, holds) in [("", "is empty"), ("\n  \n", "holds only blank lines")] {
+        std::fs::write(&empty, bytes).unwrap();
+        evalctl()
+            .args(["tasks", "validate"])
+            .arg(&empty)
+            .assert()
+            .code(2)
+            .stderr(format!(
+                "error: {}: no tasks (the file {holds})\n",
+                empty.display()
+            ));
+    }
 }
 
 #[test]

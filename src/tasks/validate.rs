@@ -35,10 +35,11 @@ pub fn load_tasks(path: &Path) -> anyhow::Result<TaskFile> {
         .map_err(|reason| bad_input(Problem::new(display.as_str(), reason)))?;
     let file = validate_bytes(display, &bytes);
     if file.tasks.is_empty() && file.errors.is_empty() {
-        return Err(bad_input(Problem::new(
-            file.display,
-            "no tasks (the file is empty)",
-        )));
+        let holds = match bytes.is_empty() {
+            true => "no tasks (the file is empty)",
+            false => "no tasks (the file holds only blank lines)",
+        };
+        return Err(bad_input(Problem::new(file.display, holds)));
     }
     Ok(file)
 }
