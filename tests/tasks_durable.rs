@@ -620,9 +620,9 @@ fn the_scores_of_an_interrupted_run_are_read_back_as_a_partial_run() {
         .output()
         .unwrap();
     assert_eq!(code(&summarized), 1, "{}", stderr_text(&summarized));
-    let exit_line = "exit 1: 2 of 4 calls absent: the run did not finish (tasks run --resume \
-                     with its --save-outputs completes it; --allow-partial summarizes what is \
-                     there); all 2 calls succeeded";
+    let exit_line = "exit 1: 2 of 4 calls absent: the run did not finish (tasks run again \
+                     completes it, with --resume from its --save-outputs if it had one; \
+                     --allow-partial summarizes what is there); all 2 calls succeeded";
     assert_eq!(
         crate::common::stdout_text(&summarized),
         format!(

@@ -44,7 +44,9 @@ pub const SPEC_SCORE: &str = "spec score";
 pub fn completed_by(command: Option<&str>) -> &'static str {
     match command {
         None => "run --resume completes it",
-        Some("tasks run") => "tasks run --resume with its --save-outputs completes it",
+        Some("tasks run") => {
+            "tasks run again completes it, with --resume from its --save-outputs if it had one"
+        }
         Some(_) => "scoring again to a new --output completes it",
     }
 }
