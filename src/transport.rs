@@ -10,7 +10,7 @@ use reqwest::{StatusCode, Url};
 
 use crate::protocol::{Attempt, CallError, ErrorKind, Retry, MAX_OUTPUT_BYTES};
 use crate::secrets::Secrets;
-use crate::text::{clip, one_line, seconds, strip_os_error};
+use crate::text::{clip, counted, one_line, seconds, strip_os_error};
 
 /// The URL as shown to users: user info and the query (where APIs put keys) hidden. A URL
 /// without a host (`u:pw@host`, read as the scheme `u`) is shown as its text is, see
@@ -268,8 +268,12 @@ pub fn reset_delay(text: &str) -> Option<Duration> {
     Duration::try_from_secs_f64(total).ok()
 }
 
-/// Read a response body, failing past [`MAX_OUTPUT_BYTES`].
-pub async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, CallError> {
+/// Read a response body, failing past [`MAX_OUTPUT_BYTES`] or, as the whole exchange does, past
+/// `timeout`.
+pub async fn read_body(
+    mut response: reqwest::Response,
+    timeout: Duration,
+) -> Result<Vec<u8>, CallError> {
     let mut body = Vec::new();
     loop {
         match response.chunk().await {
@@ -286,14 +290,20 @@ pub async fn read_body(mut response: reqwest::Response) -> Result<Vec<u8>, CallE
                 body.extend_from_slice(&chunk);
             }
             Ok(None) => return Ok(body),
-            Err(err) => {
-                let kind = if err.is_timeout() {
-                    ErrorKind::Timeout
-                } else {
-                    ErrorKind::Transport
-                };
+            // A server that answered but sends its body too slowly.
+            Err(err) if err.is_timeout() => {
                 return Err(CallError::new(
-                    kind,
+                    ErrorKind::Timeout,
+                    format!(
+                        "no whole answer within {}: {} of the response had arrived",
+                        seconds(timeout),
+                        counted(body.len(), "byte", "bytes")
+                    ),
+                ));
+            }
+            Err(err) => {
+                return Err(CallError::new(
+                    ErrorKind::Transport,
                     format!("reading the response failed: {}", root_cause(&err)),
                 ));
             }
@@ -354,7 +364,7 @@ pub async fn exchange_json(
     };
     let status = response.status();
     let headers = response.headers().clone();
-    let body = read_reply(response, status, &headers, secrets).await;
+    let body = read_reply(response, status, &headers, secrets, timeout).await;
     Answer {
         status: Some(status),
         headers,
@@ -368,9 +378,10 @@ async fn read_reply(
     status: StatusCode,
     headers: &HeaderMap,
     secrets: &Secrets,
+    timeout: Duration,
 ) -> Result<Vec<u8>, Attempt> {
     let after = retry_after(headers);
-    let body = read_body(response).await.map_err(|error| {
+    let body = read_body(response, timeout).await.map_err(|error| {
         let retry = if error.kind == ErrorKind::Transport {
             Retry::Allowed { after: None }
         } else {

@@ -287,6 +287,40 @@ fn a_slow_server_times_out() {
 }
 
 #[test]
+fn a_server_whose_body_stops_coming_times_out_naming_the_limit() {
+    // The headers and 4 bytes of a 100-byte body, then nothing, the connection held open.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let url = format!("http://{}/", listener.local_addr().unwrap());
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for stream in listener.incoming().flatten() {
+            let mut stream = stream;
+            let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+            let _ = crate::common::read_message(&mut reader);
+            let _ = std::io::Write::write_all(
+                &mut stream,
+                b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"sc",
+            );
+            held.push(stream);
+        }
+    });
+    let sb = Sandbox::new();
+    let out = run_http(&sb, &url)
+        .args(["--candidate", "c", "--skip-preflight", "--timeout", "0.3"])
+        .args(["--retries", "0"])
+        .output()
+        .unwrap();
+    let error = sb.jsonl("out.jsonl")[0]["error"].clone();
+    assert_eq!(
+        (code(&out), error),
+        (
+            1,
+            json!({"kind": "timeout", "message": "no whole answer within 0.3s: 4 bytes of the response had arrived"})
+        )
+    );
+}
+
+#[test]
 fn a_body_over_8_mib_is_invalid_output() {
     let mut body = br#"{"score": 1, "pad": ""#.to_vec();
     body.extend(std::iter::repeat_n(b'a', 9 * 1024 * 1024));
