@@ -36,7 +36,7 @@ fn an_escaped_dollar_is_a_literal() {
 }
 
 #[test]
-fn whole_context_and_first_of_several_matches() {
+fn a_lone_dollar_is_literal_and_a_path_takes_the_first_of_several_matches() {
     let results = check_results(
         case(),
         json!({"value": "x"}),
@@ -45,10 +45,9 @@ fn whole_context_and_first_of_several_matches() {
                 "exact_match",
                 json!({"actual": "$.test_case.tags[*]", "expected": "a"}),
             ),
-            check(
-                "contains",
-                json!({"text": "$", "phrases": ["\"test_case\"", "\"output\""]}),
-            ),
+            // FEP 2.3.2: only strings beginning with `$.` are paths; `$` is a regex's end of
+            // text, or a price's currency.
+            check("regex", json!({"text": "costs 5", "pattern": "$"})),
             check(
                 "exact_match",
                 json!({"actual": "$..expected", "expected": "Paris"}),

@@ -172,10 +172,11 @@ pub enum Classified<'a> {
     Literal(Value),
 }
 
-/// Apply the literal-or-JSONPath rule and the escape rule to one argument value.
+/// Apply the literal-or-JSONPath rule and the escape rule to one argument value (FEP 2.3.2:
+/// strings beginning with `$.` are paths; a lone `$`, a regex's end of text, is a literal).
 pub fn classify(value: &Value) -> Classified<'_> {
     match value {
-        Value::String(text) if text == "$" || text.starts_with("$.") => Classified::Path(text),
+        Value::String(text) if text.starts_with("$.") => Classified::Path(text),
         Value::String(text) if text.starts_with("\\$.") => {
             Classified::Literal(Value::String(text[1..].to_string()))
         }
@@ -282,7 +283,7 @@ mod tests {
             classify(&json!("$.output.value")),
             Classified::Path("$.output.value")
         );
-        assert_eq!(classify(&json!("$")), Classified::Path("$"));
+        assert_eq!(classify(&json!("$")), Classified::Literal(json!("$")));
         assert_eq!(classify(&json!("$..value")), Classified::Path("$..value"));
         assert_eq!(
             classify(&json!("\\$.literal")),
