@@ -1571,3 +1571,26 @@ fn validate_warns_that_a_reliability_dimension_without_its_metrics_is_always_una
         )
     );
 }
+
+#[test]
+fn a_stringified_json_value_is_not_html_escaped() {
+    // Go's encoder writes `<` as `\u003c`: a Go artefact evalctl does not copy (docs/spec.md).
+    let spec = json!({
+        "name": "html", "version_number": 1, "judge_mode": "deterministic",
+        "validators": [{"key": "payload", "type": "exact_match", "target": "case.payload",
+                        "expected_from": "literal:{\"q\":\"a<b && c>d\"}"}],
+        "scorecard": {"dimensions": ["correctness"]}
+    });
+    let run = json!({
+        "challenge_inputs": [{"challenge_key": "c", "case_key": "k", "item_key": "i",
+                              "payload": {"q": "a<b && c>d"}}],
+        "events": [{"type": "system.run.completed", "sequence_number": 1,
+                    "occurred_at": "2026-01-01T00:00:00Z", "payload": {"final_output": "x"}}]
+    });
+    let record = crate::spec_support::score(&spec, &run.to_string()).unwrap();
+    let result = &record["validator_results"][0];
+    assert_eq!(
+        (&result["verdict"], &result["actual_value"]),
+        (&json!("pass"), &json!("{\"q\":\"a<b && c>d\"}"))
+    );
+}
