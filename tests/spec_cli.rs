@@ -1594,3 +1594,29 @@ fn a_stringified_json_value_is_not_html_escaped() {
         (&json!("pass"), &json!("{\"q\":\"a<b && c>d\"}"))
     );
 }
+
+#[test]
+fn a_runs_total_tokens_are_its_input_and_output_when_it_reports_no_total() {
+    // evaluation-spec §4: run.completed's total, else usage.total_tokens, else the calls' totals,
+    // else input + output when both are known.
+    let spec = json!({
+        "name": "tokens", "version_number": 1, "judge_mode": "deterministic",
+        "metrics": [{"key": "total", "type": "numeric", "collector": "run_total_tokens"}],
+        "validators": [{"key": "v", "type": "exact_match", "target": "final_output",
+                        "expected_from": "literal:x"}],
+        "scorecard": {"dimensions": ["correctness"]}
+    });
+    let run = json!({
+        "challenge_inputs": [{"challenge_key": "c", "case_key": "k", "item_key": "i"}],
+        "events": [{"type": "system.run.completed", "sequence_number": 1,
+                    "occurred_at": "2026-01-01T00:00:00Z",
+                    "payload": {"final_output": "x", "input_tokens": 10, "output_tokens": 5}}]
+    });
+    let record = crate::spec_support::score(&spec, &run.to_string()).unwrap();
+    let total = &record["metric_results"][0];
+    assert_eq!(
+        (&total["state"], &total["numeric_value"]),
+        (&json!("available"), &json!(15.0)),
+        "{total}"
+    );
+}

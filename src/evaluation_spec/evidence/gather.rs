@@ -235,15 +235,18 @@ impl<'a> Evidence<'a> {
         if let Some(from_calls) = from_calls {
             evidence.input_tokens.get_or_insert(from_calls.0);
             evidence.output_tokens.get_or_insert(from_calls.1);
-            if evidence.total_tokens.is_none() {
-                if from_calls.2 > 0.0 {
-                    evidence.total_tokens = Some(from_calls.2);
-                } else if let (Some(input), Some(output)) =
-                    (evidence.input_tokens, evidence.output_tokens)
-                {
-                    evidence.total_tokens = Some(input + output);
-                }
+            if evidence.total_tokens.is_none() && from_calls.2 > 0.0 {
+                evidence.total_tokens = Some(from_calls.2);
             }
+        }
+        // Else input + output when both are known, wherever they came from (the run's completion
+        // or its calls).
+        if let (None, Some(input), Some(output)) = (
+            evidence.total_tokens,
+            evidence.input_tokens,
+            evidence.output_tokens,
+        ) {
+            evidence.total_tokens = Some(input + output);
         }
         if evidence.tool_call_count.is_none() && !evidence.trace.is_empty() {
             evidence.tool_call_count = Some(evidence.trace.len() as f64);
