@@ -1620,3 +1620,51 @@ fn a_runs_total_tokens_are_its_input_and_output_when_it_reports_no_total() {
         "{total}"
     );
 }
+
+#[test]
+fn regex_match_takes_re2s_ascii_classes_and_repeat_limit() {
+    // evaluation-spec §2.2 compiles the pattern as RE2: `\d`, `\s`, `\w`, `\b` are ASCII-only,
+    // and a repeat count above 1000 does not compile.
+    let regex = |key: &str, target: &str, pattern: &str| {
+        json!({"key": key, "type": "regex_match", "target": target,
+               "expected_from": format!("literal:{pattern}")})
+    };
+    let spec = json!({
+        "name": "re", "version_number": 1, "judge_mode": "deterministic",
+        "validators": [
+            regex("digits", "final_output", r"^\d+$"),
+            regex("space", "case.payload.nbsp", r"a\sb"),
+            regex("word", "case.payload.e", r"^\w$"),
+            regex("boundary", "case.payload.xea", r"é\b"),
+            regex("repeat", "case.payload.e", "a{1001}"),
+        ],
+        "scorecard": {"dimensions": ["correctness"]}
+    });
+    let run = json!({
+        "challenge_inputs": [{"challenge_key": "c", "case_key": "k", "item_key": "i",
+                              "payload": {"nbsp": "a\u{a0}b", "e": "é", "xea": "xéay"}}],
+        "events": [{"type": "system.run.completed", "sequence_number": 1,
+                    "occurred_at": "2026-01-01T00:00:00Z",
+                    "payload": {"final_output": "\u{663}\u{664}"}}]
+    });
+    let record = crate::spec_support::score(&spec, &run.to_string()).unwrap();
+    let verdicts: Vec<(Value, Value)> = (record["validator_results"].as_array().unwrap().iter())
+        .map(|result| (result["verdict"].clone(), result["reason"].clone()))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            (json!("fail"), Value::Null),
+            (json!("fail"), Value::Null),
+            (json!("fail"), Value::Null),
+            (json!("pass"), Value::Null),
+            (
+                json!("error"),
+                json!(
+                    "invalid regex pattern: invalid repeat count: `{1001}` (RE2 allows at most \
+                       1000, counted 1001)"
+                )
+            ),
+        ]
+    );
+}

@@ -27,6 +27,7 @@ mod json;
 mod math;
 mod numeric;
 mod postcondition;
+mod re2;
 mod text;
 mod tool_calls;
 

@@ -9,6 +9,7 @@ use unicode_normalization::UnicodeNormalization;
 use super::cache::LastCompiled;
 use super::config::{check_strict, in_unit_range, Problems, RawConfig};
 use super::gofmt::go_f4;
+use super::re2;
 use super::{Comparison, ConfigProblem, RawOutput};
 use crate::patterns::{self, Pattern, PatternError, RegexFlags};
 use crate::scoring::matching::{self, Case, Need};
@@ -21,12 +22,21 @@ use crate::scoring::overlap::levenshtein;
 /// The last regex compiled from an evidence string.
 pub(super) type RegexCache = LastCompiled<Pattern>;
 
-/// Compile a regex (once per process, within the size limit of [`patterns`]), or give the
-/// compiler's error on one line, or name the limit.
+/// Compile a regex with RE2's meaning ([`re2`]: ASCII Perl classes and word boundaries), once
+/// per process, within the size limit of [`patterns`]; or give the compiler's error on one line
+/// (of the pattern as written), or name the limit.
 pub(super) fn compile_regex(pattern: &str) -> Result<Pattern, String> {
-    patterns::compile(pattern, RegexFlags::default()).map_err(|err| match err {
-        PatternError::Syntax(reason) => one_line_regex_error(&reason),
-        limit => limit.to_string(),
+    let compile = |pattern: &str| {
+        patterns::compile(pattern, RegexFlags::default()).map_err(|err| match err {
+            PatternError::Syntax(reason) => one_line_regex_error(&reason),
+            limit => limit.to_string(),
+        })
+    };
+    let translated = re2::translate(pattern)?;
+    compile(&translated).map_err(|err| match translated == pattern {
+        true => err,
+        // Said of the pattern as it was written, not as rewritten, where that fails too.
+        false => compile(pattern).err().unwrap_or(err),
     })
 }
 
