@@ -112,8 +112,8 @@ fn a_wrong_type_stops_decoding_after_the_unknown_keys_before_it() {
         "error: pack.yaml:16: evaluation_spec.scorecard.pass_treshold unknown key \
          `pass_treshold` (did you mean `pass_threshold`? expected one of dimensions, strategy, \
          pass_threshold, normalization, judge_limits)\n\
-         error: pack.yaml:17: evaluation_spec.scorecard.judge_limits expected struct \
-         JudgeLimits, found string \"many\"\n"
+         error: pack.yaml:17: evaluation_spec.scorecard.judge_limits expected an object, found \
+         string \"many\"\n"
     );
 }
 

@@ -1668,3 +1668,41 @@ fn regex_match_takes_re2s_ascii_classes_and_repeat_limit() {
         ]
     );
 }
+
+#[test]
+fn a_null_or_blank_spec_is_said_plainly() {
+    // No near miss of `evaluation_spec` to point at when it is there, and no Rust type names.
+    let sb = Sandbox::new();
+    sb.write("null.json", r#"{"evaluation_spec": null}"#);
+    sb.write("blank.json", r#"{"evaluation_spec": ""}"#);
+    sb.write("null.yaml", "null\n");
+    let said: Vec<(i32, String)> = ["null.json", "blank.json", "null.yaml"]
+        .iter()
+        .map(|file| {
+            let out = sb
+                .evalctl()
+                .args(["spec", "validate", file, "--format", "text"])
+                .output()
+                .unwrap();
+            (code(&out), stderr_text(&out))
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            (
+                2,
+                "error: null.json: evaluation_spec is required\n".to_string()
+            ),
+            (
+                2,
+                "error: blank.json:1: evaluation_spec expected an object, found string \"\"\n"
+                    .to_string()
+            ),
+            (
+                2,
+                "error: null.yaml:1: manifest expected an object, found null\n".to_string()
+            ),
+        ]
+    );
+}

@@ -175,7 +175,9 @@ fn misspelt_spec_key(bytes: &[u8], format: Format) -> String {
             .flat_map(|version| version.keys().map(|key| ("version.".to_string(), key))),
     );
     for (prefix, key) in keys {
-        if strict::nearest("evaluation_spec", [key.as_str()]).is_some() {
+        // (`evaluation_spec` itself is there, and null or blank: no near miss to point at.)
+        if key != "evaluation_spec" && strict::nearest("evaluation_spec", [key.as_str()]).is_some()
+        {
             return format!(" (this file has `{prefix}{key}`: did you mean `evaluation_spec`?)");
         }
     }

@@ -108,6 +108,7 @@ pub fn expected_found(found: &str, expected: &str) -> String {
             }
         },
         Some((kind, value)) => format!("{kind} {}", value.trim_end_matches('`')),
+        None if found == "unit value" => "null".to_string(),
         None => found.to_string(),
     };
     format!("expected {}, found {found}", expected_in_words(expected))
@@ -120,6 +121,8 @@ pub fn expected_in_words(expected: &str) -> &str {
         "i8" | "i16" | "i32" | "i64" => "an integer",
         "u8" | "u16" | "u32" | "u64" | "usize" => "a whole number of 0 or more",
         "f32" | "f64" => "a number",
+        // A Rust type's name says nothing to a user: `struct SpecDefinition` is an object.
+        other if other.starts_with("struct ") => "an object",
         other => other,
     }
 }

@@ -53,12 +53,27 @@ impl Problems {
     }
 
     /// A config that does not decode at all: reported at `config` as `invalid config: …` (the
-    /// decoder's own words, as the reference's load-time errors have them).
+    /// decoder's own words, as the reference's load-time errors have them, but for the names of
+    /// Rust types: `expected an object`, not `expected struct FuzzyConfig`).
     pub(super) fn undecodable(err: String) -> Vec<ConfigProblem> {
         let mut problems = Problems::default();
-        problems.add("", format!("invalid config: {err}"));
+        problems.add("", format!("invalid config: {}", without_type_names(&err)));
         problems.0
     }
+}
+
+/// `message` with each `struct NAME` the decoder expected said as `an object`.
+fn without_type_names(message: &str) -> String {
+    let mut out = String::with_capacity(message.len());
+    let mut rest = message;
+    while let Some(at) = rest.find("expected struct ") {
+        out.push_str(&rest[..at]);
+        out.push_str("expected an object");
+        rest = &rest[at + "expected struct ".len()..];
+        rest = rest.trim_start_matches(|ch: char| ch.is_ascii_alphanumeric() || ch == '_');
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Problems as the reference's run-time reasons list them: `config.count cannot be …; config …`.
