@@ -1706,3 +1706,38 @@ fn a_null_or_blank_spec_is_said_plainly() {
         ]
     );
 }
+
+#[test]
+fn a_key_a_bare_yaml_spec_gives_twice_is_named_under_evaluation_spec() {
+    let body = "judge_mode: deterministic\nvalidators:\n  - key: v\n    type: exact_match\n    \
+                target: final_output\n    expected_from: \"literal:x\"\nscorecard:\n  \
+                dimensions: [correctness]\n";
+    let sb = Sandbox::new();
+    sb.write(
+        "name.yaml",
+        format!("name: a\nname: b\nversion_number: 1\n{body}"),
+    );
+    sb.write(
+        "version.yaml",
+        format!("name: a\nversion_number: 1\nversion_number: 2\n{body}"),
+    );
+    let said: Vec<String> = ["name.yaml", "version.yaml"]
+        .iter()
+        .map(|file| {
+            let out = sb
+                .evalctl()
+                .args(["spec", "validate", file, "--format", "text"])
+                .output()
+                .unwrap();
+            stderr_text(&out)
+        })
+        .collect();
+    assert_eq!(
+        said,
+        [
+            "error: name.yaml:2: evaluation_spec.name is given twice (first on line 1): keep one\n",
+            "error: version.yaml:3: evaluation_spec.version_number is given twice (first on line \
+             2): keep one\n"
+        ]
+    );
+}

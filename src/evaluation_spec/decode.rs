@@ -99,7 +99,15 @@ pub type Decoded = (SpecDefinition, Vec<SpecProblem>);
 pub fn decode(bytes: &[u8], display: &str) -> Result<Decoded, Vec<SpecProblem>> {
     let bytes = without_bom(bytes);
     let format = detect_format(bytes, display);
-    let probe: EnvelopeProbe = parse(bytes, format, "")?;
+    let probe: EnvelopeProbe = parse(bytes, format, "").map_err(|mut problems| {
+        // A key only a bare spec has, given twice there, is the spec's (`evaluation_spec.name`).
+        for problem in &mut problems {
+            if ["name", "validators", "scorecard"].contains(&problem.path.as_str()) {
+                problem.path = format!("evaluation_spec.{}", problem.path);
+            }
+        }
+        problems
+    })?;
     // A document with neither a manifest's keys nor a spec's is taken for a manifest that lacks
     // its spec (`evaluation_spec is required`), not for a spec that lacks everything.
     let manifest_keys =
@@ -448,7 +456,10 @@ fn non_finite_number(spec: &SpecDefinition, bytes: &[u8]) -> Option<(String, Opt
 /// `prefix.path`, with serde_path_to_error's `.` (the root) and `?` (no place yet: a syntax
 /// error before the first key) meaning no path; the root of a manifest is `manifest`.
 fn join_path(prefix: &str, path: &str) -> String {
-    let path = if matches!(path, "." | "?") { "" } else { path };
+    // `.` and `?` are serde_path_to_error's names for the root.
+    let at_root = |path: &str| matches!(path, "." | "?");
+    let prefix = if at_root(prefix) { "" } else { prefix };
+    let path = if at_root(path) { "" } else { path };
     match (prefix.is_empty(), path.is_empty()) {
         (true, true) => "manifest".to_string(),
         (true, false) => path.to_string(),
