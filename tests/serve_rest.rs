@@ -131,6 +131,59 @@ fn what_a_web_page_of_another_site_sends_is_refused() {
 }
 
 #[test]
+fn every_error_the_server_sends_is_declared_in_the_openapi_document_it_serves() {
+    let document: Value =
+        serde_norway::from_str(include_str!("../docs/openapi.yaml")).expect("the document");
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(&dir.path().join("s.db"), &[], &[]);
+    let address = server.rest.clone();
+    let cases = [
+        // A Host that names no one host, a page of another site, methods a path does not take.
+        (
+            "/health",
+            "GET /health HTTP/1.1\r\nHost: a b".to_string(),
+            400,
+        ),
+        (
+            "/openapi.yaml",
+            format!(
+                "GET /openapi.yaml HTTP/1.1\r\nHost: {address}\r\nOrigin: https://evil.example"
+            ),
+            403,
+        ),
+        (
+            "/evaluate",
+            format!("DELETE /evaluate HTTP/1.1\r\nHost: {address}"),
+            405,
+        ),
+        (
+            "/health",
+            format!("PUT /health HTTP/1.1\r\nHost: {address}"),
+            405,
+        ),
+    ];
+    let errors = document["components"]["schemas"]["ErrorResponse"]["properties"]["error"]
+        ["description"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    for (path, head, status) in cases {
+        let reply = raw_request(&server, &head, b"");
+        let error = reply.json()["error"]
+            .as_str()
+            .unwrap_or_default()
+            .to_string();
+        let declared = (document["paths"][path].as_object().unwrap().values())
+            .any(|operation| !operation["responses"][status.to_string()].is_null());
+        assert_eq!(
+            (reply.status, declared, errors.contains(&error)),
+            (status, true, true),
+            "{head}: {error}"
+        );
+    }
+}
+
+#[test]
 fn the_spec_example_is_evaluated_stored_and_found_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("serve.db");
