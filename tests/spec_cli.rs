@@ -1669,15 +1669,9 @@ fn regex_match_takes_re2s_ascii_classes_and_repeat_limit() {
     );
 }
 
-#[test]
-fn a_null_or_blank_spec_is_said_plainly() {
-    // No near miss of `evaluation_spec` to point at when it is there, and no Rust type names.
-    let sb = Sandbox::new();
-    sb.write("null.json", r#"{"evaluation_spec": null}"#);
-    sb.write("blank.json", r#"{"evaluation_spec": ""}"#);
-    sb.write("null.yaml", "null\n");
-    let said: Vec<(i32, String)> = ["null.json", "blank.json", "null.yaml"]
-        .iter()
+/// `spec validate FILE --format text` of each of `files` in `sb`: its exit code and stderr.
+fn validated(sb: &Sandbox, files: &[&str]) -> Vec<(i32, String)> {
+    (files.iter())
         .map(|file| {
             let out = sb
                 .evalctl()
@@ -1686,7 +1680,17 @@ fn a_null_or_blank_spec_is_said_plainly() {
                 .unwrap();
             (code(&out), stderr_text(&out))
         })
-        .collect();
+        .collect()
+}
+
+#[test]
+fn a_null_or_blank_spec_is_said_plainly() {
+    // No near miss of `evaluation_spec` to point at when it is there, and no Rust type names.
+    let sb = Sandbox::new();
+    sb.write("null.json", r#"{"evaluation_spec": null}"#);
+    sb.write("blank.json", r#"{"evaluation_spec": ""}"#);
+    sb.write("null.yaml", "null\n");
+    let said = validated(&sb, &["null.json", "blank.json", "null.yaml"]);
     assert_eq!(
         said,
         [
@@ -1721,23 +1725,21 @@ fn a_key_a_bare_yaml_spec_gives_twice_is_named_under_evaluation_spec() {
         "version.yaml",
         format!("name: a\nversion_number: 1\nversion_number: 2\n{body}"),
     );
-    let said: Vec<String> = ["name.yaml", "version.yaml"]
-        .iter()
-        .map(|file| {
-            let out = sb
-                .evalctl()
-                .args(["spec", "validate", file, "--format", "text"])
-                .output()
-                .unwrap();
-            stderr_text(&out)
-        })
-        .collect();
     assert_eq!(
-        said,
+        validated(&sb, &["name.yaml", "version.yaml"]),
         [
-            "error: name.yaml:2: evaluation_spec.name is given twice (first on line 1): keep one\n",
-            "error: version.yaml:3: evaluation_spec.version_number is given twice (first on line \
-             2): keep one\n"
+            (
+                2,
+                "error: name.yaml:2: evaluation_spec.name is given twice (first on line 1): keep \
+                 one\n"
+                    .to_string()
+            ),
+            (
+                2,
+                "error: version.yaml:3: evaluation_spec.version_number is given twice (first on \
+                 line 2): keep one\n"
+                    .to_string()
+            ),
         ]
     );
 }

@@ -125,23 +125,28 @@ error: tasks.jsonl: 1 task-spec error; fix it (see `evalctl tasks validate`) or 
     assert_eq!(summary["overall"]["mean"], 1.0);
 }
 
-#[test]
-fn a_secret_of_the_environment_in_a_model_commands_completion_is_redacted() {
-    let sb = Sandbox::new();
+/// A sandbox with the fixture's first task and `model.sh` printing `completion` (a `printf`
+/// format), and `tasks run` of them saving to saved.jsonl, `extra` flags added.
+fn one_task_run(sb: &Sandbox, completion: &str, extra: &[&str]) -> assert_cmd::Command {
     let valid = std::fs::read_to_string(TASKS).unwrap();
     sb.write(
         "tasks.jsonl",
         format!("{}\n", valid.lines().next().unwrap()),
     );
-    sb.write(
-        "model.sh",
-        "cat > /dev/null; printf '41 (key %s)' \"$EVAL_TOKEN\"",
-    );
-    let output = sb
-        .evalctl()
+    sb.write("model.sh", format!("cat > /dev/null; printf {completion}"));
+    let mut command = sb.evalctl();
+    command
         .args(["tasks", "run", "tasks.jsonl", "--format", "json"])
         .args(["--model-command", "sh model.sh"])
         .args(["--save-outputs", "saved.jsonl"])
+        .args(extra);
+    command
+}
+
+#[test]
+fn a_secret_of_the_environment_in_a_model_commands_completion_is_redacted() {
+    let sb = Sandbox::new();
+    let output = one_task_run(&sb, "'41 (key %s)' \"$EVAL_TOKEN\"", &[])
         .env("EVAL_TOKEN", "tok-0123456789abcdef")
         .output()
         .unwrap();
@@ -155,22 +160,13 @@ fn a_secret_of_the_environment_in_a_model_commands_completion_is_redacted() {
 fn a_model_commands_completion_is_cut_at_the_stop_sequence_as_an_apis_is() {
     // The command goes on past the answer; --stop ends the completion there, as an API would.
     let sb = Sandbox::new();
-    let valid = std::fs::read_to_string(TASKS).unwrap();
-    sb.write(
-        "tasks.jsonl",
-        format!("{}\n", valid.lines().next().unwrap()),
-    );
-    sb.write(
-        "model.sh",
-        "cat > /dev/null; printf '41\\n\\nQuestion: 2 + 2?\\nAnswer: 4'",
-    );
-    let output = sb
-        .evalctl()
-        .args(["tasks", "run", "tasks.jsonl", "--format", "json"])
-        .args(["--model-command", "sh model.sh", "--stop", "\n\n"])
-        .args(["--save-outputs", "saved.jsonl"])
-        .output()
-        .unwrap();
+    let output = one_task_run(
+        &sb,
+        "'41\\n\\nQuestion: 2 + 2?\\nAnswer: 4'",
+        &["--stop", "\n\n"],
+    )
+    .output()
+    .unwrap();
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
     assert_eq!(json_stdout(&output)["overall"]["mean"], 1.0);
     assert_eq!(sb.jsonl("saved.jsonl")[0]["output"], "41");
