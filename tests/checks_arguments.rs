@@ -196,3 +196,26 @@ fn arguments_other_than_text_can_come_from_paths() {
     );
     assert_eq!(passed(&results), [Some(true); 3]);
 }
+
+#[test]
+fn threshold_compares_whole_numbers_exactly() {
+    // 2^53 + 1 and 2^53 are one 64-bit float; as the whole numbers they are, one is above.
+    let bounds = |extra: Value| {
+        let mut arguments = json!({"value": "$.output.value.v"});
+        arguments
+            .as_object_mut()
+            .unwrap()
+            .extend(extra.as_object().unwrap().clone());
+        check("threshold", arguments)
+    };
+    let results = check_results(
+        case(),
+        json!({"value": {"v": 9007199254740993u64}}),
+        vec![
+            bounds(json!({"min_value": 9007199254740992u64, "min_inclusive": false})),
+            bounds(json!({"max_value": 9007199254740992u64})),
+            bounds(json!({"min_value": 9007199254740993u64, "max_value": 9007199254740993u64})),
+        ],
+    );
+    assert_eq!(passed(&results), [Some(true), Some(false), Some(true)]);
+}

@@ -260,13 +260,13 @@ impl CheckKind {
                 Ok(Outcome::verdict(matched != args.flag(2, false)?))
             }
             CheckKind::Threshold => {
-                let value = args.get(0, as_number)?.unwrap_or(f64::NAN);
-                let above_min = match args.get(1, as_number)? {
+                let value = args.get(0, as_compared)?.unwrap_or(Compared::NONE);
+                let above_min = match args.get(1, as_compared)? {
                     None => true,
                     Some(min) if args.flag(3, true)? => value >= min,
                     Some(min) => value > min,
                 };
-                let below_max = match args.get(2, as_number)? {
+                let below_max = match args.get(2, as_compared)? {
                     None => true,
                     Some(max) if args.flag(4, true)? => value <= max,
                     Some(max) => value < max,
@@ -401,6 +401,44 @@ fn as_number(value: &Value) -> Result<f64, String> {
             .ok_or_else(|| format!("expected a finite number, found {number}")),
         other => Err(wrong_type("a number", other)),
     }
+}
+
+/// A number as `threshold` compares it: exactly when it and what it is compared with are whole
+/// (9007199254740993 is above 9007199254740992, whose 64-bit floats are one), else as a 64-bit
+/// float.
+#[derive(Debug, Clone, Copy)]
+struct Compared {
+    float: f64,
+    whole: Option<i128>,
+}
+
+impl Compared {
+    /// No number: below, above and equal to nothing.
+    const NONE: Compared = Compared {
+        float: f64::NAN,
+        whole: None,
+    };
+}
+
+impl PartialEq for Compared {
+    fn eq(&self, other: &Compared) -> bool {
+        self.partial_cmp(other) == Some(std::cmp::Ordering::Equal)
+    }
+}
+
+impl PartialOrd for Compared {
+    fn partial_cmp(&self, other: &Compared) -> Option<std::cmp::Ordering> {
+        match (self.whole, other.whole) {
+            (Some(mine), Some(theirs)) => Some(mine.cmp(&theirs)),
+            _ => self.float.partial_cmp(&other.float),
+        }
+    }
+}
+
+fn as_compared(value: &Value) -> Result<Compared, String> {
+    let float = as_number(value)?;
+    let whole = (value.as_i64().map(i128::from)).or_else(|| value.as_u64().map(i128::from));
+    Ok(Compared { float, whole })
 }
 
 fn as_phrases(value: &Value) -> Result<Vec<&str>, String> {
