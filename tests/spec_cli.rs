@@ -664,7 +664,8 @@ fn score_reports_every_bad_runs_line_and_writes_nothing() {
         "runs.jsonl",
         format!(
             "{france}\n{{\"events\": [{{\"type\": 3}}]}}\n[1, 2]\nnot json\n\
-             {{\"events\": [{{\"sequence_number\": 1}}]}}\n{italy}"
+             {{\"events\": [{{\"sequence_number\": 1}}]}}\n\
+             {{\"challenge_inputs\": [[\"c\", \"k\"]], \"events\": []}}\n{italy}"
         ),
     );
     let out = output({
@@ -688,7 +689,8 @@ fn score_reports_every_bad_runs_line_and_writes_nothing() {
         "error: runs.jsonl:2: not a run record: events[0].type: expected a string, found 3 at column 22\n\
          error: runs.jsonl:3: expected a JSON object, found array\n\
          error: runs.jsonl:4: invalid JSON: expected ident at column 2\n\
-         error: runs.jsonl:5: not a run record: events[0]: missing required key `type` at column 34\n"
+         error: runs.jsonl:5: not a run record: events[0]: missing required key `type` at column 34\n\
+         error: runs.jsonl:6: not a run record: challenge_inputs[0]: expected an object, found array at column 23\n"
     );
     assert!(
         !sandbox.exists("records.jsonl"),
@@ -1706,6 +1708,49 @@ fn a_null_or_blank_spec_is_said_plainly() {
             (
                 2,
                 "error: null.yaml:1: manifest expected an object, found null\n".to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
+fn an_array_where_a_spec_has_an_object_is_refused_not_read_field_by_field() {
+    // `[0.9, true, false]` would otherwise be a threshold and two flags, in the struct's order.
+    let sb = Sandbox::new();
+    sb.write(
+        "config.json",
+        r#"{"name": "a", "version_number": 1, "judge_mode": "deterministic",
+ "validators": [{"key": "v", "type": "fuzzy_match", "target": "final_output",
+   "expected_from": "literal:hello", "config": [0.9, true, false]}],
+ "scorecard": {"dimensions": ["correctness"]}}"#,
+    );
+    sb.write(
+        "validator.yaml",
+        "name: a\nversion_number: 1\njudge_mode: deterministic\nvalidators:\n  \
+         - [v, exact_match, final_output, \"literal:x\"]\nscorecard:\n  dimensions: [correctness]\n",
+    );
+    sb.write(
+        "spec.json",
+        r#"{"evaluation_spec": ["a", 1, "deterministic", [], null, null, null, null]}"#,
+    );
+    assert_eq!(
+        validated(&sb, &["config.json", "validator.yaml", "spec.json"]),
+        [
+            (
+                2,
+                "error: config.json:3: evaluation_spec.validators[0].config invalid config: \
+                 invalid type: sequence, expected an object\n"
+                    .to_string()
+            ),
+            (
+                2,
+                "error: validator.yaml:5: evaluation_spec.validators[0] expected an object, found \
+                 array\n"
+                    .to_string()
+            ),
+            (
+                2,
+                "error: spec.json:1: evaluation_spec expected an object, found array\n".to_string()
             ),
         ]
     );

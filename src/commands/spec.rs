@@ -284,12 +284,7 @@ async fn score_runs(
         };
         // Decoded straight into the run record (the fast path tracks no member paths); a bad line
         // is decoded again to name the bad member, and worded like every JSONL input's.
-        // (A struct also decodes from a JSON array: only an object may take the fast path.)
-        let fast = text
-            .trim_start()
-            .starts_with('{')
-            .then(|| serde_json::from_str::<RunRecord>(text).ok())
-            .flatten();
+        let fast = RunRecord::decode(text).ok();
         let mut run = match fast {
             Some(run) if run.lacks_run_members(text) => {
                 problems.push(Problem::at_line(

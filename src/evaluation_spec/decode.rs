@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::model::SpecDefinition;
 use super::yaml_nesting;
-use crate::input::{second_value_starts_line, strict};
+use crate::input::{second_value_starts_line, strict, ObjectsOnly};
 
 /// One problem with a spec: the field path (`evaluation_spec.validators[2].config.threshold`), the
 /// message, and the file's line when the format gives one.
@@ -219,7 +219,7 @@ fn parse_past_unknown_keys<T: DeserializeOwned>(
     let index = super::locate::LineIndex::new(&String::from_utf8_lossy(bytes));
     let mut problems: Vec<SpecProblem> = Vec::new();
     loop {
-        let failure = match serde_path_to_error::deserialize::<_, T>(&value) {
+        let failure = match serde_path_to_error::deserialize::<_, T>(ObjectsOnly(&value)) {
             Ok(decoded) => return Ok((decoded, problems)),
             Err(failure) => failure,
         };
@@ -297,7 +297,7 @@ fn parse<T: DeserializeOwned>(
                 (path, message, line)
             };
             let mut deserializer = serde_json::Deserializer::from_slice(bytes);
-            serde_path_to_error::deserialize(&mut deserializer)
+            serde_path_to_error::deserialize(ObjectsOnly(&mut deserializer))
                 .map_err(|err| {
                     let path = err.path().to_string();
                     json_failure(path, err.into_inner())
@@ -321,7 +321,7 @@ fn parse<T: DeserializeOwned>(
             )),
             None => {
                 let deserializer = serde_norway::Deserializer::from_slice(bytes);
-                serde_path_to_error::deserialize(deserializer).map_err(|err| {
+                serde_path_to_error::deserialize(ObjectsOnly(deserializer)).map_err(|err| {
                     let path = err.path().to_string();
                     let inner = err.into_inner();
                     let location = inner.location();

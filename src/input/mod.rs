@@ -7,6 +7,7 @@ mod candidates;
 pub mod json_lines;
 pub mod json_scan;
 mod jsonl;
+mod objects_only;
 mod repeated_key;
 mod selection;
 mod source;
@@ -18,6 +19,7 @@ use std::path::Path;
 pub use candidates::{Candidate, CandidateSource};
 use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_lines, parse_object_line, repeated_ids, Record};
+pub use objects_only::ObjectsOnly;
 pub use repeated_key::repeated_key;
 pub use selection::ExampleSelection;
 pub use source::{

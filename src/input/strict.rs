@@ -108,7 +108,10 @@ pub fn expected_found(found: &str, expected: &str) -> String {
             }
         },
         Some((kind, value)) => format!("{kind} {}", value.trim_end_matches('`')),
+        // serde's names of YAML's and JSON's values, in JSON's (`found array`).
         None if found == "unit value" => "null".to_string(),
+        None if found == "sequence" => "array".to_string(),
+        None if found == "map" => "object".to_string(),
         None => found.to_string(),
     };
     format!("expected {}, found {found}", expected_in_words(expected))

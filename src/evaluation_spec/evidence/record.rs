@@ -11,6 +11,7 @@ use crate::evaluation_spec::decode::house_wording;
 use crate::evaluation_spec::judges::JudgeResult;
 use crate::evaluation_spec::model::null_default;
 use crate::evaluation_spec::payload::Payload;
+use crate::input::ObjectsOnly;
 
 /// One recorded run, the scoring input (`docs/spec.md`, "The run record"): `{"id"?,
 /// "challenge_inputs": [...], "events": [...], "llm_judge_results"?: [...],
@@ -77,6 +78,16 @@ impl RunRecord {
             })
     }
 
+    /// Decode one JSONL line straight (no member paths are tracked: see [`Self::from_json_line`]
+    /// for what is wrong with a line this refuses). Its structs decode from objects only, as the
+    /// reference's do: a struct given as a JSON array is refused, not read field by field.
+    pub fn decode(line: &str) -> serde_json::Result<RunRecord> {
+        let mut deserializer = serde_json::Deserializer::from_str(line);
+        let record = RunRecord::deserialize(ObjectsOnly(&mut deserializer))?;
+        deserializer.end()?;
+        Ok(record)
+    }
+
     /// Decode one JSONL line, or say what is wrong with it: `expected a JSON object`, or the
     /// offending member's path and the decoder's message (`events[3]: missing field
     /// \`occurred_at\` at column 412`).
@@ -100,10 +111,11 @@ impl RunRecord {
             }
         };
         let mut deserializer = serde_json::Deserializer::from_str(line);
-        let record = serde_path_to_error::deserialize(&mut deserializer).map_err(|err| {
-            let path = err.path().to_string();
-            describe(path, err.into_inner())
-        })?;
+        let record =
+            serde_path_to_error::deserialize(ObjectsOnly(&mut deserializer)).map_err(|err| {
+                let path = err.path().to_string();
+                describe(path, err.into_inner())
+            })?;
         deserializer
             .end()
             .map_err(|err| describe(String::new(), err))?;

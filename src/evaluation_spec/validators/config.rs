@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::ConfigProblem;
+use crate::input::ObjectsOnly;
 
 /// A validator's config as given: absent, a JSON value, or text that is not JSON at all.
 #[derive(Debug, Clone, Copy)]
@@ -34,7 +35,7 @@ impl<'a> RawConfig<'a> {
 pub(super) fn decode<T: DeserializeOwned + Default>(config: RawConfig<'_>) -> Result<T, String> {
     match config {
         RawConfig::Absent => Ok(T::default()),
-        RawConfig::Json(value) => T::deserialize(value).map_err(|err| err.to_string()),
+        RawConfig::Json(value) => T::deserialize(ObjectsOnly(value)).map_err(|err| err.to_string()),
         RawConfig::Unparsable(message) => Err(message.to_string()),
     }
 }
