@@ -738,7 +738,7 @@ fn no_task_starts_once_its_completion_cannot_be_saved() {
         .evalctl()
         .args(TASKS_RUN)
         .args(["--model-command", "sh gated.sh", "-j", "1"])
-        .args(["--save-outputs", "/dev/full"])
+        .args(["--save-outputs", "/dev/full", "--output", "scores.jsonl"])
         .output()
         .unwrap();
     assert_eq!(code(&output), 4, "{}", stderr_text(&output));
@@ -752,13 +752,21 @@ fn no_task_starts_once_its_completion_cannot_be_saved() {
             "error: /dev/full: writing results failed: No space left on device; the results \
              after this one are not written\n\
              stopped: no task is started once its completion cannot be saved: {} tasks not run \
-             (tasks run --resume runs them once /dev/full can be written)\n",
+             (tasks run --resume runs them once /dev/full can be written)\n\
+             scores.jsonl: not written: not every completion could be saved in /dev/full; the \
+             same command with --resume, once it can be written, completes the run and writes \
+             a line for every task\n",
             4 - made
         )
     );
-    // The tasks not run are not the model's fault: only those it answered are scored.
+    // Lines of part of the tasks would be a scoring of their own beside the whole one that
+    // `--resume` appends.
+    assert!(sb.lines("scores.jsonl").is_empty());
+    // The tasks not run are not the model's fault: only those it answered are scored, and the
+    // summary says the others were not run.
     let run = json_stdout(&output);
     assert_eq!(run["generation"]["completed"], made);
+    assert_eq!(run["generation"]["not_run"], 4 - made);
     assert_eq!(run["generation"]["tasks"], 4);
     assert_eq!(run["overall"]["tasks"], made);
     assert_eq!(run["missing"], json!([]));

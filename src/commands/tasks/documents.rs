@@ -203,11 +203,15 @@ fn generation_text(generation: &Generation) -> String {
     let usage = &generation.usage;
     text.push_str(&format!(
         "
-generation: {} of {} tasks completed, {} failed, {:.2} s
+generation: {} of {} tasks completed, {} failed{}, {:.2} s
 ",
         generation.completed,
         generation.tasks,
         generation.failed.len(),
+        match generation.not_run {
+            0 => String::new(),
+            not_run => format!(", {not_run} not run (their completions could not be saved)"),
+        },
         generation.elapsed_ms / 1000.0
     ));
     let saved = (!generation.usage_saved.is_zero()).then(|| Usage::from(generation.usage_saved));

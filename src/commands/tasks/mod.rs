@@ -289,6 +289,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         usage: generated.usage,
         usage_saved: generated.usage_saved,
         usage_missing: generated.usage_missing,
+        not_run: not_started,
         cut_short,
         elapsed_ms: crate::text::milliseconds(generated.elapsed),
     };
@@ -316,7 +317,9 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     let mut scores = score_all(&file, model.label(), outputs, code.as_ref())?;
     // The summary says the generation was cut short, as it says of the scoring.
     scores.interrupted |= interrupted;
-    let mut write_failed = write_error.is_some();
+    // The journal is the only file written while completions come in: some were not saved.
+    let journal_failed = write_error.is_some();
+    let mut write_failed = journal_failed;
     if let Some(error) = write_error {
         reporter.diagnose(&error);
     }
@@ -334,6 +337,14 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
         (Some(path), Some(saved)) if scores.interrupted => reporter.note(format!(
             "{}: not written: the run was interrupted and its completions are saved in {}; the \
              same command with --resume completes it and writes a line for every task",
+            path.display(),
+            saved.display()
+        )),
+        // As when interrupted: the completions saved are resumed, the others made again.
+        (Some(path), Some(saved)) if journal_failed => reporter.note(format!(
+            "{}: not written: not every completion could be saved in {}; the same command with \
+             --resume, once it can be written, completes the run and writes a line for every \
+             task",
             path.display(),
             saved.display()
         )),

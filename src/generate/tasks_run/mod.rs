@@ -100,6 +100,10 @@ pub struct Generation {
     /// their tokens are unknown, not the zero `usage` counts them as.
     #[serde(skip_serializing_if = "is_zero")]
     pub usage_missing: usize,
+    /// Tasks not sent to the model because completions could no longer be saved
+    /// (`--save-outputs` could not be written): the scores cover the others only.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub not_run: usize,
     /// The tasks whose completion the model cut at its token limit, in the file's order.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub cut_short: Vec<String>,
