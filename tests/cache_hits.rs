@@ -590,3 +590,36 @@ fn results_the_cache_cannot_store_are_said_at_the_end() {
          if the cache is damaged, `evalctl cache clear --cache-dir cache` removes it\n"
     );
 }
+
+#[test]
+fn a_cache_whose_disk_refuses_writes_is_bad_input_before_any_call() {
+    // evalctl may not write a byte to any file (`ulimit -f 0`), as on a full disk: SQLite cannot
+    // set the cache's database up, and nothing is evaluated.
+    let sb = Sandbox::new();
+    sb.write("d.jsonl", "{\"q\": 1}\n");
+    sb.write("eval.sh", "touch called\nprintf '{\"score\": 0.5}'\n");
+    let limited = common::clean_environment(&mut std::process::Command::new("sh"))
+        .current_dir(sb.path())
+        .args(["-c", "ulimit -f 0; exec \"$0\" \"$@\"", common::bin()])
+        .args([
+            "run",
+            "--skip-preflight",
+            "--evaluator-command",
+            "sh eval.sh",
+        ])
+        .args(["--dataset", "d.jsonl", "--candidate", "good"])
+        .args(["--cache", "--cache-dir", "cache", "--format", "text"])
+        .output()
+        .expect("sh runs");
+    assert_eq!(
+        (common::code(&limited), common::stderr_text(&limited)),
+        (
+            2,
+            "error: cache: the cache cannot be written there (a disk I/O error: is its disk \
+             full?): free some space, name a writable one with --cache-dir, or run without the \
+             cache (leave out --cache, or EVALCTL_CACHE=false)\n"
+                .to_string()
+        )
+    );
+    assert!(!sb.exists("called"), "the evaluator was called");
+}

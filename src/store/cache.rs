@@ -116,21 +116,34 @@ fn failed(dir: &Path, err: impl std::fmt::Display) -> anyhow::Error {
 }
 
 /// The bad input of a cache directory that cannot be written (a read-only file system, another
-/// user's directory): nothing was evaluated, and the user chooses another place or no cache.
-fn not_writable(dir: &Path) -> anyhow::Error {
+/// user's directory) or whose disk is full (`full`): nothing was evaluated, and the user chooses
+/// another place or no cache.
+fn not_writable(dir: &Path, full: bool) -> anyhow::Error {
+    let (what, way_out) = match full {
+        false => ("the cache directory cannot be written", ""),
+        true => (
+            "the cache cannot be written there (a disk I/O error: is its disk full?)",
+            "free some space, ",
+        ),
+    };
     bad_input(Problem::new(
         dir.display().to_string(),
-        "the cache directory cannot be written: name a writable one with --cache-dir, or run \
-         without the cache (leave out --cache, or EVALCTL_CACHE=false)",
+        format!(
+            "{what}: {way_out}name a writable one with --cache-dir, or run without the cache \
+             (leave out --cache, or EVALCTL_CACHE=false)"
+        ),
     ))
 }
 
-/// Whether the I/O error `err` says a file cannot be written there.
-fn is_not_writable(err: &std::io::Error) -> bool {
-    matches!(
-        err.kind(),
-        std::io::ErrorKind::PermissionDenied | std::io::ErrorKind::ReadOnlyFilesystem
-    )
+/// Whether the I/O error `err` says a file cannot be written there: `Some(true)` because its
+/// disk is full.
+fn is_not_writable(err: &std::io::Error) -> Option<bool> {
+    use std::io::ErrorKind;
+    match err.kind() {
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Some(false),
+        ErrorKind::StorageFull | ErrorKind::FileTooLarge | ErrorKind::QuotaExceeded => Some(true),
+        _ => None,
+    }
 }
 
 /// A SQLite error of the cache in `dir`: bad input when its database file is no database, a
@@ -138,15 +151,13 @@ fn is_not_writable(err: &std::io::Error) -> bool {
 /// log made beside it).
 fn failed_sqlite(dir: &Path, err: rusqlite::Error) -> anyhow::Error {
     let path = dir.join(DATABASE).display().to_string();
-    if matches!(
-        &err,
-        rusqlite::Error::SqliteFailure(failure, _)
-            if matches!(
-                failure.code,
-                rusqlite::ErrorCode::ReadOnly | rusqlite::ErrorCode::CannotOpen
-            )
-    ) {
-        return not_writable(dir);
+    if let rusqlite::Error::SqliteFailure(failure, _) = &err {
+        use rusqlite::ErrorCode;
+        match failure.code {
+            ErrorCode::ReadOnly | ErrorCode::CannotOpen => return not_writable(dir, false),
+            ErrorCode::DiskFull => return not_writable(dir, true),
+            _ => {}
+        }
     }
     if super::is_not_a_database(&err) {
         return bad_input(Problem::new(
@@ -272,14 +283,21 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
                 .append(true)
                 .open(&path)
         })
-        .map_err(|err| {
-            if is_not_writable(&err) {
-                not_writable(dir)
-            } else {
-                failed(dir, crate::text::io_reason(&err))
-            }
+        .map_err(|err| match is_not_writable(&err) {
+            Some(full) => not_writable(dir, full),
+            None => failed(dir, crate::text::io_reason(&err)),
         })?;
-    let connection = Connection::open(&path).map_err(|err| failed_sqlite(dir, err))?;
+    // Setting up writes the database and its write-ahead log: an I/O error there is a write
+    // the disk refused (full, or past a file size limit).
+    let set_up_failed = |err: rusqlite::Error| match &err {
+        rusqlite::Error::SqliteFailure(failure, _)
+            if failure.code == rusqlite::ErrorCode::SystemIoFailure =>
+        {
+            not_writable(dir, true)
+        }
+        _ => failed_sqlite(dir, err),
+    };
+    let connection = Connection::open(&path).map_err(set_up_failed)?;
     let set_up = || -> rusqlite::Result<()> {
         connection.busy_timeout(BUSY_TIMEOUT)?;
         connection.pragma_update(None, "journal_mode", "WAL")?;
@@ -318,7 +336,7 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
             {
                 std::thread::sleep(Duration::from_millis(5));
             }
-            Err(err) => return Err(failed_sqlite(dir, err)),
+            Err(err) => return Err(set_up_failed(err)),
         }
     }
 }
