@@ -342,6 +342,14 @@ fn ids_with_bidirectional_controls_are_shown_not_obeyed() {
             .all(|text| text.contains("\\u{202e}ba\\u{202c}") && !text.contains('\u{202e}')),
         "{options}"
     );
+    // The table of every result: the candidate's cell and its tooltip.
+    let cells = browser.eval(
+        "[...document.querySelectorAll('#rows td.cand')].flatMap(td => [td.textContent, td.title])",
+    );
+    assert_eq!(
+        cells,
+        json!(["ab", "ab", "\\u{202e}ba\\u{202c}", "\\u{202e}ba\\u{202c}"])
+    );
     assert!(browser.events_named("Runtime.exceptionThrown").is_empty());
 }
 

@@ -33,7 +33,9 @@
     var node = document.createElement(tag);
     if (props) {
       Object.keys(props).forEach(function (key) {
+        // What the data says is shown with its control characters escaped, in a tooltip too.
         if (key === 'text') node.textContent = visible(props[key]);
+        else if (key === 'title') node.title = visible(props[key]);
         else if (key === 'data') Object.assign(node.dataset, props[key]);
         else node[key] = props[key];
       });
