@@ -262,6 +262,41 @@ fn a_json_schema_compiles_few_patterns_each_within_the_limit() {
 }
 
 #[test]
+fn a_json_schema_of_more_values_than_one_may_hold_is_refused_before_it_is_compiled() {
+    // A 7.5 MB schema of 480,000 values compiled to 320 MB on a server of --max-memory 50 MB.
+    let schema_of = |properties: usize| {
+        let all: serde_json::Map<String, serde_json::Value> = (0..properties)
+            .map(|n| (format!("p{n}"), json!({"type": "string"})))
+            .collect();
+        json!({"type": "object", "properties": all}).to_string()
+    };
+    // 3 + 2n values: 9,998 properties are 19,999 of them; one more is past the limit.
+    let results = check_results(
+        json!({"id": "a", "input": "q"}),
+        json!({"value": "{}"}),
+        [schema_of(9998), schema_of(9999)]
+            .into_iter()
+            .map(|schema| {
+                check(
+                    "spec.json_schema",
+                    json!({"actual": "$.output.value", "expected": schema}),
+                )
+            })
+            .collect(),
+    );
+    assert_eq!(results[0]["status"], "completed", "{}", results[0]);
+    assert_eq!(
+        error_of(&results[1]),
+        (
+            "validation_error".to_string(),
+            "parse JSON schema: the schema holds more than 20000 JSON values, the most one schema \
+             may hold"
+                .to_string()
+        )
+    );
+}
+
+#[test]
 fn a_json_schema_whose_validation_would_multiply_is_an_error_before_it_runs() {
     // 2 KB: each level of `$defs` is oneOf two branches that both reach the level below, so
     // validating a document nested 40 deep would take 2^40 steps (a depth of 20 took 20 s and
