@@ -753,9 +753,9 @@ fn no_task_starts_once_its_completion_cannot_be_saved() {
              after this one are not written\n\
              stopped: no task is started once its completion cannot be saved: {} tasks not run \
              (tasks run --resume runs them once /dev/full can be written)\n\
-             scores.jsonl: not written: not every completion could be saved in /dev/full; the \
-             same command with --resume, once it can be written, completes the run and writes \
-             a line for every task\n",
+             scores.jsonl: not written: not every task was run, for want of /dev/full; the same \
+             command with --resume, once it can be written, completes the run and writes a line \
+             for every task\n",
             4 - made
         )
     );

@@ -317,9 +317,7 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
     let mut scores = score_all(&file, model.label(), outputs, code.as_ref())?;
     // The summary says the generation was cut short, as it says of the scoring.
     scores.interrupted |= interrupted;
-    // The journal is the only file written while completions come in: some were not saved.
-    let journal_failed = write_error.is_some();
-    let mut write_failed = journal_failed;
+    let mut write_failed = write_error.is_some();
     if let Some(error) = write_error {
         reporter.diagnose(&error);
     }
@@ -340,9 +338,11 @@ pub fn run(config: &RunTasksConfig, reporter: Reporter) -> anyhow::Result<Exit> 
             path.display(),
             saved.display()
         )),
-        // As when interrupted: the completions saved are resumed, the others made again.
-        (Some(path), Some(saved)) if journal_failed => reporter.note(format!(
-            "{}: not written: not every completion could be saved in {}; the same command with \
+        // Tasks not run for want of their journal: as when interrupted, the completions saved
+        // are resumed and the others made. (When the journal failed only as it was closed,
+        // every task was run and scored: the scoring is whole.)
+        (Some(path), Some(saved)) if not_started > 0 => reporter.note(format!(
+            "{}: not written: not every task was run, for want of {}; the same command with \
              --resume, once it can be written, completes the run and writes a line for every \
              task",
             path.display(),
