@@ -615,9 +615,10 @@ fn a_cache_whose_disk_refuses_writes_is_bad_input_before_any_call() {
         (common::code(&limited), common::stderr_text(&limited)),
         (
             2,
-            "error: cache: the cache cannot be written there (a disk I/O error: is its disk \
-             full?): free some space, name a writable one with --cache-dir, or run without the \
-             cache (leave out --cache, or EVALCTL_CACHE=false)\n"
+            "error: cache: the cache cannot be set up there (disk I/O error: a full disk, or a \
+             file system that cannot hold SQLite's files): free some space, name a writable one \
+             with --cache-dir, or run without the cache (leave out --cache, or \
+             EVALCTL_CACHE=false)\n"
                 .to_string()
         )
     );

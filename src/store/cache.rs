@@ -116,13 +116,16 @@ fn failed(dir: &Path, err: impl std::fmt::Display) -> anyhow::Error {
 }
 
 /// The bad input of a cache directory that cannot be written (a read-only file system, another
-/// user's directory) or whose disk is full (`full`): nothing was evaluated, and the user chooses
-/// another place or no cache.
-fn not_writable(dir: &Path, full: bool) -> anyhow::Error {
-    let (what, way_out) = match full {
-        false => ("the cache directory cannot be written", ""),
-        true => (
-            "the cache cannot be written there (a disk I/O error: is its disk full?)",
+/// user's directory) or whose disk refused the database's setup (`refused`, in SQLite's words):
+/// nothing was evaluated, and the user chooses another place or no cache.
+fn not_writable(dir: &Path, refused: Option<&str>) -> anyhow::Error {
+    let (what, way_out) = match refused {
+        None => ("the cache directory cannot be written".to_string(), ""),
+        Some(reason) => (
+            format!(
+                "the cache cannot be set up there ({reason}: a full disk, or a file system that \
+                 cannot hold SQLite's files)"
+            ),
             "free some space, ",
         ),
     };
@@ -135,13 +138,15 @@ fn not_writable(dir: &Path, full: bool) -> anyhow::Error {
     ))
 }
 
-/// Whether the I/O error `err` says a file cannot be written there: `Some(true)` because its
-/// disk is full.
-fn is_not_writable(err: &std::io::Error) -> Option<bool> {
+/// Whether the I/O error `err` says a file cannot be written there: `Some(None)` for want of
+/// rights, `Some(Some(reason))` for want of room.
+fn is_not_writable(err: &std::io::Error) -> Option<Option<String>> {
     use std::io::ErrorKind;
     match err.kind() {
-        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Some(false),
-        ErrorKind::StorageFull | ErrorKind::FileTooLarge | ErrorKind::QuotaExceeded => Some(true),
+        ErrorKind::PermissionDenied | ErrorKind::ReadOnlyFilesystem => Some(None),
+        ErrorKind::StorageFull | ErrorKind::FileTooLarge | ErrorKind::QuotaExceeded => {
+            Some(Some(crate::text::io_reason(err)))
+        }
         _ => None,
     }
 }
@@ -154,8 +159,8 @@ fn failed_sqlite(dir: &Path, err: rusqlite::Error) -> anyhow::Error {
     if let rusqlite::Error::SqliteFailure(failure, _) = &err {
         use rusqlite::ErrorCode;
         match failure.code {
-            ErrorCode::ReadOnly | ErrorCode::CannotOpen => return not_writable(dir, false),
-            ErrorCode::DiskFull => return not_writable(dir, true),
+            ErrorCode::ReadOnly | ErrorCode::CannotOpen => return not_writable(dir, None),
+            ErrorCode::DiskFull => return not_writable(dir, Some(&err.to_string())),
             _ => {}
         }
     }
@@ -284,16 +289,17 @@ fn connect(dir: &Path) -> anyhow::Result<Connection> {
                 .open(&path)
         })
         .map_err(|err| match is_not_writable(&err) {
-            Some(full) => not_writable(dir, full),
+            Some(refused) => not_writable(dir, refused.as_deref()),
             None => failed(dir, crate::text::io_reason(&err)),
         })?;
-    // Setting up writes the database and its write-ahead log: an I/O error there is a write
-    // the disk refused (full, or past a file size limit).
+    // Setting up writes the database, its write-ahead log and its shared-memory file: an I/O
+    // error there is the disk's or the file system's refusal (full, past a file size limit, no
+    // shared memory), before any call.
     let set_up_failed = |err: rusqlite::Error| match &err {
         rusqlite::Error::SqliteFailure(failure, _)
             if failure.code == rusqlite::ErrorCode::SystemIoFailure =>
         {
-            not_writable(dir, true)
+            not_writable(dir, Some(&err.to_string()))
         }
         _ => failed_sqlite(dir, err),
     };
