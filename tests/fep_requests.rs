@@ -71,6 +71,62 @@ fn bad_json_and_unreadable_files_are_bad_input() {
 }
 
 #[test]
+fn a_key_given_twice_anywhere_in_a_request_is_refused_where_it_comes_again() {
+    // Read whole, or split and parsed in batches on the workers (more than 256 test cases): the
+    // same refusal, at the same place.
+    let case = r#"{"id": "a", "input": "q"}"#;
+    let output = r#"{"value": "x"}"#;
+    let checks = r#""checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "x"}}]"#;
+    let request = |cases: usize, last_case: &str, tail: &str| {
+        let mut test_cases = vec![case; cases - 1];
+        test_cases.push(last_case);
+        format!(
+            "{{\"test_cases\": [{}],\n\"outputs\": [{}],\n{checks}{tail}}}",
+            test_cases.join(", "),
+            vec![output; cases].join(", ")
+        )
+    };
+    let refused = |text: String| {
+        let out = evalctl()
+            .args(["fep", "evaluate", "--format", "text", "-"])
+            .write_stdin(text)
+            .output()
+            .unwrap();
+        (
+            out.status.code(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let twice = r#"{"id": "a", "input": "q", "expected": "x", "expected": "y"}"#;
+    for cases in [1, 300] {
+        let column = (cases - 1) * (case.len() + 2) + 69;
+        assert_eq!(
+            refused(request(cases, twice, "")),
+            (
+                Some(2),
+                String::new(),
+                format!(
+                    "error: <stdin>: the key `expected` is given twice in one object (the second at \
+                     line 1, column {column}): keep one\n"
+                )
+            ),
+            "{cases} test cases"
+        );
+    }
+    assert_eq!(
+        refused(request(300, case, &format!(",\n{checks}"))),
+        (
+            Some(2),
+            String::new(),
+            "error: <stdin>: the key `checks` is given twice in one object (the second at line 4, \
+             column 8): keep one\n"
+                .to_string()
+        )
+    );
+}
+
+#[test]
 fn an_empty_request_is_a_completed_run() {
     let (document, code) = evaluate(&json!({"test_cases": [], "outputs": [], "checks": []}));
     assert_eq!(code, 0);
@@ -246,7 +302,7 @@ fn streaming_problems_name_file_and_line() {
     write_stream_inputs(dir.path());
     fs::write(
         dir.path().join("cases.jsonl"),
-        "{\"input\": \"q\"}\n\n[1]\n\u{feff}{\"id\": \"c\", \"input\": \"q\"}\n",
+        "{\"input\": \"q\"}\n\n[1]\n\u{feff}{\"id\": \"c\", \"input\": \"q\"}\n{\"id\": \"d\", \"input\": \"q\", \"id\": \"e\"}\n",
     )
     .unwrap();
     evalctl()
@@ -260,7 +316,8 @@ fn streaming_problems_name_file_and_line() {
              error: cases.jsonl:3: expected a JSON object, found array\n\
              error: cases.jsonl:4: invalid JSON: the line starts with a byte order mark (U+FEFF), \
              as a file joined to another leaves it: remove it\n\
-             error: outputs.jsonl: 2 outputs for 3 test cases in cases.jsonl (record i of each belongs together)\n",
+             error: cases.jsonl:5: the key `id` is given twice in one object (the second by column 30): keep one\n\
+             error: outputs.jsonl: 2 outputs for 4 test cases in cases.jsonl (record i of each belongs together)\n",
         );
 }
 

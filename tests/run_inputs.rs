@@ -448,9 +448,9 @@ fn a_record_or_candidate_that_gives_a_key_twice_is_refused_naming_it() {
         (
             2,
             "error: c.jsonl:1: the key `candidate` is given twice in one object (the second by \
-             column 36): keep one\n\
+             column 30): keep one\n\
              error: d.jsonl:2: the key `id` is given twice in one object (the second by column \
-             38): keep one\n"
+             32): keep one\n"
                 .to_string()
         )
     );

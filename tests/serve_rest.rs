@@ -281,6 +281,19 @@ fn an_invalid_request_lists_every_problem_in_the_words_of_fep_evaluate() {
         .as_str()
         .unwrap()
         .starts_with("invalid JSON: EOF while parsing"));
+    // A request that says two things: which value counts is the reader's choice.
+    let twice = evaluate(
+        &server,
+        br#"{"test_cases": [{"id": "a", "input": "q", "id": "b"}], "outputs": [{"value": "x"}],
+             "checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "x"}}]}"#,
+    );
+    assert_eq!(twice.status, 400);
+    assert_eq!(
+        twice.json()["details"]["problems"],
+        json!([
+            "the key `id` is given twice in one object (the second at line 1, column 46): keep one"
+        ])
+    );
     // A check that cannot run is that check's error, never the request's.
     let bad_path = evaluate(
         &server,

@@ -1757,6 +1757,44 @@ fn an_array_where_a_spec_has_an_object_is_refused_not_read_field_by_field() {
 }
 
 #[test]
+fn a_key_given_twice_in_a_free_form_part_of_a_spec_is_refused() {
+    // A validator's config is decoded from the value the parser kept: the last threshold, 0.1.
+    let sb = Sandbox::new();
+    sb.write(
+        "config.json",
+        r#"{"name": "a", "version_number": 1, "judge_mode": "deterministic",
+ "validators": [{"key": "v", "type": "fuzzy_match", "target": "final_output",
+   "expected_from": "literal:hello",
+   "config": {"threshold": 0.99, "threshold": 0.1}}],
+ "scorecard": {"dimensions": ["correctness"]}}"#,
+    );
+    sb.write(
+        "config.yaml",
+        "name: a\nversion_number: 1\njudge_mode: deterministic\nvalidators:\n  - key: v\n    \
+         type: fuzzy_match\n    target: final_output\n    expected_from: \"literal:hello\"\n    \
+         config:\n      threshold: 0.99\n      threshold: 0.1\nscorecard:\n  dimensions: \
+         [correctness]\n",
+    );
+    assert_eq!(
+        validated(&sb, &["config.json", "config.yaml"]),
+        [
+            (
+                2,
+                "error: config.json:4: evaluation_spec the key `threshold` is given twice in one \
+                 object: keep one\n"
+                    .to_string()
+            ),
+            (
+                2,
+                "error: config.yaml:11: evaluation_spec.validators[0].config the key `threshold` is \
+                 given twice in one object (first on line 10): keep one\n"
+                    .to_string()
+            ),
+        ]
+    );
+}
+
+#[test]
 fn a_key_a_bare_yaml_spec_gives_twice_is_named_under_evaluation_spec() {
     let body = "judge_mode: deterministic\nvalidators:\n  - key: v\n    type: exact_match\n    \
                 target: final_output\n    expected_from: \"literal:x\"\nscorecard:\n  \

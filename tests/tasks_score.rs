@@ -217,7 +217,7 @@ fn an_output_line_that_gives_a_member_twice_is_refused() {
         .stdout("")
         .stderr(
             "error: outputs.jsonl:1: the key `output` is given twice in one object (the second \
-             by column 56): keep one\n",
+             by column 49): keep one\n",
         );
 }
 

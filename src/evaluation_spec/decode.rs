@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::model::SpecDefinition;
 use super::yaml_nesting;
+use crate::input::{decode_unique, json_error_what, parse_unique, says_repeated_key};
 use crate::input::{second_value_starts_line, strict, ObjectsOnly};
 
 /// One problem with a spec: the field path (`evaluation_spec.validators[2].config.threshold`), the
@@ -150,6 +151,10 @@ pub fn decode_as(bytes: &[u8], display: &str, shape: Shape) -> Result<Decoded, V
             }
         }
     }?;
+    // A repeated key the decoding took (a struct's field it refuses itself, with its path).
+    if let Some(problem) = repeated_key(bytes, format, prefix) {
+        return Err(vec![problem]);
+    }
     // Only YAML can write such a number; looked for among the spec's numbers as decoded (a
     // `.inf` a text field holds is text).
     if format == Format::Yaml {
@@ -164,6 +169,56 @@ pub fn decode_as(bytes: &[u8], display: &str, shape: Shape) -> Result<Decoded, V
         }
     }
     Ok(decoded)
+}
+
+/// The first key an object of the document gives twice, where a struct's field does not catch it
+/// (a validator's `config`, a free-form value): which of its values counts is the reader's
+/// choice, so the spec says two things. Looked for once the spec has decoded.
+fn repeated_key(bytes: &[u8], format: Format, prefix: &str) -> Option<SpecProblem> {
+    let (message, line) = match format {
+        Format::Json => {
+            let err = parse_unique(bytes).err()?;
+            (json_error_what(&err), Some(err.line()))
+        }
+        Format::Yaml => {
+            let err = decode_unique(serde_norway::Deserializer::from_slice(bytes)).err()?;
+            // (The YAML parser gives a visitor's error no place: the key's lines are found.)
+            let line = err.location().map(|location| location.line());
+            let message = err.to_string();
+            let message = match err.location() {
+                Some(at) => (message.strip_suffix(&format!(
+                    " at line {} column {}",
+                    at.line(),
+                    at.column()
+                )))
+                .map_or_else(|| message.clone(), str::to_string),
+                None => message,
+            };
+            (message, line)
+        }
+    };
+    // The YAML parser puts the path of the object in front (`validators[0].config: the key …`).
+    let (path, message) = match message.find(": the key `") {
+        Some(at) => (&message[..at], &message[at + 2..]),
+        None => ("", message.as_str()),
+    };
+    if !says_repeated_key(message) {
+        return None;
+    }
+    let key = message.split('`').nth(1).unwrap_or_default();
+    let lines = key_lines(key, bytes, line).filter(|_| format == Format::Yaml);
+    let (message, line) = match lines {
+        Some((first, again)) => (
+            format!("{message} (first on line {first}): keep one"),
+            Some(again),
+        ),
+        None => (format!("{message}: keep one"), line),
+    };
+    Some(SpecProblem {
+        path: join_path(prefix, path),
+        message,
+        line,
+    })
 }
 
 /// ` (this file has `version.evalution_spec`: did you mean `evaluation_spec`?)` when a key at
@@ -357,18 +412,24 @@ fn duplicate_key(
 ) -> Option<(String, usize, usize)> {
     let named = &message[message.find("duplicate field `")? + "duplicate field `".len()..];
     let key = named[..named.find('`')?].to_string();
+    let (first, again) = key_lines(&key, bytes, from)?;
+    Some((key, first, again))
+}
+
+/// The lines of the first two YAML lines from line `from` on that write the key `key` (`key:`,
+/// `- key:`).
+fn key_lines(key: &str, bytes: &[u8], from: Option<usize>) -> Option<(usize, usize)> {
     let text = String::from_utf8_lossy(bytes);
     let writes_key = |line: &str| {
         let line = line.trim_start().trim_start_matches("- ");
-        line.strip_prefix(key.as_str())
+        line.strip_prefix(key)
             .is_some_and(|rest| rest.trim_start().starts_with(':'))
     };
     let mut lines = (text.lines().enumerate())
         .skip(from.unwrap_or(1).saturating_sub(1))
         .filter(|(_, line)| writes_key(line))
         .map(|(index, _)| index + 1);
-    let (first, again) = (lines.next()?, lines.next()?);
-    Some((key, first, again))
+    Some((lines.next()?, lines.next()?))
 }
 
 /// The line at which the JSON document `bytes` nests deeper than serde_json's 127 levels, found

@@ -2,24 +2,24 @@
 //! most of its bytes, so the top-level object is split first (one quick scan for where each member
 //! and each element of an array member starts and ends, see [`Split`], which [`super::large`]
 //! also uses), and the elements of the long arrays are parsed by serde_json on the workers, in
-//! batches. The value is the one `serde_json::from_slice`
-//! gives (keys in order, a repeated key keeping its first place and its last value). Whatever the
-//! scan does not expect — not an object, malformed JSON, nesting deeper than
-//! [`crate::input::json_scan::MAX_DEPTH`] — is parsed serially by serde_json, so a bad document
-//! gets serde_json's own error.
+//! batches. The value is the one [`parse_unique`] gives (keys in order; an object that repeats a
+//! key is refused). Whatever the scan does not expect — not an object, malformed JSON, a repeated
+//! key, nesting deeper than [`crate::input::json_scan::MAX_DEPTH`] — is parsed serially, so a bad
+//! document gets the one parser's own error.
 
 use std::ops::Range;
 
 use serde_json::{Map, Value};
 
 use crate::input::json_scan::Scan;
+use crate::input::parse_unique;
 use crate::pool;
 
-/// The JSON value of `bytes`, as `serde_json::from_slice` parses it.
+/// The JSON value of `bytes`, as [`parse_unique`] parses it.
 pub fn parse_document(bytes: &[u8]) -> serde_json::Result<Value> {
     match Split::of(bytes).and_then(|split| split.document(&[])) {
         Some(document) => Ok(document),
-        None => serde_json::from_slice(bytes),
+        None => parse_unique(bytes),
     }
 }
 
@@ -84,9 +84,12 @@ impl<'a> Split<'a> {
                 Some(elements) if elements.len() > pool::BATCH => {
                     Value::Array(parse_elements(self.bytes, elements)?)
                 }
-                _ => serde_json::from_slice(&self.bytes[member.value.clone()]).ok()?,
+                _ => parse_unique(&self.bytes[member.value.clone()]).ok()?,
             };
-            object.insert(member.key.clone(), value);
+            // A key given twice is for the serial parse to name.
+            if object.insert(member.key.clone(), value).is_some() {
+                return None;
+            }
         }
         Some(Value::Object(object))
     }
@@ -101,7 +104,7 @@ fn parse_elements(bytes: &[u8], elements: &[Range<usize>]) -> Option<Vec<Value>>
         |batch| {
             batch
                 .iter()
-                .map(|element| serde_json::from_slice::<Value>(&bytes[element.clone()]))
+                .map(|element| parse_unique(&bytes[element.clone()]))
                 .collect::<serde_json::Result<Vec<Value>>>()
         },
         |parsed| {
@@ -176,8 +179,6 @@ mod tests {
         let many = long_array(r#"{"id": "a\"]}", "n": [1, {"x": "\\"}], "e": 1.5e3}"#, 700);
         for text in [
             format!(r#"{{"test_cases": [{many}], "outputs": [{many}], "checks": []}}"#),
-            format!(r#" {{ "b" : [ {many} ] , "a" : 1 , "b" : [] }} "#),
-            format!(r#"{{"a": [{many}], "a": [{many}]}}"#),
             "{}".to_string(),
             r#"{"a": [], "b": "x", "c": null, "d": -0.5}"#.to_string(),
             "[1, 2]".to_string(),
@@ -185,6 +186,33 @@ mod tests {
         ] {
             agrees(&text);
         }
+    }
+
+    #[test]
+    fn a_key_given_twice_is_refused_where_it_comes_again_whichever_way_it_is_parsed() {
+        let many = long_array(r#"{"id": "a\"]}", "n": [1, {"x": "\\"}], "e": 1.5e3}"#, 700);
+        let refused = |text: &str| parse_document(text.as_bytes()).unwrap_err().to_string();
+        // The column just past the key `"b"` found from byte `from` on, the blank after it included.
+        let at = |text: &str, from: usize| {
+            let key = text[from..].find(r#""b""#).unwrap() + from + 3;
+            key + text[key..].len() - text[key..].trim_start().len()
+        };
+        let top = format!(r#" {{ "b" : [ {many} ] , "a" : 1 , "b" : [] }} "#);
+        assert_eq!(
+            refused(&top),
+            format!(
+                "the key `b` is given twice in one object at line 1 column {}",
+                at(&top, 4)
+            )
+        );
+        let inside = format!(r#"{{"a": [{many}, {{"b": 1, "b": 2}}]}}"#);
+        assert_eq!(
+            refused(&inside),
+            format!(
+                "the key `b` is given twice in one object at line 1 column {}",
+                at(&inside, at(&inside, 0))
+            )
+        );
     }
 
     #[test]

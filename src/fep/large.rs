@@ -21,6 +21,7 @@ use super::request::{parse_request, CheckSets};
 use super::spool::{self, copy_spool, spool_error};
 use super::writer::{CaseResults, Layout, RunWriter, Spares};
 use crate::checks::{Catalog, Check, Context, Status};
+use crate::input::parse_unique;
 use crate::pool;
 
 /// Why the evaluation stopped before the end.
@@ -127,13 +128,12 @@ impl Batch<'_> {
         let mut context = Context::new(Value::Null, Value::Null);
         let mut results = self.spares.results(Layout::Document);
         for (test_case, output) in test_cases.iter().zip(outputs) {
-            let mut test_case: Value =
-                serde_json::from_slice(&self.text[test_case.clone()]).ok()?;
+            let mut test_case: Value = parse_unique(&self.text[test_case.clone()]).ok()?;
             let own = prepare_test_case(&test_case, &mut catalog).ok()?;
             if own.iter().any(Check::calls_out) {
                 return None;
             }
-            let mut output: Value = serde_json::from_slice(&self.text[output.clone()]).ok()?;
+            let mut output: Value = parse_unique(&self.text[output.clone()]).ok()?;
             if !output_problems(&output).is_empty() {
                 return None;
             }

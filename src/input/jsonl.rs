@@ -5,8 +5,8 @@ use std::path::Path;
 
 use serde_json::Value;
 
-use super::repeated_key::repeated_key;
 use super::source::{json_error_what, read_input_file};
+use super::unique_json::{parse_unique_str, repeated_key_reason};
 use crate::error::Problem;
 use crate::text::json_type;
 
@@ -149,12 +149,9 @@ fn scan_jsonl_objects(
     let mut records = Vec::new();
     let mut problems = Vec::new();
     for (line_number, line) in jsonl_lines(bytes) {
-        // A record that gives one key twice says two things: which the evaluator reads is its
-        // JSON reader's choice.
-        let parsed = line.and_then(|line| {
-            let value = parse_object_line(line)?;
-            repeated_key(line).map_or(Ok((value, line.trim())), Err)
-        });
+        // (A record that gives one key twice says two things, and is refused: which the
+        // evaluator reads is its JSON reader's choice.)
+        let parsed = line.and_then(|line| Ok((parse_object_line(line)?, line.trim())));
         let record = parsed.map(|(value, text)| Record {
             line: line_number,
             value,
@@ -198,7 +195,8 @@ pub fn jsonl_line(number: usize, raw: &[u8]) -> Option<Result<&str, String>> {
 }
 
 /// The JSON object on a non-blank JSONL line, or why it is not one: `invalid JSON: <what> at
-/// column N` or `expected a JSON object, found <type>`.
+/// column N`, `expected a JSON object, found <type>`, or an object that repeats a key (see
+/// [`super::parse_unique`]).
 pub fn parse_object_line(line: &str) -> Result<Value, String> {
     if line.trim_start().starts_with('\u{feff}') {
         // Only the file's first line may carry one: files joined end to end leave theirs.
@@ -208,13 +206,13 @@ pub fn parse_object_line(line: &str) -> Result<Value, String> {
                 .to_string(),
         );
     }
-    match serde_json::from_str::<Value>(line) {
+    match parse_unique_str(line) {
         Ok(value @ Value::Object(_)) => Ok(value),
         Ok(other) => Err(format!(
             "expected a JSON object, found {}",
             json_type(&other)
         )),
-        Err(err) => Err(json_reason(&err)),
+        Err(err) => Err(repeated_key_reason(&err).unwrap_or_else(|| json_reason(&err))),
     }
 }
 

@@ -8,11 +8,11 @@ pub mod json_lines;
 pub mod json_scan;
 mod jsonl;
 mod objects_only;
-mod repeated_key;
 mod selection;
 mod source;
 mod stream;
 pub mod strict;
+mod unique_json;
 
 use std::path::Path;
 
@@ -20,13 +20,13 @@ pub use candidates::{Candidate, CandidateSource};
 use jsonl::read_jsonl;
 pub use jsonl::{json_reason, jsonl_lines, parse_object_line, repeated_ids, Record};
 pub use objects_only::ObjectsOnly;
-pub use repeated_key::repeated_key;
 pub use selection::ExampleSelection;
 pub use source::{
     document_json_reason, json_error_what, link_target, not_a_directory, read_input_file,
     same_file, second_value_starts_line, Source,
 };
 pub use stream::JsonlStream;
+pub use unique_json::{decode_unique, parse_unique, repeated_key, says_repeated_key};
 
 use crate::error::{invalid, Problem};
 

@@ -72,7 +72,7 @@ impl Source {
     /// ([`super::strict::JsonProblem::locate_in`]).
     pub fn read_json_and_text(&self, expected: &str) -> Result<(Value, Vec<u8>), Problem> {
         let bytes = self.read_document(expected)?;
-        let value = serde_json::from_slice(&bytes)
+        let value = super::parse_unique(&bytes)
             .map_err(|err| Problem::new(self.display(), document_json_reason(&err, &bytes)))?;
         Ok((value, bytes))
     }
@@ -133,6 +133,14 @@ pub fn document_json_reason(err: &serde_json::Error, document: &[u8]) -> String 
         if (line, column) <= (err.line(), err.column()) {
             return format!("invalid UTF-8 (bad byte at line {line}, column {column})");
         }
+    }
+    if super::unique_json::is_repeated_key(err) {
+        return format!(
+            "{} (the second at line {}, column {}): keep one",
+            json_error_what(err),
+            err.line(),
+            err.column()
+        );
     }
     let jsonl = if second_value_starts_line(err, document) {
         " (a JSON value on each line, as in a JSONL file: this takes one JSON document)"

@@ -15,7 +15,7 @@ use super::validate::TaskFile;
 use crate::error::{bad_input, invalid, Fatal, Problem};
 use crate::input::strict;
 use crate::input::Source;
-use crate::input::{jsonl_lines, parse_object_line, repeated_key};
+use crate::input::{jsonl_lines, parse_object_line};
 use crate::pool;
 use crate::protocol::{CallError, ErrorKind};
 use crate::record::{EvaluatorInfo, RunInfo, ScoredLine, ScoredRun, SharedMembers, Split};
@@ -60,10 +60,8 @@ pub fn outputs_in<T>(
     let mut first_line: HashMap<String, usize> = HashMap::new();
     for (line, text) in jsonl_lines(bytes) {
         let problem = |message| Problem::at_line(display.as_str(), line, message);
-        // An output line that gives a member twice says two things at once.
-        let unique = |text: &str| repeated_key(text).map_or(Ok(()), Err);
-        let record = match text.and_then(|text| unique(text).and_then(|()| parse_object_line(text)))
-        {
+        // (An output line that gives a member twice says two things at once, and is refused.)
+        let record = match text.and_then(parse_object_line) {
             Ok(record) => record,
             Err(reason) => {
                 problems.push(problem(reason));

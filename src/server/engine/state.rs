@@ -15,7 +15,7 @@ use crate::evaluator::check_calls::{
     local_catalog, validator_checks, CheckCaller, DEFAULT_CONCURRENCY,
 };
 use crate::fep::{parse_request, Request};
-use crate::input::document_json_reason;
+use crate::input::{document_json_reason, parse_unique};
 use crate::patterns::{DocumentPatterns, PatternMemory};
 use crate::server::auth::Token;
 use crate::server::store::Store;
@@ -176,7 +176,7 @@ impl Engine {
             ]));
         }
         place.hold(parsed_cost(body), "the document parsed from its body")?;
-        let document = serde_json::from_slice(body)
+        let document = parse_unique(body)
             .map_err(|err| invalid_request(vec![document_json_reason(&err, body)]))?;
         self.prepare(document, place, 1)
     }
