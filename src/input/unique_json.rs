@@ -2,8 +2,10 @@
 //! (`{"score": 1, "score": 0}`) says two things at once: JSON readers disagree on which value
 //! counts (serde_json and Python take the last, others the first, some refuse). Every JSON input
 //! evalctl reads as data (dataset, valset and candidate lines, task records, evaluator answers,
-//! FEP requests, test cases and outputs) is parsed by [`parse_unique`], which refuses such an
-//! object with its name and where it comes again, in the same one pass that builds the value.
+//! FEP requests with their test cases and outputs, `serve`'s request bodies, checks files,
+//! rubrics, evaluation specs) is parsed by [`parse_unique`] (or [`decode_unique`], a YAML spec),
+//! which refuses such an object at the name where it comes again, in the one pass that builds
+//! the value.
 
 use std::fmt;
 use std::str::FromStr;
