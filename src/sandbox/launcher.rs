@@ -284,7 +284,6 @@ fn enter(prepared: &Prepared<'_>) -> String {
 
 fn build_and_confine(prepared: &Prepared<'_>) -> Result<(), String> {
     let policy = prepared.policy;
-    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|err| format!("prctl: {err}"))?;
     // Opened while still the launcher's user outside (root may read a home the sandbox's user
     // cannot), bound once the sandbox's user may create files in the new root.
     let sources = open_sources(policy)?;
@@ -292,6 +291,10 @@ fn build_and_confine(prepared: &Prepared<'_>) -> Result<(), String> {
         .map_err(|err| format!("setresgid: {err}"))?;
     setresuid(Uid::from_raw(0), Uid::from_raw(0), Uid::from_raw(0))
         .map_err(|err| format!("setresuid: {err}"))?;
+    // The script dies with the launcher, which evalctl kills at a timeout, and with it every
+    // process of its namespace, a script that left the launcher's process group (`setsid`)
+    // included. Set after the user and group change, which clears it.
+    nix::sys::prctl::set_pdeathsig(Signal::SIGKILL).map_err(|err| format!("prctl: {err}"))?;
     build_root(policy, &sources)?;
     drop(sources);
     sethostname("sandbox").map_err(|err| format!("sethostname: {err}"))?;

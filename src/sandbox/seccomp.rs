@@ -1,8 +1,9 @@
 //! The sandbox's seccomp filter, built in pure Rust (seccompiler, no system library): the system
-//! calls a program under test never needs and that would reach beyond its namespaces — tracing
-//! other processes, mounting, new namespaces, kernel keyrings, BPF, module loading, io_uring —
-//! fail with `EPERM`; `clone3` fails with `ENOSYS` so that the C library falls back to `clone`,
-//! whose namespace flags the filter can see and refuse.
+//! calls a program under test never needs and that would reach beyond its namespaces or limits —
+//! new processes (threads may be made), tracing other processes, mounting, new namespaces,
+//! kernel keyrings, BPF, module loading, io_uring — fail with `EPERM`, as do vsock sockets (a virtual machine's line to its host); `clone3` fails
+//! with `ENOSYS` so that the C library falls back to `clone`, whose namespace flags the filter can
+//! see and refuse.
 
 use std::collections::BTreeMap;
 
@@ -89,7 +90,33 @@ pub fn filters() -> Result<[BpfProgram; 2], String> {
         })
         .collect::<Result<Vec<_>, _>>()
         .map_err(fail)?;
+    // A new process (a `clone` that makes no thread) would run beyond the script's memory and
+    // CPU limits, which are each process's, and could try the target's verdict from a copy.
+    let new_process = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Qword,
+        SeccompCmpOp::MaskedEq(libc::CLONE_THREAD as u64),
+        0,
+    )
+    .and_then(|condition| SeccompRule::new(vec![condition]))
+    .map_err(fail)?;
+    let clone_rules = clone_rules.into_iter().chain([new_process]).collect();
     refused.insert(libc::SYS_clone, clone_rules);
+    #[cfg(target_arch = "x86_64")]
+    for call in [libc::SYS_fork, libc::SYS_vfork] {
+        refused.insert(call, Vec::new());
+    }
+    // vsock reaches the virtual machine's host and its other guests: no network namespace
+    // holds it, nor does Landlock.
+    let vsock = SeccompCondition::new(
+        0,
+        SeccompCmpArgLen::Dword,
+        SeccompCmpOp::Eq,
+        libc::AF_VSOCK as u64,
+    )
+    .and_then(|condition| SeccompRule::new(vec![condition]))
+    .map_err(fail)?;
+    refused.insert(libc::SYS_socket, vec![vsock]);
     let errno = |code: i32| SeccompAction::Errno(code as u32);
     let main: BpfProgram =
         SeccompFilter::new(refused, SeccompAction::Allow, errno(libc::EPERM), arch)

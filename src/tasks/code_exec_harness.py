@@ -6,8 +6,10 @@
 # keeps the builtins it needs (and a copy of them all), and installs an audit hook (which nothing
 # can remove) that refuses what would reach the harness's frame or memory: frame lookups
 # (sys._getframe, a traceback's or generator's frame), the garbage collector's object lists,
-# tracing and profiling, signal handlers (they receive frames), ctypes, and new code objects
-# (bytecode built by hand can read memory). The code then runs in a fresh namespace; the target,
+# tracing and profiling, signal handlers (they receive frames), ctypes, new code objects
+# (bytecode built by hand can read memory) and subinterpreters (which the hook does not watch).
+# A process the code forks ends, whatever the target's verdict, before it could tell it. The
+# code then runs in a fresh namespace; the target,
 # in a plain copy of it whose builtins are those from before the code ran (and with nothing this
 # program looks up after the code ran left for the code to rebind), is asserted when it parses
 # as an expression, else run as statements; only then is the token written to file descriptor 3,
@@ -25,7 +27,10 @@ def __evalctl_run(code, target):
     # Every name used after the code runs is a local taken now: the code can rebind a global of
     # this module (`sys.modules["__main__"].dict = ...`), which a later lookup would find.
     dict_, type_, str_, assertion_error = builtins.dict, builtins.type, builtins.str, AssertionError
-    read, write, close = os.read, os.write, os.close
+    read, write, close, getpid, exit_now = os.read, os.write, os.close, os.getpid, os._exit
+    # A process the code forks runs this program on too: it must not learn the target's verdict
+    # (forked guesses would find the answer), so it ends the same way whatever the verdict.
+    harness_pid, forked = getpid(), 70
     token = b""
     while True:
         chunk = read(4, 256)
@@ -52,10 +57,25 @@ def __evalctl_run(code, target):
             "gc.get_referrers",
             "gc.get_referents",
             "code.__new__",
+            "cpython.PyInterpreterState_New",
         )
     )
     frames = frozenset(("sys._getframe", "sys._getframemodulename"))
-    modules = frozenset(("signal", "_signal", "ctypes", "_ctypes", "_testcapi", "_testinternalcapi"))
+    modules = frozenset(
+        (
+            "signal",
+            "_signal",
+            "ctypes",
+            "_ctypes",
+            "_testcapi",
+            "_testinternalcapi",
+            "_xxsubinterpreters",
+            "_interpreters",
+            "_xxinterpchannels",
+            "_interpchannels",
+            "_interpqueues",
+        )
+    )
     attributes = frozenset(("__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__"))
     frame_links = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
 
@@ -90,6 +110,8 @@ def __evalctl_run(code, target):
     sys.addaudithook(audit)
     scope = {"__name__": "__main__", "__builtins__": builtins}
     exec_(program, scope)
+    if getpid() != harness_pid:
+        exit_now(forked)
     # The target sees what the code defined, in a plain dict with plain string keys (a key of
     # the code's own type could run its code on every lookup), and the builtins as they were
     # before it ran.
@@ -98,11 +120,17 @@ def __evalctl_run(code, target):
         if type_(name) is str_:
             checked[name] = value
     checked["__builtins__"] = pristine
-    if expression:
-        if not eval_(check, checked):
-            raise assertion_error
-    else:
-        exec_(check, checked)
+    try:
+        if expression:
+            passed = not not eval_(check, checked)
+        else:
+            exec_(check, checked)
+            passed = True
+    finally:
+        if getpid() != harness_pid:
+            exit_now(forked)
+    if not passed:
+        raise assertion_error
     write(3, token)
 
 
