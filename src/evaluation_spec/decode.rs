@@ -151,7 +151,8 @@ pub fn decode_as(bytes: &[u8], display: &str, shape: Shape) -> Result<Decoded, V
             }
         }
     }?;
-    // A repeated key the decoding took (a struct's field it refuses itself, with its path).
+    // A key given twice where the decoding kept the last value (a struct's own fields it refuses
+    // itself, with their path).
     if let Some(problem) = repeated_key(bytes, format, prefix) {
         return Err(vec![problem]);
     }
@@ -182,7 +183,8 @@ fn repeated_key(bytes: &[u8], format: Format, prefix: &str) -> Option<SpecProble
         }
         Format::Yaml => {
             let err = decode_unique(serde_norway::Deserializer::from_slice(bytes)).err()?;
-            // (The YAML parser gives a visitor's error no place: the key's lines are found.)
+            // The YAML parser places a visitor's error at the start of its mapping: the key's
+            // lines are found from there.
             let line = err.location().map(|location| location.line());
             let message = err.to_string();
             let message = match err.location() {
