@@ -418,6 +418,18 @@ fn the_verdict_cannot_be_forged_from_inside() {
         ("new_code", "g.__code__.replace(co_consts=(None, 2))"),
         // A subinterpreter has none of the audit hooks (and may import ctypes).
         ("subinterpreter", "import _xxsubinterpreters"),
+        // Nor under another name.
+        (
+            "alias",
+            "import glob, importlib.machinery, importlib.util, sys\n\
+             path = glob.glob(sys.prefix + '/lib/python3*/lib-dynload/_ctypes.*.so')[0]\n\
+             loader = importlib.machinery.ExtensionFileLoader('x._ctypes', path)\n\
+             importlib.util.module_from_spec(importlib.util.spec_from_loader('x._ctypes', loader))",
+        ),
+        // Nor has a program run anew.
+        ("exec", "import os, sys\nos.execv(sys.executable, [sys.executable, '-c', 'pass'])"),
+        // The target is no global of the program for the code to read.
+        ("read_target", "import sys\ntarget = sys.modules['__main__'].__evalctl_target"),
     ];
     let mut attacks: Vec<Attack> = forgeries
         .iter()
@@ -537,6 +549,20 @@ fn the_verdict_cannot_be_forged_from_inside() {
                 .to_string(),
         ),
         (
+            "alias",
+            "g() == 2: ImportError: evalctl code_exec: module x._ctypes is not available"
+                .to_string(),
+        ),
+        (
+            "exec",
+            "g() == 2: RuntimeError: evalctl code_exec: os.exec is not available".to_string(),
+        ),
+        (
+            "read_target",
+            "g() == 2: AttributeError: module '__main__' has no attribute '__evalctl_target'"
+                .to_string(),
+        ),
+        (
             "patch_isinstance",
             "isinstance(g(), str): AssertionError".to_string(),
         ),
@@ -598,20 +624,6 @@ fn one_output_cannot_change_how_another_is_scored() {
     assert_eq!(lines["fresh"]["score"], 1.0, "{}", lines["fresh"]);
 }
 
-/// The processes whose command line is `words` (NUL-separated in `/proc`).
-fn processes_running(words: &[&str]) -> Vec<u32> {
-    let wanted = format!("{}\0", words.join("\0"));
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .flatten()
-        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
-        .filter(|pid| {
-            std::fs::read(format!("/proc/{pid}/cmdline"))
-                .is_ok_and(|cmdline| cmdline == wanted.as_bytes())
-        })
-        .collect()
-}
-
 #[test]
 fn the_code_starts_no_process_and_nothing_outlives_its_script() {
     if !sandbox_available() {
@@ -626,9 +638,7 @@ fn the_code_starts_no_process_and_nothing_outlives_its_script() {
     );
     // A script that leaves its process group (which evalctl kills at the timeout) for a session
     // of its own dies with the sandbox's launcher all the same.
-    let detached = format!(
-        "import os\nos.setsid()\nos.execv('/bin/sleep', ['sleep', '{seconds}'])\ndef f():\n    return True"
-    );
+    let detached = "import os, time\nos.setsid()\ntime.sleep(86400)\ndef f():\n    return True";
     let sandbox = Sandbox::new();
     let (lines, output) = score_as(
         User::Current,
@@ -643,9 +653,10 @@ fn the_code_starts_no_process_and_nothing_outlives_its_script() {
     assert_eq!(code(&output), 0, "{}", stderr_text(&output));
     let refused = "f(): PermissionError: [Errno 1] Operation not permitted";
     assert_eq!(failure(&lines, "fork", User::Current), refused);
+    // (The audit hook refuses a spawn before the kernel would.)
     assert_eq!(
         failure(&lines, "spawn", User::Current),
-        format!("{refused}: '/bin/sleep'")
+        "f(): RuntimeError: evalctl code_exec: os.posix_spawn is not available"
     );
     assert_eq!(
         failure(&lines, "detached", User::Current),
@@ -654,10 +665,36 @@ fn the_code_starts_no_process_and_nothing_outlives_its_script() {
     // Killed as its launcher died, which evalctl waited for: gone at once, or about to be.
     assert!(
         crate::common::wait_until(std::time::Duration::from_secs(60), || {
-            processes_running(&["sleep", &seconds]).is_empty()
+            detached_scripts().is_empty()
         }),
-        "the detached script outlived evalctl"
+        "the detached script outlived evalctl: {:?}",
+        detached_scripts()
     );
+}
+
+/// The sandboxed scripts (`python3 -I -S -`) that lead a session of their own, as only one that
+/// called `setsid` does.
+fn detached_scripts() -> Vec<u32> {
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|entry| entry.file_name().to_str()?.parse::<u32>().ok())
+        .filter(|pid| {
+            let script = std::fs::read(format!("/proc/{pid}/cmdline")).is_ok_and(|cmdline| {
+                cmdline.ends_with(b"\0-I\0-S\0-\0")
+                    && String::from_utf8_lossy(&cmdline).contains("python")
+            });
+            // The session is the sixth field of `stat`, the fourth after the command's `)`.
+            let leads_its_session = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .ok()
+                .and_then(|stat| {
+                    let after = stat.rsplit_once(')')?.1.to_string();
+                    after.split_whitespace().nth(3).map(str::to_string)
+                })
+                .is_some_and(|session| session == pid.to_string());
+            script && leads_its_session
+        })
+        .collect()
 }
 
 /// A tasks suite with one `code_exec` task, generated by a `--model-command` that leaves

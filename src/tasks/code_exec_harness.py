@@ -7,9 +7,10 @@
 # can remove) that refuses what would reach the harness's frame or memory: frame lookups
 # (sys._getframe, a traceback's or generator's frame), the garbage collector's object lists,
 # tracing and profiling, signal handlers (they receive frames), ctypes, new code objects
-# (bytecode built by hand can read memory) and subinterpreters (which the hook does not watch).
-# A process the code forks ends, whatever the target's verdict, before it could tell it. The
-# code then runs in a fresh namespace; the target,
+# (bytecode built by hand can read memory), subinterpreters and programs run anew (which the
+# hook does not watch), a refused module under any name it is loaded as. The code and the target
+# stop being globals of this program. A process the code forks ends, whatever an expression
+# target's verdict, before it could tell it. The code then runs in a fresh namespace; the target,
 # in a plain copy of it whose builtins are those from before the code ran (and with nothing this
 # program looks up after the code ran left for the code to rebind), is asserted when it parses
 # as an expression, else run as statements; only then is the token written to file descriptor 3,
@@ -31,6 +32,11 @@ def __evalctl_run(code, target):
     # A process the code forks runs this program on too: it must not learn the target's verdict
     # (forked guesses would find the answer), so it ends the same way whatever the verdict.
     harness_pid, forked = getpid(), 70
+    # The code and the target are this program's globals until now: the code must not read the
+    # target (nor run this function again).
+    main = sys.modules["__main__"].__dict__
+    for name in ("__evalctl_code", "__evalctl_target", "__evalctl_run"):
+        main.pop(name, None)
     token = b""
     while True:
         chunk = read(4, 256)
@@ -58,6 +64,11 @@ def __evalctl_run(code, target):
             "gc.get_referents",
             "code.__new__",
             "cpython.PyInterpreterState_New",
+            # A program run anew has no audit hook.
+            "os.exec",
+            "os.posix_spawn",
+            "os.spawn",
+            "os.system",
         )
     )
     frames = frozenset(("sys._getframe", "sys._getframemodulename"))
@@ -91,6 +102,8 @@ def __evalctl_run(code, target):
         value_error=ValueError,
         attribute_error=AttributeError,
         import_error=ImportError,
+        type_=type_,
+        str_=str_,
     ):
         if event in refused or event.startswith("ctypes.") or event.startswith("sys.monitoring"):
             raise runtime_error("evalctl code_exec: " + event + " is not available")
@@ -100,8 +113,12 @@ def __evalctl_run(code, target):
             raise value_error("evalctl code_exec: " + event + " is not available")
         if event == "object.__getattr__" and args[1] in frame_links:
             raise attribute_error("evalctl code_exec: " + args[1] + " is not available")
-        if event == "import" and args[0] in modules:
-            raise import_error("evalctl code_exec: module " + args[0] + " is not available")
+        # A module is known by its last name and its file, whatever name it is loaded under.
+        if event == "import":
+            name = args[0].rpartition(".")[2] if type_(args[0]) is str_ else ""
+            path = args[1] if type_(args[1]) is str_ else ""
+            if name in modules or path.rpartition("/")[2].partition(".")[0] in modules:
+                raise import_error("evalctl code_exec: module " + args[0] + " is not available")
         if event == "object.__setattr__" and args[1] in attributes:
             raise runtime_error("evalctl code_exec: setting " + args[1] + " is not available")
 
