@@ -588,8 +588,13 @@ fn the_verdict_cannot_be_forged_from_inside() {
     let honest = attack(
         "honest",
         "from collections import namedtuple\nfrom typing import TypeVar\nimport warnings\n\
-         T = TypeVar('T')\nPoint = namedtuple('Point', 'x y')\nwarnings.warn('fine')\n\
-         def g():\n    return Point(2, 3).x",
+         from concurrent.futures import ThreadPoolExecutor\nfrom dataclasses import dataclass\n\
+         import pprint\n\
+         T = TypeVar('T')\nPoint = namedtuple('Point', 'x y z', defaults=[0])\n\
+         warnings.warn('fine')\n\
+         @dataclass\nclass Pair:\n    x: int = 2\n\
+         def g():\n    with ThreadPoolExecutor(2) as pool:\n\
+         \x20       return pool.submit(lambda: Point(Pair().x, 3).x + Point(0, 0).z).result()",
         &["g() == 2"],
     );
     let (lines, _) = score_as(User::Current, &sandbox, &[honest], "5");

@@ -87,7 +87,9 @@ def __evalctl_run(code, target):
             "_interpqueues",
         )
     )
-    attributes = frozenset(("__code__", "__defaults__", "__kwdefaults__", "__globals__", "__closure__"))
+    # (A function's defaults may be set, as namedtuple and dataclasses do: the hook's own, which
+    # hold what it refuses, are out of the code's reach, as the hook is.)
+    attributes = frozenset(("__code__", "__globals__", "__closure__"))
     frame_links = frozenset(("tb_frame", "gi_frame", "cr_frame", "ag_frame"))
 
     def audit(
