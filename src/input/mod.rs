@@ -26,7 +26,9 @@ pub use source::{
     same_file, second_value_starts_line, Source,
 };
 pub use stream::JsonlStream;
-pub use unique_json::{decode_unique, parse_unique, repeated_key, says_repeated_key};
+pub use unique_json::{
+    decode_unique, parse_unique, parse_unique_str, repeated_key_reason, says_repeated_key,
+};
 
 use crate::error::{invalid, Problem};
 

@@ -59,7 +59,7 @@ pub(super) fn is_repeated_key(err: &serde_json::Error) -> bool {
 /// The reason [`parse_unique`] refused a repeated name, placed just past the name where it
 /// comes again: ``the key `score` is given twice in one object (the second by column 31): keep
 /// one``; `None` for any other error.
-pub(super) fn repeated_key_reason(err: &serde_json::Error) -> Option<String> {
+pub fn repeated_key_reason(err: &serde_json::Error) -> Option<String> {
     is_repeated_key(err).then(|| {
         format!(
             "{} (the second by column {}): keep one",
@@ -67,15 +67,6 @@ pub(super) fn repeated_key_reason(err: &serde_json::Error) -> Option<String> {
             err.column()
         )
     })
-}
-
-/// The first member name an object of the JSON document `text` repeats, worded by
-/// [`repeated_key_reason`]; `None` when no object repeats one, or when `text` is no JSON (its
-/// parse error is said where it is read).
-pub fn repeated_key(text: &str) -> Option<String> {
-    parse_unique_str(text)
-        .err()
-        .and_then(|err| repeated_key_reason(&err))
 }
 
 /// The name under which serde_json (with `arbitrary_precision`) hands a number over as a map of
@@ -188,6 +179,14 @@ mod tests {
             let theirs = serde_json::from_str::<Value>(text).unwrap_err().to_string();
             assert_eq!(ours, theirs, "{text}");
         }
+    }
+
+    /// The first member name an object of `text` repeats, worded; `None` when none is repeated
+    /// or `text` is no JSON.
+    fn repeated_key(text: &str) -> Option<String> {
+        parse_unique_str(text)
+            .err()
+            .and_then(|err| repeated_key_reason(&err))
     }
 
     #[test]

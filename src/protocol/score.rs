@@ -3,9 +3,9 @@
 
 use serde_json::{Map, Value};
 
-use super::lenient_json::{parse_lenient, restore_tokens, sentinel_token, to_standard_json};
+use super::lenient_json::{restore_tokens, sentinel_token, to_standard_json};
 use super::outcome::{CallError, ErrorKind};
-use crate::input::{json_error_what, repeated_key};
+use crate::input::{json_error_what, parse_unique_str, repeated_key_reason};
 use crate::text::{clip, json_type, one_line};
 
 /// Which scores are valid (`--score-range`).
@@ -132,35 +132,43 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
             "output is empty; expected a JSON object with a score",
         ));
     }
-    // An answer that gives a key twice (`{"score": 1, "score": 0}`) says two things at once.
-    let repeated = |standard: &str| {
-        repeated_key(standard).map_or(Ok(()), |reason| {
-            Err(CallError::new(
-                ErrorKind::InvalidJson,
-                format!("output is ambiguous JSON: {reason}"),
-            ))
-        })
-    };
-    let strict = serde_json::from_str(text);
-    if strict.is_ok() {
-        repeated(text)?;
-    } else if let Some(standard) = to_standard_json(text) {
-        repeated(&standard)?;
-    }
-    strict.or_else(|err| {
-        parse_lenient(text).ok_or_else(|| {
+    // An answer that gives a key twice (`{"score": 1, "score": 0}`) says two things at once:
+    // parse_unique_str refuses it, in the strict parse or, for an answer with `NaN` tokens or a
+    // lone surrogate, in the lenient one.
+    let repeated = |err: &serde_json::Error| {
+        repeated_key_reason(err).map(|reason| {
             CallError::new(
                 ErrorKind::InvalidJson,
-                format!(
-                    "output is not valid JSON ({} at line {} column {}): {}",
-                    json_error_what(&err),
-                    err.line(),
-                    err.column(),
-                    clip(&one_line(text.trim()), 200)
-                ),
+                format!("output is ambiguous JSON: {reason}"),
             )
         })
-    })
+    };
+    let strict_err = match parse_unique_str(text) {
+        Ok(value) => return Ok(value),
+        Err(err) => err,
+    };
+    if let Some(error) = repeated(&strict_err) {
+        return Err(error);
+    }
+    match to_standard_json(text).map(|standard| parse_unique_str(&standard)) {
+        Some(Ok(value)) => return Ok(value),
+        Some(Err(lenient_err)) => {
+            if let Some(error) = repeated(&lenient_err) {
+                return Err(error);
+            }
+        }
+        None => {}
+    }
+    Err(CallError::new(
+        ErrorKind::InvalidJson,
+        format!(
+            "output is not valid JSON ({} at line {} column {}): {}",
+            json_error_what(&strict_err),
+            strict_err.line(),
+            strict_err.column(),
+            clip(&one_line(text.trim()), 200)
+        ),
+    ))
 }
 
 #[cfg(test)]

@@ -11,7 +11,9 @@ use super::rules::{check_record, Rule, TaskError};
 use super::spec::Task;
 use crate::error::{bad_input, Problem};
 use crate::input::strict;
-use crate::input::{json_reason, jsonl_lines, read_input_file, repeated_key};
+use crate::input::{
+    json_reason, jsonl_lines, parse_unique_str, read_input_file, repeated_key_reason,
+};
 
 /// A validated tasks file: the records that passed and every problem found.
 #[derive(Debug)]
@@ -67,12 +69,8 @@ pub fn validate_bytes(display: String, bytes: &[u8]) -> TaskFile {
                 continue;
             }
         };
-        // A record that gives a field twice says two things at once.
-        if let Some(reason) = repeated_key(text) {
-            errors.push(line_error(Rule::BadJson, reason));
-            continue;
-        }
-        match serde_json::from_str::<Value>(text) {
+        // A record that gives a field twice says two things at once: parse_unique_str refuses it.
+        match parse_unique_str(text) {
             Ok(Value::Object(record)) => match check_record(line, &record, &mut seen_ids) {
                 Ok(task) => tasks.push(task),
                 Err(mut found) => {
@@ -86,7 +84,10 @@ pub fn validate_bytes(display: String, bytes: &[u8]) -> TaskFile {
                 Rule::BadType,
                 strict::wrong_type("a JSON object", &other),
             )),
-            Err(err) => errors.push(line_error(Rule::BadJson, json_reason(&err))),
+            Err(err) => errors.push(line_error(
+                Rule::BadJson,
+                repeated_key_reason(&err).unwrap_or_else(|| json_reason(&err)),
+            )),
         }
     }
     TaskFile {
