@@ -290,11 +290,59 @@ fn a_call_pairs_once_and_a_new_candidate_in_front_pairs_with_no_base_call() {
          pairs: 0 wins, 3 ties, 0 losses\n\
          unpaired calls: 0 in base, 3 in new\n\
          exit 0: no candidate's train score dropped by more than --fail-on-regression 0.02 (1 \
-         of 1 candidates compared)\n"
+         of 2 candidates compared; not compared, with no call in both runs: cand-1 in \
+         new.jsonl)\n"
     );
     for _ in 0..5 {
         assert_eq!(compare().stdout, first.stdout);
     }
+}
+
+#[test]
+fn a_candidate_whose_place_another_took_is_named_as_not_compared_with_its_file() {
+    // Alpha pairs with itself (base cand-1, new cand-2); Beta, base cand-2, was dropped and
+    // Gamma, new cand-1, added: both labels also name the compared Alpha in the other run.
+    let sb = Sandbox::new();
+    sb.write(
+        "eval.sh",
+        "p=$(cat)\ncase \"$p\" in *'\"candidate\":\"Beta\"'*) echo '{\"score\": 0.9}';; \
+         *'\"candidate\":\"Gamma\"'*) echo '{\"score\": 0}';; *) echo '{\"score\": 0.5}';; \
+         esac\n",
+    );
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    for (candidates, output) in [
+        (["Alpha", "Beta"], "base.jsonl"),
+        (["Gamma", "Alpha"], "new.jsonl"),
+    ] {
+        let mut command = sb.evalctl();
+        command.args(["run", "--format", "json", "--skip-preflight"]);
+        command.args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"]);
+        command.args(["--candidate", candidates[0], "--candidate", candidates[1]]);
+        succeeded(command.args(["--output", output]));
+    }
+    let compare = |format: &str| {
+        sb.evalctl()
+            .args(["compare", "--format", format, "base.jsonl", "new.jsonl"])
+            .args(["--fail-on-regression", "0.01"])
+            .output()
+            .unwrap()
+    };
+    let text = compare("text");
+    assert_eq!(code(&text), 0, "{}", stderr_text(&text));
+    assert_eq!(
+        stdout_text(&text),
+        "cand-1 → cand-2 train: 0.5000 -> 0.5000, +0.0000 (95% CI +0.0000 to +0.0000); 2 \
+         pairs: 0 wins, 2 ties, 0 losses\n\
+         unpaired calls: 2 in base, 2 in new\n\
+         exit 0: no candidate's train score dropped by more than --fail-on-regression 0.01 (1 \
+         of 3 candidates compared; not compared, with no call in both runs: cand-1 in \
+         new.jsonl, cand-2 in base.jsonl)\n"
+    );
+    let json = json_stdout(&compare("json"));
+    assert_eq!(
+        json["not_compared"],
+        json!(["cand-1 in new.jsonl", "cand-2 in base.jsonl"])
+    );
 }
 
 #[test]

@@ -208,8 +208,8 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     let mut new_examples: HashMap<ExampleOf, (PairedAt, (Split, usize))> = HashMap::new();
     let mut base_examples: HashMap<ExampleOf, (PairedAt, (Split, usize))> = HashMap::new();
     let mut unpaired_new_calls = Vec::new();
-    // The candidates with a call in a pair, in either run.
-    let mut paired_candidates: HashSet<String> = HashSet::new();
+    // The candidates with a call in a pair, in each run.
+    let (mut paired_in_base, mut paired_in_new) = (HashSet::new(), HashSet::new());
     let shared = [shared_ids(&base, across), shared_ids(&new, across)];
     // The ids of several examples whose calls paired by position.
     let mut paired_in_order: BTreeSet<&str> = BTreeSet::new();
@@ -259,7 +259,8 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
             });
         entry.add_base(partner);
         entry.add_new(record);
-        paired_candidates.extend([was, is]);
+        paired_in_base.insert(was);
+        paired_in_new.insert(is);
     }
     let mut unpaired_new = 0;
     for record in unpaired_new_calls {
@@ -299,15 +300,35 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
         });
     }
     // The candidates of either run with no call in a pair: not compared, nor judged by the gate.
-    let mut not_compared: Vec<(usize, String)> = (base.values().chain(new.values()))
-        .map(|record| {
-            let index = record.candidate_index.unwrap_or(usize::MAX);
-            (index, record.candidate_label())
-        })
-        .filter(|(_, label)| !paired_candidates.contains(label))
+    // One whose label names a compared candidate of the other run (cand-2, now cand-1) is named
+    // with its file, so that it is not taken for the one compared.
+    let mut unpaired: Vec<(usize, String)> = Vec::new();
+    for (records, paired, paired_in_other, file) in [
+        (&base, &paired_in_base, &paired_in_new, &config.base),
+        (&new, &paired_in_new, &paired_in_base, &config.new),
+    ] {
+        let labels: BTreeSet<(usize, String)> = records
+            .values()
+            .map(|record| {
+                let index = record.candidate_index.unwrap_or(usize::MAX);
+                (index, record.candidate_label())
+            })
+            .collect();
+        for (index, label) in labels.into_iter().filter(|(_, l)| !paired.contains(l)) {
+            let named = if paired_in_other.contains(&label) {
+                format!("{label} in {file}")
+            } else {
+                label
+            };
+            unpaired.push((index, named));
+        }
+    }
+    unpaired.sort_unstable();
+    let mut named = HashSet::new();
+    let not_compared: Vec<String> = unpaired
+        .into_iter()
+        .filter_map(|(_, label)| named.insert(label.clone()).then_some(label))
         .collect();
-    not_compared.sort_unstable();
-    not_compared.dedup();
     let regressed: Vec<String> = config
         .fail_on_regression
         .map(|limit| {
@@ -394,7 +415,7 @@ pub fn compare(config: &CompareConfig, reporter: Reporter) -> anyhow::Result<Exi
     let mut comparison = Comparison {
         score_split,
         candidates,
-        not_compared: not_compared.into_iter().map(|(_, label)| label).collect(),
+        not_compared,
         unpaired,
         fail_on_regression: config.fail_on_regression,
         regressed,
