@@ -162,6 +162,29 @@ fn a_record_that_gives_a_field_twice_is_bad_json_naming_the_field() {
 }
 
 #[test]
+fn a_prompt_ending_in_what_python_strips_ends_with_whitespace() {
+    // U+001F is whitespace to Python's `str.strip()`, as the post-process rules read it.
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("t.jsonl");
+    std::fs::write(
+        &path,
+        "{\"task_id\":\"t1\",\"category\":\"arithmetic\",\"prompt\":\"What is 2 + 2?\\u001f\",\
+         \"targets\":[\"4\"],\"metric_name\":\"exact_match\",\"post_process\":\"none\"}\n",
+    )
+    .unwrap();
+    evalctl()
+        .args(["tasks", "validate", "--format", "text"])
+        .arg(&path)
+        .assert()
+        .code(2)
+        .stdout(format!(
+            "{}:1: task t1, field prompt: prompt_trailing_whitespace: the prompt ends with \
+             whitespace\n",
+            path.display()
+        ));
+}
+
+#[test]
 fn file_level_problems_name_the_path() {
     evalctl()
         .args([

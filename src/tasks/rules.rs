@@ -12,6 +12,7 @@ use serde_json::{Map, Value};
 use super::spec::{Category, FewShotExample, MetricName, PostProcess, Task};
 use crate::error::Problem;
 use crate::input::strict;
+use crate::scoring::pytext;
 use crate::text::{clip, json_type};
 
 /// The most few-shot examples a task may carry.
@@ -348,7 +349,7 @@ impl RecordCheck {
             self.fail(Rule::BadPrompt, "prompt", "the prompt is empty");
             return None;
         }
-        if prompt.ends_with(char::is_whitespace) {
+        if prompt.ends_with(pytext::is_space) {
             self.fail(
                 Rule::PromptTrailingWhitespace,
                 "prompt",
