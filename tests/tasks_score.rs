@@ -381,7 +381,8 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
           {\"task_id\": \"arith_002\", \"output\": \"12\"}\n\
           \n\
           \xff\n\
-          {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n",
+          {\"task_id\": \"mcq_001\", \"output\": \"C\"}\n\
+          {\"task_id\": \"arith_001\", \"output\": \"41\"}\n",
     )
     .unwrap();
     let shown = outputs.display().to_string();
@@ -400,7 +401,8 @@ fn bad_outputs_files_are_rejected_with_every_problem() {
              error: {shown}:6: task \"mcq_001\" already has an output on line 5\n\
              error: {shown}:7: invalid JSON: key must be a string at column 2\n\
              error: {shown}:11: invalid UTF-8 (bad byte at column 1)\n\
-             error: {shown}:12: task \"mcq_001\" already has an output on line 5\n"
+             error: {shown}:12: task \"mcq_001\" already has an output on line 5\n\
+             error: {shown}:13: task \"arith_001\" already has an output on line 1\n"
         ));
     evalctl()
         .args(["tasks", "score", TASKS, "--outputs", "missing.jsonl"])

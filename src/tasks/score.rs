@@ -3,6 +3,7 @@
 //! Tasks without an output and outputs naming no task are reported, never dropped. Each task's
 //! `--output` line carries the result-line members beside its own ([`ScoreSummary::lines`]).
 
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::convert::Infallible;
 
@@ -74,15 +75,24 @@ pub fn outputs_in<T>(
             None => Err(problem(strict::missing_key(name))),
         };
         let more = more(&record).map_err(|(name, reason)| problem(reason).at(name));
-        match (field("task_id"), field("output"), more) {
-            (Ok(task_id), Ok(output), Ok(more)) => {
-                if let Some(first) = first_line.get(&task_id) {
-                    problems.push(problem(format!(
-                        "task {task_id:?} already has an output on line {first}"
-                    )));
-                    continue;
-                }
-                first_line.insert(task_id.clone(), line);
+        // An id answered twice is named whether or not either answer is well formed.
+        let task_id = field("task_id");
+        let repeated =
+            task_id
+                .as_ref()
+                .ok()
+                .and_then(|task_id| match first_line.entry(task_id.clone()) {
+                    Entry::Occupied(first) => Some(problem(format!(
+                        "task {task_id:?} already has an output on line {}",
+                        first.get()
+                    ))),
+                    Entry::Vacant(slot) => {
+                        slot.insert(line);
+                        None
+                    }
+                });
+        match (task_id, field("output"), more, repeated) {
+            (Ok(task_id), Ok(output), Ok(more), None) => {
                 let output = ModelOutput {
                     line,
                     task_id,
@@ -90,9 +100,11 @@ pub fn outputs_in<T>(
                 };
                 outputs.push((output, more));
             }
-            (id, output, more) => {
-                problems.extend([id.err(), output.err(), more.err()].into_iter().flatten())
-            }
+            (id, output, more, repeated) => problems.extend(
+                [id.err(), repeated, output.err(), more.err()]
+                    .into_iter()
+                    .flatten(),
+            ),
         }
     }
     if problems.is_empty() {
