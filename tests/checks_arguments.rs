@@ -219,3 +219,47 @@ fn threshold_compares_whole_numbers_exactly() {
     );
     assert_eq!(passed(&results), [Some(true), Some(false), Some(true)]);
 }
+
+#[test]
+fn threshold_compares_whole_numbers_beyond_128_bits_exactly() {
+    // 2^64 and 2^64 - 1 are one 64-bit float; so are -2^127 - 1 and -2^127; and 2^130 + 1 is
+    // beyond every integer type.
+    let number = |digits: &str| serde_json::from_str::<Value>(digits).unwrap();
+    let within = |value: &str, min: &str, max: &str| {
+        let results = check_results(
+            case(),
+            json!({"value": {"v": number(value)}}),
+            vec![check(
+                "threshold",
+                json!({"value": "$.output.value.v", "min_value": number(min), "max_value": number(max)}),
+            )],
+        );
+        passed(&results)[0]
+    };
+    let (two_64, below_two_64) = ("18446744073709551616", "18446744073709551615");
+    assert_eq!(within(two_64, "0", below_two_64), Some(false));
+    assert_eq!(within(below_two_64, "0", two_64), Some(true));
+    assert_eq!(within(two_64, two_64, two_64), Some(true));
+    let (min_128, below_min_128) = (
+        "-170141183460469231731687303715884105728",
+        "-170141183460469231731687303715884105729",
+    );
+    assert_eq!(within(below_min_128, min_128, "0"), Some(false));
+    assert_eq!(within(min_128, below_min_128, "0"), Some(true));
+    let (two_130, above_two_130) = (
+        "1361129467683753853853498429727072845824",
+        "1361129467683753853853498429727072845825",
+    );
+    assert_eq!(within(above_two_130, "-1", two_130), Some(false));
+    assert_eq!(within(two_130, "-1", above_two_130), Some(true));
+    assert_eq!(
+        within(two_130, "-1e400", "1e300"),
+        None,
+        "-1e400 is no finite bound"
+    );
+    assert_eq!(
+        within(two_130, "-1", "1e300"),
+        Some(true),
+        "a float bound compares as floats"
+    );
+}

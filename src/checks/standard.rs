@@ -8,6 +8,7 @@
 //! argument (and its JSONPath when it came from one).
 
 use std::borrow::Cow;
+use std::cmp::Ordering;
 
 use serde_json::Value;
 
@@ -404,12 +405,61 @@ fn as_number(value: &Value) -> Result<f64, String> {
 }
 
 /// A number as `threshold` compares it: exactly when it and what it is compared with are whole
-/// (9007199254740993 is above 9007199254740992, whose 64-bit floats are one), else as a 64-bit
-/// float.
-#[derive(Debug, Clone, Copy)]
+/// (9007199254740993 is above 9007199254740992, whose 64-bit floats are one; 2^64 is above
+/// 2^64 - 1), else as a 64-bit float.
+#[derive(Debug, Clone)]
 struct Compared {
     float: f64,
-    whole: Option<i128>,
+    whole: Option<Whole>,
+}
+
+/// A whole number as written, of any size.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Whole {
+    /// One that an `i128` holds.
+    Fits(i128),
+    /// One beyond an `i128`'s range: its sign and its digits, with no leading zero.
+    Beyond { negative: bool, digits: String },
+}
+
+impl Ord for Whole {
+    fn cmp(&self, other: &Whole) -> Ordering {
+        // Beyond the range means further from zero than every number that fits.
+        let side = |whole: &Whole| match whole {
+            Whole::Fits(_) => 0,
+            Whole::Beyond { negative: true, .. } => -1,
+            Whole::Beyond {
+                negative: false, ..
+            } => 1,
+        };
+        match (self, other) {
+            (Whole::Fits(mine), Whole::Fits(theirs)) => mine.cmp(theirs),
+            (
+                Whole::Beyond {
+                    negative,
+                    digits: mine,
+                },
+                Whole::Beyond {
+                    negative: negative_too,
+                    digits: theirs,
+                },
+            ) if negative == negative_too => {
+                let magnitude = (mine.len(), mine).cmp(&(theirs.len(), theirs));
+                if *negative {
+                    magnitude.reverse()
+                } else {
+                    magnitude
+                }
+            }
+            _ => side(self).cmp(&side(other)),
+        }
+    }
+}
+
+impl PartialOrd for Whole {
+    fn partial_cmp(&self, other: &Whole) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
 impl Compared {
@@ -422,14 +472,14 @@ impl Compared {
 
 impl PartialEq for Compared {
     fn eq(&self, other: &Compared) -> bool {
-        self.partial_cmp(other) == Some(std::cmp::Ordering::Equal)
+        self.partial_cmp(other) == Some(Ordering::Equal)
     }
 }
 
 impl PartialOrd for Compared {
-    fn partial_cmp(&self, other: &Compared) -> Option<std::cmp::Ordering> {
-        match (self.whole, other.whole) {
-            (Some(mine), Some(theirs)) => Some(mine.cmp(&theirs)),
+    fn partial_cmp(&self, other: &Compared) -> Option<Ordering> {
+        match (&self.whole, &other.whole) {
+            (Some(mine), Some(theirs)) => Some(mine.cmp(theirs)),
             _ => self.float.partial_cmp(&other.float),
         }
     }
@@ -437,8 +487,38 @@ impl PartialOrd for Compared {
 
 fn as_compared(value: &Value) -> Result<Compared, String> {
     let float = as_number(value)?;
-    let whole = (value.as_i64().map(i128::from)).or_else(|| value.as_u64().map(i128::from));
-    Ok(Compared { float, whole })
+    Ok(Compared {
+        float,
+        whole: as_whole(value),
+    })
+}
+
+/// The whole number a JSON number is written as (`12`, `-340282366920938463463374607431768211457`),
+/// or `None` for one written with a fraction or an exponent.
+fn as_whole(value: &Value) -> Option<Whole> {
+    if let Some(fits) = (value.as_i64().map(i128::from)).or_else(|| value.as_u64().map(i128::from))
+    {
+        return Some(Whole::Fits(fits));
+    }
+    let Value::Number(number) = value else {
+        return None;
+    };
+    // serde_json keeps a number's digits as written (arbitrary_precision).
+    let written = number.to_string();
+    let (negative, digits) = match written.strip_prefix('-') {
+        Some(digits) => (true, digits),
+        None => (false, written.as_str()),
+    };
+    if digits.is_empty() || !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+        return None;
+    }
+    Some(match digits.parse::<i128>() {
+        Ok(magnitude) => Whole::Fits(if negative { -magnitude } else { magnitude }),
+        Err(_) => Whole::Beyond {
+            negative,
+            digits: digits.trim_start_matches('0').to_string(),
+        },
+    })
 }
 
 fn as_phrases(value: &Value) -> Result<Vec<&str>, String> {
