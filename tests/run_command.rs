@@ -294,6 +294,20 @@ fn invalid_output_errors_quote_stderr() {
             &deep[..200]
         )
     );
+    // A whole answer that is no object is named by its type, or by the bare token it is.
+    for (answer, found) in [
+        ("[0.5]", "array"),
+        ("0.5", "number"),
+        ("NaN", "NaN"),
+        ("-Infinity", "-Infinity"),
+    ] {
+        let (_, record) = run_once(&sb, answer, "unit", &[]);
+        assert_eq!(record["error"]["kind"], "invalid_output");
+        assert_eq!(
+            record["error"]["message"],
+            format!("expected a JSON object with a score, found {found}")
+        );
+    }
 }
 
 #[test]

@@ -94,7 +94,7 @@ pub fn parse_evaluator_output(
                     ErrorKind::InvalidOutput,
                     format!(
                         "expected a JSON object with a score, found {}",
-                        json_type(&other)
+                        sentinel_token(&other).unwrap_or(json_type(&other))
                     ),
                 )),
                 Map::new(),
