@@ -36,8 +36,19 @@ pub fn spread(values: &[f64], seed: u64) -> (Option<f64>, Option<[f64; 2]>) {
         return (Some(stderr), Some([values[0], values[0]]));
     }
     let mut rng = fastrand::Rng::with_seed(seed);
+    // A resample's mean is kept within its lowest and highest value, as every mean is (three
+    // values of 0.7 add up to a mean of 0.6999999999999998).
     let mut means: Vec<f64> = (0..RESAMPLES)
-        .map(|_| (0..n).map(|_| values[rng.usize(..n)]).sum::<f64>() / n as f64)
+        .map(|_| {
+            let (mut sum, mut lowest, mut highest) = (0.0, f64::INFINITY, f64::NEG_INFINITY);
+            for _ in 0..n {
+                let value = values[rng.usize(..n)];
+                sum += value;
+                lowest = lowest.min(value);
+                highest = highest.max(value);
+            }
+            (sum / n as f64).clamp(lowest, highest)
+        })
         .collect();
     means.sort_by(f64::total_cmp);
     let lo = means[RESAMPLES * 25 / 1000];
@@ -60,6 +71,8 @@ mod tests {
     fn constant_values_have_no_spread_and_one_value_no_interval() {
         assert_eq!(spread(&[0.5; 10], 1), (Some(0.0), Some([0.5, 0.5])));
         assert_eq!(spread(&[0.7; 3], 1), (Some(0.0), Some([0.7, 0.7])));
+        // A resample of three 0.7s is the interval's top: 0.7, not its rounded mean.
+        assert_eq!(spread(&[0.7, 0.25, 0.6], 1).1.map(|[_, hi]| hi), Some(0.7));
         assert_eq!(spread(&[0.5], 1), (None, None));
     }
 

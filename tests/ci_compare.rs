@@ -212,6 +212,12 @@ fn a_mean_of_equal_scores_is_that_score_with_no_spread() {
         (&train["mean"], &train["stderr"], &train["ci95"]),
         (&json!(0.7), &json!(0.0), &json!([0.7, 0.7]))
     );
+    // Nor is a resample of three 0.7s below 0.7: the interval's top is the highest score.
+    let out = run_command(&sb, "0.7 0.25 0.6", "r2.jsonl", &[])
+        .output()
+        .unwrap();
+    let train = &json_stdout(&out)["candidates"][0]["train"];
+    assert_eq!(train["ci95"], json!([0.25, 0.7]));
 }
 
 #[test]
