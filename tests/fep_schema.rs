@@ -149,11 +149,43 @@ fn members_the_schemas_allow_are_ignored_and_listed_in_the_checks_metadata() {
 }
 
 #[test]
+fn a_test_case_id_given_twice_is_refused_where_it_comes_again() {
+    // FEP 2.1: a test case's id is unique. Read whole, in batches (more than 256 test cases), or
+    // by the server.
+    let request = |cases: usize| {
+        let mut ids: Vec<String> = (0..cases).map(|i| format!("c{i}")).collect();
+        ids[cases - 1] = "c1".to_string();
+        json!({
+            "test_cases": ids.iter().map(|id| json!({"id": id, "input": "q"})).collect::<Vec<_>>(),
+            "outputs": vec![json!({"value": "x"}); cases],
+            "checks": [{"type": "exact_match", "arguments": {"actual": "$.output.value", "expected": "x"}}],
+        })
+    };
+    let problem = |cases: usize| {
+        format!(
+            "test_cases[{}].id: \"c1\" is also the id of test_cases[1]: each test case's id is \
+             unique (FEP 2.1)",
+            cases - 1
+        )
+    };
+    refused_by_fep_evaluate(&request(3), &[&problem(3)]);
+    refused_by_fep_evaluate(&request(300), &[&problem(300)]);
+    let (_dir, server) = serve();
+    refused_by_serve(&server, &request(3), &[&problem(3)]);
+}
+
+#[test]
 fn large_and_streamed_requests_ignore_the_same_members() {
     // Past 256 test cases a request is evaluated as it is parsed: the same reading.
     let single = request_with_unknown_members();
     let mut large = single.clone();
-    large["test_cases"] = Value::Array(vec![single["test_cases"][0].clone(); 300]);
+    large["test_cases"] = (0..300)
+        .map(|i| {
+            let mut test_case = single["test_cases"][0].clone();
+            test_case["id"] = json!(format!("case-{i}"));
+            test_case
+        })
+        .collect();
     large["outputs"] = Value::Array(vec![single["outputs"][0].clone(); 300]);
     let dir = tempfile::tempdir().unwrap();
     fs::write(dir.path().join("large.json"), large.to_string()).unwrap();
@@ -259,7 +291,7 @@ fn values_outside_the_schemas_types_are_refused_naming_the_member() {
     // The large path and the streaming mode find the same.
     let dir = tempfile::tempdir().unwrap();
     let mut large = json!({
-        "test_cases": vec![case("a", json!("x")); 300],
+        "test_cases": (0..300).map(|i| case(&format!("c{i}"), json!("x"))).collect::<Vec<_>>(),
         "outputs": vec![json!({"value": "x"}); 300],
         "checks": request["checks"],
     });

@@ -9,6 +9,7 @@
 //! it stops and the general path (parse, [`parse_request`], [`super::evaluate_request`]) runs
 //! instead, which reports every problem with the one wording.
 
+use std::collections::HashSet;
 use std::io::{self, Write};
 use std::ops::Range;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -70,6 +71,8 @@ pub fn evaluate_large(
         .map_err(spool_error)?;
     let spares = Spares::default();
     let problem_seen = AtomicBool::new(false);
+    // Each test case's id, to find one given twice (FEP 2.1: ids are unique).
+    let mut ids: HashSet<String> = HashSet::with_capacity(test_cases.len());
     let batch = Batch {
         text,
         shared,
@@ -91,7 +94,12 @@ pub fn evaluate_large(
             results
         },
         |results| {
-            let results = results.ok_or(Stop::Problem)?;
+            let (results, batch_ids) = results.ok_or(Stop::Problem)?;
+            for id in batch_ids {
+                if !ids.insert(id) {
+                    return Err(Stop::Problem);
+                }
+            }
             writer.write(&results).map_err(Stop::Spool)?;
             spares.keep(results);
             Ok(())
@@ -117,19 +125,22 @@ struct Batch<'a> {
 }
 
 impl Batch<'_> {
-    /// Parse, validate and evaluate the test cases and outputs at `test_cases` and `outputs`;
-    /// `None` at the first problem or check that calls out.
+    /// Parse, validate and evaluate the test cases and outputs at `test_cases` and `outputs`:
+    /// their results, and the test cases' ids; `None` at the first problem or check that calls
+    /// out.
     fn evaluate(
         &self,
         test_cases: &[Range<usize>],
         outputs: &[Range<usize>],
-    ) -> Option<CaseResults> {
+    ) -> Option<(CaseResults, Vec<String>)> {
         let mut catalog = catalog_for_own_batch(self.catalog);
         let mut context = Context::new(Value::Null, Value::Null);
         let mut results = self.spares.results(Layout::Document);
+        let mut ids = Vec::with_capacity(test_cases.len());
         for (test_case, output) in test_cases.iter().zip(outputs) {
             let mut test_case: Value = parse_unique(&self.text[test_case.clone()]).ok()?;
             let own = prepare_test_case(&test_case, &mut catalog).ok()?;
+            ids.push(test_case.get("id")?.as_str()?.to_string());
             if own.iter().any(Check::calls_out) {
                 return None;
             }
@@ -144,6 +155,6 @@ impl Batch<'_> {
                 })
                 .ok()?;
         }
-        Some(results)
+        Some((results, ids))
     }
 }

@@ -3,6 +3,8 @@
 //! checks per test case. Members the schemas do not list are allowed and ignored (`custom_checks`
 //! is evalctl's: see `checks::custom`).
 
+use std::collections::HashMap;
+
 use serde_json::{Map, Value};
 
 use super::case::catalog_for_batch;
@@ -110,10 +112,25 @@ pub fn parse_request(document: Value, catalog: &mut Catalog) -> Result<Request, 
         || catalog_for_batch(shared_catalog),
         |catalog, test_case| prepare_test_case(test_case, catalog),
     );
+    // FEP 2.1: a test case's id is unique (its results are told apart by it).
+    let mut first_with_id: HashMap<&str, usize> = HashMap::with_capacity(test_cases.len());
     let own_checks = prepared
         .into_iter()
         .enumerate()
         .map(|(index, prepared)| {
+            if let Some(id) = test_cases[index].get("id").and_then(Value::as_str) {
+                let first = *first_with_id.entry(id).or_insert(index);
+                if first != index {
+                    problems.push(Problem::new(
+                        format!(".test_cases[{index}].id"),
+                        format!(
+                            "{} is also the id of test_cases[{first}]: each test case's id is \
+                             unique (FEP 2.1)",
+                            Value::from(id)
+                        ),
+                    ));
+                }
+            }
             prepared.unwrap_or_else(|found| {
                 located(&mut problems, &format!(".test_cases[{index}]"), found);
                 Vec::new()
