@@ -1795,6 +1795,64 @@ fn a_key_given_twice_in_a_free_form_part_of_a_spec_is_refused() {
 }
 
 #[test]
+fn a_key_a_run_record_gives_twice_is_refused_where_it_comes_again() {
+    // In an expectation the run is scored against, in a payload member scoring reads, and in a
+    // value nested in either: read as JSON readers read it, the last value would count.
+    let first_run =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RUNS))
+            .unwrap()
+            .lines()
+            .next()
+            .unwrap()
+            .to_string();
+    let twice = |from: &str, to: &str| {
+        assert!(first_run.contains(from), "{from}");
+        first_run.replacen(from, to, 1)
+    };
+    for (runs, key) in [
+        (
+            twice(
+                r#""expectations": {"capital": {"value": "Paris"},"#,
+                r#""expectations": {"capital": {"value": "Rome"}, "capital": {"value": "Paris"},"#,
+            ),
+            "capital",
+        ),
+        (
+            twice(
+                r#""payload": {"tool_name": "lookup","#,
+                r#""payload": {"tool_name": "other", "tool_name": "lookup","#,
+            ),
+            "tool_name",
+        ),
+        (
+            twice(
+                r#""arguments": {"country": "France"}"#,
+                r#""arguments": {"country": "Spain", "country": "France"}"#,
+            ),
+            "country",
+        ),
+    ] {
+        let sandbox = sandbox_with_pack();
+        sandbox.write("runs.jsonl", format!("{runs}\n"));
+        let out = score(&sandbox, "text", None);
+        let column = runs.find(&format!("\"{key}\": ")).unwrap();
+        let second =
+            column + runs[column + 1..].find(&format!("\"{key}\"")).unwrap() + key.len() + 3;
+        assert_eq!(
+            (code(&out), stdout_text(&out), stderr_text(&out)),
+            (
+                2,
+                String::new(),
+                format!(
+                    "error: runs.jsonl:1: the key `{key}` is given twice in one object (the \
+                     second by column {second}): keep one\n"
+                )
+            )
+        );
+    }
+}
+
+#[test]
 fn a_key_a_bare_yaml_spec_gives_twice_is_named_under_evaluation_spec() {
     let body = "judge_mode: deterministic\nvalidators:\n  - key: v\n    type: exact_match\n    \
                 target: final_output\n    expected_from: \"literal:x\"\nscorecard:\n  \

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::model::null_default;
+use crate::input::decode_unique;
 
 /// The provider a judge model id maps to by prefix (`claude-` → anthropic, `gpt-`/`o1`/`o3`/`o4`/
 /// `text-embedding` → openai, `gemini-`, `grok-` → xai, `mistral-`, any id with `/` → openrouter),
@@ -49,6 +50,7 @@ pub struct JudgeResult {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub normalized_score: Option<f64>,
     /// The judge's parsed reply.
+    #[serde(deserialize_with = "decode_unique")]
     pub payload: Value,
     /// `single-model`, `low`, `medium` or `high`.
     #[serde(skip_serializing_if = "Option::is_none")]

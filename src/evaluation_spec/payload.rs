@@ -14,6 +14,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::named_values::NamedValues;
+use crate::input::{repeated_key_error, UniqueValue};
 
 /// The payload members scoring reads (evidence, tool-call trace, turns, file captures), `usage`
 /// and `result` aside, and [`CODE_EXECUTION_RECORD`]: a reader of a new member lists it here.
@@ -193,18 +194,30 @@ impl<'de> Visitor<'de> for Shape {
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Payload, A::Error> {
         let mut read = Payload::default();
+        // A kept member given twice says two things at once (the others are dropped unread).
+        let (mut usage_read, mut result_read) = (false, false);
         while let Some(name) = map.next_key_seed(KnownKey(self.names()))? {
             match (self, name) {
                 (_, None) => {
                     map.next_value_seed(Shape::Checked)?;
                 }
-                (Shape::Payload, Some("usage")) => {
-                    read.usage = map.next_value_seed(Shape::Usage)?.members;
+                (Shape::Payload, Some(name @ ("usage" | "result"))) => {
+                    let (read_before, members, shape) = if name == "usage" {
+                        (&mut usage_read, &mut read.usage, Shape::Usage)
+                    } else {
+                        (&mut result_read, &mut read.result, Shape::Result)
+                    };
+                    if std::mem::replace(read_before, true) {
+                        return Err(repeated_key_error(name));
+                    }
+                    *members = map.next_value_seed(shape)?.members;
                 }
-                (Shape::Payload, Some("result")) => {
-                    read.result = map.next_value_seed(Shape::Result)?.members;
+                (_, Some(name)) => {
+                    if read.members.contains_key(name) {
+                        return Err(repeated_key_error(name));
+                    }
+                    read.members.insert(name, map.next_value_seed(UniqueValue)?);
                 }
-                (_, Some(name)) => read.members.insert(name, map.next_value()?),
             }
         }
         Ok(read)
@@ -271,9 +284,9 @@ mod tests {
     }
 
     #[test]
-    fn only_read_members_are_kept_and_the_last_duplicate_wins() {
+    fn only_read_members_are_kept_and_a_read_member_given_twice_is_refused() {
         let read = payload(
-            r#"{"tool_name": "a", "noise": {"deep": [1, {"x": "y"}]}, "tool_name": "b",
+            r#"{"tool_name": "b", "noise": {"deep": [1, {"x": "y", "x": "z"}]}, "noise": 1,
                 "usage": {"input_tokens": 3, "cached": 1}, "result": {"is_error": true}}"#,
         );
         assert_eq!(read.get("tool_name"), Some(&Value::from("b")));
@@ -284,6 +297,24 @@ mod tests {
         assert_eq!(read, serde_json::from_value(serde_json::from_str::<Value>(
             r#"{"tool_name": "b", "usage": {"input_tokens": 3}, "result": {"is_error": true}}"#,
         ).expect("json")).expect("a payload"));
+        // A member scoring reads, given twice at any depth, says two things at once.
+        for (text, key) in [
+            (r#"{"tool_name": "a", "tool_name": "b"}"#, "tool_name"),
+            (r#"{"arguments": {"q": 1, "q": 2}}"#, "q"),
+            (r#"{"usage": {}, "usage": {"input_tokens": 3}}"#, "usage"),
+            (
+                r#"{"usage": {"input_tokens": 3, "input_tokens": 4}}"#,
+                "input_tokens",
+            ),
+            (r#"{"result": {"is_error": true}, "result": {}}"#, "result"),
+        ] {
+            let err = serde_json::from_str::<Payload>(text).expect_err(text);
+            assert!(
+                err.to_string()
+                    .starts_with(&format!("the key `{key}` is given twice in one object")),
+                "{text}: {err}"
+            );
+        }
     }
 
     #[test]

@@ -27,7 +27,8 @@ pub use source::{
 };
 pub use stream::JsonlStream;
 pub use unique_json::{
-    decode_unique, parse_unique, parse_unique_str, repeated_key_reason, says_repeated_key,
+    decode_unique, decode_unique_map, parse_unique, parse_unique_str, repeated_key_error,
+    repeated_key_reason, says_repeated_key, UniqueValue,
 };
 
 use crate::error::{invalid, Problem};

@@ -5,12 +5,17 @@
 //! FEP requests with their test cases and outputs, `serve`'s request bodies, checks files,
 //! rubrics, evaluation specs) is parsed by [`parse_unique`] (or [`decode_unique`], a YAML spec),
 //! which refuses such an object at the name where it comes again, in the one pass that builds
-//! the value.
+//! the value. A record decoded straight into structs (a spec run record) reads its free-form
+//! values with [`UniqueValue`] and its maps with [`decode_unique_map`].
 
+use std::collections::btree_map::Entry;
+use std::collections::BTreeMap;
 use std::fmt;
+use std::marker::PhantomData;
 use std::str::FromStr;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
 use serde_json::{Map, Number, Value};
 
 use super::json_error_what;
@@ -76,8 +81,64 @@ const NUMBER_TOKEN: &str = "$serde_json::private::Number";
 /// Up to this many members, an object's keys are compared with a new one rather than looked up.
 const SMALL_OBJECT: usize = 16;
 
-/// Builds a [`Value`] as serde_json does, failing at the first object that repeats a name.
-struct UniqueValue;
+/// The refusal of the member `name` given again in one object, in the words
+/// [`says_repeated_key`] knows.
+pub fn repeated_key_error<E: de::Error>(name: &str) -> E {
+    E::custom(format!(
+        "{REPEATED} `{}` is given twice in one object",
+        crate::text::clip(name, crate::text::ECHOED)
+    ))
+}
+
+/// A JSON object of `T`s as a map (`null` as none), refusing a member given twice, for a struct
+/// field: `#[serde(deserialize_with = "decode_unique_map")]`.
+pub fn decode_unique_map<'de, D, T>(deserializer: D) -> Result<BTreeMap<String, T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    deserializer.deserialize_option(UniqueMap(PhantomData))
+}
+
+/// Reads [`decode_unique_map`]'s map.
+struct UniqueMap<T>(PhantomData<T>);
+
+impl<'de, T: Deserialize<'de>> Visitor<'de> for UniqueMap<T> {
+    type Value = BTreeMap<String, T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("an object")
+    }
+
+    fn visit_none<E>(self) -> Result<Self::Value, E> {
+        Ok(BTreeMap::new())
+    }
+
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(BTreeMap::new())
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_map(self)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut members: A) -> Result<Self::Value, A::Error> {
+        let mut map = BTreeMap::new();
+        while let Some(name) = members.next_key::<String>()? {
+            match map.entry(name) {
+                Entry::Occupied(taken) => return Err(repeated_key_error(taken.key())),
+                Entry::Vacant(slot) => {
+                    slot.insert(members.next_value()?);
+                }
+            }
+        }
+        Ok(map)
+    }
+}
+
+/// Builds a [`Value`] as serde_json does, failing at the first object that repeats a name (a
+/// seed for a value read inside another's visitor).
+pub struct UniqueValue;
 
 impl<'de> DeserializeSeed<'de> for UniqueValue {
     type Value = Value;
@@ -147,10 +208,7 @@ impl<'de> Visitor<'de> for UniqueValue {
                 object.contains_key(&name)
             };
             if repeated {
-                return Err(de::Error::custom(format!(
-                    "{REPEATED} `{}` is given twice in one object",
-                    crate::text::clip(&name, crate::text::ECHOED)
-                )));
+                return Err(repeated_key_error(&name));
             }
             object.insert(name, members.next_value_seed(UniqueValue)?);
         }

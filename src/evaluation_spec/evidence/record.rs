@@ -11,7 +11,7 @@ use crate::evaluation_spec::decode::house_wording;
 use crate::evaluation_spec::judges::JudgeResult;
 use crate::evaluation_spec::model::null_default;
 use crate::evaluation_spec::payload::Payload;
-use crate::input::ObjectsOnly;
+use crate::input::{decode_unique, decode_unique_map, ObjectsOnly};
 
 /// One recorded run, the scoring input (`docs/spec.md`, "The run record"): `{"id"?,
 /// "challenge_inputs": [...], "events": [...], "llm_judge_results"?: [...],
@@ -142,16 +142,17 @@ pub struct ChallengeInput {
     #[serde(deserialize_with = "null_default")]
     pub item_key: String,
     /// The case payload (`null` = none).
+    #[serde(deserialize_with = "decode_unique")]
     pub payload: Value,
     /// Named case inputs (boxed: a map node of unboxed values is too big for the allocator's
     /// fast path, and every run decodes one).
-    #[serde(deserialize_with = "null_default")]
+    #[serde(deserialize_with = "decode_unique_map")]
     pub inputs: BTreeMap<String, Box<CaseValue>>,
     /// Named case expectations (boxed, as `inputs`).
-    #[serde(deserialize_with = "null_default")]
+    #[serde(deserialize_with = "decode_unique_map")]
     pub expectations: BTreeMap<String, Box<CaseValue>>,
     /// Named artifacts.
-    #[serde(deserialize_with = "null_default")]
+    #[serde(deserialize_with = "decode_unique_map")]
     pub artifacts: BTreeMap<String, Artifact>,
 }
 
@@ -164,6 +165,7 @@ pub struct CaseValue {
     #[serde(deserialize_with = "null_default")]
     pub kind: String,
     /// The inline JSON value (`null` = none).
+    #[serde(deserialize_with = "decode_unique")]
     pub value: Value,
     /// An artifact key.
     #[serde(deserialize_with = "null_default")]
