@@ -1624,9 +1624,10 @@ fn a_runs_total_tokens_are_its_input_and_output_when_it_reports_no_total() {
 }
 
 #[test]
-fn regex_match_takes_re2s_ascii_classes_and_repeat_limit() {
+fn regex_match_takes_re2s_ascii_classes_quoting_and_limits() {
     // evaluation-spec §2.2 compiles the pattern as RE2: `\d`, `\s`, `\w`, `\b` are ASCII-only,
-    // and a repeat count above 1000 does not compile.
+    // `\Q…\E` quotes, a brace of no repeat is a literal, and a repeat count above 1000, a
+    // repeat of a repeat and the `x` flag do not compile.
     let regex = |key: &str, target: &str, pattern: &str| {
         json!({"key": key, "type": "regex_match", "target": target,
                "expected_from": format!("literal:{pattern}")})
@@ -1639,12 +1640,17 @@ fn regex_match_takes_re2s_ascii_classes_and_repeat_limit() {
             regex("word", "case.payload.e", r"^\w$"),
             regex("boundary", "case.payload.xea", r"é\b"),
             regex("repeat", "case.payload.e", "a{1001}"),
+            regex("quoted", "case.payload.dots", r"^a\Q.*\E{,2}$"),
+            regex("quoted_not", "case.payload.e", r"\Q.*\E"),
+            regex("nested", "case.payload.e", "é**"),
+            regex("x_flag", "case.payload.e", "(?x) é"),
         ],
         "scorecard": {"dimensions": ["correctness"]}
     });
     let run = json!({
         "challenge_inputs": [{"challenge_key": "c", "case_key": "k", "item_key": "i",
-                              "payload": {"nbsp": "a\u{a0}b", "e": "é", "xea": "xéay"}}],
+                              "payload": {"nbsp": "a\u{a0}b", "e": "é", "xea": "xéay",
+                                          "dots": "a.*{,2}"}}],
         "events": [{"type": "system.run.completed", "sequence_number": 1,
                     "occurred_at": "2026-01-01T00:00:00Z",
                     "payload": {"final_output": "\u{663}\u{664}"}}]
@@ -1666,6 +1672,16 @@ fn regex_match_takes_re2s_ascii_classes_and_repeat_limit() {
                     "invalid regex pattern: invalid repeat count: `{1001}` (RE2 allows at most \
                        1000, counted 1001)"
                 )
+            ),
+            (json!("pass"), Value::Null),
+            (json!("fail"), Value::Null),
+            (
+                json!("error"),
+                json!("invalid regex pattern: invalid nested repetition operator: `**`")
+            ),
+            (
+                json!("error"),
+                json!("invalid regex pattern: invalid or unsupported Perl syntax: `(?x`")
             ),
         ]
     );

@@ -22,7 +22,8 @@ use crate::scoring::overlap::levenshtein;
 /// The last regex compiled from an evidence string.
 pub(super) type RegexCache = LastCompiled<Pattern>;
 
-/// Compile a regex with RE2's meaning ([`re2`]: ASCII Perl classes and word boundaries), once
+/// Compile a regex with RE2's meaning ([`re2`]: ASCII Perl classes and word boundaries, quoting,
+/// literal braces, RE2's refusals), once
 /// per process, within the size limit of [`patterns`]; or give the compiler's error on one line
 /// (of the pattern as written), or name the limit.
 pub(super) fn compile_regex(pattern: &str) -> Result<Pattern, String> {
