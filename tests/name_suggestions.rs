@@ -132,8 +132,24 @@ fn a_config_that_does_not_decode_is_an_invalid_config_in_json_too() {
             &sandbox,
             &["spec", "validate", "spec.json", "--format", "text"]
         ),
-        "error: spec.json:2: evaluation_spec.validators[0].config invalid config: invalid type: \
-         string \"high\", expected f64\n"
+        "error: spec.json:2: evaluation_spec.validators[0].config invalid config: threshold: \
+         expected a number, found string \"high\"\n"
+    );
+    // A fraction where a whole number goes is named with the key it is under.
+    sandbox.write(
+        "bleu.json",
+        r#"{"name": "s", "version_number": 1, "judge_mode": "deterministic",
+ "validators": [{"key": "v", "type": "bleu_score", "target": "final_output", "expected_from": "literal:x", "config": {"max_ngram": 2.5}}],
+ "scorecard": {"dimensions": ["correctness"]}}
+"#,
+    );
+    assert_eq!(
+        refused(
+            &sandbox,
+            &["spec", "validate", "bleu.json", "--format", "text"]
+        ),
+        "error: bleu.json:2: evaluation_spec.validators[0].config invalid config: max_ngram: \
+         expected an integer, found 2.5\n"
     );
 }
 

@@ -6,6 +6,7 @@ use serde::de::DeserializeOwned;
 use serde_json::Value;
 
 use super::ConfigProblem;
+use crate::evaluation_spec::decode::house_wording;
 use crate::input::ObjectsOnly;
 
 /// A validator's config as given: absent, a JSON value, or text that is not JSON at all.
@@ -35,9 +36,46 @@ impl<'a> RawConfig<'a> {
 pub(super) fn decode<T: DeserializeOwned + Default>(config: RawConfig<'_>) -> Result<T, String> {
     match config {
         RawConfig::Absent => Ok(T::default()),
-        RawConfig::Json(value) => T::deserialize(ObjectsOnly(value)).map_err(|err| err.to_string()),
+        RawConfig::Json(value) => {
+            serde_path_to_error::deserialize(ObjectsOnly(value)).map_err(|err| {
+                let at = err.path().to_string();
+                let message = err.into_inner().to_string();
+                // serde_json's words for a fraction where a whole number goes say neither.
+                let message = match (message.as_str(), value_at(value, &at)) {
+                    ("invalid number", Some(number @ Value::Number(_))) => {
+                        format!("expected an integer, found {number}")
+                    }
+                    // `expected a number, found string "high"`, as every other input says it.
+                    (text, _) if text.starts_with("invalid ") => {
+                        house_wording(text).unwrap_or(message)
+                    }
+                    _ => message,
+                };
+                // An unknown key's message names it already.
+                match at.as_str() {
+                    "" | "." => message,
+                    _ if message.starts_with("unknown field") => message,
+                    at => format!("{at}: {message}"),
+                }
+            })
+        }
         RawConfig::Unparsable(message) => Err(message.to_string()),
     }
+}
+
+/// The value at the path serde_path_to_error gives (`max_ngram`, `pipeline[0]`) in `config`.
+fn value_at<'a>(config: &'a Value, at: &str) -> Option<&'a Value> {
+    let mut value = config;
+    for step in at.split('.').filter(|step| !step.is_empty()) {
+        let (key, indexes) = step.split_once('[').unwrap_or((step, ""));
+        if !key.is_empty() {
+            value = value.get(key)?;
+        }
+        for index in indexes.split('[').filter(|index| !index.is_empty()) {
+            value = value.get(index.trim_end_matches(']').parse::<usize>().ok()?)?;
+        }
+    }
+    Some(value)
 }
 
 /// Collects load-time config problems.
