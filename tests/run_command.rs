@@ -294,6 +294,24 @@ fn invalid_output_errors_quote_stderr() {
             &deep[..200]
         )
     );
+    // An answer that gives a key twice is refused where it comes again, as written (a `NaN`
+    // before it included).
+    for (answer, key, column) in [
+        (r#"{"score": 1, "score": 0}"#, "score", 20),
+        (r#"{"score": 0.5, "x": NaN, "x": 1}"#, "x", 28),
+        (r#"{"score": 0.5, "x": "\ud83d", "x": 1}"#, "x", 33),
+    ] {
+        let (_, record) = run_once(&sb, answer, "unit", &[]);
+        assert_eq!(record["error"]["kind"], "invalid_json");
+        assert_eq!(
+            record["error"]["message"],
+            format!(
+                "output is ambiguous JSON: the key `{key}` is given twice in one object (the \
+                 second by column {column}): keep one"
+            ),
+            "{answer}"
+        );
+    }
     // A whole answer that is no object is named by its type, or by the bare token it is.
     for (answer, found) in [
         ("[0.5]", "array"),

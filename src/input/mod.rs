@@ -28,7 +28,7 @@ pub use source::{
 pub use stream::JsonlStream;
 pub use unique_json::{
     decode_unique, decode_unique_map, parse_unique, parse_unique_str, repeated_key_error,
-    repeated_key_reason, says_repeated_key, UniqueValue,
+    repeated_key_reason, repeated_key_reason_at, says_repeated_key, UniqueValue,
 };
 
 use crate::error::{invalid, Problem};

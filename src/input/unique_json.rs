@@ -65,11 +65,15 @@ pub(super) fn is_repeated_key(err: &serde_json::Error) -> bool {
 /// comes again: ``the key `score` is given twice in one object (the second by column 31): keep
 /// one``; `None` for any other error.
 pub fn repeated_key_reason(err: &serde_json::Error) -> Option<String> {
+    repeated_key_reason_at(err, err.column())
+}
+
+/// [`repeated_key_reason`] placed at `column` (of a text `err`'s was rewritten from).
+pub fn repeated_key_reason_at(err: &serde_json::Error, column: usize) -> Option<String> {
     is_repeated_key(err).then(|| {
         format!(
-            "{} (the second by column {}): keep one",
-            json_error_what(err),
-            err.column()
+            "{} (the second by column {column}): keep one",
+            json_error_what(err)
         )
     })
 }

@@ -5,7 +5,9 @@ use serde_json::{Map, Value};
 
 use super::lenient_json::{restore_tokens, sentinel_token, to_standard_json};
 use super::outcome::{CallError, ErrorKind};
-use crate::input::{json_error_what, parse_unique_str, repeated_key_reason};
+use crate::input::{
+    json_error_what, parse_unique_str, repeated_key_reason, repeated_key_reason_at,
+};
 use crate::text::{clip, json_type, one_line};
 
 /// Which scores are valid (`--score-range`).
@@ -135,29 +137,30 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
     // An answer that gives a key twice (`{"score": 1, "score": 0}`) says two things at once:
     // parse_unique_str refuses it, in the strict parse or, for an answer with `NaN` tokens or a
     // lone surrogate, in the lenient one.
-    let repeated = |err: &serde_json::Error| {
-        repeated_key_reason(err).map(|reason| {
-            CallError::new(
-                ErrorKind::InvalidJson,
-                format!("output is ambiguous JSON: {reason}"),
-            )
-        })
+    let ambiguous = |reason| {
+        CallError::new(
+            ErrorKind::InvalidJson,
+            format!("output is ambiguous JSON: {reason}"),
+        )
     };
     let strict_err = match parse_unique_str(text) {
         Ok(value) => return Ok(value),
         Err(err) => err,
     };
-    if let Some(error) = repeated(&strict_err) {
-        return Err(error);
+    if let Some(reason) = repeated_key_reason(&strict_err) {
+        return Err(ambiguous(reason));
     }
-    match to_standard_json(text).map(|standard| parse_unique_str(&standard)) {
-        Some(Ok(value)) => return Ok(value),
-        Some(Err(lenient_err)) => {
-            if let Some(error) = repeated(&lenient_err) {
-                return Err(error);
+    if let Some(standard) = to_standard_json(text) {
+        match parse_unique_str(&standard) {
+            Ok(value) => return Ok(value),
+            Err(lenient_err) => {
+                if let Some(reason) =
+                    repeated_key_reason_at(&lenient_err, column_as_written(&standard, &lenient_err))
+                {
+                    return Err(ambiguous(reason));
+                }
             }
         }
-        None => {}
     }
     Err(CallError::new(
         ErrorKind::InvalidJson,
@@ -169,6 +172,17 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
             clip(&one_line(text.trim()), 200)
         ),
     ))
+}
+
+/// The column of `err` in the answer `standard` was rewritten from: each `NaN`/`Infinity` token
+/// before it on its line is 8 characters longer as its sentinel string (`"\u0000NaN"`).
+fn column_as_written(standard: &str, err: &serde_json::Error) -> usize {
+    let line = standard
+        .lines()
+        .nth(err.line().saturating_sub(1))
+        .unwrap_or("");
+    let before = line.get(..err.column().min(line.len())).unwrap_or(line);
+    err.column() - 8 * before.matches("\"\\u0000").count()
 }
 
 #[cfg(test)]
