@@ -30,6 +30,8 @@ pub fn translate(pattern: &str) -> Result<String, String> {
     let mut class_depth = 0usize;
     // The start of the repeat the last character ended, while no other has followed it.
     let mut after_repeat = (AfterRepeat::No, 0usize);
+    // Just past the last group's opening (an unescaped `(`): a `?` there is no repeat.
+    let mut group_opened = None;
     while let Some((at, ch)) = chars.next() {
         let outside_class = class_depth == 0;
         // A repeat operator here, and where it ends.
@@ -59,7 +61,7 @@ pub fn translate(pattern: &str) -> Result<String, String> {
                 AfterRepeat::No => {}
             }
             // `(?` opens a group's flags or name, not a repeat.
-            after_repeat = if ch == '?' && pattern[..at].ends_with('(') {
+            after_repeat = if ch == '?' && group_opened == Some(at) {
                 (AfterRepeat::No, 0)
             } else {
                 (AfterRepeat::Operator, at)
@@ -139,19 +141,22 @@ pub fn translate(pattern: &str) -> Result<String, String> {
                 class_depth -= 1;
                 out.push(']');
             }
-            '(' if outside_class && pattern[at..].starts_with("(?") => {
+            '(' if outside_class => {
+                group_opened = Some(at + 1);
                 // Flags RE2 knows only: `(?x)` and `(?u:…)` do not compile there.
-                let flags: String = pattern[at + 2..]
-                    .chars()
-                    .take_while(|flag| flag.is_ascii_alphabetic() || *flag == '-')
-                    .collect();
-                let closed = pattern[at + 2 + flags.len()..].starts_with([')', ':']);
-                if closed
-                    && flags
+                if let Some(after) = pattern[at..].strip_prefix("(?") {
+                    let flags: String = after
                         .chars()
-                        .any(|flag| flag != '-' && !RE2_FLAGS.contains(flag))
-                {
-                    return Err(format!("invalid or unsupported Perl syntax: `(?{flags}`"));
+                        .take_while(|flag| flag.is_ascii_alphabetic() || *flag == '-')
+                        .collect();
+                    let closed = after[flags.len()..].starts_with([')', ':']);
+                    if closed
+                        && flags
+                            .chars()
+                            .any(|flag| flag != '-' && !RE2_FLAGS.contains(flag))
+                    {
+                        return Err(format!("invalid or unsupported Perl syntax: `(?{flags}`"));
+                    }
                 }
                 out.push('(');
             }
@@ -191,9 +196,12 @@ fn repeat_count(text: &str) -> Option<u32> {
         return None;
     }
     let (low, high) = inside.split_once(',').unwrap_or((inside, inside));
+    // RE2 reads no leading zero (`{02}` is literal text).
     let number = |digits: &str| -> Option<u32> {
-        (!digits.is_empty() && digits.bytes().all(|byte| byte.is_ascii_digit()))
-            .then(|| digits.parse().unwrap_or(u32::MAX))
+        (!digits.is_empty()
+            && digits.bytes().all(|byte| byte.is_ascii_digit())
+            && (digits == "0" || !digits.starts_with('0')))
+        .then(|| digits.parse().unwrap_or(u32::MAX))
     };
     let low = number(low)?;
     let high = if high.is_empty() { low } else { number(high)? };
@@ -244,6 +252,10 @@ mod tests {
         assert!(matches(r"^a{,2}$", "a{,2}"));
         assert!(matches(r"^a{x}}$", "a{x}}"));
         assert!(matches(r"^a{2}$", "aa"));
+        // RE2 reads no leading zero in a count.
+        assert!(matches(r"^a{02}$", "a{02}"));
+        assert!(!matches(r"^a{02}$", "aa"));
+        assert!(matches(r"^a{0,2}$", "aa"));
     }
 
     #[test]
@@ -254,6 +266,7 @@ mod tests {
             ("a*?+", "*?+"),
             ("a{2}*", "{2}*"),
             ("a?{3}", "?{3}"),
+            (r"\(?*", "?*"),
         ] {
             assert_eq!(
                 translate(pattern),
