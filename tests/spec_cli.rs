@@ -1755,7 +1755,7 @@ fn an_array_where_a_spec_has_an_object_is_refused_not_read_field_by_field() {
             (
                 2,
                 "error: config.json:3: evaluation_spec.validators[0].config invalid config: \
-                 invalid type: sequence, expected an object\n"
+                 expected an object, found array\n"
                     .to_string()
             ),
             (
