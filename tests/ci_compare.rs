@@ -305,6 +305,43 @@ fn a_call_pairs_once_and_a_new_candidate_in_front_pairs_with_no_base_call() {
 }
 
 #[test]
+fn runs_of_one_candidate_each_pair_whatever_its_name() {
+    // The prompt edited in a new file: each run scored one candidate, and it is what is compared.
+    let sb = Sandbox::new();
+    sb.write("eval.sh", EVAL);
+    sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
+    sb.write("prompt_v1.txt", "old prompt\n");
+    sb.write("prompt_v2.txt", "new prompt\n");
+    for (prompt, scores, output) in [
+        ("prompt_v1.txt", "1 0.5", "base.jsonl"),
+        ("prompt_v2.txt", "0.5 0.5", "new.jsonl"),
+    ] {
+        let mut command = sb.evalctl();
+        command.args(["run", "--format", "json", "--skip-preflight"]);
+        command.args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"]);
+        succeeded(
+            command
+                .args([prompt, "--output", output])
+                .env("SCORES", scores),
+        );
+    }
+    let out = sb
+        .evalctl()
+        .args(["compare", "--format", "text", "base.jsonl", "new.jsonl"])
+        .args(["--fail-on-regression", "0.1"])
+        .output()
+        .unwrap();
+    assert_eq!(code(&out), 1, "{}", stderr_text(&out));
+    assert_eq!(
+        stdout_text(&out),
+        "prompt_v1.txt → prompt_v2.txt train: 0.7500 -> 0.5000, -0.2500 (95% CI -0.5000 to \
+         +0.0000); 2 pairs: 0 wins, 1 tie, 1 loss\n  regression: train #0 (line 1): 1.0000 \
+         -> 0.5000\nexit 1: the train score dropped by more than --fail-on-regression 0.1: \
+         prompt_v1.txt → prompt_v2.txt -0.2500\n"
+    );
+}
+
+#[test]
 fn a_candidate_whose_place_another_took_is_named_as_not_compared_with_its_file() {
     // Alpha pairs with itself (base cand-1, new cand-2); Beta, base cand-2, was dropped and
     // Gamma, new cand-1, added: both labels also name the compared Alpha in the other run.

@@ -509,14 +509,17 @@ fn compare_ends_with_the_closing_line_and_counts_in_words() {
 
 #[test]
 fn compare_warns_when_most_calls_are_unpaired() {
+    // Runs of other candidates (one run of one candidate would pair with the other whatever
+    // their names).
     let sb = sandbox();
-    for (candidate, file) in [("cot.txt", "cot.jsonl"), ("terse.txt", "terse.jsonl")] {
-        let out = run(
-            &sb,
-            "1 0.25 0.5",
-            candidate,
-            &["--format", "json", "--output", file, "--max-errors", "1"],
-        );
+    sb.write("short.txt", "Be brief.\n");
+    for (candidates, file) in [
+        (&["cot.txt"][..], "cot.jsonl"),
+        (&["terse.txt", "short.txt"][..], "terse.jsonl"),
+    ] {
+        let mut extra = vec!["--format", "json", "--output", file, "--max-errors", "2"];
+        extra.extend(&candidates[1..]);
+        let out = run(&sb, "1 0.25 0.5", candidates[0], &extra);
         assert_eq!(code(&out), 0, "{}", stderr_text(&out));
     }
     let out =
@@ -526,13 +529,14 @@ fn compare_warns_when_most_calls_are_unpaired() {
         );
     assert_eq!(
         stdout_text(&out),
-        "unpaired calls: 4 in base, 4 in new\n\
+        "unpaired calls: 4 in base, 8 in new\n\
          exit 0: no --fail-on-regression gate: the train score rose for 0, fell for 0 and held \
-         for 0 of 2 candidates; not compared, with no call in both runs: cot.txt, terse.txt\n"
+         for 0 of 3 candidates; not compared, with no call in both runs: cot.txt, terse.txt, \
+         short.txt\n"
     );
     assert_eq!(
         stderr_text(&out),
-        "warning: 4 of 4 calls in cot.jsonl and 4 of 4 calls in terse.jsonl are in one run \
+        "warning: 4 of 4 calls in cot.jsonl and 8 of 8 calls in terse.jsonl are in one run \
          only: they are not compared; with most calls unpaired, these are probably not two runs \
          of the same candidates and examples: check the files\n"
     );

@@ -137,13 +137,18 @@ fn paired_example<'a>(
         .expect("a paired call made the example") // ok: `at` and `slot` were recorded with it
 }
 
-/// Whether the two runs pair by example whatever their candidates: lines of `tasks score`,
-/// `tasks run` or `spec score` hold one candidate each (the outputs file, the model, the runs
-/// file), and it is what is compared.
+/// Whether the two runs pair by example whatever their candidates: each run holds one
+/// candidate, and it is what is compared. Lines of `tasks score`, `tasks run` or `spec score`
+/// always do (the outputs file, the model, the runs file); two `run`s do when each scored one
+/// candidate with at most one task model (`prompt_v1.txt`, then `prompt_v2.txt`).
 fn across_candidates(base: &ReadRun, new: &ReadRun) -> bool {
-    [base, new]
-        .iter()
-        .all(|read| read.accounted.run.command.is_some() && read.accounted.run.candidates == 1)
+    let one_candidate = |read: &ReadRun| {
+        let mut labels = read.records.values().map(CallRecord::candidate_label);
+        let first = labels.next();
+        read.accounted.run.candidates == 1
+            && (read.accounted.run.command.is_some() || labels.all(|label| Some(label) == first))
+    };
+    one_candidate(base) && one_candidate(new)
 }
 
 /// Compare the two runs, print the comparison and return the exit code.
