@@ -252,6 +252,31 @@ fn bad_gate_values_are_usage_errors() {
             )
         );
     }
+    // Values that do not go together are all said at once.
+    let out = run(
+        &sb,
+        "text",
+        &[
+            "--fail-under",
+            "1.5",
+            "--pass-score",
+            "-0.5",
+            "--task-model",
+            " ",
+        ],
+    );
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (
+            2,
+            "error: --fail-under: 1.5 is outside the unit score range [0, 1], so the gate could \
+             never pass; pass --score-range any for scores outside [0, 1]\n\
+             error: --pass-score: -0.5 is outside the unit score range [0, 1], so the gate could \
+             never fail; pass --score-range any for scores outside [0, 1]\n\
+             error: --task-model: must not be empty\n"
+                .to_string()
+        )
+    );
     for args in [
         &["--pass-score", "nan"][..],
         &["--score-range", "any", "--pass-score", "inf"],

@@ -18,6 +18,7 @@ use crate::evaluator::spec::SpecSpec;
 use crate::evaluator::EvaluatorSpec;
 use crate::input::CandidateSource;
 use crate::input::Source;
+use crate::llm::price::Pricing;
 use crate::llm::EndpointSpec;
 use crate::protocol::ScoreRange;
 use crate::record::{shard_of, MAX_SHARDS};
@@ -390,34 +391,30 @@ impl RunArgs {
             );
             return Err(Fatal::Invalid([no_evaluator].into_iter().chain(missing).collect()).into());
         };
+        // How the values go together: every such problem at once.
+        let mut problems: Vec<Problem> = Vec::new();
         if self.valset.is_some() && self.dataset.is_none() {
-            return Err(bad_flag(
+            problems.push(Problem::new(
                 "--valset",
                 "needs a dataset: pass --dataset FILE.jsonl (or set run.dataset in evalctl.toml)",
             ));
         }
-
-        let candidates = if let Some(file) = self.candidates {
-            if !candidate_files.is_empty() {
-                return Err(bad_flag(
-                    "--candidates",
+        let with_files = |flag: &str| {
+            (!candidate_files.is_empty()).then(|| {
+                Problem::new(
+                    flag,
                     format!(
                         "cannot be combined with candidate files ({})",
                         candidate_files.join(", ")
                     ),
-                ));
-            }
+                )
+            })
+        };
+        let candidates = if let Some(file) = self.candidates {
+            problems.extend(with_files("--candidates"));
             CandidateSource::Jsonl(Source::from_arg(&file))
         } else if !self.candidate.is_empty() {
-            if !candidate_files.is_empty() {
-                return Err(bad_flag(
-                    "--candidate",
-                    format!(
-                        "cannot be combined with candidate files ({})",
-                        candidate_files.join(", ")
-                    ),
-                ));
-            }
+            problems.extend(with_files("--candidate"));
             CandidateSource::Texts(self.candidate)
         } else if !candidate_files.is_empty() {
             CandidateSource::Files(candidate_files)
@@ -426,30 +423,36 @@ impl RunArgs {
         } else if !std::io::stdin().is_terminal() {
             CandidateSource::Stdin
         } else {
-            return Err(no_candidate(&evaluator, self.evaluator_command_typed));
+            let missing = Err(no_candidate(&evaluator, self.evaluator_command_typed));
+            noted(missing, CandidateSource::None, &mut problems)?
         };
 
         let score_range = match self.score_range {
             ScoreRangeArg::Unit => ScoreRange::Unit,
             ScoreRangeArg::Any => ScoreRange::Any,
         };
-        let fail_under = unit_threshold("--fail-under", self.fail_under, score_range)?;
-        let pass_score = unit_threshold("--pass-score", self.ci.pass_score, score_range)?;
+        let fail_under = unit_threshold("--fail-under", self.fail_under, score_range);
+        let fail_under = noted(fail_under, None, &mut problems)?;
+        let pass_score = unit_threshold("--pass-score", self.ci.pass_score, score_range);
+        let pass_score = noted(pass_score, None, &mut problems)?;
 
         // An empty model would reach evaluators as `task_model: ""`, and empty their
         // OPTIMIZE_ANYTHING_TASK_MODEL.
         if self.task_model.iter().any(|model| model.trim().is_empty()) {
-            return Err(bad_flag("--task-model", "must not be empty"));
+            problems.push(Problem::new("--task-model", "must not be empty"));
         }
-        let (generate, pricing) = self
-            .generate
-            .into_spec(&self.task_model, evaluator.judge_model())?;
-        if generate.is_some() && self.dataset.is_none() {
-            return Err(bad_flag(
+        let generating = self.generate.generate;
+        let spec = (self.generate).into_spec(&self.task_model, evaluator.judge_model());
+        let (generate, pricing) = noted(spec, (None, Pricing::default()), &mut problems)?;
+        if generating && self.dataset.is_none() {
+            problems.push(Problem::new(
                 "--generate",
                 "needs a dataset: each candidate is rendered for each example (pass --dataset \
                  FILE.jsonl, or set run.dataset in evalctl.toml)",
             ));
+        }
+        if !problems.is_empty() {
+            return Err(invalid(problems));
         }
         Ok(RunConfig {
             candidates,
@@ -695,6 +698,24 @@ fn no_candidate(evaluator: &EvaluatorSpec, typed: bool) -> anyhow::Error {
         }
     }
     bad_flag("run", message)
+}
+
+/// `result`'s value; or, for bad input, `fallback` with the problems added to `problems`, so that
+/// the other checks still run (any other error stands).
+fn noted<T>(
+    result: anyhow::Result<T>,
+    fallback: T,
+    problems: &mut Vec<Problem>,
+) -> anyhow::Result<T> {
+    match result.map_err(|err| err.downcast::<Fatal>()) {
+        Ok(value) => Ok(value),
+        Err(Ok(Fatal::Invalid(found))) => {
+            problems.extend(found);
+            Ok(fallback)
+        }
+        Err(Ok(other)) => Err(other.into()),
+        Err(Err(other)) => Err(other),
+    }
 }
 
 /// A gate's threshold (`--fail-under`, `--pass-score`): a finite number, and under the unit
