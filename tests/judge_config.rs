@@ -165,6 +165,22 @@ fn every_rubric_problem_is_reported_at_once() {
              error: {file}: quality_dimensions[1].name: duplicate dimension \"a\"\n\
              error: {file}: hard_constraints[0]: must not be empty\n"
         ));
+    // Names that differ only in case are one to a reply, whose names match in any case.
+    std::fs::write(
+        &rubric,
+        r#"{"quality_dimensions":[{"name":"Clarity"},{"name":"clarity"}]}"#,
+    )
+    .unwrap();
+    judge("ollama/llama3")
+        .args(["--format", "text", "--objective", "x", "--rubric"])
+        .arg(&rubric)
+        .assert()
+        .code(2)
+        .stdout("")
+        .stderr(format!(
+            "error: {file}: quality_dimensions[1].name: duplicate dimension \"clarity\" \
+             (\"Clarity\" in another case: a reply's names match in any case)\n"
+        ));
 }
 
 #[test]

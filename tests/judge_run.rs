@@ -186,6 +186,45 @@ scenario:dims
 }
 
 #[test]
+fn top_level_dimensions_and_weights_past_the_largest_float_score_as_written() {
+    let server = FakeJudge::start(Some(KEY));
+    let dir = tempfile::tempdir().unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["--rubric", &fixture("rubric.json")]);
+    command.args(["--candidate", "scenario:toplevel"]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    let toplevel = record(&result, "cand-1");
+    // 0.6 × 0.5 + 0.4 × 1.
+    assert_eq!(
+        (&toplevel["score"], &toplevel["side_info"]["reasoning"]),
+        (&json!(0.7), &json!("nested"))
+    );
+
+    // Two weights of 1e308 add up past the largest float: each is still half.
+    let huge = dir.path().join("huge.json");
+    std::fs::write(
+        &huge,
+        r#"{"quality_dimensions": [{"name": "clarity", "weight": 1e308}, {"name": "accuracy", "weight": 1e308}]}"#,
+    )
+    .unwrap();
+    let mut command = judge_run(&server, Some(KEY));
+    command.arg("--rubric").arg(&huge);
+    command.args(["--candidate", "scenario:perfect"]);
+    let result = finish(command, dir.path());
+    assert_eq!(result.code, 0, "stderr: {}", result.stderr);
+    assert_eq!(record(&result, "cand-1")["score"], json!(1.0));
+    let request = server.received().pop().expect("a judge call");
+    assert!(
+        request
+            .user_message()
+            .contains("- clarity (weight 0.50)\n- accuracy (weight 0.50)\n"),
+        "{}",
+        request.user_message()
+    );
+}
+
+#[test]
 fn hard_constraints_unchecked_given_as_a_string_or_unusable() {
     let server = FakeJudge::start(Some(KEY));
     let dir = tempfile::tempdir().unwrap();

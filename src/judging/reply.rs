@@ -10,8 +10,8 @@ use serde_json::{Map, Value};
 use super::rubric::Rubric;
 use crate::llm::reply::{excerpt, message_content};
 use crate::protocol::{
-    restore_tokens, to_standard_json, validate_score, Attempt, CallError, ErrorKind, Retry,
-    ScoreRange,
+    offset_as_written, restore_tokens, to_standard_json, validate_score, Attempt, CallError,
+    ErrorKind, Retry, ScoreRange,
 };
 use crate::text::{clip, json_type};
 
@@ -172,21 +172,29 @@ fn find_object(text: &str) -> Option<Map<String, Value>> {
     first
 }
 
-/// The JSON objects that start in `text` (at its first [`MAX_OBJECT_STARTS`] `{`), plain,
-/// fenced or wrapped in prose, in order.
+/// [`top_level_objects`], bare `NaN` and `Infinity` tokens read as the lenient reader does.
 fn objects_in(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
-    text.match_indices('{')
-        .take(MAX_OBJECT_STARTS)
-        .filter_map(|(start, _)| {
-            let rest = &text[start..];
-            leading_object(rest)
-                .or_else(|| to_standard_json(rest).and_then(|replaced| leading_object(&replaced)))
+    top_level(text, |rest| {
+        leading_object(rest).or_else(|| {
+            let replaced = to_standard_json(rest)?;
+            let (object, length) = leading_object(&replaced)?;
+            Some((object, offset_as_written(&replaced, length)))
         })
+    })
 }
 
 /// The JSON objects in `text` that are not inside another (plain, fenced or wrapped in prose),
 /// in order: an object nested in a reply is never taken for the reply.
 pub(crate) fn top_level_objects(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
+    top_level(text, leading_object)
+}
+
+/// The objects `read` finds at the `{`s of `text` (its first [`MAX_OBJECT_STARTS`]) that are
+/// not inside an object found before.
+fn top_level<'a>(
+    text: &'a str,
+    read: impl Fn(&str) -> Option<(Map<String, Value>, usize)> + 'a,
+) -> impl Iterator<Item = Map<String, Value>> + 'a {
     let mut resume = 0;
     text.match_indices('{')
         .take(MAX_OBJECT_STARTS)
@@ -194,25 +202,17 @@ pub(crate) fn top_level_objects(text: &str) -> impl Iterator<Item = Map<String, 
             if start < resume {
                 return None;
             }
-            let mut values =
-                serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
-            match values.next() {
-                Some(Ok(Value::Object(object))) => {
-                    resume = start + values.byte_offset();
-                    Some(object)
-                }
-                _ => None,
-            }
+            let (object, length) = read(&text[start..])?;
+            resume = start + length;
+            Some(object)
         })
 }
 
-/// The JSON object `text` starts with, whatever follows it.
-fn leading_object(text: &str) -> Option<Map<String, Value>> {
-    match serde_json::Deserializer::from_str(text)
-        .into_iter::<Value>()
-        .next()
-    {
-        Some(Ok(Value::Object(object))) => Some(object),
+/// The JSON object `text` starts with, whatever follows it, and its length in bytes.
+fn leading_object(text: &str) -> Option<(Map<String, Value>, usize)> {
+    let mut values = serde_json::Deserializer::from_str(text).into_iter::<Value>();
+    match values.next() {
+        Some(Ok(Value::Object(object))) => Some((object, values.byte_offset())),
         _ => None,
     }
 }

@@ -2,7 +2,8 @@
 //! strictly and in full (every problem, each naming the file and the offending field, in one
 //! report) and with weights normalised to sum to 1.
 
-use std::collections::HashSet;
+use std::collections::hash_map::Entry;
+use std::collections::HashMap;
 use std::path::Path;
 
 use serde_json::{Map, Value};
@@ -61,7 +62,7 @@ impl Rubric {
             .map(|(key, reason)| JsonProblem::at_key(key, reason))
             .collect();
         let mut dimensions = Vec::new();
-        let mut names = HashSet::new();
+        let mut names = HashMap::new();
         for (index, item) in array(object, "quality_dimensions", &mut problems)
             .iter()
             .enumerate()
@@ -90,7 +91,15 @@ impl Rubric {
         if !problems.is_empty() {
             return Err(problems);
         }
-        let total: f64 = dimensions.iter().map(|d| d.weight).sum();
+        let mut total: f64 = dimensions.iter().map(|d| d.weight).sum();
+        if total.is_infinite() {
+            // Weights near the largest float add up past it: they are scaled down first.
+            let largest = dimensions.iter().map(|d| d.weight).fold(0.0, f64::max);
+            for dimension in &mut dimensions {
+                dimension.weight /= largest;
+            }
+            total = dimensions.iter().map(|d| d.weight).sum();
+        }
         for dimension in &mut dimensions {
             dimension.weight /= total;
         }
@@ -126,7 +135,10 @@ fn array<'a>(
 
 /// One dimension, checking every field of it (and its name against the `names` seen before), or
 /// every problem found, located relative to the dimension.
-fn dimension(item: &Value, names: &mut HashSet<String>) -> Result<Dimension, Vec<JsonProblem>> {
+fn dimension(
+    item: &Value,
+    names: &mut HashMap<String, String>,
+) -> Result<Dimension, Vec<JsonProblem>> {
     let object = strict::as_object(item).map_err(|reason| vec![JsonProblem::new("", reason)])?;
     let mut problems: Vec<JsonProblem> = strict::unknown_keys(object, &DIMENSION_KEYS)
         .map(|(key, reason)| JsonProblem::at_key(key, reason))
@@ -146,12 +158,24 @@ fn dimension(item: &Value, names: &mut HashSet<String>) -> Result<Dimension, Vec
     let description = object
         .get("description")
         .and_then(|text| field("description", non_empty_string(text)));
+    // A reply's dimensions are matched by name in any ASCII case: `a` and `A` would be one.
     if let Some(name) = &name {
-        if !names.insert(name.clone()) {
-            problems.push(JsonProblem::at_key(
+        match names.entry(name.to_ascii_lowercase()) {
+            Entry::Vacant(slot) => {
+                slot.insert(name.clone());
+            }
+            Entry::Occupied(first) if first.get() == name => problems.push(JsonProblem::at_key(
                 "name",
                 format!("duplicate dimension {name:?}"),
-            ));
+            )),
+            Entry::Occupied(first) => problems.push(JsonProblem::at_key(
+                "name",
+                format!(
+                    "duplicate dimension {name:?} ({:?} in another case: a reply's names match \
+                     in any case)",
+                    first.get()
+                ),
+            )),
         }
     }
     let weight = weight(object.get("weight"))
@@ -206,6 +230,15 @@ mod tests {
         .unwrap();
         assert_eq!(rubric.dimensions[0].weight, 0.75);
         assert_eq!(rubric.dimensions[1].weight, 0.25);
+        // Weights whose sum no float holds are scaled down first.
+        let huge = Rubric::from_value(&json!({
+            "quality_dimensions": [{"name": "a", "weight": 1e308}, {"name": "b", "weight": 1e308}],
+        }))
+        .unwrap();
+        assert_eq!(
+            (huge.dimensions[0].weight, huge.dimensions[1].weight),
+            (0.5, 0.5)
+        );
         assert_eq!(rubric.hard_constraints, ["under 200 words"]);
         let equal =
             Rubric::from_value(&json!({"quality_dimensions": [{"name": "a"}, {"name": "b"}]}))
@@ -248,6 +281,11 @@ mod tests {
             (
                 json!({"quality_dimensions": [{"name": "a"}, {"name": "a"}]}),
                 "quality_dimensions[1].name: duplicate dimension \"a\"",
+            ),
+            (
+                json!({"quality_dimensions": [{"name": "Clarity"}, {"name": "clarity"}]}),
+                "quality_dimensions[1].name: duplicate dimension \"clarity\" (\"Clarity\" in \
+                 another case: a reply's names match in any case)",
             ),
             (
                 json!({"hard_constraints": ["ok", 3]}),

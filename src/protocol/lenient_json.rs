@@ -48,7 +48,7 @@ pub fn to_standard_json(text: &str) -> Option<String> {
         if ch == '"' {
             in_string = true;
         } else if let Some(token) = TOKENS.iter().find(|token| rest.starts_with(*token)) {
-            out.push_str(&format!("\"\\u0000{token}\""));
+            out.push_str(&format!("{SENTINEL_START}{token}\""));
             rest = &rest[token.len()..];
             replaced = true;
             continue;
@@ -77,6 +77,20 @@ fn escape_at(text: &str) -> (&str, bool) {
         }
     }
 }
+
+/// The byte offset in the original text of `offset` in `standard`, which [`to_standard_json`]
+/// made from it: each token before it is 8 bytes longer as its sentinel string
+/// (`NaN` → `"\u0000NaN"`), and each replaced surrogate escape is as long as it was.
+pub fn offset_as_written(standard: &str, offset: usize) -> usize {
+    let before = standard.get(..offset).unwrap_or(standard);
+    offset - SENTINEL_GROWTH * before.matches(SENTINEL_START).count()
+}
+
+/// How a sentinel string starts in the standard JSON text.
+const SENTINEL_START: &str = "\"\\u0000";
+
+/// How many bytes longer a sentinel string is than its token: its quotes and the `\u0000`.
+const SENTINEL_GROWTH: usize = 8;
 
 /// If `value` is a sentinel, the token it stands for.
 pub fn sentinel_token(value: &Value) -> Option<&str> {

@@ -11,7 +11,7 @@ mod payload;
 mod retry;
 mod score;
 
-pub use lenient_json::{parse_lenient, restore_tokens, to_standard_json};
+pub use lenient_json::{offset_as_written, parse_lenient, restore_tokens, to_standard_json};
 pub use outcome::{Attempt, CallError, ErrorKind, Findings, Retry};
 pub use payload::{build_payload, PREFLIGHT_CANDIDATE};
 pub use retry::{with_retries, CallWaits};

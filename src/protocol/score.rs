@@ -3,7 +3,7 @@
 
 use serde_json::{Map, Value};
 
-use super::lenient_json::{restore_tokens, sentinel_token, to_standard_json};
+use super::lenient_json::{offset_as_written, restore_tokens, sentinel_token, to_standard_json};
 use super::outcome::{CallError, ErrorKind};
 use crate::input::{
     json_error_what, parse_unique_str, repeated_key_reason, repeated_key_reason_at,
@@ -174,15 +174,13 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
     ))
 }
 
-/// The column of `err` in the answer `standard` was rewritten from: each `NaN`/`Infinity` token
-/// before it on its line is 8 characters longer as its sentinel string (`"\u0000NaN"`).
+/// The column of `err` in the answer `standard` was rewritten from ([`offset_as_written`]).
 fn column_as_written(standard: &str, err: &serde_json::Error) -> usize {
     let line = standard
         .lines()
         .nth(err.line().saturating_sub(1))
         .unwrap_or("");
-    let before = line.get(..err.column().min(line.len())).unwrap_or(line);
-    err.column() - 8 * before.matches("\"\\u0000").count()
+    offset_as_written(line, err.column())
 }
 
 #[cfg(test)]

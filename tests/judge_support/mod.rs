@@ -195,6 +195,10 @@ fn answer(request: &Request, received: &Received, seen: &Mutex<HashMap<String, u
         "dims" => completion(r#"{"dimensions": {"clarity": 0.8}, "hard_constraints_satisfied": true, "reasoning": "accuracy forgotten"}"#),
         "violation" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": false, "reasoning": "too long"}"#),
         "nojson" => completion("I would rather not.\nThere is no JSON here.\nGoodbye."),
+        "perfect" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": true, "reasoning": "flawless"}"#),
+        // Dimensions as top-level keys, one of them as `{"score": x}`: the nested object with a
+        // `score` is part of the reply, not the reply.
+        "toplevel" => completion(r#"{"clarity": 0.5, "accuracy": {"score": 1}, "hard_constraints_satisfied": true, "reasoning": "nested"}"#),
         "unchecked" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 0.5}, "reasoning": "constraints not mentioned"}"#),
         "constraintstring" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": "False", "reasoning": "stringly"}"#),
         "constraintbad" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": "mostly", "reasoning": "hedging"}"#),
