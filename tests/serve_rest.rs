@@ -551,8 +551,47 @@ fn streaming_sends_each_result_in_order_then_the_summary() {
         .json();
     assert_eq!(stored["results"].as_array().unwrap(), &lines[..5].to_vec());
     assert_eq!(stored["summary"], summary["summary"]);
-    let bad = server.request("POST", "/evaluate?stream=yes", &[], &capitals_request(1));
-    assert_eq!(bad.status, 400);
+    // The query is read as a form is: percent-encoded, and each parameter once.
+    for (query, status, message) in [
+        (
+            "stream=yes",
+            400,
+            Some("query parameter stream: expected true or false, found `yes`"),
+        ),
+        ("stream=%74rue", 200, None),
+        (
+            "stream=true&stream=false",
+            400,
+            Some("query parameter stream is given twice: keep one"),
+        ),
+        ("other=1&stream=false", 200, None),
+    ] {
+        let reply = server.request(
+            "POST",
+            &format!("/evaluate?{query}"),
+            &[],
+            &capitals_request(1),
+        );
+        assert_eq!(reply.status, status, "{query}");
+        if let Some(message) = message {
+            assert_eq!(
+                reply.json(),
+                json!({"error": "validation_error", "message": message}),
+                "{query}"
+            );
+        } else {
+            let streamed = query.contains("%74rue");
+            assert_eq!(
+                reply.header("content-type"),
+                Some(if streamed {
+                    "application/x-ndjson"
+                } else {
+                    "application/json"
+                }),
+                "{query}"
+            );
+        }
+    }
 }
 
 #[test]

@@ -16,6 +16,7 @@ use tokio_stream::wrappers::ReceiverStream;
 use tokio_stream::StreamExt;
 
 use super::engine::{ApiError, Engine, ErrorKind, Limits, Place, FEP_VERSION};
+use crate::text::{clip, one_line, ECHOED};
 
 /// The OpenAPI document of this API, as served.
 const OPENAPI: &str = include_str!("../../docs/openapi.yaml");
@@ -201,23 +202,30 @@ fn names_loopback(host: &str) -> bool {
             .is_ok_and(|address| address.is_loopback())
 }
 
-/// `?stream=true|false` (absent: false).
+/// `?stream=true|false` (absent: false), percent-encoded or not; given twice, refused as a JSON
+/// key given twice is.
 fn stream_requested(uri: &Uri) -> Result<bool, ApiError> {
-    let mut stream = false;
-    for pair in uri.query().unwrap_or("").split('&') {
-        match pair.split_once('=').unwrap_or((pair, "")) {
-            ("stream", "true") => stream = true,
-            ("stream", "false") => stream = false,
-            ("stream", other) => {
-                return Err(ApiError::new(
-                    ErrorKind::Validation,
-                    format!("query parameter stream: expected true or false, found `{other}`"),
+    let mut stream = None;
+    for (name, value) in form_urlencoded::parse(uri.query().unwrap_or("").as_bytes()) {
+        if name != "stream" {
+            continue;
+        }
+        let refused = |message: String| Err(ApiError::new(ErrorKind::Validation, message));
+        if stream.is_some() {
+            return refused("query parameter stream is given twice: keep one".to_string());
+        }
+        stream = Some(match value.as_ref() {
+            "true" => true,
+            "false" => false,
+            other => {
+                return refused(format!(
+                    "query parameter stream: expected true or false, found `{}`",
+                    clip(&one_line(other), ECHOED)
                 ))
             }
-            _ => {}
-        }
+        });
     }
-    Ok(stream)
+    Ok(stream.unwrap_or(false))
 }
 
 async fn evaluate(
