@@ -177,6 +177,15 @@ fn every_summary_counts_cached_calls_and_their_tokens_as_saved() {
          \n\
          exit 0: all 2 calls succeeded\n"
     );
+    // The JSON says so too: none spent, all saved.
+    let json = json_stdout(&usage_run(&sb, "json", &[]));
+    assert_eq!(
+        (&json["usage"], &json["usage_saved"]),
+        (
+            &serde_json::json!({"prompt_tokens": 0, "completion_tokens": 0}),
+            &serde_json::json!({"prompt_tokens": 20, "completion_tokens": 4})
+        )
+    );
 
     // One example more: one call made, two answered by the cache.
     sb.write("d.jsonl", "{\"q\": 1}\n{\"q\": 2}\n{\"q\": 3}\n");

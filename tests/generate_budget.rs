@@ -112,12 +112,14 @@ fn tokens_the_cache_answered_are_shown_as_saved_in_json_and_markdown() {
     assert_eq!(code(&again), 0, "{}", stderr_text(&again));
     assert_eq!(server.requests().len(), 6);
     let summary = json_stdout(&again);
-    let saved = json!({"usage_saved": {"prompt_tokens": 36, "completion_tokens": 9}});
+    let none = json!({"prompt_tokens": 0, "completion_tokens": 0});
+    let saved =
+        json!({"usage": none, "usage_saved": {"prompt_tokens": 36, "completion_tokens": 9}});
     assert_eq!(summary["candidates"][0]["generation"], saved);
     assert_eq!(summary["candidates"][1]["generation"], saved);
     assert_eq!(
         summary["generation"],
-        json!({"usage_saved": {"prompt_tokens": 72, "completion_tokens": 18}})
+        json!({"usage": none, "usage_saved": {"prompt_tokens": 72, "completion_tokens": 18}})
     );
     let markdown = two_models(&sb, &url, "markdown", &cache);
     assert_eq!(code(&markdown), 0, "{}", stderr_text(&markdown));

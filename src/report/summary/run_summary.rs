@@ -81,7 +81,7 @@ pub struct Summary {
     pub score_range: ScoreRange,
     /// Call counts.
     pub calls: Calls,
-    /// Tokens spent, when any call made reported `usage`.
+    /// Tokens spent, when any call reported `usage` (zeros when only cached calls did).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
     /// Tokens the cache saved: what the calls it answered reported when they were made.

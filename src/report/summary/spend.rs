@@ -73,9 +73,11 @@ pub struct Tokens {
 }
 
 impl Tokens {
-    /// Count `usage` as spent, or as saved when the cache answered (`cached`).
+    /// Count `usage` as spent, or as saved when the cache answered (`cached`): then what was
+    /// spent is there too, if only as zeros (a run answered wholly from the cache spent none).
     pub(super) fn add(&mut self, usage: Usage, cached: bool) {
         let total = if cached {
+            self.usage.get_or_insert_with(Usage::default);
             &mut self.usage_saved
         } else {
             &mut self.usage
