@@ -489,16 +489,22 @@ fn as_compared(value: &Value) -> Result<Compared, String> {
     let float = as_number(value)?;
     Ok(Compared {
         float,
-        whole: as_whole(value),
+        whole: as_whole(value, float),
     })
 }
 
-/// The whole number a JSON number is written as (`12`, `-340282366920938463463374607431768211457`),
-/// or `None` for one written with a fraction or an exponent.
-fn as_whole(value: &Value) -> Option<Whole> {
+/// The whole number a JSON number (whose 64-bit float is `float`) is written as (`12`,
+/// `-340282366920938463463374607431768211457`), or `None` for one written with a fraction or an
+/// exponent.
+fn as_whole(value: &Value, float: f64) -> Option<Whole> {
     if let Some(fits) = (value.as_i64().map(i128::from)).or_else(|| value.as_u64().map(i128::from))
     {
         return Some(Whole::Fits(fits));
+    }
+    // A whole number no 64-bit integer holds is at least 2^63 either way, and so is its float:
+    // any other number is compared as a float, with no need to read its digits.
+    if float.fract() != 0.0 || float.abs() < 9_223_372_036_854_775_808.0 {
+        return None;
     }
     let Value::Number(number) = value else {
         return None;
