@@ -260,6 +260,18 @@ fn equal_scores_in_any_order_tie_and_a_drop_of_the_limit_itself_passes() {
     );
 }
 
+/// `evalctl run` of the candidate texts `candidates`, in order, with `eval.sh` over `d.jsonl`,
+/// into `output`.
+fn run_texts(sb: &Sandbox, candidates: &[&str], output: &str) {
+    let mut command = sb.evalctl();
+    command.args(["run", "--format", "json", "--skip-preflight"]);
+    command.args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"]);
+    for candidate in candidates {
+        command.args(["--candidate", candidate]);
+    }
+    succeeded(command.args(["--output", output]));
+}
+
 #[test]
 fn a_call_pairs_once_and_a_new_candidate_in_front_pairs_with_no_base_call() {
     let sb = Sandbox::new();
@@ -269,18 +281,9 @@ fn a_call_pairs_once_and_a_new_candidate_in_front_pairs_with_no_base_call() {
          *'\"i\":0'*) echo '{\"score\": 0.2}';; *) echo '{\"score\": 1}';; esac\n",
     );
     sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n{\"i\":2}\n");
-    let run = |candidates: &[&str], output: &str| {
-        let mut command = sb.evalctl();
-        command.args(["run", "--format", "json", "--skip-preflight"]);
-        command.args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"]);
-        for candidate in candidates {
-            command.args(["--candidate", candidate]);
-        }
-        succeeded(command.args(["--output", output]));
-    };
-    run(&["good"], "base.jsonl");
+    run_texts(&sb, &["good"], "base.jsonl");
     // `good` is now cand-2; cand-1, the position `good` had, is a new text.
-    run(&["bad idea", "good"], "new.jsonl");
+    run_texts(&sb, &["bad idea", "good"], "new.jsonl");
     let compare = || {
         sb.evalctl()
             .args(["compare", "--format", "text", "base.jsonl", "new.jsonl"])
@@ -353,16 +356,8 @@ fn a_candidate_whose_place_another_took_is_named_as_not_compared_with_its_file()
          esac\n",
     );
     sb.write("d.jsonl", "{\"i\":0}\n{\"i\":1}\n");
-    for (candidates, output) in [
-        (["Alpha", "Beta"], "base.jsonl"),
-        (["Gamma", "Alpha"], "new.jsonl"),
-    ] {
-        let mut command = sb.evalctl();
-        command.args(["run", "--format", "json", "--skip-preflight"]);
-        command.args(["--evaluator-command", "sh eval.sh", "--dataset", "d.jsonl"]);
-        command.args(["--candidate", candidates[0], "--candidate", candidates[1]]);
-        succeeded(command.args(["--output", output]));
-    }
+    run_texts(&sb, &["Alpha", "Beta"], "base.jsonl");
+    run_texts(&sb, &["Gamma", "Alpha"], "new.jsonl");
     let compare = |format: &str| {
         sb.evalctl()
             .args(["compare", "--format", format, "base.jsonl", "new.jsonl"])
