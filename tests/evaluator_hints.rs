@@ -180,8 +180,13 @@ fn a_shebang_line_with_windows_line_endings_is_named_even_without_a_probe() {
                 "error: evaluator preflight failed for command './eval.sh' (cwd: {}): \
                  './eval.sh': the script has Windows line endings (CRLF): its shebang line ends \
                  in a carriage return, which the system takes as part of the interpreter's \
-                 name; convert the file (dos2unix ./eval.sh, or sed -i 's/\\r$//' ./eval.sh)\n",
-                sandbox.path().display()
+                 name; convert the file (dos2unix ./eval.sh, or sed -i 's/\\r$//' ./eval.sh){}\n",
+                sandbox.path().display(),
+                if skip.is_empty() {
+                    ""
+                } else {
+                    " (--skip-preflight skips the probe call, not this check)"
+                }
             ),
             "{skip:?}"
         );

@@ -926,7 +926,7 @@ fn a_remote_task_model_without_a_key_is_refused_even_without_preflight() {
         &args,
         &[],
         3,
-        "error: task model preflight failed for model openai/gpt-4o-mini at https://api.openai.com/v1: no API key: OPENAI_API_KEY is not set (export it, or name another variable with --task-api-key-env; only a local --task-base-url works without a key)\n",
+        "error: task model preflight failed for model openai/gpt-4o-mini at https://api.openai.com/v1: no API key: OPENAI_API_KEY is not set (export it, or name another variable with --task-api-key-env; only a local --task-base-url works without a key) (--skip-preflight skips the probe call, not this check)\n",
     );
 }
 

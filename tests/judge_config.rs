@@ -201,7 +201,7 @@ fn a_missing_key_fails_preflight_for_a_remote_endpoint() {
                 "error: evaluator preflight failed for judge openai/gpt-4o-mini at \
                  https://api.openai.com/v1: no API key: OPENAI_API_KEY is not set (export it, or \
                  name another variable with --judge-api-key-env; only a local --judge-base-url \
-                 works without a key)\n",
+                 works without a key) (--skip-preflight skips the probe call, not this check)\n",
             );
     }
     judge("groq/llama-3.1-8b-instant")

@@ -418,7 +418,10 @@ fn setup_checks_run_even_with_skip_preflight() {
     let cwd = canonical(&sb);
     assert_fails(
         &out,
-        &format!("{PREFIX}command 'sh missing.sh' (cwd: {cwd}): script 'missing.sh' not found"),
+        &format!(
+            "{PREFIX}command 'sh missing.sh' (cwd: {cwd}): script 'missing.sh' not found \
+             (--skip-preflight skips the probe call, not this check)"
+        ),
     );
 
     sb.write("eval.sh", "touch called\nexit 1\n");

@@ -190,10 +190,13 @@ impl Generator {
             .into()
         };
         for model in &self.models {
-            model
-                .model
-                .check_setup()
-                .map_err(|reason| fail(model, reason))?;
+            model.model.check_setup().map_err(|reason| match probe {
+                true => fail(model, reason),
+                false => fail(
+                    model,
+                    format!("{reason} (--skip-preflight skips the probe call, not this check)"),
+                ),
+            })?;
         }
         if !probe {
             return Ok(());

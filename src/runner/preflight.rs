@@ -35,10 +35,16 @@ pub async fn preflight(
         ))
         .into()
     };
-    evaluator.check_setup().map_err(fail)?;
     if !probe {
+        // A setup that cannot work fails every call: it is said even with --skip-preflight.
+        evaluator.check_setup().map_err(|cause| {
+            fail(format!(
+                "{cause} (--skip-preflight skips the probe call, not this check)"
+            ))
+        })?;
         return Ok(Probe::Skipped);
     }
+    evaluator.check_setup().map_err(fail)?;
     evaluator.check_access().await.map_err(fail)?;
     if !evaluator.probes() {
         return Ok(Probe::Skipped);
