@@ -277,6 +277,16 @@ fn bad_gate_values_are_usage_errors() {
                 .to_string()
         )
     );
+    // An empty model is said once, not again as a model given twice.
+    let out = run(
+        &sb,
+        "text",
+        &["--task-model=", "--task-model=", "--generate"],
+    );
+    assert_eq!(
+        (code(&out), stderr_text(&out)),
+        (2, "error: --task-model: must not be empty\n".to_string())
+    );
     for args in [
         &["--pass-score", "nan"][..],
         &["--score-range", "any", "--pass-score", "inf"],

@@ -438,11 +438,17 @@ impl RunArgs {
 
         // An empty model would reach evaluators as `task_model: ""`, and empty their
         // OPTIMIZE_ANYTHING_TASK_MODEL.
-        if self.task_model.iter().any(|model| model.trim().is_empty()) {
+        let empty_model = self.task_model.iter().any(|model| model.trim().is_empty());
+        if empty_model {
             problems.push(Problem::new("--task-model", "must not be empty"));
         }
         let generating = self.generate.generate;
-        let spec = (self.generate).into_spec(&self.task_model, evaluator.judge_model());
+        // The models are checked further only when none is empty (`--task-model=` twice is no
+        // model given twice).
+        let spec = match empty_model {
+            true => Ok((None, Pricing::default())),
+            false => (self.generate).into_spec(&self.task_model, evaluator.judge_model()),
+        };
         let (generate, pricing) = noted(spec, (None, Pricing::default()), &mut problems)?;
         if generating && self.dataset.is_none() {
             problems.push(Problem::new(
