@@ -196,6 +196,19 @@ fn top_level_dimensions_and_weights_past_the_largest_float_score_as_written() {
     assert_eq!(result.code, 0, "stderr: {}", result.stderr);
     let toplevel = record(&result, "cand-1");
     // 0.6 × 0.5 + 0.4 × 1.
+    let mut command = judge_run(&server, Some(KEY));
+    command.args(["--candidate", "scenario:nestednan"]);
+    let nested = finish(command, dir.path());
+    assert_eq!(nested.code, 1, "stderr: {}", nested.stderr);
+    let nested = record(&nested, "cand-1");
+    assert_eq!(
+        (&nested["score"], &nested["error"]["kind"]),
+        (&json!(0.0), &json!("invalid_output"))
+    );
+    assert_eq!(
+        nested["error"]["message"],
+        r#"the judge's reply has no "score"; judge reply: {"verdict": NaN, "a": "\u0000", "b": "\u0000", "note": {"score": 1}}"#
+    );
     assert_eq!(
         (&toplevel["score"], &toplevel["side_info"]["reasoning"]),
         (&json!(0.7), &json!("nested"))

@@ -299,6 +299,11 @@ fn invalid_output_errors_quote_stderr() {
     for (answer, key, column) in [
         (r#"{"score": 1, "score": 0}"#, "score", 20),
         (r#"{"score": 0.5, "x": NaN, "x": 1}"#, "x", 28),
+        (
+            r#"{"score": 0.5, "a": "\u0000", "x": NaN, "x": 1}"#,
+            "x",
+            43,
+        ),
         (r#"{"score": 0.5, "x": "\ud83d", "x": 1}"#, "x", 33),
     ] {
         let (_, record) = run_once(&sb, answer, "unit", &[]);

@@ -178,7 +178,7 @@ fn objects_in(text: &str) -> impl Iterator<Item = Map<String, Value>> + '_ {
         leading_object(rest).or_else(|| {
             let replaced = to_standard_json(rest)?;
             let (object, length) = leading_object(&replaced)?;
-            Some((object, offset_as_written(&replaced, length)))
+            Some((object, offset_as_written(rest, &replaced, length)))
         })
     })
 }

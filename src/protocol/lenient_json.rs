@@ -78,12 +78,32 @@ fn escape_at(text: &str) -> (&str, bool) {
     }
 }
 
-/// The byte offset in the original text of `offset` in `standard`, which [`to_standard_json`]
-/// made from it: each token before it is 8 bytes longer as its sentinel string
-/// (`NaN` → `"\u0000NaN"`), and each replaced surrogate escape is as long as it was.
-pub fn offset_as_written(standard: &str, offset: usize) -> usize {
-    let before = standard.get(..offset).unwrap_or(standard);
-    offset - SENTINEL_GROWTH * before.matches(SENTINEL_START).count()
+/// The byte offset in `original` of `offset` in `standard`, which [`to_standard_json`] made from
+/// it: each token it replaced before there is 8 bytes longer as its sentinel string (`NaN` →
+/// `"\u0000NaN"`), and a replaced surrogate escape is as long as it was. A sentinel is told from
+/// a string of the text's own that starts the same way by what stands in `original` there: a
+/// token, not a quote.
+pub fn offset_as_written(original: &str, standard: &str, offset: usize) -> usize {
+    let (original, standard) = (original.as_bytes(), standard.as_bytes());
+    let (mut at, mut at_standard) = (0, 0);
+    while at_standard < offset.min(standard.len()) && at < original.len() {
+        let sentinel =
+            standard[at_standard..].starts_with(SENTINEL_START.as_bytes()) && original[at] != b'"';
+        match TOKENS
+            .iter()
+            .find(|token| sentinel && original[at..].starts_with(token.as_bytes()))
+        {
+            Some(token) => {
+                at += token.len();
+                at_standard += token.len() + SENTINEL_GROWTH;
+            }
+            None => {
+                at += 1;
+                at_standard += 1;
+            }
+        }
+    }
+    at
 }
 
 /// How a sentinel string starts in the standard JSON text.
@@ -115,6 +135,26 @@ pub fn restore_tokens(value: &mut Value) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_offset_in_the_standard_text_is_found_in_the_text_as_written() {
+        // A string of the text's own that starts as a sentinel does is no sentinel.
+        let text = r#"{"a": NaN, "b": "\u0000x", "c": -Infinity, "d": "\ud83d"}"#;
+        let standard = to_standard_json(text).unwrap();
+        for (written, name) in [(11, "\"b\""), (27, "\"c\""), (43, "\"d\"")] {
+            let offset = standard.find(name).unwrap();
+            assert_eq!(
+                offset_as_written(text, &standard, offset),
+                written,
+                "{name}"
+            );
+            assert_eq!(&text[written..written + name.len()], name);
+        }
+        assert_eq!(
+            offset_as_written(text, &standard, standard.len()),
+            text.len()
+        );
+    }
 
     #[test]
     fn tokens_outside_strings_become_sentinels() {

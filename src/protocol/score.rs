@@ -154,9 +154,10 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
         match parse_unique_str(&standard) {
             Ok(value) => return Ok(value),
             Err(lenient_err) => {
-                if let Some(reason) =
-                    repeated_key_reason_at(&lenient_err, column_as_written(&standard, &lenient_err))
-                {
+                if let Some(reason) = repeated_key_reason_at(
+                    &lenient_err,
+                    column_as_written(text, &standard, &lenient_err),
+                ) {
                     return Err(ambiguous(reason));
                 }
             }
@@ -174,13 +175,17 @@ fn parse_json(raw: &[u8]) -> Result<Value, CallError> {
     ))
 }
 
-/// The column of `err` in the answer `standard` was rewritten from ([`offset_as_written`]).
-fn column_as_written(standard: &str, err: &serde_json::Error) -> usize {
-    let line = standard
-        .lines()
-        .nth(err.line().saturating_sub(1))
-        .unwrap_or("");
-    offset_as_written(line, err.column())
+/// The column of `err` in the answer `text`, which `standard` was rewritten from
+/// ([`offset_as_written`]).
+fn column_as_written(text: &str, standard: &str, err: &serde_json::Error) -> usize {
+    fn line(text: &str, number: usize) -> &str {
+        text.lines().nth(number.saturating_sub(1)).unwrap_or("")
+    }
+    offset_as_written(
+        line(text, err.line()),
+        line(standard, err.line()),
+        err.column(),
+    )
 }
 
 #[cfg(test)]

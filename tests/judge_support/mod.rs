@@ -195,6 +195,8 @@ fn answer(request: &Request, received: &Received, seen: &Mutex<HashMap<String, u
         "dims" => completion(r#"{"dimensions": {"clarity": 0.8}, "hard_constraints_satisfied": true, "reasoning": "accuracy forgotten"}"#),
         "violation" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": false, "reasoning": "too long"}"#),
         "nojson" => completion("I would rather not.\nThere is no JSON here.\nGoodbye."),
+        // A NaN and a string that starts as its stand-in does, then a nested `score`.
+        "nestednan" => completion(r#"{"verdict": NaN, "a": "\u0000", "b": "\u0000", "note": {"score": 1}}"#),
         "perfect" => completion(r#"{"dimensions": {"clarity": 1, "accuracy": 1}, "hard_constraints_satisfied": true, "reasoning": "flawless"}"#),
         // Dimensions as top-level keys, one of them as `{"score": x}`: the nested object with a
         // `score` is part of the reply, not the reply.
