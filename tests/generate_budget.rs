@@ -100,6 +100,43 @@ fn summarize_lists_the_rows_in_the_order_of_the_file_every_time() {
 }
 
 #[test]
+fn a_run_the_cache_answers_whole_pays_for_no_probe_either() {
+    // With preflight on, each task model answers a probe first: a completion like any other,
+    // which the cache answers the second time.
+    let server = fake_openai();
+    let sb = Sandbox::new();
+    sb.write(
+        "terse.txt",
+        std::fs::read(fixture("prompts/terse.txt")).unwrap(),
+    );
+    let run = || {
+        generate_as(&sb, "json")
+            .env("ACME_API_KEY", KEY)
+            .args([
+                "--task-model",
+                "acme/small",
+                "--task-base-url",
+                &server.url("/v1"),
+            ])
+            .args(["--cache", "--cache-dir", "cache", "-j", "1", "terse.txt"])
+            .output()
+            .unwrap()
+    };
+    let completions = || {
+        (server.requests().iter())
+            .filter(|request| request.method == "POST")
+            .count()
+    };
+    let first = run();
+    assert_eq!(code(&first), 0, "{}", stderr_text(&first));
+    assert_eq!(completions(), 4, "a probe and three examples");
+    let again = run();
+    assert_eq!(code(&again), 0, "{}", stderr_text(&again));
+    assert_eq!(completions(), 4, "no completion is paid for again");
+    assert_eq!(json_stdout(&again)["calls"]["cached"], 3);
+}
+
+#[test]
 fn tokens_the_cache_answered_are_shown_as_saved_in_json_and_markdown() {
     let server = fake_openai();
     let sb = Sandbox::new();

@@ -31,7 +31,7 @@ use serde_json::json;
 use crate::error::Fatal;
 use crate::input::{ExampleSelection, Inputs, Record, Source};
 use crate::llm::{Completion, EndpointFlags, Usage};
-use crate::protocol::{with_retries, CallError, ErrorKind, PREFLIGHT_CANDIDATE};
+use crate::protocol::{CallError, ErrorKind, PREFLIGHT_CANDIDATE};
 use crate::record::GenerationInfo;
 use crate::runner::journal::JournalReader;
 use crate::runner::key::{DeclaredInputs, KeyContext, KeyedFiles};
@@ -201,19 +201,19 @@ impl Generator {
         if !probe {
             return Ok(());
         }
+        // Each probe is a completion like any other: under `--cache`, one the model gave this
+        // configuration before answers it, and a run answered wholly from the cache pays for none.
         for model in &self.models {
             let rendered = Rendered::probe(PREFLIGHT_CANDIDATE);
-            let prompt = self.prompt(PREFLIGHT_CANDIDATE, &rendered);
-            let (completion, _) = with_retries(self.retries, || {
-                model.model.complete(&prompt, &self.sampling)
-            })
-            .await;
-            if let Err(attempt) = completion {
-                let message = attempt.score.err().map_or_else(String::new, |e| e.message);
+            let (completion, _) = self
+                .complete(model, PREFLIGHT_CANDIDATE, &rendered, None)
+                .await;
+            if let Err(error) = completion {
                 return Err(fail(
                     model,
                     format!(
-                        "the probe completion (prompt {PREFLIGHT_CANDIDATE:?}) failed: {message}"
+                        "the probe completion (prompt {PREFLIGHT_CANDIDATE:?}) failed: {}",
+                        error.message
                     ),
                 ));
             }
